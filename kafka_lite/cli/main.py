@@ -1,0 +1,52 @@
+"""The entry point of the ``kafka-lite`` command: argument parsing and sub-command dispatch.
+
+No Kafka twin: Kafka ships one shell script per tool (``kafka-topics.sh``, ``kafka-dump-log.sh`` ...);
+kafka_lite has one command whose sub-commands mirror those scripts (table in DESIGN.md §5).
+Each sub-command lives in its own module with a ``register(subparsers)`` function, so adding a
+tool never touches this file beyond one import line.
+
+Errors: a sub-command raises :class:`CliError` for a bad argument or input; ``main`` prints its
+one-line message and exits with code 2 (bad usage) or 1 (the work failed), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from kafka_lite.cli import CliError, demo, docs, lab
+
+# The modules that contribute sub-commands, in the order `kafka-lite --help` lists them.
+SUBCOMMAND_MODULES = (demo, lab, docs)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kafka-lite",
+        description="Kafka's internals, chapter by chapter: the tools of kafka_lite.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for module in SUBCOMMAND_MODULES:
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    console = Console()
+    try:
+        return int(args.handler(args, console) or 0)
+    except CliError as e:
+        Console(stderr=True).print(f"[bold red]kafka-lite {args.command}:[/] {e}", highlight=False)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
