@@ -1,0 +1,88 @@
+"""Convert records between message format v2 and message sets v0/v1, at the edge for old clients.
+
+Mirrors: org.apache.kafka.common.record.MemoryRecords/FileRecords ``downConvert`` and the
+         up-conversion in kafka.log.LogValidator (Kafka 0.11.0)
+Book:    chapter 6, 6.1 (message formats); the conversion itself is Kafka 0.11's
+Differs: Kafka converts lazily while sending a fetch response; we convert whole buffers.
+
+Where it is used: kafka_lite stores v2 only (DESIGN §4). A Produce v0-2 request carries v0/v1 and
+is converted up before it is appended; a Fetch v0-3 response must carry v0/v1 and is converted
+down. What is lost going down: headers (v0/v1 have none), producer ids and sequences, and for
+v0 the timestamps. Compression is kept: a compressed v2 batch becomes one compressed wrapper.
+"""
+
+from __future__ import annotations
+
+from kafka_lite.common.record.compression import CompressionType
+from kafka_lite.common.record.constants import (
+    MAGIC_VALUE_V0,
+    MAGIC_VALUE_V1,
+    MAGIC_VALUE_V2,
+    NO_TIMESTAMP,
+    TimestampType,
+)
+from kafka_lite.common.record.legacy_record import build_legacy_entries
+from kafka_lite.common.record.memory_records import MemoryRecords
+from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
+
+
+def down_convert(records: MemoryRecords, to_magic: int) -> MemoryRecords:
+    """Rewrite every batch with a magic above ``to_magic`` as a v0/v1 message set, same offsets."""
+    if to_magic not in (MAGIC_VALUE_V0, MAGIC_VALUE_V1):
+        raise ValueError(f"down-conversion targets magic 0 or 1, not {to_magic}")
+    out = bytearray()
+    for batch in records.batches():
+        if batch.magic <= to_magic:
+            out += batch.buffer()  # already old enough: pass through untouched
+            continue
+        items = list(batch)
+        if not items:
+            continue
+        ts_type = batch.timestamp_type if to_magic == MAGIC_VALUE_V1 else TimestampType.NO_TIMESTAMP_TYPE
+        log_append_time = batch.max_timestamp if ts_type == TimestampType.LOG_APPEND_TIME else NO_TIMESTAMP
+        codec = batch.compression_type
+        offsets = [r.offset for r in items]
+        consecutive = offsets == list(range(offsets[0], offsets[0] + len(offsets)))
+        if codec == CompressionType.ZSTD or not consecutive:
+            # zstd has no v0/v1 form, and a wrapper cannot express offset gaps (compacted batches):
+            # write those records uncompressed, one message each, at their own offsets.
+            for r in items:
+                out += build_legacy_entries(
+                    [(_ts(r, to_magic), r.key, r.value)],
+                    to_magic,
+                    r.offset,
+                    CompressionType.NONE,
+                    ts_type,
+                    log_append_time,
+                )
+            continue
+        triples = [(_ts(r, to_magic), r.key, r.value) for r in items]
+        out += build_legacy_entries(triples, to_magic, offsets[0], codec, ts_type, log_append_time)
+    return MemoryRecords(bytes(out))
+
+
+def up_convert(records: MemoryRecords) -> MemoryRecords:
+    """Rewrite each v0/v1 entry as a v2 batch (one batch per shallow entry), keeping offsets and codec."""
+    out = bytearray()
+    for batch in records.batches():
+        if batch.magic == MAGIC_VALUE_V2:
+            out += batch.buffer()
+            continue
+        items = list(batch)
+        ts_type = batch.timestamp_type
+        if ts_type == TimestampType.NO_TIMESTAMP_TYPE:
+            ts_type = TimestampType.CREATE_TIME  # v0 has no timestamps; v2 records carry -1
+        builder = MemoryRecordsBuilder(
+            compression=batch.compression_type,
+            timestamp_type=ts_type,
+            base_offset=items[0].offset,
+            log_append_time=batch.max_timestamp if ts_type == TimestampType.LOG_APPEND_TIME else NO_TIMESTAMP,
+        )
+        for r in items:
+            builder.append_with_offset(r.offset, r.timestamp, r.key, r.value)
+        out += builder.build().buffer()
+    return MemoryRecords(bytes(out))
+
+
+def _ts(record, to_magic: int) -> int:
+    return NO_TIMESTAMP if to_magic == MAGIC_VALUE_V0 else record.timestamp
