@@ -61,11 +61,15 @@ class CompressionType(enum.IntEnum):
             raise ValueError(f"unknown compression type {name!r}; expected one of {allowed}") from None
 
     @classmethod
-    def for_id(cls, codec_id: int) -> CompressionType:
+    def for_id(cls, codec_id: int, position: int | None = None) -> CompressionType:
+        """The codec for an attributes value; an unknown id is corruption at ``position``."""
         try:
             return cls(codec_id)
         except ValueError:
-            raise CorruptRecordException(f"unknown compression codec id {codec_id}") from None
+            where = "" if position is None else f" at byte {position}"
+            raise CorruptRecordException(
+                f"unknown compression codec id {codec_id}{where}", position=position
+            ) from None
 
 
 # --- snappy, xerial framing ----------------------------------------------------------------------------

@@ -190,7 +190,7 @@ class DefaultRecordBatch:
 
     @property
     def compression_type(self) -> CompressionType:
-        return CompressionType.for_id(self.attributes & COMPRESSION_CODEC_MASK)
+        return CompressionType.for_id(self.attributes & COMPRESSION_CODEC_MASK, self._pos + ATTRIBUTES_OFFSET)
 
     @property
     def timestamp_type(self) -> TimestampType:

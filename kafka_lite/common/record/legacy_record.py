@@ -100,6 +100,10 @@ class LegacyRecord:
             raise ValueError(f"legacy records have magic 0 or 1, not {magic}")
         if compression == CompressionType.ZSTD:
             raise ValueError("zstd needs magic 2; message sets v0/v1 cannot carry it")
+        if compression == CompressionType.LZ4 and magic == MAGIC_VALUE_V0:
+            # Kafka 0.8/0.9 wrote LZ4 frames with a wrong header checksum (KAFKA-3160); Kafka 0.10
+            # fixed it from magic 1 on. kafka_lite neither writes nor repairs the broken variant.
+            raise ValueError("lz4 needs magic 1 or 2 (magic 0 lz4 used a broken frame checksum, KAFKA-3160)")
         attributes = int(compression)
         if magic == MAGIC_VALUE_V1 and timestamp_type == TimestampType.LOG_APPEND_TIME:
             attributes |= TIMESTAMP_TYPE_MASK
@@ -142,7 +146,8 @@ class LegacyRecordBatch:
 
     @property
     def compression_type(self) -> CompressionType:
-        return self.outer.compression_type
+        attributes_at = self._pos + LOG_OVERHEAD + CRC_LENGTH + 1
+        return CompressionType.for_id(self.outer.attributes & COMPRESSION_CODEC_MASK, attributes_at)
 
     @property
     def timestamp_type(self) -> TimestampType:
@@ -193,7 +198,8 @@ class LegacyRecordBatch:
 
     def __iter__(self) -> Iterator[LegacyRecord]:
         outer = self.outer
-        if outer.compression_type == CompressionType.NONE:
+        codec = self.compression_type
+        if codec == CompressionType.NONE:
             yield outer
             return
         if outer.value is None:
@@ -201,7 +207,7 @@ class LegacyRecordBatch:
                 f"compressed wrapper at byte {self._pos} has a null value", position=self._pos
             )
         value_at = self._pos + self.size_in_bytes - len(outer.value)
-        inner_bytes = decompress(outer.compression_type, outer.value, position=value_at)
+        inner_bytes = decompress(codec, outer.value, position=value_at)
         inner = []
         pos = 0
         while pos < len(inner_bytes):
@@ -213,7 +219,7 @@ class LegacyRecordBatch:
                     f"decompressed value: {e}",
                     position=value_at,
                 ) from None
-            if message.compression_type != CompressionType.NONE:
+            if message.attributes & COMPRESSION_CODEC_MASK:
                 raise CorruptRecordException(
                     f"compressed wrapper at byte {self._pos} nests another compressed message",
                     position=value_at,

@@ -29,7 +29,7 @@ from kafka_lite.common.record.constants import (
     MAGIC_VALUE_V1,
     MAGIC_VALUE_V2,
 )
-from kafka_lite.common.record.default_record_batch import DefaultRecordBatch
+from kafka_lite.common.record.default_record_batch import RECORD_BATCH_OVERHEAD, DefaultRecordBatch
 from kafka_lite.common.record.legacy_record import RECORD_OVERHEAD_V0, LegacyRecordBatch
 
 if TYPE_CHECKING:
@@ -79,6 +79,12 @@ def iter_batches(
             )
         magic = buf[pos + MAGIC_OFFSET]
         if magic == MAGIC_VALUE_V2:
+            if LOG_OVERHEAD + size < RECORD_BATCH_OVERHEAD:
+                raise CorruptRecordException(
+                    f"batch at byte {pos} has size {size}, less than a v2 header needs "
+                    f"({RECORD_BATCH_OVERHEAD - LOG_OVERHEAD})",
+                    position=pos + 8,
+                )
             batch: RecordBatch = DefaultRecordBatch(memoryview(buf)[: pos + LOG_OVERHEAD + size], pos)
         elif magic in (MAGIC_VALUE_V0, MAGIC_VALUE_V1):
             batch = LegacyRecordBatch(memoryview(buf)[: pos + LOG_OVERHEAD + size], pos)

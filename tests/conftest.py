@@ -1,0 +1,27 @@
+"""Suite-wide test configuration: tier markers and the hypothesis profile.
+
+Every test belongs to one tier (unit, integration, compat, spark, notebooks, docs, browser, labs),
+so each tier runs alone with ``pytest -m TIER``. A test that names no tier is a unit test.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+TIERS = ("unit", "integration", "compat", "spark", "notebooks", "docs", "browser", "labs")
+
+# Property tests are derandomized in CI so a red run can be reproduced exactly; locally they explore.
+settings.register_profile(
+    "ci", derandomize=True, deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", deadline=None, max_examples=100)
+settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if not any(item.get_closest_marker(tier) for tier in TIERS):
+            item.add_marker(pytest.mark.unit)
