@@ -123,6 +123,11 @@ class FileRecords:
                 ) from None
             yield pos, batch
             pos += LOG_OVERHEAD + batch_size
+        if pos < size and not allow_partial_tail:
+            raise CorruptRecordException(
+                f"{self.path}: batch at byte {self.start + pos} is cut: {size - pos} bytes cannot hold its header",
+                position=self.start + pos,
+            )
 
     def write_to(self, sock_fd: int, position: int, length: int) -> int:
         """Send up to ``length`` bytes from ``position`` to a socket with ``os.sendfile`` (zero-copy)."""
