@@ -1,7 +1,9 @@
 """Suite-wide test configuration: tier markers and the hypothesis profile.
 
 Every test belongs to one tier (unit, integration, compat, spark, notebooks, docs, browser, labs),
-so each tier runs alone with ``pytest -m TIER``. A test that names no tier is a unit test.
+so each tier runs alone with ``pytest -m TIER``. A chapter notebook (collected by nbmake) is in the
+``notebooks`` tier; any other test that names no tier is a unit test. This file sits at the top of
+the repository so the rule covers ``tests/``, ``labs/`` and ``chapters/`` alike.
 """
 
 from __future__ import annotations
@@ -23,5 +25,7 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if not any(item.get_closest_marker(tier) for tier in TIERS):
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.notebooks)
+        elif not any(item.get_closest_marker(tier) for tier in TIERS):
             item.add_marker(pytest.mark.unit)

@@ -43,9 +43,11 @@ def down_convert(records: MemoryRecords, to_magic: int) -> MemoryRecords:
         codec = batch.compression_type
         offsets = [r.offset for r in items]
         consecutive = offsets == list(range(offsets[0], offsets[0] + len(offsets)))
-        if codec == CompressionType.ZSTD or not consecutive:
-            # zstd has no v0/v1 form, and a wrapper cannot express offset gaps (compacted batches):
-            # write those records uncompressed, one message each, at their own offsets.
+        no_old_codec = codec == CompressionType.ZSTD or (codec == CompressionType.LZ4 and to_magic == 0)
+        if no_old_codec or not consecutive:
+            # zstd has no v0/v1 form, v0's lz4 framing was broken (KAFKA-3160), and a wrapper cannot
+            # express offset gaps (compacted batches): write those records uncompressed, one message
+            # each, at their own offsets.
             for r in items:
                 out += build_legacy_entries(
                     [(_ts(r, to_magic), r.key, r.value)],
