@@ -17,12 +17,24 @@ import os
 import struct
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from kafka_lite.common.errors import CorruptRecordException
-from kafka_lite.common.record.constants import LOG_OVERHEAD
+from kafka_lite.common.record.constants import LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_VALUE_V2
+from kafka_lite.common.record.default_record_batch import RECORD_BATCH_OVERHEAD, DefaultRecordBatch
 from kafka_lite.common.record.memory_records import RecordBatch, iter_batches
 
 _OFFSET_AND_SIZE = struct.Struct(">qi")
+
+
+class BatchHeader(NamedTuple):
+    """What a scan of a segment learns from one batch's header."""
+
+    position: int
+    base_offset: int
+    last_offset: int
+    size: int
+    max_timestamp: int
 
 
 class FileRecords:
@@ -128,6 +140,64 @@ class FileRecords:
                 f"{self.path}: batch at byte {self.start + pos} is cut: {size - pos} bytes cannot hold its header",
                 position=self.start + pos,
             )
+
+    # -- header-only scans (the segment's lookups: no record is decoded) --------------------------------------
+
+    def batch_headers(self, start: int = 0) -> Iterator[BatchHeader]:
+        """Yield each batch's header facts from ``start``, reading only its first bytes.
+
+        A lookup by offset or timestamp walks at most one index interval (~4 KiB) of batches this
+        way, which is why the index can be sparse. Stops at a cut batch at the tail.
+        """
+        pos = start
+        size = self.size_in_bytes()
+        while pos + LOG_OVERHEAD <= size:
+            head = self.read_bytes(pos, min(RECORD_BATCH_OVERHEAD, size - pos))
+            _, batch_size = _OFFSET_AND_SIZE.unpack_from(head)
+            if batch_size < 0 or pos + LOG_OVERHEAD + batch_size > size:
+                return
+            if (
+                len(head) > MAGIC_OFFSET
+                and head[MAGIC_OFFSET] == MAGIC_VALUE_V2
+                and len(head) == RECORD_BATCH_OVERHEAD
+            ):
+                batch = DefaultRecordBatch(head)
+                yield BatchHeader(
+                    pos, batch.base_offset, batch.last_offset, LOG_OVERHEAD + batch_size, batch.max_timestamp
+                )
+            else:  # v0/v1 entry: load it whole (old formats are only met in converted or test data)
+                (batch,) = iter_batches(self.read_bytes(pos, LOG_OVERHEAD + batch_size))
+                yield BatchHeader(
+                    pos, batch.base_offset, batch.last_offset, LOG_OVERHEAD + batch_size, batch.max_timestamp
+                )
+            pos += LOG_OVERHEAD + batch_size
+
+    def search_for_offset_with_size(
+        self, target_offset: int, starting_position: int
+    ) -> tuple[int, int] | None:
+        """``(position, size)`` of the first batch whose last offset is >= ``target_offset``, or None."""
+        for header in self.batch_headers(starting_position):
+            if header.last_offset >= target_offset:
+                return header.position, header.size
+        return None
+
+    def search_for_timestamp(self, target_timestamp: int, starting_position: int) -> tuple[int, int] | None:
+        """``(timestamp, offset)`` of the first record at or after ``target_timestamp``, or None."""
+        for header in self.batch_headers(starting_position):
+            if header.max_timestamp >= target_timestamp:
+                (batch,) = iter_batches(self.read_bytes(header.position, header.size))
+                for record in batch:
+                    if record.timestamp >= target_timestamp:
+                        return record.timestamp, record.offset
+        return None
+
+    def largest_timestamp_after(self, starting_position: int) -> tuple[int, int]:
+        """``(max timestamp, its batch's last offset)`` of the batches from ``starting_position``."""
+        best = (-1, -1)
+        for header in self.batch_headers(starting_position):
+            if header.max_timestamp > best[0]:
+                best = (header.max_timestamp, header.last_offset)
+        return best
 
     def write_to(self, sock_fd: int, position: int, length: int) -> int:
         """Send up to ``length`` bytes from ``position`` to a socket with ``os.sendfile`` (zero-copy)."""
