@@ -1,0 +1,544 @@
+"""A partition's log: a sequence of segments, with offset assignment, reads, rolls, retention, recovery.
+
+Mirrors: kafka.log.Log (core/src/main/scala/kafka/log/Log.scala, Kafka 0.10.1) and the v2 part of
+         kafka.log.LogValidator (Kafka 0.11.0)
+Book:    chapter 6, 6.1.1-6.1.4 (partitions, segments, writing, rolling, reading)
+Differs: segments are found by ``bisect`` over a sorted list of base offsets where Kafka uses a
+         ConcurrentSkipListMap; a deleted segment is renamed ``.deleted`` and removed at once (Kafka
+         schedules the removal ``file.delete.delay.ms`` later so in-flight reads can finish: on
+         Linux an open file outlives its unlinking, so our readers are safe too). Only v2 batches
+         are appended: the broker converts v0/v1 at the edge (DESIGN §4). Validation checks each
+         batch's header and CRC, not every record (DESIGN §8); Kafka 0.11's LogValidator also walks
+         the records of compressed batches.
+
+The log end offset (LEO) is the next offset to assign. An append patches each batch's base offset
+with the LEO and advances it by the batch's record span, without decoding a record.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafka_lite.common.errors import (
+    CorruptRecordException,
+    KafkaException,
+    OffsetOutOfRangeException,
+    RecordBatchTooLargeException,
+    RecordTooLargeException,
+)
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.compression import CompressionType
+from kafka_lite.common.record.constants import MAGIC_VALUE_V2, NO_TIMESTAMP
+from kafka_lite.common.record.default_record_batch import set_base_offset, set_log_append_time
+from kafka_lite.common.record.memory_records import iter_batches
+from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.log.log_config import LogConfig
+from kafka_lite.log.log_segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    FetchDataInfo,
+    LogOffsetMetadata,
+    LogSegment,
+)
+from kafka_lite.log.offset_index import CorruptIndexException, InvalidOffsetException
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # in the log directory: "the last stop was clean"
+DELETED_FILE_SUFFIX = ".deleted"
+CLEANED_FILE_SUFFIX = ".cleaned"
+SWAP_FILE_SUFFIX = ".swap"
+EARLIEST_TIMESTAMP = -2  # ListOffsets' special timestamps
+LATEST_TIMESTAMP = -1
+_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+
+
+@dataclass
+class LogAppendInfo:
+    """What an append learned and did (Kafka's ``LogAppendInfo``)."""
+
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    log_append_time: int
+    source_codec: CompressionType
+    shallow_count: int
+    valid_bytes: int
+
+
+def parse_topic_partition(directory: Path) -> tuple[str, int]:
+    """``orders-3`` -> ``("orders", 3)``; a directory not named so is an error that names it."""
+    m = _PARTITION_DIR.match(directory.name)
+    if not m:
+        raise KafkaException(
+            f"Found directory {directory}, '{directory.name}' is not in the form of topic-partition"
+        )
+    return m.group("topic"), int(m.group("partition"))
+
+
+class Log:
+    """One partition's log. Thread-safe: appends, rolls and truncations hold the log's lock."""
+
+    def __init__(
+        self, directory: str | os.PathLike, config: LogConfig, recovery_point: int = 0, time: Time = SYSTEM
+    ):
+        self.dir = Path(directory)
+        self.config = config
+        self.time = time
+        self.recovery_point = recovery_point
+        self.topic, self.partition = parse_topic_partition(self.dir)
+        self._lock = threading.RLock()
+        self._bases: list[int] = []  # sorted base offsets: the skip list's keys
+        self._segments: dict[int, LogSegment] = {}
+        self.last_flushed_time = time.milliseconds()
+        self._load_segments()
+        active = self.active_segment
+        self._next_offset_metadata = LogOffsetMetadata(
+            active.next_offset(), active.base_offset, active.size_in_bytes()
+        )
+
+    @property
+    def name(self) -> str:
+        return self.dir.name
+
+    # -- segments -----------------------------------------------------------------------------------------
+
+    def _new_segment(self, base_offset: int) -> LogSegment:
+        return LogSegment(
+            self.dir, base_offset, self.config.index_interval, self.config.max_index_size,
+            self.config.segment_jitter_ms, self.time,
+        )  # fmt: skip
+
+    def _add_segment(self, segment: LogSegment) -> None:
+        if segment.base_offset not in self._segments:
+            bisect.insort(self._bases, segment.base_offset)
+        self._segments[segment.base_offset] = segment
+
+    def _remove_segment(self, base_offset: int) -> LogSegment:
+        self._bases.remove(base_offset)
+        return self._segments.pop(base_offset)
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[self._bases[-1]]
+
+    def log_segments(self, from_offset: int | None = None, to_offset: int | None = None) -> list[LogSegment]:
+        """Segments that may hold offsets in ``[from_offset, to_offset)`` (all of them by default)."""
+        with self._lock:
+            bases = self._bases
+            lo = 0 if from_offset is None else max(0, bisect.bisect_right(bases, from_offset) - 1)
+            hi = len(bases) if to_offset is None else bisect.bisect_left(bases, to_offset)
+            return [self._segments[b] for b in bases[lo:hi]]
+
+    def _floor_segment(self, offset: int) -> LogSegment | None:
+        i = bisect.bisect_right(self._bases, offset) - 1
+        return self._segments[self._bases[i]] if i >= 0 else None
+
+    @property
+    def number_of_segments(self) -> int:
+        return len(self._bases)
+
+    # -- loading and recovery --------------------------------------------------------------------------------
+
+    # --8<-- [start:load_segments]
+    def _load_segments(self) -> None:
+        """Open every segment in the directory, rebuilding missing or corrupt indexes; then recover."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for path in list(self.dir.iterdir()):
+            # Leftovers of an interrupted delete or compaction: the originals are still there.
+            if path.name.endswith((DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)):
+                path.unlink()
+        for path in sorted(self.dir.iterdir()):
+            if path.suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                if not path.with_suffix(LOG_SUFFIX).exists():
+                    path.unlink()  # an orphaned index with no log: nothing to index
+            elif path.suffix == LOG_SUFFIX:
+                try:
+                    base_offset = int(path.stem)
+                except ValueError:
+                    raise KafkaException(
+                        f"{path} is not a segment file: its name is not a 20-digit offset"
+                    ) from None
+                had_index = path.with_suffix(INDEX_SUFFIX).exists()
+                segment = self._new_segment(base_offset)
+                try:
+                    if not had_index:
+                        raise CorruptIndexException(f"no index file for {path}")
+                    segment.index.sanity_check()
+                    segment.time_index.sanity_check()
+                except CorruptIndexException:
+                    segment.recover(self.config.max_message_size)  # rebuilds both indexes from the log
+                self._add_segment(segment)
+        if not self._bases:
+            self._add_segment(self._new_segment(0))
+        else:
+            self._recover_log()
+            # The active segment's indexes were trimmed when it was closed: give them room again.
+            self.active_segment.index.resize(self.config.max_index_size)
+            self.active_segment.time_index.resize(self.config.max_index_size)
+
+    # --8<-- [end:load_segments]
+
+    def _has_clean_shutdown_file(self) -> bool:
+        return (self.dir.parent / CLEAN_SHUTDOWN_FILE).exists()
+
+    # --8<-- [start:recover_log]
+    def _recover_log(self) -> None:
+        """After an unclean shutdown, re-validate the segments written since the recovery point.
+
+        Everything before the recovery point was flushed (fsync) and checkpointed, so it is
+        trusted. From there on, each segment is scanned; the first one found damaged is cut at the
+        damage, and every segment after it is deleted: its batches would leave a gap in offsets.
+        """
+        if self._has_clean_shutdown_file():
+            self.recovery_point = self.active_segment.next_offset()
+            return
+        unflushed = self.log_segments(self.recovery_point, None)
+        for i, segment in enumerate(unflushed):
+            try:
+                truncated = segment.recover(self.config.max_message_size)
+            except InvalidOffsetException:
+                truncated = segment.truncate_to(segment.base_offset)
+            if truncated > 0:
+                for later in unflushed[i + 1 :]:
+                    self._delete_segment(later)
+                break
+
+    # --8<-- [end:recover_log]
+
+    # -- appending -----------------------------------------------------------------------------------------
+
+    # --8<-- [start:append]
+    def append(self, records: MemoryRecords, assign_offsets: bool = True) -> LogAppendInfo:
+        """Validate ``records`` and append them, assigning offsets from the LEO (as a leader does).
+
+        With ``assign_offsets=False`` (a follower copying its leader) the batches keep their offsets,
+        which must start at or after the LEO and increase.
+        """
+        info = self._analyze_and_validate(records)
+        if info.shallow_count == 0:
+            return info
+        with self._lock:
+            buf = bytearray(records.buffer()[: info.valid_bytes])
+            if assign_offsets:
+                now = self.time.milliseconds()
+                next_offset = self._next_offset_metadata.message_offset
+                info.first_offset = next_offset
+                for batch in iter_batches(bytes(buf)):
+                    set_base_offset(buf, batch.position, next_offset)
+                    if self.config.log_append_time:
+                        set_log_append_time(buf, batch.position, now)
+                    next_offset += batch.last_offset_delta + 1
+                info.last_offset = next_offset - 1
+                if self.config.log_append_time:
+                    info.log_append_time = info.max_timestamp = now
+                    info.offset_of_max_timestamp = info.first_offset
+            elif info.first_offset < self._next_offset_metadata.message_offset:
+                raise KafkaException(
+                    f"Out of order offsets found in append to {self.name}: first offset {info.first_offset} "
+                    f"is below the log end offset {self._next_offset_metadata.message_offset}"
+                )
+            if len(buf) > self.config.segment_size:
+                raise RecordBatchTooLargeException(
+                    f"Message batch size is {len(buf)} bytes in append to partition {self.name}, which exceeds "
+                    f"the maximum configured segment size of {self.config.segment_size}."
+                )
+            segment = self._maybe_roll(len(buf), info.max_timestamp)
+            segment.append(
+                info.first_offset, info.max_timestamp, info.offset_of_max_timestamp, MemoryRecords(buf)
+            )
+            self._update_log_end_offset(info.last_offset + 1)
+            if self.unflushed_messages() >= self.config.flush_interval:
+                self.flush()
+            return info
+
+    # --8<-- [end:append]
+
+    def _analyze_and_validate(self, records: MemoryRecords) -> LogAppendInfo:
+        """Check every batch's framing, magic, size and CRC; gather offsets and timestamps."""
+        first = last = -1
+        max_ts, offset_of_max_ts = NO_TIMESTAMP, -1
+        count = valid_bytes = 0
+        codec = CompressionType.NONE
+        monotonic = True
+        for batch in iter_batches(records.buffer()):
+            if batch.magic != MAGIC_VALUE_V2:
+                raise CorruptRecordException(
+                    f"batch at byte {batch.position} has magic {batch.magic}; the log stores magic 2 only "
+                    "(convert v0/v1 at the edge)",
+                    position=batch.position,
+                )
+            if batch.size_in_bytes > self.config.max_message_size:
+                raise RecordTooLargeException(
+                    f"The record batch at byte {batch.position} is {batch.size_in_bytes} bytes, larger than "
+                    f"max.message.bytes ({self.config.max_message_size}) of {self.name}."
+                )
+            batch.ensure_valid()
+            if first < 0:
+                first = batch.base_offset
+            monotonic = monotonic and batch.base_offset > last
+            last = batch.last_offset
+            if batch.max_timestamp > max_ts:
+                max_ts, offset_of_max_ts = batch.max_timestamp, batch.last_offset
+            if batch.compression_type != CompressionType.NONE:
+                codec = batch.compression_type
+            count += 1
+            valid_bytes += batch.size_in_bytes
+        if not monotonic:
+            raise CorruptRecordException(f"batch offsets in the append to {self.name} do not increase")
+        return LogAppendInfo(first, last, max_ts, offset_of_max_ts, NO_TIMESTAMP, codec, count, valid_bytes)
+
+    def _update_log_end_offset(self, offset: int) -> None:
+        active = self.active_segment
+        self._next_offset_metadata = LogOffsetMetadata(offset, active.base_offset, active.size_in_bytes())
+
+    # --8<-- [start:maybe_roll]
+    def _maybe_roll(self, batch_size: int, max_timestamp: int) -> LogSegment:
+        """Roll when the active segment would pass ``segment.bytes``, is older than ``segment.ms``
+        (less jitter), or has a full index."""
+        segment = self.active_segment
+        now = self.time.milliseconds()
+        reached_roll_ms = (
+            segment.time_waited_for_roll(now, max_timestamp) > self.config.segment_ms - segment.roll_jitter_ms
+        )
+        if (
+            segment.size_in_bytes() > self.config.segment_size - batch_size
+            or (segment.size_in_bytes() > 0 and reached_roll_ms)
+            or segment.index.is_full()
+            or segment.time_index.is_full()
+        ):
+            return self.roll()
+        return segment
+
+    # --8<-- [end:maybe_roll]
+
+    def roll(self) -> LogSegment:
+        """Close the active segment for appends and start a new one at the LEO."""
+        with self._lock:
+            new_offset = self.log_end_offset
+            if new_offset in self._segments:
+                if self._segments[new_offset].size_in_bytes() == 0:
+                    return self._segments[new_offset]  # rolling an empty active segment changes nothing
+                raise KafkaException(
+                    f"Trying to roll a new log segment for {self.name} at {new_offset}, which exists"
+                )
+            old = self.active_segment
+            old.on_become_inactive_segment()
+            old.index.trim_to_valid_size()
+            old.time_index.trim_to_valid_size()
+            for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                leftover = self.dir / f"{new_offset:020d}{suffix}"
+                leftover.unlink(missing_ok=True)  # a stale file from a crash: the new segment replaces it
+            segment = self._new_segment(new_offset)
+            self._add_segment(segment)
+            self._update_log_end_offset(self._next_offset_metadata.message_offset)
+            # Kafka flushes the rolled segment asynchronously; with no scheduler yet we flush here, which
+            # also moves the recovery point so a crash only ever re-checks the active segment.
+            self.flush(new_offset)
+            return segment
+
+    # -- reading ---------------------------------------------------------------------------------------------
+
+    # --8<-- [start:read]
+    def read(
+        self, start_offset: int, max_length: int, max_offset: int | None = None, min_one_message: bool = False
+    ) -> FetchDataInfo:
+        """Batches from the one holding ``start_offset``, at most ``max_length`` bytes (whole batches
+        unless cut by ``max_length``), never beyond ``max_offset`` (the high watermark for consumers)."""
+        current = self._next_offset_metadata
+        if start_offset == current.message_offset:
+            return FetchDataInfo(current, MemoryRecords(b""))
+        with self._lock:
+            segment = self._floor_segment(start_offset)
+            bases = list(self._bases)
+        if start_offset > current.message_offset or segment is None:
+            raise OffsetOutOfRangeException(
+                f"Request for offset {start_offset} but we only have log segments in the range "
+                f"{bases[0]} to {current.message_offset}."
+            )
+        i = bases.index(segment.base_offset)
+        while i < len(bases):
+            segment = self._segments.get(bases[i])
+            if segment is None:
+                break  # deleted by retention meanwhile
+            # Read the active segment only up to what the LEO exposes: an append in progress may have
+            # written bytes that are not yet offsets anyone can see.
+            max_position = (
+                current.relative_position_in_segment
+                if bases[i] == current.segment_base_offset
+                else segment.size_in_bytes()
+            )
+            info = segment.read(start_offset, max_offset, max_length, max_position, min_one_message)
+            if info is not None:
+                return info
+            i += 1
+        return FetchDataInfo(self._next_offset_metadata, MemoryRecords(b""))
+
+    # --8<-- [end:read]
+
+    def fetch_offset_by_timestamp(self, target_timestamp: int) -> tuple[int, int] | None:
+        """``(timestamp, offset)`` of the first record at or after ``target_timestamp`` (ListOffsets v1+).
+
+        ``EARLIEST_TIMESTAMP`` (-2) and ``LATEST_TIMESTAMP`` (-1) answer the log start and end offsets.
+        """
+        segments = self.log_segments()
+        if target_timestamp == EARLIEST_TIMESTAMP:
+            return NO_TIMESTAMP, self.log_start_offset
+        if target_timestamp == LATEST_TIMESTAMP:
+            return NO_TIMESTAMP, self.log_end_offset
+        for segment in segments:  # the first segment that reaches the target holds the answer
+            if segment.largest_timestamp >= target_timestamp:
+                return segment.find_offset_by_timestamp(target_timestamp)
+        return None
+
+    # -- retention ----------------------------------------------------------------------------------------
+
+    def delete_old_segments(self) -> int:
+        """Apply retention by time and by size (``cleanup.policy`` must include delete)."""
+        if not self.config.delete:
+            return 0
+        return self._delete_retention_ms_breached() + self._delete_retention_size_breached()
+
+    def _delete_retention_ms_breached(self) -> int:
+        if self.config.retention_ms < 0:
+            return 0
+        now = self.time.milliseconds()
+        return self._delete_old_segments(lambda s: now - s.largest_timestamp > self.config.retention_ms)
+
+    def _delete_retention_size_breached(self) -> int:
+        if self.config.retention_size < 0 or self.size_in_bytes() < self.config.retention_size:
+            return 0
+        diff = self.size_in_bytes() - self.config.retention_size
+
+        def should_delete(segment: LogSegment) -> bool:
+            nonlocal diff
+            if diff - segment.size_in_bytes() >= 0:
+                diff -= segment.size_in_bytes()
+                return True
+            return False
+
+        return self._delete_old_segments(should_delete)
+
+    def _delete_old_segments(self, predicate: Callable[[LogSegment], bool]) -> int:
+        """Delete leading segments while ``predicate`` holds; never the active segment while it holds data."""
+        with self._lock:
+            deletable = []
+            last = self._bases[-1]
+            for segment in self.log_segments():
+                if not predicate(segment) or (segment.base_offset == last and segment.size_in_bytes() == 0):
+                    break
+                deletable.append(segment)
+            if deletable:
+                if len(deletable) == len(self._bases):
+                    self.roll()  # keep an (empty) active segment at the LEO
+                for segment in deletable:
+                    self._delete_segment(segment)
+            return len(deletable)
+
+    def _delete_segment(self, segment: LogSegment) -> None:
+        with self._lock:
+            self._remove_segment(segment.base_offset)
+            segment.delete()
+
+    # -- truncation (followers, after a leader change) ----------------------------------------------------------
+
+    def truncate_to(self, target_offset: int) -> None:
+        """Remove every record at or above ``target_offset``."""
+        if target_offset < 0:
+            raise ValueError(f"Cannot truncate to a negative offset ({target_offset}).")
+        if target_offset >= self.log_end_offset:
+            return
+        with self._lock:
+            if self._bases[0] > target_offset:
+                self.truncate_fully_and_start_at(target_offset)
+                return
+            for segment in [s for s in self.log_segments() if s.base_offset > target_offset]:
+                self._delete_segment(segment)
+            self.active_segment.truncate_to(target_offset)
+            self.active_segment.index.resize(self.config.max_index_size)
+            self._update_log_end_offset(target_offset)
+            self.recovery_point = min(target_offset, self.recovery_point)
+
+    def truncate_fully_and_start_at(self, new_offset: int) -> None:
+        """Delete everything and start an empty log at ``new_offset``."""
+        with self._lock:
+            for segment in self.log_segments():
+                self._delete_segment(segment)
+            self._add_segment(self._new_segment(new_offset))
+            self._update_log_end_offset(new_offset)
+            self.recovery_point = min(new_offset, self.recovery_point)
+
+    # -- offsets, size, flushing ----------------------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._bases[0]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._next_offset_metadata.message_offset
+
+    @property
+    def log_end_offset_metadata(self) -> LogOffsetMetadata:
+        return self._next_offset_metadata
+
+    def size_in_bytes(self) -> int:
+        return sum(s.size_in_bytes() for s in self.log_segments())
+
+    def unflushed_messages(self) -> int:
+        return self.log_end_offset - self.recovery_point
+
+    def flush(self, offset: int | None = None) -> None:
+        """fsync the segments holding ``[recovery_point, offset)`` and move the recovery point there."""
+        offset = self.log_end_offset if offset is None else offset
+        if offset <= self.recovery_point:
+            return
+        for segment in self.log_segments(self.recovery_point, offset):
+            segment.flush()
+        with self._lock:
+            if offset > self.recovery_point:
+                self.recovery_point = offset
+                self.last_flushed_time = self.time.milliseconds()
+
+    def close(self) -> None:
+        with self._lock:
+            for segment in self.log_segments():
+                segment.close()
+
+    def delete(self) -> None:
+        """Remove the whole log and its directory (topic deletion)."""
+        with self._lock:
+            for segment in self.log_segments():
+                segment.delete()
+            self._bases.clear()
+            self._segments.clear()
+            for leftover in self.dir.iterdir():
+                leftover.unlink()
+            self.dir.rmdir()
+
+    def __repr__(self) -> str:
+        return f"Log({self.dir}, segments={self._bases}, leo={self.log_end_offset})"
+
+
+def read_all(log: Log, start_offset: int | None = None, chunk: int = 1 << 20) -> Iterable:
+    """Every record of ``log`` from ``start_offset`` (the log start by default); for tests and tools."""
+    offset = log.log_start_offset if start_offset is None else start_offset
+    while offset < log.log_end_offset:
+        info = log.read(offset, chunk, min_one_message=True)
+        data = (
+            info.records.read_bytes() if hasattr(info.records, "read_bytes") else bytes(info.records.buffer())
+        )
+        batches = list(iter_batches(data, allow_partial_tail=True))
+        if not batches:
+            break
+        for batch in batches:
+            for record in batch:
+                if record.offset >= offset:
+                    yield record
+        offset = batches[-1].next_offset

@@ -1,0 +1,230 @@
+"""Log: offsets assigned on append, reads by offset, rolls, retention, truncation, recovery, reopen."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from kafka_lite.common.errors import (
+    CorruptRecordException,
+    OffsetOutOfRangeException,
+    RecordTooLargeException,
+)
+from kafka_lite.common.record import CompressionType, MemoryRecords
+from kafka_lite.common.time import MockTime
+from kafka_lite.log.log import CLEAN_SHUTDOWN_FILE, Log, read_all
+from kafka_lite.log.log_config import LogConfig
+
+pytestmark = pytest.mark.unit
+BASE_TS = 1_500_000_000_000
+
+
+def _records(
+    n: int, ts: int = BASE_TS, size: int = 50, tag: int = 0, codec=CompressionType.NONE
+) -> MemoryRecords:
+    return MemoryRecords.with_records(
+        [(ts + i, b"k%d" % i, bytes([tag % 256]) * size) for i in range(n)], compression=codec
+    )
+
+
+def _log(tmp_path, time=None, **config) -> Log:
+    return Log(tmp_path / "orders-0", LogConfig(config), time=time or MockTime())
+
+
+def test_append_assigns_offsets_and_read_returns_whole_batches(tmp_path):
+    log = _log(tmp_path)
+    first = log.append(_records(3))
+    second = log.append(_records(2, codec=CompressionType.GZIP))
+    assert (first.first_offset, first.last_offset, second.first_offset, second.last_offset) == (0, 2, 3, 4)
+    assert log.log_end_offset == 5
+    assert [r.offset for r in read_all(log)] == [0, 1, 2, 3, 4]
+    info = log.read(4, 10_000)
+    (batch,) = MemoryRecords(info.records.read_bytes()).batches()
+    assert batch.base_offset == 3  # the batch holding offset 4
+    assert log.read(5, 100).records.size_in_bytes() == 0  # at the LEO: empty, not an error
+    with pytest.raises(OffsetOutOfRangeException, match="Request for offset 6"):
+        log.read(6, 100)
+
+
+def test_rolls_by_size_by_time_and_by_full_index(tmp_path):
+    time = MockTime()
+    log = _log(tmp_path, time, segment_bytes=2000)
+    for _ in range(10):
+        log.append(_records(5))  # ~400 B each
+    assert log.number_of_segments >= 2
+    assert all(s.size_in_bytes() <= 2000 for s in log.log_segments())
+    by_time = _log(tmp_path / "t", time, segment_ms=60_000)
+    by_time.append(_records(1, ts=BASE_TS))
+    by_time.append(_records(1, ts=BASE_TS + 59_000))
+    assert by_time.number_of_segments == 1
+    by_time.append(_records(1, ts=BASE_TS + 61_000))  # the record timestamps say a minute passed
+    assert by_time.number_of_segments == 2
+    by_index = _log(tmp_path / "i", time, segment_index_bytes=24, index_interval_bytes=10)
+    for _ in range(8):
+        by_index.append(_records(2))
+    assert by_index.number_of_segments > 2
+
+
+def test_retention_by_time_and_size_keeps_the_active_segment(tmp_path):
+    time = MockTime(start_ms=BASE_TS + 1000)
+    log = _log(tmp_path, time, segment_bytes=1000, retention_ms=3_600_000)
+    for _ in range(12):
+        log.append(_records(4, ts=BASE_TS))
+    segments = log.number_of_segments
+    assert log.delete_old_segments() == 0
+    time.advance(3_600_001)
+    assert log.delete_old_segments() == segments  # all old, so the log rolled an empty active segment
+    assert log.number_of_segments == 1 and log.log_start_offset == log.log_end_offset == 48
+    sized = _log(tmp_path / "s", time, segment_bytes=1000, retention_bytes=2500)
+    for _ in range(12):
+        sized.append(_records(4))
+    sized.delete_old_segments()
+    assert sized.size_in_bytes() <= 2500 + 1000
+    assert [r.offset for r in read_all(sized)][-1] == 47
+
+
+def test_validation_rejects_old_magic_bad_crc_and_oversize(tmp_path):
+    log = _log(tmp_path, max_message_bytes=500)
+    with pytest.raises(CorruptRecordException, match="magic 1"):
+        log.append(MemoryRecords.with_records([(BASE_TS, b"k", b"v")], magic=1))
+    damaged = bytearray(_records(2).buffer())
+    damaged[-1] ^= 1
+    with pytest.raises(CorruptRecordException, match="crc"):
+        log.append(MemoryRecords(damaged))
+    with pytest.raises(RecordTooLargeException, match=r"max\.message\.bytes"):
+        log.append(_records(10, size=100))
+    assert log.log_end_offset == 0  # nothing was appended by the failed calls
+
+
+def test_log_append_time_stamps_batches(tmp_path):
+    time = MockTime(start_ms=BASE_TS + 777)
+    log = _log(tmp_path, time, message_timestamp_type="LogAppendTime")
+    info = log.append(_records(3))
+    assert info.log_append_time == BASE_TS + 777
+    assert {r.timestamp for r in read_all(log)} == {BASE_TS + 777}
+
+
+def test_lookup_by_timestamp_across_segments(tmp_path):
+    log = _log(tmp_path, segment_bytes=600)
+    for b in range(10):
+        log.append(_records(3, ts=BASE_TS + b * 100))
+    assert log.number_of_segments > 2
+    assert log.fetch_offset_by_timestamp(BASE_TS + 501) == (BASE_TS + 501, 16)
+    assert log.fetch_offset_by_timestamp(-2) == (-1, 0)
+    assert log.fetch_offset_by_timestamp(-1) == (-1, 30)
+    assert log.fetch_offset_by_timestamp(BASE_TS + 10**6) is None
+
+
+def test_unclean_shutdown_recovers_a_cut_tail_and_clean_shutdown_skips_recovery(tmp_path):
+    time = MockTime()
+    log = _log(tmp_path, time, segment_bytes=1500)
+    for i in range(10):
+        log.append(_records(4, tag=i))
+    log.flush()
+    log.append(_records(4, tag=99))
+    log.close()
+    active = sorted((tmp_path / "orders-0").glob("*.log"))[-1]
+    with open(active, "r+b") as f:  # a crash in the middle of the last batch
+        f.truncate(active.stat().st_size - 7)
+    reopened = Log(tmp_path / "orders-0", LogConfig(segment_bytes=1500), recovery_point=40, time=time)
+    assert reopened.log_end_offset == 40
+    assert [r.offset for r in read_all(reopened)] == list(range(40))
+    reopened.append(_records(1))
+    assert reopened.log_end_offset == 41
+    reopened.close()
+    (tmp_path / CLEAN_SHUTDOWN_FILE).touch()
+    again = Log(tmp_path / "orders-0", LogConfig(segment_bytes=1500), recovery_point=0, time=time)
+    assert again.recovery_point == again.log_end_offset == 41
+
+
+def test_truncate_to_and_start_at(tmp_path):
+    log = _log(tmp_path, segment_bytes=800)
+    for _ in range(10):
+        log.append(_records(3))
+    log.truncate_to(7)  # inside a batch: the whole batch holding 7 goes (batches are never split)
+    assert log.log_end_offset == 7
+    assert [r.offset for r in read_all(log)][-1] == 5
+    log.append(_records(1))
+    assert log.log_end_offset == 8
+    log.truncate_fully_and_start_at(100)
+    assert log.log_start_offset == log.log_end_offset == 100 and log.number_of_segments == 1
+
+
+class LogModel(RuleBasedStateMachine):
+    """Any interleaving of appends, rolls, truncations, retention passes and reopens: reads return
+    exactly the records that were appended and not since removed."""
+
+    def __init__(self):
+        super().__init__()
+        import tempfile
+        from pathlib import Path
+
+        self.tmp = Path(tempfile.mkdtemp(prefix="logmodel-"))
+        self.time = MockTime(start_ms=BASE_TS)
+        self.config = LogConfig(segment_bytes=1200, index_interval_bytes=200, retention_bytes=4000)
+        self.log = Log(self.tmp / "t-0", self.config, time=self.time)
+        self.expected: dict[int, bytes] = {}  # offset -> value
+        self.batches: list[tuple[int, int]] = []  # (first, last) offsets of live batches
+        self.counter = 0
+
+    @rule(n=st.integers(1, 6), size=st.integers(0, 120), codec=st.sampled_from(list(CompressionType)))
+    def append(self, n, size, codec):
+        values = [b"%d:" % (self.counter + i) + b"x" * size for i in range(n)]
+        self.counter += n
+        records = MemoryRecords.with_records(
+            [(self.time.milliseconds(), None, v) for v in values], compression=codec
+        )
+        info = self.log.append(records)
+        for i, v in enumerate(values):
+            self.expected[info.first_offset + i] = v
+        self.batches.append((info.first_offset, info.last_offset))
+
+    @rule()
+    def roll(self):
+        self.log.roll()
+
+    @precondition(lambda self: self.batches)
+    @rule(data=st.data())
+    def truncate(self, data):
+        first, _ = data.draw(st.sampled_from(self.batches))  # followers truncate at batch boundaries
+        self.log.truncate_to(first)
+        self.expected = {o: v for o, v in self.expected.items() if o < first}
+        self.batches = [b for b in self.batches if b[0] < first]
+
+    @rule()
+    def retention(self):
+        self.log.delete_old_segments()
+        start = self.log.log_start_offset
+        self.expected = {o: v for o, v in self.expected.items() if o >= start}
+        self.batches = [b for b in self.batches if b[0] >= start]
+
+    @rule(clean=st.booleans())
+    def reopen(self, clean):
+        self.log.flush()
+        recovery_point = self.log.recovery_point
+        self.log.close()
+        marker = self.tmp / ".kafka_cleanshutdown"
+        if clean:
+            marker.touch()
+        self.log = Log(self.tmp / "t-0", self.config, recovery_point=recovery_point, time=self.time)
+        marker.unlink(missing_ok=True)
+
+    @invariant()
+    def reads_match(self):
+        got = {r.offset: r.value for r in read_all(self.log)}
+        assert got == self.expected
+        assert self.log.log_end_offset == (
+            max(self.expected) + 1 if self.expected else self.log.log_end_offset
+        )
+
+    def teardown(self):
+        import shutil
+
+        self.log.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+TestLogModel = LogModel.TestCase
+TestLogModel.settings = settings(max_examples=100, stateful_step_count=30, deadline=None)
