@@ -150,9 +150,16 @@ class Log:
     def _load_segments(self) -> None:
         """Open every segment in the directory, rebuilding missing or corrupt indexes; then recover."""
         self.dir.mkdir(parents=True, exist_ok=True)
+        swap_logs = []
         for path in list(self.dir.iterdir()):
-            # Leftovers of an interrupted delete or compaction: the originals are still there.
-            if path.name.endswith((DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)):
+            # Leftovers of an interrupted delete or compaction. A ``.deleted`` or ``.cleaned`` file is
+            # garbage (the live segments are still there); a ``.log.swap`` is a finished compaction
+            # whose swap was cut short: it is completed below. Swap indexes are rebuilt, not trusted.
+            if path.name.endswith((DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX)):
+                path.unlink()
+            elif path.name.endswith(LOG_SUFFIX + SWAP_FILE_SUFFIX):
+                swap_logs.append(path)
+            elif path.name.endswith(SWAP_FILE_SUFFIX):
                 path.unlink()
         for path in sorted(self.dir.iterdir()):
             if path.suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
@@ -175,6 +182,8 @@ class Log:
                 except CorruptIndexException:
                     segment.recover(self.config.max_message_size)  # rebuilds both indexes from the log
                 self._add_segment(segment)
+        for path in swap_logs:
+            self._complete_swap(int(path.name[:20]))
         if not self._bases:
             self._add_segment(self._new_segment(0))
         else:
@@ -184,6 +193,16 @@ class Log:
             self.active_segment.time_index.resize(self.config.max_index_size)
 
     # --8<-- [end:load_segments]
+
+    def _complete_swap(self, base_offset: int) -> None:
+        """Finish a compaction's swap: the swap segment replaces every live segment it covers."""
+        swap = LogSegment(
+            self.dir, base_offset, self.config.index_interval, self.config.max_index_size,
+            self.config.segment_jitter_ms, self.time, suffix=SWAP_FILE_SUFFIX,
+        )  # fmt: skip
+        swap.recover(self.config.max_message_size)
+        end = swap.next_offset()
+        self.replace_segments(swap, [s for s in self.log_segments() if base_offset <= s.base_offset < end])
 
     def _has_clean_shutdown_file(self) -> bool:
         return (self.dir.parent / CLEAN_SHUTDOWN_FILE).exists()
@@ -445,6 +464,20 @@ class Log:
         with self._lock:
             self._remove_segment(segment.base_offset)
             segment.delete()
+
+    def replace_segments(self, new_segment: LogSegment, old_segments: list[LogSegment]) -> None:
+        """Swap a cleaned segment (files ending ``.swap``) in for the segments it replaces.
+
+        The order makes a crash at any point recoverable: the old segments go first (a restart
+        then finds the ``.swap`` files and completes the swap), then the new files lose their suffix.
+        """
+        with self._lock:
+            for old in old_segments:
+                if old.base_offset in self._segments and self._segments[old.base_offset] is old:
+                    self._remove_segment(old.base_offset)
+                old.delete()
+            new_segment.change_file_suffixes(SWAP_FILE_SUFFIX, "")
+            self._add_segment(new_segment)
 
     # -- truncation (followers, after a leader change) ----------------------------------------------------------
 

@@ -64,16 +64,20 @@ class LogSegment:
         max_index_size: int = 10 * 1024 * 1024,
         roll_jitter_ms: int = 0,
         time: Time = SYSTEM,
+        suffix: str = "",
     ) -> None:
+        # ``suffix`` names files being built or thrown away (``.cleaned``, ``.swap``, ``.deleted``).
         directory = Path(directory)
         prefix = filename_prefix(base_offset)
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
         self.roll_jitter_ms = roll_jitter_ms
         self.time = time
-        self.log = FileRecords.open(directory / (prefix + LOG_SUFFIX))
-        self.index = OffsetIndex(directory / (prefix + INDEX_SUFFIX), base_offset, max_index_size)
-        self.time_index = TimeIndex(directory / (prefix + TIME_INDEX_SUFFIX), base_offset, max_index_size)
+        self.log = FileRecords.open(directory / (prefix + LOG_SUFFIX + suffix))
+        self.index = OffsetIndex(directory / (prefix + INDEX_SUFFIX + suffix), base_offset, max_index_size)
+        self.time_index = TimeIndex(
+            directory / (prefix + TIME_INDEX_SUFFIX + suffix), base_offset, max_index_size
+        )
         self.created = time.milliseconds()
         self.bytes_since_last_index_entry = 0
         # The first batch's timestamp, which rolling by time (segment.ms) measures from.
@@ -251,11 +255,11 @@ class LogSegment:
         return removed
 
     def _load_largest_timestamp(self, read_to_log_end: bool = False) -> None:
+        # The time index's last entry is a lower bound; batches after it may hold larger timestamps.
         last = self.time_index.last_entry
         self.max_timestamp_so_far, self.offset_of_max_timestamp = last.timestamp, last.offset
         if read_to_log_end:
-            self.max_timestamp_so_far = NO_TIMESTAMP
-            position = self.index.lookup(last.offset).position if self.time_index.entries else 0
+            position = self.index.lookup(last.offset).position
             timestamp, offset = self.log.largest_timestamp_after(position)
             if timestamp > self.max_timestamp_so_far:
                 self.max_timestamp_so_far, self.offset_of_max_timestamp = timestamp, offset
@@ -292,6 +296,15 @@ class LogSegment:
     def largest_timestamp(self) -> int:
         """The largest record timestamp, or the file's mtime when no record has one (retention uses it)."""
         return self.max_timestamp_so_far if self.max_timestamp_so_far >= 0 else self.last_modified
+
+    def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
+        """Rename the three files, e.g. ``.cleaned`` -> ``.swap`` -> "" as compaction swaps segments in."""
+        for f in (self.log, self.index, self.time_index):
+            name = f.path.name
+            if old_suffix and not name.endswith(old_suffix):
+                raise ValueError(f"{f.path} does not end with {old_suffix}")
+            base = name[: len(name) - len(old_suffix)] if old_suffix else name
+            f.rename_to(f.path.with_name(base + new_suffix))
 
     def flush(self) -> None:
         self.log.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kafka_lite.cli.main import main
 
 pytestmark = pytest.mark.unit
@@ -16,4 +17,3 @@ def test_demo_writes_checks_corrupts_and_converts(tmp_path, capsys, monkeypatch)
     assert "CorruptRecordException" in out
     assert "message set v0" in out and "record layer OK" in out
     assert (tmp_path / "00000000000000000000.log").stat().st_size > 0
-

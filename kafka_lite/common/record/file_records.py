@@ -73,6 +73,11 @@ class FileRecords:
         self._end += written
         return written
 
+    def rename_to(self, path: str | os.PathLike) -> None:
+        """Rename the file; the open descriptor keeps working (POSIX renames do not touch open files)."""
+        os.replace(self.path, path)
+        self.path = Path(path)
+
     def flush(self) -> None:
         os.fsync(self._fd)
 

@@ -1,0 +1,1 @@
+"""Utilities at the bottom of the layering: the scheduler, and later the timing wheel."""
