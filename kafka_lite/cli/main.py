@@ -17,10 +17,10 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, demo, docs, lab
+from kafka_lite.cli import CliError, demo, docs, dump_log, lab
 
 # The modules that contribute sub-commands, in the order `kafka-lite --help` lists them.
-SUBCOMMAND_MODULES = (demo, lab, docs)
+SUBCOMMAND_MODULES = (demo, dump_log, lab, docs)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args, console) or 0)
     except CliError as e:
-        Console(stderr=True).print(f"[bold red]kafka-lite {args.command}:[/] {e}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(
+            f"[bold red]kafka-lite {args.command}:[/] {e}", highlight=False
+        )
         return e.exit_code
     except KeyboardInterrupt:
         return 130

@@ -249,11 +249,14 @@ class Log:
                 now = self.time.milliseconds()
                 next_offset = self._next_offset_metadata.message_offset
                 info.first_offset = next_offset
+                max_ts = NO_TIMESTAMP
                 for batch in iter_batches(bytes(buf)):
                     set_base_offset(buf, batch.position, next_offset)
                     if self.config.log_append_time:
                         set_log_append_time(buf, batch.position, now)
                     next_offset += batch.last_offset_delta + 1
+                    if batch.max_timestamp > max_ts:  # the offsets the time index needs are the new ones
+                        max_ts, info.offset_of_max_timestamp = batch.max_timestamp, next_offset - 1
                 info.last_offset = next_offset - 1
                 if self.config.log_append_time:
                     info.log_append_time = info.max_timestamp = now

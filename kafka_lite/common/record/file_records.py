@@ -126,7 +126,7 @@ class FileRecords:
                 if allow_partial_tail and batch_size >= 0:
                     return
                 raise CorruptRecordException(
-                    f"{self.path}: batch at byte {self.start + pos} claims {batch_size} bytes, "
+                    f"{self.path}: batch at byte {self.start + pos} is cut: it claims {batch_size} bytes, "
                     f"{size - pos - LOG_OVERHEAD} remain",
                     position=self.start + pos,
                 )
