@@ -3,7 +3,9 @@
 Mirrors: kafka.log.AbstractIndex (core/src/main/scala/kafka/log/AbstractIndex.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.1.2-6.1.4 (the offset index file and how a read finds its position)
 Differs: Python's ``mmap`` stands in for Java's MappedByteBuffer; entry counts are plain ints
-         guarded by a lock, where Kafka uses the buffer's position.
+         guarded by a lock, where Kafka uses the buffer's position; the search keys are also kept
+         in a native ``array`` so lookups can use ``bisect`` (see ``_keys``).
+Labs:    lab 2 (_index_slot_for)
 
 Why a pre-allocated, memory-mapped file: the active segment's index grows by one small entry at a
 time. Pre-allocating ``segment.index.bytes`` (10 MiB) once and mapping it makes each append a
@@ -17,9 +19,11 @@ the nearest entry at or below the target by binary search, then the segment scan
 
 from __future__ import annotations
 
+import bisect
 import mmap
 import os
 import threading
+from array import array
 from pathlib import Path
 
 
@@ -49,6 +53,12 @@ class AbstractIndex:
         # roll or close). If it was not (a crash while it was the active, pre-allocated index), its
         # tail is zeros and ``sanity_check`` fails, so the log rebuilds it during recovery.
         self._entries = 0 if newly_created else self._max_entries
+        # The search keys (relative offsets or timestamps) again, as native ints in an array, so a
+        # lookup is a C-level ``bisect`` rather than ~20 Python-level probes that each unpack a
+        # big-endian entry from the mmap. The mmap stays the durable copy; this one is rebuilt on open.
+        self._keys = array(
+            "q", (self._parse_key(self._map, i * self.entry_size) for i in range(self._entries))
+        )
 
     # -- size ---------------------------------------------------------------------------------------------
 
@@ -80,6 +90,7 @@ class AbstractIndex:
                 os.close(fd)
             self._max_entries = rounded // self.entry_size
             self._entries = min(self._entries, self._max_entries)
+            del self._keys[self._entries :]
 
     def trim_to_valid_size(self) -> None:
         """Shrink the pre-allocated file to the entries in use (on roll and close)."""
@@ -87,30 +98,32 @@ class AbstractIndex:
 
     # -- entries --------------------------------------------------------------------------------------------
 
-    def _write_entry(self, data: bytes) -> None:
+    @staticmethod
+    def _parse_key(buf, position: int) -> int:
+        """The search key of the entry at ``position`` (each subclass knows its layout)."""
+        raise NotImplementedError
+
+    def _write_entry(self, data: bytes, key: int) -> None:
         start = self._entries * self.entry_size
         self._map[start : start + self.entry_size] = data
+        self._keys.append(key)
         self._entries += 1
 
-    def _index_slot_for(self, target: int, key_at) -> int:
+    # --8<-- [start:index_slot_for]
+    def _index_slot_for(self, target: int) -> int:
         """The largest slot whose key is <= ``target``, or -1 when there is none.
 
-        Kafka's ``indexSlotFor``: ``lo`` only ever moves to a slot known to be <= target, so the
-        loop ends on the floor entry; ``mid`` rounds up so that ``lo = mid`` always makes progress.
+        Kafka's ``indexSlotFor`` is a hand-written binary search over the mmap (``lo`` only ever
+        moves to a slot known to be <= target, so the loop ends on the floor entry). ``bisect``
+        does the same search over the native copy of the keys.
         """
-        if self._entries == 0 or key_at(0) > target:
+        # BEGIN SOLUTION
+        if self._entries == 0 or self._keys[0] > target:
             return -1
-        lo, hi = 0, self._entries - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            key = key_at(mid)
-            if key > target:
-                hi = mid - 1
-            elif key < target:
-                lo = mid
-            else:
-                return mid
-        return lo
+        return bisect.bisect_right(self._keys, target, 0, self._entries) - 1
+        # END SOLUTION
+
+    # --8<-- [end:index_slot_for]
 
     def truncate(self) -> None:
         """Remove every entry (the file keeps its size)."""
@@ -119,6 +132,7 @@ class AbstractIndex:
     def _truncate_to_entries(self, entries: int) -> None:
         with self._lock:
             self._entries = entries
+            del self._keys[entries:]
 
     # -- file lifecycle ---------------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka_lite.common.errors import (
@@ -34,8 +34,16 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.compression import CompressionType
-from kafka_lite.common.record.constants import MAGIC_VALUE_V2, NO_TIMESTAMP
-from kafka_lite.common.record.default_record_batch import set_base_offset, set_log_append_time
+from kafka_lite.common.record.constants import LOG_OVERHEAD, MAGIC_VALUE_V2, NO_TIMESTAMP
+from kafka_lite.common.record.crc import crc32c
+from kafka_lite.common.record.default_record_batch import (
+    ATTRIBUTES_OFFSET,
+    COMPRESSION_CODEC_MASK,
+    HEADER_STRUCT,
+    RECORD_BATCH_OVERHEAD,
+    set_base_offset,
+    set_log_append_time,
+)
 from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.log.log_config import LogConfig
@@ -70,6 +78,9 @@ class LogAppendInfo:
     source_codec: CompressionType
     shallow_count: int
     valid_bytes: int
+    # (position, lastOffsetDelta, size, maxTimestamp) of each batch: what assigning offsets needs, gathered
+    # while validating so the append never walks the batches twice.
+    batch_spans: list[tuple[int, int, int, int]] = field(default_factory=list, repr=False)
 
 
 def parse_topic_partition(directory: Path) -> tuple[str, int]:
@@ -244,77 +255,121 @@ class Log:
         if info.shallow_count == 0:
             return info
         with self._lock:
-            buf = bytearray(records.buffer()[: info.valid_bytes])
+            view = memoryview(records.buffer())
             if assign_offsets:
-                now = self.time.milliseconds()
-                next_offset = self._next_offset_metadata.message_offset
-                info.first_offset = next_offset
-                max_ts = NO_TIMESTAMP
-                for batch in iter_batches(bytes(buf)):
-                    set_base_offset(buf, batch.position, next_offset)
-                    if self.config.log_append_time:
-                        set_log_append_time(buf, batch.position, now)
-                    next_offset += batch.last_offset_delta + 1
-                    if batch.max_timestamp > max_ts:  # the offsets the time index needs are the new ones
-                        max_ts, info.offset_of_max_timestamp = batch.max_timestamp, next_offset - 1
-                info.last_offset = next_offset - 1
-                if self.config.log_append_time:
-                    info.log_append_time = info.max_timestamp = now
-                    info.offset_of_max_timestamp = info.first_offset
+                pieces = self._assign_offsets(view, info)
             elif info.first_offset < self._next_offset_metadata.message_offset:
                 raise KafkaException(
                     f"Out of order offsets found in append to {self.name}: first offset {info.first_offset} "
                     f"is below the log end offset {self._next_offset_metadata.message_offset}"
                 )
-            if len(buf) > self.config.segment_size:
+            else:
+                pieces = [view[: info.valid_bytes]]
+            if info.valid_bytes > self.config.segment_size:
                 raise RecordBatchTooLargeException(
-                    f"Message batch size is {len(buf)} bytes in append to partition {self.name}, which exceeds "
-                    f"the maximum configured segment size of {self.config.segment_size}."
+                    f"Message batch size is {info.valid_bytes} bytes in append to partition {self.name}, which "
+                    f"exceeds the maximum configured segment size of {self.config.segment_size}."
                 )
-            segment = self._maybe_roll(len(buf), info.max_timestamp)
-            segment.append(
-                info.first_offset, info.max_timestamp, info.offset_of_max_timestamp, MemoryRecords(buf)
-            )
+            segment = self._maybe_roll(info.valid_bytes, info.max_timestamp)
+            segment.append(info.first_offset, info.max_timestamp, info.offset_of_max_timestamp, pieces)
             self._update_log_end_offset(info.last_offset + 1)
             if self.unflushed_messages() >= self.config.flush_interval:
                 self.flush()
             return info
 
+    def _assign_offsets(self, view: memoryview, info: LogAppendInfo) -> list:
+        """Give each batch its offsets from the LEO; return the buffers to write.
+
+        The base offset is outside the CRC, so assigning offsets patches 8 bytes per batch and never
+        recomputes a checksum. (We patch a copy: one memcpy of the request costs less here than a
+        gather write of an 8-byte header plus the untouched bytes, measured with os.pwritev.) Only
+        LogAppendTime changes bytes the CRC covers, and only then is the CRC recomputed.
+        """
+        now = self.time.milliseconds()
+        next_offset = self._next_offset_metadata.message_offset
+        info.first_offset = next_offset
+        max_ts = NO_TIMESTAMP
+        buf = bytearray(view[: info.valid_bytes])
+        for position, last_offset_delta, _, batch_max_ts in info.batch_spans:
+            set_base_offset(buf, position, next_offset)
+            if self.config.log_append_time:
+                set_log_append_time(buf, position, now)
+            next_offset += last_offset_delta + 1
+            if batch_max_ts > max_ts:  # the time index needs the *assigned* offset of the max timestamp
+                max_ts, info.offset_of_max_timestamp = batch_max_ts, next_offset - 1
+        info.last_offset = next_offset - 1
+        if self.config.log_append_time:
+            info.log_append_time = info.max_timestamp = now
+            info.offset_of_max_timestamp = info.first_offset
+        return [buf]
+
     # --8<-- [end:append]
 
     def _analyze_and_validate(self, records: MemoryRecords) -> LogAppendInfo:
-        """Check every batch's framing, magic, size and CRC; gather offsets and timestamps."""
+        """Check every batch's framing, magic, size and CRC; gather offsets and timestamps.
+
+        This is the broker's hottest loop, so it reads each 61-byte header with one ``unpack_from``
+        and checks it inline rather than building a ``DefaultRecordBatch`` per batch. Anything
+        wrong is handed to :meth:`_raise_invalid`, which re-reads the bytes through the general
+        ``DefaultRecordBatch.ensure_valid`` so error messages come from one place.
+        """
+        buf = records.buffer()
+        end = len(buf)
         first = last = -1
         max_ts, offset_of_max_ts = NO_TIMESTAMP, -1
-        count = valid_bytes = 0
         codec = CompressionType.NONE
-        monotonic = True
-        for batch in iter_batches(records.buffer()):
+        spans = []
+        pos = 0
+        while pos < end:
+            if end - pos < RECORD_BATCH_OVERHEAD:
+                self._raise_invalid(buf, pos)
+            (base, length, _, magic, crc, attributes, last_delta, _, batch_max_ts, _, _, _, count) = (
+                HEADER_STRUCT.unpack_from(buf, pos)
+            )
+            size = length + LOG_OVERHEAD
+            if (
+                magic != MAGIC_VALUE_V2
+                or size < RECORD_BATCH_OVERHEAD
+                or pos + size > end
+                or count < 0
+                or last_delta < 0
+            ):
+                self._raise_invalid(buf, pos)
+            if size > self.config.max_message_size:
+                raise RecordTooLargeException(
+                    f"The record batch at byte {pos} is {size} bytes, larger than "
+                    f"max.message.bytes ({self.config.max_message_size}) of {self.name}."
+                )
+            if crc32c(buf[pos + ATTRIBUTES_OFFSET : pos + size]) != crc:
+                self._raise_invalid(buf, pos)
+            if base <= last:
+                raise CorruptRecordException(f"batch offsets in the append to {self.name} do not increase")
+            if first < 0:
+                first = base
+            last = base + last_delta
+            if batch_max_ts > max_ts:
+                max_ts, offset_of_max_ts = batch_max_ts, last
+            if attributes & COMPRESSION_CODEC_MASK:
+                codec = CompressionType.for_id(attributes & COMPRESSION_CODEC_MASK, pos + ATTRIBUTES_OFFSET)
+            spans.append((pos, last_delta, size, batch_max_ts))
+            pos += size
+        return LogAppendInfo(
+            first, last, max_ts, offset_of_max_ts, NO_TIMESTAMP, codec, len(spans), pos, spans
+        )
+
+    @staticmethod
+    def _raise_invalid(buf, pos: int) -> None:
+        """Raise the precise error for the batch at ``pos`` (the fast path only knows *that* it is bad)."""
+        for batch in iter_batches(buf, pos):
             if batch.magic != MAGIC_VALUE_V2:
                 raise CorruptRecordException(
                     f"batch at byte {batch.position} has magic {batch.magic}; the log stores magic 2 only "
                     "(convert v0/v1 at the edge)",
                     position=batch.position,
                 )
-            if batch.size_in_bytes > self.config.max_message_size:
-                raise RecordTooLargeException(
-                    f"The record batch at byte {batch.position} is {batch.size_in_bytes} bytes, larger than "
-                    f"max.message.bytes ({self.config.max_message_size}) of {self.name}."
-                )
             batch.ensure_valid()
-            if first < 0:
-                first = batch.base_offset
-            monotonic = monotonic and batch.base_offset > last
-            last = batch.last_offset
-            if batch.max_timestamp > max_ts:
-                max_ts, offset_of_max_ts = batch.max_timestamp, batch.last_offset
-            if batch.compression_type != CompressionType.NONE:
-                codec = batch.compression_type
-            count += 1
-            valid_bytes += batch.size_in_bytes
-        if not monotonic:
-            raise CorruptRecordException(f"batch offsets in the append to {self.name} do not increase")
-        return LogAppendInfo(first, last, max_ts, offset_of_max_ts, NO_TIMESTAMP, codec, count, valid_bytes)
+            break
+        raise CorruptRecordException(f"record batch at byte {pos} is malformed", position=pos)
 
     def _update_log_end_offset(self, offset: int) -> None:
         active = self.active_segment

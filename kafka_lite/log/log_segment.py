@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from kafka_lite.common.errors import CorruptRecordException
 from kafka_lite.common.record import FileRecords, MemoryRecords
@@ -35,9 +36,11 @@ def filename_prefix(offset: int) -> str:
     return f"{offset:020d}"
 
 
-@dataclass(frozen=True)
-class LogOffsetMetadata:
-    """Where an offset sits: the offset, its segment's base offset and its byte position there."""
+class LogOffsetMetadata(NamedTuple):
+    """Where an offset sits: the offset, its segment's base offset and its byte position there.
+
+    A NamedTuple rather than a frozen dataclass: one is made per append, and tuples are cheap.
+    """
 
     message_offset: int
     segment_base_offset: int = -1
@@ -94,7 +97,7 @@ class LogSegment:
         first_offset: int,
         largest_timestamp: int,
         offset_of_largest_timestamp: int,
-        records: MemoryRecords,
+        records: MemoryRecords | list,
     ) -> None:
         """Append batches whose offsets are already assigned, adding index entries every interval.
 
@@ -102,13 +105,15 @@ class LogSegment:
         never writes an entry (position 0 needs none: a lookup below the first entry starts there).
         """
         # BEGIN SOLUTION
-        size = records.size_in_bytes()
+        # ``records`` is a MemoryRecords, or a list of buffers to gather-write (see Log.append).
+        data = records if isinstance(records, list) else records.buffer()
+        size = sum(len(p) for p in data) if isinstance(data, list) else len(data)
         if size == 0:
             return
         physical_position = self.log.size_in_bytes()
         if physical_position == 0:
             self.rolling_based_timestamp = largest_timestamp
-        self.log.append(records.buffer())
+        self.log.append(data)
         if largest_timestamp > self.max_timestamp_so_far:
             self.max_timestamp_so_far = largest_timestamp
             self.offset_of_max_timestamp = offset_of_largest_timestamp

@@ -2,7 +2,7 @@
 
 Mirrors: kafka.log.OffsetIndex (core/src/main/scala/kafka/log/OffsetIndex.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.1.2-6.1.4
-Labs:    lab 2 (OffsetIndex.lookup)
+Labs:    lab 2 (the index search it relies on: AbstractIndex._index_slot_for)
 
 Each entry is 8 bytes, big-endian: ``relativeOffset int32`` (offset - the segment's base offset)
 and ``position int32`` (byte position of that offset's batch in the ``.log`` file). Storing the
@@ -40,8 +40,9 @@ class OffsetIndex(AbstractIndex):
         super().__init__(path, base_offset, max_index_size)
         self._last_offset = self._read_last_offset()
 
-    def _relative_offset_at(self, n: int) -> int:
-        return _ENTRY.unpack_from(self._map, n * 8)[0]
+    @staticmethod
+    def _parse_key(buf, position: int) -> int:
+        return _ENTRY.unpack_from(buf, position)[0]  # the relative offset
 
     def entry(self, n: int) -> OffsetPosition:
         """The ``n``-th entry, with the offset made absolute."""
@@ -64,13 +65,11 @@ class OffsetIndex(AbstractIndex):
         The caller then scans the log forward from that position to the batch holding the target:
         the index narrows the search to one ``index.interval.bytes`` stretch of the file.
         """
-        # BEGIN SOLUTION
         with self._lock:
-            slot = self._index_slot_for(target_offset - self.base_offset, self._relative_offset_at)
+            slot = self._index_slot_for(target_offset - self.base_offset)
             if slot == -1:
                 return OffsetPosition(self.base_offset, 0)
             return self.entry(slot)
-        # END SOLUTION
 
     # --8<-- [end:lookup]
 
@@ -89,18 +88,18 @@ class OffsetIndex(AbstractIndex):
                 raise InvalidOffsetException(
                     f"offset {offset} does not fit relative to base {self.base_offset}"
                 )
-            self._write_entry(_ENTRY.pack(relative, position))
+            self._write_entry(_ENTRY.pack(relative, position), relative)
             self._last_offset = offset
 
     def truncate_to(self, offset: int) -> None:
         """Remove every entry at or above ``offset`` (after a log truncation)."""
         with self._lock:
-            slot = self._index_slot_for(offset - self.base_offset, self._relative_offset_at)
+            slot = self._index_slot_for(offset - self.base_offset)
             # Keep entries strictly below ``offset``: none if it precedes them all; up to the exact
             # match (excluded) if present; otherwise up to and including the floor entry.
             if slot < 0:
                 keep = 0
-            elif self._relative_offset_at(slot) == offset - self.base_offset:
+            elif self._keys[slot] == offset - self.base_offset:
                 keep = slot
             else:
                 keep = slot + 1

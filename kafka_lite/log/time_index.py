@@ -34,8 +34,9 @@ class TimeIndex(AbstractIndex):
         super().__init__(path, base_offset, max_index_size)
         self._last_entry = self._read_last_entry()
 
-    def _timestamp_at(self, n: int) -> int:
-        return _ENTRY.unpack_from(self._map, n * 12)[0]
+    @staticmethod
+    def _parse_key(buf, position: int) -> int:
+        return _ENTRY.unpack_from(buf, position)[0]  # the timestamp
 
     def entry(self, n: int) -> TimestampOffset:
         if n >= self._entries:
@@ -73,13 +74,13 @@ class TimeIndex(AbstractIndex):
                     f"last timestamp appended ({self._last_entry.timestamp}) to {self.path}."
                 )
             if timestamp > self._last_entry.timestamp:
-                self._write_entry(_ENTRY.pack(timestamp, offset - self.base_offset))
+                self._write_entry(_ENTRY.pack(timestamp, offset - self.base_offset), timestamp)
                 self._last_entry = TimestampOffset(timestamp, offset)
 
     def lookup(self, target_timestamp: int) -> TimestampOffset:
         """The entry with the largest timestamp <= target; ``(-1, base_offset)`` if none."""
         with self._lock:
-            slot = self._index_slot_for(target_timestamp, self._timestamp_at)
+            slot = self._index_slot_for(target_timestamp)
             if slot == -1:
                 return TimestampOffset(NO_TIMESTAMP, self.base_offset)
             return self.entry(slot)
