@@ -130,8 +130,9 @@ def _dump_index(path: Path, base_offset: int) -> Iterator[str]:
     last = -1
     for i, (relative, position) in _entries(path, struct.Struct(">ii")):
         offset = base_offset + relative
-        if i > 0 and relative == 0 and position == 0:
-            # A pre-allocated index that was never trimmed (an unclean shutdown): the rest is zeros.
+        if relative == 0 and position == 0:
+            # No real entry is (0, 0): the first append to a segment never adds one. So this is a
+            # pre-allocated index that was not trimmed (an active segment, or an unclean shutdown).
             yield f"(entries from {i} on are zero: the index was not trimmed after its last entry)"
             return
         if offset <= last:
@@ -154,7 +155,7 @@ def _dump_time_index(path: Path, base_offset: int) -> Iterator[str]:
     last_ts = -1
     for i, (timestamp, relative) in _entries(path, struct.Struct(">qi")):
         offset = base_offset + relative
-        if i > 0 and timestamp == 0 and relative == 0:
+        if timestamp == 0 and relative == 0:  # pre-allocated and not trimmed, as above
             yield f"(entries from {i} on are zero: the time index was not trimmed after its last entry)"
             return
         if timestamp < last_ts:
