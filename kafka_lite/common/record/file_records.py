@@ -71,7 +71,17 @@ class FileRecords:
         """
         if self.is_slice:
             raise ValueError("cannot append to a slice of a file")
-        pieces = [memoryview(p) for p in records] if isinstance(records, list) else [memoryview(records)]
+        if isinstance(records, list) and len(records) == 1:
+            records = records[0]
+        if not isinstance(records, list):  # the common case: one buffer, one pwrite
+            n = os.pwrite(self._fd, records, self._end)
+            if n == len(records):
+                self._end += n
+                return n
+            records = [memoryview(records)[n:]]
+            self._end += n
+            return n + self.append(records)
+        pieces = [memoryview(p) for p in records]
         total = sum(len(p) for p in pieces)
         written = 0
         while pieces:  # a write may be partial: drop what went out and go on
