@@ -1,0 +1,384 @@
+"""Protocol primitive types and schemas, with decoding that never trusts a claimed length.
+
+Mirrors: org.apache.kafka.common.protocol.types (Type, Schema, Field, ArrayOf, Struct,
+         SchemaException; clients/.../common/protocol/types/, Kafka 0.11.0)
+Book:    chapter 2 (every request and response is a schema of these types)
+Differs: a decoded struct is a plain ``dict`` (field name -> value) rather than Kafka's ``Struct``;
+         consecutive fixed-width fields are read with one ``struct.unpack_from`` (a schema is
+         "compiled" once), which is most of why decoding is fast in Python.
+
+Safety, because a broker reads bytes from anyone: before anything is allocated, every length is
+checked against the bytes that remain: a string of 2 GiB claimed in a 40-byte frame fails at once,
+and an array's claimed count is checked against the fewest bytes that many elements could take, so
+a 4-byte count of two billion cannot make the decoder build a two-billion-element list. Every
+failure is a ``SchemaException`` naming the field path and the byte offset.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kafka_lite.common.errors import KafkaException
+
+
+class SchemaException(KafkaException):
+    """Bytes that do not match the schema; ``field`` is the path, ``position`` the byte offset."""
+
+    def __init__(self, message: str, field: str = "", position: int | None = None) -> None:
+        self.reason = message
+        self.field = field
+        self.position = position
+        where = f"field '{field}'" if field else "frame"
+        at = f" at byte {position}" if position is not None else ""
+        super().__init__(f"{where}{at}: {message}")
+
+    def under(self, parent: str) -> SchemaException:
+        """The same error, with its field path prefixed by the enclosing field's name."""
+        path = (
+            f"{parent}.{self.field}"
+            if self.field and not self.field.startswith("[")
+            else f"{parent}{self.field}"
+        )
+        return SchemaException(self.reason, path, self.position)
+
+
+class Reader:
+    """A cursor over a frame: ``buf[pos:end]`` is what remains to be read."""
+
+    __slots__ = ("buf", "end", "pos")
+
+    def __init__(self, buf: bytes | bytearray | memoryview, pos: int = 0, end: int | None = None) -> None:
+        self.buf = buf
+        self.pos = pos
+        self.end = len(buf) if end is None else end
+
+    @property
+    def remaining(self) -> int:
+        return self.end - self.pos
+
+    def need(self, n: int, what: str) -> None:
+        if n > self.end - self.pos:
+            raise SchemaException(f"{what} needs {n} bytes, {self.end - self.pos} remain", position=self.pos)
+
+
+class Type:
+    """A wire type: how to read, write and size one value."""
+
+    name = "?"
+    min_size = 0  # the fewest bytes one value can take: bounds array counts before allocating
+    fixed: struct.Struct | None = None  # set for fixed-width numbers, so schemas can merge them
+
+    def read(self, r: Reader) -> Any:
+        raise NotImplementedError
+
+    def write(self, out: bytearray, value: Any) -> None:
+        raise NotImplementedError
+
+    def validate(self, value: Any) -> Any:
+        return value
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class _Number(Type):
+    def __init__(self, name: str, fmt: str, lo: int, hi: int) -> None:
+        self.name = name
+        self.fixed = struct.Struct(fmt)
+        self.min_size = self.fixed.size
+        self.lo, self.hi = lo, hi
+
+    def read(self, r: Reader) -> int:
+        r.need(self.min_size, self.name)
+        (value,) = self.fixed.unpack_from(r.buf, r.pos)
+        r.pos += self.min_size
+        return value
+
+    def write(self, out: bytearray, value: int) -> None:
+        out += self.fixed.pack(value)
+
+    def validate(self, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not self.lo <= value <= self.hi:
+            raise SchemaException(f"{value!r} is not a valid {self.name}")
+        return value
+
+
+class _Boolean(Type):
+    name = "BOOLEAN"
+    min_size = 1
+
+    def read(self, r: Reader) -> bool:
+        r.need(1, self.name)
+        value = r.buf[r.pos] != 0
+        r.pos += 1
+        return value
+
+    def write(self, out: bytearray, value: bool) -> None:
+        out.append(1 if value else 0)
+
+
+class _String(Type):
+    """int16 length + UTF-8; NULLABLE_STRING also allows length -1 (None)."""
+
+    min_size = 2
+
+    def __init__(self, nullable: bool) -> None:
+        self.nullable = nullable
+        self.name = "NULLABLE_STRING" if nullable else "STRING"
+
+    def read(self, r: Reader) -> str | None:
+        r.need(2, self.name + " length")
+        start = r.pos
+        (length,) = _INT16.unpack_from(r.buf, start)
+        if length < 0:
+            if length == -1 and self.nullable:
+                r.pos += 2
+                return None
+            raise SchemaException(f"{self.name} length {length} is negative", position=start)
+        end = start + 2 + length
+        if end > r.end:
+            raise SchemaException(
+                f"{self.name} of {length} bytes, {r.end - start - 2} remain", position=start
+            )
+        try:
+            value = bytes(r.buf[start + 2 : end]).decode("utf-8")
+        except UnicodeDecodeError:
+            raise SchemaException(f"{self.name} is not valid UTF-8", position=start) from None
+        r.pos = end
+        return value
+
+    def write(self, out: bytearray, value: str | None) -> None:
+        if value is None:
+            if not self.nullable:
+                raise SchemaException("null is not allowed for a STRING")
+            out += b"\xff\xff"
+            return
+        data = value.encode("utf-8")
+        if len(data) > 32767:
+            raise SchemaException(f"string of {len(data)} bytes is longer than 32767")
+        out += _INT16.pack(len(data))
+        out += data
+
+
+class _Bytes(Type):
+    """int32 length + bytes; NULLABLE_BYTES also allows -1 (None). RECORDS is nullable bytes that
+    hold record batches; it decodes to a ``memoryview`` into the frame, never a copy."""
+
+    min_size = 4
+
+    def __init__(self, name: str, nullable: bool, view: bool = False) -> None:
+        self.name = name
+        self.nullable = nullable
+        self.view = view
+
+    def read(self, r: Reader) -> bytes | memoryview | None:
+        r.need(4, self.name + " length")
+        start = r.pos
+        (length,) = _INT32.unpack_from(r.buf, start)
+        if length < 0:
+            if length == -1 and self.nullable:
+                r.pos += 4
+                return None
+            raise SchemaException(f"{self.name} length {length} is negative", position=start)
+        end = start + 4 + length
+        if end > r.end:
+            raise SchemaException(
+                f"{self.name} of {length} bytes, {r.end - start - 4} remain", position=start
+            )
+        r.pos = end
+        if self.view:
+            return memoryview(r.buf)[start + 4 : end]
+        return bytes(r.buf[start + 4 : end])
+
+    def write(self, out: bytearray, value: bytes | bytearray | memoryview | None) -> None:
+        if value is None:
+            if not self.nullable:
+                raise SchemaException(f"null is not allowed for {self.name}")
+            out += b"\xff\xff\xff\xff"
+            return
+        out += _INT32.pack(len(value))
+        out += value
+
+
+_INT16 = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
+
+INT8 = _Number("INT8", ">b", -(2**7), 2**7 - 1)
+INT16 = _Number("INT16", ">h", -(2**15), 2**15 - 1)
+INT32 = _Number("INT32", ">i", -(2**31), 2**31 - 1)
+INT64 = _Number("INT64", ">q", -(2**63), 2**63 - 1)
+UINT32 = _Number("UINT32", ">I", 0, 2**32 - 1)
+BOOLEAN = _Boolean()
+STRING = _String(nullable=False)
+NULLABLE_STRING = _String(nullable=True)
+BYTES = _Bytes("BYTES", nullable=False)
+NULLABLE_BYTES = _Bytes("NULLABLE_BYTES", nullable=True)
+RECORDS = _Bytes("RECORDS", nullable=True, view=True)
+
+
+class Field:
+    """A named, documented slot of a schema (Kafka's ``Field``)."""
+
+    __slots__ = ("default", "doc", "name", "type")
+
+    def __init__(self, name: str, type: Type, doc: str = "", default: Any = None) -> None:
+        self.name = name
+        self.type = type
+        self.doc = doc
+        self.default = default
+
+    def __repr__(self) -> str:
+        return f"{self.name}: {self.type!r}"
+
+
+class Schema(Type):
+    """An ordered list of fields; a value is a ``dict`` with one key per field."""
+
+    def __init__(self, *fields: Field, name: str = "") -> None:
+        self.fields = tuple(fields)
+        self.name = name or "Schema(" + ", ".join(f.name for f in fields) + ")"
+        names = [f.name for f in fields]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate field names in schema: {names}")
+        self.min_size = sum(f.type.min_size for f in fields)
+        self._plan = self._compile()
+
+    def _compile(self) -> list[tuple]:
+        """Group runs of fixed-width numbers into one ``Struct`` each: ``("fixed", names, struct)``,
+        and everything else into ``("one", field)`` steps."""
+        plan: list[tuple] = []
+        run: list[Field] = []
+
+        def flush() -> None:
+            if run:
+                fmt = ">" + "".join(f.type.fixed.format.lstrip(">") for f in run)
+                plan.append(("fixed", tuple(f.name for f in run), struct.Struct(fmt)))
+                run.clear()
+
+        for f in self.fields:
+            if f.type.fixed is not None:
+                run.append(f)
+            else:
+                flush()
+                plan.append(("one", f))
+        flush()
+        return plan
+
+    def read(self, r: Reader) -> dict[str, Any]:
+        value: dict[str, Any] = {}
+        for step in self._plan:
+            if step[0] == "fixed":
+                names, st = step[1], step[2]
+                if st.size > r.end - r.pos:
+                    raise SchemaException(
+                        f"needs {st.size} bytes, {r.end - r.pos} remain", field=names[0], position=r.pos
+                    )
+                value.update(zip(names, st.unpack_from(r.buf, r.pos), strict=True))
+                r.pos += st.size
+            else:
+                f = step[1]
+                try:
+                    value[f.name] = f.type.read(r)
+                except SchemaException as e:
+                    raise e.under(f.name) from None
+        return value
+
+    def write(self, out: bytearray, value: dict[str, Any]) -> None:
+        for f in self.fields:
+            try:
+                item = value[f.name] if f.name in value else f.default
+                f.type.write(out, item)
+            except SchemaException as e:
+                raise e.under(f.name) from None
+            except (struct.error, TypeError, AttributeError, KeyError) as e:
+                raise SchemaException(f"cannot write {item!r} as {f.type!r}: {e}", field=f.name) from None
+
+    def __getitem__(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+class ArrayOf(Type):
+    """int32 count + elements; ``nullable`` allows count -1 (None)."""
+
+    min_size = 4
+
+    def __init__(self, element: Type, nullable: bool = False) -> None:
+        self.element = element
+        self.nullable = nullable
+        self.name = f"ARRAY({element!r})"
+        # A zero-size element (an empty schema) could make any count cheap to claim; count it as one byte.
+        self._element_min = max(1, element.min_size)
+
+    def read(self, r: Reader) -> list | None:
+        r.need(4, "array count")
+        start = r.pos
+        (count,) = _INT32.unpack_from(r.buf, start)
+        r.pos += 4
+        if count < 0:
+            if count == -1 and self.nullable:
+                return None
+            raise SchemaException(f"array count {count} is negative", position=start)
+        if count * self._element_min > r.end - r.pos:
+            raise SchemaException(
+                f"array claims {count} elements of at least {self._element_min} bytes, {r.end - r.pos} bytes remain",
+                position=start,
+            )
+        element = self.element
+        if element.fixed is not None:  # an array of numbers: one unpack for all of them
+            st = struct.Struct(">" + element.fixed.format.lstrip(">") * count)
+            values = list(st.unpack_from(r.buf, r.pos))
+            r.pos += st.size
+            return values
+        values = []
+        for i in range(count):
+            try:
+                values.append(element.read(r))
+            except SchemaException as e:
+                raise e.under(f"[{i}]") from None
+        return values
+
+    def write(self, out: bytearray, values: Sequence | None) -> None:
+        if values is None:
+            if not self.nullable:
+                raise SchemaException("null is not allowed for a non-nullable array")
+            out += b"\xff\xff\xff\xff"
+            return
+        out += _INT32.pack(len(values))
+        for i, v in enumerate(values):
+            try:
+                self.element.write(out, v)
+            except SchemaException as e:
+                raise e.under(f"[{i}]") from None
+
+
+def decode(
+    schema: Type, buf: bytes | bytearray | memoryview, pos: int = 0, allow_trailing: bool = False
+) -> Any:
+    """Decode one value that must take the whole of ``buf[pos:]`` (trailing bytes are an error)."""
+    r = Reader(buf, pos)
+    value = schema.read(r)
+    if not allow_trailing and r.pos != r.end:
+        raise SchemaException(f"{r.end - r.pos} unexpected trailing bytes", position=r.pos)
+    return value
+
+
+def encode(schema: Type, value: Any) -> bytes:
+    out = bytearray()
+    schema.write(out, value)
+    return bytes(out)
+
+
+def walk(schema: Type, prefix: str = "") -> Iterable[tuple[str, Type]]:
+    """Every field path in a schema (``topics[].partitions[].partition``): for docs and tests."""
+    if isinstance(schema, Schema):
+        for f in schema.fields:
+            path = f"{prefix}.{f.name}" if prefix else f.name
+            yield path, f.type
+            yield from walk(f.type, path)
+    elif isinstance(schema, ArrayOf):
+        yield from walk(schema.element, prefix + "[]")
