@@ -1,0 +1,433 @@
+"""Request and response schemas of every API kafka_lite speaks, version by version, as data.
+
+Mirrors: org.apache.kafka.common.protocol.Protocol (the REQUESTS/RESPONSES tables; clients/.../
+         common/protocol/Protocol.java, Kafka 0.11.0) and, for versions added after 0.11
+         (ApiVersions v2, InitProducerId v1), Kafka's message JSON files
+Book:    chapter 2 (the request/response formats); chapters 4-7 use the group and controller APIs
+Differs: schemas are shared Python values rather than Java constants; a version whose body did not
+         change points at the same schema object (Kafka does the same: ``PRODUCE_REQUEST_V1 =
+         PRODUCE_REQUEST_V0``).
+
+The version range per API is DESIGN §4's table: a Kafka 0.11-era set verified with the four real
+clients, non-flexible versions only. ``REQUESTS[api_key][version]`` and ``RESPONSES[...]`` are the
+schemas; the docs print them and the tests walk them.
+"""
+
+from __future__ import annotations
+
+from kafka_lite.common.protocol.types import (
+    BOOLEAN,
+    BYTES,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    NULLABLE_STRING,
+    RECORDS,
+    STRING,
+    ArrayOf,
+    Field,
+    Schema,
+)
+
+F = Field
+
+
+def S(*fields: Field) -> Schema:
+    return Schema(*fields)
+
+
+def A(element, nullable: bool = False) -> ArrayOf:
+    return ArrayOf(element, nullable=nullable)
+
+
+THROTTLE = F("throttle_time_ms", INT32, "How long the response was delayed by a quota (ms).", 0)
+ERROR = F("error_code", INT16, "0, or a Kafka error code (kafka_lite.common.errors).")
+
+REQUEST_HEADER = S(
+    F("api_key", INT16, "Which API (ApiKeys)."),
+    F("api_version", INT16, "Which version of its schema the body uses."),
+    F("correlation_id", INT32, "Echoed in the response, so the client can match it to this request."),
+    F("client_id", NULLABLE_STRING, "Who is asking (for logs and quotas).", ""),
+)
+RESPONSE_HEADER = S(F("correlation_id", INT32, "The request's correlation id."))
+
+# --- Produce (0) ------------------------------------------------------------------------------------------
+_PRODUCE_TOPIC = S(F("topic", STRING), F("data", A(S(F("partition", INT32), F("record_set", RECORDS)))))
+PRODUCE_REQUEST_V0 = S(
+    F("acks", INT16, "0: no response; 1: the leader wrote it; -1: every in-sync replica did."),
+    F("timeout", INT32, "How long the broker may wait for acks=-1 (ms)."),
+    F("topic_data", A(_PRODUCE_TOPIC)),
+)
+PRODUCE_REQUEST_V3 = S(F("transactional_id", NULLABLE_STRING), *PRODUCE_REQUEST_V0.fields)
+_PRODUCE_PARTITION_V0 = S(F("partition", INT32), ERROR, F("base_offset", INT64))
+_PRODUCE_PARTITION_V2 = S(
+    F("partition", INT32), ERROR, F("base_offset", INT64),
+    F("log_append_time", INT64, "The broker's timestamp for LogAppendTime topics, else -1."),
+)  # fmt: skip
+PRODUCE_RESPONSE_V0 = S(
+    F("responses", A(S(F("topic", STRING), F("partition_responses", A(_PRODUCE_PARTITION_V0)))))
+)
+PRODUCE_RESPONSE_V1 = S(*PRODUCE_RESPONSE_V0.fields, THROTTLE)
+PRODUCE_RESPONSE_V2 = S(
+    F("responses", A(S(F("topic", STRING), F("partition_responses", A(_PRODUCE_PARTITION_V2))))), THROTTLE
+)
+
+# --- Fetch (1) ------------------------------------------------------------------------------------------
+_FETCH_PARTITION_V0 = S(F("partition", INT32), F("fetch_offset", INT64), F("max_bytes", INT32))
+_FETCH_PARTITION_V5 = S(
+    F("partition", INT32), F("fetch_offset", INT64), F("log_start_offset", INT64), F("max_bytes", INT32)
+)
+_FETCH_HEAD = (
+    F("replica_id", INT32, "-1 for a consumer; the follower's broker id for replication."),
+    F("max_wait_time", INT32, "How long the broker may wait for min_bytes (ms)."),
+    F("min_bytes", INT32, "Answer once this much data is there (or max_wait_time passed)."),
+)
+FETCH_REQUEST_V0 = S(
+    *_FETCH_HEAD, F("topics", A(S(F("topic", STRING), F("partitions", A(_FETCH_PARTITION_V0)))))
+)
+FETCH_REQUEST_V3 = S(
+    *_FETCH_HEAD,
+    F("max_bytes", INT32),
+    F("topics", A(S(F("topic", STRING), F("partitions", A(_FETCH_PARTITION_V0))))),
+)
+FETCH_REQUEST_V4 = S(
+    *_FETCH_HEAD, F("max_bytes", INT32), F("isolation_level", INT8),
+    F("topics", A(S(F("topic", STRING), F("partitions", A(_FETCH_PARTITION_V0))))),
+)  # fmt: skip
+FETCH_REQUEST_V5 = S(
+    *_FETCH_HEAD, F("max_bytes", INT32), F("isolation_level", INT8),
+    F("topics", A(S(F("topic", STRING), F("partitions", A(_FETCH_PARTITION_V5))))),
+)  # fmt: skip
+_ABORTED = S(F("producer_id", INT64), F("first_offset", INT64))
+_FETCH_PHEAD_V0 = S(F("partition", INT32), ERROR, F("high_watermark", INT64))
+_FETCH_PHEAD_V4 = S(
+    F("partition", INT32), ERROR, F("high_watermark", INT64), F("last_stable_offset", INT64),
+    F("aborted_transactions", A(_ABORTED, nullable=True)),
+)  # fmt: skip
+_FETCH_PHEAD_V5 = S(
+    F("partition", INT32), ERROR, F("high_watermark", INT64), F("last_stable_offset", INT64),
+    F("log_start_offset", INT64), F("aborted_transactions", A(_ABORTED, nullable=True)),
+)  # fmt: skip
+
+
+def _fetch_response(phead: Schema, throttle: bool) -> Schema:
+    topic = S(
+        F("topic", STRING),
+        F("partition_responses", A(S(F("partition_header", phead), F("record_set", RECORDS)))),
+    )
+    return S(THROTTLE, F("responses", A(topic))) if throttle else S(F("responses", A(topic)))
+
+
+FETCH_RESPONSE_V0 = _fetch_response(_FETCH_PHEAD_V0, throttle=False)
+FETCH_RESPONSE_V1 = _fetch_response(_FETCH_PHEAD_V0, throttle=True)
+FETCH_RESPONSE_V4 = _fetch_response(_FETCH_PHEAD_V4, throttle=True)
+FETCH_RESPONSE_V5 = _fetch_response(_FETCH_PHEAD_V5, throttle=True)
+
+# --- ListOffsets (2) ---------------------------------------------------------------------------------------
+_LIST_OFFSETS_P_V0 = S(F("partition", INT32), F("timestamp", INT64), F("max_num_offsets", INT32))
+_LIST_OFFSETS_P_V1 = S(
+    F("partition", INT32), F("timestamp", INT64, "-1 latest, -2 earliest, else a time (ms).")
+)
+LIST_OFFSETS_REQUEST_V0 = S(
+    F("replica_id", INT32), F("topics", A(S(F("topic", STRING), F("partitions", A(_LIST_OFFSETS_P_V0)))))
+)
+LIST_OFFSETS_REQUEST_V1 = S(
+    F("replica_id", INT32), F("topics", A(S(F("topic", STRING), F("partitions", A(_LIST_OFFSETS_P_V1)))))
+)
+LIST_OFFSETS_REQUEST_V2 = S(
+    F("replica_id", INT32), F("isolation_level", INT8),
+    F("topics", A(S(F("topic", STRING), F("partitions", A(_LIST_OFFSETS_P_V1))))),
+)  # fmt: skip
+_LO_RESP_P_V0 = S(F("partition", INT32), ERROR, F("offsets", A(INT64)))
+_LO_RESP_P_V1 = S(F("partition", INT32), ERROR, F("timestamp", INT64), F("offset", INT64))
+LIST_OFFSETS_RESPONSE_V0 = S(
+    F("responses", A(S(F("topic", STRING), F("partition_responses", A(_LO_RESP_P_V0)))))
+)
+LIST_OFFSETS_RESPONSE_V1 = S(
+    F("responses", A(S(F("topic", STRING), F("partition_responses", A(_LO_RESP_P_V1)))))
+)
+LIST_OFFSETS_RESPONSE_V2 = S(THROTTLE, *LIST_OFFSETS_RESPONSE_V1.fields)
+
+# --- Metadata (3) ------------------------------------------------------------------------------------------
+METADATA_REQUEST_V0 = S(F("topics", A(STRING), "Topics to describe; empty means all (v0)."))
+METADATA_REQUEST_V1 = S(F("topics", A(STRING, nullable=True), "Topics to describe; null means all (v1+)."))
+METADATA_REQUEST_V4 = S(*METADATA_REQUEST_V1.fields, F("allow_auto_topic_creation", BOOLEAN))
+_BROKER_V0 = S(F("node_id", INT32), F("host", STRING), F("port", INT32))
+_BROKER_V1 = S(F("node_id", INT32), F("host", STRING), F("port", INT32), F("rack", NULLABLE_STRING))
+_PARTITION_METADATA = S(
+    F("partition_error_code", INT16), F("partition_id", INT32), F("leader", INT32),
+    F("replicas", A(INT32)), F("isr", A(INT32)),
+)  # fmt: skip
+_TOPIC_V0 = S(
+    F("topic_error_code", INT16), F("topic", STRING), F("partition_metadata", A(_PARTITION_METADATA))
+)
+_TOPIC_V1 = S(
+    F("topic_error_code", INT16), F("topic", STRING), F("is_internal", BOOLEAN),
+    F("partition_metadata", A(_PARTITION_METADATA)),
+)  # fmt: skip
+METADATA_RESPONSE_V0 = S(F("brokers", A(_BROKER_V0)), F("topic_metadata", A(_TOPIC_V0)))
+METADATA_RESPONSE_V1 = S(
+    F("brokers", A(_BROKER_V1)), F("controller_id", INT32), F("topic_metadata", A(_TOPIC_V1))
+)
+METADATA_RESPONSE_V2 = S(
+    F("brokers", A(_BROKER_V1)), F("cluster_id", NULLABLE_STRING), F("controller_id", INT32),
+    F("topic_metadata", A(_TOPIC_V1)),
+)  # fmt: skip
+METADATA_RESPONSE_V3 = S(THROTTLE, *METADATA_RESPONSE_V2.fields)
+
+# --- LeaderAndIsr (4), StopReplica (5), UpdateMetadata (6), ControlledShutdown (7): inter-broker ----------------
+_PARTITION_STATE = S(
+    F("topic", STRING), F("partition", INT32), F("controller_epoch", INT32), F("leader", INT32),
+    F("leader_epoch", INT32), F("isr", A(INT32)), F("zk_version", INT32), F("replicas", A(INT32)),
+)  # fmt: skip
+_TP_ERROR = S(F("topic", STRING), F("partition", INT32), ERROR)
+LEADER_AND_ISR_REQUEST_V0 = S(
+    F("controller_id", INT32), F("controller_epoch", INT32), F("partition_states", A(_PARTITION_STATE)),
+    F("live_leaders", A(S(F("id", INT32), F("host", STRING), F("port", INT32)))),
+)  # fmt: skip
+LEADER_AND_ISR_RESPONSE_V0 = S(ERROR, F("partitions", A(_TP_ERROR)))
+STOP_REPLICA_REQUEST_V0 = S(
+    F("controller_id", INT32), F("controller_epoch", INT32), F("delete_partitions", BOOLEAN),
+    F("partitions", A(S(F("topic", STRING), F("partition", INT32)))),
+)  # fmt: skip
+STOP_REPLICA_RESPONSE_V0 = S(ERROR, F("partitions", A(_TP_ERROR)))
+_UM_HEAD = (
+    F("controller_id", INT32),
+    F("controller_epoch", INT32),
+    F("partition_states", A(_PARTITION_STATE)),
+)
+UPDATE_METADATA_REQUEST_V0 = S(
+    *_UM_HEAD, F("live_brokers", A(S(F("id", INT32), F("host", STRING), F("port", INT32))))
+)
+# From v1 a broker lists end points; note port comes before host here, unlike v0 (as in Kafka).
+_END_POINT_V1 = S(F("port", INT32), F("host", STRING), F("security_protocol_type", INT16))
+_END_POINT_V3 = S(
+    F("port", INT32), F("host", STRING), F("listener_name", STRING), F("security_protocol_type", INT16)
+)
+UPDATE_METADATA_REQUEST_V1 = S(
+    *_UM_HEAD, F("live_brokers", A(S(F("id", INT32), F("end_points", A(_END_POINT_V1)))))
+)
+UPDATE_METADATA_REQUEST_V2 = S(
+    *_UM_HEAD,
+    F("live_brokers", A(S(F("id", INT32), F("end_points", A(_END_POINT_V1)), F("rack", NULLABLE_STRING)))),
+)
+UPDATE_METADATA_REQUEST_V3 = S(
+    *_UM_HEAD,
+    F("live_brokers", A(S(F("id", INT32), F("end_points", A(_END_POINT_V3)), F("rack", NULLABLE_STRING)))),
+)
+UPDATE_METADATA_RESPONSE_V0 = S(ERROR)
+CONTROLLED_SHUTDOWN_REQUEST_V1 = S(F("broker_id", INT32))
+CONTROLLED_SHUTDOWN_RESPONSE_V1 = S(
+    ERROR, F("partitions_remaining", A(S(F("topic", STRING), F("partition", INT32))))
+)
+
+# --- OffsetCommit (8), OffsetFetch (9) ----------------------------------------------------------------------
+_OC_P_V0 = S(F("partition", INT32), F("offset", INT64), F("metadata", NULLABLE_STRING))
+_OC_P_V1 = S(F("partition", INT32), F("offset", INT64), F("timestamp", INT64), F("metadata", NULLABLE_STRING))
+OFFSET_COMMIT_REQUEST_V0 = S(
+    F("group_id", STRING), F("topics", A(S(F("topic", STRING), F("partitions", A(_OC_P_V0)))))
+)
+OFFSET_COMMIT_REQUEST_V1 = S(
+    F("group_id", STRING), F("group_generation_id", INT32), F("member_id", STRING),
+    F("topics", A(S(F("topic", STRING), F("partitions", A(_OC_P_V1))))),
+)  # fmt: skip
+OFFSET_COMMIT_REQUEST_V2 = S(
+    F("group_id", STRING), F("group_generation_id", INT32), F("member_id", STRING), F("retention_time", INT64),
+    F("topics", A(S(F("topic", STRING), F("partitions", A(_OC_P_V0))))),
+)  # fmt: skip
+_OC_RESP_TOPIC = S(F("topic", STRING), F("partition_responses", A(S(F("partition", INT32), ERROR))))
+OFFSET_COMMIT_RESPONSE_V0 = S(F("responses", A(_OC_RESP_TOPIC)))
+OFFSET_COMMIT_RESPONSE_V3 = S(THROTTLE, F("responses", A(_OC_RESP_TOPIC)))
+_OF_TOPIC = S(F("topic", STRING), F("partitions", A(S(F("partition", INT32)))))
+OFFSET_FETCH_REQUEST_V0 = S(F("group_id", STRING), F("topics", A(_OF_TOPIC)))
+OFFSET_FETCH_REQUEST_V2 = S(
+    F("group_id", STRING), F("topics", A(_OF_TOPIC, nullable=True), "null: every partition")
+)
+_OF_RESP_TOPIC = S(
+    F("topic", STRING),
+    F(
+        "partition_responses",
+        A(S(F("partition", INT32), F("offset", INT64), F("metadata", NULLABLE_STRING), ERROR)),
+    ),
+)
+OFFSET_FETCH_RESPONSE_V0 = S(F("responses", A(_OF_RESP_TOPIC)))
+OFFSET_FETCH_RESPONSE_V2 = S(F("responses", A(_OF_RESP_TOPIC)), ERROR)
+OFFSET_FETCH_RESPONSE_V3 = S(THROTTLE, F("responses", A(_OF_RESP_TOPIC)), ERROR)
+
+# --- FindCoordinator (10) ------------------------------------------------------------------------------------
+FIND_COORDINATOR_REQUEST_V0 = S(F("group_id", STRING))
+FIND_COORDINATOR_REQUEST_V1 = S(
+    F("coordinator_key", STRING), F("coordinator_type", INT8, "0 group, 1 transaction")
+)
+_COORDINATOR = S(F("node_id", INT32), F("host", STRING), F("port", INT32))
+FIND_COORDINATOR_RESPONSE_V0 = S(ERROR, F("coordinator", _COORDINATOR))
+FIND_COORDINATOR_RESPONSE_V1 = S(
+    THROTTLE, ERROR, F("error_message", NULLABLE_STRING), F("coordinator", _COORDINATOR)
+)
+
+# --- JoinGroup (11), Heartbeat (12), LeaveGroup (13), SyncGroup (14), DescribeGroups (15), ListGroups (16) ----
+_JOIN_PROTOCOL = S(F("protocol_name", STRING), F("protocol_metadata", BYTES))
+JOIN_GROUP_REQUEST_V0 = S(
+    F("group_id", STRING), F("session_timeout", INT32), F("member_id", STRING), F("protocol_type", STRING),
+    F("group_protocols", A(_JOIN_PROTOCOL)),
+)  # fmt: skip
+JOIN_GROUP_REQUEST_V1 = S(
+    F("group_id", STRING), F("session_timeout", INT32), F("rebalance_timeout", INT32), F("member_id", STRING),
+    F("protocol_type", STRING), F("group_protocols", A(_JOIN_PROTOCOL)),
+)  # fmt: skip
+_JOIN_BODY = (
+    ERROR, F("generation_id", INT32), F("group_protocol", STRING), F("leader_id", STRING), F("member_id", STRING),
+    F("members", A(S(F("member_id", STRING), F("member_metadata", BYTES)))),
+)  # fmt: skip
+JOIN_GROUP_RESPONSE_V0 = S(*_JOIN_BODY)
+JOIN_GROUP_RESPONSE_V2 = S(THROTTLE, *_JOIN_BODY)
+HEARTBEAT_REQUEST_V0 = S(F("group_id", STRING), F("group_generation_id", INT32), F("member_id", STRING))
+HEARTBEAT_RESPONSE_V0 = S(ERROR)
+HEARTBEAT_RESPONSE_V1 = S(THROTTLE, ERROR)
+LEAVE_GROUP_REQUEST_V0 = S(F("group_id", STRING), F("member_id", STRING))
+SYNC_GROUP_REQUEST_V0 = S(
+    F("group_id", STRING), F("generation_id", INT32), F("member_id", STRING),
+    F("group_assignment", A(S(F("member_id", STRING), F("member_assignment", BYTES)))),
+)  # fmt: skip
+SYNC_GROUP_RESPONSE_V0 = S(ERROR, F("member_assignment", BYTES))
+SYNC_GROUP_RESPONSE_V1 = S(THROTTLE, ERROR, F("member_assignment", BYTES))
+DESCRIBE_GROUPS_REQUEST_V0 = S(F("group_ids", A(STRING)))
+_MEMBER = S(
+    F("member_id", STRING), F("client_id", STRING), F("client_host", STRING),
+    F("member_metadata", BYTES), F("member_assignment", BYTES),
+)  # fmt: skip
+_GROUP = S(
+    ERROR, F("group_id", STRING), F("state", STRING), F("protocol_type", STRING), F("protocol", STRING),
+    F("members", A(_MEMBER)),
+)  # fmt: skip
+DESCRIBE_GROUPS_RESPONSE_V0 = S(F("groups", A(_GROUP)))
+DESCRIBE_GROUPS_RESPONSE_V1 = S(THROTTLE, F("groups", A(_GROUP)))
+LIST_GROUPS_REQUEST_V0 = S()
+_LISTED_GROUP = S(F("group_id", STRING), F("protocol_type", STRING))
+LIST_GROUPS_RESPONSE_V0 = S(ERROR, F("groups", A(_LISTED_GROUP)))
+LIST_GROUPS_RESPONSE_V1 = S(THROTTLE, ERROR, F("groups", A(_LISTED_GROUP)))
+
+# --- ApiVersions (18) ----------------------------------------------------------------------------------------
+API_VERSIONS_REQUEST_V0 = S()
+_API_VERSION = S(F("api_key", INT16), F("min_version", INT16), F("max_version", INT16))
+API_VERSIONS_RESPONSE_V0 = S(ERROR, F("api_versions", A(_API_VERSION)))
+API_VERSIONS_RESPONSE_V1 = S(ERROR, F("api_versions", A(_API_VERSION)), THROTTLE)
+
+# --- CreateTopics (19), DeleteTopics (20) -----------------------------------------------------------------------
+_CREATE_TOPIC = S(
+    F("topic", STRING),
+    F("num_partitions", INT32, "-1 when replica_assignment is given."),
+    F("replication_factor", INT16, "-1 when replica_assignment is given."),
+    F("replica_assignment", A(S(F("partition_id", INT32), F("replicas", A(INT32))))),
+    F("config_entries", A(S(F("config_name", STRING), F("config_value", NULLABLE_STRING)))),
+)
+CREATE_TOPICS_REQUEST_V0 = S(F("create_topic_requests", A(_CREATE_TOPIC)), F("timeout", INT32))
+CREATE_TOPICS_REQUEST_V1 = S(*CREATE_TOPICS_REQUEST_V0.fields, F("validate_only", BOOLEAN))
+_TOPIC_ERROR_CODE = S(F("topic", STRING), ERROR)
+_TOPIC_ERROR = S(F("topic", STRING), ERROR, F("error_message", NULLABLE_STRING))
+CREATE_TOPICS_RESPONSE_V0 = S(F("topic_errors", A(_TOPIC_ERROR_CODE)))
+CREATE_TOPICS_RESPONSE_V1 = S(F("topic_errors", A(_TOPIC_ERROR)))
+CREATE_TOPICS_RESPONSE_V2 = S(THROTTLE, F("topic_errors", A(_TOPIC_ERROR)))
+DELETE_TOPICS_REQUEST_V0 = S(F("topics", A(STRING)), F("timeout", INT32))
+DELETE_TOPICS_RESPONSE_V0 = S(F("topic_error_codes", A(_TOPIC_ERROR_CODE)))
+DELETE_TOPICS_RESPONSE_V1 = S(THROTTLE, F("topic_error_codes", A(_TOPIC_ERROR_CODE)))
+
+# --- InitProducerId (22), OffsetsForLeaderEpoch (23) ---------------------------------------------------------------
+INIT_PRODUCER_ID_REQUEST_V0 = S(F("transactional_id", NULLABLE_STRING), F("transaction_timeout_ms", INT32))
+INIT_PRODUCER_ID_RESPONSE_V0 = S(THROTTLE, ERROR, F("producer_id", INT64), F("producer_epoch", INT16))
+_OFLE_REQ_TOPIC = S(
+    F("topic", STRING), F("partitions", A(S(F("partition_id", INT32), F("leader_epoch", INT32))))
+)
+OFFSETS_FOR_LEADER_EPOCH_REQUEST_V0 = S(F("topics", A(_OFLE_REQ_TOPIC)))
+_OFLE_RESP_TOPIC = S(
+    F("topic", STRING), F("partitions", A(S(ERROR, F("partition_id", INT32), F("end_offset", INT64))))
+)
+OFFSETS_FOR_LEADER_EPOCH_RESPONSE_V0 = S(F("topics", A(_OFLE_RESP_TOPIC)))
+
+# api key -> schemas by version (None for a version kafka_lite does not speak, e.g. ControlledShutdown v0).
+# --8<-- [start:tables]
+REQUESTS: dict[int, list[Schema | None]] = {
+    0: [PRODUCE_REQUEST_V0, PRODUCE_REQUEST_V0, PRODUCE_REQUEST_V0, PRODUCE_REQUEST_V3],
+    1: [
+        FETCH_REQUEST_V0,
+        FETCH_REQUEST_V0,
+        FETCH_REQUEST_V0,
+        FETCH_REQUEST_V3,
+        FETCH_REQUEST_V4,
+        FETCH_REQUEST_V5,
+    ],
+    2: [LIST_OFFSETS_REQUEST_V0, LIST_OFFSETS_REQUEST_V1, LIST_OFFSETS_REQUEST_V2],
+    3: [METADATA_REQUEST_V0] + [METADATA_REQUEST_V1] * 3 + [METADATA_REQUEST_V4],
+    4: [LEADER_AND_ISR_REQUEST_V0],
+    5: [STOP_REPLICA_REQUEST_V0],
+    6: [
+        UPDATE_METADATA_REQUEST_V0,
+        UPDATE_METADATA_REQUEST_V1,
+        UPDATE_METADATA_REQUEST_V2,
+        UPDATE_METADATA_REQUEST_V3,
+    ],
+    7: [None, CONTROLLED_SHUTDOWN_REQUEST_V1],
+    8: [
+        OFFSET_COMMIT_REQUEST_V0,
+        OFFSET_COMMIT_REQUEST_V1,
+        OFFSET_COMMIT_REQUEST_V2,
+        OFFSET_COMMIT_REQUEST_V2,
+    ],
+    9: [OFFSET_FETCH_REQUEST_V0, OFFSET_FETCH_REQUEST_V0, OFFSET_FETCH_REQUEST_V2, OFFSET_FETCH_REQUEST_V2],
+    10: [FIND_COORDINATOR_REQUEST_V0, FIND_COORDINATOR_REQUEST_V1],
+    11: [JOIN_GROUP_REQUEST_V0, JOIN_GROUP_REQUEST_V1, JOIN_GROUP_REQUEST_V1],
+    12: [HEARTBEAT_REQUEST_V0, HEARTBEAT_REQUEST_V0],
+    13: [LEAVE_GROUP_REQUEST_V0, LEAVE_GROUP_REQUEST_V0],
+    14: [SYNC_GROUP_REQUEST_V0, SYNC_GROUP_REQUEST_V0],
+    15: [DESCRIBE_GROUPS_REQUEST_V0, DESCRIBE_GROUPS_REQUEST_V0],
+    16: [LIST_GROUPS_REQUEST_V0, LIST_GROUPS_REQUEST_V0],
+    18: [API_VERSIONS_REQUEST_V0] * 3,
+    19: [CREATE_TOPICS_REQUEST_V0, CREATE_TOPICS_REQUEST_V1, CREATE_TOPICS_REQUEST_V1],
+    20: [DELETE_TOPICS_REQUEST_V0, DELETE_TOPICS_REQUEST_V0],
+    22: [INIT_PRODUCER_ID_REQUEST_V0, INIT_PRODUCER_ID_REQUEST_V0],
+    23: [OFFSETS_FOR_LEADER_EPOCH_REQUEST_V0],
+}
+RESPONSES: dict[int, list[Schema | None]] = {
+    0: [PRODUCE_RESPONSE_V0, PRODUCE_RESPONSE_V1, PRODUCE_RESPONSE_V2, PRODUCE_RESPONSE_V2],
+    1: [
+        FETCH_RESPONSE_V0,
+        FETCH_RESPONSE_V1,
+        FETCH_RESPONSE_V1,
+        FETCH_RESPONSE_V1,
+        FETCH_RESPONSE_V4,
+        FETCH_RESPONSE_V5,
+    ],
+    2: [LIST_OFFSETS_RESPONSE_V0, LIST_OFFSETS_RESPONSE_V1, LIST_OFFSETS_RESPONSE_V2],
+    3: [
+        METADATA_RESPONSE_V0,
+        METADATA_RESPONSE_V1,
+        METADATA_RESPONSE_V2,
+        METADATA_RESPONSE_V3,
+        METADATA_RESPONSE_V3,
+    ],
+    4: [LEADER_AND_ISR_RESPONSE_V0],
+    5: [STOP_REPLICA_RESPONSE_V0],
+    6: [UPDATE_METADATA_RESPONSE_V0] * 4,
+    7: [None, CONTROLLED_SHUTDOWN_RESPONSE_V1],
+    8: [OFFSET_COMMIT_RESPONSE_V0] * 3 + [OFFSET_COMMIT_RESPONSE_V3],
+    9: [
+        OFFSET_FETCH_RESPONSE_V0,
+        OFFSET_FETCH_RESPONSE_V0,
+        OFFSET_FETCH_RESPONSE_V2,
+        OFFSET_FETCH_RESPONSE_V3,
+    ],
+    10: [FIND_COORDINATOR_RESPONSE_V0, FIND_COORDINATOR_RESPONSE_V1],
+    11: [JOIN_GROUP_RESPONSE_V0, JOIN_GROUP_RESPONSE_V0, JOIN_GROUP_RESPONSE_V2],
+    12: [HEARTBEAT_RESPONSE_V0, HEARTBEAT_RESPONSE_V1],
+    13: [HEARTBEAT_RESPONSE_V0, HEARTBEAT_RESPONSE_V1],  # LeaveGroup answers just an error code, as Heartbeat
+    14: [SYNC_GROUP_RESPONSE_V0, SYNC_GROUP_RESPONSE_V1],
+    15: [DESCRIBE_GROUPS_RESPONSE_V0, DESCRIBE_GROUPS_RESPONSE_V1],
+    16: [LIST_GROUPS_RESPONSE_V0, LIST_GROUPS_RESPONSE_V1],
+    18: [API_VERSIONS_RESPONSE_V0, API_VERSIONS_RESPONSE_V1, API_VERSIONS_RESPONSE_V1],
+    19: [CREATE_TOPICS_RESPONSE_V0, CREATE_TOPICS_RESPONSE_V1, CREATE_TOPICS_RESPONSE_V2],
+    20: [DELETE_TOPICS_RESPONSE_V0, DELETE_TOPICS_RESPONSE_V1],
+    22: [INIT_PRODUCER_ID_RESPONSE_V0, INIT_PRODUCER_ID_RESPONSE_V0],
+    23: [OFFSETS_FOR_LEADER_EPOCH_RESPONSE_V0],
+}
+# --8<-- [end:tables]
