@@ -239,7 +239,8 @@ OFFSET_COMMIT_REQUEST_V2 = S(
 _OC_RESP_TOPIC = S(F("topic", STRING), F("partition_responses", A(S(F("partition", INT32), ERROR))))
 OFFSET_COMMIT_RESPONSE_V0 = S(F("responses", A(_OC_RESP_TOPIC)))
 OFFSET_COMMIT_RESPONSE_V3 = S(THROTTLE, F("responses", A(_OC_RESP_TOPIC)))
-_OF_TOPIC = S(F("topic", STRING), F("partitions", A(S(F("partition", INT32)))))
+# Kafka 0.11 wraps each partition id in a one-field struct; the bytes are those of a plain INT32 array.
+_OF_TOPIC = S(F("topic", STRING), F("partitions", A(INT32)))
 OFFSET_FETCH_REQUEST_V0 = S(F("group_id", STRING), F("topics", A(_OF_TOPIC)))
 OFFSET_FETCH_REQUEST_V2 = S(
     F("group_id", STRING), F("topics", A(_OF_TOPIC, nullable=True), "null: every partition")

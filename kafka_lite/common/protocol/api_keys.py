@@ -1,0 +1,84 @@
+"""The API keys: one number per request type, with the versions kafka_lite speaks for each.
+
+Mirrors: org.apache.kafka.common.protocol.ApiKeys (clients/.../common/protocol/ApiKeys.java, Kafka 0.11.0)
+Book:    chapter 2 (KafkaApis.handle switches on the request's api key)
+Differs: names are the current protocol's (FindCoordinator, not 0.10's GroupCoordinator).
+
+The version range of each API is read off the schema tables in ``messages.py``, never typed
+twice: the lowest version with a schema is the oldest, the last is the newest.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from kafka_lite.common.protocol.messages import REQUESTS, RESPONSES
+from kafka_lite.common.protocol.types import Schema
+
+
+class ApiKeys(enum.IntEnum):
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
+    METADATA = 3
+    LEADER_AND_ISR = 4
+    STOP_REPLICA = 5
+    UPDATE_METADATA = 6
+    CONTROLLED_SHUTDOWN = 7
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
+    API_VERSIONS = 18
+    CREATE_TOPICS = 19
+    DELETE_TOPICS = 20
+    INIT_PRODUCER_ID = 22
+    OFFSETS_FOR_LEADER_EPOCH = 23
+
+    @property
+    def api_name(self) -> str:
+        """CamelCase, as Kafka's docs and the clients' logs name it (``ListOffsets``)."""
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
+    @property
+    def inter_broker(self) -> bool:
+        """Sent only between brokers (by the controller or a follower), never by a client."""
+        return self in _INTER_BROKER
+
+    @property
+    def oldest_version(self) -> int:
+        return next(v for v, s in enumerate(REQUESTS[self]) if s is not None)
+
+    @property
+    def latest_version(self) -> int:
+        return len(REQUESTS[self]) - 1
+
+    def is_version_supported(self, version: int) -> bool:
+        return self.oldest_version <= version <= self.latest_version and REQUESTS[self][version] is not None
+
+    def request_schema(self, version: int) -> Schema:
+        return REQUESTS[self][version]
+
+    def response_schema(self, version: int) -> Schema:
+        return RESPONSES[self][version]
+
+    @classmethod
+    def for_id(cls, api_key: int) -> ApiKeys | None:
+        try:
+            return cls(api_key)
+        except ValueError:
+            return None
+
+
+_INTER_BROKER = {
+    ApiKeys.LEADER_AND_ISR,
+    ApiKeys.STOP_REPLICA,
+    ApiKeys.UPDATE_METADATA,
+    ApiKeys.CONTROLLED_SHUTDOWN,
+    ApiKeys.OFFSETS_FOR_LEADER_EPOCH,
+}
