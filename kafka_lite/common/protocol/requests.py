@@ -1,0 +1,94 @@
+"""Request and response framing: the header, the body, and the checks a broker makes first.
+
+Mirrors: org.apache.kafka.common.requests.RequestHeader, ResponseHeader and AbstractRequest.parse
+         (clients/.../common/requests/, Kafka 0.11.0); kafka.network.RequestChannel.Request
+Book:    chapter 2, 2.3 (the server reads a size-prefixed frame, then the header tells it how to
+         read the rest)
+
+A frame on the wire is ``int32 size`` + header + body. This module handles what follows the size:
+it reads the header (request header v1: api key, version, correlation id, client id), checks that
+the api key and version are ones kafka_lite speaks, and decodes the body with that version's
+schema. Each failure is a typed error that a broker turns into a closed connection and one
+warning line (as Kafka's ``SocketServer`` does), never a traceback.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.messages import REQUEST_HEADER, RESPONSE_HEADER
+from kafka_lite.common.protocol.types import Reader, SchemaException, decode, encode
+
+_HEADER_FIXED = struct.Struct(">hhi")
+
+
+class UnknownApiKeyException(SchemaException):
+    """The request names an API kafka_lite does not have."""
+
+
+class UnsupportedVersionException(SchemaException):
+    """The request uses a version of the API that kafka_lite does not speak."""
+
+
+@dataclass(frozen=True)
+class RequestHeader:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None = ""
+
+    @property
+    def api(self) -> ApiKeys | None:
+        return ApiKeys.for_id(self.api_key)
+
+    def encode(self) -> bytes:
+        return encode(REQUEST_HEADER, self.__dict__)
+
+
+def parse_request_header(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, int]:
+    """Read the header at the start of ``frame``; return it and where the body starts."""
+    r = Reader(frame)
+    value = REQUEST_HEADER.read(r)
+    return RequestHeader(
+        value["api_key"], value["api_version"], value["correlation_id"], value["client_id"]
+    ), r.pos
+
+
+def parse_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, dict[str, Any]]:
+    """Header and body of a request frame (size prefix already removed), validated end to end."""
+    header, body_start = parse_request_header(frame)
+    api = header.api
+    if api is None:
+        raise UnknownApiKeyException(f"unknown api key {header.api_key}", field="api_key", position=0)
+    if not api.is_version_supported(header.api_version):
+        raise UnsupportedVersionException(
+            f"{api.api_name} v{header.api_version} is not supported (versions "
+            f"{api.oldest_version}-{api.latest_version})",
+            field="api_version",
+            position=2,
+        )
+    body = decode(api.request_schema(header.api_version), frame, body_start)
+    return header, body
+
+
+def encode_request(header: RequestHeader, body: dict[str, Any]) -> bytes:
+    api = ApiKeys(header.api_key)
+    return header.encode() + encode(api.request_schema(header.api_version), body)
+
+
+def encode_response(api: ApiKeys, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
+    return encode(RESPONSE_HEADER, {"correlation_id": correlation_id}) + encode(
+        api.response_schema(version), body
+    )
+
+
+def parse_response(
+    api: ApiKeys, version: int, frame: bytes | bytearray | memoryview
+) -> tuple[int, dict[str, Any]]:
+    """Correlation id and body of a response frame for a request of ``api`` at ``version``."""
+    r = Reader(frame)
+    correlation_id = RESPONSE_HEADER.read(r)["correlation_id"]
+    return correlation_id, decode(api.response_schema(version), frame, r.pos)
