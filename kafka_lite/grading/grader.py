@@ -1,0 +1,110 @@
+"""Grade a lab: run its tests with the student's files in place of the reference modules.
+
+No Kafka twin: modelled on MIT 6.1810's gradelib (points per test, a score table, exit code).
+
+How the student's files replace the reference without touching the checkout: the whole
+``kafka_lite`` package is copied to a temporary *overlay*, the lab's files are overwritten there
+with the student's versions, and pytest runs in a subprocess whose ``PYTHONPATH`` puts the
+overlay first, so ``import kafka_lite`` finds it before the installed (editable) package. The
+lab's tests and everything else come from the reference.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafka_lite.grading.labs import PACKAGE_ROOT, REPO_ROOT, Lab, LabError
+
+TEST_TIMEOUT_S = 60  # per test: a student's infinite loop must not hang grading
+
+
+@dataclass(frozen=True)
+class TestResult:
+    test: str
+    points: int
+    passed: bool
+    error_type: str | None
+    error: str
+
+
+@dataclass(frozen=True)
+class GradeReport:
+    lab: Lab
+    results: tuple[TestResult, ...]
+    pytest_exit: int
+    output: str  # pytest's own output, for when something went wrong before any test ran
+
+    @property
+    def earned(self) -> int:
+        return sum(r.points for r in self.results if r.passed)
+
+    @property
+    def total(self) -> int:
+        return sum(r.points for r in self.results)
+
+    @property
+    def full_marks(self) -> bool:
+        return bool(self.results) and self.earned == self.total
+
+    @property
+    def collection_failed(self) -> bool:
+        """pytest could not even run the tests (an import error in a lab test file, no tests)."""
+        return not self.results or self.pytest_exit not in (0, 1)
+
+
+def grade(
+    lab: Lab, workspace: Path | None, repo_root: Path = REPO_ROOT, package_root: Path = PACKAGE_ROOT
+) -> GradeReport:
+    """Run lab ``lab``'s tests against the student's files in ``workspace`` (None: the reference)."""
+    with tempfile.TemporaryDirectory(prefix=f"kafka-lite-grade-{lab.number}-") as tmp:
+        tmp_path = Path(tmp)
+        overlay = tmp_path / "overlay"
+        shutil.copytree(
+            package_root, overlay / package_root.name, ignore=shutil.ignore_patterns("__pycache__")
+        )
+        if workspace is not None:
+            for rel in lab.files:
+                student = workspace / rel
+                if not student.is_file():
+                    raise LabError(
+                        f"{student} is missing: run `kafka-lite lab start {lab.number}` to create it"
+                    )
+                shutil.copyfile(student, overlay / rel)
+        report_path = tmp_path / "report.json"
+        # The reporting plugin is copied beside the overlay under its own name, so it loads even when
+        # the overlay's package is not kafka_lite's (the machinery's own tests grade a toy package).
+        plugin_dir = tmp_path / "plugin"
+        plugin_dir.mkdir()
+        shutil.copyfile(
+            Path(__file__).with_name("pytest_plugin.py"), plugin_dir / "kafka_lite_grade_plugin.py"
+        )
+        path = [str(overlay), str(plugin_dir), os.environ.get("PYTHONPATH", "")]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(p for p in path if p),
+            "KAFKA_LITE_LAB": str(lab.number),
+            "KAFKA_LITE_GRADE_REPORT": str(report_path),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        cmd = [
+            sys.executable, "-m", "pytest", str(lab.directory), "-q", "--tb=short", "-p", "no:cacheprovider",
+            "-p", "kafka_lite_grade_plugin", "-p", "no:nbmake", "-o", "addopts=",
+            f"--timeout={TEST_TIMEOUT_S}", "--rootdir", str(repo_root), "-c", str(repo_root / "pyproject.toml"),
+            "--import-mode=importlib",
+        ]  # fmt: skip
+        # Run from the temp dir with importlib imports: ``python -m`` would put the working directory,
+        # and pytest's default import mode each conftest's directory, on sys.path *ahead* of the
+        # overlay, and the reference package in the checkout would shadow the student's files.
+        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+        results: tuple[TestResult, ...] = ()
+        if report_path.exists():
+            data = json.loads(report_path.read_text(encoding="utf-8"))
+            results = tuple(TestResult(**r) for r in data["results"])
+        return GradeReport(lab, results, proc.returncode, proc.stdout + proc.stderr)

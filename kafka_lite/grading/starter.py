@@ -1,0 +1,103 @@
+"""Make a lab's starter code from the reference: each solution region becomes a NotImplementedError.
+
+No Kafka twin: the starter generator of kafka_lite's labs (one source of truth: the reference).
+
+A region is a run of lines inside a function body::
+
+    def lookup(self, target):
+        # BEGIN SOLUTION
+        ...the reference implementation...
+        # END SOLUTION
+
+and becomes ``raise NotImplementedError("Lab 2: implement OffsetIndex.lookup (see labs/...)")`` at
+the same indentation. Regions must pair up, must not nest, and must sit inside a function, so
+the generated module always imports: a student's first failure is the lab's own error, never a
+syntax or import error.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+BEGIN = "# BEGIN SOLUTION"
+END = "# END SOLUTION"
+
+
+class RegionError(Exception):
+    """A malformed solution region; the message names the file and line."""
+
+
+def find_regions(source: str, path: str = "<source>") -> list[tuple[int, int]]:
+    """``(begin_line, end_line)`` pairs (1-based, the marker lines themselves)."""
+    regions, begin = [], None
+    for n, line in enumerate(source.splitlines(), start=1):
+        marker = line.strip()
+        if marker == BEGIN:
+            if begin is not None:
+                raise RegionError(f"{path}:{n}: BEGIN SOLUTION inside the region opened at line {begin}")
+            begin = n
+        elif marker == END:
+            if begin is None:
+                raise RegionError(f"{path}:{n}: END SOLUTION without a BEGIN SOLUTION")
+            regions.append((begin, n))
+            begin = None
+    if begin is not None:
+        raise RegionError(f"{path}:{begin}: BEGIN SOLUTION is never closed")
+    return regions
+
+
+def _enclosing_functions(tree: ast.AST) -> list[tuple[int, int, str]]:
+    """``(first_line, last_line, qualname)`` of every function, methods as ``Class.method``."""
+    found: list[tuple[int, int, str]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = f"{prefix}{child.name}"
+                found.append((child.lineno, child.end_lineno or child.lineno, name))
+                visit(child, name + ".")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return found
+
+
+def make_starter(source: str, lab_number: int, handout: str, path: str = "<source>") -> str:
+    """The starter version of ``source``: every region replaced by the lab's NotImplementedError."""
+    regions = find_regions(source, path)
+    functions = _enclosing_functions(ast.parse(source, filename=path))
+    lines = source.splitlines(keepends=True)
+    for begin, end in reversed(regions):
+        # The END marker may follow the function's last statement (comments are not in the AST),
+        # so a region belongs to the innermost function whose body contains its BEGIN line.
+        inside = [f for f in functions if f[0] < begin <= f[1]]
+        if not inside:
+            raise RegionError(f"{path}:{begin}: a solution region must be inside a function body")
+        qualname = max(inside, key=lambda f: f[0])[2]  # the innermost function
+        indent = lines[begin - 1][: len(lines[begin - 1]) - len(lines[begin - 1].lstrip())]
+        message = f"Lab {lab_number}: implement {qualname} (see {handout})"
+        lines[begin - 1 : end] = [f"{indent}raise NotImplementedError({message!r})\n"]
+    starter = "".join(lines)
+    compile(starter, path, "exec")  # the starter must at least parse
+    return starter
+
+
+def write_starter(lab, repo_root: Path, workspace: Path) -> list[Path]:
+    """Write the lab's starter files under ``workspace`` at their repo-relative paths."""
+    handout = f"labs/{lab.slug}/README.md"
+    # Generate every starter before writing any, so a bad region leaves no half-made workspace.
+    starters = {
+        rel: make_starter((repo_root / rel).read_text(encoding="utf-8"), lab.number, handout, rel)
+        for rel in lab.files
+    }
+    written = []
+    for rel, text in starters.items():
+        target = workspace / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    return written
