@@ -51,9 +51,21 @@ def test_notebooks_are_executed_into_pages(site):
 
 
 def test_snippet_markers_named_in_guides_exist():
+    found = 0
     for guide in (ROOT / "chapters").glob("*/index.md"):
-        for path, section in re.findall(r'--8<-- "([^":]+):([^"]+)"', guide.read_text(encoding="utf-8")):
+        text = guide.read_text(encoding="utf-8")
+        # A formatter once rewrote these lines as Python ("--8 < --"); such a line includes nothing.
+        assert not re.search(r"--8\s+<", text), f"{guide}: a mangled snippet line"
+        for path, section in re.findall(r'--8<-- "([^":]+):([^"]+)"', text):
             source = (ROOT / path).read_text(encoding="utf-8")
             assert f"[start:{section}]" in source and f"[end:{section}]" in source, (
                 f"{guide}: {path}:{section}"
             )
+            found += 1
+    assert found >= 10, f"only {found} snippets found in the guides"
+
+
+def test_snippets_bring_the_code_into_the_page(site):
+    page = (site / "chapters" / "ch06_storage" / "index.html").read_text(encoding="utf-8")
+    for name in ("append", "ensure_valid", "_index_slot_for", "should_retain"):
+        assert f'<span class="nf">{name}</span>' in page, f"the code of {name} is not on the storage page"
