@@ -24,9 +24,10 @@ lint: bootstrap
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-# One tier at a time: `make unit`, `make docs`, ...
+# One tier at a time: `make unit`, `make docs`, ... A tier with no tests yet (pytest's exit code 5)
+# says so and succeeds, so the targets exist before the layers they test.
 unit integration compat spark notebooks docs browser labs: bootstrap
-	$(PYTEST) -m $@
+	@$(PYTEST) -m $@; rc=$$?; if [ $$rc = 5 ]; then echo "no $@ tests yet"; else exit $$rc; fi
 
 docs-serve: bootstrap
 	$(VENV)/bin/kafka-lite docs serve
