@@ -66,7 +66,7 @@ LATEST_TIMESTAMP = -1
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 
 
-@dataclass
+@dataclass(slots=True)  # one per append: slots make it cheaper to create and use
 class LogAppendInfo:
     """What an append learned and did (Kafka's ``LogAppendInfo``)."""
 
@@ -272,7 +272,9 @@ class Log:
                 )
             segment = self._maybe_roll(info.valid_bytes, info.max_timestamp)
             segment.append(info.first_offset, info.max_timestamp, info.offset_of_max_timestamp, pieces)
-            self._update_log_end_offset(info.last_offset + 1)
+            self._next_offset_metadata = LogOffsetMetadata(
+                info.last_offset + 1, segment.base_offset, segment.log.size_in_bytes()
+            )
             if self.unflushed_messages() >= self.config.flush_interval:
                 self.flush()
             return info
@@ -381,12 +383,13 @@ class Log:
         (less jitter), or has a full index."""
         segment = self.active_segment
         now = self.time.milliseconds()
+        size = segment.size_in_bytes()
         reached_roll_ms = (
             segment.time_waited_for_roll(now, max_timestamp) > self.config.segment_ms - segment.roll_jitter_ms
         )
         if (
-            segment.size_in_bytes() > self.config.segment_size - batch_size
-            or (segment.size_in_bytes() > 0 and reached_roll_ms)
+            size > self.config.segment_size - batch_size
+            or (size > 0 and reached_roll_ms)
             or segment.index.is_full()
             or segment.time_index.is_full()
         ):

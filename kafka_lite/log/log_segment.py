@@ -107,7 +107,10 @@ class LogSegment:
         # BEGIN SOLUTION
         # ``records`` is a MemoryRecords, or a list of buffers to gather-write (see Log.append).
         data = records if isinstance(records, list) else records.buffer()
-        size = sum(len(p) for p in data) if isinstance(data, list) else len(data)
+        if not isinstance(data, list):
+            size = len(data)
+        else:
+            size = len(data[0]) if len(data) == 1 else sum(len(p) for p in data)
         if size == 0:
             return
         physical_position = self.log.size_in_bytes()

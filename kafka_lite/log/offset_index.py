@@ -76,7 +76,7 @@ class OffsetIndex(AbstractIndex):
     def append(self, offset: int, position: int) -> None:
         """Add an entry; offsets must increase and fit in 32 bits relative to the base."""
         with self._lock:
-            if self.is_full():
+            if self._entries >= self._max_entries:  # is_full(), inline: this runs on every append
                 raise InvalidOffsetException(f"Attempt to append to a full index (size = {self._entries}).")
             if self._entries > 0 and offset <= self._last_offset:
                 raise InvalidOffsetException(

@@ -59,7 +59,7 @@ class TimeIndex(AbstractIndex):
     def maybe_append(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
         """Add ``(timestamp, offset)`` if ``timestamp`` is larger than the last entry's."""
         with self._lock:
-            if not skip_full_check and self.is_full():
+            if not skip_full_check and self._entries >= self._max_entries - 1:  # is_full(), inline
                 raise InvalidOffsetException(
                     f"Attempt to append to a full time index (size = {self._entries})."
                 )
