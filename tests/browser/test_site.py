@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
 import shutil
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+
+from tests.docs.site import build_site
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,13 +20,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = build_site(tmp_path_factory.mktemp("site"))
     handler = functools.partial(_QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -3,13 +3,12 @@ executing the chapter notebooks and drawing the diagrams from the code."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.docs.site import build_site
 
 pytestmark = pytest.mark.docs
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,14 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return out
+    return build_site(tmp_path_factory.mktemp("site"))
 
 
 def test_every_chapter_has_a_page(site):
