@@ -71,11 +71,6 @@ def _rows(ours, value, wire, theirs, theirs_tuple):
     return [
         ("encode", lambda: encode(ours, value), lambda: theirs.encode(theirs_tuple)),
         ("decode", lambda: decode(ours, wire), lambda: theirs.decode(io.BytesIO(wire))),
-        (
-            "decode (copying)",
-            lambda: as_tuple(ours, decode(ours, wire)),
-            lambda: theirs.decode(io.BytesIO(wire)),
-        ),
     ]
 
 
