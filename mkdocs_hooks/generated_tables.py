@@ -1,0 +1,41 @@
+"""MkDocs hook: fill ``<!-- generated: NAME -->`` markers in guides with tables drawn from the code.
+
+No Kafka twin: docs tooling. A table of what the code supports (API versions, config defaults) is
+generated at build time from the code's own data, so the docs cannot fall out of step with it.
+"""
+
+from __future__ import annotations
+
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.types import walk
+from kafka_lite.log.log_config import CONFIG_DEF
+
+
+def api_versions() -> str:
+    rows = ["| key | API | versions | used by | request fields (newest version) |", "|---|---|---|---|---|"]
+    for api in ApiKeys:
+        fields = [
+            path
+            for path, _ in walk(api.request_schema(api.latest_version))
+            if "." not in path and "[]" not in path
+        ]
+        who = "brokers" if api.inter_broker else "clients"
+        rows.append(
+            f"| {api.value} | {api.api_name} | {api.oldest_version}-{api.latest_version} | {who} | {', '.join(fields) or '(empty)'} |"
+        )
+    return "\n".join(rows)
+
+
+def log_configs() -> str:
+    return CONFIG_DEF.to_markdown()
+
+
+TABLES = {"api-versions": api_versions, "log-configs": log_configs}
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    for name, make in TABLES.items():
+        marker = f"<!-- generated: {name} -->"
+        if marker in markdown:
+            markdown = markdown.replace(marker, make())
+    return markdown
