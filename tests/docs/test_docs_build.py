@@ -65,6 +65,8 @@ def test_snippets_bring_the_code_into_the_page(site):
 
 def test_tables_generated_from_the_code(site):
     protocol = (site / "chapters" / "ch02_producer" / "index.html").read_text(encoding="utf-8")
-    assert "InitProducerId" in protocol and "OffsetsForLeaderEpoch" in protocol and "generated:" not in protocol
+    assert (
+        "InitProducerId" in protocol and "OffsetsForLeaderEpoch" in protocol and "generated:" not in protocol
+    )
     storage = (site / "chapters" / "ch06_storage" / "index.html").read_text(encoding="utf-8")
     assert "min.cleanable.dirty.ratio" in storage and "generated:" not in storage
