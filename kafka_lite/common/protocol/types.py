@@ -412,18 +412,17 @@ class _Fail(Exception):
     """Raised inside a generated reader: something is wrong; the plain reader will say what."""
 
 
-class _FastReaderSource:
-    """Writes the source of a schema's generated reader (see ``Schema._compile_fast_reader``)."""
+class _CodeSource:
+    """Shared by the generated reader and writer: named constants and indented source lines."""
 
     def __init__(self, schema: Schema) -> None:
         self.schema = schema
         self.lines: list[str] = []
-        self.env: dict[str, Any] = {
-            "_Fail": _Fail, "_I16": _INT16, "_I32": _INT32, "_unpack_many": struct.unpack_from,
-        }  # fmt: skip
+        self.env: dict[str, Any] = {"_Fail": _Fail, "_I16": _INT16, "_I32": _INT32}
         self.n = 0
 
     def name(self, obj: Any, prefix: str) -> str:
+        """Put ``obj`` in the generated code's globals under a fresh name; return the name."""
         self.n += 1
         key = f"_{prefix}{self.n}"
         self.env[key] = obj
@@ -431,6 +430,14 @@ class _FastReaderSource:
 
     def emit(self, line: str, depth: int) -> None:
         self.lines.append("    " * depth + line)
+
+
+class _FastReaderSource(_CodeSource):
+    """Writes the source of a schema's generated reader (see ``Schema._compile_fast_reader``)."""
+
+    def __init__(self, schema: Schema) -> None:
+        super().__init__(schema)
+        self.env["_unpack_many"] = struct.unpack_from
 
     def build(self) -> tuple[str, dict[str, Any]]:
         self.emit("def read(buf, pos, end):", 0)
@@ -512,7 +519,7 @@ class _FastReaderSource:
             self.emit(f"{v}.append({item})", depth + 1)
 
 
-class _FastWriterSource:
+class _FastWriterSource(_CodeSource):
     """Writes the source of a schema's generated writer (see ``Schema._compile_fast_writer``).
 
     Strings longer than a STRING can hold, nulls where none is allowed, and numbers out of range all
@@ -520,19 +527,8 @@ class _FastWriterSource:
     """
 
     def __init__(self, schema: Schema) -> None:
-        self.schema = schema
-        self.lines: list[str] = []
-        self.env: dict[str, Any] = {"_Fail": _Fail, "_I16": _INT16, "_I32": _INT32, "_pack_many": struct.pack}
-        self.n = 0
-
-    def name(self, obj: Any, prefix: str) -> str:
-        self.n += 1
-        key = f"_{prefix}{self.n}"
-        self.env[key] = obj
-        return key
-
-    def emit(self, line: str, depth: int) -> None:
-        self.lines.append("    " * depth + line)
+        super().__init__(schema)
+        self.env["_pack_many"] = struct.pack
 
     def build(self) -> tuple[str, dict[str, Any]]:
         self.emit("def write(out, value):", 0)
