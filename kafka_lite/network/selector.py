@@ -1,0 +1,212 @@
+"""The selector: many non-blocking connections, one thread, one ``poll`` at a time.
+
+Mirrors: org.apache.kafka.common.network.Selector (clients/.../common/network/Selector.java,
+         Kafka 0.10.1), over Python's ``selectors`` (epoll on Linux) instead of Java NIO
+Book:    chapter 2, 2.1.4 (the selector handling network requests)
+Differs: no staged receives: Kafka 0.10.1 hands out at most one receive per channel per poll and
+         keeps the rest staged; here a channel's read returns at most one complete frame per poll
+         anyway (the next one stays in the socket buffer), which gives the same ordering. No SSL.
+
+``poll(timeout_ms)`` waits for I/O, finishes connects, advances sends and receives, and leaves the
+results in four lists that the caller (``NetworkClient``, or the broker's ``Processor``) reads after
+each poll: ``completed_sends``, ``completed_receives``, ``connected``, ``disconnected``. Nothing is
+returned through callbacks; that is what lets one thread drive everything.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import selectors
+import socket
+
+from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.network.kafka_channel import KafkaChannel
+from kafka_lite.network.transfer import UNLIMITED, InvalidReceiveException, NetworkReceive, NetworkSend
+
+log = logging.getLogger(__name__)
+
+
+class Selector:
+    def __init__(
+        self,
+        max_receive_size: int = UNLIMITED,
+        connections_max_idle_ms: int = 9 * 60 * 1000,
+        time: Time = SYSTEM,
+    ) -> None:
+        self.max_receive_size = max_receive_size
+        self.connections_max_idle_ms = connections_max_idle_ms
+        self.time = time
+        self._selector = selectors.DefaultSelector()
+        self.channels: dict[str, KafkaChannel] = {}
+        self._last_active: dict[str, int] = {}  # insertion order = least recently active first
+        self._registered: set[str] = set()  # channels the OS selector is watching
+        self.completed_sends: list[NetworkSend] = []
+        self.completed_receives: list[NetworkReceive] = []
+        self.connected: list[str] = []
+        self.disconnected: list[str] = []
+        # Woken by ``wakeup()`` from another thread (the producer's send() wakes the Sender's poll).
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+
+    # -- connections ----------------------------------------------------------------------------------------
+
+    def connect(
+        self, channel_id: str, address: tuple[str, int], send_buffer: int = -1, receive_buffer: int = -1
+    ) -> None:
+        """Start a non-blocking connect to ``address``; it completes in a later ``poll``."""
+        if channel_id in self.channels:
+            raise RuntimeError(f"There is already a connection for id {channel_id}")
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if send_buffer > 0:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
+        if receive_buffer > 0:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        code = sock.connect_ex(address)
+        if code not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK):
+            sock.close()
+            raise OSError(code, f"connect to {address} failed immediately")
+        channel = KafkaChannel(channel_id, sock, self.max_receive_size)
+        channel.interest = selectors.EVENT_WRITE  # a connect completes when the socket turns writable
+        self._add(channel)
+
+    def register(self, channel_id: str, sock: socket.socket) -> None:
+        """Adopt an already-connected socket (the broker's processor, after the acceptor hands it over)."""
+        sock.setblocking(False)
+        channel = KafkaChannel(channel_id, sock, self.max_receive_size)
+        channel.connected = True
+        channel.interest = selectors.EVENT_READ
+        self._add(channel)
+
+    def _add(self, channel: KafkaChannel) -> None:
+        self.channels[channel.id] = channel
+        self._touch(channel.id)
+        self._update_interest(channel)
+
+    def close(self, channel_id: str) -> None:
+        channel = self.channels.pop(channel_id, None)
+        self._last_active.pop(channel_id, None)
+        if channel is not None:
+            if channel_id in self._registered:
+                self._selector.unregister(channel.socket)
+                self._registered.discard(channel_id)
+            channel.close()
+
+    def close_all(self) -> None:
+        for channel_id in list(self.channels):
+            self.close(channel_id)
+        self._selector.close()
+        self._wake_r.close()
+        self._wake_w.close()
+
+    # -- I/O ------------------------------------------------------------------------------------------------
+
+    def send(self, send: NetworkSend) -> None:
+        """Queue ``send`` on its channel; it goes out during the following polls."""
+        channel = self.channels.get(send.destination)
+        if channel is None:
+            raise RuntimeError(f"Attempt to send to node {send.destination} with no connection")
+        channel.set_send(send)
+        self._update_interest(channel)
+
+    def mute(self, channel_id: str) -> None:
+        channel = self.channels[channel_id]
+        channel.mute()
+        self._update_interest(channel)
+
+    def unmute(self, channel_id: str) -> None:
+        channel = self.channels[channel_id]
+        channel.unmute()
+        self._update_interest(channel)
+
+    def wakeup(self) -> None:
+        """Make a ``poll`` blocked in another thread return now."""
+        try:
+            self._wake_w.send(b"\x00")
+        except (BlockingIOError, OSError):
+            pass  # a wakeup is already pending
+
+    # --8<-- [start:poll]
+    def poll(self, timeout_ms: int) -> None:
+        """Do whatever I/O is ready (waiting up to ``timeout_ms``), and record what completed."""
+        self.completed_sends.clear()
+        self.completed_receives.clear()
+        self.connected.clear()
+        self.disconnected.clear()
+        events = self._selector.select(max(timeout_ms, 0) / 1000.0)
+        for key, mask in events:
+            channel: KafkaChannel | None = key.data
+            if channel is None:  # the wakeup socket
+                self._drain_wakeups()
+                continue
+            try:
+                self._handle(channel, mask)
+            except (OSError, EOFError, InvalidReceiveException) as e:
+                # Kafka's Selector logs and closes a failing connection; the caller sees it in
+                # ``disconnected`` and fails that connection's in-flight requests.
+                log.warning("Connection with %s disconnected: %s", channel.id, e)
+                self.close(channel.id)
+                self.disconnected.append(channel.id)
+        self._expire_idle_connections()
+
+    # --8<-- [end:poll]
+
+    def _handle(self, channel: KafkaChannel, mask: int) -> None:
+        self._touch(channel.id)
+        if not channel.connected and mask & selectors.EVENT_WRITE:
+            channel.finish_connect()
+            self.connected.append(channel.id)
+            self._update_interest(channel)
+            return
+        if channel.connected and mask & selectors.EVENT_READ and not channel.muted:
+            receive = channel.read()
+            if receive is not None:
+                self.completed_receives.append(receive)
+        if channel.connected and mask & selectors.EVENT_WRITE:
+            send = channel.write()
+            if send is not None:
+                self.completed_sends.append(send)
+        self._update_interest(channel)
+
+    def _update_interest(self, channel: KafkaChannel) -> None:
+        """Tell the OS what this channel now waits for. ``selectors`` cannot watch a socket for no
+        events at all (a muted channel with nothing to send), so such a channel is unregistered until
+        it wants something again."""
+        if channel.id not in self.channels:
+            return
+        registered = channel.id in self._registered
+        if channel.interest and registered:
+            self._selector.modify(channel.socket, channel.interest, channel)
+        elif channel.interest:
+            self._selector.register(channel.socket, channel.interest, channel)
+            self._registered.add(channel.id)
+        elif registered:
+            self._selector.unregister(channel.socket)
+            self._registered.discard(channel.id)
+
+    def _drain_wakeups(self) -> None:
+        try:
+            while self._wake_r.recv(1024):
+                pass
+        except (BlockingIOError, InterruptedError):
+            pass
+
+    # -- idle connections (connections.max.idle.ms) ------------------------------------------------------------
+
+    def _touch(self, channel_id: str) -> None:
+        self._last_active.pop(channel_id, None)
+        self._last_active[channel_id] = self.time.milliseconds()
+
+    def _expire_idle_connections(self) -> None:
+        if self.connections_max_idle_ms < 0:
+            return
+        now = self.time.milliseconds()
+        for channel_id, last in list(self._last_active.items()):
+            if now - last <= self.connections_max_idle_ms:
+                break  # ordered by last activity: the rest are younger
+            log.debug("Closing idle connection %s", channel_id)
+            self.close(channel_id)
+            self.disconnected.append(channel_id)
