@@ -1,0 +1,182 @@
+"""The network client: connections to nodes, requests out, responses matched back to them.
+
+Mirrors: org.apache.kafka.clients.NetworkClient, ClientRequest and ClientResponse
+         (clients/src/main/java/org/apache/kafka/clients/, Kafka 0.10.1)
+Book:    chapter 2, 2.1.3 (the client's network connection objects)
+Differs: node addresses are given (``set_node``) until the Metadata class that discovers them lands;
+         requests carry a callback directly (Kafka wraps it in a RequestCompletionHandler).
+
+One thread calls ``ready``, ``send`` and ``poll``; nothing blocks except ``poll``'s wait for I/O.
+``poll`` turns the selector's results into ``ClientResponse`` objects: a response matched to the
+oldest in-flight request of its node (the correlation id must agree), a request that needed no
+response once its bytes are out (acks=0), or a disconnect that fails every request in flight to that
+node, after which the node is blacked out for ``reconnect.backoff.ms``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_lite.clients.connection_states import ClusterConnectionStates
+from kafka_lite.clients.in_flight_requests import InFlightRequests
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_response
+from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.network.selector import Selector
+from kafka_lite.network.transfer import NetworkSend
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ClientRequest:
+    destination: str
+    api: ApiKeys
+    version: int
+    body: dict[str, Any]
+    expect_response: bool = True
+    callback: Callable[[ClientResponse], None] | None = None
+    correlation_id: int = -1  # assigned by NetworkClient.send
+    created_ms: int = 0
+    send: NetworkSend | None = field(default=None, repr=False)
+
+
+@dataclass
+class ClientResponse:
+    request: ClientRequest
+    received_ms: int
+    body: dict[str, Any] | None = None
+    disconnected: bool = False  # the connection dropped before the response came
+
+
+class NetworkClient:
+    def __init__(
+        self,
+        selector: Selector,
+        client_id: str = "kafka-lite",
+        max_in_flight_requests_per_connection: int = 5,
+        reconnect_backoff_ms: int = 50,
+        request_timeout_ms: int = 30_000,
+        time: Time = SYSTEM,
+    ) -> None:
+        self.selector = selector
+        self.client_id = client_id
+        self.request_timeout_ms = request_timeout_ms
+        self.time = time
+        self.connection_states = ClusterConnectionStates(reconnect_backoff_ms)
+        self.in_flight = InFlightRequests(max_in_flight_requests_per_connection)
+        self._addresses: dict[str, tuple[str, int]] = {}
+        self._correlation = itertools.count()
+
+    def set_node(self, node: str, host: str, port: int) -> None:
+        self._addresses[node] = (host, port)
+
+    # -- connections ---------------------------------------------------------------------------------------
+
+    def ready(self, node: str, now: int) -> bool:
+        """True if a request can be sent to ``node`` now; otherwise start connecting if allowed."""
+        if self.is_ready(node, now):
+            return True
+        if self.connection_states.can_connect(node, now):
+            self._initiate_connect(node, now)
+        return False
+
+    def is_ready(self, node: str, now: int) -> bool:
+        return self.connection_states.is_connected(node) and self.in_flight.can_send_more(node)
+
+    def connection_delay(self, node: str, now: int) -> int:
+        return self.connection_states.connection_delay(node, now)
+
+    def _initiate_connect(self, node: str, now: int) -> None:
+        address = self._addresses.get(node)
+        if address is None:
+            raise RuntimeError(f"no address known for node {node}")
+        self.connection_states.connecting(node, now)
+        try:
+            self.selector.connect(node, address)
+        except OSError as e:
+            log.warning("Connection to node %s failed: %s", node, e)
+            self.connection_states.disconnected(node, now)
+
+    def least_loaded_node(self, now: int) -> str | None:
+        """The known node with the fewest in-flight requests that is not blacked out (for metadata)."""
+        candidates = [n for n in self._addresses if not self.connection_states.is_blacked_out(n, now)]
+        return min(candidates, key=lambda n: (self.in_flight.count(n), n), default=None)
+
+    # -- requests ------------------------------------------------------------------------------------------
+
+    def send(self, request: ClientRequest, now: int) -> None:
+        if not self.is_ready(request.destination, now):
+            raise RuntimeError(f"Attempt to send a request to node {request.destination} which is not ready.")
+        request.correlation_id = next(self._correlation) & 0x7FFFFFFF
+        request.created_ms = now
+        header = RequestHeader(request.api, request.version, request.correlation_id, self.client_id)
+        request.send = NetworkSend(request.destination, encode_request(header, request.body))
+        self.in_flight.add(request)
+        self.selector.send(request.send)
+
+    # --8<-- [start:poll]
+    def poll(self, timeout_ms: int, now: int | None = None) -> list[ClientResponse]:
+        """Do network I/O for up to ``timeout_ms``; return the responses that completed."""
+        self.selector.poll(timeout_ms)
+        if now is None:
+            now = self.time.milliseconds()
+        responses: list[ClientResponse] = []
+        self._handle_completed_sends(responses, now)
+        self._handle_completed_receives(responses, now)
+        self._handle_disconnections(responses, now)
+        self._handle_connections()
+        self._handle_timed_out_requests(responses, now)
+        for response in responses:
+            if response.request.callback is not None:
+                response.request.callback(response)
+        return responses
+
+    # --8<-- [end:poll]
+
+    def _handle_completed_sends(self, responses: list[ClientResponse], now: int) -> None:
+        for send in self.selector.completed_sends:
+            request = self.in_flight.last_sent(send.destination)
+            if not request.expect_response:  # acks=0: the request is done once it is on the wire
+                self.in_flight.complete_last_sent(send.destination)
+                responses.append(ClientResponse(request, now))
+
+    def _handle_completed_receives(self, responses: list[ClientResponse], now: int) -> None:
+        for receive in self.selector.completed_receives:
+            request = self.in_flight.complete_next(receive.source)
+            correlation_id, body = parse_response(request.api, request.version, receive.payload())
+            if correlation_id != request.correlation_id:
+                # Kafka treats this as a broken invariant of the connection, not a recoverable error.
+                raise RuntimeError(
+                    f"Correlation id for response ({correlation_id}) does not match request ({request.correlation_id})"
+                )
+            responses.append(ClientResponse(request, now, body))
+
+    def _handle_disconnections(self, responses: list[ClientResponse], now: int) -> None:
+        for node in self.selector.disconnected:
+            self._process_disconnection(node, responses, now)
+
+    def _process_disconnection(self, node: str, responses: list[ClientResponse], now: int) -> None:
+        self.connection_states.disconnected(node, now)
+        for request in self.in_flight.clear_all(node):
+            log.debug("Cancelled request %s to node %s: disconnected", request.api.api_name, node)
+            responses.append(ClientResponse(request, now, disconnected=True))
+
+    def _handle_connections(self) -> None:
+        for node in self.selector.connected:
+            self.connection_states.connected(node)
+
+    def _handle_timed_out_requests(self, responses: list[ClientResponse], now: int) -> None:
+        for node in self.in_flight.nodes_with_timed_out_requests(now, self.request_timeout_ms):
+            log.warning("Disconnecting from node %s due to request timeout.", node)
+            self.selector.close(node)
+            self._process_disconnection(node, responses, now)
+
+    def close(self, node: str) -> None:
+        self.selector.close(node)
+        self.in_flight.clear_all(node)
+        self.connection_states.remove(node)

@@ -1,0 +1,171 @@
+"""NetworkClient against a real peer: a small socket server written for the test that answers
+ApiVersions one byte at a time, or drops the connection, so partial reads, request/response
+matching, failed in-flight requests and the reconnect back-off are all exercised on loopback."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+from kafka_lite.clients.network_client import ClientRequest, NetworkClient
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import encode_response, parse_request
+from kafka_lite.common.time import MockTime
+from kafka_lite.network.selector import Selector
+
+pytestmark = pytest.mark.unit
+DEADLINE_S = 10
+
+
+class AnswerServer:
+    """Answers ApiVersions requests, writing each response one byte per send; with ``drop_after``,
+    closes the connection after that many requests without answering the last one."""
+
+    def __init__(self, drop_after: int | None = None) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.drop_after = drop_after
+        self.connections = 0
+        self.requests: list[int] = []  # correlation ids, in the order requests arrived
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        try:
+            self._answer(conn)
+        except OSError:
+            pass  # the client closed its end (each test ends by closing its selector)
+
+    def _answer(self, conn: socket.socket) -> None:
+        served = 0
+        with conn:
+            while True:
+                size_bytes = _read(conn, 4)
+                if size_bytes is None:
+                    return
+                frame = _read(conn, struct.unpack(">i", size_bytes)[0])
+                header, _ = parse_request(frame)
+                self.requests.append(header.correlation_id)
+                served += 1
+                if self.drop_after is not None and served >= self.drop_after:
+                    return  # close without answering: the client must fail this request
+                body = {
+                    "error_code": 0,
+                    "api_versions": [{"api_key": 18, "min_version": 0, "max_version": 2}],
+                }
+                payload = encode_response(ApiKeys.API_VERSIONS, 0, header.correlation_id, body)
+                for byte in struct.pack(">i", len(payload)) + payload:
+                    conn.sendall(bytes([byte]))  # the client sees the response arrive in many reads
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _read(conn: socket.socket, n: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+def _client(server: AnswerServer, clock: MockTime) -> NetworkClient:
+    client = NetworkClient(Selector(), client_id="test", reconnect_backoff_ms=1000, time=clock)
+    client.set_node("0", "127.0.0.1", server.port)
+    return client
+
+
+def _poll_until(client, clock, condition, what):
+    responses = []
+    end = time.monotonic() + DEADLINE_S
+    while time.monotonic() < end:
+        responses += client.poll(20, clock.milliseconds())
+        if condition(responses):
+            return responses
+    raise AssertionError(f"timed out waiting for {what}: {responses}")
+
+
+def _connect(client, clock):
+    end = time.monotonic() + DEADLINE_S
+    while not client.ready("0", clock.milliseconds()):
+        assert time.monotonic() < end, "never connected"
+        client.poll(20, clock.milliseconds())
+
+
+def test_requests_are_matched_to_responses_in_order():
+    server, clock = AnswerServer(), MockTime()
+    client = _client(server, clock)
+    try:
+        _connect(client, clock)
+        requests = [ClientRequest("0", ApiKeys.API_VERSIONS, 0, {}) for _ in range(3)]
+        responses = []
+        for r in requests:
+            assert client.is_ready("0", clock.milliseconds()), "max.in.flight (5) not reached yet"
+            client.send(r, clock.milliseconds())
+            # The next send must wait until this one is fully written (one send per channel at a time);
+            # responses may already arrive meanwhile, so keep them.
+            responses += _poll_until(client, clock, lambda _, r=r: r.send.completed(), "the send to go out")
+        responses += _poll_until(client, clock, lambda rs: len(responses) + len(rs) == 3, "three responses")
+        assert [resp.request for resp in responses] == requests
+        assert [resp.body["api_versions"][0]["api_key"] for resp in responses] == [18, 18, 18]
+        assert server.requests == [r.correlation_id for r in requests]
+        assert client.in_flight.count() == 0
+    finally:
+        client.selector.close_all()
+        server.close()
+
+
+def test_a_dropped_connection_fails_in_flight_requests_and_reconnects_after_the_backoff():
+    server, clock = AnswerServer(drop_after=1), MockTime()
+    client = _client(server, clock)
+    try:
+        _connect(client, clock)
+        failed = []
+        request = ClientRequest("0", ApiKeys.API_VERSIONS, 0, {}, callback=failed.append)
+        client.send(request, clock.milliseconds())
+        responses = _poll_until(client, clock, lambda rs: rs, "the dropped connection")
+        assert responses[0].disconnected and responses[0].request is request and failed == responses
+        assert not client.ready("0", clock.milliseconds()), "blacked out right after the disconnect"
+        assert client.connection_delay("0", clock.milliseconds()) == 1000
+        clock.advance(999)
+        assert not client.ready("0", clock.milliseconds())
+        clock.advance(1)
+        _connect(client, clock)  # the back-off has passed: a new connection is made
+        end = time.monotonic() + DEADLINE_S
+        while server.connections < 2 and time.monotonic() < end:  # the server thread counts it
+            client.poll(20, clock.milliseconds())
+        assert server.connections == 2
+    finally:
+        client.selector.close_all()
+        server.close()
+
+
+def test_a_request_with_no_response_completes_when_sent():
+    server, clock = AnswerServer(), MockTime()
+    client = _client(server, clock)
+    try:
+        _connect(client, clock)
+        request = ClientRequest("0", ApiKeys.API_VERSIONS, 0, {}, expect_response=False)
+        client.send(request, clock.milliseconds())
+        responses = _poll_until(client, clock, lambda rs: rs, "the send to complete")
+        assert responses[0].request is request and responses[0].body is None and not responses[0].disconnected
+        with pytest.raises(RuntimeError, match="not ready"):
+            client.send(ClientRequest("9", ApiKeys.API_VERSIONS, 0, {}), clock.milliseconds())
+    finally:
+        client.selector.close_all()
+        server.close()
