@@ -3,8 +3,8 @@
 Mirrors: org.apache.kafka.clients.NetworkClient, ClientRequest and ClientResponse
          (clients/src/main/java/org/apache/kafka/clients/, Kafka 0.10.1)
 Book:    chapter 2, 2.1.3 (the client's network connection objects)
-Differs: node addresses are given (``set_node``) until the Metadata class that discovers them lands;
-         requests carry a callback directly (Kafka wraps it in a RequestCompletionHandler).
+Differs: requests carry a callback directly (Kafka wraps it in a RequestCompletionHandler); node
+         addresses come from ``Metadata`` or are given with ``set_node`` (tests, bootstrap).
 
 One thread calls ``ready``, ``send`` and ``poll``; nothing blocks except ``poll``'s wait for I/O.
 ``poll`` turns the selector's results into ``ClientResponse`` objects: a response matched to the
@@ -23,6 +23,7 @@ from typing import Any
 
 from kafka_lite.clients.connection_states import ClusterConnectionStates
 from kafka_lite.clients.in_flight_requests import InFlightRequests
+from kafka_lite.clients.metadata import Cluster, Metadata
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_response
 from kafka_lite.common.time import SYSTEM, Time
@@ -62,8 +63,13 @@ class NetworkClient:
         reconnect_backoff_ms: int = 50,
         request_timeout_ms: int = 30_000,
         time: Time = SYSTEM,
+        metadata: Metadata | None = None,
     ) -> None:
         self.selector = selector
+        # With a Metadata, the client keeps it fresh (Kafka's DefaultMetadataUpdater): before each
+        # poll it asks the least loaded node for metadata when a refresh is due.
+        self.metadata = metadata
+        self._metadata_fetch_in_progress = False
         self.client_id = client_id
         self.request_timeout_ms = request_timeout_ms
         self.time = time
@@ -91,8 +97,23 @@ class NetworkClient:
     def connection_delay(self, node: str, now: int) -> int:
         return self.connection_states.connection_delay(node, now)
 
+    def _address(self, node: str) -> tuple[str, int] | None:
+        if node in self._addresses:
+            return self._addresses[node]
+        if self.metadata is not None:
+            known = self.metadata.cluster.nodes.get(int(node)) if node.lstrip("-").isdigit() else None
+            if known is not None:
+                return known.host, known.port
+        return None
+
+    def _known_nodes(self) -> list[str]:
+        nodes = list(self._addresses)
+        if self.metadata is not None:
+            nodes += [str(n) for n in self.metadata.cluster.nodes if str(n) not in self._addresses]
+        return nodes
+
     def _initiate_connect(self, node: str, now: int) -> None:
-        address = self._addresses.get(node)
+        address = self._address(node)
         if address is None:
             raise RuntimeError(f"no address known for node {node}")
         self.connection_states.connecting(node, now)
@@ -104,7 +125,7 @@ class NetworkClient:
 
     def least_loaded_node(self, now: int) -> str | None:
         """The known node with the fewest in-flight requests that is not blacked out (for metadata)."""
-        candidates = [n for n in self._addresses if not self.connection_states.is_blacked_out(n, now)]
+        candidates = [n for n in self._known_nodes() if not self.connection_states.is_blacked_out(n, now)]
         return min(candidates, key=lambda n: (self.in_flight.count(n), n), default=None)
 
     # -- requests ------------------------------------------------------------------------------------------
@@ -122,9 +143,10 @@ class NetworkClient:
     # --8<-- [start:poll]
     def poll(self, timeout_ms: int, now: int | None = None) -> list[ClientResponse]:
         """Do network I/O for up to ``timeout_ms``; return the responses that completed."""
-        self.selector.poll(timeout_ms)
         if now is None:
             now = self.time.milliseconds()
+        self._maybe_update_metadata(now)
+        self.selector.poll(timeout_ms)
         responses: list[ClientResponse] = []
         self._handle_completed_sends(responses, now)
         self._handle_completed_receives(responses, now)
@@ -162,6 +184,8 @@ class NetworkClient:
 
     def _process_disconnection(self, node: str, responses: list[ClientResponse], now: int) -> None:
         self.connection_states.disconnected(node, now)
+        if self.metadata is not None:
+            self.metadata.request_update()  # a lost broker may mean moved leaders
         for request in self.in_flight.clear_all(node):
             log.debug("Cancelled request %s to node %s: disconnected", request.api.api_name, node)
             responses.append(ClientResponse(request, now, disconnected=True))
@@ -175,6 +199,31 @@ class NetworkClient:
             log.warning("Disconnecting from node %s due to request timeout.", node)
             self.selector.close(node)
             self._process_disconnection(node, responses, now)
+
+    # -- keeping metadata fresh (Kafka's DefaultMetadataUpdater) ------------------------------------------------
+
+    def _maybe_update_metadata(self, now: int) -> None:
+        if self.metadata is None or self._metadata_fetch_in_progress:
+            return
+        if self.metadata.time_to_next_update(now) > 0:
+            return
+        node = self.least_loaded_node(now)
+        if node is None:
+            return
+        if self.ready(node, now):
+            topics = sorted(self.metadata.topics) or None  # None: every topic
+            request = ClientRequest(
+                node, ApiKeys.METADATA, 1, {"topics": topics}, callback=self._handle_metadata
+            )
+            self._metadata_fetch_in_progress = True
+            self.send(request, now)
+
+    def _handle_metadata(self, response: ClientResponse) -> None:
+        self._metadata_fetch_in_progress = False
+        if response.disconnected or response.body is None or not response.body["brokers"]:
+            self.metadata.failed_update(response.received_ms)
+            return
+        self.metadata.update(Cluster.from_metadata_response(response.body), response.received_ms)
 
     def close(self, node: str) -> None:
         self.selector.close(node)

@@ -11,7 +11,9 @@ import time
 
 import pytest
 
+from kafka_lite.clients.metadata import Cluster, Metadata
 from kafka_lite.clients.network_client import ClientRequest, NetworkClient
+from kafka_lite.common.errors import TimeoutException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import encode_response, parse_request
 from kafka_lite.common.time import MockTime
@@ -62,13 +64,24 @@ class AnswerServer:
                 served += 1
                 if self.drop_after is not None and served >= self.drop_after:
                     return  # close without answering: the client must fail this request
-                body = {
-                    "error_code": 0,
-                    "api_versions": [{"api_key": 18, "min_version": 0, "max_version": 2}],
-                }
-                payload = encode_response(ApiKeys.API_VERSIONS, 0, header.correlation_id, body)
+                if header.api_key == ApiKeys.METADATA:
+                    payload = encode_response(ApiKeys.METADATA, 1, header.correlation_id, self._metadata())
+                else:
+                    versions = [{"api_key": 18, "min_version": 0, "max_version": 2}]
+                    body = {"error_code": 0, "api_versions": versions}
+                    payload = encode_response(ApiKeys.API_VERSIONS, 0, header.correlation_id, body)
                 for byte in struct.pack(">i", len(payload)) + payload:
                     conn.sendall(bytes([byte]))  # the client sees the response arrive in many reads
+
+    def _metadata(self) -> dict:
+        """A one-broker cluster (this server, as node 0) with one topic of two partitions."""
+        partition = {"partition_error_code": 0, "leader": 0, "replicas": [0], "isr": [0]}
+        return {
+            "brokers": [{"node_id": 0, "host": "127.0.0.1", "port": self.port, "rack": None}],
+            "controller_id": 0,
+            "topic_metadata": [{"topic_error_code": 0, "topic": "orders", "is_internal": False,
+                                "partition_metadata": [{**partition, "partition_id": p} for p in (0, 1)]}],
+        }  # fmt: skip
 
     def close(self) -> None:
         self.listener.close()
@@ -169,3 +182,55 @@ def test_a_request_with_no_response_completes_when_sent():
     finally:
         client.selector.close_all()
         server.close()
+
+
+def test_metadata_is_fetched_from_the_bootstrap_server_and_refreshed_on_age():
+    server, clock = AnswerServer(), MockTime()
+    metadata = Metadata(refresh_backoff_ms=100, metadata_expire_ms=60_000, time=clock)
+    metadata.bootstrap([("127.0.0.1", server.port)], clock.milliseconds())
+    client = NetworkClient(Selector(), time=clock, metadata=metadata)
+    try:
+        end = time.monotonic() + DEADLINE_S
+        while metadata.version == 0 and time.monotonic() < end:
+            client.poll(20, clock.milliseconds())
+        assert metadata.version == 1, "no metadata from the bootstrap server"
+        cluster = metadata.cluster
+        assert cluster.nodes[0].port == server.port and cluster.controller == cluster.nodes[0]
+        assert [p.partition for p in cluster.partitions_for_topic("orders")] == [0, 1]
+        assert cluster.leader_for("orders", 1) == cluster.nodes[0]
+        assert metadata.time_to_next_update(clock.milliseconds()) == 60_000
+        clock.advance(60_000)  # the view is now as old as metadata.max.age.ms: refresh it
+        end = time.monotonic() + DEADLINE_S
+        while metadata.version == 1 and time.monotonic() < end:
+            client.poll(20, clock.milliseconds())
+        assert metadata.version == 2
+    finally:
+        client.selector.close_all()
+        server.close()
+
+
+def test_metadata_refresh_waits_for_the_backoff_and_await_update_times_out_on_mock_time():
+    clock = MockTime(start_ms=0)
+    metadata = Metadata(refresh_backoff_ms=100, metadata_expire_ms=60_000, time=clock)
+    metadata.update(Cluster(), now=0)
+    version = metadata.request_update()
+    assert metadata.time_to_next_update(50) == 50, "an urgent refresh still waits for retry.backoff.ms"
+    assert metadata.time_to_next_update(100) == 0
+    metadata.failed_update(now=100)
+    assert metadata.time_to_next_update(150) == 50
+    outcome = []
+
+    def wait():
+        try:
+            metadata.await_update(version, max_wait_ms=1_000)
+            outcome.append("updated")
+        except TimeoutException as e:
+            outcome.append(str(e))
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    end = time.monotonic() + DEADLINE_S
+    while waiter.is_alive() and time.monotonic() < end:
+        clock.advance(250)  # mock time passes only when the test says so
+        waiter.join(0.01)
+    assert outcome == ["Failed to update metadata after 1000 ms."]

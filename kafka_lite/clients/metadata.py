@@ -1,0 +1,143 @@
+"""What a client knows of the cluster (brokers, partition leaders), and when to refresh it.
+
+Mirrors: org.apache.kafka.clients.Metadata and org.apache.kafka.common.Cluster / Node / PartitionInfo
+         (clients/src/main/java/org/apache/kafka/, Kafka 0.10.1)
+Book:    chapter 7, 7.3.2 (clients updating metadata); chapter 2, 2.1.1 (waitOnMetadata)
+
+A client starts from the bootstrap servers only, asks any of them for metadata, and from then on
+knows every broker and every partition's leader. The view goes stale: it is refreshed when it is
+older than ``metadata.max.age.ms`` (5 minutes), or at once when something shows it wrong (a
+NOT_LEADER_FOR_PARTITION error, a disconnect), but never more often than ``retry.backoff.ms`` (100 ms),
+so a broken cluster is not hammered with metadata requests.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_lite.common.errors import TimeoutException
+from kafka_lite.common.time import SYSTEM, Time
+
+
+@dataclass(frozen=True)
+class Node:
+    id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+    @property
+    def id_string(self) -> str:
+        return str(self.id)
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    topic: str
+    partition: int
+    leader: Node | None
+    replicas: tuple[int, ...]
+    in_sync_replicas: tuple[int, ...]
+
+
+@dataclass
+class Cluster:
+    nodes: dict[int, Node] = field(default_factory=dict)
+    partitions: dict[tuple[str, int], PartitionInfo] = field(default_factory=dict)
+    controller: Node | None = None
+    cluster_id: str | None = None
+    unauthorized_topics: set[str] = field(default_factory=set)
+    is_bootstrap: bool = False
+
+    @classmethod
+    def bootstrap(cls, addresses: list[tuple[str, int]]) -> Cluster:
+        """Only the bootstrap servers, with ids -1, -2 ... (their real ids are not known yet)."""
+        return cls({-(i + 1): Node(-(i + 1), h, p) for i, (h, p) in enumerate(addresses)}, is_bootstrap=True)
+
+    @classmethod
+    def from_metadata_response(cls, body: dict[str, Any]) -> Cluster:
+        """Build the view from a Metadata response body (any version 0-4)."""
+        nodes = {
+            b["node_id"]: Node(b["node_id"], b["host"], b["port"], b.get("rack")) for b in body["brokers"]
+        }
+        partitions = {}
+        for topic in body["topic_metadata"]:
+            if topic["topic_error_code"] != 0:
+                continue
+            for p in topic["partition_metadata"]:
+                leader = nodes.get(p["leader"])
+                key = (topic["topic"], p["partition_id"])
+                partitions[key] = PartitionInfo(key[0], key[1], leader, tuple(p["replicas"]), tuple(p["isr"]))
+        controller = nodes.get(body.get("controller_id", -1))
+        return cls(nodes, partitions, controller, body.get("cluster_id"))
+
+    def leader_for(self, topic: str, partition: int) -> Node | None:
+        info = self.partitions.get((topic, partition))
+        return None if info is None else info.leader
+
+    def partitions_for_topic(self, topic: str) -> list[PartitionInfo]:
+        return sorted((p for (t, _), p in self.partitions.items() if t == topic), key=lambda p: p.partition)
+
+    def topics(self) -> set[str]:
+        return {t for t, _ in self.partitions}
+
+
+class Metadata:
+    def __init__(
+        self, refresh_backoff_ms: int = 100, metadata_expire_ms: int = 300_000, time: Time = SYSTEM
+    ) -> None:
+        self.refresh_backoff_ms = refresh_backoff_ms
+        self.metadata_expire_ms = metadata_expire_ms
+        self.time = time
+        self.cluster = Cluster()
+        self.version = 0
+        self.last_refresh_ms = 0
+        self.last_successful_refresh_ms = 0
+        self.need_update = False
+        self.topics: set[str] = set()
+        self._changed = threading.Condition()
+
+    def bootstrap(self, addresses: list[tuple[str, int]], now: int) -> None:
+        self.cluster = Cluster.bootstrap(addresses)
+        self.need_update = True
+
+    # --8<-- [start:time_to_next_update]
+    def time_to_next_update(self, now: int) -> int:
+        """0 when a refresh is due and allowed; otherwise how long until it is."""
+        time_to_expire = (
+            0 if self.need_update else max(self.last_successful_refresh_ms + self.metadata_expire_ms - now, 0)
+        )
+        time_to_allow_update = self.last_refresh_ms + self.refresh_backoff_ms - now
+        return max(time_to_expire, time_to_allow_update, 0)
+
+    # --8<-- [end:time_to_next_update]
+
+    def request_update(self) -> int:
+        """Ask for a refresh as soon as the back-off allows; return the version to wait past."""
+        self.need_update = True
+        return self.version
+
+    def add(self, topic: str) -> None:
+        if topic not in self.topics:
+            self.topics.add(topic)
+            self.request_update()
+
+    def update(self, cluster: Cluster, now: int) -> None:
+        with self._changed:
+            self.cluster = cluster
+            self.need_update = False
+            self.last_refresh_ms = self.last_successful_refresh_ms = now
+            self.version += 1
+            self._changed.notify_all()
+
+    def failed_update(self, now: int) -> None:
+        """A refresh failed: back off before the next attempt."""
+        self.last_refresh_ms = now
+
+    def await_update(self, last_version: int, max_wait_ms: int) -> None:
+        """Block until a refresh newer than ``last_version`` lands (Kafka's producer.waitOnMetadata)."""
+        with self._changed:
+            if not self.time.wait_for(self._changed, lambda: self.version > last_version, max_wait_ms):
+                raise TimeoutException(f"Failed to update metadata after {max_wait_ms} ms.")
