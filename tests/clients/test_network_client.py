@@ -11,9 +11,10 @@ import time
 
 import pytest
 
+from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.clients.metadata import Cluster, Metadata
 from kafka_lite.clients.network_client import ClientRequest, NetworkClient
-from kafka_lite.common.errors import TimeoutException
+from kafka_lite.common.errors import KafkaException, TimeoutException, TopicExistsException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import encode_response, parse_request
 from kafka_lite.common.time import MockTime
@@ -59,13 +60,15 @@ class AnswerServer:
                 if size_bytes is None:
                     return
                 frame = _read(conn, struct.unpack(">i", size_bytes)[0])
-                header, _ = parse_request(frame)
+                header, body = parse_request(frame)
                 self.requests.append(header.correlation_id)
                 served += 1
                 if self.drop_after is not None and served >= self.drop_after:
                     return  # close without answering: the client must fail this request
                 if header.api_key == ApiKeys.METADATA:
                     payload = encode_response(ApiKeys.METADATA, 1, header.correlation_id, self._metadata())
+                elif header.api_key == ApiKeys.CREATE_TOPICS:
+                    payload = encode_response(ApiKeys.CREATE_TOPICS, 2, header.correlation_id, _created(body))
                 else:
                     versions = [{"api_key": 18, "min_version": 0, "max_version": 2}]
                     body = {"error_code": 0, "api_versions": versions}
@@ -85,6 +88,16 @@ class AnswerServer:
 
     def close(self) -> None:
         self.listener.close()
+
+
+def _created(request: dict) -> dict:
+    """Every topic is created, except one called "exists" (TOPIC_ALREADY_EXISTS, 36)."""
+    errors = [
+        {"topic": t["topic"], "error_code": 36 if t["topic"] == "exists" else 0,
+         "error_message": "Topic 'exists' already exists." if t["topic"] == "exists" else None}
+        for t in request["create_topic_requests"]
+    ]  # fmt: skip
+    return {"throttle_time_ms": 0, "topic_errors": errors}
 
 
 def _read(conn: socket.socket, n: int) -> bytes | None:
@@ -234,3 +247,29 @@ def test_metadata_refresh_waits_for_the_backoff_and_await_update_times_out_on_mo
         clock.advance(250)  # mock time passes only when the test says so
         waiter.join(0.01)
     assert outcome == ["Failed to update metadata after 1000 ms."]
+
+
+def test_admin_client_describes_lists_and_creates_through_the_controller():
+    server = AnswerServer()
+    admin = KafkaAdminClient(f"127.0.0.1:{server.port}", request_timeout_ms=10_000)
+    try:
+        cluster = admin.describe_cluster()
+        assert cluster.controller.port == server.port and list(cluster.nodes) == [0]
+        assert admin.list_topics() == ["orders"]
+        admin.create_topics(
+            [
+                NewTopic(
+                    "clicks", num_partitions=3, replication_factor=1, configs={"cleanup.policy": "compact"}
+                )
+            ]
+        )
+        with pytest.raises(TopicExistsException, match="exists: Topic 'exists' already exists"):
+            admin.create_topics([NewTopic("exists", 1, 1)])
+    finally:
+        admin.close()
+        server.close()
+
+
+def test_bad_bootstrap_servers_are_named():
+    with pytest.raises(KafkaException, match="Invalid bootstrap server 'nohost'"):
+        KafkaAdminClient("nohost")
