@@ -3,6 +3,7 @@
 Mirrors: org.apache.kafka.common.network.NetworkReceive and NetworkSend / ByteBufferSend
          (clients/src/main/java/org/apache/kafka/common/network/, Kafka 0.10.1)
 Book:    chapter 2, 2.1.3 (the client's network connection objects)
+Labs:    lab 3 (NetworkReceive.read_from)
 
 Kafka frames every request and response as ``int32 size`` + payload. A non-blocking socket hands
 over whatever bytes have arrived, so a receive is a small state machine: fill the 4-byte size
@@ -43,6 +44,7 @@ class NetworkReceive:
         ``InvalidReceiveException`` for a negative size or one above ``max_size``, checked before
         the payload is allocated: a hostile 4-byte prefix must not make us allocate 2 GiB.
         """
+        # BEGIN SOLUTION
         read = 0
         if len(self._size) < 4:
             chunk = _recv(sock, 4 - len(self._size))
@@ -64,6 +66,7 @@ class NetworkReceive:
             self._filled += n
             read += n
         return read
+        # END SOLUTION
 
     # --8<-- [end:read_from]
 

@@ -1,0 +1,119 @@
+"""Lab 3 graded tests: NetworkReceive.read_from on real, non-blocking socket pairs.
+
+Every test reads through ``NetworkReceive.read_from`` (directly, or through KafkaChannel and the
+Selector), so on the untouched starter each fails with the lab's NotImplementedError.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+import pytest
+
+from kafka_lite.network.kafka_channel import KafkaChannel
+from kafka_lite.network.transfer import InvalidReceiveException, NetworkReceive
+
+pytestmark = [pytest.mark.lab(3)]
+
+
+@pytest.fixture
+def pair():
+    a, b = socket.socketpair()
+    b.setblocking(False)  # we read from b, as the selector does: never blocking
+    yield a, b
+    a.close()
+    b.close()
+
+
+def _feed(
+    receive: NetworkReceive, sock: socket.socket, pieces: list[bytes], writer: socket.socket
+) -> list[int]:
+    """Write each piece, then let the receive read; return what each read_from call reported."""
+    reported = []
+    for piece in pieces:
+        writer.sendall(piece)
+        reported.append(receive.read_from(sock))
+    return reported
+
+
+@pytest.mark.points(2)
+def test_a_whole_frame_in_one_read(pair):
+    writer, reader = pair
+    receive = NetworkReceive("n")
+    writer.sendall(struct.pack(">i", 5) + b"hello")
+    assert receive.read_from(reader) == 9, "read_from returns how many bytes it read (size prefix included)"
+    assert receive.complete() and bytes(receive.payload()) == b"hello"
+
+
+@pytest.mark.points(3)
+def test_the_size_prefix_arriving_a_byte_at_a_time(pair):
+    writer, reader = pair
+    receive = NetworkReceive("n")
+    frame = struct.pack(">i", 3) + b"abc"
+    reported = _feed(receive, reader, [bytes([b]) for b in frame], writer)
+    assert reported == [1] * 7, f"each call reads just what arrived: {reported}"
+    assert receive.complete() and bytes(receive.payload()) == b"abc"
+
+
+@pytest.mark.points(3)
+def test_the_payload_arriving_in_pieces(pair):
+    writer, reader = pair
+    receive = NetworkReceive("n")
+    payload = bytes(range(200))
+    reported = _feed(
+        receive, reader, [struct.pack(">i", 200) + payload[:50], payload[50:120], payload[120:]], writer
+    )
+    assert reported == [54, 70, 80]
+    assert receive.complete() and bytes(receive.payload()) == payload
+
+
+@pytest.mark.points(2)
+def test_nothing_ready_reads_nothing(pair):
+    _, reader = pair
+    receive = NetworkReceive("n")
+    assert receive.read_from(reader) == 0 and not receive.complete(), (
+        "a non-blocking read with no data returns 0"
+    )
+
+
+@pytest.mark.points(2)
+def test_an_empty_payload_completes(pair):
+    writer, reader = pair
+    receive = NetworkReceive("n")
+    writer.sendall(struct.pack(">i", 0))
+    receive.read_from(reader)
+    assert receive.complete() and bytes(receive.payload()) == b""
+
+
+@pytest.mark.points(3)
+@pytest.mark.parametrize("size", [-1, -(2**31), 1_000_001])
+def test_bad_sizes_are_rejected_before_allocating(pair, size):
+    writer, reader = pair
+    receive = NetworkReceive("n", max_size=1_000_000)
+    writer.sendall(struct.pack(">i", size))
+    with pytest.raises(InvalidReceiveException, match=f"size = {size}"):
+        receive.read_from(reader)
+
+
+@pytest.mark.points(2)
+def test_a_closed_peer_is_end_of_file(pair):
+    writer, reader = pair
+    receive = NetworkReceive("n")
+    writer.sendall(struct.pack(">i", 10) + b"abc")
+    receive.read_from(reader)
+    writer.close()
+    with pytest.raises(EOFError):
+        receive.read_from(reader)
+
+
+@pytest.mark.points(3)
+def test_a_channel_delivers_back_to_back_frames_one_at_a_time(pair):
+    writer, reader = pair
+    channel = KafkaChannel("n", reader)
+    writer.sendall(struct.pack(">i", 2) + b"hi" + struct.pack(">i", 3) + b"you")
+    first = channel.read()
+    second = channel.read()
+    assert first is not None and bytes(first.payload()) == b"hi", "a receive stops at its own frame's end"
+    assert second is not None and bytes(second.payload()) == b"you"
+    assert channel.read() is None
