@@ -82,3 +82,12 @@ _INTER_BROKER = {
     ApiKeys.CONTROLLED_SHUTDOWN,
     ApiKeys.OFFSETS_FOR_LEADER_EPOCH,
 }
+
+
+def api_versions(handled: list[ApiKeys] | set[ApiKeys]) -> list[dict[str, int]]:
+    """The ``api_versions`` entries a broker advertises: exactly the APIs it has handlers for, each
+    with the version range read off its schemas (never typed twice)."""
+    return [
+        {"api_key": int(api), "min_version": api.oldest_version, "max_version": api.latest_version}
+        for api in sorted(handled)
+    ]

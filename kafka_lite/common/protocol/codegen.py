@@ -21,6 +21,7 @@ from kafka_lite.common.protocol.types import (
     _INT32,
     ArrayOf,
     Field,
+    Reader,
     Schema,
     Type,
     _Boolean,
@@ -109,6 +110,11 @@ class FastReaderSource(CodeSource):
             self.emit(f"{v}, pos = ({reader}._fast or {reader}._compile_fast_reader())(buf, pos, end)", depth)
         elif isinstance(type_, ArrayOf):
             self.array(type_, v, depth)
+        elif type_.fixed is None and not isinstance(type_, ArrayOf | Schema):
+            # Anything without an inline form (varints) goes through its own reader on a Reader.
+            t = self.name(type_, "T")
+            r = self.name(Reader, "R")
+            self.emit(f"rd = {r}(buf, pos, end); {v} = {t}.read(rd); pos = rd.pos", depth)
         elif type_.fixed is not None:
             st = self.name(type_.fixed, "S")
             self.emit(f"if pos + {type_.fixed.size} > end: raise _Fail", depth)
@@ -211,5 +217,8 @@ class FastWriterSource(CodeSource):
         elif type_.fixed is not None:
             st = self.name(type_.fixed, "S")
             self.emit(f"out += {st}.pack({v})", depth)
+        elif not isinstance(type_, ArrayOf | Schema):
+            t = self.name(type_, "T")
+            self.emit(f"{t}.write(out, {v})", depth)
         else:
             raise TypeError(f"no fast writer for {type_!r}")

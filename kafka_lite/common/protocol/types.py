@@ -205,12 +205,54 @@ class _Bytes(Type):
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 
+
+class _Varint(Type):
+    """Variable-length integers: zig-zag signed (VARINT, VARLONG; as in record batches) or unsigned
+    (UNSIGNED_VARINT; the lengths of Kafka's later "flexible" versions). kafka_lite's advertised
+    versions use none of them in request or response bodies, but they are protocol primitives, and
+    the record layer's encoding is the same one."""
+
+    min_size = 1
+
+    def __init__(self, name: str, signed: bool, max_bytes: int) -> None:
+        self.name = name
+        self.signed = signed
+        self.max_bytes = max_bytes
+
+    def read(self, r: Reader) -> int:
+        n, shift, start = 0, 0, r.pos
+        while True:
+            if r.pos >= r.end:
+                raise SchemaException(f"{self.name} runs past the end of the frame", position=start)
+            if r.pos - start >= self.max_bytes:
+                raise SchemaException(f"{self.name} is longer than {self.max_bytes} bytes", position=start)
+            b = r.buf[r.pos]
+            r.pos += 1
+            n |= (b & 0x7F) << shift
+            if b < 0x80:
+                return (n >> 1) ^ -(n & 1) if self.signed else n
+            shift += 7
+
+    def write(self, out: bytearray, value: int) -> None:
+        if self.signed:
+            value = (value << 1) ^ (value >> 63) if value < 0 else value << 1
+        elif value < 0:
+            raise SchemaException(f"{value} is negative: not an {self.name}")
+        while value >= 0x80:
+            out.append((value & 0x7F) | 0x80)
+            value >>= 7
+        out.append(value)
+
+
 INT8 = _Number("INT8", ">b", -(2**7), 2**7 - 1)
 INT16 = _Number("INT16", ">h", -(2**15), 2**15 - 1)
 INT32 = _Number("INT32", ">i", -(2**31), 2**31 - 1)
 INT64 = _Number("INT64", ">q", -(2**63), 2**63 - 1)
 UINT32 = _Number("UINT32", ">I", 0, 2**32 - 1)
 BOOLEAN = _Boolean()
+VARINT = _Varint("VARINT", signed=True, max_bytes=5)
+VARLONG = _Varint("VARLONG", signed=True, max_bytes=10)
+UNSIGNED_VARINT = _Varint("UNSIGNED_VARINT", signed=False, max_bytes=5)
 STRING = _String(nullable=False)
 NULLABLE_STRING = _String(nullable=True)
 BYTES = _Bytes("BYTES", nullable=False)

@@ -32,3 +32,27 @@ def test_a_cut_frame_names_the_field_and_offset():
     assert e.value.field == "topic_data[0].data[0].record_set" and e.value.position == len(frame) - 7
     with pytest.raises(SchemaException, match="1 unexpected trailing bytes"):
         decode(PRODUCE, frame + b"\x00")
+
+
+def test_varint_types_match_the_record_layers_encoding_and_reject_garbage():
+    from kafka_lite.common.protocol.api_keys import api_versions
+    from kafka_lite.common.protocol.types import UNSIGNED_VARINT, VARINT, VARLONG, Field, Schema
+    from kafka_lite.common.record.varint import write_varint
+
+    schema = Schema(Field("a", VARINT), Field("b", VARLONG), Field("c", UNSIGNED_VARINT))
+    value = {"a": -300, "b": 2**40, "c": 300}
+    encoded = encode(schema, value)
+    expected = bytearray()
+    write_varint(-300, expected)
+    write_varint(2**40, expected)
+    assert encoded == bytes(expected) + b"\xac\x02"  # unsigned 300: no zig-zag
+    assert decode(schema, encoded) == value
+    with pytest.raises(SchemaException, match="longer than 5 bytes"):
+        decode(Schema(Field("a", VARINT)), b"\x80\x80\x80\x80\x80\x01")
+    with pytest.raises(SchemaException, match="runs past the end"):
+        decode(Schema(Field("a", UNSIGNED_VARINT)), b"\x80")
+    table = api_versions({ApiKeys.PRODUCE, ApiKeys.API_VERSIONS})
+    assert table == [
+        {"api_key": 0, "min_version": 0, "max_version": 3},
+        {"api_key": 18, "min_version": 0, "max_version": 2},
+    ]
