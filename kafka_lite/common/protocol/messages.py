@@ -50,6 +50,9 @@ REQUEST_HEADER = S(
     F("correlation_id", INT32, "Echoed in the response, so the client can match it to this request."),
     F("client_id", NULLABLE_STRING, "Who is asking (for logs and quotas).", ""),
 )
+# Request header v0 has no client id. Kafka 0.11 uses it for nothing any more (ControlledShutdown v0,
+# its last user, is unsupported there too); kafka_lite reads it only when asked to, for completeness.
+REQUEST_HEADER_V0 = S(*REQUEST_HEADER.fields[:3])
 RESPONSE_HEADER = S(F("correlation_id", INT32, "The request's correlation id."))
 
 # --- Produce (0) ------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
-from kafka_lite.common.protocol.messages import REQUEST_HEADER, RESPONSE_HEADER
+from kafka_lite.common.protocol.messages import REQUEST_HEADER, REQUEST_HEADER_V0, RESPONSE_HEADER
 from kafka_lite.common.protocol.types import Reader, SchemaException, decode, encode
 
 _HEADER_FIXED = struct.Struct(">hhi")
@@ -48,13 +48,17 @@ class RequestHeader:
         return encode(REQUEST_HEADER, self.__dict__)
 
 
-def parse_request_header(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, int]:
-    """Read the header at the start of ``frame``; return it and where the body starts."""
+def parse_request_header(
+    frame: bytes | bytearray | memoryview, header_version: int = 1
+) -> tuple[RequestHeader, int]:
+    """Read the header (v1 by default; v0 has no client id) at the start of ``frame``; return it and
+    where the body starts."""
     r = Reader(frame)
-    value = REQUEST_HEADER.read(r)
-    return RequestHeader(
-        value["api_key"], value["api_version"], value["correlation_id"], value["client_id"]
-    ), r.pos
+    value = (REQUEST_HEADER if header_version == 1 else REQUEST_HEADER_V0).read(r)
+    header = RequestHeader(
+        value["api_key"], value["api_version"], value["correlation_id"], value.get("client_id")
+    )
+    return header, r.pos
 
 
 def parse_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, dict[str, Any]]:

@@ -56,3 +56,14 @@ def test_varint_types_match_the_record_layers_encoding_and_reject_garbage():
         {"api_key": 0, "min_version": 0, "max_version": 3},
         {"api_key": 18, "min_version": 0, "max_version": 2},
     ]
+
+
+def test_request_header_v0_has_no_client_id():
+    import struct
+
+    from kafka_lite.common.protocol.requests import parse_request_header
+
+    frame = struct.pack(">hhi", 7, 0, 42) + b"body"
+    header, body_start = parse_request_header(frame, header_version=0)
+    assert (header.api_key, header.api_version, header.correlation_id, header.client_id) == (7, 0, 42, None)
+    assert body_start == 8
