@@ -60,7 +60,7 @@ def _batches(path: Path):
             try:
                 batch.ensure_valid()
             except CorruptRecordException as e:
-                raise DumpError(f"{path}: {e}") from None
+                raise DumpError(f"{path}: {_in_file(e, position)}") from None
             yield position, batch
             position += batch.size_in_bytes
         if position != size:
@@ -101,7 +101,14 @@ def _dump_log(path: Path, base_offset: int, deep: bool, print_data: bool) -> Ite
                     line += f" key: {_show(r.key)} payload: {_show(r.value)}"
                 yield line
         except CorruptRecordException as e:
-            raise DumpError(f"{path}: {e}") from None
+            raise DumpError(f"{path}: {_in_file(e, position)}") from None
+
+
+def _in_file(e: CorruptRecordException, batch_position: int) -> str:
+    """The error with the damaged byte's position in the file. Each batch is read into a buffer of its
+    own, so the error's positions count from the batch's start; add where the batch sits in the file
+    (as ``FileRecords.batches`` does for framing errors)."""
+    return f"{e} (file byte {batch_position + (e.position or 0)})"
 
 
 def _show(data: bytes | None) -> str:

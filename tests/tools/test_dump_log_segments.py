@@ -9,6 +9,8 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kafka_lite.cli.main import main
 from kafka_lite.common.record import CompressionType, MemoryRecords
+from kafka_lite.common.record.crc import crc32c
+from kafka_lite.common.record.default_record_batch import ATTRIBUTES_OFFSET, CRC_OFFSET, RECORD_BATCH_OVERHEAD
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.log import Log, read_all
 from kafka_lite.log.log_config import LogConfig
@@ -115,3 +117,27 @@ def test_segment_from_an_independent_encoder_is_read_indexed_and_dumped(tmp_path
         capsys, *(partition / f"00000000000000000100{s}" for s in (".log", ".index", ".timeindex"))
     )
     assert code == 0 and out.count("baseOffset:") == 30 and "offset: 1" in out
+
+
+@pytest.mark.parametrize("deep", [False, True])
+def test_damage_past_the_first_batch_is_reported_at_its_file_byte(segment_dir, capsys, deep):
+    # Each batch is read into a buffer of its own, where it starts at byte 0; the report must still
+    # name the byte in the *file*, or a reader goes looking for the damage in the first batch.
+    path = segment_dir / "00000000000000000000.log"
+    log = Log(segment_dir, LogConfig(index_interval_bytes=300), time=MockTime())
+    target = list(log.active_segment.log.batch_headers(0))[5]  # uncompressed (codecs cycle by 5)
+    log.close()
+    data = bytearray(path.read_bytes())
+    if deep:  # a record's length varint made -1, the CRC recomputed: only decoding the records fails
+        at = target.position + RECORD_BATCH_OVERHEAD  # the first record's length
+        data[at] = 0x01  # zigzag varint for -1
+        crc = crc32c(bytes(data[target.position + ATTRIBUTES_OFFSET : target.position + target.size]))
+        struct.pack_into(">I", data, target.position + CRC_OFFSET, crc)
+        expected = f"file byte {at}"
+    else:
+        data[target.position + 100] ^= 0xFF
+        expected = f"file byte {target.position + CRC_OFFSET}"  # the crc field of the damaged batch
+    path.write_bytes(bytes(data))
+    code, _, err = _run(capsys, *(["--deep", path] if deep else [path]))
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert expected in err, err
