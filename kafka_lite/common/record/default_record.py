@@ -123,9 +123,12 @@ class DefaultRecord:
         offset_delta, pos = read_varint(body, pos)
         key, pos = _read_nullable_bytes(body, pos, "key")
         value, pos = _read_nullable_bytes(body, pos, "value")
+        count_at = pos
         header_count, pos = read_varint(body, pos)
         if header_count < 0:
-            raise CorruptRecordException(f"negative header count {header_count} at byte {pos}", position=pos)
+            raise CorruptRecordException(
+                f"negative header count {header_count} at byte {count_at}", position=count_at
+            )
         headers = []
         for _ in range(header_count):
             key_at = pos

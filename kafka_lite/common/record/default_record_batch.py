@@ -77,6 +77,7 @@ CRC_OFFSET = 17
 ATTRIBUTES_OFFSET = 21  # the CRC covers [ATTRIBUTES_OFFSET, end)
 MAX_TIMESTAMP_OFFSET = 35
 
+# --8<-- [start:attributes]
 # Attribute bits.
 COMPRESSION_CODEC_MASK = 0x07
 TIMESTAMP_TYPE_MASK = 0x08
@@ -95,6 +96,9 @@ def compute_attributes(
     if is_control:
         attributes |= CONTROL_FLAG_MASK
     return attributes
+
+
+# --8<-- [end:attributes]
 
 
 # --8<-- [start:write_header]
@@ -340,9 +344,13 @@ class DefaultRecordBatch:
 # -- in-place updates the broker makes (outside the CRC, except the LogAppendTime one) ----------------------
 
 
+# --8<-- [start:set_base_offset]
 def set_base_offset(buf: bytearray | memoryview, pos: int, base_offset: int) -> None:
     """Assign offsets to a batch by writing its base offset (outside the CRC: no recompute)."""
     struct.pack_into(">q", buf, pos + BASE_OFFSET_OFFSET, base_offset)
+
+
+# --8<-- [end:set_base_offset]
 
 
 def set_partition_leader_epoch(buf: bytearray | memoryview, pos: int, epoch: int) -> None:

@@ -302,6 +302,7 @@ def _read_bytes(buf, cursor: int, end: int, message_pos: int, what: str) -> tupl
     return bytes(buf[cursor : cursor + length]), cursor + length
 
 
+# --8<-- [start:build_legacy_entries]
 def build_legacy_entries(
     records: list[tuple[int, bytes | None, bytes | None]],
     magic: int,
@@ -335,3 +336,6 @@ def build_legacy_entries(
         compression, timestamp_type,
     )  # fmt: skip
     return bytes(out)
+
+
+# --8<-- [end:build_legacy_entries]
