@@ -105,10 +105,12 @@ def _dump_log(path: Path, base_offset: int, deep: bool, print_data: bool) -> Ite
 
 
 def _in_file(e: CorruptRecordException, batch_position: int) -> str:
-    """The error with the damaged byte's position in the file. Each batch is read into a buffer of its
-    own, so the error's positions count from the batch's start; add where the batch sits in the file
-    (as ``FileRecords.batches`` does for framing errors)."""
-    return f"{e} (file byte {batch_position + (e.position or 0)})"
+    """The error with positions in the file. Each batch is read into a buffer of its own, so the
+    error counts from the batch's start ("record batch at byte 0 ..."): say where the batch sits in
+    the file instead, and add the damaged byte's file position (as ``FileRecords.batches`` does for
+    framing errors)."""
+    message = str(e).replace("at byte 0", f"at byte {batch_position}", 1)
+    return f"{message} (file byte {batch_position + (e.position or 0)})"
 
 
 def _show(data: bytes | None) -> str:

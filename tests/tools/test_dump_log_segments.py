@@ -140,4 +140,4 @@ def test_damage_past_the_first_batch_is_reported_at_its_file_byte(segment_dir, c
     path.write_bytes(bytes(data))
     code, _, err = _run(capsys, *(["--deep", path] if deep else [path]))
     assert code == 1 and len(err.strip().splitlines()) == 1
-    assert expected in err, err
+    assert expected in err and f"record batch at byte {target.position}" in err, err
