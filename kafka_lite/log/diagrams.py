@@ -184,8 +184,8 @@ def segment_diagram(
                 g.edge(f"log:b{h.position}r:e", f"timeindex:t{n}:w", dir="back", style="dashed")
     g.attr(
         label=(
-            f"index.interval.bytes = {segment.index_interval_bytes}: "
-            f"{len(entries)} offset index entries for {len(headers)} batches"
+            f"index.interval.bytes = {segment.index_interval_bytes}: {len(entries)} offset index "
+            f"entr{'y' if len(entries) == 1 else 'ies'} for {len(headers)} batch{'' if len(headers) == 1 else 'es'}"
         ),
         labelloc="b",
     )
@@ -204,8 +204,10 @@ def log_diagram(log: Log) -> graphviz.Digraph:
         row.attr(rank="same")
         for s in segments:
             is_active = s is active
-            next_offset = log.log_end_offset if is_active else s.next_offset()
-            span = f"{s.base_offset}-{next_offset - 1}" if next_offset > s.base_offset else "(empty)"
+            # The first batch's base offset, not the file name's: after compaction they differ.
+            first = next(s.log.batch_headers(0), None)
+            last = (log.log_end_offset if is_active else s.next_offset()) - 1
+            span = "(empty)" if first is None else f"{first.base_offset}-{last}"
             rows = [
                 _title(f"{s.base_offset:020d}.log" + (" (active)" if is_active else ""), 2),
                 _row("offsets", span),
