@@ -1,9 +1,13 @@
 """Lab 2 graded tests: a segment's append with its sparse index, the index search, and reads.
 
-Every test first calls ``LogSegment.append``, ``LogSegment.read`` or ``AbstractIndex._index_slot_for``
-(directly, or through ``OffsetIndex.lookup`` and ``Log``), so on the untouched starter each fails
-with the lab's NotImplementedError. Failure messages print the segment's layout: its batches and
-its index entries, side by side.
+Each test's first call into lab code is ``AbstractIndex._index_slot_for``, ``LogSegment.append`` or
+``LogSegment.read`` (directly, or through ``OffsetIndex.lookup`` and ``Log``), so on the untouched
+starter every test fails with the lab's own NotImplementedError. The read tests lay their segment
+out without your ``append`` (raw writes to the ``.log`` and ``.index``), so a read earns its points
+even while ``append`` is unfinished.
+
+Failure messages print the segment as it is on disk: its batches (offsets, byte position, size)
+beside its index entries, each entry next to the batch it points at.
 """
 
 from __future__ import annotations
@@ -14,191 +18,367 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record import FileRecords, MemoryRecords
+from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.log import Log, read_all
 from kafka_lite.log.log_config import LogConfig
-from kafka_lite.log.log_segment import LogSegment
+from kafka_lite.log.log_segment import FetchDataInfo, LogSegment
 from kafka_lite.log.offset_index import OffsetIndex
+from kafka_lite.log.time_index import TimeIndex
 
 pytestmark = [pytest.mark.lab(2)]
 TS = 1_500_000_000_000
-INTERVAL = 1000
+INTERVAL = 1000  # index.interval.bytes in these tests: small, so a few batches make an entry
+BASE = 100  # the test segments' base offset: relative and absolute offsets differ
 
 
-def _batch(base_offset: int, count: int = 4, size: int = 60, ts: int = TS) -> MemoryRecords:
-    return MemoryRecords.with_records(
-        [(ts + i, b"k", b"v" * size) for i in range(count)], base_offset=base_offset
-    )
+# -- building batches and segments ------------------------------------------------------------------------
 
 
-def _fill(segment: LogSegment, batches: int, count: int = 4) -> list[tuple[int, int, int]]:
-    """Append ``batches`` batches; return each one's (base offset, position, size)."""
+def _batch(base_offset: int, count: int = 4, size: int | None = None, ts: int = TS) -> MemoryRecords:
+    """``count`` records from ``base_offset``, all stamped ``ts``; exactly ``size`` bytes if given."""
+    records = [(ts, b"k%d" % i, b"v" * 80) for i in range(count)]
+    if size is not None:  # pad the last value (its length varint stays 2 bytes from 64 to 8191)
+        pad = size - MemoryRecords.with_records(records, base_offset=base_offset).size_in_bytes()
+        records[-1] = (ts, records[-1][1], b"v" * (80 + pad))
+    built = MemoryRecords.with_records(records, base_offset=base_offset)
+    assert size is None or built.size_in_bytes() == size
+    return built
+
+
+def _append(segment: LogSegment, records: MemoryRecords, count: int, ts: int, pieces: int = 0) -> None:
+    """Call your ``append`` as ``Log.append`` does (offsets assigned; largest timestamp and its offset).
+
+    With ``pieces`` > 0 the bytes come as a list of that many buffers, to be written in order.
+    """
+    first = next(records.batches()).base_offset
+    data: MemoryRecords | list = records
+    if pieces:
+        view, cut = memoryview(records.buffer()), records.size_in_bytes() // pieces
+        data = [view[i * cut : (i + 1) * cut if i < pieces - 1 else None] for i in range(pieces)]
+    segment.append(first, ts, first + count - 1, data)
+
+
+def _laid_out(segment: LogSegment, batches: int = 25, count: int = 4, every: int = 3) -> list:
+    """Write ``batches`` batches straight to the ``.log`` (not through your ``append``) and an index
+    entry at every ``every``-th batch start after the first, as a sparse index would have them.
+    Returns each batch's (base offset, position, size)."""
     layout, offset = [], segment.base_offset
     for b in range(batches):
         records = _batch(offset, count, ts=TS + b * 10)
-        position = segment.size_in_bytes()
-        segment.append(offset, TS + b * 10 + count - 1, offset + count - 1, records)
+        position = segment.log.size_in_bytes()
+        segment.log.append(records.buffer())
+        if b and b % every == 0:
+            segment.index.append(offset, position)
         layout.append((offset, position, records.size_in_bytes()))
         offset += count
     return layout
 
 
-def _layout(segment: LogSegment, batches) -> str:
-    """The segment's batches and index entries as a small table, for failure messages."""
-    entries = [segment.index.entry(i) for i in range(segment.index.entries)]
-    lines = ["batches (base offset @ position, size)       index entries (offset -> position)"]
-    for i in range(max(len(batches), len(entries))):
-        left = f"{batches[i][0]:>6} @ {batches[i][1]:>6}, {batches[i][2]:>4} B" if i < len(batches) else ""
-        right = f"{entries[i].offset:>6} -> {entries[i].position}" if i < len(entries) else ""
-        lines.append(f"{left:<45}{right}")
-    return "\n".join(lines)
-
-
 @pytest.fixture
 def segment(tmp_path):
-    s = LogSegment(tmp_path, 100, index_interval_bytes=INTERVAL, time=MockTime())
+    s = LogSegment(tmp_path, BASE, index_interval_bytes=INTERVAL, time=MockTime())
     yield s
     s.close()
 
 
+# -- what failure messages show ------------------------------------------------------------------------
+
+
+def _layout(segment: LogSegment) -> str:
+    """The segment on disk: each batch, with the index entry pointing at it beside it (read with the
+    reference's header scan, so it shows what your code wrote even when your code is wrong)."""
+    entries = [segment.index.entry(i) for i in range(segment.index.entries)]
+    pointing = {}
+    for e in entries:
+        pointing.setdefault(e.position, []).append(e)
+    lines = [
+        f"segment base offset {segment.base_offset}, index.interval.bytes {segment.index_interval_bytes}",
+        "   .log batch    position    size  |  .index entry (offset -> position)",
+    ]
+    for h in segment.log.batch_headers(0):
+        marks = [
+            f"{e.offset} -> {e.position}"
+            + ("" if e.offset == h.base_offset else "  <- not this batch's offset")
+            for e in pointing.pop(h.position, [])
+        ]
+        lines.append(
+            f"  {h.base_offset:>5}-{h.last_offset:<6} {h.position:>8} {h.size:>6} B  |  {', '.join(marks)}"
+        )
+    for stray in itertools.chain.from_iterable(pointing.values()):
+        lines.append(f"  {'':>30}  |  {stray.offset} -> {stray.position}  <- no batch starts at this byte")
+    if not entries:
+        lines.append(f"  {'':>30}  |  (no index entries)")
+    return "\n".join(lines)
+
+
+def _data(records) -> bytes:
+    return records.read_bytes() if isinstance(records, FileRecords) else bytes(records.buffer())
+
+
+def _returned(info: FetchDataInfo | None) -> str:
+    """What a read returned: where its slice starts and which batches it holds."""
+    if info is None:
+        return "read returned None"
+    records = info.records
+    data = _data(records)
+    where = ""
+    if isinstance(records, FileRecords):  # a slice of the segment file: say which bytes
+        where = f" (file bytes [{records.start}, {records.start + len(data)}))"
+    batches = [f"{b.base_offset}-{b.last_offset}" for b in iter_batches(data, allow_partial_tail=True)]
+    cut = len(data) - sum(b.size_in_bytes for b in iter_batches(data, allow_partial_tail=True))
+    return (
+        f"read returned {len(data)} bytes{where}: batches [{', '.join(batches)}]"
+        + (f" + {cut} bytes of a cut batch" if cut else "")
+        + f"; fetch_offset_metadata={tuple(info.fetch_offset_metadata)}"
+        + f", first_entry_incomplete={info.first_entry_incomplete}"
+    )
+
+
+# -- _index_slot_for -------------------------------------------------------------------------------------
+
+
+def _slots(index, targets) -> str:
+    keys = [index._keys[i] for i in range(index.entries)]
+    rows = "\n".join(f"    slot {i}: key {k}" for i, k in enumerate(keys)) or "    (empty index)"
+    return f"  keys of the index:\n{rows}\n  targets: {list(targets)}"
+
+
 @pytest.mark.points(3)
 def test_index_slot_for_finds_the_floor_entry(tmp_path):
-    index = OffsetIndex(tmp_path / "x.index", 100, max_index_size=800)
-    assert index._index_slot_for(5) == -1, "an empty index has no slot"
+    index = OffsetIndex(tmp_path / "x.index", BASE, max_index_size=800)
+    assert index._index_slot_for(5) == -1, "an empty index has no slot: -1"
     for relative, position in ((10, 1000), (20, 2000), (30, 3000)):
-        index.append(100 + relative, position)
-    cases = {5: -1, 10: 0, 15: 0, 20: 1, 29: 1, 30: 2, 10_000: 2}
+        index.append(BASE + relative, position)
+    cases = {5: -1, 9: -1, 10: 0, 15: 0, 19: 0, 20: 1, 29: 1, 30: 2, 31: 2, 10_000: 2}
     got = {target: index._index_slot_for(target) for target in cases}
-    assert got == cases, "slot = the largest entry whose key is <= target, or -1 (keys are relative offsets)"
-    assert index.lookup(125) == (120, 2000)
-    assert index.lookup(105) == (100, 0), "below the first entry: start at the segment's beginning"
+    assert got == cases, (
+        "slot = the largest slot whose key is <= target; -1 when every key is larger.\n"
+        f"  expected {cases}\n  got      {got}\n" + _slots(index, cases)
+    )
+    assert index.lookup(BASE + 25) == (BASE + 20, 2000), "lookup = the floor entry, absolute offset"
+    assert index.lookup(BASE + 5) == (BASE, 0), "below the first entry, lookup starts at the segment start"
+    # The same search serves the time index, whose keys are timestamps.
+    time_index = TimeIndex(tmp_path / "x.timeindex", BASE, max_index_size=120)
+    for k in range(1, 4):
+        time_index.maybe_append(TS + 1000 * k, BASE + 10 * k)
+    assert time_index.lookup(TS + 2500) == (TS + 2000, BASE + 20)
+    assert time_index.lookup(TS) == (-1, BASE), "before the first timestamp: (-1, base offset)"
 
 
 @pytest.mark.points(2)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(st.integers(1, 50), min_size=0, max_size=40), st.integers(-10, 2500))
 def test_index_slot_for_matches_a_simple_model(tmp_path_factory, gaps, target):
     index = OffsetIndex(tmp_path_factory.mktemp("idx") / "x.index", 0, max_index_size=8 * 64)
-    keys, key = [], 0
-    for gap in gaps:
-        key += gap
+    keys = list(itertools.accumulate(gaps))
+    for key in keys:
         index.append(key, key * 10)
-        keys.append(key)
+    # The model: scan every slot. Yours should be a binary search, but must give the same answer.
     expected = max((i for i, k in enumerate(keys) if k <= target), default=-1)
-    assert index._index_slot_for(target) == expected, f"keys {keys}, target {target}"
+    got = index._index_slot_for(target)
+    assert got == expected, f"target {target}: expected slot {expected}, got {got}\n" + _slots(
+        index, [target]
+    )
+
+
+# -- append ------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.points(3)
-def test_append_adds_sparse_entries_never_on_the_first_append(segment):
-    first = _batch(100)
-    segment.append(100, TS + 3, 103, first)
-    assert segment.index.entries == 0, "the first append to a segment never adds an index entry"
-    batches = [(100, 0, first.size_in_bytes())]
-    offset = 104
-    for b in range(30):
-        records = _batch(offset, ts=TS + b * 10)
-        batches.append((offset, segment.size_in_bytes(), records.size_in_bytes()))
-        segment.append(offset, TS + b * 10 + 3, offset + 3, records)
-        offset += 4
-    entries = [segment.index.entry(i) for i in range(segment.index.entries)]
-    assert entries, "no index entries after ~10 KiB with an interval of 1000 bytes\n" + _layout(
-        segment, batches
+def test_the_first_append_adds_no_entry_and_entries_need_more_than_the_interval(segment):
+    # Batches of exactly 250 bytes: after four of them the counter is exactly 1000, which is NOT more
+    # than index.interval.bytes (1000), so the fifth append adds no entry; the sixth does.
+    size, offset, expected = 250, BASE, []
+    count = 2
+    since_last = 0
+    for b in range(22):
+        if since_last > INTERVAL:  # the model of the rule, checked before this append counts
+            expected.append((offset, b * size))
+            since_last = 0
+        _append(segment, _batch(offset, count, size, ts=TS + b), count, TS + b)
+        since_last += size
+        if b == 0:
+            assert segment.index.entries == 0, (
+                "the first append to a segment never adds an index entry\n" + _layout(segment)
+            )
+            assert segment.rolling_based_timestamp == TS, (
+                "the first append remembers its largest timestamp (rolling_based_timestamp): "
+                "rolls by segment.ms measure from it"
+            )
+        offset += count
+    entries = [tuple(segment.index.entry(i)) for i in range(segment.index.entries)]
+    assert entries == expected, (
+        f"an entry (first offset, position) is added when MORE than {INTERVAL} bytes were appended since "
+        f"the last one, checked before counting the new batch.\n  expected entries {expected}\n"
+        f"  got              {entries}\n" + _layout(segment)
     )
-    gaps = [b.position - a.position for a, b in itertools.pairwise(entries)]
-    assert entries[0].position > INTERVAL and all(g > INTERVAL for g in gaps), (
-        "an entry is added only once MORE than index.interval.bytes were written since the last one\n"
-        + _layout(segment, batches)
-    )
-    assert all(g <= INTERVAL + 2 * batches[0][2] for g in gaps), (
-        "entries must not be sparser than needed\n" + _layout(segment, batches)
+    assert segment.bytes_since_last_index_entry == since_last, (
+        f"bytes_since_last_index_entry should be {since_last} (bytes appended since the last entry)"
     )
 
 
 @pytest.mark.points(2)
-def test_index_entries_point_at_batch_starts(segment):
-    batches = _fill(segment, 30)
-    starts = {position: offset for offset, position, _ in batches}
+def test_entries_point_at_batch_starts_and_the_time_index_keeps_the_largest_timestamp(segment):
+    offset, largest, layout, expected_time_entries = BASE, (-1, -1), [], []
+    for b in range(30):
+        count = 1 + b % 5
+        ts = TS + b * 10 if b % 4 != 3 else TS + 5  # every 4th batch late: producers may send old timestamps
+        records = _batch(offset, count, ts=ts)
+        position, entries_before = segment.size_in_bytes(), segment.index.entries
+        _append(segment, records, count, ts, pieces=1 + b % 3)  # Log.append passes a list of buffers
+        if ts > largest[0]:
+            largest = (ts, offset + count - 1)
+        if segment.index.entries > entries_before and (
+            not expected_time_entries or largest[0] > expected_time_entries[-1][0]
+        ):  # the model: a time index entry when it would grow, beside each offset index entry
+            expected_time_entries.append(largest)
+        layout.append((offset, position, records.size_in_bytes()))
+        offset += count
+    assert segment.size_in_bytes() == sum(size for _, _, size in layout), (
+        "every byte of every batch goes to the .log, in order (a list holds the pieces of the batches)"
+    )
+    starts = {position: base for base, position, _ in layout}
+    assert segment.index.entries >= 3, "~6 KiB appended with a 1000-byte interval\n" + _layout(segment)
     for i in range(segment.index.entries):
         entry = segment.index.entry(i)
         assert starts.get(entry.position) == entry.offset, (
-            f"entry {i} ({entry.offset} -> {entry.position}) must point at the batch starting with that offset\n"
-            + _layout(segment, batches)
+            f"index entry {i} ({entry.offset} -> {entry.position}) must point at the start of the batch "
+            "whose base offset it names\n" + _layout(segment)
         )
-    # The time index gets an entry with each offset index entry: the largest timestamp so far.
-    assert segment.time_index.entries == segment.index.entries
-    for i in range(segment.time_index.entries):
-        ts_entry, offset_entry = segment.time_index.entry(i), segment.index.entry(i)
-        assert ts_entry.timestamp == max(
-            TS + b * 10 + 3 for b, (o, _, _) in enumerate(batches) if o <= offset_entry.offset
-        )
+    assert (segment.max_timestamp_so_far, segment.offset_of_max_timestamp) == largest, (
+        f"max_timestamp_so_far / offset_of_max_timestamp should be {largest}: the largest timestamp "
+        "appended and its offset (a late, smaller timestamp must not lower it)"
+    )
+    time_entries = [tuple(segment.time_index.entry(i)) for i in range(segment.time_index.entries)]
+    assert time_entries == expected_time_entries, (
+        "with each offset index entry, append offers the time index (max_timestamp_so_far, "
+        "offset_of_max_timestamp) as of that append (time_index.maybe_append keeps it if it grew)\n"
+        f"  expected {expected_time_entries}\n  got      {time_entries}"
+    )
+
+
+# -- read ---------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.points(3)
-def test_read_returns_the_batch_holding_each_offset(segment):
-    batches = _fill(segment, 25)
-    for offset in range(100, 200):
+def test_read_starts_at_the_batch_holding_each_offset_and_none_past_the_end(segment):
+    layout = _laid_out(segment)
+    for offset in range(BASE, BASE + 100):
         info = segment.read(offset, None, max_size=100_000)
-        assert info is not None, f"offset {offset} is in the segment\n" + _layout(segment, batches)
-        (first, *_) = MemoryRecords(info.records.read_bytes()).batches()
-        assert first.base_offset <= offset <= first.last_offset, (
-            f"read({offset}) must start at the batch holding it, not at {first.base_offset}\n"
-            + _layout(segment, batches)
+        base, position, _ = [b for b in layout if b[0] <= offset][-1]
+        assert info is not None, f"offset {offset} is in this segment\n" + _layout(segment)
+        first = next(iter_batches(_data(info.records), allow_partial_tail=True), None)
+        assert first is not None and first.base_offset == base, (
+            f"read({offset}) must start at the batch holding it ({base}-{base + 3} at byte {position})\n"
+            f"  {_returned(info)}\n" + _layout(segment)
         )
-        assert (
-            info.fetch_offset_metadata.relative_position_in_segment
-            == [p for o, p, _ in batches if o <= offset][-1]
+        assert tuple(info.fetch_offset_metadata) == (offset, BASE, position), (
+            "fetch_offset_metadata = (the offset asked for, the segment's base offset, the batch's position)\n"
+            f"  {_returned(info)}"
         )
-    assert segment.read(200, None, 1000) is None, "an offset past the segment's last reads as None"
+        assert info.records.size_in_bytes() == segment.size_in_bytes() - position, (
+            "with room to spare, the read runs to the end of the file\n  " + _returned(info)
+        )
+    past = segment.read(BASE + 100, None, max_size=100_000)
+    assert past is None, "an offset past the segment's last batch reads as None\n  " + _returned(past)
 
 
 @pytest.mark.points(2)
 def test_read_respects_max_size_and_min_one_message(segment):
-    batches = _fill(segment, 10)
-    size = batches[0][2]
-    info = segment.read(100, None, max_size=size * 3)
-    assert info.records.size_in_bytes() == size * 3 and not info.first_entry_incomplete
-    small = segment.read(100, None, max_size=10)
-    assert small.records.size_in_bytes() == 10 and small.first_entry_incomplete, (
-        "a cut first batch is flagged"
+    layout = _laid_out(segment, batches=10)
+    size = layout[0][2]
+    info = segment.read(BASE, None, max_size=size * 3)
+    assert info.records.size_in_bytes() == size * 3 and not info.first_entry_incomplete, (
+        f"max_size {size * 3} holds exactly three {size}-byte batches\n  " + _returned(info)
     )
-    whole = segment.read(100, None, max_size=10, min_one_message=True)
-    assert whole.records.size_in_bytes() == size, "min_one_message returns the first batch whole"
-    empty = segment.read(100, None, max_size=0)
-    assert empty.records.size_in_bytes() == 0
+    small = segment.read(BASE + 9, None, max_size=10)
+    assert small.records.size_in_bytes() == 10 and small.first_entry_incomplete, (
+        "max_size cuts the slice even inside the first batch, and the read says so "
+        "(first_entry_incomplete)\n  " + _returned(small)
+    )
+    whole = segment.read(BASE + 9, None, max_size=10, min_one_message=True)
+    assert whole.records.size_in_bytes() == size and not whole.first_entry_incomplete, (
+        "min_one_message returns the first batch whole even when it is larger than max_size\n  "
+        + _returned(whole)
+    )
+    empty = segment.read(BASE, None, max_size=0)
+    assert empty is not None and empty.records.size_in_bytes() == 0, "max_size 0: an empty read, not None"
+    with pytest.raises(ValueError):
+        segment.read(BASE, None, max_size=-1)
 
 
 @pytest.mark.points(2)
 def test_read_stops_at_max_offset(segment):
-    batches = _fill(segment, 10)
-    size = batches[0][2]
-    info = segment.read(100, max_offset=112, max_size=100_000)
+    layout = _laid_out(segment, batches=10)
+    size = layout[0][2]
+    info = segment.read(BASE, max_offset=BASE + 13, max_size=100_000)
     assert info.records.size_in_bytes() == 3 * size, (
-        "with max_offset (the high watermark) the read ends where the batch holding it begins\n"
-        + _layout(segment, batches)
+        f"with max_offset {BASE + 13} (the high watermark) the read ends where the batch holding it "
+        f"({BASE + 12}-{BASE + 15}) begins\n  " + _returned(info) + "\n" + _layout(segment)
     )
-    assert segment.read(120, max_offset=110, max_size=100_000).records.size_in_bytes() == 0
+    below = segment.read(BASE + 20, max_offset=BASE + 10, max_size=100_000)
+    assert below is not None and below.records.size_in_bytes() == 0, (
+        "max_offset below the start offset: an empty read\n  " + _returned(below)
+    )
+    beyond = segment.read(BASE + 4, max_offset=BASE + 500, max_size=100_000)
+    assert beyond.records.size_in_bytes() == 9 * size, (
+        "max_offset past the segment: nothing holds it, so the read may run to the end\n  "
+        + _returned(beyond)
+    )
+    capped = segment.read(BASE, max_offset=BASE + 30, max_size=2 * size)
+    assert capped.records.size_in_bytes() == 2 * size, "max_size still applies\n  " + _returned(capped)
+
+
+@pytest.mark.points(1)
+def test_read_within_max_position(segment):
+    layout = _laid_out(segment, batches=10)
+    size = layout[0][2]
+    info = segment.read(BASE + 4, None, max_size=100_000, max_position=4 * size)
+    assert info.records.size_in_bytes() == 3 * size, (
+        f"max_position {4 * size} caps the slice at that byte (the active segment's end when the fetch "
+        "began)\n  " + _returned(info)
+    )
+
+
+# -- a Log on your segment -----------------------------------------------------------------------------------
+
+
+def _values(n: int) -> list[bytes]:
+    return [b"batch-%d-" % b + b"x" * (b % 7 * 40) for b in range(n)]
 
 
 @pytest.mark.points(2)
-def test_read_within_max_position(segment):
-    batches = _fill(segment, 10)
-    size = batches[0][2]
-    info = segment.read(100, None, max_size=100_000, max_position=4 * size)
-    assert info.records.size_in_bytes() == 4 * size, "max_position caps the read at a byte position"
-
-
-@pytest.mark.points(3)
 def test_a_log_on_your_segment_reads_back_everything_across_rolls_and_reopen(tmp_path):
     config = LogConfig(segment_bytes=3000, index_interval_bytes=500)
     log = Log(tmp_path / "t-0", config, time=MockTime())
-    values = []
-    for b in range(40):
-        value = b"batch-%d" % b
+    values = _values(40)
+    for b, value in enumerate(values):
         log.append(MemoryRecords.with_records([(TS + b, b"k", value)]))
-        values.append(value)
-    assert log.number_of_segments > 1
+    assert log.number_of_segments > 2
+    assert [r.value for r in read_all(log)] == values
     log.close()
     reopened = Log(tmp_path / "t-0", config, recovery_point=0, time=MockTime())
-    assert [r.value for r in read_all(reopened)] == values
+    assert [r.value for r in read_all(reopened)] == values, "after a reopen, every record reads back"
     assert reopened.read(17, 10_000).fetch_offset_metadata.message_offset == 17
+    reopened.close()
+
+
+@pytest.mark.points(2)
+def test_a_log_on_your_segment_recovers_from_a_torn_write(tmp_path):
+    config = LogConfig(segment_bytes=3000, index_interval_bytes=500)
+    log = Log(tmp_path / "t-0", config, time=MockTime())
+    values = _values(30)
+    for b, value in enumerate(values):
+        log.append(MemoryRecords.with_records([(TS + b, b"k", value)]))
+    recovery_point, active = log.recovery_point, log.active_segment.log.path
+    log.close()
+    with open(active, "r+b") as f:  # a crash in the middle of writing the last batch
+        f.truncate(active.stat().st_size - 5)
+    recovered = Log(tmp_path / "t-0", config, recovery_point=recovery_point, time=MockTime())
+    assert recovered.log_end_offset == 29, "recovery drops the torn last batch"
+    assert [r.value for r in read_all(recovered)] == values[:29]
+    recovered.append(MemoryRecords.with_records([(TS, b"k", b"after the crash")]))
+    assert [r.value for r in read_all(recovered, 25)] == [*values[25:29], b"after the crash"]
+    recovered.close()
