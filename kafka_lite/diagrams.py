@@ -73,39 +73,16 @@ def _sample_segment(directory: str):
     return segment
 
 
-def segment_with_index(segment=None) -> graphviz.Digraph:
-    """A segment's ``.log`` batches beside its sparse ``.index``, each entry pointing at its batch."""
-    g = _graph("segment_with_index")
+def segment_with_index() -> graphviz.Digraph:
+    """A real segment's ``.index`` beside its ``.log`` (the storage layer's own picture of it)."""
+    from kafka_lite.log.diagrams import segment_diagram
+
     with tempfile.TemporaryDirectory() as d:
-        own = segment is None  # close only a segment made here for the picture, never the caller's
-        segment = segment or _sample_segment(d)
-        headers = list(segment.log.batch_headers(0))
-        entries = [segment.index.entry(i) for i in range(segment.index.entries)]
-        indexed = {e.position for e in entries}
-        rows = "".join(
-            f'<tr><td port="p{h.position}" bgcolor="{"#dbeafe" if h.position in indexed else "white"}">'
-            f"offsets {h.base_offset}-{h.last_offset}</td><td>position {h.position}</td><td>{h.size} B</td></tr>"
-            for h in headers
-        )
-        g.node(
-            "log",
-            f'<<table border="0" cellborder="1" cellspacing="0"><tr><td colspan="3"><b>{segment.base_offset:020d}.log</b></td></tr>{rows}</table>>',
-            shape="plain",
-        )
-        idx_rows = "".join(
-            f'<tr><td port="e{i}">{e.offset - segment.base_offset}</td><td>{e.position}</td></tr>'
-            for i, e in enumerate(entries)
-        )
-        g.node(
-            "index",
-            f'<<table border="0" cellborder="1" cellspacing="0"><tr><td colspan="2"><b>.index</b> (relative offset, position)</td></tr>{idx_rows}</table>>',
-            shape="plain",
-        )
-        for i, e in enumerate(entries):
-            g.edge(f"index:e{i}:e", f"log:p{e.position}:w")
-        if own:
+        segment = _sample_segment(d)
+        try:
+            return segment_diagram(segment)
+        finally:
             segment.close()
-    return g
 
 
 DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {

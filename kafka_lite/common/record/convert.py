@@ -3,7 +3,8 @@
 Mirrors: org.apache.kafka.common.record.MemoryRecords/FileRecords ``downConvert`` and the
          up-conversion in kafka.log.LogValidator (Kafka 0.11.0)
 Book:    chapter 6, 6.1 (message formats); the conversion itself is Kafka 0.11's
-Differs: Kafka converts lazily while sending a fetch response; we convert whole buffers.
+Differs: none in substance: Kafka 0.11 also converts whole record sets eagerly (lazy down-conversion
+         while sending came in Kafka 2.0, KIP-283).
 
 Where it is used: kafka_lite stores v2 only (DESIGN §4). A Produce v0-2 request carries v0/v1 and
 is converted up before it is appended; a Fetch v0-3 response must carry v0/v1 and is converted
