@@ -17,10 +17,10 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, demo, docs, dump_log, lab
+from kafka_lite.cli import CliError, broker, cluster, demo, docs, dump_log, lab, topics, zookeeper
 
 # The modules that contribute sub-commands, in the order `kafka-lite --help` lists them.
-SUBCOMMAND_MODULES = (demo, dump_log, lab, docs)
+SUBCOMMAND_MODULES = (demo, cluster, zookeeper, broker, topics, dump_log, lab, docs)
 
 
 def build_parser() -> argparse.ArgumentParser:

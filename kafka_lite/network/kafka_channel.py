@@ -19,7 +19,7 @@ import os
 import selectors
 import socket
 
-from kafka_lite.network.transfer import UNLIMITED, NetworkReceive, NetworkSend
+from kafka_lite.network.transfer import UNLIMITED, NetworkReceive, NetworkSend, PeerClosedException
 
 
 class KafkaChannel:
@@ -64,7 +64,12 @@ class KafkaChannel:
         """Read what has arrived; return a complete receive, or None while one is being assembled."""
         if self._receive is None:
             self._receive = NetworkReceive(self.id, self.max_receive_size)
-        self._receive.read_from(self.socket)
+        try:
+            self._receive.read_from(self.socket)
+        except EOFError:
+            if not self._receive.started():
+                raise PeerClosedException("connection closed by peer") from None
+            raise EOFError("connection closed by peer in the middle of a frame") from None
         if not self._receive.complete():
             return None
         done, self._receive = self._receive, None

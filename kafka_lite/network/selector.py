@@ -22,7 +22,13 @@ import socket
 
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.network.kafka_channel import KafkaChannel
-from kafka_lite.network.transfer import UNLIMITED, InvalidReceiveException, NetworkReceive, NetworkSend
+from kafka_lite.network.transfer import (
+    UNLIMITED,
+    InvalidReceiveException,
+    NetworkReceive,
+    NetworkSend,
+    PeerClosedException,
+)
 
 log = logging.getLogger(__name__)
 
@@ -146,8 +152,12 @@ class Selector:
                 self._handle(channel, mask)
             except (OSError, EOFError, InvalidReceiveException) as e:
                 # Kafka's Selector logs and closes a failing connection; the caller sees it in
-                # ``disconnected`` and fails that connection's in-flight requests.
-                log.warning("Connection with %s disconnected: %s", channel.id, e)
+                # ``disconnected`` and fails that connection's in-flight requests. A close between
+                # frames is how every client says goodbye, so it is not worth a warning.
+                if isinstance(e, PeerClosedException):
+                    log.debug("Connection with %s closed by peer", channel.id)
+                else:
+                    log.warning("Connection with %s disconnected: %s", channel.id, e)
                 self.close(channel.id)
                 self.disconnected.append(channel.id)
         self._expire_idle_connections()

@@ -1,0 +1,155 @@
+"""Broker benchmark: confluent-kafka producing to and consuming from one kafka_lite broker, against the
+same client on librdkafka's built-in mock cluster (its own ceiling), in the same run.
+
+No Kafka twin: modelled on Kafka's ``kafka-producer-perf-test.sh`` / ``kafka-consumer-perf-test.sh``.
+
+    .venv/bin/python benchmarks/bench_broker.py [--records 1000000] [--value-bytes 100]
+
+Prints records/s in and out for: the mock cluster, kafka_lite with read-and-send fetches (the
+default), and kafka_lite with ``os.sendfile`` fetches; and kafka_lite's rates as a share of the mock
+cluster's (goal >= 70 %). The broker runs as its own process (``kafka-lite broker start``) beside a
+ZooKeeper, so it and the client each have a core of this 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+
+from kafka_lite.zk.embedded import EmbeddedZooKeeper
+
+TOPIC = "bench"
+PRODUCER = {"acks": "1", "linger.ms": 5, "batch.size": 1_000_000, "queue.buffering.max.messages": 2_000_000}
+
+
+def produce(bootstrap: str, records: int, value: bytes, extra: dict | None = None) -> tuple[float, Producer]:
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER, **(extra or {})})
+    producer.list_topics(TOPIC, timeout=30)  # metadata (and, on kafka_lite, auto-creation) before timing
+    start = time.perf_counter()
+    for _ in range(records):
+        while True:
+            try:
+                producer.produce(TOPIC, value)
+                break
+            except BufferError:  # the client's queue is full: let it send
+                producer.poll(0.01)
+    remaining = producer.flush(120)
+    elapsed = time.perf_counter() - start
+    if remaining:
+        raise RuntimeError(f"{remaining} records were not delivered")
+    return records / elapsed, producer
+
+
+def consume(bootstrap: str, records: int, partitions: list[int]) -> float:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 52428800,
+            "max.partition.fetch.bytes": 10485760,
+        }
+    )
+    consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in partitions])
+    count = 0
+    start = time.perf_counter()
+    deadline = start + 120
+    while count < records and time.perf_counter() < deadline:
+        for msg in consumer.consume(10_000, 1.0):
+            if msg.error() is None:
+                count += 1
+    elapsed = time.perf_counter() - start
+    consumer.close()
+    if count < records:
+        raise RuntimeError(f"consumed {count} of {records} records")
+    return records / elapsed
+
+
+def mock_cluster(records: int, value: bytes) -> tuple[float, float]:
+    rate_in, producer = produce("", records, value, {"test.mock.num.brokers": 1})
+    broker = next(iter(producer.list_topics(timeout=10).brokers.values()))
+    partitions = list(producer.list_topics(TOPIC, timeout=10).topics[TOPIC].partitions)
+    rate_out = consume(f"{broker.host}:{broker.port}", records, partitions)
+    return rate_in, rate_out
+
+
+def start_broker(directory: Path, zk: EmbeddedZooKeeper, sendfile: bool) -> subprocess.Popen:
+    config = directory / "server.properties"
+    config.write_text(
+        "\n".join(
+            [
+                "broker.id=0",
+                "listeners=PLAINTEXT://127.0.0.1:19092",
+                f"log.dirs={directory / 'data'}",
+                f"zookeeper.connect={zk.connect_string}",
+                f"fetch.sendfile.enable={str(sendfile).lower()}",
+                "num.network.threads=1",
+                "num.io.threads=2",
+            ]
+        )
+        + "\n"
+    )
+    log_file = open(directory / "broker.log", "ab")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_lite.cli.main", "broker", "start", str(config)],
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+    )
+    probe = Producer({"bootstrap.servers": "127.0.0.1:19092"})
+    probe.list_topics(timeout=30)
+    return proc
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    proc.wait(60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--value-bytes", type=int, default=100)
+    args = parser.parse_args()
+    value = os.urandom(args.value_bytes)
+    mock_in, mock_out = mock_cluster(args.records, value)
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="kafka-lite-bench-") as d:
+        directory = Path(d)
+        zk = EmbeddedZooKeeper(directory / "zookeeper")
+        zk.start()
+        try:
+            proc = start_broker(directory, zk, sendfile=False)
+            try:
+                rate_in, _ = produce("127.0.0.1:19092", args.records, value)
+                results["read-and-send"] = (rate_in, consume("127.0.0.1:19092", args.records, [0]))
+            finally:
+                stop(proc)
+            proc = start_broker(directory, zk, sendfile=True)  # same data, fetched with sendfile
+            try:
+                results["sendfile"] = (None, consume("127.0.0.1:19092", args.records, [0]))
+            finally:
+                stop(proc)
+        finally:
+            zk.stop()
+    print(f"{args.records} records of {args.value_bytes} bytes, acks=1, confluent-kafka, one broker")
+    print(f"{'':28}{'in (records/s)':>16}{'out (records/s)':>17}")
+    print(f"{'librdkafka mock cluster':28}{mock_in:16,.0f}{mock_out:17,.0f}")
+    rate_in, read_out = results["read-and-send"]
+    _, sendfile_out = results["sendfile"]
+    print(f"{'kafka_lite, read-and-send':28}{rate_in:16,.0f}{read_out:17,.0f}")
+    print(f"{'kafka_lite, sendfile':28}{'':16}{sendfile_out:17,.0f}")
+    print(
+        f"kafka_lite / mock: in {rate_in / mock_in:.0%}, out {max(read_out, sendfile_out) / mock_out:.0%} (goal >= 70 %)"
+    )
+    print(f"sendfile / read-and-send fetch: {sendfile_out / read_out:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""``kafka-lite broker start CONFIG``: run one broker in the foreground until Ctrl-C or SIGTERM.
+
+Mirrors: bin/kafka-server-start.sh and kafka.Kafka (core/src/main/scala/kafka/Kafka.scala)
+Book:    chapter 2, 2.3 (the server side)
+
+The config file is a Kafka ``server.properties`` (``broker.id``, ``listeners``, ``log.dirs``,
+``zookeeper.connect`` ...); ``--override k=v`` replaces one setting, as Kafka's script allows. Log
+lines go to stderr in Kafka's layout: ``[time] LEVEL message (logger)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from pathlib import Path
+
+from kafka_lite.cli import CliError
+from kafka_lite.common.errors import ConfigException, KafkaException
+
+LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("broker", help="run a broker (kafka-server-start.sh)")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    actions.required = True
+    start = actions.add_parser("start", help="start a broker from a server.properties file")
+    start.add_argument("config", type=Path, metavar="CONFIG", help="server.properties")
+    start.add_argument("--override", action="append", default=[], metavar="K=V", help="override one setting")
+    start.set_defaults(handler=run)
+
+
+def parse_overrides(items: list[str]) -> dict[str, str]:
+    overrides = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CliError(f"--override expects key=value, got {item!r}", exit_code=2)
+        overrides[key.strip()] = value.strip()
+    return overrides
+
+
+def run(args: argparse.Namespace, console) -> int:
+    from kafka_lite.server.kafka_config import KafkaConfig
+    from kafka_lite.server.kafka_server import KafkaServer
+
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    logging.getLogger("kazoo").setLevel(logging.WARNING)
+    try:
+        config = KafkaConfig.from_file(args.config, parse_overrides(args.override))
+    except ConfigException as e:
+        raise CliError(str(e), exit_code=2) from None
+    server = KafkaServer(config)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        server.startup()
+    except (KafkaException, OSError) as e:
+        server.shutdown()
+        raise CliError(f"broker {config.broker_id} failed to start: {e}") from None
+    stop.wait()
+    server.shutdown()
+    return 0

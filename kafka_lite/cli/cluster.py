@@ -1,0 +1,349 @@
+"""``kafka-lite cluster up | status | down``: a local ZooKeeper and N brokers, as separate processes.
+
+No Kafka twin: what a Kafka user does by hand with ``zookeeper-server-start.sh`` and one
+``kafka-server-start.sh`` per broker, in one command (DESIGN §5).
+
+Everything lives under ``--dir`` (default ``.kafka-lite/``): ``cluster.json`` (pids and ports),
+``zookeeper.properties`` and ``broker-N/server.properties`` (Kafka's formats, so a learner can read
+and edit them), ``logs/`` and each broker's data. So ``status`` and ``down`` work from another shell.
+Each process runs in its own session: ``up --detach`` returns and the cluster keeps running;
+``down`` stops the brokers (a clean shutdown each, SIGKILL only after a deadline) and then ZooKeeper,
+and leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rich.live import Live
+from rich.table import Table
+
+from kafka_lite.cli import CliError
+
+STATE_FILE = "cluster.json"
+HEALTHY_TIMEOUT_S = 60
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("cluster", help="a local ZooKeeper + N brokers: up, status, down")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    actions.required = True
+    up = actions.add_parser("up", help="start ZooKeeper and the brokers")
+    up.add_argument("--brokers", type=int, default=3, help="number of brokers (ids 0..N-1; default 3)")
+    up.add_argument(
+        "--dir", type=Path, default=Path(".kafka-lite"), help="state directory (default .kafka-lite)"
+    )
+    up.add_argument("--zookeeper-port", type=int, default=2181)
+    up.add_argument(
+        "--base-port", type=int, default=9092, help="broker N listens on base port + N (default 9092)"
+    )
+    up.add_argument("--detach", action="store_true", help="return once the cluster is healthy")
+    up.add_argument(
+        "--override", action="append", default=[], metavar="K=V", help="a setting for every broker"
+    )
+    up.set_defaults(handler=run_up)
+    for name, handler, text in (
+        ("status", run_status, "show the cluster's processes and metadata"),
+        ("down", run_down, "stop the brokers, then ZooKeeper"),
+    ):
+        p = actions.add_parser(name, help=text)
+        p.add_argument("--dir", type=Path, default=Path(".kafka-lite"))
+        p.set_defaults(handler=handler)
+
+
+# -- state ------------------------------------------------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (our own exited child) is not alive
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def load_state(directory: Path) -> dict | None:
+    path = directory / STATE_FILE
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise CliError(f"{path} is unreadable ({e}); remove it if no cluster runs there") from None
+
+
+def bootstrap_servers(state: dict) -> str:
+    return ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _spawn(args: list[str], log_path: Path) -> int:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log_file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kafka_lite.cli.main", *args],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # its own session: it outlives `up --detach` and ignores our Ctrl-C
+        )
+    return proc.pid
+
+
+# -- up ------------------------------------------------------------------------------------------------------
+
+
+# --8<-- [start:up]
+def start_cluster(directory: Path, brokers: int, zk_port: int, base_port: int, overrides: list[str]) -> dict:
+    """Write the configs, start ZooKeeper and the brokers, and return the state (not yet waited on)."""
+    existing = load_state(directory)
+    if existing and any(_alive(p) for p in _pids(existing)):
+        raise CliError(
+            f"a cluster is already running in {directory} (kafka-lite cluster down --dir {directory})"
+        )
+    if brokers < 1:
+        raise CliError(f"--brokers must be at least 1, got {brokers}", exit_code=2)
+    for port, what in [(zk_port, "ZooKeeper")] + [(base_port + i, f"broker {i}") for i in range(brokers)]:
+        if not _port_free(port):
+            raise CliError(f"port {port} for {what} is already in use", exit_code=2)
+    directory = directory.resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "zookeeper.properties").write_text(
+        f"dataDir={directory / 'zookeeper'}\nclientPort={zk_port}\ntickTime=500\n"
+    )
+    zk_pid = _spawn(
+        ["zookeeper", "start", str(directory / "zookeeper.properties")], directory / "logs" / "zookeeper.log"
+    )
+    state = {"dir": str(directory), "zookeeper": {"pid": zk_pid, "port": zk_port}, "brokers": []}
+    _wait_for_port(zk_port, zk_pid, directory / "logs" / "zookeeper.log")
+    for i in range(brokers):
+        broker_dir = directory / f"broker-{i}"
+        broker_dir.mkdir(exist_ok=True)
+        config = broker_dir / "server.properties"
+        config.write_text(
+            "\n".join(
+                [
+                    f"broker.id={i}",
+                    f"listeners=PLAINTEXT://127.0.0.1:{base_port + i}",
+                    f"log.dirs={broker_dir / 'data'}",
+                    f"zookeeper.connect=127.0.0.1:{zk_port}",
+                    "num.network.threads=2",
+                    "num.io.threads=4",
+                ]
+            )
+            + "\n"
+        )
+        args = ["broker", "start", str(config)] + [a for o in overrides for a in ("--override", o)]
+        pid = _spawn(args, directory / "logs" / f"broker-{i}.log")
+        state["brokers"].append({"id": i, "pid": pid, "port": base_port + i})
+    (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
+    return state
+
+
+# --8<-- [end:up]
+
+
+def _wait_for_port(port: int, pid: int, log_path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            raise CliError(f"ZooKeeper exited during start-up; see {log_path}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)  # polling a port that is not open yet; bounded by the deadline
+    raise CliError(f"ZooKeeper did not open port {port} within 30 s; see {log_path}")
+
+
+def cluster_health(state: dict) -> dict:
+    """Processes alive, and what the brokers' metadata says (brokers registered, controller)."""
+    from kafka_lite.clients.admin import KafkaAdminClient
+    from kafka_lite.common.errors import KafkaException
+
+    health = {
+        "zookeeper_alive": _alive(state["zookeeper"]["pid"]),
+        "brokers_alive": {b["id"]: _alive(b["pid"]) for b in state["brokers"]},
+        "registered": [],
+        "controller": None,
+        "topics": [],
+    }
+    live = [b for b in state["brokers"] if health["brokers_alive"][b["id"]]]
+    if not live:
+        return health
+    try:
+        admin = KafkaAdminClient(",".join(f"127.0.0.1:{b['port']}" for b in live), request_timeout_ms=2000)
+    except KafkaException:
+        return health
+    try:
+        cluster = admin.describe_cluster()
+        health["registered"] = sorted(cluster.nodes)
+        health["controller"] = cluster.controller.id if cluster.controller else None
+        health["topics"] = sorted(cluster.topics())
+    except KafkaException:
+        pass
+    finally:
+        admin.close()
+    return health
+
+
+def is_healthy(state: dict, health: dict) -> bool:
+    ids = sorted(b["id"] for b in state["brokers"])
+    return (
+        health["zookeeper_alive"]
+        and all(health["brokers_alive"].values())
+        and health["registered"] == ids
+        and health["controller"] is not None
+    )
+
+
+def wait_healthy(state: dict, timeout_s: float = HEALTHY_TIMEOUT_S) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        health = cluster_health(state)
+        if is_healthy(state, health):
+            return health
+        dead = [i for i, alive in health["brokers_alive"].items() if not alive]
+        if dead or not health["zookeeper_alive"]:
+            what = f"broker {dead[0]}" if dead else "ZooKeeper"
+            log = Path(state["dir"]) / "logs" / (f"broker-{dead[0]}.log" if dead else "zookeeper.log")
+            raise CliError(f"{what} exited; see {log}")
+        if time.monotonic() > deadline:
+            raise CliError(f"the cluster was not healthy within {timeout_s:.0f} s; see {state['dir']}/logs")
+        time.sleep(0.2)  # polling the brokers' metadata; bounded by the deadline
+
+
+def status_table(state: dict, health: dict) -> Table:
+    table = Table(title=f"kafka_lite cluster in {state['dir']}")
+    for col in ("process", "pid", "address", "state"):
+        table.add_column(col)
+    zk = state["zookeeper"]
+    table.add_row(
+        "zookeeper",
+        str(zk["pid"]),
+        f"127.0.0.1:{zk['port']}",
+        "running" if health["zookeeper_alive"] else "[red]stopped",
+    )
+    for b in state["brokers"]:
+        alive = health["brokers_alive"][b["id"]]
+        role = " (controller)" if health["controller"] == b["id"] else ""
+        registered = b["id"] in health["registered"]
+        text = ("registered" + role) if registered else ("running" if alive else "[red]stopped")
+        table.add_row(f"broker {b['id']}", str(b["pid"]), f"127.0.0.1:{b['port']}", text)
+    table.caption = f"topics: {', '.join(health['topics']) or '(none)'}"
+    return table
+
+
+def run_up(args: argparse.Namespace, console) -> int:
+    started = time.monotonic()
+    state = start_cluster(args.dir, args.brokers, args.zookeeper_port, args.base_port, args.override)
+    try:
+        health = wait_healthy(state)
+    except CliError:
+        stop_cluster(state)
+        raise
+    console.print(status_table(state, health))
+    console.print(
+        f"healthy in {time.monotonic() - started:.1f} s; bootstrap servers: {bootstrap_servers(state)}",
+        highlight=False,
+    )
+    if args.detach:
+        return 0
+    console.print("Ctrl-C stops the cluster.")
+    try:
+        with Live(status_table(state, health), console=console, refresh_per_second=1) as live:
+            while True:
+                time.sleep(2)  # the live view's refresh interval
+                live.update(status_table(state, cluster_health(state)))
+    except KeyboardInterrupt:
+        pass
+    stop_cluster(state)
+    return 0
+
+
+def run_status(args: argparse.Namespace, console) -> int:
+    state = load_state(args.dir)
+    if state is None:
+        raise CliError(f"no cluster in {args.dir} (start one with kafka-lite cluster up)")
+    health = cluster_health(state)
+    console.print(status_table(state, health))
+    return 0 if is_healthy(state, health) else 1
+
+
+# -- down ----------------------------------------------------------------------------------------------------
+
+
+def _pids(state: dict) -> list[int]:
+    return [b["pid"] for b in state["brokers"]] + [state["zookeeper"]["pid"]]
+
+
+def _terminate(pid: int, timeout_s: float) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout_s
+    while _alive(pid) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.05)  # waiting for a clean shutdown; bounded by the deadline
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+# --8<-- [start:down]
+def stop_cluster(state: dict) -> None:
+    """Brokers first (each shuts down cleanly: logs flushed, clean-shutdown marker written), then
+    ZooKeeper: stopping ZooKeeper first would leave the brokers waiting on a lost session."""
+    for b in state["brokers"]:
+        try:
+            os.kill(b["pid"], signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    for b in state["brokers"]:
+        _terminate(b["pid"], 30)
+    _terminate(state["zookeeper"]["pid"], 15)
+    (Path(state["dir"]) / STATE_FILE).unlink(missing_ok=True)
+
+
+# --8<-- [end:down]
+
+
+def run_down(args: argparse.Namespace, console) -> int:
+    state = load_state(args.dir)
+    if state is None:
+        console.print(f"no cluster in {args.dir}", highlight=False)
+        return 0
+    stop_cluster(state)
+    console.print(f"cluster in {state['dir']} stopped", highlight=False)
+    return 0

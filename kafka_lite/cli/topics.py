@@ -1,0 +1,113 @@
+"""``kafka-lite topics``: create, list and describe topics through a broker.
+
+Mirrors: bin/kafka-topics.sh (kafka.admin.TopicCommand, Kafka 0.10.1), with ``--bootstrap-server`` as
+         Kafka 2.2+ takes it (the 0.10 tool wrote to ZooKeeper directly; the CreateTopics request
+         of Kafka 0.10.1, KIP-4, is what replaced that)
+Book:    chapter 7, 7.3.1 (creating a topic: the assignment in ZooKeeper, the controller does the rest)
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+
+from kafka_lite.cli import CliError
+from kafka_lite.common.errors import KafkaException
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("topics", help="create, list and describe topics (kafka-topics.sh)")
+    parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,...]")
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--create", action="store_true")
+    action.add_argument("--list", action="store_true")
+    action.add_argument("--describe", action="store_true")
+    parser.add_argument("--topic", metavar="TOPIC")
+    parser.add_argument("--partitions", type=int, metavar="N")
+    parser.add_argument("--replication-factor", type=int, metavar="R")
+    parser.add_argument(
+        "--replica-assignment",
+        metavar="B:B,B:B",
+        help="explicit assignment: partitions by ',', replicas by ':'",
+    )
+    parser.add_argument("--config", action="append", default=[], metavar="K=V", help="a topic setting")
+    parser.add_argument("--if-not-exists", action="store_true")
+    parser.set_defaults(handler=run)
+
+
+def _parse_assignment(text: str) -> dict[int, list[int]]:
+    try:
+        return {i: [int(b) for b in part.split(":")] for i, part in enumerate(text.split(","))}
+    except ValueError:
+        raise CliError(
+            f"--replica-assignment {text!r}: expected broker ids like 0:1,1:2", exit_code=2
+        ) from None
+
+
+def run(args: argparse.Namespace, console) -> int:
+    from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
+
+    try:
+        admin = KafkaAdminClient(args.bootstrap_server, request_timeout_ms=15_000)
+    except KafkaException as e:
+        raise CliError(f"--bootstrap-server {args.bootstrap_server!r}: {e}", exit_code=2) from None
+    try:
+        if args.create:
+            return _create(admin, args, console, NewTopic)
+        if args.list:
+            for topic in admin.list_topics():
+                console.print(topic, highlight=False)
+            return 0
+        return _describe(admin, args, console)
+    except KafkaException as e:
+        raise CliError(str(e)) from None
+    finally:
+        admin.close()
+
+
+def _create(admin, args, console, NewTopic) -> int:
+    if not args.topic:
+        raise CliError("--create needs --topic", exit_code=2)
+    configs = {}
+    for item in args.config:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise CliError(f"--config expects key=value, got {item!r}", exit_code=2)
+        configs[key] = value
+    if args.replica_assignment:
+        topic = NewTopic(args.topic, -1, -1, _parse_assignment(args.replica_assignment), configs)
+    else:
+        if args.partitions is None or args.replication_factor is None:
+            raise CliError(
+                "--create needs --partitions and --replication-factor (or --replica-assignment)", exit_code=2
+            )
+        topic = NewTopic(args.topic, args.partitions, args.replication_factor, {}, configs)
+    try:
+        admin.create_topics([topic])
+    except KafkaException as e:
+        if args.if_not_exists and type(e).__name__ == "TopicExistsException":
+            return 0
+        raise
+    console.print(f'Created topic "{args.topic}".', highlight=False)
+    return 0
+
+
+def _describe(admin, args, console) -> int:
+    cluster = admin.describe_cluster()
+    topics = [args.topic] if args.topic else sorted(cluster.topics())
+    if args.topic and args.topic not in cluster.topics():
+        raise CliError(f"Topic '{args.topic}' does not exist as expected")
+    table = Table("Topic", "Partition", "Leader", "Replicas", "Isr")
+    for topic in topics:
+        for p in cluster.partitions_for_topic(topic):
+            leader = str(p.leader.id) if p.leader else "none"
+            table.add_row(
+                topic,
+                str(p.partition),
+                leader,
+                ",".join(map(str, p.replicas)),
+                ",".join(map(str, p.in_sync_replicas)),
+            )
+    console.print(table)
+    return 0

@@ -1,0 +1,369 @@
+"""The controller: one broker, elected through ZooKeeper, that decides leaders and tells the others.
+
+Mirrors: kafka.controller.KafkaController and ControllerContext (core/src/main/scala/kafka/controller/
+         KafkaController.scala, Kafka 0.10.1), kafka.server.ZookeeperLeaderElector, and Kafka 0.11's
+         ControllerEventManager (one thread processing the controller's events in order)
+Book:    chapter 7, 7.1 (election and failover: 7.1.1-7.1.2), 7.3 (topic creation, broker start-up)
+Differs: this is the first part (the broker issue): election, failover, new topics, brokers joining
+         and leaving. Topic deletion, reassignment, preferred-replica election, controlled shutdown
+         and ISR-change notifications come with the controller issue.
+
+Election: every broker tries to create the ephemeral ``/controller`` znode; the one that succeeds is
+the controller, bumps ``/controller_epoch`` (so brokers can ignore a deposed controller's requests)
+and runs ``on_controller_failover``. The others watch ``/controller`` and try again when it vanishes
+(its owner's ZooKeeper session ended).
+
+Why one event thread: ZooKeeper watches fire on kazoo's thread, LeaderAndIsr responses on the channel
+threads. Putting every event on one queue and handling them one at a time means the controller's
+state (``ControllerContext``) is only ever touched by one thread: Kafka 0.11 replaced 0.10's
+``controllerLock`` with exactly this.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+
+from kafka_lite.common.errors import Errors
+from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.controller.channel_manager import ControllerBrokerRequestBatch, ControllerChannelManager
+from kafka_lite.controller.state_machines import (
+    PartitionState,
+    PartitionStateMachine,
+    ReplicaState,
+    ReplicaStateMachine,
+)
+from kafka_lite.zk.zk_utils import (
+    BROKER_IDS_PATH,
+    BROKER_TOPICS_PATH,
+    CONTROLLER_PATH,
+    Broker,
+    LeaderAndIsr,
+    ZkUtils,
+)
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+
+
+class ControllerContext:
+    """What the controller knows of the cluster (read from ZooKeeper at failover, kept up by events)."""
+
+    def __init__(self) -> None:
+        self.live_brokers_by_id: dict[int, Broker] = {}
+        self.all_topics: set[str] = set()
+        self.partition_replica_assignment: dict[TopicPartition, list[int]] = {}
+        self.partition_leadership: dict[TopicPartition, tuple[LeaderAndIsr, int]] = {}
+
+    def live_broker_ids(self) -> set[int]:
+        return set(self.live_brokers_by_id)
+
+    def live_brokers(self) -> list[Broker]:
+        return sorted(self.live_brokers_by_id.values(), key=lambda b: b.id)
+
+    def partitions_for_topic(self, topic: str) -> list[TopicPartition]:
+        return sorted(tp for tp in self.partition_replica_assignment if tp[0] == topic)
+
+    def replicas_for_partitions(self, partitions) -> list[tuple[str, int, int]]:
+        return [(tp[0], tp[1], r) for tp in partitions for r in self.partition_replica_assignment.get(tp, [])]
+
+    def partitions_on_broker(self, broker_id: int) -> list[TopicPartition]:
+        return [tp for tp, replicas in self.partition_replica_assignment.items() if broker_id in replicas]
+
+
+class KafkaController:
+    def __init__(
+        self, broker_id: int, zk: ZkUtils, socket_timeout_ms: int = 30_000, time: Time = SYSTEM
+    ) -> None:
+        self.broker_id = broker_id
+        self.zk = zk
+        self.time = time
+        self.socket_timeout_ms = socket_timeout_ms
+        self.epoch = 0
+        self.active_controller_id = -1
+        self.context = ControllerContext()
+        self.channel_manager: ControllerChannelManager | None = None
+        self.partition_state_machine = PartitionStateMachine(self)
+        self.replica_state_machine = ReplicaStateMachine(self)
+        self._events: queue.Queue[tuple[str, Callable[[], None]] | None] = queue.Queue()
+        self._thread = threading.Thread(
+            target=self._process_events, name="controller-event-thread", daemon=True
+        )
+        self._watch_generation = 0  # watches registered under an older generation stop themselves
+        self._running = True
+
+    # -- the event thread -------------------------------------------------------------------------------------
+
+    def _put(self, name: str, action: Callable[[], None]) -> None:
+        if self._running:
+            self._events.put((name, action))
+
+    def _process_events(self) -> None:
+        while True:
+            event = self._events.get()
+            if event is None:
+                return
+            name, action = event
+            try:
+                action()
+            except Exception:
+                log.exception("Controller %d: error processing %s", self.broker_id, name)
+
+    def startup(self) -> None:
+        self._thread.start()
+        self.zk.watch_data(CONTROLLER_PATH, self._on_controller_znode)
+        self._put("Startup", self._elect)
+
+    def shutdown(self) -> None:
+        self._running = False
+        self._events.put(None)
+        self._thread.join(10)
+        self._resign()
+
+    def is_active(self) -> bool:
+        return self.active_controller_id == self.broker_id and self._running
+
+    # -- election ------------------------------------------------------------------------------------------------
+
+    def _on_controller_znode(self, data, stat, *args) -> bool:
+        if not self._running:
+            return False
+        self._put("ControllerChange", self._elect if data is None else self._maybe_resign)
+        return True
+
+    # --8<-- [start:elect]
+    def _elect(self) -> None:
+        if self.zk.try_elect_controller(self.broker_id):
+            self.active_controller_id = self.broker_id
+            log.info("Broker %d is the controller", self.broker_id)
+            self.on_controller_failover()
+        else:
+            self.active_controller_id = self.zk.get_controller_id()
+            log.info("Broker %d: the controller is broker %d", self.broker_id, self.active_controller_id)
+
+    # --8<-- [end:elect]
+
+    def _maybe_resign(self) -> None:
+        was_active = self.active_controller_id == self.broker_id
+        self.active_controller_id = self.zk.get_controller_id()
+        if was_active and self.active_controller_id != self.broker_id:
+            self._resign()
+
+    def _resign(self) -> None:
+        self._watch_generation += 1
+        if self.channel_manager is not None:
+            self.channel_manager.shutdown()
+            self.channel_manager = None
+
+    # -- failover -----------------------------------------------------------------------------------------------
+
+    # --8<-- [start:on_controller_failover]
+    def on_controller_failover(self) -> None:
+        """Become the controller: a new epoch, the cluster read from ZooKeeper, both state machines
+        started, and every live broker told the current metadata."""
+        self.epoch, _ = self.zk.increment_controller_epoch()
+        log.info(
+            "Broker %d starting become-controller state transition, epoch %d", self.broker_id, self.epoch
+        )
+        self._watch_generation += 1
+        generation = self._watch_generation
+        self._initialize_controller_context()
+        self.replica_state_machine.startup()
+        self.partition_state_machine.startup()
+        self.send_update_metadata_request(sorted(self.context.live_broker_ids()))
+        self.zk.watch_children(
+            BROKER_IDS_PATH, self._watcher(generation, "BrokerChange", self._on_broker_change)
+        )
+        self.zk.watch_children(
+            BROKER_TOPICS_PATH, self._watcher(generation, "TopicChange", self._on_topic_change)
+        )
+
+    # --8<-- [end:on_controller_failover]
+
+    def _watcher(self, generation: int, name: str, handler: Callable[[list[str]], None]):
+        def callback(children) -> bool:
+            if not self._running or generation != self._watch_generation:
+                return False  # a newer failover (or a resignation) owns the watches now
+            self._put(name, lambda: handler(list(children)))
+            return True
+
+        return callback
+
+    def _initialize_controller_context(self) -> None:
+        ctx = self.context = ControllerContext()
+        self.channel_manager = ControllerChannelManager(self.broker_id, self.socket_timeout_ms, self.time)
+        for broker in self.zk.get_all_brokers():
+            ctx.live_brokers_by_id[broker.id] = broker
+            self.channel_manager.add_broker(broker.id, broker.host, broker.port)
+        for topic in self.zk.get_all_topics():
+            self._load_topic(topic)
+        self.partition_state_machine.states.clear()
+        self.replica_state_machine.states.clear()
+
+    def _load_topic(self, topic: str) -> list[TopicPartition]:
+        ctx = self.context
+        ctx.all_topics.add(topic)
+        added = []
+        for partition, replicas in sorted(self.zk.get_partition_assignment(topic).items()):
+            tp = (topic, partition)
+            ctx.partition_replica_assignment[tp] = list(replicas)
+            state = self.zk.get_partition_state(topic, partition)
+            if state is not None:
+                ctx.partition_leadership[tp] = (state.leader_and_isr, state.controller_epoch)
+            added.append(tp)
+        return added
+
+    def new_batch(self) -> ControllerBrokerRequestBatch:
+        batch = ControllerBrokerRequestBatch(self)
+        batch.new_batch()
+        return batch
+
+    def send_update_metadata_request(self, broker_ids: list[int], partitions=None) -> None:
+        batch = self.new_batch()
+        batch.add_update_metadata_request_for_brokers(broker_ids, partitions)
+        batch.send_requests_to_brokers(self.epoch)
+
+    # -- ZooKeeper events --------------------------------------------------------------------------------------
+
+    # --8<-- [start:on_topic_change]
+    def _on_topic_change(self, topics: list[str]) -> None:
+        if not self.is_active():
+            return
+        new_topics = sorted(set(topics) - self.context.all_topics)
+        self.context.all_topics &= set(topics)
+        new_partitions = []
+        for topic in new_topics:
+            new_partitions += self._load_topic(topic)
+        if new_partitions:
+            log.info("New topics: %s, new partitions: %d", new_topics, len(new_partitions))
+            self.on_new_partition_creation(new_partitions)
+
+    def on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
+        """New partitions go New -> Online with their replicas New -> Online (book 7.3.1)."""
+        replicas = self.context.replicas_for_partitions(partitions)
+        self.partition_state_machine.handle_state_changes(partitions, PartitionState.NEW)
+        self.replica_state_machine.handle_state_changes(replicas, ReplicaState.NEW)
+        self.partition_state_machine.handle_state_changes(partitions, PartitionState.ONLINE)
+        self.replica_state_machine.handle_state_changes(replicas, ReplicaState.ONLINE)
+
+    # --8<-- [end:on_topic_change]
+
+    def _on_broker_change(self, ids: list[str]) -> None:
+        if not self.is_active():
+            return
+        ctx = self.context
+        current = {int(i) for i in ids}
+        new = sorted(current - ctx.live_broker_ids())
+        dead = sorted(ctx.live_broker_ids() - current)
+        for broker_id in new:
+            broker = self.zk.get_broker(broker_id)
+            if broker is None:
+                continue
+            ctx.live_brokers_by_id[broker_id] = broker
+            self.channel_manager.add_broker(broker_id, broker.host, broker.port)
+        for broker_id in dead:
+            ctx.live_brokers_by_id.pop(broker_id, None)
+            self.channel_manager.remove_broker(broker_id)
+        log.info("Broker change: new %s, dead %s, live %s", new, dead, sorted(ctx.live_broker_ids()))
+        if new:
+            self.on_broker_startup(new)
+        if dead:
+            self.on_broker_failure(dead)
+
+    def on_broker_startup(self, new_brokers: list[int]) -> None:
+        """Tell everyone about the new brokers; bring their replicas online; elect leaders for
+        partitions that had none (book 7.3.2)."""
+        self.send_update_metadata_request(sorted(self.context.live_broker_ids()))
+        replicas = [(tp[0], tp[1], b) for b in new_brokers for tp in self.context.partitions_on_broker(b)]
+        self.replica_state_machine.handle_state_changes(replicas, ReplicaState.ONLINE)
+        self.partition_state_machine.trigger_online_partition_state_change()
+
+    def on_broker_failure(self, dead_brokers: list[int]) -> None:
+        """Partitions led by a dead broker go Offline, then Online with a new leader if one is in the ISR;
+        the dead broker's replicas go Offline (book 7.3.3)."""
+        ctx = self.context
+        dead = set(dead_brokers)
+        leaderless = [tp for tp, (lai, _) in ctx.partition_leadership.items() if lai.leader in dead]
+        self.partition_state_machine.handle_state_changes(leaderless, PartitionState.OFFLINE)
+        self.partition_state_machine.trigger_online_partition_state_change()
+        replicas = [(tp[0], tp[1], b) for b in dead_brokers for tp in ctx.partitions_on_broker(b)]
+        self.replica_state_machine.handle_state_changes(replicas, ReplicaState.OFFLINE)
+        # Partitions whose leader could not move (replication factor 1) now have leader -1: say so.
+        for tp in leaderless:
+            lai, epoch = ctx.partition_leadership[tp]
+            if lai.leader in dead:
+                ctx.partition_leadership[tp] = (
+                    LeaderAndIsr(-1, lai.leader_epoch, lai.isr, lai.zk_version),
+                    epoch,
+                )
+        self.send_update_metadata_request(sorted(ctx.live_broker_ids()))
+
+    def move_leadership(
+        self, tp: TopicPartition, new_leader: int | None = None, timeout_s: float = 30
+    ) -> int:
+        """Make another live in-sync replica lead ``tp`` and tell the brokers; return the new leader.
+
+        What a preferred-replica election does (its selector picks ``new_leader`` = the first
+        assigned replica); the election itself and its ZooKeeper trigger come with the controller
+        issue. Tests use this to move a leader under a client's feet.
+        """
+        done = threading.Event()
+        result: list = []
+
+        def move() -> None:
+            try:
+                result.append(self._move_leadership(tp, new_leader))
+            except Exception as e:
+                result.append(e)
+            done.set()
+
+        self._put("MoveLeadership", move)
+        if not done.wait(timeout_s):
+            raise TimeoutError(f"the controller did not move the leader of {tp} within {timeout_s} s")
+        if isinstance(result[0], Exception):
+            raise result[0]
+        return result[0]
+
+    def _move_leadership(self, tp: TopicPartition, new_leader: int | None) -> int:
+        if not self.is_active():
+            raise RuntimeError(f"broker {self.broker_id} is not the controller")
+        current = self.zk.get_partition_state(tp[0], tp[1])
+        live = self.context.live_broker_ids()
+        candidates = [
+            r for r in current.leader_and_isr.isr if r != current.leader_and_isr.leader and r in live
+        ]
+        if new_leader is None:
+            if not candidates:
+                raise RuntimeError(
+                    f"no other live in-sync replica for {tp}: ISR {current.leader_and_isr.isr}"
+                )
+            new_leader = candidates[0]
+        elif new_leader not in candidates:
+            raise RuntimeError(f"broker {new_leader} is not a live in-sync follower of {tp}")
+        old = current.leader_and_isr
+        proposed = LeaderAndIsr(new_leader, old.leader_epoch + 1, old.isr, old.zk_version)
+        ok, version = self.zk.conditional_update_partition_state(tp[0], tp[1], proposed, self.epoch)
+        if not ok:
+            raise RuntimeError(f"the state of {tp} changed under the controller; try again")
+        self.context.partition_leadership[tp] = (
+            LeaderAndIsr(new_leader, old.leader_epoch + 1, old.isr, version),
+            self.epoch,
+        )
+        batch = self.new_batch()
+        replicas = [r for r in self.context.partition_replica_assignment[tp] if r in live]
+        batch.add_leader_and_isr_request_for_brokers(replicas, tp)
+        batch.send_requests_to_brokers(self.epoch)
+        return new_leader
+
+    def on_leader_and_isr_response(self, body: dict) -> None:
+        for p in body.get("partitions", []):
+            if p["error_code"] != 0:
+                log.info(
+                    "LeaderAndIsr for %s-%d answered %s",
+                    p["topic"],
+                    p["partition"],
+                    Errors.for_code(p["error_code"]).name,
+                )

@@ -1,0 +1,257 @@
+"""The controller's two state machines: one for partitions, one for replicas, with their tables as data.
+
+Mirrors: kafka.controller.PartitionStateMachine, ReplicaStateMachine and
+         OfflinePartitionLeaderSelector (core/src/main/scala/kafka/controller/, Kafka 0.10.1)
+Book:    chapter 7, 7.2 (the partition state machine, 7.2.1; the replica state machine, 7.2.2;
+         leader selectors, 7.2.3)
+Differs: only the transitions topic creation and broker start/failure need are acted on here
+         (reassignment, preferred election and deletion come with the controller issue); the tables
+         are complete, so an invalid transition is refused exactly as Kafka refuses it.
+
+``VALID_PREVIOUS_STATES`` is Kafka's ``validPreviousStates``: a transition to a target state is
+legal only from the listed states. The chapter's pictures are drawn from these dicts, so the docs
+cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from typing import TYPE_CHECKING
+
+from kafka_lite.zk.zk_utils import LeaderAndIsr
+
+if TYPE_CHECKING:
+    from kafka_lite.controller.kafka_controller import KafkaController
+
+log = logging.getLogger(__name__)
+state_change_log = logging.getLogger("kafka_lite.state.change.logger")
+
+NO_LEADER = -1
+
+
+class StateChangeFailedException(Exception):
+    pass
+
+
+class PartitionState(enum.Enum):
+    NEW = "NewPartition"
+    ONLINE = "OnlinePartition"
+    OFFLINE = "OfflinePartition"
+    NON_EXISTENT = "NonExistentPartition"
+
+
+class ReplicaState(enum.Enum):
+    NEW = "NewReplica"
+    ONLINE = "OnlineReplica"
+    OFFLINE = "OfflineReplica"
+    DELETION_STARTED = "ReplicaDeletionStarted"
+    DELETION_SUCCESSFUL = "ReplicaDeletionSuccessful"
+    DELETION_INELIGIBLE = "ReplicaDeletionIneligible"
+    NON_EXISTENT = "NonExistentReplica"
+
+
+P, R = PartitionState, ReplicaState
+
+# --8<-- [start:tables]
+PARTITION_VALID_PREVIOUS_STATES: dict[PartitionState, set[PartitionState]] = {
+    P.NEW: {P.NON_EXISTENT},
+    P.ONLINE: {P.NEW, P.ONLINE, P.OFFLINE},
+    P.OFFLINE: {P.NEW, P.ONLINE, P.OFFLINE},
+    P.NON_EXISTENT: {P.OFFLINE},
+}
+REPLICA_VALID_PREVIOUS_STATES: dict[ReplicaState, set[ReplicaState]] = {
+    R.NEW: {R.NON_EXISTENT},
+    R.ONLINE: {R.NEW, R.ONLINE, R.OFFLINE, R.DELETION_INELIGIBLE},
+    R.OFFLINE: {R.NEW, R.ONLINE, R.OFFLINE, R.DELETION_INELIGIBLE},
+    R.DELETION_STARTED: {R.OFFLINE},
+    R.DELETION_SUCCESSFUL: {R.DELETION_STARTED},
+    R.DELETION_INELIGIBLE: {R.DELETION_STARTED},
+    R.NON_EXISTENT: {R.DELETION_SUCCESSFUL},
+}
+# --8<-- [end:tables]
+
+
+def offline_partition_leader_selector(
+    assigned: list[int], current: LeaderAndIsr, live_brokers: set[int], unclean: bool = False
+) -> tuple[LeaderAndIsr, list[int]]:
+    """Kafka's ``OfflinePartitionLeaderSelector``: the first assigned replica that is alive and in the
+    ISR; with none, an alive replica outside the ISR only if unclean election is allowed."""
+    live_assigned = [r for r in assigned if r in live_brokers]
+    live_isr = [r for r in current.isr if r in live_brokers]
+    if live_isr:
+        leader = next(r for r in assigned if r in live_isr)
+        isr = live_isr
+    elif unclean and live_assigned:
+        leader, isr = live_assigned[0], [live_assigned[0]]
+        log.warning(
+            "Unclean leader election: %d becomes leader outside the ISR %s (data may be lost)",
+            leader,
+            current.isr,
+        )
+    else:
+        raise StateChangeFailedException(
+            f"No replica in ISR for partition is alive. Live brokers are: {sorted(live_brokers)}, "
+            f"ISR brokers are: {current.isr}"
+        )
+    return LeaderAndIsr(leader, current.leader_epoch + 1, isr, current.zk_version + 1), live_assigned
+
+
+class PartitionStateMachine:
+    def __init__(self, controller: KafkaController) -> None:
+        self.controller = controller
+        self.states: dict[tuple[str, int], PartitionState] = {}
+
+    def startup(self) -> None:
+        """Initial states from ZooKeeper's leaders, then bring every New or Offline partition online."""
+        ctx = self.controller.context
+        for tp in ctx.partition_replica_assignment:
+            leadership = ctx.partition_leadership.get(tp)
+            if leadership is None:
+                self.states[tp] = P.NEW
+            elif leadership[0].leader in ctx.live_broker_ids():
+                self.states[tp] = P.ONLINE
+            else:
+                self.states[tp] = P.OFFLINE
+        self.trigger_online_partition_state_change()
+
+    def trigger_online_partition_state_change(self) -> None:
+        batch = self.controller.new_batch()
+        for tp, state in list(self.states.items()):
+            if state in (P.NEW, P.OFFLINE):
+                self._handle_state_change(tp, P.ONLINE, batch)
+        batch.send_requests_to_brokers(self.controller.epoch)
+
+    # --8<-- [start:handle_state_changes]
+    def handle_state_changes(self, partitions: list[tuple[str, int]], target: PartitionState) -> None:
+        batch = self.controller.new_batch()
+        for tp in partitions:
+            self._handle_state_change(tp, target, batch)
+        batch.send_requests_to_brokers(self.controller.epoch)
+
+    def _handle_state_change(self, tp: tuple[str, int], target: PartitionState, batch) -> None:
+        current = self.states.get(tp, P.NON_EXISTENT)
+        try:
+            if current not in PARTITION_VALID_PREVIOUS_STATES[target]:
+                raise StateChangeFailedException(
+                    f"Partition {tp[0]}-{tp[1]} should be in the {[s.value for s in PARTITION_VALID_PREVIOUS_STATES[target]]} "
+                    f"states before moving to {target.value} state. Instead it is in {current.value} state"
+                )
+            if target is P.ONLINE:
+                if current is P.NEW:
+                    self._initialize_leader_and_isr(tp, batch)
+                else:
+                    self._elect_leader(tp, batch)
+            self.states[tp] = target
+            state_change_log.info(
+                "Controller %d epoch %d changed partition %s-%d from %s to %s",
+                self.controller.broker_id, self.controller.epoch, tp[0], tp[1], current.value, target.value,
+            )  # fmt: skip
+        except StateChangeFailedException as e:
+            state_change_log.warning(
+                "Controller %d epoch %d failed to change state for partition %s-%d from %s to %s: %s",
+                self.controller.broker_id, self.controller.epoch, tp[0], tp[1], current.value, target.value, e,
+            )  # fmt: skip
+
+    # --8<-- [end:handle_state_changes]
+
+    def _initialize_leader_and_isr(self, tp: tuple[str, int], batch) -> None:
+        """New -> Online: the first live assigned replica leads; the ISR is every live assigned replica."""
+        ctx = self.controller.context
+        assigned = ctx.partition_replica_assignment[tp]
+        live = [r for r in assigned if r in ctx.live_broker_ids()]
+        if not live:
+            raise StateChangeFailedException(
+                f"encountered error during state change of partition {tp[0]}-{tp[1]} from New to Online, "
+                f"assigned replicas are [{assigned}], live brokers are [{sorted(ctx.live_broker_ids())}]. "
+                "No assigned replica is alive."
+            )
+        leader_and_isr = LeaderAndIsr(live[0], 0, live, 0)
+        try:
+            self.controller.zk.create_partition_state(tp[0], tp[1], leader_and_isr, self.controller.epoch)
+        except Exception as e:  # the znode exists: another controller got there first
+            raise StateChangeFailedException(
+                f"could not create the leader and ISR path in ZooKeeper: {e}"
+            ) from None
+        ctx.partition_leadership[tp] = (leader_and_isr, self.controller.epoch)
+        batch.add_leader_and_isr_request_for_brokers(live, tp)
+
+    def _elect_leader(self, tp: tuple[str, int], batch) -> None:
+        """Offline/Online -> Online: a new leader by the offline selector, written with a conditional update."""
+        ctx = self.controller.context
+        zk = self.controller.zk
+        while True:
+            current = zk.get_partition_state(tp[0], tp[1])
+            if current is None:
+                raise StateChangeFailedException(
+                    f"LeaderAndIsr information doesn't exist for partition {tp[0]}-{tp[1]}"
+                )
+            if current.controller_epoch > self.controller.epoch:
+                raise StateChangeFailedException(
+                    f"aborted leader election for partition {tp[0]}-{tp[1]}: a newer controller (epoch "
+                    f"{current.controller_epoch}) has written its state"
+                )
+            new, recipients = offline_partition_leader_selector(
+                ctx.partition_replica_assignment[tp], current.leader_and_isr, ctx.live_broker_ids()
+            )
+            # The conditional write expects the version we read; Kafka's selectors return version+1
+            # as the version the write will produce.
+            expected = LeaderAndIsr(new.leader, new.leader_epoch, new.isr, current.leader_and_isr.zk_version)
+            ok, version = zk.conditional_update_partition_state(tp[0], tp[1], expected, self.controller.epoch)
+            if ok:
+                new = LeaderAndIsr(new.leader, new.leader_epoch, new.isr, version)
+                ctx.partition_leadership[tp] = (new, self.controller.epoch)
+                batch.add_leader_and_isr_request_for_brokers(recipients, tp)
+                return
+
+
+class ReplicaStateMachine:
+    def __init__(self, controller: KafkaController) -> None:
+        self.controller = controller
+        self.states: dict[tuple[str, int, int], ReplicaState] = {}
+
+    def startup(self) -> None:
+        ctx = self.controller.context
+        for tp, replicas in ctx.partition_replica_assignment.items():
+            for r in replicas:
+                self.states[(tp[0], tp[1], r)] = (
+                    R.ONLINE if r in ctx.live_broker_ids() else R.DELETION_INELIGIBLE
+                )
+        live = [(t, p, r) for (t, p, r), s in self.states.items() if s is R.ONLINE]
+        self.handle_state_changes(live, R.ONLINE)
+
+    def handle_state_changes(self, replicas: list[tuple[str, int, int]], target: ReplicaState) -> None:
+        batch = self.controller.new_batch()
+        for replica in replicas:
+            self._handle_state_change(replica, target, batch)
+        batch.send_requests_to_brokers(self.controller.epoch)
+
+    def _handle_state_change(self, replica: tuple[str, int, int], target: ReplicaState, batch) -> None:
+        topic, partition, broker = replica
+        tp = (topic, partition)
+        ctx = self.controller.context
+        current = self.states.get(replica, R.NON_EXISTENT)
+        try:
+            if current not in REPLICA_VALID_PREVIOUS_STATES[target]:
+                raise StateChangeFailedException(
+                    f"Replica {broker} for partition {topic}-{partition} cannot be moved to {target.value} "
+                    f"state as it is being requested to become {current.value}"
+                )
+            leadership = ctx.partition_leadership.get(tp)
+            if target is R.NEW and leadership is not None:
+                if leadership[0].leader == broker:
+                    raise StateChangeFailedException(
+                        f"Replica {broker} for partition {tp} cannot become new: it is the leader"
+                    )
+                batch.add_leader_and_isr_request_for_brokers([broker], tp)
+            elif target is R.ONLINE and current is not R.NEW and leadership is not None:
+                batch.add_leader_and_isr_request_for_brokers([broker], tp)
+            elif target is R.OFFLINE:
+                batch.add_stop_replica_request_for_brokers([broker], tp, delete=False)
+            self.states[replica] = target
+            state_change_log.info(
+                "Controller %d epoch %d changed state of replica %d for partition %s-%d from %s to %s",
+                self.controller.broker_id, self.controller.epoch, broker, topic, partition, current.value, target.value,
+            )  # fmt: skip
+        except StateChangeFailedException as e:
+            state_change_log.warning("Controller %d: %s", self.controller.broker_id, e)

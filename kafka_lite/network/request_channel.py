@@ -1,0 +1,129 @@
+"""The request channel: where processors leave requests for the handlers, and handlers leave responses.
+
+Mirrors: kafka.network.RequestChannel (core/src/main/scala/kafka/network/RequestChannel.scala,
+         Kafka 0.10.1): ``Request``, ``Response`` with its ``ResponseAction`` (Send, NoOp, Close)
+Book:    chapter 2, 2.3.3 (the request channel between processors and handlers)
+
+One queue of requests, bounded by ``queued.max.requests``, shared by every processor: when the
+handlers fall behind, a processor blocks on ``send_request`` and stops reading sockets, which is the
+broker's back-pressure. One response queue per processor, because only the processor that owns a
+connection may touch its socket: a handler puts the response on that processor's queue and wakes
+its selector.
+
+Each request carries the times Kafka's request metrics are made of (all ``time.nanoseconds()``):
+received by the processor, taken by a handler, handler done, response dequeued by the processor,
+response sent.
+"""
+
+from __future__ import annotations
+
+import enum
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import RequestHeader
+from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.network.transfer import FileRegion
+
+
+@dataclass(eq=False)
+class Request:
+    """A parsed request, and where it came from (``processor``, ``connection_id``)."""
+
+    processor: int
+    connection_id: str
+    header: RequestHeader
+    body: dict[str, Any]
+    size: int
+    client_address: str
+    start_ns: int
+    # ApiVersions at a version we do not speak is still answered (with UNSUPPORTED_VERSION and the
+    # list of what we do speak) so that a client can retry: Kafka 0.10's KIP-35 rule.
+    unsupported_version: bool = False
+    dequeue_ns: int = 0
+    api_local_complete_ns: int = 0
+    response_dequeue_ns: int = 0
+
+    @property
+    def api(self) -> ApiKeys:
+        return ApiKeys(self.header.api_key)
+
+
+class ResponseAction(enum.Enum):
+    SEND = "send"  # write the response, then unmute the connection
+    NO_OP = "no-op"  # nothing to write (acks=0): just unmute, so the next request is read
+    CLOSE = "close"  # close the connection (acks=0 and the produce failed: the only way to tell)
+
+
+@dataclass(eq=False)
+class Response:
+    processor: int
+    request: Request
+    action: ResponseAction
+    pieces: list[bytes | FileRegion] = field(default_factory=list)
+
+
+class RequestChannel:
+    def __init__(self, num_processors: int, queue_size: int, time: Time = SYSTEM) -> None:
+        self.time = time
+        self.request_queue: queue.Queue[Request | None] = queue.Queue(maxsize=queue_size)
+        self.response_queues: list[queue.SimpleQueue[Response]] = [
+            queue.SimpleQueue() for _ in range(num_processors)
+        ]
+        self._response_listeners: list[Callable[[int], None]] = []
+        self._lock = threading.Lock()
+
+    def add_response_listener(self, listener: Callable[[int], None]) -> None:
+        """``listener(processor_id)`` is called after a response is queued (the processor's wakeup)."""
+        self._response_listeners.append(listener)
+
+    def send_request(self, request: Request, still_running: Callable[[], bool]) -> bool:
+        """Queue ``request`` for the handlers, blocking while the queue is full; False if the
+        server stopped while we waited."""
+        while still_running():
+            try:
+                self.request_queue.put(request, timeout=0.3)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def receive_request(self, timeout_ms: int) -> Request | None:
+        try:
+            request = self.request_queue.get(timeout=timeout_ms / 1000)
+        except queue.Empty:
+            return None
+        if request is not None:
+            request.dequeue_ns = self.time.nanoseconds()
+        return request
+
+    def send_response(self, response: Response) -> None:
+        self.response_queues[response.processor].put(response)
+        for listener in self._response_listeners:
+            listener(response.processor)
+
+    def no_operation(self, request: Request) -> None:
+        self.send_response(Response(request.processor, request, ResponseAction.NO_OP))
+
+    def close_connection(self, request: Request) -> None:
+        self.send_response(Response(request.processor, request, ResponseAction.CLOSE))
+
+    def receive_response(self, processor: int) -> Response | None:
+        try:
+            response = self.response_queues[processor].get_nowait()
+        except queue.Empty:
+            return None
+        response.request.response_dequeue_ns = self.time.nanoseconds()
+        return response
+
+    def shutdown(self, handlers: int) -> None:
+        """Wake every handler with a ``None`` (Kafka's ``AllDone`` request) so it exits."""
+        for _ in range(handlers):
+            try:
+                self.request_queue.put(None, timeout=1)
+            except queue.Full:
+                break

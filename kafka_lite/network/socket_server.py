@@ -1,0 +1,383 @@
+"""The broker's socket server: one acceptor, N processors, and the request channel between them.
+
+Mirrors: kafka.network.SocketServer, Acceptor, Processor and ConnectionQuotas
+         (core/src/main/scala/kafka/network/SocketServer.scala, Kafka 0.10.1)
+Book:    chapter 2, 2.3 (the server side: 2.3.1 the acceptor, 2.3.2 the processors,
+         2.3.3 the request channel and the handlers)
+Differs: one PLAINTEXT listener; request parsing happens in the processor, as in Kafka 0.10, and a
+         request that fails to parse closes its connection with one warning line.
+
+The threads (``ThreadPicture`` in the chapter guide draws them)::
+
+    Acceptor ──accept──▶ Processor i (own Selector) ──Request──▶ RequestChannel.request_queue
+                              ▲                                        │
+                              └──── response_queues[i] ◀── KafkaRequestHandler × num.io.threads
+
+Ordering: after a processor hands a request over it *mutes* the connection, so the selector stops
+reading it; the next request waits in the socket buffer until this one's response has been written
+(or the handler said there is none), and then the processor unmutes it. One request in flight per
+connection is what keeps a client's responses in the order of its requests.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import selectors
+import socket
+import threading
+from collections.abc import Callable
+
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import parse_request, parse_request_header
+from kafka_lite.common.protocol.types import SchemaException
+from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
+from kafka_lite.network.request_metrics import RequestMetrics
+from kafka_lite.network.selector import Selector
+from kafka_lite.network.transfer import ResponseSend
+
+log = logging.getLogger(__name__)
+
+
+class TooManyConnectionsException(Exception):
+    def __init__(self, ip: str, count: int) -> None:
+        super().__init__(f"Too many connections from {ip} (maximum = {count})")
+
+
+class ConnectionQuotas:
+    """``max.connections.per.ip``, with per-address overrides (``max.connections.per.ip.overrides``)."""
+
+    def __init__(self, default_max: int, overrides: dict[str, int] | None = None) -> None:
+        self.default_max = default_max
+        self.overrides = dict(overrides or {})
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def inc(self, ip: str) -> None:
+        with self._lock:
+            count = self._counts.get(ip, 0) + 1
+            limit = self.overrides.get(ip, self.default_max)
+            if count > limit:
+                raise TooManyConnectionsException(ip, limit)
+            self._counts[ip] = count
+
+    def dec(self, ip: str) -> None:
+        with self._lock:
+            count = self._counts.get(ip, 0) - 1
+            if count <= 0:
+                self._counts.pop(ip, None)
+            else:
+                self._counts[ip] = count
+
+    def get(self, ip: str) -> int:
+        with self._lock:
+            return self._counts.get(ip, 0)
+
+
+class Processor(threading.Thread):
+    """Owns a set of connections: reads requests from them, and writes their responses back."""
+
+    def __init__(
+        self,
+        processor_id: int,
+        request_channel: RequestChannel,
+        connection_quotas: ConnectionQuotas,
+        metrics: RequestMetrics,
+        max_request_size: int,
+        connections_max_idle_ms: int,
+        time: Time = SYSTEM,
+    ) -> None:
+        super().__init__(name=f"kafka-network-thread-{processor_id}", daemon=True)
+        self.id = processor_id
+        self.request_channel = request_channel
+        self.connection_quotas = connection_quotas
+        self.metrics = metrics
+        self.time = time
+        self.selector = Selector(max_request_size, connections_max_idle_ms, time)
+        self._new_connections: queue.SimpleQueue[socket.socket] = queue.SimpleQueue()
+        self._inflight_responses: dict[str, Response] = {}
+        self._ips: dict[str, str] = {}  # connection id -> remote ip, for the quota on close
+        self._running = threading.Event()
+        self._running.set()
+
+    # -- hand-over from the acceptor -----------------------------------------------------------------------
+
+    def accept(self, sock: socket.socket) -> None:
+        self._new_connections.put(sock)
+        self.selector.wakeup()
+
+    def wakeup(self) -> None:
+        self.selector.wakeup()
+
+    # --8<-- [start:run]
+    def run(self) -> None:
+        while self._running.is_set():
+            try:
+                self.configure_new_connections()
+                self.process_new_responses()
+                self.selector.poll(300)
+                self.process_completed_receives()
+                self.process_completed_sends()
+                self.process_disconnected()
+            except Exception:  # Kafka's processor logs and carries on: one bad event must not stop it
+                log.exception("Processor %d got an unexpected error", self.id)
+        self._close_all()
+
+    # --8<-- [end:run]
+
+    def configure_new_connections(self) -> None:
+        while True:
+            try:
+                sock = self._new_connections.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                local, remote = sock.getsockname(), sock.getpeername()
+            except OSError:  # gone before we got to it
+                sock.close()
+                continue
+            # Kafka's connection id: "localHost:localPort-remoteHost:remotePort", unique while open.
+            connection_id = f"{local[0]}:{local[1]}-{remote[0]}:{remote[1]}"
+            self._ips[connection_id] = remote[0]
+            self.selector.register(connection_id, sock)
+
+    # --8<-- [start:responses]
+    def process_new_responses(self) -> None:
+        while (response := self.request_channel.receive_response(self.id)) is not None:
+            connection_id = response.request.connection_id
+            if connection_id not in self.selector.channels:
+                continue  # the client went away while its request was being handled
+            if response.action is ResponseAction.SEND:
+                self.selector.send(ResponseSend(connection_id, response.pieces))
+                self._inflight_responses[connection_id] = response
+            elif response.action is ResponseAction.NO_OP:
+                self._record(response.request, 0)
+                self.selector.unmute(connection_id)
+            else:
+                self._record(response.request, 0)
+                self._close(connection_id)
+
+    # --8<-- [end:responses]
+
+    # --8<-- [start:receives]
+    def process_completed_receives(self) -> None:
+        for receive in self.selector.completed_receives:
+            connection_id = receive.source
+            frame = receive.payload()
+            try:
+                request = self._parse(connection_id, frame)
+            except SchemaException as e:
+                # A frame we cannot read: Kafka closes the connection (there is no correlation id
+                # it could trust to answer with) and logs one line.
+                log.warning("Closing connection %s: invalid request: %s", connection_id, e)
+                self._close(connection_id)
+                continue
+            self.selector.mute(connection_id)  # one request in flight per connection
+            if not self.request_channel.send_request(request, self._running.is_set):
+                return
+
+    # --8<-- [end:receives]
+
+    def _parse(self, connection_id: str, frame: bytearray) -> Request:
+        now = self.time.nanoseconds()
+        ip = self._ips.get(connection_id, "")
+        header, _ = parse_request_header(frame)
+        if header.api_key == ApiKeys.API_VERSIONS and not ApiKeys.API_VERSIONS.is_version_supported(
+            header.api_version
+        ):
+            return Request(self.id, connection_id, header, {}, len(frame), ip, now, unsupported_version=True)
+        header, body = parse_request(frame)
+        return Request(self.id, connection_id, header, body, len(frame), ip, now)
+
+    def process_completed_sends(self) -> None:
+        for send in self.selector.completed_sends:
+            response = self._inflight_responses.pop(send.destination, None)
+            if response is None:
+                continue
+            self._record(response.request, send.size)
+            self.selector.unmute(send.destination)
+
+    def process_disconnected(self) -> None:
+        for connection_id in self.selector.disconnected:
+            self._inflight_responses.pop(connection_id, None)
+            ip = self._ips.pop(connection_id, None)
+            if ip is not None:
+                self.connection_quotas.dec(ip)
+
+    def _record(self, request: Request, response_bytes: int) -> None:
+        stamps = [
+            request.start_ns,
+            request.dequeue_ns,
+            request.api_local_complete_ns,
+            request.api_local_complete_ns,  # no remote phase until delayed operations arrive
+            request.response_dequeue_ns,
+            self.time.nanoseconds(),
+        ]
+        self.metrics.record(
+            request.api.api_name, request.header.api_version, request.size, response_bytes, stamps
+        )
+
+    def _close(self, connection_id: str) -> None:
+        self.selector.close(connection_id)
+        self._inflight_responses.pop(connection_id, None)
+        ip = self._ips.pop(connection_id, None)
+        if ip is not None:
+            self.connection_quotas.dec(ip)
+
+    def _close_all(self) -> None:
+        for connection_id in list(self.selector.channels):
+            self._close(connection_id)
+        self.selector.close_all()
+
+    def connection_count(self) -> int:
+        return len(self.selector.channels)
+
+    def shutdown(self) -> None:
+        self._running.clear()
+        self.selector.wakeup()
+
+
+class Acceptor(threading.Thread):
+    """Accepts connections on the listener and deals them out to the processors in turn."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        processors: list[Processor],
+        connection_quotas: ConnectionQuotas,
+        send_buffer_size: int = -1,
+        receive_buffer_size: int = -1,
+    ) -> None:
+        super().__init__(name="kafka-socket-acceptor", daemon=True)
+        self.processors = processors
+        self.connection_quotas = connection_quotas
+        self.send_buffer_size = send_buffer_size
+        self.receive_buffer_size = receive_buffer_size
+        self.server_socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.server_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if receive_buffer_size > 0:
+            self.server_socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer_size)
+        try:
+            self.server_socket.bind((host, port))
+        except OSError as e:
+            self.server_socket.close()
+            raise OSError(e.errno, f"Socket server failed to bind to {host}:{port}: {e.strerror}") from None
+        self.server_socket.listen(128)
+        self.server_socket.setblocking(False)
+        self.port = self.server_socket.getsockname()[1]
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self.server_socket, selectors.EVENT_READ)
+        self._wake_r, self._wake_w = socket.socketpair()  # shutdown() wakes select() at once
+        self._selector.register(self._wake_r, selectors.EVENT_READ)
+        self._running = threading.Event()
+        self._running.set()
+        self._next = 0
+
+    def run(self) -> None:
+        while self._running.is_set():
+            for key, _ in self._selector.select(0.5):
+                if key.fileobj is self.server_socket:
+                    self._accept_all()
+        self._selector.close()
+        self.server_socket.close()
+        self._wake_r.close()
+        self._wake_w.close()
+
+    def _accept_all(self) -> None:
+        while True:
+            try:
+                sock, (ip, _) = self.server_socket.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:
+                log.warning("Error accepting a connection: %s", e)
+                return
+            try:
+                self.connection_quotas.inc(ip)
+            except TooManyConnectionsException as e:
+                log.info("Rejected connection from %s: %s", ip, e)
+                sock.close()
+                continue
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            if self.send_buffer_size > 0:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_size)
+            processor = self.processors[self._next % len(self.processors)]
+            self._next += 1
+            processor.accept(sock)
+
+    def shutdown(self) -> None:
+        self._running.clear()
+        self._wake_w.send(b"\x00")
+
+
+class SocketServer:
+    """Starts the acceptor and processors; the handlers (``KafkaRequestHandlerPool``) read its channel."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 9092,
+        num_network_threads: int = 3,
+        queued_max_requests: int = 500,
+        socket_request_max_bytes: int = 104857600,
+        max_connections_per_ip: int = 2**31 - 1,
+        max_connections_per_ip_overrides: dict[str, int] | None = None,
+        connections_max_idle_ms: int = 600_000,
+        send_buffer_bytes: int = 102400,
+        receive_buffer_bytes: int = 102400,
+        time: Time = SYSTEM,
+    ) -> None:
+        self.host = host
+        self.requested_port = port
+        self.time = time
+        self.request_channel = RequestChannel(num_network_threads, queued_max_requests, time)
+        self.metrics = RequestMetrics(time)
+        self.connection_quotas = ConnectionQuotas(max_connections_per_ip, max_connections_per_ip_overrides)
+        self.processors = [
+            Processor(
+                i,
+                self.request_channel,
+                self.connection_quotas,
+                self.metrics,
+                socket_request_max_bytes,
+                connections_max_idle_ms,
+                time,
+            )
+            for i in range(num_network_threads)
+        ]
+        self.request_channel.add_response_listener(lambda i: self.processors[i].wakeup())
+        self._buffers = (send_buffer_bytes, receive_buffer_bytes)
+        self.acceptor: Acceptor | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port (the real one when configured with port 0)."""
+        return self.acceptor.port if self.acceptor else self.requested_port
+
+    def startup(self) -> None:
+        self.acceptor = Acceptor(
+            self.host, self.requested_port, self.processors, self.connection_quotas, *self._buffers
+        )
+        for p in self.processors:
+            p.start()
+        self.acceptor.start()
+        log.info("Socket server listening on %s:%d", self.host, self.port)
+
+    def shutdown(self) -> None:
+        if self.acceptor is not None:
+            self.acceptor.shutdown()
+            self.acceptor.join(5)
+        for p in self.processors:
+            p.shutdown()
+        for p in self.processors:
+            if p.is_alive():
+                p.join(5)
+
+    def connection_count(self) -> int:
+        return sum(p.connection_count() for p in self.processors)
+
+
+RequestHandler = Callable[[Request], None]

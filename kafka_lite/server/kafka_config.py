@@ -1,0 +1,220 @@
+"""The broker's settings (``server.properties``), with Kafka's names, defaults and checks.
+
+Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.scala, Kafka 0.10.1)
+Book:    chapter 2 (socket server settings), 6.1 (log.*), 7 (zookeeper.*, controller settings)
+Differs: only the settings kafka_lite implements are defined; a config file may carry others (a
+         real Kafka ``server.properties``), which are logged and ignored. ``listeners`` takes one
+         PLAINTEXT listener. ``delete.topic.enable`` defaults to true (Kafka 1.0's default, DESIGN §3).
+         ``fetch.sendfile.enable`` is kafka_lite's own switch between the two fetch paths.
+
+The ``log.*`` settings are the broker-wide defaults of the topic settings in ``log_config.py``;
+``log_config_props`` hands them over under the names ``LogConfig.from_broker`` expects. As in Kafka,
+``log.retention.ms`` wins over ``log.retention.minutes``, which wins over ``log.retention.hours``
+(and the same for ``log.roll.*``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kafka_lite.common.config import ConfigDef, Importance, Range, Type
+from kafka_lite.common.errors import ConfigException
+from kafka_lite.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
+from kafka_lite.log.log_config import SERVER_DEFAULT_NAMES
+
+log = logging.getLogger(__name__)
+INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+H = Importance.HIGH
+M = Importance.MEDIUM
+
+# --8<-- [start:config_def]
+CONFIG_DEF = (
+    ConfigDef()
+    # ZooKeeper
+    .define("zookeeper.connect", Type.STRING, None, None, H,
+            "host:port[,host:port...][/chroot] of the ZooKeeper ensemble; required.")
+    .define("zookeeper.session.timeout.ms", Type.INT, 6000, Range.at_least(1), H,
+            "A broker whose ZooKeeper session is silent this long is considered dead.")
+    .define("zookeeper.connection.timeout.ms", Type.INT, 6000, Range.at_least(1), H,
+            "How long to wait for the first ZooKeeper connection.")
+    # General
+    .define("broker.id", Type.INT, None, Range.at_least(0), H, "This broker's id, unique in the cluster.")
+    .define("broker.rack", Type.STRING, None, None, M, "The broker's rack (Metadata v1+ reports it).")
+    .define("listeners", Type.STRING, "PLAINTEXT://127.0.0.1:9092", None, H,
+            "The listener: PLAINTEXT://host:port (port 0 picks a free port).")
+    .define("advertised.listeners", Type.STRING, None, None, H,
+            "The address clients are told to use, if not the listener's.")
+    .define("message.max.bytes", Type.INT, 1000012, Range.at_least(0), H, "The largest record batch accepted.")
+    .define("num.network.threads", Type.INT, 3, Range.at_least(1), H, "Processor threads (one selector each).")
+    .define("num.io.threads", Type.INT, 8, Range.at_least(1), H, "Request handler threads.")
+    .define("queued.max.requests", Type.INT, 500, Range.at_least(1), H,
+            "Requests that may wait for a handler before the processors stop reading sockets.")
+    .define("auto.create.topics.enable", Type.BOOLEAN, True, None, H,
+            "Create a topic when a client asks for metadata of one that does not exist.")
+    .define("num.partitions", Type.INT, 1, Range.at_least(1), M, "Partitions of an auto-created topic.")
+    .define("default.replication.factor", Type.INT, 1, Range.at_least(1), M,
+            "Replication factor of an auto-created topic.")
+    .define("delete.topic.enable", Type.BOOLEAN, True, None, H, "Allow topic deletion.")
+    # Socket server
+    .define("socket.send.buffer.bytes", Type.INT, 102400, None, H, "SO_SNDBUF of accepted sockets (-1: OS default).")
+    .define("socket.receive.buffer.bytes", Type.INT, 102400, None, H, "SO_RCVBUF of accepted sockets (-1: OS default).")
+    .define("socket.request.max.bytes", Type.INT, 104857600, Range.at_least(1), H,
+            "The largest request frame; a larger size prefix closes the connection.")
+    .define("max.connections.per.ip", Type.INT, INT_MAX, Range.at_least(1), M,
+            "Connections one address may hold open.")
+    .define("max.connections.per.ip.overrides", Type.STRING, "", None, M,
+            "Per-address exceptions, 'host:count,host:count'.")
+    .define("connections.max.idle.ms", Type.LONG, 600000, None, M, "Close connections idle this long.")
+    .define("fetch.sendfile.enable", Type.BOOLEAN, False, None, M,
+            "kafka_lite: send fetched records with os.sendfile (zero-copy) instead of read-and-send; "
+            "the benchmark page says which is faster here.")
+    # Log
+    .define("log.dirs", Type.STRING, None, None, H, "Comma-separated log directories.")
+    .define("log.dir", Type.STRING, "/tmp/kafka-logs", None, H, "The log directory, when log.dirs is not set.")
+    .define("log.retention.hours", Type.INT, 168, None, H, "Retention in hours (lowest precedence).")
+    .define("log.retention.minutes", Type.INT, None, None, H, "Retention in minutes.")
+    .define("log.roll.hours", Type.INT, 168, Range.at_least(1), H, "Segment age in hours (lowest precedence).")
+    .define("log.roll.jitter.hours", Type.INT, 0, Range.at_least(0), H, "Segment age jitter in hours.")
+    .define("log.retention.check.interval.ms", Type.LONG, 300000, Range.at_least(1), M,
+            "How often the retention task runs.")
+    .define("log.flush.scheduler.interval.ms", Type.LONG, LONG_MAX, None, H, "How often the flusher runs.")
+    .define("log.flush.offset.checkpoint.interval.ms", Type.INT, 60000, Range.at_least(0), H,
+            "How often recovery points are checkpointed.")
+    .define("log.cleaner.enable", Type.BOOLEAN, True, None, M, "Run the log cleaner (compaction).")
+    .define("log.cleaner.backoff.ms", Type.LONG, 15000, Range.at_least(0), M,
+            "How long the cleaner sleeps when there is nothing to clean.")
+    # Controller
+    .define("controller.socket.timeout.ms", Type.INT, 30000, None, M,
+            "Timeout of the controller's requests to brokers.")
+    .define("controlled.shutdown.enable", Type.BOOLEAN, True, None, M,
+            "Ask the controller to move leadership away before shutting down.")
+)  # fmt: skip
+# --8<-- [end:config_def]
+
+# The broker-level defaults of the topic settings (log.segment.bytes, ...), with the topic's default
+# values and checks: one definition each, shared with LogConfig.
+for _topic_name, _server_name in SERVER_DEFAULT_NAMES.items():
+    if _server_name in CONFIG_DEF.keys:
+        continue
+    _key = LOG_CONFIG_DEF.keys[_topic_name]
+    _default = (
+        None if _server_name in ("log.retention.ms", "log.roll.ms", "log.roll.jitter.ms") else _key.default
+    )
+    CONFIG_DEF.define(_server_name, _key.type, _default, _key.validator, _key.importance, _key.doc)
+
+_LISTENER = re.compile(r"^PLAINTEXT://(?P<host>[^:/]*):(?P<port>\d+)$")
+
+
+class KafkaConfig:
+    """Parsed broker settings; ``values`` holds every setting by its dotted name."""
+
+    def __init__(self, props: Mapping[str, Any]) -> None:
+        known = {k: v for k, v in props.items() if CONFIG_DEF._canonical(k) is not None}
+        unknown = sorted(set(props) - set(known))
+        if unknown:
+            log.info("Ignoring settings kafka_lite does not implement: %s", ", ".join(unknown))
+        self.values = CONFIG_DEF.parse(known)
+        v = self.values
+        if v["zookeeper.connect"] is None:
+            raise ConfigException(
+                "Missing required configuration 'zookeeper.connect', which has no default value."
+            )
+        if v["broker.id"] is None:
+            raise ConfigException(
+                "Missing required configuration 'broker.id' (kafka_lite does not generate ids)."
+            )
+        self.broker_id: int = v["broker.id"]
+        self.zk_connect: str = v["zookeeper.connect"]
+        self.host, self.port = _parse_listener("listeners", v["listeners"])
+        advertised = v["advertised.listeners"]
+        self.advertised_host, self.advertised_port = (
+            _parse_listener("advertised.listeners", advertised) if advertised else (self.host, self.port)
+        )
+        dirs = v["log.dirs"] or v["log.dir"]
+        self.log_dirs = [Path(d.strip()) for d in dirs.split(",") if d.strip()]
+        if not self.log_dirs:
+            raise ConfigException(f"Invalid value {dirs!r} for configuration log.dirs: no directory given")
+        self.max_connections_per_ip_overrides = _parse_overrides(v["max.connections.per.ip.overrides"])
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def log_retention_ms(self) -> int:
+        v = self.values
+        if v["log.retention.ms"] is not None:
+            return v["log.retention.ms"]
+        if v["log.retention.minutes"] is not None:
+            return v["log.retention.minutes"] * 60_000
+        return v["log.retention.hours"] * 3_600_000
+
+    def log_config_props(self) -> dict[str, Any]:
+        """The broker's log defaults under their broker names, resolved (for ``LogConfig.from_broker``)."""
+        props = {
+            name: self.values[name]
+            for name in SERVER_DEFAULT_NAMES.values()
+            if self.values.get(name) is not None
+        }
+        props["log.retention.ms"] = self.log_retention_ms()
+        props.setdefault("log.roll.ms", self.values["log.roll.hours"] * 3_600_000)
+        props.setdefault("log.roll.jitter.ms", self.values["log.roll.jitter.hours"] * 3_600_000)
+        return props
+
+    @classmethod
+    def from_file(cls, path: str | Path, overrides: Mapping[str, Any] | None = None) -> KafkaConfig:
+        return cls({**read_properties(path), **(overrides or {})})
+
+
+def _parse_listener(name: str, value: str) -> tuple[str, int]:
+    m = _LISTENER.match(value.strip())
+    if m is None:
+        raise ConfigException(
+            f"Invalid value {value!r} for configuration {name}: expected one PLAINTEXT://host:port listener"
+        )
+    port = int(m["port"])
+    if port > 65535:
+        raise ConfigException(f"Invalid value {value!r} for configuration {name}: port {port} is above 65535")
+    return m["host"] or "0.0.0.0", port
+
+
+def _parse_overrides(value: str) -> dict[str, int]:
+    result = {}
+    for item in filter(None, (s.strip() for s in value.split(","))):
+        host, _, count = item.rpartition(":")
+        if not host or not count.isdigit():
+            raise ConfigException(
+                f"Invalid value {value!r} for configuration max.connections.per.ip.overrides: "
+                f"'{item}' is not host:count"
+            )
+        result[host] = int(count)
+    return result
+
+
+def read_properties(path: str | Path) -> dict[str, str]:
+    """A Java ``.properties`` file as a dict (``key=value`` or ``key: value``; ``#``/``!`` comments)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigException(f"Config file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigException(f"Cannot read config file {path}: {e}") from None
+    props: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        m = re.match(r"^([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
+        if m is None:
+            raise ConfigException(f"{path}:{number}: cannot read {raw!r} as key=value")
+        props[m[1]] = m[2]
+    return props
+
+
+def write_properties(path: str | Path, props: Mapping[str, Any]) -> None:
+    lines = [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in props.items()]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")

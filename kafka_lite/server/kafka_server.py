@@ -1,0 +1,214 @@
+"""A broker: every part started in Kafka's order, and stopped in the reverse.
+
+Mirrors: kafka.server.KafkaServer (core/src/main/scala/kafka/server/KafkaServer.scala, Kafka 0.10.1),
+         kafka.server.KafkaHealthcheck (the broker's ephemeral registration) and, from Kafka 0.11,
+         kafka.coordinator.transaction.ProducerIdManager
+Book:    chapter 2, 2.3 (the server's start-up), 7.1 (the controller inside every broker)
+Differs: no group coordinator yet (its issue), no controlled shutdown (the controller issue), no
+         dynamic config changes.
+
+Start-up order, as ``KafkaServer.startup``: scheduler, ZooKeeper (creating the chroot), cluster id,
+log manager (loading and, after an unclean stop, recovering every log), metadata cache, socket server,
+replica manager, controller, request handlers, and last the registration in ``/brokers/ids``: a broker
+is announced only once it can answer. Shutdown goes the other way; the log manager's shutdown writes
+the clean-shutdown marker so the next start skips recovery.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.controller.kafka_controller import KafkaController
+from kafka_lite.log.log_config import LogConfig
+from kafka_lite.log.log_manager import LogManager
+from kafka_lite.network.socket_server import SocketServer
+from kafka_lite.server.kafka_apis import KafkaApis
+from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
+from kafka_lite.server.metadata_cache import MetadataCache
+from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.utils.scheduler import KafkaScheduler
+from kafka_lite.zk.admin_utils import assign_replicas_to_brokers
+from kafka_lite.zk.zk_utils import ZkUtils
+
+log = logging.getLogger(__name__)
+
+META_PROPERTIES = "meta.properties"
+
+
+class InconsistentBrokerIdException(KafkaException):
+    pass
+
+
+class ProducerIdManager:
+    """Hands out producer ids from blocks of 1000 reserved in ZooKeeper, so no two brokers ever give
+    out the same id (Kafka 0.11's ``ProducerIdManager``)."""
+
+    def __init__(self, broker_id: int, zk: ZkUtils) -> None:
+        self.broker_id = broker_id
+        self.zk = zk
+        self._lock = threading.Lock()
+        self._next = 0
+        self._end = -1
+
+    def generate_producer_id(self) -> int:
+        with self._lock:
+            if self._next > self._end:
+                self._next, self._end = self.zk.get_new_producer_id_block(self.broker_id)
+            pid = self._next
+            self._next += 1
+            return pid
+
+
+class KafkaServer:
+    def __init__(self, config: KafkaConfig, time: Time = SYSTEM) -> None:
+        self.config = config
+        self.time = time
+        self.broker_id = config.broker_id
+        self.cluster_id: str | None = None
+        self.zk: ZkUtils | None = None
+        self.scheduler = KafkaScheduler(time=time)
+        self.log_manager: LogManager | None = None
+        self.metadata_cache = MetadataCache(self.broker_id)
+        self.socket_server: SocketServer | None = None
+        self.replica_manager: ReplicaManager | None = None
+        self.controller: KafkaController | None = None
+        self.apis: KafkaApis | None = None
+        self.request_handler_pool: KafkaRequestHandlerPool | None = None
+        self.producer_id_manager: ProducerIdManager | None = None
+        self._started = False
+        self._shutdown_done = threading.Event()
+
+    # --8<-- [start:startup]
+    def startup(self) -> None:
+        c = self.config
+        log.info("Broker %d starting", self.broker_id)
+        self.scheduler.startup()
+        self.zk = ZkUtils(
+            c.zk_connect, c["zookeeper.session.timeout.ms"], c["zookeeper.connection.timeout.ms"]
+        )
+        self.zk.setup_common_paths()
+        self.cluster_id = self.zk.get_or_create_cluster_id()
+        self._check_broker_id()
+        self.log_manager = LogManager(
+            c.log_dirs,
+            LogConfig.from_broker(c.log_config_props()),
+            self.scheduler,
+            flush_check_ms=c["log.flush.scheduler.interval.ms"],
+            flush_checkpoint_ms=c["log.flush.offset.checkpoint.interval.ms"],
+            retention_check_ms=c["log.retention.check.interval.ms"],
+            cleaner_enable=c["log.cleaner.enable"],
+            cleaner_backoff_ms=c["log.cleaner.backoff.ms"],
+            time=self.time,
+        )
+        self.log_manager.startup()
+        self.socket_server = SocketServer(
+            c.host,
+            c.port,
+            num_network_threads=c["num.network.threads"],
+            queued_max_requests=c["queued.max.requests"],
+            socket_request_max_bytes=c["socket.request.max.bytes"],
+            max_connections_per_ip=c["max.connections.per.ip"],
+            max_connections_per_ip_overrides=c.max_connections_per_ip_overrides,
+            connections_max_idle_ms=c["connections.max.idle.ms"],
+            send_buffer_bytes=c["socket.send.buffer.bytes"],
+            receive_buffer_bytes=c["socket.receive.buffer.bytes"],
+            time=self.time,
+        )
+        self.socket_server.startup()
+        self.replica_manager = ReplicaManager(
+            self.broker_id, self.log_manager, c.log_config_props(), self.zk.get_topic_config, self.time
+        )
+        self.producer_id_manager = ProducerIdManager(self.broker_id, self.zk)
+        self.controller = KafkaController(
+            self.broker_id, self.zk, c["controller.socket.timeout.ms"], self.time
+        )
+        self.controller.startup()
+        self.apis = KafkaApis(self, self.socket_server.request_channel)
+        self.request_handler_pool = KafkaRequestHandlerPool(
+            self.socket_server.request_channel, self.apis, c["num.io.threads"]
+        )
+        host = c.advertised_host if c.advertised_host != "0.0.0.0" else "127.0.0.1"
+        port = c.advertised_port or self.socket_server.port
+        self.zk.register_broker(self.broker_id, host, port, c["broker.rack"])
+        self._started = True
+        log.info("Broker %d started on %s:%d (cluster %s)", self.broker_id, host, port, self.cluster_id)
+
+    # --8<-- [end:startup]
+
+    @property
+    def port(self) -> int:
+        return self.socket_server.port
+
+    def _check_broker_id(self) -> None:
+        """Each log directory remembers the broker id it belongs to (``meta.properties``): starting a
+        broker with another id on the same data is refused, as Kafka refuses it."""
+        for d in self.config.log_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+            meta = Path(d) / META_PROPERTIES
+            if meta.exists():
+                props = dict(
+                    line.split("=", 1)
+                    for line in meta.read_text().splitlines()
+                    if "=" in line and not line.startswith("#")
+                )
+                stored = int(props.get("broker.id", "-1"))
+                if stored != self.broker_id:
+                    raise InconsistentBrokerIdException(
+                        f"Configured broker.id {self.broker_id} doesn't match stored broker.id {stored} in "
+                        f"{meta}. If you moved your data, make sure your configured broker.id matches."
+                    )
+            else:
+                meta.write_text(f"#{self.time.milliseconds()}\nversion=0\nbroker.id={self.broker_id}\n")
+
+    def create_topic(
+        self,
+        topic: str,
+        num_partitions: int,
+        replication_factor: int,
+        configs: dict,
+        assignment: dict[int, list[int]] | None = None,
+        validate_only: bool = False,
+    ) -> int:
+        """Write a new topic's assignment to ZooKeeper (Kafka's ``AdminUtils.createTopic``); the
+        controller's topic watch does the rest. Returns the number of partitions."""
+        if assignment is None:
+            brokers = [b.id for b in self.metadata_cache.alive_brokers()] or self.zk.get_all_broker_ids()
+            assignment = assign_replicas_to_brokers(brokers, num_partitions, replication_factor)
+        if validate_only:
+            if topic in self.zk.get_all_topics():
+                from kafka_lite.common.errors import Errors
+
+                raise Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic}' already exists.")
+            return len(assignment)
+        self.zk.create_topic(topic, assignment, {k: v for k, v in configs.items() if v is not None})
+        return len(assignment)
+
+    # --8<-- [start:shutdown]
+    def shutdown(self) -> None:
+        if self._shutdown_done.is_set():
+            return
+        log.info("Broker %d shutting down", self.broker_id)
+        if self.socket_server is not None:
+            self.socket_server.shutdown()
+        if self.request_handler_pool is not None:
+            self.request_handler_pool.shutdown()
+        self.scheduler.shutdown()
+        if self.apis is not None:
+            self.apis.shutdown()
+        if self.replica_manager is not None:
+            self.replica_manager.shutdown()
+        if self.log_manager is not None:
+            self.log_manager.shutdown()
+        if self.controller is not None:
+            self.controller.shutdown()
+        if self.zk is not None:
+            self.zk.close()
+        self._shutdown_done.set()
+        log.info("Broker %d shut down", self.broker_id)
+
+    # --8<-- [end:shutdown]

@@ -1,0 +1,68 @@
+"""Where a new topic's replicas go: Kafka's rack-unaware replica assignment.
+
+Mirrors: kafka.admin.AdminUtils.assignReplicasToBrokersRackUnaware
+         (core/src/main/scala/kafka/admin/AdminUtils.scala, Kafka 0.10.1)
+Book:    chapter 7, 7.3.1 (creating a topic)
+
+Two goals: spread the partition leaders (the first replica of each) evenly over the brokers, and
+spread each broker's followers over the other brokers, so that when one broker dies its load falls
+on all the others rather than on one. The first replica walks the brokers round-robin from a random
+start; the followers sit at a shift from it that grows by one every full round, so partition
+``n`` and partition ``n + brokers`` do not get the same follower sets. For 5 brokers, 10 partitions
+and 3 replicas (start 0, shift 0)::
+
+    p0 [0,1,2]  p1 [1,2,3]  p2 [2,3,4]  p3 [3,4,0]  p4 [4,0,1]
+    p5 [0,2,3]  p6 [1,3,4]  p7 [2,4,0]  p8 [3,0,1]  p9 [4,1,2]
+"""
+
+from __future__ import annotations
+
+import random
+
+from kafka_lite.common.errors import Errors
+
+
+def replica_index(
+    first_replica_index: int, second_replica_shift: int, replica_index: int, n_brokers: int
+) -> int:
+    shift = 1 + (second_replica_shift + replica_index) % (n_brokers - 1)
+    return (first_replica_index + shift) % n_brokers
+
+
+# --8<-- [start:assign]
+def assign_replicas_to_brokers(
+    broker_list: list[int],
+    n_partitions: int,
+    replication_factor: int,
+    fixed_start_index: int = -1,
+    start_partition_id: int = -1,
+    rand: random.Random | None = None,
+) -> dict[int, list[int]]:
+    if n_partitions <= 0:
+        raise Errors.INVALID_PARTITIONS.exception("Number of partitions must be larger than 0.")
+    if replication_factor <= 0:
+        raise Errors.INVALID_REPLICATION_FACTOR.exception("Replication factor must be larger than 0.")
+    if replication_factor > len(broker_list):
+        raise Errors.INVALID_REPLICATION_FACTOR.exception(
+            f"Replication factor: {replication_factor} larger than available brokers: {len(broker_list)}."
+        )
+    brokers = sorted(broker_list)
+    n = len(brokers)
+    rand = rand or random.Random()
+    start_index = fixed_start_index if fixed_start_index >= 0 else rand.randrange(n)
+    current_partition_id = max(0, start_partition_id)
+    next_replica_shift = fixed_start_index if fixed_start_index >= 0 else rand.randrange(n)
+    assignment: dict[int, list[int]] = {}
+    for _ in range(n_partitions):
+        if current_partition_id > 0 and current_partition_id % n == 0:
+            next_replica_shift += 1
+        first_replica_index = (current_partition_id + start_index) % n
+        replicas = [brokers[first_replica_index]]
+        for j in range(replication_factor - 1):
+            replicas.append(brokers[replica_index(first_replica_index, next_replica_shift, j, n)])
+        assignment[current_partition_id] = replicas
+        current_partition_id += 1
+    return assignment
+
+
+# --8<-- [end:assign]

@@ -1,0 +1,375 @@
+"""Kafka's ZooKeeper layout: the paths, the JSON written at each, and the reads and writes over them.
+
+Mirrors: kafka.utils.ZkUtils (core/src/main/scala/kafka/utils/ZkUtils.scala, Kafka 0.10.1),
+         kafka.utils.ReplicationUtils (conditional partition-state updates), kafka.server.
+         ZookeeperLeaderElector's znode, and Kafka 0.11's producer-id blocks (ProducerIdManager)
+Book:    chapter 7, 7.1 (what the controller keeps in ZooKeeper)
+Differs: over kazoo (Python's ZooKeeper client) instead of ZkClient; watches are kazoo's
+         ``ChildrenWatch``/``DataWatch``, which re-register themselves as ZkClient's listeners do.
+
+The layout (a learner can browse it with ``zkCli``)::
+
+    /brokers/ids/<id>                       ephemeral: a live broker's host and port
+    /brokers/topics/<topic>                 {"version":1,"partitions":{"0":[1,2]}}: the assignment
+    /brokers/topics/<t>/partitions/<p>/state  {"leader","leader_epoch","isr","controller_epoch"}
+    /controller                             ephemeral: {"brokerid": <the controller>}
+    /controller_epoch                       bumped by every new controller
+    /config/topics/<topic>                  a topic's setting overrides
+    /cluster/id                             the cluster id (Metadata v2+ reports it)
+    /latest_producer_id_block               Kafka 0.11: the last block of producer ids handed out
+
+Every write is Kafka's JSON byte for byte where Kafka's tools read it, so a real Kafka tool pointed
+at this ZooKeeper sees a Kafka cluster.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
+from kafka_lite.common.errors import Errors, KafkaException
+
+log = logging.getLogger(__name__)
+
+BROKER_IDS_PATH = "/brokers/ids"
+BROKER_TOPICS_PATH = "/brokers/topics"
+BROKER_SEQUENCE_ID_PATH = "/brokers/seqid"
+CONTROLLER_PATH = "/controller"
+CONTROLLER_EPOCH_PATH = "/controller_epoch"
+ADMIN_PATH = "/admin"
+DELETE_TOPICS_PATH = "/admin/delete_topics"
+REASSIGN_PARTITIONS_PATH = "/admin/reassign_partitions"
+PREFERRED_REPLICA_ELECTION_PATH = "/admin/preferred_replica_election"
+ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
+ENTITY_CONFIG_PATH = "/config"
+TOPIC_CONFIG_PATH = "/config/topics"
+ENTITY_CONFIG_CHANGES_PATH = "/config/changes"
+CLUSTER_ID_PATH = "/cluster/id"
+PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
+PRODUCER_ID_BLOCK_SIZE = 1000
+
+COMMON_PATHS = (
+    BROKER_IDS_PATH,
+    BROKER_TOPICS_PATH,
+    BROKER_SEQUENCE_ID_PATH,
+    TOPIC_CONFIG_PATH,
+    ENTITY_CONFIG_CHANGES_PATH,
+    DELETE_TOPICS_PATH,
+    ISR_CHANGE_NOTIFICATION_PATH,
+)
+
+
+def topic_path(topic: str) -> str:
+    return f"{BROKER_TOPICS_PATH}/{topic}"
+
+
+def topic_partition_state_path(topic: str, partition: int) -> str:
+    return f"{BROKER_TOPICS_PATH}/{topic}/partitions/{partition}/state"
+
+
+class BrokerIdInUseException(KafkaException):
+    pass
+
+
+@dataclass(frozen=True)
+class Broker:
+    id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True)
+class LeaderAndIsr:
+    """Kafka's ``kafka.api.LeaderAndIsr``: a partition's leader, its epoch, the ISR, and the version of
+    the state znode it was read from (conditional writes compare against it)."""
+
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    zk_version: int
+
+
+@dataclass(frozen=True)
+class LeaderIsrAndControllerEpoch:
+    leader_and_isr: LeaderAndIsr
+    controller_epoch: int
+
+
+def _json(value) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+class ZkUtils:
+    def __init__(
+        self, zk_connect: str, session_timeout_ms: int = 6000, connection_timeout_ms: int = 6000
+    ) -> None:
+        hosts, _, chroot = zk_connect.partition("/")
+        timeout_s = connection_timeout_ms / 1000
+        if chroot:
+            # Kafka creates a missing chroot before connecting under it (ZkPath.createPersistent).
+            bootstrap = KazooClient(hosts=hosts, timeout=session_timeout_ms / 1000)
+            try:
+                bootstrap.start(timeout=timeout_s)
+                bootstrap.ensure_path("/" + chroot)
+            except Exception as e:
+                raise KafkaException(f"Cannot connect to ZooKeeper at {hosts}: {e}") from None
+            finally:
+                bootstrap.stop()
+                bootstrap.close()
+        self.client = KazooClient(hosts=zk_connect, timeout=session_timeout_ms / 1000)
+        try:
+            self.client.start(timeout=timeout_s)
+        except Exception as e:
+            self.client.close()
+            raise KafkaException(f"Cannot connect to ZooKeeper at {zk_connect}: {e}") from None
+
+    def close(self) -> None:
+        try:
+            self.client.stop()
+        finally:
+            self.client.close()
+
+    def setup_common_paths(self) -> None:
+        for path in COMMON_PATHS:
+            self.client.ensure_path(path)
+
+    def _read_json(self, path: str):
+        try:
+            data, stat = self.client.get(path)
+        except NoNodeError:
+            return None, None
+        return (json.loads(data) if data else None), stat
+
+    # -- brokers --------------------------------------------------------------------------------------------
+
+    # --8<-- [start:register_broker]
+    def register_broker(
+        self, broker_id: int, host: str, port: int, rack: str | None = None, jmx_port: int = -1
+    ) -> None:
+        """The ephemeral ``/brokers/ids/<id>``: it lives as long as this broker's ZooKeeper session,
+        which is how the controller learns that a broker died (book 7.1)."""
+        info = {
+            "jmx_port": jmx_port,
+            "timestamp": str(self._now_ms()),
+            "endpoints": [f"PLAINTEXT://{host}:{port}"],
+            "host": host,
+            "version": 3,
+            "port": port,
+        }
+        if rack is not None:
+            info["rack"] = rack
+        try:
+            self.client.create(f"{BROKER_IDS_PATH}/{broker_id}", _json(info), ephemeral=True, makepath=True)
+        except NodeExistsError:
+            raise BrokerIdInUseException(
+                f"Either there is another broker with the same broker.id {broker_id} or ZooKeeper has not "
+                f"yet expired the session of this broker's previous run ({BROKER_IDS_PATH}/{broker_id} exists)"
+            ) from None
+
+    # --8<-- [end:register_broker]
+
+    @staticmethod
+    def _now_ms() -> int:
+        import time
+
+        return int(time.time() * 1000)
+
+    def get_all_broker_ids(self) -> list[int]:
+        try:
+            return sorted(int(c) for c in self.client.get_children(BROKER_IDS_PATH))
+        except NoNodeError:
+            return []
+
+    def get_broker(self, broker_id: int) -> Broker | None:
+        info, _ = self._read_json(f"{BROKER_IDS_PATH}/{broker_id}")
+        if info is None:
+            return None
+        return Broker(broker_id, info["host"], info["port"], info.get("rack"))
+
+    def get_all_brokers(self) -> list[Broker]:
+        return [b for b in (self.get_broker(i) for i in self.get_all_broker_ids()) if b is not None]
+
+    # -- topics -----------------------------------------------------------------------------------------------
+
+    def get_all_topics(self) -> list[str]:
+        try:
+            return sorted(self.client.get_children(BROKER_TOPICS_PATH))
+        except NoNodeError:
+            return []
+
+    # --8<-- [start:create_topic]
+    def create_topic(
+        self, topic: str, assignment: dict[int, list[int]], config: dict[str, str] | None = None
+    ) -> None:
+        """Kafka's ``AdminUtils.createOrUpdateTopicPartitionAssignmentPathInZK``: the config first, then
+        the assignment, whose appearance is what the controller's topic watch reacts to."""
+        if self.client.exists(topic_path(topic)):
+            raise Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic}' already exists.")
+        self.client.ensure_path(TOPIC_CONFIG_PATH)
+        config_data = _json({"version": 1, "config": dict(config or {})})
+        try:
+            self.client.create(f"{TOPIC_CONFIG_PATH}/{topic}", config_data)
+        except NodeExistsError:
+            self.client.set(f"{TOPIC_CONFIG_PATH}/{topic}", config_data)
+        partitions = {str(p): list(r) for p, r in sorted(assignment.items())}
+        try:
+            self.client.create(
+                topic_path(topic), _json({"version": 1, "partitions": partitions}), makepath=True
+            )
+        except NodeExistsError:
+            raise Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic}' already exists.") from None
+
+    # --8<-- [end:create_topic]
+
+    def get_partition_assignment(self, topic: str) -> dict[int, list[int]]:
+        value, _ = self._read_json(topic_path(topic))
+        if value is None:
+            return {}
+        return {int(p): list(r) for p, r in value.get("partitions", {}).items()}
+
+    def get_topic_config(self, topic: str) -> dict[str, str]:
+        value, _ = self._read_json(f"{TOPIC_CONFIG_PATH}/{topic}")
+        return dict(value.get("config", {})) if value else {}
+
+    # -- partition state -----------------------------------------------------------------------------------
+
+    def get_partition_state(self, topic: str, partition: int) -> LeaderIsrAndControllerEpoch | None:
+        value, stat = self._read_json(topic_partition_state_path(topic, partition))
+        if value is None:
+            return None
+        lai = LeaderAndIsr(value["leader"], value["leader_epoch"], list(value["isr"]), stat.version)
+        return LeaderIsrAndControllerEpoch(lai, value["controller_epoch"])
+
+    @staticmethod
+    def _state_json(lai: LeaderAndIsr, controller_epoch: int) -> bytes:
+        return _json(
+            {
+                "controller_epoch": controller_epoch,
+                "leader": lai.leader,
+                "version": 1,
+                "leader_epoch": lai.leader_epoch,
+                "isr": list(lai.isr),
+            }
+        )
+
+    def create_partition_state(
+        self, topic: str, partition: int, lai: LeaderAndIsr, controller_epoch: int
+    ) -> None:
+        """Raises kazoo's ``NodeExistsError`` if it exists (the controller then gives up on it)."""
+        self.client.create(
+            topic_partition_state_path(topic, partition),
+            self._state_json(lai, controller_epoch),
+            makepath=True,
+        )
+
+    def conditional_update_partition_state(
+        self, topic: str, partition: int, lai: LeaderAndIsr, controller_epoch: int
+    ) -> tuple[bool, int]:
+        """Write only if the znode is still at ``lai.zk_version`` (nobody changed it since we read it);
+        return (written, the new version)."""
+        try:
+            stat = self.client.set(
+                topic_partition_state_path(topic, partition),
+                self._state_json(lai, controller_epoch),
+                version=lai.zk_version,
+            )
+        except (BadVersionError, NoNodeError):
+            return False, -1
+        return True, stat.version
+
+    # -- controller -------------------------------------------------------------------------------------------
+
+    # --8<-- [start:elect]
+    def try_elect_controller(self, broker_id: int) -> bool:
+        """Create the ephemeral ``/controller``; whoever creates it is the controller."""
+        data = _json({"version": 1, "brokerid": broker_id, "timestamp": str(self._now_ms())})
+        try:
+            self.client.create(CONTROLLER_PATH, data, ephemeral=True)
+            return True
+        except NodeExistsError:
+            return False
+
+    # --8<-- [end:elect]
+
+    def get_controller_id(self) -> int:
+        value, _ = self._read_json(CONTROLLER_PATH)
+        return -1 if value is None else int(value["brokerid"])
+
+    def get_controller_epoch(self) -> int:
+        try:
+            data, _ = self.client.get(CONTROLLER_EPOCH_PATH)
+        except NoNodeError:
+            return 0
+        return int(data)
+
+    def increment_controller_epoch(self) -> tuple[int, int]:
+        """Bump ``/controller_epoch`` (conditionally: two controllers cannot both win); return
+        (the new epoch, the znode's version)."""
+        while True:
+            try:
+                data, stat = self.client.get(CONTROLLER_EPOCH_PATH)
+            except NoNodeError:
+                try:
+                    self.client.create(CONTROLLER_EPOCH_PATH, b"1")
+                    return 1, 0
+                except NodeExistsError:
+                    continue
+            epoch = int(data) + 1
+            try:
+                stat = self.client.set(CONTROLLER_EPOCH_PATH, str(epoch).encode(), version=stat.version)
+                return epoch, stat.version
+            except BadVersionError:
+                continue
+
+    # -- cluster id, producer ids --------------------------------------------------------------------------------
+
+    def get_or_create_cluster_id(self) -> str:
+        value, _ = self._read_json(CLUSTER_ID_PATH)
+        if value is not None:
+            return value["id"]
+        proposed = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        try:
+            self.client.create(CLUSTER_ID_PATH, _json({"version": "1", "id": proposed}), makepath=True)
+            return proposed
+        except NodeExistsError:
+            value, _ = self._read_json(CLUSTER_ID_PATH)
+            return value["id"]
+
+    def get_new_producer_id_block(
+        self, broker_id: int, block_size: int = PRODUCER_ID_BLOCK_SIZE
+    ) -> tuple[int, int]:
+        """Reserve the next ``block_size`` producer ids: (first, last), both inclusive."""
+        while True:
+            value, stat = self._read_json(PRODUCER_ID_BLOCK_PATH)
+            start = 0 if value is None else int(value["block_end"]) + 1
+            end = start + block_size - 1
+            data = _json(
+                {"version": 1, "broker": broker_id, "block_start": str(start), "block_end": str(end)}
+            )
+            try:
+                if stat is None:
+                    self.client.create(PRODUCER_ID_BLOCK_PATH, data)
+                else:
+                    self.client.set(PRODUCER_ID_BLOCK_PATH, data, version=stat.version)
+                return start, end
+            except (NodeExistsError, BadVersionError):
+                continue  # another broker took this block: read again
+
+    # -- watches -------------------------------------------------------------------------------------------------
+
+    def watch_children(self, path: str, callback: Callable[[list[str]], bool | None]) -> None:
+        """``callback(children)`` now and after every change, until it returns False."""
+        self.client.ensure_path(path)
+        self.client.ChildrenWatch(path, callback)
+
+    def watch_data(self, path: str, callback: Callable) -> None:
+        """``callback(data, stat)`` now and after every change (data None once deleted), until it returns False."""
+        self.client.DataWatch(path, callback)

@@ -1,0 +1,131 @@
+"""Unmodified confluent-kafka (librdkafka) against a 3-broker kafka_lite cluster, default settings
+unless a test says otherwise (librdkafka: acks=all, ApiVersions v3 -> UNSUPPORTED_VERSION -> v0)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
+
+
+def topic_name(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def consume(
+    bootstrap: str, topic: str, partitions: list[int], expected: int, offset=OFFSET_BEGINNING
+) -> list:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "unused",
+            "enable.auto.commit": False,
+            "enable.partition.eof": False,
+        }
+    )
+    try:
+        consumer.assign([TopicPartition(topic, p, offset) for p in partitions])
+        records, empty_polls = [], 0
+        while len(records) < expected and empty_polls < 20:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                empty_polls += 1
+                continue
+            assert msg.error() is None, msg.error()
+            records.append(msg)
+        return records
+    finally:
+        consumer.close()
+
+
+def test_admin_create_list_describe(cluster):
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    name = topic_name("ck-admin")
+    futures = admin.create_topics(
+        [NewTopic(name, num_partitions=6, replication_factor=1)], operation_timeout=10
+    )
+    futures[name].result(timeout=15)
+    cluster.wait_for_leaders(name, 6)
+    metadata = admin.list_topics(timeout=10)
+    assert name in metadata.topics
+    partitions = metadata.topics[name].partitions
+    assert len(partitions) == 6 and {p.leader for p in partitions.values()} == {0, 1, 2}
+    assert sorted(metadata.brokers) == [0, 1, 2] and metadata.controller_id in (0, 1, 2)
+    again = admin.create_topics([NewTopic(name, num_partitions=1, replication_factor=1)])
+    with pytest.raises(Exception, match=r"TOPIC_ALREADY_EXISTS|already exists"):
+        again[name].result(timeout=15)
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4"])
+@pytest.mark.parametrize("acks", ["0", "1", "all"], ids=lambda a: f"acks={a}")
+def test_produce_and_consume_every_codec_and_acks(cluster, acks, codec):
+    name = topic_name("ck")
+    cluster.create_topic(name, partitions=3)
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap_servers, "acks": acks, "compression.type": codec}
+    )
+    delivered, sent = [], {}
+
+    def on_delivery(err, msg):
+        assert err is None, err
+        delivered.append(msg)
+
+    for i in range(300):
+        key, value = f"k{i}".encode(), uuid.uuid4().bytes * (i % 7 + 1)
+        sent[key] = value
+        producer.produce(
+            name, key=key, value=value, headers=[("i", str(i).encode())], on_delivery=on_delivery
+        )
+    assert producer.flush(20) == 0
+    assert len(delivered) == 300
+    records = consume(cluster.bootstrap_servers, name, [0, 1, 2], 300)
+    assert {m.key(): m.value() for m in records} == sent
+    assert all(dict(m.headers())["i"] == m.key()[1:] for m in records)
+
+
+def test_idempotent_producer_and_consume_from_an_offset(cluster):
+    name = topic_name("ck-idem")
+    cluster.create_topic(name, partitions=1)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "enable.idempotence": True})
+    for i in range(100):
+        producer.produce(name, value=f"v{i}".encode())
+    assert producer.flush(20) == 0
+    records = consume(cluster.bootstrap_servers, name, [0], 20, offset=80)
+    assert [m.value() for m in records] == [f"v{i}".encode() for i in range(80, 100)]
+    assert [m.offset() for m in records] == list(range(80, 100))
+
+
+def test_offsets_for_times(cluster):
+    name = topic_name("ck-times")
+    cluster.create_topic(name, partitions=1)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
+    base = 1_700_000_000_000
+    for i in range(30):
+        producer.produce(name, value=b"x", timestamp=base + i * 1000)
+    assert producer.flush(20) == 0
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "unused"})
+    try:
+        (found,) = consumer.offsets_for_times([TopicPartition(name, 0, base + 10_500)], timeout=10)
+        assert found.offset == 11
+        low, high = consumer.get_watermark_offsets(TopicPartition(name, 0), timeout=10)
+        assert (low, high) == (0, 30)
+    finally:
+        consumer.close()
+
+
+def test_producer_recovers_from_not_leader_for_partition(cluster):
+    name = topic_name("ck-move")
+    cluster.create_topic(name, partitions=1, replication_factor=2)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+    producer.produce(name, value=b"before")
+    assert producer.flush(20) == 0
+    new = cluster.move_leader(name, 0)
+    errors = []
+    producer.produce(name, value=b"after", on_delivery=lambda err, msg: errors.append(err))
+    assert producer.flush(30) == 0
+    assert errors == [None]
+    assert cluster.server(new).replica_manager.get_partition((name, 0)).log.log_end_offset == 1
