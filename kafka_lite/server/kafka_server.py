@@ -121,7 +121,12 @@ class KafkaServer:
         )
         self.socket_server.startup()
         self.replica_manager = ReplicaManager(
-            self.broker_id, self.log_manager, c.log_config_props(), self.zk.get_topic_config, self.time
+            self.broker_id,
+            self.log_manager,
+            c.log_config_props(),
+            self.zk.get_topic_config,
+            self.time,
+            self.metadata_cache,
         )
         self.producer_id_manager = ProducerIdManager(self.broker_id, self.zk)
         self.controller = KafkaController(

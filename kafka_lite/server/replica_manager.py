@@ -33,6 +33,7 @@ from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
+from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,9 @@ class ReplicaManager:
         broker_log_props: dict,
         topic_config_lookup: Callable[[str], dict],
         time: Time = SYSTEM,
+        metadata_cache: MetadataCache | None = None,
     ) -> None:
+        self.metadata_cache = metadata_cache
         self.broker_id = broker_id
         self.log_manager = log_manager
         self.broker_log_props = broker_log_props
@@ -132,6 +135,13 @@ class ReplicaManager:
     def get_leader_partition(self, tp: TopicPartition) -> Partition:
         partition = self._partitions.get(tp)
         if partition is None or partition.log is None:
+            # Kafka 1.0's rule (0.10 said UNKNOWN here): a partition the cluster has but this broker does
+            # not host is "not the leader", the precise answer that sends the client to the right broker.
+            state = self.metadata_cache.partition_state(*tp) if self.metadata_cache is not None else None
+            if state is not None:
+                raise NotLeaderForPartitionException(
+                    f"Broker {self.broker_id} does not host {tp[0]}-{tp[1]}; its leader is broker {state.leader}"
+                )
             raise UnknownTopicOrPartitionException(
                 f"This server does not host this topic-partition: {tp[0]}-{tp[1]}"
             )

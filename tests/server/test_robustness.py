@@ -1,0 +1,156 @@
+"""A broker under a flood of malformed frames keeps serving a well-behaved client.
+
+Over 10,000 bad connections, each sending one malformed frame of one of seven kinds (random bytes,
+a frame cut short, a size prefix over ``socket.request.max.bytes`` or negative, an unknown api key,
+an unsupported version, an array claiming two billion elements), from several threads at once, while
+kafka-python produces and consumes through the same broker. Kafka closes a connection whose frame it
+cannot read, so every bad connection must end closed by the broker (or, for the frame cut short, by
+the client), with exactly one warning line and no traceback; and connections that claim huge frames
+without sending them must not make the broker allocate what they claim.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import resource
+import socket
+import struct
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import RequestHeader, encode_request
+from tests.support.cluster import LiteCluster
+
+pytestmark = pytest.mark.integration
+
+BAD_CONNECTIONS = 10_500
+MAX_REQUEST = 100 * 1024 * 1024  # socket.request.max.bytes (Kafka's default)
+
+
+def _header(api: int, version: int) -> bytes:
+    return struct.pack(">hhi", api, version, 7) + struct.pack(">h", 4) + b"evil"
+
+
+def malformed(kind: str, rng: random.Random) -> tuple[bytes, bool]:
+    """(bytes to send, whether the client closes right after sending)."""
+    if kind == "random":
+        payload = rng.randbytes(rng.randrange(1, 200))
+        return struct.pack(">i", len(payload)) + payload, False
+    if kind == "truncated":
+        payload = encode_request(RequestHeader(ApiKeys.METADATA, 1, 1, "t"), {"topics": ["a", "b"]})
+        cut = rng.randrange(0, len(payload))
+        return struct.pack(">i", len(payload)) + payload[:cut], True
+    if kind == "oversized":
+        return struct.pack(">i", MAX_REQUEST + rng.randrange(1, 1 << 30)), False
+    if kind == "negative":
+        return struct.pack(">i", -rng.randrange(1, 1 << 31)), False
+    if kind == "unknown-key":
+        payload = _header(rng.choice([17, 21, 99, 1000, 32767, -5]), 0)
+        return struct.pack(">i", len(payload)) + payload, False
+    if kind == "unknown-version":
+        payload = _header(rng.choice([0, 1, 3, 19]), rng.choice([9, 42, 32767, -1]))
+        return struct.pack(">i", len(payload)) + payload, False
+    if kind == "huge-array":
+        payload = _header(ApiKeys.METADATA, 1) + struct.pack(">i", 2**31 - 1) + b"\x00\x01a"
+        return struct.pack(">i", len(payload)) + payload, False
+    raise ValueError(kind)
+
+
+KINDS = ("random", "truncated", "oversized", "negative", "unknown-key", "unknown-version", "huge-array")
+
+
+def attack(port: int, seed: int, count: int) -> int:
+    """Open ``count`` connections, one malformed frame each; return how many the broker closed."""
+    rng = random.Random(seed)
+    closed = 0
+    for i in range(count):
+        data, client_closes = malformed(KINDS[i % len(KINDS)], rng)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(data)
+            if client_closes:
+                s.shutdown(socket.SHUT_WR)
+            try:
+                if s.recv(1) == b"":
+                    closed += 1
+            except ConnectionResetError:
+                closed += 1
+    return closed
+
+
+@pytest.fixture(scope="module")
+def broker(zookeeper, tmp_path_factory):
+    cluster = LiteCluster(
+        zookeeper.connect_string, tmp_path_factory.mktemp("robust"), brokers=1, **{"num.network.threads": 3}
+    )
+    cluster.start()
+    cluster.create_topic("steady", partitions=1)
+    yield cluster
+    cluster.stop()
+
+
+def test_malformed_frames_never_stop_the_broker(broker, caplog):
+    port = broker.servers[0].port
+    produced: list[bytes] = []
+    stop = threading.Event()
+
+    def well_behaved() -> None:
+        producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+        i = 0
+        while not stop.is_set():
+            value = f"steady-{i}".encode()
+            producer.send("steady", value=value).get(timeout=30)
+            produced.append(value)
+            i += 1
+        producer.close()
+
+    with caplog.at_level(logging.WARNING):
+        client = threading.Thread(target=well_behaved)
+        client.start()
+        workers = 6
+        with ThreadPoolExecutor(workers) as pool:
+            closed = sum(
+                pool.map(attack, [port] * workers, range(workers), [BAD_CONNECTIONS // workers] * workers)
+            )
+        stop.set()
+        client.join(60)
+    total = BAD_CONNECTIONS // workers * workers
+    assert total >= 10_000
+    assert closed == total, "every bad connection was closed"
+    warnings = [
+        r for r in caplog.records if r.name.startswith("kafka_lite.network") and r.levelno >= logging.WARNING
+    ]
+    assert len(warnings) == total, f"one warning per bad connection, got {len(warnings)} for {total}"
+    assert not [r for r in caplog.records if r.exc_info], "no tracebacks"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("kafka_lite")]
+    # the well-behaved client was served throughout, and everything it was told is written reads back
+    assert len(produced) > 10
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, consumer_timeout_ms=10_000)
+    consumer.assign([TopicPartition("steady", 0)])
+    consumer.seek_to_beginning()
+    read = [r.value for r in consumer][: len(produced)]
+    consumer.close()
+    assert read == produced
+
+
+def test_claimed_sizes_are_not_allocated(broker):
+    """200 connections each claim a 100 MiB request and send ten bytes of it: the broker must not
+    allocate 20 GiB (it grows a receive buffer as bytes arrive), and it serves others meanwhile."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB
+    port = broker.servers[0].port
+    hanging = []
+    for _ in range(200):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(struct.pack(">i", MAX_REQUEST) + b"0123456789")
+        hanging.append(s)
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+    producer.send("steady", value=b"still served").get(timeout=30)
+    producer.close()
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    for s in hanging:
+        s.close()
+    assert grown_mib < 256, f"peak memory grew by {grown_mib:.0f} MiB for 200 claimed 100 MiB frames"
