@@ -176,6 +176,7 @@ def test_fetch_waits_in_purgatory_until_data_arrives(cluster, topic):
     )
     WireClient(leader.port).call(ApiKeys.PRODUCE, 3, produce_body(topic, 0, batch([b"wake up"])))
     header, records = fetched(parse_response(ApiKeys.FETCH, 5, waiting.read_frame())[1])
+    assert header["error_code"] == 0 and header["high_watermark"] == 1
     assert [r.value for b in iter_batches(records) for r in b] == [b"wake up"]
 
 
