@@ -1,10 +1,12 @@
-"""``kafka-lite demo``: the README's run command, showing the layers that exist at work.
+"""``kafka-lite demo``: the README's run command: a local cluster at work, then its layers.
 
 No Kafka twin: Kafka's quick start (book 1.4) starts ZooKeeper and a broker, then produces and
-consumes with the console tools. Until kafka_lite's broker exists, the demo shows the layer
-everything else stands on: record batches written, stored in a segment file, read back, checked,
-corrupted on purpose and caught, and converted to the old formats. When the broker lands, this
-command brings up the local cluster instead.
+consumes with the console tools. ``kafka-lite demo`` brings up ZooKeeper and three brokers (as
+``kafka-lite cluster up`` does, on free ports in a scratch directory), creates a topic, produces and
+consumes through it with kcat (a real Kafka client), shows where the records landed on disk, and
+stops the cluster. ``--layers`` shows the layers under the broker instead: record batches written to
+a segment, read back, corrupted on purpose and caught, converted to the old formats; a partition's
+log rolling, recovering from a torn write and dumped.
 """
 
 from __future__ import annotations
@@ -32,12 +34,20 @@ RECORDS_PER_BATCH = 200
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("demo", help="show kafka_lite's layers at work (the README's run command)")
     parser.add_argument(
-        "--dir", type=Path, default=None, help="where to write the demo segment (default: a temp dir)"
+        "--dir", type=Path, default=None, help="where to write the demo's files (default: a temp dir)"
     )
+    parser.add_argument("--layers", action="store_true", help="the record and storage layers, no cluster")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    if not args.layers:
+        from kafka_lite.cli.cluster_demo import cluster_demo
+
+        if args.dir is not None:
+            return cluster_demo(args.dir, console)
+        with tempfile.TemporaryDirectory(prefix="kafka-lite-demo-") as d:
+            return cluster_demo(Path(d), console)
     if args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
         return _demo(args.dir, console)

@@ -12,6 +12,7 @@ one-line message and exits with code 2 (bad usage) or 1 (the work failed), never
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
@@ -36,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # The library logs; a command shows only what it prints, unless it sets up logging itself (the
+    # broker does). Without this, Python's last-resort handler would print every client-side warning
+    # (a broker still starting refuses connections) to the terminal.
+    logging.getLogger("kafka_lite").addHandler(logging.NullHandler())
     parser = build_parser()
     args = parser.parse_args(argv)
     console = Console()

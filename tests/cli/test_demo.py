@@ -1,4 +1,4 @@
-"""The README's run command: until the broker exists, ``kafka-lite demo`` exercises the record layer."""
+"""``kafka-lite demo --layers``: the record and storage layers at work, without a cluster."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ pytestmark = pytest.mark.unit
 
 def test_demo_writes_checks_corrupts_and_converts(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # rich wraps long lines at the terminal width otherwise
-    assert main(["demo", "--dir", str(tmp_path)]) == 0
+    assert main(["demo", "--layers", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "5 batches, 1000 records, offsets 0..999: all CRCs valid" in out
     assert "CorruptRecordException" in out

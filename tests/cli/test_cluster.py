@@ -1,0 +1,166 @@
+"""``kafka-lite cluster up | status | down``, ``topics`` and ``demo``: real processes on free ports."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+
+import pytest
+
+from kafka_lite.cli.main import main
+from kafka_lite.zk.embedded import free_port
+
+pytestmark = pytest.mark.integration
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(") ", 1)[1][0] != "Z"
+
+
+def _base_port() -> int:
+    while True:
+        base = free_port()
+        if base < 65000:
+            return base
+
+
+def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    d = tmp_path / "state"
+    zk_port, base = free_port(), _base_port()
+    args = ["--dir", str(d)]
+    assert (
+        main(
+            [
+                "cluster",
+                "up",
+                "--detach",
+                "--brokers",
+                "3",
+                "--zookeeper-port",
+                str(zk_port),
+                "--base-port",
+                str(base),
+                *args,
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    seconds = float(re.search(r"healthy in ([\d.]+) s", out).group(1))
+    assert seconds < 15, "a healthy 3-broker cluster within 15 seconds"
+    assert out.count("registered") == 3 and "(controller)" in out
+    state = json.loads((d / "cluster.json").read_text())
+    pids = [b["pid"] for b in state["brokers"]] + [state["zookeeper"]["pid"]]
+    try:
+        assert main(["cluster", "status", *args]) == 0
+        bootstrap = f"127.0.0.1:{base}"
+        assert (
+            main(
+                [
+                    "topics",
+                    "--bootstrap-server",
+                    bootstrap,
+                    "--create",
+                    "--topic",
+                    "cli",
+                    "--partitions",
+                    "3",
+                    "--replication-factor",
+                    "2",
+                ]
+            )
+            == 0
+        )
+        capsys.readouterr()
+        assert main(["topics", "--bootstrap-server", bootstrap, "--list"]) == 0
+        assert "cli" in capsys.readouterr().out.split()
+        assert main(["topics", "--bootstrap-server", bootstrap, "--describe", "--topic", "cli"]) == 0
+        described = capsys.readouterr().out
+        assert len(re.findall(r"│ cli\s+│ \d", described)) == 3
+        assert (
+            main(
+                [
+                    "topics",
+                    "--bootstrap-server",
+                    bootstrap,
+                    "--create",
+                    "--topic",
+                    "cli",
+                    "--partitions",
+                    "1",
+                    "--replication-factor",
+                    "1",
+                ]
+            )
+            == 1
+        )
+        assert "already exists" in capsys.readouterr().err
+        assert main(["cluster", "up", "--detach", "--zookeeper-port", str(free_port()), *args]) == 1
+        assert "already running" in capsys.readouterr().err
+    finally:
+        assert main(["cluster", "down", *args]) == 0
+    assert not [p for p in pids if _alive(p)], "cluster down leaves no process behind"
+    assert not [p for p in _java_children() if str(d) in p], "no ZooKeeper JVM either"
+    assert main(["cluster", "status", *args]) == 1
+    assert "no cluster" in capsys.readouterr().err
+
+
+def _java_children() -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    found.append(f.read().replace(b"\0", b" ").decode(errors="replace"))
+            except OSError:
+                continue
+    return [c for c in found if "QuorumPeerMain" in c]
+
+
+def test_a_taken_port_is_reported_not_changed(tmp_path, capsys):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        taken = s.getsockname()[1]
+        code = main(
+            [
+                "cluster",
+                "up",
+                "--detach",
+                "--dir",
+                str(tmp_path),
+                "--zookeeper-port",
+                str(free_port()),
+                "--base-port",
+                str(taken),
+                "--brokers",
+                "1",
+            ]
+        )
+    assert code == 2
+    assert f"port {taken} for broker 0 is already in use" in capsys.readouterr().err
+
+
+def test_broker_start_reports_a_bad_config_in_one_line(tmp_path, capsys):
+    config = tmp_path / "server.properties"
+    config.write_text("broker.id=0\nzookeeper.connect=127.0.0.1:1\nnum.io.threads=zero\n")
+    assert main(["broker", "start", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "num.io.threads" in err and "Traceback" not in err
+    assert main(["broker", "start", str(tmp_path / "missing.properties")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_demo_brings_up_a_cluster_and_round_trips_records_through_kcat(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["demo", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "cluster OK" in out and out.count("user-") >= 12
