@@ -85,7 +85,62 @@ def segment_with_index() -> graphviz.Digraph:
             segment.close()
 
 
+def socket_server_threads(
+    num_network_threads: int | None = None, num_io_threads: int | None = None
+) -> graphviz.Digraph:
+    """The broker's threads and queues (book 2.3), from a real ``SocketServer`` built with the
+    defaults of ``num.network.threads`` and ``num.io.threads`` (not started: no socket is opened)."""
+    from kafka_lite.network.socket_server import SocketServer
+    from kafka_lite.server.kafka_config import CONFIG_DEF
+    from kafka_lite.server.kafka_request_handler import KafkaRequestHandler
+
+    n = num_network_threads or CONFIG_DEF.keys["num.network.threads"].default
+    m = num_io_threads or CONFIG_DEF.keys["num.io.threads"].default
+    queued = CONFIG_DEF.keys["queued.max.requests"].default
+    server = SocketServer(port=0, num_network_threads=n, queued_max_requests=queued)
+    g = _graph("socket_server_threads")
+    g.attr(nodesep="0.25", ranksep="0.6")
+    g.node("clients", "clients\n(one socket each)", shape="box3d")
+    g.node(
+        "acceptor",
+        "Acceptor\nkafka-socket-acceptor\n(accept, round-robin)",
+        shape="box",
+        style="rounded,filled",
+        fillcolor="#fde68a",
+    )
+    g.node("requests", f"RequestChannel.request_queue\n(one, bounded: queued.max.requests = {queued})",
+           shape="cylinder", style="filled", fillcolor="#dbeafe")  # fmt: skip
+    g.edge("clients", "acceptor", label="connect")
+    for p in server.processors:
+        g.node(p.name, f"Processor {p.id}\n{p.name}\n(own Selector; mutes a connection\nwhile its request is in flight)",
+               shape="box", style="rounded,filled", fillcolor="#dcfce7")  # fmt: skip
+        g.node(
+            f"responses-{p.id}",
+            f"response_queues[{p.id}]",
+            shape="cylinder",
+            style="filled",
+            fillcolor="#dbeafe",
+        )
+        g.edge("acceptor", p.name, label="new socket")
+        g.edge("clients", p.name, label="requests / responses", dir="both", style="dashed")
+        g.edge(p.name, "requests", label="Request")
+        g.edge(f"responses-{p.id}", p.name, label="Response")
+    handler_names = [KafkaRequestHandler(i, server.request_channel, None).name for i in range(m)]
+    with g.subgraph(name="cluster_handlers") as h:
+        h.attr(label=f"KafkaRequestHandlerPool: num.io.threads = {m}", style="rounded", fontname=FONT)
+        for name in handler_names:
+            h.node(
+                name, f"{name}\nKafkaApis.handle", shape="box", style="rounded,filled", fillcolor="#f3e8ff"
+            )
+    for name in handler_names:
+        g.edge("requests", name)
+        for p in server.processors:
+            g.edge(name, f"responses-{p.id}", style="invis" if name != handler_names[0] else "solid")
+    return g
+
+
 DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "record_batch_v2": record_batch_v2,
     "segment_with_index": segment_with_index,
+    "socket_server_threads": lambda: socket_server_threads(3, 4),
 }

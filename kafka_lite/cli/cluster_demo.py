@@ -76,7 +76,9 @@ def cluster_demo(directory: Path, console: Console) -> int:
             deadline = time.monotonic() + 15
             while True:  # CreateTopics answers once leaders exist; metadata may lag a moment behind
                 partitions = admin.describe_cluster().partitions_for_topic(TOPIC)
-                if (len(partitions) == 3 and all(p.leader for p in partitions)) or time.monotonic() > deadline:
+                if (
+                    len(partitions) == 3 and all(p.leader for p in partitions)
+                ) or time.monotonic() > deadline:
                     break
                 time.sleep(0.1)  # polling the brokers' metadata; bounded by the deadline
         finally:
