@@ -6,6 +6,7 @@ Book:    chapter 2, 2.3 (the server side: 2.3.1 the acceptor, 2.3.2 the processo
          2.3.3 the request channel and the handlers)
 Differs: one PLAINTEXT listener; request parsing happens in the processor, as in Kafka 0.10, and a
          request that fails to parse closes its connection with one warning line.
+Labs:    lab 4 (Processor.process_completed_receives and process_completed_sends)
 
 The threads (``ThreadPicture`` in the chapter guide draws them)::
 
@@ -162,6 +163,9 @@ class Processor(threading.Thread):
 
     # --8<-- [start:receives]
     def process_completed_receives(self) -> None:
+        """Parse each completed receive into a ``Request``, mute its connection and hand it to the
+        handlers; a frame that does not parse closes its connection with one warning line."""
+        # BEGIN SOLUTION
         for receive in self.selector.completed_receives:
             connection_id = receive.source
             frame = receive.payload()
@@ -176,6 +180,7 @@ class Processor(threading.Thread):
             self.selector.mute(connection_id)  # one request in flight per connection
             if not self.request_channel.send_request(request, self._running.is_set):
                 return
+        # END SOLUTION
 
     # --8<-- [end:receives]
 
@@ -190,13 +195,20 @@ class Processor(threading.Thread):
         header, body = parse_request(frame)
         return Request(self.id, connection_id, header, body, len(frame), ip, now)
 
+    # --8<-- [start:sends]
     def process_completed_sends(self) -> None:
+        """A response went out in full: record the request's metrics and unmute its connection, so
+        the selector reads the next request."""
+        # BEGIN SOLUTION
         for send in self.selector.completed_sends:
             response = self._inflight_responses.pop(send.destination, None)
             if response is None:
                 continue
             self._record(response.request, send.size)
             self.selector.unmute(send.destination)
+        # END SOLUTION
+
+    # --8<-- [end:sends]
 
     def process_disconnected(self) -> None:
         for connection_id in self.selector.disconnected:
