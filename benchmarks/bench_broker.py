@@ -26,6 +26,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
 TOPIC = "bench"
+PARTITIONS = [0, 1, 2, 3]
 PRODUCER = {"acks": "1", "linger.ms": 5, "batch.size": 1_000_000, "queue.buffering.max.messages": 2_000_000}
 
 
@@ -55,29 +56,82 @@ def consume(bootstrap: str, records: int, partitions: list[int]) -> float:
             "enable.auto.commit": False,
             "fetch.max.bytes": 52428800,
             "max.partition.fetch.bytes": 10485760,
+            # librdkafka pauses fetching for fetch.queue.backoff.ms (1 s by default) whenever its local
+            # queue holds queued.min.messages (100,000): with 100-byte records that pause, not either
+            # broker, sets the pace. The same settings go to both brokers.
+            "fetch.queue.backoff.ms": 10,
+            "queued.min.messages": 1_000_000,
         }
     )
     consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in partitions])
     count = 0
-    start = time.perf_counter()
-    deadline = start + 120
+    start = None  # the clock starts at the first record: connecting and the first fetch are not throughput
+    deadline = time.perf_counter() + 120
     while count < records and time.perf_counter() < deadline:
         for msg in consumer.consume(10_000, 1.0):
             if msg.error() is None:
+                if start is None:
+                    start = time.perf_counter()
                 count += 1
-    elapsed = time.perf_counter() - start
+    elapsed = time.perf_counter() - (start or 0)
     consumer.close()
     if count < records:
         raise RuntimeError(f"consumed {count} of {records} records")
     return records / elapsed
 
 
+def retained(bootstrap: str, partitions: list[int]) -> int:
+    probe = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench"})
+    total = 0
+    for p in partitions:
+        low, high = probe.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=10)
+        total += high - low
+    probe.close()
+    return total
+
+
 def mock_cluster(records: int, value: bytes) -> tuple[float, float]:
+    """The mock cluster lives inside the producer; it keeps only the newest part of each partition
+    (about 50,000 records here), so its consume rate is measured over what it kept."""
     rate_in, producer = produce("", records, value, {"test.mock.num.brokers": 1})
     broker = next(iter(producer.list_topics(timeout=10).brokers.values()))
+    bootstrap = f"{broker.host}:{broker.port}"
     partitions = list(producer.list_topics(TOPIC, timeout=10).topics[TOPIC].partitions)
-    rate_out = consume(f"{broker.host}:{broker.port}", records, partitions)
+    rate_out = consume(bootstrap, retained(bootstrap, partitions), partitions)
     return rate_in, rate_out
+
+
+def raw_fetch_rate(port: int, rounds: int = 20) -> float:
+    """Bytes/s of Fetch responses alone: one connection asking each partition for 10 MiB from offset 0
+    again and again (warm page cache), reading each response into one buffer. No client library and
+    no record parsing, so what differs between the two broker settings is the send path only."""
+    import socket
+    import struct
+
+    from kafka_lite.common.protocol.api_keys import ApiKeys
+    from kafka_lite.common.protocol.requests import RequestHeader, encode_request
+
+    sock = socket.create_connection(("127.0.0.1", port))
+    buf = bytearray(64 << 20)
+    total = 0
+    start = time.perf_counter()
+    for i in range(rounds):
+        body = {
+            "replica_id": -1, "max_wait_time": 0, "min_bytes": 0, "max_bytes": 52428800, "isolation_level": 0,
+            "topics": [{"topic": TOPIC, "partitions": [
+                {"partition": p, "fetch_offset": 0, "log_start_offset": -1, "max_bytes": 10485760} for p in PARTITIONS
+            ]}],
+        }  # fmt: skip
+        payload = encode_request(RequestHeader(ApiKeys.FETCH, 5, i, "bench"), body)
+        sock.sendall(struct.pack(">i", len(payload)) + payload)
+        (size,) = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))
+        view, got = memoryview(buf), 0
+        while got < size:
+            got += sock.recv_into(view[got:size])
+        total += size + 4
+    elapsed = time.perf_counter() - start
+    sock.close()
+    return total / elapsed
 
 
 def start_broker(directory: Path, zk: EmbeddedZooKeeper, sendfile: bool) -> subprocess.Popen:
@@ -92,6 +146,7 @@ def start_broker(directory: Path, zk: EmbeddedZooKeeper, sendfile: bool) -> subp
                 f"fetch.sendfile.enable={str(sendfile).lower()}",
                 "num.network.threads=1",
                 "num.io.threads=2",
+                "num.partitions=4",  # as the mock cluster's auto-created topics
             ]
         )
         + "\n"
@@ -128,12 +183,14 @@ def main() -> None:
             proc = start_broker(directory, zk, sendfile=False)
             try:
                 rate_in, _ = produce("127.0.0.1:19092", args.records, value)
-                results["read-and-send"] = (rate_in, consume("127.0.0.1:19092", args.records, [0]))
+                results["read-and-send"] = (rate_in, consume("127.0.0.1:19092", args.records, PARTITIONS))
+                results["raw read-and-send"] = raw_fetch_rate(19092)
             finally:
                 stop(proc)
             proc = start_broker(directory, zk, sendfile=True)  # same data, fetched with sendfile
             try:
-                results["sendfile"] = (None, consume("127.0.0.1:19092", args.records, [0]))
+                results["sendfile"] = (None, consume("127.0.0.1:19092", args.records, PARTITIONS))
+                results["raw sendfile"] = raw_fetch_rate(19092)
             finally:
                 stop(proc)
         finally:
@@ -148,7 +205,13 @@ def main() -> None:
     print(
         f"kafka_lite / mock: in {rate_in / mock_in:.0%}, out {max(read_out, sendfile_out) / mock_out:.0%} (goal >= 70 %)"
     )
-    print(f"sendfile / read-and-send fetch: {sendfile_out / read_out:.2f}x")
+    print(f"sendfile / read-and-send, consumer records/s: {sendfile_out / read_out:.2f}x")
+    raw_read, raw_sendfile = results["raw read-and-send"], results["raw sendfile"]
+    mib = 1024 * 1024
+    print(
+        f"fetch responses alone (raw socket, 40 MiB per request): read-and-send {raw_read / mib:,.0f} MiB/s, "
+        f"sendfile {raw_sendfile / mib:,.0f} MiB/s ({raw_sendfile / raw_read:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -139,7 +139,31 @@ def socket_server_threads(
     return g
 
 
+def state_machine(name: str, valid_previous: dict) -> graphviz.Digraph:
+    """A state machine drawn from its ``validPreviousStates`` table: an edge for every legal transition."""
+    g = _graph(name)
+    for target, sources in valid_previous.items():
+        g.node(target.value, target.value, shape="box", style="rounded")
+        for source in sorted(sources, key=lambda s: s.value):
+            g.edge(source.value, target.value)
+    return g
+
+
+def partition_state_machine() -> graphviz.Digraph:
+    from kafka_lite.controller.state_machines import PARTITION_VALID_PREVIOUS_STATES
+
+    return state_machine("partition_state_machine", PARTITION_VALID_PREVIOUS_STATES)
+
+
+def replica_state_machine() -> graphviz.Digraph:
+    from kafka_lite.controller.state_machines import REPLICA_VALID_PREVIOUS_STATES
+
+    return state_machine("replica_state_machine", REPLICA_VALID_PREVIOUS_STATES)
+
+
 DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
+    "partition_state_machine": partition_state_machine,
+    "replica_state_machine": replica_state_machine,
     "record_batch_v2": record_batch_v2,
     "segment_with_index": segment_with_index,
     "socket_server_threads": lambda: socket_server_threads(3, 4),

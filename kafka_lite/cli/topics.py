@@ -3,7 +3,7 @@
 Mirrors: bin/kafka-topics.sh (kafka.admin.TopicCommand, Kafka 0.10.1), with ``--bootstrap-server`` as
          Kafka 2.2+ takes it (the 0.10 tool wrote to ZooKeeper directly; the CreateTopics request
          of Kafka 0.10.1, KIP-4, is what replaced that)
-Book:    chapter 7, 7.3.1 (creating a topic: the assignment in ZooKeeper, the controller does the rest)
+Book:    chapter 7, 7.1.3 (creating a topic: the assignment in ZooKeeper, the controller does the rest)
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Mirrors: kafka.controller.ControllerChannelManager, RequestSendThread and ControllerBrokerRequestBatch
          (core/src/main/scala/kafka/controller/ControllerChannelManager.scala, Kafka 0.10.1)
-Book:    chapter 7, 7.1.3 (the controller's channel manager)
+Book:    chapter 7, 7.1.7 (the controller's channel manager)
 Differs: the sending thread drives kafka_lite's own ``NetworkClient`` (chapter 2) the way Kafka's
          drives its ``NetworkClient`` with ``NetworkClientBlockingOps``.
 

@@ -3,7 +3,7 @@
 Mirrors: kafka.controller.KafkaController and ControllerContext (core/src/main/scala/kafka/controller/
          KafkaController.scala, Kafka 0.10.1), kafka.server.ZookeeperLeaderElector, and Kafka 0.11's
          ControllerEventManager (one thread processing the controller's events in order)
-Book:    chapter 7, 7.1 (election and failover: 7.1.1-7.1.2), 7.3 (topic creation, broker start-up)
+Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3)
 Differs: this is the first part (the broker issue): election, failover, new topics, brokers joining
          and leaving. Topic deletion, reassignment, preferred-replica election, controlled shutdown
          and ISR-change notifications come with the controller issue.
@@ -242,7 +242,7 @@ class KafkaController:
             self.on_new_partition_creation(new_partitions)
 
     def on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
-        """New partitions go New -> Online with their replicas New -> Online (book 7.3.1)."""
+        """New partitions go New -> Online with their replicas New -> Online (book 7.1.4)."""
         replicas = self.context.replicas_for_partitions(partitions)
         self.partition_state_machine.handle_state_changes(partitions, PartitionState.NEW)
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.NEW)
@@ -275,7 +275,7 @@ class KafkaController:
 
     def on_broker_startup(self, new_brokers: list[int]) -> None:
         """Tell everyone about the new brokers; bring their replicas online; elect leaders for
-        partitions that had none (book 7.3.2)."""
+        partitions that had none (book 7.1.3, the broker-change listener)."""
         self.send_update_metadata_request(sorted(self.context.live_broker_ids()))
         replicas = [(tp[0], tp[1], b) for b in new_brokers for tp in self.context.partitions_on_broker(b)]
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.ONLINE)
@@ -283,7 +283,7 @@ class KafkaController:
 
     def on_broker_failure(self, dead_brokers: list[int]) -> None:
         """Partitions led by a dead broker go Offline, then Online with a new leader if one is in the ISR;
-        the dead broker's replicas go Offline (book 7.3.3)."""
+        the dead broker's replicas go Offline (book 7.1.3)."""
         ctx = self.context
         dead = set(dead_brokers)
         leaderless = [tp for tp, (lai, _) in ctx.partition_leadership.items() if lai.leader in dead]

@@ -2,8 +2,7 @@
 
 Mirrors: kafka.controller.PartitionStateMachine, ReplicaStateMachine and
          OfflinePartitionLeaderSelector (core/src/main/scala/kafka/controller/, Kafka 0.10.1)
-Book:    chapter 7, 7.2 (the partition state machine, 7.2.1; the replica state machine, 7.2.2;
-         leader selectors, 7.2.3)
+Book:    chapter 7, 7.1.4 (the partition and replica state machines, and the leader selectors)
 Differs: only the transitions topic creation and broker start/failure need are acted on here
          (reassignment, preferred election and deletion come with the controller issue); the tables
          are complete, so an invalid transition is refused exactly as Kafka refuses it.

@@ -165,11 +165,16 @@ class FileRegion:
         return os.pread(self.fd, self.length, self.position)
 
 
-class PieceWriter(bytearray):
-    """The ``out`` buffer of a schema writer that lets ``FileRegion`` values through uncopied.
+_OWN_PIECE = 64 * 1024  # a buffer this large is sent as it is, never copied into the response
 
-    The protocol writers append with ``out += value``; for a ``FileRegion`` this closes the bytes
-    written so far into a piece and records the region as the next piece.
+
+class PieceWriter(bytearray):
+    """The ``out`` buffer of a schema writer that lets ``FileRegion`` values and large buffers (fetched
+    records) through uncopied.
+
+    The protocol writers append with ``out += value``; for a ``FileRegion`` or a buffer of 64 KiB or
+    more this closes the bytes written so far into a piece and records the value as the next piece,
+    so a fetch response's records are never copied after they are read from the file.
     """
 
     def __init__(self) -> None:
@@ -177,7 +182,7 @@ class PieceWriter(bytearray):
         self.pieces: list[bytes | FileRegion] = []
 
     def __iadd__(self, other):
-        if isinstance(other, FileRegion):
+        if isinstance(other, FileRegion) or len(other) >= _OWN_PIECE:
             self.pieces.append(bytes(self))
             self.pieces.append(other)
             del self[:]

@@ -3,7 +3,7 @@
 Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scala, Kafka 0.10.1, with
          0.11's InitProducerId and record-batch v2 Produce/Fetch)
 Book:    chapter 2, 2.3.3 (``KafkaApis.handle`` switches on the api key); 6.2 (produce and fetch);
-         7.3 (LeaderAndIsr, UpdateMetadata, StopReplica from the controller)
+         7.2-7.3 (LeaderAndIsr, UpdateMetadata, StopReplica from the controller)
 Differs: no group APIs yet (the coordinator issue), no quotas (zero throttle time), no transactions.
 
 Produce and Fetch at old versions speak message sets v0/v1 (the book's format); the log stores v2

@@ -1,7 +1,7 @@
 """Every broker's copy of the cluster's metadata: live brokers, the controller, partition states.
 
 Mirrors: kafka.server.MetadataCache (core/src/main/scala/kafka/server/MetadataCache.scala, Kafka 0.10.1)
-Book:    chapter 7, 7.3 (the controller keeps each broker's metadata cache up to date)
+Book:    chapter 7, 7.3.1 (the controller keeps each broker's metadata cache up to date)
 
 Only the controller writes it, through UpdateMetadata requests; Metadata requests from clients are
 answered from it, so any broker can answer for the whole cluster without asking ZooKeeper. A

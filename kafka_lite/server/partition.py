@@ -1,7 +1,7 @@
 """One partition as this broker sees it: its log, who leads it, and its idempotent producers.
 
 Mirrors: kafka.cluster.Partition (core/src/main/scala/kafka/cluster/Partition.scala, Kafka 0.10.1)
-Book:    chapter 6, 6.2 (partitions and replicas), 7.3 (LeaderAndIsr makes a broker leader or follower)
+Book:    chapter 6, 6.2 (partitions and replicas), 7.2.2 (LeaderAndIsr makes a broker leader or follower)
 Differs: no replica fetchers yet (chapter 6.2's issue): a follower keeps an empty log, and the leader's
          high watermark is its log end offset, as it is in Kafka when the ISR is the leader alone.
          So acks=-1 waits for the leader only, which is exact for replication factor 1.

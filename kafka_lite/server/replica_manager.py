@@ -2,7 +2,7 @@
 
 Mirrors: kafka.server.ReplicaManager (core/src/main/scala/kafka/server/ReplicaManager.scala, Kafka 0.10.1):
          appendMessages, fetchMessages/readFromLocalLog, becomeLeaderOrFollower, stopReplicas
-Book:    chapter 6, 6.2 (the replica manager), 6.3 (DelayedFetch), 7.3 (LeaderAndIsr, StopReplica)
+Book:    chapter 6, 6.2 (the replica manager), 6.3 (DelayedFetch), 7.2 (LeaderAndIsr, StopReplica)
 Differs: no replica fetcher threads and no ISR changes yet (the replication issue); acks=-1 is
          answered when the leader has appended, which is exact while the ISR is the leader alone.
 

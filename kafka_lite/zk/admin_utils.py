@@ -2,7 +2,7 @@
 
 Mirrors: kafka.admin.AdminUtils.assignReplicasToBrokersRackUnaware
          (core/src/main/scala/kafka/admin/AdminUtils.scala, Kafka 0.10.1)
-Book:    chapter 7, 7.3.1 (creating a topic)
+Book:    chapter 7, 7.1.3 (a new topic appears in ZooKeeper; the controller acts on it)
 
 Two goals: spread the partition leaders (the first replica of each) evenly over the brokers, and
 spread each broker's followers over the other brokers, so that when one broker dies its load falls
