@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import uuid
 from collections import Counter
@@ -43,12 +44,17 @@ def test_assignment_spreads_leaders_and_never_repeats_a_broker(brokers, partitio
 
 
 def test_assignment_errors_are_kafkas():
-    with pytest.raises(InvalidPartitionsException, match="Number of partitions must be larger than 0."):
+    with pytest.raises(
+        InvalidPartitionsException, match=re.escape("Number of partitions must be larger than 0.")
+    ):
         assign_replicas_to_brokers([0], 0, 1)
-    with pytest.raises(InvalidReplicationFactorException, match="Replication factor must be larger than 0."):
+    with pytest.raises(
+        InvalidReplicationFactorException, match=re.escape("Replication factor must be larger than 0.")
+    ):
         assign_replicas_to_brokers([0], 1, 0)
     with pytest.raises(
-        InvalidReplicationFactorException, match="Replication factor: 3 larger than available brokers: 2."
+        InvalidReplicationFactorException,
+        match=re.escape("Replication factor: 3 larger than available brokers: 2."),
     ):
         assign_replicas_to_brokers([0, 1], 1, 3)
 
@@ -107,7 +113,7 @@ def test_broker_registration_is_ephemeral_and_kafkas_json(zookeeper, zk_utils):
         and info["rack"] == "r1"
         and info["jmx_port"] == -1
     )
-    with pytest.raises(BrokerIdInUseException, match="broker.id 7"):
+    with pytest.raises(BrokerIdInUseException, match=re.escape("broker.id 7")):
         zk_utils.register_broker(7, "127.0.0.1", 9100)
     assert zk_utils.get_all_brokers()[0].port == 9099
     other.close()  # the session ends: the ephemeral node goes with it
