@@ -109,3 +109,23 @@ def test_consume_from_an_offset_and_offsets_for_times(cluster):
             await consumer.stop()
 
     asyncio.run(scenario())
+
+
+def test_producer_recovers_from_not_leader_for_partition(cluster):
+    name = topic_name("aio-move")
+    cluster.create_topic(name, partitions=1, replication_factor=2)
+
+    async def scenario():
+        producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
+        await producer.start()
+        try:
+            await producer.send_and_wait(name, value=b"before")
+            new = cluster.move_leader(name, 0)
+            metadata = await producer.send_and_wait(name, value=b"after")
+            assert metadata.offset == 0  # the first record at the new leader (no replication yet)
+            return new
+        finally:
+            await producer.stop()
+
+    new = asyncio.run(scenario())
+    assert cluster.server(new).replica_manager.get_partition((name, 0)).log.log_end_offset == 1

@@ -1,0 +1,93 @@
+"""Brokers starting, stopping and restarting: clean shutdown, data kept, controller failover."""
+
+from __future__ import annotations
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+from kafka_lite.log.log import CLEAN_SHUTDOWN_FILE
+from kafka_lite.server.kafka_server import InconsistentBrokerIdException, KafkaServer
+from tests.support.cluster import LiteCluster
+from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+
+def read_all(bootstrap: str, topic: str, partitions: int) -> list[bytes]:
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=5_000)
+    consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+    consumer.seek_to_beginning()
+    values = sorted(r.value for r in consumer)
+    consumer.close()
+    return values
+
+
+def test_a_restarted_broker_keeps_what_it_acknowledged_and_skips_recovery(zookeeper, tmp_path):
+    cluster = LiteCluster(zookeeper.connect_string, tmp_path, brokers=1).start()
+    try:
+        cluster.create_topic("kept", partitions=2)
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
+        sent = sorted(f"v{i}".encode() for i in range(200))
+        for v in sent:
+            producer.send("kept", value=v)
+        producer.flush()
+        producer.close()
+        cluster.servers[0].shutdown()
+        data = tmp_path / "broker-0"
+        assert (data / CLEAN_SHUTDOWN_FILE).exists(), "a clean shutdown leaves its marker"
+        assert any(p.suffix == ".snapshot" for p in data.rglob("*")), "idempotent producer state snapshotted"
+
+        restarted = KafkaServer(cluster.config(0))
+        restarted.startup()
+        cluster.servers = [restarted]
+        assert not (data / CLEAN_SHUTDOWN_FILE).exists(), "the marker is consumed at start-up"
+        cluster.wait_for_brokers(1)
+        cluster.wait_for_leaders("kept", 2)
+        wait_until(
+            lambda: restarted.replica_manager.get_partition(("kept", 0)) is not None,
+            what="the leader's partitions",
+        )
+        assert read_all(cluster.bootstrap_servers, "kept", 2) == sent
+    finally:
+        cluster.stop()
+
+
+def test_a_log_directory_remembers_its_broker_id(zookeeper, tmp_path):
+    cluster = LiteCluster(zookeeper.connect_string, tmp_path, brokers=1).start()
+    cluster.stop()
+    config = cluster.config(0)
+    config.broker_id = 5  # the same directory, another id
+    server = KafkaServer(config)
+    with pytest.raises(InconsistentBrokerIdException, match="doesn't match stored broker.id 0"):
+        server.startup()
+    server.shutdown()
+
+
+def test_controller_failover_moves_leadership_of_replicated_partitions(zookeeper, tmp_path):
+    cluster = LiteCluster(zookeeper.connect_string, tmp_path, brokers=3).start()
+    try:
+        cluster.create_topic("ha", partitions=3, replication_factor=2)
+        old_controller = cluster.controller().broker_id
+        led_before = {p for p in range(3) if cluster.leader_of("ha", p) == old_controller}
+        cluster.server(old_controller).shutdown()
+        survivors = [s for s in cluster.servers if s.broker_id != old_controller]
+        new = wait_until(
+            lambda: next((s.broker_id for s in survivors if s.controller.is_active()), None),
+            what="another broker to become controller",
+        )
+        assert new != old_controller
+        assert survivors[0].zk.get_controller_epoch() >= 2
+        for p in led_before:
+            wait_until(
+                lambda p=p: all(
+                    s.metadata_cache.partition_state("ha", p).leader not in (old_controller, -1)
+                    for s in survivors
+                ),
+                what=f"a new leader for ha-{p} on every surviving broker",
+            )
+        wait_until(
+            lambda: all(len(s.metadata_cache.alive_brokers()) == 2 for s in survivors),
+            what="the dead broker to leave the metadata",
+        )
+    finally:
+        cluster.stop()
