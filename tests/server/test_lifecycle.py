@@ -58,7 +58,7 @@ def test_a_log_directory_remembers_its_broker_id(zookeeper, tmp_path):
     config = cluster.config(0)
     config.broker_id = 5  # the same directory, another id
     server = KafkaServer(config)
-    with pytest.raises(InconsistentBrokerIdException, match="doesn't match stored broker.id 0"):
+    with pytest.raises(InconsistentBrokerIdException, match=r"doesn.t match stored broker\.id 0"):
         server.startup()
     server.shutdown()
 
