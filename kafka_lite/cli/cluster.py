@@ -27,6 +27,7 @@ from rich.live import Live
 from rich.table import Table
 
 from kafka_lite.cli import CliError
+from kafka_lite.zk.embedded import port_free
 
 STATE_FILE = "cluster.json"
 HEALTHY_TIMEOUT_S = 60
@@ -90,16 +91,6 @@ def bootstrap_servers(state: dict) -> str:
     return ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def _spawn(args: list[str], log_path: Path) -> int:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log_file:
@@ -127,7 +118,7 @@ def start_cluster(directory: Path, brokers: int, zk_port: int, base_port: int, o
     if brokers < 1:
         raise CliError(f"--brokers must be at least 1, got {brokers}", exit_code=2)
     for port, what in [(zk_port, "ZooKeeper")] + [(base_port + i, f"broker {i}") for i in range(brokers)]:
-        if not _port_free(port):
+        if not port_free(port):
             raise CliError(f"port {port} for {what} is already in use", exit_code=2)
     directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from kafka_lite.cli import CliError
 from kafka_lite.cli.cluster import bootstrap_servers, start_cluster, status_table, stop_cluster, wait_healthy
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.zk.embedded import free_port, port_free
 
 TOPIC = "page-views"
 RECORDS = [(f"user-{i % 4}", f'{{"page": "/item/{i}", "n": {i}}}') for i in range(12)]
@@ -36,20 +36,9 @@ def _free_base_port(count: int) -> int:
     """A run of ``count`` free ports (the brokers take base, base+1, ...)."""
     for _ in range(50):
         base = free_port()
-        if base + count < 65536 and all(_is_free(base + i) for i in range(count)):
+        if base + count < 65536 and all(port_free(base + i) for i in range(count)):
             return base
     raise CliError("could not find free loopback ports for the brokers")
-
-
-def _is_free(port: int) -> bool:
-    import socket
-
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def cluster_demo(directory: Path, console: Console) -> int:

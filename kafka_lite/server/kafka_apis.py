@@ -522,28 +522,15 @@ class KafkaApis:
     # -- from the controller --------------------------------------------------------------------------------------
 
     def handle_leader_and_isr_request(self, request: Request) -> None:
-        error, partitions = self.replica_manager.become_leader_or_follower(request.body)
-        self._send_response(
-            request,
-            {
-                "error_code": error.code,
-                "partitions": [
-                    {"topic": t, "partition": p, "error_code": e.code} for (t, p), e in partitions.items()
-                ],
-            },
-        )
+        self._send_partition_errors(request, *self.replica_manager.become_leader_or_follower(request.body))
 
     def handle_stop_replica_request(self, request: Request) -> None:
-        error, partitions = self.replica_manager.stop_replicas(request.body)
-        self._send_response(
-            request,
-            {
-                "error_code": error.code,
-                "partitions": [
-                    {"topic": t, "partition": p, "error_code": e.code} for (t, p), e in partitions.items()
-                ],
-            },
-        )
+        self._send_partition_errors(request, *self.replica_manager.stop_replicas(request.body))
+
+    def _send_partition_errors(self, request: Request, error: Errors, partitions: dict) -> None:
+        """LeaderAndIsr and StopReplica answer alike: the request's error and one per partition."""
+        entries = [{"topic": t, "partition": p, "error_code": e.code} for (t, p), e in partitions.items()]
+        self._send_response(request, {"error_code": error.code, "partitions": entries})
 
     def handle_update_metadata_request(self, request: Request) -> None:
         body = request.body

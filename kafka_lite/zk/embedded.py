@@ -56,14 +56,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _port_in_use(port: int) -> bool:
+def port_free(port: int) -> bool:
+    """Whether ``port`` can be bound on loopback now (a port in TIME_WAIT counts as free, as for a server)."""
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
-            return True
-    return False
+            return False
+    return True
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -97,7 +98,7 @@ class EmbeddedZooKeeper:
     def start(self, timeout_ms: int = 30_000) -> None:
         """Write ``zoo.cfg``, start the server, and wait until it answers (or fail naming its log)."""
         java, classpath = find_java(), zookeeper_classpath()
-        if self.requested_port and _port_in_use(self.requested_port):
+        if self.requested_port and not port_free(self.requested_port):
             raise ZooKeeperStartError(f"port {self.requested_port} for ZooKeeper is already in use")
         self.port = self.requested_port or free_port()
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -62,46 +62,19 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
     try:
         assert main(["cluster", "status", *args]) == 0
         bootstrap = f"127.0.0.1:{base}"
-        assert (
-            main(
-                [
-                    "topics",
-                    "--bootstrap-server",
-                    bootstrap,
-                    "--create",
-                    "--topic",
-                    "cli",
-                    "--partitions",
-                    "3",
-                    "--replication-factor",
-                    "2",
-                ]
-            )
-            == 0
-        )
+
+        def create(partitions: str, replication: str) -> int:
+            return main(["topics", "--bootstrap-server", bootstrap, "--create", "--topic", "cli",
+                         "--partitions", partitions, "--replication-factor", replication])  # fmt: skip
+
+        assert create("3", "2") == 0
         capsys.readouterr()
         assert main(["topics", "--bootstrap-server", bootstrap, "--list"]) == 0
         assert "cli" in capsys.readouterr().out.split()
         assert main(["topics", "--bootstrap-server", bootstrap, "--describe", "--topic", "cli"]) == 0
         described = capsys.readouterr().out
         assert len(re.findall(r"│ cli\s+│ \d", described)) == 3
-        assert (
-            main(
-                [
-                    "topics",
-                    "--bootstrap-server",
-                    bootstrap,
-                    "--create",
-                    "--topic",
-                    "cli",
-                    "--partitions",
-                    "1",
-                    "--replication-factor",
-                    "1",
-                ]
-            )
-            == 1
-        )
+        assert create("1", "1") == 1
         assert "already exists" in capsys.readouterr().err
         assert main(["cluster", "up", "--detach", "--zookeeper-port", str(free_port()), *args]) == 1
         assert "already running" in capsys.readouterr().err
