@@ -200,3 +200,45 @@ def test_request_metrics_per_api_and_version(server):
     row = wait_until(row, what="three ApiVersions v1 requests in the metrics")
     assert row["total_time_ms_max"] >= row["request_queue_time_ms_max"] >= 0
     assert row["bytes_in_per_sec"] > 0 and row["bytes_out_per_sec"] > 0
+
+
+def test_idle_connections_are_closed_after_connections_max_idle_ms():
+    s = SocketServer(port=0, num_network_threads=1, connections_max_idle_ms=200)
+    s.startup()
+    handlers = EchoHandlers(s)
+    try:
+        idle = connect(s)
+        busy = connect(s)
+        idle.sendall(frame(1))
+        read_frame(idle)
+
+        def idle_closed():
+            busy.sendall(frame(2))  # keeps the other connection active meanwhile
+            read_frame(busy)
+            return s.connection_count() == 1
+
+        wait_until(idle_closed, what="the idle connection to be closed")
+        assert_closed_by_server(idle)
+    finally:
+        handlers.stop()
+        s.shutdown()
+
+
+def test_a_full_request_queue_stops_the_processors_reading(handlers):
+    """queued.max.requests is back-pressure: with no handler taking requests, a processor blocks
+    handing over the next one, so the rest stay unread in the sockets."""
+    handlers.stop()  # nobody takes requests any more
+    server = SocketServer(port=0, num_network_threads=1, queued_max_requests=2)
+    server.startup()
+    try:
+        clients = [connect(server) for _ in range(5)]
+        for i, c in enumerate(clients):
+            c.sendall(frame(i))
+        wait_until(lambda: server.request_channel.request_queue.full(), what="the request queue to fill")
+        assert server.request_channel.request_queue.qsize() == 2
+        taken = [server.request_channel.receive_request(1000) for _ in range(5)]
+        assert sorted(r.header.correlation_id for r in taken) == [0, 1, 2, 3, 4], (
+            "all read once there was room"
+        )
+    finally:
+        server.shutdown()
