@@ -36,7 +36,9 @@ def _batch() -> MemoryRecords:
     while size + 120 < BATCH_BYTES:
         records.append((SYSTEM.milliseconds(), None, os.urandom(100)))
         size += 110
-    return MemoryRecords.with_records(records)
+    # As the broker gets it: in a writable buffer (a network receive's bytearray), which the log
+    # patches in place when it assigns offsets.
+    return MemoryRecords(bytearray(MemoryRecords.with_records(records).buffer()))
 
 
 def plain_write(directory: Path, payload: bytes, count: int) -> float:

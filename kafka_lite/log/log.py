@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import struct
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -35,13 +36,12 @@ from kafka_lite.common.errors import (
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import LOG_OVERHEAD, MAGIC_VALUE_V2, NO_TIMESTAMP
-from kafka_lite.common.record.crc import crc32c
+from kafka_lite.common.record.crc import crc32c_range
 from kafka_lite.common.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
     COMPRESSION_CODEC_MASK,
     HEADER_STRUCT,
     RECORD_BATCH_OVERHEAD,
-    set_base_offset,
     set_log_append_time,
 )
 from kafka_lite.common.record.memory_records import iter_batches
@@ -63,6 +63,7 @@ CLEANED_FILE_SUFFIX = ".cleaned"
 SWAP_FILE_SUFFIX = ".swap"
 EARLIEST_TIMESTAMP = -2  # ListOffsets' special timestamps
 LATEST_TIMESTAMP = -1
+_BASE_OFFSET = struct.Struct(">q")  # a batch's first 8 bytes
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 
 
@@ -272,10 +273,11 @@ class Log:
                 )
             segment = self._maybe_roll(info.valid_bytes, info.max_timestamp)
             segment.append(info.first_offset, info.max_timestamp, info.offset_of_max_timestamp, pieces)
+            end_offset = info.last_offset + 1
             self._next_offset_metadata = LogOffsetMetadata(
-                info.last_offset + 1, segment.base_offset, segment.log.size_in_bytes()
+                end_offset, segment.base_offset, segment.log.size_in_bytes()
             )
-            if self.unflushed_messages() >= self.config.flush_interval:
+            if end_offset - self.recovery_point >= self.config.flush_interval:  # unflushed_messages(), inline
                 self.flush()
             return info
 
@@ -283,17 +285,20 @@ class Log:
         """Give each batch its offsets from the LEO; return the buffers to write.
 
         The base offset is outside the CRC, so assigning offsets patches 8 bytes per batch and never
-        recomputes a checksum. (We patch a copy: one memcpy of the request costs less here than a
-        gather write of an 8-byte header plus the untouched bytes, measured with os.pwritev.) Only
+        recomputes a checksum. (A read-only buffer is patched in a copy: one memcpy costs less here than
+        a gather write of an 8-byte header plus the untouched bytes, measured with os.pwritev.) Only
         LogAppendTime changes bytes the CRC covers, and only then is the CRC recomputed.
         """
         now = self.time.milliseconds()
         next_offset = self._next_offset_metadata.message_offset
         info.first_offset = next_offset
         max_ts = NO_TIMESTAMP
-        buf = bytearray(view[: info.valid_bytes])
+        # A request's batches arrive in a writable buffer (the network receive's bytearray): patch them
+        # there, as Kafka's LogValidator patches the request's ByteBuffer. Read-only bytes get a copy.
+        buf = view[: info.valid_bytes] if not view.readonly else bytearray(view[: info.valid_bytes])
+        pack_base_offset = _BASE_OFFSET.pack_into  # set_base_offset, inline: once per batch
         for position, last_offset_delta, _, batch_max_ts in info.batch_spans:
-            set_base_offset(buf, position, next_offset)
+            pack_base_offset(buf, position, next_offset)
             if self.config.log_append_time:
                 set_log_append_time(buf, position, now)
             next_offset += last_offset_delta + 1
@@ -342,7 +347,7 @@ class Log:
                     f"The record batch at byte {pos} is {size} bytes, larger than "
                     f"max.message.bytes ({self.config.max_message_size}) of {self.name}."
                 )
-            if crc32c(buf[pos + ATTRIBUTES_OFFSET : pos + size]) != crc:
+            if crc32c_range(buf, pos + ATTRIBUTES_OFFSET, pos + size) != crc:
                 self._raise_invalid(buf, pos)
             if base <= last:
                 raise CorruptRecordException(f"batch offsets in the append to {self.name} do not increase")
