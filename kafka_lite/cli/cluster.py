@@ -54,9 +54,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for name, handler, text in (
         ("status", run_status, "show the cluster's processes and metadata"),
         ("down", run_down, "stop the brokers, then ZooKeeper"),
+        ("kill", run_kill, "kill one broker with SIGKILL (no clean shutdown): watch the controller react"),
+        ("restart", run_restart, "start a stopped or killed broker again with its config and data"),
     ):
         p = actions.add_parser(name, help=text)
         p.add_argument("--dir", type=Path, default=Path(".kafka-lite"))
+        if name in ("kill", "restart"):
+            p.add_argument("broker", type=int, metavar="N", help="the broker id")
         p.set_defaults(handler=handler)
 
 
@@ -337,4 +341,52 @@ def run_down(args: argparse.Namespace, console) -> int:
         return 0
     stop_cluster(state)
     console.print(f"cluster in {state['dir']} stopped", highlight=False)
+    return 0
+
+
+# -- kill and restart one broker ----------------------------------------------------------------------------------
+
+
+def _broker_entry(state: dict, broker_id: int) -> dict:
+    for b in state["brokers"]:
+        if b["id"] == broker_id:
+            return b
+    raise CliError(
+        f"there is no broker {broker_id} in {state['dir']} (brokers: {[b['id'] for b in state['brokers']]})",
+        exit_code=2,
+    )
+
+
+def run_kill(args: argparse.Namespace, console) -> int:
+    """SIGKILL, as a crash: no clean-shutdown marker, so the next start recovers the logs; the
+    broker's ZooKeeper session expires after zookeeper.session.timeout.ms and the controller moves
+    its partitions' leadership (book 7.1.3)."""
+    state = load_state(args.dir)
+    if state is None:
+        raise CliError(f"no cluster in {args.dir}")
+    broker = _broker_entry(state, args.broker)
+    if not _alive(broker["pid"]):
+        raise CliError(f"broker {args.broker} is not running")
+    os.kill(broker["pid"], signal.SIGKILL)
+    _reap(broker["pid"])
+    console.print(
+        f"broker {args.broker} (pid {broker['pid']}) killed; kafka-lite cluster status shows the rest",
+        highlight=False,
+    )
+    return 0
+
+
+def run_restart(args: argparse.Namespace, console) -> int:
+    state = load_state(args.dir)
+    if state is None:
+        raise CliError(f"no cluster in {args.dir}")
+    broker = _broker_entry(state, args.broker)
+    if _alive(broker["pid"]):
+        _terminate(broker["pid"], 30)
+    directory = Path(state["dir"])
+    config = directory / f"broker-{args.broker}" / "server.properties"
+    broker["pid"] = _spawn(["broker", "start", str(config)], directory / "logs" / f"broker-{args.broker}.log")
+    (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
+    health = wait_healthy(state)
+    console.print(status_table(state, health))
     return 0

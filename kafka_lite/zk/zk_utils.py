@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,6 +112,7 @@ class ZkUtils:
     def __init__(
         self, zk_connect: str, session_timeout_ms: int = 6000, connection_timeout_ms: int = 6000
     ) -> None:
+        self.session_timeout_ms = session_timeout_ms
         hosts, _, chroot = zk_connect.partition("/")
         timeout_s = connection_timeout_ms / 1000
         if chroot:
@@ -166,20 +168,30 @@ class ZkUtils:
         }
         if rack is not None:
             info["rack"] = rack
-        try:
-            self.client.create(f"{BROKER_IDS_PATH}/{broker_id}", _json(info), ephemeral=True, makepath=True)
-        except NodeExistsError:
-            raise BrokerIdInUseException(
-                f"Either there is another broker with the same broker.id {broker_id} or ZooKeeper has not "
-                f"yet expired the session of this broker's previous run ({BROKER_IDS_PATH}/{broker_id} exists)"
-            ) from None
+        path = f"{BROKER_IDS_PATH}/{broker_id}"
+        # A broker restarted right after a crash finds its own node, left by its old session, which
+        # ZooKeeper removes only when that session times out. Like Kafka's ZKCheckedEphemeral, wait
+        # for it when it names this broker's own address; another address means a real conflict.
+        deadline = time.monotonic() + self.session_timeout_ms / 1000 + 2
+        while True:
+            try:
+                self.client.create(path, _json(info), ephemeral=True, makepath=True)
+                return
+            except NodeExistsError:
+                existing = self.get_broker(broker_id)
+                same = existing is not None and (existing.host, existing.port) == (host, port)
+                if not same or time.monotonic() > deadline:
+                    raise BrokerIdInUseException(
+                        f"Either there is another broker with the same broker.id {broker_id} or ZooKeeper has "
+                        f"not yet expired the session of this broker's previous run ({path} exists)"
+                    ) from None
+                log.info("Waiting for the previous session's %s to expire", path)
+                time.sleep(0.2)  # the old session's expiry is ZooKeeper's to decide; bounded by the deadline
 
     # --8<-- [end:register_broker]
 
     @staticmethod
     def _now_ms() -> int:
-        import time
-
         return int(time.time() * 1000)
 
     def get_all_broker_ids(self) -> list[int]:

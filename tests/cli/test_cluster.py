@@ -78,6 +78,16 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
         assert "already exists" in capsys.readouterr().err
         assert main(["cluster", "up", "--detach", "--zookeeper-port", str(free_port()), *args]) == 1
         assert "already running" in capsys.readouterr().err
+        # a crash and a restart: the killed broker is gone from the cluster, then back with its data
+        killed = state["brokers"][2]["pid"]
+        assert main(["cluster", "kill", "2", *args]) == 0
+        assert not _alive(killed)
+        assert main(["cluster", "status", *args]) == 1
+        assert main(["cluster", "restart", "2", *args]) == 0
+        assert main(["cluster", "status", *args]) == 0
+        state = json.loads((d / "cluster.json").read_text())
+        pids = [b["pid"] for b in state["brokers"]] + [state["zookeeper"]["pid"]]
+        assert main(["cluster", "kill", "9", *args]) == 2
     finally:
         assert main(["cluster", "down", *args]) == 0
     assert not [p for p in pids if _alive(p)], "cluster down leaves no process behind"

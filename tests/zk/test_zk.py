@@ -165,3 +165,29 @@ def test_controller_election_epoch_cluster_id_and_producer_id_blocks(zookeeper, 
         "block_end": "1999",
     }
     b.close()
+
+
+@pytest.mark.integration
+def test_a_restarted_broker_waits_for_its_crashed_sessions_node(zookeeper, zk_utils):
+    """A broker killed without closing its session leaves /brokers/ids/N until the session times out;
+    the same broker (same address) starting again waits for that instead of failing."""
+    import subprocess
+    import sys
+
+    connect = zookeeper.connect_string + zk_utils.client.chroot
+    crash = (
+        "import os, signal\n"
+        "from kafka_lite.zk.zk_utils import ZkUtils\n"
+        f"z = ZkUtils({connect!r}, session_timeout_ms=2000)\n"
+        "z.register_broker(3, '127.0.0.1', 9093)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    subprocess.run([sys.executable, "-c", crash], timeout=60)
+    assert zk_utils.get_all_broker_ids() == [3], "the crashed session's node is still there"
+    restarted = ZkUtils(connect, session_timeout_ms=2000)
+    try:
+        restarted.register_broker(3, "127.0.0.1", 9093)
+        _, stat = zk_utils.client.get("/brokers/ids/3")
+        assert stat.ephemeralOwner == restarted.client.client_id[0], "now owned by the new session"
+    finally:
+        restarted.close()
