@@ -17,7 +17,6 @@ benchmark page has the numbers).
 from __future__ import annotations
 
 import logging
-import re
 from typing import TYPE_CHECKING, Any
 
 from kafka_lite.common.errors import (
@@ -32,6 +31,7 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.constants import MAGIC_VALUE_V2
 from kafka_lite.common.record.convert import down_convert, up_convert
 from kafka_lite.common.record.file_records import FileRecords
+from kafka_lite.common.topic import validate_topic_name
 from kafka_lite.log.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
@@ -45,25 +45,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAGIC_OFFSET = 16
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
-MAX_TOPIC_NAME_LENGTH = 249
-
-
-def validate_topic_name(topic: str) -> None:
-    """Kafka's ``Topic.validate``: what a topic may be called (it becomes a directory name)."""
-    if not topic:
-        raise Errors.INVALID_TOPIC_EXCEPTION.exception("Topic name is illegal, it can't be empty")
-    if topic in (".", ".."):
-        raise Errors.INVALID_TOPIC_EXCEPTION.exception('Topic name cannot be "." or ".."')
-    if len(topic) > MAX_TOPIC_NAME_LENGTH:
-        raise Errors.INVALID_TOPIC_EXCEPTION.exception(
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {topic}"
-        )
-    if not _LEGAL_TOPIC.match(topic):
-        raise Errors.INVALID_TOPIC_EXCEPTION.exception(
-            f'Topic name "{topic}" is illegal, it contains a character other than ASCII alphanumerics, '
-            "'.', '_' and '-'"
-        )
 
 
 class DelayedCreateTopics(DelayedOperation):
@@ -147,11 +128,14 @@ class KafkaApis:
                 self.request_channel.close_connection(request)
                 return
             handler(request)
-        except Exception:
-            log.exception(
-                "Error handling %s v%d from %s; closing the connection",
-                request.api.api_name, request.header.api_version, request.connection_id,
+        except Exception as e:
+            # A request that parsed but that a handler could not serve: one line, and the connection
+            # closed (the client reconnects); the traceback only at debug level, for developers.
+            log.warning(
+                "Closing connection %s: error handling %s v%d: %r",
+                request.connection_id, request.api.api_name, request.header.api_version, e,
             )  # fmt: skip
+            log.debug("Traceback of the %s error", request.api.api_name, exc_info=True)
             self.request_channel.close_connection(request)
 
     # --8<-- [end:handle]

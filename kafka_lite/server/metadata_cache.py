@@ -59,8 +59,10 @@ class MetadataCache:
             for b in body["live_brokers"]:
                 if version == 0:
                     host, port = b["host"], b["port"]
-                else:
+                elif b["end_points"]:
                     host, port = b["end_points"][0]["host"], b["end_points"][0]["port"]
+                else:
+                    continue  # a broker with no end point cannot be reached: leave it out
                 brokers[b["id"]] = BrokerEndPoint(b["id"], host, port, b.get("rack"))
             self._brokers = brokers
             for s in body["partition_states"]:

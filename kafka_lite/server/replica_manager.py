@@ -30,6 +30,7 @@ from kafka_lite.common.errors import (
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.topic import validate_topic_name
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
@@ -176,7 +177,18 @@ class ReplicaManager:
             errors: dict[TopicPartition, Errors] = {}
             for state in body["partition_states"]:
                 tp = (state["topic"], state["partition"])
-                partition = self._get_or_create_partition(tp)
+                try:
+                    validate_topic_name(tp[0])
+                    if tp[1] < 0:
+                        raise UnknownTopicOrPartitionException(f"partition {tp[1]} cannot exist")
+                    partition = self._get_or_create_partition(tp)
+                except ApiException as e:
+                    errors[tp] = Errors.for_exception(e)
+                    continue
+                except (KafkaException, OSError) as e:  # the log directory could not be made or loaded
+                    log.warning("Cannot create the log of %s-%d: %s", tp[0], tp[1], e)
+                    errors[tp] = Errors.UNKNOWN
+                    continue
                 if state["leader_epoch"] <= partition.leader_epoch and partition.leader_epoch >= 0:
                     errors[tp] = Errors.STALE_CONTROLLER_EPOCH  # an older (or repeated) decision
                     continue
@@ -266,7 +278,7 @@ class ReplicaManager:
             try:
                 partition = self.get_leader_partition(tp)
                 hw = partition.high_watermark()
-                limit = min(request.max_bytes, remaining)
+                limit = max(min(request.max_bytes, remaining), 0)  # a negative max_bytes reads nothing
                 info = partition.log.read(request.offset, limit, max_offset=hw, min_one_message=first)
                 records = info.records
                 results[tp] = FetchPartitionResult(Errors.NONE, hw, partition.log.log_start_offset, records)
