@@ -5,8 +5,8 @@ Mirrors: kafka.log.ProducerStateManager, ProducerIdEntry and ProducerAppendInfo
          cached batches per producer of Kafka 1.0 (``ProducerStateEntry.NumBatchesToRetain``)
 Book:    beyond the book (Kafka 0.11's idempotent producer); chapter 6.1's log is where it lives
 Differs: the state is kept beside the ``Log`` by the partition, not inside ``Log.append``; no
-         transactions (no ongoing transaction offsets); snapshots are written at clean shutdown
-         (Kafka also writes one at each roll).
+         transactions (no ongoing transaction offsets). Snapshots are written, as in Kafka, when the
+         log rolls (by the partition) and at clean shutdown.
 
 Why a broker needs this: an idempotent producer (kafka-python's default) numbers its batches per
 partition (``producer_id``, ``producer_epoch``, ``base_sequence`` in the batch header). When a

@@ -97,7 +97,12 @@ class Partition:
                         duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, duplicate.last_offset,
                         -1, None, 0, 0,
                     )  # fmt: skip
+            segment_before = self.log.active_segment.base_offset
             info = self.log.append(records)
+            if self.log.active_segment.base_offset != segment_before and self.producer_state.producers:
+                # The log rolled: snapshot the producer state as of the new segment's start, as Kafka
+                # 0.11 does on every roll, so a restart replays at most one segment's batch headers.
+                self.producer_state.take_snapshot(self.log.active_segment.base_offset)
             if batches:
                 offset = info.first_offset
                 for position, last_delta, _, _ in info.batch_spans:

@@ -201,3 +201,19 @@ def test_an_operation_expires_when_its_time_is_up():
     wait_until(op.completed.is_set, what="the reaper to expire the operation")
     assert op.expired and purgatory.delayed() == 0
     purgatory.shutdown()
+
+
+def test_a_roll_snapshots_the_producer_state(tmp_path):
+    log = Log(tmp_path / "t-0", LogConfig({"segment.bytes": 200}), time=MockTime())
+    partition = Partition("t", 0, 1)
+    partition.attach_log(log)
+    partition.make_leader({"replicas": [1], "isr": [1], "leader_epoch": 0, "zk_version": 0}, 1)
+    for seq in range(0, 6, 2):
+        partition.append_records_to_leader(_batch(4, 0, seq, n=2))  # ~90-byte batches: rolls as it goes
+    assert log.number_of_segments > 1
+    offsets = {int(p.name.split(".")[0]) for p in partition.producer_state.snapshot_files()}
+    bases = {s.base_offset for s in log.log_segments()}
+    assert offsets and offsets <= bases - {0}, "one snapshot per roll, named by the new segment's base offset"
+    reloaded = ProducerStateManager(log.dir)
+    reloaded.load(log)  # newest snapshot, then the batch headers after it
+    assert reloaded.producers[4].last_seq == partition.producer_state.producers[4].last_seq == 5
