@@ -57,6 +57,11 @@ class FileRecords:
         size = os.fstat(fd).st_size
         return cls(Path(path), fd, 0, size, False)
 
+    @property
+    def fd(self) -> int:
+        """The open file descriptor (a fetch response hands it to ``os.sendfile``)."""
+        return self._fd
+
     # -- size and appends ---------------------------------------------------------------------------------
 
     def size_in_bytes(self) -> int:
