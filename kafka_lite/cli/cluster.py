@@ -368,7 +368,10 @@ def run_kill(args: argparse.Namespace, console) -> int:
     if not _alive(broker["pid"]):
         raise CliError(f"broker {args.broker} is not running")
     os.kill(broker["pid"], signal.SIGKILL)
-    _reap(broker["pid"])
+    deadline = time.monotonic() + 10
+    while _alive(broker["pid"]) and time.monotonic() < deadline:  # the signal is delivered asynchronously
+        _reap(broker["pid"])
+        time.sleep(0.02)  # waiting for the kernel to end the process; bounded by the deadline
     console.print(
         f"broker {args.broker} (pid {broker['pid']}) killed; kafka-lite cluster status shows the rest",
         highlight=False,
