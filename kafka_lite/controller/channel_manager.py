@@ -144,7 +144,7 @@ class ControllerChannelManager:
         with self._lock:
             thread = self._threads.get(broker_id)
         if thread is None:
-            log.warning("Not sending %s to broker %d: it is not live", api.api_name, broker_id)
+            log.info("Not sending %s to broker %d: it is not live", api.api_name, broker_id)
             return
         thread.queue.put(_QueueItem(api, version, body, callback))
 
