@@ -27,7 +27,6 @@ import queue
 import selectors
 import socket
 import threading
-from collections.abc import Callable
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import parse_request, parse_request_header
@@ -390,6 +389,3 @@ class SocketServer:
 
     def connection_count(self) -> int:
         return sum(p.connection_count() for p in self.processors)
-
-
-RequestHandler = Callable[[Request], None]

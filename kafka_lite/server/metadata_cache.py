@@ -45,7 +45,6 @@ class MetadataCache:
         self._partitions: dict[str, dict[int, PartitionState]] = {}
         self.controller_id = -1
         self.controller_epoch = -1
-        self._changed = threading.Condition(self._lock)
 
     # --8<-- [start:update]
     def update_cache(
@@ -78,7 +77,6 @@ class MetadataCache:
                     s["leader"], s["leader_epoch"], tuple(s["isr"]), s["zk_version"],
                     tuple(s["replicas"]), s["controller_epoch"],
                 )  # fmt: skip
-            self._changed.notify_all()
         return deleted
 
     # --8<-- [end:update]
@@ -106,11 +104,6 @@ class MetadataCache:
     def partitions(self, topic: str) -> dict[int, PartitionState]:
         with self._lock:
             return dict(self._partitions.get(topic, {}))
-
-    def wait_for(self, predicate, timeout_s: float) -> bool:
-        """Block until ``predicate()`` holds after an update (CreateTopics waits for its leaders)."""
-        with self._changed:
-            return self._changed.wait_for(predicate, timeout_s)
 
     def topic_metadata(self, topics: list[str]) -> list[dict]:
         """The ``topic_metadata`` of a Metadata response (v1+ field names) for known ``topics``."""

@@ -191,3 +191,35 @@ def test_a_restarted_broker_waits_for_its_crashed_sessions_node(zookeeper, zk_ut
         assert stat.ephemeralOwner == restarted.client.client_id[0], "now owned by the new session"
     finally:
         restarted.close()
+
+
+@pytest.mark.integration
+def test_zookeeper_dies_with_its_owner(tmp_path):
+    """The JVM is started with PR_SET_PDEATHSIG: when the process that launched it is killed (no
+    chance to clean up), the kernel sends ZooKeeper SIGTERM."""
+    import subprocess
+    import sys
+
+    owner = (
+        "import sys, time\n"
+        "from kafka_lite.zk.embedded import EmbeddedZooKeeper\n"
+        f"zk = EmbeddedZooKeeper({str(tmp_path / 'zk')!r})\n"
+        "zk.start()\n"
+        "print(zk.pid, flush=True)\n"
+        "time.sleep(600)\n"  # the owner idles until it is killed
+    )
+    proc = subprocess.Popen([sys.executable, "-c", owner], stdout=subprocess.PIPE)
+    java_pid = int(proc.stdout.readline())
+    os.kill(java_pid, 0)  # running
+    proc.kill()
+    proc.wait(10)
+
+    def gone() -> bool:
+        try:
+            os.kill(java_pid, 0)
+        except ProcessLookupError:
+            return True
+        with open(f"/proc/{java_pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] == "Z"
+
+    wait_until(gone, what="ZooKeeper to exit after its owner was killed")
