@@ -1,8 +1,10 @@
 """Where a new topic's replicas go: Kafka's rack-unaware replica assignment.
 
-Mirrors: kafka.admin.AdminUtils.assignReplicasToBrokersRackUnaware
-         (core/src/main/scala/kafka/admin/AdminUtils.scala, Kafka 0.10.1)
+Mirrors: kafka.admin.AdminUtils.assignReplicasToBrokersRackUnaware (core/src/main/scala/kafka/admin/AdminUtils.scala, Kafka 0.10.1)
 Book:    chapter 7, 7.1.3 (a new topic appears in ZooKeeper; the controller acts on it)
+Differs: the three error messages are Kafka 1.0's wording ("Number of partitions must be larger than 0.");
+         0.10.1 wrote the same sentences in lower case without the final period. Rack-aware
+         assignment (``assignReplicasToBrokersRackAware``) is not here: kafka_lite's brokers have no rack.
 
 Two goals: spread the partition leaders (the first replica of each) evenly over the brokers, and
 spread each broker's followers over the other brokers, so that when one broker dies its load falls
@@ -25,6 +27,8 @@ from kafka_lite.common.errors import Errors
 def replica_index(
     first_replica_index: int, second_replica_shift: int, replica_index: int, n_brokers: int
 ) -> int:
+    """Kafka's ``replicaIndex``: the ``replica_index``-th follower sits ``1 + (shift + j) % (n - 1)``
+    places after the leader, never 0 places (the leader itself) nor ``n`` (the leader again)."""
     shift = 1 + (second_replica_shift + replica_index) % (n_brokers - 1)
     return (first_replica_index + shift) % n_brokers
 
@@ -46,16 +50,19 @@ def assign_replicas_to_brokers(
         raise Errors.INVALID_REPLICATION_FACTOR.exception(
             f"Replication factor: {replication_factor} larger than available brokers: {len(broker_list)}."
         )
+    # Sorted first, as Kafka does: the same broker set gives the same layout whatever order it came in.
     brokers = sorted(broker_list)
     n = len(brokers)
     rand = rand or random.Random()
+    # Kafka's rand.nextInt(n) twice: a random start spreads the leaders of many small topics, which would
+    # otherwise all land on the first broker; fixed_start_index pins both for tests.
     start_index = fixed_start_index if fixed_start_index >= 0 else rand.randrange(n)
     current_partition_id = max(0, start_partition_id)
     next_replica_shift = fixed_start_index if fixed_start_index >= 0 else rand.randrange(n)
     assignment: dict[int, list[int]] = {}
     for _ in range(n_partitions):
         if current_partition_id > 0 and current_partition_id % n == 0:
-            next_replica_shift += 1
+            next_replica_shift += 1  # a new round over the brokers: move the followers one place on
         first_replica_index = (current_partition_id + start_index) % n
         replicas = [brokers[first_replica_index]]
         for j in range(replication_factor - 1):

@@ -1,19 +1,21 @@
-"""ZooKeeper for kafka_lite: Debian's ZooKeeper server, started as a child process on a loopback port.
+"""Debian's ZooKeeper server, started as a child process on a loopback port with its own data dir.
 
-Mirrors: what Kafka's bin/zookeeper-server-start.sh does (run QuorumPeerMain on a config file);
-         Kafka's tests use an embedded ZooKeeper the same way (kafka.zk.EmbeddedZookeeper)
-Book:    chapter 7 (ZooKeeper holds the cluster's state: brokers, topics, the controller)
+Mirrors: kafka.zk.EmbeddedZookeeper (core/src/test/scala/unit/kafka/zk/EmbeddedZookeeper.scala, Kafka 0.10.1)
+Book:    chapter 7, 7.1 (ZooKeeper holds the cluster's state: brokers, topics, the controller)
+Differs: Kafka's tests run ZooKeeper's server inside their own JVM; Python cannot, so this runs the real
+         server (``QuorumPeerMain`` from the ``zookeeper`` package's jars, as
+         ``bin/zookeeper-server-start.sh`` does) in a child JVM.
 
-The server is real (``org.apache.zookeeper.server.quorum.QuorumPeerMain`` from the ``zookeeper``
-package's jars), with its own data directory and port, so a learner needs nothing else installed and
-several clusters (or test sessions) never share state by accident. It is tied to its owner: started
-with ``PR_SET_PDEATHSIG``, it gets SIGTERM when the Python process that started it dies, however it
-dies.
+Its own data directory and port mean that a learner needs nothing else installed and that several
+clusters (or test sessions) never share state by accident. It is tied to its owner: started with
+``PR_SET_PDEATHSIG``, it gets SIGTERM when the thread that started it dies, however it dies (a
+``kill -9`` of the Python process included), so no orphan JVM keeps a port and 100 MB of memory.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import shutil
 import signal
@@ -28,10 +30,15 @@ _PR_SET_PDEATHSIG = 1
 
 
 class ZooKeeperStartError(Exception):
-    pass
+    """ZooKeeper could not be started: Java or the jars are missing, the port is taken, or the server
+    did not answer in time (the message quotes the end of its log)."""
 
 
 def find_java() -> str:
+    """The ``java`` to run ZooKeeper with: ``$JAVA_HOME/bin/java`` (as Kafka's scripts prefer) or the PATH's."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and os.access(Path(java_home) / "bin" / "java", os.X_OK):
+        return str(Path(java_home) / "bin" / "java")
     java = shutil.which("java")
     if java is None:
         raise ZooKeeperStartError(
@@ -42,6 +49,7 @@ def find_java() -> str:
 
 
 def zookeeper_classpath() -> str:
+    """Debian's ``zookeeper.jar`` first, then every jar beside it (its dependencies: jute, netty, log4j...)."""
     jar = ZOOKEEPER_JAR_DIR / "zookeeper.jar"
     if not jar.exists():
         raise ZooKeeperStartError(
@@ -51,6 +59,7 @@ def zookeeper_classpath() -> str:
 
 
 def free_port() -> int:
+    """A loopback port nobody listens on now (the kernel's choice; another process may still take it)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -67,14 +76,29 @@ def port_free(port: int) -> bool:
     return True
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def _die_with_parent(parent_pid: int) -> None:
+    """Runs in the child between fork and exec: ask the kernel for SIGTERM when the parent goes.
+
+    If the parent died before the prctl took effect, the signal will never come: exit at once.
+    Linux only; elsewhere the child simply does not follow its parent (``stop()`` still works).
+    """
     try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:
-        pass
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:
+        os._exit(1)
 
 
 class EmbeddedZooKeeper:
+    """One ZooKeeper server: ``start()``, ``connect_string``, ``stop()``; also a context manager.
+
+    ``port=0`` picks a free loopback port at ``start()``; a given port that is taken is an error, not
+    silently changed (DESIGN §5). ``tick_time`` is ZooKeeper's tickTime in ms; sessions may last from
+    2 to 20 ticks unless ``maxSessionTimeout`` (60 s here) allows more, so 500 ms lets tests ask for
+    sessions as short as 1 s.
+    """
+
     def __init__(self, data_dir: str | os.PathLike, port: int = 0, tick_time: int = 500) -> None:
         self.data_dir = Path(data_dir)
         self.requested_port = port
@@ -97,6 +121,10 @@ class EmbeddedZooKeeper:
     # --8<-- [start:start]
     def start(self, timeout_ms: int = 30_000) -> None:
         """Write ``zoo.cfg``, start the server, and wait until it answers (or fail naming its log)."""
+        if self._proc is not None and self._proc.poll() is None:
+            raise ZooKeeperStartError(
+                f"ZooKeeper is already running (pid {self._proc.pid}, port {self.port})"
+            )
         java, classpath = find_java(), zookeeper_classpath()
         if self.requested_port and not port_free(self.requested_port):
             raise ZooKeeperStartError(f"port {self.requested_port} for ZooKeeper is already in use")
@@ -125,13 +153,16 @@ class EmbeddedZooKeeper:
             self._proc = subprocess.Popen(
                 [java, "-Xmx256m", f"-Dlog4j.configuration=file:{log4j}", f"-Dzookeeper.log.dir={self.data_dir}",
                  "-cp", classpath, MAIN_CLASS, str(config)],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                preexec_fn=functools.partial(_die_with_parent, os.getpid()),
             )  # fmt: skip
         deadline = time.monotonic() + timeout_ms / 1000
-        while not self._answers():
+        # Ready means both: the port answers ``ruok`` with ``imok``, and a real client gets a session.
+        while not (self._answers() and self._client_connects(deadline)):
             if self._proc.poll() is not None:
+                code, self._proc = self._proc.returncode, None
                 raise ZooKeeperStartError(
-                    f"ZooKeeper exited with code {self._proc.returncode}: {self._log_tail()}"
+                    f"ZooKeeper exited with code {code} on port {self.port}: {self._log_tail()}"
                 )
             if time.monotonic() > deadline:
                 self.stop()
@@ -151,6 +182,22 @@ class EmbeddedZooKeeper:
         except OSError:
             return False
 
+    def _client_connects(self, deadline: float) -> bool:
+        """A kazoo session can be opened (the server has loaded its database and serves clients)."""
+        from kazoo.client import (
+            KazooClient,
+        )  # imported here: the CLI imports this module without kazoo's cost
+
+        client = KazooClient(hosts=self.connect_string, timeout=10)
+        try:
+            client.start(timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+            return True
+        except Exception:
+            return False
+        finally:
+            client.stop()
+            client.close()
+
     def _log_tail(self, lines: int = 5) -> str:
         try:
             tail = self.log_file.read_text(errors="replace").splitlines()[-lines:]
@@ -159,6 +206,7 @@ class EmbeddedZooKeeper:
         return f"see {self.log_file}: " + " | ".join(tail)
 
     def stop(self) -> None:
+        """SIGTERM, then SIGKILL after 5 s; returns once the process is gone. Safe to call twice."""
         proc, self._proc = self._proc, None
         if proc is None or proc.poll() is not None:
             return
@@ -175,3 +223,7 @@ class EmbeddedZooKeeper:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    def __repr__(self) -> str:
+        state = f"pid {self.pid}" if self._proc else "stopped"
+        return f"EmbeddedZooKeeper({self.connect_string}, {state}, data_dir={str(self.data_dir)!r})"

@@ -1,8 +1,9 @@
 """Kafka's ZooKeeper layout: the paths, the JSON written at each, and the reads and writes over them.
 
-Mirrors: kafka.utils.ZkUtils (core/src/main/scala/kafka/utils/ZkUtils.scala, Kafka 0.10.1),
-         kafka.utils.ReplicationUtils (conditional partition-state updates), kafka.server.
-         ZookeeperLeaderElector's znode, and Kafka 0.11's producer-id blocks (ProducerIdManager)
+Mirrors: kafka.utils.ZkUtils (core/src/main/scala/kafka/utils/ZkUtils.scala, Kafka 0.10.1)
+Mirrors: kafka.utils.ReplicationUtils (core/src/main/scala/kafka/utils/ReplicationUtils.scala, Kafka 0.10.1)
+Mirrors: kafka.server.ZookeeperLeaderElector (core/src/main/scala/kafka/server/ZookeeperLeaderElector.scala, Kafka 0.10.1)
+Mirrors: kafka.coordinator.ProducerIdManager (core/src/main/scala/kafka/coordinator/transaction/ProducerIdManager.scala, Kafka 0.11.0)
 Book:    chapter 7, 7.1 (what the controller keeps in ZooKeeper)
 Differs: over kazoo (Python's ZooKeeper client) instead of ZkClient; watches are kazoo's
          ``ChildrenWatch``/``DataWatch``, which re-register themselves as ZkClient's listeners do.
@@ -18,8 +19,12 @@ The layout (a learner can browse it with ``zkCli``)::
     /cluster/id                             the cluster id (Metadata v2+ reports it)
     /latest_producer_id_block               Kafka 0.11: the last block of producer ids handed out
 
-Every write is Kafka's JSON byte for byte where Kafka's tools read it, so a real Kafka tool pointed
-at this ZooKeeper sees a Kafka cluster.
+Every write is Kafka's JSON byte for byte, keys in Kafka's order included, so a real Kafka tool
+pointed at this ZooKeeper sees a Kafka cluster. Kafka builds each object as a Scala ``Map``, whose
+iteration order is insertion order up to four keys and the hash trie's order beyond: that is why a
+broker's znode starts with ``jmx_port`` and a partition state with ``controller_epoch``
+(``scala_map_order`` below computes it). A topic's config overrides keep the caller's order (Kafka's
+is a ``java.util.Properties``'s, which no reader depends on).
 """
 
 from __future__ import annotations
@@ -75,8 +80,9 @@ def topic_partition_state_path(topic: str, partition: int) -> str:
     return f"{BROKER_TOPICS_PATH}/{topic}/partitions/{partition}/state"
 
 
-class BrokerIdInUseException(KafkaException):
-    pass
+class BrokerIdInUseException(KafkaException, NodeExistsError):
+    """``/brokers/ids/<id>`` exists and is not this broker's own crashed session's: two brokers share
+    a ``broker.id``. A ``NodeExistsError`` too, for code that catches kazoo's error."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +111,64 @@ class LeaderIsrAndControllerEpoch:
 
 
 def _json(value) -> bytes:
+    """Kafka's ``Json.encode``: no spaces, keys in the order given."""
     return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _scala_hash(key: str | int) -> int:
+    """Scala 2.11's ``immutable.HashMap.computeHash``: Java's ``hashCode``, then ``improve``."""
+    if isinstance(key, str):
+        h = 0
+        utf16 = key.encode("utf-16-be")  # Java hashes UTF-16 code units
+        for i in range(0, len(utf16), 2):
+            h = (31 * h + int.from_bytes(utf16[i : i + 2], "big")) & 0xFFFFFFFF
+    else:
+        h = key & 0xFFFFFFFF
+    h = (h + (~(h << 9) & 0xFFFFFFFF)) & 0xFFFFFFFF
+    h ^= h >> 14
+    h = (h + (h << 4)) & 0xFFFFFFFF
+    return h ^ (h >> 10)
+
+
+def scala_map_order(keys: list[str]) -> list[str]:
+    """The order in which Scala iterates an immutable ``Map`` built from ``keys`` (so the order of
+    the keys in the JSON Kafka writes from it). Up to four keys Scala keeps them as given (``Map1`` to
+    ``Map4``); beyond, a ``HashTrieMap`` orders them by 5-bit slices of their hash, lowest slice first.
+
+    >>> scala_map_order(["version", "leader", "leader_epoch", "controller_epoch", "isr"])
+    ['controller_epoch', 'leader', 'version', 'leader_epoch', 'isr']
+    """
+    if len(keys) <= 4:
+        return list(keys)
+
+    def trie_path(key: str) -> tuple[int, ...]:
+        h = _scala_hash(key)
+        return tuple((h >> shift) & 0x1F for shift in range(0, 32, 5))
+
+    return sorted(keys, key=trie_path)
+
+
+def _kafka_json(value: dict) -> bytes:
+    """``_json`` with the keys of ``value`` (not nested objects) in the order Kafka's Scala map has them."""
+    return _json({k: value[k] for k in scala_map_order(list(value))})
+
+
+def _partitions_order(partitions: list[int]) -> list[int]:
+    """The order of the partitions in ``/brokers/topics/<t>`` as Kafka writes an assignment that
+    ``AdminUtils`` computed: it comes from a ``mutable.HashMap[Int, _]`` (iterated from its last bucket
+    down) copied into an immutable map, then re-keyed by ``toString``. Up to four partitions that copy
+    keeps the mutable map's order; beyond, the string keys' hash-trie order rules."""
+    if len(partitions) > 4:
+        return [int(k) for k in scala_map_order([str(p) for p in partitions])]
+
+    def bucket(p: int) -> int:  # mutable.HashTable.index for a 16-bucket table (seed 4)
+        hc = (p * 0x9E3779B9) & 0xFFFFFFFF  # scala.util.hashing.byteswap32
+        hc = int.from_bytes(hc.to_bytes(4, "big"), "little")
+        hc = (hc * 0x9E3779B9) & 0xFFFFFFFF
+        rotated = ((hc >> 4) | (hc << 28)) & 0xFFFFFFFF
+        return rotated >> 28  # the top 4 bits (an arithmetic shift, masked to 4 bits, is the same)
+
+    return sorted(partitions, key=bucket, reverse=True)
 
 
 class ZkUtils:
@@ -159,12 +222,12 @@ class ZkUtils:
         """The ephemeral ``/brokers/ids/<id>``: it lives as long as this broker's ZooKeeper session,
         which is how the controller learns that a broker died (book 7.1)."""
         info = {
+            "version": 3,
+            "host": host,
+            "port": port,
+            "endpoints": [f"PLAINTEXT://{host}:{port}"],
             "jmx_port": jmx_port,
             "timestamp": str(self._now_ms()),
-            "endpoints": [f"PLAINTEXT://{host}:{port}"],
-            "host": host,
-            "version": 3,
-            "port": port,
         }
         if rack is not None:
             info["rack"] = rack
@@ -175,15 +238,16 @@ class ZkUtils:
         deadline = time.monotonic() + self.session_timeout_ms / 1000 + 2
         while True:
             try:
-                self.client.create(path, _json(info), ephemeral=True, makepath=True)
+                self.client.create(path, _kafka_json(info), ephemeral=True, makepath=True)
                 return
             except NodeExistsError:
                 existing = self.get_broker(broker_id)
                 same = existing is not None and (existing.host, existing.port) == (host, port)
                 if not same or time.monotonic() > deadline:
                     raise BrokerIdInUseException(
-                        f"Either there is another broker with the same broker.id {broker_id} or ZooKeeper has "
-                        f"not yet expired the session of this broker's previous run ({path} exists)"
+                        f"broker id {broker_id} is already registered at {path}: either there is another "
+                        f"broker with the same broker.id {broker_id} or ZooKeeper has not yet expired the "
+                        "session of this broker's previous run"
                     ) from None
                 log.info("Waiting for the previous session's %s to expire", path)
                 time.sleep(0.2)  # the old session's expiry is ZooKeeper's to decide; bounded by the deadline
@@ -226,15 +290,15 @@ class ZkUtils:
         if self.client.exists(topic_path(topic)):
             raise Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic}' already exists.")
         self.client.ensure_path(TOPIC_CONFIG_PATH)
-        config_data = _json({"version": 1, "config": dict(config or {})})
+        config_data = _kafka_json({"version": 1, "config": dict(config or {})})
         try:
             self.client.create(f"{TOPIC_CONFIG_PATH}/{topic}", config_data)
         except NodeExistsError:
             self.client.set(f"{TOPIC_CONFIG_PATH}/{topic}", config_data)
-        partitions = {str(p): list(r) for p, r in sorted(assignment.items())}
+        partitions = {str(p): list(assignment[p]) for p in _partitions_order(list(assignment))}
         try:
             self.client.create(
-                topic_path(topic), _json({"version": 1, "partitions": partitions}), makepath=True
+                topic_path(topic), _kafka_json({"version": 1, "partitions": partitions}), makepath=True
             )
         except NodeExistsError:
             raise Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic}' already exists.") from None
@@ -262,12 +326,13 @@ class ZkUtils:
 
     @staticmethod
     def _state_json(lai: LeaderAndIsr, controller_epoch: int) -> bytes:
-        return _json(
+        """Kafka's ``ZkUtils.leaderAndIsrZkData``."""
+        return _kafka_json(
             {
-                "controller_epoch": controller_epoch,
-                "leader": lai.leader,
                 "version": 1,
+                "leader": lai.leader,
                 "leader_epoch": lai.leader_epoch,
+                "controller_epoch": controller_epoch,
                 "isr": list(lai.isr),
             }
         )
@@ -302,7 +367,7 @@ class ZkUtils:
     # --8<-- [start:elect]
     def try_elect_controller(self, broker_id: int) -> bool:
         """Create the ephemeral ``/controller``; whoever creates it is the controller."""
-        data = _json({"version": 1, "brokerid": broker_id, "timestamp": str(self._now_ms())})
+        data = _kafka_json({"version": 1, "brokerid": broker_id, "timestamp": str(self._now_ms())})
         try:
             self.client.create(CONTROLLER_PATH, data, ephemeral=True)
             return True
@@ -349,7 +414,7 @@ class ZkUtils:
             return value["id"]
         proposed = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         try:
-            self.client.create(CLUSTER_ID_PATH, _json({"version": "1", "id": proposed}), makepath=True)
+            self.client.create(CLUSTER_ID_PATH, _kafka_json({"version": "1", "id": proposed}), makepath=True)
             return proposed
         except NodeExistsError:
             value, _ = self._read_json(CLUSTER_ID_PATH)
