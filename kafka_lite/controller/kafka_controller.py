@@ -34,6 +34,7 @@ from kafka_lite.controller.state_machines import (
     PartitionStateMachine,
     ReplicaState,
     ReplicaStateMachine,
+    StateChangeFailedException,
 )
 from kafka_lite.zk.zk_utils import (
     BROKER_IDS_PATH,
@@ -291,15 +292,38 @@ class KafkaController:
         self.partition_state_machine.trigger_online_partition_state_change()
         replicas = [(tp[0], tp[1], b) for b in dead_brokers for tp in ctx.partitions_on_broker(b)]
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.OFFLINE)
-        # Partitions whose leader could not move (replication factor 1) now have leader -1: say so.
-        for tp in leaderless:
-            lai, epoch = ctx.partition_leadership[tp]
-            if lai.leader in dead:
-                ctx.partition_leadership[tp] = (
-                    LeaderAndIsr(-1, lai.leader_epoch, lai.isr, lai.zk_version),
-                    epoch,
-                )
         self.send_update_metadata_request(sorted(ctx.live_broker_ids()))
+
+    # --8<-- [start:remove_replica_from_isr]
+    def remove_replica_from_isr(self, tp: TopicPartition, replica: int) -> bool:
+        """Take ``replica`` out of ``tp``'s ISR in ZooKeeper (Kafka's ``removeReplicaFromIsr``): the
+        leader becomes -1 if it was the replica, the leader epoch goes up, and with unclean leader
+        election disabled an ISR that would become empty keeps its last member, so that only a
+        replica known to be complete can lead again. Returns whether anything changed."""
+        while True:
+            current = self.zk.get_partition_state(tp[0], tp[1])
+            if current is None:
+                return False
+            if current.controller_epoch > self.epoch:
+                raise StateChangeFailedException(
+                    f"Leader and isr path written by another controller (epoch {current.controller_epoch}) for {tp}"
+                )
+            lai = current.leader_and_isr
+            if replica not in lai.isr:
+                return False
+            leader = -1 if lai.leader == replica else lai.leader
+            isr = [r for r in lai.isr if r != replica] or list(lai.isr)
+            ok, version = self.zk.conditional_update_partition_state(
+                tp[0], tp[1], LeaderAndIsr(leader, lai.leader_epoch + 1, isr, lai.zk_version), self.epoch
+            )
+            if ok:
+                self.context.partition_leadership[tp] = (
+                    LeaderAndIsr(leader, lai.leader_epoch + 1, isr, version),
+                    self.epoch,
+                )
+                return True
+
+    # --8<-- [end:remove_replica_from_isr]
 
     def move_leadership(
         self, tp: TopicPartition, new_leader: int | None = None, timeout_s: float = 30

@@ -247,6 +247,12 @@ class ReplicaStateMachine:
                 batch.add_leader_and_isr_request_for_brokers([broker], tp)
             elif target is R.OFFLINE:
                 batch.add_stop_replica_request_for_brokers([broker], tp, delete=False)
+                # Out of the ISR (leader -1 if it led), and the partition's other live replicas told.
+                if self.controller.remove_replica_from_isr(tp, broker):
+                    others = [r for r in ctx.partition_replica_assignment.get(tp, []) if r != broker]
+                    batch.add_leader_and_isr_request_for_brokers(
+                        [r for r in others if r in ctx.live_broker_ids()], tp
+                    )
             self.states[replica] = target
             state_change_log.info(
                 "Controller %d epoch %d changed state of replica %d for partition %s-%d from %s to %s",

@@ -91,3 +91,45 @@ def test_controller_failover_moves_leadership_of_replicated_partitions(zookeeper
         )
     finally:
         cluster.stop()
+
+
+def test_a_broker_leaving_and_returning_takes_its_partitions_offline_and_back(zookeeper, tmp_path):
+    """Replication factor 1: the partitions a stopped broker led have no other replica, so they go
+    offline (leader -1, the ISR keeping its last member since unclean election is off); when the broker
+    returns the controller elects it again and its data is served."""
+    cluster = LiteCluster(zookeeper.connect_string, tmp_path, brokers=3).start()
+    try:
+        cluster.create_topic("solo", partitions=3, replication_factor=1)
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
+        sent = sorted(f"v{i}".encode() for i in range(60))
+        for v in sent:
+            producer.send("solo", value=v)
+        producer.flush()
+        producer.close()
+        victim = next(s for s in cluster.servers if not s.controller.is_active())
+        partitions = [p for p in range(3) if cluster.leader_of("solo", p) == victim.broker_id]
+        victim.shutdown()
+        survivors = [s for s in cluster.servers if s is not victim]
+        for p in partitions:
+            wait_until(
+                lambda p=p: all(s.metadata_cache.partition_state("solo", p).leader == -1 for s in survivors),
+                what=f"solo-{p} to go offline",
+            )
+            state = survivors[0].zk.get_partition_state("solo", p)
+            assert state.leader_and_isr.isr == [victim.broker_id], (
+                "an ISR never becomes empty without unclean election"
+            )
+        back = KafkaServer(cluster.config(victim.broker_id))
+        back.startup()
+        cluster.servers = [*survivors, back]
+        for p in partitions:
+            wait_until(
+                lambda p=p: all(
+                    s.metadata_cache.partition_state("solo", p).leader == victim.broker_id
+                    for s in cluster.servers
+                ),
+                what=f"solo-{p} led by its returning broker",
+            )
+        assert read_all(cluster.bootstrap_servers, "solo", 3) == sent
+    finally:
+        cluster.stop()

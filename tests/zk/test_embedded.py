@@ -1,0 +1,157 @@
+"""The ZooKeeper launcher: a real server that starts, answers, stops, and never outlives its owner."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from kafka_lite.zk import embedded
+from kafka_lite.zk.embedded import EmbeddedZooKeeper, ZooKeeperStartError, find_java, zookeeper_classpath
+from tests.support.waiting import wait_until
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def process_gone(pid: int) -> bool:
+    """No such process, or only a zombie waiting for a parent (in a container, PID 1 may never reap)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return "State:\tZ" in status
+
+
+# -- without a server -----------------------------------------------------------------------------------------
+
+
+def test_missing_java_names_the_package(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(ZooKeeperStartError, match="openjdk-17-jre-headless"):
+        find_java()
+
+
+def test_missing_jars_name_the_package(monkeypatch, tmp_path):
+    monkeypatch.setattr(embedded, "ZOOKEEPER_JAR_DIR", tmp_path)
+    with pytest.raises(ZooKeeperStartError, match="apt-get install zookeeper"):
+        zookeeper_classpath()
+
+
+def test_classpath_is_the_jar_then_its_neighbours():
+    assert zookeeper_classpath() == "/usr/share/java/zookeeper.jar:/usr/share/java/*"
+
+
+# -- with a server of the test's own ------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_starts_answers_and_stops_without_leftovers(tmp_path):
+    zk = EmbeddedZooKeeper(tmp_path / "zk")
+    zk.start()
+    pid = zk.pid
+    assert zk.connect_string == f"127.0.0.1:{zk.port}" and zk.port > 0
+    with socket.create_connection(("127.0.0.1", zk.port), timeout=5) as s:
+        s.sendall(b"ruok")
+        assert s.recv(4) == b"imok"
+    client = KazooClient(zk.connect_string)
+    client.start(timeout=10)
+    client.create("/hello", b"world")
+    assert client.get("/hello")[0] == b"world"
+    client.stop()
+    client.close()
+
+    config = (tmp_path / "zk" / "zoo.cfg").read_text()
+    for line in (
+        "tickTime=500",
+        f"clientPort={zk.port}",
+        "clientPortAddress=127.0.0.1",
+        "admin.enableServer=false",
+        "maxSessionTimeout=60000",
+    ):
+        assert line in config.splitlines()
+    log = zk.log_file.read_text()
+    assert "binding to port" in log.lower() or "127.0.0.1" in log, "log4j writes the server's log to the file"
+    assert "No appenders" not in log
+
+    zk.stop()
+    assert process_gone(pid)
+    assert zk.pid is None
+    zk.stop()  # idempotent
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", zk.port), timeout=1).close()
+
+
+@pytest.mark.integration
+def test_context_manager_and_a_fixed_port(tmp_path):
+    port = embedded.free_port()
+    with EmbeddedZooKeeper(tmp_path / "zk", port=port) as zk:
+        assert zk.port == port and zk.connect_string == f"127.0.0.1:{port}"
+        pid = zk.pid
+        with pytest.raises(ZooKeeperStartError, match="already running"):
+            zk.start()
+    assert process_gone(pid)
+
+
+@pytest.mark.integration
+def test_a_taken_port_is_reported_not_changed(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        zk = EmbeddedZooKeeper(tmp_path / "zk", port=port)
+        with pytest.raises(ZooKeeperStartError, match=f"port {port} for ZooKeeper is already in use"):
+            zk.start()
+        assert zk.pid is None, "no process was started"
+
+
+@pytest.mark.integration
+def test_a_server_that_exits_is_reported_with_its_log(tmp_path, monkeypatch):
+    """A class that does not exist makes the JVM exit at once: the error quotes the log's last lines."""
+    monkeypatch.setattr(embedded, "MAIN_CLASS", "org.example.NoSuchMain")
+    zk = EmbeddedZooKeeper(tmp_path / "zk")
+    with pytest.raises(ZooKeeperStartError, match=r"exited with code 1 .*NoSuchMain") as info:
+        zk.start(timeout_ms=30_000)
+    assert str(zk.log_file) in str(info.value)
+    assert zk.pid is None
+
+
+@pytest.mark.integration
+def test_a_killed_owner_takes_zookeeper_with_it(tmp_path):
+    """PR_SET_PDEATHSIG: SIGKILL the Python process that started ZooKeeper; the JVM goes too."""
+    owner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from kafka_lite.zk.embedded import EmbeddedZooKeeper\n"
+            f"zk = EmbeddedZooKeeper({str(tmp_path / 'zk')!r})\n"
+            "zk.start()\n"
+            "print(zk.pid, zk.port, flush=True)\n"
+            "sys.stdin.read()\n",  # block until killed
+        ],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        pid, port = map(int, owner.stdout.readline().split())
+        assert not process_gone(pid)
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait(10)
+        wait_until(lambda: process_gone(pid), timeout_s=20, what=f"ZooKeeper (pid {pid}) to die with its owner")
+        wait_until(lambda: embedded.port_free(port), timeout_s=10, what=f"port {port} to be released")
+    finally:
+        owner.kill()
+        owner.wait(10)
