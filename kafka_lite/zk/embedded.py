@@ -49,13 +49,22 @@ def find_java() -> str:
 
 
 def zookeeper_classpath() -> str:
-    """Debian's ``zookeeper.jar`` first, then every jar beside it (its dependencies: jute, netty, log4j...)."""
+    """``zookeeper.jar``, whose manifest names its dependencies (jute, netty, slf4j-api...), plus the
+    slf4j-to-log4j binding and log4j 1.2, so the server logs to its file through our log4j settings.
+
+    Not ``/usr/share/java/*``: that directory holds every Debian Java package's jars, among them
+    five slf4j bindings (slf4j-nop included) and log4j-over-slf4j; slf4j would pick one at random
+    and, with slf4j-nop, the server would log nothing at all.
+    """
     jar = ZOOKEEPER_JAR_DIR / "zookeeper.jar"
     if not jar.exists():
         raise ZooKeeperStartError(
             f"{jar} is missing: install Debian's ZooKeeper (apt-get install zookeeper, which scripts/bootstrap does)"
         )
-    return f"{jar}:{ZOOKEEPER_JAR_DIR}/*"
+    logging_jars = [ZOOKEEPER_JAR_DIR / "slf4j-log4j12.jar", ZOOKEEPER_JAR_DIR / "log4j-1.2.jar"]
+    if all(j.exists() for j in logging_jars):  # both come with the zookeeper package's dependencies
+        return ":".join(str(j) for j in [jar, *logging_jars])
+    return str(jar)  # it still runs, without a log (slf4j falls back to no-op)
 
 
 def free_port() -> int:

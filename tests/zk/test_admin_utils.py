@@ -86,7 +86,9 @@ def test_followers_of_one_broker_spread_over_the_others():
 
 
 def test_errors_are_kafkas():
-    with pytest.raises(InvalidPartitionsException, match=re.escape("Number of partitions must be larger than 0.")):
+    with pytest.raises(
+        InvalidPartitionsException, match=re.escape("Number of partitions must be larger than 0.")
+    ):
         assign_replicas_to_brokers([0], 0, 1)
     with pytest.raises(InvalidPartitionsException):
         assign_replicas_to_brokers([0], -3, 1)

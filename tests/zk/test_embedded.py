@@ -48,8 +48,10 @@ def test_missing_jars_name_the_package(monkeypatch, tmp_path):
         zookeeper_classpath()
 
 
-def test_classpath_is_the_jar_then_its_neighbours():
-    assert zookeeper_classpath() == "/usr/share/java/zookeeper.jar:/usr/share/java/*"
+def test_classpath_is_the_jar_and_one_logging_binding():
+    assert zookeeper_classpath() == (
+        "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar"
+    )
 
 
 # -- with a server of the test's own ------------------------------------------------------------------------
@@ -81,8 +83,8 @@ def test_starts_answers_and_stops_without_leftovers(tmp_path):
     ):
         assert line in config.splitlines()
     log = zk.log_file.read_text()
-    assert "binding to port" in log.lower() or "127.0.0.1" in log, "log4j writes the server's log to the file"
-    assert "No appenders" not in log
+    assert f"clientPortAddress is 127.0.0.1:{zk.port}" in log, "the server logs to its file"
+    assert "No appenders" not in log and "SLF4J" not in log
 
     zk.stop()
     assert process_gone(pid)
@@ -150,7 +152,9 @@ def test_a_killed_owner_takes_zookeeper_with_it(tmp_path):
         assert not process_gone(pid)
         os.kill(owner.pid, signal.SIGKILL)
         owner.wait(10)
-        wait_until(lambda: process_gone(pid), timeout_s=20, what=f"ZooKeeper (pid {pid}) to die with its owner")
+        wait_until(
+            lambda: process_gone(pid), timeout_s=20, what=f"ZooKeeper (pid {pid}) to die with its owner"
+        )
         wait_until(lambda: embedded.port_free(port), timeout_s=10, what=f"port {port} to be released")
     finally:
         owner.kill()
