@@ -70,7 +70,7 @@ CONFIG_DEF = (
     .define("max.connections.per.ip.overrides", Type.STRING, "", None, M,
             "Per-address exceptions, 'host:count,host:count'.")
     .define("connections.max.idle.ms", Type.LONG, 600000, None, M, "Close connections idle this long.")
-    .define("fetch.sendfile.enable", Type.BOOLEAN, True, None, M,
+    .define("fetch.sendfile.enable", Type.BOOLEAN, False, None, M,
             "kafka_lite: send fetched records with os.sendfile (zero-copy) instead of read-and-send; "
             "the benchmark page says which is faster here.")
     # Log
