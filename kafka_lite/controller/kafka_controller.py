@@ -165,6 +165,7 @@ class KafkaController:
     def on_controller_failover(self) -> None:
         """Become the controller: a new epoch, the cluster read from ZooKeeper, both state machines
         started, and every live broker told the current metadata."""
+        self._resign()  # a controller elected again (after its session expired) starts afresh
         self.epoch, _ = self.zk.increment_controller_epoch()
         log.info(
             "Broker %d starting become-controller state transition, epoch %d", self.broker_id, self.epoch

@@ -139,11 +139,40 @@ class KafkaServer:
         )
         host = c.advertised_host if c.advertised_host != "0.0.0.0" else "127.0.0.1"
         port = c.advertised_port or self.socket_server.port
-        self.zk.register_broker(self.broker_id, host, port, c["broker.rack"])
+        self._registration = (self.broker_id, host, port, c["broker.rack"])
+        self.zk.register_broker(*self._registration)
+        self.zk.client.add_listener(self._on_zk_state)
         self._started = True
         log.info("Broker %d started on %s:%d (cluster %s)", self.broker_id, host, port, self.cluster_id)
 
     # --8<-- [end:startup]
+
+    # --8<-- [start:new_session]
+    def _on_zk_state(self, state) -> None:
+        """Kazoo's connection states. LOST means ZooKeeper expired our session: our ephemeral
+        ``/brokers/ids/N`` is gone and the controller counts us dead. Kazoo then opens a new session;
+        when it is CONNECTED, register again (Kafka's ``KafkaHealthcheck.handleNewSession``); the
+        controller's watch on ``/controller`` re-runs the election by itself."""
+        from kazoo.protocol.states import KazooState
+
+        if state == KazooState.LOST:
+            log.warning("Broker %d: ZooKeeper session expired", self.broker_id)
+            self._session_lost = True
+        elif state == KazooState.CONNECTED and getattr(self, "_session_lost", False):
+            self._session_lost = False
+            # A listener must not block kazoo's thread: re-register from a thread of our own.
+            threading.Thread(target=self._register_again, name="zk-session-handler", daemon=True).start()
+
+    def _register_again(self) -> None:
+        if self._shutdown_done.is_set():
+            return
+        try:
+            self.zk.register_broker(*self._registration)
+            log.info("Broker %d re-registered in ZooKeeper under a new session", self.broker_id)
+        except Exception as e:  # kazoo's errors are many; the next session change retries
+            log.warning("Broker %d could not re-register in ZooKeeper: %s", self.broker_id, e)
+
+    # --8<-- [end:new_session]
 
     @property
     def port(self) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
@@ -131,5 +133,46 @@ def test_a_broker_leaving_and_returning_takes_its_partitions_offline_and_back(zo
                 what=f"solo-{p} led by its returning broker",
             )
         assert read_all(cluster.bootstrap_servers, "solo", 3) == sent
+    finally:
+        cluster.stop()
+
+
+def _expire_session(zk_connect: str, client) -> None:
+    """ZooKeeper's own trick for expiring a session in a test: open a second connection with the same
+    session id and password, and close it; the server ends the session for both."""
+    from kazoo.client import KazooClient
+
+    hosts = zk_connect.split("/", 1)[0]
+    twin = KazooClient(hosts=hosts, client_id=client.client_id)
+    twin.start(timeout=10)
+    twin.stop()
+    twin.close()
+
+
+def test_a_broker_whose_session_expires_registers_again(zookeeper, tmp_path, caplog):
+    """An expired ZooKeeper session takes the broker's ephemeral registration (and, for the controller,
+    /controller) with it; the broker registers again under its new session and the cluster heals."""
+    cluster = LiteCluster(zookeeper.connect_string, tmp_path, brokers=3).start()
+    try:
+        cluster.create_topic("healing", partitions=3, replication_factor=1)
+        controller = cluster.controller()
+        victim = controller.broker_id  # the hardest case: the controller itself loses its session
+        server = cluster.server(victim)
+        caplog.set_level(logging.INFO, logger="kafka_lite.server.kafka_server")
+        _expire_session(cluster.zk_connect, server.zk.client)
+        watcher = next(s for s in cluster.servers if s is not server)
+        wait_until(lambda: victim not in watcher.zk.get_all_broker_ids() or watcher.zk.get_controller_id() != victim,
+                   what="the expiry to be seen")  # fmt: skip
+        wait_until(lambda: victim in watcher.zk.get_all_broker_ids(), what="the broker to register again")
+        wait_until(lambda: watcher.zk.get_controller_id() >= 0, what="a controller")
+        cluster.wait_for_brokers(3)
+        cluster.wait_for_leaders("healing", 3)
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
+        for p in range(3):
+            producer.send("healing", value=b"x", partition=p).get(timeout=30)
+        producer.close()
+        messages = [r.getMessage() for r in caplog.records]
+        assert f"Broker {victim}: ZooKeeper session expired" in messages
+        assert f"Broker {victim} re-registered in ZooKeeper under a new session" in messages
     finally:
         cluster.stop()
