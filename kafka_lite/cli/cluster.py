@@ -34,7 +34,9 @@ HEALTHY_TIMEOUT_S = 60
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("cluster", help="a local ZooKeeper + N brokers: up, status, down, kill, restart")
+    parser = subparsers.add_parser(
+        "cluster", help="a local ZooKeeper + N brokers: up, status, down, kill, restart"
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
     up = actions.add_parser("up", help="start ZooKeeper and the brokers")

@@ -32,7 +32,9 @@ RECORDS_PER_BATCH = 200
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("demo", help="a local cluster at work, or the layers under it (the README's run command)")
+    parser = subparsers.add_parser(
+        "demo", help="a local cluster at work, or the layers under it (the README's run command)"
+    )
     parser.add_argument(
         "--dir", type=Path, default=None, help="where to write the demo's files (default: a temp dir)"
     )
