@@ -11,6 +11,7 @@ import pytest
 
 from kafka_lite.cli.main import main
 from kafka_lite.zk.embedded import free_port
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -69,8 +70,13 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
 
         assert create("3", "2") == 0
         capsys.readouterr()
-        assert main(["topics", "--bootstrap-server", bootstrap, "--list"]) == 0
-        assert "cli" in capsys.readouterr().out.split()
+
+        def listed() -> bool:  # every broker learns of the topic from the controller, a moment apart
+            capsys.readouterr()
+            assert main(["topics", "--bootstrap-server", bootstrap, "--list"]) == 0
+            return "cli" in capsys.readouterr().out.split()
+
+        wait_until(listed, what="the new topic in the --list output")
         assert main(["topics", "--bootstrap-server", bootstrap, "--describe", "--topic", "cli"]) == 0
         described = capsys.readouterr().out
         assert len(re.findall(r"│ cli\s+│ \d", described)) == 3
