@@ -321,7 +321,10 @@ class Acceptor(threading.Thread):
 
     def shutdown(self) -> None:
         self._running.clear()
-        self._wake_w.send(b"\x00")
+        try:
+            self._wake_w.send(b"\x00")
+        except OSError:  # the thread has already stopped and closed its sockets
+            pass
 
 
 class SocketServer:

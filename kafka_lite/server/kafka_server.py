@@ -81,6 +81,8 @@ class KafkaServer:
         self.request_handler_pool: KafkaRequestHandlerPool | None = None
         self.producer_id_manager: ProducerIdManager | None = None
         self._started = False
+        self._shutting_down = False
+        self._shutdown_lock = threading.Lock()
         self._shutdown_done = threading.Event()
 
     # --8<-- [start:startup]
@@ -155,6 +157,8 @@ class KafkaServer:
         controller's watch on ``/controller`` re-runs the election by itself."""
         from kazoo.protocol.states import KazooState
 
+        if self._shutting_down:
+            return  # our own close ends the session too: nothing to recover
         if state == KazooState.LOST:
             log.warning("Broker %d: ZooKeeper session expired", self.broker_id)
             self._session_lost = True
@@ -224,8 +228,10 @@ class KafkaServer:
 
     # --8<-- [start:shutdown]
     def shutdown(self) -> None:
-        if self._shutdown_done.is_set():
-            return
+        with self._shutdown_lock:  # once, whoever calls it (a signal handler and a test may both)
+            if self._shutting_down:
+                return
+            self._shutting_down = True
         log.info("Broker %d shutting down", self.broker_id)
         if self.socket_server is not None:
             self.socket_server.shutdown()
