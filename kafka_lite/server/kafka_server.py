@@ -230,6 +230,7 @@ class KafkaServer:
     def shutdown(self) -> None:
         with self._shutdown_lock:  # once, whoever calls it (a signal handler and a test may both)
             if self._shutting_down:
+                log.debug("Broker %d: shutdown called again", self.broker_id, stack_info=True)
                 return
             self._shutting_down = True
         log.info("Broker %d shutting down", self.broker_id)
