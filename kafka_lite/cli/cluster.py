@@ -302,13 +302,21 @@ def _terminate(pid: int, timeout_s: float) -> None:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    deadline = time.monotonic() + timeout_s
-    while _alive(pid) and time.monotonic() < deadline:
-        _reap(pid)
-        time.sleep(0.05)  # waiting for a clean shutdown; bounded by the deadline
-    if _alive(pid):
+    if not _wait_gone(pid, timeout_s):
         os.kill(pid, signal.SIGKILL)
-    _reap(pid)
+        _wait_gone(pid, 10)
+
+
+def _wait_gone(pid: int, timeout_s: float) -> bool:
+    """Wait until ``pid`` has exited (reaping it if it is our child); False if it is still there at
+    the deadline. A signal is delivered asynchronously, so "sent" is not "gone"."""
+    deadline = time.monotonic() + timeout_s
+    while _alive(pid):
+        _reap(pid)
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)  # polling the process table; bounded by the deadline
+    return True
 
 
 def _reap(pid: int) -> None:
@@ -370,10 +378,7 @@ def run_kill(args: argparse.Namespace, console) -> int:
     if not _alive(broker["pid"]):
         raise CliError(f"broker {args.broker} is not running")
     os.kill(broker["pid"], signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while _alive(broker["pid"]) and time.monotonic() < deadline:  # the signal is delivered asynchronously
-        _reap(broker["pid"])
-        time.sleep(0.02)  # waiting for the kernel to end the process; bounded by the deadline
+    _wait_gone(broker["pid"], 10)
     console.print(
         f"broker {args.broker} (pid {broker['pid']}) killed; kafka-lite cluster status shows the rest",
         highlight=False,

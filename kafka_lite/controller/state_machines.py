@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from kafka_lite.zk.zk_utils import LeaderAndIsr
 
@@ -96,10 +96,38 @@ def offline_partition_leader_selector(
     return LeaderAndIsr(leader, current.leader_epoch + 1, isr, current.zk_version + 1), live_assigned
 
 
-class PartitionStateMachine:
+class _StateMachine:
+    """What both machines share: a current state per key (a partition, or a replica), the table of
+    legal transitions, and one batch of broker requests per round of changes."""
+
+    VALID_PREVIOUS_STATES: ClassVar[dict] = {}  # each machine's table
+
     def __init__(self, controller: KafkaController) -> None:
         self.controller = controller
-        self.states: dict[tuple[str, int], PartitionState] = {}
+        self.states: dict = {}
+
+    def handle_state_changes(self, keys: list, target) -> None:
+        """Move each of ``keys`` to ``target``; what the brokers must hear goes out once, at the end."""
+        batch = self.controller.new_batch()
+        for key in keys:
+            self._handle_state_change(key, target, batch)
+        batch.send_requests_to_brokers(self.controller.epoch)
+
+    def _assert_valid_previous_state(self, what: str, current, target) -> None:
+        """Kafka's ``assertValidPreviousStates``: refuse a transition the table does not allow."""
+        if current not in self.VALID_PREVIOUS_STATES[target]:
+            allowed = sorted(s.value for s in self.VALID_PREVIOUS_STATES[target])
+            raise StateChangeFailedException(
+                f"{what} should be in the {allowed} states before moving to {target.value} state. "
+                f"Instead it is in {current.value} state"
+            )
+
+    def _handle_state_change(self, key, target, batch) -> None:
+        raise NotImplementedError
+
+
+class PartitionStateMachine(_StateMachine):
+    VALID_PREVIOUS_STATES = PARTITION_VALID_PREVIOUS_STATES
 
     def startup(self) -> None:
         """Initial states from ZooKeeper's leaders, then bring every New or Offline partition online."""
@@ -122,20 +150,10 @@ class PartitionStateMachine:
         batch.send_requests_to_brokers(self.controller.epoch)
 
     # --8<-- [start:handle_state_changes]
-    def handle_state_changes(self, partitions: list[tuple[str, int]], target: PartitionState) -> None:
-        batch = self.controller.new_batch()
-        for tp in partitions:
-            self._handle_state_change(tp, target, batch)
-        batch.send_requests_to_brokers(self.controller.epoch)
-
     def _handle_state_change(self, tp: tuple[str, int], target: PartitionState, batch) -> None:
         current = self.states.get(tp, P.NON_EXISTENT)
         try:
-            if current not in PARTITION_VALID_PREVIOUS_STATES[target]:
-                raise StateChangeFailedException(
-                    f"Partition {tp[0]}-{tp[1]} should be in the {[s.value for s in PARTITION_VALID_PREVIOUS_STATES[target]]} "
-                    f"states before moving to {target.value} state. Instead it is in {current.value} state"
-                )
+            self._assert_valid_previous_state(f"Partition {tp[0]}-{tp[1]}", current, target)
             if target is P.ONLINE:
                 if current is P.NEW:
                     self._initialize_leader_and_isr(tp, batch)
@@ -204,10 +222,8 @@ class PartitionStateMachine:
                 return
 
 
-class ReplicaStateMachine:
-    def __init__(self, controller: KafkaController) -> None:
-        self.controller = controller
-        self.states: dict[tuple[str, int, int], ReplicaState] = {}
+class ReplicaStateMachine(_StateMachine):
+    VALID_PREVIOUS_STATES = REPLICA_VALID_PREVIOUS_STATES
 
     def startup(self) -> None:
         ctx = self.controller.context
@@ -219,23 +235,15 @@ class ReplicaStateMachine:
         live = [(t, p, r) for (t, p, r), s in self.states.items() if s is R.ONLINE]
         self.handle_state_changes(live, R.ONLINE)
 
-    def handle_state_changes(self, replicas: list[tuple[str, int, int]], target: ReplicaState) -> None:
-        batch = self.controller.new_batch()
-        for replica in replicas:
-            self._handle_state_change(replica, target, batch)
-        batch.send_requests_to_brokers(self.controller.epoch)
-
     def _handle_state_change(self, replica: tuple[str, int, int], target: ReplicaState, batch) -> None:
         topic, partition, broker = replica
         tp = (topic, partition)
         ctx = self.controller.context
         current = self.states.get(replica, R.NON_EXISTENT)
         try:
-            if current not in REPLICA_VALID_PREVIOUS_STATES[target]:
-                raise StateChangeFailedException(
-                    f"Replica {broker} for partition {topic}-{partition} cannot be moved to {target.value} "
-                    f"state as it is being requested to become {current.value}"
-                )
+            self._assert_valid_previous_state(
+                f"Replica {broker} of partition {topic}-{partition}", current, target
+            )
             leadership = ctx.partition_leadership.get(tp)
             if target is R.NEW and leadership is not None:
                 if leadership[0].leader == broker:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import bisect
 import os
 import re
-import struct
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from kafka_lite.common.record.default_record_batch import (
     COMPRESSION_CODEC_MASK,
     HEADER_STRUCT,
     RECORD_BATCH_OVERHEAD,
+    set_base_offset,
     set_log_append_time,
 )
 from kafka_lite.common.record.memory_records import iter_batches
@@ -63,7 +63,6 @@ CLEANED_FILE_SUFFIX = ".cleaned"
 SWAP_FILE_SUFFIX = ".swap"
 EARLIEST_TIMESTAMP = -2  # ListOffsets' special timestamps
 LATEST_TIMESTAMP = -1
-_BASE_OFFSET = struct.Struct(">q")  # a batch's first 8 bytes
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 
 
@@ -296,9 +295,8 @@ class Log:
         # A request's batches arrive in a writable buffer (the network receive's bytearray): patch them
         # there, as Kafka's LogValidator patches the request's ByteBuffer. Read-only bytes get a copy.
         buf = view[: info.valid_bytes] if not view.readonly else bytearray(view[: info.valid_bytes])
-        pack_base_offset = _BASE_OFFSET.pack_into  # set_base_offset, inline: once per batch
         for position, last_offset_delta, _, batch_max_ts in info.batch_spans:
-            pack_base_offset(buf, position, next_offset)
+            set_base_offset(buf, position, next_offset)
             if self.config.log_append_time:
                 set_log_append_time(buf, position, now)
             next_offset += last_offset_delta + 1

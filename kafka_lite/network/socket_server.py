@@ -211,10 +211,7 @@ class Processor(threading.Thread):
 
     def process_disconnected(self) -> None:
         for connection_id in self.selector.disconnected:
-            self._inflight_responses.pop(connection_id, None)
-            ip = self._ips.pop(connection_id, None)
-            if ip is not None:
-                self.connection_quotas.dec(ip)
+            self._forget(connection_id)
 
     def _record(self, request: Request, response_bytes: int) -> None:
         stamps = [
@@ -231,6 +228,11 @@ class Processor(threading.Thread):
 
     def _close(self, connection_id: str) -> None:
         self.selector.close(connection_id)
+        self._forget(connection_id)
+
+    def _forget(self, connection_id: str) -> None:
+        """A connection is gone (closed by us or by the peer): drop its pending response and give its
+        address's slot under ``max.connections.per.ip`` back."""
         self._inflight_responses.pop(connection_id, None)
         ip = self._ips.pop(connection_id, None)
         if ip is not None:

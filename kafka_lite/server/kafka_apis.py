@@ -29,7 +29,7 @@ from kafka_lite.common.errors import (
 from kafka_lite.common.protocol.api_keys import ApiKeys, api_versions
 from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0, RESPONSE_HEADER
 from kafka_lite.common.record import MemoryRecords
-from kafka_lite.common.record.constants import MAGIC_VALUE_V2
+from kafka_lite.common.record.constants import MAGIC_OFFSET, MAGIC_VALUE_V2
 from kafka_lite.common.record.convert import down_convert, up_convert
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.topic import validate_topic_name
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from kafka_lite.server.kafka_server import KafkaServer
 
 log = logging.getLogger(__name__)
-
-MAGIC_OFFSET = 16
 
 
 class DelayedCreateTopics(DelayedOperation):
@@ -141,10 +139,12 @@ class KafkaApis:
 
     # --8<-- [end:handle]
 
-    def _send_response(self, request: Request, body: dict[str, Any]) -> None:
+    def _send_response(self, request: Request, body: dict[str, Any], schema=None) -> None:
+        """Encode ``body`` with the request's response schema (or ``schema``) behind the response
+        header, and hand it to the request's processor."""
         out = PieceWriter()
         RESPONSE_HEADER.write(out, {"correlation_id": request.header.correlation_id})
-        request.api.response_schema(request.header.api_version).write(out, body)
+        (schema or request.api.response_schema(request.header.api_version)).write(out, body)
         request.api_local_complete_ns = self.time.nanoseconds()
         self.request_channel.send_response(
             Response(request.processor, request, ResponseAction.SEND, out.finish())
@@ -156,15 +156,8 @@ class KafkaApis:
         if request.unsupported_version:
             # KIP-35/511: answer in the v0 layout with UNSUPPORTED_VERSION and the versions we speak, so the
             # client can retry with one of them (kafka-python retries at our max, librdkafka at v0).
-            out = PieceWriter()
-            RESPONSE_HEADER.write(out, {"correlation_id": request.header.correlation_id})
-            API_VERSIONS_RESPONSE_V0.write(
-                out, {"error_code": Errors.UNSUPPORTED_VERSION.code, "api_versions": self._api_versions}
-            )
-            request.api_local_complete_ns = self.time.nanoseconds()
-            self.request_channel.send_response(
-                Response(request.processor, request, ResponseAction.SEND, out.finish())
-            )
+            body = {"error_code": Errors.UNSUPPORTED_VERSION.code, "api_versions": self._api_versions}
+            self._send_response(request, body, API_VERSIONS_RESPONSE_V0)
             return
         self._send_response(
             request, {"error_code": 0, "api_versions": self._api_versions, "throttle_time_ms": 0}

@@ -114,11 +114,12 @@ class KafkaConfig:
     """Parsed broker settings; ``values`` holds every setting by its dotted name."""
 
     def __init__(self, props: Mapping[str, Any]) -> None:
-        known = {k: v for k, v in props.items() if CONFIG_DEF._canonical(k) is not None}
-        unknown = sorted(set(props) - set(known))
+        self.values = CONFIG_DEF.parse(props, allow_unknown=True)
+        unknown = sorted(k for k in self.values if k not in CONFIG_DEF.keys)
         if unknown:
             log.info("Ignoring settings kafka_lite does not implement: %s", ", ".join(unknown))
-        self.values = CONFIG_DEF.parse(known)
+            for k in unknown:
+                del self.values[k]
         v = self.values
         if v["zookeeper.connect"] is None:
             raise ConfigException(

@@ -20,7 +20,7 @@ import logging
 import threading
 from pathlib import Path
 
-from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.errors import Errors, KafkaException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.log.log_config import LogConfig
@@ -179,6 +179,11 @@ class KafkaServer:
     # --8<-- [end:new_session]
 
     @property
+    def running(self) -> bool:
+        """Started, and not (yet) shut down."""
+        return self._started and not self._shutting_down
+
+    @property
     def port(self) -> int:
         return self.socket_server.port
 
@@ -219,8 +224,6 @@ class KafkaServer:
             assignment = assign_replicas_to_brokers(brokers, num_partitions, replication_factor)
         if validate_only:
             if topic in self.zk.get_all_topics():
-                from kafka_lite.common.errors import Errors
-
                 raise Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic}' already exists.")
             return len(assignment)
         self.zk.create_topic(topic, assignment, {k: v for k, v in configs.items() if v is not None})

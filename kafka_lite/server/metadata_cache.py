@@ -14,17 +14,10 @@ import threading
 from dataclasses import dataclass
 
 from kafka_lite.common.errors import Errors
+from kafka_lite.zk.zk_utils import Broker
 
 NO_LEADER = -1
 LEADER_DURING_DELETE = -2
-
-
-@dataclass(frozen=True)
-class BrokerEndPoint:
-    id: int
-    host: str
-    port: int
-    rack: str | None = None
 
 
 @dataclass(frozen=True)
@@ -41,7 +34,7 @@ class MetadataCache:
     def __init__(self, broker_id: int) -> None:
         self.broker_id = broker_id
         self._lock = threading.RLock()
-        self._brokers: dict[int, BrokerEndPoint] = {}
+        self._brokers: dict[int, Broker] = {}
         self._partitions: dict[str, dict[int, PartitionState]] = {}
         self.controller_id = -1
         self.controller_epoch = -1
@@ -62,7 +55,7 @@ class MetadataCache:
                     host, port = b["end_points"][0]["host"], b["end_points"][0]["port"]
                 else:
                     continue  # a broker with no end point cannot be reached: leave it out
-                brokers[b["id"]] = BrokerEndPoint(b["id"], host, port, b.get("rack"))
+                brokers[b["id"]] = Broker(b["id"], host, port, b.get("rack"))
             self._brokers = brokers
             for s in body["partition_states"]:
                 topic, partition = s["topic"], s["partition"]
@@ -81,21 +74,13 @@ class MetadataCache:
 
     # --8<-- [end:update]
 
-    def alive_brokers(self) -> list[BrokerEndPoint]:
+    def alive_brokers(self) -> list[Broker]:
         with self._lock:
             return sorted(self._brokers.values(), key=lambda b: b.id)
-
-    def alive_broker(self, broker_id: int) -> BrokerEndPoint | None:
-        with self._lock:
-            return self._brokers.get(broker_id)
 
     def topics(self) -> list[str]:
         with self._lock:
             return sorted(self._partitions)
-
-    def contains(self, topic: str) -> bool:
-        with self._lock:
-            return topic in self._partitions
 
     def partition_state(self, topic: str, partition: int) -> PartitionState | None:
         with self._lock:

@@ -14,6 +14,7 @@ sequences, append to the log, record the producers' new state.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 from kafka_lite.common.errors import NotLeaderForPartitionException
 from kafka_lite.common.record import MemoryRecords
@@ -109,11 +110,8 @@ class Partition:
                     batch = batches.get(position)
                     if batch is not None:
                         self.producer_state.update(
-                            type(batch)(
-                                batch.producer_id, batch.epoch, batch.first_seq, batch.last_seq,
-                                offset, offset + last_delta, batch.timestamp,
-                            )
-                        )  # fmt: skip
+                            replace(batch, first_offset=offset, last_offset=offset + last_delta)
+                        )
                     offset += last_delta + 1
             return info
 

@@ -129,10 +129,6 @@ class ReplicaManager:
     def get_partition(self, tp: TopicPartition) -> Partition | None:
         return self._partitions.get(tp)
 
-    def partitions(self) -> list[Partition]:
-        with self._lock:
-            return list(self._partitions.values())
-
     def get_leader_partition(self, tp: TopicPartition) -> Partition:
         partition = self._partitions.get(tp)
         if partition is None or partition.log is None:

@@ -349,13 +349,20 @@ def _values(n: int) -> list[bytes]:
     return [b"batch-%d-" % b + b"x" * (b % 7 * 40) for b in range(n)]
 
 
-@pytest.mark.points(2)
-def test_a_log_on_your_segment_reads_back_everything_across_rolls_and_reopen(tmp_path):
+def _filled_log(tmp_path, batches: int):
+    """A Log (3000-byte segments, an index entry every 500 bytes) with ``batches`` one-record
+    batches appended through your segment code; returns (config, log, values)."""
     config = LogConfig(segment_bytes=3000, index_interval_bytes=500)
     log = Log(tmp_path / "t-0", config, time=MockTime())
-    values = _values(40)
+    values = _values(batches)
     for b, value in enumerate(values):
         log.append(MemoryRecords.with_records([(TS + b, b"k", value)]))
+    return config, log, values
+
+
+@pytest.mark.points(2)
+def test_a_log_on_your_segment_reads_back_everything_across_rolls_and_reopen(tmp_path):
+    config, log, values = _filled_log(tmp_path, 40)
     assert log.number_of_segments > 2
     assert [r.value for r in read_all(log)] == values
     log.close()
@@ -367,11 +374,7 @@ def test_a_log_on_your_segment_reads_back_everything_across_rolls_and_reopen(tmp
 
 @pytest.mark.points(2)
 def test_a_log_on_your_segment_recovers_from_a_torn_write(tmp_path):
-    config = LogConfig(segment_bytes=3000, index_interval_bytes=500)
-    log = Log(tmp_path / "t-0", config, time=MockTime())
-    values = _values(30)
-    for b, value in enumerate(values):
-        log.append(MemoryRecords.with_records([(TS + b, b"k", value)]))
+    config, log, values = _filled_log(tmp_path, 30)
     recovery_point, active = log.recovery_point, log.active_segment.log.path
     log.close()
     with open(active, "r+b") as f:  # a crash in the middle of writing the last batch

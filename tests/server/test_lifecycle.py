@@ -15,6 +15,17 @@ from tests.support.waiting import wait_until
 pytestmark = pytest.mark.integration
 
 
+def produce(bootstrap: str, topic: str, n: int) -> list[bytes]:
+    """Send ``n`` values with kafka-python's defaults (idempotent, acks=all); return them sorted."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    sent = sorted(f"v{i}".encode() for i in range(n))
+    for v in sent:
+        producer.send(topic, value=v)
+    producer.flush()
+    producer.close()
+    return sent
+
+
 def read_all(bootstrap: str, topic: str, partitions: int) -> list[bytes]:
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=5_000)
     consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
@@ -28,12 +39,7 @@ def test_a_restarted_broker_keeps_what_it_acknowledged_and_skips_recovery(zookee
     cluster = LiteCluster(zookeeper.connect_string, tmp_path, brokers=1).start()
     try:
         cluster.create_topic("kept", partitions=2)
-        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
-        sent = sorted(f"v{i}".encode() for i in range(200))
-        for v in sent:
-            producer.send("kept", value=v)
-        producer.flush()
-        producer.close()
+        sent = produce(cluster.bootstrap_servers, "kept", 200)
         cluster.servers[0].shutdown()
         data = tmp_path / "broker-0"
         assert (data / CLEAN_SHUTDOWN_FILE).exists(), "a clean shutdown leaves its marker"
@@ -102,12 +108,7 @@ def test_a_broker_leaving_and_returning_takes_its_partitions_offline_and_back(zo
     cluster = LiteCluster(zookeeper.connect_string, tmp_path, brokers=3).start()
     try:
         cluster.create_topic("solo", partitions=3, replication_factor=1)
-        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
-        sent = sorted(f"v{i}".encode() for i in range(60))
-        for v in sent:
-            producer.send("solo", value=v)
-        producer.flush()
-        producer.close()
+        sent = produce(cluster.bootstrap_servers, "solo", 60)
         victim = next(s for s in cluster.servers if not s.controller.is_active())
         partitions = [p for p in range(3) if cluster.leader_of("solo", p) == victim.broker_id]
         victim.shutdown()

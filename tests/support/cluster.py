@@ -56,14 +56,14 @@ class LiteCluster:
             return all(
                 len(s.metadata_cache.alive_brokers()) == n and s.metadata_cache.controller_id >= 0
                 for s in self.servers
-                if s._started and not s._shutdown_done.is_set()
+                if s.running
             )
 
         wait_until(ready, what=f"{n} brokers and a controller in every metadata cache")
 
     @property
     def bootstrap_servers(self) -> str:
-        return ",".join(f"127.0.0.1:{s.port}" for s in self.servers if not s._shutdown_done.is_set())
+        return ",".join(f"127.0.0.1:{s.port}" for s in self.servers if s.running)
 
     def admin(self) -> KafkaAdminClient:
         return KafkaAdminClient(self.bootstrap_servers)
