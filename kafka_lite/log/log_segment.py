@@ -97,7 +97,7 @@ class LogSegment:
         first_offset: int,
         largest_timestamp: int,
         offset_of_largest_timestamp: int,
-        records: MemoryRecords | list,
+        records: MemoryRecords,
     ) -> None:
         """Append batches whose offsets are already assigned, adding index entries every interval.
 
@@ -105,18 +105,13 @@ class LogSegment:
         never writes an entry (position 0 needs none: a lookup below the first entry starts there).
         """
         # BEGIN SOLUTION
-        # ``records`` is a MemoryRecords, or a list of buffers to gather-write (see Log.append).
-        data = records if isinstance(records, list) else records.buffer()
-        if not isinstance(data, list):
-            size = len(data)
-        else:
-            size = len(data[0]) if len(data) == 1 else sum(len(p) for p in data)
+        size = records.size_in_bytes()
         if size == 0:
             return
         physical_position = self.log.size_in_bytes()
         if physical_position == 0:
             self.rolling_based_timestamp = largest_timestamp
-        self.log.append(data)
+        self.log.append(records.buffer())
         if largest_timestamp > self.max_timestamp_so_far:
             self.max_timestamp_so_far = largest_timestamp
             self.offset_of_max_timestamp = offset_of_largest_timestamp

@@ -34,15 +34,12 @@ class CorruptIndexException(KafkaException):
 
 
 class OffsetIndex(AbstractIndex):
-    entry_size = 8
+    entry_size = _ENTRY.size  # 8
+    entry_struct = _ENTRY
 
     def __init__(self, path, base_offset: int, max_index_size: int = -1) -> None:
         super().__init__(path, base_offset, max_index_size)
         self._last_offset = self._read_last_offset()
-
-    @staticmethod
-    def _parse_key(buf, position: int) -> int:
-        return _ENTRY.unpack_from(buf, position)[0]  # the relative offset
 
     def entry(self, n: int) -> OffsetPosition:
         """The ``n``-th entry, with the offset made absolute."""
@@ -75,21 +72,18 @@ class OffsetIndex(AbstractIndex):
 
     def append(self, offset: int, position: int) -> None:
         """Add an entry; offsets must increase and fit in 32 bits relative to the base."""
-        with self._lock:
-            if self._entries >= self._max_entries:  # is_full(), inline: this runs on every append
-                raise InvalidOffsetException(f"Attempt to append to a full index (size = {self._entries}).")
-            if self._entries > 0 and offset <= self._last_offset:
-                raise InvalidOffsetException(
-                    f"Attempt to append an offset ({offset}) to position {self._entries} no larger than the "
-                    f"last offset appended ({self._last_offset}) to {self.path}."
-                )
-            relative = offset - self.base_offset
-            if not 0 <= relative <= 2**31 - 1:
-                raise InvalidOffsetException(
-                    f"offset {offset} does not fit relative to base {self.base_offset}"
-                )
-            self._write_entry(_ENTRY.pack(relative, position), relative)
-            self._last_offset = offset
+        if self._entries >= self._max_entries:  # is_full(), inline: this runs on every append
+            raise InvalidOffsetException(f"Attempt to append to a full index (size = {self._entries}).")
+        if self._entries > 0 and offset <= self._last_offset:
+            raise InvalidOffsetException(
+                f"Attempt to append an offset ({offset}) to position {self._entries} no larger than the "
+                f"last offset appended ({self._last_offset}) to {self.path}."
+            )
+        relative = offset - self.base_offset
+        if not 0 <= relative <= 2**31 - 1:
+            raise InvalidOffsetException(f"offset {offset} does not fit relative to base {self.base_offset}")
+        self._write_entry(relative, position)
+        self._last_offset = offset
 
     def truncate_to(self, offset: int) -> None:
         """Remove every entry at or above ``offset`` (after a log truncation)."""

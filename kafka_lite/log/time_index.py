@@ -28,15 +28,13 @@ class TimestampOffset(NamedTuple):
 
 
 class TimeIndex(AbstractIndex):
-    entry_size = 12
+    entry_size = _ENTRY.size  # 12
+    entry_struct = _ENTRY
 
     def __init__(self, path, base_offset: int, max_index_size: int = -1) -> None:
         super().__init__(path, base_offset, max_index_size)
-        self._last_entry = self._read_last_entry()
-
-    @staticmethod
-    def _parse_key(buf, position: int) -> int:
-        return _ENTRY.unpack_from(buf, position)[0]  # the timestamp
+        # The last entry as two ints, not a TimestampOffset: every append reads and replaces it.
+        self._last_timestamp, self._last_offset = self._read_last_entry()
 
     def entry(self, n: int) -> TimestampOffset:
         if n >= self._entries:
@@ -46,7 +44,7 @@ class TimeIndex(AbstractIndex):
 
     @property
     def last_entry(self) -> TimestampOffset:
-        return self._last_entry
+        return TimestampOffset(self._last_timestamp, self._last_offset)
 
     def _read_last_entry(self) -> TimestampOffset:
         if self._entries == 0:
@@ -58,24 +56,21 @@ class TimeIndex(AbstractIndex):
 
     def maybe_append(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
         """Add ``(timestamp, offset)`` if ``timestamp`` is larger than the last entry's."""
-        with self._lock:
-            if not skip_full_check and self._entries >= self._max_entries - 1:  # is_full(), inline
-                raise InvalidOffsetException(
-                    f"Attempt to append to a full time index (size = {self._entries})."
-                )
-            if self._entries > 0 and offset < self._last_entry.offset:
-                raise InvalidOffsetException(
-                    f"Attempt to append an offset ({offset}) to slot {self._entries} no larger than the last "
-                    f"offset appended ({self._last_entry.offset}) to {self.path}."
-                )
-            if self._entries > 0 and timestamp < self._last_entry.timestamp:
-                raise InvalidOffsetException(
-                    f"Attempt to append a timestamp ({timestamp}) to slot {self._entries} no larger than the "
-                    f"last timestamp appended ({self._last_entry.timestamp}) to {self.path}."
-                )
-            if timestamp > self._last_entry.timestamp:
-                self._write_entry(_ENTRY.pack(timestamp, offset - self.base_offset), timestamp)
-                self._last_entry = TimestampOffset(timestamp, offset)
+        if not skip_full_check and self._entries >= self._max_entries - 1:  # is_full(), inline
+            raise InvalidOffsetException(f"Attempt to append to a full time index (size = {self._entries}).")
+        if self._entries > 0 and offset < self._last_offset:
+            raise InvalidOffsetException(
+                f"Attempt to append an offset ({offset}) to slot {self._entries} no larger than the last "
+                f"offset appended ({self._last_offset}) to {self.path}."
+            )
+        if self._entries > 0 and timestamp < self._last_timestamp:
+            raise InvalidOffsetException(
+                f"Attempt to append a timestamp ({timestamp}) to slot {self._entries} no larger than the "
+                f"last timestamp appended ({self._last_timestamp}) to {self.path}."
+            )
+        if timestamp > self._last_timestamp:
+            self._write_entry(timestamp, offset - self.base_offset)
+            self._last_timestamp, self._last_offset = timestamp, offset
 
     def lookup(self, target_timestamp: int) -> TimestampOffset:
         """The entry with the largest timestamp <= target; ``(-1, base_offset)`` if none."""
@@ -92,22 +87,22 @@ class TimeIndex(AbstractIndex):
             while keep > 0 and self.entry(keep - 1).offset >= offset:
                 keep -= 1  # entries are few per segment and truncation is rare: a scan is clear enough
             self._truncate_to_entries(keep)
-            self._last_entry = self._read_last_entry()
+            self._last_timestamp, self._last_offset = self._read_last_entry()
 
     def truncate(self) -> None:
         super().truncate()
-        self._last_entry = self._read_last_entry()
+        self._last_timestamp, self._last_offset = self._read_last_entry()
 
     def resize(self, new_size: int) -> None:
         super().resize(new_size)
-        self._last_entry = self._read_last_entry()
+        self._last_timestamp, self._last_offset = self._read_last_entry()
 
     def sanity_check(self) -> None:
         size = self.path.stat().st_size
-        if self._entries != 0 and self._last_entry.offset < self.base_offset:
+        if self._entries != 0 and self._last_offset < self.base_offset:
             raise CorruptIndexException(
                 f"Corrupt time index found, time index file ({self.path}) has non-zero size but the last "
-                f"offset is {self._last_entry.offset} which is smaller than the base offset {self.base_offset}"
+                f"offset is {self._last_offset} which is smaller than the base offset {self.base_offset}"
             )
         if size % self.entry_size != 0:
             raise CorruptIndexException(f"Time index file {self.path} is corrupt, found {size} bytes")

@@ -106,7 +106,7 @@ class Partition:
                 self.producer_state.take_snapshot(self.log.active_segment.base_offset)
             if batches:
                 offset = info.first_offset
-                for position, last_delta, _, _ in info.batch_spans:
+                for position, last_delta, _ in info.batch_spans:
                     batch = batches.get(position)
                     if batch is not None:
                         self.producer_state.update(

@@ -47,17 +47,10 @@ def _batch(base_offset: int, count: int = 4, size: int | None = None, ts: int = 
     return built
 
 
-def _append(segment: LogSegment, records: MemoryRecords, count: int, ts: int, pieces: int = 0) -> None:
-    """Call your ``append`` as ``Log.append`` does (offsets assigned; largest timestamp and its offset).
-
-    With ``pieces`` > 0 the bytes come as a list of that many buffers, to be written in order.
-    """
+def _append(segment: LogSegment, records: MemoryRecords, count: int, ts: int) -> None:
+    """Call your ``append`` as ``Log.append`` does (offsets assigned; largest timestamp and its offset)."""
     first = next(records.batches()).base_offset
-    data: MemoryRecords | list = records
-    if pieces:
-        view, cut = memoryview(records.buffer()), records.size_in_bytes() // pieces
-        data = [view[i * cut : (i + 1) * cut if i < pieces - 1 else None] for i in range(pieces)]
-    segment.append(first, ts, first + count - 1, data)
+    segment.append(first, ts, first + count - 1, records)
 
 
 def _laid_out(segment: LogSegment, batches: int = 25, count: int = 4, every: int = 3) -> list:
@@ -227,7 +220,7 @@ def test_entries_point_at_batch_starts_and_the_time_index_keeps_the_largest_time
         ts = TS + b * 10 if b % 4 != 3 else TS + 5  # every 4th batch late: producers may send old timestamps
         records = _batch(offset, count, ts=ts)
         position, entries_before = segment.size_in_bytes(), segment.index.entries
-        _append(segment, records, count, ts, pieces=1 + b % 3)  # Log.append passes a list of buffers
+        _append(segment, records, count, ts)
         if ts > largest[0]:
             largest = (ts, offset + count - 1)
         if segment.index.entries > entries_before and (
@@ -237,7 +230,7 @@ def test_entries_point_at_batch_starts_and_the_time_index_keeps_the_largest_time
         layout.append((offset, position, records.size_in_bytes()))
         offset += count
     assert segment.size_in_bytes() == sum(size for _, _, size in layout), (
-        "every byte of every batch goes to the .log, in order (a list holds the pieces of the batches)"
+        "every byte of every batch goes to the .log, in order"
     )
     starts = {position: base for base, position, _ in layout}
     assert segment.index.entries >= 3, "~6 KiB appended with a 1000-byte interval\n" + _layout(segment)

@@ -54,25 +54,15 @@ if _HAVE_C:
         """CRC-32C of ``data`` as an unsigned 32-bit int (``crc32c(b"123456789") == 0xE3069283``)."""
         # The C extension parses its argument as read-only ``bytes`` and rejects memoryviews, so a
         # view is copied first: a memcpy costs about as much as the CRC itself (both run at GB/s),
-        # far less than anything per-record in Python.
+        # far less than anything per-record in Python. Pass a memoryview slice, not a slice of a
+        # bytearray, or the bytes are copied twice (the log's hot path does so).
         return _gcrc.value(data if type(data) is bytes else bytes(data))
-
-    def crc32c_range(buf: bytes | bytearray | memoryview, start: int, end: int) -> int:
-        """CRC-32C of ``buf[start:end]`` with exactly one copy, whatever the buffer's type (slicing a
-        bytearray and then converting it would copy twice): the log's hot path."""
-        if type(buf) is bytes:
-            return _gcrc.value(buf[start:end])
-        with memoryview(buf) as view:
-            return _gcrc.value(bytes(view[start:end]))
 
 else:  # pragma: no cover
 
     def crc32c(data: bytes | bytearray | memoryview) -> int:
         """CRC-32C of ``data`` (pure-Python fallback: google-crc32c's C extension is missing)."""
         return crc32c_pure(data)
-
-    def crc32c_range(buf: bytes | bytearray | memoryview, start: int, end: int) -> int:
-        return crc32c_pure(memoryview(buf)[start:end])
 
 
 def crc32(data: bytes | bytearray | memoryview) -> int:

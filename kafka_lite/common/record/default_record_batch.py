@@ -344,10 +344,13 @@ class DefaultRecordBatch:
 # -- in-place updates the broker makes (outside the CRC, except the LogAppendTime one) ----------------------
 
 
+_BASE_OFFSET = struct.Struct(">q")
+
+
 # --8<-- [start:set_base_offset]
 def set_base_offset(buf: bytearray | memoryview, pos: int, base_offset: int) -> None:
     """Assign offsets to a batch by writing its base offset (outside the CRC: no recompute)."""
-    struct.pack_into(">q", buf, pos + BASE_OFFSET_OFFSET, base_offset)
+    _BASE_OFFSET.pack_into(buf, pos + BASE_OFFSET_OFFSET, base_offset)
 
 
 # --8<-- [end:set_base_offset]

@@ -67,38 +67,16 @@ class FileRecords:
     def size_in_bytes(self) -> int:
         return self._end - self.start
 
-    def append(self, records: bytes | bytearray | memoryview | list) -> int:
-        """Write batches at the end of the file; return the bytes written. Not flushed.
-
-        ``records`` may be a list of buffers, written with one ``pwritev`` (gather write): the log
-        uses it to write a batch with its patched 8-byte base offset in front of the producer's
-        untouched bytes, so the payload is never copied in Python.
-        """
+    def append(self, data: bytes | bytearray | memoryview) -> int:
+        """Write ``data`` (whole batches) at the end of the file; return the bytes written. Not flushed."""
         if self.is_slice:
             raise ValueError("cannot append to a slice of a file")
-        if isinstance(records, list) and len(records) == 1:
-            records = records[0]
-        if not isinstance(records, list):  # the common case: one buffer, one pwrite
-            n = os.pwrite(self._fd, records, self._end)
-            if n == len(records):
-                self._end += n
-                return n
-            records = [memoryview(records)[n:]]
-            self._end += n
-            return n + self.append(records)
-        pieces = [memoryview(p) for p in records]
-        total = sum(len(p) for p in pieces)
-        written = 0
-        while pieces:  # a write may be partial: drop what went out and go on
-            n = os.pwritev(self._fd, pieces, self._end + written)
-            written += n
-            while pieces and n >= len(pieces[0]):
-                n -= len(pieces[0])
-                pieces.pop(0)
-            if pieces and n:
-                pieces[0] = pieces[0][n:]
-        self._end += total
-        return total
+        size = len(data)
+        written = os.pwrite(self._fd, data, self._end)
+        while written < size:  # a write may be partial (a full disk, a signal): go on from there
+            written += os.pwrite(self._fd, memoryview(data)[written:], self._end + written)
+        self._end += size
+        return size
 
     def rename_to(self, path: str | os.PathLike) -> None:
         """Rename the file; the open descriptor keeps working (POSIX renames do not touch open files)."""
