@@ -148,6 +148,18 @@ class MemoryRecords:
     def size_in_bytes(self) -> int:
         return len(self._buf)
 
+    def writable(self) -> MemoryRecords:
+        """These records in a buffer the broker may patch in place: themselves, or a copy.
+
+        A produce request's records come in the network receive's bytearray (writable); records
+        built in memory are ``bytes`` (read-only). Checked by type, as this runs on every append and
+        a memoryview made only to ask ``readonly`` costs more than the rest of the check.
+        """
+        buf = self._buf
+        if type(buf) is bytearray or (type(buf) is memoryview and not buf.readonly):
+            return self
+        return MemoryRecords(bytearray(buf))
+
     def __len__(self) -> int:
         return len(self._buf)
 
