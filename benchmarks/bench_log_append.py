@@ -36,9 +36,10 @@ def _batch() -> MemoryRecords:
     while size + 120 < BATCH_BYTES:
         records.append((SYSTEM.milliseconds(), None, os.urandom(100)))
         size += 110
-    # As the broker gets it: in a writable buffer (a network receive's bytearray), which the log
-    # patches in place when it assigns offsets.
-    return MemoryRecords(bytearray(MemoryRecords.with_records(records).buffer()))
+    # As the broker gets it: a memoryview into the network receive's bytearray (the RECORDS field of a
+    # produce request decodes to a view, never a copy), which the log patches in place when it assigns
+    # offsets.
+    return MemoryRecords(memoryview(bytearray(MemoryRecords.with_records(records).buffer())))
 
 
 def plain_write(directory: Path, payload: bytes, count: int) -> float:

@@ -105,13 +105,14 @@ class LogSegment:
         never writes an entry (position 0 needs none: a lookup below the first entry starts there).
         """
         # BEGIN SOLUTION
-        size = records.size_in_bytes()
+        data = records.buffer()
+        size = len(data)
         if size == 0:
             return
         physical_position = self.log.size_in_bytes()
         if physical_position == 0:
             self.rolling_based_timestamp = largest_timestamp
-        self.log.append(records.buffer())
+        self.log.append(data)
         if largest_timestamp > self.max_timestamp_so_far:
             self.max_timestamp_so_far = largest_timestamp
             self.offset_of_max_timestamp = offset_of_largest_timestamp
