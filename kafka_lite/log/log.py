@@ -65,6 +65,7 @@ EARLIEST_TIMESTAMP = -2  # ListOffsets' special timestamps
 LATEST_TIMESTAMP = -1
 # Read once: in Python 3.11 an enum member read costs ~70 ns, and the append path is counted in us.
 _NO_COMPRESSION = CompressionType.NONE
+# Builds a NamedTuple without its Python-level __new__ (see Log.append).
 _new_tuple = tuple.__new__
 # The header fields validation reads; the rest (epoch, first timestamp, producer fields) are skipped.
 _VALIDATED = header_struct(
@@ -76,7 +77,7 @@ _VALIDATED = header_struct(
     "lastOffsetDelta",
     "maxTimestamp",
     "recordsCount",
-)  # builds a NamedTuple without its Python-level __new__ (see Log.append)
+)
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 
 

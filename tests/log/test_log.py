@@ -48,6 +48,21 @@ def test_append_assigns_offsets_and_read_returns_whole_batches(tmp_path):
         log.read(6, 100)
 
 
+def test_append_patches_a_writable_buffer_in_place_and_never_the_callers_bytes(tmp_path):
+    log = _log(tmp_path)
+    log.append(_records(2))
+    built = _records(3).buffer()  # bytes, as a producer-side builder makes them
+    log.append(MemoryRecords(built))
+    assert next(MemoryRecords(built).batches()).base_offset == 0  # the log patched a copy
+    received = memoryview(bytearray(built))  # as a produce request's records arrive: a view of the receive
+    info = log.append(MemoryRecords(received))
+    assert info.first_offset == 5
+    assert (
+        next(MemoryRecords(received).batches()).base_offset == 5
+    )  # patched where it lay, as LogValidator does
+    assert [r.offset for r in read_all(log)] == list(range(8))
+
+
 def test_rolls_by_size_by_time_and_by_full_index(tmp_path):
     time = MockTime()
     log = _log(tmp_path, time, segment_bytes=2000)

@@ -18,7 +18,13 @@ from kafka_lite.common.record import (
 )
 from kafka_lite.common.record.convert import down_convert, up_convert
 from kafka_lite.common.record.crc import crc32c, crc32c_pure
-from kafka_lite.common.record.default_record_batch import set_base_offset, set_log_append_time
+from kafka_lite.common.record.default_record_batch import (
+    HEADER_FIELDS,
+    HEADER_STRUCT,
+    header_struct,
+    set_base_offset,
+    set_log_append_time,
+)
 from kafka_lite.common.record.inspect import caret_dump, describe_batch
 
 from .strategies import BASE_TS, legacy_codecs, records_v2
@@ -78,6 +84,36 @@ def test_broker_patches_base_offset_without_touching_the_crc():
     after.ensure_valid()  # still valid: baseOffset is outside the CRC
     assert after.checksum == before.checksum
     assert [r.offset for r in after] == [1000, 1001, 1002]
+
+
+def test_header_struct_unpacks_only_the_named_fields_at_their_places():
+    buf = MemoryRecords.with_records(
+        [(BASE_TS, b"k", b"v"), (BASE_TS + 7, b"k", b"w")],
+        producer_id=4321,
+        producer_epoch=3,
+        base_sequence=9,
+    ).buffer()
+    every = dict(zip([f.name for f in HEADER_FIELDS], HEADER_STRUCT.unpack_from(buf), strict=True))
+    names = ("baseOffset", "magic", "crc", "maxTimestamp", "recordsCount")
+    narrow = header_struct(*names)
+    assert narrow.size == HEADER_STRUCT.size  # the skipped fields are padding: positions do not move
+    assert narrow.unpack_from(buf) == tuple(every[n] for n in names)
+    assert every["producerId"] == 4321 and every["maxTimestamp"] == BASE_TS + 7
+    with pytest.raises(ValueError, match="no header field named \\['lenght'\\]"):
+        header_struct("baseOffset", "lenght")
+
+
+def test_writable_patches_in_place_only_what_the_caller_handed_over_writable():
+    data = MemoryRecords.with_records([(BASE_TS, b"k", b"v")]).buffer()
+    assert type(data) is bytes
+    for writable in (bytearray(data), memoryview(bytearray(data))):
+        records = MemoryRecords(writable)
+        assert records.writable() is records
+    for read_only in (data, memoryview(data)):
+        copy = MemoryRecords(read_only).writable()
+        assert copy.buffer() is not read_only and bytes(copy.buffer()) == data
+        set_base_offset(copy.buffer(), 0, 99)  # patchable, and the original is untouched
+        assert bytes(read_only) == data
 
 
 def test_log_append_time_rewrites_timestamps_and_crc():
