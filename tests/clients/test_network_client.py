@@ -87,7 +87,14 @@ class AnswerServer:
         }  # fmt: skip
 
     def close(self) -> None:
+        # Closing alone leaves the accepting thread blocked in accept() on Linux; shutdown wakes it.
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.listener.close()
+        self._thread.join(timeout=5)
+        assert not self._thread.is_alive(), "the answer server's accept loop did not stop"
 
 
 def _created(request: dict) -> dict:
