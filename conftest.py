@@ -23,6 +23,24 @@ settings.register_profile("dev", deadline=None, max_examples=100)
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+def _kazoo_draws_from_its_own_random() -> None:
+    """kazoo's connection thread draws a jitter from the *global* ``random`` on every pass of its
+    loop (several times a second per client). The session-scoped test cluster keeps three brokers'
+    clients running in a worker while other tests run there, and Hypothesis checks that the global
+    ``random`` does not change during a draw: a ZooKeeper ping landing mid-draw made it warn, on
+    whichever property test was running. kazoo gets a generator of its own; it only needs jitter."""
+    import random
+
+    from kazoo import retry
+    from kazoo.protocol import connection
+
+    connection.random = random.Random()
+    retry.random = random.Random()
+
+
+_kazoo_draws_from_its_own_random()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.suffix == ".ipynb":
