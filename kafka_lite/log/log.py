@@ -289,8 +289,9 @@ class Log:
             segment = self._maybe_roll(info.valid_bytes, info.max_timestamp, now)
             segment.append(info.first_offset, info.max_timestamp, info.offset_of_max_timestamp, records)
             end_offset = info.last_offset + 1
-            # Kafka's updateLogEndOffset. The tuple is built directly: a NamedTuple's own __new__ is a
-            # Python-level call that costs twice as much, and this runs on every append.
+            # _update_log_end_offset (Kafka's updateLogEndOffset), inline: this runs on every append, so
+            # the segment in hand is used rather than looked up again, and the tuple is built directly (a
+            # NamedTuple's own __new__ is a Python-level call that costs twice as much).
             self._next_offset_metadata = _new_tuple(
                 LogOffsetMetadata, (end_offset, segment.base_offset, segment.size_in_bytes())
             )

@@ -68,18 +68,21 @@ HEADER_FIELDS: tuple[HeaderField, ...] = (
 )
 # --8<-- [end:header_fields]
 
-HEADER_STRUCT = struct.Struct(">qiibIhiqqqhii")
-RECORD_BATCH_OVERHEAD = HEADER_STRUCT.size  # 61
-
 
 def header_struct(*names: str) -> struct.Struct:
     """A Struct over the whole header that unpacks only the fields ``names`` (in header order) and
     skips the rest as padding: a hot loop that reads a few fields pays for no Python ints it drops."""
-    unknown = set(names) - {f.name for f in HEADER_FIELDS}
+    order = [f.name for f in HEADER_FIELDS]
+    unknown = set(names) - set(order)
     if unknown:
         raise ValueError(f"no header field named {sorted(unknown)}")
+    if list(names) != [n for n in order if n in names]:
+        raise ValueError(f"header fields {list(names)} are not in header order {order}")
     return struct.Struct(">" + "".join(f.fmt[1:] if f.name in names else f"{f.size}x" for f in HEADER_FIELDS))
 
+
+HEADER_STRUCT = header_struct(*(f.name for f in HEADER_FIELDS))  # ">qiibIhiqqqhii", from the table
+RECORD_BATCH_OVERHEAD = HEADER_STRUCT.size  # 61
 
 BASE_OFFSET_OFFSET = 0
 LENGTH_OFFSET = 8

@@ -101,6 +101,8 @@ def test_header_struct_unpacks_only_the_named_fields_at_their_places():
     assert every["producerId"] == 4321 and every["maxTimestamp"] == BASE_TS + 7
     with pytest.raises(ValueError, match="no header field named \\['lenght'\\]"):
         header_struct("baseOffset", "lenght")
+    with pytest.raises(ValueError, match="not in header order"):
+        header_struct("crc", "magic")  # would unpack magic first and call it crc
 
 
 def test_writable_patches_in_place_only_what_the_caller_handed_over_writable():
