@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import struct
+from array import array
 
 import pytest
 from hypothesis import given, settings
@@ -121,3 +123,20 @@ def test_index_rules(tmp_path):
         time_index.maybe_append(BASE_TS + 3, 58)
     time_index.maybe_append(BASE_TS + 3, 58, skip_full_check=True)
     assert time_index.lookup(BASE_TS + 1) == (BASE_TS, 55) and time_index.lookup(0) == (-1, 50)
+
+
+@pytest.mark.parametrize("index_class", [OffsetIndex, TimeIndex])
+def test_the_in_memory_keys_are_as_wide_as_the_key_field(index_class):
+    # Narrower would overflow on append; wider would halve the keys per cache line in a big index's search.
+    key_field = index_class.entry_struct.format.lstrip("<>!=@")[0]
+    assert array(index_class.key_typecode).itemsize == struct.calcsize("<" + key_field)
+
+
+def test_lookup_past_the_four_byte_relative_range_finds_the_last_entry(tmp_path):
+    # The keys are 4-byte relative offsets; a target beyond 2^31 past the base is compared, never stored.
+    index = OffsetIndex(tmp_path / "0.index", 1000, max_index_size=80)
+    index.append(1000 + 2**31 - 1, 4096)  # the largest relative offset an entry can hold
+    assert index.lookup(1000 + 2**40) == (1000 + 2**31 - 1, 4096)
+    assert index.lookup(999) == (1000, 0)
+    with pytest.raises(InvalidOffsetException, match="does not fit"):
+        index.append(1000 + 2**31, 8192)
