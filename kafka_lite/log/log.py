@@ -35,7 +35,7 @@ from kafka_lite.common.errors import (
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import LOG_OVERHEAD, MAGIC_VALUE_V2, NO_TIMESTAMP
-from kafka_lite.common.record.crc import crc32c
+from kafka_lite.common.record.crc import crc32c_bytes
 from kafka_lite.common.record.default_record_batch import (
     ATTRIBUTES_OFFSET,
     COMPRESSION_CODEC_MASK,
@@ -290,10 +290,11 @@ class Log:
             segment.append(info.first_offset, info.max_timestamp, info.offset_of_max_timestamp, records)
             end_offset = info.last_offset + 1
             # _update_log_end_offset (Kafka's updateLogEndOffset), inline: this runs on every append, so
-            # the segment in hand is used rather than looked up again, and the tuple is built directly (a
-            # NamedTuple's own __new__ is a Python-level call that costs twice as much).
+            # the segment in hand is used rather than looked up again, its size is asked of its file
+            # (segment.size_in_bytes() would only pass the question on), and the tuple is built directly
+            # (a NamedTuple's own __new__ is a Python-level call that costs twice as much).
             self._next_offset_metadata = _new_tuple(
-                LogOffsetMetadata, (end_offset, segment.base_offset, segment.size_in_bytes())
+                LogOffsetMetadata, (end_offset, segment.base_offset, segment.log.size_in_bytes())
             )
             if end_offset - self.recovery_point >= self.config.flush_interval:  # unflushed_messages(), inline
                 self.flush()
@@ -341,8 +342,8 @@ class Log:
         bytes end in a partial batch is refused whole, so ``valid_bytes`` is always the full size.
         """
         buf = records.buffer()
-        # The CRC's input is a slice of a view: one copy, not two. A produce request's records already
-        # are a view into the network receive.
+        # The CRC's input is copied once, from a slice of a view, into the ``bytes`` google-crc32c
+        # takes. A produce request's records already are a view into the network receive.
         view = buf if type(buf) is memoryview else memoryview(buf)
         end = len(view)
         first = last = -1
@@ -370,7 +371,7 @@ class Log:
                     f"The record batch at byte {pos} is {size} bytes, larger than "
                     f"max.message.bytes ({self.config.max_message_size}) of {self.name}."
                 )
-            if crc32c(view[pos + ATTRIBUTES_OFFSET : pos + size]) != crc:
+            if crc32c_bytes(bytes(view[pos + ATTRIBUTES_OFFSET : pos + size])) != crc:
                 self._raise_invalid(buf, pos)
             if base <= last:
                 raise CorruptRecordException(f"batch offsets in the append to {self.name} do not increase")
@@ -410,7 +411,7 @@ class Log:
         """Roll when the active segment would pass ``segment.bytes``, is older than ``segment.ms``
         (less jitter), or has a full index."""
         segment = self._segments[self._bases[-1]]  # active_segment, inline: a property costs a C-level call
-        size = segment.size_in_bytes()
+        size = segment.log.size_in_bytes()  # segment.size_in_bytes() asks its file: ask the file
         reached_roll_ms = (
             segment.time_waited_for_roll(now, max_timestamp) > self.config.segment_ms - segment.roll_jitter_ms
         )

@@ -17,7 +17,7 @@ from kafka_lite.common.record import (
     TimestampType,
 )
 from kafka_lite.common.record.convert import down_convert, up_convert
-from kafka_lite.common.record.crc import crc32c, crc32c_pure
+from kafka_lite.common.record.crc import crc32c, crc32c_bytes, crc32c_pure
 from kafka_lite.common.record.default_record_batch import (
     HEADER_FIELDS,
     HEADER_STRUCT,
@@ -36,6 +36,7 @@ def test_crc32c_check_value_and_fallback_agree():
     assert crc32c(b"123456789") == 0xE3069283
     data = os.urandom(1000)
     assert crc32c(data) == crc32c_pure(data) == crc32c(memoryview(bytearray(data)))
+    assert crc32c_bytes(data) == crc32c(data)  # the log's entry point: bytes in, the same CRC out
 
 
 def test_builder_fields_producer_and_control_bits():
