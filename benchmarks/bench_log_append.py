@@ -125,6 +125,7 @@ def main() -> None:
         for _ in range(args.repeat):
             os.sync()  # each repeat starts with no dirty pages from the last
             runs.append(interleaved(directory, records, count, chunk))
+        os.sync()  # the appends' dirty pages written back now, not by the kernel during the lookups
         lookups = lookup_costs(directory, rounds=args.repeat)
     mib = 1024 * 1024
     total = count * size
