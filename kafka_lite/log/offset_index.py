@@ -36,7 +36,6 @@ class CorruptIndexException(KafkaException):
 class OffsetIndex(AbstractIndex):
     entry_size = _ENTRY.size  # 8
     entry_struct = _ENTRY
-    key_typecode = "i"  # relative offsets are int32
 
     def __init__(self, path, base_offset: int, max_index_size: int = -1) -> None:
         super().__init__(path, base_offset, max_index_size)

@@ -30,7 +30,6 @@ class TimestampOffset(NamedTuple):
 class TimeIndex(AbstractIndex):
     entry_size = _ENTRY.size  # 12
     entry_struct = _ENTRY
-    key_typecode = "q"  # timestamps are int64
 
     def __init__(self, path, base_offset: int, max_index_size: int = -1) -> None:
         super().__init__(path, base_offset, max_index_size)
