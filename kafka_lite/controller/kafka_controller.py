@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.topic import TopicPartition
 from kafka_lite.controller.channel_manager import ControllerBrokerRequestBatch, ControllerChannelManager
 from kafka_lite.controller.state_machines import (
     PartitionState,
@@ -46,8 +47,6 @@ from kafka_lite.zk.zk_utils import (
 )
 
 log = logging.getLogger(__name__)
-
-TopicPartition = tuple[str, int]
 
 
 class ControllerContext:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.topic import TopicPartition
 from kafka_lite.log.checkpoint import read_checkpoint, write_checkpoint
 from kafka_lite.log.log import CLEAN_SHUTDOWN_FILE, Log, parse_topic_partition
 from kafka_lite.log.log_cleaner import LogCleaner
@@ -38,8 +39,6 @@ from kafka_lite.utils.scheduler import Scheduler
 
 RECOVERY_POINT_CHECKPOINT_FILE = "recovery-point-offset-checkpoint"
 log = logging.getLogger(__name__)
-
-TopicPartition = tuple[str, int]
 
 
 class LogManager:

@@ -30,7 +30,7 @@ from kafka_lite.common.errors import (
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.common.topic import validate_topic_name
+from kafka_lite.common.topic import TopicPartition, validate_topic_name
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
@@ -38,8 +38,6 @@ from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
 
 log = logging.getLogger(__name__)
-
-TopicPartition = tuple[str, int]
 
 
 @dataclass
