@@ -8,9 +8,12 @@ Differs: schemas are shared Python values rather than Java constants; a version 
          change points at the same schema object (Kafka does the same: ``PRODUCE_REQUEST_V1 =
          PRODUCE_REQUEST_V0``).
 
-The version range per API is DESIGN §4's table: a Kafka 0.11-era set verified with the four real
-clients, non-flexible versions only. ``REQUESTS[api_key][version]`` and ``RESPONSES[...]`` are the
-schemas; the docs print them and the tests walk them.
+The versions are a Kafka 0.11-era set that kafka-python, confluent-kafka (librdkafka), aiokafka and
+kcat all work with: client APIs from version 0 (old librdkafka asks for exact versions), plus
+ApiVersions v2 and InitProducerId v1; inter-broker APIs at their Kafka 0.11 versions; none of the
+later "flexible" versions (tagged fields, compact strings). ``REQUESTS[api_key][version]`` and
+``RESPONSES[...]`` are the schemas; ApiVersions advertises the range each table spans, the docs print
+them and the tests walk them.
 """
 
 from __future__ import annotations

@@ -14,15 +14,12 @@ warning line (as Kafka's ``SocketServer`` does), never a traceback.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Any
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.messages import REQUEST_HEADER, REQUEST_HEADER_V0, RESPONSE_HEADER
 from kafka_lite.common.protocol.types import Reader, SchemaException, decode, encode
-
-_HEADER_FIXED = struct.Struct(">hhi")
 
 
 class UnknownApiKeyException(SchemaException):

@@ -2,10 +2,18 @@
 
 Mirrors: org.apache.kafka.common.protocol.types (Type, Schema, Field, ArrayOf, Struct,
          SchemaException; clients/.../common/protocol/types/, Kafka 0.11.0)
-Book:    chapter 2 (every request and response is a schema of these types)
-Differs: a decoded struct is a plain ``dict`` (field name -> value) rather than Kafka's ``Struct``;
-         consecutive fixed-width fields are read with one ``struct.unpack_from`` (a schema is
-         "compiled" once), which is most of why decoding is fast in Python.
+Book:    chapter 2, 2.1.2 (the sender thread builds each request from a schema), 2.3 (the
+         server reads each request back with the same schema)
+Differs: a decoded struct is a plain ``dict`` (field name -> value) rather than Kafka's ``Struct``,
+         and a value to encode is any mapping with those keys (a missing key takes the field's
+         default); ``Reader`` plays the part of Java's ``ByteBuffer``; an error carries the field
+         path and the byte offset, where Kafka's chains one "Error reading field" message per level.
+
+A schema is data: an ordered list of fields, each with a type. ``Schema.read`` walks its fields and
+lets each type read itself from the ``Reader``, exactly as Kafka's ``Schema.read`` does; a field
+that is itself a schema or an array of schemas walks in turn. ``Schema.write`` is the same walk.
+Record data (``RECORDS``) decodes to a ``memoryview`` into the frame: the protocol layer never copies
+record batches nor looks inside them; the record and log layers read them.
 
 Safety, because a broker reads bytes from anyone: before anything is allocated, every length is
 checked against the bytes that remain: a string of 2 GiB claimed in a 40-byte frame fails at once,
@@ -17,7 +25,7 @@ failure is a ``SchemaException`` naming the field path and the byte offset.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kafka_lite.common.errors import KafkaException
@@ -64,11 +72,10 @@ class Reader:
 
 
 class Type:
-    """A wire type: how to read, write and size one value."""
+    """A wire type: how to read one value from a ``Reader`` and append one to a ``bytearray``."""
 
     name = "?"
     min_size = 0  # the fewest bytes one value can take: bounds array counts before allocating
-    fixed: struct.Struct | None = None  # set for fixed-width numbers, so schemas can merge them
 
     def read(self, r: Reader) -> Any:
         raise NotImplementedError
@@ -76,33 +83,27 @@ class Type:
     def write(self, out: bytearray, value: Any) -> None:
         raise NotImplementedError
 
-    def validate(self, value: Any) -> Any:
-        return value
-
     def __repr__(self) -> str:
         return self.name
 
 
 class _Number(Type):
+    """A big-endian integer of fixed width (``fmt`` is its ``struct`` format), from ``lo`` to ``hi``."""
+
     def __init__(self, name: str, fmt: str, lo: int, hi: int) -> None:
         self.name = name
-        self.fixed = struct.Struct(fmt)
-        self.min_size = self.fixed.size
+        self.format = struct.Struct(fmt)
+        self.min_size = self.format.size
         self.lo, self.hi = lo, hi
 
     def read(self, r: Reader) -> int:
         r.need(self.min_size, self.name)
-        (value,) = self.fixed.unpack_from(r.buf, r.pos)
+        (value,) = self.format.unpack_from(r.buf, r.pos)
         r.pos += self.min_size
         return value
 
     def write(self, out: bytearray, value: int) -> None:
-        out += self.fixed.pack(value)
-
-    def validate(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not self.lo <= value <= self.hi:
-            raise SchemaException(f"{value!r} is not a valid {self.name}")
-        return value
+        out += self.format.pack(value)  # struct.error for a value out of range or not an int
 
 
 class _Boolean(Type):
@@ -204,6 +205,9 @@ class _Bytes(Type):
 
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
+# What a primitive's write raises for a value of the wrong kind (``struct.pack("x")``, ``None.encode``,
+# a number out of range); Schema and ArrayOf turn it into a SchemaException naming the field.
+_WRITE_ERRORS = (struct.error, TypeError, ValueError, AttributeError)
 
 
 class _Varint(Type):
@@ -285,113 +289,35 @@ class Schema(Type):
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate field names in schema: {names}")
         self.min_size = sum(f.type.min_size for f in fields)
-        self._plan = self._compile()
-        self._fast = None  # generated on first use by _compile_fast_reader
-        self._fast_writer = None  # and by _compile_fast_writer
-
-    def _compile(self) -> list[tuple]:
-        """Group runs of fixed-width numbers into one ``Struct`` each: ``("fixed", names, struct)``,
-        and everything else into ``("one", field)`` steps."""
-        plan: list[tuple] = []
-        run: list[Field] = []
-
-        def flush() -> None:
-            if run:
-                fmt = ">" + "".join(f.type.fixed.format.lstrip(">") for f in run)
-                plan.append(("fixed", tuple(f.name for f in run), struct.Struct(fmt)))
-                run.clear()
-
-        for f in self.fields:
-            if f.type.fixed is not None:
-                run.append(f)
-            else:
-                flush()
-                plan.append(("one", f))
-        flush()
-        return plan
 
     def read(self, r: Reader) -> dict[str, Any]:
-        """Decode with the generated fast reader; on any problem, decode again with the plain one,
-        which raises the precise error (field path and byte offset). Errors are rare; speed is not."""
-        fast = self._fast or self._compile_fast_reader()
-        try:
-            value, r.pos = fast(r.buf, r.pos, r.end)
-            return value
-        except (_Fail, struct.error, UnicodeDecodeError):
-            return self.read_checked(r)
-
-    def read_checked(self, r: Reader) -> dict[str, Any]:
-        """The plain, step-by-step reader: slower, and it names the field and byte of any error."""
+        """Read each field in order with its own type (Kafka's ``Schema.read``)."""
         value: dict[str, Any] = {}
-        for step in self._plan:
-            if step[0] == "fixed":
-                names, st = step[1], step[2]
-                if st.size > r.end - r.pos:
-                    raise SchemaException(
-                        f"needs {st.size} bytes, {r.end - r.pos} remain", field=names[0], position=r.pos
-                    )
-                value.update(zip(names, st.unpack_from(r.buf, r.pos), strict=True))
-                r.pos += st.size
-            else:
-                f = step[1]
-                try:
-                    value[f.name] = f.type.read(r)
-                except SchemaException as e:
-                    raise e.under(f.name) from None
-        return value
-
-    def _compile_fast_reader(self):
-        """Generate straight-line Python for this schema: ``read(buf, pos, end) -> (value, pos)``.
-
-        Why: the plain reader dispatches per field (a loop, a method call, a Reader update each),
-        which is most of a decode's cost in Python. The generated function reads runs of fixed
-        fields with one ``unpack_from``, inlines strings, bytes and arrays, and calls the generated
-        readers of nested schemas. It checks every length against ``end`` like the plain reader, but
-        only raises ``_Fail``; ``read`` then re-reads with the plain reader for the precise message.
-        """
-        from kafka_lite.common.protocol.codegen import FastReaderSource  # codegen imports this module
-
-        source, env = FastReaderSource(self).build()
-        namespace: dict[str, Any] = {}
-        exec(compile(source, f"<fast reader for {self.name[:60]}>", "exec"), env, namespace)
-        self._fast = namespace["read"]
-        return self._fast
-
-    def write(self, out: bytearray, value: dict[str, Any]) -> None:
-        """Encode with the generated writer; on any problem, undo and encode again with the plain
-        writer, which raises the precise error (which field, which value)."""
-        fast = self._fast_writer or self._compile_fast_writer()
-        start = len(out)
-        try:
-            fast(out, value)
-        except (struct.error, TypeError, AttributeError, KeyError, UnicodeEncodeError, _Fail):
-            del out[start:]
-            try:
-                self.write_checked(out, value)
-            except SchemaException:
-                del out[start:]  # never leave half a message in the caller's buffer
-                raise
-
-    def _compile_fast_writer(self):
-        """Generate ``write(out, value)``: the writer's twin of ``_compile_fast_reader``."""
-        from kafka_lite.common.protocol.codegen import FastWriterSource
-
-        source, env = FastWriterSource(self).build()
-        namespace: dict[str, Any] = {}
-        exec(compile(source, f"<fast writer for {self.name[:60]}>", "exec"), env, namespace)
-        self._fast_writer = namespace["write"]
-        return self._fast_writer
-
-    def write_checked(self, out: bytearray, value: dict[str, Any]) -> None:
-        """The plain, field-by-field writer: slower, and it names the field of any error."""
         for f in self.fields:
             try:
-                item = value[f.name] if f.name in value else f.default
-                f.type.write(out, item)
+                value[f.name] = f.type.read(r)
             except SchemaException as e:
                 raise e.under(f.name) from None
-            except (struct.error, TypeError, AttributeError, KeyError) as e:
-                raise SchemaException(f"cannot write {item!r} as {f.type!r}: {e}", field=f.name) from None
+        return value
+
+    def write(self, out: bytearray, value: Mapping[str, Any]) -> None:
+        """Append each field in order with its own type (Kafka's ``Schema.write``). On an error,
+        nothing of this value stays in ``out``."""
+        if not isinstance(value, Mapping):
+            raise SchemaException(f"{value!r} is not a struct of {self.name}")
+        start = len(out)
+        try:
+            for f in self.fields:
+                item = value.get(f.name, f.default)
+                try:
+                    f.type.write(out, item)
+                except SchemaException as e:
+                    raise e.under(f.name) from None
+                except _WRITE_ERRORS as e:
+                    raise SchemaException(f"cannot write {item!r} as {f.type!r}: {e}", field=f.name) from None
+        except SchemaException:
+            del out[start:]
+            raise
 
     def __getitem__(self, name: str) -> Field:
         for f in self.fields:
@@ -426,16 +352,10 @@ class ArrayOf(Type):
                 f"array claims {count} elements of at least {self._element_min} bytes, {r.end - r.pos} bytes remain",
                 position=start,
             )
-        element = self.element
-        if element.fixed is not None:  # an array of numbers: one unpack for all of them
-            st = struct.Struct(">" + element.fixed.format.lstrip(">") * count)
-            values = list(st.unpack_from(r.buf, r.pos))
-            r.pos += st.size
-            return values
         values = []
         for i in range(count):
             try:
-                values.append(element.read(r))
+                values.append(self.element.read(r))
             except SchemaException as e:
                 raise e.under(f"[{i}]") from None
         return values
@@ -452,10 +372,10 @@ class ArrayOf(Type):
                 self.element.write(out, v)
             except SchemaException as e:
                 raise e.under(f"[{i}]") from None
-
-
-class _Fail(Exception):
-    """Raised inside a generated reader: something is wrong; the plain reader will say what."""
+            except _WRITE_ERRORS as e:
+                raise SchemaException(
+                    f"cannot write {v!r} as {self.element!r}: {e}", field=f"[{i}]"
+                ) from None
 
 
 def decode(

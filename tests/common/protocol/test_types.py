@@ -34,6 +34,18 @@ def test_a_cut_frame_names_the_field_and_offset():
         decode(PRODUCE, frame + b"\x00")
 
 
+def test_an_array_count_is_checked_against_the_bytes_left_before_any_element_is_read():
+    import struct
+
+    frame = encode(PRODUCE, _produce(0))
+    at = 2 + 2 + 4  # transactional_id (null), acks, timeout: then the topic_data count
+    claimed = frame[:at] + struct.pack(">i", 1_000_000) + frame[at + 4 :]
+    with pytest.raises(SchemaException) as e:
+        decode(PRODUCE, claimed)
+    assert (e.value.field, e.value.position) == ("topic_data", at)
+    assert "claims 1000000 elements" in e.value.reason
+
+
 def test_varint_types_match_the_record_layers_encoding_and_reject_garbage():
     from kafka_lite.common.protocol.api_keys import api_versions
     from kafka_lite.common.protocol.types import UNSIGNED_VARINT, VARINT, VARLONG, Field, Schema
