@@ -191,6 +191,7 @@ class BookMap:
     book: Book
     rows: dict[str, Row]  # every section of the book, in its order
     throughout: list[Module]  # modules used everywhere, tied to no section
+    beyond: list[Module]  # modules whose Book line names no section (Kafka after the book)
     modules: dict[str, Module]
     notebooks: list[Notebook]
     labs: list[Lab]
@@ -307,11 +308,12 @@ def build_book_map(root: Path = ROOT) -> BookMap:
         for number in lab.sections:
             rows[number].labs.append(lab)
     throughout = [m for m in modules.values() if m.cross_cutting]
+    beyond = [m for m in modules.values() if not m.cross_cutting and not m.sections]
     guides = {
         int(re.match(r"ch(\d+)_", path.parent.name).group(1)): path.relative_to(root).as_posix()
         for path in sorted((root / "chapters").glob("ch*_*/index.md"))
     }
-    return BookMap(book, rows, throughout, modules, notebooks, labs, guides)
+    return BookMap(book, rows, throughout, beyond, modules, notebooks, labs, guides)
 
 
 # ---- Markdown -------------------------------------------------------------------------------------
@@ -364,6 +366,13 @@ def render_book_map(book_map: BookMap, base: str = "") -> str:
     out.append("|---|---|")
     for module in book_map.throughout:
         out.append(f"| {_short(module.path)} | {module.book} |")
+    if book_map.beyond:
+        out.append("\n## Beyond the book {#beyond}\n")
+        out.append("These modules are Kafka from after the book's 0.10, which today's clients need:\n")
+        out.append("| kafka_lite | its header's Book line |")
+        out.append("|---|---|")
+        for module in book_map.beyond:
+            out.append(f"| {_short(module.path)} | {module.book} |")
     return "\n".join(out) + "\n"
 
 
