@@ -173,3 +173,26 @@ def test_the_home_pages_chinese_titles_match_the_book():
     assert len(quoted) >= 10
     for title in quoted:
         assert title in chapters or title == book.title, f"docs/index.md: 《{title}》 is not the book's"
+
+
+def test_the_hook_fills_pages_with_links_relative_to_each_page():
+    from types import SimpleNamespace
+
+    from mkdocs_hooks import book_map as hook
+
+    def page(src_uri):
+        return SimpleNamespace(file=SimpleNamespace(src_uri=src_uri))
+
+    guide = hook.on_page_markdown(
+        "<!-- book-sections: 6 -->\n\n## 6.1.2 Writing to the log\n",
+        page("chapters/ch06_storage/index.md"),
+        None,
+        None,
+    )
+    assert "<!--" not in guide
+    assert "[book map](../../book_map.md#chapter-6)" in guide
+    assert "## 6.1.2 Writing to the log · 写入日志" in guide
+    whole = hook.on_page_markdown("<!-- book-map -->", page("book_map.md"), None, None)
+    assert "[lab 2](labs/lab02_log_segment/README.md)" in whole
+    # Only the chapter guides' headings get the book's titles.
+    assert hook.on_page_markdown("## 6.1.2 Writing", page("benchmarks.md"), None, None) == "## 6.1.2 Writing"
