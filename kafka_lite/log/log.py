@@ -102,14 +102,17 @@ def validate_messages_and_assign_offsets(
     now: int,
     log_append_time: bool,
 ) -> ValidationAndOffsetAssignResult:
-    """Assign offsets from ``first_offset`` to the validated batches, in place.
+    """Assign offsets from ``first_offset`` to the batches, in place.
 
     Kafka's ``LogValidator.validateMessagesAndAssignOffsets`` on its in-place path, the one a v2
-    batch that keeps its codec takes. For each batch, in order:
+    batch that keeps its codec takes. Kafka checks each batch and each record here; the batches'
+    headers and CRCs were checked by ``Log._analyze_and_validate_records`` and no record is decoded
+    (the module header says what that skips). For each batch, in order:
 
     1. write its base offset (Kafka's ``setLastOffset``): outside the CRC, no checksum to redo;
     2. with ``LogAppendTime``, stamp the broker's time as its max timestamp, and redo its CRC;
-    3. keep the largest timestamp seen and the offset of the record that carries it.
+    3. keep the largest max timestamp and the last offset of its batch (Kafka's
+       ``shallowOffsetOfMaxTimestamp``: the headers name a batch, not a record).
 
     The batches are patched where they lie, in the produce request's receive buffer, as Kafka's
     validator patches the request's ByteBuffer; records in a read-only buffer are copied once.
@@ -126,8 +129,7 @@ def validate_messages_and_assign_offsets(
         elif batch_max_timestamp > max_timestamp:
             max_timestamp, offset_of_max_timestamp = batch_max_timestamp, offset_counter - 1
     if log_append_time:
-        # every record now carries ``now``: the first of them is where a search by time lands
-        max_timestamp, offset_of_max_timestamp = now, first_offset
+        max_timestamp, offset_of_max_timestamp = now, offset_counter - 1
     return ValidationAndOffsetAssignResult(
         records, max_timestamp, offset_of_max_timestamp, offset_counter - 1
     )

@@ -148,6 +148,10 @@ def test_log_append_time_stamps_batches(tmp_path):
     info = log.append(_records(3))
     assert info.log_append_time == BASE_TS + 777
     assert {r.timestamp for r in read_all(log)} == {BASE_TS + 777}
+    # the max timestamp is the broker's, at the batch's last offset (as Kafka 0.11 for v2); a search
+    # by that time still lands on the first record that carries it
+    assert (info.max_timestamp, info.offset_of_max_timestamp) == (BASE_TS + 777, 2)
+    assert log.fetch_offset_by_timestamp(BASE_TS + 777) == (BASE_TS + 777, 0)
 
 
 def test_lookup_by_timestamp_across_segments(tmp_path):
