@@ -2,13 +2,10 @@
 
 Mirrors: kafka.log.AbstractIndex (core/src/main/scala/kafka/log/AbstractIndex.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.1.2-6.1.4 (the offset index file and how a read finds its position)
-Differs: Python's ``mmap`` stands in for Java's MappedByteBuffer; entry counts are plain ints,
-         where Kafka uses the buffer's position; the search keys are also kept in a native
-         ``array`` so lookups can use ``bisect`` (see ``_keys``). Appends take no index lock (Kafka's
-         take it): the log's lock already makes its appending thread the only writer, and an append
-         stores its entry at an explicit position *before* it counts it, so a lookup bounded by the
-         count never sees half an entry. What can pull the map from under a reader (resize, close,
-         truncation) still takes the lock. Two locks saved per append are ~5 % of its Python work.
+Differs: Python's ``mmap`` stands in for Java's MappedByteBuffer; the entry count is a plain int,
+         where Kafka uses the buffer's position. Lookups take the index's lock as appends do: Kafka
+         reads through a duplicate of the buffer and locks lookups only on Windows, but here
+         ``resize`` and ``close`` replace the map object itself, so a reader must not race them.
 Labs:    lab 2 (_index_slot_for)
 
 Why a pre-allocated, memory-mapped file: the active segment's index grows by one small entry at a
@@ -17,18 +14,17 @@ store into memory, with the page cache writing it back; on roll the file is trim
 actually used (``trim_to_valid_size``), so closed segments' indexes take no wasted space.
 
 Why sparse: one entry per ``index.interval.bytes`` (4096) of log, not per record. A lookup finds
-the nearest entry at or below the target by binary search, then the segment scans forward at most
-~4 KiB of batch headers. The index stays small enough to live in memory.
+the nearest entry at or below the target by binary search over the mapped entries, then the
+segment scans forward at most ~4 KiB of batch headers. The index stays small enough to live in
+the page cache.
 """
 
 from __future__ import annotations
 
-import bisect
 import mmap
 import os
 import struct
 import threading
-from array import array
 from pathlib import Path
 
 
@@ -59,16 +55,6 @@ class AbstractIndex:
         # roll or close). If it was not (a crash while it was the active, pre-allocated index), its
         # tail is zeros and ``sanity_check`` fails, so the log rebuilds it during recovery.
         self._entries = 0 if newly_created else self._max_entries
-        # The search keys (relative offsets or timestamps) again, as native ints in an array, so a
-        # lookup is a C-level ``bisect`` rather than ~20 Python-level probes that each unpack a
-        # big-endian entry from the mmap. The mmap stays the durable copy; this one is rebuilt on open.
-        # Typed as the key field itself (its struct code, 'i' or 'q', is also the array's), so no
-        # wider: a big index's search waits on memory, and 4-byte relative offsets put twice as many
-        # keys in each cache line as 8-byte ones would (bisect over 1M keys: 0.73 us against 0.95 us).
-        self._keys = array(
-            self.entry_struct.format.lstrip("<>!=@")[0],
-            (self._parse_key(self._map, i * self.entry_size) for i in range(self._entries)),
-        )
 
     # -- size ---------------------------------------------------------------------------------------------
 
@@ -100,7 +86,6 @@ class AbstractIndex:
                 os.close(fd)
             self._max_entries = rounded // self.entry_size
             self._entries = min(self._entries, self._max_entries)
-            del self._keys[self._entries :]
 
     def trim_to_valid_size(self) -> None:
         """Shrink the pre-allocated file to the entries in use (on roll and close)."""
@@ -108,31 +93,41 @@ class AbstractIndex:
 
     # -- entries --------------------------------------------------------------------------------------------
 
-    def _parse_key(self, buf, position: int) -> int:
-        """The search key (first field) of the entry at ``position``."""
-        return self.entry_struct.unpack_from(buf, position)[0]
+    def _parse_key(self, n: int) -> int:
+        """The search key of entry ``n``, read from the map: a relative offset in the offset index, a
+        timestamp in the time index (Kafka's ``parseEntry(idx, n).indexKey``)."""
+        return self.entry_struct.unpack_from(self._map, n * self.entry_size)[0]
 
     def _write_entry(self, key: int, value: int) -> None:
-        """Store the next entry straight into the map (no intermediate bytes), then count it.
-
-        Called without the lock (see the module notes): the order, entry first and count last, is
-        what keeps a concurrent lookup safe."""
+        """Store the next entry at the end of the entries in use, and count it. The caller holds the
+        lock (Kafka's ``mmap.putInt``/``putLong`` under ``inLock(lock)``)."""
         self.entry_struct.pack_into(self._map, self._entries * self.entry_size, key, value)
-        self._keys.append(key)
         self._entries += 1
 
     # --8<-- [start:index_slot_for]
     def _index_slot_for(self, target: int) -> int:
         """The largest slot whose key is <= ``target``, or -1 when there is none.
 
-        Kafka's ``indexSlotFor`` is a hand-written binary search over the mmap (``lo`` only ever
-        moves to a slot known to be <= target, so the loop ends on the floor entry). ``bisect``
-        does the same search over the native copy of the keys.
+        Kafka's ``indexSlotFor``: a binary search over the mapped entries, reading the key of each
+        slot it probes. ``lo`` only ever moves to a slot known to hold a key <= target, and the
+        middle is rounded up so that every step moves ``lo`` or ``hi``: the loop ends on the floor
+        entry.
         """
         # BEGIN SOLUTION
-        if self._entries == 0 or self._keys[0] > target:
+        # an empty index, or a target below the smallest key: no slot
+        if self._entries == 0 or self._parse_key(0) > target:
             return -1
-        return bisect.bisect_right(self._keys, target, 0, self._entries) - 1
+        lo, hi = 0, self._entries - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2  # Kafka's ceil(hi / 2.0 + lo / 2.0)
+            found = self._parse_key(mid)
+            if found > target:
+                hi = mid - 1
+            elif found < target:
+                lo = mid
+            else:
+                return mid
+        return lo
         # END SOLUTION
 
     # --8<-- [end:index_slot_for]
@@ -144,7 +139,6 @@ class AbstractIndex:
     def _truncate_to_entries(self, entries: int) -> None:
         with self._lock:
             self._entries = entries
-            del self._keys[entries:]
 
     # -- file lifecycle ---------------------------------------------------------------------------------------
 

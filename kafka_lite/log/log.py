@@ -1,15 +1,21 @@
 """A partition's log: a sequence of segments, with offset assignment, reads, rolls, retention, recovery.
 
-Mirrors: kafka.log.Log (core/src/main/scala/kafka/log/Log.scala, Kafka 0.10.1) and the v2 part of
-         kafka.log.LogValidator (Kafka 0.11.0)
+Mirrors: kafka.log.Log (core/src/main/scala/kafka/log/Log.scala, Kafka 0.10.1) and the v2 in-place
+         path of kafka.log.LogValidator (``validate_messages_and_assign_offsets`` below; Kafka 0.11.0)
 Book:    chapter 6, 6.1.1-6.1.4 (partitions, segments, writing, rolling, reading)
 Differs: segments are found by ``bisect`` over a sorted list of base offsets where Kafka uses a
          ConcurrentSkipListMap; a deleted segment is renamed ``.deleted`` and removed at once (Kafka
          schedules the removal ``file.delete.delay.ms`` later so in-flight reads can finish: on
          Linux an open file outlives its unlinking, so our readers are safe too). Only v2 batches
-         are appended: the broker converts v0/v1 at the edge (DESIGN §4). Validation checks each
-         batch's header and CRC, not every record (DESIGN §8); Kafka 0.11's LogValidator also walks
-         the records of compressed batches.
+         are appended: the broker converts a Produce v0-2 request's v0/v1 message sets to v2
+         before they reach the log, so every segment holds the format Kafka 0.11 writes.
+         Validation checks each batch's header and CRC and decodes no record, so the produce
+         path builds no Python object per record; Kafka 0.11's LogValidator also walks the
+         records (each timestamp against ``message.timestamp.difference.max.ms``, the keys of a
+         compacted topic). Batches keep the producer's codec (``compression.type`` is accepted,
+         not applied) and their ``partitionLeaderEpoch``, which Kafka 0.11 stamps with the
+         leader's epoch. A request whose bytes end in a partial batch is refused whole, where
+         Kafka trims the partial batch and appends the rest.
 
 The log end offset (LEO) is the next offset to assign. An append patches each batch's base offset
 with the LEO and advances it by the batch's record span, without decoding a record.
@@ -24,6 +30,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kafka_lite.common.errors import (
     CorruptRecordException,
@@ -34,16 +41,8 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.compression import CompressionType
-from kafka_lite.common.record.constants import LOG_OVERHEAD, MAGIC_VALUE_V2, NO_TIMESTAMP
-from kafka_lite.common.record.crc import crc32c_bytes
-from kafka_lite.common.record.default_record_batch import (
-    ATTRIBUTES_OFFSET,
-    COMPRESSION_CODEC_MASK,
-    RECORD_BATCH_OVERHEAD,
-    header_struct,
-    set_base_offset,
-    set_log_append_time,
-)
+from kafka_lite.common.record.constants import MAGIC_VALUE_V2, NO_TIMESTAMP
+from kafka_lite.common.record.default_record_batch import set_base_offset, set_log_append_time
 from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.log.log_config import LogConfig
@@ -54,6 +53,7 @@ from kafka_lite.log.log_segment import (
     FetchDataInfo,
     LogOffsetMetadata,
     LogSegment,
+    filename_prefix,
 )
 from kafka_lite.log.offset_index import CorruptIndexException, InvalidOffsetException
 
@@ -63,25 +63,10 @@ CLEANED_FILE_SUFFIX = ".cleaned"
 SWAP_FILE_SUFFIX = ".swap"
 EARLIEST_TIMESTAMP = -2  # ListOffsets' special timestamps
 LATEST_TIMESTAMP = -1
-# Read once: in Python 3.11 an enum member read costs ~70 ns, and the append path is counted in us.
-_NO_COMPRESSION = CompressionType.NONE
-# Builds a NamedTuple without its Python-level __new__ (see Log.append).
-_new_tuple = tuple.__new__
-# The header fields validation reads; the rest (epoch, first timestamp, producer fields) are skipped.
-_VALIDATED = header_struct(
-    "baseOffset",
-    "batchLength",
-    "magic",
-    "crc",
-    "attributes",
-    "lastOffsetDelta",
-    "maxTimestamp",
-    "recordsCount",
-)
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 
 
-@dataclass(slots=True)  # one per append: slots make it cheaper to create and use
+@dataclass
 class LogAppendInfo:
     """What an append learned and did (Kafka's ``LogAppendInfo``)."""
 
@@ -93,9 +78,64 @@ class LogAppendInfo:
     source_codec: CompressionType
     shallow_count: int
     valid_bytes: int
-    # (position, lastOffsetDelta, maxTimestamp) of each batch: what assigning offsets needs, gathered
-    # while validating so the append never walks the batches twice.
+    # (position, lastOffsetDelta, maxTimestamp) of each batch, in order: where the validator patches
+    # each batch's base offset, and how the partition learns each producer batch's offsets.
     batch_spans: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
+    offsets_monotonic: bool = True
+
+
+class ValidationAndOffsetAssignResult(NamedTuple):
+    """What the validator hands back to ``Log.append`` (Kafka's twin). Kafka's caller reads the last
+    offset from the ``LongRef`` counter it passed in; here it is returned."""
+
+    validated_records: MemoryRecords
+    max_timestamp: int
+    shallow_offset_of_max_timestamp: int
+    last_offset: int
+
+
+# --8<-- [start:validate_messages_and_assign_offsets]
+def validate_messages_and_assign_offsets(
+    records: MemoryRecords,
+    batch_spans: list[tuple[int, int, int]],
+    first_offset: int,
+    now: int,
+    log_append_time: bool,
+) -> ValidationAndOffsetAssignResult:
+    """Assign offsets from ``first_offset`` to the batches, in place.
+
+    Kafka's ``LogValidator.validateMessagesAndAssignOffsets`` on its in-place path, the one a v2
+    batch that keeps its codec takes. Kafka checks each batch and each record here; the batches'
+    headers and CRCs were checked by ``Log._analyze_and_validate_records`` and no record is decoded
+    (the module header says what that skips). For each batch, in order:
+
+    1. write its base offset (Kafka's ``setLastOffset``): outside the CRC, no checksum to redo;
+    2. with ``LogAppendTime``, stamp the broker's time as its max timestamp, and redo its CRC;
+    3. keep the largest max timestamp and the last offset of its batch (Kafka's
+       ``shallowOffsetOfMaxTimestamp``: the headers name a batch, not a record).
+
+    The batches are patched where they lie, in the produce request's receive buffer, as Kafka's
+    validator patches the request's ByteBuffer; records in a read-only buffer are copied once.
+    """
+    records = records.writable()
+    buf = records.buffer()
+    offset_counter = first_offset
+    max_timestamp, offset_of_max_timestamp = NO_TIMESTAMP, -1
+    for position, last_offset_delta, batch_max_timestamp in batch_spans:
+        set_base_offset(buf, position, offset_counter)
+        offset_counter += last_offset_delta + 1
+        if log_append_time:
+            set_log_append_time(buf, position, now)
+        elif batch_max_timestamp > max_timestamp:
+            max_timestamp, offset_of_max_timestamp = batch_max_timestamp, offset_counter - 1
+    if log_append_time:
+        max_timestamp, offset_of_max_timestamp = now, offset_counter - 1
+    return ValidationAndOffsetAssignResult(
+        records, max_timestamp, offset_of_max_timestamp, offset_counter - 1
+    )
+
+
+# --8<-- [end:validate_messages_and_assign_offsets]
 
 
 def parse_topic_partition(directory: Path) -> tuple[str, int]:
@@ -209,7 +249,7 @@ class Log:
                     segment.recover(self.config.max_message_size)  # rebuilds both indexes from the log
                 self._add_segment(segment)
         for path in swap_logs:
-            self._complete_swap(int(path.name[:20]))
+            self._complete_swap(int(path.name[: -len(LOG_SUFFIX + SWAP_FILE_SUFFIX)]))
         if not self._bases:
             self._add_segment(self._new_segment(0))
         else:
@@ -264,160 +304,134 @@ class Log:
         """Validate ``records`` and append them, assigning offsets from the LEO (as a leader does).
 
         With ``assign_offsets=False`` (a follower copying its leader) the batches keep their offsets,
-        which must start at or after the LEO and increase.
+        which must increase and start at or after the LEO.
         """
-        info = self._analyze_and_validate(records)
-        if info.shallow_count == 0:
-            return info
-        if info.valid_bytes > self.config.segment_size:
-            raise RecordBatchTooLargeException(
-                f"Message batch size is {info.valid_bytes} bytes in append to partition {self.name}, which "
-                f"exceeds the maximum configured segment size of {self.config.segment_size}."
-            )
-        # Kafka's inLock(lock): acquire, try, finally release. On this path it is also half the cost of a
-        # ``with`` block in Python 3.11.
-        self._lock.acquire()
-        try:
-            now = self.time.milliseconds()  # one clock read serves LogAppendTime and the roll check
+        append_info = self._analyze_and_validate_records(records)
+        # if there are no valid batches, there is nothing to append
+        if append_info.shallow_count == 0:
+            return append_info
+        # they are valid, insert them in the log
+        with self._lock:
             if assign_offsets:
-                records = self._assign_offsets(records, info, now)
-            elif info.first_offset < self._next_offset_metadata.message_offset:
-                raise KafkaException(
-                    f"Out of order offsets found in append to {self.name}: first offset {info.first_offset} "
-                    f"is below the log end offset {self._next_offset_metadata.message_offset}"
+                # assign offsets to the batches, from the log end offset
+                append_info.first_offset = self._next_offset_metadata.message_offset
+                now = self.time.milliseconds()
+                validated = validate_messages_and_assign_offsets(
+                    records,
+                    append_info.batch_spans,
+                    append_info.first_offset,
+                    now,
+                    self.config.log_append_time,
                 )
-            segment = self._maybe_roll(info.valid_bytes, info.max_timestamp, now)
-            segment.append(info.first_offset, info.max_timestamp, info.offset_of_max_timestamp, records)
-            end_offset = info.last_offset + 1
-            # _update_log_end_offset (Kafka's updateLogEndOffset), inline: this runs on every append, so
-            # the segment in hand is used rather than looked up again, its size is asked of its file
-            # (segment.size_in_bytes() would only pass the question on), and the tuple is built directly
-            # (a NamedTuple's own __new__ is a Python-level call that costs twice as much).
-            self._next_offset_metadata = _new_tuple(
-                LogOffsetMetadata, (end_offset, segment.base_offset, segment.log.size_in_bytes())
+                records = validated.validated_records
+                append_info.max_timestamp = validated.max_timestamp
+                append_info.offset_of_max_timestamp = validated.shallow_offset_of_max_timestamp
+                append_info.last_offset = validated.last_offset
+                if self.config.log_append_time:
+                    append_info.log_append_time = now
+            elif (
+                not append_info.offsets_monotonic
+                or append_info.first_offset < self._next_offset_metadata.message_offset
+            ):
+                # we are taking the offsets we are given, and they must follow the log's
+                raise KafkaException(
+                    f"Out of order offsets found in append to {self.name}: the batches' offsets must "
+                    f"increase from the log end offset {self._next_offset_metadata.message_offset}, "
+                    f"and they start at {append_info.first_offset}"
+                )
+            # a batch set larger than a segment could never fit in one
+            if append_info.valid_bytes > self.config.segment_size:
+                raise RecordBatchTooLargeException(
+                    f"Message batch size is {append_info.valid_bytes} bytes in append to partition "
+                    f"{self.name}, which exceeds the maximum configured segment size of "
+                    f"{self.config.segment_size}."
+                )
+            # maybe roll the log if this segment is full
+            segment = self._maybe_roll(append_info.valid_bytes, append_info.max_timestamp)
+            # now append to the log
+            segment.append(
+                append_info.first_offset,
+                append_info.max_timestamp,
+                append_info.offset_of_max_timestamp,
+                records,
             )
-            if end_offset - self.recovery_point >= self.config.flush_interval:  # unflushed_messages(), inline
+            # increment the log end offset
+            self._update_log_end_offset(append_info.last_offset + 1)
+            if self.unflushed_messages() >= self.config.flush_interval:
                 self.flush()
-            return info
-        finally:
-            self._lock.release()
-
-    def _assign_offsets(self, records: MemoryRecords, info: LogAppendInfo, now: int) -> MemoryRecords:
-        """Give each batch its offsets from the LEO (Kafka's ``LogValidator``); return what to write.
-
-        The base offset is outside the CRC, so assigning offsets patches 8 bytes per batch and never
-        recomputes a checksum. Only LogAppendTime changes bytes the CRC covers, and only then is the
-        CRC recomputed.
-        """
-        next_offset = self._next_offset_metadata.message_offset
-        info.first_offset = next_offset
-        # A request's batches arrive in a writable buffer (the network receive's bytearray): patch them
-        # there, as Kafka's LogValidator patches the request's ByteBuffer. Read-only bytes get a copy.
-        records = records.writable()
-        buf = records.buffer()
-        max_ts = NO_TIMESTAMP
-        log_append_time = self.config.log_append_time
-        for position, last_offset_delta, batch_max_ts in info.batch_spans:
-            set_base_offset(buf, position, next_offset)
-            if log_append_time:
-                set_log_append_time(buf, position, now)
-            next_offset += last_offset_delta + 1
-            if batch_max_ts > max_ts:  # the time index needs the *assigned* offset of the max timestamp
-                max_ts, info.offset_of_max_timestamp = batch_max_ts, next_offset - 1
-        info.last_offset = next_offset - 1
-        if log_append_time:
-            info.log_append_time = info.max_timestamp = now
-            info.offset_of_max_timestamp = info.first_offset
-        return records
+            return append_info
 
     # --8<-- [end:append]
 
-    def _analyze_and_validate(self, records: MemoryRecords) -> LogAppendInfo:
-        """Check every batch's framing, magic, size and CRC; gather offsets and timestamps.
+    def _analyze_and_validate_records(self, records: MemoryRecords) -> LogAppendInfo:
+        """Kafka's ``analyzeAndValidateRecords``: check every batch and gather what the append needs.
 
-        This is the broker's hottest loop, so it reads each 61-byte header with one ``unpack_from``
-        and checks it inline rather than building a ``DefaultRecordBatch`` per batch. Anything
-        wrong is handed to :meth:`_raise_invalid`, which re-reads the bytes through the general
-        ``DefaultRecordBatch.ensure_valid`` so error messages come from one place. A request whose
-        bytes end in a partial batch is refused whole, so ``valid_bytes`` is always the full size.
+        Each batch must be v2, at most ``max.message.bytes``, and pass ``ensure_valid`` (its size
+        fields and its CRC, computed over the batch's bytes). Only the headers are read: no record is
+        decoded.
         """
-        buf = records.buffer()
-        # The CRC's input is copied once, from a slice of a view, into the ``bytes`` google-crc32c
-        # takes. A produce request's records already are a view into the network receive.
-        view = buf if type(buf) is memoryview else memoryview(buf)
-        end = len(view)
-        first = last = -1
-        max_ts, offset_of_max_ts = NO_TIMESTAMP, -1
-        codec = _NO_COMPRESSION
-        spans = []
-        pos = 0
-        while pos < end:
-            if end - pos < RECORD_BATCH_OVERHEAD:
-                self._raise_invalid(buf, pos)
-            (base, length, magic, crc, attributes, last_delta, batch_max_ts, count) = _VALIDATED.unpack_from(
-                buf, pos
-            )
-            size = length + LOG_OVERHEAD
-            if (
-                magic != MAGIC_VALUE_V2
-                or size < RECORD_BATCH_OVERHEAD
-                or pos + size > end
-                or count < 0
-                or last_delta < 0
-            ):
-                self._raise_invalid(buf, pos)
-            if size > self.config.max_message_size:
-                raise RecordTooLargeException(
-                    f"The record batch at byte {pos} is {size} bytes, larger than "
-                    f"max.message.bytes ({self.config.max_message_size}) of {self.name}."
-                )
-            if crc32c_bytes(bytes(view[pos + ATTRIBUTES_OFFSET : pos + size])) != crc:
-                self._raise_invalid(buf, pos)
-            if base <= last:
-                raise CorruptRecordException(f"batch offsets in the append to {self.name} do not increase")
-            if first < 0:
-                first = base
-            last = base + last_delta
-            if batch_max_ts > max_ts:
-                max_ts, offset_of_max_ts = batch_max_ts, last
-            if attributes & COMPRESSION_CODEC_MASK:
-                codec = CompressionType.for_id(attributes & COMPRESSION_CODEC_MASK, pos + ATTRIBUTES_OFFSET)
-            spans.append((pos, last_delta, batch_max_ts))
-            pos += size
-        return LogAppendInfo(
-            first, last, max_ts, offset_of_max_ts, NO_TIMESTAMP, codec, len(spans), pos, spans
-        )
-
-    @staticmethod
-    def _raise_invalid(buf, pos: int) -> None:
-        """Raise the precise error for the batch at ``pos`` (the fast path only knows *that* it is bad)."""
-        for batch in iter_batches(buf, pos):
+        shallow_message_count = 0
+        valid_bytes_count = 0
+        first_offset = last_offset = -1
+        source_codec = CompressionType.NONE
+        monotonic = True
+        max_timestamp, offset_of_max_timestamp = NO_TIMESTAMP, -1
+        batch_spans = []
+        for batch in records.batches():
             if batch.magic != MAGIC_VALUE_V2:
                 raise CorruptRecordException(
                     f"batch at byte {batch.position} has magic {batch.magic}; the log stores magic 2 only "
-                    "(convert v0/v1 at the edge)",
+                    "(v0/v1 message sets are converted before they reach it)",
                     position=batch.position,
                 )
+            # update the first offset if on the first batch
+            if first_offset < 0:
+                first_offset = batch.base_offset
+            # check that offsets are monotonically increasing
+            if last_offset >= batch.base_offset:
+                monotonic = False
+            # update the last offset seen
+            last_offset = batch.last_offset
+            # check the batch's size
+            batch_size = batch.size_in_bytes
+            if batch_size > self.config.max_message_size:
+                raise RecordTooLargeException(
+                    f"The record batch at byte {batch.position} is {batch_size} bytes, larger than "
+                    f"max.message.bytes ({self.config.max_message_size}) of {self.name}."
+                )
+            # check the validity of the batch: its sizes and its CRC
             batch.ensure_valid()
-            break
-        raise CorruptRecordException(f"record batch at byte {pos} is malformed", position=pos)
+            if batch.max_timestamp > max_timestamp:
+                max_timestamp, offset_of_max_timestamp = batch.max_timestamp, last_offset
+            shallow_message_count += 1
+            valid_bytes_count += batch_size
+            batch_codec = batch.compression_type
+            if batch_codec != CompressionType.NONE:
+                source_codec = batch_codec
+            batch_spans.append((batch.position, batch.last_offset_delta, batch.max_timestamp))
+        return LogAppendInfo(
+            first_offset, last_offset, max_timestamp, offset_of_max_timestamp, NO_TIMESTAMP, source_codec,
+            shallow_message_count, valid_bytes_count, batch_spans, monotonic,
+        )  # fmt: skip
 
     def _update_log_end_offset(self, offset: int) -> None:
+        """Kafka's ``updateLogEndOffset``: the LEO, with its place in the active segment."""
         active = self.active_segment
         self._next_offset_metadata = LogOffsetMetadata(offset, active.base_offset, active.size_in_bytes())
 
     # --8<-- [start:maybe_roll]
-    def _maybe_roll(self, batch_size: int, max_timestamp: int, now: int) -> LogSegment:
+    def _maybe_roll(self, messages_size: int, max_timestamp_in_messages: int) -> LogSegment:
         """Roll when the active segment would pass ``segment.bytes``, is older than ``segment.ms``
         (less jitter), or has a full index."""
-        segment = self._segments[self._bases[-1]]  # active_segment, inline: a property costs a C-level call
-        size = segment.log.size_in_bytes()  # segment.size_in_bytes() asks its file: ask the file
+        segment = self.active_segment
+        now = self.time.milliseconds()
         reached_roll_ms = (
-            segment.time_waited_for_roll(now, max_timestamp) > self.config.segment_ms - segment.roll_jitter_ms
+            segment.time_waited_for_roll(now, max_timestamp_in_messages)
+            > self.config.segment_ms - segment.roll_jitter_ms
         )
         if (
-            size > self.config.segment_size - batch_size
-            or (size > 0 and reached_roll_ms)
+            segment.size_in_bytes() > self.config.segment_size - messages_size
+            or (segment.size_in_bytes() > 0 and reached_roll_ms)
             or segment.index.is_full()
             or segment.time_index.is_full()
         ):
@@ -441,13 +455,14 @@ class Log:
             old.index.trim_to_valid_size()
             old.time_index.trim_to_valid_size()
             for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
-                leftover = self.dir / f"{new_offset:020d}{suffix}"
+                leftover = self.dir / (filename_prefix(new_offset) + suffix)
                 leftover.unlink(missing_ok=True)  # a stale file from a crash: the new segment replaces it
             segment = self._new_segment(new_offset)
             self._add_segment(segment)
             self._update_log_end_offset(self._next_offset_metadata.message_offset)
-            # Kafka flushes the rolled segment asynchronously; with no scheduler yet we flush here, which
-            # also moves the recovery point so a crash only ever re-checks the active segment.
+            # Kafka flushes the rolled segment on its scheduler's thread; we flush it here, in the
+            # appending thread, which also moves the recovery point so that a crash only ever
+            # re-checks the active segment.
             self.flush(new_offset)
             return segment
 
@@ -606,14 +621,11 @@ class Log:
     def log_end_offset(self) -> int:
         return self._next_offset_metadata.message_offset
 
-    @property
-    def log_end_offset_metadata(self) -> LogOffsetMetadata:
-        return self._next_offset_metadata
-
     def size_in_bytes(self) -> int:
         return sum(s.size_in_bytes() for s in self.log_segments())
 
     def unflushed_messages(self) -> int:
+        """Messages appended since the last flush (Kafka's ``unflushedMessages``)."""
         return self.log_end_offset - self.recovery_point
 
     def flush(self, offset: int | None = None) -> None:

@@ -3,8 +3,9 @@
 Mirrors: kafka.log.LogConfig (core/src/main/scala/kafka/log/LogConfig.scala, Kafka 0.10.1)
          and the topic config names of org.apache.kafka.common.config.TopicConfig
 Book:    chapter 6, 6.1.3 (rolling), 6.1.5 (log management), 6.1.6 (compaction)
-Differs: defaults are Kafka 0.10.1's, except ``unclean.leader.election.enable=false`` (Kafka 0.11's
-         safer default, DESIGN §3).
+Differs: defaults are Kafka 0.10.1's, except ``unclean.leader.election.enable=false``, Kafka 0.11's
+         safer default. ``preallocate`` and ``compression.type`` are accepted and not applied:
+         segments grow as they are written, and batches are stored as the producer compressed them.
 
 Each topic setting has a broker-wide default under another name (``segment.bytes`` <-
 ``log.segment.bytes``); ``SERVER_DEFAULT_NAMES`` is that map, used by the broker to build a topic's
@@ -65,7 +66,8 @@ CONFIG_DEF = (
             "Let an out-of-sync replica become leader (losing data). False since Kafka 0.11.")
     .define("compression.type", Type.STRING, "producer",
             ValidString.in_("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"), Importance.MEDIUM,
-            "Store batches as the producer compressed them, or recompress with this codec.")
+            "Kafka recompresses batches with this codec; kafka_lite accepts it and stores batches as the "
+            "producer compressed them.")
 )  # fmt: skip
 # --8<-- [end:config_def]
 

@@ -3,7 +3,8 @@
 Mirrors: kafka.log.LogManager (core/src/main/scala/kafka/log/LogManager.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.1.5 (log management)
 Differs: logs load one after another (Kafka loads each directory with its own thread pool,
-         ``num.recovery.threads.per.data.dir``); there is no directory lock file yet.
+         ``num.recovery.threads.per.data.dir``); no ``.lock`` file guards the directory against a
+         second broker.
 
 What it runs on its scheduler (names as Kafka's):
 

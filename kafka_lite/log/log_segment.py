@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from kafka_lite.common.errors import CorruptRecordException
 from kafka_lite.common.record import FileRecords, MemoryRecords
+from kafka_lite.common.record.constants import NO_TIMESTAMP
 from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.log.offset_index import OffsetIndex
@@ -28,7 +29,6 @@ from kafka_lite.log.time_index import TimeIndex
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
-NO_TIMESTAMP = -1
 
 
 def filename_prefix(offset: int) -> str:
@@ -39,7 +39,8 @@ def filename_prefix(offset: int) -> str:
 class LogOffsetMetadata(NamedTuple):
     """Where an offset sits: the offset, its segment's base offset and its byte position there.
 
-    A NamedTuple rather than a frozen dataclass: one is made per append, and tuples are cheap.
+    Immutable, as Kafka's: the log replaces its LEO metadata whole on each append, so a reader that
+    takes it without the log's lock still sees three fields that belong together.
     """
 
     message_offset: int

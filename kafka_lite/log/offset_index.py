@@ -45,7 +45,7 @@ class OffsetIndex(AbstractIndex):
         """The ``n``-th entry, with the offset made absolute."""
         if n >= self._entries:
             raise IndexError(f"Attempt to fetch the {n}th entry from an index of size {self._entries}")
-        relative, position = _ENTRY.unpack_from(self._map, n * 8)
+        relative, position = _ENTRY.unpack_from(self._map, n * self.entry_size)
         return OffsetPosition(self.base_offset + relative, position)
 
     @property
@@ -72,18 +72,21 @@ class OffsetIndex(AbstractIndex):
 
     def append(self, offset: int, position: int) -> None:
         """Add an entry; offsets must increase and fit in 32 bits relative to the base."""
-        if self._entries >= self._max_entries:  # is_full(), inline: this runs on every append
-            raise InvalidOffsetException(f"Attempt to append to a full index (size = {self._entries}).")
-        if self._entries > 0 and offset <= self._last_offset:
-            raise InvalidOffsetException(
-                f"Attempt to append an offset ({offset}) to position {self._entries} no larger than the "
-                f"last offset appended ({self._last_offset}) to {self.path}."
-            )
-        relative = offset - self.base_offset
-        if not 0 <= relative <= 2**31 - 1:
-            raise InvalidOffsetException(f"offset {offset} does not fit relative to base {self.base_offset}")
-        self._write_entry(relative, position)
-        self._last_offset = offset
+        with self._lock:
+            if self.is_full():
+                raise InvalidOffsetException(f"Attempt to append to a full index (size = {self._entries}).")
+            if self._entries > 0 and offset <= self._last_offset:
+                raise InvalidOffsetException(
+                    f"Attempt to append an offset ({offset}) to position {self._entries} no larger than "
+                    f"the last offset appended ({self._last_offset}) to {self.path}."
+                )
+            relative = offset - self.base_offset
+            if not 0 <= relative <= 2**31 - 1:
+                raise InvalidOffsetException(
+                    f"offset {offset} does not fit relative to base {self.base_offset}"
+                )
+            self._write_entry(relative, position)
+            self._last_offset = offset
 
     def truncate_to(self, offset: int) -> None:
         """Remove every entry at or above ``offset`` (after a log truncation)."""
@@ -93,7 +96,7 @@ class OffsetIndex(AbstractIndex):
             # match (excluded) if present; otherwise up to and including the floor entry.
             if slot < 0:
                 keep = 0
-            elif self._keys[slot] == offset - self.base_offset:
+            elif self._parse_key(slot) == offset - self.base_offset:
                 keep = slot
             else:
                 keep = slot + 1

@@ -38,6 +38,7 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.record.crc import crc32c
 from kafka_lite.common.record.default_record_batch import HEADER_STRUCT, RECORD_BATCH_OVERHEAD
+from kafka_lite.log.log_segment import filename_prefix
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +178,7 @@ class ProducerStateManager:
                 last.last_offset - last.first_offset, last.timestamp, -1, -1,
             )  # fmt: skip
         data = _SNAPSHOT_HEAD.pack(_SNAPSHOT_VERSION, crc32c(bytes(body))) + bytes(body)
-        path = self.log_dir / f"{end_offset:020d}{SNAPSHOT_SUFFIX}"
+        path = self.log_dir / (filename_prefix(end_offset) + SNAPSHOT_SUFFIX)
         tmp = path.with_suffix(".snapshot.tmp")
         tmp.write_bytes(data)
         tmp.replace(path)

@@ -9,7 +9,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from kafka_lite.common.errors import (
     CorruptRecordException,
+    KafkaException,
     OffsetOutOfRangeException,
+    RecordBatchTooLargeException,
     RecordTooLargeException,
 )
 from kafka_lite.common.record import CompressionType, MemoryRecords
@@ -113,12 +115,43 @@ def test_validation_rejects_old_magic_bad_crc_and_oversize(tmp_path):
     assert log.log_end_offset == 0  # nothing was appended by the failed calls
 
 
+def test_a_leader_assigns_offsets_to_any_batches_and_a_follower_keeps_increasing_ones(tmp_path):
+    two = bytes(_records(2).buffer()) + bytes(_records(3).buffer())  # both batches say base offset 0
+    leader = _log(tmp_path)
+    info = leader.append(MemoryRecords(two))
+    assert (info.first_offset, info.last_offset, info.shallow_count) == (0, 4, 2)
+    assert [b.base_offset for b in MemoryRecords(leader.read(0, 10_000).records.read_bytes()).batches()] == [
+        0,
+        2,
+    ]
+    follower = _log(tmp_path / "f")
+    with pytest.raises(KafkaException, match="Out of order offsets"):
+        follower.append(MemoryRecords(two), assign_offsets=False)  # 0-1 then 0-2: not increasing
+    in_order = bytes(MemoryRecords.with_records([(BASE_TS, b"k", b"v")] * 2, base_offset=7).buffer())
+    follower.append(MemoryRecords(in_order), assign_offsets=False)
+    assert follower.log_start_offset == 0 and follower.log_end_offset == 9  # the leader's offsets, kept
+    with pytest.raises(KafkaException, match="Out of order offsets"):
+        follower.append(MemoryRecords(in_order), assign_offsets=False)  # starts below the LEO (9)
+    assert follower.log_end_offset == 9
+
+
+def test_a_batch_set_larger_than_a_segment_is_refused(tmp_path):
+    log = _log(tmp_path, segment_bytes=1000)
+    with pytest.raises(RecordBatchTooLargeException, match="exceeds the maximum configured segment size"):
+        log.append(_records(30))
+    assert log.log_end_offset == 0 and log.size_in_bytes() == 0
+
+
 def test_log_append_time_stamps_batches(tmp_path):
     time = MockTime(start_ms=BASE_TS + 777)
     log = _log(tmp_path, time, message_timestamp_type="LogAppendTime")
     info = log.append(_records(3))
     assert info.log_append_time == BASE_TS + 777
     assert {r.timestamp for r in read_all(log)} == {BASE_TS + 777}
+    # the max timestamp is the broker's, at the batch's last offset (as Kafka 0.11 for v2); a search
+    # by that time still lands on the first record that carries it
+    assert (info.max_timestamp, info.offset_of_max_timestamp) == (BASE_TS + 777, 2)
+    assert log.fetch_offset_by_timestamp(BASE_TS + 777) == (BASE_TS + 777, 0)
 
 
 def test_lookup_by_timestamp_across_segments(tmp_path):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import struct
 
 import pytest
 from hypothesis import given, settings
@@ -124,17 +123,47 @@ def test_index_rules(tmp_path):
     assert time_index.lookup(BASE_TS + 1) == (BASE_TS, 55) and time_index.lookup(0) == (-1, 50)
 
 
-@pytest.mark.parametrize("index_class", [OffsetIndex, TimeIndex])
-def test_the_in_memory_keys_are_as_wide_as_the_key_field(index_class, tmp_path):
-    # The key array takes the key field's struct code as its type; the two agree on width only where C's
-    # int is 4 bytes. Narrower would overflow on append; wider would halve the keys per cache line.
-    index = index_class(tmp_path / "0.index", 0, max_index_size=120)
-    key_field = index_class.entry_struct.format.lstrip("<>!=@")[0]
-    assert (
-        index._keys.itemsize
-        == struct.calcsize("<" + key_field)
-        == {OffsetIndex: 4, TimeIndex: 8}[index_class]
-    )
+@settings(max_examples=80, deadline=None)
+@given(
+    gaps=st.lists(st.integers(1, 1000), max_size=60),
+    targets=st.lists(st.integers(-10, 70_000), min_size=1, max_size=20),
+    cut=st.integers(-10, 70_000),
+)
+def test_lookups_find_the_floor_entry_in_the_map_also_after_truncation_and_reopening(
+    tmp_path_factory, gaps, targets, cut
+):
+    # The search reads the entries from the mapped file and nothing beside it, so a truncated index and
+    # one reopened from its file answer as the model does.
+    base, directory = 50, tmp_path_factory.mktemp("idx")
+    offsets = [base + o for o in itertools.accumulate(gaps)]
+    index = OffsetIndex(directory / "0.index", base, max_index_size=8 * 64)
+    time_index = TimeIndex(directory / "0.timeindex", base, max_index_size=12 * 64)
+    for offset in offsets:
+        index.append(offset, offset * 3)
+        time_index.maybe_append(BASE_TS + offset, offset)
+
+    def check(live: list[int]) -> None:
+        for target in targets:
+            floor = max((o for o in live if o <= base + target), default=None)
+            assert index.lookup(base + target) == ((base, 0) if floor is None else (floor, floor * 3))
+            assert time_index.lookup(BASE_TS + base + target) == (
+                (-1, base) if floor is None else (BASE_TS + floor, floor)
+            )
+
+    check(offsets)
+    index.truncate_to(base + cut)  # removes every entry at or above the offset
+    time_index.truncate_to(base + cut)
+    live = [o for o in offsets if o < base + cut]
+    assert index.entries == time_index.entries == len(live)
+    check(live)
+    index.close()  # trims both files to the entries in use
+    time_index.close()
+    index = OffsetIndex(directory / "0.index", base)
+    time_index = TimeIndex(directory / "0.timeindex", base)
+    assert index.entries == time_index.entries == len(live)
+    check(live)
+    index.close()
+    time_index.close()
 
 
 def test_lookup_past_the_four_byte_relative_range_finds_the_last_entry(tmp_path):

@@ -19,8 +19,8 @@ Codec choices (all well-kept PyPI libraries with C cores):
   because librdkafka has written both over the years.
 * lz4: ``lz4.frame``, the LZ4 frame format Kafka uses from magic 1 on. (Magic 0 LZ4 had a wrong
   header checksum, KAFKA-3160; we never write it, and read it only as Kafka 0.10 does not: not at all.)
-* zstd: ``zstandard`` frames. Kafka clients use zstd only from Produce v7, which kafka_lite does
-  not advertise (DESIGN §4), so it appears in batches we build and in stored logs, never on the
+* zstd: ``zstandard`` frames. Kafka clients use zstd only from Produce v7, and kafka_lite's
+  Produce versions end at 3, so zstd appears in batches we build and in stored logs, never on the
   wire from a real client.
 """
 
@@ -50,15 +50,6 @@ class CompressionType(enum.IntEnum):
     def config_name(self) -> str:
         """The name used by ``compression.type`` (``"gzip"``, ``"none"`` ...)."""
         return self.name.lower()
-
-    @classmethod
-    def for_name(cls, name: str) -> CompressionType:
-        """Parse a ``compression.type`` value; a bad name says which are allowed."""
-        try:
-            return cls[name.upper()]
-        except KeyError:
-            allowed = ", ".join(c.config_name for c in cls)
-            raise ValueError(f"unknown compression type {name!r}; expected one of {allowed}") from None
 
     @classmethod
     def for_id(cls, codec_id: int, position: int | None = None) -> CompressionType:

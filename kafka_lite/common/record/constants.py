@@ -12,7 +12,6 @@ import enum
 MAGIC_VALUE_V0 = 0  # Kafka 0.8-0.9: no timestamp
 MAGIC_VALUE_V1 = 1  # Kafka 0.10: adds a timestamp (KIP-32) and relative inner offsets (KIP-31)
 MAGIC_VALUE_V2 = 2  # Kafka 0.11: the record batch (KIP-98): varints, headers, producer id
-CURRENT_MAGIC_VALUE = MAGIC_VALUE_V2
 
 # "Absent" values. Kafka uses -1 throughout rather than nulls, because they must fit fixed-width
 # fields on the wire.
@@ -22,10 +21,9 @@ NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 NO_PARTITION_LEADER_EPOCH = -1
 
-# Every batch, of any magic, starts with the offset (int64) and a size (int32): LOG_OVERHEAD bytes
-# that a reader can parse before knowing the format. The magic byte sits at byte 16 in all three
+# Every batch, of any magic, starts with the offset (int64) and a size (int32, at SIZE_OFFSET):
+# LOG_OVERHEAD bytes that a reader can parse before knowing the format. The magic byte sits at byte 16 in all three
 # formats, which is how a reader tells them apart.
-OFFSET_OFFSET = 0
 SIZE_OFFSET = 8
 LOG_OVERHEAD = 12
 MAGIC_OFFSET = 16

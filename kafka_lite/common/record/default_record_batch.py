@@ -25,8 +25,9 @@ The header, big-endian (``HEADER_FIELDS`` is this table as data; the docs draw i
 
 Why the CRC skips the first 21 bytes: the broker must write ``baseOffset`` and
 ``partitionLeaderEpoch`` into every batch it appends. Leaving them outside the checksum means the
-append path patches 12 bytes and never recomputes a CRC, which is what lets kafka_lite's broker
-treat a produced batch as opaque bytes (DESIGN §8).
+append path patches 12 bytes and never recomputes a CRC, which is what lets the broker treat a
+produced batch as bytes: it checks the header and the CRC, patches the base offset, and appends,
+without decoding a record.
 """
 
 from __future__ import annotations
@@ -69,24 +70,11 @@ HEADER_FIELDS: tuple[HeaderField, ...] = (
 # --8<-- [end:header_fields]
 
 
-def header_struct(*names: str) -> struct.Struct:
-    """A Struct over the whole header that unpacks only the fields ``names`` (in header order) and
-    skips the rest as padding: a hot loop that reads a few fields pays for no Python ints it drops."""
-    order = [f.name for f in HEADER_FIELDS]
-    unknown = set(names) - set(order)
-    if unknown:
-        raise ValueError(f"no header field named {sorted(unknown)}")
-    if list(names) != [n for n in order if n in names]:
-        raise ValueError(f"header fields {list(names)} are not in header order {order}")
-    return struct.Struct(">" + "".join(f.fmt[1:] if f.name in names else f"{f.size}x" for f in HEADER_FIELDS))
-
-
-HEADER_STRUCT = header_struct(*(f.name for f in HEADER_FIELDS))  # ">qiibIhiqqqhii", from the table
+HEADER_STRUCT = struct.Struct(">" + "".join(f.fmt[1:] for f in HEADER_FIELDS))  # ">qiibIhiqqqhii"
 RECORD_BATCH_OVERHEAD = HEADER_STRUCT.size  # 61
 
 BASE_OFFSET_OFFSET = 0
 LENGTH_OFFSET = 8
-PARTITION_LEADER_EPOCH_OFFSET = 12
 CRC_OFFSET = 17
 ATTRIBUTES_OFFSET = 21  # the CRC covers [ATTRIBUTES_OFFSET, end)
 MAX_TIMESTAMP_OFFSET = 35
@@ -240,13 +228,6 @@ class DefaultRecordBatch:
         start = self._pos + ATTRIBUTES_OFFSET
         return crc32c(memoryview(self._buf)[start : self._pos + self.size_in_bytes])
 
-    def is_valid(self) -> bool:
-        try:
-            self.ensure_valid()
-        except CorruptRecordException:
-            return False
-        return True
-
     # --8<-- [start:ensure_valid]
     def ensure_valid(self) -> None:
         """Check what a broker checks before appending: the size fields and the CRC.
@@ -359,25 +340,26 @@ class DefaultRecordBatch:
 
 
 # --8<-- [start:set_base_offset]
-# set_base_offset(buf, pos, base_offset): assign offsets to the batch at ``pos`` by writing its base
-# offset, an int64 outside the CRC, so nothing is recomputed. The base offset is the batch's first
-# field (BASE_OFFSET_OFFSET is 0), so the write is exactly a struct's ``pack_into(buf, pos, value)``,
-# and that bound C method *is* the function: a Python wrapper around it would double the cost of a
-# call the log makes for every batch it appends.
-assert BASE_OFFSET_OFFSET == 0
-set_base_offset = struct.Struct(">q").pack_into
+def set_base_offset(buf: bytearray | memoryview, pos: int, base_offset: int) -> None:
+    """Assign offsets to the batch at ``buf[pos]``: write its first offset into ``baseOffset``.
+
+    Kafka's ``DefaultRecordBatch.setLastOffset``, which the log's validator calls on every batch it
+    appends (it writes ``lastOffset - lastOffsetDelta`` to the same field). The records keep their
+    offset deltas, so this one int64 gives every record its offset; it lies outside the CRC, so
+    the checksum stays valid.
+    """
+    struct.pack_into(">q", buf, pos + BASE_OFFSET_OFFSET, base_offset)
+
+
 # --8<-- [end:set_base_offset]
-
-
-def set_partition_leader_epoch(buf: bytearray | memoryview, pos: int, epoch: int) -> None:
-    struct.pack_into(">i", buf, pos + PARTITION_LEADER_EPOCH_OFFSET, epoch)
 
 
 def set_log_append_time(buf: bytearray | memoryview, pos: int, timestamp: int) -> None:
     """Stamp a batch with the broker's time (``message.timestamp.type=LogAppendTime``).
 
-    This one is inside the CRC (attributes and maxTimestamp), so the checksum is recomputed, which
-    is why Kafka only does it when the topic asks for LogAppendTime.
+    Kafka's ``DefaultRecordBatch.setMaxTimestamp(LOG_APPEND_TIME, now)``: the timestamp type bit and
+    ``maxTimestamp`` are inside the CRC, so the checksum is recomputed, which is why Kafka only does
+    it when the topic asks for LogAppendTime.
     """
     (size,) = struct.unpack_from(">i", buf, pos + LENGTH_OFFSET)
     (attributes,) = struct.unpack_from(">h", buf, pos + ATTRIBUTES_OFFSET)

@@ -7,8 +7,8 @@ Differs: Kafka holds a FileChannel and reads with positional reads; so do we (``
          slice is ``[start, end)`` of the same open file, like Kafka's ``FileRecords.read``.
 
 A ``FileRecords`` can be sent to a socket with ``os.sendfile``, the zero-copy path Kafka's
-``FileRecords.writeTo`` takes through ``FileChannel.transferTo``. (On this machine's loopback the
-copying path measured faster; the broker issue measures both and picks.)
+``FileRecords.writeTo`` takes through ``FileChannel.transferTo``, or read once (``os.pread``) and
+sent from memory; the broker's ``fetch.sendfile.enable`` chooses between the two.
 """
 
 from __future__ import annotations

@@ -140,39 +140,3 @@ def caret_dump(buf: bytes | bytearray | memoryview, position: int, context: int 
     line = f"{lo:>8}: " + " ".join(cells)
     caret = " " * (10 + 3 * (position - lo)) + "^^ byte " + str(position)
     return line + "\n" + caret
-
-
-def explain_difference(
-    expected: bytes | bytearray | memoryview, actual: bytes | bytearray | memoryview
-) -> str:
-    """Where two encodings of a v2 batch first differ: the field there, and both bytes in context.
-
-    Used by the format labs' failure messages, so a wrong byte is named ("header 0 keyLength at
-    byte 70") instead of two long hex strings being printed side by side.
-    """
-    expected, actual = bytes(expected), bytes(actual)
-    if expected == actual:
-        return "the encodings are identical"
-    at = next(
-        (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
-        min(len(expected), len(actual)),
-    )
-    try:
-        field_name = _field_at(describe_batch(expected), at)
-    except CorruptRecordException:
-        field_name = "?"
-    lines = [
-        f"first difference at byte {at}, in field '{field_name}' (expected {len(expected)} bytes, got {len(actual)})",
-        "expected:",
-        caret_dump(expected, at) if at < len(expected) else "  (ends here)",
-        "actual:",
-        caret_dump(actual, at) if at < len(actual) else "  (ends here)",
-    ]
-    return "\n".join(lines)
-
-
-def _field_at(node: FieldNode, at: int) -> str:
-    for child in node.children:
-        if child.offset <= at < child.offset + max(child.size, 1):
-            return _field_at(child, at) if child.children else child.name
-    return node.name

@@ -43,7 +43,6 @@ from kafka_lite.common.record.crc import crc32
 
 CRC_LENGTH = 4
 HEADER_V0 = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
-HEADER_V1 = struct.Struct(">qiIbbq")  # ... + timestamp
 RECORD_OVERHEAD_V0 = 4 + 1 + 1 + 4 + 4  # crc, magic, attributes, key length, value length = 14
 RECORD_OVERHEAD_V1 = RECORD_OVERHEAD_V0 + 8  # + timestamp = 22
 COMPRESSION_CODEC_MASK = 0x07
@@ -184,9 +183,6 @@ class LegacyRecordBatch:
         return crc32(
             memoryview(self._buf)[self._pos + LOG_OVERHEAD + CRC_LENGTH : self._pos + self.size_in_bytes]
         )
-
-    def is_valid(self) -> bool:
-        return self.compute_checksum() == self.checksum
 
     def ensure_valid(self) -> None:
         computed = self.compute_checksum()

@@ -28,6 +28,7 @@ from kafka_lite.common.record.constants import (
     MAGIC_VALUE_V0,
     MAGIC_VALUE_V1,
     MAGIC_VALUE_V2,
+    SIZE_OFFSET,
 )
 from kafka_lite.common.record.default_record_batch import RECORD_BATCH_OVERHEAD, DefaultRecordBatch
 from kafka_lite.common.record.legacy_record import RECORD_OVERHEAD_V0, LegacyRecordBatch
@@ -64,18 +65,18 @@ def iter_batches(
             raise CorruptRecordException(
                 f"batch at byte {pos} is cut: {remaining} bytes cannot hold a batch header", position=pos
             )
-        (size,) = _SIZE.unpack_from(buf, pos + 8)
+        (size,) = _SIZE.unpack_from(buf, pos + SIZE_OFFSET)
         if size < RECORD_OVERHEAD_V0:
             raise CorruptRecordException(
                 f"batch at byte {pos} has size {size}, less than the smallest entry ({RECORD_OVERHEAD_V0})",
-                position=pos + 8,
+                position=pos + SIZE_OFFSET,
             )
         if LOG_OVERHEAD + size > remaining:
             if allow_partial_tail:
                 return
             raise CorruptRecordException(
                 f"batch at byte {pos} is cut: its size field says {LOG_OVERHEAD + size} bytes, {remaining} remain",
-                position=pos + 8,
+                position=pos + SIZE_OFFSET,
             )
         magic = buf[pos + MAGIC_OFFSET]
         if magic == MAGIC_VALUE_V2:
@@ -83,7 +84,7 @@ def iter_batches(
                 raise CorruptRecordException(
                     f"batch at byte {pos} has size {size}, less than a v2 header needs "
                     f"({RECORD_BATCH_OVERHEAD - LOG_OVERHEAD})",
-                    position=pos + 8,
+                    position=pos + SIZE_OFFSET,
                 )
             batch: RecordBatch = DefaultRecordBatch(memoryview(buf)[: pos + LOG_OVERHEAD + size], pos)
         elif magic in (MAGIC_VALUE_V0, MAGIC_VALUE_V1):
@@ -104,10 +105,6 @@ class MemoryRecords:
 
     def __init__(self, buf: bytes | bytearray | memoryview) -> None:
         self._buf = buf
-
-    @classmethod
-    def readable_records(cls, buf: bytes | bytearray | memoryview) -> MemoryRecords:
-        return cls(buf)
 
     @classmethod
     def with_records(
@@ -149,14 +146,14 @@ class MemoryRecords:
         return len(self._buf)
 
     def writable(self) -> MemoryRecords:
-        """These records in a buffer the broker may patch in place: themselves, or a copy.
+        """These records in a buffer the broker may patch in place: themselves, or one copy.
 
-        A produce request's records come in the network receive's bytearray (writable); records
-        built in memory are ``bytes`` (read-only). Checked by type, as this runs on every append and
-        a memoryview made only to ask ``readonly`` costs more than the rest of the check.
+        A produce request's records are a view into the network receive's bytearray (writable), which
+        the log patches where they lie, as Kafka's LogValidator patches the request's ByteBuffer.
+        Records built in memory are ``bytes`` (read-only) and are copied.
         """
         buf = self._buf
-        if type(buf) is bytearray or (type(buf) is memoryview and not buf.readonly):
+        if isinstance(buf, bytearray) or (isinstance(buf, memoryview) and not buf.readonly):
             return self
         return MemoryRecords(bytearray(buf))
 

@@ -4,8 +4,8 @@ Mirrors: org.apache.kafka.common.record.MemoryRecordsBuilder (clients/.../common
 Book:    chapter 2, 2.1.2 (the producer's RecordBatch fills a MemoryRecords); chapter 6, 6.1
 Differs: Kafka streams records through a compressor as they are appended (so a batch's compressed
          size is known early); we collect the encoded records and compress once in ``build``,
-         using an estimate (the uncompressed size) for ``is_full``. The producer issue revisits
-         this if the estimate turns out to cost batch sizes.
+         using an estimate (the uncompressed size) for ``is_full``, so a compressed batch closes
+         when its records, uncompressed, reach the batch size.
 
 Usage::
 
