@@ -269,12 +269,17 @@ def where_you_might_not_look(module: MirroredModule, twin: Twin, ours: set[str])
     return ""
 
 
+def shown_path(module: MirroredModule) -> str:
+    """A module's path as the page shows it, inside ``kafka_lite/``: ``log/log.py``."""
+    return module.path.removeprefix("kafka_lite/")
+
+
 def _module_cell(module: MirroredModule, pages: dict[str, str], page_dir: str) -> str:
     page = pages.get(module.module)
     if page is None:
-        return f"`{module.path}`"
+        return f"`{shown_path(module)}`"
     up = "../" * page_dir.count("/") if page_dir else ""
-    return f"[`{module.path}`]({up}{page}#{module.module})"
+    return f"[`{shown_path(module)}`]({up}{page}#{module.module})"
 
 
 def kafka_classes(
@@ -297,11 +302,12 @@ def kafka_classes(
 
     def line(twin: Twin, module: MirroredModule, note: str) -> str:
         kafka = f"`{twin.name}`" + (f" <small>`{twin.package}`</small>" if twin.package else "")
-        file = f"`{twin.kafka_file}`" if twin.kafka_file else ""
+        # The file's name: the package under the class says which directory; a directory alone says nothing more.
+        file = f"`{Path(twin.kafka_file).name}`" if twin.kafka_file.endswith((".scala", ".java")) else ""
         version = twin.version or ""
         return f"| {kafka} | {file} | {version} | {_module_cell(module, pages, page_dir)} | {note} |"
 
-    head = ["| Kafka class | Kafka file | version | kafka_lite file | where |", "|---|---|---|---|---|"]
+    head = ["| Kafka class | Kafka file | Kafka | kafka_lite file | where |", "|---|---|---|---|---|"]
     surprises = [r for r in rows if r[2]]
     out = [
         "### Where you might not look\n\n" + "\n".join(head + [line(*r) for r in surprises]),
