@@ -1,8 +1,10 @@
 """MkDocs hook: render kafka_lite's diagrams to ``site/diagrams/<name>.svg`` at build time.
 
-No Kafka twin: docs tooling. Each diagram is drawn by a function in ``kafka_lite.diagrams`` from the
-code's own data (a header field table, a real segment's index), so a picture cannot drift from the
-code it shows. Pages use ``![...](../../diagrams/<name>.svg)``; nothing is written into ``docs/``.
+No Kafka twin: docs tooling. Each diagram is drawn by a function of the ``kafka_lite.diagrams``
+package from the code's own data (a header field table, a real segment's index, a state machine's
+transition table), so a picture cannot drift from the code it shows. The diagrams are laid out to
+fit the guides' column (``kafka_lite.diagrams.style``). Pages use
+``![...](../../diagrams/<name>.svg)``; nothing is written into ``docs/``.
 """
 
 from __future__ import annotations

@@ -70,6 +70,38 @@ REPLICA_VALID_PREVIOUS_STATES: dict[ReplicaState, set[ReplicaState]] = {
 }
 # --8<-- [end:tables]
 
+# The event that crosses each edge of the tables above, as Kafka 0.10.1's controller drives it
+# (KafkaController's onNewPartitionCreation, onBrokerStartup, onBrokerFailure, shutdownBroker,
+# onPartitionReassignment, onPreferredReplicaElection; TopicDeletionManager). The chapter's
+# pictures label their edges with these; a transition without an event is an error there.
+# --8<-- [start:events]
+PARTITION_TRANSITION_EVENTS: dict[tuple[PartitionState, PartitionState], str] = {
+    (P.NON_EXISTENT, P.NEW): "new partition: assign replicas",
+    (P.NEW, P.ONLINE): "new partition: first live replica leads",
+    (P.OFFLINE, P.ONLINE): "OnlinePartition election\n(broker startup or failure)",
+    (P.ONLINE, P.ONLINE): "leader moves: reassignment,\npreferred election, controlled shutdown",
+    (P.ONLINE, P.OFFLINE): "leader's broker fails,\nor topic deletion",
+    (P.NEW, P.OFFLINE): "topic deletion",
+    (P.OFFLINE, P.OFFLINE): "broker failure,\nor topic deletion",
+    (P.OFFLINE, P.NON_EXISTENT): "topic deletion completes",
+}
+REPLICA_TRANSITION_EVENTS: dict[tuple[ReplicaState, ReplicaState], str] = {
+    (R.NON_EXISTENT, R.NEW): "new partition or reassignment:\nreplica assigned",
+    (R.NEW, R.ONLINE): "new partition or reassignment:\nreplica started",
+    (R.ONLINE, R.ONLINE): "controller failover,\nor broker startup",
+    (R.OFFLINE, R.ONLINE): "broker startup",
+    (R.DELETION_INELIGIBLE, R.ONLINE): "broker startup",
+    (R.NEW, R.OFFLINE): "broker failure",
+    (R.ONLINE, R.OFFLINE): "broker failure, controlled shutdown,\nreassignment, or topic deletion",
+    (R.OFFLINE, R.OFFLINE): "topic deletion retried",
+    (R.DELETION_INELIGIBLE, R.OFFLINE): "topic deletion retried",
+    (R.OFFLINE, R.DELETION_STARTED): "topic deletion:\nStopReplica (delete)",
+    (R.DELETION_STARTED, R.DELETION_SUCCESSFUL): "StopReplica succeeded",
+    (R.DELETION_STARTED, R.DELETION_INELIGIBLE): "StopReplica failed\nor broker down",
+    (R.DELETION_SUCCESSFUL, R.NON_EXISTENT): "topic deletion completes",
+}
+# --8<-- [end:events]
+
 
 def offline_partition_leader_selector(
     assigned: list[int], current: LeaderAndIsr, live_brokers: set[int], unclean: bool = False

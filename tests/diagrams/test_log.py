@@ -8,7 +8,7 @@ import pytest
 
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
-from kafka_lite.log.diagrams import log_diagram, segment_diagram
+from kafka_lite.diagrams.log import log_diagram, segment_diagram
 from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_segment import LogSegment

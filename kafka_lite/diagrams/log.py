@@ -20,16 +20,20 @@ from __future__ import annotations
 
 import html
 import itertools
+import tempfile
 from typing import TYPE_CHECKING
 
 import graphviz
 
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.time import MockTime
+from kafka_lite.diagrams.style import new_graph
+from kafka_lite.log.log_segment import LogSegment
+
 if TYPE_CHECKING:
     from kafka_lite.common.record.file_records import BatchHeader
     from kafka_lite.log.log import Log
-    from kafka_lite.log.log_segment import LogSegment
 
-FONT = "Helvetica"
 INDEXED = "#dbeafe"  # a batch an offset index entry points at
 TIMED = "#fde68a"  # a batch a time index entry names
 ACTIVE = "#dcfce7"  # the active segment
@@ -38,10 +42,8 @@ TABLE = '<<table border="0" cellborder="1" cellspacing="0" cellpadding="3">{}</t
 
 
 def _graph(name: str) -> graphviz.Digraph:
-    g = graphviz.Digraph(name)
-    g.attr(rankdir="LR", fontname=FONT, nodesep="0.3", ranksep="0.9")
-    g.attr("node", fontname=FONT, fontsize="10", shape="plain")
-    g.attr("edge", fontname=FONT, fontsize="9")
+    g = new_graph(name, fontsize=10, nodesep="0.3", ranksep="0.3")
+    g.attr("node", shape="plain")
     return g
 
 
@@ -188,6 +190,7 @@ def segment_diagram(
             f"entr{'y' if len(entries) == 1 else 'ies'} for {len(headers)} batch{'' if len(headers) == 1 else 'es'}"
         ),
         labelloc="b",
+        fontsize="11",
     )
     return g
 
@@ -237,3 +240,26 @@ def log_diagram(log: Log) -> graphviz.Digraph:
         g.edge(name, f"s{floor_segment(offset).base_offset}")
     g.attr(label=f"{log.name}: {len(segments)} segments, {log.size_in_bytes()} B", labelloc="b")
     return g
+
+
+def _sample_segment(directory: str) -> LogSegment:
+    """A small real segment: 24 batches of ~600 bytes, index entries every 2 KiB."""
+    segment = LogSegment(directory, 0, index_interval_bytes=2048, time=MockTime())
+    offset = 0
+    for b in range(24):
+        records = MemoryRecords.with_records(
+            [(1_500_000_000_000 + b * 100 + i, b"key", b"x" * 100) for i in range(5)], base_offset=offset
+        )
+        segment.append(offset, 1_500_000_000_000 + b * 100 + 4, offset + 4, records)
+        offset += 5
+    return segment
+
+
+def segment_with_index() -> graphviz.Digraph:
+    """A real segment's ``.index`` beside its ``.log``, written to a temporary directory for the picture."""
+    with tempfile.TemporaryDirectory() as d:
+        segment = _sample_segment(d)
+        try:
+            return segment_diagram(segment)
+        finally:
+            segment.close()

@@ -1,0 +1,41 @@
+"""Diagrams of kafka_lite's structures, drawn from the code's own data with graphviz.
+
+No Kafka twin: the pictures of the chapter guides and notebooks. Each function returns a
+``graphviz.Digraph`` built from live data (a header field table, a real segment written for the
+picture, a state machine's transition table), so the docs' pictures change when the code does.
+``DIAGRAMS`` lists what the docs build renders to ``site/diagrams/<name>.svg``.
+
+This package sits on top of the layers, beside ``cli/`` and ``grading/``: it may import any of
+them, and nothing in the broker or the clients imports it, so they run without graphviz.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import graphviz
+
+from kafka_lite.diagrams.log import log_diagram, segment_diagram, segment_with_index
+from kafka_lite.diagrams.network import socket_server_threads
+from kafka_lite.diagrams.record import record_batch_v2
+from kafka_lite.diagrams.state_machines import partition_state_machine, replica_state_machine, state_machine
+
+__all__ = [
+    "DIAGRAMS",
+    "log_diagram",
+    "partition_state_machine",
+    "record_batch_v2",
+    "replica_state_machine",
+    "segment_diagram",
+    "segment_with_index",
+    "socket_server_threads",
+    "state_machine",
+]
+
+DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
+    "partition_state_machine": partition_state_machine,
+    "replica_state_machine": replica_state_machine,
+    "record_batch_v2": record_batch_v2,
+    "segment_with_index": segment_with_index,
+    "socket_server_threads": lambda: socket_server_threads(3, 4),
+}

@@ -1,0 +1,85 @@
+"""The controller's partition and replica state machines, drawn from their transition tables.
+
+No Kafka twin: pictures of ``PartitionStateMachine`` and ``ReplicaStateMachine`` (Kafka draws them
+only in prose, in the classes' scaladoc). The states and edges are the tables'
+(``PARTITION_VALID_PREVIOUS_STATES``, Kafka's ``validPreviousStates``), and each edge is labelled
+with the event that crosses it from the table beside them (``PARTITION_TRANSITION_EVENTS``), so
+the picture cannot drift from the code.
+Book:    chapter 7, 7.1.4 (the partition and replica state machines)
+"""
+
+from __future__ import annotations
+
+import enum
+
+import graphviz
+
+from kafka_lite.controller.state_machines import (
+    PARTITION_TRANSITION_EVENTS,
+    PARTITION_VALID_PREVIOUS_STATES,
+    REPLICA_TRANSITION_EVENTS,
+    REPLICA_VALID_PREVIOUS_STATES,
+    PartitionState,
+    ReplicaState,
+)
+from kafka_lite.diagrams.style import new_graph
+
+
+def transitions(valid_previous: dict[enum.Enum, set[enum.Enum]]) -> list[tuple[enum.Enum, enum.Enum]]:
+    """Every legal (source, target) pair of a ``validPreviousStates`` table, in a stable order."""
+    return [
+        (source, target)
+        for target, sources in valid_previous.items()
+        for source in sorted(sources, key=lambda s: s.value)
+    ]
+
+
+def state_machine(
+    name: str,
+    valid_previous: dict[enum.Enum, set[enum.Enum]],
+    events: dict[tuple[enum.Enum, enum.Enum], str],
+    start: enum.Enum,
+) -> graphviz.Digraph:
+    """A state machine drawn from its ``validPreviousStates`` table: an edge for every legal
+    transition, labelled with the event in ``events`` that crosses it.
+
+    Top to bottom from ``start``, where every key begins (and ends, once deleted): the edges back
+    into it do not push it down the page, so the picture stays narrow enough for the docs' column.
+    """
+    edges = transitions(valid_previous)
+    unlabelled = [f"{s.value} -> {t.value}" for s, t in edges if not events.get((s, t))]
+    if unlabelled:
+        raise ValueError(f"{name}: no event for the transitions {unlabelled}")
+    unknown = [f"{s.value} -> {t.value}" for s, t in events if (s, t) not in edges]
+    if unknown:
+        raise ValueError(f"{name}: events for transitions the table does not allow: {unknown}")
+    g = new_graph(name, rankdir="TB", fontsize=11, nodesep="0.3", ranksep="0.45")
+    g.attr("edge", fontsize="9", fontcolor="#374151")
+    with g.subgraph(name="start") as top:
+        top.attr(rank="min")
+        top.node(start.value, start.value, shape="box", style="rounded")
+    for state in valid_previous:
+        if state is not start:
+            g.node(state.value, state.value, shape="box", style="rounded,filled", fillcolor="#f3f4f6")
+    for source, target in edges:
+        back = "false" if target is start else "true"
+        g.edge(source.value, target.value, label=events[(source, target)], constraint=back)
+    return g
+
+
+def partition_state_machine() -> graphviz.Digraph:
+    return state_machine(
+        "partition_state_machine",
+        PARTITION_VALID_PREVIOUS_STATES,
+        PARTITION_TRANSITION_EVENTS,
+        PartitionState.NON_EXISTENT,
+    )
+
+
+def replica_state_machine() -> graphviz.Digraph:
+    return state_machine(
+        "replica_state_machine",
+        REPLICA_VALID_PREVIOUS_STATES,
+        REPLICA_TRANSITION_EVENTS,
+        ReplicaState.NON_EXISTENT,
+    )

@@ -1,0 +1,75 @@
+"""The state-machine pictures: every legal transition is an edge, and every edge names its event."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kafka_lite.controller.state_machines import (
+    PARTITION_TRANSITION_EVENTS,
+    PARTITION_VALID_PREVIOUS_STATES,
+    REPLICA_TRANSITION_EVENTS,
+    REPLICA_VALID_PREVIOUS_STATES,
+    PartitionState,
+    ReplicaState,
+)
+from kafka_lite.diagrams.state_machines import (
+    partition_state_machine,
+    replica_state_machine,
+    state_machine,
+    transitions,
+)
+
+pytestmark = pytest.mark.unit
+EDGE = re.compile(r"^\t(\w+) -> (\w+) \[(.*?)\]$", re.MULTILINE | re.DOTALL)
+
+MACHINES = [
+    (partition_state_machine, PARTITION_VALID_PREVIOUS_STATES, PARTITION_TRANSITION_EVENTS),
+    (replica_state_machine, REPLICA_VALID_PREVIOUS_STATES, REPLICA_TRANSITION_EVENTS),
+]
+
+
+@pytest.mark.parametrize(("draw", "table", "events"), MACHINES, ids=["partition", "replica"])
+def test_every_edge_of_the_picture_is_a_transition_of_the_table_with_its_event(draw, table, events):
+    source = draw().source
+    edges = {}
+    for a, b, attrs in EDGE.findall(source):
+        label = re.search(r'label="([^"]*)"', attrs)
+        edges[(a, b)] = label.group(1) if label else ""
+    expected = {(s.value, t.value) for s, t in transitions(table)}
+    assert set(edges) == expected
+    for (a, b), label in edges.items():
+        assert label.strip(), f"edge {a} -> {b} has no event label"
+    # The labels are the events of the table beside the transitions, not retyped.
+    for (s, t), event in events.items():
+        assert edges[(s.value, t.value)] == event
+
+
+@pytest.mark.parametrize(("draw", "table", "events"), MACHINES, ids=["partition", "replica"])
+def test_every_transition_has_an_event_and_every_event_a_transition(draw, table, events):
+    assert set(events) == set(transitions(table))
+    assert all(e.strip() for e in events.values())
+
+
+def test_the_events_are_kafkas():
+    assert PARTITION_TRANSITION_EVENTS[(PartitionState.NON_EXISTENT, PartitionState.NEW)] == (
+        "new partition: assign replicas"
+    )
+    assert PARTITION_TRANSITION_EVENTS[(PartitionState.OFFLINE, PartitionState.ONLINE)].startswith(
+        "OnlinePartition election"
+    )
+    assert "broker failure" in REPLICA_TRANSITION_EVENTS[(ReplicaState.ONLINE, ReplicaState.OFFLINE)]
+
+
+def test_a_transition_without_an_event_is_refused_naming_it():
+    events = dict(PARTITION_TRANSITION_EVENTS)
+    del events[(PartitionState.OFFLINE, PartitionState.NON_EXISTENT)]
+    with pytest.raises(ValueError, match="OfflinePartition -> NonExistentPartition"):
+        state_machine("p", PARTITION_VALID_PREVIOUS_STATES, events, PartitionState.NON_EXISTENT)
+
+
+def test_an_event_for_a_transition_the_table_refuses_is_refused_naming_it():
+    events = {**PARTITION_TRANSITION_EVENTS, (PartitionState.NEW, PartitionState.NON_EXISTENT): "oops"}
+    with pytest.raises(ValueError, match="NewPartition -> NonExistentPartition"):
+        state_machine("p", PARTITION_VALID_PREVIOUS_STATES, events, PartitionState.NON_EXISTENT)
