@@ -26,6 +26,7 @@ def _marker_arg(item: pytest.Item, name: str) -> int | None:
     return int(marker.args[0]) if marker is not None and marker.args else None
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own -k deselection: record only the tests that run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     lab = int(os.environ["KAFKA_LITE_LAB"])
     stage = os.environ.get("KAFKA_LITE_STAGE")
