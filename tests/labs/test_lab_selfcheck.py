@@ -66,6 +66,48 @@ def test_solving_one_stage_earns_exactly_its_points(lab, stage, tmp_path):
         f"{got}, expected {expected}; failing in the solved stages: {failing}"
     )
     assert report.earned == sum(by_stage[n].total for n in solved)
+    heading = f"### Stage {stage.number}: {stage.name} ({by_stage[stage.number].total} points)"
+    assert heading in lab.handout.read_text(encoding="utf-8"), (
+        f"{lab.handout} should have the heading {heading!r}"
+    )
+
+
+HANDOUT_SECTIONS = (
+    "## Overview",
+    "## Time and what it builds on",
+    "## Commands",
+    "## Related files",
+    "## Specification",
+    "## Stages",
+    "## What the tests check",
+    "## Hints",
+    "## Differs from Kafka",
+)
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_handout_has_its_sections_and_commands_that_work(lab):
+    text = lab.handout.read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert [h for h in headings if h in HANDOUT_SECTIONS] == list(HANDOUT_SECTIONS), (
+        f"{lab.handout}: sections {headings}, expected these in order: {list(HANDOUT_SECTIONS)}"
+    )
+    assert lab.time and lab.time.lower() in text.replace("**", "").lower(), (
+        f"{lab.handout} should say it takes {lab.time}"
+    )
+    for stage in lab.stages:
+        assert f"### Stage {stage.number}: {stage.name} (" in text, (
+            f"{lab.handout}: no section for stage {stage.number}"
+        )
+    # kafka-lite is in .venv/bin, not on PATH: a command line must say so
+    assert "source .venv/bin/activate" in text
+    in_block, bare = False, []
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_block = line.strip() == "```sh"
+        elif in_block and line.startswith("kafka-lite"):
+            bare.append(line)
+    assert not bare, f"{lab.handout}: write .venv/bin/kafka-lite, as the handout says: {bare}"
 
 
 def _stage_marks(decorators: list[ast.expr]) -> list[str]:
