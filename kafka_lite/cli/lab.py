@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape as _escape
 
 from kafka_lite.cli import CliError
 from kafka_lite.grading.grader import GradeReport, TestResult, grade
@@ -178,7 +179,7 @@ def print_report(report: GradeReport, console: Console, source: str, verbose: bo
     out = _Printer(console)
     lab = report.lab
     selection = f", {report.selection}" if report.selection else ""
-    out.line(f"[bold]Lab {lab.number}: {lab.title}[/] ({source}{selection})")
+    out.line(f"[bold]Lab {lab.number}: {_escape(lab.title)}[/] ({_escape(source + selection)})")
     by_stage: dict[int | None, list[TestResult]] = {}
     for r in report.results:
         by_stage.setdefault(r.stage, []).append(r)
@@ -187,14 +188,12 @@ def print_report(report: GradeReport, console: Console, source: str, verbose: bo
         earned = sum(r.points for r in results if r.passed)
         total = sum(r.points for r in results)
         title = f"stage {number}: {names.get(number, '?')}" if number is not None else "no stage"
-        mark = "[green]done[/]" if earned == total else ""
+        mark = " [green]done[/]" if earned == total else ""
         out.line("")
-        out.line(f"[bold]{title}[/]  {earned}/{total} {mark}")
+        out.line(f"[bold]{_escape(title)}[/]  {earned}/{total}{mark}")
         for r in results:
             verdict = "[green]PASS[/]" if r.passed else "[red]FAIL[/]"
-            out.line(
-                f"  {verdict} {r.points if r.passed else 0:>2}/{r.points:<2} {r.test}", markup_name=r.test
-            )
+            out.line(f"  {verdict} {r.points if r.passed else 0:>2}/{r.points:<2} {_escape(r.test)}")
     out.line("")
     out.line(f"[bold]total {report.earned}/{report.total}[/]")
     failed = [r for r in report.results if not r.passed]
@@ -231,18 +230,14 @@ class _Printer:
     def __init__(self, console: Console) -> None:
         self.console = console
 
-    def line(self, text: str, markup_name: str | None = None) -> None:
-        if markup_name is not None:
-            text = text.replace(markup_name, _escape(markup_name))
+    def line(self, text: str) -> None:
+        """One line of rich markup (escape what comes from outside with ``_escape``)."""
         self.console.print(text, highlight=False, soft_wrap=True)
 
     def raw(self, text: str) -> None:
+        """Text as it is (no markup), indented, each line whole."""
         for line in text.rstrip().splitlines():
             self.console.print("    " + line, markup=False, highlight=False, soft_wrap=True)
-
-
-def _escape(text: str) -> str:
-    return text.replace("[", r"\[")
 
 
 def _find(number: int) -> Lab:
