@@ -1,7 +1,7 @@
 """``kafka-lite cluster up | status | down``: a local ZooKeeper and N brokers, as separate processes.
 
 No Kafka twin: what a Kafka user does by hand with ``zookeeper-server-start.sh`` and one
-``kafka-server-start.sh`` per broker, in one command (DESIGN §5).
+``kafka-server-start.sh`` per broker, in one command.
 
 Everything lives under ``--dir`` (default ``.kafka-lite/``): ``cluster.json`` (pids and ports),
 ``zookeeper.properties`` and ``broker-N/server.properties`` (Kafka's formats, so a learner can read
