@@ -182,6 +182,8 @@ def _lab_cluster_serves(tmp_path, name: str, solved: frozenset[str]) -> bool:
         with open(f"/proc/{state['brokers'][0]['pid']}/environ", "rb") as f:
             environ = f.read().split(b"\0")
         assert any(e.startswith(b"PYTHONPATH=" + state["lab"]["overlay"].encode()) for e in environ)
+        # healthy as ZooKeeper sees it (registered, a controller), whether or not the processor answers
+        assert main(["cluster", "status", *args]) == 0
         admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{base}", "socket.timeout.ms": 3000})
         try:
             metadata = admin.list_topics(timeout=8)
