@@ -10,7 +10,7 @@ from kafka_lite.cli.main import main
 from kafka_lite.grading.labs import REPO_ROOT, find
 from kafka_lite.grading.starter import write_starter
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.labs  # grades real labs: a subprocess of pytest per grade
 
 # A write_varint that forgets the zig-zag step, defined after the reference's and so replacing it.
 NO_ZIGZAG = """
