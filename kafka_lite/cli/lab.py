@@ -162,6 +162,9 @@ def run_grade(args: argparse.Namespace, console: Console) -> int:
         args.json.write_text(json.dumps(_as_json(report), indent=2), encoding="utf-8")
     if report.pytest_exit == 5 and args.keyword:
         raise CliError(f"no test of lab {lab.number} matches -k {args.keyword!r}", exit_code=2)
+    if report.pytest_exit == 4 and args.keyword:  # pytest's usage error: the expression does not parse
+        why = [line for line in report.output.splitlines() if "-k" in line]
+        raise CliError(why[-1].removeprefix("ERROR: ") if why else f"bad -k {args.keyword!r}", exit_code=2)
     if report.collection_failed:
         console.print(report.output[-3000:], markup=False, highlight=False, soft_wrap=True)
         raise CliError(

@@ -87,3 +87,5 @@ def test_grade_reports_a_bad_selection(tmp_path, capsys):
     assert "lab 4 has no stage 7 (stages: 1, 2)" in capsys.readouterr().err
     assert main(["lab", "grade", "4", "--dir", str(tmp_path), "-k", "no_such_test"]) == 2
     assert "no test of lab 4 matches -k 'no_such_test'" in capsys.readouterr().err
+    assert main(["lab", "grade", "4", "--dir", str(tmp_path), "-k", "and ("]) == 2
+    assert "Wrong expression passed to '-k': and (" in capsys.readouterr().err
