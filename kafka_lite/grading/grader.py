@@ -1,6 +1,7 @@
 """Grade a lab: run its tests with the student's files in place of the reference modules.
 
-No Kafka twin: modelled on MIT 6.1810's gradelib (points per test, a score table, exit code).
+No Kafka twin: modelled on MIT 6.1810's gradelib (points per test, a score table, exit code),
+with points summed per stage of the lab.
 
 How the student's files replace the reference without touching the checkout: the whole
 ``kafka_lite`` package is copied to a temporary *overlay*, the lab's files are overwritten there
