@@ -1,7 +1,7 @@
 """``kafka-lite cluster up | status | down``: a local ZooKeeper and N brokers, as separate processes.
 
 No Kafka twin: what a Kafka user does by hand with ``zookeeper-server-start.sh`` and one
-``kafka-server-start.sh`` per broker, in one command (DESIGN §5).
+``kafka-server-start.sh`` per broker, in one command.
 
 Everything lives under ``--dir`` (default ``.kafka-lite/``): ``cluster.json`` (pids and ports),
 ``zookeeper.properties`` and ``broker-N/server.properties`` (Kafka's formats, so a learner can read
@@ -9,6 +9,12 @@ and edit them), ``logs/`` and each broker's data. So ``status`` and ``down`` wor
 Each process runs in its own session: ``up --detach`` returns and the cluster keeps running;
 ``down`` stops the brokers (a clean shutdown each, SIGKILL only after a deadline) and then ZooKeeper,
 and leaves no process behind.
+
+``up --lab N`` runs the brokers on a learner's lab workspace, as the grader does: the package is
+copied to ``<dir>/lab-overlay/`` with lab N's files taken from the workspace, and the brokers start
+with that copy first on ``PYTHONPATH``. Such a cluster's health is read from ZooKeeper (brokers
+registered, a controller elected), not through the brokers' own request path, which is the code
+under test and may not answer.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from rich.live import Live
 from rich.table import Table
 
 from kafka_lite.cli import CliError
+from kafka_lite.grading.grader import build_overlay
+from kafka_lite.grading.labs import LabError, find
 from kafka_lite.zk.embedded import port_free
 
 STATE_FILE = "cluster.json"
@@ -51,6 +59,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--detach", action="store_true", help="return once the cluster is healthy")
     up.add_argument(
         "--override", action="append", default=[], metavar="K=V", help="a setting for every broker"
+    )
+    up.add_argument(
+        "--lab", type=int, metavar="N", help="run the brokers with your files of lab N (from --lab-dir)"
+    )
+    up.add_argument(
+        "--lab-dir",
+        type=Path,
+        default=Path("kafka-lite-labs"),
+        help="the labs workspace for --lab (default kafka-lite-labs)",
     )
     up.set_defaults(handler=run_up)
     for name, handler, text in (
@@ -97,25 +114,70 @@ def bootstrap_servers(state: dict) -> str:
     return ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
 
 
-def _spawn(args: list[str], log_path: Path) -> int:
+def _spawn(args: list[str], log_path: Path, overlay: str | None = None) -> int:
+    """Start ``kafka-lite ARGS`` in its own session; with ``overlay``, importing its package first."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    env, cwd = None, None
+    if overlay is not None:
+        path = [overlay, os.environ.get("PYTHONPATH", "")]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(p for p in path if p),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        cwd = overlay  # ``python -m`` puts the working directory first on sys.path: not the checkout
     with open(log_path, "ab") as log_file:
         proc = subprocess.Popen(
             [sys.executable, "-m", "kafka_lite.cli.main", *args],
             stdout=log_file,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
             start_new_session=True,  # its own session: it outlives `up --detach` and ignores our Ctrl-C
         )
     return proc.pid
+
+
+def _lab_overlay(directory: Path, lab_number: int, lab_dir: Path) -> dict:
+    """Build ``directory/lab-overlay``: the package with lab ``lab_number``'s files from the workspace."""
+    try:
+        lab = find(lab_number)
+    except LabError as e:
+        raise CliError(str(e), exit_code=2) from None
+    workspace = (lab_dir / lab.slug).resolve()
+    if not workspace.is_dir():
+        raise CliError(
+            f"no workspace {workspace} for lab {lab_number}: run `kafka-lite lab start {lab_number}` first",
+            exit_code=2,
+        )
+    try:
+        overlay = build_overlay(lab, workspace, directory / "lab-overlay")
+    except LabError as e:
+        raise CliError(str(e), exit_code=2) from None
+    return {
+        "number": lab.number,
+        "workspace": str(workspace),
+        "overlay": str(overlay),
+        "files": list(lab.files),
+    }
 
 
 # -- up ------------------------------------------------------------------------------------------------------
 
 
 # --8<-- [start:up]
-def start_cluster(directory: Path, brokers: int, zk_port: int, base_port: int, overrides: list[str]) -> dict:
-    """Write the configs, start ZooKeeper and the brokers, and return the state (not yet waited on)."""
+def start_cluster(
+    directory: Path,
+    brokers: int,
+    zk_port: int,
+    base_port: int,
+    overrides: list[str],
+    lab: int | None = None,
+    lab_dir: Path = Path("kafka-lite-labs"),
+) -> dict:
+    """Write the configs, start ZooKeeper and the brokers, and return the state (not yet waited on).
+    With ``lab``, the brokers run on that lab's files from the workspace under ``lab_dir``."""
     existing = load_state(directory)
     if existing and any(_alive(p) for p in _pids(existing)):
         raise CliError(
@@ -128,6 +190,7 @@ def start_cluster(directory: Path, brokers: int, zk_port: int, base_port: int, o
             raise CliError(f"port {port} for {what} is already in use", exit_code=2)
     directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)
+    lab_state = _lab_overlay(directory, lab, lab_dir) if lab is not None else None
     (directory / "zookeeper.properties").write_text(
         f"dataDir={directory / 'zookeeper'}\nclientPort={zk_port}\ntickTime=500\n"
     )
@@ -135,6 +198,8 @@ def start_cluster(directory: Path, brokers: int, zk_port: int, base_port: int, o
         ["zookeeper", "start", str(directory / "zookeeper.properties")], directory / "logs" / "zookeeper.log"
     )
     state = {"dir": str(directory), "zookeeper": {"pid": zk_pid, "port": zk_port}, "brokers": []}
+    if lab_state is not None:
+        state["lab"] = lab_state
     _wait_for_port(zk_port, zk_pid, directory / "logs" / "zookeeper.log")
     for i in range(brokers):
         broker_dir = directory / f"broker-{i}"
@@ -154,13 +219,17 @@ def start_cluster(directory: Path, brokers: int, zk_port: int, base_port: int, o
             + "\n"
         )
         args = ["broker", "start", str(config)] + [a for o in overrides for a in ("--override", o)]
-        pid = _spawn(args, directory / "logs" / f"broker-{i}.log")
+        pid = _spawn(args, directory / "logs" / f"broker-{i}.log", _overlay(state))
         state["brokers"].append({"id": i, "pid": pid, "port": base_port + i})
     (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
     return state
 
 
 # --8<-- [end:up]
+
+
+def _overlay(state: dict) -> str | None:
+    return state["lab"]["overlay"] if state.get("lab") else None
 
 
 def _wait_for_port(port: int, pid: int, log_path: Path) -> None:
@@ -191,6 +260,8 @@ def cluster_health(state: dict) -> dict:
     live = [b for b in state["brokers"] if health["brokers_alive"][b["id"]]]
     if not live:
         return health
+    if state.get("lab"):
+        return _health_from_zookeeper(state, health)
     try:
         admin = KafkaAdminClient(",".join(f"127.0.0.1:{b['port']}" for b in live), request_timeout_ms=2000)
     except KafkaException:
@@ -204,6 +275,27 @@ def cluster_health(state: dict) -> dict:
         pass
     finally:
         admin.close()
+    return health
+
+
+def _health_from_zookeeper(state: dict, health: dict) -> dict:
+    """Registered brokers and the controller as ZooKeeper has them: a lab cluster's own request path
+    is the learner's code, so it is not what tells us the processes are up."""
+    from kafka_lite.zk.zk_utils import ZkUtils
+
+    if not health["zookeeper_alive"]:
+        return health
+    try:
+        zk = ZkUtils(f"127.0.0.1:{state['zookeeper']['port']}", connection_timeout_ms=2000)
+    except Exception:  # ZooKeeper still starting: not healthy yet
+        return health
+    try:
+        health["registered"] = zk.get_all_broker_ids()
+        controller = zk.get_controller_id()
+        health["controller"] = controller if controller >= 0 else None
+        health["topics"] = sorted(zk.get_all_topics())
+    finally:
+        zk.close()
     return health
 
 
@@ -251,12 +343,17 @@ def status_table(state: dict, health: dict) -> Table:
         text = ("registered" + role) if registered else ("running" if alive else "[red]stopped")
         table.add_row(f"broker {b['id']}", str(b["pid"]), f"127.0.0.1:{b['port']}", text)
     table.caption = f"topics: {', '.join(health['topics']) or '(none)'}"
+    if state.get("lab"):
+        lab = state["lab"]
+        table.caption += f"\nbrokers run lab {lab['number']}'s files from {lab['workspace']}"
     return table
 
 
 def run_up(args: argparse.Namespace, console) -> int:
     started = time.monotonic()
-    state = start_cluster(args.dir, args.brokers, args.zookeeper_port, args.base_port, args.override)
+    state = start_cluster(
+        args.dir, args.brokers, args.zookeeper_port, args.base_port, args.override, args.lab, args.lab_dir
+    )
     try:
         health = wait_healthy(state)
     except CliError:
@@ -395,7 +492,9 @@ def run_restart(args: argparse.Namespace, console) -> int:
         _terminate(broker["pid"], 30)
     directory = Path(state["dir"])
     config = directory / f"broker-{args.broker}" / "server.properties"
-    broker["pid"] = _spawn(["broker", "start", str(config)], directory / "logs" / f"broker-{args.broker}.log")
+    broker["pid"] = _spawn(
+        ["broker", "start", str(config)], directory / "logs" / f"broker-{args.broker}.log", _overlay(state)
+    )
     (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
     health = wait_healthy(state)
     console.print(status_table(state, health))

@@ -2,31 +2,47 @@
 
 No Kafka twin: the course tooling, modelled on MIT 6.1810's ``make grade``. ``start`` writes the
 lab's starter files (generated from the reference) into a workspace; ``grade`` runs the lab's tests
-with those files in place of the reference and prints a score table. Exit code 0 only on full marks.
+with those files in place of the reference and prints the points per stage, then each failing test's
+whole message (the tests explain a failure over many lines: bit diagrams, fields side by side).
+Exit code 0 only when every selected test passes. A whole-lab grade of a workspace is remembered in
+the workspace's ``.scores.json``, which ``list`` shows.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape as _escape
 
 from kafka_lite.cli import CliError
-from kafka_lite.grading.grader import GradeReport, grade
-from kafka_lite.grading.labs import REPO_ROOT, LabError, discover, find
+from kafka_lite.grading.grader import GradeReport, TestResult, grade
+from kafka_lite.grading.labs import REPO_ROOT, Lab, LabError, discover, find
 from kafka_lite.grading.starter import RegionError, write_starter
 
 DEFAULT_WORKSPACE = Path("kafka-lite-labs")
+SCORES_FILE = ".scores.json"
+
+
+def _command() -> str:
+    """How the learner ran us (``.venv/bin/kafka-lite`` or ``kafka-lite``), for the hints we print."""
+    ran = sys.argv[0] if sys.argv else ""
+    return ran if Path(ran).name == "kafka-lite" else "kafka-lite"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("lab", help="list, start and grade the labs")
     sub = parser.add_subparsers(dest="lab_command", metavar="ACTION")
     sub.required = True
-    sub.add_parser("list", help="the labs and their files").set_defaults(handler=run_list)
+    list_ = sub.add_parser("list", help="the labs: time, what each builds on, your last score")
+    list_.add_argument(
+        "--dir", type=Path, default=DEFAULT_WORKSPACE, help="workspace (default kafka-lite-labs)"
+    )
+    list_.set_defaults(handler=run_list)
     start = sub.add_parser("start", help="write lab N's starter files into a workspace")
     start.add_argument("number", type=int)
     start.add_argument(
@@ -40,8 +56,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--dir", type=Path, default=DEFAULT_WORKSPACE, help="workspace (default kafka-lite-labs)"
     )
     grade_.add_argument("--reference", action="store_true", help="grade the reference implementation")
+    grade_.add_argument("--stage", type=int, metavar="S", help="run only stage S's tests")
+    grade_.add_argument(
+        "-k", dest="keyword", metavar="EXPR", help="run only the tests matching EXPR (pytest's -k)"
+    )
+    grade_.add_argument(
+        "-v", "--verbose", action="store_true", help="also show passing tests' output, and tracebacks"
+    )
     grade_.add_argument("--json", type=Path, help="also write the results as JSON")
     grade_.set_defaults(handler=run_grade)
+
+
+# -- list ---------------------------------------------------------------------------------------------------
+
+
+def load_scores(workspace_root: Path) -> dict:
+    path = workspace_root / SCORES_FILE
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise CliError(f"{path} is unreadable ({e}); delete it and grade again") from None
+
+
+def save_score(workspace_root: Path, report: GradeReport) -> None:
+    scores = load_scores(workspace_root)
+    scores[str(report.lab.number)] = {
+        "earned": report.earned,
+        "total": report.total,
+        "stages": {str(s.number): [s.earned, s.total] for s in report.stage_scores()},
+        "graded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    workspace_root.mkdir(parents=True, exist_ok=True)
+    (workspace_root / SCORES_FILE).write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
 
 
 def run_list(args: argparse.Namespace, console: Console) -> int:
@@ -49,13 +97,29 @@ def run_list(args: argparse.Namespace, console: Console) -> int:
         labs = discover()
     except LabError as e:
         raise CliError(str(e)) from None
-    table = Table("lab", "title", "you write", "handout")
+    scores = load_scores(args.dir)
     for lab in labs:
-        table.add_row(
-            str(lab.number), lab.title, "\n".join(lab.files), str(lab.handout.relative_to(REPO_ROOT))
-        )
-    console.print(table)
+        score = scores.get(str(lab.number))
+        if score is not None:
+            last = f"your last score {score['earned']}/{score['total']} ({score['graded_at'][:10]})"
+        elif (args.dir / lab.slug).exists():
+            last = "started, not graded yet"
+        else:
+            last = "not started"
+        print_ = _Printer(console)
+        print_.line(f"[bold]Lab {lab.number}: {_escape(lab.title)}[/]  ({lab.time}; {last})")
+        if lab.builds_on:
+            print_.line(f"  builds on: {_escape('; '.join(lab.builds_on))}")
+        for stage in lab.stages:
+            points = (score or {}).get("stages", {}).get(str(stage.number))
+            got = f"  {points[0]}/{points[1]}" if points else ""
+            print_.line(f"  stage {stage.number}: {_escape(stage.name)}{got}")
+        print_.line(f"  handout: {lab.handout.relative_to(REPO_ROOT)}")
+    console.print(f"Start a lab with: {_command()} lab start N", highlight=False, soft_wrap=True)
     return 0
+
+
+# -- start --------------------------------------------------------------------------------------------------
 
 
 def run_start(args: argparse.Namespace, console: Console) -> int:
@@ -68,13 +132,19 @@ def run_start(args: argparse.Namespace, console: Console) -> int:
     except RegionError as e:
         raise CliError(f"cannot make the starter: {e}") from None
     (workspace / "README.md").write_text(lab.handout.read_text(encoding="utf-8"), encoding="utf-8")
-    console.print(f"[bold]Lab {lab.number}: {lab.title}[/]")
+    out = _Printer(console)
+    out.line(f"[bold]Lab {lab.number}: {_escape(lab.title)}[/] ({lab.time})")
     for path in written:
-        console.print(f"  wrote {path}")
-    console.print(
-        f"Read {workspace / 'README.md'}, edit the files above, then: kafka-lite lab grade {lab.number}"
-    )
+        out.line(f"  wrote {_escape(str(path))}")
+    if lab.stages:
+        first = lab.stages[0]
+        out.line(f"Start with stage 1, {_escape(first.name)}: {', '.join(first.regions)}.")
+    out.line(f"Read {_escape(str(workspace / 'README.md'))}, edit the files above, then:")
+    out.line(f"  {_command()} lab grade {lab.number}")
     return 0
+
+
+# -- grade --------------------------------------------------------------------------------------------------
 
 
 def run_grade(args: argparse.Namespace, console: Console) -> int:
@@ -82,37 +152,98 @@ def run_grade(args: argparse.Namespace, console: Console) -> int:
     workspace = None if args.reference else args.dir / lab.slug
     if workspace is not None and not workspace.exists():
         raise CliError(
-            f"no workspace {workspace}: run `kafka-lite lab start {lab.number}` first", exit_code=2
+            f"no workspace {workspace}: run `{_command()} lab start {lab.number}` first", exit_code=2
         )
     try:
-        report = grade(lab, workspace)
+        report = grade(lab, workspace, stage=args.stage, keyword=args.keyword)
     except LabError as e:
         raise CliError(str(e), exit_code=2) from None
     if args.json:
         args.json.write_text(json.dumps(_as_json(report), indent=2), encoding="utf-8")
-    print_report(report, console, "reference" if workspace is None else str(workspace))
+    if report.pytest_exit == 5 and args.keyword:
+        raise CliError(f"no test of lab {lab.number} matches -k {args.keyword!r}", exit_code=2)
+    if report.pytest_exit == 4 and args.keyword:  # pytest's usage error: the expression does not parse
+        why = [line for line in report.output.splitlines() if "-k" in line]
+        raise CliError(why[-1].removeprefix("ERROR: ") if why else f"bad -k {args.keyword!r}", exit_code=2)
     if report.collection_failed:
-        console.print(report.output[-3000:], markup=False, highlight=False)
+        console.print(report.output[-3000:], markup=False, highlight=False, soft_wrap=True)
         raise CliError(
             f"lab {lab.number}'s tests could not run (pytest exit {report.pytest_exit})", exit_code=2
         )
+    print_report(report, console, "reference" if workspace is None else str(workspace), args.verbose)
+    if workspace is not None and not report.selection:
+        save_score(args.dir, report)
     return 0 if report.full_marks else 1
 
 
-def print_report(report: GradeReport, console: Console, source: str) -> None:
-    table = Table(title=f"Lab {report.lab.number}: {report.lab.title} ({source})")
-    table.add_column("test")
-    table.add_column("points", justify="right")
-    table.add_column("result")
+def print_report(report: GradeReport, console: Console, source: str, verbose: bool = False) -> None:
+    """Points per stage and per test, then every failure's whole message (and, verbose, every
+    test's output). Lines are never cut or re-wrapped: a bit diagram must keep its columns."""
+    out = _Printer(console)
+    lab = report.lab
+    selection = f", {report.selection}" if report.selection else ""
+    out.line(f"[bold]Lab {lab.number}: {_escape(lab.title)}[/] ({_escape(source + selection)})")
+    by_stage: dict[int | None, list[TestResult]] = {}
     for r in report.results:
-        result = "[green]PASS[/]" if r.passed else f"[red]FAIL[/] {r.error}"
-        table.add_row(r.test, f"{r.points if r.passed else 0}/{r.points}", result)
-    table.add_section()
-    table.add_row("[bold]total", f"[bold]{report.earned}/{report.total}", "")
-    console.print(table)
+        by_stage.setdefault(r.stage, []).append(r)
+    names = {s.number: s.name for s in lab.stages}
+    for number, results in sorted(by_stage.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+        earned = sum(r.points for r in results if r.passed)
+        total = sum(r.points for r in results)
+        title = f"stage {number}: {names.get(number, '?')}" if number is not None else "no stage"
+        mark = " [green]done[/]" if earned == total else ""
+        out.line("")
+        out.line(f"[bold]{_escape(title)}[/]  {earned}/{total}{mark}")
+        for r in results:
+            verdict = "[green]PASS[/]" if r.passed else "[red]FAIL[/]"
+            out.line(f"  {verdict} {r.points if r.passed else 0:>2}/{r.points:<2} {_escape(r.test)}")
+    out.line("")
+    out.line(f"[bold]total {report.earned}/{report.total}[/]")
+    failed = [r for r in report.results if not r.passed]
+    shown: dict[str, str] = {}  # a message already printed -> the test it was printed for
+    for r in report.results:
+        if r.passed and not (verbose and r.output):
+            continue
+        out.line("")
+        head = "[red]FAIL[/]" if not r.passed else "[green]PASS[/]"
+        out.line(f"{head} [bold]{_escape(r.test)}[/] (stage {r.stage}, {r.points} points)")
+        if not r.passed:
+            text = r.traceback if verbose and r.traceback else r.error
+            if text in shown:
+                out.raw(f"the same failure as {shown[text]}")
+            else:
+                shown[text] = r.test
+                out.raw(text)
+        if verbose and r.output:
+            out.raw(r.output)
+    if failed and not report.selection and lab.stages:
+        scores = {s.number: s for s in report.stage_scores()}
+        todo = [
+            s for s in lab.stages if s.number in scores and scores[s.number].earned < scores[s.number].total
+        ]
+        if todo:
+            nxt = todo[0]
+            out.line("")
+            out.line(f"[bold]Next: stage {nxt.number}, {_escape(nxt.name)}[/] ({', '.join(nxt.regions)}).")
+            out.line(f"  Passing looks like: {_escape(nxt.passing)}")
+            out.line(f"  Run just its tests: {_command()} lab grade {lab.number} --stage {nxt.number}")
 
 
-def _find(number: int):
+class _Printer:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def line(self, text: str) -> None:
+        """One line of rich markup (escape what comes from outside with ``_escape``)."""
+        self.console.print(text, highlight=False, soft_wrap=True)
+
+    def raw(self, text: str) -> None:
+        """Text as it is (no markup), indented, each line whole."""
+        for line in text.rstrip().splitlines():
+            self.console.print("    " + line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _find(number: int) -> Lab:
     try:
         return find(number)
     except LabError as e:
@@ -122,7 +253,9 @@ def _find(number: int):
 def _as_json(report: GradeReport) -> dict:
     return {
         "lab": report.lab.number,
+        "selection": report.selection,
         "earned": report.earned,
         "total": report.total,
+        "stages": [s.__dict__ for s in report.stage_scores()],
         "results": [r.__dict__ for r in report.results],
     }

@@ -1,7 +1,7 @@
 """The entry point of the ``kafka-lite`` command: argument parsing and sub-command dispatch.
 
 No Kafka twin: Kafka ships one shell script per tool (``kafka-topics.sh``, ``kafka-dump-log.sh`` ...);
-kafka_lite has one command whose sub-commands mirror those scripts (table in DESIGN.md §5).
+kafka_lite has one command whose sub-commands mirror those scripts (``kafka-lite --help`` lists them).
 Each sub-command lives in its own module with a ``register(subparsers)`` function, so adding a
 tool never touches this file beyond one import line.
 

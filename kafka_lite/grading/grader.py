@@ -1,6 +1,7 @@
 """Grade a lab: run its tests with the student's files in place of the reference modules.
 
-No Kafka twin: modelled on MIT 6.1810's gradelib (points per test, a score table, exit code).
+No Kafka twin: modelled on MIT 6.1810's gradelib (points per test, a score table, exit code),
+with points summed per stage of the lab.
 
 How the student's files replace the reference without touching the checkout: the whole
 ``kafka_lite`` package is copied to a temporary *overlay*, the lab's files are overwritten there
@@ -28,10 +29,21 @@ TEST_TIMEOUT_S = 60  # per test: a student's infinite loop must not hang grading
 @dataclass(frozen=True)
 class TestResult:
     test: str
+    stage: int | None
     points: int
     passed: bool
     error_type: str | None
-    error: str
+    error: str  # the failure's whole message: the tests explain themselves over many lines
+    traceback: str = ""  # pytest's short traceback of a failure
+    output: str = ""  # what the test printed or logged
+
+
+@dataclass(frozen=True)
+class StageScore:
+    number: int
+    name: str
+    earned: int
+    total: int
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,7 @@ class GradeReport:
     results: tuple[TestResult, ...]
     pytest_exit: int
     output: str  # pytest's own output, for when something went wrong before any test ran
+    selection: str = ""  # "" for the whole lab, else what was selected ("stage 2", "-k varint")
 
     @property
     def earned(self) -> int:
@@ -53,30 +66,60 @@ class GradeReport:
     def full_marks(self) -> bool:
         return bool(self.results) and self.earned == self.total
 
+    def stage_scores(self) -> list[StageScore]:
+        """Points per stage, in the lab's stage order (stages with no test in this run left out)."""
+        scores = []
+        for stage in self.lab.stages:
+            mine = [r for r in self.results if r.stage == stage.number]
+            if mine:
+                earned = sum(r.points for r in mine if r.passed)
+                scores.append(StageScore(stage.number, stage.name, earned, sum(r.points for r in mine)))
+        return scores
+
     @property
     def collection_failed(self) -> bool:
         """pytest could not even run the tests (an import error in a lab test file, no tests)."""
         return not self.results or self.pytest_exit not in (0, 1)
 
 
+def build_overlay(lab: Lab, workspace: Path, overlay: Path, package_root: Path = PACKAGE_ROOT) -> Path:
+    """Copy the package to ``overlay/<package>`` with the lab's files taken from ``workspace``.
+
+    Put ``overlay`` first on ``PYTHONPATH`` (and start Python outside the checkout) and
+    ``import kafka_lite`` loads the student's files, the reference for everything else.
+    """
+    missing = [workspace / rel for rel in lab.files if not (workspace / rel).is_file()]
+    if missing:
+        raise LabError(f"{missing[0]} is missing: run `kafka-lite lab start {lab.number}` to create it")
+    if overlay.exists():
+        shutil.rmtree(overlay)
+    shutil.copytree(package_root, overlay / package_root.name, ignore=shutil.ignore_patterns("__pycache__"))
+    for rel in lab.files:
+        shutil.copyfile(workspace / rel, overlay / rel)
+    return overlay
+
+
 def grade(
-    lab: Lab, workspace: Path | None, repo_root: Path = REPO_ROOT, package_root: Path = PACKAGE_ROOT
+    lab: Lab,
+    workspace: Path | None,
+    repo_root: Path = REPO_ROOT,
+    package_root: Path = PACKAGE_ROOT,
+    stage: int | None = None,
+    keyword: str | None = None,
 ) -> GradeReport:
-    """Run lab ``lab``'s tests against the student's files in ``workspace`` (None: the reference)."""
+    """Run lab ``lab``'s tests against the student's files in ``workspace`` (None: the reference);
+    only stage ``stage``'s tests, and only those matching pytest's ``-k keyword``, when given."""
+    if stage is not None:
+        lab.stage(stage)  # a LabError naming the lab's stages if there is no such stage
     with tempfile.TemporaryDirectory(prefix=f"kafka-lite-grade-{lab.number}-") as tmp:
         tmp_path = Path(tmp)
         overlay = tmp_path / "overlay"
-        shutil.copytree(
-            package_root, overlay / package_root.name, ignore=shutil.ignore_patterns("__pycache__")
-        )
         if workspace is not None:
-            for rel in lab.files:
-                student = workspace / rel
-                if not student.is_file():
-                    raise LabError(
-                        f"{student} is missing: run `kafka-lite lab start {lab.number}` to create it"
-                    )
-                shutil.copyfile(student, overlay / rel)
+            build_overlay(lab, workspace, overlay, package_root)
+        else:
+            shutil.copytree(
+                package_root, overlay / package_root.name, ignore=shutil.ignore_patterns("__pycache__")
+            )
         report_path = tmp_path / "report.json"
         # The reporting plugin is copied beside the overlay under its own name, so it loads even when
         # the overlay's package is not kafka_lite's (the machinery's own tests grade a toy package).
@@ -92,6 +135,7 @@ def grade(
             "KAFKA_LITE_LAB": str(lab.number),
             "KAFKA_LITE_GRADE_REPORT": str(report_path),
             "PYTHONDONTWRITEBYTECODE": "1",
+            "KAFKA_LITE_STAGE": "" if stage is None else str(stage),
         }
         cmd = [
             sys.executable, "-m", "pytest", str(lab.directory), "-q", "--tb=short", "-p", "no:cacheprovider",
@@ -99,6 +143,8 @@ def grade(
             f"--timeout={TEST_TIMEOUT_S}", "--rootdir", str(repo_root), "-c", str(repo_root / "pyproject.toml"),
             "--import-mode=importlib",
         ]  # fmt: skip
+        if keyword:
+            cmd += ["-k", keyword]
         # Run from the temp dir with importlib imports: ``python -m`` would put the working directory,
         # and pytest's default import mode each conftest's directory, on sys.path *ahead* of the
         # overlay, and the reference package in the checkout would shadow the student's files.
@@ -107,4 +153,7 @@ def grade(
         if report_path.exists():
             data = json.loads(report_path.read_text(encoding="utf-8"))
             results = tuple(TestResult(**r) for r in data["results"])
-        return GradeReport(lab, results, proc.returncode, proc.stdout + proc.stderr)
+        selection = " ".join(
+            part for part in (f"stage {stage}" if stage else "", f"-k {keyword}" if keyword else "") if part
+        )
+        return GradeReport(lab, results, proc.returncode, proc.stdout + proc.stderr, selection)

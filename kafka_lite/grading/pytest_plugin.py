@@ -3,10 +3,12 @@
 No Kafka twin: the reporting half of kafka_lite's lab grader.
 
 The grader copies this file beside its overlay as ``kafka_lite_grade_plugin`` and starts pytest in
-a subprocess with ``-p kafka_lite_grade_plugin`` and the
-environment variables ``KAFKA_LITE_LAB`` (which lab) and ``KAFKA_LITE_GRADE_REPORT`` (where to
-write). Tests of other labs are deselected; for each graded test the JSON report holds its
-points, whether it passed, and the exception type and message of a failure (setup errors count).
+a subprocess with ``-p kafka_lite_grade_plugin`` and the environment variables ``KAFKA_LITE_LAB``
+(which lab), ``KAFKA_LITE_STAGE`` (optional: only that stage's tests) and ``KAFKA_LITE_GRADE_REPORT``
+(where to write). Tests of other labs and stages are deselected; for each graded test the JSON report
+holds its stage and points, whether it passed, the exception type and *whole* message of a failure
+(setup errors count: the tests explain failures over many lines), the short traceback, and what the
+test printed.
 """
 
 from __future__ import annotations
@@ -19,26 +21,33 @@ import pytest
 _results: dict[str, dict] = {}
 
 
-def _lab() -> int:
-    return int(os.environ["KAFKA_LITE_LAB"])
+def _marker_arg(item: pytest.Item, name: str) -> int | None:
+    marker = item.get_closest_marker(name)
+    return int(marker.args[0]) if marker is not None and marker.args else None
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own -k deselection: record only the tests that run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    lab = int(os.environ["KAFKA_LITE_LAB"])
+    stage = os.environ.get("KAFKA_LITE_STAGE")
     keep, drop = [], []
     for item in items:
-        marker = item.get_closest_marker("lab")
-        (keep if marker is not None and marker.args and marker.args[0] == _lab() else drop).append(item)
+        wanted = _marker_arg(item, "lab") == lab and (not stage or _marker_arg(item, "stage") == int(stage))
+        (keep if wanted else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
     for item in keep:
-        points = item.get_closest_marker("points")
+        points = _marker_arg(item, "points")
         _results[item.nodeid] = {
             "test": item.name,
-            "points": int(points.args[0]) if points else 1,
+            "stage": _marker_arg(item, "stage"),
+            "points": points if points is not None else 1,
             "passed": False,
             "error_type": None,
             "error": "not run",
+            "traceback": "",
+            "output": "",
         }
 
 
@@ -49,23 +58,26 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     result = _results.get(item.nodeid)
     if result is None:
         return
+    captured = "".join(
+        f"--- {title} ---\n{text.rstrip()}\n" for title, text in report.sections if text.strip()
+    )
+    if captured and report.when in ("call", "teardown"):
+        result["output"] = captured
     if report.when == "call" and report.passed:
         result.update(passed=True, error_type=None, error="")
-    elif report.failed and result["error"] in (
-        "not run",
-        "",
-    ):  # keep the first failure (setup before teardown)
+    elif report.failed and result["error"] in ("not run", ""):
+        # The first failure is kept: a failing setup, not the teardown that follows it.
         if call.excinfo is not None:
-            lines = call.excinfo.exconly().strip().splitlines()
+            message = call.excinfo.exconly().strip()
             result.update(
-                passed=False,
-                error_type=call.excinfo.typename,
-                error=lines[0] if lines else call.excinfo.typename,
+                passed=False, error_type=call.excinfo.typename, error=message or call.excinfo.typename
             )
         else:
-            result.update(
-                passed=False, error_type="Error", error=str(report.longrepr).strip().splitlines()[-1]
-            )
+            lines = str(report.longrepr).strip().splitlines()
+            result.update(passed=False, error_type="Error", error=lines[-1] if lines else "Error")
+        result["traceback"] = report.longreprtext
+        if captured:
+            result["output"] = captured
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

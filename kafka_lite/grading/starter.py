@@ -66,18 +66,38 @@ def _enclosing_functions(tree: ast.AST) -> list[tuple[int, int, str]]:
     return found
 
 
-def make_starter(source: str, lab_number: int, handout: str, path: str = "<source>") -> str:
-    """The starter version of ``source``: every region replaced by the lab's NotImplementedError."""
+def _owners(source: str, path: str) -> list[tuple[int, int, str]]:
+    """``(begin_line, end_line, qualname)`` of each region, named by its innermost enclosing function."""
     regions = find_regions(source, path)
     functions = _enclosing_functions(ast.parse(source, filename=path))
-    lines = source.splitlines(keepends=True)
-    for begin, end in reversed(regions):
+    owned = []
+    for begin, end in regions:
         # The END marker may follow the function's last statement (comments are not in the AST),
         # so a region belongs to the innermost function whose body contains its BEGIN line.
         inside = [f for f in functions if f[0] < begin <= f[1]]
         if not inside:
             raise RegionError(f"{path}:{begin}: a solution region must be inside a function body")
-        qualname = max(inside, key=lambda f: f[0])[2]  # the innermost function
+        owned.append((begin, end, max(inside, key=lambda f: f[0])[2]))
+    return owned
+
+
+def region_qualnames(source: str, path: str = "<source>") -> list[str]:
+    """The qualname of the function holding each solution region, in file order."""
+    return [name for _, _, name in _owners(source, path)]
+
+
+def make_starter(
+    source: str, lab_number: int, handout: str, path: str = "<source>", solved: frozenset[str] = frozenset()
+) -> str:
+    """The starter version of ``source``: every region replaced by the lab's NotImplementedError.
+
+    Regions whose function's qualname is in ``solved`` keep the reference's lines instead: that is
+    how the lab self-check assembles a workspace in which only some stages are done.
+    """
+    lines = source.splitlines(keepends=True)
+    for begin, end, qualname in reversed(_owners(source, path)):
+        if qualname in solved:
+            continue
         indent = lines[begin - 1][: len(lines[begin - 1]) - len(lines[begin - 1].lstrip())]
         message = f"Lab {lab_number}: implement {qualname} (see {handout})"
         lines[begin - 1 : end] = [f"{indent}raise NotImplementedError({message!r})\n"]
@@ -86,12 +106,13 @@ def make_starter(source: str, lab_number: int, handout: str, path: str = "<sourc
     return starter
 
 
-def write_starter(lab, repo_root: Path, workspace: Path) -> list[Path]:
-    """Write the lab's starter files under ``workspace`` at their repo-relative paths."""
+def write_starter(lab, repo_root: Path, workspace: Path, solved: frozenset[str] = frozenset()) -> list[Path]:
+    """Write the lab's starter files under ``workspace`` at their repo-relative paths (the regions
+    of the functions named in ``solved`` keep the reference's code)."""
     handout = f"labs/{lab.slug}/README.md"
     # Generate every starter before writing any, so a bad region leaves no half-made workspace.
     starters = {
-        rel: make_starter((repo_root / rel).read_text(encoding="utf-8"), lab.number, handout, rel)
+        rel: make_starter((repo_root / rel).read_text(encoding="utf-8"), lab.number, handout, rel, solved)
         for rel in lab.files
     }
     written = []

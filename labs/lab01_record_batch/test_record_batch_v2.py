@@ -233,6 +233,7 @@ KNOWN_VARINTS = [
 ]  # fmt: skip
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(2)
 def test_write_varint_known_bytes():
     for value, encoded in KNOWN_VARINTS:
@@ -248,6 +249,7 @@ def test_write_varint_known_bytes():
     assert out == b"\xaa\xd8\x04", f"write_varint must append to out, keeping what is there; got {out.hex()}"
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(2)
 def test_read_varint_known_bytes_and_position():
     for value, encoded in KNOWN_VARINTS:
@@ -260,6 +262,7 @@ def test_read_varint_known_bytes_and_position():
         )
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(2)
 @settings(max_examples=300, deadline=None)
 @given(st.integers(INT64_MIN, INT64_MAX), st.binary(max_size=4), st.binary(max_size=2))
@@ -276,6 +279,7 @@ def test_varint_round_trip_matches_kafka_python(value, prefix, suffix):
     assert pos == len(prefix) + len(ours), "read_varint must return the position just after the number"
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(2)
 def test_bad_varints_are_corrupt_where_they_start():
     cases = [
@@ -326,6 +330,7 @@ KNOWN_RECORDS = [
 ]  # fmt: skip
 
 
+@pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_write_to_known_records():
     for what, args, fields in KNOWN_RECORDS:
@@ -392,6 +397,7 @@ def _rows(records) -> list[tuple]:
 EXPECTED_ROWS = [(o, ts, k, v, [tuple(h) for h in hs]) for o, ts, k, v, hs in SAMPLE]
 
 
+@pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_batch_bytes_match_kafka_python():
     ours = _our_batch(producer_id=42, base_sequence=10)  # calls your write_to for each record
@@ -399,6 +405,7 @@ def test_batch_bytes_match_kafka_python():
     assert ours == theirs, _explain_batches(theirs, ours, "kafka-python")
 
 
+@pytest.mark.stage(3)
 @pytest.mark.points(2)
 def test_read_from_decodes_kafka_python_batches():
     for codec in (CompressionType.NONE, CompressionType.GZIP, CompressionType.LZ4):
@@ -421,6 +428,7 @@ def test_read_from_decodes_kafka_python_batches():
         )
 
 
+@pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_kafka_python_decodes_our_batches():
     for codec in CompressionType:
@@ -441,6 +449,7 @@ def test_kafka_python_decodes_our_batches():
         )
 
 
+@pytest.mark.stage(3)
 @pytest.mark.points(1)
 @settings(max_examples=150, deadline=None)
 @given(
@@ -490,6 +499,7 @@ def _check_corrupt_at(case: str, records: list[Fields], field: str) -> None:
     assert got == expected, _explain_position(case, buf, layout, expected, got)
 
 
+@pytest.mark.stage(3)
 @pytest.mark.points(2)
 def test_cut_records_and_varints_are_corrupt_at_the_right_byte():
     # The batch ends 4 bytes into record 1, which says it has 8 bytes after its length.
@@ -519,6 +529,7 @@ def test_cut_records_and_varints_are_corrupt_at_the_right_byte():
     )
 
 
+@pytest.mark.stage(3)
 @pytest.mark.points(1)
 def test_lying_lengths_are_corrupt_at_the_right_byte():
     _check_corrupt_at(

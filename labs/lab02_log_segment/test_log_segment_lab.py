@@ -133,11 +133,12 @@ def _returned(info: FetchDataInfo | None) -> str:
 
 
 def _slots(index, targets) -> str:
-    keys = [index._keys[i] for i in range(index.entries)]
+    keys = [index.entry(i).offset - index.base_offset for i in range(index.entries)]
     rows = "\n".join(f"    slot {i}: key {k}" for i, k in enumerate(keys)) or "    (empty index)"
     return f"  keys of the index:\n{rows}\n  targets: {list(targets)}"
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(3)
 def test_index_slot_for_finds_the_floor_entry(tmp_path):
     index = OffsetIndex(tmp_path / "x.index", BASE, max_index_size=800)
@@ -160,6 +161,7 @@ def test_index_slot_for_finds_the_floor_entry(tmp_path):
     assert time_index.lookup(TS) == (-1, BASE), "before the first timestamp: (-1, base offset)"
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(2)
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.integers(1, 50), min_size=0, max_size=40), st.integers(-10, 2500))
@@ -179,6 +181,7 @@ def test_index_slot_for_matches_a_simple_model(tmp_path_factory, gaps, target):
 # -- append ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.stage(2)
 @pytest.mark.points(3)
 def test_the_first_append_adds_no_entry_and_entries_need_more_than_the_interval(segment):
     # Batches of exactly 250 bytes: after four of them the counter is exactly 1000, which is NOT more
@@ -212,6 +215,7 @@ def test_the_first_append_adds_no_entry_and_entries_need_more_than_the_interval(
     )
 
 
+@pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_entries_point_at_batch_starts_and_the_time_index_keeps_the_largest_timestamp(segment):
     offset, largest, layout, expected_time_entries = BASE, (-1, -1), [], []
@@ -255,6 +259,7 @@ def test_entries_point_at_batch_starts_and_the_time_index_keeps_the_largest_time
 # -- read ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.stage(3)
 @pytest.mark.points(3)
 def test_read_starts_at_the_batch_holding_each_offset_and_none_past_the_end(segment):
     layout = _laid_out(segment)
@@ -278,6 +283,7 @@ def test_read_starts_at_the_batch_holding_each_offset_and_none_past_the_end(segm
     assert past is None, "an offset past the segment's last batch reads as None\n  " + _returned(past)
 
 
+@pytest.mark.stage(3)
 @pytest.mark.points(2)
 def test_read_respects_max_size_and_min_one_message(segment):
     layout = _laid_out(segment, batches=10)
@@ -302,6 +308,7 @@ def test_read_respects_max_size_and_min_one_message(segment):
         segment.read(BASE, None, max_size=-1)
 
 
+@pytest.mark.stage(3)
 @pytest.mark.points(2)
 def test_read_stops_at_max_offset(segment):
     layout = _laid_out(segment, batches=10)
@@ -324,6 +331,7 @@ def test_read_stops_at_max_offset(segment):
     assert capped.records.size_in_bytes() == 2 * size, "max_size still applies\n  " + _returned(capped)
 
 
+@pytest.mark.stage(3)
 @pytest.mark.points(1)
 def test_read_within_max_position(segment):
     layout = _laid_out(segment, batches=10)
@@ -353,6 +361,7 @@ def _filled_log(tmp_path, batches: int):
     return config, log, values
 
 
+@pytest.mark.stage(3)
 @pytest.mark.points(2)
 def test_a_log_on_your_segment_reads_back_everything_across_rolls_and_reopen(tmp_path):
     config, log, values = _filled_log(tmp_path, 40)
@@ -365,6 +374,7 @@ def test_a_log_on_your_segment_reads_back_everything_across_rolls_and_reopen(tmp
     reopened.close()
 
 
+@pytest.mark.stage(3)
 @pytest.mark.points(2)
 def test_a_log_on_your_segment_recovers_from_a_torn_write(tmp_path):
     config, log, values = _filled_log(tmp_path, 30)

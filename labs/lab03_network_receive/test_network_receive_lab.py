@@ -37,6 +37,7 @@ def _feed(
     return reported
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(2)
 def test_a_whole_frame_in_one_read(pair):
     writer, reader = pair
@@ -46,6 +47,7 @@ def test_a_whole_frame_in_one_read(pair):
     assert receive.complete() and bytes(receive.payload()) == b"hello"
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(3)
 def test_the_size_prefix_arriving_a_byte_at_a_time(pair):
     writer, reader = pair
@@ -56,6 +58,7 @@ def test_the_size_prefix_arriving_a_byte_at_a_time(pair):
     assert receive.complete() and bytes(receive.payload()) == b"abc"
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(3)
 def test_the_payload_arriving_in_pieces(pair):
     writer, reader = pair
@@ -68,6 +71,7 @@ def test_the_payload_arriving_in_pieces(pair):
     assert receive.complete() and bytes(receive.payload()) == payload
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(2)
 def test_nothing_ready_reads_nothing(pair):
     _, reader = pair
@@ -77,6 +81,7 @@ def test_nothing_ready_reads_nothing(pair):
     )
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(2)
 def test_an_empty_payload_completes(pair):
     writer, reader = pair
@@ -86,6 +91,7 @@ def test_an_empty_payload_completes(pair):
     assert receive.complete() and bytes(receive.payload()) == b""
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(3)
 @pytest.mark.parametrize("size", [-1, -(2**31), 1_000_001])
 def test_bad_sizes_are_rejected_before_allocating(pair, size):
@@ -96,6 +102,7 @@ def test_bad_sizes_are_rejected_before_allocating(pair, size):
         receive.read_from(reader)
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(2)
 def test_a_closed_peer_is_end_of_file(pair):
     writer, reader = pair
@@ -107,6 +114,7 @@ def test_a_closed_peer_is_end_of_file(pair):
         receive.read_from(reader)
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(3)
 def test_a_channel_delivers_back_to_back_frames_one_at_a_time(pair):
     writer, reader = pair

@@ -97,6 +97,7 @@ def rig():
     r.close()
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(3)
 def test_a_complete_request_is_parsed_and_handed_over(rig):
     rig.send(41)
@@ -111,6 +112,7 @@ def test_a_complete_request_is_parsed_and_handed_over(rig):
     assert request.size == len(encode_request(RequestHeader(18, 0, 41, "lab4"), {}))
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(3)
 def test_the_connection_is_muted_while_its_request_is_in_flight(rig):
     rig.send(1)
@@ -123,6 +125,7 @@ def test_the_connection_is_muted_while_its_request_is_in_flight(rig):
     assert rig.channel.request_queue.qsize() == 1
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(3)
 def test_a_frame_that_does_not_parse_closes_the_connection_with_one_warning(rig, caplog):
     payload = struct.pack(">hhi", 1000, 0, 9) + b"\x00\x00"  # api key 1000 does not exist
@@ -137,6 +140,7 @@ def test_a_frame_that_does_not_parse_closes_the_connection_with_one_warning(rig,
     assert rig.client.recv(1) == b""
 
 
+@pytest.mark.stage(1)
 @pytest.mark.points(2)
 def test_api_versions_at_an_unknown_version_is_handed_over_marked(rig):
     payload = RequestHeader(ApiKeys.API_VERSIONS, 3, 5, "lab4").encode() + b"\x00\x00\x00"
@@ -148,6 +152,7 @@ def test_api_versions_at_an_unknown_version_is_handed_over_marked(rig):
     assert rig.processor.selector.channels[rig.connection_id].muted
 
 
+@pytest.mark.stage(2)
 @pytest.mark.points(3)
 def test_a_completed_response_unmutes_and_records_metrics(rig):
     rig.send(7)
@@ -161,6 +166,7 @@ def test_a_completed_response_unmutes_and_records_metrics(rig):
     assert row["bytes_out_per_sec"] > 0, "the response's size is recorded"
 
 
+@pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_pipelined_requests_are_answered_one_at_a_time_in_order(rig):
     for i in (1, 2, 3):

@@ -153,3 +153,66 @@ def test_demo_brings_up_a_cluster_and_round_trips_records_through_kcat(tmp_path,
     assert main(["demo", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "cluster OK" in out and out.count("user-") >= 12
+
+
+def _lab_cluster_serves(tmp_path, name: str, solved: frozenset[str]) -> bool:
+    """Start a one-broker cluster on a lab 4 workspace (the regions named in ``solved`` hold the
+    reference's code, the rest the starter's stubs) and ask it for metadata with confluent-kafka.
+    True if it answered; False if the request timed out. The cluster is torn down either way."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    from kafka_lite.grading.labs import REPO_ROOT, find
+    from kafka_lite.grading.starter import write_starter
+
+    lab = find(4)
+    workspace_root = tmp_path / f"{name}-labs"
+    write_starter(lab, REPO_ROOT, workspace_root / lab.slug, solved=solved)
+    d, base = tmp_path / f"{name}-state", _base_port()
+    args = ["--dir", str(d)]
+    up = ["cluster", "up", "--detach", "--brokers", "1", "--zookeeper-port", str(free_port()),
+          "--base-port", str(base), "--lab", "4", "--lab-dir", str(workspace_root), *args]  # fmt: skip
+    assert main(up) == 0
+    state = json.loads((d / "cluster.json").read_text())
+    try:
+        assert state["lab"]["number"] == 4
+        overlay_file = os.path.join(state["lab"]["overlay"], "kafka_lite", "network", "socket_server.py")
+        with open(overlay_file, encoding="utf-8") as f:
+            assert f.read() == (workspace_root / lab.slug / lab.files[0]).read_text(encoding="utf-8")
+        with open(f"/proc/{state['brokers'][0]['pid']}/environ", "rb") as f:
+            environ = f.read().split(b"\0")
+        assert any(e.startswith(b"PYTHONPATH=" + state["lab"]["overlay"].encode()) for e in environ)
+        # healthy as ZooKeeper sees it (registered, a controller), whether or not the processor answers
+        assert main(["cluster", "status", *args]) == 0
+        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{base}", "socket.timeout.ms": 3000})
+        try:
+            metadata = admin.list_topics(timeout=8)
+        except KafkaException:
+            return False
+        return list(metadata.brokers) == [0]
+    finally:
+        assert main(["cluster", "down", *args]) == 0
+        assert not [p for p in [state["brokers"][0]["pid"], state["zookeeper"]["pid"]] if _alive(p)]
+
+
+def test_cluster_up_with_lab_runs_the_workspaces_processor(tmp_path, capsys, monkeypatch):
+    """`cluster up --lab 4` runs the brokers on the learner's socket_server.py: with the starter's
+    hand-over (which raises instead of handing the request over) a real client's request goes
+    unanswered; with the reference's it is served."""
+    monkeypatch.setenv("COLUMNS", "200")
+    both = frozenset({"Processor.process_completed_receives", "Processor.process_completed_sends"})
+    assert _lab_cluster_serves(tmp_path, "reference", both), "the reference workspace serves Metadata"
+    assert "brokers run lab 4's files from" in capsys.readouterr().out
+    assert not _lab_cluster_serves(tmp_path, "starter", frozenset()), (
+        "a processor that never hands a request over must leave the client waiting"
+    )
+
+
+def test_cluster_up_with_lab_needs_a_workspace(tmp_path, capsys):
+    code = main(["cluster", "up", "--detach", "--dir", str(tmp_path / "state"), "--lab", "4",
+                 "--lab-dir", str(tmp_path / "nothing"), "--zookeeper-port", str(free_port()),
+                 "--base-port", str(_base_port())])  # fmt: skip
+    assert code == 2
+    assert "run `kafka-lite lab start 4` first" in capsys.readouterr().err
+    assert main(["cluster", "up", "--detach", "--dir", str(tmp_path / "state"), "--lab", "9"]) == 2
+    assert "there is no lab 9" in capsys.readouterr().err

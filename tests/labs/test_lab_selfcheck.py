@@ -1,5 +1,10 @@
-"""The lab self-check: for every lab, the reference scores 100 % and the untouched starter 0 %,
-with every graded test failing on that lab's own NotImplementedError (not an import error)."""
+"""The lab self-check: for every lab, the reference scores 100 %, the untouched starter 0 % (every
+graded test failing on that lab's own NotImplementedError, not an import error), and each stage's
+points appear when only that stage is solved.
+
+The partial solutions are assembled from the reference: a workspace whose solution regions hold the
+reference's code for the stage's functions (and the stages it ``needs``, as lab.toml says) and the
+starter's stubs everywhere else."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from kafka_lite.grading.starter import find_regions, write_starter
 
 pytestmark = pytest.mark.labs
 LABS = discover()
+STAGES = [(lab, stage) for lab in LABS for stage in lab.stages]
 
 
 def test_there_are_labs_numbered_from_one():
@@ -40,24 +46,113 @@ def test_starter_scores_zero_with_the_labs_own_error(lab, tmp_path):
         )
 
 
+@pytest.mark.parametrize(
+    ("lab", "stage"), STAGES, ids=lambda x: getattr(x, "slug", None) or f"stage{x.number}"
+)
+def test_solving_one_stage_earns_exactly_its_points(lab, stage, tmp_path):
+    solved = lab.with_needs(stage.number)
+    regions = frozenset(name for n in solved for name in lab.stage(n).regions)
+    write_starter(lab, REPO_ROOT, tmp_path, solved=regions)
+    report = grade(lab, tmp_path)
+    assert not report.collection_failed, report.output[-3000:]
+    by_stage = {s.number: s for s in report.stage_scores()}
+    expected = {n: (by_stage[n].total if n in solved else 0) for n in by_stage}
+    got = {n: s.earned for n, s in by_stage.items()}
+    failing = [
+        (r.test, r.error.splitlines()[0]) for r in report.results if not r.passed and r.stage in solved
+    ]
+    assert got == expected, (
+        f"lab {lab.number} with only stages {list(solved)} solved ({sorted(regions)}): points per stage "
+        f"{got}, expected {expected}; failing in the solved stages: {failing}"
+    )
+    assert report.earned == sum(by_stage[n].total for n in solved)
+    heading = f"### Stage {stage.number}: {stage.name} ({by_stage[stage.number].total} points)"
+    assert heading in lab.handout.read_text(encoding="utf-8"), (
+        f"{lab.handout} should have the heading {heading!r}"
+    )
+
+
+HANDOUT_SECTIONS = (
+    "## Overview",
+    "## Time and what it builds on",
+    "## Commands",
+    "## Related files",
+    "## Specification",
+    "## Stages",
+    "## What the tests check",
+    "## Hints",
+    "## Differs from Kafka",
+)
+
+
 @pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
-def test_every_graded_test_has_one_lab_marker_and_points(lab):
-    tests = 0
+def test_handout_has_its_sections_and_commands_that_work(lab):
+    text = lab.handout.read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert [h for h in headings if h in HANDOUT_SECTIONS] == list(HANDOUT_SECTIONS), (
+        f"{lab.handout}: sections {headings}, expected these in order: {list(HANDOUT_SECTIONS)}"
+    )
+    assert lab.time and lab.time.lower() in text.replace("**", "").lower(), (
+        f"{lab.handout} should say it takes {lab.time}"
+    )
+    for stage in lab.stages:
+        assert f"### Stage {stage.number}: {stage.name} (" in text, (
+            f"{lab.handout}: no section for stage {stage.number}"
+        )
+    # kafka-lite is in .venv/bin, not on PATH: a command line must say so
+    assert "source .venv/bin/activate" in text
+    in_block, bare = False, []
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_block = line.strip() == "```sh"
+        elif in_block and line.startswith("kafka-lite"):
+            bare.append(line)
+    assert not bare, f"{lab.handout}: write .venv/bin/kafka-lite, as the handout says: {bare}"
+
+
+def _stage_marks(decorators: list[ast.expr]) -> list[str]:
+    return [ast.unparse(d) for d in decorators if ast.unparse(d).startswith("pytest.mark.stage(")]
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_every_graded_test_has_one_lab_marker_one_stage_and_points(lab):
+    """Each test: one lab marker (the module's), one stage marker of a stage lab.toml declares
+    (its own, or the module's), one points marker; and every stage has tests."""
+    assert lab.stages, f"{lab.directory / 'lab.toml'} declares no [[stages]]"
+    declared = {s.number for s in lab.stages}
+    used: dict[int, int] = {}
     for path in lab.tests():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         module_marks = ast.unparse(tree).count(f"pytest.mark.lab({lab.number})")
         assert module_marks == 1, f"{path.name} must set pytestmark = [pytest.mark.lab({lab.number})] once"
+        assert ast.unparse(tree).count("pytest.mark.lab(") == 1, f"{path.name} names another lab"
+        module_stage = [
+            m
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(getattr(t, "id", "") == "pytestmark" for t in node.targets)
+            for m in _stage_marks(getattr(node.value, "elts", [node.value]))
+        ]
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
-                tests += 1
                 marks = [ast.unparse(d) for d in node.decorator_list]
-                assert sum("pytest.mark.points(" in m for m in marks) == 1, (
-                    f"{path.name}::{node.name} needs one points marker"
+                where = f"{path.name}::{node.name}"
+                assert sum(m.startswith("pytest.mark.points(") for m in marks) == 1, (
+                    f"{where} needs one points marker"
                 )
-                assert not any("pytest.mark.lab(" in m for m in marks), (
-                    f"{path.name}::{node.name}: lab marker set twice"
+                assert not any(m.startswith("pytest.mark.lab(") for m in marks), (
+                    f"{where}: lab marker set twice"
                 )
-    assert tests > 0, f"lab {lab.number} has no graded tests"
+                stages = _stage_marks(node.decorator_list) + module_stage
+                assert len(stages) == 1, f"{where} needs exactly one stage marker, has {stages or 'none'}"
+                number = int(ast.literal_eval(stages[0].removeprefix("pytest.mark.stage(").removesuffix(")")))
+                assert number in declared, (
+                    f"{where}: stage {number} is not in lab.toml (stages {sorted(declared)})"
+                )
+                used[number] = used.get(number, 0) + 1
+    assert sorted(used) == sorted(declared), (
+        f"lab {lab.number}: stages without a test: {sorted(declared - set(used))}"
+    )
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)

@@ -1,0 +1,91 @@
+"""``kafka-lite lab list | grade``: whole failure messages, stage and -k selection, the last score."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kafka_lite.cli.main import main
+from kafka_lite.grading.labs import REPO_ROOT, find
+from kafka_lite.grading.starter import write_starter
+
+pytestmark = pytest.mark.labs  # grades real labs: a subprocess of pytest per grade
+
+# A write_varint that forgets the zig-zag step, defined after the reference's and so replacing it.
+NO_ZIGZAG = """
+
+def write_varint(value, out):
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value & 0x7F)
+"""
+
+
+@pytest.fixture
+def lab1_workspace(tmp_path):
+    lab = find(1)
+    write_starter(lab, REPO_ROOT, tmp_path / lab.slug, solved=frozenset({"write_varint", "read_varint"}))
+    varint = tmp_path / lab.slug / "kafka_lite" / "common" / "record" / "varint.py"
+    varint.write_text(varint.read_text(encoding="utf-8") + NO_ZIGZAG, encoding="utf-8")
+    return tmp_path
+
+
+def test_grade_shows_each_failures_whole_message_at_80_columns(lab1_workspace, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code = main(
+        ["lab", "grade", "1", "--dir", str(lab1_workspace), "-k", "write_varint_known or bad_varints"]
+    )
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "stage 1: varints round-trip  2/4" in out
+    assert "FAIL  0/2  test_write_varint_known_bytes" in out and "PASS  2/2  test_bad_varints" in out
+    # every line of the test's explanation, the bit diagrams included, not just the first line
+    assert "AssertionError: write_varint(-1) wrote 7f, Kafka writes 01." in out
+    assert "Kafka's bytes: 01 = 0 0000001 (last)" in out
+    assert "yours:         7f = 0 1111111 (last)" in out
+    assert "Zig-zag first" in out
+    assert not (lab1_workspace / ".scores.json").exists(), "a selection is not the lab's score"
+
+
+def test_grade_one_stage_verbose_and_the_score_lab_list_shows(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    lab = find(4)
+    write_starter(
+        lab, REPO_ROOT, tmp_path / lab.slug, solved=frozenset({"Processor.process_completed_receives"})
+    )
+    assert main(["lab", "grade", "4", "--dir", str(tmp_path), "--stage", "1", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert "stage 1: hand over and mute  11/11" in out and "stage 2" not in out
+    long_name = "test_a_frame_that_does_not_parse_closes_the_connection_with_one_warning"
+    assert f"PASS  3/3  {long_name}" in out, "test names are never cut at the terminal's width"
+    assert "--- Captured log call ---" in out, "--verbose shows what passing tests logged"
+
+    assert main(["lab", "grade", "4", "--dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "stage 1: hand over and mute  11/11 done" in out
+    assert "stage 2: unmute when the response is written  0/5" in out and "total 11/16" in out
+    assert "Next: stage 2, unmute when the response is written" in out
+    assert "lab grade 4 --stage 2" in out
+    scores = json.loads((tmp_path / ".scores.json").read_text())
+    assert scores["4"]["earned"] == 11 and scores["4"]["total"] == 16
+    assert scores["4"]["stages"] == {"1": [11, 11], "2": [0, 5]}
+
+    assert main(["lab", "list", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Lab 4: The broker's processor" in out and "your last score 11/16" in out
+    assert "stage 1: hand over and mute  11/11" in out
+    assert "Lab 1: Encode and decode a record batch v2  (2 to 3 hours; not started)" in out
+    assert "builds on: chapter 6 guide" in out
+
+
+def test_grade_reports_a_bad_selection(tmp_path, capsys):
+    lab = find(4)
+    write_starter(lab, REPO_ROOT, tmp_path / lab.slug)
+    assert main(["lab", "grade", "4", "--dir", str(tmp_path), "--stage", "7"]) == 2
+    assert "lab 4 has no stage 7 (stages: 1, 2)" in capsys.readouterr().err
+    assert main(["lab", "grade", "4", "--dir", str(tmp_path), "-k", "no_such_test"]) == 2
+    assert "no test of lab 4 matches -k 'no_such_test'" in capsys.readouterr().err
+    assert main(["lab", "grade", "4", "--dir", str(tmp_path), "-k", "and ("]) == 2
+    assert "Wrong expression passed to '-k': and (" in capsys.readouterr().err
