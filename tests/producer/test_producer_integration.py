@@ -1,0 +1,156 @@
+"""kafka_lite's KafkaProducer against real kafka_lite brokers: what it writes, kafka-python reads back
+exactly; every acks setting; and a broker that stops makes sends fail after request.timeout.ms."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from kafka import KafkaConsumer, TopicPartition
+
+from kafka_lite import KafkaProducer
+from kafka_lite.common.errors import KafkaException, NetworkException, TimeoutException
+from kafka_lite.producer.default_partitioner import murmur2, to_positive
+from tests.support.cluster import LiteCluster
+
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("cluster")]
+GET_TIMEOUT_S = 15
+
+
+def topic_name(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def consume_all(bootstrap: str, topic: str, partitions: int, expected: int) -> list:
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap, consumer_timeout_ms=10_000, enable_auto_commit=False
+    )
+    try:
+        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+        consumer.seek_to_beginning()
+        records = []
+        for record in consumer:
+            records.append(record)
+            if len(records) >= expected:
+                break
+        return records
+    finally:
+        consumer.close()
+
+
+def test_keyed_records_with_headers_and_timestamps_read_back_exactly_by_kafka_python(cluster):
+    topic = topic_name("kl-producer")
+    cluster.create_topic(topic, partitions=3)
+    sent = [
+        (
+            f"key-{i}".encode(),
+            f"value-{i}".encode(),
+            [("h", f"{i}".encode()), ("null", None)],
+            1_600_000_000_000 + i,
+        )
+        for i in range(50)
+    ]
+    with KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=5) as producer:
+        futures = [
+            producer.send(topic, value, key=key, headers=headers, timestamp_ms=ts)
+            for key, value, headers, ts in sent
+        ]
+        metadata = [f.get(GET_TIMEOUT_S) for f in futures]
+    records = consume_all(cluster.bootstrap_servers, topic, 3, len(sent))
+    assert len(records) == len(sent)
+    by_key = {r.key: r for r in records}
+    for (key, value, headers, ts), md in zip(sent, metadata, strict=True):
+        record = by_key[key]
+        assert (record.value, record.timestamp, record.headers) == (value, ts, headers)
+        # The future's metadata names where the record really is.
+        assert (md.topic, md.partition, md.offset, md.timestamp) == (
+            topic,
+            record.partition,
+            record.offset,
+            ts,
+        )
+        # Keyed records land where Java's DefaultPartitioner puts them.
+        assert record.partition == to_positive(murmur2(key)) % 3
+
+
+@pytest.mark.parametrize("acks", [0, 1, "all"], ids=lambda a: f"acks={a}")
+def test_every_acks_setting_writes_the_records(cluster, acks):
+    topic = topic_name("kl-acks")
+    cluster.create_topic(topic, partitions=2)
+    with KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, acks=acks, value_serializer=str.encode
+    ) as producer:
+        futures = [producer.send(topic, f"v{i}", partition=i % 2) for i in range(20)]
+        producer.flush(GET_TIMEOUT_S)
+        metadata = [f.get(GET_TIMEOUT_S) for f in futures]
+    offsets = [md.offset for md in metadata]
+    if acks == 0:
+        assert offsets == [-1] * 20, "acks=0: the broker does not answer, so no offset is known"
+    else:
+        assert sorted(offsets[0::2]) == list(range(10)) and sorted(offsets[1::2]) == list(range(10))
+    records = consume_all(cluster.bootstrap_servers, topic, 2, 20)
+    assert sorted(r.value for r in records) == sorted(f"v{i}".encode() for i in range(20))
+
+
+def test_compressed_batches_are_read_back(cluster):
+    topic = topic_name("kl-codec")
+    cluster.create_topic(topic, partitions=1)
+    for codec in ("gzip", "snappy", "lz4", "zstd"):
+        with KafkaProducer(
+            bootstrap_servers=cluster.bootstrap_servers, compression_type=codec, linger_ms=20
+        ) as p:
+            futures = [p.send(topic, f"{codec}-{i}".encode() * 10) for i in range(30)]
+            p.flush(GET_TIMEOUT_S)
+            assert all(f.succeeded() for f in futures), [f.exception for f in futures if f.failed()]
+    records = consume_all(cluster.bootstrap_servers, topic, 1, 120)
+    assert [r.value for r in records] == [
+        f"{codec}-{i}".encode() * 10 for codec in ("gzip", "snappy", "lz4", "zstd") for i in range(30)
+    ]
+
+
+def test_bad_sends_fail_only_their_own_future(cluster):
+    topic = topic_name("kl-bad")
+    cluster.create_topic(topic, partitions=1)
+
+    def picky(value):
+        if value == "boom":
+            raise ValueError("no boom allowed")
+        return value.encode()
+
+    with KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, max_request_size=1000, value_serializer=picky
+    ) as producer:
+        good_before = producer.send(topic, "first")
+        too_big = producer.send(topic, "x" * 2000)
+        bad_topic = producer.send("bad topic!", "v")
+        bad_value = producer.send(topic, "boom")
+        good_after = producer.send(topic, "last")
+        assert good_before.get(GET_TIMEOUT_S).offset == 0
+        assert good_after.get(GET_TIMEOUT_S).offset == 1
+    with pytest.raises(KafkaException, match=r"max\.request\.size"):
+        too_big.get(0)
+    with pytest.raises(KafkaException, match=r'Topic name "bad topic!" is illegal'):
+        bad_topic.get(0)
+    with pytest.raises(KafkaException, match=r"no boom allowed.*value_serializer"):
+        bad_value.get(0)
+
+
+def test_send_to_a_stopped_broker_fails_after_request_timeout(zookeeper, tmp_path):
+    lone = LiteCluster(zookeeper.connect_string, tmp_path, brokers=1).start()
+    topic = topic_name("kl-down")
+    try:
+        lone.create_topic(topic, partitions=1)
+        producer = KafkaProducer(bootstrap_servers=lone.bootstrap_servers, request_timeout_ms=1500)
+        assert producer.send(topic, b"before").get(GET_TIMEOUT_S).offset == 0
+        lone.stop()
+        started = time.monotonic()
+        future = producer.send(topic, b"after")  # metadata is known: this goes to the accumulator
+        with pytest.raises((TimeoutException, NetworkException)) as failure:
+            future.get(GET_TIMEOUT_S)
+        elapsed = time.monotonic() - started
+        assert 1.4 <= elapsed < 10, f"failed after {elapsed:.1f} s, expected about request.timeout.ms (1.5 s)"
+        assert f"{topic}-0" in str(failure.value) and "ms" in str(failure.value)
+        producer.close(0)
+    finally:
+        lone.stop()

@@ -1,0 +1,255 @@
+"""The sender against a scripted broker on loopback: it answers each ProduceRequest as the test says
+(an error code, silence, or only when released), so retries, back-off, metadata refreshes, muting,
+acks=0 and request timeouts are all checked on a real socket, with MockTime."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time as real_time
+
+import pytest
+
+from kafka_lite.clients.metadata import Cluster, Metadata
+from kafka_lite.clients.network_client import NetworkClient
+from kafka_lite.common.errors import NetworkException, NotLeaderForPartitionException
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import encode_response, parse_request
+from kafka_lite.common.record.compression import CompressionType
+from kafka_lite.common.record.memory_records import MemoryRecords
+from kafka_lite.common.time import MockTime
+from kafka_lite.network.selector import Selector
+from kafka_lite.producer.record_accumulator import RecordAccumulator
+from kafka_lite.producer.sender import Sender
+from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.unit
+DEADLINE_S = 10
+NOT_LEADER_FOR_PARTITION = 6
+SILENT = "silent"  # never answer this request
+HOLD = "hold"  # answer 0 once the test releases it
+
+
+class ScriptedBroker:
+    """Node 0 of a one-broker cluster leading ``t-0`` and ``t-1``; answers Metadata v1 truthfully and
+    each ProduceRequest with the next entry of ``script`` (an error code, SILENT or HOLD; 0 when the
+    script has run out). Keeps every ProduceRequest's batches, per partition, as raw bytes."""
+
+    def __init__(self, script: list | None = None) -> None:
+        self.script = list(script or [])
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.produce_requests: list[dict] = []  # {"acks": .., "batches": {(topic, partition): bytes}}
+        self.metadata_requests = 0
+        self.release = threading.Event()
+        self._next_offset = {("t", 0): 0, ("t", 1): 0}
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                while (size := _read(conn, 4)) is not None:
+                    header, body = parse_request(_read(conn, struct.unpack(">i", size)[0]))
+                    payload = self._answer(header, body)
+                    if payload is not None:
+                        conn.sendall(struct.pack(">i", len(payload)) + payload)
+            except OSError:
+                pass
+
+    def _answer(self, header, body) -> bytes | None:
+        if header.api_key == ApiKeys.METADATA:
+            self.metadata_requests += 1
+            return encode_response(ApiKeys.METADATA, 1, header.correlation_id, self.metadata_body())
+        batches = {
+            (t["topic"], p["partition"]): bytes(p["record_set"])
+            for t in body["topic_data"]
+            for p in t["data"]
+        }
+        self.produce_requests.append({"acks": body["acks"], "batches": batches})
+        action = self.script.pop(0) if self.script else 0
+        if action == SILENT or body["acks"] == 0:
+            return None
+        if action == HOLD:
+            self.release.wait(DEADLINE_S)
+            action = 0
+        responses = []
+        for (topic, partition), records in batches.items():
+            count = sum(1 for _ in MemoryRecords(records).records())
+            offset = self._next_offset[(topic, partition)] if action == 0 else -1
+            if action == 0:
+                self._next_offset[(topic, partition)] += count
+            responses.append({"topic": topic, "partition_responses": [
+                {"partition": partition, "error_code": action, "base_offset": offset, "log_append_time": -1}]})  # fmt: skip
+        return encode_response(
+            ApiKeys.PRODUCE, 3, header.correlation_id, {"responses": responses, "throttle_time_ms": 0}
+        )
+
+    def metadata_body(self) -> dict:
+        partition = {"partition_error_code": 0, "leader": 0, "replicas": [0], "isr": [0]}
+        return {
+            "brokers": [{"node_id": 0, "host": "127.0.0.1", "port": self.port, "rack": None}],
+            "controller_id": 0,
+            "topic_metadata": [{"topic_error_code": 0, "topic": "t", "is_internal": False,
+                                "partition_metadata": [{**partition, "partition_id": p} for p in (0, 1)]}],
+        }  # fmt: skip
+
+    def close(self) -> None:
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.listener.close()
+        self.release.set()
+
+
+def _read(conn: socket.socket, n: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+@pytest.fixture
+def broker():
+    server = ScriptedBroker()
+    yield server
+    server.close()
+
+
+class Setup:
+    def __init__(self, broker: ScriptedBroker, retries=0, acks=1, max_in_flight=5, request_timeout_ms=30_000):
+        self.clock = MockTime()
+        self.metadata = Metadata(time=self.clock)
+        self.metadata.update(
+            Cluster.from_metadata_response(broker.metadata_body()), self.clock.milliseconds()
+        )
+        self.client = NetworkClient(
+            Selector(time=self.clock),
+            "test-producer",
+            max_in_flight_requests_per_connection=max_in_flight,
+            request_timeout_ms=request_timeout_ms,
+            time=self.clock,
+            metadata=self.metadata,
+        )
+        self.accumulator = RecordAccumulator(16384, 1 << 20, CompressionType.NONE, 0, 100, self.clock)
+        self.sender = Sender(
+            self.client, self.metadata, self.accumulator, guarantee_message_order=max_in_flight == 1,
+            max_request_size=1 << 20, acks=acks, retries=retries, time=self.clock,
+            request_timeout_ms=request_timeout_ms, retry_backoff_ms=100,
+        )  # fmt: skip
+
+    def send(self, value: bytes, partition: int = 0):
+        tp = ("t", partition)
+        return self.accumulator.append(tp, self.clock.milliseconds(), None, value, (), 0).future
+
+    def step(self) -> None:
+        """One sender round, as ``run_once`` does it, but with the network poll bounded to 20 ms of
+        real time: under MockTime nothing else would wake a poll that waits for a linger or a response."""
+        now = self.clock.milliseconds()
+        self.sender.send_producer_data(now)
+        self.client.poll(20, now)
+
+    def run_until(self, condition, what: str) -> None:
+        """Sender rounds until ``condition()``; fail after a real-time deadline."""
+        end = real_time.monotonic() + DEADLINE_S
+        while not condition():
+            assert real_time.monotonic() < end, f"timed out waiting for {what}"
+            self.step()
+
+    def run_rounds(self, n: int) -> None:
+        for _ in range(n):
+            self.step()
+
+    def close(self) -> None:
+        self.client.selector.close_all()
+
+
+def test_records_are_sent_and_their_futures_get_the_offsets(broker):
+    s = Setup(broker)
+    futures = [s.send(b"a"), s.send(b"b"), s.send(b"c", partition=1)]
+    s.run_until(lambda: all(f.is_done() for f in futures), "the responses")
+    assert [(f.get(0).partition, f.get(0).offset) for f in futures] == [(0, 0), (0, 1), (1, 0)]
+    assert len(broker.produce_requests) == 1, "both partitions' batches went in one request to node 0"
+    s.close()
+
+
+def test_a_retriable_error_resends_the_same_batch_after_the_backoff_and_refreshes_metadata(broker):
+    broker.script = [NOT_LEADER_FOR_PARTITION]
+    s = Setup(broker, retries=1)
+    future = s.send(b"a")
+    s.run_until(lambda: s.metadata.need_update, "the NOT_LEADER response to ask for metadata")
+    s.run_rounds(3)
+    assert len(broker.produce_requests) == 1, "no resend before retry.backoff.ms has passed"
+    assert not future.is_done()
+    s.clock.advance(100)
+    s.run_until(future.is_done, "the retry's response")
+    assert future.get(0).offset == 0
+    first, retry = (r["batches"][("t", 0)] for r in broker.produce_requests)
+    assert first == retry, "the retry sends the very same batch"
+    s.run_until(lambda: broker.metadata_requests >= 1, "the metadata refresh NOT_LEADER asked for")
+    s.close()
+
+
+def test_a_retriable_error_fails_the_send_once_retries_are_used_up(broker):
+    broker.script = [NOT_LEADER_FOR_PARTITION]
+    s = Setup(broker, retries=0)
+    future = s.send(b"a")
+    s.run_until(future.is_done, "the response")
+    with pytest.raises(
+        NotLeaderForPartitionException, match=r"t-0: .* after 1 attempt\(s\) \(retries is 0\)"
+    ):
+        future.get(0)
+    s.close()
+
+
+def test_with_one_request_in_flight_the_partition_is_muted_until_its_response(broker):
+    broker.script = [HOLD]
+    s = Setup(broker, max_in_flight=1)
+    first = s.send(b"a")
+    s.run_until(lambda: len(broker.produce_requests) == 1, "the first request")
+    second = s.send(b"b")
+    s.run_rounds(3)
+    assert len(broker.produce_requests) == 1, "t-0 is muted while its batch is in flight"
+    assert ("t", 0) in s.accumulator.muted
+    broker.release.set()
+    s.run_until(second.is_done, "the second response")
+    assert (first.get(0).offset, second.get(0).offset) == (0, 1)
+    assert not s.accumulator.muted
+    s.close()
+
+
+def test_acks_0_completes_once_the_request_is_written_without_an_offset(broker):
+    s = Setup(broker, acks=0)
+    future = s.send(b"a")
+    s.run_until(future.is_done, "the request to be written")
+    assert future.get(0).offset == -1
+    wait_until(lambda: broker.produce_requests, what="the broker to read the request")
+    assert broker.produce_requests[0]["acks"] == 0
+    s.close()
+
+
+def test_a_request_unanswered_for_request_timeout_ms_fails_with_a_clear_error(broker):
+    broker.script = [SILENT]
+    s = Setup(broker, request_timeout_ms=200)
+    future = s.send(b"a")
+    s.run_until(lambda: len(broker.produce_requests) == 1, "the request")
+    s.run_rounds(2)
+    assert not future.is_done()
+    s.clock.advance(201)
+    s.run_until(future.is_done, "the request to time out")
+    with pytest.raises(NetworkException, match=r"t-0: Node 0 disconnected .*request\.timeout\.ms is 200"):
+        future.get(0)
+    s.close()
