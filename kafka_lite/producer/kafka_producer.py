@@ -39,6 +39,7 @@ from kafka_lite.clients.network_client import NetworkClient
 from kafka_lite.common.errors import (
     ApiException,
     ConfigException,
+    InvalidTopicException,
     KafkaException,
     RecordTooLargeException,
     TimeoutException,
@@ -180,7 +181,8 @@ class KafkaProducer:
         if self._closed:
             raise KafkaException("Cannot send after the producer is closed.")
         try:
-            validate_topic_name(topic) if isinstance(topic, str) else _not_a_topic(topic)
+            if not isinstance(topic, str) or topic not in self.metadata.topics:  # known topics were checked
+                _validate_topic(topic)
             # 1. Metadata: the topic's partitions must be known before one can be chosen.
             cluster, waited_on_metadata_ms = self._wait_on_metadata(topic, partition, self.max_block_time_ms)
             remaining_wait_ms = max(0, self.max_block_time_ms - waited_on_metadata_ms)
@@ -319,7 +321,7 @@ class KafkaProducer:
 
     def partitions_for(self, topic: str) -> list[PartitionInfo]:
         """The topic's partitions, waiting up to ``max.block.ms`` for metadata that knows them."""
-        validate_topic_name(topic)
+        _validate_topic(topic)
         cluster, _ = self._wait_on_metadata(topic, None, self.max_block_time_ms)
         return cluster.partitions_for_topic(topic)
 
@@ -396,10 +398,10 @@ def _timestamp(timestamp_ms: object) -> int:
     return timestamp_ms
 
 
-def _not_a_topic(topic: object) -> None:
-    from kafka_lite.common.errors import InvalidTopicException
-
-    raise InvalidTopicException(f"Topic name must be a str, got {type(topic).__name__}: {topic!r}")
+def _validate_topic(topic: object) -> None:
+    if not isinstance(topic, str):
+        raise InvalidTopicException(f"Topic name must be a str, got {type(topic).__name__}: {topic!r}")
+    validate_topic_name(topic)
 
 
 def _failed_future(topic: str, partition: int | None, error: BaseException) -> FutureRecordMetadata:

@@ -99,12 +99,11 @@ class ProducerBatch:
         self, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple[Header, ...], now: int
     ) -> FutureRecordMetadata | None:
         """Append the record and return its future, or ``None`` if the batch has no room for it."""
-        if not self._has_room_for(key, value, headers):
+        record_size = record_size_upper_bound(key, value, headers)
+        if not self._has_room_for(record_size):
             return None
         self.records_builder.append(timestamp, key, value, headers)
-        self.max_record_size = max(
-            self.max_record_size, estimate_size_in_bytes_upper_bound(key, value, headers)
-        )
+        self.max_record_size = max(self.max_record_size, RECORD_BATCH_OVERHEAD + record_size)
         self.last_append_time = now
         future = FutureRecordMetadata(
             self.produce_future,
@@ -118,13 +117,12 @@ class ProducerBatch:
         self.record_count += 1
         return future
 
-    def _has_room_for(self, key: bytes | None, value: bytes | None, headers: tuple[Header, ...]) -> bool:
+    def _has_room_for(self, record_size: int) -> bool:
         builder = self.records_builder
         if self._closed or builder.is_full():
             return False
         if builder.num_records == 0:
             return True  # a batch always takes its first record, however big (it was sized for it)
-        record_size = record_size_upper_bound(key, value, headers)
         return builder.write_limit >= builder.estimated_size_in_bytes() + record_size
 
     def is_full(self) -> bool:

@@ -77,6 +77,8 @@ def test_a_bad_topic_fails_its_future_without_touching_the_network():
             future.get(0)
         with pytest.raises(InvalidTopicException, match="Topic name must be a str, got int"):
             producer.send(42, b"v").get(0)
+        with pytest.raises(InvalidTopicException, match="Topic name must be a str, got list"):
+            producer.send(["t"], b"v").get(0)
     finally:
         producer.close(0)
     with pytest.raises(KafkaException, match="Cannot send after the producer is closed"):

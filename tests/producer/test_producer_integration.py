@@ -74,6 +74,28 @@ def test_keyed_records_with_headers_and_timestamps_read_back_exactly_by_kafka_py
         assert record.partition == to_positive(murmur2(key)) % 3
 
 
+def test_keyed_records_land_where_librdkafkas_murmur2_random_partitioner_puts_them(cluster):
+    from confluent_kafka import Producer
+
+    topic = topic_name("kl-murmur")
+    cluster.create_topic(topic, partitions=7)
+    keys = [f"user-{i}".encode() for i in range(40)] + [b"", b"a", b"ab", b"abc"]
+    reference = Producer({"bootstrap.servers": cluster.bootstrap_servers, "partitioner": "murmur2_random"})
+    librdkafka_partitions: dict[bytes, int] = {}
+    for key in keys:
+        reference.produce(
+            topic,
+            b"v",
+            key,
+            on_delivery=lambda err, msg: librdkafka_partitions.__setitem__(msg.key(), msg.partition()),
+        )
+    assert reference.flush(GET_TIMEOUT_S) == 0
+    with KafkaProducer(bootstrap_servers=cluster.bootstrap_servers) as producer:
+        ours = {key: producer.send(topic, b"v", key=key).get(GET_TIMEOUT_S).partition for key in keys}
+    assert ours == librdkafka_partitions
+    assert len(set(ours.values())) == 7, "the keys spread over every partition"
+
+
 @pytest.mark.parametrize("acks", [0, 1, "all"], ids=lambda a: f"acks={a}")
 def test_every_acks_setting_writes_the_records(cluster, acks):
     topic = topic_name("kl-acks")
@@ -154,3 +176,34 @@ def test_send_to_a_stopped_broker_fails_after_request_timeout(zookeeper, tmp_pat
         producer.close(0)
     finally:
         lone.stop()
+
+
+def test_a_moved_leader_is_followed_and_records_sent_after_the_move_land_on_it_in_order(cluster):
+    topic = topic_name("kl-move")
+    cluster.create_topic(topic, partitions=1, replication_factor=3)
+    with KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers,
+        acks="all",
+        retries=5,
+        max_in_flight_requests_per_connection=1,
+    ) as producer:
+        before = [producer.send(topic, f"before-{i}".encode()) for i in range(10)]
+        assert [f.get(GET_TIMEOUT_S).offset for f in before] == list(range(10))
+        old_leader = cluster.leader_of(topic, 0)
+        assert cluster.move_leader(topic, 0) != old_leader
+        # The producer still believes in the old leader: its first request gets NOT_LEADER_FOR_PARTITION,
+        # which refreshes the metadata, and the retry goes to the new leader.
+        after = [producer.send(topic, f"after-{i}".encode()) for i in range(10)]
+        offsets = [f.get(GET_TIMEOUT_S).offset for f in after]
+        assert producer.metrics()["record-retry-total"] >= 1, "the first batch after the move was retried"
+    assert offsets == list(range(offsets[0], offsets[0] + 10)), "in order, one after another"
+    # The records written before the move stay behind on the old leader until replication carries them;
+    # the new leader serves what was sent after the move, in the order sent.
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, consumer_timeout_ms=10_000)
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        consumer.seek(TopicPartition(topic, 0), offsets[0])
+        values = [record.value for _, record in zip(range(10), consumer, strict=False)]
+    finally:
+        consumer.close()
+    assert values == [f"after-{i}".encode() for i in range(10)]
