@@ -1,7 +1,8 @@
 """kafka_lite's producer: ``KafkaProducer`` and the parts it is built from.
 
 Mirrors: org.apache.kafka.clients.producer (KafkaProducer, RecordMetadata) and its internals
-         (RecordAccumulator, ProducerBatch, BufferPool, Sender, DefaultPartitioner), Kafka 0.11.0
+         (RecordAccumulator, ProducerBatch, BufferPool, Sender, DefaultPartitioner), Kafka 0.11.0;
+         idempotence (TransactionManager's idempotent half) as Kafka 1.0.0 has it
 Book:    chapter 2, 2.1.1-2.1.2
 
 How a record travels: ``KafkaProducer.send`` (caller's thread) waits for metadata, serializes,

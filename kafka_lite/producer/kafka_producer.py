@@ -7,7 +7,8 @@ Differs: configs are keyword arguments in kafka-python's spelling (``linger_ms=5
          ``ConfigDef``; serializers and the partitioner are callables. ``send`` takes the record's
          fields (``send(topic, value, key, partition, timestamp_ms, headers)``) rather than a
          ProducerRecord. ``flush``, ``close`` and ``future.get`` take seconds, as kafka-python's
-         do. No interceptors, and no transactions; ``enable_idempotence`` is validated but refused.
+         do. No interceptors and no transactions; ``enable_idempotence`` is Kafka 1.0's (up to five
+         requests in flight).
 
 Usage::
 
@@ -61,11 +62,13 @@ from kafka_lite.producer.producer_config import CONFIG_DEF
 from kafka_lite.producer.record_accumulator import RecordAccumulator
 from kafka_lite.producer.sender import Sender
 from kafka_lite.producer.serialization import SerializationException, check_serializer, serialize
+from kafka_lite.producer.transaction_manager import TransactionManager
 
 log = logging.getLogger(__name__)
 
 _CLIENT_ID_SEQUENCE = itertools.count(1)
 LONG_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
 
 
 class KafkaProducer:
@@ -79,7 +82,7 @@ class KafkaProducer:
         **configs,
     ) -> None:
         self.config = CONFIG_DEF.parse(_kafka_python_values(configs))
-        self._validate_idempotence()
+        self._configure_idempotence({name.replace("_", ".") for name in configs})
         self.time = time
         self.client_id = self.config["client.id"] or f"producer-{next(_CLIENT_ID_SEQUENCE)}"
         self.key_serializer = check_serializer("key_serializer", key_serializer)
@@ -102,6 +105,7 @@ class KafkaProducer:
             time=time,
         )
         self.metadata.bootstrap(parse_bootstrap(self.config["bootstrap.servers"]), time.milliseconds())
+        self.transaction_manager = TransactionManager() if self.config["enable.idempotence"] else None
         self.accumulator = RecordAccumulator(
             batch_size=self.config["batch.size"],
             total_size=self.total_memory_size,
@@ -109,6 +113,7 @@ class KafkaProducer:
             linger_ms=self.config["linger.ms"],
             retry_backoff_ms=self.config["retry.backoff.ms"],
             time=time,
+            transaction_manager=self.transaction_manager,
         )
         max_in_flight = self.config["max.in.flight.requests.per.connection"]
         self.client = NetworkClient(
@@ -131,6 +136,7 @@ class KafkaProducer:
             time=time,
             request_timeout_ms=self.request_timeout_ms,
             retry_backoff_ms=self.config["retry.backoff.ms"],
+            transaction_manager=self.transaction_manager,
         )
         self.io_thread = threading.Thread(
             target=self.sender.run, name=f"kafka-producer-network-thread | {self.client_id}", daemon=True
@@ -139,28 +145,29 @@ class KafkaProducer:
         self._closed = False
         log.debug("Kafka producer %s started", self.client_id)
 
-    def _validate_idempotence(self) -> None:
-        """Kafka 1.0's rules for ``enable.idempotence`` (KafkaProducer.configureInflightRequests etc.)."""
+    def _configure_idempotence(self, user_configured: set[str]) -> None:
+        """Kafka 1.0's rules for ``enable.idempotence`` (``configureRetries``, ``configureAcks``,
+        ``configureInflightRequests``): defaults that suit it, and an error for settings that break it."""
         if not self.config["enable.idempotence"]:
             return
-        if self.config["acks"] not in ("all", "-1"):
+        if "acks" not in user_configured:
+            self.config["acks"] = "all"
+        elif self.config["acks"] not in ("all", "-1"):
             raise ConfigException(
                 "Must set acks to all in order to use the idempotent producer. Otherwise we cannot "
+                "guarantee idempotence."
+            )
+        if "retries" not in user_configured:
+            self.config["retries"] = INT_MAX
+        elif self.config["retries"] == 0:
+            raise ConfigException(
+                "Must set retries to non-zero when using the idempotent producer. Otherwise we cannot "
                 "guarantee idempotence."
             )
         if self.config["max.in.flight.requests.per.connection"] > 5:
             raise ConfigException(
                 "Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent producer."
             )
-        if self.config["retries"] == 0:
-            raise ConfigException(
-                "Must set retries to non-zero when using the idempotent producer. Otherwise we cannot "
-                "guarantee idempotence."
-            )
-        raise ConfigException(
-            "enable.idempotence=true is not supported by kafka_lite's producer yet (no producer id or "
-            "sequence numbers are sent); leave it false"
-        )
 
     # -- send --------------------------------------------------------------------------------------------
 

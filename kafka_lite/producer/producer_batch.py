@@ -24,7 +24,7 @@ import enum
 import logging
 
 from kafka_lite.common.errors import KafkaException, TimeoutException
-from kafka_lite.common.record.constants import NO_TIMESTAMP
+from kafka_lite.common.record.constants import NO_SEQUENCE, NO_TIMESTAMP
 from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.record.default_record_batch import RECORD_BATCH_OVERHEAD
 from kafka_lite.common.record.memory_records import MemoryRecords
@@ -154,6 +154,9 @@ class ProducerBatch:
     @property
     def base_sequence(self) -> int:
         return self.records_builder.base_sequence
+
+    def has_sequence(self) -> bool:
+        return self.records_builder.base_sequence != NO_SEQUENCE
 
     # -- closing --------------------------------------------------------------------------------------
 

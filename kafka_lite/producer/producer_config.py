@@ -58,6 +58,7 @@ CONFIG_DEF = (
     .define("reconnect.backoff.ms", Type.LONG, 50, Range.at_least(0), L,
             "How long to wait before reconnecting to a broker that failed.")
     .define("enable.idempotence", Type.BOOLEAN, False, None, L,
-            "Write each record exactly once per partition despite retries (needs acks=all and retries > 0).")
+            "Write each record exactly once per partition despite retries: acks=all, retries > 0 and at most "
+            "5 requests in flight (acks and retries default to those when it is on).")
 )  # fmt: skip
 # --8<-- [end:config_def]

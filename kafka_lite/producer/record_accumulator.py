@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.clients.producer.internals.RecordAccumulator (with RecordAppendResult,
          ReadyCheckResult) and IncompleteBatches (clients/src/main/java/.../producer/internals/,
-         Kafka 0.11.0)
+         Kafka 0.11.0), with Kafka 1.0.0's idempotent drain and in-sequence-order reenqueue (KAFKA-5494)
 Book:    chapter 2, 2.1.1-2.1.2 (the accumulator, ready, drain)
 Differs: always writes magic 2 batches (kafka_lite's broker speaks Produce v3); no batch splitting
          and no per-topic compression-ratio estimate (see ProducerBatch). ``Cluster`` has no
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from kafka_lite.clients.metadata import Cluster, Node
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.record.compression import CompressionType
+from kafka_lite.common.record.constants import NO_SEQUENCE
 from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
 from kafka_lite.common.time import SYSTEM, Time
@@ -38,6 +39,7 @@ from kafka_lite.common.topic import TopicPartition
 from kafka_lite.producer.buffer_pool import BufferPool
 from kafka_lite.producer.future_record_metadata import FutureRecordMetadata
 from kafka_lite.producer.producer_batch import ProducerBatch, estimate_size_in_bytes_upper_bound
+from kafka_lite.producer.transaction_manager import TransactionManager
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +105,7 @@ class RecordAccumulator:
         retry_backoff_ms: int,
         time: Time = SYSTEM,
         free: BufferPool | None = None,
+        transaction_manager: TransactionManager | None = None,
     ) -> None:
         self.batch_size = batch_size
         self.compression = compression
@@ -110,6 +113,8 @@ class RecordAccumulator:
         self.retry_backoff_ms = retry_backoff_ms
         self.time = time
         self.free = free if free is not None else BufferPool(total_size, batch_size, time)
+        # Set for an idempotent producer: drain stamps each new batch with its sequence.
+        self.transaction_manager = transaction_manager
         self.batches: dict[TopicPartition, _BatchDeque] = {}
         self.incomplete = IncompleteBatches()
         # Partitions with a batch in flight, when order must be kept (max.in.flight = 1): the sender
@@ -272,7 +277,14 @@ class RecordAccumulator:
                                             # The request is full. (A single batch bigger than
                                             # max_size, possible with compression, still goes alone.)
                                             break
+                                        if (
+                                            self.transaction_manager is not None
+                                            and not self._may_send_idempotent(first)
+                                        ):
+                                            break
                                         batch = dq.popleft()
+                                        if self.transaction_manager is not None and not batch.has_sequence():
+                                            self._assign_sequence(batch)
                                         batch.close()
                                         size += batch.size_in_bytes()
                                         ready.append(batch)
@@ -284,6 +296,33 @@ class RecordAccumulator:
         return batches
 
     # --8<-- [end:drain]
+
+    def _may_send_idempotent(self, first: ProducerBatch) -> bool:
+        """Whether an idempotent producer may drain ``first`` now (Kafka 1.0's checks in drain)."""
+        tm = self.transaction_manager
+        if not tm.producer_id_and_epoch.is_valid:
+            return False  # no producer id yet (or it was reset): nothing can be numbered
+        first_in_flight_sequence = tm.first_in_flight_sequence(first.topic_partition)
+        # A batch with a sequence is a retry. It goes again only when it is the lowest sequence in
+        # flight, so retried batches reach the broker in their original order; until then the
+        # partition waits, which cuts its requests in flight to one.
+        return not (
+            first.has_sequence()
+            and first_in_flight_sequence != NO_SEQUENCE
+            and first.base_sequence != first_in_flight_sequence
+        )
+
+    def _assign_sequence(self, batch: ProducerBatch) -> None:
+        """Number a batch on its first drain; it keeps the numbers through every retry, since the
+        first attempt may have been written, and new numbers would make the retry a duplicate."""
+        tm = self.transaction_manager
+        tp = batch.topic_partition
+        pid = tm.producer_id_and_epoch
+        batch.set_producer_state(pid.producer_id, pid.epoch, tm.sequence_number(tp))
+        tm.increment_sequence_number(tp, batch.record_count)
+        log.debug("Assigned producerId %d and producerEpoch %d to batch with base sequence %d being sent to "
+                  "partition %s-%d", pid.producer_id, pid.epoch, batch.base_sequence, *tp)  # fmt: skip
+        tm.add_in_flight_batch(batch)
 
     def _partitions_for_node(self, cluster: Cluster, node_id: int) -> list[TopicPartition]:
         """The partitions ``node_id`` leads (Kafka's ``Cluster.partitionsForNode``), grouped once per
@@ -331,7 +370,26 @@ class RecordAccumulator:
         batch.reenqueued(now)
         dq = self._get_or_create_deque(batch.topic_partition)
         with dq.lock:
-            dq.appendleft(batch)
+            if self.transaction_manager is not None:
+                self._insert_in_sequence_order(dq, batch)
+            else:
+                dq.appendleft(batch)
+
+    def _insert_in_sequence_order(self, dq: _BatchDeque, batch: ProducerBatch) -> None:
+        """Several retried batches of one partition come back one by one, in any order: keep the
+        front of the deque sorted by sequence, so they are resent in their original order."""
+        if not batch.has_sequence():
+            raise KafkaException(
+                "Trying to reenqueue a batch which doesn't have a sequence even though idempotence is enabled."
+            )
+        position = 0
+        while (
+            position < len(dq)
+            and dq[position].has_sequence()
+            and dq[position].base_sequence < batch.base_sequence
+        ):
+            position += 1
+        dq.insert(position, batch)
 
     def deallocate(self, batch: ProducerBatch) -> None:
         """The batch is done: forget it and give its memory back to the pool."""
@@ -375,15 +433,16 @@ class RecordAccumulator:
         # Loop while appends are in progress: an appender that passed the closed check before close
         # may still add a batch; and aborting frees memory that a blocked appender is waiting for.
         while True:
-            self._abort_batches(KafkaException("Producer is closed forcefully."))
+            self.abort_batches(KafkaException("Producer is closed forcefully."))
             if not self._appends_in_progress_now():
                 break
         # No thread appends any more (all see the closed flag); one last pass for a batch added by
         # the last appender.
-        self._abort_batches(KafkaException("Producer is closed forcefully."))
+        self.abort_batches(KafkaException("Producer is closed forcefully."))
         self.batches.clear()
 
-    def _abort_batches(self, reason: BaseException) -> None:
+    def abort_batches(self, reason: BaseException) -> None:
+        """Fail every incomplete batch with ``reason`` (a forced close, or a fatal producer error)."""
         for batch in self.incomplete.copy_all():
             dq = self._get_or_create_deque(batch.topic_partition)
             with dq.lock:

@@ -3,8 +3,9 @@
 Mirrors: org.apache.kafka.clients.producer.internals.Sender
          (clients/src/main/java/.../producer/internals/Sender.java, Kafka 0.11.0)
 Book:    chapter 2, 2.1.2 (the sender thread), 2.1.3 (on the NetworkClient)
-Differs: no TransactionManager yet (no idempotence or transactions); ``run_once`` is Kafka's
-         ``run(long now)``. The poll timeout is capped here by the metadata refresh and the request
+Differs: idempotence as Kafka 1.0's sender has it (up to five requests in flight), without
+         transactions; the producer id is asked for without blocking the thread. ``run_once`` is
+         Kafka's ``run(long now)``. The poll timeout is capped here by the metadata refresh and the request
          timeout (Kafka's NetworkClient.poll caps it itself; kafka_lite's waits exactly as asked).
          Metrics are a few counters, not Kafka's sensors.
 
@@ -38,6 +39,8 @@ from kafka_lite.clients.network_client import ClientRequest, ClientResponse, Net
 from kafka_lite.common.errors import (
     Errors,
     InvalidMetadataException,
+    OutOfOrderSequenceException,
+    ProducerFencedException,
     RecordTooLargeException,
     RetriableException,
     UnknownTopicOrPartitionException,
@@ -49,9 +52,11 @@ from kafka_lite.common.topic import TopicPartition
 from kafka_lite.producer.future_record_metadata import INVALID_OFFSET
 from kafka_lite.producer.producer_batch import ProducerBatch
 from kafka_lite.producer.record_accumulator import LONG_MAX, RecordAccumulator
+from kafka_lite.producer.transaction_manager import ProducerIdAndEpoch, TransactionManager
 
 log = logging.getLogger(__name__)
 
+INT32_MAX = 2**31 - 1
 PRODUCE_VERSION = 3  # the first with record batch v2 (magic 2) and a transactional id
 
 
@@ -84,6 +89,7 @@ class Sender:
         time: Time = SYSTEM,
         request_timeout_ms: int = 30_000,
         retry_backoff_ms: int = 100,
+        transaction_manager: TransactionManager | None = None,
     ) -> None:
         self.client = client
         self.accumulator = accumulator
@@ -97,6 +103,8 @@ class Sender:
         self.time = time
         self.request_timeout_ms = request_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
+        # Set for an idempotent producer: the producer id, and the sequences of batches in flight.
+        self.transaction_manager = transaction_manager
         self.running = True
         self.force_closed = False
         self.metrics = SenderMetrics()
@@ -132,11 +140,57 @@ class Sender:
 
     def run_once(self, now: int) -> None:
         """One round: send what is ready, then do the network I/O (Kafka's ``Sender.run(long now)``)."""
+        tm = self.transaction_manager
+        if tm is not None:
+            # An idempotent producer numbers its batches under a producer id: nothing is sent without one.
+            self._maybe_send_init_producer_id(now)
+            if tm.fatal_error is not None or not tm.has_producer_id():
+                if tm.fatal_error is not None and self.accumulator.has_incomplete():
+                    log.error("Aborting producer batches due to fatal error: %s", tm.fatal_error)
+                    self.accumulator.abort_batches(tm.fatal_error)
+                self.client.poll(self.retry_backoff_ms, now)
+                return
         poll_timeout = self.send_producer_data(now)
         poll_timeout = min(poll_timeout, self.metadata.time_to_next_update(now), self.request_timeout_ms)
         self.client.poll(poll_timeout, now)
 
     # --8<-- [end:run]
+
+    # -- the producer id (idempotence) -----------------------------------------------------------------------
+
+    def _maybe_send_init_producer_id(self, now: int) -> None:
+        """Ask the least loaded broker for a producer id, unless one is known or already asked for.
+
+        Kafka's sender blocks in ``maybeWaitForProducerId`` until the answer comes; here the request
+        goes out like any other and ``run_once`` polls until its callback sets the id.
+        """
+        tm = self.transaction_manager
+        if tm.has_producer_id() or tm.init_producer_id_in_flight or tm.fatal_error is not None:
+            return
+        node = self.client.least_loaded_node(now)
+        if node is None or not self.client.ready(node, now):
+            return
+        body = {"transactional_id": None, "transaction_timeout_ms": INT32_MAX}
+        request = ClientRequest(
+            node, ApiKeys.INIT_PRODUCER_ID, 0, body, callback=self._handle_init_producer_id_response
+        )
+        tm.init_producer_id_in_flight = True
+        self.client.send(request, now)
+
+    def _handle_init_producer_id_response(self, response: ClientResponse) -> None:
+        tm = self.transaction_manager
+        tm.init_producer_id_in_flight = False
+        if response.disconnected:
+            return  # asked again in the next round, of another node if this one is gone
+        error = Errors.for_code(response.body["error_code"])
+        if error is Errors.NONE:
+            tm.set_producer_id_and_epoch(
+                ProducerIdAndEpoch(response.body["producer_id"], response.body["producer_epoch"])
+            )
+        elif error.retriable:
+            log.debug("Retriable error from InitProducerId response: %s", error.name)
+        else:
+            tm.fatal_error = error.exception(f"InitProducerId failed: {error.description}")
 
     # --8<-- [start:send_producer_data]
     def send_producer_data(self, now: int) -> int:
@@ -292,14 +346,25 @@ class Sender:
     ) -> None:
         topic, partition = batch.topic_partition
         if error is not Errors.NONE:
+            tm = self.transaction_manager
             if self._can_retry(batch, error):
                 log.warning(
                     "Got error produce response with correlation id %d on topic-partition %s-%d, retrying "
                     "(%d attempts left). Error: %s",
                     correlation_id, topic, partition, self.retries - batch.attempts - 1, error.name,
                 )  # fmt: skip
-                self.accumulator.reenqueue(batch, now)
-                self.metrics.record_retries += batch.record_count
+                if tm is None or tm.has_producer_id_and_epoch(batch.producer_id, batch.producer_epoch):
+                    self.accumulator.reenqueue(batch, now)
+                    self.metrics.record_retries += batch.record_count
+                else:
+                    # Retrying under the old id after a reset would write it as new data: drop it.
+                    self._fail_batch(batch, base_offset, log_append_time, OutOfOrderSequenceException(
+                        f"Attempted to retry sending a batch but the producer id changed from "
+                        f"{batch.producer_id} to {tm.producer_id_and_epoch.producer_id} in the mean time. "
+                        "This batch will be dropped."))  # fmt: skip
+            elif error is Errors.DUPLICATE_SEQUENCE_NUMBER:
+                # The broker has this batch, but no longer remembers where: a success without an offset.
+                self._complete_batch_successfully(batch, INVALID_OFFSET, NO_TIMESTAMP)
             else:
                 self._fail_batch(
                     batch, base_offset, log_append_time, self._exception_for(batch, error, message)
@@ -314,14 +379,26 @@ class Sender:
                 # The leader may have moved: find out before the retry goes out.
                 self.metadata.request_update()
         else:
-            batch.done(base_offset, log_append_time, None)
-            self.accumulator.deallocate(batch)
-            self.metrics.records_sent += batch.record_count
+            self._complete_batch_successfully(batch, base_offset, log_append_time)
         # The partition's response is in: its next batch may go.
         if self.guarantee_message_order:
             self.accumulator.unmute_partition(batch.topic_partition)
 
     # --8<-- [end:handle_produce_response]
+
+    def _complete_batch_successfully(
+        self, batch: ProducerBatch, base_offset: int, log_append_time: int
+    ) -> None:
+        tm = self.transaction_manager
+        if tm is not None:
+            if tm.has_producer_id_and_epoch(batch.producer_id, batch.producer_epoch):
+                tm.maybe_update_last_acked_sequence(
+                    batch.topic_partition, batch.base_sequence + batch.record_count - 1
+                )
+            tm.remove_in_flight_batch(batch)
+        batch.done(base_offset, log_append_time, None)
+        self.accumulator.deallocate(batch)
+        self.metrics.records_sent += batch.record_count
 
     def _exception_for(self, batch: ProducerBatch, error: Errors, message: str | None) -> BaseException:
         topic, partition = batch.topic_partition
@@ -339,12 +416,26 @@ class Sender:
     def _fail_batch(
         self, batch: ProducerBatch, base_offset: int, log_append_time: int, exception: BaseException
     ) -> None:
+        tm = self.transaction_manager
+        if tm is not None:
+            if isinstance(exception, ProducerFencedException):
+                tm.fatal_error = exception
+            elif batch.has_sequence() and tm.has_producer_id(batch.producer_id):
+                # The broker may or may not have this batch's sequences: no later batch can be numbered
+                # after it with certainty. Start again under a new producer id (Kafka 0.11's reset).
+                log.error("Batch %s failed for good (%s); resetting the producer id", batch, exception)
+                tm.reset_producer_id()
+            tm.remove_in_flight_batch(batch)
         self.metrics.record_errors += batch.record_count
         batch.done(base_offset, log_append_time, exception)
         self.accumulator.deallocate(batch)
 
     def _can_retry(self, batch: ProducerBatch, error: Errors) -> bool:
-        return batch.attempts < self.retries and issubclass(error.exception_class, RetriableException)
+        if batch.attempts >= self.retries:
+            return False
+        if self.transaction_manager is not None and batch.has_sequence():
+            return self.transaction_manager.can_retry(error, batch)
+        return issubclass(error.exception_class, RetriableException)
 
     # -- closing ---------------------------------------------------------------------------------------------
 

@@ -48,16 +48,21 @@ def test_a_serializer_must_be_callable():
     [
         ({"acks": 1}, "Must set acks to all in order to use the idempotent producer"),
         ({"acks": "all", "retries": 3, "max_in_flight_requests_per_connection": 6}, "at most 5"),
-        ({"acks": "all"}, "Must set retries to non-zero when using the idempotent producer"),
-        (
-            {"acks": "all", "retries": 3},
-            "enable.idempotence=true is not supported by kafka_lite's producer yet",
-        ),
+        ({"retries": 0}, "Must set retries to non-zero when using the idempotent producer"),
     ],
 )
 def test_enable_idempotence_is_validated_as_kafka_does(configs, message):
     with pytest.raises(ConfigException, match=message):
         KafkaProducer(bootstrap_servers=BOOTSTRAP, enable_idempotence=True, **configs)
+
+
+def test_enable_idempotence_defaults_acks_to_all_and_retries_to_the_maximum():
+    producer = KafkaProducer(bootstrap_servers=BOOTSTRAP, enable_idempotence=True)
+    try:
+        assert (producer.acks, producer.config["retries"]) == (-1, 2**31 - 1)
+        assert producer.transaction_manager is not None
+    finally:
+        producer.close(0)
 
 
 def test_kafka_python_spellings_of_values_are_accepted():

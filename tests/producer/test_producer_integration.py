@@ -207,3 +207,26 @@ def test_a_moved_leader_is_followed_and_records_sent_after_the_move_land_on_it_i
     finally:
         consumer.close()
     assert values == [f"after-{i}".encode() for i in range(10)]
+
+
+def test_an_idempotent_producer_writes_every_record_once_in_order(cluster):
+    topic = topic_name("kl-idempotent")
+    cluster.create_topic(topic, partitions=3)
+    with KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, enable_idempotence=True, linger_ms=2, batch_size=500
+    ) as producer:
+        futures = [producer.send(topic, f"{i:04d}".encode(), partition=i % 3) for i in range(300)]
+        producer.flush(GET_TIMEOUT_S)
+        offsets = [f.get(0).offset for f in futures]
+        producer_id = producer.transaction_manager.producer_id_and_epoch.producer_id
+    for partition in range(3):
+        leader = cluster.server(cluster.leader_of(topic, partition))
+        state = leader.replica_manager.get_partition((topic, partition)).producer_state
+        # The broker tracked this producer's sequences: the last record of the partition is number 99.
+        assert state.producers[producer_id].last_seq == 99
+    for partition in range(3):
+        assert offsets[partition::3] == list(range(100))
+    records = consume_all(cluster.bootstrap_servers, topic, 3, 300)
+    for partition in range(3):
+        values = [r.value for r in records if r.partition == partition]
+        assert values == [f"{i:04d}".encode() for i in range(partition, 300, 3)]

@@ -22,19 +22,23 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.network.selector import Selector
 from kafka_lite.producer.record_accumulator import RecordAccumulator
 from kafka_lite.producer.sender import Sender
+from kafka_lite.producer.transaction_manager import TransactionManager
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.unit
 DEADLINE_S = 10
 NOT_LEADER_FOR_PARTITION = 6
 SILENT = "silent"  # never answer this request
-HOLD = "hold"  # answer 0 once the test releases it
+HOLD = "hold"  # answer 0 once the test releases it; (HOLD, code) answers code once released
+OUT_OF_ORDER_SEQUENCE_NUMBER = 45
+DUPLICATE_SEQUENCE_NUMBER = 46
 
 
 class ScriptedBroker:
     """Node 0 of a one-broker cluster leading ``t-0`` and ``t-1``; answers Metadata v1 truthfully and
-    each ProduceRequest with the next entry of ``script`` (an error code, SILENT or HOLD; 0 when the
-    script has run out). Keeps every ProduceRequest's batches, per partition, as raw bytes."""
+    each ProduceRequest with the next entry of ``script`` (an error code, SILENT, HOLD or (HOLD, code);
+    0 when the script has run out). Keeps every ProduceRequest's batches, per partition, as raw bytes.
+    InitProducerId hands out producer ids 1000, 1001, ..."""
 
     def __init__(self, script: list | None = None) -> None:
         self.script = list(script or [])
@@ -42,6 +46,7 @@ class ScriptedBroker:
         self.port = self.listener.getsockname()[1]
         self.produce_requests: list[dict] = []  # {"acks": .., "batches": {(topic, partition): bytes}}
         self.metadata_requests = 0
+        self.producer_ids_given = 0
         self.release = threading.Event()
         self._next_offset = {("t", 0): 0, ("t", 1): 0}
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -70,6 +75,11 @@ class ScriptedBroker:
         if header.api_key == ApiKeys.METADATA:
             self.metadata_requests += 1
             return encode_response(ApiKeys.METADATA, 1, header.correlation_id, self.metadata_body())
+        if header.api_key == ApiKeys.INIT_PRODUCER_ID:
+            body = {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000 + self.producer_ids_given,
+                    "producer_epoch": 0}  # fmt: skip
+            self.producer_ids_given += 1
+            return encode_response(ApiKeys.INIT_PRODUCER_ID, 0, header.correlation_id, body)
         batches = {
             (t["topic"], p["partition"]): bytes(p["record_set"])
             for t in body["topic_data"]
@@ -79,9 +89,9 @@ class ScriptedBroker:
         action = self.script.pop(0) if self.script else 0
         if action == SILENT or body["acks"] == 0:
             return None
-        if action == HOLD:
+        if action == HOLD or isinstance(action, tuple):
             self.release.wait(DEADLINE_S)
-            action = 0
+            action = 0 if action == HOLD else action[1]
         responses = []
         for (topic, partition), records in batches.items():
             count = sum(1 for _ in MemoryRecords(records).records())
@@ -129,14 +139,30 @@ def broker():
     server.close()
 
 
+class BoundedPollClient(NetworkClient):
+    """The real NetworkClient, but no poll waits more than 20 ms of real time. Under MockTime a poll's
+    wait for a linger or a response would otherwise be spent in real time, with nothing to end it."""
+
+    def poll(self, timeout_ms: int, now: int | None = None):
+        return super().poll(min(timeout_ms, 20), now)
+
+
 class Setup:
-    def __init__(self, broker: ScriptedBroker, retries=0, acks=1, max_in_flight=5, request_timeout_ms=30_000):
+    def __init__(
+        self,
+        broker: ScriptedBroker,
+        retries=0,
+        acks=1,
+        max_in_flight=5,
+        request_timeout_ms=30_000,
+        idempotent=False,
+    ):
         self.clock = MockTime()
         self.metadata = Metadata(time=self.clock)
         self.metadata.update(
             Cluster.from_metadata_response(broker.metadata_body()), self.clock.milliseconds()
         )
-        self.client = NetworkClient(
+        self.client = BoundedPollClient(
             Selector(time=self.clock),
             "test-producer",
             max_in_flight_requests_per_connection=max_in_flight,
@@ -144,11 +170,21 @@ class Setup:
             time=self.clock,
             metadata=self.metadata,
         )
-        self.accumulator = RecordAccumulator(16384, 1 << 20, CompressionType.NONE, 0, 100, self.clock)
+        self.transaction_manager = TransactionManager() if idempotent else None
+        self.accumulator = RecordAccumulator(
+            16384,
+            1 << 20,
+            CompressionType.NONE,
+            0,
+            100,
+            self.clock,
+            transaction_manager=self.transaction_manager,
+        )
         self.sender = Sender(
             self.client, self.metadata, self.accumulator, guarantee_message_order=max_in_flight == 1,
             max_request_size=1 << 20, acks=acks, retries=retries, time=self.clock,
             request_timeout_ms=request_timeout_ms, retry_backoff_ms=100,
+            transaction_manager=self.transaction_manager,
         )  # fmt: skip
 
     def send(self, value: bytes, partition: int = 0):
@@ -156,11 +192,8 @@ class Setup:
         return self.accumulator.append(tp, self.clock.milliseconds(), None, value, (), 0).future
 
     def step(self) -> None:
-        """One sender round, as ``run_once`` does it, but with the network poll bounded to 20 ms of
-        real time: under MockTime nothing else would wake a poll that waits for a linger or a response."""
-        now = self.clock.milliseconds()
-        self.sender.send_producer_data(now)
-        self.client.poll(20, now)
+        """One sender round (Kafka's ``Sender.run(now)``)."""
+        self.sender.run_once(self.clock.milliseconds())
 
     def run_until(self, condition, what: str) -> None:
         """Sender rounds until ``condition()``; fail after a real-time deadline."""
@@ -222,7 +255,7 @@ def test_with_one_request_in_flight_the_partition_is_muted_until_its_response(br
     s.run_until(lambda: len(broker.produce_requests) == 1, "the first request")
     second = s.send(b"b")
     s.run_rounds(3)
-    assert len(broker.produce_requests) == 1, "t-0 is muted while its batch is in flight"
+    assert s.client.in_flight.count("0") == 1, "t-0 is muted while its batch is in flight"
     assert ("t", 0) in s.accumulator.muted
     broker.release.set()
     s.run_until(second.is_done, "the second response")
@@ -252,4 +285,78 @@ def test_a_request_unanswered_for_request_timeout_ms_fails_with_a_clear_error(br
     s.run_until(future.is_done, "the request to time out")
     with pytest.raises(NetworkException, match=r"t-0: Node 0 disconnected .*request\.timeout\.ms is 200"):
         future.get(0)
+    s.close()
+
+
+# -- idempotence (Kafka 1.0's: up to five requests in flight, retried batches resent in order) ----------------
+
+
+def batch_header(records: bytes):
+    (batch,) = list(MemoryRecords(records).batches())
+    return batch.producer_id, batch.producer_epoch, batch.base_sequence
+
+
+def sent_sequences(broker: ScriptedBroker, tp=("t", 0)) -> list[tuple]:
+    return [batch_header(r["batches"][tp]) for r in broker.produce_requests if tp in r["batches"]]
+
+
+def test_an_idempotent_producer_gets_an_id_then_numbers_each_partitions_batches(broker):
+    s = Setup(broker, retries=3, acks=-1, idempotent=True)
+    first = [s.send(b"a"), s.send(b"b"), s.send(b"c", partition=1)]
+    s.run_until(lambda: all(f.is_done() for f in first), "the first batches")
+    second = [s.send(b"d")]
+    s.run_until(second[0].is_done, "the second batch")
+    assert broker.producer_ids_given == 1
+    assert sent_sequences(broker, ("t", 0)) == [(1000, 0, 0), (1000, 0, 2)], "the second batch starts at 2"
+    assert sent_sequences(broker, ("t", 1)) == [(1000, 0, 0)], "each partition counts on its own"
+    assert s.transaction_manager.last_acked_sequence == {("t", 0): 2, ("t", 1): 0}
+    s.close()
+
+
+def test_batches_in_flight_behind_a_failed_one_are_resent_after_it_in_sequence_order(broker):
+    # Two requests for t-0 in flight: the first fails (NOT_LEADER), so the broker refuses the second
+    # as out of order. Both come back to the deque; the first goes out again alone, then the second.
+    broker.script = [(HOLD, NOT_LEADER_FOR_PARTITION), OUT_OF_ORDER_SEQUENCE_NUMBER, HOLD]
+    s = Setup(broker, retries=3, acks=-1, idempotent=True)
+    first = s.send(b"a")
+    s.run_until(lambda: len(broker.produce_requests) == 1, "the first request")
+    second = s.send(b"b")
+    s.run_rounds(3)  # the broker is still holding the first request: the second waits in its socket
+    broker.release.set()
+    s.run_until(lambda: len(s.accumulator.batches[("t", 0)]) == 2, "both batches to come back")
+    assert [b.base_sequence for b in s.accumulator.batches[("t", 0)]] == [0, 1]
+    broker.release.clear()  # the broker holds the first retry
+    s.clock.advance(100)  # retry.backoff.ms
+    s.run_until(lambda: len(broker.produce_requests) == 3, "the first retry")
+    s.run_rounds(3)
+    assert [b.base_sequence for b in s.accumulator.batches[("t", 0)]] == [1], (
+        "the second batch waits in its deque until the first retry completes"
+    )
+    broker.release.set()
+    s.run_until(second.is_done, "both retries")
+    assert sent_sequences(broker) == [(1000, 0, 0), (1000, 0, 1), (1000, 0, 0), (1000, 0, 1)]
+    assert (first.get(0).offset, second.get(0).offset) == (0, 1)
+    s.close()
+
+
+def test_a_duplicate_sequence_is_a_success_without_an_offset(broker):
+    broker.script = [DUPLICATE_SEQUENCE_NUMBER]
+    s = Setup(broker, retries=3, acks=-1, idempotent=True)
+    future = s.send(b"a")
+    s.run_until(future.is_done, "the response")
+    assert future.get(0).offset == -1
+    s.close()
+
+
+def test_out_of_order_for_the_next_expected_batch_fails_it_and_resets_the_producer_id(broker):
+    broker.script = [OUT_OF_ORDER_SEQUENCE_NUMBER]
+    s = Setup(broker, retries=3, acks=-1, idempotent=True)
+    lost = s.send(b"a")
+    s.run_until(lost.is_done, "the response")
+    with pytest.raises(Exception, match="t-0: ") as failure:
+        lost.get(0)
+    assert type(failure.value).__name__ == "OutOfOrderSequenceException"
+    after = s.send(b"b")
+    s.run_until(after.is_done, "the next batch, under a new producer id")
+    assert sent_sequences(broker) == [(1000, 0, 0), (1001, 0, 0)]
     s.close()
