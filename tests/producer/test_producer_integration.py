@@ -12,6 +12,8 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka_lite import KafkaProducer
 from kafka_lite.common.errors import KafkaException, NetworkException, TimeoutException
 from kafka_lite.producer.default_partitioner import murmur2, to_positive
+from kafka_lite.server.kafka_server import KafkaServer
+from tests.producer.support import ResponseDroppingProxy
 from tests.support.cluster import LiteCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("cluster")]
@@ -230,3 +232,39 @@ def test_an_idempotent_producer_writes_every_record_once_in_order(cluster):
     for partition in range(3):
         values = [r.value for r in records if r.partition == partition]
         assert values == [f"{i:04d}".encode() for i in range(partition, 300, 3)]
+
+
+@pytest.mark.parametrize("idempotent", [True, False], ids=["idempotent", "not-idempotent"])
+def test_a_retry_after_a_lost_response_writes_no_duplicate_only_when_idempotent(
+    zookeeper, tmp_path, idempotent
+):
+    proxy = ResponseDroppingProxy()
+    # The broker tells clients to use the proxy's address, so every connection goes through it.
+    lone = LiteCluster(
+        zookeeper.connect_string,
+        tmp_path,
+        brokers=1,
+        **{"advertised.listeners": f"PLAINTEXT://127.0.0.1:{proxy.port}"},
+    )
+    server = KafkaServer(lone.config(0))
+    proxy.target_port = lambda: server.port  # the controller connects through the proxy during startup
+    try:
+        server.startup()
+        lone.servers.append(server)
+        lone.wait_for_brokers(1)
+        topic = topic_name("kl-lost")
+        lone.create_topic(topic, partitions=1)
+        configs = {"enable_idempotence": True} if idempotent else {"acks": "all", "retries": 3}
+        with KafkaProducer(bootstrap_servers=f"127.0.0.1:{proxy.port}", **configs) as producer:
+            first = producer.send(topic, b"a").get(GET_TIMEOUT_S)
+            assert proxy.dropped.is_set(), "the first produce response was lost on the wire"
+            assert producer.send(topic, b"b").get(GET_TIMEOUT_S).offset == (1 if idempotent else 2)
+        values = [r.value for r in consume_all(f"127.0.0.1:{proxy.port}", topic, 1, 2 if idempotent else 3)]
+        if idempotent:
+            assert first.offset == 0, "the broker answered the retry with the first write's offset"
+            assert values == [b"a", b"b"]
+        else:
+            assert values == [b"a", b"a", b"b"], "without idempotence the retry is written twice"
+    finally:
+        lone.stop()
+        proxy.close()
