@@ -182,8 +182,9 @@ class ProducerBatch:
 
     # -- completing -------------------------------------------------------------------------------------
 
-    def done(self, base_offset: int, log_append_time: int, exception: BaseException | None) -> None:
-        """Complete every record's future with the broker's answer (or ``exception``)."""
+    def done(self, base_offset: int, log_append_time: int, exception: BaseException | None) -> bool:
+        """Complete every record's future with the broker's answer (or ``exception``); false if the
+        batch was aborted meanwhile, and so is already completed (and deallocated)."""
         final_state = FinalState.SUCCEEDED if exception is None else FinalState.FAILED
         if self.final_state is not None:
             if self.final_state is FinalState.ABORTED:
@@ -192,10 +193,11 @@ class ProducerBatch:
                     "ProduceResponse returned for %s after batch had already been aborted.",
                     self.topic_partition,
                 )
-                return
+                return False
             raise KafkaException(f"Batch has already been completed in final state {self.final_state.name}")
         self.final_state = final_state
         self._complete_future_and_fire_callbacks(base_offset, log_append_time, exception)
+        return True
 
     def abort(self, exception: BaseException) -> None:
         """Fail every record's future without waiting for a response (close, fatal errors)."""

@@ -4,10 +4,10 @@ Mirrors: org.apache.kafka.clients.producer.internals.Sender
          (clients/src/main/java/.../producer/internals/Sender.java, Kafka 0.11.0)
 Book:    chapter 2, 2.1.2 (the sender thread), 2.1.3 (on the NetworkClient)
 Differs: idempotence as Kafka 1.0's sender has it (up to five requests in flight), without
-         transactions; the producer id is asked for without blocking the thread. ``run_once`` is
-         Kafka's ``run(long now)``. The poll timeout is capped here by the metadata refresh and the request
-         timeout (Kafka's NetworkClient.poll caps it itself; kafka_lite's waits exactly as asked).
-         Metrics are a few counters, not Kafka's sensors.
+         transactions; the producer id is asked for like any other request, without blocking the
+         thread. ``run_once`` is Kafka's ``run(long now)``; it caps its poll by the metadata refresh
+         and the request timeout, which Kafka's NetworkClient.poll does itself. Metrics are a few
+         counters, not Kafka's sensors.
 
 Each round of ``run_once``:
 
@@ -148,6 +148,9 @@ class Sender:
                 if tm.fatal_error is not None and self.accumulator.has_incomplete():
                     log.error("Aborting producer batches due to fatal error: %s", tm.fatal_error)
                     self.accumulator.abort_batches(tm.fatal_error)
+                # Unlike Kafka's, batches still expire while the id is awaited, so that a send to an
+                # unreachable cluster fails after request.timeout.ms here too.
+                self._fail_expired_batches(now)
                 self.client.poll(self.retry_backoff_ms, now)
                 return
         poll_timeout = self.send_producer_data(now)
@@ -220,9 +223,7 @@ class Sender:
                 for batch in batch_list:
                     self.accumulator.mute_partition(batch.topic_partition)
 
-        for expired_batch in self.accumulator.abort_expired_batches(self.request_timeout_ms, now):
-            self.metrics.batches_expired += 1
-            self._fail_batch(expired_batch, INVALID_OFFSET, NO_TIMESTAMP, expired_batch.timeout_exception())
+        self._fail_expired_batches(now)
 
         # Ready nodes with data: poll without waiting, to loop and send more at once. Otherwise wait
         # until the first lingering or backing-off batch may be ready. Nodes that are not ready are
@@ -235,6 +236,11 @@ class Sender:
         return poll_timeout
 
     # --8<-- [end:send_producer_data]
+
+    def _fail_expired_batches(self, now: int) -> None:
+        for expired_batch in self.accumulator.abort_expired_batches(self.request_timeout_ms, now):
+            self.metrics.batches_expired += 1
+            self._fail_batch(expired_batch, INVALID_OFFSET, NO_TIMESTAMP, expired_batch.timeout_exception())
 
     # -- requests out ----------------------------------------------------------------------------------
 
@@ -396,9 +402,9 @@ class Sender:
                     batch.topic_partition, batch.base_sequence + batch.record_count - 1
                 )
             tm.remove_in_flight_batch(batch)
-        batch.done(base_offset, log_append_time, None)
-        self.accumulator.deallocate(batch)
-        self.metrics.records_sent += batch.record_count
+        if batch.done(base_offset, log_append_time, None):
+            self.accumulator.deallocate(batch)
+            self.metrics.records_sent += batch.record_count
 
     def _exception_for(self, batch: ProducerBatch, error: Errors, message: str | None) -> BaseException:
         topic, partition = batch.topic_partition
@@ -427,8 +433,8 @@ class Sender:
                 tm.reset_producer_id()
             tm.remove_in_flight_batch(batch)
         self.metrics.record_errors += batch.record_count
-        batch.done(base_offset, log_append_time, exception)
-        self.accumulator.deallocate(batch)
+        if batch.done(base_offset, log_append_time, exception):
+            self.accumulator.deallocate(batch)
 
     def _can_retry(self, batch: ProducerBatch, error: Errors) -> bool:
         if batch.attempts >= self.retries:

@@ -100,12 +100,14 @@ def test_a_batch_completes_once_and_a_late_response_after_abort_is_ignored():
     batch = new_batch()
     future = batch.try_append(T0, None, b"v", (), T0)
     batch.abort(KafkaException("Producer is closed forcefully."))
-    batch.done(5, -1, None)  # the response of an aborted batch: ignored
+    assert batch.done(5, -1, None) is False, (
+        "the response of an aborted batch is ignored (not deallocated twice)"
+    )
     with pytest.raises(KafkaException, match="closed forcefully"):
         future.get(0)
     done = new_batch()
     done.try_append(T0, None, b"v", (), T0)
-    done.done(5, -1, None)
+    assert done.done(5, -1, None) is True
     with pytest.raises(KafkaException, match="already been completed in final state SUCCEEDED"):
         done.done(6, -1, None)
 

@@ -13,7 +13,7 @@ import pytest
 
 from kafka_lite.clients.metadata import Cluster, Metadata
 from kafka_lite.clients.network_client import NetworkClient
-from kafka_lite.common.errors import NetworkException, NotLeaderForPartitionException
+from kafka_lite.common.errors import NetworkException, NotLeaderForPartitionException, TimeoutException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import encode_response, parse_request
 from kafka_lite.common.record.compression import CompressionType
@@ -359,4 +359,19 @@ def test_out_of_order_for_the_next_expected_batch_fails_it_and_resets_the_produc
     after = s.send(b"b")
     s.run_until(after.is_done, "the next batch, under a new producer id")
     assert sent_sequences(broker) == [(1000, 0, 0), (1001, 0, 0)]
+    s.close()
+
+
+def test_without_a_producer_id_batches_still_expire_after_request_timeout(broker):
+    s = Setup(broker, retries=3, acks=-1, idempotent=True, request_timeout_ms=1000)
+    broker.close()  # no broker will hand out a producer id
+    future = s.send(b"a")
+    s.run_rounds(3)
+    assert not future.is_done() and not s.transaction_manager.has_producer_id()
+    s.clock.advance(1001)
+    s.run_until(future.is_done, "the batch to expire")
+    with pytest.raises(
+        TimeoutException, match=r"Expiring 1 record\(s\) for t-0: 1001 ms has passed since batch creation"
+    ):
+        future.get(0)
     s.close()
