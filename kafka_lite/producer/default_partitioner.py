@@ -76,6 +76,7 @@ class DefaultPartitioner:
         self._random_start = random_start or (lambda: random.randint(-(2**31), 2**31 - 1))
         self._topic_counter_map: dict[str, itertools.count] = {}
         self._lock = threading.Lock()
+        self._partitions = TopicPartitionsIndex()
 
     def partition(
         self,
@@ -86,11 +87,11 @@ class DefaultPartitioner:
         value_bytes: bytes | None,
         cluster: Cluster,
     ) -> int:
-        partitions = cluster.partitions_for_topic(topic)
+        partitions = self._partitions.partitions_for_topic(cluster, topic)
         num_partitions = len(partitions)
         if key_bytes is None:
             next_value = self._next_value(topic)
-            available = available_partitions_for_topic(partitions)
+            available = self._partitions.available_partitions_for_topic(cluster, topic)
             if available:
                 return available[to_positive(next_value) % len(available)].partition
             # No partition has a leader: hand out one anyway; the accumulator holds it until one does.
@@ -110,6 +111,29 @@ class DefaultPartitioner:
         """Kafka's ``Partitioner.close``; the default partitioner holds nothing to release."""
 
 
-def available_partitions_for_topic(partitions: list[PartitionInfo]) -> list[PartitionInfo]:
-    """The partitions with a leader (Kafka's ``Cluster.availablePartitionsForTopic``)."""
-    return [p for p in partitions if p.leader is not None]
+class TopicPartitionsIndex:
+    """A topic's partitions, and those with a leader, by topic name (what Kafka's ``Cluster`` keeps as
+    ``partitionsByTopic`` and ``availablePartitionsByTopic``). kafka_lite's ``Cluster`` answers these by
+    scanning every partition, which ``send`` cannot afford per record; the index is rebuilt only when
+    the metadata hands out a new ``Cluster`` object."""
+
+    def __init__(self) -> None:
+        self._cluster: Cluster | None = None
+        self._by_topic: dict[str, list[PartitionInfo]] = {}
+        self._available_by_topic: dict[str, list[PartitionInfo]] = {}
+
+    def partitions_for_topic(self, cluster: Cluster, topic: str) -> list[PartitionInfo]:
+        return self._index(cluster)[0].get(topic, [])
+
+    def available_partitions_for_topic(self, cluster: Cluster, topic: str) -> list[PartitionInfo]:
+        return self._index(cluster)[1].get(topic, [])
+
+    def _index(self, cluster: Cluster) -> tuple[dict, dict]:
+        if cluster is not self._cluster:
+            by_topic: dict[str, list[PartitionInfo]] = {}
+            for (topic, _), info in sorted(cluster.partitions.items()):
+                by_topic.setdefault(topic, []).append(info)
+            available = {t: [p for p in parts if p.leader is not None] for t, parts in by_topic.items()}
+            # Replaced together, after they are built: another thread never sees half an index.
+            self._by_topic, self._available_by_topic, self._cluster = by_topic, available, cluster
+        return self._by_topic, self._available_by_topic

@@ -38,7 +38,6 @@ from kafka_lite.clients.admin import parse_bootstrap
 from kafka_lite.clients.metadata import Cluster, Metadata, PartitionInfo
 from kafka_lite.clients.network_client import NetworkClient
 from kafka_lite.common.errors import (
-    ApiException,
     ConfigException,
     InvalidTopicException,
     KafkaException,
@@ -51,7 +50,7 @@ from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import validate_topic_name
 from kafka_lite.network.selector import Selector
-from kafka_lite.producer.default_partitioner import DefaultPartitioner
+from kafka_lite.producer.default_partitioner import DefaultPartitioner, TopicPartitionsIndex
 from kafka_lite.producer.future_record_metadata import (
     INVALID_OFFSET,
     FutureRecordMetadata,
@@ -67,7 +66,6 @@ from kafka_lite.producer.transaction_manager import TransactionManager
 log = logging.getLogger(__name__)
 
 _CLIENT_ID_SEQUENCE = itertools.count(1)
-LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
 
 
@@ -92,6 +90,7 @@ class KafkaProducer:
                 "partitioner", partitioner, "Expected an object with Kafka's partition(...)"
             )
         self.partitioner = partitioner or DefaultPartitioner()
+        self._partitions = TopicPartitionsIndex()
         self.max_request_size = self.config["max.request.size"]
         self.total_memory_size = self.config["buffer.memory"]
         self.max_block_time_ms = self.config["max.block.ms"]
@@ -215,7 +214,7 @@ class KafkaProducer:
                 log.debug("Waking up the sender since %s-%d is either full or getting a new batch", *tp)
                 self.sender.wakeup()
             return result.future
-        except (ApiException, SerializationException) as e:
+        except KafkaException as e:  # an ApiException, a SerializationException, a bad partition ...
             log.debug("Exception occurred during message send: %s", e)
             return _failed_future(topic if isinstance(topic, str) else "", partition, e)
 
@@ -225,7 +224,7 @@ class KafkaProducer:
         """The cluster once it knows ``topic``'s partitions, and how long that took (Kafka's ``waitOnMetadata``)."""
         self.metadata.add(topic)
         cluster = self.metadata.cluster
-        partitions_count = _partition_count(cluster, topic)
+        partitions_count = self._partition_count(cluster, topic)
         if partitions_count is not None and (partition is None or partition < partitions_count):
             return cluster, 0
         begin = self.time.milliseconds()
@@ -241,7 +240,7 @@ class KafkaProducer:
             elapsed = self.time.milliseconds() - begin
             if topic in cluster.unauthorized_topics:
                 raise TopicAuthorizationException(f"Not authorized to access topics: [{topic}]")
-            partitions_count = _partition_count(cluster, topic)
+            partitions_count = self._partition_count(cluster, topic)
             if partitions_count is not None:
                 break
             if elapsed >= max_wait_ms:
@@ -252,6 +251,9 @@ class KafkaProducer:
                 f"Invalid partition given with record: {partition} is not in the range [0...{partitions_count})."
             )
         return cluster, self.time.milliseconds() - begin
+
+    def _partition_count(self, cluster: Cluster, topic: str) -> int | None:
+        return len(self._partitions.partitions_for_topic(cluster, topic)) or None
 
     def _metadata_timeout_message(self, topic: str, max_wait_ms: int) -> str:
         return (
@@ -370,11 +372,6 @@ def _kafka_python_values(configs: dict) -> dict:
         if name in values and values[name] is None:
             values[name] = "none"
     return values
-
-
-def _partition_count(cluster: Cluster, topic: str) -> int | None:
-    count = len(cluster.partitions_for_topic(topic))
-    return count or None
 
 
 def _headers(headers: list | tuple | None) -> tuple[Header, ...]:

@@ -71,3 +71,12 @@ def test_null_keys_with_no_partition_available_still_get_a_partition():
     cluster = cluster_of({("t", 0): None, ("t", 1): None})
     partitioner = DefaultPartitioner(random_start=lambda: -1)  # to_positive(-1) is odd: partition 1
     assert [partitioner.partition("t", None, None, None, None, cluster) for _ in range(3)] == [1, 0, 1]
+
+
+def test_a_new_cluster_from_a_metadata_update_is_seen_at_once():
+    partitioner = DefaultPartitioner(random_start=lambda: 0)
+    before = cluster_of({("t", 0): 0, ("t", 1): None})
+    assert [partitioner.partition("t", None, None, None, None, before) for _ in range(2)] == [0, 0]
+    after = cluster_of({("t", 0): None, ("t", 1): 0, ("t", 2): 0})  # leaders moved, a partition added
+    assert [partitioner.partition("t", None, None, None, None, after) for _ in range(2)] == [1, 2]
+    assert partitioner.partition("t", None, b"abc", None, None, after) == to_positive(KAFKA_VECTORS[b"abc"]) % 3

@@ -149,6 +149,7 @@ def test_bad_sends_fail_only_their_own_future(cluster):
         too_big = producer.send(topic, "x" * 2000)
         bad_topic = producer.send("bad topic!", "v")
         bad_value = producer.send(topic, "boom")
+        bad_partition = producer.send(topic, "v", partition=5)
         good_after = producer.send(topic, "last")
         assert good_before.get(GET_TIMEOUT_S).offset == 0
         assert good_after.get(GET_TIMEOUT_S).offset == 1
@@ -158,6 +159,10 @@ def test_bad_sends_fail_only_their_own_future(cluster):
         bad_topic.get(0)
     with pytest.raises(KafkaException, match=r"no boom allowed.*value_serializer"):
         bad_value.get(0)
+    with pytest.raises(
+        KafkaException, match=r"Invalid partition given with record: 5 is not in the range \[0\.\.\.1\)"
+    ):
+        bad_partition.get(0)
 
 
 def test_send_to_a_stopped_broker_fails_after_request_timeout(zookeeper, tmp_path):
