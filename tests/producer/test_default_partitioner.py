@@ -79,4 +79,6 @@ def test_a_new_cluster_from_a_metadata_update_is_seen_at_once():
     assert [partitioner.partition("t", None, None, None, None, before) for _ in range(2)] == [0, 0]
     after = cluster_of({("t", 0): None, ("t", 1): 0, ("t", 2): 0})  # leaders moved, a partition added
     assert [partitioner.partition("t", None, None, None, None, after) for _ in range(2)] == [1, 2]
-    assert partitioner.partition("t", None, b"abc", None, None, after) == to_positive(KAFKA_VECTORS[b"abc"]) % 3
+    assert (
+        partitioner.partition("t", None, b"abc", None, None, after) == to_positive(KAFKA_VECTORS[b"abc"]) % 3
+    )
