@@ -1,4 +1,5 @@
-"""Helpers for the producer's tests: a Cluster built by hand, and a proxy that loses a response."""
+"""Helpers for the producer's tests: a Cluster built by hand, a proxy that loses a response, and a
+scripted broker that answers as a test tells it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Callable
 
 from kafka_lite.clients.metadata import Cluster, Node, PartitionInfo
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import encode_response, parse_request
+from kafka_lite.common.record.memory_records import MemoryRecords
 
 
 def node(node_id: int, port: int = 0) -> Node:
@@ -110,3 +113,101 @@ def _close(*socks: socket.socket) -> None:
         except OSError:
             pass
         sock.close()
+
+
+# -- a scripted broker -------------------------------------------------------------------------------------
+
+DEADLINE_S = 10
+NOT_LEADER_FOR_PARTITION = 6
+SILENT = "silent"  # never answer this request
+HOLD = "hold"  # answer 0 once the test releases it; (HOLD, code) answers code once released
+OUT_OF_ORDER_SEQUENCE_NUMBER = 45
+DUPLICATE_SEQUENCE_NUMBER = 46
+
+
+class ScriptedBroker:
+    """Node 0 of a one-broker cluster leading ``t-0`` and ``t-1``; answers Metadata v1 truthfully and
+    each ProduceRequest with the next entry of ``script`` (an error code, SILENT, HOLD or (HOLD, code);
+    0 when the script has run out). Keeps every ProduceRequest's batches, per partition, as raw bytes.
+    InitProducerId hands out producer ids 1000, 1001, ..."""
+
+    def __init__(self, script: list | None = None) -> None:
+        self.script = list(script or [])
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.produce_requests: list[dict] = []  # {"acks": .., "batches": {(topic, partition): bytes}}
+        self.metadata_requests = 0
+        self.producer_ids_given = 0
+        self.release = threading.Event()
+        self._next_offset = {("t", 0): 0, ("t", 1): 0}
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                while (size := _read_exactly(conn, 4)) is not None:
+                    header, body = parse_request(_read_exactly(conn, struct.unpack(">i", size)[0]))
+                    payload = self._answer(header, body)
+                    if payload is not None:
+                        conn.sendall(struct.pack(">i", len(payload)) + payload)
+            except OSError:
+                pass
+
+    def _answer(self, header, body) -> bytes | None:
+        if header.api_key == ApiKeys.METADATA:
+            self.metadata_requests += 1
+            return encode_response(ApiKeys.METADATA, 1, header.correlation_id, self.metadata_body())
+        if header.api_key == ApiKeys.INIT_PRODUCER_ID:
+            body = {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000 + self.producer_ids_given,
+                    "producer_epoch": 0}  # fmt: skip
+            self.producer_ids_given += 1
+            return encode_response(ApiKeys.INIT_PRODUCER_ID, 0, header.correlation_id, body)
+        batches = {
+            (t["topic"], p["partition"]): bytes(p["record_set"])
+            for t in body["topic_data"]
+            for p in t["data"]
+        }
+        self.produce_requests.append({"acks": body["acks"], "batches": batches})
+        action = self.script.pop(0) if self.script else 0
+        if action == SILENT or body["acks"] == 0:
+            return None
+        if action == HOLD or isinstance(action, tuple):
+            self.release.wait(DEADLINE_S)
+            action = 0 if action == HOLD else action[1]
+        responses = []
+        for (topic, partition), records in batches.items():
+            count = sum(1 for _ in MemoryRecords(records).records())
+            offset = self._next_offset[(topic, partition)] if action == 0 else -1
+            if action == 0:
+                self._next_offset[(topic, partition)] += count
+            responses.append({"topic": topic, "partition_responses": [
+                {"partition": partition, "error_code": action, "base_offset": offset, "log_append_time": -1}]})  # fmt: skip
+        return encode_response(
+            ApiKeys.PRODUCE, 3, header.correlation_id, {"responses": responses, "throttle_time_ms": 0}
+        )
+
+    def metadata_body(self) -> dict:
+        partition = {"partition_error_code": 0, "leader": 0, "replicas": [0], "isr": [0]}
+        return {
+            "brokers": [{"node_id": 0, "host": "127.0.0.1", "port": self.port, "rack": None}],
+            "controller_id": 0,
+            "topic_metadata": [{"topic_error_code": 0, "topic": "t", "is_internal": False,
+                                "partition_metadata": [{**partition, "partition_id": p} for p in (0, 1)]}],
+        }  # fmt: skip
+
+    def close(self) -> None:
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.listener.close()
+        self.release.set()

@@ -8,7 +8,7 @@ import pytest
 
 from kafka_lite import KafkaProducer
 from kafka_lite.common.errors import ConfigException, InvalidTopicException, KafkaException
-from tests.producer.test_sender import HOLD, ScriptedBroker
+from tests.producer.support import HOLD, ScriptedBroker
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.unit
@@ -113,5 +113,25 @@ def test_close_sends_what_is_buffered_first():
         futures = [producer.send("t", b"v", partition=p) for p in (0, 1, 0)]
         producer.close()
         assert [(f.get(0).partition, f.get(0).offset) for f in futures] == [(0, 0), (1, 0), (0, 1)]
+    finally:
+        broker.close()
+
+
+def test_partitions_for_waits_for_metadata_and_metrics_count_what_was_sent():
+    broker = ScriptedBroker()
+    try:
+        with KafkaProducer(bootstrap_servers=f"127.0.0.1:{broker.port}") as producer:
+            partitions = producer.partitions_for("t")
+            assert [(p.topic, p.partition, p.leader.id) for p in partitions] == [("t", 0, 0), ("t", 1, 0)]
+            producer.send("t", b"v", partition=1).get(10)
+            metrics = producer.metrics()
+            assert (
+                metrics["record-send-total"],
+                metrics["request-total"],
+                metrics["record-error-total"],
+            ) == (1, 1, 0)
+            assert metrics["buffer-available-bytes"] == metrics["buffer-total-bytes"] == 32 * 1024 * 1024
+            with pytest.raises(InvalidTopicException, match="illegal"):
+                producer.partitions_for("no/slashes")
     finally:
         broker.close()
