@@ -24,8 +24,9 @@ within the same ``max.block.ms``, for buffer memory). It never touches the netwo
 thread (``Sender.run``) takes ready batches from the accumulator and sends them. ``send`` wakes it
 when a batch fills up, or a new one starts.
 
-Errors of one record (a bad topic name, a record over ``max.request.size``, a serializer that raises,
-metadata that never comes, a full buffer) fail only that record's future; nothing else is affected.
+Errors of one record (a bad topic name or partition, a record over ``max.request.size``, a serializer
+that raises, metadata that never comes, a full buffer) fail only that record's future; nothing else
+is affected. Kafka throws some of these from ``send`` instead.
 """
 
 from __future__ import annotations

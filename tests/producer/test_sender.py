@@ -1,6 +1,7 @@
 """The sender against a scripted broker on loopback: it answers each ProduceRequest as the test says
 (an error code, silence, or only when released), so retries, back-off, metadata refreshes, muting,
-acks=0 and request timeouts are all checked on a real socket, with MockTime."""
+acks=0, request timeouts and idempotence (sequences, in-order resends) are all checked on a real
+socket, with MockTime."""
 
 from __future__ import annotations
 
