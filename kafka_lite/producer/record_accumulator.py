@@ -259,41 +259,48 @@ class RecordAccumulator:
             if parts:
                 start = self.drain_index = self.drain_index % len(parts)
                 while True:
-                    tp = parts[self.drain_index]
-                    # Only proceed if the partition has no in-flight batch (when order is guaranteed).
-                    if tp not in self.muted:
-                        dq = self.batches.get(tp)
-                        if dq is not None:
-                            with dq.lock:
-                                first = dq[0] if dq else None
-                                if first is not None:
-                                    backoff = (
-                                        first.attempts > 0
-                                        and first.waited_time_ms(now) < self.retry_backoff_ms
-                                    )
-                                    # Only drain a batch that is not backing off after a failure.
-                                    if not backoff:
-                                        if size + first.size_in_bytes() > max_size and ready:
-                                            # The request is full. (A single batch bigger than
-                                            # max_size, possible with compression, still goes alone.)
-                                            break
-                                        if (
-                                            self.transaction_manager is not None
-                                            and not self._may_send_idempotent(first)
-                                        ):
-                                            break
-                                        batch = dq.popleft()
-                                        if self.transaction_manager is not None and not batch.has_sequence():
-                                            self._assign_sequence(batch)
-                                        batch.close()
-                                        size += batch.size_in_bytes()
-                                        ready.append(batch)
-                                        batch.drained(now)
+                    batch, stop = self._drain_first(parts[self.drain_index], size, max_size, bool(ready), now)
+                    if stop:
+                        break
+                    if batch is not None:
+                        size += batch.size_in_bytes()
+                        ready.append(batch)
                     self.drain_index = (self.drain_index + 1) % len(parts)
                     if self.drain_index == start:
                         break
             batches[node.id] = ready
         return batches
+
+    def _drain_first(
+        self, tp: TopicPartition, size: int, max_size: int, request_has_batches: bool, now: int
+    ) -> tuple[ProducerBatch | None, bool]:
+        """Take ``tp``'s first batch for the request being built, if it may go now; the flag says the
+        scan of this node's partitions stops here (the request is full, or order forbids more)."""
+        # Only proceed if the partition has no in-flight batch (when order is guaranteed).
+        if tp in self.muted:
+            return None, False
+        dq = self.batches.get(tp)
+        if dq is None:
+            return None, False
+        with dq.lock:
+            first = dq[0] if dq else None
+            if first is None:
+                return None, False
+            # Only drain a batch that is not backing off after a failure.
+            if first.attempts > 0 and first.waited_time_ms(now) < self.retry_backoff_ms:
+                return None, False
+            if size + first.size_in_bytes() > max_size and request_has_batches:
+                # The request is full. (A single batch bigger than max_size, possible with
+                # compression, still goes alone.)
+                return None, True
+            if self.transaction_manager is not None and not self._may_send_idempotent(first):
+                return None, True
+            batch = dq.popleft()
+            if self.transaction_manager is not None and not batch.has_sequence():
+                self._assign_sequence(batch)
+            batch.close()
+            batch.drained(now)
+            return batch, False
 
     # --8<-- [end:drain]
 
