@@ -10,6 +10,7 @@ from __future__ import annotations
 
 _EXPORTS = {
     "KafkaAdminClient": "kafka_lite.clients.admin",
+    "KafkaProducer": "kafka_lite.producer",
     "NewTopic": "kafka_lite.clients.admin",
 }
 

@@ -1,0 +1,275 @@
+"""One partition's batch of records on its way to the broker: bytes, futures, attempts, expiry.
+
+Mirrors: org.apache.kafka.clients.producer.internals.ProducerBatch
+         (clients/src/main/java/.../producer/internals/ProducerBatch.java, Kafka 0.11.0); the book's
+         0.10 ``RecordBatch``, renamed in 0.11 when the log format took that name
+Book:    chapter 2, 2.1.1-2.1.2
+Differs: Kafka's ``MemoryRecordsBuilder.hasRoomFor`` sizes the next record exactly; kafka_lite's
+         builder has no such call, so ``try_append`` checks the record's upper bound (its size with
+         the widest offset and timestamp deltas, Kafka's ``DefaultRecord.recordSizeUpperBound``):
+         a batch may close a few bytes short of ``batch.size``. No ``split`` (Kafka 0.11 splits a
+         batch the broker rejects as MESSAGE_TOO_LARGE); such a batch fails. Appends are refused
+         after ``close`` by this class, because the builder has no "closed for appends" state.
+
+``try_append`` writes the record straight into the batch's ``MemoryRecordsBuilder`` (encoded once,
+as it will travel) and returns the record's future, or ``None`` when the batch has no room: the
+accumulator then closes this batch and starts the next one. When the sender drains the batch it is
+``close``d and its bytes built once; retries resend the same bytes (and so the same sequence
+numbers, which is what lets an idempotent broker spot a duplicate).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+
+from kafka_lite.common.errors import KafkaException, TimeoutException
+from kafka_lite.common.record.constants import NO_SEQUENCE, NO_TIMESTAMP
+from kafka_lite.common.record.default_record import Header
+from kafka_lite.common.record.default_record_batch import RECORD_BATCH_OVERHEAD
+from kafka_lite.common.record.memory_records import MemoryRecords
+from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
+from kafka_lite.common.record.varint import size_of_varint
+from kafka_lite.common.topic import TopicPartition
+from kafka_lite.producer.future_record_metadata import (
+    INVALID_OFFSET,
+    FutureRecordMetadata,
+    ProduceRequestResult,
+)
+
+log = logging.getLogger(__name__)
+
+# Kafka's DefaultRecord.MAX_RECORD_OVERHEAD: the widest length varint (5), attributes (1), timestamp
+# delta varlong (10) and offset delta varint (5); a null key or value costs one byte (varint -1).
+MAX_RECORD_OVERHEAD = 21
+NULL_VARINT_SIZE_BYTES = 1
+
+
+class FinalState(enum.Enum):
+    ABORTED = "ABORTED"
+    FAILED = "FAILED"
+    SUCCEEDED = "SUCCEEDED"
+
+
+def record_size_upper_bound(key: bytes | None, value: bytes | None, headers: tuple[Header, ...]) -> int:
+    """The most bytes a record can take in a v2 batch (Kafka's ``DefaultRecord.recordSizeUpperBound``)."""
+    size = MAX_RECORD_OVERHEAD + _size_of_nullable(key) + _size_of_nullable(value)
+    size += size_of_varint(len(headers))
+    for header_key, header_value in headers:
+        encoded = len(header_key.encode("utf-8"))
+        size += size_of_varint(encoded) + encoded + _size_of_nullable(header_value)
+    return size
+
+
+def estimate_size_in_bytes_upper_bound(key: bytes | None, value: bytes | None, headers: tuple) -> int:
+    """A batch holding just this record, at most (Kafka's ``AbstractRecords.estimateSizeInBytesUpperBound``
+    for magic 2): what the accumulator allocates when one record is bigger than ``batch.size``."""
+    return RECORD_BATCH_OVERHEAD + record_size_upper_bound(key, value, headers)
+
+
+def _size_of_nullable(data: bytes | None) -> int:
+    return NULL_VARINT_SIZE_BYTES if data is None else size_of_varint(len(data)) + len(data)
+
+
+class ProducerBatch:
+    def __init__(
+        self, tp: TopicPartition, records_builder: MemoryRecordsBuilder, now: int, initial_capacity: int = 0
+    ) -> None:
+        self.created_ms = now
+        self.topic_partition = tp
+        self.produce_future = ProduceRequestResult(tp)
+        self.records_builder = records_builder
+        self.initial_capacity = initial_capacity  # the bytes reserved in the BufferPool for this batch
+        self.thunks: list[FutureRecordMetadata] = []  # every record's future, in append order
+        self.record_count = 0
+        self.max_record_size = 0
+        self.attempts = 0
+        self.last_attempt_ms = now
+        self.last_append_time = now
+        self.drained_ms = 0
+        self.expiry_error_message: str | None = None
+        self.retry = False
+        self.final_state: FinalState | None = None
+        self._closed = False  # drained (bytes built) or given up on: no more appends
+        self._records: MemoryRecords | None = None
+
+    # -- filling ----------------------------------------------------------------------------------------
+
+    def try_append(
+        self, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple[Header, ...], now: int
+    ) -> FutureRecordMetadata | None:
+        """Append the record and return its future, or ``None`` if the batch has no room for it."""
+        record_size = record_size_upper_bound(key, value, headers)
+        if not self._has_room_for(record_size):
+            return None
+        self.records_builder.append(timestamp, key, value, headers)
+        self.max_record_size = max(self.max_record_size, RECORD_BATCH_OVERHEAD + record_size)
+        self.last_append_time = now
+        future = FutureRecordMetadata(
+            self.produce_future,
+            self.record_count,
+            timestamp,
+            -1 if key is None else len(key),
+            -1 if value is None else len(value),
+        )
+        # Every future is kept: the whole batch's outcome completes them together.
+        self.thunks.append(future)
+        self.record_count += 1
+        return future
+
+    def _has_room_for(self, record_size: int) -> bool:
+        builder = self.records_builder
+        if self._closed or builder.is_full():
+            return False
+        if builder.num_records == 0:
+            return True  # a batch always takes its first record, however big (it was sized for it)
+        return builder.write_limit >= builder.estimated_size_in_bytes() + record_size
+
+    def is_full(self) -> bool:
+        return self._closed or self.records_builder.is_full()
+
+    def size_in_bytes(self) -> int:
+        """The built size once closed; until then the builder's (uncompressed) estimate."""
+        if self._records is not None:
+            return self._records.size_in_bytes()
+        return self.records_builder.estimated_size_in_bytes()
+
+    # -- the producer state an idempotent producer stamps on at drain time -----------------------------
+
+    def set_producer_state(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
+        if self._records is not None:
+            raise KafkaException(f"{self}: producer state must be set before the batch is closed")
+        self.records_builder.producer_id = producer_id
+        self.records_builder.producer_epoch = producer_epoch
+        self.records_builder.base_sequence = base_sequence
+
+    @property
+    def producer_id(self) -> int:
+        return self.records_builder.producer_id
+
+    @property
+    def producer_epoch(self) -> int:
+        return self.records_builder.producer_epoch
+
+    @property
+    def base_sequence(self) -> int:
+        return self.records_builder.base_sequence
+
+    def has_sequence(self) -> bool:
+        return self.records_builder.base_sequence != NO_SEQUENCE
+
+    # -- closing --------------------------------------------------------------------------------------
+
+    def close_for_record_appends(self) -> None:
+        """No more records (the accumulator moved on to a newer batch); the bytes are built later."""
+        self._closed = True
+
+    def close(self) -> None:
+        """Build the batch's bytes, once; a retry sends the same bytes again."""
+        self._closed = True
+        if self._records is None:
+            self._records = self.records_builder.build()
+
+    def abort_record_appends(self) -> None:
+        self._closed = True
+
+    def is_closed(self) -> bool:
+        return self._records is not None
+
+    def records(self) -> MemoryRecords:
+        self.close()
+        return self._records
+
+    # -- completing -------------------------------------------------------------------------------------
+
+    def done(self, base_offset: int, log_append_time: int, exception: BaseException | None) -> bool:
+        """Complete every record's future with the broker's answer (or ``exception``); false if the
+        batch was aborted meanwhile, and so is already completed (and deallocated)."""
+        final_state = FinalState.SUCCEEDED if exception is None else FinalState.FAILED
+        if self.final_state is not None:
+            if self.final_state is FinalState.ABORTED:
+                # The response of a batch aborted meanwhile (a forced close): nothing left to tell.
+                log.debug(
+                    "ProduceResponse returned for %s after batch had already been aborted.",
+                    self.topic_partition,
+                )
+                return False
+            raise KafkaException(f"Batch has already been completed in final state {self.final_state.name}")
+        self.final_state = final_state
+        self._complete_future_and_fire_callbacks(base_offset, log_append_time, exception)
+        return True
+
+    def abort(self, exception: BaseException) -> None:
+        """Fail every record's future without waiting for a response (close, fatal errors)."""
+        if self.final_state is not None:
+            raise KafkaException(f"Batch has already been completed in final state {self.final_state.name}")
+        self.final_state = FinalState.ABORTED
+        self._complete_future_and_fire_callbacks(INVALID_OFFSET, NO_TIMESTAMP, exception)
+
+    def _complete_future_and_fire_callbacks(
+        self, base_offset: int, log_append_time: int, exception: BaseException | None
+    ) -> None:
+        # The result is set before the callbacks run (they read it), and the latch released after,
+        # so a thread woken from get() sees every callback already done, as in Kafka.
+        self.produce_future.set(base_offset, log_append_time, exception)
+        for future in self.thunks:
+            future.fire_callbacks()
+        self.produce_future.done()
+
+    # -- time in the accumulator: retries and expiry ---------------------------------------------------
+
+    def maybe_expire(
+        self, request_timeout_ms: int, retry_backoff_ms: int, now: int, linger_ms: int, is_full: bool
+    ) -> bool:
+        """Whether the batch waited too long to be sent; the reason is kept for ``timeout_exception``.
+
+        A batch is only expired while it sits in the accumulator (its leader unknown or unreachable):
+        full and untouched for ``request.timeout.ms``, or not full and older than linger plus the
+        timeout, or in retry and backed off for longer than the timeout.
+        """
+        if not self.in_retry() and is_full and request_timeout_ms < now - self.last_append_time:
+            self.expiry_error_message = f"{now - self.last_append_time} ms has passed since last append"
+        elif not self.in_retry() and request_timeout_ms < self.created_time_ms(now) - linger_ms:
+            self.expiry_error_message = (
+                f"{self.created_time_ms(now) - linger_ms} ms has passed since batch creation plus linger time"
+            )
+        elif self.in_retry() and request_timeout_ms < self.waited_time_ms(now) - retry_backoff_ms:
+            self.expiry_error_message = f"{self.waited_time_ms(now) - retry_backoff_ms} ms has passed since last attempt plus backoff time"
+        expired = self.expiry_error_message is not None
+        if expired:
+            self.expiry_error_message += f" (request.timeout.ms is {request_timeout_ms})"
+            self.abort_record_appends()
+        return expired
+
+    def timeout_exception(self) -> TimeoutException:
+        if self.expiry_error_message is None:
+            raise KafkaException("Batch has not expired")
+        return TimeoutException(
+            f"Expiring {self.record_count} record(s) for {self.topic_partition[0]}-{self.topic_partition[1]}: "
+            f"{self.expiry_error_message}"
+        )
+
+    def reenqueued(self, now: int) -> None:
+        self.attempts += 1
+        self.last_attempt_ms = max(self.last_append_time, now)
+        self.last_append_time = max(self.last_append_time, now)
+        self.retry = True
+
+    def drained(self, now: int) -> None:
+        self.drained_ms = max(self.drained_ms, now)
+
+    def queue_time_ms(self) -> int:
+        return self.drained_ms - self.created_ms
+
+    def created_time_ms(self, now: int) -> int:
+        return max(0, now - self.created_ms)
+
+    def waited_time_ms(self, now: int) -> int:
+        return max(0, now - self.last_attempt_ms)
+
+    def in_retry(self) -> bool:
+        return self.retry
+
+    def __repr__(self) -> str:
+        topic, partition = self.topic_partition
+        return f"ProducerBatch(topicPartition={topic}-{partition}, recordCount={self.record_count})"

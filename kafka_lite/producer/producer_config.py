@@ -1,0 +1,64 @@
+"""The producer's settings, with Kafka's names, defaults and checks.
+
+Mirrors: org.apache.kafka.clients.producer.ProducerConfig
+         (clients/src/main/java/.../producer/ProducerConfig.java, Kafka 0.11.0)
+Book:    chapter 2, 2.1 (batch.size, linger.ms, buffer.memory, acks, retries ...)
+Differs: only the settings kafka_lite's producer implements are defined, so a setting it would
+         ignore is an error rather than a silent no-op. Serializers and the partitioner are Python
+         callables passed beside the configs (``key_serializer=str.encode``), as kafka-python takes
+         them, not class names. ``compression.type`` also takes ``zstd``, which kafka_lite's broker
+         stores (Kafka added it in 2.1).
+
+Python callers use kafka-python's keyword spelling (``linger_ms=5``); ``ConfigDef.parse`` maps it to
+Kafka's dotted name, and every error names the setting::
+
+    ConfigException: Invalid value -1 for configuration linger.ms: Value must be at least 0
+"""
+
+from __future__ import annotations
+
+from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type, ValidString
+
+INT_MAX = 2**31 - 1
+H = Importance.HIGH
+M = Importance.MEDIUM
+L = Importance.LOW
+
+# --8<-- [start:config_def]
+CONFIG_DEF = (
+    ConfigDef()
+    .define("bootstrap.servers", Type.LIST, NO_DEFAULT_VALUE, None, H,
+            "host:port pairs to find the cluster from; the producer learns every broker from them.")
+    .define("client.id", Type.STRING, "", None, M,
+            "A name for this producer in the brokers' request logs (producer-N if empty).")
+    .define("acks", Type.STRING, "1", ValidString.in_("all", "-1", "0", "1"), H,
+            "0: do not wait for the broker; 1: the leader wrote it; all (-1): every in-sync replica did.")
+    .define("batch.size", Type.INT, 16384, Range.at_least(0), M,
+            "Bytes of records per partition batch; a full batch is sent without waiting for linger.ms.")
+    .define("linger.ms", Type.LONG, 0, Range.at_least(0), M,
+            "How long a batch waits for more records before it is sent anyway.")
+    .define("buffer.memory", Type.LONG, 32 * 1024 * 1024, Range.at_least(0), H,
+            "Bytes of records the producer may hold unsent; send blocks when they are used up.")
+    .define("max.block.ms", Type.LONG, 60_000, Range.at_least(0), M,
+            "How long send and partitions_for may block for metadata or for buffer memory.")
+    .define("request.timeout.ms", Type.INT, 30_000, Range.at_least(0), M,
+            "How long to wait for a response, and how long a batch may wait to be sent.")
+    .define("retries", Type.INT, 0, Range.between(0, INT_MAX), H,
+            "How many times to resend a batch that failed with a retriable error.")
+    .define("retry.backoff.ms", Type.LONG, 100, Range.at_least(0), L,
+            "The pause before a failed batch is retried (and between metadata refreshes).")
+    .define("max.in.flight.requests.per.connection", Type.INT, 5, Range.at_least(1), L,
+            "Produce requests a broker may have unanswered; 1 keeps retried batches in order.")
+    .define("compression.type", Type.STRING, "none", ValidString.in_("none", "gzip", "snappy", "lz4", "zstd"), H,
+            "The codec each batch is compressed with.")
+    .define("max.request.size", Type.INT, 1024 * 1024, Range.at_least(0), M,
+            "The largest produce request, and so the largest record, in bytes.")
+    .define("metadata.max.age.ms", Type.LONG, 300_000, Range.at_least(0), L,
+            "Refresh metadata at least this often, even when nothing shows it stale.")
+    .define("reconnect.backoff.ms", Type.LONG, 50, Range.at_least(0), L,
+            "How long to wait before reconnecting to a broker that failed.")
+    .define("enable.idempotence", Type.BOOLEAN, False, None, L,
+            "Write each record exactly once per partition despite retries: acks=all, retries > 0 and at most "
+            "5 requests in flight (acks and retries default to those when it is on).")
+)  # fmt: skip
+# --8<-- [end:config_def]

@@ -1,0 +1,213 @@
+"""Helpers for the producer's tests: a Cluster built by hand, a proxy that loses a response, and a
+scripted broker that answers as a test tells it."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from collections.abc import Callable
+
+from kafka_lite.clients.metadata import Cluster, Node, PartitionInfo
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import encode_response, parse_request
+from kafka_lite.common.record.memory_records import MemoryRecords
+
+
+def node(node_id: int, port: int = 0) -> Node:
+    return Node(node_id, "127.0.0.1", port or 9000 + node_id)
+
+
+def cluster_of(leaders: dict[tuple[str, int], int | None], nodes: dict[int, Node] | None = None) -> Cluster:
+    """A cluster whose partitions ``(topic, partition)`` are led by the given node ids (None: no leader)."""
+    nodes = nodes or {i: node(i) for i in {n for n in leaders.values() if n is not None}}
+    partitions = {
+        tp: PartitionInfo(tp[0], tp[1], None if leader is None else nodes[leader], (), ())
+        for tp, leader in leaders.items()
+    }
+    return Cluster(nodes, partitions)
+
+
+class ResponseDroppingProxy:
+    """A TCP proxy in front of one broker that loses the response to the first ProduceRequest: it lets
+    the request through, waits for the broker's answer, and closes the client's connection instead of
+    forwarding it. The broker has written the records; the client only sees a disconnect."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.target_port: Callable[[], int] | None = None  # the broker's port, asked per connection
+        self.dropped = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                broker = socket.create_connection(("127.0.0.1", self.target_port()))
+            except OSError:
+                client.close()
+                continue
+            produce_ids: set[int] = set()
+            threading.Thread(target=self._requests, args=(client, broker, produce_ids), daemon=True).start()
+            threading.Thread(target=self._responses, args=(broker, client, produce_ids), daemon=True).start()
+
+    def _requests(self, client: socket.socket, broker: socket.socket, produce_ids: set[int]) -> None:
+        try:
+            while (frame := _read_frame(client)) is not None:
+                api_key, _, correlation_id = struct.unpack_from(">hhi", frame, 4)
+                if api_key == ApiKeys.PRODUCE:
+                    produce_ids.add(correlation_id)
+                broker.sendall(frame)
+        except OSError:
+            pass
+        _close(client, broker)
+
+    def _responses(self, broker: socket.socket, client: socket.socket, produce_ids: set[int]) -> None:
+        try:
+            while (frame := _read_frame(broker)) is not None:
+                (correlation_id,) = struct.unpack_from(">i", frame, 4)
+                if correlation_id in produce_ids and not self.dropped.is_set():
+                    self.dropped.set()
+                    break  # the response is lost: the client's connection drops instead
+                client.sendall(frame)
+        except OSError:
+            pass
+        _close(client, broker)
+
+    def close(self) -> None:
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.listener.close()
+
+
+def _read_frame(sock: socket.socket) -> bytes | None:
+    """One size-prefixed frame, prefix included; None at end of stream."""
+    head = _read_exactly(sock, 4)
+    if head is None:
+        return None
+    body = _read_exactly(sock, struct.unpack(">i", head)[0])
+    return None if body is None else head + body
+
+
+def _read_exactly(sock: socket.socket, n: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+def _close(*socks: socket.socket) -> None:
+    for sock in socks:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        sock.close()
+
+
+# -- a scripted broker -------------------------------------------------------------------------------------
+
+DEADLINE_S = 10
+NOT_LEADER_FOR_PARTITION = 6
+SILENT = "silent"  # never answer this request
+HOLD = "hold"  # answer 0 once the test releases it; (HOLD, code) answers code once released
+OUT_OF_ORDER_SEQUENCE_NUMBER = 45
+DUPLICATE_SEQUENCE_NUMBER = 46
+
+
+class ScriptedBroker:
+    """Node 0 of a one-broker cluster leading ``t-0`` and ``t-1``; answers Metadata v1 truthfully and
+    each ProduceRequest with the next entry of ``script`` (an error code, SILENT, HOLD or (HOLD, code);
+    0 when the script has run out). Keeps every ProduceRequest's batches, per partition, as raw bytes.
+    InitProducerId hands out producer ids 1000, 1001, ..."""
+
+    def __init__(self, script: list | None = None) -> None:
+        self.script = list(script or [])
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.produce_requests: list[dict] = []  # {"acks": .., "batches": {(topic, partition): bytes}}
+        self.metadata_requests = 0
+        self.producer_ids_given = 0
+        self.release = threading.Event()
+        self._next_offset = {("t", 0): 0, ("t", 1): 0}
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                while (size := _read_exactly(conn, 4)) is not None:
+                    header, body = parse_request(_read_exactly(conn, struct.unpack(">i", size)[0]))
+                    payload = self._answer(header, body)
+                    if payload is not None:
+                        conn.sendall(struct.pack(">i", len(payload)) + payload)
+            except OSError:
+                pass
+
+    def _answer(self, header, body) -> bytes | None:
+        if header.api_key == ApiKeys.METADATA:
+            self.metadata_requests += 1
+            return encode_response(ApiKeys.METADATA, 1, header.correlation_id, self.metadata_body())
+        if header.api_key == ApiKeys.INIT_PRODUCER_ID:
+            body = {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000 + self.producer_ids_given,
+                    "producer_epoch": 0}  # fmt: skip
+            self.producer_ids_given += 1
+            return encode_response(ApiKeys.INIT_PRODUCER_ID, 0, header.correlation_id, body)
+        batches = {
+            (t["topic"], p["partition"]): bytes(p["record_set"])
+            for t in body["topic_data"]
+            for p in t["data"]
+        }
+        self.produce_requests.append({"acks": body["acks"], "batches": batches})
+        action = self.script.pop(0) if self.script else 0
+        if action == SILENT or body["acks"] == 0:
+            return None
+        if action == HOLD or isinstance(action, tuple):
+            self.release.wait(DEADLINE_S)
+            action = 0 if action == HOLD else action[1]
+        responses = []
+        for (topic, partition), records in batches.items():
+            count = sum(1 for _ in MemoryRecords(records).records())
+            offset = self._next_offset[(topic, partition)] if action == 0 else -1
+            if action == 0:
+                self._next_offset[(topic, partition)] += count
+            responses.append({"topic": topic, "partition_responses": [
+                {"partition": partition, "error_code": action, "base_offset": offset, "log_append_time": -1}]})  # fmt: skip
+        return encode_response(
+            ApiKeys.PRODUCE, 3, header.correlation_id, {"responses": responses, "throttle_time_ms": 0}
+        )
+
+    def metadata_body(self) -> dict:
+        partition = {"partition_error_code": 0, "leader": 0, "replicas": [0], "isr": [0]}
+        return {
+            "brokers": [{"node_id": 0, "host": "127.0.0.1", "port": self.port, "rack": None}],
+            "controller_id": 0,
+            "topic_metadata": [{"topic_error_code": 0, "topic": "t", "is_internal": False,
+                                "partition_metadata": [{**partition, "partition_id": p} for p in (0, 1)]}],
+        }  # fmt: skip
+
+    def close(self) -> None:
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.listener.close()
+        self.release.set()
