@@ -66,7 +66,8 @@ def test_known_rows(book_map):
     assert [lab.number for lab in row.labs] == [3]
 
     row = book_map.rows["7.1.4"]
-    assert row.modules == ["kafka_lite/controller/state_machines.py"]
+    # the state machines, and the pictures drawn from their tables
+    assert row.modules == ["kafka_lite/controller/state_machines.py", "kafka_lite/diagrams/state_machines.py"]
     assert [n.name for n in row.notebooks] == ["controller"]
     assert row.labs == []
 
