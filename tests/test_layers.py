@@ -494,10 +494,7 @@ def test_a_violation_names_file_line_and_rule(upward_tree):
         "layer 'common/, utils/' may import nothing of ours (and itself) only"
     )
     (v,) = [v for v in check_tree(upward_tree, Rules.load()) if v.path == "kafka_lite/clients/admin.py"]
-    assert (
-        "layer 'clients/' may import common/, utils/, network/ (and itself) only"
-        in str(v)
-    )
+    assert "layer 'clients/' may import common/, utils/, network/ (and itself) only" in str(v)
 
 
 def test_a_package_in_no_layer_is_reported(upward_tree):
