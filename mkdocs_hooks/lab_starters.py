@@ -1,19 +1,20 @@
 """MkDocs hook: the site shows the code a learner starts from, never a lab's answer.
 
-No Kafka twin: docs tooling. A lab's reference code sits in ``kafka_lite/`` between solution markers,
-and ``kafka_lite.grading.starter`` turns each such region into the lab's ``NotImplementedError``. At
-``on_config`` this hook writes a copy of the ``kafka_lite`` package into ``SITE_SOURCE`` with every
-lab file replaced by its starter, so code included into a guide (``--8<--`` snippets) and the API
-pages' source views show the signature, the docstring and the lab's stub in place of the reference
-body. ``mkdocs.yml`` names the copy first in ``pymdownx.snippets``' ``base_path`` and as the
-mkdocstrings python handler's ``paths``; the hook checks that it does, so the site cannot quietly go
-back to reading the reference.
+No Kafka twin: docs tooling. A lab's reference code sits in ``kafka_lite/`` between solution markers;
+``kafka-lite lab start`` (``kafka_lite.grading.starter``) turns each such region into the lab's
+``NotImplementedError`` in a learner's workspace. At ``on_config`` this hook writes a copy of the
+``kafka_lite`` package into ``SITE_SOURCE`` with every lab file replaced by that same starter, so
+code included into a guide (``--8<--`` snippets) and the API pages' source views show the signature,
+the docstring and the lab's stub in place of the reference body. ``mkdocs.yml`` names the copy first
+in ``pymdownx.snippets``' ``base_path`` and as the mkdocstrings python handler's ``paths``; the hook
+checks that it does, so the site cannot quietly go back to reading the reference.
 
 Only files whose text changed are written, so ``mkdocs serve`` does not see its own output as a change.
 """
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -32,10 +33,11 @@ def site_source(root: Path) -> dict[str, str]:
         for path in sorted(package.rglob("*.py"))
         if "__pycache__" not in path.parts
     }
-    for lab in labs.discover(root / "labs", root):
-        handout = f"labs/{lab.slug}/README.md"
-        for rel in lab.files:
-            texts[rel] = starter.make_starter(texts[rel], lab.number, handout, rel)
+    # The starters exactly as ``kafka-lite lab start`` writes them into a learner's workspace.
+    with tempfile.TemporaryDirectory() as tmp:
+        for lab in labs.discover(root / "labs", root):
+            for path in starter.write_starter(lab, root, Path(tmp)):
+                texts[path.relative_to(tmp).as_posix()] = path.read_text(encoding="utf-8")
     return texts
 
 

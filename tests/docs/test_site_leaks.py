@@ -37,24 +37,23 @@ class Region:
 
 @cache
 def regions() -> tuple[Region, ...]:
-    shown = normalize("\n".join(site_source(ROOT).values()))
+    texts = site_source(ROOT)
+    shown = normalize("\n".join(texts.values()))
     found = []
     for lab in labs.discover():
-        handout = f"labs/{lab.slug}/README.md"
         for rel in lab.files:
             source = (ROOT / rel).read_text(encoding="utf-8")
             lines = source.splitlines()
-            stubs = iter(
-                normalize(line).strip()
-                for line in starter.make_starter(source, lab.number, handout, rel).splitlines()
-                if "raise NotImplementedError" in line and f"Lab {lab.number}:" in line
-            )
+            starter_lines = texts[rel].splitlines()
+            removed = 0  # lines the regions before this one lost: each region becomes one line
             for begin, end in starter.find_regions(source, rel):
                 body = [normalize(line).strip() for line in lines[begin : end - 1]]
                 # A line, and its code without a trailing comment (a page may quote the code alone).
                 candidates = dict.fromkeys(c for line in body for c in (line, line.split(" # ")[0]))
                 needles = tuple(n for n in candidates if len(n) >= MIN_NEEDLE and n not in shown)
-                found.append(Region(lab, rel, begin, end, needles, next(stubs)))
+                stub = normalize(starter_lines[begin - 1 - removed]).strip()
+                found.append(Region(lab, rel, begin, end, needles, stub))
+                removed += end - begin
     return tuple(found)
 
 
