@@ -4,12 +4,17 @@ for the docs and browser tiers, the docs site, built once per run."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.docs.site import XDIST_GROUP, build_site
+from tests.docs.site import build_site
 from tests.support.cluster import LiteCluster
+
+SITE_BUILD_DEADLINE = 1200  # seconds a worker waits for another's build of the docs site
 
 
 @pytest.fixture(scope="session")
@@ -33,15 +38,28 @@ def cluster(zookeeper, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    """The docs site, built once (it executes every chapter notebook) and read by every docs, link,
-    leak and browser test."""
-    return build_site(tmp_path_factory.mktemp("site"))
+    """The docs site, built once per test run (the build executes every chapter notebook) and read by
+    every docs, link, leak and browser test.
 
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups from the marks
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A session fixture is made once per xdist worker, so every test that reads the site goes to the
-    same worker (``--dist loadgroup``): one build per run however many workers there are."""
-    for item in items:
-        if "site" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(XDIST_GROUP))
+    A session fixture is made once per process, and pytest-xdist runs a process per worker; so the
+    site is built into the run's own directory, which its workers share (their temporary directories
+    are ``popen-gw0``, ``popen-gw1``, ... inside it), under a lock: the first worker to ask builds it,
+    the others wait for that build and read it."""
+    run_dir = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_dir = run_dir.parent
+    out, built = run_dir / "site", run_dir / "site.built"
+    with open(run_dir / "site.lock", "w") as lock:
+        deadline = time.monotonic() + SITE_BUILD_DEADLINE
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"another worker has been building the site for {SITE_BUILD_DEADLINE} s")
+                time.sleep(0.5)
+        if not built.exists():  # a failed build leaves no mark: the next worker tries, and fails, too
+            build_site(out)
+            built.touch()
+    return out

@@ -2,8 +2,7 @@
 reader (or a search engine) sees it, and every link and anchor on its pages.
 
 The build executes every chapter notebook, so it is made once per run by the session fixture ``site``
-(``tests/conftest.py``) and shared by the docs, link, leak and browser tests, which all sit in the
-``site`` xdist group so that one worker builds it.
+(``tests/conftest.py``) and shared by the docs, link, leak and browser tests, on every xdist worker.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parents[2]
-XDIST_GROUP = "site"
 
 # Files the site serves that hold no text a reader could see.
 BINARY_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".ico", ".woff", ".woff2", ".ttf", ".gz", ".inv"}
