@@ -1,11 +1,20 @@
-"""Fixtures shared by the integration and compatibility tiers: one real ZooKeeper per test session
-(per xdist worker), and a 3-broker kafka_lite cluster in its own chroot (DESIGN §5, §9)."""
+"""Fixtures shared across tiers: for the integration and compatibility tiers, one real ZooKeeper per
+test session (per xdist worker) and a 3-broker kafka_lite cluster in its own chroot;
+for the docs and browser tiers, the docs site, built once per run."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import time
+from pathlib import Path
+
 import pytest
 
+from tests.docs.site import build_site
 from tests.support.cluster import LiteCluster
+
+SITE_BUILD_DEADLINE = 1200  # seconds a worker waits for another's build of the docs site
 
 
 @pytest.fixture(scope="session")
@@ -25,3 +34,32 @@ def cluster(zookeeper, tmp_path_factory):
     c.start()
     yield c
     c.stop()
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The docs site, built once per test run (the build executes every chapter notebook) and read by
+    every docs, link, leak and browser test.
+
+    A session fixture is made once per process, and pytest-xdist runs a process per worker; so the
+    site is built into the run's own directory, which its workers share (their temporary directories
+    are ``popen-gw0``, ``popen-gw1``, ... inside it), under a lock: the first worker to ask builds it,
+    the others wait for that build and read it."""
+    run_dir = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_dir = run_dir.parent
+    out, built = run_dir / "site", run_dir / "site.built"
+    with open(run_dir / "site.lock", "w") as lock:
+        deadline = time.monotonic() + SITE_BUILD_DEADLINE
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"another worker has been building the site for {SITE_BUILD_DEADLINE} s")
+                time.sleep(0.5)
+        if not built.exists():  # a failed build leaves no mark: the next worker tries, and fails, too
+            build_site(out)
+            built.touch()
+    return out

@@ -1,32 +1,36 @@
 """The built site in headless Chromium: pages load without console errors, broken images or any
-request leaving the machine, and search works."""
+request leaving the machine; the sidebar lists every page; diagrams and notebook outputs fit the page
+and stay readable; search works; and all of it works opened from disk (file://) as well as served."""
 
 from __future__ import annotations
 
 import functools
 import http.server
+import re
 import shutil
 import threading
 from pathlib import Path
 
 import pytest
-
-from tests.docs.site import build_site
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DESKTOP = {"width": 1280, "height": 900}  # wide enough for mkdocs-material's sidebar (>= 76.25em)
+PHONE = {"width": 480, "height": 900}
+MIN_TEXT_PX = 9.5  # the smallest diagram label, in CSS pixels, a reader can still read
 
 
 @pytest.fixture(scope="module")
-def site_url(tmp_path_factory):
-    out = build_site(tmp_path_factory.mktemp("site"))
-    handler = functools.partial(_QuietHandler, directory=str(out))
+def site_url(site):
+    handler = functools.partial(_QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}", out
+    yield f"http://127.0.0.1:{server.server_port}", site
     server.shutdown()
+    server.server_close()
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -50,9 +54,9 @@ def chromium_browser():
         b.close()
 
 
-def _open(browser, site_url, path):
-    base, _ = site_url
-    page = browser.new_page()
+def _open(browser, base, path, viewport=DESKTOP):
+    """Open ``base/path`` with every request that does not start with ``base`` blocked and recorded."""
+    page = browser.new_page(viewport=viewport)
     problems, blocked = [], []
     page.on(
         "console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None
@@ -77,16 +81,43 @@ def _broken_images(page) -> list[str]:
     )
 
 
-def _notebook_pages(site_url) -> list[str]:
-    _, out = site_url
-    return sorted(str(p.parent.relative_to(out)) + "/" for p in out.glob("chapters/*/*/index.html"))
+def _pages(site: Path, pattern: str) -> list[str]:
+    return sorted(p.relative_to(site).as_posix() for p in site.glob(pattern))
+
+
+def _notebook_pages(site: Path) -> list[str]:
+    return [p for p in _pages(site, "chapters/*/*.html") if not p.endswith("/index.html")]
+
+
+def _pages_with_diagrams(site: Path) -> list[str]:
+    return [p for p in _pages(site, "**/*.html") if "diagrams/" in (site / p).read_text(encoding="utf-8")]
+
+
+def _page_width(page) -> tuple[int, int]:
+    """The page's width and the window's, once the page is no wider than the window or 5 s have
+    passed: the theme's header slides its title in after load, overhanging the window meanwhile."""
+    fits = "document.documentElement.scrollWidth <= window.innerWidth"
+    try:
+        page.wait_for_function(fits, timeout=5_000)
+    except PlaywrightTimeoutError:
+        pass
+    return tuple(page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]"))
+
+
+def _search(page, term: str) -> int:
+    page.keyboard.press("/")
+    page.keyboard.type(term)
+    page.wait_for_selector(".md-search-result__item", timeout=15_000)
+    return page.locator(".md-search-result__item").count()
 
 
 @pytest.mark.parametrize(
-    "path", ["", "chapters/ch06_storage/", "api/record/", "labs/lab01_record_batch/", "benchmarks/"]
-)
+    "path",
+    ["index.html", "chapters/ch06_storage/index.html", "api/record.html", "labs/lab01_record_batch/index.html",
+     "benchmarks.html", "404.html"],
+)  # fmt: skip
 def test_page_loads_cleanly(chromium_browser, site_url, path):
-    page, problems, blocked = _open(chromium_browser, site_url, path)
+    page, problems, blocked = _open(chromium_browser, site_url[0], path)
     assert page.title(), f"{path}: no title"
     assert not problems, problems
     assert not blocked, f"requests left the machine: {blocked}"
@@ -94,20 +125,86 @@ def test_page_loads_cleanly(chromium_browser, site_url, path):
     page.close()
 
 
-def test_guide_shows_generated_diagrams(chromium_browser, site_url):
-    page, problems, _ = _open(chromium_browser, site_url, "chapters/ch06_storage/")
+def test_sidebar_lists_every_page(chromium_browser, site_url):
+    """Every page is reachable from the sidebar, and each chapter and lab shows there by its own title
+    (with navigation.indexes a section's index page can swallow a chapter or a lab)."""
+    base, site = site_url
+    page, problems, _ = _open(chromium_browser, base, "index.html")
+    sidebar = page.locator(".md-sidebar--primary")
+    for title in ("1. Getting started", "3. The old consumer", "10. Advanced features", "Lab 1", "Lab 4"):
+        entry = sidebar.locator(".md-nav__link", has_text=title).first
+        assert entry.count() and entry.is_visible(), f"the sidebar does not show {title!r}"
+    linked = set(
+        page.eval_on_selector_all(
+            ".md-sidebar--primary a.md-nav__link[href]", "links => links.map(a => a.href)"
+        )
+    )
+    pages = {f"{base}/{p}" for p in _pages(site, "**/*.html") if p != "404.html"}
+    assert not pages - linked, f"pages the sidebar does not link to: {sorted(pages - linked)}"
     assert not problems, problems
-    sizes = page.eval_on_selector_all("img[src*='diagrams/']", "imgs => imgs.map(i => i.naturalWidth)")
-    assert len(sizes) == 2 and all(w > 0 for w in sizes), sizes
-    assert "def append" in page.inner_text("article")  # code included from the source by snippet markers
     page.close()
 
 
-def test_notebook_pages_render_outputs(chromium_browser, site_url):
-    pages = _notebook_pages(site_url)
-    assert pages, "no notebook pages in the built site"
+def test_guide_shows_generated_diagrams(chromium_browser, site_url):
+    page, problems, _ = _open(chromium_browser, site_url[0], "chapters/ch06_storage/index.html")
+    assert not problems, problems
+    sizes = page.eval_on_selector_all("img[src*='diagrams/']", "imgs => imgs.map(i => i.naturalWidth)")
+    assert len(sizes) == 2 and all(w > 0 for w in sizes), sizes
+    article = page.inner_text("article")
+    assert "def append" in article  # code included from the source by snippet markers
+    assert "NotImplementedError('Lab 2: implement LogSegment.append" in article  # as the lab's starter
+    page.close()
+
+
+# Each diagram: where its box and the image sit against the column, and how large its smallest label is
+# drawn (graphviz gives sizes in points: a label of font-size f in an SVG w pt wide, drawn W px wide,
+# is f * W / w px tall).
+_DIAGRAM_GEOMETRY = """
+async imgs => Promise.all(imgs.map(async img => {
+  const svg = new DOMParser().parseFromString(await (await fetch(img.src)).text(), "image/svg+xml");
+  const points = parseFloat(svg.documentElement.getAttribute("width"));
+  const fonts = [...svg.querySelectorAll("[font-size]")].map(e => parseFloat(e.getAttribute("font-size")));
+  const box = img.closest(".diagram") || img;
+  const column = img.closest(".md-content__inner").getBoundingClientRect();
+  const b = box.getBoundingClientRect(), i = img.getBoundingClientRect();
+  return {src: img.src.split("/").pop(), boxLeft: b.left, boxRight: b.right, colLeft: column.left,
+          colRight: column.right, width: i.width, natural: img.naturalWidth,
+          smallest: Math.min(...fonts) * i.width / points};
+}))
+"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_diagrams_fit_their_column_and_stay_readable(chromium_browser, site_url, viewport):
+    base, site = site_url
+    pages = _pages_with_diagrams(site)
+    assert len(pages) >= 3, pages
+    seen = []
     for path in pages:
-        page, problems, blocked = _open(chromium_browser, site_url, path)
+        page, problems, _ = _open(chromium_browser, base, path, viewport)
+        assert not problems, (path, problems)
+        for d in page.eval_on_selector_all("img[src*='diagrams/']", _DIAGRAM_GEOMETRY):
+            seen.append(d["src"])
+            where = f"{path}: {d['src']} at {viewport['width']}px"
+            assert d["colLeft"] - 1 <= d["boxLeft"] and d["boxRight"] <= d["colRight"] + 1, (
+                f"{where}: the diagram overflows its column ({d})"
+            )
+            assert d["width"] <= d["natural"] + 1, f"{where}: drawn larger than its own size ({d})"
+            assert d["smallest"] >= MIN_TEXT_PX, (
+                f"{where}: its smallest label is drawn {d['smallest']:.1f}px tall (< {MIN_TEXT_PX}px): {d}"
+            )
+        width = _page_width(page)
+        assert width[0] <= width[1], f"{path} at {viewport['width']}px: the page is {width[0]}px wide"
+        page.close()
+    assert len(seen) >= 5, f"diagrams found on {pages}: {seen}"
+
+
+def test_notebook_pages_render_outputs(chromium_browser, site_url):
+    base, site = site_url
+    pages = _notebook_pages(site)
+    assert len(pages) >= 5, f"notebook pages in the built site: {pages}"
+    for path in pages:
+        page, problems, blocked = _open(chromium_browser, base, path)
         assert not problems and not blocked, (path, problems, blocked)
         assert not _broken_images(page)
         assert page.locator(".jp-OutputArea-output, .output_area, .jp-RenderedText").count() > 0, (
@@ -116,11 +213,71 @@ def test_notebook_pages_render_outputs(chromium_browser, site_url):
         page.close()
 
 
+# Each text output that draws a table: how many rows its first line was broken into, and whether its
+# box scrolls sideways.
+_OUTPUT_TABLES = """
+outs => outs.filter(o => /[┏┌╭]/.test(o.textContent)).map(o => {
+  const pre = o.querySelector("pre"), walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  let node = walker.nextNode();
+  while (node && !/[┏┌╭]/.test(node.data)) node = walker.nextNode();
+  const start = node.data.search(/[┏┌╭]/), end = node.data.indexOf("\\n", start);
+  const range = document.createRange();
+  range.setStart(node, start);
+  range.setEnd(node, end < 0 ? node.data.length : end);
+  const scrolls = [o, pre].some(e => e.scrollWidth > e.clientWidth + 1);
+  return {rows: range.getClientRects().length, scrolls,
+          top: node.data.slice(start, start + 20)};
+})
+"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_notebook_tables_fit_the_page(chromium_browser, site_url, viewport):
+    """A table a notebook prints keeps each row on one line, and the page never scrolls sideways: an
+    output wider than its column scrolls inside its own box. On a phone some table must need that,
+    or the check would show nothing."""
+    base, site = site_url
+    tables = scrolling = 0
+    for path in _notebook_pages(site):
+        page, _, _ = _open(chromium_browser, base, path, viewport)
+        width = _page_width(page)
+        assert width[0] <= width[1], f"{path} at {viewport['width']}px: the page is {width[0]}px wide"
+        for table in page.eval_on_selector_all(".jp-OutputArea-output", _OUTPUT_TABLES):
+            tables += 1
+            scrolling += table["scrolls"]
+            assert table["rows"] == 1, (
+                f"{path} at {viewport['width']}px: a table's top line {table['top']!r}... is broken "
+                f"into {table['rows']} lines"
+            )
+        page.close()
+    assert tables >= 5, f"only {tables} printed tables in the notebooks"
+    if viewport is PHONE:
+        assert scrolling, "no printed table is wider than its column at this width: the check shows nothing"
+
+
 def test_search_finds_a_term(chromium_browser, site_url):
-    page, problems, _ = _open(chromium_browser, site_url, "")
-    page.keyboard.press("/")
-    page.keyboard.type("compaction")
-    page.wait_for_selector(".md-search-result__item", timeout=15_000)
-    assert page.locator(".md-search-result__item").count() > 0
+    page, problems, _ = _open(chromium_browser, site_url[0], "index.html")
+    assert _search(page, "compaction") > 0
     assert not problems, problems
+    page.close()
+
+
+def test_site_works_opened_from_disk(chromium_browser, site_url):
+    """Opened as files: the pages, their links and the search work without a server or a network."""
+    _, site = site_url
+    base = site.resolve().as_uri()
+    page, problems, blocked = _open(chromium_browser, base, "index.html")
+    assert not _broken_images(page)
+    page.locator(".md-sidebar--primary a.md-nav__link", has_text="6. Storage").first.click()
+    page.wait_for_load_state("load")
+    assert page.url == f"{base}/chapters/ch06_storage/index.html", page.url
+    assert "Storage" in page.title() and not _broken_images(page)
+    styled = page.evaluate("getComputedStyle(document.querySelector('.md-header')).position")
+    assert styled in {"sticky", "fixed"}, "the theme's stylesheet did not load"
+    assert _search(page, "compaction") > 0
+    page.locator(".md-search-result__item a").first.click()
+    page.wait_for_load_state("load")
+    assert re.match(rf"{re.escape(base)}/.+\.html", page.url), page.url
+    assert not problems, problems
+    assert not blocked, f"requests left the disk: {blocked}"
     page.close()

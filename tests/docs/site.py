@@ -1,20 +1,156 @@
-"""Build the docs site once into a directory, as ``mkdocs build --strict`` would in CI."""
+"""The docs site as the tests read it: one ``mkdocs build --strict`` per test run, its pages' text as a
+reader (or a search engine) sees it, and every link and anchor on its pages.
+
+The build executes every chapter notebook, so it is made once per run by the session fixture ``site``
+(``tests/conftest.py``) and shared by the docs, link, leak and browser tests, on every xdist worker.
+"""
 
 from __future__ import annotations
 
+import html
+import json
 import os
+import re
 import subprocess
 import sys
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# Files the site serves that hold no text a reader could see.
+BINARY_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".ico", ".woff", ".woff2", ".ttf", ".gz", ".inv"}
+
 
 def build_site(out: Path) -> Path:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    """``mkdocs build --strict`` into ``out``; every notebook is executed against the code under test
+    (mkdocs-jupyter's cache is keyed by the notebook's text alone, so the build does not use it)."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "MKDOCS_JUPYTER_CACHE": "false"}
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return out
+
+
+# -- text -------------------------------------------------------------------------------------------
+
+
+def normalize(text: str) -> str:
+    """Runs of whitespace become one space, so a line of code matches however it was wrapped."""
+    return re.sub(r"\s+", " ", text)
+
+
+def _strip_tags(text: str) -> str:
+    # Code in a page is highlighted token by token (<span class="n">data</span><span class="o">=</span>...);
+    # without the tags, and with entities decoded, it reads as the source line it came from.
+    return html.unescape(re.sub(r"<[^>]*>", "", text))
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def readable_text(path: Path) -> str:
+    """What ``path`` shows or feeds a reader: a page's text without its markup, the strings of a JSON
+    file (the search index, a notebook) likewise, and any other text file as it is. The raw text is
+    kept as well, so nothing hidden in markup or an attribute escapes a search."""
+    raw = path.read_text(encoding="utf-8", errors="replace")
+    parts = [raw]
+    if path.suffix in {".html", ".htm", ".svg", ".xml"}:
+        parts.append(_strip_tags(raw))
+    elif path.suffix in {".json", ".ipynb"} or raw.startswith("var __index = "):
+        try:
+            data = json.loads(raw.removeprefix("var __index = "))
+        except json.JSONDecodeError:
+            pass
+        else:
+            parts.extend(_strip_tags(s) for s in _strings(data))
+    return normalize("\n".join(parts))
+
+
+def text_files(site: Path) -> list[Path]:
+    return sorted(p for p in site.rglob("*") if p.is_file() and p.suffix not in BINARY_SUFFIXES)
+
+
+# -- links ------------------------------------------------------------------------------------------
+
+LINK_ATTRIBUTES = {"href", "src", "poster", "data"}
+NOT_A_LOCATION = ("mailto:", "data:", "javascript:", "blob:", "about:")
+
+
+@dataclass
+class PageLinks:
+    """The ids a page defines (anchor targets) and the links it makes, as (tag, attribute, value)."""
+
+    ids: set[str] = field(default_factory=set)
+    links: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+class _LinkParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.page = PageLinks()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if value is None:
+                continue
+            if name == "id" or (name == "name" and tag == "a"):
+                self.page.ids.add(value)
+            elif name in LINK_ATTRIBUTES and not (tag == "form" or (tag == "object" and name != "data")):
+                self.page.links.append((tag, name, value))
+
+
+def page_links(path: Path) -> PageLinks:
+    parser = _LinkParser()
+    parser.feed(path.read_text(encoding="utf-8"))
+    parser.close()
+    return parser.page
+
+
+def broken_links(site: Path) -> list[str]:
+    """Every link on every page of ``site`` that does not resolve: a missing file, a missing anchor, a
+    path from the server's root (it breaks when the site is opened from disk or served below the
+    root) or a link leaving the site. Each is described as ``page: <tag attr="value">: why``."""
+    pages = {p.relative_to(site).as_posix(): page_links(p) for p in sorted(site.rglob("*.html"))}
+    problems = []
+    for name, links in pages.items():
+        for tag, attribute, value in links.links:
+            where = f'{name}: <{tag} {attribute}="{value}">'
+            why = _why_broken(site, pages, name, value)
+            if why:
+                problems.append(f"{where}: {why}")
+    return problems
+
+
+def _why_broken(site: Path, pages: dict[str, PageLinks], name: str, value: str) -> str | None:
+    if value.startswith(NOT_A_LOCATION):
+        return None
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc:
+        return "leaves the site"
+    if parts.path.startswith("/"):
+        return "a path from the server's root, which breaks when the site is opened from disk"
+    target = (Path(name).parent / unquote(parts.path)).as_posix() if parts.path else name
+    target = os.path.normpath(target)
+    if target.startswith(".."):
+        return "points above the site's root"
+    file = site / target
+    if file.is_dir():
+        return "names a directory: opened from disk it shows a listing, not a page"
+    if not file.is_file():
+        return "no such file"
+    fragment = unquote(parts.fragment)
+    if fragment and target.endswith(".html") and fragment not in pages[Path(target).as_posix()].ids:
+        return f"no element with id {fragment!r} in {target}"
+    return None
