@@ -4,7 +4,7 @@ Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.
 Book:    chapter 2 (socket server settings), 6.1 (log.*), 7 (zookeeper.*, controller settings)
 Differs: only the settings kafka_lite implements are defined; a config file may carry others (a
          real Kafka ``server.properties``), which are logged and ignored. ``listeners`` takes one
-         PLAINTEXT listener. ``delete.topic.enable`` defaults to true (Kafka 1.0's default, DESIGN §3).
+         PLAINTEXT listener. ``delete.topic.enable`` defaults to true (Kafka 1.0's default).
          ``fetch.sendfile.enable`` is kafka_lite's own switch between the two fetch paths.
 
 The ``log.*`` settings are the broker-wide defaults of the topic settings in ``log_config.py``;

@@ -122,7 +122,7 @@ def test_producer_recovers_from_not_leader_for_partition(cluster):
             await producer.send_and_wait(name, value=b"before")
             new = cluster.move_leader(name, 0)
             metadata = await producer.send_and_wait(name, value=b"after")
-            assert metadata.offset == 0  # the first record at the new leader (no replication yet)
+            assert metadata.offset == 0  # the first record at the new leader (followers do not fetch)
             return new
         finally:
             await producer.stop()

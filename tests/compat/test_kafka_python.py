@@ -102,8 +102,8 @@ def test_producer_recovers_from_not_leader_for_partition(cluster):
     refreshes its metadata and the send succeeds at the new leader."""
     name = topic_name("kp-move")
     cluster.create_topic(name, partitions=1, replication_factor=2)
-    # Not idempotent here: the new leader has no copy of the old leader's log nor of the producer's
-    # sequence state until replica fetchers land (the replication issue), so an idempotent producer's
+    # Not idempotent here: kafka_lite's followers do not fetch, so the new leader has no copy of the
+    # old leader's log nor of the producer's sequence state, and an idempotent producer's
     # next sequence would rightly be refused there with OUT_OF_ORDER_SEQUENCE_NUMBER, as Kafka 0.11
     # refuses a sequence it has no history for.
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, retries=5, enable_idempotence=False)
