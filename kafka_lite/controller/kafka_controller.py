@@ -66,9 +66,6 @@ class ControllerContext:
     def live_brokers(self) -> list[Broker]:
         return sorted(self.live_brokers_by_id.values(), key=lambda b: b.id)
 
-    def partitions_for_topic(self, topic: str) -> list[TopicPartition]:
-        return sorted(tp for tp in self.partition_replica_assignment if tp[0] == topic)
-
     def replicas_for_partitions(self, partitions) -> list[tuple[str, int, int]]:
         return [(tp[0], tp[1], r) for tp in partitions for r in self.partition_replica_assignment.get(tp, [])]
 

@@ -72,7 +72,7 @@ CONFIG_DEF = (
     .define("connections.max.idle.ms", Type.LONG, 600000, None, M, "Close connections idle this long.")
     .define("fetch.sendfile.enable", Type.BOOLEAN, False, None, M,
             "kafka_lite: send fetched records with os.sendfile (zero-copy) instead of read-and-send; "
-            "the benchmark page says which is faster here.")
+            "the benchmark page compares the two.")
     # Log
     .define("log.dirs", Type.STRING, None, None, H, "Comma-separated log directories.")
     .define("log.dir", Type.STRING, "/tmp/kafka-logs", None, H, "The log directory, when log.dirs is not set.")
@@ -214,8 +214,3 @@ def read_properties(path: str | Path) -> dict[str, str]:
             raise ConfigException(f"{path}:{number}: cannot read {raw!r} as key=value")
         props[m[1]] = m[2]
     return props
-
-
-def write_properties(path: str | Path, props: Mapping[str, Any]) -> None:
-    lines = [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in props.items()]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
