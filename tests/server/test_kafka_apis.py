@@ -180,6 +180,29 @@ def test_fetch_waits_in_purgatory_until_data_arrives(cluster, topic):
     assert [r.value for b in iter_batches(records) for r in b] == [b"wake up"]
 
 
+def test_time_in_the_fetch_purgatory_is_the_requests_remote_time(cluster, topic):
+    """Kafka's request metrics: a fetch that waits out its ``max_wait`` spends it in the "remote"
+    phase (handler done -> response ready), not in the handler's local time."""
+    leader = cluster.server(cluster.leader_of(topic, 0))
+    header, _ = fetched(
+        WireClient(leader.port).call(ApiKeys.FETCH, 5, fetch_body(topic, max_wait=300, min_bytes=1))
+    )
+    assert header["error_code"] == 0
+
+    def fetch_v5_row():
+        return next(
+            (
+                row
+                for row in leader.socket_server.metrics.snapshot()
+                if (row["api"], row["version"]) == (ApiKeys.FETCH.api_name, 5)
+            ),
+            None,
+        )
+
+    row = wait_until(fetch_v5_row, what="the fetch's metrics to be recorded")
+    assert row["remote_time_ms_max"] >= 250, row  # the 300 ms wait, measured from the handler's return
+
+
 def test_fetch_out_of_range(cluster, topic):
     header, records = fetched(
         leader_client(cluster, topic).call(ApiKeys.FETCH, 5, fetch_body(topic, offset=99))
