@@ -35,7 +35,9 @@ def batch(values: list[bytes], **kwargs) -> bytes:
 @pytest.fixture
 def topic(cluster):
     t = name("apis")
-    cluster.create_topic(t, partitions=1)
+    # The tests' records are stamped in 2023, past the default 7-day retention: keep them, or the
+    # retention check (30 s after a broker starts) may delete them under a test.
+    cluster.create_topic(t, partitions=1, retention_ms=-1)
     return t
 
 
