@@ -19,6 +19,7 @@ from typing import Any
 
 from kafka_lite.common.errors import TimeoutException
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.topic import TopicPartition
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class PartitionInfo:
 @dataclass
 class Cluster:
     nodes: dict[int, Node] = field(default_factory=dict)
-    partitions: dict[tuple[str, int], PartitionInfo] = field(default_factory=dict)
+    partitions: dict[TopicPartition, PartitionInfo] = field(default_factory=dict)
     controller: Node | None = None
     cluster_id: str | None = None
     unauthorized_topics: set[str] = field(default_factory=set)

@@ -4,9 +4,8 @@ Mirrors: kafka.controller.KafkaController and ControllerContext (core/src/main/s
          KafkaController.scala, Kafka 0.10.1), kafka.server.ZookeeperLeaderElector, and Kafka 0.11's
          ControllerEventManager (one thread processing the controller's events in order)
 Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3)
-Differs: this is the first part (the broker issue): election, failover, new topics, brokers joining
-         and leaving. Topic deletion, reassignment, preferred-replica election, controlled shutdown
-         and ISR-change notifications come with the controller issue.
+Differs: election, failover, new topics, and brokers joining and leaving; no topic deletion,
+         reassignment, preferred-replica election, controlled shutdown or ISR-change notifications.
 
 Election: every broker tries to create the ephemeral ``/controller`` znode; the one that succeeds is
 the controller, bumps ``/controller_epoch`` (so brokers can ignore a deposed controller's requests)
@@ -29,7 +28,10 @@ from collections.abc import Callable
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import TopicPartition
-from kafka_lite.controller.channel_manager import ControllerBrokerRequestBatch, ControllerChannelManager
+from kafka_lite.controller.controller_channel_manager import (
+    ControllerBrokerRequestBatch,
+    ControllerChannelManager,
+)
 from kafka_lite.controller.state_machines import (
     PartitionState,
     PartitionStateMachine,
@@ -63,9 +65,6 @@ class ControllerContext:
 
     def live_brokers(self) -> list[Broker]:
         return sorted(self.live_brokers_by_id.values(), key=lambda b: b.id)
-
-    def partitions_for_topic(self, topic: str) -> list[TopicPartition]:
-        return sorted(tp for tp in self.partition_replica_assignment if tp[0] == topic)
 
     def replicas_for_partitions(self, partitions) -> list[tuple[str, int, int]]:
         return [(tp[0], tp[1], r) for tp in partitions for r in self.partition_replica_assignment.get(tp, [])]
@@ -311,7 +310,7 @@ class KafkaController:
             lai = current.leader_and_isr
             if replica not in lai.isr:
                 return False
-            leader = -1 if lai.leader == replica else lai.leader
+            leader = LeaderAndIsr.NO_LEADER if lai.leader == replica else lai.leader
             isr = [r for r in lai.isr if r != replica] or list(lai.isr)
             ok, version = self.zk.conditional_update_partition_state(
                 tp[0], tp[1], LeaderAndIsr(leader, lai.leader_epoch + 1, isr, lai.zk_version), self.epoch
@@ -330,9 +329,9 @@ class KafkaController:
     ) -> int:
         """Make another live in-sync replica lead ``tp`` and tell the brokers; return the new leader.
 
-        What a preferred-replica election does (its selector picks ``new_leader`` = the first
-        assigned replica); the election itself and its ZooKeeper trigger come with the controller
-        issue. Tests use this to move a leader under a client's feet.
+        What a preferred-replica election does, with the new leader chosen by the caller (Kafka's
+        preferred-replica selector picks the first assigned replica). Tests use this to move a
+        leader under a client's feet.
         """
         done = threading.Event()
         result: list = []

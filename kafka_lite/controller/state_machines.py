@@ -4,8 +4,8 @@ Mirrors: kafka.controller.PartitionStateMachine, ReplicaStateMachine and
          OfflinePartitionLeaderSelector (core/src/main/scala/kafka/controller/, Kafka 0.10.1)
 Book:    chapter 7, 7.1.4 (the partition and replica state machines, and the leader selectors)
 Differs: only the transitions topic creation and broker start/failure need are acted on here
-         (reassignment, preferred election and deletion come with the controller issue); the tables
-         are complete, so an invalid transition is refused exactly as Kafka refuses it.
+         (no reassignment, preferred election or deletion); the tables are complete, so an invalid
+         transition is refused exactly as Kafka refuses it.
 
 ``VALID_PREVIOUS_STATES`` is Kafka's ``validPreviousStates``: a transition to a target state is
 legal only from the listed states. The chapter's pictures are drawn from these dicts, so the docs
@@ -18,6 +18,7 @@ import enum
 import logging
 from typing import TYPE_CHECKING, ClassVar
 
+from kafka_lite.common.topic import TopicPartition
 from kafka_lite.zk.zk_utils import LeaderAndIsr
 
 if TYPE_CHECKING:
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 state_change_log = logging.getLogger("kafka_lite.state.change.logger")
-
-NO_LEADER = -1
 
 
 class StateChangeFailedException(Exception):
@@ -182,7 +181,7 @@ class PartitionStateMachine(_StateMachine):
         batch.send_requests_to_brokers(self.controller.epoch)
 
     # --8<-- [start:handle_state_changes]
-    def _handle_state_change(self, tp: tuple[str, int], target: PartitionState, batch) -> None:
+    def _handle_state_change(self, tp: TopicPartition, target: PartitionState, batch) -> None:
         current = self.states.get(tp, P.NON_EXISTENT)
         try:
             self._assert_valid_previous_state(f"Partition {tp[0]}-{tp[1]}", current, target)
@@ -204,7 +203,7 @@ class PartitionStateMachine(_StateMachine):
 
     # --8<-- [end:handle_state_changes]
 
-    def _initialize_leader_and_isr(self, tp: tuple[str, int], batch) -> None:
+    def _initialize_leader_and_isr(self, tp: TopicPartition, batch) -> None:
         """New -> Online: the first live assigned replica leads; the ISR is every live assigned replica."""
         ctx = self.controller.context
         assigned = ctx.partition_replica_assignment[tp]
@@ -225,7 +224,7 @@ class PartitionStateMachine(_StateMachine):
         ctx.partition_leadership[tp] = (leader_and_isr, self.controller.epoch)
         batch.add_leader_and_isr_request_for_brokers(live, tp)
 
-    def _elect_leader(self, tp: tuple[str, int], batch) -> None:
+    def _elect_leader(self, tp: TopicPartition, batch) -> None:
         """Offline/Online -> Online: a new leader by the offline selector, written with a conditional update."""
         ctx = self.controller.context
         zk = self.controller.zk

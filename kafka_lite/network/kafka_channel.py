@@ -43,9 +43,6 @@ class KafkaChannel:
         self._send = send
         self.interest |= selectors.EVENT_WRITE
 
-    def has_send(self) -> bool:
-        return self._send is not None
-
     def write(self) -> NetworkSend | None:
         """Push the current send; return it once it is complete (and stop asking for writability)."""
         send = self._send

@@ -11,8 +11,8 @@ connection may touch its socket: a handler puts the response on that processor's
 its selector.
 
 Each request carries the times Kafka's request metrics are made of (all ``time.nanoseconds()``):
-received by the processor, taken by a handler, handler done, response dequeued by the processor,
-response sent.
+received by the processor, taken by a handler, handler done, response ready (the same moment unless
+the request waited in a purgatory), response dequeued by the processor, response sent.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ class Request:
     # list of what we do speak) so that a client can retry: Kafka 0.10's KIP-35 rule.
     unsupported_version: bool = False
     dequeue_ns: int = 0
-    api_local_complete_ns: int = 0
+    api_local_complete_ns: int = 0  # the handler's own work done
+    api_remote_complete_ns: int = 0  # the response ready (later, when it waited in a purgatory)
     response_dequeue_ns: int = 0
 
     @property

@@ -10,8 +10,8 @@ A request's total time splits into the phases Kafka reports, each from one times
 
     request queue   received by the processor  -> taken by a handler
     local           taken by a handler         -> the handler's own work done
-    remote          handler done               -> response ready (waiting on other brokers or a
-                                                  purgatory; zero until delayed operations arrive)
+    remote          handler done               -> response ready (a fetch waiting for data, a
+                                                  CreateTopics for leaders: time in a purgatory)
     response queue  response ready             -> taken by the processor
     response send   taken by the processor     -> last byte written to the socket
 """

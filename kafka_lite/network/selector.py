@@ -52,8 +52,11 @@ class Selector:
         self.connected: list[str] = []
         self.disconnected: list[str] = []
         # Woken by ``wakeup()`` from another thread (the producer's send() wakes the Sender's poll).
+        # Both ends are non-blocking: a poll drains every pending byte at once, and a wakeup never
+        # waits for a poll to drain them.
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
 
     # -- connections ----------------------------------------------------------------------------------------
@@ -132,8 +135,10 @@ class Selector:
         """Make a ``poll`` blocked in another thread return now."""
         try:
             self._wake_w.send(b"\x00")
-        except (BlockingIOError, OSError):
-            pass  # a wakeup is already pending
+        except BlockingIOError:
+            pass  # the socket's buffer is full of wakeups not yet drained: the poll will return anyway
+        except OSError:
+            pass  # the selector is closed: there is no poll to wake
 
     # --8<-- [start:poll]
     def poll(self, timeout_ms: int) -> None:

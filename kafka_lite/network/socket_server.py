@@ -218,7 +218,7 @@ class Processor(threading.Thread):
             request.start_ns,
             request.dequeue_ns,
             request.api_local_complete_ns,
-            request.api_local_complete_ns,  # no remote phase until delayed operations arrive
+            request.api_remote_complete_ns,
             request.response_dequeue_ns,
             self.time.nanoseconds(),
         ]

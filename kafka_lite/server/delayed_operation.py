@@ -4,8 +4,8 @@ Mirrors: kafka.server.DelayedOperation and DelayedOperationPurgatory
          (core/src/main/scala/kafka/server/DelayedOperation.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.3 (delayed operations)
 Differs: expiration uses a heap and one reaper thread (``_Reaper``) instead of Kafka's hierarchical
-         timing wheel (``utils/timer``), which arrives with the chapter 6.3 issue; the watch lists and
-         the complete-exactly-once rule are Kafka's.
+         timing wheel (``SystemTimer``); the watch lists and the complete-exactly-once rule are
+         Kafka's.
 
 A fetch that wants ``min_bytes`` and may wait ``max_wait_ms``, or a CreateTopics that answers once
 every new partition has a leader, is a ``DelayedOperation``: ``try_complete`` checks the condition

@@ -4,76 +4,49 @@ Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scal
          0.11's InitProducerId and record-batch v2 Produce/Fetch)
 Book:    chapter 2, 2.3.3 (``KafkaApis.handle`` switches on the api key); 6.2 (produce and fetch);
          7.2-7.3 (LeaderAndIsr, UpdateMetadata, StopReplica from the controller)
-Differs: no group APIs yet (the coordinator issue), no quotas (zero throttle time), no transactions.
+Differs: no group APIs, no quotas (zero throttle time), no transactions. Client requests that
+         arrive before the controller's first UpdateMetadata wait for it
+         (``server/delayed_client_request.py`` says why).
+
+``KafkaApis`` is given what it uses, as Kafka's constructor is: the request channel, the replica
+manager, the admin manager, the controller, the metadata cache, the producer id manager, the config,
+the cluster id and the time. It owns no state of its own beyond the purgatory of early requests.
 
 Produce and Fetch at old versions speak message sets v0/v1 (the book's format); the log stores v2
 batches only, so a Produce v0-2 is up-converted on the way in and a Fetch v0-3 down-converted on the
-way out, as DESIGN §4 says. Fetch v4+ sends records straight from the segment file: with
-``fetch.sendfile.enable`` as a ``FileRegion`` that the processor hands to ``os.sendfile``, otherwise
-(the default) read with one ``pread`` and sent from memory. Through a real consumer read-and-send is
-about 10 % faster on this machine, though ``sendfile`` moves bytes 2.3x faster to a reader that only
-reads; the benchmark page has the numbers and the reason.
+way out. Fetch v4+ sends records straight from the segment file: with ``fetch.sendfile.enable`` as a
+``FileRegion`` that the processor hands to ``os.sendfile``, otherwise (the default) read with one
+``pread`` and sent from memory; the benchmark page compares the two.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kafka_lite.common.errors import (
-    ApiException,
-    ConfigException,
-    Errors,
-    KafkaException,
-)
+from kafka_lite.common.errors import ApiException, Errors, KafkaException
 from kafka_lite.common.protocol.api_keys import ApiKeys, api_versions
 from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0, RESPONSE_HEADER
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.constants import MAGIC_OFFSET, MAGIC_VALUE_V2
 from kafka_lite.common.record.convert import down_convert, up_convert
 from kafka_lite.common.record.file_records import FileRecords
-from kafka_lite.common.topic import validate_topic_name
+from kafka_lite.common.time import Time
+from kafka_lite.common.topic import TopicPartition, validate_topic_name
+from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.log.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
-from kafka_lite.log.log_config import LogConfig
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
 from kafka_lite.network.transfer import FileRegion, PieceWriter
-from kafka_lite.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
-from kafka_lite.server.replica_manager import FetchPartitionRequest, FetchPartitionResult
-
-if TYPE_CHECKING:
-    from kafka_lite.server.kafka_server import KafkaServer
+from kafka_lite.server.admin_manager import AdminManager, TopicDetails
+from kafka_lite.server.delayed_client_request import FIRST_METADATA, DelayedClientRequest
+from kafka_lite.server.delayed_create_topics import CreateTopicsResults
+from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
+from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.server.metadata_cache import MetadataCache
+from kafka_lite.server.producer_id_manager import ProducerIdManager
+from kafka_lite.server.replica_manager import FetchPartitionRequest, FetchPartitionResult, ReplicaManager
 
 log = logging.getLogger(__name__)
-
-
-class DelayedCreateTopics(DelayedOperation):
-    """CreateTopics answers once every new partition has a leader in the metadata cache, or at its timeout
-    with REQUEST_TIMED_OUT for the topics still without (Kafka's ``DelayedCreateTopics``)."""
-
-    def __init__(
-        self,
-        apis: KafkaApis,
-        request: Request,
-        results: dict[str, tuple[Errors, str | None]],
-        pending: dict[str, int],
-    ) -> None:
-        super().__init__(request.body["timeout"])
-        self.apis, self.request, self.results, self.pending = apis, request, results, pending
-
-    def _ready(self, topic: str) -> bool:
-        parts = self.apis.metadata_cache.partitions(topic)
-        return len(parts) >= self.pending[topic] and all(s.leader >= 0 for s in parts.values())
-
-    def try_complete(self) -> bool:
-        if all(self._ready(t) for t in self.pending):
-            return self.force_complete()
-        return False
-
-    def on_complete(self) -> None:
-        for topic in self.pending:
-            if not self._ready(topic):
-                self.results[topic] = (Errors.REQUEST_TIMED_OUT, "Timed out waiting for the topic's leaders")
-        self.apis._send_create_topics_response(self.request, self.results)
 
 
 class KafkaApis:
@@ -91,14 +64,28 @@ class KafkaApis:
         ApiKeys.INIT_PRODUCER_ID,
     )
 
-    def __init__(self, server: KafkaServer, request_channel: RequestChannel) -> None:
-        self.server = server
-        self.config = server.config
+    def __init__(
+        self,
+        request_channel: RequestChannel,
+        replica_manager: ReplicaManager,
+        admin_manager: AdminManager,
+        controller: KafkaController,
+        metadata_cache: MetadataCache,
+        producer_id_manager: ProducerIdManager,
+        config: KafkaConfig,
+        cluster_id: str,
+        time: Time,
+    ) -> None:
         self.request_channel = request_channel
-        self.replica_manager = server.replica_manager
-        self.metadata_cache = server.metadata_cache
-        self.time = server.time
-        self.topic_purgatory = DelayedOperationPurgatory("topic", server.time)
+        self.replica_manager = replica_manager
+        self.admin_manager = admin_manager
+        self.controller = controller
+        self.metadata_cache = metadata_cache
+        self.producer_id_manager = producer_id_manager
+        self.config = config
+        self.cluster_id = cluster_id
+        self.time = time
+        self.client_request_purgatory = DelayedOperationPurgatory("ClientRequest", time)
         self._handlers = {
             ApiKeys.PRODUCE: self.handle_produce_request,
             ApiKeys.FETCH: self.handle_fetch_request,
@@ -115,18 +102,42 @@ class KafkaApis:
 
     # --8<-- [start:handle]
     def handle(self, request: Request) -> None:
-        handler = self._handlers.get(request.api)
         try:
-            if handler is None:
-                # Parsed fine but not ours to answer yet (a group API before the coordinator lands):
-                # Kafka closes the connection for an API it does not know.
+            if request.api not in self._handlers:
+                # Parsed fine but not an API this broker serves (a group API: there is no group
+                # coordinator): Kafka closes the connection for an API it does not know.
                 log.warning(
                     "Closing connection %s: no handler for %s (not in ApiVersions)",
                     request.connection_id, request.api.api_name,
                 )  # fmt: skip
                 self.request_channel.close_connection(request)
-                return
-            handler(request)
+            elif self._waits_for_first_metadata(request):
+                delayed = DelayedClientRequest(
+                    self.config["controller.socket.timeout.ms"],
+                    request,
+                    self.metadata_cache,
+                    self._handle_request,
+                )
+                self.client_request_purgatory.try_complete_else_watch(delayed, [FIRST_METADATA])
+            else:
+                self._handle_request(request)
+        finally:
+            # The handler's own work is done; a response still to come is waiting in a purgatory
+            # (the request's "remote" time). A response already sent has set this itself.
+            if not request.api_local_complete_ns:
+                request.api_local_complete_ns = self.time.nanoseconds()
+
+    def _waits_for_first_metadata(self, request: Request) -> bool:
+        """A client request before the controller's first UpdateMetadata (ApiVersions never waits)."""
+        return (
+            not self.metadata_cache.has_metadata()
+            and not request.api.inter_broker
+            and request.api is not ApiKeys.API_VERSIONS
+        )
+
+    def _handle_request(self, request: Request) -> None:
+        try:
+            self._handlers[request.api](request)
         except Exception as e:
             # A request that parsed but that a handler could not serve: one line, and the connection
             # closed (the client reconnects); the traceback only at debug level, for developers.
@@ -145,7 +156,10 @@ class KafkaApis:
         out = PieceWriter()
         RESPONSE_HEADER.write(out, {"correlation_id": request.header.correlation_id})
         (schema or request.api.response_schema(request.header.api_version)).write(out, body)
-        request.api_local_complete_ns = self.time.nanoseconds()
+        now = self.time.nanoseconds()
+        if not request.api_local_complete_ns:  # answered by the handler itself: no remote phase
+            request.api_local_complete_ns = now
+        request.api_remote_complete_ns = now
         self.request_channel.send_response(
             Response(request.processor, request, ResponseAction.SEND, out.finish())
         )
@@ -186,7 +200,7 @@ class KafkaApis:
             {
                 "throttle_time_ms": 0,
                 "brokers": brokers,
-                "cluster_id": self.server.cluster_id,
+                "cluster_id": self.cluster_id,
                 "controller_id": self.metadata_cache.controller_id,
                 "topic_metadata": known,
             },
@@ -197,8 +211,8 @@ class KafkaApis:
         try:
             validate_topic_name(topic)
             if self.config["auto.create.topics.enable"] and allow_auto_create:
-                self.server.create_topic(
-                    topic, self.config["num.partitions"], self.config["default.replication.factor"], {}
+                self.admin_manager.create_topic(
+                    topic, self.config["num.partitions"], self.config["default.replication.factor"]
                 )
                 error = Errors.LEADER_NOT_AVAILABLE  # created: the client asks again once it has leaders
         except ApiException as e:
@@ -220,8 +234,8 @@ class KafkaApis:
     def handle_produce_request(self, request: Request) -> None:
         body, version = request.body, request.header.api_version
         acks = body["acks"]
-        entries: dict[tuple[str, int], MemoryRecords] = {}
-        results: dict[tuple[str, int], tuple[Errors, int, int]] = {}
+        entries: dict[TopicPartition, MemoryRecords] = {}
+        results: dict[TopicPartition, tuple[Errors, int, int]] = {}
         for topic_data in body["topic_data"]:
             for p in topic_data["data"]:
                 tp = (topic_data["topic"], p["partition"])
@@ -232,8 +246,7 @@ class KafkaApis:
                     entries[tp] = self._produce_records(p["record_set"], version)
                 except ApiException as e:
                     results[tp] = (Errors.for_exception(e), -1, -1)
-        internal = request.header.client_id == "__admin_client"
-        for tp, r in self.replica_manager.append_records(entries, internal).items():
+        for tp, r in self.replica_manager.append_records(entries).items():
             results[tp] = (r.error, r.base_offset, r.log_append_time)
         if acks == 0:
             # No response at all. If something failed, closing the connection is the only signal the
@@ -303,7 +316,7 @@ class KafkaApis:
         )
 
     def _send_fetch_response(
-        self, request: Request, results: dict[tuple[str, int], FetchPartitionResult]
+        self, request: Request, results: dict[TopicPartition, FetchPartitionResult]
     ) -> None:
         version = request.header.api_version
         by_topic: dict[str, list] = {}
@@ -381,90 +394,55 @@ class KafkaApis:
 
     # --8<-- [start:create_topics]
     def handle_create_topics_request(self, request: Request) -> None:
+        """Only the controller creates topics; duplicates in one request are refused here; the
+        admin manager validates, writes to ZooKeeper and answers once the leaders are known."""
         body = request.body
-        validate_only = body.get("validate_only", False)
-        results: dict[str, tuple[Errors, str | None]] = {}
-        pending: dict[str, int] = {}
-        names = [t["topic"] for t in body["create_topic_requests"]]
-        for t in body["create_topic_requests"]:
-            topic = t["topic"]
-            if names.count(topic) > 1:
-                results[topic] = (
-                    Errors.INVALID_REQUEST,
-                    "Create topics request from client contains duplicate topic names",
-                )
-                continue
-            if not self.server.controller.is_active():
-                results[topic] = (
-                    Errors.NOT_CONTROLLER,
-                    "This is not the correct controller for this cluster.",
-                )
-                continue
-            try:
-                partitions = self._create_topic(t, validate_only)
-                results[topic] = (Errors.NONE, None)
-                if not validate_only:
-                    pending[topic] = partitions
-            except ApiException as e:
-                results[topic] = (Errors.for_exception(e), str(e))
-        if not pending or body["timeout"] <= 0:
-            self._send_create_topics_response(request, results)
+        entries = body["create_topic_requests"]
+        names = [t["topic"] for t in entries]
+        if not self.controller.is_active():
+            message = "This is not the correct controller for this cluster."
+            self._send_create_topics_response(
+                request, names, {name: (Errors.NOT_CONTROLLER, message) for name in names}
+            )
             return
-        op = DelayedCreateTopics(self, request, results, pending)
-        self.topic_purgatory.try_complete_else_watch(op, list(pending))
+        duplicates = {name for name in names if names.count(name) > 1}
+        valid_topics = {
+            t["topic"]: TopicDetails(
+                t["num_partitions"],
+                t["replication_factor"],
+                {a["partition_id"]: list(a["replicas"]) for a in t["replica_assignment"]},
+                {c["config_name"]: c["config_value"] for c in t["config_entries"]},
+            )
+            for t in entries
+            if t["topic"] not in duplicates
+        }
 
-    def _create_topic(self, t: dict, validate_only: bool) -> int:
-        topic = t["topic"]
-        validate_topic_name(topic)
-        configs = {c["config_name"]: c["config_value"] for c in t["config_entries"]}
-        try:
-            LogConfig({k: v for k, v in configs.items() if v is not None})
-        except ConfigException as e:
-            raise Errors.INVALID_CONFIG.exception(str(e)) from None
-        assignment = {a["partition_id"]: list(a["replicas"]) for a in t["replica_assignment"]}
-        if assignment:
-            if t["num_partitions"] != -1 or t["replication_factor"] != -1:
-                raise Errors.INVALID_REQUEST.exception(
-                    "Both numPartitions or replicationFactor and replicasAssignment were set. Both cannot be used at the same time."
-                )
-            self._validate_assignment(assignment)
-        return self.server.create_topic(
-            topic, t["num_partitions"], t["replication_factor"], configs, assignment or None, validate_only
+        def send_response_with_duplicates_callback(results: CreateTopicsResults) -> None:
+            message = "Create topics request from client contains duplicate topic names"
+            duplicate_errors = {name: (Errors.INVALID_REQUEST, message) for name in duplicates}
+            self._send_create_topics_response(request, names, {**results, **duplicate_errors})
+
+        self.admin_manager.create_topics(
+            body["timeout"],
+            body.get("validate_only", False),
+            valid_topics,
+            send_response_with_duplicates_callback,
         )
 
-    def _validate_assignment(self, assignment: dict[int, list[int]]) -> None:
-        if sorted(assignment) != list(range(len(assignment))):
-            raise Errors.INVALID_REPLICA_ASSIGNMENT.exception(
-                f"partitions should be a consecutive 0-based integer sequence, got {sorted(assignment)}"
-            )
-        sizes = {len(r) for r in assignment.values()}
-        if len(sizes) != 1 or 0 in sizes:
-            raise Errors.INVALID_REPLICA_ASSIGNMENT.exception(
-                "All partitions should have the same number of replicas"
-            )
-        live = {b.id for b in self.metadata_cache.alive_brokers()}
-        for p, replicas in assignment.items():
-            if len(set(replicas)) != len(replicas):
-                raise Errors.INVALID_REPLICA_ASSIGNMENT.exception(
-                    f"Duplicate replica assignment for partition {p}: {replicas}"
-                )
-            unknown = set(replicas) - live
-            if unknown:
-                raise Errors.INVALID_REPLICA_ASSIGNMENT.exception(
-                    f"Partition {p} is assigned to brokers {sorted(unknown)}, which are not alive"
-                )
-
     def _send_create_topics_response(
-        self, request: Request, results: dict[str, tuple[Errors, str | None]]
+        self, request: Request, names: list[str], results: CreateTopicsResults
     ) -> None:
-        topic_errors = [
-            {
-                "topic": topic,
-                "error_code": error.code,
-                "error_message": message if error is not Errors.NONE else None,
-            }
-            for topic, (error, message) in results.items()
-        ]
+        """One entry per topic, in the request's order."""
+        topic_errors = []
+        for topic in dict.fromkeys(names):
+            error, message = results[topic]
+            topic_errors.append(
+                {
+                    "topic": topic,
+                    "error_code": error.code,
+                    "error_message": message if error is not Errors.NONE else None,
+                }
+            )
         self._send_response(request, {"throttle_time_ms": 0, "topic_errors": topic_errors})
 
     # --8<-- [end:create_topics]
@@ -485,7 +463,7 @@ class KafkaApis:
             }
         else:
             try:
-                pid = self.server.producer_id_manager.generate_producer_id()
+                pid = self.producer_id_manager.generate_producer_id()
                 body = {"throttle_time_ms": 0, "error_code": 0, "producer_id": pid, "producer_epoch": 0}
             except KafkaException as e:
                 log.warning("Cannot allocate a producer id: %s", e)
@@ -518,9 +496,12 @@ class KafkaApis:
         self.metadata_cache.update_cache(
             body["controller_id"], body["controller_epoch"], body, request.header.api_version
         )
-        for topic in {s["topic"] for s in body["partition_states"]}:
-            self.topic_purgatory.check_and_complete(topic)
+        if self.admin_manager.has_delayed_topic_operations():
+            for topic in {s["topic"] for s in body["partition_states"]}:
+                self.admin_manager.try_complete_delayed_topic_operations(topic)
         self._send_response(request, {"error_code": 0})
+        # The controller is answered first; then the client requests that waited for this cache.
+        self.client_request_purgatory.check_and_complete(FIRST_METADATA)
 
     def shutdown(self) -> None:
-        self.topic_purgatory.shutdown()
+        self.client_request_purgatory.shutdown()

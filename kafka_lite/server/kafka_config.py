@@ -4,7 +4,7 @@ Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.
 Book:    chapter 2 (socket server settings), 6.1 (log.*), 7 (zookeeper.*, controller settings)
 Differs: only the settings kafka_lite implements are defined; a config file may carry others (a
          real Kafka ``server.properties``), which are logged and ignored. ``listeners`` takes one
-         PLAINTEXT listener. ``delete.topic.enable`` defaults to true (Kafka 1.0's default, DESIGN §3).
+         PLAINTEXT listener. ``delete.topic.enable`` defaults to true (Kafka 1.0's default).
          ``fetch.sendfile.enable`` is kafka_lite's own switch between the two fetch paths.
 
 The ``log.*`` settings are the broker-wide defaults of the topic settings in ``log_config.py``;
@@ -72,7 +72,7 @@ CONFIG_DEF = (
     .define("connections.max.idle.ms", Type.LONG, 600000, None, M, "Close connections idle this long.")
     .define("fetch.sendfile.enable", Type.BOOLEAN, False, None, M,
             "kafka_lite: send fetched records with os.sendfile (zero-copy) instead of read-and-send; "
-            "the benchmark page says which is faster here.")
+            "the benchmark page compares the two.")
     # Log
     .define("log.dirs", Type.STRING, None, None, H, "Comma-separated log directories.")
     .define("log.dir", Type.STRING, "/tmp/kafka-logs", None, H, "The log directory, when log.dirs is not set.")
@@ -214,8 +214,3 @@ def read_properties(path: str | Path) -> dict[str, str]:
             raise ConfigException(f"{path}:{number}: cannot read {raw!r} as key=value")
         props[m[1]] = m[2]
     return props
-
-
-def write_properties(path: str | Path, props: Mapping[str, Any]) -> None:
-    lines = [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in props.items()]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -1,16 +1,17 @@
 """A broker: every part started in Kafka's order, and stopped in the reverse.
 
-Mirrors: kafka.server.KafkaServer (core/src/main/scala/kafka/server/KafkaServer.scala, Kafka 0.10.1),
-         kafka.server.KafkaHealthcheck (the broker's ephemeral registration) and, from Kafka 0.11,
-         kafka.coordinator.transaction.ProducerIdManager
+Mirrors: kafka.server.KafkaServer (core/src/main/scala/kafka/server/KafkaServer.scala, Kafka 0.10.1)
+         and kafka.server.KafkaHealthcheck (the broker's ephemeral registration)
 Book:    chapter 2, 2.3 (the server's start-up), 7.1 (the controller inside every broker)
-Differs: no group coordinator yet (its issue), no controlled shutdown (the controller issue), no
-         dynamic config changes.
+Differs: no group coordinator, no controlled shutdown, no dynamic config changes. Client requests
+         that arrive before the controller's first UpdateMetadata wait for it
+         (``server/delayed_client_request.py``).
 
 Start-up order, as ``KafkaServer.startup``: scheduler, ZooKeeper (creating the chroot), cluster id,
 log manager (loading and, after an unclean stop, recovering every log), metadata cache, socket server,
-replica manager, controller, request handlers, and last the registration in ``/brokers/ids``: a broker
-is announced only once it can answer. Shutdown goes the other way; the log manager's shutdown writes
+replica manager, producer id manager, controller, admin manager, request handlers, and last the
+registration in ``/brokers/ids``: a broker is announced only once it can answer. ``KafkaApis`` gets
+each part it uses, never the server. Shutdown goes the other way; the log manager's shutdown writes
 the clean-shutdown marker so the next start skips recovery.
 """
 
@@ -20,19 +21,20 @@ import logging
 import threading
 from pathlib import Path
 
-from kafka_lite.common.errors import Errors, KafkaException
+from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.network.socket_server import SocketServer
+from kafka_lite.server.admin_manager import AdminManager
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafka_lite.server.metadata_cache import MetadataCache
+from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import ReplicaManager
 from kafka_lite.utils.scheduler import KafkaScheduler
-from kafka_lite.zk.admin_utils import assign_replicas_to_brokers
 from kafka_lite.zk.zk_utils import ZkUtils
 
 log = logging.getLogger(__name__)
@@ -42,26 +44,6 @@ META_PROPERTIES = "meta.properties"
 
 class InconsistentBrokerIdException(KafkaException):
     pass
-
-
-class ProducerIdManager:
-    """Hands out producer ids from blocks of 1000 reserved in ZooKeeper, so no two brokers ever give
-    out the same id (Kafka 0.11's ``ProducerIdManager``)."""
-
-    def __init__(self, broker_id: int, zk: ZkUtils) -> None:
-        self.broker_id = broker_id
-        self.zk = zk
-        self._lock = threading.Lock()
-        self._next = 0
-        self._end = -1
-
-    def generate_producer_id(self) -> int:
-        with self._lock:
-            if self._next > self._end:
-                self._next, self._end = self.zk.get_new_producer_id_block(self.broker_id)
-            pid = self._next
-            self._next += 1
-            return pid
 
 
 class KafkaServer:
@@ -77,6 +59,7 @@ class KafkaServer:
         self.socket_server: SocketServer | None = None
         self.replica_manager: ReplicaManager | None = None
         self.controller: KafkaController | None = None
+        self.admin_manager: AdminManager | None = None
         self.apis: KafkaApis | None = None
         self.request_handler_pool: KafkaRequestHandlerPool | None = None
         self.producer_id_manager: ProducerIdManager | None = None
@@ -135,7 +118,18 @@ class KafkaServer:
             self.broker_id, self.zk, c["controller.socket.timeout.ms"], self.time
         )
         self.controller.startup()
-        self.apis = KafkaApis(self, self.socket_server.request_channel)
+        self.admin_manager = AdminManager(self.metadata_cache, self.zk, self.time)
+        self.apis = KafkaApis(
+            self.socket_server.request_channel,
+            self.replica_manager,
+            self.admin_manager,
+            self.controller,
+            self.metadata_cache,
+            self.producer_id_manager,
+            c,
+            self.cluster_id,
+            self.time,
+        )
         self.request_handler_pool = KafkaRequestHandlerPool(
             self.socket_server.request_channel, self.apis, c["num.io.threads"]
         )
@@ -208,27 +202,6 @@ class KafkaServer:
             else:
                 meta.write_text(f"#{self.time.milliseconds()}\nversion=0\nbroker.id={self.broker_id}\n")
 
-    def create_topic(
-        self,
-        topic: str,
-        num_partitions: int,
-        replication_factor: int,
-        configs: dict,
-        assignment: dict[int, list[int]] | None = None,
-        validate_only: bool = False,
-    ) -> int:
-        """Write a new topic's assignment to ZooKeeper (Kafka's ``AdminUtils.createTopic``); the
-        controller's topic watch does the rest. Returns the number of partitions."""
-        if assignment is None:
-            brokers = [b.id for b in self.metadata_cache.alive_brokers()] or self.zk.get_all_broker_ids()
-            assignment = assign_replicas_to_brokers(brokers, num_partitions, replication_factor)
-        if validate_only:
-            if topic in self.zk.get_all_topics():
-                raise Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic}' already exists.")
-            return len(assignment)
-        self.zk.create_topic(topic, assignment, {k: v for k, v in configs.items() if v is not None})
-        return len(assignment)
-
     # --8<-- [start:shutdown]
     def shutdown(self) -> None:
         with self._shutdown_lock:  # once, whoever calls it (a signal handler and a test may both)
@@ -246,6 +219,8 @@ class KafkaServer:
             self.apis.shutdown()
         if self.replica_manager is not None:
             self.replica_manager.shutdown()
+        if self.admin_manager is not None:
+            self.admin_manager.shutdown()
         if self.log_manager is not None:
             self.log_manager.shutdown()
         if self.controller is not None:

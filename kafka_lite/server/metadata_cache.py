@@ -5,7 +5,7 @@ Book:    chapter 7, 7.3.1 (the controller keeps each broker's metadata cache up 
 
 Only the controller writes it, through UpdateMetadata requests; Metadata requests from clients are
 answered from it, so any broker can answer for the whole cluster without asking ZooKeeper. A
-partition whose leader is ``LEADER_DURING_DELETE`` (-2) is being deleted and is dropped.
+partition whose leader is ``LeaderAndIsr.LEADER_DURING_DELETE`` (-2) is being deleted and is dropped.
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ import threading
 from dataclasses import dataclass
 
 from kafka_lite.common.errors import Errors
-from kafka_lite.zk.zk_utils import Broker
-
-NO_LEADER = -1
-LEADER_DURING_DELETE = -2
+from kafka_lite.common.topic import TopicPartition
+from kafka_lite.zk.zk_utils import Broker, LeaderAndIsr
 
 
 @dataclass(frozen=True)
@@ -38,11 +36,12 @@ class MetadataCache:
         self._partitions: dict[str, dict[int, PartitionState]] = {}
         self.controller_id = -1
         self.controller_epoch = -1
+        self._has_metadata = False  # set by the controller's first UpdateMetadata
 
     # --8<-- [start:update]
     def update_cache(
         self, controller_id: int, controller_epoch: int, body: dict, version: int
-    ) -> list[tuple[str, int]]:
+    ) -> list[TopicPartition]:
         """Apply an UpdateMetadata request; return the partitions it deleted."""
         deleted = []
         with self._lock:
@@ -57,9 +56,10 @@ class MetadataCache:
                     continue  # a broker with no end point cannot be reached: leave it out
                 brokers[b["id"]] = Broker(b["id"], host, port, b.get("rack"))
             self._brokers = brokers
+            self._has_metadata = True
             for s in body["partition_states"]:
                 topic, partition = s["topic"], s["partition"]
-                if s["leader"] == LEADER_DURING_DELETE:
+                if s["leader"] == LeaderAndIsr.LEADER_DURING_DELETE:
                     parts = self._partitions.get(topic, {})
                     parts.pop(partition, None)
                     if not parts:
@@ -73,6 +73,11 @@ class MetadataCache:
         return deleted
 
     # --8<-- [end:update]
+
+    def has_metadata(self) -> bool:
+        """Whether the controller has sent this broker an UpdateMetadata yet: until then the cache
+        knows no broker, no controller and no partition."""
+        return self._has_metadata
 
     def alive_brokers(self) -> list[Broker]:
         with self._lock:
@@ -111,7 +116,9 @@ class MetadataCache:
                             # REPLICA_NOT_AVAILABLE still names a usable leader: clients only log it.
                             "partition_error_code": error.code,
                             "partition_id": pid,
-                            "leader": state.leader if error is not Errors.LEADER_NOT_AVAILABLE else NO_LEADER,
+                            "leader": state.leader
+                            if error is not Errors.LEADER_NOT_AVAILABLE
+                            else LeaderAndIsr.NO_LEADER,
                             "replicas": list(state.replicas),
                             "isr": [r for r in state.isr if r in self._brokers],
                         }

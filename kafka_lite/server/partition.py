@@ -2,7 +2,7 @@
 
 Mirrors: kafka.cluster.Partition (core/src/main/scala/kafka/cluster/Partition.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.2 (partitions and replicas), 7.2.2 (LeaderAndIsr makes a broker leader or follower)
-Differs: no replica fetchers yet (chapter 6.2's issue): a follower keeps an empty log, and the leader's
+Differs: no replica fetchers: a follower keeps an empty log, and the leader's
          high watermark is its log end offset, as it is in Kafka when the ISR is the leader alone.
          So acks=-1 waits for the leader only, which is exact for replication factor 1.
 
@@ -18,9 +18,10 @@ from dataclasses import replace
 
 from kafka_lite.common.errors import NotLeaderForPartitionException
 from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.topic import TopicPartition
 from kafka_lite.log.log import Log, LogAppendInfo
 from kafka_lite.log.producer_state_manager import ProducerStateManager, scan_producer_batches
-from kafka_lite.server.metadata_cache import NO_LEADER
+from kafka_lite.zk.zk_utils import LeaderAndIsr
 
 
 class Partition:
@@ -28,7 +29,7 @@ class Partition:
         self.topic = topic
         self.partition_id = partition_id
         self.local_broker_id = local_broker_id
-        self.leader_replica_id = NO_LEADER
+        self.leader_replica_id = LeaderAndIsr.NO_LEADER
         self.leader_epoch = -1
         self.controller_epoch = -1
         self.zk_version = -1
@@ -40,7 +41,7 @@ class Partition:
         self._lock = threading.RLock()
 
     @property
-    def tp(self) -> tuple[str, int]:
+    def tp(self) -> TopicPartition:
         return (self.topic, self.partition_id)
 
     def is_leader(self) -> bool:

@@ -3,7 +3,7 @@
 Mirrors: kafka.server.ReplicaManager (core/src/main/scala/kafka/server/ReplicaManager.scala, Kafka 0.10.1):
          appendMessages, fetchMessages/readFromLocalLog, becomeLeaderOrFollower, stopReplicas
 Book:    chapter 6, 6.2 (the replica manager), 6.3 (DelayedFetch), 7.2 (LeaderAndIsr, StopReplica)
-Differs: no replica fetcher threads and no ISR changes yet (the replication issue); acks=-1 is
+Differs: no replica fetcher threads and no ISR changes; acks=-1 is
          answered when the leader has appended, which is exact while the ISR is the leader alone.
 
 Errors are per partition, as Kafka returns them: a produce to a partition this broker does not lead
@@ -36,6 +36,7 @@ from kafka_lite.log.log_manager import LogManager
 from kafka_lite.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
+from kafka_lite.zk.zk_utils import LeaderAndIsr
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +212,7 @@ class ReplicaManager:
                     self._partitions.pop(tp, None) if body["delete_partitions"] else self._partitions.get(tp)
                 )
                 if partition is not None and not body["delete_partitions"]:
-                    partition.leader_replica_id = -1
+                    partition.leader_replica_id = LeaderAndIsr.NO_LEADER
                 if body["delete_partitions"]:
                     self.log_manager.delete_log(tp)
                 self.fetch_purgatory.check_and_complete(tp)

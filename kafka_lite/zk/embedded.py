@@ -103,7 +103,7 @@ class EmbeddedZooKeeper:
     """One ZooKeeper server: ``start()``, ``connect_string``, ``stop()``; also a context manager.
 
     ``port=0`` picks a free loopback port at ``start()``; a given port that is taken is an error, not
-    silently changed (DESIGN §5). ``tick_time`` is ZooKeeper's tickTime in ms; sessions may last from
+    silently changed. ``tick_time`` is ZooKeeper's tickTime in ms; sessions may last from
     2 to 20 ticks unless ``maxSessionTimeout`` (60 s here) allows more, so 500 ms lets tests ask for
     sessions as short as 1 s.
     """

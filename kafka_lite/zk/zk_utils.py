@@ -3,7 +3,6 @@
 Mirrors: kafka.utils.ZkUtils (core/src/main/scala/kafka/utils/ZkUtils.scala, Kafka 0.10.1)
 Mirrors: kafka.utils.ReplicationUtils (core/src/main/scala/kafka/utils/ReplicationUtils.scala, Kafka 0.10.1)
 Mirrors: kafka.server.ZookeeperLeaderElector (core/src/main/scala/kafka/server/ZookeeperLeaderElector.scala, Kafka 0.10.1)
-Mirrors: kafka.coordinator.ProducerIdManager (core/src/main/scala/kafka/coordinator/transaction/ProducerIdManager.scala, Kafka 0.11.0)
 Book:    chapter 7, 7.1 (what the controller keeps in ZooKeeper)
 Differs: over kazoo (Python's ZooKeeper client) instead of ZkClient; watches are kazoo's
          ``ChildrenWatch``/``DataWatch``, which re-register themselves as ZkClient's listeners do.
@@ -18,6 +17,7 @@ The layout (a learner can browse it with ``zkCli``)::
     /config/topics/<topic>                  a topic's setting overrides
     /cluster/id                             the cluster id (Metadata v2+ reports it)
     /latest_producer_id_block               Kafka 0.11: the last block of producer ids handed out
+                                            (``get_new_producer_id_block``; ``server/producer_id_manager.py`` hands them out)
 
 Every write is Kafka's JSON byte for byte, keys in Kafka's order included, so a real Kafka tool
 pointed at this ZooKeeper sees a Kafka cluster. Kafka builds each object as a Scala ``Map``, whose
@@ -36,6 +36,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
@@ -96,7 +97,11 @@ class Broker:
 @dataclass(frozen=True)
 class LeaderAndIsr:
     """Kafka's ``kafka.api.LeaderAndIsr``: a partition's leader, its epoch, the ISR, and the version of
-    the state znode it was read from (conditional writes compare against it)."""
+    the state znode it was read from (conditional writes compare against it). ``NO_LEADER`` and
+    ``LEADER_DURING_DELETE`` are its companion object's ``NoLeader`` and ``LeaderDuringDelete``."""
+
+    NO_LEADER: ClassVar[int] = -1
+    LEADER_DURING_DELETE: ClassVar[int] = -2  # UpdateMetadata's mark of a partition being deleted
 
     leader: int
     leader_epoch: int

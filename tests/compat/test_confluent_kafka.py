@@ -101,7 +101,9 @@ def test_idempotent_producer_and_consume_from_an_offset(cluster):
 
 def test_offsets_for_times(cluster):
     name = topic_name("ck-times")
-    cluster.create_topic(name, partitions=1)
+    # Records stamped in 2023 are past the default 7-day retention: keep them, or the retention check
+    # (30 s after a broker starts) may delete them under the test.
+    cluster.create_topic(name, partitions=1, retention_ms=-1)
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
     base = 1_700_000_000_000
     for i in range(30):

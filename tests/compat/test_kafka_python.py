@@ -77,7 +77,9 @@ def test_produce_and_consume_every_codec_and_acks(cluster, acks, codec):
 
 def test_consume_from_an_offset_and_offsets_for_times(cluster):
     name = topic_name("kp-offsets")
-    cluster.create_topic(name, partitions=1)
+    # Records stamped in 2023 are past the default 7-day retention: keep them, or the retention check
+    # (30 s after a broker starts) may delete them under the test.
+    cluster.create_topic(name, partitions=1, retention_ms=-1)
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
     base_ts = 1_700_000_000_000
     for i in range(50):
@@ -102,8 +104,8 @@ def test_producer_recovers_from_not_leader_for_partition(cluster):
     refreshes its metadata and the send succeeds at the new leader."""
     name = topic_name("kp-move")
     cluster.create_topic(name, partitions=1, replication_factor=2)
-    # Not idempotent here: the new leader has no copy of the old leader's log nor of the producer's
-    # sequence state until replica fetchers land (the replication issue), so an idempotent producer's
+    # Not idempotent here: kafka_lite's followers do not fetch, so the new leader has no copy of the
+    # old leader's log nor of the producer's sequence state, and an idempotent producer's
     # next sequence would rightly be refused there with OUT_OF_ORDER_SEQUENCE_NUMBER, as Kafka 0.11
     # refuses a sequence it has no history for.
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, retries=5, enable_idempotence=False)

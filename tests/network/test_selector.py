@@ -159,6 +159,31 @@ def test_wakeup_returns_a_blocked_poll(selector):
     assert time.monotonic() - start < DEADLINE_S
 
 
+def test_many_wakeups_without_a_poll_never_block(selector):
+    """Wakeups from producer threads while no poll drains them fill the wake-up socket's buffer;
+    then a wakeup must return at once (one byte pending is enough to wake the next poll)."""
+    wakeups = 200_000  # far more one-byte sends than a socket buffer holds
+    done = threading.Event()
+
+    def wake_many() -> None:
+        for _ in range(wakeups):
+            selector.wakeup()
+        done.set()
+
+    threading.Thread(target=wake_many, daemon=True).start()
+    assert done.wait(DEADLINE_S), f"{wakeups} wakeups without a poll blocked the waking thread"
+    with pytest.raises(BlockingIOError):  # the buffer really was full: the refusal path ran
+        selector._wake_w.send(b"\x00")
+    start = time.monotonic()
+    selector.poll(30_000)  # returns at once, and drains every pending byte
+    selector.poll(0)
+    assert time.monotonic() - start < DEADLINE_S
+    threading.Timer(0.05, selector.wakeup).start()  # and a later wakeup still wakes a blocked poll
+    start = time.monotonic()
+    selector.poll(30_000)
+    assert time.monotonic() - start < DEADLINE_S
+
+
 def test_network_send_tracks_partial_writes_on_a_small_socket_buffer():
     sender, receiver = socket.socketpair()
     sender.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)

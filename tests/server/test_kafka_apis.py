@@ -35,7 +35,9 @@ def batch(values: list[bytes], **kwargs) -> bytes:
 @pytest.fixture
 def topic(cluster):
     t = name("apis")
-    cluster.create_topic(t, partitions=1)
+    # The tests' records are stamped in 2023, past the default 7-day retention: keep them, or the
+    # retention check (30 s after a broker starts) may delete them under a test.
+    cluster.create_topic(t, partitions=1, retention_ms=-1)
     return t
 
 
@@ -178,6 +180,29 @@ def test_fetch_waits_in_purgatory_until_data_arrives(cluster, topic):
     header, records = fetched(parse_response(ApiKeys.FETCH, 5, waiting.read_frame())[1])
     assert header["error_code"] == 0 and header["high_watermark"] == 1
     assert [r.value for b in iter_batches(records) for r in b] == [b"wake up"]
+
+
+def test_time_in_the_fetch_purgatory_is_the_requests_remote_time(cluster, topic):
+    """Kafka's request metrics: a fetch that waits out its ``max_wait`` spends it in the "remote"
+    phase (handler done -> response ready), not in the handler's local time."""
+    leader = cluster.server(cluster.leader_of(topic, 0))
+    header, _ = fetched(
+        WireClient(leader.port).call(ApiKeys.FETCH, 5, fetch_body(topic, max_wait=300, min_bytes=1))
+    )
+    assert header["error_code"] == 0
+
+    def fetch_v5_row():
+        return next(
+            (
+                row
+                for row in leader.socket_server.metrics.snapshot()
+                if (row["api"], row["version"]) == (ApiKeys.FETCH.api_name, 5)
+            ),
+            None,
+        )
+
+    row = wait_until(fetch_v5_row, what="the fetch's metrics to be recorded")
+    assert row["remote_time_ms_max"] >= 250, row  # the 300 ms wait, measured from the handler's return
 
 
 def test_fetch_out_of_range(cluster, topic):

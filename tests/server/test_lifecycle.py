@@ -84,7 +84,9 @@ def test_controller_failover_moves_leadership_of_replicated_partitions(zookeeper
             what="another broker to become controller",
         )
         assert new != old_controller
-        assert survivors[0].zk.get_controller_epoch() >= 2
+        # The new controller is active as soon as it wins /controller (Kafka's isActive), and bumps
+        # /controller_epoch right after, in its failover.
+        wait_until(lambda: survivors[0].zk.get_controller_epoch() >= 2, what="the new controller's epoch 2")
         for p in led_before:
             wait_until(
                 lambda p=p: all(

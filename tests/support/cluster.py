@@ -1,5 +1,5 @@
 """An in-process kafka_lite cluster for tests: N ``KafkaServer``s on free loopback ports, sharing the
-session's ZooKeeper under a chroot of their own (DESIGN §5: one ZooKeeper per test session)."""
+session's ZooKeeper under a chroot of their own (one ZooKeeper per test session)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_server import KafkaServer
 from tests.support.waiting import wait_until
 
-# The fast profile of DESIGN §9: short timeouts so failures show quickly; nothing waits on them.
+# The tests' fast profile: short timeouts so failures show quickly; nothing waits on them.
 FAST = {
     "num.network.threads": 2,
     "num.io.threads": 4,

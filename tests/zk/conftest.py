@@ -2,8 +2,8 @@
 
 The server itself is ``tests/conftest.py``'s session-scoped ``zookeeper`` fixture (one
 ``EmbeddedZooKeeper`` per test session, per xdist worker), shared with the broker tests, so running
-the whole suite never starts a second JVM for these tests (DESIGN §5: one ZooKeeper per session,
-a chroot per cluster).
+the whole suite never starts a second JVM for these tests (one ZooKeeper per session, a chroot
+per cluster).
 """
 
 from __future__ import annotations

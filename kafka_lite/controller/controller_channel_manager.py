@@ -27,6 +27,7 @@ from typing import Any
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.topic import TopicPartition
 from kafka_lite.network.selector import Selector
 
 log = logging.getLogger(__name__)
@@ -162,9 +163,9 @@ class ControllerBrokerRequestBatch:
 
     def __init__(self, controller) -> None:
         self.controller = controller
-        self.leader_and_isr: dict[int, dict[tuple[str, int], dict]] = {}
+        self.leader_and_isr: dict[int, dict[TopicPartition, dict]] = {}
         self.update_metadata_brokers: set[int] = set()
-        self.update_metadata_partitions: dict[tuple[str, int], dict | None] = {}
+        self.update_metadata_partitions: dict[TopicPartition, dict | None] = {}
         self.stop_replica: dict[int, list[tuple[str, int, bool]]] = {}
 
     def new_batch(self) -> None:
@@ -173,7 +174,7 @@ class ControllerBrokerRequestBatch:
                 "Controller to broker state change requests batch is not empty while creating a new one"
             )
 
-    def _partition_state(self, tp: tuple[str, int]) -> dict | None:
+    def _partition_state(self, tp: TopicPartition) -> dict | None:
         ctx = self.controller.context
         leadership = ctx.partition_leadership.get(tp)
         if leadership is None:
@@ -190,7 +191,7 @@ class ControllerBrokerRequestBatch:
             "replicas": list(ctx.partition_replica_assignment.get(tp, [])),
         }
 
-    def add_leader_and_isr_request_for_brokers(self, broker_ids: list[int], tp: tuple[str, int]) -> None:
+    def add_leader_and_isr_request_for_brokers(self, broker_ids: list[int], tp: TopicPartition) -> None:
         state = self._partition_state(tp)
         if state is None:
             return
@@ -200,7 +201,7 @@ class ControllerBrokerRequestBatch:
         self.add_update_metadata_request_for_brokers(self.controller.context.live_broker_ids(), [tp])
 
     def add_stop_replica_request_for_brokers(
-        self, broker_ids: list[int], tp: tuple[str, int], delete: bool
+        self, broker_ids: list[int], tp: TopicPartition, delete: bool
     ) -> None:
         for b in broker_ids:
             self.stop_replica.setdefault(b, []).append((tp[0], tp[1], delete))
