@@ -15,7 +15,7 @@ import re
 
 log = logging.getLogger("mkdocs.hooks.diagram_sizes")
 
-MIN_SCALE = 0.75  # graphviz's 10-11 pt labels stay at 10 CSS px or more
+MIN_SCALE = 0.8  # the diagrams' smallest labels (9 pt edge labels, 12 px) stay at 9.6 CSS px or more
 PX_PER_PT = 4 / 3
 
 _IMG = re.compile(r'<img\s[^>]*?src="(?:[^"]*/)?diagrams/([\w-]+)\.svg"[^>]*>')

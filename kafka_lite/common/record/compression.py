@@ -52,6 +52,15 @@ class CompressionType(enum.IntEnum):
         return self.name.lower()
 
     @classmethod
+    def for_name(cls, name: str) -> CompressionType:
+        """Parse a ``compression.type`` value; a bad name says which are allowed."""
+        try:
+            return cls[name.upper()]
+        except KeyError:
+            allowed = ", ".join(c.config_name for c in cls)
+            raise ValueError(f"unknown compression type {name!r}; expected one of {allowed}") from None
+
+    @classmethod
     def for_id(cls, codec_id: int, position: int | None = None) -> CompressionType:
         """The codec for an attributes value; an unknown id is corruption at ``position``."""
         try:
