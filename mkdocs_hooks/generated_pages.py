@@ -1,7 +1,7 @@
-"""MkDocs hook: fill the reference pages' ``<!-- generated: NAME -->`` markers from the project's own data.
+"""The reference pages' tables, built from the project's own data (``generated_tables.py`` fills them in).
 
-No Kafka twin: docs tooling, in the style of ``generated_tables.py``. Two tables are generated at
-build time, so neither can drift from the code:
+No Kafka twin: docs tooling. Two tables are generated at build time, so neither can drift from the
+code:
 
 - ``layer-table``: the layers of ``kafka_lite/layers.toml`` (the file the layer test reads), with
   its stated exceptions and their reasons;
@@ -321,14 +321,3 @@ def kafka_classes(
             package_rows.append(f"| {kafka} | {_module_cell(module, pages, page_dir)} | {module.mirrors} |")
     out.append("### Whole packages\n\n" + "\n".join(package_rows))
     return "\n\n".join(out)
-
-
-TABLES = {"layer-table": layer_table, "kafka-classes": kafka_classes}
-
-
-def on_page_markdown(markdown: str, page, config, files) -> str:
-    for name, make in TABLES.items():
-        marker = f"<!-- generated: {name} -->"
-        if marker in markdown:
-            markdown = markdown.replace(marker, make())
-    return markdown

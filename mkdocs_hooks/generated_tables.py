@@ -9,6 +9,7 @@ from __future__ import annotations
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.types import walk
 from kafka_lite.log.log_config import CONFIG_DEF
+from mkdocs_hooks.generated_pages import kafka_classes, layer_table
 
 
 def api_versions() -> str:
@@ -30,7 +31,13 @@ def log_configs() -> str:
     return CONFIG_DEF.to_markdown()
 
 
-TABLES = {"api-versions": api_versions, "log-configs": log_configs}
+# The reference pages' tables (the layers, Kafka class -> file) are built in generated_pages.py.
+TABLES = {
+    "api-versions": api_versions,
+    "log-configs": log_configs,
+    "layer-table": layer_table,
+    "kafka-classes": kafka_classes,
+}
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

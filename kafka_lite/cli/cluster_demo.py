@@ -111,4 +111,8 @@ def cluster_demo(directory: Path, console: Console) -> int:
         console.rule("[bold]6. kafka-lite cluster down")
         stop_cluster(state)
     console.print("[bold green]cluster OK[/]: brokers stopped cleanly, then ZooKeeper; no process left.")
+    console.print(
+        "Next: [bold]source .venv/bin/activate[/] puts [bold]kafka-lite[/] on your PATH "
+        "(it is .venv/bin/kafka-lite); then [bold]kafka-lite cluster up[/], [bold]kafka-lite lab list[/]."
+    )
     return 0

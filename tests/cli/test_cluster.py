@@ -153,6 +153,7 @@ def test_demo_brings_up_a_cluster_and_round_trips_records_through_kcat(tmp_path,
     assert main(["demo", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "cluster OK" in out and out.count("user-") >= 12
+    assert "source .venv/bin/activate" in out  # how to put kafka-lite on PATH after make run
 
 
 def _lab_cluster_serves(tmp_path, name: str, solved: frozenset[str]) -> bool:

@@ -10,11 +10,9 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from tests.support.topics import topic_name
+
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
-
-
-def topic_name(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 async def consume(

@@ -9,11 +9,9 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.support.topics import topic_name
+
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
-
-
-def topic_name(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 def consume(

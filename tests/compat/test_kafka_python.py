@@ -9,28 +9,11 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
+from tests.support.topics import consume_all, topic_name
+
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
 
 CODECS = [None, "gzip", "snappy", "lz4"]
-
-
-def topic_name(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def consume_all(bootstrap: str, topic: str, partitions: int, expected: int, **kwargs) -> list:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=10_000, **kwargs)
-    try:
-        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
-        consumer.seek_to_beginning()
-        records = []
-        for record in consumer:
-            records.append(record)
-            if len(records) >= expected:
-                break
-        return records
-    finally:
-        consumer.close()
 
 
 def test_admin_create_list_describe(cluster):

@@ -9,6 +9,8 @@ import uuid
 
 import pytest
 
+from tests.support.topics import topic_name
+
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
 
 KCAT = shutil.which("kcat") or shutil.which("kafkacat")
@@ -25,10 +27,6 @@ def run(kcat: str, *args: str, input: bytes | None = None) -> bytes:
     result = subprocess.run([kcat, *args], input=input, capture_output=True, timeout=60)
     assert result.returncode == 0, result.stderr.decode(errors="replace")
     return result.stdout
-
-
-def topic_name(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 def test_metadata_lists_brokers_and_topics(cluster, kcat):

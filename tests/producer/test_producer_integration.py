@@ -4,7 +4,6 @@ exactly; every acks setting; and a broker that stops makes sends fail after requ
 from __future__ import annotations
 
 import time
-import uuid
 
 import pytest
 from kafka import KafkaConsumer, TopicPartition
@@ -15,30 +14,10 @@ from kafka_lite.producer.default_partitioner import murmur2, to_positive
 from kafka_lite.server.kafka_server import KafkaServer
 from tests.producer.support import ResponseDroppingProxy
 from tests.support.cluster import LiteCluster
+from tests.support.topics import consume_all, topic_name
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("cluster")]
 GET_TIMEOUT_S = 15
-
-
-def topic_name(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def consume_all(bootstrap: str, topic: str, partitions: int, expected: int) -> list:
-    consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap, consumer_timeout_ms=10_000, enable_auto_commit=False
-    )
-    try:
-        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
-        consumer.seek_to_beginning()
-        records = []
-        for record in consumer:
-            records.append(record)
-            if len(records) >= expected:
-                break
-        return records
-    finally:
-        consumer.close()
 
 
 def test_keyed_records_with_headers_and_timestamps_read_back_exactly_by_kafka_python(cluster):
