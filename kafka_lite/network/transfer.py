@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.common.network.NetworkReceive and NetworkSend / ByteBufferSend
          (clients/src/main/java/org/apache/kafka/common/network/, Kafka 0.10.1)
 Book:    chapter 2, 2.1.3 (the client's network connection objects)
-Labs:    lab 3 (NetworkReceive.read_from)
+Labs:    lab 3 (NetworkReceive._read_size, then NetworkReceive._read_payload)
 
 Kafka frames every request and response as ``int32 size`` + payload. A non-blocking socket hands
 over whatever bytes have arrived, so a receive is a small state machine: fill the 4-byte size
@@ -50,25 +50,56 @@ class NetworkReceive:
     def read_from(self, sock: socket.socket) -> int:
         """Read what the socket has for this frame; return the bytes read (0 if none were ready).
 
-        Raises ``EOFError`` when the peer has closed the connection, and
-        ``InvalidReceiveException`` for a negative size or one above ``max_size``, checked before
-        the payload is allocated: a hostile 4-byte prefix must not make us allocate 2 GiB.
+        Kafka's two steps, in order: the size prefix until it is whole (``_read_size``, which checks
+        it and allocates the payload), then the payload until it is complete (``_read_payload``).
+        One call may do both, or part of either. Raises ``EOFError`` when the peer has closed the
+        connection, and ``InvalidReceiveException`` for a size that is negative or above ``max_size``.
+        """
+        read = 0
+        if self._payload is None:  # the size prefix is still arriving
+            read += self._read_size(sock)
+        if self._payload is not None and self._filled < self._expected:
+            read += self._read_payload(sock)
+        return read
+
+    def _read_size(self, sock: socket.socket) -> int:
+        """Read at most the missing bytes of the 4-byte size prefix into ``self._size``; return how
+        many were read.
+
+        Once all four are there, decode the size (big-endian int32) and check it **before**
+        allocating anything, as a hostile 4-byte prefix must not make us allocate 2 GiB: a negative
+        size raises ``InvalidReceiveException("Invalid receive (size = N)")``, one above
+        ``self.max_size`` (unless that is ``UNLIMITED``) raises
+        ``InvalidReceiveException("Invalid receive (size = N larger than MAX)")``. Then remember the
+        size in ``self._expected`` and allocate ``self._payload`` as
+        ``bytearray(min(size, _FIRST_ALLOCATION))``.
+        """
+        # BEGIN SOLUTION
+        chunk = _recv(sock, 4 - len(self._size))
+        self._size += chunk
+        if len(self._size) < 4:
+            return len(chunk)
+        (size,) = _SIZE.unpack(self._size)
+        if size < 0:
+            raise InvalidReceiveException(f"Invalid receive (size = {size})")
+        if self.max_size != UNLIMITED and size > self.max_size:
+            raise InvalidReceiveException(f"Invalid receive (size = {size} larger than {self.max_size})")
+        self._expected = size
+        self._payload = bytearray(min(size, _FIRST_ALLOCATION))
+        return len(chunk)
+        # END SOLUTION
+
+    def _read_payload(self, sock: socket.socket) -> int:
+        """Read into ``self._payload`` until ``self._expected`` bytes are there or nothing more is
+        ready; return how many were read, and count them in ``self._filled``.
+
+        Read in place, through a ``memoryview`` of the part still to fill (no copies), and never
+        past this frame's end: the next frame's bytes belong to the next receive. When the buffer is
+        full but the frame is not, grow it by doubling, never past ``self._expected``, before
+        reading on (release every view of the buffer first: a viewed ``bytearray`` cannot resize).
         """
         # BEGIN SOLUTION
         read = 0
-        if len(self._size) < 4:
-            chunk = _recv(sock, 4 - len(self._size))
-            read += len(chunk)
-            self._size += chunk
-            if len(self._size) < 4:
-                return read
-            (size,) = _SIZE.unpack(self._size)
-            if size < 0:
-                raise InvalidReceiveException(f"Invalid receive (size = {size})")
-            if self.max_size != UNLIMITED and size > self.max_size:
-                raise InvalidReceiveException(f"Invalid receive (size = {size} larger than {self.max_size})")
-            self._expected = size
-            self._payload = bytearray(min(size, _FIRST_ALLOCATION))
         while self._filled < self._expected:
             if self._filled == len(self._payload):  # grow by doubling, never past the claimed size
                 self._payload.extend(bytes(min(len(self._payload), self._expected - self._filled)))

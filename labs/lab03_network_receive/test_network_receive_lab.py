@@ -1,7 +1,9 @@
 """Lab 3 graded tests: NetworkReceive.read_from on real, non-blocking socket pairs.
 
 Every test reads through ``NetworkReceive.read_from`` (directly, or through KafkaChannel and the
-Selector), so on the untouched starter each fails with the lab's NotImplementedError.
+Selector), so on the untouched starter each fails with the lab's NotImplementedError. Stage 1's
+tests need only ``_read_size`` (frames that end with their size prefix: nothing ready, an empty
+payload, bad sizes, a close before any byte); stage 2's read a payload, so they need both methods.
 """
 
 from __future__ import annotations
@@ -39,40 +41,6 @@ def _feed(
 
 @pytest.mark.stage(1)
 @pytest.mark.points(2)
-def test_a_whole_frame_in_one_read(pair):
-    writer, reader = pair
-    receive = NetworkReceive("n")
-    writer.sendall(struct.pack(">i", 5) + b"hello")
-    assert receive.read_from(reader) == 9, "read_from returns how many bytes it read (size prefix included)"
-    assert receive.complete() and bytes(receive.payload()) == b"hello"
-
-
-@pytest.mark.stage(1)
-@pytest.mark.points(3)
-def test_the_size_prefix_arriving_a_byte_at_a_time(pair):
-    writer, reader = pair
-    receive = NetworkReceive("n")
-    frame = struct.pack(">i", 3) + b"abc"
-    reported = _feed(receive, reader, [bytes([b]) for b in frame], writer)
-    assert reported == [1] * 7, f"each call reads just what arrived: {reported}"
-    assert receive.complete() and bytes(receive.payload()) == b"abc"
-
-
-@pytest.mark.stage(1)
-@pytest.mark.points(3)
-def test_the_payload_arriving_in_pieces(pair):
-    writer, reader = pair
-    receive = NetworkReceive("n")
-    payload = bytes(range(200))
-    reported = _feed(
-        receive, reader, [struct.pack(">i", 200) + payload[:50], payload[50:120], payload[120:]], writer
-    )
-    assert reported == [54, 70, 80]
-    assert receive.complete() and bytes(receive.payload()) == payload
-
-
-@pytest.mark.stage(1)
-@pytest.mark.points(2)
 def test_nothing_ready_reads_nothing(pair):
     _, reader = pair
     receive = NetworkReceive("n")
@@ -103,6 +71,64 @@ def test_bad_sizes_are_rejected_before_allocating(pair, size):
 
 
 @pytest.mark.stage(1)
+@pytest.mark.points(3)
+def test_a_size_arriving_a_byte_at_a_time_is_checked_once_whole(pair):
+    writer, reader = pair
+    receive = NetworkReceive("n", max_size=1_000_000)
+    prefix = struct.pack(">i", 1_000_001)
+    reported = _feed(receive, reader, [bytes([b]) for b in prefix[:3]], writer)
+    assert reported == [1, 1, 1], f"each call reads just the size bytes that arrived: {reported}"
+    writer.sendall(prefix[3:])
+    with pytest.raises(InvalidReceiveException, match="size = 1000001"):
+        receive.read_from(reader)
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_a_closed_peer_before_any_byte_is_end_of_file(pair):
+    writer, reader = pair
+    receive = NetworkReceive("n")
+    writer.close()
+    with pytest.raises(EOFError):
+        receive.read_from(reader)
+    assert not receive.started(), "a close between frames leaves the receive unstarted (a clean close)"
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_a_whole_frame_in_one_read(pair):
+    writer, reader = pair
+    receive = NetworkReceive("n")
+    writer.sendall(struct.pack(">i", 5) + b"hello")
+    assert receive.read_from(reader) == 9, "read_from returns how many bytes it read (size prefix included)"
+    assert receive.complete() and bytes(receive.payload()) == b"hello"
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(3)
+def test_the_size_prefix_arriving_a_byte_at_a_time(pair):
+    writer, reader = pair
+    receive = NetworkReceive("n")
+    frame = struct.pack(">i", 3) + b"abc"
+    reported = _feed(receive, reader, [bytes([b]) for b in frame], writer)
+    assert reported == [1] * 7, f"each call reads just what arrived: {reported}"
+    assert receive.complete() and bytes(receive.payload()) == b"abc"
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(3)
+def test_the_payload_arriving_in_pieces(pair):
+    writer, reader = pair
+    receive = NetworkReceive("n")
+    payload = bytes(range(200))
+    reported = _feed(
+        receive, reader, [struct.pack(">i", 200) + payload[:50], payload[50:120], payload[120:]], writer
+    )
+    assert reported == [54, 70, 80]
+    assert receive.complete() and bytes(receive.payload()) == payload
+
+
+@pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_a_closed_peer_is_end_of_file(pair):
     writer, reader = pair
@@ -114,7 +140,7 @@ def test_a_closed_peer_is_end_of_file(pair):
         receive.read_from(reader)
 
 
-@pytest.mark.stage(1)
+@pytest.mark.stage(2)
 @pytest.mark.points(3)
 def test_a_channel_delivers_back_to_back_frames_one_at_a_time(pair):
     writer, reader = pair
