@@ -15,7 +15,7 @@ this 2-core machine.
 ``--compare`` measures two versions of the broker instead: this checkout's and another checkout's
 (for example an older commit, made with ``git worktree add``), in alternating rounds on the same
 machine, each run on a fresh broker and ZooKeeper chroot, and prints each one's median produce and
-consume rates and their ratio. ``--batch-size`` sets the producer's ``batch.size``: librdkafka's
+consume rates, the broker process's CPU seconds in each phase, and their ratios. ``--batch-size`` sets the producer's ``batch.size``: librdkafka's
 default (1,000,000 bytes) packs a whole linger into one batch; Kafka's Java default, 16384, makes
 the broker handle many more, smaller batches, which shows per-batch costs.
 """
@@ -186,11 +186,21 @@ def stop(proc: subprocess.Popen) -> None:
     proc.wait(60)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far (Linux's /proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def compare(other: Path, records: int, value: bytes, rounds: int) -> None:
     """This checkout's broker against ``other``'s, alternating which goes first in each round."""
     this = Path(__file__).resolve().parents[1]
     trees = {"this": this, "other": other.resolve()}
-    rates: dict[str, dict[str, list[float]]] = {name: {"in": [], "out": []} for name in trees}
+    # Rates, and the broker's own CPU seconds per phase: a client-bound phase (consuming, here) shows
+    # the broker's cost better in its CPU time than in a rate the client sets.
+    rates: dict[str, dict[str, list[float]]] = {
+        name: {"in": [], "out": [], "cpu in": [], "cpu out": []} for name in trees
+    }
     with tempfile.TemporaryDirectory(prefix="kafka-lite-bench-") as d:
         zk = EmbeddedZooKeeper(Path(d) / "zookeeper")
         zk.start()
@@ -204,21 +214,38 @@ def compare(other: Path, records: int, value: bytes, rounds: int) -> None:
                     directory.mkdir()
                     proc = start_broker(directory, zk, False, trees[name], f"/bench-{run}")
                     try:
+                        cpu_start = cpu_seconds(proc.pid)
                         rate_in, _ = produce("127.0.0.1:19092", records, value)
+                        cpu_produced = cpu_seconds(proc.pid)
                         rate_out = consume("127.0.0.1:19092", records, PARTITIONS)
+                        cpu_consumed = cpu_seconds(proc.pid)
                     finally:
                         stop(proc)
-                    rates[name]["in"].append(rate_in)
-                    rates[name]["out"].append(rate_out)
-                    print(f"round {r + 1} {name:5} in {rate_in:12,.0f}  out {rate_out:12,.0f} records/s")
+                    run_rates = {
+                        "in": rate_in,
+                        "out": rate_out,
+                        "cpu in": cpu_produced - cpu_start,
+                        "cpu out": cpu_consumed - cpu_produced,
+                    }
+                    for what, figure in run_rates.items():
+                        rates[name][what].append(figure)
+                    print(
+                        f"round {r + 1} {name:5} in {rate_in:12,.0f}  out {rate_out:12,.0f} records/s; broker CPU "
+                        f"{run_rates['cpu in']:.2f} s producing, {run_rates['cpu out']:.2f} s consuming"
+                    )
         finally:
             zk.stop()
     print(f"{records} records of {len(value)} bytes, acks=1, confluent-kafka, one broker, {rounds} rounds")
     print(f"this:  {this}\nother: {trees['other']}")
-    print(f"{'median records/s':18}{'this':>14}{'other':>14}{'this/other':>12}")
-    for what in ("in", "out"):
+    print(f"{'median':24}{'this':>14}{'other':>14}{'this/other':>12}")
+    for what, label, fmt in (
+        ("in", "in, records/s", ",.0f"),
+        ("out", "out, records/s", ",.0f"),
+        ("cpu in", "broker CPU in, s", ".2f"),
+        ("cpu out", "broker CPU out, s", ".2f"),
+    ):
         a, b = statistics.median(rates["this"][what]), statistics.median(rates["other"][what])
-        print(f"{what:18}{a:14,.0f}{b:14,.0f}{a / b:12.2f}")
+        print(f"{label:24}{a:14{fmt}}{b:14{fmt}}{a / b:12.2f}")
 
 
 def main() -> None:
