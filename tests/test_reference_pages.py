@@ -16,10 +16,10 @@ from mkdocs_hooks.generated_pages import (
     layer_table,
     mirrored_modules,
     mirrors_text,
-    on_page_markdown,
     parse_mirrors,
     shown_path,
 )
+from mkdocs_hooks.generated_tables import on_page_markdown
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[1]
