@@ -112,7 +112,7 @@ class KafkaAdminClient:
                 )
 
     def close(self) -> None:
-        self.client.selector.close_all()
+        self.client.close_all()
 
     # -- plumbing --------------------------------------------------------------------------------------------
 

@@ -229,3 +229,18 @@ class NetworkClient:
         self.selector.close(node)
         self.in_flight.clear_all(node)
         self.connection_states.remove(node)
+
+    # Kafka's KafkaClient also offers these, so that a client thread (the producer's Sender, the
+    # consumer's ConsumerNetworkClient) never reaches through the NetworkClient to its selector.
+
+    def in_flight_request_count(self, node: str | None = None) -> int:
+        """Requests sent and not yet answered: to ``node``, or to every node."""
+        return self.in_flight.count(node)
+
+    def wakeup(self) -> None:
+        """Make a ``poll`` blocked in another thread return now."""
+        self.selector.wakeup()
+
+    def close_all(self) -> None:
+        """Close every connection and the selector itself (Kafka's ``NetworkClient.close()``)."""
+        self.selector.close_all()

@@ -70,7 +70,7 @@ class RequestSendThread(threading.Thread):
                     item.callback(response)
                 except Exception:
                     log.exception("Controller callback for %s failed", item.api.api_name)
-        self.client.selector.close_all()
+        self.client.close_all()
 
     # --8<-- [start:send]
     def _send_until_answered(self, item: _QueueItem) -> dict | None:

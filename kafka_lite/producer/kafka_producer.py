@@ -343,7 +343,7 @@ class KafkaProducer:
             "buffer-available-bytes": self.accumulator.free.available_memory(),
             "waiting-threads": self.accumulator.free.queued(),
             "bufferpool-wait-time-ns-total": self.accumulator.free.wait_time_ns,
-            "requests-in-flight": self.client.in_flight.count(),
+            "requests-in-flight": self.client.in_flight_request_count(),
             "request-total": m.requests_sent,
             "batch-total": m.batches_sent,
             "outgoing-byte-total": m.bytes_sent,

@@ -119,14 +119,14 @@ class Sender:
         # Appends have stopped (the accumulator is closed), but batches may still wait in the
         # accumulator or for a response: keep going until they are done.
         while not self.force_closed and (
-            self.accumulator.has_undrained() or self.client.in_flight.count() > 0
+            self.accumulator.has_undrained() or self.client.in_flight_request_count() > 0
         ):
             self._run_once_logging_errors()
         if self.force_closed:
             # Fail every incomplete batch, and wake the threads waiting on their futures.
             self.accumulator.abort_incomplete_batches()
         try:
-            self.client.selector.close_all()
+            self.client.close_all()
         except Exception:
             log.exception("Failed to close network client")
         log.debug("Shutdown of Kafka producer I/O thread has completed.")
@@ -458,4 +458,4 @@ class Sender:
 
     def wakeup(self) -> None:
         """Make the sender's ``poll`` return now (a batch filled up, or metadata is wanted)."""
-        self.client.selector.wakeup()
+        self.client.wakeup()

@@ -159,7 +159,7 @@ def test_requests_are_matched_to_responses_in_order():
         assert server.requests == [r.correlation_id for r in requests]
         assert client.in_flight.count() == 0
     finally:
-        client.selector.close_all()
+        client.close_all()
         server.close()
 
 
@@ -184,7 +184,7 @@ def test_a_dropped_connection_fails_in_flight_requests_and_reconnects_after_the_
             client.poll(20, clock.milliseconds())
         assert server.connections == 2
     finally:
-        client.selector.close_all()
+        client.close_all()
         server.close()
 
 
@@ -200,7 +200,7 @@ def test_a_request_with_no_response_completes_when_sent():
         with pytest.raises(RuntimeError, match="not ready"):
             client.send(ClientRequest("9", ApiKeys.API_VERSIONS, 0, {}), clock.milliseconds())
     finally:
-        client.selector.close_all()
+        client.close_all()
         server.close()
 
 
@@ -225,7 +225,7 @@ def test_metadata_is_fetched_from_the_bootstrap_server_and_refreshed_on_age():
             client.poll(20, clock.milliseconds())
         assert metadata.version == 2
     finally:
-        client.selector.close_all()
+        client.close_all()
         server.close()
 
 

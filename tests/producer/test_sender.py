@@ -108,7 +108,7 @@ class Setup:
             self.step()
 
     def close(self) -> None:
-        self.client.selector.close_all()
+        self.client.close_all()
 
 
 def test_records_are_sent_and_their_futures_get_the_offsets(broker):
@@ -156,7 +156,7 @@ def test_with_one_request_in_flight_the_partition_is_muted_until_its_response(br
     s.run_until(lambda: len(broker.produce_requests) == 1, "the first request")
     second = s.send(b"b")
     s.run_rounds(3)
-    assert s.client.in_flight.count("0") == 1, "t-0 is muted while its batch is in flight"
+    assert s.client.in_flight_request_count("0") == 1, "t-0 is muted while its batch is in flight"
     assert ("t", 0) in s.accumulator.muted
     broker.release.set()
     s.run_until(second.is_done, "the second response")
