@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 
 from kafka_lite.clients.metadata import Cluster, Node, PartitionInfo
+from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import encode_response, parse_request
 from kafka_lite.common.record.memory_records import MemoryRecords
@@ -118,11 +119,11 @@ def _close(*socks: socket.socket) -> None:
 # -- a scripted broker -------------------------------------------------------------------------------------
 
 DEADLINE_S = 10
-NOT_LEADER_FOR_PARTITION = 6
+NOT_LEADER_FOR_PARTITION = Errors.NOT_LEADER_FOR_PARTITION.code
 SILENT = "silent"  # never answer this request
 HOLD = "hold"  # answer 0 once the test releases it; (HOLD, code) answers code once released
-OUT_OF_ORDER_SEQUENCE_NUMBER = 45
-DUPLICATE_SEQUENCE_NUMBER = 46
+OUT_OF_ORDER_SEQUENCE_NUMBER = Errors.OUT_OF_ORDER_SEQUENCE_NUMBER.code
+DUPLICATE_SEQUENCE_NUMBER = Errors.DUPLICATE_SEQUENCE_NUMBER.code
 
 
 class ScriptedBroker:
