@@ -240,7 +240,9 @@ class ZkUtils:
         # A broker restarted right after a crash finds its own node, left by its old session, which
         # ZooKeeper removes only when that session times out. Like Kafka's ZKCheckedEphemeral, wait
         # for it when it names this broker's own address; another address means a real conflict.
-        deadline = time.monotonic() + self.session_timeout_ms / 1000 + 2
+        # ZooKeeper expires a session up to a tick after its timeout, and a busy server later still:
+        # twice the timeout bounds the wait without mistaking a slow expiry for a conflict.
+        deadline = time.monotonic() + 2 * self.session_timeout_ms / 1000 + 2
         while True:
             try:
                 self.client.create(path, _kafka_json(info), ephemeral=True, makepath=True)
