@@ -7,8 +7,8 @@ Book:    chapter 2, 2.1.1-2.1.2
 Differs: Kafka's ``MemoryRecordsBuilder.hasRoomFor`` sizes the next record exactly; kafka_lite's
          builder has no such call, so ``try_append`` checks the record's upper bound (its size with
          the widest offset and timestamp deltas, Kafka's ``DefaultRecord.recordSizeUpperBound``):
-         a batch may close a few bytes short of ``batch.size``. No ``split`` (Kafka 0.11 splits a
-         batch the broker rejects as MESSAGE_TOO_LARGE); such a batch fails. Appends are refused
+         a batch may close a few bytes short of ``batch.size``. ``split`` moves each record's own
+         future into its new batch, where Kafka chains the old future to a new one. Appends are refused
          after ``close`` by this class, because the builder has no "closed for appends" state.
 
 ``try_append`` writes the record straight into the batch's ``MemoryRecordsBuilder`` (encoded once,
@@ -23,7 +23,7 @@ from __future__ import annotations
 import enum
 import logging
 
-from kafka_lite.common.errors import KafkaException, TimeoutException
+from kafka_lite.common.errors import KafkaException, RecordBatchTooLargeException, TimeoutException
 from kafka_lite.common.record.constants import NO_SEQUENCE, NO_TIMESTAMP
 from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.record.default_record_batch import RECORD_BATCH_OVERHEAD
@@ -273,3 +273,67 @@ class ProducerBatch:
     def __repr__(self) -> str:
         topic, partition = self.topic_partition
         return f"ProducerBatch(topicPartition={topic}-{partition}, recordCount={self.record_count})"
+
+    # -- splitting a batch the broker refused as too large -----------------------------------------------
+
+    def split(self, split_batch_size: int) -> list[ProducerBatch]:
+        """This batch's records in new batches of about ``split_batch_size`` bytes, in the same order,
+        each record keeping its future and callbacks (Kafka's ``split``, after MESSAGE_TOO_LARGE).
+
+        The new batches keep this batch's creation time, take no memory from the BufferPool (as in
+        Kafka, they are made "off the accumulator"), and are not attempts yet. A batch that already
+        has sequences hands them on in order, so the pieces cover exactly its numbers (Kafka 1.0).
+        """
+        records = list(self.records().records())
+        if not records:
+            raise KafkaException("Cannot split an empty producer batch.")
+        batches: list[ProducerBatch] = []
+        batch: ProducerBatch | None = None
+        for record, future in zip(records, self.thunks, strict=True):
+            # A newly created batch can always host its first record.
+            if batch is None or not batch._try_append_for_split(record, future):
+                batch = self._create_batch_off_accumulator_for_record(record, split_batch_size)
+                batches.append(batch)
+                batch._try_append_for_split(record, future)
+        if self.has_sequence():
+            sequence = self.base_sequence
+            for new_batch in batches:
+                new_batch.set_producer_state(self.producer_id, self.producer_epoch, sequence)
+                sequence += new_batch.record_count
+        # This batch's own result is never a record's answer any more. A thread that called get()
+        # before the split still waits on it: it is released once every record has its answer in
+        # its new batch, and that thread then reads it there. (The callbacks run on the sender
+        # thread, which completes every batch, so the count needs no lock.)
+        self.produce_future.set(INVALID_OFFSET, NO_TIMESTAMP, RecordBatchTooLargeException())
+        pending = [len(self.thunks)]
+
+        def one_answered(_: object) -> None:
+            pending[0] -= 1
+            if pending[0] == 0:
+                self.produce_future.done()
+
+        for future in self.thunks:
+            future.add_callback(one_answered).add_errback(one_answered)
+        return batches
+
+    def _create_batch_off_accumulator_for_record(self, record, batch_size: int) -> ProducerBatch:
+        size = max(batch_size, estimate_size_in_bytes_upper_bound(record.key, record.value, record.headers))
+        builder = MemoryRecordsBuilder(
+            compression=self.records_builder.compression, base_offset=0, write_limit=size
+        )
+        # initial_capacity 0: nothing to give back to the BufferPool when it is deallocated.
+        return ProducerBatch(self.topic_partition, builder, self.created_ms, initial_capacity=0)
+
+    def _try_append_for_split(self, record, future: FutureRecordMetadata) -> bool:
+        """Append ``record`` and move its ``future`` here, or return False if there is no room."""
+        placeholder = self.try_append(
+            record.timestamp, record.key, record.value, record.headers, self.created_ms
+        )
+        if placeholder is None:
+            return False
+        # The record's own future (what send returned, with its callbacks) now answers from this
+        # batch's result, at the record's new place in it.
+        future.result = self.produce_future
+        future.relative_offset = placeholder.relative_offset
+        self.thunks[-1] = future
+        return True

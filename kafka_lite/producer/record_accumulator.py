@@ -382,6 +382,30 @@ class RecordAccumulator:
             else:
                 dq.appendleft(batch)
 
+    def split_and_reenqueue(self, big_batch: ProducerBatch) -> int:
+        """Split a batch the broker refused as too large and put the pieces at the *front* of its
+        deque, in order; return how many there are. The caller deallocates ``big_batch``.
+
+        Kafka splits into ``batch.size`` pieces: its split is for a compressed batch that came out
+        bigger than the compression-ratio estimate promised. kafka_lite has no estimate, so a batch
+        is refused only when ``batch.size`` is above the broker's limit: each split halves the
+        pieces (never above ``batch.size``) until they fit, or a single record is left to fail.
+        """
+        split_batch_size = min(self.batch_size, big_batch.size_in_bytes() // 2)
+        pieces = big_batch.split(split_batch_size)
+        dq = self._get_or_create_deque(big_batch.topic_partition)
+        # The pieces are treated as if they were never tried: from the last, each goes in front.
+        for batch in reversed(pieces):
+            self.incomplete.add(batch)
+            with dq.lock:
+                if self.transaction_manager is not None:
+                    # They carry the big batch's sequences: track them as in flight, and keep order.
+                    self.transaction_manager.add_in_flight_batch(batch)
+                    self._insert_in_sequence_order(dq, batch)
+                else:
+                    dq.appendleft(batch)
+        return len(pieces)
+
     def _insert_in_sequence_order(self, dq: _BatchDeque, batch: ProducerBatch) -> None:
         """Several retried batches of one partition come back one by one, in any order: keep the
         front of the deque sorted by sequence, so they are resent in their original order."""

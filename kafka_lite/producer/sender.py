@@ -23,8 +23,9 @@ Each round of ``run_once``:
    calls ``handle_produce_response`` for every response (or disconnect) that completed.
 
 A response is handled per partition: success completes the batch's futures with the base offset; a
-retriable error puts the batch back at the front of its deque (while ``retries`` allow); any other
-error fails the batch. An error that says the client's metadata is stale (NOT_LEADER_FOR_PARTITION,
+retriable error puts the batch back at the front of its deque (while ``retries`` allow);
+MESSAGE_TOO_LARGE for a batch of several records splits it, and the pieces go back in its place
+(Kafka 0.11's split); any other error fails the batch. An error that says the client's metadata is stale (NOT_LEADER_FOR_PARTITION,
 UNKNOWN_TOPIC_OR_PARTITION, a disconnect) also asks for a metadata refresh, so the retry goes to the
 new leader.
 """
@@ -71,6 +72,7 @@ class SenderMetrics:
     record_errors: int = 0
     record_retries: int = 0
     batches_expired: int = 0
+    batch_splits: int = 0
     request_latency_ms_total: int = 0
     request_latency_ms_max: int = 0
     responses: int = 0
@@ -351,7 +353,20 @@ class Sender:
         message: str | None = None,
     ) -> None:
         topic, partition = batch.topic_partition
-        if error is not Errors.NONE:
+        if error is Errors.MESSAGE_TOO_LARGE and batch.record_count > 1:
+            # Too large for the broker, but more than one record: send the records again in smaller
+            # batches, in order. The split does not use up a retry.
+            log.warning(
+                "Got error produce response in correlation id %d on topic-partition %s-%d, splitting and "
+                "retrying (%d attempts left). Error: %s",
+                correlation_id, topic, partition, self.retries - batch.attempts, error.name,
+            )  # fmt: skip
+            if self.transaction_manager is not None:
+                self.transaction_manager.remove_in_flight_batch(batch)
+            self.accumulator.split_and_reenqueue(batch)
+            self.accumulator.deallocate(batch)
+            self.metrics.batch_splits += 1
+        elif error is not Errors.NONE:
             tm = self.transaction_manager
             if self._can_retry(batch, error):
                 log.warning(

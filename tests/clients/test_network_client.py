@@ -1,11 +1,10 @@
-"""NetworkClient against a real peer: a small socket server written for the test that answers
-ApiVersions one byte at a time, or drops the connection, so partial reads, request/response
-matching, failed in-flight requests and the reconnect back-off are all exercised on loopback."""
+"""NetworkClient against a real peer: a scripted server that answers ApiVersions one byte at a
+time, or drops the connection, so partial reads, request/response matching, failed in-flight
+requests and the reconnect back-off are all exercised on loopback."""
 
 from __future__ import annotations
 
 import socket
-import struct
 import threading
 import time
 
@@ -16,85 +15,40 @@ from kafka_lite.clients.metadata import Cluster, Metadata
 from kafka_lite.clients.network_client import ClientRequest, NetworkClient
 from kafka_lite.common.errors import KafkaException, TimeoutException, TopicExistsException
 from kafka_lite.common.protocol.api_keys import ApiKeys
-from kafka_lite.common.protocol.requests import encode_response, parse_request
+from kafka_lite.common.protocol.requests import encode_response
 from kafka_lite.common.time import MockTime
 from kafka_lite.network.selector import Selector
+from tests.support.scripted_broker import CLOSE_CONNECTION, ScriptedServer
 
 pytestmark = pytest.mark.unit
 DEADLINE_S = 10
 
 
-class AnswerServer:
+class AnswerServer(ScriptedServer):
     """Answers ApiVersions requests, writing each response one byte per send; with ``drop_after``,
-    closes the connection after that many requests without answering the last one."""
+    closes the connection on that request (counted from the server's start) without answering it."""
 
     def __init__(self, drop_after: int | None = None) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
         self.drop_after = drop_after
-        self.connections = 0
         self.requests: list[int] = []  # correlation ids, in the order requests arrived
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+    def answer(self, header, body):
+        self.requests.append(header.correlation_id)
+        if len(self.requests) == self.drop_after:
+            return CLOSE_CONNECTION  # close without answering: the client must fail this request
+        if header.api_key == ApiKeys.METADATA:
+            # A one-broker cluster (this server, as node 0) with one topic of two partitions.
+            return encode_response(ApiKeys.METADATA, 1, header.correlation_id, self.metadata_body("orders"))
+        if header.api_key == ApiKeys.CREATE_TOPICS:
+            return encode_response(ApiKeys.CREATE_TOPICS, 2, header.correlation_id, _created(body))
+        versions = [{"api_key": 18, "min_version": 0, "max_version": 2}]
+        body = {"error_code": 0, "api_versions": versions}
+        return encode_response(ApiKeys.API_VERSIONS, 0, header.correlation_id, body)
 
-    def _handle(self, conn: socket.socket) -> None:
-        try:
-            self._answer(conn)
-        except OSError:
-            pass  # the client closed its end (each test ends by closing its selector)
-
-    def _answer(self, conn: socket.socket) -> None:
-        served = 0
-        with conn:
-            while True:
-                size_bytes = _read(conn, 4)
-                if size_bytes is None:
-                    return
-                frame = _read(conn, struct.unpack(">i", size_bytes)[0])
-                header, body = parse_request(frame)
-                self.requests.append(header.correlation_id)
-                served += 1
-                if self.drop_after is not None and served >= self.drop_after:
-                    return  # close without answering: the client must fail this request
-                if header.api_key == ApiKeys.METADATA:
-                    payload = encode_response(ApiKeys.METADATA, 1, header.correlation_id, self._metadata())
-                elif header.api_key == ApiKeys.CREATE_TOPICS:
-                    payload = encode_response(ApiKeys.CREATE_TOPICS, 2, header.correlation_id, _created(body))
-                else:
-                    versions = [{"api_key": 18, "min_version": 0, "max_version": 2}]
-                    body = {"error_code": 0, "api_versions": versions}
-                    payload = encode_response(ApiKeys.API_VERSIONS, 0, header.correlation_id, body)
-                for byte in struct.pack(">i", len(payload)) + payload:
-                    conn.sendall(bytes([byte]))  # the client sees the response arrive in many reads
-
-    def _metadata(self) -> dict:
-        """A one-broker cluster (this server, as node 0) with one topic of two partitions."""
-        partition = {"partition_error_code": 0, "leader": 0, "replicas": [0], "isr": [0]}
-        return {
-            "brokers": [{"node_id": 0, "host": "127.0.0.1", "port": self.port, "rack": None}],
-            "controller_id": 0,
-            "topic_metadata": [{"topic_error_code": 0, "topic": "orders", "is_internal": False,
-                                "partition_metadata": [{**partition, "partition_id": p} for p in (0, 1)]}],
-        }  # fmt: skip
-
-    def close(self) -> None:
-        # Closing alone leaves the accepting thread blocked in accept() on Linux; shutdown wakes it.
-        try:
-            self.listener.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.listener.close()
-        self._thread.join(timeout=5)
-        assert not self._thread.is_alive(), "the answer server's accept loop did not stop"
+    def write_response(self, conn: socket.socket, frame: bytes) -> None:
+        for byte in frame:
+            conn.sendall(bytes([byte]))  # the client sees the response arrive in many reads
 
 
 def _created(request: dict) -> dict:
@@ -105,16 +59,6 @@ def _created(request: dict) -> dict:
         for t in request["create_topic_requests"]
     ]  # fmt: skip
     return {"throttle_time_ms": 0, "topic_errors": errors}
-
-
-def _read(conn: socket.socket, n: int) -> bytes | None:
-    data = bytearray()
-    while len(data) < n:
-        chunk = conn.recv(n - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return bytes(data)
 
 
 def _client(server: AnswerServer, clock: MockTime) -> NetworkClient:

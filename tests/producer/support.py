@@ -11,8 +11,9 @@ from collections.abc import Callable
 from kafka_lite.clients.metadata import Cluster, Node, PartitionInfo
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
-from kafka_lite.common.protocol.requests import encode_response, parse_request
+from kafka_lite.common.protocol.requests import encode_response
 from kafka_lite.common.record.memory_records import MemoryRecords
+from tests.support.scripted_broker import ScriptedServer, read_exactly
 
 
 def node(node_id: int, port: int = 0) -> Node:
@@ -90,21 +91,11 @@ class ResponseDroppingProxy:
 
 def _read_frame(sock: socket.socket) -> bytes | None:
     """One size-prefixed frame, prefix included; None at end of stream."""
-    head = _read_exactly(sock, 4)
+    head = read_exactly(sock, 4)
     if head is None:
         return None
-    body = _read_exactly(sock, struct.unpack(">i", head)[0])
+    body = read_exactly(sock, struct.unpack(">i", head)[0])
     return None if body is None else head + body
-
-
-def _read_exactly(sock: socket.socket, n: int) -> bytes | None:
-    data = bytearray()
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return bytes(data)
 
 
 def _close(*socks: socket.socket) -> None:
@@ -124,9 +115,10 @@ SILENT = "silent"  # never answer this request
 HOLD = "hold"  # answer 0 once the test releases it; (HOLD, code) answers code once released
 OUT_OF_ORDER_SEQUENCE_NUMBER = Errors.OUT_OF_ORDER_SEQUENCE_NUMBER.code
 DUPLICATE_SEQUENCE_NUMBER = Errors.DUPLICATE_SEQUENCE_NUMBER.code
+MESSAGE_TOO_LARGE = Errors.MESSAGE_TOO_LARGE.code
 
 
-class ScriptedBroker:
+class ScriptedBroker(ScriptedServer):
     """Node 0 of a one-broker cluster leading ``t-0`` and ``t-1``; answers Metadata v1 truthfully and
     each ProduceRequest with the next entry of ``script`` (an error code, SILENT, HOLD or (HOLD, code);
     0 when the script has run out). Keeps every ProduceRequest's batches, per partition, as raw bytes.
@@ -134,36 +126,14 @@ class ScriptedBroker:
 
     def __init__(self, script: list | None = None) -> None:
         self.script = list(script or [])
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
         self.produce_requests: list[dict] = []  # {"acks": .., "batches": {(topic, partition): bytes}}
         self.metadata_requests = 0
         self.producer_ids_given = 0
         self.release = threading.Event()
         self._next_offset = {("t", 0): 0, ("t", 1): 0}
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
-
-    def _handle(self, conn: socket.socket) -> None:
-        with conn:
-            try:
-                while (size := _read_exactly(conn, 4)) is not None:
-                    header, body = parse_request(_read_exactly(conn, struct.unpack(">i", size)[0]))
-                    payload = self._answer(header, body)
-                    if payload is not None:
-                        conn.sendall(struct.pack(">i", len(payload)) + payload)
-            except OSError:
-                pass
-
-    def _answer(self, header, body) -> bytes | None:
+    def answer(self, header, body) -> bytes | None:
         if header.api_key == ApiKeys.METADATA:
             self.metadata_requests += 1
             return encode_response(ApiKeys.METADATA, 1, header.correlation_id, self.metadata_body())
@@ -196,19 +166,9 @@ class ScriptedBroker:
             ApiKeys.PRODUCE, 3, header.correlation_id, {"responses": responses, "throttle_time_ms": 0}
         )
 
-    def metadata_body(self) -> dict:
-        partition = {"partition_error_code": 0, "leader": 0, "replicas": [0], "isr": [0]}
-        return {
-            "brokers": [{"node_id": 0, "host": "127.0.0.1", "port": self.port, "rack": None}],
-            "controller_id": 0,
-            "topic_metadata": [{"topic_error_code": 0, "topic": "t", "is_internal": False,
-                                "partition_metadata": [{**partition, "partition_id": p} for p in (0, 1)]}],
-        }  # fmt: skip
+    def metadata_body(self, topic: str = "t", partitions: int = 2) -> dict:
+        return super().metadata_body(topic, partitions)
 
     def close(self) -> None:
-        try:
-            self.listener.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.listener.close()
-        self.release.set()
+        self.release.set()  # a handler held by HOLD answers now, so the server closes cleanly
+        super().close()

@@ -5,13 +5,19 @@ socket, with MockTime."""
 
 from __future__ import annotations
 
+import threading
 import time as real_time
 
 import pytest
 
 from kafka_lite.clients.metadata import Cluster, Metadata
 from kafka_lite.clients.network_client import NetworkClient
-from kafka_lite.common.errors import NetworkException, NotLeaderForPartitionException, TimeoutException
+from kafka_lite.common.errors import (
+    NetworkException,
+    NotLeaderForPartitionException,
+    RecordTooLargeException,
+    TimeoutException,
+)
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import MockTime
@@ -23,6 +29,7 @@ from tests.producer.support import (
     DEADLINE_S,
     DUPLICATE_SEQUENCE_NUMBER,
     HOLD,
+    MESSAGE_TOO_LARGE,
     NOT_LEADER_FOR_PARTITION,
     OUT_OF_ORDER_SEQUENCE_NUMBER,
     SILENT,
@@ -275,4 +282,71 @@ def test_without_a_producer_id_batches_still_expire_after_request_timeout(broker
         TimeoutException, match=r"Expiring 1 record\(s\) for t-0: 1001 ms has passed since batch creation"
     ):
         future.get(0)
+    s.close()
+
+
+# -- splitting a batch the broker refuses as too large (Kafka 0.11's split) ---------------------------------
+
+
+def sent_values(broker: ScriptedBroker, tp=("t", 0)) -> list[list[bytes]]:
+    """The values of each ProduceRequest's batch for ``tp``, request by request."""
+    return [
+        [record.value for record in MemoryRecords(r["batches"][tp]).records()]
+        for r in broker.produce_requests
+        if tp in r["batches"]
+    ]
+
+
+def test_a_batch_too_large_for_the_broker_is_split_and_resent_in_order_keeping_each_future(broker):
+    broker.script = [MESSAGE_TOO_LARGE]
+    s = Setup(broker, retries=0)  # a split does not use up a retry
+    values = [b"%d" % i * 100 for i in range(6)]
+    futures = [s.send(v) for v in values]
+    answered = []
+    for f in futures:
+        f.add_callback(lambda md: answered.append(md.offset))
+    # A thread already waiting on a record's future before the split gets its answer from the piece.
+    waiter_result = []
+    waiter = threading.Thread(target=lambda: waiter_result.append(futures[4].get(DEADLINE_S)))
+    waiter.start()
+    s.run_until(lambda: all(f.is_done() for f in futures), "every record of the split batch")
+    waiter.join(DEADLINE_S)
+    requests = sent_values(broker)
+    assert requests[0] == values, "the first request carried the whole batch"
+    assert len(requests) > 2 and all(0 < len(r) < len(values) for r in requests[1:]), requests
+    assert [v for r in requests[1:] for v in r] == values, "the pieces carry the records in order"
+    assert [f.get(0).offset for f in futures] == [0, 1, 2, 3, 4, 5]
+    assert answered == [0, 1, 2, 3, 4, 5], "each record's callback ran once, with its own offset"
+    assert [md.offset for md in waiter_result] == [4]
+    assert s.sender.metrics.batch_splits == 1
+    assert s.accumulator.free.available_memory() == 1 << 20, "the pieces took no memory from the pool"
+    s.close()
+
+
+def test_a_split_idempotent_batch_hands_its_sequences_on_to_the_pieces(broker):
+    broker.script = [MESSAGE_TOO_LARGE]
+    s = Setup(broker, retries=3, acks=-1, idempotent=True)
+    futures = [s.send(b"%d" % i * 100) for i in range(6)]
+    s.run_until(lambda: all(f.is_done() for f in futures), "every record of the split batch")
+    sizes = [len(r) for r in sent_values(broker)]
+    expected, sequence = [(1000, 0, 0)], 0
+    for size in sizes[1:]:
+        expected.append((1000, 0, sequence))
+        sequence += size
+    assert sent_sequences(broker) == expected, "the pieces cover the big batch's sequences, in order"
+    assert [f.get(0).offset for f in futures] == [0, 1, 2, 3, 4, 5]
+    assert s.transaction_manager.last_acked_sequence == {("t", 0): 5}
+    assert broker.producer_ids_given == 1, "a split is not a failure: the producer id stays"
+    s.close()
+
+
+def test_splitting_ends_with_single_records_that_fail_with_a_clear_error(broker):
+    broker.script = [MESSAGE_TOO_LARGE] * 20  # the broker takes none of it
+    s = Setup(broker)
+    futures = [s.send(b"%d" % i * 100) for i in range(4)]
+    s.run_until(lambda: all(f.is_done() for f in futures), "every record to fail")
+    assert all(len(r) == 1 for r in sent_values(broker)[-4:]), "split down to one record per batch"
+    for f in futures:
+        with pytest.raises(RecordTooLargeException, match=r"t-0: the broker rejected a batch of \d+ bytes"):
+            f.get(0)
     s.close()
