@@ -1,5 +1,5 @@
-"""Helpers for the producer's tests: a Cluster built by hand, a proxy that loses a response, and a
-scripted broker that answers as a test tells it."""
+"""Helpers for the producer's tests: a Cluster built by hand, a proxy that loses or holds produce
+responses, and a scripted broker that answers as a test tells it."""
 
 from __future__ import annotations
 
@@ -30,18 +30,39 @@ def cluster_of(leaders: dict[tuple[str, int], int | None], nodes: dict[int, Node
     return Cluster(nodes, partitions)
 
 
-class ResponseDroppingProxy:
-    """A TCP proxy in front of one broker that loses the response to the first ProduceRequest: it lets
-    the request through, waits for the broker's answer, and closes the client's connection instead of
-    forwarding it. The broker has written the records; the client only sees a disconnect."""
+class ProduceResponseProxy:
+    """A TCP proxy in front of one broker that can lose or hold the responses to ProduceRequests.
+
+    After ``drop_next_response()`` the next produce response is lost: the proxy lets the request
+    through, waits for the broker's answer, and closes the client's connection instead of forwarding
+    it (then ``dropped`` is set). The broker has written the records; the client only sees a
+    disconnect. After ``hold_responses()`` produce responses wait in the proxy until ``release()``:
+    the records are written, and the client's requests stay in flight. Other responses always pass.
+    ``produce_requests`` counts the ProduceRequests that went through."""
 
     def __init__(self) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.target_port: Callable[[], int] | None = None  # the broker's port, asked per connection
+        self.produce_requests = 0
         self.dropped = threading.Event()
+        self._drop_next = False
+        self._released = threading.Event()
+        self._released.set()
         self._thread = threading.Thread(target=self._accept, daemon=True)
         self._thread.start()
+
+    def drop_next_response(self) -> None:
+        self.dropped.clear()
+        self._drop_next = True
+
+    def hold_responses(self) -> None:
+        self._released.clear()
+
+    def release(self) -> None:
+        """Forward the held responses, and pass every later one (also ends a pending drop)."""
+        self._drop_next = False
+        self._released.set()
 
     def _accept(self) -> None:
         while True:
@@ -65,6 +86,8 @@ class ResponseDroppingProxy:
                 if api_key == ApiKeys.PRODUCE:
                     produce_ids.add(correlation_id)
                 broker.sendall(frame)
+                if api_key == ApiKeys.PRODUCE:
+                    self.produce_requests += 1
         except OSError:
             pass
         _close(client, broker)
@@ -73,15 +96,19 @@ class ResponseDroppingProxy:
         try:
             while (frame := _read_frame(broker)) is not None:
                 (correlation_id,) = struct.unpack_from(">i", frame, 4)
-                if correlation_id in produce_ids and not self.dropped.is_set():
-                    self.dropped.set()
-                    break  # the response is lost: the client's connection drops instead
+                if correlation_id in produce_ids:
+                    if self._drop_next:
+                        self._drop_next = False
+                        self.dropped.set()
+                        break  # the response is lost: the client's connection drops instead
+                    self._released.wait(DEADLINE_S)
                 client.sendall(frame)
         except OSError:
             pass
         _close(client, broker)
 
     def close(self) -> None:
+        self.release()
         try:
             self.listener.shutdown(socket.SHUT_RDWR)
         except OSError:
