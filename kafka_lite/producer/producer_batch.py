@@ -300,16 +300,18 @@ class ProducerBatch:
             for new_batch in batches:
                 new_batch.set_producer_state(self.producer_id, self.producer_epoch, sequence)
                 sequence += new_batch.record_count
-        # This batch's own result is never a record's answer any more. A thread that called get()
-        # before the split still waits on it: it is released once every record has its answer in
-        # its new batch, and that thread then reads it there. (The callbacks run on the sender
-        # thread, which completes every batch, so the count needs no lock.)
+        # This batch's own result is no record's answer any more, but threads may wait on it: a
+        # get() called before the split, a flush. It is released once every record has its answer
+        # in its new batch, where the woken get() reads it. (Kafka completes it at once and chains
+        # each old future to its new one.) The callbacks run on the sender thread, which completes
+        # every batch, so the count needs no lock.
         self.produce_future.set(INVALID_OFFSET, NO_TIMESTAMP, RecordBatchTooLargeException())
-        pending = [len(self.thunks)]
+        pending = len(self.thunks)
 
         def one_answered(_: object) -> None:
-            pending[0] -= 1
-            if pending[0] == 0:
+            nonlocal pending
+            pending -= 1
+            if pending == 0:
                 self.produce_future.done()
 
         for future in self.thunks:

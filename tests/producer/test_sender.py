@@ -305,12 +305,23 @@ def test_a_batch_too_large_for_the_broker_is_split_and_resent_in_order_keeping_e
     answered = []
     for f in futures:
         f.add_callback(lambda md: answered.append(md.offset))
-    # A thread already waiting on a record's future before the split gets its answer from the piece.
-    waiter_result = []
+    # Threads already waiting before the split, on a record's future and in a flush, are answered
+    # once the pieces are.
+    waiter_result, flushed = [], []
     waiter = threading.Thread(target=lambda: waiter_result.append(futures[4].get(DEADLINE_S)))
     waiter.start()
+    s.accumulator.begin_flush()
+
+    def flush():
+        completed = s.accumulator.await_flush_completion(DEADLINE_S * 1000)
+        flushed.append((completed, all(f.is_done() for f in futures)))
+
+    flusher = threading.Thread(target=flush)
+    flusher.start()
     s.run_until(lambda: all(f.is_done() for f in futures), "every record of the split batch")
     waiter.join(DEADLINE_S)
+    flusher.join(DEADLINE_S)
+    assert flushed == [(True, True)], "the flush waited for the pieces"
     requests = sent_values(broker)
     assert requests[0] == values, "the first request carried the whole batch"
     assert len(requests) > 2 and all(0 < len(r) < len(values) for r in requests[1:]), requests
