@@ -1,9 +1,10 @@
 """Lines in, records out: the console producer sends each line it reads as one record.
 
-Mirrors: kafka.tools.ConsoleProducer, with its LineMessageReader
+Mirrors: kafka.tools.ConsoleProducer (LineMessageReader)
          (core/src/main/scala/kafka/tools/ConsoleProducer.scala, Kafka 0.10.1), and
          org.apache.kafka.clients.producer.internals.ErrorLoggingCallback
-Book:    chapter 2, 2.1.1 (send is asynchronous; ``--sync`` waits for each record's offset)
+Book:    chapter 1, 1.4 (the quick start's console producer); chapter 2, 2.1.1 (send is asynchronous;
+         ``--sync`` waits for each record's offset)
 Differs: the tool's options go to the producer as Kafka's settings, as in Kafka; but a setting the
          user gives with ``--producer-property`` or ``--producer.config`` is never overwritten by
          one of the tool's defaults (Kafka 0.10.1 lets ``--request-required-acks``' default ``1``

@@ -1,6 +1,6 @@
 """The producer's load test: send N records of one size at a set rate, time each one, summarise.
 
-Mirrors: org.apache.kafka.tools.ProducerPerformance, with its Stats and PerfCallback
+Mirrors: org.apache.kafka.tools.ProducerPerformance (Stats, PerfCallback)
          (tools/src/main/java/org/apache/kafka/tools/ProducerPerformance.java, Kafka 0.11.0),
          run by bin/kafka-producer-perf-test.sh
 Book:    chapter 2, 2.1 (what batching, linger.ms and acks cost and buy, measured)

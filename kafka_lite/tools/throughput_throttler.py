@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.tools.ThroughputThrottler
          (tools/src/main/java/org/apache/kafka/tools/ThroughputThrottler.java, Kafka 0.11.0)
-Book:    chapter 8 (Kafka's tools); what it throttles is chapter 2's producer
+Book:    chapter 2, 2.1 (it paces the perf tool's producer)
 Differs: it sleeps through a ``Time``, so under ``MockTime`` a throttled loop runs at once and its
          pace is exact to the millisecond. ``Time.sleep`` takes whole milliseconds: the fraction of
          a millisecond left over stays owed to the next sleep (Kafka waits the exact nanoseconds).
