@@ -47,19 +47,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--compression-codec", nargs="?", const="gzip", choices=CODECS, metavar="CODEC",
                         help=f"one of {', '.join(CODECS)}; gzip if given without a value (default: none)")  # fmt: skip
     parser.add_argument("--request-required-acks", choices=ACKS, metavar="ACKS",
-                        help="acks: 0, 1 or all (-1) (default: 1)")  # fmt: skip
+                        help=f"acks: 0, 1 or all (-1) (default: {OPTION_SETTINGS['request_required_acks'][1]})")  # fmt: skip
+    # The numeric options, each the producer setting OPTION_SETTINGS names, with the tool's default.
     numeric = {
-        "--request-timeout-ms": "request.timeout.ms (default: 1500)",
-        "--message-send-max-retries": "retries (default: 3)",
-        "--retry-backoff-ms": "retry.backoff.ms (default: 100)",
-        "--timeout": "linger.ms: how long a batch waits for more lines (default: 1000)",
-        "--metadata-expiry-ms": "metadata.max.age.ms (default: 300000)",
-        "--max-block-ms": "max.block.ms: how long send waits for metadata or memory (default: 60000)",
-        "--max-memory-bytes": "buffer.memory (default: 33554432)",
-        "--max-partition-memory-bytes": "batch.size (default: 16384)",
+        "--request-timeout-ms": "",
+        "--message-send-max-retries": "",
+        "--retry-backoff-ms": "",
+        "--timeout": ": how long a batch waits for more lines; 0 with --sync",
+        "--metadata-expiry-ms": "",
+        "--max-block-ms": ": how long send waits for metadata or memory",
+        "--max-memory-bytes": "",
+        "--max-partition-memory-bytes": "",
     }
-    for flag, help in numeric.items():
-        parser.add_argument(flag, type=int, metavar="N", help=help)
+    for flag, what in numeric.items():
+        setting, default = OPTION_SETTINGS[flag[2:].replace("-", "_")]
+        parser.add_argument(flag, type=int, metavar="N", help=f"{setting}{what} (default: {default})")
     parser.add_argument("--property", action="append", default=[], metavar="K=V",
                         help=f"for the line reader: {', '.join(READER_PROPERTIES)}")  # fmt: skip
     parser.add_argument("--producer-property", action="append", default=[], metavar="K=V",
@@ -88,7 +90,9 @@ def run(args: argparse.Namespace, console: Console, stdin: BinaryIO | None = Non
     try:
         # The settings go in by Kafka's dotted names, which the producer's ConfigDef takes beside
         # kafka-python's keywords, so an error names the setting as the user typed it.
-        producer = KafkaProducer(**producer_props(args.bootstrap_server, options, file_props, extra))
+        producer = KafkaProducer(
+            **producer_props(args.bootstrap_server, options, file_props, extra, sync=args.sync)
+        )
     except KafkaException as e:
         raise CliError(str(e), exit_code=2) from None
     try:

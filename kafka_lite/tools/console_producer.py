@@ -11,7 +11,9 @@ Differs: the tool's options go to the producer as Kafka's settings, as in Kafka;
          win over ``--producer-property acks=all``; later Kafka takes the user's). The reader
          accepts only the properties it knows, so a misspelt one is an error rather than ignored.
          The tool stops at the first failed send (Kafka's logs it and reads on, and when the
-         brokers are unreachable each later line waits ``max.block.ms`` again).
+         brokers are unreachable each later line waits ``max.block.ms`` again). With ``--sync``
+         ``linger.ms`` defaults to 0: Kafka's tool keeps its 1000 ms, so each line waits a second
+         for a batch that no other record can join.
 
 The reader (``LineMessageReader``) reads a line, and with ``parse.key=true`` splits it at the first
 ``key.separator`` (a tab by default) into key and value; a line without the separator is an error
@@ -116,6 +118,7 @@ def producer_props(
     options: Mapping[str, object | None],
     producer_config: Mapping[str, str],
     producer_properties: Mapping[str, str],
+    sync: bool = False,
 ) -> dict[str, str]:
     """The producer's settings, by Kafka's names (Kafka's ``getNewProducerProps``).
 
@@ -123,6 +126,8 @@ def producer_props(
     ``--producer-property``, ``--producer.config``, the option's default.
     """
     props = {setting: default for setting, default in OPTION_SETTINGS.values()}
+    if sync:
+        props["linger.ms"] = "0"  # each record is sent alone: nothing to linger for (see Differs)
     props["client.id"] = "console-producer"
     props.update(producer_config)
     props.update(producer_properties)

@@ -101,6 +101,13 @@ def test_the_users_settings_win_over_the_tools_defaults_and_flags_over_both():
     assert props["bootstrap.servers"] == "127.0.0.1:9092"
 
 
+def test_sync_sends_without_lingering_unless_told_to():
+    assert producer_props("b:1", {}, {}, {})["linger.ms"] == "1000", "Kafka's tool's default"
+    assert producer_props("b:1", {}, {}, {}, sync=True)["linger.ms"] == "0"
+    assert producer_props("b:1", {}, {}, {"linger.ms": "7"}, sync=True)["linger.ms"] == "7"
+    assert producer_props("b:1", {"timeout": 9}, {}, {}, sync=True)["linger.ms"] == "9"
+
+
 def test_a_failed_send_reads_as_kafkas_error_logging_callback():
     assert error_message("t", b"abc", 5, ValueError("boom")) == (
         "Error when sending message to topic t with key: 3 bytes, value: 5 bytes with error: ValueError: boom"
