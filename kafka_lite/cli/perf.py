@@ -146,6 +146,8 @@ def run_producer(args: argparse.Namespace, console: Console) -> int:
                 producer, args.topic, args.num_records, payload, args.throughput, stats,
                 progress=lambda n: progress.update(task, completed=n),
             )  # fmt: skip
+        if stats.count:  # nothing acknowledged: the error below says why, a line of zeros would not
+            stats.print_total()
         if args.print_metrics:
             for name, value in sorted(producer.metrics().items()):
                 out(f"producer-metrics:{name:<40} : {float(value):.3f}")

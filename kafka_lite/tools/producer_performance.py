@@ -185,8 +185,9 @@ def run(
     progress_every: int = 1000,
 ) -> None:
     """Kafka's main loop: send ``num_records`` records of ``payload``, throttled to ``throughput``
-    records/s (negative: no limit); close the producer, which waits for every acknowledgement; then
-    print the total. ``progress(n)`` hears how many records were sent, every ``progress_every``."""
+    records/s (negative: no limit), and close the producer, which waits for every acknowledgement.
+    ``progress(n)`` hears how many records were sent, every ``progress_every``. Kafka's main then
+    prints the total; here the caller does (``stats.print_total()``), once its progress bar is gone."""
     throttler = ThroughputThrottler(throughput, time.milliseconds(), time)
     for i in range(num_records):
         send_start_ms = time.milliseconds()
@@ -201,5 +202,3 @@ def run(
     producer.close()
     if progress is not None:
         progress(stats.iteration)
-    if stats.count:
-        stats.print_total()

@@ -74,9 +74,9 @@ def test_perf_producer_prints_kafkas_summary_line_at_the_set_rate(cluster, capsy
     cluster.create_topic(topic, partitions=3)
     code = main(["perf", "producer", "--bootstrap-server", cluster.bootstrap_servers, "--topic", topic,
                  "--num-records", "2000", "--record-size", "100", "--throughput", "1000",
-                 "--producer-props", "acks=1", "linger.ms=5", "--print-metrics", "--no-progress"])  # fmt: skip
+                 "--producer-props", "acks=1", "linger.ms=5", "--print-metrics"])  # fmt: skip
     out, err = capsys.readouterr()
-    assert code == 0 and err == ""
+    assert code == 0 and err == "", "no progress bar when stderr is not a terminal"
     summary = next(line for line in out.splitlines() if " records sent, " in line)
     m = SUMMARY.match(summary)
     assert m, f"not Kafka's summary format: {summary!r}"
@@ -86,6 +86,21 @@ def test_perf_producer_prints_kafkas_summary_line_at_the_set_rate(cluster, capsy
     assert 0 <= p50 <= p95 <= p99 <= p999 <= max_latency and avg <= max_latency
     assert re.search(r"^producer-metrics:record-send-total\s+: 2000\.000$", out, re.MULTILINE)
     assert sum(_end_offsets(cluster.bootstrap_servers, topic, 3)) == 2000
+
+
+def test_perf_producer_shows_a_progress_bar_at_a_terminal_unless_told_not_to(cluster, capsys, monkeypatch):
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich takes stdout and stderr for terminals
+    topic = topic_name("perf-bar")
+    cluster.create_topic(topic, partitions=1)
+    perf = ["perf", "producer", "--bootstrap-server", cluster.bootstrap_servers, "--topic", topic,
+            "--num-records", "500", "--record-size", "10", "--throughput", "-1"]  # fmt: skip
+    assert main(perf) == 0
+    out, err = capsys.readouterr()
+    assert re.search(r"500/500\S* records sent", err), "the bar, on stderr, at its end"
+    assert SUMMARY.match(out.strip()), f"stdout holds the summary line alone: {out!r}"
+    assert main([*perf, "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and SUMMARY.match(out.strip())
 
 
 def test_unreachable_brokers_fail_the_console_producer_after_max_block_ms(monkeypatch, capsys):
