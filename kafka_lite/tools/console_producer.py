@@ -179,7 +179,7 @@ def produce(reader: LineMessageReader, producer, topic: str, sync: bool = False)
     """Send every record the reader reads (Kafka's main loop); stop at the first failure.
 
     Returns how many records were handed to ``send`` and the failures. The caller closes the producer.
-    A ``ReaderException`` from a bad line propagates after the lines before it were sent.
+    A ``ReaderException`` from a bad line propagates; the lines before it are already in the producer.
     """
     failures = SendFailures()
     sent = 0
