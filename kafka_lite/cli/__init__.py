@@ -15,3 +15,15 @@ class CliError(Exception):
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def key_values(items: list[str], option: str) -> dict[str, str]:
+    """``["k=v", ...]`` from a repeatable option as a dict; an item without ``=`` or without a key
+    is a usage error naming the option and the item."""
+    result = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CliError(f"{option} expects key=value, got {item!r}", exit_code=2)
+        result[key.strip()] = value
+    return result

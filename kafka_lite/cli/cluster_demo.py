@@ -1,11 +1,13 @@
-"""The cluster half of ``kafka-lite demo``: ZooKeeper + 3 brokers, a topic, kcat in and out, the files.
+"""The cluster half of ``kafka-lite demo``: ZooKeeper + 3 brokers, a topic, records in and out, the files.
 
-No Kafka twin: Kafka's quick start (book 1.4), with kcat as the console producer and consumer until
-kafka_lite's own producer and consumer land.
+No Kafka twin: Kafka's quick start (book 1.4): kafka_lite's console producer writes the records, and
+kcat, a real Kafka client, reads them back in the console consumer's place.
 """
 
 from __future__ import annotations
 
+import io
+import shlex
 import shutil
 import subprocess
 import time
@@ -30,6 +32,14 @@ def _kcat(*args: str, input: bytes | None = None) -> str:
     if result.returncode != 0:
         raise CliError(f"kcat {' '.join(args)} failed: {result.stderr.decode(errors='replace').strip()}")
     return result.stdout.decode()
+
+
+def _console_producer(argv: list[str], lines: bytes, console: Console) -> None:
+    """``kafka-lite console-producer ...`` run in this process, with ``lines`` as its stdin."""
+    from kafka_lite.cli import console_producer
+    from kafka_lite.cli.main import build_parser
+
+    console_producer.run(build_parser().parse_args(argv), console, stdin=io.BytesIO(lines))
 
 
 def _free_base_port(count: int) -> int:
@@ -80,10 +90,19 @@ def cluster_demo(directory: Path, console: Console) -> int:
             "The controller chose the leaders (AR[0] of Kafka's round-robin assignment) and told every broker."
         )
 
-        console.rule("[bold]3. kcat -P: produce 12 keyed records (acks=all, gzip)")
-        lines = "\n".join(f"{k}|{v}" for k, v in RECORDS) + "\n"
-        _kcat("-b", bootstrap, "-P", "-t", TOPIC, "-K|", "-z", "gzip", "-X", "acks=all", input=lines.encode())
-        console.print(f"sent {len(RECORDS)} records; records with the same key go to the same partition")
+        argv = ["console-producer", "--bootstrap-server", bootstrap, "--topic", TOPIC,
+                "--property", "parse.key=true", "--property", "key.separator=|",
+                "--request-required-acks", "all", "--compression-codec", "gzip"]  # fmt: skip
+        console.rule("[bold]3. kafka-lite console-producer: 12 keyed records (acks=all, gzip)")
+        lines = "".join(f"{k}|{v}\n" for k, v in RECORDS)
+        console.print(f"$ kafka-lite {shlex.join(argv)}", highlight=False, markup=False, soft_wrap=True)
+        console.print(f"  stdin: {len(RECORDS)} lines of key|value, the first: {lines.splitlines()[0]}",
+                      highlight=False, markup=False)  # fmt: skip
+        _console_producer(argv, lines.encode(), console)
+        console.print(
+            f"sent {len(RECORDS)} records through kafka_lite's KafkaProducer; "
+            "records with the same key go to the same partition"
+        )
 
         console.rule("[bold]4. kcat -C: consume them back from every partition")
         out = _kcat("-b", bootstrap, "-C", "-t", TOPIC, "-o", "beginning", "-e", "-q", "-f", "%p\t%o\t%k\t%s\n",

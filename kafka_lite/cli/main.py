@@ -18,10 +18,22 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, broker, cluster, demo, docs, dump_log, lab, topics, zookeeper
+from kafka_lite.cli import (
+    CliError,
+    broker,
+    cluster,
+    console_producer,
+    demo,
+    docs,
+    dump_log,
+    lab,
+    perf,
+    topics,
+    zookeeper,
+)
 
 # The modules that contribute sub-commands, in the order `kafka-lite --help` lists them.
-SUBCOMMAND_MODULES = (demo, cluster, zookeeper, broker, topics, dump_log, lab, docs)
+SUBCOMMAND_MODULES = (demo, cluster, zookeeper, broker, topics, console_producer, perf, dump_log, lab, docs)
 
 
 def build_parser() -> argparse.ArgumentParser:

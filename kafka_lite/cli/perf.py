@@ -1,0 +1,162 @@
+"""``kafka-lite perf producer``: Kafka's ``kafka-producer-perf-test.sh``.
+
+No Kafka twin for this module itself: the command-line face of
+``kafka_lite.tools.producer_performance``, with Kafka 0.11's arguments (``--topic``,
+``--num-records``, ``--record-size``, ``--throughput``, ``--producer-props k=v ...``,
+``--producer.config``, ``--print-metrics``), plus ``--bootstrap-server`` (it sets
+``bootstrap.servers``, over ``--producer-props``) and a rich progress bar on stderr, shown only at a
+terminal and not with ``--no-progress``. Kafka's window lines and summary line go to stdout::
+
+    kafka-lite perf producer --bootstrap-server 127.0.0.1:9092 --topic t \\
+        --num-records 100000 --record-size 100 --throughput 10000 --producer-props acks=1 linger.ms=5
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kafka_lite.cli import CliError, key_values
+from kafka_lite.common.errors import KafkaException
+
+
+def _count(text: str) -> int:
+    """A whole number of at least 1 (argparse names the option when this raises)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} records: give at least 1")
+    return value
+
+
+def _size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} bytes: a record size cannot be negative")
+    return value
+
+
+def _throughput(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number: give records/s, or -1 for no limit"
+        ) from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite records/s, or -1 for no limit")
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 records/s would send nothing: give records/s, or -1 for no limit")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("perf", help="load tests: perf producer (kafka-producer-perf-test.sh)")
+    tools = parser.add_subparsers(dest="tool", metavar="TOOL")
+    tools.required = True
+    producer = tools.add_parser(
+        "producer", help="send records at a set rate; Kafka's throughput and latency summary"
+    )
+    producer.add_argument("--topic", required=True, help="the topic to send to")
+    producer.add_argument("--num-records", type=_count, required=True, metavar="N",
+                          help="how many records to send")  # fmt: skip
+    producer.add_argument("--record-size", type=_size, required=True, metavar="BYTES",
+                          help="each record's value, in bytes (random capital letters, no key)")  # fmt: skip
+    producer.add_argument("--throughput", type=_throughput, required=True, metavar="RECORDS/S",
+                          help="at most this many records a second; -1 for no limit")  # fmt: skip
+    producer.add_argument("--producer-props", nargs="+", default=[], metavar="K=V",
+                          help="producer settings by Kafka's names (acks=all linger.ms=5 ...)")  # fmt: skip
+    producer.add_argument("--producer.config", dest="producer_config", metavar="FILE",
+                          help="producer settings in a properties file (--producer-props wins)")  # fmt: skip
+    producer.add_argument("--bootstrap-server", metavar="HOST:PORT[,...]",
+                          help="sets bootstrap.servers")  # fmt: skip
+    producer.add_argument(
+        "--print-metrics", action="store_true", help="print the producer's metrics at the end"
+    )
+    producer.add_argument("--no-progress", action="store_true", help="no progress bar")
+    producer.set_defaults(handler=run_producer)
+
+
+def producer_settings(args: argparse.Namespace) -> dict[str, str]:
+    """The producer's settings by Kafka's names: the file, then ``--producer-props``, then
+    ``--bootstrap-server``; without ``bootstrap.servers`` among them, a usage error."""
+    from kafka_lite.common.errors import ConfigException
+    from kafka_lite.server.kafka_config import read_properties
+
+    try:
+        props = dict(read_properties(args.producer_config)) if args.producer_config else {}
+    except ConfigException as e:
+        raise CliError(f"--producer.config: {e}", exit_code=2) from None
+    props.update(key_values(args.producer_props, "--producer-props"))
+    if args.bootstrap_server:
+        props["bootstrap.servers"] = args.bootstrap_server
+    if not props.get("bootstrap.servers"):
+        raise CliError(
+            "no brokers to connect to: give --bootstrap-server HOST:PORT "
+            "(or bootstrap.servers in --producer-props or --producer.config)",
+            exit_code=2,
+        )
+    return props
+
+
+def run_producer(args: argparse.Namespace, console: Console) -> int:
+    from kafka_lite import KafkaProducer
+    from kafka_lite.tools import producer_performance as perf
+
+    props = producer_settings(args)
+    try:
+        # Kafka's dotted names go in as they are: the producer's ConfigDef takes them beside
+        # kafka-python's keywords, so a bad one is named as the user typed it.
+        producer = KafkaProducer(**props)
+    except KafkaException as e:
+        raise CliError(str(e), exit_code=2) from None
+
+    err_console = Console(stderr=True)
+
+    def out(line: str) -> None:
+        # While the bar is up on a terminal that is stdout's too, a line goes through the bar's own
+        # console, which prints it above the bar; to a file or a pipe, stdout takes it as it is.
+        live = progress.live.is_started and console.is_terminal
+        (err_console if live else console).print(line, highlight=False, markup=False, soft_wrap=True)
+
+    progress = Progress(
+        TextColumn(f"[bold]{args.topic}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("records sent"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=args.no_progress or not err_console.is_terminal,
+    )
+    stats = perf.Stats(args.num_records, out=out)
+    payload = perf.random_payload(args.record_size)
+    try:
+        with progress:
+            task = progress.add_task("send", total=args.num_records)
+            perf.run(
+                producer, args.topic, args.num_records, payload, args.throughput, stats,
+                progress=lambda n: progress.update(task, completed=n),
+            )  # fmt: skip
+        if stats.count:  # nothing acknowledged: the error below says why, a line of zeros would not
+            stats.print_total()
+        if args.print_metrics:
+            for name, value in sorted(producer.metrics().items()):
+                out(f"producer-metrics:{name:<40} : {float(value):.3f}")
+    finally:
+        producer.close(timeout=0)  # already closed by run, unless interrupted: then stop at once
+    if stats.first_error is not None:
+        e = stats.first_error
+        raise CliError(
+            f"{stats.errors} of the {stats.iteration} records sent failed, the first with "
+            f"{type(e).__name__}: {e}"
+        )
+    return 0
