@@ -280,11 +280,11 @@ def _ready_message(why: str, expected, result, acc: RecordAccumulator, cluster: 
 
 def _check_ready(acc, cluster, now, nodes: set[int], delay: int | None, why: str):
     result = acc.ready(cluster, now)
-    got = {n.id for n in result.ready_nodes}
-    assert got == nodes, _ready_message(why, nodes, result, acc, cluster, now)
     assert all(isinstance(n, Node) for n in result.ready_nodes), (
         f"ready_nodes holds the leaders' Node objects (cluster.leader_for), got {result.ready_nodes}"
     )
+    got = {n.id for n in result.ready_nodes}
+    assert got == nodes, _ready_message(why, nodes, result, acc, cluster, now)
     if delay is not None:
         assert result.next_ready_check_delay_ms == delay, _ready_message(
             why, delay, result, acc, cluster, now
