@@ -29,7 +29,8 @@ from kafka_lite.producer.default_partitioner import DefaultPartitioner, murmur2,
 from kafka_lite.producer.record_accumulator import LONG_MAX, RecordAccumulator
 from kafka_lite.producer.transaction_manager import ProducerIdAndEpoch, TransactionManager
 
-pytestmark = [pytest.mark.lab(5)]
+# Each test takes well under a second; a scan that never ends fails in 10 s, not the grader's 60.
+pytestmark = [pytest.mark.lab(5), pytest.mark.timeout(10)]
 
 # -- the cluster and the accumulator ---------------------------------------------------------------------
 
@@ -369,7 +370,7 @@ def test_appenders_blocked_on_memory_make_every_batch_ready():
 
     thread = threading.Thread(target=blocked_append, daemon=True)
     thread.start()
-    deadline = wall_clock.monotonic() + 10
+    deadline = wall_clock.monotonic() + 5
     while acc.free.queued() == 0:
         assert wall_clock.monotonic() < deadline, "the third append should block on memory"
         wall_clock.sleep(0.005)
@@ -379,7 +380,7 @@ def test_appenders_blocked_on_memory_make_every_batch_ready():
                      "every batch goes now, since sending them is what frees memory")  # fmt: skip
     finally:
         time.advance(50)
-        thread.join(10)
+        thread.join(5)
     assert errors and isinstance(errors[0], TimeoutException)
 
 
