@@ -87,16 +87,22 @@ class DefaultPartitioner:
         value_bytes: bytes | None,
         cluster: Cluster,
     ) -> int:
-        partitions = self._partitions.partitions_for_topic(cluster, topic)
-        num_partitions = len(partitions)
+        """The partition for this record: ``to_positive(murmur2(key_bytes)) % partitions`` for a key;
+        else the topic's next counter value over the partitions with a leader (over all of them when
+        none has one). ``key`` and ``value`` are the unserialized objects, unused here (Kafka's
+        interface passes them for partitioners that look inside a record)."""
+        # BEGIN SOLUTION
         if key_bytes is None:
-            next_value = self._next_value(topic)
+            next_value = to_positive(self._next_value(topic))
             available = self._partitions.available_partitions_for_topic(cluster, topic)
             if available:
-                return available[to_positive(next_value) % len(available)].partition
+                return available[next_value % len(available)].partition
             # No partition has a leader: hand out one anyway; the accumulator holds it until one does.
-            return to_positive(next_value) % num_partitions
-        return to_positive(murmur2(key_bytes)) % num_partitions
+            return next_value % len(self._partitions.partitions_for_topic(cluster, topic))
+        # A keyed record goes to its key's partition even while that partition has no leader: moving
+        # the key elsewhere would break its order.
+        return to_positive(murmur2(key_bytes)) % len(self._partitions.partitions_for_topic(cluster, topic))
+        # END SOLUTION
 
     def _next_value(self, topic: str) -> int:
         counter = self._topic_counter_map.get(topic)

@@ -204,6 +204,7 @@ class RecordAccumulator:
         lingered ``linger.ms``, when memory is exhausted (appenders are blocked), when the producer
         is closing, or when a flush is in progress; never while it backs off after a failed attempt.
         """
+        # BEGIN SOLUTION
         ready_nodes: set[Node] = set()
         next_ready_check_delay_ms = LONG_MAX
         unknown_leader_topics: set[str] = set()
@@ -231,6 +232,7 @@ class RecordAccumulator:
                         time_left_ms = max(time_to_wait_ms - waited_time_ms, 0)
                         next_ready_check_delay_ms = min(time_left_ms, next_ready_check_delay_ms)
         return ReadyCheckResult(ready_nodes, next_ready_check_delay_ms, unknown_leader_topics)
+        # END SOLUTION
 
     # --8<-- [end:ready]
 
@@ -251,6 +253,7 @@ class RecordAccumulator:
         when ``max.request.size`` cuts a request short, the partitions at the front of the list do not
         always win and the ones at the back starve.
         """
+        # BEGIN SOLUTION
         batches: dict[int, list[ProducerBatch]] = {}
         for node in nodes:
             size = 0
@@ -270,12 +273,14 @@ class RecordAccumulator:
                         break
             batches[node.id] = ready
         return batches
+        # END SOLUTION
 
     def _drain_first(
         self, tp: TopicPartition, size: int, max_size: int, request_has_batches: bool, now: int
     ) -> tuple[ProducerBatch | None, bool]:
         """Take ``tp``'s first batch for the request being built, if it may go now; the flag says the
         scan of this node's partitions stops here (the request is full, or order forbids more)."""
+        # BEGIN SOLUTION
         # Only proceed if the partition has no in-flight batch (when order is guaranteed).
         if tp in self.muted:
             return None, False
@@ -301,6 +306,7 @@ class RecordAccumulator:
             batch.close()
             batch.drained(now)
             return batch, False
+        # END SOLUTION
 
     # --8<-- [end:drain]
 

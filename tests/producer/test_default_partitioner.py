@@ -7,7 +7,12 @@ import random
 import pytest
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
-from kafka_lite.producer.default_partitioner import DefaultPartitioner, murmur2, to_positive
+from kafka_lite.producer.default_partitioner import (
+    DefaultPartitioner,
+    TopicPartitionsIndex,
+    murmur2,
+    to_positive,
+)
 from tests.producer.support import cluster_of
 
 pytestmark = pytest.mark.unit
@@ -82,3 +87,36 @@ def test_a_new_cluster_from_a_metadata_update_is_seen_at_once():
     assert (
         partitioner.partition("t", None, b"abc", None, None, after) == to_positive(KAFKA_VECTORS[b"abc"]) % 3
     )
+
+
+class _CountingIndex(TopicPartitionsIndex):
+    """The real index, counting the lookups the partitioner makes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lookups: list[str] = []
+
+    def partitions_for_topic(self, cluster, topic):
+        self.lookups.append("all")
+        return super().partitions_for_topic(cluster, topic)
+
+    def available_partitions_for_topic(self, cluster, topic):
+        self.lookups.append("available")
+        return super().available_partitions_for_topic(cluster, topic)
+
+
+@pytest.mark.parametrize(
+    ("key", "leaders", "lookups"),
+    [
+        (b"abc", {("t", 0): 0, ("t", 1): None}, ["all"]),
+        (None, {("t", 0): 0, ("t", 1): None}, ["available"]),
+        (None, {("t", 0): None, ("t", 1): None}, ["available", "all"]),  # the rare case: no leader at all
+    ],
+    ids=["keyed", "keyless", "keyless-no-leader"],
+)
+def test_partition_looks_the_partitions_up_once_on_the_common_paths(key, leaders, lookups):
+    # partition runs on every send: one index lookup, unless no partition has a leader.
+    partitioner = DefaultPartitioner(random_start=lambda: 0)
+    partitioner._partitions = index = _CountingIndex()
+    partitioner.partition("t", None, key, None, b"v", cluster_of(leaders))
+    assert index.lookups == lookups
