@@ -1,13 +1,15 @@
 """The reference pages' tables, built from the project's own data (``generated_tables.py`` fills them in).
 
-No Kafka twin: docs tooling. Two tables are generated at build time, so neither can drift from the
-code:
+No Kafka twin: docs tooling. Three references are generated at build time, so none can drift from
+the code:
 
 - ``layer-table``: the layers of ``kafka_lite/layers.toml`` (the file the layer test reads), with
   its stated exceptions and their reasons;
 - ``kafka-classes``: every Kafka class a kafka_lite module mirrors, read from the modules' header
   docstrings (their ``Mirrors:`` lines), sorted by Kafka class, each with the kafka_lite file that
-  holds it, linked to its API page where one exists.
+  holds it, linked to its API page where one exists;
+- ``cli-reference``: every ``kafka-lite`` command with its usage and arguments, read from the
+  argument parser the command builds (``kafka_lite.cli.main.build_parser``).
 """
 
 from __future__ import annotations
@@ -320,4 +322,65 @@ def kafka_classes(
             kafka = ", ".join(f"`{n}`" for n in named)
             package_rows.append(f"| {kafka} | {_module_cell(module, pages, page_dir)} | {module.mirrors} |")
     out.append("### Whole packages\n\n" + "\n".join(package_rows))
+    return "\n\n".join(out)
+
+
+# -- the kafka-lite command -------------------------------------------------------------------------------
+
+
+def _subcommands(parser) -> list[tuple[str, object, str]]:
+    """``(name, parser, help)`` for each sub-command of ``parser``, in the order ``--help`` lists them."""
+    import argparse
+
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help or "" for choice in action._choices_actions}
+            found += [(name, sub, helps.get(name, "")) for name, sub in action.choices.items()]
+    return found
+
+
+def _option_rows(parser) -> list[str]:
+    import argparse
+
+    rows = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction | argparse._HelpAction):
+            continue
+        if action.help == argparse.SUPPRESS:
+            continue
+        name = ", ".join(action.option_strings) or action.metavar or action.dest
+        default = action.default
+        text = (action.help or "").replace("%(default)s", str(default)).replace("|", "\\|")
+        unstated = (
+            default in (None, False, [], argparse.SUPPRESS) or "default" in text or not action.option_strings
+        )
+        shown = "" if unstated else f" (default: `{default}`)"
+        rows.append(f"| `{name}` | {text}{shown} |")
+    return rows
+
+
+def cli_reference(build_parser=None) -> str:
+    """Every ``kafka-lite`` command, drawn from the argument parser the command itself uses: the usage
+    line, what it does (with the Kafka script it mirrors) and its options."""
+    if build_parser is None:
+        from kafka_lite.cli.main import build_parser
+    out = []
+
+    def visit(path: str, parser, help_text: str) -> None:
+        children = _subcommands(parser)
+        rows = _option_rows(parser)
+        if not children or rows:
+            usage = " ".join(parser.format_usage().split()).removeprefix("usage: ")
+            section = [f"### `{path}`", "", help_text[:1].upper() + help_text[1:] + "." if help_text else ""]
+            section += ["", "```text", usage, "```"]
+            if rows:
+                section += ["", "| argument | meaning |", "|---|---|", *rows]
+            out.append("\n".join(section))
+        for name, child, child_help in children:
+            visit(f"{path} {name}", child, child_help)
+
+    top = build_parser()
+    for name, child, help_text in _subcommands(top):
+        visit(f"kafka-lite {name}", child, help_text)
     return "\n\n".join(out)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.types import walk
 from kafka_lite.log.log_config import CONFIG_DEF
-from mkdocs_hooks.generated_pages import kafka_classes, layer_table
+from mkdocs_hooks.generated_pages import cli_reference, kafka_classes, layer_table
 
 
 def api_versions() -> str:
@@ -31,12 +31,13 @@ def log_configs() -> str:
     return CONFIG_DEF.to_markdown()
 
 
-# The reference pages' tables (the layers, Kafka class -> file) are built in generated_pages.py.
+# The reference pages' tables (the layers, Kafka class -> file, the command) are built in generated_pages.py.
 TABLES = {
     "api-versions": api_versions,
     "log-configs": log_configs,
     "layer-table": layer_table,
     "kafka-classes": kafka_classes,
+    "cli-reference": cli_reference,
 }
 
 

@@ -160,3 +160,50 @@ def test_the_hook_fills_the_markers_of_the_reference_pages():
         assert f"<!-- generated: {marker} -->" in markdown
         filled = on_page_markdown(markdown, None, None, None)
         assert "<!-- generated:" not in filled and "|---|" in filled
+
+
+def test_the_command_page_shows_every_command_and_argument_with_its_help():
+    import argparse
+
+    from kafka_lite.cli.main import build_parser
+    from mkdocs_hooks.generated_pages import cli_reference
+
+    page = cli_reference()
+
+    def leaves(parser, path):
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            yield path, parser
+        for action in subs:
+            for name, child in action.choices.items():
+                yield from leaves(child, f"{path} {name}")
+
+    commands = list(leaves(build_parser(), "kafka-lite"))
+    assert len(commands) >= 15
+    for path, parser in commands:
+        assert f"### `{path}`" in page, f"{path} is missing from the command page"
+        section = page[page.index(f"### `{path}`") :].split("\n### ", 1)[0]
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            name = ", ".join(action.option_strings) or action.metavar or action.dest
+            assert action.help, f"{path}: {name} has no help text, so the page would show an empty cell"
+            assert f"| `{name}` | " in section, f"{path}: {name} is missing from its section"
+
+
+def test_the_command_page_follows_the_parser():
+    import argparse
+
+    from mkdocs_hooks.generated_pages import cli_reference
+
+    def parser():
+        top = argparse.ArgumentParser(prog="kafka-lite")
+        sub = top.add_subparsers()
+        tool = sub.add_parser("console-consumer", help="read a topic (kafka-console-consumer.sh)")
+        tool.add_argument("--from-beginning", action="store_true", help="start at the earliest offset")
+        return top
+
+    page = cli_reference(parser)
+    assert "### `kafka-lite console-consumer`" in page
+    assert "Read a topic (kafka-console-consumer.sh)." in page
+    assert "| `--from-beginning` | start at the earliest offset |" in page

@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument(
         "--dir", type=Path, default=Path(".kafka-lite"), help="state directory (default .kafka-lite)"
     )
-    up.add_argument("--zookeeper-port", type=int, default=2181)
+    up.add_argument("--zookeeper-port", type=int, default=2181, help="ZooKeeper's client port (default 2181)")
     up.add_argument(
         "--base-port", type=int, default=9092, help="broker N listens on base port + N (default 9092)"
     )
@@ -77,7 +77,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ("restart", run_restart, "start a stopped or killed broker again with its config and data"),
     ):
         p = actions.add_parser(name, help=text)
-        p.add_argument("--dir", type=Path, default=Path(".kafka-lite"))
+        p.add_argument(
+            "--dir",
+            type=Path,
+            default=Path(".kafka-lite"),
+            help="the cluster's state directory (default .kafka-lite)",
+        )
         if name in ("kill", "restart"):
             p.add_argument("broker", type=int, metavar="N", help="the broker id")
         p.set_defaults(handler=handler)

@@ -20,7 +20,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "dump-log", help="print segment files (.log, .index, .timeindex) and check them"
     )
-    parser.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    parser.add_argument(
+        "files",
+        nargs="*",
+        type=Path,
+        metavar="FILE",
+        help="segment (.log) or index (.index, .timeindex) files",
+    )
     parser.add_argument(
         "--files", dest="more_files", nargs="+", type=Path, default=[], help="as Kafka's tool"
     )

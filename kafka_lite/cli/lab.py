@@ -44,14 +44,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     list_.set_defaults(handler=run_list)
     start = sub.add_parser("start", help="write lab N's starter files into a workspace")
-    start.add_argument("number", type=int)
+    start.add_argument("number", type=int, help="the lab's number (kafka-lite lab list)")
     start.add_argument(
         "--dir", type=Path, default=DEFAULT_WORKSPACE, help="workspace (default kafka-lite-labs)"
     )
     start.add_argument("--force", action="store_true", help="overwrite an existing workspace for this lab")
     start.set_defaults(handler=run_start)
     grade_ = sub.add_parser("grade", help="run lab N's tests against your files")
-    grade_.add_argument("number", type=int)
+    grade_.add_argument("number", type=int, help="the lab's number (kafka-lite lab list)")
     grade_.add_argument(
         "--dir", type=Path, default=DEFAULT_WORKSPACE, help="workspace (default kafka-lite-labs)"
     )

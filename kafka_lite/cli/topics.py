@@ -18,21 +18,27 @@ from kafka_lite.common.errors import KafkaException
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("topics", help="create, list and describe topics (kafka-topics.sh)")
-    parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,...]")
+    parser.add_argument(
+        "--bootstrap-server", required=True, metavar="HOST:PORT[,...]", help="the brokers to connect to"
+    )
     action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--create", action="store_true")
-    action.add_argument("--list", action="store_true")
-    action.add_argument("--describe", action="store_true")
-    parser.add_argument("--topic", metavar="TOPIC")
-    parser.add_argument("--partitions", type=int, metavar="N")
-    parser.add_argument("--replication-factor", type=int, metavar="R")
+    action.add_argument("--create", action="store_true", help="create a topic")
+    action.add_argument("--list", action="store_true", help="list the topics")
+    action.add_argument("--describe", action="store_true", help="each partition's leader, replicas and ISR")
+    parser.add_argument("--topic", metavar="TOPIC", help="the topic to create or describe")
+    parser.add_argument("--partitions", type=int, metavar="N", help="partitions of a new topic")
+    parser.add_argument(
+        "--replication-factor", type=int, metavar="R", help="replicas of each partition of a new topic"
+    )
     parser.add_argument(
         "--replica-assignment",
         metavar="B:B,B:B",
         help="explicit assignment: partitions by ',', replicas by ':'",
     )
     parser.add_argument("--config", action="append", default=[], metavar="K=V", help="a topic setting")
-    parser.add_argument("--if-not-exists", action="store_true")
+    parser.add_argument(
+        "--if-not-exists", action="store_true", help="with --create: no error if the topic exists"
+    )
     parser.set_defaults(handler=run)
 
 

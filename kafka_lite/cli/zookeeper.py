@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
     start = actions.add_parser("start", help="start ZooKeeper from a zookeeper.properties file")
-    start.add_argument("config", type=Path, metavar="CONFIG")
+    start.add_argument("config", type=Path, metavar="CONFIG", help="a zoo.cfg-style properties file")
     start.set_defaults(handler=run)
 
 
