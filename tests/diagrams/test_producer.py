@@ -40,7 +40,7 @@ def append(acc: RecordAccumulator, tp, n: int = 1) -> None:
 
 def rows(source: str, tp: str) -> list[list[str]]:
     """The batch rows under a partition's header row in the accumulator's table, as cell texts."""
-    block = source.split(f"<b>{tp} (")[1].split("<b>")[0]
+    block = source.split(f"<b>{tp} (")[1].split("<b>")[0].split("BufferPool")[0]
     return [
         [re.sub(r"<[^>]*>", "", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row)]
         for row in re.findall(r"<tr>(.*?)</tr>", block)
