@@ -110,7 +110,8 @@ def accumulator_diagram(
     requests = requests or {}
     g = new_graph("record_accumulator", fontsize=10, nodesep="0.2", ranksep="0.6")
     g.attr("node", shape="plain")
-    g.node("accumulator", _accumulator_table(accumulator, cluster, now))
+    leaders = _leaders(accumulator, cluster)
+    g.node("accumulator", _accumulator_table(accumulator, leaders, now))
 
     drained_from: dict[TopicPartition, int] = {}
     with g.subgraph(name="requests") as column:
@@ -122,8 +123,7 @@ def accumulator_diagram(
         # The leaders the round sent nothing to (nothing ready, not connected, or at their in-flight
         # limit), so that every broker of the picture is in it.
         if requests:
-            leaders = {cluster.leader_for(*tp) for tp in accumulator.batches} - {None}
-            for leader in sorted(leaders, key=lambda n: n.id):
+            for leader in sorted(set(leaders.values()) - {None}, key=lambda n: n.id):
                 if leader.id not in requests:
                     column.node(
                         f"req_{leader.id}",
@@ -138,19 +138,27 @@ def accumulator_diagram(
     if requests:
         # An invisible edge from each partition of a node with no request keeps that node's box
         # beside its partitions.
-        for tp in accumulator.batches:
-            leader = cluster.leader_for(*tp)
+        for tp, leader in leaders.items():
             if leader is not None and leader.id not in requests:
                 g.edge(f"accumulator:{_port(tp)}:e", f"req_{leader.id}", style="invis")
     return g
 
 
-def _accumulator_table(accumulator: RecordAccumulator, cluster: Cluster, now: int) -> str:
+def _leaders(accumulator: RecordAccumulator, cluster: Cluster) -> dict[TopicPartition, Node | None]:
+    """The leader of each partition the accumulator has a deque for (None: unknown)."""
+    return {
+        (topic, partition): cluster.leader_for(topic, partition) for topic, partition in accumulator.batches
+    }
+
+
+def _accumulator_table(
+    accumulator: RecordAccumulator, leaders: Mapping[TopicPartition, Node | None], now: int
+) -> str:
     """One table: a title, then each partition's deque (a header row, then a row per batch), grouped
     by leader, then the pool's memory."""
 
     def by_leader(tp: TopicPartition) -> tuple:
-        leader = cluster.leader_for(*tp)
+        leader = leaders[tp]
         return (leader is None, leader.id if leader else 0, tp)
 
     # Bold and plain text never share a line: the browser's font is not the one graphviz measured,
@@ -159,7 +167,7 @@ def _accumulator_table(accumulator: RecordAccumulator, cluster: Cluster, now: in
     title = f"<b>RecordAccumulator</b><br/>{settings}<br/>a deque per partition, oldest batch first"
     rows = [f'<tr><td colspan="4" bgcolor="#f3f4f6">{title}</td></tr>']
     for tp in sorted(accumulator.batches, key=by_leader):
-        rows.extend(_deque_rows(accumulator, cluster, tp, now))
+        rows.extend(_deque_rows(accumulator, leaders[tp], tp, now))
     pool = accumulator.free
     used = pool.total_memory - pool.available_memory()
     memory = f"BufferPool: {used:,} of buffer.memory {pool.total_memory:,} B held by batches"
@@ -169,9 +177,11 @@ def _accumulator_table(accumulator: RecordAccumulator, cluster: Cluster, now: in
     return TABLE.format("".join(rows))
 
 
-def _deque_rows(accumulator: RecordAccumulator, cluster: Cluster, tp: TopicPartition, now: int) -> list[str]:
+def _deque_rows(
+    accumulator: RecordAccumulator, leader: Node | None, tp: TopicPartition, now: int
+) -> list[str]:
     muted = ", muted: a batch in flight" if tp in accumulator.muted else ""
-    title = f"{_tp_name(tp)} ({_leader_text(cluster.leader_for(*tp))}{muted})"
+    title = f"{_tp_name(tp)} ({_leader_text(leader)}{muted})"
     rows = [f'<tr><td colspan="4" port="{_port(tp)}" align="left"><b>{html.escape(title)}</b></td></tr>']
     dq = list(accumulator.batches[tp])
     if not dq:
