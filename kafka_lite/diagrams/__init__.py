@@ -17,13 +17,16 @@ import graphviz
 
 from kafka_lite.diagrams.log import log_diagram, segment_diagram, segment_with_index
 from kafka_lite.diagrams.network import socket_server_threads
+from kafka_lite.diagrams.producer import accumulator_diagram, record_accumulator
 from kafka_lite.diagrams.record import record_batch_v2
 from kafka_lite.diagrams.state_machines import partition_state_machine, replica_state_machine, state_machine
 
 __all__ = [
     "DIAGRAMS",
+    "accumulator_diagram",
     "log_diagram",
     "partition_state_machine",
+    "record_accumulator",
     "record_batch_v2",
     "replica_state_machine",
     "segment_diagram",
@@ -35,6 +38,7 @@ __all__ = [
 DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "partition_state_machine": partition_state_machine,
     "replica_state_machine": replica_state_machine,
+    "record_accumulator": record_accumulator,
     "record_batch_v2": record_batch_v2,
     "segment_with_index": segment_with_index,
     "socket_server_threads": lambda: socket_server_threads(3, 4),
