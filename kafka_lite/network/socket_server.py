@@ -222,9 +222,7 @@ class Processor(threading.Thread):
             request.response_dequeue_ns,
             self.time.nanoseconds(),
         ]
-        self.metrics.record(
-            request.api.api_name, request.header.api_version, request.size, response_bytes, stamps
-        )
+        self.metrics.record(request.api, request.header.api_version, request.size, response_bytes, stamps)
 
     def _close(self, connection_id: str) -> None:
         self.selector.close(connection_id)
