@@ -312,10 +312,10 @@ class Log:
             return append_info
         # they are valid, insert them in the log
         with self._lock:
+            now = self.time.milliseconds()  # one clock read serves the validator and the roll check
             if assign_offsets:
                 # assign offsets to the batches, from the log end offset
                 append_info.first_offset = self._next_offset_metadata.message_offset
-                now = self.time.milliseconds()
                 validated = validate_messages_and_assign_offsets(
                     records,
                     append_info.batch_spans,
@@ -347,7 +347,7 @@ class Log:
                     f"{self.config.segment_size}."
                 )
             # maybe roll the log if this segment is full
-            segment = self._maybe_roll(append_info.valid_bytes, append_info.max_timestamp)
+            segment = self._maybe_roll(append_info.valid_bytes, append_info.max_timestamp, now)
             # now append to the log
             segment.append(
                 append_info.first_offset,
@@ -420,18 +420,18 @@ class Log:
         self._next_offset_metadata = LogOffsetMetadata(offset, active.base_offset, active.size_in_bytes())
 
     # --8<-- [start:maybe_roll]
-    def _maybe_roll(self, messages_size: int, max_timestamp_in_messages: int) -> LogSegment:
+    def _maybe_roll(self, messages_size: int, max_timestamp_in_messages: int, now: int) -> LogSegment:
         """Roll when the active segment would pass ``segment.bytes``, is older than ``segment.ms``
         (less jitter), or has a full index."""
         segment = self.active_segment
-        now = self.time.milliseconds()
+        size = segment.size_in_bytes()
         reached_roll_ms = (
             segment.time_waited_for_roll(now, max_timestamp_in_messages)
             > self.config.segment_ms - segment.roll_jitter_ms
         )
         if (
-            segment.size_in_bytes() > self.config.segment_size - messages_size
-            or (segment.size_in_bytes() > 0 and reached_roll_ms)
+            size > self.config.segment_size - messages_size
+            or (size > 0 and reached_roll_ms)
             or segment.index.is_full()
             or segment.time_index.is_full()
         ):

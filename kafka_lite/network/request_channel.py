@@ -48,10 +48,10 @@ class Request:
     api_local_complete_ns: int = 0  # the handler's own work done
     api_remote_complete_ns: int = 0  # the response ready (later, when it waited in a purgatory)
     response_dequeue_ns: int = 0
+    api: ApiKeys = field(init=False)  # the header's api key, looked up once
 
-    @property
-    def api(self) -> ApiKeys:
-        return ApiKeys(self.header.api_key)
+    def __post_init__(self) -> None:
+        self.api = ApiKeys(self.header.api_key)
 
 
 class ResponseAction(enum.Enum):

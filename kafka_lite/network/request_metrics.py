@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import SYSTEM, Time
 
 PHASES = ("request_queue", "local", "remote", "response_queue", "response_send", "total")
@@ -57,10 +58,10 @@ class RequestMetrics:
         self.time = time
         self._start_ns = time.nanoseconds()
         self._lock = threading.Lock()
-        self._by_api: dict[tuple[str, int], _ApiMetrics] = {}
+        self._by_api: dict[tuple[ApiKeys, int], _ApiMetrics] = {}
 
     def record(
-        self, api: str, version: int, request_bytes: int, response_bytes: int, stamps: list[int]
+        self, api: ApiKeys, version: int, request_bytes: int, response_bytes: int, stamps: list[int]
     ) -> None:
         """``stamps``: received, dequeued, local done, response ready, response dequeued, sent (ns);
         a 0 means the phase did not happen (a request with no response) and counts as no time."""
@@ -70,7 +71,9 @@ class RequestMetrics:
             last = s if s else last
             filled.append(last)
         with self._lock:
-            m = self._by_api.setdefault((api, version), _ApiMetrics())
+            m = self._by_api.get((api, version))
+            if m is None:  # the first request of this API and version
+                m = self._by_api[(api, version)] = _ApiMetrics()
             m.requests += 1
             m.request_bytes += request_bytes
             m.response_bytes += response_bytes
@@ -83,9 +86,11 @@ class RequestMetrics:
         elapsed_s = max((self.time.nanoseconds() - self._start_ns) / 1e9, 1e-9)
         rows = []
         with self._lock:
-            for (api, version), m in sorted(self._by_api.items()):
+            for (api, version), m in sorted(
+                self._by_api.items(), key=lambda kv: (kv[0][0].api_name, kv[0][1])
+            ):
                 row = {
-                    "api": api,
+                    "api": api.api_name,
                     "version": version,
                     "requests": m.requests,
                     "requests_per_sec": m.requests / elapsed_s,

@@ -29,7 +29,7 @@ import socket
 import threading
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
-from kafka_lite.common.protocol.requests import parse_request, parse_request_header
+from kafka_lite.common.protocol.requests import parse_request_body, parse_request_header
 from kafka_lite.common.protocol.types import SchemaException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
@@ -186,12 +186,12 @@ class Processor(threading.Thread):
     def _parse(self, connection_id: str, frame: bytearray) -> Request:
         now = self.time.nanoseconds()
         ip = self._ips.get(connection_id, "")
-        header, _ = parse_request_header(frame)
+        header, body_start = parse_request_header(frame)
         if header.api_key == ApiKeys.API_VERSIONS and not ApiKeys.API_VERSIONS.is_version_supported(
             header.api_version
         ):
             return Request(self.id, connection_id, header, {}, len(frame), ip, now, unsupported_version=True)
-        header, body = parse_request(frame)
+        body = parse_request_body(header, frame, body_start)
         return Request(self.id, connection_id, header, body, len(frame), ip, now)
 
     # --8<-- [start:sends]
@@ -222,9 +222,7 @@ class Processor(threading.Thread):
             request.response_dequeue_ns,
             self.time.nanoseconds(),
         ]
-        self.metrics.record(
-            request.api.api_name, request.header.api_version, request.size, response_bytes, stamps
-        )
+        self.metrics.record(request.api, request.header.api_version, request.size, response_bytes, stamps)
 
     def _close(self, connection_id: str) -> None:
         self.selector.close(connection_id)

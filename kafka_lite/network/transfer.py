@@ -18,6 +18,7 @@ import socket
 import struct
 
 from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.protocol.types import RecordsWriter
 
 UNLIMITED = -1
 _SIZE = struct.Struct(">i")
@@ -178,7 +179,7 @@ class NetworkSend:
 class FileRegion:
     """``length`` bytes of an open file from ``position``: a fetch response's records, left on disk.
 
-    A response encoder that meets one (``_PieceWriter`` below) writes its length prefix and leaves the
+    A response encoder that meets one (``PieceWriter`` below) writes its length prefix and leaves the
     bytes to ``ResponseSend``, which sends them with ``os.sendfile``: Kafka's ``FileRecords.writeTo``
     over ``FileChannel.transferTo``, the zero-copy path of book 2.3 and 6.1.
     """
@@ -199,26 +200,27 @@ class FileRegion:
 _OWN_PIECE = 64 * 1024  # a buffer this large is sent as it is, never copied into the response
 
 
-class PieceWriter(bytearray):
-    """The ``out`` buffer of a schema writer that lets ``FileRegion`` values and large buffers (fetched
-    records) through uncopied.
+class PieceWriter(RecordsWriter):
+    """The output of a response's schema writer that lets fetched records (a ``FileRegion``, or a
+    buffer of 64 KiB or more) through uncopied.
 
-    The protocol writers append with ``out += value``; for a ``FileRegion`` or a buffer of 64 KiB or
-    more this closes the bytes written so far into a piece and records the value as the next piece,
-    so a fetch response's records are never copied after they are read from the file.
+    The schema writes every field into this buffer and hands each ``RECORDS`` value to
+    ``write_records``, which closes the bytes written so far into a piece and records the value as
+    the next piece, so a fetch response's records are never copied after they are read from the
+    file. Smaller record sets are copied in: one more buffer to send would cost more than the copy.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.pieces: list[bytes | FileRegion] = []
 
-    def __iadd__(self, other):
-        if isinstance(other, FileRegion) or len(other) >= _OWN_PIECE:
+    def write_records(self, records: bytes | bytearray | memoryview | FileRegion) -> None:
+        if isinstance(records, FileRegion) or len(records) >= _OWN_PIECE:
             self.pieces.append(bytes(self))
-            self.pieces.append(other)
+            self.pieces.append(records)
             del self[:]
-            return self
-        return super().__iadd__(other)
+        else:
+            self += records
 
     def finish(self) -> list[bytes | FileRegion]:
         if self:

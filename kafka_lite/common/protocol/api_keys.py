@@ -59,7 +59,9 @@ class ApiKeys(enum.IntEnum):
         return len(REQUESTS[self]) - 1
 
     def is_version_supported(self, version: int) -> bool:
-        return self.oldest_version <= version <= self.latest_version and REQUESTS[self][version] is not None
+        """A version kafka_lite has a schema for (every version from the oldest to the latest has)."""
+        schemas = REQUESTS[self]
+        return 0 <= version < len(schemas) and schemas[version] is not None
 
     def request_schema(self, version: int) -> Schema:
         return REQUESTS[self][version]

@@ -61,6 +61,14 @@ def parse_request_header(
 def parse_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, dict[str, Any]]:
     """Header and body of a request frame (size prefix already removed), validated end to end."""
     header, body_start = parse_request_header(frame)
+    return header, parse_request_body(header, frame, body_start)
+
+
+def parse_request_body(
+    header: RequestHeader, frame: bytes | bytearray | memoryview, body_start: int
+) -> dict[str, Any]:
+    """The body that follows ``header`` in ``frame`` from ``body_start``, decoded with the schema of
+    the header's api key and version (Kafka's ``AbstractRequest.getRequest``)."""
     api = header.api
     if api is None:
         raise UnknownApiKeyException(f"unknown api key {header.api_key}", field="api_key", position=0)
@@ -71,8 +79,7 @@ def parse_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader,
             field="api_version",
             position=2,
         )
-    body = decode(api.request_schema(header.api_version), frame, body_start)
-    return header, body
+    return decode(api.request_schema(header.api_version), frame, body_start)
 
 
 def encode_request(header: RequestHeader, body: dict[str, Any]) -> bytes:

@@ -18,8 +18,10 @@ record batches nor looks inside them; the record and log layers read them.
 Safety, because a broker reads bytes from anyone: before anything is allocated, every length is
 checked against the bytes that remain: a string of 2 GiB claimed in a 40-byte frame fails at once,
 and an array's claimed count is checked against the fewest bytes that many elements could take, so
-a 4-byte count of two billion cannot make the decoder build a two-billion-element list. Every
-failure is a ``SchemaException`` naming the field path and the byte offset.
+a 4-byte count of two billion cannot make the decoder build a two-billion-element list. A
+fixed-width read lets ``struct`` check that its bytes are there, as a ``ByteBuffer`` get does, and
+only a failed one builds the error. Every failure is a ``SchemaException`` naming the field path and
+the byte offset.
 """
 
 from __future__ import annotations
@@ -53,14 +55,14 @@ class SchemaException(KafkaException):
 
 
 class Reader:
-    """A cursor over a frame: ``buf[pos:end]`` is what remains to be read."""
+    """A cursor over a frame: ``buf[pos:]`` is what remains to be read (Java's ``ByteBuffer``)."""
 
     __slots__ = ("buf", "end", "pos")
 
-    def __init__(self, buf: bytes | bytearray | memoryview, pos: int = 0, end: int | None = None) -> None:
+    def __init__(self, buf: bytes | bytearray | memoryview, pos: int = 0) -> None:
         self.buf = buf
         self.pos = pos
-        self.end = len(buf) if end is None else end
+        self.end = len(buf)
 
     @property
     def remaining(self) -> int:
@@ -68,7 +70,12 @@ class Reader:
 
     def need(self, n: int, what: str) -> None:
         if n > self.end - self.pos:
-            raise SchemaException(f"{what} needs {n} bytes, {self.end - self.pos} remain", position=self.pos)
+            raise self.underflow(n, what)
+
+    def underflow(self, n: int, what: str) -> SchemaException:
+        """The error for ``what`` needing ``n`` bytes where fewer remain (Java's
+        ``BufferUnderflowException``, which Kafka's ``Schema.read`` turns into a ``SchemaException``)."""
+        return SchemaException(f"{what} needs {n} bytes, {self.end - self.pos} remain", position=self.pos)
 
 
 class Type:
@@ -97,8 +104,10 @@ class _Number(Type):
         self.lo, self.hi = lo, hi
 
     def read(self, r: Reader) -> int:
-        r.need(self.min_size, self.name)
-        (value,) = self.format.unpack_from(r.buf, r.pos)
+        try:
+            (value,) = self.format.unpack_from(r.buf, r.pos)
+        except struct.error:  # fewer bytes remain than the number takes
+            raise r.underflow(self.min_size, self.name) from None
         r.pos += self.min_size
         return value
 
@@ -111,8 +120,10 @@ class _Boolean(Type):
     min_size = 1
 
     def read(self, r: Reader) -> bool:
-        r.need(1, self.name)
-        value = r.buf[r.pos] != 0
+        try:
+            value = r.buf[r.pos] != 0
+        except IndexError:
+            raise r.underflow(1, self.name) from None
         r.pos += 1
         return value
 
@@ -130,9 +141,11 @@ class _String(Type):
         self.name = "NULLABLE_STRING" if nullable else "STRING"
 
     def read(self, r: Reader) -> str | None:
-        r.need(2, self.name + " length")
         start = r.pos
-        (length,) = _INT16.unpack_from(r.buf, start)
+        try:
+            (length,) = _INT16.unpack_from(r.buf, start)
+        except struct.error:
+            raise r.underflow(2, f"{self.name} length") from None
         if length < 0:
             if length == -1 and self.nullable:
                 r.pos += 2
@@ -165,19 +178,22 @@ class _String(Type):
 
 class _Bytes(Type):
     """int32 length + bytes; NULLABLE_BYTES also allows -1 (None). RECORDS is nullable bytes that
-    hold record batches; it decodes to a ``memoryview`` into the frame, never a copy."""
+    hold record batches: it decodes to a ``memoryview`` into the frame, never a copy, and writes its
+    value through ``RecordsWriter.write_records`` when the output is one."""
 
     min_size = 4
 
-    def __init__(self, name: str, nullable: bool, view: bool = False) -> None:
+    def __init__(self, name: str, nullable: bool, records: bool = False) -> None:
         self.name = name
         self.nullable = nullable
-        self.view = view
+        self.records = records
 
     def read(self, r: Reader) -> bytes | memoryview | None:
-        r.need(4, self.name + " length")
         start = r.pos
-        (length,) = _INT32.unpack_from(r.buf, start)
+        try:
+            (length,) = _INT32.unpack_from(r.buf, start)
+        except struct.error:
+            raise r.underflow(4, f"{self.name} length") from None
         if length < 0:
             if length == -1 and self.nullable:
                 r.pos += 4
@@ -189,7 +205,7 @@ class _Bytes(Type):
                 f"{self.name} of {length} bytes, {r.end - start - 4} remain", position=start
             )
         r.pos = end
-        if self.view:
+        if self.records:
             return memoryview(r.buf)[start + 4 : end]
         return bytes(r.buf[start + 4 : end])
 
@@ -200,7 +216,24 @@ class _Bytes(Type):
             out += b"\xff\xff\xff\xff"
             return
         out += _INT32.pack(len(value))
-        out += value
+        if self.records and isinstance(out, RecordsWriter):
+            out.write_records(value)
+        else:
+            out += value
+
+
+class RecordsWriter(bytearray):
+    """An output for ``Schema.write`` that is told where record data goes.
+
+    Every field appends its bytes; a ``RECORDS`` value, after its length, goes to
+    ``write_records``. Here the records are copied in like any bytes; the network layer's
+    ``PieceWriter`` keeps fetched records (a file region, a large buffer) as a piece of the send of
+    their own, as Kafka's ``FetchResponse`` sends each partition's records with a ``RecordsSend``
+    behind the struct's buffer.
+    """
+
+    def write_records(self, records: bytes | bytearray | memoryview) -> None:
+        self += records
 
 
 _INT16 = struct.Struct(">h")
@@ -261,7 +294,7 @@ STRING = _String(nullable=False)
 NULLABLE_STRING = _String(nullable=True)
 BYTES = _Bytes("BYTES", nullable=False)
 NULLABLE_BYTES = _Bytes("NULLABLE_BYTES", nullable=True)
-RECORDS = _Bytes("RECORDS", nullable=True, view=True)
+RECORDS = _Bytes("RECORDS", nullable=True, records=True)
 
 
 class Field:
@@ -303,7 +336,7 @@ class Schema(Type):
     def write(self, out: bytearray, value: Mapping[str, Any]) -> None:
         """Append each field in order with its own type (Kafka's ``Schema.write``). On an error,
         nothing of this value stays in ``out``."""
-        if not isinstance(value, Mapping):
+        if not isinstance(value, (dict, Mapping)):  # a dict answers before the ABC is asked
             raise SchemaException(f"{value!r} is not a struct of {self.name}")
         start = len(out)
         try:
@@ -339,9 +372,11 @@ class ArrayOf(Type):
         self._element_min = max(1, element.min_size)
 
     def read(self, r: Reader) -> list | None:
-        r.need(4, "array count")
         start = r.pos
-        (count,) = _INT32.unpack_from(r.buf, start)
+        try:
+            (count,) = _INT32.unpack_from(r.buf, start)
+        except struct.error:
+            raise r.underflow(4, "array count") from None
         r.pos += 4
         if count < 0:
             if count == -1 and self.nullable:

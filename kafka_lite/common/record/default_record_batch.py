@@ -234,20 +234,20 @@ class DefaultRecordBatch:
 
         Raises ``CorruptRecordException`` naming the batch's byte offset and what is wrong.
         """
-        pos = self._pos
+        pos, size = self._pos, self.size_in_bytes
         if self.magic != MAGIC_VALUE_V2:
             raise CorruptRecordException(
                 f"record batch at byte {pos} has magic {self.magic}, expected 2", position=pos
             )
-        if self.size_in_bytes < RECORD_BATCH_OVERHEAD:
+        if size < RECORD_BATCH_OVERHEAD:
             raise CorruptRecordException(
                 f"record batch at byte {pos} has batchLength {self.batch_length}, less than the "
                 f"{RECORD_BATCH_OVERHEAD - LOG_OVERHEAD} bytes its header needs",
                 position=pos + LENGTH_OFFSET,
             )
-        if pos + self.size_in_bytes > len(self._buf):
+        if pos + size > len(self._buf):
             raise CorruptRecordException(
-                f"record batch at byte {pos} is cut: batchLength says {self.size_in_bytes} bytes, "
+                f"record batch at byte {pos} is cut: batchLength says {size} bytes, "
                 f"{len(self._buf) - pos} remain",
                 position=pos + LENGTH_OFFSET,
             )

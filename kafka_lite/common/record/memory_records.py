@@ -56,6 +56,7 @@ def iter_batches(
     overrun is the final batch and ``allow_partial_tail`` is set). An unknown magic is corrupt too.
     """
     end = len(buf) if end is None else end
+    view = memoryview(buf)  # each batch is a slice of this one view, never a copy
     pos = start
     while pos < end:
         remaining = end - pos
@@ -86,9 +87,9 @@ def iter_batches(
                     f"({RECORD_BATCH_OVERHEAD - LOG_OVERHEAD})",
                     position=pos + SIZE_OFFSET,
                 )
-            batch: RecordBatch = DefaultRecordBatch(memoryview(buf)[: pos + LOG_OVERHEAD + size], pos)
+            batch: RecordBatch = DefaultRecordBatch(view[: pos + LOG_OVERHEAD + size], pos)
         elif magic in (MAGIC_VALUE_V0, MAGIC_VALUE_V1):
-            batch = LegacyRecordBatch(memoryview(buf)[: pos + LOG_OVERHEAD + size], pos)
+            batch = LegacyRecordBatch(view[: pos + LOG_OVERHEAD + size], pos)
         else:
             raise CorruptRecordException(
                 f"batch at byte {pos} has unknown magic {magic}", position=pos + MAGIC_OFFSET
