@@ -240,4 +240,8 @@ def test_a_record_larger_than_batch_size_gets_a_batch_of_its_own_size():
     (batch,) = acc.batches[("t", 0)]
     assert batch.initial_capacity == 61 + 21 + 1 + 2 + 1000 + 1, "the record's upper bound, not batch.size"
     assert acc.free.available_memory() == 10_000 - batch.initial_capacity
-    assert append(acc, ("t", 0), value=b"y").new_batch_created, "the big record's batch has no room left"
+    # The batch was sized for the record's upper bound; the record took fewer bytes (its deltas are
+    # one byte each), and has_room_for sizes the next record exactly, as Kafka 0.11's does.
+    assert batch.size_in_bytes() == 61 + 2 + (1 + 1 + 1 + 1 + 2 + 1000 + 1)
+    assert not append(acc, ("t", 0), value=b"y").new_batch_created, "16 bytes were left: a small record fits"
+    assert append(acc, ("t", 0), value=b"y" * 20).new_batch_created, "the big record's batch has no room left"
