@@ -177,3 +177,15 @@ def test_producer_state_is_stamped_before_the_bytes_are_built_and_kept_for_retri
     assert bytes(batch.records().buffer()) == first, "a retry sends the same bytes"
     with pytest.raises(KafkaException, match="before the batch is closed"):
         batch.set_producer_state(43, 0, 0)
+
+
+def test_callbacks_run_in_record_order_whatever_order_they_were_added_in():
+    batch = new_batch()
+    futures = [batch.try_append(T0, None, b"v", (), T0) for _ in range(5)]
+    seen = []
+    for future in reversed(futures[1:4]):
+        future.add_callback(lambda md: seen.append(md.offset))
+    assert [f.callbacks is None for f in futures] == [True, False, False, False, True]
+    batch.done(base_offset=10, log_append_time=-1, exception=None)
+    assert seen == [11, 12, 13]
+    assert [f.get(0).offset for f in futures] == [10, 11, 12, 13, 14]

@@ -15,8 +15,9 @@ from tests.producer.support import cluster_of, node
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.unit
-# A record of this value takes 57 bytes; room is checked for its upper bound, 74. A 320-byte batch
-# (61-byte header) takes a 4th record at 61 + 3 * 57 + 74 = 306 bytes, and no 5th (363).
+# A record of this value takes 57 bytes, and room is checked for exactly that (Kafka 0.11's
+# hasRoomFor). A 320-byte batch (61-byte header) takes a 4th record at 61 + 3 * 57 + 57 = 289 bytes,
+# and no 5th (346).
 VALUE = b"v" * 50
 BATCH_SIZE = 320
 
