@@ -190,19 +190,19 @@ def report(rates: dict[str, list[float]], records: int, value_bytes: int, rounds
         "kafka_lite": "",
         "kafka-python": kafka.__version__,
         "aiokafka": aiokafka.__version__,
-        "confluent-kafka": f"{confluent_kafka.version()[0]} (librdkafka {confluent_kafka.libversion()[0]})",
+        "confluent-kafka": f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})",
     }
     medians = {client: statistics.median(figures) for client, figures in rates.items()}
     print(
         f"\n{records:,} records of {value_bytes} bytes, acks=1, linger.ms={LINGER_MS}, "
         f"batch.size={BATCH_SIZE}, one kafka_lite broker, median of {rounds} rounds"
     )
-    print(f"{'producer':34}{'records/s':>12}{'kafka_lite / it':>18}")
+    print(f"{'producer':40}{'records/s':>12}{'kafka_lite / it':>18}")
     ours = medians["kafka_lite"]
     for client in CLIENTS:
         label = f"{client} {versions[client]}".strip()
         ratio = "" if client == "kafka_lite" else f"{ours / medians[client]:18.2f}"
-        print(f"{label:34}{medians[client]:12,.0f}{ratio}")
+        print(f"{label:40}{medians[client]:12,.0f}{ratio}")
 
 
 def main() -> None:

@@ -4,10 +4,10 @@ Mirrors: org.apache.kafka.clients.producer.ProducerInterceptor and
          org.apache.kafka.clients.producer.internals.ProducerInterceptors
          (clients/src/main/java/.../producer/, Kafka 0.11.0; KIP-42)
 Book:    chapter 2, 2.1.1 (send runs the interceptors before serializing; after the book's 0.10.0)
-Differs: ``interceptor_classes`` takes Python classes, or their dotted names as strings
-         (``"mypackage.module.ClassName"``, what a ``--producer-property`` gives). An interceptor
-         needs ``on_send`` and ``on_acknowledgement``; ``configure`` and ``close`` are optional,
-         where Java's interface declares all four.
+Differs: ``interceptor_classes`` takes Python classes, not class names, as the serializers and the
+         partitioner are callables: kafka_lite loads no code by name. An interceptor needs
+         ``on_send`` and ``on_acknowledgement``; ``configure`` and ``close`` are optional, where
+         Java's interface declares all four.
 
 Usage::
 
@@ -37,7 +37,6 @@ A producer without interceptors has no ``ProducerInterceptors`` at all (``None``
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -160,22 +159,10 @@ def _unknown_metadata(topic: str, partition: int | None) -> RecordMetadata:
 def _load_class(spec: object) -> type:
     if isinstance(spec, type):
         return spec
-    if isinstance(spec, str):
-        module_name, _, class_name = spec.strip().rpartition(".")
-        try:
-            if not module_name:
-                raise ImportError(f"{spec!r} is not a dotted module.ClassName")
-            found = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as e:
-            raise ConfigException(
-                "interceptor.classes", spec, f"Class {spec} cannot be found ({e})"
-            ) from None
-        if isinstance(found, type):
-            return found
     raise ConfigException(
-        "interceptor.classes", spec, "Expected a class, or its name as 'package.module.ClassName'"
+        "interceptor.classes", spec, "Expected a class with on_send and on_acknowledgement methods"
     )
 
 
 def _class_name(spec: object) -> str:
-    return spec.__qualname__ if isinstance(spec, type) else str(spec)
+    return spec.__qualname__ if isinstance(spec, type) else repr(spec)

@@ -97,21 +97,24 @@ def test_no_interceptor_classes_means_no_interceptors_at_all():
         producer.close(0)
 
 
-def test_interceptor_classes_take_classes_or_dotted_names_and_are_configured():
-    interceptors = ProducerInterceptors.from_config(
-        [Appending, "tests.producer.test_producer_interceptors.AppendingB"], {"client.id": "p-1"}
-    )
+def test_interceptor_classes_are_created_and_configured_with_the_producer_configs():
+    interceptors = ProducerInterceptors.from_config([Appending, AppendingB], {"client.id": "p-1"})
     assert [type(i).__name__ for i in interceptors.interceptors] == ["Appending", "AppendingB"]
     assert interceptors.interceptors[0].client_id == "p-1"
+
+
+class NeedsArguments(Appending):
+    def __init__(self, x):
+        self.x = x
 
 
 @pytest.mark.parametrize(
     "spec,message",
     [
-        ("tests.producer.test_producer_interceptors.Nowhere", r"Class tests.producer.test_producer_interceptors.Nowhere cannot be found"),
-        ("NoModule", r"Class NoModule cannot be found"),
+        ("tests.producer.test_producer_interceptors.Appending", r"Expected a class with on_send and on_acknowledgement methods"),
+        (42, r"Expected a class with on_send and on_acknowledgement methods"),
         (dict, r"dict is not a ProducerInterceptor: it has no on_send method"),
-        (42, r"Expected a class, or its name as 'package.module.ClassName'"),
+        (NeedsArguments, r"NeedsArguments cannot be created without arguments"),
     ],
 )  # fmt: skip
 def test_a_bad_interceptor_class_is_an_error_naming_the_config(spec, message):
