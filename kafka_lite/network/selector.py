@@ -58,6 +58,7 @@ class Selector:
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        self._wakeup_pending = False  # a wakeup byte is written and not yet drained
 
     # -- connections ----------------------------------------------------------------------------------------
 
@@ -132,7 +133,17 @@ class Selector:
         self._update_interest(channel)
 
     def wakeup(self) -> None:
-        """Make a ``poll`` blocked in another thread return now."""
+        """Make a ``poll`` blocked in another thread return now.
+
+        As Java's selector (``EPollSelectorImpl.wakeup``), a wakeup already pending is not written
+        again: a producer may call this for every record while the sender is busy, and one byte
+        wakes the poll as well as a thousand. The flag is set before the byte is written and
+        cleared after the bytes are drained, so a wakeup is never lost: a caller that finds it set
+        is served by the poll that is about to drain it.
+        """
+        if self._wakeup_pending:
+            return
+        self._wakeup_pending = True
         try:
             self._wake_w.send(b"\x00")
         except BlockingIOError:
@@ -208,6 +219,9 @@ class Selector:
                 pass
         except (BlockingIOError, InterruptedError):
             pass
+        # Cleared after draining, as Java does: cleared before, a byte written meanwhile could be
+        # drained here and leave the flag set with nothing to wake the next poll.
+        self._wakeup_pending = False
 
     # -- idle connections (connections.max.idle.ms) ------------------------------------------------------------
 

@@ -12,7 +12,8 @@ One ``ProduceRequestResult`` belongs to a batch: the broker answers per partitio
 offset (and one error) completes every record of the batch at once. Each record's
 ``FutureRecordMetadata`` only remembers its place in the batch (``relative_offset``) and its own
 timestamp and sizes; its offset is ``base_offset + relative_offset``. That keeps the per-record cost
-of ``send`` to one small object.
+of ``send`` to one small object, and of completion to nothing for a record without callbacks: its
+future is done when its batch's result is.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ class FutureRecordMetadata:
     """One record's future: its batch's result plus the record's own offset within the batch."""
 
     __slots__ = (
-        "_callbacks",
+        "callbacks",
         "create_timestamp",
         "relative_offset",
         "result",
@@ -103,7 +104,8 @@ class FutureRecordMetadata:
         self.create_timestamp = create_timestamp
         self.serialized_key_size = serialized_key_size
         self.serialized_value_size = serialized_value_size
-        self._callbacks: list[tuple[bool, Callable]] | None = None  # (on_success, fn); most have none
+        # (on_success, fn) pairs; None until the first is added, which most records never have.
+        self.callbacks: list[tuple[bool, Callable]] | None = None
 
     # -- the Future interface ---------------------------------------------------------------------------
 
@@ -160,15 +162,15 @@ class FutureRecordMetadata:
     def _add(self, on_success: bool, fn: Callable) -> None:
         with self.result.lock:
             if not self.result.is_set:
-                if self._callbacks is None:
-                    self._callbacks = []
-                self._callbacks.append((on_success, fn))
+                if self.callbacks is None:
+                    self.callbacks = []
+                self.callbacks.append((on_success, fn))
                 return
         self._fire_one(on_success, fn)
 
     def fire_callbacks(self) -> None:
         """Run the callbacks added before the result was set (the batch calls this once, on completion)."""
-        for on_success, fn in self._callbacks or ():
+        for on_success, fn in self.callbacks or ():
             self._fire_one(on_success, fn)
 
     def _fire_one(self, on_success: bool, fn: Callable) -> None:

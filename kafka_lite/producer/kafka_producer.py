@@ -7,8 +7,7 @@ Differs: configs are keyword arguments in kafka-python's spelling (``linger_ms=5
          ``ConfigDef``; serializers and the partitioner are callables. ``send`` takes the record's
          fields (``send(topic, value, key, partition, timestamp_ms, headers)``) rather than a
          ProducerRecord. ``flush``, ``close`` and ``future.get`` take seconds, as kafka-python's
-         do. No interceptors and no transactions; ``enable_idempotence`` is Kafka 1.0's (up to five
-         requests in flight).
+         do. No transactions; ``enable_idempotence`` is Kafka 1.0's (up to five requests in flight).
 
 Usage::
 
@@ -59,6 +58,8 @@ from kafka_lite.producer.future_record_metadata import (
 )
 from kafka_lite.producer.producer_batch import estimate_size_in_bytes_upper_bound
 from kafka_lite.producer.producer_config import CONFIG_DEF
+from kafka_lite.producer.producer_interceptors import ProducerInterceptors
+from kafka_lite.producer.producer_record import ProducerRecord
 from kafka_lite.producer.record_accumulator import RecordAccumulator
 from kafka_lite.producer.sender import Sender
 from kafka_lite.producer.serialization import SerializationException, check_serializer, serialize
@@ -91,6 +92,8 @@ class KafkaProducer:
                 "partitioner", partitioner, "Expected an object with Kafka's partition(...)"
             )
         self.partitioner = partitioner or DefaultPartitioner()
+        # None without interceptors, as in Kafka: send then spends nothing on them.
+        self.interceptors = ProducerInterceptors.from_config(self.config["interceptor.classes"], self.config)
         self._partitions = TopicPartitionsIndex()
         self.max_request_size = self.config["max.request.size"]
         self.total_memory_size = self.config["buffer.memory"]
@@ -187,6 +190,13 @@ class KafkaProducer:
         """
         if self._closed:
             raise KafkaException("Cannot send after the producer is closed.")
+        if self.interceptors is not None:
+            # Kafka's send: the interceptors see (and may replace) the record before doSend.
+            record = self.interceptors.on_send(
+                ProducerRecord(topic, value, key, partition, timestamp_ms, headers)
+            )
+            topic, value, key = record.topic, record.value, record.key
+            partition, timestamp_ms, headers = record.partition, record.timestamp_ms, record.headers
         try:
             if not isinstance(topic, str) or topic not in self.metadata.topics:  # known topics were checked
                 _validate_topic(topic)
@@ -214,10 +224,15 @@ class KafkaProducer:
             if result.batch_is_full or result.new_batch_created:
                 log.debug("Waking up the sender since %s-%d is either full or getting a new batch", *tp)
                 self.sender.wakeup()
+            if self.interceptors is not None:
+                self.interceptors.intercept_acknowledgement(result.future)
             return result.future
         except KafkaException as e:  # an ApiException, a SerializationException, a bad partition ...
             log.debug("Exception occurred during message send: %s", e)
-            return _failed_future(topic if isinstance(topic, str) else "", partition, e)
+            topic = topic if isinstance(topic, str) else ""
+            if self.interceptors is not None:
+                self.interceptors.on_send_error(topic, partition, e)
+            return _failed_future(topic, partition, e)
 
     # --8<-- [end:send]
 
@@ -327,6 +342,8 @@ class KafkaProducer:
             if not invoked_from_callback:
                 self.io_thread.join()
         self.partitioner.close()
+        if self.interceptors is not None:
+            self.interceptors.close()
         log.debug("Kafka producer %s has been closed", self.client_id)
 
     def partitions_for(self, topic: str) -> list[PartitionInfo]:

@@ -4,18 +4,22 @@ Mirrors: org.apache.kafka.clients.producer.internals.ProducerBatch
          (clients/src/main/java/.../producer/internals/ProducerBatch.java, Kafka 0.11.0); the book's
          0.10 ``RecordBatch``, renamed in 0.11 when the log format took that name
 Book:    chapter 2, 2.1.1-2.1.2
-Differs: Kafka's ``MemoryRecordsBuilder.hasRoomFor`` sizes the next record exactly; kafka_lite's
-         builder has no such call, so ``try_append`` checks the record's upper bound (its size with
-         the widest offset and timestamp deltas, Kafka's ``DefaultRecord.recordSizeUpperBound``):
-         a batch may close a few bytes short of ``batch.size``. ``split`` moves each record's own
-         future into its new batch, where Kafka chains the old future to a new one. Appends are refused
-         after ``close`` by this class, because the builder has no "closed for appends" state.
+Differs: ``split`` moves each record's own future into its new batch, where Kafka chains the old
+         future to a new one. No ``maxRecordSize``: Kafka keeps it only for its ``record-size-max``
+         metric, which kafka_lite does not report. Callbacks are added to the record's future after
+         ``send`` (kafka-python's shape), so a record's ``thunks`` entry is its future alone.
 
-``try_append`` writes the record straight into the batch's ``MemoryRecordsBuilder`` (encoded once,
-as it will travel) and returns the record's future, or ``None`` when the batch has no room: the
-accumulator then closes this batch and starts the next one. When the sender drains the batch it is
-``close``d and its bytes built once; retries resend the same bytes (and so the same sequence
-numbers, which is what lets an idempotent broker spot a duplicate).
+``try_append`` asks the batch's ``MemoryRecordsBuilder`` whether the record fits (``has_room_for``
+sizes it exactly, at the offset and timestamp deltas it would get), writes it straight into the
+builder's buffer (encoded once, as it will travel) and returns the record's future; or ``None`` when
+the batch has no room: the accumulator then closes this batch and starts the next one. When the
+sender drains the batch it is ``close``d and its bytes built once; retries resend the same bytes
+(and so the same sequence numbers, which is what lets an idempotent broker spot a duplicate).
+
+Completing a batch is one step, whatever its size: the batch's ``ProduceRequestResult`` takes the
+base offset (or the error) and releases every record's future at once, since each future reads its
+offset as ``base_offset + relative_offset`` from the shared result. Only the futures that were given
+a callback are called, in record order, to run them.
 """
 
 from __future__ import annotations
@@ -25,11 +29,10 @@ import logging
 
 from kafka_lite.common.errors import KafkaException, RecordBatchTooLargeException, TimeoutException
 from kafka_lite.common.record.constants import NO_SEQUENCE, NO_TIMESTAMP
-from kafka_lite.common.record.default_record import Header
+from kafka_lite.common.record.default_record import Header, record_size_upper_bound
 from kafka_lite.common.record.default_record_batch import RECORD_BATCH_OVERHEAD
 from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
-from kafka_lite.common.record.varint import size_of_varint
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.producer.future_record_metadata import (
     INVALID_OFFSET,
@@ -39,11 +42,6 @@ from kafka_lite.producer.future_record_metadata import (
 
 log = logging.getLogger(__name__)
 
-# Kafka's DefaultRecord.MAX_RECORD_OVERHEAD: the widest length varint (5), attributes (1), timestamp
-# delta varlong (10) and offset delta varint (5); a null key or value costs one byte (varint -1).
-MAX_RECORD_OVERHEAD = 21
-NULL_VARINT_SIZE_BYTES = 1
-
 
 class FinalState(enum.Enum):
     ABORTED = "ABORTED"
@@ -51,24 +49,10 @@ class FinalState(enum.Enum):
     SUCCEEDED = "SUCCEEDED"
 
 
-def record_size_upper_bound(key: bytes | None, value: bytes | None, headers: tuple[Header, ...]) -> int:
-    """The most bytes a record can take in a v2 batch (Kafka's ``DefaultRecord.recordSizeUpperBound``)."""
-    size = MAX_RECORD_OVERHEAD + _size_of_nullable(key) + _size_of_nullable(value)
-    size += size_of_varint(len(headers))
-    for header_key, header_value in headers:
-        encoded = len(header_key.encode("utf-8"))
-        size += size_of_varint(encoded) + encoded + _size_of_nullable(header_value)
-    return size
-
-
 def estimate_size_in_bytes_upper_bound(key: bytes | None, value: bytes | None, headers: tuple) -> int:
     """A batch holding just this record, at most (Kafka's ``AbstractRecords.estimateSizeInBytesUpperBound``
     for magic 2): what the accumulator allocates when one record is bigger than ``batch.size``."""
     return RECORD_BATCH_OVERHEAD + record_size_upper_bound(key, value, headers)
-
-
-def _size_of_nullable(data: bytes | None) -> int:
-    return NULL_VARINT_SIZE_BYTES if data is None else size_of_varint(len(data)) + len(data)
 
 
 class ProducerBatch:
@@ -82,7 +66,6 @@ class ProducerBatch:
         self.initial_capacity = initial_capacity  # the bytes reserved in the BufferPool for this batch
         self.thunks: list[FutureRecordMetadata] = []  # every record's future, in append order
         self.record_count = 0
-        self.max_record_size = 0
         self.attempts = 0
         self.last_attempt_ms = now
         self.last_append_time = now
@@ -90,7 +73,6 @@ class ProducerBatch:
         self.expiry_error_message: str | None = None
         self.retry = False
         self.final_state: FinalState | None = None
-        self._closed = False  # drained (bytes built) or given up on: no more appends
         self._records: MemoryRecords | None = None
 
     # -- filling ----------------------------------------------------------------------------------------
@@ -99,11 +81,9 @@ class ProducerBatch:
         self, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple[Header, ...], now: int
     ) -> FutureRecordMetadata | None:
         """Append the record and return its future, or ``None`` if the batch has no room for it."""
-        record_size = record_size_upper_bound(key, value, headers)
-        if not self._has_room_for(record_size):
+        if not self.records_builder.has_room_for(timestamp, key, value, headers):
             return None
         self.records_builder.append(timestamp, key, value, headers)
-        self.max_record_size = max(self.max_record_size, RECORD_BATCH_OVERHEAD + record_size)
         self.last_append_time = now
         future = FutureRecordMetadata(
             self.produce_future,
@@ -112,21 +92,12 @@ class ProducerBatch:
             -1 if key is None else len(key),
             -1 if value is None else len(value),
         )
-        # Every future is kept: the whole batch's outcome completes them together.
         self.thunks.append(future)
         self.record_count += 1
         return future
 
-    def _has_room_for(self, record_size: int) -> bool:
-        builder = self.records_builder
-        if self._closed or builder.is_full():
-            return False
-        if builder.num_records == 0:
-            return True  # a batch always takes its first record, however big (it was sized for it)
-        return builder.write_limit >= builder.estimated_size_in_bytes() + record_size
-
     def is_full(self) -> bool:
-        return self._closed or self.records_builder.is_full()
+        return self.records_builder.is_full()
 
     def size_in_bytes(self) -> int:
         """The built size once closed; until then the builder's (uncompressed) estimate."""
@@ -162,16 +133,16 @@ class ProducerBatch:
 
     def close_for_record_appends(self) -> None:
         """No more records (the accumulator moved on to a newer batch); the bytes are built later."""
-        self._closed = True
+        self.records_builder.close_for_record_appends()
 
     def close(self) -> None:
         """Build the batch's bytes, once; a retry sends the same bytes again."""
-        self._closed = True
+        self.records_builder.close_for_record_appends()
         if self._records is None:
             self._records = self.records_builder.build()
 
     def abort_record_appends(self) -> None:
-        self._closed = True
+        self.records_builder.close_for_record_appends()
 
     def is_closed(self) -> bool:
         return self._records is not None
@@ -210,10 +181,12 @@ class ProducerBatch:
         self, base_offset: int, log_append_time: int, exception: BaseException | None
     ) -> None:
         # The result is set before the callbacks run (they read it), and the latch released after,
-        # so a thread woken from get() sees every callback already done, as in Kafka.
+        # so a thread woken from get() sees every callback already done, as in Kafka. Setting the
+        # result is what completes every record's future; only those with callbacks need a call.
         self.produce_future.set(base_offset, log_append_time, exception)
         for future in self.thunks:
-            future.fire_callbacks()
+            if future.callbacks is not None:
+                future.fire_callbacks()
         self.produce_future.done()
 
     # -- time in the accumulator: retries and expiry ---------------------------------------------------

@@ -6,7 +6,7 @@ Book:    chapter 2, 2.1 (batch.size, linger.ms, buffer.memory, acks, retries ...
 Differs: only the settings kafka_lite's producer implements are defined, so a setting it would
          ignore is an error rather than a silent no-op. Serializers and the partitioner are Python
          callables passed beside the configs (``key_serializer=str.encode``), as kafka-python takes
-         them, not class names. ``compression.type`` also takes ``zstd``, which kafka_lite's broker
+         them, not class names; so are the classes in ``interceptor.classes``. ``compression.type`` also takes ``zstd``, which kafka_lite's broker
          stores (Kafka added it in 2.1).
 
 Python callers use kafka-python's keyword spelling (``linger_ms=5``); ``ConfigDef.parse`` maps it to
@@ -57,6 +57,8 @@ CONFIG_DEF = (
             "Refresh metadata at least this often, even when nothing shows it stale.")
     .define("reconnect.backoff.ms", Type.LONG, 50, Range.at_least(0), L,
             "How long to wait before reconnecting to a broker that failed.")
+    .define("interceptor.classes", Type.LIST, [], None, L,
+            "Interceptor classes: each sees every record before it is serialized, and every acknowledgement.")
     .define("enable.idempotence", Type.BOOLEAN, False, None, L,
             "Write each record exactly once per partition despite retries: acks=all, retries > 0 and at most "
             "5 requests in flight (acks and retries default to those when it is on).")

@@ -140,19 +140,37 @@ class RecordAccumulator:
         max_time_to_block: int,
     ) -> RecordAppendResult:
         """Add a record to its partition's last batch, or to a new one; return its future."""
-        # Counted so that abort_incomplete_batches knows no thread is half-way through an append.
+        dq = self._get_or_create_deque(tp)
+        with dq.lock:
+            if self.closed:
+                raise KafkaException("Cannot send after the producer is closed.")
+            append_result = self._try_append(timestamp, key, value, headers, dq)
+            if append_result is not None:
+                return append_result
+        return self._append_to_new_batch(tp, timestamp, key, value, headers, max_time_to_block, dq)
+
+    def _append_to_new_batch(
+        self,
+        tp: TopicPartition,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple[Header, ...],
+        max_time_to_block: int,
+        dq: _BatchDeque,
+    ) -> RecordAppendResult:
+        """The second half of Kafka's ``append``: the partition's last batch is full (or there is
+        none), so reserve memory for a new one and append there.
+
+        Kafka counts every append in progress (``appendsInProgress``) so that a forced close keeps
+        aborting until no appender can still add a batch. Only this half can: the first holds the
+        deque's lock from its ``closed`` check to its append into an existing batch, and so either
+        ends before the close or sees it. So only this half is counted.
+        """
         self._count_append(+1)
         reserved = 0
         try:
-            dq = self._get_or_create_deque(tp)
-            with dq.lock:
-                if self.closed:
-                    raise KafkaException("Cannot send after the producer is closed.")
-                append_result = self._try_append(timestamp, key, value, headers, dq)
-                if append_result is not None:
-                    return append_result
-
-            # No batch with room: reserve memory for a new one, without holding the deque's lock.
+            # Reserve memory without holding the deque's lock.
             size = max(self.batch_size, estimate_size_in_bytes_upper_bound(key, value, headers))
             log.debug("Allocating a new %d byte message buffer for topic %s partition %d", size, *tp)
             reserved = self.free.allocate(size, max_time_to_block)

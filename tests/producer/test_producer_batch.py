@@ -6,7 +6,7 @@ import pytest
 
 from kafka_lite.common.errors import KafkaException, NotLeaderForPartitionException, TimeoutException
 from kafka_lite.common.record import MemoryRecordsBuilder
-from kafka_lite.common.record.default_record import Header
+from kafka_lite.common.record.default_record import Header, size_in_bytes
 from kafka_lite.producer.producer_batch import ProducerBatch, record_size_upper_bound
 
 pytestmark = pytest.mark.unit
@@ -44,11 +44,31 @@ def test_try_append_refuses_a_record_once_the_batch_is_full_but_always_takes_the
     appended = 0
     while batch.try_append(T0, None, b"z" * 20, (), T0) is not None:
         appended += 1
-    # Each record takes 25 bytes, but room is checked for its upper bound (44): the batch (61 bytes of
-    # header) takes another record while 61 + 25 * n + 44 <= 200, so it holds 4.
+    # Each record takes 27 bytes, and room is checked for exactly that (Kafka 0.11's hasRoomFor sizes
+    # the record at its own offset and timestamp deltas, not at its upper bound, 44): the batch (61
+    # bytes of header) takes another record while 61 + 27 * n + 27 <= 200, so it holds 5.
+    assert size_in_bytes(5, 0, None, b"z" * 20) == 27
     assert record_size_upper_bound(None, b"z" * 20, ()) == 44
-    assert appended == 4
-    assert batch.size_in_bytes() <= 200
+    assert appended == 5
+    assert batch.size_in_bytes() == 61 + 5 * 27
+
+
+def test_a_batch_fills_to_its_write_limit_exactly():
+    batch = new_batch(write_limit=61 + 2 * 27)
+    assert batch.try_append(T0, None, b"z" * 20, (), T0) is not None
+    assert batch.try_append(T0, None, b"z" * 20, (), T0) is not None, "the second record fits exactly"
+    assert batch.is_full()
+    assert batch.try_append(T0, None, b"z", (), T0) is None
+    assert batch.records().size_in_bytes() == 61 + 2 * 27
+
+
+def test_a_later_timestamp_can_make_the_next_record_too_big():
+    # The timestamp delta is a varlong: 63 ms takes one byte, 64 ms two, so the same record does
+    # not fit 64 ms later.
+    batch = new_batch(write_limit=61 + 2 * 27)
+    batch.try_append(T0, None, b"z" * 20, (), T0)
+    assert batch.records_builder.has_room_for(T0 + 63, None, b"z" * 20, ())
+    assert not batch.records_builder.has_room_for(T0 + 64, None, b"z" * 20, ())
 
 
 def test_done_completes_every_future_with_its_own_offset_and_runs_the_callbacks():
@@ -157,3 +177,15 @@ def test_producer_state_is_stamped_before_the_bytes_are_built_and_kept_for_retri
     assert bytes(batch.records().buffer()) == first, "a retry sends the same bytes"
     with pytest.raises(KafkaException, match="before the batch is closed"):
         batch.set_producer_state(43, 0, 0)
+
+
+def test_callbacks_run_in_record_order_whatever_order_they_were_added_in():
+    batch = new_batch()
+    futures = [batch.try_append(T0, None, b"v", (), T0) for _ in range(5)]
+    seen = []
+    for future in reversed(futures[1:4]):
+        future.add_callback(lambda md: seen.append(md.offset))
+    assert [f.callbacks is None for f in futures] == [True, False, False, False, True]
+    batch.done(base_offset=10, log_append_time=-1, exception=None)
+    assert seen == [11, 12, 13]
+    assert [f.get(0).offset for f in futures] == [10, 11, 12, 13, 14]

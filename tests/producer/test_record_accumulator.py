@@ -15,8 +15,9 @@ from tests.producer.support import cluster_of, node
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.unit
-# A record of this value takes 57 bytes; room is checked for its upper bound, 74. A 320-byte batch
-# (61-byte header) takes a 4th record at 61 + 3 * 57 + 74 = 306 bytes, and no 5th (363).
+# A record of this value takes 57 bytes, and room is checked for exactly that (Kafka 0.11's
+# hasRoomFor). A 320-byte batch (61-byte header) takes a 4th record at 61 + 3 * 57 + 57 = 289 bytes,
+# and no 5th (346).
 VALUE = b"v" * 50
 BATCH_SIZE = 320
 
@@ -240,4 +241,8 @@ def test_a_record_larger_than_batch_size_gets_a_batch_of_its_own_size():
     (batch,) = acc.batches[("t", 0)]
     assert batch.initial_capacity == 61 + 21 + 1 + 2 + 1000 + 1, "the record's upper bound, not batch.size"
     assert acc.free.available_memory() == 10_000 - batch.initial_capacity
-    assert append(acc, ("t", 0), value=b"y").new_batch_created, "the big record's batch has no room left"
+    # The batch was sized for the record's upper bound; the record took fewer bytes (its deltas are
+    # one byte each), and has_room_for sizes the next record exactly, as Kafka 0.11's does.
+    assert batch.size_in_bytes() == 61 + 2 + (1 + 1 + 1 + 1 + 2 + 1000 + 1)
+    assert not append(acc, ("t", 0), value=b"y").new_batch_created, "16 bytes were left: a small record fits"
+    assert append(acc, ("t", 0), value=b"y" * 20).new_batch_created, "the big record's batch has no room left"

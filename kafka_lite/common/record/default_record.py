@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kafka_lite.common.errors import CorruptRecordException
-from kafka_lite.common.record.varint import read_varint, read_varlong, write_varint
+from kafka_lite.common.record.varint import read_varint, read_varlong, size_of_varint, write_varint
 
 NULL_LENGTH = -1  # a null key, value or header value is written as length -1 and no bytes
 INT32_MAX = 2**31 - 1
@@ -157,6 +157,61 @@ class DefaultRecord:
         )
         return record, end
         # END SOLUTION
+
+
+# Kafka's DefaultRecord.MAX_RECORD_OVERHEAD: the widest length varint (5), attributes (1), timestamp
+# delta varlong (10) and offset delta varint (5).
+MAX_RECORD_OVERHEAD = 21
+NULL_VARINT_SIZE_BYTES = 1  # a null key or value is the varint -1: one byte
+
+
+def size_in_bytes(
+    offset_delta: int,
+    timestamp_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: tuple[Header, ...] | list[Header] = (),
+) -> int:
+    """The bytes ``write_to`` takes for this record, its length prefix included (Kafka's
+    ``DefaultRecord.sizeInBytes``): what ``MemoryRecordsBuilder.has_room_for`` asks before an append."""
+    body_size = size_of_body_in_bytes(offset_delta, timestamp_delta, key, value, headers)
+    return size_of_varint(body_size) + body_size
+
+
+def size_of_body_in_bytes(
+    offset_delta: int,
+    timestamp_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: tuple[Header, ...] | list[Header] = (),
+) -> int:
+    """The bytes after the length prefix (Kafka's ``DefaultRecord.sizeOfBodyInBytes``)."""
+    size = 1  # attributes
+    size += size_of_varint(offset_delta) + size_of_varint(timestamp_delta)
+    return size + _size_of(key, value, headers)
+
+
+def record_size_upper_bound(
+    key: bytes | None, value: bytes | None, headers: tuple[Header, ...] | list[Header] = ()
+) -> int:
+    """The most bytes the record can take in any v2 batch, at the widest deltas (Kafka's
+    ``DefaultRecord.recordSizeUpperBound``): what the producer checks against ``max.request.size``."""
+    return MAX_RECORD_OVERHEAD + _size_of(key, value, headers)
+
+
+def _size_of(key: bytes | None, value: bytes | None, headers: tuple[Header, ...] | list[Header]) -> int:
+    """Key, value and headers: the part of a record's size that depends on nothing else (Kafka's ``sizeOf``)."""
+    size = NULL_VARINT_SIZE_BYTES if key is None else size_of_varint(len(key)) + len(key)
+    size += NULL_VARINT_SIZE_BYTES if value is None else size_of_varint(len(value)) + len(value)
+    size += size_of_varint(len(headers))
+    for header_key, header_value in headers:
+        key_size = len(header_key.encode("utf-8"))
+        size += size_of_varint(key_size) + key_size
+        if header_value is None:
+            size += NULL_VARINT_SIZE_BYTES
+        else:
+            size += size_of_varint(len(header_value)) + len(header_value)
+    return size
 
 
 def _write_nullable_bytes(data: bytes | None, out: bytearray) -> None:

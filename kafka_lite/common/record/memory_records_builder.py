@@ -7,6 +7,11 @@ Differs: Kafka streams records through a compressor as they are appended (so a b
          using an estimate (the uncompressed size) for ``is_full``, so a compressed batch closes
          when its records, uncompressed, reach the batch size.
 
+A v2 batch is built in one bytearray, as Kafka's builder does in its ByteBuffer: the header's 61
+bytes are left blank at the front, each record is encoded once straight after the ones before it,
+and ``build`` writes the header into the blank space and checksums the bytes where they lie. An
+uncompressed batch is never copied; a compressed one is copied once, into the compressed buffer.
+
 Usage::
 
     builder = MemoryRecordsBuilder(compression=CompressionType.GZIP, base_offset=0)
@@ -16,6 +21,7 @@ Usage::
 
 from __future__ import annotations
 
+from kafka_lite.common.record import default_record
 from kafka_lite.common.record.compression import CompressionType, compress
 from kafka_lite.common.record.constants import (
     MAGIC_VALUE_V0,
@@ -84,12 +90,14 @@ class MemoryRecordsBuilder:
         self.is_control_batch = is_control_batch
         self.partition_leader_epoch = partition_leader_epoch
         self.write_limit = write_limit
-        self._records = bytearray()  # v2: encoded records, uncompressed
+        # v2: the header's bytes (written by build), then the encoded records, uncompressed.
+        self._buffer = bytearray(RECORD_BATCH_OVERHEAD) if magic == MAGIC_VALUE_V2 else bytearray()
         self._legacy: list[tuple[int, bytes | None, bytes | None]] = []  # v0/v1: (ts, key, value)
         self._first_timestamp: int | None = None
         self._max_timestamp = NO_TIMESTAMP
         self._last_offset: int | None = None
         self._count = 0
+        self._appends_closed = False  # Kafka's appendStream == CLOSED_STREAM
         self._built: MemoryRecords | None = None
 
     # -- appending ------------------------------------------------------------------------------------------
@@ -108,6 +116,10 @@ class MemoryRecordsBuilder:
         """Append a record at an explicit offset (increasing; gaps allowed, as after compaction)."""
         if self._built is not None:
             raise RuntimeError("this builder is closed: build() was already called")
+        if self._appends_closed:
+            raise RuntimeError(
+                "Tried to append a record, but MemoryRecordsBuilder is closed for record appends"
+            )
         if self._last_offset is not None and offset <= self._last_offset:
             raise ValueError(
                 f"offset {offset} is not larger than the last appended offset {self._last_offset}"
@@ -120,12 +132,12 @@ class MemoryRecordsBuilder:
             if self._first_timestamp is None:
                 self._first_timestamp = timestamp
             DefaultRecord.write_to(
-                self._records,
+                self._buffer,
                 offset - self.base_offset,
                 timestamp - self._first_timestamp,
                 key,
                 value,
-                tuple(headers),
+                headers,
             )
         else:
             if headers:
@@ -146,35 +158,67 @@ class MemoryRecordsBuilder:
     def estimated_size_in_bytes(self) -> int:
         """Upper-bound estimate of the built size, ignoring compression's savings."""
         if self.magic == MAGIC_VALUE_V2:
-            return RECORD_BATCH_OVERHEAD + len(self._records)
-        return sum(34 + len(k or b"") + len(v or b"") for _, k, v in self._legacy)
+            return len(self._buffer)  # the header's bytes and the records written so far
+        return sum(_legacy_entry_size(k, v) for _, k, v in self._legacy)
+
+    def has_room_for(
+        self, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple[Header, ...] | list = ()
+    ) -> bool:
+        """Whether the next record fits within ``write_limit`` (Kafka's ``hasRoomFor``).
+
+        A v2 record is sized exactly, at the offset and timestamp deltas it would get. The first
+        record always fits: a batch is never empty, even when one record is bigger than the limit
+        (that is how ``batch.size=0`` disables batching).
+        """
+        if self.is_full():
+            return False
+        if self._count == 0:
+            return True
+        if self.magic == MAGIC_VALUE_V2:
+            next_offset_delta = self._last_offset - self.base_offset + 1
+            record_size = default_record.size_in_bytes(
+                next_offset_delta, timestamp - self._first_timestamp, key, value, headers
+            )
+        else:
+            record_size = _legacy_entry_size(key, value)
+        # Conservative: a record's share of the compression is not counted.
+        return self.write_limit is None or self.write_limit >= self.estimated_size_in_bytes() + record_size
 
     def is_full(self) -> bool:
-        return (
+        """Closed for appends, or at ``write_limit``; a batch takes its first record whatever its size."""
+        return self._appends_closed or (
             self.write_limit is not None
             and self._count > 0
             and self.estimated_size_in_bytes() >= self.write_limit
         )
 
+    def close_for_record_appends(self) -> None:
+        """No more records (Kafka's ``closeForRecordAppends``): ``is_full`` from now on; the batch
+        can still be built, and its producer state set."""
+        self._appends_closed = True
+
     # -- building ---------------------------------------------------------------------------------------------
 
     def build(self) -> MemoryRecords:
-        """The finished batch. Calling it again returns the same bytes."""
+        """The finished batch. Calling it again returns the same bytes.
+
+        A v2 batch's records are a read-only view of the builder's buffer: not copied, and not
+        patchable by whoever receives them (``MemoryRecords.writable`` copies them once if asked).
+        """
         if self._built is None:
-            self._built = MemoryRecords(
-                self._build_v2() if self.magic == MAGIC_VALUE_V2 else self._build_legacy()
-            )
+            if self.magic == MAGIC_VALUE_V2:
+                self._built = MemoryRecords(memoryview(self._build_v2()).toreadonly())
+            else:
+                self._built = MemoryRecords(self._build_legacy())
         return self._built
 
-    def _build_v2(self) -> bytes:
-        records = (
-            self._records
-            if self.compression == CompressionType.NONE
-            else compress(self.compression, self._records)
-        )
-        size = RECORD_BATCH_OVERHEAD + len(records)
-        buf = bytearray(size)
-        buf[RECORD_BATCH_OVERHEAD:] = records
+    def _build_v2(self) -> bytearray:
+        if self.compression == CompressionType.NONE:
+            buf = self._buffer  # the header is written into the space left for it
+        else:
+            buf = bytearray(RECORD_BATCH_OVERHEAD)
+            buf += compress(self.compression, memoryview(self._buffer)[RECORD_BATCH_OVERHEAD:])
+        size = len(buf)
         first_ts = NO_TIMESTAMP if self._first_timestamp is None else self._first_timestamp
         if self.timestamp_type == TimestampType.LOG_APPEND_TIME:
             max_ts = self.log_append_time
@@ -196,7 +240,7 @@ class MemoryRecordsBuilder:
             base_sequence=self.base_sequence,
             num_records=self._count,
         )  # fmt: skip
-        return bytes(buf)
+        return buf
 
     def _build_legacy(self) -> bytes:
         if not self._legacy:
@@ -209,3 +253,8 @@ class MemoryRecordsBuilder:
             self.timestamp_type,
             self.log_append_time,
         )
+
+
+def _legacy_entry_size(key: bytes | None, value: bytes | None) -> int:
+    """A v1 message set entry's size, at most: offset and size (12), the v1 record's fixed fields (22)."""
+    return 34 + len(key or b"") + len(value or b"")

@@ -103,7 +103,7 @@ def test_the_header_struct_is_the_table_of_fields():
 
 def test_writable_patches_in_place_only_what_the_caller_handed_over_writable():
     data = MemoryRecords.with_records([(BASE_TS, b"k", b"v")]).buffer()
-    assert type(data) is bytes
+    assert isinstance(data, memoryview) and data.readonly  # the builder's buffer, read-only, not a copy
     for writable in (bytearray(data), memoryview(bytearray(data))):
         records = MemoryRecords(writable)
         assert records.writable() is records

@@ -1,0 +1,223 @@
+"""Producer benchmark: kafka_lite's producer against kafka-python's and aiokafka's, with confluent-kafka
+(librdkafka, a C library) as the ceiling, all producing to one kafka_lite broker in the same run.
+
+No Kafka twin: modelled on kafka-producer-perf-test.sh.
+
+    .venv/bin/python benchmarks/bench_producer.py [--records 100000] [--value-bytes 100] [--rounds 3]
+
+Every producer sends the same records (no key, a ``--value-bytes`` value) to one topic of four
+partitions with the same settings: acks=1, linger.ms=5, batch.size=16384 (Kafka's Java default),
+compression none; it sends as fast as it can, then flushes, and the rate is records over the time
+from the first send to the end of the flush. Before the clock starts each one has connected and
+fetched metadata with one acknowledged record, as a long-running application would have.
+
+Each producer runs in a process of its own, started afresh for every measurement, so none inherits
+another's threads, sockets or garbage. The broker runs as its own process beside a ZooKeeper (see
+``bench_broker.py``), so the producer and the broker each have a core of a 2-core machine. The
+clients take turns in every round, in an order that rotates from round to round, so a machine that
+gets busier or quieter during the run affects them alike; the table shows each one's median, and the
+ratios of kafka_lite's median to the others'.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_broker import start_broker, stop
+
+from kafka_lite.zk.embedded import EmbeddedZooKeeper
+
+BOOTSTRAP = "127.0.0.1:19092"  # where bench_broker.start_broker listens
+TOPIC = "bench"
+LINGER_MS = 5
+BATCH_SIZE = 16384
+CLIENTS = ("kafka_lite", "kafka-python", "aiokafka", "confluent-kafka")
+
+
+# -- one client's run (in its own process) -------------------------------------------------------------
+
+
+def run_kafka_lite(records: int, value: bytes) -> float:
+    from kafka_lite import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=BOOTSTRAP, acks=1, linger_ms=LINGER_MS, batch_size=BATCH_SIZE)
+    producer.send(TOPIC, value).get(30)
+    start = time.perf_counter()
+    for _ in range(records):
+        producer.send(TOPIC, value)
+    producer.flush()
+    elapsed = time.perf_counter() - start
+    producer.close()
+    return records / elapsed
+
+
+def run_kafka_python(records: int, value: bytes) -> float:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=BOOTSTRAP, acks=1, linger_ms=LINGER_MS, batch_size=BATCH_SIZE)
+    producer.send(TOPIC, value).get(30)
+    start = time.perf_counter()
+    for _ in range(records):
+        producer.send(TOPIC, value)
+    producer.flush()
+    elapsed = time.perf_counter() - start
+    producer.close()
+    return records / elapsed
+
+
+def run_aiokafka(records: int, value: bytes) -> float:
+    from aiokafka import AIOKafkaProducer
+
+    async def run() -> float:
+        producer = AIOKafkaProducer(
+            bootstrap_servers=BOOTSTRAP, acks=1, linger_ms=LINGER_MS, max_batch_size=BATCH_SIZE
+        )
+        await producer.start()
+        try:
+            await producer.send_and_wait(TOPIC, value)
+            start = time.perf_counter()
+            for _ in range(records):
+                await producer.send(TOPIC, value)  # returns once the record is in a batch
+            await producer.flush()
+            return records / (time.perf_counter() - start)
+        finally:
+            await producer.stop()
+
+    return asyncio.run(run())
+
+
+def run_confluent_kafka(records: int, value: bytes) -> float:
+    from confluent_kafka import KafkaException, Producer
+
+    producer = Producer(
+        {
+            "bootstrap.servers": BOOTSTRAP,
+            "acks": "1",
+            "linger.ms": LINGER_MS,
+            "batch.size": BATCH_SIZE,
+            "queue.buffering.max.messages": 2_000_000,
+        }
+    )
+    errors: list[object] = []
+    producer.produce(TOPIC, value, on_delivery=lambda err, _: errors.append(err) if err else None)
+    producer.flush(30)
+    start = time.perf_counter()
+    for _ in range(records):
+        while True:
+            try:
+                producer.produce(TOPIC, value)
+                break
+            except BufferError:
+                producer.poll(0.001)  # the local queue is full: let deliveries drain it
+    producer.flush()
+    elapsed = time.perf_counter() - start
+    if errors:
+        raise KafkaException(errors[0])
+    return records / elapsed
+
+
+RUNNERS = {
+    "kafka_lite": run_kafka_lite,
+    "kafka-python": run_kafka_python,
+    "aiokafka": run_aiokafka,
+    "confluent-kafka": run_confluent_kafka,
+}
+
+
+# -- the comparison ------------------------------------------------------------------------------------
+
+
+def measure(client: str, records: int, value_bytes: int) -> float:
+    """Run ``client`` in a fresh process; its records/s."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--client",
+            client,
+            "--records",
+            str(records),
+            "--value-bytes",
+            str(value_bytes),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    return float(out.stdout.split()[-1])
+
+
+def compare(records: int, value_bytes: int, rounds: int) -> dict[str, list[float]]:
+    rates: dict[str, list[float]] = {client: [] for client in CLIENTS}
+    with tempfile.TemporaryDirectory(prefix="kafka-lite-bench-") as d:
+        zk = EmbeddedZooKeeper(Path(d) / "zookeeper")
+        zk.start()
+        try:
+            broker = start_broker(Path(d), zk, sendfile=False, code=Path(__file__).resolve().parents[1])
+            try:
+                for r in range(rounds):
+                    order = CLIENTS[r % len(CLIENTS) :] + CLIENTS[: r % len(CLIENTS)]
+                    for client in order:
+                        rate = measure(client, records, value_bytes)
+                        rates[client].append(rate)
+                        print(f"round {r + 1} {client:16}{rate:12,.0f} records/s", flush=True)
+            finally:
+                stop(broker)
+        finally:
+            zk.stop()
+    return rates
+
+
+def report(rates: dict[str, list[float]], records: int, value_bytes: int, rounds: int) -> None:
+    import aiokafka
+    import confluent_kafka
+    import kafka
+
+    versions = {
+        "kafka_lite": "",
+        "kafka-python": kafka.__version__,
+        "aiokafka": aiokafka.__version__,
+        "confluent-kafka": f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})",
+    }
+    medians = {client: statistics.median(figures) for client, figures in rates.items()}
+    print(
+        f"\n{records:,} records of {value_bytes} bytes, acks=1, linger.ms={LINGER_MS}, "
+        f"batch.size={BATCH_SIZE}, one kafka_lite broker, median of {rounds} rounds"
+    )
+    print(f"{'producer':40}{'records/s':>12}{'kafka_lite / it':>18}")
+    ours = medians["kafka_lite"]
+    for client in CLIENTS:
+        label = f"{client} {versions[client]}".strip()
+        ratio = "" if client == "kafka_lite" else f"{ours / medians[client]:18.2f}"
+        print(f"{label:40}{medians[client]:12,.0f}{ratio}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--value-bytes", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--client", choices=CLIENTS, help=argparse.SUPPRESS)  # one run, in a child process
+    args = parser.parse_args()
+    if args.client is not None:
+        print(RUNNERS[args.client](args.records, os.urandom(args.value_bytes)))
+        return
+    rates = compare(args.records, args.value_bytes, args.rounds)
+    report(rates, args.records, args.value_bytes, args.rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Interceptors: application code that sees every record on its way in and every acknowledgement.
+
+Mirrors: org.apache.kafka.clients.producer.ProducerInterceptor and
+         org.apache.kafka.clients.producer.internals.ProducerInterceptors
+         (clients/src/main/java/.../producer/, Kafka 0.11.0; KIP-42)
+Book:    chapter 2, 2.1.1 (send runs the interceptors before serializing; after the book's 0.10.0)
+Differs: ``interceptor_classes`` takes Python classes, not class names, as the serializers and the
+         partitioner are callables: kafka_lite loads no code by name. An interceptor needs
+         ``on_send`` and ``on_acknowledgement``; ``configure`` and ``close`` are optional, where
+         Java's interface declares all four.
+
+Usage::
+
+    class CountingInterceptor:
+        def __init__(self):
+            self.sent = self.acked = 0
+
+        def on_send(self, record):              # before serialization, on the caller's thread
+            self.sent += 1
+            return record                        # or a changed copy: dataclasses.replace(record, ...)
+
+        def on_acknowledgement(self, metadata, exception):   # on the sender thread: keep it quick
+            self.acked += 1
+
+    producer = KafkaProducer(bootstrap_servers="...", interceptor_classes=[CountingInterceptor])
+
+``on_send`` runs in ``send`` before the key and value are serialized and the partition chosen, so an
+interceptor may change any field of the record; each interceptor gets what the one before it
+returned. ``on_acknowledgement`` runs when the record's batch completes, before any callback the
+application added, or at once when ``send`` fails the record. As in Kafka, an exception raised by an
+interceptor is logged and swallowed: interceptors observe and adjust, they never fail a send (an
+``on_send`` that raises leaves the record as the previous interceptor returned it).
+
+A producer without interceptors has no ``ProducerInterceptors`` at all (``None``, as Kafka's
+``KafkaProducer`` keeps it), so records pay nothing for the feature.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.record.constants import NO_TIMESTAMP
+from kafka_lite.producer.future_record_metadata import INVALID_OFFSET, FutureRecordMetadata, RecordMetadata
+from kafka_lite.producer.producer_record import ProducerRecord
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_PARTITION = -1  # RecordMetadata.UNKNOWN_PARTITION: the record failed before it had one
+
+
+class ProducerInterceptor(Protocol):
+    """What an interceptor offers (Kafka's ``ProducerInterceptor``); ``configure(configs)`` and
+    ``close()`` are called too when the class defines them."""
+
+    def on_send(self, record: ProducerRecord) -> ProducerRecord: ...
+
+    def on_acknowledgement(self, metadata: RecordMetadata, exception: BaseException | None) -> None: ...
+
+
+class ProducerInterceptors:
+    """The configured interceptors, called in order, each one's failure contained."""
+
+    def __init__(self, interceptors: Sequence[ProducerInterceptor]) -> None:
+        self.interceptors = list(interceptors)
+
+    @classmethod
+    def from_config(
+        cls, classes: Sequence[object], configs: Mapping[str, Any]
+    ) -> ProducerInterceptors | None:
+        """An instance of each class in ``interceptor.classes``, configured with the producer's
+        configs (Kafka's ``getConfiguredInstances``); ``None`` when there are none."""
+        if not classes:
+            return None
+        interceptors = []
+        for spec in classes:
+            try:
+                interceptor = _load_class(spec)()
+            except ConfigException:
+                raise
+            except Exception as e:
+                raise ConfigException(
+                    "interceptor.classes",
+                    spec,
+                    f"{_class_name(spec)} cannot be created without arguments: {e}",
+                ) from e
+            for method in ("on_send", "on_acknowledgement"):
+                if not callable(getattr(interceptor, method, None)):
+                    raise ConfigException(
+                        "interceptor.classes",
+                        spec,
+                        f"{_class_name(spec)} is not a ProducerInterceptor: it has no {method} method",
+                    )
+            configure = getattr(interceptor, "configure", None)
+            if callable(configure):
+                configure(dict(configs))
+            interceptors.append(interceptor)
+        return cls(interceptors)
+
+    def on_send(self, record: ProducerRecord) -> ProducerRecord:
+        """Pass the record through every interceptor's ``on_send``, before serialization."""
+        intercept_record = record
+        for interceptor in self.interceptors:
+            try:
+                returned = interceptor.on_send(intercept_record)
+                if not isinstance(returned, ProducerRecord):
+                    raise TypeError(f"on_send returned {type(returned).__name__}, not a ProducerRecord")
+                intercept_record = returned
+            except Exception:
+                # Do not propagate an interceptor's exception: log it and go on with the others.
+                log.warning(
+                    "Error executing interceptor onSend callback for topic: %s, partition: %s",
+                    record.topic,
+                    record.partition,
+                    exc_info=True,
+                )
+        return intercept_record
+
+    def on_acknowledgement(self, metadata: RecordMetadata, exception: BaseException | None) -> None:
+        """Tell every interceptor that a record was written, or failed (on the sender thread)."""
+        for interceptor in self.interceptors:
+            try:
+                interceptor.on_acknowledgement(metadata, exception)
+            except Exception:
+                log.warning("Error executing interceptor onAcknowledgement callback", exc_info=True)
+
+    def on_send_error(self, topic: str, partition: int | None, exception: BaseException) -> None:
+        """``send`` failed the record before it reached a batch (Kafka's ``onSendError``)."""
+        self.on_acknowledgement(_unknown_metadata(topic, partition), exception)
+
+    def intercept_acknowledgement(self, future: FutureRecordMetadata) -> None:
+        """Call ``on_acknowledgement`` when ``future`` completes (Kafka's ``InterceptorCallback``);
+        registered in ``send`` before the application sees the future, so it runs first."""
+        future.add_callback(lambda metadata: self.on_acknowledgement(metadata, None))
+        future.add_errback(
+            lambda exception: self.on_acknowledgement(
+                _unknown_metadata(*future.result.topic_partition), exception
+            )
+        )
+
+    def close(self) -> None:
+        for interceptor in self.interceptors:
+            close = getattr(interceptor, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:
+                    log.error("Failed to close producer interceptor ", exc_info=True)
+
+
+def _unknown_metadata(topic: str, partition: int | None) -> RecordMetadata:
+    """Kafka's ``new RecordMetadata(tp, -1, -1, NO_TIMESTAMP, -1L, -1, -1)`` for a failed record."""
+    partition = UNKNOWN_PARTITION if partition is None else partition
+    return RecordMetadata(topic, partition, INVALID_OFFSET, NO_TIMESTAMP, -1, -1)
+
+
+def _load_class(spec: object) -> type:
+    if isinstance(spec, type):
+        return spec
+    raise ConfigException(
+        "interceptor.classes", spec, "Expected a class with on_send and on_acknowledgement methods"
+    )
+
+
+def _class_name(spec: object) -> str:
+    return spec.__qualname__ if isinstance(spec, type) else repr(spec)
