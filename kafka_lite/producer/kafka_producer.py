@@ -368,6 +368,7 @@ class KafkaProducer:
             "record-error-total": m.record_errors,
             "record-retry-total": m.record_retries,
             "batch-expired-total": m.batches_expired,
+            "batch-split-total": m.batch_splits,
             "request-latency-avg": m.request_latency_ms_total / m.responses if m.responses else 0.0,
             "request-latency-max": m.request_latency_ms_max,
         }

@@ -4,8 +4,9 @@ Mirrors: org.apache.kafka.clients.producer.internals.RecordAccumulator (with Rec
          ReadyCheckResult) and IncompleteBatches (clients/src/main/java/.../producer/internals/,
          Kafka 0.11.0), with Kafka 1.0.0's idempotent drain and in-sequence-order reenqueue (KAFKA-5494)
 Book:    chapter 2, 2.1.1-2.1.2 (the accumulator, ready, drain)
-Differs: always writes magic 2 batches (kafka_lite's broker speaks Produce v3); no batch splitting
-         and no per-topic compression-ratio estimate (see ProducerBatch). ``Cluster`` has no
+Differs: always writes magic 2 batches (kafka_lite's broker speaks Produce v3); the pieces of a
+         split batch are at most half its size (see ``split_and_reenqueue``); no per-topic
+         compression-ratio estimate. ``Cluster`` has no
          ``partitionsForNode``; the accumulator groups the cluster's partitions by leader once per
          metadata version.
 

@@ -51,8 +51,8 @@ def _cluster(leaders: dict[tuple[str, int], int | None]) -> Cluster:
 
 # t-0 and t-1 on node 0, t-2 and u-0 on node 1.
 CLUSTER = _cluster({("t", 0): 0, ("t", 1): 0, ("t", 2): 1, ("u", 0): 1})
-# A record of this value takes 57 bytes in a batch; room is checked for its upper bound, 74 bytes. A
-# 320-byte batch (61-byte header) takes a 4th record at 61 + 3 * 57 + 74 = 306 bytes, and no 5th.
+# A record of this value takes 57 bytes in a batch, and room is checked for exactly that. A 320-byte
+# batch (61-byte header) holds 4 records, 61 + 4 * 57 = 289 bytes, and has no room for a 5th.
 VALUE = b"v" * 50
 BATCH_SIZE = 320
 LINGER_MS = 10
