@@ -12,7 +12,9 @@ over 30 s (a request timeout), then both run the same ``--ops`` rounds: add a ta
 (the request completed). The rounds go in blocks of 100, alternating between the two timers, so
 both meet the same machine conditions. The clock (a ``MockTime``) stands still during the rounds,
 so nothing expires while starting and stopping timers is measured. Then the clock moves past every
-deadline and each timer expires what it holds: the cost that lazy deletion defers.
+deadline and each timer expires what it holds: the cost that lazy deletion defers. As ``timeit``
+does, the garbage collector is off while a size is measured: its full collections walk every live
+object (millions at 10^6 tasks) and would land on whichever timer happened to be running.
 
 * **wheel**: kafka_lite's ``SystemTimer`` (1 ms tick, 20 slots: Kafka's defaults), its ``add`` and
   ``TimerTask.cancel``, with no reaper thread. ``add`` files a task in a bucket by arithmetic
@@ -33,6 +35,7 @@ what the table shows is how each cost grows with n.
 from __future__ import annotations
 
 import argparse
+import gc
 import heapq
 import itertools
 import random
@@ -157,6 +160,15 @@ class Side:
 
 
 def measure(n: int, ops: int, cancelled: float, rng: random.Random) -> tuple[Side, Side, int]:
+    gc.collect()
+    gc.disable()
+    try:
+        return _measure(n, ops, cancelled, rng)
+    finally:
+        gc.enable()
+
+
+def _measure(n: int, ops: int, cancelled: float, rng: random.Random) -> tuple[Side, Side, int]:
     fill = [rng.randint(1, TIMEOUT_SPREAD_MS) for _ in range(n)]
     wheel = Side("wheel", InlineTimer("bench", time=MockTime()), WheelTask, [])
     heap = Side("heap", HeapTimer(MockTime()), HeapTask, [])

@@ -9,8 +9,10 @@ Differs: the fields Kafka keeps private (``current_time``, ``buckets``, ``overfl
 The problem. A broker holds a timer for every request that may wait: a long-poll fetch, a produce
 waiting for acks=all, a CreateTopics waiting for leaders. Nearly all of them complete before their
 timeout, so the timer's work is mostly "start a timer" and "stop it again". A priority queue (a
-heap, Java's ``DelayQueue``) pays O(log n) for both, with n the timers outstanding; a broker has
-tens of thousands.
+heap, Java's ``DelayQueue``) pays O(log n) to start one, with n the timers outstanding (a broker
+has tens of thousands), and stopping one means finding it first (``DelayQueue.remove`` searches
+the whole queue); so heap timers usually leave stopped timers in place, to be popped and skipped
+when they come due, and the heap grows with every timer started in the last timeout period.
 
 One wheel. Picture a clock face with ``wheel_size`` slots, each ``tick_ms`` wide, so the whole face
 covers ``interval = tick_ms * wheel_size`` milliseconds from ``current_time``. A slot is a bucket
