@@ -198,8 +198,9 @@ def test_an_operation_expires_when_its_time_is_up():
     time.advance(999)
     assert not op.completed.is_set()
     time.advance(1)
-    wait_until(op.completed.is_set, what="the reaper to expire the operation")
-    assert op.expired and purgatory.delayed() == 0
+    # on_expiration runs just after on_complete, on the timer's thread: wait for both.
+    wait_until(lambda: op.completed.is_set() and op.expired, what="the reaper to expire the operation")
+    assert purgatory.delayed() == 0
     purgatory.shutdown()
 
 
