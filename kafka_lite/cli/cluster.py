@@ -190,12 +190,13 @@ def start_cluster(
         )
     if brokers < 1:
         raise CliError(f"--brokers must be at least 1, got {brokers}", exit_code=2)
+    directory = directory.resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    # The learner's workspace first: a missing one is the mistake to report, whatever the ports.
+    lab_state = _lab_overlay(directory, lab, lab_dir) if lab is not None else None
     for port, what in [(zk_port, "ZooKeeper")] + [(base_port + i, f"broker {i}") for i in range(brokers)]:
         if not port_free(port):
             raise CliError(f"port {port} for {what} is already in use", exit_code=2)
-    directory = directory.resolve()
-    directory.mkdir(parents=True, exist_ok=True)
-    lab_state = _lab_overlay(directory, lab, lab_dir) if lab is not None else None
     (directory / "zookeeper.properties").write_text(
         f"dataDir={directory / 'zookeeper'}\nclientPort={zk_port}\ntickTime=500\n"
     )

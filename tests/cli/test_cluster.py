@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from kafka_lite.cli.main import main
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.zk.embedded import free_port, port_free
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -25,10 +25,12 @@ def _alive(pid: int) -> bool:
         return f.read().split(") ", 1)[1][0] != "Z"
 
 
-def _base_port() -> int:
+def _base_port(brokers: int = 3) -> int:
+    """A port with the ``brokers`` ports from it free: `cluster up` refuses a port in use, and a free
+    port's neighbours may be another connection's."""
     while True:
         base = free_port()
-        if base < 65000:
+        if base < 65000 and all(port_free(base + i) for i in range(brokers)):
             return base
 
 
