@@ -44,6 +44,11 @@ PRODUCER = {"acks": "1", "linger.ms": 5, "batch.size": 1_000_000, "queue.bufferi
 def produce(bootstrap: str, records: int, value: bytes, extra: dict | None = None) -> tuple[float, Producer]:
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER, **(extra or {})})
     producer.list_topics(TOPIC, timeout=30)  # metadata (and, on kafka_lite, auto-creation) before timing
+    return send_all(producer, records, value), producer
+
+
+def send_all(producer: Producer, records: int, value: bytes) -> float:
+    """Produce ``records`` copies of ``value`` to the topic and flush: records per second."""
     start = time.perf_counter()
     for _ in range(records):
         while True:
@@ -56,7 +61,7 @@ def produce(bootstrap: str, records: int, value: bytes, extra: dict | None = Non
     elapsed = time.perf_counter() - start
     if remaining:
         raise RuntimeError(f"{remaining} records were not delivered")
-    return records / elapsed, producer
+    return records / elapsed
 
 
 def consume(bootstrap: str, records: int, partitions: list[int]) -> float:

@@ -31,12 +31,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_broker import start_broker, stop
+from bench_broker import TOPIC, send_all, start_broker, stop
 
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
 BOOTSTRAP = "127.0.0.1:19092"  # where bench_broker.start_broker listens
-TOPIC = "bench"
 LINGER_MS = 5
 BATCH_SIZE = 16384
 CLIENTS = ("kafka_lite", "kafka-python", "aiokafka", "confluent-kafka")
@@ -106,19 +105,9 @@ def run_confluent_kafka(records: int, value: bytes) -> float:
     errors: list[object] = []
     producer.produce(TOPIC, value, on_delivery=lambda err, _: errors.append(err) if err else None)
     producer.flush(30)
-    start = time.perf_counter()
-    for _ in range(records):
-        while True:
-            try:
-                producer.produce(TOPIC, value)
-                break
-            except BufferError:
-                producer.poll(0.001)  # the local queue is full: let deliveries drain it
-    producer.flush()
-    elapsed = time.perf_counter() - start
     if errors:
         raise KafkaException(errors[0])
-    return records / elapsed
+    return send_all(producer, records, value)
 
 
 RUNNERS = {
