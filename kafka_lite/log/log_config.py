@@ -125,6 +125,7 @@ class LogConfig:
         self.compaction_lag_ms: int = values["min.compaction.lag.ms"]
         self.min_cleanable_ratio: float = values["min.cleanable.dirty.ratio"]
         self.log_append_time: bool = values["message.timestamp.type"] == "LogAppendTime"
+        self.min_insync_replicas: int = values["min.insync.replicas"]
 
     @classmethod
     def from_broker(

@@ -44,9 +44,18 @@ from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.producer_id_manager import ProducerIdManager
-from kafka_lite.server.replica_manager import FetchPartitionRequest, FetchPartitionResult, ReplicaManager
+from kafka_lite.server.replica_manager import (
+    FetchMetadata,
+    FetchPartitionRequest,
+    LogReadResult,
+    PartitionResponse,
+    ReplicaManager,
+)
 
 log = logging.getLogger(__name__)
+
+# Kafka's AdminUtils.AdminClientId: the one client allowed to produce to internal topics (__...)
+ADMIN_CLIENT_ID = "__admin_client"
 
 
 class KafkaApis:
@@ -246,8 +255,26 @@ class KafkaApis:
                     entries[tp] = self._produce_records(p["record_set"], version)
                 except ApiException as e:
                     results[tp] = (Errors.for_exception(e), -1, -1)
-        for tp, r in self.replica_manager.append_records(entries).items():
-            results[tp] = (r.error, r.base_offset, r.log_append_time)
+
+        def send_response_callback(responses: dict[TopicPartition, PartitionResponse]) -> None:
+            for tp, r in responses.items():
+                results[tp] = (r.error, r.base_offset, r.log_append_time)
+            self._send_produce_response(request, acks, results)
+
+        if not entries:  # nothing valid to append: answer with the errors
+            send_response_callback({})
+            return
+        self.replica_manager.append_records(
+            body["timeout"],
+            acks,
+            request.header.client_id == ADMIN_CLIENT_ID,
+            entries,
+            send_response_callback,
+        )
+
+    def _send_produce_response(
+        self, request: Request, acks: int, results: dict[TopicPartition, tuple[Errors, int, int]]
+    ) -> None:
         if acks == 0:
             # No response at all. If something failed, closing the connection is the only signal the
             # producer gets (it then refreshes its metadata): Kafka does the same.
@@ -305,19 +332,18 @@ class KafkaApis:
                 partitions[(t["topic"], p["partition"])] = FetchPartitionRequest(
                     p["fetch_offset"], p["max_bytes"]
                 )
-        fetch = {
-            "max_wait_ms": body["max_wait_time"],
-            "min_bytes": body["min_bytes"],
-            "max_bytes": body.get("max_bytes", 2**31 - 1) if version >= 3 else 2**31 - 1,
-            "partitions": partitions,
-        }
+        fetch = FetchMetadata(
+            min_bytes=body["min_bytes"],
+            max_bytes=body.get("max_bytes", 2**31 - 1) if version >= 3 else 2**31 - 1,
+            replica_id=body["replica_id"],
+            partitions=partitions,
+            max_wait_ms=body["max_wait_time"],
+        )
         self.replica_manager.fetch_messages(
             fetch, lambda results: self._send_fetch_response(request, results)
         )
 
-    def _send_fetch_response(
-        self, request: Request, results: dict[TopicPartition, FetchPartitionResult]
-    ) -> None:
+    def _send_fetch_response(self, request: Request, results: dict[TopicPartition, LogReadResult]) -> None:
         version = request.header.api_version
         by_topic: dict[str, list] = {}
         for (topic, partition), r in results.items():

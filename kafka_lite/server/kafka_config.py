@@ -88,6 +88,25 @@ CONFIG_DEF = (
     .define("log.cleaner.enable", Type.BOOLEAN, True, None, M, "Run the log cleaner (compaction).")
     .define("log.cleaner.backoff.ms", Type.LONG, 15000, Range.at_least(0), M,
             "How long the cleaner sleeps when there is nothing to clean.")
+    # Replication
+    .define("replica.lag.time.max.ms", Type.LONG, 10000, Range.at_least(1), H,
+            "A follower that has not caught up with the leader for this long leaves the ISR.")
+    .define("replica.fetch.wait.max.ms", Type.INT, 500, Range.at_least(0), M,
+            "How long the leader may hold a follower's fetch when there is nothing new.")
+    .define("replica.fetch.min.bytes", Type.INT, 1, Range.at_least(1), M,
+            "The data a follower's fetch waits for, up to replica.fetch.wait.max.ms.")
+    .define("replica.fetch.max.bytes", Type.INT, 1048576, Range.at_least(0), M,
+            "Bytes a follower asks for per partition (a larger first batch still comes whole).")
+    .define("replica.fetch.response.max.bytes", Type.INT, 10485760, Range.at_least(0), M,
+            "Bytes a follower asks for per fetch, over all its partitions.")
+    .define("replica.fetch.backoff.ms", Type.INT, 1000, Range.at_least(0), M,
+            "How long a follower waits before fetching a partition again after an error.")
+    .define("replica.socket.timeout.ms", Type.INT, 30000, Range.at_least(1), H,
+            "How long a follower waits for its leader to answer a fetch.")
+    .define("num.replica.fetchers", Type.INT, 1, Range.at_least(1), H,
+            "Fetcher threads per leader broker; partitions are spread over them.")
+    .define("replica.high.watermark.checkpoint.interval.ms", Type.LONG, 5000, Range.at_least(1), H,
+            "How often each replica's high watermark is written to replication-offset-checkpoint.")
     # Controller
     .define("controller.socket.timeout.ms", Type.INT, 30000, None, M,
             "Timeout of the controller's requests to brokers.")
@@ -141,6 +160,14 @@ class KafkaConfig:
         if not self.log_dirs:
             raise ConfigException(f"Invalid value {dirs!r} for configuration log.dirs: no directory given")
         self.max_connections_per_ip_overrides = _parse_overrides(v["max.connections.per.ip.overrides"])
+        # A follower's fetch held up to replica.fetch.wait.max.ms must neither time out nor make the
+        # follower look stuck (Kafka's own checks).
+        for limit in ("replica.socket.timeout.ms", "replica.lag.time.max.ms"):
+            if v["replica.fetch.wait.max.ms"] > v[limit]:
+                raise ConfigException(
+                    f"replica.fetch.wait.max.ms ({v['replica.fetch.wait.max.ms']}) should always be at most "
+                    f"{limit} ({v[limit]}) to prevent unnecessary follower timeouts and ISR changes"
+                )
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]

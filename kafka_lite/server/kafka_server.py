@@ -106,13 +106,15 @@ class KafkaServer:
         )
         self.socket_server.startup()
         self.replica_manager = ReplicaManager(
-            self.broker_id,
-            self.log_manager,
-            c.log_config_props(),
-            self.zk.get_topic_config,
+            c,
             self.time,
+            self.zk,
+            self.scheduler,
+            self.log_manager,
+            self.zk.get_topic_config,
             self.metadata_cache,
         )
+        self.replica_manager.startup()
         self.producer_id_manager = ProducerIdManager(self.broker_id, self.zk)
         self.controller = KafkaController(
             self.broker_id, self.zk, c["controller.socket.timeout.ms"], self.time

@@ -1,80 +1,175 @@
-"""One partition as this broker sees it: its log, who leads it, and its idempotent producers.
+"""One partition as this broker sees it: its replicas, who leads, the ISR, and the high watermark.
 
 Mirrors: kafka.cluster.Partition (core/src/main/scala/kafka/cluster/Partition.scala, Kafka 0.10.1)
-Book:    chapter 6, 6.2 (partitions and replicas), 7.2.2 (LeaderAndIsr makes a broker leader or follower)
-Differs: no replica fetchers: a follower keeps an empty log, and the leader's
-         high watermark is its log end offset, as it is in Kafka when the ISR is the leader alone.
-         So acks=-1 waits for the leader only, which is exact for replication factor 1.
+Book:    chapter 6, 6.2.2 (partitions and replicas, the ISR, the HW), 7.2.2 (LeaderAndIsr makes a
+         broker leader or follower)
+Differs: the idempotent producers' state is kept here, beside the log (Kafka 0.11 keeps it inside
+         ``Log``); a new leader starts its followers' lag clocks afresh, as Kafka 1.0 does.
 
-``make_leader`` and ``make_follower`` apply the controller's LeaderAndIsr for this partition;
-``append_records_to_leader`` is the produce path: check leadership, check the idempotent producers'
-sequences, append to the log, record the producers' new state.
+The leader keeps one ``Replica`` per assigned broker, and the in-sync replicas (ISR): the replicas
+that have caught up with the leader within ``replica.lag.time.max.ms``. Its high watermark (HW) is
+the smallest LEO in the ISR: every in-sync replica has the records below it, so they survive the
+loss of any replica but the last, and only they are shown to consumers.
+
+The ISR changes in two places: ``maybe_expand_isr`` when a follower's fetch reaches the HW, and
+``maybe_shrink_isr`` (run by the replica manager's scheduler) when a follower has not caught up for
+too long. Each change is written to ZooKeeper with a conditional update on the version this broker
+read, so a controller's decision in between wins; the replica manager then announces the change.
+
+Locking is Kafka's ``leaderIsrUpdateLock``: appends take it shared (many producers append at once,
+the log has its own lock); leadership and ISR changes take it exclusive, so an append never sees a
+half-changed ISR. Delayed operations are completed after the lock is released.
 """
 
 from __future__ import annotations
 
-import threading
+import logging
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from kafka_lite.common.errors import NotLeaderForPartitionException
+from kafka_lite.common.errors import (
+    Errors,
+    KafkaException,
+    NotEnoughReplicasException,
+    NotLeaderForPartitionException,
+)
 from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.time import Time
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.log.log import Log, LogAppendInfo
 from kafka_lite.log.producer_state_manager import ProducerStateManager, scan_producer_batches
+from kafka_lite.server.replica import Replica
+from kafka_lite.utils.locks import ReadWriteLock
 from kafka_lite.zk.zk_utils import LeaderAndIsr
+
+if TYPE_CHECKING:
+    from kafka_lite.server.replica_manager import ReplicaManager
+
+log = logging.getLogger(__name__)
+
+
+class NotAssignedReplicaException(KafkaException):
+    """A fetch from a broker that holds no replica of the partition (Kafka's, in kafka.common)."""
 
 
 class Partition:
-    def __init__(self, topic: str, partition_id: int, local_broker_id: int) -> None:
+    def __init__(self, topic: str, partition_id: int, time: Time, replica_manager: ReplicaManager) -> None:
         self.topic = topic
         self.partition_id = partition_id
-        self.local_broker_id = local_broker_id
+        self.time = time
+        self.replica_manager = replica_manager
+        self.local_broker_id = replica_manager.broker_id
+        self.assigned_replica_map: dict[int, Replica] = {}
         self.leader_replica_id = LeaderAndIsr.NO_LEADER
+        self.in_sync_replicas: set[Replica] = set()
         self.leader_epoch = -1
         self.controller_epoch = -1
         self.zk_version = -1
-        self.isr: list[int] = []
-        self.assigned_replicas: list[int] = []
-        self.log: Log | None = None
         self.producer_state: ProducerStateManager | None = None
-        # Kafka's leaderIsrUpdateLock: appends hold it while leadership cannot change under them.
-        self._lock = threading.RLock()
+        self.leader_isr_update_lock = ReadWriteLock()
 
     @property
     def tp(self) -> TopicPartition:
         return (self.topic, self.partition_id)
 
+    @property
+    def isr(self) -> list[int]:
+        """The in-sync replicas' broker ids, sorted (as ZooKeeper and Metadata show them)."""
+        return sorted(r.broker_id for r in self.in_sync_replicas)
+
+    @property
+    def log(self) -> Log | None:
+        local = self.assigned_replica_map.get(self.local_broker_id)
+        return local.log if local is not None else None
+
+    # -- replicas ----------------------------------------------------------------------------------------
+
+    def get_or_create_replica(self, replica_id: int | None = None) -> Replica:
+        """The replica on broker ``replica_id`` (this broker's by default), created on first use.
+
+        The local replica opens the log, and starts its HW from the checkpoint file (never above the
+        log's end: a crash may have lost the tail the checkpoint had seen)."""
+        if replica_id is None:
+            replica_id = self.local_broker_id
+        replica = self.assigned_replica_map.get(replica_id)
+        if replica is not None:
+            return replica
+        if replica_id == self.local_broker_id:
+            log_ = self.replica_manager.create_log(self.tp)
+            checkpointed = self.replica_manager.checkpointed_high_watermark(log_, self.tp)
+            replica = Replica(replica_id, self.tp, self.time, min(checkpointed, log_.log_end_offset), log_)
+            self.producer_state = ProducerStateManager(log_.dir)
+            self.producer_state.load(log_)
+        else:
+            replica = Replica(replica_id, self.tp, self.time)
+        self.assigned_replica_map[replica_id] = replica
+        return replica
+
+    def get_replica(self, replica_id: int | None = None) -> Replica | None:
+        return self.assigned_replica_map.get(self.local_broker_id if replica_id is None else replica_id)
+
+    def leader_replica_if_local(self) -> Replica | None:
+        return self.get_replica() if self.leader_replica_id == self.local_broker_id else None
+
     def is_leader(self) -> bool:
         return self.leader_replica_id == self.local_broker_id
 
-    def high_watermark(self) -> int:
-        return self.log.log_end_offset if self.log is not None else 0
+    def assigned_replicas(self) -> list[Replica]:
+        return list(self.assigned_replica_map.values())
 
-    def attach_log(self, log: Log) -> None:
-        self.log = log
-        self.producer_state = ProducerStateManager(log.dir)
-        self.producer_state.load(log)
+    def high_watermark(self) -> int:
+        local = self.get_replica()
+        return local.high_watermark if local is not None else 0
+
+    # -- leadership ---------------------------------------------------------------------------------------
 
     # --8<-- [start:make_leader]
     def make_leader(self, state: dict, controller_epoch: int) -> bool:
-        """Apply LeaderAndIsr naming this broker leader; True if leadership changed hands to us."""
-        with self._lock:
-            was_leader = self.is_leader()
+        """Apply LeaderAndIsr naming this broker leader; True if leadership changed hands to us.
+
+        A new leader forgets its followers' LEOs (they may be stale from when it led before) until
+        they fetch again, and takes the ISR the controller chose."""
+        with self.leader_isr_update_lock.write_lock():
+            all_replicas = list(state["replicas"])
             self.controller_epoch = controller_epoch
-            self.assigned_replicas = list(state["replicas"])
-            self.isr = list(state["isr"])
+            for replica_id in all_replicas:
+                self.get_or_create_replica(replica_id)
+            new_in_sync_replicas = {self.get_or_create_replica(r) for r in state["isr"]}
+            for gone in set(self.assigned_replica_map) - set(all_replicas):
+                del self.assigned_replica_map[gone]
+            self.in_sync_replicas = new_in_sync_replicas
             self.leader_epoch = state["leader_epoch"]
             self.zk_version = state["zk_version"]
+            is_new_leader = self.leader_replica_id != self.local_broker_id
             self.leader_replica_id = self.local_broker_id
-            return not was_leader
+            leader_replica = self.get_replica()
+            if is_new_leader:
+                now = self.time.milliseconds()
+                for replica in self.assigned_replicas():
+                    if replica.broker_id != self.local_broker_id:
+                        replica.reset_log_end_offset()
+                        in_sync = replica in new_in_sync_replicas
+                        replica.reset_last_caught_up_time(
+                            leader_replica.log_end_offset, now, now if in_sync else 0
+                        )
+            hw_incremented = self.maybe_increment_leader_hw(leader_replica)
+        if hw_incremented:
+            self.try_complete_delayed_requests()
+        return is_new_leader
 
     def make_follower(self, state: dict, controller_epoch: int) -> bool:
-        """Apply LeaderAndIsr naming another broker leader; True if the leader changed."""
-        with self._lock:
+        """Apply LeaderAndIsr naming another broker leader; True if the leader changed.
+
+        Only the leader tracks the ISR; a follower's is empty."""
+        with self.leader_isr_update_lock.write_lock():
+            all_replicas = list(state["replicas"])
             new_leader = state["leader"]
             self.controller_epoch = controller_epoch
-            self.assigned_replicas = list(state["replicas"])
-            self.isr = []  # only the leader tracks the ISR
+            for replica_id in all_replicas:
+                self.get_or_create_replica(replica_id)
+            for gone in set(self.assigned_replica_map) - set(all_replicas):
+                del self.assigned_replica_map[gone]
+            self.in_sync_replicas = set()
             self.leader_epoch = state["leader_epoch"]
             self.zk_version = state["zk_version"]
             changed = self.leader_replica_id != new_leader
@@ -83,29 +178,198 @@ class Partition:
 
     # --8<-- [end:make_leader]
 
+    # -- the ISR and the high watermark ------------------------------------------------------------------
+
+    # --8<-- [start:update_replica_log_read_result]
+    def update_replica_log_read_result(
+        self, replica_id: int, fetch_offset: int, leader_log_end_offset: int, fetch_time_ms: int
+    ) -> None:
+        """A follower fetched: record its LEO, then see whether it joins the ISR or moves the HW."""
+        replica = self.get_replica(replica_id)
+        if replica is None:
+            raise NotAssignedReplicaException(
+                f"Leader {self.local_broker_id} failed to record follower {replica_id}'s position "
+                f"{fetch_offset} since the replica is not recognized to be one of the assigned replicas "
+                f"{sorted(self.assigned_replica_map)} for partition {self.topic}-{self.partition_id}."
+            )
+        replica.update_log_read_result(fetch_offset, leader_log_end_offset, fetch_time_ms)
+        self.maybe_expand_isr(replica_id)
+
+    def maybe_expand_isr(self, replica_id: int) -> None:
+        """Add a follower to the ISR once its LEO reaches the HW: from there on it has everything a
+        consumer has been shown, so it may hold up the HW, and become leader."""
+        with self.leader_isr_update_lock.write_lock():
+            leader_replica = self.leader_replica_if_local()
+            if leader_replica is None:
+                return  # no longer the leader: nothing to do
+            replica = self.get_replica(replica_id)
+            if (
+                replica not in self.in_sync_replicas
+                and replica_id in self.assigned_replica_map
+                and replica.log_end_offset >= leader_replica.high_watermark
+            ):
+                new_in_sync_replicas = self.in_sync_replicas | {replica}
+                log.info(
+                    "Expanding ISR for partition %s-%d from %s to %s", self.topic, self.partition_id,
+                    self.isr, sorted(r.broker_id for r in new_in_sync_replicas),
+                )  # fmt: skip
+                self._update_isr(new_in_sync_replicas)
+                self.replica_manager.metrics["isr-expands"] += 1
+            # the follower's LEO moved: the HW may move with it
+            hw_incremented = self.maybe_increment_leader_hw(leader_replica)
+        if hw_incremented:
+            self.try_complete_delayed_requests()
+
+    # --8<-- [end:update_replica_log_read_result]
+
+    # --8<-- [start:maybe_increment_leader_hw]
+    def maybe_increment_leader_hw(self, leader_replica: Replica) -> bool:
+        """Move the HW up to the smallest LEO in the ISR, if that is higher; True if it moved.
+
+        Called when the ISR changes or a replica's LEO moves, with the ISR lock held. The HW never
+        goes down: a follower that rejoins the ISR has reached the HW first (``maybe_expand_isr``)."""
+        new_high_watermark = min(r.log_end_offset for r in self.in_sync_replicas)
+        old_high_watermark = leader_replica.high_watermark
+        if old_high_watermark < new_high_watermark:
+            leader_replica.high_watermark = new_high_watermark
+            log.debug("High watermark for partition %s-%d updated to %d", *self.tp, new_high_watermark)
+            return True
+        return False
+
+    # --8<-- [end:maybe_increment_leader_hw]
+
+    def try_complete_delayed_requests(self) -> None:
+        """The HW moved: fetches waiting for committed data, and acks=all produces, may be done."""
+        self.replica_manager.try_complete_delayed_fetch(self.tp)
+        self.replica_manager.try_complete_delayed_produce(self.tp)
+
+    # --8<-- [start:maybe_shrink_isr]
+    def maybe_shrink_isr(self, replica_max_lag_time_ms: int) -> None:
+        """Drop the followers that have not caught up for ``replica_max_lag_time_ms``: stuck ones (no
+        fetch at all) and slow ones (fetching, but never reaching the leader's LEO) alike."""
+        with self.leader_isr_update_lock.write_lock():
+            leader_replica = self.leader_replica_if_local()
+            if leader_replica is None:
+                return
+            out_of_sync = self.get_out_of_sync_replicas(leader_replica, replica_max_lag_time_ms)
+            if not out_of_sync:
+                return
+            new_in_sync_replicas = self.in_sync_replicas - out_of_sync
+            log.info(
+                "Shrinking ISR for partition %s-%d from %s to %s", self.topic, self.partition_id,
+                self.isr, sorted(r.broker_id for r in new_in_sync_replicas),
+            )  # fmt: skip
+            self._update_isr(new_in_sync_replicas)
+            self.replica_manager.metrics["isr-shrinks"] += 1
+            # with a laggard gone, the HW may move up to the slowest remaining replica
+            hw_incremented = self.maybe_increment_leader_hw(leader_replica)
+        if hw_incremented:
+            self.try_complete_delayed_requests()
+
+    def get_out_of_sync_replicas(self, leader_replica: Replica, max_lag_ms: int) -> set[Replica]:
+        now = self.time.milliseconds()
+        candidates = self.in_sync_replicas - {leader_replica}
+        return {r for r in candidates if now - r.last_caught_up_time_ms > max_lag_ms}
+
+    # --8<-- [end:maybe_shrink_isr]
+
+    def _update_isr(self, new_isr: set[Replica]) -> None:
+        """Write the new ISR to ZooKeeper, conditional on the version this broker last saw; adopt it
+        only if the write succeeds (else the controller changed the partition, and its LeaderAndIsr
+        is on its way)."""
+        new_leader_and_isr = LeaderAndIsr(
+            self.local_broker_id, self.leader_epoch, sorted(r.broker_id for r in new_isr), self.zk_version
+        )
+        ok, new_version = self.replica_manager.update_leader_and_isr(
+            self.tp, new_leader_and_isr, self.controller_epoch
+        )
+        if ok:
+            self.replica_manager.record_isr_change(self.tp)
+            self.in_sync_replicas = new_isr
+            self.zk_version = new_version
+        else:
+            log.info(
+                "Cached zkVersion %d of %s-%d not equal to that in ZooKeeper, skip updating ISR",
+                self.zk_version, self.topic, self.partition_id,
+            )  # fmt: skip
+
+    # --8<-- [start:check_enough_replicas_reach_offset]
+    def check_enough_replicas_reach_offset(self, required_offset: int) -> tuple[bool, Errors]:
+        """For an acks=all produce whose last record is below ``required_offset``: has every in-sync
+        replica got it? Answered by the HW, which is the ISR's smallest LEO. If the ISR shrank below
+        ``min.insync.replicas`` after the append, the records are committed but the producer is told
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND."""
+        leader_replica = self.leader_replica_if_local()
+        if leader_replica is None:
+            return False, Errors.NOT_LEADER_FOR_PARTITION
+        current_isr = self.in_sync_replicas
+        min_isr = leader_replica.log.config.min_insync_replicas
+        if leader_replica.high_watermark >= required_offset:
+            if min_isr <= len(current_isr):
+                return True, Errors.NONE
+            return True, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        return False, Errors.NONE
+
+    # --8<-- [end:check_enough_replicas_reach_offset]
+
+    # -- appends --------------------------------------------------------------------------------------------
+
     # --8<-- [start:append]
-    def append_records_to_leader(self, records: MemoryRecords) -> LogAppendInfo:
-        with self._lock:
-            if not self.is_leader() or self.log is None:
+    def append_records_to_leader(self, records: MemoryRecords, required_acks: int = 1) -> LogAppendInfo:
+        """The produce path: check leadership and ``min.insync.replicas``, check the idempotent
+        producers' sequences, append, and move the HW if the ISR is the leader alone."""
+        with self.leader_isr_update_lock.read_lock():
+            leader_replica = self.leader_replica_if_local()
+            if leader_replica is None:
                 raise NotLeaderForPartitionException(
                     f"Leader not local for partition {self.topic}-{self.partition_id} on broker {self.local_broker_id}"
                 )
-            buf = records.buffer()
-            batches = scan_producer_batches(buf)
-            if batches:
-                duplicate = self.producer_state.check(list(batches.values()))
-                if duplicate is not None:  # a retry of a batch already written: answer, write nothing
-                    return LogAppendInfo(
-                        duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, duplicate.last_offset,
-                        -1, None, 0, 0,
-                    )  # fmt: skip
-            segment_before = self.log.active_segment.base_offset
-            info = self.log.append(records)
-            if self.log.active_segment.base_offset != segment_before and self.producer_state.producers:
-                # The log rolled: snapshot the producer state as of the new segment's start, as Kafka
-                # 0.11 does on every roll, so a restart replays at most one segment's batch headers.
-                self.producer_state.take_snapshot(self.log.active_segment.base_offset)
-            if batches:
+            log_ = leader_replica.log
+            min_isr = log_.config.min_insync_replicas
+            in_sync_size = len(self.in_sync_replicas)
+            # Avoid writing to the leader if there are not enough in-sync replicas to make it safe
+            if in_sync_size < min_isr and required_acks == -1:
+                raise NotEnoughReplicasException(
+                    f"Number of insync replicas for partition {self.topic}-{self.partition_id} is "
+                    f"{in_sync_size}, below required minimum {min_isr}"
+                )
+            info = self._append_with_producer_state(log_, records, assign_offsets=True)
+            # followers waiting in a long poll have new data to fetch
+            self.replica_manager.try_complete_delayed_fetch(self.tp)
+            # with the leader alone in the ISR, its LEO is the HW
+            hw_incremented = self.maybe_increment_leader_hw(leader_replica)
+        if hw_incremented:
+            self.try_complete_delayed_requests()
+        return info
+
+    # --8<-- [end:append]
+
+    def append_records_to_follower(self, records: MemoryRecords) -> LogAppendInfo:
+        """The replica fetcher's path: the leader's batches, with the leader's offsets."""
+        return self._append_with_producer_state(self.get_replica().log, records, assign_offsets=False)
+
+    def _append_with_producer_state(
+        self, log_: Log, records: MemoryRecords, assign_offsets: bool
+    ) -> LogAppendInfo:
+        """Append, keeping the idempotent producers' state in step: a leader refuses a duplicate
+        batch (answering with its first offsets); a follower records what its leader wrote, so that
+        it can take over deduplication if it becomes leader."""
+        batches = scan_producer_batches(records.buffer())
+        if batches and assign_offsets:
+            duplicate = self.producer_state.check(list(batches.values()))
+            if duplicate is not None:  # a retry of a batch already written: answer, write nothing
+                return LogAppendInfo(
+                    duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, duplicate.last_offset,
+                    -1, None, 0, 0,
+                )  # fmt: skip
+        segment_before = log_.active_segment.base_offset
+        info = log_.append(records, assign_offsets=assign_offsets)
+        if log_.active_segment.base_offset != segment_before and self.producer_state.producers:
+            # The log rolled: snapshot the producer state as of the new segment's start, as Kafka
+            # 0.11 does on every roll, so a restart replays at most one segment's batch headers.
+            self.producer_state.take_snapshot(log_.active_segment.base_offset)
+        if batches:
+            if assign_offsets:
                 offset = info.first_offset
                 for position, last_delta, _ in info.batch_spans:
                     batch = batches.get(position)
@@ -114,18 +378,44 @@ class Partition:
                             replace(batch, first_offset=offset, last_offset=offset + last_delta)
                         )
                     offset += last_delta + 1
-            return info
+            else:
+                for batch_header in records.batches():
+                    batch = batches.get(batch_header.position)
+                    if batch is not None:
+                        self.producer_state.update(
+                            replace(
+                                batch,
+                                first_offset=batch_header.base_offset,
+                                last_offset=batch_header.last_offset,
+                            )
+                        )
+        return info
 
-    # --8<-- [end:append]
+    def truncate_to(self, offset: int) -> None:
+        """A follower drops what it has at or above ``offset`` (it may not be in its new leader's log)."""
+        local = self.get_replica()
+        local.log.truncate_to(offset)
+        local.high_watermark = min(local.high_watermark, local.log.log_end_offset)
+        if self.producer_state is not None:
+            self.producer_state.load(local.log)  # forget the producers' batches cut off
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """A follower whose fetch offset fell below its leader's log start starts afresh there."""
+        local = self.get_replica()
+        local.log.truncate_fully_and_start_at(offset)
+        local.high_watermark = offset
+        if self.producer_state is not None:
+            self.producer_state.load(local.log)
 
     def close(self) -> None:
         """Snapshot the producer state (a clean shutdown); the log manager closes the log."""
-        with self._lock:
-            if self.producer_state is not None and self.log is not None and self.producer_state.producers:
-                self.producer_state.take_snapshot(self.log.log_end_offset)
+        with self.leader_isr_update_lock.write_lock():
+            log_ = self.log
+            if self.producer_state is not None and log_ is not None and self.producer_state.producers:
+                self.producer_state.take_snapshot(log_.log_end_offset)
 
     def __repr__(self) -> str:
         return (
             f"Partition({self.topic}-{self.partition_id}, leader={self.leader_replica_id}, "
-            f"epoch={self.leader_epoch}, isr={self.isr}, replicas={self.assigned_replicas})"
+            f"epoch={self.leader_epoch}, isr={self.isr}, replicas={sorted(self.assigned_replica_map)})"
         )

@@ -1,22 +1,34 @@
-"""The replica manager: the partitions this broker holds, and the produce and fetch paths into them.
+"""The replica manager: the partitions this broker holds, the produce and fetch paths into them, and
+the replication that keeps followers in step with their leaders.
 
 Mirrors: kafka.server.ReplicaManager (core/src/main/scala/kafka/server/ReplicaManager.scala, Kafka 0.10.1):
-         appendMessages, fetchMessages/readFromLocalLog, becomeLeaderOrFollower, stopReplicas
-Book:    chapter 6, 6.2 (the replica manager), 6.3 (DelayedFetch), 7.2 (LeaderAndIsr, StopReplica)
-Differs: no replica fetcher threads and no ISR changes; acks=-1 is
-         answered when the leader has appended, which is exact while the ISR is the leader alone.
+         appendMessages, fetchMessages/readFromLocalLog, updateFollowerLogReadResults,
+         becomeLeaderOrFollower/makeLeaders/makeFollowers, stopReplicas, maybeShrinkIsr,
+         maybePropagateIsrChanges, checkpointHighWatermarks
+Book:    chapter 6, 6.2 (the replica manager), 6.3 (DelayedProduce, DelayedFetch), 7.2 (LeaderAndIsr,
+         StopReplica)
 
 Errors are per partition, as Kafka returns them: a produce to a partition this broker does not lead
 gets NOT_LEADER_FOR_PARTITION (the client refreshes its metadata and retries at the right broker),
 an unknown one UNKNOWN_TOPIC_OR_PARTITION, a fetch past the end OFFSET_OUT_OF_RANGE.
+
+Replication in one paragraph: the controller's LeaderAndIsr makes this broker leader or follower of
+each partition. A follower truncates what its new leader may not have, then its fetcher thread
+fetches from the leader like a consumer, with ``replica_id`` set to its broker id. The leader answers
+followers up to its LEO and consumers only up to the HW; each follower fetch tells the leader the
+follower's LEO (``update_follower_log_read_results``), which may add it to the ISR and move the HW,
+which completes the acks=all produces waiting for it (``DelayedProduce``) and the consumer fetches
+waiting for committed data. A scheduled task drops followers that stopped catching up.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from kafka_lite.common.errors import (
     ApiException,
@@ -29,16 +41,31 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
-from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.time import Time
 from kafka_lite.common.topic import TopicPartition, validate_topic_name
+from kafka_lite.log.checkpoint import read_checkpoint, write_checkpoint
+from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
-from kafka_lite.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
+from kafka_lite.server.delayed_fetch import DelayedFetch
+from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
+from kafka_lite.server.delayed_produce import DelayedProduce, ProducePartitionStatus
+from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
-from kafka_lite.zk.zk_utils import LeaderAndIsr
+from kafka_lite.server.replica_fetcher_manager import BrokerAndInitialOffset, ReplicaFetcherManager
+from kafka_lite.utils.scheduler import Scheduler
+from kafka_lite.zk.zk_utils import LeaderAndIsr, ZkUtils
 
 log = logging.getLogger(__name__)
+
+HIGH_WATERMARK_FILENAME = "replication-offset-checkpoint"
+# Kafka's: announce ISR changes at most this often while they keep coming, and at least this often
+ISR_CHANGE_PROPAGATION_BLACKOUT_MS = 5000
+ISR_CHANGE_PROPAGATION_INTERVAL_MS = 60000
+ISR_CHANGE_PROPAGATION_CHECK_MS = 2500
+CONSUMER_REPLICA_ID = -1  # a fetch with replica_id -1 comes from a consumer
+DEBUGGING_CONSUMER_ID = -2  # may read from a follower (Kafka's SimpleConsumerShell)
 
 
 @dataclass
@@ -47,18 +74,7 @@ class PartitionResponse:
     base_offset: int = -1
     log_append_time: int = -1
     message: str | None = None
-
-
-@dataclass
-class FetchPartitionResult:
-    error: Errors
-    high_watermark: int = -1
-    log_start_offset: int = -1
-    records: FileRecords | MemoryRecords | None = None
-
-    @property
-    def size(self) -> int:
-        return self.records.size_in_bytes() if self.records is not None else 0
+    last_offset: int = -1  # not sent: where the HW must reach for an acks=-1 answer
 
 
 @dataclass
@@ -67,66 +83,115 @@ class FetchPartitionRequest:
     max_bytes: int
 
 
-class DelayedFetch(DelayedOperation):
-    """A fetch waiting for ``min_bytes`` of new data (or ``max_wait_ms``), as Kafka's ``DelayedFetch``:
-    it completes when enough bytes have arrived past the fetch offsets, or a partition's leader moved."""
+@dataclass
+class FetchMetadata:
+    """One Fetch request, as the replica manager and its DelayedFetch see it."""
 
-    def __init__(
-        self, replica_manager: ReplicaManager, fetch: dict, callback: Callable[[dict], None]
-    ) -> None:
-        super().__init__(fetch["max_wait_ms"])
-        self.replica_manager = replica_manager
-        self.fetch = fetch
-        self.callback = callback
+    min_bytes: int
+    max_bytes: int
+    replica_id: int
+    partitions: dict[TopicPartition, FetchPartitionRequest]
+    max_wait_ms: int = 0
 
-    def try_complete(self) -> bool:
-        accumulated = 0
-        for tp, request in self.fetch["partitions"].items():
-            partition = self.replica_manager.get_partition(tp)
-            if partition is None or not partition.is_leader():
-                return self.force_complete()  # the leader moved: answer now, with the error
-            end = partition.high_watermark()
-            if end < request.offset:
-                return self.force_complete()  # truncated under us: answer with OFFSET_OUT_OF_RANGE
-            if end > request.offset:  # new data: how much of it this fetch would take (a slice, no copy)
-                try:
-                    info = partition.log.read(request.offset, request.max_bytes, max_offset=end)
-                except ApiException:
-                    return self.force_complete()
-                accumulated += info.records.size_in_bytes()
-            if accumulated >= self.fetch["min_bytes"]:
-                return self.force_complete()
-        return False
+    @property
+    def fetch_only_from_leader(self) -> bool:
+        return self.replica_id != DEBUGGING_CONSUMER_ID
 
-    def on_complete(self) -> None:
-        self.callback(self.replica_manager.read_from_local_log(self.fetch))
+    @property
+    def fetch_only_committed(self) -> bool:
+        """Consumers read below the HW only; followers (broker ids) read up to the LEO."""
+        return self.replica_id < 0
+
+    @property
+    def is_from_follower(self) -> bool:
+        return self.replica_id >= 0
+
+
+@dataclass
+class LogReadResult:
+    """What a read found in one partition (Kafka's ``LogReadResult``)."""
+
+    error: Errors
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    records: FileRecords | MemoryRecords | None = None
+    fetch_offset: int = -1
+    leader_log_end_offset: int = -1  # the leader's LEO when the read began
+    fetch_time_ms: int = -1
+
+    @property
+    def size(self) -> int:
+        return self.records.size_in_bytes() if self.records is not None else 0
+
+
+@dataclass
+class _IsrChanges:
+    partitions: set[TopicPartition] = field(default_factory=set)
+    last_change_ms: int = 0
+    last_propagation_ms: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class ReplicaManager:
     def __init__(
         self,
-        broker_id: int,
+        config: KafkaConfig,
+        time: Time,
+        zk_utils: ZkUtils | None,
+        scheduler: Scheduler,
         log_manager: LogManager,
-        broker_log_props: dict,
         topic_config_lookup: Callable[[str], dict],
-        time: Time = SYSTEM,
         metadata_cache: MetadataCache | None = None,
+        delayed_produce_purgatory: DelayedOperationPurgatory | None = None,
+        delayed_fetch_purgatory: DelayedOperationPurgatory | None = None,
     ) -> None:
-        self.metadata_cache = metadata_cache
-        self.broker_id = broker_id
-        self.log_manager = log_manager
-        self.broker_log_props = broker_log_props
-        self.topic_config_lookup = topic_config_lookup
+        """``zk_utils`` None keeps ISR changes on this broker alone, and the purgatories may be given
+        (with a ``MockTimer``), as in Kafka: for notebooks and unit tests."""
+        self.config = config
+        self.broker_id = config.broker_id
         self.time = time
+        self.zk_utils = zk_utils
+        self.scheduler = scheduler
+        self.log_manager = log_manager
+        self.topic_config_lookup = topic_config_lookup
+        self.metadata_cache = metadata_cache
         self.controller_epoch = -1
         self._partitions: dict[TopicPartition, Partition] = {}
-        self._lock = threading.RLock()
-        self.fetch_purgatory = DelayedOperationPurgatory("Fetch", time)
+        self._replica_state_change_lock = threading.RLock()
+        self.replica_fetcher_manager = ReplicaFetcherManager(config, self, time)
+        self._hw_thread_initialized = False
+        self._isr_changes = _IsrChanges()
+        self.metrics: Counter[str] = Counter()
+        self.delayed_produce_purgatory = delayed_produce_purgatory or DelayedOperationPurgatory(
+            "Produce", time, broker_id=self.broker_id
+        )
+        self.delayed_fetch_purgatory = delayed_fetch_purgatory or DelayedOperationPurgatory(
+            "Fetch", time, broker_id=self.broker_id
+        )
+
+    def startup(self) -> None:
+        """The ISR's two periodic tasks: expire laggards, and announce changes to the controller."""
+        lag_ms = self.config["replica.lag.time.max.ms"]
+        self.scheduler.schedule(
+            "isr-expiration", self.maybe_shrink_isr, delay_ms=lag_ms // 2, period_ms=lag_ms // 2
+        )
+        self.scheduler.schedule(
+            "isr-change-propagation", self.maybe_propagate_isr_changes,
+            delay_ms=ISR_CHANGE_PROPAGATION_CHECK_MS, period_ms=ISR_CHANGE_PROPAGATION_CHECK_MS,
+        )  # fmt: skip
 
     # -- partitions ----------------------------------------------------------------------------------------
 
     def get_partition(self, tp: TopicPartition) -> Partition | None:
         return self._partitions.get(tp)
+
+    def get_or_create_partition(self, tp: TopicPartition) -> Partition:
+        with self._replica_state_change_lock:
+            partition = self._partitions.get(tp)
+            if partition is None:
+                partition = Partition(tp[0], tp[1], self.time, self)
+                self._partitions[tp] = partition
+            return partition
 
     def get_leader_partition(self, tp: TopicPartition) -> Partition:
         partition = self._partitions.get(tp)
@@ -147,21 +212,17 @@ class ReplicaManager:
             )
         return partition
 
-    def _get_or_create_partition(self, tp: TopicPartition) -> Partition:
-        with self._lock:
-            partition = self._partitions.get(tp)
-            if partition is None:
-                partition = Partition(tp[0], tp[1], self.broker_id)
-                self._partitions[tp] = partition
-            if partition.log is None:
-                config = LogConfig.from_broker(self.broker_log_props, self.topic_config_lookup(tp[0]))
-                partition.attach_log(self.log_manager.create_log(tp, config))
-            return partition
+    def create_log(self, tp: TopicPartition) -> Log:
+        """The local log of ``tp``, opened or created with the topic's settings over the broker's."""
+        config = LogConfig.from_broker(self.config.log_config_props(), self.topic_config_lookup(tp[0]))
+        return self.log_manager.create_log(tp, config)
+
+    # -- LeaderAndIsr ------------------------------------------------------------------------------------------
 
     # --8<-- [start:become_leader_or_follower]
     def become_leader_or_follower(self, body: dict) -> tuple[Errors, dict[TopicPartition, Errors]]:
         """Apply a LeaderAndIsr request from the controller; return the request's and each partition's error."""
-        with self._lock:
+        with self._replica_state_change_lock:
             if body["controller_epoch"] < self.controller_epoch:
                 log.warning(
                     "Ignoring LeaderAndIsr from controller %d with epoch %d: the latest known epoch is %d",
@@ -170,13 +231,15 @@ class ReplicaManager:
                 return Errors.STALE_CONTROLLER_EPOCH, {}
             self.controller_epoch = body["controller_epoch"]
             errors: dict[TopicPartition, Errors] = {}
+            to_lead, to_follow = {}, {}
             for state in body["partition_states"]:
                 tp = (state["topic"], state["partition"])
                 try:
                     validate_topic_name(tp[0])
                     if tp[1] < 0:
                         raise UnknownTopicOrPartitionException(f"partition {tp[1]} cannot exist")
-                    partition = self._get_or_create_partition(tp)
+                    partition = self.get_or_create_partition(tp)
+                    partition.get_or_create_replica()  # the local log, opened or created
                 except ApiException as e:
                     errors[tp] = Errors.for_exception(e)
                     continue
@@ -190,24 +253,89 @@ class ReplicaManager:
                 if self.broker_id not in state["replicas"]:
                     errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
                     continue
-                if state["leader"] == self.broker_id:
-                    partition.make_leader(state, body["controller_epoch"])
-                else:
-                    partition.make_follower(state, body["controller_epoch"])
-                    self.fetch_purgatory.check_and_complete(tp)  # waiting fetches learn they lost the leader
+                (to_lead if state["leader"] == self.broker_id else to_follow)[tp] = (partition, state)
                 errors[tp] = Errors.NONE
+            if to_lead:
+                self.make_leaders(to_lead, body["controller_epoch"])
+            if to_follow:
+                leaders = {b["id"]: b for b in body.get("live_leaders", [])}
+                self.make_followers(to_follow, body["controller_epoch"], leaders)
+            # the HW checkpoint starts once there are partitions whose HW means something
+            if not self._hw_thread_initialized:
+                self.scheduler.schedule(
+                    "highwatermark-checkpoint", self.checkpoint_high_watermarks,
+                    delay_ms=self.config["replica.high.watermark.checkpoint.interval.ms"],
+                    period_ms=self.config["replica.high.watermark.checkpoint.interval.ms"],
+                )  # fmt: skip
+                self._hw_thread_initialized = True
+            self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
             return Errors.NONE, errors
 
     # --8<-- [end:become_leader_or_follower]
 
+    # --8<-- [start:make_leaders]
+    def make_leaders(
+        self, partitions: dict[TopicPartition, tuple[Partition, dict]], controller_epoch: int
+    ) -> None:
+        """Stop fetching these partitions, then lead them (``Partition.make_leader``)."""
+        self.replica_fetcher_manager.remove_fetcher_for_partitions(set(partitions))
+        for partition, state in partitions.values():
+            partition.make_leader(state, controller_epoch)
+
+    def make_followers(
+        self,
+        partitions: dict[TopicPartition, tuple[Partition, dict]],
+        controller_epoch: int,
+        live_leaders: dict[int, dict],
+    ) -> None:
+        """Follow the new leaders: stop the old fetchers, truncate to the high watermark (records above
+        it may not be on the new leader), answer the requests waiting here, start fetching from the
+        LEO."""
+        to_fetch: dict[TopicPartition, Partition] = {}
+        for tp, (partition, state) in partitions.items():
+            if state["leader"] in live_leaders:
+                if partition.make_follower(state, controller_epoch):
+                    to_fetch[tp] = partition
+            else:
+                # The leader is not alive: follow it in name (so a produce here is refused) and fetch
+                # nothing until the controller names a leader that is.
+                log.warning(
+                    "Broker %d cannot follow %s-%d: its leader %d is not alive",
+                    self.broker_id,
+                    *tp,
+                    state["leader"],
+                )
+                partition.make_follower(state, controller_epoch)
+        self.replica_fetcher_manager.remove_fetcher_for_partitions(set(to_fetch))
+        for partition in to_fetch.values():
+            partition.truncate_to(partition.high_watermark())
+        for tp in partitions:
+            # produces waiting for acks here, and fetches, learn that this broker leads no more
+            self.try_complete_delayed_produce(tp)
+            self.try_complete_delayed_fetch(tp)
+        self.replica_fetcher_manager.add_fetcher_for_partitions(
+            {
+                tp: BrokerAndInitialOffset(
+                    partition.leader_replica_id,
+                    live_leaders[partition.leader_replica_id]["host"],
+                    live_leaders[partition.leader_replica_id]["port"],
+                    partition.get_replica().log_end_offset,
+                )
+                for tp, partition in to_fetch.items()
+            }
+        )
+
+    # --8<-- [end:make_leaders]
+
     def stop_replicas(self, body: dict) -> tuple[Errors, dict[TopicPartition, Errors]]:
-        with self._lock:
+        with self._replica_state_change_lock:
             if body["controller_epoch"] < self.controller_epoch:
                 return Errors.STALE_CONTROLLER_EPOCH, {}
             self.controller_epoch = body["controller_epoch"]
+            tps = {(p["topic"], p["partition"]) for p in body["partitions"]}
+            self.replica_fetcher_manager.remove_fetcher_for_partitions(tps)
             errors = {}
-            for p in body["partitions"]:
-                tp = (p["topic"], p["partition"])
+            for tp in sorted(tps):
                 partition = (
                     self._partitions.pop(tp, None) if body["delete_partitions"] else self._partitions.get(tp)
                 )
@@ -215,26 +343,124 @@ class ReplicaManager:
                     partition.leader_replica_id = LeaderAndIsr.NO_LEADER
                 if body["delete_partitions"]:
                     self.log_manager.delete_log(tp)
-                self.fetch_purgatory.check_and_complete(tp)
+                self.try_complete_delayed_fetch(tp)
+                self.try_complete_delayed_produce(tp)
                 errors[tp] = Errors.NONE
             return Errors.NONE, errors
+
+    # -- the ISR -----------------------------------------------------------------------------------------------
+
+    def maybe_shrink_isr(self) -> None:
+        for partition in list(self._partitions.values()):
+            partition.maybe_shrink_isr(self.config["replica.lag.time.max.ms"])
+
+    def update_leader_and_isr(
+        self, tp: TopicPartition, leader_and_isr: LeaderAndIsr, controller_epoch: int
+    ) -> tuple[bool, int]:
+        """Write a partition's new ISR to ZooKeeper, if its version is still ``leader_and_isr.zk_version``."""
+        if self.zk_utils is None:
+            return True, leader_and_isr.zk_version + 1
+        return self.zk_utils.update_leader_and_isr(tp[0], tp[1], leader_and_isr, controller_epoch)
+
+    def record_isr_change(self, tp: TopicPartition) -> None:
+        changes = self._isr_changes
+        with changes.lock:
+            changes.partitions.add(tp)
+            changes.last_change_ms = self.time.milliseconds()
+
+    # --8<-- [start:maybe_propagate_isr_changes]
+    def maybe_propagate_isr_changes(self) -> None:
+        """Tell the controller which partitions' ISR changed, through ZooKeeper, in batches: once no
+        change has come for 5 s, or at least every 60 s while they keep coming. A cluster-wide event
+        (a broker restarting) changes thousands of ISRs at once; one notification for them all spares
+        the controller thousands of UpdateMetadata rounds."""
+        now = self.time.milliseconds()
+        changes = self._isr_changes
+        with changes.lock:
+            if changes.partitions and (
+                changes.last_change_ms + ISR_CHANGE_PROPAGATION_BLACKOUT_MS < now
+                or changes.last_propagation_ms + ISR_CHANGE_PROPAGATION_INTERVAL_MS < now
+            ):
+                if self.zk_utils is not None:
+                    self.zk_utils.propagate_isr_changes(set(changes.partitions))
+                changes.partitions.clear()
+                changes.last_propagation_ms = now
+
+    # --8<-- [end:maybe_propagate_isr_changes]
+
+    # -- high watermark checkpoints ------------------------------------------------------------------------------
+
+    def checkpointed_high_watermark(self, log_: Log, tp: TopicPartition) -> int:
+        """The HW of ``tp`` in its log directory's checkpoint file; 0 if it has none."""
+        try:
+            return read_checkpoint(log_.dir.parent / HIGH_WATERMARK_FILENAME).get(tp, 0)
+        except KafkaException as e:
+            log.warning("Ignoring the high watermark checkpoint: %s", e)
+            return 0
+
+    # --8<-- [start:checkpoint_high_watermarks]
+    def checkpoint_high_watermarks(self) -> None:
+        """Write every local replica's HW to ``replication-offset-checkpoint`` in its log directory.
+
+        A restarted broker starts each replica's HW from here: without it a follower would restart
+        at HW 0 and, becoming follower again, truncate its whole log."""
+        by_dir: dict[Path, dict[TopicPartition, int]] = {}
+        for tp, partition in list(self._partitions.items()):
+            replica = partition.get_replica()
+            if replica is not None and replica.log is not None:
+                by_dir.setdefault(replica.log.dir.parent, {})[tp] = replica.high_watermark
+        for directory, offsets in by_dir.items():
+            try:
+                write_checkpoint(directory / HIGH_WATERMARK_FILENAME, offsets)
+            except OSError as e:
+                log.error("Error writing to the high watermark file %s: %s", directory, e)
+
+    # --8<-- [end:checkpoint_high_watermarks]
 
     # -- produce --------------------------------------------------------------------------------------------
 
     # --8<-- [start:append_records]
     def append_records(
-        self, entries: dict[TopicPartition, MemoryRecords], internal_topics_allowed: bool = False
+        self,
+        timeout_ms: int,
+        required_acks: int,
+        internal_topics_allowed: bool,
+        entries: dict[TopicPartition, MemoryRecords],
+        response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
+    ) -> None:
+        """Append to each partition this broker leads, then answer: at once, or for acks=-1 once every
+        in-sync replica has the records (a ``DelayedProduce`` waits for the HW to reach them)."""
+        results = self.append_to_local_log(internal_topics_allowed, entries, required_acks)
+        if self._delayed_request_required(required_acks, entries, results):
+            produce_status = {
+                tp: ProducePartitionStatus(response.last_offset + 1, response)
+                for tp, response in results.items()
+            }
+            operation = DelayedProduce(timeout_ms, produce_status, self, response_callback)
+            # complete now if the ISR is the leader alone (or every follower is already there)
+            self.delayed_produce_purgatory.try_complete_else_watch(operation, list(produce_status))
+        else:
+            response_callback(results)
+
+    @staticmethod
+    def _delayed_request_required(required_acks: int, entries: dict, results: dict) -> bool:
+        """Wait only for acks=-1, and only if some partition's append succeeded."""
+        return required_acks == -1 and bool(entries) and any(r.error is Errors.NONE for r in results.values())
+
+    def append_to_local_log(
+        self, internal_topics_allowed: bool, entries: dict[TopicPartition, MemoryRecords], required_acks: int
     ) -> dict[TopicPartition, PartitionResponse]:
-        """Append to each partition this broker leads; an error in one partition leaves the others."""
+        """An error in one partition leaves the others."""
         results = {}
         for tp, records in entries.items():
             try:
                 if tp[0].startswith("__") and not internal_topics_allowed:
                     raise InvalidTopicException(f"Cannot append to internal topic {tp[0]}")
                 partition = self.get_leader_partition(tp)
-                info = partition.append_records_to_leader(records)
-                results[tp] = PartitionResponse(Errors.NONE, info.first_offset, info.log_append_time)
-                self.fetch_purgatory.check_and_complete(tp)
+                info = partition.append_records_to_leader(records, required_acks)
+                results[tp] = PartitionResponse(
+                    Errors.NONE, info.first_offset, info.log_append_time, last_offset=info.last_offset
+                )
             except ApiException as e:
                 results[tp] = PartitionResponse(Errors.for_exception(e), message=str(e))
             except KafkaException as e:
@@ -244,50 +470,93 @@ class ReplicaManager:
 
     # --8<-- [end:append_records]
 
+    def try_complete_delayed_produce(self, tp: TopicPartition) -> None:
+        self.delayed_produce_purgatory.check_and_complete(tp)
+
+    def try_complete_delayed_fetch(self, tp: TopicPartition) -> None:
+        self.delayed_fetch_purgatory.check_and_complete(tp)
+
     # -- fetch -------------------------------------------------------------------------------------------------
 
-    def fetch_messages(self, fetch: dict, callback: Callable[[dict], None]) -> None:
+    # --8<-- [start:fetch_messages]
+    def fetch_messages(self, fetch: FetchMetadata, response_callback: Callable[[dict], None]) -> None:
         """Read now if there is ``min_bytes`` of data (or no wait allowed); else park a ``DelayedFetch``.
 
-        ``fetch``: ``max_wait_ms``, ``min_bytes``, ``max_bytes``, ``partitions`` {tp: FetchPartitionRequest}.
-        ``callback`` gets {tp: FetchPartitionResult}, on this thread or on the one completing it later.
+        A follower's fetch also moves its LEO on the leader, which may grow the ISR and move the HW.
+        ``response_callback`` gets {tp: LogReadResult}, on this thread or on the one completing it later.
         """
         results = self.read_from_local_log(fetch)
-        total = sum(r.size for r in results.values())
+        if fetch.is_from_follower:
+            self.update_follower_log_read_results(fetch.replica_id, results)
+        bytes_readable = sum(r.size for r in results.values())
         errors = any(r.error is not Errors.NONE for r in results.values())
-        if fetch["max_wait_ms"] <= 0 or not fetch["partitions"] or total >= fetch["min_bytes"] or errors:
-            callback(results)
+        if fetch.max_wait_ms <= 0 or not fetch.partitions or bytes_readable >= fetch.min_bytes or errors:
+            response_callback(results)
             return
-        op = DelayedFetch(self, fetch, callback)
-        self.fetch_purgatory.try_complete_else_watch(op, list(fetch["partitions"]))
+        operation = DelayedFetch(fetch.max_wait_ms, fetch, self, response_callback)
+        self.delayed_fetch_purgatory.try_complete_else_watch(operation, list(fetch.partitions))
+
+    # --8<-- [end:fetch_messages]
 
     # --8<-- [start:read_from_local_log]
-    def read_from_local_log(self, fetch: dict) -> dict[TopicPartition, FetchPartitionResult]:
-        """Read each partition up to its high watermark, within the partition's and the request's
-        byte limits; the first partition returns at least one whole batch even if it is larger
-        (KIP-74), so a big batch can never block a consumer."""
+    def read_from_local_log(self, fetch: FetchMetadata) -> dict[TopicPartition, LogReadResult]:
+        """Read each partition, consumers up to its HW and followers up to its LEO, within the
+        partition's and the request's byte limits; the first partition returns at least one whole
+        batch even if it is larger (KIP-74), so a big batch can never block a fetcher."""
         results = {}
-        remaining = fetch["max_bytes"]
+        remaining = fetch.max_bytes
         first = True
-        for tp, request in fetch["partitions"].items():
+        for tp, request in fetch.partitions.items():
+            fetch_time_ms = self.time.milliseconds()
             try:
                 partition = self.get_leader_partition(tp)
-                hw = partition.high_watermark()
+                replica = partition.get_replica()
+                hw = replica.high_watermark
+                # the LEO before the read: a follower that reads up to it has caught up
+                initial_log_end_offset = replica.log_end_offset
+                max_offset = hw if fetch.fetch_only_committed else None
                 limit = max(min(request.max_bytes, remaining), 0)  # a negative max_bytes reads nothing
-                info = partition.log.read(request.offset, limit, max_offset=hw, min_one_message=first)
+                info = replica.log.read(request.offset, limit, max_offset=max_offset, min_one_message=first)
                 records = info.records
-                results[tp] = FetchPartitionResult(Errors.NONE, hw, partition.log.log_start_offset, records)
+                results[tp] = LogReadResult(
+                    Errors.NONE, hw, replica.log.log_start_offset, records,
+                    request.offset, initial_log_end_offset, fetch_time_ms,
+                )  # fmt: skip
                 size = records.size_in_bytes()
                 remaining = max(remaining - size, 0)
                 if size:
                     first = False
             except OffsetOutOfRangeException as e:
-                results[tp] = FetchPartitionResult(Errors.for_exception(e), *self._offsets_of(tp))
+                hw, start = self._offsets_of(tp)
+                results[tp] = LogReadResult(Errors.for_exception(e), hw, start, fetch_offset=request.offset)
             except ApiException as e:
-                results[tp] = FetchPartitionResult(Errors.for_exception(e))
+                results[tp] = LogReadResult(Errors.for_exception(e), fetch_offset=request.offset)
         return results
 
     # --8<-- [end:read_from_local_log]
+
+    # --8<-- [start:update_follower_log_read_results]
+    def update_follower_log_read_results(
+        self, replica_id: int, results: dict[TopicPartition, LogReadResult]
+    ) -> None:
+        """The leader learns each follower's LEO from the offsets it fetches from."""
+        for tp, result in results.items():
+            if result.error is not Errors.NONE:
+                continue
+            partition = self._partitions.get(tp)
+            if partition is None:
+                continue
+            try:
+                partition.update_replica_log_read_result(
+                    replica_id, result.fetch_offset, result.leader_log_end_offset, result.fetch_time_ms
+                )
+            except KafkaException as e:
+                log.warning("%s", e)
+                continue
+            # an acks=all produce waiting on this partition may now have its acks
+            self.try_complete_delayed_produce(tp)
+
+    # --8<-- [end:update_follower_log_read_results]
 
     def _offsets_of(self, tp: TopicPartition) -> tuple[int, int]:
         partition = self._partitions.get(tp)
@@ -295,8 +564,13 @@ class ReplicaManager:
             return -1, -1
         return partition.high_watermark(), partition.log.log_start_offset
 
-    def shutdown(self) -> None:
-        self.fetch_purgatory.shutdown()
-        with self._lock:
+    def shutdown(self, checkpoint_hw: bool = True) -> None:
+        """Stop the fetchers and the purgatories; write the HWs one last time."""
+        self.replica_fetcher_manager.shutdown()
+        self.delayed_fetch_purgatory.shutdown()
+        self.delayed_produce_purgatory.shutdown()
+        if checkpoint_hw:
+            self.checkpoint_high_watermarks()
+        with self._replica_state_change_lock:
             for partition in self._partitions.values():
                 partition.close()

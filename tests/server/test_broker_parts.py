@@ -14,13 +14,12 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
-from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.producer_state_manager import ProducerBatch, ProducerStateManager, scan_producer_batches
 from kafka_lite.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
 from kafka_lite.server.kafka_config import KafkaConfig, read_properties
 from kafka_lite.server.metadata_cache import MetadataCache
-from kafka_lite.server.partition import Partition
+from tests.support.replicas import leader_and_isr, replica_manager
 from tests.support.waiting import wait_until
 
 BASE = {"broker.id": 1, "zookeeper.connect": "127.0.0.1:2181"}
@@ -109,19 +108,20 @@ def test_sequence_rules():
 
 
 def test_producer_state_survives_a_restart_through_snapshot_and_log(tmp_path):
-    log = Log(tmp_path / "t-0", LogConfig(), time=MockTime())
-    partition = Partition("t", 0, 1)
-    partition.attach_log(log)
-    partition.make_leader({"replicas": [1], "isr": [1], "leader_epoch": 0, "zk_version": 0}, 1)
+    time_ = MockTime()
+    manager = replica_manager(tmp_path, 1, time_)
+    manager.become_leader_or_follower(leader_and_isr(("t", 0), leader=1, isr=[1], replicas=[1]))
+    partition = manager.get_partition(("t", 0))
     partition.append_records_to_leader(_batch(9, 0, 0, n=2))
     partition.close()  # snapshot at offset 2
     partition.append_records_to_leader(_batch(9, 0, 2, n=2))  # after the snapshot: only in the log
-    log.close()
-    reopened = Partition("t", 0, 1)
-    reopened.attach_log(Log(tmp_path / "t-0", LogConfig(), time=MockTime()))
-    entry = reopened.producer_state.producers[9]
+    manager.log_manager.shutdown()
+    reopened = replica_manager(tmp_path, 1, time_)
+    reopened.become_leader_or_follower(leader_and_isr(("t", 0), leader=1, isr=[1], replicas=[1]))
+    entry = reopened.get_partition(("t", 0)).producer_state.producers[9]
     assert entry.last_seq == 3 and entry.batches[-1].first_offset == 2
-    assert reopened.producer_state.check([ProducerBatch(9, 0, 2, 3)]).first_offset == 2  # a late retry
+    check = reopened.get_partition(("t", 0)).producer_state.check([ProducerBatch(9, 0, 2, 3)])
+    assert check.first_offset == 2  # a late retry
 
 
 # -- metadata cache ---------------------------------------------------------------------------------------------
@@ -205,10 +205,10 @@ def test_an_operation_expires_when_its_time_is_up():
 
 
 def test_a_roll_snapshots_the_producer_state(tmp_path):
-    log = Log(tmp_path / "t-0", LogConfig({"segment.bytes": 200}), time=MockTime())
-    partition = Partition("t", 0, 1)
-    partition.attach_log(log)
-    partition.make_leader({"replicas": [1], "isr": [1], "leader_epoch": 0, "zk_version": 0}, 1)
+    manager = replica_manager(tmp_path, 1, MockTime(), **{"log.segment.bytes": 200})
+    manager.become_leader_or_follower(leader_and_isr(("t", 0), leader=1, isr=[1], replicas=[1]))
+    partition = manager.get_partition(("t", 0))
+    log = partition.log
     for seq in range(0, 6, 2):
         partition.append_records_to_leader(_batch(4, 0, seq, n=2))  # ~90-byte batches: rolls as it goes
     assert log.number_of_segments > 1

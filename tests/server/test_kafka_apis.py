@@ -173,7 +173,7 @@ def test_fetch_waits_in_purgatory_until_data_arrives(cluster, topic):
     waiting = WireClient(leader.port)
     waiting.send(ApiKeys.FETCH, 5, fetch_body(topic, max_wait=20_000, min_bytes=1))
     wait_until(
-        lambda: leader.replica_manager.fetch_purgatory.watched() >= 1,
+        lambda: leader.replica_manager.delayed_fetch_purgatory.watched() >= 1,
         what="the fetch to wait in the purgatory",
     )
     WireClient(leader.port).call(ApiKeys.PRODUCE, 3, produce_body(topic, 0, batch([b"wake up"])))

@@ -1,0 +1,22 @@
+"""Small pieces of Java that Kafka's behaviour depends on, so that kafka_lite computes the same numbers.
+
+No Kafka twin: these are ``java.lang.String.hashCode`` and ``org.apache.kafka.common.utils.Utils.abs``,
+which Kafka uses wherever a name is spread over buckets (the replica fetcher a partition goes to, and
+the ``__consumer_offsets`` partition of a group).
+"""
+
+from __future__ import annotations
+
+
+def java_string_hash(s: str) -> int:
+    """Java's ``String.hashCode``: over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    utf16 = s.encode("utf-16-be")
+    for i in range(0, len(utf16), 2):
+        h = (31 * h + int.from_bytes(utf16[i : i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def abs_int(n: int) -> int:
+    """Kafka's ``Utils.abs``: ``n & 0x7fffffff`` (Math.abs of Integer.MIN_VALUE is negative)."""
+    return n & 0x7FFFFFFF

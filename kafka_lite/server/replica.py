@@ -1,0 +1,112 @@
+"""One replica of a partition as the leader's broker sees it: its log end offset, and when it last caught up.
+
+Mirrors: kafka.cluster.Replica (core/src/main/scala/kafka/cluster/Replica.scala, Kafka 0.10.1)
+Book:    chapter 6, 6.2.2 (replicas, the LEO and the HW)
+Differs: offsets are plain ints. Kafka's ``LogOffsetMetadata`` also carries the offset's segment and
+         byte position, which its ``DelayedFetch`` uses to count bytes without reading; ours reads
+         (a slice, no copy) instead, so the position is not needed. When a follower counts as caught
+         up is Kafka 1.0's rule (below): 0.10.1 counted only a fetch that started exactly at the
+         leader's LEO, which under steady load a follower rarely does, and the ISR flapped.
+
+A partition has one ``Replica`` per assigned broker. The local one has the log: its log end offset
+(LEO) is the log's, and it holds the partition's high watermark (HW), the offset below which every
+in-sync replica has the records. A remote replica has no log here: the leader learns its LEO from
+the offsets it fetches from (a follower fetching from offset N has everything below N), and from the
+same fetches when it last "caught up", that is fetched up to the leader's LEO. The ISR is built on
+that time: a follower that has not caught up for ``replica.lag.time.max.ms`` is out of sync.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kafka_lite.common.time import Time
+
+if TYPE_CHECKING:
+    from kafka_lite.common.topic import TopicPartition
+    from kafka_lite.log.log import Log
+
+UNKNOWN_OFFSET = -1
+
+
+class Replica:
+    def __init__(
+        self,
+        broker_id: int,
+        tp: TopicPartition,
+        time: Time,
+        initial_high_watermark: int = 0,
+        log: Log | None = None,
+    ) -> None:
+        self.broker_id = broker_id
+        self.tp = tp
+        self.time = time
+        self.log = log
+        self._high_watermark = initial_high_watermark
+        self._log_end_offset = UNKNOWN_OFFSET  # a remote replica's, learned from its fetches
+        # the leader's LEO and the time at this replica's previous fetch, for last_caught_up_time_ms
+        self._last_fetch_leader_log_end_offset = 0
+        self._last_fetch_time_ms = 0
+        # a new replica starts in sync for one lag period: it has had no chance to fetch yet
+        self.last_caught_up_time_ms = time.milliseconds()
+
+    def is_local(self) -> bool:
+        return self.log is not None
+
+    # --8<-- [start:update_log_read_result]
+    def update_log_read_result(
+        self, fetch_offset: int, leader_log_end_offset: int, fetch_time_ms: int
+    ) -> None:
+        """A follower fetched from ``fetch_offset`` when the leader's LEO was ``leader_log_end_offset``.
+
+        Fetching from offset N means it has everything below N: that is its LEO. It has caught up if
+        it fetched from the leader's LEO at the time; or if it has reached the LEO the leader had at
+        its previous fetch, in which case it was caught up as of that previous fetch. The second rule
+        keeps a follower in sync under steady load, where the leader's LEO moves between any two
+        fetches and a fetch rarely starts exactly at it.
+        """
+        if fetch_offset >= leader_log_end_offset:
+            self.last_caught_up_time_ms = max(self.last_caught_up_time_ms, fetch_time_ms)
+        elif fetch_offset >= self._last_fetch_leader_log_end_offset:
+            self.last_caught_up_time_ms = max(self.last_caught_up_time_ms, self._last_fetch_time_ms)
+        self._log_end_offset = fetch_offset
+        self._last_fetch_leader_log_end_offset = leader_log_end_offset
+        self._last_fetch_time_ms = fetch_time_ms
+
+    # --8<-- [end:update_log_read_result]
+
+    def reset_last_caught_up_time(
+        self, leader_log_end_offset: int, now_ms: int, last_caught_up_time_ms: int
+    ) -> None:
+        """A new leader starts every follower's lag clock afresh (it has no fetch history)."""
+        self._last_fetch_leader_log_end_offset = leader_log_end_offset
+        self._last_fetch_time_ms = now_ms
+        self.last_caught_up_time_ms = last_caught_up_time_ms
+
+    def reset_log_end_offset(self) -> None:
+        """Forget a remote replica's LEO, as a new leader does until the follower fetches."""
+        self._log_end_offset = UNKNOWN_OFFSET
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset if self.log is not None else self._log_end_offset
+
+    @property
+    def high_watermark(self) -> int:
+        if self.log is None:
+            raise RuntimeError(
+                f"Should not get the high watermark of replica {self.broker_id} of {self.tp}: it is remote"
+            )
+        return self._high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        if self.log is None:
+            raise RuntimeError(
+                f"Should not set the high watermark of replica {self.broker_id} of {self.tp}: it is remote"
+            )
+        self._high_watermark = offset
+
+    def __repr__(self) -> str:
+        hw = f", hw={self._high_watermark}" if self.log is not None else ""
+        return f"Replica(broker={self.broker_id}, {self.tp[0]}-{self.tp[1]}, leo={self.log_end_offset}{hw})"

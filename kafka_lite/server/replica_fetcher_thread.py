@@ -1,0 +1,338 @@
+"""A follower's fetcher: one thread that copies a set of partitions from one leader.
+
+Mirrors: kafka.server.AbstractFetcherThread and kafka.server.ReplicaFetcherThread
+         (core/src/main/scala/kafka/server/, Kafka 0.10.1; the truncation by leader epoch before
+         fetching is 0.11's, KIP-101)
+Book:    chapter 6, 6.2.3 (the replica fetcher thread)
+Differs: one class where Kafka has the abstract loop and the replica-specific callbacks in two (its
+         old consumer's fetcher shared the loop; ours has no other user). The Fetch request goes
+         through kafka_lite's own ``NetworkClient`` (chapter 2), sent and awaited the way Kafka's
+         ``NetworkClientBlockingOps`` does.
+
+The loop, ``do_work``: build one Fetch request for every partition not backing off, from its fetch
+offset (the follower's LEO), with ``replica_id`` set to this broker's id so that the leader reads up to
+its LEO and records the follower's progress; send it and wait (the leader holds it up to
+``replica.fetch.wait.max.ms`` when there is nothing new); append each partition's batches to the
+local log with the leader's offsets (``Partition.append_records_to_follower``), and move the local
+HW to the leader's, capped by the local LEO. A partition whose fetch failed backs off for
+``replica.fetch.backoff.ms``; one whose offset the leader no longer has (OFFSET_OUT_OF_RANGE) is
+truncated to the leader's end, or emptied and restarted at the leader's start.
+
+Before it fetches, a partition added with ``truncating`` first asks the leader where its own latest
+leader epoch ends (OffsetsForLeaderEpoch) and truncates there: records it has past that point were
+written by a leader that was later replaced, and the new leader does not have them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
+from kafka_lite.common.errors import Errors, KafkaException
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.time import Time
+from kafka_lite.common.topic import TopicPartition
+from kafka_lite.network.selector import Selector
+
+if TYPE_CHECKING:
+    from kafka_lite.server.kafka_config import KafkaConfig
+    from kafka_lite.server.replica_manager import ReplicaManager
+
+log = logging.getLogger(__name__)
+
+FETCH_VERSION = 5  # 0.11's: the follower learns the leader's log start offset too
+LIST_OFFSETS_VERSION = 1
+EARLIEST_TIMESTAMP, LATEST_TIMESTAMP = -2, -1
+
+
+class FetcherException(KafkaException):
+    """The leader could not be reached, or did not answer in time."""
+
+
+@dataclass
+class PartitionFetchState:
+    """Where to fetch a partition from next, and until when it backs off after an error."""
+
+    fetch_offset: int
+    delay_until_ms: int = 0
+
+    def is_ready(self, now: int) -> bool:
+        return now >= self.delay_until_ms
+
+
+class ReplicaFetcherThread(threading.Thread):
+    def __init__(
+        self,
+        name: str,
+        fetcher_id: int,
+        source_broker: tuple[int, str, int],
+        config: KafkaConfig,
+        replica_manager: ReplicaManager,
+        time: Time,
+    ) -> None:
+        super().__init__(name=name, daemon=True)
+        self.fetcher_id = fetcher_id
+        self.source_broker_id, host, port = source_broker
+        self.source_node = str(self.source_broker_id)
+        self.broker_id = config.broker_id
+        self.replica_manager = replica_manager
+        self.time = time
+        self.max_wait_ms = config["replica.fetch.wait.max.ms"]
+        self.min_bytes = config["replica.fetch.min.bytes"]
+        self.max_bytes = config["replica.fetch.response.max.bytes"]
+        self.fetch_size = config["replica.fetch.max.bytes"]
+        self.fetch_backoff_ms = config["replica.fetch.backoff.ms"]
+        self.socket_timeout_ms = config["replica.socket.timeout.ms"]
+        self.client = NetworkClient(
+            Selector(time=time),
+            f"replica-fetcher-{self.broker_id}-{fetcher_id}",
+            max_in_flight_requests_per_connection=1,
+            request_timeout_ms=self.socket_timeout_ms,
+            time=time,
+        )
+        self.client.set_node(self.source_node, host, port)
+        self.partition_states: OrderedDict[TopicPartition, PartitionFetchState] = OrderedDict()
+        self.partition_map_cond = threading.Condition()
+        self._running = True
+        # A test hook: while cleared, the thread fetches nothing (a follower that stopped keeping up).
+        self.unpaused = threading.Event()
+        self.unpaused.set()
+
+    # -- the partitions this thread fetches ------------------------------------------------------------------
+
+    def add_partitions(self, initial_offsets: dict[TopicPartition, int]) -> None:
+        with self.partition_map_cond:
+            for tp, offset in initial_offsets.items():
+                if tp not in self.partition_states:
+                    self.partition_states[tp] = PartitionFetchState(offset)
+            self.partition_map_cond.notify_all()
+
+    def remove_partitions(self, tps: set[TopicPartition]) -> None:
+        with self.partition_map_cond:
+            for tp in tps:
+                self.partition_states.pop(tp, None)
+
+    def partition_count(self) -> int:
+        with self.partition_map_cond:
+            return len(self.partition_states)
+
+    # -- the loop --------------------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        log.info("%s starting", self.name)
+        while self._running:
+            try:
+                self.do_work()
+            except Exception:  # one bad round must not end replication for every partition here
+                log.exception("%s: error in a fetch round", self.name)
+                with self.partition_map_cond:
+                    self.partition_map_cond.wait(self.fetch_backoff_ms / 1000)
+        self.client.close_all()
+        log.info("%s stopped", self.name)
+
+    # --8<-- [start:do_work]
+    def do_work(self) -> None:
+        if not self.unpaused.is_set():
+            self.unpaused.wait(self.fetch_backoff_ms / 1000)
+            return
+        with self.partition_map_cond:
+            fetch_request = self.build_fetch_request(self.time.milliseconds())
+            if not fetch_request:
+                # nothing to fetch (no partitions, or all backing off): wait for one to be added
+                self.partition_map_cond.wait(self.fetch_backoff_ms / 1000)
+                return
+        self.process_fetch_request(fetch_request)
+
+    def build_fetch_request(self, now: int) -> dict[TopicPartition, int]:
+        """The fetch offset of every partition that is not backing off, in the map's order (a partition
+        that was just fetched moves to the end, so a large one cannot starve the others)."""
+        return {tp: s.fetch_offset for tp, s in self.partition_states.items() if s.is_ready(now)}
+
+    def process_fetch_request(self, fetch_request: dict[TopicPartition, int]) -> None:
+        partitions_with_error: set[TopicPartition] = set()
+        try:
+            response = self.fetch(fetch_request)
+        except FetcherException as e:
+            if self._running:
+                log.warning("%s: error in fetch from broker %d: %s", self.name, self.source_broker_id, e)
+                with self.partition_map_cond:
+                    partitions_with_error |= set(self.partition_states)
+                    self.partition_map_cond.wait(self.fetch_backoff_ms / 1000)
+            response = {}
+        with self.partition_map_cond:
+            for tp, data in response.items():
+                state = self.partition_states.get(tp)
+                # the partition may have been removed, or moved, while the fetch was in flight
+                if state is None or state.fetch_offset != fetch_request.get(tp):
+                    continue
+                error = Errors.for_code(data["partition_header"]["error_code"])
+                try:
+                    if error is Errors.NONE:
+                        next_offset = self.process_partition_data(tp, state.fetch_offset, data)
+                        self.partition_states.move_to_end(tp)
+                        state.fetch_offset = next_offset
+                    elif error is Errors.OFFSET_OUT_OF_RANGE:
+                        state.fetch_offset = self.handle_offset_out_of_range(tp)
+                    else:
+                        if self._running:
+                            log.info("%s: error for %s-%d: %s", self.name, tp[0], tp[1], error.name)
+                        partitions_with_error.add(tp)
+                except KafkaException as e:
+                    log.error(
+                        "%s: error processing %s-%d at offset %d: %s", self.name, *tp, state.fetch_offset, e
+                    )
+                    partitions_with_error.add(tp)
+        if partitions_with_error:
+            self.delay_partitions(partitions_with_error, self.fetch_backoff_ms)
+
+    # --8<-- [end:do_work]
+
+    def delay_partitions(self, tps: set[TopicPartition], delay_ms: int) -> None:
+        until = self.time.milliseconds() + delay_ms
+        with self.partition_map_cond:
+            for tp in tps:
+                state = self.partition_states.get(tp)
+                if state is not None:
+                    state.delay_until_ms = until
+
+    # -- what a follower does with the data --------------------------------------------------------------------
+
+    # --8<-- [start:process_partition_data]
+    def process_partition_data(self, tp: TopicPartition, fetch_offset: int, data: dict) -> int:
+        """Append the leader's batches to the local log and follow the leader's HW; return the next
+        fetch offset. Only whole batches are appended: the leader cuts a response at the byte limit,
+        and the cut batch comes whole in the next fetch."""
+        partition = self.replica_manager.get_partition(tp)
+        replica = partition.get_replica()
+        if fetch_offset != replica.log_end_offset:
+            raise KafkaException(
+                f"Offset mismatch for partition {tp[0]}-{tp[1]}: fetched offset = {fetch_offset}, "
+                f"log end offset = {replica.log_end_offset}."
+            )
+        raw = data["record_set"]
+        if raw:
+            records = MemoryRecords(raw)
+            whole = sum(batch.size_in_bytes for batch in records.batches(allow_partial_tail=True))
+            if whole:
+                partition.append_records_to_follower(MemoryRecords(bytes(raw[:whole])))
+        # the follower's HW: the leader's, but never above what this replica has
+        follower_high_watermark = min(replica.log_end_offset, data["partition_header"]["high_watermark"])
+        replica.high_watermark = follower_high_watermark
+        return replica.log_end_offset
+
+    # --8<-- [end:process_partition_data]
+
+    # --8<-- [start:handle_offset_out_of_range]
+    def handle_offset_out_of_range(self, tp: TopicPartition) -> int:
+        """The leader has no offset where this follower is. Either the follower is ahead of it (a
+        leader that lost records it had not replicated, possible only with unclean leader election):
+        truncate to the leader's end. Or the follower is behind the leader's log start (retention
+        deleted what it missed): start afresh at the leader's start."""
+        partition = self.replica_manager.get_partition(tp)
+        replica = partition.get_replica()
+        leader_end_offset = self.list_offset(tp, LATEST_TIMESTAMP)
+        if leader_end_offset < replica.log_end_offset:
+            log.warning(
+                "Replica %d for %s-%d reset its fetch offset from %d to the current leader %d's latest offset %d",
+                self.broker_id, *tp, replica.log_end_offset, self.source_broker_id, leader_end_offset,
+            )  # fmt: skip
+            partition.truncate_to(leader_end_offset)
+            return leader_end_offset
+        leader_start_offset = self.list_offset(tp, EARLIEST_TIMESTAMP)
+        log.warning(
+            "Replica %d for %s-%d reset its fetch offset from %d to the current leader %d's start offset %d",
+            self.broker_id, *tp, replica.log_end_offset, self.source_broker_id, leader_start_offset,
+        )  # fmt: skip
+        partition.truncate_fully_and_start_at(leader_start_offset)
+        return leader_start_offset
+
+    # --8<-- [end:handle_offset_out_of_range]
+
+    # -- requests to the leader ---------------------------------------------------------------------------------
+
+    def fetch(self, fetch_request: dict[TopicPartition, int]) -> dict[TopicPartition, dict]:
+        by_topic: dict[str, list] = {}
+        for (topic, partition), offset in fetch_request.items():
+            by_topic.setdefault(topic, []).append(
+                {
+                    "partition": partition,
+                    "fetch_offset": offset,
+                    "log_start_offset": -1,
+                    "max_bytes": self.fetch_size,
+                }
+            )
+        body = self.send_and_receive(
+            ApiKeys.FETCH,
+            FETCH_VERSION,
+            {
+                "replica_id": self.broker_id,
+                "max_wait_time": self.max_wait_ms,
+                "min_bytes": self.min_bytes,
+                "max_bytes": self.max_bytes,
+                "isolation_level": 0,
+                "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()],
+            },
+        )
+        return {
+            (t["topic"], p["partition_header"]["partition"]): p
+            for t in body["responses"]
+            for p in t["partition_responses"]
+        }
+
+    def list_offset(self, tp: TopicPartition, timestamp: int) -> int:
+        body = self.send_and_receive(
+            ApiKeys.LIST_OFFSETS,
+            LIST_OFFSETS_VERSION,
+            {
+                "replica_id": self.broker_id,
+                "topics": [{"topic": tp[0], "partitions": [{"partition": tp[1], "timestamp": timestamp}]}],
+            },
+        )
+        p = body["responses"][0]["partition_responses"][0]
+        error = Errors.for_code(p["error_code"])
+        if error is not Errors.NONE:
+            raise FetcherException(f"ListOffsets for {tp[0]}-{tp[1]} failed: {error.name}")
+        return p["offset"]
+
+    def send_and_receive(self, api: ApiKeys, version: int, body: dict) -> dict:
+        """Connect if needed, send, and wait for the answer (Kafka's ``blockingSendAndReceive``)."""
+        deadline = self.time.milliseconds() + self.socket_timeout_ms
+        while not self.client.ready(self.source_node, self.time.milliseconds()):
+            now = self.time.milliseconds()
+            if now >= deadline or not self._running:
+                self.client.close(self.source_node)
+                raise FetcherException(
+                    f"Failed to connect to broker {self.source_broker_id} within {self.socket_timeout_ms} ms"
+                )
+            self.client.poll(min(100, deadline - now), now)
+        done: list[ClientResponse] = []
+        self.client.send(
+            ClientRequest(self.source_node, api, version, body, callback=done.append),
+            self.time.milliseconds(),
+        )
+        while not done:
+            if not self._running:
+                raise FetcherException("the fetcher is shutting down")
+            self.client.poll(self.max_wait_ms + 100)
+        if done[0].disconnected:
+            raise FetcherException(
+                f"broker {self.source_broker_id} disconnected before answering {api.api_name}"
+            )
+        return done[0].body
+
+    def initiate_shutdown(self) -> None:
+        self._running = False
+        self.unpaused.set()
+        with self.partition_map_cond:
+            self.partition_map_cond.notify_all()
+        self.client.wakeup()
+
+    def shutdown(self) -> None:
+        self.initiate_shutdown()
+        if self.is_alive() and threading.current_thread() is not self:
+            self.join()

@@ -1,0 +1,199 @@
+"""Replication on one MockTime: three replica managers in one process, the test playing each follower's
+fetcher (a fetch to the leader, then an append of what came back). No sockets, no ZooKeeper, no sleeps."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_lite.common.errors import Errors
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.file_records import FileRecords
+from kafka_lite.common.time import MockTime
+from kafka_lite.server.replica_manager import ReplicaManager
+from tests.support.replicas import follower_fetch, leader_and_isr, replica_manager
+
+TP = ("orders", 0)
+LAG_MS = 10_000
+
+
+def records(*values: bytes) -> MemoryRecords:
+    return MemoryRecords.with_records([(1000, None, v) for v in values])
+
+
+@pytest.fixture
+def brokers(tmp_path):
+    """Broker 0 leads ``TP``; brokers 1 and 2 follow; all three in the ISR."""
+    time = MockTime()
+    managers = [replica_manager(tmp_path, i, time, **{"replica.lag.time.max.ms": LAG_MS}) for i in range(3)]
+    for m in managers:
+        m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
+    yield time, managers
+    for m in managers:
+        m.shutdown(checkpoint_hw=False)
+        m.log_manager.shutdown()
+
+
+def replicate(leader: ReplicaManager, follower: ReplicaManager) -> int:
+    """One round of the follower's fetcher: fetch from its LEO, append, follow the HW. Returns the new LEO."""
+    partition = follower.get_partition(TP)
+    replica = partition.get_replica()
+    result = follower_fetch(leader, follower.broker_id, TP, replica.log_end_offset)[TP]
+    assert result.error is Errors.NONE
+    if result.size:
+        fetched = result.records
+        data = fetched.read_bytes() if isinstance(fetched, FileRecords) else bytes(fetched.buffer())
+        partition.append_records_to_follower(MemoryRecords(data))
+    replica.high_watermark = min(replica.log_end_offset, result.high_watermark)
+    return replica.log_end_offset
+
+
+def produce(leader: ReplicaManager, acks: int, *values: bytes, timeout_ms: int = 1000) -> list:
+    answers = []
+    leader.append_records(timeout_ms, acks, False, {TP: records(*values)}, answers.append)
+    return answers
+
+
+def test_the_high_watermark_is_the_smallest_leo_in_the_isr(brokers):
+    _, (leader, f1, f2) = brokers
+    produce(leader, 1, b"a", b"b", b"c")
+    partition = leader.get_partition(TP)
+    assert partition.get_replica().log_end_offset == 3
+    assert partition.high_watermark() == 0, "no follower has the records yet"
+    assert replicate(leader, f1) == 3
+    assert replicate(leader, f1) == 3  # the fetch from 3 tells the leader follower 1 has 0..2
+    assert partition.high_watermark() == 0, "follower 2 still has nothing"
+    replicate(leader, f2)
+    replicate(leader, f2)
+    assert partition.high_watermark() == 3
+    # the followers learn the HW from the leader's answers
+    replicate(leader, f1)
+    assert f1.get_partition(TP).high_watermark() == 3
+
+
+def test_consumers_read_below_the_hw_and_followers_up_to_the_leo(brokers):
+    _, (leader, _, _) = brokers
+    produce(leader, 1, b"a", b"b")
+    consumer = follower_fetch(leader, -1, TP, 0)[TP]
+    assert consumer.size == 0 and consumer.high_watermark == 0
+    follower = follower_fetch(leader, 1, TP, 0)[TP]
+    assert follower.size > 0
+
+
+def test_acks_all_waits_for_every_isr_member(brokers):
+    _, (leader, f1, f2) = brokers
+    answers = produce(leader, -1, b"x")
+    assert answers == [], "acks=all answers only when the ISR has the batch"
+    replicate(leader, f1)
+    replicate(leader, f1)
+    assert answers == []
+    replicate(leader, f2)
+    replicate(leader, f2)  # this fetch moves the HW past the batch
+    assert len(answers) == 1 and answers[0][TP].error is Errors.NONE and answers[0][TP].base_offset == 0
+
+
+def test_acks_all_times_out_when_a_follower_does_not_fetch(brokers):
+    _, (leader, f1, _) = brokers
+    answers = produce(leader, -1, b"x", timeout_ms=500)
+    replicate(leader, f1)
+    replicate(leader, f1)
+    leader.delayed_produce_purgatory.advance_clock(499)
+    assert answers == []
+    leader.delayed_produce_purgatory.advance_clock(2)
+    assert answers[0][TP].error is Errors.REQUEST_TIMED_OUT
+
+
+def test_a_stuck_follower_leaves_the_isr_and_returns_once_caught_up(brokers):
+    time, (leader, f1, f2) = brokers
+    partition = leader.get_partition(TP)
+    produce(leader, 1, b"a")
+    for _ in range(2):
+        replicate(leader, f1)
+    time.sleep(LAG_MS // 2)
+    leader.maybe_shrink_isr()
+    assert partition.isr == [0, 1, 2], "within replica.lag.time.max.ms everyone stays"
+    replicate(leader, f1)  # follower 1 keeps fetching; follower 2 is stuck
+    time.sleep(LAG_MS // 2 + 1)
+    leader.maybe_shrink_isr()
+    assert partition.isr == [0, 1]
+    assert partition.high_watermark() == 1, "with the laggard out, the HW moves to the slowest remaining"
+    assert leader.metrics["isr-shrinks"] == 1
+    # follower 2 comes back: it rejoins once its fetch offset reaches the HW
+    produce(leader, 1, b"b")
+    replicate(leader, f1)
+    replicate(leader, f2)
+    assert partition.isr == [0, 1], "at offset 0 it is below the HW"
+    replicate(leader, f2)
+    assert partition.isr == [0, 1, 2]
+
+
+def test_min_insync_replicas(tmp_path):
+    time = MockTime()
+    leader = replica_manager(tmp_path, 0, time, **{"min.insync.replicas": 2})
+    leader.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0], replicas=[0, 1]))
+    answers = produce(leader, -1, b"x")
+    assert answers[0][TP].error is Errors.NOT_ENOUGH_REPLICAS
+    assert leader.get_partition(TP).get_replica().log_end_offset == 0, "nothing was appended"
+    assert produce(leader, 1, b"y")[0][TP].error is Errors.NONE, "acks=1 does not ask for replicas"
+
+
+def test_a_new_follower_truncates_to_its_high_watermark(brokers, tmp_path):
+    _, (leader, f1, f2) = brokers
+    produce(leader, 1, b"a", b"b")
+    for follower in (f1, f2):
+        replicate(leader, follower)
+        replicate(leader, follower)
+    replicate(leader, f1)  # follower 1 learns HW 2
+    produce(leader, 1, b"c")  # offset 2: on the old leader only
+    assert leader.get_partition(TP).get_replica().log_end_offset == 3
+    # broker 1 becomes leader; broker 0 follows it and must drop offset 2, which 1 never had
+    body = leader_and_isr(TP, leader=1, isr=[1, 2], replicas=[0, 1, 2], leader_epoch=2)
+    leader.become_leader_or_follower(body)
+    assert leader.get_partition(TP).get_replica().log_end_offset == 2
+    leader.replica_fetcher_manager.shutdown()
+
+
+def test_the_high_watermark_survives_a_restart(brokers, tmp_path):
+    time, (leader, f1, f2) = brokers
+    produce(leader, 1, b"a", b"b")
+    for follower in (f1, f2):
+        replicate(leader, follower)
+        replicate(leader, follower)
+    produce(leader, 1, b"c")  # offset 2, above the HW
+    leader.shutdown()  # writes the checkpoint
+    leader.log_manager.shutdown()
+    text = (leader.config.log_dirs[0] / "replication-offset-checkpoint").read_text()
+    assert text.splitlines()[2:] == ["orders 0 2"]
+    # Restarted as a follower, broker 0 truncates to the checkpointed HW, not to 0.
+    restarted = replica_manager(tmp_path, 0, time)
+    restarted.become_leader_or_follower(
+        leader_and_isr(TP, leader=1, isr=[1, 2], replicas=[0, 1, 2], leader_epoch=2)
+    )
+    assert restarted.get_partition(TP).get_replica().log_end_offset == 2
+    restarted.shutdown(checkpoint_hw=False)
+    restarted.log_manager.shutdown()
+
+
+def test_a_follower_that_fetches_but_never_catches_up_leaves_the_isr(brokers):
+    time, (leader, f1, _) = brokers
+    partition = leader.get_partition(TP)
+    for _ in range(6):  # follower 2 keeps fetching from offset 0 as records keep coming
+        produce(leader, 1, b"r")
+        replicate(leader, f1)
+        follower_fetch(leader, 2, TP, 0)
+        time.sleep(LAG_MS // 4)
+        leader.maybe_shrink_isr()
+    assert partition.isr == [0, 1], "fetching is not enough: a follower must reach the leader's LEO"
+
+
+def test_a_follower_fetching_behind_a_moving_leo_stays_in_sync(brokers):
+    """Under steady load a fetch rarely starts exactly at the leader's LEO; reaching the LEO the leader
+    had at the previous fetch counts as caught up as of that fetch."""
+    time, (leader, f1, f2) = brokers
+    partition = leader.get_partition(TP)
+    for _ in range(8):
+        produce(leader, 1, b"r")  # the LEO moves before every fetch
+        replicate(leader, f1)
+        replicate(leader, f2)
+        time.sleep(LAG_MS // 4)
+        leader.maybe_shrink_isr()
+    assert partition.isr == [0, 1, 2]
