@@ -1,11 +1,12 @@
 """The controller: one broker, elected through ZooKeeper, that decides leaders and tells the others.
 
-Mirrors: kafka.controller.KafkaController and ControllerContext (core/src/main/scala/kafka/controller/
-         KafkaController.scala, Kafka 0.10.1), kafka.server.ZookeeperLeaderElector, and Kafka 0.11's
+Mirrors: kafka.controller.KafkaController, ControllerContext and IsrChangeNotificationListener
+         (core/src/main/scala/kafka/controller/KafkaController.scala, Kafka 0.10.1),
+         kafka.server.ZookeeperLeaderElector, and Kafka 0.11's
          ControllerEventManager (one thread processing the controller's events in order)
 Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3)
-Differs: election, failover, new topics, and brokers joining and leaving; no topic deletion,
-         reassignment, preferred-replica election, controlled shutdown or ISR-change notifications.
+Differs: election, failover, new topics, brokers joining and leaving, and ISR-change notifications;
+         no topic deletion, reassignment, preferred-replica election or controlled shutdown.
 
 Election: every broker tries to create the ephemeral ``/controller`` znode; the one that succeeds is
 the controller, bumps ``/controller_epoch`` (so brokers can ignore a deposed controller's requests)
@@ -43,6 +44,7 @@ from kafka_lite.zk.zk_utils import (
     BROKER_IDS_PATH,
     BROKER_TOPICS_PATH,
     CONTROLLER_PATH,
+    ISR_CHANGE_NOTIFICATION_PATH,
     Broker,
     LeaderAndIsr,
     ZkUtils,
@@ -87,6 +89,7 @@ class KafkaController:
         self.channel_manager: ControllerChannelManager | None = None
         self.partition_state_machine = PartitionStateMachine(self)
         self.replica_state_machine = ReplicaStateMachine(self)
+        self.isr_change_notification_listener = IsrChangeNotificationListener(self, zk)
         self._events: queue.Queue[tuple[str, Callable[[], None]] | None] = queue.Queue()
         self._thread = threading.Thread(
             target=self._process_events, name="controller-event-thread", daemon=True
@@ -180,6 +183,14 @@ class KafkaController:
         self.zk.watch_children(
             BROKER_TOPICS_PATH, self._watcher(generation, "TopicChange", self._on_topic_change)
         )
+        # kazoo's watch reports the children present now: notifications written while no controller
+        # was there to read them are processed as this failover's first event.
+        self.zk.watch_children(
+            ISR_CHANGE_NOTIFICATION_PATH,
+            self._watcher(
+                generation, "IsrChangeNotification", self.isr_change_notification_listener.handle_child_change
+            ),
+        )
 
     # --8<-- [end:on_controller_failover]
 
@@ -215,6 +226,14 @@ class KafkaController:
                 ctx.partition_leadership[tp] = (state.leader_and_isr, state.controller_epoch)
             added.append(tp)
         return added
+
+    def update_leader_and_isr_cache(self, partitions) -> None:
+        """Re-read ``partitions``' leader, ISR and epochs from ZooKeeper into the context (Kafka's
+        ``updateLeaderAndIsrCache``): a leader wrote its ISR there itself, so the context is behind."""
+        for tp in partitions:
+            state = self.zk.get_partition_state(tp[0], tp[1])
+            if state is not None:
+                self.context.partition_leadership[tp] = (state.leader_and_isr, state.controller_epoch)
 
     def new_batch(self) -> ControllerBrokerRequestBatch:
         batch = ControllerBrokerRequestBatch(self)
@@ -390,3 +409,47 @@ class KafkaController:
                     p["partition"],
                     Errors.for_code(p["error_code"]).name,
                 )
+
+
+# --8<-- [start:isr_change_notification_listener]
+class IsrChangeNotificationListener:
+    """Leaders change their partitions' ISR in ZooKeeper themselves (``ZkUtils.update_leader_and_isr``)
+    and then write a notification under ``/isr_change_notification``. This listener (book 7.1.3) is
+    how the controller hears of it: it reads every notification, re-reads the named partitions'
+    state into its context, sends UpdateMetadata for them to every live broker (so that Metadata
+    answers show the ISR as it is), and deletes the notifications it read.
+
+    Only partitions of topics the controller knows are re-read: a notification for a topic whose
+    creation the controller has not processed yet is covered when it loads that topic from ZooKeeper.
+    """
+
+    def __init__(self, controller: KafkaController, zk: ZkUtils) -> None:
+        self.controller = controller
+        self.zk = zk
+
+    def handle_child_change(self, children: list[str]) -> None:
+        """Runs on the controller's event thread, with the children of ``/isr_change_notification``."""
+        if not self.controller.is_active() or not children:
+            return
+        try:
+            partitions: set[TopicPartition] = set()
+            for child in children:
+                partitions |= self.zk.get_isr_change_partitions(child)
+            known = self.controller.context.partition_replica_assignment
+            partitions = {tp for tp in partitions if tp in known}
+            if partitions:
+                self.controller.update_leader_and_isr_cache(partitions)
+                self.process_update_notifications(partitions)
+        finally:
+            # Deleted even when processing failed, as Kafka does: a notification that made the
+            # controller fail once would make it fail on every change after it.
+            for child in children:
+                self.zk.delete_isr_change_notification(child)
+
+    def process_update_notifications(self, partitions: set[TopicPartition]) -> None:
+        live_brokers = sorted(self.controller.context.live_broker_ids())
+        log.debug("Sending UpdateMetadata to brokers %s for partitions %s", live_brokers, sorted(partitions))
+        self.controller.send_update_metadata_request(live_brokers, sorted(partitions))
+
+
+# --8<-- [end:isr_change_notification_listener]

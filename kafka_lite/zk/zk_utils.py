@@ -3,7 +3,8 @@
 Mirrors: kafka.utils.ZkUtils (core/src/main/scala/kafka/utils/ZkUtils.scala, Kafka 0.10.1)
 Mirrors: kafka.utils.ReplicationUtils (core/src/main/scala/kafka/utils/ReplicationUtils.scala, Kafka 0.10.1)
 Mirrors: kafka.server.ZookeeperLeaderElector (core/src/main/scala/kafka/server/ZookeeperLeaderElector.scala, Kafka 0.10.1)
-Book:    chapter 7, 7.1 (what the controller keeps in ZooKeeper)
+Book:    chapter 7, 7.1 (what the controller keeps in ZooKeeper; 7.1.3, the ISR-change notifications
+         its listener reads); chapter 6, 6.2.2 (a leader writing its partition's ISR)
 Differs: over kazoo (Python's ZooKeeper client) instead of ZkClient; watches are kazoo's
          ``ChildrenWatch``/``DataWatch``, which re-register themselves as ZkClient's listeners do.
 
@@ -16,6 +17,8 @@ The layout (a learner can browse it with ``zkCli``)::
     /controller_epoch                       bumped by every new controller
     /config/topics/<topic>                  a topic's setting overrides
     /cluster/id                             the cluster id (Metadata v2+ reports it)
+    /isr_change_notification/isr_change_<n> {"version":1,"partitions":[{"topic","partition"}]}:
+                                            a leader's ISR changes, for the controller to announce
     /latest_producer_id_block               Kafka 0.11: the last block of producer ids handed out
                                             (``get_new_producer_id_block``; ``server/producer_id_manager.py`` hands them out)
 
@@ -42,6 +45,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from kafka_lite.common.errors import Errors, KafkaException
+from kafka_lite.common.topic import TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +65,8 @@ ENTITY_CONFIG_CHANGES_PATH = "/config/changes"
 CLUSTER_ID_PATH = "/cluster/id"
 PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
 PRODUCER_ID_BLOCK_SIZE = 1000
+ISR_CHANGE_NOTIFICATION_PREFIX = "isr_change_"  # ReplicationUtils.IsrChangeNotificationPrefix
+ISR_CHANGE_NOTIFICATION_VERSION = 1  # IsrChangeNotificationListener.version
 
 COMMON_PATHS = (
     BROKER_IDS_PATH,
@@ -79,6 +85,10 @@ def topic_path(topic: str) -> str:
 
 def topic_partition_state_path(topic: str, partition: int) -> str:
     return f"{BROKER_TOPICS_PATH}/{topic}/partitions/{partition}/state"
+
+
+def isr_change_notification_path(child: str) -> str:
+    return f"{ISR_CHANGE_NOTIFICATION_PATH}/{child}"
 
 
 class BrokerIdInUseException(KafkaException, NodeExistsError):
@@ -174,6 +184,24 @@ def _partitions_order(partitions: list[int]) -> list[int]:
         return rotated >> 28  # the top 4 bits (an arithmetic shift, masked to 4 bits, is the same)
 
     return sorted(partitions, key=bucket, reverse=True)
+
+
+def _parse_isr_change_notification(data: bytes) -> set[TopicPartition]:
+    """The partitions of an ISR-change notification's JSON; ValueError naming what is wrong."""
+    try:
+        value = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"not JSON: {e}") from None
+    if not isinstance(value, dict) or not isinstance(value.get("partitions"), list):
+        raise ValueError('expected an object with a "partitions" list')
+    partitions = set()
+    for entry in value["partitions"]:
+        topic = entry.get("topic") if isinstance(entry, dict) else None
+        partition = entry.get("partition") if isinstance(entry, dict) else None
+        if not isinstance(topic, str) or not isinstance(partition, int) or isinstance(partition, bool):
+            raise ValueError(f'expected {{"topic": <string>, "partition": <int>}}, got {entry!r}')
+        partitions.add((topic, partition))
+    return partitions
 
 
 class ZkUtils:
@@ -368,6 +396,106 @@ class ZkUtils:
         except (BadVersionError, NoNodeError):
             return False, -1
         return True, stat.version
+
+    # --8<-- [start:update_leader_and_isr]
+    def update_leader_and_isr(
+        self, topic: str, partition: int, leader_and_isr: LeaderAndIsr, controller_epoch: int
+    ) -> tuple[bool, int]:
+        """How a partition's leader writes the ISR it shrank or expanded (Kafka's
+        ``ReplicationUtils.updateLeaderAndIsr``); return (written, the state znode's new version).
+
+        The write is the controller's conditional update: it succeeds only if the znode is still at
+        ``leader_and_isr.zk_version``, the version the leader was given in its last LeaderAndIsr or
+        got back from its last write. A controller that changed the partition since (a new leader, a
+        dead replica taken out of the ISR) has moved the version on, and the leader's stale ISR is
+        refused. ``controller_epoch`` is the epoch of the controller that made the leadership decision,
+        kept as it is, not the current controller's.
+
+        A refused write is checked as Kafka's ``checkLeaderAndIsrZkData`` does: if the znode already
+        holds exactly this state, the write counts as done. That is the case of a leader retrying
+        after its first write went through but the answer was lost with the connection.
+        """
+        written = self.conditional_update_partition_state(topic, partition, leader_and_isr, controller_epoch)
+        if written[0]:
+            return written
+        current = self.get_partition_state(topic, partition)
+        if current is None:
+            return False, -1
+        held = current.leader_and_isr
+        if (held.leader, held.leader_epoch, held.isr, current.controller_epoch) == (
+            leader_and_isr.leader,
+            leader_and_isr.leader_epoch,
+            list(leader_and_isr.isr),
+            controller_epoch,
+        ):
+            return True, held.zk_version
+        return False, -1
+
+    # --8<-- [end:update_leader_and_isr]
+
+    # -- ISR-change notifications ----------------------------------------------------------------------------------
+
+    # --8<-- [start:propagate_isr_changes]
+    def propagate_isr_changes(self, partitions: set[TopicPartition]) -> str:
+        """Tell the controller that these partitions' ISRs changed (Kafka's
+        ``ReplicationUtils.propagateIsrChanges``): one persistent sequential znode
+        ``/isr_change_notification/isr_change_<n>`` holding
+        ``{"version":1,"partitions":[{"topic":"t","partition":0},...]}``. Return its path.
+
+        The leader has already written each partition's state; the notification only says where to
+        look. The controller's ``IsrChangeNotificationListener`` re-reads those states and sends
+        UpdateMetadata, so every broker's metadata shows the ISR as it is. A leader collects its
+        changes and writes one notification for many partitions (``ReplicaManager``'s
+        ``maybePropagateIsrChanges``), so a cluster-wide shrink does not become one znode per partition.
+        Kafka lists the partitions in its ``Set``'s order, which no reader depends on; they are sorted
+        here.
+        """
+        if not partitions:
+            raise ValueError("propagate_isr_changes needs at least one partition whose ISR changed")
+        data = _json(
+            {
+                "version": ISR_CHANGE_NOTIFICATION_VERSION,
+                "partitions": [{"topic": t, "partition": p} for t, p in sorted(partitions)],
+            }
+        )
+        path = self.client.create(
+            isr_change_notification_path(ISR_CHANGE_NOTIFICATION_PREFIX), data, sequence=True
+        )
+        log.debug("Added %s for %s", path, sorted(partitions))
+        return path
+
+    # --8<-- [end:propagate_isr_changes]
+
+    def get_isr_change_notifications(self) -> list[str]:
+        """The notifications waiting for the controller (child names, oldest first)."""
+        try:
+            return sorted(self.client.get_children(ISR_CHANGE_NOTIFICATION_PATH))
+        except NoNodeError:
+            return []
+
+    def get_isr_change_partitions(self, child: str) -> set[TopicPartition]:
+        """The partitions named by the notification ``child`` (the controller listener's
+        ``getTopicAndPartition``). A notification already gone gives none. A malformed one gives none
+        either: it is logged as an error naming the znode and what is wrong with it, and deleted, since
+        no controller could ever read it."""
+        path = isr_change_notification_path(child)
+        try:
+            data, _ = self.client.get(path)
+        except NoNodeError:
+            return set()
+        try:
+            return _parse_isr_change_notification(data)
+        except ValueError as e:
+            log.error("Invalid topic and partition JSON: %r in ZK: %s (%s); deleting it", data, path, e)
+            self.delete_isr_change_notification(child)
+            return set()
+
+    def delete_isr_change_notification(self, child: str) -> None:
+        """Delete a processed notification (already gone is fine: Kafka's ``deletePath``)."""
+        try:
+            self.client.delete(isr_change_notification_path(child))
+        except NoNodeError:
+            pass
 
     # -- controller -------------------------------------------------------------------------------------------
 
