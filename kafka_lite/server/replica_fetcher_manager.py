@@ -47,6 +47,8 @@ class ReplicaFetcherManager:
         self.num_fetchers = config["num.replica.fetchers"]
         self.fetcher_thread_map: dict[tuple[int, int], ReplicaFetcherThread] = {}
         self._map_lock = threading.Lock()
+        self._unpaused = threading.Event()
+        self._unpaused.set()
 
     def get_fetcher_id(self, topic: str, partition_id: int) -> int:
         return abs_int(31 * java_string_hash(topic) + partition_id) % self.num_fetchers
@@ -69,6 +71,7 @@ class ReplicaFetcherManager:
                         self.config,
                         self.replica_manager,
                         self.time,
+                        self._unpaused,
                     )
                     self.fetcher_thread_map[(broker_id, fetcher_id)] = thread
                     thread.start()
@@ -95,6 +98,14 @@ class ReplicaFetcherManager:
             idle = [key for key, thread in self.fetcher_thread_map.items() if thread.partition_count() == 0]
             for key in idle:
                 self.fetcher_thread_map.pop(key).shutdown()
+
+    def pause(self) -> None:
+        """A test hook: every fetcher of this broker stops fetching (the broker itself runs on), so
+        that tests can watch a follower fall out of the ISR and consumers stop at the HW."""
+        self._unpaused.clear()
+
+    def resume(self) -> None:
+        self._unpaused.set()
 
     def fetcher_threads(self) -> list[ReplicaFetcherThread]:
         with self._map_lock:

@@ -74,6 +74,7 @@ class ReplicaFetcherThread(threading.Thread):
         config: KafkaConfig,
         replica_manager: ReplicaManager,
         time: Time,
+        unpaused: threading.Event | None = None,
     ) -> None:
         super().__init__(name=name, daemon=True)
         self.fetcher_id = fetcher_id
@@ -99,9 +100,12 @@ class ReplicaFetcherThread(threading.Thread):
         self.partition_states: OrderedDict[TopicPartition, PartitionFetchState] = OrderedDict()
         self.partition_map_cond = threading.Condition()
         self._running = True
-        # A test hook: while cleared, the thread fetches nothing (a follower that stopped keeping up).
-        self.unpaused = threading.Event()
-        self.unpaused.set()
+        # A test hook, shared by the manager's threads: while cleared, nothing is fetched (a follower
+        # that stopped keeping up, without stopping the broker).
+        if unpaused is None:
+            unpaused = threading.Event()
+            unpaused.set()
+        self.unpaused = unpaused
 
     # -- the partitions this thread fetches ------------------------------------------------------------------
 
@@ -138,7 +142,7 @@ class ReplicaFetcherThread(threading.Thread):
     # --8<-- [start:do_work]
     def do_work(self) -> None:
         if not self.unpaused.is_set():
-            self.unpaused.wait(self.fetch_backoff_ms / 1000)
+            self.unpaused.wait(min(self.fetch_backoff_ms, 100) / 1000)
             return
         with self.partition_map_cond:
             fetch_request = self.build_fetch_request(self.time.milliseconds())
@@ -327,7 +331,6 @@ class ReplicaFetcherThread(threading.Thread):
 
     def initiate_shutdown(self) -> None:
         self._running = False
-        self.unpaused.set()
         with self.partition_map_cond:
             self.partition_map_cond.notify_all()
         self.client.wakeup()

@@ -15,7 +15,7 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.server.kafka_apis import KafkaApis
 from tests.support.waiting import wait_until
-from tests.support.wire import WireClient, partition_response, produce_body
+from tests.support.wire import WireClient, fetch_body, fetched, partition_response, produce_body
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("cluster")]
 
@@ -43,19 +43,6 @@ def topic(cluster):
 
 def leader_client(cluster, topic: str, partition: int = 0) -> WireClient:
     return WireClient(cluster.server(cluster.leader_of(topic, partition)).port)
-
-
-def fetch_body(topic: str, offset: int = 0, max_wait: int = 0, min_bytes: int = 0) -> dict:
-    return {
-        "replica_id": -1, "max_wait_time": max_wait, "min_bytes": min_bytes, "max_bytes": 1 << 20, "isolation_level": 0,
-        "topics": [{"topic": topic, "partitions": [{"partition": 0, "fetch_offset": offset, "log_start_offset": -1, "max_bytes": 1 << 20}]}],
-    }  # fmt: skip
-
-
-def fetched(response: dict) -> tuple[dict, bytes]:
-    (t,) = response["responses"]
-    (p,) = t["partition_responses"]
-    return p["partition_header"], bytes(p["record_set"])
 
 
 # -- ApiVersions ---------------------------------------------------------------------------------------------

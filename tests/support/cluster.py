@@ -18,6 +18,11 @@ FAST = {
     "log.cleaner.enable": False,
     "zookeeper.session.timeout.ms": 6000,
     "controller.socket.timeout.ms": 10000,
+    # replication: a follower leaves the ISR after 2 s without catching up; fetch errors retry fast
+    "replica.lag.time.max.ms": 2000,
+    "replica.fetch.backoff.ms": 100,
+    "replica.fetch.wait.max.ms": 200,
+    "replica.high.watermark.checkpoint.interval.ms": 1000,
 }
 
 

@@ -68,3 +68,20 @@ def partition_response(response: dict) -> dict:
     (topic,) = response["responses"]
     (partition,) = topic["partition_responses"]
     return partition
+
+
+def fetch_body(
+    topic: str, offset: int = 0, max_wait: int = 0, min_bytes: int = 0, replica_id: int = -1
+) -> dict:
+    """A Fetch v5 body for partition 0 of ``topic`` (a consumer's unless ``replica_id`` is a broker's)."""
+    return {
+        "replica_id": replica_id, "max_wait_time": max_wait, "min_bytes": min_bytes, "max_bytes": 1 << 20, "isolation_level": 0,
+        "topics": [{"topic": topic, "partitions": [{"partition": 0, "fetch_offset": offset, "log_start_offset": -1, "max_bytes": 1 << 20}]}],
+    }  # fmt: skip
+
+
+def fetched(response: dict) -> tuple[dict, bytes]:
+    """The single partition's header and record bytes of a Fetch response."""
+    (t,) = response["responses"]
+    (p,) = t["partition_responses"]
+    return p["partition_header"], bytes(p["record_set"])
