@@ -203,7 +203,12 @@ def start_cluster(
     zk_pid = _spawn(
         ["zookeeper", "start", str(directory / "zookeeper.properties")], directory / "logs" / "zookeeper.log"
     )
-    state = {"dir": str(directory), "zookeeper": {"pid": zk_pid, "port": zk_port}, "brokers": []}
+    state = {
+        "dir": str(directory),
+        "zookeeper": {"pid": zk_pid, "port": zk_port},
+        "brokers": [],
+        "overrides": list(overrides),  # a restarted broker gets them again
+    }
     if lab_state is not None:
         state["lab"] = lab_state
     _wait_for_port(zk_port, zk_pid, directory / "logs" / "zookeeper.log")
@@ -224,14 +229,19 @@ def start_cluster(
             )
             + "\n"
         )
-        args = ["broker", "start", str(config)] + [a for o in overrides for a in ("--override", o)]
-        pid = _spawn(args, directory / "logs" / f"broker-{i}.log", _overlay(state))
+        pid = _spawn(_broker_args(config, state), directory / "logs" / f"broker-{i}.log", _overlay(state))
         state["brokers"].append({"id": i, "pid": pid, "port": base_port + i})
     (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
     return state
 
 
 # --8<-- [end:up]
+
+
+def _broker_args(config: Path, state: dict) -> list[str]:
+    return ["broker", "start", str(config)] + [
+        a for o in state.get("overrides", []) for a in ("--override", o)
+    ]
 
 
 def _overlay(state: dict) -> str | None:
@@ -499,7 +509,7 @@ def run_restart(args: argparse.Namespace, console) -> int:
     directory = Path(state["dir"])
     config = directory / f"broker-{args.broker}" / "server.properties"
     broker["pid"] = _spawn(
-        ["broker", "start", str(config)], directory / "logs" / f"broker-{args.broker}.log", _overlay(state)
+        _broker_args(config, state), directory / "logs" / f"broker-{args.broker}.log", _overlay(state)
     )
     (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
     health = wait_healthy(state)

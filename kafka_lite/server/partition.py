@@ -394,6 +394,11 @@ class Partition:
     def truncate_to(self, offset: int) -> None:
         """A follower drops what it has at or above ``offset`` (it may not be in its new leader's log)."""
         local = self.get_replica()
+        if offset < local.log.log_end_offset:
+            log.info(
+                "Truncating %s-%d on broker %d to offset %d (log end offset %d)",
+                self.topic, self.partition_id, self.local_broker_id, offset, local.log.log_end_offset,
+            )  # fmt: skip
         local.log.truncate_to(offset)
         local.high_watermark = min(local.high_watermark, local.log.log_end_offset)
         if self.producer_state is not None:

@@ -9,6 +9,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from kafka_lite.log.log import read_all
 from tests.support.topics import topic_name
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
@@ -128,4 +129,6 @@ def test_producer_recovers_from_not_leader_for_partition(cluster):
     producer.produce(name, value=b"after", on_delivery=lambda err, msg: errors.append(err))
     assert producer.flush(30) == 0
     assert errors == [None]
-    assert cluster.server(new).replica_manager.get_partition((name, 0)).log.log_end_offset == 1
+    # The follower had replicated "before", so the new leader holds both, in order.
+    new_log = cluster.server(new).replica_manager.get_partition((name, 0)).log
+    assert [r.value for r in read_all(new_log)] == [b"before", b"after"]

@@ -1,0 +1,117 @@
+"""A follower killed with SIGKILL under acks=all load, then restarted: it truncates, catches up, rejoins the
+ISR, and every replica ends with the same batches at the same offsets. Real broker processes (`kafka-lite
+cluster`), so that the kill is a real crash."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kafka_lite import KafkaProducer
+from kafka_lite.cli.main import main
+from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
+from kafka_lite.common.time import MockTime
+from kafka_lite.log.log import Log, read_all
+from kafka_lite.log.log_config import LogConfig
+from kafka_lite.zk.embedded import free_port, port_free
+from kafka_lite.zk.zk_utils import ZkUtils
+from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "crash"
+# The checkpoint of high watermarks is never due during the test: the killed follower restarts with
+# no HW for the partition, so it must truncate its whole log and fetch it again.
+OVERRIDES = [
+    "replica.lag.time.max.ms=2000",
+    "replica.fetch.backoff.ms=100",
+    "replica.fetch.wait.max.ms=200",
+    "replica.high.watermark.checkpoint.interval.ms=3600000",
+    "zookeeper.session.timeout.ms=4000",
+]
+
+
+def _base_port(brokers: int = 3) -> int:
+    while True:
+        base = free_port()
+        if base < 65000 and all(port_free(base + i) for i in range(brokers)):
+            return base
+
+
+def test_a_killed_follower_truncates_catches_up_and_the_replicas_converge(tmp_path):
+    d = tmp_path / "cluster"
+    zk_port, base = free_port(), _base_port()
+    args = ["--dir", str(d)]
+    up = ["cluster", "up", "--detach", "--zookeeper-port", str(zk_port), "--base-port", str(base), *args]
+    assert main(up + [a for o in OVERRIDES for a in ("--override", o)]) == 0
+    zk = None
+    try:
+        bootstrap = f"127.0.0.1:{base}"
+        admin = KafkaAdminClient(bootstrap)
+        admin.create_topics([NewTopic(TOPIC, 1, 3)])
+        admin.close()
+        zk = ZkUtils(f"127.0.0.1:{zk_port}", 6000, 6000)
+
+        def state():
+            return zk.get_partition_state(TOPIC, 0)
+
+        wait_until(
+            lambda: state() is not None and len(state().leader_and_isr.isr) == 3, what="the ISR of three"
+        )
+        leader = state().leader_and_isr.leader
+        victim = next(b for b in range(3) if b != leader)
+        sent: list[bytes] = []
+        with KafkaProducer(
+            bootstrap_servers=bootstrap, acks="all", linger_ms=5, enable_idempotence=True
+        ) as producer:
+
+            def send(prefix: str, n: int) -> None:
+                futures = [producer.send(TOPIC, f"{prefix}-{i}".encode()) for i in range(n)]
+                for f in futures:
+                    f.get(60)
+                sent.extend(f"{prefix}-{i}".encode() for i in range(n))
+
+            send("before", 300)
+            # the kill lands while records are still being sent and replicated
+            loader = threading.Thread(target=send, args=("during", 300))
+            loader.start()
+            assert main(["cluster", "kill", str(victim), *args]) == 0
+            loader.join()
+            wait_until(
+                lambda: victim not in state().leader_and_isr.isr, what=f"broker {victim} out of the ISR"
+            )
+            send("while-down", 300)
+            assert main(["cluster", "restart", str(victim), *args]) == 0
+            wait_until(
+                lambda: victim in state().leader_and_isr.isr,
+                what=f"broker {victim} back in the ISR",
+                timeout_s=60,
+            )
+            send("after", 300)
+        victim_log = (d / "logs" / f"broker-{victim}.log").read_text()
+        assert f"Truncating {TOPIC}-0 on broker {victim} to offset 0" in victim_log, (
+            "restarted with no HW, it truncated"
+        )
+    finally:
+        if zk is not None:
+            zk.close()
+        assert main(["cluster", "down", *args]) == 0
+    # Stopped cleanly: every replica's log holds the same batches at the same offsets.
+    contents = {}
+    for broker_id in range(3):
+        log = Log(d / f"broker-{broker_id}" / "data" / f"{TOPIC}-0", LogConfig(), time=MockTime())
+        try:
+            contents[broker_id] = [(r.offset, r.value) for r in read_all(log)]
+            batches = [
+                (h.base_offset, h.last_offset, h.size)
+                for s in log.log_segments()
+                for h in s.log.batch_headers()
+            ]
+            contents[broker_id, "batches"] = batches
+        finally:
+            log.close()
+    assert contents[0] == contents[1] == contents[2]
+    assert contents[0, "batches"] == contents[1, "batches"] == contents[2, "batches"]
+    values = [v for _, v in contents[0]]
+    assert sorted(values) == sorted(sent) and len(values) == 1200, "every acknowledged record, once"
