@@ -149,7 +149,7 @@ class TimingWheel:
                 self._queue.offer(bucket)
             return True
         # END SOLUTION
-        # Beyond this wheel's interval.
+        # None of the branches above took it: it is beyond this wheel's interval.
         return self._add_to_overflow_wheel(timer_task_entry)
 
     def _add_to_overflow_wheel(self, timer_task_entry: TimerTaskEntry) -> bool:
