@@ -158,7 +158,7 @@ def timer_diagram(
     else:
         raise TypeError(f"timer_diagram draws a SystemTimer, a MockTimer or a TimingWheel, not {timer!r}")
     wheels = wheels_of(wheel)
-    g = new_graph("timing_wheel", rankdir="TB", fontsize=9, nodesep="0.2", ranksep="0.35")
+    g = new_graph("timing_wheel", rankdir="TB", fontsize=10, nodesep="0.2", ranksep="0.35")
     g.attr("node", shape="plain")
     if system_timer is not None:
         g.node(
