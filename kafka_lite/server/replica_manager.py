@@ -300,3 +300,30 @@ class ReplicaManager:
         with self._lock:
             for partition in self._partitions.values():
                 partition.close()
+
+    # -- OffsetsForLeaderEpoch (Kafka 0.11, KIP-101) ----------------------------------------------------------
+
+    def last_offset_for_leader_epoch(
+        self, requested: dict[TopicPartition, int]
+    ) -> dict[TopicPartition, tuple[Errors, int]]:
+        """For each partition, where the requested leader epoch ends in this leader's log.
+
+        Kafka's ``ReplicaManager.lastOffsetForLeaderEpoch`` with ``Partition.lastOffsetForLeaderEpoch``:
+        a follower asks its new leader, after a leader change, for the end of its own latest epoch, and
+        truncates its log there. Only the leader answers (NOT_LEADER_FOR_PARTITION from any other
+        replica, UNKNOWN_TOPIC_OR_PARTITION from a broker without the partition); the answer is the
+        start offset of the next epoch the leader knows, the log end offset for the leader's latest
+        epoch, or -1 (``UNDEFINED_EPOCH_OFFSET``) for an epoch it does not know.
+        """
+        from kafka_lite.server.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
+
+        result: dict[TopicPartition, tuple[Errors, int]] = {}
+        for tp, leader_epoch in requested.items():
+            partition = self.get_partition(tp)
+            if partition is None or partition.log is None:
+                result[tp] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, UNDEFINED_EPOCH_OFFSET)
+            elif not partition.is_leader():
+                result[tp] = (Errors.NOT_LEADER_FOR_PARTITION, UNDEFINED_EPOCH_OFFSET)
+            else:
+                result[tp] = (Errors.NONE, partition.log.leader_epoch_cache.end_offset_for(leader_epoch))
+        return result
