@@ -1,8 +1,9 @@
 """Checkpoint files: a version, a count, one entry a line, written atomically (temp file, fsync, rename).
 
-Mirrors: kafka.server.checkpoints.CheckpointFile and OffsetCheckpointFile
-         (core/src/main/scala/kafka/server/checkpoints/, Kafka 0.11.0; 0.10.1's OffsetCheckpoint);
-         the files ``recovery-point-offset-checkpoint``, ``replication-offset-checkpoint`` and
+Mirrors: kafka.server.OffsetCheckpoint (core/src/main/scala/kafka/server/OffsetCheckpoint.scala,
+         Kafka 0.10.1) and kafka.server.checkpoints.CheckpointFile
+         (core/src/main/scala/kafka/server/checkpoints/CheckpointFile.scala, Kafka 0.11.0); the
+         files ``recovery-point-offset-checkpoint``, ``replication-offset-checkpoint`` and
          ``cleaner-offset-checkpoint`` in each log directory, and, through the same machinery,
          each log's ``leader-epoch-checkpoint`` (``kafka_lite/server/epoch/``)
 Book:    chapter 6, 6.1.5 (the log manager checkpoints recovery points); 6.2 (high watermarks)
