@@ -31,6 +31,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from kafka_lite.common.topic import TopicPartition
 from kafka_lite.server.epoch.leader_epoch_checkpoint_file import EpochEntry, LeaderEpochCheckpointFile
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class LeaderEpochFileCache:
     """
 
     def __init__(
-        self, topic_partition: tuple[str, int], leo: Callable[[], int], checkpoint: LeaderEpochCheckpointFile
+        self, topic_partition: TopicPartition, leo: Callable[[], int], checkpoint: LeaderEpochCheckpointFile
     ) -> None:
         self.topic_partition = topic_partition
         self.leo = leo
