@@ -56,8 +56,10 @@ import argparse
 import logging
 import os
 import shutil
+import signal
 import statistics
 import struct
+import sys
 import tempfile
 import threading
 import time
@@ -385,8 +387,11 @@ def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flig
                     throttler.throttle()
             sent_in = time.perf_counter() - start
             # A cluster that falls behind the rate takes its time to catch up; librdkafka fails a record
-            # that is not acknowledged within message.timeout.ms (300 s by default), so this ends.
-            remaining = producer.flush(MESSAGE_TIMEOUT_S + DEADLINE_S)
+            # that is not acknowledged within message.timeout.ms (300 s by default), so this ends. A
+            # second at a time, so that a signal (Ctrl-C) is handled meanwhile.
+            deadline = time.monotonic() + MESSAGE_TIMEOUT_S + DEADLINE_S
+            while (remaining := producer.flush(1)) and time.monotonic() < deadline:
+                pass
             # then what is lost stays lost (counted below)
             consumer.wait_for(lambda: len(consumer.distinct) >= total - len(failures))
     finally:
@@ -465,6 +470,8 @@ def main() -> None:
     # As the kafka-lite command does: waiting for the cluster, kafka_lite's admin client meets brokers
     # that still refuse connections, and Python's last-resort handler would print each warning.
     logging.getLogger("kafka_lite").addHandler(logging.NullHandler())
+    # SIGTERM as Ctrl-C: an exception, so that the cluster is stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(f"stopped by signal {signum}"))
     directory = Path(tempfile.mkdtemp(prefix="kafka-lite-bench-replication-"))
     a = b = None
     try:
