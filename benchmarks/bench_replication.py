@@ -253,7 +253,7 @@ def report_a(a: dict, records: int, value_bytes: int, rounds: int) -> None:
     results = a["results"]
     print(
         f"\nPart a: {records} records of {value_bytes} bytes, confluent-kafka (linger.ms=5), "
-        f"{len(PARTITIONS)} partitions on {BROKERS} brokers, {rounds} rounds"
+        f"{len(PARTITIONS)} partitions on {BROKERS} brokers, rounds: {rounds}"
     )
     for _, topic, _, _ in PHASES:
         print(f"  leaders of {topic} by partition: {a['leaders'][topic]}")
