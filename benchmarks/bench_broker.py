@@ -49,16 +49,21 @@ def produce(
     return send_all(producer, records, value, topic), producer
 
 
+def produce_one(producer: Producer, topic: str, value: bytes) -> None:
+    """Hand one record to the producer, waiting while its queue is full."""
+    while True:
+        try:
+            producer.produce(topic, value)
+            return
+        except BufferError:  # the client's queue is full: let it send
+            producer.poll(0.01)
+
+
 def send_all(producer: Producer, records: int, value: bytes, topic: str = TOPIC) -> float:
     """Produce ``records`` copies of ``value`` to ``topic`` and flush: records per second."""
     start = time.perf_counter()
     for _ in range(records):
-        while True:
-            try:
-                producer.produce(topic, value)
-                break
-            except BufferError:  # the client's queue is full: let it send
-                producer.poll(0.01)
+        produce_one(producer, topic, value)
     remaining = producer.flush(120)
     elapsed = time.perf_counter() - start
     if remaining:

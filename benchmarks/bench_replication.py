@@ -67,7 +67,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench_broker import cpu_seconds, produce, retained
+from bench_broker import cpu_seconds, produce, produce_one, retained
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -376,12 +376,7 @@ def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flig
             for i in range(total):
                 send_start_ms = SYSTEM.hi_res_clock_ms()
                 value = STAMP.pack(i, time.perf_counter_ns()) + padding
-                while True:
-                    try:
-                        producer.produce(LATENCY_TOPIC, value)
-                        break
-                    except BufferError:  # the client's queue is full: let it send
-                        producer.poll(0.01)
+                produce_one(producer, LATENCY_TOPIC, value)
                 producer.poll(0)
                 if throttler.should_throttle(i, send_start_ms):
                     throttler.throttle()
