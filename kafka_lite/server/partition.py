@@ -231,6 +231,7 @@ class Partition:
 
         Called when the ISR changes or a replica's LEO moves, with the ISR lock held. The HW never
         goes down: a follower that rejoins the ISR has reached the HW first (``maybe_expand_isr``)."""
+        # BEGIN SOLUTION
         new_high_watermark = min(r.log_end_offset for r in self.in_sync_replicas)
         old_high_watermark = leader_replica.high_watermark
         if old_high_watermark < new_high_watermark:
@@ -238,6 +239,7 @@ class Partition:
             log.debug("High watermark for partition %s-%d updated to %d", *self.tp, new_high_watermark)
             return True
         return False
+        # END SOLUTION
 
     # --8<-- [end:maybe_increment_leader_hw]
 

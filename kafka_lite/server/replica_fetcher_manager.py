@@ -2,7 +2,7 @@
 
 Mirrors: kafka.server.AbstractFetcherManager and kafka.server.ReplicaFetcherManager
          (core/src/main/scala/kafka/server/, Kafka 0.10.1)
-Book:    chapter 6, 6.2.3 (the replica fetcher manager)
+Book:    chapter 6, 6.2.2 (the replica fetcher manager)
 
 A follower fetches each partition from its leader. All the partitions led by one broker could share
 one connection and one thread; ``num.replica.fetchers`` spreads them over that many threads per

@@ -3,7 +3,7 @@
 Mirrors: kafka.server.AbstractFetcherThread and kafka.server.ReplicaFetcherThread
          (core/src/main/scala/kafka/server/, Kafka 0.10.1; the truncation by leader epoch before
          fetching is 0.11's, KIP-101)
-Book:    chapter 6, 6.2.3 (the replica fetcher thread)
+Book:    chapter 6, 6.2.2 (the replica fetcher thread)
 Differs: one class where Kafka has the abstract loop and the replica-specific callbacks in two (its
          old consumer's fetcher shared the loop; ours has no other user). The Fetch request goes
          through kafka_lite's own ``NetworkClient`` (chapter 2), sent and awaited the way Kafka's
