@@ -2,7 +2,8 @@
 
 No Kafka twin: the pictures of the chapter guides and notebooks. Each function returns a
 ``graphviz.Digraph`` built from live data (a header field table, a real segment written for the
-picture, a state machine's transition table), so the docs' pictures change when the code does.
+picture, a state machine's transition table, a live timer's wheels), so the docs' pictures change
+when the code does.
 ``DIAGRAMS`` lists what the docs build renders to ``site/diagrams/<name>.svg``.
 
 This package sits on top of the layers, beside ``cli/`` and ``grading/``: it may import any of
@@ -21,6 +22,7 @@ from kafka_lite.diagrams.producer import accumulator_diagram, record_accumulator
 from kafka_lite.diagrams.record import record_batch_v2
 from kafka_lite.diagrams.replication import replication, replication_diagram
 from kafka_lite.diagrams.state_machines import partition_state_machine, replica_state_machine, state_machine
+from kafka_lite.diagrams.timer import timer_diagram, timing_wheel
 
 __all__ = [
     "DIAGRAMS",
@@ -36,6 +38,8 @@ __all__ = [
     "segment_with_index",
     "socket_server_threads",
     "state_machine",
+    "timer_diagram",
+    "timing_wheel",
 ]
 
 DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
@@ -46,4 +50,5 @@ DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "replication": replication,
     "segment_with_index": segment_with_index,
     "socket_server_threads": lambda: socket_server_threads(3, 4),
+    "timing_wheel": timing_wheel,
 }

@@ -10,6 +10,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from kafka_lite.log.log import read_all
 from tests.support.topics import topic_name
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
@@ -116,16 +117,17 @@ def test_producer_recovers_from_not_leader_for_partition(cluster):
     cluster.create_topic(name, partitions=1, replication_factor=2)
 
     async def scenario():
-        producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
+        producer = AIOKafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
         await producer.start()
         try:
-            await producer.send_and_wait(name, value=b"before")
+            await producer.send_and_wait(name, value=b"before")  # acks=all: the follower has it too
             new = cluster.move_leader(name, 0)
             metadata = await producer.send_and_wait(name, value=b"after")
-            assert metadata.offset == 0  # the first record at the new leader (followers do not fetch)
+            assert metadata.offset == 1  # right after the record the new leader had replicated
             return new
         finally:
             await producer.stop()
 
     new = asyncio.run(scenario())
-    assert cluster.server(new).replica_manager.get_partition((name, 0)).log.log_end_offset == 1
+    new_log = cluster.server(new).replica_manager.get_partition((name, 0)).log
+    assert [r.value for r in read_all(new_log)] == [b"before", b"after"]

@@ -9,6 +9,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
+from kafka_lite.log.log import read_all
 from tests.support.topics import consume_all, topic_name
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
@@ -87,17 +88,17 @@ def test_producer_recovers_from_not_leader_for_partition(cluster):
     refreshes its metadata and the send succeeds at the new leader."""
     name = topic_name("kp-move")
     cluster.create_topic(name, partitions=1, replication_factor=2)
-    # Not idempotent here: kafka_lite's followers do not fetch, so the new leader has no copy of the
-    # old leader's log nor of the producer's sequence state, and an idempotent producer's
-    # next sequence would rightly be refused there with OUT_OF_ORDER_SEQUENCE_NUMBER, as Kafka 0.11
-    # refuses a sequence it has no history for.
-    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, retries=5, enable_idempotence=False)
+    # Idempotent, with acks=all: the follower that becomes leader has the old leader's records and,
+    # replicated with them, the producer's sequence state, so the next sequence is accepted there.
+    producer = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, retries=5, acks="all", enable_idempotence=True
+    )
     producer.send(name, value=b"before").get(timeout=10)
     old = cluster.leader_of(name, 0)
     new = cluster.move_leader(name, 0)
     assert new != old
     metadata = producer.send(name, value=b"after").get(timeout=20)
-    assert metadata.offset == 0  # the first record written at the new leader
+    assert metadata.offset == 1  # right after the record the new leader had replicated
     producer.close()
     log_of_new = cluster.server(new).replica_manager.get_partition((name, 0)).log
-    assert log_of_new.log_end_offset == 1
+    assert [r.value for r in read_all(log_of_new)] == [b"before", b"after"]

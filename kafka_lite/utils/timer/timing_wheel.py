@@ -2,9 +2,13 @@
 
 Mirrors: kafka.utils.timer.TimingWheel (core/src/main/scala/kafka/utils/timer/TimingWheel.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.3 (the timer behind the delayed operations)
+Labs:    lab 6 (add and advance_clock, then _add_to_overflow_wheel and _add_overflow_wheel)
 Differs: the fields Kafka keeps private (``current_time``, ``buckets``, ``overflow_wheel``) are
          public attributes here, read-only by convention, so that a notebook can draw the wheels
          from the live object. A bad ``tick_ms`` or ``wheel_size`` is refused with an error.
+         The last branch of Kafka's ``add`` (a task beyond this wheel's interval goes to the
+         overflow wheel) is a method of its own, ``_add_to_overflow_wheel``, so that lab 6 can ask
+         for the wheel alone first and for its overflow wheels next.
 
 The problem. A broker holds a timer for every request that may wait: a long-poll fetch, a produce
 waiting for acks=all, a CreateTopics waiting for leaders. Nearly all of them complete before their
@@ -108,6 +112,10 @@ class TimingWheel:
         self._overflow_lock = threading.Lock()
 
     def _add_overflow_wheel(self) -> None:
+        """Make the wheel above this one, unless another thread just has: as many slots, each as
+        wide as this whole wheel, its clock starting at ours, sharing the timer's task counter and
+        delay queue."""
+        # BEGIN SOLUTION
         with self._overflow_lock:
             if self.overflow_wheel is None:
                 self.overflow_wheel = TimingWheel(
@@ -118,11 +126,13 @@ class TimingWheel:
                     queue=self._queue,
                     time=self._time,
                 )
+        # END SOLUTION
 
     # --8<-- [start:add]
     def add(self, timer_task_entry: TimerTaskEntry) -> bool:
         """Put the entry in its bucket (in this wheel or an overflow wheel); False if it was
         cancelled or is already due, and the caller must drop it or run it now."""
+        # BEGIN SOLUTION
         expiration = timer_task_entry.expiration_ms
         if timer_task_entry.cancelled:
             return False
@@ -138,10 +148,18 @@ class TimingWheel:
             if bucket.set_expiration(virtual_id * self.tick_ms):
                 self._queue.offer(bucket)
             return True
-        # Beyond this wheel's interval: the overflow wheel, made on first use.
+        # END SOLUTION
+        # None of the branches above took it: it is beyond this wheel's interval.
+        return self._add_to_overflow_wheel(timer_task_entry)
+
+    def _add_to_overflow_wheel(self, timer_task_entry: TimerTaskEntry) -> bool:
+        """The last branch of Kafka's ``add`` ("put it into the parent timer"): hand the entry to
+        the overflow wheel, made on first use, and return what its ``add`` returns."""
+        # BEGIN SOLUTION
         if self.overflow_wheel is None:
             self._add_overflow_wheel()
         return self.overflow_wheel.add(timer_task_entry)
+        # END SOLUTION
 
     # --8<-- [end:add]
 
@@ -149,10 +167,12 @@ class TimingWheel:
     def advance_clock(self, time_ms: int) -> None:
         """Move ``current_time`` to the tick holding ``time_ms`` (if that is a later tick), and the
         overflow wheels with it; the buckets behind it are free for later turns."""
+        # BEGIN SOLUTION
         if time_ms >= self.current_time + self.tick_ms:
             self.current_time = time_ms - (time_ms % self.tick_ms)
             if self.overflow_wheel is not None:
                 self.overflow_wheel.advance_clock(self.current_time)
+        # END SOLUTION
 
     # --8<-- [end:advance_clock]
 

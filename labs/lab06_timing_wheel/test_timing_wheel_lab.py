@@ -1,0 +1,453 @@
+"""Lab 6 graded tests: Kafka's hierarchical timing wheel, one wheel first, then its overflow wheels.
+
+Each test's first call into lab code is ``TimingWheel.add`` or ``TimingWheel.advance_clock``, so on
+the untouched starter every test fails with the lab's own NotImplementedError. Stage 1's tests never
+add a task beyond the first wheel's interval (where ``add`` hands it to ``_add_to_overflow_wheel``);
+the one that checks how ``advance_clock`` moves an overflow wheel builds that wheel by hand. Every
+test of stage 2 adds such a task, so it needs stage 1's ``add`` too.
+
+Failure messages print the wheels as ``add`` and ``advance_clock`` left them: each wheel's tick,
+size, interval and clock, and each bucket holding tasks with its expiration and the tasks' due
+times, beside what was expected.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kafka_lite.common.time import MockTime
+from kafka_lite.utils.locks import AtomicInteger
+from kafka_lite.utils.timer.delay_queue import DelayQueue
+from kafka_lite.utils.timer.mock_timer import MockTimer
+from kafka_lite.utils.timer.timer_task import TimerTask
+from kafka_lite.utils.timer.timer_task_list import TimerTaskEntry, TimerTaskList
+from kafka_lite.utils.timer.timing_wheel import TimingWheel
+
+pytestmark = [pytest.mark.lab(6), pytest.mark.timeout(10)]
+
+
+# -- tasks, wheels and their picture ---------------------------------------------------------------------
+
+
+class Task(TimerTask):
+    """A named task; when it runs, it notes the clock."""
+
+    def __init__(self, name: str, delay_ms: int = 0, time: MockTime | None = None) -> None:
+        super().__init__(delay_ms)
+        self.name, self.time, self.runs = name, time, []
+
+    def run(self) -> None:
+        self.runs.append(self.time.hi_res_clock_ms())
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class RecordingQueue(DelayQueue):
+    """The timer's delay queue, noting each bucket offered to it."""
+
+    def __init__(self, time: MockTime) -> None:
+        super().__init__(time)
+        self.offered: list[tuple[TimerTaskList, int]] = []
+
+    def offer(self, bucket: TimerTaskList) -> None:
+        self.offered.append((bucket, bucket.get_expiration()))
+        super().offer(bucket)
+
+
+def _wheel(tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0) -> TimingWheel:
+    time = MockTime()
+    return TimingWheel(
+        tick_ms=tick_ms,
+        wheel_size=wheel_size,
+        start_ms=start_ms,
+        task_counter=AtomicInteger(0),
+        queue=RecordingQueue(time),
+        time=time,
+    )
+
+
+def _entry(name: str, expiration_ms: int) -> TimerTaskEntry:
+    return TimerTaskEntry(Task(name), expiration_ms)
+
+
+def _wheels(wheel: TimingWheel) -> list[TimingWheel]:
+    found = []
+    while wheel is not None:
+        found.append(wheel)
+        wheel = wheel.overflow_wheel
+    return found
+
+
+def _where(wheel: TimingWheel, entry: TimerTaskEntry) -> tuple[int, int] | None:
+    """(level, slot) of the bucket holding ``entry`` (level 1 is the finest wheel), or None."""
+    for level, w in enumerate(_wheels(wheel), start=1):
+        for slot, bucket in enumerate(w.buckets):
+            if entry.list is bucket:
+                return level, slot
+    return None
+
+
+def _picture(wheel: TimingWheel) -> str:
+    lines = ["  the wheels now:"]
+    for level, w in enumerate(_wheels(wheel), start=1):
+        lines.append(
+            f"    level {level}: tick_ms={w.tick_ms} wheel_size={w.wheel_size} interval={w.interval} "
+            f"current_time={w.current_time}"
+        )
+        for slot, bucket in enumerate(w.buckets):
+            entries = []
+            entry = bucket._root.next
+            while entry is not None and entry is not bucket._root:
+                entries.append(f"{entry.timer_task!r}@{entry.expiration_ms}")
+                entry = entry.next
+            if entries or bucket.get_expiration() >= 0:
+                lines.append(
+                    f"      slot {slot:>2}: expiration {bucket.get_expiration()}: {', '.join(entries) or '(empty)'}"
+                )
+    if wheel.overflow_wheel is None:
+        lines.append("    (no overflow wheel)")
+    return "\n".join(lines)
+
+
+def _add(wheel: TimingWheel, entry: TimerTaskEntry, expected: bool = True) -> None:
+    got = wheel.add(entry)
+    assert got is expected, (
+        f"add({entry.timer_task!r} due at {entry.expiration_ms}) returned {got!r}, expected {expected}: "
+        + (
+            "a task is refused (False) when it is cancelled or due within the current tick, "
+            f"before current_time + tick_ms = {wheel.current_time + wheel.tick_ms}"
+            if not expected
+            else f"the task is due at or after current_time + tick_ms = {wheel.current_time + wheel.tick_ms}"
+        )
+        + "\n"
+        + _picture(wheel)
+    )
+
+
+def _assert_in(wheel: TimingWheel, entry: TimerTaskEntry, level: int, slot: int, expiration: int) -> None:
+    where = _where(wheel, entry)
+    assert where == (level, slot), (
+        f"{entry.timer_task!r} (due at {entry.expiration_ms}) should be in level {level}'s slot {slot}, "
+        f"found {'in no bucket' if where is None else f'in level {where[0]} slot {where[1]}'}\n"
+        + _picture(wheel)
+    )
+    bucket = _wheels(wheel)[level - 1].buckets[slot]
+    assert bucket.get_expiration() == expiration, (
+        f"level {level}'s slot {slot} holds {entry.timer_task!r}: its expiration is the start of its tick, "
+        f"{expiration}, got {bucket.get_expiration()} (set it with bucket.set_expiration)\n" + _picture(wheel)
+    )
+
+
+# -- stage 1: one wheel -----------------------------------------------------------------------------------
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(3)
+def test_a_task_goes_to_the_bucket_of_its_tick():
+    wheel = _wheel(tick_ms=1, wheel_size=20, start_ms=1000)
+    a, b, c, d = _entry("a", 1001), _entry("b", 1005), _entry("c", 1019), _entry("d", 1005)
+    for entry in (a, b, c, d):
+        _add(wheel, entry)
+    _assert_in(wheel, a, 1, 1, 1001)  # tick 1001, slot 1001 % 20
+    _assert_in(wheel, b, 1, 5, 1005)
+    _assert_in(wheel, c, 1, 19, 1019)
+    _assert_in(wheel, d, 1, 5, 1005)  # the same tick as b: the same bucket
+    assert wheel._task_counter.get() == 4, "the bucket's add counts each task in the timer's task counter"
+    assert wheel.overflow_wheel is None, "every task fitted this wheel: no overflow wheel"
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_with_a_coarser_tick_the_slot_is_the_tick_number_modulo_the_size():
+    wheel = _wheel(tick_ms=10, wheel_size=8, start_ms=0)  # covers 0-79; slot i holds tick i
+    a, b, c = _entry("a", 10), _entry("b", 19), _entry("c", 79)
+    for entry in (a, b, c):
+        _add(wheel, entry)
+    _assert_in(wheel, a, 1, 1, 10)  # tick number 10 // 10 = 1
+    _assert_in(wheel, b, 1, 1, 10)  # 19 // 10 = 1 as well: the bucket expires when its tick begins
+    _assert_in(wheel, c, 1, 7, 70)
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(3)
+def test_an_expired_or_cancelled_task_is_refused():
+    wheel = _wheel(tick_ms=10, wheel_size=8, start_ms=100)
+    due_now, past = _entry("due-now", 109), _entry("past", 50)
+    _add(wheel, due_now, expected=False)  # within the current tick, 100-109: due already
+    _add(wheel, past, expected=False)
+    next_tick = _entry("next-tick", 110)
+    _add(wheel, next_tick)
+    _assert_in(wheel, next_tick, 1, 3, 110)
+    cancelled = _entry("cancelled", 150)
+    cancelled.timer_task.cancel()
+    _add(wheel, cancelled, expected=False)
+    task = Task("added-twice")
+    older, newer = TimerTaskEntry(task, 130), TimerTaskEntry(task, 140)  # the newer entry replaces the older
+    _add(wheel, older, expected=False)
+    _add(wheel, newer)
+    for entry in (due_now, past, cancelled, older):
+        assert _where(wheel, entry) is None, (
+            f"{entry!r} was refused: no bucket should hold it\n{_picture(wheel)}"
+        )
+    assert wheel._task_counter.get() == 2, f"two tasks are in the wheel\n{_picture(wheel)}"
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_a_bucket_goes_on_the_delay_queue_once_per_turn():
+    wheel = _wheel(tick_ms=1, wheel_size=4, start_ms=0)
+    queue = wheel._queue
+    for name in ("a", "b", "c"):
+        _add(wheel, _entry(name, 2))
+    _add(wheel, _entry("d", 3))
+    got = [(wheel.buckets.index(bucket), expiration) for bucket, expiration in queue.offered]
+    assert got == [(2, 2), (3, 3)], (
+        "each bucket is offered to the delay queue when its expiration changes (set_expiration returns "
+        "True), not once per task: expected slot 2 (expiring at 2) then slot 3 (at 3), "
+        f"got (slot, expiration) {got}\n" + _picture(wheel)
+    )
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(3)
+def test_advance_clock_moves_the_clock_to_a_tick_boundary_and_never_back():
+    wheel = _wheel(tick_ms=10, wheel_size=8, start_ms=0)
+    steps = []
+    for time_ms in (5, 25, 20, 29, 30, 12, 107):
+        wheel.advance_clock(time_ms)
+        steps.append((time_ms, wheel.current_time))
+    expected = [(5, 0), (25, 20), (20, 20), (29, 20), (30, 30), (12, 30), (107, 100)]
+    assert steps == expected, (
+        "advance_clock(time_ms) moves current_time to the start of the tick holding time_ms, and only "
+        "if that tick is later than the current one (tick_ms=10):\n"
+        f"  (time_ms, current_time after) expected {expected}\n"
+        f"                                got      {steps}"
+    )
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_after_the_clock_moves_slots_are_reused_for_the_next_turn():
+    wheel = _wheel(tick_ms=10, wheel_size=8, start_ms=0)  # covers 0-79
+    a = _entry("a", 50)
+    _add(wheel, a)
+    wheel.advance_clock(40)  # now it covers 40-119
+    _add(wheel, _entry("b", 45), expected=False)  # the current tick, 40-49
+    c, d = _entry("c", 85), _entry("d", 119)
+    _add(wheel, c)
+    _add(wheel, d)
+    _assert_in(wheel, a, 1, 5, 50)
+    _assert_in(wheel, c, 1, 0, 80)  # tick 8: slot 0 again, one turn after 0-9
+    _assert_in(wheel, d, 1, 3, 110)
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_advance_clock_moves_the_overflow_wheel_by_its_own_tick():
+    wheel = _wheel(tick_ms=1, wheel_size=4, start_ms=0)
+    wheel.advance_clock(3)  # no overflow wheel yet: only this one moves
+    # An overflow wheel built by hand, as add will build it in stage 2: tick 4 (this wheel's interval).
+    wheel.overflow_wheel = TimingWheel(
+        4, 4, wheel.current_time, wheel._task_counter, wheel._queue, wheel._time
+    )
+    clocks = []
+    for time_ms in (6, 7, 9, 3, 16):
+        wheel.advance_clock(time_ms)
+        clocks.append((time_ms, wheel.current_time, wheel.overflow_wheel.current_time))
+    expected = [(6, 6, 4), (7, 7, 4), (9, 9, 8), (3, 9, 8), (16, 16, 16)]
+    assert clocks == expected, (
+        "when the clock moves, the overflow wheel's clock moves to the same time, rounded down to ITS "
+        "tick (4 ms): call its advance_clock with this wheel's new current_time.\n"
+        f"  (time_ms, clock, overflow clock) expected {expected}\n"
+        f"                                   got      {clocks}"
+    )
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_a_timer_with_one_wheel_runs_each_task_at_its_time():
+    time = MockTime()
+    timer = MockTimer(time, tick_ms=1, wheel_size=20)
+    rng = random.Random(6)
+    tasks = [Task(f"t{i}", rng.randrange(0, 20), time) for i in range(30)]
+    for task in tasks:
+        timer.add(task)  # a delay of 0 is due at once: add refuses it and the timer runs it
+    cancelled = tasks[::4]
+    for task in cancelled:
+        task.cancel()
+    for _ in range(25):
+        timer.advance_clock(1)
+    wrong = [
+        f"  {t.name}: delay {t.delay_ms}, {'cancelled, ' if t in cancelled else ''}ran at {t.runs}"
+        for t in tasks
+        if t.runs != ([] if t in cancelled and t.delay_ms > 0 else [t.delay_ms])
+    ]
+    assert not wrong, (
+        "on a MockTimer (1 ms tick, 20 slots) stepped 1 ms at a time, each task runs once, exactly at "
+        "its delay, and a cancelled one never (unless it ran at once, with delay 0):\n" + "\n".join(wrong)
+    )
+
+
+# -- stage 2: the overflow wheels -------------------------------------------------------------------------
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(3)
+def test_a_task_beyond_the_interval_goes_to_an_overflow_wheel_made_for_it():
+    wheel = _wheel(tick_ms=1, wheel_size=20, start_ms=0)
+    _add(wheel, _entry("near", 19))
+    assert wheel.overflow_wheel is None, "19 fits the first wheel (0-19): no overflow wheel yet"
+    far = _entry("far", 25)
+    _add(wheel, far)
+    upper = wheel.overflow_wheel
+    assert upper is not None, (
+        f"25 is beyond the first wheel's interval: add makes an overflow wheel\n{_picture(wheel)}"
+    )
+    got = (upper.tick_ms, upper.wheel_size, upper.interval, upper.current_time)
+    assert got == (20, 20, 400, 0), (
+        "the overflow wheel has as many slots, each as wide as the whole wheel below (tick_ms = its "
+        "interval), and starts at the lower wheel's clock: (tick_ms, wheel_size, interval, current_time) "
+        f"expected (20, 20, 400, 0), got {got}"
+    )
+    _assert_in(wheel, far, 2, 1, 20)  # 25 // 20 = tick 1 of the overflow wheel
+    assert upper._queue is wheel._queue and upper._task_counter is wheel._task_counter, (
+        "the overflow wheel shares the timer's delay queue and task counter (its buckets must expire "
+        "through the same queue, and its tasks count in the timer's size)"
+    )
+    assert wheel._task_counter.get() == 2
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(3)
+def test_the_overflow_wheel_starts_at_the_clock_of_the_wheel_below():
+    wheel = _wheel(tick_ms=1, wheel_size=20, start_ms=0)
+    wheel.advance_clock(137)
+    far = _entry("far", 170)
+    _add(wheel, far)
+    upper = wheel.overflow_wheel
+    assert upper.current_time == 120, (
+        "made when the lower wheel's clock reads 137, the overflow wheel starts there, rounded down to "
+        f"its own 20 ms tick: 120; got {upper.current_time}\n" + _picture(wheel)
+    )
+    _assert_in(wheel, far, 2, 8, 160)
+    # Just beyond the first wheel (137-156): the overflow wheel's next tick, 140-159, not its
+    # current one (120-139), whose times the first wheel covers or has passed.
+    just_beyond = _entry("just-beyond", 157)
+    _add(wheel, just_beyond)
+    _assert_in(wheel, just_beyond, 2, 7, 140)
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_far_tasks_climb_as_many_wheels_as_they_need():
+    wheel = _wheel(tick_ms=1, wheel_size=20, start_ms=0)
+    heartbeat = _entry("heartbeat", 7351)
+    _add(wheel, heartbeat)
+    levels = [(w.tick_ms, w.interval) for w in _wheels(wheel)]
+    assert levels == [(1, 20), (20, 400), (400, 8000)], (
+        f"7351 ms fits the third wheel (8 s): (tick, interval) per level expected [(1, 20), (20, 400), "
+        f"(400, 8000)], got {levels}\n" + _picture(wheel)
+    )
+    _assert_in(wheel, heartbeat, 3, 18, 7200)
+    session = _entry("session", 200_000)
+    _add(wheel, session)
+    assert len(_wheels(wheel)) == 5, (
+        f"200,000 ms needs a fifth wheel (160 s < 200 s < 53 min)\n{_picture(wheel)}"
+    )
+    _assert_in(wheel, session, 5, 1, 160_000)
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_the_overflow_wheel_is_made_once():
+    wheel = _wheel(tick_ms=1, wheel_size=20, start_ms=0)
+    far = _entry("far", 100)
+    _add(wheel, far)
+    upper = wheel.overflow_wheel
+    wheel._add_overflow_wheel()  # as a second thread would, having seen None a moment before
+    assert wheel.overflow_wheel is upper, (
+        "_add_overflow_wheel makes the wheel only if there is none (checked again under "
+        "self._overflow_lock: two threads may both have seen None); a second wheel would lose the "
+        "tasks on the first"
+    )
+    _add(wheel, _entry("farther", 300))
+    assert wheel.overflow_wheel is upper and _where(wheel, far) == (2, 5)
+
+
+def _level_of(timer: MockTimer, task: TimerTask) -> int | None:
+    entry = task.get_timer_task_entry()
+    return None if entry is None else (_where(timer.timing_wheel, entry) or (None,))[0]
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(3)
+def test_a_task_cascades_down_the_wheels_and_runs_at_its_time():
+    time = MockTime()
+    timer = MockTimer(time, tick_ms=1, wheel_size=20)
+    task = Task("heartbeat", 7351, time)
+    timer.add(task)
+    seen = [(0, _level_of(timer, task))]
+    for until in (7199, 7200, 7339, 7340, 7350):
+        timer.advance_clock(until - time.hi_res_clock_ms())
+        seen.append((until, _level_of(timer, task)))
+    timer.advance_clock(1)
+    expected = [(0, 3), (7199, 3), (7200, 2), (7339, 2), (7340, 1), (7350, 1)]
+    assert seen == expected and task.runs == [7351], (
+        "a task due at 7351 starts in the 8 s wheel's bucket 7200-7599; when that bucket expires the "
+        "timer adds it again and it lands in the 400 ms wheel's bucket 7340-7359; at 7340 it comes to "
+        "the 1 ms wheel, and runs at 7351.\n"
+        f"  (time, level holding it) expected {expected}\n"
+        f"                           got      {seen}\n"
+        f"  it ran at {task.runs}, expected [7351]\n" + _picture(timer.timing_wheel)
+    )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(3)
+def test_every_task_runs_once_at_its_time_across_the_wheels():
+    time = MockTime()
+    timer = MockTimer(time, tick_ms=1, wheel_size=4)  # small: wheels of 4, 16, 64, 256, 1024 ms
+    rng = random.Random(66)
+    tasks = [Task(f"t{i}", rng.randrange(1, 700), time) for i in range(120)]
+    for task in tasks:
+        timer.add(task)
+    cancelled = set(rng.sample(range(len(tasks)), 40))
+    for i in cancelled:
+        tasks[i].cancel()
+    for _ in range(710):
+        timer.advance_clock(1)
+    wrong = [
+        f"  {t.name}: due at {t.delay_ms}{', cancelled' if i in cancelled else ''}, ran at {t.runs}"
+        for i, t in enumerate(tasks)
+        if t.runs != ([] if i in cancelled else [t.delay_ms])
+    ]
+    assert not wrong, (
+        "on a MockTimer of 4 slots of 1 ms, stepped 1 ms at a time, every task runs exactly once, exactly "
+        "at its delay, after cascading down the wheels; a cancelled task never runs:\n"
+        + "\n".join(wrong[:10])
+    )
+    assert timer.size() == 0, f"every task ran or was cancelled, yet the timer counts {timer.size()}"
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_a_task_added_after_the_clock_moved_counts_from_then():
+    time = MockTime()
+    timer = MockTimer(time, tick_ms=1, wheel_size=20)
+    early = Task("early", 30, time)
+    timer.add(early)  # makes the overflow wheel at 0
+    for _ in range(1000):
+        timer.advance_clock(1)
+    late = Task("late", 2500, time)
+    timer.add(late)
+    level = _level_of(timer, late)
+    for _ in range(2500):
+        timer.advance_clock(1)
+    assert early.runs == [30] and late.runs == [3500], (
+        f"added at 1000 ms with a delay of 2500 ms, the task is due at 3500 (it went to level {level}); "
+        f"it ran at {late.runs}. The overflow wheels' clocks must have followed the first wheel's.\n"
+        + _picture(timer.timing_wheel)
+    )
