@@ -41,22 +41,29 @@ PARTITIONS = [0, 1, 2, 3]
 PRODUCER = {"acks": "1", "linger.ms": 5, "batch.size": 1_000_000, "queue.buffering.max.messages": 2_000_000}
 
 
-def produce(bootstrap: str, records: int, value: bytes, extra: dict | None = None) -> tuple[float, Producer]:
+def produce(
+    bootstrap: str, records: int, value: bytes, extra: dict | None = None, topic: str = TOPIC
+) -> tuple[float, Producer]:
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER, **(extra or {})})
-    producer.list_topics(TOPIC, timeout=30)  # metadata (and, on kafka_lite, auto-creation) before timing
-    return send_all(producer, records, value), producer
+    producer.list_topics(topic, timeout=30)  # metadata (and, on kafka_lite, auto-creation) before timing
+    return send_all(producer, records, value, topic), producer
 
 
-def send_all(producer: Producer, records: int, value: bytes) -> float:
-    """Produce ``records`` copies of ``value`` to the topic and flush: records per second."""
+def produce_one(producer: Producer, topic: str, value: bytes) -> None:
+    """Hand one record to the producer, waiting while its queue is full."""
+    while True:
+        try:
+            producer.produce(topic, value)
+            return
+        except BufferError:  # the client's queue is full: let it send
+            producer.poll(0.01)
+
+
+def send_all(producer: Producer, records: int, value: bytes, topic: str = TOPIC) -> float:
+    """Produce ``records`` copies of ``value`` to ``topic`` and flush: records per second."""
     start = time.perf_counter()
     for _ in range(records):
-        while True:
-            try:
-                producer.produce(TOPIC, value)
-                break
-            except BufferError:  # the client's queue is full: let it send
-                producer.poll(0.01)
+        produce_one(producer, topic, value)
     remaining = producer.flush(120)
     elapsed = time.perf_counter() - start
     if remaining:
@@ -96,11 +103,12 @@ def consume(bootstrap: str, records: int, partitions: list[int]) -> float:
     return records / elapsed
 
 
-def retained(bootstrap: str, partitions: list[int]) -> int:
+def retained(bootstrap: str, partitions: list[int], topic: str = TOPIC) -> int:
+    """Records ``topic``'s partitions hold below their high watermarks."""
     probe = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench"})
     total = 0
     for p in partitions:
-        low, high = probe.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=10)
+        low, high = probe.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
         total += high - low
     probe.close()
     return total

@@ -1,8 +1,9 @@
 """A partition's log: a sequence of segments, with offset assignment, reads, rolls, retention, recovery.
 
-Mirrors: kafka.log.Log (core/src/main/scala/kafka/log/Log.scala, Kafka 0.10.1) and the v2 in-place
-         path of kafka.log.LogValidator (``validate_messages_and_assign_offsets`` below; Kafka 0.11.0)
-Book:    chapter 6, 6.1.1-6.1.4 (partitions, segments, writing, rolling, reading)
+Mirrors: kafka.log.Log (core/src/main/scala/kafka/log/Log.scala, Kafka 0.10.1, with 0.11.0's leader
+         epoch cache) and the v2 in-place path of kafka.log.LogValidator
+         (``validate_messages_and_assign_offsets`` below; Kafka 0.11.0)
+Book:    chapter 6, 6.1.1-6.1.4 (partitions, segments, writing, rolling, reading); 6.2 (truncation)
 Differs: segments are found by ``bisect`` over a sorted list of base offsets where Kafka uses a
          ConcurrentSkipListMap; a deleted segment is renamed ``.deleted`` and removed at once (Kafka
          schedules the removal ``file.delete.delay.ms`` later so in-flight reads can finish: on
@@ -13,12 +14,19 @@ Differs: segments are found by ``bisect`` over a sorted list of base offsets whe
          path builds no Python object per record; Kafka 0.11's LogValidator also walks the
          records (each timestamp against ``message.timestamp.difference.max.ms``, the keys of a
          compacted topic). Batches keep the producer's codec (``compression.type`` is accepted,
-         not applied) and their ``partitionLeaderEpoch``, which Kafka 0.11 stamps with the
-         leader's epoch. A request whose bytes end in a partial batch is refused whole, where
-         Kafka trims the partial batch and appends the rest.
+         not applied). A request whose bytes end in a partial batch is refused whole, where
+         Kafka trims the partial batch and appends the rest. Recovery does not re-assign leader
+         epochs from the recovered batches (Kafka's ``LogSegment.recover`` does, for a checkpoint
+         that was lost): the checkpoint is flushed at every change, before the records are.
 
 The log end offset (LEO) is the next offset to assign. An append patches each batch's base offset
 with the LEO and advances it by the batch's record span, without decoding a record.
+
+Leader epochs (Kafka 0.11, KIP-101): a leader's append also stamps the leader's epoch into each
+batch's ``partitionLeaderEpoch`` (outside the CRC, like the base offset) and records in
+``leader_epoch_cache`` the offset where a new epoch begins; a follower's append records the epochs
+its leader stamped. Truncation and retention trim the cache with the log, so it always describes
+the records the log holds (``kafka_lite/server/epoch/leader_epoch_file_cache.py``).
 """
 
 from __future__ import annotations
@@ -42,7 +50,11 @@ from kafka_lite.common.errors import (
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import MAGIC_VALUE_V2, NO_TIMESTAMP
-from kafka_lite.common.record.default_record_batch import set_base_offset, set_log_append_time
+from kafka_lite.common.record.default_record_batch import (
+    set_base_offset,
+    set_log_append_time,
+    set_partition_leader_epoch,
+)
 from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.log.log_config import LogConfig
@@ -56,6 +68,8 @@ from kafka_lite.log.log_segment import (
     filename_prefix,
 )
 from kafka_lite.log.offset_index import CorruptIndexException, InvalidOffsetException
+from kafka_lite.server.epoch.leader_epoch_checkpoint_file import LeaderEpochCheckpointFile
+from kafka_lite.server.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # in the log directory: "the last stop was clean"
 DELETED_FILE_SUFFIX = ".deleted"
@@ -101,6 +115,7 @@ def validate_messages_and_assign_offsets(
     first_offset: int,
     now: int,
     log_append_time: bool,
+    partition_leader_epoch: int,
 ) -> ValidationAndOffsetAssignResult:
     """Assign offsets from ``first_offset`` to the batches, in place.
 
@@ -109,7 +124,8 @@ def validate_messages_and_assign_offsets(
     headers and CRCs were checked by ``Log._analyze_and_validate_records`` and no record is decoded
     (the module header says what that skips). For each batch, in order:
 
-    1. write its base offset (Kafka's ``setLastOffset``): outside the CRC, no checksum to redo;
+    1. write its base offset (Kafka's ``setLastOffset``) and the leader's epoch (Kafka's
+       ``setPartitionLeaderEpoch``): both outside the CRC, no checksum to redo;
     2. with ``LogAppendTime``, stamp the broker's time as its max timestamp, and redo its CRC;
     3. keep the largest max timestamp and the last offset of its batch (Kafka's
        ``shallowOffsetOfMaxTimestamp``: the headers name a batch, not a record).
@@ -123,6 +139,7 @@ def validate_messages_and_assign_offsets(
     max_timestamp, offset_of_max_timestamp = NO_TIMESTAMP, -1
     for position, last_offset_delta, batch_max_timestamp in batch_spans:
         set_base_offset(buf, position, offset_counter)
+        set_partition_leader_epoch(buf, position, partition_leader_epoch)
         offset_counter += last_offset_delta + 1
         if log_append_time:
             set_log_append_time(buf, position, now)
@@ -163,11 +180,21 @@ class Log:
         self._bases: list[int] = []  # sorted base offsets: the skip list's keys
         self._segments: dict[int, LogSegment] = {}
         self.last_flushed_time = time.milliseconds()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.leader_epoch_cache = LeaderEpochFileCache(
+            (self.topic, self.partition),
+            lambda: self.log_end_offset,
+            LeaderEpochCheckpointFile.in_dir(self.dir),
+        )
         self._load_segments()
         active = self.active_segment
         self._next_offset_metadata = LogOffsetMetadata(
             active.next_offset(), active.base_offset, active.size_in_bytes()
         )
+        # The checkpoint is flushed before the records are: after a crash it may name epochs whose
+        # records were lost (beyond the LEO), or, mid-retention, entries below the log start.
+        self.leader_epoch_cache.clear_and_flush_latest(self.log_end_offset)
+        self.leader_epoch_cache.clear_and_flush_earliest(self.log_start_offset)
 
     @property
     def name(self) -> str:
@@ -300,11 +327,14 @@ class Log:
     # -- appending -----------------------------------------------------------------------------------------
 
     # --8<-- [start:append]
-    def append(self, records: MemoryRecords, assign_offsets: bool = True) -> LogAppendInfo:
+    def append(
+        self, records: MemoryRecords, assign_offsets: bool = True, leader_epoch: int = -1
+    ) -> LogAppendInfo:
         """Validate ``records`` and append them, assigning offsets from the LEO (as a leader does).
 
+        A leader stamps ``leader_epoch`` into every batch and records it in the leader epoch cache.
         With ``assign_offsets=False`` (a follower copying its leader) the batches keep their offsets,
-        which must increase and start at or after the LEO.
+        which must increase and start at or after the LEO, and the epochs their leader stamped.
         """
         append_info = self._analyze_and_validate_records(records)
         # if there are no valid batches, there is nothing to append
@@ -322,6 +352,7 @@ class Log:
                     append_info.first_offset,
                     now,
                     self.config.log_append_time,
+                    leader_epoch,
                 )
                 records = validated.validated_records
                 append_info.max_timestamp = validated.max_timestamp
@@ -346,6 +377,13 @@ class Log:
                     f"{self.name}, which exceeds the maximum configured segment size of "
                     f"{self.config.segment_size}."
                 )
+            # update the epoch cache with the epoch stamped onto the batches by the leader, before the
+            # records become readable: whoever sees them past the LEO also sees where their epoch began
+            if assign_offsets:
+                if leader_epoch >= 0:  # every batch carries it: the first one's offset is where it began
+                    self.leader_epoch_cache.assign(leader_epoch, append_info.first_offset)
+            else:
+                self._assign_epochs_of_batches(records)
             # maybe roll the log if this segment is full
             segment = self._maybe_roll(append_info.valid_bytes, append_info.max_timestamp, now)
             # now append to the log
@@ -362,6 +400,16 @@ class Log:
             return append_info
 
     # --8<-- [end:append]
+
+    def _assign_epochs_of_batches(self, records: MemoryRecords) -> None:
+        """A follower's append: each batch's ``partitionLeaderEpoch`` as its leader stamped it (a batch
+        with none, -1, from a leader before Kafka 0.11, assigns nothing). Only a batch that begins a
+        newer epoch calls the cache, as Kafka's ``LogSegment.recover`` does."""
+        latest = self.leader_epoch_cache.latest_epoch()
+        for batch in records.batches():
+            if batch.partition_leader_epoch > latest:
+                self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+                latest = batch.partition_leader_epoch
 
     def _analyze_and_validate_records(self, records: MemoryRecords) -> LogAppendInfo:
         """Kafka's ``analyzeAndValidateRecords``: check every batch and gather what the append needs.
@@ -562,6 +610,8 @@ class Log:
                     self.roll()  # keep an (empty) active segment at the LEO
                 for segment in deletable:
                     self._delete_segment(segment)
+                # the log starts later now: the epoch of its first record begins there
+                self.leader_epoch_cache.clear_and_flush_earliest(self.log_start_offset)
             return len(deletable)
 
     def _delete_segment(self, segment: LogSegment) -> None:
@@ -601,6 +651,7 @@ class Log:
             self.active_segment.index.resize(self.config.max_index_size)
             self._update_log_end_offset(target_offset)
             self.recovery_point = min(target_offset, self.recovery_point)
+            self.leader_epoch_cache.clear_and_flush_latest(target_offset)
 
     def truncate_fully_and_start_at(self, new_offset: int) -> None:
         """Delete everything and start an empty log at ``new_offset``."""
@@ -610,6 +661,7 @@ class Log:
             self._add_segment(self._new_segment(new_offset))
             self._update_log_end_offset(new_offset)
             self.recovery_point = min(new_offset, self.recovery_point)
+            self.leader_epoch_cache.clear_and_flush()
 
     # -- offsets, size, flushing ----------------------------------------------------------------------------------
 
@@ -652,6 +704,7 @@ class Log:
                 segment.delete()
             self._bases.clear()
             self._segments.clear()
+            self.leader_epoch_cache.clear()
             for leftover in self.dir.iterdir():
                 leftover.unlink()
             self.dir.rmdir()

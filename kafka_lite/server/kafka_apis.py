@@ -1,7 +1,7 @@
 """The request handlers: one method per API, turning a parsed request into a response.
 
 Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scala, Kafka 0.10.1, with
-         0.11's InitProducerId and record-batch v2 Produce/Fetch)
+         0.11's InitProducerId, OffsetsForLeaderEpoch and record-batch v2 Produce/Fetch)
 Book:    chapter 2, 2.3.3 (``KafkaApis.handle`` switches on the api key); 6.2 (produce and fetch);
          7.2-7.3 (LeaderAndIsr, UpdateMetadata, StopReplica from the controller)
 Differs: no group APIs, no quotas (zero throttle time), no transactions. Client requests that
@@ -71,6 +71,7 @@ class KafkaApis:
         ApiKeys.API_VERSIONS,
         ApiKeys.CREATE_TOPICS,
         ApiKeys.INIT_PRODUCER_ID,
+        ApiKeys.OFFSETS_FOR_LEADER_EPOCH,
     )
 
     def __init__(
@@ -106,6 +107,7 @@ class KafkaApis:
             ApiKeys.API_VERSIONS: self.handle_api_versions_request,
             ApiKeys.CREATE_TOPICS: self.handle_create_topics_request,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
+            ApiKeys.OFFSETS_FOR_LEADER_EPOCH: self.handle_offsets_for_leader_epoch_request,
         }
         self._api_versions = api_versions(self.HANDLED)
 
@@ -528,6 +530,26 @@ class KafkaApis:
         self._send_response(request, {"error_code": 0})
         # The controller is answered first; then the client requests that waited for this cache.
         self.client_request_purgatory.check_and_complete(FIRST_METADATA)
+
+    # -- from followers ---------------------------------------------------------------------------------------------
+
+    def handle_offsets_for_leader_epoch_request(self, request: Request) -> None:
+        """OffsetsForLeaderEpoch (Kafka 0.11, KIP-101): where each requested leader epoch ends in this
+        leader's log. A follower asks after a leader change and truncates there, where the book's Kafka
+        0.10 truncates to its high watermark. Kafka's ``handleOffsetForLeaderEpochRequest``."""
+        requested = {
+            (t["topic"], p["partition_id"]): p["leader_epoch"]
+            for t in request.body["topics"]
+            for p in t["partitions"]
+        }
+        results = self.replica_manager.last_offset_for_leader_epoch(requested)
+        by_topic: dict[str, list[dict]] = {}
+        for (topic, partition), (error, end_offset) in results.items():
+            by_topic.setdefault(topic, []).append(
+                {"error_code": error.code, "partition_id": partition, "end_offset": end_offset}
+            )
+        topics = [{"topic": topic, "partitions": partitions} for topic, partitions in by_topic.items()]
+        self._send_response(request, {"topics": topics})
 
     def shutdown(self) -> None:
         self.client_request_purgatory.shutdown()

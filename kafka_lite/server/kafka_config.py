@@ -6,6 +6,8 @@ Differs: only the settings kafka_lite implements are defined; a config file may 
          real Kafka ``server.properties``), which are logged and ignored. ``listeners`` takes one
          PLAINTEXT listener. ``delete.topic.enable`` defaults to true (Kafka 1.0's default).
          ``fetch.sendfile.enable`` is kafka_lite's own switch between the two fetch paths.
+         ``inter.broker.protocol.version`` (Kafka 0.11's values) decides only whether followers
+         truncate by leader epoch (``api_version.py``).
 
 The ``log.*`` settings are the broker-wide defaults of the topic settings in ``log_config.py``;
 ``log_config_props`` hands them over under the names ``LogConfig.from_broker`` expects. As in Kafka,
@@ -25,6 +27,13 @@ from kafka_lite.common.config import ConfigDef, Importance, Range, Type
 from kafka_lite.common.errors import ConfigException
 from kafka_lite.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_lite.log.log_config import SERVER_DEFAULT_NAMES
+from kafka_lite.server.api_version import (
+    LATEST_VERSION,
+    ApiVersion,
+    ApiVersionValidator,
+    api_version,
+    uses_leader_epochs_for_truncation,
+)
 
 log = logging.getLogger(__name__)
 INT_MAX = 2**31 - 1
@@ -112,6 +121,10 @@ CONFIG_DEF = (
             "Timeout of the controller's requests to brokers.")
     .define("controlled.shutdown.enable", Type.BOOLEAN, True, None, M,
             "Ask the controller to move leadership away before shutting down.")
+    # Replication
+    .define("inter.broker.protocol.version", Type.STRING, LATEST_VERSION.version, ApiVersionValidator(), M,
+            "The protocol brokers speak among themselves, for rolling upgrades: from 0.11.0-IV2 a "
+            "follower truncates by leader epoch, below it to its high watermark.")
 )  # fmt: skip
 # --8<-- [end:config_def]
 
@@ -168,9 +181,17 @@ class KafkaConfig:
                     f"replica.fetch.wait.max.ms ({v['replica.fetch.wait.max.ms']}) should always be at most "
                     f"{limit} ({v[limit]}) to prevent unnecessary follower timeouts and ISR changes"
                 )
+        self.inter_broker_protocol_version: ApiVersion = api_version(v["inter.broker.protocol.version"])
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
+
+    @property
+    def uses_leader_epochs_for_truncation(self) -> bool:
+        """Whether this broker's followers truncate by leader epoch (``inter.broker.protocol.version``
+        at least ``0.11.0-IV2``, KIP-101) rather than to their high watermark; the leader stamps and
+        records epochs either way. Kafka's ``ReplicaFetcherThread.shouldSendLeaderEpochRequest``."""
+        return uses_leader_epochs_for_truncation(self.inter_broker_protocol_version)
 
     def log_retention_ms(self) -> int:
         v = self.values

@@ -143,6 +143,9 @@ class Partition:
             is_new_leader = self.leader_replica_id != self.local_broker_id
             self.leader_replica_id = self.local_broker_id
             leader_replica = self.get_replica()
+            # the new epoch starts at the LEO: a follower asking where an older epoch ends is told
+            # (KIP-101); records appended from now on carry this epoch
+            leader_replica.log.leader_epoch_cache.assign(self.leader_epoch, leader_replica.log_end_offset)
             if is_new_leader:
                 now = self.time.milliseconds()
                 for replica in self.assigned_replicas():
@@ -363,7 +366,7 @@ class Partition:
                     -1, None, 0, 0,
                 )  # fmt: skip
         segment_before = log_.active_segment.base_offset
-        info = log_.append(records, assign_offsets=assign_offsets)
+        info = log_.append(records, assign_offsets=assign_offsets, leader_epoch=self.leader_epoch)
         if log_.active_segment.base_offset != segment_before and self.producer_state.producers:
             # The log rolled: snapshot the producer state as of the new segment's start, as Kafka
             # 0.11 does on every roll, so a restart replays at most one segment's batch headers.

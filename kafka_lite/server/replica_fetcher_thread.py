@@ -38,6 +38,7 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.network.selector import Selector
+from kafka_lite.server.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 
 if TYPE_CHECKING:
     from kafka_lite.server.kafka_config import KafkaConfig
@@ -56,13 +57,18 @@ class FetcherException(KafkaException):
 
 @dataclass
 class PartitionFetchState:
-    """Where to fetch a partition from next, and until when it backs off after an error."""
+    """Where to fetch a partition from next; whether it must first truncate its log (just became a
+    follower); until when it backs off after an error."""
 
     fetch_offset: int
+    truncating_log: bool = False
     delay_until_ms: int = 0
 
-    def is_ready(self, now: int) -> bool:
-        return now >= self.delay_until_ms
+    def is_delayed(self, now: int) -> bool:
+        return now < self.delay_until_ms
+
+    def is_ready_for_fetch(self, now: int) -> bool:
+        return not self.truncating_log and not self.is_delayed(now)
 
 
 class ReplicaFetcherThread(threading.Thread):
@@ -89,6 +95,7 @@ class ReplicaFetcherThread(threading.Thread):
         self.fetch_size = config["replica.fetch.max.bytes"]
         self.fetch_backoff_ms = config["replica.fetch.backoff.ms"]
         self.socket_timeout_ms = config["replica.socket.timeout.ms"]
+        self.should_send_leader_epoch_request = config.uses_leader_epochs_for_truncation
         self.client = NetworkClient(
             Selector(time=time),
             f"replica-fetcher-{self.broker_id}-{fetcher_id}",
@@ -110,10 +117,11 @@ class ReplicaFetcherThread(threading.Thread):
     # -- the partitions this thread fetches ------------------------------------------------------------------
 
     def add_partitions(self, initial_offsets: dict[TopicPartition, int]) -> None:
+        """New partitions to follow: each truncates its log before its first fetch."""
         with self.partition_map_cond:
             for tp, offset in initial_offsets.items():
                 if tp not in self.partition_states:
-                    self.partition_states[tp] = PartitionFetchState(offset)
+                    self.partition_states[tp] = PartitionFetchState(offset, truncating_log=True)
             self.partition_map_cond.notify_all()
 
     def remove_partitions(self, tps: set[TopicPartition]) -> None:
@@ -144,6 +152,7 @@ class ReplicaFetcherThread(threading.Thread):
         if not self.unpaused.is_set():
             self.unpaused.wait(min(self.fetch_backoff_ms, 100) / 1000)
             return
+        self.maybe_truncate()
         with self.partition_map_cond:
             fetch_request = self.build_fetch_request(self.time.milliseconds())
             if not fetch_request:
@@ -155,7 +164,7 @@ class ReplicaFetcherThread(threading.Thread):
     def build_fetch_request(self, now: int) -> dict[TopicPartition, int]:
         """The fetch offset of every partition that is not backing off, in the map's order (a partition
         that was just fetched moves to the end, so a large one cannot starve the others)."""
-        return {tp: s.fetch_offset for tp, s in self.partition_states.items() if s.is_ready(now)}
+        return {tp: s.fetch_offset for tp, s in self.partition_states.items() if s.is_ready_for_fetch(now)}
 
     def process_fetch_request(self, fetch_request: dict[TopicPartition, int]) -> None:
         partitions_with_error: set[TopicPartition] = set()
@@ -195,6 +204,80 @@ class ReplicaFetcherThread(threading.Thread):
             self.delay_partitions(partitions_with_error, self.fetch_backoff_ms)
 
     # --8<-- [end:do_work]
+
+    # --8<-- [start:maybe_truncate]
+    def maybe_truncate(self) -> None:
+        """Truncate the partitions that just became followers, before they fetch.
+
+        Kafka 0.10 truncated to the follower's HW, which can cut records that were committed (the
+        follower learns the HW one fetch late) and, after two quick leader changes, leave replicas
+        that differ at the same offset. Kafka 0.11 (KIP-101) asks the leader instead where the
+        follower's latest leader epoch ends in the leader's log (OffsetsForLeaderEpoch) and truncates
+        exactly the records the leader does not have. With ``inter.broker.protocol.version`` below
+        0.11.0-IV2, or a follower with no epoch yet, the HW is used, as in 0.10.
+        """
+        now = self.time.milliseconds()
+        with self.partition_map_cond:
+            epoch_requests = {
+                tp: self.replica_manager.get_partition(tp).log.leader_epoch_cache.latest_epoch()
+                for tp, state in self.partition_states.items()
+                if state.truncating_log and not state.is_delayed(now)
+            }
+        if not epoch_requests:
+            return
+        fetched_epochs = self.fetch_epochs_from_leader(epoch_requests)
+        partitions_with_error = set()
+        with self.partition_map_cond:
+            for tp, (error, end_offset) in fetched_epochs.items():
+                state = self.partition_states.get(tp)
+                if state is None:
+                    continue  # removed meanwhile
+                if error is not Errors.NONE:
+                    log.info(
+                        "%s: retrying the leader epoch request for %s-%d: %s", self.name, *tp, error.name
+                    )
+                    partitions_with_error.add(tp)
+                    continue
+                partition = self.replica_manager.get_partition(tp)
+                replica = partition.get_replica()
+                if end_offset == UNDEFINED_EPOCH_OFFSET:
+                    truncation_offset = replica.high_watermark
+                else:
+                    truncation_offset = min(end_offset, replica.log_end_offset)
+                partition.truncate_to(truncation_offset)
+                state.fetch_offset = truncation_offset
+                state.truncating_log = False
+        if partitions_with_error:
+            self.delay_partitions(partitions_with_error, self.fetch_backoff_ms)
+
+    # --8<-- [end:maybe_truncate]
+
+    def fetch_epochs_from_leader(
+        self, partitions: dict[TopicPartition, int]
+    ) -> dict[TopicPartition, tuple[Errors, int]]:
+        """Where each partition's leader epoch ends on the leader; UNDEFINED for all when the protocol
+        version predates leader epochs (the caller then truncates to the HW)."""
+        if not self.should_send_leader_epoch_request:
+            return {tp: (Errors.NONE, UNDEFINED_EPOCH_OFFSET) for tp in partitions}
+        by_topic: dict[str, list] = {}
+        for (topic, partition), epoch in partitions.items():
+            by_topic.setdefault(topic, []).append({"partition_id": partition, "leader_epoch": epoch})
+        try:
+            body = self.send_and_receive(
+                ApiKeys.OFFSETS_FOR_LEADER_EPOCH,
+                0,
+                {"topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]},
+            )
+        except FetcherException as e:
+            log.warning(
+                "%s: error sending the leader epoch request for %s: %s", self.name, sorted(partitions), e
+            )
+            return {tp: (Errors.NETWORK_EXCEPTION, UNDEFINED_EPOCH_OFFSET) for tp in partitions}
+        return {
+            (t["topic"], p["partition_id"]): (Errors.for_code(p["error_code"]), p["end_offset"])
+            for t in body["topics"]
+            for p in t["partitions"]
+        }
 
     def delay_partitions(self, tps: set[TopicPartition], delay_ms: int) -> None:
         until = self.time.milliseconds() + delay_ms

@@ -50,6 +50,7 @@ from kafka_lite.log.log_manager import LogManager
 from kafka_lite.server.delayed_fetch import DelayedFetch
 from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.delayed_produce import DelayedProduce, ProducePartitionStatus
+from kafka_lite.server.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
@@ -158,7 +159,7 @@ class ReplicaManager:
         self.controller_epoch = -1
         self._partitions: dict[TopicPartition, Partition] = {}
         self._replica_state_change_lock = threading.RLock()
-        self.replica_fetcher_manager = ReplicaFetcherManager(config, self, time)
+        self.replica_fetcher_manager = self.create_replica_fetcher_manager()
         self._hw_thread_initialized = False
         self._isr_changes = _IsrChanges()
         self.metrics: Counter[str] = Counter()
@@ -168,6 +169,11 @@ class ReplicaManager:
         self.delayed_fetch_purgatory = delayed_fetch_purgatory or DelayedOperationPurgatory(
             "Fetch", time, broker_id=self.broker_id
         )
+
+    def create_replica_fetcher_manager(self) -> ReplicaFetcherManager:
+        """The followers' fetchers (Kafka's ``createReplicaFetcherManager``, which tests override to
+        play the fetchers themselves)."""
+        return ReplicaFetcherManager(self.config, self, self.time)
 
     def startup(self) -> None:
         """The ISR's two periodic tasks: expire laggards, and announce changes to the controller."""
@@ -288,9 +294,9 @@ class ReplicaManager:
         controller_epoch: int,
         live_leaders: dict[int, dict],
     ) -> None:
-        """Follow the new leaders: stop the old fetchers, truncate to the high watermark (records above
-        it may not be on the new leader), answer the requests waiting here, start fetching from the
-        LEO."""
+        """Follow the new leaders: stop the old fetchers, answer the requests waiting here, and hand the
+        partitions to fetchers for the new leaders. Each starts by truncating what the new leader may
+        not have (``ReplicaFetcherThread.maybe_truncate``), then fetches from there."""
         to_fetch: dict[TopicPartition, Partition] = {}
         for tp, (partition, state) in partitions.items():
             if state["leader"] in live_leaders:
@@ -307,8 +313,6 @@ class ReplicaManager:
                 )
                 partition.make_follower(state, controller_epoch)
         self.replica_fetcher_manager.remove_fetcher_for_partitions(set(to_fetch))
-        for partition in to_fetch.values():
-            partition.truncate_to(partition.high_watermark())
         for tp in partitions:
             # produces waiting for acks here, and fetches, learn that this broker leads no more
             self.try_complete_delayed_produce(tp)
@@ -319,7 +323,7 @@ class ReplicaManager:
                     partition.leader_replica_id,
                     live_leaders[partition.leader_replica_id]["host"],
                     live_leaders[partition.leader_replica_id]["port"],
-                    partition.get_replica().log_end_offset,
+                    partition.high_watermark(),
                 )
                 for tp, partition in to_fetch.items()
             }
@@ -574,3 +578,28 @@ class ReplicaManager:
         with self._replica_state_change_lock:
             for partition in self._partitions.values():
                 partition.close()
+
+    # -- OffsetsForLeaderEpoch (Kafka 0.11, KIP-101) ----------------------------------------------------------
+
+    def last_offset_for_leader_epoch(
+        self, requested: dict[TopicPartition, int]
+    ) -> dict[TopicPartition, tuple[Errors, int]]:
+        """For each partition, where the requested leader epoch ends in this leader's log.
+
+        Kafka's ``ReplicaManager.lastOffsetForLeaderEpoch`` with ``Partition.lastOffsetForLeaderEpoch``:
+        a follower asks its new leader, after a leader change, for the end of its own latest epoch, and
+        truncates its log there. Only the leader answers (NOT_LEADER_FOR_PARTITION from any other
+        replica, UNKNOWN_TOPIC_OR_PARTITION from a broker without the partition); the answer is the
+        start offset of the next epoch the leader knows, the log end offset for the leader's latest
+        epoch, or -1 (``UNDEFINED_EPOCH_OFFSET``) for an epoch it does not know.
+        """
+        result: dict[TopicPartition, tuple[Errors, int]] = {}
+        for tp, leader_epoch in requested.items():
+            partition = self.get_partition(tp)
+            if partition is None or partition.log is None:
+                result[tp] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, UNDEFINED_EPOCH_OFFSET)
+            elif not partition.is_leader():
+                result[tp] = (Errors.NOT_LEADER_FOR_PARTITION, UNDEFINED_EPOCH_OFFSET)
+            else:
+                result[tp] = (Errors.NONE, partition.log.leader_epoch_cache.end_offset_for(leader_epoch))
+        return result

@@ -9,8 +9,9 @@ from kafka_lite.common.errors import Errors
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import MockTime
+from kafka_lite.log.log import read_all
 from kafka_lite.server.replica_manager import ReplicaManager
-from tests.support.replicas import follower_fetch, leader_and_isr, replica_manager
+from tests.support.replicas import follower_fetch, leader_and_isr, played_fetcher, replica_manager
 
 TP = ("orders", 0)
 LAG_MS = 10_000
@@ -136,7 +137,7 @@ def test_min_insync_replicas(tmp_path):
     assert produce(leader, 1, b"y")[0][TP].error is Errors.NONE, "acks=1 does not ask for replicas"
 
 
-def test_a_new_follower_truncates_to_its_high_watermark(brokers, tmp_path):
+def test_a_new_follower_truncates_what_its_new_leader_does_not_have(brokers):
     _, (leader, f1, f2) = brokers
     produce(leader, 1, b"a", b"b")
     for follower in (f1, f2):
@@ -146,10 +147,47 @@ def test_a_new_follower_truncates_to_its_high_watermark(brokers, tmp_path):
     produce(leader, 1, b"c")  # offset 2: on the old leader only
     assert leader.get_partition(TP).get_replica().log_end_offset == 3
     # broker 1 becomes leader; broker 0 follows it and must drop offset 2, which 1 never had
-    body = leader_and_isr(TP, leader=1, isr=[1, 2], replicas=[0, 1, 2], leader_epoch=2)
-    leader.become_leader_or_follower(body)
+    f1.become_leader_or_follower(leader_and_isr(TP, leader=1, isr=[1, 2], replicas=[0, 1, 2], leader_epoch=2))
+    leader.become_leader_or_follower(
+        leader_and_isr(TP, leader=1, isr=[1, 2], replicas=[0, 1, 2], leader_epoch=2)
+    )
+    assert leader.replica_fetcher_manager.added[TP].broker_id == 1
+    played_fetcher(leader, f1).maybe_truncate()
     assert leader.get_partition(TP).get_replica().log_end_offset == 2
-    leader.replica_fetcher_manager.shutdown()
+    assert [r.value for r in read_all(leader.get_partition(TP).log)] == [b"a", b"b"]
+
+
+@pytest.mark.parametrize(
+    ("version", "kept"),
+    [("0.10.1", 0), ("0.11.0", 2)],
+    ids=["0.10-truncates-to-the-hw", "0.11-truncates-by-leader-epoch"],
+)
+def test_a_restarted_follower_keeps_committed_records_only_with_leader_epochs(tmp_path, version, kept):
+    """KIP-101's first case: a follower learns the HW one fetch late, so its HW lags its LEO. Restarted,
+    0.10 truncates to that HW and throws away records every replica has (they are lost for good if the
+    leader then fails and this follower takes over). 0.11 asks the leader where the follower's
+    latest epoch ends, and keeps them."""
+    time = MockTime()
+    props = {"inter.broker.protocol.version": version}
+    leader, f1, f2 = (replica_manager(tmp_path, i, time, **props) for i in range(3))
+    for m in (leader, f1, f2):
+        m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
+    produce(leader, 1, b"a", b"b")
+    for follower in (f1, f2):
+        replicate(leader, follower)
+    for follower in (f1, f2):
+        replicate(leader, follower)  # the leader's HW reaches 2 only at follower 2's fetch
+    f1_replica = f1.get_partition(TP).get_replica()
+    assert (f1_replica.log_end_offset, f1_replica.high_watermark) == (2, 0)
+    f1.shutdown(checkpoint_hw=True)
+    f1.log_manager.shutdown()
+    restarted = replica_manager(tmp_path, 1, time, **props)
+    restarted.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
+    played_fetcher(restarted, leader).maybe_truncate()
+    assert restarted.get_partition(TP).get_replica().log_end_offset == kept
+    for m in (leader, f2, restarted):
+        m.shutdown(checkpoint_hw=False)
+        m.log_manager.shutdown()
 
 
 def test_the_high_watermark_survives_a_restart(brokers, tmp_path):
@@ -163,12 +201,13 @@ def test_the_high_watermark_survives_a_restart(brokers, tmp_path):
     leader.log_manager.shutdown()
     text = (leader.config.log_dirs[0] / "replication-offset-checkpoint").read_text()
     assert text.splitlines()[2:] == ["orders 0 2"]
-    # Restarted as a follower, broker 0 truncates to the checkpointed HW, not to 0.
+    # Restarted, broker 0's replica starts from the checkpointed HW, not from 0 (a follower without
+    # leader epochs truncates to it).
     restarted = replica_manager(tmp_path, 0, time)
     restarted.become_leader_or_follower(
         leader_and_isr(TP, leader=1, isr=[1, 2], replicas=[0, 1, 2], leader_epoch=2)
     )
-    assert restarted.get_partition(TP).get_replica().log_end_offset == 2
+    assert restarted.get_partition(TP).get_replica().high_watermark == 2
     restarted.shutdown(checkpoint_hw=False)
     restarted.log_manager.shutdown()
 

@@ -75,6 +75,7 @@ RECORD_BATCH_OVERHEAD = HEADER_STRUCT.size  # 61
 
 BASE_OFFSET_OFFSET = 0
 LENGTH_OFFSET = 8
+PARTITION_LEADER_EPOCH_OFFSET = 12
 CRC_OFFSET = 17
 ATTRIBUTES_OFFSET = 21  # the CRC covers [ATTRIBUTES_OFFSET, end)
 MAX_TIMESTAMP_OFFSET = 35
@@ -352,6 +353,16 @@ def set_base_offset(buf: bytearray | memoryview, pos: int, base_offset: int) -> 
 
 
 # --8<-- [end:set_base_offset]
+
+
+def set_partition_leader_epoch(buf: bytearray | memoryview, pos: int, epoch: int) -> None:
+    """Stamp the batch at ``buf[pos]`` with the epoch of the leader that appends it.
+
+    Kafka's ``DefaultRecordBatch.setPartitionLeaderEpoch`` (KIP-101), which the leader's validator
+    calls on every batch; a follower keeps the epoch its leader wrote. Outside the CRC, like
+    ``baseOffset``: no checksum to redo.
+    """
+    struct.pack_into(">i", buf, pos + PARTITION_LEADER_EPOCH_OFFSET, epoch)
 
 
 def set_log_append_time(buf: bytearray | memoryview, pos: int, timestamp: int) -> None:

@@ -1,0 +1,496 @@
+"""Replication benchmark: what replication costs a producer, and how long a record takes from producer
+to consumer when three replicas must have it first, on a 3-broker kafka_lite cluster, in one run.
+
+No Kafka twin: modelled on the benchmarks of Kafka's 2014 post "Benchmarking Apache Kafka: 2 Million
+Writes Per Second (On Three Cheap Machines)": ``kafka-producer-perf-test.sh`` with one replica and
+acks=1 against three replicas and acks=all, and ``kafka.tools.EndToEndLatency`` (which sends one record
+at a time; here the producer holds a steady rate instead, as the issue's goal asks).
+
+    .venv/bin/python benchmarks/bench_replication.py [--part a|b|both] [--records 1000000]
+        [--value-bytes 100] [--rounds 3] [--seconds 10] [--rate 10000] [--max-in-flight N]
+
+Part a, throughput: confluent-kafka produces ``--records`` records (no key, a ``--value-bytes`` value)
+to a topic with replication factor 1 with acks=1, and to a topic with replication factor 3 with
+acks=all, in alternating order from round to round (``--rounds``), each time with a fresh producer
+with ``bench_broker.py``'s settings (linger.ms=5, librdkafka's batch.size); it prints each round,
+each one's median records/s, and acks=all's median as a share of acks=1's (goal: at least 50 %).
+Beside the rates go the CPU seconds each broker process and the client process used in each
+phase: three brokers and the client share the machine's cores, so a rate alone does not say who was
+waiting for whom.
+
+Part b, end-to-end latency: a confluent-kafka producer with linger.ms=0 and acks=all sends to a
+topic with replication factor 3 at ``--rate`` records/s for ``--seconds``, paced by Kafka's
+``ThroughputThrottler`` (bursts of a few records, then a sleep of at least 2 ms, as
+``kafka-producer-perf-test.sh --throughput`` does); each value starts with the record's sequence
+number and its send time (``time.perf_counter_ns``, just before ``produce``). A confluent-kafka
+consumer in a thread of the same process, assigned every partition from its end (the high
+watermarks, read before anything is sent, so no record can slip past it), takes the time each record
+arrives; a record is readable only once every replica in the ISR has it, so the latency includes
+replication. It prints the count, median, 99th and 99.9th percentiles (Kafka's EndToEndLatency's rule:
+the value at index ⌊n·q⌋ of the sorted latencies) and the maximum, in ms, beside the goals (median
+≤ 5 ms, 99th percentile ≤ 20 ms), the records lost or duplicated, and the median of each fifth of
+the run, which grows when the cluster falls behind the rate. Before the clock starts, one record to
+each partition has gone all the way through, so connections and metadata are in place.
+
+``--max-in-flight`` sets the producer's max.in.flight.requests.per.connection. librdkafka's default
+(1,000,000) lets it send a request whenever records wait, while a broker reads one request per
+connection at a time (the processor mutes the connection until the answer has gone, as Kafka's
+does): behind a cluster slower than the rate, the requests stay small and queue up in the socket,
+each waiting for the followers in turn. With 5, the Java producer's default, records wait in the
+client instead and go in larger batches.
+
+The cluster is ``kafka-lite cluster up``'s: a ZooKeeper (``EmbeddedZooKeeper`` in its own process)
+and three brokers, each a process of its own, on free loopback ports, stopped at the end whatever
+happens. The brokers run with Kafka's defaults, except num.network.threads and num.io.threads, which
+``cluster up`` lowers for a laptop and the benchmark puts back to Kafka's (3 and 8). Each topic has
+three partitions, so that every broker leads one of each. The broker logs are deleted after a
+successful run and kept (their directory is printed) after a failure. Each part also counts the
+brokers' "Shrinking ISR" and ERROR log lines: an ISR that shrank means acks=all waited for fewer
+replicas. A new topic's first records, one with acks=all to each partition, go before any clock
+starts (see ``create_topics``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import signal
+import statistics
+import struct
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from bench_broker import cpu_seconds, produce, produce_one, retained
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from kafka_lite.cli.cluster import start_cluster, stop_cluster, wait_healthy
+from kafka_lite.common.time import SYSTEM
+from kafka_lite.server.kafka_config import CONFIG_DEF
+from kafka_lite.tools.throughput_throttler import ThroughputThrottler
+from kafka_lite.zk.embedded import free_port, port_free
+
+BROKERS = 3
+PARTITIONS = [0, 1, 2]
+# The two phases of part a: (label, topic, replication factor, acks).
+PHASES = [("RF 1, acks=1", "bench-rf1", 1, "1"), ("RF 3, acks=all", "bench-rf3", 3, "all")]
+LATENCY_TOPIC = "bench-latency"
+THROUGHPUT_GOAL = 0.5
+MEDIAN_GOAL_MS, P99_GOAL_MS = 5, 20
+# A latency record's value starts with its sequence number and its send time; warm-up records have
+# sequence number WARM_UP.
+STAMP = struct.Struct(">qq")
+WARM_UP = -1
+DEADLINE_S = 60
+MESSAGE_TIMEOUT_S = 300  # librdkafka's default message.timeout.ms
+
+
+# -- the cluster ---------------------------------------------------------------------------------------
+
+
+def base_port() -> int:
+    """A port with the next BROKERS - 1 free as well (broker N listens on base + N)."""
+    while True:
+        base = free_port()
+        if base < 65000 and all(port_free(base + i) for i in range(BROKERS)):
+            return base
+
+
+@contextmanager
+def cluster(directory: Path) -> Iterator[dict]:
+    """ZooKeeper and three brokers as processes, healthy; all stopped on the way out, whatever happens."""
+    overrides = [
+        f"{name}={CONFIG_DEF.keys[name].default}" for name in ("num.network.threads", "num.io.threads")
+    ]
+    state = start_cluster(directory, BROKERS, free_port(), base_port(), overrides)
+    try:
+        wait_healthy(state)
+        yield state
+    finally:
+        stop_cluster(state)
+
+
+def bootstrap_of(state: dict) -> str:
+    return ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
+
+
+def create_topics(bootstrap: str, topics: dict[str, int]) -> dict[str, list[int]]:
+    """Create each topic with its replication factor, wait until every partition has a leader and the
+    whole ISR, and send one record with acks=all through each partition; returns each topic's leaders
+    by partition.
+
+    The ISR is whole from the start (the controller puts every replica in it), but a follower whose
+    first fetch reached its leader before the leader knew the partition waits replica.fetch.backoff.ms
+    (1 s) before asking again, as in Kafka: the records with acks=all wait that out before any clock
+    starts."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    new = [NewTopic(t, len(PARTITIONS), rf) for t, rf in topics.items()]
+    for future in admin.create_topics(new, operation_timeout=DEADLINE_S).values():
+        future.result(DEADLINE_S)
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        metadata = admin.list_topics(timeout=10).topics
+        ready = all(
+            t in metadata
+            and len(metadata[t].partitions) == len(PARTITIONS)
+            and all(p.leader >= 0 and len(p.isrs) == rf for p in metadata[t].partitions.values())
+            for t, rf in topics.items()
+        )
+        if ready:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the topics {sorted(topics)} had no leaders or full ISRs after {DEADLINE_S} s"
+            )
+        time.sleep(0.1)  # polling metadata until the controller has propagated it; bounded by the deadline
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+    failures = DeliveryFailures()
+    for t in topics:
+        for p in PARTITIONS:
+            producer.produce(t, STAMP.pack(WARM_UP, 0), partition=p, on_delivery=failures)
+    if producer.flush(DEADLINE_S) or failures:
+        raise RuntimeError(f"the first records to {sorted(topics)} were not acknowledged: {failures[:1]}")
+    return {t: [metadata[t].partitions[p].leader for p in PARTITIONS] for t in topics}
+
+
+def broker_cpu(state: dict) -> list[float]:
+    return [cpu_seconds(b["pid"]) for b in state["brokers"]]
+
+
+# What the brokers' logs tell about a part: an ISR that shrank means acks=all waited for fewer replicas.
+LOG_SIGNS = {"ISR shrinks": "Shrinking ISR", "ERROR lines": "] ERROR "}
+
+
+def log_signs(state: dict) -> dict[str, int]:
+    """How many lines of the brokers' logs so far carry each of LOG_SIGNS."""
+    counts = dict.fromkeys(LOG_SIGNS, 0)
+    for b in state["brokers"]:
+        with open(Path(state["dir"]) / "logs" / f"broker-{b['id']}.log", errors="replace") as f:
+            for line in f:
+                for name, sign in LOG_SIGNS.items():
+                    counts[name] += sign in line
+    return counts
+
+
+def signs_text(before: dict[str, int], after: dict[str, int]) -> str:
+    return ", ".join(f"{name} {after[name] - before[name]}" for name in LOG_SIGNS)
+
+
+class DeliveryFailures(list):
+    """A producer's ``on_delivery`` callback that keeps the failures."""
+
+    def __call__(self, err, msg) -> None:
+        if err is not None:
+            self.append(f"{msg.topic()}-{msg.partition()}: {err}")
+
+
+class Phase:
+    """Each broker's and this process's CPU seconds over one stretch of the benchmark."""
+
+    def __init__(self, state: dict) -> None:
+        self.state = state
+
+    def __enter__(self) -> Phase:
+        self.brokers_start, self.client_start = broker_cpu(self.state), time.process_time()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.brokers = [end - start for start, end in zip(self.brokers_start, broker_cpu(self.state))]
+        self.client = time.process_time() - self.client_start
+
+    def cpu(self) -> list[float]:
+        """Broker 0, 1, 2, then the client."""
+        return [*self.brokers, self.client]
+
+
+def table_row(label: str, rate: str, cpu: list[str]) -> str:
+    """One line of the report's tables: what, records/s, then CPU seconds of broker 0, 1, 2 and the client."""
+    return f"{label:24}{rate:>12}" + "".join(f"{c:>10}" for c in cpu)
+
+
+def table_header(label: str = "") -> str:
+    return table_row(label, "records/s", [*(f"broker {i}" for i in range(BROKERS)), "client"]) + "  (CPU s)"
+
+
+def figures(rate: float, cpu: list[float]) -> tuple[str, list[str]]:
+    return f"{rate:,.0f}", [f"{c:.2f}" for c in cpu]
+
+
+# -- part a: throughput --------------------------------------------------------------------------------
+
+
+def part_a(state: dict, records: int, value: bytes, rounds: int) -> dict:
+    bootstrap = bootstrap_of(state)
+    leaders = create_topics(bootstrap, {topic: rf for _, topic, rf, _ in PHASES})
+    results: dict[str, dict[str, list]] = {label: {"rate": [], "cpu": []} for label, *_ in PHASES}
+    failures = DeliveryFailures()
+    print(table_header())
+    for r in range(rounds):
+        for label, topic, _, acks in PHASES if r % 2 == 0 else PHASES[::-1]:
+            extra = {"acks": acks, "on_delivery": failures, "delivery.report.only.error": True}
+            with Phase(state) as phase:
+                rate = produce(bootstrap, records, value, extra, topic)[0]  # the producer goes at once
+            if failures:
+                raise RuntimeError(f"{len(failures)} records were not delivered, the first: {failures[0]}")
+            results[label]["rate"].append(rate)
+            results[label]["cpu"].append(phase.cpu())
+            print(table_row(f"round {r + 1}, {label}", *figures(rate, phase.cpu())))
+    for _, topic, _, _ in PHASES:
+        held, sent = retained(bootstrap, PARTITIONS, topic), records * rounds + len(PARTITIONS)
+        if held != sent:
+            raise RuntimeError(f"{topic} holds {held} records below its high watermarks, not the {sent} sent")
+    return {"results": results, "leaders": leaders}
+
+
+def report_a(a: dict, records: int, value_bytes: int, rounds: int) -> None:
+    results = a["results"]
+    print(
+        f"\nPart a: {records} records of {value_bytes} bytes, confluent-kafka (linger.ms=5), "
+        f"{len(PARTITIONS)} partitions on {BROKERS} brokers, rounds: {rounds}"
+    )
+    for _, topic, _, _ in PHASES:
+        print(f"  leaders of {topic} by partition: {a['leaders'][topic]}")
+    print(table_header("median"))
+    medians = {}
+    for label, *_ in PHASES:
+        medians[label] = statistics.median(results[label]["rate"])
+        cpu = [statistics.median(c[i] for c in results[label]["cpu"]) for i in range(BROKERS + 1)]
+        print(table_row(label, *figures(medians[label], cpu)))
+    (base, *_), (replicated, *_) = PHASES
+    ratio = medians[replicated] / medians[base]
+    print(f"{replicated} / {base}: {ratio:.0%} (goal: at least {THROUGHPUT_GOAL:.0%})")
+    print(f"in the brokers' logs: {a['log signs']}")
+
+
+# -- part b: end-to-end latency ------------------------------------------------------------------------
+
+
+class LatencyConsumer(threading.Thread):
+    """Reads the latency topic from its end and notes, for every record, its sequence number and the
+    nanoseconds from its send time (in its value) to its arrival here."""
+
+    def __init__(self, bootstrap: str) -> None:
+        super().__init__(name="latency-consumer", daemon=True)
+        self.consumer = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False}
+        )
+        # the topic's metadata first: librdkafka answers "Unknown partition" for a topic it has not met
+        self.consumer.list_topics(LATENCY_TOPIC, timeout=10)
+        ends = [
+            self.consumer.get_watermark_offsets(TopicPartition(LATENCY_TOPIC, p), timeout=10)[1]
+            for p in PARTITIONS
+        ]
+        self.consumer.assign([TopicPartition(LATENCY_TOPIC, p, end) for p, end in zip(PARTITIONS, ends)])
+        self.sequences: list[int] = []  # in arrival order, duplicates included
+        self.distinct: set[int] = set()
+        self.latencies_ns: list[int] = []
+        self.warm_up = 0
+        self.errors: list[str] = []
+        self.arrived = threading.Condition()
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stopping.is_set():
+                # poll hands over each record as soon as it is there (consume(n, timeout) would hold
+                # the first until n have come or the timeout has passed)
+                message = self.consumer.poll(0.05)
+                if message is None:
+                    continue
+                now = time.perf_counter_ns()
+                with self.arrived:
+                    if message.error() is not None:
+                        self.errors.append(str(message.error()))
+                        continue
+                    sequence, sent_ns = STAMP.unpack_from(message.value())
+                    if sequence == WARM_UP:
+                        self.warm_up += 1
+                    else:
+                        self.sequences.append(sequence)
+                        self.distinct.add(sequence)
+                        self.latencies_ns.append(now - sent_ns)
+                    self.arrived.notify_all()
+        finally:
+            self.consumer.close()
+
+    def wait_for(self, predicate) -> bool:
+        """Wait until ``predicate()`` holds of what has arrived, or DEADLINE_S passes: whether it holds."""
+        with self.arrived:
+            return self.arrived.wait_for(predicate, DEADLINE_S)
+
+
+def percentile(ordered: list[int], q: float) -> int:
+    """Kafka's EndToEndLatency's rule: the value at index ⌊n·q⌋ of the sorted list."""
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def medians_by_fifth(sequences: list[int], latencies_ns: list[int], total: int) -> list[float]:
+    """The median latency, in ms, of the records sent in each fifth of the run: steady if the cluster
+    keeps up with the rate, growing if records queue up."""
+    fifths: list[list[int]] = [[] for _ in range(5)]
+    for sequence, latency in zip(sequences, latencies_ns):
+        fifths[sequence * 5 // total].append(latency)
+    return [statistics.median(f) / 1e6 if f else float("nan") for f in fifths]
+
+
+def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flight: int | None) -> dict:
+    bootstrap = bootstrap_of(state)
+    create_topics(bootstrap, {LATENCY_TOPIC: 3})
+    failures = DeliveryFailures()
+    settings = {"acks": "all", "linger.ms": 0}
+    if max_in_flight is not None:
+        settings["max.in.flight.requests.per.connection"] = max_in_flight
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            **settings,
+            "on_delivery": failures,
+            "delivery.report.only.error": True,
+        }
+    )
+    padding = bytes(value_bytes - STAMP.size)
+    consumer = LatencyConsumer(bootstrap)
+    consumer.start()
+    try:
+        for p in PARTITIONS:  # one record through each partition before the clock starts
+            producer.produce(
+                LATENCY_TOPIC, STAMP.pack(WARM_UP, time.perf_counter_ns()) + padding, partition=p
+            )
+        producer.flush(DEADLINE_S)
+        if not consumer.wait_for(lambda: consumer.warm_up == len(PARTITIONS)):
+            raise RuntimeError(f"the consumer did not receive the warm-up records within {DEADLINE_S} s")
+        total = int(rate * seconds)
+        with Phase(state) as phase:
+            # The throttler counts whole milliseconds and lets everything through while none has passed
+            # since its start: started 1 ms back, it holds the rate from the first record, instead of
+            # opening the run with a millisecond's burst of as many records as the loop can send.
+            throttler = ThroughputThrottler(rate, SYSTEM.hi_res_clock_ms() - 1)
+            start = time.perf_counter()
+            for i in range(total):
+                send_start_ms = SYSTEM.hi_res_clock_ms()
+                value = STAMP.pack(i, time.perf_counter_ns()) + padding
+                produce_one(producer, LATENCY_TOPIC, value)
+                producer.poll(0)
+                if throttler.should_throttle(i, send_start_ms):
+                    throttler.throttle()
+            sent_in = time.perf_counter() - start
+            # A cluster that falls behind the rate takes its time to catch up; librdkafka fails a record
+            # that is not acknowledged within message.timeout.ms (300 s by default), so this ends. A
+            # second at a time, so that a signal (Ctrl-C) is handled meanwhile.
+            deadline = time.monotonic() + MESSAGE_TIMEOUT_S + DEADLINE_S
+            while (remaining := producer.flush(1)) and time.monotonic() < deadline:
+                pass
+            # then what is lost stays lost (counted below)
+            consumer.wait_for(lambda: len(consumer.distinct) >= total - len(failures))
+    finally:
+        consumer.stopping.set()
+        consumer.join(DEADLINE_S)
+    if remaining or failures or consumer.errors:
+        raise RuntimeError(
+            f"{remaining} records still unacknowledged after {MESSAGE_TIMEOUT_S + DEADLINE_S} s, "
+            f"{len(failures)} failed (the first: {failures[:1]}), consumer errors: {consumer.errors[:3]}"
+        )
+    distinct = len(consumer.distinct)
+    return {
+        "producer": ", ".join(f"{k}={v}" for k, v in settings.items()),
+        "sent": total,
+        "send_rate": total / sent_in,
+        "latencies_ms": sorted(ns / 1e6 for ns in consumer.latencies_ns),
+        "fifths_ms": medians_by_fifth(consumer.sequences, consumer.latencies_ns, total),
+        "lost": total - distinct,
+        "duplicates": len(consumer.sequences) - distinct,
+        "cpu": phase.cpu(),
+    }
+
+
+def report_b(b: dict, rate: int, seconds: float, value_bytes: int) -> None:
+    ms = b["latencies_ms"]
+    print(
+        f"\nPart b: end to end, RF 3, confluent-kafka (producer {b['producer']}, consumer defaults), "
+        f"{value_bytes}-byte values at {rate:,} records/s for {seconds:g} s"
+    )
+    print(table_header())
+    print(table_row(f"sent {b['sent']}", *figures(b["send_rate"], b["cpu"])))
+    print(f"received {len(ms)} (lost {b['lost']}, duplicated {b['duplicates']})")
+    if ms:
+        print(
+            f"latency ms: median {statistics.median(ms):.1f} (goal <= {MEDIAN_GOAL_MS}), "
+            f"p99 {percentile(ms, 0.99):.1f} (goal <= {P99_GOAL_MS}), p99.9 {percentile(ms, 0.999):.1f}, "
+            f"max {ms[-1]:.1f}"
+        )
+        print(
+            "median latency ms of the records sent in each fifth of the run: "
+            + "  ".join(f"{m:.1f}" for m in b["fifths_ms"])
+        )
+    print(f"in the brokers' logs: {b['log signs']}")
+
+
+# -- main ----------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--part", choices=["a", "b", "both"], default="both", help="throughput, latency, or both"
+    )
+    parser.add_argument("--records", type=int, default=1_000_000, help="part a: records per phase and round")
+    parser.add_argument("--value-bytes", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3, help="part a: rounds of both phases")
+    parser.add_argument("--seconds", type=float, default=10, help="part b: how long to send")
+    parser.add_argument("--rate", type=int, default=10_000, help="part b: records per second")
+    parser.add_argument(
+        "--max-in-flight",
+        type=int,
+        metavar="N",
+        help="part b: the producer's max.in.flight.requests.per.connection (unset: librdkafka's default)",
+    )
+    args = parser.parse_args()
+    for name in ("records", "rounds", "seconds", "rate", "max_in_flight"):
+        if getattr(args, name) is not None and getattr(args, name) <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive, not {getattr(args, name)}")
+    if args.part != "a" and args.value_bytes < STAMP.size:
+        parser.error(
+            f"--value-bytes must be at least {STAMP.size} for part b (its sequence number and send time), "
+            f"not {args.value_bytes}"
+        )
+    if args.value_bytes < 0:
+        parser.error(f"--value-bytes must not be negative, not {args.value_bytes}")
+    # As the kafka-lite command does: waiting for the cluster, kafka_lite's admin client meets brokers
+    # that still refuse connections, and Python's last-resort handler would print each warning.
+    logging.getLogger("kafka_lite").addHandler(logging.NullHandler())
+    # SIGTERM as Ctrl-C: an exception, so that the cluster is stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(f"stopped by signal {signum}"))
+    directory = Path(tempfile.mkdtemp(prefix="kafka-lite-bench-replication-"))
+    a = b = None
+    try:
+        with cluster(directory) as state:
+            if args.part in ("a", "both"):
+                before = log_signs(state)
+                a = part_a(state, args.records, os.urandom(args.value_bytes), args.rounds)
+                a["log signs"] = signs_text(before, log_signs(state))
+            if args.part in ("b", "both"):
+                before = log_signs(state)
+                b = part_b(state, args.rate, args.seconds, args.value_bytes, args.max_in_flight)
+                b["log signs"] = signs_text(before, log_signs(state))
+    except BaseException:
+        print(f"the cluster's logs are kept in {directory / 'logs'}")
+        raise
+    if a is not None:
+        report_a(a, args.records, args.value_bytes, args.rounds)
+    if b is not None:
+        report_b(b, args.rate, args.seconds, args.value_bytes)
+    if b is not None and b["lost"]:
+        print(f"the cluster's logs are kept in {directory / 'logs'}")
+        raise SystemExit(f"{b['lost']} acknowledged records never reached the consumer")
+    shutil.rmtree(directory)
+
+
+if __name__ == "__main__":
+    main()
