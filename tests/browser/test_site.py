@@ -155,6 +155,7 @@ def test_guide_shows_generated_diagrams(chromium_browser, site_url):
     assert "def append" in article  # code included from the source by snippet markers
     assert "NotImplementedError('Lab 2: implement LogSegment.append" in article  # as the lab's starter
     assert "NotImplementedError('Lab 6: implement TimingWheel.add" in article
+    assert "NotImplementedError('Lab 6: implement Partition.maybe_increment_leader_hw" in article
     page.close()
 
 
