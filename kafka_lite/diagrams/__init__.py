@@ -20,6 +20,7 @@ from kafka_lite.diagrams.log import log_diagram, segment_diagram, segment_with_i
 from kafka_lite.diagrams.network import socket_server_threads
 from kafka_lite.diagrams.producer import accumulator_diagram, record_accumulator
 from kafka_lite.diagrams.record import record_batch_v2
+from kafka_lite.diagrams.replication import replication, replication_diagram
 from kafka_lite.diagrams.state_machines import partition_state_machine, replica_state_machine, state_machine
 from kafka_lite.diagrams.timer import timer_diagram, timing_wheel
 
@@ -31,6 +32,8 @@ __all__ = [
     "record_accumulator",
     "record_batch_v2",
     "replica_state_machine",
+    "replication",
+    "replication_diagram",
     "segment_diagram",
     "segment_with_index",
     "socket_server_threads",
@@ -44,6 +47,7 @@ DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "replica_state_machine": replica_state_machine,
     "record_accumulator": record_accumulator,
     "record_batch_v2": record_batch_v2,
+    "replication": replication,
     "segment_with_index": segment_with_index,
     "socket_server_threads": lambda: socket_server_threads(3, 4),
     "timing_wheel": timing_wheel,

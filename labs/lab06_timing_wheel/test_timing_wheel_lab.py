@@ -1,4 +1,5 @@
-"""Lab 6 graded tests: Kafka's hierarchical timing wheel, one wheel first, then its overflow wheels.
+"""Lab 6 graded tests: Kafka's hierarchical timing wheel, one wheel first, then its overflow wheels;
+then the leader's high watermark (``Partition.maybe_increment_leader_hw``).
 
 Each test's first call into lab code is ``TimingWheel.add`` or ``TimingWheel.advance_clock``, so on
 the untouched starter every test fails with the lab's own NotImplementedError. Stage 1's tests never
@@ -8,7 +9,8 @@ test of stage 2 adds such a task, so it needs stage 1's ``add`` too.
 
 Failure messages print the wheels as ``add`` and ``advance_clock`` left them: each wheel's tick,
 size, interval and clock, and each bucket holding tasks with its expiration and the tasks' due
-times, beside what was expected.
+times, beside what was expected. Stage 3's print the leader's view instead: each replica's LEO as
+the leader knows it, who is in the ISR, and the HW.
 """
 
 from __future__ import annotations
@@ -17,7 +19,11 @@ import random
 
 import pytest
 
+from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
+from kafka_lite.diagrams.replication import in_process_replica_manager
+from kafka_lite.server.partition import Partition
+from kafka_lite.server.replica_manager import FetchMetadata, FetchPartitionRequest, ReplicaManager
 from kafka_lite.utils.locks import AtomicInteger
 from kafka_lite.utils.timer.delay_queue import DelayQueue
 from kafka_lite.utils.timer.mock_timer import MockTimer
@@ -450,4 +456,227 @@ def test_a_task_added_after_the_clock_moved_counts_from_then():
         f"added at 1000 ms with a delay of 2500 ms, the task is due at 3500 (it went to level {level}); "
         f"it ran at {late.runs}. The overflow wheels' clocks must have followed the first wheel's.\n"
         + _picture(timer.timing_wheel)
+    )
+
+
+# -- stage 3: the leader's high watermark -------------------------------------------------------------------
+#
+# Three replica managers in this process on one MockTime (no ZooKeeper, no sockets), broker 0 leading
+# ``orders-0``; the tests play the followers' fetchers. Every test's first call into lab code is the
+# LeaderAndIsr that makes broker 0 the leader: ``Partition.make_leader`` ends with
+# ``maybe_increment_leader_hw``. No test parks a request in a purgatory (that would need the wheel of
+# stages 1 and 2): produces use acks=1, or acks=-1 with the leader alone in the ISR, which completes at
+# once; fetches do not wait.
+
+TP = ("orders", 0)
+LAG_MS = 10_000
+
+
+@pytest.fixture
+def brokers(tmp_path):
+    time = MockTime()
+    managers = [
+        in_process_replica_manager(tmp_path, i, time, **{"replica.lag.time.max.ms": LAG_MS}) for i in range(3)
+    ]
+    for m in managers:
+        m.replica_fetcher_manager.pause()  # the tests play the fetchers
+    yield time, managers
+    for m in managers:
+        m.shutdown(checkpoint_hw=False)
+        m.log_manager.shutdown()
+
+
+def _leader_and_isr(leader: int, isr: list[int], replicas: list[int], leader_epoch: int = 1) -> dict:
+    state = {"topic": TP[0], "partition": TP[1], "controller_epoch": 1, "leader": leader}
+    return {
+        "controller_id": 0,
+        "controller_epoch": 1,
+        "partition_states": [
+            {**state, "leader_epoch": leader_epoch, "isr": isr, "zk_version": 0, "replicas": replicas}
+        ],
+        "live_leaders": [{"id": leader, "host": "127.0.0.1", "port": 1}],
+    }
+
+
+def _lead(managers, leader: int = 0, isr=(0, 1, 2), leader_epoch: int = 1) -> Partition:
+    """The controller's LeaderAndIsr to every broker: ``leader`` leads, ``isr`` in sync. Returns the
+    leader's Partition."""
+    for m in managers:
+        m.become_leader_or_follower(_leader_and_isr(leader, list(isr), [0, 1, 2], leader_epoch))
+    return managers[leader].get_partition(TP)
+
+
+def _produce(leader: ReplicaManager, n: int, acks: int = 1) -> list:
+    answers: list = []
+    records = MemoryRecords.with_records([(1000, None, b"r") for _ in range(n)])
+    leader.append_records(1000, acks, False, {TP: records}, answers.append)
+    return answers
+
+
+def _records_bytes(records) -> bytes:
+    return bytes(records.buffer()) if isinstance(records, MemoryRecords) else records.read_bytes()
+
+
+def _fetch(leader: ReplicaManager, follower: ReplicaManager) -> None:
+    """One round of ``follower``'s fetcher: fetch from its LEO (which tells the leader its LEO), append
+    what came with the leader's offsets, take the leader's HW."""
+    partition = follower.get_partition(TP)
+    replica = partition.get_replica()
+    got: dict = {}
+    request = {TP: FetchPartitionRequest(replica.log_end_offset, 1 << 20)}
+    leader.fetch_messages(FetchMetadata(1, 1 << 20, follower.broker_id, request), got.update)
+    result = got[TP]
+    if result.size:
+        partition.append_records_to_follower(MemoryRecords(_records_bytes(result.records)))
+    replica.high_watermark = min(replica.log_end_offset, result.high_watermark)
+
+
+def _consumer_reads(leader: ReplicaManager) -> list[int]:
+    """The offsets a consumer's fetch from offset 0 gets: those below the HW."""
+    got: dict = {}
+    request = {TP: FetchPartitionRequest(0, 1 << 20)}
+    leader.fetch_messages(FetchMetadata(1, 1 << 20, -1, request), got.update)
+    batches = MemoryRecords(_records_bytes(got[TP].records)).batches()
+    return [o for b in batches for o in range(b.base_offset, b.last_offset + 1)]
+
+
+def _replicas(partition: Partition) -> str:
+    """The leader's view, as maybe_increment_leader_hw sees it."""
+    leader = partition.get_replica()
+    lines = ["  the leader's view:"]
+    for replica in sorted(partition.assigned_replicas(), key=lambda r: r.broker_id):
+        role = "leader, LEO" if replica is leader else "follower, LEO the leader knows"
+        leo = replica.log_end_offset
+        in_isr = "in the ISR" if replica in partition.in_sync_replicas else "NOT in the ISR"
+        lines.append(
+            f"    broker {replica.broker_id} ({role} {leo if leo >= 0 else '-1: no fetch yet'}), {in_isr}"
+        )
+    smallest = min(r.log_end_offset for r in partition.in_sync_replicas)
+    lines.append(
+        f"    ISR {partition.isr}: smallest LEO in the ISR {smallest}; the HW is now {leader.high_watermark}"
+    )
+    return "\n".join(lines)
+
+
+def _assert_hw(partition: Partition, expected: int, why: str) -> None:
+    got = partition.get_replica().high_watermark
+    assert got == expected, f"the HW should be {expected}, got {got}: {why}\n" + _replicas(partition)
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(4)
+def test_the_hw_is_the_smallest_leo_in_the_isr(brokers):
+    _, managers = brokers
+    leader, f1, f2 = managers
+    partition = _lead(managers)
+    _produce(leader, 3)
+    _assert_hw(partition, 0, "the followers have fetched nothing yet")
+    _fetch(leader, f1)
+    _fetch(leader, f1)  # from 3: the leader learns follower 1 has 0-2
+    _assert_hw(partition, 0, "follower 2, in the ISR, has not fetched: the HW waits for it")
+    _fetch(leader, f2)
+    _fetch(leader, f2)
+    _assert_hw(partition, 3, "every replica in the ISR has offsets 0-2")
+    _produce(leader, 2)
+    _fetch(leader, f1)
+    _fetch(leader, f1)
+    _assert_hw(partition, 3, "follower 1 has offsets 0-4, follower 2 only 0-2: the smallest LEO is 3")
+    _fetch(leader, f2)
+    _fetch(leader, f2)
+    _assert_hw(partition, 5, "both followers have offsets 0-4")
+    assert _consumer_reads(leader) == [0, 1, 2, 3, 4], "a consumer reads below the HW"
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(3)
+def test_it_returns_whether_the_hw_moved(brokers):
+    time, managers = brokers
+    leader = managers[0]
+    partition = _lead(managers)
+    leader_replica = partition.get_replica()
+    _produce(leader, 4)
+    got = partition.maybe_increment_leader_hw(leader_replica)
+    assert got is False, (
+        f"nothing moved the smallest LEO in the ISR: maybe_increment_leader_hw returned {got!r}, expected "
+        "False (the caller completes waiting requests only when it returns True)\n" + _replicas(partition)
+    )
+    # The followers' fetches, recorded on their Replicas without going through the Partition: the test
+    # calls maybe_increment_leader_hw itself, as the Partition would after each of them.
+    now = time.milliseconds()
+    partition.get_replica(1).update_log_read_result(4, 4, now)
+    partition.get_replica(2).update_log_read_result(2, 4, now)
+    got = partition.maybe_increment_leader_hw(leader_replica)
+    assert got is True, (
+        f"the smallest LEO in the ISR went from -1 (unknown) to 2, above the HW 0: returned {got!r}, "
+        "expected True\n" + _replicas(partition)
+    )
+    _assert_hw(partition, 2, "follower 2's LEO, 2, is the smallest in the ISR")
+    got = partition.maybe_increment_leader_hw(leader_replica)
+    assert got is False, f"called again with nothing changed, it returned {got!r}\n" + _replicas(partition)
+    _assert_hw(partition, 2, "nothing changed")
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(3)
+def test_the_hw_never_goes_down(brokers):
+    _, managers = brokers
+    leader, f1, f2 = managers
+    partition = _lead(managers)
+    _produce(leader, 3)
+    for follower in (f1, f2, f1, f2, f1):
+        _fetch(leader, follower)  # both followers have 0-2; follower 1 has learnt HW 3
+    _assert_hw(partition, 3, "every replica in the ISR has offsets 0-2")
+    # Broker 1 becomes leader. It knows no follower's LEO until they fetch from it (-1), and that must
+    # not pull its HW down: consumers have been shown offsets 0-2 already.
+    new_partition = _lead(managers, leader=1, isr=(1, 0, 2), leader_epoch=2)
+    assert [r.log_end_offset for r in new_partition.assigned_replicas() if r.broker_id != 1] == [-1, -1]
+    _assert_hw(new_partition, 3, "the new leader knows no follower's LEO yet (-1): the HW stays")
+    _produce(f1, 2)
+    _assert_hw(new_partition, 3, "an append with followers in the ISR does not move the HW")
+    assert _consumer_reads(f1) == [0, 1, 2]
+    _fetch(f1, leader)
+    _fetch(f1, f2)
+    _assert_hw(new_partition, 3, "the followers fetched from 3: they have 0-2, and the HW stays 3")
+    _fetch(f1, leader)
+    _fetch(f1, f2)
+    _assert_hw(new_partition, 5, "the followers have 0-4")
+    leader.replica_fetcher_manager.shutdown()
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(2)
+def test_a_follower_out_of_the_isr_holds_nothing_back(brokers):
+    time, managers = brokers
+    leader, f1, f2 = managers
+    partition = _lead(managers)
+    _produce(leader, 2)
+    for follower in (f1, f2, f1, f2):
+        _fetch(leader, follower)
+    _produce(leader, 3)  # follower 2 stops fetching here
+    time.sleep(LAG_MS // 2)
+    _fetch(leader, f1)
+    _fetch(leader, f1)
+    _assert_hw(partition, 2, "follower 2, still in the ISR, has only offsets 0-1")
+    time.sleep(LAG_MS // 2 + 1)
+    leader.maybe_shrink_isr()
+    assert partition.isr == [0, 1], f"follower 2 did not catch up for {LAG_MS + 1} ms\n" + _replicas(
+        partition
+    )
+    _assert_hw(partition, 5, "follower 2 left the ISR: the smallest LEO in the ISR is now follower 1's")
+    assert _consumer_reads(leader) == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(2)
+def test_with_the_leader_alone_in_the_isr_an_append_moves_the_hw(brokers):
+    _, managers = brokers
+    leader = managers[0]
+    partition = _lead(managers, isr=(0,))
+    _produce(leader, 3)
+    _assert_hw(partition, 3, "the ISR is the leader alone: its LEO is the HW")
+    answers = _produce(leader, 2, acks=-1)
+    _assert_hw(partition, 5, "the ISR is the leader alone: its LEO is the HW")
+    assert len(answers) == 1 and answers[0][TP].error.name == "NONE", (
+        f"an acks=all produce with the leader alone in the ISR is answered at once, got {answers}\n"
+        + _replicas(partition)
     )

@@ -149,11 +149,13 @@ def test_guide_shows_generated_diagrams(chromium_browser, site_url):
     page, problems, _ = _open(chromium_browser, site_url[0], "chapters/ch06_storage/index.html")
     assert not problems, problems
     sizes = page.eval_on_selector_all("img[src*='diagrams/']", "imgs => imgs.map(i => i.naturalWidth)")
-    assert len(sizes) == 3 and all(w > 0 for w in sizes), sizes  # record batch, segment, timing wheel
+    # record batch, segment, replication, timing wheel
+    assert len(sizes) == 4 and all(w > 0 for w in sizes), sizes
     article = page.inner_text("article")
     assert "def append" in article  # code included from the source by snippet markers
     assert "NotImplementedError('Lab 2: implement LogSegment.append" in article  # as the lab's starter
     assert "NotImplementedError('Lab 6: implement TimingWheel.add" in article
+    assert "NotImplementedError('Lab 6: implement Partition.maybe_increment_leader_hw" in article
     page.close()
 
 
