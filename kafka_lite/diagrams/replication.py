@@ -36,10 +36,7 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.diagrams.style import new_graph
-from kafka_lite.log.log_config import LogConfig
-from kafka_lite.log.log_manager import LogManager
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
-from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.server.in_process_replicas import in_process_replica_manager, leader_and_isr, replicate
 from kafka_lite.server.partition import Partition
 from kafka_lite.server.replica import UNKNOWN_OFFSET, Replica
 from kafka_lite.server.replica_manager import (
@@ -48,8 +45,6 @@ from kafka_lite.server.replica_manager import (
     FetchPartitionRequest,
     ReplicaManager,
 )
-from kafka_lite.utils.scheduler import MockScheduler
-from kafka_lite.utils.timer import MockTimer
 
 COMMITTED = "#dcfce7"  # below the leader's HW: every in-sync replica has it; consumers may read it
 UNCOMMITTED = "#fde68a"  # at or above the HW: not yet on every in-sync replica
@@ -282,60 +277,6 @@ def replication_diagram(
 LAG_MS = 10_000
 
 
-def in_process_replica_manager(directory: Path, broker_id: int, time: MockTime, **props) -> ReplicaManager:
-    """A replica manager with no ZooKeeper and no sockets, on ``time``: its log manager, scheduler and
-    purgatories all run on the mock clock, and its partitions are led and followed through
-    ``become_leader_or_follower`` as a broker's are. The caller plays each follower's fetcher."""
-    config = KafkaConfig(
-        {
-            "broker.id": broker_id,
-            "zookeeper.connect": "unused:2181",
-            "log.dirs": str(Path(directory) / f"broker-{broker_id}"),
-            **props,
-        }
-    )
-    scheduler = MockScheduler(time)
-    scheduler.startup()
-    log_manager = LogManager(
-        config.log_dirs, LogConfig.from_broker(config.log_config_props()), scheduler, time=time
-    )
-    manager = ReplicaManager(
-        config, time, None, scheduler, log_manager, lambda topic: {},
-        delayed_produce_purgatory=DelayedOperationPurgatory("Produce", time, MockTimer(time), reaper_enabled=False),
-        delayed_fetch_purgatory=DelayedOperationPurgatory("Fetch", time, MockTimer(time), reaper_enabled=False),
-    )  # fmt: skip
-    manager.startup()
-    return manager
-
-
-def _leader_and_isr(tp: tuple[str, int], leader: int, isr: list[int], replicas: list[int]) -> dict:
-    """The controller's LeaderAndIsr request body for one partition."""
-    state = {"topic": tp[0], "partition": tp[1], "controller_epoch": 1, "leader": leader, "leader_epoch": 1}
-    return {
-        "controller_id": 0,
-        "controller_epoch": 1,
-        "partition_states": [{**state, "isr": isr, "zk_version": 0, "replicas": replicas}],
-        "live_leaders": [{"id": leader, "host": "127.0.0.1", "port": 1}],
-    }
-
-
-def _fetch(leader: ReplicaManager, follower: ReplicaManager, tp: tuple[str, int]) -> None:
-    """One round of ``follower``'s fetcher: fetch from its LEO, append what came, follow the HW."""
-    partition = follower.get_partition(tp)
-    replica = partition.get_replica()
-    got: dict = {}
-    fetch = FetchMetadata(
-        1, 1 << 20, follower.broker_id, {tp: FetchPartitionRequest(replica.log_end_offset, 1 << 20)}
-    )
-    leader.fetch_messages(fetch, got.update)
-    result = got[tp]
-    if result.size:
-        records = result.records
-        data = records.read_bytes() if isinstance(records, FileRecords) else bytes(records.buffer())
-        partition.append_records_to_follower(MemoryRecords(data))
-    replica.high_watermark = min(replica.log_end_offset, result.high_watermark)
-
-
 def replication() -> graphviz.Digraph:
     """``orders-0`` on three brokers, broker 0 leading: eight records written; follower 1 has them all
     but the leader has only learnt of six (its next fetch will say); follower 2 stopped at offset 3,
@@ -351,9 +292,7 @@ def replication() -> graphviz.Digraph:
         leader, f1, f2 = managers
         try:
             for m in managers:
-                # this function plays the followers' fetchers: the real fetcher threads stay paused
-                m.replica_fetcher_manager.pause()
-                m.become_leader_or_follower(_leader_and_isr(tp, 0, [0, 1, 2], [0, 1, 2]))
+                m.become_leader_or_follower(leader_and_isr(tp, 0, [0, 1, 2], [0, 1, 2]))
 
             def produce(acks: int, n: int) -> None:
                 records = MemoryRecords.with_records(
@@ -363,16 +302,16 @@ def replication() -> graphviz.Digraph:
 
             produce(1, 3)
             for _ in range(2):  # fetch the records, then fetch from the LEO: caught up
-                _fetch(leader, f1, tp)
-                _fetch(leader, f2, tp)
+                replicate(leader, f1, tp)
+                replicate(leader, f2, tp)
             time.sleep(4_000)  # follower 2 stops fetching here
             produce(1, 3)
             for _ in range(2):
-                _fetch(leader, f1, tp)
+                replicate(leader, f1, tp)
             time.sleep(7_000)  # 11 s since follower 2 last caught up
             leader.maybe_shrink_isr()
             produce(-1, 2)
-            _fetch(leader, f1, tp)  # follower 1 has offsets 6-7; the leader learns it next time
+            replicate(leader, f1, tp)  # follower 1 has offsets 6-7; the leader learns it next time
             return replication_diagram(leader.get_partition(tp), {1: f1, 2: f2})
         finally:
             for m in managers:

@@ -21,9 +21,15 @@ import pytest
 
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
-from kafka_lite.diagrams.replication import in_process_replica_manager
+from kafka_lite.server.in_process_replicas import (
+    follower_fetch,
+    in_process_replica_manager,
+    leader_and_isr,
+    records_bytes,
+    replicate,
+)
 from kafka_lite.server.partition import Partition
-from kafka_lite.server.replica_manager import FetchMetadata, FetchPartitionRequest, ReplicaManager
+from kafka_lite.server.replica_manager import ReplicaManager
 from kafka_lite.utils.locks import AtomicInteger
 from kafka_lite.utils.timer.delay_queue import DelayQueue
 from kafka_lite.utils.timer.mock_timer import MockTimer
@@ -478,31 +484,17 @@ def brokers(tmp_path):
     managers = [
         in_process_replica_manager(tmp_path, i, time, **{"replica.lag.time.max.ms": LAG_MS}) for i in range(3)
     ]
-    for m in managers:
-        m.replica_fetcher_manager.pause()  # the tests play the fetchers
-    yield time, managers
+    yield time, managers  # no fetcher threads: the tests play the fetchers (replicate)
     for m in managers:
         m.shutdown(checkpoint_hw=False)
         m.log_manager.shutdown()
-
-
-def _leader_and_isr(leader: int, isr: list[int], replicas: list[int], leader_epoch: int = 1) -> dict:
-    state = {"topic": TP[0], "partition": TP[1], "controller_epoch": 1, "leader": leader}
-    return {
-        "controller_id": 0,
-        "controller_epoch": 1,
-        "partition_states": [
-            {**state, "leader_epoch": leader_epoch, "isr": isr, "zk_version": 0, "replicas": replicas}
-        ],
-        "live_leaders": [{"id": leader, "host": "127.0.0.1", "port": 1}],
-    }
 
 
 def _lead(managers, leader: int = 0, isr=(0, 1, 2), leader_epoch: int = 1) -> Partition:
     """The controller's LeaderAndIsr to every broker: ``leader`` leads, ``isr`` in sync. Returns the
     leader's Partition."""
     for m in managers:
-        m.become_leader_or_follower(_leader_and_isr(leader, list(isr), [0, 1, 2], leader_epoch))
+        m.become_leader_or_follower(leader_and_isr(TP, leader, list(isr), [0, 1, 2], leader_epoch))
     return managers[leader].get_partition(TP)
 
 
@@ -513,30 +505,9 @@ def _produce(leader: ReplicaManager, n: int, acks: int = 1) -> list:
     return answers
 
 
-def _records_bytes(records) -> bytes:
-    return bytes(records.buffer()) if isinstance(records, MemoryRecords) else records.read_bytes()
-
-
-def _fetch(leader: ReplicaManager, follower: ReplicaManager) -> None:
-    """One round of ``follower``'s fetcher: fetch from its LEO (which tells the leader its LEO), append
-    what came with the leader's offsets, take the leader's HW."""
-    partition = follower.get_partition(TP)
-    replica = partition.get_replica()
-    got: dict = {}
-    request = {TP: FetchPartitionRequest(replica.log_end_offset, 1 << 20)}
-    leader.fetch_messages(FetchMetadata(1, 1 << 20, follower.broker_id, request), got.update)
-    result = got[TP]
-    if result.size:
-        partition.append_records_to_follower(MemoryRecords(_records_bytes(result.records)))
-    replica.high_watermark = min(replica.log_end_offset, result.high_watermark)
-
-
 def _consumer_reads(leader: ReplicaManager) -> list[int]:
     """The offsets a consumer's fetch from offset 0 gets: those below the HW."""
-    got: dict = {}
-    request = {TP: FetchPartitionRequest(0, 1 << 20)}
-    leader.fetch_messages(FetchMetadata(1, 1 << 20, -1, request), got.update)
-    batches = MemoryRecords(_records_bytes(got[TP].records)).batches()
+    batches = MemoryRecords(records_bytes(follower_fetch(leader, -1, TP, 0).records)).batches()
     return [o for b in batches for o in range(b.base_offset, b.last_offset + 1)]
 
 
@@ -571,18 +542,18 @@ def test_the_hw_is_the_smallest_leo_in_the_isr(brokers):
     partition = _lead(managers)
     _produce(leader, 3)
     _assert_hw(partition, 0, "the followers have fetched nothing yet")
-    _fetch(leader, f1)
-    _fetch(leader, f1)  # from 3: the leader learns follower 1 has 0-2
+    replicate(leader, f1, TP)
+    replicate(leader, f1, TP)  # from 3: the leader learns follower 1 has 0-2
     _assert_hw(partition, 0, "follower 2, in the ISR, has not fetched: the HW waits for it")
-    _fetch(leader, f2)
-    _fetch(leader, f2)
+    replicate(leader, f2, TP)
+    replicate(leader, f2, TP)
     _assert_hw(partition, 3, "every replica in the ISR has offsets 0-2")
     _produce(leader, 2)
-    _fetch(leader, f1)
-    _fetch(leader, f1)
+    replicate(leader, f1, TP)
+    replicate(leader, f1, TP)
     _assert_hw(partition, 3, "follower 1 has offsets 0-4, follower 2 only 0-2: the smallest LEO is 3")
-    _fetch(leader, f2)
-    _fetch(leader, f2)
+    replicate(leader, f2, TP)
+    replicate(leader, f2, TP)
     _assert_hw(partition, 5, "both followers have offsets 0-4")
     assert _consumer_reads(leader) == [0, 1, 2, 3, 4], "a consumer reads below the HW"
 
@@ -624,7 +595,7 @@ def test_the_hw_never_goes_down(brokers):
     partition = _lead(managers)
     _produce(leader, 3)
     for follower in (f1, f2, f1, f2, f1):
-        _fetch(leader, follower)  # both followers have 0-2; follower 1 has learnt HW 3
+        replicate(leader, follower, TP)  # both followers have 0-2; follower 1 has learnt HW 3
     _assert_hw(partition, 3, "every replica in the ISR has offsets 0-2")
     # Broker 1 becomes leader. It knows no follower's LEO until they fetch from it (-1), and that must
     # not pull its HW down: consumers have been shown offsets 0-2 already.
@@ -634,11 +605,11 @@ def test_the_hw_never_goes_down(brokers):
     _produce(f1, 2)
     _assert_hw(new_partition, 3, "an append with followers in the ISR does not move the HW")
     assert _consumer_reads(f1) == [0, 1, 2]
-    _fetch(f1, leader)
-    _fetch(f1, f2)
+    replicate(f1, leader, TP)
+    replicate(f1, f2, TP)
     _assert_hw(new_partition, 3, "the followers fetched from 3: they have 0-2, and the HW stays 3")
-    _fetch(f1, leader)
-    _fetch(f1, f2)
+    replicate(f1, leader, TP)
+    replicate(f1, f2, TP)
     _assert_hw(new_partition, 5, "the followers have 0-4")
     leader.replica_fetcher_manager.shutdown()
 
@@ -651,11 +622,11 @@ def test_a_follower_out_of_the_isr_holds_nothing_back(brokers):
     partition = _lead(managers)
     _produce(leader, 2)
     for follower in (f1, f2, f1, f2):
-        _fetch(leader, follower)
+        replicate(leader, follower, TP)
     _produce(leader, 3)  # follower 2 stops fetching here
     time.sleep(LAG_MS // 2)
-    _fetch(leader, f1)
-    _fetch(leader, f1)
+    replicate(leader, f1, TP)
+    replicate(leader, f1, TP)
     _assert_hw(partition, 2, "follower 2, still in the ISR, has only offsets 0-1")
     time.sleep(LAG_MS // 2 + 1)
     leader.maybe_shrink_isr()

@@ -8,12 +8,15 @@ import re
 import pytest
 
 from kafka_lite.common.record import MemoryRecords
-from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.diagrams import DIAGRAMS
 from kafka_lite.diagrams.replication import HW_LINE, replication, replication_diagram
+from kafka_lite.server.in_process_replicas import (
+    in_process_replica_manager,
+    leader_and_isr,
+    replicate,
+)
 from kafka_lite.server.replica_manager import ReplicaManager
-from tests.support.replicas import follower_fetch, leader_and_isr, replica_manager
 
 pytestmark = pytest.mark.unit
 TP = ("orders", 0)
@@ -24,9 +27,10 @@ LAG_MS = 10_000
 def brokers(tmp_path):
     """Broker 0 leads ``TP``; brokers 1 and 2 follow; all three in the ISR; fetchers played by the test."""
     time = MockTime()
-    managers = [replica_manager(tmp_path, i, time, **{"replica.lag.time.max.ms": LAG_MS}) for i in range(3)]
+    managers = [
+        in_process_replica_manager(tmp_path, i, time, **{"replica.lag.time.max.ms": LAG_MS}) for i in range(3)
+    ]
     for m in managers:
-        m.replica_fetcher_manager.pause()
         m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
     yield time, managers
     for m in managers:
@@ -39,33 +43,21 @@ def produce(leader: ReplicaManager, n: int, acks: int = 1) -> None:
     leader.append_records(30_000, acks, False, {TP: records}, lambda answer: None)
 
 
-def replicate(leader: ReplicaManager, follower: ReplicaManager) -> None:
-    """One round of the follower's fetcher: fetch from its LEO, append, follow the HW."""
-    partition = follower.get_partition(TP)
-    replica = partition.get_replica()
-    result = follower_fetch(leader, follower.broker_id, TP, replica.log_end_offset)[TP]
-    if result.size:
-        fetched = result.records
-        data = fetched.read_bytes() if isinstance(fetched, FileRecords) else bytes(fetched.buffer())
-        partition.append_records_to_follower(MemoryRecords(data))
-    replica.high_watermark = min(replica.log_end_offset, result.high_watermark)
-
-
 def one_behind_one_out(time: MockTime, leader, f1, f2) -> None:
     """Offsets 0-7 on the leader; follower 1 has them all but the leader has learnt of 0-5 only;
     follower 2 stopped at 3 and left the ISR 11 s after it last caught up; HW 6."""
     produce(leader, 3)
     for _ in range(2):
-        replicate(leader, f1)
-        replicate(leader, f2)
+        replicate(leader, f1, TP)
+        replicate(leader, f2, TP)
     time.sleep(4_000)
     produce(leader, 3)
-    replicate(leader, f1)
-    replicate(leader, f1)
+    replicate(leader, f1, TP)
+    replicate(leader, f1, TP)
     time.sleep(7_000)
     leader.maybe_shrink_isr()
     produce(leader, 2, acks=-1)
-    replicate(leader, f1)
+    replicate(leader, f1, TP)
 
 
 def text(cell: str) -> str:
@@ -148,15 +140,15 @@ def test_without_the_followers_rows_are_the_leaders_view(brokers):
 def test_the_hw_line_and_the_consumers_read_move_when_the_last_isr_follower_reports(brokers):
     time, (leader, f1, f2) = brokers
     one_behind_one_out(time, leader, f1, f2)
-    replicate(leader, f1)  # the fetch from 8 tells the leader follower 1 has 0-7
+    replicate(leader, f1, TP)  # the fetch from 8 tells the leader follower 1 has 0-7
     partition = leader.get_partition(TP)
     source = replication_diagram(partition, {1: f1, 2: f2}).source
     assert "HW 8" in source and "acks=all produces waiting: 0" in source
     assert offsets(row(source, 0)) == ["0", "1", "2", "3", "4", "5", "6", "7", "|"]
     assert read_bar(source, "consumer") == "offsets 0-7"
     # follower 2 catches up to the HW and rejoins
-    replicate(leader, f2)
-    replicate(leader, f2)
+    replicate(leader, f2, TP)
+    replicate(leader, f2, TP)
     source = replication_diagram(partition, {1: f1, 2: f2}).source
     assert "ISR [0, 1, 2]" in source
     assert row(source, 2)[-1][1].endswith("in the ISR, caught up 0 ms ago")
@@ -176,7 +168,7 @@ def test_a_long_log_folds_its_first_offsets_into_one_cell(brokers):
 def test_a_new_leader_knows_no_follower_leo_until_it_fetches(brokers):
     _, (leader, f1, _) = brokers
     produce(leader, 2)
-    replicate(leader, f1)
+    replicate(leader, f1, TP)
     f1.become_leader_or_follower(leader_and_isr(TP, leader=1, isr=[1], replicas=[0, 1, 2], leader_epoch=2))
     source = replication_diagram(f1.get_partition(TP)).source
     assert "leader broker 1, leader epoch 2, ISR [1]" in source
@@ -205,8 +197,8 @@ def test_the_window_keeps_the_hw_in_view_when_followers_are_far_behind(brokers):
     for round_ in range(5):  # 20 offsets; the followers stop fetching after offset 4
         produce(leader, 4)
         if round_ < 2:
-            replicate(leader, f1)
-            replicate(leader, f2)
+            replicate(leader, f1, TP)
+            replicate(leader, f2, TP)
     partition = leader.get_partition(TP)
     assert partition.high_watermark() == 4 and partition.get_replica().log_end_offset == 20
     source = replication_diagram(partition, {1: f1, 2: f2}, max_offsets=8).source

@@ -17,9 +17,9 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.producer_state_manager import ProducerBatch, ProducerStateManager, scan_producer_batches
 from kafka_lite.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
+from kafka_lite.server.in_process_replicas import in_process_replica_manager, leader_and_isr
 from kafka_lite.server.kafka_config import KafkaConfig, read_properties
 from kafka_lite.server.metadata_cache import MetadataCache
-from tests.support.replicas import leader_and_isr, replica_manager
 from tests.support.waiting import wait_until
 
 BASE = {"broker.id": 1, "zookeeper.connect": "127.0.0.1:2181"}
@@ -109,14 +109,14 @@ def test_sequence_rules():
 
 def test_producer_state_survives_a_restart_through_snapshot_and_log(tmp_path):
     time_ = MockTime()
-    manager = replica_manager(tmp_path, 1, time_)
+    manager = in_process_replica_manager(tmp_path, 1, time_)
     manager.become_leader_or_follower(leader_and_isr(("t", 0), leader=1, isr=[1], replicas=[1]))
     partition = manager.get_partition(("t", 0))
     partition.append_records_to_leader(_batch(9, 0, 0, n=2))
     partition.close()  # snapshot at offset 2
     partition.append_records_to_leader(_batch(9, 0, 2, n=2))  # after the snapshot: only in the log
     manager.log_manager.shutdown()
-    reopened = replica_manager(tmp_path, 1, time_)
+    reopened = in_process_replica_manager(tmp_path, 1, time_)
     reopened.become_leader_or_follower(leader_and_isr(("t", 0), leader=1, isr=[1], replicas=[1]))
     entry = reopened.get_partition(("t", 0)).producer_state.producers[9]
     assert entry.last_seq == 3 and entry.batches[-1].first_offset == 2
@@ -205,7 +205,7 @@ def test_an_operation_expires_when_its_time_is_up():
 
 
 def test_a_roll_snapshots_the_producer_state(tmp_path):
-    manager = replica_manager(tmp_path, 1, MockTime(), **{"log.segment.bytes": 200})
+    manager = in_process_replica_manager(tmp_path, 1, MockTime(), **{"log.segment.bytes": 200})
     manager.become_leader_or_follower(leader_and_isr(("t", 0), leader=1, isr=[1], replicas=[1]))
     partition = manager.get_partition(("t", 0))
     log = partition.log

@@ -7,11 +7,16 @@ import pytest
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.record import MemoryRecords
-from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.log import read_all
+from kafka_lite.server.in_process_replicas import (
+    follower_fetch,
+    in_process_replica_manager,
+    leader_and_isr,
+    played_fetcher,
+    replicate,
+)
 from kafka_lite.server.replica_manager import ReplicaManager
-from tests.support.replicas import follower_fetch, leader_and_isr, played_fetcher, replica_manager
 
 TP = ("orders", 0)
 LAG_MS = 10_000
@@ -25,27 +30,15 @@ def records(*values: bytes) -> MemoryRecords:
 def brokers(tmp_path):
     """Broker 0 leads ``TP``; brokers 1 and 2 follow; all three in the ISR."""
     time = MockTime()
-    managers = [replica_manager(tmp_path, i, time, **{"replica.lag.time.max.ms": LAG_MS}) for i in range(3)]
+    managers = [
+        in_process_replica_manager(tmp_path, i, time, **{"replica.lag.time.max.ms": LAG_MS}) for i in range(3)
+    ]
     for m in managers:
         m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
     yield time, managers
     for m in managers:
         m.shutdown(checkpoint_hw=False)
         m.log_manager.shutdown()
-
-
-def replicate(leader: ReplicaManager, follower: ReplicaManager) -> int:
-    """One round of the follower's fetcher: fetch from its LEO, append, follow the HW. Returns the new LEO."""
-    partition = follower.get_partition(TP)
-    replica = partition.get_replica()
-    result = follower_fetch(leader, follower.broker_id, TP, replica.log_end_offset)[TP]
-    assert result.error is Errors.NONE
-    if result.size:
-        fetched = result.records
-        data = fetched.read_bytes() if isinstance(fetched, FileRecords) else bytes(fetched.buffer())
-        partition.append_records_to_follower(MemoryRecords(data))
-    replica.high_watermark = min(replica.log_end_offset, result.high_watermark)
-    return replica.log_end_offset
 
 
 def produce(leader: ReplicaManager, acks: int, *values: bytes, timeout_ms: int = 1000) -> list:
@@ -60,23 +53,23 @@ def test_the_high_watermark_is_the_smallest_leo_in_the_isr(brokers):
     partition = leader.get_partition(TP)
     assert partition.get_replica().log_end_offset == 3
     assert partition.high_watermark() == 0, "no follower has the records yet"
-    assert replicate(leader, f1) == 3
-    assert replicate(leader, f1) == 3  # the fetch from 3 tells the leader follower 1 has 0..2
+    assert replicate(leader, f1, TP) == 3
+    assert replicate(leader, f1, TP) == 3  # the fetch from 3 tells the leader follower 1 has 0..2
     assert partition.high_watermark() == 0, "follower 2 still has nothing"
-    replicate(leader, f2)
-    replicate(leader, f2)
+    replicate(leader, f2, TP)
+    replicate(leader, f2, TP)
     assert partition.high_watermark() == 3
     # the followers learn the HW from the leader's answers
-    replicate(leader, f1)
+    replicate(leader, f1, TP)
     assert f1.get_partition(TP).high_watermark() == 3
 
 
 def test_consumers_read_below_the_hw_and_followers_up_to_the_leo(brokers):
     _, (leader, _, _) = brokers
     produce(leader, 1, b"a", b"b")
-    consumer = follower_fetch(leader, -1, TP, 0)[TP]
+    consumer = follower_fetch(leader, -1, TP, 0)
     assert consumer.size == 0 and consumer.high_watermark == 0
-    follower = follower_fetch(leader, 1, TP, 0)[TP]
+    follower = follower_fetch(leader, 1, TP, 0)
     assert follower.size > 0
 
 
@@ -84,19 +77,19 @@ def test_acks_all_waits_for_every_isr_member(brokers):
     _, (leader, f1, f2) = brokers
     answers = produce(leader, -1, b"x")
     assert answers == [], "acks=all answers only when the ISR has the batch"
-    replicate(leader, f1)
-    replicate(leader, f1)
+    replicate(leader, f1, TP)
+    replicate(leader, f1, TP)
     assert answers == []
-    replicate(leader, f2)
-    replicate(leader, f2)  # this fetch moves the HW past the batch
+    replicate(leader, f2, TP)
+    replicate(leader, f2, TP)  # this fetch moves the HW past the batch
     assert len(answers) == 1 and answers[0][TP].error is Errors.NONE and answers[0][TP].base_offset == 0
 
 
 def test_acks_all_times_out_when_a_follower_does_not_fetch(brokers):
     _, (leader, f1, _) = brokers
     answers = produce(leader, -1, b"x", timeout_ms=500)
-    replicate(leader, f1)
-    replicate(leader, f1)
+    replicate(leader, f1, TP)
+    replicate(leader, f1, TP)
     leader.delayed_produce_purgatory.advance_clock(499)
     assert answers == []
     leader.delayed_produce_purgatory.advance_clock(2)
@@ -108,11 +101,11 @@ def test_a_stuck_follower_leaves_the_isr_and_returns_once_caught_up(brokers):
     partition = leader.get_partition(TP)
     produce(leader, 1, b"a")
     for _ in range(2):
-        replicate(leader, f1)
+        replicate(leader, f1, TP)
     time.sleep(LAG_MS // 2)
     leader.maybe_shrink_isr()
     assert partition.isr == [0, 1, 2], "within replica.lag.time.max.ms everyone stays"
-    replicate(leader, f1)  # follower 1 keeps fetching; follower 2 is stuck
+    replicate(leader, f1, TP)  # follower 1 keeps fetching; follower 2 is stuck
     time.sleep(LAG_MS // 2 + 1)
     leader.maybe_shrink_isr()
     assert partition.isr == [0, 1]
@@ -120,16 +113,16 @@ def test_a_stuck_follower_leaves_the_isr_and_returns_once_caught_up(brokers):
     assert leader.metrics["isr-shrinks"] == 1
     # follower 2 comes back: it rejoins once its fetch offset reaches the HW
     produce(leader, 1, b"b")
-    replicate(leader, f1)
-    replicate(leader, f2)
+    replicate(leader, f1, TP)
+    replicate(leader, f2, TP)
     assert partition.isr == [0, 1], "at offset 0 it is below the HW"
-    replicate(leader, f2)
+    replicate(leader, f2, TP)
     assert partition.isr == [0, 1, 2]
 
 
 def test_min_insync_replicas(tmp_path):
     time = MockTime()
-    leader = replica_manager(tmp_path, 0, time, **{"min.insync.replicas": 2})
+    leader = in_process_replica_manager(tmp_path, 0, time, **{"min.insync.replicas": 2})
     leader.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0], replicas=[0, 1]))
     answers = produce(leader, -1, b"x")
     assert answers[0][TP].error is Errors.NOT_ENOUGH_REPLICAS
@@ -141,9 +134,9 @@ def test_a_new_follower_truncates_what_its_new_leader_does_not_have(brokers):
     _, (leader, f1, f2) = brokers
     produce(leader, 1, b"a", b"b")
     for follower in (f1, f2):
-        replicate(leader, follower)
-        replicate(leader, follower)
-    replicate(leader, f1)  # follower 1 learns HW 2
+        replicate(leader, follower, TP)
+        replicate(leader, follower, TP)
+    replicate(leader, f1, TP)  # follower 1 learns HW 2
     produce(leader, 1, b"c")  # offset 2: on the old leader only
     assert leader.get_partition(TP).get_replica().log_end_offset == 3
     # broker 1 becomes leader; broker 0 follows it and must drop offset 2, which 1 never had
@@ -169,19 +162,19 @@ def test_a_restarted_follower_keeps_committed_records_only_with_leader_epochs(tm
     latest epoch ends, and keeps them."""
     time = MockTime()
     props = {"inter.broker.protocol.version": version}
-    leader, f1, f2 = (replica_manager(tmp_path, i, time, **props) for i in range(3))
+    leader, f1, f2 = (in_process_replica_manager(tmp_path, i, time, **props) for i in range(3))
     for m in (leader, f1, f2):
         m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
     produce(leader, 1, b"a", b"b")
     for follower in (f1, f2):
-        replicate(leader, follower)
+        replicate(leader, follower, TP)
     for follower in (f1, f2):
-        replicate(leader, follower)  # the leader's HW reaches 2 only at follower 2's fetch
+        replicate(leader, follower, TP)  # the leader's HW reaches 2 only at follower 2's fetch
     f1_replica = f1.get_partition(TP).get_replica()
     assert (f1_replica.log_end_offset, f1_replica.high_watermark) == (2, 0)
     f1.shutdown(checkpoint_hw=True)
     f1.log_manager.shutdown()
-    restarted = replica_manager(tmp_path, 1, time, **props)
+    restarted = in_process_replica_manager(tmp_path, 1, time, **props)
     restarted.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
     played_fetcher(restarted, leader).maybe_truncate()
     assert restarted.get_partition(TP).get_replica().log_end_offset == kept
@@ -194,8 +187,8 @@ def test_the_high_watermark_survives_a_restart(brokers, tmp_path):
     time, (leader, f1, f2) = brokers
     produce(leader, 1, b"a", b"b")
     for follower in (f1, f2):
-        replicate(leader, follower)
-        replicate(leader, follower)
+        replicate(leader, follower, TP)
+        replicate(leader, follower, TP)
     produce(leader, 1, b"c")  # offset 2, above the HW
     leader.shutdown()  # writes the checkpoint
     leader.log_manager.shutdown()
@@ -203,7 +196,7 @@ def test_the_high_watermark_survives_a_restart(brokers, tmp_path):
     assert text.splitlines()[2:] == ["orders 0 2"]
     # Restarted, broker 0's replica starts from the checkpointed HW, not from 0 (a follower without
     # leader epochs truncates to it).
-    restarted = replica_manager(tmp_path, 0, time)
+    restarted = in_process_replica_manager(tmp_path, 0, time)
     restarted.become_leader_or_follower(
         leader_and_isr(TP, leader=1, isr=[1, 2], replicas=[0, 1, 2], leader_epoch=2)
     )
@@ -217,7 +210,7 @@ def test_a_follower_that_fetches_but_never_catches_up_leaves_the_isr(brokers):
     partition = leader.get_partition(TP)
     for _ in range(6):  # follower 2 keeps fetching from offset 0 as records keep coming
         produce(leader, 1, b"r")
-        replicate(leader, f1)
+        replicate(leader, f1, TP)
         follower_fetch(leader, 2, TP, 0)
         time.sleep(LAG_MS // 4)
         leader.maybe_shrink_isr()
@@ -231,8 +224,8 @@ def test_a_follower_fetching_behind_a_moving_leo_stays_in_sync(brokers):
     partition = leader.get_partition(TP)
     for _ in range(8):
         produce(leader, 1, b"r")  # the LEO moves before every fetch
-        replicate(leader, f1)
-        replicate(leader, f2)
+        replicate(leader, f1, TP)
+        replicate(leader, f2, TP)
         time.sleep(LAG_MS // 4)
         leader.maybe_shrink_isr()
     assert partition.isr == [0, 1, 2]
