@@ -16,6 +16,8 @@ replica manager through a call instead of a socket. So nothing happens that the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from kafka_lite.common.errors import Errors, KafkaException
@@ -173,3 +175,17 @@ def played_fetcher(follower: ReplicaManager, leader: ReplicaManager) -> InProces
     thread = InProcessFetcherThread(follower, leader)
     thread.add_partitions({tp: b.init_offset for tp, b in follower.replica_fetcher_manager.added.items()})
     return thread
+
+
+@contextmanager
+def in_process_brokers(
+    directory: Path, time: MockTime, count: int = 3, **props
+) -> Iterator[list[ReplicaManager]]:
+    """``count`` brokers' replica managers (ids 0 to count-1) on one clock, shut down on leaving."""
+    managers = [in_process_replica_manager(directory, i, time, **props) for i in range(count)]
+    try:
+        yield managers
+    finally:
+        for manager in managers:
+            manager.shutdown(checkpoint_hw=False)
+            manager.log_manager.shutdown()

@@ -23,7 +23,7 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.server.in_process_replicas import (
     follower_fetch,
-    in_process_replica_manager,
+    in_process_brokers,
     leader_and_isr,
     records_bytes,
     replicate,
@@ -481,13 +481,8 @@ LAG_MS = 10_000
 @pytest.fixture
 def brokers(tmp_path):
     time = MockTime()
-    managers = [
-        in_process_replica_manager(tmp_path, i, time, **{"replica.lag.time.max.ms": LAG_MS}) for i in range(3)
-    ]
-    yield time, managers  # no fetcher threads: the tests play the fetchers (replicate)
-    for m in managers:
-        m.shutdown(checkpoint_hw=False)
-        m.log_manager.shutdown()
+    with in_process_brokers(tmp_path, time, **{"replica.lag.time.max.ms": LAG_MS}) as managers:
+        yield time, managers  # no fetcher threads: the tests play the fetchers (replicate)
 
 
 def _lead(managers, leader: int = 0, isr=(0, 1, 2), leader_epoch: int = 1) -> Partition:

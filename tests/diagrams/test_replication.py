@@ -12,7 +12,7 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.diagrams import DIAGRAMS
 from kafka_lite.diagrams.replication import HW_LINE, replication, replication_diagram
 from kafka_lite.server.in_process_replicas import (
-    in_process_replica_manager,
+    in_process_brokers,
     leader_and_isr,
     replicate,
 )
@@ -27,15 +27,10 @@ LAG_MS = 10_000
 def brokers(tmp_path):
     """Broker 0 leads ``TP``; brokers 1 and 2 follow; all three in the ISR; fetchers played by the test."""
     time = MockTime()
-    managers = [
-        in_process_replica_manager(tmp_path, i, time, **{"replica.lag.time.max.ms": LAG_MS}) for i in range(3)
-    ]
-    for m in managers:
-        m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
-    yield time, managers
-    for m in managers:
-        m.shutdown(checkpoint_hw=False)
-        m.log_manager.shutdown()
+    with in_process_brokers(tmp_path, time, **{"replica.lag.time.max.ms": LAG_MS}) as managers:
+        for m in managers:
+            m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
+        yield time, managers
 
 
 def produce(leader: ReplicaManager, n: int, acks: int = 1) -> None:

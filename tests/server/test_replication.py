@@ -11,6 +11,7 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.log.log import read_all
 from kafka_lite.server.in_process_replicas import (
     follower_fetch,
+    in_process_brokers,
     in_process_replica_manager,
     leader_and_isr,
     played_fetcher,
@@ -30,15 +31,10 @@ def records(*values: bytes) -> MemoryRecords:
 def brokers(tmp_path):
     """Broker 0 leads ``TP``; brokers 1 and 2 follow; all three in the ISR."""
     time = MockTime()
-    managers = [
-        in_process_replica_manager(tmp_path, i, time, **{"replica.lag.time.max.ms": LAG_MS}) for i in range(3)
-    ]
-    for m in managers:
-        m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
-    yield time, managers
-    for m in managers:
-        m.shutdown(checkpoint_hw=False)
-        m.log_manager.shutdown()
+    with in_process_brokers(tmp_path, time, **{"replica.lag.time.max.ms": LAG_MS}) as managers:
+        for m in managers:
+            m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
+        yield time, managers
 
 
 def produce(leader: ReplicaManager, acks: int, *values: bytes, timeout_ms: int = 1000) -> list:
