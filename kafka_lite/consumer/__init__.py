@@ -1,0 +1,1 @@
+"""kafka_lite's consumer (book chapter 4)."""

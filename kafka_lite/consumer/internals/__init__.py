@@ -1,0 +1,1 @@
+"""The consumer's internals (book chapter 4)."""
