@@ -11,8 +11,8 @@ Differs: the assignment is kept sorted by topic, then partition, where Kafka's c
          ``HashMap`` grouped by topic: both batch a topic's partitions together, ours repeatably.
          ``subscribe`` and ``assign_from_user`` also check their arguments as ``KafkaConsumer``
          does (a bare string, an empty topic name, a pattern that is not compiled), so every caller
-         gets the same clear error. ``matches_subscribed_pattern`` is Kafka 1.0's (0.10.1's
-         coordinator calls ``Pattern.matcher(topic).matches()`` itself). The book (0.10.0) also
+         gets the same clear error. ``matches_subscribed_pattern`` and ``has_valid_position(tp)`` are
+         Kafka 1.0's (0.10.1's coordinator calls ``Pattern.matcher(topic).matches()`` itself). The book (0.10.0) also
          keeps ``needsPartitionAssignment`` here; Kafka 0.10.1 moved that question to the
          coordinator (``ConsumerCoordinator.needRejoin``), and so does kafka_lite. Kafka's unread
          ``userAssignment`` field is left out (the assignment itself is what is read).
@@ -37,8 +37,9 @@ fetchable when it is assigned, not paused and has a position; before the first f
 gives each partition without a position the group's committed offset, or resets it by the strategy.
 ``all_consumed`` returns the positions as the offsets to commit.
 
-Not thread-safe, as Kafka's is not: ``KafkaConsumer`` is used from one thread at a time (it refuses
-concurrent calls), and only that thread reaches this object; the heartbeat thread never does.
+Not thread-safe, as Kafka's is not: a consumer is used from one thread at a time (Kafka's
+``KafkaConsumer`` refuses a second thread with ``ConcurrentModificationException``), and only that
+thread reaches this object; the heartbeat thread never does.
 """
 
 from __future__ import annotations
