@@ -1,10 +1,10 @@
 """The records of ``__consumer_offsets``: Kafka's key and value schemas, and the partition of a group.
 
-Mirrors: object kafka.coordinator.GroupMetadataManager (the schemas, offsetCommitKey,
+Mirrors: object kafka.coordinator.GroupMetadataManager (its schemas, offsetCommitKey,
          offsetCommitValue, groupMetadataKey, groupMetadataValue, readMessageKey,
-         readOffsetMessageValue, readGroupMessageValue), GroupMetadataManager.partitionFor, and
-         kafka.common.OffsetAndMetadata (core/src/main/scala/kafka/coordinator/
-         GroupMetadataManager.scala and kafka/common/OffsetMetadataAndError.scala, Kafka 0.10.1)
+         readOffsetMessageValue, readGroupMessageValue, and the class's partitionFor;
+         core/src/main/scala/kafka/coordinator/GroupMetadataManager.scala, Kafka 0.10.1) and
+         kafka.common.OffsetAndMetadata (in core/src/main/scala/kafka/common/OffsetMetadataAndError.scala)
 Book:    chapter 3, 3.5.2-3.5.5 (offsets committed to the internal topic, the coordinator found
          from the group's partition, offsets cached from the topic); chapter 5, 5.2.2 (the
          consumer and group metadata the coordinator keeps)
@@ -32,13 +32,13 @@ here return ``None`` for one.
 
 Which value versions are written, as Kafka 0.10.1 does:
 
-- Offset value v1: v0 had one ``timestamp``; v1 has ``commit_timestamp`` and ``expire_timestamp``,
-  since OffsetCommit v2 lets the committer say how long its offsets are kept. v0 is still read (its
-  timestamp is the commit time; its expiry is -1, unset).
+- Offset value v1: v0 has one ``timestamp``; v1 has ``commit_timestamp`` and ``expire_timestamp``,
+  so that each offset carries its own expiry (OffsetCommit v2's ``retention_time`` sets it). v0 is
+  still read: its timestamp is the commit time, and its expiry is -1, unset.
 - Group value v1: it adds each member's ``rebalance_timeout`` (KIP-62, JoinGroup v1). Kafka 0.10.1
   writes v1 unless ``inter.broker.protocol.version`` is older than 0.10.1, so that older brokers in
-  the cluster can still read it; kafka_lite's brokers have no older version to wait for, and its
-  coordinator serves JoinGroup v1 and v2, whose members carry a rebalance timeout, so it writes v1.
+  the cluster can still read it. kafka_lite's brokers have no older version to wait for, and the
+  members of a JoinGroup v1 or v2 carry a rebalance timeout that v0 would lose, so v1 is written.
   Reading v0, a member's rebalance timeout is its session timeout, as Kafka's reader has it (and
   as JoinGroup v0 has it).
 
