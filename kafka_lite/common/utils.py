@@ -18,5 +18,12 @@ def java_string_hash(s: str) -> int:
 
 
 def abs_int(n: int) -> int:
-    """Kafka's ``Utils.abs``: ``n & 0x7fffffff`` (Math.abs of Integer.MIN_VALUE is negative)."""
-    return n & 0x7FFFFFFF
+    """Kafka's ``Utils.abs`` of the Java int ``n``: ``Math.abs(n)``, except 0 for Integer.MIN_VALUE
+    (whose ``Math.abs`` is itself, still negative).
+
+    ``n`` is first wrapped to a signed 32-bit int, as Java's int arithmetic would have wrapped it
+    (``31 * topic.hashCode() + partition`` overflows in Java). This is not ``Utils.toPositive``
+    (``n & 0x7fffffff``, the producer's partitioner): for -1 that gives 2147483647, ``abs`` gives 1.
+    """
+    n = (n + (1 << 31)) % (1 << 32) - (1 << 31)
+    return 0 if n == -(1 << 31) else abs(n)

@@ -1,0 +1,1 @@
+"""The group coordinator (book chapter 5)."""
