@@ -101,14 +101,12 @@ GROUP_TRANSITION_EVENTS: dict[tuple[GroupState, GroupState], str] = {
     (G.PREPARING_REBALANCE, G.AWAITING_SYNC): "all members rejoined,\nor rebalance timeout:\nnext generation",
     (G.PREPARING_REBALANCE, G.EMPTY): "join completes with\nno member left",
     (G.AWAITING_SYNC, G.STABLE): "SyncGroup from the leader:\nassignment stored",
-    (
-        G.AWAITING_SYNC,
-        G.PREPARING_REBALANCE,
-    ): "JoinGroup (new member or\nnew metadata), LeaveGroup,\nsession expiry, store failed",
-    (
-        G.STABLE,
-        G.PREPARING_REBALANCE,
-    ): "JoinGroup (new member,\nnew metadata, or the leader),\nLeaveGroup, session expiry",
+    (G.AWAITING_SYNC, G.PREPARING_REBALANCE): (
+        "JoinGroup (new member or\nnew metadata), LeaveGroup,\nsession expiry, store failed"
+    ),
+    (G.STABLE, G.PREPARING_REBALANCE): (
+        "JoinGroup (new member,\nnew metadata, or the leader),\nLeaveGroup, session expiry"
+    ),
     (G.STABLE, G.DEAD): "partition\nemigration",
     (G.PREPARING_REBALANCE, G.DEAD): "partition\nemigration",
     (G.AWAITING_SYNC, G.DEAD): "partition\nemigration",
@@ -126,7 +124,7 @@ class OffsetAndMetadata:
 
     offset: int
     metadata: str = ""  # Kafka's OffsetMetadata.NoMetadata
-    commit_timestamp: int = -1  # OffsetCommitRequest.DEFAULT_TIMESTAMP: the coordinator fills it in
+    commit_timestamp: int = -1  # OffsetCommitRequest.DEFAULT_TIMESTAMP, until the broker stamps it
     expire_timestamp: int = -1
 
 
