@@ -69,6 +69,7 @@ from kafka_lite.common.protocol.types import (
 )
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.common.utils import abs_int, java_string_hash
+from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
 
 
 class OffsetsTopicRecordException(KafkaException):
@@ -162,34 +163,10 @@ CURRENT_GROUP_KEY_SCHEMA_VERSION = 2
 CURRENT_OFFSET_VALUE_SCHEMA_VERSION = 1
 CURRENT_GROUP_VALUE_SCHEMA_VERSION = 1
 
-# Kafka's OffsetMetadata.NoMetadata and OffsetCommitRequest.DEFAULT_TIMESTAMP.
-NO_METADATA = ""
-DEFAULT_TIMESTAMP = -1
-
 _VERSION = struct.Struct(">h")  # every key and value starts with its schema version, an int16
 
 
 # --- What the records hold ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OffsetAndMetadata:
-    """A committed offset, as the coordinator caches it and an offset commit value stores it
-    (Kafka's ``kafka.common.OffsetAndMetadata``). A timestamp of -1 is unset: the coordinator fills
-    in the commit time and the expiry from ``offsets.retention.minutes``."""
-
-    offset: int
-    metadata: str = NO_METADATA
-    commit_timestamp: int = DEFAULT_TIMESTAMP
-    expire_timestamp: int = DEFAULT_TIMESTAMP
-
-    def __str__(self) -> str:
-        # Kafka's toString, which its OffsetsMessageFormatter prints for each offset record.
-        metadata = self.metadata or "NO_METADATA"
-        return (
-            f"[OffsetMetadata[{self.offset},{metadata}],"
-            f"CommitTime {self.commit_timestamp},ExpirationTime {self.expire_timestamp}]"
-        )
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,18 @@ from kafka_lite.diagrams.network import socket_server_threads
 from kafka_lite.diagrams.producer import accumulator_diagram, record_accumulator
 from kafka_lite.diagrams.record import record_batch_v2
 from kafka_lite.diagrams.replication import replication, replication_diagram
-from kafka_lite.diagrams.state_machines import partition_state_machine, replica_state_machine, state_machine
+from kafka_lite.diagrams.state_machines import (
+    group_state_machine,
+    partition_state_machine,
+    replica_state_machine,
+    state_machine,
+)
 from kafka_lite.diagrams.timer import timer_diagram, timing_wheel
 
 __all__ = [
     "DIAGRAMS",
     "accumulator_diagram",
+    "group_state_machine",
     "log_diagram",
     "partition_state_machine",
     "record_accumulator",
@@ -43,6 +49,7 @@ __all__ = [
 ]
 
 DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
+    "group_state_machine": group_state_machine,
     "partition_state_machine": partition_state_machine,
     "replica_state_machine": replica_state_machine,
     "record_accumulator": record_accumulator,

@@ -1,11 +1,13 @@
-"""The controller's partition and replica state machines, drawn from their transition tables.
+"""The controller's partition and replica state machines, and a consumer group's, drawn from their tables.
 
-No Kafka twin: pictures of ``PartitionStateMachine`` and ``ReplicaStateMachine`` (Kafka draws them
-only in prose, in the classes' scaladoc). The states and edges are the tables'
-(``PARTITION_VALID_PREVIOUS_STATES``, Kafka's ``validPreviousStates``), and each edge is labelled
-with the event that crosses it from the table beside them (``PARTITION_TRANSITION_EVENTS``), so
-the picture cannot drift from the code.
-Book:    chapter 7, 7.1.4 (the partition and replica state machines)
+No Kafka twin: pictures of ``PartitionStateMachine``, ``ReplicaStateMachine`` and ``GroupMetadata``'s
+states (Kafka draws them only in prose, in the classes' scaladoc). The states and edges are the
+tables' (``PARTITION_VALID_PREVIOUS_STATES``, ``GROUP_VALID_PREVIOUS_STATES``: Kafka's
+``validPreviousStates``), and each edge is labelled with the event that crosses it from the table
+beside them (``PARTITION_TRANSITION_EVENTS``, ``GROUP_TRANSITION_EVENTS``), so the picture cannot
+drift from the code.
+Book:    chapter 7, 7.1.4 (the partition and replica state machines); chapter 5, 5.4.2 (the group's
+         state transitions)
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ from kafka_lite.controller.state_machines import (
     REPLICA_VALID_PREVIOUS_STATES,
     PartitionState,
     ReplicaState,
+)
+from kafka_lite.coordinator.group_metadata import (
+    GROUP_TRANSITION_EVENTS,
+    GROUP_VALID_PREVIOUS_STATES,
+    GroupState,
 )
 from kafka_lite.diagrams.style import new_graph
 
@@ -82,4 +89,14 @@ def replica_state_machine() -> graphviz.Digraph:
         REPLICA_VALID_PREVIOUS_STATES,
         REPLICA_TRANSITION_EVENTS,
         ReplicaState.NON_EXISTENT,
+    )
+
+
+def group_state_machine() -> graphviz.Digraph:
+    """A consumer group's states, from Empty (where every group starts) to Dead."""
+    return state_machine(
+        "group_state_machine",
+        GROUP_VALID_PREVIOUS_STATES,
+        GROUP_TRANSITION_EVENTS,
+        GroupState.EMPTY,
     )

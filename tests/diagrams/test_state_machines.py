@@ -14,7 +14,14 @@ from kafka_lite.controller.state_machines import (
     PartitionState,
     ReplicaState,
 )
+from kafka_lite.coordinator.group_metadata import (
+    GROUP_TRANSITION_EVENTS,
+    GROUP_VALID_PREVIOUS_STATES,
+    GroupState,
+)
+from kafka_lite.diagrams import DIAGRAMS
 from kafka_lite.diagrams.state_machines import (
+    group_state_machine,
     partition_state_machine,
     replica_state_machine,
     state_machine,
@@ -27,10 +34,12 @@ EDGE = re.compile(r"^\t(\w+) -> (\w+) \[(.*?)\]$", re.MULTILINE | re.DOTALL)
 MACHINES = [
     (partition_state_machine, PARTITION_VALID_PREVIOUS_STATES, PARTITION_TRANSITION_EVENTS),
     (replica_state_machine, REPLICA_VALID_PREVIOUS_STATES, REPLICA_TRANSITION_EVENTS),
+    (group_state_machine, GROUP_VALID_PREVIOUS_STATES, GROUP_TRANSITION_EVENTS),
 ]
+IDS = ["partition", "replica", "group"]
 
 
-@pytest.mark.parametrize(("draw", "table", "events"), MACHINES, ids=["partition", "replica"])
+@pytest.mark.parametrize(("draw", "table", "events"), MACHINES, ids=IDS)
 def test_every_edge_of_the_picture_is_a_transition_of_the_table_with_its_event(draw, table, events):
     source = draw().source
     edges = {}
@@ -46,7 +55,7 @@ def test_every_edge_of_the_picture_is_a_transition_of_the_table_with_its_event(d
         assert edges[(s.value, t.value)] == event
 
 
-@pytest.mark.parametrize(("draw", "table", "events"), MACHINES, ids=["partition", "replica"])
+@pytest.mark.parametrize(("draw", "table", "events"), MACHINES, ids=IDS)
 def test_every_transition_has_an_event_and_every_event_a_transition(draw, table, events):
     assert set(events) == set(transitions(table))
     assert all(e.strip() for e in events.values())
@@ -73,3 +82,30 @@ def test_an_event_for_a_transition_the_table_refuses_is_refused_naming_it():
     events = {**PARTITION_TRANSITION_EVENTS, (PartitionState.NEW, PartitionState.NON_EXISTENT): "oops"}
     with pytest.raises(ValueError, match="NewPartition -> NonExistentPartition"):
         state_machine("p", PARTITION_VALID_PREVIOUS_STATES, events, PartitionState.NON_EXISTENT)
+
+
+def test_the_group_machine_is_kafkas_table_with_kafkas_events():
+    G = GroupState
+    # Kafka 0.10.1's validPreviousStates, edge by edge: eleven transitions, Dead reachable from all.
+    assert set(transitions(GROUP_VALID_PREVIOUS_STATES)) == {
+        (G.PREPARING_REBALANCE, G.EMPTY),
+        (G.STABLE, G.PREPARING_REBALANCE),
+        (G.AWAITING_SYNC, G.PREPARING_REBALANCE),
+        (G.EMPTY, G.PREPARING_REBALANCE),
+        (G.PREPARING_REBALANCE, G.AWAITING_SYNC),
+        (G.AWAITING_SYNC, G.STABLE),
+        *((s, G.DEAD) for s in GroupState),
+    }
+    assert GROUP_TRANSITION_EVENTS[(G.AWAITING_SYNC, G.STABLE)].startswith("SyncGroup from the leader")
+    assert GROUP_TRANSITION_EVENTS[(G.EMPTY, G.PREPARING_REBALANCE)] == "JoinGroup from\na new member"
+    for source in (G.STABLE, G.AWAITING_SYNC):
+        event = GROUP_TRANSITION_EVENTS[(source, G.PREPARING_REBALANCE)]
+        assert "LeaveGroup" in event and "session expiry" in event
+    assert "emigration" in GROUP_TRANSITION_EVENTS[(G.STABLE, G.DEAD)]
+
+
+def test_the_group_machine_starts_at_empty_and_is_rendered_by_the_docs():
+    source = group_state_machine().source
+    start = re.search(r"subgraph start \{(.*?)\}", source, re.DOTALL).group(1)
+    assert "Empty [" in start
+    assert DIAGRAMS["group_state_machine"] is group_state_machine
