@@ -43,8 +43,9 @@ RANGE = RangeAssignor()
 ROUND_ROBIN = RoundRobinAssignor()
 
 
-def metadata_response(partition_counts: dict[str, int]) -> bytes:
-    """A Metadata v1 response's bytes: one broker, each topic with its partitions led by broker 0."""
+def metadata_response(partition_counts: dict[str, int], leaderless: frozenset = frozenset()) -> bytes:
+    """A Metadata v1 response's bytes: one broker, each topic with its partitions led by broker 0, but
+    the ``leaderless`` (topic, partition)s, which have no leader (-1)."""
     body = {
         "brokers": [{"node_id": 0, "host": "127.0.0.1", "port": 9092, "rack": None}],
         "controller_id": 0,
@@ -54,7 +55,13 @@ def metadata_response(partition_counts: dict[str, int]) -> bytes:
                 "topic": topic,
                 "is_internal": False,
                 "partition_metadata": [
-                    {"partition_error_code": 0, "partition_id": p, "leader": 0, "replicas": [0], "isr": [0]}
+                    {
+                        "partition_error_code": 5 if (topic, p) in leaderless else 0,  # LEADER_NOT_AVAILABLE
+                        "partition_id": p,
+                        "leader": -1 if (topic, p) in leaderless else 0,
+                        "replicas": [0],
+                        "isr": [] if (topic, p) in leaderless else [0],
+                    }
                     for p in range(count)
                 ],
             }
@@ -64,8 +71,9 @@ def metadata_response(partition_counts: dict[str, int]) -> bytes:
     return encode(METADATA_RESPONSE_V1, body)
 
 
-def cluster(partition_counts: dict[str, int]) -> Cluster:
-    return Cluster.from_metadata_response(decode(METADATA_RESPONSE_V1, metadata_response(partition_counts)))
+def cluster(partition_counts: dict[str, int], leaderless: frozenset = frozenset()) -> Cluster:
+    body = decode(METADATA_RESPONSE_V1, metadata_response(partition_counts, leaderless))
+    return Cluster.from_metadata_response(body)
 
 
 def tps(spec: str) -> list[tuple[str, int]]:
@@ -227,13 +235,24 @@ def test_a_topic_without_metadata_or_partitions_is_left_out(assignor):
     }
 
 
+@pytest.mark.parametrize("assignor", [RANGE, ROUND_ROBIN], ids=["range", "roundrobin"])
+def test_a_partition_without_a_leader_is_still_assigned(assignor):
+    # Kafka counts every partition the metadata lists (Cluster.partitionCountForTopic), led or not.
+    subscriptions = {"a": Subscription(["t"])}
+    meta = cluster({"t": 3}, leaderless=frozenset({("t", 1)}))
+    assert meta.leader_for("t", 1) is None
+    assert assignor.assign(meta, subscriptions) == {"a": Assignment(tps("tp0 tp1 tp2"))}
+
+
 def test_range_counts_a_member_twice_when_its_subscription_names_a_topic_twice():
     # Kafka's consumersPerTopic adds the member once per mention, so it takes two ranges. A consumer's
     # own subscription is a set, but the leader assigns whatever the JoinGroup bytes say. (kafka-python
     # keeps only the member's last range here: one reason the oracle below sends each topic once.)
-    assert RANGE.assign_partitions({"t": 3}, {"a": ["t", "t"], "b": ["t"]}) == {
-        "a": tps("tp0 tp1"),
-        "b": tps("tp2"),
+    # Members [a, a, b] over 4 partitions: a takes p0-p1 (the extra one) and p2, b takes p3; counted
+    # once, a would take p0-p1 and b p2-p3.
+    assert RANGE.assign_partitions({"t": 4}, {"a": ["t", "t"], "b": ["t"]}) == {
+        "a": tps("tp0 tp1 tp2"),
+        "b": tps("tp3"),
     }
 
 
