@@ -40,6 +40,16 @@ class InvalidMetadataException(RetriableException):
     """The client's view of the cluster is stale: refresh metadata, then retry."""
 
 
+class IllegalStateException(KafkaException, RuntimeError):
+    """Java's ``java.lang.IllegalStateException``, as Kafka's classes throw it: a call the object's
+    state does not allow (a group transition its table refuses, mixing a consumer's subscription
+    types). A bug in the caller, not a client's error."""
+
+
+class IllegalArgumentException(KafkaException, ValueError):
+    """Java's ``java.lang.IllegalArgumentException``: an argument the method cannot serve."""
+
+
 class ConfigException(KafkaException):
     """A configuration value is missing or invalid (Kafka's ``ConfigException``).
 

@@ -48,7 +48,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 
-from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.errors import IllegalStateException
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.coordinator.member_metadata import IllegalArgumentException, MemberMetadata, MemberSummary
 from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
@@ -62,12 +62,6 @@ NO_STATE = ""
 NO_PROTOCOL_TYPE = ""
 NO_PROTOCOL = ""
 NO_LEADER = ""
-
-
-class IllegalStateException(KafkaException):
-    """Java's ``IllegalStateException``, as Kafka's ``GroupMetadata`` throws it: a call the group's
-    state does not allow, such as a transition its table refuses. A bug in the caller: the
-    coordinator checks a group's state before it acts on a request."""
 
 
 class GroupState(enum.Enum):

@@ -29,16 +29,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.errors import IllegalArgumentException
 
 # A protocol a member offers: its name (an assignor's, for consumers) and the member's metadata for it.
 Protocol = tuple[str, bytes]
-
-
-class IllegalArgumentException(KafkaException, ValueError):
-    """Java's ``IllegalArgumentException``, as Kafka's coordinator classes throw it: an argument the
-    method cannot serve (a protocol the member does not support). A bug in the caller, never a
-    client's error: the coordinator checks a request before it gets here."""
 
 
 @dataclass(frozen=True)

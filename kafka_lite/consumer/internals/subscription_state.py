@@ -49,21 +49,13 @@ import re
 from collections.abc import Iterable
 from typing import overload
 
+from kafka_lite.common.errors import IllegalArgumentException, IllegalStateException
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
 
 SUBSCRIPTION_EXCEPTION_MESSAGE = "Subscription to topics, partitions and pattern are mutually exclusive"
-
-
-class IllegalStateException(RuntimeError):
-    """Java's ``java.lang.IllegalStateException``, which Kafka's consumer raises: a call the
-    consumer's current state does not allow (mixing subscription types, a partition not assigned)."""
-
-
-class IllegalArgumentException(ValueError):
-    """Java's ``java.lang.IllegalArgumentException``, which Kafka's consumer raises: a bad argument."""
 
 
 class SubscriptionType(enum.Enum):
