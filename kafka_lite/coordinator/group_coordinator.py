@@ -1,0 +1,766 @@
+"""The group coordinator's membership half: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, and the
+rebalances, sessions and timeouts behind them.
+
+Mirrors: kafka.coordinator.GroupCoordinator, GroupConfig and JoinGroupResult
+         (core/src/main/scala/kafka/coordinator/GroupCoordinator.scala, Kafka 0.10.1), with Kafka
+         0.11's ``group.initial.rebalance.delay.ms`` (GroupCoordinator.prepareRebalance and
+         InitialDelayedJoin, KIP-134)
+Book:    chapter 5, 5.2.1-5.2.4 (the callbacks, the checks before a request, the responses),
+         5.3 (the delayed join), 5.4.2-5.4.7 (the state transitions, JoinGroup, SyncGroup,
+         LeaveGroup, the two timeouts, the delayed heartbeat)
+Differs: the groups a broker coordinates are a set of owned ``__consumer_offsets`` partitions
+         kept here (``on_elected``, ``on_load_completed``, ``on_resigned``) where Kafka's
+         ``GroupMetadataManager`` keeps them and loads the partition's groups from the log; the
+         coordinator holds its groups itself. Storing a group (Kafka's
+         ``groupManager.prepareStoreGroup`` and ``store``) is the ``store_group(group, assignment,
+         callback)`` hook passed to the constructor, whose default answers ``Errors.NONE`` at once
+         and writes nothing. Offset commit and fetch are not here (they are the offsets manager's).
+         Responses carry ``Errors`` members rather than their int16 codes, under the protocol's
+         current names (``COORDINATOR_NOT_AVAILABLE``, ``NOT_COORDINATOR``,
+         ``COORDINATOR_LOAD_IN_PROGRESS`` for 0.10's ``GROUP_COORDINATOR_NOT_AVAILABLE``,
+         ``NOT_COORDINATOR_FOR_GROUP``, ``GROUP_LOAD_IN_PROGRESS``). A JoinGroup to an Empty group
+         with an empty protocol type or no protocols gets INCONSISTENT_GROUP_PROTOCOL, as in Kafka
+         1.0 and later (0.10.1 takes the member, and its rebalance fails when the members vote).
+
+Every request first passes the checks of 5.2.3: is the coordinator running
+(COORDINATOR_NOT_AVAILABLE), is the group id valid (INVALID_GROUP_ID, JoinGroup only), is this
+broker the leader of the group's ``__consumer_offsets`` partition (NOT_COORDINATOR), is that
+partition still loading (COORDINATOR_LOAD_IN_PROGRESS), is the session timeout within
+``group.min.session.timeout.ms`` and ``group.max.session.timeout.ms`` (INVALID_SESSION_TIMEOUT).
+Then the group's state decides, under the group's lock:
+
+- JoinGroup from a new member (no member id): the member gets an id, ``<client.id>-<uuid>``, and the
+  group prepares a rebalance. From a known member: in a Stable (or AwaitingSync) group nothing has
+  changed if the member's protocols match and it is a follower, so it gets the current generation;
+  otherwise its protocols are updated and the group rebalances. The JoinGroup answers wait in the
+  delayed join until every member has rejoined.
+- SyncGroup: followers wait for the leader's; the leader's brings the assignment, which is stored,
+  then handed out, and the group is Stable.
+- Heartbeat: resets the member's session; during a rebalance the answer is REBALANCE_IN_PROGRESS,
+  which tells the member to rejoin.
+- LeaveGroup, and a session that expires: the member is removed and the group rebalances.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from kafka_lite.common.errors import Errors
+from kafka_lite.common.time import Time
+from kafka_lite.coordinator.delayed_heartbeat import DelayedHeartbeat, MemberKey
+from kafka_lite.coordinator.delayed_join import DelayedJoin, GroupKey, InitialDelayedJoin
+from kafka_lite.coordinator.group_metadata import (
+    NO_LEADER,
+    NO_PROTOCOL,
+    NO_PROTOCOL_TYPE,
+    NO_STATE,
+    GroupMetadata,
+    GroupOverview,
+    GroupState,
+    GroupSummary,
+)
+from kafka_lite.coordinator.group_metadata_manager import partition_for
+from kafka_lite.coordinator.member_metadata import MemberMetadata, Protocol
+from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
+
+log = logging.getLogger(__name__)
+
+# A JoinGroup from a member that has no id yet (Kafka's ``JoinGroupRequest.UNKNOWN_MEMBER_ID``).
+UNKNOWN_MEMBER_ID = ""
+
+# What DescribeGroups answers without a group: an error (EMPTY_GROUP), or a group this coordinator
+# does not hold (DEAD_GROUP).
+EMPTY_GROUP = GroupSummary(NO_STATE, NO_PROTOCOL_TYPE, NO_PROTOCOL, [])
+DEAD_GROUP = GroupSummary(GroupState.DEAD.value, NO_PROTOCOL_TYPE, NO_PROTOCOL, [])
+
+DEFAULT_OFFSETS_TOPIC_NUM_PARTITIONS = 50  # offsets.topic.num.partitions
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """The broker's group settings: ``group.min.session.timeout.ms`` and
+    ``group.max.session.timeout.ms`` (Kafka 0.10.1's defaults), ``group.initial.rebalance.delay.ms``
+    (Kafka 0.11's)."""
+
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 300000
+    group_initial_rebalance_delay_ms: int = 3000
+
+    def __post_init__(self) -> None:
+        for name in (
+            "group_min_session_timeout_ms",
+            "group_max_session_timeout_ms",
+            "group_initial_rebalance_delay_ms",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"GroupConfig: {name} must be an int >= 0 (milliseconds), not {value!r}")
+        if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
+            raise ValueError(
+                f"GroupConfig: group_min_session_timeout_ms ({self.group_min_session_timeout_ms}) is larger "
+                f"than group_max_session_timeout_ms ({self.group_max_session_timeout_ms})"
+            )
+
+
+@dataclass(frozen=True)
+class JoinGroupResult:
+    """A JoinGroup answer: the leader's carries every member's metadata for the chosen protocol."""
+
+    members: dict[str, bytes] = field(default_factory=dict)
+    member_id: str = UNKNOWN_MEMBER_ID
+    generation_id: int = 0
+    sub_protocol: str = NO_PROTOCOL
+    leader_id: str = NO_LEADER
+    error: Errors = Errors.NONE
+
+
+JoinCallback = Callable[[JoinGroupResult], None]
+SyncCallback = Callable[[bytes, Errors], None]  # (the member's assignment, the error)
+ErrorCallback = Callable[[Errors], None]
+# store_group(group, assignment, callback): write the group's generation and assignment, then call
+# callback(error), where a failed write is an error other than NONE.
+StoreGroup = Callable[[GroupMetadata, dict[str, bytes], ErrorCallback], None]
+
+
+def store_group_at_once(group: GroupMetadata, assignment: dict[str, bytes], callback: ErrorCallback) -> None:
+    """The default ``store_group``: writes nothing and answers NONE at once."""
+    callback(Errors.NONE)
+
+
+class GroupCoordinator:
+    """Group membership for the groups whose ``__consumer_offsets`` partitions this broker leads."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        group_config: GroupConfig,
+        time: Time,
+        heartbeat_purgatory: DelayedOperationPurgatory,
+        join_purgatory: DelayedOperationPurgatory,
+        offsets_topic_num_partitions: int = DEFAULT_OFFSETS_TOPIC_NUM_PARTITIONS,
+        store_group: StoreGroup = store_group_at_once,
+    ) -> None:
+        if not isinstance(group_config, GroupConfig):
+            raise TypeError(f"GroupCoordinator: group_config must be a GroupConfig, not {group_config!r}")
+        if not isinstance(offsets_topic_num_partitions, int) or offsets_topic_num_partitions < 1:
+            raise ValueError(
+                f"GroupCoordinator: offsets_topic_num_partitions must be an int >= 1, "
+                f"not {offsets_topic_num_partitions!r}"
+            )
+        self.broker_id = broker_id
+        self.group_config = group_config
+        self.time = time
+        self.heartbeat_purgatory = heartbeat_purgatory
+        self.join_purgatory = join_purgatory
+        self.offsets_topic_num_partitions = offsets_topic_num_partitions
+        self.store_group = store_group
+
+        self._is_active = False
+        # Which __consumer_offsets partitions this broker leads, and which of those are still loading,
+        # and the groups it holds; guarded by _metadata_lock. Take a group's lock before this one.
+        self._metadata_lock = threading.RLock()
+        self._owned_partitions: set[int] = set()
+        self._loading_partitions: set[int] = set()
+        self._groups: dict[str, GroupMetadata] = {}
+
+    # -- lifecycle and ownership ---------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        log.info("[GroupCoordinator %d]: Startup complete.", self.broker_id)
+        self._is_active = True
+
+    def shutdown(self) -> None:
+        self._is_active = False
+        self.heartbeat_purgatory.shutdown()
+        self.join_purgatory.shutdown()
+        log.info("[GroupCoordinator %d]: Shutdown complete.", self.broker_id)
+
+    @property
+    def is_active(self) -> bool:
+        return self._is_active
+
+    def partition_for(self, group_id: str) -> int:
+        """The ``__consumer_offsets`` partition of ``group_id``: its leader coordinates the group."""
+        return partition_for(group_id, self.offsets_topic_num_partitions)
+
+    def on_elected(self, offsets_partition: int, loading: bool = False) -> None:
+        """This broker became the leader of ``__consumer_offsets`` partition ``offsets_partition``:
+        it coordinates the partition's groups now. With ``loading``, the partition's groups are
+        still being read from the log (requests get COORDINATOR_LOAD_IN_PROGRESS until
+        ``on_load_completed``)."""
+        self._check_partition(offsets_partition)
+        with self._metadata_lock:
+            self._owned_partitions.add(offsets_partition)
+            if loading:
+                self._loading_partitions.add(offsets_partition)
+
+    def on_load_completed(self, offsets_partition: int) -> None:
+        with self._metadata_lock:
+            self._loading_partitions.discard(offsets_partition)
+
+    def on_resigned(self, offsets_partition: int) -> None:
+        """This broker no longer leads ``offsets_partition``: its groups are unloaded (they die here;
+        the new leader loads them from the log), and their parked requests get NOT_COORDINATOR."""
+        self._check_partition(offsets_partition)
+        with self._metadata_lock:
+            self._owned_partitions.discard(offsets_partition)
+            self._loading_partitions.discard(offsets_partition)
+            groups = [g for g in self._groups.values() if self.partition_for(g.group_id) == offsets_partition]
+        for group in groups:
+            self._on_group_unloaded(group)
+            with self._metadata_lock:
+                if self._groups.get(group.group_id) is group:
+                    del self._groups[group.group_id]
+
+    def _check_partition(self, offsets_partition: int) -> None:
+        if (
+            not isinstance(offsets_partition, int)
+            or not 0 <= offsets_partition < self.offsets_topic_num_partitions
+        ):
+            raise ValueError(
+                f"__consumer_offsets has partitions 0..{self.offsets_topic_num_partitions - 1}, "
+                f"not {offsets_partition!r}"
+            )
+
+    def is_coordinator_for_group(self, group_id: str) -> bool:
+        with self._metadata_lock:
+            return self.partition_for(group_id) in self._owned_partitions
+
+    def is_coordinator_loading_in_progress(self, group_id: str) -> bool:
+        with self._metadata_lock:
+            return self.partition_for(group_id) in self._loading_partitions
+
+    def get_group(self, group_id: str) -> GroupMetadata | None:
+        with self._metadata_lock:
+            return self._groups.get(group_id)
+
+    def _add_group(self, group: GroupMetadata) -> GroupMetadata:
+        """Add ``group`` unless the cache has one by that id already; return the one cached."""
+        with self._metadata_lock:
+            return self._groups.setdefault(group.group_id, group)
+
+    # -- JoinGroup ------------------------------------------------------------------------------------------
+
+    def handle_join_group(
+        self,
+        group_id: str,
+        member_id: str,
+        client_id: str,
+        client_host: str,
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        protocol_type: str,
+        protocols: Sequence[Protocol],
+        callback: JoinCallback,
+    ) -> None:
+        if not self._is_active:
+            callback(_join_error(member_id, Errors.COORDINATOR_NOT_AVAILABLE))
+        elif not _valid_group_id(group_id):
+            callback(_join_error(member_id, Errors.INVALID_GROUP_ID))
+        elif not self.is_coordinator_for_group(group_id):
+            callback(_join_error(member_id, Errors.NOT_COORDINATOR))
+        elif self.is_coordinator_loading_in_progress(group_id):
+            callback(_join_error(member_id, Errors.COORDINATOR_LOAD_IN_PROGRESS))
+        elif not (
+            self.group_config.group_min_session_timeout_ms
+            <= session_timeout_ms
+            <= self.group_config.group_max_session_timeout_ms
+        ):
+            callback(_join_error(member_id, Errors.INVALID_SESSION_TIMEOUT))
+        else:
+            # A group is created only for a member without an id: a member id names a member of a
+            # group this coordinator would hold.
+            group = self.get_group(group_id)
+            if group is None:
+                if member_id != UNKNOWN_MEMBER_ID:
+                    callback(_join_error(member_id, Errors.UNKNOWN_MEMBER_ID))
+                    return
+                group = self._add_group(GroupMetadata(group_id))
+            self._do_join_group(
+                group,
+                member_id,
+                client_id,
+                client_host,
+                rebalance_timeout_ms,
+                session_timeout_ms,
+                protocol_type,
+                protocols,
+                callback,
+            )
+
+    def _do_join_group(
+        self,
+        group: GroupMetadata,
+        member_id: str,
+        client_id: str,
+        client_host: str,
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        protocol_type: str,
+        protocols: Sequence[Protocol],
+        callback: JoinCallback,
+    ) -> None:
+        with group.lock:
+            if group.not_(GroupState.EMPTY) and (
+                group.protocol_type != protocol_type
+                or not group.supports_protocols({p for p, _ in protocols})
+            ):
+                # the member cannot share the group's protocol: refused, the group unchanged
+                callback(_join_error(member_id, Errors.INCONSISTENT_GROUP_PROTOCOL))
+            elif group.is_(GroupState.EMPTY) and (not protocol_type or not protocols):
+                # nothing to vote on: the rebalance could not pick a protocol
+                callback(_join_error(member_id, Errors.INCONSISTENT_GROUP_PROTOCOL))
+            elif member_id != UNKNOWN_MEMBER_ID and not group.has(member_id):
+                # an id the group does not know: the member resets its id and joins again
+                callback(_join_error(member_id, Errors.UNKNOWN_MEMBER_ID))
+            else:
+                state = group.current_state
+                if state is GroupState.DEAD:
+                    # the group is being removed (its partition moved away): the member rejoins
+                    # without an id, wherever the group is coordinated next
+                    callback(_join_error(member_id, Errors.UNKNOWN_MEMBER_ID))
+                elif member_id == UNKNOWN_MEMBER_ID:
+                    self._add_member_and_rebalance(
+                        rebalance_timeout_ms,
+                        session_timeout_ms,
+                        client_id,
+                        client_host,
+                        protocol_type,
+                        protocols,
+                        group,
+                        callback,
+                    )
+                else:
+                    member = group.get(member_id)
+                    if state is GroupState.PREPARING_REBALANCE:
+                        self._update_member_and_rebalance(group, member, protocols, callback)
+                    elif state is GroupState.AWAITING_SYNC:
+                        if member.matches(protocols):
+                            # the same metadata (it missed the JoinGroup answer): the current generation
+                            callback(self._join_result(group, member_id))
+                        else:
+                            self._update_member_and_rebalance(group, member, protocols, callback)
+                    else:  # Empty or Stable
+                        if member_id == group.leader_id or not member.matches(protocols):
+                            # new metadata, or the leader asking for a rebalance (it sees changes the
+                            # metadata does not carry, such as a topic's new partitions)
+                            self._update_member_and_rebalance(group, member, protocols, callback)
+                        else:
+                            # a follower with nothing new: the current generation, so it can SyncGroup
+                            callback(self._join_result(group, member_id, with_members=False))
+
+                if group.is_(GroupState.PREPARING_REBALANCE):
+                    self.join_purgatory.check_and_complete(GroupKey(group.group_id))
+
+    def _join_result(
+        self, group: GroupMetadata, member_id: str, with_members: bool = True
+    ) -> JoinGroupResult:
+        """The current generation's JoinGroup answer for ``member_id``: the leader's carries the members."""
+        members = group.current_member_metadata() if with_members and member_id == group.leader_id else {}
+        return JoinGroupResult(
+            members=members,
+            member_id=member_id,
+            generation_id=group.generation_id,
+            sub_protocol=group.protocol,
+            leader_id=group.leader_id,
+            error=Errors.NONE,
+        )
+
+    def _add_member_and_rebalance(
+        self,
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        client_id: str,
+        client_host: str,
+        protocol_type: str,
+        protocols: Sequence[Protocol],
+        group: GroupMetadata,
+        callback: JoinCallback,
+    ) -> MemberMetadata:
+        member_id = f"{client_id}-{group.generate_member_id_suffix()}"
+        member = MemberMetadata(
+            member_id,
+            group.group_id,
+            client_id,
+            client_host,
+            rebalance_timeout_ms,
+            session_timeout_ms,
+            protocol_type,
+            list(protocols),
+        )
+        member.awaiting_join_callback = callback
+        group.add(member)
+        self._maybe_prepare_rebalance(group)
+        return member
+
+    def _update_member_and_rebalance(
+        self,
+        group: GroupMetadata,
+        member: MemberMetadata,
+        protocols: Sequence[Protocol],
+        callback: JoinCallback,
+    ) -> None:
+        member.supported_protocols = list(protocols)
+        member.awaiting_join_callback = callback
+        self._maybe_prepare_rebalance(group)
+
+    def _maybe_prepare_rebalance(self, group: GroupMetadata) -> None:
+        with group.lock:
+            if group.can_rebalance():
+                self._prepare_rebalance(group)
+
+    # --8<-- [start:prepare_rebalance]
+    def _prepare_rebalance(self, group: GroupMetadata) -> None:
+        # members waiting for their assignment rejoin instead
+        if group.is_(GroupState.AWAITING_SYNC):
+            self._reset_and_propagate_assignment_error(group, Errors.REBALANCE_IN_PROGRESS)
+
+        delay_ms = self.group_config.group_initial_rebalance_delay_ms
+        if group.is_(GroupState.EMPTY):
+            delayed_rebalance: DelayedJoin = InitialDelayedJoin(
+                self,
+                self.join_purgatory,
+                group,
+                delay_ms,
+                delay_ms,
+                max(group.rebalance_timeout_ms() - delay_ms, 0),
+            )
+        else:
+            delayed_rebalance = DelayedJoin(self, group, group.rebalance_timeout_ms())
+
+        group.transition_to(GroupState.PREPARING_REBALANCE)
+        log.info(
+            "[GroupCoordinator %d]: Preparing to rebalance group %s with old generation %d (__consumer_offsets-%d)",
+            self.broker_id,
+            group.group_id,
+            group.generation_id,
+            self.partition_for(group.group_id),
+        )
+        self.join_purgatory.try_complete_else_watch(delayed_rebalance, [GroupKey(group.group_id)])
+
+    # --8<-- [end:prepare_rebalance]
+
+    def _on_member_failure(self, group: GroupMetadata, member: MemberMetadata) -> None:
+        log.debug("Member %s in group %s has failed", member.member_id, group.group_id)
+        group.remove(member.member_id)
+        state = group.current_state
+        if state in (GroupState.STABLE, GroupState.AWAITING_SYNC):
+            self._maybe_prepare_rebalance(group)
+        elif state is GroupState.PREPARING_REBALANCE:
+            self.join_purgatory.check_and_complete(GroupKey(group.group_id))
+
+    # -- the delayed join -----------------------------------------------------------------------------------
+
+    def try_complete_join(self, group: GroupMetadata, force_complete: Callable[[], bool]) -> bool:
+        with group.lock:
+            if group.has_all_members_joined():
+                return force_complete()
+            return False
+
+    def on_expire_join(self) -> None:
+        """The rebalance timeout passed (Kafka counts nothing here either)."""
+
+    # --8<-- [start:on_complete_join]
+    def on_complete_join(self, group: GroupMetadata) -> None:
+        store_empty = False
+        with group.lock:
+            # the members that did not rejoin in time are out
+            for failed_member in group.not_yet_rejoined_members():
+                group.remove(failed_member.member_id)
+
+            if group.not_(GroupState.DEAD):
+                group.init_next_generation()
+                if group.is_(GroupState.EMPTY):
+                    log.info("Group %s with generation %d is now empty", group.group_id, group.generation_id)
+                    store_empty = True
+                else:
+                    log.info("Stabilized group %s generation %d", group.group_id, group.generation_id)
+                    # every member's parked JoinGroup gets its answer; the leader's carries the members
+                    for member in group.all_member_metadata():
+                        join_result = self._join_result(group, member.member_id)
+                        member.awaiting_join_callback(join_result)
+                        member.awaiting_join_callback = None
+                        self._complete_and_schedule_next_heartbeat_expiration(group, member)
+
+        if store_empty:
+            self.store_group(group, {}, lambda error: self._on_empty_group_stored(group, error))
+
+    # --8<-- [end:on_complete_join]
+
+    def _on_empty_group_stored(self, group: GroupMetadata, error: Errors) -> None:
+        if error is not Errors.NONE:
+            # no member is active in an empty generation: if the broker fails before the next
+            # rebalance, the previous generation comes back from the log and times out
+            log.warning("Failed to write empty metadata for group %s: %s", group.group_id, error.description)
+
+    # -- SyncGroup ------------------------------------------------------------------------------------------
+
+    def handle_sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_assignment: dict[str, bytes],
+        callback: SyncCallback,
+    ) -> None:
+        if not self._is_active:
+            callback(b"", Errors.COORDINATOR_NOT_AVAILABLE)
+        elif not self.is_coordinator_for_group(group_id):
+            callback(b"", Errors.NOT_COORDINATOR)
+        else:
+            group = self.get_group(group_id)
+            if group is None:
+                callback(b"", Errors.UNKNOWN_MEMBER_ID)
+            else:
+                self._do_sync_group(group, generation_id, member_id, group_assignment, callback)
+
+    # --8<-- [start:do_sync_group]
+    def _do_sync_group(
+        self,
+        group: GroupMetadata,
+        generation_id: int,
+        member_id: str,
+        group_assignment: dict[str, bytes],
+        callback: SyncCallback,
+    ) -> None:
+        to_store: dict[str, bytes] | None = None
+        with group.lock:
+            if not group.has(member_id):
+                callback(b"", Errors.UNKNOWN_MEMBER_ID)
+            elif generation_id != group.generation_id:
+                callback(b"", Errors.ILLEGAL_GENERATION)
+            else:
+                state = group.current_state
+                if state in (GroupState.EMPTY, GroupState.DEAD):
+                    callback(b"", Errors.UNKNOWN_MEMBER_ID)
+                elif state is GroupState.PREPARING_REBALANCE:
+                    callback(b"", Errors.REBALANCE_IN_PROGRESS)
+                elif state is GroupState.AWAITING_SYNC:
+                    group.get(member_id).awaiting_sync_callback = callback
+                    # the leader's SyncGroup brings the assignment: store it, then hand it out
+                    if member_id == group.leader_id:
+                        log.info(
+                            "Assignment received from leader for group %s for generation %d",
+                            group.group_id,
+                            group.generation_id,
+                        )
+                        # a member the leader left out gets an empty assignment
+                        to_store = dict(group_assignment)
+                        for missing in group.all_members() - group_assignment.keys():
+                            to_store[missing] = b""
+                else:  # Stable: the current assignment
+                    member = group.get(member_id)
+                    callback(member.assignment, Errors.NONE)
+                    self._complete_and_schedule_next_heartbeat_expiration(group, member)
+
+        # stored without the group's lock, since the store's callback may run under other locks
+        if to_store is not None:
+            assignment = to_store
+
+            def on_stored(error: Errors) -> None:
+                with group.lock:
+                    # a member may have joined while the store ran: only the same generation, still
+                    # awaiting its assignment, takes it
+                    if group.is_(GroupState.AWAITING_SYNC) and generation_id == group.generation_id:
+                        if error is not Errors.NONE:
+                            self._reset_and_propagate_assignment_error(group, error)
+                            self._maybe_prepare_rebalance(group)
+                        else:
+                            self._set_and_propagate_assignment(group, assignment)
+                            group.transition_to(GroupState.STABLE)
+
+            self.store_group(group, assignment, on_stored)
+
+    # --8<-- [end:do_sync_group]
+
+    def _set_and_propagate_assignment(self, group: GroupMetadata, assignment: dict[str, bytes]) -> None:
+        for member in group.all_member_metadata():
+            member.assignment = assignment[member.member_id]
+        self._propagate_assignment(group, Errors.NONE)
+
+    def _reset_and_propagate_assignment_error(self, group: GroupMetadata, error: Errors) -> None:
+        for member in group.all_member_metadata():
+            member.assignment = b""
+        self._propagate_assignment(group, error)
+
+    def _propagate_assignment(self, group: GroupMetadata, error: Errors) -> None:
+        for member in group.all_member_metadata():
+            if member.awaiting_sync_callback is not None:
+                member.awaiting_sync_callback(member.assignment, error)
+                member.awaiting_sync_callback = None
+                # a session that expired while the member waited for the leader (or the store) was
+                # ignored: its next expiry starts now
+                self._complete_and_schedule_next_heartbeat_expiration(group, member)
+
+    # -- LeaveGroup -----------------------------------------------------------------------------------------
+
+    def handle_leave_group(self, group_id: str, member_id: str, callback: ErrorCallback) -> None:
+        if not self._is_active:
+            callback(Errors.COORDINATOR_NOT_AVAILABLE)
+        elif not self.is_coordinator_for_group(group_id):
+            callback(Errors.NOT_COORDINATOR)
+        elif self.is_coordinator_loading_in_progress(group_id):
+            callback(Errors.COORDINATOR_LOAD_IN_PROGRESS)
+        else:
+            group = self.get_group(group_id)
+            if group is None:
+                callback(Errors.UNKNOWN_MEMBER_ID)
+                return
+            with group.lock:
+                if group.is_(GroupState.DEAD) or not group.has(member_id):
+                    callback(Errors.UNKNOWN_MEMBER_ID)
+                else:
+                    member = group.get(member_id)
+                    self._remove_heartbeat_for_leaving_member(member)
+                    self._on_member_failure(group, member)
+                    callback(Errors.NONE)
+
+    def _remove_heartbeat_for_leaving_member(self, member: MemberMetadata) -> None:
+        member.is_leaving = True
+        self.heartbeat_purgatory.check_and_complete(MemberKey(member.group_id, member.member_id))
+
+    # -- Heartbeat ------------------------------------------------------------------------------------------
+
+    def handle_heartbeat(
+        self, group_id: str, member_id: str, generation_id: int, callback: ErrorCallback
+    ) -> None:
+        if not self._is_active:
+            callback(Errors.COORDINATOR_NOT_AVAILABLE)
+        elif not self.is_coordinator_for_group(group_id):
+            callback(Errors.NOT_COORDINATOR)
+        elif self.is_coordinator_loading_in_progress(group_id):
+            callback(Errors.NONE)  # the group is still loading: Kafka answers blindly
+        else:
+            group = self.get_group(group_id)
+            if group is None:
+                callback(Errors.UNKNOWN_MEMBER_ID)
+                return
+            with group.lock:
+                state = group.current_state
+                if state in (GroupState.DEAD, GroupState.EMPTY) or not group.has(member_id):
+                    callback(Errors.UNKNOWN_MEMBER_ID)
+                elif state is GroupState.AWAITING_SYNC:
+                    callback(Errors.REBALANCE_IN_PROGRESS)
+                elif generation_id != group.generation_id:
+                    callback(Errors.ILLEGAL_GENERATION)
+                else:
+                    self._complete_and_schedule_next_heartbeat_expiration(group, group.get(member_id))
+                    if state is GroupState.PREPARING_REBALANCE:
+                        callback(Errors.REBALANCE_IN_PROGRESS)
+                    else:
+                        callback(Errors.NONE)
+
+    # --8<-- [start:heartbeat_expiration]
+    def _complete_and_schedule_next_heartbeat_expiration(
+        self, group: GroupMetadata, member: MemberMetadata
+    ) -> None:
+        """The member was heard from: its pending session expiry completes, the next one is parked."""
+        member.latest_heartbeat = self.time.milliseconds()
+        member_key = MemberKey(member.group_id, member.member_id)
+        self.heartbeat_purgatory.check_and_complete(member_key)
+
+        new_heartbeat_deadline = member.latest_heartbeat + member.session_timeout_ms
+        delayed_heartbeat = DelayedHeartbeat(
+            self, group, member, new_heartbeat_deadline, member.session_timeout_ms
+        )
+        self.heartbeat_purgatory.try_complete_else_watch(delayed_heartbeat, [member_key])
+
+    def try_complete_heartbeat(
+        self,
+        group: GroupMetadata,
+        member: MemberMetadata,
+        heartbeat_deadline: int,
+        force_complete: Callable[[], bool],
+    ) -> bool:
+        with group.lock:
+            if self._should_keep_member_alive(member, heartbeat_deadline) or member.is_leaving:
+                return force_complete()
+            return False
+
+    def on_expire_heartbeat(
+        self, group: GroupMetadata, member: MemberMetadata, heartbeat_deadline: int
+    ) -> None:
+        with group.lock:
+            if not self._should_keep_member_alive(member, heartbeat_deadline):
+                self._on_member_failure(group, member)
+
+    def on_complete_heartbeat(self) -> None:
+        """A session expiry completed without expiring (Kafka counts nothing here either)."""
+
+    @staticmethod
+    def _should_keep_member_alive(member: MemberMetadata, heartbeat_deadline: int) -> bool:
+        """A member with a parked JoinGroup or SyncGroup is alive; otherwise it is alive if it was
+        heard from after the session this expiry was parked for began."""
+        return (
+            member.awaiting_join_callback is not None
+            or member.awaiting_sync_callback is not None
+            or member.latest_heartbeat + member.session_timeout_ms > heartbeat_deadline
+        )
+
+    # --8<-- [end:heartbeat_expiration]
+
+    # -- ListGroups and DescribeGroups ----------------------------------------------------------------------
+
+    def handle_list_groups(self) -> tuple[Errors, list[GroupOverview]]:
+        if not self._is_active:
+            return Errors.COORDINATOR_NOT_AVAILABLE, []
+        with self._metadata_lock:
+            error = Errors.COORDINATOR_LOAD_IN_PROGRESS if self._loading_partitions else Errors.NONE
+            groups = list(self._groups.values())
+        return error, [group.overview() for group in groups]
+
+    def handle_describe_group(self, group_id: str) -> tuple[Errors, GroupSummary]:
+        if not self._is_active:
+            return Errors.COORDINATOR_NOT_AVAILABLE, EMPTY_GROUP
+        if not self.is_coordinator_for_group(group_id):
+            return Errors.NOT_COORDINATOR, EMPTY_GROUP
+        if self.is_coordinator_loading_in_progress(group_id):
+            return Errors.COORDINATOR_LOAD_IN_PROGRESS, EMPTY_GROUP
+        group = self.get_group(group_id)
+        if group is None:
+            return Errors.NONE, DEAD_GROUP
+        with group.lock:
+            return Errors.NONE, group.summary()
+
+    # -- unloading ------------------------------------------------------------------------------------------
+
+    def _on_group_unloaded(self, group: GroupMetadata) -> None:
+        """The group's partition moved away: the group dies here, and its parked requests are answered
+        NOT_COORDINATOR so that the members find the new coordinator."""
+        with group.lock:
+            log.info(
+                "Unloading group metadata for %s with generation %d", group.group_id, group.generation_id
+            )
+            previous_state = group.current_state
+            group.transition_to(GroupState.DEAD)
+
+            if previous_state is GroupState.PREPARING_REBALANCE:
+                for member in group.all_member_metadata():
+                    if member.awaiting_join_callback is not None:
+                        member.awaiting_join_callback(_join_error(member.member_id, Errors.NOT_COORDINATOR))
+                        member.awaiting_join_callback = None
+                self.join_purgatory.check_and_complete(GroupKey(group.group_id))
+            elif previous_state in (GroupState.STABLE, GroupState.AWAITING_SYNC):
+                for member in group.all_member_metadata():
+                    if member.awaiting_sync_callback is not None:
+                        member.awaiting_sync_callback(b"", Errors.NOT_COORDINATOR)
+                        member.awaiting_sync_callback = None
+                    self.heartbeat_purgatory.check_and_complete(MemberKey(member.group_id, member.member_id))
+
+
+def _valid_group_id(group_id: str | None) -> bool:
+    return isinstance(group_id, str) and group_id != ""
+
+
+def _join_error(member_id: str, error: Errors) -> JoinGroupResult:
+    return JoinGroupResult(
+        members={},
+        member_id=member_id,
+        generation_id=0,
+        sub_protocol=NO_PROTOCOL,
+        leader_id=NO_LEADER,
+        error=error,
+    )

@@ -1,0 +1,628 @@
+"""GroupCoordinator's membership half under MockTime: JoinGroup (with the initial rebalance delay),
+SyncGroup, Heartbeat, LeaveGroup, session and rebalance timeouts, the checks before every request,
+DescribeGroups and ListGroups, and groups dying when their partition moves away (after Kafka
+0.10.1's GroupCoordinatorResponseTest, driven through the real purgatories and timing wheels).
+
+Every state transition a test takes is recorded; the last test checks that together they crossed
+every edge of the group state table.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_lite.common.errors import Errors
+from kafka_lite.common.time import MockTime
+from kafka_lite.coordinator.group_coordinator import (
+    DEAD_GROUP,
+    EMPTY_GROUP,
+    UNKNOWN_MEMBER_ID,
+    GroupConfig,
+    GroupCoordinator,
+    JoinGroupResult,
+)
+from kafka_lite.coordinator.group_metadata import GROUP_VALID_PREVIOUS_STATES, GroupMetadata, GroupState
+from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
+from kafka_lite.utils.timer import MockTimer
+
+# One worker runs the whole module (under ``--dist loadgroup``), so the coverage test sees the
+# transitions of all the others.
+pytestmark = [pytest.mark.unit, pytest.mark.xdist_group("group_coordinator_transitions")]
+
+G = GroupState
+GROUP_ID = "group"
+OTHER_GROUP_ID = "other-group"
+PROTOCOL_TYPE = "consumer"
+PROTOCOLS = [("range", b"range-metadata"), ("roundrobin", b"roundrobin-metadata")]
+MIN_SESSION_MS = 100
+MAX_SESSION_MS = 30_000
+INITIAL_DELAY_MS = 300
+SESSION_MS = 1000
+REBALANCE_MS = 2000
+OFFSETS_PARTITIONS = 4
+
+# Every (from, to) transition any test of this module takes.
+CROSSED: set[tuple[GroupState, GroupState]] = set()
+
+
+@pytest.fixture(autouse=True)
+def record_transitions(monkeypatch):
+    """Wrap GroupMetadata.transition_to: record each transition taken, then make it."""
+    original = GroupMetadata.transition_to
+
+    def recording(self, group_state):
+        before = self.current_state
+        original(self, group_state)
+        CROSSED.add((before, group_state))
+
+    monkeypatch.setattr(GroupMetadata, "transition_to", recording)
+
+
+class Harness:
+    """A started coordinator owning GROUP_ID's partition, its two purgatories on one MockTime."""
+
+    def __init__(self, initial_delay_ms: int = INITIAL_DELAY_MS, store_group=None) -> None:
+        self.time = MockTime()
+        self.heartbeat_purgatory = DelayedOperationPurgatory(
+            "Heartbeat", self.time, MockTimer(self.time), reaper_enabled=False
+        )
+        self.join_purgatory = DelayedOperationPurgatory(
+            "Rebalance", self.time, MockTimer(self.time), reaper_enabled=False
+        )
+        kwargs = {} if store_group is None else {"store_group": store_group}
+        self.coordinator = GroupCoordinator(
+            broker_id=1,
+            group_config=GroupConfig(MIN_SESSION_MS, MAX_SESSION_MS, initial_delay_ms),
+            time=self.time,
+            heartbeat_purgatory=self.heartbeat_purgatory,
+            join_purgatory=self.join_purgatory,
+            offsets_topic_num_partitions=OFFSETS_PARTITIONS,
+            **kwargs,
+        )
+        self.coordinator.startup()
+        self.partition = self.coordinator.partition_for(GROUP_ID)
+        self.coordinator.on_elected(self.partition)
+
+    def advance(self, ms: int) -> None:
+        """Let ``ms`` pass a millisecond at a time, expiring what comes due in both purgatories."""
+        for _ in range(ms):
+            self.time.sleep(1)
+            self.heartbeat_purgatory.advance_clock(0)
+            self.join_purgatory.advance_clock(0)
+
+    def join(
+        self,
+        member_id: str = UNKNOWN_MEMBER_ID,
+        protocols=PROTOCOLS,
+        protocol_type: str = PROTOCOL_TYPE,
+        session_timeout_ms: int = SESSION_MS,
+        rebalance_timeout_ms: int = REBALANCE_MS,
+        group_id: str = GROUP_ID,
+        client_id: str = "client",
+    ) -> list[JoinGroupResult]:
+        """Send a JoinGroup; the returned list gets the answer when it comes."""
+        answers: list[JoinGroupResult] = []
+        self.coordinator.handle_join_group(
+            group_id,
+            member_id,
+            client_id,
+            "/127.0.0.1",
+            rebalance_timeout_ms,
+            session_timeout_ms,
+            protocol_type,
+            protocols,
+            answers.append,
+        )
+        return answers
+
+    def sync(self, member_id: str, generation_id: int, assignment=None, group_id: str = GROUP_ID) -> list:
+        answers: list[tuple[bytes, Errors]] = []
+        self.coordinator.handle_sync_group(
+            group_id, generation_id, member_id, assignment or {}, lambda a, e: answers.append((a, e))
+        )
+        return answers
+
+    def heartbeat(self, member_id: str, generation_id: int, group_id: str = GROUP_ID) -> Errors:
+        answers: list[Errors] = []
+        self.coordinator.handle_heartbeat(group_id, member_id, generation_id, answers.append)
+        assert len(answers) == 1, "a heartbeat is answered at once"
+        return answers[0]
+
+    def leave(self, member_id: str, group_id: str = GROUP_ID) -> Errors:
+        answers: list[Errors] = []
+        self.coordinator.handle_leave_group(group_id, member_id, answers.append)
+        assert len(answers) == 1, "a LeaveGroup is answered at once"
+        return answers[0]
+
+    def group(self) -> GroupMetadata:
+        group = self.coordinator.get_group(GROUP_ID)
+        assert group is not None
+        return group
+
+    def state(self) -> GroupState:
+        return self.group().current_state
+
+    def stable_group(self, members: int = 2) -> tuple[list[str], int]:
+        """Join ``members`` members, wait out the initial delay, sync: a Stable group."""
+        answers = [self.join(client_id=f"client{i}") for i in range(members)]
+        self.advance(2 * INITIAL_DELAY_MS)
+        results = [only(a) for a in answers]
+        member_ids = [r.member_id for r in results]
+        generation = results[0].generation_id
+        leader = results[0].leader_id
+        syncs = [self.sync(m, generation) for m in member_ids if m != leader]
+        self.sync(leader, generation, {m: m.encode() for m in member_ids})
+        for answer in syncs:
+            assert only(answer) == (answer and answer[0][0], Errors.NONE)
+        assert self.state() is G.STABLE
+        return member_ids, generation
+
+
+def only(answers: list):
+    assert len(answers) == 1, f"expected exactly one answer, got {answers}"
+    return answers[0]
+
+
+@pytest.fixture
+def h() -> Harness:
+    return Harness()
+
+
+# -- JoinGroup and the initial rebalance delay ----------------------------------------------------------------
+
+
+def test_first_join_waits_the_initial_delay_and_takes_a_member_joining_meanwhile(h):
+    first = h.join(client_id="a")
+    assert first == [] and h.state() is G.PREPARING_REBALANCE
+    h.advance(100)
+    second = h.join(client_id="b")
+    # At the first delay's end a new member is in: the group waits another delay.
+    h.advance(INITIAL_DELAY_MS - 100 + 10)
+    assert first == [] and second == []
+    h.advance(INITIAL_DELAY_MS)
+    a, b = only(first), only(second)
+
+    assert a.error is Errors.NONE and b.error is Errors.NONE
+    assert a.member_id.startswith("a-") and b.member_id.startswith("b-")
+    assert a.generation_id == b.generation_id == 1
+    assert a.leader_id == b.leader_id == a.member_id  # the first to join leads
+    assert a.sub_protocol == b.sub_protocol == "range"  # both prefer range
+    assert a.members == {a.member_id: b"range-metadata", b.member_id: b"range-metadata"}
+    assert b.members == {}  # only the leader gets the members
+    assert h.state() is G.AWAITING_SYNC
+
+
+def test_initial_delay_without_new_members_ends_after_one_delay(h):
+    answers = h.join()
+    h.advance(INITIAL_DELAY_MS - 5)
+    assert answers == []
+    h.advance(10)
+    assert only(answers).generation_id == 1
+
+
+def test_initial_delay_extends_at_most_to_the_rebalance_timeout(h):
+    answers = [h.join(client_id="first")]
+    # a member every 100 ms: each delay ends with a new member in, up to the rebalance timeout
+    for _ in range(REBALANCE_MS // 100 - 1):
+        h.advance(100)
+        answers.append(h.join())
+    h.advance(100 - 10)  # 10 ms before the rebalance timeout
+    assert all(a == [] for a in answers)
+    h.advance(20)
+    results = [only(a) for a in answers]
+    assert {r.generation_id for r in results} == {1}
+    assert len(results[0].members) == REBALANCE_MS // 100
+
+
+def test_zero_initial_delay_completes_the_first_join_at_once():
+    h = Harness(initial_delay_ms=0)
+    result = only(h.join())
+    assert result.error is Errors.NONE and result.generation_id == 1 and result.leader_id == result.member_id
+    assert h.state() is G.AWAITING_SYNC
+
+
+# -- SyncGroup and Heartbeat ----------------------------------------------------------------------------------
+
+
+def test_sync_from_the_leader_hands_every_member_its_assignment(h):
+    first, second, third = h.join(client_id="a"), h.join(client_id="b"), h.join(client_id="c")
+    h.advance(2 * INITIAL_DELAY_MS)
+    leader, b, c = only(first).member_id, only(second).member_id, only(third).member_id
+    follower_sync = h.sync(b, 1)
+    assert follower_sync == []  # waits for the leader
+    assert h.state() is G.AWAITING_SYNC
+
+    leader_sync = h.sync(leader, 1, {leader: b"for-a", b: b"for-b"})  # c left out
+    assert only(leader_sync) == (b"for-a", Errors.NONE)
+    assert only(follower_sync) == (b"for-b", Errors.NONE)
+    assert h.state() is G.STABLE
+    # a member that syncs once the group is Stable gets its assignment at once (empty if left out)
+    assert only(h.sync(c, 1)) == (b"", Errors.NONE)
+    assert only(h.sync(b, 1)) == (b"for-b", Errors.NONE)
+    summary = h.coordinator.handle_describe_group(GROUP_ID)[1]
+    assert {m.member_id: m.assignment for m in summary.members} == {leader: b"for-a", b: b"for-b", c: b""}
+
+
+def test_heartbeats_keep_members_alive(h):
+    (a, b), generation = h.stable_group()
+    for _ in range(6):  # three session timeouts
+        h.advance(SESSION_MS // 2)
+        assert h.heartbeat(a, generation) is Errors.NONE
+        assert h.heartbeat(b, generation) is Errors.NONE
+    assert h.state() is G.STABLE and h.group().all_members() == {a, b}
+    assert h.group().generation_id == generation
+
+
+def test_a_session_expiry_rebalances_the_group(h):
+    (a, b), generation = h.stable_group()
+    for step in (SESSION_MS // 2, SESSION_MS // 2 - 10):  # only a heartbeats
+        h.advance(step)
+        assert h.state() is G.STABLE
+        assert h.heartbeat(a, generation) is Errors.NONE
+    h.advance(20)  # b's session is over
+    assert h.state() is G.PREPARING_REBALANCE and b not in h.group().all_members()
+    assert h.group().all_members() == {a}
+    # a's heartbeat now tells it to rejoin; its rejoin completes the rebalance at once
+    assert h.heartbeat(a, generation) is Errors.REBALANCE_IN_PROGRESS
+    rejoin = only(h.join(a))
+    assert (rejoin.error, rejoin.generation_id, rejoin.leader_id) == (Errors.NONE, generation + 1, a)
+    assert rejoin.members == {a: b"range-metadata"}
+    assert h.state() is G.AWAITING_SYNC
+
+
+def test_a_member_that_never_syncs_expires_while_the_group_awaits_sync(h):
+    first, second = h.join(client_id="a"), h.join(client_id="b")
+    h.advance(2 * INITIAL_DELAY_MS)
+    a, b = only(first).member_id, only(second).member_id
+    assert only(first).leader_id == a  # a leads, and never sends the assignment
+    assert h.heartbeat(b, 1) is Errors.REBALANCE_IN_PROGRESS  # AwaitingSync: no session reset
+    h.advance(SESSION_MS + 10)
+    # neither had a parked request nor a heartbeat: both expired, the last one emptying the group
+    assert h.group().is_empty() and h.state() is G.EMPTY
+    assert h.group().generation_id == 2
+
+
+def test_a_parked_sync_keeps_a_member_alive_until_the_leader_syncs(h):
+    first, second = h.join(client_id="a"), h.join(client_id="b")
+    h.advance(2 * INITIAL_DELAY_MS)
+    a, b = only(first).member_id, only(second).member_id
+    follower_sync = h.sync(b, 1)
+    h.advance(SESSION_MS - 10)
+    assert h.heartbeat(a, 1) is Errors.REBALANCE_IN_PROGRESS  # AwaitingSync: no session reset
+    h.advance(20)
+    # the leader, which never synced, expired; b, whose SyncGroup was parked, was alive: b's sync
+    # is answered REBALANCE_IN_PROGRESS and the group rebalances without a
+    assert a not in h.group().all_members()
+    assert only(follower_sync) == (b"", Errors.REBALANCE_IN_PROGRESS)
+    assert h.state() is G.PREPARING_REBALANCE and h.group().all_members() == {b}
+
+
+def test_a_rebalance_timeout_removes_the_members_that_did_not_rejoin(h):
+    (a, b), generation = h.stable_group()
+    rejoin = h.join(a)  # the leader's JoinGroup starts a rebalance
+    assert rejoin == [] and h.state() is G.PREPARING_REBALANCE
+    # b keeps heartbeating (its session stays alive) but never rejoins
+    for _ in range(REBALANCE_MS // (SESSION_MS // 2) - 1):
+        h.advance(SESSION_MS // 2)
+        assert h.heartbeat(b, generation) is Errors.REBALANCE_IN_PROGRESS
+    assert rejoin == []
+    h.advance(SESSION_MS // 2 + 10)
+    result = only(rejoin)
+    assert (result.error, result.generation_id, result.leader_id) == (Errors.NONE, generation + 1, a)
+    assert h.group().all_members() == {a}
+    assert h.heartbeat(b, generation + 1) is Errors.UNKNOWN_MEMBER_ID
+
+
+def test_a_follower_rejoining_unchanged_gets_the_current_generation(h):
+    (a, b), generation = h.stable_group()
+    result = only(h.join(b))
+    assert (result.error, result.generation_id, result.leader_id, result.members) == (
+        Errors.NONE,
+        generation,
+        a,
+        {},
+    )
+    assert h.state() is G.STABLE
+
+
+# -- LeaveGroup ----------------------------------------------------------------------------------------------
+
+
+def test_leave_group_rebalances_and_the_last_to_leave_empties_the_group(h):
+    (a, b), generation = h.stable_group()
+    assert h.leave(b) is Errors.NONE
+    assert h.state() is G.PREPARING_REBALANCE and h.group().all_members() == {a}
+    assert h.leave(b) is Errors.UNKNOWN_MEMBER_ID
+    result = only(h.join(a))
+    assert (result.generation_id, result.leader_id) == (generation + 1, a)
+    assert only(h.sync(a, generation + 1, {a: b"all"})) == (b"all", Errors.NONE)
+
+    assert h.leave(a) is Errors.NONE
+    assert h.state() is G.EMPTY and h.group().is_empty()
+    assert h.group().generation_id == generation + 2
+    # the leaving member's session expiry completed quietly: nothing else happens later
+    h.advance(2 * SESSION_MS)
+    assert h.state() is G.EMPTY
+
+
+def test_leave_during_awaiting_sync_answers_parked_syncs_with_rebalance_in_progress(h):
+    first, second = h.join(client_id="a"), h.join(client_id="b")
+    h.advance(2 * INITIAL_DELAY_MS)
+    a, b = only(first).member_id, only(second).member_id
+    parked = h.sync(b, 1)
+    assert h.leave(a) is Errors.NONE  # the leader leaves before sending the assignment
+    assert only(parked) == (b"", Errors.REBALANCE_IN_PROGRESS)
+    assert h.state() is G.PREPARING_REBALANCE
+    result = only(h.join(b))
+    assert (result.generation_id, result.leader_id) == (2, b)  # b leads now
+
+
+# -- new metadata -------------------------------------------------------------------------------------------
+
+
+def test_a_rejoin_with_other_protocols_rebalances_onto_a_common_one(h):
+    (a, b), generation = h.stable_group()
+    b_rejoin = h.join(b, protocols=[("roundrobin", b"b-new")])
+    assert b_rejoin == [] and h.state() is G.PREPARING_REBALANCE
+    a_rejoin = h.join(a)
+    a_result, b_result = only(a_rejoin), only(b_rejoin)
+    assert a_result.generation_id == b_result.generation_id == generation + 1
+    assert a_result.sub_protocol == "roundrobin"  # the only protocol both support now
+    assert a_result.members == {a: b"roundrobin-metadata", b: b"b-new"}
+
+
+def test_new_metadata_during_awaiting_sync_restarts_the_rebalance(h):
+    first, second = h.join(client_id="a"), h.join(client_id="b")
+    h.advance(2 * INITIAL_DELAY_MS)
+    a, b = only(first).member_id, only(second).member_id
+    parked = h.sync(b, 1)
+    # the same metadata again (a lost JoinGroup answer): the current generation, no rebalance
+    again = only(h.join(a))
+    assert (again.generation_id, again.leader_id, set(again.members)) == (1, a, {a, b})
+    assert h.state() is G.AWAITING_SYNC and parked == []
+    # new metadata: the rebalance starts over and the parked SyncGroup is told so
+    a_rejoin = h.join(a, protocols=[("roundrobin", b"a-new"), ("range", b"range-metadata")])
+    assert only(parked) == (b"", Errors.REBALANCE_IN_PROGRESS)
+    assert h.state() is G.PREPARING_REBALANCE and a_rejoin == []
+    b_rejoin = h.join(b)
+    assert only(a_rejoin).generation_id == only(b_rejoin).generation_id == 2
+
+
+# -- bad requests -------------------------------------------------------------------------------------------
+
+
+def test_inconsistent_protocols_are_refused_and_leave_the_group_unchanged(h):
+    (_, b), _ = h.stable_group()
+    before = (h.state(), h.group().all_members(), h.group().generation_id, h.group().protocol)
+    for kwargs in (
+        {"protocol_type": "connect"},  # an unknown protocol type
+        {"protocols": [("sticky", b"")]},  # no protocol in common
+    ):
+        for member_id in (UNKNOWN_MEMBER_ID, b):
+            result = only(h.join(member_id, **kwargs))
+            assert result.error is Errors.INCONSISTENT_GROUP_PROTOCOL, kwargs
+            assert (result.member_id, result.generation_id) == (member_id, 0)
+    assert (h.state(), h.group().all_members(), h.group().generation_id, h.group().protocol) == before
+    assert h.group().get(b).supported_protocols == PROTOCOLS
+    assert h.join_purgatory.delayed() == 0  # and no rebalance was left waiting
+
+
+def test_a_join_without_protocols_is_refused(h):
+    for kwargs in ({"protocols": []}, {"protocol_type": ""}):
+        assert only(h.join(**kwargs)).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert h.state() is G.EMPTY and h.group().is_empty()
+
+
+def test_unknown_members_are_refused(h):
+    # a member id for a group the coordinator does not hold: refused, and no group is created
+    assert only(h.join("ghost")).error is Errors.UNKNOWN_MEMBER_ID
+    assert h.coordinator.get_group(GROUP_ID) is None
+    assert only(h.sync("ghost", 1)) == (b"", Errors.UNKNOWN_MEMBER_ID)
+    assert h.heartbeat("ghost", 1) is Errors.UNKNOWN_MEMBER_ID
+    assert h.leave("ghost") is Errors.UNKNOWN_MEMBER_ID
+
+    (a, b), generation = h.stable_group()
+    assert only(h.join("ghost")).error is Errors.UNKNOWN_MEMBER_ID
+    assert h.heartbeat("ghost", generation) is Errors.UNKNOWN_MEMBER_ID
+    assert h.leave("ghost") is Errors.UNKNOWN_MEMBER_ID
+    assert h.state() is G.STABLE and h.group().all_members() == {a, b}
+
+
+def test_a_sync_from_a_non_member_is_refused_and_changes_nothing(h):
+    first, second = h.join(client_id="a"), h.join(client_id="b")
+    h.advance(2 * INITIAL_DELAY_MS)
+    a, b = only(first).member_id, only(second).member_id
+    assert only(h.sync("ghost", 1, {a: b"x", b: b"y"})) == (b"", Errors.UNKNOWN_MEMBER_ID)
+    assert h.state() is G.AWAITING_SYNC and h.group().all_members() == {a, b}
+    assert h.group().get(a).assignment == b"" and h.group().get(b).assignment == b""
+    # the leader's own sync still works
+    assert only(h.sync(a, 1, {a: b"A", b: b"B"})) == (b"A", Errors.NONE)
+
+
+def test_a_wrong_generation_is_refused(h):
+    (a, b), generation = h.stable_group()
+    assert h.heartbeat(a, generation + 1) is Errors.ILLEGAL_GENERATION
+    assert h.heartbeat(b, generation - 1) is Errors.ILLEGAL_GENERATION
+    assert only(h.sync(b, generation + 1)) == (b"", Errors.ILLEGAL_GENERATION)
+    h.join(a)  # a rebalance
+    assert h.heartbeat(b, generation + 1) is Errors.ILLEGAL_GENERATION
+    assert h.heartbeat(b, generation) is Errors.REBALANCE_IN_PROGRESS
+    assert only(h.sync(b, generation)) == (b"", Errors.REBALANCE_IN_PROGRESS)
+
+
+def test_the_checks_before_every_request(h):
+    # a session timeout outside the broker's bounds
+    for session_timeout_ms in (MIN_SESSION_MS - 1, MAX_SESSION_MS + 1):
+        result = only(h.join(session_timeout_ms=session_timeout_ms))
+        assert result.error is Errors.INVALID_SESSION_TIMEOUT
+    assert h.coordinator.get_group(GROUP_ID) is None
+    assert only(h.join(group_id="")).error is Errors.INVALID_GROUP_ID
+
+    # a group whose partition this broker does not lead
+    other = next(f"g{i}" for i in range(100) if h.coordinator.partition_for(f"g{i}") != h.partition)
+    assert only(h.join(group_id=other)).error is Errors.NOT_COORDINATOR
+    assert only(h.sync("m", 1, group_id=other)) == (b"", Errors.NOT_COORDINATOR)
+    assert h.heartbeat("m", 1, group_id=other) is Errors.NOT_COORDINATOR
+    assert h.leave("m", group_id=other) is Errors.NOT_COORDINATOR
+    assert h.coordinator.handle_describe_group(other) == (Errors.NOT_COORDINATOR, EMPTY_GROUP)
+
+    # a partition still loading its groups
+    loading = h.coordinator.partition_for(other)
+    h.coordinator.on_elected(loading, loading=True)
+    assert only(h.join(group_id=other)).error is Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert h.leave("m", group_id=other) is Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert h.heartbeat("m", 1, group_id=other) is Errors.NONE  # answered blindly, as Kafka does
+    assert h.coordinator.handle_describe_group(other) == (Errors.COORDINATOR_LOAD_IN_PROGRESS, EMPTY_GROUP)
+    assert h.coordinator.handle_list_groups()[0] is Errors.COORDINATOR_LOAD_IN_PROGRESS
+    h.coordinator.on_load_completed(loading)
+    assert h.coordinator.handle_list_groups() == (Errors.NONE, [])
+    assert h.coordinator.handle_describe_group(other) == (Errors.NONE, DEAD_GROUP)
+
+    # a coordinator not started (or shut down)
+    h.coordinator.shutdown()
+    assert only(h.join()).error is Errors.COORDINATOR_NOT_AVAILABLE
+    assert only(h.sync("m", 1)) == (b"", Errors.COORDINATOR_NOT_AVAILABLE)
+    assert h.heartbeat("m", 1) is Errors.COORDINATOR_NOT_AVAILABLE
+    assert h.leave("m") is Errors.COORDINATOR_NOT_AVAILABLE
+    assert h.coordinator.handle_list_groups() == (Errors.COORDINATOR_NOT_AVAILABLE, [])
+    assert h.coordinator.handle_describe_group(GROUP_ID) == (Errors.COORDINATOR_NOT_AVAILABLE, EMPTY_GROUP)
+
+
+def test_bad_configuration_is_refused_with_what_is_wrong():
+    with pytest.raises(ValueError, match=r"group_min_session_timeout_ms \(10\) is larger"):
+        GroupConfig(group_min_session_timeout_ms=10, group_max_session_timeout_ms=5)
+    with pytest.raises(ValueError, match="group_initial_rebalance_delay_ms must be an int >= 0"):
+        GroupConfig(group_initial_rebalance_delay_ms=-1)
+    h = Harness()
+    with pytest.raises(ValueError, match=r"__consumer_offsets has partitions 0\.\.3, not 4"):
+        h.coordinator.on_elected(OFFSETS_PARTITIONS)
+
+
+# -- storing the group ---------------------------------------------------------------------------------------
+
+
+def test_a_failed_store_answers_the_error_and_rebalances():
+    stores = []
+    h = Harness(store_group=lambda group, assignment, callback: stores.append((dict(assignment), callback)))
+    first, second = h.join(client_id="a"), h.join(client_id="b")
+    h.advance(2 * INITIAL_DELAY_MS)
+    a, b = only(first).member_id, only(second).member_id
+    follower, leader = h.sync(b, 1), h.sync(a, 1, {a: b"A"})
+    assignment, callback = only(stores)
+    assert assignment == {a: b"A", b: b""}  # the member left out gets an empty assignment
+    assert follower == [] and leader == [] and h.state() is G.AWAITING_SYNC  # until the store answers
+    callback(Errors.COORDINATOR_NOT_AVAILABLE)
+    assert only(follower) == (b"", Errors.COORDINATOR_NOT_AVAILABLE)
+    assert only(leader) == (b"", Errors.COORDINATOR_NOT_AVAILABLE)
+    assert h.state() is G.PREPARING_REBALANCE
+
+
+def test_a_store_answering_after_the_group_moved_on_changes_nothing():
+    stores = []
+    h = Harness(store_group=lambda group, assignment, callback: stores.append(callback))
+    first, second = h.join(client_id="a"), h.join(client_id="b")
+    h.advance(2 * INITIAL_DELAY_MS)
+    a, b = only(first).member_id, only(second).member_id
+    h.sync(a, 1, {a: b"A", b: b"B"})
+    store_callback = stores[-1]
+    h.join(b, protocols=[("roundrobin", b"new")])  # new metadata: a rebalance
+    assert h.state() is G.PREPARING_REBALANCE
+    store_callback(Errors.NONE)
+    assert h.state() is G.PREPARING_REBALANCE and h.group().get(a).assignment == b""
+
+
+# -- DescribeGroups and ListGroups ---------------------------------------------------------------------------
+
+
+def test_describe_and_list_groups(h):
+    assert h.coordinator.handle_describe_group(GROUP_ID) == (Errors.NONE, DEAD_GROUP)
+    (a, b), _ = h.stable_group()
+    error, summary = h.coordinator.handle_describe_group(GROUP_ID)
+    assert error is Errors.NONE
+    assert (summary.state, summary.protocol_type, summary.protocol) == ("Stable", PROTOCOL_TYPE, "range")
+    assert [(m.member_id, m.metadata, m.assignment) for m in summary.members] == [
+        (a, b"range-metadata", a.encode()),
+        (b, b"range-metadata", b.encode()),
+    ]
+    error, overviews = h.coordinator.handle_list_groups()
+    assert error is Errors.NONE
+    assert [(o.group_id, o.protocol_type) for o in overviews] == [(GROUP_ID, PROTOCOL_TYPE)]
+
+
+# -- groups dying when their partition moves away ------------------------------------------------------------
+
+
+def test_resigning_kills_a_stable_group_and_members_find_the_new_coordinator(h):
+    (a, b), generation = h.stable_group()
+    group = h.group()
+    h.coordinator.on_resigned(h.partition)
+    assert group.current_state is G.DEAD and h.coordinator.get_group(GROUP_ID) is None
+    assert h.heartbeat(a, generation) is Errors.NOT_COORDINATOR
+    assert only(h.sync(b, generation)) == (b"", Errors.NOT_COORDINATOR)
+    assert only(h.join(a)).error is Errors.NOT_COORDINATOR
+    h.advance(2 * SESSION_MS)  # the dead group's sessions expire without effect
+    assert group.current_state is G.DEAD
+    # elected again: the group is gone (the new coordinator would load it from the log)
+    h.coordinator.on_elected(h.partition)
+    assert only(h.join(a)).error is Errors.UNKNOWN_MEMBER_ID
+    assert h.heartbeat(a, generation) is Errors.UNKNOWN_MEMBER_ID
+    assert h.coordinator.handle_describe_group(GROUP_ID) == (Errors.NONE, DEAD_GROUP)
+
+
+def test_resigning_answers_parked_joins_with_not_coordinator(h):
+    first = h.join()
+    group = h.group()
+    h.coordinator.on_resigned(h.partition)
+    result = only(first)
+    assert (result.error, result.generation_id) == (Errors.NOT_COORDINATOR, 0)
+    assert group.current_state is G.DEAD
+    h.advance(2 * REBALANCE_MS)  # the delayed join completes on the dead group: nothing more happens
+    assert len(first) == 1 and group.current_state is G.DEAD
+
+
+def test_resigning_answers_parked_syncs_with_not_coordinator(h):
+    first, second = h.join(client_id="a"), h.join(client_id="b")
+    h.advance(2 * INITIAL_DELAY_MS)
+    group = h.group()
+    assert only(first).leader_id != only(second).member_id
+    parked = h.sync(only(second).member_id, 1)
+    h.coordinator.on_resigned(h.partition)
+    assert only(parked) == (b"", Errors.NOT_COORDINATOR)
+    assert group.current_state is G.DEAD
+
+
+def test_resigning_kills_an_empty_group_and_leaves_other_partitions_alone(h):
+    other = next(f"g{i}" for i in range(100) if h.coordinator.partition_for(f"g{i}") != h.partition)
+    h.coordinator.on_elected(h.coordinator.partition_for(other))
+    (a,), _ = h.stable_group(members=1)
+    assert h.leave(a) is Errors.NONE and h.state() is G.EMPTY
+    other_join = h.join(group_id=other)
+    group = h.group()
+    h.coordinator.on_resigned(h.partition)
+    assert group.current_state is G.DEAD
+    assert h.coordinator.get_group(other).current_state is G.PREPARING_REBALANCE and other_join == []
+
+
+# -- every edge of the state table --------------------------------------------------------------------------
+
+# Edges no request or timeout of the membership half can cross, each with the reason.
+EXCLUDED = {
+    (G.DEAD, G.DEAD): (
+        "a Dead group leaves the coordinator's cache under its lock as it dies, so a second removal "
+        "meets it only when the offsets manager's expiry of an Empty group races the partition's "
+        "emigration on another thread"
+    ),
+}
+
+
+def test_every_edge_of_the_state_table_was_crossed():
+    """Runs last: the tests above, together, crossed every edge of GROUP_VALID_PREVIOUS_STATES not
+    excluded with a reason (and crossed no edge outside the table)."""
+    edges = {
+        (source, target) for target, sources in GROUP_VALID_PREVIOUS_STATES.items() for source in sources
+    }
+    assert EXCLUDED.keys() <= edges, "an excluded edge is not in the table"
+    assert CROSSED <= edges, f"transitions outside the table: {CROSSED - edges}"
+    never_crossed = edges - CROSSED - EXCLUDED.keys()
+    assert not never_crossed, f"edges no test crossed: {sorted((s.value, t.value) for s, t in never_crossed)}"
+    assert not CROSSED & EXCLUDED.keys(), "an excluded edge was crossed: take it off the exclusions"
