@@ -214,6 +214,17 @@ def test_initial_delay_extends_at_most_to_the_rebalance_timeout(h):
     assert len(results[0].members) == REBALANCE_MS // 100
 
 
+def test_a_group_emptied_later_waits_one_initial_delay_only(h):
+    (a,), generation = h.stable_group(members=1)
+    assert h.leave(a) is Errors.NONE and h.state() is G.EMPTY
+    first = h.join(client_id="c")
+    h.advance(100)
+    second = h.join(client_id="d")
+    # past generation 0 a new member does not extend the delay (Kafka 0.11 extends only the first)
+    h.advance(INITIAL_DELAY_MS - 100 + 10)
+    assert only(first).generation_id == only(second).generation_id == generation + 2
+
+
 def test_zero_initial_delay_completes_the_first_join_at_once():
     h = Harness(initial_delay_ms=0)
     result = only(h.join())
@@ -283,6 +294,23 @@ def test_a_member_that_never_syncs_expires_while_the_group_awaits_sync(h):
 
 
 def test_a_parked_sync_keeps_a_member_alive_until_the_leader_syncs(h):
+    first = h.join(client_id="a", session_timeout_ms=3 * SESSION_MS)
+    second = h.join(client_id="b")
+    h.advance(2 * INITIAL_DELAY_MS)
+    a, b = only(first).member_id, only(second).member_id
+    parked = h.sync(b, 1)
+    h.advance(SESSION_MS + 10)  # b's session is over, but its SyncGroup is parked: it is alive
+    assert parked == [] and h.state() is G.AWAITING_SYNC and h.group().all_members() == {a, b}
+    assert only(h.sync(a, 1, {a: b"A", b: b"B"})) == (b"A", Errors.NONE)
+    assert only(parked) == (b"B", Errors.NONE) and h.state() is G.STABLE
+    # with its assignment, b's session starts again; b never heartbeats, so it expires
+    h.advance(SESSION_MS - 10)
+    assert h.state() is G.STABLE
+    h.advance(20)
+    assert h.state() is G.PREPARING_REBALANCE and h.group().all_members() == {a}
+
+
+def test_a_leader_that_never_syncs_expires_and_parked_syncs_are_told_to_rejoin(h):
     first, second = h.join(client_id="a"), h.join(client_id="b")
     h.advance(2 * INITIAL_DELAY_MS)
     a, b = only(first).member_id, only(second).member_id
@@ -336,6 +364,12 @@ def test_leave_group_rebalances_and_the_last_to_leave_empties_the_group(h):
     result = only(h.join(a))
     assert (result.generation_id, result.leader_id) == (generation + 1, a)
     assert only(h.sync(a, generation + 1, {a: b"all"})) == (b"all", Errors.NONE)
+    # b's session expiry, still parked from before it left, completed when it left: its deadline
+    # passes without another rebalance
+    for step in (SESSION_MS // 2, SESSION_MS // 2 + 10):
+        h.advance(step)
+        assert h.heartbeat(a, generation + 1) is Errors.NONE
+    assert h.state() is G.STABLE and h.group().generation_id == generation + 1
 
     assert h.leave(a) is Errors.NONE
     assert h.state() is G.EMPTY and h.group().is_empty()
