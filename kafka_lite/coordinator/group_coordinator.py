@@ -21,6 +21,8 @@ Differs: the groups a broker coordinates are a set of owned ``__consumer_offsets
          ``NOT_COORDINATOR_FOR_GROUP``, ``GROUP_LOAD_IN_PROGRESS``). A JoinGroup to an Empty group
          with an empty protocol type or no protocols gets INCONSISTENT_GROUP_PROTOCOL, as in Kafka
          1.0 and later (0.10.1 takes the member, and its rebalance fails when the members vote).
+         A member dropped for not rejoining in time has its session expiry completed, as in
+         Kafka 2.1 and later (in 0.10.1 that expiry still fires and starts another rebalance).
 
 Every request first passes the checks of 5.2.3: is the coordinator running
 (COORDINATOR_NOT_AVAILABLE), is the group id valid (INVALID_GROUP_ID, JoinGroup only), is this
@@ -169,8 +171,8 @@ class GroupCoordinator:
     # -- lifecycle and ownership ---------------------------------------------------------------------------
 
     def startup(self) -> None:
-        log.info("[GroupCoordinator %d]: Startup complete.", self.broker_id)
         self._is_active = True
+        log.info("[GroupCoordinator %d]: Startup complete.", self.broker_id)
 
     def shutdown(self) -> None:
         self._is_active = False
@@ -467,8 +469,9 @@ class GroupCoordinator:
     def on_complete_join(self, group: GroupMetadata) -> None:
         store_empty = False
         with group.lock:
-            # the members that did not rejoin in time are out
+            # the members that did not rejoin in time are out, and so are their session expiries
             for failed_member in group.not_yet_rejoined_members():
+                self._remove_heartbeat_for_leaving_member(failed_member)
                 group.remove(failed_member.member_id)
 
             if group.not_(GroupState.DEAD):

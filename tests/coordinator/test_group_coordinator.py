@@ -339,6 +339,12 @@ def test_a_rebalance_timeout_removes_the_members_that_did_not_rejoin(h):
     assert (result.error, result.generation_id, result.leader_id) == (Errors.NONE, generation + 1, a)
     assert h.group().all_members() == {a}
     assert h.heartbeat(b, generation + 1) is Errors.UNKNOWN_MEMBER_ID
+    # b's session expiry, parked by its last heartbeat, ended with b: it starts no rebalance
+    assert only(h.sync(a, generation + 1, {a: b"all"})) == (b"all", Errors.NONE)
+    for step in (SESSION_MS // 2, SESSION_MS // 2 + 10):
+        h.advance(step)
+        assert h.heartbeat(a, generation + 1) is Errors.NONE
+    assert h.state() is G.STABLE and h.group().generation_id == generation + 1
 
 
 def test_a_follower_rejoining_unchanged_gets_the_current_generation(h):
