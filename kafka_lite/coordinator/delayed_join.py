@@ -10,8 +10,8 @@ Differs: Kafka 0.11 sets a ``newMemberAdded`` flag on the group when a member jo
          generation-0 group that is preparing its rebalance; here ``InitialDelayedJoin`` keeps the
          members it started with and waits again when a member it did not start with is in the group
          (and the group is still at generation 0), so the decision lives in the operation and the
-         group carries no flag. The group's lock is taken inside the coordinator's
-         ``try_complete_join``, as in Kafka 0.10.1.
+         group carries no flag. Kafka's flag is cleared only when a delay is extended, so it can
+         outlive the first rebalance and extend a later one once; here only generation 0 extends.
 
 When a group starts a rebalance (``prepare_rebalance``), the coordinator parks one ``DelayedJoin``
 in its join purgatory under the group's key, with the group's rebalance timeout (the largest of its
