@@ -150,10 +150,10 @@ class Harness:
         member_ids = [r.member_id for r in results]
         generation = results[0].generation_id
         leader = results[0].leader_id
-        syncs = [self.sync(m, generation) for m in member_ids if m != leader]
-        self.sync(leader, generation, {m: m.encode() for m in member_ids})
-        for answer in syncs:
-            assert only(answer) == (answer and answer[0][0], Errors.NONE)
+        syncs = {m: self.sync(m, generation) for m in member_ids if m != leader}
+        syncs[leader] = self.sync(leader, generation, {m: m.encode() for m in member_ids})
+        for member_id, answer in syncs.items():
+            assert only(answer) == (member_id.encode(), Errors.NONE)
         assert self.state() is G.STABLE
         return member_ids, generation
 
