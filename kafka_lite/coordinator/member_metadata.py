@@ -98,7 +98,7 @@ class MemberMetadata:
         # What the leader assigned this member in the current generation (empty until SyncGroup).
         self.assignment: bytes = b""
         # The parked JoinGroup response (called with the coordinator's JoinGroupResult) and the parked
-        # SyncGroup response (called with the assignment bytes and an error code).
+        # SyncGroup response (called with the assignment bytes and its Errors).
         self.awaiting_join_callback: Callable[[Any], None] | None = None
         self.awaiting_sync_callback: Callable[[bytes, int], None] | None = None
         # When the coordinator last heard from the member (ms, from the coordinator's Time); -1: never.
