@@ -133,6 +133,9 @@ def send_api_versions(client: ConsumerNetworkClient, node: Node):
 def test_await_metadata_update_polls_until_the_metadata_response_lands(make):
     server, client = make()
     assert client.metadata.cluster.is_bootstrap and client.metadata.version == 0
+    assert client.least_loaded_node() == Node(-1, "127.0.0.1", server.port), (
+        "only the bootstrap server is known"
+    )
     assert in_thread(lambda: client.await_metadata_update(60_000), "await_metadata_update") is True
     assert client.metadata.version == 1
     assert client.metadata.cluster.nodes == {0: Node(0, "127.0.0.1", server.port)}
@@ -147,6 +150,18 @@ def test_await_metadata_update_gives_up_at_its_timeout(make):
     assert in_thread(lambda: client.await_metadata_update(300), "await_metadata_update") is False
     assert ticking.milliseconds() - start >= 300
     assert client.metadata.version == 0
+
+
+def test_ensure_fresh_metadata_waits_only_when_a_refresh_is_asked_for(make, clock):
+    server, client = make()
+    broker_node(client)
+    in_thread(client.ensure_fresh_metadata, "ensure_fresh_metadata")  # fresh: returns without asking
+    assert client.metadata.version == 1
+    client.metadata.request_update()  # e.g. a NOT_LEADER_FOR_PARTITION error was seen
+    clock.advance(100)  # retry.backoff.ms since the last refresh: a new one may go out
+    in_thread(client.ensure_fresh_metadata, "ensure_fresh_metadata")
+    assert client.metadata.version == 2 and not client.metadata.need_update
+    assert [api for api, _ in server.requests] == [ApiKeys.METADATA, ApiKeys.METADATA]
 
 
 # -- requests and their futures ---------------------------------------------------------------------------------

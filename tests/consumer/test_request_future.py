@@ -6,15 +6,18 @@ from __future__ import annotations
 import pytest
 
 from kafka_lite.common.errors import (
+    ApiException,
     CoordinatorNotAvailableException,
     DisconnectException,
     Errors,
     IllegalArgumentException,
     IllegalStateException,
     InvalidMetadataException,
+    KafkaException,
     LeaderNotAvailableException,
     RetriableException,
     UnknownServerException,
+    WakeupException,
 )
 from kafka_lite.consumer.internals.request_future import (
     NoAvailableBrokersException,
@@ -247,3 +250,12 @@ def test_the_metadata_failures_ask_for_a_metadata_refresh():
         assert isinstance(make().exception(), InvalidMetadataException)
     assert isinstance(RequestFuture.coordinator_not_available().exception(), RetriableException)
     assert not isinstance(RequestFuture.coordinator_not_available().exception(), InvalidMetadataException)
+
+
+def test_a_disconnect_is_retriable_and_a_wakeup_is_no_api_error():
+    # Kafka's DisconnectException is a RetriableException with no error code of its own; its
+    # WakeupException is a plain KafkaException (a consumer-side interruption, never on the wire).
+    assert isinstance(DisconnectException(), RetriableException) and str(DisconnectException())
+    assert Errors.for_exception(DisconnectException()) is Errors.UNKNOWN
+    assert isinstance(WakeupException(), KafkaException)
+    assert not isinstance(WakeupException(), ApiException)
