@@ -118,12 +118,14 @@ class ConsumerNetworkClient:
         return completion_handler.future
 
     def _put(self, node: Node, request: ClientRequest) -> None:
+        # As in 0.10.1, this waits while another thread's poll holds the lock.
         with self._lock:
             self.unsent.setdefault(node, []).append(request)
 
     def least_loaded_node(self) -> Node | None:
         """The known node with the fewest requests in flight, to ask for metadata or the coordinator;
-        None if every node is blacked out."""
+        None if every node is blacked out. The ``NetworkClient`` answers with an id, which is looked
+        up in the metadata's cluster (the bootstrap servers, then the brokers)."""
         with self._lock:
             node_id = self.client.least_loaded_node(self.time.milliseconds())
         if node_id is None:
