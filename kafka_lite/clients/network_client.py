@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_lite.clients.connection_states import ClusterConnectionStates
+from kafka_lite.clients.connection_states import ClusterConnectionStates, ConnectionState
 from kafka_lite.clients.in_flight_requests import InFlightRequests
 from kafka_lite.clients.metadata import Cluster, Metadata
 from kafka_lite.common.protocol.api_keys import ApiKeys
@@ -93,6 +93,12 @@ class NetworkClient:
 
     def is_ready(self, node: str, now: int) -> bool:
         return self.connection_states.is_connected(node) and self.in_flight.can_send_more(node)
+
+    def connection_failed(self, node: str) -> bool:
+        """True if the last connection to ``node`` failed or closed, until the next attempt starts
+        (Kafka's ``connectionFailed``): how the consumer's network client learns that requests it
+        still holds for the node will not go out."""
+        return self.connection_states.state_of(node) == ConnectionState.DISCONNECTED
 
     def connection_delay(self, node: str, now: int) -> int:
         return self.connection_states.connection_delay(node, now)

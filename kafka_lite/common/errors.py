@@ -50,6 +50,22 @@ class IllegalArgumentException(KafkaException, ValueError):
     """Java's ``java.lang.IllegalArgumentException``: an argument the method cannot serve."""
 
 
+class WakeupException(KafkaException):
+    """A blocking call was interrupted by ``wakeup()`` from another thread (Kafka's
+    ``WakeupException``): how ``KafkaConsumer.wakeup`` breaks a long ``poll``. Not an
+    ``ApiException``: no broker sends it, so it has no error code."""
+
+
+class DisconnectException(RetriableException):
+    """The connection to a node closed before the request was answered (Kafka's
+    ``DisconnectException``): retriable, once the client has reconnected or found another node.
+    It has no error code of its own (a broker never sends it); a response with one is answered
+    as UNKNOWN, as Kafka's ``Errors.forException`` does."""
+
+    def __init__(self, message: str | None = None) -> None:
+        KafkaException.__init__(self, message or "The connection to the node was closed.")
+
+
 class ConfigException(KafkaException):
     """A configuration value is missing or invalid (Kafka's ``ConfigException``).
 
