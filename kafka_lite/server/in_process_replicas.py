@@ -189,3 +189,14 @@ def in_process_brokers(
         for manager in managers:
             manager.shutdown(checkpoint_hw=False)
             manager.log_manager.shutdown()
+
+
+@contextmanager
+def replicated_partition(
+    directory: Path, time: MockTime, tp: TopicPartition, **props
+) -> Iterator[list[ReplicaManager]]:
+    """Three brokers where broker 0 leads ``tp`` and brokers 1 and 2 follow, all three in the ISR."""
+    with in_process_brokers(directory, time, **props) as managers:
+        for manager in managers:
+            manager.become_leader_or_follower(leader_and_isr(tp, 0, [0, 1, 2], [0, 1, 2]))
+        yield managers

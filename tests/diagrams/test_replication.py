@@ -12,9 +12,9 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.diagrams import DIAGRAMS
 from kafka_lite.diagrams.replication import HW_LINE, replication, replication_diagram
 from kafka_lite.server.in_process_replicas import (
-    in_process_brokers,
     leader_and_isr,
     replicate,
+    replicated_partition,
 )
 from kafka_lite.server.replica_manager import ReplicaManager
 
@@ -27,9 +27,7 @@ LAG_MS = 10_000
 def brokers(tmp_path):
     """Broker 0 leads ``TP``; brokers 1 and 2 follow; all three in the ISR; fetchers played by the test."""
     time = MockTime()
-    with in_process_brokers(tmp_path, time, **{"replica.lag.time.max.ms": LAG_MS}) as managers:
-        for m in managers:
-            m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
+    with replicated_partition(tmp_path, time, TP, **{"replica.lag.time.max.ms": LAG_MS}) as managers:
         yield time, managers
 
 

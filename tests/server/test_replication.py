@@ -11,11 +11,11 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.log.log import read_all
 from kafka_lite.server.in_process_replicas import (
     follower_fetch,
-    in_process_brokers,
     in_process_replica_manager,
     leader_and_isr,
     played_fetcher,
     replicate,
+    replicated_partition,
 )
 from kafka_lite.server.replica_manager import ReplicaManager
 
@@ -31,9 +31,7 @@ def records(*values: bytes) -> MemoryRecords:
 def brokers(tmp_path):
     """Broker 0 leads ``TP``; brokers 1 and 2 follow; all three in the ISR."""
     time = MockTime()
-    with in_process_brokers(tmp_path, time, **{"replica.lag.time.max.ms": LAG_MS}) as managers:
-        for m in managers:
-            m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
+    with replicated_partition(tmp_path, time, TP, **{"replica.lag.time.max.ms": LAG_MS}) as managers:
         yield time, managers
 
 
