@@ -188,6 +188,31 @@ def test_max_poll_records_splits_one_fetch_over_several_polls(cluster, make):
     assert positions == [3, 6, 9, 10, 10]
 
 
+def test_records_of_a_fetch_older_than_a_seek_are_dropped(cluster, make):
+    topic = topic_name("fetch-stale")
+    cluster.create_topic(topic, partitions=1)
+    produce(cluster, topic, 0, [f"v{i}".encode() for i in range(10)])
+    fetcher, client, subscriptions = make(topic, 1, max_poll_records=3)
+    tp = (topic, 0)
+    subscriptions.assign_from_user([tp])
+
+    # A seek after the fetch was sent: the whole completed fetch is stale.
+    subscriptions.seek(tp, 0)
+    await_completed_fetch(fetcher, client)
+    subscriptions.seek(tp, 5)
+    assert fetcher.fetched_records() == {}
+    assert subscriptions.position(tp) == 5
+
+    # A seek while the fetch's records are being returned: the rest of them are dropped.
+    await_no_pending(client)
+    await_completed_fetch(fetcher, client)
+    assert [r.offset for r in fetcher.fetched_records()[tp]] == [5, 6, 7]
+    subscriptions.seek(tp, 1)
+    assert fetcher.fetched_records() == {}
+    assert subscriptions.position(tp) == 1
+    assert [r.offset for r in fetch_until(fetcher, client, 3)] == [1, 2, 3]
+
+
 def test_a_partition_with_buffered_records_is_not_fetched_again_until_drained(cluster, make):
     topic = topic_name("fetch-pipeline")
     cluster.create_topic(topic, partitions=2)
