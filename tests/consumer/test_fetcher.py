@@ -10,10 +10,11 @@ import pytest
 
 from kafka_lite.clients.metadata import Metadata
 from kafka_lite.clients.network_client import NetworkClient
-from kafka_lite.common.errors import IllegalArgumentException
+from kafka_lite.common.errors import IllegalArgumentException, KafkaException
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import TimestampType
 from kafka_lite.common.record.default_record import Header
+from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.consumer.deserialization import SerializationException, StringDeserializer
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
@@ -277,6 +278,8 @@ def test_a_paused_partition_is_not_fetched(cluster, make):
     subscriptions.resume(p0)
     records = fetch_until(fetcher, client, 2)
     assert [(r.partition, r.offset) for r in records] == [(0, 0), (0, 1)]
+    # Each partition that returned bytes went last in the fetch order: p1, then p0.
+    assert list(subscriptions.all_consumed()) == [p1, p0]
 
 
 @pytest.mark.parametrize(
@@ -331,6 +334,11 @@ def test_offsets_for_times_and_beginning_and_end_offsets(cluster, make):
     assert fetcher.get_offsets_by_times({p0: T0 + 10_000_000}, 10_000) == {p0: None}
     assert fetcher.beginning_offsets([p0, p1], 10_000) == {p0: 0, p1: 0}
     assert fetcher.end_offsets([p0, p1], 10_000) == {p0: 10, p1: 0}
+    # A topic the consumer's metadata does not know yet: it is added, and the lookup retried.
+    other = topic_name("fetch-times-other")
+    cluster.create_topic(other, partitions=1)
+    assert (other, 0) not in fetcher.metadata.cluster.partitions
+    assert fetcher.end_offsets([(other, 0)], 10_000) == {(other, 0): 0}
     with pytest.raises(IllegalArgumentException, match="cannot be negative"):
         fetcher.get_offsets_by_times({p0: -5}, 10_000)
 
@@ -384,3 +392,30 @@ def test_bad_fetch_settings_are_refused(cluster, make):
         IllegalArgumentException, match=r"max\.poll\.records must be an integer of at least 1, not 0"
     ):
         Fetcher(client, 1, 100, 1, 1, 0, None, None, fetcher.metadata, subscriptions, SYSTEM, 100)
+
+
+@pytest.mark.parametrize("check_crcs", [True, False])
+def test_a_corrupt_batch_is_refused_when_crcs_are_checked(cluster, make, check_crcs):
+    topic = topic_name("fetch-crc")
+    cluster.create_topic(topic, partitions=1)
+    produce(cluster, topic, 0, [b"aaaa"])
+    fetcher, client, subscriptions = make(topic, 1)
+    fetcher.check_crcs = check_crcs
+    tp = (topic, 0)
+    subscriptions.assign_from_user([tp])
+    subscriptions.seek(tp, 0)
+    await_completed_fetch(fetcher, client)
+
+    # Flip the value's bytes in the fetched batch (its last bytes are the value, then an empty header count).
+    completed = fetcher.completed_fetches[0]
+    raw = bytearray(completed.records.buffer())
+    at = bytes(raw).rindex(b"aaaa")
+    raw[at : at + 4] = b"bbbb"
+    completed.records = MemoryRecords(bytes(raw))
+
+    if check_crcs:
+        with pytest.raises(KafkaException, match=rf"partition {topic}-0 at offset 0 is invalid"):
+            fetcher.fetched_records()
+        assert subscriptions.position(tp) == 0
+    else:
+        assert [r.value for r in fetcher.fetched_records()[tp]] == [b"bbbb"]

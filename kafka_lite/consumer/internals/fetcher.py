@@ -10,7 +10,13 @@ Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0
          and each partition's ``log_start_offset`` (-1, as a consumer's). A deserializer that raises in
          a completed fetch after other records were drained in the same ``fetched_records`` call puts
          the fetch back and returns what it has, raising on the next call (Kafka 1.0's rule; 0.10.1
-         loses the drained records). Metrics (Kafka's ``FetchManagerMetrics``) are left out.
+         loses the drained records). ``update_fetch_positions`` skips a partition that has a valid
+         position, as Kafka 0.10.2 does; 0.10.1 skips only a fetchable one, and so resets a paused
+         partition's position to its committed offset. ``check.crcs`` checks each v2 batch's CRC
+         (Kafka 0.11's place for it; 0.10.1 checks each message's). A partition's record that is
+         larger than ``max.partition.fetch.bytes`` still comes back whole (KIP-74, as from 0.10.1),
+         so there is no "record too large" error. Metrics (Kafka's ``FetchManagerMetrics``) are left
+         out.
 
 The fetcher keeps a queue of completed fetches, one per partition of each fetch response, and hands
 their records out a few at a time:
@@ -48,12 +54,12 @@ from typing import Any
 from kafka_lite.clients.metadata import Metadata, Node
 from kafka_lite.clients.network_client import ClientResponse
 from kafka_lite.common.errors import (
+    CorruptRecordException,
     Errors,
     IllegalArgumentException,
     IllegalStateException,
     InvalidMetadataException,
     KafkaException,
-    RecordTooLargeException,
     TimeoutException,
     TopicAuthorizationException,
 )
@@ -68,6 +74,7 @@ from kafka_lite.consumer.internals.request_future import (
     RequestFuture,
     RequestFutureAdapter,
     RequestFutureListener,
+    StaleMetadataException,
 )
 from kafka_lite.consumer.internals.subscription_state import SubscriptionState
 from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
@@ -169,6 +176,7 @@ class Fetcher:
         subscriptions: SubscriptionState,
         time: Time,
         retry_backoff_ms: int,
+        check_crcs: bool = True,
     ) -> None:
         for name, value, least in (
             ("fetch.min.bytes", min_bytes, 0),
@@ -195,6 +203,7 @@ class Fetcher:
         self.subscriptions = subscriptions
         self.time = time
         self.retry_backoff_ms = retry_backoff_ms
+        self.check_crcs = check_crcs  # check.crcs: verify each batch's CRC before reading its records
         self.completed_fetches: deque[CompletedFetch] = deque()
         self.next_in_line_records: PartitionRecords | None = None
 
@@ -349,30 +358,30 @@ class Fetcher:
                 )  # fmt: skip
                 return None
             parsed: list[ConsumerRecord] = []
-            skipped_records = False
             for batch in completed.records.batches(allow_partial_tail=True):
                 if batch.next_offset <= position:
-                    skipped_records = True
                     continue  # a whole batch below the position: not even decompressed
+                if self.check_crcs:
+                    try:
+                        batch.ensure_valid()
+                    except CorruptRecordException as e:
+                        raise KafkaException(
+                            f"Record batch for partition {_tp_str(tp)} at offset {batch.base_offset} "
+                            f"is invalid, cause: {e}"
+                        ) from e
                 timestamp_type = batch.timestamp_type
                 for record in batch:
+                    # A compressed batch is returned whole: skip its records below the position.
                     if record.offset >= position:
                         parsed.append(self._parse_record(tp, record, timestamp_type))
-                    else:
-                        # Inside a compressed batch that starts below the fetch offset.
-                        skipped_records = True
+            # A partition that returned bytes goes last in the fetch order, so that one busy
+            # partition does not keep the others out of size-limited responses.
+            if completed.records.size_in_bytes() > 0:
+                self.subscriptions.move_partition_to_end(tp)
             if parsed:
                 return PartitionRecords(fetch_offset, tp, parsed)
-            if completed.records.size_in_bytes() > 0 and not skipped_records:
-                # Bytes came back but not one whole record: the first record at this offset is larger
-                # than max.partition.fetch.bytes, and the consumer would fetch it forever.
-                raise RecordTooLargeException(
-                    f"There are some messages at [Partition=Offset]: {{{_tp_str(tp)}={fetch_offset}}} whose "
-                    f"size is larger than the fetch size {self.fetch_size} and hence cannot be ever "
-                    f"returned. Increase the fetch size on the client (using max.partition.fetch.bytes), "
-                    f"or decrease the maximum message size the broker will allow (using message.max.bytes)."
-                )
             return None
+        self.subscriptions.move_partition_to_end(tp)
         if error.name in ("NOT_LEADER_FOR_PARTITION", "UNKNOWN_TOPIC_OR_PARTITION"):
             self.metadata.request_update()
         elif error.name == "OFFSET_OUT_OF_RANGE":
@@ -513,7 +522,7 @@ class Fetcher:
             if isinstance(future.exception(), InvalidMetadataException):
                 self.client.await_metadata_update(remaining)
             else:
-                self.time.sleep(self.retry_backoff_ms)
+                self.time.sleep(min(remaining, self.retry_backoff_ms))
             remaining = timeout_ms - (self.time.milliseconds() - start_ms)
             if remaining <= 0:
                 break
@@ -524,12 +533,20 @@ class Fetcher:
     ) -> RequestFuture[dict[TopicPartition, OffsetAndTimestamp | None]]:
         by_node: dict[Node, dict[TopicPartition, int]] = {}
         for tp, timestamp in timestamps_to_search.items():
-            self.metadata.add(tp[0])
             info = self.metadata.cluster.partitions.get(tp)
-            if info is None or info.leader is None:
-                # No leader known yet: refresh and let the caller retry after the update.
-                self.metadata.request_update()
+            if info is None:
+                # A partition the metadata does not know: ask for its topic, retry after the update.
+                self.metadata.add(tp[0])
+                log.debug(
+                    "Partition %s is unknown for fetching offset, wait for metadata refresh", _tp_str(tp)
+                )
                 return RequestFuture.stale_metadata()
+            if info.leader is None:
+                log.debug(
+                    "Leader for partition %s unavailable for fetching offset, wait for metadata refresh",
+                    _tp_str(tp),
+                )
+                return RequestFuture.leader_not_available()
             by_node.setdefault(info.leader, {})[tp] = timestamp
 
         result: RequestFuture[dict[TopicPartition, OffsetAndTimestamp | None]] = RequestFuture()
@@ -597,13 +614,15 @@ class _ListOffsetResponseHandler(
                     found[tp] = (
                         None if offset == UNKNOWN_OFFSET else OffsetAndTimestamp(offset, p["timestamp"])
                     )
+                elif error.name == "UNSUPPORTED_FOR_MESSAGE_FORMAT":
+                    found[tp] = None  # a log in the v0 format has no timestamps to search
                 elif error.name in ("NOT_LEADER_FOR_PARTITION", "UNKNOWN_TOPIC_OR_PARTITION"):
+                    # Retriable metadata errors: the caller refreshes the metadata and retries.
                     log.debug(
                         "Attempt to fetch offsets for partition %s failed due to %s, retrying.",
                         _tp_str(tp),
                         error.name,
                     )
-                    self.metadata.request_update()
                     future.raise_(error)
                     return
                 else:
@@ -612,7 +631,7 @@ class _ListOffsetResponseHandler(
                         _tp_str(tp),
                         error.description,
                     )
-                    future.raise_(error)
+                    future.raise_(StaleMetadataException())
                     return
         missing = set(self.timestamps) - set(found)
         if missing:
