@@ -10,7 +10,7 @@ import pytest
 
 from kafka_lite.clients.metadata import Metadata
 from kafka_lite.clients.network_client import NetworkClient
-from kafka_lite.common.errors import IllegalArgumentException, KafkaException
+from kafka_lite.common.errors import Errors, IllegalArgumentException, KafkaException
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import TimestampType
 from kafka_lite.common.record.default_record import Header
@@ -280,6 +280,35 @@ def test_a_paused_partition_is_not_fetched(cluster, make):
     assert [(r.partition, r.offset) for r in records] == [(0, 0), (0, 1)]
     # Each partition that returned bytes went last in the fetch order: p1, then p0.
     assert list(subscriptions.all_consumed()) == [p1, p0]
+
+
+def test_a_fetch_from_a_broker_that_no_longer_leads_refreshes_the_metadata(cluster, make):
+    topic = topic_name("fetch-moved")
+    cluster.create_topic(topic, partitions=1, replication_factor=2)
+    produce(cluster, topic, 0, [b"v0", b"v1"])
+    fetcher, client, subscriptions = make(topic, 1)
+    tp = (topic, 0)
+    subscriptions.assign_from_user([tp])
+    subscriptions.seek(tp, 0)
+    assert [r.offset for r in fetch_until(fetcher, client, 2)] == [0, 1]
+    await_no_pending(client)
+    old = fetcher.metadata.cluster.leader_for(*tp).id
+    new = cluster.move_leader(topic, 0)
+    assert new != old
+
+    # The consumer's metadata still names the old leader, which refuses the fetch.
+    await_completed_fetch(fetcher, client)
+    assert Errors.for_code(fetcher.completed_fetches[0].error_code).name in (
+        "NOT_LEADER_FOR_PARTITION",
+        "UNKNOWN_TOPIC_OR_PARTITION",
+    )
+    assert fetcher.fetched_records() == {}
+    assert fetcher.metadata.need_update
+
+    produce(cluster, topic, 0, [b"v2"])
+    records = fetch_until(fetcher, client, 1)
+    assert [(r.offset, r.value) for r in records] == [(2, b"v2")]
+    assert fetcher.metadata.cluster.leader_for(*tp).id == new
 
 
 @pytest.mark.parametrize(
