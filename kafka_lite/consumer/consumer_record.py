@@ -41,7 +41,7 @@ class ConsumerRecord(NamedTuple):
         # Kafka's ConsumerRecord.toString, in its order.
         return (
             f"ConsumerRecord(topic = {self.topic}, partition = {self.partition}, offset = {self.offset}, "
-            f"{self.timestamp_type.name} = {self.timestamp}, serialized key size = {self.serialized_key_size}, "
+            f"{self.timestamp_type.display_name} = {self.timestamp}, serialized key size = {self.serialized_key_size}, "
             f"serialized value size = {self.serialized_value_size}, headers = {self.headers!r}, "
             f"key = {self.key!r}, value = {self.value!r})"
         )

@@ -5,7 +5,8 @@ Mirrors: org.apache.kafka.common.serialization (Deserializer, StringDeserializer
          Kafka 0.11.0)
 Book:    chapter 4, 4.1.5 (the fetcher deserializes each record's key and value)
 Differs: a deserializer is any callable ``bytes -> value`` (kafka-python's shape), the counterpart of
-         the producer's serializers; Kafka's ``deserialize(topic, data)`` objects are accepted too.
+         the producer's serializers; Kafka's ``deserialize(topic, data)`` objects are accepted too
+         (called with ``topic`` None, as the producer's ``serialize``).
          Without a deserializer the consumer returns the bytes as they are (Kafka's
          ``ByteArrayDeserializer``). Kafka has one ``SerializationException`` in
          ``common.errors`` for both directions; the producer's is its own module's, which the

@@ -10,7 +10,7 @@ import pytest
 
 from kafka_lite.clients.metadata import Metadata
 from kafka_lite.clients.network_client import NetworkClient
-from kafka_lite.common.errors import Errors, IllegalArgumentException, KafkaException
+from kafka_lite.common.errors import ConfigException, Errors, IllegalArgumentException, KafkaException
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import TimestampType
 from kafka_lite.common.record.default_record import Header
@@ -167,6 +167,11 @@ def test_records_come_back_in_order_with_keys_values_headers_and_timestamps(clus
     }
     assert records[0].serialized_key_size == 2 and records[0].serialized_value_size == 2
     assert records[0].checksum is None  # a v2 record has no CRC of its own
+    assert repr(records[1]) == (
+        f"ConsumerRecord(topic = {topic}, partition = 0, offset = 1, CreateTime = {T0 + 1000}, "
+        f"serialized key size = 2, serialized value size = 2, headers = (Header(key='i', value=b'1'),), "
+        f"key = 'k1', value = 'v1')"
+    )
     assert subscriptions.position((topic, 0)) == 10
 
 
@@ -422,6 +427,9 @@ def test_bad_fetch_settings_are_refused(cluster, make):
     ):
         Fetcher(client, 1, 100, 1, 1, 0, None, None, fetcher.metadata, subscriptions, SYSTEM, 100)
 
+    with pytest.raises(ConfigException, match="value_deserializer"):
+        Fetcher(client, 1, 100, 1, 1, 1, None, b"not callable", fetcher.metadata, subscriptions, SYSTEM, 100)
+
 
 @pytest.mark.parametrize("check_crcs", [True, False])
 def test_a_corrupt_batch_is_refused_when_crcs_are_checked(cluster, make, check_crcs):
@@ -448,3 +456,17 @@ def test_a_corrupt_batch_is_refused_when_crcs_are_checked(cluster, make, check_c
         assert subscriptions.position(tp) == 0
     else:
         assert [r.value for r in fetcher.fetched_records()[tp]] == [b"bbbb"]
+
+
+def test_a_deserializer_with_kafkas_deserialize_method_is_used(cluster, make):
+    class Upper:
+        def deserialize(self, topic, data):
+            return data.decode().upper()
+
+    topic = topic_name("fetch-kafka-deser")
+    cluster.create_topic(topic, partitions=1)
+    produce(cluster, topic, 0, [b"hello"])
+    fetcher, client, subscriptions = make(topic, 1, value_deserializer=Upper())
+    subscriptions.assign_from_user([(topic, 0)])
+    subscriptions.seek((topic, 0), 0)
+    assert [r.value for r in fetch_until(fetcher, client, 1)] == ["HELLO"]
