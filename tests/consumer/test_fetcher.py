@@ -6,6 +6,8 @@ Every wait is a condition with a deadline."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from kafka_lite.clients.metadata import Metadata
@@ -73,6 +75,7 @@ def make(cluster):
         strategy: OffsetResetStrategy = OffsetResetStrategy.EARLIEST,
         max_poll_records: int = 500,
         value_deserializer: object = None,
+        **settings: int,
     ) -> tuple[Fetcher, ConsumerNetworkClient, SubscriptionState]:
         metadata = Metadata(refresh_backoff_ms=50, time=SYSTEM)
         metadata.bootstrap([("127.0.0.1", s.port) for s in cluster.servers], SYSTEM.milliseconds())
@@ -90,12 +93,16 @@ def make(cluster):
             what=f"the leaders of {topic} in the consumer's metadata",
         )
         subscriptions = SubscriptionState(strategy)
+        settings = {
+            "min_bytes": 1,
+            "max_wait_ms": 100,
+            "max_bytes": 50 * 1024 * 1024,
+            "max_partition_fetch_bytes": 1024 * 1024,
+            **settings,
+        }
         fetcher = Fetcher(
             client,
-            min_bytes=1,
-            max_wait_ms=100,
-            max_bytes=50 * 1024 * 1024,
-            max_partition_fetch_bytes=1024 * 1024,
+            **settings,
             max_poll_records=max_poll_records,
             key_deserializer=StringDeserializer(),
             value_deserializer=value_deserializer,
@@ -470,3 +477,28 @@ def test_a_deserializer_with_kafkas_deserialize_method_is_used(cluster, make):
     subscriptions.assign_from_user([(topic, 0)])
     subscriptions.seek((topic, 0), 0)
     assert [r.value for r in fetch_until(fetcher, client, 1)] == ["HELLO"]
+
+
+def test_the_fetch_sizes_and_wait_go_into_the_request(cluster, make):
+    topic = topic_name("fetch-sizes")
+    cluster.create_topic(topic, partitions=2)
+    for i in range(3):  # three batches
+        produce(cluster, topic, 0, [f"v{i}".encode()])
+    fetcher, client, subscriptions = make(topic, 2, max_partition_fetch_bytes=1, max_wait_ms=700)
+    p0, p1 = (topic, 0), (topic, 1)
+    subscriptions.assign_from_user([p0])
+    subscriptions.seek(p0, 0)
+
+    # max.partition.fetch.bytes of 1: each fetch brings the first batch only (whole, as KIP-74 says).
+    for expected in range(3):
+        await_completed_fetch(fetcher, client)
+        assert len(list(fetcher.completed_fetches[0].records.batches())) == 1
+        assert [r.offset for r in fetcher.fetched_records()[p0]] == [expected]
+        await_no_pending(client)
+
+    # fetch.max.wait.ms: with nothing to return, the broker holds the fetch that long.
+    subscriptions.assign_from_user([p1])
+    subscriptions.seek(p1, 0)
+    started = time.monotonic()
+    await_completed_fetch(fetcher, client)
+    assert time.monotonic() - started >= 0.6
