@@ -502,3 +502,34 @@ def test_the_fetch_sizes_and_wait_go_into_the_request(cluster, make):
     started = time.monotonic()
     await_completed_fetch(fetcher, client)
     assert time.monotonic() - started >= 0.6
+
+
+def test_records_drained_before_a_deserializer_fails_are_returned_and_the_failure_comes_next(cluster, make):
+    topic = topic_name("fetch-deser-later")
+    cluster.create_topic(topic, partitions=2)
+    produce(cluster, topic, 0, [b"good0", b"good1"])
+    produce(cluster, topic, 1, [b"\xff"])
+    fetcher, client, subscriptions = make(topic, 2, value_deserializer=StringDeserializer())
+    p0, p1 = (topic, 0), (topic, 1)
+    subscriptions.assign_from_user([p0])
+    subscriptions.seek(p0, 0)
+    await_completed_fetch(fetcher, client)
+    await_no_pending(client)
+    subscriptions.assign_from_user([p0, p1])
+    subscriptions.seek(p1, 0)
+
+    def both_queued() -> bool:
+        fetcher.send_fetches()  # p1 only: p0's records are buffered
+        client.poll(100)
+        return len(fetcher.completed_fetches) == 2
+
+    wait_until(both_queued, what="p1's fetch queued behind p0's")
+    assert [c.partition for c in fetcher.completed_fetches] == [p0, p1]
+
+    # p0's records come back; p1's failure is kept for the next call.
+    assert {tp: [r.value for r in rs] for tp, rs in fetcher.fetched_records().items()} == {
+        p0: ["good0", "good1"]
+    }
+    with pytest.raises(SerializationException, match=rf"partition {topic}-1 at offset 0\b"):
+        fetcher.fetched_records()
+    assert subscriptions.position(p0) == 2 and subscriptions.position(p1) == 0
