@@ -533,3 +533,19 @@ def test_records_drained_before_a_deserializer_fails_are_returned_and_the_failur
     with pytest.raises(SerializationException, match=rf"partition {topic}-1 at offset 0\b"):
         fetcher.fetched_records()
     assert subscriptions.position(p0) == 2 and subscriptions.position(p1) == 0
+
+
+def test_fetch_min_bytes_holds_a_fetch_that_has_fewer_bytes(cluster, make):
+    topic = topic_name("fetch-min-bytes")
+    cluster.create_topic(topic, partitions=1)
+    produce(cluster, topic, 0, [b"small"])
+    fetcher, client, subscriptions = make(topic, 1, min_bytes=100_000, max_wait_ms=700)
+    tp = (topic, 0)
+    subscriptions.assign_from_user([tp])
+    subscriptions.seek(tp, 0)
+
+    # One small record is there, but less than fetch.min.bytes: the broker waits out fetch.max.wait.ms.
+    started = time.monotonic()
+    await_completed_fetch(fetcher, client)
+    assert time.monotonic() - started >= 0.6
+    assert [r.value for r in fetcher.fetched_records()[tp]] == [b"small"]
