@@ -1,7 +1,8 @@
 """The consumer's fetcher: fetch requests to the partitions' leaders, and their records handed to poll.
 
 Mirrors: org.apache.kafka.clients.consumer.internals.Fetcher, with its CompletedFetch and
-         PartitionRecords, and org.apache.kafka.clients.consumer.OffsetOutOfRangeException
+         PartitionRecords; org.apache.kafka.clients.consumer.OffsetAndTimestamp,
+         InvalidOffsetException, OffsetOutOfRangeException and NoOffsetForPartitionException
          (clients/src/main/java/org/apache/kafka/clients/consumer/internals/Fetcher.java, Kafka 0.10.1)
 Book:    chapter 4, 4.1.2 (resetting positions before the first fetch), 4.1.4 (the consumer fetching
          messages), 4.1.5 (the consumer getting records)
@@ -10,7 +11,9 @@ Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0
          and each partition's ``log_start_offset`` (-1, as a consumer's). A deserializer that raises in
          a completed fetch after other records were drained in the same ``fetched_records`` call puts
          the fetch back and returns what it has, raising on the next call (Kafka 1.0's rule; 0.10.1
-         loses the drained records). ``update_fetch_positions`` skips a partition that has a valid
+         loses the drained records). The consumer's offset exceptions and ``OffsetAndTimestamp``,
+         public classes of Kafka's consumer package, live here beside the one that raises and returns
+         them. ``update_fetch_positions`` skips a partition that has a valid
          position, as Kafka 0.10.2 does; 0.10.1 skips only a fetchable one, and so resets a paused
          partition's position to its committed offset. ``check.crcs`` checks each v2 batch's CRC
          (Kafka 0.11's place for it; 0.10.1 checks each message's). A partition's record that is
