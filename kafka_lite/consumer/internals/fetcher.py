@@ -1,0 +1,645 @@
+"""The consumer's fetcher: fetch requests to the partitions' leaders, and their records handed to poll.
+
+Mirrors: org.apache.kafka.clients.consumer.internals.Fetcher, with its CompletedFetch and
+         PartitionRecords; org.apache.kafka.clients.consumer.OffsetAndTimestamp,
+         InvalidOffsetException, OffsetOutOfRangeException and NoOffsetForPartitionException
+         (clients/src/main/java/org/apache/kafka/clients/consumer/internals/Fetcher.java, Kafka 0.10.1)
+Book:    chapter 4, 4.1.2 (resetting positions before the first fetch), 4.1.4 (the consumer fetching
+         messages), 4.1.5 (the consumer getting records)
+Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0.10.1 sends Fetch v3),
+         so records carry 0.11's headers and the request carries ``isolation_level`` READ_UNCOMMITTED
+         and each partition's ``log_start_offset`` (-1, as a consumer's). A deserializer that raises in
+         a completed fetch after other records were drained in the same ``fetched_records`` call puts
+         the fetch back and returns what it has, raising on the next call (Kafka 1.0's rule; 0.10.1
+         loses the drained records). The consumer's offset exceptions and ``OffsetAndTimestamp``,
+         public classes of Kafka's consumer package, live here beside the one that raises and returns
+         them. ``update_fetch_positions`` skips a partition that has a valid
+         position, as Kafka 0.10.2 does; 0.10.1 skips only a fetchable one, and so resets a paused
+         partition's position to its committed offset. ``check.crcs`` checks each v2 batch's CRC
+         (Kafka 0.11's place for it; 0.10.1 checks each message's). A partition's record that is
+         larger than ``max.partition.fetch.bytes`` still comes back whole (KIP-74, as from 0.10.1),
+         so there is no "record too large" error. Metrics (Kafka's ``FetchManagerMetrics``) are left
+         out.
+
+The fetcher keeps a queue of completed fetches, one per partition of each fetch response, and hands
+their records out a few at a time:
+
+- ``send_fetches`` builds one Fetch request per leader for the fetchable partitions (assigned, not
+  paused, with a position) whose leader is known and that have nothing buffered: no completed fetch
+  in the queue and no undrained ``next_in_line_records``. A node with a request still pending gets no
+  new one (``client.pending_request_count(node) == 0``). An unknown leader asks for a metadata update.
+  The consumer calls this again right after ``fetched_records`` returned records, so the next fetch
+  is in flight while the application works: that is 0.10.1's pipelining, and the buffered partition
+  rule is what keeps one partition from having two fetches' records at once.
+- ``fetched_records`` drains up to ``max.poll.records`` records over the partitions, parsing a
+  completed fetch into ``PartitionRecords`` when the one in line is drained. Records are returned only
+  if the fetch's offset is still the partition's position (a seek or a reset since the fetch was sent
+  makes them stale, and they are dropped), and the position moves past the last record returned.
+- A partition's error decides what happens: OFFSET_OUT_OF_RANGE resets the position by
+  ``auto.offset.reset`` or, with ``none``, raises ``OffsetOutOfRangeException``;
+  NOT_LEADER_FOR_PARTITION and UNKNOWN_TOPIC_OR_PARTITION ask for a metadata update (the leader moved).
+- ``update_fetch_positions`` gives each partition without a position its committed offset, or resets
+  it with a ListOffsets request (-2 earliest, -1 latest); ``get_offsets_by_times`` answers
+  ``offsets_for_times``, ``beginning_offsets`` and ``end_offsets`` the same way.
+
+A compressed batch is fetched whole, so a fetch from an offset inside it returns the batch's earlier
+records too; the fetcher skips every record below the fetch offset.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_lite.clients.metadata import Metadata, Node
+from kafka_lite.clients.network_client import ClientResponse
+from kafka_lite.common.errors import (
+    CorruptRecordException,
+    Errors,
+    IllegalArgumentException,
+    IllegalStateException,
+    InvalidMetadataException,
+    KafkaException,
+    TimeoutException,
+    TopicAuthorizationException,
+)
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.record.memory_records import MemoryRecords
+from kafka_lite.common.time import Time
+from kafka_lite.common.topic import TopicPartition
+from kafka_lite.consumer.consumer_record import NULL_SIZE, ConsumerRecord
+from kafka_lite.consumer.deserialization import Deserializer, SerializationException, check_deserializer
+from kafka_lite.consumer.internals.consumer_network_client import LONG_MAX, ConsumerNetworkClient
+from kafka_lite.consumer.internals.request_future import (
+    RequestFuture,
+    RequestFutureAdapter,
+    RequestFutureListener,
+    StaleMetadataException,
+)
+from kafka_lite.consumer.internals.subscription_state import SubscriptionState
+from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
+
+log = logging.getLogger(__name__)
+
+FETCH_VERSION = 5
+LIST_OFFSETS_VERSION = 1
+CONSUMER_REPLICA_ID = -1
+READ_UNCOMMITTED = 0
+EARLIEST_TIMESTAMP = -2  # ListOffsetRequest.EARLIEST_TIMESTAMP
+LATEST_TIMESTAMP = -1  # ListOffsetRequest.LATEST_TIMESTAMP
+UNKNOWN_OFFSET = -1
+
+
+def _tp_str(tp: TopicPartition) -> str:
+    return f"{tp[0]}-{tp[1]}"
+
+
+class InvalidOffsetException(KafkaException):
+    """The consumer has no valid offset for some partitions (Kafka's ``InvalidOffsetException``)."""
+
+
+class OffsetOutOfRangeException(InvalidOffsetException):
+    """A fetch offset is outside the partition's log and ``auto.offset.reset`` is ``none``."""
+
+    def __init__(self, offset_out_of_range_partitions: dict[TopicPartition, int]) -> None:
+        self.offset_out_of_range_partitions = dict(offset_out_of_range_partitions)
+        where = ", ".join(
+            f"{_tp_str(tp)}={offset}" for tp, offset in sorted(self.offset_out_of_range_partitions.items())
+        )
+        super().__init__(f"Offsets out of range with no configured reset policy for partitions: {{{where}}}")
+
+
+class NoOffsetForPartitionException(InvalidOffsetException):
+    """A partition needs a reset and ``auto.offset.reset`` is ``none``."""
+
+    def __init__(self, partition: TopicPartition) -> None:
+        self.partition = partition
+        super().__init__(f"Undefined offset with no reset policy for partition: {_tp_str(partition)}")
+
+
+@dataclass(frozen=True)
+class OffsetAndTimestamp:
+    """The earliest offset whose timestamp is at least the one searched for, and that timestamp."""
+
+    offset: int
+    timestamp: int
+
+
+@dataclass
+class CompletedFetch:
+    """One partition's part of a fetch response, queued until ``fetched_records`` parses it."""
+
+    partition: TopicPartition
+    fetched_offset: int  # the offset the request asked for
+    error_code: int
+    high_watermark: int
+    records: MemoryRecords
+
+
+class PartitionRecords:
+    """A parsed completed fetch: its records, handed out ``take(n)`` at a time."""
+
+    def __init__(self, fetch_offset: int, partition: TopicPartition, records: list[ConsumerRecord]) -> None:
+        self.fetch_offset = fetch_offset  # the offset of the next record to hand out
+        self.partition = partition
+        self._records = records
+        self._next = 0
+
+    def is_drained(self) -> bool:
+        return self._next >= len(self._records)
+
+    def drain(self) -> None:
+        self._next = len(self._records)
+
+    def take(self, n: int) -> list[ConsumerRecord]:
+        taken = self._records[self._next : self._next + n]
+        self._next += len(taken)
+        if not self.is_drained():
+            # Kafka's take() moves the fetch offset to the next record left, so the position check
+            # on the next take compares against where the consumer now stands.
+            self.fetch_offset = self._records[self._next].offset
+        return taken
+
+
+class Fetcher:
+    def __init__(
+        self,
+        client: ConsumerNetworkClient,
+        min_bytes: int,
+        max_wait_ms: int,
+        max_bytes: int,
+        max_partition_fetch_bytes: int,
+        max_poll_records: int,
+        key_deserializer: object,
+        value_deserializer: object,
+        metadata: Metadata,
+        subscriptions: SubscriptionState,
+        time: Time,
+        retry_backoff_ms: int,
+        check_crcs: bool = True,
+    ) -> None:
+        for name, value, least in (
+            ("fetch.min.bytes", min_bytes, 0),
+            ("fetch.max.wait.ms", max_wait_ms, 0),
+            ("fetch.max.bytes", max_bytes, 0),
+            ("max.partition.fetch.bytes", max_partition_fetch_bytes, 0),
+            ("max.poll.records", max_poll_records, 1),
+        ):
+            if not isinstance(value, int) or value < least:
+                raise IllegalArgumentException(
+                    f"{name} must be an integer of at least {least}, not {value!r}"
+                )
+        self.client = client
+        self.min_bytes = min_bytes
+        self.max_wait_ms = max_wait_ms
+        self.max_bytes = max_bytes
+        self.fetch_size = max_partition_fetch_bytes
+        self.max_poll_records = max_poll_records
+        self.key_deserializer: Deserializer | None = check_deserializer("key_deserializer", key_deserializer)
+        self.value_deserializer: Deserializer | None = check_deserializer(
+            "value_deserializer", value_deserializer
+        )
+        self.metadata = metadata
+        self.subscriptions = subscriptions
+        self.time = time
+        self.retry_backoff_ms = retry_backoff_ms
+        self.check_crcs = check_crcs  # check.crcs: verify each batch's CRC before reading its records
+        self.completed_fetches: deque[CompletedFetch] = deque()
+        self.next_in_line_records: PartitionRecords | None = None
+
+    # -- fetching ----------------------------------------------------------------------------------------
+
+    def send_fetches(self) -> int:
+        """Send a Fetch request to every leader of fetchable partitions with no request pending;
+        the number of requests sent."""
+        requests = self._create_fetch_requests()
+        for node, (body, offsets) in requests.items():
+            future = self.client.send(node, ApiKeys.FETCH, FETCH_VERSION, body)
+            future.add_listener(_FetchResponseListener(self, offsets))
+        return len(requests)
+
+    def _fetchable_partitions(self) -> list[TopicPartition]:
+        # Partitions whose records are still buffered are left out: their next fetch waits until the
+        # application has had the records already here.
+        exclude = {completed.partition for completed in self.completed_fetches}
+        if self.next_in_line_records is not None and not self.next_in_line_records.is_drained():
+            exclude.add(self.next_in_line_records.partition)
+        return [tp for tp in self.subscriptions.fetchable_partitions() if tp not in exclude]
+
+    def _create_fetch_requests(self) -> dict[Node, tuple[dict[str, Any], dict[TopicPartition, int]]]:
+        by_node: dict[Node, dict[TopicPartition, int]] = {}
+        for tp in self._fetchable_partitions():
+            node = self.metadata.cluster.leader_for(*tp)
+            if node is None:
+                self.metadata.request_update()
+            elif self.client.pending_request_count(node) == 0:
+                # One fetch per node at a time: a node with a request pending gets none now.
+                position = self.subscriptions.position(tp)
+                assert position is not None  # fetchable partitions have one
+                by_node.setdefault(node, {})[tp] = position
+        requests = {}
+        for node, offsets in by_node.items():
+            topics: dict[str, list[dict[str, int]]] = {}
+            for (topic, partition), offset in offsets.items():
+                topics.setdefault(topic, []).append(
+                    {
+                        "partition": partition,
+                        "fetch_offset": offset,
+                        "log_start_offset": -1,
+                        "max_bytes": self.fetch_size,
+                    }
+                )
+            body = {
+                "replica_id": CONSUMER_REPLICA_ID,
+                "max_wait_time": self.max_wait_ms,
+                "min_bytes": self.min_bytes,
+                "max_bytes": self.max_bytes,
+                "isolation_level": READ_UNCOMMITTED,
+                "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+            }
+            requests[node] = (body, offsets)
+        return requests
+
+    def _on_fetch_response(self, response: ClientResponse, offsets: dict[TopicPartition, int]) -> None:
+        body = response.body or {}
+        for topic in body.get("responses", ()):
+            for partition_response in topic["partition_responses"]:
+                header = partition_response["partition_header"]
+                tp = (topic["topic"], header["partition"])
+                fetched_offset = offsets.get(tp)
+                if fetched_offset is None:
+                    continue  # a partition the request did not ask for
+                raw = partition_response["record_set"]
+                self.completed_fetches.append(
+                    CompletedFetch(
+                        tp,
+                        fetched_offset,
+                        header["error_code"],
+                        header["high_watermark"],
+                        MemoryRecords(b"" if raw is None else raw),
+                    )
+                )
+
+    def has_completed_fetches(self) -> bool:
+        return bool(self.completed_fetches)
+
+    # -- handing out records --------------------------------------------------------------------------
+
+    def fetched_records(self) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Up to ``max.poll.records`` records from the completed fetches, by partition; positions move
+        past what is returned."""
+        drained: dict[TopicPartition, list[ConsumerRecord]] = {}
+        records_remaining = self.max_poll_records
+        while records_remaining > 0:
+            if self.next_in_line_records is None or self.next_in_line_records.is_drained():
+                if not self.completed_fetches:
+                    break
+                completed = self.completed_fetches.popleft()
+                try:
+                    self.next_in_line_records = self._parse_completed_fetch(completed)
+                except KafkaException:
+                    if not drained:
+                        raise
+                    # Hand out what was drained; the fetch raises again on the next call.
+                    self.completed_fetches.appendleft(completed)
+                    break
+            else:
+                records_remaining -= self._append(drained, self.next_in_line_records, records_remaining)
+        return drained
+
+    def _append(
+        self,
+        drained: dict[TopicPartition, list[ConsumerRecord]],
+        partition_records: PartitionRecords,
+        max_records: int,
+    ) -> int:
+        tp = partition_records.partition
+        if not self.subscriptions.is_assigned(tp):
+            log.debug(
+                "Not returning fetched records for partition %s since it is no longer assigned", _tp_str(tp)
+            )
+        elif not self.subscriptions.is_fetchable(tp):
+            # Paused, or its position dropped for a reset, since the fetch was sent.
+            log.debug(
+                "Not returning fetched records for assigned partition %s since it is no longer fetchable",
+                _tp_str(tp),
+            )
+        else:
+            position = self.subscriptions.position(tp)
+            if partition_records.fetch_offset == position:
+                part = partition_records.take(max_records)
+                if not part:
+                    return 0
+                self.subscriptions.position(tp, part[-1].offset + 1)
+                drained.setdefault(tp, []).extend(part)
+                return len(part)
+            log.debug(
+                "Ignoring fetched records for %s at offset %d since the current position is %s",
+                _tp_str(tp), partition_records.fetch_offset, position,
+            )  # fmt: skip
+        partition_records.drain()
+        return 0
+
+    def _parse_completed_fetch(self, completed: CompletedFetch) -> PartitionRecords | None:
+        tp = completed.partition
+        fetch_offset = completed.fetched_offset
+        error = Errors.for_code(completed.error_code)
+        if not self.subscriptions.is_fetchable(tp):
+            log.debug(
+                "Ignoring fetched records for partition %s since it is no longer fetchable", _tp_str(tp)
+            )
+            return None
+        if error.name == "NONE":
+            position = self.subscriptions.position(tp)
+            if position is None or position != fetch_offset:
+                log.debug(
+                    "Discarding stale fetch response for partition %s since its offset %d does not "
+                    "match the expected offset %s", _tp_str(tp), fetch_offset, position,
+                )  # fmt: skip
+                return None
+            parsed: list[ConsumerRecord] = []
+            for batch in completed.records.batches(allow_partial_tail=True):
+                if batch.next_offset <= position:
+                    continue  # a whole batch below the position: not even decompressed
+                if self.check_crcs:
+                    try:
+                        batch.ensure_valid()
+                    except CorruptRecordException as e:
+                        raise KafkaException(
+                            f"Record batch for partition {_tp_str(tp)} at offset {batch.base_offset} "
+                            f"is invalid, cause: {e}"
+                        ) from e
+                timestamp_type = batch.timestamp_type
+                for record in batch:
+                    # A compressed batch is returned whole: skip its records below the position.
+                    if record.offset >= position:
+                        parsed.append(self._parse_record(tp, record, timestamp_type))
+            # A partition that returned bytes goes last in the fetch order, so that one busy
+            # partition does not keep the others out of size-limited responses.
+            if completed.records.size_in_bytes() > 0:
+                self.subscriptions.move_partition_to_end(tp)
+            if parsed:
+                return PartitionRecords(fetch_offset, tp, parsed)
+            return None
+        self.subscriptions.move_partition_to_end(tp)
+        if error.name in ("NOT_LEADER_FOR_PARTITION", "UNKNOWN_TOPIC_OR_PARTITION"):
+            self.metadata.request_update()
+        elif error.name == "OFFSET_OUT_OF_RANGE":
+            if fetch_offset != self.subscriptions.position(tp):
+                log.debug(
+                    "Discarding stale fetch response for partition %s since the fetched offset %d does not match the current offset",
+                    _tp_str(tp),
+                    fetch_offset,
+                )
+            elif self.subscriptions.has_default_offset_reset_policy():
+                log.info(
+                    "Fetch offset %d is out of range for partition %s, resetting offset",
+                    fetch_offset,
+                    _tp_str(tp),
+                )
+                self.subscriptions.need_offset_reset(tp)
+            else:
+                raise OffsetOutOfRangeException({tp: fetch_offset})
+        elif error.name == "TOPIC_AUTHORIZATION_FAILED":
+            raise TopicAuthorizationException(f"Not authorized to access topics: [{tp[0]}]")
+        elif error.name == "UNKNOWN":
+            log.warning("Unknown error fetching data for topic-partition %s", _tp_str(tp))
+        else:
+            raise IllegalStateException(f"Unexpected error code {error.code} while fetching data")
+        return None
+
+    def _parse_record(self, tp: TopicPartition, record: Any, timestamp_type: Any) -> ConsumerRecord:
+        try:
+            key = record.key
+            if key is not None and self.key_deserializer is not None:
+                key = self.key_deserializer(key)
+            value = record.value
+            if value is not None and self.value_deserializer is not None:
+                value = self.value_deserializer(value)
+        except Exception as e:
+            raise SerializationException(
+                f"Error deserializing key/value for partition {_tp_str(tp)} at offset {record.offset}. "
+                f"If needed, please seek past the record to continue consumption. ({type(e).__name__}: {e})"
+            ) from e
+        return ConsumerRecord(
+            tp[0],
+            tp[1],
+            record.offset,
+            record.timestamp,
+            timestamp_type,
+            getattr(record, "checksum", None),
+            NULL_SIZE if record.key is None else len(record.key),
+            NULL_SIZE if record.value is None else len(record.value),
+            key,
+            value,
+            tuple(record.headers),
+        )
+
+    # -- positions -------------------------------------------------------------------------------------
+
+    def update_fetch_positions(self, partitions: Iterable[TopicPartition]) -> None:
+        """Give each assigned partition without a position one: a pending reset, else the committed
+        offset, else a reset by ``auto.offset.reset``."""
+        for tp in partitions:
+            if not self.subscriptions.is_assigned(tp) or self.subscriptions.has_valid_position(tp):
+                continue
+            if self.subscriptions.is_offset_reset_needed(tp):
+                self.reset_offset(tp)
+            elif self.subscriptions.committed(tp) is None:
+                self.subscriptions.need_offset_reset(tp)
+                self.reset_offset(tp)
+            else:
+                committed = self.subscriptions.committed(tp)
+                assert committed is not None
+                log.debug(
+                    "Resetting offset for partition %s to the committed offset %d",
+                    _tp_str(tp),
+                    committed.offset,
+                )
+                self.subscriptions.seek(tp, committed.offset)
+
+    def reset_offset(self, tp: TopicPartition) -> None:
+        """Seek ``tp`` to its log start or end, as its reset strategy says (a ListOffsets request)."""
+        strategy = self.subscriptions.reset_strategy(tp)
+        if strategy is OffsetResetStrategy.EARLIEST:
+            timestamp = EARLIEST_TIMESTAMP
+        elif strategy is OffsetResetStrategy.LATEST:
+            timestamp = LATEST_TIMESTAMP
+        else:
+            raise NoOffsetForPartitionException(tp)
+        log.debug("Resetting offset for partition %s to %s offset.", _tp_str(tp), strategy.value)
+        found = self._get_offsets_by_times({tp: timestamp}, LONG_MAX)[tp]
+        # The partition may have been unassigned while the request was out.
+        if self.subscriptions.is_assigned(tp) and found is not None:
+            self.subscriptions.seek(tp, found.offset)
+
+    def get_offsets_by_times(
+        self, timestamps_to_search: dict[TopicPartition, int], timeout_ms: int
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """For each partition, the earliest offset whose timestamp is at least the one given, or None
+        if every record is older (``KafkaConsumer.offsetsForTimes``)."""
+        for tp, timestamp in timestamps_to_search.items():
+            if not isinstance(timestamp, int) or timestamp < 0:
+                raise IllegalArgumentException(
+                    f"The target time for partition {_tp_str(tp)} is {timestamp}. The target time cannot be negative."
+                )
+        return self._get_offsets_by_times(timestamps_to_search, timeout_ms)
+
+    def beginning_offsets(
+        self, partitions: Iterable[TopicPartition], timeout_ms: int
+    ) -> dict[TopicPartition, int]:
+        return self._offsets_at(partitions, EARLIEST_TIMESTAMP, timeout_ms)
+
+    def end_offsets(self, partitions: Iterable[TopicPartition], timeout_ms: int) -> dict[TopicPartition, int]:
+        return self._offsets_at(partitions, LATEST_TIMESTAMP, timeout_ms)
+
+    def _offsets_at(
+        self, partitions: Iterable[TopicPartition], timestamp: int, timeout_ms: int
+    ) -> dict[TopicPartition, int]:
+        found = self._get_offsets_by_times(dict.fromkeys(partitions, timestamp), timeout_ms)
+        return {tp: UNKNOWN_OFFSET if result is None else result.offset for tp, result in found.items()}
+
+    def _get_offsets_by_times(
+        self, timestamps_to_search: dict[TopicPartition, int], timeout_ms: int
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        if not timestamps_to_search:
+            return {}
+        start_ms = self.time.milliseconds()
+        remaining = timeout_ms
+        while True:
+            future = self._send_list_offset_requests(timestamps_to_search)
+            self.client.poll_future(future, remaining)
+            if not future.is_done():
+                break
+            if future.succeeded():
+                return future.value()
+            if not future.is_retriable():
+                raise future.exception()
+            elapsed = self.time.milliseconds() - start_ms
+            remaining = timeout_ms - elapsed
+            if remaining <= 0:
+                break
+            if isinstance(future.exception(), InvalidMetadataException):
+                self.client.await_metadata_update(remaining)
+            else:
+                self.time.sleep(min(remaining, self.retry_backoff_ms))
+            remaining = timeout_ms - (self.time.milliseconds() - start_ms)
+            if remaining <= 0:
+                break
+        raise TimeoutException(f"Failed to get offsets by times in {timeout_ms} ms")
+
+    def _send_list_offset_requests(
+        self, timestamps_to_search: dict[TopicPartition, int]
+    ) -> RequestFuture[dict[TopicPartition, OffsetAndTimestamp | None]]:
+        by_node: dict[Node, dict[TopicPartition, int]] = {}
+        for tp, timestamp in timestamps_to_search.items():
+            info = self.metadata.cluster.partitions.get(tp)
+            if info is None:
+                # A partition the metadata does not know: ask for its topic, retry after the update.
+                self.metadata.add(tp[0])
+                log.debug(
+                    "Partition %s is unknown for fetching offset, wait for metadata refresh", _tp_str(tp)
+                )
+                return RequestFuture.stale_metadata()
+            if info.leader is None:
+                log.debug(
+                    "Leader for partition %s unavailable for fetching offset, wait for metadata refresh",
+                    _tp_str(tp),
+                )
+                return RequestFuture.leader_not_available()
+            by_node.setdefault(info.leader, {})[tp] = timestamp
+
+        result: RequestFuture[dict[TopicPartition, OffsetAndTimestamp | None]] = RequestFuture()
+        found: dict[TopicPartition, OffsetAndTimestamp | None] = {}
+        left = [len(by_node)]
+
+        class _Gather(RequestFutureListener[dict[TopicPartition, OffsetAndTimestamp | None]]):
+            def on_success(self, value: dict[TopicPartition, OffsetAndTimestamp | None]) -> None:
+                found.update(value)
+                left[0] -= 1
+                if left[0] == 0 and not result.is_done():
+                    result.complete(found)
+
+            def on_failure(self, e: Exception) -> None:
+                if not result.is_done():
+                    result.raise_(e)
+
+        for node, timestamps in by_node.items():
+            self._send_list_offset_request(node, timestamps).add_listener(_Gather())
+        return result
+
+    def _send_list_offset_request(
+        self, node: Node, timestamps: dict[TopicPartition, int]
+    ) -> RequestFuture[dict[TopicPartition, OffsetAndTimestamp | None]]:
+        topics: dict[str, list[dict[str, int]]] = {}
+        for (topic, partition), timestamp in timestamps.items():
+            topics.setdefault(topic, []).append({"partition": partition, "timestamp": timestamp})
+        body = {
+            "replica_id": CONSUMER_REPLICA_ID,
+            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+        }
+        future = self.client.send(node, ApiKeys.LIST_OFFSETS, LIST_OFFSETS_VERSION, body)
+        return future.compose(_ListOffsetResponseHandler(self.metadata, timestamps))
+
+
+class _FetchResponseListener(RequestFutureListener[ClientResponse]):
+    def __init__(self, fetcher: Fetcher, offsets: dict[TopicPartition, int]) -> None:
+        self.fetcher = fetcher
+        self.offsets = offsets
+
+    def on_success(self, value: ClientResponse) -> None:
+        self.fetcher._on_fetch_response(value, self.offsets)
+
+    def on_failure(self, e: Exception) -> None:
+        log.debug("Fetch request for partitions %s failed: %s", sorted(self.offsets), e)
+
+
+class _ListOffsetResponseHandler(
+    RequestFutureAdapter[ClientResponse, dict[TopicPartition, OffsetAndTimestamp | None]]
+):
+    def __init__(self, metadata: Metadata, timestamps: dict[TopicPartition, int]) -> None:
+        self.metadata = metadata
+        self.timestamps = timestamps
+
+    def on_success(
+        self, value: ClientResponse, future: RequestFuture[dict[TopicPartition, OffsetAndTimestamp | None]]
+    ) -> None:
+        found: dict[TopicPartition, OffsetAndTimestamp | None] = {}
+        for topic in (value.body or {}).get("responses", ()):
+            for p in topic["partition_responses"]:
+                tp = (topic["topic"], p["partition"])
+                error = Errors.for_code(p["error_code"])
+                if error.name == "NONE":
+                    offset = p["offset"]
+                    found[tp] = (
+                        None if offset == UNKNOWN_OFFSET else OffsetAndTimestamp(offset, p["timestamp"])
+                    )
+                elif error.name == "UNSUPPORTED_FOR_MESSAGE_FORMAT":
+                    found[tp] = None  # a log in the v0 format has no timestamps to search
+                elif error.name in ("NOT_LEADER_FOR_PARTITION", "UNKNOWN_TOPIC_OR_PARTITION"):
+                    # Retriable metadata errors: the caller refreshes the metadata and retries.
+                    log.debug(
+                        "Attempt to fetch offsets for partition %s failed due to %s, retrying.",
+                        _tp_str(tp),
+                        error.name,
+                    )
+                    future.raise_(error)
+                    return
+                else:
+                    log.warning(
+                        "Attempt to fetch offsets for partition %s failed due to: %s",
+                        _tp_str(tp),
+                        error.description,
+                    )
+                    future.raise_(StaleMetadataException())
+                    return
+        missing = set(self.timestamps) - set(found)
+        if missing:
+            future.raise_(
+                IllegalStateException(f"The ListOffsets response has no answer for {sorted(missing)}")
+            )
+            return
+        future.complete(found)
