@@ -40,6 +40,10 @@ class InvalidMetadataException(RetriableException):
     """The client's view of the cluster is stale: refresh metadata, then retry."""
 
 
+class SerializationException(KafkaException):
+    """A key or value could not be turned into bytes, or back (Kafka's ``SerializationException``)."""
+
+
 class IllegalStateException(KafkaException, RuntimeError):
     """Java's ``java.lang.IllegalStateException``, as Kafka's classes throw it: a call the object's
     state does not allow (a group transition its table refuses, mixing a consumer's subscription

@@ -21,15 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafka_lite.common.errors import ConfigException, KafkaException
+from kafka_lite.common.errors import ConfigException, SerializationException
 
 __all__ = ["Deserializer", "SerializationException", "StringDeserializer", "check_deserializer"]
 
 Deserializer = Callable[[bytes], Any]
-
-
-class SerializationException(KafkaException):
-    """A key or value could not be turned back from bytes (Kafka's ``SerializationException``)."""
 
 
 class StringDeserializer:

@@ -17,14 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafka_lite.common.errors import ConfigException, KafkaException
+from kafka_lite.common.errors import ConfigException, SerializationException
 
 Serializer = Callable[[Any], bytes | None]
 _BYTES = (bytes, bytearray, memoryview)
-
-
-class SerializationException(KafkaException):
-    """A key or value could not be turned into bytes (Kafka's ``SerializationException``)."""
 
 
 class StringSerializer:
