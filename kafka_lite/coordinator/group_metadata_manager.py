@@ -77,6 +77,7 @@ from kafka_lite.common.protocol.types import (
     decode,
 )
 from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.common.utils import abs_int, java_string_hash
@@ -455,6 +456,15 @@ class OffsetConfig:
                 f"OffsetConfig: offset_commit_required_acks must be -1 or 1, not {self.offset_commit_required_acks}"
             )
 
+    def offsets_topic_configs(self) -> dict[str, Any]:
+        """The topic settings ``__consumer_offsets`` is created with: compacted, so that the latest
+        value per key stays, with its own segment size (Kafka's ``offsetsTopicConfigs``)."""
+        return {
+            "cleanup.policy": "compact",
+            "segment.bytes": self.offsets_topic_segment_bytes,
+            "compression.type": "producer",
+        }
+
 
 class OffsetMetadataAndError(NamedTuple):
     """One partition of an OffsetFetch answer (Kafka's ``OffsetMetadataAndError``): -1 and no
@@ -518,15 +528,6 @@ class GroupMetadataManager:
             self.cleanup_group_metadata,
             period_ms=config.offsets_retention_check_interval_ms,
         )
-
-    def offsets_topic_configs(self) -> dict[str, Any]:
-        """The topic settings ``__consumer_offsets`` is created with: compacted, with its own
-        segment size (Kafka's ``offsetsTopicConfigs``)."""
-        return {
-            "cleanup.policy": "compact",
-            "segment.bytes": self.config.offsets_topic_segment_bytes,
-            "compression.type": "producer",
-        }
 
     def shutdown(self) -> None:
         self._shutting_down = True
@@ -765,11 +766,8 @@ class GroupMetadataManager:
         offset = log_.log_start_offset
         while offset < high_watermark and not self._shutting_down:
             info = log_.read(offset, 5 * 1024 * 1024, max_offset=high_watermark, min_one_message=True)
-            data = (
-                info.records.read_bytes()
-                if hasattr(info.records, "read_bytes")
-                else bytes(info.records.buffer())
-            )
+            records = info.records
+            data = records.read_bytes() if isinstance(records, FileRecords) else bytes(records.buffer())
             batches = list(MemoryRecords(data).batches(allow_partial_tail=True))
             if not batches:
                 break
@@ -870,7 +868,9 @@ class GroupMetadataManager:
         tombstone) an Empty group left without offsets. Returns how many offsets expired."""
         start_ms = self.time.milliseconds()
         expired_count = 0
-        for group in list(self.groups_cache.values()):
+        with self.partition_lock:
+            groups = list(self.groups_cache.values())
+        for group in groups:
             with group.lock:
                 expired = group.remove_expired_offsets(start_ms)
                 if group.is_(GroupState.EMPTY) and not group.has_offsets():

@@ -6,8 +6,6 @@ GroupCoordinatorResponseTest)."""
 
 from __future__ import annotations
 
-from contextlib import ExitStack
-
 import pytest
 
 from kafka_lite.common.errors import Errors
@@ -67,7 +65,7 @@ class Broker:
         self.replica_manager = replica_manager
         self.time = time
         replica_manager.topic_config_lookup = lambda topic: (
-            CONFIG_MANAGER_TOPIC_CONFIGS if topic == GROUP_METADATA_TOPIC_NAME else {}
+            CONFIG.offsets_topic_configs() if topic == GROUP_METADATA_TOPIC_NAME else {}
         )
         for p in range(PARTITIONS):
             error, errors = replica_manager.become_leader_or_follower(
@@ -137,17 +135,10 @@ class Broker:
         return answers
 
 
-CONFIG_MANAGER_TOPIC_CONFIGS = {
-    "cleanup.policy": "compact",
-    "segment.bytes": CONFIG.offsets_topic_segment_bytes,
-}
-
-
 @pytest.fixture
 def broker(tmp_path):
     time = MockTime()
-    with ExitStack() as stack:
-        (replica_manager,) = stack.enter_context(in_process_brokers(tmp_path, time, count=1))
+    with in_process_brokers(tmp_path, time, count=1) as (replica_manager,):
         yield Broker(replica_manager, time)
 
 
@@ -174,7 +165,6 @@ def stable_group_of_two(b: Broker) -> tuple[str, str, int]:
 def test_the_offsets_topic_is_created_compacted(broker):
     _, log_ = broker.log()
     assert log_.config.compact and log_.config.segment_size == 100 * 1024 * 1024
-    assert broker.manager.offsets_topic_configs()["cleanup.policy"] == "compact"
 
 
 def test_a_simple_consumer_commits_then_fetches(broker):
