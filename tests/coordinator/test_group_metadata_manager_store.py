@@ -296,6 +296,37 @@ def test_tombstones_delete_offsets_and_groups_on_load(broker):
     assert broker.fetch(None) == (Errors.NONE, {TP1: (2, "", Errors.NONE)})
 
 
+def test_a_group_record_loads_with_its_leader_and_its_members_sessions_start(broker):
+    partition, _ = broker.log()
+    now = broker.time.milliseconds()
+    members = [
+        StoredMemberMetadata("m-1", "c1", "/h1", 2000, 1000, b"s1", b"a1"),
+        StoredMemberMetadata("m-2", "c2", "/h2", 2000, 1000, b"s2", b"a2"),
+    ]
+    value = group_metadata_value("consumer", 7, "range", "m-2", members)
+    partition.append_records_to_leader(
+        MemoryRecords.with_records([(now, group_metadata_key(GROUP_ID), value)])
+    )
+    broker.new_coordinator()
+    group = broker.coordinator.get_group(GROUP_ID)
+    assert group.current_state is GroupState.STABLE
+    assert (group.generation_id, group.leader_id) == (7, "m-2"), (
+        "the leader is the record's, not the first member"
+    )
+    assert [
+        (m.member_id, m.session_timeout_ms, m.rebalance_timeout_ms) for m in group.all_member_metadata()
+    ] == [
+        ("m-1", 1000, 2000),
+        ("m-2", 1000, 2000),
+    ]
+    # the loaded members' sessions run from the load: without heartbeats both expire, and the
+    # rebalance that follows leaves an empty generation
+    for _ in range(1001):
+        broker.time.sleep(1)
+        broker.heartbeat_purgatory.advance_clock(0)
+    assert group.is_empty() and group.current_state is GroupState.EMPTY and group.generation_id == 8
+
+
 def test_loading_reads_only_up_to_the_high_watermark(broker):
     partition, _ = broker.log()
     now = broker.time.milliseconds()
