@@ -7,10 +7,12 @@ Mirrors: class kafka.coordinator.GroupMetadataManager (the groups cache, loading
          offsetCommitValue, groupMetadataKey, groupMetadataValue, readMessageKey,
          readOffsetMessageValue, readGroupMessageValue, and the class's partitionFor;
          core/src/main/scala/kafka/coordinator/GroupMetadataManager.scala, Kafka 0.10.1) and
-         kafka.common.OffsetAndMetadata (in core/src/main/scala/kafka/common/OffsetMetadataAndError.scala)
+         kafka.common.OffsetAndMetadata and OffsetMetadataAndError (in
+         core/src/main/scala/kafka/common/OffsetMetadataAndError.scala); OffsetConfig and
+         DelayedStore as GroupMetadataManager.scala declares them
 Book:    chapter 3, 3.5.2-3.5.5 (offsets committed to the internal topic, the coordinator found
          from the group's partition, offsets cached from the topic); chapter 5, 5.2.2 (the
-         consumer and group metadata the coordinator keeps)
+         consumer and group metadata the coordinator keeps, committing offsets)
 Differs: Kafka's readGroupMessageValue builds a ``GroupMetadata`` with its members; here
          ``read_group_message_value`` returns the record's fields as a ``StoredGroupMetadata``, and
          ``group_metadata_value`` takes the group as plain data rather than a ``GroupMetadata`` and
@@ -18,11 +20,11 @@ Differs: Kafka's readGroupMessageValue builds a ``GroupMetadata`` with its membe
          error (Kafka's ``Schema.read`` ignores them), and every failure is one
          ``OffsetsTopicRecordException`` naming the part, its version, the field and the byte,
          where Kafka throws a ``KafkaException``, an ``IllegalStateException`` or a
-         ``SchemaException``. The manager (Kafka's class) appends through the replica manager as
-         Kafka's does; it fills in an offset's unset commit time and expiry (-1) itself, where
-         Kafka's ``KafkaApis`` fills them in before calling the coordinator; it loads a group's
-         offsets before its metadata is visible, as Kafka 0.11 does, and counts a partition as
-         loading from the moment its load is scheduled (Kafka 0.11's ``addLoadingPartition``).
+         ``SchemaException``. The manager fills in an offset's unset commit time and expiry (-1)
+         itself, where Kafka's ``KafkaApis`` fills them in before calling the coordinator; it puts
+         a loaded group's offsets in before the group is visible, as Kafka 0.11 does, and counts a
+         partition as owned and loading from the moment its load is scheduled (Kafka 0.11's
+         ``addLoadingPartition``). ``prepare_store_offsets`` takes the group rather than its id.
 
 The group coordinator keeps its state in a compacted topic, ``__consumer_offsets``, with two kinds
 of record, told apart by the int16 version at the start of the key:
@@ -48,6 +50,15 @@ Which value versions are written, as Kafka 0.10.1 does:
   members of a JoinGroup v1 or v2 carry a rebalance timeout that v0 would lose, so v1 is written.
   Reading v0, a member's rebalance timeout is its session timeout, as Kafka's reader has it (and
   as JoinGroup v0 has it).
+
+The ``GroupMetadataManager`` is the coordinator's storage. SyncGroup's assignment is stored as the
+group's record, and OffsetCommit as one record per partition, appended through the replica manager
+with ``offsets.commit.required.acks`` (-1: every in-sync replica has them before the answer). When
+the broker becomes the leader of a partition of the topic, a task on the scheduler reads the
+partition's log from its start to the high watermark, the last value per key winning and a
+tombstone deleting, and caches the groups; meanwhile requests for them get
+COORDINATOR_LOAD_IN_PROGRESS. Every ``offsets.retention.check.interval.ms`` the offsets whose
+expiry passed are removed and tombstoned, and an Empty group left without offsets dies.
 
 ``partition_for`` is how every broker, and every tool, finds a group's partition without asking
 anyone: Java's ``String.hashCode`` of the group id, made non-negative by Kafka's ``Utils.abs``,

@@ -142,6 +142,11 @@ def broker(tmp_path):
         yield Broker(replica_manager, time)
 
 
+def only(answers: list):
+    assert len(answers) == 1, f"expected exactly one answer, got {answers}"
+    return answers[0]
+
+
 def stable_group_of_two(b: Broker) -> tuple[str, str, int]:
     """Two members, generation 2, Stable with their assignments: (leader, follower, generation)."""
     (first,) = b.join(client_id="a")
@@ -461,3 +466,29 @@ def test_bad_offset_config_is_refused_with_what_is_wrong():
         OffsetConfig(offset_commit_required_acks=0)
     with pytest.raises(ValueError, match="offsets_topic_num_partitions must be at least 1"):
         OffsetConfig(offsets_topic_num_partitions=0)
+
+
+def test_a_failed_append_answers_not_coordinator_and_commits_nothing(broker):
+    leader, follower, generation = stable_group_of_two(broker)
+    # the partition moves to broker 1 before the coordinator hears of it: the appends fail
+    tp = (GROUP_METADATA_TOPIC_NAME, partition_for(GROUP_ID, PARTITIONS))
+    error, errors = broker.replica_manager.become_leader_or_follower(
+        leader_and_isr(tp, 1, [1], [0, 1], leader_epoch=2)
+    )
+    assert error is Errors.NONE and errors[tp] is Errors.NONE
+    before = len(broker.records())
+
+    assert broker.commit({TP0: OffsetAndMetadata(5)}, leader, generation) == {TP0: Errors.NOT_COORDINATOR}
+    group = broker.coordinator.get_group(GROUP_ID)
+    assert group.offset(TP0) is None and not group.has_offsets(), "the pending commit is dropped"
+    assert broker.fetch([TP0])[1][TP0].offset == -1
+
+    # the group's record fails the same way: the members are told, and the group rebalances
+    second = broker.join(leader, client_id="a")
+    third = broker.join(follower, client_id="b")
+    assert only(second).generation_id == only(third).generation_id == 3
+    parked = broker.sync(follower, 3)
+    assert broker.sync(leader, 3, {leader: b"x", follower: b"y"}) == [(b"", Errors.NOT_COORDINATOR)]
+    assert parked == [(b"", Errors.NOT_COORDINATOR)]
+    assert group.current_state is GroupState.PREPARING_REBALANCE
+    assert len(broker.records()) == before, "nothing was appended"
