@@ -22,9 +22,12 @@ Differs: Kafka's readGroupMessageValue builds a ``GroupMetadata`` with its membe
          where Kafka throws a ``KafkaException``, an ``IllegalStateException`` or a
          ``SchemaException``. The manager fills in an offset's unset commit time and expiry (-1)
          itself, where Kafka's ``KafkaApis`` fills them in before calling the coordinator; it puts
-         a loaded group's offsets in before the group is visible, as Kafka 0.11 does, and counts a
-         partition as owned and loading from the moment its load is scheduled (Kafka 0.11's
-         ``addLoadingPartition``). ``prepare_store_offsets`` takes the group rather than its id.
+         a loaded group's offsets in before the group is visible, as Kafka 0.11 does; it counts a
+         partition as owned and loading from the moment its load is scheduled, so that requests
+         meanwhile get COORDINATOR_LOAD_IN_PROGRESS (in 0.10.1 the partition is owned only once
+         loaded, and they get NOT_COORDINATOR_FOR_GROUP). Expiry appends a dead group's tombstone
+         in the same batch as its offsets' (0.10.1 appends it separately).
+         ``prepare_store_offsets`` takes the group rather than its id.
 
 The group coordinator keeps its state in a compacted topic, ``__consumer_offsets``, with two kinds
 of record, told apart by the int16 version at the start of the key:
@@ -883,6 +886,8 @@ class GroupMetadataManager:
             groups = list(self.groups_cache.values())
         for group in groups:
             with group.lock:
+                if group.is_(GroupState.DEAD):
+                    continue
                 expired = group.remove_expired_offsets(start_ms)
                 if group.is_(GroupState.EMPTY) and not group.has_offsets():
                     log.info(
