@@ -27,7 +27,6 @@ Differs: Kafka's readGroupMessageValue builds a ``GroupMetadata`` with its membe
          meanwhile get COORDINATOR_LOAD_IN_PROGRESS (in 0.10.1 the partition is owned only once
          loaded, and they get NOT_COORDINATOR_FOR_GROUP). Expiry appends a dead group's tombstone
          in the same batch as its offsets' (0.10.1 appends it separately).
-         ``prepare_store_offsets`` takes the group rather than its id.
 
 The group coordinator keeps its state in a compacted topic, ``__consumer_offsets``, with two kinds
 of record, told apart by the int16 version at the start of the key:
