@@ -1,5 +1,5 @@
-"""The group coordinator's membership half: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, and the
-rebalances, sessions and timeouts behind them.
+"""The group coordinator: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, and the rebalances,
+sessions and timeouts behind them; OffsetCommit and OffsetFetch.
 
 Mirrors: kafka.coordinator.GroupCoordinator, GroupConfig and JoinGroupResult
          (core/src/main/scala/kafka/coordinator/GroupCoordinator.scala, Kafka 0.10.1), with Kafka
@@ -8,13 +8,17 @@ Mirrors: kafka.coordinator.GroupCoordinator, GroupConfig and JoinGroupResult
 Book:    chapter 5, 5.2.1-5.2.4 (the callbacks, the checks before a request, the responses),
          5.3 (the delayed join), 5.4.2-5.4.7 (the state transitions, JoinGroup, SyncGroup,
          LeaveGroup, the two timeouts, the delayed heartbeat)
-Differs: the groups a broker coordinates are a set of owned ``__consumer_offsets`` partitions
-         kept here (``on_elected``, ``on_load_completed``, ``on_resigned``) where Kafka's
-         ``GroupMetadataManager`` keeps them and loads the partition's groups from the log; the
-         coordinator holds its groups itself. Storing a group (Kafka's
-         ``groupManager.prepareStoreGroup`` and ``store``) is the ``store_group(group, assignment,
-         callback)`` hook passed to the constructor, whose default answers ``Errors.NONE`` at once
-         and writes nothing. Offset commit and fetch are not here (they are the offsets manager's).
+Differs: the ``GroupMetadataManager`` is optional. Given one (as Kafka always has), the groups,
+         the owned and the loading ``__consumer_offsets`` partitions are the manager's;
+         ``on_elected`` loads the partition's groups from its log, ``on_resigned`` unloads them, and
+         a group is stored in the log (the manager's ``prepare_store_group`` and ``store``).
+         Without one, the coordinator keeps its groups and partitions itself (``on_elected``,
+         ``on_load_completed``, ``on_resigned`` only mark them), a group is stored through the
+         ``store_group(group, assignment, callback)`` hook, whose default answers ``Errors.NONE``
+         at once and writes nothing, and offsets cannot be committed or fetched
+         (COORDINATOR_NOT_AVAILABLE). OffsetFetch without partitions answers all the group's
+         offsets (Kafka 0.10.2's OffsetFetch v2, KIP-88), and its callback takes a top-level
+         error too.
          Responses carry ``Errors`` members rather than their int16 codes, under the protocol's
          current names (``COORDINATOR_NOT_AVAILABLE``, ``NOT_COORDINATOR``,
          ``COORDINATOR_LOAD_IN_PROGRESS`` for 0.10's ``GROUP_COORDINATOR_NOT_AVAILABLE``,
@@ -50,8 +54,9 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from kafka_lite.common.errors import Errors
+from kafka_lite.common.errors import Errors, IllegalStateException
 from kafka_lite.common.time import Time
+from kafka_lite.common.topic import TopicPartition
 from kafka_lite.coordinator.delayed_heartbeat import DelayedHeartbeat, MemberKey
 from kafka_lite.coordinator.delayed_join import DelayedJoin, GroupKey, InitialDelayedJoin
 from kafka_lite.coordinator.group_metadata import (
@@ -64,8 +69,13 @@ from kafka_lite.coordinator.group_metadata import (
     GroupState,
     GroupSummary,
 )
-from kafka_lite.coordinator.group_metadata_manager import partition_for
+from kafka_lite.coordinator.group_metadata_manager import (
+    GroupMetadataManager,
+    OffsetMetadataAndError,
+    partition_for,
+)
 from kafka_lite.coordinator.member_metadata import MemberMetadata, Protocol
+from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 
 log = logging.getLogger(__name__)
@@ -125,6 +135,9 @@ ErrorCallback = Callable[[Errors], None]
 # store_group(group, assignment, callback): write the group's generation and assignment, then call
 # callback(error), where a failed write is an error other than NONE.
 StoreGroup = Callable[[GroupMetadata, dict[str, bytes], ErrorCallback], None]
+CommitCallback = Callable[[dict[TopicPartition, Errors]], None]
+# (the request's error, each partition's offset and error)
+FetchCallback = Callable[[Errors, dict[TopicPartition, OffsetMetadataAndError]], None]
 
 
 def store_group_at_once(group: GroupMetadata, assignment: dict[str, bytes], callback: ErrorCallback) -> None:
@@ -144,6 +157,7 @@ class GroupCoordinator:
         join_purgatory: DelayedOperationPurgatory,
         offsets_topic_num_partitions: int = DEFAULT_OFFSETS_TOPIC_NUM_PARTITIONS,
         store_group: StoreGroup = store_group_at_once,
+        group_manager: GroupMetadataManager | None = None,
     ) -> None:
         if not isinstance(group_config, GroupConfig):
             raise TypeError(f"GroupCoordinator: group_config must be a GroupConfig, not {group_config!r}")
@@ -159,14 +173,29 @@ class GroupCoordinator:
         self.join_purgatory = join_purgatory
         self.offsets_topic_num_partitions = offsets_topic_num_partitions
         self.store_group = store_group
+        self.group_manager = group_manager
 
         self._is_active = False
         # Which __consumer_offsets partitions this broker leads, and which of those are still loading,
         # and the groups it holds; guarded by _metadata_lock. Take a group's lock before this one.
-        self._metadata_lock = threading.RLock()
-        self._owned_partitions: set[int] = set()
-        self._loading_partitions: set[int] = set()
-        self._groups: dict[str, GroupMetadata] = {}
+        if group_manager is not None:
+            if group_manager.config.offsets_topic_num_partitions != offsets_topic_num_partitions:
+                raise ValueError(
+                    f"GroupCoordinator: offsets_topic_num_partitions is {offsets_topic_num_partitions}, its "
+                    f"group manager's is {group_manager.config.offsets_topic_num_partitions}"
+                )
+            if store_group is not store_group_at_once:
+                raise ValueError("GroupCoordinator: pass store_group or group_manager, not both")
+            self.store_group = self._store_group_in_log
+            self._metadata_lock = group_manager.partition_lock
+            self._owned_partitions = group_manager.owned_partitions
+            self._loading_partitions = group_manager.loading_partitions
+            self._groups = group_manager.groups_cache
+        else:
+            self._metadata_lock = threading.RLock()
+            self._owned_partitions = set()
+            self._loading_partitions = set()
+            self._groups = {}
 
     # -- lifecycle and ownership ---------------------------------------------------------------------------
 
@@ -190,10 +219,13 @@ class GroupCoordinator:
 
     def on_elected(self, offsets_partition: int, loading: bool = False) -> None:
         """This broker became the leader of ``__consumer_offsets`` partition ``offsets_partition``:
-        it coordinates the partition's groups now. With ``loading``, the partition's groups are
-        still being read from the log (requests get COORDINATOR_LOAD_IN_PROGRESS until
-        ``on_load_completed``)."""
+        it coordinates the partition's groups now. With a group manager, the manager reads them
+        from the log on its scheduler (requests get COORDINATOR_LOAD_IN_PROGRESS meanwhile).
+        Without one, ``loading`` marks the partition as loading until ``on_load_completed``."""
         self._check_partition(offsets_partition)
+        if self.group_manager is not None:
+            self.group_manager.load_groups_for_partition(offsets_partition, self._on_group_loaded)
+            return
         with self._metadata_lock:
             self._owned_partitions.add(offsets_partition)
             if loading:
@@ -205,8 +237,12 @@ class GroupCoordinator:
 
     def on_resigned(self, offsets_partition: int) -> None:
         """This broker no longer leads ``offsets_partition``: its groups are unloaded (they die here;
-        the new leader loads them from the log), and their parked requests get NOT_COORDINATOR."""
+        the new leader loads them from the log), and their parked requests get NOT_COORDINATOR.
+        With a group manager, it unloads them on its scheduler."""
         self._check_partition(offsets_partition)
+        if self.group_manager is not None:
+            self.group_manager.remove_groups_for_partition(offsets_partition, self._on_group_unloaded)
+            return
         with self._metadata_lock:
             self._owned_partitions.discard(offsets_partition)
             self._loading_partitions.discard(offsets_partition)
@@ -727,6 +763,112 @@ class GroupCoordinator:
             return Errors.NONE, DEAD_GROUP
         with group.lock:
             return Errors.NONE, group.summary()
+
+    # -- OffsetCommit and OffsetFetch -----------------------------------------------------------------------
+
+    def handle_commit_offsets(
+        self,
+        group_id: str,
+        member_id: str,
+        generation_id: int,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+        callback: CommitCallback,
+    ) -> None:
+        """Commit ``offsets`` for a member of the current generation, or for a consumer that manages
+        its partitions itself (generation -1) to a group without members."""
+        if not self._is_active or self.group_manager is None:
+            callback(dict.fromkeys(offsets, Errors.COORDINATOR_NOT_AVAILABLE))
+        elif not self.is_coordinator_for_group(group_id):
+            callback(dict.fromkeys(offsets, Errors.NOT_COORDINATOR))
+        elif self.is_coordinator_loading_in_progress(group_id):
+            callback(dict.fromkeys(offsets, Errors.COORDINATOR_LOAD_IN_PROGRESS))
+        else:
+            group = self.get_group(group_id)
+            if group is None:
+                if generation_id < 0:
+                    # the group does not use Kafka for its membership: it only stores offsets here
+                    group = self._add_group(GroupMetadata(group_id))
+                else:
+                    # or the request comes from an older generation: either way, refused
+                    callback(dict.fromkeys(offsets, Errors.ILLEGAL_GENERATION))
+                    return
+            self._do_commit_offsets(group, member_id, generation_id, offsets, callback)
+
+    # --8<-- [start:do_commit_offsets]
+    def _do_commit_offsets(
+        self,
+        group: GroupMetadata,
+        member_id: str,
+        generation_id: int,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+        callback: CommitCallback,
+    ) -> None:
+        manager = self.group_manager
+        assert manager is not None
+        delayed_store = None
+        with group.lock:
+            if group.is_(GroupState.DEAD):
+                callback(dict.fromkeys(offsets, Errors.UNKNOWN_MEMBER_ID))
+            elif generation_id < 0 and group.is_(GroupState.EMPTY):
+                # the group only uses Kafka to store offsets
+                delayed_store = manager.prepare_store_offsets(group, offsets, callback)
+            elif group.is_(GroupState.AWAITING_SYNC):
+                callback(dict.fromkeys(offsets, Errors.REBALANCE_IN_PROGRESS))
+            elif not group.has(member_id):
+                callback(dict.fromkeys(offsets, Errors.UNKNOWN_MEMBER_ID))
+            elif generation_id != group.generation_id:
+                callback(dict.fromkeys(offsets, Errors.ILLEGAL_GENERATION))
+            else:
+                # a commit is a sign of life, as a heartbeat is
+                self._complete_and_schedule_next_heartbeat_expiration(group, group.get(member_id))
+                delayed_store = manager.prepare_store_offsets(group, offsets, callback)
+        # appended without the group's lock, since the append's callback may run under other locks
+        if delayed_store is not None:
+            manager.store_offsets(delayed_store)
+
+    # --8<-- [end:do_commit_offsets]
+
+    def handle_fetch_offsets(
+        self, group_id: str, partitions: Sequence[TopicPartition] | None, callback: FetchCallback
+    ) -> None:
+        """The group's committed offsets for ``partitions`` (all of them for ``None``): -1 for a
+        partition without one."""
+
+        def failed(error: Errors) -> None:
+            answer = OffsetMetadataAndError(-1, error=error)
+            callback(error, {tp: answer for tp in partitions or ()})
+
+        if not self._is_active or self.group_manager is None:
+            failed(Errors.COORDINATOR_NOT_AVAILABLE)
+        elif not self.is_coordinator_for_group(group_id):
+            failed(Errors.NOT_COORDINATOR)
+        elif self.is_coordinator_loading_in_progress(group_id):
+            failed(Errors.COORDINATOR_LOAD_IN_PROGRESS)
+        else:
+            callback(Errors.NONE, self.group_manager.get_offsets(group_id, partitions))
+
+    # -- storing and loading with the group manager ----------------------------------------------------------
+
+    def _store_group_in_log(
+        self, group: GroupMetadata, assignment: dict[str, bytes], callback: ErrorCallback
+    ) -> None:
+        manager = self.group_manager
+        assert manager is not None
+        with group.lock:
+            delayed_store = manager.prepare_store_group(group, assignment, callback)
+        manager.store(delayed_store)
+
+    def _on_group_loaded(self, group: GroupMetadata) -> None:
+        """A group read from the log: its members' sessions start now (Kafka's ``onGroupLoaded``)."""
+        with group.lock:
+            log.info("Loading group metadata for %s with generation %d", group.group_id, group.generation_id)
+            if not (group.is_(GroupState.STABLE) or group.is_(GroupState.EMPTY)):
+                raise IllegalStateException(
+                    f"Group {group.group_id} loaded in state {group.current_state.value}: a loaded group "
+                    f"is Stable or Empty"
+                )
+            for member in group.all_member_metadata():
+                self._complete_and_schedule_next_heartbeat_expiration(group, member)
 
     # -- unloading ------------------------------------------------------------------------------------------
 

@@ -1,13 +1,18 @@
-"""The records of ``__consumer_offsets``: Kafka's key and value schemas, and the partition of a group.
+"""The records of ``__consumer_offsets``, Kafka's key and value schemas, and the manager that stores
+groups and offsets in the topic and loads them back.
 
-Mirrors: object kafka.coordinator.GroupMetadataManager (its schemas, offsetCommitKey,
+Mirrors: class kafka.coordinator.GroupMetadataManager (the groups cache, loading and unloading a
+         partition's groups, storing groups and offsets, fetching offsets, expiring them) and
+         object kafka.coordinator.GroupMetadataManager (its schemas, offsetCommitKey,
          offsetCommitValue, groupMetadataKey, groupMetadataValue, readMessageKey,
          readOffsetMessageValue, readGroupMessageValue, and the class's partitionFor;
          core/src/main/scala/kafka/coordinator/GroupMetadataManager.scala, Kafka 0.10.1) and
-         kafka.common.OffsetAndMetadata (in core/src/main/scala/kafka/common/OffsetMetadataAndError.scala)
+         kafka.common.OffsetAndMetadata and OffsetMetadataAndError (in
+         core/src/main/scala/kafka/common/OffsetMetadataAndError.scala); OffsetConfig and
+         DelayedStore as GroupMetadataManager.scala declares them
 Book:    chapter 3, 3.5.2-3.5.5 (offsets committed to the internal topic, the coordinator found
          from the group's partition, offsets cached from the topic); chapter 5, 5.2.2 (the
-         consumer and group metadata the coordinator keeps)
+         consumer and group metadata the coordinator keeps, committing offsets)
 Differs: Kafka's readGroupMessageValue builds a ``GroupMetadata`` with its members; here
          ``read_group_message_value`` returns the record's fields as a ``StoredGroupMetadata``, and
          ``group_metadata_value`` takes the group as plain data rather than a ``GroupMetadata`` and
@@ -15,7 +20,13 @@ Differs: Kafka's readGroupMessageValue builds a ``GroupMetadata`` with its membe
          error (Kafka's ``Schema.read`` ignores them), and every failure is one
          ``OffsetsTopicRecordException`` naming the part, its version, the field and the byte,
          where Kafka throws a ``KafkaException``, an ``IllegalStateException`` or a
-         ``SchemaException``.
+         ``SchemaException``. The manager fills in an offset's unset commit time and expiry (-1)
+         itself, where Kafka's ``KafkaApis`` fills them in before calling the coordinator; it puts
+         a loaded group's offsets in before the group is visible, as Kafka 0.11 does; it counts a
+         partition as owned and loading from the moment its load is scheduled, so that requests
+         meanwhile get COORDINATOR_LOAD_IN_PROGRESS (in 0.10.1 the partition is owned only once
+         loaded, and they get NOT_COORDINATOR_FOR_GROUP). Expiry appends a dead group's tombstone
+         in the same batch as its offsets' (0.10.1 appends it separately).
 
 The group coordinator keeps its state in a compacted topic, ``__consumer_offsets``, with two kinds
 of record, told apart by the int16 version at the start of the key:
@@ -42,6 +53,15 @@ Which value versions are written, as Kafka 0.10.1 does:
   Reading v0, a member's rebalance timeout is its session timeout, as Kafka's reader has it (and
   as JoinGroup v0 has it).
 
+The ``GroupMetadataManager`` is the coordinator's storage. SyncGroup's assignment is stored as the
+group's record, and OffsetCommit as one record per partition, appended through the replica manager
+with ``offsets.commit.required.acks`` (-1: every in-sync replica has them before the answer). When
+the broker becomes the leader of a partition of the topic, a task on the scheduler reads the
+partition's log from its start to the high watermark, the last value per key winning and a
+tombstone deleting, and caches the groups; meanwhile requests for them get
+COORDINATOR_LOAD_IN_PROGRESS. Every ``offsets.retention.check.interval.ms`` the offsets whose
+expiry passed are removed and tombstoned, and an Empty group left without offsets dies.
+
 ``partition_for`` is how every broker, and every tool, finds a group's partition without asking
 anyone: Java's ``String.hashCode`` of the group id, made non-negative by Kafka's ``Utils.abs``,
 modulo ``offsets.topic.num.partitions``. The leader of that partition is the group's coordinator.
@@ -49,12 +69,14 @@ modulo ``offsets.topic.num.partitions``. The leader of that partition is the gro
 
 from __future__ import annotations
 
+import logging
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.errors import Errors, IllegalStateException, KafkaException
 from kafka_lite.common.protocol.types import (
     BYTES,
     INT32,
@@ -67,9 +89,22 @@ from kafka_lite.common.protocol.types import (
     SchemaException,
     decode,
 )
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.file_records import FileRecords
+from kafka_lite.common.time import Time
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.common.utils import abs_int, java_string_hash
-from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.coordinator.group_metadata import GroupMetadata, GroupState
+from kafka_lite.coordinator.member_metadata import MemberMetadata
+from kafka_lite.coordinator.offset_and_metadata import NO_METADATA, OffsetAndMetadata
+from kafka_lite.utils.scheduler import Scheduler
+
+if TYPE_CHECKING:
+    from kafka_lite.server.replica_manager import PartitionResponse, ReplicaManager
+
+log = logging.getLogger(__name__)
+
+GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 
 
 class OffsetsTopicRecordException(KafkaException):
@@ -397,3 +432,515 @@ def read_group_message_value(
     return StoredGroupMetadata(
         group_id, value["protocol_type"], value["generation"], value["protocol"], value["leader"], members
     )
+
+
+# --- The manager ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OffsetConfig:
+    """The broker's offset settings, Kafka 0.10.1's defaults: ``offsets.metadata.max.bytes``,
+    ``offsets.retention.minutes`` (as ms), ``offsets.retention.check.interval.ms``,
+    ``offsets.topic.num.partitions``, ``offsets.topic.segment.bytes``,
+    ``offsets.commit.timeout.ms`` and ``offsets.commit.required.acks``."""
+
+    max_metadata_size: int = 4096
+    offsets_retention_ms: int = 24 * 60 * 60 * 1000
+    offsets_retention_check_interval_ms: int = 600_000
+    offsets_topic_num_partitions: int = 50
+    offsets_topic_segment_bytes: int = 100 * 1024 * 1024
+    offset_commit_timeout_ms: int = 5000
+    offset_commit_required_acks: int = -1
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"OffsetConfig: {name} must be an int, not {value!r}")
+        for name in (
+            "offsets_retention_ms",
+            "offsets_retention_check_interval_ms",
+            "offsets_topic_num_partitions",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"OffsetConfig: {name} must be at least 1, not {getattr(self, name)}")
+        if self.offset_commit_required_acks not in (-1, 1):
+            raise ValueError(
+                f"OffsetConfig: offset_commit_required_acks must be -1 or 1, not {self.offset_commit_required_acks}"
+            )
+
+    def offsets_topic_configs(self) -> dict[str, Any]:
+        """The topic settings ``__consumer_offsets`` is created with: compacted, so that the latest
+        value per key stays, with its own segment size (Kafka's ``offsetsTopicConfigs``)."""
+        return {
+            "cleanup.policy": "compact",
+            "segment.bytes": self.offsets_topic_segment_bytes,
+            "compression.type": "producer",
+        }
+
+
+class OffsetMetadataAndError(NamedTuple):
+    """One partition of an OffsetFetch answer (Kafka's ``OffsetMetadataAndError``): -1 and no
+    metadata when the group has no offset for it."""
+
+    offset: int
+    metadata: str = NO_METADATA
+    error: Errors = Errors.NONE
+
+
+NO_OFFSET = OffsetMetadataAndError(-1)
+
+# What a failed append to __consumer_offsets answers, Kafka's putCacheCallback mappings (shared by
+# groups and offsets except for the size errors and the timeout, which differ per caller).
+_APPEND_ERRORS = {
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_LEADER_FOR_PARTITION: Errors.NOT_COORDINATOR,
+}
+_TOO_LARGE = (Errors.MESSAGE_TOO_LARGE, Errors.RECORD_LIST_TOO_LARGE, Errors.INVALID_FETCH_SIZE)
+
+
+@dataclass
+class DelayedStore:
+    """Records to append to one ``__consumer_offsets`` partition and what to do with the answer
+    (Kafka's ``DelayedStore``): prepared under the group's lock, appended after it is released."""
+
+    entries: dict[TopicPartition, MemoryRecords]
+    callback: Callable[[dict[TopicPartition, PartitionResponse]], None]
+
+
+class GroupMetadataManager:
+    """The groups and offsets of the ``__consumer_offsets`` partitions this broker leads, cached
+    here and stored in the partitions' logs through the replica manager."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        config: OffsetConfig,
+        replica_manager: ReplicaManager,
+        time: Time,
+        scheduler: Scheduler,
+    ) -> None:
+        if not isinstance(config, OffsetConfig):
+            raise TypeError(f"GroupMetadataManager: config must be an OffsetConfig, not {config!r}")
+        self.broker_id = broker_id
+        self.config = config
+        self.replica_manager = replica_manager
+        self.time = time
+        self.scheduler = scheduler
+        self.groups_cache: dict[str, GroupMetadata] = {}
+        # the partitions whose groups are being read from the log, and those whose groups are here
+        self.partition_lock = threading.RLock()
+        self.loading_partitions: set[int] = set()
+        self.owned_partitions: set[int] = set()
+        self._shutting_down = False
+        # Kafka's constructor schedules the expiration at once, then every check interval
+        scheduler.schedule(
+            "delete-expired-group-metadata",
+            self.cleanup_group_metadata,
+            period_ms=config.offsets_retention_check_interval_ms,
+        )
+
+    def shutdown(self) -> None:
+        self._shutting_down = True
+
+    # -- the cache ---------------------------------------------------------------------------------------
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.config.offsets_topic_num_partitions)
+
+    def is_group_local(self, group_id: str) -> bool:
+        with self.partition_lock:
+            return self.partition_for(group_id) in self.owned_partitions
+
+    def is_group_loading(self, group_id: str) -> bool:
+        with self.partition_lock:
+            return self.partition_for(group_id) in self.loading_partitions
+
+    def get_group(self, group_id: str) -> GroupMetadata | None:
+        with self.partition_lock:
+            return self.groups_cache.get(group_id)
+
+    def add_group(self, group: GroupMetadata) -> GroupMetadata:
+        """Add ``group`` unless one by its id is cached; return the one cached."""
+        with self.partition_lock:
+            return self.groups_cache.setdefault(group.group_id, group)
+
+    def _offsets_partition(self, group_id: str) -> TopicPartition:
+        return (GROUP_METADATA_TOPIC_NAME, self.partition_for(group_id))
+
+    # -- storing groups ----------------------------------------------------------------------------------
+
+    def prepare_store_group(
+        self,
+        group: GroupMetadata,
+        group_assignment: Mapping[str, bytes],
+        response_callback: Callable[[Errors], None],
+    ) -> DelayedStore:
+        """The group's metadata record, its members with ``group_assignment``, ready to append."""
+        members = [
+            StoredMemberMetadata(
+                m.member_id,
+                m.client_id,
+                m.client_host,
+                m.rebalance_timeout_ms,
+                m.session_timeout_ms,
+                m.metadata(group.protocol),
+                group_assignment[m.member_id],
+            )
+            for m in group.all_member_metadata()
+        ]
+        value = group_metadata_value(
+            group.protocol_type, group.generation_id, group.protocol, group.leader_id, members
+        )
+        key = group_metadata_key(group.group_id)
+        tp = self._offsets_partition(group.group_id)
+        records = MemoryRecords.with_records([(self.time.milliseconds(), key, value)])
+
+        def put_cache_callback(responses: dict[TopicPartition, PartitionResponse]) -> None:
+            error = responses[tp].error
+            if error is not Errors.NONE:
+                log.debug(
+                    "Metadata from group %s with generation %d failed when appending to log due to %s",
+                    group.group_id, group.generation_id, error.name,
+                )  # fmt: skip
+                if error in _APPEND_ERRORS:
+                    error = _APPEND_ERRORS[error]
+                elif error is Errors.REQUEST_TIMED_OUT:
+                    error = Errors.REBALANCE_IN_PROGRESS
+                elif error in _TOO_LARGE:
+                    error = Errors.UNKNOWN
+            response_callback(error)
+
+        return DelayedStore({tp: records}, put_cache_callback)
+
+    def store(self, delayed_store: DelayedStore) -> None:
+        """Append, waiting for ``offsets.commit.required.acks``, then call the store's callback."""
+        self.replica_manager.append_records(
+            self.config.offset_commit_timeout_ms,
+            self.config.offset_commit_required_acks,
+            True,  # internal topics allowed
+            delayed_store.entries,
+            delayed_store.callback,
+        )
+
+    # -- storing offsets ---------------------------------------------------------------------------------
+
+    def validate_offset_metadata_length(self, metadata: str | None) -> bool:
+        return metadata is None or len(metadata) <= self.config.max_metadata_size
+
+    def prepare_store_offsets(
+        self,
+        group: GroupMetadata,
+        offset_metadata: Mapping[TopicPartition, OffsetAndMetadata],
+        response_callback: Callable[[dict[TopicPartition, Errors]], None],
+    ) -> DelayedStore:
+        """The group's offset records, staged in the group as pending until the append answers.
+        Call with the group's lock held. An offset whose metadata is longer than
+        ``offsets.metadata.max.bytes`` is not written and answers OFFSET_METADATA_TOO_LARGE."""
+        now = self.time.milliseconds()
+        filtered = {}
+        for tp, offset in offset_metadata.items():
+            if not self.validate_offset_metadata_length(offset.metadata):
+                continue
+            commit = offset.commit_timestamp if offset.commit_timestamp >= 0 else now
+            expire = (
+                offset.expire_timestamp
+                if offset.expire_timestamp >= 0
+                else commit + self.config.offsets_retention_ms
+            )
+            filtered[tp] = OffsetAndMetadata(offset.offset, offset.metadata, commit, expire)
+        records = [
+            (now, offset_commit_key(group.group_id, tp), offset_commit_value(offset))
+            for tp, offset in filtered.items()
+        ]
+        offsets_tp = self._offsets_partition(group.group_id)
+        entries = {offsets_tp: MemoryRecords.with_records(records)} if records else {}
+
+        def put_cache_callback(responses: dict[TopicPartition, PartitionResponse]) -> None:
+            error = responses[offsets_tp].error if records else Errors.NONE
+            with group.lock:
+                for tp, offset in filtered.items():
+                    if error is Errors.NONE:
+                        if group.not_(GroupState.DEAD):
+                            group.complete_pending_offset_write(tp, offset)
+                    else:
+                        group.fail_pending_offset_write(tp, offset)
+            if error is not Errors.NONE:
+                log.debug(
+                    "Offset commit %s from group %s failed with %s", filtered, group.group_id, error.name
+                )
+                if error in _APPEND_ERRORS:
+                    error = _APPEND_ERRORS[error]
+                elif error in _TOO_LARGE:
+                    error = Errors.INVALID_COMMIT_OFFSET_SIZE
+            response_callback(
+                {tp: error if tp in filtered else Errors.OFFSET_METADATA_TOO_LARGE for tp in offset_metadata}
+            )
+
+        group.prepare_offset_commit(filtered)
+        return DelayedStore(entries, put_cache_callback)
+
+    def store_offsets(self, delayed_store: DelayedStore) -> None:
+        """``store``, or the answer at once when no offset was valid (nothing to append)."""
+        if delayed_store.entries:
+            self.store(delayed_store)
+        else:
+            delayed_store.callback({})
+
+    # -- fetching offsets --------------------------------------------------------------------------------
+
+    def get_offsets(
+        self, group_id: str, topic_partitions: Iterable[TopicPartition] | None
+    ) -> dict[TopicPartition, OffsetMetadataAndError]:
+        """The group's committed offsets for ``topic_partitions``, or all of them for ``None``."""
+        if not self.is_group_local(group_id):
+            error = OffsetMetadataAndError(-1, NO_METADATA, Errors.NOT_COORDINATOR)
+            return {tp: error for tp in topic_partitions or ()}
+        group = self.get_group(group_id)
+        if group is None:
+            return {tp: NO_OFFSET for tp in topic_partitions or ()}
+        with group.lock:
+            if group.is_(GroupState.DEAD):
+                return {tp: NO_OFFSET for tp in topic_partitions or ()}
+            if topic_partitions is None:
+                return {
+                    tp: OffsetMetadataAndError(o.offset, o.metadata) for tp, o in group.all_offsets().items()
+                }
+            answer = {}
+            for tp in topic_partitions:
+                offset = group.offset(tp)
+                answer[tp] = (
+                    NO_OFFSET if offset is None else OffsetMetadataAndError(offset.offset, offset.metadata)
+                )
+            return answer
+
+    # -- loading and unloading a partition ---------------------------------------------------------------
+
+    def load_groups_for_partition(
+        self, offsets_partition: int, on_group_loaded: Callable[[GroupMetadata], None]
+    ) -> None:
+        """This broker leads ``offsets_partition`` now: read its groups and offsets from the log on
+        the scheduler, the partition counted as loading until they are cached."""
+        with self.partition_lock:
+            if offsets_partition in self.loading_partitions:
+                log.info(
+                    "Offset load from %s-%d already in progress.",
+                    GROUP_METADATA_TOPIC_NAME,
+                    offsets_partition,
+                )
+                return
+            # owned at once and loading: requests get COORDINATOR_LOAD_IN_PROGRESS, not NOT_COORDINATOR
+            self.owned_partitions.add(offsets_partition)
+            self.loading_partitions.add(offsets_partition)
+        self.scheduler.schedule(
+            f"{GROUP_METADATA_TOPIC_NAME}-{offsets_partition}",
+            lambda: self._load_groups_and_offsets(offsets_partition, on_group_loaded),
+        )
+
+    def _load_groups_and_offsets(
+        self, offsets_partition: int, on_group_loaded: Callable[[GroupMetadata], None]
+    ) -> None:
+        tp = (GROUP_METADATA_TOPIC_NAME, offsets_partition)
+        start_ms = self.time.milliseconds()
+        try:
+            partition = self.replica_manager.get_partition(tp)
+            log_ = partition.log if partition is not None else None
+            if log_ is None:
+                log.warning("Attempted to load offsets and group metadata from %s-%d, but found no log", *tp)
+                return
+            loaded_offsets, loaded_groups, removed_groups = self._read_partition(
+                log_, partition.high_watermark()
+            )
+            self._cache_loaded(
+                offsets_partition, loaded_offsets, loaded_groups, removed_groups, on_group_loaded
+            )
+            log.info(
+                "Finished loading offsets from %s-%d in %d milliseconds.",
+                *tp,
+                self.time.milliseconds() - start_ms,
+            )
+        except Exception:
+            log.exception("Error loading offsets from %s-%d", *tp)
+        finally:
+            with self.partition_lock:
+                self.owned_partitions.add(offsets_partition)
+                self.loading_partitions.discard(offsets_partition)
+
+    def _read_partition(self, log_: Any, high_watermark: int) -> tuple[
+        dict[GroupTopicPartition, OffsetAndMetadata], dict[str, StoredGroupMetadata], set[str]
+    ]:  # fmt: skip
+        """Every record from the log's start to the HW, the last value per key winning and a
+        tombstone deleting what came before it."""
+        loaded_offsets: dict[GroupTopicPartition, OffsetAndMetadata] = {}
+        loaded_groups: dict[str, StoredGroupMetadata] = {}
+        removed_groups: set[str] = set()
+        offset = log_.log_start_offset
+        while offset < high_watermark and not self._shutting_down:
+            info = log_.read(offset, 5 * 1024 * 1024, max_offset=high_watermark, min_one_message=True)
+            records = info.records
+            data = records.read_bytes() if isinstance(records, FileRecords) else bytes(records.buffer())
+            batches = list(MemoryRecords(data).batches(allow_partial_tail=True))
+            if not batches:
+                break
+            for batch in batches:
+                for record in batch:
+                    if record.offset < offset or record.offset >= high_watermark:
+                        continue
+                    key = read_message_key(record.key)
+                    if isinstance(key, OffsetKey):
+                        value = read_offset_message_value(record.value)
+                        if value is None:
+                            loaded_offsets.pop(key.key, None)
+                        else:
+                            loaded_offsets[key.key] = value
+                    else:
+                        group = read_group_message_value(key.key, record.value)
+                        if group is None:
+                            loaded_groups.pop(key.key, None)
+                            removed_groups.add(key.key)
+                        else:
+                            loaded_groups[key.key] = group
+                            removed_groups.discard(key.key)
+            offset = batches[-1].next_offset
+        return loaded_offsets, loaded_groups, removed_groups
+
+    def _cache_loaded(
+        self,
+        offsets_partition: int,
+        loaded_offsets: dict[GroupTopicPartition, OffsetAndMetadata],
+        loaded_groups: dict[str, StoredGroupMetadata],
+        removed_groups: set[str],
+        on_group_loaded: Callable[[GroupMetadata], None],
+    ) -> None:
+        offsets_by_group: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+        for group_tp, offset in loaded_offsets.items():
+            offsets_by_group.setdefault(group_tp.group, {})[group_tp.topic_partition] = offset
+        for group_id, stored in loaded_groups.items():
+            self._load_group(_group_from_stored(stored), offsets_by_group.get(group_id, {}), on_group_loaded)
+        # offsets of groups with no metadata record: groups that only store offsets here
+        for group_id, offsets in offsets_by_group.items():
+            if group_id not in loaded_groups:
+                self._load_group(GroupMetadata(group_id), offsets, on_group_loaded)
+        for group_id in removed_groups:
+            if group_id not in offsets_by_group and self.get_group(group_id) is not None:
+                raise IllegalStateException(
+                    f"Unexpected unload of active group {group_id} while loading partition "
+                    f"{GROUP_METADATA_TOPIC_NAME}-{offsets_partition}"
+                )
+
+    def _load_group(
+        self,
+        group: GroupMetadata,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+        on_group_loaded: Callable[[GroupMetadata], None],
+    ) -> None:
+        # the offsets go in before the group is visible, so no request sees it without them
+        for tp, offset in offsets.items():
+            group.complete_pending_offset_write(tp, offset)
+        current = self.add_group(group)
+        if current is not group:
+            log.debug(
+                "Attempt to load group %s from log with generation %d failed because there is already a "
+                "cached group with generation %d", group.group_id, group.generation_id, current.generation_id,
+            )  # fmt: skip
+            return
+        log.info("Loaded group metadata for group %s with generation %d", group.group_id, group.generation_id)
+        on_group_loaded(group)
+
+    def remove_groups_for_partition(
+        self, offsets_partition: int, on_group_unloaded: Callable[[GroupMetadata], None]
+    ) -> None:
+        """This broker no longer leads ``offsets_partition``: drop its groups, on the scheduler."""
+
+        def remove_groups_and_offsets() -> None:
+            with self.partition_lock:
+                self.owned_partitions.discard(offsets_partition)
+                self.loading_partitions.discard(offsets_partition)
+                removed = [
+                    g
+                    for g in self.groups_cache.values()
+                    if self.partition_for(g.group_id) == offsets_partition
+                ]
+                for group in removed:
+                    del self.groups_cache[group.group_id]
+            # unloaded outside the partition lock: a group's lock is taken before it, never after
+            for group in removed:
+                on_group_unloaded(group)
+            log.info(
+                "Removed %d groups from %s-%d", len(removed), GROUP_METADATA_TOPIC_NAME, offsets_partition
+            )
+
+        self.scheduler.schedule(f"{GROUP_METADATA_TOPIC_NAME}-{offsets_partition}", remove_groups_and_offsets)
+
+    # -- expiring offsets --------------------------------------------------------------------------------
+
+    def cleanup_group_metadata(self) -> int:
+        """Remove the offsets whose expiry passed, write their tombstones, and drop (with a group
+        tombstone) an Empty group left without offsets. Returns how many offsets expired."""
+        start_ms = self.time.milliseconds()
+        expired_count = 0
+        with self.partition_lock:
+            groups = list(self.groups_cache.values())
+        for group in groups:
+            with group.lock:
+                if group.is_(GroupState.DEAD):
+                    continue
+                expired = group.remove_expired_offsets(start_ms)
+                if group.is_(GroupState.EMPTY) and not group.has_offsets():
+                    log.info(
+                        "Group %s transitioned to Dead in generation %d", group.group_id, group.generation_id
+                    )
+                    group.transition_to(GroupState.DEAD)
+                tombstones = [(start_ms, offset_commit_key(group.group_id, tp), None) for tp in expired]
+                if group.is_(GroupState.DEAD):
+                    with self.partition_lock:
+                        if self.groups_cache.get(group.group_id) is group:
+                            del self.groups_cache[group.group_id]
+                    # a group of generation 0 only stored offsets: it never wrote a metadata record
+                    if group.generation_id > 0:
+                        tombstones.append((start_ms, group_metadata_key(group.group_id), None))
+            expired_count += len(expired)
+            if tombstones:
+                tp = self._offsets_partition(group.group_id)
+                partition = self.replica_manager.get_partition(tp)
+                try:
+                    if partition is None:
+                        raise KafkaException(f"this broker has no partition {tp[0]}-{tp[1]}")
+                    partition.append_records_to_leader(MemoryRecords.with_records(tombstones))
+                except KafkaException as e:
+                    log.error(
+                        "Failed to mark %d expired offsets for deletion in %s-%d: %s", len(expired), *tp, e
+                    )
+        log.info(
+            "Removed %d expired offsets in %d milliseconds.",
+            expired_count,
+            self.time.milliseconds() - start_ms,
+        )
+        return expired_count
+
+
+def _group_from_stored(stored: StoredGroupMetadata) -> GroupMetadata:
+    """A ``GroupMetadata`` from its record: Empty without members, Stable with them (Kafka's
+    ``readGroupMessageValue``)."""
+    state = GroupState.STABLE if stored.members else GroupState.EMPTY
+    group = GroupMetadata(stored.group_id, initial_state=state)
+    group.protocol_type = stored.protocol_type or None
+    group.generation_id = stored.generation
+    group.protocol = stored.protocol
+    for m in stored.members:
+        member = MemberMetadata(
+            m.member_id,
+            stored.group_id,
+            m.client_id,
+            m.client_host,
+            m.rebalance_timeout,
+            m.session_timeout,
+            stored.protocol_type,
+            [(stored.protocol, m.subscription)],
+        )
+        member.assignment = m.assignment
+        group.add(member)
+    group.leader_id = stored.leader
+    return group
