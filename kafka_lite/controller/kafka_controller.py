@@ -270,27 +270,42 @@ class KafkaController:
 
     # --8<-- [end:on_topic_change]
 
+    # --8<-- [start:on_broker_change]
     def _on_broker_change(self, ids: list[str]) -> None:
+        """The broker-change listener. A broker that died and registered again between two reads of
+        ``/brokers/ids`` is in both lists: only its registration's epoch (the znode's creation zxid)
+        tells it *bounced*, and it is handled as a failure then a startup, as Kafka does since 1.1
+        (KAFKA-1120; 0.10.1 missed such a broker, which then never got its LeaderAndIsr)."""
         if not self.is_active():
             return
         ctx = self.context
         current = {int(i) for i in ids}
         new = sorted(current - ctx.live_broker_ids())
         dead = sorted(ctx.live_broker_ids() - current)
-        for broker_id in new:
-            broker = self.zk.get_broker(broker_id)
+        registered = {b: self.zk.get_broker(b) for b in current}
+        bounced = sorted(
+            b for b in current & ctx.live_broker_ids()
+            if registered[b] is not None and registered[b].epoch != ctx.live_brokers_by_id[b].epoch
+        )  # fmt: skip
+        for broker_id in dead + bounced:
+            ctx.live_brokers_by_id.pop(broker_id, None)
+            self.channel_manager.remove_broker(broker_id)
+        for broker_id in new + bounced:
+            broker = registered[broker_id]
             if broker is None:
                 continue
             ctx.live_brokers_by_id[broker_id] = broker
             self.channel_manager.add_broker(broker_id, broker.host, broker.port)
-        for broker_id in dead:
-            ctx.live_brokers_by_id.pop(broker_id, None)
-            self.channel_manager.remove_broker(broker_id)
-        log.info("Broker change: new %s, dead %s, live %s", new, dead, sorted(ctx.live_broker_ids()))
-        if new:
-            self.on_broker_startup(new)
-        if dead:
-            self.on_broker_failure(dead)
+        log.info(
+            "Broker change: new %s, dead %s, bounced %s, live %s",
+            new, dead, bounced, sorted(ctx.live_broker_ids()),
+        )  # fmt: skip
+        if dead or bounced:
+            self.on_broker_failure(dead + bounced)
+        if new or bounced:
+            self.on_broker_startup(new + bounced)
+
+    # --8<-- [end:on_broker_change]
 
     def on_broker_startup(self, new_brokers: list[int]) -> None:
         """Tell everyone about the new brokers; bring their replicas online; elect leaders for

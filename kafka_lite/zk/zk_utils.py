@@ -38,7 +38,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from kazoo.client import KazooClient
@@ -102,6 +102,9 @@ class Broker:
     host: str
     port: int
     rack: str | None = None
+    # The registration znode's creation zxid (Kafka 2.2's "broker epoch", KIP-380): a broker that
+    # registered again has a new one, even under the same id, host and port.
+    epoch: int = field(default=-1, compare=False)
 
 
 @dataclass(frozen=True)
@@ -300,10 +303,10 @@ class ZkUtils:
             return []
 
     def get_broker(self, broker_id: int) -> Broker | None:
-        info, _ = self._read_json(f"{BROKER_IDS_PATH}/{broker_id}")
+        info, stat = self._read_json(f"{BROKER_IDS_PATH}/{broker_id}")
         if info is None:
             return None
-        return Broker(broker_id, info["host"], info["port"], info.get("rack"))
+        return Broker(broker_id, info["host"], info["port"], info.get("rack"), stat.czxid)
 
     def get_all_brokers(self) -> list[Broker]:
         return [b for b in (self.get_broker(i) for i in self.get_all_broker_ids()) if b is not None]
