@@ -39,16 +39,25 @@ def _base_port(brokers: int = 3) -> int:
             return base
 
 
+def _cluster_up(args: list[str], overrides: list[str]) -> tuple[int, int]:
+    """``cluster up`` on free ports. A port found free may be taken by another test's process before
+    the broker binds it; ``cluster up`` then stops what it started and fails, and we pick new ports."""
+    for _ in range(3):
+        zk_port, base = free_port(), _base_port()
+        up = ["cluster", "up", "--detach", "--zookeeper-port", str(zk_port), "--base-port", str(base), *args]
+        if main(up + [a for o in overrides for a in ("--override", o)]) == 0:
+            return zk_port, base
+    pytest.fail("kafka-lite cluster up failed three times on fresh ports (see the captured stderr)")
+
+
 @pytest.mark.parametrize("version", ["0.10.1", "0.11.0"])
 def test_a_killed_follower_truncates_catches_up_and_the_replicas_converge(tmp_path, version):
     """0.10's follower, restarted with no HW, truncates its whole log to 0 and fetches it again; 0.11's
     asks the leader where its latest leader epoch ends and keeps what the leader has too."""
     d = tmp_path / "cluster"
-    zk_port, base = free_port(), _base_port()
     args = ["--dir", str(d)]
-    up = ["cluster", "up", "--detach", "--zookeeper-port", str(zk_port), "--base-port", str(base), *args]
     overrides = [*OVERRIDES, f"inter.broker.protocol.version={version}"]
-    assert main(up + [a for o in overrides for a in ("--override", o)]) == 0
+    zk_port, base = _cluster_up(args, overrides)
     zk = None
     try:
         bootstrap = f"127.0.0.1:{base}"
