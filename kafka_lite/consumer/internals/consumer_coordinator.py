@@ -19,7 +19,9 @@ Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has 
          name (``__consumer_offsets``, ``__transaction_state``), as kafka_lite's ``Cluster`` does not
          keep the metadata's ``is_internal`` flag. Without a group id there is no coordinator at all
          (``KafkaConsumer`` checks, as Kafka 2.2 does); consumer interceptors and metrics are left out.
-         OffsetCommit goes out at v2 and OffsetFetch at v1, as 0.10.1 sends them.
+         OffsetCommit goes out at v2 and OffsetFetch at v1, as 0.10.1 sends them. The ``Metadata``
+         is kept as ``_metadata``, since ``metadata()`` is the member's protocols, as in Kafka
+         (Java keeps a field and a method of one name apart; Python cannot).
 
 What it adds to ``AbstractCoordinator``:
 
@@ -203,7 +205,7 @@ class ConsumerCoordinator(AbstractCoordinator):
         )
         if not assignors:
             raise IllegalStateException("The consumer coordinator needs at least one partition assignor")
-        self.metadata = metadata
+        self._metadata = metadata
         self.subscriptions = subscriptions
         self.assignors = list(assignors)
         self.default_offset_commit_callback = default_offset_commit_callback
@@ -218,7 +220,7 @@ class ConsumerCoordinator(AbstractCoordinator):
         self.assignment_snapshot: MetadataSnapshot | None = None
         self._seen_metadata_version = metadata.version
         self.next_auto_commit_deadline = time.milliseconds() + auto_commit_interval_ms
-        self.metadata.request_update()
+        self._metadata.request_update()
 
     # -- the member's metadata and the assignment -----------------------------------------------------
 
@@ -262,7 +264,7 @@ class ConsumerCoordinator(AbstractCoordinator):
 
         log.debug("Performing assignment for group %s using strategy %s with subscriptions %s",
                   self.group_id, assignor.name(), subscriptions)  # fmt: skip
-        assignment = assignor.assign(self.metadata.cluster, subscriptions)
+        assignment = assignor.assign(self._metadata.cluster, subscriptions)
         log.debug("Finished assignment for group %s: %s", self.group_id, assignment)
         return {member_id: serialize_assignment(a) for member_id, a in assignment.items()}
 
@@ -342,16 +344,16 @@ class ConsumerCoordinator(AbstractCoordinator):
         """Which topics the metadata covers (Kafka's ``Metadata.setTopics``). A pattern needs every
         topic, which the network client asks for when the set is empty."""
         wanted = set() if self.subscriptions.has_pattern_subscription() else set(topics)
-        if self.metadata.topics != wanted:
-            self.metadata.topics = wanted
-            self.metadata.request_update()
+        if self._metadata.topics != wanted:
+            self._metadata.topics = wanted
+            self._metadata.request_update()
 
     def _on_metadata_update_if_changed(self) -> None:
         """Kafka's metadata listener, run when the metadata's version moved since the last look."""
-        if self.metadata.version == self._seen_metadata_version:
+        if self._metadata.version == self._seen_metadata_version:
             return
-        self._seen_metadata_version = self.metadata.version
-        cluster = self.metadata.cluster
+        self._seen_metadata_version = self._metadata.version
+        cluster = self._metadata.cluster
         if cluster.unauthorized_topics:
             raise Errors.TOPIC_AUTHORIZATION_FAILED.exception(
                 f"Not authorized to access topics: {sorted(cluster.unauthorized_topics)}"
