@@ -82,7 +82,10 @@ class GroupBroker(ScriptedServer):
         if api == ApiKeys.METADATA:
             response = self.metadata_body(TOPIC, self.partitions)
         elif api == ApiKeys.FIND_COORDINATOR:
-            response = {"error_code": error, "coordinator": {"node_id": 0, "host": "127.0.0.1", "port": self.port}}
+            response = {
+                "error_code": error,
+                "coordinator": {"node_id": 0, "host": "127.0.0.1", "port": self.port},
+            }
         elif api == ApiKeys.JOIN_GROUP:
             self.generation += 1
             mine = body["group_protocols"][0]["protocol_metadata"]
@@ -112,15 +115,20 @@ class GroupBroker(ScriptedServer):
             response = {"responses": topics}
         elif api == ApiKeys.OFFSET_FETCH:
             topics = [
-                {"topic": t["topic"], "partition_responses": [
-                    {"partition": p, "offset": self.committed.get((t["topic"], p), -1), "metadata": "",
-                     "error_code": error} for p in t["partitions"]]}  # fmt: skip
+                {
+                    "topic": t["topic"],
+                    "partition_responses": [self._committed(t["topic"], p, error) for p in t["partitions"]],
+                }
                 for t in body["topics"]
             ]
             response = {"responses": topics}
         else:
             raise AssertionError(f"unexpected request {api}")
         return encode_response(api, version, correlation, response)
+
+    def _committed(self, topic: str, partition: int, error: int) -> dict:
+        offset = self.committed.get((topic, partition), -1)
+        return {"partition": partition, "offset": offset, "metadata": "", "error_code": error}
 
 
 class RecordingListener(ConsumerRebalanceListener):
@@ -168,7 +176,9 @@ def make():
         metadata = Metadata(refresh_backoff_ms=50, time=SYSTEM)
         metadata.bootstrap([("127.0.0.1", server.port)], SYSTEM.milliseconds())
         metadata.topics = {TOPIC}
-        network = NetworkClient(Selector(), "coordinator-test", request_timeout_ms=30_000, time=SYSTEM, metadata=metadata)
+        network = NetworkClient(
+            Selector(), "coordinator-test", request_timeout_ms=30_000, time=SYSTEM, metadata=metadata
+        )
         client = ConsumerNetworkClient(network, metadata, SYSTEM, 50, 30_000)
         subscriptions = SubscriptionState(OffsetResetStrategy.EARLIEST)
         listener = RecordingListener()
@@ -223,7 +233,10 @@ def test_the_leader_assigns_with_the_chosen_assignor_and_takes_its_share(make):
     # The leader ran the range assignor over both members: each gets two consecutive partitions.
     (sync_request,) = server.sent(ApiKeys.SYNC_GROUP)
     assert sync_request["generation_id"] == 1 and sync_request["member_id"] == ME
-    given = {a["member_id"]: deserialize_assignment(a["member_assignment"]).partitions for a in sync_request["group_assignment"]}
+    given = {
+        a["member_id"]: deserialize_assignment(a["member_assignment"]).partitions
+        for a in sync_request["group_assignment"]
+    }
     assert given == {ME: [(TOPIC, 0), (TOPIC, 1)], OTHER: [(TOPIC, 2), (TOPIC, 3)]}
 
     assert subscriptions.assigned_partitions() == {(TOPIC, 0), (TOPIC, 1)}
@@ -238,7 +251,10 @@ def test_the_leader_uses_the_protocol_the_coordinator_chose(make):
     server, coordinator, subscriptions, _ = make(assignors=[RoundRobinAssignor()])
     join(coordinator)
     (sync_request,) = server.sent(ApiKeys.SYNC_GROUP)
-    given = {a["member_id"]: deserialize_assignment(a["member_assignment"]).partitions for a in sync_request["group_assignment"]}
+    given = {
+        a["member_id"]: deserialize_assignment(a["member_assignment"]).partitions
+        for a in sync_request["group_assignment"]
+    }
     assert given == {ME: [(TOPIC, 0), (TOPIC, 2)], OTHER: [(TOPIC, 1), (TOPIC, 3)]}
     assert subscriptions.assigned_partitions() == {(TOPIC, 0), (TOPIC, 2)}
 
@@ -315,7 +331,10 @@ def test_a_new_subscription_makes_the_member_rejoin(make):
     assert coordinator.need_rejoin()
     join(coordinator)
     second_join = server.sent(ApiKeys.JOIN_GROUP)[1]
-    assert deserialize_subscription(second_join["group_protocols"][0]["protocol_metadata"]).topics == ["orders", "refunds"]
+    assert deserialize_subscription(second_join["group_protocols"][0]["protocol_metadata"]).topics == [
+        "orders",
+        "refunds",
+    ]
 
 
 # -- heartbeats ------------------------------------------------------------------------------------------------
@@ -323,7 +342,11 @@ def test_a_new_subscription_makes_the_member_rejoin(make):
 
 @pytest.mark.parametrize(
     "error, rejoin, member_id",
-    [(Errors.REBALANCE_IN_PROGRESS, True, ME), (Errors.ILLEGAL_GENERATION, True, ""), (Errors.UNKNOWN_MEMBER_ID, True, "")],
+    [
+        (Errors.REBALANCE_IN_PROGRESS, True, ME),
+        (Errors.ILLEGAL_GENERATION, True, ""),
+        (Errors.UNKNOWN_MEMBER_ID, True, ""),
+    ],
 )
 def test_heartbeat_errors_make_the_member_rejoin(make, error, rejoin, member_id):
     server, coordinator, _, _ = make()
@@ -340,14 +363,18 @@ def test_the_heartbeat_thread_sends_heartbeats_every_interval_while_stable(make)
     server, coordinator, _, _ = make(session_timeout_ms=2000, heartbeat_interval_ms=100)
     join(coordinator)
     assert coordinator.heartbeat_thread is not None and coordinator.heartbeat_thread.daemon
-    wait_until(lambda: len(server.sent(ApiKeys.HEARTBEAT)) >= 3, what="three heartbeats from the heartbeat thread")
+    wait_until(
+        lambda: len(server.sent(ApiKeys.HEARTBEAT)) >= 3, what="three heartbeats from the heartbeat thread"
+    )
     beat = server.sent(ApiKeys.HEARTBEAT)[0]
     assert beat == {"group_id": GROUP, "group_generation_id": 1, "member_id": ME}
     assert coordinator.state is MemberState.STABLE
 
 
 def test_the_heartbeat_thread_leaves_the_group_when_poll_is_not_called_within_max_poll_interval(make):
-    server, coordinator, _, _ = make(session_timeout_ms=2000, heartbeat_interval_ms=100, max_poll_interval_ms=600)
+    server, coordinator, _, _ = make(
+        session_timeout_ms=2000, heartbeat_interval_ms=100, max_poll_interval_ms=600
+    )
     join(coordinator)
     # No poll from here on: after max.poll.interval.ms the thread leaves, and the next poll rejoins.
     wait_until(lambda: server.sent(ApiKeys.LEAVE_GROUP), what="a LeaveGroup from the heartbeat thread")
@@ -360,7 +387,9 @@ def test_the_heartbeat_thread_leaves_the_group_when_poll_is_not_called_within_ma
 
 
 def test_polling_keeps_the_member_past_max_poll_interval(make):
-    server, coordinator, _, _ = make(session_timeout_ms=2000, heartbeat_interval_ms=100, max_poll_interval_ms=600)
+    server, coordinator, _, _ = make(
+        session_timeout_ms=2000, heartbeat_interval_ms=100, max_poll_interval_ms=600
+    )
     join(coordinator)
     start = SYSTEM.milliseconds()
 
@@ -389,7 +418,9 @@ def test_a_sync_commit_carries_the_generation_and_records_the_committed_offsets(
     assert subscriptions.committed((TOPIC, 0)) == OffsetAndMetadata(7, "note")
 
 
-@pytest.mark.parametrize("error", [Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.REBALANCE_IN_PROGRESS])
+@pytest.mark.parametrize(
+    "error", [Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.REBALANCE_IN_PROGRESS]
+)
 def test_a_commit_from_a_member_the_group_moved_on_from_fails(make, error):
     server, coordinator, _, _ = make()
     join(coordinator)
@@ -411,7 +442,9 @@ def test_an_async_commits_callback_runs_on_a_later_poll(make):
     server, coordinator, _, _ = make()
     join(coordinator)
     done: list = []
-    coordinator.commit_offsets_async({(TOPIC, 1): OffsetAndMetadata(5)}, lambda offsets, e: done.append((offsets, e)))
+    coordinator.commit_offsets_async(
+        {(TOPIC, 1): OffsetAndMetadata(5)}, lambda offsets, e: done.append((offsets, e))
+    )
     wait_until(lambda: server.committed, what="the asynchronous commit at the broker")
     assert done == []  # not yet: callbacks run in the consumer's thread, from poll
 

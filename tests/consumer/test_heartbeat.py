@@ -95,5 +95,7 @@ def test_heartbeats_alone_do_not_stop_the_poll_timeout(time, heartbeat):
 
 
 def test_the_interval_must_be_lower_than_the_session_timeout():
-    with pytest.raises(IllegalArgumentException, match="Heartbeat must be set lower than the session timeout"):
+    with pytest.raises(
+        IllegalArgumentException, match="Heartbeat must be set lower than the session timeout"
+    ):
         Heartbeat(3000, 3000, MAX_POLL, BACKOFF)

@@ -65,7 +65,7 @@ def test_a_bad_config_value_is_refused_naming_the_config(configs, named):
 
 @pytest.mark.unit
 def test_bootstrap_servers_is_required():
-    with pytest.raises(ConfigException, match="bootstrap.servers"):
+    with pytest.raises(ConfigException, match=r"bootstrap\.servers"):
         KafkaConsumer()
 
 
@@ -83,7 +83,7 @@ def test_assignors_are_taken_by_name_class_or_object_and_default_to_range_then_r
 def test_without_a_group_id_group_apis_raise_and_auto_commit_is_off():
     c = consumer()
     assert c.coordinator is None
-    with pytest.raises(InvalidGroupIdException, match="must provide a valid group.id"):
+    with pytest.raises(InvalidGroupIdException, match=r"must provide a valid group\.id"):
         c.subscribe(["t"])
     with pytest.raises(InvalidGroupIdException):
         c.commit()
@@ -166,7 +166,9 @@ def produce(cluster, topic: str, partition: int, count: int, start: int = 0) -> 
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=20)
     try:
         futures = [
-            producer.send(topic, f"v{i}".encode(), key=f"k{i}".encode(), partition=partition, timestamp_ms=T0 + 1000 * i)
+            producer.send(
+                topic, f"v{i}".encode(), key=f"k{i}".encode(), partition=partition, timestamp_ms=T0 + 1000 * i
+            )
             for i in range(start, start + count)
         ]
         for future in futures:
