@@ -18,6 +18,7 @@ from kafka_lite.common.errors import (
     IllegalArgumentException,
     IllegalStateException,
     InvalidGroupIdException,
+    WakeupException,
 )
 from kafka_lite.consumer.internals.fetcher import NoOffsetForPartitionException, OffsetAndTimestamp
 from kafka_lite.consumer.kafka_consumer import ConcurrentModificationException
@@ -326,6 +327,32 @@ def test_iteration_yields_records_and_stops_after_consumer_timeout_ms(make, fill
     c.assign([(filled, 0)])
     c.seek((filled, 0), 5)
     assert [r.value for r in c] == ["v5", "v6", "v7", "v8", "v9"]
+
+
+@pytest.mark.integration
+def test_wakeup_makes_the_next_or_the_blocked_poll_raise(make, filled):
+    c = make()
+    c.assign([(filled, 0)])
+    c.seek_to_end()
+    c.wakeup()  # no poll is blocked: the next one raises
+    with pytest.raises(WakeupException):
+        c.poll(timeout_ms=10_000)
+    assert c.poll(timeout_ms=0) == {}  # raised once per wakeup
+
+    outcome: list = []
+
+    def blocked_poll() -> None:
+        try:
+            outcome.append(c.poll(timeout_ms=60_000))
+        except WakeupException as e:
+            outcome.append(e)
+
+    thread = threading.Thread(target=blocked_poll)
+    thread.start()
+    wait_until(lambda: c._current_thread != -1, what="the poll to start")
+    c.wakeup()
+    thread.join(15)
+    assert not thread.is_alive() and isinstance(outcome[0], WakeupException)
 
 
 @pytest.mark.integration
