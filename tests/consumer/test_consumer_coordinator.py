@@ -337,6 +337,32 @@ def test_a_new_subscription_makes_the_member_rejoin(make):
     ]
 
 
+def test_the_leader_rejoins_when_a_subscribed_topics_partition_count_changes(make):
+    server, coordinator, subscriptions, _ = make()
+    join(coordinator)
+    assert not coordinator.need_rejoin()
+    server.partitions = 6  # the topic grew: the leader's assignment no longer covers it
+    in_thread(lambda: coordinator.client.await_metadata_update(5000), "a metadata update")
+    join(coordinator)
+    assert len(server.sent(ApiKeys.JOIN_GROUP)) == 2
+    given = {
+        a["member_id"]: deserialize_assignment(a["member_assignment"]).partitions
+        for a in server.sent(ApiKeys.SYNC_GROUP)[1]["group_assignment"]
+    }
+    assert given == {ME: [(TOPIC, 0), (TOPIC, 1), (TOPIC, 2)], OTHER: [(TOPIC, 3), (TOPIC, 4), (TOPIC, 5)]}
+    assert subscriptions.assigned_partitions() == {(TOPIC, 0), (TOPIC, 1), (TOPIC, 2)}
+
+
+def test_a_follower_does_not_rejoin_for_a_partition_count_change(make):
+    server, coordinator, _, _ = make()
+    server.leader = OTHER
+    join(coordinator)
+    server.partitions = 6
+    in_thread(lambda: coordinator.client.await_metadata_update(5000), "a metadata update")
+    join(coordinator)
+    assert len(server.sent(ApiKeys.JOIN_GROUP)) == 1
+
+
 # -- heartbeats ------------------------------------------------------------------------------------------------
 
 
