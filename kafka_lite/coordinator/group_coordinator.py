@@ -283,6 +283,7 @@ class GroupCoordinator:
 
     # -- JoinGroup ------------------------------------------------------------------------------------------
 
+    # --8<-- [start:handle_join_group]
     def handle_join_group(
         self,
         group_id: str,
@@ -329,6 +330,8 @@ class GroupCoordinator:
                 protocols,
                 callback,
             )
+
+    # --8<-- [end:handle_join_group]
 
     def _do_join_group(
         self,
