@@ -47,6 +47,7 @@ class RangeAssignor(AbstractPartitionAssignor):
                 result.setdefault(topic, []).append(consumer_id)
         return result
 
+    # --8<-- [start:assign_partitions]
     def assign_partitions(
         self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, list[str]]
     ) -> dict[str, list[TopicPartition]]:
@@ -76,3 +77,5 @@ class RangeAssignor(AbstractPartitionAssignor):
                 assignment[consumer].extend(topic_partitions[start : start + length])
         return assignment
         # END SOLUTION
+
+    # --8<-- [end:assign_partitions]
