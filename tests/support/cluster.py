@@ -23,6 +23,13 @@ FAST = {
     "replica.fetch.backoff.ms": 100,
     "replica.fetch.wait.max.ms": 200,
     "replica.high.watermark.checkpoint.interval.ms": 1000,
+    # groups: no initial rebalance delay; clients may ask for session timeouts down to 1 s (Kafka's
+    # floor is 6 s, and librdkafka's default is 45 s: the tests ask for short ones); a few
+    # __consumer_offsets partitions, on every broker of a 3-broker cluster
+    "group.initial.rebalance.delay.ms": 0,
+    "group.min.session.timeout.ms": 1000,
+    "offsets.topic.num.partitions": 4,
+    "offsets.topic.replication.factor": 3,
 }
 
 
