@@ -88,6 +88,7 @@ NO_NODE = {"node_id": -1, "host": "", "port": -1}
 DEFAULT_GENERATION_ID = -1
 DEFAULT_MEMBER_ID = ""
 DEFAULT_RETENTION_TIME = -1
+LONG_MAX = 2**63 - 1
 
 
 class KafkaApis:
@@ -788,17 +789,18 @@ class KafkaApis:
                 self.coordinator.group_manager.config.offsets_retention_ms
             )  # Kafka's coordinator.offsetConfig
         current_timestamp = self.time.milliseconds()
-        default_expire_timestamp = offset_retention + current_timestamp
         partition_data = {}
         for tp, p in requested.items():
             if tp in invalid:
                 continue
             timestamp = p.get("timestamp", DEFAULT_TIMESTAMP)
+            base = current_timestamp if timestamp == DEFAULT_TIMESTAMP else timestamp
             partition_data[tp] = OffsetAndMetadata(
                 p["offset"],
                 p["metadata"] if p["metadata"] is not None else NO_METADATA,
                 current_timestamp,
-                default_expire_timestamp if timestamp == DEFAULT_TIMESTAMP else offset_retention + timestamp,
+                # Java's long sum would wrap around into the past; it is capped at Long.MAX_VALUE
+                min(offset_retention + base, LONG_MAX),
             )
         self.coordinator.handle_commit_offsets(
             body["group_id"],
