@@ -621,3 +621,46 @@ def time_ms() -> int:
     import time
 
     return time.monotonic_ns() // 1_000_000
+
+
+@pytest.mark.integration
+def test_a_kafka_lite_and_a_kafka_python_consumer_share_a_topic_in_one_group(cluster, members):
+    import kafka
+
+    topic = filled_topic(cluster, "group-mixed")
+    group = topic_name("g-mixed")
+    ours = members(group, [topic])
+    theirs = kafka.KafkaConsumer(
+        topic,
+        bootstrap_servers=cluster.bootstrap_servers,
+        group_id=group,
+        auto_offset_reset="earliest",
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=300,
+        api_version=(0, 11),
+    )
+    read: set = set()
+    stop = threading.Event()
+
+    def poll_theirs() -> None:
+        while not stop.is_set():
+            for records in theirs.poll(timeout_ms=50).values():
+                read.update((r.partition, r.offset) for r in records)
+
+    thread = threading.Thread(target=poll_theirs, daemon=True)
+    thread.start()
+    try:
+
+        def shared() -> bool:
+            mine = ours.assignment()
+            other = {(tp.topic, tp.partition) for tp in theirs.assignment()}
+            return len(mine) == len(other) == 2 and sorted(mine | other) == [(topic, p) for p in range(4)]
+
+        wait_until(shared, 30, what="the two clients' consumers to split the four partitions")
+        wait_until(
+            lambda: ours.read() | read >= all_offsets(4, 10), what="every record read by one of the two"
+        )
+    finally:
+        stop.set()
+        thread.join(15)
+        theirs.close()
