@@ -276,6 +276,15 @@ class KafkaAdminClient:
     ) -> dict[TopicPartition, ListOffsetsResultInfo]:
         """For each partition, the offset its spec asks for, from the partition's leader (ListOffsets
         v1, KIP-79): the log start offset, the log end offset, or the first offset at a time."""
+        # A partition the cluster does not have fails at once (retrying cannot make it appear).
+        cluster = self.describe_cluster()
+        for tp in sorted(specs):
+            if tp not in cluster.partitions:
+                count = len(cluster.partitions_for_topic(tp[0]))
+                known = f": {tp[0]} has partitions 0-{count - 1}" if count else ""
+                raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(
+                    f"Partition {_name(tp)} does not exist{known}"
+                )
         results: dict[TopicPartition, ListOffsetsResultInfo] = {}
 
         def remaining() -> None:
@@ -339,6 +348,12 @@ class KafkaAdminClient:
         for topic in response["responses"]:
             for p in topic["partition_responses"]:
                 tp = (topic["topic"], p["partition"])
+                if p["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION.code:
+                    # not retried: no refresh of our metadata makes the coordinator know the partition
+                    raise KafkaException(
+                        f"Fetching the offset of group '{group_id}' for {_name(tp)}: Partition "
+                        f"{_name(tp)} may not exist or user may not have Describe access to topic"
+                    )
                 _raise_for(p["error_code"], f"fetching the offset of group '{group_id}' for {_name(tp)}")
                 if p["offset"] >= 0:
                     offsets[tp] = OffsetAndMetadata(p["offset"], p["metadata"] or "")
@@ -383,12 +398,6 @@ class KafkaAdminClient:
         cluster = self.describe_cluster()
         by_leader: dict[Node, list[TopicPartition]] = {}
         for tp in sorted(specs):
-            if tp not in cluster.partitions:
-                topic_known = tp[0] in cluster.topics()
-                raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(
-                    f"Partition {_name(tp)} does not exist"
-                    + (f": {tp[0]} has partitions 0-{len(cluster.partitions_for_topic(tp[0])) - 1}" if topic_known else "")
-                )  # fmt: skip
             leader = cluster.leader_for(*tp)
             if leader is None:
                 raise Errors.LEADER_NOT_AVAILABLE.exception(f"{_name(tp)} has no leader right now")
