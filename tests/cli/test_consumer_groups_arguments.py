@@ -28,7 +28,7 @@ from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.zk.embedded import free_port
-from tests.clients.test_admin_groups import STABLE, GroupBroker, member
+from tests.clients.test_admin_groups import STABLE, GroupBroker
 
 pytestmark = pytest.mark.unit
 
@@ -179,7 +179,7 @@ def test_the_note_on_the_groups_state_is_kafkas(state, note):
 
 
 def test_a_dead_or_non_consumer_group_cannot_be_described():
-    with pytest.raises(CliError, match="^Consumer group 'billing' does not exist.$"):
+    with pytest.raises(CliError, match=r"^Consumer group 'billing' does not exist\.$"):
         group_note("billing", "Dead", "")
     with pytest.raises(
         CliError, match="Consumer Group 'billing' with protocol type 'connect' is not a valid consumer group"
