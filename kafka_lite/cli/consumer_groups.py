@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from rich.console import Console
 
 from kafka_lite.cli import CliError
-from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.errors import KafkaException, TimeoutException
 from kafka_lite.common.topic import TopicPartition
 
 DEFAULT_TIMEOUT_MS = 15_000
@@ -209,6 +209,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
         else:
             reset_offsets(admin, args, topics, timestamp, console, errors)
         return 0
+    except TimeoutException as e:
+        raise CliError(
+            f"{e} (from --bootstrap-server {args.bootstrap_server}: are the brokers up?)"
+        ) from None
     except KafkaException as e:
         raise CliError(str(e)) from None
     finally:

@@ -103,6 +103,13 @@ def test_a_bad_bootstrap_server_is_named(capsys):
     assert code == 2 and "Invalid bootstrap server 'localhost': expected host:port" in err
 
 
+def test_brokers_that_do_not_answer_fail_in_one_line_naming_them(capsys, nowhere):
+    code, out, err = _run(capsys, "--bootstrap-server", nowhere, "--list", "--timeout", "200")
+    assert (code, out) == (1, "")
+    assert err == (f"kafka-lite consumer-groups: Timed out after 200 ms waiting for metadata (from "
+                   f"--bootstrap-server {nowhere}: are the brokers up?)\n")  # fmt: skip
+
+
 def test_topic_specs_name_a_topic_or_some_of_its_partitions():
     assert parse_topic_spec("orders") == TopicSpec("orders", None)
     assert parse_topic_spec("orders:2,0,2") == TopicSpec("orders", (0, 2))
