@@ -3,6 +3,7 @@
 Mirrors: org.apache.kafka.clients.consumer.RangeAssignor
          (clients/src/main/java/org/apache/kafka/clients/consumer/RangeAssignor.java, Kafka 0.10.1)
 Book:    chapter 5, 5.1.1 (metadata and partition assignors)
+Labs:    lab 7 (assign_partitions)
 Differs: topics are taken in sorted order and each member's list comes out sorted by topic, where
          Kafka walks a ``HashMap`` of topics; which partitions a member gets is the same.
 
@@ -46,9 +47,14 @@ class RangeAssignor(AbstractPartitionAssignor):
                 result.setdefault(topic, []).append(consumer_id)
         return result
 
+    # --8<-- [start:assign_partitions]
     def assign_partitions(
         self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, list[str]]
     ) -> dict[str, list[TopicPartition]]:
+        """Member id -> its partitions: every subscribed member listed (an empty list if it gets
+        nothing), each topic the metadata knows cut into consecutive ranges over its members in
+        member-id order, the first ``partitions mod members`` members taking one more."""
+        # BEGIN SOLUTION
         consumers_per_topic = self.consumers_per_topic(subscriptions)
         assignment: dict[str, list[TopicPartition]] = {
             member_id: [] for member_id in sorted(subscriptions, key=java_string_order)
@@ -70,3 +76,6 @@ class RangeAssignor(AbstractPartitionAssignor):
                 length = num_partitions_per_consumer + (1 if i < consumers_with_extra_partition else 0)
                 assignment[consumer].extend(topic_partitions[start : start + length])
         return assignment
+        # END SOLUTION
+
+    # --8<-- [end:assign_partitions]

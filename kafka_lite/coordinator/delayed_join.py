@@ -97,6 +97,7 @@ class InitialDelayedJoin(DelayedJoin):
         """Whether a member joined the group's first generation since this delay started."""
         return self.group.generation_id == 0 and bool(self.group.all_members() - self.members_at_start)
 
+    # --8<-- [start:initial_delayed_join]
     def on_complete(self) -> None:
         with self.group.lock:
             if self.new_member_added() and self.remaining_ms != 0:
@@ -115,3 +116,5 @@ class InitialDelayedJoin(DelayedJoin):
                 )
             else:
                 super().on_complete()
+
+    # --8<-- [end:initial_delayed_join]

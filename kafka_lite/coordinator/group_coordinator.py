@@ -8,6 +8,7 @@ Mirrors: kafka.coordinator.GroupCoordinator, GroupConfig and JoinGroupResult
 Book:    chapter 5, 5.2.1-5.2.4 (the callbacks, the checks before a request, the responses),
          5.3 (the delayed join), 5.4.2-5.4.7 (the state transitions, JoinGroup, SyncGroup,
          LeaveGroup, the two timeouts, the delayed heartbeat)
+Labs:    lab 7 (on_complete_join, then _do_sync_group)
 Differs: the ``GroupMetadataManager`` is optional. Given one (as Kafka always has), the groups,
          the owned and the loading ``__consumer_offsets`` partitions are the manager's;
          ``on_elected`` loads the partition's groups from its log, ``on_resigned`` unloads them, and
@@ -282,6 +283,7 @@ class GroupCoordinator:
 
     # -- JoinGroup ------------------------------------------------------------------------------------------
 
+    # --8<-- [start:handle_join_group]
     def handle_join_group(
         self,
         group_id: str,
@@ -328,6 +330,8 @@ class GroupCoordinator:
                 protocols,
                 callback,
             )
+
+    # --8<-- [end:handle_join_group]
 
     def _do_join_group(
         self,
@@ -503,6 +507,11 @@ class GroupCoordinator:
 
     # --8<-- [start:on_complete_join]
     def on_complete_join(self, group: GroupMetadata) -> None:
+        """Every member rejoined, or the rebalance timed out: those that did not rejoin are removed,
+        the next generation begins (AwaitingSync, or Empty when no member is left, stored as such),
+        and every parked JoinGroup gets its answer, the leader's with the members' metadata; each
+        member's session starts again."""
+        # BEGIN SOLUTION
         store_empty = False
         with group.lock:
             # the members that did not rejoin in time are out, and so are their session expiries
@@ -526,6 +535,7 @@ class GroupCoordinator:
 
         if store_empty:
             self.store_group(group, {}, lambda error: self._on_empty_group_stored(group, error))
+        # END SOLUTION
 
     # --8<-- [end:on_complete_join]
 
@@ -565,6 +575,12 @@ class GroupCoordinator:
         group_assignment: dict[str, bytes],
         callback: SyncCallback,
     ) -> None:
+        """A SyncGroup that passed the coordinator's checks, by the group's state: a follower's
+        waits while the group awaits sync, the leader's assignment (an empty one for each member it
+        left out) is stored, then handed to every member and the group is Stable, or on a failed
+        store every waiting member gets the error and the group rebalances; a Stable group answers
+        the member's current assignment."""
+        # BEGIN SOLUTION
         to_store: dict[str, bytes] | None = None
         with group.lock:
             if not group.has(member_id):
@@ -612,6 +628,7 @@ class GroupCoordinator:
                             group.transition_to(GroupState.STABLE)
 
             self.store_group(group, assignment, on_stored)
+        # END SOLUTION
 
     # --8<-- [end:do_sync_group]
 

@@ -112,6 +112,7 @@ class OffsetsTopicRecordException(KafkaException):
     version, too few bytes, bytes left over, or a value that cannot be written."""
 
 
+# --8<-- [start:partition_for]
 def partition_for(group_id: str, partition_count: int) -> int:
     """The ``__consumer_offsets`` partition that holds ``group_id`` (Kafka's ``partitionFor``):
     ``Utils.abs(groupId.hashCode) % offsets.topic.num.partitions``."""
@@ -120,8 +121,11 @@ def partition_for(group_id: str, partition_count: int) -> int:
     return abs_int(java_string_hash(group_id)) % partition_count
 
 
+# --8<-- [end:partition_for]
+
 # --- The schemas, as Kafka declares them ------------------------------------------------------------------
 
+# --8<-- [start:schemas]
 OFFSET_COMMIT_KEY_SCHEMA = Schema(
     Field("group", STRING),
     Field("topic", STRING),
@@ -180,6 +184,8 @@ GROUP_METADATA_VALUE_SCHEMA_V1 = Schema(
     Field("members", ArrayOf(MEMBER_METADATA_V1)),
     name="GROUP_METADATA_VALUE_SCHEMA_V1",
 )
+
+# --8<-- [end:schemas]
 
 # The key's version says what the record is: Kafka's MESSAGE_TYPE_SCHEMAS.
 MESSAGE_TYPE_SCHEMAS: dict[int, Schema] = {
@@ -572,6 +578,7 @@ class GroupMetadataManager:
 
     # -- storing groups ----------------------------------------------------------------------------------
 
+    # --8<-- [start:prepare_store_group]
     def prepare_store_group(
         self,
         group: GroupMetadata,
@@ -614,6 +621,8 @@ class GroupMetadataManager:
             response_callback(error)
 
         return DelayedStore({tp: records}, put_cache_callback)
+
+    # --8<-- [end:prepare_store_group]
 
     def store(self, delayed_store: DelayedStore) -> None:
         """Append, waiting for ``offsets.commit.required.acks``, then call the store's callback."""
@@ -768,6 +777,7 @@ class GroupMetadataManager:
                 self.owned_partitions.add(offsets_partition)
                 self.loading_partitions.discard(offsets_partition)
 
+    # --8<-- [start:read_partition]
     def _read_partition(self, log_: Any, high_watermark: int) -> tuple[
         dict[GroupTopicPartition, OffsetAndMetadata], dict[str, StoredGroupMetadata], set[str]
     ]:  # fmt: skip
@@ -805,6 +815,8 @@ class GroupMetadataManager:
                             removed_groups.discard(key.key)
             offset = batches[-1].next_offset
         return loaded_offsets, loaded_groups, removed_groups
+
+    # --8<-- [end:read_partition]
 
     def _cache_loaded(
         self,
@@ -876,6 +888,7 @@ class GroupMetadataManager:
 
     # -- expiring offsets --------------------------------------------------------------------------------
 
+    # --8<-- [start:cleanup_group_metadata]
     def cleanup_group_metadata(self) -> int:
         """Remove the offsets whose expiry passed, write their tombstones, and drop (with a group
         tombstone) an Empty group left without offsets. Returns how many offsets expired."""
@@ -919,6 +932,8 @@ class GroupMetadataManager:
             self.time.milliseconds() - start_ms,
         )
         return expired_count
+
+    # --8<-- [end:cleanup_group_metadata]
 
 
 def _group_from_stored(stored: StoredGroupMetadata) -> GroupMetadata:

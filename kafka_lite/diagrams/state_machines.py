@@ -46,9 +46,11 @@ def state_machine(
     valid_previous: dict[enum.Enum, set[enum.Enum]],
     events: dict[tuple[enum.Enum, enum.Enum], str],
     start: enum.Enum,
+    current: enum.Enum | None = None,
 ) -> graphviz.Digraph:
     """A state machine drawn from its ``validPreviousStates`` table: an edge for every legal
-    transition, labelled with the event in ``events`` that crosses it.
+    transition, labelled with the event in ``events`` that crosses it; ``current``, if given, is
+    drawn highlighted (a live object's state, as the notebooks show it).
 
     Top to bottom from ``start``, where every key begins (and ends, once deleted): the edges back
     into it do not push it down the page, so the picture stays narrow enough for the docs' column.
@@ -60,14 +62,24 @@ def state_machine(
     unknown = [f"{s.value} -> {t.value}" for s, t in events if (s, t) not in edges]
     if unknown:
         raise ValueError(f"{name}: events for transitions the table does not allow: {unknown}")
+    if current is not None and current not in valid_previous:
+        raise ValueError(f"{name}: {current!r} is not a state of the table")
     g = new_graph(name, rankdir="TB", fontsize=11, nodesep="0.3", ranksep="0.45")
     g.attr("edge", fontsize="9", fontcolor="#374151")
+
+    def node_style(state: enum.Enum) -> dict[str, str]:
+        if state is current:
+            return {"style": "rounded,filled,bold", "fillcolor": "#fde68a", "penwidth": "2"}
+        if state is start:
+            return {"style": "rounded"}
+        return {"style": "rounded,filled", "fillcolor": "#f3f4f6"}
+
     with g.subgraph(name="start") as top:
         top.attr(rank="min")
-        top.node(start.value, start.value, shape="box", style="rounded")
+        top.node(start.value, start.value, shape="box", **node_style(start))
     for state in valid_previous:
         if state is not start:
-            g.node(state.value, state.value, shape="box", style="rounded,filled", fillcolor="#f3f4f6")
+            g.node(state.value, state.value, shape="box", **node_style(state))
     for source, target in edges:
         back = "false" if target is start else "true"
         g.edge(source.value, target.value, label=events[(source, target)], constraint=back)
@@ -92,11 +104,13 @@ def replica_state_machine() -> graphviz.Digraph:
     )
 
 
-def group_state_machine() -> graphviz.Digraph:
-    """A consumer group's states, from Empty (where every group starts) to Dead."""
+def group_state_machine(current: GroupState | None = None) -> graphviz.Digraph:
+    """A consumer group's states, from Empty (where every group starts) to Dead; ``current``
+    highlighted."""
     return state_machine(
         "group_state_machine",
         GROUP_VALID_PREVIOUS_STATES,
         GROUP_TRANSITION_EVENTS,
         GroupState.EMPTY,
+        current,
     )

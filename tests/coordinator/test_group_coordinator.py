@@ -22,7 +22,17 @@ from kafka_lite.coordinator.group_coordinator import (
     JoinGroupResult,
 )
 from kafka_lite.coordinator.group_metadata import GROUP_VALID_PREVIOUS_STATES, GroupMetadata, GroupState
+from kafka_lite.coordinator.group_metadata_manager import (
+    GROUP_METADATA_TOPIC_NAME,
+    GroupMetadataManager,
+    OffsetConfig,
+    OffsetMetadataAndError,
+)
+from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.log.log import read_all
 from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
+from kafka_lite.server.in_process_replicas import in_process_brokers, leader_and_isr
+from kafka_lite.utils.scheduler import MockScheduler
 from kafka_lite.utils.timer import MockTimer
 
 # One worker runs the whole module (under ``--dist loadgroup``), so the coverage test sees the
@@ -61,8 +71,10 @@ def record_transitions(monkeypatch):
 class Harness:
     """A started coordinator owning GROUP_ID's partition, its two purgatories on one MockTime."""
 
-    def __init__(self, initial_delay_ms: int = INITIAL_DELAY_MS, store_group=None) -> None:
-        self.time = MockTime()
+    def __init__(
+        self, initial_delay_ms: int = INITIAL_DELAY_MS, store_group=None, time=None, group_manager=None
+    ) -> None:
+        self.time = MockTime() if time is None else time
         self.heartbeat_purgatory = DelayedOperationPurgatory(
             "Heartbeat", self.time, MockTimer(self.time), reaper_enabled=False
         )
@@ -70,6 +82,8 @@ class Harness:
             "Rebalance", self.time, MockTimer(self.time), reaper_enabled=False
         )
         kwargs = {} if store_group is None else {"store_group": store_group}
+        if group_manager is not None:
+            kwargs["group_manager"] = group_manager
         self.coordinator = GroupCoordinator(
             broker_id=1,
             group_config=GroupConfig(MIN_SESSION_MS, MAX_SESSION_MS, initial_delay_ms),
@@ -641,6 +655,140 @@ def test_resigning_kills_an_empty_group_and_leaves_other_partitions_alone(h):
     h.coordinator.on_resigned(h.partition)
     assert group.current_state is G.DEAD
     assert h.coordinator.get_group(other).current_state is G.PREPARING_REBALANCE and other_join == []
+
+
+# -- bad input against a real offsets log --------------------------------------------------------------------
+
+
+class ManagedHarness(Harness):
+    """The harness with a real GroupMetadataManager over broker 0's replica manager, which leads
+    every ``__consumer_offsets`` partition (ISR [0]): groups and offsets are appended to real logs,
+    with the offsets topic's default ``max.message.bytes``."""
+
+    def __init__(self, replica_manager, time: MockTime) -> None:
+        self.replica_manager = replica_manager
+        config = OffsetConfig(offsets_topic_num_partitions=OFFSETS_PARTITIONS)
+        replica_manager.topic_config_lookup = lambda topic: (
+            config.offsets_topic_configs() if topic == GROUP_METADATA_TOPIC_NAME else {}
+        )
+        for p in range(OFFSETS_PARTITIONS):
+            error, _ = replica_manager.become_leader_or_follower(
+                leader_and_isr((GROUP_METADATA_TOPIC_NAME, p), 0, [0], [0])
+            )
+            assert error is Errors.NONE
+        self.scheduler = MockScheduler(time)
+        self.scheduler.startup()
+        manager = GroupMetadataManager(0, config, replica_manager, time, self.scheduler)
+        super().__init__(time=time, group_manager=manager)
+        self.scheduler.tick()  # the elected partition's (empty) log is loaded
+        assert not self.coordinator.is_coordinator_loading_in_progress(GROUP_ID)
+
+    def log(self):
+        tp = (GROUP_METADATA_TOPIC_NAME, self.partition)
+        return self.replica_manager.get_partition(tp).log
+
+    def records(self) -> list:
+        return list(read_all(self.log()))
+
+    def commit(self, member_id: str, generation_id: int, offsets) -> dict:
+        answers: list[dict] = []
+        self.coordinator.handle_commit_offsets(GROUP_ID, member_id, generation_id, offsets, answers.append)
+        return only(answers)
+
+    def fetch(self, partitions) -> dict:
+        answers: list = []
+        self.coordinator.handle_fetch_offsets(GROUP_ID, partitions, lambda e, o: answers.append((e, o)))
+        error, offsets = only(answers)
+        assert error is Errors.NONE
+        return offsets
+
+
+@pytest.fixture
+def managed(tmp_path):
+    time = MockTime()
+    with in_process_brokers(tmp_path, time, count=1) as (replica_manager,):
+        yield ManagedHarness(replica_manager, time)
+
+
+def test_a_join_refused_during_a_rebalance_leaves_the_rebalance_as_it_was(h):
+    """An unknown protocol type, or no assignor in common with the group, is refused at once with
+    INCONSISTENT_GROUP_PROTOCOL while a rebalance waits: the parked join is not disturbed and the
+    rebalance completes with the members it had."""
+    first = h.join(client_id="a")
+    assert h.state() is G.PREPARING_REBALANCE
+    (a,) = h.group().all_members()
+    for kwargs in ({"protocol_type": "connect"}, {"protocols": [("sticky", b"")]}):
+        assert only(h.join(client_id="c", **kwargs)).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+        assert h.group().all_members() == {a} and h.group().protocol_type == PROTOCOL_TYPE
+    assert first == []
+    h.advance(INITIAL_DELAY_MS + 10)
+    result = only(first)
+    assert (result.error, result.generation_id, result.members) == (Errors.NONE, 1, {a: b"range-metadata"})
+
+
+def test_an_offset_commit_for_a_generation_that_is_over_is_refused_and_nothing_is_stored(managed):
+    """Kafka's doCommitOffsets: a member of the group with an old generation id gets
+    ILLEGAL_GENERATION, a member that left gets UNKNOWN_MEMBER_ID; neither offset reaches the log."""
+    h = managed
+    (a, b), generation = h.stable_group()
+    assert h.leave(b) is Errors.NONE  # generation `generation` is over
+    rejoined = h.join(a, client_id="client0")
+    h.advance(10)
+    assert only(rejoined).generation_id == generation + 1
+    assert only(h.sync(a, generation + 1, {a: b"all"})) == (b"all", Errors.NONE)
+    records_before = len(h.records())
+
+    tp = ("orders", 0)
+    assert h.commit(a, generation, {tp: OffsetAndMetadata(42)}) == {tp: Errors.ILLEGAL_GENERATION}
+    assert h.commit(b, generation, {tp: OffsetAndMetadata(43)}) == {tp: Errors.UNKNOWN_MEMBER_ID}
+    assert len(h.records()) == records_before, "a refused commit appends nothing"
+    assert h.fetch([tp]) == {tp: OffsetMetadataAndError(-1)}
+    assert h.state() is G.STABLE and h.group().all_members() == {a}
+
+    # the current generation commits
+    assert h.commit(a, generation + 1, {tp: OffsetAndMetadata(44)}) == {tp: Errors.NONE}
+    assert h.fetch([tp]) == {tp: OffsetMetadataAndError(44)}
+
+
+def test_an_oversized_member_metadata_blob_fails_the_leaders_sync_with_unknown_and_rebalances(managed):
+    """What Kafka 0.10.1 does: JoinGroup takes member metadata of any size (no check), and the
+    leader gets the blob in its JoinGroup answer. The leader's SyncGroup stores the group as one
+    message in ``__consumer_offsets`` (GroupMetadataManager.prepareStoreGroup); with the blob in it
+    that message is larger than the offsets topic's ``max.message.bytes`` (1000012 by default), so
+    the append fails with MESSAGE_TOO_LARGE, which prepareStoreGroup's callback maps to UNKNOWN
+    ("returning UNKNOWN error code to the client"). doSyncGroup then answers every member waiting
+    for its assignment with UNKNOWN, empties their assignments, and prepares a rebalance. Nothing
+    is written. The group recovers when the member rejoins with metadata that fits."""
+    h = managed
+    max_message_bytes = h.log().config.max_message_size
+    assert max_message_bytes == 1000012
+    blob = b"s" * (max_message_bytes + 1)
+    big = h.join(client_id="big", protocols=[("range", blob)])
+    small = h.join(client_id="small", protocols=[("range", b"small")])
+    h.advance(2 * INITIAL_DELAY_MS)
+    leader, follower = only(big), only(small)
+    assert leader.error is follower.error is Errors.NONE
+    assert leader.members[leader.member_id] == blob, "JoinGroup takes the blob and hands it to the leader"
+    records_before = len(h.records())
+
+    parked = h.sync(follower.member_id, 1)
+    answer = h.sync(leader.member_id, 1, {leader.member_id: b"A", follower.member_id: b"B"})
+    assert only(answer) == (b"", Errors.UNKNOWN)
+    assert only(parked) == (b"", Errors.UNKNOWN)
+    assert h.state() is G.PREPARING_REBALANCE
+    assert all(m.assignment == b"" for m in h.group().all_member_metadata())
+    assert len(h.records()) == records_before, "the oversized group message is not written"
+
+    # both rejoin, the big member with metadata that fits: the group is stored and Stable
+    again_big = h.join(leader.member_id, client_id="big", protocols=[("range", b"fits")])
+    again_small = h.join(follower.member_id, client_id="small", protocols=[("range", b"small")])
+    h.advance(10)
+    generation = only(again_big).generation_id
+    assert generation == only(again_small).generation_id == 2
+    parked = h.sync(follower.member_id, generation)
+    h.sync(leader.member_id, generation, {leader.member_id: b"A", follower.member_id: b"B"})
+    assert only(parked) == (b"B", Errors.NONE) and h.state() is G.STABLE
+    assert len(h.records()) == records_before + 1
 
 
 # -- every edge of the state table --------------------------------------------------------------------------
