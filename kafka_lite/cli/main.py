@@ -23,6 +23,7 @@ from kafka_lite.cli import (
     broker,
     cluster,
     console_producer,
+    consumer_groups,
     demo,
     docs,
     dump_log,
@@ -33,7 +34,19 @@ from kafka_lite.cli import (
 )
 
 # The modules that contribute sub-commands, in the order `kafka-lite --help` lists them.
-SUBCOMMAND_MODULES = (demo, cluster, zookeeper, broker, topics, console_producer, perf, dump_log, lab, docs)
+SUBCOMMAND_MODULES = (
+    demo,
+    cluster,
+    zookeeper,
+    broker,
+    topics,
+    console_producer,
+    consumer_groups,
+    perf,
+    dump_log,
+    lab,
+    docs,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
