@@ -401,6 +401,8 @@ def matches_in_order(heard: list[frozenset], stored: list[tuple[int, frozenset]]
 PARTITIONS = 6
 # records per partition produced before the group, while it runs, and after the kill
 FIRST, SECOND, THIRD = 20, 10, 10
+JOINING = [(LiteMember, "mixed-lite"), (PythonMember, "mixed-python"), (ConfluentMember, "mixed-confluent"),
+           (AioMember, "mixed-aio")]  # fmt: skip
 
 
 def test_mixed_group_shares_partitions_through_join_leave_and_kill(cluster, tmp_path):
@@ -417,15 +419,12 @@ def test_mixed_group_shares_partitions_through_join_leave_and_kill(cluster, tmp_
     try:
         wait_until(lambda: killed.check() or killed.committed() == dict.fromkeys(everything, FIRST),
                    DEADLINE_S, f"the process member to read and commit offset {FIRST} of every partition")  # fmt: skip
-        members = [
-            LiteMember(bootstrap, topic, group, "mixed-lite"),
-            PythonMember(bootstrap, topic, group, "mixed-python"),
-            ConfluentMember(bootstrap, topic, group, "mixed-confluent"),
-            AioMember(bootstrap, topic, group, "mixed-aio"),
-        ]
+        # The others join one at a time, each join a rebalance
+        for kind, client_id in JOINING:
+            members.append(kind(bootstrap, topic, group, client_id))
+            wait_until(lambda: settled(cluster, group, [killed, *members]), DEADLINE_S,
+                       f"{client_id} to join and the {len(members) + 1} members to share the partitions")  # fmt: skip
         lite, python, confluent, aio = members
-        wait_until(lambda: settled(cluster, group, [killed, *members]), DEADLINE_S,
-                   "the five members of four libraries to share the partitions")  # fmt: skip
 
         produce(bootstrap, topic, PARTITIONS, SECOND)  # while the group runs
         wait_until(lambda: any(o >= FIRST for _, o in killed.records()), DEADLINE_S,
@@ -487,14 +486,14 @@ def test_mixed_group_shares_partitions_through_join_leave_and_kill(cluster, tmp_
             f"generation {generation}: a member without partitions: {assignment}"
         )
 
-    # ... which saw the group grow to five, lose kafka-python's member, then the killed one
+    # ... which saw the group grow by one member at a time, lose kafka-python's member, then the killed one
     memberships = [frozenset(c for c, _ in a) for _, a in sorted(generations.items()) if a]
-    five = frozenset({"mixed-killed", "mixed-lite", "mixed-python", "mixed-confluent", "mixed-aio"})
-    after_leave, after_kill = five - {"mixed-python"}, five - {"mixed-python", "mixed-killed"}
-    assert memberships[0] == {"mixed-killed"}
-    i = memberships.index(five)
-    j = memberships.index(after_leave, i)
-    assert after_kill in memberships[j:], memberships
+    grown = [frozenset({"mixed-killed", *(c for _, c in JOINING[:n])}) for n in range(len(JOINING) + 1)]
+    after_leave = grown[-1] - {"mixed-python"}
+    after_kill = after_leave - {"mixed-killed"}
+    expected = [*grown, after_leave, after_kill]
+    seen = [m for m in memberships if m in expected]
+    assert [m for i, m in enumerate(seen) if i == 0 or m != seen[i - 1]] == expected, memberships
 
     # ... and each member's listener heard its assignment of a generation, in generation order
     by_client: dict[str, list[tuple[int, frozenset]]] = {}
