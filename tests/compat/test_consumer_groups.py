@@ -266,10 +266,12 @@ class ProcessMember:
         self.client_id, self.report = client_id, report
         path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
         env = {**os.environ, "PYTHONPATH": path}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.compat.group_member", bootstrap, topic, group, client_id, str(report)],
-            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )  # fmt: skip
+        self.stderr = report.with_suffix(".stderr")  # a file: a full pipe would block the process
+        with open(self.stderr, "wb") as stderr:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tests.compat.group_member", bootstrap, topic, group, client_id, str(report)],
+                cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=stderr,
+            )  # fmt: skip
 
     def events(self) -> list[dict]:
         if not self.report.exists():
@@ -281,7 +283,7 @@ class ProcessMember:
         if self.process.poll() is not None and self.process.returncode != -signal.SIGKILL:
             raise AssertionError(
                 f"{self.client_id} exited with {self.process.returncode}: "
-                f"{self.process.stderr.read().decode(errors='replace')}"
+                f"{self.stderr.read_text(errors='replace')}"
             )
 
     def assignments(self) -> list[tuple[int, frozenset]]:
@@ -310,7 +312,6 @@ class ProcessMember:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait(10)
-        self.process.stderr.close()
 
 
 # -- the coordinator's view --------------------------------------------------------------------------------
