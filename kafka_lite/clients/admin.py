@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from kafka_lite.clients.metadata import Cluster, Metadata, Node
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
@@ -45,9 +45,10 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.types import SchemaException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import TopicPartition
-from kafka_lite.consumer.internals.consumer_protocol import PROTOCOL_TYPE, deserialize_assignment
-from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.network.selector import Selector
+
+if TYPE_CHECKING:
+    from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 
 T = TypeVar("T")
 
@@ -344,6 +345,9 @@ class KafkaAdminClient:
                 {"topic": t, "partitions": ps} for t, ps in topics.items()]},
         )  # fmt: skip
         _raise_for(response["error_code"], f"fetching the offsets of group '{group_id}'")
+        # imported here for the reason _assignment gives
+        from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+
         offsets = {}
         for topic in response["responses"]:
             for p in topic["partition_responses"]:
@@ -496,6 +500,9 @@ def _assignment(group_id: str, protocol_type: str, member_id: str, data: bytes) 
     """A member's partitions, decoded from the consumer protocol's Assignment bytes. Only consumer
     groups (and groups with no protocol type) use that format, and only a Stable group's members
     carry one; any other member shows no partitions, as Kafka's AdminClient shows them."""
+    # Imported here, not at the top: the consumer package imports parse_bootstrap from this module.
+    from kafka_lite.consumer.internals.consumer_protocol import PROTOCOL_TYPE, deserialize_assignment
+
     if protocol_type not in (PROTOCOL_TYPE, "") or not data:
         return ()
     try:
