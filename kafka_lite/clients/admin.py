@@ -30,8 +30,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar
 
+from kafka_lite.clients.client_utils import parse_bootstrap
 from kafka_lite.clients.metadata import Cluster, Metadata, Node
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.errors import (
@@ -45,10 +46,9 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.types import SchemaException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import TopicPartition
+from kafka_lite.consumer.internals.consumer_protocol import PROTOCOL_TYPE, deserialize_assignment
+from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.network.selector import Selector
-
-if TYPE_CHECKING:
-    from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 
 T = TypeVar("T")
 
@@ -159,20 +159,6 @@ class ListOffsetsResultInfo:
 
     offset: int
     timestamp: int
-
-
-def parse_bootstrap(servers: str | list[str]) -> list[tuple[str, int]]:
-    """``"host:port,host:port"`` (or a list) into addresses; a bad entry names itself."""
-    entries = servers.split(",") if isinstance(servers, str) else list(servers)
-    addresses = []
-    for entry in (e.strip() for e in entries if e.strip()):
-        host, sep, port = entry.rpartition(":")
-        if not sep or not host or not port.isdigit():
-            raise KafkaException(f"Invalid bootstrap server '{entry}': expected host:port")
-        addresses.append((host, int(port)))
-    if not addresses:
-        raise KafkaException("No bootstrap servers given")
-    return addresses
 
 
 class KafkaAdminClient:
@@ -345,9 +331,6 @@ class KafkaAdminClient:
                 {"topic": t, "partitions": ps} for t, ps in topics.items()]},
         )  # fmt: skip
         _raise_for(response["error_code"], f"fetching the offsets of group '{group_id}'")
-        # imported here for the reason _assignment gives
-        from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
-
         offsets = {}
         for topic in response["responses"]:
             for p in topic["partition_responses"]:
@@ -500,9 +483,6 @@ def _assignment(group_id: str, protocol_type: str, member_id: str, data: bytes) 
     """A member's partitions, decoded from the consumer protocol's Assignment bytes. Only consumer
     groups (and groups with no protocol type) use that format, and only a Stable group's members
     carry one; any other member shows no partitions, as Kafka's AdminClient shows them."""
-    # Imported here, not at the top: the consumer package imports parse_bootstrap from this module.
-    from kafka_lite.consumer.internals.consumer_protocol import PROTOCOL_TYPE, deserialize_assignment
-
     if protocol_type not in (PROTOCOL_TYPE, "") or not data:
         return ()
     try:
