@@ -55,9 +55,9 @@ GROUP_TIMEOUTS = {"session_timeout_ms": 10_000, "heartbeat_interval_ms": 1_000}
 
 def run_kafka_lite(records: int) -> float:
     from kafka_lite import KafkaConsumer
-    from kafka_lite.common.topic import TopicPartition
 
-    return _run_polling(KafkaConsumer, TopicPartition, records)
+    # kafka_lite's TopicPartition is a plain (topic, partition) tuple
+    return _run_polling(KafkaConsumer, lambda topic, partition: (topic, partition), records)
 
 
 def run_kafka_python(records: int) -> float:

@@ -31,13 +31,21 @@ from __future__ import annotations
 
 import argparse
 import datetime
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from kafka_lite.cli import CliError
 from kafka_lite.common.errors import KafkaException, TimeoutException
 from kafka_lite.common.topic import TopicPartition
+
+if TYPE_CHECKING:  # the admin client loads when a command runs, so that --help stays quick
+    from kafka_lite.clients.admin import ConsumerGroupDescription, KafkaAdminClient, MemberDescription
+    from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+
+Warn = Callable[[str], None]
 
 DEFAULT_TIMEOUT_MS = 15_000
 MISSING = "-"  # what Kafka prints for a value it does not have
@@ -224,7 +232,7 @@ def _print(console: Console, line: str) -> None:
     console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
-def list_groups(admin) -> list[str]:
+def list_groups(admin: KafkaAdminClient) -> list[str]:
     """The consumer groups' ids: groups of consumers, and groups that only store offsets (Kafka's
     ``listConsumerGroups``); other kinds of groups (Kafka Connect's) are left out."""
     return [g.group_id for g in admin.list_consumer_groups() if g.protocol_type in CONSUMER_PROTOCOL_TYPES]
@@ -275,7 +283,9 @@ def group_note(group_id: str, state: str, protocol_type: str) -> str | None:
 
 
 def collect_group_assignment(
-    description, committed: dict, log_end_offsets: dict
+    description: ConsumerGroupDescription,
+    committed: dict[TopicPartition, OffsetAndMetadata],
+    log_end_offsets: dict[TopicPartition, int],
 ) -> list[PartitionAssignmentState]:
     """The rows of --describe from a group's description, its committed offsets and the log end
     offsets (Kafka's ``collectGroupAssignment``): each partition owned or committed, by topic and
@@ -293,7 +303,7 @@ def collect_group_assignment(
     return rows
 
 
-def _owner(member) -> tuple[str | None, str | None, str | None]:
+def _owner(member: MemberDescription | None) -> tuple[str | None, str | None, str | None]:
     """CONSUMER-ID, HOST and CLIENT-ID of a partition's owner; all unknown for a partition with none."""
     return (None, None, None) if member is None else (member.member_id, member.host, member.client_id)
 
@@ -308,7 +318,7 @@ def format_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[s
     ]
 
 
-def describe_group(admin, group_id: str) -> tuple[list[str], str | None]:
+def describe_group(admin: KafkaAdminClient, group_id: str) -> tuple[list[str], str | None]:
     """The lines --describe prints, and the note on the group's state (or None)."""
     from kafka_lite.clients.admin import OffsetSpec
 
@@ -326,7 +336,9 @@ def describe_group(admin, group_id: str) -> tuple[list[str], str | None]:
 # -- --reset-offsets ----------------------------------------------------------------------------------------
 
 
-def partitions_to_reset(admin, group_id: str, topics: list[TopicSpec]) -> list[TopicPartition]:
+def partitions_to_reset(
+    admin: KafkaAdminClient, group_id: str, topics: list[TopicSpec]
+) -> list[TopicPartition]:
     """The partitions a reset covers (Kafka's ``getPartitionsToReset``): with --all-topics, every
     partition the group has committed; else the partitions each --topic names, or all of its own."""
     if not topics:
@@ -347,7 +359,7 @@ def partitions_to_reset(admin, group_id: str, topics: list[TopicSpec]) -> list[T
     return sorted(partitions)
 
 
-def check_offset_range(tp: TopicPartition, offset: int, earliest: int, latest: int, warn) -> int:
+def check_offset_range(tp: TopicPartition, offset: int, earliest: int, latest: int, warn: Warn) -> int:
     """``offset`` kept within the partition's log, with Kafka's warning when it is not (Kafka's
     ``checkOffsetRange``)."""
     name = f"{tp[0]}-{tp[1]}"
@@ -363,12 +375,12 @@ def check_offset_range(tp: TopicPartition, offset: int, earliest: int, latest: i
 
 
 def prepare_offsets_to_reset(
-    admin,
+    admin: KafkaAdminClient,
     group_id: str,
     partitions: list[TopicPartition],
     args: argparse.Namespace,
     timestamp: int | None,
-    warn,
+    warn: Warn,
 ) -> dict[TopicPartition, int]:
     """The new offset of each partition, as the scenario says (Kafka's ``prepareOffsetsToReset``)."""
     from kafka_lite.clients.admin import OffsetSpec
@@ -404,7 +416,16 @@ def prepare_offsets_to_reset(
     return {tp: check_offset_range(tp, wanted[tp], earliest[tp], latest[tp], warn) for tp in partitions}
 
 
-def reset_offsets(admin, args, topics: list[TopicSpec], timestamp: int | None, console, errors) -> None:
+def reset_offsets(
+    admin: KafkaAdminClient,
+    args: argparse.Namespace,
+    topics: list[TopicSpec],
+    timestamp: int | None,
+    console: Console,
+    errors: Console,
+) -> None:
+    """Kafka's ``resetOffsets``: refuse an active group, print the new offsets, commit them with
+    --execute."""
     from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 
     group_id = args.group

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
+from kafka_lite.clients.client_utils import parse_bootstrap
 from kafka_lite.clients.metadata import Cluster, Metadata, Node
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.errors import (
@@ -158,20 +159,6 @@ class ListOffsetsResultInfo:
 
     offset: int
     timestamp: int
-
-
-def parse_bootstrap(servers: str | list[str]) -> list[tuple[str, int]]:
-    """``"host:port,host:port"`` (or a list) into addresses; a bad entry names itself."""
-    entries = servers.split(",") if isinstance(servers, str) else list(servers)
-    addresses = []
-    for entry in (e.strip() for e in entries if e.strip()):
-        host, sep, port = entry.rpartition(":")
-        if not sep or not host or not port.isdigit():
-            raise KafkaException(f"Invalid bootstrap server '{entry}': expected host:port")
-        addresses.append((host, int(port)))
-    if not addresses:
-        raise KafkaException("No bootstrap servers given")
-    return addresses
 
 
 class KafkaAdminClient:

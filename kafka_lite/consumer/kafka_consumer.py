@@ -53,7 +53,7 @@ from collections import deque
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from kafka_lite.clients import admin  # the module, not its names: admin imports the consumer's protocol
+from kafka_lite.clients.client_utils import parse_bootstrap
 from kafka_lite.clients.metadata import Cluster, Metadata, PartitionInfo
 from kafka_lite.clients.network_client import NetworkClient
 from kafka_lite.common.errors import (
@@ -183,7 +183,7 @@ class KafkaConsumer:
             metadata_expire_ms=self.config["metadata.max.age.ms"],
             time=time,
         )
-        self.metadata.bootstrap(admin.parse_bootstrap(self.config["bootstrap.servers"]), time.milliseconds())
+        self.metadata.bootstrap(parse_bootstrap(self.config["bootstrap.servers"]), time.milliseconds())
         network = NetworkClient(
             Selector(time=time),
             self.client_id,

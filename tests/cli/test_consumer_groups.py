@@ -260,3 +260,49 @@ def test_a_group_that_only_stores_offsets_is_listed_described_and_reset_to_a_tim
         ]
     finally:
         admin.close()
+
+
+def test_describe_shows_a_mixed_group_of_kafka_lite_and_kafka_python_consumers(cluster, capsys):
+    from kafka_lite import KafkaConsumer as LiteConsumer
+
+    bootstrap = cluster.bootstrap_servers
+    topic, group = topic_name("cg-mixed"), f"cg-mixed-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, partitions=4)
+    _produce(bootstrap, topic, {p: 3 for p in range(4)})
+    lite = LiteConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id="cg-lite",
+                        enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=6000,
+                        heartbeat_interval_ms=500)  # fmt: skip
+    python = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id="cg-python",
+                           enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=6000,
+                           heartbeat_interval_ms=500)  # fmt: skip
+    admin = KafkaAdminClient(bootstrap)
+    try:
+
+        def shared() -> bool:
+            lite.poll(timeout_ms=100)
+            python.poll(timeout_ms=100)
+            owned = {*lite.assignment(), *((tp.topic, tp.partition) for tp in python.assignment())}
+            return bool(lite.assignment()) and bool(python.assignment()) and len(owned) == 4
+
+        wait_until(shared, DEADLINE_S, "a kafka_lite and a kafka-python consumer to share the 4 partitions")
+        lite.commit_sync({tp: 1 for tp in lite.assignment()})
+        _stable_with(admin, group, 2)
+
+        code, out, err = _cli(capsys, "--bootstrap-server", bootstrap, "--describe", "--group", group)
+        assert (code, err) == (0, "")
+        rows = _rows(out)
+        for tp in lite.assignment():
+            row = rows[(topic, str(tp[1]))]
+            assert [row[c] for c in ("CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CLIENT-ID")] == [
+                "1",
+                "3",
+                "2",
+                "cg-lite",
+            ]
+        for tp in python.assignment():
+            row = rows[(topic, str(tp.partition))]
+            assert [row[c] for c in ("CURRENT-OFFSET", "LAG", "CLIENT-ID")] == ["-", "-", "cg-python"]
+    finally:
+        lite.close()
+        python.close()
+        admin.close()

@@ -664,3 +664,20 @@ def test_a_kafka_lite_and_a_kafka_python_consumer_share_a_topic_in_one_group(clu
         stop.set()
         thread.join(15)
         theirs.close()
+
+
+@pytest.mark.integration
+def test_an_assigned_consumer_with_a_group_id_commits_outside_any_generation(cluster, make):
+    topic = filled_topic(cluster, "group-assign-commit", partitions=1, per_partition=5)
+    group = topic_name("g-assign")
+    first = make(group_id=group, enable_auto_commit=False, auto_offset_reset="earliest")
+    first.assign([(topic, 0)])
+    assert [r.offset for r in poll_until(first, 3, max_records=3)] == [0, 1, 2]
+    first.commit()
+    assert first.committed((topic, 0)) == 3
+    first.close()
+    second = make(group_id=group, enable_auto_commit=False, auto_offset_reset="earliest")
+    second.assign([(topic, 0)])
+    # No position given: the group's committed offset is where it starts.
+    assert second.position((topic, 0)) == 3
+    assert [r.offset for r in poll_until(second, 2)] == [3, 4]

@@ -133,7 +133,11 @@ def test_below_min_insync_replicas_acks_all_fails_and_nothing_becomes_readable(c
         assert strict.leo(strict.leader) == hw_before, "nothing was appended"
         header, records = fetched(strict.client().call(ApiKeys.FETCH, 5, fetch_body(strict.topic)))
         assert header["high_watermark"] == hw_before
-        assert [r.value for r in MemoryRecords(records).records()] == [b"ok"]
+        assert [r.value for r in MemoryRecords(records).records()] == [b"ok"], (
+            f"fetch from {strict.leader} at hw {hw_before}: {header}, {len(records)} bytes; "
+            f"leos {[strict.leo(b) for b in (strict.leader, *strict.followers)]}, isr {strict.isr()}, "
+            f"leader now {strict.cluster.leader_of(strict.topic, 0)}"
+        )
     finally:
         strict.resume()
 
