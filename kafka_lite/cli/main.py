@@ -22,6 +22,7 @@ from kafka_lite.cli import (
     CliError,
     broker,
     cluster,
+    console_consumer,
     console_producer,
     demo,
     docs,
@@ -33,7 +34,19 @@ from kafka_lite.cli import (
 )
 
 # The modules that contribute sub-commands, in the order `kafka-lite --help` lists them.
-SUBCOMMAND_MODULES = (demo, cluster, zookeeper, broker, topics, console_producer, perf, dump_log, lab, docs)
+SUBCOMMAND_MODULES = (
+    demo,
+    cluster,
+    zookeeper,
+    broker,
+    topics,
+    console_producer,
+    console_consumer,
+    perf,
+    dump_log,
+    lab,
+    docs,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
