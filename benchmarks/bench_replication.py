@@ -18,12 +18,13 @@ Beside the rates go the CPU seconds each broker process and the client process u
 phase: three brokers and the client share the machine's cores, so a rate alone does not say who was
 waiting for whom.
 
-Part b, end-to-end latency: a confluent-kafka producer with linger.ms=0 and acks=all sends to a
+Part b, end-to-end latency, once with confluent-kafka's producer and consumer and once with
+kafka_lite's (``--clients``): a producer with linger.ms=0 and acks=all sends to a
 topic with replication factor 3 at ``--rate`` records/s for ``--seconds``, paced by Kafka's
 ``ThroughputThrottler`` (bursts of a few records, then a sleep of at least 2 ms, as
 ``kafka-producer-perf-test.sh --throughput`` does); each value starts with the record's sequence
-number and its send time (``time.perf_counter_ns``, just before ``produce``). A confluent-kafka
-consumer in a thread of the same process, assigned every partition from its end (the high
+number and its send time (``time.perf_counter_ns``, just before the send). A consumer of the same
+client in a thread of the same process, assigned every partition from its end (the high
 watermarks, read before anything is sent, so no record can slip past it), takes the time each record
 arrives; a record is readable only once every replica in the ISR has it, so the latency includes
 replication. It prints the count, median, 99th and 99.9th percentiles (Kafka's EndToEndLatency's rule:
@@ -274,20 +275,11 @@ def report_a(a: dict, records: int, value_bytes: int, rounds: int) -> None:
 
 class LatencyConsumer(threading.Thread):
     """Reads the latency topic from its end and notes, for every record, its sequence number and the
-    nanoseconds from its send time (in its value) to its arrival here."""
+    nanoseconds from its send time (in its value) to its arrival here. Each client's consumer is a
+    subclass: ``next_value()`` hands over one record's value as soon as it is there, or None."""
 
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self) -> None:
         super().__init__(name="latency-consumer", daemon=True)
-        self.consumer = Consumer(
-            {"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False}
-        )
-        # the topic's metadata first: librdkafka answers "Unknown partition" for a topic it has not met
-        self.consumer.list_topics(LATENCY_TOPIC, timeout=10)
-        ends = [
-            self.consumer.get_watermark_offsets(TopicPartition(LATENCY_TOPIC, p), timeout=10)[1]
-            for p in PARTITIONS
-        ]
-        self.consumer.assign([TopicPartition(LATENCY_TOPIC, p, end) for p, end in zip(PARTITIONS, ends)])
         self.sequences: list[int] = []  # in arrival order, duplicates included
         self.distinct: set[int] = set()
         self.latencies_ns: list[int] = []
@@ -296,34 +288,156 @@ class LatencyConsumer(threading.Thread):
         self.arrived = threading.Condition()
         self.stopping = threading.Event()
 
+    def next_values(self) -> list[bytes]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
     def run(self) -> None:
         try:
             while not self.stopping.is_set():
-                # poll hands over each record as soon as it is there (consume(n, timeout) would hold
-                # the first until n have come or the timeout has passed)
-                message = self.consumer.poll(0.05)
-                if message is None:
-                    continue
+                values = self.next_values()
                 now = time.perf_counter_ns()
                 with self.arrived:
-                    if message.error() is not None:
-                        self.errors.append(str(message.error()))
-                        continue
-                    sequence, sent_ns = STAMP.unpack_from(message.value())
-                    if sequence == WARM_UP:
-                        self.warm_up += 1
-                    else:
-                        self.sequences.append(sequence)
-                        self.distinct.add(sequence)
-                        self.latencies_ns.append(now - sent_ns)
-                    self.arrived.notify_all()
+                    for value in values:
+                        sequence, sent_ns = STAMP.unpack_from(value)
+                        if sequence == WARM_UP:
+                            self.warm_up += 1
+                        else:
+                            self.sequences.append(sequence)
+                            self.distinct.add(sequence)
+                            self.latencies_ns.append(now - sent_ns)
+                    if values:
+                        self.arrived.notify_all()
+        except Exception as e:
+            with self.arrived:
+                self.errors.append(repr(e))
+                self.arrived.notify_all()
         finally:
-            self.consumer.close()
+            self.close()
 
     def wait_for(self, predicate) -> bool:
         """Wait until ``predicate()`` holds of what has arrived, or DEADLINE_S passes: whether it holds."""
         with self.arrived:
             return self.arrived.wait_for(predicate, DEADLINE_S)
+
+
+class ConfluentLatencyConsumer(LatencyConsumer):
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        super().__init__()
+        self.topic = topic
+        self.consumer = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False}
+        )
+        # the topic's metadata first: librdkafka answers "Unknown partition" for a topic it has not met
+        self.consumer.list_topics(self.topic, timeout=10)
+        ends = [
+            self.consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout=10)[1]
+            for p in PARTITIONS
+        ]
+        self.consumer.assign([TopicPartition(self.topic, p, end) for p, end in zip(PARTITIONS, ends)])
+
+    def next_values(self) -> list[bytes]:
+        # poll hands over each record as soon as it is there (consume(n, timeout) would hold the
+        # first until n have come or the timeout has passed)
+        message = self.consumer.poll(0.05)
+        if message is None:
+            return []
+        if message.error() is not None:
+            raise RuntimeError(str(message.error()))
+        return [message.value()]
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+class KafkaLiteLatencyConsumer(LatencyConsumer):
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        from kafka_lite import KafkaConsumer
+
+        super().__init__()
+        self.topic = topic
+        self.consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+        partitions = [(self.topic, p) for p in PARTITIONS]
+        self.consumer.assign(partitions)
+        self.consumer.seek_to_end()
+        for tp in partitions:  # the end offsets now, before anything is sent
+            self.consumer.position(tp)
+
+    def next_values(self) -> list[bytes]:
+        return [r.value for records in self.consumer.poll(timeout_ms=50).values() for r in records]
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+class ConfluentLatencyProducer:
+    def __init__(self, bootstrap: str, topic: str, settings: dict) -> None:
+        self.topic = topic
+        self.failures = DeliveryFailures()
+        self.producer = Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                **settings,
+                "on_delivery": self.failures,
+                "delivery.report.only.error": True,
+            }
+        )
+
+    def send(self, value: bytes, partition: int | None = None) -> None:
+        if partition is None:
+            produce_one(self.producer, self.topic, value)
+        else:
+            self.producer.produce(self.topic, value, partition=partition)
+        self.producer.poll(0)
+
+    def flush(self, timeout: float) -> int:
+        """Wait up to ``timeout`` seconds: how many records are still unacknowledged."""
+        return self.producer.flush(timeout)
+
+
+class KafkaLiteLatencyProducer:
+    def __init__(self, bootstrap: str, topic: str, settings: dict) -> None:
+        from kafka_lite import KafkaProducer
+
+        self.topic = topic
+        self.failures: list[BaseException] = []
+        self.producer = KafkaProducer(
+            bootstrap_servers=bootstrap,
+            acks=settings["acks"],
+            linger_ms=settings["linger.ms"],
+            max_in_flight_requests_per_connection=settings.get("max.in.flight.requests.per.connection", 5),
+        )
+        self.pending = 0
+        self.lock = threading.Lock()
+
+    def _done(self, _) -> None:
+        with self.lock:
+            self.pending -= 1
+
+    def _failed(self, e: BaseException) -> None:
+        with self.lock:
+            self.pending -= 1
+            self.failures.append(e)
+
+    def send(self, value: bytes, partition: int | None = None) -> None:
+        with self.lock:
+            self.pending += 1
+        self.producer.send(self.topic, value, partition=partition).add_callback(self._done).add_errback(
+            self._failed
+        )
+
+    def flush(self, timeout: float) -> int:
+        self.producer.flush(timeout)
+        with self.lock:
+            return self.pending
+
+
+CLIENT_PAIRS = {
+    "confluent-kafka": (ConfluentLatencyProducer, ConfluentLatencyConsumer),
+    "kafka_lite": (KafkaLiteLatencyProducer, KafkaLiteLatencyConsumer),
+}
 
 
 def percentile(ordered: list[int], q: float) -> int:
@@ -340,32 +454,29 @@ def medians_by_fifth(sequences: list[int], latencies_ns: list[int], total: int) 
     return [statistics.median(f) / 1e6 if f else float("nan") for f in fifths]
 
 
-def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flight: int | None) -> dict:
+def part_b(
+    state: dict, rate: int, seconds: float, value_bytes: int, max_in_flight: int | None, client: str
+) -> dict:
     bootstrap = bootstrap_of(state)
-    create_topics(bootstrap, {LATENCY_TOPIC: 3})
-    failures = DeliveryFailures()
-    settings = {"acks": "all", "linger.ms": 0}
+    topic = f"{LATENCY_TOPIC}-{client}"
+    create_topics(bootstrap, {topic: 3})
+    settings: dict = {"acks": "all", "linger.ms": 0}
     if max_in_flight is not None:
         settings["max.in.flight.requests.per.connection"] = max_in_flight
-    producer = Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            **settings,
-            "on_delivery": failures,
-            "delivery.report.only.error": True,
-        }
-    )
+    producer_class, consumer_class = CLIENT_PAIRS[client]
+    producer = producer_class(bootstrap, topic, settings)
+    failures = producer.failures
     padding = bytes(value_bytes - STAMP.size)
-    consumer = LatencyConsumer(bootstrap)
+    consumer = consumer_class(bootstrap, topic)
     consumer.start()
     try:
         for p in PARTITIONS:  # one record through each partition before the clock starts
-            producer.produce(
-                LATENCY_TOPIC, STAMP.pack(WARM_UP, time.perf_counter_ns()) + padding, partition=p
-            )
+            producer.send(STAMP.pack(WARM_UP, time.perf_counter_ns()) + padding, partition=p)
         producer.flush(DEADLINE_S)
-        if not consumer.wait_for(lambda: consumer.warm_up == len(PARTITIONS)):
-            raise RuntimeError(f"the consumer did not receive the warm-up records within {DEADLINE_S} s")
+        if not consumer.wait_for(lambda: consumer.warm_up == len(PARTITIONS) or consumer.errors):
+            raise RuntimeError(
+                f"the consumer did not receive the warm-up records within {DEADLINE_S} s {consumer.errors[:1]}"
+            )
         total = int(rate * seconds)
         with Phase(state) as phase:
             # The throttler counts whole milliseconds and lets everything through while none has passed
@@ -375,9 +486,7 @@ def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flig
             start = time.perf_counter()
             for i in range(total):
                 send_start_ms = SYSTEM.hi_res_clock_ms()
-                value = STAMP.pack(i, time.perf_counter_ns()) + padding
-                produce_one(producer, LATENCY_TOPIC, value)
-                producer.poll(0)
+                producer.send(STAMP.pack(i, time.perf_counter_ns()) + padding)
                 if throttler.should_throttle(i, send_start_ms):
                     throttler.throttle()
             sent_in = time.perf_counter() - start
@@ -388,7 +497,7 @@ def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flig
             while (remaining := producer.flush(1)) and time.monotonic() < deadline:
                 pass
             # then what is lost stays lost (counted below)
-            consumer.wait_for(lambda: len(consumer.distinct) >= total - len(failures))
+            consumer.wait_for(lambda: len(consumer.distinct) >= total - len(failures) or consumer.errors)
     finally:
         consumer.stopping.set()
         consumer.join(DEADLINE_S)
@@ -399,6 +508,7 @@ def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flig
         )
     distinct = len(consumer.distinct)
     return {
+        "client": client,
         "producer": ", ".join(f"{k}={v}" for k, v in settings.items()),
         "sent": total,
         "send_rate": total / sent_in,
@@ -413,7 +523,7 @@ def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flig
 def report_b(b: dict, rate: int, seconds: float, value_bytes: int) -> None:
     ms = b["latencies_ms"]
     print(
-        f"\nPart b: end to end, RF 3, confluent-kafka (producer {b['producer']}, consumer defaults), "
+        f"\nPart b: end to end, RF 3, {b['client']} (producer {b['producer']}, consumer defaults), "
         f"{value_bytes}-byte values at {rate:,} records/s for {seconds:g} s"
     )
     print(table_header())
@@ -446,6 +556,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10, help="part b: how long to send")
     parser.add_argument("--rate", type=int, default=10_000, help="part b: records per second")
     parser.add_argument(
+        "--clients",
+        choices=[*CLIENT_PAIRS, "both"],
+        default="both",
+        help="part b: whose producer and consumer (confluent-kafka's, kafka_lite's, or each in turn)",
+    )
+    parser.add_argument(
         "--max-in-flight",
         type=int,
         metavar="N",
@@ -468,7 +584,9 @@ def main() -> None:
     # SIGTERM as Ctrl-C: an exception, so that the cluster is stopped on the way out.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(f"stopped by signal {signum}"))
     directory = Path(tempfile.mkdtemp(prefix="kafka-lite-bench-replication-"))
-    a = b = None
+    a = None
+    bs: list[dict] = []
+    clients = list(CLIENT_PAIRS) if args.clients == "both" else [args.clients]
     try:
         with cluster(directory) as state:
             if args.part in ("a", "both"):
@@ -476,19 +594,22 @@ def main() -> None:
                 a = part_a(state, args.records, os.urandom(args.value_bytes), args.rounds)
                 a["log signs"] = signs_text(before, log_signs(state))
             if args.part in ("b", "both"):
-                before = log_signs(state)
-                b = part_b(state, args.rate, args.seconds, args.value_bytes, args.max_in_flight)
-                b["log signs"] = signs_text(before, log_signs(state))
+                for client in clients:
+                    before = log_signs(state)
+                    b = part_b(state, args.rate, args.seconds, args.value_bytes, args.max_in_flight, client)
+                    b["log signs"] = signs_text(before, log_signs(state))
+                    bs.append(b)
     except BaseException:
         print(f"the cluster's logs are kept in {directory / 'logs'}")
         raise
     if a is not None:
         report_a(a, args.records, args.value_bytes, args.rounds)
-    if b is not None:
+    for b in bs:
         report_b(b, args.rate, args.seconds, args.value_bytes)
-    if b is not None and b["lost"]:
+    lost = sum(b["lost"] for b in bs)
+    if lost:
         print(f"the cluster's logs are kept in {directory / 'logs'}")
-        raise SystemExit(f"{b['lost']} acknowledged records never reached the consumer")
+        raise SystemExit(f"{lost} acknowledged records never reached the consumer")
     shutil.rmtree(directory)
 
 

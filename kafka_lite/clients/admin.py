@@ -1,28 +1,63 @@
-"""An admin client: create topics, list topics, describe the cluster, over the Kafka protocol.
+"""An admin client: topics, the cluster, and consumer groups, over the Kafka protocol.
 
 Mirrors: org.apache.kafka.clients.admin.AdminClient (KIP-117, Kafka 0.11.0): createTopics,
-         listTopics, describeCluster
-Book:    chapter 7 (topic creation goes to the controller, which writes the assignment to ZooKeeper)
+         listTopics, describeCluster; its consumer-group calls as Kafka 2.0 added them (KIP-222:
+         listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets) with Kafka 2.4's
+         alterConsumerGroupOffsets and 2.5's listOffsets (KIP-396), which replace what Kafka 0.10.1's
+         Scala kafka.admin.AdminClient did for kafka-consumer-groups.sh. Method names are
+         kafka-python's (``list_consumer_groups`` ...).
+Book:    chapter 7 (topic creation goes to the controller, which writes the assignment to ZooKeeper);
+         chapter 5, 5.2 (the coordinator of a group, its states and members, committed offsets)
 Differs: calls block until done or ``request.timeout.ms`` (Kafka's return futures); one request at a
          time. Create goes to the controller named in the latest metadata, as Kafka 0.11 sends it.
+         A retriable error (no coordinator yet, a coordinator still loading, a moved leader) is
+         retried after ``retry.backoff.ms`` until the request timeout, as Kafka's AdminClient retries.
 
 Usage::
 
     admin = KafkaAdminClient(bootstrap_servers="127.0.0.1:9092")
     admin.create_topics([NewTopic("orders", num_partitions=3, replication_factor=1)])
     admin.list_topics()
+    admin.describe_consumer_groups(["billing"])
+
+Where each group call goes: ListGroups to every broker (each knows only the groups it coordinates);
+DescribeGroups, OffsetFetch and OffsetCommit to the group's coordinator, found with FindCoordinator
+(the leader of the ``__consumer_offsets`` partition the group id hashes to); ListOffsets to each
+partition's leader.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple, TypeVar
 
+from kafka_lite.clients.client_utils import parse_bootstrap
 from kafka_lite.clients.metadata import Cluster, Metadata, Node
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
-from kafka_lite.common.errors import Errors, KafkaException, TimeoutException
+from kafka_lite.common.errors import (
+    DisconnectException,
+    Errors,
+    KafkaException,
+    RetriableException,
+    TimeoutException,
+)
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.types import SchemaException
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.topic import TopicPartition
+from kafka_lite.consumer.internals.consumer_protocol import PROTOCOL_TYPE, deserialize_assignment
+from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.network.selector import Selector
+
+T = TypeVar("T")
+
+# An OffsetCommit from outside the group's membership (Kafka's OffsetCommitRequest constants): the
+# coordinator takes it only while the group is Empty, which is how Kafka's reset tool commits.
+DEFAULT_GENERATION_ID = -1
+UNKNOWN_MEMBER_ID = ""
+DEFAULT_RETENTION_TIME = -1  # the broker's offsets.retention.minutes
+GROUP_COORDINATOR_TYPE = 0  # FindCoordinator v1's coordinator_type: 0 a group, 1 a transaction
 
 
 @dataclass
@@ -47,18 +82,83 @@ class NewTopic:
         }
 
 
-def parse_bootstrap(servers: str | list[str]) -> list[tuple[str, int]]:
-    """``"host:port,host:port"`` (or a list) into addresses; a bad entry names itself."""
-    entries = servers.split(",") if isinstance(servers, str) else list(servers)
-    addresses = []
-    for entry in (e.strip() for e in entries if e.strip()):
-        host, sep, port = entry.rpartition(":")
-        if not sep or not host or not port.isdigit():
-            raise KafkaException(f"Invalid bootstrap server '{entry}': expected host:port")
-        addresses.append((host, int(port)))
-    if not addresses:
-        raise KafkaException("No bootstrap servers given")
-    return addresses
+class ConsumerGroupListing(NamedTuple):
+    """One group a broker coordinates (Kafka's ``ConsumerGroupListing``); a tuple, as kafka-python's
+    ``list_consumer_groups`` returns ``(group_id, protocol_type)``."""
+
+    group_id: str
+    protocol_type: str
+
+    @property
+    def is_simple_consumer_group(self) -> bool:
+        """A group that only stores offsets, with no membership (its protocol type is empty)."""
+        return self.protocol_type == ""
+
+
+@dataclass(frozen=True)
+class MemberDescription:
+    """One member of a group (Kafka's ``MemberDescription``; ``member_id`` is its ``consumerId``):
+    the host is the address the coordinator saw the member's JoinGroup come from."""
+
+    member_id: str
+    client_id: str
+    host: str
+    assignment: tuple[TopicPartition, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConsumerGroupDescription:
+    """A group as its coordinator describes it (Kafka's ``ConsumerGroupDescription``).
+
+    ``state`` is the coordinator's state name (Empty, PreparingRebalance, AwaitingSync, Stable, or
+    Dead for a group it does not know). Only a Stable group has a ``partition_assignor`` and
+    members with assignments: during a rebalance the coordinator holds no assignment to show."""
+
+    group_id: str
+    state: str
+    protocol_type: str
+    partition_assignor: str
+    members: tuple[MemberDescription, ...]
+    coordinator: Node
+
+    @property
+    def is_simple_consumer_group(self) -> bool:
+        return self.protocol_type == ""
+
+
+@dataclass(frozen=True)
+class OffsetSpec:
+    """Which offset of a partition ``list_offsets`` asks for (Kafka's ``OffsetSpec``): the earliest,
+    the latest (the log end offset), or the first offset whose record's timestamp is at or after a
+    time, with ListOffsets' own timestamps -2 and -1 standing for earliest and latest."""
+
+    timestamp: int
+
+    EARLIEST_TIMESTAMP = -2
+    LATEST_TIMESTAMP = -1
+
+    @classmethod
+    def earliest(cls) -> OffsetSpec:
+        return cls(cls.EARLIEST_TIMESTAMP)
+
+    @classmethod
+    def latest(cls) -> OffsetSpec:
+        return cls(cls.LATEST_TIMESTAMP)
+
+    @classmethod
+    def for_timestamp(cls, timestamp_ms: int) -> OffsetSpec:
+        if timestamp_ms < 0:
+            raise KafkaException(f"A timestamp to look offsets up by cannot be negative: {timestamp_ms}")
+        return cls(timestamp_ms)
+
+
+@dataclass(frozen=True)
+class ListOffsetsResultInfo:
+    """An offset ``list_offsets`` found (Kafka's ``ListOffsetsResultInfo``). For a time with no record
+    at or after it, the offset and the timestamp are -1, as the broker answers."""
+
+    offset: int
+    timestamp: int
 
 
 class KafkaAdminClient:
@@ -67,10 +167,12 @@ class KafkaAdminClient:
         bootstrap_servers: str | list[str],
         client_id: str = "kafka-lite-admin",
         request_timeout_ms: int = 30_000,
+        retry_backoff_ms: int = 100,
         time: Time = SYSTEM,
     ) -> None:
         self.time = time
         self.request_timeout_ms = request_timeout_ms
+        self.retry_backoff_ms = retry_backoff_ms
         self.metadata = Metadata(time=time)
         self.metadata.bootstrap(parse_bootstrap(bootstrap_servers), time.milliseconds())
         self.client = NetworkClient(
@@ -111,14 +213,242 @@ class KafkaAdminClient:
                     f"{result['topic']}: {result.get('error_message') or error.description}"
                 )
 
+    # -- consumer groups ------------------------------------------------------------------------------------
+
+    def list_consumer_groups(self) -> list[ConsumerGroupListing]:
+        """Every group of the cluster, sorted by id: ListGroups to each broker, since a broker knows only
+        the groups it coordinates. Groups of any protocol type come back (Kafka Connect's workers
+        form "connect" groups); ``ConsumerGroupListing.protocol_type`` tells them apart."""
+        groups: set[ConsumerGroupListing] = set()
+        for node in sorted(self.describe_cluster().nodes.values(), key=lambda n: n.id):
+            groups.update(
+                self._retrying(lambda node=node: self._list_groups(node), f"ListGroups at {node.id}")
+            )
+        return sorted(groups)
+
+    def describe_consumer_groups(self, group_ids: Iterable[str]) -> list[ConsumerGroupDescription]:
+        """Each group as its coordinator describes it, in the order asked. A group the coordinator
+        does not know comes back in state Dead, with no members, as the broker answers."""
+        return [
+            self._retrying(lambda g=group_id: self._describe_group(g), f"describing group '{group_id}'")
+            for group_id in group_ids
+        ]
+
+    def list_consumer_group_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """The group's committed offsets: for ``partitions``, or for every partition it has committed
+        (``None``). A partition without a committed offset is left out, as Kafka's consumer leaves
+        out the -1 the coordinator answers for it."""
+        wanted = None if partitions is None else sorted(set(partitions))
+        return self._retrying(
+            lambda: self._fetch_offsets(group_id, wanted), f"the committed offsets of group '{group_id}'"
+        )
+
+    def alter_consumer_group_offsets(
+        self, group_id: str, offsets: dict[TopicPartition, OffsetAndMetadata]
+    ) -> None:
+        """Commit ``offsets`` for the group from outside it: generation -1 and no member id, as Kafka's
+        reset tool commits. The coordinator takes such a commit only while the group has no active
+        members (state Empty, or a group it does not know yet); otherwise it answers UNKNOWN_MEMBER_ID
+        and this raises, naming the partitions."""
+        if not offsets:
+            return
+        self._retrying(
+            lambda: self._commit_offsets(group_id, offsets), f"committing offsets for group '{group_id}'"
+        )
+
+    def list_offsets(
+        self, specs: dict[TopicPartition, OffsetSpec]
+    ) -> dict[TopicPartition, ListOffsetsResultInfo]:
+        """For each partition, the offset its spec asks for, from the partition's leader (ListOffsets
+        v1, KIP-79): the log start offset, the log end offset, or the first offset at a time."""
+        # A partition the cluster does not have fails at once (retrying cannot make it appear).
+        cluster = self.describe_cluster()
+        for tp in sorted(specs):
+            if tp not in cluster.partitions:
+                count = len(cluster.partitions_for_topic(tp[0]))
+                known = f": {tp[0]} has partitions 0-{count - 1}" if count else ""
+                raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(
+                    f"Partition {_name(tp)} does not exist{known}"
+                )
+        results: dict[TopicPartition, ListOffsetsResultInfo] = {}
+
+        def remaining() -> None:
+            results.update(self._list_offsets({tp: s for tp, s in specs.items() if tp not in results}))
+
+        self._retrying(remaining, "ListOffsets")
+        return {tp: results[tp] for tp in specs}
+
+    def find_coordinator(self, group_id: str) -> Node:
+        """The broker coordinating ``group_id`` (FindCoordinator v1, asked of the least loaded broker)."""
+        return self._retrying(
+            lambda: self._find_coordinator(group_id), f"the coordinator of group '{group_id}'"
+        )
+
     def close(self) -> None:
         self.client.close_all()
+
+    # -- one attempt of each group call ---------------------------------------------------------------------
+
+    def _list_groups(self, node: Node) -> list[ConsumerGroupListing]:
+        response = self._call(node, ApiKeys.LIST_GROUPS, 1, {})
+        _raise_for(response["error_code"], f"ListGroups at broker {node.id}")
+        return [ConsumerGroupListing(g["group_id"], g["protocol_type"]) for g in response["groups"]]
+
+    def _describe_group(self, group_id: str) -> ConsumerGroupDescription:
+        coordinator = self._find_coordinator(group_id)
+        response = self._call(coordinator, ApiKeys.DESCRIBE_GROUPS, 1, {"group_ids": [group_id]})
+        group = next((g for g in response["groups"] if g["group_id"] == group_id), None)
+        if group is None:
+            raise KafkaException(
+                f"The DescribeGroups response of broker {coordinator.id} has no group '{group_id}'"
+            )
+        _raise_for(group["error_code"], f"describing group '{group_id}' at broker {coordinator.id}")
+        members = tuple(
+            MemberDescription(
+                m["member_id"],
+                m["client_id"],
+                m["client_host"],
+                _assignment(group_id, group["protocol_type"], m["member_id"], m["member_assignment"]),
+            )
+            for m in group["members"]
+        )
+        return ConsumerGroupDescription(
+            group_id, group["state"], group["protocol_type"], group["protocol"], members, coordinator
+        )
+
+    def _fetch_offsets(
+        self, group_id: str, partitions: list[TopicPartition] | None
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        coordinator = self._find_coordinator(group_id)
+        topics = None if partitions is None else _by_topic(partitions, lambda tp: tp[1])
+        response = self._call(
+            coordinator,
+            ApiKeys.OFFSET_FETCH,
+            3,
+            {"group_id": group_id, "topics": None if topics is None else [
+                {"topic": t, "partitions": ps} for t, ps in topics.items()]},
+        )  # fmt: skip
+        _raise_for(response["error_code"], f"fetching the offsets of group '{group_id}'")
+        offsets = {}
+        for topic in response["responses"]:
+            for p in topic["partition_responses"]:
+                tp = (topic["topic"], p["partition"])
+                if p["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION.code:
+                    # not retried: no refresh of our metadata makes the coordinator know the partition
+                    raise KafkaException(
+                        f"Fetching the offset of group '{group_id}' for {_name(tp)}: Partition "
+                        f"{_name(tp)} may not exist or user may not have Describe access to topic"
+                    )
+                _raise_for(p["error_code"], f"fetching the offset of group '{group_id}' for {_name(tp)}")
+                if p["offset"] >= 0:
+                    offsets[tp] = OffsetAndMetadata(p["offset"], p["metadata"] or "")
+        return offsets
+
+    def _commit_offsets(self, group_id: str, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        coordinator = self._find_coordinator(group_id)
+        topics = _by_topic(
+            sorted(offsets),
+            lambda tp: {"partition": tp[1], "offset": offsets[tp].offset, "metadata": offsets[tp].metadata},
+        )
+        body = {
+            "group_id": group_id,
+            "group_generation_id": DEFAULT_GENERATION_ID,
+            "member_id": UNKNOWN_MEMBER_ID,
+            "retention_time": DEFAULT_RETENTION_TIME,
+            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+        }
+        response = self._call(coordinator, ApiKeys.OFFSET_COMMIT, 3, body)
+        failed: dict[Errors, list[TopicPartition]] = {}
+        for topic in response["responses"]:
+            for p in topic["partition_responses"]:
+                error = Errors.for_code(p["error_code"])
+                if error is not Errors.NONE:
+                    failed.setdefault(error, []).append((topic["topic"], p["partition"]))
+        if not failed:
+            return
+        error, partitions = next(iter(failed.items()))
+        where = ", ".join(map(_name, sorted(partitions)))
+        if error is Errors.UNKNOWN_MEMBER_ID:
+            # what the coordinator answers a commit from outside a group that has members
+            raise error.exception(
+                f"The coordinator of group '{group_id}' refused the commit for {where}: the group has "
+                "active members, and only they may commit while it does (UNKNOWN_MEMBER_ID)"
+            )
+        raise error.exception(f"Committing offsets for group '{group_id}' failed for {where}: "
+                              f"{error.name}: {error.description}")  # fmt: skip
+
+    def _list_offsets(
+        self, specs: dict[TopicPartition, OffsetSpec]
+    ) -> dict[TopicPartition, ListOffsetsResultInfo]:
+        cluster = self.describe_cluster()
+        by_leader: dict[Node, list[TopicPartition]] = {}
+        for tp in sorted(specs):
+            leader = cluster.leader_for(*tp)
+            if leader is None:
+                raise Errors.LEADER_NOT_AVAILABLE.exception(f"{_name(tp)} has no leader right now")
+            by_leader.setdefault(leader, []).append(tp)
+        results = {}
+        for leader, partitions in by_leader.items():
+            topics = _by_topic(partitions, lambda tp: {"partition": tp[1], "timestamp": specs[tp].timestamp})
+            body = {"replica_id": -1, "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
+            response = self._call(leader, ApiKeys.LIST_OFFSETS, 1, body)
+            for topic in response["responses"]:
+                for p in topic["partition_responses"]:
+                    tp = (topic["topic"], p["partition"])
+                    _raise_for(p["error_code"], f"ListOffsets for {_name(tp)} at broker {leader.id}")
+                    results[tp] = ListOffsetsResultInfo(p["offset"], p["timestamp"])
+        return results
+
+    def _find_coordinator(self, group_id: str) -> Node:
+        node_id = self._least_loaded_node()
+        body = {"coordinator_key": group_id, "coordinator_type": GROUP_COORDINATOR_TYPE}
+        response = self._call(self._node(node_id), ApiKeys.FIND_COORDINATOR, 1, body)
+        error = Errors.for_code(response["error_code"])
+        if error is not Errors.NONE:
+            raise error.exception(
+                f"Finding the coordinator of group '{group_id}': "
+                f"{response.get('error_message') or error.description}"
+            )
+        c = response["coordinator"]
+        # The coordinator's address as the broker gives it; the metadata may not list it yet.
+        self.client.set_node(str(c["node_id"]), c["host"], c["port"])
+        return Node(c["node_id"], c["host"], c["port"])
 
     # -- plumbing --------------------------------------------------------------------------------------------
 
     def _refresh_metadata(self) -> None:
         version = self.metadata.request_update()
         self._poll_until(lambda: self.metadata.version > version, "metadata")
+
+    def _least_loaded_node(self) -> str:
+        if self.metadata.cluster.is_bootstrap or not self.metadata.cluster.nodes:
+            self._refresh_metadata()
+        node = self.client.least_loaded_node(self.time.milliseconds())
+        if node is None:
+            raise KafkaException("No broker is reachable: every known broker failed its last connection")
+        return node
+
+    def _node(self, node_id: str) -> Node:
+        known = self.metadata.cluster.nodes.get(int(node_id))
+        return known if known is not None else Node(int(node_id), "", 0)
+
+    def _retrying(self, attempt: Callable[[], T], what: str) -> T:
+        """Run ``attempt`` until it succeeds, retrying a retriable error after ``retry.backoff.ms``
+        (with fresh metadata, since a moved leader or coordinator is the usual cause) until the
+        request timeout; then raise TimeoutException naming ``what`` and the last error."""
+        deadline = self.time.hi_res_clock_ms() + self.request_timeout_ms
+        while True:
+            try:
+                return attempt()
+            except RetriableException as e:
+                if self.time.hi_res_clock_ms() + self.retry_backoff_ms >= deadline:
+                    raise TimeoutException(
+                        f"Timed out after {self.request_timeout_ms} ms waiting for {what}; last error: {e}"
+                    ) from None
+                self.time.sleep(self.retry_backoff_ms)
+                self.metadata.request_update()
 
     def _call(self, node: Node, api: ApiKeys, version: int, body: dict) -> dict:
         node_id = node.id_string
@@ -131,7 +461,7 @@ class KafkaAdminClient:
         )
         self._poll_until(lambda: bool(done), f"the {api.api_name} response")
         if done[0].disconnected:
-            raise KafkaException(f"node {node_id} disconnected before answering {api.api_name}")
+            raise DisconnectException(f"node {node_id} disconnected before answering {api.api_name}")
         return done[0].body
 
     def _poll_until(self, condition, what: str) -> None:
@@ -141,3 +471,37 @@ class KafkaAdminClient:
             if now >= deadline:
                 raise TimeoutException(f"Timed out after {self.request_timeout_ms} ms waiting for {what}")
             self.client.poll(min(100, deadline - now), now)
+
+
+def _raise_for(error_code: int, what: str) -> None:
+    error = Errors.for_code(error_code)
+    if error is not Errors.NONE:
+        raise error.exception(f"{what}: {error.name}: {error.description}")
+
+
+def _assignment(group_id: str, protocol_type: str, member_id: str, data: bytes) -> tuple[TopicPartition, ...]:
+    """A member's partitions, decoded from the consumer protocol's Assignment bytes. Only consumer
+    groups (and groups with no protocol type) use that format, and only a Stable group's members
+    carry one; any other member shows no partitions, as Kafka's AdminClient shows them."""
+    if protocol_type not in (PROTOCOL_TYPE, "") or not data:
+        return ()
+    try:
+        return tuple(deserialize_assignment(data).partitions)
+    except SchemaException as e:
+        raise KafkaException(
+            f"Member {member_id} of group '{group_id}' has an assignment that is not the consumer "
+            f"protocol's: {e}"
+        ) from None
+
+
+def _by_topic(partitions: Iterable[TopicPartition], entry: Callable[[TopicPartition], object]) -> dict:
+    """Partitions grouped by topic, as the protocol's nested arrays carry them: topic -> [entry(tp)]."""
+    topics: dict[str, list] = {}
+    for tp in partitions:
+        topics.setdefault(tp[0], []).append(entry(tp))
+    return topics
+
+
+def _name(tp: TopicPartition) -> str:
+    """``orders-0``: how Kafka prints a TopicPartition."""
+    return f"{tp[0]}-{tp[1]}"

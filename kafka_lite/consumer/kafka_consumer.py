@@ -53,7 +53,7 @@ from collections import deque
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from kafka_lite.clients.admin import parse_bootstrap
+from kafka_lite.clients.client_utils import parse_bootstrap
 from kafka_lite.clients.metadata import Cluster, Metadata, PartitionInfo
 from kafka_lite.clients.network_client import NetworkClient
 from kafka_lite.common.errors import (

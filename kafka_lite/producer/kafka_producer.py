@@ -34,7 +34,7 @@ import itertools
 import logging
 import threading
 
-from kafka_lite.clients.admin import parse_bootstrap
+from kafka_lite.clients.client_utils import parse_bootstrap
 from kafka_lite.clients.metadata import Cluster, Metadata, PartitionInfo
 from kafka_lite.clients.network_client import NetworkClient
 from kafka_lite.common.errors import (

@@ -27,7 +27,6 @@ stores how far it is from them. The broker can then assign offsets to a whole ba
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from kafka_lite.common.errors import CorruptRecordException
@@ -44,8 +43,7 @@ class Header(NamedTuple):
     value: bytes | None
 
 
-@dataclass(frozen=True, slots=True)
-class DefaultRecord:
+class DefaultRecord(NamedTuple):
     """A decoded v2 record, with its absolute offset and timestamp resolved from the batch."""
 
     offset: int

@@ -64,25 +64,29 @@ def read_varint(
     number runs past ``max_bytes`` bytes (``MAX_VARLONG_BYTES`` for a varlong).
     """
     # BEGIN SOLUTION
-    n = 0
-    shift = 0
     start = pos
-    end = len(buf)
-    while True:
-        if pos >= end:
-            raise CorruptRecordException(
-                f"varint at byte {start} runs past the end of the buffer", position=start
-            )
-        if pos - start >= max_bytes:
-            raise CorruptRecordException(
-                f"varint at byte {start} is longer than {max_bytes} bytes", position=start
-            )
+    try:
         b = buf[pos]
+        if b < 0x80:  # one byte: most deltas and lengths in a record
+            return (b >> 1) ^ -(b & 1), pos + 1
+        n = b & 0x7F
+        shift = 7
         pos += 1
-        n |= (b & 0x7F) << shift
-        if b < 0x80:
-            return zigzag_decode(n), pos
-        shift += 7
+        while True:
+            if pos - start >= max_bytes:
+                raise CorruptRecordException(
+                    f"varint at byte {start} is longer than {max_bytes} bytes", position=start
+                )
+            b = buf[pos]  # an IndexError here is a number cut by the end of the buffer
+            pos += 1
+            n |= (b & 0x7F) << shift
+            if b < 0x80:
+                return (n >> 1) ^ -(n & 1), pos  # zig-zag decoded, as zigzag_decode
+            shift += 7
+    except IndexError:
+        raise CorruptRecordException(
+            f"varint at byte {start} runs past the end of the buffer", position=start
+        ) from None
     # END SOLUTION
 
 
