@@ -2,7 +2,7 @@
 
 No Kafka twin: Kafka's quick start (book 1.4): kafka_lite's console producer writes the records;
 kcat, a real Kafka client, reads them back, and so does kafka_lite's console consumer, in a group
-whose committed offsets the coordinator then holds.
+whose committed offsets ``kafka-lite consumer-groups --describe`` then shows.
 """
 
 from __future__ import annotations
@@ -56,15 +56,14 @@ def _console_consumer(argv: list[str], console: Console) -> tuple[list[str], str
     return stdout.getvalue().decode().splitlines(), stderr.getvalue()
 
 
-def _committed(bootstrap: str, group: str, partitions: list) -> dict[int, int | None]:
-    """The group's committed offset of each partition, as the coordinator answers OffsetFetch."""
-    from kafka_lite import KafkaConsumer
+def _consumer_groups(argv: list[str], console: Console) -> list[str]:
+    """``kafka-lite consumer-groups ...`` run in this process; the lines it printed."""
+    from kafka_lite.cli import consumer_groups
+    from kafka_lite.cli.main import build_parser
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
-    try:
-        return {p.partition: consumer.committed((TOPIC, p.partition)) for p in partitions}
-    finally:
-        consumer.close()
+    with console.capture() as capture:
+        consumer_groups.run(build_parser().parse_args(argv), console)
+    return capture.get().splitlines()
 
 
 def _reads(lines: list[str], partitions: list) -> list[tuple]:
@@ -162,20 +161,29 @@ def cluster_demo(directory: Path, console: Console) -> int:
             raise CliError(
                 f"console-consumer read {len(got)} records that differ from the {len(RECORDS)} written"
             )
-        committed = _committed(bootstrap, GROUP, partitions)
-        table = Table("partition", "records read", "committed offset")
-        for p, read in _reads(lines, partitions):
-            table.add_row(str(p.partition), str(read), str(committed[p.partition]))
-        console.print(table)
-        if any(committed[p.partition] != read for p, read in _reads(lines, partitions)):
-            raise CliError(f"the group {GROUP} committed {committed}, not the offsets it read up to")
+
+        argv = ["consumer-groups", "--bootstrap-server", bootstrap, "--describe", "--group", GROUP]
+        console.rule(
+            f"[bold]6. kafka-lite consumer-groups --describe --group {GROUP}: what the group committed"
+        )
+        console.print(f"$ kafka-lite {shlex.join(argv)}", highlight=False, markup=False, soft_wrap=True)
+        described = _consumer_groups(argv, console)
+        for line in described:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        # GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...: a row per partition of the topic
+        rows = {int(r[2]): (r[3], r[5]) for r in (line.split() for line in described[1:]) if r[1] == TOPIC}
+        expected = {p.partition: (str(read), "0") for p, read in _reads(lines, partitions)}
+        if rows != expected:
+            raise CliError(
+                f"{GROUP} committed (offset, lag) {rows}, expected {expected} from the records read"
+            )
         console.print(
-            f"The consumer joined {GROUP}, was assigned all 3 partitions, and on closing committed its "
-            "positions to the group coordinator (stored in __consumer_offsets) and left the group: "
-            "run it again and it reads only records produced since."
+            f"The console consumer joined {GROUP}, was assigned all 3 partitions, and on closing committed "
+            "its positions to the group's coordinator (which keeps them in __consumer_offsets) and left "
+            "the group: it has no active members, a lag of 0, and a second run reads only newer records."
         )
 
-        console.rule("[bold]6. On disk: each partition is a directory of segment files on its leader")
+        console.rule("[bold]7. On disk: each partition is a directory of segment files on its leader")
         for p in partitions:
             d = Path(state["dir"]) / f"broker-{p.leader.id}" / "data" / f"{TOPIC}-{p.partition}"
             files = sorted(f.name for f in d.iterdir()) if d.exists() else []
@@ -186,7 +194,7 @@ def cluster_demo(directory: Path, console: Console) -> int:
             "kafka-lite dump-log FILE prints the batches; kafka-lite demo --layers shows the layers."
         )
     finally:
-        console.rule("[bold]7. kafka-lite cluster down")
+        console.rule("[bold]8. kafka-lite cluster down")
         stop_cluster(state)
     console.print("[bold green]cluster OK[/]: brokers stopped cleanly, then ZooKeeper; no process left.")
     console.print(
