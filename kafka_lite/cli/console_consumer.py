@@ -66,7 +66,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--topic", help="the topic to consume")
     parser.add_argument("--whitelist", metavar="REGEX",
                         help="consume every topic whose whole name matches this regular expression")  # fmt: skip
-    parser.add_argument("--group", help="the consumer group to join (default: a new console-consumer-<n>)")
+    parser.add_argument(
+        "--group", help="the consumer group to join (default: a new console-consumer-N, N random)"
+    )
     parser.add_argument("--from-beginning", action="store_true",
                         help="start at the earliest offset when the group has no committed offset")  # fmt: skip
     parser.add_argument("--partition", type=_whole(0, "a partition"), metavar="P",

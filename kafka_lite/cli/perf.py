@@ -125,7 +125,7 @@ def _register_consumer(tools: argparse._SubParsersAction) -> None:
     consumer.add_argument(
         "--messages", type=_count, required=True, metavar="N", help="how many records to read"
     )
-    consumer.add_argument("--group", help="the group to read in (default: a new perf-consumer-<n>)")
+    consumer.add_argument("--group", help="the group to read in (default: a new perf-consumer-N, N random)")
     consumer.add_argument("--from-latest", action="store_true",
                           help="start a new group at the log end (default: at the beginning)")  # fmt: skip
     consumer.add_argument("--fetch-size", type=_positive("bytes"), default=perf.DEFAULT_FETCH_SIZE, metavar="BYTES",

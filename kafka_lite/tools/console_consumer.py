@@ -2,11 +2,11 @@
 
 Mirrors: kafka.tools.ConsoleConsumer (its option checks, ConsumerWrapper, process) and
          kafka.tools.DefaultMessageFormatter (core/src/main/scala/kafka/tools/ConsoleConsumer.scala,
-         Kafka 0.10.1), with what later Kafka added: ``--group`` and the rules for a group id given
-         in several places (Kafka 1.1), a generated group that does not auto-commit (Kafka 2.0,
-         KIP-254), ``--from-beginning`` refused beside a contrary ``auto.offset.reset`` (Kafka 1.0),
-         and the formatter's ``print.partition``, ``print.offset``, ``print.headers``,
-         ``print.value``, ``headers.separator`` and ``null.literal`` (Kafka 2.7, KIP-431)
+         Kafka 0.10.1), with what Kafka 1.x-2.x added: ``--group`` and the rule that a group id given
+         in several places must be the same, a generated group that does not auto-commit,
+         ``--from-beginning`` refused beside a contrary ``auto.offset.reset``, and the formatter's
+         ``print.partition``, ``print.offset``, ``print.headers``, ``print.value``,
+         ``headers.separator`` and ``null.literal`` (Kafka 2.7, KIP-431)
 Book:    chapter 1, 1.4 (the quick start's console consumer); chapter 4, 4.1 (subscribing, the poll
          loop), 4.4 (offsets committed on close)
 Differs: each poll asks for no more records than ``--max-messages`` still wants, so the positions the
@@ -15,12 +15,14 @@ Differs: each poll asks for no more records than ``--max-messages`` still wants,
          (``--timeout-ms``) ends the run quietly with the count on stderr; Kafka also logs the
          ``TimeoutException`` as an error. The formatter accepts only the properties it knows, so a
          misspelt one is an error rather than ignored. Keys and values are printed as the bytes they
-         are: there are no ``--key-deserializer``/``--value-deserializer`` class names to load.
+         are: there are no ``--key-deserializer``/``--value-deserializer`` class names to load, no
+         ``--formatter`` and no ``--skip-message-on-error``.
 
 What to read is exactly one of: a ``--topic``, subscribed in a group; a ``--whitelist`` regular
 expression, subscribed as a pattern in a group; or a ``--topic`` with a ``--partition``, assigned by
 hand and started at ``--offset`` (``earliest``, ``latest``, or an offset; latest by default, as in
-Kafka). Without ``--group`` the tool joins a group of its own, ``console-consumer-<n>``.
+Kafka). Without ``--group`` the tool joins a group of its own, ``console-consumer-N``
+(N random, as Kafka names it).
 
 ``DefaultMessageFormatter`` writes one line per record, its columns in Kafka's order, each present
 only when its property is ``true``, separated by ``key.separator`` (a tab)::
@@ -191,7 +193,7 @@ def consumer_props(
     ``auto.offset.reset`` rules of Kafka 1.0-2.0).
 
     ``--consumer-property`` wins over ``--consumer.config``. A group id given in more than one place
-    must be the same everywhere; none gives a generated ``console-consumer-<n>`` group that does not
+    must be the same everywhere; none gives a generated ``console-consumer-N`` group that does not
     auto-commit (unless told to): its offsets would never be read again. ``--from-beginning`` sets
     ``auto.offset.reset=earliest``, which counts only for a group with no committed offset; without
     it ``latest``, unless a property sets another value.
