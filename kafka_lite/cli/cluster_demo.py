@@ -1,7 +1,8 @@
 """The cluster half of ``kafka-lite demo``: ZooKeeper + 3 brokers, a topic, records in and out, the files.
 
-No Kafka twin: Kafka's quick start (book 1.4): kafka_lite's console producer writes the records, and
-kcat, a real Kafka client, reads them back in the console consumer's place.
+No Kafka twin: Kafka's quick start (book 1.4): kafka_lite's console producer writes the records;
+kcat, a real Kafka client, reads them back, and so does kafka_lite's console consumer, in a group
+whose committed offsets ``kafka-lite consumer-groups --describe`` then shows.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from kafka_lite.cli.cluster import bootstrap_servers, start_cluster, status_tabl
 from kafka_lite.zk.embedded import free_port, port_free
 
 TOPIC = "page-views"
+GROUP = "page-readers"
 RECORDS = [(f"user-{i % 4}", f'{{"page": "/item/{i}", "n": {i}}}') for i in range(12)]
 
 
@@ -40,6 +42,34 @@ def _console_producer(argv: list[str], lines: bytes, console: Console) -> None:
     from kafka_lite.cli.main import build_parser
 
     console_producer.run(build_parser().parse_args(argv), console, stdin=io.BytesIO(lines))
+
+
+def _console_consumer(argv: list[str], console: Console) -> tuple[list[str], str]:
+    """``kafka-lite console-consumer ...`` run in this process; its stdout's lines and its stderr."""
+    from kafka_lite.cli import console_consumer
+    from kafka_lite.cli.main import build_parser
+
+    stdout, stderr = io.BytesIO(), io.StringIO()
+    code = console_consumer.run(build_parser().parse_args(argv), console, stdout=stdout, stderr=stderr)
+    if code != 0:
+        raise CliError(f"kafka-lite {argv[0]} exited with {code}: {stderr.getvalue().strip()}")
+    return stdout.getvalue().decode().splitlines(), stderr.getvalue()
+
+
+def _consumer_groups(argv: list[str], console: Console) -> list[str]:
+    """``kafka-lite consumer-groups ...`` run in this process; the lines it printed."""
+    from kafka_lite.cli import consumer_groups
+    from kafka_lite.cli.main import build_parser
+
+    with console.capture() as capture:
+        consumer_groups.run(build_parser().parse_args(argv), console)
+    return capture.get().splitlines()
+
+
+def _reads(lines: list[str], partitions: list) -> list[tuple]:
+    """Each partition with the number of its records among ``lines`` (``Partition:P|key|value``): the
+    offset its group's commit should be at, the records having been the first in each partition."""
+    return [(p, sum(1 for line in lines if line.startswith(f"Partition:{p.partition}|"))) for p in partitions]
 
 
 def _free_base_port(count: int) -> int:
@@ -116,7 +146,44 @@ def cluster_demo(directory: Path, console: Console) -> int:
         if got != sorted(RECORDS):
             raise CliError(f"read back {len(got)} records that differ from the {len(RECORDS)} written")
 
-        console.rule("[bold]5. On disk: each partition is a directory of segment files on its leader")
+        argv = ["console-consumer", "--bootstrap-server", bootstrap, "--topic", TOPIC, "--group", GROUP,
+                "--from-beginning", "--max-messages", str(len(RECORDS)),
+                "--property", "print.partition=true", "--property", "print.key=true",
+                "--property", "key.separator=|"]  # fmt: skip
+        console.rule(f"[bold]5. kafka-lite console-consumer: the same records, read in the group {GROUP}")
+        console.print(f"$ kafka-lite {shlex.join(argv)}", highlight=False, markup=False, soft_wrap=True)
+        lines, report = _console_consumer(argv, console)
+        for line in lines:
+            console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+        console.print(f"  (stderr) {report.strip()}", highlight=False, markup=False)
+        got = sorted(tuple(line.split("|", 1)[1].split("|", 1)) for line in lines)
+        if got != sorted(RECORDS):
+            raise CliError(
+                f"console-consumer read {len(got)} records that differ from the {len(RECORDS)} written"
+            )
+
+        argv = ["consumer-groups", "--bootstrap-server", bootstrap, "--describe", "--group", GROUP]
+        console.rule(
+            f"[bold]6. kafka-lite consumer-groups --describe --group {GROUP}: what the group committed"
+        )
+        console.print(f"$ kafka-lite {shlex.join(argv)}", highlight=False, markup=False, soft_wrap=True)
+        described = _consumer_groups(argv, console)
+        for line in described:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        # GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...: a row per partition of the topic
+        rows = {int(r[2]): (r[3], r[5]) for r in (line.split() for line in described[1:]) if r[1] == TOPIC}
+        expected = {p.partition: (str(read), "0") for p, read in _reads(lines, partitions)}
+        if rows != expected:
+            raise CliError(
+                f"{GROUP} committed (offset, lag) {rows}, expected {expected} from the records read"
+            )
+        console.print(
+            f"The console consumer joined {GROUP}, was assigned all 3 partitions, and on closing committed "
+            "its positions to the group's coordinator (which keeps them in __consumer_offsets) and left "
+            "the group: it has no active members, a lag of 0, and a second run reads only newer records."
+        )
+
+        console.rule("[bold]7. On disk: each partition is a directory of segment files on its leader")
         for p in partitions:
             d = Path(state["dir"]) / f"broker-{p.leader.id}" / "data" / f"{TOPIC}-{p.partition}"
             files = sorted(f.name for f in d.iterdir()) if d.exists() else []
@@ -127,7 +194,7 @@ def cluster_demo(directory: Path, console: Console) -> int:
             "kafka-lite dump-log FILE prints the batches; kafka-lite demo --layers shows the layers."
         )
     finally:
-        console.rule("[bold]6. kafka-lite cluster down")
+        console.rule("[bold]8. kafka-lite cluster down")
         stop_cluster(state)
     console.print("[bold green]cluster OK[/]: brokers stopped cleanly, then ZooKeeper; no process left.")
     console.print(

@@ -3,10 +3,12 @@
 No Kafka twin: Kafka's quick start (book 1.4) starts ZooKeeper and a broker, then produces and
 consumes with the console tools. ``kafka-lite demo`` brings up ZooKeeper and three brokers (as
 ``kafka-lite cluster up`` does, on free ports in a scratch directory), creates a topic, produces to it
-with ``kafka-lite console-producer`` and consumes back with kcat (a real Kafka client), shows where
-the records landed on disk, and stops the cluster. ``--layers`` shows the layers under the broker instead: record batches written to
-a segment, read back, corrupted on purpose and caught, converted to the old formats; a partition's
-log rolling, recovering from a torn write and dumped.
+with ``kafka-lite console-producer``, consumes back with kcat (a real Kafka client) and with
+``kafka-lite console-consumer`` in a group, describes the group's committed offsets and lag with
+``kafka-lite consumer-groups``, shows where the records landed on disk, and stops the cluster.
+``--layers`` shows the layers under the broker instead: record batches written to a segment, read
+back, corrupted on purpose and caught, converted to the old formats; a partition's log rolling,
+recovering from a torn write and dumped.
 """
 
 from __future__ import annotations

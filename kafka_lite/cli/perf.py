@@ -1,4 +1,5 @@
-"""``kafka-lite perf producer``: Kafka's ``kafka-producer-perf-test.sh``.
+"""``kafka-lite perf producer`` and ``perf consumer``: Kafka's ``kafka-producer-perf-test.sh`` and
+``kafka-consumer-perf-test.sh``.
 
 No Kafka twin for this module itself: the command-line face of
 ``kafka_lite.tools.producer_performance``, with Kafka 0.11's arguments (``--topic``,
@@ -9,6 +10,14 @@ terminal and not with ``--no-progress``. Kafka's window lines and summary line g
 
     kafka-lite perf producer --bootstrap-server 127.0.0.1:9092 --topic t \\
         --num-records 100000 --record-size 100 --throughput 10000 --producer-props acks=1 linger.ms=5
+
+``perf consumer`` is the face of ``kafka_lite.tools.consumer_performance``, with Kafka 1.0's
+arguments (``--bootstrap-server``, also spelled ``--broker-list``, ``--topic``, ``--messages``,
+``--group``, ``--from-latest``, ``--fetch-size``, ``--timeout``, ``--show-detailed-stats``,
+``--reporting-interval``, ``--hide-header``, ``--consumer.config``) and the same progress bar; its
+header and summary lines (or the detailed lines) go to stdout::
+
+    kafka-lite perf consumer --bootstrap-server 127.0.0.1:9092 --topic t --messages 100000
 """
 
 from __future__ import annotations
@@ -32,6 +41,21 @@ def _count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} records: give at least 1")
     return value
+
+
+def _positive(unit: str):
+    """An argparse type: a whole number of ``unit`` of at least 1."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {unit}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{text} {unit}: give at least 1")
+        return value
+
+    return parse
 
 
 def _size(text: str) -> int:
@@ -59,7 +83,10 @@ def _throughput(text: str) -> float:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("perf", help="load tests: perf producer (kafka-producer-perf-test.sh)")
+    parser = subparsers.add_parser(
+        "perf",
+        help="load tests: perf producer, perf consumer (kafka-producer-perf-test.sh, kafka-consumer-perf-test.sh)",
+    )
     tools = parser.add_subparsers(dest="tool", metavar="TOOL")
     tools.required = True
     producer = tools.add_parser(
@@ -83,6 +110,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     producer.add_argument("--no-progress", action="store_true", help="no progress bar")
     producer.set_defaults(handler=run_producer)
+    _register_consumer(tools)
+
+
+def _register_consumer(tools: argparse._SubParsersAction) -> None:
+    from kafka_lite.tools import consumer_performance as perf
+
+    consumer = tools.add_parser(
+        "consumer", help="read records as fast as they come, in a new group; Kafka's throughput summary"
+    )
+    consumer.add_argument("--bootstrap-server", "--broker-list", dest="bootstrap_server", required=True,
+                          metavar="HOST:PORT[,...]", help="brokers to find the cluster from")  # fmt: skip
+    consumer.add_argument("--topic", required=True, help="the topic to read")
+    consumer.add_argument(
+        "--messages", type=_count, required=True, metavar="N", help="how many records to read"
+    )
+    consumer.add_argument("--group", help="the group to read in (default: a new perf-consumer-N, N random)")
+    consumer.add_argument("--from-latest", action="store_true",
+                          help="start a new group at the log end (default: at the beginning)")  # fmt: skip
+    consumer.add_argument("--fetch-size", type=_positive("bytes"), default=perf.DEFAULT_FETCH_SIZE, metavar="BYTES",
+                          help=f"max.partition.fetch.bytes (default: {perf.DEFAULT_FETCH_SIZE})")  # fmt: skip
+    consumer.add_argument("--timeout", type=_positive("ms"), default=perf.DEFAULT_TIMEOUT_MS, metavar="MS",
+                          help=f"give up after this long without a record (default: {perf.DEFAULT_TIMEOUT_MS})")  # fmt: skip
+    consumer.add_argument("--show-detailed-stats", action="store_true",
+                          help="a line every --reporting-interval instead of the summary")  # fmt: skip
+    consumer.add_argument("--reporting-interval", type=_positive("ms"), default=perf.REPORTING_INTERVAL_MS, metavar="MS",
+                          help=f"between detailed lines (default: {perf.REPORTING_INTERVAL_MS})")  # fmt: skip
+    consumer.add_argument("--hide-header", action="store_true", help="no header line")
+    consumer.add_argument("--consumer.config", dest="consumer_config", metavar="FILE",
+                          help="consumer settings in a properties file")  # fmt: skip
+    consumer.add_argument("--no-progress", action="store_true", help="no progress bar")
+    consumer.set_defaults(handler=run_consumer)
 
 
 def producer_settings(args: argparse.Namespace) -> dict[str, str]:
@@ -158,5 +216,81 @@ def run_producer(args: argparse.Namespace, console: Console) -> int:
         raise CliError(
             f"{stats.errors} of the {stats.iteration} records sent failed, the first with "
             f"{type(e).__name__}: {e}"
+        )
+    return 0
+
+
+def consumer_settings(args: argparse.Namespace) -> dict[str, str]:
+    """The consumer's settings by Kafka's names, as Kafka's ``ConsumerPerfConfig`` sets them: the
+    file, then the tool's options over it."""
+    import random
+
+    from kafka_lite.common.errors import ConfigException
+    from kafka_lite.server.kafka_config import read_properties
+
+    try:
+        props = dict(read_properties(args.consumer_config)) if args.consumer_config else {}
+    except ConfigException as e:
+        raise CliError(f"--consumer.config: {e}", exit_code=2) from None
+    props.update(
+        {
+            "bootstrap.servers": args.bootstrap_server,
+            "group.id": args.group or f"perf-consumer-{random.randrange(100000)}",
+            "max.partition.fetch.bytes": str(args.fetch_size),
+            "auto.offset.reset": "latest" if args.from_latest else "earliest",
+            "check.crcs": "false",  # as Kafka's tool: the test measures the consumer, not CRC32C
+        }
+    )
+    props.setdefault("client.id", "perf-consumer")
+    return props
+
+
+def run_consumer(args: argparse.Namespace, console: Console) -> int:
+    from kafka_lite import KafkaConsumer
+    from kafka_lite.tools import consumer_performance as perf
+
+    try:
+        consumer = KafkaConsumer(**consumer_settings(args))
+    except KafkaException as e:
+        raise CliError(str(e), exit_code=2) from None
+
+    err_console = Console(stderr=True)
+
+    def out(line: str) -> None:
+        live = progress.live.is_started and console.is_terminal  # as run_producer's out
+        (err_console if live else console).print(line, highlight=False, markup=False, soft_wrap=True)
+
+    progress = Progress(
+        TextColumn(f"[bold]{args.topic}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("records read"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=args.no_progress or not err_console.is_terminal,
+    )
+    if not args.hide_header:
+        out(perf.header(args.show_detailed_stats))
+    stats = perf.ConsumerPerfStats()
+    try:
+        with progress:
+            task = progress.add_task("read", total=args.messages)
+            complete = perf.consume(
+                consumer, [args.topic], args.messages, args.timeout, stats, args.reporting_interval,
+                detailed=out if args.show_detailed_stats else None,
+                progress=lambda n: progress.update(task, completed=n),
+            )  # fmt: skip
+    except KafkaException as e:
+        raise CliError(f"{type(e).__name__}: {e}") from None
+    finally:
+        consumer.close()
+    if not args.show_detailed_stats:
+        out(stats.summary())
+    if not complete:
+        raise CliError(
+            f"Exiting before consuming the expected number of messages: timeout ({args.timeout} ms) exceeded "
+            f"after {stats.messages_read} of {args.messages}. You can use the --timeout option to increase "
+            "the timeout."
         )
     return 0

@@ -1,7 +1,8 @@
 """Tools that read the cluster or its files, or load it.
 
-Mirrors: kafka.tools (core/src/main/scala/kafka/tools/, Kafka 0.10.1): DumpLogSegments and
-         ConsoleProducer; org.apache.kafka.tools (tools/src/main/java/org/apache/kafka/tools/,
-         Kafka 0.11.0): ProducerPerformance and ThroughputThrottler
+Mirrors: kafka.tools (core/src/main/scala/kafka/tools/, Kafka 0.10.1): DumpLogSegments,
+         ConsoleProducer, ConsoleConsumer and ConsumerPerformance (Kafka 1.0's);
+         org.apache.kafka.tools (tools/src/main/java/org/apache/kafka/tools/, Kafka 0.11.0):
+         ProducerPerformance and ThroughputThrottler
 Book:    chapter 8 (MirrorMaker lives here in Kafka too)
 """

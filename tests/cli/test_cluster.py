@@ -150,17 +150,6 @@ def test_broker_start_reports_a_bad_config_in_one_line(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
-def test_demo_produces_with_kafka_lites_producer_and_kcat_reads_it_back(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "200")
-    assert main(["demo", "--dir", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "$ kafka-lite console-producer --bootstrap-server" in out
-    assert "sent 12 records through kafka_lite's KafkaProducer" in out
-    assert out.count("│ user-") == 12, "kcat's table: every record the console producer wrote"
-    assert "cluster OK" in out
-    assert "source .venv/bin/activate" in out  # how to put kafka-lite on PATH after make run
-
-
 def _lab_cluster_serves(tmp_path, name: str, solved: frozenset[str]) -> bool:
     """Start a one-broker cluster on a lab 4 workspace (the regions named in ``solved`` hold the
     reference's code, the rest the starter's stubs) and ask it for metadata with confluent-kafka.

@@ -1,0 +1,162 @@
+"""``kafka-lite console-consumer --bootstrap-server B --topic T``: Kafka's ``kafka-console-consumer.sh``.
+
+No Kafka twin for this module itself: the command-line face of ``kafka_lite.tools.console_consumer``,
+flag for flag with Kafka's tool (0.10.1's, with ``--group`` of 1.1 and the formatter properties of
+2.7). Prints each record's value, one per line, to stdout, until ``--max-messages``, ``--timeout-ms``
+without a record, or Ctrl-C; then ``Processed a total of N messages`` on stderr::
+
+    kafka-lite console-consumer --bootstrap-server 127.0.0.1:9092 --topic t --from-beginning \\
+        --property print.key=true --property key.separator=: --max-messages 10
+
+Ctrl-C does what Kafka's shutdown hook does: it wakes the consumer's poll, and the consumer closes
+cleanly, committing its positions (when the group auto-commits) and leaving its group; the exit
+code is then 130, as a Java tool's after SIGINT. A failure is one line on stderr and exit code 1,
+a bad argument exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO, TextIO
+
+from rich.console import Console
+
+from kafka_lite.cli import CliError, key_values
+from kafka_lite.common.errors import KafkaException, TimeoutException, WakeupException
+from kafka_lite.tools.console_consumer import (
+    FORMATTER_PROPERTIES,
+    ConsoleConsumerException,
+    ConsumerWrapper,
+    DefaultMessageFormatter,
+    FormatterException,
+    check_options,
+    consumer_props,
+    parse_offset,
+    process,
+)
+
+
+def _whole(minimum: int, what: str):
+    """An argparse type: a whole number of at least ``minimum`` (argparse names the option)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text}: {what} must be at least {minimum}")
+        return value
+
+    return parse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "console-consumer",
+        help="print a topic's records to stdout, one per line (kafka-console-consumer.sh)",
+    )
+    parser.add_argument("--bootstrap-server", dest="bootstrap_server", required=True,
+                        metavar="HOST:PORT[,...]", help="brokers to find the cluster from")  # fmt: skip
+    parser.add_argument("--topic", help="the topic to consume")
+    parser.add_argument("--whitelist", metavar="REGEX",
+                        help="consume every topic whose whole name matches this regular expression")  # fmt: skip
+    parser.add_argument(
+        "--group", help="the consumer group to join (default: a new console-consumer-N, N random)"
+    )
+    parser.add_argument("--from-beginning", action="store_true",
+                        help="start at the earliest offset when the group has no committed offset")  # fmt: skip
+    parser.add_argument("--partition", type=_whole(0, "a partition"), metavar="P",
+                        help="read only this partition of --topic, assigned without group management")  # fmt: skip
+    parser.add_argument("--offset", metavar="earliest|latest|N",
+                        help="with --partition: where to start (default: latest)")  # fmt: skip
+    parser.add_argument("--max-messages", type=_whole(1, "the number of messages"), metavar="N",
+                        help="exit after printing N records (default: consume on)")  # fmt: skip
+    parser.add_argument("--timeout-ms", type=_whole(0, "a timeout"), metavar="MS",
+                        help="exit when no record arrives for this long")  # fmt: skip
+    parser.add_argument("--property", action="append", default=[], metavar="K=V",
+                        help=f"for the formatter: {', '.join(FORMATTER_PROPERTIES)}")  # fmt: skip
+    parser.add_argument("--consumer-property", action="append", default=[], metavar="K=V",
+                        help="a consumer setting by Kafka's name (fetch.min.bytes=1024 ...)")  # fmt: skip
+    parser.add_argument("--consumer.config", dest="consumer_config", type=Path, metavar="FILE",
+                        help="consumer settings in a properties file (--consumer-property wins)")  # fmt: skip
+    parser.set_defaults(handler=run)
+
+
+def run(
+    args: argparse.Namespace, console: Console, stdout: BinaryIO | None = None, stderr: TextIO | None = None
+) -> int:
+    from kafka_lite import KafkaConsumer
+    from kafka_lite.common.errors import ConfigException
+    from kafka_lite.server.kafka_config import read_properties
+
+    output = sys.stdout.buffer if stdout is None else stdout
+    report = sys.stderr if stderr is None else stderr
+    try:
+        check_options(args.topic, args.whitelist, args.partition, args.offset, args.from_beginning)
+        offset = parse_offset(args.offset, args.from_beginning)
+        formatter = DefaultMessageFormatter(key_values(args.property, "--property"))
+        extra = key_values(args.consumer_property, "--consumer-property")
+        try:
+            file_props = read_properties(args.consumer_config) if args.consumer_config else {}
+        except ConfigException as e:
+            raise CliError(f"--consumer.config: {e}", exit_code=2) from None
+        props = consumer_props(args.bootstrap_server, args.group, args.from_beginning, file_props, extra)
+        # Kafka's dotted names go in as they are: the consumer's ConfigDef takes them beside
+        # kafka-python's keywords, so a bad one is named as the user typed it.
+        consumer = KafkaConsumer(**props)
+    except (ConsoleConsumerException, FormatterException, KafkaException) as e:
+        raise CliError(str(e), exit_code=2) from None
+
+    count = 0
+
+    def counted(n: int) -> None:
+        nonlocal count
+        count = n
+
+    interrupted = False
+    restore = _wake_on_interrupt(consumer)
+    try:
+        wrapper = ConsumerWrapper(
+            consumer, args.topic, args.partition, offset, args.whitelist, args.timeout_ms
+        )
+        process(args.max_messages, formatter, wrapper, output, counted)
+    except TimeoutException:
+        pass  # --timeout-ms without a record: the end of the run, as Kafka's tool ends it
+    except WakeupException:
+        interrupted = True  # Ctrl-C: the consumer closes below, as Kafka's shutdown hook closes it
+    except BrokenPipeError:
+        report.write("Unable to write to standard out, closing consumer.\n")
+    except KafkaException as e:
+        raise CliError(f"{type(e).__name__}: {e}") from None
+    finally:
+        try:
+            consumer.close()  # commits (when the group auto-commits) and leaves the group
+        finally:
+            restore()
+            report.write(f"Processed a total of {count} messages\n")
+            report.flush()
+    return 130 if interrupted else 0
+
+
+def _wake_on_interrupt(consumer) -> Callable[[], object]:
+    """Make Ctrl-C (SIGINT) wake the consumer's poll rather than raise inside it, as Kafka's shutdown
+    hook calls ``consumer.wakeup()``; a second Ctrl-C interrupts at once. Returns what restores the
+    previous handler. Only the main thread may set a signal handler: elsewhere (the demo running the
+    tool in a thread) Ctrl-C stays as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def on_interrupt(signum, frame) -> None:
+        signal.signal(signal.SIGINT, previous)
+        consumer.wakeup()
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    if previous is None:  # a handler set outside Python: put the default back
+        previous = signal.SIG_DFL
+    return lambda: signal.signal(signal.SIGINT, previous)
