@@ -10,6 +10,7 @@ from __future__ import annotations
 
 _EXPORTS = {
     "KafkaAdminClient": "kafka_lite.clients.admin",
+    "KafkaConsumer": "kafka_lite.consumer",
     "KafkaProducer": "kafka_lite.producer",
     "NewTopic": "kafka_lite.clients.admin",
 }

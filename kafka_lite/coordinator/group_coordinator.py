@@ -206,6 +206,8 @@ class GroupCoordinator:
 
     def shutdown(self) -> None:
         self._is_active = False
+        if self.group_manager is not None:
+            self.group_manager.shutdown()  # a load under way stops reading the log
         self.heartbeat_purgatory.shutdown()
         self.join_purgatory.shutdown()
         log.info("[GroupCoordinator %d]: Shutdown complete.", self.broker_id)

@@ -1,16 +1,34 @@
 """The request handlers: one method per API, turning a parsed request into a response.
 
 Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scala, Kafka 0.10.1, with
-         0.11's InitProducerId, OffsetsForLeaderEpoch and record-batch v2 Produce/Fetch)
-Book:    chapter 2, 2.3.3 (``KafkaApis.handle`` switches on the api key); 6.2 (produce and fetch);
-         7.2-7.3 (LeaderAndIsr, UpdateMetadata, StopReplica from the controller)
-Differs: no group APIs, no quotas (zero throttle time), no transactions. Client requests that
-         arrive before the controller's first UpdateMetadata wait for it
-         (``server/delayed_client_request.py`` says why).
+         0.11's InitProducerId, OffsetsForLeaderEpoch, FindCoordinator v1 and record-batch v2
+         Produce/Fetch)
+Book:    chapter 2, 2.3.3 (``KafkaApis.handle`` switches on the api key); 5.2.1 (the group APIs
+         handed to the coordinator); 6.2 (produce and fetch); 7.2-7.3 (LeaderAndIsr,
+         UpdateMetadata, StopReplica from the controller)
+Differs: no quotas (zero throttle time), no transactions (FindCoordinator for a transaction
+         coordinator gets INVALID_REQUEST). OffsetCommit v0 and OffsetFetch v0 go to the group
+         coordinator like the later versions (Kafka 0.10.1 keeps v0's offsets in ZooKeeper). A
+         StopReplica of a ``__consumer_offsets`` partition unloads its groups whether or not it
+         deletes the partition (Kafka only when it deletes). Client requests that arrive before the
+         controller's first UpdateMetadata wait for it (``server/delayed_client_request.py`` says
+         why).
 
 ``KafkaApis`` is given what it uses, as Kafka's constructor is: the request channel, the replica
-manager, the admin manager, the controller, the metadata cache, the producer id manager, the config,
-the cluster id and the time. It owns no state of its own beyond the purgatory of early requests.
+manager, the admin manager, the group coordinator, the controller, the metadata cache, the producer
+id manager, the config, the cluster id and the time. It owns no state of its own beyond the
+purgatory of early requests.
+
+The group APIs (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+OffsetFetch, DescribeGroups, ListGroups) are translated here and decided by the ``GroupCoordinator``.
+Each hands the coordinator a callback that writes the response, as Produce hands the replica manager
+one: a JoinGroup's is called when the group's rebalance completes (from the delayed join), a
+SyncGroup's when the leader's assignment is stored, a commit's when ``__consumer_offsets`` has the
+offsets, so the answer may come from another thread long after the handler returned.
+FindCoordinator answers the leader of the group's ``__consumer_offsets`` partition, creating the
+topic the first time a group is looked up (Kafka's ``getOrCreateGroupMetadataTopic``); and a
+LeaderAndIsr that moves leadership of one of its partitions tells the coordinator to load or unload
+the partition's groups (``on_leadership_change``).
 
 Produce and Fetch at old versions speak message sets v0/v1 (the book's format); the log stores v2
 batches only, so a Produce v0-2 is up-converted on the way in and a Fetch v0-3 down-converted on the
@@ -34,6 +52,9 @@ from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic import TopicPartition, validate_topic_name
 from kafka_lite.controller.kafka_controller import KafkaController
+from kafka_lite.coordinator.group_coordinator import GroupCoordinator, JoinGroupResult
+from kafka_lite.coordinator.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, OffsetMetadataAndError
+from kafka_lite.coordinator.offset_and_metadata import DEFAULT_TIMESTAMP, NO_METADATA, OffsetAndMetadata
 from kafka_lite.log.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
 from kafka_lite.network.transfer import FileRegion, PieceWriter
@@ -43,6 +64,7 @@ from kafka_lite.server.delayed_create_topics import CreateTopicsResults
 from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
+from kafka_lite.server.partition import Partition
 from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import (
     FetchMetadata,
@@ -57,6 +79,17 @@ log = logging.getLogger(__name__)
 # Kafka's AdminUtils.AdminClientId: the one client allowed to produce to internal topics (__...)
 ADMIN_CLIENT_ID = "__admin_client"
 
+# FindCoordinator v1's coordinator types (Kafka 0.11's FindCoordinatorRequest.CoordinatorType)
+COORDINATOR_TYPE_GROUP = 0
+COORDINATOR_TYPE_TRANSACTION = 1
+# Kafka's Node.noNode(): what FindCoordinator answers with an error
+NO_NODE = {"node_id": -1, "host": "", "port": -1}
+# OffsetCommit's defaults for what older versions do not carry (Kafka's OffsetCommitRequest)
+DEFAULT_GENERATION_ID = -1
+DEFAULT_MEMBER_ID = ""
+DEFAULT_RETENTION_TIME = -1
+LONG_MAX = 2**63 - 1
+
 
 class KafkaApis:
     # The APIs this broker has handlers for: exactly what ApiVersions advertises.
@@ -68,6 +101,15 @@ class KafkaApis:
         ApiKeys.LEADER_AND_ISR,
         ApiKeys.STOP_REPLICA,
         ApiKeys.UPDATE_METADATA,
+        ApiKeys.OFFSET_COMMIT,
+        ApiKeys.OFFSET_FETCH,
+        ApiKeys.FIND_COORDINATOR,
+        ApiKeys.JOIN_GROUP,
+        ApiKeys.HEARTBEAT,
+        ApiKeys.LEAVE_GROUP,
+        ApiKeys.SYNC_GROUP,
+        ApiKeys.DESCRIBE_GROUPS,
+        ApiKeys.LIST_GROUPS,
         ApiKeys.API_VERSIONS,
         ApiKeys.CREATE_TOPICS,
         ApiKeys.INIT_PRODUCER_ID,
@@ -79,6 +121,7 @@ class KafkaApis:
         request_channel: RequestChannel,
         replica_manager: ReplicaManager,
         admin_manager: AdminManager,
+        coordinator: GroupCoordinator,
         controller: KafkaController,
         metadata_cache: MetadataCache,
         producer_id_manager: ProducerIdManager,
@@ -89,6 +132,7 @@ class KafkaApis:
         self.request_channel = request_channel
         self.replica_manager = replica_manager
         self.admin_manager = admin_manager
+        self.coordinator = coordinator
         self.controller = controller
         self.metadata_cache = metadata_cache
         self.producer_id_manager = producer_id_manager
@@ -104,6 +148,15 @@ class KafkaApis:
             ApiKeys.LEADER_AND_ISR: self.handle_leader_and_isr_request,
             ApiKeys.STOP_REPLICA: self.handle_stop_replica_request,
             ApiKeys.UPDATE_METADATA: self.handle_update_metadata_request,
+            ApiKeys.OFFSET_COMMIT: self.handle_offset_commit_request,
+            ApiKeys.OFFSET_FETCH: self.handle_offset_fetch_request,
+            ApiKeys.FIND_COORDINATOR: self.handle_find_coordinator_request,
+            ApiKeys.JOIN_GROUP: self.handle_join_group_request,
+            ApiKeys.HEARTBEAT: self.handle_heartbeat_request,
+            ApiKeys.LEAVE_GROUP: self.handle_leave_group_request,
+            ApiKeys.SYNC_GROUP: self.handle_sync_group_request,
+            ApiKeys.DESCRIBE_GROUPS: self.handle_describe_groups_request,
+            ApiKeys.LIST_GROUPS: self.handle_list_groups_request,
             ApiKeys.API_VERSIONS: self.handle_api_versions_request,
             ApiKeys.CREATE_TOPICS: self.handle_create_topics_request,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
@@ -115,8 +168,8 @@ class KafkaApis:
     def handle(self, request: Request) -> None:
         try:
             if request.api not in self._handlers:
-                # Parsed fine but not an API this broker serves (a group API: there is no group
-                # coordinator): Kafka closes the connection for an API it does not know.
+                # Parsed fine but not an API this broker serves (ControlledShutdown, DeleteTopics):
+                # Kafka closes the connection for an API it does not know.
                 log.warning(
                     "Closing connection %s: no handler for %s (not in ApiVersions)",
                     request.connection_id, request.api.api_name,
@@ -218,6 +271,8 @@ class KafkaApis:
         )
 
     def _unknown_topic_metadata(self, topic: str, allow_auto_create: bool) -> dict:
+        if topic == GROUP_METADATA_TOPIC_NAME:  # created whatever auto.create.topics.enable says
+            return self._create_group_metadata_topic()
         error = Errors.UNKNOWN_TOPIC_OR_PARTITION
         try:
             validate_topic_name(topic)
@@ -503,13 +558,330 @@ class KafkaApis:
                 }
         self._send_response(request, body)
 
+    # -- FindCoordinator ------------------------------------------------------------------------------------------
+
+    # --8<-- [start:find_coordinator]
+    def handle_find_coordinator_request(self, request: Request) -> None:
+        """The broker that coordinates the group: the leader of its ``__consumer_offsets`` partition
+        (Kafka 0.10.1's ``handleGroupCoordinatorRequest``, FindCoordinator v1's key and type)."""
+        body, version = request.body, request.header.api_version
+        group_id = body["group_id"] if version == 0 else body["coordinator_key"]
+        coordinator_type = COORDINATOR_TYPE_GROUP if version == 0 else body["coordinator_type"]
+        if coordinator_type != COORDINATOR_TYPE_GROUP:
+            message = (
+                "Transactions are not implemented: there is no transaction coordinator"
+                if coordinator_type == COORDINATOR_TYPE_TRANSACTION
+                else f"Unknown coordinator type {coordinator_type} in FindCoordinator request"
+            )
+            self._send_find_coordinator_response(request, Errors.INVALID_REQUEST, NO_NODE, message)
+            return
+        partition = self.coordinator.partition_for(group_id)
+        # get metadata (and create the topic if necessary)
+        offsets_topic_metadata = self._get_or_create_group_metadata_topic()
+        error, node = Errors.COORDINATOR_NOT_AVAILABLE, NO_NODE
+        if offsets_topic_metadata["topic_error_code"] == Errors.NONE.code:
+            leader = next(
+                (
+                    p["leader"]
+                    for p in offsets_topic_metadata["partition_metadata"]
+                    if p["partition_id"] == partition
+                ),
+                -1,
+            )
+            broker = next((b for b in self.metadata_cache.alive_brokers() if b.id == leader), None)
+            if broker is not None:
+                error, node = Errors.NONE, {"node_id": broker.id, "host": broker.host, "port": broker.port}
+        self._send_find_coordinator_response(request, error, node)
+
+    def _send_find_coordinator_response(
+        self, request: Request, error: Errors, node: dict, message: str | None = None
+    ) -> None:
+        self._send_response(
+            request,
+            {"throttle_time_ms": 0, "error_code": error.code, "error_message": message, "coordinator": node},
+        )
+
+    def _get_or_create_group_metadata_topic(self) -> dict:
+        """``__consumer_offsets``' metadata from the cache, or the answer of creating it."""
+        known = self.metadata_cache.topic_metadata([GROUP_METADATA_TOPIC_NAME])
+        return known[0] if known else self._create_group_metadata_topic()
+
+    def _create_group_metadata_topic(self) -> dict:
+        """Create ``__consumer_offsets`` with ``offsets.topic.num.partitions`` partitions, compacted,
+        replicated ``offsets.topic.replication.factor`` times or on every live broker if fewer are
+        alive (Kafka 0.10.1's ``createGroupMetadataTopic``). The answer is LEADER_NOT_AVAILABLE when
+        it was created, by this request or another one: the controller still has to elect leaders."""
+        alive = len(self.metadata_cache.alive_brokers())
+        replication_factor = self.config["offsets.topic.replication.factor"]
+        if alive:
+            replication_factor = min(replication_factor, alive)
+        offset_config = self.coordinator.group_manager.config  # Kafka's coordinator.offsetConfig
+        details = TopicDetails(
+            offset_config.offsets_topic_num_partitions,
+            replication_factor,
+            {},
+            {k: str(v) for k, v in offset_config.offsets_topic_configs().items()},
+        )
+        results: CreateTopicsResults = {}
+        # a timeout of 0: written to ZooKeeper, answered at once, nothing waits for the leaders
+        self.admin_manager.create_topics(0, False, {GROUP_METADATA_TOPIC_NAME: details}, results.update)
+        error, message = results[GROUP_METADATA_TOPIC_NAME]
+        if error is Errors.NONE:
+            log.info(
+                "Created topic %s with %d partitions and replication factor %d",
+                GROUP_METADATA_TOPIC_NAME, details.num_partitions, replication_factor,
+            )  # fmt: skip
+            error = Errors.LEADER_NOT_AVAILABLE
+        elif error is Errors.TOPIC_ALREADY_EXISTS:  # another request, or another broker, created it
+            error = Errors.LEADER_NOT_AVAILABLE
+        else:
+            log.warning("Cannot create topic %s: %s", GROUP_METADATA_TOPIC_NAME, message)
+        return {
+            "topic_error_code": error.code,
+            "topic": GROUP_METADATA_TOPIC_NAME,
+            "is_internal": True,
+            "partition_metadata": [],
+        }
+
+    # --8<-- [end:find_coordinator]
+
+    # -- JoinGroup, SyncGroup, Heartbeat, LeaveGroup --------------------------------------------------------------
+
+    # --8<-- [start:join_group]
+    def handle_join_group_request(self, request: Request) -> None:
+        body = request.body
+
+        def send_response_callback(join_result: JoinGroupResult) -> None:
+            members = [
+                {"member_id": member_id, "member_metadata": metadata}
+                for member_id, metadata in join_result.members.items()
+            ]
+            self._send_response(
+                request,
+                {
+                    "throttle_time_ms": 0,
+                    "error_code": join_result.error.code,
+                    "generation_id": join_result.generation_id,
+                    "group_protocol": join_result.sub_protocol,
+                    "leader_id": join_result.leader_id,
+                    "member_id": join_result.member_id,
+                    "members": members,
+                },
+            )
+
+        protocols = [(p["protocol_name"], bytes(p["protocol_metadata"])) for p in body["group_protocols"]]
+        self.coordinator.handle_join_group(
+            body["group_id"],
+            body["member_id"],
+            request.header.client_id or "",
+            self._client_host(request),
+            # JoinGroup v0 has no rebalance timeout: the session timeout is both (KIP-62)
+            body.get("rebalance_timeout", body["session_timeout"]),
+            body["session_timeout"],
+            body["protocol_type"],
+            protocols,
+            send_response_callback,
+        )
+
+    # --8<-- [end:join_group]
+
+    @staticmethod
+    def _client_host(request: Request) -> str:
+        """The member's host as Kafka shows it (Java's ``InetAddress.toString``: ``/127.0.0.1``)."""
+        return f"/{request.client_address}"
+
+    def handle_sync_group_request(self, request: Request) -> None:
+        body = request.body
+
+        def send_response_callback(member_state: bytes, error: Errors) -> None:
+            self._send_response(
+                request, {"throttle_time_ms": 0, "error_code": error.code, "member_assignment": member_state}
+            )
+
+        self.coordinator.handle_sync_group(
+            body["group_id"],
+            body["generation_id"],
+            body["member_id"],
+            {a["member_id"]: bytes(a["member_assignment"]) for a in body["group_assignment"]},
+            send_response_callback,
+        )
+
+    def handle_heartbeat_request(self, request: Request) -> None:
+        body = request.body
+        self.coordinator.handle_heartbeat(
+            body["group_id"],
+            body["member_id"],
+            body["group_generation_id"],
+            lambda error: self._send_error_response(request, error),
+        )
+
+    def handle_leave_group_request(self, request: Request) -> None:
+        body = request.body
+        self.coordinator.handle_leave_group(
+            body["group_id"], body["member_id"], lambda error: self._send_error_response(request, error)
+        )
+
+    def _send_error_response(self, request: Request, error: Errors) -> None:
+        """Heartbeat and LeaveGroup answer an error code alone."""
+        self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code})
+
+    # -- DescribeGroups, ListGroups -------------------------------------------------------------------------------
+
+    def handle_describe_groups_request(self, request: Request) -> None:
+        groups = []
+        for group_id in request.body["group_ids"]:
+            error, summary = self.coordinator.handle_describe_group(group_id)
+            members = [
+                {
+                    "member_id": m.member_id,
+                    "client_id": m.client_id,
+                    "client_host": m.client_host,
+                    "member_metadata": m.metadata,
+                    "member_assignment": m.assignment,
+                }
+                for m in summary.members
+            ]
+            groups.append(
+                {
+                    "error_code": error.code,
+                    "group_id": group_id,
+                    "state": summary.state,
+                    "protocol_type": summary.protocol_type,
+                    "protocol": summary.protocol,
+                    "members": members,
+                }
+            )
+        self._send_response(request, {"throttle_time_ms": 0, "groups": groups})
+
+    def handle_list_groups_request(self, request: Request) -> None:
+        error, overviews = self.coordinator.handle_list_groups()
+        groups = [{"group_id": g.group_id, "protocol_type": g.protocol_type} for g in overviews]
+        self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code, "groups": groups})
+
+    # -- OffsetCommit, OffsetFetch -------------------------------------------------------------------------------
+
+    # --8<-- [start:offset_commit]
+    def handle_offset_commit_request(self, request: Request) -> None:
+        body, version = request.body, request.header.api_version
+        requested: dict[TopicPartition, dict] = {
+            (t["topic"], p["partition"]): p for t in body["topics"] for p in t["partitions"]
+        }
+        # a partition of a topic this broker does not know is answered UNKNOWN_TOPIC_OR_PARTITION
+        invalid = {tp for tp in requested if not self.metadata_cache.partitions(tp[0])}
+
+        def send_response_callback(commit_status: dict[TopicPartition, Errors]) -> None:
+            status = {**commit_status, **dict.fromkeys(invalid, Errors.UNKNOWN_TOPIC_OR_PARTITION)}
+            by_topic: dict[str, list] = {}
+            for (topic, partition), error in status.items():
+                by_topic.setdefault(topic, []).append({"partition": partition, "error_code": error.code})
+            responses = [{"topic": t, "partition_responses": ps} for t, ps in by_topic.items()]
+            self._send_response(request, {"throttle_time_ms": 0, "responses": responses})
+
+        if len(invalid) == len(requested):
+            send_response_callback({})
+            return
+        # The retention: the broker's (offsets.retention.minutes) unless OffsetCommit v2+ sets one.
+        # The commit time is now; the expiry is the retention after a v1 request's own timestamp if
+        # it carries one, else after now.
+        offset_retention = body.get("retention_time", DEFAULT_RETENTION_TIME)
+        if version <= 1 or offset_retention == DEFAULT_RETENTION_TIME:
+            offset_retention = (
+                self.coordinator.group_manager.config.offsets_retention_ms
+            )  # Kafka's coordinator.offsetConfig
+        current_timestamp = self.time.milliseconds()
+        partition_data = {}
+        for tp, p in requested.items():
+            if tp in invalid:
+                continue
+            timestamp = p.get("timestamp", DEFAULT_TIMESTAMP)
+            base = current_timestamp if timestamp == DEFAULT_TIMESTAMP else timestamp
+            partition_data[tp] = OffsetAndMetadata(
+                p["offset"],
+                p["metadata"] if p["metadata"] is not None else NO_METADATA,
+                current_timestamp,
+                # Java's long sum would wrap around into the past; it is capped at Long.MAX_VALUE
+                min(offset_retention + base, LONG_MAX),
+            )
+        self.coordinator.handle_commit_offsets(
+            body["group_id"],
+            body.get("member_id", DEFAULT_MEMBER_ID),
+            body.get("group_generation_id", DEFAULT_GENERATION_ID),
+            partition_data,
+            send_response_callback,
+        )
+
+    # --8<-- [end:offset_commit]
+
+    def handle_offset_fetch_request(self, request: Request) -> None:
+        body, version = request.body, request.header.api_version
+        topics = body["topics"]  # null (v2+): every partition the group has an offset for
+        partitions = None if topics is None else [(t["topic"], p) for t in topics for p in t["partitions"]]
+
+        def send_response_callback(
+            error: Errors, offsets: dict[TopicPartition, OffsetMetadataAndError]
+        ) -> None:
+            if error is not Errors.NONE and version >= 2:
+                offsets = {}  # v2+ carries the group's error once, at the top (Kafka 0.11's getErrorResponse)
+            by_topic: dict[str, list] = {}
+            for (topic, partition), o in offsets.items():
+                by_topic.setdefault(topic, []).append(
+                    {
+                        "partition": partition,
+                        "offset": o.offset,
+                        "metadata": o.metadata,
+                        "error_code": o.error.code,
+                    }
+                )
+            responses = [{"topic": t, "partition_responses": ps} for t, ps in by_topic.items()]
+            self._send_response(
+                request, {"throttle_time_ms": 0, "responses": responses, "error_code": error.code}
+            )
+
+        self.coordinator.handle_fetch_offsets(body["group_id"], partitions, send_response_callback)
+
     # -- from the controller --------------------------------------------------------------------------------------
 
+    # --8<-- [start:leader_and_isr]
     def handle_leader_and_isr_request(self, request: Request) -> None:
-        self._send_partition_errors(request, *self.replica_manager.become_leader_or_follower(request.body))
+        def on_leadership_change(
+            updated_leaders: list[Partition], updated_followers: list[Partition]
+        ) -> None:
+            # For each new leader or follower, the coordinator takes over or hands over the groups of
+            # a __consumer_offsets partition. This runs under the replica state change lock, so that
+            # the coordinator sees leadership changes in the order the controller made them.
+            for partition in updated_leaders:
+                if self._is_group_metadata_partition(partition.topic, partition.partition_id):
+                    self.coordinator.on_elected(partition.partition_id)
+            for partition in updated_followers:
+                if self._is_group_metadata_partition(partition.topic, partition.partition_id):
+                    self.coordinator.on_resigned(partition.partition_id)
+
+        self._send_partition_errors(
+            request, *self.replica_manager.become_leader_or_follower(request.body, on_leadership_change)
+        )
 
     def handle_stop_replica_request(self, request: Request) -> None:
-        self._send_partition_errors(request, *self.replica_manager.stop_replicas(request.body))
+        error, partitions = self.replica_manager.stop_replicas(request.body)
+        # A broker that no longer holds a __consumer_offsets partition (a reassignment may move it
+        # away without a LeaderAndIsr here) must not keep serving its groups.
+        for (topic, partition), partition_error in partitions.items():
+            if partition_error is Errors.NONE and self._is_group_metadata_partition(topic, partition):
+                self.coordinator.on_resigned(partition)
+        self._send_partition_errors(request, error, partitions)
+
+    # --8<-- [end:leader_and_isr]
+
+    def _is_group_metadata_partition(self, topic: str, partition: int) -> bool:
+        """A partition of ``__consumer_offsets`` that ``partition_for`` can name."""
+        if topic != GROUP_METADATA_TOPIC_NAME:
+            return False
+        if 0 <= partition < self.coordinator.offsets_topic_num_partitions:
+            return True
+        log.warning(
+            "Ignoring %s-%d for group coordination: offsets.topic.num.partitions is %d",
+            topic, partition, self.coordinator.offsets_topic_num_partitions,
+        )  # fmt: skip
+        return False
 
     def _send_partition_errors(self, request: Request, error: Errors, partitions: dict) -> None:
         """LeaderAndIsr and StopReplica answer alike: the request's error and one per partition."""

@@ -1,13 +1,17 @@
 """The broker's settings (``server.properties``), with Kafka's names, defaults and checks.
 
 Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.scala, Kafka 0.10.1)
-Book:    chapter 2 (socket server settings), 6.1 (log.*), 7 (zookeeper.*, controller settings)
+Book:    chapter 2 (socket server settings), 5 (group.* and offsets.*, the coordinator's), 6.1 (log.*),
+         7 (zookeeper.*, controller settings)
 Differs: only the settings kafka_lite implements are defined; a config file may carry others (a
          real Kafka ``server.properties``), which are logged and ignored. ``listeners`` takes one
          PLAINTEXT listener. ``delete.topic.enable`` defaults to true (Kafka 1.0's default).
          ``fetch.sendfile.enable`` is kafka_lite's own switch between the two fetch paths.
          ``inter.broker.protocol.version`` (Kafka 0.11's values) decides only whether followers
          truncate by leader epoch (``api_version.py``).
+         ``group.initial.rebalance.delay.ms`` is Kafka 0.11's (default 3000). ``offsets.commit.required.acks``
+         takes -1 or 1 (Kafka also 0 and 2..RF); ``offsets.load.buffer.size`` is not defined, since
+         the group manager reads a partition's log segment by segment.
 
 The ``log.*`` settings are the broker-wide defaults of the topic settings in ``log_config.py``;
 ``log_config_props`` hands them over under the names ``LogConfig.from_broker`` expects. As in Kafka,
@@ -121,6 +125,31 @@ CONFIG_DEF = (
             "Timeout of the controller's requests to brokers.")
     .define("controlled.shutdown.enable", Type.BOOLEAN, True, None, M,
             "Ask the controller to move leadership away before shutting down.")
+    # Group coordinator
+    .define("group.min.session.timeout.ms", Type.INT, 6000, None, M,
+            "The shortest session timeout a group member may ask for.")
+    .define("group.max.session.timeout.ms", Type.INT, 300000, None, M,
+            "The longest session timeout a group member may ask for.")
+    .define("group.initial.rebalance.delay.ms", Type.INT, 3000, None, M,
+            "How long the first rebalance of an empty group waits for more members to join "
+            "(Kafka 0.11's setting and default).")
+    # Offset management
+    .define("offset.metadata.max.bytes", Type.INT, 4096, None, H,
+            "The longest metadata string an offset commit may carry.")
+    .define("offsets.topic.num.partitions", Type.INT, 50, Range.at_least(1), H,
+            "Partitions of __consumer_offsets (never change it once the topic exists).")
+    .define("offsets.topic.replication.factor", Type.SHORT, 3, Range.at_least(1), H,
+            "Replication factor of __consumer_offsets; created with fewer while fewer brokers are alive.")
+    .define("offsets.topic.segment.bytes", Type.INT, 104857600, Range.at_least(1), H,
+            "Segment size of __consumer_offsets, small so that compaction and loading stay fast.")
+    .define("offsets.retention.minutes", Type.INT, 24 * 60, Range.at_least(1), H,
+            "Committed offsets older than this are deleted.")
+    .define("offsets.retention.check.interval.ms", Type.LONG, 600000, Range.at_least(1), H,
+            "How often expired offsets are looked for.")
+    .define("offsets.commit.timeout.ms", Type.INT, 5000, Range.at_least(1), H,
+            "How long an offset commit waits for the replicas of __consumer_offsets.")
+    .define("offsets.commit.required.acks", Type.SHORT, -1, None, H,
+            "The acks an offset commit waits for: -1 (every in-sync replica) or 1 (the leader).")
     # Replication
     .define("inter.broker.protocol.version", Type.STRING, LATEST_VERSION.version, ApiVersionValidator(), M,
             "The protocol brokers speak among themselves, for rolling upgrades: from 0.11.0-IV2 a "
@@ -181,6 +210,24 @@ class KafkaConfig:
                     f"replica.fetch.wait.max.ms ({v['replica.fetch.wait.max.ms']}) should always be at most "
                     f"{limit} ({v[limit]}) to prevent unnecessary follower timeouts and ISR changes"
                 )
+        # Kafka's checks of the group and offset settings
+        if v["group.max.session.timeout.ms"] < v["group.min.session.timeout.ms"]:
+            raise ConfigException(
+                f"group.max.session.timeout.ms ({v['group.max.session.timeout.ms']}) must be at least "
+                f"group.min.session.timeout.ms ({v['group.min.session.timeout.ms']})"
+            )
+        acks, rf = v["offsets.commit.required.acks"], v["offsets.topic.replication.factor"]
+        if not -1 <= acks <= rf:
+            raise ConfigException(
+                f"offsets.commit.required.acks ({acks}) must be greater or equal -1 and less or equal to "
+                f"offsets.topic.replication.factor ({rf})"
+            )
+        if acks not in (-1, 1):
+            # Kafka also takes 0 and 2..RF; the group manager waits for the leader or for the ISR
+            raise ConfigException(
+                f"offsets.commit.required.acks ({acks}): kafka_lite takes -1 (every in-sync replica) or 1 "
+                f"(the leader only)"
+            )
         self.inter_broker_protocol_version: ApiVersion = api_version(v["inter.broker.protocol.version"])
 
     def __getitem__(self, name: str) -> Any:

@@ -2,17 +2,21 @@
 
 Mirrors: kafka.server.KafkaServer (core/src/main/scala/kafka/server/KafkaServer.scala, Kafka 0.10.1)
          and kafka.server.KafkaHealthcheck (the broker's ephemeral registration)
-Book:    chapter 2, 2.3 (the server's start-up), 7.1 (the controller inside every broker)
-Differs: no group coordinator, no controlled shutdown, no dynamic config changes. Client requests
-         that arrive before the controller's first UpdateMetadata wait for it
-         (``server/delayed_client_request.py``).
+Book:    chapter 2, 2.3 (the server's start-up), 5.2 (the group coordinator in every broker),
+         7.1 (the controller inside every broker)
+Differs: no controlled shutdown, no dynamic config changes. Client requests that arrive before the
+         controller's first UpdateMetadata wait for it (``server/delayed_client_request.py``). The
+         group coordinator's parts (its ``GroupConfig``, ``OffsetConfig``, purgatories and
+         ``GroupMetadataManager``) are built here, where Kafka's ``GroupCoordinator.apply`` builds
+         them, so that each is passed in explicitly.
 
 Start-up order, as ``KafkaServer.startup``: scheduler, ZooKeeper (creating the chroot), cluster id,
 log manager (loading and, after an unclean stop, recovering every log), metadata cache, socket server,
-replica manager, producer id manager, controller, admin manager, request handlers, and last the
-registration in ``/brokers/ids``: a broker is announced only once it can answer. ``KafkaApis`` gets
-each part it uses, never the server. Shutdown goes the other way; the log manager's shutdown writes
-the clean-shutdown marker so the next start skips recovery.
+replica manager, producer id manager, controller, admin manager, group coordinator, request handlers,
+and last the registration in ``/brokers/ids``: a broker is announced only once it can answer.
+``KafkaApis`` gets each part it uses, never the server. Shutdown goes the other way, in Kafka's
+order (the group coordinator after the replica and admin managers, before the log manager); the log
+manager's shutdown writes the clean-shutdown marker so the next start skips recovery.
 """
 
 from __future__ import annotations
@@ -24,10 +28,13 @@ from pathlib import Path
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.controller.kafka_controller import KafkaController
+from kafka_lite.coordinator.group_coordinator import GroupConfig, GroupCoordinator
+from kafka_lite.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.network.socket_server import SocketServer
 from kafka_lite.server.admin_manager import AdminManager
+from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
@@ -60,6 +67,7 @@ class KafkaServer:
         self.replica_manager: ReplicaManager | None = None
         self.controller: KafkaController | None = None
         self.admin_manager: AdminManager | None = None
+        self.group_coordinator: GroupCoordinator | None = None
         self.apis: KafkaApis | None = None
         self.request_handler_pool: KafkaRequestHandlerPool | None = None
         self.producer_id_manager: ProducerIdManager | None = None
@@ -121,10 +129,13 @@ class KafkaServer:
         )
         self.controller.startup()
         self.admin_manager = AdminManager(self.metadata_cache, self.zk, self.time)
+        self.group_coordinator = self._group_coordinator()
+        self.group_coordinator.startup()
         self.apis = KafkaApis(
             self.socket_server.request_channel,
             self.replica_manager,
             self.admin_manager,
+            self.group_coordinator,
             self.controller,
             self.metadata_cache,
             self.producer_id_manager,
@@ -144,6 +155,42 @@ class KafkaServer:
         log.info("Broker %d started on %s:%d (cluster %s)", self.broker_id, host, port, self.cluster_id)
 
     # --8<-- [end:startup]
+
+    # --8<-- [start:group_coordinator]
+    def _group_coordinator(self) -> GroupCoordinator:
+        """The group coordinator and its storage, from the broker's ``group.*`` and ``offset*``
+        settings (Kafka's ``GroupCoordinator.apply``): its own purgatories for delayed heartbeats
+        and joins, and a group manager that keeps groups and offsets in ``__consumer_offsets``
+        through the replica manager."""
+        c = self.config
+        offset_config = OffsetConfig(
+            max_metadata_size=c["offset.metadata.max.bytes"],
+            offsets_retention_ms=c["offsets.retention.minutes"] * 60 * 1000,
+            offsets_retention_check_interval_ms=c["offsets.retention.check.interval.ms"],
+            offsets_topic_num_partitions=c["offsets.topic.num.partitions"],
+            offsets_topic_segment_bytes=c["offsets.topic.segment.bytes"],
+            offset_commit_timeout_ms=c["offsets.commit.timeout.ms"],
+            offset_commit_required_acks=c["offsets.commit.required.acks"],
+        )
+        group_config = GroupConfig(
+            group_min_session_timeout_ms=c["group.min.session.timeout.ms"],
+            group_max_session_timeout_ms=c["group.max.session.timeout.ms"],
+            group_initial_rebalance_delay_ms=c["group.initial.rebalance.delay.ms"],
+        )
+        group_manager = GroupMetadataManager(
+            self.broker_id, offset_config, self.replica_manager, self.time, self.scheduler
+        )
+        return GroupCoordinator(
+            self.broker_id,
+            group_config,
+            self.time,
+            DelayedOperationPurgatory("Heartbeat", self.time, broker_id=self.broker_id),
+            DelayedOperationPurgatory("Rebalance", self.time, broker_id=self.broker_id),
+            offsets_topic_num_partitions=offset_config.offsets_topic_num_partitions,
+            group_manager=group_manager,
+        )
+
+    # --8<-- [end:group_coordinator]
 
     # --8<-- [start:new_session]
     def _on_zk_state(self, state) -> None:
@@ -223,6 +270,8 @@ class KafkaServer:
             self.replica_manager.shutdown()
         if self.admin_manager is not None:
             self.admin_manager.shutdown()
+        if self.group_coordinator is not None:
+            self.group_coordinator.shutdown()
         if self.log_manager is not None:
             self.log_manager.shutdown()
         if self.controller is not None:

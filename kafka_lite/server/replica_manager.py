@@ -226,8 +226,17 @@ class ReplicaManager:
     # -- LeaderAndIsr ------------------------------------------------------------------------------------------
 
     # --8<-- [start:become_leader_or_follower]
-    def become_leader_or_follower(self, body: dict) -> tuple[Errors, dict[TopicPartition, Errors]]:
-        """Apply a LeaderAndIsr request from the controller; return the request's and each partition's error."""
+    def become_leader_or_follower(
+        self,
+        body: dict,
+        on_leadership_change: Callable[[list[Partition], list[Partition]], None] | None = None,
+    ) -> tuple[Errors, dict[TopicPartition, Errors]]:
+        """Apply a LeaderAndIsr request from the controller; return the request's and each partition's error.
+
+        ``on_leadership_change(new_leaders, new_followers)`` hears, still under the state change lock
+        (so that leadership changes reach it in order), which partitions this broker began to lead
+        and which it began to follow: the group coordinator loads and unloads the groups of
+        ``__consumer_offsets`` partitions there (Kafka's ``onLeadershipChange``)."""
         with self._replica_state_change_lock:
             if body["controller_epoch"] < self.controller_epoch:
                 log.warning(
@@ -261,11 +270,11 @@ class ReplicaManager:
                     continue
                 (to_lead if state["leader"] == self.broker_id else to_follow)[tp] = (partition, state)
                 errors[tp] = Errors.NONE
-            if to_lead:
-                self.make_leaders(to_lead, body["controller_epoch"])
+            new_leaders = self.make_leaders(to_lead, body["controller_epoch"]) if to_lead else []
+            new_followers = []
             if to_follow:
                 leaders = {b["id"]: b for b in body.get("live_leaders", [])}
-                self.make_followers(to_follow, body["controller_epoch"], leaders)
+                new_followers = self.make_followers(to_follow, body["controller_epoch"], leaders)
             # the HW checkpoint starts once there are partitions whose HW means something
             if not self._hw_thread_initialized:
                 self.scheduler.schedule(
@@ -275,6 +284,8 @@ class ReplicaManager:
                 )  # fmt: skip
                 self._hw_thread_initialized = True
             self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
+            if on_leadership_change is not None:
+                on_leadership_change(new_leaders, new_followers)
             return Errors.NONE, errors
 
     # --8<-- [end:become_leader_or_follower]
@@ -282,26 +293,33 @@ class ReplicaManager:
     # --8<-- [start:make_leaders]
     def make_leaders(
         self, partitions: dict[TopicPartition, tuple[Partition, dict]], controller_epoch: int
-    ) -> None:
-        """Stop fetching these partitions, then lead them (``Partition.make_leader``)."""
+    ) -> list[Partition]:
+        """Stop fetching these partitions, then lead them (``Partition.make_leader``); return those
+        whose leadership changed hands to this broker."""
         self.replica_fetcher_manager.remove_fetcher_for_partitions(set(partitions))
-        for partition, state in partitions.values():
-            partition.make_leader(state, controller_epoch)
+        return [
+            partition
+            for partition, state in partitions.values()
+            if partition.make_leader(state, controller_epoch)
+        ]
 
     def make_followers(
         self,
         partitions: dict[TopicPartition, tuple[Partition, dict]],
         controller_epoch: int,
         live_leaders: dict[int, dict],
-    ) -> None:
+    ) -> list[Partition]:
         """Follow the new leaders: stop the old fetchers, answer the requests waiting here, and hand the
         partitions to fetchers for the new leaders. Each starts by truncating what the new leader may
-        not have (``ReplicaFetcherThread.maybe_truncate``), then fetches from there."""
+        not have (``ReplicaFetcherThread.maybe_truncate``), then fetches from there. Return the
+        partitions whose leader changed."""
         to_fetch: dict[TopicPartition, Partition] = {}
+        new_followers: list[Partition] = []
         for tp, (partition, state) in partitions.items():
             if state["leader"] in live_leaders:
                 if partition.make_follower(state, controller_epoch):
                     to_fetch[tp] = partition
+                    new_followers.append(partition)
             else:
                 # The leader is not alive: follow it in name (so a produce here is refused) and fetch
                 # nothing until the controller names a leader that is.
@@ -311,7 +329,8 @@ class ReplicaManager:
                     *tp,
                     state["leader"],
                 )
-                partition.make_follower(state, controller_epoch)
+                if partition.make_follower(state, controller_epoch):
+                    new_followers.append(partition)
         self.replica_fetcher_manager.remove_fetcher_for_partitions(set(to_fetch))
         for tp in partitions:
             # produces waiting for acks here, and fetches, learn that this broker leads no more
@@ -328,6 +347,7 @@ class ReplicaManager:
                 for tp, partition in to_fetch.items()
             }
         )
+        return new_followers
 
     # --8<-- [end:make_leaders]
 

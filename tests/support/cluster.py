@@ -23,6 +23,13 @@ FAST = {
     "replica.fetch.backoff.ms": 100,
     "replica.fetch.wait.max.ms": 200,
     "replica.high.watermark.checkpoint.interval.ms": 1000,
+    # groups: no initial rebalance delay; clients may ask for session timeouts down to 1 s (Kafka's
+    # floor is 6 s, and librdkafka's default is 45 s: the tests ask for short ones); a few
+    # __consumer_offsets partitions, on every broker of a 3-broker cluster
+    "group.initial.rebalance.delay.ms": 0,
+    "group.min.session.timeout.ms": 1000,
+    "offsets.topic.num.partitions": 4,
+    "offsets.topic.replication.factor": 3,
 }
 
 
@@ -102,7 +109,8 @@ class LiteCluster:
         wait_until(ready, what=f"leaders for the {partitions} partitions of {topic} on every broker")
 
     def leader_of(self, topic: str, partition: int) -> int:
-        return self.servers[0].metadata_cache.partition_state(topic, partition).leader
+        running = next(s for s in self.servers if s.running)
+        return running.metadata_cache.partition_state(topic, partition).leader
 
     def controller(self):
         return next(
@@ -123,6 +131,20 @@ class LiteCluster:
 
     def server(self, broker_id: int) -> KafkaServer:
         return next(s for s in self.servers if s.broker_id == broker_id)
+
+    def stop_broker(self, broker_id: int) -> None:
+        """Shut one broker down (its ZooKeeper registration goes with it: the controller sees it fail)."""
+        self.server(broker_id).shutdown()
+
+    def restart_broker(self, broker_id: int) -> KafkaServer:
+        """Start a stopped broker again on its data, and wait until every broker sees it."""
+        old = self.server(broker_id)
+        assert not old.running, f"broker {broker_id} is running"
+        server = KafkaServer(self.config(broker_id))
+        server.startup()
+        self.servers[self.servers.index(old)] = server
+        self.wait_for_brokers(sum(s.running for s in self.servers))
+        return server
 
     def stop(self) -> None:
         for s in reversed(self.servers):

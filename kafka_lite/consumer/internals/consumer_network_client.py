@@ -90,6 +90,7 @@ class ConsumerNetworkClient:
         # Reentrant as Java's monitors are; guards ``unsent``, ``wakeup_disabled_count`` and the client.
         self._lock = threading.RLock()
         self.unsent: dict[Node, list[ClientRequest]] = {}
+        self._nodes: dict[str, Node] = {}  # the nodes requests were sent to, by id string
         self.wakeup_disabled_count = 0
         # Outside the lock (see the module docstring): deque's append and popleft are thread-safe,
         # as Kafka's ConcurrentLinkedQueue, and an Event is Kafka's AtomicBoolean.
@@ -106,6 +107,7 @@ class ConsumerNetworkClient:
         ``TimeoutException`` if the node is not ready within ``request.timeout.ms``."""
         if not isinstance(node, Node):
             raise TypeError(f"send needs the destination as a Node, not {node!r}")
+        self._remember_address(node)
         now = self.time.milliseconds()
         completion_handler = RequestFutureCompletionHandler(self.pending_completion)
         # The handler is the request's callback: the NetworkClient calls it with the response.
@@ -116,6 +118,14 @@ class ConsumerNetworkClient:
         # Wake a poll blocked in another thread, so that it sends the new request now.
         self.client.wakeup()
         return completion_handler.future
+
+    def _remember_address(self, node: Node) -> None:
+        # A Node carries its address, as Kafka's does, so a node the metadata does not list (the group
+        # coordinator's connection of its own, ``2**31 - 1 - broker id``) is reachable too.
+        with self._lock:
+            if node.id_string not in self._nodes:
+                self._nodes[node.id_string] = node
+                self.client.set_node(node.id_string, node.host, node.port)
 
     def _put(self, node: Node, request: ClientRequest) -> None:
         # As in 0.10.1, this waits while another thread's poll holds the lock.
@@ -130,7 +140,7 @@ class ConsumerNetworkClient:
             node_id = self.client.least_loaded_node(self.time.milliseconds())
         if node_id is None:
             return None
-        return self.metadata.cluster.nodes.get(int(node_id))
+        return self.metadata.cluster.nodes.get(int(node_id)) or self._nodes.get(node_id)
 
     # -- waiting --------------------------------------------------------------------------------------------
 
@@ -324,6 +334,7 @@ class ConsumerNetworkClient:
 
     def try_connect(self, node: Node) -> None:
         """Start connecting to ``node`` if allowed; mostly to clear a failed connection's state."""
+        self._remember_address(node)
         with self._lock:
             self.client.ready(node.id_string, self.time.milliseconds())
 

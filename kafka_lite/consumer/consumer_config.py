@@ -1,0 +1,82 @@
+"""The consumer's settings, with Kafka's names, defaults and checks.
+
+Mirrors: org.apache.kafka.clients.consumer.ConsumerConfig
+         (clients/src/main/java/org/apache/kafka/clients/consumer/ConsumerConfig.java, Kafka 0.10.1)
+Book:    chapter 4, 4.1 (subscribing and polling), 4.3 (session.timeout.ms, heartbeat.interval.ms),
+         4.4 (enable.auto.commit, auto.commit.interval.ms); chapter 5, 5.1 (partition.assignment.strategy)
+Differs: only the settings kafka_lite's consumer implements are defined, so a setting it would ignore
+         is an error rather than a silent no-op. ``group.id`` defaults to none (no group: ``assign``
+         only, no commits), as in Kafka 2.2 and kafka-python, where 0.10.1 defaults to the empty
+         string. ``partition.assignment.strategy`` defaults to range then round-robin (kafka-python's
+         default; 0.10.1 lists the range assignor only) and takes assignor names (``range``,
+         ``roundrobin``) or ``PartitionAssignor`` objects instead of class names. The deserializers
+         are Python callables passed beside the configs. ``consumer.timeout.ms`` is kafka-python's:
+         iterating over the consumer stops after that long without a record.
+
+Python callers use kafka-python's keyword spelling (``session_timeout_ms=6000``); ``ConfigDef.parse``
+maps it to Kafka's dotted name, and every error names the setting::
+
+    ConfigException: Invalid value 0 for configuration max.poll.records: Value must be at least 1
+"""
+
+from __future__ import annotations
+
+from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type, ValidString
+
+INT_MAX = 2**31 - 1
+H = Importance.HIGH
+M = Importance.MEDIUM
+L = Importance.LOW
+
+# --8<-- [start:config_def]
+CONFIG_DEF = (
+    ConfigDef()
+    .define("bootstrap.servers", Type.LIST, NO_DEFAULT_VALUE, None, H,
+            "host:port pairs to find the cluster from; the consumer learns every broker from them.")
+    .define("group.id", Type.STRING, None, None, H,
+            "The consumer group to join; none for a consumer that assigns itself partitions and commits nothing.")
+    .define("client.id", Type.STRING, "", None, M,
+            "A name for this consumer in the brokers' request logs (consumer-N if empty).")
+    .define("auto.offset.reset", Type.STRING, "latest", ValidString.in_("latest", "earliest", "none"), M,
+            "Where to start a partition with no committed offset, or whose offset is out of range: its "
+            "log end (latest), its log start (earliest), or nowhere (none: raise).")
+    .define("enable.auto.commit", Type.BOOLEAN, True, None, M,
+            "Commit the positions in the background, every auto.commit.interval.ms (needs a group.id).")
+    .define("auto.commit.interval.ms", Type.INT, 5000, Range.at_least(0), L,
+            "How often positions are committed when enable.auto.commit is on.")
+    .define("max.poll.records", Type.INT, 500, Range.at_least(1), M,
+            "The most records one poll returns.")
+    .define("fetch.min.bytes", Type.INT, 1, Range.at_least(0), H,
+            "The least data a fetch response carries; the broker waits up to fetch.max.wait.ms for it.")
+    .define("fetch.max.wait.ms", Type.INT, 500, Range.at_least(0), L,
+            "How long the broker may hold a fetch waiting for fetch.min.bytes.")
+    .define("max.partition.fetch.bytes", Type.INT, 1024 * 1024, Range.at_least(0), H,
+            "The most data one partition returns per fetch (a larger first record still comes whole).")
+    .define("fetch.max.bytes", Type.INT, 50 * 1024 * 1024, Range.at_least(0), M,
+            "The most data one fetch response carries (a larger first record still comes whole).")
+    .define("session.timeout.ms", Type.INT, 10_000, Range.at_least(1), H,
+            "How long the coordinator waits for a heartbeat before it drops the member.")
+    .define("heartbeat.interval.ms", Type.INT, 3000, Range.at_least(1), H,
+            "How often the heartbeat thread sends a heartbeat; lower than session.timeout.ms.")
+    .define("max.poll.interval.ms", Type.INT, 300_000, Range.at_least(1), M,
+            "The longest time between polls before the member leaves its group; also the rebalance "
+            "timeout members get to rejoin in.")
+    .define("request.timeout.ms", Type.INT, 305_000, Range.at_least(0), M,
+            "How long to wait for a response; greater than session.timeout.ms and fetch.max.wait.ms.")
+    .define("retry.backoff.ms", Type.LONG, 100, Range.at_least(0), L,
+            "The pause before a failed request is retried (and between metadata refreshes).")
+    .define("reconnect.backoff.ms", Type.LONG, 50, Range.at_least(0), L,
+            "How long to wait before reconnecting to a broker that failed.")
+    .define("metadata.max.age.ms", Type.LONG, 300_000, Range.at_least(0), L,
+            "Refresh metadata at least this often, even when nothing shows it stale.")
+    .define("partition.assignment.strategy", Type.LIST, ["range", "roundrobin"], None, M,
+            "The assignors this member supports, most preferred first: names (range, roundrobin) or "
+            "PartitionAssignor objects. The group uses the first one every member supports.")
+    .define("check.crcs", Type.BOOLEAN, True, None, L,
+            "Check each fetched batch's CRC before reading its records.")
+    .define("exclude.internal.topics", Type.BOOLEAN, True, None, M,
+            "Leave internal topics (__consumer_offsets) out of pattern subscriptions.")
+    .define("consumer.timeout.ms", Type.LONG, None, Range.at_least(0), L,
+            "Iteration over the consumer stops after this long without a record (forever if unset).")
+)  # fmt: skip
+# --8<-- [end:config_def]

@@ -1,0 +1,134 @@
+"""Committed offsets survive the group coordinator's broker: kafka-python commits, the broker that
+leads the group's ``__consumer_offsets`` partition stops, another replica is elected leader and loads
+the group and its offsets from the partition's log, and a new consumer of the group resumes from the
+committed offsets (not from the beginning, where ``auto_offset_reset`` would send it otherwise).
+
+The test runs on a 3-broker cluster of its own: stopping a broker of the session's cluster would
+move the leaders other tests rely on."""
+
+from __future__ import annotations
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+from kafka_lite.common.errors import Errors
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.coordinator.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, partition_for
+from tests.support.cluster import LiteCluster
+from tests.support.topics import topic_name
+from tests.support.waiting import wait_until
+from tests.support.wire import WireClient
+
+pytestmark = pytest.mark.integration
+
+GROUP = "failover-group"  # String.hashCode 1992778212: partition 0 of 4 (jshell)
+
+
+@pytest.fixture
+def own_cluster(zookeeper, tmp_path):
+    cluster = LiteCluster(zookeeper.connect_string, tmp_path, brokers=3).start()
+    yield cluster
+    cluster.stop()
+
+
+def produce(bootstrap: str, topic: str, partitions: int, per_partition: int) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    for p in range(partitions):
+        for i in range(per_partition):
+            producer.send(topic, value=f"{p}-{i}".encode(), partition=p)
+    producer.flush(timeout=30)
+    producer.close()
+
+
+def consumer(bootstrap: str, topic: str) -> KafkaConsumer:
+    return KafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=GROUP,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=500,
+    )
+
+
+def poll_until(c: KafkaConsumer, count: int, what: str) -> list:
+    records: list = []
+
+    def enough() -> bool:
+        for batch in c.poll(timeout_ms=200).values():
+            records.extend(batch)
+        return len(records) >= count
+
+    wait_until(enough, timeout_s=60, interval_s=0, what=what)
+    return records
+
+
+def find_coordinator(cluster: LiteCluster) -> dict:
+    port = next(s.port for s in cluster.servers if s.running)
+
+    def answered():
+        response = WireClient(port).call(
+            ApiKeys.FIND_COORDINATOR, 1, {"coordinator_key": GROUP, "coordinator_type": 0}
+        )
+        return response if response["error_code"] == Errors.NONE.code else None
+
+    return wait_until(answered, timeout_s=30, what=f"a coordinator for {GROUP}")["coordinator"]
+
+
+def test_committed_offsets_survive_the_coordinators_broker(own_cluster):
+    cluster = own_cluster
+    offsets_tp = (GROUP_METADATA_TOPIC_NAME, partition_for(GROUP, 4))
+    assert offsets_tp[1] == 0
+    topic = topic_name("failover")
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
+    produce(cluster.bootstrap_servers, topic, 2, 10)
+
+    first = consumer(cluster.bootstrap_servers, topic)
+    assert len(poll_until(first, 20, "the first consumer to read 20 records")) == 20
+    first.commit()
+    tps = [TopicPartition(topic, p) for p in range(2)]
+    assert [first.committed(tp) for tp in tps] == [10, 10]
+    first.close()
+
+    coordinator = find_coordinator(cluster)["node_id"]
+    assert coordinator == cluster.leader_of(*offsets_tp)
+    # The new leader loads the partition up to its high watermark (as Kafka 0.10.1 does): wait until
+    # every replica's high watermark covers the whole log, as followers learn it from their next fetch.
+    leader_leo = (
+        cluster.server(coordinator).replica_manager.get_partition(offsets_tp).get_replica().log_end_offset
+    )
+    wait_until(
+        lambda: all(
+            s.replica_manager.get_partition(offsets_tp).high_watermark() == leader_leo
+            for s in cluster.servers
+        ),
+        what=f"every replica of {offsets_tp} to have its high watermark at {leader_leo}",
+    )
+
+    generation = cluster.server(coordinator).group_coordinator.get_group(GROUP).generation_id
+    cluster.stop_broker(coordinator)
+    cluster.wait_for_brokers(2)
+    new_coordinator = find_coordinator(cluster)["node_id"]
+    assert new_coordinator != coordinator
+    assert new_coordinator == cluster.leader_of(*offsets_tp)
+    # the new coordinator loaded the group as it was stored: Empty, at the generation it had
+    loaded = wait_until(
+        lambda: cluster.server(new_coordinator).group_coordinator.get_group(GROUP),
+        what=f"broker {new_coordinator} to load {GROUP} from {offsets_tp}",
+    )
+    assert (loaded.current_state.value, loaded.generation_id) == ("Empty", generation)
+    produce(cluster.bootstrap_servers, topic, 2, 5)  # offsets 10-14 of each partition
+
+    second = consumer(cluster.bootstrap_servers, topic)
+    try:
+        assert [second.committed(tp) for tp in tps] == [10, 10]
+        records = poll_until(second, 10, "the second consumer to read the 10 new records")
+        assert sorted((r.partition, r.offset) for r in records) == [
+            (p, o) for p in range(2) for o in range(10, 15)
+        ]
+    finally:
+        second.close()
+
+    cluster.restart_broker(coordinator)
+    assert all(s.running for s in cluster.servers)
