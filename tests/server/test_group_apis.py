@@ -54,7 +54,6 @@ class PollingConsumer:
 
     def __init__(self, bootstrap: str, topic: str, group: str, **configs) -> None:
         self.consumer = KafkaConsumer(
-            topic,
             bootstrap_servers=bootstrap,
             group_id=group,
             auto_offset_reset="earliest",
@@ -63,6 +62,11 @@ class PollingConsumer:
             heartbeat_interval_ms=500,
             **configs,
         )
+        # The topic's metadata first, then the subscription: kafka-python then joins knowing the
+        # partitions (joining before, it rejoins as soon as the metadata arrives, and kafka-python
+        # 3.0 has been seen to stall for good when that metadata and the SyncGroup answer cross)
+        assert self.consumer.partitions_for_topic(topic), f"no metadata for {topic}"
+        self.consumer.subscribe([topic])
         self.records: list = []
         self.assignment: set = set()
         self._lock = threading.Lock()
