@@ -20,8 +20,10 @@ from kafka_lite.common.errors import (
     InvalidGroupIdException,
     WakeupException,
 )
+from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafka_lite.consumer.internals.fetcher import NoOffsetForPartitionException, OffsetAndTimestamp
 from kafka_lite.consumer.kafka_consumer import ConcurrentModificationException
+from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.consumer.round_robin_assignor import RoundRobinAssignor
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
@@ -362,3 +364,320 @@ def test_topics_and_partitions_for(make, filled):
     assert c.partitions_for_topic(filled) == {0, 1}
     assert [p.partition for p in c.partitions_for(filled)] == [0, 1]
     assert c.partitions_for_topic(topic_name("no-such-topic")) is None
+
+
+# -- consumer groups on the real cluster -------------------------------------------------------------------------
+
+GROUP_TIMEOUTS = {"session_timeout_ms": 6000, "heartbeat_interval_ms": 300, "request_timeout_ms": 30_000}
+
+
+class RecordingListener(ConsumerRebalanceListener):
+    def __init__(self) -> None:
+        self.events: list[tuple[str, set]] = []
+
+    def on_partitions_revoked(self, partitions):
+        self.events.append(("revoked", set(partitions)))
+
+    def on_partitions_assigned(self, partitions):
+        self.events.append(("assigned", set(partitions)))
+
+
+class Member:
+    """A consumer in a group, polling in a thread of its own (a member blocked in a rebalance must
+    not keep another member from rejoining), keeping every record it reads."""
+
+    def __init__(self, cluster, group: str, topics=None, pattern=None, **configs) -> None:
+        configs = {"auto_offset_reset": "earliest", "fetch_max_wait_ms": 100, **GROUP_TIMEOUTS, **configs}
+        self.consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id=group, **configs)
+        self.listener = RecordingListener()
+        self.consumer.subscribe(topics, pattern=pattern, listener=self.listener)
+        self.records: list = []
+        self.polling = threading.Event()
+        self.polling.set()
+        self.error: BaseException | None = None
+        self._stop = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop:
+                if not self.polling.is_set():
+                    self.polling.wait(0.05)  # paused by the test: no poll at all
+                    continue
+                for records in self.consumer.poll(timeout_ms=50).values():
+                    self.records.extend(records)
+        except BaseException as e:  # surfaced by the test through assignment()/close()
+            self.error = e
+
+    def assignment(self) -> set:
+        assert self.error is None, f"the member's poll loop failed: {self.error!r}"
+        return self.consumer.assignment()
+
+    def read(self) -> set:
+        return {(r.partition, r.offset) for r in self.records}
+
+    def close(self) -> None:
+        self._stop = True
+        self.polling.set()
+        self.thread.join(15)
+        assert not self.thread.is_alive(), "the member's poll loop did not stop"
+        self.consumer.close(timeout_ms=5000)
+        assert self.error is None, f"the member's poll loop failed: {self.error!r}"
+
+
+@pytest.fixture
+def members(cluster):
+    made: list[Member] = []
+
+    def build(group: str, topics=None, **configs) -> Member:
+        m = Member(cluster, group, topics, **configs)
+        made.append(m)
+        return m
+
+    yield build
+    for m in made:
+        if m.thread.is_alive() or not m.consumer._closed:
+            m._stop = True
+            m.polling.set()
+            m.thread.join(15)
+            m.consumer.close(timeout_ms=5000)
+
+
+def owners_partition_the_topic(topic: str, partitions: int, *group: Member) -> bool:
+    """Every partition is owned by exactly one of ``group``, and each has a share."""
+    owned = [tp for m in group for tp in m.assignment()]
+    return sorted(owned) == [(topic, p) for p in range(partitions)] and all(m.assignment() for m in group)
+
+
+def filled_topic(cluster, prefix: str, partitions: int = 4, per_partition: int = 10) -> str:
+    topic = topic_name(prefix)
+    cluster.create_topic(topic, partitions=partitions)
+    for p in range(partitions):
+        produce(cluster, topic, p, per_partition)
+    return topic
+
+
+def all_offsets(partitions: int, per_partition: int) -> set:
+    return {(p, o) for p in range(partitions) for o in range(per_partition)}
+
+
+@pytest.mark.integration
+def test_two_consumers_in_a_group_share_a_four_partition_topic(cluster, members):
+    topic = filled_topic(cluster, "group-share")
+    group = topic_name("g-share")
+    a = members(group, [topic])
+    wait_until(
+        lambda: owners_partition_the_topic(topic, 4, a), what="the first member to own all four partitions"
+    )
+    b = members(group, [topic])
+    wait_until(
+        lambda: owners_partition_the_topic(topic, 4, a, b), what="the two members to split the partitions"
+    )
+    assert len(a.assignment()) == len(b.assignment()) == 2
+    wait_until(lambda: a.read() | b.read() >= all_offsets(4, 10), what="every record read by one of the two")
+    assert a.read() | b.read() == all_offsets(4, 10)
+
+
+@pytest.mark.integration
+def test_a_rebalance_calls_the_listener_with_the_revoked_then_the_assigned_partitions(cluster, members):
+    topic = filled_topic(cluster, "group-listener", per_partition=1)
+    group = topic_name("g-listener")
+    a = members(group, [topic])
+    wait_until(lambda: owners_partition_the_topic(topic, 4, a), what="the first member's assignment")
+    assert a.listener.events == [("revoked", set()), ("assigned", {(topic, p) for p in range(4)})]
+    b = members(group, [topic])
+    wait_until(lambda: owners_partition_the_topic(topic, 4, a, b), what="the rebalance")
+    assert a.listener.events[2] == ("revoked", {(topic, p) for p in range(4)})
+    assert a.listener.events[-1] == ("assigned", a.assignment())
+    assert b.listener.events[-1] == ("assigned", b.assignment())
+
+
+@pytest.mark.integration
+def test_a_member_that_closes_leaves_and_the_group_rebalances_at_once(cluster, members):
+    topic = filled_topic(cluster, "group-close", per_partition=1)
+    group = topic_name("g-close")
+    # A session timeout far longer than the wait below: only the LeaveGroup can explain the rebalance.
+    a = members(group, [topic], session_timeout_ms=60_000, request_timeout_ms=90_000)
+    b = members(group, [topic], session_timeout_ms=60_000, request_timeout_ms=90_000)
+    wait_until(lambda: owners_partition_the_topic(topic, 4, a, b), 30, what="two members sharing the topic")
+    b.close()
+    wait_until(
+        lambda: owners_partition_the_topic(topic, 4, a),
+        15,
+        what="the remaining member to take every partition",
+    )
+
+
+@pytest.mark.integration
+def test_commit_and_committed_and_a_new_consumer_resumes_from_the_committed_offsets(cluster, make):
+    topic = filled_topic(cluster, "group-commit", partitions=1)
+    group = topic_name("g-commit")
+    first = make(group_id=group, enable_auto_commit=False, auto_offset_reset="earliest", **GROUP_TIMEOUTS)
+    first.subscribe([topic])
+    records = poll_until(first, 4, max_records=4)
+    assert [r.offset for r in records] == [0, 1, 2, 3]
+    assert first.committed((topic, 0)) is None
+    first.commit()
+    assert first.committed((topic, 0)) == 4
+    first.commit({(topic, 0): OffsetAndMetadata(6, "six")})
+    assert first.committed((topic, 0), metadata=True) == OffsetAndMetadata(6, "six")
+    first.close()
+
+    second = make(group_id=group, enable_auto_commit=False, auto_offset_reset="earliest", **GROUP_TIMEOUTS)
+    second.subscribe([topic])
+    assert [r.offset for r in poll_until(second, 4)] == [6, 7, 8, 9]
+
+
+@pytest.mark.integration
+def test_commit_async_calls_back_on_a_later_poll(cluster, make):
+    topic = filled_topic(cluster, "group-async", partitions=1, per_partition=3)
+    group = topic_name("g-async")
+    c = make(group_id=group, enable_auto_commit=False, auto_offset_reset="earliest", **GROUP_TIMEOUTS)
+    c.subscribe([topic])
+    poll_until(c, 3)
+    done: list = []
+    c.commit_async(callback=lambda offsets, e: done.append((offsets, e)))
+    wait_until(lambda: c.poll(timeout_ms=50) == {} and done, what="the commit's callback")
+    assert done == [({(topic, 0): OffsetAndMetadata(3)}, None)]
+    assert c.committed((topic, 0)) == 3
+
+
+@pytest.mark.integration
+def test_auto_commit_commits_the_positions_on_close(cluster, make):
+    topic = filled_topic(cluster, "group-autocommit", partitions=1, per_partition=5)
+    group = topic_name("g-auto")
+    c = make(group_id=group, auto_commit_interval_ms=60_000, auto_offset_reset="earliest", **GROUP_TIMEOUTS)
+    c.subscribe([topic])
+    poll_until(c, 5)
+    c.close()
+    other = make(group_id=group, enable_auto_commit=False, **GROUP_TIMEOUTS)
+    assert other.committed((topic, 0)) == 5
+
+
+@pytest.mark.integration
+def test_a_pattern_subscription_takes_matching_topics_including_new_ones(cluster, members):
+    prefix = topic_name("pat")
+    for suffix in ("a", "b"):
+        cluster.create_topic(f"{prefix}-{suffix}", partitions=2)
+    cluster.create_topic(f"not-{prefix}", partitions=1)
+    m = members(topic_name("g-pattern"), pattern=re.escape(prefix) + "-.*", metadata_max_age_ms=300)
+    expected = {(f"{prefix}-{s}", p) for s in ("a", "b") for p in range(2)}
+    wait_until(lambda: m.assignment() == expected, what="the two matching topics' partitions")
+    assert m.consumer.subscription() == {f"{prefix}-a", f"{prefix}-b"}
+    cluster.create_topic(f"{prefix}-c", partitions=1)
+    wait_until(
+        lambda: m.assignment() == expected | {(f"{prefix}-c", 0)}, what="the new matching topic's partition"
+    )
+
+
+@pytest.mark.integration
+def test_the_heartbeat_thread_keeps_a_member_that_does_not_poll_for_longer_than_the_session(cluster, members):
+    topic = filled_topic(cluster, "group-alive", per_partition=1)
+    group = topic_name("g-alive")
+    timeouts = {"session_timeout_ms": 1500, "heartbeat_interval_ms": 200, "max_poll_interval_ms": 60_000}
+    a = members(group, [topic], **timeouts)
+    b = members(group, [topic], **timeouts)
+    wait_until(lambda: owners_partition_the_topic(topic, 4, a, b), 30, what="two members sharing the topic")
+    generation, members_before = broker_view(cluster, group)
+    assert len(members_before) == 2
+    events_before = len(b.listener.events)
+    a.polling.clear()  # a stops polling; its heartbeat thread goes on
+    stopped = time_ms()
+    # Three session timeouts without a poll from a: the coordinator must still count both members,
+    # in the same generation.
+    wait_until(lambda: time_ms() - stopped > 3 * 1500, what="three session timeouts")
+    assert broker_view(cluster, group) == (generation, members_before), "the coordinator dropped a member"
+    assert len(b.listener.events) == events_before, "the group rebalanced while a's heartbeats flowed"
+    assert owners_partition_the_topic(topic, 4, a, b)
+    a.polling.set()
+
+
+@pytest.mark.integration
+def test_a_member_that_does_not_poll_within_max_poll_interval_leaves_the_group(cluster, members):
+    topic = filled_topic(cluster, "group-stuck", per_partition=1)
+    group = topic_name("g-stuck")
+    timeouts = {"session_timeout_ms": 20_000, "heartbeat_interval_ms": 200, "max_poll_interval_ms": 2000}
+    a = members(group, [topic], **timeouts)
+    b = members(group, [topic], **timeouts)
+    wait_until(lambda: owners_partition_the_topic(topic, 4, a, b), 30, what="two members sharing the topic")
+    a.polling.clear()  # a's application is stuck: after max.poll.interval.ms its heartbeat thread leaves
+    wait_until(lambda: owners_partition_the_topic(topic, 4, b), 20, what="b to take every partition")
+    a.polling.set()  # a polls again: it rejoins
+    wait_until(lambda: owners_partition_the_topic(topic, 4, a, b), 30, what="a to rejoin")
+
+
+def broker_view(cluster, group: str) -> tuple[int, set[str]]:
+    """The group's generation and member ids as its coordinator (a broker of the cluster) holds them."""
+    for server in cluster.servers:
+        coordinator = server.group_coordinator if server.running else None
+        found = coordinator.get_group(group) if coordinator is not None else None
+        if found is not None:
+            return found.generation_id, found.all_members()
+    raise AssertionError(f"no broker coordinates group {group}")
+
+
+def time_ms() -> int:
+    import time
+
+    return time.monotonic_ns() // 1_000_000
+
+
+@pytest.mark.integration
+def test_a_kafka_lite_and_a_kafka_python_consumer_share_a_topic_in_one_group(cluster, members):
+    import kafka
+
+    topic = filled_topic(cluster, "group-mixed")
+    group = topic_name("g-mixed")
+    ours = members(group, [topic])
+    theirs = kafka.KafkaConsumer(
+        topic,
+        bootstrap_servers=cluster.bootstrap_servers,
+        group_id=group,
+        auto_offset_reset="earliest",
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=300,
+        api_version=(0, 11),
+    )
+    read: set = set()
+    stop = threading.Event()
+
+    def poll_theirs() -> None:
+        while not stop.is_set():
+            for records in theirs.poll(timeout_ms=50).values():
+                read.update((r.partition, r.offset) for r in records)
+
+    thread = threading.Thread(target=poll_theirs, daemon=True)
+    thread.start()
+    try:
+
+        def shared() -> bool:
+            mine = ours.assignment()
+            other = {(tp.topic, tp.partition) for tp in theirs.assignment()}
+            return len(mine) == len(other) == 2 and sorted(mine | other) == [(topic, p) for p in range(4)]
+
+        wait_until(shared, 30, what="the two clients' consumers to split the four partitions")
+        wait_until(
+            lambda: ours.read() | read >= all_offsets(4, 10), what="every record read by one of the two"
+        )
+    finally:
+        stop.set()
+        thread.join(15)
+        theirs.close()
+
+
+@pytest.mark.integration
+def test_an_assigned_consumer_with_a_group_id_commits_outside_any_generation(cluster, make):
+    topic = filled_topic(cluster, "group-assign-commit", partitions=1, per_partition=5)
+    group = topic_name("g-assign")
+    first = make(group_id=group, enable_auto_commit=False, auto_offset_reset="earliest")
+    first.assign([(topic, 0)])
+    assert [r.offset for r in poll_until(first, 3, max_records=3)] == [0, 1, 2]
+    first.commit()
+    assert first.committed((topic, 0)) == 3
+    first.close()
+    second = make(group_id=group, enable_auto_commit=False, auto_offset_reset="earliest")
+    second.assign([(topic, 0)])
+    # No position given: the group's committed offset is where it starts.
+    assert second.position((topic, 0)) == 3
+    assert [r.offset for r in poll_until(second, 2)] == [3, 4]
