@@ -5,8 +5,8 @@ Mirrors: org.apache.kafka.clients.consumer.internals.ConsumerCoordinator, with i
          CommitFailedException, RetriableCommitFailedException and OffsetCommitCallback
          (clients/src/main/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinator.java,
          Kafka 0.10.1)
-Book:    chapter 4, 4.2 (the consumer's coordinator), 4.4 (committing offsets: 4.4.1 synchronous and
-         asynchronous commits, 4.4.2 the fetch positions as the offsets to commit, 4.4.3 auto-commit);
+Book:    chapter 4, 4.2 (the consumer's coordinator), 4.4 (committing offsets: 4.4.1 the auto-commit task,
+         4.4.2 the fetch positions as the offsets to commit, 4.4.3 synchronous and asynchronous commits);
          chapter 5, 5.1.1 (metadata and assignors), 5.1.3 (the leader runs the assignment), 5.1.4 (the
          join's preparation and completion)
 Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has no listeners, so
