@@ -306,6 +306,7 @@ class AbstractCoordinator(ABC):
             if self.heartbeat_thread is not None:
                 self.heartbeat_thread.disable()
 
+    # --8<-- [start:join_group_if_needed]
     def join_group_if_needed(self) -> None:
         """Join (prepare, JoinGroup, SyncGroup, complete) until the member is in the current generation."""
         while self.need_rejoin() or self._rejoin_incomplete():
@@ -336,6 +337,8 @@ class AbstractCoordinator(ABC):
                 if not future.is_retriable():
                     raise exception
                 self.time.sleep(self.retry_backoff_ms)
+
+    # --8<-- [end:join_group_if_needed]
 
     def _reset_join_group_future(self) -> None:
         with self._lock:
@@ -377,6 +380,7 @@ class AbstractCoordinator(ABC):
         )
         return self._send_sync_group_request({})
 
+    # --8<-- [start:on_join_leader]
     def _on_join_leader(self, join_response: dict[str, Any]) -> RequestFuture[bytes]:
         try:
             members = {m["member_id"]: bytes(m["member_metadata"]) for m in join_response["members"]}
@@ -387,6 +391,8 @@ class AbstractCoordinator(ABC):
             return RequestFuture.failure(e)
         log.debug("Sending leader SyncGroup for group %s to coordinator %s", self.group_id, self._coordinator)
         return self._send_sync_group_request(group_assignment)
+
+    # --8<-- [end:on_join_leader]
 
     def _send_sync_group_request(self, group_assignment: dict[str, bytes]) -> RequestFuture[bytes]:
         coordinator = self.coordinator()
@@ -544,6 +550,7 @@ class _JoinStateListener(RequestFutureListener[bytes]):
             self.coordinator.state = MemberState.UNJOINED
 
 
+# --8<-- [start:join_group_response]
 class _JoinGroupResponseHandler(CoordinatorResponseHandler[bytes]):
     def handle(self, body: dict[str, Any], future: RequestFuture[bytes]) -> None:
         c = self.coordinator
@@ -561,6 +568,7 @@ class _JoinGroupResponseHandler(CoordinatorResponseHandler[bytes]):
                     c._on_join_leader(body).chain(future)
                 else:
                     c._on_join_follower().chain(future)
+        # --8<-- [end:join_group_response]
         elif error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
             log.debug("Attempt to join group %s rejected since coordinator is loading the group.", c.group_id)
             future.raise_(error)

@@ -5,8 +5,8 @@ Mirrors: org.apache.kafka.clients.consumer.internals.ConsumerCoordinator, with i
          CommitFailedException, RetriableCommitFailedException and OffsetCommitCallback
          (clients/src/main/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinator.java,
          Kafka 0.10.1)
-Book:    chapter 4, 4.2 (the consumer's coordinator), 4.4 (committing offsets: 4.4.1 synchronous and
-         asynchronous commits, 4.4.2 the fetch positions as the offsets to commit, 4.4.3 auto-commit);
+Book:    chapter 4, 4.2 (the consumer's coordinator), 4.4 (committing offsets: 4.4.1 the auto-commit task,
+         4.4.2 the fetch positions as the offsets to commit, 4.4.3 synchronous and asynchronous commits);
          chapter 5, 5.1.1 (metadata and assignors), 5.1.3 (the leader runs the assignment), 5.1.4 (the
          join's preparation and completion)
 Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has no listeners, so
@@ -268,7 +268,14 @@ class ConsumerCoordinator(AbstractCoordinator):
         log.debug("Finished assignment for group %s: %s", self.group_id, assignment)
         return {member_id: serialize_assignment(a) for member_id, a in assignment.items()}
 
+    # --8<-- [start:on_join_prepare]
     def on_join_prepare(self, generation: int, member_id: str) -> None:
+        """Before (re)joining: with auto-commit on, commit the positions synchronously (a failed
+        commit is logged, not raised); then tell the rebalance listener that every assigned
+        partition is revoked (its exception is logged, except a ``WakeupException``, which goes
+        on); then this member is no longer the leader, and the group subscription shrinks back to
+        its own topics."""
+        # BEGIN SOLUTION
         # Commit before the partitions may move, so their next owner starts where this one stopped.
         self._maybe_auto_commit_offsets_sync()
         listener = self.subscriptions.listener()
@@ -283,10 +290,21 @@ class ConsumerCoordinator(AbstractCoordinator):
                           type(listener).__name__, self.group_id)  # fmt: skip
         self.is_leader = False
         self.subscriptions.reset_group_subscription()
+        # END SOLUTION
 
+    # --8<-- [end:on_join_prepare]
+
+    # --8<-- [start:on_join_complete]
     def on_join_complete(
         self, generation: int, member_id: str, assignment_strategy: str, assignment_bytes: bytes
     ) -> None:
+        """Once the group is synced: take this member's assignment (the SyncGroup answer's bytes)
+        into the subscription state, to start afresh with its committed offsets fetched again, tell
+        the assignor, put the next auto-commit a full interval away, and tell the rebalance
+        listener which partitions are assigned (its exception is logged, except a
+        ``WakeupException``). A follower forgets the leader's partition-count snapshot; a protocol
+        this member does not have is an ``IllegalStateException``."""
+        # BEGIN SOLUTION
         # Only the leader watches partition counts; a follower's snapshot is the leader's business.
         if not self.is_leader:
             self.assignment_snapshot = None
@@ -313,6 +331,9 @@ class ConsumerCoordinator(AbstractCoordinator):
         except Exception:
             log.exception("User provided listener %s for group %s failed on partition assignment",
                           type(listener).__name__, self.group_id)  # fmt: skip
+        # END SOLUTION
+
+    # --8<-- [end:on_join_complete]
 
     def need_rejoin(self) -> bool:
         if not self.subscriptions.partitions_auto_assigned():
@@ -402,6 +423,7 @@ class ConsumerCoordinator(AbstractCoordinator):
 
     # -- committed offsets ------------------------------------------------------------------------------
 
+    # --8<-- [start:refresh_committed]
     def refresh_committed_offsets_if_needed(self) -> None:
         """Fetch the group's committed offsets of the assigned partitions, if asked to since the last fetch."""
         if self.subscriptions.refresh_commits_needed():
@@ -411,6 +433,8 @@ class ConsumerCoordinator(AbstractCoordinator):
                 if self.subscriptions.is_assigned(tp):
                     self.subscriptions.committed(tp, offset)
             self.subscriptions.commits_refreshed()
+
+    # --8<-- [end:refresh_committed]
 
     def fetch_committed_offsets(
         self, partitions: Iterable[TopicPartition]
@@ -455,6 +479,7 @@ class ConsumerCoordinator(AbstractCoordinator):
                 break
             completion.invoke()
 
+    # --8<-- [start:commit_offsets_async]
     def commit_offsets_async(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata], callback: object = None
     ) -> None:
@@ -470,6 +495,8 @@ class ConsumerCoordinator(AbstractCoordinator):
         # Get the commit on its way, without blocking.
         self.client.poll_no_wakeup()
 
+    # --8<-- [end:commit_offsets_async]
+
     def _do_commit_offsets_async(
         self, offsets: dict[TopicPartition, OffsetAndMetadata], callback: OffsetCommitCallback | None
     ) -> None:
@@ -478,6 +505,7 @@ class ConsumerCoordinator(AbstractCoordinator):
         cb = self.default_offset_commit_callback if callback is None else callback
         future.add_listener(_AsyncCommitListener(self, offsets, cb))
 
+    # --8<-- [start:commit_offsets_sync]
     def commit_offsets_sync(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata], timeout_ms: int | None = None
     ) -> bool:
@@ -504,6 +532,9 @@ class ConsumerCoordinator(AbstractCoordinator):
                 raise future.exception()
             self.time.sleep(self.retry_backoff_ms)
 
+    # --8<-- [end:commit_offsets_sync]
+
+    # --8<-- [start:auto_commit]
     def _maybe_auto_commit_offsets_async(self, now: int) -> None:
         if not self.auto_commit_enabled:
             return
@@ -513,6 +544,8 @@ class ConsumerCoordinator(AbstractCoordinator):
         elif now >= self.next_auto_commit_deadline:
             self.next_auto_commit_deadline = now + self.auto_commit_interval_ms
             self._do_auto_commit_offsets_async()
+
+    # --8<-- [end:auto_commit]
 
     def maybe_auto_commit_offsets_now(self) -> None:
         if self.auto_commit_enabled and not self.coordinator_unknown():

@@ -212,6 +212,7 @@ class Fetcher:
 
     # -- fetching ----------------------------------------------------------------------------------------
 
+    # --8<-- [start:send_fetches]
     def send_fetches(self) -> int:
         """Send a Fetch request to every leader of fetchable partitions with no request pending;
         the number of requests sent."""
@@ -228,6 +229,8 @@ class Fetcher:
         if self.next_in_line_records is not None and not self.next_in_line_records.is_drained():
             exclude.add(self.next_in_line_records.partition)
         return [tp for tp in self.subscriptions.fetchable_partitions() if tp not in exclude]
+
+    # --8<-- [end:send_fetches]
 
     def _create_fetch_requests(self) -> dict[Node, tuple[dict[str, Any], dict[TopicPartition, int]]]:
         by_node: dict[Node, dict[TopicPartition, int]] = {}
@@ -288,6 +291,7 @@ class Fetcher:
 
     # -- handing out records --------------------------------------------------------------------------
 
+    # --8<-- [start:fetched_records]
     def fetched_records(self) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Up to ``max.poll.records`` records from the completed fetches, by partition; positions move
         past what is returned."""
@@ -310,12 +314,20 @@ class Fetcher:
                 records_remaining -= self._append(drained, self.next_in_line_records, records_remaining)
         return drained
 
+    # --8<-- [end:fetched_records]
+
+    # --8<-- [start:append]
     def _append(
         self,
         drained: dict[TopicPartition, list[ConsumerRecord]],
         partition_records: PartitionRecords,
         max_records: int,
     ) -> int:
+        """Move up to ``max_records`` records of ``partition_records`` into ``drained`` and the
+        partition's position past the last of them; the number moved. Records of a partition no
+        longer assigned or fetchable, or whose fetch offset is no longer the position (a seek since
+        the fetch), are dropped: the whole ``PartitionRecords`` is drained and 0 returned."""
+        # BEGIN SOLUTION
         tp = partition_records.partition
         if not self.subscriptions.is_assigned(tp):
             log.debug(
@@ -342,8 +354,17 @@ class Fetcher:
             )  # fmt: skip
         partition_records.drain()
         return 0
+        # END SOLUTION
 
+    # --8<-- [end:append]
+
+    # --8<-- [start:parse_completed_fetch]
     def _parse_completed_fetch(self, completed: CompletedFetch) -> PartitionRecords | None:
+        """One partition's part of a fetch response, as records to hand out, or None when there are
+        none to hand out: the partition is no longer fetchable, the fetch is stale (its offset is no
+        longer the position), nothing at or past the position came back, or the partition's error
+        code says what to do instead (refresh the metadata, reset the position, raise)."""
+        # BEGIN SOLUTION
         tp = completed.partition
         fetch_offset = completed.fetched_offset
         error = Errors.for_code(completed.error_code)
@@ -410,6 +431,9 @@ class Fetcher:
         else:
             raise IllegalStateException(f"Unexpected error code {error.code} while fetching data")
         return None
+        # END SOLUTION
+
+    # --8<-- [end:parse_completed_fetch]
 
     def _parse_record(self, tp: TopicPartition, record: Any, timestamp_type: Any) -> ConsumerRecord:
         try:
@@ -440,6 +464,7 @@ class Fetcher:
 
     # -- positions -------------------------------------------------------------------------------------
 
+    # --8<-- [start:update_fetch_positions]
     def update_fetch_positions(self, partitions: Iterable[TopicPartition]) -> None:
         """Give each assigned partition without a position one: a pending reset, else the committed
         offset, else a reset by ``auto.offset.reset``."""
@@ -460,6 +485,8 @@ class Fetcher:
                     committed.offset,
                 )
                 self.subscriptions.seek(tp, committed.offset)
+
+    # --8<-- [end:update_fetch_positions]
 
     def reset_offset(self, tp: TopicPartition) -> None:
         """Seek ``tp`` to its log start or end, as its reset strategy says (a ListOffsets request)."""

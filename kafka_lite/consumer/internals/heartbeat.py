@@ -64,17 +64,26 @@ class Heartbeat:
     def should_heartbeat(self, now: int) -> bool:
         return self.time_to_next_heartbeat(now) == 0
 
+    # --8<-- [start:timing]
     def time_to_next_heartbeat(self, now: int) -> int:
-        """0 when a heartbeat is due; otherwise how many ms until it is."""
+        """0 when a heartbeat is due; otherwise how many ms until it is. The wait is counted from the
+        later of the last heartbeat sent and the last session reset, and is the heartbeat interval,
+        or the retry back-off after a failed heartbeat; once that much has passed, a heartbeat is
+        due."""
+        # BEGIN SOLUTION
         time_since_last_heartbeat = now - max(self.last_heartbeat_send, self.last_session_reset)
         delay_to_next_heartbeat = self.retry_backoff_ms if self.heartbeat_failed else self.heartbeat_interval
         if time_since_last_heartbeat > delay_to_next_heartbeat:
             return 0
         return delay_to_next_heartbeat - time_since_last_heartbeat
+        # END SOLUTION
 
     def session_timeout_expired(self, now: int) -> bool:
-        """No heartbeat answered (and no reset) for longer than the session timeout."""
+        """No heartbeat answered (and no reset) for longer than the session timeout: more than
+        ``session_timeout`` ms since the later of the last answer and the last reset."""
+        # BEGIN SOLUTION
         return now - max(self.last_session_reset, self.last_heartbeat_receive) > self.session_timeout
+        # END SOLUTION
 
     def interval(self) -> int:
         return self.heartbeat_interval
@@ -87,5 +96,10 @@ class Heartbeat:
         self.heartbeat_failed = False
 
     def poll_timeout_expired(self, now: int) -> bool:
-        """No ``poll`` for longer than ``max.poll.interval.ms``."""
+        """No ``poll`` for longer than ``max.poll.interval.ms``: more than ``max_poll_interval`` ms
+        since the last ``poll`` (or reset)."""
+        # BEGIN SOLUTION
         return now - self.last_poll > self.max_poll_interval
+        # END SOLUTION
+
+    # --8<-- [end:timing]

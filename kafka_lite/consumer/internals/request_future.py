@@ -194,6 +194,7 @@ class RequestFuture(Generic[T]):
         elif self.succeeded():
             self._fire_success()
 
+    # --8<-- [start:compose_chain]
     def compose(self, adapter: RequestFutureAdapter[T, S]) -> RequestFuture[S]:
         """A new future whose result ``adapter`` makes from this one's."""
         adapted: RequestFuture[S] = RequestFuture()
@@ -203,6 +204,8 @@ class RequestFuture(Generic[T]):
     def chain(self, future: RequestFuture[T]) -> None:
         """Complete ``future`` with this future's value, or fail it with this future's exception."""
         self.add_listener(_ChainListener(future))
+
+    # --8<-- [end:compose_chain]
 
     # -- ready-made results --------------------------------------------------------------------------------
 

@@ -70,6 +70,7 @@ def _tp_str(tp: TopicPartition) -> str:
     return f"{tp[0]}-{tp[1]}"
 
 
+# --8<-- [start:topic_partition_state]
 class TopicPartitionState:
     """What the consumer knows of one assigned partition."""
 
@@ -106,6 +107,9 @@ class TopicPartitionState:
 
     def is_fetchable(self) -> bool:
         return not self.paused and self.has_valid_position()
+
+
+# --8<-- [end:topic_partition_state]
 
 
 class SubscriptionState:
