@@ -169,14 +169,13 @@ class Selector:
             except (OSError, EOFError, InvalidReceiveException) as e:
                 # Kafka's Selector logs and closes a failing connection; the caller sees it in
                 # ``disconnected`` and fails that connection's in-flight requests. A close between
-                # frames is how every client says goodbye, and a reset or broken pipe is a peer
-                # gone (Kafka logs an IOException at debug); a bad frame is worth a warning.
-                if isinstance(e, PeerClosedException):
-                    log.debug("Connection with %s closed by peer", channel.id)
-                elif isinstance(e, InvalidReceiveException):
-                    log.warning("Unexpected error from %s; closing connection: %s", channel.id, e)
+                # frames is how every client says goodbye, and a reset is a peer that went away
+                # (a process killed, a socket closed with unread data): neither is worth a warning.
+                # A frame cut short or impossible is.
+                if isinstance(e, (PeerClosedException, ConnectionResetError, BrokenPipeError)):
+                    log.debug("Connection with %s closed by peer: %s", channel.id, e)
                 else:
-                    log.debug("Connection with %s disconnected: %s", channel.id, e)
+                    log.warning("Connection with %s disconnected: %s", channel.id, e)
                 self.close(channel.id)
                 self.disconnected.append(channel.id)
         self._expire_idle_connections()
