@@ -103,6 +103,28 @@ def consume(bootstrap: str, records: int, partitions: list[int]) -> float:
     return records / elapsed
 
 
+def print_client_rates(kind: str, rates: dict[str, list[float]]) -> None:
+    """The clients' median records/s, each labelled with its version, and kafka_lite's ratio to each:
+    the table bench_producer and bench_consumer end with."""
+    import aiokafka
+    import confluent_kafka
+    import kafka
+
+    versions = {
+        "kafka_lite": "",
+        "kafka-python": kafka.__version__,
+        "aiokafka": aiokafka.__version__,
+        "confluent-kafka": f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})",
+    }
+    medians = {client: statistics.median(figures) for client, figures in rates.items()}
+    print(f"{kind:40}{'records/s':>12}{'kafka_lite / it':>18}")
+    ours = medians["kafka_lite"]
+    for client, median in medians.items():
+        label = f"{client} {versions[client]}".strip()
+        ratio = "" if client == "kafka_lite" else f"{ours / median:18.2f}"
+        print(f"{label:40}{median:12,.0f}{ratio}")
+
+
 def retained(bootstrap: str, partitions: list[int], topic: str = TOPIC) -> int:
     """Records ``topic``'s partitions hold below their high watermarks."""
     probe = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench"})

@@ -36,7 +36,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench_broker import PARTITIONS, TOPIC, consume, produce, start_broker, stop
+from bench_broker import PARTITIONS, TOPIC, consume, print_client_rates, produce, start_broker, stop
 
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
@@ -258,28 +258,12 @@ def _fill(records: int, value_bytes: int) -> None:
 def report(
     rates: dict[str, list[float]], rebalances: dict[str, list[float]], records: int, value_bytes: int
 ) -> None:
-    import aiokafka
-    import confluent_kafka
-    import kafka
-
-    versions = {
-        "kafka_lite": "",
-        "kafka-python": kafka.__version__,
-        "aiokafka": aiokafka.__version__,
-        "confluent-kafka": f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})",
-    }
     rounds = len(rates["kafka_lite"])
-    medians = {client: statistics.median(figures) for client, figures in rates.items()}
     print(
         f"\n{records:,} records of {value_bytes} bytes in {len(PARTITIONS)} partitions, read from the beginning, "
         f"one kafka_lite broker, median of {rounds} rounds"
     )
-    print(f"{'consumer':40}{'records/s':>12}{'kafka_lite / it':>18}")
-    ours = medians["kafka_lite"]
-    for client in CLIENTS:
-        label = f"{client} {versions[client]}".strip()
-        ratio = "" if client == "kafka_lite" else f"{ours / medians[client]:18.2f}"
-        print(f"{label:40}{medians[client]:12,.0f}{ratio}")
+    print_client_rates("consumer", rates)
     print(f"\nrebalance of a group of {GROUP_SIZE} after one member leaves, median of {rounds} rounds")
     for client, figures in rebalances.items():
         print(f"{client:40}{statistics.median(figures):12.3f} s")

@@ -24,14 +24,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench_broker import TOPIC, send_all, start_broker, stop
+from bench_broker import TOPIC, print_client_rates, send_all, start_broker, stop
 
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
@@ -168,27 +167,11 @@ def compare(records: int, value_bytes: int, rounds: int) -> dict[str, list[float
 
 
 def report(rates: dict[str, list[float]], records: int, value_bytes: int, rounds: int) -> None:
-    import aiokafka
-    import confluent_kafka
-    import kafka
-
-    versions = {
-        "kafka_lite": "",
-        "kafka-python": kafka.__version__,
-        "aiokafka": aiokafka.__version__,
-        "confluent-kafka": f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})",
-    }
-    medians = {client: statistics.median(figures) for client, figures in rates.items()}
     print(
         f"\n{records:,} records of {value_bytes} bytes, acks=1, linger.ms={LINGER_MS}, "
         f"batch.size={BATCH_SIZE}, one kafka_lite broker, median of {rounds} rounds"
     )
-    print(f"{'producer':40}{'records/s':>12}{'kafka_lite / it':>18}")
-    ours = medians["kafka_lite"]
-    for client in CLIENTS:
-        label = f"{client} {versions[client]}".strip()
-        ratio = "" if client == "kafka_lite" else f"{ours / medians[client]:18.2f}"
-        print(f"{label:40}{medians[client]:12,.0f}{ratio}")
+    print_client_rates("producer", rates)
 
 
 def main() -> None:
