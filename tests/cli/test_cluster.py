@@ -10,7 +10,8 @@ import socket
 import pytest
 
 from kafka_lite.cli.main import main
-from kafka_lite.zk.embedded import free_port, port_free
+from kafka_lite.zk.embedded import free_port
+from tests.support.processes import base_port
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -25,19 +26,10 @@ def _alive(pid: int) -> bool:
         return f.read().split(") ", 1)[1][0] != "Z"
 
 
-def _base_port(brokers: int = 3) -> int:
-    """A port with the ``brokers`` ports from it free: `cluster up` refuses a port in use, and a free
-    port's neighbours may be another connection's."""
-    while True:
-        base = free_port()
-        if base < 65000 and all(port_free(base + i) for i in range(brokers)):
-            return base
-
-
 def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     d = tmp_path / "state"
-    zk_port, base = free_port(), _base_port()
+    zk_port, base = free_port(), base_port()
     args = ["--dir", str(d)]
     assert (
         main(
@@ -163,7 +155,7 @@ def _lab_cluster_serves(tmp_path, name: str, solved: frozenset[str]) -> bool:
     lab = find(4)
     workspace_root = tmp_path / f"{name}-labs"
     write_starter(lab, REPO_ROOT, workspace_root / lab.slug, solved=solved)
-    d, base = tmp_path / f"{name}-state", _base_port()
+    d, base = tmp_path / f"{name}-state", base_port()
     args = ["--dir", str(d)]
     up = ["cluster", "up", "--detach", "--brokers", "1", "--zookeeper-port", str(free_port()),
           "--base-port", str(base), "--lab", "4", "--lab-dir", str(workspace_root), *args]  # fmt: skip
@@ -206,7 +198,7 @@ def test_cluster_up_with_lab_runs_the_workspaces_processor(tmp_path, capsys, mon
 def test_cluster_up_with_lab_needs_a_workspace(tmp_path, capsys):
     code = main(["cluster", "up", "--detach", "--dir", str(tmp_path / "state"), "--lab", "4",
                  "--lab-dir", str(tmp_path / "nothing"), "--zookeeper-port", str(free_port()),
-                 "--base-port", str(_base_port())])  # fmt: skip
+                 "--base-port", str(base_port())])  # fmt: skip
     assert code == 2
     assert "run `kafka-lite lab start 4` first" in capsys.readouterr().err
     assert main(["cluster", "up", "--detach", "--dir", str(tmp_path / "state"), "--lab", "9"]) == 2

@@ -132,3 +132,83 @@ def test_committed_offsets_survive_the_coordinators_broker(own_cluster):
 
     cluster.restart_broker(coordinator)
     assert all(s.running for s in cluster.servers)
+
+
+CRASH_OVERRIDES = [
+    "group.initial.rebalance.delay.ms=0",
+    "offsets.topic.num.partitions=4",
+    "zookeeper.session.timeout.ms=4000",
+    "replica.lag.time.max.ms=2000",
+    "replica.fetch.wait.max.ms=200",
+]
+
+
+def test_committed_offsets_survive_the_coordinators_broker_killed(tmp_path):
+    """The same with real broker processes, the coordinator's killed with SIGKILL (no clean shutdown,
+    no controlled move of its leaderships): the controller learns of the crash when the broker's
+    ZooKeeper session expires, elects another replica of the group's ``__consumer_offsets`` partition,
+    and that broker loads the group. kafka_lite's own consumers commit and resume."""
+    from kafka_lite import KafkaConsumer as LiteConsumer
+    from kafka_lite import KafkaProducer as LiteProducer
+    from kafka_lite.cli.main import main
+    from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
+    from tests.support.processes import cluster_up
+
+    args = ["--dir", str(tmp_path / "cluster")]
+    _, base = cluster_up(args, CRASH_OVERRIDES)
+    bootstrap = f"127.0.0.1:{base}"
+    topic, group = "crash-orders", "crash-group"
+    try:
+        admin = KafkaAdminClient(bootstrap)
+        admin.create_topics([NewTopic(topic, 2, 3)])
+        with LiteProducer(bootstrap_servers=bootstrap, acks="all") as producer:
+            for p in range(2):
+                for i in range(10):
+                    producer.send(topic, f"{p}-{i}".encode(), partition=p).get(30)
+
+        def member() -> LiteConsumer:
+            return LiteConsumer(
+                topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
+                enable_auto_commit=False, session_timeout_ms=6000, heartbeat_interval_ms=500,
+            )  # fmt: skip
+
+        first = member()
+        read: list = []
+        wait_until(
+            lambda: (
+                read.extend(r for rs in first.poll(timeout_ms=200, max_records=12).values() for r in rs)
+                or len(read) >= 12
+            ),
+            what="the first member to read 12 records",
+        )
+        first.commit()  # the positions: what it read, partition by partition
+        committed = {(topic, p): first.committed((topic, p)) for p in range(2)}
+        assert sum(committed.values()) == len(read)
+        first.close(autocommit=False)
+
+        coordinator = admin.find_coordinator(group).id
+        admin.close()
+        assert main(["cluster", "kill", str(coordinator), *args]) == 0
+
+        second = member()
+        resumed: list = []
+        wait_until(
+            lambda: (
+                resumed.extend(r for rs in second.poll(timeout_ms=200).values() for r in rs)
+                or len(resumed) >= 20 - len(read)
+            ),
+            what="a new member to read what the first did not",
+            timeout_s=60,
+        )
+        assert {(topic, p): second.committed((topic, p)) for p in range(2)} == committed
+        for p in range(2):
+            offsets = [r.offset for r in resumed if r.partition == p]
+            assert offsets == list(range(committed[(topic, p)], 10)), f"partition {p} resumed at its commit"
+        second.close()
+        new_coordinator = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + (coordinator + 1) % 3}")
+        try:
+            assert new_coordinator.find_coordinator(group).id != coordinator
+        finally:
+            new_coordinator.close()
+    finally:
+        assert main(["cluster", "down", *args]) == 0

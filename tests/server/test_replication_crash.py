@@ -14,8 +14,8 @@ from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.log import Log, read_all
 from kafka_lite.log.log_config import LogConfig
-from kafka_lite.zk.embedded import free_port, port_free
 from kafka_lite.zk.zk_utils import ZkUtils
+from tests.support.processes import cluster_up
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -32,24 +32,6 @@ OVERRIDES = [
 ]
 
 
-def _base_port(brokers: int = 3) -> int:
-    while True:
-        base = free_port()
-        if base < 65000 and all(port_free(base + i) for i in range(brokers)):
-            return base
-
-
-def _cluster_up(args: list[str], overrides: list[str]) -> tuple[int, int]:
-    """``cluster up`` on free ports. A port found free may be taken by another test's process before
-    the broker binds it; ``cluster up`` then stops what it started and fails, and we pick new ports."""
-    for _ in range(3):
-        zk_port, base = free_port(), _base_port()
-        up = ["cluster", "up", "--detach", "--zookeeper-port", str(zk_port), "--base-port", str(base), *args]
-        if main(up + [a for o in overrides for a in ("--override", o)]) == 0:
-            return zk_port, base
-    pytest.fail("kafka-lite cluster up failed three times on fresh ports (see the captured stderr)")
-
-
 @pytest.mark.parametrize("version", ["0.10.1", "0.11.0"])
 def test_a_killed_follower_truncates_catches_up_and_the_replicas_converge(tmp_path, version):
     """0.10's follower, restarted with no HW, truncates its whole log to 0 and fetches it again; 0.11's
@@ -57,7 +39,7 @@ def test_a_killed_follower_truncates_catches_up_and_the_replicas_converge(tmp_pa
     d = tmp_path / "cluster"
     args = ["--dir", str(d)]
     overrides = [*OVERRIDES, f"inter.broker.protocol.version={version}"]
-    zk_port, base = _cluster_up(args, overrides)
+    zk_port, base = cluster_up(args, overrides)
     zk = None
     try:
         bootstrap = f"127.0.0.1:{base}"

@@ -1,0 +1,30 @@
+"""Clusters of real broker processes (`kafka-lite cluster up`) for tests whose failure must be a real
+crash (SIGKILL), on ports found free."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_lite.cli.main import main
+from kafka_lite.zk.embedded import free_port, port_free
+
+
+def base_port(brokers: int = 3) -> int:
+    """A port with the ``brokers`` ports from it free: `cluster up` refuses a port in use, and a free
+    port's neighbours may be another connection's."""
+    while True:
+        base = free_port()
+        if base < 65000 and all(port_free(base + i) for i in range(brokers)):
+            return base
+
+
+def cluster_up(args: list[str], overrides: list[str]) -> tuple[int, int]:
+    """``cluster up`` on free ports; its ZooKeeper port and its first broker's. A port found free may
+    be taken by another test's process before the broker binds it; ``cluster up`` then stops what it
+    started and fails, and we pick new ports."""
+    for _ in range(3):
+        zk_port, base = free_port(), base_port()
+        up = ["cluster", "up", "--detach", "--zookeeper-port", str(zk_port), "--base-port", str(base), *args]
+        if main(up + [a for o in overrides for a in ("--override", o)]) == 0:
+            return zk_port, base
+    pytest.fail("kafka-lite cluster up failed three times on fresh ports (see the captured stderr)")
