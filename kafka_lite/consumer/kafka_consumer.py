@@ -41,6 +41,9 @@ A ``poll`` (``_poll_once``, in 0.10.1's order):
 Before ``poll`` returns records it sends the next fetches (``send_fetches``, then a network poll
 that does not block), so the brokers are already reading the next records while the application
 handles these: the pipelining of 0.10.1.
+
+This module is long because it is one class, as Kafka's KafkaConsumer.java is one: the public
+API and the poll loop read best side by side with the book's 4.1.
 """
 
 from __future__ import annotations

@@ -46,6 +46,9 @@ Then the group's state decides, under the group's lock:
 - Heartbeat: resets the member's session; during a rebalance the answer is REBALANCE_IN_PROGRESS,
   which tells the member to rejoin.
 - LeaveGroup, and a session that expires: the member is removed and the group rebalances.
+
+This module is long because it mirrors GroupCoordinator.scala, whose handlers and state
+transitions the book's 5.2-5.4 walk through in one file.
 """
 
 from __future__ import annotations

@@ -35,6 +35,9 @@ batches only, so a Produce v0-2 is up-converted on the way in and a Fetch v0-3 d
 way out. Fetch v4+ sends records straight from the segment file: with ``fetch.sendfile.enable`` as a
 ``FileRegion`` that the processor hands to ``os.sendfile``, otherwise (the default) read with one
 ``pread`` and sent from memory; the benchmark page compares the two.
+
+This module is long because it is Kafka's one switch over the APIs: one handler per API, each
+short, in the order of Kafka's KafkaApis.scala.
 """
 
 from __future__ import annotations

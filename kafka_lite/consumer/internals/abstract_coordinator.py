@@ -54,6 +54,9 @@ the ``ConsumerNetworkClient`` and this object's lock; the lock is never held whi
 thread blocks for a JoinGroup (``join_group_if_needed`` takes it only for its bookkeeping), so the
 heartbeat thread is never stuck behind a long rebalance. The locks are always taken in one order:
 this coordinator's, then the network client's.
+
+This module is long because it mirrors one Java file and its inner classes (the response handlers
+and the heartbeat thread), which the book's 4.2-4.3 read together.
 """
 
 from __future__ import annotations

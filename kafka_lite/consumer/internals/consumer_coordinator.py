@@ -41,6 +41,9 @@ What it adds to ``AbstractCoordinator``:
   ``fetch_committed_offsets`` (OffsetFetch), and auto-commit every ``auto.commit.interval.ms`` from
   ``poll``. An asynchronous commit's callback runs on the consumer's thread, in a later ``poll`` or
   commit, never on the heartbeat thread that may have received its response.
+
+This module is long because it mirrors one Java file and its inner classes (the commit handlers, the
+auto-commit task), which the book's 4.4 and 5.1 read together.
 """
 
 from __future__ import annotations
