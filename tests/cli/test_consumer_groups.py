@@ -37,6 +37,19 @@ def _produce(bootstrap: str, topic: str, counts: dict[int, int]) -> None:
         producer.close()
 
 
+def _kafka_python_member(bootstrap: str, topic: str, group: str, client_id: str) -> KafkaConsumer:
+    """A kafka-python member of ``group`` subscribed to ``topic``. The topic's metadata first, then the
+    subscription: kafka-python then joins knowing the partitions. (Joining before, its leader assigns
+    nothing, and rejoins when the metadata arrives; kafka-python 3.0 has been seen to stall for good
+    when that metadata and the SyncGroup answer cross.)"""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, client_id=client_id,
+                             enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=6000,
+                             heartbeat_interval_ms=500)  # fmt: skip
+    assert consumer.partitions_for_topic(topic), f"no metadata for {topic}"
+    consumer.subscribe([topic])
+    return consumer
+
+
 def _cli(capsys, *args: str) -> tuple[int, str, str]:
     code = main(["consumer-groups", *args])
     out, err = capsys.readouterr()
@@ -76,12 +89,7 @@ def test_kafka_python_group_listed_described_and_reset(cluster, capsys, monkeypa
     topic, group = topic_name("cg"), f"cg-{uuid.uuid4().hex[:8]}"
     cluster.create_topic(topic, partitions=3)
     _produce(bootstrap, topic, PRODUCED)
-    consumers = [
-        KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id=f"cg-{name}",
-                      enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=6000,
-                      heartbeat_interval_ms=500)
-        for name in ("a", "b")
-    ]  # fmt: skip
+    consumers = [_kafka_python_member(bootstrap, topic, group, f"cg-{name}") for name in ("a", "b")]
     admin = KafkaAdminClient(bootstrap)
     try:
 
@@ -272,9 +280,7 @@ def test_describe_shows_a_mixed_group_of_kafka_lite_and_kafka_python_consumers(c
     lite = LiteConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id="cg-lite",
                         enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=6000,
                         heartbeat_interval_ms=500)  # fmt: skip
-    python = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id="cg-python",
-                           enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=6000,
-                           heartbeat_interval_ms=500)  # fmt: skip
+    python = _kafka_python_member(bootstrap, topic, group, "cg-python")
     admin = KafkaAdminClient(bootstrap)
     try:
 

@@ -631,7 +631,6 @@ def test_a_kafka_lite_and_a_kafka_python_consumer_share_a_topic_in_one_group(clu
     group = topic_name("g-mixed")
     ours = members(group, [topic])
     theirs = kafka.KafkaConsumer(
-        topic,
         bootstrap_servers=cluster.bootstrap_servers,
         group_id=group,
         auto_offset_reset="earliest",
@@ -639,6 +638,9 @@ def test_a_kafka_lite_and_a_kafka_python_consumer_share_a_topic_in_one_group(clu
         heartbeat_interval_ms=300,
         api_version=(0, 11),
     )
+    # the topic's metadata before subscribing (tests/server/test_group_apis.py says why)
+    assert theirs.partitions_for_topic(topic), f"no metadata for {topic}"
+    theirs.subscribe([topic])
     read: set = set()
     stop = threading.Event()
 

@@ -41,8 +41,7 @@ def produce(bootstrap: str, topic: str, partitions: int, per_partition: int) -> 
 
 
 def consumer(bootstrap: str, topic: str) -> KafkaConsumer:
-    return KafkaConsumer(
-        topic,
+    c = KafkaConsumer(
         bootstrap_servers=bootstrap,
         group_id=GROUP,
         auto_offset_reset="earliest",
@@ -50,6 +49,10 @@ def consumer(bootstrap: str, topic: str) -> KafkaConsumer:
         session_timeout_ms=6000,
         heartbeat_interval_ms=500,
     )
+    # the topic's metadata before subscribing (tests/server/test_group_apis.py says why)
+    assert c.partitions_for_topic(topic), f"no metadata for {topic}"
+    c.subscribe([topic])
+    return c
 
 
 def poll_until(c: KafkaConsumer, count: int, what: str) -> list:
