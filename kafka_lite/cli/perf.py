@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -165,6 +166,32 @@ def producer_settings(args: argparse.Namespace) -> dict[str, str]:
     return props
 
 
+def progress_bar(
+    args: argparse.Namespace, console: Console, counted: str
+) -> tuple[Progress, Callable[[str], None]]:
+    """The tool's progress bar on stderr (off with --no-progress or when stderr is no terminal), and
+    ``out``, which prints a line of the tool's report."""
+    err_console = Console(stderr=True)
+    progress = Progress(
+        TextColumn(f"[bold]{args.topic}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(counted),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=args.no_progress or not err_console.is_terminal,
+    )
+
+    def out(line: str) -> None:
+        # While the bar is up on a terminal that is stdout's too, a line goes through the bar's own
+        # console, which prints it above the bar; to a file or a pipe, stdout takes it as it is.
+        live = progress.live.is_started and console.is_terminal
+        (err_console if live else console).print(line, highlight=False, markup=False, soft_wrap=True)
+
+    return progress, out
+
+
 def run_producer(args: argparse.Namespace, console: Console) -> int:
     from kafka_lite import KafkaProducer
     from kafka_lite.tools import producer_performance as perf
@@ -177,24 +204,7 @@ def run_producer(args: argparse.Namespace, console: Console) -> int:
     except KafkaException as e:
         raise CliError(str(e), exit_code=2) from None
 
-    err_console = Console(stderr=True)
-
-    def out(line: str) -> None:
-        # While the bar is up on a terminal that is stdout's too, a line goes through the bar's own
-        # console, which prints it above the bar; to a file or a pipe, stdout takes it as it is.
-        live = progress.live.is_started and console.is_terminal
-        (err_console if live else console).print(line, highlight=False, markup=False, soft_wrap=True)
-
-    progress = Progress(
-        TextColumn(f"[bold]{args.topic}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("records sent"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=args.no_progress or not err_console.is_terminal,
-    )
+    progress, out = progress_bar(args, console, "records sent")
     stats = perf.Stats(args.num_records, out=out)
     payload = perf.random_payload(args.record_size)
     try:
@@ -254,22 +264,7 @@ def run_consumer(args: argparse.Namespace, console: Console) -> int:
     except KafkaException as e:
         raise CliError(str(e), exit_code=2) from None
 
-    err_console = Console(stderr=True)
-
-    def out(line: str) -> None:
-        live = progress.live.is_started and console.is_terminal  # as run_producer's out
-        (err_console if live else console).print(line, highlight=False, markup=False, soft_wrap=True)
-
-    progress = Progress(
-        TextColumn(f"[bold]{args.topic}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("records read"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=args.no_progress or not err_console.is_terminal,
-    )
+    progress, out = progress_bar(args, console, "records read")
     if not args.hide_header:
         out(perf.header(args.show_detailed_stats))
     stats = perf.ConsumerPerfStats()
