@@ -4,6 +4,8 @@ No Kafka twin: modelled on Kafka's ``bin/*.sh`` scripts (one sub-command per scr
 where one exists), with rich output. Nothing in kafka_lite imports this package.
 """
 
+from pathlib import Path
+
 
 class CliError(Exception):
     """A failure the user can act on; printed as one line, without a traceback.
@@ -27,3 +29,17 @@ def key_values(items: list[str], option: str) -> dict[str, str]:
             raise CliError(f"{option} expects key=value, got {item!r}", exit_code=2)
         result[key.strip()] = value
     return result
+
+
+def properties_file(path: str | Path | None, option: str) -> dict[str, str]:
+    """The settings in a Java properties file given with ``option`` (none if ``path`` is None); a file
+    that cannot be read is a usage error naming the option and what is wrong."""
+    from kafka_lite.common.errors import ConfigException
+    from kafka_lite.server.kafka_config import read_properties
+
+    if path is None:
+        return {}
+    try:
+        return dict(read_properties(path))
+    except ConfigException as e:
+        raise CliError(f"{option}: {e}", exit_code=2) from None

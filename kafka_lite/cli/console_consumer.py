@@ -26,7 +26,7 @@ from typing import BinaryIO, TextIO
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, key_values
+from kafka_lite.cli import CliError, key_values, properties_file
 from kafka_lite.common.errors import KafkaException, TimeoutException, WakeupException
 from kafka_lite.tools.console_consumer import (
     FORMATTER_PROPERTIES,
@@ -92,8 +92,6 @@ def run(
     args: argparse.Namespace, console: Console, stdout: BinaryIO | None = None, stderr: TextIO | None = None
 ) -> int:
     from kafka_lite import KafkaConsumer
-    from kafka_lite.common.errors import ConfigException
-    from kafka_lite.server.kafka_config import read_properties
 
     output = sys.stdout.buffer if stdout is None else stdout
     report = sys.stderr if stderr is None else stderr
@@ -102,10 +100,7 @@ def run(
         offset = parse_offset(args.offset, args.from_beginning)
         formatter = DefaultMessageFormatter(key_values(args.property, "--property"))
         extra = key_values(args.consumer_property, "--consumer-property")
-        try:
-            file_props = read_properties(args.consumer_config) if args.consumer_config else {}
-        except ConfigException as e:
-            raise CliError(f"--consumer.config: {e}", exit_code=2) from None
+        file_props = properties_file(args.consumer_config, "--consumer.config")
         props = consumer_props(args.bootstrap_server, args.group, args.from_beginning, file_props, extra)
         # Kafka's dotted names go in as they are: the consumer's ConfigDef takes them beside
         # kafka-python's keywords, so a bad one is named as the user typed it.

@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, key_values
+from kafka_lite.cli import CliError, key_values, properties_file
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.tools.console_producer import (
     OPTION_SETTINGS,
@@ -73,15 +73,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, console: Console, stdin: BinaryIO | None = None) -> int:
     from kafka_lite import KafkaProducer
-    from kafka_lite.common.errors import ConfigException
-    from kafka_lite.server.kafka_config import read_properties
 
     reader_props = key_values(args.property, "--property")
     extra = key_values(args.producer_property, "--producer-property")
-    try:
-        file_props = read_properties(args.producer_config) if args.producer_config else {}
-    except ConfigException as e:
-        raise CliError(f"--producer.config: {e}", exit_code=2) from None
+    file_props = properties_file(args.producer_config, "--producer.config")
     try:
         reader = LineMessageReader(sys.stdin.buffer if stdin is None else stdin, reader_props)
     except ReaderException as e:

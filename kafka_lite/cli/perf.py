@@ -29,7 +29,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kafka_lite.cli import CliError, key_values
+from kafka_lite.cli import CliError, key_values, properties_file
 from kafka_lite.common.errors import KafkaException
 
 
@@ -147,13 +147,7 @@ def _register_consumer(tools: argparse._SubParsersAction) -> None:
 def producer_settings(args: argparse.Namespace) -> dict[str, str]:
     """The producer's settings by Kafka's names: the file, then ``--producer-props``, then
     ``--bootstrap-server``; without ``bootstrap.servers`` among them, a usage error."""
-    from kafka_lite.common.errors import ConfigException
-    from kafka_lite.server.kafka_config import read_properties
-
-    try:
-        props = dict(read_properties(args.producer_config)) if args.producer_config else {}
-    except ConfigException as e:
-        raise CliError(f"--producer.config: {e}", exit_code=2) from None
+    props = properties_file(args.producer_config, "--producer.config")
     props.update(key_values(args.producer_props, "--producer-props"))
     if args.bootstrap_server:
         props["bootstrap.servers"] = args.bootstrap_server
@@ -235,13 +229,7 @@ def consumer_settings(args: argparse.Namespace) -> dict[str, str]:
     file, then the tool's options over it."""
     import random
 
-    from kafka_lite.common.errors import ConfigException
-    from kafka_lite.server.kafka_config import read_properties
-
-    try:
-        props = dict(read_properties(args.consumer_config)) if args.consumer_config else {}
-    except ConfigException as e:
-        raise CliError(f"--consumer.config: {e}", exit_code=2) from None
+    props = properties_file(args.consumer_config, "--consumer.config")
     props.update(
         {
             "bootstrap.servers": args.bootstrap_server,
