@@ -55,7 +55,7 @@ def micro_batch_diagram(
     ranges = plan_micro_batch(start, end, {}, fail_on_data_loss=True)
     tasks = get_ranges(ranges, min_partitions)
 
-    g = new_graph("micro_batch", rankdir="LR", nodesep="0.25", ranksep="0.6")
+    g = new_graph("micro_batch", rankdir="LR", nodesep="0.25", ranksep="0.35")
     g.attr("node", shape="plaintext")
     limit = "no maxOffsetsPerTrigger" if max_offsets_per_trigger is None else (
         f"maxOffsetsPerTrigger {max_offsets_per_trigger:,}"
@@ -73,26 +73,33 @@ def micro_batch_diagram(
         )
     g.node("driver", TABLE.format("".join(rows)))
 
-    for broker in sorted(set(leaders.values())):
-        led = ", ".join(f"{t}-{p}" for (t, p), b in sorted(leaders.items()) if b == broker)
-        g.node(
-            f"broker{broker}",
-            TABLE.format(f'<tr><td bgcolor="{HEAD}"><b>broker {broker}</b></td></tr><tr><td>leads {led}</td></tr>'),
-        )
+    with g.subgraph(name="cluster_brokers") as brokers:
+        brokers.attr(label="the cluster", style="dashed", fontsize="10")
+        for broker in sorted(set(leaders.values())):
+            led = ", ".join(f"{t}-{p}" for (t, p), b in sorted(leaders.items()) if b == broker)
+            brokers.node(
+                f"broker{broker}",
+                TABLE.format(
+                    f'<tr><td bgcolor="{HEAD}"><b>broker {broker}</b></td></tr><tr><td>leads {led}</td></tr>'
+                ),
+            )
+    with g.subgraph(name="cluster_executors") as executors:
+        executors.attr(label="executors (Python workers)", style="dashed", fontsize="10")
+        for i, task in enumerate(tasks):
+            executors.node(
+                f"task{i}",
+                TABLE.format(
+                    f'<tr><td bgcolor="{HEAD}"><b>Spark task {i}</b></td></tr>'
+                    f'<tr><td bgcolor="{READ}">{task.topic}-{task.partition} [{task.from_offset:,}, '
+                    f"{task.until_offset:,})</td></tr><tr><td>{task.size:,} offsets</td></tr>"
+                ),
+            )
     for i, task in enumerate(tasks):
-        g.node(
-            f"task{i}",
-            TABLE.format(
-                f'<tr><td bgcolor="{HEAD}"><b>Spark task {i}</b></td></tr>'
-                f'<tr><td bgcolor="{READ}">{task.topic}-{task.partition} [{task.from_offset:,}, '
-                f"{task.until_offset:,})</td></tr><tr><td>{task.size:,} offsets</td></tr>"
-            ),
-        )
         g.edge("driver", f"task{i}")
         g.edge(
             f"task{i}",
             f"broker{leaders[task.topic_partition]}",
-            label=f"Fetch from {task.from_offset:,}",
+            label=f"Fetch @{task.from_offset:,}",
         )
     return g
 
