@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import time
 from datetime import UTC, datetime
 
 from rich.console import Console
@@ -131,12 +132,19 @@ def run(args: argparse.Namespace, console: Console) -> int:
     progress = _progress(args, console)
     try:
         with progress:
-            task = progress.add_task("replay", total=total, event_time="")
+            task = progress.add_task("replay", total=total, event_time="-", rate="")
+            started = time.monotonic()
             every = 1 if args.speedup else 500  # a paced replay is slow enough to show every record
 
             def show(s: tool.ReplayStats) -> None:
                 if s.total_sent % every == 0 or s.total_sent == total:
-                    progress.update(task, completed=s.total_sent, event_time=_event_time(s.event_ms))
+                    elapsed_s = max(time.monotonic() - started, 1e-3)
+                    progress.update(
+                        task,
+                        completed=s.total_sent,
+                        event_time=_event_time(s.event_ms),
+                        rate=f"{s.total_sent / elapsed_s:,.0f} records/s",
+                    )
 
             tool.replay(
                 producer,
@@ -168,6 +176,7 @@ def _progress(args: argparse.Namespace, console: Console) -> Progress:
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("records, event time {task.fields[event_time]}"),
+        TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
         console=err_console,
         transient=True,
