@@ -129,6 +129,18 @@ def test_a_bad_metric_reporters_value_is_a_config_error_naming_it(value, says):
     assert says in str(e.value) and value in str(e.value)
 
 
+def test_the_reporters_settings_are_broker_settings_checked_by_name():
+    base = {"zookeeper.connect": "127.0.0.1:1", "broker.id": 0}
+    config = KafkaConfig({**base, "request.metrics.reporter.interval.ms": "250"})
+    assert config["request.metrics.reporter.interval.ms"] == 250
+    assert config["request.metrics.reporter.topic"] == REQUEST_METRICS_TOPIC
+    with pytest.raises(ConfigException, match=r"configuration request\.metrics\.reporter\.buffer\.size"):
+        KafkaConfig({**base, "request.metrics.reporter.buffer.size": "0"})
+    reporter = RequestMetricsTopicReporter()
+    with pytest.raises(ConfigException, match=r"broker\.id"):
+        reporter.configure({"request.metrics.reporter.buffer.size": 3})
+
+
 def test_the_reporter_is_off_by_default():
     config = KafkaConfig({"zookeeper.connect": "127.0.0.1:1", "broker.id": 0})
     assert config["metric.reporters"] == [] and config.metric_reporter_classes == []
