@@ -280,7 +280,10 @@ class RequestMetricsTopicReporter(MetricsReporter):
             self._last_error = None
         except Exception as e:  # the broker must outlive its reporter: log once per new error, retry
             if str(e) != self._last_error:
-                log.warning("Request metrics reporter of broker %d: %s (retrying)", self.broker_id, e)
+                # Before the topic exists this is the cluster still starting (no controller yet, too
+                # few brokers for the replication factor): worth a note, not a warning.
+                level = logging.INFO if self._partition is None else logging.WARNING
+                log.log(level, "Request metrics reporter of broker %d: %s (retrying)", self.broker_id, e)
                 self._last_error = str(e)
 
     def _send(self, sample: RequestSample) -> None:
