@@ -7,6 +7,8 @@ Differs: only the settings kafka_lite implements are defined; a config file may 
          real Kafka ``server.properties``), which are logged and ignored. ``listeners`` takes one
          PLAINTEXT listener. ``delete.topic.enable`` defaults to true (Kafka 1.0's default).
          ``fetch.sendfile.enable`` is kafka_lite's own switch between the two fetch paths.
+         ``metric.reporters`` takes Python class names (``package.module:Class``); the
+         ``request.metrics.reporter.*`` settings are kafka_lite's own reporter's.
          ``inter.broker.protocol.version`` (Kafka 0.11's values) decides only whether followers
          truncate by leader epoch (``api_version.py``).
          ``group.initial.rebalance.delay.ms`` is Kafka 0.11's (default 3000). ``offsets.commit.required.acks``
@@ -38,12 +40,15 @@ from kafka_lite.server.api_version import (
     api_version,
     uses_leader_epochs_for_truncation,
 )
+from kafka_lite.server.metrics_reporter import CONFIG_DEF as REPORTER_CONFIG_DEF
+from kafka_lite.server.metrics_reporter import load_reporter_classes
 
 log = logging.getLogger(__name__)
 INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
 H = Importance.HIGH
 M = Importance.MEDIUM
+L = Importance.LOW
 
 # --8<-- [start:config_def]
 CONFIG_DEF = (
@@ -150,6 +155,10 @@ CONFIG_DEF = (
             "How long an offset commit waits for the replicas of __consumer_offsets.")
     .define("offsets.commit.required.acks", Type.SHORT, -1, None, H,
             "The acks an offset commit waits for: -1 (every in-sync replica) or 1 (the leader).")
+    # Metrics reporters (the request.metrics.reporter.* settings are added below)
+    .define("metric.reporters", Type.LIST, [], None, L,
+            "Classes (package.module:Class) told of every completed request, e.g. "
+            "kafka_lite.server.metrics_reporter:RequestMetricsTopicReporter.")
     # Replication
     .define("inter.broker.protocol.version", Type.STRING, LATEST_VERSION.version, ApiVersionValidator(), M,
             "The protocol brokers speak among themselves, for rolling upgrades: from 0.11.0-IV2 a "
@@ -167,6 +176,11 @@ for _topic_name, _server_name in SERVER_DEFAULT_NAMES.items():
         None if _server_name in ("log.retention.ms", "log.roll.ms", "log.roll.jitter.ms") else _key.default
     )
     CONFIG_DEF.define(_server_name, _key.type, _default, _key.validator, _key.importance, _key.doc)
+
+# The request metrics reporter's settings (request.metrics.reporter.*): defined with the reporter,
+# as Cruise Control's reporter defines its own, and set in server.properties like any broker setting.
+for _key in REPORTER_CONFIG_DEF.keys.values():
+    CONFIG_DEF.define(_key.name, _key.type, _key.default, _key.validator, _key.importance, _key.doc)
 
 _LISTENER = re.compile(r"^PLAINTEXT://(?P<host>[^:/]*):(?P<port>\d+)$")
 
@@ -229,6 +243,8 @@ class KafkaConfig:
                 f"(the leader only)"
             )
         self.inter_broker_protocol_version: ApiVersion = api_version(v["inter.broker.protocol.version"])
+        # Kafka checks a class list when it parses the config: a bad name stops the broker at once.
+        self.metric_reporter_classes = load_reporter_classes(v["metric.reporters"])
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
