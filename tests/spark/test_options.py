@@ -149,6 +149,8 @@ def test_sink_options():
     sink = parse_sink_options({**SERVERS, "topic": " out ", "kafka.acks": "all", "kafka.linger.ms": "5"})
     assert sink.topic == "out"
     assert sink.producer_params == {"acks": "all", "linger.ms": "5"}
+    # Spark hands a stream's sink its own checkpointLocation with the others: not an error.
+    assert parse_sink_options({**SERVERS, "topic": "t", "checkpointLocation": "/tmp/ck"}).topic == "t"
     with pytest.raises(IllegalArgumentException, match=r"'key\.serializer' is not supported"):
         parse_sink_options({**SERVERS, "kafka.key.serializer": "x"})
     with pytest.raises(IllegalArgumentException, match="Option 'subscribe' is for reading"):
