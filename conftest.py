@@ -41,9 +41,71 @@ def _kazoo_draws_from_its_own_random() -> None:
 _kazoo_draws_from_its_own_random()
 
 
+# Notebooks that use Spark: they connect to the test run's JVM, so they run where it is.
+SPARK_NOTEBOOKS = "chapters/data_pipeline"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.notebooks)
         elif not any(item.get_closest_marker(tier) for tier in TIERS):
             item.add_marker(pytest.mark.unit)
+        if item.get_closest_marker("spark") or _is_spark_notebook(item):
+            # One JVM for the whole run: every test that uses Spark goes to the same xdist worker.
+            item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+def _is_spark_notebook(item: pytest.Item) -> bool:
+    return item.path.suffix == ".ipynb" and SPARK_NOTEBOOKS in item.path.as_posix()
+
+
+# --- Spark: one JVM per test run ------------------------------------------------------------------
+#
+# Starting Spark costs several seconds, so the run starts it once, in the xdist worker that the
+# "spark" group goes to, and serves it through Spark Connect: a lab's grading subprocess and a
+# notebook's kernel connect to it (kafka_lite.spark.session() honours KAFKA_LITE_SPARK_REMOTE)
+# instead of starting a JVM each. Inside such a subprocess the variable is already set and the
+# fixture connects too. A missing Java or PySpark fails the tests with kafka_lite's message; Spark
+# tests never skip.
+
+_spark_session = None
+
+
+def shared_spark():
+    """The run's SparkSession, started on first use (and served through Spark Connect)."""
+    global _spark_session
+    if _spark_session is None:
+        from kafka_lite.spark.session import REMOTE_ENV, session
+
+        if os.environ.get(REMOTE_ENV):
+            _spark_session = session()
+        else:
+            port = _free_port()
+            _spark_session = session(app_name="kafka_lite tests", serve_connect=port)
+            os.environ[REMOTE_ENV] = f"sc://127.0.0.1:{port}"
+    return _spark_session
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The test run's SparkSession, with the kafka_lite format registered."""
+    return shared_spark()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _is_spark_notebook(item):
+        shared_spark()  # the kernel inherits KAFKA_LITE_SPARK_REMOTE and connects
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _spark_session is not None:
+        _spark_session.stop()

@@ -61,6 +61,11 @@ class Lab:
     stages: tuple[Stage, ...] = ()
 
     @property
+    def uses_spark(self) -> bool:
+        """The student writes Spark code (a module under kafka_lite/spark/): its tests need a SparkSession."""
+        return any(rel.startswith("kafka_lite/spark/") for rel in self.files)
+
+    @property
     def handout(self) -> Path:
         return self.directory / "README.md"
 

@@ -18,7 +18,30 @@ from kafka_lite.grading.starter import find_regions, write_starter
 
 pytestmark = pytest.mark.labs
 LABS = discover()
-STAGES = [(lab, stage) for lab in LABS for stage in lab.stages]
+
+
+def _params(cases, ids):
+    """A Spark lab's cases go where the run's one JVM is (the grading subprocesses connect to it)."""
+    return [
+        pytest.param(
+            *case, id=ids(case), marks=[pytest.mark.xdist_group("spark")] if case[0].uses_spark else []
+        )
+        for case in cases
+    ]
+
+
+LAB_CASES = _params([(lab,) for lab in LABS], lambda case: case[0].slug)
+STAGE_CASES = _params(
+    [(lab, stage) for lab in LABS for stage in lab.stages],
+    lambda case: f"{case[0].slug}-stage{case[1].number}",
+)
+
+
+@pytest.fixture(autouse=True)
+def _spark_for_spark_labs(request):
+    lab = request.node.callspec.params.get("lab") if hasattr(request.node, "callspec") else None
+    if lab is not None and lab.uses_spark:
+        request.getfixturevalue("spark")  # starts the run's JVM, which the grading subprocess joins
 
 
 def test_there_are_labs_numbered_from_one():
@@ -26,7 +49,7 @@ def test_there_are_labs_numbered_from_one():
     assert [lab.number for lab in LABS] == list(range(1, len(LABS) + 1))
 
 
-@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+@pytest.mark.parametrize("lab", LAB_CASES)
 def test_reference_scores_full_marks(lab):
     report = grade(lab, None)
     assert not report.collection_failed, report.output[-3000:]
@@ -34,7 +57,7 @@ def test_reference_scores_full_marks(lab):
     assert report.full_marks, f"reference fails: {failed}"
 
 
-@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+@pytest.mark.parametrize("lab", LAB_CASES)
 def test_starter_scores_zero_with_the_labs_own_error(lab, tmp_path):
     write_starter(lab, REPO_ROOT, tmp_path)
     report = grade(lab, tmp_path)
@@ -46,9 +69,7 @@ def test_starter_scores_zero_with_the_labs_own_error(lab, tmp_path):
         )
 
 
-@pytest.mark.parametrize(
-    ("lab", "stage"), STAGES, ids=lambda x: getattr(x, "slug", None) or f"stage{x.number}"
-)
+@pytest.mark.parametrize(("lab", "stage"), STAGE_CASES)
 def test_solving_one_stage_earns_exactly_its_points(lab, stage, tmp_path):
     solved = lab.with_needs(stage.number)
     regions = frozenset(name for n in solved for name in lab.stage(n).regions)
@@ -85,7 +106,7 @@ HANDOUT_SECTIONS = (
 )
 
 
-@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+@pytest.mark.parametrize("lab", LAB_CASES)
 def test_handout_has_its_sections_and_commands_that_work(lab):
     text = lab.handout.read_text(encoding="utf-8")
     headings = [line for line in text.splitlines() if line.startswith("## ")]
@@ -114,7 +135,7 @@ def _stage_marks(decorators: list[ast.expr]) -> list[str]:
     return [ast.unparse(d) for d in decorators if ast.unparse(d).startswith("pytest.mark.stage(")]
 
 
-@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+@pytest.mark.parametrize("lab", LAB_CASES)
 def test_every_graded_test_has_one_lab_marker_one_stage_and_points(lab):
     """Each test: one lab marker (the module's), one stage marker of a stage lab.toml declares
     (its own, or the module's), one points marker; and every stage has tests."""
@@ -155,7 +176,7 @@ def test_every_graded_test_has_one_lab_marker_one_stage_and_points(lab):
     )
 
 
-@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+@pytest.mark.parametrize("lab", LAB_CASES)
 def test_lab_files_have_well_formed_regions(lab):
     for rel in lab.files:
         assert find_regions((REPO_ROOT / rel).read_text(encoding="utf-8"), rel), (
