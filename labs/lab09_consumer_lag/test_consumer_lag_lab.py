@@ -15,10 +15,6 @@ Failure messages show the first rows that differ, expected beside what came back
 from __future__ import annotations
 
 import bisect
-import contextlib
-import datetime as dt
-import io
-import re
 from collections import defaultdict
 
 import pytest
@@ -26,6 +22,7 @@ from pyspark.sql import functions as F
 
 from kafka_lite.spark import consumer_offsets, lab_data
 from kafka_lite.spark.labs import consumer_lag
+from kafka_lite.spark.labs.checks import assert_columns, assert_no_python, assert_rows
 
 pytestmark = [pytest.mark.lab(9), pytest.mark.spark, pytest.mark.timeout(120)]
 
@@ -164,92 +161,6 @@ def expected_windows(lag, seconds):
 
 
 # -- checking ---------------------------------------------------------------------------------------------
-
-PYTHON_IN_PLAN = re.compile(r"BatchEvalPython|ArrowEvalPython|EvalPythonUDTF|InPandas|MapInArrow|PythonUDF")
-
-
-def plan_of(df) -> str:
-    """The physical plan as ``explain`` prints it (works the same with classic Spark and Spark Connect)."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        df.explain(mode="formatted")
-    return out.getvalue()
-
-
-def assert_no_python(df, function: str) -> None:
-    plan = plan_of(df)
-    found = sorted(set(PYTHON_IN_PLAN.findall(plan)))
-    assert not found, (
-        f"{function} runs Python code for each row ({', '.join(found)} in its physical plan): the lab "
-        f"asks for Spark's built-in functions only (pyspark.sql.functions, Window), no UDF.\n"
-        f"The plan:\n{plan}"
-    )
-
-
-def assert_columns(df, expected: list[str], function: str) -> None:
-    assert df.columns == expected, f"{function} returns the columns {df.columns}; expected {expected}"
-
-
-def _fmt(value) -> str:
-    if isinstance(value, int) and value > 10**15:  # a time in µs since the epoch
-        return dt.datetime.fromtimestamp(value / 1e6, dt.UTC).strftime("%H:%M:%S.%f")[:-3]
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
-
-
-def assert_rows(got, expected, columns, key_width, what, limit=8) -> None:
-    """``got`` and ``expected`` are lists of tuples in ``columns``' order; the first ``key_width``
-    columns identify a row. Report missing, extra and differing rows, a few of each."""
-
-    def keyed(rows):
-        table = defaultdict(list)
-        for row in rows:
-            table[row[:key_width]].append(row)
-        return table
-
-    got_by, exp_by = keyed(got), keyed(expected)
-    lines = []
-    for key in sorted(set(exp_by) | set(got_by), key=str):
-        g, e = sorted(got_by.get(key, []), key=str), sorted(exp_by.get(key, []), key=str)
-        if _same(g, e):
-            continue
-        name = ", ".join(f"{c}={_fmt(v)}" for c, v in zip(columns, key, strict=False))
-        if not g:
-            lines.append(f"  missing  {name}: expected {_row(e[0], columns, key_width)}")
-        elif not e:
-            lines.append(f"  extra    {name}: got {_row(g[0], columns, key_width)}")
-        elif len(g) != len(e):
-            lines.append(f"  {len(g)} rows for {name}, expected {len(e)}")
-        else:
-            lines.append(
-                f"  differs  {name}:\n      got      {_row(g[0], columns, key_width)}\n"
-                f"      expected {_row(e[0], columns, key_width)}"
-            )
-        if len(lines) >= limit:
-            lines.append("  ...")
-            break
-    assert not lines, (
-        f"{what}: {len(got)} rows came back, {len(expected)} expected. First differences "
-        f"(times are UTC):\n" + "\n".join(lines)
-    )
-
-
-def _same(got, expected) -> bool:
-    if len(got) != len(expected):
-        return False
-    for g, e in zip(got, expected, strict=True):
-        for a, b in zip(g, e, strict=True):
-            if isinstance(a, float) or isinstance(b, float):
-                if a is None or b is None or abs(a - b) > 1e-6:
-                    return False
-            elif a != b:
-                return False
-    return True
-
-
-def _row(row, columns, key_width) -> str:
-    return ", ".join(f"{c}={_fmt(v)}" for c, v in zip(columns[key_width:], row[key_width:], strict=True))
 
 
 def _collect(df, columns, times):
