@@ -551,16 +551,16 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     """Check a writer's options (KafkaSourceProvider.kafkaParamsForProducer and the sink's topic)."""
     opts = _lower(options)
     _check_known(opts, FORBIDDEN_PRODUCER_SETTINGS, None)
+    if LOG_DIRS in opts:
+        raise IllegalArgumentException(
+            f"Option '{LOG_DIRS}' reads a stopped cluster; writing needs running brokers: set '{BOOTSTRAP_SERVERS}'"
+        )
     for key in opts:
         info = OPTIONS_BY_KEY.get(key)
         if info is not None and info.applies_to not in ("sink", "both"):
             raise IllegalArgumentException(
                 f"Option '{info.name}' is for reading; a writer takes 'topic' and kafka.* settings"
             )
-    if LOG_DIRS in opts:
-        raise IllegalArgumentException(
-            f"Option '{LOG_DIRS}' reads a stopped cluster; writing needs running brokers: set '{BOOTSTRAP_SERVERS}'"
-        )
     topic = opts.get("topic")
     if topic is not None and not topic.strip():
         raise IllegalArgumentException("Option 'topic' is empty")
