@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from kafka_lite import KafkaConsumer, KafkaProducer
+from kafka_lite import KafkaProducer
 from kafka_lite.clients.admin import KafkaAdminClient
 from kafka_lite.common.errors import ConfigException
 from kafka_lite.common.protocol.api_keys import ApiKeys
@@ -20,7 +20,7 @@ from kafka_lite.server.metrics_reporter import (
     RequestMetricsTopicReporter,
 )
 from tests.support.cluster import LiteCluster
-from tests.support.topics import topic_name
+from tests.support.topics import read_topic, topic_name
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -28,30 +28,8 @@ pytestmark = pytest.mark.integration
 REPORTER = "kafka_lite.server.metrics_reporter:RequestMetricsTopicReporter"
 
 
-def read_topic(bootstrap: str, topic: str) -> list:
-    """Every record of ``topic`` up to its end offsets now, read with kafka_lite's consumer."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="metrics-reader")
-    try:
-        partitions = [(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
-        assert partitions, f"{topic} has no partitions"
-        consumer.assign(partitions)
-        consumer.seek_to_beginning(*partitions)
-        end = consumer.end_offsets(partitions)
-        records: list = []
-        wait_until(
-            lambda: (
-                records.extend(r for rs in consumer.poll(200).values() for r in rs)
-                or all(consumer.position(tp) >= end[tp] for tp in partitions)
-            ),
-            what=f"the records of {topic} up to {end}",
-        )
-        return records
-    finally:
-        consumer.close()
-
-
 def samples(bootstrap: str) -> list[dict]:
-    return [json.loads(r.value) for r in read_topic(bootstrap, REQUEST_METRICS_TOPIC)]
+    return [json.loads(r.value) for r in read_topic(bootstrap, REQUEST_METRICS_TOPIC, "metrics-reader")]
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +53,7 @@ def test_samples_describe_the_requests_real_clients_made(reporting_cluster):
     with KafkaProducer(bootstrap_servers=bootstrap, client_id="measured-producer") as producer:
         for i in range(5):
             producer.send(topic, f"v{i}".encode()).get(10)
-    read_topic(bootstrap, topic)  # Fetch and ListOffsets from "metrics-reader"
+    read_topic(bootstrap, topic, "metrics-reader")  # Fetch and ListOffsets
 
     def produced() -> list[dict]:
         found = samples(bootstrap)
