@@ -18,8 +18,8 @@ The scripted day, round by round (``ROUNDS`` of them, ``ROUND_MS`` apart in wall
 - the ``orders-service`` producer writes a burst of JSON orders to ``orders`` (3 partitions, small
   segments so the log rolls), keyed by customer, so the partitioner spreads them by murmur2;
 - three consumer groups read ``orders`` and commit, each at its own pace (``GROUPS``): ``billing``
-  keeps up, ``analytics`` falls behind in a slow spell and catches up, ``audit`` commits only every
-  few rounds and leaves the group before the end. Each commits explicit offsets that depend only on
+  keeps up, ``analytics`` falls behind in a slow spell and catches up, ``audit`` commits every few
+  rounds what was there when its batch began, and leaves the group before the end. Each commits explicit offsets that depend only on
   the round (not on how the fetches happened to split the records), so the committed offsets are the
   same on every machine; the times are the wall clock's;
 - at the end an admin client lists and describes the groups and their offsets, and asks for the
@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Bump when the scripted day changes: a cache made by an older script is then prepared afresh.
-LAB_DATA_VERSION = "2"
+LAB_DATA_VERSION = "3"
 
 BROKERS = 3
 ORDERS_TOPIC = "orders"
@@ -87,26 +87,29 @@ class LabDataError(Exception):
 
 @dataclass(frozen=True)
 class GroupPlan:
-    """How one group consumes: after round ``r``, given a partition's committed offset and its log end
-    offset, ``target(r, committed, end)`` is the offset it commits (None: no commit this round)."""
+    """How one group consumes: after round ``r``, given a partition's committed offset, its log end
+    offset before the round's orders (``before``) and after them (``end``),
+    ``target(r, committed, before, end)`` is the offset it commits (None: no commit this round)."""
 
     group: str
     client_id: str
-    target: Callable[[int, int, int], int | None]
+    target: Callable[[int, int, int, int], int | None]
     leaves_after: int | None = None  # the round after which the member closes and leaves
 
 
-def _billing(r: int, committed: int, end: int) -> int | None:
+def _billing(r: int, committed: int, before: int, end: int) -> int | None:
     return end  # keeps up: everything that is there
 
 
-def _analytics(r: int, committed: int, end: int) -> int | None:
+def _analytics(r: int, committed: int, before: int, end: int) -> int | None:
     per_round = 4 if 8 <= r < 24 else 30  # a slow spell: the lag builds up, then drains
     return min(committed + per_round, end)
 
 
-def _audit(r: int, committed: int, end: int) -> int | None:
-    return end if r % 6 == 5 else None  # a batch job: commits every sixth round
+def _audit(r: int, committed: int, before: int, end: int) -> int | None:
+    # A batch job: every sixth round it reads what was there when the batch began (the round's new
+    # orders arrive while it runs), and commits that.
+    return before if r % 6 == 5 else None
 
 
 GROUPS = (
@@ -338,6 +341,7 @@ def _scripted_day(bootstrap: str) -> dict:
     begin = time.monotonic()
     try:
         for r in range(ROUNDS):
+            before = dict(end)
             futures = []
             for _ in range(rng.randint(10, 50)):
                 key, value = _order(rng, order_id)
@@ -355,7 +359,7 @@ def _scripted_day(bootstrap: str) -> dict:
                 targets = {
                     tp: t
                     for tp in partitions
-                    if (t := plan.target(r, committed[plan.group][tp], end[tp])) is not None
+                    if (t := plan.target(r, committed[plan.group][tp], before[tp], end[tp])) is not None
                 }
                 if targets:
                     _consume_to(consumer, targets)
