@@ -211,6 +211,9 @@ FORBIDDEN_PRODUCER_SETTINGS = {
 
 DEFAULT_POLL_TIMEOUT_MS = 120_000  # Spark's kafkaConsumer.pollTimeoutMs
 
+# Options Spark itself reads and hands on to every source and sink with the others.
+SPARK_OWN_OPTIONS = frozenset({"checkpointlocation"})
+
 
 @dataclass(frozen=True)
 class OffsetSpec:
@@ -297,7 +300,9 @@ def _long(opts: dict[str, str], name: str, positive: bool = True) -> int | None:
 def _check_known(opts: dict[str, str], forbidden: dict[str, str], passed_on: tuple[str, ...] | None) -> None:
     """Reject options kafka_lite does not implement, options nobody knows, and forbidden kafka.* ones."""
     for key in sorted(opts):
-        if key.startswith("kafka.") and key != LOG_DIRS and key != ROWS:
+        if key in SPARK_OWN_OPTIONS:
+            continue
+        if key.startswith("kafka."):
             setting = key[len("kafka.") :]
             if setting in forbidden:
                 raise IllegalArgumentException(forbidden[setting])
