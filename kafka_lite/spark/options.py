@@ -1,7 +1,7 @@
 """The data source's options: Spark's Kafka source and sink options, checked before any job starts.
 
-No Kafka twin: modelled on Spark's Kafka connector.
-Mirrors: org.apache.spark.sql.kafka010.KafkaSourceProvider (validateGeneralOptions,
+No Kafka twin: modelled on Spark's Kafka connector (Spark 4.x), after its classes
+         org.apache.spark.sql.kafka010.KafkaSourceProvider (validateGeneralOptions,
          validateBatchOptions, validateStreamOptions, kafkaParamsForProducer) and JsonUtils
          (connector/kafka-0-10-sql/src/main/scala/org/apache/spark/sql/kafka010/, Spark 4.x)
 Book:    chapter 4, 4.1 (what a consumer is told: topics or partitions, where to start); chapter 8

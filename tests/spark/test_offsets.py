@@ -53,6 +53,9 @@ def test_min_partitions_splits_the_large_ranges_as_kafka_offset_range_calculator
         OffsetRange("t", 1, 20, 30),
     ]
     assert sum(r.size for r in split) == 40
+    # 25 / 50 * 5 = 2.5 parts: Scala rounds half up, to 3 (Python's round would give 2).
+    halves = get_ranges([OffsetRange("t", 0, 0, 25), OffsetRange("t", 1, 0, 25)], min_partitions=5)
+    assert [(r.partition, r.size) for r in halves] == [(0, 8), (0, 8), (0, 9), (1, 8), (1, 8), (1, 9)]
 
 
 def test_rate_limit_shares_the_limit_by_backlog_and_never_starves_a_partition():
