@@ -207,3 +207,15 @@ def test_a_notebook_finds_the_learners_file_in_a_workspace_above_it(tmp_path):
     mine.write_text("WHO = 'the learner'\n")
     loaded = learners_module("lab09_consumer_lag", consumer_lag, start=notebook_dir)
     assert loaded.WHO == "the learner" and loaded.__file__ == str(mine)
+
+
+@pytest.mark.spark
+def test_kafka_lite_lab_data_prints_the_log_dirs_to_read(capsys, manifest):
+    from kafka_lite.cli.main import main
+
+    assert main(["lab", "data"]) == 0
+    out = capsys.readouterr().out
+    assert f"(version {lab_data.LAB_DATA_VERSION})" in out
+    assert f'.option("kafka_lite.log.dirs", "{lab_data.log_dirs_option()}")' in out.replace("\n", "")
+    for topic, partitions in manifest["topics"].items():
+        assert f"{topic}: {partitions} partitions" in out
