@@ -10,6 +10,11 @@ Each process runs in its own session: ``up --detach`` returns and the cluster ke
 ``down`` stops the brokers (a clean shutdown each, SIGKILL only after a deadline) and then ZooKeeper,
 and leaves no process behind.
 
+``up`` turns on every broker's request metrics reporter (``metric.reporters``, see
+``server/metrics_reporter.py``), so a learner's cluster always has data to analyse in the
+``_request_metrics`` topic: one record per request any broker served. ``--no-metrics-reporter``
+leaves it off, as Kafka's brokers are by default.
+
 ``up --lab N`` runs the brokers on a learner's lab workspace, as the grader does: the package is
 copied to ``<dir>/lab-overlay/`` with lab N's files taken from the workspace, and the brokers start
 with that copy first on ``PYTHONPATH``. Such a cluster's health is read from ZooKeeper (brokers
@@ -35,6 +40,7 @@ from rich.table import Table
 from kafka_lite.cli import CliError
 from kafka_lite.grading.grader import build_overlay
 from kafka_lite.grading.labs import LabError, find
+from kafka_lite.server.metrics_reporter import REQUEST_METRICS_TOPIC, RequestMetricsTopicReporter
 from kafka_lite.zk.embedded import port_free
 
 STATE_FILE = "cluster.json"
@@ -59,6 +65,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--detach", action="store_true", help="return once the cluster is healthy")
     up.add_argument(
         "--override", action="append", default=[], metavar="K=V", help="a setting for every broker"
+    )
+    up.add_argument(
+        "--no-metrics-reporter",
+        dest="metrics_reporter",
+        action="store_false",
+        help=f"do not publish every request's metrics to the {REQUEST_METRICS_TOPIC} topic "
+        "(on by default, except with --lab)",
     )
     up.add_argument(
         "--lab", type=int, metavar="N", help="run the brokers with your files of lab N (from --lab-dir)"
@@ -180,9 +193,11 @@ def start_cluster(
     overrides: list[str],
     lab: int | None = None,
     lab_dir: Path = Path("kafka-lite-labs"),
+    metrics_reporter: bool = False,
 ) -> dict:
     """Write the configs, start ZooKeeper and the brokers, and return the state (not yet waited on).
-    With ``lab``, the brokers run on that lab's files from the workspace under ``lab_dir``."""
+    With ``lab``, the brokers run on that lab's files from the workspace under ``lab_dir``. With
+    ``metrics_reporter``, every broker publishes its request metrics (``metric.reporters``)."""
     existing = load_state(directory)
     if existing and any(_alive(p) for p in _pids(existing)):
         raise CliError(
@@ -225,6 +240,7 @@ def start_cluster(
                     f"zookeeper.connect=127.0.0.1:{zk_port}",
                     "num.network.threads=2",
                     "num.io.threads=4",
+                    *(_metrics_reporter_settings(brokers) if metrics_reporter else []),
                 ]
             )
             + "\n"
@@ -236,6 +252,19 @@ def start_cluster(
 
 
 # --8<-- [end:up]
+
+
+def _metrics_reporter_settings(brokers: int) -> list[str]:
+    """The request metrics reporter, with its topic sized for the whole cluster: a partition per
+    broker and up to three replicas. The brokers start one by one, so a reporter that created the
+    topic from the brokers alive at that moment could make it smaller; with the size given, creation
+    waits until every broker is up (the reporter retries, holding its samples)."""
+    reporter = RequestMetricsTopicReporter
+    return [
+        f"metric.reporters={reporter.__module__}:{reporter.__name__}",
+        f"request.metrics.reporter.topic.num.partitions={brokers}",
+        f"request.metrics.reporter.topic.replication.factor={min(3, brokers)}",
+    ]
 
 
 def _broker_args(config: Path, state: dict) -> list[str]:
@@ -367,8 +396,16 @@ def status_table(state: dict, health: dict) -> Table:
 
 def run_up(args: argparse.Namespace, console) -> int:
     started = time.monotonic()
+    # A lab cluster's request path is the learner's code under test: no reporter traffic through it.
     state = start_cluster(
-        args.dir, args.brokers, args.zookeeper_port, args.base_port, args.override, args.lab, args.lab_dir
+        args.dir,
+        args.brokers,
+        args.zookeeper_port,
+        args.base_port,
+        args.override,
+        args.lab,
+        args.lab_dir,
+        metrics_reporter=args.metrics_reporter and args.lab is None,
     )
     try:
         health = wait_healthy(state)

@@ -30,6 +30,7 @@ from kafka_lite.cli import (
     dump_log,
     lab,
     perf,
+    replay,
     topics,
     zookeeper,
 )
@@ -45,6 +46,7 @@ SUBCOMMAND_MODULES = (
     console_consumer,
     consumer_groups,
     perf,
+    replay,
     dump_log,
     lab,
     docs,

@@ -4,7 +4,11 @@ Mirrors: kafka.network.RequestMetrics (in core/src/main/scala/kafka/network/Requ
          Kafka 0.10.1) and the ``RequestsPerSec``/``*TimeMs`` MBeans it registers
 Book:    chapter 2, 2.3.3 (a request's life through the broker)
 Differs: one set per (API, version) rather than per API with a version tag; times are kept as
-         count/total/max (Kafka's Yammer histograms also keep percentiles).
+         count/total/max (Kafka's Yammer histograms also keep percentiles). Reporters added with
+         ``add_reporter`` get one ``RequestSample`` per completed request: what Kafka 0.10 writes
+         to its request log (``kafka.request.logger`` at DEBUG, "Completed request: ...
+         totalTime, requestQueueTime, localTime, remoteTime, responseQueueTime, sendTime"), handed
+         to a reporter instead of a log line (``server/metrics_reporter.py`` publishes them).
 
 A request's total time splits into the phases Kafka reports, each from one timestamp to the next:
 
@@ -18,13 +22,50 @@ A request's total time splits into the phases Kafka reports, each from one times
 
 from __future__ import annotations
 
+import itertools
+import logging
 import threading
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import SYSTEM, Time
 
+log = logging.getLogger(__name__)
+
 PHASES = ("request_queue", "local", "remote", "response_queue", "response_send", "total")
+
+
+@dataclass(frozen=True)
+class RequestSample:
+    """One completed request: when it completed (wall-clock ms), what it was, how big, and the
+    time it spent in each phase (ms, fractions kept)."""
+
+    time_ms: int
+    api: str
+    api_version: int
+    client_id: str
+    request_bytes: int
+    response_bytes: int
+    request_queue_time_ms: float
+    local_time_ms: float
+    remote_time_ms: float
+    response_queue_time_ms: float
+    response_send_time_ms: float
+    total_time_ms: float
+
+
+class RequestReporter(Protocol):
+    """What ``add_reporter`` takes: Kafka's ``MetricsReporter.init`` and ``close``, and
+    ``request_completed``, called on the processor thread that sent the response; it must return at
+    once (hand the sample to a thread of its own), since the processor serves every connection it
+    owns."""
+
+    def init(self, metrics: RequestMetrics) -> None: ...
+
+    def request_completed(self, sample: RequestSample) -> None: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -59,9 +100,31 @@ class RequestMetrics:
         self._start_ns = time.nanoseconds()
         self._lock = threading.Lock()
         self._by_api: dict[tuple[ApiKeys, int], _ApiMetrics] = {}
+        self.reporters: list[RequestReporter] = []
+
+    def add_reporter(self, reporter: RequestReporter) -> None:
+        """Kafka's ``Metrics.addReporter``: ``init`` the reporter with this registry (its clock is
+        ``self.time``, the broker's), then tell it of every request completed from now on."""
+        reporter.init(self)
+        self.reporters.append(reporter)
+
+    def close(self) -> None:
+        """Kafka's ``Metrics.close``: close every reporter (a failing one is logged, not raised)."""
+        reporters, self.reporters = self.reporters, []
+        for reporter in reporters:
+            try:
+                reporter.close()
+            except Exception:
+                log.exception("Error when closing metrics reporter %s", type(reporter).__name__)
 
     def record(
-        self, api: ApiKeys, version: int, request_bytes: int, response_bytes: int, stamps: list[int]
+        self,
+        api: ApiKeys,
+        version: int,
+        request_bytes: int,
+        response_bytes: int,
+        stamps: list[int],
+        client_id: str = "",
     ) -> None:
         """``stamps``: received, dequeued, local done, response ready, response dequeued, sent (ns);
         a 0 means the phase did not happen (a request with no response) and counts as no time."""
@@ -70,6 +133,8 @@ class RequestMetrics:
         for s in stamps:
             last = s if s else last
             filled.append(last)
+        if self.reporters:
+            self._report(api, version, request_bytes, response_bytes, filled, client_id)
         with self._lock:
             m = self._by_api.get((api, version))
             if m is None:  # the first request of this API and version
@@ -80,6 +145,32 @@ class RequestMetrics:
             for phase, a, b in zip(PHASES[:-1], filled, filled[1:], strict=False):
                 m.times[phase].record(max(b - a, 0))
             m.times["total"].record(max(filled[-1] - filled[0], 0))
+
+    def _report(
+        self,
+        api: ApiKeys,
+        version: int,
+        request_bytes: int,
+        response_bytes: int,
+        filled: list[int],
+        client_id: str,
+    ) -> None:
+        phases_ms = [max(b - a, 0) / 1e6 for a, b in itertools.pairwise(filled)]
+        sample = RequestSample(
+            self.time.milliseconds(),
+            api.api_name,
+            version,
+            client_id,
+            request_bytes,
+            response_bytes,
+            *phases_ms,
+            max(filled[-1] - filled[0], 0) / 1e6,
+        )
+        for reporter in self.reporters:
+            try:
+                reporter.request_completed(sample)
+            except Exception:  # a reporter's bug must not stop the processor that serves the sockets
+                log.exception("Metrics reporter %s failed on a request sample", type(reporter).__name__)
 
     def snapshot(self) -> list[dict]:
         """One row per (API, version): counts, byte and request rates per second, mean and max phase times."""

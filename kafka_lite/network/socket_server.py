@@ -222,7 +222,10 @@ class Processor(threading.Thread):
             request.response_dequeue_ns,
             self.time.nanoseconds(),
         ]
-        self.metrics.record(request.api, request.header.api_version, request.size, response_bytes, stamps)
+        header = request.header
+        self.metrics.record(
+            request.api, header.api_version, request.size, response_bytes, stamps, header.client_id or ""
+        )
 
     def _close(self, connection_id: str) -> None:
         self.selector.close(connection_id)

@@ -7,6 +7,8 @@ Differs: only the settings kafka_lite implements are defined; a config file may 
          real Kafka ``server.properties``), which are logged and ignored. ``listeners`` takes one
          PLAINTEXT listener. ``delete.topic.enable`` defaults to true (Kafka 1.0's default).
          ``fetch.sendfile.enable`` is kafka_lite's own switch between the two fetch paths.
+         ``metric.reporters`` takes Python class names (``package.module:Class``); the
+         ``request.metrics.reporter.*`` settings are kafka_lite's own reporter's.
          ``inter.broker.protocol.version`` (Kafka 0.11's values) decides only whether followers
          truncate by leader epoch (``api_version.py``).
          ``group.initial.rebalance.delay.ms`` is Kafka 0.11's (default 3000). ``offsets.commit.required.acks``
@@ -38,12 +40,14 @@ from kafka_lite.server.api_version import (
     api_version,
     uses_leader_epochs_for_truncation,
 )
+from kafka_lite.server.metrics_reporter import load_reporter_classes
 
 log = logging.getLogger(__name__)
 INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
 H = Importance.HIGH
 M = Importance.MEDIUM
+L = Importance.LOW
 
 # --8<-- [start:config_def]
 CONFIG_DEF = (
@@ -150,6 +154,27 @@ CONFIG_DEF = (
             "How long an offset commit waits for the replicas of __consumer_offsets.")
     .define("offsets.commit.required.acks", Type.SHORT, -1, None, H,
             "The acks an offset commit waits for: -1 (every in-sync replica) or 1 (the leader).")
+    # Metrics reporters (Kafka's metric.reporters; the request.metrics.reporter.* settings are the
+    # RequestMetricsTopicReporter's, named as Cruise Control names its reporter's)
+    .define("metric.reporters", Type.LIST, [], None, L,
+            "Classes (package.module:Class) told of every completed request, e.g. "
+            "kafka_lite.server.metrics_reporter:RequestMetricsTopicReporter.")
+    .define("request.metrics.reporter.topic", Type.STRING, "_request_metrics", None, L,
+            "The topic the request metrics reporter publishes its samples to.")
+    .define("request.metrics.reporter.interval.ms", Type.LONG, 1000, Range.at_least(1), L,
+            "How often the request metrics reporter sends what it has buffered.")
+    .define("request.metrics.reporter.buffer.size", Type.INT, 10000, Range.at_least(1), L,
+            "Samples the reporter buffers between sends; more are dropped (and counted).")
+    .define("request.metrics.reporter.close.timeout.ms", Type.LONG, 5000, Range.at_least(0), L,
+            "How long shutdown waits for the reporter to send what it has.")
+    .define("request.metrics.reporter.bootstrap.servers", Type.STRING, None, None, L,
+            "Where the reporter sends its samples (default: this broker's own listener).")
+    .define("request.metrics.reporter.topic.num.partitions", Type.INT, -1, None, L,
+            "Partitions of the reporter's topic when it creates it (-1: the number of live brokers).")
+    .define("request.metrics.reporter.topic.replication.factor", Type.SHORT, -1, None, L,
+            "Replication factor of the reporter's topic (-1: the live brokers, at most 3).")
+    .define("request.metrics.reporter.topic.retention.ms", Type.LONG, 86_400_000, Range.at_least(-1), L,
+            "retention.ms of the reporter's topic (a day: a busy cluster writes a sample per request).")
     # Replication
     .define("inter.broker.protocol.version", Type.STRING, LATEST_VERSION.version, ApiVersionValidator(), M,
             "The protocol brokers speak among themselves, for rolling upgrades: from 0.11.0-IV2 a "
@@ -229,6 +254,8 @@ class KafkaConfig:
                 f"(the leader only)"
             )
         self.inter_broker_protocol_version: ApiVersion = api_version(v["inter.broker.protocol.version"])
+        # Kafka checks a class list when it parses the config: a bad name stops the broker at once.
+        self.metric_reporter_classes = load_reporter_classes(v["metric.reporters"])
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]

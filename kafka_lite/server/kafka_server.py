@@ -11,8 +11,8 @@ Differs: no controlled shutdown, no dynamic config changes. Client requests that
          them, so that each is passed in explicitly.
 
 Start-up order, as ``KafkaServer.startup``: scheduler, ZooKeeper (creating the chroot), cluster id,
-log manager (loading and, after an unclean stop, recovering every log), metadata cache, socket server,
-replica manager, producer id manager, controller, admin manager, group coordinator, request handlers,
+log manager (loading and, after an unclean stop, recovering every log), metadata cache, socket server
+and the ``metric.reporters`` on its request metrics, replica manager, producer id manager, controller, admin manager, group coordinator, request handlers,
 and last the registration in ``/brokers/ids``: a broker is announced only once it can answer.
 ``KafkaApis`` gets each part it uses, never the server. Shutdown goes the other way, in Kafka's
 order (the group coordinator after the replica and admin managers, before the log manager); the log
@@ -113,6 +113,7 @@ class KafkaServer:
             time=self.time,
         )
         self.socket_server.startup()
+        self._add_metric_reporters()
         self.replica_manager = ReplicaManager(
             c,
             self.time,
@@ -155,6 +156,23 @@ class KafkaServer:
         log.info("Broker %d started on %s:%d (cluster %s)", self.broker_id, host, port, self.cluster_id)
 
     # --8<-- [end:startup]
+
+    def _add_metric_reporters(self) -> None:
+        """An instance of each class in ``metric.reporters``, configured with the broker's settings
+        and added to the socket server's request metrics (Kafka's ``getConfiguredInstances`` and
+        ``new Metrics(metricConfig, reporters, time)``). A reporter that sends somewhere is told this
+        broker's own address, unless ``request.metrics.reporter.bootstrap.servers`` names another."""
+        c = self.config
+        configs = dict(c.values)
+        if not configs["request.metrics.reporter.bootstrap.servers"]:
+            host = c.advertised_host if c.advertised_host != "0.0.0.0" else "127.0.0.1"
+            configs["request.metrics.reporter.bootstrap.servers"] = (
+                f"{host}:{c.advertised_port or self.socket_server.port}"
+            )
+        for cls in c.metric_reporter_classes:
+            reporter = cls()
+            reporter.configure(configs)
+            self.socket_server.metrics.add_reporter(reporter)
 
     # --8<-- [start:group_coordinator]
     def _group_coordinator(self) -> GroupCoordinator:
@@ -260,6 +278,9 @@ class KafkaServer:
             self._shutting_down = True
         log.info("Broker %d shutting down", self.broker_id)
         if self.socket_server is not None:
+            # Kafka closes its Metrics (and so its reporters) last; a reporter that publishes through
+            # the brokers is closed first here, while this broker still answers its last sends.
+            self.socket_server.metrics.close()
             self.socket_server.shutdown()
         if self.request_handler_pool is not None:
             self.request_handler_pool.shutdown()

@@ -21,10 +21,12 @@ def base_port(brokers: int = 3) -> int:
 def cluster_up(args: list[str], overrides: list[str]) -> tuple[int, int]:
     """``cluster up`` on free ports; its ZooKeeper port and its first broker's. A port found free may
     be taken by another test's process before the broker binds it; ``cluster up`` then stops what it
-    started and fails, and we pick new ports."""
+    started and fails, and we pick new ports. The request metrics reporter stays off: these tests
+    count requests and replicas, and its traffic is not theirs."""
     for _ in range(3):
         zk_port, base = free_port(), base_port()
-        up = ["cluster", "up", "--detach", "--zookeeper-port", str(zk_port), "--base-port", str(base), *args]
+        up = ["cluster", "up", "--detach", "--zookeeper-port", str(zk_port), "--base-port", str(base),
+              "--no-metrics-reporter", *args]  # fmt: skip
         if main(up + [a for o in overrides for a in ("--override", o)]) == 0:
             return zk_port, base
     pytest.fail("kafka-lite cluster up failed three times on fresh ports (see the captured stderr)")

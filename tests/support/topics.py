@@ -1,5 +1,6 @@
-"""Helpers the tests that write through real clients share: fresh topic names, and kafka-python's
-consumer as an independent reader of what was written."""
+"""Helpers the tests that write through real clients share: fresh topic names, kafka-python's
+consumer as an independent reader of what was written, and kafka_lite's own consumer reading a
+topic to its end."""
 
 from __future__ import annotations
 
@@ -25,6 +26,32 @@ def consume_all(bootstrap: str, topic: str, partitions: int, expected: int, **kw
             records.append(record)
             if len(records) >= expected:
                 break
+        return records
+    finally:
+        consumer.close()
+
+
+def read_topic(bootstrap: str, topic: str, client_id: str = "topic-reader") -> list:
+    """Every record of ``topic`` up to its end offsets at the time of the call, partition by
+    partition, read with kafka_lite's ``KafkaConsumer`` (no group)."""
+    from kafka_lite import KafkaConsumer
+    from tests.support.waiting import wait_until
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id=client_id)
+    try:
+        partitions = [(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        assert partitions, f"{topic} has no partitions"
+        consumer.assign(partitions)
+        consumer.seek_to_beginning(*partitions)
+        end = consumer.end_offsets(partitions)
+        records: list = []
+        wait_until(
+            lambda: (
+                records.extend(r for rs in consumer.poll(200).values() for r in rs)
+                or all(consumer.position(tp) >= end[tp] for tp in partitions)
+            ),
+            what=f"the records of {topic} up to {end}",
+        )
         return records
     finally:
         consumer.close()
