@@ -224,7 +224,8 @@ def parquet_stream(spark, directory, ddl, batches, times):
 
 def run_stream(df, tmp_path, what, output_mode="append"):
     """Run ``df`` to the end of its input (availableNow) into a memory table; the table's DataFrame
-    and the query's progress reports."""
+    and the query's progress reports (read by attribute: under Spark Connect, where the grader runs,
+    a report's dict lacks the totals such as ``numInputRows``)."""
     name = f"lab11_{what}_{uuid.uuid4().hex[:8]}"
     query = (
         df.writeStream.format("memory")
@@ -239,14 +240,14 @@ def run_stream(df, tmp_path, what, output_mode="append"):
         assert finished, f"the streaming query {name} did not finish in 90 s"
         if query.exception() is not None:
             raise AssertionError(f"the streaming query {name} failed: {query.exception()}")
-        progress = [dict(p) if not isinstance(p, dict) else p for p in query.recentProgress]
+        progress = query.recentProgress
     finally:
         query.stop()
     return df.sparkSession.table(name), progress
 
 
 def _dropped(progress):
-    return sum(op.get("numRowsDroppedByWatermark", 0) for p in progress for op in p.get("stateOperators", []))
+    return sum(op.numRowsDroppedByWatermark for p in progress for op in p.stateOperators)
 
 
 def _us(text):
@@ -306,7 +307,7 @@ def test_the_flights_topic_read_as_a_stream_gives_the_same_rows(spark, flights, 
         .load()
     )
     table, progress = run_stream(fd.parse_flights(records), tmp_path, "parsed_flights")
-    batches = [p["numInputRows"] for p in progress if p["numInputRows"]]
+    batches = [p.numInputRows for p in progress if p.numInputRows]
     assert len(batches) >= 3, f"maxOffsetsPerTrigger should split the topic into micro-batches: {batches}"
     assert_rows(
         _micros(table, "event_time"), flights, fd.FLIGHT_COLUMNS, 5,
@@ -385,8 +386,8 @@ def test_a_record_behind_the_watermark_is_dropped_one_within_it_counts(spark, tm
         hour("JFK", "09:00", 1, 5.0, 5),
     ]
     timeline = "\n".join(
-        f"  batch {p['batchId']}: {p['numInputRows']} records, watermark "
-        f"{p.get('eventTime', {}).get('watermark', '?')}" for p in progress
+        f"  batch {p.batchId}: {p.numInputRows} records, watermark "
+        f"{p.eventTime.get('watermark', '?')}" for p in progress
     )  # fmt: skip
     assert_rows(
         got, expected, fd.DELAY_COLUMNS, 3,
