@@ -1,11 +1,12 @@
-"""``kafka-lite lab list | start N | grade N``: the graded labs.
+"""``kafka-lite lab list | start N | grade N | data``: the graded labs, and the Spark labs' data.
 
 No Kafka twin: the course tooling, modelled on MIT 6.1810's ``make grade``. ``start`` writes the
 lab's starter files (generated from the reference) into a workspace; ``grade`` runs the lab's tests
 with those files in place of the reference and prints the points per stage, then each failing test's
 whole message (the tests explain a failure over many lines: bit diagrams, fields side by side).
 Exit code 0 only when every selected test passes. A whole-lab grade of a workspace is remembered in
-the workspace's ``.scores.json``, which ``list`` shows.
+the workspace's ``.scores.json``, which ``list`` shows. ``data`` prepares the Spark labs' topic data
+(``kafka_lite.spark.lab_data``) ahead of time, and prints where it is.
 """
 
 from __future__ import annotations
@@ -65,6 +66,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     grade_.add_argument("--json", type=Path, help="also write the results as JSON")
     grade_.set_defaults(handler=run_grade)
+    data = sub.add_parser(
+        "data", help="prepare the Spark labs' topic data (a real cluster's log dirs) and say where it is"
+    )
+    data.add_argument("--force", action="store_true", help="prepare it afresh even if it is there")
+    data.set_defaults(handler=run_data)
 
 
 # -- list ---------------------------------------------------------------------------------------------------
@@ -141,6 +147,28 @@ def run_start(args: argparse.Namespace, console: Console) -> int:
         out.line(f"Start with stage 1, {_escape(first.name)}: {', '.join(first.regions)}.")
     out.line(f"Read {_escape(str(workspace / 'README.md'))}, edit the files above, then:")
     out.line(f"  {_command()} lab grade {lab.number}")
+    return 0
+
+
+# -- data ---------------------------------------------------------------------------------------------------
+
+
+def run_data(args: argparse.Namespace, console: Console) -> int:
+    """Prepare the Spark labs' data once (a scripted day on a real cluster, then its log dirs kept),
+    or find it prepared, and print what a notebook or a job passes as ``kafka_lite.log.dirs``."""
+    from kafka_lite.spark import lab_data
+
+    out = _Printer(console)
+    try:
+        directory = lab_data.ensure(force=args.force, log=lambda message: out.line(_escape(message)))
+    except lab_data.LabDataError as e:
+        raise CliError(str(e)) from None
+    manifest = lab_data.manifest()
+    out.line(f"[bold]The Spark labs' data[/] (version {manifest['version']}) in {_escape(str(directory))}")
+    for topic, partitions in manifest["topics"].items():
+        out.line(f"  {_escape(topic)}: {partitions} partitions")
+    out.line("Read it with the kafka_lite source's offline back-end:")
+    out.line(f'  .option("kafka_lite.log.dirs", "{_escape(lab_data.log_dirs_option())}")')
     return 0
 
 

