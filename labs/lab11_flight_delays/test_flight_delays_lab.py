@@ -306,7 +306,9 @@ def test_the_flights_topic_read_as_a_stream_gives_the_same_rows(spark, flights, 
         .option("maxOffsetsPerTrigger", str(len(flights) // 3 + 1))
         .load()
     )
-    table, progress = run_stream(fd.parse_flights(records), tmp_path, "parsed_flights")
+    parsed = fd.parse_flights(records)
+    assert_no_python(parsed, "parse_flights on a stream")
+    table, progress = run_stream(parsed, tmp_path, "parsed_flights")
     batches = [p.numInputRows for p in progress if p.numInputRows]
     assert len(batches) >= 3, f"maxOffsetsPerTrigger should split the topic into micro-batches: {batches}"
     assert_rows(
