@@ -388,7 +388,7 @@ def test_a_record_behind_the_watermark_is_dropped_one_within_it_counts(spark, tm
         hour("JFK", "09:00", 1, 5.0, 5),
     ]
     timeline = "\n".join(
-        f"  batch {p.batchId}: {p.numInputRows} records, watermark "
+        f"  batch {p.batchId}: {p.numInputRows} record{'' if p.numInputRows == 1 else 's'}, watermark "
         f"{p.eventTime.get('watermark', '?')}" for p in progress
     )  # fmt: skip
     assert_rows(
@@ -463,3 +463,31 @@ def test_the_worst_hours_and_their_weather(spark, flights, weather):
     )
     assert_rows(got, ranked, fd.WEATHER_JOINED_COLUMNS, 3, "worst_hours(joined, 5)")
     assert_no_python(got_df, "worst_hours")
+
+    # Ties, and an hour whose every flight was cancelled (a null mean), on rows made up for them.
+    def row(origin, start, avg):
+        begin = _us(f"2013-01-01T{start}")
+        return (
+            origin,
+            begin,
+            begin + HOUR_US,
+            4,
+            0 if avg is not None else 4,
+            avg,
+            None,
+            30.0,
+            5.0,
+            10.0,
+            0.0,
+        )
+
+    tied = [row("JFK", "10:00", 30.0), row("EWR", "10:00", 30.0), row("LGA", "09:00", 30.0),
+            row("EWR", "11:00", None), row("JFK", "11:00", 5.0)]  # fmt: skip
+    got = [r[:2] for r in _micros(fd.worst_hours(_delays_df(spark, tied, JOINED_SCHEMA), 5), "window_start")]
+    order = [(r[0], r[1]) for r in (tied[2], tied[1], tied[0], tied[4])]
+    assert got == order, (
+        "worst_hours(joined, 5) over five hours: three with a mean delay of 30 (LGA 09:00, EWR and JFK "
+        "10:00), one of 5 (JFK 11:00), one with every flight cancelled (EWR 11:00, a null mean).\n"
+        f"Expected, in this order: {[(o, fmt_us(t)) for o, t in order]} (ties by the earlier hour, then "
+        f"by origin; a null mean never ranks)\ngot: {[(o, fmt_us(t)) for o, t in got]}"
+    )
