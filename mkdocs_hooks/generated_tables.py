@@ -9,6 +9,7 @@ from __future__ import annotations
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.types import walk
 from kafka_lite.log.log_config import CONFIG_DEF
+from kafka_lite.spark.options import OPTIONS as SPARK_OPTIONS
 from mkdocs_hooks.generated_pages import cli_reference, kafka_classes, layer_table
 
 
@@ -31,10 +32,30 @@ def log_configs() -> str:
     return CONFIG_DEF.to_markdown()
 
 
+WHERE = {
+    "both": "source and sink",
+    "source": "source",
+    "sink": "sink",
+    "streaming": "source (streaming)",
+    "batch": "source (batch)",
+}
+
+
+def spark_options() -> str:
+    rows = ["| option | where | in kafka_lite | what it does here |", "|---|---|---|---|"]
+    for option in SPARK_OPTIONS:
+        where = WHERE[option.applies_to]
+        status = "yes" if option.implemented else "**no**: rejected"
+        note = option.note.replace("|", "\\|")
+        rows.append(f"| `{option.name}` | {where} | {status} | {note} |")
+    return "\n".join(rows)
+
+
 # The reference pages' tables (the layers, Kafka class -> file, the command) are built in generated_pages.py.
 TABLES = {
     "api-versions": api_versions,
     "log-configs": log_configs,
+    "spark-options": spark_options,
     "layer-table": layer_table,
     "kafka-classes": kafka_classes,
     "cli-reference": cli_reference,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import time
 from datetime import UTC, datetime
 
 from rich.console import Console
@@ -33,6 +34,12 @@ from kafka_lite.common.errors import KafkaException
 from kafka_lite.tools import replay as tool
 
 CLIENT_ID = "kafka-lite-replay"
+ADMIN_TIMEOUT_MS = 10_000  # a wrong --bootstrap-server is reported within 10 s
+PRODUCE_TIMEOUT_MS = 30_000  # the producer's request.timeout.ms: Kafka's default
+# The producer's buffer.memory: when the loop reads rows faster than the cluster takes them, send
+# blocks once this much waits (back-pressure), rather than queueing batches that would expire after
+# request.timeout.ms in the accumulator (the producer's 32 MB default holds a minute of a slow broker).
+BUFFER_MEMORY = 4 * 1024 * 1024
 
 
 def _whole(option: str):
@@ -80,8 +87,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="X seconds of 2013 a second: 3600 plays an hour a second")  # fmt: skip
     pace.add_argument("--as-fast-as-possible", action="store_true",
                       help="send at the producer's speed (the default)")  # fmt: skip
-    parser.add_argument("--request-timeout-ms", type=_whole("--request-timeout-ms"), default=10_000,
-                        metavar="MS", help="how long to wait for the cluster (default 10000)")  # fmt: skip
+    parser.add_argument("--request-timeout-ms", type=_whole("--request-timeout-ms"), metavar="MS",
+                        help="how long to wait for an answer: the cluster's at the start (default "
+                        f"{ADMIN_TIMEOUT_MS}) and each produce request's (default {PRODUCE_TIMEOUT_MS})")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="no progress line")
     parser.set_defaults(handler=run)
 
@@ -97,7 +105,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
         raise CliError(str(e), exit_code=2) from None
     try:
         admin = KafkaAdminClient(
-            args.bootstrap_server, client_id=CLIENT_ID, request_timeout_ms=args.request_timeout_ms
+            args.bootstrap_server,
+            client_id=CLIENT_ID,
+            request_timeout_ms=args.request_timeout_ms or ADMIN_TIMEOUT_MS,
         )
     except KafkaException as e:
         raise CliError(f"--bootstrap-server {args.bootstrap_server!r}: {e}", exit_code=2) from None
@@ -124,19 +134,27 @@ def run(args: argparse.Namespace, console: Console) -> int:
         bootstrap_servers=args.bootstrap_server,
         client_id=CLIENT_ID,
         linger_ms=5,  # batches fill while the loop reads rows; a paced record waits 5 ms at most
-        request_timeout_ms=args.request_timeout_ms,
-        max_block_ms=args.request_timeout_ms,
+        batch_size=64 * 1024,
+        buffer_memory=BUFFER_MEMORY,
+        request_timeout_ms=args.request_timeout_ms or PRODUCE_TIMEOUT_MS,
     )
     stats = tool.ReplayStats()
     progress = _progress(args, console)
     try:
         with progress:
-            task = progress.add_task("replay", total=total, event_time="")
+            task = progress.add_task("replay", total=total, event_time="-", rate="")
+            started = time.monotonic()
             every = 1 if args.speedup else 500  # a paced replay is slow enough to show every record
 
             def show(s: tool.ReplayStats) -> None:
                 if s.total_sent % every == 0 or s.total_sent == total:
-                    progress.update(task, completed=s.total_sent, event_time=_event_time(s.event_ms))
+                    elapsed_s = max(time.monotonic() - started, 1e-3)
+                    progress.update(
+                        task,
+                        completed=s.total_sent,
+                        event_time=_event_time(s.event_ms),
+                        rate=f"{s.total_sent / elapsed_s:,.0f} records/s",
+                    )
 
             tool.replay(
                 producer,
@@ -168,6 +186,7 @@ def _progress(args: argparse.Namespace, console: Console) -> Progress:
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("records, event time {task.fields[event_time]}"),
+        TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
         console=err_console,
         transient=True,

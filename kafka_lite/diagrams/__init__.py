@@ -21,6 +21,7 @@ from kafka_lite.diagrams.network import socket_server_threads
 from kafka_lite.diagrams.producer import accumulator_diagram, record_accumulator
 from kafka_lite.diagrams.record import record_batch_v2
 from kafka_lite.diagrams.replication import replication, replication_diagram
+from kafka_lite.diagrams.spark import micro_batch, micro_batch_diagram
 from kafka_lite.diagrams.state_machines import (
     group_state_machine,
     partition_state_machine,
@@ -34,6 +35,8 @@ __all__ = [
     "accumulator_diagram",
     "group_state_machine",
     "log_diagram",
+    "micro_batch",
+    "micro_batch_diagram",
     "partition_state_machine",
     "record_accumulator",
     "record_batch_v2",
@@ -50,6 +53,7 @@ __all__ = [
 
 DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "group_state_machine": group_state_machine,
+    "micro_batch": micro_batch,
     "partition_state_machine": partition_state_machine,
     "replica_state_machine": replica_state_machine,
     "record_accumulator": record_accumulator,

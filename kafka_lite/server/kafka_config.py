@@ -40,6 +40,7 @@ from kafka_lite.server.api_version import (
     api_version,
     uses_leader_epochs_for_truncation,
 )
+from kafka_lite.server.metrics_reporter import CONFIG_DEF as REPORTER_CONFIG_DEF
 from kafka_lite.server.metrics_reporter import load_reporter_classes
 
 log = logging.getLogger(__name__)
@@ -154,27 +155,10 @@ CONFIG_DEF = (
             "How long an offset commit waits for the replicas of __consumer_offsets.")
     .define("offsets.commit.required.acks", Type.SHORT, -1, None, H,
             "The acks an offset commit waits for: -1 (every in-sync replica) or 1 (the leader).")
-    # Metrics reporters (Kafka's metric.reporters; the request.metrics.reporter.* settings are the
-    # RequestMetricsTopicReporter's, named as Cruise Control names its reporter's)
+    # Metrics reporters (the request.metrics.reporter.* settings are added below)
     .define("metric.reporters", Type.LIST, [], None, L,
             "Classes (package.module:Class) told of every completed request, e.g. "
             "kafka_lite.server.metrics_reporter:RequestMetricsTopicReporter.")
-    .define("request.metrics.reporter.topic", Type.STRING, "_request_metrics", None, L,
-            "The topic the request metrics reporter publishes its samples to.")
-    .define("request.metrics.reporter.interval.ms", Type.LONG, 1000, Range.at_least(1), L,
-            "How often the request metrics reporter sends what it has buffered.")
-    .define("request.metrics.reporter.buffer.size", Type.INT, 10000, Range.at_least(1), L,
-            "Samples the reporter buffers between sends; more are dropped (and counted).")
-    .define("request.metrics.reporter.close.timeout.ms", Type.LONG, 5000, Range.at_least(0), L,
-            "How long shutdown waits for the reporter to send what it has.")
-    .define("request.metrics.reporter.bootstrap.servers", Type.STRING, None, None, L,
-            "Where the reporter sends its samples (default: this broker's own listener).")
-    .define("request.metrics.reporter.topic.num.partitions", Type.INT, -1, None, L,
-            "Partitions of the reporter's topic when it creates it (-1: the number of live brokers).")
-    .define("request.metrics.reporter.topic.replication.factor", Type.SHORT, -1, None, L,
-            "Replication factor of the reporter's topic (-1: the live brokers, at most 3).")
-    .define("request.metrics.reporter.topic.retention.ms", Type.LONG, 86_400_000, Range.at_least(-1), L,
-            "retention.ms of the reporter's topic (a day: a busy cluster writes a sample per request).")
     # Replication
     .define("inter.broker.protocol.version", Type.STRING, LATEST_VERSION.version, ApiVersionValidator(), M,
             "The protocol brokers speak among themselves, for rolling upgrades: from 0.11.0-IV2 a "
@@ -192,6 +176,11 @@ for _topic_name, _server_name in SERVER_DEFAULT_NAMES.items():
         None if _server_name in ("log.retention.ms", "log.roll.ms", "log.roll.jitter.ms") else _key.default
     )
     CONFIG_DEF.define(_server_name, _key.type, _default, _key.validator, _key.importance, _key.doc)
+
+# The request metrics reporter's settings (request.metrics.reporter.*): defined with the reporter,
+# as Cruise Control's reporter defines its own, and set in server.properties like any broker setting.
+for _key in REPORTER_CONFIG_DEF.keys.values():
+    CONFIG_DEF.define(_key.name, _key.type, _key.default, _key.validator, _key.importance, _key.doc)
 
 _LISTENER = re.compile(r"^PLAINTEXT://(?P<host>[^:/]*):(?P<port>\d+)$")
 

@@ -14,9 +14,10 @@ Differs: Kafka tells a reporter of each metric that is added or changes (``metri
 ``CruiseControlMetricsReporter``, a ``metric.reporters`` class that runs in every broker, creates
 its topic (``__CruiseControlMetrics``) if missing and publishes what it samples with a
 ``KafkaProducer``; and on the request log above, for what a sample holds. Its topic starts with
-one underscore, as Confluent's metrics reporter's ``_confluent-metrics`` does: two (``__consumer_offsets``)
-mark the broker's internal topics, to which the broker refuses clients' produce requests (Kafka's
-``Topic.isInternal``; kafka_lite takes every ``__`` name as internal), and the reporter is a client.
+one underscore, as Confluent's metrics reporter's ``_confluent-metrics`` does: two
+(``__consumer_offsets``) mark the broker's internal topics, to which the broker refuses clients'
+produce requests (Kafka's ``Topic.isInternal``; kafka_lite takes every ``__`` name as internal),
+and the reporter is a client.
 Turn it on with::
 
     metric.reporters=kafka_lite.server.metrics_reporter:RequestMetricsTopicReporter
@@ -37,7 +38,8 @@ as it measures any client's, as Kafka would):
     api_version              int     the request's version
     client_id                string  the request header's client id (``""`` when it has none)
     request_bytes            int     the request's size on the wire (without the size prefix)
-    response_bytes           int     the response's size on the wire (0 when there is none, acks=0)
+    response_bytes           int     the bytes written for the response, its size prefix included
+                                     (0 when there is none: acks=0)
     request_queue_time_ms    double  received by a processor -> taken by a request handler
     local_time_ms            double  the handler's own work
     remote_time_ms           double  waiting in a purgatory (a long-polling Fetch, acks=all)
@@ -66,6 +68,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
+from kafka_lite.common.config import ConfigDef, Importance, Range, Type
 from kafka_lite.common.errors import ConfigException, Errors, KafkaException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.network.request_metrics import RequestMetrics, RequestSample
@@ -90,6 +93,28 @@ SAMPLE_FIELDS = (
     "response_send_time_ms",
     "total_time_ms",
 )
+# The reporter's settings, read from the broker's (server.properties), as Cruise Control's reporter
+# defines its own; KafkaConfig adds them to the broker's definitions.
+L = Importance.LOW
+CONFIG_DEF = (
+    ConfigDef()
+    .define("request.metrics.reporter.topic", Type.STRING, REQUEST_METRICS_TOPIC, None, L,
+            "The topic the request metrics reporter publishes its samples to.")
+    .define("request.metrics.reporter.interval.ms", Type.LONG, 1000, Range.at_least(1), L,
+            "How often the request metrics reporter sends what it has buffered.")
+    .define("request.metrics.reporter.buffer.size", Type.INT, 10000, Range.at_least(1), L,
+            "Samples the reporter buffers between sends; more are dropped (and counted).")
+    .define("request.metrics.reporter.close.timeout.ms", Type.LONG, 5000, Range.at_least(0), L,
+            "How long shutdown waits for the reporter to send what it has.")
+    .define("request.metrics.reporter.bootstrap.servers", Type.STRING, None, None, L,
+            "Where the reporter sends its samples (default: this broker's own listener).")
+    .define("request.metrics.reporter.topic.num.partitions", Type.INT, -1, None, L,
+            "Partitions of the reporter's topic when it creates it (-1: the number of live brokers).")
+    .define("request.metrics.reporter.topic.replication.factor", Type.SHORT, -1, None, L,
+            "Replication factor of the reporter's topic (-1: the live brokers, at most 3).")
+    .define("request.metrics.reporter.topic.retention.ms", Type.LONG, 86_400_000, Range.at_least(-1), L,
+            "retention.ms of the reporter's topic (a day: a busy cluster writes a sample per request).")
+)  # fmt: skip
 # The default replication factor of the topic: as many brokers as are alive, at most three.
 MAX_DEFAULT_REPLICATION_FACTOR = 3
 # The topic rolls a segment every hour, so that retention (which deletes whole segments, never
@@ -149,14 +174,7 @@ class RequestMetricsTopicReporter(MetricsReporter):
 
     def __init__(self) -> None:
         self.broker_id = -1
-        self.topic = REQUEST_METRICS_TOPIC
-        self.interval_ms = 1000
-        self.buffer_size = 10_000
-        self.close_timeout_ms = 5000
-        self.bootstrap_servers = ""
-        self.topic_num_partitions = -1
-        self.topic_replication_factor = -1
-        self.topic_retention_ms = 86_400_000
+        self._configure_reporter(CONFIG_DEF.parse({}))
         self.time: Time = SYSTEM
         self.dropped = 0  # samples that found the buffer full
         self.sent = 0  # samples handed to the producer
@@ -173,23 +191,22 @@ class RequestMetricsTopicReporter(MetricsReporter):
     # -- MetricsReporter --------------------------------------------------------------------------------
 
     def configure(self, configs: Mapping[str, Any]) -> None:
+        """``broker.id`` and the ``request.metrics.reporter.*`` settings (the broker's others are
+        not the reporter's concern)."""
+        if configs.get("broker.id") is None:
+            raise ConfigException("Missing required configuration 'broker.id', which has no default value.")
         self.broker_id = int(configs["broker.id"])
-        self.topic = configs.get("request.metrics.reporter.topic", self.topic)
-        self.interval_ms = int(configs.get("request.metrics.reporter.interval.ms", self.interval_ms))
-        self.buffer_size = int(configs.get("request.metrics.reporter.buffer.size", self.buffer_size))
-        self.close_timeout_ms = int(
-            configs.get("request.metrics.reporter.close.timeout.ms", self.close_timeout_ms)
-        )
-        self.bootstrap_servers = configs.get("request.metrics.reporter.bootstrap.servers") or ""
-        self.topic_num_partitions = int(
-            configs.get("request.metrics.reporter.topic.num.partitions", self.topic_num_partitions)
-        )
-        self.topic_replication_factor = int(
-            configs.get("request.metrics.reporter.topic.replication.factor", self.topic_replication_factor)
-        )
-        self.topic_retention_ms = int(
-            configs.get("request.metrics.reporter.topic.retention.ms", self.topic_retention_ms)
-        )
+        self._configure_reporter(CONFIG_DEF.parse({k: v for k, v in configs.items() if k in CONFIG_DEF.keys}))
+
+    def _configure_reporter(self, values: Mapping[str, Any]) -> None:
+        self.topic = values["request.metrics.reporter.topic"]
+        self.interval_ms = values["request.metrics.reporter.interval.ms"]
+        self.buffer_size = values["request.metrics.reporter.buffer.size"]
+        self.close_timeout_ms = values["request.metrics.reporter.close.timeout.ms"]
+        self.bootstrap_servers = values["request.metrics.reporter.bootstrap.servers"] or ""
+        self.topic_num_partitions = values["request.metrics.reporter.topic.num.partitions"]
+        self.topic_replication_factor = values["request.metrics.reporter.topic.replication.factor"]
+        self.topic_retention_ms = values["request.metrics.reporter.topic.retention.ms"]
 
     def init(self, metrics: RequestMetrics) -> None:
         if not self.bootstrap_servers:
@@ -263,7 +280,10 @@ class RequestMetricsTopicReporter(MetricsReporter):
             self._last_error = None
         except Exception as e:  # the broker must outlive its reporter: log once per new error, retry
             if str(e) != self._last_error:
-                log.warning("Request metrics reporter of broker %d: %s (retrying)", self.broker_id, e)
+                # Before the topic exists this is the cluster still starting (no controller yet, too
+                # few brokers for the replication factor): worth a note, not a warning.
+                level = logging.INFO if self._partition is None else logging.WARNING
+                log.log(level, "Request metrics reporter of broker %d: %s (retrying)", self.broker_id, e)
                 self._last_error = str(e)
 
     def _send(self, sample: RequestSample) -> None:

@@ -30,8 +30,8 @@ JSON numbers and ``NA`` as ``null``. The column types are written down, not gues
 
 The three reference tables go first, as fast as the producer sends (a stream joined with them
 finds them there); the two streams follow, merged in event-time order (a flight and the weather of
-its hour arrive together), flights sorted by scheduled departure (the file is in order of actual
-departure within a day). With ``speedup`` the streams arrive live: ``speedup=3600`` plays an hour
+its hour arrive together), flights sorted by scheduled departure (the file has each day in order of
+actual departure, and its months in the order of their names as text: 1, 10, 11, 12, 2, ...). With ``speedup`` the streams arrive live: ``speedup=3600`` plays an hour
 of 2013 each second, so a streaming query sees flights come in as they were scheduled. Without it,
 as fast as the producer goes (the default: the whole year takes a minute or two, not a year).
 Waiting is ``Time.sleep``, so a test drives the pace with ``MockTime``.
@@ -47,6 +47,7 @@ import json
 import math
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -136,27 +137,34 @@ def parse_tables(text: str) -> list[str]:
 
 def read_rows(table: str, directory: Path) -> Iterator[dict[str, object]]:
     """The table's rows, typed by ``SCHEMAS`` (``NA`` becomes None), in the file's order."""
-    spec, schema = TABLES[table], SCHEMAS[table]
-    path = directory / spec.file
+    with _lines(table, directory) as lines:
+        yield from _typed(table, csv.reader(lines), 2)
+
+
+@contextmanager
+def _lines(table: str, directory: Path) -> Iterator[Iterator[str]]:
+    """The table file's lines after its header, which must name the schema's columns."""
+    path = directory / TABLES[table].file
     try:
-        if path.suffix == ".zip":
-            with zipfile.ZipFile(path) as archive:
-                with archive.open(path.stem) as raw:
-                    yield from _typed(table, io.TextIOWrapper(raw, encoding="utf-8", newline=""), schema)
-        else:
-            with open(path, encoding="utf-8", newline="") as f:
-                yield from _typed(table, f, schema)
+        with ExitStack() as stack:
+            if path.suffix == ".zip":
+                archive = stack.enter_context(zipfile.ZipFile(path))
+                raw = stack.enter_context(archive.open(path.stem))
+                lines = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+            else:
+                lines = stack.enter_context(open(path, encoding="utf-8", newline=""))
+            header = next(csv.reader([next(lines, "")]), [])
+            names = [name for name, _ in SCHEMAS[table]]
+            if header != names:
+                raise ReplayException(f"{table}: expected the columns {names}, {path} has {header}")
+            yield lines
     except (OSError, zipfile.BadZipFile, KeyError) as e:
         raise ReplayException(f"cannot read {path}: {e}") from None
 
 
-def _typed(table: str, lines: Iterable[str], schema: tuple[tuple[str, type], ...]) -> Iterator[dict]:
-    reader = csv.reader(lines)
-    header = next(reader, [])
-    names = [name for name, _ in schema]
-    if header != names:
-        raise ReplayException(f"{table}: expected the columns {names}, the file has {header}")
-    for number, row in enumerate(reader, 2):
+def _typed(table: str, rows: Iterable[list[str]], first_line: int) -> Iterator[dict]:
+    schema = SCHEMAS[table]
+    for number, row in enumerate(rows, first_line):
         try:
             yield {name: None if v == "NA" else kind(v) for (name, kind), v in zip(schema, row, strict=True)}
         except ValueError as e:
@@ -206,26 +214,23 @@ def table_events(table: str, directory: Path, limit: int | None = None) -> Itera
 
 
 def flight_events(directory: Path, limit: int | None = None) -> Iterator[Event]:
-    """Flights in order of scheduled departure. The file holds a day's flights together, days in
-    order, each day in order of actual departure: sorting one day at a time keeps memory small."""
-    day: list[Event] = []
-    current = None
+    """Flights in order of scheduled departure. The file keeps each day's flights together, in
+    order of actual departure, but its days go January, October, November, December, February ...
+    (the months sorted as text). So the lines are first grouped by date, as text (a few tens of
+    MB), and one day at a time is parsed and sorted."""
+    days: dict[tuple[int, int, int], list[str]] = {}
+    with _lines("flights", directory) as lines:
+        for line in lines:
+            year, month, day, _ = line.split(",", 3)
+            days.setdefault((int(year), int(month), int(day)), []).append(line)
     sent = 0
-    for row in read_rows("flights", directory):
-        date = (row["year"], row["month"], row["day"])
-        if date != current and day:
-            day.sort()
-            for event in day:
-                if limit is not None and sent >= limit:
-                    return
-                yield event
-                sent += 1
-            day = []
-        current = date
-        day.append(_event("flights", row, flight_time_ms(row)))
-    day.sort()
-    for event in day[: None if limit is None else max(limit - sent, 0)]:
-        yield event
+    for date in sorted(days):
+        rows = _typed("flights", csv.reader(days.pop(date)), 2)
+        for event in sorted(_event("flights", row, flight_time_ms(row)) for row in rows):
+            if limit is not None and sent >= limit:
+                return
+            yield event
+            sent += 1
 
 
 def weather_events(directory: Path, limit: int | None = None) -> Iterator[Event]:

@@ -104,6 +104,9 @@ def test_a_learners_cluster_measures_the_replay(tmp_path, capsys):
           "--zookeeper-port", str(free_port()), "--base-port", str(base := base_port(1))]  # fmt: skip
     assert main(up) == 0
     try:
+        properties = (d / "broker-0" / "server.properties").read_text()
+        assert "metric.reporters=kafka_lite.server.metrics_reporter:RequestMetricsTopicReporter" in properties
+        assert "request.metrics.reporter.topic.replication.factor=1" in properties
         bootstrap = f"127.0.0.1:{base}"
         assert (
             replay("--bootstrap-server", bootstrap, "--tables", "flights", "--limit", "5", "--no-progress")

@@ -86,8 +86,7 @@ def test_a_record_is_keyed_by_broker_and_stamped_with_the_completion_time(report
         value = json.loads(r.value)
         assert r.key == b"0"
         assert r.timestamp == value["time_ms"]
-    times = [json.loads(r.value)["time_ms"] for r in records]
-    assert times == sorted(times), "one broker's samples go to one partition, in completion order"
+    assert {r.partition for r in records} == {0}, "a broker's samples go to partition broker id % partitions"
 
 
 def test_the_reporter_creates_its_topic_not_compacted_with_its_retention(reporting_cluster):
@@ -127,6 +126,18 @@ def test_a_bad_metric_reporters_value_is_a_config_error_naming_it(value, says):
     with pytest.raises(ConfigException, match=r"configuration metric\.reporters") as e:
         KafkaConfig({"zookeeper.connect": "127.0.0.1:1", "broker.id": 0, "metric.reporters": value})
     assert says in str(e.value) and value in str(e.value)
+
+
+def test_the_reporters_settings_are_broker_settings_checked_by_name():
+    base = {"zookeeper.connect": "127.0.0.1:1", "broker.id": 0}
+    config = KafkaConfig({**base, "request.metrics.reporter.interval.ms": "250"})
+    assert config["request.metrics.reporter.interval.ms"] == 250
+    assert config["request.metrics.reporter.topic"] == REQUEST_METRICS_TOPIC
+    with pytest.raises(ConfigException, match=r"configuration request\.metrics\.reporter\.buffer\.size"):
+        KafkaConfig({**base, "request.metrics.reporter.buffer.size": "0"})
+    reporter = RequestMetricsTopicReporter()
+    with pytest.raises(ConfigException, match=r"broker\.id"):
+        reporter.configure({"request.metrics.reporter.buffer.size": 3})
 
 
 def test_the_reporter_is_off_by_default():

@@ -164,6 +164,15 @@ def test_flights_are_sorted_by_scheduled_not_actual_departure():
     assert len(first_day) == 842, "all of 1 January's flights (the file's 842), before 2 January's"
 
 
+def test_flights_go_by_calendar_not_by_the_files_order_of_months():
+    """flights.csv goes January, October, November, December, February ...: after January's
+    27,004 flights come February's."""
+    events = list(tool.flight_events(tool.data_dir(), 27_010))
+    months = [json.loads(e.value)["month"] for e in events]
+    assert months[:27_004] == [1] * 27_004 and months[27_004:] == [2] * 6
+    assert [e.timestamp_ms for e in events] == sorted(e.timestamp_ms for e in events)
+
+
 def test_a_flight_on_the_dst_change_day_turns_into_utc_with_the_new_offset():
     # 10 March 2013: New York moves to EDT (UTC-4) at 02:00; a 06:00 departure is 10:00 UTC.
     row = {"year": 2013, "month": 3, "day": 10, "hour": 6, "minute": 0}
