@@ -1,7 +1,7 @@
 """The one interface both back-ends offer, and the planning the readers do through it.
 
-No Kafka twin: modelled on Spark's Kafka connector.
-Mirrors: org.apache.spark.sql.kafka010.KafkaOffsetReader (the driver's view: partitions and their
+No Kafka twin: modelled on Spark's Kafka connector (Spark 4.x), after its classes
+         org.apache.spark.sql.kafka010.KafkaOffsetReader (the driver's view: partitions and their
          earliest, latest and by-time offsets), ConsumerStrategy (assign, subscribe,
          subscribePattern) and consumer.KafkaDataConsumer (the executors' reads)
          (connector/kafka-0-10-sql/src/main/scala/org/apache/spark/sql/kafka010/, Spark 4.x)

@@ -1,7 +1,7 @@
 """The network back-end: the driver asks the cluster with an admin client, the executors fetch from leaders.
 
-No Kafka twin: modelled on Spark's Kafka connector.
-Mirrors: org.apache.spark.sql.kafka010.KafkaOffsetReaderAdmin (the driver: an AdminClient's
+No Kafka twin: modelled on Spark's Kafka connector (Spark 4.x), after its classes
+         org.apache.spark.sql.kafka010.KafkaOffsetReaderAdmin (the driver: an AdminClient's
          metadata and listOffsets) and consumer.KafkaDataConsumer (the executors: a consumer
          assigned one partition, seeking to the range's start and polling to its end)
          (connector/kafka-0-10-sql/src/main/scala/org/apache/spark/sql/kafka010/, Spark 4.x)

@@ -1,7 +1,5 @@
 """The offline back-end: a stopped cluster's segment files, read directly, read-only.
 
-No Kafka twin: modelled on Spark's Kafka connector (the same reader interface as network.py) and
-         on how a broker's log finds an offset (kafka.log.Log.read, LogSegment.translateOffset).
 Mirrors: kafka.log.LogSegment.translateOffset (an offset index lookup, then a scan of batch
          headers), kafka.server.ReplicaManager's replication-offset-checkpoint (the high
          watermark), Kafka 0.10.1

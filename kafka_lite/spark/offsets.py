@@ -1,7 +1,7 @@
 """Offsets and planning: Spark's offset JSON, offset ranges, the read limit and data loss.
 
-No Kafka twin: modelled on Spark's Kafka connector.
-Mirrors: org.apache.spark.sql.kafka010.KafkaSourceOffset (the offset JSON),
+No Kafka twin: modelled on Spark's Kafka connector (Spark 4.x), after its classes
+         org.apache.spark.sql.kafka010.KafkaSourceOffset (the offset JSON),
          KafkaOffsetRangeCalculator and KafkaOffsetRange (ranges, minPartitions),
          KafkaMicroBatchStream.rateLimit and reportDataLoss (maxOffsetsPerTrigger, failOnDataLoss)
          (connector/kafka-0-10-sql/src/main/scala/org/apache/spark/sql/kafka010/, Spark 4.x)

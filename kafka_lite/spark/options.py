@@ -1,7 +1,7 @@
 """The data source's options: Spark's Kafka source and sink options, checked before any job starts.
 
-No Kafka twin: modelled on Spark's Kafka connector.
-Mirrors: org.apache.spark.sql.kafka010.KafkaSourceProvider (validateGeneralOptions,
+No Kafka twin: modelled on Spark's Kafka connector (Spark 4.x), after its classes
+         org.apache.spark.sql.kafka010.KafkaSourceProvider (validateGeneralOptions,
          validateBatchOptions, validateStreamOptions, kafkaParamsForProducer) and JsonUtils
          (connector/kafka-0-10-sql/src/main/scala/org/apache/spark/sql/kafka010/, Spark 4.x)
 Book:    chapter 4, 4.1 (what a consumer is told: topics or partitions, where to start); chapter 8
@@ -211,6 +211,9 @@ FORBIDDEN_PRODUCER_SETTINGS = {
 
 DEFAULT_POLL_TIMEOUT_MS = 120_000  # Spark's kafkaConsumer.pollTimeoutMs
 
+# Options Spark itself reads and hands on to every source and sink with the others.
+SPARK_OWN_OPTIONS = frozenset({"checkpointlocation"})
+
 
 @dataclass(frozen=True)
 class OffsetSpec:
@@ -297,7 +300,9 @@ def _long(opts: dict[str, str], name: str, positive: bool = True) -> int | None:
 def _check_known(opts: dict[str, str], forbidden: dict[str, str], passed_on: tuple[str, ...] | None) -> None:
     """Reject options kafka_lite does not implement, options nobody knows, and forbidden kafka.* ones."""
     for key in sorted(opts):
-        if key.startswith("kafka.") and key != LOG_DIRS and key != ROWS:
+        if key in SPARK_OWN_OPTIONS:
+            continue
+        if key.startswith("kafka."):
             setting = key[len("kafka.") :]
             if setting in forbidden:
                 raise IllegalArgumentException(forbidden[setting])

@@ -1,7 +1,7 @@
 """Record batches to rows: Spark's Kafka schema, as tuples or as Arrow record batches.
 
-No Kafka twin: modelled on Spark's Kafka connector.
-Mirrors: org.apache.spark.sql.kafka010.KafkaRecordToRowConverter (the schema, and a ConsumerRecord
+No Kafka twin: modelled on Spark's Kafka connector (Spark 4.x), after its classes
+         org.apache.spark.sql.kafka010.KafkaRecordToRowConverter (the schema, and a ConsumerRecord
          made a row) (connector/kafka-0-10-sql/src/main/scala/org/apache/spark/sql/kafka010/, Spark 4.x)
 Book:    chapter 6, 6.1 (records and record batches); chapter 10.2 (timestamps and their type)
 

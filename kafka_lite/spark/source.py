@@ -1,7 +1,7 @@
 """The ``kafka_lite`` PySpark data source: a batch reader, a streaming reader, and the writers.
 
-No Kafka twin: modelled on Spark's Kafka connector.
-Mirrors: org.apache.spark.sql.kafka010.KafkaSourceProvider (the format and its schema), KafkaBatch
+No Kafka twin: modelled on Spark's Kafka connector (Spark 4.x), after its classes
+         org.apache.spark.sql.kafka010.KafkaSourceProvider (the format and its schema), KafkaBatch
          (a batch query's offset ranges), KafkaMicroBatchStream (micro-batches: initialOffset,
          latestOffset with maxOffsetsPerTrigger, planInputPartitions) and KafkaBatchPartitionReader
          (one Spark task reads one range) (connector/kafka-0-10-sql/src/main/scala/org/apache/spark/sql/kafka010/,

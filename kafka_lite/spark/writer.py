@@ -1,7 +1,7 @@
 """The ``kafka_lite`` sink: a DataFrame's rows produced to topics, batch and streaming.
 
-No Kafka twin: modelled on Spark's Kafka connector.
-Mirrors: org.apache.spark.sql.kafka010.KafkaWriter (validateQuery: the columns a sink takes),
+No Kafka twin: modelled on Spark's Kafka connector (Spark 4.x), after its classes
+         org.apache.spark.sql.kafka010.KafkaWriter (validateQuery: the columns a sink takes),
          KafkaWriteTask (one producer per task, a row made a ProducerRecord), KafkaBatchWrite and
          KafkaStreamingWrite (connector/kafka-0-10-sql/src/main/scala/org/apache/spark/sql/kafka010/,
          Spark 4.x)

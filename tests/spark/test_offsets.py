@@ -53,6 +53,9 @@ def test_min_partitions_splits_the_large_ranges_as_kafka_offset_range_calculator
         OffsetRange("t", 1, 20, 30),
     ]
     assert sum(r.size for r in split) == 40
+    # 25 / 50 * 5 = 2.5 parts: Scala rounds half up, to 3 (Python's round would give 2).
+    halves = get_ranges([OffsetRange("t", 0, 0, 25), OffsetRange("t", 1, 0, 25)], min_partitions=5)
+    assert [(r.partition, r.size) for r in halves] == [(0, 8), (0, 8), (0, 9), (1, 8), (1, 8), (1, 9)]
 
 
 def test_rate_limit_shares_the_limit_by_backlog_and_never_starves_a_partition():
@@ -62,11 +65,17 @@ def test_rate_limit_shares_the_limit_by_backlog_and_never_starves_a_partition():
     # backlog 1000 and 10 of 1010: 101 * 1000/1010 = 100.0 -> 100; 101 * 10/1010 = 1.0 -> 1
     assert limited == {("t", 0): 100, ("t", 1): 1, ("t", 2): 100}
     # a share under one offset is rounded up: the small partition still moves
-    assert rate_limit(10, {("t", 0): 0, ("t", 1): 0}, {("t", 0): 1000, ("t", 1): 1}, {}) == {("t", 0): 9, ("t", 1): 1}
+    assert rate_limit(10, {("t", 0): 0, ("t", 1): 0}, {("t", 0): 1000, ("t", 1): 1}, {}) == {
+        ("t", 0): 9,
+        ("t", 1): 1,
+    }
     # a limit above the backlog reads everything
     assert rate_limit(10**6, start, latest, {}) == latest
     # a partition new since the start begins at its earliest offset
-    assert rate_limit(10, {("t", 0): 0}, {("t", 0): 10, ("t", 1): 20}, {("t", 1): 10}) == {("t", 0): 5, ("t", 1): 15}
+    assert rate_limit(10, {("t", 0): 0}, {("t", 0): 10, ("t", 1): 20}, {("t", 1): 10}) == {
+        ("t", 0): 5,
+        ("t", 1): 15,
+    }
 
 
 def test_a_micro_batch_plan_starts_new_partitions_at_earliest_and_reports_lost_ones(caplog):
@@ -76,7 +85,9 @@ def test_a_micro_batch_plan_starts_new_partitions_at_earliest_and_reports_lost_o
         OffsetRange("t", 0, 5, 9),
         OffsetRange("t", 1, 0, 4),
     ]
-    with pytest.raises(DataLossException, match=r"Added partition t-1 starts from 2 instead of 0.*failOnDataLoss"):
+    with pytest.raises(
+        DataLossException, match=r"Added partition t-1 starts from 2 instead of 0.*failOnDataLoss"
+    ):
         plan_micro_batch(start, end, {("t", 1): 2}, fail_on_data_loss=True)
     with pytest.raises(DataLossException, match=r"\[t-0\] are gone"):
         plan_micro_batch({("t", 0): 5, ("t", 1): 0}, {("t", 1): 4}, {}, fail_on_data_loss=True)
@@ -89,7 +100,9 @@ def test_a_micro_batch_plan_starts_new_partitions_at_earliest_and_reports_lost_o
 def test_a_range_below_the_log_start_fails_or_skips_forward(caplog):
     range_ = OffsetRange("t", 0, 10, 50)
     assert check_range_start(range_, log_start_offset=5, fail_on_data_loss=True) == 10
-    with pytest.raises(DataLossException, match=r"records in \[10, 20\) are gone.*\"failOnDataLoss\" to \"false\""):
+    with pytest.raises(
+        DataLossException, match=r"records in \[10, 20\) are gone.*\"failOnDataLoss\" to \"false\""
+    ):
         check_range_start(range_, log_start_offset=20, fail_on_data_loss=True)
     with caplog.at_level(logging.WARNING):
         assert check_range_start(range_, log_start_offset=20, fail_on_data_loss=False) == 20

@@ -36,7 +36,9 @@ def test_subscribe_assign_and_pattern():
 
 
 def test_exactly_one_way_to_name_the_topics():
-    fails("One of the following options must be specified for Kafka source: assign, subscribe, subscribePattern")
+    fails(
+        "One of the following options must be specified for Kafka source: assign, subscribe, subscribePattern"
+    )
     fails("Only one of the following options can be specified.*subscribe, assign|assign, subscribe",
           subscribe="a", assign='{"a":[0]}')  # fmt: skip
     fails("No topics to subscribe to as specified value for option 'subscribe'", subscribe=" , ")
@@ -48,7 +50,12 @@ def test_exactly_one_way_to_name_the_topics():
 def test_option_names_ignore_case_as_sparks_do():
     # Spark hands a case-insensitive map whose keys come out lower-cased; a plain dict may keep them.
     parsed = parse_source_options(
-        {"KAFKA.BOOTSTRAP.SERVERS": "h:1", "SUBSCRIBE": "t", "includeheaders": "TRUE", "maxoffsetspertrigger": "5"},
+        {
+            "KAFKA.BOOTSTRAP.SERVERS": "h:1",
+            "SUBSCRIBE": "t",
+            "includeheaders": "TRUE",
+            "maxoffsetspertrigger": "5",
+        },
         streaming=True,
     )
     assert parsed.include_headers is True
@@ -58,7 +65,9 @@ def test_option_names_ignore_case_as_sparks_do():
 def test_starting_and_ending_offsets():
     assert source(subscribe="t").starting == OffsetSpec("earliest", option="startingOffsets")
     assert source(True, subscribe="t").starting.kind == "latest"  # streams start at latest, as Spark's
-    spec = source(subscribe="t", startingOffsets='{"t":{"0":23,"1":-2}}', endingOffsets='{"t":{"0":30,"1":-1}}')
+    spec = source(
+        subscribe="t", startingOffsets='{"t":{"0":23,"1":-2}}', endingOffsets='{"t":{"0":30,"1":-1}}'
+    )
     assert spec.starting.offsets == {("t", 0): 23, ("t", 1): -2}
     assert spec.ending.offsets == {("t", 0): 30, ("t", 1): -1}
     assert source(subscribe="t", startingTimestamp="1000").starting == OffsetSpec(
@@ -72,7 +81,12 @@ def test_bad_offsets_name_their_option():
     fails("starting offset can't be latest for batch queries", subscribe="t", startingOffsets="latest")
     fails("startingOffsets for t-0 can't be latest", subscribe="t", startingOffsets='{"t":{"0":-1}}')
     fails("ending offset can't be earliest", subscribe="t", endingOffsets="earliest")
-    fails("Option 'endingOffsets': ending offset not valid in streaming", True, subscribe="t", endingOffsets="latest")
+    fails(
+        "Option 'endingOffsets': ending offset not valid in streaming",
+        True,
+        subscribe="t",
+        endingOffsets="latest",
+    )
     fails("must name the same topic-partitions", subscribe="t",
           startingOffsets='{"t":{"0":1}}', endingOffsets='{"t":{"1":5}}')  # fmt: skip
     fails("t-0 starts at 9, after its end 5", subscribe="t",
@@ -81,7 +95,12 @@ def test_bad_offsets_name_their_option():
 
 
 def test_numbers_and_booleans_name_their_option():
-    fails("Option 'maxOffsetsPerTrigger' must be a whole number, got 'ten'", True, subscribe="t", maxOffsetsPerTrigger="ten")
+    fails(
+        "Option 'maxOffsetsPerTrigger' must be a whole number, got 'ten'",
+        True,
+        subscribe="t",
+        maxOffsetsPerTrigger="ten",
+    )
     fails("Option 'maxOffsetsPerTrigger' must be positive", True, subscribe="t", maxOffsetsPerTrigger="0")
     fails("Option 'minPartitions' must be a whole number", subscribe="t", minPartitions="1.5")
     fails("Option 'failOnDataLoss' must be true or false", subscribe="t", failOnDataLoss="yes")
@@ -90,7 +109,9 @@ def test_numbers_and_booleans_name_their_option():
 
 def test_where_to_read_from():
     fails("Option 'kafka.bootstrap.servers' is empty", subscribe="t", **{"kafka.bootstrap.servers": " "})
-    with pytest.raises(IllegalArgumentException, match="Option 'kafka.bootstrap.servers' must be specified"):
+    with pytest.raises(
+        IllegalArgumentException, match=r"Option 'kafka\.bootstrap\.servers' must be specified"
+    ):
         parse_source_options({"subscribe": "t"}, streaming=False)
     with pytest.raises(IllegalArgumentException, match="cannot both be set"):
         source(subscribe="t", **{"kafka_lite.log.dirs": "/tmp/x"})
@@ -99,7 +120,12 @@ def test_where_to_read_from():
 
 
 def test_options_not_implemented_are_rejected_by_name():
-    fails("Option 'minOffsetsPerTrigger' is not implemented by kafka_lite", True, subscribe="t", minOffsetsPerTrigger="5")
+    fails(
+        "Option 'minOffsetsPerTrigger' is not implemented by kafka_lite",
+        True,
+        subscribe="t",
+        minOffsetsPerTrigger="5",
+    )
     fails("Option 'groupIdPrefix' is not implemented", subscribe="t", groupIdPrefix="x")
     fails("Option 'kafka.group.id' is not implemented", subscribe="t", **{"kafka.group.id": "g"})
     fails("Unknown option 'subscribepatern'", subscribe="t", subscribePatern="x")
@@ -123,7 +149,9 @@ def test_sink_options():
     sink = parse_sink_options({**SERVERS, "topic": " out ", "kafka.acks": "all", "kafka.linger.ms": "5"})
     assert sink.topic == "out"
     assert sink.producer_params == {"acks": "all", "linger.ms": "5"}
-    with pytest.raises(IllegalArgumentException, match="'key.serializer' is not supported"):
+    # Spark hands a stream's sink its own checkpointLocation with the others: not an error.
+    assert parse_sink_options({**SERVERS, "topic": "t", "checkpointLocation": "/tmp/ck"}).topic == "t"
+    with pytest.raises(IllegalArgumentException, match=r"'key\.serializer' is not supported"):
         parse_sink_options({**SERVERS, "kafka.key.serializer": "x"})
     with pytest.raises(IllegalArgumentException, match="Option 'subscribe' is for reading"):
         parse_sink_options({**SERVERS, "subscribe": "t"})
