@@ -13,15 +13,17 @@ Spark's own connector. Names are loaded on first use, so option parsing and offs
 
 from __future__ import annotations
 
+# Imported now, not on first use: the submodule ``session`` would otherwise shadow the function of the
+# same name once anything imported ``kafka_lite.spark.session`` (it imports PySpark only when called).
+from kafka_lite.spark.session import register, session  # noqa: F401  (exported)
+
 _EXPORTS = {
     "KAFKA_SCHEMA": "kafka_lite.spark.source",
     "KAFKA_SCHEMA_WITH_HEADERS": "kafka_lite.spark.source",
     "KafkaLiteDataSource": "kafka_lite.spark.source",
-    "register": "kafka_lite.spark.session",
-    "session": "kafka_lite.spark.session",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "register", "session"])
 
 
 def __getattr__(name: str):

@@ -27,7 +27,7 @@ def test_a_subprocess_joins_the_runs_jvm_through_spark_connect(spark):
     remote = os.environ[REMOTE_ENV]
     assert remote.startswith("sc://127.0.0.1:")
     script = (
-        "from kafka_lite.spark.session import session\n"
+        "from kafka_lite.spark import session\n"
         "spark = session()\n"
         "print(type(spark).__module__)\n"
         "print(spark.range(5).selectExpr('sum(id)').first()[0])\n"
