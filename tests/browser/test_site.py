@@ -131,7 +131,7 @@ def test_sidebar_lists_every_page(chromium_browser, site_url):
     base, site = site_url
     page, problems, _ = _open(chromium_browser, base, "index.html")
     sidebar = page.locator(".md-sidebar--primary")
-    for title in ("1. Getting started", "3. The old consumer", "10. Advanced features", "Lab 1", "Lab 4"):
+    for title in ("1. Getting started", "3. The old consumer", "10. Advanced features", "Lab 1:", "Lab 4:"):
         entry = sidebar.locator(".md-nav__link", has_text=title).first
         assert entry.count() and entry.is_visible(), f"the sidebar does not show {title!r}"
     linked = set(
@@ -204,7 +204,8 @@ def test_diagrams_fit_their_column_and_stay_readable(chromium_browser, site_url,
 
 def test_notebook_pages_render_outputs(chromium_browser, site_url):
     base, site = site_url
-    pages = _notebook_pages(site)
+    # The Spark labs' notebooks are shown unrun (mkdocs.yml's execute_ignore): they are for working in.
+    pages = [p for p in _notebook_pages(site) if not p.startswith("chapters/data_pipeline/lab")]
     assert len(pages) >= 5, f"notebook pages in the built site: {pages}"
     for path in pages:
         page, problems, blocked = _open(chromium_browser, base, path)

@@ -201,5 +201,5 @@ def test_cluster_up_with_lab_needs_a_workspace(tmp_path, capsys):
                  "--base-port", str(base_port())])  # fmt: skip
     assert code == 2
     assert "run `kafka-lite lab start 4` first" in capsys.readouterr().err
-    assert main(["cluster", "up", "--detach", "--dir", str(tmp_path / "state"), "--lab", "9"]) == 2
-    assert "there is no lab 9" in capsys.readouterr().err
+    assert main(["cluster", "up", "--detach", "--dir", str(tmp_path / "state"), "--lab", "99"]) == 2
+    assert "there is no lab 99" in capsys.readouterr().err
