@@ -4,6 +4,7 @@ No Kafka twin: modelled on Kafka's ``bin/*.sh`` scripts (one sub-command per scr
 where one exists), with rich output. Nothing in kafka_lite imports this package.
 """
 
+import argparse
 from pathlib import Path
 
 
@@ -43,3 +44,18 @@ def properties_file(path: str | Path | None, option: str) -> dict[str, str]:
         return dict(read_properties(path))
     except ConfigException as e:
         raise CliError(f"{option}: {e}", exit_code=2) from None
+
+
+def positive_int(unit: str):
+    """An argparse type: a whole number of ``unit`` of at least 1, with an error naming what is wrong."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {unit}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{text} {unit}: give at least 1")
+        return value
+
+    return parse

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kafka_lite.cli import CliError, key_values, properties_file
+from kafka_lite.cli import CliError, key_values, positive_int, properties_file
 from kafka_lite.common.errors import KafkaException
 
 
@@ -42,21 +42,6 @@ def _count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} records: give at least 1")
     return value
-
-
-def _positive(unit: str):
-    """An argparse type: a whole number of ``unit`` of at least 1."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {unit}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{text} {unit}: give at least 1")
-        return value
-
-    return parse
 
 
 def _size(text: str) -> int:
@@ -129,13 +114,13 @@ def _register_consumer(tools: argparse._SubParsersAction) -> None:
     consumer.add_argument("--group", help="the group to read in (default: a new perf-consumer-N, N random)")
     consumer.add_argument("--from-latest", action="store_true",
                           help="start a new group at the log end (default: at the beginning)")  # fmt: skip
-    consumer.add_argument("--fetch-size", type=_positive("bytes"), default=perf.DEFAULT_FETCH_SIZE, metavar="BYTES",
+    consumer.add_argument("--fetch-size", type=positive_int("bytes"), default=perf.DEFAULT_FETCH_SIZE, metavar="BYTES",
                           help=f"max.partition.fetch.bytes (default: {perf.DEFAULT_FETCH_SIZE})")  # fmt: skip
-    consumer.add_argument("--timeout", type=_positive("ms"), default=perf.DEFAULT_TIMEOUT_MS, metavar="MS",
+    consumer.add_argument("--timeout", type=positive_int("ms"), default=perf.DEFAULT_TIMEOUT_MS, metavar="MS",
                           help=f"give up after this long without a record (default: {perf.DEFAULT_TIMEOUT_MS})")  # fmt: skip
     consumer.add_argument("--show-detailed-stats", action="store_true",
                           help="a line every --reporting-interval instead of the summary")  # fmt: skip
-    consumer.add_argument("--reporting-interval", type=_positive("ms"), default=perf.REPORTING_INTERVAL_MS, metavar="MS",
+    consumer.add_argument("--reporting-interval", type=positive_int("ms"), default=perf.REPORTING_INTERVAL_MS, metavar="MS",
                           help=f"between detailed lines (default: {perf.REPORTING_INTERVAL_MS})")  # fmt: skip
     consumer.add_argument("--hide-header", action="store_true", help="no header line")
     consumer.add_argument("--consumer.config", dest="consumer_config", metavar="FILE",

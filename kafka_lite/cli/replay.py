@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kafka_lite.cli import CliError
+from kafka_lite.cli import CliError, positive_int
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.tools import replay as tool
 
@@ -40,19 +40,6 @@ PRODUCE_TIMEOUT_MS = 30_000  # the producer's request.timeout.ms: Kafka's defaul
 # blocks once this much waits (back-pressure), rather than queueing batches that would expire after
 # request.timeout.ms in the accumulator (the producer's 32 MB default holds a minute of a slow broker).
 BUFFER_MEMORY = 4 * 1024 * 1024
-
-
-def _whole(option: str):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{option} must be at least 1, got {value}")
-        return value
-
-    return parse
 
 
 def _speedup(text: str) -> float:
@@ -76,18 +63,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="put in front of every topic name (default: none)")  # fmt: skip
     parser.add_argument("--tables", default=",".join(tool.TABLES), metavar="T1,T2",
                         help=f"which tables to replay (default: {','.join(tool.TABLES)})")  # fmt: skip
-    parser.add_argument("--partitions", type=_whole("--partitions"), default=3, metavar="N",
+    parser.add_argument("--partitions", type=positive_int("partitions"), default=3, metavar="N",
                         help="partitions of each topic it creates (default 3)")  # fmt: skip
-    parser.add_argument("--replication-factor", type=_whole("--replication-factor"), metavar="N",
+    parser.add_argument("--replication-factor", type=positive_int("replicas"), metavar="N",
                         help="replicas of each topic it creates (default: the live brokers, at most 3)")  # fmt: skip
-    parser.add_argument("--limit", type=_whole("--limit"), metavar="N",
+    parser.add_argument("--limit", type=positive_int("records"), metavar="N",
                         help="at most N records of each table (the first in event time)")  # fmt: skip
     pace = parser.add_mutually_exclusive_group()
     pace.add_argument("--speedup", type=_speedup, metavar="X",
                       help="X seconds of 2013 a second: 3600 plays an hour a second")  # fmt: skip
     pace.add_argument("--as-fast-as-possible", action="store_true",
                       help="send at the producer's speed (the default)")  # fmt: skip
-    parser.add_argument("--request-timeout-ms", type=_whole("--request-timeout-ms"), metavar="MS",
+    parser.add_argument("--request-timeout-ms", type=positive_int("ms"), metavar="MS",
                         help="how long to wait for an answer: the cluster's at the start (default "
                         f"{ADMIN_TIMEOUT_MS}) and each produce request's (default {PRODUCE_TIMEOUT_MS})")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="no progress line")

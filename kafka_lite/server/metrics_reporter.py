@@ -71,12 +71,13 @@ from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type
 from kafka_lite.common.errors import ConfigException, Errors, KafkaException
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.network.request_metrics import RequestMetrics, RequestSample
+from kafka_lite.network.request_metrics import PHASES, RequestMetrics, RequestSample
 from kafka_lite.producer.kafka_producer import KafkaProducer
 
 log = logging.getLogger(__name__)
 
 REQUEST_METRICS_TOPIC = "_request_metrics"
+CLIENT_ID_PREFIX = "request-metrics-reporter-"  # followed by the broker id
 # The sample's fields, in the order of the table above and of the JSON objects.
 SAMPLE_FIELDS = (
     "broker_id",
@@ -86,12 +87,7 @@ SAMPLE_FIELDS = (
     "client_id",
     "request_bytes",
     "response_bytes",
-    "request_queue_time_ms",
-    "local_time_ms",
-    "remote_time_ms",
-    "response_queue_time_ms",
-    "response_send_time_ms",
-    "total_time_ms",
+    *(f"{phase}_time_ms" for phase in PHASES),
 )
 # The reporter's settings, read from the broker's (server.properties), as Cruise Control's reporter
 # defines its own; KafkaConfig adds them to the broker's definitions.
@@ -174,6 +170,7 @@ class RequestMetricsTopicReporter(MetricsReporter):
 
     def __init__(self) -> None:
         self.broker_id = -1
+        self.client_id = f"{CLIENT_ID_PREFIX}{self.broker_id}"
         self._configure_reporter(CONFIG_DEF.parse({}))
         self.time: Time = SYSTEM
         self.dropped = 0  # samples that found the buffer full
@@ -196,6 +193,9 @@ class RequestMetricsTopicReporter(MetricsReporter):
         if configs.get("broker.id") is None:
             raise ConfigException("Missing required configuration 'broker.id', which has no default value.")
         self.broker_id = int(configs["broker.id"])
+        # The producer's, the admin client's and the thread's name: a sample of the reporter's own
+        # requests carries it as its client id.
+        self.client_id = f"{CLIENT_ID_PREFIX}{self.broker_id}"
         self._configure_reporter(CONFIG_DEF.parse({k: v for k, v in configs.items() if k in CONFIG_DEF.keys}))
 
     def _configure_reporter(self, values: Mapping[str, Any]) -> None:
@@ -218,14 +218,12 @@ class RequestMetricsTopicReporter(MetricsReporter):
         self.time = metrics.time
         self.producer = KafkaProducer(
             bootstrap_servers=self.bootstrap_servers,
-            client_id=f"request-metrics-reporter-{self.broker_id}",
+            client_id=self.client_id,
             # The reporter's thread is the only caller: waiting here delays samples, never a request.
             max_block_ms=max(self.interval_ms, 1000),
             time=self.time,
         )
-        self._thread = threading.Thread(
-            target=self.run, name=f"request-metrics-reporter-{self.broker_id}", daemon=True
-        )
+        self._thread = threading.Thread(target=self.run, name=self.client_id, daemon=True)
         self._thread.start()
 
     def request_completed(self, sample: RequestSample) -> None:
@@ -318,7 +316,7 @@ class RequestMetricsTopicReporter(MetricsReporter):
         for its final size and the topic waits for every broker."""
         admin = KafkaAdminClient(
             self.bootstrap_servers,
-            client_id=f"request-metrics-reporter-{self.broker_id}",
+            client_id=self.client_id,
             request_timeout_ms=max(self.interval_ms, 2000),
             time=self.time,
         )

@@ -69,9 +69,9 @@ def test_an_unknown_table_is_a_usage_error(broker, capsys):
         (["--speedup", "0"], "argument --speedup: the speed-up must be a number above 0, got 0"),
         (["--speedup", "fast"], "argument --speedup: 'fast' is not a number"),
         (["--speedup", "60", "--as-fast-as-possible"], "not allowed with argument --speedup"),
-        (["--limit", "0"], "argument --limit: --limit must be at least 1, got 0"),
-        (["--partitions", "two"], "argument --partitions: 'two' is not a whole number"),
-        (["--replication-factor", "-1"], "--replication-factor must be at least 1, got -1"),
+        (["--limit", "0"], "argument --limit: 0 records: give at least 1"),
+        (["--partitions", "two"], "argument --partitions: 'two' is not a whole number of partitions"),
+        (["--replication-factor", "-1"], "argument --replication-factor: -1 replicas: give at least 1"),
     ],
 )
 def test_bad_numbers_are_named(args, says, capsys):

@@ -26,15 +26,11 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from kafka_lite.network import request_metrics
+
 REPORTER_CLIENT_PREFIX = "request-metrics-reporter-"  # the reporter's own producers' client ids
-PHASES = [
-    "request_queue_time_ms",
-    "local_time_ms",
-    "remote_time_ms",
-    "response_queue_time_ms",
-    "response_send_time_ms",
-    "total_time_ms",
-]
+# The broker's RequestMetrics phases, as the reporter names its JSON fields: request_queue_time_ms, ...
+PHASES = [f"{phase}_time_ms" for phase in request_metrics.PHASES]
 METRICS_COLUMNS = [
     "time",
     "broker_id",
