@@ -49,7 +49,10 @@ class AbstractIndex:
             length = os.fstat(fd).st_size
             self._map = mmap.mmap(fd, length) if length > 0 else None
         finally:
-            os.close(fd)  # the mapping keeps its own reference to the file
+            # Kafka closes its RandomAccessFile here and the mapping holds no descriptor. CPython's
+            # mmap keeps a duplicate of ``fd`` (3.13 adds ``trackfd=False``), so on 3.11 each index
+            # still holds one open file: a broker opens three per segment, where Kafka opens one.
+            os.close(fd)
         self._max_entries = length // self.entry_size
         # A new file is empty; an existing one is assumed full of valid entries (it was trimmed on
         # roll or close). If it was not (a crash while it was the active, pre-allocated index), its
