@@ -186,9 +186,22 @@ class KafkaAdminClient:
     # -- the calls ------------------------------------------------------------------------------------------
 
     def describe_cluster(self) -> Cluster:
-        """The cluster as the latest metadata says: brokers, controller, cluster id, partitions."""
-        self._refresh_metadata()
-        return self.metadata.cluster
+        """The cluster as a broker describes it now: brokers, controller, cluster id, partitions.
+
+        As Kafka's describeCluster, a Metadata request of the call's own to the least loaded broker:
+        the client's metadata refresh waits ``retry.backoff.ms`` after the last one, and a tool that
+        makes several calls in a row (each needing fresh metadata) would wait that long for each."""
+
+        def attempt() -> Cluster:
+            node = self._node(self._least_loaded_node())
+            response = self._call(node, ApiKeys.METADATA, 1, {"topics": None})
+            if not response["brokers"]:
+                raise Errors.LEADER_NOT_AVAILABLE.exception(f"broker {node.id} answered with no brokers")
+            cluster = Cluster.from_metadata_response(response)
+            self.metadata.update(cluster, self.time.milliseconds())
+            return cluster
+
+        return self._retrying(attempt, "the cluster's metadata")
 
     def list_topics(self) -> list[str]:
         return sorted(self.describe_cluster().topics())
