@@ -12,14 +12,16 @@ partitions, produced once with confluent-kafka. Spark runs ``local[2]``: two Pyt
 partitions at a time. Each round times, in turn:
 
 - ``kafka_lite``: ``spark.read.format("kafka_lite")`` over the network back-end (each task fetches
-  its partition's range from the leader and yields Arrow record batches), every column written to
-  Spark's ``noop`` sink, so every record is read and converted and nothing else is done;
+  its partition's range from the leader, decodes it with the compiled decoder and yields Arrow
+  record batches), every column written to Spark's ``noop`` sink, so every record is read and
+  converted and nothing else is done;
 - ``kafka_lite (tuples)``: the same with ``kafka_lite.rows=tuples``, the readable path that yields one
   tuple per record and leaves the conversion to Spark;
 - ``parquet``: the same rows, written once to a Parquet file before the rounds, read into ``noop``;
 - ``bare decode``: in this process, the same record batches (fetched once, untimed) iterated record
   by record with kafka_lite's decoder and nothing else: the cost of the record format in Python, on
-  one core.
+  one core;
+- ``bare decode (compiled)``: the same loop over the compiled decoder the Arrow path uses.
 
 The first read of a session starts Spark's Python workers; one untimed read of each kind comes first.
 The table shows each kind's median rate, kafka_lite's ratio to Parquet and to the bare loop, and the
@@ -87,6 +89,16 @@ def decode_all(batches: list) -> int:
     return n
 
 
+def decode_all_compiled(batches: list) -> int:
+    from kafka_lite.spark.rows import compiled_records
+
+    n = 0
+    for batch in batches:
+        for _record in compiled_records(batch):
+            n += 1
+    return n
+
+
 def timed(run) -> float:
     start = time.perf_counter()
     run()
@@ -129,6 +141,7 @@ def main() -> None:
                 "kafka_lite (tuples)": lambda: read_kafka_lite(spark, "tuples"),
                 "parquet": lambda: read_parquet(spark, parquet),
                 "bare decode": lambda: decode_all(batches),
+                "bare decode (compiled)": lambda: decode_all_compiled(batches),
             }
             for run in kinds.values():
                 run()  # warm: Python workers started, files in the page cache
@@ -143,7 +156,7 @@ def main() -> None:
             zk.stop()
 
     median = {kind: statistics.median(v) for kind, v in seconds.items()}
-    cores = {"bare decode": 1}
+    cores = {"bare decode": 1, "bare decode (compiled)": 1}
     print()
     print(f"| read of {args.records:,} records | median s | records/s | µs per record per core |")
     print("|---|---|---|---|")
