@@ -90,7 +90,7 @@ def decode_all(batches: list) -> int:
 
 
 def decode_all_compiled(batches: list) -> int:
-    from kafka_lite.spark.rows import compiled_records
+    from kafka_lite.common.record.compiled import compiled_records
 
     n = 0
     for batch in batches:

@@ -192,16 +192,18 @@ class KafkaAdminClient:
         the client's metadata refresh waits ``retry.backoff.ms`` after the last one, and a tool that
         makes several calls in a row (each needing fresh metadata) would wait that long for each."""
 
-        def attempt() -> Cluster:
-            node = self._node(self._least_loaded_node())
-            response = self._call(node, ApiKeys.METADATA, 1, {"topics": None})
-            if not response["brokers"]:
-                raise Errors.LEADER_NOT_AVAILABLE.exception(f"broker {node.id} answered with no brokers")
-            cluster = Cluster.from_metadata_response(response)
-            self.metadata.update(cluster, self.time.milliseconds())
-            return cluster
-
-        return self._retrying(attempt, "the cluster's metadata")
+        deadline = self.time.milliseconds() + self.request_timeout_ms
+        while True:
+            response = self._call(
+                self._node(self._least_loaded_node()), ApiKeys.METADATA, 1, {"topics": None}
+            )
+            if response["brokers"]:  # a broker that has not yet seen the cluster knows no brokers
+                cluster = Cluster.from_metadata_response(response)
+                self.metadata.update(cluster, self.time.milliseconds())
+                return cluster
+            if self.time.milliseconds() + self.retry_backoff_ms >= deadline:
+                raise TimeoutException(f"Timed out after {self.request_timeout_ms} ms waiting for metadata")
+            self.time.sleep(self.retry_backoff_ms)
 
     def list_topics(self) -> list[str]:
         return sorted(self.describe_cluster().topics())

@@ -22,9 +22,10 @@ Two ways out:
 Which decoder: the tuple path decodes with kafka_lite's own ``DefaultRecord.read_from`` (chapter 6),
 so a learner can follow a record from the segment's bytes to a row. The Arrow path is the fast one,
 and there the cost per record would be Python's varint decoding, several times everything else a
-task does; so it hands each v2 batch's bytes to aiokafka's compiled ``DefaultRecordBatch``, which
-reads the same format in C, as Spark's executors leave decoding to the Java kafka-clients. Both give
-the same fields: offset, timestamp (the batch's for LogAppendTime), key, value, headers as pairs.
+task does; so it decodes with ``compiled_records`` (``common/record/compiled.py``: aiokafka's
+compiled ``DefaultRecordBatch``, the same format read in C), as Spark's executors leave decoding to
+the Java kafka-clients. Both give the same fields: offset, timestamp (the batch's for LogAppendTime),
+key, value, headers as pairs.
 
 Keys and values stay the ``bytes`` the record decoder sliced out; nothing is copied again here.
 """
@@ -36,6 +37,7 @@ import datetime
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from kafka_lite.common.record.compiled import compiled_records
 from kafka_lite.spark.offsets import OffsetRange
 
 ARROW_BATCH_ROWS = 65_536
@@ -82,16 +84,6 @@ def records_in_range(batches: Iterable[Any], range_: OffsetRange) -> Iterator[tu
                 return
             if record.offset >= start:
                 yield record, timestamp_type
-
-
-def compiled_records(batch: Any) -> Iterable[Any]:
-    """A batch's records, decoded by aiokafka's compiled ``DefaultRecordBatch`` if it is a v2 batch
-    (older message formats, which only old clients write, go through kafka_lite's decoder)."""
-    if batch.magic < 2:
-        return iter(batch)
-    from aiokafka.record.default_records import DefaultRecordBatch as CompiledRecordBatch
-
-    return CompiledRecordBatch(batch.buffer())
 
 
 # --8<-- [start:to_tuples]
