@@ -58,7 +58,11 @@ class PollingConsumer:
             group_id=group,
             auto_offset_reset="earliest",
             enable_auto_commit=False,
-            session_timeout_ms=6000,
+            # No test here waits for a session to expire (a member that goes sends LeaveGroup), so the
+            # timeout only has to outlast a busy machine: kafka-python's heartbeat thread shares this
+            # process's interpreter with the in-process brokers, and a 6 s timeout has expired in CI,
+            # which started a rebalance in the middle of a commit.
+            session_timeout_ms=30_000,
             heartbeat_interval_ms=500,
             **configs,
         )
