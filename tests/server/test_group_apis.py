@@ -60,8 +60,8 @@ class PollingConsumer:
             enable_auto_commit=False,
             # No test here waits for a session to expire (a member that goes sends LeaveGroup), so the
             # timeout only has to outlast a busy machine: kafka-python's heartbeat thread shares this
-            # process's interpreter with the in-process brokers, and a 6 s timeout has expired in CI,
-            # which started a rebalance in the middle of a commit.
+            # process's interpreter with the in-process brokers, and a short session can expire there
+            # and start a rebalance in the middle of a commit.
             session_timeout_ms=30_000,
             heartbeat_interval_ms=500,
             **configs,
