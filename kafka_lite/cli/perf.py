@@ -33,17 +33,6 @@ from kafka_lite.cli import CliError, key_values, positive_int, properties_file
 from kafka_lite.common.errors import KafkaException
 
 
-def _count(text: str) -> int:
-    """A whole number of at least 1 (argparse names the option when this raises)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} records: give at least 1")
-    return value
-
-
 def _size(text: str) -> int:
     try:
         value = int(text)
@@ -79,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "producer", help="send records at a set rate; Kafka's throughput and latency summary"
     )
     producer.add_argument("--topic", required=True, help="the topic to send to")
-    producer.add_argument("--num-records", type=_count, required=True, metavar="N",
+    producer.add_argument("--num-records", type=positive_int("records"), required=True, metavar="N",
                           help="how many records to send")  # fmt: skip
     producer.add_argument("--record-size", type=_size, required=True, metavar="BYTES",
                           help="each record's value, in bytes (random capital letters, no key)")  # fmt: skip
@@ -109,7 +98,11 @@ def _register_consumer(tools: argparse._SubParsersAction) -> None:
                           metavar="HOST:PORT[,...]", help="brokers to find the cluster from")  # fmt: skip
     consumer.add_argument("--topic", required=True, help="the topic to read")
     consumer.add_argument(
-        "--messages", type=_count, required=True, metavar="N", help="how many records to read"
+        "--messages",
+        type=positive_int("records"),
+        required=True,
+        metavar="N",
+        help="how many records to read",
     )
     consumer.add_argument("--group", help="the group to read in (default: a new perf-consumer-N, N random)")
     consumer.add_argument("--from-latest", action="store_true",
