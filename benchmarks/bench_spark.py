@@ -81,20 +81,11 @@ def fetch_batches(records: int) -> list:
     return batches
 
 
-def decode_all(batches: list) -> int:
+def decode_all(batches: list, decode=iter) -> int:
+    """Every record of ``batches``, decoded by ``decode`` (kafka_lite's decoder: iterating a batch)."""
     n = 0
     for batch in batches:
-        for _record in batch:
-            n += 1
-    return n
-
-
-def decode_all_compiled(batches: list) -> int:
-    from kafka_lite.common.record.compiled import compiled_records
-
-    n = 0
-    for batch in batches:
-        for _record in compiled_records(batch):
+        for _record in decode(batch):
             n += 1
     return n
 
@@ -112,6 +103,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
+    from kafka_lite.common.record.compiled import compiled_records
     from kafka_lite.spark import session
 
     with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
@@ -141,7 +133,7 @@ def main() -> None:
                 "kafka_lite (tuples)": lambda: read_kafka_lite(spark, "tuples"),
                 "parquet": lambda: read_parquet(spark, parquet),
                 "bare decode": lambda: decode_all(batches),
-                "bare decode (compiled)": lambda: decode_all_compiled(batches),
+                "bare decode (compiled)": lambda: decode_all(batches, compiled_records),
             }
             for run in kinds.values():
                 run()  # warm: Python workers started, files in the page cache

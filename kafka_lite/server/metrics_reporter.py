@@ -168,9 +168,14 @@ def _load_reporter_class(name: str) -> type[MetricsReporter]:
 class RequestMetricsTopicReporter(MetricsReporter):
     """Publishes every request sample of this broker to ``request.metrics.reporter.topic``."""
 
+    @property
+    def client_id(self) -> str:
+        """The producer's, the admin client's and the thread's name: a sample of the reporter's own
+        requests carries it as its client id."""
+        return f"{CLIENT_ID_PREFIX}{self.broker_id}"
+
     def __init__(self) -> None:
         self.broker_id = -1
-        self.client_id = f"{CLIENT_ID_PREFIX}{self.broker_id}"
         self._configure_reporter(CONFIG_DEF.parse({}))
         self.time: Time = SYSTEM
         self.dropped = 0  # samples that found the buffer full
@@ -193,9 +198,6 @@ class RequestMetricsTopicReporter(MetricsReporter):
         if configs.get("broker.id") is None:
             raise ConfigException("Missing required configuration 'broker.id', which has no default value.")
         self.broker_id = int(configs["broker.id"])
-        # The producer's, the admin client's and the thread's name: a sample of the reporter's own
-        # requests carries it as its client id.
-        self.client_id = f"{CLIENT_ID_PREFIX}{self.broker_id}"
         self._configure_reporter(CONFIG_DEF.parse({k: v for k, v in configs.items() if k in CONFIG_DEF.keys}))
 
     def _configure_reporter(self, values: Mapping[str, Any]) -> None:

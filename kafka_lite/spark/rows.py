@@ -16,8 +16,9 @@ Two ways out:
   read first. Spark converts each value itself, so it is the slower way.
 - ``to_arrow`` collects the same values column by column in plain lists, whole record batches at a
   time, and yields a ``pyarrow.RecordBatch`` of about ``ARROW_BATCH_ROWS`` rows, sliced to the
-  range; Spark passes Arrow batches on as they are. The batch's schema must equal ``to_arrow_schema(schema, timezone="UTC")`` exactly, so the
-  timestamps are made ``timestamp[us, tz=UTC]`` from Kafka's milliseconds.
+  range; Spark passes Arrow batches on as they are. The batch's schema must equal
+  ``to_arrow_schema(schema, timezone="UTC")`` exactly, so the timestamps are made
+  ``timestamp[us, tz=UTC]`` from Kafka's milliseconds.
 
 Which decoder: the tuple path decodes with kafka_lite's own ``DefaultRecord.read_from`` (chapter 6),
 so a learner can follow a record from the segment's bytes to a row. The Arrow path is the fast one,

@@ -6,8 +6,9 @@ No Kafka twin: Kafka's consumer decodes with DefaultRecordBatch and DefaultRecor
 Book:    chapter 6, 6.1 (message format); v2 is Kafka 0.11's, after the book
 
 Why: decoding a record in Python (``default_record.py``: a length, attributes, two deltas, a key and a
-value, each behind a varint) costs more than everything else a consumer does with the record. Where records are read in bulk (the consumer's fetcher, the Spark data source's
-Arrow path), each v2 batch's records are decoded in C instead. The format, the fields and the
+value, each behind a varint) costs more than everything else a consumer does with the record. Where
+records are read in bulk (the consumer's fetcher, the Spark data source's Arrow path), each v2
+batch's records are decoded in C instead. The format, the fields and the
 results are those of kafka_lite's ``DefaultRecord`` (the decoder to read, and the one the broker
 uses); ``tests/common/record/test_compiled.py`` holds the two to the same answers. Older message
 formats (magic 0 and 1), which only old clients write, go through kafka_lite's decoder.
