@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from kafka_lite.common.errors import TimeoutException
@@ -78,8 +79,47 @@ class Cluster:
         info = self.partitions.get((topic, partition))
         return None if info is None else info.leader
 
+    # A Cluster is never changed once built (a refresh builds a new one), so, as Kafka's constructor
+    # does, it can index its partitions by topic: the producer asks for a topic's partitions on every
+    # send. Built on first use, since most Clusters (the consumer's, the admin client's) never need it.
+    @cached_property
+    def _partitions_by_topic(self) -> dict[str, list[PartitionInfo]]:
+        by_topic: dict[str, list[PartitionInfo]] = {}
+        for (topic, _), info in sorted(self.partitions.items()):
+            by_topic.setdefault(topic, []).append(info)
+        return by_topic
+
+    @cached_property
+    def _available_partitions_by_topic(self) -> dict[str, list[PartitionInfo]]:
+        return {
+            topic: [p for p in infos if p.leader is not None] for topic, infos in self._partitions_by_topic.items()
+        }
+
     def partitions_for_topic(self, topic: str) -> list[PartitionInfo]:
-        return sorted((p for (t, _), p in self.partitions.items() if t == topic), key=lambda p: p.partition)
+        """The topic's partitions in partition order (empty if unknown); the list is shared: read only."""
+        return self._partitions_by_topic.get(topic, [])
+
+    def available_partitions_for_topic(self, topic: str) -> list[PartitionInfo]:
+        """The topic's partitions that have a leader now, in partition order; shared: read only."""
+        return self._available_partitions_by_topic.get(topic, [])
+
+    @cached_property
+    def _partitions_by_node(self) -> dict[int, list[TopicPartition]]:
+        by_node: dict[int, list[TopicPartition]] = {}
+        for tp, info in sorted(self.partitions.items()):
+            if info.leader is not None:
+                by_node.setdefault(info.leader.id, []).append(tp)
+        return by_node
+
+    def partitions_for_node(self, node_id: int) -> list[TopicPartition]:
+        """The partitions ``node_id`` leads, sorted (Kafka's ``partitionsForNode``, which gives their
+        ``PartitionInfo``s); shared: read only."""
+        return self._partitions_by_node.get(node_id, [])
+
+    def partition_count_for_topic(self, topic: str) -> int | None:
+        """How many partitions the topic has, or None if it is unknown (Kafka's ``partitionCountForTopic``)."""
+        infos = self._partitions_by_topic.get(topic)
+        return len(infos) if infos else None
 
     def topics(self) -> set[str]:
         return {t for t, _ in self.partitions}

@@ -24,7 +24,7 @@ import random
 import threading
 from collections.abc import Callable
 
-from kafka_lite.clients.metadata import Cluster, PartitionInfo
+from kafka_lite.clients.metadata import Cluster
 
 _MASK32 = 0xFFFFFFFF
 _SEED = 0x9747B28C
@@ -76,7 +76,6 @@ class DefaultPartitioner:
         self._random_start = random_start or (lambda: random.randint(-(2**31), 2**31 - 1))
         self._topic_counter_map: dict[str, itertools.count] = {}
         self._lock = threading.Lock()
-        self._partitions = TopicPartitionsIndex()
 
     def partition(
         self,
@@ -94,14 +93,14 @@ class DefaultPartitioner:
         # BEGIN SOLUTION
         if key_bytes is None:
             next_value = to_positive(self._next_value(topic))
-            available = self._partitions.available_partitions_for_topic(cluster, topic)
+            available = cluster.available_partitions_for_topic(topic)
             if available:
                 return available[next_value % len(available)].partition
             # No partition has a leader: hand out one anyway; the accumulator holds it until one does.
-            return next_value % len(self._partitions.partitions_for_topic(cluster, topic))
+            return next_value % len(cluster.partitions_for_topic(topic))
         # A keyed record goes to its key's partition even while that partition has no leader: moving
         # the key elsewhere would break its order.
-        return to_positive(murmur2(key_bytes)) % len(self._partitions.partitions_for_topic(cluster, topic))
+        return to_positive(murmur2(key_bytes)) % len(cluster.partitions_for_topic(topic))
         # END SOLUTION
 
     def _next_value(self, topic: str) -> int:
@@ -115,31 +114,3 @@ class DefaultPartitioner:
 
     def close(self) -> None:
         """Kafka's ``Partitioner.close``; the default partitioner holds nothing to release."""
-
-
-class TopicPartitionsIndex:
-    """A topic's partitions, and those with a leader, by topic name (what Kafka's ``Cluster`` keeps as
-    ``partitionsByTopic`` and ``availablePartitionsByTopic``). kafka_lite's ``Cluster`` answers these by
-    scanning every partition, which ``send`` cannot afford per record; the index is rebuilt only when
-    the metadata hands out a new ``Cluster`` object."""
-
-    def __init__(self) -> None:
-        self._cluster: Cluster | None = None
-        self._by_topic: dict[str, list[PartitionInfo]] = {}
-        self._available_by_topic: dict[str, list[PartitionInfo]] = {}
-
-    def partitions_for_topic(self, cluster: Cluster, topic: str) -> list[PartitionInfo]:
-        return self._index(cluster)[0].get(topic, [])
-
-    def available_partitions_for_topic(self, cluster: Cluster, topic: str) -> list[PartitionInfo]:
-        return self._index(cluster)[1].get(topic, [])
-
-    def _index(self, cluster: Cluster) -> tuple[dict, dict]:
-        if cluster is not self._cluster:
-            by_topic: dict[str, list[PartitionInfo]] = {}
-            for (topic, _), info in sorted(cluster.partitions.items()):
-                by_topic.setdefault(topic, []).append(info)
-            available = {t: [p for p in parts if p.leader is not None] for t, parts in by_topic.items()}
-            # Replaced together, after they are built: another thread never sees half an index.
-            self._by_topic, self._available_by_topic, self._cluster = by_topic, available, cluster
-        return self._by_topic, self._available_by_topic

@@ -50,7 +50,7 @@ from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import validate_topic_name
 from kafka_lite.network.selector import Selector
-from kafka_lite.producer.default_partitioner import DefaultPartitioner, TopicPartitionsIndex
+from kafka_lite.producer.default_partitioner import DefaultPartitioner
 from kafka_lite.producer.future_record_metadata import (
     INVALID_OFFSET,
     FutureRecordMetadata,
@@ -94,7 +94,6 @@ class KafkaProducer:
         self.partitioner = partitioner or DefaultPartitioner()
         # None without interceptors, as in Kafka: send then spends nothing on them.
         self.interceptors = ProducerInterceptors.from_config(self.config["interceptor.classes"], self.config)
-        self._partitions = TopicPartitionsIndex()
         self.max_request_size = self.config["max.request.size"]
         self.total_memory_size = self.config["buffer.memory"]
         self.max_block_time_ms = self.config["max.block.ms"]
@@ -240,7 +239,7 @@ class KafkaProducer:
         """The cluster once it knows ``topic``'s partitions, and how long that took (Kafka's ``waitOnMetadata``)."""
         self.metadata.add(topic)
         cluster = self.metadata.cluster
-        partitions_count = self._partition_count(cluster, topic)
+        partitions_count = cluster.partition_count_for_topic(topic)
         if partitions_count is not None and (partition is None or partition < partitions_count):
             return cluster, 0
         begin = self.time.milliseconds()
@@ -256,7 +255,7 @@ class KafkaProducer:
             elapsed = self.time.milliseconds() - begin
             if topic in cluster.unauthorized_topics:
                 raise TopicAuthorizationException(f"Not authorized to access topics: [{topic}]")
-            partitions_count = self._partition_count(cluster, topic)
+            partitions_count = cluster.partition_count_for_topic(topic)
             if partitions_count is not None:
                 break
             if elapsed >= max_wait_ms:
@@ -267,9 +266,6 @@ class KafkaProducer:
                 f"Invalid partition given with record: {partition} is not in the range [0...{partitions_count})."
             )
         return cluster, self.time.milliseconds() - begin
-
-    def _partition_count(self, cluster: Cluster, topic: str) -> int | None:
-        return len(self._partitions.partitions_for_topic(cluster, topic)) or None
 
     def _metadata_timeout_message(self, topic: str, max_wait_ms: int) -> str:
         return (
@@ -393,10 +389,11 @@ def _kafka_python_values(configs: dict) -> dict:
     return values
 
 
-def _headers(headers: list | tuple | None) -> tuple[Header, ...]:
-    """Headers as ``(str key, bytes-or-None value)`` pairs; a bad one says which."""
+def _headers(headers: list | tuple | None) -> list[Header]:
+    """Headers as ``(str key, bytes-or-None value)`` pairs, a new list (Kafka's ``RecordHeaders``); a
+    bad one says which."""
     if not headers:
-        return ()
+        return []
     result = []
     for item in headers:
         try:
@@ -410,7 +407,7 @@ def _headers(headers: list | tuple | None) -> tuple[Header, ...]:
                 f"Header {key!r}: its value must be bytes or None, got {type(value).__name__}"
             )
         result.append(Header(key, None if value is None else bytes(value)))
-    return tuple(result)
+    return result
 
 
 def _timestamp(timestamp_ms: object) -> int:

@@ -9,10 +9,13 @@ Differs: ``split`` moves each record's own future into its new batch, where Kafk
          metric, which kafka_lite does not report. Callbacks are added to the record's future after
          ``send`` (kafka-python's shape), so a record's ``thunks`` entry is its future alone.
 
-``try_append`` asks the batch's ``MemoryRecordsBuilder`` whether the record fits (``has_room_for``
-sizes it exactly, at the offset and timestamp deltas it would get), writes it straight into the
-builder's buffer (encoded once, as it will travel) and returns the record's future; or ``None`` when
-the batch has no room: the accumulator then closes this batch and starts the next one. When the
+``try_append`` asks the batch's records builder to append the record if it fits (Kafka's
+``hasRoomFor``, sized exactly at the offset and timestamp deltas the record would get), written
+straight into the builder's buffer, encoded once as it will travel, and returns the record's future;
+or ``None`` when the batch has no room: the accumulator then closes this batch and starts the next
+one. The producer's builder is ``CompiledRecordsBuilder`` (``common/record/compiled.py``), which
+encodes in C what ``MemoryRecordsBuilder`` (the one to read, with the same methods) does in Python:
+encoding is the one cost ``send`` pays per byte of a record. When the
 sender drains the batch it is ``close``d and its bytes built once; retries resend the same bytes
 (and so the same sequence numbers, which is what lets an idempotent broker spot a duplicate).
 
@@ -28,8 +31,10 @@ import enum
 import logging
 
 from kafka_lite.common.errors import KafkaException, RecordBatchTooLargeException, TimeoutException
+from kafka_lite.common.record.compiled import CompiledRecordsBuilder, record_size_upper_bound
+from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import NO_SEQUENCE, NO_TIMESTAMP
-from kafka_lite.common.record.default_record import Header, record_size_upper_bound
+from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.record.default_record_batch import RECORD_BATCH_OVERHEAD
 from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
@@ -49,15 +54,26 @@ class FinalState(enum.Enum):
     SUCCEEDED = "SUCCEEDED"
 
 
-def estimate_size_in_bytes_upper_bound(key: bytes | None, value: bytes | None, headers: tuple) -> int:
+def estimate_size_in_bytes_upper_bound(key: bytes | None, value: bytes | None, headers: list[Header]) -> int:
     """A batch holding just this record, at most (Kafka's ``AbstractRecords.estimateSizeInBytesUpperBound``
-    for magic 2): what the accumulator allocates when one record is bigger than ``batch.size``."""
+    for magic 2): what ``send`` checks against ``max.request.size``, and what the accumulator
+    allocates when one record is bigger than ``batch.size``."""
     return RECORD_BATCH_OVERHEAD + record_size_upper_bound(key, value, headers)
+
+
+def new_records_builder(compression: CompressionType, write_limit: int) -> CompiledRecordsBuilder:
+    """An empty builder for a producer batch of at most ``write_limit`` bytes (its first record
+    always fits)."""
+    return CompiledRecordsBuilder(compression=compression, write_limit=write_limit)
 
 
 class ProducerBatch:
     def __init__(
-        self, tp: TopicPartition, records_builder: MemoryRecordsBuilder, now: int, initial_capacity: int = 0
+        self,
+        tp: TopicPartition,
+        records_builder: CompiledRecordsBuilder | MemoryRecordsBuilder,
+        now: int,
+        initial_capacity: int = 0,
     ) -> None:
         self.created_ms = now
         self.topic_partition = tp
@@ -78,12 +94,11 @@ class ProducerBatch:
     # -- filling ----------------------------------------------------------------------------------------
 
     def try_append(
-        self, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple[Header, ...], now: int
+        self, timestamp: int, key: bytes | None, value: bytes | None, headers: list[Header], now: int
     ) -> FutureRecordMetadata | None:
         """Append the record and return its future, or ``None`` if the batch has no room for it."""
-        if not self.records_builder.has_room_for(timestamp, key, value, headers):
+        if not self.records_builder.try_append(timestamp, key, value, headers):
             return None
-        self.records_builder.append(timestamp, key, value, headers)
         self.last_append_time = now
         future = FutureRecordMetadata(
             self.produce_future,
@@ -292,10 +307,8 @@ class ProducerBatch:
         return batches
 
     def _create_batch_off_accumulator_for_record(self, record, batch_size: int) -> ProducerBatch:
-        size = max(batch_size, estimate_size_in_bytes_upper_bound(record.key, record.value, record.headers))
-        builder = MemoryRecordsBuilder(
-            compression=self.records_builder.compression, base_offset=0, write_limit=size
-        )
+        size = max(batch_size, estimate_size_in_bytes_upper_bound(record.key, record.value, list(record.headers)))
+        builder = new_records_builder(self.records_builder.compression, size)
         # initial_capacity 0: nothing to give back to the BufferPool when it is deallocated.
         return ProducerBatch(self.topic_partition, builder, self.created_ms, initial_capacity=0)
 

@@ -6,9 +6,7 @@ Mirrors: org.apache.kafka.clients.producer.internals.RecordAccumulator (with Rec
 Book:    chapter 2, 2.1.1-2.1.2 (the accumulator, ready, drain)
 Differs: always writes magic 2 batches (kafka_lite's broker speaks Produce v3); the pieces of a
          split batch are at most half its size (see ``split_and_reenqueue``); no per-topic
-         compression-ratio estimate. ``Cluster`` has no
-         ``partitionsForNode``; the accumulator groups the cluster's partitions by leader once per
-         metadata version.
+         compression-ratio estimate.
 
 Two threads meet here. The application's threads call ``append`` (through ``KafkaProducer.send``);
 the sender thread calls ``ready``, ``drain`` and ``abort_expired_batches``. Each partition has a
@@ -34,12 +32,15 @@ from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import NO_SEQUENCE
 from kafka_lite.common.record.default_record import Header
-from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.producer.buffer_pool import BufferPool
 from kafka_lite.producer.future_record_metadata import FutureRecordMetadata
-from kafka_lite.producer.producer_batch import ProducerBatch, estimate_size_in_bytes_upper_bound
+from kafka_lite.producer.producer_batch import (
+    ProducerBatch,
+    estimate_size_in_bytes_upper_bound,
+    new_records_builder,
+)
 from kafka_lite.producer.transaction_manager import TransactionManager
 
 log = logging.getLogger(__name__)
@@ -127,8 +128,6 @@ class RecordAccumulator:
         self._appends_in_progress = 0
         self._counters_lock = threading.Lock()  # Java's AtomicIntegers for the two counters above
         self._batches_lock = threading.Lock()  # guards creating deques (Java's CopyOnWriteMap)
-        self._nodes_cluster: Cluster | None = None  # the cluster _partitions_by_node was built from
-        self._partitions_by_node: dict[int, list[TopicPartition]] = {}
 
     # --8<-- [start:append]
     def append(
@@ -137,7 +136,7 @@ class RecordAccumulator:
         timestamp: int,
         key: bytes | None,
         value: bytes | None,
-        headers: tuple[Header, ...],
+        headers: list[Header],
         max_time_to_block: int,
     ) -> RecordAppendResult:
         """Add a record to its partition's last batch, or to a new one; return its future."""
@@ -156,7 +155,7 @@ class RecordAccumulator:
         timestamp: int,
         key: bytes | None,
         value: bytes | None,
-        headers: tuple[Header, ...],
+        headers: list[Header],
         max_time_to_block: int,
         dq: _BatchDeque,
     ) -> RecordAppendResult:
@@ -183,7 +182,7 @@ class RecordAccumulator:
                 append_result = self._try_append(timestamp, key, value, headers, dq)
                 if append_result is not None:
                     return append_result
-                builder = MemoryRecordsBuilder(compression=self.compression, base_offset=0, write_limit=size)
+                builder = new_records_builder(self.compression, size)
                 batch = ProducerBatch(tp, builder, self.time.milliseconds(), initial_capacity=size)
                 future = batch.try_append(timestamp, key, value, headers, self.time.milliseconds())
                 dq.append(batch)
@@ -200,7 +199,7 @@ class RecordAccumulator:
         timestamp: int,
         key: bytes | None,
         value: bytes | None,
-        headers: tuple[Header, ...],
+        headers: list[Header],
         dq: _BatchDeque,
     ) -> RecordAppendResult | None:
         """Append to the deque's last batch if it has room (caller holds the deque's lock)."""
@@ -276,7 +275,7 @@ class RecordAccumulator:
         batches: dict[int, list[ProducerBatch]] = {}
         for node in nodes:
             size = 0
-            parts = self._partitions_for_node(cluster, node.id)
+            parts = cluster.partitions_for_node(node.id)
             ready: list[ProducerBatch] = []
             if parts:
                 start = self.drain_index = self.drain_index % len(parts)
@@ -355,18 +354,6 @@ class RecordAccumulator:
         log.debug("Assigned producerId %d and producerEpoch %d to batch with base sequence %d being sent to "
                   "partition %s-%d", pid.producer_id, pid.epoch, batch.base_sequence, *tp)  # fmt: skip
         tm.add_in_flight_batch(batch)
-
-    def _partitions_for_node(self, cluster: Cluster, node_id: int) -> list[TopicPartition]:
-        """The partitions ``node_id`` leads (Kafka's ``Cluster.partitionsForNode``), grouped once per
-        cluster: a metadata update replaces the Cluster object, which is what triggers regrouping."""
-        if cluster is not self._nodes_cluster:
-            by_node: dict[int, list[TopicPartition]] = {}
-            for tp, info in sorted(cluster.partitions.items()):
-                if info.leader is not None:
-                    by_node.setdefault(info.leader.id, []).append(tp)
-            self._partitions_by_node = by_node
-            self._nodes_cluster = cluster
-        return self._partitions_by_node.get(node_id, [])
 
     # --8<-- [start:abort_expired_batches]
     def abort_expired_batches(self, request_timeout_ms: int, now: int) -> list[ProducerBatch]:

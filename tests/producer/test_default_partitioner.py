@@ -7,9 +7,9 @@ import random
 import pytest
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
+from kafka_lite.clients.metadata import Cluster
 from kafka_lite.producer.default_partitioner import (
     DefaultPartitioner,
-    TopicPartitionsIndex,
     murmur2,
     to_positive,
 )
@@ -89,20 +89,20 @@ def test_a_new_cluster_from_a_metadata_update_is_seen_at_once():
     )
 
 
-class _CountingIndex(TopicPartitionsIndex):
-    """The real index, counting the lookups the partitioner makes."""
+class _CountingCluster(Cluster):
+    """A real cluster, counting the lookups the partitioner makes."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, cluster: Cluster) -> None:
+        super().__init__(cluster.nodes, cluster.partitions)
         self.lookups: list[str] = []
 
-    def partitions_for_topic(self, cluster, topic):
+    def partitions_for_topic(self, topic):
         self.lookups.append("all")
-        return super().partitions_for_topic(cluster, topic)
+        return super().partitions_for_topic(topic)
 
-    def available_partitions_for_topic(self, cluster, topic):
+    def available_partitions_for_topic(self, topic):
         self.lookups.append("available")
-        return super().available_partitions_for_topic(cluster, topic)
+        return super().available_partitions_for_topic(topic)
 
 
 @pytest.mark.parametrize(
@@ -117,6 +117,6 @@ class _CountingIndex(TopicPartitionsIndex):
 def test_partition_looks_the_partitions_up_once_on_the_common_paths(key, leaders, lookups):
     # partition runs on every send: one index lookup, unless no partition has a leader.
     partitioner = DefaultPartitioner(random_start=lambda: 0)
-    partitioner._partitions = index = _CountingIndex()
-    partitioner.partition("t", None, key, None, b"v", cluster_of(leaders))
-    assert index.lookups == lookups
+    cluster = _CountingCluster(cluster_of(leaders))
+    partitioner.partition("t", None, key, None, b"v", cluster)
+    assert cluster.lookups == lookups

@@ -184,6 +184,15 @@ class MemoryRecordsBuilder:
         # Conservative: a record's share of the compression is not counted.
         return self.write_limit is None or self.write_limit >= self.estimated_size_in_bytes() + record_size
 
+    def try_append(
+        self, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple[Header, ...] | list = ()
+    ) -> bool:
+        """``has_room_for``, then ``append`` when there is room: the producer's one call per record."""
+        if not self.has_room_for(timestamp, key, value, headers):
+            return False
+        self.append(timestamp, key, value, headers)
+        return True
+
     def is_full(self) -> bool:
         """Closed for appends, or at ``write_limit``; a batch takes its first record whatever its size."""
         return self._appends_closed or (
