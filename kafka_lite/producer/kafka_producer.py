@@ -221,7 +221,8 @@ class KafkaProducer:
                 tp, timestamp, serialized_key, serialized_value, record_headers, remaining_wait_ms
             )
             if result.batch_is_full or result.new_batch_created:
-                log.debug("Waking up the sender since %s-%d is either full or getting a new batch", *tp)
+                # A batch is ready by size (or one started behind it): the sender need not wait for
+                # linger.ms. A wakeup already pending is not repeated (see ``Selector.wakeup``).
                 self.sender.wakeup()
             if self.interceptors is not None:
                 self.interceptors.intercept_acknowledgement(result.future)

@@ -31,11 +31,13 @@ import enum
 import logging
 
 from kafka_lite.common.errors import KafkaException, RecordBatchTooLargeException, TimeoutException
-from kafka_lite.common.record.compiled import CompiledRecordsBuilder, record_size_upper_bound
+from kafka_lite.common.record.compiled import (
+    CompiledRecordsBuilder,
+    estimate_size_in_bytes_upper_bound,
+)
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import NO_SEQUENCE, NO_TIMESTAMP
 from kafka_lite.common.record.default_record import Header
-from kafka_lite.common.record.default_record_batch import RECORD_BATCH_OVERHEAD
 from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
 from kafka_lite.common.topic import TopicPartition
@@ -52,13 +54,6 @@ class FinalState(enum.Enum):
     ABORTED = "ABORTED"
     FAILED = "FAILED"
     SUCCEEDED = "SUCCEEDED"
-
-
-def estimate_size_in_bytes_upper_bound(key: bytes | None, value: bytes | None, headers: list[Header]) -> int:
-    """A batch holding just this record, at most (Kafka's ``AbstractRecords.estimateSizeInBytesUpperBound``
-    for magic 2): what ``send`` checks against ``max.request.size``, and what the accumulator
-    allocates when one record is bigger than ``batch.size``."""
-    return RECORD_BATCH_OVERHEAD + record_size_upper_bound(key, value, headers)
 
 
 def new_records_builder(compression: CompressionType, write_limit: int) -> CompiledRecordsBuilder:
@@ -307,7 +302,9 @@ class ProducerBatch:
         return batches
 
     def _create_batch_off_accumulator_for_record(self, record, batch_size: int) -> ProducerBatch:
-        size = max(batch_size, estimate_size_in_bytes_upper_bound(record.key, record.value, list(record.headers)))
+        size = max(
+            batch_size, estimate_size_in_bytes_upper_bound(record.key, record.value, list(record.headers))
+        )
         builder = new_records_builder(self.records_builder.compression, size)
         # initial_capacity 0: nothing to give back to the BufferPool when it is deallocated.
         return ProducerBatch(self.topic_partition, builder, self.created_ms, initial_capacity=0)

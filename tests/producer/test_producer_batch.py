@@ -6,8 +6,9 @@ import pytest
 
 from kafka_lite.common.errors import KafkaException, NotLeaderForPartitionException, TimeoutException
 from kafka_lite.common.record import MemoryRecordsBuilder
+from kafka_lite.common.record.compiled import record_size_upper_bound
 from kafka_lite.common.record.default_record import Header, size_in_bytes
-from kafka_lite.producer.producer_batch import ProducerBatch, record_size_upper_bound
+from kafka_lite.producer.producer_batch import ProducerBatch
 
 pytestmark = pytest.mark.unit
 T0 = 1_500_000_000_000

@@ -56,9 +56,22 @@ def compiled_records(batch: Any) -> Iterator[Any]:
         ) from None
 
 
-def record_size_upper_bound(key: bytes | None, value: bytes | None, headers: list[Header] | tuple = ()) -> int:
+def record_size_upper_bound(
+    key: bytes | None, value: bytes | None, headers: list[Header] | tuple = ()
+) -> int:
     """``default_record.record_size_upper_bound``, its key, value and headers sized by compiled code."""
-    return MAX_RECORD_OVERHEAD + CompiledBatchBuilder.size_of(key, value, _compiled_headers(headers))
+    return MAX_RECORD_OVERHEAD + CompiledBatchBuilder.size_of(
+        key, value, _compiled_headers(headers) if headers else []
+    )
+
+
+def estimate_size_in_bytes_upper_bound(key: bytes | None, value: bytes | None, headers: list[Header]) -> int:
+    """A v2 batch holding just this record, at most (Kafka's ``AbstractRecords.estimateSizeInBytesUpperBound``)."""
+    return (
+        RECORD_BATCH_OVERHEAD
+        + MAX_RECORD_OVERHEAD
+        + CompiledBatchBuilder.size_of(key, value, _compiled_headers(headers) if headers else [])
+    )
 
 
 class CompiledRecordsBuilder:
@@ -98,7 +111,11 @@ class CompiledRecordsBuilder:
         (the first record always fits, whatever its size)."""
         if self._appends_closed:
             return False
-        if self._builder.append(self._count, timestamp, key, value, _compiled_headers(headers)) is None:
+        if headers:
+            headers = _compiled_headers(headers)
+        elif type(headers) is not list:
+            headers = []
+        if self._builder.append(self._count, timestamp, key, value, headers) is None:
             return False
         self._count += 1
         return True
@@ -130,9 +147,7 @@ class CompiledRecordsBuilder:
 
 def _compiled_headers(headers: list[Header] | tuple) -> list[tuple[str, bytes | None]]:
     """Headers as the compiled builder takes them: a list of plain ``(key, value)`` tuples."""
-    if headers:
-        return [(key, value) for key, value in headers]
-    return headers if type(headers) is list else []
+    return [(key, value) for key, value in headers]
 
 
 def _compressed(buf: bytearray, compression: CompressionType) -> bytearray:
