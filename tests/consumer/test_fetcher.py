@@ -269,6 +269,46 @@ def test_a_partition_with_buffered_records_is_not_fetched_again_until_drained(cl
     assert subscriptions.position(p0) == 10 and subscriptions.position(p1) == 2
 
 
+def test_a_caught_up_partition_is_not_fetched_alone_while_its_brokers_other_partitions_are_buffered(
+    cluster, make
+):
+    # Two partitions with the same leader: a (2 records) is read to its end while b's records are
+    # still buffered. A fetch for a alone would wait fetch.max.wait.ms at the broker, and b's next
+    # fetch would wait behind it (one fetch per node); so none goes until b's records are read.
+    topic = topic_name("fetch-caught-up")
+    cluster.create_topic(topic, partitions=4)
+    fetcher, client, subscriptions = make(topic, 4, max_poll_records=3, max_wait_ms=30_000)
+    leaders = {p: fetcher.metadata.cluster.leader_for(topic, p) for p in range(4)}
+    a, b = next((x, y) for x in range(4) for y in range(x + 1, 4) if leaders[x] == leaders[y])
+    produce(cluster, topic, a, [f"a{i}".encode() for i in range(2)])
+    produce(cluster, topic, b, [f"b{i}".encode() for i in range(10)])
+    ta, tb = (topic, a), (topic, b)
+    subscriptions.assign_from_user([ta, tb])
+    subscriptions.seek(ta, 0)
+    subscriptions.seek(tb, 0)
+    assert subscriptions.partition_lag(ta) is None, "no high watermark before the first response"
+
+    assert fetcher.send_fetches() == 1  # both partitions, one request to their leader
+    wait_until(lambda: client.poll(100) or len(fetcher.completed_fetches) == 2, what="both partitions' data")
+    await_no_pending(client)
+    assert subscriptions.partition_lag(ta) == 2 and subscriptions.partition_lag(tb) == 10
+
+    first = fetcher.fetched_records()
+    assert [r.offset for r in first[ta]] == [0, 1] and [r.offset for r in first[tb]] == [0]
+    assert subscriptions.partition_lag(ta) == 0, "a is read to its high watermark"
+    assert fetcher.send_fetches() == 0, "a alone would only wait at the broker while b is buffered"
+    assert client.pending_request_count() == 0
+
+    while fetcher.fetched_records():
+        pass
+    assert subscriptions.position(tb) == 10
+    # Nothing buffered: the caught-up partitions are fetched together and wait for new records there.
+    assert fetcher.send_fetches() == 1
+    produce(cluster, topic, b, [b"late"])
+    records = fetch_until(fetcher, client, 1)
+    assert [(r.partition, r.offset, r.value) for r in records] == [(b, 10, b"late")]
+
+
 def test_a_paused_partition_is_not_fetched(cluster, make):
     topic = topic_name("fetch-paused")
     cluster.create_topic(topic, partitions=2)

@@ -573,3 +573,19 @@ def test_unsubscribe_leaves_the_group_subscription_to_the_next_join_as_kafka_doe
     assert s.group_subscription() == {TOPIC}
     s.reset_group_subscription()
     assert s.group_subscription() == frozenset()
+
+
+def test_partition_lag_is_the_last_high_watermark_less_the_position():
+    s = assigned(TP0)
+    assert s.partition_lag(TP0) is None, "no position, no high watermark yet"
+    s.seek(TP0, 5)
+    assert s.partition_lag(TP0) is None, "no fetch response has given the high watermark"
+    s.update_high_watermark(TP0, 12)
+    assert s.partition_lag(TP0) == 7
+    s.position(TP0, 12)
+    assert s.partition_lag(TP0) == 0
+    s.assign_from_user([TP0, TP1])  # a partition kept keeps its state
+    assert s.partition_lag(TP0) == 0
+    s.assign_from_user([TP1])
+    s.assign_from_user([TP0])  # assigned again: it starts afresh
+    assert s.partition_lag(TP0) is None

@@ -21,7 +21,11 @@ Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0
          so there is no "record too large" error. Metrics (Kafka's ``FetchManagerMetrics``) are left
          out. A v2 batch's records are decoded by compiled code (``common/record/compiled.py``),
          where Kafka's JVM runs DefaultRecordBatch compiled: decoding in Python would cost more than
-         the rest of the consumer's work per record.
+         the rest of the consumer's work per record. A fetch that would ask only for partitions
+         already at their high watermark while the same broker's other partitions have records
+         buffered is held back until those are read (``_would_wait_alone``); Kafka sends it, and
+         the broker holds it for ``fetch.max.wait.ms`` while the others' next fetch waits behind it.
+         For that the partition state keeps the high watermark, as Kafka 0.11's does.
 
 The fetcher keeps a queue of completed fetches, one per partition of each fetch response, and hands
 their records out a few at a time:
@@ -29,7 +33,8 @@ their records out a few at a time:
 - ``send_fetches`` builds one Fetch request per leader for the fetchable partitions (assigned, not
   paused, with a position) whose leader is known and that have nothing buffered: no completed fetch
   in the queue and no undrained ``next_in_line_records``. A node with a request still pending gets no
-  new one (``client.pending_request_count(node) == 0``). An unknown leader asks for a metadata update.
+  new one (``client.pending_request_count(node) == 0``), nor one that would only wait at the broker
+  while the node's other partitions are buffered here. An unknown leader asks for a metadata update.
   The consumer calls this again right after ``fetched_records`` returned records, so the next fetch
   is in flight while the application works: that is 0.10.1's pipelining, and the buffered partition
   rule is what keeps one partition from having two fetches' records at once.
@@ -226,19 +231,20 @@ class Fetcher:
             future.add_listener(_FetchResponseListener(self, offsets))
         return len(requests)
 
-    def _fetchable_partitions(self) -> list[TopicPartition]:
-        # Partitions whose records are still buffered are left out: their next fetch waits until the
-        # application has had the records already here.
-        exclude = {completed.partition for completed in self.completed_fetches}
+    def _buffered_partitions(self) -> set[TopicPartition]:
+        # Partitions whose records are still buffered: their next fetch waits until the application
+        # has had the records already here.
+        buffered = {completed.partition for completed in self.completed_fetches}
         if self.next_in_line_records is not None and not self.next_in_line_records.is_drained():
-            exclude.add(self.next_in_line_records.partition)
-        return [tp for tp in self.subscriptions.fetchable_partitions() if tp not in exclude]
-
-    # --8<-- [end:send_fetches]
+            buffered.add(self.next_in_line_records.partition)
+        return buffered
 
     def _create_fetch_requests(self) -> dict[Node, tuple[dict[str, Any], dict[TopicPartition, int]]]:
+        buffered = self._buffered_partitions()
         by_node: dict[Node, dict[TopicPartition, int]] = {}
-        for tp in self._fetchable_partitions():
+        for tp in self.subscriptions.fetchable_partitions():
+            if tp in buffered:
+                continue
             node = self.metadata.cluster.leader_for(*tp)
             if node is None:
                 self.metadata.request_update()
@@ -249,6 +255,8 @@ class Fetcher:
                 by_node.setdefault(node, {})[tp] = position
         requests = {}
         for node, offsets in by_node.items():
+            if self._would_wait_alone(node, offsets, buffered):
+                continue
             topics: dict[str, list[dict[str, int]]] = {}
             for (topic, partition), offset in offsets.items():
                 topics.setdefault(topic, []).append(
@@ -270,6 +278,23 @@ class Fetcher:
             requests[node] = (body, offsets)
         return requests
 
+    def _would_wait_alone(
+        self, node: Node, offsets: dict[TopicPartition, int], buffered: set[TopicPartition]
+    ) -> bool:
+        """Whether a fetch to ``node`` would ask only for partitions that have caught up (position at
+        the high watermark the last response gave) while other partitions it leads still have records
+        buffered here. Such a fetch finds nothing new: the broker holds it for ``fetch.max.wait.ms``,
+        and with one fetch in flight per node the buffered partitions' next fetch would wait behind
+        it once the application has read their records. So it is not sent; the caught-up partitions
+        join that next fetch. (Kafka 0.10.1 to 3.x send it, and wait.)"""
+        for tp in offsets:
+            lag = self.subscriptions.partition_lag(tp)
+            if lag is None or lag > 0:
+                return False  # this one may have records to fetch: send
+        return any(self.metadata.cluster.leader_for(*tp) == node for tp in buffered)
+
+    # --8<-- [end:send_fetches]
+
     def _on_fetch_response(self, response: ClientResponse, offsets: dict[TopicPartition, int]) -> None:
         body = response.body or {}
         for topic in body.get("responses", ()):
@@ -279,6 +304,12 @@ class Fetcher:
                 fetched_offset = offsets.get(tp)
                 if fetched_offset is None:
                     continue  # a partition the request did not ask for
+                if (
+                    header["error_code"] == 0
+                    and header["high_watermark"] >= 0
+                    and self.subscriptions.is_assigned(tp)
+                ):
+                    self.subscriptions.update_high_watermark(tp, header["high_watermark"])
                 raw = partition_response["record_set"]
                 self.completed_fetches.append(
                     CompletedFetch(

@@ -74,10 +74,11 @@ def _tp_str(tp: TopicPartition) -> str:
 class TopicPartitionState:
     """What the consumer knows of one assigned partition."""
 
-    __slots__ = ("committed", "paused", "position", "reset_strategy")
+    __slots__ = ("committed", "high_watermark", "paused", "position", "reset_strategy")
 
     def __init__(self) -> None:
         self.position: int | None = None  # the offset of the next record to fetch
+        self.high_watermark: int | None = None  # as the last fetch response gave it (Kafka 0.11)
         self.committed: OffsetAndMetadata | None = None  # the group's last committed offset
         self.paused = False  # paused by the user: assigned, but not fetched
         self.reset_strategy: OffsetResetStrategy | None = None  # set while waiting for a reset
@@ -447,6 +448,18 @@ class SubscriptionState:
 
     def is_fetchable(self, tp: TopicPartition) -> bool:
         return self.is_assigned(tp) and self._assigned_state(tp).is_fetchable()
+
+    def update_high_watermark(self, tp: TopicPartition, high_watermark: int) -> None:
+        """The partition's high watermark, from a fetch response (Kafka 0.11's ``updateHighWatermark``)."""
+        self._assigned_state(tp).high_watermark = high_watermark
+
+    def partition_lag(self, tp: TopicPartition) -> int | None:
+        """How far the position is behind the last high watermark seen; None until a fetch told it
+        (Kafka 0.11's ``partitionLag``)."""
+        state = self._assigned_state(tp)
+        if state.high_watermark is None or state.position is None:
+            return None
+        return state.high_watermark - state.position
 
     def fetchable_partitions(self) -> list[TopicPartition]:
         """The partitions to fetch, in fetch order: assigned, not paused, with a position."""
