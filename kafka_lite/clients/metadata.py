@@ -92,7 +92,8 @@ class Cluster:
     @cached_property
     def _available_partitions_by_topic(self) -> dict[str, list[PartitionInfo]]:
         return {
-            topic: [p for p in infos if p.leader is not None] for topic, infos in self._partitions_by_topic.items()
+            topic: [p for p in infos if p.leader is not None]
+            for topic, infos in self._partitions_by_topic.items()
         }
 
     def partitions_for_topic(self, topic: str) -> list[PartitionInfo]:
