@@ -31,30 +31,26 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
     d = tmp_path / "state"
     zk_port, base = free_port(), base_port()
     args = ["--dir", str(d)]
-    assert (
-        main(
-            [
-                "cluster",
-                "up",
-                "--detach",
-                "--brokers",
-                "3",
-                "--zookeeper-port",
-                str(zk_port),
-                "--base-port",
-                str(base),
-                *args,
-            ]
-        )
-        == 0
-    )
-    out = capsys.readouterr().out
-    seconds = float(re.search(r"healthy in ([\d.]+) s", out).group(1))
-    assert seconds < 15, "a healthy 3-broker cluster within 15 seconds"
-    assert out.count("registered") == 3 and "(controller)" in out
-    state = json.loads((d / "cluster.json").read_text())
-    pids = [b["pid"] for b in state["brokers"]] + [state["zookeeper"]["pid"]]
-    try:
+    up = [
+        "cluster",
+        "up",
+        "--detach",
+        "--brokers",
+        "3",
+        "--zookeeper-port",
+        str(zk_port),
+        "--base-port",
+        str(base),
+    ]
+    started = main([*up, *args])
+    try:  # from here on, whatever fails, the cluster is taken down
+        assert started == 0
+        out = capsys.readouterr().out
+        seconds = float(re.search(r"healthy in ([\d.]+) s", out).group(1))
+        assert seconds < 15, "a healthy 3-broker cluster within 15 seconds"
+        assert out.count("registered") == 3 and "(controller)" in out
+        state = json.loads((d / "cluster.json").read_text())
+        pids = [b["pid"] for b in state["brokers"]] + [state["zookeeper"]["pid"]]
         assert main(["cluster", "status", *args]) == 0
         bootstrap = f"127.0.0.1:{base}"
 
@@ -89,7 +85,8 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
         pids = [b["pid"] for b in state["brokers"]] + [state["zookeeper"]["pid"]]
         assert main(["cluster", "kill", "9", *args]) == 2
     finally:
-        assert main(["cluster", "down", *args]) == 0
+        downed = main(["cluster", "down", *args])
+    assert downed == 0
     assert not [p for p in pids if _alive(p)], "cluster down leaves no process behind"
     assert not [p for p in _java_children() if str(d) in p], "no ZooKeeper JVM either"
     assert main(["cluster", "status", *args]) == 1
