@@ -7,13 +7,13 @@ No Kafka twin: Kafka's producer and consumer write and read with MemoryRecordsBu
 Book:    chapter 2, 2.1.2 (the producer's batches); chapter 6, 6.1 (message format); v2 is Kafka
          0.11's, after the book
 
-Why: encoding or decoding a record in Python (``default_record.py``: a length, attributes, two deltas, a key and a
-value, each behind a varint) costs more than everything else a producer or a consumer does with the record. Where
-records are written in bulk (the producer's batches) or read in bulk (the consumer's fetcher, the
-Spark data source's Arrow path), each v2 batch's records are encoded or decoded in C instead. The format, the fields and the
-results are those of kafka_lite's ``DefaultRecord`` and ``MemoryRecordsBuilder`` (the code to read, and
-the code the broker uses); ``tests/common/record/test_compiled.py`` holds the two to the same bytes and
-answers. Older message
+Why: encoding or decoding a record in Python (``default_record.py``: a length, attributes, two
+deltas, a key and a value, each behind a varint) costs more than everything else a producer or a
+consumer does with the record. Where records are written in bulk (the producer's batches) or read in
+bulk (the consumer's fetcher, the Spark data source's Arrow path), each v2 batch's records are
+encoded or decoded in C instead. The format, the fields and the results are those of kafka_lite's
+``DefaultRecord`` and ``MemoryRecordsBuilder`` (the code to read, and the code the broker uses);
+``tests/common/record/test_compiled.py`` holds the two to the same bytes and answers. Older message
 formats (magic 0 and 1), which only old clients write, go through kafka_lite's decoder.
 
 A compiled record has ``offset``, ``timestamp`` (the batch's for LogAppendTime), ``key``, ``value``
@@ -67,11 +67,7 @@ def record_size_upper_bound(
 
 def estimate_size_in_bytes_upper_bound(key: bytes | None, value: bytes | None, headers: list[Header]) -> int:
     """A v2 batch holding just this record, at most (Kafka's ``AbstractRecords.estimateSizeInBytesUpperBound``)."""
-    return (
-        RECORD_BATCH_OVERHEAD
-        + MAX_RECORD_OVERHEAD
-        + CompiledBatchBuilder.size_of(key, value, _compiled_headers(headers) if headers else [])
-    )
+    return RECORD_BATCH_OVERHEAD + record_size_upper_bound(key, value, headers)
 
 
 class CompiledRecordsBuilder:
