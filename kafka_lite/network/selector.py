@@ -46,6 +46,7 @@ class Selector:
         self._selector = selectors.DefaultSelector()
         self.channels: dict[str, KafkaChannel] = {}
         self._last_active: dict[str, int] = {}  # insertion order = least recently active first
+        self._next_idle_close_check_ms = 0  # no connection can have been idle long enough before this
         self._registered: set[str] = set()  # channels the OS selector is watching
         self.completed_sends: list[NetworkSend] = []
         self.completed_receives: list[NetworkReceive] = []
@@ -232,12 +233,20 @@ class Selector:
         self._last_active[channel_id] = self.time.milliseconds()
 
     def _expire_idle_connections(self) -> None:
+        """Close the least recently active connection if it has been idle longer than
+        ``connections.max.idle.ms`` (Kafka's ``maybeCloseOldestConnection``): at most one a poll,
+        and only the oldest is looked at, once the time it could expire has come."""
         if self.connections_max_idle_ms < 0:
             return
         now = self.time.milliseconds()
-        for channel_id, last in list(self._last_active.items()):
-            if now - last <= self.connections_max_idle_ms:
-                break  # ordered by last activity: the rest are younger
+        if now <= self._next_idle_close_check_ms:
+            return
+        if not self._last_active:
+            self._next_idle_close_check_ms = now + self.connections_max_idle_ms
+            return
+        channel_id, last_active = next(iter(self._last_active.items()))
+        self._next_idle_close_check_ms = last_active + self.connections_max_idle_ms
+        if now > self._next_idle_close_check_ms:
             log.debug("Closing idle connection %s", channel_id)
             self.close(channel_id)
             self.disconnected.append(channel_id)

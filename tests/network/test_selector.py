@@ -152,6 +152,28 @@ def test_idle_connections_expire_on_mock_time(server):
         selector.close_all()
 
 
+def test_idle_connections_close_oldest_first_one_a_poll(server):
+    # Kafka's maybeCloseOldestConnection: each poll looks at the least recently active connection only.
+    clock = MockTime()
+    selector = Selector(connections_max_idle_ms=1000, time=clock)
+    peers = []
+    try:
+        for node in ("old", "new"):
+            selector.connect(node, server.getsockname())
+            peers.append(server.accept()[0])
+            poll_until(selector, lambda seen, node=node: node in seen["connected"], f"the connect of {node}")
+            clock.advance(10)
+        clock.advance(1000)  # both idle for longer than 1000 ms now
+        selector.poll(0)
+        assert selector.disconnected == ["old"] and set(selector.channels) == {"new"}
+        selector.poll(0)
+        assert selector.disconnected == ["new"] and not selector.channels
+    finally:
+        for peer in peers:
+            peer.close()
+        selector.close_all()
+
+
 def test_wakeup_returns_a_blocked_poll(selector):
     threading.Timer(0.05, selector.wakeup).start()
     start = time.monotonic()
