@@ -112,6 +112,7 @@ def print_client_rates(kind: str, rates: dict[str, list[float]]) -> None:
 
     versions = {
         "kafka_lite": "",
+        "kafka_lite, send spelled flat": "",
         "kafka-python": kafka.__version__,
         "aiokafka": aiokafka.__version__,
         "confluent-kafka": f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})",

@@ -3,7 +3,7 @@
 
 No Kafka twin: modelled on kafka-producer-perf-test.sh.
 
-    .venv/bin/python benchmarks/bench_producer.py [--records 100000] [--value-bytes 100] [--rounds 3]
+    .venv/bin/python benchmarks/bench_producer.py [--records 100000] [--value-bytes 100] [--rounds 3] [--flat]
 
 Every producer sends the same records (no key, a ``--value-bytes`` value) to one topic of four
 partitions with the same settings: acks=1, linger.ms=5, batch.size=16384 (Kafka's Java default),
@@ -17,6 +17,13 @@ another's threads, sockets or garbage. The broker runs as its own process beside
 clients take turns in every round, in an order that rotates from round to round, so a machine that
 gets busier or quieter during the run affects them alike; the table shows each one's median, and the
 ratios of kafka_lite's median to the others'.
+
+``--flat`` adds a fifth client: kafka_lite's producer with each record appended by ``flat_send``, the
+steps of ``send`` for this benchmark's records spelled as one function instead of Kafka's dozen
+methods (``send``, ``waitOnMetadata``, the serializers, ``partition``, the partitioner,
+``ensureValidRecordSize``, ``RecordAccumulator.append`` and ``tryAppend``, ``ProducerBatch.tryAppend``).
+The batches, the sender and the broker are the same, so the difference is what reading like Kafka
+costs per record.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ BOOTSTRAP = "127.0.0.1:19092"  # where bench_broker.start_broker listens
 LINGER_MS = 5
 BATCH_SIZE = 16384
 CLIENTS = ("kafka_lite", "kafka-python", "aiokafka", "confluent-kafka")
+FLAT = "kafka_lite, send spelled flat"  # with --flat: the price of Kafka's shape
 
 
 # -- one client's run (in its own process) -------------------------------------------------------------
@@ -47,6 +55,70 @@ def run_kafka_lite(records: int, value: bytes) -> float:
     from kafka_lite import KafkaProducer
 
     return _run_threaded(KafkaProducer, records, value)
+
+
+def run_kafka_lite_flat(records: int, value: bytes) -> float:
+    """kafka_lite's producer, its sender and its batches, but each record appended by ``flat_send``
+    below instead of ``KafkaProducer.send``: the price of Kafka's shape, measured (see the page)."""
+    from kafka_lite import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=BOOTSTRAP, acks=1, linger_ms=LINGER_MS, batch_size=BATCH_SIZE)
+    producer.send(TOPIC, value).get(30)
+    send = flat_send(producer)
+    start = time.perf_counter()
+    for _ in range(records):
+        send(TOPIC, value)
+    producer.flush()
+    elapsed = time.perf_counter() - start
+    producer.close()
+    return records / elapsed
+
+
+def flat_send(producer):
+    """The steps of ``send`` for a record with no key, no headers and no serializer, spelled as one
+    function: the topic's known partition count, the round-robin partition, the size bound, the
+    clock, and the append to the partition's last batch under its deque's lock (the accumulator's own
+    ``append`` when that batch is full). What ``send`` does in about fifteen calls, this does in
+    about five; it checks nothing else, and is no part of kafka_lite."""
+    from kafka_lite.common.record.compiled import estimate_size_in_bytes_upper_bound
+    from kafka_lite.producer.future_record_metadata import FutureRecordMetadata
+
+    metadata, accumulator, time_, sender = (
+        producer.metadata,
+        producer.accumulator,
+        producer.time,
+        producer.sender,
+    )
+    counters, max_request_size = producer.partitioner._topic_counter_map, producer.max_request_size
+
+    def send(topic: str, value: bytes) -> FutureRecordMetadata:
+        cluster = metadata.cluster
+        available = cluster.available_partitions_for_topic(topic)
+        partition = available[(next(counters[topic]) & 0x7FFFFFFF) % len(available)].partition
+        if estimate_size_in_bytes_upper_bound(None, value, []) > max_request_size:
+            raise ValueError("record too large")
+        timestamp = time_.milliseconds()
+        tp = (topic, partition)
+        dq = accumulator.batches.get(tp)
+        if dq is not None:
+            with dq.lock:
+                if dq:
+                    batch = dq[-1]
+                    if batch.records_builder.try_append(timestamp, None, value, []):
+                        future = FutureRecordMetadata(
+                            batch.produce_future, batch.record_count, timestamp, -1, len(value)
+                        )
+                        batch.thunks.append(future)
+                        batch.record_count += 1
+                        if len(dq) > 1:
+                            sender.wakeup()
+                        return future
+                    batch.close_for_record_appends()
+        result = accumulator.append(tp, timestamp, None, value, [], producer.max_block_time_ms)
+        sender.wakeup()
+        return result.future
+
+    return send
 
 
 def run_kafka_python(records: int, value: bytes) -> float:
@@ -111,6 +183,7 @@ def run_confluent_kafka(records: int, value: bytes) -> float:
 
 RUNNERS = {
     "kafka_lite": run_kafka_lite,
+    FLAT: run_kafka_lite_flat,
     "kafka-python": run_kafka_python,
     "aiokafka": run_aiokafka,
     "confluent-kafka": run_confluent_kafka,
@@ -145,8 +218,10 @@ def measure(client: str, records: int, value_bytes: int) -> float:
     return float(out.stdout.split()[-1])
 
 
-def compare(records: int, value_bytes: int, rounds: int) -> dict[str, list[float]]:
-    rates: dict[str, list[float]] = {client: [] for client in CLIENTS}
+def compare(
+    records: int, value_bytes: int, rounds: int, clients: tuple[str, ...] = CLIENTS
+) -> dict[str, list[float]]:
+    rates: dict[str, list[float]] = {client: [] for client in clients}
     with tempfile.TemporaryDirectory(prefix="kafka-lite-bench-") as d:
         zk = EmbeddedZooKeeper(Path(d) / "zookeeper")
         zk.start()
@@ -154,11 +229,11 @@ def compare(records: int, value_bytes: int, rounds: int) -> dict[str, list[float
             broker = start_broker(Path(d), zk, sendfile=False, code=Path(__file__).resolve().parents[1])
             try:
                 for r in range(rounds):
-                    order = CLIENTS[r % len(CLIENTS) :] + CLIENTS[: r % len(CLIENTS)]
+                    order = clients[r % len(clients) :] + clients[: r % len(clients)]
                     for client in order:
                         rate = measure(client, records, value_bytes)
                         rates[client].append(rate)
-                        print(f"round {r + 1} {client:16}{rate:12,.0f} records/s", flush=True)
+                        print(f"round {r + 1} {client:32}{rate:12,.0f} records/s", flush=True)
             finally:
                 stop(broker)
         finally:
@@ -179,12 +254,17 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--value-bytes", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--client", choices=CLIENTS, help=argparse.SUPPRESS)  # one run, in a child process
+    parser.add_argument(
+        "--flat", action="store_true", help="also time kafka_lite's producer with send's steps spelled flat"
+    )
+    parser.add_argument(
+        "--client", choices=list(RUNNERS), help=argparse.SUPPRESS
+    )  # one run, in a child process
     args = parser.parse_args()
     if args.client is not None:
         print(RUNNERS[args.client](args.records, os.urandom(args.value_bytes)))
         return
-    rates = compare(args.records, args.value_bytes, args.rounds)
+    rates = compare(args.records, args.value_bytes, args.rounds, (*CLIENTS, FLAT) if args.flat else CLIENTS)
     report(rates, args.records, args.value_bytes, args.rounds)
 
 
