@@ -22,6 +22,7 @@ and ``headers`` as ``(key, value)`` pairs, as kafka_lite's does.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,13 +32,15 @@ from aiokafka.record.default_records import DefaultRecordBatchBuilder as Compile
 
 from kafka_lite.common.errors import CorruptRecordException
 from kafka_lite.common.record.compression import CompressionType, compress
-from kafka_lite.common.record.constants import MAGIC_VALUE_V2, NO_SEQUENCE
+from kafka_lite.common.record.constants import LOG_OVERHEAD, MAGIC_VALUE_V2, NO_SEQUENCE
+from kafka_lite.common.record.crc import crc32c
 from kafka_lite.common.record.default_record import MAX_RECORD_OVERHEAD, Header
 from kafka_lite.common.record.default_record_batch import (
+    ATTRIBUTES_OFFSET,
     COMPRESSION_CODEC_MASK,
+    CRC_OFFSET,
+    LENGTH_OFFSET,
     RECORD_BATCH_OVERHEAD,
-    DefaultRecordBatch,
-    write_header,
 )
 from kafka_lite.common.record.memory_records import MemoryRecords
 
@@ -77,8 +80,8 @@ class CompiledRecordsBuilder:
     Each ``try_append`` encodes the record once, straight after the ones before it in the compiled
     builder's buffer, or refuses it when it would take the batch past ``write_limit`` (Kafka's
     ``hasRoomFor``, in the same call). ``build`` has the compiled builder write the header and CRC; a
-    compressed batch then has its records compressed by kafka_lite's codecs and its header written
-    again by kafka_lite's ``write_header``, with the compression in its attributes.
+    compressed batch then has its records compressed by kafka_lite's codecs, and its length,
+    attributes and CRC written again.
     """
 
     magic = MAGIC_VALUE_V2
@@ -147,22 +150,12 @@ def _compiled_headers(headers: list[Header] | tuple) -> list[tuple[str, bytes | 
 
 
 def _compressed(buf: bytearray, compression: CompressionType) -> bytearray:
-    """An uncompressed v2 batch's records compressed with ``compression``, under a header written again."""
-    header = DefaultRecordBatch(buf)
-    out = bytearray(RECORD_BATCH_OVERHEAD)
+    """An uncompressed v2 batch with its records compressed by ``compression``: the header is kept,
+    its length, compression bits and CRC written again (as ``set_log_append_time`` rewrites a CRC)."""
+    out = bytearray(buf[:RECORD_BATCH_OVERHEAD])
     out += compress(compression, memoryview(buf)[RECORD_BATCH_OVERHEAD:])
-    write_header(
-        out, 0,
-        base_offset=header.base_offset,
-        size_in_bytes=len(out),
-        partition_leader_epoch=header.partition_leader_epoch,
-        attributes=(header.attributes & ~COMPRESSION_CODEC_MASK) | int(compression),
-        last_offset_delta=header.last_offset_delta,
-        first_timestamp=header.first_timestamp,
-        max_timestamp=header.max_timestamp,
-        producer_id=header.producer_id,
-        producer_epoch=header.producer_epoch,
-        base_sequence=header.base_sequence,
-        num_records=header.num_records,
-    )  # fmt: skip
+    struct.pack_into(">i", out, LENGTH_OFFSET, len(out) - LOG_OVERHEAD)
+    (attributes,) = struct.unpack_from(">h", out, ATTRIBUTES_OFFSET)
+    struct.pack_into(">h", out, ATTRIBUTES_OFFSET, (attributes & ~COMPRESSION_CODEC_MASK) | int(compression))
+    struct.pack_into(">I", out, CRC_OFFSET, crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
     return out
