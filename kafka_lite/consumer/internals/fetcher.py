@@ -286,7 +286,7 @@ class Fetcher:
         buffered here. Such a fetch finds nothing new: the broker holds it for ``fetch.max.wait.ms``,
         and with one fetch in flight per node the buffered partitions' next fetch would wait behind
         it once the application has read their records. So it is not sent; the caught-up partitions
-        join that next fetch. (Kafka 0.10.1 to 3.x send it, and wait.)"""
+        join that next fetch. (Kafka's fetcher sends it, and waits.)"""
         for tp in offsets:
             lag = self.subscriptions.partition_lag(tp)
             if lag is None or lag > 0:
