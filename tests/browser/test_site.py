@@ -72,6 +72,9 @@ def _open(browser, base, path, viewport=DESKTOP):
 
     page.route("**/*", route)
     page.goto(f"{base}/{path}", wait_until="networkidle")
+    # Network idle is not a parsed page: on a loaded machine the parser can still be working through
+    # a long guide after its last byte arrived. The load event comes after the whole document.
+    page.wait_for_load_state("load")
     return page, problems, blocked
 
 
