@@ -302,9 +302,7 @@ class ProducerBatch:
         return batches
 
     def _create_batch_off_accumulator_for_record(self, record, batch_size: int) -> ProducerBatch:
-        size = max(
-            batch_size, estimate_size_in_bytes_upper_bound(record.key, record.value, list(record.headers))
-        )
+        size = max(batch_size, estimate_size_in_bytes_upper_bound(record.key, record.value, record.headers))
         builder = new_records_builder(self.records_builder.compression, size)
         # initial_capacity 0: nothing to give back to the BufferPool when it is deallocated.
         return ProducerBatch(self.topic_partition, builder, self.created_ms, initial_capacity=0)

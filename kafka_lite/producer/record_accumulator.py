@@ -140,9 +140,7 @@ class RecordAccumulator:
         max_time_to_block: int,
     ) -> RecordAppendResult:
         """Add a record to its partition's last batch, or to a new one; return its future."""
-        dq = self.batches.get(tp)
-        if dq is None:
-            dq = self._get_or_create_deque(tp)
+        dq = self._get_or_create_deque(tp)
         with dq.lock:
             if self.closed:
                 raise KafkaException("Cannot send after the producer is closed.")

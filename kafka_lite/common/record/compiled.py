@@ -84,21 +84,15 @@ class CompiledRecordsBuilder:
     attributes and CRC written again.
     """
 
-    magic = MAGIC_VALUE_V2
-
-    def __init__(
-        self, *, compression: CompressionType, write_limit: int, is_transactional: bool = False
-    ) -> None:
+    def __init__(self, *, compression: CompressionType, write_limit: int) -> None:
         self.compression = CompressionType(compression)
         self.write_limit = write_limit
-        self.is_transactional = is_transactional
         self.producer_id = -1
         self.producer_epoch = -1
         self.base_sequence = NO_SEQUENCE
-        # Always uncompressed here: compression is kafka_lite's, in ``build``.
-        self._builder = CompiledBatchBuilder(
-            MAGIC_VALUE_V2, 0, int(is_transactional), -1, -1, -1, write_limit
-        )
+        # Uncompressed and not transactional (kafka_lite's producer has no transactions); compression
+        # is kafka_lite's, in ``build``.
+        self._builder = CompiledBatchBuilder(MAGIC_VALUE_V2, 0, 0, -1, -1, -1, write_limit)
         self._count = 0
         self._appends_closed = False
         self._built: MemoryRecords | None = None
@@ -110,10 +104,7 @@ class CompiledRecordsBuilder:
         (the first record always fits, whatever its size)."""
         if self._appends_closed:
             return False
-        if headers:
-            headers = _compiled_headers(headers)
-        elif type(headers) is not list:
-            headers = []
+        headers = _compiled_headers(headers) if headers else []
         if self._builder.append(self._count, timestamp, key, value, headers) is None:
             return False
         self._count += 1

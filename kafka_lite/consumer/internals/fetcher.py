@@ -304,6 +304,8 @@ class Fetcher:
                 fetched_offset = offsets.get(tp)
                 if fetched_offset is None:
                     continue  # a partition the request did not ask for
+                # Kept as the response arrives (Kafka 0.11 sets it while parsing the partition's
+                # records: the same value, a moment later), outside the parsing lab 8 asks for.
                 if (
                     header["error_code"] == 0
                     and header["high_watermark"] >= 0
