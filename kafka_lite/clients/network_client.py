@@ -76,6 +76,10 @@ class NetworkClient:
         self.connection_states = ClusterConnectionStates(reconnect_backoff_ms)
         self.in_flight = InFlightRequests(max_in_flight_requests_per_connection)
         self._addresses: dict[str, tuple[str, int]] = {}
+        # Where each node was last connected: Kafka hands NetworkClient.ready a Node, which carries its
+        # address, so a node the metadata stops listing (it died, or the broker that answered the last
+        # refresh has not yet heard it is back) is still reconnected where it was chosen.
+        self._last_addresses: dict[str, tuple[str, int]] = {}
         self._correlation = itertools.count()
 
     def set_node(self, node: str, host: str, port: int) -> None:
@@ -110,7 +114,7 @@ class NetworkClient:
             known = self.metadata.cluster.nodes.get(int(node)) if node.lstrip("-").isdigit() else None
             if known is not None:
                 return known.host, known.port
-        return None
+        return self._last_addresses.get(node)
 
     def _known_nodes(self) -> list[str]:
         nodes = list(self._addresses)
@@ -122,6 +126,7 @@ class NetworkClient:
         address = self._address(node)
         if address is None:
             raise RuntimeError(f"no address known for node {node}")
+        self._last_addresses[node] = address
         self.connection_states.connecting(node, now)
         try:
             self.selector.connect(node, address)

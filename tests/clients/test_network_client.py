@@ -11,7 +11,7 @@ import time
 import pytest
 
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
-from kafka_lite.clients.metadata import Cluster, Metadata
+from kafka_lite.clients.metadata import Cluster, Metadata, Node
 from kafka_lite.clients.network_client import ClientRequest, NetworkClient
 from kafka_lite.common.errors import KafkaException, TimeoutException, TopicExistsException
 from kafka_lite.common.protocol.api_keys import ApiKeys
@@ -127,6 +127,31 @@ def test_a_dropped_connection_fails_in_flight_requests_and_reconnects_after_the_
         while server.connections < 2 and time.monotonic() < end:  # the server thread counts it
             client.poll(20, clock.milliseconds())
         assert server.connections == 2
+    finally:
+        client.close_all()
+        server.close()
+
+
+def test_a_node_the_metadata_stops_listing_is_reconnected_where_it_was_chosen():
+    """A broker restarting: the client chose node 0 from the metadata and its first connection failed;
+    the next refresh comes from a broker that has not yet heard node 0 is back and lists no node 0. The
+    reconnection after the back-off goes to node 0's address still, as Kafka's Node carries it."""
+    server, clock = AnswerServer(), MockTime()
+    metadata = Metadata(refresh_backoff_ms=100, metadata_expire_ms=60_000, time=clock)
+    metadata.update(Cluster({0: Node(0, "127.0.0.1", server.port)}), clock.milliseconds())
+    client = NetworkClient(Selector(), reconnect_backoff_ms=1000, time=clock, metadata=metadata)
+    try:
+        _connect(client, clock)
+        client.close("0")
+        metadata.update(Cluster({1: Node(1, "127.0.0.1", 1)}), clock.milliseconds())
+        clock.advance(1000)
+        _connect(client, clock)
+        end = time.monotonic() + DEADLINE_S
+        while server.connections < 2 and time.monotonic() < end:  # the server thread counts it
+            client.poll(20, clock.milliseconds())
+        assert server.connections == 2
+        with pytest.raises(RuntimeError, match="no address known for node 7"):
+            client.ready("7", clock.milliseconds())  # a node never known is still a caller's mistake
     finally:
         client.close_all()
         server.close()
