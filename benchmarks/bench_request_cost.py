@@ -136,8 +136,8 @@ def relay_server(port_file: str) -> None:
     the handler queues the response and wakes the network thread through a socket pair, and the
     network thread writes it and reads the connection again. Kafka's thread hand-offs, and nothing
     else."""
-    requests_queue: queue.Queue = queue.Queue()
-    responses: queue.Queue = queue.Queue()
+    requests_queue: queue.SimpleQueue = queue.SimpleQueue()  # the broker's queues are SimpleQueues too
+    responses: queue.SimpleQueue = queue.SimpleQueue()
     wake_r, wake_w = socket.socketpair()
     wake_r.setblocking(False)
 

@@ -6,7 +6,12 @@ Book:    chapter 2, 2.3.3 (the request channel between processors and handlers)
 
 One queue of requests, bounded by ``queued.max.requests``, shared by every processor: when the
 handlers fall behind, a processor blocks on ``send_request`` and stops reading sockets, which is the
-broker's back-pressure. One response queue per processor, because only the processor that owns a
+broker's back-pressure. Kafka's queue is an ``ArrayBlockingQueue``; here the queue is CPython's
+``SimpleQueue``, whose waiting ``get`` is written in C, and the bound is a semaphore of
+``queued.max.requests`` permits that a processor takes before it queues a request and a handler gives
+back when it takes one. (``queue.Queue`` would bound it itself, but it waits through a Condition
+written in Python: every hand-over from a processor to a waiting handler would cost several more
+trips through the interpreter lock, on the path every request takes.) One response queue per processor, because only the processor that owns a
 connection may touch its socket: a handler puts the response on that processor's queue and wakes
 its selector.
 
@@ -71,7 +76,9 @@ class Response:
 class RequestChannel:
     def __init__(self, num_processors: int, queue_size: int, time: Time = SYSTEM) -> None:
         self.time = time
-        self.request_queue: queue.Queue[Request | None] = queue.Queue(maxsize=queue_size)
+        self.queue_size = queue_size
+        self.request_queue: queue.SimpleQueue[Request | None] = queue.SimpleQueue()
+        self._queue_slots = threading.BoundedSemaphore(queue_size)
         self.response_queues: list[queue.SimpleQueue[Response]] = [
             queue.SimpleQueue() for _ in range(num_processors)
         ]
@@ -86,11 +93,9 @@ class RequestChannel:
         """Queue ``request`` for the handlers, blocking while the queue is full; False if the
         server stopped while we waited."""
         while still_running():
-            try:
-                self.request_queue.put(request, timeout=0.3)
+            if self._queue_slots.acquire(timeout=0.3):
+                self.request_queue.put(request)
                 return True
-            except queue.Full:
-                continue
         return False
 
     def receive_request(self, timeout_ms: int) -> Request | None:
@@ -99,8 +104,13 @@ class RequestChannel:
         except queue.Empty:
             return None
         if request is not None:
+            self._queue_slots.release()
             request.dequeue_ns = self.time.nanoseconds()
         return request
+
+    def request_queue_size(self) -> int:
+        """Requests waiting for a handler (Kafka's ``RequestQueueSize`` gauge)."""
+        return self.request_queue.qsize()
 
     def send_response(self, response: Response) -> None:
         self.response_queues[response.processor].put(response)
@@ -114,17 +124,14 @@ class RequestChannel:
         self.send_response(Response(request.processor, request, ResponseAction.CLOSE))
 
     def receive_response(self, processor: int) -> Response | None:
-        try:
-            response = self.response_queues[processor].get_nowait()
-        except queue.Empty:
+        responses = self.response_queues[processor]
+        if responses.empty():  # only this processor takes from its queue: not empty means one is there
             return None
+        response = responses.get_nowait()
         response.request.response_dequeue_ns = self.time.nanoseconds()
         return response
 
     def shutdown(self, handlers: int) -> None:
         """Wake every handler with a ``None`` (Kafka's ``AllDone`` request) so it exits."""
         for _ in range(handlers):
-            try:
-                self.request_queue.put(None, timeout=1)
-            except queue.Full:
-                break
+            self.request_queue.put(None)  # past the bound: a stopping broker reads no more requests

@@ -47,7 +47,7 @@ class Selector:
         self.channels: dict[str, KafkaChannel] = {}
         self._last_active: dict[str, int] = {}  # insertion order = least recently active first
         self._next_idle_close_check_ms = 0  # no connection can have been idle long enough before this
-        self._registered: set[str] = set()  # channels the OS selector is watching
+        self._registered: dict[str, int] = {}  # channel id -> the events the OS selector watches for it
         self.completed_sends: list[NetworkSend] = []
         self.completed_receives: list[NetworkReceive] = []
         self.connected: list[str] = []
@@ -101,9 +101,8 @@ class Selector:
         channel = self.channels.pop(channel_id, None)
         self._last_active.pop(channel_id, None)
         if channel is not None:
-            if channel_id in self._registered:
+            if self._registered.pop(channel_id, 0):
                 self._selector.unregister(channel.socket)
-                self._registered.discard(channel_id)
             channel.close()
 
     def close_all(self) -> None:
@@ -201,25 +200,28 @@ class Selector:
         self._update_interest(channel)
 
     def _update_interest(self, channel: KafkaChannel) -> None:
-        """Tell the OS what this channel now waits for. ``selectors`` cannot watch a socket for no
-        events at all (a muted channel with nothing to send), so such a channel is unregistered until
-        it wants something again."""
+        """Tell the OS what this channel now waits for, if that changed (after most reads and writes
+        it has not). ``selectors`` cannot watch a socket for no events at all (a muted channel with
+        nothing to send), so such a channel is unregistered until it wants something again, as Java's
+        epoll selector removes a key whose interest set is empty."""
         if channel.id not in self.channels:
             return
-        registered = channel.id in self._registered
+        registered = self._registered.get(channel.id, 0)
+        if channel.interest == registered:
+            return
         if channel.interest and registered:
             self._selector.modify(channel.socket, channel.interest, channel)
         elif channel.interest:
             self._selector.register(channel.socket, channel.interest, channel)
-            self._registered.add(channel.id)
-        elif registered:
+        else:
             self._selector.unregister(channel.socket)
-            self._registered.discard(channel.id)
+        self._registered[channel.id] = channel.interest
 
     def _drain_wakeups(self) -> None:
+        # One read: ``wakeup`` writes a byte only when none is pending, so there is one byte here, or
+        # a few when threads raced; any left over wake the next poll at once, which is harmless.
         try:
-            while self._wake_r.recv(1024):
-                pass
+            self._wake_r.recv(1024)
         except (BlockingIOError, InterruptedError):
             pass
         # Cleared after draining, as Java does: cleared before, a byte written meanwhile could be

@@ -127,11 +127,8 @@ class Processor(threading.Thread):
     # --8<-- [end:run]
 
     def configure_new_connections(self) -> None:
-        while True:
-            try:
-                sock = self._new_connections.get_nowait()
-            except queue.Empty:
-                return
+        while not self._new_connections.empty():  # only this processor takes from it
+            sock = self._new_connections.get_nowait()
             try:
                 local, remote = sock.getsockname(), sock.getpeername()
             except OSError:  # gone before we got to it
