@@ -22,50 +22,86 @@ them and lose an update. Java's ``AtomicInteger`` does the three as one step; he
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 
 class ReadWriteLock:
-    """Many readers together, or one writer alone; a waiting writer goes before new readers."""
+    """Many readers together, or one writer alone; a waiting writer goes before new readers.
+
+    ``with lock.read_lock():`` and ``with lock.write_lock():`` as Kafka's helpers read. A leader takes
+    the write lock for every partition of every follower fetch (``Partition.maybe_expand_isr``) and
+    the purgatory a read lock for every key it checks, so the uncontended path is one plain mutex held
+    for a few lines each way; the condition is waited on, and notified, only when a thread must wait.
+    """
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._mutex = threading.Lock()
+        self._cond = threading.Condition(self._mutex)
         self._readers = 0
         self._writer = False
         self._writers_waiting = 0
+        self._waiting = 0  # threads in _cond.wait(), readers and writers
+        self._read = _Held(self._acquire_read, self._release_read)
+        self._write = _Held(self._acquire_write, self._release_write)
 
-    @contextmanager
-    def read_lock(self) -> Iterator[None]:
+    def read_lock(self) -> _Held:
         """Kafka's ``inReadLock(lock) { ... }``."""
-        with self._cond:
+        return self._read
+
+    def write_lock(self) -> _Held:
+        """Kafka's ``inWriteLock(lock) { ... }``."""
+        return self._write
+
+    def _acquire_read(self) -> None:
+        with self._mutex:
             # Waiting writers go first, so a steady stream of readers cannot starve the writer.
             while self._writer or self._writers_waiting:
-                self._cond.wait()
+                self._wait()
             self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                if self._readers == 0:
-                    self._cond.notify_all()
 
-    @contextmanager
-    def write_lock(self) -> Iterator[None]:
-        """Kafka's ``inWriteLock(lock) { ... }``."""
-        with self._cond:
+    def _release_read(self) -> None:
+        with self._mutex:
+            self._readers -= 1
+            if self._readers == 0 and self._waiting:
+                self._cond.notify_all()
+
+    def _acquire_write(self) -> None:
+        with self._mutex:
             self._writers_waiting += 1
             while self._writer or self._readers:
-                self._cond.wait()
+                self._wait()
             self._writers_waiting -= 1
             self._writer = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._writer = False
+
+    def _release_write(self) -> None:
+        with self._mutex:
+            self._writer = False
+            if self._waiting:
                 self._cond.notify_all()
+
+    def _wait(self) -> None:
+        self._waiting += 1
+        try:
+            self._cond.wait()
+        finally:
+            self._waiting -= 1
+
+
+class _Held:
+    """The context manager of one side of a ``ReadWriteLock``: made once, entered many times (a
+    generator-based one would build two objects for every use)."""
+
+    __slots__ = ("_acquire", "_release")
+
+    def __init__(self, acquire: Callable[[], None], release: Callable[[], None]) -> None:
+        self._acquire = acquire
+        self._release = release
+
+    def __enter__(self) -> None:
+        self._acquire()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._release()
 
 
 class AtomicInteger:
