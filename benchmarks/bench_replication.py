@@ -44,7 +44,10 @@ The cluster is ``kafka-lite cluster up``'s: a ZooKeeper (``EmbeddedZooKeeper`` i
 and three brokers, each a process of its own, on free loopback ports, stopped at the end whatever
 happens. The brokers run with Kafka's defaults, except num.network.threads and num.io.threads, which
 ``cluster up`` lowers for a laptop and the benchmark puts back to Kafka's (3 and 8). Each topic has
-three partitions, so that every broker leads one of each. The broker logs are deleted after a
+three partitions, so that every broker leads one of each. ``--offsets-partitions N`` gives
+``__consumer_offsets`` N partitions instead of Kafka's 50: the consumer's group makes the brokers
+create it, and each follower's fetch names every partition its leader leads, idle ones included, so
+this shows what those idle partitions cost each round of replication. The broker logs are deleted after a
 successful run and kept (their directory is printed) after a failure. Each part also counts the
 brokers' "Shrinking ISR" and ERROR log lines: an ISR that shrank means acks=all waited for fewer
 replicas. A new topic's first records, one with acks=all to each partition, go before any clock
@@ -105,11 +108,12 @@ def base_port() -> int:
 
 
 @contextmanager
-def cluster(directory: Path) -> Iterator[dict]:
+def cluster(directory: Path, offsets_partitions: int) -> Iterator[dict]:
     """ZooKeeper and three brokers as processes, healthy; all stopped on the way out, whatever happens."""
     overrides = [
         f"{name}={CONFIG_DEF.keys[name].default}" for name in ("num.network.threads", "num.io.threads")
     ]
+    overrides.append(f"offsets.topic.num.partitions={offsets_partitions}")
     state = start_cluster(directory, BROKERS, free_port(), base_port(), overrides)
     try:
         wait_healthy(state)
@@ -567,8 +571,15 @@ def main() -> None:
         metavar="N",
         help="part b: the producer's max.in.flight.requests.per.connection (unset: librdkafka's default)",
     )
+    parser.add_argument(
+        "--offsets-partitions",
+        type=int,
+        default=CONFIG_DEF.keys["offsets.topic.num.partitions"].default,
+        metavar="N",
+        help="__consumer_offsets' partitions (default: Kafka's)",
+    )
     args = parser.parse_args()
-    for name in ("records", "rounds", "seconds", "rate", "max_in_flight"):
+    for name in ("records", "rounds", "seconds", "rate", "max_in_flight", "offsets_partitions"):
         if getattr(args, name) is not None and getattr(args, name) <= 0:
             parser.error(f"--{name.replace('_', '-')} must be positive, not {getattr(args, name)}")
     if args.part != "a" and args.value_bytes < STAMP.size:
@@ -588,7 +599,7 @@ def main() -> None:
     bs: list[dict] = []
     clients = list(CLIENT_PAIRS) if args.clients == "both" else [args.clients]
     try:
-        with cluster(directory) as state:
+        with cluster(directory, args.offsets_partitions) as state:
             if args.part in ("a", "both"):
                 before = log_signs(state)
                 a = part_a(state, args.records, os.urandom(args.value_bytes), args.rounds)
