@@ -673,6 +673,19 @@ class Log:
     def log_end_offset(self) -> int:
         return self._next_offset_metadata.message_offset
 
+    @property
+    def log_end_offset_metadata(self) -> LogOffsetMetadata:
+        """The LEO with its segment and byte position (Kafka's ``logEndOffsetMetadata``)."""
+        return self._next_offset_metadata
+
+    def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
+        """Where ``offset`` sits, found by reading there (Kafka's ``convertToOffsetMetadata``); the
+        offset alone if the log does not hold it. At the LEO this is the LEO's metadata, no read."""
+        try:
+            return self.read(offset, 1).fetch_offset_metadata
+        except OffsetOutOfRangeException:
+            return LogOffsetMetadata(offset)
+
     def size_in_bytes(self) -> int:
         return sum(s.size_in_bytes() for s in self.log_segments())
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from kafka_lite.common.errors import CorruptRecordException
+from kafka_lite.common.errors import CorruptRecordException, KafkaException
 from kafka_lite.common.record import FileRecords, MemoryRecords
 from kafka_lite.common.record.constants import NO_TIMESTAMP
 from kafka_lite.common.record.memory_records import iter_batches
@@ -46,6 +46,27 @@ class LogOffsetMetadata(NamedTuple):
     message_offset: int
     segment_base_offset: int = -1
     relative_position_in_segment: int = -1
+
+    def message_offset_only(self) -> bool:
+        """Only the offset is known, not where it sits (Kafka's ``messageOffsetOnly``)."""
+        return self.segment_base_offset == -1 or self.relative_position_in_segment == -1
+
+    def on_older_segment(self, that: LogOffsetMetadata) -> bool:
+        """This offset sits in a segment older than ``that``'s (Kafka's ``onOlderSegment``)."""
+        self._check_positions(that)
+        return self.segment_base_offset < that.segment_base_offset
+
+    def position_diff(self, that: LogOffsetMetadata) -> int:
+        """The bytes from ``that`` to this offset, both in one segment (Kafka's ``positionDiff``): how
+        a ``DelayedFetch`` counts the bytes waiting for it without reading them."""
+        self._check_positions(that)
+        if self.segment_base_offset != that.segment_base_offset:
+            raise KafkaException(f"{self} and {that} are in different segments: no position difference")
+        return self.relative_position_in_segment - that.relative_position_in_segment
+
+    def _check_positions(self, that: LogOffsetMetadata) -> None:
+        if self.message_offset_only() or that.message_offset_only():
+            raise KafkaException(f"{self} or {that} has no segment position to compare")
 
 
 @dataclass(frozen=True)

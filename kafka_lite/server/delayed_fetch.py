@@ -2,16 +2,19 @@
 
 Mirrors: kafka.server.DelayedFetch (core/src/main/scala/kafka/server/DelayedFetch.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.3.3 (the delayed fetch)
-Differs: the bytes available are counted by reading (a slice of the segment, no copy) rather than
-         from the fetch offset's and the end offset's positions in their segments.
+Differs: a fetch offset above the end offset in the same segment (the log truncated under the
+         fetch) also completes it; Kafka 0.10.1 completes only on a truncation across segments.
 
 A consumer that asks for at least ``min_bytes`` and finds less waits here, watched under each of
 its partitions. ``try_complete`` is checked again whenever something a fetch may wait for happens
 on one of them: a leader's append (followers read up to the LEO), a move of the HW (consumers read
-up to it), or a change of leadership. It completes when enough bytes lie between the fetch offsets
-and the end each fetcher may read to, when a partition's leader moved or its log was truncated
-under the fetch offset (the answer then carries the error), or at ``max_wait_ms``. Either way
-``on_complete`` reads again and answers with what is there.
+up to it), or a change of leadership. It never reads the log: the first read gave each partition's
+fetch offset with its segment and byte position (a ``LogOffsetMetadata``), the replica gives the end
+offset (LEO or HW) the same way, and within one segment their difference is the bytes waiting.
+Kafka names four cases: A, this broker is no longer the leader; B, it no longer has the
+partition; C, the two offsets are in different segments (the log rolled, or was truncated under the
+fetch): complete now, the read will sort it out; D, enough bytes across the partitions. Otherwise
+it waits until ``max_wait_ms``. Either way ``on_complete`` reads and answers with what is there.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kafka_lite.common.errors import ApiException
 from kafka_lite.server.delayed_operation import DelayedOperation
 
 if TYPE_CHECKING:
+    from kafka_lite.common.topic import TopicPartition
+    from kafka_lite.log.log_segment import LogOffsetMetadata
     from kafka_lite.server.replica_manager import FetchMetadata, LogReadResult, ReplicaManager
 
 
@@ -31,11 +35,15 @@ class DelayedFetch(DelayedOperation):
         self,
         delay_ms: int,
         fetch_metadata: FetchMetadata,
+        start_offsets: dict[TopicPartition, LogOffsetMetadata],
         replica_manager: ReplicaManager,
         response_callback: Callable[[dict], None],
     ) -> None:
+        """``start_offsets``: each partition's fetch offset as the first read found it (Kafka's
+        ``FetchPartitionStatus.startOffsetMetadata``); a partition whose read failed has none."""
         super().__init__(delay_ms)
         self.fetch_metadata = fetch_metadata
+        self.start_offsets = start_offsets
         self.replica_manager = replica_manager
         self.response_callback = response_callback
 
@@ -44,22 +52,31 @@ class DelayedFetch(DelayedOperation):
         fetch = self.fetch_metadata
         accumulated = 0
         for tp, request in fetch.partitions.items():
+            fetch_offset = self.start_offsets.get(tp)
+            if fetch_offset is None:
+                continue  # its first read failed: its answer is the error, nothing to wait for
             partition = self.replica_manager.get_partition(tp)
             if partition is None or not partition.is_leader() or partition.log is None:
-                return self.force_complete()  # the leader moved: answer now, with the error
+                return self.force_complete()  # cases A and B: answer now, with the error
             replica = partition.get_replica()
             # consumers may read up to the HW, followers up to the LEO
-            end = replica.high_watermark if fetch.fetch_only_committed else replica.log_end_offset
-            if end < request.offset:
-                return self.force_complete()  # truncated under us: answer with OFFSET_OUT_OF_RANGE
-            if end > request.offset:  # new data: how much of it this fetch would take
-                try:
-                    info = partition.log.read(request.offset, request.max_bytes, max_offset=end)
-                except ApiException:
-                    return self.force_complete()
-                accumulated += info.records.size_in_bytes()
-            if accumulated >= fetch.min_bytes:
+            if fetch.fetch_only_committed:
+                end = replica.high_watermark_metadata
+            else:
+                end = replica.log_end_offset_metadata
+            # Equal offsets first: a segment that just rolled moves the LEO to the new segment without
+            # moving the offset, which would otherwise look like case C.
+            if end.message_offset == fetch_offset.message_offset:
+                continue
+            if end.message_offset_only() or end.message_offset < fetch_offset.message_offset:
+                # the end is below the fetch offset (the log truncated under it), or has no place
+                # in the log: answer now with what a read finds
                 return self.force_complete()
+            if end.on_older_segment(fetch_offset) or fetch_offset.on_older_segment(end):
+                return self.force_complete()  # case C: the data is in another segment
+            accumulated += min(end.position_diff(fetch_offset), request.max_bytes)
+        if accumulated >= fetch.min_bytes:
+            return self.force_complete()  # case D
         return False
 
     # --8<-- [end:try_complete]

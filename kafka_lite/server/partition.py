@@ -143,6 +143,7 @@ class Partition:
             is_new_leader = self.leader_replica_id != self.local_broker_id
             self.leader_replica_id = self.local_broker_id
             leader_replica = self.get_replica()
+            leader_replica.convert_hw_to_local_offset_metadata()
             # the new epoch starts at the LEO: a follower asking where an older epoch ends is told
             # (KIP-101); records appended from now on carry this epoch
             leader_replica.log.leader_epoch_cache.assign(self.leader_epoch, leader_replica.log_end_offset)

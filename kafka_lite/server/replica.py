@@ -2,9 +2,11 @@
 
 Mirrors: kafka.cluster.Replica (core/src/main/scala/kafka/cluster/Replica.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.2.2 (replicas, the LEO and the HW)
-Differs: offsets are plain ints. Kafka's ``LogOffsetMetadata`` also carries the offset's segment and
-         byte position, which its ``DelayedFetch`` uses to count bytes without reading; ours reads
-         (a slice, no copy) instead, so the position is not needed. When a follower counts as caught
+Differs: the LEO and HW are plain ints. Kafka keeps them as ``LogOffsetMetadata`` (the offset, its
+         segment and byte position), which its ``DelayedFetch`` compares to count bytes without
+         reading; here the local replica gives them with their positions on demand
+         (``log_end_offset_metadata``, the log's own; ``high_watermark_metadata``, looked up in the
+         log), which is all the ``DelayedFetch`` needs. When a follower counts as caught
          up is Kafka 1.0's rule (below): 0.10.1 counted only a fetch that started exactly at the
          leader's LEO, which under steady load a follower rarely does, and the ISR flapped.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafka_lite.common.time import Time
+from kafka_lite.log.log_segment import LogOffsetMetadata
 
 if TYPE_CHECKING:
     from kafka_lite.common.topic import TopicPartition
@@ -43,6 +46,7 @@ class Replica:
         self.time = time
         self.log = log
         self._high_watermark = initial_high_watermark
+        self._high_watermark_metadata = LogOffsetMetadata(initial_high_watermark)  # position not known yet
         self._log_end_offset = UNKNOWN_OFFSET  # a remote replica's, learned from its fetches
         # the leader's LEO and the time at this replica's previous fetch, for last_caught_up_time_ms
         self._last_fetch_leader_log_end_offset = 0
@@ -106,6 +110,38 @@ class Replica:
                 f"Should not set the high watermark of replica {self.broker_id} of {self.tp}: it is remote"
             )
         self._high_watermark = offset
+        # Kafka moves the HW as a LogOffsetMetadata. Once the followers have caught up the HW is the
+        # LEO, whose position the log has at hand; any other HW is looked up when it is asked for.
+        leo = self.log.log_end_offset_metadata
+        self._high_watermark_metadata = leo if leo.message_offset == offset else LogOffsetMetadata(offset)
+
+    @property
+    def log_end_offset_metadata(self) -> LogOffsetMetadata:
+        """The local LEO with its segment and byte position (Kafka's ``logEndOffset``, which is one)."""
+        return self._local_log("log end offset").log_end_offset_metadata
+
+    @property
+    def high_watermark_metadata(self) -> LogOffsetMetadata:
+        """The HW with its segment and byte position: kept when the HW moved to the LEO, else looked up
+        in the log once for this HW (an index lookup and a short scan)."""
+        metadata = self._high_watermark_metadata
+        if metadata.message_offset_only() or metadata.message_offset != self._high_watermark:
+            metadata = self._local_log("high watermark").convert_to_offset_metadata(self._high_watermark)
+            self._high_watermark_metadata = metadata
+        return metadata
+
+    def convert_hw_to_local_offset_metadata(self) -> None:
+        """A new leader finds where its HW sits in its own log (Kafka's ``convertHWToLocalOffsetMetadata``):
+        the position it kept, if any, may be from before a truncation as a follower."""
+        log = self._local_log("high watermark")
+        self._high_watermark_metadata = log.convert_to_offset_metadata(self._high_watermark)
+
+    def _local_log(self, what: str) -> Log:
+        if self.log is None:
+            raise RuntimeError(
+                f"Replica {self.broker_id} of {self.tp} is remote: its {what} has no position here"
+            )
+        return self.log
 
     def __repr__(self) -> str:
         hw = f", hw={self._high_watermark}" if self.log is not None else ""

@@ -47,6 +47,7 @@ from kafka_lite.log.checkpoint import read_checkpoint, write_checkpoint
 from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
+from kafka_lite.log.log_segment import LogOffsetMetadata
 from kafka_lite.server.delayed_fetch import DelayedFetch
 from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.delayed_produce import DelayedProduce, ProducePartitionStatus
@@ -119,6 +120,8 @@ class LogReadResult:
     fetch_offset: int = -1
     leader_log_end_offset: int = -1  # the leader's LEO when the read began
     fetch_time_ms: int = -1
+    # Where the read started, with its segment and position: a DelayedFetch counts from there.
+    fetch_offset_metadata: LogOffsetMetadata | None = None
 
     @property
     def size(self) -> int:
@@ -517,7 +520,8 @@ class ReplicaManager:
         if fetch.max_wait_ms <= 0 or not fetch.partitions or bytes_readable >= fetch.min_bytes or errors:
             response_callback(results)
             return
-        operation = DelayedFetch(fetch.max_wait_ms, fetch, self, response_callback)
+        start_offsets = {tp: r.fetch_offset_metadata for tp, r in results.items() if r.fetch_offset_metadata}
+        operation = DelayedFetch(fetch.max_wait_ms, fetch, start_offsets, self, response_callback)
         self.delayed_fetch_purgatory.try_complete_else_watch(operation, list(fetch.partitions))
 
     # --8<-- [end:fetch_messages]
@@ -544,7 +548,7 @@ class ReplicaManager:
                 records = info.records
                 results[tp] = LogReadResult(
                     Errors.NONE, hw, replica.log.log_start_offset, records,
-                    request.offset, initial_log_end_offset, fetch_time_ms,
+                    request.offset, initial_log_end_offset, fetch_time_ms, info.fetch_offset_metadata,
                 )  # fmt: skip
                 size = records.size_in_bytes()
                 remaining = max(remaining - size, 0)

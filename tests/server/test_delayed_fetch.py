@@ -1,0 +1,72 @@
+"""A waiting fetch counts the bytes that arrived by positions, as Kafka's DelayedFetch does: one
+leader on a MockTime, the test appending and fetching through its replica manager. No sockets."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.time import MockTime
+from kafka_lite.log.log_segment import LogSegment
+from kafka_lite.server.in_process_replicas import in_process_replica_manager, leader_and_isr
+from kafka_lite.server.replica_manager import CONSUMER_REPLICA_ID, FetchMetadata, FetchPartitionRequest
+
+pytestmark = pytest.mark.unit
+
+TP = ("clicks", 0)
+VALUE = bytes(100)
+BATCH = MemoryRecords.with_records([(1000, None, VALUE)]).size_in_bytes()  # one record's batch
+
+
+def append(leader) -> None:
+    leader.append_records(
+        1000, 1, False, {TP: MemoryRecords.with_records([(1000, None, VALUE)])}, lambda _: None
+    )
+
+
+def fetch(leader, offset: int, min_bytes: int) -> list:
+    """A consumer's fetch that may wait 1,000 ms; its answers (at most one) land in the list."""
+    answers: list = []
+    request = {TP: FetchPartitionRequest(offset, 1 << 20)}
+    leader.fetch_messages(
+        FetchMetadata(min_bytes, 1 << 20, CONSUMER_REPLICA_ID, request, 1000), answers.append
+    )
+    return answers
+
+
+@pytest.fixture
+def leader(tmp_path):
+    """Broker 0 leads ``TP`` alone (so its HW follows its LEO); segments of at most two batches."""
+    manager = in_process_replica_manager(tmp_path, 0, MockTime(), **{"log.segment.bytes": 2 * BATCH})
+    manager.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0], replicas=[0]))
+    yield manager
+    manager.shutdown(checkpoint_hw=False)
+    manager.log_manager.shutdown()
+
+
+def test_a_waiting_fetch_completes_at_min_bytes_counting_by_position_not_by_reading(leader, monkeypatch):
+    segment_reads = []
+    read = LogSegment.read
+    monkeypatch.setattr(
+        LogSegment, "read", lambda self, *a, **k: segment_reads.append(a[0]) or read(self, *a, **k)
+    )
+    answers = fetch(leader, 0, min_bytes=2 * BATCH)
+    assert answers == [], "nothing to read yet: the fetch waits"
+    append(leader)
+    assert answers == [], f"{BATCH} bytes have come, fewer than fetch.min.bytes"
+    assert segment_reads == [], "the check counted the bytes from positions, without reading"
+    append(leader)
+    assert len(answers) == 1 and answers[0][TP].size == 2 * BATCH, "two batches: enough, answered at once"
+    assert segment_reads == [0], "one read: the answer's"
+
+
+def test_a_waiting_fetch_whose_data_went_to_a_new_segment_completes_at_once(leader):
+    append(leader)
+    append(leader)  # the first segment is full
+    answers = fetch(leader, 2, min_bytes=1 << 20)
+    assert answers == [], "at the end of the log: the fetch waits, its offset at the end of segment 0"
+    append(leader)  # rolls: offset 2 now opens segment 2
+    # Kafka's case C: the fetch offset's segment is older than the end's, so positions cannot be
+    # compared; the fetch completes, far below fetch.min.bytes, and the read finds the batch.
+    assert len(answers) == 1 and answers[0][TP].size == BATCH
+    assert [s.base_offset for s in leader.get_partition(TP).log.log_segments()] == [0, 2]
