@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
-from kafka_lite.log.log_segment import LogSegment
+from kafka_lite.log.log_segment import LogOffsetMetadata, LogSegment
 from kafka_lite.server.in_process_replicas import in_process_replica_manager, leader_and_isr
 from kafka_lite.server.replica_manager import CONSUMER_REPLICA_ID, FetchMetadata, FetchPartitionRequest
 
@@ -70,3 +71,15 @@ def test_a_waiting_fetch_whose_data_went_to_a_new_segment_completes_at_once(lead
     # compared; the fetch completes, far below fetch.min.bytes, and the read finds the batch.
     assert len(answers) == 1 and answers[0][TP].size == BATCH
     assert [s.base_offset for s in leader.get_partition(TP).log.log_segments()] == [0, 2]
+
+
+def test_offsets_compare_by_segment_and_position_only_when_both_are_placed():
+    fetched = LogOffsetMetadata(5, 0, 100)
+    end = LogOffsetMetadata(9, 0, 400)
+    rolled = LogOffsetMetadata(12, 10, 0)
+    assert end.position_diff(fetched) == 300
+    assert fetched.on_older_segment(rolled) and not rolled.on_older_segment(fetched)
+    with pytest.raises(KafkaException, match="different segments"):
+        rolled.position_diff(fetched)
+    with pytest.raises(KafkaException, match="no segment position"):
+        LogOffsetMetadata(5).on_older_segment(end)
