@@ -2,8 +2,6 @@
 
 Mirrors: kafka.server.DelayedFetch (core/src/main/scala/kafka/server/DelayedFetch.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.3.3 (the delayed fetch)
-Differs: a fetch offset above the end offset in the same segment (the log truncated under the
-         fetch) also completes it; Kafka 0.10.1 completes only on a truncation across segments.
 
 A consumer that asks for at least ``min_bytes`` and finds less waits here, watched under each of
 its partitions. ``try_complete`` is checked again whenever something a fetch may wait for happens
@@ -68,13 +66,15 @@ class DelayedFetch(DelayedOperation):
             # moving the offset, which would otherwise look like case C.
             if end.message_offset == fetch_offset.message_offset:
                 continue
-            if end.message_offset_only() or end.message_offset < fetch_offset.message_offset:
-                # the end is below the fetch offset (the log truncated under it), or has no place
-                # in the log: answer now with what a read finds
-                return self.force_complete()
+            if end.message_offset_only():
+                return self.force_complete()  # the end has no place in the log: answer with what is there
             if end.on_older_segment(fetch_offset) or fetch_offset.on_older_segment(end):
                 return self.force_complete()  # case C: the data is in another segment
-            accumulated += min(end.position_diff(fetch_offset), request.max_bytes)
+            # An end below the fetch offset in the same segment is a consumer ahead of a new leader's
+            # HW: it waits for the HW to pass it, as in Kafka (answering at once would start a loop
+            # of empty fetches until then).
+            if fetch_offset.message_offset < end.message_offset:
+                accumulated += min(end.position_diff(fetch_offset), request.max_bytes)
         if accumulated >= fetch.min_bytes:
             return self.force_complete()  # case D
         return False

@@ -9,7 +9,12 @@ from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.log_segment import LogOffsetMetadata, LogSegment
-from kafka_lite.server.in_process_replicas import in_process_replica_manager, leader_and_isr
+from kafka_lite.server.in_process_replicas import (
+    in_process_replica_manager,
+    leader_and_isr,
+    replicate,
+    replicated_partition,
+)
 from kafka_lite.server.replica_manager import CONSUMER_REPLICA_ID, FetchMetadata, FetchPartitionRequest
 
 pytestmark = pytest.mark.unit
@@ -83,3 +88,18 @@ def test_offsets_compare_by_segment_and_position_only_when_both_are_placed():
         rolled.position_diff(fetched)
     with pytest.raises(KafkaException, match="no segment position"):
         LogOffsetMetadata(5).on_older_segment(end)
+
+
+def test_a_consumer_ahead_of_the_high_watermark_waits_for_it_to_pass(tmp_path):
+    """A consumer may ask for an offset its partition's leader has but has not committed (a new leader
+    whose HW lags the old one's): the fetch waits for the HW instead of answering empty at once, which
+    would set the consumer fetching in a loop until then."""
+    with replicated_partition(tmp_path, MockTime(), TP) as (leader, f1, f2):
+        append(leader)
+        append(leader)  # offsets 0 and 1 on the leader alone: the HW is still 0
+        answers = fetch(leader, 1, min_bytes=1)
+        assert answers == [], "nothing committed at or after offset 1: the fetch waits"
+        for follower in (f1, f2, f1, f2):  # fetch, then fetch again from the new LEO: the HW moves
+            replicate(leader, follower, TP)
+        assert leader.get_partition(TP).high_watermark() == 2
+        assert len(answers) == 1 and answers[0][TP].size == BATCH, "the batch holding offset 1"
