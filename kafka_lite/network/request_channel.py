@@ -8,12 +8,13 @@ One queue of requests, bounded by ``queued.max.requests``, shared by every proce
 handlers fall behind, a processor blocks on ``send_request`` and stops reading sockets, which is the
 broker's back-pressure. Kafka's queue is an ``ArrayBlockingQueue``; here the queue is CPython's
 ``SimpleQueue``, whose waiting ``get`` is written in C, and the bound is a semaphore of
-``queued.max.requests`` permits that a processor takes before it queues a request and a handler gives
-back when it takes one. (``queue.Queue`` would bound it itself, but it waits through a Condition
-written in Python: every hand-over from a processor to a waiting handler would cost several more
-trips through the interpreter lock, on the path every request takes.) One response queue per processor, because only the processor that owns a
-connection may touch its socket: a handler puts the response on that processor's queue and wakes
-its selector.
+``queued.max.requests`` permits that a processor takes before it queues a request and a handler
+gives back when it takes one. (``queue.Queue`` would bound it itself, but it waits through a
+Condition written in Python: every hand-over from a processor to a waiting handler would cost
+several more trips through the interpreter lock, on the path every request takes.)
+
+One response queue per processor, because only the processor that owns a connection may touch its
+socket: a handler puts the response on that processor's queue and wakes its selector.
 
 Each request carries the times Kafka's request metrics are made of (all ``time.nanoseconds()``):
 received by the processor, taken by a handler, handler done, response ready (the same moment unless
@@ -76,7 +77,6 @@ class Response:
 class RequestChannel:
     def __init__(self, num_processors: int, queue_size: int, time: Time = SYSTEM) -> None:
         self.time = time
-        self.queue_size = queue_size
         self.request_queue: queue.SimpleQueue[Request | None] = queue.SimpleQueue()
         self._queue_slots = threading.BoundedSemaphore(queue_size)
         self.response_queues: list[queue.SimpleQueue[Response]] = [

@@ -126,8 +126,8 @@ class Replica:
         in the log once for this HW (an index lookup and a short scan)."""
         metadata = self._high_watermark_metadata
         if metadata.message_offset_only() or metadata.message_offset != self._high_watermark:
-            metadata = self._local_log("high watermark").convert_to_offset_metadata(self._high_watermark)
-            self._high_watermark_metadata = metadata
+            self.convert_hw_to_local_offset_metadata()
+            metadata = self._high_watermark_metadata
         return metadata
 
     def convert_hw_to_local_offset_metadata(self) -> None:
