@@ -280,7 +280,9 @@ class ZkUtils:
                 return
             except NodeExistsError:
                 existing = self.get_broker(broker_id)
-                same = existing is not None and (existing.host, existing.port) == (host, port)
+                if existing is None:
+                    continue  # the old session expired between our create and this read: create again
+                same = (existing.host, existing.port) == (host, port)
                 if not same or time.monotonic() > deadline:
                     raise BrokerIdInUseException(
                         f"broker id {broker_id} is already registered at {path}: either there is another "
