@@ -78,7 +78,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bench_broker import cpu_seconds, produce, produce_one, retained
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafka_lite.cli.cluster import start_cluster, stop_cluster, wait_healthy
@@ -98,6 +98,7 @@ MEDIAN_GOAL_MS, P99_GOAL_MS = 5, 20
 # sequence number WARM_UP.
 STAMP = struct.Struct(">qq")
 WARM_UP = -1
+OFFSETS_TOPIC = "__consumer_offsets"
 DEADLINE_S = 60
 MESSAGE_TIMEOUT_S = 300  # librdkafka's default message.timeout.ms
 
@@ -172,6 +173,44 @@ def create_topics(bootstrap: str, topics: dict[str, int]) -> dict[str, list[int]
     if producer.flush(DEADLINE_S) or failures:
         raise RuntimeError(f"the first records to {sorted(topics)} were not acknowledged: {failures[:1]}")
     return {t: [metadata[t].partitions[p].leader for p in PARTITIONS] for t in topics}
+
+
+def wait_for_offsets_topic(bootstrap: str) -> None:
+    """Wait until every partition of ``__consumer_offsets`` has a leader that answers for it.
+
+    A consumer with a group.id makes the brokers create the topic (librdkafka's looks up its group's
+    coordinator at once, even for a consumer that only assigns itself partitions), fifty partitions
+    of three replicas at Kafka's defaults, and each broker then spends about a second creating their
+    logs and starting their fetchers: a stall the measurement must not include. A leader answers
+    ListOffsets for a partition only once it has taken the LeaderAndIsr that made it leader, and a
+    broker takes its leader and follower partitions from the same request."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False}
+    )
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        partitions: list[int] = []
+        while not partitions:  # the topic appears in the metadata once the controller has created it
+            topic = consumer.list_topics(timeout=10).topics.get(OFFSETS_TOPIC)
+            if topic is not None and all(p.leader >= 0 for p in topic.partitions.values()):
+                partitions = sorted(topic.partitions)
+            elif time.monotonic() > deadline:
+                raise RuntimeError(f"{OFFSETS_TOPIC} had no leaders after {DEADLINE_S} s")
+            else:
+                time.sleep(
+                    0.1
+                )  # polling metadata until the controller has created it; bounded by the deadline
+        for p in partitions:
+            while True:
+                try:
+                    consumer.get_watermark_offsets(TopicPartition(OFFSETS_TOPIC, p), timeout=10)
+                    break
+                except KafkaException:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)  # the leader has not yet taken its LeaderAndIsr; bounded by the deadline
+    finally:
+        consumer.close()
 
 
 def broker_cpu(state: dict) -> list[float]:
@@ -289,7 +328,10 @@ def report_a(a: dict, records: int, value_bytes: int, rounds: int) -> None:
 class LatencyConsumer(threading.Thread):
     """Reads the latency topic from its end and notes, for every record, its sequence number and the
     nanoseconds from its send time (in its value) to its arrival here. Each client's consumer is a
-    subclass: ``next_value()`` hands over one record's value as soon as it is there, or None."""
+    subclass: ``next_value()`` hands over one record's value as soon as it is there, or None, and
+    ``has_group`` says whether it has a group.id (and so has the brokers create ``__consumer_offsets``)."""
+
+    has_group: bool
 
     def __init__(self) -> None:
         super().__init__(name="latency-consumer", daemon=True)
@@ -337,6 +379,8 @@ class LatencyConsumer(threading.Thread):
 
 
 class ConfluentLatencyConsumer(LatencyConsumer):
+    has_group = True  # librdkafka's consumer needs a group.id
+
     def __init__(self, bootstrap: str, topic: str) -> None:
         super().__init__()
         self.topic = topic
@@ -366,6 +410,8 @@ class ConfluentLatencyConsumer(LatencyConsumer):
 
 
 class KafkaLiteLatencyConsumer(LatencyConsumer):
+    has_group = False  # assigned, with no group.id: it never meets a coordinator
+
     def __init__(self, bootstrap: str, topic: str) -> None:
         from kafka_lite import KafkaConsumer
 
@@ -477,6 +523,8 @@ def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flig
     failures = producer.failures
     padding = bytes(value_bytes - STAMP.size)
     consumer = consumer_class(bootstrap, topic)
+    if consumer.has_group:
+        wait_for_offsets_topic(bootstrap)
     consumer.start()
     try:
         for p in PARTITIONS:  # one record through each partition before the clock starts
