@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator
 from typing import Protocol
 
-from kafka_lite.common.errors import IllegalArgumentException, KafkaException
+from kafka_lite.common.errors import CorruptRecordException, IllegalArgumentException, KafkaException
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.consumer.internals.consumer_coordinator import INTERNAL_TOPICS
 from kafka_lite.spark.offsets import OffsetRange, PartitionOffsets, tp_name
@@ -62,6 +62,22 @@ class DataConsumer(Protocol):
         """The record batches holding the range's records, in offset order."""
 
     def close(self) -> None: ...
+
+
+def checked_batches(batches: Iterator, range_: OffsetRange) -> Iterator:
+    """The batches, each after its CRC and sizes are checked (the consumer's ``check.crcs``, as
+    Kafka's ``Fetcher`` checks every fetched batch before reading it): a batch that fails stops the
+    task with an error naming the partition and the batch's offset, instead of rows from bytes that
+    are not what the producer wrote."""
+    for batch in batches:
+        try:
+            batch.ensure_valid()
+        except CorruptRecordException as e:
+            raise KafkaException(
+                f"Record batch for partition {tp_name(range_.topic_partition)} at offset {batch.base_offset} "
+                f"is invalid, cause: {e}"
+            ) from e
+        yield batch
 
 
 def offset_reader(client: ClientSettings) -> OffsetReader:

@@ -161,7 +161,9 @@ OPTIONS: tuple[OptionInfo, ...] = (
         "kafka.*",
         "both",
         True,
-        "client settings kafka_lite's clients know are passed on (see CONSUMER_SETTINGS); producer settings go to KafkaProducer",
+        "a reader passes on bootstrap.servers, client.id, request.timeout.ms, max.partition.fetch.bytes, "
+        "retry.backoff.ms and check.crcs (true unless set false: each batch's CRC is checked before its "
+        "records are read); a writer passes producer settings to KafkaProducer",
     ),
     OptionInfo(
         LOG_DIRS,
@@ -186,6 +188,7 @@ CONSUMER_SETTINGS = (
     "request.timeout.ms",
     "max.partition.fetch.bytes",
     "retry.backoff.ms",
+    "check.crcs",
 )
 FORBIDDEN_CONSUMER_SETTINGS = {
     "auto.offset.reset": (
@@ -240,6 +243,12 @@ class ClientSettings:
     @property
     def request_timeout_ms(self) -> int:
         return int(self.kafka_params.get("request.timeout.ms", 30_000))
+
+    @property
+    def check_crcs(self) -> bool:
+        """The consumer's ``check.crcs`` (true unless ``kafka.check.crcs`` says false): the executors
+        verify each record batch's CRC before reading its records, as Kafka's consumer does."""
+        return _bool({"check.crcs": self.kafka_params.get("check.crcs", "true")}, "check.crcs", True)
 
 
 @dataclass(frozen=True)
@@ -353,6 +362,8 @@ def parse_client(opts: dict[str, str]) -> ClientSettings:
     for number in ("request.timeout.ms", "max.partition.fetch.bytes", "retry.backoff.ms"):
         if number in params:
             _long({f"kafka.{number}": params[number]}, f"kafka.{number}")
+    if "check.crcs" in params:
+        _bool({"kafka.check.crcs": params["check.crcs"]}, "kafka.check.crcs", True)
     poll = _long(opts, "kafkaConsumer.pollTimeoutMs") or DEFAULT_POLL_TIMEOUT_MS
     return ClientSettings(servers.strip() if servers else None, log_dirs, params, poll)
 

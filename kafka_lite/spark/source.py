@@ -36,7 +36,13 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 
 from kafka_lite.common.errors import KafkaException
-from kafka_lite.spark.back_end import data_consumer, offset_reader, resolve_offsets, subscribed_partitions
+from kafka_lite.spark.back_end import (
+    checked_batches,
+    data_consumer,
+    offset_reader,
+    resolve_offsets,
+    subscribed_partitions,
+)
 from kafka_lite.spark.offsets import (
     OffsetRange,
     from_json_dict,
@@ -73,6 +79,8 @@ def read_range(options: SourceOptions, partition: InputPartition) -> Iterator[An
     consumer = data_consumer(options.client)
     try:
         batches = consumer.fetch(partition.range, options.fail_on_data_loss)
+        if options.client.check_crcs:
+            batches = checked_batches(batches, partition.range)
         if options.rows == ROWS_TUPLES:
             yield from to_tuples(batches, partition.range, options.include_headers)
         else:

@@ -1,7 +1,7 @@
 """The offline back-end (``kafka_lite.log.dirs``): a stopped cluster's segment files read directly,
 read-only, give the same rows as the network back-end: cleanly stopped or copied mid-run (no clean
 shutdown, indexes still pre-allocated), across segment rolls and compacted gaps; data that retention
-removed is failOnDataLoss's decision."""
+removed is failOnDataLoss's decision; a batch whose bytes changed on disk fails its CRC check."""
 
 from __future__ import annotations
 
@@ -123,3 +123,29 @@ def test_records_retention_removed_are_failOnDataLoss_s_decision(spark, stopped,
     skipped = offline(spark, dirs, **from_zero, failOnDataLoss="false")
     expected = [r for r in stopped["network"]["ledger"] if r[1] == 0 and r[2] >= log_start]
     assert rows(skipped) == expected
+
+
+def test_a_batch_changed_on_disk_fails_its_crc_check_unless_check_crcs_is_off(spark, stopped, tmp_path):
+    dirs = []
+    for d in stopped["dirs"]:
+        shutil.copytree(d, tmp_path / d.name)
+        dirs.append(tmp_path / d.name)
+    # One byte of one record's value, in every replica of ledger-0: what a bad disk does.
+    for d in dirs:
+        for segment in sorted((d / "ledger-0").glob("*.log")):
+            data = bytearray(segment.read_bytes())
+            at = data.find(b"entry-4")  # record 4's value (partition 0 holds the even records)
+            if at >= 0:
+                data[at] = ord("E")
+                segment.write_bytes(bytes(data))
+                break
+        else:
+            raise AssertionError(f"no segment of {d / 'ledger-0'} holds record 4")
+    assign = {"assign": '{"ledger":[0]}'}
+    with pytest.raises(Exception, match=r"Record batch for partition ledger-0 at offset \d+ is invalid"):
+        offline(spark, dirs, **assign).collect()
+    # With the check off, the changed bytes are read as they are (Kafka's check.crcs=false).
+    unchecked = rows(offline(spark, dirs, **assign, **{"kafka.check.crcs": "false"}))
+    expected = [r for r in stopped["network"]["ledger"] if r[1] == 0]
+    changed = [(want[4], got[4]) for want, got in zip(expected, unchecked) if want != got]
+    assert len(unchecked) == len(expected) and changed == [(b"entry-4", b"Entry-4")]

@@ -105,6 +105,9 @@ def test_numbers_and_booleans_name_their_option():
     fails("Option 'minPartitions' must be a whole number", subscribe="t", minPartitions="1.5")
     fails("Option 'failOnDataLoss' must be true or false", subscribe="t", failOnDataLoss="yes")
     fails("Option 'kafka_lite.rows' must be arrow or tuples", subscribe="t", **{"kafka_lite.rows": "pandas"})
+    fails("Option 'kafka.check.crcs' must be true or false", subscribe="t", **{"kafka.check.crcs": "no"})
+    assert source(subscribe="t").client.check_crcs, "checked unless told otherwise, as Kafka's consumer"
+    assert not source(subscribe="t", **{"kafka.check.crcs": "FALSE"}).client.check_crcs
 
 
 def test_where_to_read_from():
