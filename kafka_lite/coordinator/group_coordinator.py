@@ -440,7 +440,7 @@ class GroupCoordinator:
         )
         member.awaiting_join_callback = callback
         group.add(member)
-        self._maybe_prepare_rebalance(group)
+        self._maybe_prepare_rebalance(group, f"adding new member {member_id}")
         return member
 
     def _update_member_and_rebalance(
@@ -452,15 +452,15 @@ class GroupCoordinator:
     ) -> None:
         member.supported_protocols = list(protocols)
         member.awaiting_join_callback = callback
-        self._maybe_prepare_rebalance(group)
+        self._maybe_prepare_rebalance(group, f"updating metadata for member {member.member_id}")
 
-    def _maybe_prepare_rebalance(self, group: GroupMetadata) -> None:
+    def _maybe_prepare_rebalance(self, group: GroupMetadata, reason: str = "") -> None:
         with group.lock:
             if group.can_rebalance():
-                self._prepare_rebalance(group)
+                self._prepare_rebalance(group, reason)
 
     # --8<-- [start:prepare_rebalance]
-    def _prepare_rebalance(self, group: GroupMetadata) -> None:
+    def _prepare_rebalance(self, group: GroupMetadata, reason: str = "") -> None:
         # members waiting for their assignment rejoin instead
         if group.is_(GroupState.AWAITING_SYNC):
             self._reset_and_propagate_assignment_error(group, Errors.REBALANCE_IN_PROGRESS)
@@ -478,24 +478,29 @@ class GroupCoordinator:
         else:
             delayed_rebalance = DelayedJoin(self, group, group.rebalance_timeout_ms())
 
+        state = group.current_state
         group.transition_to(GroupState.PREPARING_REBALANCE)
+        # The reason is Kafka 3.2's (KIP-800): 0.10's line says only that a rebalance began.
         log.info(
-            "[GroupCoordinator %d]: Preparing to rebalance group %s with old generation %d (__consumer_offsets-%d)",
+            "[GroupCoordinator %d]: Preparing to rebalance group %s in state %s with old generation %d "
+            "(__consumer_offsets-%d) (reason: %s)",
             self.broker_id,
             group.group_id,
+            state.name,
             group.generation_id,
             self.partition_for(group.group_id),
+            reason or "not given",
         )
         self.join_purgatory.try_complete_else_watch(delayed_rebalance, [GroupKey(group.group_id)])
 
     # --8<-- [end:prepare_rebalance]
 
-    def _on_member_failure(self, group: GroupMetadata, member: MemberMetadata) -> None:
+    def _on_member_failure(self, group: GroupMetadata, member: MemberMetadata, reason: str) -> None:
         log.debug("Member %s in group %s has failed", member.member_id, group.group_id)
         group.remove(member.member_id)
         state = group.current_state
         if state in (GroupState.STABLE, GroupState.AWAITING_SYNC):
-            self._maybe_prepare_rebalance(group)
+            self._maybe_prepare_rebalance(group, f"removing member {member.member_id} {reason}")
         elif state is GroupState.PREPARING_REBALANCE:
             self.join_purgatory.check_and_complete(GroupKey(group.group_id))
 
@@ -627,7 +632,9 @@ class GroupCoordinator:
                     if group.is_(GroupState.AWAITING_SYNC) and generation_id == group.generation_id:
                         if error is not Errors.NONE:
                             self._reset_and_propagate_assignment_error(group, error)
-                            self._maybe_prepare_rebalance(group)
+                            self._maybe_prepare_rebalance(
+                                group, f"storing the assignment failed: {error.name}"
+                            )
                         else:
                             self._set_and_propagate_assignment(group, assignment)
                             group.transition_to(GroupState.STABLE)
@@ -676,7 +683,7 @@ class GroupCoordinator:
                 else:
                     member = group.get(member_id)
                     self._remove_heartbeat_for_leaving_member(member)
-                    self._on_member_failure(group, member)
+                    self._on_member_failure(group, member, "on LeaveGroup")
                     callback(Errors.NONE)
 
     def _remove_heartbeat_for_leaving_member(self, member: MemberMetadata) -> None:
@@ -746,7 +753,7 @@ class GroupCoordinator:
     ) -> None:
         with group.lock:
             if not self._should_keep_member_alive(member, heartbeat_deadline):
-                self._on_member_failure(group, member)
+                self._on_member_failure(group, member, "on heartbeat expiration")
 
     def on_complete_heartbeat(self) -> None:
         """A session expiry completed without expiring (Kafka counts nothing here either)."""

@@ -399,6 +399,28 @@ def test_leave_group_rebalances_and_the_last_to_leave_empties_the_group(h):
     assert h.state() is G.EMPTY
 
 
+def test_each_rebalance_logs_why_it_began(h, caplog):
+    caplog.set_level("INFO", logger="kafka_lite.coordinator.group_coordinator")
+
+    def reasons() -> list[str]:
+        lines = [r.getMessage() for r in caplog.records if "Preparing to rebalance" in r.getMessage()]
+        caplog.clear()
+        return [line.rsplit("(reason: ", 1)[1].rstrip(")") for line in lines]
+
+    (a, b), _ = h.stable_group()
+    assert reasons() == [f"adding new member {a}"], "the second join found the group already rebalancing"
+    assert h.leave(b) is Errors.NONE
+    assert reasons() == [f"removing member {b} on LeaveGroup"]
+    rejoin = only(h.join(a))
+    assert only(h.sync(a, rejoin.generation_id, {a: b"all"})) == (b"all", Errors.NONE)
+    changed = only(h.join(a, protocols=[("roundrobin", b"other-metadata")]))
+    assert reasons() == [f"updating metadata for member {a}"]
+    assert only(h.sync(a, changed.generation_id, {a: b"all"})) == (b"all", Errors.NONE)
+    h.advance(SESSION_MS + 10)  # a stops heartbeating
+    assert reasons() == [f"removing member {a} on heartbeat expiration"]
+    assert h.state() is G.EMPTY
+
+
 def test_leave_during_awaiting_sync_answers_parked_syncs_with_rebalance_in_progress(h):
     first, second = h.join(client_id="a"), h.join(client_id="b")
     h.advance(2 * INITIAL_DELAY_MS)
