@@ -78,6 +78,13 @@ def offline(spark, dirs, **options):
     )
 
 
+def copy_of(dirs, to) -> list:
+    """The log directories copied under ``to``, for a test that changes them."""
+    for d in dirs:
+        shutil.copytree(d, to / d.name)
+    return [to / d.name for d in dirs]
+
+
 def fingerprint(dirs) -> dict:
     return {
         str(p): (p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest())
@@ -106,10 +113,7 @@ def test_a_copy_taken_while_the_brokers_ran_is_read_without_changing_a_byte(spar
 
 
 def test_records_retention_removed_are_failOnDataLoss_s_decision(spark, stopped, tmp_path):
-    dirs = []
-    for d in stopped["dirs"]:
-        shutil.copytree(d, tmp_path / d.name)
-        dirs.append(tmp_path / d.name)
+    dirs = copy_of(stopped["dirs"], tmp_path)
     # What retention does: the partition's first segment goes, so the log starts at the next one.
     for d in dirs:
         segments = sorted((d / "ledger-0").glob("*.log"))
@@ -126,10 +130,7 @@ def test_records_retention_removed_are_failOnDataLoss_s_decision(spark, stopped,
 
 
 def test_a_batch_changed_on_disk_fails_its_crc_check_unless_check_crcs_is_off(spark, stopped, tmp_path):
-    dirs = []
-    for d in stopped["dirs"]:
-        shutil.copytree(d, tmp_path / d.name)
-        dirs.append(tmp_path / d.name)
+    dirs = copy_of(stopped["dirs"], tmp_path)
     # One byte of one record's value, in every replica of ledger-0: what a bad disk does.
     for d in dirs:
         for segment in sorted((d / "ledger-0").glob("*.log")):
