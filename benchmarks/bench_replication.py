@@ -180,8 +180,9 @@ def wait_for_offsets_topic(bootstrap: str) -> None:
 
     A consumer with a group.id makes the brokers create the topic (librdkafka's looks up its group's
     coordinator at once, even for a consumer that only assigns itself partitions), fifty partitions
-    of three replicas at Kafka's defaults, and each broker then spends about a second creating their
-    logs and starting their fetchers: a stall the measurement must not include. A leader answers
+    of three replicas at Kafka's defaults, and the controller then takes most of a second to put them
+    online before each broker creates its logs and starts their fetchers: a stall the measurement
+    must not include. A leader answers
     ListOffsets for a partition only once it has taken the LeaderAndIsr that made it leader, and a
     broker takes its leader and follower partitions from the same request."""
     consumer = Consumer(
@@ -192,14 +193,16 @@ def wait_for_offsets_topic(bootstrap: str) -> None:
         partitions: list[int] = []
         while not partitions:  # the topic appears in the metadata once the controller has created it
             topic = consumer.list_topics(timeout=10).topics.get(OFFSETS_TOPIC)
-            if topic is not None and all(p.leader >= 0 for p in topic.partitions.values()):
+            if (
+                topic is not None
+                and topic.partitions
+                and all(p.leader >= 0 for p in topic.partitions.values())
+            ):
                 partitions = sorted(topic.partitions)
             elif time.monotonic() > deadline:
                 raise RuntimeError(f"{OFFSETS_TOPIC} had no leaders after {DEADLINE_S} s")
             else:
-                time.sleep(
-                    0.1
-                )  # polling metadata until the controller has created it; bounded by the deadline
+                time.sleep(0.1)  # the controller is still creating it; bounded by the deadline
         for p in partitions:
             while True:
                 try:
