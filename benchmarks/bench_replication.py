@@ -49,12 +49,12 @@ and three brokers, each a process of its own, on free loopback ports, stopped at
 happens. The brokers run with Kafka's defaults, except num.network.threads and num.io.threads, which
 ``cluster up`` lowers for a laptop and the benchmark puts back to Kafka's (3 and 8) unless
 ``--network-threads`` and ``--io-threads`` say otherwise: in CPython the threads of one broker take
-turns holding the interpreter lock, so more of them add hand-offs rather than parallel work. Each topic has
-three partitions, so that every broker leads one of each. ``--offsets-partitions N`` gives
+turns holding the interpreter lock, so more of them add hand-offs rather than parallel work. Each
+topic has three partitions, so that every broker leads one of each. ``--offsets-partitions N`` gives
 ``__consumer_offsets`` N partitions instead of Kafka's 50: the consumer's group makes the brokers
 create it, and each follower's fetch names every partition its leader leads, idle ones included, so
-this shows what those idle partitions cost each round of replication. The broker logs are deleted after a
-successful run and kept (their directory is printed) after a failure. Each part also counts the
+this shows what those idle partitions cost each round of replication. The broker logs are deleted
+after a successful run and kept (their directory is printed) after a failure. Each part also counts the
 brokers' "Shrinking ISR" and ERROR log lines: an ISR that shrank means acks=all waited for fewer
 replicas. A new topic's first records, one with acks=all to each partition, go before any clock
 starts (see ``create_topics``).
@@ -182,9 +182,9 @@ def wait_for_offsets_topic(bootstrap: str) -> None:
     coordinator at once, even for a consumer that only assigns itself partitions), fifty partitions
     of three replicas at Kafka's defaults, and the controller then takes most of a second to put them
     online before each broker creates its logs and starts their fetchers: a stall the measurement
-    must not include. A leader answers
-    ListOffsets for a partition only once it has taken the LeaderAndIsr that made it leader, and a
-    broker takes its leader and follower partitions from the same request."""
+    must not include. A leader answers ListOffsets for a partition only once it has taken the
+    LeaderAndIsr that made it leader, and a broker takes its leader and follower partitions from the
+    same request."""
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False}
     )

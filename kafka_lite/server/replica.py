@@ -2,11 +2,12 @@
 
 Mirrors: kafka.cluster.Replica (core/src/main/scala/kafka/cluster/Replica.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.2.2 (replicas, the LEO and the HW)
-Differs: the LEO and HW are plain ints. Kafka keeps them as ``LogOffsetMetadata`` (the offset, its
-         segment and byte position), which its ``DelayedFetch`` compares to count bytes without
-         reading; here the local replica gives them with their positions on demand
-         (``log_end_offset_metadata``, the log's own; ``high_watermark_metadata``, looked up in the
-         log), which is all the ``DelayedFetch`` needs. When a follower counts as caught
+Differs: Kafka keeps the LEO and the HW as ``LogOffsetMetadata`` (the offset, its segment and byte
+         position), which its ``DelayedFetch`` compares to count bytes without reading. Here
+         ``log_end_offset`` and ``high_watermark`` are plain ints; the local LEO's position is the
+         log's own (``log_end_offset_metadata``), and the HW is kept as a ``LogOffsetMetadata``
+         whose position is filled in when it is first asked for (``high_watermark_metadata``), unless
+         the HW moved to the LEO, whose position is at hand. When a follower counts as caught
          up is Kafka 1.0's rule (below): 0.10.1 counted only a fetch that started exactly at the
          leader's LEO, which under steady load a follower rarely does, and the ISR flapped.
 
@@ -45,8 +46,8 @@ class Replica:
         self.tp = tp
         self.time = time
         self.log = log
-        self._high_watermark = initial_high_watermark
-        self._high_watermark_metadata = LogOffsetMetadata(initial_high_watermark)  # position not known yet
+        # Kafka's highWatermarkMetadata; its position is not known yet
+        self._high_watermark_metadata = LogOffsetMetadata(initial_high_watermark)
         self._log_end_offset = UNKNOWN_OFFSET  # a remote replica's, learned from its fetches
         # the leader's LEO and the time at this replica's previous fetch, for last_caught_up_time_ms
         self._last_fetch_leader_log_end_offset = 0
@@ -101,7 +102,7 @@ class Replica:
             raise RuntimeError(
                 f"Should not get the high watermark of replica {self.broker_id} of {self.tp}: it is remote"
             )
-        return self._high_watermark
+        return self._high_watermark_metadata.message_offset
 
     @high_watermark.setter
     def high_watermark(self, offset: int) -> None:
@@ -109,7 +110,6 @@ class Replica:
             raise RuntimeError(
                 f"Should not set the high watermark of replica {self.broker_id} of {self.tp}: it is remote"
             )
-        self._high_watermark = offset
         # Kafka moves the HW as a LogOffsetMetadata. Once the followers have caught up the HW is the
         # LEO, whose position the log has at hand; any other HW is looked up when it is asked for.
         leo = self.log.log_end_offset_metadata
@@ -124,17 +124,17 @@ class Replica:
     def high_watermark_metadata(self) -> LogOffsetMetadata:
         """The HW with its segment and byte position: kept when the HW moved to the LEO, else looked up
         in the log once for this HW (an index lookup and a short scan)."""
-        metadata = self._high_watermark_metadata
-        if metadata.message_offset_only() or metadata.message_offset != self._high_watermark:
+        if self._high_watermark_metadata.message_offset_only():
             self.convert_hw_to_local_offset_metadata()
-            metadata = self._high_watermark_metadata
-        return metadata
+        return self._high_watermark_metadata
 
     def convert_hw_to_local_offset_metadata(self) -> None:
         """A new leader finds where its HW sits in its own log (Kafka's ``convertHWToLocalOffsetMetadata``):
         the position it kept, if any, may be from before a truncation as a follower."""
         log = self._local_log("high watermark")
-        self._high_watermark_metadata = log.convert_to_offset_metadata(self._high_watermark)
+        self._high_watermark_metadata = log.convert_to_offset_metadata(
+            self._high_watermark_metadata.message_offset
+        )
 
     def _local_log(self, what: str) -> Log:
         if self.log is None:
@@ -144,5 +144,5 @@ class Replica:
         return self.log
 
     def __repr__(self) -> str:
-        hw = f", hw={self._high_watermark}" if self.log is not None else ""
+        hw = f", hw={self.high_watermark}" if self.log is not None else ""
         return f"Replica(broker={self.broker_id}, {self.tp[0]}-{self.tp[1]}, leo={self.log_end_offset}{hw})"

@@ -248,7 +248,9 @@ class ClientSettings:
     def check_crcs(self) -> bool:
         """The consumer's ``check.crcs`` (true unless ``kafka.check.crcs`` says false): the executors
         verify each record batch's CRC before reading its records, as Kafka's consumer does."""
-        return _bool({"check.crcs": self.kafka_params.get("check.crcs", "true")}, "check.crcs", True)
+        return (
+            self.kafka_params.get("check.crcs", "true").strip().lower() == "true"
+        )  # checked in parse_client
 
 
 @dataclass(frozen=True)
