@@ -4,7 +4,8 @@ Mirrors: kafka.cluster.Partition (core/src/main/scala/kafka/cluster/Partition.sc
 Book:    chapter 6, 6.2.2 (partitions and replicas, the ISR, the HW), 7.2.2 (LeaderAndIsr makes a
          broker leader or follower)
 Differs: the idempotent producers' state is kept here, beside the log (Kafka 0.11 keeps it inside
-         ``Log``); a new leader starts its followers' lag clocks afresh, as Kafka 1.0 does.
+         ``Log``); a new leader starts its followers' lag clocks afresh, as Kafka 1.0 does; a
+         follower's fetch takes the ISR lock only if it can change the ISR or the HW, as in Kafka 2.x.
 
 The leader keeps one ``Replica`` per assigned broker, and the in-sync replicas (ISR): the replicas
 that have caught up with the leader within ``replica.lag.time.max.ms``. Its high watermark (HW) is
@@ -188,7 +189,14 @@ class Partition:
     def update_replica_log_read_result(
         self, replica_id: int, fetch_offset: int, leader_log_end_offset: int, fetch_time_ms: int
     ) -> None:
-        """A follower fetched: record its LEO, then see whether it joins the ISR or moves the HW."""
+        """A follower fetched: record its LEO (and so its lag), then see whether it joins the ISR or
+        moves the HW.
+
+        Kafka 0.10.1 took the ISR's write lock here for every partition of every follower fetch; a
+        follower names every partition it follows from this leader, most of them idle, so Kafka 2.x
+        (``updateFollowerFetchState``) first looks at what the fetch changed: only a follower outside
+        the ISR can join it, and only a LEO that moved can move the HW. The fetch always renews the
+        follower's catch-up time, which keeps an idle partition's followers in the ISR."""
         replica = self.get_replica(replica_id)
         if replica is None:
             raise NotAssignedReplicaException(
@@ -196,8 +204,12 @@ class Partition:
                 f"{fetch_offset} since the replica is not recognized to be one of the assigned replicas "
                 f"{sorted(self.assigned_replica_map)} for partition {self.topic}-{self.partition_id}."
             )
+        previous_log_end_offset = replica.log_end_offset
         replica.update_log_read_result(fetch_offset, leader_log_end_offset, fetch_time_ms)
-        self.maybe_expand_isr(replica_id)
+        if replica not in self.in_sync_replicas:
+            self.maybe_expand_isr(replica_id)
+        elif replica.log_end_offset != previous_log_end_offset:
+            self.maybe_move_leader_hw()
 
     def maybe_expand_isr(self, replica_id: int) -> None:
         """Add a follower to the ISR once its LEO reaches the HW: from there on it has everything a
@@ -221,6 +233,17 @@ class Partition:
                 self.replica_manager.metrics["isr-expands"] += 1
             # the follower's LEO moved: the HW may move with it
             hw_incremented = self.maybe_increment_leader_hw(leader_replica)
+        if hw_incremented:
+            self.try_complete_delayed_requests()
+
+    def maybe_move_leader_hw(self) -> None:
+        """An in-sync follower's LEO moved: move the HW if it can, and complete what waited for it.
+
+        Under the write lock, as every change of the HW here: two followers' fetches are served by two
+        handler threads, and the HW must never go down."""
+        with self.leader_isr_update_lock.write_lock():
+            leader_replica = self.leader_replica_if_local()
+            hw_incremented = leader_replica is not None and self.maybe_increment_leader_hw(leader_replica)
         if hw_incremented:
             self.try_complete_delayed_requests()
 

@@ -567,7 +567,9 @@ class ReplicaManager:
     def update_follower_log_read_results(
         self, replica_id: int, results: dict[TopicPartition, LogReadResult]
     ) -> None:
-        """The leader learns each follower's LEO from the offsets it fetches from."""
+        """The leader learns each follower's LEO from the offsets it fetches from. An acks=all
+        produce waiting on a partition completes when the partition's HW passes its records (Kafka
+        0.10.1 also checked it here after every partition of every follower fetch, moved or not)."""
         for tp, result in results.items():
             if result.error is not Errors.NONE:
                 continue
@@ -580,9 +582,6 @@ class ReplicaManager:
                 )
             except KafkaException as e:
                 log.warning("%s", e)
-                continue
-            # an acks=all produce waiting on this partition may now have its acks
-            self.try_complete_delayed_produce(tp)
 
     # --8<-- [end:update_follower_log_read_results]
 

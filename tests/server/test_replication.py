@@ -114,6 +114,25 @@ def test_a_stuck_follower_leaves_the_isr_and_returns_once_caught_up(brokers):
     assert partition.isr == [0, 1, 2]
 
 
+def test_followers_of_an_idle_partition_stay_in_the_isr(brokers):
+    """A fetch that brings nothing still renews the follower's catch-up time: partitions with no
+    writes (most of ``__consumer_offsets``) keep their ISR however long they stay idle."""
+    time, (leader, f1, f2) = brokers
+    partition = leader.get_partition(TP)
+    produce(leader, 1, b"a")
+    for follower in (f1, f2):
+        replicate(leader, follower, TP)
+        replicate(leader, follower, TP)
+    assert partition.high_watermark() == 1
+    for _ in range(6):  # three times replica.lag.time.max.ms with nothing new to fetch
+        time.sleep(LAG_MS // 2)
+        for follower in (f1, f2):
+            assert replicate(leader, follower, TP) == 1
+        leader.maybe_shrink_isr()
+        assert partition.isr == [0, 1, 2]
+    assert leader.metrics["isr-shrinks"] == 0
+
+
 def test_min_insync_replicas(tmp_path):
     time = MockTime()
     leader = in_process_replica_manager(tmp_path, 0, time, **{"min.insync.replicas": 2})
