@@ -21,6 +21,7 @@ from kafka_lite.diagrams.network import socket_server_threads
 from kafka_lite.diagrams.producer import accumulator_diagram, record_accumulator
 from kafka_lite.diagrams.record import record_batch_v2
 from kafka_lite.diagrams.replication import replication, replication_diagram
+from kafka_lite.diagrams.replication_round import replication_round, replication_round_diagram
 from kafka_lite.diagrams.spark import micro_batch, micro_batch_diagram
 from kafka_lite.diagrams.state_machines import (
     group_state_machine,
@@ -43,6 +44,8 @@ __all__ = [
     "replica_state_machine",
     "replication",
     "replication_diagram",
+    "replication_round",
+    "replication_round_diagram",
     "segment_diagram",
     "segment_with_index",
     "socket_server_threads",
@@ -59,6 +62,7 @@ DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "record_accumulator": record_accumulator,
     "record_batch_v2": record_batch_v2,
     "replication": replication,
+    "replication_round": replication_round,
     "segment_with_index": segment_with_index,
     "socket_server_threads": lambda: socket_server_threads(3, 4),
     "timing_wheel": timing_wheel,

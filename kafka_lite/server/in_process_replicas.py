@@ -2,7 +2,7 @@
 
 No Kafka twin: Kafka's own tests build their ``ReplicaManager``s the same way (a ``MockTime``, mock
 ZooKeeper, a fetcher manager they drive themselves); this is that harness, kept in the package
-because the chapter's notebook, lab 6 and the replication picture all step replication with it.
+because the chapter's notebook, lab 6 and the replication pictures all step replication with it.
 
 ``in_process_replica_manager`` gives a broker's replica manager what ``KafkaServer`` would (a log
 manager, a scheduler, the produce and fetch purgatories), all on the mock clock, with no ZooKeeper
