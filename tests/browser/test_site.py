@@ -152,8 +152,8 @@ def test_guide_shows_generated_diagrams(chromium_browser, site_url):
     page, problems, _ = _open(chromium_browser, site_url[0], "chapters/ch06_storage/index.html")
     assert not problems, problems
     sizes = page.eval_on_selector_all("img[src*='diagrams/']", "imgs => imgs.map(i => i.naturalWidth)")
-    # record batch, segment, replication, timing wheel
-    assert len(sizes) == 4 and all(w > 0 for w in sizes), sizes
+    # record batch, segment, replication, one round of replication, timing wheel
+    assert len(sizes) == 5 and all(w > 0 for w in sizes), sizes
     article = page.inner_text("article")
     assert "def append" in article  # code included from the source by snippet markers
     assert "NotImplementedError('Lab 2: implement LogSegment.append" in article  # as the lab's starter
