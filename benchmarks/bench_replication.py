@@ -175,6 +175,13 @@ def create_topics(bootstrap: str, topics: dict[str, int]) -> dict[str, list[int]
     return {t: [metadata[t].partitions[p].leader for p in PARTITIONS] for t in topics}
 
 
+def latency_group_consumer(bootstrap: str) -> Consumer:
+    """librdkafka's consumer as part b uses it: a group.id (librdkafka requires one), nothing committed."""
+    return Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False}
+    )
+
+
 def wait_for_offsets_topic(bootstrap: str) -> None:
     """Wait until every partition of ``__consumer_offsets`` has a leader that answers for it.
 
@@ -185,9 +192,7 @@ def wait_for_offsets_topic(bootstrap: str) -> None:
     must not include. A leader answers ListOffsets for a partition only once it has taken the
     LeaderAndIsr that made it leader, and a broker takes its leader and follower partitions from the
     same request."""
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False}
-    )
+    consumer = latency_group_consumer(bootstrap)
     try:
         deadline = time.monotonic() + DEADLINE_S
         partitions: list[int] = []
@@ -331,8 +336,8 @@ def report_a(a: dict, records: int, value_bytes: int, rounds: int) -> None:
 class LatencyConsumer(threading.Thread):
     """Reads the latency topic from its end and notes, for every record, its sequence number and the
     nanoseconds from its send time (in its value) to its arrival here. Each client's consumer is a
-    subclass: ``next_value()`` hands over one record's value as soon as it is there, or None, and
-    ``has_group`` says whether it has a group.id (and so has the brokers create ``__consumer_offsets``)."""
+    subclass: ``next_values()`` hands over the values that have arrived, as soon as there is one (an
+    empty list when none came within its poll's timeout), and ``has_group`` says whether it has a group.id (and so has the brokers create ``__consumer_offsets``)."""
 
     has_group: bool
 
@@ -387,9 +392,7 @@ class ConfluentLatencyConsumer(LatencyConsumer):
     def __init__(self, bootstrap: str, topic: str) -> None:
         super().__init__()
         self.topic = topic
-        self.consumer = Consumer(
-            {"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False}
-        )
+        self.consumer = latency_group_consumer(bootstrap)
         # the topic's metadata first: librdkafka answers "Unknown partition" for a topic it has not met
         self.consumer.list_topics(self.topic, timeout=10)
         ends = [

@@ -32,6 +32,7 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.diagrams.style import new_graph
 from kafka_lite.server.in_process_replicas import (
+    append_fetched,
     in_process_brokers,
     leader_and_isr,
     records_bytes,
@@ -132,17 +133,14 @@ class _Round:
         """Follower ``index`` (0 or 1) appends what its answer brought, takes the leader's HW (never
         above its own LEO), and fetches from its new LEO, as ``ReplicaFetcherThread`` does."""
         follower = self.followers[index]
-        partition = follower.get_partition(TP)
-        replica = partition.get_replica()
         result, answer = self.fetched.pop(follower.broker_id)
-        if result.size:
-            partition.append_records_to_follower(MemoryRecords(records_bytes(result.records)))
-        replica.high_watermark = min(replica.log_end_offset, result.high_watermark)
+        log_end_offset = append_fetched(follower, TP, result)
+        high_watermark = follower.get_partition(TP).high_watermark()
         answer.effect = (
             f"broker {follower.broker_id} appends it at the leader's offsets (LEO "
-            f"{replica.log_end_offset}), takes HW {replica.high_watermark}, fetches again"
+            f"{log_end_offset}), takes HW {high_watermark}, fetches again"
         )
-        self.fetch(follower.broker_id, replica.log_end_offset)
+        self.fetch(follower.broker_id, log_end_offset)
 
     def produce(self, value: bytes) -> RoundStep:
         """A Produce with acks=all of one record."""

@@ -126,13 +126,21 @@ def records_bytes(records: FileRecords | MemoryRecords | None) -> bytes:
 def replicate(leader: ReplicaManager, follower: ReplicaManager, tp: TopicPartition) -> int:
     """One round of ``follower``'s fetcher: fetch from its LEO, append what came with the leader's
     offsets, take the leader's HW (never above its own LEO). Returns its new LEO."""
-    partition = follower.get_partition(tp)
-    replica = partition.get_replica()
-    result = follower_fetch(leader, follower.broker_id, tp, replica.log_end_offset)
+    log_end_offset = follower.get_partition(tp).get_replica().log_end_offset
+    result = follower_fetch(leader, follower.broker_id, tp, log_end_offset)
     if result.error is not Errors.NONE:
         raise KafkaException(
             f"broker {follower.broker_id}'s fetch of {tp[0]}-{tp[1]} failed: {result.error.name}"
         )
+    return append_fetched(follower, tp, result)
+
+
+def append_fetched(follower: ReplicaManager, tp: TopicPartition, result: LogReadResult) -> int:
+    """What ``follower``'s fetcher does with the leader's answer for ``tp`` (its
+    ``process_partition_data``): append the records with the leader's offsets, take the leader's HW
+    (never above its own LEO). Returns its new LEO."""
+    partition = follower.get_partition(tp)
+    replica = partition.get_replica()
     if result.size:
         partition.append_records_to_follower(MemoryRecords(records_bytes(result.records)))
     replica.high_watermark = min(replica.log_end_offset, result.high_watermark)

@@ -248,9 +248,8 @@ class ClientSettings:
     def check_crcs(self) -> bool:
         """The consumer's ``check.crcs`` (true unless ``kafka.check.crcs`` says false): the executors
         verify each record batch's CRC before reading its records, as Kafka's consumer does."""
-        return (
-            self.kafka_params.get("check.crcs", "true").strip().lower() == "true"
-        )  # checked in parse_client
+        # parse_client has checked that it says true or false
+        return self.kafka_params.get("check.crcs", "true").strip().lower() == "true"
 
 
 @dataclass(frozen=True)
