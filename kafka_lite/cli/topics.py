@@ -13,7 +13,9 @@ import argparse
 from rich.table import Table
 
 from kafka_lite.cli import CliError
-from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.errors import KafkaException, TimeoutException
+
+REQUEST_TIMEOUT_MS = 15_000  # how long each call waits for the brokers
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace, console) -> int:
     from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 
     try:
-        admin = KafkaAdminClient(args.bootstrap_server, request_timeout_ms=15_000)
+        admin = KafkaAdminClient(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS)
     except KafkaException as e:
         raise CliError(f"--bootstrap-server {args.bootstrap_server!r}: {e}", exit_code=2) from None
     try:
@@ -66,6 +68,8 @@ def run(args: argparse.Namespace, console) -> int:
                 console.print(topic, highlight=False)
             return 0
         return _describe(admin, args, console)
+    except TimeoutException as e:
+        raise CliError(f"{e} (from --bootstrap-server {args.bootstrap_server}: are the brokers up?)") from None
     except KafkaException as e:
         raise CliError(str(e)) from None
     finally:
