@@ -12,8 +12,9 @@ Differs: configs are keyword arguments in kafka-python's spelling (``group_id="g
          consumer is an iterator (``consumer_timeout_ms`` ends the iteration). Without a ``group_id``
          there is no coordinator: ``subscribe``, ``commit`` and ``committed`` raise
          ``InvalidGroupIdException`` and auto-commit is off (Kafka 2.2, KIP-289; 0.10.1 joins the
-         group ""). ``close`` takes a timeout (Kafka 0.10.2), 30 s by default. Interceptors and
-         metrics are left out.
+         group ""). ``close`` takes a timeout (Kafka 0.10.2), 30 s by default, and ``poll``'s
+         timeout bounds its search for the group's coordinator (Kafka 2.0, KIP-266). Interceptors
+         and metrics are left out.
 
 Usage::
 
@@ -402,8 +403,8 @@ class KafkaConsumer:
     def _poll_once(
         self, timeout_ms: int, max_records: int | None
     ) -> dict[TopicPartition, list[ConsumerRecord]]:
-        if self.coordinator is not None:
-            self.coordinator.poll(self.time.milliseconds())
+        if self.coordinator is not None and not self.coordinator.poll(self.time.milliseconds(), timeout_ms):
+            return {}  # the coordinator is still unknown after the timeout: nothing, as Kafka 2.0 returns
 
         # Positions for the partitions that have none: a reset, a committed offset, or auto.offset.reset.
         if not self.subscriptions.has_all_fetch_positions():

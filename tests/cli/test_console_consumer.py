@@ -327,3 +327,13 @@ def test_the_bootstrap_server_is_required(capsys):
         e.value.code == 2
         and "the following arguments are required: --bootstrap-server" in capsys.readouterr().err
     )
+
+
+@pytest.mark.unit
+def test_timeout_ms_ends_the_run_when_the_brokers_are_down(capsys, nowhere):
+    """The consumer looks for its group's coordinator no longer than the poll's timeout, so the tool
+    ends after --timeout-ms even when no broker answers (0.10.1's tool waited for ever)."""
+    code = main(["console-consumer", "--bootstrap-server", nowhere, "--topic", "t", "--timeout-ms", "200"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (0, "")
+    assert err.endswith("Processed a total of 0 messages\n") and "Traceback" not in err

@@ -104,6 +104,20 @@ def test_poll_without_a_subscription_or_assignment_raises():
 
 
 @pytest.mark.unit
+def test_a_poll_that_cannot_find_the_coordinator_returns_nothing_after_its_timeout():
+    """The search for the group's coordinator counts against poll's timeout (Kafka 2.0, KIP-266):
+    against brokers that are down, a poll of 200 ms returns nothing rather than waiting on."""
+    c = consumer(group_id="g")
+    c.subscribe(["t"])
+    polled = []
+    thread = threading.Thread(target=lambda: polled.append(c.poll(timeout_ms=200)), daemon=True)
+    thread.start()
+    thread.join(20)
+    assert polled == [{}] and c.assignment() == set()
+    c.close(timeout_ms=1000)
+
+
+@pytest.mark.unit
 def test_subscribe_needs_exactly_one_of_topics_and_pattern_and_a_list_of_topics():
     with consumer(group_id="g") as c:
         with pytest.raises(IllegalStateException, match="exactly one"):

@@ -14,8 +14,10 @@ Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has 
          snapshot of partition counts) when it changed. The commit callback is a callable
          ``callback(offsets, exception)`` (Kafka's ``OffsetCommitCallback.onComplete``); an object with
          ``on_complete`` is accepted too. ``commit_offsets_sync`` takes an optional timeout (Kafka 2.0's
-         shape) so that ``close`` is bounded. An auto-commit with the coordinator unknown starts
-         looking for it (Kafka 0.10.2), where 0.10.1 only waits. Internal topics are recognised by
+         shape) so that ``close`` is bounded, and ``poll`` looks for an unknown coordinator no
+         longer than the consumer's poll may wait (Kafka 2.0, KIP-266; 0.10.1 looks until it is
+         found). An auto-commit with the coordinator unknown starts looking for it (Kafka 0.10.2),
+         where 0.10.1 only waits. Internal topics are recognised by
          name (``__consumer_offsets``, ``__transaction_state``), as kafka_lite's ``Cluster`` does not
          keep the metadata's ``is_internal`` flag. Without a group id there is no coordinator at all
          (``KafkaConsumer`` checks, as Kafka 2.2 does); consumer interceptors and metrics are left out.
@@ -392,14 +394,19 @@ class ConsumerCoordinator(AbstractCoordinator):
     # -- the consumer's poll ----------------------------------------------------------------------------
 
     # --8<-- [start:poll]
-    def poll(self, now: int) -> None:
+    def poll(self, now: int, timeout_ms: int | None = None) -> bool:
         """The coordinator's share of the consumer's ``poll``: commit callbacks, the coordinator, a
-        rejoin if needed, the heartbeat clock's poll time, and auto-commit."""
+        rejoin if needed, the heartbeat clock's poll time, and auto-commit. False if the group's
+        coordinator was still unknown after ``timeout_ms``: the consumer's poll then returns nothing."""
         self.invoke_completed_offset_commit_callbacks()
         self._on_metadata_update_if_changed()
 
         if self.subscriptions.partitions_auto_assigned() and self.coordinator_unknown():
-            self.ensure_coordinator_ready()
+            # The search for the coordinator counts against the poll's timeout, as in Kafka 2.0
+            # (KIP-266): 0.10.1 waited here for as long as it took, so a poll with a timeout against
+            # brokers that are down never returned.
+            if not self.ensure_coordinator_ready(timeout_ms):
+                return False
             now = self.time.milliseconds()
 
         if self.need_rejoin():
@@ -413,6 +420,7 @@ class ConsumerCoordinator(AbstractCoordinator):
 
         self.poll_heartbeat(now)
         self._maybe_auto_commit_offsets_async(now)
+        return True
 
     # --8<-- [end:poll]
 
