@@ -69,7 +69,9 @@ def run(args: argparse.Namespace, console) -> int:
             return 0
         return _describe(admin, args, console)
     except TimeoutException as e:
-        raise CliError(f"{e} (from --bootstrap-server {args.bootstrap_server}: are the brokers up?)") from None
+        raise CliError(
+            f"{e} (from --bootstrap-server {args.bootstrap_server}: are the brokers up?)"
+        ) from None
     except KafkaException as e:
         raise CliError(str(e)) from None
     finally:
