@@ -494,6 +494,24 @@ def test_two_consumers_in_a_group_share_a_four_partition_topic(cluster, members)
 
 
 @pytest.mark.integration
+def test_a_member_that_only_ever_polls_with_timeout_zero_joins_and_reads(cluster, make):
+    """poll(0) never waits, yet each one moves the search for the coordinator on (the
+    FindCoordinator request stays in flight between polls), so the member finds it and joins."""
+    topic = filled_topic(cluster, "group-poll-zero", partitions=2, per_partition=3)
+    c = make(group_id=topic_name("g-poll-zero"), auto_offset_reset="earliest", **GROUP_TIMEOUTS)
+    c.subscribe([topic])
+    read: set = set()
+
+    def poll_zero() -> bool:
+        for records in c.poll(timeout_ms=0).values():
+            read.update((r.partition, r.offset) for r in records)
+        return read == all_offsets(2, 3)
+
+    wait_until(poll_zero, 30, what="every record, read by polls of 0 ms")
+    assert c.assignment() == {(topic, 0), (topic, 1)}
+
+
+@pytest.mark.integration
 def test_a_rebalance_calls_the_listener_with_the_revoked_then_the_assigned_partitions(cluster, members):
     topic = filled_topic(cluster, "group-listener", per_partition=1)
     group = topic_name("g-listener")

@@ -196,31 +196,36 @@ class AbstractCoordinator(ABC):
     # -- finding the coordinator ----------------------------------------------------------------------
 
     def ensure_coordinator_ready(self, timeout_ms: int | None = None) -> bool:
-        """Block until the coordinator is known and connectable (or ``timeout_ms`` passed); True if it is."""
+        """Block until the coordinator is known and connectable (or ``timeout_ms`` passed); True if it is.
+
+        With a timeout it looks at least once, however short the timeout (Kafka 2.0's do-while): the
+        FindCoordinator request stays in flight between calls, so a loop of ``poll(0)`` still finds
+        the coordinator."""
         with self._lock:
             start = self.time.milliseconds()
+            remaining = timeout_ms
             while self.coordinator_unknown():
-                remaining = None if timeout_ms is None else timeout_ms - (self.time.milliseconds() - start)
-                if remaining is not None and remaining <= 0:
-                    return False
+                backoff_ms = (
+                    self.retry_backoff_ms
+                    if remaining is None
+                    else max(0, min(remaining, self.retry_backoff_ms))
+                )
                 future = self.lookup_coordinator()
                 self.client.poll_future(future, remaining)
-                if not future.is_done():
-                    continue  # timed out: the loop's check returns
-                if future.failed():
-                    if future.is_retriable():
-                        self.client.await_metadata_update(
-                            self.retry_backoff_ms
-                            if remaining is None
-                            else max(0, min(remaining, self.retry_backoff_ms))
-                        )
-                    else:
-                        raise future.exception()
-                elif self._coordinator is not None and self.client.connection_failed(self._coordinator):
-                    # Found, but the connection failed: forget it and back off before asking again.
-                    self.coordinator_dead()
-                    self.time.sleep(self.retry_backoff_ms)
-            return True
+                if future.is_done():
+                    if future.failed():
+                        if not future.is_retriable():
+                            raise future.exception()
+                        self.client.await_metadata_update(backoff_ms)
+                    elif self._coordinator is not None and self.client.connection_failed(self._coordinator):
+                        # Found, but the connection failed: forget it and back off before asking again.
+                        self.coordinator_dead()
+                        self.time.sleep(backoff_ms)
+                if timeout_ms is not None:
+                    remaining = timeout_ms - (self.time.milliseconds() - start)
+                    if remaining <= 0:
+                        break
+            return not self.coordinator_unknown()
 
     def lookup_coordinator(self) -> RequestFuture[None]:
         """The FindCoordinator request in flight, or a new one to the least loaded broker."""
