@@ -127,6 +127,8 @@ def run(
         interrupted = True  # Ctrl-C: the consumer closes below, as Kafka's shutdown hook closes it
     except BrokenPipeError:
         report.write("Unable to write to standard out, closing consumer.\n")
+    except ConsoleConsumerException as e:  # an option the cluster shows to be wrong (--partition)
+        raise CliError(str(e), exit_code=2) from None
     except KafkaException as e:
         raise CliError(f"{type(e).__name__}: {e}") from None
     finally:

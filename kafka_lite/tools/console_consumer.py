@@ -16,7 +16,8 @@ Differs: each poll asks for no more records than ``--max-messages`` still wants,
          ``TimeoutException`` as an error. The formatter accepts only the properties it knows, so a
          misspelt one is an error rather than ignored. Keys and values are printed as the bytes they
          are: there are no ``--key-deserializer``/``--value-deserializer`` class names to load, no
-         ``--formatter`` and no ``--skip-message-on-error``.
+         ``--formatter`` and no ``--skip-message-on-error``. A ``--partition`` the topic does not
+         have is an error naming the topic's partitions (Kafka's tool waits for it for ever).
 
 What to read is exactly one of: a ``--topic``, subscribed in a group; a ``--whitelist`` regular
 expression, subscribed as a pattern in a group; or a ``--topic`` with a ``--partition``, assigned by
@@ -255,6 +256,14 @@ class ConsumerWrapper:
             consumer.subscribe(pattern=whitelist)
 
     def seek(self, topic: str, partition: int, offset: int | str) -> None:
+        partitions = self.consumer.partitions_for_topic(topic)
+        if partitions is not None and partition not in partitions:
+            # The consumer would wait for ever for a leader of a partition that is not there.
+            count = len(partitions)
+            raise ConsoleConsumerException(
+                f"--partition {partition}: topic {topic} has no partition {partition}: it has {count} "
+                f"partition{'' if count == 1 else 's'}, numbered from 0"
+            )
         tp = (topic, partition)
         self.consumer.assign([tp])
         if offset == EARLIEST:

@@ -206,6 +206,22 @@ def test_partition_and_offset_read_one_partition_from_that_offset(cluster, capsy
     assert (code, lines, err) == (0, [], "Processed a total of 0 messages\n"), "latest by default, as Kafka"
 
 
+@pytest.mark.integration
+@pytest.mark.xdist_group("cluster")
+def test_a_partition_the_topic_lacks_and_an_illegal_topic_name_are_named_not_waited_for(
+    cluster, topic, capsys
+):
+    bootstrap = cluster.bootstrap_servers
+    code, lines, err = console_consumer(capsys, "--bootstrap-server", bootstrap, "--topic", topic,
+                                        "--partition", "3", "--timeout-ms", "500")  # fmt: skip
+    assert (code, lines) == (2, [])
+    assert f"--partition 3: topic {topic} has no partition 3: it has 1 partition, numbered from 0" in err
+    for extra in ([], ["--partition", "0"]):
+        code, lines, err = console_consumer(capsys, "--bootstrap-server", bootstrap, "--topic", "a b", *extra)
+        assert (code, lines) == (1, [])
+        assert 'InvalidTopicException: Topic name "a b" is illegal, it contains a character other' in err
+
+
 # -- Ctrl-C ------------------------------------------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from kafka_lite.common.errors import InvalidTopicException
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafka_lite.consumer.internals.subscription_state import (
     SUBSCRIPTION_EXCEPTION_MESSAGE,
@@ -231,6 +232,8 @@ def test_subscribe_refuses_a_bare_string_and_empty_topic_names():
         s.subscribe(None, RecordingListener())
     with pytest.raises(IllegalArgumentException, match=r"must hold topic names, not the list \['a'\]"):
         s.subscribe([["a"]], RecordingListener())
+    with pytest.raises(InvalidTopicException, match=r'Topic name "a b" is illegal, it contains a character'):
+        s.subscribe([TOPIC, "a b"], RecordingListener())
     # A refused subscribe changes nothing.
     assert s.has_no_subscription_or_user_assignment()
 
@@ -247,6 +250,8 @@ def test_assign_from_user_refuses_malformed_partitions():
         s.assign_from_user(None)
     with pytest.raises(IllegalArgumentException, match=r"must be \(topic, partition\) pairs, not \['a', 0\]"):
         s.assign_from_user([["a", 0]])
+    with pytest.raises(InvalidTopicException, match="can't be longer than 249 characters"):
+        s.assign_from_user([("t" * 250, 0)])
     assert s.has_no_subscription_or_user_assignment()
 
 

@@ -11,8 +11,11 @@ Differs: the assignment is kept sorted by topic, then partition, where Kafka's c
          ``HashMap`` grouped by topic: both batch a topic's partitions together, ours repeatably.
          ``subscribe`` and ``assign_from_user`` also check their arguments as ``KafkaConsumer``
          does (a bare string, an empty topic name, a pattern that is not compiled), so every caller
-         gets the same clear error. ``matches_subscribed_pattern`` and ``has_valid_position(tp)`` are
-         Kafka 1.0's (0.10.1's coordinator calls ``Pattern.matcher(topic).matches()`` itself). The book (0.10.0) also
+         gets the same clear error; a topic name the brokers would refuse raises
+         ``InvalidTopicException`` here (Kafka 2.x raises it from ``poll`` once the metadata names
+         the topic invalid; 0.10.1 only logs the metadata's error, and waits).
+         ``matches_subscribed_pattern`` and ``has_valid_position(tp)`` are Kafka 1.0's (0.10.1's
+         coordinator calls ``Pattern.matcher(topic).matches()`` itself). The book (0.10.0) also
          keeps ``needsPartitionAssignment`` here; Kafka 0.10.1 moved that question to the
          coordinator (``ConsumerCoordinator.needRejoin``), and so does kafka_lite. Kafka's unread
          ``userAssignment`` field is left out (the assignment itself is what is read).
@@ -50,7 +53,7 @@ from collections.abc import Iterable
 from typing import overload
 
 from kafka_lite.common.errors import IllegalArgumentException, IllegalStateException
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic import TopicPartition, validate_topic_name
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
@@ -198,6 +201,7 @@ class SubscriptionState:
                     f"Topic collection to subscribe to must hold topic names, not the "
                     f"{type(topic).__name__} {topic!r}"
                 )
+            validate_topic_name(topic)
         return frozenset(topic_list)
 
     def subscribe_from_pattern(self, topics: Iterable[str]) -> None:
@@ -265,6 +269,7 @@ class SubscriptionState:
                 raise IllegalArgumentException(
                     f"Topic partitions to assign to cannot have null or empty topic: {tp!r}"
                 )
+            validate_topic_name(tp[0])
         return frozenset(partition_list)
 
     def assign_from_subscribed(self, assignments: Iterable[TopicPartition]) -> None:
