@@ -38,6 +38,7 @@ from rich.live import Live
 from rich.table import Table
 
 from kafka_lite.cli import CliError
+from kafka_lite.cli.lab import DEFAULT_WORKSPACE, dir_option
 from kafka_lite.grading.grader import build_overlay
 from kafka_lite.grading.labs import LabError, find
 from kafka_lite.server.metrics_reporter import REQUEST_METRICS_TOPIC, RequestMetricsTopicReporter
@@ -79,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument(
         "--lab-dir",
         type=Path,
-        default=Path("kafka-lite-labs"),
+        default=DEFAULT_WORKSPACE,
         help="the labs workspace for --lab (default kafka-lite-labs)",
     )
     up.set_defaults(handler=run_up)
@@ -166,7 +167,8 @@ def _lab_overlay(directory: Path, lab_number: int, lab_dir: Path) -> dict:
     workspace = (lab_dir / lab.slug).resolve()
     if not workspace.is_dir():
         raise CliError(
-            f"no workspace {workspace} for lab {lab_number}: run `kafka-lite lab start {lab_number}` first",
+            f"no workspace {workspace} for lab {lab_number}: run "
+            f"`kafka-lite lab start {lab_number}{dir_option(lab_dir)}` first",
             exit_code=2,
         )
     try:
@@ -192,7 +194,7 @@ def start_cluster(
     base_port: int,
     overrides: list[str],
     lab: int | None = None,
-    lab_dir: Path = Path("kafka-lite-labs"),
+    lab_dir: Path = DEFAULT_WORKSPACE,
     metrics_reporter: bool = False,
 ) -> dict:
     """Write the configs, start ZooKeeper and the brokers, and return the state (not yet waited on).

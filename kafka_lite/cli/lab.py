@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +34,11 @@ def _command() -> str:
     """How the learner ran us (``.venv/bin/kafka-lite`` or ``kafka-lite``), for the hints we print."""
     ran = sys.argv[0] if sys.argv else ""
     return ran if Path(ran).name == "kafka-lite" else "kafka-lite"
+
+
+def dir_option(directory: Path) -> str:
+    """`` --dir D`` when the workspace is not the default one, so that a printed hint runs as shown."""
+    return "" if directory == DEFAULT_WORKSPACE else f" --dir {shlex.quote(str(directory))}"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -121,7 +127,9 @@ def run_list(args: argparse.Namespace, console: Console) -> int:
             got = f"  {points[0]}/{points[1]}" if points else ""
             print_.line(f"  stage {stage.number}: {_escape(stage.name)}{got}")
         print_.line(f"  handout: {lab.handout.relative_to(REPO_ROOT)}")
-    console.print(f"Start a lab with: {_command()} lab start N", highlight=False, soft_wrap=True)
+    console.print(
+        f"Start a lab with: {_command()} lab start N{dir_option(args.dir)}", highlight=False, soft_wrap=True
+    )
     return 0
 
 
@@ -146,7 +154,7 @@ def run_start(args: argparse.Namespace, console: Console) -> int:
         first = lab.stages[0]
         out.line(f"Start with stage 1, {_escape(first.name)}: {', '.join(first.regions)}.")
     out.line(f"Read {_escape(str(workspace / 'README.md'))}, edit the files above, then:")
-    out.line(f"  {_command()} lab grade {lab.number}")
+    out.line(f"  {_command()} lab grade {lab.number}{_escape(dir_option(args.dir))}")
     return 0
 
 
@@ -180,7 +188,8 @@ def run_grade(args: argparse.Namespace, console: Console) -> int:
     workspace = None if args.reference else args.dir / lab.slug
     if workspace is not None and not workspace.exists():
         raise CliError(
-            f"no workspace {workspace}: run `{_command()} lab start {lab.number}` first", exit_code=2
+            f"no workspace {workspace}: run `{_command()} lab start {lab.number}{dir_option(args.dir)}` first",
+            exit_code=2,
         )
     try:
         report = grade(lab, workspace, stage=args.stage, keyword=args.keyword)
@@ -198,13 +207,21 @@ def run_grade(args: argparse.Namespace, console: Console) -> int:
         raise CliError(
             f"lab {lab.number}'s tests could not run (pytest exit {report.pytest_exit})", exit_code=2
         )
-    print_report(report, console, "reference" if workspace is None else str(workspace), args.verbose)
+    print_report(
+        report, console, "reference" if workspace is None else str(workspace), args.verbose, args.dir
+    )
     if workspace is not None and not report.selection:
         save_score(args.dir, report)
     return 0 if report.full_marks else 1
 
 
-def print_report(report: GradeReport, console: Console, source: str, verbose: bool = False) -> None:
+def print_report(
+    report: GradeReport,
+    console: Console,
+    source: str,
+    verbose: bool = False,
+    directory: Path = DEFAULT_WORKSPACE,
+) -> None:
     """Points per stage and per test, then every failure's whole message (and, verbose, every
     test's output). Lines are never cut or re-wrapped: a bit diagram must keep its columns."""
     out = _Printer(console)
@@ -254,7 +271,10 @@ def print_report(report: GradeReport, console: Console, source: str, verbose: bo
             out.line("")
             out.line(f"[bold]Next: stage {nxt.number}, {_escape(nxt.name)}[/] ({', '.join(nxt.regions)}).")
             out.line(f"  Passing looks like: {_escape(nxt.passing)}")
-            out.line(f"  Run just its tests: {_command()} lab grade {lab.number} --stage {nxt.number}")
+            out.line(
+                f"  Run just its tests: {_command()} lab grade {lab.number} --stage {nxt.number}"
+                f"{_escape(dir_option(directory))}"
+            )
 
 
 class _Printer:

@@ -197,6 +197,6 @@ def test_cluster_up_with_lab_needs_a_workspace(tmp_path, capsys):
                  "--lab-dir", str(tmp_path / "nothing"), "--zookeeper-port", str(free_port()),
                  "--base-port", str(base_port())])  # fmt: skip
     assert code == 2
-    assert "run `kafka-lite lab start 4` first" in capsys.readouterr().err
+    assert f"run `kafka-lite lab start 4 --dir {tmp_path / 'nothing'}` first" in capsys.readouterr().err
     assert main(["cluster", "up", "--detach", "--dir", str(tmp_path / "state"), "--lab", "99"]) == 2
     assert "there is no lab 99" in capsys.readouterr().err

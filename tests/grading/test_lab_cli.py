@@ -1,4 +1,5 @@
-"""``kafka-lite lab list | grade``: whole failure messages, stage and -k selection, the last score."""
+"""``kafka-lite lab list | start | grade``: whole failure messages, stage and -k selection, the last
+score, and hints that run as printed."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def test_grade_one_stage_verbose_and_the_score_lab_list_shows(tmp_path, capsys, 
     assert "stage 1: hand over and mute  11/11 done" in out
     assert "stage 2: unmute when the response is written  0/5" in out and "total 11/16" in out
     assert "Next: stage 2, unmute when the response is written" in out
-    assert "lab grade 4 --stage 2" in out
+    assert f"lab grade 4 --stage 2 --dir {tmp_path}" in out, "the hint names the workspace it graded"
     scores = json.loads((tmp_path / ".scores.json").read_text())
     assert scores["4"]["earned"] == 11 and scores["4"]["total"] == 16
     assert scores["4"]["stages"] == {"1": [11, 11], "2": [0, 5]}
@@ -89,3 +90,16 @@ def test_grade_reports_a_bad_selection(tmp_path, capsys):
     assert "no test of lab 4 matches -k 'no_such_test'" in capsys.readouterr().err
     assert main(["lab", "grade", "4", "--dir", str(tmp_path), "-k", "and ("]) == 2
     assert "Wrong expression passed to '-k': and (" in capsys.readouterr().err
+
+
+def test_start_then_the_hints_name_a_workspace_that_is_not_the_default(tmp_path, capsys):
+    workspace = tmp_path / "my labs"
+    assert main(["lab", "grade", "3", "--dir", str(workspace)]) == 2
+    assert f"run `kafka-lite lab start 3 --dir '{workspace}'` first" in capsys.readouterr().err
+    assert main(["lab", "start", "3", "--dir", str(workspace)]) == 0
+    out = capsys.readouterr().out
+    assert "Start with stage 1, the size prefix" in out
+    assert f"lab grade 3 --dir '{workspace}'" in out, "the printed command grades this workspace"
+    assert (workspace / "lab03_network_receive" / "README.md").is_file()
+    assert main(["lab", "start", "3", "--dir", str(workspace)]) == 2
+    assert "already exists (your work?); pass --force to overwrite it" in capsys.readouterr().err
