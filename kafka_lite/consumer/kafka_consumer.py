@@ -491,7 +491,9 @@ class KafkaConsumer:
         """Fetch ``partition`` from ``offset`` on the next poll."""
         self._acquire()
         try:
-            if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            if not isinstance(offset, int) or isinstance(offset, bool):
+                raise IllegalArgumentException(f"seek offset must be a whole number, not {offset!r}")
+            if offset < 0:
                 raise IllegalArgumentException(f"seek offset must not be a negative number, not {offset!r}")
             log.debug("Seeking to offset %d for partition %s", offset, partition)
             self._iterator_records.clear()

@@ -136,6 +136,8 @@ def test_subscribe_needs_exactly_one_of_topics_and_pattern_and_a_list_of_topics(
             c.position(("orders-1", 1))
         with pytest.raises(IllegalArgumentException, match="seek offset must not be a negative number"):
             c.seek(("orders-1", 0), -1)
+        with pytest.raises(IllegalArgumentException, match="seek offset must be a whole number, not '5'"):
+            c.seek(("orders-1", 0), "5")
         with pytest.raises(IllegalArgumentException, match="offset to commit for partition"):
             c.commit({("orders-1", 0): -5})
 
