@@ -117,10 +117,7 @@ def run(
     interrupted = False
     restore = _wake_on_interrupt(consumer)
     try:
-        wrapper = ConsumerWrapper(
-            consumer, args.topic, args.partition, offset, args.whitelist, args.timeout_ms
-        )
-        process(args.max_messages, formatter, wrapper, output, counted)
+        process(args.max_messages, formatter, _wrapper(consumer, args, offset), output, counted)
     except TimeoutException:
         pass  # --timeout-ms without a record: the end of the run, as Kafka's tool ends it
     except WakeupException:
@@ -139,6 +136,17 @@ def run(
             report.write(f"Processed a total of {count} messages\n")
             report.flush()
     return 130 if interrupted else 0
+
+
+def _wrapper(consumer, args: argparse.Namespace, offset: int | str) -> ConsumerWrapper:
+    """The consumer subscribed, or assigned and positioned (``--partition``, which first asks the
+    brokers for the topic's partitions: a timeout there is theirs, not the end of a quiet run)."""
+    try:
+        return ConsumerWrapper(consumer, args.topic, args.partition, offset, args.whitelist, args.timeout_ms)
+    except TimeoutException as e:
+        raise CliError(
+            f"{e} (from --bootstrap-server {args.bootstrap_server}: are the brokers up?)"
+        ) from None
 
 
 def _wake_on_interrupt(consumer) -> Callable[[], object]:

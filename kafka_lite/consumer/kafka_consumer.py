@@ -650,30 +650,31 @@ class KafkaConsumer:
         finally:
             self._release()
 
-    def partitions_for(self, topic: str) -> list[PartitionInfo]:
-        """The partitions of ``topic``, with their leaders and replicas (Kafka's ``partitionsFor``)."""
+    def partitions_for(self, topic: str, timeout_ms: int | None = None) -> list[PartitionInfo]:
+        """The partitions of ``topic``, with their leaders and replicas (Kafka's ``partitionsFor``),
+        waiting for a broker's answer up to ``timeout_ms`` (``request.timeout.ms`` by default, as
+        Kafka 2.0's ``partitionsFor(topic, timeout)``)."""
         self._acquire()
         try:
             partitions = self.metadata.cluster.partitions_for_topic(topic)
             if not partitions:
-                partitions = self._all_topic_metadata().partitions_for_topic(topic)
+                partitions = self._all_topic_metadata(timeout_ms).partitions_for_topic(topic)
             return partitions
         finally:
             self._release()
 
-    def partitions_for_topic(self, topic: str) -> set[int] | None:
+    def partitions_for_topic(self, topic: str, timeout_ms: int | None = None) -> set[int] | None:
         """The partition numbers of ``topic``, or None if it does not exist (kafka-python's shape)."""
-        partitions = self.partitions_for(topic)
+        partitions = self.partitions_for(topic, timeout_ms)
         return {p.partition for p in partitions} if partitions else None
 
-    def _all_topic_metadata(self) -> Cluster:
+    def _all_topic_metadata(self, timeout_ms: int | None = None) -> Cluster:
+        timeout_ms = self.request_timeout_ms if timeout_ms is None else timeout_ms
         start = self.time.milliseconds()
         while True:
-            remaining = self.request_timeout_ms - (self.time.milliseconds() - start)
+            remaining = timeout_ms - (self.time.milliseconds() - start)
             if remaining <= 0:
-                raise TimeoutException(
-                    f"Timeout expired while fetching topic metadata ({self.request_timeout_ms} ms)"
-                )
+                raise TimeoutException(f"Timeout expired while fetching topic metadata ({timeout_ms} ms)")
             node = self.client.least_loaded_node()
             if node is None:
                 self.client.await_metadata_update(min(remaining, self.config["retry.backoff.ms"]))

@@ -256,7 +256,7 @@ class ConsumerWrapper:
             consumer.subscribe(pattern=whitelist)
 
     def seek(self, topic: str, partition: int, offset: int | str) -> None:
-        partitions = self.consumer.partitions_for_topic(topic)
+        partitions = self.consumer.partitions_for_topic(topic, self.timeout_ms)
         if partitions is not None and partition not in partitions:
             # The consumer would wait for ever for a leader of a partition that is not there.
             count = len(partitions)

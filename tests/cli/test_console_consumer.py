@@ -353,3 +353,15 @@ def test_timeout_ms_ends_the_run_when_the_brokers_are_down(capsys, nowhere):
     out, err = capsys.readouterr()
     assert (code, out) == (0, "")
     assert err.endswith("Processed a total of 0 messages\n") and "Traceback" not in err
+
+
+@pytest.mark.unit
+def test_with_partition_brokers_that_do_not_answer_are_named_after_timeout_ms(capsys, nowhere):
+    """--partition first asks the brokers for the topic's partitions; when none answers within
+    --timeout-ms that is an error naming them, not a quiet run."""
+    code = main(["console-consumer", "--bootstrap-server", nowhere, "--topic", "t", "--partition", "0",
+                 "--timeout-ms", "300"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, "")
+    assert (f"Timeout expired while fetching topic metadata (300 ms) (from --bootstrap-server {nowhere}: "
+            "are the brokers up?)") in err and "Traceback" not in err  # fmt: skip
