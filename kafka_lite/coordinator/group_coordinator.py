@@ -6,8 +6,10 @@ Mirrors: kafka.coordinator.GroupCoordinator, GroupConfig and JoinGroupResult
          0.11's ``group.initial.rebalance.delay.ms`` (GroupCoordinator.prepareRebalance and
          InitialDelayedJoin, KIP-134)
 Book:    chapter 5, 5.2.1-5.2.4 (the callbacks, the checks before a request, the responses),
-         5.3 (the delayed join), 5.4.2-5.4.7 (the state transitions, JoinGroup, SyncGroup,
-         LeaveGroup, the two timeouts, the delayed heartbeat)
+         5.3 (the delayed join), 5.3.4-5.3.5 (a member rejoining a stable group, and one not yet
+         stable: ``_do_join_group``), 5.4.2-5.4.7 (the state transitions, JoinGroup, SyncGroup,
+         LeaveGroup, the two timeouts, the delayed heartbeat); chapter 7, 7.2.3 (``on_elected`` and
+         ``on_resigned``: a partition's groups move with its leadership)
 Labs:    lab 7 (on_complete_join, then _do_sync_group)
 Differs: the ``GroupMetadataManager`` is optional. Given one (as Kafka always has), the groups,
          the owned and the loading ``__consumer_offsets`` partitions are the manager's;

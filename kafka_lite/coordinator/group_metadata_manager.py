@@ -12,7 +12,8 @@ Mirrors: class kafka.coordinator.GroupMetadataManager (the groups cache, loading
          DelayedStore as GroupMetadataManager.scala declares them
 Book:    chapter 3, 3.5.2-3.5.5 (offsets committed to the internal topic, the coordinator found
          from the group's partition, offsets cached from the topic); chapter 5, 5.2.2 (the
-         consumer and group metadata the coordinator keeps, committing offsets)
+         consumer and group metadata the coordinator keeps, committing offsets); chapter 7, 7.2.3
+         (a new leader loads the partition's groups from its log, the old one unloads them)
 Differs: Kafka's readGroupMessageValue builds a ``GroupMetadata`` with its members; here
          ``read_group_message_value`` returns the record's fields as a ``StoredGroupMetadata``, and
          ``group_metadata_value`` takes the group as plain data rather than a ``GroupMetadata`` and

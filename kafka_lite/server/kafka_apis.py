@@ -3,9 +3,10 @@
 Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scala, Kafka 0.10.1, with
          0.11's InitProducerId, OffsetsForLeaderEpoch, FindCoordinator v1 and record-batch v2
          Produce/Fetch)
-Book:    chapter 2, 2.3.3 (``KafkaApis.handle`` switches on the api key); 5.2.1 (the group APIs
+Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switches on the api key); 5.2.1 (the group APIs
          handed to the coordinator); 6.2 (produce and fetch); 7.2-7.3 (LeaderAndIsr,
-         UpdateMetadata, StopReplica from the controller)
+         UpdateMetadata, StopReplica from the controller), 7.2.3 (a LeaderAndIsr moves the
+         groups of a ``__consumer_offsets`` partition to its new leader's coordinator)
 Differs: no quotas (zero throttle time), no transactions (FindCoordinator for a transaction
          coordinator gets INVALID_REQUEST). OffsetCommit v0 and OffsetFetch v0 go to the group
          coordinator like the later versions (Kafka 0.10.1 keeps v0's offsets in ZooKeeper). A

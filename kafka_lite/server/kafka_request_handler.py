@@ -2,7 +2,8 @@
 
 Mirrors: kafka.server.KafkaRequestHandler and KafkaRequestHandlerPool
          (core/src/main/scala/kafka/server/KafkaRequestHandler.scala, Kafka 0.10.1)
-Book:    chapter 2, 2.3.3 (``num.io.threads`` handlers share the one request queue)
+Book:    chapter 2, 2.3.4 (the request handler threads: ``num.io.threads`` handlers share the one
+         request queue)
 
 The handlers never touch a socket: a handler's answer goes back through the request channel to the
 processor that owns the connection. So a slow request (a disk flush, a ZooKeeper write) holds up one

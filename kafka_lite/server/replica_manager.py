@@ -5,8 +5,8 @@ Mirrors: kafka.server.ReplicaManager (core/src/main/scala/kafka/server/ReplicaMa
          appendMessages, fetchMessages/readFromLocalLog, updateFollowerLogReadResults,
          becomeLeaderOrFollower/makeLeaders/makeFollowers, stopReplicas, maybeShrinkIsr,
          maybePropagateIsrChanges, checkpointHighWatermarks
-Book:    chapter 6, 6.2 (the replica manager), 6.3 (DelayedProduce, DelayedFetch), 7.2 (LeaderAndIsr,
-         StopReplica)
+Book:    chapter 6, 6.2.1 (the replica manager), 6.3 (DelayedProduce, DelayedFetch); chapter 7, 7.2
+         (LeaderAndIsr, StopReplica), 7.2.1 (creating the partitions a LeaderAndIsr names)
 
 Errors are per partition, as Kafka returns them: a produce to a partition this broker does not lead
 gets NOT_LEADER_FOR_PARTITION (the client refreshes its metadata and retries at the right broker),

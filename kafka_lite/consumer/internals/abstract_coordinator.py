@@ -4,7 +4,8 @@ Mirrors: org.apache.kafka.clients.consumer.internals.AbstractCoordinator, with i
          Generation and response handlers
          (clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractCoordinator.java,
          Kafka 0.10.1)
-Book:    chapter 4, 4.2 (the consumer's coordinator: finding it, joining the group), 4.3 (heartbeats);
+Book:    chapter 4, 4.2 (the consumer's coordinator: finding it, joining the group), 4.3.1 (sending
+         heartbeats), 4.3.3-4.3.5 (the heartbeat thread, its answers, a lost coordinator);
          chapter 5, 5.1.2 (the join and sync requests), 5.1.3 (the leader runs the assignment),
          5.1.4 (the join's preparation and completion)
 Differs: the book's 4.3 describes 0.10.0's ``HeartbeatTask``, a task the consumer's ``poll`` ran from

@@ -2,7 +2,8 @@
 
 Mirrors: org.apache.kafka.clients.consumer.internals.Heartbeat
          (clients/src/main/java/org/apache/kafka/clients/consumer/internals/Heartbeat.java, Kafka 0.10.1)
-Book:    chapter 4, 4.3 (heartbeats: the heartbeat task and its timing)
+Book:    chapter 4, 4.3.2 (the heartbeat state: when the next heartbeat is due, when the session
+         is lost)
 Differs: the book (0.10.0) keeps only the session timeout and the interval here; Kafka 0.10.1 adds
          ``max.poll.interval.ms`` and the time of the last ``poll`` (KIP-62), because heartbeats moved
          to their own thread and so no longer prove that the application is still polling.
