@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -245,3 +245,33 @@ def parse_type(name: str, value: Any, type: Type) -> Any:
 
 def _width(type: Type) -> str:
     return {Type.SHORT: "16-bit", Type.INT: "32-bit", Type.LONG: "64-bit"}[type]
+
+
+def configured_instances(
+    name: str, classes: Sequence[object], configs: Mapping[str, Any], kind: str, methods: Sequence[str]
+) -> list[Any]:
+    """An instance of each class listed in the setting ``name`` (``interceptor.classes``), made
+    without arguments and handed the client's configs through its ``configure`` when it has one
+    (Kafka's ``AbstractConfig.getConfiguredInstances``). Classes, not class names: kafka_lite loads
+    no code by name. A class that cannot be made, or whose instances lack one of ``methods`` (what
+    a ``kind`` must offer), is a ``ConfigException`` naming it."""
+    instances = []
+    for spec in classes:
+        if not isinstance(spec, type):
+            raise ConfigException(name, spec, f"Expected a class with {' and '.join(methods)} methods")
+        try:
+            instance = spec()
+        except Exception as e:
+            raise ConfigException(
+                name, spec, f"{spec.__qualname__} cannot be created without arguments: {e}"
+            ) from e
+        for method in methods:
+            if not callable(getattr(instance, method, None)):
+                raise ConfigException(
+                    name, spec, f"{spec.__qualname__} is not a {kind}: it has no {method} method"
+                )
+        configure = getattr(instance, "configure", None)
+        if callable(configure):
+            configure(dict(configs))
+        instances.append(instance)
+    return instances

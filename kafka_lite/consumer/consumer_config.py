@@ -10,8 +10,9 @@ Differs: only the settings kafka_lite's consumer implements are defined, so a se
          string. ``partition.assignment.strategy`` defaults to range then round-robin (kafka-python's
          default; 0.10.1 lists the range assignor only) and takes assignor names (``range``,
          ``roundrobin``) or ``PartitionAssignor`` objects instead of class names. The deserializers
-         are Python callables passed beside the configs. ``consumer.timeout.ms`` is kafka-python's:
-         iterating over the consumer stops after that long without a record.
+         are Python callables passed beside the configs, and ``interceptor.classes`` takes classes,
+         not class names. ``consumer.timeout.ms`` is kafka-python's: iterating over the consumer
+         stops after that long without a record.
 
 Python callers use kafka-python's keyword spelling (``session_timeout_ms=6000``); ``ConfigDef.parse``
 maps it to Kafka's dotted name, and every error names the setting::
@@ -78,5 +79,8 @@ CONFIG_DEF = (
             "Leave internal topics (__consumer_offsets) out of pattern subscriptions.")
     .define("consumer.timeout.ms", Type.LONG, None, Range.at_least(0), L,
             "Iteration over the consumer stops after this long without a record (forever if unset).")
+    .define("interceptor.classes", Type.LIST, [], None, L,
+            "Interceptor classes: each sees every poll's records before the application, and every "
+            "acknowledged commit.")
 )  # fmt: skip
 # --8<-- [end:config_def]

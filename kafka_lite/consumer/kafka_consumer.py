@@ -13,8 +13,8 @@ Differs: configs are keyword arguments in kafka-python's spelling (``group_id="g
          there is no coordinator: ``subscribe``, ``commit`` and ``committed`` raise
          ``InvalidGroupIdException`` and auto-commit is off (Kafka 2.2, KIP-289; 0.10.1 joins the
          group ""). ``close`` takes a timeout (Kafka 0.10.2), 30 s by default, and ``poll``'s
-         timeout bounds its search for the group's coordinator (Kafka 2.0, KIP-266). Interceptors
-         and metrics are left out.
+         timeout bounds its search for the group's coordinator (Kafka 2.0, KIP-266). Metrics are
+         left out.
 
 Usage::
 
@@ -72,6 +72,7 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.consumer.consumer_config import CONFIG_DEF
+from kafka_lite.consumer.consumer_interceptors import ConsumerInterceptors
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafka_lite.consumer.consumer_record import ConsumerRecord
 from kafka_lite.consumer.internals.consumer_coordinator import ConsumerCoordinator
@@ -201,6 +202,8 @@ class KafkaConsumer:
             network, self.metadata, time, retry_backoff_ms, self.request_timeout_ms
         )
         self.subscriptions = SubscriptionState(OffsetResetStrategy(self.config["auto.offset.reset"]))
+        # None without interceptors, as in Kafka: a poll then spends nothing on them.
+        self.interceptors = ConsumerInterceptors.from_config(self.config["interceptor.classes"], self.config)
         self.coordinator: ConsumerCoordinator | None = None
         if self.group_id is not None:
             self.coordinator = ConsumerCoordinator(
@@ -217,6 +220,7 @@ class KafkaConsumer:
                 auto_commit,
                 self.config["auto.commit.interval.ms"],
                 self.config["exclude.internal.topics"],
+                interceptors=self.interceptors,
             )
         self.fetcher = Fetcher(
             self.client,
@@ -393,7 +397,7 @@ class KafkaConsumer:
                     # application handles these records.
                     self.fetcher.send_fetches()
                     self.client.poll_no_wakeup()
-                    return records
+                    return records if self.interceptors is None else self.interceptors.on_consume(records)
                 remaining = int(timeout_ms) - (self.time.milliseconds() - start)
                 if remaining <= 0:
                     return {}
@@ -700,6 +704,8 @@ class KafkaConsumer:
                 if not autocommit:
                     self.coordinator.auto_commit_enabled = False
                 self.coordinator.close(timeout_ms)
+            if self.interceptors is not None:
+                self.interceptors.close()
             self.client.close()
             self._closed = True
             log.debug("The Kafka consumer %s has been closed.", self.client_id)

@@ -41,7 +41,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.config import configured_instances
 from kafka_lite.common.record.constants import NO_TIMESTAMP
 from kafka_lite.producer.future_record_metadata import INVALID_OFFSET, FutureRecordMetadata, RecordMetadata
 from kafka_lite.producer.producer_record import ProducerRecord
@@ -74,30 +74,10 @@ class ProducerInterceptors:
         configs (Kafka's ``getConfiguredInstances``); ``None`` when there are none."""
         if not classes:
             return None
-        interceptors = []
-        for spec in classes:
-            try:
-                interceptor = _load_class(spec)()
-            except ConfigException:
-                raise
-            except Exception as e:
-                raise ConfigException(
-                    "interceptor.classes",
-                    spec,
-                    f"{_class_name(spec)} cannot be created without arguments: {e}",
-                ) from e
-            for method in ("on_send", "on_acknowledgement"):
-                if not callable(getattr(interceptor, method, None)):
-                    raise ConfigException(
-                        "interceptor.classes",
-                        spec,
-                        f"{_class_name(spec)} is not a ProducerInterceptor: it has no {method} method",
-                    )
-            configure = getattr(interceptor, "configure", None)
-            if callable(configure):
-                configure(dict(configs))
-            interceptors.append(interceptor)
-        return cls(interceptors)
+        methods = ("on_send", "on_acknowledgement")
+        return cls(
+            configured_instances("interceptor.classes", classes, configs, "ProducerInterceptor", methods)
+        )
 
     def on_send(self, record: ProducerRecord) -> ProducerRecord:
         """Pass the record through every interceptor's ``on_send``, before serialization."""
@@ -154,15 +134,3 @@ def _unknown_metadata(topic: str, partition: int | None) -> RecordMetadata:
     """Kafka's ``new RecordMetadata(tp, -1, -1, NO_TIMESTAMP, -1L, -1, -1)`` for a failed record."""
     partition = UNKNOWN_PARTITION if partition is None else partition
     return RecordMetadata(topic, partition, INVALID_OFFSET, NO_TIMESTAMP, -1, -1)
-
-
-def _load_class(spec: object) -> type:
-    if isinstance(spec, type):
-        return spec
-    raise ConfigException(
-        "interceptor.classes", spec, "Expected a class with on_send and on_acknowledgement methods"
-    )
-
-
-def _class_name(spec: object) -> str:
-    return spec.__qualname__ if isinstance(spec, type) else repr(spec)

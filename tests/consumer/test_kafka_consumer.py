@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import ClassVar
 
 import pytest
 
@@ -561,6 +562,35 @@ def test_commit_and_committed_and_a_new_consumer_resumes_from_the_committed_offs
     second = make(group_id=group, enable_auto_commit=False, auto_offset_reset="earliest", **GROUP_TIMEOUTS)
     second.subscribe([topic])
     assert [r.offset for r in poll_until(second, 4)] == [6, 7, 8, 9]
+
+
+class EvenOffsetsOnly:
+    """Keeps the records of even offsets, and notes every commit it hears of."""
+
+    commits: ClassVar[list] = []
+
+    def on_consume(self, records):
+        return {tp: [r for r in rs if r.offset % 2 == 0] for tp, rs in records.items()}
+
+    def on_commit(self, offsets):
+        EvenOffsetsOnly.commits.append(dict(offsets))
+
+
+@pytest.mark.integration
+def test_interceptors_see_what_poll_returns_and_every_acknowledged_commit(cluster, make):
+    topic = filled_topic(cluster, "group-intercept", partitions=1, per_partition=6)
+    EvenOffsetsOnly.commits.clear()
+    c = make(group_id=topic_name("g-intercept"), enable_auto_commit=False, auto_offset_reset="earliest",
+             interceptor_classes=[EvenOffsetsOnly], **GROUP_TIMEOUTS)  # fmt: skip
+    c.subscribe([topic])
+    assert [r.offset for r in poll_until(c, 3)] == [0, 2, 4]
+    assert c.position((topic, 0)) == 6, "a record an interceptor drops is consumed all the same"
+    c.commit()
+    assert EvenOffsetsOnly.commits == [{(topic, 0): OffsetAndMetadata(6)}]
+    c.commit_async({(topic, 0): OffsetAndMetadata(5, "five")})
+    wait_until(lambda: c.poll(timeout_ms=50) == {} and len(EvenOffsetsOnly.commits) == 2, what="on_commit")
+    assert EvenOffsetsOnly.commits[1] == {(topic, 0): OffsetAndMetadata(5, "five")}
+    assert c.committed((topic, 0)) == 5
 
 
 @pytest.mark.integration

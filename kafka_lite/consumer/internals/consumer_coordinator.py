@@ -20,7 +20,7 @@ Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has 
          where 0.10.1 only waits. Internal topics are recognised by
          name (``__consumer_offsets``, ``__transaction_state``), as kafka_lite's ``Cluster`` does not
          keep the metadata's ``is_internal`` flag. Without a group id there is no coordinator at all
-         (``KafkaConsumer`` checks, as Kafka 2.2 does); consumer interceptors and metrics are left out.
+         (``KafkaConsumer`` checks, as Kafka 2.2 does); metrics are left out.
          OffsetCommit goes out at v2 and OffsetFetch at v1, as 0.10.1 sends them. The ``Metadata``
          is kept as ``_metadata``, since ``metadata()`` is the member's protocols, as in Kafka
          (Java keeps a field and a method of one name apart; Python cannot).
@@ -66,6 +66,7 @@ from kafka_lite.common.errors import (
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic import TopicPartition
+from kafka_lite.consumer.consumer_interceptors import ConsumerInterceptors
 from kafka_lite.consumer.internals.abstract_coordinator import (
     NO_GENERATION,
     AbstractCoordinator,
@@ -198,6 +199,7 @@ class ConsumerCoordinator(AbstractCoordinator):
         auto_commit_interval_ms: int,
         exclude_internal_topics: bool = True,
         default_offset_commit_callback: OffsetCommitCallback = default_offset_commit_callback,
+        interceptors: ConsumerInterceptors | None = None,
     ) -> None:
         super().__init__(
             client,
@@ -217,6 +219,7 @@ class ConsumerCoordinator(AbstractCoordinator):
         self.auto_commit_enabled = auto_commit_enabled
         self.auto_commit_interval_ms = auto_commit_interval_ms
         self.exclude_internal_topics = exclude_internal_topics
+        self.interceptors = interceptors
         # Filled by whichever thread receives a commit's response; emptied by the consumer's thread.
         self.completed_offset_commits: deque[OffsetCommitCompletion] = deque()
         self.is_leader = False
@@ -538,6 +541,8 @@ class ConsumerCoordinator(AbstractCoordinator):
             if not future.is_done():
                 return False
             if future.succeeded():
+                if self.interceptors is not None:
+                    self.interceptors.on_commit(offsets)
                 return True
             if not future.is_retriable():
                 raise future.exception()
@@ -665,6 +670,8 @@ class _AsyncCommitListener(RequestFutureListener[None]):
         self.callback = callback
 
     def on_success(self, value: None) -> None:
+        if self.coordinator.interceptors is not None:
+            self.coordinator.interceptors.on_commit(self.offsets)
         self.coordinator.completed_offset_commits.append(
             OffsetCommitCompletion(self.callback, self.offsets, None)
         )
