@@ -53,6 +53,11 @@ class ClientResponse:
     body: dict[str, Any] | None = None
     disconnected: bool = False  # the connection dropped before the response came
 
+    @property
+    def request_latency_ms(self) -> int:
+        """From the request's creation to its response (Kafka's ``requestLatencyMs``)."""
+        return self.received_ms - self.request.created_ms
+
 
 class NetworkClient:
     def __init__(

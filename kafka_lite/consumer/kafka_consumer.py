@@ -13,8 +13,8 @@ Differs: configs are keyword arguments in kafka-python's spelling (``group_id="g
          there is no coordinator: ``subscribe``, ``commit`` and ``committed`` raise
          ``InvalidGroupIdException`` and auto-commit is off (Kafka 2.2, KIP-289; 0.10.1 joins the
          group ""). ``close`` takes a timeout (Kafka 0.10.2), 30 s by default, and ``poll``'s
-         timeout bounds its search for the group's coordinator (Kafka 2.0, KIP-266). Metrics are
-         left out.
+         timeout bounds its search for the group's coordinator (Kafka 2.0, KIP-266). ``metrics()``
+         is a snapshot dict by Kafka's metric names, without time windows (see ``common/metrics``).
 
 Usage::
 
@@ -689,6 +689,51 @@ class KafkaConsumer:
                 return Cluster.from_metadata_response(future.value().body)
             if future.is_done() and not future.is_retriable():
                 raise future.exception()
+
+    # -- metrics ------------------------------------------------------------------------------------------
+
+    def metrics(self) -> dict[str, float]:
+        """A snapshot of Kafka's consumer metrics by their names: the fetch manager's, and with a
+        group the coordinator's. Averages and maxima cover the consumer's life (Kafka's cover the
+        last 30 s or so), rates are Kafka 1.0's ``-total`` counts. ``records-lag-max`` is the largest
+        lag (high watermark minus position) of an assigned partition now."""
+        f = self.fetcher
+        lags = [
+            lag
+            for tp in self.subscriptions.assigned_partitions()
+            if (lag := self.subscriptions.partition_lag(tp)) is not None
+        ]
+        metrics: dict[str, float] = {
+            "fetch-total": f.fetch_latency.count,
+            "fetch-latency-avg": f.fetch_latency.avg,
+            "fetch-latency-max": f.fetch_latency.max,
+            "fetch-size-avg": f.bytes_fetched.avg,
+            "fetch-size-max": f.bytes_fetched.max,
+            "bytes-consumed-total": f.bytes_fetched.total,
+            "records-consumed-total": f.records_fetched.total,
+            "records-lag-max": max(lags, default=0),
+            "assigned-partitions": len(self.subscriptions.assigned_partitions()),
+        }
+        c = self.coordinator
+        if c is not None:
+            last_heartbeat_ms = c.heartbeat.last_heartbeat_send
+            metrics |= {
+                "commit-total": c.commit_latency.count,
+                "commit-latency-avg": c.commit_latency.avg,
+                "commit-latency-max": c.commit_latency.max,
+                "join-total": c.join_latency.count,
+                "join-time-avg": c.join_latency.avg,
+                "join-time-max": c.join_latency.max,
+                "sync-total": c.sync_latency.count,
+                "sync-time-avg": c.sync_latency.avg,
+                "sync-time-max": c.sync_latency.max,
+                "heartbeat-total": c.heartbeat_latency.count,
+                "heartbeat-response-time-max": c.heartbeat_latency.max,
+                "last-heartbeat-seconds-ago": (
+                    (self.time.milliseconds() - last_heartbeat_ms) / 1000 if last_heartbeat_ms else -1.0
+                ),
+            }
+        return metrics
 
     # -- closing ------------------------------------------------------------------------------------------
 

@@ -594,6 +594,39 @@ def test_interceptors_see_what_poll_returns_and_every_acknowledged_commit(cluste
 
 
 @pytest.mark.integration
+def test_metrics_count_the_fetches_records_rebalance_commits_and_heartbeats(cluster, make):
+    topic = filled_topic(cluster, "group-metrics", partitions=1, per_partition=6)
+    c = make(group_id=topic_name("g-metrics"), enable_auto_commit=False, auto_offset_reset="earliest",
+             **GROUP_TIMEOUTS)  # fmt: skip
+    c.subscribe([topic])
+    records = poll_until(c, 4, max_records=4)
+    m = c.metrics()
+    assert m["records-consumed-total"] == len(records) == 4
+    assert m["records-lag-max"] == 2, "the high watermark is 6, the position 4"
+    assert m["assigned-partitions"] == 1
+    assert m["fetch-total"] >= 1 and m["fetch-latency-max"] >= m["fetch-latency-avg"] >= 0
+    batch_bytes = sum(r.serialized_value_size for r in records)  # at least the values' bytes came
+    assert m["bytes-consumed-total"] >= batch_bytes and m["fetch-size-max"] >= m["fetch-size-avg"] > 0
+    assert (m["join-total"], m["sync-total"], m["commit-total"]) == (1, 1, 0)
+    poll_until(c, 2)
+    c.commit()
+    m = c.metrics()
+    assert (m["records-consumed-total"], m["records-lag-max"], m["commit-total"]) == (6, 0, 1)
+    assert m["commit-latency-max"] >= m["commit-latency-avg"] >= 0
+    # GROUP_TIMEOUTS heartbeat every 300 ms: a heartbeat answer arrives within a few seconds.
+    wait_until(lambda: c.metrics()["heartbeat-total"] >= 1, what="a heartbeat's answer")
+    assert 0 <= c.metrics()["last-heartbeat-seconds-ago"] < 15
+
+
+@pytest.mark.unit
+def test_a_consumer_without_a_group_has_only_the_fetch_managers_metrics():
+    with consumer() as c:
+        m = c.metrics()
+    assert m["fetch-total"] == m["records-consumed-total"] == m["assigned-partitions"] == 0
+    assert "commit-total" not in m and "heartbeat-total" not in m
+
+
+@pytest.mark.integration
 def test_commit_async_calls_back_on_a_later_poll(cluster, make):
     topic = filled_topic(cluster, "group-async", partitions=1, per_partition=3)
     group = topic_name("g-async")

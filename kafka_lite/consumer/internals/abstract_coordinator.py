@@ -80,6 +80,7 @@ from kafka_lite.common.errors import (
     RetriableException,
     UnknownMemberIdException,
 )
+from kafka_lite.common.metrics import Sensor
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import Time
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
@@ -167,6 +168,10 @@ class AbstractCoordinator(ABC):
         self._coordinator: Node | None = None
         self._generation = NO_GENERATION
         self.find_coordinator_future: RequestFuture[None] | None = None
+        # Kafka's GroupCoordinatorMetrics: each answer's latency, recorded as its handler reads it.
+        self.heartbeat_latency = Sensor("heartbeat-response-time")
+        self.join_latency = Sensor("join-time")
+        self.sync_latency = Sensor("sync-time")
 
     # -- what a subclass says ---------------------------------------------------------------------------
 
@@ -566,6 +571,7 @@ class _JoinGroupResponseHandler(CoordinatorResponseHandler[bytes]):
         error = Errors.for_code(body["error_code"])
         if error is Errors.NONE:
             log.debug("Received successful JoinGroup response for group %s: %s", c.group_id, body)
+            c.join_latency.record(self.response.request_latency_ms)
             with c._lock:
                 if c.state is not MemberState.REBALANCING:
                     # Woken up and already left the group: do not go on to the SyncGroup.
@@ -608,6 +614,7 @@ class _SyncGroupResponseHandler(CoordinatorResponseHandler[bytes]):
         c = self.coordinator
         error = Errors.for_code(body["error_code"])
         if error is Errors.NONE:
+            c.sync_latency.record(self.response.request_latency_ms)
             future.complete(bytes(body["member_assignment"]))
             return
         c.request_rejoin()
@@ -643,6 +650,7 @@ class _LeaveGroupResponseHandler(CoordinatorResponseHandler[None]):
 class _HeartbeatResponseHandler(CoordinatorResponseHandler[None]):
     def handle(self, body: dict[str, Any], future: RequestFuture[None]) -> None:
         c = self.coordinator
+        c.heartbeat_latency.record(self.response.request_latency_ms)
         error = Errors.for_code(body["error_code"])
         if error is Errors.NONE:
             log.debug("Received successful heartbeat response for group %s", c.group_id)

@@ -20,7 +20,9 @@ Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has 
          where 0.10.1 only waits. Internal topics are recognised by
          name (``__consumer_offsets``, ``__transaction_state``), as kafka_lite's ``Cluster`` does not
          keep the metadata's ``is_internal`` flag. Without a group id there is no coordinator at all
-         (``KafkaConsumer`` checks, as Kafka 2.2 does); metrics are left out.
+         (``KafkaConsumer`` checks, as Kafka 2.2 does). Its one sensor, the commits' latency, is a
+         plain ``Sensor`` (Kafka's ``ConsumerCoordinatorMetrics`` also registers the
+         ``assigned-partitions`` gauge, which ``KafkaConsumer.metrics`` reads itself).
          OffsetCommit goes out at v2 and OffsetFetch at v1, as 0.10.1 sends them. The ``Metadata``
          is kept as ``_metadata``, since ``metadata()`` is the member's protocols, as in Kafka
          (Java keeps a field and a method of one name apart; Python cannot).
@@ -63,6 +65,7 @@ from kafka_lite.common.errors import (
     RetriableException,
     WakeupException,
 )
+from kafka_lite.common.metrics import Sensor
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic import TopicPartition
@@ -220,6 +223,7 @@ class ConsumerCoordinator(AbstractCoordinator):
         self.auto_commit_interval_ms = auto_commit_interval_ms
         self.exclude_internal_topics = exclude_internal_topics
         self.interceptors = interceptors
+        self.commit_latency = Sensor("commit-latency")  # Kafka's ConsumerCoordinatorMetrics
         # Filled by whichever thread receives a commit's response; emptied by the consumer's thread.
         self.completed_offset_commits: deque[OffsetCommitCompletion] = deque()
         self.is_leader = False
@@ -692,6 +696,7 @@ class _OffsetCommitResponseHandler(CoordinatorResponseHandler[None]):
 
     def handle(self, body: dict[str, Any], future: RequestFuture[None]) -> None:
         c: ConsumerCoordinator = self.coordinator  # type: ignore[assignment]
+        c.commit_latency.record(self.response.request_latency_ms)
         unauthorized_topics: set[str] = set()
         for topic in body.get("responses", ()):
             for p in topic["partition_responses"]:

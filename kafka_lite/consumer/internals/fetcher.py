@@ -73,6 +73,7 @@ from kafka_lite.common.errors import (
     TimeoutException,
     TopicAuthorizationException,
 )
+from kafka_lite.common.metrics import Sensor
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.record.compiled import compiled_records
 from kafka_lite.common.record.default_record import Header
@@ -218,6 +219,10 @@ class Fetcher:
         self.check_crcs = check_crcs  # check.crcs: verify each batch's CRC before reading its records
         self.completed_fetches: deque[CompletedFetch] = deque()
         self.next_in_line_records: PartitionRecords | None = None
+        # Kafka's FetchManagerMetrics: each fetch's latency and bytes, and the records handed out.
+        self.fetch_latency = Sensor("fetch-latency")
+        self.bytes_fetched = Sensor("fetch-size")
+        self.records_fetched = Sensor("records-consumed")
 
     # -- fetching ----------------------------------------------------------------------------------------
 
@@ -297,6 +302,8 @@ class Fetcher:
 
     def _on_fetch_response(self, response: ClientResponse, offsets: dict[TopicPartition, int]) -> None:
         body = response.body or {}
+        self.fetch_latency.record(response.request_latency_ms)
+        fetch_bytes = 0
         for topic in body.get("responses", ()):
             for partition_response in topic["partition_responses"]:
                 header = partition_response["partition_header"]
@@ -313,6 +320,7 @@ class Fetcher:
                 ):
                     self.subscriptions.update_high_watermark(tp, header["high_watermark"])
                 raw = partition_response["record_set"]
+                fetch_bytes += 0 if raw is None else len(raw)
                 self.completed_fetches.append(
                     CompletedFetch(
                         tp,
@@ -322,6 +330,7 @@ class Fetcher:
                         MemoryRecords(b"" if raw is None else raw),
                     )
                 )
+        self.bytes_fetched.record(fetch_bytes)
 
     def has_completed_fetches(self) -> bool:
         return bool(self.completed_fetches)
@@ -349,6 +358,8 @@ class Fetcher:
                     break
             else:
                 records_remaining -= self._append(drained, self.next_in_line_records, records_remaining)
+        if drained:
+            self.records_fetched.record(self.max_poll_records - records_remaining)
         return drained
 
     # --8<-- [end:fetched_records]
