@@ -3,7 +3,8 @@
 Mirrors: org.apache.kafka.clients.consumer.KafkaConsumer, with internals.NoOpConsumerRebalanceListener
          (clients/src/main/java/org/apache/kafka/clients/consumer/KafkaConsumer.java, Kafka 0.10.1)
 Book:    chapter 4, 4.1 (subscribing, the poll loop: 4.1.3 the consumer's poll, 4.1.4-4.1.5 fetching),
-         4.2 (the coordinator inside poll), 4.4 (committing offsets)
+         4.2 (the coordinator inside poll), 4.4 (committing offsets), 4.4.4 (where ``commit`` falls
+         against processing: at least once, or at most once)
 Differs: configs are keyword arguments in kafka-python's spelling (``group_id="g"``), checked by
          ``ConfigDef``; deserializers are callables. The methods take kafka-python's shapes where the
          two differ: ``poll(timeout_ms, max_records)`` returns a dict of partition to records,
