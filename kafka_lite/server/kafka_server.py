@@ -3,7 +3,7 @@
 Mirrors: kafka.server.KafkaServer (core/src/main/scala/kafka/server/KafkaServer.scala, Kafka 0.10.1)
          and kafka.server.KafkaHealthcheck (the broker's ephemeral registration)
 Book:    chapter 2, 2.3 (the server's start-up), 5.2 (the group coordinator in every broker),
-         7.1 (the controller inside every broker)
+         7.1 (the controller inside every broker), 7.4 (shutting down, in the reverse order)
 Differs: no controlled shutdown, no dynamic config changes. Client requests that arrive before the
          controller's first UpdateMetadata wait for it (``server/delayed_client_request.py``). The
          group coordinator's parts (its ``GroupConfig``, ``OffsetConfig``, purgatories and
