@@ -38,10 +38,10 @@ so a poll pays nothing for the feature.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Protocol
 
-from kafka_lite.common.config import configured_instances
+from kafka_lite.clients.interceptors import Interceptors
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.consumer.consumer_record import ConsumerRecord
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
@@ -60,24 +60,11 @@ class ConsumerInterceptor(Protocol):
     def on_commit(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None: ...
 
 
-class ConsumerInterceptors:
+class ConsumerInterceptors(Interceptors):
     """The configured interceptors, called in order, each one's failure contained."""
 
-    def __init__(self, interceptors: Sequence[ConsumerInterceptor]) -> None:
-        self.interceptors = list(interceptors)
-
-    @classmethod
-    def from_config(
-        cls, classes: Sequence[object], configs: Mapping[str, Any]
-    ) -> ConsumerInterceptors | None:
-        """An instance of each class in ``interceptor.classes``, configured with the consumer's
-        configs; ``None`` when there are none."""
-        if not classes:
-            return None
-        methods = ("on_consume", "on_commit")
-        return cls(
-            configured_instances("interceptor.classes", classes, configs, "ConsumerInterceptor", methods)
-        )
+    CLIENT = "consumer"
+    METHODS = ("on_consume", "on_commit")
 
     def on_consume(self, records: Records) -> Records:
         """Pass a poll's records through every interceptor's ``on_consume``, before ``poll`` returns."""
@@ -102,12 +89,3 @@ class ConsumerInterceptors:
                 interceptor.on_commit(offsets)
             except Exception:
                 log.warning("Error executing interceptor onCommit callback", exc_info=True)
-
-    def close(self) -> None:
-        for interceptor in self.interceptors:
-            close = getattr(interceptor, "close", None)
-            if callable(close):
-                try:
-                    close()
-                except Exception:
-                    log.error("Failed to close consumer interceptor ", exc_info=True)

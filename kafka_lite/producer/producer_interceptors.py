@@ -38,10 +38,9 @@ A producer without interceptors has no ``ProducerInterceptors`` at all (``None``
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
-from kafka_lite.common.config import configured_instances
+from kafka_lite.clients.interceptors import Interceptors
 from kafka_lite.common.record.constants import NO_TIMESTAMP
 from kafka_lite.producer.future_record_metadata import INVALID_OFFSET, FutureRecordMetadata, RecordMetadata
 from kafka_lite.producer.producer_record import ProducerRecord
@@ -60,24 +59,11 @@ class ProducerInterceptor(Protocol):
     def on_acknowledgement(self, metadata: RecordMetadata, exception: BaseException | None) -> None: ...
 
 
-class ProducerInterceptors:
+class ProducerInterceptors(Interceptors):
     """The configured interceptors, called in order, each one's failure contained."""
 
-    def __init__(self, interceptors: Sequence[ProducerInterceptor]) -> None:
-        self.interceptors = list(interceptors)
-
-    @classmethod
-    def from_config(
-        cls, classes: Sequence[object], configs: Mapping[str, Any]
-    ) -> ProducerInterceptors | None:
-        """An instance of each class in ``interceptor.classes``, configured with the producer's
-        configs (Kafka's ``getConfiguredInstances``); ``None`` when there are none."""
-        if not classes:
-            return None
-        methods = ("on_send", "on_acknowledgement")
-        return cls(
-            configured_instances("interceptor.classes", classes, configs, "ProducerInterceptor", methods)
-        )
+    CLIENT = "producer"
+    METHODS = ("on_send", "on_acknowledgement")
 
     def on_send(self, record: ProducerRecord) -> ProducerRecord:
         """Pass the record through every interceptor's ``on_send``, before serialization."""
@@ -119,15 +105,6 @@ class ProducerInterceptors:
                 _unknown_metadata(*future.result.topic_partition), exception
             )
         )
-
-    def close(self) -> None:
-        for interceptor in self.interceptors:
-            close = getattr(interceptor, "close", None)
-            if callable(close):
-                try:
-                    close()
-                except Exception:
-                    log.error("Failed to close producer interceptor ", exc_info=True)
 
 
 def _unknown_metadata(topic: str, partition: int | None) -> RecordMetadata:
