@@ -387,7 +387,13 @@ def status_table(state: dict, health: dict) -> Table:
         alive = health["brokers_alive"][b["id"]]
         role = " (controller)" if health["controller"] == b["id"] else ""
         registered = b["id"] in health["registered"]
-        text = ("registered" + role) if registered else ("running" if alive else "[red]stopped")
+        if registered and not alive:
+            # Killed: its ephemeral registration lasts until ZooKeeper expires the session it held.
+            text = f"[red]stopped[/], still registered{role} until its ZooKeeper session expires"
+        elif registered:
+            text = "registered" + role
+        else:
+            text = "running" if alive else "[red]stopped"
         table.add_row(f"broker {b['id']}", str(b["pid"]), f"127.0.0.1:{b['port']}", text)
     table.caption = f"topics: {', '.join(health['topics']) or '(none)'}"
     if state.get("lab"):
