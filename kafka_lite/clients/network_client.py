@@ -4,7 +4,10 @@ Mirrors: org.apache.kafka.clients.NetworkClient, ClientRequest and ClientRespons
          (clients/src/main/java/org/apache/kafka/clients/, Kafka 0.10.1)
 Book:    chapter 2, 2.1.3 (the client's network connection objects)
 Differs: requests carry a callback directly (Kafka wraps it in a RequestCompletionHandler); node
-         addresses come from ``Metadata`` or are given with ``set_node`` (tests, bootstrap).
+         addresses come from ``Metadata`` or are given with ``set_node`` (tests, bootstrap). The
+         metadata updater's timeouts are Kafka 2.x's: with no node to ask it waits
+         ``reconnect.backoff.ms``, with a connection on its way until that completes (0.10.1 keeps
+         the time no node was available and waits ``retry.backoff.ms`` from then).
 
 One thread calls ``ready``, ``send`` and ``poll``; nothing blocks except ``poll``'s wait for I/O.
 ``poll`` turns the selector's results into ``ClientResponse`` objects: a response matched to the
@@ -31,6 +34,8 @@ from kafka_lite.network.selector import Selector
 from kafka_lite.network.transfer import NetworkSend
 
 log = logging.getLogger(__name__)
+
+LONG_MAX = 2**63 - 1  # Java's Long.MAX_VALUE: "no limit" for a timeout
 
 
 @dataclass
@@ -161,8 +166,8 @@ class NetworkClient:
         """Do network I/O for up to ``timeout_ms``; return the responses that completed."""
         if now is None:
             now = self.time.milliseconds()
-        self._maybe_update_metadata(now)
-        self.selector.poll(timeout_ms)
+        metadata_timeout = self._maybe_update_metadata(now)
+        self.selector.poll(min(timeout_ms, metadata_timeout, self.request_timeout_ms))
         responses: list[ClientResponse] = []
         self._handle_completed_sends(responses, now)
         self._handle_completed_receives(responses, now)
@@ -218,21 +223,37 @@ class NetworkClient:
 
     # -- keeping metadata fresh (Kafka's DefaultMetadataUpdater) ------------------------------------------------
 
-    def _maybe_update_metadata(self, now: int) -> None:
-        if self.metadata is None or self._metadata_fetch_in_progress:
-            return
-        if self.metadata.time_to_next_update(now) > 0:
-            return
+    def _maybe_update_metadata(self, now: int) -> int:
+        """Ask a node for metadata if a refresh is due and one can take the request; return how long
+        ``poll`` may wait before it must look again (Kafka's ``DefaultMetadataUpdater.maybeUpdate``)."""
+        if self.metadata is None:
+            return LONG_MAX
+        wait_for_metadata_fetch = self.request_timeout_ms if self._metadata_fetch_in_progress else 0
+        metadata_timeout = max(self.metadata.time_to_next_update(now), wait_for_metadata_fetch)
+        if metadata_timeout > 0:
+            return metadata_timeout
         node = self.least_loaded_node(now)
         if node is None:
-            return
-        if self.ready(node, now):
+            # Every node is blacked out after a failed connection: look again after the back-off,
+            # not at once, or a client whose brokers are all down spins through polls of 0 ms.
+            log.debug("Give up sending metadata request since no node is available")
+            return self.connection_states.reconnect_backoff_ms
+        if self.is_ready(node, now):
             topics = sorted(self.metadata.topics) or None  # None: every topic
             request = ClientRequest(
                 node, ApiKeys.METADATA, 1, {"topics": topics}, callback=self._handle_metadata
             )
             self._metadata_fetch_in_progress = True
             self.send(request, now)
+            return self.request_timeout_ms
+        if any(self.connection_states.is_connecting(n) for n in self._known_nodes()):
+            # A connection on its way: its completion is a network event that ends the wait.
+            return self.connection_states.reconnect_backoff_ms
+        if self.connection_states.can_connect(node, now):
+            self._initiate_connect(node, now)
+            return self.connection_states.reconnect_backoff_ms
+        # Connected but with no room for another request: a response will end the wait.
+        return LONG_MAX
 
     def _handle_metadata(self, response: ClientResponse) -> None:
         self._metadata_fetch_in_progress = False

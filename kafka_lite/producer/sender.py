@@ -5,9 +5,8 @@ Mirrors: org.apache.kafka.clients.producer.internals.Sender
 Book:    chapter 2, 2.1.2 (the sender thread), 2.1.3 (on the NetworkClient)
 Differs: idempotence as Kafka 1.0's sender has it (up to five requests in flight), without
          transactions; the producer id is asked for like any other request, without blocking the
-         thread. ``run_once`` is Kafka's ``run(long now)``; it caps its poll by the metadata refresh
-         and the request timeout, which Kafka's NetworkClient.poll does itself. Metrics are a few
-         counters, not Kafka's sensors.
+         thread. ``run_once`` is Kafka's ``run(long now)``. Metrics are a few counters, not Kafka's
+         sensors.
 
 Each round of ``run_once``:
 
@@ -156,7 +155,6 @@ class Sender:
                 self.client.poll(self.retry_backoff_ms, now)
                 return
         poll_timeout = self.send_producer_data(now)
-        poll_timeout = min(poll_timeout, self.metadata.time_to_next_update(now), self.request_timeout_ms)
         self.client.poll(poll_timeout, now)
 
     # --8<-- [end:run]

@@ -249,3 +249,44 @@ def test_admin_client_describes_lists_and_creates_through_the_controller():
 def test_bad_bootstrap_servers_are_named():
     with pytest.raises(KafkaException, match="Invalid bootstrap server 'nohost'"):
         KafkaAdminClient("nohost")
+
+
+LONG_TIMEOUT_MS = 1000  # what a caller with nothing to send asks poll for
+
+
+class RecordingSelector(Selector):
+    """The real selector, noting the timeout of every poll."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.timeouts: list[int] = []
+
+    def poll(self, timeout_ms):
+        self.timeouts.append(timeout_ms)
+        return super().poll(timeout_ms)
+
+
+def test_with_every_broker_down_a_due_refresh_waits_the_reconnect_backoff_not_zero():
+    """The metadata is due for a refresh and the only broker refuses connections: each poll starts
+    a connection when the back-off allows and otherwise waits for it, rather than returning at once,
+    round after round (which spun a producer's sender thread at a whole core)."""
+    clock = MockTime()
+    metadata = Metadata(refresh_backoff_ms=100, metadata_expire_ms=60_000, time=clock)
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    metadata.bootstrap([("127.0.0.1", port)], clock.milliseconds())
+    selector = RecordingSelector()
+    client = NetworkClient(selector, reconnect_backoff_ms=50, time=clock, metadata=metadata)
+    try:
+        end = time.monotonic() + DEADLINE_S
+        while not client.connection_states.is_blacked_out("-1", clock.milliseconds()):
+            assert time.monotonic() < end, "the refused connection was never noticed"
+            client.poll(LONG_TIMEOUT_MS, clock.milliseconds())
+        selector.timeouts.clear()
+        client.poll(LONG_TIMEOUT_MS, clock.milliseconds())  # blacked out: no node to ask
+        clock.advance(50)
+        client.poll(LONG_TIMEOUT_MS, clock.milliseconds())  # the back-off is over: connect again
+        assert selector.timeouts == [50, 50], "a due refresh with no broker to ask never polls for 0 ms"
+    finally:
+        client.close_all()

@@ -45,7 +45,7 @@ from collections import deque
 from typing import Any, Protocol
 
 from kafka_lite.clients.metadata import Metadata, Node
-from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
+from kafka_lite.clients.network_client import LONG_MAX, ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.errors import (
     DisconnectException,
     IllegalStateException,
@@ -57,8 +57,6 @@ from kafka_lite.common.time import Time
 from kafka_lite.consumer.internals.request_future import RequestFuture
 
 log = logging.getLogger(__name__)
-
-LONG_MAX = 2**63 - 1
 
 
 class PollCondition(Protocol):
