@@ -269,7 +269,7 @@ class RecordingSelector(Selector):
 def test_with_every_broker_down_a_due_refresh_waits_the_reconnect_backoff_not_zero():
     """The metadata is due for a refresh and the only broker refuses connections: each poll starts
     a connection when the back-off allows and otherwise waits for it, rather than returning at once,
-    round after round (which spun a producer's sender thread at a whole core)."""
+    round after round, as a producer's sender thread would then spin."""
     clock = MockTime()
     metadata = Metadata(refresh_backoff_ms=100, metadata_expire_ms=60_000, time=clock)
     with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
