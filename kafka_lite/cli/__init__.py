@@ -20,6 +20,11 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
+def brokers_not_answering(error: Exception, bootstrap_server: str) -> CliError:
+    """A client's timeout, as the one line that says which brokers did not answer."""
+    return CliError(f"{error} (from --bootstrap-server {bootstrap_server}: are the brokers up?)")
+
+
 def key_values(items: list[str], option: str) -> dict[str, str]:
     """``["k=v", ...]`` from a repeatable option as a dict; an item without ``=`` or without a key
     is a usage error naming the option and the item."""

@@ -26,7 +26,7 @@ from typing import BinaryIO, TextIO
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, key_values, properties_file
+from kafka_lite.cli import CliError, brokers_not_answering, key_values, properties_file
 from kafka_lite.common.errors import KafkaException, TimeoutException, WakeupException
 from kafka_lite.tools.console_consumer import (
     FORMATTER_PROPERTIES,
@@ -144,9 +144,7 @@ def _wrapper(consumer, args: argparse.Namespace, offset: int | str) -> ConsumerW
     try:
         return ConsumerWrapper(consumer, args.topic, args.partition, offset, args.whitelist, args.timeout_ms)
     except TimeoutException as e:
-        raise CliError(
-            f"{e} (from --bootstrap-server {args.bootstrap_server}: are the brokers up?)"
-        ) from None
+        raise brokers_not_answering(e, args.bootstrap_server) from None
 
 
 def _wake_on_interrupt(consumer) -> Callable[[], object]:

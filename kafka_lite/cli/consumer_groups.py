@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError
+from kafka_lite.cli import CliError, brokers_not_answering
 from kafka_lite.common.errors import KafkaException, TimeoutException
 from kafka_lite.common.topic import TopicPartition
 
@@ -218,9 +218,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             reset_offsets(admin, args, topics, timestamp, console, errors)
         return 0
     except TimeoutException as e:
-        raise CliError(
-            f"{e} (from --bootstrap-server {args.bootstrap_server}: are the brokers up?)"
-        ) from None
+        raise brokers_not_answering(e, args.bootstrap_server) from None
     except KafkaException as e:
         raise CliError(str(e)) from None
     finally:

@@ -12,7 +12,7 @@ import argparse
 
 from rich.table import Table
 
-from kafka_lite.cli import CliError
+from kafka_lite.cli import CliError, brokers_not_answering
 from kafka_lite.common.errors import KafkaException, TimeoutException
 
 REQUEST_TIMEOUT_MS = 15_000  # how long each call waits for the brokers
@@ -69,9 +69,7 @@ def run(args: argparse.Namespace, console) -> int:
             return 0
         return _describe(admin, args, console)
     except TimeoutException as e:
-        raise CliError(
-            f"{e} (from --bootstrap-server {args.bootstrap_server}: are the brokers up?)"
-        ) from None
+        raise brokers_not_answering(e, args.bootstrap_server) from None
     except KafkaException as e:
         raise CliError(str(e)) from None
     finally:

@@ -3,8 +3,8 @@ kept as a count, a total and a maximum.
 
 Mirrors: org.apache.kafka.common.metrics.Sensor with the Avg, Max and (Kafka 1.0's cumulative)
          Count stats (clients/src/main/java/org/apache/kafka/common/metrics/, Kafka 0.10.1)
-Book:    used by the clients: chapter 4's consumer records each fetch's, join's, sync's,
-         heartbeat's and commit's latency in one
+Book:    used by the clients: chapter 2's sender records each produce request's latency in one,
+         chapter 4's consumer each fetch's, join's, sync's, heartbeat's and commit's
 Differs: no time windows. Kafka's averages and maxima cover the last samples (two windows of 30 s
          by default) and its rates are per second; a sensor here keeps everything since it was
          made, so ``avg`` and ``max`` cover the client's life, and the rates are Kafka 1.0's

@@ -366,8 +366,8 @@ class KafkaProducer:
             "record-retry-total": m.record_retries,
             "batch-expired-total": m.batches_expired,
             "batch-split-total": m.batch_splits,
-            "request-latency-avg": m.request_latency_ms_total / m.responses if m.responses else 0.0,
-            "request-latency-max": m.request_latency_ms_max,
+            "request-latency-avg": m.request_latency.avg,
+            "request-latency-max": m.request_latency.max,
         }
 
     def __enter__(self) -> KafkaProducer:

@@ -5,8 +5,8 @@ Mirrors: org.apache.kafka.clients.producer.internals.Sender
 Book:    chapter 2, 2.1.2 (the sender thread), 2.1.3 (on the NetworkClient)
 Differs: idempotence as Kafka 1.0's sender has it (up to five requests in flight), without
          transactions; the producer id is asked for like any other request, without blocking the
-         thread. ``run_once`` is Kafka's ``run(long now)``. Metrics are a few counters, not Kafka's
-         sensors.
+         thread. ``run_once`` is Kafka's ``run(long now)``. Metrics are a few counters and one
+         ``Sensor`` (the requests' latency), not Kafka's registry of sensors.
 
 Each round of ``run_once``:
 
@@ -32,7 +32,7 @@ new leader.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kafka_lite.clients.metadata import Metadata
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
@@ -45,6 +45,7 @@ from kafka_lite.common.errors import (
     RetriableException,
     UnknownTopicOrPartitionException,
 )
+from kafka_lite.common.metrics import Sensor
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.record.constants import NO_TIMESTAMP
 from kafka_lite.common.time import SYSTEM, Time
@@ -62,7 +63,7 @@ PRODUCE_VERSION = 3  # the first with record batch v2 (magic 2) and a transactio
 
 @dataclass
 class SenderMetrics:
-    """A few of Kafka's producer-metrics, as plain counters."""
+    """A few of Kafka's producer-metrics: plain counters, and the requests' latency as a sensor."""
 
     requests_sent: int = 0
     batches_sent: int = 0
@@ -72,9 +73,7 @@ class SenderMetrics:
     record_retries: int = 0
     batches_expired: int = 0
     batch_splits: int = 0
-    request_latency_ms_total: int = 0
-    request_latency_ms_max: int = 0
-    responses: int = 0
+    request_latency: Sensor = field(default_factory=lambda: Sensor("request-latency"))
 
 
 class Sender:
@@ -322,10 +321,7 @@ class Sender:
                     batch, Errors.NONE, INVALID_OFFSET, NO_TIMESTAMP, request.correlation_id, now
                 )
             return
-        latency = now - request.created_ms
-        self.metrics.responses += 1
-        self.metrics.request_latency_ms_total += latency
-        self.metrics.request_latency_ms_max = max(self.metrics.request_latency_ms_max, latency)
+        self.metrics.request_latency.record(response.request_latency_ms)
         for topic_response in response.body["responses"]:
             topic = topic_response["topic"]
             for p in topic_response["partition_responses"]:

@@ -46,6 +46,9 @@ def test_keyed_records_with_headers_and_timestamps_read_back_exactly_by_kafka_py
             for key, value, headers, ts in sent
         ]
         metadata = [f.get(GET_TIMEOUT_S) for f in futures]
+        m = producer.metrics()
+        assert m["request-total"] >= 1
+        assert m["request-latency-max"] >= m["request-latency-avg"] >= 0
     records = consume_all(cluster.bootstrap_servers, topic, 3, len(sent))
     assert len(records) == len(sent)
     by_key = {r.key: r for r in records}

@@ -17,9 +17,9 @@ Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has 
          shape) so that ``close`` is bounded, and ``poll`` looks for an unknown coordinator no
          longer than the consumer's poll may wait (Kafka 2.0, KIP-266; 0.10.1 looks until it is
          found). An auto-commit with the coordinator unknown starts looking for it (Kafka 0.10.2),
-         where 0.10.1 only waits. Internal topics are recognised by
-         name (``__consumer_offsets``, ``__transaction_state``), as kafka_lite's ``Cluster`` does not
-         keep the metadata's ``is_internal`` flag. Without a group id there is no coordinator at all
+         where 0.10.1 only waits. Internal topics are recognised by name (``__consumer_offsets``,
+         ``__transaction_state``), as kafka_lite's ``Cluster`` does not keep the metadata's
+         ``is_internal`` flag. Without a group id there is no coordinator at all
          (``KafkaConsumer`` checks, as Kafka 2.2 does). Its one sensor, the commits' latency, is a
          plain ``Sensor`` (Kafka's ``ConsumerCoordinatorMetrics`` also registers the
          ``assigned-partitions`` gauge, which ``KafkaConsumer.metrics`` reads itself).

@@ -221,8 +221,8 @@ class Fetcher:
         self.next_in_line_records: PartitionRecords | None = None
         # Kafka's FetchManagerMetrics: each fetch's latency and bytes, and the records handed out.
         self.fetch_latency = Sensor("fetch-latency")
-        self.bytes_fetched = Sensor("fetch-size")
-        self.records_fetched = Sensor("records-consumed")
+        self.bytes_fetched = Sensor("bytes-fetched")
+        self.records_fetched = Sensor("records-fetched")
 
     # -- fetching ----------------------------------------------------------------------------------------
 
