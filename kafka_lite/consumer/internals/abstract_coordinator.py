@@ -21,7 +21,8 @@ Differs: the book's 4.3 describes 0.10.0's ``HeartbeatTask``, a task the consume
          0.10.1 sends (FindCoordinator v0, JoinGroup v1, SyncGroup, Heartbeat and LeaveGroup v0), and
          errors carry the protocol's current names (``NOT_COORDINATOR`` for 0.10's
          ``NOT_COORDINATOR_FOR_GROUP``, ``COORDINATOR_NOT_AVAILABLE``, ``COORDINATOR_LOAD_IN_PROGRESS``).
-         Metrics are left out.
+         Kafka's ``GroupCoordinatorMetrics`` are three plain ``Sensor`` fields (the heartbeat's, the
+         join's and the sync's latency); ``last-heartbeat-seconds-ago`` is read from ``Heartbeat``.
 
 The group protocol, as a member runs it (``ensure_active_group``):
 

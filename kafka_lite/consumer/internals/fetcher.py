@@ -18,8 +18,9 @@ Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0
          partition's position to its committed offset. ``check.crcs`` checks each v2 batch's CRC
          (Kafka 0.11's place for it; 0.10.1 checks each message's). A partition's record that is
          larger than ``max.partition.fetch.bytes`` still comes back whole (KIP-74, as from 0.10.1),
-         so there is no "record too large" error. Metrics (Kafka's ``FetchManagerMetrics``) are left
-         out. A v2 batch's records are decoded by compiled code (``common/record/compiled.py``),
+         so there is no "record too large" error. Kafka's ``FetchManagerMetrics`` are three plain
+         ``Sensor`` fields (fetch latency, bytes fetched, records handed out), without the per-topic
+         ones. A v2 batch's records are decoded by compiled code (``common/record/compiled.py``),
          where Kafka's JVM runs DefaultRecordBatch compiled: decoding in Python would cost more than
          the rest of the consumer's work per record. A fetch that would ask only for partitions
          already at their high watermark while the same broker's other partitions have records
