@@ -31,6 +31,7 @@ from kafka_lite.cli import (
     lab,
     perf,
     replay,
+    replica_verification,
     topics,
     zookeeper,
 )
@@ -47,6 +48,7 @@ SUBCOMMAND_MODULES = (
     consumer_groups,
     perf,
     replay,
+    replica_verification,
     dump_log,
     lab,
     docs,

@@ -9,6 +9,7 @@ Book:    chapter 7, 7.1.3 (creating a topic: the assignment in ZooKeeper, the co
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rich.table import Table
 
@@ -41,6 +42,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--if-not-exists", action="store_true", help="with --create: no error if the topic exists"
     )
+    parser.add_argument(
+        "--under-replicated-partitions",
+        action="store_true",
+        help="with --describe: only partitions whose ISR is smaller than their replicas",
+    )
+    parser.add_argument(
+        "--unavailable-partitions",
+        action="store_true",
+        help="with --describe: only partitions whose leader is not a live broker",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -56,6 +67,10 @@ def _parse_assignment(text: str) -> dict[int, list[int]]:
 def run(args: argparse.Namespace, console) -> int:
     from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 
+    if (args.under_replicated_partitions or args.unavailable_partitions) and not args.describe:
+        raise CliError(
+            "--under-replicated-partitions and --unavailable-partitions go with --describe", exit_code=2
+        )
     try:
         admin = KafkaAdminClient(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS)
     except KafkaException as e:
@@ -104,13 +119,23 @@ def _create(admin, args, console, NewTopic) -> int:
 
 
 def _describe(admin, args, console) -> int:
+    """Kafka's ``describeTopic``: a row per partition, or, with the two filters, only the partitions
+    that need a look. Under-replicated: a replica has fallen out of the ISR (it stopped fetching, or
+    lags more than ``replica.lag.time.max.ms``; chapter 6). Unavailable: no live broker leads it, so
+    neither producers nor consumers can use it until the controller elects a leader (chapter 7)."""
     cluster = admin.describe_cluster()
     topics = [args.topic] if args.topic else sorted(cluster.topics())
     if args.topic and args.topic not in cluster.topics():
         raise CliError(f"Topic '{args.topic}' does not exist as expected")
+    under, unavailable = args.under_replicated_partitions, args.unavailable_partitions
     table = Table("Topic", "Partition", "Leader", "Replicas", "Isr")
     for topic in topics:
         for p in cluster.partitions_for_topic(topic):
+            # The Metadata response lists only live brokers, so a leader not among them is none.
+            if (under or unavailable) and not (
+                (under and len(p.in_sync_replicas) < len(p.replicas)) or (unavailable and p.leader is None)
+            ):
+                continue
             leader = str(p.leader.id) if p.leader else "none"
             table.add_row(
                 topic,
@@ -119,5 +144,11 @@ def _describe(admin, args, console) -> int:
                 ",".join(map(str, p.replicas)),
                 ",".join(map(str, p.in_sync_replicas)),
             )
-    console.print(table)
+    if table.row_count:
+        console.print(table)
+    else:  # as Kafka's tool, nothing on stdout; a word for whoever is watching
+        wanted = " or ".join(
+            w for w, asked in (("under-replicated", under), ("unavailable", unavailable)) if asked
+        )
+        print(f"(no partition is {wanted})", file=sys.stderr)
     return 0

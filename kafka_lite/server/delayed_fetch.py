@@ -9,8 +9,9 @@ on one of them: a leader's append (followers read up to the LEO), a move of the 
 up to it), or a change of leadership. It never reads the log: the first read gave each partition's
 fetch offset with its segment and byte position (a ``LogOffsetMetadata``), the replica gives the end
 offset (LEO or HW) the same way, and within one segment their difference is the bytes waiting.
-Kafka names four cases: A, this broker is no longer the leader; B, it no longer has the
-partition; C, the two offsets are in different segments (the log rolled, or was truncated under the
+Kafka names four cases: A, this broker is no longer the leader (of a fetch that must read
+the leader's replica: a debugging consumer, replica id -2, may read a follower's); B, it no longer has
+the partition; C, the two offsets are in different segments (the log rolled, or was truncated under the
 fetch): complete now, the read will sort it out; D, enough bytes across the partitions. Otherwise
 it waits until ``max_wait_ms``. Either way ``on_complete`` reads and answers with what is there.
 """
@@ -54,8 +55,10 @@ class DelayedFetch(DelayedOperation):
             if fetch_offset is None:
                 continue  # its first read failed: its answer is the error, nothing to wait for
             partition = self.replica_manager.get_partition(tp)
-            if partition is None or not partition.is_leader() or partition.log is None:
-                return self.force_complete()  # cases A and B: answer now, with the error
+            if partition is None or partition.log is None:
+                return self.force_complete()  # case B: answer now, with the error
+            if fetch.fetch_only_from_leader and not partition.is_leader():
+                return self.force_complete()  # case A: answer now, with the error
             replica = partition.get_replica()
             # consumers may read up to the HW, followers up to the LEO
             if fetch.fetch_only_committed:

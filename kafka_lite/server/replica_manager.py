@@ -37,6 +37,7 @@ from kafka_lite.common.errors import (
     KafkaException,
     NotLeaderForPartitionException,
     OffsetOutOfRangeException,
+    ReplicaNotAvailableException,
     UnknownTopicOrPartitionException,
 )
 from kafka_lite.common.record import MemoryRecords
@@ -221,6 +222,16 @@ class ReplicaManager:
             )
         return partition
 
+    def get_replica_partition(self, tp: TopicPartition) -> Partition:
+        """The partition if this broker holds a replica of it, leader or follower (Kafka's
+        ``getReplicaOrException``): what a debugging consumer may read (see ``FetchMetadata``)."""
+        partition = self._partitions.get(tp)
+        if partition is None or partition.log is None:
+            raise ReplicaNotAvailableException(
+                f"Replica {self.broker_id} is not available for partition {tp[0]}-{tp[1]}"
+            )
+        return partition
+
     def create_log(self, tp: TopicPartition) -> Log:
         """The local log of ``tp``, opened or created with the topic's settings over the broker's."""
         config = LogConfig.from_broker(self.config.log_config_props(), self.topic_config_lookup(tp[0]))
@@ -324,16 +335,17 @@ class ReplicaManager:
                     to_fetch[tp] = partition
                     new_followers.append(partition)
             else:
-                # The leader is not alive: follow it in name (so a produce here is refused) and fetch
-                # nothing until the controller names a leader that is.
+                # The leader is not alive (a new controller sends the state it found in ZooKeeper
+                # before it has elected live leaders): leave the partition as it is, its replica
+                # created, and wait for the LeaderAndIsr that names a live leader. Taking the dead
+                # leader's name here would make that one, when it names the same broker once it is
+                # back, look like no change, and no fetcher would ever start.
                 log.warning(
                     "Broker %d cannot follow %s-%d: its leader %d is not alive",
                     self.broker_id,
                     *tp,
                     state["leader"],
                 )
-                if partition.make_follower(state, controller_epoch):
-                    new_followers.append(partition)
         self.replica_fetcher_manager.remove_fetcher_for_partitions(set(to_fetch))
         for tp in partitions:
             # produces waiting for acks here, and fetches, learn that this broker leads no more
@@ -537,7 +549,10 @@ class ReplicaManager:
         for tp, request in fetch.partitions.items():
             fetch_time_ms = self.time.milliseconds()
             try:
-                partition = self.get_leader_partition(tp)
+                if fetch.fetch_only_from_leader:
+                    partition = self.get_leader_partition(tp)
+                else:  # a debugging consumer (replica id -2) may read a follower's replica
+                    partition = self.get_replica_partition(tp)
                 replica = partition.get_replica()
                 hw = replica.high_watermark
                 # the LEO before the read: a follower that reads up to it has caught up

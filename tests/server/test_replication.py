@@ -242,3 +242,28 @@ def test_a_follower_fetching_behind_a_moving_leo_stays_in_sync(brokers):
         time.sleep(LAG_MS // 4)
         leader.maybe_shrink_isr()
     assert partition.isr == [0, 1, 2]
+
+
+def test_a_follower_told_of_a_dead_leader_fetches_once_the_same_leader_is_back(tmp_path):
+    """A new controller first sends the state it finds in ZooKeeper: after a whole cluster restarts,
+    the broker that wins the election hears that broker 0, not yet up, leads. Once broker 0 is back,
+    the controller elects it again, with a new epoch: the follower must start fetching then, although
+    the leader's id is the one it heard before."""
+    time = MockTime()
+    follower = in_process_replica_manager(tmp_path, 2, time)
+    try:
+        stale = leader_and_isr(TP, leader=0, isr=[0, 1], replicas=[0, 2, 1], leader_epoch=4)
+        stale["live_leaders"] = []  # broker 0 is not alive yet
+        error, errors = follower.become_leader_or_follower(stale)
+        assert (error, errors[TP]) == (Errors.NONE, Errors.NONE)
+        assert follower.get_partition(TP).get_replica() is not None, (
+            "its replica exists, for the HW checkpoint"
+        )
+        assert follower.replica_fetcher_manager.added == {}, "nothing to fetch from"
+        elected = leader_and_isr(TP, leader=0, isr=[0, 1], replicas=[0, 2, 1], leader_epoch=5)
+        follower.become_leader_or_follower(elected)
+        assert follower.replica_fetcher_manager.added[TP].broker_id == 0
+        assert follower.get_partition(TP).leader_replica_id == 0
+    finally:
+        follower.shutdown(checkpoint_hw=False)
+        follower.log_manager.shutdown()
