@@ -551,12 +551,52 @@ def run_restart(args: argparse.Namespace, console) -> int:
     broker = _broker_entry(state, args.broker)
     if _alive(broker["pid"]):
         _terminate(broker["pid"], 30)
+    if not _alive(state["zookeeper"]["pid"]):
+        log = Path(state["dir"]) / "logs" / "zookeeper.log"
+        raise CliError(f"the cluster's ZooKeeper is not running; see {log}")
+    registered_before = _registration_epoch(state, args.broker)
     directory = Path(state["dir"])
     config = directory / f"broker-{args.broker}" / "server.properties"
     broker["pid"] = _spawn(
         _broker_args(config, state), directory / "logs" / f"broker-{args.broker}.log", _overlay(state)
     )
     (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
-    health = wait_healthy(state)
+    health = wait_rejoined(state, args.broker, registered_before)
     console.print(status_table(state, health))
     return 0
+
+
+def _registration_epoch(state: dict, broker_id: int) -> int | None:
+    """The zxid that created ``/brokers/ids/<id>`` (the registration's epoch), or None if absent."""
+    from kafka_lite.zk.zk_utils import ZkUtils
+
+    zk = ZkUtils(f"127.0.0.1:{state['zookeeper']['port']}", connection_timeout_ms=2000)
+    try:
+        broker = zk.get_broker(broker_id)
+        return None if broker is None else broker.epoch
+    finally:
+        zk.close()
+
+
+def wait_rejoined(
+    state: dict, broker_id: int, registered_before: int | None, timeout_s: float = HEALTHY_TIMEOUT_S
+) -> dict:
+    """Until the restarted broker has registered anew (a killed broker's old registration lives
+    until its session expires, so the registration's epoch must change) and the cluster's metadata
+    lists it. Only this broker is waited for: others may be stopped on purpose, and the status
+    table shows them as they are."""
+    entry = _broker_entry(state, broker_id)
+    log = Path(state["dir"]) / "logs" / f"broker-{broker_id}.log"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if not _alive(entry["pid"]):
+            raise CliError(f"broker {broker_id} exited; see {log}")
+        if _registration_epoch(state, broker_id) not in (None, registered_before):
+            health = cluster_health(state)
+            if broker_id in health["registered"] and health["controller"] is not None:
+                return health
+        if time.monotonic() > deadline:
+            raise CliError(
+                f"broker {broker_id} did not rejoin the cluster within {timeout_s:.0f} s; see {log}"
+            )
+        time.sleep(0.2)  # polling ZooKeeper and the brokers' metadata; bounded by the deadline

@@ -85,6 +85,15 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
         assert "stopped" in row
         still = r"stopped, still registered( \(controller\))? until its ZooKeeper session expires"
         assert "registered" not in row or re.search(still, row), row
+        # two brokers down: restarting one waits for that one only, and the table shows the other
+        assert main(["cluster", "kill", "1", *args]) == 0
+        capsys.readouterr()
+        assert main(["cluster", "restart", "1", *args]) == 0
+        rows = {
+            n: line for line in capsys.readouterr().out.splitlines() for n in (1, 2) if f"broker {n}" in line
+        }
+        assert "registered" in rows[1] and "stopped" not in rows[1], rows[1]
+        assert "stopped" in rows[2], rows[2]
         assert main(["cluster", "restart", "2", *args]) == 0
         assert main(["cluster", "status", *args]) == 0
         state = json.loads((d / "cluster.json").read_text())
