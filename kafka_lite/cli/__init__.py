@@ -53,14 +53,20 @@ def properties_file(path: str | Path | None, option: str) -> dict[str, str]:
 
 def positive_int(unit: str):
     """An argparse type: a whole number of ``unit`` of at least 1, with an error naming what is wrong."""
+    return whole_number(unit, 1, "give at least 1")
+
+
+def whole_number(unit: str, least: int = 0, too_small: str = "cannot be negative"):
+    """An argparse type: a whole number of ``unit`` of at least ``least``; below it, the error says
+    ``too_small``."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {unit}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{text} {unit}: give at least 1")
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{text} {unit}: {too_small}")
         return value
 
     return parse

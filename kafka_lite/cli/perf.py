@@ -29,18 +29,8 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kafka_lite.cli import CliError, key_values, positive_int, properties_file
+from kafka_lite.cli import CliError, key_values, positive_int, properties_file, whole_number
 from kafka_lite.common.errors import KafkaException
-
-
-def _size(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} bytes: a record size cannot be negative")
-    return value
 
 
 def _throughput(text: str) -> float:
@@ -70,7 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     producer.add_argument("--topic", required=True, help="the topic to send to")
     producer.add_argument("--num-records", type=positive_int("records"), required=True, metavar="N",
                           help="how many records to send")  # fmt: skip
-    producer.add_argument("--record-size", type=_size, required=True, metavar="BYTES",
+    record_size = whole_number("bytes", too_small="a record size cannot be negative")
+    producer.add_argument("--record-size", type=record_size, required=True, metavar="BYTES",
                           help="each record's value, in bytes (random capital letters, no key)")  # fmt: skip
     producer.add_argument("--throughput", type=_throughput, required=True, metavar="RECORDS/S",
                           help="at most this many records a second; -1 for no limit")  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from kafka_lite.cli import CliError, brokers_not_answering, positive_int
+from kafka_lite.cli import CliError, brokers_not_answering, positive_int, whole_number
 
 REQUEST_TIMEOUT_MS = 30_000  # how long each call waits for the brokers
 
@@ -24,16 +24,6 @@ def _offset_time(text: str) -> int:
         ) from None
     if value < -2:
         raise argparse.ArgumentTypeError(f"{text}: give -1 (latest), -2 (earliest) or a timestamp in ms")
-    return value
-
-
-def _non_negative_ms(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of ms") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} ms: cannot be negative")
     return value
 
 
@@ -71,11 +61,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the most bytes fetched per partition in a round",
     )  # fmt: skip
     parser.add_argument(
-        "--max-wait-ms", type=_non_negative_ms, default=tool.DEFAULT_MAX_WAIT_MS, metavar="MS",
+        "--max-wait-ms", type=whole_number("ms"), default=tool.DEFAULT_MAX_WAIT_MS, metavar="MS",
         help="how long each fetch may wait for new records",
     )  # fmt: skip
     parser.add_argument(
-        "--report-interval-ms", type=_non_negative_ms, default=tool.DEFAULT_REPORT_INTERVAL_MS, metavar="MS",
+        "--report-interval-ms", type=whole_number("ms"), default=tool.DEFAULT_REPORT_INTERVAL_MS, metavar="MS",
         help="how often to print the largest lag",
     )  # fmt: skip
     parser.add_argument(
