@@ -224,9 +224,7 @@ class ReplicaVerificationTool:
                     continue
                 for replica_id in info.replicas:
                     if replica_id not in cluster.nodes:
-                        out(
-                            f"partition {_name(tp)}: replica {replica_id} is on a broker that is not alive: not verified"
-                        )
+                        out(f"partition {_name(tp)}: replica {replica_id} is down: not verified")
                         continue
                     self.partitions_per_broker.setdefault(replica_id, []).append(tp)
                     expected[tp] = expected.get(tp, 0) + 1
@@ -235,10 +233,9 @@ class ReplicaVerificationTool:
             spec = OffsetSpec(initial_offset_time)
             offsets = self.admin.list_offsets({tp: spec for tp in expected})
             initial = {tp: info.offset for tp, info in offsets.items()}
-            if initial_offset_time >= 0:  # a time after the last record: start at the end
-                latest = self.admin.list_offsets(
-                    {tp: OffsetSpec.latest() for tp, o in initial.items() if o < 0}
-                )
+            after_the_last = [tp for tp, offset in initial.items() if offset < 0]
+            if after_the_last:  # a time after a partition's last record: start at its end
+                latest = self.admin.list_offsets({tp: OffsetSpec.latest() for tp in after_the_last})
                 initial.update({tp: info.offset for tp, info in latest.items()})
         except BaseException:
             self.admin.close()

@@ -216,3 +216,60 @@ def test_on_a_cluster_replicas_agree_and_a_paused_follower_shows_as_lag(cluster,
         )
     finally:
         producer.close()
+
+
+class _Admin:
+    """The admin client's part the tool's set-up reads: a cluster where broker 1 is down."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        from kafka_lite.clients.metadata import Cluster
+
+        self.cluster = Cluster.from_metadata_response(
+            {
+                "brokers": [{"node_id": 0, "host": "127.0.0.1", "port": 9092, "rack": None}],
+                "controller_id": 0,
+                "topic_metadata": [
+                    {
+                        "topic_error_code": 0,
+                        "topic": "orders",
+                        "is_internal": False,
+                        "partition_metadata": [
+                            {"partition_error_code": 9, "partition_id": 0, "leader": 0, "replicas": [0, 1], "isr": [0]},
+                            {"partition_error_code": 5, "partition_id": 1, "leader": -1, "replicas": [1], "isr": []},
+                        ],
+                    }
+                ],
+            }
+        )  # fmt: skip
+        self.closed = False
+
+    def describe_cluster(self):
+        return self.cluster
+
+    def list_offsets(self, specs):
+        from kafka_lite.clients.admin import ListOffsetsResultInfo
+
+        return {tp: ListOffsetsResultInfo(42, -1) for tp in specs}
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.unit
+def test_replicas_on_brokers_that_are_down_and_partitions_without_a_leader_are_named_and_left_out(
+    monkeypatch,
+):
+    from kafka_lite.tools import replica_verification_tool as tool
+
+    monkeypatch.setattr(tool, "KafkaAdminClient", _Admin)
+    lines: list[str] = []
+    verifier = tool.ReplicaVerificationTool("127.0.0.1:9092", "orders", out=lines.append)
+    assert lines == [
+        "partition [orders,0]: replica 1 is down: not verified",
+        "partition [orders,1] has no leader: not verified",
+    ]
+    assert verifier.partitions_per_broker == {0: [("orders", 0)]}
+    assert verifier.replica_buffer.expected_replicas_per_partition == {("orders", 0): 1}
+    assert verifier.replica_buffer.get_offset(("orders", 0)) == 42, "from the log end (ListOffsets -1)"
+    verifier.close()
+    assert verifier.admin.closed
