@@ -17,8 +17,10 @@ consumer, up to its own HW: so each round asks every broker for its replica of e
 the offset verified so far. Then, partition by partition, the batches of all the replicas are walked
 side by side, as far as every replica has one below its HW: the same batch must have the same last
 offset on every replica (else the replicas have diverged, and the tool stops), and the same checksum
-(else a replica holds other bytes at those offsets, which is reported). A follower copies the
-leader's batches as they are, offsets and all, so on a healthy cluster both hold. The offset up to
+(else a replica holds other records at those offsets, which is reported). The checksum is the CRC
+stored in the batch's header, as its producer wrote it, not one computed again: the check finds
+batches that differ, not bytes damaged since (the broker checks those when it appends). A follower
+copies the leader's batches as they are, offsets and all, so on a healthy cluster both hold. The offset up to
 which every replica agrees is where the next round fetches from; the *lag* is the highest HW among
 the replicas minus that offset, and each report names the partition where it is largest::
 
