@@ -32,6 +32,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from rich.live import Live
@@ -318,6 +319,11 @@ def cluster_health(state: dict) -> dict:
         health["registered"] = sorted(cluster.nodes)
         health["controller"] = cluster.controller.id if cluster.controller else None
         health["topics"] = sorted(cluster.topics())
+        # Replication at a glance: who leads how many partitions, and how many need a look.
+        partitions = cluster.partitions.values()
+        health["leaders"] = Counter(p.leader.id for p in partitions if p.leader is not None)
+        health["under_replicated"] = sum(len(p.in_sync_replicas) < len(p.replicas) for p in partitions)
+        health["offline"] = sum(p.leader is None for p in partitions)
     except KafkaException:
         pass
     finally:
@@ -374,7 +380,8 @@ def wait_healthy(state: dict, timeout_s: float = HEALTHY_TIMEOUT_S) -> dict:
 
 def status_table(state: dict, health: dict) -> Table:
     table = Table(title=f"kafka_lite cluster in {state['dir']}")
-    for col in ("process", "pid", "address", "state"):
+    leaders = health.get("leaders")  # known from the brokers' metadata, not for a lab's cluster
+    for col in ("process", "pid", "address", "state", *(["leads"] if leaders is not None else [])):
         table.add_column(col)
     zk = state["zookeeper"]
     table.add_row(
@@ -394,8 +401,15 @@ def status_table(state: dict, health: dict) -> Table:
             text = "registered" + role
         else:
             text = "running" if alive else "[red]stopped"
-        table.add_row(f"broker {b['id']}", str(b["pid"]), f"127.0.0.1:{b['port']}", text)
+        led = leaders[b["id"]] if leaders is not None else 0
+        leads = [] if leaders is None else [(f"{led} partition" + "s" * (led != 1)) if alive else "-"]
+        table.add_row(f"broker {b['id']}", str(b["pid"]), f"127.0.0.1:{b['port']}", text, *leads)
     table.caption = f"topics: {', '.join(health['topics']) or '(none)'}"
+    if leaders is not None and (health["under_replicated"] or health["offline"]):
+        table.caption += (
+            f"\n{health['under_replicated']} partitions under-replicated, {health['offline']} without a "
+            "leader (kafka-lite topics --describe --under-replicated-partitions lists them)"
+        )
     if state.get("lab"):
         lab = state["lab"]
         table.caption += f"\nbrokers run lab {lab['number']}'s files from {lab['workspace']}"

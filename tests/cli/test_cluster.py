@@ -70,6 +70,12 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
         assert main(["topics", "--bootstrap-server", bootstrap, "--describe", "--topic", "cli"]) == 0
         described = capsys.readouterr().out
         assert len(re.findall(r"│ cli\s+│ \d", described)) == 3
+        # the status counts each broker's leaderships: every partition of the cluster has one leader
+        assert main(["topics", "--bootstrap-server", bootstrap, "--describe"]) == 0
+        partitions = len(re.findall(r"^│ \S+\s+│ \d+\s+│ \d", capsys.readouterr().out, re.M))
+        assert main(["cluster", "status", *args]) == 0
+        leads = re.findall(r"│ broker \d .*│ (\d+) partitions? +│", capsys.readouterr().out)
+        assert len(leads) == 3 and sum(map(int, leads)) == partitions >= 3, (leads, partitions)
         assert create("1", "1") == 1
         assert "already exists" in capsys.readouterr().err
         assert main(["cluster", "up", "--detach", "--zookeeper-port", str(free_port()), *args]) == 1
