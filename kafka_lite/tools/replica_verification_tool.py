@@ -299,6 +299,9 @@ class ReplicaVerificationTool:
                     f"{sorted(set(requests) - set(responses))}"
                 )
             client.poll(min(100, deadline - now), now)
+        if all(r.disconnected for r in responses.values()):
+            # No broker answered: wait as a client backs off, rather than asking again at once.
+            self.time.sleep(self.admin.retry_backoff_ms)
         answers: dict[int, dict[TopicPartition, PartitionData]] = {}
         for broker_id, response in responses.items():
             got = answers[broker_id] = {

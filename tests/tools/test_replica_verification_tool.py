@@ -254,6 +254,17 @@ class _Admin:
     def close(self) -> None:
         self.closed = True
 
+    request_timeout_ms, retry_backoff_ms = 30_000, 100
+
+    class client:  # every connection refused, as with every broker stopped
+        @staticmethod
+        def ready(node, now):
+            return False
+
+        @staticmethod
+        def connection_failed(node):
+            return True
+
 
 @pytest.mark.unit
 def test_replicas_on_brokers_that_are_down_and_partitions_without_a_leader_are_named_and_left_out(
@@ -273,3 +284,18 @@ def test_replicas_on_brokers_that_are_down_and_partitions_without_a_leader_are_n
     assert verifier.replica_buffer.get_offset(("orders", 0)) == 42, "from the log end (ListOffsets -1)"
     verifier.close()
     assert verifier.admin.closed
+
+
+@pytest.mark.unit
+def test_a_round_no_broker_answers_backs_off_instead_of_asking_again_at_once(monkeypatch):
+    from kafka_lite.tools import replica_verification_tool as tool
+
+    monkeypatch.setattr(tool, "KafkaAdminClient", _Admin)
+    time = MockTime()
+    verifier = tool.ReplicaVerificationTool("127.0.0.1:9092", "orders", out=lambda line: None, time=time)
+    before = time.milliseconds()
+    answers = verifier.fetch_round()
+    assert answers == {0: {("orders", 0): PartitionData(-1, b"")}}, (
+        "no records, and no HW, from a broker that is down"
+    )
+    assert time.milliseconds() - before == _Admin.retry_backoff_ms
