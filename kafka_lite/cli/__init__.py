@@ -70,3 +70,16 @@ def whole_number(unit: str, least: int = 0, too_small: str = "cannot be negative
         return value
 
     return parse
+
+
+def offset_time(text: str) -> int:
+    """An argparse type for a ListOffsets time: -1 (the log end), -2 (the log start) or a timestamp in ms."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not -1 (latest), -2 (earliest) or a timestamp in ms"
+        ) from None
+    if value < -2:
+        raise argparse.ArgumentTypeError(f"{text}: give -1 (latest), -2 (earliest) or a timestamp in ms")
+    return value

@@ -10,21 +10,9 @@ from __future__ import annotations
 
 import argparse
 
-from kafka_lite.cli import CliError, brokers_not_answering, positive_int, whole_number
+from kafka_lite.cli import CliError, brokers_not_answering, offset_time, positive_int, whole_number
 
 REQUEST_TIMEOUT_MS = 30_000  # how long each call waits for the brokers
-
-
-def _offset_time(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not -1 (latest), -2 (earliest) or a timestamp in ms"
-        ) from None
-    if value < -2:
-        raise argparse.ArgumentTypeError(f"{text}: give -1 (latest), -2 (earliest) or a timestamp in ms")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--time",
-        type=_offset_time,
+        type=offset_time,
         default=-1,
         metavar="MS",
         help="where to start: -1 the log end (default), -2 the log start, or the first offset at a timestamp",
