@@ -73,7 +73,8 @@ def whole_number(unit: str, least: int = 0, too_small: str = "cannot be negative
 
 
 def offset_time(text: str) -> int:
-    """An argparse type for a ListOffsets time: -1 (the log end), -2 (the log start) or a timestamp in ms."""
+    """An argparse type for a ListOffsets time: -1 (the latest offset a consumer may read, the high
+    watermark), -2 (the log start) or a timestamp in ms."""
     try:
         value = int(text)
     except ValueError:

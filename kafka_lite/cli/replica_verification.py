@@ -42,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=offset_time,
         default=-1,
         metavar="MS",
-        help="where to start: -1 the log end (default), -2 the log start, or the first offset at a timestamp",
+        help="where to start: -1 the latest offset, the high watermark (default); -2 the log start; or "
+        "the first offset at or after a timestamp",
     )
     parser.add_argument(
         "--fetch-size", type=positive_int("bytes"), default=tool.DEFAULT_FETCH_SIZE, metavar="BYTES",
