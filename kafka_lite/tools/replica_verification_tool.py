@@ -42,10 +42,10 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import TopicPartition
+from kafka_lite.consumer.internals.fetcher import FETCH_VERSION
 
 CLIENT_ID = "replicaVerificationTool"
 DEBUGGING_CONSUMER_ID = -2  # Kafka's Request.DebuggingConsumerId: may read from a follower
-FETCH_VERSION = 5
 DEFAULT_FETCH_SIZE = 1024 * 1024  # Kafka's ConsumerConfig.FetchSize
 DEFAULT_MAX_WAIT_MS = 1000
 DEFAULT_REPORT_INTERVAL_MS = 30_000
