@@ -5,6 +5,8 @@ where one exists), with rich output. Nothing in kafka_lite imports this package.
 """
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -23,6 +25,28 @@ class CliError(Exception):
 def brokers_not_answering(error: Exception, bootstrap_server: str) -> CliError:
     """A client's timeout, as the one line that says which brokers did not answer."""
     return CliError(f"{error} (from --bootstrap-server {bootstrap_server}: are the brokers up?)")
+
+
+@contextmanager
+def admin_client(bootstrap_server: str, option: str = "--bootstrap-server", **configs) -> Iterator:
+    """A ``KafkaAdminClient`` for a command, closed on the way out. A bootstrap list it cannot read
+    is a usage error naming ``option``; brokers that do not answer are named; any other error from
+    the cluster is its one line."""
+    from kafka_lite.clients.admin import KafkaAdminClient
+    from kafka_lite.common.errors import KafkaException, TimeoutException
+
+    try:
+        admin = KafkaAdminClient(bootstrap_server, **configs)
+    except KafkaException as e:
+        raise CliError(f"{option} {bootstrap_server!r}: {e}", exit_code=2) from None
+    try:
+        yield admin
+    except TimeoutException as e:
+        raise brokers_not_answering(e, bootstrap_server) from None
+    except KafkaException as e:
+        raise CliError(str(e)) from None
+    finally:
+        admin.close()
 
 
 def key_values(items: list[str], option: str) -> dict[str, str]:

@@ -37,8 +37,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, brokers_not_answering
-from kafka_lite.common.errors import KafkaException, TimeoutException
+from kafka_lite.cli import CliError, admin_client
 from kafka_lite.common.topic import TopicPartition
 
 if TYPE_CHECKING:  # the admin client loads when a command runs, so that --help stays quick
@@ -192,19 +191,12 @@ def check_args(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    from kafka_lite.clients.admin import KafkaAdminClient
-
     check_args(args)
     topics = [parse_topic_spec(t) for t in args.topic or ()]
     timestamp = parse_datetime(args.to_datetime) if args.to_datetime is not None else None
     errors = Console(stderr=True, soft_wrap=True, highlight=False)
-    try:
-        admin = KafkaAdminClient(
-            args.bootstrap_server, client_id="kafka-lite-consumer-groups", request_timeout_ms=args.timeout
-        )
-    except KafkaException as e:
-        raise CliError(f"--bootstrap-server {args.bootstrap_server!r}: {e}", exit_code=2) from None
-    try:
+    configs = {"client_id": "kafka-lite-consumer-groups", "request_timeout_ms": args.timeout}
+    with admin_client(args.bootstrap_server, **configs) as admin:
         if args.list:
             for group_id in list_groups(admin):
                 _print(console, group_id)
@@ -217,12 +209,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
         else:
             reset_offsets(admin, args, topics, timestamp, console, errors)
         return 0
-    except TimeoutException as e:
-        raise brokers_not_answering(e, args.bootstrap_server) from None
-    except KafkaException as e:
-        raise CliError(str(e)) from None
-    finally:
-        admin.close()
 
 
 def _print(console: Console, line: str) -> None:

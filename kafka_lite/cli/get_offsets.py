@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kafka_lite.cli import CliError, brokers_not_answering, offset_time
+from kafka_lite.cli import CliError, admin_client, offset_time
 
 REQUEST_TIMEOUT_MS = 15_000  # how long each call waits for the brokers
 
@@ -63,16 +63,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, console) -> int:
-    from kafka_lite.clients.admin import KafkaAdminClient, OffsetSpec
-    from kafka_lite.common.errors import KafkaException, TimeoutException
+    from kafka_lite.clients.admin import OffsetSpec
 
-    try:
-        admin = KafkaAdminClient(
-            args.broker_list, client_id="GetOffsetShell", request_timeout_ms=REQUEST_TIMEOUT_MS
-        )
-    except KafkaException as e:
-        raise CliError(f"--broker-list {args.broker_list!r}: {e}", exit_code=2) from None
-    try:
+    configs = {"client_id": "GetOffsetShell", "request_timeout_ms": REQUEST_TIMEOUT_MS}
+    with admin_client(args.broker_list, "--broker-list", **configs) as admin:
         infos = admin.describe_cluster().partitions_for_topic(args.topic)
         if not infos:
             raise CliError(f"Topic {args.topic} does not exist")
@@ -98,9 +92,3 @@ def run(args: argparse.Namespace, console) -> int:
             shown = "" if found.offset < 0 else str(found.offset)  # no record at or after the time
             print(f"{topic}:{partition}:{shown}")
         return 0
-    except TimeoutException as e:
-        raise brokers_not_answering(e, args.broker_list) from None
-    except KafkaException as e:
-        raise CliError(str(e)) from None
-    finally:
-        admin.close()

@@ -13,8 +13,8 @@ import sys
 
 from rich.table import Table
 
-from kafka_lite.cli import CliError, brokers_not_answering
-from kafka_lite.common.errors import KafkaException, TimeoutException
+from kafka_lite.cli import CliError, admin_client
+from kafka_lite.common.errors import KafkaException
 
 REQUEST_TIMEOUT_MS = 15_000  # how long each call waits for the brokers
 
@@ -65,17 +65,13 @@ def _parse_assignment(text: str) -> dict[int, list[int]]:
 
 
 def run(args: argparse.Namespace, console) -> int:
-    from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
+    from kafka_lite.clients.admin import NewTopic
 
     if (args.under_replicated_partitions or args.unavailable_partitions) and not args.describe:
         raise CliError(
             "--under-replicated-partitions and --unavailable-partitions go with --describe", exit_code=2
         )
-    try:
-        admin = KafkaAdminClient(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS)
-    except KafkaException as e:
-        raise CliError(f"--bootstrap-server {args.bootstrap_server!r}: {e}", exit_code=2) from None
-    try:
+    with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
         if args.create:
             return _create(admin, args, console, NewTopic)
         if args.list:
@@ -83,12 +79,6 @@ def run(args: argparse.Namespace, console) -> int:
                 console.print(topic, highlight=False)
             return 0
         return _describe(admin, args, console)
-    except TimeoutException as e:
-        raise brokers_not_answering(e, args.bootstrap_server) from None
-    except KafkaException as e:
-        raise CliError(str(e)) from None
-    finally:
-        admin.close()
 
 
 def _create(admin, args, console, NewTopic) -> int:
