@@ -71,6 +71,8 @@ from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
 from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import (
+    CONSUMER_REPLICA_ID,
+    DEBUGGING_CONSUMER_ID,
     FetchMetadata,
     FetchPartitionRequest,
     LogReadResult,
@@ -451,7 +453,10 @@ class KafkaApis:
                 tp = (t["topic"], p["partition"])
                 entry: dict[str, Any] = {"partition": p["partition"]}
                 try:
-                    partition = self.replica_manager.get_leader_partition(tp)
+                    if request.body["replica_id"] == DEBUGGING_CONSUMER_ID:  # any replica, as for Fetch
+                        partition = self.replica_manager.get_replica_partition(tp)
+                    else:
+                        partition = self.replica_manager.get_leader_partition(tp)
                     offsets = self._list_offset(partition, p["timestamp"], request.body["replica_id"])
                     error = Errors.NONE
                 except ApiException as e:
@@ -467,15 +472,20 @@ class KafkaApis:
 
     @staticmethod
     def _list_offset(partition, timestamp: int, replica_id: int) -> tuple[int, int]:
-        """(timestamp, offset): the log start for -2, the high watermark for -1 (a consumer must not
-        see beyond it), else the first offset whose timestamp is at or after ``timestamp``."""
+        """(timestamp, offset): the log start for -2; for -1 the high watermark to a consumer (it must
+        not see beyond it) and the log end offset to a broker or a debugging consumer; else the first
+        offset whose timestamp is at or after ``timestamp``, which a consumer is told only if it is
+        not above the high watermark (Kafka 0.10.1's ``allowed``)."""
         log_ = partition.log
+        from_consumer = replica_id == CONSUMER_REPLICA_ID
         if timestamp == EARLIEST_TIMESTAMP:
             return -1, log_.log_start_offset
         if timestamp == LATEST_TIMESTAMP:
-            return -1, partition.high_watermark() if replica_id < 0 else log_.log_end_offset
+            return -1, partition.high_watermark() if from_consumer else log_.log_end_offset
         found = log_.fetch_offset_by_timestamp(timestamp)
-        return found if found is not None else (-1, -1)
+        if found is None or (from_consumer and found[1] > partition.high_watermark()):
+            return -1, -1
+        return found
 
     # -- CreateTopics ---------------------------------------------------------------------------------------------
 

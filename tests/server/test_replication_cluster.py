@@ -209,3 +209,50 @@ def test_replicas_converge_to_the_same_batches_at_the_same_offsets(rf3):
     leader = contents(rf3.leader)
     assert len(leader) == 120
     assert all(contents(f) == leader for f in rf3.followers)
+
+
+def test_list_offsets_keeps_consumers_below_the_hw_and_lets_a_debugging_consumer_ask_a_follower(rf3):
+    """ListOffsets as Kafka 0.10.1 answers it: a consumer (replica id -1) hears of nothing above the
+    HW, a latest or a lookup by time alike; a broker or the debugging consumer (-2) gets the log end,
+    and only the debugging consumer may ask a follower, of that follower's own replica."""
+
+    def timed(ts: int, value: bytes) -> bytes:
+        return bytes(MemoryRecords.with_records([(ts, None, value)]).buffer())
+
+    def list_offset(broker_id: int, replica_id: int, timestamp: int) -> dict:
+        body = {"replica_id": replica_id, "topics": [{"topic": rf3.topic, "partitions": [{"partition": 0, "timestamp": timestamp}]}]}  # fmt: skip
+        return partition_response(
+            WireClient(rf3.cluster.server(broker_id).port).call(ApiKeys.LIST_OFFSETS, 1, body)
+        )
+
+    client = rf3.client()
+    committed = partition_response(
+        client.call(ApiKeys.PRODUCE, 3, produce_body(rf3.topic, 0, timed(1000, b"c"), -1))
+    )
+    wait_until(
+        lambda: all(rf3.leo(b) == committed["base_offset"] + 1 for b in (0, 1, 2)), what="the replicas"
+    )
+    rf3.pause(*rf3.followers)
+    for ts in (5000, 6000):  # acks=1: on the leader alone, above the HW
+        assert (
+            partition_response(client.call(ApiKeys.PRODUCE, 3, produce_body(rf3.topic, 0, timed(ts, b"u"))))[
+                "error_code"
+            ]
+            == 0
+        )
+    hw, leo = rf3.hw(), rf3.leo(rf3.leader)
+    assert leo == hw + 2
+    leader = rf3.leader
+    assert list_offset(leader, -1, 500)["offset"] == committed["base_offset"], (
+        "a committed record, found by time"
+    )
+    assert list_offset(leader, -1, 5500)["offset"] == -1, (
+        "the record at 6000 is above the HW: not for a consumer"
+    )
+    assert list_offset(leader, rf3.followers[0], 5500)["offset"] == leo - 1, "a broker may know of it"
+    assert list_offset(leader, -1, -1)["offset"] == hw
+    assert list_offset(leader, -2, -1)["offset"] == leo, "the debugging consumer gets the log end"
+    follower = rf3.followers[0]
+    assert Errors.for_code(list_offset(follower, -1, -1)["error_code"]) is Errors.NOT_LEADER_FOR_PARTITION
+    answer = list_offset(follower, -2, -1)
+    assert (answer["error_code"], answer["offset"]) == (0, rf3.leo(follower)), "the follower's own replica"
