@@ -17,7 +17,8 @@ Differs: the tool's options go to the producer as Kafka's settings, as in Kafka;
 
 The reader (``LineMessageReader``) reads a line, and with ``parse.key=true`` splits it at the first
 ``key.separator`` (a tab by default) into key and value; a line without the separator is an error
-naming the line, unless ``ignore.error=true`` sends it whole as a value without a key. The tool
+naming the line, unless ``ignore.error=true`` sends it whole as a value without a key; with
+``null.marker`` (Kafka 3.2), a key or value equal to the marker is sent as null. The tool
 hands each record to ``KafkaProducer.send``: asynchronously, so lines from a pipe are batched
 (``linger.ms``, which the tool's ``--timeout`` sets, defaults to 1000 ms here), or with ``--sync``
 one ``send(...).get()`` at a time. At the end of the input it closes the producer, which sends
@@ -36,6 +37,7 @@ READER_PROPERTIES = {
     "parse.key": "true: split each line into key and value at key.separator",
     "key.separator": "where key and value part (default: a tab)",
     "ignore.error": "true: send a line without the separator whole, as a value without a key",
+    "null.marker": "a key or value equal to it is sent as null (a null value is compaction's tombstone)",
 }
 
 # The tool's own options and the producer settings they stand for, with the tool's defaults
@@ -75,9 +77,19 @@ class LineMessageReader:
         if not separator:
             raise ReaderException("--property key.separator= is empty: give the text between key and value")
         self.key_separator = separator.encode()
+        # Kafka 3.2's null.marker (KIP-810): the one way to write a null from a line, such as the
+        # tombstone that deletes a key from a compacted topic (chapter 6, 6.1.6).
+        marker = props.get("null.marker")
+        if marker == "":
+            raise ReaderException("--property null.marker= is empty: give the text that stands for null")
+        if marker is not None and marker.encode() == self.key_separator:
+            raise ReaderException(
+                f"--property null.marker={marker} is the key separator too: they must differ"
+            )
+        self.null_marker = None if marker is None else marker.encode()
         self.line_number = 0
 
-    def read_message(self) -> tuple[bytes | None, bytes] | None:
+    def read_message(self) -> tuple[bytes | None, bytes | None] | None:
         """The next line as ``(key, value)``; None at the end of the input."""
         self.line_number += 1
         line = self.input.readline()
@@ -85,16 +97,19 @@ class LineMessageReader:
             return None
         line = _without_line_end(line)
         if not self.parse_key:
-            return None, line
+            return None, self._or_null(line)
         key, separator, value = line.partition(self.key_separator)
         if not separator:
             if self.ignore_error:
-                return None, line
+                return None, self._or_null(line)
             raise ReaderException(
                 f"No key found on line {self.line_number}: {line.decode(errors='replace')} "
                 f"(parse.key=true needs key.separator {self.key_separator.decode()!r} in every line)"
             )
-        return key, value
+        return self._or_null(key), self._or_null(value)
+
+    def _or_null(self, text: bytes) -> bytes | None:
+        return None if text == self.null_marker else text
 
 
 def _flag(props: Mapping[str, str], name: str) -> bool:
@@ -156,10 +171,10 @@ class ErrorLoggingCallback:
 
     __slots__ = ("failures", "key", "topic", "value_size")
 
-    def __init__(self, topic: str, key: bytes | None, value: bytes, failures: SendFailures) -> None:
+    def __init__(self, topic: str, key: bytes | None, value: bytes | None, failures: SendFailures) -> None:
         self.topic = topic
         self.key = key
-        self.value_size = len(value)
+        self.value_size = -1 if value is None else len(value)
         self.failures = failures
 
     def __call__(self, exception: BaseException) -> None:
@@ -169,8 +184,9 @@ class ErrorLoggingCallback:
 def error_message(topic: str, key: bytes | None, value_size: int, exception: BaseException) -> str:
     """Kafka's wording; sizes rather than contents, as the console producer asks for them."""
     key_text = "null" if key is None else f"{len(key)} bytes"
+    value_text = "null" if value_size < 0 else f"{value_size} bytes"
     return (
-        f"Error when sending message to topic {topic} with key: {key_text}, value: {value_size} bytes "
+        f"Error when sending message to topic {topic} with key: {key_text}, value: {value_text} "
         f"with error: {type(exception).__name__}: {exception}"
     )
 
@@ -191,7 +207,7 @@ def produce(reader: LineMessageReader, producer, topic: str, sync: bool = False)
             try:
                 future.get()
             except KafkaException as e:
-                failures.add(error_message(topic, key, len(value), e))
+                failures.add(error_message(topic, key, -1 if value is None else len(value), e))
         else:
             future.add_errback(ErrorLoggingCallback(topic, key, value, failures))
     return sent, failures

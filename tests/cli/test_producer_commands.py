@@ -56,6 +56,22 @@ def test_console_producer_sends_each_line_as_a_keyed_record(cluster, monkeypatch
     assert batches and all("compresscodec: GZIP" in line for line in batches), batches
 
 
+def test_console_producer_null_marker_writes_a_tombstone(cluster, monkeypatch, capsys):
+    topic = topic_name("tombstone")
+    cluster.create_topic(topic, partitions=1, cleanup_policy="compact")
+    stdin = b"user-1:alice\nuser-2:bob\nuser-1:<null>\n"
+    code, err = _console_producer(monkeypatch, capsys, stdin, "--bootstrap-server", cluster.bootstrap_servers,
+                                  "--topic", topic, "--property", "parse.key=true", "--property",
+                                  "key.separator=:", "--property", "null.marker=<null>")  # fmt: skip
+    assert (code, err) == (0, "")
+    records = consume_all(cluster.bootstrap_servers, topic, 1, 3)
+    assert [(r.key, r.value) for r in records] == [
+        (b"user-1", b"alice"),
+        (b"user-2", b"bob"),
+        (b"user-1", None),
+    ]
+
+
 def test_console_producer_sync_stops_at_the_first_failed_send(cluster, monkeypatch, capsys):
     topic = topic_name("console-sync")
     cluster.create_topic(topic, partitions=1)

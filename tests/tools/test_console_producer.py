@@ -66,9 +66,22 @@ def test_ignore_error_sends_such_a_line_whole_without_a_key():
     ]
 
 
+def test_null_marker_stands_for_a_null_key_or_value():
+    data = b"k1:v1\nk2:-\n-:v3\n-\n"
+    assert _read_all(data, parse_key="true", key_separator=":", null_marker="-", ignore_error="true") == [
+        (b"k1", b"v1"),
+        (b"k2", None),  # a tombstone: with compaction, it deletes k2
+        (None, b"v3"),
+        (None, None),
+    ]
+    assert _read_all(b"x\n-\n--\n", null_marker="-") == [(None, b"x"), (None, None), (None, b"--")]
+
+
 @pytest.mark.parametrize(
     ("props", "message"),
     [
+        ({"null.marker": ""}, "--property null.marker= is empty"),
+        ({"null.marker": ":", "key.separator": ":"}, "--property null.marker=: is the key separator too"),
         (
             {"parse.kye": "true"},
             "Unknown --property parse.kye: the line reader takes parse.key, key.separator",
@@ -113,3 +126,4 @@ def test_a_failed_send_reads_as_kafkas_error_logging_callback():
         "Error when sending message to topic t with key: 3 bytes, value: 5 bytes with error: ValueError: boom"
     )
     assert "with key: null," in error_message("t", None, 5, ValueError("boom"))
+    assert "value: null with error" in error_message("t", b"k", -1, ValueError("boom")), "a tombstone's"
