@@ -3,6 +3,8 @@ session's real cluster; and the arguments and topics it cannot work with, in one
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from kafka_lite import KafkaProducer
@@ -11,7 +13,9 @@ from kafka_lite.cli.main import main
 from kafka_lite.zk.embedded import free_port
 from tests.support.topics import topic_name
 
-T0 = 1_700_000_000_000  # the records' timestamps: T0, T0 + 10, T0 + 20, ... per partition
+# The records' timestamps: T0, T0 + 10, T0 + 20, ... per partition. An hour ago: older records would
+# fall to the brokers' time retention (retention.ms), which the session's cluster checks every few minutes.
+T0 = int(time.time() * 1000) - 3_600_000
 
 
 @pytest.mark.integration

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -24,11 +25,14 @@ def name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
+# The records' first timestamp: an hour ago, so that the session's cluster, whose retention check
+# runs every few minutes, never finds them older than retention.ms.
+T0 = int(time.time() * 1000) - 3_600_000
+
+
 def batch(values: list[bytes], **kwargs) -> bytes:
     return bytes(
-        MemoryRecords.with_records(
-            [(1_700_000_000_000 + i, None, v) for i, v in enumerate(values)], **kwargs
-        ).buffer()
+        MemoryRecords.with_records([(T0 + i, None, v) for i, v in enumerate(values)], **kwargs).buffer()
     )
 
 
@@ -258,9 +262,9 @@ def test_list_offsets_earliest_latest_and_by_time(cluster, topic):
         return partition_response(client.call(ApiKeys.LIST_OFFSETS, version, body))
 
     assert offsets(1, -2)["offset"] == 0 and offsets(1, -1)["offset"] == 4
-    found = offsets(2, 1_700_000_000_002)
-    assert (found["timestamp"], found["offset"]) == (1_700_000_000_002, 2)
-    assert offsets(1, 1_800_000_000_000)["offset"] == -1  # nothing that late
+    found = offsets(2, T0 + 2)
+    assert (found["timestamp"], found["offset"]) == (T0 + 2, 2)
+    assert offsets(1, T0 + 86_400_000)["offset"] == -1  # nothing that late: a day on
     assert offsets(0, -1)["offsets"] == [4]
 
 

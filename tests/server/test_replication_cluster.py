@@ -7,6 +7,7 @@ slow or stuck follower would). Every wait is on a condition with a deadline."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -23,7 +24,10 @@ pytestmark = pytest.mark.integration
 
 
 def batch(*values: bytes) -> bytes:
-    return bytes(MemoryRecords.with_records([(1000, None, v) for v in values]).buffer())
+    # Timestamps of now: records from 1970 would be older than retention.ms, and the broker's
+    # retention check, which runs every few minutes of the session's cluster, would delete them.
+    now = int(time.time() * 1000)
+    return bytes(MemoryRecords.with_records([(now, None, v) for v in values]).buffer())
 
 
 class Rf3:
@@ -216,8 +220,10 @@ def test_list_offsets_keeps_consumers_below_the_hw_and_lets_a_debugging_consumer
     HW, a latest or a lookup by time alike; a broker or the debugging consumer (-2) gets the log end,
     and only the debugging consumer may ask a follower, of that follower's own replica."""
 
+    t0 = int(time.time() * 1000) - 60_000  # recent: older records would fall to time retention (see batch)
+
     def timed(ts: int, value: bytes) -> bytes:
-        return bytes(MemoryRecords.with_records([(ts, None, value)]).buffer())
+        return bytes(MemoryRecords.with_records([(t0 + ts, None, value)]).buffer())
 
     def list_offset(broker_id: int, replica_id: int, timestamp: int) -> dict:
         body = {"replica_id": replica_id, "topics": [{"topic": rf3.topic, "partitions": [{"partition": 0, "timestamp": timestamp}]}]}  # fmt: skip
@@ -243,13 +249,13 @@ def test_list_offsets_keeps_consumers_below_the_hw_and_lets_a_debugging_consumer
     hw, leo = rf3.hw(), rf3.leo(rf3.leader)
     assert leo == hw + 2
     leader = rf3.leader
-    assert list_offset(leader, -1, 500)["offset"] == committed["base_offset"], (
+    assert list_offset(leader, -1, t0 + 500)["offset"] == committed["base_offset"], (
         "a committed record, found by time"
     )
-    assert list_offset(leader, -1, 5500)["offset"] == -1, (
+    assert list_offset(leader, -1, t0 + 5500)["offset"] == -1, (
         "the record at 6000 is above the HW: not for a consumer"
     )
-    assert list_offset(leader, rf3.followers[0], 5500)["offset"] == leo - 1, "a broker may know of it"
+    assert list_offset(leader, rf3.followers[0], t0 + 5500)["offset"] == leo - 1, "a broker may know of it"
     assert list_offset(leader, -1, -1)["offset"] == hw
     assert list_offset(leader, -2, -1)["offset"] == leo, "the debugging consumer gets the log end"
     follower = rf3.followers[0]
