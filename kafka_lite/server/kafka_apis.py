@@ -48,6 +48,7 @@ from typing import Any
 
 from kafka_lite.common.errors import ApiException, Errors, KafkaException
 from kafka_lite.common.protocol.api_keys import ApiKeys, api_versions
+from kafka_lite.common.protocol.fetch_request import CONSUMER_REPLICA_ID, DEBUGGING_CONSUMER_ID
 from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0, RESPONSE_HEADER
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.constants import MAGIC_OFFSET, MAGIC_VALUE_V2
@@ -71,8 +72,6 @@ from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
 from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import (
-    CONSUMER_REPLICA_ID,
-    DEBUGGING_CONSUMER_ID,
     FetchMetadata,
     FetchPartitionRequest,
     LogReadResult,

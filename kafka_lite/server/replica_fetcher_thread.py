@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.errors import Errors, KafkaException
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.fetch_request import FETCH_VERSION, fetch_request_body
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic import TopicPartition
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FETCH_VERSION = 5  # 0.11's: the follower learns the leader's log start offset too
 LIST_OFFSETS_VERSION = 1
 EARLIEST_TIMESTAMP, LATEST_TIMESTAMP = -2, -1
 
@@ -343,28 +343,10 @@ class ReplicaFetcherThread(threading.Thread):
     # -- requests to the leader ---------------------------------------------------------------------------------
 
     def fetch(self, fetch_request: dict[TopicPartition, int]) -> dict[TopicPartition, dict]:
-        by_topic: dict[str, list] = {}
-        for (topic, partition), offset in fetch_request.items():
-            by_topic.setdefault(topic, []).append(
-                {
-                    "partition": partition,
-                    "fetch_offset": offset,
-                    "log_start_offset": -1,
-                    "max_bytes": self.fetch_size,
-                }
-            )
-        body = self.send_and_receive(
-            ApiKeys.FETCH,
-            FETCH_VERSION,
-            {
-                "replica_id": self.broker_id,
-                "max_wait_time": self.max_wait_ms,
-                "min_bytes": self.min_bytes,
-                "max_bytes": self.max_bytes,
-                "isolation_level": 0,
-                "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()],
-            },
+        request = fetch_request_body(
+            self.broker_id, self.max_wait_ms, self.min_bytes, self.max_bytes, fetch_request, self.fetch_size
         )
+        body = self.send_and_receive(ApiKeys.FETCH, FETCH_VERSION, request)
         return {
             (t["topic"], p["partition_header"]["partition"]): p
             for t in body["responses"]

@@ -40,6 +40,7 @@ from kafka_lite.common.errors import (
     ReplicaNotAvailableException,
     UnknownTopicOrPartitionException,
 )
+from kafka_lite.common.protocol.fetch_request import DEBUGGING_CONSUMER_ID
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
@@ -67,8 +68,6 @@ HIGH_WATERMARK_FILENAME = "replication-offset-checkpoint"
 ISR_CHANGE_PROPAGATION_BLACKOUT_MS = 5000
 ISR_CHANGE_PROPAGATION_INTERVAL_MS = 60000
 ISR_CHANGE_PROPAGATION_CHECK_MS = 2500
-CONSUMER_REPLICA_ID = -1  # a fetch with replica_id -1 comes from a consumer
-DEBUGGING_CONSUMER_ID = -2  # may read from a follower (Kafka's SimpleConsumerShell)
 
 
 @dataclass

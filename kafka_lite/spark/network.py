@@ -42,11 +42,11 @@ from kafka_lite.common.errors import (
     TimeoutException,
 )
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.fetch_request import CONSUMER_REPLICA_ID, FETCH_VERSION, fetch_request_body
 from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.common.topic import TopicPartition
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
-from kafka_lite.consumer.internals.fetcher import CONSUMER_REPLICA_ID, FETCH_VERSION, READ_UNCOMMITTED
 from kafka_lite.network.selector import Selector
 from kafka_lite.spark.offsets import OffsetRange, PartitionOffsets, check_range_start, tp_name
 from kafka_lite.spark.options import BOOTSTRAP_SERVERS, ClientSettings
@@ -174,22 +174,10 @@ class NetworkDataConsumer:
         """One Fetch request for ``tp`` at ``position`` to its leader: its partition header and records."""
         while True:
             leader = self._leader(tp, deadline)
-            body = {
-                "replica_id": CONSUMER_REPLICA_ID,
-                "max_wait_time": 0,  # the range is below the high watermark: nothing to wait for
-                "min_bytes": 0,
-                "max_bytes": self.fetch_size,
-                "isolation_level": READ_UNCOMMITTED,
-                "topics": [
-                    {
-                        "topic": tp[0],
-                        "partitions": [
-                            {"partition": tp[1], "fetch_offset": position, "log_start_offset": -1,
-                             "max_bytes": self.fetch_size}
-                        ],
-                    }
-                ],
-            }  # fmt: skip
+            # max wait 0: the range is below the high watermark, so there is nothing to wait for
+            body = fetch_request_body(
+                CONSUMER_REPLICA_ID, 0, 0, self.fetch_size, {tp: position}, self.fetch_size
+            )
             future = self.client.send(leader, ApiKeys.FETCH, FETCH_VERSION, body)
             if not self.client.poll_future(future, max(deadline - self.time.milliseconds(), 0)):
                 raise TimeoutException(

@@ -39,13 +39,12 @@ from kafka_lite.clients.admin import KafkaAdminClient, OffsetSpec
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse
 from kafka_lite.common.errors import KafkaException, TimeoutException
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.fetch_request import DEBUGGING_CONSUMER_ID, FETCH_VERSION, fetch_request_body
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import TopicPartition
-from kafka_lite.consumer.internals.fetcher import FETCH_VERSION
 
 CLIENT_ID = "replicaVerificationTool"
-DEBUGGING_CONSUMER_ID = -2  # Kafka's Request.DebuggingConsumerId: may read from a follower
 DEFAULT_FETCH_SIZE = 1024 * 1024  # Kafka's ConsumerConfig.FetchSize
 DEFAULT_MAX_WAIT_MS = 1000
 DEFAULT_REPORT_INTERVAL_MS = 30_000
@@ -320,24 +319,11 @@ class ReplicaVerificationTool:
     # --8<-- [end:fetch_round]
 
     def _fetch_request_body(self, offsets: dict[TopicPartition, int]) -> dict:
-        by_topic: dict[str, list[dict]] = {}
-        for (topic, partition), offset in offsets.items():
-            by_topic.setdefault(topic, []).append(
-                {
-                    "partition": partition,
-                    "fetch_offset": offset,
-                    "log_start_offset": -1,
-                    "max_bytes": self.fetch_size,
-                }
-            )
-        return {
-            "replica_id": DEBUGGING_CONSUMER_ID,
-            "max_wait_time": self.max_wait_ms,
-            "min_bytes": 1,
-            "max_bytes": self.fetch_size * max(1, len(offsets)),
-            "isolation_level": 0,
-            "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()],
-        }
+        """As the debugging consumer, with Kafka's ``minBytes`` 1: wait for anything new."""
+        max_bytes = self.fetch_size * max(1, len(offsets))  # no request-wide cap beyond the partitions'
+        return fetch_request_body(
+            DEBUGGING_CONSUMER_ID, self.max_wait_ms, 1, max_bytes, offsets, self.fetch_size
+        )
 
 
 def _name(tp: TopicPartition | None) -> str:

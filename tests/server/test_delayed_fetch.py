@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.protocol.fetch_request import CONSUMER_REPLICA_ID
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.log_segment import LogOffsetMetadata, LogSegment
@@ -15,7 +16,7 @@ from kafka_lite.server.in_process_replicas import (
     replicate,
     replicated_partition,
 )
-from kafka_lite.server.replica_manager import CONSUMER_REPLICA_ID, FetchMetadata, FetchPartitionRequest
+from kafka_lite.server.replica_manager import FetchMetadata, FetchPartitionRequest
 
 pytestmark = pytest.mark.unit
 

@@ -76,6 +76,11 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.metrics import Sensor
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.fetch_request import (
+    CONSUMER_REPLICA_ID,
+    FETCH_VERSION,
+    fetch_request_body,
+)
 from kafka_lite.common.record.compiled import compiled_records
 from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.record.memory_records import MemoryRecords
@@ -95,10 +100,7 @@ from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
 
 log = logging.getLogger(__name__)
 
-FETCH_VERSION = 5
 LIST_OFFSETS_VERSION = 1
-CONSUMER_REPLICA_ID = -1
-READ_UNCOMMITTED = 0
 EARLIEST_TIMESTAMP = -2  # ListOffsetRequest.EARLIEST_TIMESTAMP
 LATEST_TIMESTAMP = -1  # ListOffsetRequest.LATEST_TIMESTAMP
 UNKNOWN_OFFSET = -1
@@ -263,24 +265,14 @@ class Fetcher:
         for node, offsets in by_node.items():
             if self._would_wait_alone(node, offsets, buffered):
                 continue
-            topics: dict[str, list[dict[str, int]]] = {}
-            for (topic, partition), offset in offsets.items():
-                topics.setdefault(topic, []).append(
-                    {
-                        "partition": partition,
-                        "fetch_offset": offset,
-                        "log_start_offset": -1,
-                        "max_bytes": self.fetch_size,
-                    }
-                )
-            body = {
-                "replica_id": CONSUMER_REPLICA_ID,
-                "max_wait_time": self.max_wait_ms,
-                "min_bytes": self.min_bytes,
-                "max_bytes": self.max_bytes,
-                "isolation_level": READ_UNCOMMITTED,
-                "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-            }
+            body = fetch_request_body(
+                CONSUMER_REPLICA_ID,
+                self.max_wait_ms,
+                self.min_bytes,
+                self.max_bytes,
+                offsets,
+                self.fetch_size,
+            )
             requests[node] = (body, offsets)
         return requests
 
