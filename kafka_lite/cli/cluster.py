@@ -559,6 +559,8 @@ def run_kill(args: argparse.Namespace, console) -> int:
 
 
 def run_restart(args: argparse.Namespace, console) -> int:
+    from kafka_lite.zk.zk_utils import ZkUtils
+
     state = load_state(args.dir)
     if state is None:
         raise CliError(f"no cluster in {args.dir}")
@@ -568,32 +570,30 @@ def run_restart(args: argparse.Namespace, console) -> int:
     if not _alive(state["zookeeper"]["pid"]):
         log = Path(state["dir"]) / "logs" / "zookeeper.log"
         raise CliError(f"the cluster's ZooKeeper is not running; see {log}")
-    registered_before = _registration_epoch(state, args.broker)
-    directory = Path(state["dir"])
-    config = directory / f"broker-{args.broker}" / "server.properties"
-    broker["pid"] = _spawn(
-        _broker_args(config, state), directory / "logs" / f"broker-{args.broker}.log", _overlay(state)
-    )
-    (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
-    health = wait_rejoined(state, args.broker, registered_before)
+    zk = ZkUtils(f"127.0.0.1:{state['zookeeper']['port']}", connection_timeout_ms=2000)
+    try:
+        registered_before = _registration_epoch(zk, args.broker)
+        directory = Path(state["dir"])
+        config = directory / f"broker-{args.broker}" / "server.properties"
+        broker["pid"] = _spawn(
+            _broker_args(config, state), directory / "logs" / f"broker-{args.broker}.log", _overlay(state)
+        )
+        (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
+        health = wait_rejoined(state, zk, args.broker, registered_before)
+    finally:
+        zk.close()
     console.print(status_table(state, health))
     return 0
 
 
-def _registration_epoch(state: dict, broker_id: int) -> int | None:
+def _registration_epoch(zk, broker_id: int) -> int | None:
     """The zxid that created ``/brokers/ids/<id>`` (the registration's epoch), or None if absent."""
-    from kafka_lite.zk.zk_utils import ZkUtils
-
-    zk = ZkUtils(f"127.0.0.1:{state['zookeeper']['port']}", connection_timeout_ms=2000)
-    try:
-        broker = zk.get_broker(broker_id)
-        return None if broker is None else broker.epoch
-    finally:
-        zk.close()
+    broker = zk.get_broker(broker_id)
+    return None if broker is None else broker.epoch
 
 
 def wait_rejoined(
-    state: dict, broker_id: int, registered_before: int | None, timeout_s: float = HEALTHY_TIMEOUT_S
+    state: dict, zk, broker_id: int, registered_before: int | None, timeout_s: float = HEALTHY_TIMEOUT_S
 ) -> dict:
     """Until the restarted broker has registered anew (a killed broker's old registration lives
     until its session expires, so the registration's epoch must change) and the cluster's metadata
@@ -605,7 +605,7 @@ def wait_rejoined(
     while True:
         if not _alive(entry["pid"]):
             raise CliError(f"broker {broker_id} exited; see {log}")
-        if _registration_epoch(state, broker_id) not in (None, registered_before):
+        if _registration_epoch(zk, broker_id) not in (None, registered_before):
             health = cluster_health(state)
             if broker_id in health["registered"] and health["controller"] is not None:
                 return health

@@ -121,10 +121,11 @@ def _describe(admin, args, console) -> int:
     table = Table("Topic", "Partition", "Leader", "Replicas", "Isr")
     for topic in topics:
         for p in cluster.partitions_for_topic(topic):
-            # The Metadata response lists only live brokers, so a leader not among them is none.
-            if (under or unavailable) and not (
-                (under and len(p.in_sync_replicas) < len(p.replicas)) or (unavailable and p.leader is None)
-            ):
+            # (The Metadata response lists only live brokers, so a leader not among them is none.)
+            needs_a_look = (under and len(p.in_sync_replicas) < len(p.replicas)) or (
+                unavailable and p.leader is None
+            )
+            if (under or unavailable) and not needs_a_look:
                 continue
             leader = str(p.leader.id) if p.leader else "none"
             table.add_row(

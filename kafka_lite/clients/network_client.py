@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_lite.clients.connection_states import ClusterConnectionStates, ConnectionState
+from kafka_lite.clients.connection_states import LONG_MAX, ClusterConnectionStates, ConnectionState
 from kafka_lite.clients.in_flight_requests import InFlightRequests
 from kafka_lite.clients.metadata import Cluster, Metadata
 from kafka_lite.common.protocol.api_keys import ApiKeys
@@ -34,8 +34,6 @@ from kafka_lite.network.selector import Selector
 from kafka_lite.network.transfer import NetworkSend
 
 log = logging.getLogger(__name__)
-
-LONG_MAX = 2**63 - 1  # Java's Long.MAX_VALUE: "no limit" for a timeout
 
 
 @dataclass

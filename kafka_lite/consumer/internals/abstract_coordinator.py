@@ -84,7 +84,7 @@ from kafka_lite.common.errors import (
 from kafka_lite.common.metrics import Sensor
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import Time
-from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
+from kafka_lite.consumer.internals.consumer_network_client import LONG_MAX, ConsumerNetworkClient
 from kafka_lite.consumer.internals.heartbeat import Heartbeat
 from kafka_lite.consumer.internals.request_future import (
     RequestFuture,
@@ -300,7 +300,7 @@ class AbstractCoordinator(ABC):
     def time_to_next_heartbeat(self, now: int) -> int:
         with self._lock:
             if self.state is MemberState.UNJOINED:
-                return 2**63 - 1  # not in a group: no heartbeats to send
+                return LONG_MAX  # not in a group: no heartbeats to send
             return self.heartbeat.time_to_next_heartbeat(now)
 
     def ensure_active_group(self) -> None:
