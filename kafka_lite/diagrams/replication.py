@@ -32,6 +32,7 @@ from pathlib import Path
 import graphviz
 
 from kafka_lite.common.errors import Errors
+from kafka_lite.common.protocol.fetch_request import CONSUMER_REPLICA_ID
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import MockTime
@@ -40,7 +41,6 @@ from kafka_lite.server.in_process_replicas import in_process_replica_manager, le
 from kafka_lite.server.partition import Partition
 from kafka_lite.server.replica import UNKNOWN_OFFSET, Replica
 from kafka_lite.server.replica_manager import (
-    CONSUMER_REPLICA_ID,
     FetchMetadata,
     FetchPartitionRequest,
     ReplicaManager,

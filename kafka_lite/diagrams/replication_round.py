@@ -28,6 +28,7 @@ from pathlib import Path
 import graphviz
 
 from kafka_lite.common.errors import Errors
+from kafka_lite.common.protocol.fetch_request import CONSUMER_REPLICA_ID
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.diagrams.style import new_graph
@@ -39,7 +40,6 @@ from kafka_lite.server.in_process_replicas import (
     replicate,
 )
 from kafka_lite.server.replica_manager import (
-    CONSUMER_REPLICA_ID,
     FetchMetadata,
     FetchPartitionRequest,
     LogReadResult,
