@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import nbformat
 import pytest
 
 pytestmark = pytest.mark.unit
@@ -34,3 +35,10 @@ def test_notebooks_are_stored_without_outputs():
         ]
         assert not dirty, f"{path.relative_to(ROOT)} has outputs in cells {dirty}"
         assert nb["metadata"]["kernelspec"]["name"] == "python3"
+
+
+def test_notebooks_are_valid_for_jupyter():
+    """nbformat's schema (a cell id is letters, digits, ``-`` and ``_``): the docs build and Jupyter
+    refuse a notebook that breaks it, while running it cell by cell does not notice."""
+    for path in sorted((ROOT / "chapters").rglob("*.ipynb")):
+        nbformat.validate(nbformat.read(path, as_version=nbformat.NO_CONVERT))
