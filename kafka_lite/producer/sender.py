@@ -417,16 +417,16 @@ class Sender:
 
     def _exception_for(self, batch: ProducerBatch, error: Errors, message: str | None) -> BaseException:
         topic, partition = batch.topic_partition
-        attempts = (
-            f" after {batch.attempts + 1} attempt(s) (retries is {self.retries})" if error.retriable else ""
-        )
-        text = message or error.description
+        attempts = batch.attempts + 1
+        tried = f", after {attempts} attempt{'s' if attempts > 1 else ''} (retries is {self.retries})"
+        # Error descriptions are sentences; what was tried goes before their full stop.
+        text = (message or error.description).rstrip(".") + (tried if error.retriable else "")
         if error is Errors.MESSAGE_TOO_LARGE:
             return RecordTooLargeException(
                 f"{topic}-{partition}: the broker rejected a batch of {batch.size_in_bytes()} bytes as too "
                 "large (its message.max.bytes, or the topic's max.message.bytes)"
             )
-        return error.exception(f"{topic}-{partition}: {text}{attempts}")
+        return error.exception(f"{topic}-{partition}: {text}")
 
     def _fail_batch(
         self, batch: ProducerBatch, base_offset: int, log_append_time: int, exception: BaseException

@@ -150,7 +150,7 @@ def test_a_retriable_error_fails_the_send_once_retries_are_used_up(broker):
     future = s.send(b"a")
     s.run_until(future.is_done, "the response")
     with pytest.raises(
-        NotLeaderForPartitionException, match=r"t-0: .* after 1 attempt\(s\) \(retries is 0\)"
+        NotLeaderForPartitionException, match=r"t-0: [^.]*, after 1 attempt \(retries is 0\)$"
     ):
         future.get(0)
     s.close()
