@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kafka_lite.cli import CliError
@@ -113,7 +114,7 @@ def _demo(directory: Path, console: Console) -> int:
     try:
         MemoryRecords(raw).validate()
     except CorruptRecordException as e:
-        console.print(f"flipped byte {damaged_at} -> [red]CorruptRecordException[/]: {e}")
+        console.print(f"flipped byte {damaged_at} -> [red]CorruptRecordException[/]: {escape(str(e))}")
     else:
         raise CliError(f"a flipped byte at {damaged_at} went unnoticed")
 

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 
 from kafka_lite.cli import (
     CliError,
@@ -81,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args, console) or 0)
     except CliError as e:
         Console(stderr=True, soft_wrap=True).print(
-            f"[bold red]kafka-lite {args.command}:[/] {e}", highlight=False
+            f"[bold red]kafka-lite {args.command}:[/] {escape(str(e))}", highlight=False
         )
         return e.exit_code
     except KeyboardInterrupt:

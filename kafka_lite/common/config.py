@@ -106,6 +106,24 @@ class ValidString:
 
 
 @dataclass(frozen=True)
+class ValidList:
+    """A list whose every item is one of a fixed set of strings (Kafka's ``ConfigDef.ValidList``)."""
+
+    valid: ValidString
+
+    @classmethod
+    def in_(cls, *valid: str) -> ValidList:
+        return cls(ValidString.in_(*valid))
+
+    def __call__(self, name: str, value: Any) -> None:
+        for item in value:
+            self.valid(name, item)
+
+    def __str__(self) -> str:
+        return str(self.valid)
+
+
+@dataclass(frozen=True)
 class ConfigKey:
     name: str
     type: Type

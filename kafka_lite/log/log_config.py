@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidString
-from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidList, ValidString
 
 LONG_MAX = 2**63 - 1
 DAY_MS = 24 * 60 * 60 * 1000
@@ -48,7 +47,7 @@ CONFIG_DEF = (
             "The largest record batch the log accepts.")
     .define("file.delete.delay.ms", Type.LONG, 60000, Range.at_least(0), Importance.MEDIUM,
             "How long a deleted segment's files stay (renamed .deleted) before removal.")
-    .define("cleanup.policy", Type.LIST, "delete", None, Importance.MEDIUM,
+    .define("cleanup.policy", Type.LIST, "delete", ValidList.in_("compact", "delete"), Importance.MEDIUM,
             "delete (retention by time and size), compact (keep the last record per key), or both.")
     .define("delete.retention.ms", Type.LONG, DAY_MS, Range.at_least(0), Importance.MEDIUM,
             "How long a compacted log keeps tombstones, so consumers can see the delete.")
@@ -102,11 +101,6 @@ class LogConfig:
     def __init__(self, props: Mapping[str, Any] | None = None, **overrides: Any) -> None:
         values = CONFIG_DEF.parse({**(props or {}), **overrides})
         policy = values["cleanup.policy"]
-        for p in policy:
-            if p not in ("delete", "compact"):
-                raise ConfigException(
-                    "cleanup.policy", ",".join(policy), "Each policy must be delete or compact"
-                )
         self.values = values
         self.segment_size: int = values["segment.bytes"]
         self.segment_ms: int = values["segment.ms"]

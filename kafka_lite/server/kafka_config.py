@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kazoo.hosts import collect_hosts
+
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type
 from kafka_lite.common.errors import ConfigException
 from kafka_lite.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
@@ -50,11 +52,24 @@ H = Importance.HIGH
 M = Importance.MEDIUM
 L = Importance.LOW
 
+
+def _zookeeper_connect(name: str, value: str) -> None:
+    """``host:port[,host:port...][/chroot]``, checked with the ZooKeeper client's own parser, so that a
+    bad string is a configuration error here rather than an exception at the first connection."""
+    expected = "expected host:port[,host:port...][/chroot]"
+    try:
+        hosts, _ = collect_hosts(value)
+    except ValueError as e:
+        raise ConfigException(name, value, f"{expected} ({e})") from None
+    if not all(host.strip() for host, _ in hosts):
+        raise ConfigException(name, value, f"{expected} (a host is empty)")
+
+
 # --8<-- [start:config_def]
 CONFIG_DEF = (
     ConfigDef()
     # ZooKeeper
-    .define("zookeeper.connect", Type.STRING, None, None, H,
+    .define("zookeeper.connect", Type.STRING, None, _zookeeper_connect, H,
             "host:port[,host:port...][/chroot] of the ZooKeeper ensemble; required.")
     .define("zookeeper.session.timeout.ms", Type.INT, 6000, Range.at_least(1), H,
             "A broker whose ZooKeeper session is silent this long is considered dead.")

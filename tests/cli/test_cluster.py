@@ -158,6 +158,11 @@ def test_broker_start_reports_a_bad_config_in_one_line(tmp_path, capsys):
     assert "num.io.threads" in err and "Traceback" not in err
     assert main(["broker", "start", str(tmp_path / "missing.properties")]) == 2
     assert "does not exist" in capsys.readouterr().err
+    # The message is printed as it is: brackets in it are text, not the terminal's markup.
+    config.write_text("broker.id=0\nzookeeper.connect=zk:port\n")
+    assert main(["broker", "start", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "zookeeper.connect: expected host:port[,host:port...][/chroot]" in err, err
 
 
 def _lab_cluster_serves(tmp_path, name: str, solved: frozenset[str]) -> bool:

@@ -56,11 +56,25 @@ def test_retention_ms_beats_minutes_beats_hours():
         ({**BASE, "listeners": "SSL://h:1"}, "PLAINTEXT://host:port"),
         ({**BASE, "num.io.threads": 0}, "num.io.threads"),
         ({**BASE, "max.connections.per.ip.overrides": "h:x"}, "host:count"),
+        ({"broker.id": 1, "zookeeper.connect": ""}, r"zookeeper.connect: expected host:port"),
+        ({"broker.id": 1, "zookeeper.connect": "h:2181,:2182/kafka"}, r"'h:2181,:2182/kafka'.*hostname"),
+        ({"broker.id": 1, "zookeeper.connect": "h:1, :2"}, r"zookeeper.connect: .*a host is empty"),
+        ({"broker.id": 1, "zookeeper.connect": "h:port"}, r"zookeeper.connect: .*integer"),
+        # Kafka's ValidList: checked when the file is read, before the broker connects to anything
+        ({**BASE, "log.cleanup.policy": "compact,deleet"}, r"'deleet' for configuration log.cleanup.policy"),
     ],
 )
 def test_config_errors_name_the_setting(props, message):
     with pytest.raises(ConfigException, match=message):
         KafkaConfig(props)
+
+
+def test_a_topics_cleanup_policy_names_the_bad_item():
+    assert LogConfig({"cleanup.policy": "compact,delete"}).compact
+    with pytest.raises(
+        ConfigException, match=r"'compactt' for configuration cleanup\.policy: String must be one"
+    ):
+        LogConfig({"cleanup.policy": "compactt"})
 
 
 def test_unknown_settings_of_a_real_server_properties_are_ignored(tmp_path):
