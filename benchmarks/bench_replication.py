@@ -85,7 +85,7 @@ from kafka_lite.cli.cluster import start_cluster, stop_cluster, wait_healthy
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.server.kafka_config import CONFIG_DEF
 from kafka_lite.tools.throughput_throttler import ThroughputThrottler
-from kafka_lite.zk.embedded import free_port, port_free
+from kafka_lite.utils.ports import free_port, port_free
 
 BROKERS = 3
 PARTITIONS = [0, 1, 2]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.utils.ports import free_port
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration

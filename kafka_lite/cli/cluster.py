@@ -43,7 +43,7 @@ from kafka_lite.cli.lab import DEFAULT_WORKSPACE, dir_option
 from kafka_lite.grading.grader import build_overlay
 from kafka_lite.grading.labs import LabError, find
 from kafka_lite.server.metrics_reporter import REQUEST_METRICS_TOPIC, RequestMetricsTopicReporter
-from kafka_lite.zk.embedded import port_free
+from kafka_lite.utils.ports import port_free
 
 STATE_FILE = "cluster.json"
 HEALTHY_TIMEOUT_S = 60

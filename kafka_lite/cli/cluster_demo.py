@@ -19,7 +19,7 @@ from rich.table import Table
 
 from kafka_lite.cli import CliError
 from kafka_lite.cli.cluster import bootstrap_servers, start_cluster, status_table, stop_cluster, wait_healthy
-from kafka_lite.zk.embedded import free_port, port_free
+from kafka_lite.utils.ports import free_ports
 
 TOPIC = "page-views"
 GROUP = "page-readers"
@@ -72,19 +72,11 @@ def _reads(lines: list[str], partitions: list) -> list[tuple]:
     return [(p, sum(1 for line in lines if line.startswith(f"Partition:{p.partition}|"))) for p in partitions]
 
 
-def _free_base_port(count: int) -> int:
-    """A run of ``count`` free ports (the brokers take base, base+1, ...)."""
-    for _ in range(50):
-        base = free_port()
-        if base + count < 65536 and all(port_free(base + i) for i in range(count)):
-            return base
-    raise CliError("could not find free loopback ports for the brokers")
-
-
 def cluster_demo(directory: Path, console: Console) -> int:
     console.rule("[bold]1. A local cluster: ZooKeeper and three brokers, each its own process")
     started = time.monotonic()
-    state = start_cluster(directory / "cluster", 3, free_port(), _free_base_port(3), [])
+    zookeeper_port = free_ports(4)  # ZooKeeper's, then the three brokers'
+    state = start_cluster(directory / "cluster", 3, zookeeper_port, zookeeper_port + 1, [])
     try:
         health = wait_healthy(state)
         console.print(status_table(state, health))

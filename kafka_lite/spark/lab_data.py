@@ -44,13 +44,14 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from kafka_lite.utils.ports import free_ports
 
 # Bump when the scripted day changes: a cache made by an older script is then prepared afresh.
 LAB_DATA_VERSION = "3"
@@ -210,7 +211,8 @@ def prepare(directory: Path, log: Callable[[str], None] | None = None) -> dict:
         shutil.rmtree(directory)
     cluster_dir = directory / "cluster"
     started = time.monotonic()
-    zk_port, base_port = _free_ports(BROKERS)
+    zk_port = free_ports(BROKERS + 1)  # ZooKeeper's, then the brokers'
+    base_port = zk_port + 1
     say(f"starting ZooKeeper and {BROKERS} brokers in {cluster_dir}")
     _kafka_lite(
         "cluster", "up", "--detach", "--dir", str(cluster_dir), "--brokers", str(BROKERS),
@@ -278,26 +280,6 @@ def _kafka_lite(*args: str) -> str:
             f"kafka-lite {' '.join(args[:2])} failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}"
         )
     return proc.stdout
-
-
-def _free_ports(brokers: int) -> tuple[int, int]:
-    """A free port for ZooKeeper and a base port with ``brokers`` free ports from it, on loopback."""
-    rng = random.Random()  # not the scripted day's generator: ports only need to differ between runs
-    for _ in range(200):
-        base = rng.randrange(20000, 60000 - brokers)
-        ports = [base - 1, *range(base, base + brokers)]
-        if all(_port_free(p) for p in ports):
-            return base - 1, base
-    raise LabDataError("found no free loopback ports for the lab data's cluster")
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def _order(rng: random.Random, order_id: int) -> tuple[bytes, bytes]:

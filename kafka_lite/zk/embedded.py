@@ -24,6 +24,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from kafka_lite.utils.ports import free_port, port_free
+
 ZOOKEEPER_JAR_DIR = Path("/usr/share/java")
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 _PR_SET_PDEATHSIG = 1
@@ -65,24 +67,6 @@ def zookeeper_classpath() -> str:
     if all(j.exists() for j in logging_jars):  # both come with the zookeeper package's dependencies
         return ":".join(str(j) for j in [jar, *logging_jars])
     return str(jar)  # it still runs, without a log (slf4j falls back to no-op)
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on now (the kernel's choice; another process may still take it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def port_free(port: int) -> bool:
-    """Whether ``port`` can be bound on loopback now (a port in TIME_WAIT counts as free, as for a server)."""
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def _die_with_parent(parent_pid: int) -> None:

@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from kafka_lite.cli.main import main
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.utils.ports import free_port
 from tests.support.processes import base_port
 from tests.support.waiting import wait_until
 

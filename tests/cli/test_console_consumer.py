@@ -23,7 +23,7 @@ from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
 from kafka import KafkaConsumer as PythonConsumer
 
 from kafka_lite.cli.main import main
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.utils.ports import free_port
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 

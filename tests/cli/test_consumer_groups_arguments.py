@@ -27,7 +27,7 @@ from kafka_lite.clients.metadata import Node
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.utils.ports import free_port
 from tests.clients.test_admin_groups import STABLE, GroupBroker
 
 pytestmark = pytest.mark.unit

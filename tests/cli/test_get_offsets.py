@@ -10,7 +10,7 @@ import pytest
 from kafka_lite import KafkaProducer
 from kafka_lite.cli import get_offsets
 from kafka_lite.cli.main import main
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.utils.ports import free_port
 from tests.support.topics import topic_name
 
 # The records' timestamps: T0, T0 + 10, T0 + 20, ... per partition. An hour ago: older records would

@@ -11,7 +11,7 @@ import pytest
 from kafka import KafkaProducer
 
 from kafka_lite.cli.main import main
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.utils.ports import free_port
 from tests.support.topics import topic_name
 
 DATE = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}"

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from kafka_lite.cli.main import main
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.utils.ports import free_port
 
 pytestmark = pytest.mark.unit
 

@@ -13,7 +13,7 @@ from kafka import KafkaConsumer, TopicPartition
 
 from kafka_lite.cli.main import main
 from kafka_lite.tools.dump_log_segments import dump
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.utils.ports import free_port
 from tests.support.topics import consume_all, topic_name
 from tests.tools.test_producer_performance import SUMMARY
 

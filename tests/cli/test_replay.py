@@ -9,7 +9,7 @@ import pytest
 
 from kafka_lite.cli.main import main
 from kafka_lite.server.metrics_reporter import REQUEST_METRICS_TOPIC
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.utils.ports import free_port
 from tests.support.cluster import LiteCluster
 from tests.support.processes import base_port
 from tests.support.topics import read_topic, topic_name

@@ -17,7 +17,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient
 
 from kafka_lite.server.kafka_server import KafkaServer
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.utils.ports import free_port
 from tests.support.cluster import LiteCluster
 from tests.support.waiting import wait_until
 

@@ -6,16 +6,12 @@ from __future__ import annotations
 import pytest
 
 from kafka_lite.cli.main import main
-from kafka_lite.zk.embedded import free_port, port_free
+from kafka_lite.utils.ports import free_ports
 
 
 def base_port(brokers: int = 3) -> int:
-    """A port with the ``brokers`` ports from it free: `cluster up` refuses a port in use, and a free
-    port's neighbours may be another connection's."""
-    while True:
-        base = free_port()
-        if base < 65000 and all(port_free(base + i) for i in range(brokers)):
-            return base
+    """A port with the ``brokers`` ports from it free: `cluster up` refuses a port in use."""
+    return free_ports(brokers)
 
 
 def cluster_up(args: list[str], overrides: list[str]) -> tuple[int, int]:
@@ -24,7 +20,8 @@ def cluster_up(args: list[str], overrides: list[str]) -> tuple[int, int]:
     started and fails, and we pick new ports. The request metrics reporter stays off: these tests
     count requests and replicas, and its traffic is not theirs."""
     for _ in range(3):
-        zk_port, base = free_port(), base_port()
+        zk_port = free_ports(4)  # ZooKeeper's, then the three brokers'
+        base = zk_port + 1
         up = ["cluster", "up", "--detach", "--zookeeper-port", str(zk_port), "--base-port", str(base),
               "--no-metrics-reporter", *args]  # fmt: skip
         if main(up + [a for o in overrides for a in ("--override", o)]) == 0:

@@ -18,7 +18,7 @@ from kafka_lite.tools.replica_verification_tool import (
     ReplicasDivergedException,
     whitelist,
 )
-from kafka_lite.zk.embedded import free_port
+from kafka_lite.utils.ports import free_port
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 

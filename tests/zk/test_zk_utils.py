@@ -86,7 +86,7 @@ def test_a_missing_chroot_is_created_and_common_paths_live_under_it(zookeeper):
 @integration
 def test_an_unreachable_server_is_a_clear_error():
     from kafka_lite.common.errors import KafkaException
-    from kafka_lite.zk.embedded import free_port
+    from kafka_lite.utils.ports import free_port
 
     with pytest.raises(KafkaException, match=re.escape("Cannot connect to ZooKeeper at 127.0.0.1")):
         ZkUtils(f"127.0.0.1:{free_port()}", connection_timeout_ms=500)
