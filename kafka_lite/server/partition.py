@@ -5,7 +5,9 @@ Book:    chapter 6, 6.2.2 (partitions and replicas, the ISR, the HW), 7.2.2 (Lea
          broker leader or follower)
 Differs: the idempotent producers' state is kept here, beside the log (Kafka 0.11 keeps it inside
          ``Log``); a new leader starts its followers' lag clocks afresh, as Kafka 1.0 does; a
-         follower's fetch takes the ISR lock only if it can change the ISR or the HW, as in Kafka 2.x.
+         follower's fetch takes the ISR lock only if it can change the ISR or the HW, as in Kafka 2.x;
+         a new leader records that its epoch starts at its LEO as it takes over, as Kafka 2.1 does
+         (0.11 recorded an epoch only at its first append).
 
 The leader keeps one ``Replica`` per assigned broker, and the in-sync replicas (ISR): the replicas
 that have caught up with the leader within ``replica.lag.time.max.ms``. Its high watermark (HW) is
@@ -145,8 +147,10 @@ class Partition:
             self.leader_replica_id = self.local_broker_id
             leader_replica = self.get_replica()
             leader_replica.convert_hw_to_local_offset_metadata()
-            # the new epoch starts at the LEO: a follower asking where an older epoch ends is told
-            # (KIP-101); records appended from now on carry this epoch
+            # The new epoch starts at the LEO, recorded now rather than at the first append (Kafka
+            # 2.1): after two quick elections a follower may hold records of an epoch later than any
+            # in this log, and asking where that epoch ends must be answered with this offset, not
+            # with "unknown". Records appended from now on carry this epoch.
             leader_replica.log.leader_epoch_cache.assign(self.leader_epoch, leader_replica.log_end_offset)
             if is_new_leader:
                 now = self.time.milliseconds()

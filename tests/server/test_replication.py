@@ -196,6 +196,44 @@ def test_a_restarted_follower_keeps_committed_records_only_with_leader_epochs(tm
         m.log_manager.shutdown()
 
 
+def test_after_two_quick_elections_a_follower_truncates_to_where_the_new_leaders_epoch_starts(tmp_path):
+    """Broker 2 holds a record of epoch 2 that broker 0, elected next (uncleanly: broker 1 died at
+    once), never had. Broker 0 recorded at its election that epoch 3 starts at its LEO (Kafka 2.1), so
+    it answers "where does epoch 2 end?" with that offset, and broker 2 cuts the record instead of
+    keeping it where broker 0 writes another (0.11, recording an epoch only at its first append, says
+    "unknown", and the follower would fall back to its HW, above the record)."""
+    time = MockTime()
+    b0, b1, b2 = (in_process_replica_manager(tmp_path, i, time) for i in range(3))
+    for m in (b0, b1, b2):
+        m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
+    produce(b0, 1, b"a", b"b")
+    for follower in (b1, b2):
+        replicate(b0, follower, TP)
+        replicate(b0, follower, TP)
+    # Epoch 2: broker 1 leads while broker 0 is away; broker 2 copies c and learns it is committed.
+    epoch_2 = leader_and_isr(TP, leader=1, isr=[1, 2], replicas=[0, 1, 2], leader_epoch=2)
+    for m in (b1, b2):
+        m.become_leader_or_follower(epoch_2)
+    played_fetcher(b2, b1).maybe_truncate()
+    produce(b1, 1, b"c")
+    for _ in range(3):
+        replicate(b1, b2, TP)
+    assert b2.get_partition(TP).get_replica().high_watermark == 3
+    # Epoch 3: broker 1 dies; broker 0, which never had c, is elected; broker 2 follows it.
+    epoch_3 = leader_and_isr(TP, leader=0, isr=[0, 2], replicas=[0, 1, 2], leader_epoch=3)
+    for m in (b0, b2):
+        m.become_leader_or_follower(epoch_3)
+    played_fetcher(b2, b0).maybe_truncate()
+    assert [r.value for r in read_all(b2.get_partition(TP).log)] == [b"a", b"b"]
+    produce(b0, 1, b"d")
+    replicate(b0, b2, TP)
+    for m in (b0, b2):
+        assert [r.value for r in read_all(m.get_partition(TP).log)] == [b"a", b"b", b"d"]
+    for m in (b0, b1, b2):
+        m.shutdown(checkpoint_hw=False)
+        m.log_manager.shutdown()
+
+
 def test_the_high_watermark_survives_a_restart(brokers, tmp_path):
     time, (leader, f1, f2) = brokers
     produce(leader, 1, b"a", b"b")
