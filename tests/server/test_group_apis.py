@@ -9,6 +9,7 @@ wait is on a condition with a deadline."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 
@@ -25,6 +26,16 @@ from tests.support.waiting import wait_until
 from tests.support.wire import WireClient, partition_response, produce_body
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
+
+
+@pytest.fixture(autouse=True)
+def _rebalances_in_the_failure_report(caplog):
+    """A failing test's captured log shows each rebalance with its reason (the coordinator's INFO
+    lines) and kafka-python's side of the join and the commits, not only the warnings: a member that
+    stops answering, or a rebalance nobody asked for, is then visible in the report."""
+    caplog.set_level(logging.INFO, logger="kafka_lite.coordinator")
+    caplog.set_level(logging.INFO, logger="kafka.coordinator")
+
 
 OFFSETS_PARTITIONS = 4  # offsets.topic.num.partitions of the test profile
 # String.hashCode of these group ids and Math.abs(hash) % 4, printed by jshell (Java 17)
