@@ -92,7 +92,10 @@ class CompiledRecordsBuilder:
         self.base_sequence = NO_SEQUENCE
         # Uncompressed and not transactional (kafka_lite's producer has no transactions); compression
         # is kafka_lite's, in ``build``.
-        self._builder = CompiledBatchBuilder(MAGIC_VALUE_V2, 0, 0, -1, -1, -1, write_limit)
+        # aiokafka's builder refuses a record that would end the batch exactly at its size, where
+        # Kafka's hasRoomFor takes it (``writeLimit >= written + recordSize``): one byte more gives
+        # it Kafka's rule, so both builders close a batch at the same record.
+        self._builder = CompiledBatchBuilder(MAGIC_VALUE_V2, 0, 0, -1, -1, -1, write_limit + 1)
         self._count = 0
         self._appends_closed = False
         self._built: MemoryRecords | None = None

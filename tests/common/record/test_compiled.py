@@ -123,6 +123,20 @@ def test_the_compiled_builder_writes_memory_records_builders_bytes(
     assert compiled.build() is compiled.build(), "built once"
 
 
+def test_a_record_that_fills_the_batch_exactly_fits_in_both_builders():
+    """Kafka's ``hasRoomFor`` takes a record that ends the batch exactly at its write limit."""
+    for builder_type in (MemoryRecordsBuilder, CompiledRecordsBuilder):
+        probe = builder_type(compression=CompressionType.NONE, write_limit=10_000)
+        for _ in range(2):
+            assert probe.try_append(BASE_TS, None, b"v", [])
+        exact = probe.estimated_size_in_bytes()  # the size two such records make
+        builder = builder_type(compression=CompressionType.NONE, write_limit=exact)
+        assert builder.try_append(BASE_TS, None, b"v", [])
+        assert builder.try_append(BASE_TS, None, b"v", []), f"{builder_type.__name__} refused an exact fit"
+        assert builder.estimated_size_in_bytes() == exact and builder.is_full()
+        assert not builder.try_append(BASE_TS, None, b"v", [])
+
+
 def test_the_compiled_builder_refuses_records_once_closed_for_appends():
     builder = CompiledRecordsBuilder(compression=CompressionType.NONE, write_limit=1_000)
     assert builder.try_append(BASE_TS, None, b"v", [])
