@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-LONG_MAX = 2**63 - 1  # Java's Long.MAX_VALUE: "no limit" for a time or a timeout
+from kafka_lite.common.utils import LONG_MAX
 
 
 class ConnectionState(enum.Enum):

@@ -24,12 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_lite.clients.connection_states import LONG_MAX, ClusterConnectionStates, ConnectionState
+from kafka_lite.clients.connection_states import ClusterConnectionStates, ConnectionState
 from kafka_lite.clients.in_flight_requests import InFlightRequests
 from kafka_lite.clients.metadata import Cluster, Metadata
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_response
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.network.selector import Selector
 from kafka_lite.network.transfer import NetworkSend
 

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidList, ValidString
+from kafka_lite.common.utils import LONG_MAX
 
-LONG_MAX = 2**63 - 1
 DAY_MS = 24 * 60 * 60 * 1000
 
 # --8<-- [start:config_def]

@@ -32,6 +32,7 @@ from pathlib import Path
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.log.checkpoint import read_checkpoint, write_checkpoint
 from kafka_lite.log.log import CLEAN_SHUTDOWN_FILE, Log, parse_topic_partition
 from kafka_lite.log.log_cleaner import LogCleaner
@@ -49,7 +50,7 @@ class LogManager:
         default_config: LogConfig,
         scheduler: Scheduler,
         topic_configs: Mapping[str, LogConfig] | None = None,
-        flush_check_ms: int = 2**63 - 1,
+        flush_check_ms: int = LONG_MAX,
         flush_checkpoint_ms: int = 60_000,
         retention_check_ms: int = 300_000,
         cleaner_enable: bool = True,

@@ -34,6 +34,7 @@ from kafka_lite.common.record.constants import NO_SEQUENCE
 from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.producer.buffer_pool import BufferPool
 from kafka_lite.producer.future_record_metadata import FutureRecordMetadata
 from kafka_lite.producer.producer_batch import (
@@ -44,8 +45,6 @@ from kafka_lite.producer.producer_batch import (
 from kafka_lite.producer.transaction_manager import TransactionManager
 
 log = logging.getLogger(__name__)
-
-LONG_MAX = 2**63 - 1
 
 
 @dataclass

@@ -56,6 +56,7 @@ from kafka_lite.common.record.convert import down_convert, up_convert
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic import TopicPartition, validate_topic_name
+from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.coordinator.group_coordinator import GroupCoordinator, JoinGroupResult
 from kafka_lite.coordinator.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, OffsetMetadataAndError
@@ -93,7 +94,6 @@ NO_NODE = {"node_id": -1, "host": "", "port": -1}
 DEFAULT_GENERATION_ID = -1
 DEFAULT_MEMBER_ID = ""
 DEFAULT_RETENTION_TIME = -1
-LONG_MAX = 2**63 - 1
 
 
 class KafkaApis:

@@ -33,6 +33,7 @@ from kazoo.hosts import collect_hosts
 
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type
 from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_lite.log.log_config import SERVER_DEFAULT_NAMES
 from kafka_lite.server.api_version import (
@@ -47,7 +48,6 @@ from kafka_lite.server.metrics_reporter import load_reporter_classes
 
 log = logging.getLogger(__name__)
 INT_MAX = 2**31 - 1
-LONG_MAX = 2**63 - 1
 H = Importance.HIGH
 M = Importance.MEDIUM
 L = Importance.LOW

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from kafka_lite.clients.connection_states import LONG_MAX, ClusterConnectionStates, ConnectionState
+from kafka_lite.clients.connection_states import ClusterConnectionStates, ConnectionState
 from kafka_lite.clients.in_flight_requests import InFlightRequests
+from kafka_lite.common.utils import LONG_MAX
 
 pytestmark = pytest.mark.unit
 

@@ -10,7 +10,8 @@ import pytest
 from kafka_lite.common.errors import KafkaException, TimeoutException
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.time import MockTime
-from kafka_lite.producer.record_accumulator import LONG_MAX, RecordAccumulator
+from kafka_lite.common.utils import LONG_MAX
+from kafka_lite.producer.record_accumulator import RecordAccumulator
 from tests.producer.support import cluster_of, node
 from tests.support.waiting import wait_until
 

@@ -84,7 +84,8 @@ from kafka_lite.common.errors import (
 from kafka_lite.common.metrics import Sensor
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import Time
-from kafka_lite.consumer.internals.consumer_network_client import LONG_MAX, ConsumerNetworkClient
+from kafka_lite.common.utils import LONG_MAX
+from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
 from kafka_lite.consumer.internals.heartbeat import Heartbeat
 from kafka_lite.consumer.internals.request_future import (
     RequestFuture,

@@ -45,7 +45,7 @@ from collections import deque
 from typing import Any, Protocol
 
 from kafka_lite.clients.metadata import Metadata, Node
-from kafka_lite.clients.network_client import LONG_MAX, ClientRequest, ClientResponse, NetworkClient
+from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.errors import (
     DisconnectException,
     IllegalStateException,
@@ -54,6 +54,7 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import Time
+from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.consumer.internals.request_future import RequestFuture
 
 log = logging.getLogger(__name__)
