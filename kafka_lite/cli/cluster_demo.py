@@ -75,7 +75,10 @@ def _reads(lines: list[str], partitions: list) -> list[tuple]:
 def cluster_demo(directory: Path, console: Console) -> int:
     console.rule("[bold]1. A local cluster: ZooKeeper and three brokers, each its own process")
     started = time.monotonic()
-    zookeeper_port = free_ports(4)  # ZooKeeper's, then the three brokers'
+    try:
+        zookeeper_port = free_ports(4)  # ZooKeeper's, then the three brokers'
+    except OSError as e:
+        raise CliError(f"no ports for the demo's cluster: {e}") from None
     state = start_cluster(directory / "cluster", 3, zookeeper_port, zookeeper_port + 1, [])
     try:
         health = wait_healthy(state)

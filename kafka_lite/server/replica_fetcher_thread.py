@@ -344,7 +344,12 @@ class ReplicaFetcherThread(threading.Thread):
 
     def fetch(self, fetch_request: dict[TopicPartition, int]) -> dict[TopicPartition, dict]:
         request = fetch_request_body(
-            self.broker_id, self.max_wait_ms, self.min_bytes, self.max_bytes, fetch_request, self.fetch_size
+            self.broker_id,
+            max_wait_ms=self.max_wait_ms,
+            min_bytes=self.min_bytes,
+            max_bytes=self.max_bytes,
+            offsets=fetch_request,
+            partition_max_bytes=self.fetch_size,
         )
         body = self.send_and_receive(ApiKeys.FETCH, FETCH_VERSION, request)
         return {

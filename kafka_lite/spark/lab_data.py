@@ -211,7 +211,10 @@ def prepare(directory: Path, log: Callable[[str], None] | None = None) -> dict:
         shutil.rmtree(directory)
     cluster_dir = directory / "cluster"
     started = time.monotonic()
-    zk_port = free_ports(BROKERS + 1)  # ZooKeeper's, then the brokers'
+    try:
+        zk_port = free_ports(BROKERS + 1)  # ZooKeeper's, then the brokers'
+    except OSError as e:
+        raise LabDataError(f"no ports for the lab data's cluster: {e}") from None
     base_port = zk_port + 1
     say(f"starting ZooKeeper and {BROKERS} brokers in {cluster_dir}")
     _kafka_lite(

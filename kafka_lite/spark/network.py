@@ -174,9 +174,13 @@ class NetworkDataConsumer:
         """One Fetch request for ``tp`` at ``position`` to its leader: its partition header and records."""
         while True:
             leader = self._leader(tp, deadline)
-            # max wait 0: the range is below the high watermark, so there is nothing to wait for
             body = fetch_request_body(
-                CONSUMER_REPLICA_ID, 0, 0, self.fetch_size, {tp: position}, self.fetch_size
+                CONSUMER_REPLICA_ID,
+                max_wait_ms=0,  # the range is below the high watermark: nothing to wait for
+                min_bytes=0,
+                max_bytes=self.fetch_size,
+                offsets={tp: position},
+                partition_max_bytes=self.fetch_size,
             )
             future = self.client.send(leader, ApiKeys.FETCH, FETCH_VERSION, body)
             if not self.client.poll_future(future, max(deadline - self.time.milliseconds(), 0)):

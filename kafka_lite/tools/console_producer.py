@@ -174,11 +174,16 @@ class ErrorLoggingCallback:
     def __init__(self, topic: str, key: bytes | None, value: bytes | None, failures: SendFailures) -> None:
         self.topic = topic
         self.key = key
-        self.value_size = -1 if value is None else len(value)
+        self.value_size = _size(value)
         self.failures = failures
 
     def __call__(self, exception: BaseException) -> None:
         self.failures.add(error_message(self.topic, self.key, self.value_size, exception))
+
+
+def _size(value: bytes | None) -> int:
+    """A value's size for ``error_message``; -1 stands for a null value (a tombstone)."""
+    return -1 if value is None else len(value)
 
 
 def error_message(topic: str, key: bytes | None, value_size: int, exception: BaseException) -> str:
@@ -207,7 +212,7 @@ def produce(reader: LineMessageReader, producer, topic: str, sync: bool = False)
             try:
                 future.get()
             except KafkaException as e:
-                failures.add(error_message(topic, key, -1 if value is None else len(value), e))
+                failures.add(error_message(topic, key, _size(value), e))
         else:
             future.add_errback(ErrorLoggingCallback(topic, key, value, failures))
     return sent, failures

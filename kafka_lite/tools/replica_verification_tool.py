@@ -320,9 +320,13 @@ class ReplicaVerificationTool:
 
     def _fetch_request_body(self, offsets: dict[TopicPartition, int]) -> dict:
         """As the debugging consumer, with Kafka's ``minBytes`` 1: wait for anything new."""
-        max_bytes = self.fetch_size * max(1, len(offsets))  # no request-wide cap beyond the partitions'
         return fetch_request_body(
-            DEBUGGING_CONSUMER_ID, self.max_wait_ms, 1, max_bytes, offsets, self.fetch_size
+            DEBUGGING_CONSUMER_ID,
+            max_wait_ms=self.max_wait_ms,
+            min_bytes=1,
+            max_bytes=self.fetch_size * max(1, len(offsets)),  # no cap beyond the partitions' own
+            offsets=offsets,
+            partition_max_bytes=self.fetch_size,
         )
 
 

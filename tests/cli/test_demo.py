@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from kafka_lite.cli import cluster_demo
 from kafka_lite.cli.cluster_demo import RECORDS
 from kafka_lite.cli.main import main
 
@@ -20,6 +21,18 @@ def test_demo_writes_checks_corrupts_and_converts(tmp_path, capsys, monkeypatch)
     assert "CorruptRecordException" in out
     assert "message set v0" in out and "record layer OK" in out
     assert (tmp_path / "00000000000000000000.log").stat().st_size > 0
+
+
+@pytest.mark.unit
+def test_demo_without_free_ports_fails_in_one_line(tmp_path, capsys, monkeypatch):
+    def no_ports(count):
+        raise OSError(f"found no {count} free consecutive loopback ports between 10000 and 32767")
+
+    monkeypatch.setattr(cluster_demo, "free_ports", no_ports)
+    assert main(["demo", "--dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "no ports for the demo's cluster: found no 4 free consecutive loopback ports" in err
+    assert "Traceback" not in err
 
 
 @pytest.mark.integration

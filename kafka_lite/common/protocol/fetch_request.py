@@ -24,6 +24,7 @@ READ_UNCOMMITTED = 0  # the isolation level without transactions
 
 def fetch_request_body(
     replica_id: int,
+    *,
     max_wait_ms: int,
     min_bytes: int,
     max_bytes: int,

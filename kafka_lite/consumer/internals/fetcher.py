@@ -268,11 +268,11 @@ class Fetcher:
                 continue
             body = fetch_request_body(
                 CONSUMER_REPLICA_ID,
-                self.max_wait_ms,
-                self.min_bytes,
-                self.max_bytes,
-                offsets,
-                self.fetch_size,
+                max_wait_ms=self.max_wait_ms,
+                min_bytes=self.min_bytes,
+                max_bytes=self.max_bytes,
+                offsets=offsets,
+                partition_max_bytes=self.fetch_size,
             )
             requests[node] = (body, offsets)
         return requests
