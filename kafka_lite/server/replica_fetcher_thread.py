@@ -240,10 +240,12 @@ class ReplicaFetcherThread(threading.Thread):
                     continue
                 partition = self.replica_manager.get_partition(tp)
                 replica = partition.get_replica()
+                # BEGIN SOLUTION
                 if end_offset == UNDEFINED_EPOCH_OFFSET:
                     truncation_offset = replica.high_watermark
                 else:
                     truncation_offset = min(end_offset, replica.log_end_offset)
+                # END SOLUTION
                 partition.truncate_to(truncation_offset)
                 state.fetch_offset = truncation_offset
                 state.truncating_log = False

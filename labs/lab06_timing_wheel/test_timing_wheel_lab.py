@@ -21,10 +21,14 @@ import pytest
 
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
+from kafka_lite.server.epoch.leader_epoch_checkpoint_file import EpochEntry, LeaderEpochCheckpointFile
+from kafka_lite.server.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 from kafka_lite.server.in_process_replicas import (
     follower_fetch,
     in_process_brokers,
+    in_process_replica_manager,
     leader_and_isr,
+    played_fetcher,
     records_bytes,
     replicate,
 )
@@ -646,3 +650,190 @@ def test_with_the_leader_alone_in_the_isr_an_append_moves_the_hw(brokers):
         f"an acks=all produce with the leader alone in the ISR is answered at once, got {answers}\n"
         + _replicas(partition)
     )
+
+
+# -- stage 4: leader epochs (KIP-101) ----------------------------------------------------------------------
+#
+# The first three tests call ``end_offset_for`` on a cache built by hand (``assign`` is given). The last
+# three play a follower's first step after a LeaderAndIsr on the in-process brokers of stage 3: its
+# fetcher's ``maybe_truncate`` asks the leader, through ``end_offset_for``, where the follower's latest
+# epoch ends, and truncates. They produce and replicate first, which moves the HW: they need stage 3.
+
+EPOCHS = [(0, 0), (2, 120), (5, 300)]  # the module docstring's example; the log end offset is 420
+
+
+def _epoch_cache(tmp_path, entries, leo: int = 420) -> LeaderEpochFileCache:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    cache = LeaderEpochFileCache(
+        TP, lambda: leo, LeaderEpochCheckpointFile(tmp_path / "leader-epoch-checkpoint")
+    )
+    for epoch, start_offset in entries:
+        cache.assign(epoch, start_offset)
+    assert cache.epoch_entries() == [EpochEntry(e, o) for e, o in entries]
+    return cache
+
+
+def _assert_end_offsets(cache: LeaderEpochFileCache, leo: int, expected: dict[int, int], why: str) -> None:
+    got = {epoch: cache.end_offset_for(epoch) for epoch in expected}
+    wrong = [
+        f"    end_offset_for({e}) = {got[e]}, expected {expected[e]}"
+        for e in expected
+        if got[e] != expected[e]
+    ]
+    entries = " ".join(f"(epoch {e.epoch} from {e.start_offset})" for e in cache.epoch_entries()) or "none"
+    assert not wrong, f"{why}\n  entries: {entries}; log end offset {leo}\n" + "\n".join(wrong)
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(2)
+def test_the_latest_epoch_ends_at_the_log_end_offset(tmp_path):
+    cache = _epoch_cache(tmp_path, EPOCHS)
+    _assert_end_offsets(
+        cache, 420, {5: 420}, "the latest epoch is still going: it ends at the log end offset"
+    )
+    empty = _epoch_cache(tmp_path / "empty", [], leo=7)
+    _assert_end_offsets(
+        empty, 7, {-1: 7},
+        "a replica with no epochs at all has latest epoch -1 (UNDEFINED_EPOCH), and it ends at the log end "
+        "offset: a follower asks for -1 when its log came from a broker before leader epochs",
+    )  # fmt: skip
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(3)
+def test_an_earlier_epoch_ends_where_the_next_one_begins(tmp_path):
+    cache = _epoch_cache(tmp_path, EPOCHS)
+    _assert_end_offsets(
+        cache, 420, {0: 120, 2: 300},
+        "an earlier epoch ends where the first epoch after it begins",
+    )  # fmt: skip
+    _assert_end_offsets(
+        cache, 420, {1: 120, 3: 300, 4: 300},
+        "an epoch with no entry here (its leader appended nothing this replica has) ends where the first "
+        "epoch after it begins: that is where the records of every epoch up to it end",
+    )  # fmt: skip
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(2)
+def test_an_epoch_the_cache_cannot_place_has_no_end(tmp_path):
+    cache = _epoch_cache(tmp_path, EPOCHS)
+    _assert_end_offsets(cache, 420, {6: -1, 9: -1}, "an epoch newer than the latest is unknown here: -1")
+    trimmed = _epoch_cache(tmp_path / "trimmed", [(2, 120), (5, 300)])
+    _assert_end_offsets(
+        trimmed, 420, {0: -1, 1: -1},
+        "an epoch older than the first entry (its records were deleted, or never here) is unknown: -1",
+    )  # fmt: skip
+    empty = _epoch_cache(tmp_path / "empty", [], leo=7)
+    _assert_end_offsets(empty, 7, {0: -1, 3: -1}, "a replica with no epochs knows none: -1")
+
+
+def _log_of(manager: ReplicaManager) -> list[bytes]:
+    partition = manager.get_partition(TP)
+    batches = MemoryRecords(records_bytes(partition.log.read(0, 1 << 20).records)).batches()
+    return [record.value for batch in batches for record in batch]
+
+
+def _follower_view(manager: ReplicaManager, leader: ReplicaManager) -> str:
+    replica = manager.get_partition(TP).get_replica()
+    mine = manager.get_partition(TP).log.leader_epoch_cache.epoch_entries()
+    theirs = leader.get_partition(TP).log.leader_epoch_cache.epoch_entries()
+    return (
+        f"  follower (broker {manager.broker_id}): records {_log_of(manager)}, LEO {replica.log_end_offset}, "
+        f"HW {replica.high_watermark}, epochs {[tuple(e) for e in mine]}\n"
+        f"  leader (broker {leader.broker_id}): records {_log_of(leader)}, epochs {[tuple(e) for e in theirs]}"
+    )
+
+
+def _restarted_follower(tmp_path, version: str):
+    """KIP-101's first case: a follower with records a, b and a HW of 0 (it learns the HW one fetch
+    late) restarts, while the leader takes c, and follows the same leader again. Returns (the leader,
+    the restarted follower, every manager to shut down)."""
+    time = MockTime()
+    props = {"inter.broker.protocol.version": version, "replica.lag.time.max.ms": LAG_MS}
+    managers = [in_process_replica_manager(tmp_path, i, time, **props) for i in range(3)]
+    leader, f1, f2 = managers
+    _lead(managers)
+    _produce_values(leader, b"a", b"b")
+    for follower in (f1, f2, f1, f2):
+        replicate(leader, follower, TP)  # the leader's HW reaches 2 at follower 2's second fetch
+    f1.shutdown(checkpoint_hw=True)
+    f1.log_manager.shutdown()
+    _produce_values(leader, b"c")
+    restarted = in_process_replica_manager(tmp_path, 1, time, **props)
+    restarted.become_leader_or_follower(leader_and_isr(TP, 0, [0, 1, 2], [0, 1, 2]))
+    replica = restarted.get_partition(TP).get_replica()
+    assert (replica.log_end_offset, replica.high_watermark) == (2, 0), _follower_view(restarted, leader)
+    return leader, restarted, [leader, f2, restarted]
+
+
+def _produce_values(leader: ReplicaManager, *values: bytes) -> None:
+    records = MemoryRecords.with_records([(1000, None, v) for v in values])
+    leader.append_records(1000, 1, False, {TP: records}, lambda _: None)
+
+
+def _shut_down(managers) -> None:
+    for manager in managers:
+        manager.shutdown(checkpoint_hw=False)
+        manager.log_manager.shutdown()
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(3)
+def test_a_restarted_follower_keeps_the_records_its_leader_has(tmp_path):
+    leader, restarted, managers = _restarted_follower(tmp_path, "0.11.0")
+    try:
+        fetcher = played_fetcher(restarted, leader)
+        fetcher.maybe_truncate()
+        assert _log_of(restarted) == [b"a", b"b"], (
+            "the follower's latest epoch (1) is the leader's latest too, so it ends at the leader's log end "
+            "offset, 3: the follower has nothing the leader lacks and must keep both its records, although "
+            "its HW is 0 (truncating to the HW, as 0.10 did, throws away records every replica has; if the "
+            "leader then dies and this follower is elected, acknowledged records are gone)\n"
+            + _follower_view(restarted, leader)
+        )
+        fetch_offset = fetcher.partition_states[TP].fetch_offset
+        assert fetch_offset == 2, (
+            f"the fetcher goes on from {fetch_offset}: it must fetch from the follower's own log end offset, "
+            "2, the smaller of it and the leader's answer (3); from 3 it would never copy c\n"
+            + _follower_view(restarted, leader)
+        )
+    finally:
+        _shut_down(managers)
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(2)
+def test_a_follower_truncates_where_its_epoch_ends_on_the_new_leader(brokers):
+    _, managers = brokers
+    leader, f1, f2 = managers
+    _lead(managers)
+    _produce(leader, 2)
+    for follower in (f1, f2, f1, f2):
+        replicate(leader, follower, TP)
+    _produce(leader, 1)  # offset 2, on broker 0 only
+    # Broker 1 is elected in epoch 2; broker 0 follows it and must drop offset 2, which 1 never had.
+    _lead(managers, leader=1, isr=(1, 2), leader_epoch=2)
+    played_fetcher(leader, f1).maybe_truncate()
+    replica = leader.get_partition(TP).get_replica()
+    assert replica.log_end_offset == 2, (
+        "broker 0's latest epoch is 1; on broker 1, epoch 1 ends at 2, where epoch 2 begins (a new leader "
+        "records its epoch at its log end offset). Broker 0 must truncate to 2, dropping the record that "
+        f"only it has; its LEO is {replica.log_end_offset}\n" + _follower_view(leader, f1)
+    )
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(2)
+def test_without_leader_epochs_a_follower_truncates_to_its_hw(tmp_path):
+    leader, restarted, managers = _restarted_follower(tmp_path, "0.10.1")
+    try:
+        played_fetcher(restarted, leader).maybe_truncate()
+        assert _log_of(restarted) == [], (
+            "with inter.broker.protocol.version 0.10.1 the fetcher sends no OffsetsForLeaderEpoch: the "
+            "answer is UNDEFINED_EPOCH_OFFSET (-1), and the follower falls back to 0.10's rule, its HW (0). "
+            "That is the loss KIP-101 fixes, kept so that 0.10's behaviour can be shown\n"
+            + _follower_view(restarted, leader)
+        )
+    finally:
+        _shut_down(managers)

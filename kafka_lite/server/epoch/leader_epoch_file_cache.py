@@ -105,12 +105,14 @@ class LeaderEpochFileCache:
         offset when it is the latest epoch; ``UNDEFINED_EPOCH_OFFSET`` (-1) for an epoch newer than
         the latest, or older than the first entry (its records are gone, or were never here)."""
         with self._lock:
+            # BEGIN SOLUTION
             if requested_epoch == self._latest_epoch():
                 return self.leo()
             subsequent = [e for e in self._epochs if e.epoch > requested_epoch]
             if not subsequent or requested_epoch < self._epochs[0].epoch:
                 return UNDEFINED_EPOCH_OFFSET
             return subsequent[0].start_offset
+            # END SOLUTION
 
     # --8<-- [end:end_offset_for]
 
