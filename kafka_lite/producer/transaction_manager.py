@@ -6,9 +6,11 @@ Mirrors: org.apache.kafka.clients.producer.internals.TransactionManager, its ide
 Book:    beyond the book (idempotence is Kafka 0.11's, KIP-98); chapter 2, 2.1.2 is where it acts
 Differs: no transactions (no transactional id, coordinator or transaction states). When a batch
          that was given a sequence fails for good, Kafka 1.0 renumbers the batches behind it
-         (``adjustSequencesDueToFailedBatch``) by rewriting their built headers; kafka_lite instead
-         resets the producer id, as Kafka 0.11 did: the batches behind fail or start again from
-         sequence 0 under a new id, and no batch is ever written twice.
+         (``adjustSequencesDueToFailedBatch``) by rewriting their built headers if it failed with
+         retries to spare; kafka_lite instead resets the producer id at once: the batches behind
+         fail or start again from sequence 0 under a new id, and no batch is ever written twice.
+         (Kafka 0.11 reset it only once the broker refused a later batch as out of order, or a
+         batch expired while being retried.)
 
 How idempotence works: the broker hands the producer an id (InitProducerId). Every batch the
 producer sends to a partition carries that id, the epoch, and the sequence number of its first

@@ -4,7 +4,7 @@ Mirrors: kafka.cluster.Partition (core/src/main/scala/kafka/cluster/Partition.sc
 Book:    chapter 6, 6.2.2 (partitions and replicas, the ISR, the HW), 7.2.2 (LeaderAndIsr makes a
          broker leader or follower)
 Differs: the idempotent producers' state is kept here, beside the log (Kafka 0.11 keeps it inside
-         ``Log``); a new leader starts its followers' lag clocks afresh, as Kafka 1.0 does; a
+         ``Log``); a new leader starts its followers' lag clocks afresh, as Kafka 0.10.2 does; a
          follower's fetch takes the ISR lock only if it can change the ISR or the HW, as in Kafka 2.x;
          a new leader records that its epoch starts at its LEO as it takes over, as Kafka 2.1 does
          (0.11 recorded an epoch only at its first append).

@@ -8,7 +8,7 @@ Differs: Kafka keeps the LEO and the HW as ``LogOffsetMetadata`` (the offset, it
          log's own (``log_end_offset_metadata``), and the HW is kept as a ``LogOffsetMetadata``
          whose position is filled in when it is first asked for (``high_watermark_metadata``), unless
          the HW moved to the LEO, whose position is at hand. When a follower counts as caught
-         up is Kafka 1.0's rule (below): 0.10.1 counted only a fetch that started exactly at the
+         up is Kafka 0.10.2's rule (KAFKA-4485; below): 0.10.1 counted only a fetch that started exactly at the
          leader's LEO, which under steady load a follower rarely does, and the ISR flapped.
 
 A partition has one ``Replica`` per assigned broker. The local one has the log: its log end offset

@@ -205,7 +205,7 @@ class ReplicaManager:
     def get_leader_partition(self, tp: TopicPartition) -> Partition:
         partition = self._partitions.get(tp)
         if partition is None or partition.log is None:
-            # Kafka 1.0's rule (0.10 said UNKNOWN here): a partition the cluster has but this broker does
+            # Kafka 2.0's rule (0.10 to 1.1 said UNKNOWN here): a partition the cluster has but this broker does
             # not host is "not the leader", the precise answer that sends the client to the right broker.
             state = self.metadata_cache.partition_state(*tp) if self.metadata_cache is not None else None
             if state is not None:
