@@ -34,6 +34,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.live import Live
 from rich.table import Table
@@ -44,6 +45,9 @@ from kafka_lite.grading.grader import build_overlay
 from kafka_lite.grading.labs import LabError, find
 from kafka_lite.server.metrics_reporter import REQUEST_METRICS_TOPIC, RequestMetricsTopicReporter
 from kafka_lite.utils.ports import port_free
+
+if TYPE_CHECKING:  # the ZooKeeper client is imported where it is used, to keep the CLI's start-up light
+    from kafka_lite.zk.zk_utils import ZkUtils
 
 STATE_FILE = "cluster.json"
 HEALTHY_TIMEOUT_S = 60
@@ -586,14 +590,18 @@ def run_restart(args: argparse.Namespace, console) -> int:
     return 0
 
 
-def _registration_epoch(zk, broker_id: int) -> int | None:
+def _registration_epoch(zk: ZkUtils, broker_id: int) -> int | None:
     """The zxid that created ``/brokers/ids/<id>`` (the registration's epoch), or None if absent."""
     broker = zk.get_broker(broker_id)
     return None if broker is None else broker.epoch
 
 
 def wait_rejoined(
-    state: dict, zk, broker_id: int, registered_before: int | None, timeout_s: float = HEALTHY_TIMEOUT_S
+    state: dict,
+    zk: ZkUtils,
+    broker_id: int,
+    registered_before: int | None,
+    timeout_s: float = HEALTHY_TIMEOUT_S,
 ) -> dict:
     """Until the restarted broker has registered anew (a killed broker's old registration lives
     until its session expires, so the registration's epoch must change) and the cluster's metadata
