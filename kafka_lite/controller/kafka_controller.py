@@ -24,7 +24,8 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.time import SYSTEM, Time
@@ -40,6 +41,7 @@ from kafka_lite.controller.state_machines import (
     ReplicaStateMachine,
     StateChangeFailedException,
 )
+from kafka_lite.log.log_config import LogConfig
 from kafka_lite.zk.zk_utils import (
     BROKER_IDS_PATH,
     BROKER_TOPICS_PATH,
@@ -77,10 +79,19 @@ class ControllerContext:
 
 class KafkaController:
     def __init__(
-        self, broker_id: int, zk: ZkUtils, socket_timeout_ms: int = 30_000, time: Time = SYSTEM
+        self,
+        broker_id: int,
+        zk: ZkUtils,
+        socket_timeout_ms: int = 30_000,
+        time: Time = SYSTEM,
+        log_config_props: Mapping[str, Any] | None = None,
     ) -> None:
+        """``log_config_props``: the broker's defaults of the topic settings (``KafkaConfig.log_config_props``),
+        which a topic's overrides in ZooKeeper replace; the controller reads ``unclean.leader.election.enable``
+        from them."""
         self.broker_id = broker_id
         self.zk = zk
+        self.log_config_props = dict(log_config_props or {})
         self.time = time
         self.socket_timeout_ms = socket_timeout_ms
         self.epoch = 0
@@ -274,8 +285,8 @@ class KafkaController:
     def _on_broker_change(self, ids: list[str]) -> None:
         """The broker-change listener. A broker that died and registered again between two reads of
         ``/brokers/ids`` is in both lists: only its registration's epoch (the znode's creation zxid)
-        tells it *bounced*, and it is handled as a failure then a startup, as Kafka does since 1.1
-        (KAFKA-1120; 0.10.1 missed such a broker, which then never got its LeaderAndIsr)."""
+        tells it *bounced*, and it is handled as a failure then a startup, as Kafka does since 2.2
+        (KIP-380; KAFKA-1120: 0.10.1 missed such a broker, which then never got its LeaderAndIsr)."""
         if not self.is_active():
             return
         ctx = self.context
@@ -345,7 +356,9 @@ class KafkaController:
             if replica not in lai.isr:
                 return False
             leader = LeaderAndIsr.NO_LEADER if lai.leader == replica else lai.leader
-            isr = [r for r in lai.isr if r != replica] or list(lai.isr)
+            isr = [r for r in lai.isr if r != replica]
+            if not isr and not self.unclean_leader_election_enabled(tp[0]):
+                isr = list(lai.isr)  # the last in-sync replica stays: it is the one that may lead again
             ok, version = self.zk.conditional_update_partition_state(
                 tp[0], tp[1], LeaderAndIsr(leader, lai.leader_epoch + 1, isr, lai.zk_version), self.epoch
             )
@@ -357,6 +370,13 @@ class KafkaController:
                 return True
 
     # --8<-- [end:remove_replica_from_isr]
+
+    def unclean_leader_election_enabled(self, topic: str) -> bool:
+        """The topic's ``unclean.leader.election.enable``: its override in ZooKeeper, else the broker's
+        default. Read at each decision, as Kafka's controller reads the topic's config from ZooKeeper
+        (``AdminUtils.fetchEntityConfig``) each time, so an altered setting counts from the next one."""
+        config = LogConfig.from_broker(self.log_config_props, self.zk.get_topic_config(topic))
+        return config.unclean_leader_election_enable
 
     def move_leadership(
         self, tp: TopicPartition, new_leader: int | None = None, timeout_s: float = 30

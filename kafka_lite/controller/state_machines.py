@@ -239,8 +239,13 @@ class PartitionStateMachine(_StateMachine):
                     f"aborted leader election for partition {tp[0]}-{tp[1]}: a newer controller (epoch "
                     f"{current.controller_epoch}) has written its state"
                 )
+            live = ctx.live_broker_ids()
+            # As Kafka's selector, read the topic's setting only when no in-sync replica is alive.
+            unclean = not any(r in live for r in current.leader_and_isr.isr) and (
+                self.controller.unclean_leader_election_enabled(tp[0])
+            )
             new, recipients = offline_partition_leader_selector(
-                ctx.partition_replica_assignment[tp], current.leader_and_isr, ctx.live_broker_ids()
+                ctx.partition_replica_assignment[tp], current.leader_and_isr, live, unclean
             )
             # The conditional write expects the version we read; Kafka's selectors return version+1
             # as the version the write will produce.

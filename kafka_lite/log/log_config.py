@@ -120,6 +120,7 @@ class LogConfig:
         self.min_cleanable_ratio: float = values["min.cleanable.dirty.ratio"]
         self.log_append_time: bool = values["message.timestamp.type"] == "LogAppendTime"
         self.min_insync_replicas: int = values["min.insync.replicas"]
+        self.unclean_leader_election_enable: bool = values["unclean.leader.election.enable"]
 
     @classmethod
     def from_broker(
