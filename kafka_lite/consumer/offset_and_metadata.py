@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.clients.consumer.OffsetAndMetadata
          (clients/src/main/java/org/apache/kafka/clients/consumer/OffsetAndMetadata.java, Kafka 0.10.1)
 Book:    chapter 4, 4.4 (committing offsets), 4.4.2 (the fetch position is the offset committed)
-Differs: ``metadata=None`` is stored as ``""``, as Kafka 1.0 does, because the broker stores a null
+Differs: ``metadata=None`` is stored as ``""``, as Kafka 0.11 does, because the broker stores a null
          metadata as an empty string and an offset fetched back must equal the one committed.
 
 The committed offset is the offset of the *next* record to read, not of the last one read: a

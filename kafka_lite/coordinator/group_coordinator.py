@@ -29,13 +29,16 @@ Differs: the ``GroupMetadataManager`` is optional. Given one (as Kafka always ha
          with an empty protocol type or no protocols gets INCONSISTENT_GROUP_PROTOCOL, as in Kafka
          1.0 and later (0.10.1 takes the member, and its rebalance fails when the members vote).
          A member dropped for not rejoining in time has its session expiry completed, as in
-         Kafka 2.1 and later (in 0.10.1 that expiry still fires and starts another rebalance).
+         Kafka 2.0.1 and later (KAFKA-7196; in 0.10.1 that expiry still fires and starts another
+         rebalance).
 
-Every request first passes the checks of 5.2.3: is the coordinator running
-(COORDINATOR_NOT_AVAILABLE), is the group id valid (INVALID_GROUP_ID, JoinGroup only), is this
-broker the leader of the group's ``__consumer_offsets`` partition (NOT_COORDINATOR), is that
-partition still loading (COORDINATOR_LOAD_IN_PROGRESS), is the session timeout within
-``group.min.session.timeout.ms`` and ``group.max.session.timeout.ms`` (INVALID_SESSION_TIMEOUT).
+A JoinGroup first passes the checks of 5.2.3: is the coordinator running
+(COORDINATOR_NOT_AVAILABLE), is the group id valid (INVALID_GROUP_ID), is this broker the leader of
+the group's ``__consumer_offsets`` partition (NOT_COORDINATOR), is that partition still loading
+(COORDINATOR_LOAD_IN_PROGRESS), is the session timeout within ``group.min.session.timeout.ms`` and
+``group.max.session.timeout.ms`` (INVALID_SESSION_TIMEOUT); the other requests make the ones that
+apply to them (a SyncGroup does not wait for the loading; a Heartbeat to a loading partition is
+answered NONE, as in Kafka).
 Then the group's state decides, under the group's lock:
 
 - JoinGroup from a new member (no member id): the member gets an id, ``<client.id>-<uuid>``, and the
@@ -482,7 +485,7 @@ class GroupCoordinator:
 
         state = group.current_state
         group.transition_to(GroupState.PREPARING_REBALANCE)
-        # The reason is Kafka 3.2's (KIP-800): 0.10's line says only that a rebalance began.
+        # The state and the reason are Kafka 2.1's: 0.10's line says only that a rebalance began.
         log.info(
             "[GroupCoordinator %d]: Preparing to rebalance group %s in state %s with old generation %d "
             "(__consumer_offsets-%d) (reason: %s)",

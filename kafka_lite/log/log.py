@@ -597,7 +597,9 @@ class Log:
         return self._delete_old_segments(should_delete)
 
     def _delete_old_segments(self, predicate: Callable[[LogSegment], bool]) -> int:
-        """Delete leading segments while ``predicate`` holds; never the active segment while it holds data."""
+        """Delete leading segments while ``predicate`` holds (Kafka 0.10.1's ``deleteOldSegments``). An
+        empty active segment is never deleted; when every segment is due, the active one included,
+        the log rolls first, so that it keeps an empty active segment at its end offset."""
         with self._lock:
             deletable = []
             last = self._bases[-1]

@@ -269,8 +269,10 @@ class ZkUtils:
             info["rack"] = rack
         path = f"{BROKER_IDS_PATH}/{broker_id}"
         # A broker restarted right after a crash finds its own node, left by its old session, which
-        # ZooKeeper removes only when that session times out. Like Kafka's ZKCheckedEphemeral, wait
-        # for it when it names this broker's own address; another address means a real conflict.
+        # ZooKeeper removes only when that session times out. Kafka 0.10.1's ZKCheckedEphemeral
+        # refuses it (NODEEXISTS: "restarted it faster than the zookeeper timeout") and the broker
+        # stops; kafka_lite waits for it to go when it names this broker's own address, so that a
+        # restart right after a kill works. Another address means a real conflict.
         # ZooKeeper expires a session up to a tick after its timeout, and a busy server later still:
         # twice the timeout bounds the wait without mistaking a slow expiry for a conflict.
         deadline = time.monotonic() + 2 * self.session_timeout_ms / 1000 + 2

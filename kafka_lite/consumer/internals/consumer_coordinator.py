@@ -16,8 +16,8 @@ Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has 
          ``on_complete`` is accepted too. ``commit_offsets_sync`` takes an optional timeout (Kafka 2.0's
          shape) so that ``close`` is bounded, and ``poll`` looks for an unknown coordinator no
          longer than the consumer's poll may wait (Kafka 2.0, KIP-266; 0.10.1 looks until it is
-         found). An auto-commit with the coordinator unknown starts looking for it (Kafka 0.10.2),
-         where 0.10.1 only waits. Internal topics are recognised by name (``__consumer_offsets``,
+         found). An auto-commit with the coordinator unknown starts looking for it (Kafka 1.1,
+         KAFKA-6362), where 0.10.1 to 1.0 only wait. Internal topics are recognised by name (``__consumer_offsets``,
          ``__transaction_state``), as kafka_lite's ``Cluster`` does not keep the metadata's
          ``is_internal`` flag. Without a group id there is no coordinator at all
          (``KafkaConsumer`` checks, as Kafka 2.2 does). Its one sensor, the commits' latency, is a

@@ -10,7 +10,7 @@ Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0
          so records carry 0.11's headers and the request carries ``isolation_level`` READ_UNCOMMITTED
          and each partition's ``log_start_offset`` (-1, as a consumer's). A deserializer that raises in
          a completed fetch after other records were drained in the same ``fetched_records`` call puts
-         the fetch back and returns what it has, raising on the next call (Kafka 1.0's rule; 0.10.1
+         the fetch back and returns what it has, raising on the next call (Kafka 0.11's rule; 0.10.1
          loses the drained records). The consumer's offset exceptions and ``OffsetAndTimestamp``,
          public classes of Kafka's consumer package, live here beside the one that raises and returns
          them. ``update_fetch_positions`` skips a partition that has a valid
@@ -26,7 +26,7 @@ Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0
          already at their high watermark while the same broker's other partitions have records
          buffered is held back until those are read (``_would_wait_alone``); Kafka sends it, and
          the broker holds it for ``fetch.max.wait.ms`` while the others' next fetch waits behind it.
-         For that the partition state keeps the high watermark, as Kafka 0.11's does.
+         For that the partition state keeps the high watermark, as Kafka 0.10.2's does.
 
 The fetcher keeps a queue of completed fetches, one per partition of each fetch response, and hands
 their records out a few at a time:
@@ -305,7 +305,7 @@ class Fetcher:
                 fetched_offset = offsets.get(tp)
                 if fetched_offset is None:
                     continue  # a partition the request did not ask for
-                # Kept as the response arrives (Kafka 0.11 sets it while parsing the partition's
+                # Kept as the response arrives (Kafka 0.10.2 sets it while parsing the partition's
                 # records: the same value, a moment later), outside the parsing lab 8 asks for.
                 if (
                     header["error_code"] == 0

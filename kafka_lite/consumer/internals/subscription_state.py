@@ -12,10 +12,10 @@ Differs: the assignment is kept sorted by topic, then partition, where Kafka's c
          ``subscribe`` and ``assign_from_user`` also check their arguments as ``KafkaConsumer``
          does (a bare string, an empty topic name, a pattern that is not compiled), so every caller
          gets the same clear error; a topic name the brokers would refuse raises
-         ``InvalidTopicException`` here (Kafka 2.x raises it from ``poll`` once the metadata names
+         ``InvalidTopicException`` here (Kafka 2.3 raises it from ``poll`` once the metadata names
          the topic invalid; 0.10.1 only logs the metadata's error, and waits).
-         ``matches_subscribed_pattern`` and ``has_valid_position(tp)`` are Kafka 1.0's (0.10.1's
-         coordinator calls ``Pattern.matcher(topic).matches()`` itself). The book (0.10.0) also
+         ``has_valid_position(tp)`` is Kafka 0.10.2's and ``matches_subscribed_pattern`` Kafka 2.3's
+         (0.10.1's coordinator calls ``Pattern.matcher(topic).matches()`` itself). The book (0.10.0) also
          keeps ``needsPartitionAssignment`` here; Kafka 0.10.1 moved that question to the
          coordinator (``ConsumerCoordinator.needRejoin``), and so does kafka_lite. Kafka's unread
          ``userAssignment`` field is left out (the assignment itself is what is read).
@@ -81,7 +81,7 @@ class TopicPartitionState:
 
     def __init__(self) -> None:
         self.position: int | None = None  # the offset of the next record to fetch
-        self.high_watermark: int | None = None  # as the last fetch response gave it (Kafka 0.11)
+        self.high_watermark: int | None = None  # as the last fetch response gave it (Kafka 0.10.2)
         self.committed: OffsetAndMetadata | None = None  # the group's last committed offset
         self.paused = False  # paused by the user: assigned, but not fetched
         self.reset_strategy: OffsetResetStrategy | None = None  # set while waiting for a reset
@@ -455,12 +455,12 @@ class SubscriptionState:
         return self.is_assigned(tp) and self._assigned_state(tp).is_fetchable()
 
     def update_high_watermark(self, tp: TopicPartition, high_watermark: int) -> None:
-        """The partition's high watermark, from a fetch response (Kafka 0.11's ``updateHighWatermark``)."""
+        """The partition's high watermark, from a fetch response (Kafka 0.10.2's ``updateHighWatermark``)."""
         self._assigned_state(tp).high_watermark = high_watermark
 
     def partition_lag(self, tp: TopicPartition) -> int | None:
         """How far the position is behind the last high watermark seen; None until a fetch told it
-        (Kafka 0.11's ``partitionLag``)."""
+        (Kafka 0.10.2's ``partitionLag``)."""
         state = self._assigned_state(tp)
         if state.high_watermark is None or state.position is None:
             return None
