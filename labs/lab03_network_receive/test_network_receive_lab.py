@@ -68,6 +68,10 @@ def test_bad_sizes_are_rejected_before_allocating(pair, size):
     writer.sendall(struct.pack(">i", size))
     with pytest.raises(InvalidReceiveException, match=f"size = {size}"):
         receive.read_from(reader)
+    assert receive._payload is None, (
+        f"a claimed size of {size} must be refused before the payload buffer is allocated: a hostile "
+        "4-byte prefix must not make the broker allocate anything"
+    )
 
 
 @pytest.mark.stage(1)
