@@ -7,7 +7,7 @@ Book:    chapter 6, 6.1 (records and record batches); chapter 10.2 (timestamps a
 
 Both back-ends hand this module the same thing, a partition's record batches, and this is the one
 place they become rows, keeping only the records a range asks for: a batch may begin before the
-range (a compressed batch is fetched whole) or end after it, and control batches carry no data
+range (a batch is fetched whole) or end after it, and control batches carry no data
 (consumers never see them).
 
 Two ways out:
@@ -134,7 +134,7 @@ def to_arrow(
         if include_headers:
             columns.append(pa.array(headers, schema.field(7).type))
         # Whole batches went in, so the first rows may lie before the range and the last after it
-        # (a compressed batch is fetched whole): keep the range's rows, a slice that copies nothing.
+        # (a batch is fetched whole): keep the range's rows, a slice that copies nothing.
         first = bisect.bisect_left(offsets, range_.from_offset)
         last = bisect.bisect_left(offsets, range_.until_offset)
         return pa.RecordBatch.from_arrays(columns, schema=schema).slice(first, last - first)

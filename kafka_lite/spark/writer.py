@@ -13,7 +13,8 @@ Columns, as Spark's sink takes them: ``value`` (string or binary, required), ``k
 binary), ``topic`` (string; the ``topic`` option, when set, overrides it), ``partition`` (int; null
 lets the producer's partitioner choose) and ``headers`` (array<struct<key:string,value:binary>>).
 Delivery is at least once, as with Spark's sink: a task retried after some of its sends succeeded
-sends them again. Batch writes must say ``.mode("append")``, as with Spark's sink.
+sends them again. Batch writes must say ``.mode("append")``: Spark's own Kafka sink also takes the
+default, ErrorIfExists, which PySpark refuses for Python data sources.
 """
 
 from __future__ import annotations
