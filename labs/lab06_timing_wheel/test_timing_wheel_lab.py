@@ -673,7 +673,7 @@ def _epoch_cache(tmp_path, entries, leo: int = 420) -> LeaderEpochFileCache:
     return cache
 
 
-def _assert_end_offsets(cache: LeaderEpochFileCache, leo: int, expected: dict[int, int], why: str) -> None:
+def _assert_end_offsets(cache: LeaderEpochFileCache, expected: dict[int, int], why: str) -> None:
     got = {epoch: cache.end_offset_for(epoch) for epoch in expected}
     wrong = [
         f"    end_offset_for({e}) = {got[e]}, expected {expected[e]}"
@@ -681,19 +681,17 @@ def _assert_end_offsets(cache: LeaderEpochFileCache, leo: int, expected: dict[in
         if got[e] != expected[e]
     ]
     entries = " ".join(f"(epoch {e.epoch} from {e.start_offset})" for e in cache.epoch_entries()) or "none"
-    assert not wrong, f"{why}\n  entries: {entries}; log end offset {leo}\n" + "\n".join(wrong)
+    assert not wrong, f"{why}\n  entries: {entries}; log end offset {cache.leo()}\n" + "\n".join(wrong)
 
 
 @pytest.mark.stage(4)
 @pytest.mark.points(2)
 def test_the_latest_epoch_ends_at_the_log_end_offset(tmp_path):
     cache = _epoch_cache(tmp_path, EPOCHS)
-    _assert_end_offsets(
-        cache, 420, {5: 420}, "the latest epoch is still going: it ends at the log end offset"
-    )
+    _assert_end_offsets(cache, {5: 420}, "the latest epoch is still going: it ends at the log end offset")
     empty = _epoch_cache(tmp_path / "empty", [], leo=7)
     _assert_end_offsets(
-        empty, 7, {-1: 7},
+        empty, {-1: 7},
         "a replica with no epochs at all has latest epoch -1 (UNDEFINED_EPOCH), and it ends at the log end "
         "offset: a follower asks for -1 when its log came from a broker before leader epochs",
     )  # fmt: skip
@@ -704,11 +702,11 @@ def test_the_latest_epoch_ends_at_the_log_end_offset(tmp_path):
 def test_an_earlier_epoch_ends_where_the_next_one_begins(tmp_path):
     cache = _epoch_cache(tmp_path, EPOCHS)
     _assert_end_offsets(
-        cache, 420, {0: 120, 2: 300},
+        cache, {0: 120, 2: 300},
         "an earlier epoch ends where the first epoch after it begins",
     )  # fmt: skip
     _assert_end_offsets(
-        cache, 420, {1: 120, 3: 300, 4: 300},
+        cache, {1: 120, 3: 300, 4: 300},
         "an epoch with no entry here (its leader appended nothing this replica has) ends where the first "
         "epoch after it begins: that is where the records of every epoch up to it end",
     )  # fmt: skip
@@ -718,14 +716,14 @@ def test_an_earlier_epoch_ends_where_the_next_one_begins(tmp_path):
 @pytest.mark.points(2)
 def test_an_epoch_the_cache_cannot_place_has_no_end(tmp_path):
     cache = _epoch_cache(tmp_path, EPOCHS)
-    _assert_end_offsets(cache, 420, {6: -1, 9: -1}, "an epoch newer than the latest is unknown here: -1")
+    _assert_end_offsets(cache, {6: -1, 9: -1}, "an epoch newer than the latest is unknown here: -1")
     trimmed = _epoch_cache(tmp_path / "trimmed", [(2, 120), (5, 300)])
     _assert_end_offsets(
-        trimmed, 420, {0: -1, 1: -1},
+        trimmed, {0: -1, 1: -1},
         "an epoch older than the first entry (its records were deleted, or never here) is unknown: -1",
     )  # fmt: skip
     empty = _epoch_cache(tmp_path / "empty", [], leo=7)
-    _assert_end_offsets(empty, 7, {0: -1, 3: -1}, "a replica with no epochs knows none: -1")
+    _assert_end_offsets(empty, {0: -1, 3: -1}, "a replica with no epochs knows none: -1")
 
 
 def _log_of(manager: ReplicaManager) -> list[bytes]:
