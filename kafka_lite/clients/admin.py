@@ -2,8 +2,8 @@
 
 Mirrors: org.apache.kafka.clients.admin.AdminClient (KIP-117, Kafka 0.11.0): createTopics,
          listTopics, describeCluster; its consumer-group calls as Kafka 2.0 added them (KIP-222:
-         listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets) with Kafka 2.4's
-         alterConsumerGroupOffsets and 2.5's listOffsets (KIP-396), which replace what Kafka 0.10.1's
+         listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets) with Kafka 2.5's
+         alterConsumerGroupOffsets and listOffsets (KIP-396), which replace what Kafka 0.10.1's
          Scala kafka.admin.AdminClient did for kafka-consumer-groups.sh. Method names are
          kafka-python's (``list_consumer_groups`` ...).
 Book:    chapter 7 (topic creation goes to the controller, which writes the assignment to ZooKeeper);

@@ -4,8 +4,8 @@
 Mirrors: the common part of org.apache.kafka.clients.producer.internals.ProducerInterceptors and
          org.apache.kafka.clients.consumer.internals.ConsumerInterceptors (Kafka 0.10.1; KIP-42),
          which each spell it out
-Book:    chapter 2, 2.1.1 and chapter 4, 4.1.3 (the interceptors of ``send`` and of ``poll``; after
-         the book's 0.10.0)
+Book:    chapter 2, 2.1.1 and chapter 4, 4.1.3 (the interceptors of ``send`` and of ``poll``: Kafka
+         0.10.0 has them, KIP-42, and the book does not describe them)
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Mirrors: org.apache.kafka.clients.NetworkClient, ClientRequest and ClientRespons
 Book:    chapter 2, 2.1.3 (the client's network connection objects)
 Differs: requests carry a callback directly (Kafka wraps it in a RequestCompletionHandler); node
          addresses come from ``Metadata`` or are given with ``set_node`` (tests, bootstrap). The
-         metadata updater's timeouts are Kafka 2.x's: with no node to ask it waits
+         metadata updater's timeouts are Kafka 0.10.2's: with no node to ask it waits
          ``reconnect.backoff.ms``, with a connection on its way until that completes (0.10.1 keeps
          the time no node was available and waits ``retry.backoff.ms`` from then).
 

@@ -5,7 +5,8 @@ Mirrors: org.apache.kafka.clients.consumer.ConsumerInterceptor and
          org.apache.kafka.clients.consumer.internals.ConsumerInterceptors
          (clients/src/main/java/.../consumer/, Kafka 0.10.1; KIP-42)
 Book:    chapter 4, 4.1.3 (``poll`` hands its records through the interceptors), 4.4.3 (a commit the
-         coordinator acknowledged is reported to them); after the book's 0.10.0
+         coordinator acknowledged is reported to them); Kafka 0.10.0 has them (KIP-42), the book
+         does not describe them
 Differs: ``interceptor_classes`` takes Python classes, not class names, as the producer's does. An
          interceptor needs ``on_consume`` and ``on_commit``; ``configure`` and ``close`` are
          optional, where Java's interface declares all four. Records are kafka-python's shape, a

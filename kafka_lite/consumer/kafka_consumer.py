@@ -12,8 +12,8 @@ Differs: configs are keyword arguments in kafka-python's spelling (``group_id="g
          offset (``metadata=True`` for the ``OffsetAndMetadata``), ``commit`` is synchronous, and the
          consumer is an iterator (``consumer_timeout_ms`` ends the iteration). Without a ``group_id``
          there is no coordinator: ``subscribe``, ``commit`` and ``committed`` raise
-         ``InvalidGroupIdException`` and auto-commit is off (Kafka 2.2, KIP-289; 0.10.1 joins the
-         group ""). ``close`` takes a timeout (Kafka 0.10.2), 30 s by default, and ``poll``'s
+         ``InvalidGroupIdException`` and auto-commit is off (Kafka 2.2, KIP-289; 0.10.1's JoinGroup for
+         the group "" is refused with INVALID_GROUP_ID, while its commits under "" are taken). ``close`` takes a timeout (Kafka 0.10.2), 30 s by default, and ``poll``'s
          timeout bounds its search for the group's coordinator (Kafka 2.0, KIP-266). ``metrics()``
          is a snapshot dict by Kafka's metric names, without time windows (see ``common/metrics``).
 
@@ -657,8 +657,8 @@ class KafkaConsumer:
 
     def partitions_for(self, topic: str, timeout_ms: int | None = None) -> list[PartitionInfo]:
         """The partitions of ``topic``, with their leaders and replicas (Kafka's ``partitionsFor``),
-        waiting for a broker's answer up to ``timeout_ms`` (``request.timeout.ms`` by default, as
-        Kafka 2.0's ``partitionsFor(topic, timeout)``)."""
+        waiting for a broker's answer up to ``timeout_ms`` (``request.timeout.ms`` by default, the
+        bound before Kafka 2.0; 2.0's ``partitionsFor(topic)`` waits ``default.api.timeout.ms``)."""
         self._acquire()
         try:
             partitions = self.metadata.cluster.partitions_for_topic(topic)

@@ -3,7 +3,8 @@
 Mirrors: org.apache.kafka.clients.producer.ProducerInterceptor and
          org.apache.kafka.clients.producer.internals.ProducerInterceptors
          (clients/src/main/java/.../producer/, Kafka 0.11.0; KIP-42)
-Book:    chapter 2, 2.1.1 (send runs the interceptors before serializing; after the book's 0.10.0)
+Book:    chapter 2, 2.1.1 (send runs the interceptors before serializing; Kafka 0.10.0 has them,
+         KIP-42, and the book does not describe them)
 Differs: ``interceptor_classes`` takes Python classes, not class names, as the serializers and the
          partitioner are callables: kafka_lite loads no code by name. An interceptor needs
          ``on_send`` and ``on_acknowledgement``; ``configure`` and ``close`` are optional, where

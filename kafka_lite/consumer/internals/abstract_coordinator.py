@@ -16,7 +16,7 @@ Differs: the book's 4.3 describes 0.10.0's ``HeartbeatTask``, a task the consume
          application that stopped polling: the thread then leaves the group itself. kafka_lite
          follows 0.10.1. Kafka's ``synchronized (this)``, ``wait`` and ``notify`` are one
          ``threading.Condition`` over a reentrant lock. ``ensure_coordinator_ready`` takes an
-         optional timeout (Kafka 2.0's shape), so that ``close`` cannot block forever on a cluster
+         optional timeout (Kafka 0.10.2's, KIP-102), so that ``close`` cannot block forever on a cluster
          that is gone; without one it blocks as 0.10.1's does. Requests go out at the versions
          0.10.1 sends (FindCoordinator v0, JoinGroup v1, SyncGroup, Heartbeat and LeaveGroup v0), and
          errors carry the protocol's current names (``NOT_COORDINATOR`` for 0.10's
@@ -206,7 +206,7 @@ class AbstractCoordinator(ABC):
     def ensure_coordinator_ready(self, timeout_ms: int | None = None) -> bool:
         """Block until the coordinator is known and connectable (or ``timeout_ms`` passed); True if it is.
 
-        With a timeout it looks at least once, however short the timeout (Kafka 2.0's do-while): the
+        With a timeout it looks at least once, however short the timeout (Kafka 2.1's do-while): the
         FindCoordinator request stays in flight between calls, so a loop of ``poll(0)`` still finds
         the coordinator."""
         with self._lock:

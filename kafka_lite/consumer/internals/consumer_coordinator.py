@@ -13,8 +13,8 @@ Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has 
          ``poll`` checks the metadata's version and runs the same update (pattern matching, the
          snapshot of partition counts) when it changed. The commit callback is a callable
          ``callback(offsets, exception)`` (Kafka's ``OffsetCommitCallback.onComplete``); an object with
-         ``on_complete`` is accepted too. ``commit_offsets_sync`` takes an optional timeout (Kafka 2.0's
-         shape) so that ``close`` is bounded, and ``poll`` looks for an unknown coordinator no
+         ``on_complete`` is accepted too. ``commit_offsets_sync`` takes an optional timeout (Kafka
+         0.10.2's, KIP-102) so that ``close`` is bounded, and ``poll`` looks for an unknown coordinator no
          longer than the consumer's poll may wait (Kafka 2.0, KIP-266; 0.10.1 looks until it is
          found). An auto-commit with the coordinator unknown starts looking for it (Kafka 1.1,
          KAFKA-6362), where 0.10.1 to 1.0 only wait. Internal topics are recognised by name (``__consumer_offsets``,

@@ -12,7 +12,7 @@ Differs: the assignment is kept sorted by topic, then partition, where Kafka's c
          ``subscribe`` and ``assign_from_user`` also check their arguments as ``KafkaConsumer``
          does (a bare string, an empty topic name, a pattern that is not compiled), so every caller
          gets the same clear error; a topic name the brokers would refuse raises
-         ``InvalidTopicException`` here (Kafka 2.3 raises it from ``poll`` once the metadata names
+         ``InvalidTopicException`` here (Kafka 2.1 raises it from ``poll`` once the metadata names
          the topic invalid; 0.10.1 only logs the metadata's error, and waits).
          ``has_valid_position(tp)`` is Kafka 0.10.2's and ``matches_subscribed_pattern`` Kafka 2.3's
          (0.10.1's coordinator calls ``Pattern.matcher(topic).matches()`` itself). The book (0.10.0) also
