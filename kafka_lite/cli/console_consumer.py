@@ -1,7 +1,7 @@
 """``kafka-lite console-consumer --bootstrap-server B --topic T``: Kafka's ``kafka-console-consumer.sh``.
 
 No Kafka twin for this module itself: the command-line face of ``kafka_lite.tools.console_consumer``,
-flag for flag with Kafka's tool (0.10.1's, with ``--group`` of 1.1 and the formatter properties of
+flag for flag with Kafka's tool (0.10.1's, with ``--group`` of 1.0 and the formatter properties of
 2.7). Prints each record's value, one per line, to stdout, until ``--max-messages``, ``--timeout-ms``
 without a record, or Ctrl-C; then ``Processed a total of N messages`` on stderr::
 

@@ -11,10 +11,10 @@ terminal and not with ``--no-progress``. Kafka's window lines and summary line g
     kafka-lite perf producer --bootstrap-server 127.0.0.1:9092 --topic t \\
         --num-records 100000 --record-size 100 --throughput 10000 --producer-props acks=1 linger.ms=5
 
-``perf consumer`` is the face of ``kafka_lite.tools.consumer_performance``, with Kafka 1.0's
-arguments (``--bootstrap-server``, also spelled ``--broker-list``, ``--topic``, ``--messages``,
-``--group``, ``--from-latest``, ``--fetch-size``, ``--timeout``, ``--show-detailed-stats``,
-``--reporting-interval``, ``--hide-header``, ``--consumer.config``) and the same progress bar; its
+``perf consumer`` is the face of ``kafka_lite.tools.consumer_performance``, with Kafka's
+arguments (``--bootstrap-server`` of 2.5, also spelled ``--broker-list`` as in 1.0, ``--topic``,
+``--messages``, ``--group``, ``--from-latest``, ``--fetch-size``, ``--timeout`` of 2.0,
+``--show-detailed-stats``, ``--reporting-interval``, ``--hide-header``, ``--consumer.config``) and the same progress bar; its
 header and summary lines (or the detailed lines) go to stdout::
 
     kafka-lite perf consumer --bootstrap-server 127.0.0.1:9092 --topic t --messages 100000

@@ -5,7 +5,8 @@ Mirrors: org.apache.kafka.common.protocol.Errors and org.apache.kafka.common.err
 Book:    the codes appear wherever a response carries ``error_code`` (chapters 2, 4-7)
 Differs: Kafka writes ~55 exception classes by hand; here the table ``ERROR_TABLE`` is the single
          source and the classes are generated from it, so a code, its name, its exception and its
-         retriability cannot disagree. Names are the protocol's current ones (``NOT_COORDINATOR``);
+         retriability cannot disagree. Names are Kafka 0.11-2.5's (``NOT_COORDINATOR``; 2.6 renamed
+         code 6 ``NOT_LEADER_OR_FOLLOWER``);
          where Kafka 0.10 used another name, ``OLD_NAMES`` records it for the docs.
 
 How it is used: a response decoder turns an ``error_code`` into an exception with
@@ -88,7 +89,8 @@ class ConfigException(KafkaException):
 
 
 # (code, NAME, ExceptionClass, base, description). The description is ours; the facts (code, name,
-# class, retriability) are Kafka 0.11.0's. Base "R" = RetriableException, "M" = InvalidMetadataException,
+# class, retriability) are Kafka 0.11.0's, except that DUPLICATE_SEQUENCE_NUMBER (46) is not retriable,
+# as from Kafka 1.0, whose idempotent producer kafka_lite's follows (0.11's was retriable). Base "R" = RetriableException, "M" = InvalidMetadataException,
 # "A" = ApiException.
 ERROR_TABLE: tuple[tuple[int, str, str, str, str], ...] = (
     (

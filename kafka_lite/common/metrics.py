@@ -1,8 +1,8 @@
 """Sensors: a measurement a client records again and again (a request's latency, a response's size),
 kept as a count, a total and a maximum.
 
-Mirrors: org.apache.kafka.common.metrics.Sensor with the Avg, Max and (Kafka 1.0's cumulative)
-         Count stats (clients/src/main/java/org/apache/kafka/common/metrics/, Kafka 0.10.1)
+Mirrors: org.apache.kafka.common.metrics.Sensor with the Avg, Max and (cumulative, as Kafka
+         2.4's CumulativeCount) Count stats (clients/src/main/java/org/apache/kafka/common/metrics/, Kafka 0.10.1)
 Book:    used by the clients: chapter 2's sender records each produce request's latency in one,
          chapter 4's consumer each fetch's, join's, sync's, heartbeat's and commit's
 Differs: no time windows. Kafka's averages and maxima cover the last samples (two windows of 30 s

@@ -7,9 +7,9 @@ Differs: only the transitions topic creation and broker start/failure need are a
          (no reassignment, preferred election or deletion); the tables are complete, so an invalid
          transition is refused exactly as Kafka refuses it.
 
-``VALID_PREVIOUS_STATES`` is Kafka 0.11's ``validPreviousStates`` (0.10.1 passes the same lists to
-``assertValidPreviousStates`` in each transition): a transition to a target state is legal only
-from the listed states. The chapter's pictures are drawn from these dicts, so the docs
+``PARTITION_VALID_PREVIOUS_STATES`` and ``REPLICA_VALID_PREVIOUS_STATES`` are Kafka 0.11's
+``validPreviousStates`` (0.10.1 passes the same lists to ``assertValidPreviousStates`` in each
+transition): a transition to a target state is legal only from the listed states. The chapter's pictures are drawn from these dicts, so the docs
 cannot drift from the code.
 """
 

@@ -485,7 +485,8 @@ class GroupCoordinator:
 
         state = group.current_state
         group.transition_to(GroupState.PREPARING_REBALANCE)
-        # The state and the reason are Kafka 2.1's: 0.10's line says only that a rebalance began.
+        # The reason is Kafka 2.1's, which names the state too (always PreparingRebalance, read after
+        # the transition; we name the state the group left). 0.10's line says only that one began.
         log.info(
             "[GroupCoordinator %d]: Preparing to rebalance group %s in state %s with old generation %d "
             "(__consumer_offsets-%d) (reason: %s)",

@@ -10,7 +10,7 @@ Differs: ``IllegalStateException``'s message lists the valid previous states in 
          leader who leaves is followed by the member that joined first (Kafka takes whichever a
          ``HashMap`` yields first); ``add`` raises ``IllegalArgumentException`` naming the mismatch
          where Kafka asserts; ``init_next_generation`` checks everything before it changes anything,
-         so a failed call leaves the group as it was; the group carries its own lock (as Kafka 2.0's
+         so a failed call leaves the group as it was; the group carries its own lock (as Kafka 1.0's
          does) where Kafka 0.10.1 synchronizes on the object.
 
 The five states (Kafka 0.10.1 added ``Empty``; 0.10.0 had the other four) and what moves a group

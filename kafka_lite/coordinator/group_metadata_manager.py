@@ -8,8 +8,9 @@ Mirrors: class kafka.coordinator.GroupMetadataManager (the groups cache, loading
          readOffsetMessageValue, readGroupMessageValue, and the class's partitionFor;
          core/src/main/scala/kafka/coordinator/GroupMetadataManager.scala, Kafka 0.10.1) and
          kafka.common.OffsetAndMetadata and OffsetMetadataAndError (in
-         core/src/main/scala/kafka/common/OffsetMetadataAndError.scala); OffsetConfig and
-         DelayedStore as GroupMetadataManager.scala declares them
+         core/src/main/scala/kafka/common/OffsetMetadataAndError.scala); OffsetConfig
+         (kafka/coordinator/OffsetConfig.scala) and DelayedStore, as GroupMetadataManager.scala
+         declares it
 Book:    chapter 3, 3.5.2-3.5.5 (offsets committed to the internal topic, the coordinator found
          from the group's partition, offsets cached from the topic); chapter 5, 5.2.2 (the
          consumer and group metadata the coordinator keeps, committing offsets); chapter 7, 7.2.3
@@ -446,7 +447,7 @@ def read_group_message_value(
 
 @dataclass(frozen=True)
 class OffsetConfig:
-    """The broker's offset settings, Kafka 0.10.1's defaults: ``offsets.metadata.max.bytes``,
+    """The broker's offset settings, Kafka 0.10.1's defaults: ``offset.metadata.max.bytes``,
     ``offsets.retention.minutes`` (as ms), ``offsets.retention.check.interval.ms``,
     ``offsets.topic.num.partitions``, ``offsets.topic.segment.bytes``,
     ``offsets.commit.timeout.ms`` and ``offsets.commit.required.acks``."""

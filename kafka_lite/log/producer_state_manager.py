@@ -2,7 +2,8 @@
 
 Mirrors: kafka.log.ProducerStateManager, ProducerIdEntry and ProducerAppendInfo
          (core/src/main/scala/kafka/log/ProducerStateManager.scala, Kafka 0.11.0), with the five
-         cached batches per producer of Kafka 1.0 (``ProducerStateEntry.NumBatchesToRetain``)
+         cached batches per producer of Kafka 1.0 (``ProducerIdEntry.NumBatchesToRetain``; the class is
+         ``ProducerStateEntry`` from 1.1)
 Book:    beyond the book (Kafka 0.11's idempotent producer); chapter 6.1's log is where it lives
 Differs: the state is kept beside the ``Log`` by the partition, not inside ``Log.append``; no
          transactions (no ongoing transaction offsets). Snapshots are written, as in Kafka, when the

@@ -237,8 +237,9 @@ class KafkaApis:
 
     def handle_api_versions_request(self, request: Request) -> None:
         if request.unsupported_version:
-            # KIP-35/511: answer in the v0 layout with UNSUPPORTED_VERSION and the versions we speak, so the
-            # client can retry with one of them (kafka-python retries at our max, librdkafka at v0).
+            # KIP-35: answer in the v0 layout with UNSUPPORTED_VERSION, so the client can retry lower. We
+            # list every API's versions (0.10 to 2.3 sent an empty list, KIP-511's 2.4 only ApiVersions'
+            # own range): kafka-python retries at our max, librdkafka at v0.
             body = {"error_code": Errors.UNSUPPORTED_VERSION.code, "api_versions": self._api_versions}
             self._send_response(request, body, API_VERSIONS_RESPONSE_V0)
             return

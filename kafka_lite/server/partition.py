@@ -5,7 +5,7 @@ Book:    chapter 6, 6.2.2 (partitions and replicas, the ISR, the HW), 7.2.2 (Lea
          broker leader or follower)
 Differs: the idempotent producers' state is kept here, beside the log (Kafka 0.11 keeps it inside
          ``Log``); a new leader starts its followers' lag clocks afresh, as Kafka 0.10.2 does; a
-         follower's fetch takes the ISR lock only if it can change the ISR or the HW, as in Kafka 2.x;
+         follower's fetch takes the ISR lock only if it can change the ISR or the HW, as in Kafka 2.4;
          a new leader records that its epoch starts at its LEO as it takes over, as Kafka 2.1 does
          (0.11 recorded an epoch only at its first append).
 
@@ -197,7 +197,7 @@ class Partition:
         moves the HW.
 
         Kafka 0.10.1 took the ISR's write lock here for every partition of every follower fetch; a
-        follower names every partition it follows from this leader, most of them idle, so Kafka 2.x
+        follower names every partition it follows from this leader, most of them idle, so Kafka 2.4
         (``updateFollowerFetchState``) first looks at what the fetch changed: only a follower outside
         the ISR can join it, and only a LEO that moved can move the HW. The fetch always renews the
         follower's catch-up time, which keeps an idle partition's followers in the ISR."""

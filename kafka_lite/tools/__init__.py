@@ -1,6 +1,6 @@
 """Tools that read the cluster or its files, or load it.
 
-Mirrors: kafka.tools (core/src/main/scala/kafka/tools/, Kafka 0.10.1): DumpLogSegments,
+Mirrors: kafka.tools (core/src/main/scala/kafka/tools/, Kafka 0.10.1): DumpLogSegments (0.11's),
          ConsoleProducer, ConsoleConsumer and ConsumerPerformance (Kafka 1.0's);
          org.apache.kafka.tools (tools/src/main/java/org/apache/kafka/tools/, Kafka 0.11.0):
          ProducerPerformance and ThroughputThrottler

@@ -2,11 +2,11 @@
 
 Mirrors: kafka.tools.ConsoleConsumer (its option checks, ConsumerWrapper, process) and
          kafka.tools.DefaultMessageFormatter (core/src/main/scala/kafka/tools/ConsoleConsumer.scala,
-         Kafka 0.10.1), with what Kafka 1.x-2.x added: ``--group`` and the rule that a group id given
-         in several places must be the same, a generated group that does not auto-commit,
-         ``--from-beginning`` refused beside a contrary ``auto.offset.reset``, and the formatter's
-         ``print.partition``, ``print.offset``, ``print.headers``, ``print.value``,
-         ``headers.separator`` and ``null.literal`` (Kafka 2.7, KIP-431)
+         Kafka 0.10.1), with what Kafka 0.11-2.7 added: ``--group`` (1.0) and the rule that a group id
+         given in several places must be the same, a generated group that does not auto-commit
+         (2.1, KIP-211), ``--from-beginning`` refused beside a contrary ``auto.offset.reset``, and
+         the formatter's ``print.value`` (0.11) and ``print.partition``, ``print.offset``,
+         ``print.headers``, ``headers.separator`` and ``null.literal`` (2.7, KIP-431)
 Book:    chapter 1, 1.4 (the quick start's console consumer); chapter 4, 4.1 (subscribing, the poll
          loop), 4.4 (offsets committed on close)
 Differs: each poll asks for no more records than ``--max-messages`` still wants, so the positions the
@@ -191,7 +191,7 @@ def consumer_props(
     new_group: Callable[[], str] = lambda: f"console-consumer-{random.randrange(100000)}",
 ) -> dict[str, str]:
     """The consumer's settings, by Kafka's names (Kafka's ``getNewConsumerProps``, with the group and
-    ``auto.offset.reset`` rules of Kafka 1.0-2.0).
+    ``auto.offset.reset`` rules of Kafka 1.0-2.1).
 
     ``--consumer-property`` wins over ``--consumer.config``. A group id given in more than one place
     must be the same everywhere; none gives a generated ``console-consumer-N`` group that does not

@@ -5,7 +5,8 @@ Mirrors: kafka.tools.ConsumerPerformance (core/src/main/scala/kafka/tools/Consum
 Book:    chapter 4, 4.1 (the poll loop and its fetches), 4.2 (joining the group: rebalance.time.ms)
 Differs: each poll asks for no more records than are still wanted, so the count ends at exactly N
          (Kafka's loop counts every record of its last poll). Running out of ``--timeout`` before N
-         records is an error the caller reports (Kafka prints a warning and exits 0). Time is a
+         records is an error the caller reports (Kafka 2.0, whose ``--timeout`` this is, prints a warning
+         and exits 0). Time is a
          ``Time``, so the lines can be checked under ``MockTime``. No ``--threads`` or
          ``--num-fetch-threads`` (the old consumer's; Kafka 1.0 ignores them for the new one).
 

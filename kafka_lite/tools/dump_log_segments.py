@@ -1,7 +1,8 @@
 """Print what a segment's files hold, and check that the indexes agree with the log.
 
 Mirrors: kafka.tools.DumpLogSegments (core/src/main/scala/kafka/tools/DumpLogSegments.scala,
-         Kafka 0.11.0), run as ``kafka-dump-log.sh`` / ``kafka-run-class.sh kafka.tools.DumpLogSegments``
+         Kafka 0.11.0), run as ``kafka-run-class.sh kafka.tools.DumpLogSegments`` (``kafka-dump-log.sh``
+         from Kafka 2.0)
 Book:    chapter 6, 6.1 (reading segment files by hand is the best way to see the layout)
 Differs: output lines follow Kafka's wording but not every option (no ``--offsets-decoder``);
          damage stops the dump with a one-line reason naming the byte offset, where Kafka prints

@@ -53,8 +53,9 @@ REQUEST_HEADER = S(
     F("correlation_id", INT32, "Echoed in the response, so the client can match it to this request."),
     F("client_id", NULLABLE_STRING, "Who is asking (for logs and quotas).", ""),
 )
-# Request header v0 has no client id. Its one user is ControlledShutdown v0, a version Kafka 0.11 does
-# not accept; kafka_lite can read it, for completeness, but no API it serves uses it.
+# Request header v0 has no client id. Its one user is ControlledShutdown v0, which Kafka's broker still
+# parses (through its Scala request classes, up to 2.2); kafka_lite can read the header, for
+# completeness, but no API it serves uses it.
 REQUEST_HEADER_V0 = S(*REQUEST_HEADER.fields[:3])
 RESPONSE_HEADER = S(F("correlation_id", INT32, "The request's correlation id."))
 

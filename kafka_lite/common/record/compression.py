@@ -18,7 +18,8 @@ Codec choices (all well-kept PyPI libraries with C cores):
   (``\\x82SNAPPY\\x00`` + version + blocks of 32 KiB). Readers accept framed and raw snappy,
   because librdkafka has written both over the years.
 * lz4: ``lz4.frame``, the LZ4 frame format Kafka uses from magic 1 on. (Magic 0 LZ4 had a wrong
-  header checksum, KAFKA-3160; we never write it, and read it only as Kafka 0.10 does not: not at all.)
+  header checksum, KAFKA-3160; Kafka 0.10 and 0.11 still write it that way for magic 0 and read it
+  ignoring the checksum; kafka_lite neither writes nor reads it.)
 * zstd: ``zstandard`` frames. Kafka clients use zstd only from Produce v7, and kafka_lite's
   Produce versions end at 3, so zstd appears in batches we build and in stored logs, never on the
   wire from a real client.
