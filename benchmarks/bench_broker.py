@@ -42,28 +42,39 @@ PRODUCER = {"acks": "1", "linger.ms": 5, "batch.size": 1_000_000, "queue.bufferi
 
 
 def produce(
-    bootstrap: str, records: int, value: bytes, extra: dict | None = None, topic: str = TOPIC
+    bootstrap: str,
+    records: int,
+    value: bytes,
+    extra: dict | None = None,
+    topic: str = TOPIC,
+    partition: int | None = None,
 ) -> tuple[float, Producer]:
+    """Produce ``records`` copies of ``value``, to ``partition`` or where the partitioner puts them."""
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER, **(extra or {})})
     producer.list_topics(topic, timeout=30)  # metadata (and, on kafka_lite, auto-creation) before timing
-    return send_all(producer, records, value, topic), producer
+    return send_all(producer, records, value, topic, partition), producer
 
 
-def produce_one(producer: Producer, topic: str, value: bytes) -> None:
+def produce_one(producer: Producer, topic: str, value: bytes, partition: int | None = None) -> None:
     """Hand one record to the producer, waiting while its queue is full."""
     while True:
         try:
-            producer.produce(topic, value)
+            if partition is None:
+                producer.produce(topic, value)
+            else:
+                producer.produce(topic, value, partition=partition)
             return
         except BufferError:  # the client's queue is full: let it send
             producer.poll(0.01)
 
 
-def send_all(producer: Producer, records: int, value: bytes, topic: str = TOPIC) -> float:
+def send_all(
+    producer: Producer, records: int, value: bytes, topic: str = TOPIC, partition: int | None = None
+) -> float:
     """Produce ``records`` copies of ``value`` to ``topic`` and flush: records per second."""
     start = time.perf_counter()
     for _ in range(records):
-        produce_one(producer, topic, value)
+        produce_one(producer, topic, value, partition)
     remaining = producer.flush(120)
     elapsed = time.perf_counter() - start
     if remaining:

@@ -451,10 +451,7 @@ class ConfluentLatencyProducer:
         )
 
     def send(self, value: bytes, partition: int | None = None) -> None:
-        if partition is None:
-            produce_one(self.producer, self.topic, value)
-        else:
-            self.producer.produce(self.topic, value, partition=partition)
+        produce_one(self.producer, self.topic, value, partition)
         self.producer.poll(0)
 
     def flush(self, timeout: float) -> int:

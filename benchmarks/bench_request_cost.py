@@ -219,8 +219,11 @@ def main() -> None:
         try:
             broker = start_broker(Path(d), zk, sendfile=False, code=Path(__file__).resolve().parents[1])
             try:
-                # Small batches (about 37 records each), so that a 4 KiB fetch returns one or two.
-                _, producer = produce(f"127.0.0.1:{PORT}", FILL, os.urandom(100), {"batch.size": 4096})
+                # Small batches (about 37 records each), so that a 4 KiB fetch returns one or two; all
+                # in partition 0, which the fetches read from offsets spread over the whole FILL.
+                _, producer = produce(
+                    f"127.0.0.1:{PORT}", FILL, os.urandom(100), {"batch.size": 4096}, partition=0
+                )
                 producer.flush(30)
                 ports = {}
                 for name, (_, port_file) in peers.items():
