@@ -34,7 +34,8 @@ def _section(page: str, title: str) -> str:
 def test_the_layer_page_renders_the_data_file_row_by_row():
     data = tomllib.loads((ROOT / "kafka_lite" / "layers.toml").read_text(encoding="utf-8"))
     rows = [line for line in layer_table().splitlines() if line.startswith("| `")]
-    for layer, row in zip(data["layer"], rows, strict=False):
+    assert len(rows) > len(data["layer"]) + len(data["exception"]), "the layers' rows come first, then others"
+    for layer, row in zip(data["layer"], rows[: len(data["layer"])], strict=True):
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[0] == ", ".join(f"`{p}/`" for p in layer["packages"])
         expected = (

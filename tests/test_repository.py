@@ -40,5 +40,7 @@ def test_notebooks_are_stored_without_outputs():
 def test_notebooks_are_valid_for_jupyter():
     """nbformat's schema (a cell id is letters, digits, ``-`` and ``_``): the docs build and Jupyter
     refuse a notebook that breaks it, while running it cell by cell does not notice."""
-    for path in sorted((ROOT / "chapters").rglob("*.ipynb")):
+    notebooks = sorted((ROOT / "chapters").rglob("*.ipynb"))
+    assert notebooks
+    for path in notebooks:
         nbformat.validate(nbformat.read(path, as_version=nbformat.NO_CONVERT))

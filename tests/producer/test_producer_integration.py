@@ -48,6 +48,9 @@ def test_keyed_records_with_headers_and_timestamps_read_back_exactly_by_kafka_py
         metadata = [f.get(GET_TIMEOUT_S) for f in futures]
         m = producer.metrics()
         assert m["request-total"] >= 1
+        # every produce request sent has been answered (each record's future is done), and each
+        # answer's latency was recorded: the sensor's count, not only its bounds
+        assert producer.sender.metrics.request_latency.count == m["request-total"]
         assert m["request-latency-max"] >= m["request-latency-avg"] >= 0
     records = consume_all(cluster.bootstrap_servers, topic, 3, len(sent))
     assert len(records) == len(sent)

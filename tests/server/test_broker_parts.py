@@ -228,7 +228,7 @@ def test_a_roll_snapshots_the_producer_state(tmp_path):
     assert log.number_of_segments > 1
     offsets = {int(p.name.split(".")[0]) for p in partition.producer_state.snapshot_files()}
     bases = {s.base_offset for s in log.log_segments()}
-    assert offsets and offsets <= bases - {0}, "one snapshot per roll, named by the new segment's base offset"
+    assert offsets == bases - {0}, "one snapshot per roll, named by the new segment's base offset"
     reloaded = ProducerStateManager(log.dir)
     reloaded.load(log)  # newest snapshot, then the batch headers after it
     assert reloaded.producers[4].last_seq == partition.producer_state.producers[4].last_seq == 5

@@ -253,16 +253,16 @@ def test_confluent_kafka_subscribing_consumer_joins_reads_and_commits(cluster):
     )
     try:
         consumer.subscribe([topic])
-        received = []
+        received, errors = [], []
 
         def read_all() -> bool:
             msg = consumer.poll(0.2)
             if msg is not None:
-                assert msg.error() is None, msg.error()
-                received.append(msg)
-            return len(received) >= total
+                (errors if msg.error() else received).append(msg.error() or msg)
+            return len(received) >= total or bool(errors)
 
         wait_until(read_all, timeout_s=60, interval_s=0, what=f"confluent-kafka to read {total} records")
+        assert errors == [], errors
         assert {p.partition for p in consumer.assignment()} == {0, 1, 2}
         consumer.commit(asynchronous=False)
         committed = consumer.committed([CkTopicPartition(topic, p) for p in range(3)], timeout=10)

@@ -8,6 +8,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from kafka_lite.log.log import CLEAN_SHUTDOWN_FILE
+from kafka_lite.log.log_segment import LogSegment
 from kafka_lite.server.kafka_server import InconsistentBrokerIdException, KafkaServer
 from tests.support.cluster import LiteCluster
 from tests.support.waiting import wait_until
@@ -35,7 +36,7 @@ def read_all(bootstrap: str, topic: str, partitions: int) -> list[bytes]:
     return values
 
 
-def test_a_restarted_broker_keeps_what_it_acknowledged_and_skips_recovery(zookeeper, tmp_path):
+def test_a_restarted_broker_keeps_what_it_acknowledged_and_skips_recovery(zookeeper, tmp_path, monkeypatch):
     cluster = LiteCluster(zookeeper.connect_string, tmp_path, brokers=1).start()
     try:
         cluster.create_topic("kept", partitions=2)
@@ -45,9 +46,18 @@ def test_a_restarted_broker_keeps_what_it_acknowledged_and_skips_recovery(zookee
         assert (data / CLEAN_SHUTDOWN_FILE).exists(), "a clean shutdown leaves its marker"
         assert any(p.suffix == ".snapshot" for p in data.rglob("*")), "idempotent producer state snapshotted"
 
+        recovered = []  # the segments the restart re-validates: none after a clean shutdown
+        original_recover = LogSegment.recover
+
+        def recover(segment, *args, **kwargs):
+            recovered.append(segment.base_offset)
+            return original_recover(segment, *args, **kwargs)
+
+        monkeypatch.setattr(LogSegment, "recover", recover)
         restarted = KafkaServer(cluster.config(0))
         restarted.startup()
         cluster.servers = [restarted]
+        assert recovered == [], "the clean-shutdown marker skips recovery"
         assert not (data / CLEAN_SHUTDOWN_FILE).exists(), "the marker is consumed at start-up"
         cluster.wait_for_brokers(1)
         cluster.wait_for_leaders("kept", 2)
@@ -77,6 +87,7 @@ def test_controller_failover_moves_leadership_of_replicated_partitions(zookeeper
         cluster.create_topic("ha", partitions=3, replication_factor=2)
         old_controller = cluster.controller().broker_id
         led_before = {p for p in range(3) if cluster.leader_of("ha", p) == old_controller}
+        assert led_before, "the controller leads a partition (three partitions over three brokers)"
         cluster.server(old_controller).shutdown()
         survivors = [s for s in cluster.servers if s.broker_id != old_controller]
         new = wait_until(
@@ -113,6 +124,7 @@ def test_a_broker_leaving_and_returning_takes_its_partitions_offline_and_back(zo
         sent = produce(cluster.bootstrap_servers, "solo", 60)
         victim = next(s for s in cluster.servers if not s.controller.is_active())
         partitions = [p for p in range(3) if cluster.leader_of("solo", p) == victim.broker_id]
+        assert partitions, "the stopped broker leads a partition (three partitions over three brokers)"
         victim.shutdown()
         survivors = [s for s in cluster.servers if s is not victim]
         for p in partitions:

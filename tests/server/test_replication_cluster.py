@@ -176,10 +176,14 @@ def test_a_fetch_with_min_bytes_waits_for_replicated_bytes_or_max_wait(rf3):
     rf3.produce(-1, b"first")
     hw = rf3.hw()
     client = rf3.client()
+    started = time.monotonic()
     header, records = fetched(
         client.call(ApiKeys.FETCH, 5, fetch_body(rf3.topic, offset=hw, max_wait=300, min_bytes=1))
     )
+    waited = time.monotonic() - started
     assert records == b"" and header["error_code"] == 0, "no data: answered empty at max_wait"
+    # the timer never fires early: the broker held the fetch its whole max_wait (a lower bound only)
+    assert waited >= 0.299, f"answered after {waited * 1000:.0f} ms, before max_wait (300 ms)"
     waiting = rf3.client()
     waiting.send(ApiKeys.FETCH, 5, fetch_body(rf3.topic, offset=hw, max_wait=20_000, min_bytes=1))
     leader_rm = rf3.cluster.server(rf3.leader).replica_manager

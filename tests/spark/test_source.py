@@ -149,7 +149,7 @@ def test_a_stream_restarted_from_its_checkpoint_neither_skips_nor_repeats(spark,
         return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
 
     first = start(availableNow=True)
-    first.awaitTermination(120)
+    assert first.awaitTermination(120), "the query did not finish within 120 s"
     assert first.exception() is None
     sizes = batch_sizes(first)
     assert sum(sizes) == 90 and max(sizes) <= 25 and len(sizes) >= 4

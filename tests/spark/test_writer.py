@@ -75,7 +75,7 @@ def test_a_dataframe_written_in_batch_and_by_a_stream_reads_back_equal(spark, ka
         .option("checkpointLocation", str(tmp_path / "checkpoint"))
         .trigger(availableNow=True).start()
     )  # fmt: skip
-    query.awaitTermination(120)
+    assert query.awaitTermination(120), "the query did not finish within 120 s"
     assert query.exception() is None
     copied = read(
         spark, **{"kafka.bootstrap.servers": servers, "subscribe": "copied", "includeHeaders": "true"}
