@@ -33,12 +33,13 @@ def _rebalances_in_the_failure_report(caplog):
     """A failing test's captured log shows each rebalance with its reason (the coordinator's INFO
     lines) and kafka-python's side of the join and the commits, not only the warnings: a member that
     stops answering, or a rebalance nobody asked for, is then visible in the report. kafka-python's
-    base coordinator at DEBUG adds each JoinGroup and SyncGroup it sends and each answer it receives:
+    coordinator at DEBUG adds each JoinGroup and SyncGroup it sends and each answer it receives:
     a member that joined a generation but never took its assignment has been seen here, and those
     lines tell whether its SyncGroup answer arrived."""
     caplog.set_level(logging.INFO, logger="kafka_lite.coordinator")
-    caplog.set_level(logging.INFO, logger="kafka.coordinator")
-    caplog.set_level(logging.DEBUG, logger="kafka.coordinator.base")
+    caplog.set_level(logging.DEBUG, logger="kafka.coordinator")  # base.py's: the join and the sync
+    caplog.set_level(logging.INFO, logger="kafka.coordinator.consumer")
+    caplog.set_level(logging.INFO, logger="kafka.coordinator.heartbeat")
 
 
 OFFSETS_PARTITIONS = 4  # offsets.topic.num.partitions of the test profile
