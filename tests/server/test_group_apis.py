@@ -101,7 +101,11 @@ class PollingConsumer:
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
-                batches = self.consumer.poll(timeout_ms=100)
+                # A poll long enough to see a rebalance through: kafka-python 3.0.12 has been seen to
+                # receive its SyncGroup answer (error 0, its assignment) and never finish the join,
+                # failing every commit afterwards, after a rejoin in a short poll; a poll returns as
+                # soon as records arrive, so this only bounds an idle wait.
+                batches = self.consumer.poll(timeout_ms=1000)
                 with self._lock:
                     for records in batches.values():
                         self.records.extend(records)
