@@ -9,14 +9,15 @@ Differs: only the transitions topic creation and broker start/failure need are a
 
 ``PARTITION_VALID_PREVIOUS_STATES`` and ``REPLICA_VALID_PREVIOUS_STATES`` are Kafka 0.11's
 ``validPreviousStates`` (0.10.1 passes the same lists to ``assertValidPreviousStates`` in each
-transition): a transition to a target state is legal only from the listed states. The chapter's pictures are drawn from these dicts, so the docs
-cannot drift from the code.
+transition): a transition to a target state is legal only from the listed states. The chapter's
+pictures are drawn from these dicts, so the docs cannot drift from the code.
 """
 
 from __future__ import annotations
 
 import enum
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from kafka_lite.common.topic import TopicPartition
@@ -104,16 +105,20 @@ REPLICA_TRANSITION_EVENTS: dict[tuple[ReplicaState, ReplicaState], str] = {
 
 
 def offline_partition_leader_selector(
-    assigned: list[int], current: LeaderAndIsr, live_brokers: set[int], unclean: bool = False
+    assigned: list[int],
+    current: LeaderAndIsr,
+    live_brokers: set[int],
+    unclean_allowed: Callable[[], bool] = lambda: False,
 ) -> tuple[LeaderAndIsr, list[int]]:
     """Kafka's ``OfflinePartitionLeaderSelector``: the first assigned replica that is alive and in the
-    ISR; with none, an alive replica outside the ISR only if unclean election is allowed."""
+    ISR; with none, an alive replica outside the ISR only if unclean election is allowed. As in
+    Kafka, the topic's setting (``unclean_allowed``) is read only when no in-sync replica is alive."""
     live_assigned = [r for r in assigned if r in live_brokers]
     live_isr = [r for r in current.isr if r in live_brokers]
     if live_isr:
         leader = next(r for r in assigned if r in live_isr)
         isr = live_isr
-    elif unclean and live_assigned:
+    elif live_assigned and unclean_allowed():
         leader, isr = live_assigned[0], [live_assigned[0]]
         log.warning(
             "Unclean leader election: %d becomes leader outside the ISR %s (data may be lost)",
@@ -240,13 +245,11 @@ class PartitionStateMachine(_StateMachine):
                     f"aborted leader election for partition {tp[0]}-{tp[1]}: a newer controller (epoch "
                     f"{current.controller_epoch}) has written its state"
                 )
-            live = ctx.live_broker_ids()
-            # As Kafka's selector, read the topic's setting only when no in-sync replica is alive.
-            unclean = not any(r in live for r in current.leader_and_isr.isr) and (
-                self.controller.unclean_leader_election_enabled(tp[0])
-            )
             new, recipients = offline_partition_leader_selector(
-                ctx.partition_replica_assignment[tp], current.leader_and_isr, live, unclean
+                ctx.partition_replica_assignment[tp],
+                current.leader_and_isr,
+                ctx.live_broker_ids(),
+                lambda: self.controller.unclean_leader_election_enabled(tp[0]),
             )
             # The conditional write expects the version we read; Kafka's selectors return version+1
             # as the version the write will produce.

@@ -48,8 +48,7 @@ class Request:
     client_address: str
     start_ns: int
     # ApiVersions at a version we do not speak is still answered, with UNSUPPORTED_VERSION, so that a
-    # client can retry at a lower one (KIP-35, Kafka 0.10); the list of what we speak comes with it,
-    # as from Kafka 2.4 (KIP-511; 0.10's list was empty).
+    # client can retry at a lower one (KIP-35; ``KafkaApis.handle_api_versions_request`` answers it).
     unsupported_version: bool = False
     dequeue_ns: int = 0
     api_local_complete_ns: int = 0  # the handler's own work done
