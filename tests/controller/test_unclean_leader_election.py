@@ -98,6 +98,10 @@ def test_the_last_in_sync_replica_dying_elects_an_out_of_sync_one_only_if_the_to
         # Broker 1 comes back and leads the clean topic again, with both records.
         cluster.restart_broker(1)
         wait_until(lambda: _state(cluster, clean).leader == 1, what=f"broker 1 to lead {clean} again")
+        wait_until(
+            lambda: cluster.server(1).replica_manager.get_partition((clean, 0)).is_leader(),
+            what="the restarted broker 1 to take its LeaderAndIsr",
+        )
         assert _log_end(cluster, 1, clean) == 2, "nothing acknowledged was lost"
     finally:
         cluster.stop()
