@@ -7,8 +7,8 @@ acks=1 against three replicas and acks=all, and ``kafka.tools.EndToEndLatency`` 
 at a time; here the producer holds a steady rate instead, which a goal at a fixed rate needs).
 
     .venv/bin/python benchmarks/bench_replication.py [--part a|b|both] [--records 1000000]
-        [--value-bytes 100] [--rounds 3] [--seconds 10] [--rate 10000] [--max-in-flight 1]
-        [--network-threads 3] [--io-threads 8] [--offsets-partitions 50]
+        [--value-bytes 100] [--rounds 3] [--seconds 10] [--rate 10000] [--partitions 3]
+        [--max-in-flight 1] [--network-threads 3] [--io-threads 8] [--offsets-partitions 50]
 
 Part a, throughput: confluent-kafka produces ``--records`` records (no key, a ``--value-bytes`` value)
 to a topic with replication factor 1 with acks=1, and to a topic with replication factor 3 with
@@ -50,7 +50,11 @@ happens. The brokers run with Kafka's defaults, except num.network.threads and n
 ``cluster up`` lowers for a laptop and the benchmark puts back to Kafka's (3 and 8) unless
 ``--network-threads`` and ``--io-threads`` say otherwise: in CPython the threads of one broker take
 turns holding the interpreter lock, so more of them add hand-offs rather than parallel work. Each
-topic has three partitions, so that every broker leads one of each. ``--offsets-partitions N`` gives
+topic has three partitions, so that every broker leads one of each and follows the others: the load a
+cluster of many partitions puts on every broker. ``--partitions 1`` gives part b's topic one
+partition, the topic Kafka's EndToEndLatency measures (an auto-created topic at Kafka's default
+num.partitions, and the one its later versions create): one broker leads it and the other two only
+follow. ``--offsets-partitions N`` gives
 ``__consumer_offsets`` N partitions instead of Kafka's 50: the consumer's group makes the brokers
 create it, and each follower's fetch names every partition its leader leads, idle ones included, so
 this shows what those idle partitions cost each round of replication. The broker logs are deleted
@@ -136,7 +140,9 @@ def bootstrap_of(state: dict) -> str:
     return ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
 
 
-def create_topics(bootstrap: str, topics: dict[str, int]) -> dict[str, list[int]]:
+def create_topics(
+    bootstrap: str, topics: dict[str, int], partitions: list[int] = PARTITIONS
+) -> dict[str, list[int]]:
     """Create each topic with its replication factor, wait until every partition has a leader and the
     whole ISR, and send one record with acks=all through each partition; returns each topic's leaders
     by partition.
@@ -146,7 +152,7 @@ def create_topics(bootstrap: str, topics: dict[str, int]) -> dict[str, list[int]
     (1 s) before asking again, as in Kafka: the records with acks=all wait that out before any clock
     starts."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = [NewTopic(t, len(PARTITIONS), rf) for t, rf in topics.items()]
+    new = [NewTopic(t, len(partitions), rf) for t, rf in topics.items()]
     for future in admin.create_topics(new, operation_timeout=DEADLINE_S).values():
         future.result(DEADLINE_S)
     deadline = time.monotonic() + DEADLINE_S
@@ -154,7 +160,7 @@ def create_topics(bootstrap: str, topics: dict[str, int]) -> dict[str, list[int]
         metadata = admin.list_topics(timeout=10).topics
         ready = all(
             t in metadata
-            and len(metadata[t].partitions) == len(PARTITIONS)
+            and len(metadata[t].partitions) == len(partitions)
             and all(p.leader >= 0 and len(p.isrs) == rf for p in metadata[t].partitions.values())
             for t, rf in topics.items()
         )
@@ -168,11 +174,11 @@ def create_topics(bootstrap: str, topics: dict[str, int]) -> dict[str, list[int]
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
     failures = DeliveryFailures()
     for t in topics:
-        for p in PARTITIONS:
+        for p in partitions:
             producer.produce(t, STAMP.pack(WARM_UP, 0), partition=p, on_delivery=failures)
     if producer.flush(DEADLINE_S) or failures:
         raise RuntimeError(f"the first records to {sorted(topics)} were not acknowledged: {failures[:1]}")
-    return {t: [metadata[t].partitions[p].leader for p in PARTITIONS] for t in topics}
+    return {t: [metadata[t].partitions[p].leader for p in partitions] for t in topics}
 
 
 def latency_group_consumer(bootstrap: str) -> Consumer:
@@ -389,7 +395,7 @@ class LatencyConsumer(threading.Thread):
 class ConfluentLatencyConsumer(LatencyConsumer):
     has_group = True  # librdkafka's consumer needs a group.id
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, partitions: list[int]) -> None:
         super().__init__()
         self.topic = topic
         self.consumer = latency_group_consumer(bootstrap)
@@ -397,9 +403,9 @@ class ConfluentLatencyConsumer(LatencyConsumer):
         self.consumer.list_topics(self.topic, timeout=10)
         ends = [
             self.consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout=10)[1]
-            for p in PARTITIONS
+            for p in partitions
         ]
-        self.consumer.assign([TopicPartition(self.topic, p, end) for p, end in zip(PARTITIONS, ends)])
+        self.consumer.assign([TopicPartition(self.topic, p, end) for p, end in zip(partitions, ends)])
 
     def next_values(self) -> list[bytes]:
         # poll hands over each record as soon as it is there (consume(n, timeout) would hold the
@@ -418,16 +424,16 @@ class ConfluentLatencyConsumer(LatencyConsumer):
 class KafkaLiteLatencyConsumer(LatencyConsumer):
     has_group = False  # assigned, with no group.id: it never meets a coordinator
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, partitions: list[int]) -> None:
         from kafka_lite import KafkaConsumer
 
         super().__init__()
         self.topic = topic
         self.consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-        partitions = [(self.topic, p) for p in PARTITIONS]
-        self.consumer.assign(partitions)
+        tps = [(self.topic, p) for p in partitions]
+        self.consumer.assign(tps)
         self.consumer.seek_to_end()
-        for tp in partitions:  # the end offsets now, before anything is sent
+        for tp in tps:  # the end offsets now, before anything is sent
             self.consumer.position(tp)
 
     def next_values(self) -> list[bytes]:
@@ -516,24 +522,32 @@ def medians_by_fifth(sequences: list[int], latencies_ns: list[int], total: int) 
     return [statistics.median(f) / 1e6 if f else float("nan") for f in fifths]
 
 
-def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flight: int, client: str) -> dict:
+def part_b(
+    state: dict,
+    rate: int,
+    seconds: float,
+    value_bytes: int,
+    max_in_flight: int,
+    client: str,
+    partitions: list[int],
+) -> dict:
     bootstrap = bootstrap_of(state)
     topic = f"{LATENCY_TOPIC}-{client}"
-    create_topics(bootstrap, {topic: 3})
+    create_topics(bootstrap, {topic: 3}, partitions)
     settings: dict = {"acks": "all", "linger.ms": 0, "max.in.flight.requests.per.connection": max_in_flight}
     producer_class, consumer_class = CLIENT_PAIRS[client]
     producer = producer_class(bootstrap, topic, settings)
     failures = producer.failures
     padding = bytes(value_bytes - STAMP.size)
-    consumer = consumer_class(bootstrap, topic)
+    consumer = consumer_class(bootstrap, topic, partitions)
     if consumer.has_group:
         wait_for_offsets_topic(bootstrap)
     consumer.start()
     try:
-        for p in PARTITIONS:  # one record through each partition before the clock starts
+        for p in partitions:  # one record through each partition before the clock starts
             producer.send(STAMP.pack(WARM_UP, time.perf_counter_ns()) + padding, partition=p)
         producer.flush(DEADLINE_S)
-        if not consumer.wait_for(lambda: consumer.warm_up == len(PARTITIONS) or consumer.errors):
+        if not consumer.wait_for(lambda: consumer.warm_up == len(partitions) or consumer.errors):
             raise RuntimeError(
                 f"the consumer did not receive the warm-up records within {DEADLINE_S} s {consumer.errors[:1]}"
             )
@@ -569,6 +583,7 @@ def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flig
     distinct = len(consumer.distinct)
     return {
         "client": client,
+        "partitions": len(partitions),
         "producer": ", ".join(f"{k}={v}" for k, v in settings.items()),
         "sent": total,
         "send_rate": total / sent_in,
@@ -582,8 +597,9 @@ def part_b(state: dict, rate: int, seconds: float, value_bytes: int, max_in_flig
 
 def report_b(b: dict, rate: int, seconds: float, value_bytes: int) -> None:
     ms = b["latencies_ms"]
+    partitions = f"{b['partitions']} partition{'s' if b['partitions'] != 1 else ''}"
     print(
-        f"\nPart b: end to end, RF 3, {b['client']} (producer {b['producer']}, consumer defaults), "
+        f"\nPart b: end to end, RF 3, {partitions}, {b['client']} (producer {b['producer']}, consumer defaults), "
         f"{value_bytes}-byte values at {rate:,} records/s for {seconds:g} s"
     )
     print(table_header())
@@ -615,6 +631,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="part a: rounds of both phases")
     parser.add_argument("--seconds", type=float, default=10, help="part b: how long to send")
     parser.add_argument("--rate", type=int, default=10_000, help="part b: records per second")
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        default=len(PARTITIONS),
+        metavar="N",
+        help="part b: the latency topic's partitions (1 is EndToEndLatency's own topic)",
+    )
     parser.add_argument(
         "--clients",
         choices=[*CLIENT_PAIRS, "both"],
@@ -649,6 +672,7 @@ def main() -> None:
         "rounds",
         "seconds",
         "rate",
+        "partitions",
         "max_in_flight",
         "network_threads",
         "io_threads",
@@ -681,7 +705,15 @@ def main() -> None:
             if args.part in ("b", "both"):
                 for client in clients:
                     before = log_signs(state)
-                    b = part_b(state, args.rate, args.seconds, args.value_bytes, args.max_in_flight, client)
+                    b = part_b(
+                        state,
+                        args.rate,
+                        args.seconds,
+                        args.value_bytes,
+                        args.max_in_flight,
+                        client,
+                        list(range(args.partitions)),
+                    )
                     b["log signs"] = signs_text(before, log_signs(state))
                     bs.append(b)
     except BaseException:
