@@ -14,6 +14,18 @@ offset (and one error) completes every record of the batch at once. Each record'
 timestamp and sizes; its offset is ``base_offset + relative_offset``. That keeps the per-record cost
 of ``send`` to one small object, and of completion to nothing for a record without callbacks: its
 future is done when its batch's result is.
+
+Nothing else holds a record's future: the batch reaches its records' futures only to run their
+callbacks, so a future registers with its batch's result when it is given its first callback
+(Kafka's batch keeps a ``Thunk`` for every record, because Kafka's callback comes with ``send``). A
+future the application drops, as a producer sending in a loop does, is freed as soon as ``send``
+returns, instead of living until its batch's response among the objects Python's garbage collector
+walks.
+
+A batch the broker refuses as too large is split (``ProducerBatch.split``), and its result then
+names the pieces and where each begins in the old batch; a future of the old batch follows that to
+its record's piece and its place there. The old result is released only when every piece has been
+answered, so a ``get`` waiting on it wakes to its record's answer.
 """
 
 from __future__ import annotations
@@ -23,7 +35,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kafka_lite.common.errors import TimeoutException
+from kafka_lite.common.errors import KafkaException, TimeoutException
 from kafka_lite.common.record.constants import NO_TIMESTAMP
 from kafka_lite.common.topic import TopicPartition
 
@@ -59,6 +71,13 @@ class ProduceRequestResult:
         self.is_set = False  # set() called: callbacks added from now on run at once
         self.lock = threading.Lock()
         self._latch = threading.Event()
+        # (relative offset, future) of each record given a callback before the result was set
+        self.callback_futures: list[tuple[int, FutureRecordMetadata]] = []
+        # After a split: (the first relative offset it took, its result) for each piece, in order;
+        # and the pieces' results point back here, to release this one when the last is answered.
+        self.split_into: list[tuple[int, ProduceRequestResult]] | None = None
+        self.split_from: ProduceRequestResult | None = None
+        self.pieces_pending = 0
 
     def set(self, base_offset: int, log_append_time: int, error: BaseException | None) -> None:
         """Record the outcome; ``done`` (after the callbacks have run) releases the waiters."""
@@ -70,6 +89,23 @@ class ProduceRequestResult:
 
     def done(self) -> None:
         self._latch.set()
+        parent = self.split_from
+        if parent is not None:
+            with parent.lock:
+                parent.pieces_pending -= 1
+                last = parent.pieces_pending == 0
+            if last:
+                parent.done()
+
+    def piece_for(self, relative_offset: int) -> tuple[ProduceRequestResult, int]:
+        """Where the record at ``relative_offset`` went when this batch was split: the piece's result
+        and the record's place in it (only called once ``split_into`` is set)."""
+        for start, piece in reversed(self.split_into):
+            if relative_offset >= start:
+                return piece, relative_offset - start
+        raise KafkaException(
+            f"No piece of the split batch for {self.topic_partition} took offset {relative_offset}"
+        )
 
     def completed(self) -> bool:
         return self._latch.is_set()
@@ -113,30 +149,29 @@ class FutureRecordMetadata:
         """Wait for the batch's response (up to ``timeout`` seconds); the metadata, or the send's error."""
         if not self.result.await_(timeout):
             raise TimeoutException(f"Timeout after waiting for {timeout * 1000:.0f} ms.")
-        if self.result.error is not None:
-            raise self.result.error
+        result, _ = self._answer()
+        if result.error is not None:
+            raise result.error
         return self.value()
 
     def is_done(self) -> bool:
         return self.result.completed()
 
     def succeeded(self) -> bool:
-        return self.result.completed() and self.result.error is None
+        return self.result.completed() and self._answer()[0].error is None
 
     def failed(self) -> bool:
-        return self.result.completed() and self.result.error is not None
+        return self.result.completed() and self._answer()[0].error is not None
 
     @property
     def exception(self) -> BaseException | None:
-        return self.result.error if self.result.completed() else None
+        return self._answer()[0].error if self.result.completed() else None
 
     def value(self) -> RecordMetadata:
         """The metadata once the batch succeeded (Kafka's ``FutureRecordMetadata.value``)."""
-        result = self.result
+        result, relative_offset = self._answer()
         offset = (
-            INVALID_OFFSET
-            if result.base_offset == INVALID_OFFSET
-            else result.base_offset + self.relative_offset
+            INVALID_OFFSET if result.base_offset == INVALID_OFFSET else result.base_offset + relative_offset
         )
         # A LogAppendTime topic overwrites the producer's timestamp with the broker's.
         timestamp = (
@@ -146,6 +181,15 @@ class FutureRecordMetadata:
         return RecordMetadata(
             topic, partition, offset, timestamp, self.serialized_key_size, self.serialized_value_size
         )
+
+    def _answer(self) -> tuple[ProduceRequestResult, int]:
+        """The result that answers this record, and the record's place in that result's batch: its
+        own batch's, or, after a split, the piece's it moved to (Kafka follows a chain of futures
+        instead, one per record)."""
+        result, relative_offset = self.result, self.relative_offset
+        while result.split_into is not None:
+            result, relative_offset = result.piece_for(relative_offset)
+        return result, relative_offset
 
     # -- callbacks (Kafka's Callback.onCompletion, split in two as kafka-python's future does) -----------
 
@@ -160,12 +204,19 @@ class FutureRecordMetadata:
         return self
 
     def _add(self, on_success: bool, fn: Callable) -> None:
-        with self.result.lock:
-            if not self.result.is_set:
-                if self.callbacks is None:
-                    self.callbacks = []
-                self.callbacks.append((on_success, fn))
-                return
+        while True:
+            result, relative_offset = self._answer()
+            with result.lock:
+                if result.split_into is not None:
+                    continue  # split since we looked: follow it to the piece
+                if not result.is_set:
+                    if self.callbacks is None:
+                        # The first callback: from now on the batch must reach this future.
+                        self.callbacks = []
+                        result.callback_futures.append((relative_offset, self))
+                    self.callbacks.append((on_success, fn))
+                    return
+            break
         self._fire_one(on_success, fn)
 
     def fire_callbacks(self) -> None:
@@ -174,7 +225,7 @@ class FutureRecordMetadata:
             self._fire_one(on_success, fn)
 
     def _fire_one(self, on_success: bool, fn: Callable) -> None:
-        error = self.result.error
+        error = self._answer()[0].error
         if (error is None) != on_success:
             return
         try:

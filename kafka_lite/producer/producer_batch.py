@@ -4,10 +4,13 @@ Mirrors: org.apache.kafka.clients.producer.internals.ProducerBatch
          (clients/src/main/java/.../producer/internals/ProducerBatch.java, Kafka 0.11.0); the book's
          0.10 ``RecordBatch``, renamed in 0.11 when the log format took that name
 Book:    chapter 2, 2.1.1-2.1.2
-Differs: ``split`` moves each record's own future into its new batch, where Kafka chains the old
-         future to a new one. No ``maxRecordSize``: Kafka keeps it only for its ``record-size-max``
-         metric, which kafka_lite does not report. Callbacks are added to the record's future after
-         ``send`` (kafka-python's shape), so a record's ``thunks`` entry is its future alone.
+Differs: No ``thunks``: Kafka's callback comes with ``send``, so its batch keeps a ``Thunk``
+         (callback and future) for every record; here callbacks are added to the record's future
+         after ``send`` (kafka-python's shape), and a future joins its batch's result when it is
+         given its first, so the batch holds no record that has none. ``split`` leaves in the old
+         batch's result where each piece begins, where Kafka chains each old future to a new one.
+         No ``maxRecordSize``: Kafka keeps it only for its ``record-size-max`` metric, which
+         kafka_lite does not report.
 
 ``try_append`` asks the batch's records builder to append the record if it fits (Kafka's
 ``hasRoomFor``, sized exactly at the offset and timestamp deltas the record would get), written
@@ -75,7 +78,6 @@ class ProducerBatch:
         self.produce_future = ProduceRequestResult(tp)
         self.records_builder = records_builder
         self.initial_capacity = initial_capacity  # the bytes reserved in the BufferPool for this batch
-        self.thunks: list[FutureRecordMetadata] = []  # every record's future, in append order
         self.record_count = 0
         self.attempts = 0
         self.last_attempt_ms = now
@@ -102,7 +104,6 @@ class ProducerBatch:
             -1 if key is None else len(key),
             -1 if value is None else len(value),
         )
-        self.thunks.append(future)
         self.record_count += 1
         return future
 
@@ -192,12 +193,15 @@ class ProducerBatch:
     ) -> None:
         # The result is set before the callbacks run (they read it), and the latch released after,
         # so a thread woken from get() sees every callback already done, as in Kafka. Setting the
-        # result is what completes every record's future; only those with callbacks need a call.
-        self.produce_future.set(base_offset, log_append_time, exception)
-        for future in self.thunks:
-            if future.callbacks is not None:
-                future.fire_callbacks()
-        self.produce_future.done()
+        # result is what completes every record's future; only those with callbacks need a call,
+        # in record order, as Kafka runs its thunks. Once it is set no future joins the list, and
+        # the list is let go (a future and its result would otherwise hold each other).
+        result = self.produce_future
+        result.set(base_offset, log_append_time, exception)
+        callback_futures, result.callback_futures = result.callback_futures, []
+        for _, future in sorted(callback_futures, key=_relative_offset):
+            future.fire_callbacks()
+        result.done()
 
     # -- time in the accumulator: retries and expiry ---------------------------------------------------
 
@@ -261,7 +265,8 @@ class ProducerBatch:
 
     def split(self, split_batch_size: int) -> list[ProducerBatch]:
         """This batch's records in new batches of about ``split_batch_size`` bytes, in the same order,
-        each record keeping its future and callbacks (Kafka's ``split``, after MESSAGE_TOO_LARGE).
+        each record's future answered by its new batch, callbacks included (Kafka's ``split``, after
+        MESSAGE_TOO_LARGE).
 
         The new batches keep this batch's creation time, take no memory from the BufferPool (as in
         Kafka, they are made "off the accumulator"), and are not attempts yet. A batch that already
@@ -271,34 +276,38 @@ class ProducerBatch:
         if not records:
             raise KafkaException("Cannot split an empty producer batch.")
         batches: list[ProducerBatch] = []
+        starts: list[int] = []  # each piece's first record, as a relative offset in this batch
         batch: ProducerBatch | None = None
-        for record, future in zip(records, self.thunks, strict=True):
+        for relative_offset, record in enumerate(records):
             # A newly created batch can always host its first record.
-            if batch is None or not batch._try_append_for_split(record, future):
+            if batch is None or not batch._try_append_for_split(record):
                 batch = self._create_batch_off_accumulator_for_record(record, split_batch_size)
                 batches.append(batch)
-                batch._try_append_for_split(record, future)
+                starts.append(relative_offset)
+                batch._try_append_for_split(record)
         if self.has_sequence():
             sequence = self.base_sequence
             for new_batch in batches:
                 new_batch.set_producer_state(self.producer_id, self.producer_epoch, sequence)
                 sequence += new_batch.record_count
-        # This batch's own result is no record's answer any more, but threads may wait on it: a
-        # get() called before the split, a flush. It is released once every record has its answer
-        # in its new batch, where the woken get() reads it. (Kafka completes it at once and chains
-        # each old future to its new one.) The callbacks run on the sender thread, which completes
-        # every batch, so the count needs no lock.
-        self.produce_future.set(INVALID_OFFSET, NO_TIMESTAMP, RecordBatchTooLargeException())
-        pending = len(self.thunks)
-
-        def one_answered(_: object) -> None:
-            nonlocal pending
-            pending -= 1
-            if pending == 0:
-                self.produce_future.done()
-
-        for future in self.thunks:
-            future.add_callback(one_answered).add_errback(one_answered)
+        # This batch's result now names the pieces, so each record's future answers from its piece;
+        # the callbacks registered here move with their records. Threads may wait on this result (a
+        # get() called before the split, a flush): it is released once every piece has been
+        # answered, when the woken get() finds its record's answer. (Kafka completes it at once and
+        # chains each old future to its new one.)
+        result = self.produce_future
+        with result.lock:
+            result.split_into = [
+                (start, piece.produce_future) for start, piece in zip(starts, batches, strict=True)
+            ]
+            result.pieces_pending = len(batches)
+            for piece in batches:
+                piece.produce_future.split_from = result
+            for relative_offset, future in result.callback_futures:
+                piece_result, piece_offset = result.piece_for(relative_offset)
+                piece_result.callback_futures.append((piece_offset, future))
+            result.callback_futures = []
+        result.set(INVALID_OFFSET, NO_TIMESTAMP, RecordBatchTooLargeException())
         return batches
 
     def _create_batch_off_accumulator_for_record(self, record, batch_size: int) -> ProducerBatch:
@@ -307,16 +316,14 @@ class ProducerBatch:
         # initial_capacity 0: nothing to give back to the BufferPool when it is deallocated.
         return ProducerBatch(self.topic_partition, builder, self.created_ms, initial_capacity=0)
 
-    def _try_append_for_split(self, record, future: FutureRecordMetadata) -> bool:
-        """Append ``record`` and move its ``future`` here, or return False if there is no room."""
-        placeholder = self.try_append(
+    def _try_append_for_split(self, record) -> bool:
+        """Append ``record`` (from a batch being split) if there is room; its own future stays with
+        the batch it came from, which names this one as its piece."""
+        appended = self.try_append(
             record.timestamp, record.key, record.value, record.headers, self.created_ms
         )
-        if placeholder is None:
-            return False
-        # The record's own future (what send returned, with its callbacks) now answers from this
-        # batch's result, at the record's new place in it.
-        future.result = self.produce_future
-        future.relative_offset = placeholder.relative_offset
-        self.thunks[-1] = future
-        return True
+        return appended is not None
+
+
+def _relative_offset(entry: tuple[int, FutureRecordMetadata]) -> int:
+    return entry[0]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+
 import pytest
 
 from kafka_lite.common.errors import KafkaException, NotLeaderForPartitionException, TimeoutException
@@ -190,3 +193,71 @@ def test_callbacks_run_in_record_order_whatever_order_they_were_added_in():
     batch.done(base_offset=10, log_append_time=-1, exception=None)
     assert seen == [11, 12, 13]
     assert [f.get(0).offset for f in futures] == [10, 11, 12, 13, 14]
+
+
+def test_the_batch_holds_no_future_that_has_no_callback():
+    # A producer sending in a loop drops each future: it must be freed when send returns, not kept
+    # until the batch's response among the objects the garbage collector walks. sys.getrefcount
+    # counts its own argument: 2 is the test's name alone.
+    batch = new_batch()
+    plain = batch.try_append(T0, None, b"v0", (), T0)
+    with_callback = batch.try_append(T0, None, b"v1", (), T0)
+    seen = []
+    with_callback.add_callback(lambda md: seen.append(md.offset))
+    assert sys.getrefcount(plain) == 2, "nothing but the caller holds a future without callbacks"
+    assert sys.getrefcount(with_callback) == 3, "the batch holds a future given a callback"
+    batch.done(base_offset=40, log_append_time=-1, exception=None)
+    assert seen == [41]
+    assert plain.get(0).offset == 40
+    assert sys.getrefcount(with_callback) == 2, "once its callbacks have run, the batch lets it go"
+
+
+def split_three_ways(batch: ProducerBatch) -> list[ProducerBatch]:
+    """Split ``batch`` (of 100-byte values) into pieces of about two records each."""
+    return batch.split(61 + 2 * 110)
+
+
+def test_a_split_batchs_futures_answer_from_their_pieces_with_callbacks_added_before_and_after():
+    batch = new_batch(write_limit=4096)
+    futures = [batch.try_append(T0, None, bytes([i]) * 100, (), T0) for i in range(5)]
+    seen = []
+    futures[3].add_callback(lambda md: seen.append(("before", md.offset)))
+    waiter = threading.Thread(target=lambda: seen.append(("get", futures[4].get(5).offset)))
+    waiter.start()
+    pieces = split_three_ways(batch)
+    assert [p.record_count for p in pieces] == [2, 2, 1]
+    assert not futures[0].is_done(), "the old batch's answer waits for its pieces"
+    futures[1].add_callback(lambda md: seen.append(("after", md.offset)))
+    futures[4].add_errback(lambda e: seen.append(("errback", type(e).__name__)))
+    # The pieces are answered out of order, each with its own base offset.
+    pieces[2].done(base_offset=900, log_append_time=-1, exception=None)
+    pieces[0].done(base_offset=100, log_append_time=-1, exception=None)
+    assert seen == [("after", 101)]
+    assert not futures[4].is_done() and waiter.is_alive()
+    pieces[1].done(base_offset=500, log_append_time=-1, exception=NotLeaderForPartitionException("moved"))
+    waiter.join(5)
+    # The piece that failed ran no success callback, the one that succeeded no errback; the get()
+    # waiting since before the split woke to its record's piece.
+    assert seen == [("after", 101), ("get", 900)]
+    assert [f.is_done() for f in futures] == [True] * 5
+    assert [f.get(0).offset for f in (futures[0], futures[1], futures[4])] == [100, 101, 900]
+    for f in futures[2:4]:
+        with pytest.raises(NotLeaderForPartitionException):
+            f.get(0)
+    assert futures[3].exception is not None and futures[3].failed()
+
+
+def test_a_piece_split_again_still_answers_the_first_batchs_futures():
+    batch = new_batch(write_limit=4096)
+    futures = [batch.try_append(T0, None, bytes([i]) * 100, (), T0) for i in range(5)]
+    seen = []
+    for f in futures:
+        f.add_callback(lambda md: seen.append(md.offset))
+    first, second, third = split_three_ways(batch)
+    halves = first.split(61 + 110)  # the first piece's two records, one in each half
+    assert [h.record_count for h in halves] == [1, 1]
+    for base, piece in ((10, halves[1]), (20, second), (30, third), (5, halves[0])):
+        piece.done(base_offset=base, log_append_time=-1, exception=None)
+    assert seen == [10, 20, 21, 30, 5], "each piece runs its records' callbacks when it is answered"
+    assert [f.get(0).offset for f in futures] == [5, 10, 20, 21, 30]
+    assert batch.produce_future.completed() and first.produce_future.completed()
