@@ -17,7 +17,7 @@ future is done when its batch's result is.
 
 Nothing else holds a record's future: the batch reaches its records' futures only to run their
 callbacks, so a future registers with its batch's result when it is given its first callback
-(Kafka's batch keeps a ``Thunk`` for every record, because Kafka's callback comes with ``send``). A
+(Kafka's batch keeps a ``Thunk`` for every record, because Kafka's ``send`` takes the callback). A
 future the application drops, as a producer sending in a loop does, is freed as soon as ``send``
 returns, instead of living until its batch's response among the objects Python's garbage collector
 walks.

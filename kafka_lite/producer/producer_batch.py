@@ -4,7 +4,7 @@ Mirrors: org.apache.kafka.clients.producer.internals.ProducerBatch
          (clients/src/main/java/.../producer/internals/ProducerBatch.java, Kafka 0.11.0); the book's
          0.10 ``RecordBatch``, renamed in 0.11 when the log format took that name
 Book:    chapter 2, 2.1.1-2.1.2
-Differs: No ``thunks``: Kafka's callback comes with ``send``, so its batch keeps a ``Thunk``
+Differs: No ``thunks``: Kafka's ``send`` takes the callback, so its batch keeps a ``Thunk``
          (callback and future) for every record; here callbacks are added to the record's future
          after ``send`` (kafka-python's shape), and a future joins its batch's result when it is
          given its first, so the batch holds no record that has none. ``split`` leaves in the old
