@@ -83,11 +83,16 @@ class PollingConsumer:
             heartbeat_interval_ms=500,
             **configs,
         )
-        # The topic's metadata first, then the subscription: kafka-python then joins knowing the
-        # partitions (joining before, it rejoins as soon as the metadata arrives, and kafka-python
-        # 3.0 has been seen to stall for good when that metadata and the SyncGroup answer cross)
-        assert self.consumer.partitions_for_topic(topic), f"no metadata for {topic}"
+        # The subscription, then the topic's metadata, fetched before the first poll: kafka-python's
+        # coordinator takes its snapshot of the subscribed topics' partitions only when a metadata
+        # answer arrives, and a leader compares the snapshot it assigned with against the current
+        # one after its join. With the metadata fetched before subscribing, the snapshot stays
+        # empty until the answer that subscribing asks for, which may come after the first join: the
+        # leader then rejoins at once ("updating metadata" in the coordinator's log), and kafka-python
+        # 3.0.12 has been seen to stall for good in such a rejoin, receiving its SyncGroup answer and
+        # failing every commit afterwards as "not part of an active group".
         self.consumer.subscribe([topic])
+        assert self.consumer.partitions_for_topic(topic), f"no metadata for {topic}"
         self.records: list = []
         self.assignment: set = set()
         self._lock = threading.Lock()
