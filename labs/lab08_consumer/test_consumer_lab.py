@@ -276,6 +276,26 @@ def test_a_leader_error_asks_for_metadata_and_the_partition_goes_last():
     assert fetcher.subscriptions.position(T0) == 0, "an error moves no position"
 
 
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_a_partition_goes_last_only_when_it_kept_records():
+    fetcher = _fetcher(partitions=(T0, T1))
+    fetcher.subscriptions.seek(T0, 3)
+    fetcher.subscriptions.seek(T1, 0)
+    _completed(fetcher, T0, 3, _batch(0, 3))
+    _check_poll(fetcher, {}, "a response whose records are all below the position: no records")
+    assert fetcher.subscriptions.fetchable_partitions() == [T0, T1], (
+        "a partition whose answer had bytes but no record at or past the position keeps its place in "
+        f"the fetch order (Kafka 0.10.1 counts the bytes of the records it kept)\n{_state(fetcher)}"
+    )
+    _completed(fetcher, T0, 3, _batch(0, 5))
+    _check_poll(fetcher, {T0: [3, 4]}, "the records at or past the position")
+    assert fetcher.subscriptions.fetchable_partitions() == [T1, T0], (
+        f"a partition that kept records goes to the end of the fetch order (move_partition_to_end)\n"
+        f"{_state(fetcher)}"
+    )
+
+
 # -- stage 2: the heartbeat clock ------------------------------------------------------------------------
 
 SESSION, INTERVAL, MAX_POLL, BACKOFF = 10_000, 3_000, 300_000, 100

@@ -410,12 +410,14 @@ class Fetcher:
         tp = completed.partition
         fetch_offset = completed.fetched_offset
         error = Errors.for_code(completed.error_code)
+        partition_records = None
+        parsed: list[ConsumerRecord] = []
         if not self.subscriptions.is_fetchable(tp):
+            # a rebalance or a pause while the fetch was in flight
             log.debug(
                 "Ignoring fetched records for partition %s since it is no longer fetchable", _tp_str(tp)
             )
-            return None
-        if error.name == "NONE":
+        elif error.name == "NONE":
             position = self.subscriptions.position(tp)
             if position is None or position != fetch_offset:
                 log.debug(
@@ -423,7 +425,6 @@ class Fetcher:
                     "match the expected offset %s", _tp_str(tp), fetch_offset, position,
                 )  # fmt: skip
                 return None
-            parsed: list[ConsumerRecord] = []
             for batch in completed.records.batches(allow_partial_tail=True):
                 if batch.next_offset <= position:
                     continue  # a whole batch below the position: not even decompressed
@@ -440,15 +441,9 @@ class Fetcher:
                     # A compressed batch is returned whole: skip its records below the position.
                     if record.offset >= position:
                         parsed.append(self._parse_record(tp, record, timestamp_type))
-            # A partition that returned bytes goes last in the fetch order, so that one busy
-            # partition does not keep the others out of size-limited responses.
-            if completed.records.size_in_bytes() > 0:
-                self.subscriptions.move_partition_to_end(tp)
             if parsed:
-                return PartitionRecords(fetch_offset, tp, parsed)
-            return None
-        self.subscriptions.move_partition_to_end(tp)
-        if error.name in ("NOT_LEADER_FOR_PARTITION", "UNKNOWN_TOPIC_OR_PARTITION"):
+                partition_records = PartitionRecords(fetch_offset, tp, parsed)
+        elif error.name in ("NOT_LEADER_FOR_PARTITION", "UNKNOWN_TOPIC_OR_PARTITION"):
             self.metadata.request_update()
         elif error.name == "OFFSET_OUT_OF_RANGE":
             if fetch_offset != self.subscriptions.position(tp):
@@ -472,7 +467,12 @@ class Fetcher:
             log.warning("Unknown error fetching data for topic-partition %s", _tp_str(tp))
         else:
             raise IllegalStateException(f"Unexpected error code {error.code} while fetching data")
-        return None
+        # A partition that kept records, or answered an error, goes last in the fetch order, so that
+        # one busy partition does not keep the others out of size-limited responses (a stale answer
+        # returned above, and an error that raised never gets here).
+        if parsed or error.name != "NONE":
+            self.subscriptions.move_partition_to_end(tp)
+        return partition_records
         # END SOLUTION
 
     # --8<-- [end:parse_completed_fetch]
