@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 
-from kafka_lite.common.errors import KafkaException, TimeoutException
+from kafka_lite.common.errors import TimeoutException
 from kafka_lite.common.record.constants import NO_TIMESTAMP
 from kafka_lite.common.topic import TopicPartition
 
@@ -100,12 +102,10 @@ class ProduceRequestResult:
     def piece_for(self, relative_offset: int) -> tuple[ProduceRequestResult, int]:
         """Where the record at ``relative_offset`` went when this batch was split: the piece's result
         and the record's place in it (only called once ``split_into`` is set)."""
-        for start, piece in reversed(self.split_into):
-            if relative_offset >= start:
-                return piece, relative_offset - start
-        raise KafkaException(
-            f"No piece of the split batch for {self.topic_partition} took offset {relative_offset}"
-        )
+        # The first piece starts at 0, so some piece always takes the offset: the last that starts
+        # at or before it.
+        start, piece = self.split_into[bisect_right(self.split_into, relative_offset, key=itemgetter(0)) - 1]
+        return piece, relative_offset - start
 
     def completed(self) -> bool:
         return self._latch.is_set()

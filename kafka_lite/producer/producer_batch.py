@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from operator import itemgetter
 
 from kafka_lite.common.errors import KafkaException, RecordBatchTooLargeException, TimeoutException
 from kafka_lite.common.record.compiled import (
@@ -199,7 +200,7 @@ class ProducerBatch:
         result = self.produce_future
         result.set(base_offset, log_append_time, exception)
         callback_futures, result.callback_futures = result.callback_futures, []
-        for _, future in sorted(callback_futures, key=_relative_offset):
+        for _, future in sorted(callback_futures, key=itemgetter(0)):
             future.fire_callbacks()
         result.done()
 
@@ -323,7 +324,3 @@ class ProducerBatch:
             record.timestamp, record.key, record.value, record.headers, self.created_ms
         )
         return appended is not None
-
-
-def _relative_offset(entry: tuple[int, FutureRecordMetadata]) -> int:
-    return entry[0]

@@ -410,7 +410,6 @@ class Fetcher:
         tp = completed.partition
         fetch_offset = completed.fetched_offset
         error = Errors.for_code(completed.error_code)
-        partition_records = None
         parsed: list[ConsumerRecord] = []
         if not self.subscriptions.is_fetchable(tp):
             # a rebalance or a pause while the fetch was in flight
@@ -441,8 +440,6 @@ class Fetcher:
                     # A compressed batch is returned whole: skip its records below the position.
                     if record.offset >= position:
                         parsed.append(self._parse_record(tp, record, timestamp_type))
-            if parsed:
-                partition_records = PartitionRecords(fetch_offset, tp, parsed)
         elif error.name in ("NOT_LEADER_FOR_PARTITION", "UNKNOWN_TOPIC_OR_PARTITION"):
             self.metadata.request_update()
         elif error.name == "OFFSET_OUT_OF_RANGE":
@@ -472,7 +469,7 @@ class Fetcher:
         # returned above, and an error that raised never gets here).
         if parsed or error.name != "NONE":
             self.subscriptions.move_partition_to_end(tp)
-        return partition_records
+        return PartitionRecords(fetch_offset, tp, parsed) if parsed else None
         # END SOLUTION
 
     # --8<-- [end:parse_completed_fetch]
