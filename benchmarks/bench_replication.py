@@ -54,10 +54,12 @@ topic has three partitions, so that every broker leads one of each and follows t
 cluster of many partitions puts on every broker. ``--partitions 1`` gives part b's topic one
 partition, the topic Kafka's EndToEndLatency measures (an auto-created topic at Kafka's default
 num.partitions, and the one its later versions create): one broker leads it and the other two only
-follow. ``--offsets-partitions N`` gives
-``__consumer_offsets`` N partitions instead of Kafka's 50: the consumer's group makes the brokers
-create it, and each follower's fetch names every partition its leader leads, idle ones included, so
-this shows what those idle partitions cost each round of replication. The broker logs are deleted
+follow. Part b's cluster always has ``__consumer_offsets``, as EndToEndLatency's has (its consumer
+is in a group), whichever client runs: librdkafka's consumer needs a group.id and makes the brokers
+create the topic, and for kafka_lite's, assigned with no group, part b creates it the same way
+first. ``--offsets-partitions N`` gives it N partitions instead of Kafka's 50: each follower's fetch
+names every partition its leader leads, idle ones included, so this shows what those idle
+partitions cost each round of replication. The broker logs are deleted
 after a successful run and kept (their directory is printed) after a failure. Each part also counts the
 brokers' "Shrinking ISR" and ERROR log lines: an ISR that shrank means acks=all waited for fewer
 replicas. A new topic's first records, one with acks=all to each partition, go before any clock
@@ -343,9 +345,7 @@ class LatencyConsumer(threading.Thread):
     """Reads the latency topic from its end and notes, for every record, its sequence number and the
     nanoseconds from its send time (in its value) to its arrival here. Each client's consumer is a
     subclass: ``next_values()`` hands over the values that have arrived, as soon as there is one (an
-    empty list when none came within its poll's timeout), and ``has_group`` says whether it has a group.id (and so has the brokers create ``__consumer_offsets``)."""
-
-    has_group: bool
+    empty list when none came within its poll's timeout)."""
 
     def __init__(self) -> None:
         super().__init__(name="latency-consumer", daemon=True)
@@ -393,8 +393,6 @@ class LatencyConsumer(threading.Thread):
 
 
 class ConfluentLatencyConsumer(LatencyConsumer):
-    has_group = True  # librdkafka's consumer needs a group.id
-
     def __init__(self, bootstrap: str, topic: str, partitions: list[int]) -> None:
         super().__init__()
         self.topic = topic
@@ -422,7 +420,8 @@ class ConfluentLatencyConsumer(LatencyConsumer):
 
 
 class KafkaLiteLatencyConsumer(LatencyConsumer):
-    has_group = False  # assigned, with no group.id: it never meets a coordinator
+    """Assigned with no group.id, so it never meets a coordinator: part b creates the group's topic
+    for it (see ``part_b``)."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: list[int]) -> None:
         from kafka_lite import KafkaConsumer
@@ -539,9 +538,12 @@ def part_b(
     producer = producer_class(bootstrap, topic, settings)
     failures = producer.failures
     padding = bytes(value_bytes - STAMP.size)
+    # Kafka's EndToEndLatency consumes in a group, so its cluster has __consumer_offsets, and every
+    # follower's fetch names the idle partitions its leader leads there. librdkafka's consumer makes
+    # the brokers create the topic (it requires a group.id); kafka_lite's, assigned with none, would
+    # not. Created either way, before the consumer starts, so that both clients measure one cluster.
+    wait_for_offsets_topic(bootstrap)
     consumer = consumer_class(bootstrap, topic, partitions)
-    if consumer.has_group:
-        wait_for_offsets_topic(bootstrap)
     consumer.start()
     try:
         for p in partitions:  # one record through each partition before the clock starts
