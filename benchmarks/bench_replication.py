@@ -420,8 +420,8 @@ class ConfluentLatencyConsumer(LatencyConsumer):
 
 
 class KafkaLiteLatencyConsumer(LatencyConsumer):
-    """Assigned with no group.id, so it never meets a coordinator: part b creates the group's topic
-    for it (see ``part_b``)."""
+    """Assigned with no group.id, so it never meets a coordinator and never has the brokers create
+    ``__consumer_offsets``: ``part_b`` creates it first."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: list[int]) -> None:
         from kafka_lite import KafkaConsumer
