@@ -115,8 +115,9 @@ def consume(bootstrap: str, records: int, partitions: list[int]) -> float:
 
 
 def print_client_rates(kind: str, rates: dict[str, list[float]]) -> None:
-    """The clients' median records/s, each labelled with its version, and kafka_lite's ratio to each:
-    the table bench_producer and bench_consumer end with."""
+    """The clients' median records/s, each labelled with its version, kafka_lite's ratio to each, and
+    each client's lowest and highest round: the table bench_producer and bench_consumer end with. On a
+    shared VM a client's rounds can differ by half; the spread says how far a median can be trusted."""
     import aiokafka
     import confluent_kafka
     import kafka
@@ -129,12 +130,13 @@ def print_client_rates(kind: str, rates: dict[str, list[float]]) -> None:
         "confluent-kafka": f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})",
     }
     medians = {client: statistics.median(figures) for client, figures in rates.items()}
-    print(f"{kind:40}{'records/s':>12}{'kafka_lite / it':>18}")
+    print(f"{kind:40}{'records/s':>12}{'kafka_lite / it':>18}   rounds, lowest to highest")
     ours = medians["kafka_lite"]
     for client, median in medians.items():
         label = f"{client} {versions[client]}".strip()
-        ratio = "" if client == "kafka_lite" else f"{ours / median:18.2f}"
-        print(f"{label:40}{median:12,.0f}{ratio}")
+        ratio = "" if client == "kafka_lite" else f"{ours / median:.2f}"
+        spread = f"{min(rates[client]):,.0f} to {max(rates[client]):,.0f}"
+        print(f"{label:40}{median:12,.0f}{ratio:>18}   {spread}")
 
 
 def retained(bootstrap: str, partitions: list[int], topic: str = TOPIC) -> int:
