@@ -105,10 +105,10 @@ def flat_send(producer):
                 if dq:
                     batch = dq[-1]
                     if batch.records_builder.try_append(timestamp, None, value, []):
+                        batch.last_append_time = timestamp
                         future = FutureRecordMetadata(
                             batch.produce_future, batch.record_count, timestamp, -1, len(value)
                         )
-                        batch.thunks.append(future)
                         batch.record_count += 1
                         if len(dq) > 1:
                             sender.wakeup()
