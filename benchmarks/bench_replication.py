@@ -9,6 +9,7 @@ at a time; here the producer holds a steady rate instead, which a goal at a fixe
     .venv/bin/python benchmarks/bench_replication.py [--part a|b|both] [--records 1000000]
         [--value-bytes 100] [--rounds 3] [--seconds 10] [--rate 10000] [--partitions 3]
         [--max-in-flight 1] [--network-threads 3] [--io-threads 8] [--offsets-partitions 50]
+        [--replica-fetchers 1] [--clients confluent-kafka|kafka_lite|both] [--consumer CLIENT]
 
 Part a, throughput: confluent-kafka produces ``--records`` records (no key, a ``--value-bytes`` value)
 to a topic with replication factor 1 with acks=1, and to a topic with replication factor 3 with
@@ -59,7 +60,13 @@ is in a group), whichever client runs: librdkafka's consumer needs a group.id an
 create the topic, and for kafka_lite's, assigned with no group, part b creates it the same way
 first. ``--offsets-partitions N`` gives it N partitions instead of Kafka's 50: each follower's fetch
 names every partition its leader leads, idle ones included, so this shows what those idle
-partitions cost each round of replication. The broker logs are deleted
+partitions cost each round of replication. ``--replica-fetchers N`` sets num.replica.fetchers (Kafka's
+default 1; the production configuration in Kafka 0.10's documentation has 4): a follower then fetches
+from each leader with N threads, and each partition goes to one of them by a hash of its name (as
+Kafka's ``AbstractFetcherManager.getFetcherId``), so the latency topic's partition shares its fetch
+with only the idle partitions that hash alongside it; which, and how many, depends on the
+leaders the cluster gave them. ``--consumer`` pairs the producer of ``--clients`` with the other
+client's consumer, to tell which of the two sets the pace. The broker logs are deleted
 after a successful run and kept (their directory is printed) after a failure. Each part also counts the
 brokers' "Shrinking ISR" and ERROR log lines: an ISR that shrank means acks=all waited for fewer
 replicas. A new topic's first records, one with acks=all to each partition, go before any clock
@@ -89,6 +96,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafka_lite.cli.cluster import start_cluster, stop_cluster, wait_healthy
 from kafka_lite.common.time import SYSTEM
+from kafka_lite.common.utils import abs_int, java_string_hash
 from kafka_lite.server.kafka_config import CONFIG_DEF
 from kafka_lite.tools.throughput_throttler import ThroughputThrottler
 from kafka_lite.utils.ports import free_port, port_free
@@ -122,13 +130,14 @@ def base_port() -> int:
 
 @contextmanager
 def cluster(
-    directory: Path, offsets_partitions: int, network_threads: int, io_threads: int
+    directory: Path, offsets_partitions: int, network_threads: int, io_threads: int, replica_fetchers: int
 ) -> Iterator[dict]:
     """ZooKeeper and three brokers as processes, healthy; all stopped on the way out, whatever happens."""
     overrides = [
         f"num.network.threads={network_threads}",
         f"num.io.threads={io_threads}",
         f"offsets.topic.num.partitions={offsets_partitions}",
+        f"num.replica.fetchers={replica_fetchers}",
     ]
     state = start_cluster(directory, BROKERS, free_port(), base_port(), overrides)
     try:
@@ -188,6 +197,46 @@ def latency_group_consumer(bootstrap: str) -> Consumer:
     return Consumer(
         {"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False}
     )
+
+
+def fetch_companions(bootstrap: str, topic: str, partitions: list[int], replica_fetchers: int) -> list[int]:
+    """For each partition of ``topic``, how many other partitions ride in the fetches that carry it.
+
+    A follower fetches from each leader with num.replica.fetchers threads, and each partition goes to
+    one of them by a hash of its topic and number (Kafka's ``AbstractFetcherManager.getFetcherId``):
+    so every fetch a follower sends for the partition also names each other partition that the same
+    broker leads, that the follower replicates, and that hashes to the same thread, moved or not. The
+    largest count over the partition's followers."""
+    metadata = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics
+    # (topic, partition, leader, replicas) of every partition in the cluster
+    everything = [
+        (t, p, m.leader, m.replicas) for t, tm in metadata.items() for p, m in tm.partitions.items()
+    ]
+
+    def fetcher_id(t: str, p: int) -> int:
+        return abs_int(31 * java_string_hash(t) + p) % replica_fetchers
+
+    counts = []
+    for p in partitions:
+        leader, replicas = metadata[topic].partitions[p].leader, metadata[topic].partitions[p].replicas
+        counts.append(
+            max(
+                (
+                    sum(
+                        1
+                        for t, q, q_leader, q_replicas in everything
+                        if (t, q) != (topic, p)
+                        and q_leader == leader
+                        and follower in q_replicas
+                        and fetcher_id(t, q) == fetcher_id(topic, p)
+                    )
+                    for follower in replicas
+                    if follower != leader
+                ),
+                default=0,
+            )
+        )
+    return counts
 
 
 def wait_for_offsets_topic(bootstrap: str) -> None:
@@ -529,12 +578,17 @@ def part_b(
     max_in_flight: int,
     client: str,
     partitions: list[int],
+    consumer_client: str | None = None,
+    replica_fetchers: int = 1,
 ) -> dict:
+    """``client``'s producer and, unless ``consumer_client`` names the other, its consumer."""
+    consumer_client = consumer_client or client
+    label = client if consumer_client == client else f"{client}'s producer, {consumer_client}'s consumer"
     bootstrap = bootstrap_of(state)
-    topic = f"{LATENCY_TOPIC}-{client}"
+    topic = f"{LATENCY_TOPIC}-{client}" + (f"-{consumer_client}" if consumer_client != client else "")
     create_topics(bootstrap, {topic: 3}, partitions)
     settings: dict = {"acks": "all", "linger.ms": 0, "max.in.flight.requests.per.connection": max_in_flight}
-    producer_class, consumer_class = CLIENT_PAIRS[client]
+    producer_class, consumer_class = CLIENT_PAIRS[client][0], CLIENT_PAIRS[consumer_client][1]
     producer = producer_class(bootstrap, topic, settings)
     failures = producer.failures
     padding = bytes(value_bytes - STAMP.size)
@@ -553,6 +607,7 @@ def part_b(
             raise RuntimeError(
                 f"the consumer did not receive the warm-up records within {DEADLINE_S} s {consumer.errors[:1]}"
             )
+        companions = fetch_companions(bootstrap, topic, partitions, replica_fetchers)
         total = int(rate * seconds)
         with Phase(state) as phase:
             # The throttler counts whole milliseconds and lets everything through while none has passed
@@ -584,8 +639,9 @@ def part_b(
         )
     distinct = len(consumer.distinct)
     return {
-        "client": client,
+        "client": label,
         "partitions": len(partitions),
+        "companions": companions,
         "producer": ", ".join(f"{k}={v}" for k, v in settings.items()),
         "sent": total,
         "send_rate": total / sent_in,
@@ -617,6 +673,10 @@ def report_b(b: dict, rate: int, seconds: float, value_bytes: int) -> None:
             "median latency ms of the records sent in each fifth of the run: "
             + "  ".join(f"{m:.1f}" for m in b["fifths_ms"])
         )
+    print(
+        "other partitions in each follower fetch that carries a partition of the topic "
+        f"(num.replica.fetchers decides): {', '.join(map(str, b['companions']))}"
+    )
     print(f"in the brokers' logs: {b['log signs']}")
 
 
@@ -647,6 +707,11 @@ def main() -> None:
         help="part b: whose producer and consumer (confluent-kafka's, kafka_lite's, or each in turn)",
     )
     parser.add_argument(
+        "--consumer",
+        choices=list(CLIENT_PAIRS),
+        help="part b: this client's consumer instead of the producer's own",
+    )
+    parser.add_argument(
         "--max-in-flight",
         type=int,
         default=1,
@@ -668,6 +733,13 @@ def main() -> None:
         metavar="N",
         help="__consumer_offsets' partitions (default: Kafka's)",
     )
+    parser.add_argument(
+        "--replica-fetchers",
+        type=int,
+        default=CONFIG_DEF.keys["num.replica.fetchers"].default,
+        metavar="N",
+        help="the brokers' num.replica.fetchers (default: Kafka's)",
+    )
     args = parser.parse_args()
     for name in (
         "records",
@@ -679,6 +751,7 @@ def main() -> None:
         "network_threads",
         "io_threads",
         "offsets_partitions",
+        "replica_fetchers",
     ):
         if getattr(args, name) is not None and getattr(args, name) <= 0:
             parser.error(f"--{name.replace('_', '-')} must be positive, not {getattr(args, name)}")
@@ -699,7 +772,9 @@ def main() -> None:
     bs: list[dict] = []
     clients = list(CLIENT_PAIRS) if args.clients == "both" else [args.clients]
     try:
-        with cluster(directory, args.offsets_partitions, args.network_threads, args.io_threads) as state:
+        with cluster(
+            directory, args.offsets_partitions, args.network_threads, args.io_threads, args.replica_fetchers
+        ) as state:
             if args.part in ("a", "both"):
                 before = log_signs(state)
                 a = part_a(state, args.records, os.urandom(args.value_bytes), args.rounds)
@@ -715,6 +790,8 @@ def main() -> None:
                         args.max_in_flight,
                         client,
                         list(range(args.partitions)),
+                        args.consumer,
+                        args.replica_fetchers,
                     )
                     b["log signs"] = signs_text(before, log_signs(state))
                     bs.append(b)
