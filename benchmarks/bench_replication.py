@@ -718,28 +718,19 @@ def main() -> None:
         metavar="N",
         help="part b: the producer's max.in.flight.requests.per.connection",
     )
-    for name in ("num.network.threads", "num.io.threads"):
+    for flag, name in (
+        ("--network-threads", "num.network.threads"),
+        ("--io-threads", "num.io.threads"),
+        ("--offsets-partitions", "offsets.topic.num.partitions"),
+        ("--replica-fetchers", "num.replica.fetchers"),
+    ):
         parser.add_argument(
-            f"--{name.removeprefix('num.').replace('.', '-')}",
+            flag,
             type=int,
             default=CONFIG_DEF.keys[name].default,
             metavar="N",
             help=f"the brokers' {name} (default: Kafka's)",
         )
-    parser.add_argument(
-        "--offsets-partitions",
-        type=int,
-        default=CONFIG_DEF.keys["offsets.topic.num.partitions"].default,
-        metavar="N",
-        help="__consumer_offsets' partitions (default: Kafka's)",
-    )
-    parser.add_argument(
-        "--replica-fetchers",
-        type=int,
-        default=CONFIG_DEF.keys["num.replica.fetchers"].default,
-        metavar="N",
-        help="the brokers' num.replica.fetchers (default: Kafka's)",
-    )
     args = parser.parse_args()
     for name in (
         "records",
