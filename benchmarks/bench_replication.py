@@ -96,8 +96,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafka_lite.cli.cluster import start_cluster, stop_cluster, wait_healthy
 from kafka_lite.common.time import SYSTEM
-from kafka_lite.common.utils import abs_int, java_string_hash
 from kafka_lite.server.kafka_config import CONFIG_DEF
+from kafka_lite.server.replica_fetcher_manager import fetcher_id
 from kafka_lite.tools.throughput_throttler import ThroughputThrottler
 from kafka_lite.utils.ports import free_port, port_free
 
@@ -202,40 +202,26 @@ def latency_group_consumer(bootstrap: str) -> Consumer:
 def fetch_companions(bootstrap: str, topic: str, partitions: list[int], replica_fetchers: int) -> list[int]:
     """For each partition of ``topic``, how many other partitions ride in the fetches that carry it.
 
-    A follower fetches from each leader with num.replica.fetchers threads, and each partition goes to
-    one of them by a hash of its topic and number (Kafka's ``AbstractFetcherManager.getFetcherId``):
-    so every fetch a follower sends for the partition also names each other partition that the same
-    broker leads, that the follower replicates, and that hashes to the same thread, moved or not. The
-    largest count over the partition's followers."""
+    A follower fetches from each leader with num.replica.fetchers threads, each partition going to one
+    of them by ``fetcher_id`` (Kafka's ``getFetcherId``): so every fetch a follower sends for the
+    partition also names each other partition that the same broker leads, that the follower
+    replicates, and that has the same fetcher id, moved or not. The largest count over the partition's
+    followers."""
     metadata = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics
-    # (topic, partition, leader, replicas) of every partition in the cluster
-    everything = [
-        (t, p, m.leader, m.replicas) for t, tm in metadata.items() for p, m in tm.partitions.items()
-    ]
-
-    def fetcher_id(t: str, p: int) -> int:
-        return abs_int(31 * java_string_hash(t) + p) % replica_fetchers
-
+    everything = [(t, p, m) for t, tm in metadata.items() for p, m in tm.partitions.items()]
     counts = []
     for p in partitions:
-        leader, replicas = metadata[topic].partitions[p].leader, metadata[topic].partitions[p].replicas
-        counts.append(
-            max(
-                (
-                    sum(
-                        1
-                        for t, q, q_leader, q_replicas in everything
-                        if (t, q) != (topic, p)
-                        and q_leader == leader
-                        and follower in q_replicas
-                        and fetcher_id(t, q) == fetcher_id(topic, p)
-                    )
-                    for follower in replicas
-                    if follower != leader
-                ),
-                default=0,
-            )
-        )
+        mine, fetch = metadata[topic].partitions[p], fetcher_id(topic, p, replica_fetchers)
+        # the partitions its leader would put in the same fetch, for a follower that replicates them
+        alongside = [
+            m
+            for t, q, m in everything
+            if (t, q) != (topic, p)
+            and m.leader == mine.leader
+            and fetcher_id(t, q, replica_fetchers) == fetch
+        ]
+        followers = [r for r in mine.replicas if r != mine.leader]
+        counts.append(max((sum(f in m.replicas for m in alongside) for f in followers), default=0))
     return counts
 
 

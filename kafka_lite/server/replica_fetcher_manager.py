@@ -30,6 +30,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def fetcher_id(topic: str, partition_id: int, num_fetchers: int) -> int:
+    """The fetcher thread (of those for one leader) that copies this partition (Kafka's
+    ``getFetcherId``): ``Utils.abs(31 * topic.hashCode + partitionId) % num.replica.fetchers``. A
+    pure function of the partition, so every broker, and anyone reading the cluster's metadata, can
+    tell which partitions share one fetch."""
+    return abs_int(31 * java_string_hash(topic) + partition_id) % num_fetchers
+
+
 @dataclass(frozen=True)
 class BrokerAndInitialOffset:
     broker_id: int
@@ -51,7 +59,7 @@ class ReplicaFetcherManager:
         self._unpaused.set()
 
     def get_fetcher_id(self, topic: str, partition_id: int) -> int:
-        return abs_int(31 * java_string_hash(topic) + partition_id) % self.num_fetchers
+        return fetcher_id(topic, partition_id, self.num_fetchers)
 
     # --8<-- [start:add_fetcher_for_partitions]
     def add_fetcher_for_partitions(self, partitions: dict[TopicPartition, BrokerAndInitialOffset]) -> None:
