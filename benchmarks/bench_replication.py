@@ -205,7 +205,7 @@ def fetch_companions(bootstrap: str, topic: str, partitions: list[int], replica_
     A follower fetches from each leader with num.replica.fetchers threads, each partition going to one
     of them by ``fetcher_id`` (Kafka's ``getFetcherId``): so every fetch a follower sends for the
     partition also names each other partition that the same broker leads, that the follower
-    replicates, and that has the same fetcher id, moved or not. The largest count over the partition's
+    replicates, and that has the same fetcher id, idle or not. The largest count over the partition's
     followers."""
     metadata = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics
     everything = [(t, p, m) for t, tm in metadata.items() for p, m in tm.partitions.items()]
