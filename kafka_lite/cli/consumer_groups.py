@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from kafka_lite.cli import CliError, admin_client
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 
 if TYPE_CHECKING:  # the admin client loads when a command runs, so that --help stays quick
     from kafka_lite.clients.admin import ConsumerGroupDescription, KafkaAdminClient, MemberDescription

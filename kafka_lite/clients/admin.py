@@ -45,7 +45,7 @@ from kafka_lite.common.errors import (
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.types import SchemaException
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.internals.consumer_protocol import PROTOCOL_TYPE, deserialize_assignment
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.network.selector import Selector

@@ -20,7 +20,7 @@ from typing import Any
 
 from kafka_lite.common.errors import TimeoutException
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,6 @@ from kafka_lite.common.errors import Errors
 LEGAL_CHARS = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_NAME_LENGTH = 249  # 255 (a file name) minus room for "-<partition>" and a ".deleted" suffix
 
-# Kafka's org.apache.kafka.common.TopicPartition. Here a plain ``(topic, partition)`` tuple: hashable,
-# ordered as Kafka sorts partitions (by topic, then number), and what the protocol's nested arrays give.
-TopicPartition = tuple[str, int]
-
 
 def validate_topic_name(topic: str) -> None:
     """Raise ``InvalidTopicException`` (INVALID_TOPIC_EXCEPTION) naming what is wrong with ``topic``."""

@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from kafka_lite.clients.interceptors import Interceptors
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.consumer_record import ConsumerRecord
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Collection
 
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 
 
 class ConsumerRebalanceListener(abc.ABC):

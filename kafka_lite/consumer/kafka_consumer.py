@@ -71,7 +71,7 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.consumer_config import CONFIG_DEF
 from kafka_lite.consumer.consumer_interceptors import ConsumerInterceptors
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener

@@ -29,7 +29,7 @@ from typing import Any
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.controller.controller_channel_manager import (
     ControllerBrokerRequestBatch,
     ControllerChannelManager,

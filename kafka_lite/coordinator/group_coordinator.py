@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 
 from kafka_lite.common.errors import Errors, IllegalStateException
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.coordinator.delayed_heartbeat import DelayedHeartbeat, MemberKey
 from kafka_lite.coordinator.delayed_join import DelayedJoin, GroupKey, InitialDelayedJoin
 from kafka_lite.coordinator.group_metadata import (

@@ -49,7 +49,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from kafka_lite.common.errors import IllegalStateException
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.coordinator.member_metadata import IllegalArgumentException, MemberMetadata, MemberSummary
 from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
 

@@ -94,7 +94,7 @@ from kafka_lite.common.protocol.types import (
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import abs_int, java_string_hash
 from kafka_lite.coordinator.group_metadata import GroupMetadata, GroupState
 from kafka_lite.coordinator.member_metadata import MemberMetadata

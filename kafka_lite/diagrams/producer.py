@@ -25,7 +25,7 @@ import graphviz
 from kafka_lite.clients.metadata import Cluster, Node, PartitionInfo
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.time import MockTime
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.diagrams.style import new_graph
 from kafka_lite.producer.producer_batch import ProducerBatch
 from kafka_lite.producer.record_accumulator import RecordAccumulator

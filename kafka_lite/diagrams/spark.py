@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 import graphviz
 
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.diagrams.style import new_graph
 from kafka_lite.spark.offsets import get_ranges, plan_micro_batch, rate_limit
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.log.checkpoint import read_checkpoint, write_checkpoint
 from kafka_lite.log.log import CLEAN_SHUTDOWN_FILE, Log, parse_topic_partition

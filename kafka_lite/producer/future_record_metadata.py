@@ -39,7 +39,7 @@ from operator import itemgetter
 
 from kafka_lite.common.errors import TimeoutException
 from kafka_lite.common.record.constants import NO_TIMESTAMP
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 

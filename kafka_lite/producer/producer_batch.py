@@ -44,7 +44,7 @@ from kafka_lite.common.record.constants import NO_SEQUENCE, NO_TIMESTAMP
 from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.producer.future_record_metadata import (
     INVALID_OFFSET,
     FutureRecordMetadata,

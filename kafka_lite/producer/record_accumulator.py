@@ -33,7 +33,7 @@ from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import NO_SEQUENCE
 from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.producer.buffer_pool import BufferPool
 from kafka_lite.producer.future_record_metadata import FutureRecordMetadata

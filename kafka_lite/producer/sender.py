@@ -49,7 +49,7 @@ from kafka_lite.common.metrics import Sensor
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.record.constants import NO_TIMESTAMP
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.producer.future_record_metadata import INVALID_OFFSET
 from kafka_lite.producer.producer_batch import ProducerBatch

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.record.constants import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.producer.producer_batch import ProducerBatch
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from kafka_lite.server.delayed_operation import DelayedOperation
 
 if TYPE_CHECKING:
-    from kafka_lite.common.topic import TopicPartition
+    from kafka_lite.common.topic_partition import TopicPartition
     from kafka_lite.log.log_segment import LogOffsetMetadata
     from kafka_lite.server.replica_manager import FetchMetadata, LogReadResult, ReplicaManager
 

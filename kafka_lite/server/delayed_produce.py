@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kafka_lite.common.errors import Errors
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.server.delayed_operation import DelayedOperation
 
 if TYPE_CHECKING:

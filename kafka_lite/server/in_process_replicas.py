@@ -25,7 +25,7 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import MockTime
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.server.delayed_operation import DelayedOperationPurgatory

@@ -55,7 +55,8 @@ from kafka_lite.common.record.constants import MAGIC_OFFSET, MAGIC_VALUE_V2
 from kafka_lite.common.record.convert import down_convert, up_convert
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import TopicPartition, validate_topic_name
+from kafka_lite.common.topic import validate_topic_name
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.coordinator.group_coordinator import GroupCoordinator, JoinGroupResult

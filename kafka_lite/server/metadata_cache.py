@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 
 from kafka_lite.common.errors import Errors
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.zk.zk_utils import Broker, LeaderAndIsr
 
 

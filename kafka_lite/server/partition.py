@@ -38,7 +38,7 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.log import Log, LogAppendInfo
 from kafka_lite.log.producer_state_manager import ProducerStateManager, scan_producer_batches
 from kafka_lite.server.replica import Replica

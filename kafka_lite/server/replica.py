@@ -27,7 +27,7 @@ from kafka_lite.common.time import Time
 from kafka_lite.log.log_segment import LogOffsetMetadata
 
 if TYPE_CHECKING:
-    from kafka_lite.common.topic import TopicPartition
+    from kafka_lite.common.topic_partition import TopicPartition
     from kafka_lite.log.log import Log
 
 UNKNOWN_OFFSET = -1

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import abs_int, java_string_hash
 from kafka_lite.server.replica_fetcher_thread import ReplicaFetcherThread
 

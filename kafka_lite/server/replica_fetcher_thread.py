@@ -37,7 +37,7 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.fetch_request import FETCH_VERSION, fetch_request_body
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.network.selector import Selector
 from kafka_lite.server.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 

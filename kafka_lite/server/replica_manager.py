@@ -44,7 +44,8 @@ from kafka_lite.common.protocol.fetch_request import DEBUGGING_CONSUMER_ID
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import TopicPartition, validate_topic_name
+from kafka_lite.common.topic import validate_topic_name
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.checkpoint import read_checkpoint, write_checkpoint
 from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from kafka_lite.common.errors import CorruptRecordException, IllegalArgumentException, KafkaException
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.internals.consumer_coordinator import INTERNAL_TOPICS
 from kafka_lite.spark.offsets import OffsetRange, PartitionOffsets, tp_name
 from kafka_lite.spark.options import EARLIEST, LATEST, ClientSettings, OffsetSpec, SourceOptions

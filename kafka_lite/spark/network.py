@@ -45,7 +45,7 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.fetch_request import CONSUMER_REPLICA_ID, FETCH_VERSION, fetch_request_body
 from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import SYSTEM
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
 from kafka_lite.network.selector import Selector
 from kafka_lite.spark.offsets import OffsetRange, PartitionOffsets, check_range_start, tp_name

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from kafka_lite.common.errors import IllegalArgumentException, KafkaException
 from kafka_lite.common.record import FileRecords
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.checkpoint import read_checkpoint
 from kafka_lite.log.log import parse_topic_partition
 from kafka_lite.log.log_segment import INDEX_SUFFIX, LOG_SUFFIX, filename_prefix

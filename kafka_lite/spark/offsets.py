@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_lite.common.errors import KafkaException
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 

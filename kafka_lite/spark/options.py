@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kafka_lite.common.errors import IllegalArgumentException
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 
 # Spark's KafkaOffsetRangeLimit: -2 and -1 in offset JSON mean the earliest and the latest offset.
 EARLIEST = -2

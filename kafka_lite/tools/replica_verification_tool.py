@@ -42,7 +42,7 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.fetch_request import DEBUGGING_CONSUMER_ID, FETCH_VERSION, fetch_request_body
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 
 CLIENT_ID = "replicaVerificationTool"
 DEFAULT_FETCH_SIZE = 1024 * 1024  # Kafka's ConsumerConfig.FetchSize

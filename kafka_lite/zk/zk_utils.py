@@ -45,7 +45,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from kafka_lite.common.errors import Errors, KafkaException
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 
 FETCH_VERSION = 5  # Kafka 0.11's: the answer carries the log start offset too
 CONSUMER_REPLICA_ID = -1  # a consumer's fetch

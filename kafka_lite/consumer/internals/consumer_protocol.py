@@ -55,7 +55,7 @@ from kafka_lite.common.protocol.types import (
     Schema,
     SchemaException,
 )
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 
 PROTOCOL_TYPE = "consumer"
 

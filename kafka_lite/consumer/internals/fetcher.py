@@ -85,7 +85,7 @@ from kafka_lite.common.record.compiled import compiled_records
 from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.consumer.consumer_record import NULL_SIZE, ConsumerRecord
 from kafka_lite.consumer.deserialization import Deserializer, SerializationException, check_deserializer

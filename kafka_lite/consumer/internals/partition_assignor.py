@@ -32,7 +32,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 
 from kafka_lite.clients.metadata import Cluster
-from kafka_lite.common.topic import TopicPartition
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.internals.consumer_protocol import Assignment, Subscription
 
 log = logging.getLogger(__name__)

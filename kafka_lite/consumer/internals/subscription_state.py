@@ -53,7 +53,8 @@ from collections.abc import Iterable
 from typing import overload
 
 from kafka_lite.common.errors import IllegalArgumentException, IllegalStateException
-from kafka_lite.common.topic import TopicPartition, validate_topic_name
+from kafka_lite.common.topic import validate_topic_name
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
