@@ -349,8 +349,8 @@ class KafkaAdminClient:
         offsets = {}
         for topic in response["responses"]:
             for p in topic["partition_responses"]:
-                tp = (topic["topic"], p["partition"])
-                if p["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION.code:
+                tp = TopicPartition(topic["topic"], p["partition"])
+                if Errors.for_code(p["error_code"]) is Errors.UNKNOWN_TOPIC_OR_PARTITION:
                     # not retried: no refresh of our metadata makes the coordinator know the partition
                     raise KafkaException(
                         f"Fetching the offset of group '{group_id}' for {_name(tp)}: Partition "
@@ -411,7 +411,7 @@ class KafkaAdminClient:
             response = self._call(leader, ApiKeys.LIST_OFFSETS, 1, body)
             for topic in response["responses"]:
                 for p in topic["partition_responses"]:
-                    tp = (topic["topic"], p["partition"])
+                    tp = TopicPartition(topic["topic"], p["partition"])
                     _raise_for(p["error_code"], f"ListOffsets for {_name(tp)} at broker {leader.id}")
                     results[tp] = ListOffsetsResultInfo(p["offset"], p["timestamp"])
         return results

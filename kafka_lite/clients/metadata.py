@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from kafka_lite.common.errors import TimeoutException
+from kafka_lite.common.errors import Errors, TimeoutException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
 
@@ -66,11 +66,11 @@ class Cluster:
         }
         partitions = {}
         for topic in body["topic_metadata"]:
-            if topic["topic_error_code"] != 0:
+            if Errors.for_code(topic["topic_error_code"]) is not Errors.NONE:
                 continue
             for p in topic["partition_metadata"]:
                 leader = nodes.get(p["leader"])
-                key = (topic["topic"], p["partition_id"])
+                key = TopicPartition(topic["topic"], p["partition_id"])
                 partitions[key] = PartitionInfo(key[0], key[1], leader, tuple(p["replicas"]), tuple(p["isr"]))
         controller = nodes.get(body.get("controller_id", -1))
         return cls(nodes, partitions, controller, body.get("cluster_id"))

@@ -437,7 +437,7 @@ class KafkaController:
 
     def on_leader_and_isr_response(self, body: dict) -> None:
         for p in body.get("partitions", []):
-            if p["error_code"] != 0:
+            if Errors.for_code(p["error_code"]) is not Errors.NONE:
                 log.info(
                     "LeaderAndIsr for %s-%d answered %s",
                     p["topic"],

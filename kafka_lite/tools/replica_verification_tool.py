@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from kafka_lite.clients.admin import KafkaAdminClient, OffsetSpec
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse
-from kafka_lite.common.errors import KafkaException, TimeoutException
+from kafka_lite.common.errors import Errors, KafkaException, TimeoutException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.fetch_request import DEBUGGING_CONSUMER_ID, FETCH_VERSION, fetch_request_body
 from kafka_lite.common.record import MemoryRecords
@@ -311,8 +311,8 @@ class ReplicaVerificationTool:
             for topic in response.body["responses"]:
                 for p in topic["partition_responses"]:
                     header = p["partition_header"]
-                    if header["error_code"] == 0:
-                        tp = (topic["topic"], header["partition"])
+                    if Errors.for_code(header["error_code"]) is Errors.NONE:
+                        tp = TopicPartition(topic["topic"], header["partition"])
                         got[tp] = PartitionData(header["high_watermark"], bytes(p["record_set"] or b""))
         return answers
 
