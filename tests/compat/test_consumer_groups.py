@@ -40,10 +40,9 @@ from kafka_lite.cli.main import main as kafka_lite_cli
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener as LiteListener
 from kafka_lite.consumer.internals.consumer_protocol import deserialize_assignment
 from kafka_lite.coordinator.group_metadata import GroupState
-from kafka_lite.coordinator.group_metadata_manager import (
-    GROUP_METADATA_TOPIC_NAME,
+from kafka_lite.coordinator.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, partition_for
+from kafka_lite.coordinator.offsets_topic_records import (
     GroupMetadataKey,
-    partition_for,
     read_group_message_value,
     read_message_key,
 )

@@ -15,23 +15,25 @@ from kafka_lite.coordinator.group_coordinator import UNKNOWN_MEMBER_ID, GroupCon
 from kafka_lite.coordinator.group_metadata import GroupState
 from kafka_lite.coordinator.group_metadata_manager import (
     GROUP_METADATA_TOPIC_NAME,
-    GroupMetadataKey,
     GroupMetadataManager,
-    GroupTopicPartition,
     OffsetConfig,
-    OffsetKey,
     OffsetMetadataAndError,
+    partition_for,
+)
+from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.coordinator.offsets_topic_records import (
+    GroupMetadataKey,
+    GroupTopicPartition,
+    OffsetKey,
     StoredMemberMetadata,
     group_metadata_key,
     group_metadata_value,
     offset_commit_key,
     offset_commit_value,
-    partition_for,
     read_group_message_value,
     read_message_key,
     read_offset_message_value,
 )
-from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.log.log import read_all
 from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.in_process_replicas import in_process_brokers, leader_and_isr
