@@ -208,6 +208,15 @@ class GroupMetadataManager:
         with self.partition_lock:
             return self.partition_for(group_id) in self.loading_partitions
 
+    def is_loading(self) -> bool:
+        """Some partition of this broker's is still loading its groups."""
+        with self.partition_lock:
+            return bool(self.loading_partitions)
+
+    def current_groups(self) -> list[GroupMetadata]:
+        with self.partition_lock:
+            return list(self.groups_cache.values())
+
     def get_group(self, group_id: str) -> GroupMetadata | None:
         with self.partition_lock:
             return self.groups_cache.get(group_id)

@@ -320,7 +320,7 @@ def group_in_coordinator(cluster, group: str):
     """The group as its coordinator holds it, in process: the broker leading the group's
     ``__consumer_offsets`` partition."""
     leader = cluster.leader_of(GROUP_METADATA_TOPIC_NAME, partition_for(group, OFFSETS_PARTITIONS))
-    return cluster.server(leader).group_coordinator.get_group(group)
+    return cluster.server(leader).group_coordinator.group_manager.get_group(group)
 
 
 def stable_assignment(cluster, group: str) -> dict[str, frozenset] | None:
