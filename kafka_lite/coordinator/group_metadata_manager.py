@@ -179,11 +179,12 @@ class GroupMetadataManager:
         self.replica_manager = replica_manager
         self.time = time
         self.scheduler = scheduler
-        self.groups_cache: dict[str, GroupMetadata] = {}
-        # the partitions whose groups are being read from the log, and those whose groups are here
-        self.partition_lock = threading.RLock()
-        self.loading_partitions: set[int] = set()
-        self.owned_partitions: set[int] = set()
+        self._groups_cache: dict[str, GroupMetadata] = {}
+        # the partitions whose groups are being read from the log, and those whose groups are here,
+        # and the cache, under one lock; a group's lock is taken before this one, never after it
+        self._partition_lock = threading.RLock()
+        self._loading_partitions: set[int] = set()
+        self._owned_partitions: set[int] = set()
         self._shutting_down = False
         # Kafka's constructor schedules the expiration at once, then every check interval
         scheduler.schedule(
@@ -201,30 +202,30 @@ class GroupMetadataManager:
         return partition_for(group_id, self.config.offsets_topic_num_partitions)
 
     def is_group_local(self, group_id: str) -> bool:
-        with self.partition_lock:
-            return self.partition_for(group_id) in self.owned_partitions
+        with self._partition_lock:
+            return self.partition_for(group_id) in self._owned_partitions
 
     def is_group_loading(self, group_id: str) -> bool:
-        with self.partition_lock:
-            return self.partition_for(group_id) in self.loading_partitions
+        with self._partition_lock:
+            return self.partition_for(group_id) in self._loading_partitions
 
     def is_loading(self) -> bool:
         """Some partition of this broker's is still loading its groups."""
-        with self.partition_lock:
-            return bool(self.loading_partitions)
+        with self._partition_lock:
+            return bool(self._loading_partitions)
 
     def current_groups(self) -> list[GroupMetadata]:
-        with self.partition_lock:
-            return list(self.groups_cache.values())
+        with self._partition_lock:
+            return list(self._groups_cache.values())
 
     def get_group(self, group_id: str) -> GroupMetadata | None:
-        with self.partition_lock:
-            return self.groups_cache.get(group_id)
+        with self._partition_lock:
+            return self._groups_cache.get(group_id)
 
     def add_group(self, group: GroupMetadata) -> GroupMetadata:
         """Add ``group`` unless one by its id is cached; return the one cached."""
-        with self.partition_lock:
-            return self.groups_cache.setdefault(group.group_id, group)
+        with self._partition_lock:
+            return self._groups_cache.setdefault(group.group_id, group)
 
     def _offsets_partition(self, group_id: str) -> TopicPartition:
         return (GROUP_METADATA_TOPIC_NAME, self.partition_for(group_id))
@@ -385,8 +386,8 @@ class GroupMetadataManager:
     ) -> None:
         """This broker leads ``offsets_partition`` now: read its groups and offsets from the log on
         the scheduler, the partition counted as loading until they are cached."""
-        with self.partition_lock:
-            if offsets_partition in self.loading_partitions:
+        with self._partition_lock:
+            if offsets_partition in self._loading_partitions:
                 log.info(
                     "Offset load from %s-%d already in progress.",
                     GROUP_METADATA_TOPIC_NAME,
@@ -394,8 +395,8 @@ class GroupMetadataManager:
                 )
                 return
             # owned at once and loading: requests get COORDINATOR_LOAD_IN_PROGRESS, not NOT_COORDINATOR
-            self.owned_partitions.add(offsets_partition)
-            self.loading_partitions.add(offsets_partition)
+            self._owned_partitions.add(offsets_partition)
+            self._loading_partitions.add(offsets_partition)
         self.scheduler.schedule(
             f"{GROUP_METADATA_TOPIC_NAME}-{offsets_partition}",
             lambda: self._load_groups_and_offsets(offsets_partition, on_group_loaded),
@@ -426,9 +427,9 @@ class GroupMetadataManager:
         except Exception:
             log.exception("Error loading offsets from %s-%d", *tp)
         finally:
-            with self.partition_lock:
-                self.owned_partitions.add(offsets_partition)
-                self.loading_partitions.discard(offsets_partition)
+            with self._partition_lock:
+                self._owned_partitions.add(offsets_partition)
+                self._loading_partitions.discard(offsets_partition)
 
     # --8<-- [start:read_partition]
     def _read_partition(self, log_: Any, high_watermark: int) -> tuple[
@@ -520,16 +521,16 @@ class GroupMetadataManager:
         """This broker no longer leads ``offsets_partition``: drop its groups, on the scheduler."""
 
         def remove_groups_and_offsets() -> None:
-            with self.partition_lock:
-                self.owned_partitions.discard(offsets_partition)
-                self.loading_partitions.discard(offsets_partition)
+            with self._partition_lock:
+                self._owned_partitions.discard(offsets_partition)
+                self._loading_partitions.discard(offsets_partition)
                 removed = [
                     g
-                    for g in self.groups_cache.values()
+                    for g in self._groups_cache.values()
                     if self.partition_for(g.group_id) == offsets_partition
                 ]
                 for group in removed:
-                    del self.groups_cache[group.group_id]
+                    del self._groups_cache[group.group_id]
             # unloaded outside the partition lock: a group's lock is taken before it, never after
             for group in removed:
                 on_group_unloaded(group)
@@ -547,8 +548,8 @@ class GroupMetadataManager:
         tombstone) an Empty group left without offsets. Returns how many offsets expired."""
         start_ms = self.time.milliseconds()
         expired_count = 0
-        with self.partition_lock:
-            groups = list(self.groups_cache.values())
+        with self._partition_lock:
+            groups = list(self._groups_cache.values())
         for group in groups:
             with group.lock:
                 if group.is_(GroupState.DEAD):
@@ -561,9 +562,9 @@ class GroupMetadataManager:
                     group.transition_to(GroupState.DEAD)
                 tombstones = [(start_ms, offset_commit_key(group.group_id, tp), None) for tp in expired]
                 if group.is_(GroupState.DEAD):
-                    with self.partition_lock:
-                        if self.groups_cache.get(group.group_id) is group:
-                            del self.groups_cache[group.group_id]
+                    with self._partition_lock:
+                        if self._groups_cache.get(group.group_id) is group:
+                            del self._groups_cache[group.group_id]
                     # a group of generation 0 only stored offsets: it never wrote a metadata record
                     if group.generation_id > 0:
                         tombstones.append((start_ms, group_metadata_key(group.group_id), None))
