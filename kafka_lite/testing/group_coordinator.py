@@ -4,8 +4,8 @@ No Kafka twin: Kafka's ``GroupCoordinatorResponseTest`` and ``GroupMetadataManag
 same thing, a real ``GroupCoordinator`` and ``GroupMetadataManager`` whose ``ReplicaManager`` is a
 mock answering ``appendMessages`` as each test says. ``InMemoryReplicaManager`` is that mock: the
 manager's own ``prepare_store_group``, ``prepare_store_offsets`` and ``store`` run, and the records
-they append land in an in-memory log instead of ``__consumer_offsets`` on disk. Lab 7, the unit tests
-and the chapter's pictures step the coordinator with ``CoordinatorHarness``.
+they append land in an in-memory log instead of ``__consumer_offsets`` on disk. Lab 7 and the
+coordinator's unit tests step the coordinator with ``CoordinatorHarness``, so the two cannot drift.
 
 An append is answered at once with NONE, or, with ``answer_appends=False``, waits until the test
 calls ``Append.answer(error)``: what a slow ISR, or one that fails, looks like to the coordinator. An
@@ -97,8 +97,8 @@ class Append:
     """One ``append_records`` the manager made: its records per partition, and its answer."""
 
     entries: dict[TopicPartition, MemoryRecords]
-    callback: Callable[[dict[TopicPartition, PartitionResponse]], None]
-    replica_manager: InMemoryReplicaManager
+    callback: Callable[[dict[TopicPartition, PartitionResponse]], None] = field(repr=False)
+    replica_manager: InMemoryReplicaManager = field(repr=False)
     error: Errors | None = None  # the answer, once given
 
     def answer(self, error: Errors = Errors.NONE) -> None:
