@@ -198,10 +198,10 @@ class GroupCoordinator:
                 f"__consumer_offsets has partitions 0..{partitions - 1}, not {offsets_partition!r}"
             )
 
-    def is_coordinator_for_group(self, group_id: str) -> bool:
+    def _is_coordinator_for_group(self, group_id: str) -> bool:
         return self.group_manager.is_group_local(group_id)
 
-    def is_coordinator_loading_in_progress(self, group_id: str) -> bool:
+    def _is_coordinator_loading_in_progress(self, group_id: str) -> bool:
         return self.group_manager.is_group_loading(group_id)
 
     # -- JoinGroup ------------------------------------------------------------------------------------------
@@ -223,9 +223,9 @@ class GroupCoordinator:
             callback(_join_error(member_id, Errors.COORDINATOR_NOT_AVAILABLE))
         elif not _valid_group_id(group_id):
             callback(_join_error(member_id, Errors.INVALID_GROUP_ID))
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             callback(_join_error(member_id, Errors.NOT_COORDINATOR))
-        elif self.is_coordinator_loading_in_progress(group_id):
+        elif self._is_coordinator_loading_in_progress(group_id):
             callback(_join_error(member_id, Errors.COORDINATOR_LOAD_IN_PROGRESS))
         elif not (
             self.group_config.group_min_session_timeout_ms
@@ -489,7 +489,7 @@ class GroupCoordinator:
     ) -> None:
         if not self._is_active:
             callback(b"", Errors.COORDINATOR_NOT_AVAILABLE)
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             callback(b"", Errors.NOT_COORDINATOR)
         else:
             group = self.group_manager.get_group(group_id)
@@ -593,9 +593,9 @@ class GroupCoordinator:
     def handle_leave_group(self, group_id: str, member_id: str, callback: ErrorCallback) -> None:
         if not self._is_active:
             callback(Errors.COORDINATOR_NOT_AVAILABLE)
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             callback(Errors.NOT_COORDINATOR)
-        elif self.is_coordinator_loading_in_progress(group_id):
+        elif self._is_coordinator_loading_in_progress(group_id):
             callback(Errors.COORDINATOR_LOAD_IN_PROGRESS)
         else:
             group = self.group_manager.get_group(group_id)
@@ -622,9 +622,9 @@ class GroupCoordinator:
     ) -> None:
         if not self._is_active:
             callback(Errors.COORDINATOR_NOT_AVAILABLE)
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             callback(Errors.NOT_COORDINATOR)
-        elif self.is_coordinator_loading_in_progress(group_id):
+        elif self._is_coordinator_loading_in_progress(group_id):
             callback(Errors.NONE)  # the group is still loading: Kafka answers blindly
         else:
             group = self.group_manager.get_group(group_id)
@@ -706,9 +706,9 @@ class GroupCoordinator:
     def handle_describe_group(self, group_id: str) -> tuple[Errors, GroupSummary]:
         if not self._is_active:
             return Errors.COORDINATOR_NOT_AVAILABLE, EMPTY_GROUP
-        if not self.is_coordinator_for_group(group_id):
+        if not self._is_coordinator_for_group(group_id):
             return Errors.NOT_COORDINATOR, EMPTY_GROUP
-        if self.is_coordinator_loading_in_progress(group_id):
+        if self._is_coordinator_loading_in_progress(group_id):
             return Errors.COORDINATOR_LOAD_IN_PROGRESS, EMPTY_GROUP
         group = self.group_manager.get_group(group_id)
         if group is None:
@@ -730,9 +730,9 @@ class GroupCoordinator:
         its partitions itself (generation -1) to a group without members."""
         if not self._is_active:
             callback(dict.fromkeys(offsets, Errors.COORDINATOR_NOT_AVAILABLE))
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             callback(dict.fromkeys(offsets, Errors.NOT_COORDINATOR))
-        elif self.is_coordinator_loading_in_progress(group_id):
+        elif self._is_coordinator_loading_in_progress(group_id):
             callback(dict.fromkeys(offsets, Errors.COORDINATOR_LOAD_IN_PROGRESS))
         else:
             group = self.group_manager.get_group(group_id)
@@ -791,9 +791,9 @@ class GroupCoordinator:
 
         if not self._is_active:
             failed(Errors.COORDINATOR_NOT_AVAILABLE)
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             failed(Errors.NOT_COORDINATOR)
-        elif self.is_coordinator_loading_in_progress(group_id):
+        elif self._is_coordinator_loading_in_progress(group_id):
             failed(Errors.COORDINATOR_LOAD_IN_PROGRESS)
         else:
             callback(Errors.NONE, self.group_manager.get_offsets(group_id, partitions))

@@ -624,7 +624,7 @@ class ManagedHarness(Harness):
             assert error is Errors.NONE
         super().__init__(replica_manager=replica_manager, time=time)  # the (empty) log is loaded
         assert self.group_manager.config == config
-        assert not self.coordinator.is_coordinator_loading_in_progress(GROUP_ID)
+        assert not self.group_manager.is_group_loading(GROUP_ID)
 
     def log(self):
         tp = (GROUP_METADATA_TOPIC_NAME, self.partition)
