@@ -11,26 +11,15 @@ Book:    chapter 5, 5.2.1-5.2.4 (the callbacks, the checks before a request, the
          LeaveGroup, the two timeouts, the delayed heartbeat); chapter 7, 7.2.3 (``on_elected`` and
          ``on_resigned``: a partition's groups move with its leadership)
 Labs:    lab 7 (on_complete_join, then _do_sync_group)
-Differs: the ``GroupMetadataManager`` is optional. Given one (as Kafka always has), the groups,
-         the owned and the loading ``__consumer_offsets`` partitions are the manager's;
-         ``on_elected`` loads the partition's groups from its log, ``on_resigned`` unloads them, and
-         a group is stored in the log (the manager's ``prepare_store_group`` and ``store``).
-         Without one, the coordinator keeps its groups and partitions itself (``on_elected``,
-         ``on_load_completed``, ``on_resigned`` only mark them), a group is stored through the
-         ``store_group(group, assignment, callback)`` hook, whose default answers ``Errors.NONE``
-         at once and writes nothing, and offsets cannot be committed or fetched
-         (COORDINATOR_NOT_AVAILABLE). OffsetFetch without partitions answers all the group's
-         offsets (Kafka 0.10.2's OffsetFetch v2, KIP-88), and its callback takes a top-level
-         error too.
-         Responses carry ``Errors`` members rather than their int16 codes, under the protocol's
-         current names (``COORDINATOR_NOT_AVAILABLE``, ``NOT_COORDINATOR``,
-         ``COORDINATOR_LOAD_IN_PROGRESS`` for 0.10's ``GROUP_COORDINATOR_NOT_AVAILABLE``,
-         ``NOT_COORDINATOR_FOR_GROUP``, ``GROUP_LOAD_IN_PROGRESS``). A JoinGroup to an Empty group
-         with an empty protocol type or no protocols gets INCONSISTENT_GROUP_PROTOCOL, as in Kafka
-         1.0 and later (0.10.1 takes the member, and its rebalance fails when the members vote).
-         A member dropped for not rejoining in time has its session expiry completed, as in
-         Kafka 2.0.1 and later (KAFKA-7196; in 0.10.1 that expiry still fires and starts another
-         rebalance).
+Differs: errors go by the protocol's current names (NOT_COORDINATOR for 0.10's
+         NOT_COORDINATOR_FOR_GROUP, and so on). OffsetFetch without partitions answers all the
+         group's offsets (Kafka 0.10.2's v2). A JoinGroup to an Empty group with no protocol type
+         or no protocols gets INCONSISTENT_GROUP_PROTOCOL (Kafka 1.0), and a member dropped for not
+         rejoining in time has its session expiry completed (Kafka 2.0.1).
+
+The coordinator keeps no state of its own beyond its purgatories: its ``GroupMetadataManager``
+holds the groups and knows which ``__consumer_offsets`` partitions this broker leads and which are
+still loading, and every group and offset is stored through it, as in Kafka.
 
 A JoinGroup first passes the checks of 5.2.3: is the coordinator running
 (COORDINATOR_NOT_AVAILABLE), is the group id valid (INVALID_GROUP_ID), is this broker the leader of
@@ -59,7 +48,6 @@ transitions the book's 5.2-5.4 walk through in one file.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -78,11 +66,7 @@ from kafka_lite.coordinator.group_metadata import (
     GroupState,
     GroupSummary,
 )
-from kafka_lite.coordinator.group_metadata_manager import (
-    GroupMetadataManager,
-    OffsetMetadataAndError,
-    partition_for,
-)
+from kafka_lite.coordinator.group_metadata_manager import GroupMetadataManager, OffsetMetadataAndError
 from kafka_lite.coordinator.member_metadata import MemberMetadata, Protocol
 from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
@@ -96,8 +80,6 @@ UNKNOWN_MEMBER_ID = ""
 # does not hold (DEAD_GROUP).
 EMPTY_GROUP = GroupSummary(NO_STATE, NO_PROTOCOL_TYPE, NO_PROTOCOL, [])
 DEAD_GROUP = GroupSummary(GroupState.DEAD.value, NO_PROTOCOL_TYPE, NO_PROTOCOL, [])
-
-DEFAULT_OFFSETS_TOPIC_NUM_PARTITIONS = 50  # offsets.topic.num.partitions
 
 
 @dataclass(frozen=True)
@@ -141,17 +123,9 @@ class JoinGroupResult:
 JoinCallback = Callable[[JoinGroupResult], None]
 SyncCallback = Callable[[bytes, Errors], None]  # (the member's assignment, the error)
 ErrorCallback = Callable[[Errors], None]
-# store_group(group, assignment, callback): write the group's generation and assignment, then call
-# callback(error), where a failed write is an error other than NONE.
-StoreGroup = Callable[[GroupMetadata, dict[str, bytes], ErrorCallback], None]
 CommitCallback = Callable[[dict[TopicPartition, Errors]], None]
 # (the request's error, each partition's offset and error)
 FetchCallback = Callable[[Errors, dict[TopicPartition, OffsetMetadataAndError]], None]
-
-
-def store_group_at_once(group: GroupMetadata, assignment: dict[str, bytes], callback: ErrorCallback) -> None:
-    """The default ``store_group``: writes nothing and answers NONE at once."""
-    callback(Errors.NONE)
 
 
 class GroupCoordinator:
@@ -161,50 +135,26 @@ class GroupCoordinator:
         self,
         broker_id: int,
         group_config: GroupConfig,
-        time: Time,
+        group_manager: GroupMetadataManager,
         heartbeat_purgatory: DelayedOperationPurgatory,
         join_purgatory: DelayedOperationPurgatory,
-        offsets_topic_num_partitions: int = DEFAULT_OFFSETS_TOPIC_NUM_PARTITIONS,
-        store_group: StoreGroup = store_group_at_once,
-        group_manager: GroupMetadataManager | None = None,
+        time: Time,
     ) -> None:
         if not isinstance(group_config, GroupConfig):
             raise TypeError(f"GroupCoordinator: group_config must be a GroupConfig, not {group_config!r}")
-        if not isinstance(offsets_topic_num_partitions, int) or offsets_topic_num_partitions < 1:
-            raise ValueError(
-                f"GroupCoordinator: offsets_topic_num_partitions must be an int >= 1, "
-                f"not {offsets_topic_num_partitions!r}"
+        if not isinstance(group_manager, GroupMetadataManager):
+            raise TypeError(
+                f"GroupCoordinator: group_manager must be a GroupMetadataManager, not {group_manager!r}"
             )
         self.broker_id = broker_id
         self.group_config = group_config
-        self.time = time
+        self.group_manager = group_manager
+        # Kafka hands one OffsetConfig to both the coordinator and its manager: here it is the manager's
+        self.offset_config = group_manager.config
         self.heartbeat_purgatory = heartbeat_purgatory
         self.join_purgatory = join_purgatory
-        self.offsets_topic_num_partitions = offsets_topic_num_partitions
-        self.store_group = store_group
-        self.group_manager = group_manager
-
+        self.time = time
         self._is_active = False
-        # Which __consumer_offsets partitions this broker leads, and which of those are still loading,
-        # and the groups it holds; guarded by _metadata_lock. Take a group's lock before this one.
-        if group_manager is not None:
-            if group_manager.config.offsets_topic_num_partitions != offsets_topic_num_partitions:
-                raise ValueError(
-                    f"GroupCoordinator: offsets_topic_num_partitions is {offsets_topic_num_partitions}, its "
-                    f"group manager's is {group_manager.config.offsets_topic_num_partitions}"
-                )
-            if store_group is not store_group_at_once:
-                raise ValueError("GroupCoordinator: pass store_group or group_manager, not both")
-            self.store_group = self._store_group_in_log
-            self._metadata_lock = group_manager.partition_lock
-            self._owned_partitions = group_manager.owned_partitions
-            self._loading_partitions = group_manager.loading_partitions
-            self._groups = group_manager.groups_cache
-        else:
-            self._metadata_lock = threading.RLock()
-            self._owned_partitions = set()
-            self._loading_partitions = set()
-            self._groups = {}
 
     # -- lifecycle and ownership ---------------------------------------------------------------------------
 
@@ -214,8 +164,7 @@ class GroupCoordinator:
 
     def shutdown(self) -> None:
         self._is_active = False
-        if self.group_manager is not None:
-            self.group_manager.shutdown()  # a load under way stops reading the log
+        self.group_manager.shutdown()  # a load under way stops reading the log
         self.heartbeat_purgatory.shutdown()
         self.join_purgatory.shutdown()
         log.info("[GroupCoordinator %d]: Shutdown complete.", self.broker_id)
@@ -226,70 +175,34 @@ class GroupCoordinator:
 
     def partition_for(self, group_id: str) -> int:
         """The ``__consumer_offsets`` partition of ``group_id``: its leader coordinates the group."""
-        return partition_for(group_id, self.offsets_topic_num_partitions)
+        return self.group_manager.partition_for(group_id)
 
-    def on_elected(self, offsets_partition: int, loading: bool = False) -> None:
-        """This broker became the leader of ``__consumer_offsets`` partition ``offsets_partition``:
-        it coordinates the partition's groups now. With a group manager, the manager reads them
-        from the log on its scheduler (requests get COORDINATOR_LOAD_IN_PROGRESS meanwhile).
-        Without one, ``loading`` marks the partition as loading until ``on_load_completed``."""
+    def on_elected(self, offsets_partition: int) -> None:
+        """This broker became the leader of ``__consumer_offsets`` partition ``offsets_partition``
+        (Kafka's ``handleGroupImmigration``): the manager reads the partition's groups from its log
+        on its scheduler, and requests for them get COORDINATOR_LOAD_IN_PROGRESS meanwhile."""
         self._check_partition(offsets_partition)
-        if self.group_manager is not None:
-            self.group_manager.load_groups_for_partition(offsets_partition, self._on_group_loaded)
-            return
-        with self._metadata_lock:
-            self._owned_partitions.add(offsets_partition)
-            if loading:
-                self._loading_partitions.add(offsets_partition)
-
-    def on_load_completed(self, offsets_partition: int) -> None:
-        with self._metadata_lock:
-            self._loading_partitions.discard(offsets_partition)
+        self.group_manager.load_groups_for_partition(offsets_partition, self._on_group_loaded)
 
     def on_resigned(self, offsets_partition: int) -> None:
-        """This broker no longer leads ``offsets_partition``: its groups are unloaded (they die here;
-        the new leader loads them from the log), and their parked requests get NOT_COORDINATOR.
-        With a group manager, it unloads them on its scheduler."""
+        """This broker no longer leads ``offsets_partition`` (Kafka's ``handleGroupEmigration``): the
+        manager unloads its groups on its scheduler (they die here; the new leader loads them from
+        the log), and their parked requests get NOT_COORDINATOR."""
         self._check_partition(offsets_partition)
-        if self.group_manager is not None:
-            self.group_manager.remove_groups_for_partition(offsets_partition, self._on_group_unloaded)
-            return
-        with self._metadata_lock:
-            self._owned_partitions.discard(offsets_partition)
-            self._loading_partitions.discard(offsets_partition)
-            groups = [g for g in self._groups.values() if self.partition_for(g.group_id) == offsets_partition]
-        for group in groups:
-            self._on_group_unloaded(group)
-            with self._metadata_lock:
-                if self._groups.get(group.group_id) is group:
-                    del self._groups[group.group_id]
+        self.group_manager.remove_groups_for_partition(offsets_partition, self._on_group_unloaded)
 
     def _check_partition(self, offsets_partition: int) -> None:
-        if (
-            not isinstance(offsets_partition, int)
-            or not 0 <= offsets_partition < self.offsets_topic_num_partitions
-        ):
+        partitions = self.offset_config.offsets_topic_num_partitions
+        if not isinstance(offsets_partition, int) or not 0 <= offsets_partition < partitions:
             raise ValueError(
-                f"__consumer_offsets has partitions 0..{self.offsets_topic_num_partitions - 1}, "
-                f"not {offsets_partition!r}"
+                f"__consumer_offsets has partitions 0..{partitions - 1}, not {offsets_partition!r}"
             )
 
-    def is_coordinator_for_group(self, group_id: str) -> bool:
-        with self._metadata_lock:
-            return self.partition_for(group_id) in self._owned_partitions
+    def _is_coordinator_for_group(self, group_id: str) -> bool:
+        return self.group_manager.is_group_local(group_id)
 
-    def is_coordinator_loading_in_progress(self, group_id: str) -> bool:
-        with self._metadata_lock:
-            return self.partition_for(group_id) in self._loading_partitions
-
-    def get_group(self, group_id: str) -> GroupMetadata | None:
-        with self._metadata_lock:
-            return self._groups.get(group_id)
-
-    def _add_group(self, group: GroupMetadata) -> GroupMetadata:
-        """Add ``group`` unless the cache has one by that id already; return the one cached."""
-        with self._metadata_lock:
-            return self._groups.setdefault(group.group_id, group)
+    def _is_coordinator_loading_in_progress(self, group_id: str) -> bool:
+        return self.group_manager.is_group_loading(group_id)
 
     # -- JoinGroup ------------------------------------------------------------------------------------------
 
@@ -310,9 +223,9 @@ class GroupCoordinator:
             callback(_join_error(member_id, Errors.COORDINATOR_NOT_AVAILABLE))
         elif not _valid_group_id(group_id):
             callback(_join_error(member_id, Errors.INVALID_GROUP_ID))
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             callback(_join_error(member_id, Errors.NOT_COORDINATOR))
-        elif self.is_coordinator_loading_in_progress(group_id):
+        elif self._is_coordinator_loading_in_progress(group_id):
             callback(_join_error(member_id, Errors.COORDINATOR_LOAD_IN_PROGRESS))
         elif not (
             self.group_config.group_min_session_timeout_ms
@@ -323,12 +236,12 @@ class GroupCoordinator:
         else:
             # A group is created only for a member without an id: a member id names a member of a
             # group this coordinator would hold.
-            group = self.get_group(group_id)
+            group = self.group_manager.get_group(group_id)
             if group is None:
                 if member_id != UNKNOWN_MEMBER_ID:
                     callback(_join_error(member_id, Errors.UNKNOWN_MEMBER_ID))
                     return
-                group = self._add_group(GroupMetadata(group_id))
+                group = self.group_manager.add_group(GroupMetadata(group_id))
             self._do_join_group(
                 group,
                 member_id,
@@ -528,7 +441,7 @@ class GroupCoordinator:
         and every parked JoinGroup gets its answer, the leader's with the members' metadata; each
         member's session starts again."""
         # BEGIN SOLUTION
-        store_empty = False
+        delayed_store = None
         with group.lock:
             # the members that did not rejoin in time are out, and so are their session expiries
             for failed_member in group.not_yet_rejoined_members():
@@ -539,7 +452,9 @@ class GroupCoordinator:
                 group.init_next_generation()
                 if group.is_(GroupState.EMPTY):
                     log.info("Group %s with generation %d is now empty", group.group_id, group.generation_id)
-                    store_empty = True
+                    delayed_store = self.group_manager.prepare_store_group(
+                        group, {}, lambda error: self._on_empty_group_stored(group, error)
+                    )
                 else:
                     log.info("Stabilized group %s generation %d", group.group_id, group.generation_id)
                     # every member's parked JoinGroup gets its answer; the leader's carries the members
@@ -549,8 +464,9 @@ class GroupCoordinator:
                         member.awaiting_join_callback = None
                         self._complete_and_schedule_next_heartbeat_expiration(group, member)
 
-        if store_empty:
-            self.store_group(group, {}, lambda error: self._on_empty_group_stored(group, error))
+        # stored without the group's lock, since the store's callback may run under other locks
+        if delayed_store is not None:
+            self.group_manager.store(delayed_store)
         # END SOLUTION
 
     # --8<-- [end:on_complete_join]
@@ -573,10 +489,10 @@ class GroupCoordinator:
     ) -> None:
         if not self._is_active:
             callback(b"", Errors.COORDINATOR_NOT_AVAILABLE)
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             callback(b"", Errors.NOT_COORDINATOR)
         else:
-            group = self.get_group(group_id)
+            group = self.group_manager.get_group(group_id)
             if group is None:
                 callback(b"", Errors.UNKNOWN_MEMBER_ID)
             else:
@@ -597,7 +513,7 @@ class GroupCoordinator:
         store every waiting member gets the error and the group rebalances; a Stable group answers
         the member's current assignment."""
         # BEGIN SOLUTION
-        to_store: dict[str, bytes] | None = None
+        delayed_store = None
         with group.lock:
             if not group.has(member_id):
                 callback(b"", Errors.UNKNOWN_MEMBER_ID)
@@ -619,33 +535,36 @@ class GroupCoordinator:
                             group.generation_id,
                         )
                         # a member the leader left out gets an empty assignment
-                        to_store = dict(group_assignment)
+                        assignment = dict(group_assignment)
                         for missing in group.all_members() - group_assignment.keys():
-                            to_store[missing] = b""
+                            assignment[missing] = b""
+
+                        def on_stored(error: Errors) -> None:
+                            with group.lock:
+                                # a member may have joined while the store ran: only the same
+                                # generation, still awaiting its assignment, takes it
+                                if (
+                                    group.is_(GroupState.AWAITING_SYNC)
+                                    and generation_id == group.generation_id
+                                ):
+                                    if error is not Errors.NONE:
+                                        self._reset_and_propagate_assignment_error(group, error)
+                                        self._maybe_prepare_rebalance(
+                                            group, f"storing the assignment failed: {error.name}"
+                                        )
+                                    else:
+                                        self._set_and_propagate_assignment(group, assignment)
+                                        group.transition_to(GroupState.STABLE)
+
+                        delayed_store = self.group_manager.prepare_store_group(group, assignment, on_stored)
                 else:  # Stable: the current assignment
                     member = group.get(member_id)
                     callback(member.assignment, Errors.NONE)
                     self._complete_and_schedule_next_heartbeat_expiration(group, member)
 
         # stored without the group's lock, since the store's callback may run under other locks
-        if to_store is not None:
-            assignment = to_store
-
-            def on_stored(error: Errors) -> None:
-                with group.lock:
-                    # a member may have joined while the store ran: only the same generation, still
-                    # awaiting its assignment, takes it
-                    if group.is_(GroupState.AWAITING_SYNC) and generation_id == group.generation_id:
-                        if error is not Errors.NONE:
-                            self._reset_and_propagate_assignment_error(group, error)
-                            self._maybe_prepare_rebalance(
-                                group, f"storing the assignment failed: {error.name}"
-                            )
-                        else:
-                            self._set_and_propagate_assignment(group, assignment)
-                            group.transition_to(GroupState.STABLE)
-
-            self.store_group(group, assignment, on_stored)
+        if delayed_store is not None:
+            self.group_manager.store(delayed_store)
         # END SOLUTION
 
     # --8<-- [end:do_sync_group]
@@ -674,12 +593,12 @@ class GroupCoordinator:
     def handle_leave_group(self, group_id: str, member_id: str, callback: ErrorCallback) -> None:
         if not self._is_active:
             callback(Errors.COORDINATOR_NOT_AVAILABLE)
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             callback(Errors.NOT_COORDINATOR)
-        elif self.is_coordinator_loading_in_progress(group_id):
+        elif self._is_coordinator_loading_in_progress(group_id):
             callback(Errors.COORDINATOR_LOAD_IN_PROGRESS)
         else:
-            group = self.get_group(group_id)
+            group = self.group_manager.get_group(group_id)
             if group is None:
                 callback(Errors.UNKNOWN_MEMBER_ID)
                 return
@@ -703,12 +622,12 @@ class GroupCoordinator:
     ) -> None:
         if not self._is_active:
             callback(Errors.COORDINATOR_NOT_AVAILABLE)
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             callback(Errors.NOT_COORDINATOR)
-        elif self.is_coordinator_loading_in_progress(group_id):
+        elif self._is_coordinator_loading_in_progress(group_id):
             callback(Errors.NONE)  # the group is still loading: Kafka answers blindly
         else:
-            group = self.get_group(group_id)
+            group = self.group_manager.get_group(group_id)
             if group is None:
                 callback(Errors.UNKNOWN_MEMBER_ID)
                 return
@@ -781,19 +700,17 @@ class GroupCoordinator:
     def handle_list_groups(self) -> tuple[Errors, list[GroupOverview]]:
         if not self._is_active:
             return Errors.COORDINATOR_NOT_AVAILABLE, []
-        with self._metadata_lock:
-            error = Errors.COORDINATOR_LOAD_IN_PROGRESS if self._loading_partitions else Errors.NONE
-            groups = list(self._groups.values())
-        return error, [group.overview() for group in groups]
+        error = Errors.COORDINATOR_LOAD_IN_PROGRESS if self.group_manager.is_loading() else Errors.NONE
+        return error, [group.overview() for group in self.group_manager.current_groups()]
 
     def handle_describe_group(self, group_id: str) -> tuple[Errors, GroupSummary]:
         if not self._is_active:
             return Errors.COORDINATOR_NOT_AVAILABLE, EMPTY_GROUP
-        if not self.is_coordinator_for_group(group_id):
+        if not self._is_coordinator_for_group(group_id):
             return Errors.NOT_COORDINATOR, EMPTY_GROUP
-        if self.is_coordinator_loading_in_progress(group_id):
+        if self._is_coordinator_loading_in_progress(group_id):
             return Errors.COORDINATOR_LOAD_IN_PROGRESS, EMPTY_GROUP
-        group = self.get_group(group_id)
+        group = self.group_manager.get_group(group_id)
         if group is None:
             return Errors.NONE, DEAD_GROUP
         with group.lock:
@@ -811,18 +728,18 @@ class GroupCoordinator:
     ) -> None:
         """Commit ``offsets`` for a member of the current generation, or for a consumer that manages
         its partitions itself (generation -1) to a group without members."""
-        if not self._is_active or self.group_manager is None:
+        if not self._is_active:
             callback(dict.fromkeys(offsets, Errors.COORDINATOR_NOT_AVAILABLE))
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             callback(dict.fromkeys(offsets, Errors.NOT_COORDINATOR))
-        elif self.is_coordinator_loading_in_progress(group_id):
+        elif self._is_coordinator_loading_in_progress(group_id):
             callback(dict.fromkeys(offsets, Errors.COORDINATOR_LOAD_IN_PROGRESS))
         else:
-            group = self.get_group(group_id)
+            group = self.group_manager.get_group(group_id)
             if group is None:
                 if generation_id < 0:
                     # the group does not use Kafka for its membership: it only stores offsets here
-                    group = self._add_group(GroupMetadata(group_id))
+                    group = self.group_manager.add_group(GroupMetadata(group_id))
                 else:
                     # or the request comes from an older generation: either way, refused
                     callback(dict.fromkeys(offsets, Errors.ILLEGAL_GENERATION))
@@ -839,7 +756,6 @@ class GroupCoordinator:
         callback: CommitCallback,
     ) -> None:
         manager = self.group_manager
-        assert manager is not None
         delayed_store = None
         with group.lock:
             if group.is_(GroupState.DEAD):
@@ -873,25 +789,16 @@ class GroupCoordinator:
             answer = OffsetMetadataAndError(-1, error=error)
             callback(error, {tp: answer for tp in partitions or ()})
 
-        if not self._is_active or self.group_manager is None:
+        if not self._is_active:
             failed(Errors.COORDINATOR_NOT_AVAILABLE)
-        elif not self.is_coordinator_for_group(group_id):
+        elif not self._is_coordinator_for_group(group_id):
             failed(Errors.NOT_COORDINATOR)
-        elif self.is_coordinator_loading_in_progress(group_id):
+        elif self._is_coordinator_loading_in_progress(group_id):
             failed(Errors.COORDINATOR_LOAD_IN_PROGRESS)
         else:
             callback(Errors.NONE, self.group_manager.get_offsets(group_id, partitions))
 
-    # -- storing and loading with the group manager ----------------------------------------------------------
-
-    def _store_group_in_log(
-        self, group: GroupMetadata, assignment: dict[str, bytes], callback: ErrorCallback
-    ) -> None:
-        manager = self.group_manager
-        assert manager is not None
-        with group.lock:
-            delayed_store = manager.prepare_store_group(group, assignment, callback)
-        manager.store(delayed_store)
+    # -- loading and unloading -----------------------------------------------------------------------------
 
     def _on_group_loaded(self, group: GroupMetadata) -> None:
         """A group read from the log: its members' sessions start now (Kafka's ``onGroupLoaded``)."""
@@ -904,8 +811,6 @@ class GroupCoordinator:
                 )
             for member in group.all_member_metadata():
                 self._complete_and_schedule_next_heartbeat_expiration(group, member)
-
-    # -- unloading ------------------------------------------------------------------------------------------
 
     def _on_group_unloaded(self, group: GroupMetadata) -> None:
         """The group's partition moved away: the group dies here, and its parked requests are answered

@@ -1,17 +1,12 @@
 """One consumer group as its coordinator holds it: its state, its members, its generation and its offsets.
 
 Mirrors: kafka.coordinator.GroupMetadata, GroupState, GroupSummary, GroupOverview
-         (core/src/main/scala/kafka/coordinator/GroupMetadata.scala, Kafka 0.10.1), the constants of
-         kafka.coordinator.GroupCoordinator's companion object, and kafka.common.OffsetAndMetadata
+         (core/src/main/scala/kafka/coordinator/GroupMetadata.scala, Kafka 0.10.1) and the constants
+         of kafka.coordinator.GroupCoordinator's companion object
 Book:    chapter 5, 5.2.2 (group metadata), 5.4.2 (the group state machine and its transitions)
-Differs: ``IllegalStateException``'s message lists the valid previous states in the order of
-         ``GroupState`` (Kafka prints a Scala ``Set`` in its own iteration order); when two
-         protocols tie in the vote, the one voted for by the member that joined first wins, and a
-         leader who leaves is followed by the member that joined first (Kafka takes whichever a
-         ``HashMap`` yields first); ``add`` raises ``IllegalArgumentException`` naming the mismatch
-         where Kafka asserts; ``init_next_generation`` checks everything before it changes anything,
-         so a failed call leaves the group as it was; the group carries its own lock (as Kafka 1.0's
-         does) where Kafka 0.10.1 synchronizes on the object.
+Differs: a tie in the protocol vote, and the leader after one who leaves, go to the member that
+         joined first (Kafka takes whichever its ``HashMap`` yields first); the group carries its
+         own lock (as Kafka 1.0's does) where Kafka 0.10.1 synchronizes on the object.
 
 The five states (Kafka 0.10.1 added ``Empty``; 0.10.0 had the other four) and what moves a group
 between them, from Kafka's comments on each state and its ``GroupCoordinator``:

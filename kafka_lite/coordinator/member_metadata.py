@@ -4,8 +4,7 @@ Mirrors: kafka.coordinator.MemberMetadata and MemberSummary
          (core/src/main/scala/kafka/coordinator/MemberMetadata.scala, Kafka 0.10.1)
 Book:    chapter 5, 5.1.1 (the protocols a member offers, and its vote), 5.2.2 (consumer metadata)
 Differs: a bad argument raises ``IllegalArgumentException`` naming the member and the protocols
-         (Kafka's message says only "Member does not support protocol"); the constructor checks its
-         arguments' types, which Scala's compiler checks for Kafka.
+         (Kafka's message says only "Member does not support protocol").
 
 A member joins with a *protocol type* (``"consumer"`` for consumers; Kafka Connect's workers say
 ``"connect"``) and an ordered list of *protocols*, each a name and an opaque metadata blob. For a

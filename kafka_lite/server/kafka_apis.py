@@ -630,7 +630,7 @@ class KafkaApis:
         replication_factor = self.config["offsets.topic.replication.factor"]
         if alive:
             replication_factor = min(replication_factor, alive)
-        offset_config = self.coordinator.group_manager.config  # Kafka's coordinator.offsetConfig
+        offset_config = self.coordinator.offset_config
         details = TopicDetails(
             offset_config.offsets_topic_num_partitions,
             replication_factor,
@@ -800,9 +800,7 @@ class KafkaApis:
         # it carries one, else after now.
         offset_retention = body.get("retention_time", DEFAULT_RETENTION_TIME)
         if version <= 1 or offset_retention == DEFAULT_RETENTION_TIME:
-            offset_retention = (
-                self.coordinator.group_manager.config.offsets_retention_ms
-            )  # Kafka's coordinator.offsetConfig
+            offset_retention = self.coordinator.offset_config.offsets_retention_ms
         current_timestamp = self.time.milliseconds()
         partition_data = {}
         for tp, p in requested.items():
@@ -890,11 +888,11 @@ class KafkaApis:
         """A partition of ``__consumer_offsets`` that ``partition_for`` can name."""
         if topic != GROUP_METADATA_TOPIC_NAME:
             return False
-        if 0 <= partition < self.coordinator.offsets_topic_num_partitions:
+        if 0 <= partition < self.coordinator.offset_config.offsets_topic_num_partitions:
             return True
         log.warning(
             "Ignoring %s-%d for group coordination: offsets.topic.num.partitions is %d",
-            topic, partition, self.coordinator.offsets_topic_num_partitions,
+            topic, partition, self.coordinator.offset_config.offsets_topic_num_partitions,
         )  # fmt: skip
         return False
 

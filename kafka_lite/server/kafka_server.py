@@ -201,11 +201,10 @@ class KafkaServer:
         return GroupCoordinator(
             self.broker_id,
             group_config,
-            self.time,
+            group_manager,
             DelayedOperationPurgatory("Heartbeat", self.time, broker_id=self.broker_id),
             DelayedOperationPurgatory("Rebalance", self.time, broker_id=self.broker_id),
-            offsets_topic_num_partitions=offset_config.offsets_topic_num_partitions,
-            group_manager=group_manager,
+            self.time,
         )
 
     # --8<-- [end:group_coordinator]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_lite.coordinator.group_metadata_manager import (
+from kafka_lite.coordinator.offsets_topic_records import (
     GroupMetadataKey,
     OffsetKey,
     read_group_message_value,

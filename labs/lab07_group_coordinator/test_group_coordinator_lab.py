@@ -7,8 +7,10 @@ whose two purgatories run on ``MockTimer``s over one ``MockTime``, exactly as th
 JoinGroup parks in the join purgatory, the clock moves a millisecond at a time, and the delayed
 join completes through your ``on_complete_join``. Stage 2 sends no SyncGroup; every stage 3 test
 needs a group awaiting sync, so stage 3 needs stage 2. No test uses the range assignor outside stage
-1: the leader's assignments are plain bytes. The group is stored through the coordinator's
-``store_group`` hook, which the tests record and answer themselves.
+1: the leader's assignments are plain bytes. The coordinator is ``kafka_lite.testing``'s
+``CoordinatorHarness``, the one the unit tests use: its ``GroupMetadataManager`` stores each group
+as Kafka does, appending the group's record through a replica manager, here an in-memory one
+whose appends the tests read back and answer themselves.
 
 Failure messages print the group as the coordinator holds it: its state, generation, protocol,
 leader, and each member with what it waits for (a parked JoinGroup or SyncGroup) and its assignment;
@@ -20,17 +22,10 @@ from __future__ import annotations
 import pytest
 
 from kafka_lite.common.errors import Errors
-from kafka_lite.common.time import MockTime
 from kafka_lite.consumer.range_assignor import RangeAssignor
-from kafka_lite.coordinator.group_coordinator import (
-    UNKNOWN_MEMBER_ID,
-    GroupConfig,
-    GroupCoordinator,
-    JoinGroupResult,
-)
-from kafka_lite.coordinator.group_metadata import GroupMetadata, GroupState
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
-from kafka_lite.utils.timer import MockTimer
+from kafka_lite.coordinator.group_coordinator import GroupConfig, JoinGroupResult
+from kafka_lite.coordinator.group_metadata import GroupState
+from kafka_lite.testing.group_coordinator import REBALANCE_MS, SESSION_MS, CoordinatorHarness
 
 pytestmark = [pytest.mark.lab(7), pytest.mark.timeout(10)]
 
@@ -154,109 +149,16 @@ def test_a_topic_the_metadata_does_not_know_is_skipped():
 # -- stages 2 and 3: a coordinator on a MockTime -----------------------------------------------------------
 
 GROUP_ID = "group"
-PROTOCOLS = [("range", b"range-metadata"), ("roundrobin", b"roundrobin-metadata")]
 INITIAL_DELAY_MS = 300
-SESSION_MS = 1000
-REBALANCE_MS = 2000
 
 
-class Harness:
-    """A started coordinator leading GROUP_ID's partition, its purgatories on one MockTime; the
-    group is stored through ``store_group``, which records each store and answers NONE unless
-    ``answer_stores`` is False (then the test answers)."""
+class Harness(CoordinatorHarness):
+    """A started coordinator leading GROUP_ID's partition, its purgatories on one MockTime. Its group
+    manager appends each group record to an in-memory replica manager, which answers NONE at once
+    unless ``answer_stores`` is False (then the test answers: ``h.stores[i][1](error)``)."""
 
     def __init__(self, answer_stores: bool = True) -> None:
-        self.time = MockTime()
-        self.heartbeat_purgatory = DelayedOperationPurgatory(
-            "Heartbeat", self.time, MockTimer(self.time), reaper_enabled=False
-        )
-        self.join_purgatory = DelayedOperationPurgatory(
-            "Rebalance", self.time, MockTimer(self.time), reaper_enabled=False
-        )
-        self.answer_stores = answer_stores
-        self.stores: list[tuple[dict[str, bytes], object]] = []
-        self.coordinator = GroupCoordinator(
-            broker_id=1,
-            group_config=GroupConfig(100, 30_000, INITIAL_DELAY_MS),
-            time=self.time,
-            heartbeat_purgatory=self.heartbeat_purgatory,
-            join_purgatory=self.join_purgatory,
-            offsets_topic_num_partitions=4,
-            store_group=self._store_group,
-        )
-        self.coordinator.startup()
-        self.coordinator.on_elected(self.coordinator.partition_for(GROUP_ID))
-
-    def _store_group(self, group: GroupMetadata, assignment: dict[str, bytes], callback) -> None:
-        self.stores.append((dict(assignment), callback))
-        if self.answer_stores:
-            callback(Errors.NONE)
-
-    def advance(self, ms: int) -> None:
-        """Let ``ms`` pass a millisecond at a time, expiring what comes due in both purgatories."""
-        for _ in range(ms):
-            self.time.sleep(1)
-            self.heartbeat_purgatory.advance_clock(0)
-            self.join_purgatory.advance_clock(0)
-
-    def join(
-        self,
-        member_id: str = UNKNOWN_MEMBER_ID,
-        client_id: str = "c",
-        protocols=PROTOCOLS,
-        session_ms: int = SESSION_MS,
-    ) -> list:
-        answers: list[JoinGroupResult] = []
-        self.coordinator.handle_join_group(
-            GROUP_ID, member_id, client_id, "/10.0.0.1", REBALANCE_MS, session_ms, "consumer", protocols,
-            answers.append,
-        )  # fmt: skip
-        return answers
-
-    def sync(self, member_id: str, generation_id: int, assignment: dict | None = None) -> list:
-        answers: list[tuple[bytes, Errors]] = []
-        self.coordinator.handle_sync_group(
-            GROUP_ID, generation_id, member_id, assignment or {}, lambda a, e: answers.append((a, e))
-        )
-        return answers
-
-    def heartbeat(self, member_id: str, generation_id: int) -> Errors:
-        answers: list[Errors] = []
-        self.coordinator.handle_heartbeat(GROUP_ID, member_id, generation_id, answers.append)
-        return answers[0]
-
-    def group(self) -> GroupMetadata:
-        group = self.coordinator.get_group(GROUP_ID)
-        assert group is not None, "the group is gone from the coordinator"
-        return group
-
-    def picture(self) -> str:
-        group = self.coordinator.get_group(GROUP_ID)
-        if group is None:
-            return "  the coordinator holds no group"
-        lines = [
-            f"  the group now: {group.current_state.value}, generation {group.generation_id}, "
-            f"protocol {group.protocol!r}, leader {group.leader_id!r}"
-        ]
-        for m in group.all_member_metadata():
-            waits = [
-                name
-                for name, cb in (
-                    ("JoinGroup", m.awaiting_join_callback),
-                    ("SyncGroup", m.awaiting_sync_callback),
-                )
-                if cb is not None
-            ]
-            lines.append(
-                f"    member {m.member_id}: parked {' and '.join(waits) or 'nothing'}, "
-                f"assignment {m.assignment!r}"
-            )
-        if not group.all_member_metadata():
-            lines.append("    (no members)")
-        return "\n".join(lines)
-
-    def expect_state(self, state: GroupState, why: str) -> None:
-        assert self.group().current_state is state, f"{why}: expected {state.value}\n{self.picture()}"
+        super().__init__(GroupConfig(100, 30_000, INITIAL_DELAY_MS), GROUP_ID, answer_appends=answer_stores)
 
 
 def only(answers: list, what: str, h: Harness):
@@ -266,7 +168,7 @@ def only(answers: list, what: str, h: Harness):
 
 def two_joined(h: Harness, leader_session_ms: int = SESSION_MS) -> tuple[str, str]:
     """Two members join, the delayed join completes: (leader, follower), generation 1, AwaitingSync."""
-    first, second = h.join(client_id="a", session_ms=leader_session_ms), h.join(client_id="b")
+    first, second = h.join(client_id="a", session_timeout_ms=leader_session_ms), h.join(client_id="b")
     h.advance(2 * INITIAL_DELAY_MS)
     a, b = only(first, "a's JoinGroup", h), only(second, "b's JoinGroup", h)
     return a.member_id, b.member_id
@@ -374,7 +276,8 @@ def test_when_no_member_is_left_the_group_is_empty_and_stored_so():
         f"an empty group still moves to the next generation (init_next_generation)\n{h.picture()}"
     )
     assert [assignment for assignment, _ in h.stores] == [{}], (
-        "the empty generation is stored, with no assignment: store_group(group, {}, callback); "
+        "the empty generation is stored, with no assignment: "
+        "group_manager.prepare_store_group(group, {}, callback), then group_manager.store; "
         f"stores: {[assignment for assignment, _ in h.stores]}"
     )
 
@@ -411,7 +314,8 @@ def test_the_leaders_sync_stores_the_assignment_then_every_member_gets_its_own()
     h.expect_state(G.AWAITING_SYNC, "a follower's SyncGroup changes nothing")
     answer = h.sync(leader, 1, {leader: b"A", follower: b"B"})
     assert len(h.stores) == 1 and h.stores[0][0] == {leader: b"A", follower: b"B"}, (
-        f"the leader's SyncGroup stores its assignment (store_group) first; stores: {h.stores}"
+        "the leader's SyncGroup stores its assignment first (group_manager.prepare_store_group, then "
+        f"group_manager.store after the group's lock); stores: {h.stores}"
     )
     assert parked == [] and answer == [], f"nobody is answered before the store answers\n{h.picture()}"
     h.stores[0][1](Errors.NONE)
@@ -447,9 +351,10 @@ def test_a_failed_store_answers_the_error_and_the_group_rebalances():
     leader, follower = two_joined(h)
     parked = h.sync(follower, 1)
     answer = h.sync(leader, 1, {leader: b"A", follower: b"B"})
-    h.stores[0][1](Errors.NOT_COORDINATOR)
+    h.stores[0][1](Errors.NOT_LEADER_FOR_PARTITION)  # this broker lost __consumer_offsets' leadership
     assert (answer, parked) == ([(b"", Errors.NOT_COORDINATOR)], [(b"", Errors.NOT_COORDINATOR)]), (
-        "a store that fails answers every waiting member with its error and an empty assignment "
+        "a store that fails answers every waiting member with its error (the manager's callback "
+        "turns the append's NOT_LEADER_FOR_PARTITION into NOT_COORDINATOR) and an empty assignment "
         f"(_reset_and_propagate_assignment_error): leader {answer}, follower {parked}\n{h.picture()}"
     )
     h.expect_state(

@@ -40,10 +40,9 @@ from kafka_lite.cli.main import main as kafka_lite_cli
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener as LiteListener
 from kafka_lite.consumer.internals.consumer_protocol import deserialize_assignment
 from kafka_lite.coordinator.group_metadata import GroupState
-from kafka_lite.coordinator.group_metadata_manager import (
-    GROUP_METADATA_TOPIC_NAME,
+from kafka_lite.coordinator.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, partition_for
+from kafka_lite.coordinator.offsets_topic_records import (
     GroupMetadataKey,
-    partition_for,
     read_group_message_value,
     read_message_key,
 )
@@ -321,7 +320,7 @@ def group_in_coordinator(cluster, group: str):
     """The group as its coordinator holds it, in process: the broker leading the group's
     ``__consumer_offsets`` partition."""
     leader = cluster.leader_of(GROUP_METADATA_TOPIC_NAME, partition_for(group, OFFSETS_PARTITIONS))
-    return cluster.server(leader).group_coordinator.get_group(group)
+    return cluster.server(leader).group_coordinator.group_manager.get_group(group)
 
 
 def stable_assignment(cluster, group: str) -> dict[str, frozenset] | None:

@@ -708,7 +708,7 @@ def broker_view(cluster, group: str) -> tuple[int, set[str]]:
     """The group's generation and member ids as its coordinator (a broker of the cluster) holds them."""
     for server in cluster.servers:
         coordinator = server.group_coordinator if server.running else None
-        found = coordinator.get_group(group) if coordinator is not None else None
+        found = coordinator.group_manager.get_group(group) if coordinator is not None else None
         if found is not None:
             return found.generation_id, found.all_members()
     raise AssertionError(f"no broker coordinates group {group}")

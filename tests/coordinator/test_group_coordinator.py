@@ -13,27 +13,22 @@ import pytest
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.time import MockTime
-from kafka_lite.coordinator.group_coordinator import (
-    DEAD_GROUP,
-    EMPTY_GROUP,
-    UNKNOWN_MEMBER_ID,
-    GroupConfig,
-    GroupCoordinator,
-    JoinGroupResult,
-)
+from kafka_lite.coordinator.group_coordinator import DEAD_GROUP, EMPTY_GROUP, UNKNOWN_MEMBER_ID, GroupConfig
 from kafka_lite.coordinator.group_metadata import GROUP_VALID_PREVIOUS_STATES, GroupMetadata, GroupState
 from kafka_lite.coordinator.group_metadata_manager import (
     GROUP_METADATA_TOPIC_NAME,
-    GroupMetadataManager,
     OffsetConfig,
     OffsetMetadataAndError,
 )
 from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.log.log import read_all
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.in_process_replicas import in_process_brokers, leader_and_isr
-from kafka_lite.utils.scheduler import MockScheduler
-from kafka_lite.utils.timer import MockTimer
+from kafka_lite.testing.group_coordinator import (
+    PROTOCOLS,
+    REBALANCE_MS,
+    SESSION_MS,
+    CoordinatorHarness,
+)
 
 # One worker runs the whole module (under ``--dist loadgroup``), so the coverage test sees the
 # transitions of all the others.
@@ -43,12 +38,9 @@ G = GroupState
 GROUP_ID = "group"
 OTHER_GROUP_ID = "other-group"
 PROTOCOL_TYPE = "consumer"
-PROTOCOLS = [("range", b"range-metadata"), ("roundrobin", b"roundrobin-metadata")]
 MIN_SESSION_MS = 100
 MAX_SESSION_MS = 30_000
 INITIAL_DELAY_MS = 300
-SESSION_MS = 1000
-REBALANCE_MS = 2000
 OFFSETS_PARTITIONS = 4
 
 # Every (from, to) transition any test of this module takes.
@@ -68,93 +60,25 @@ def record_transitions(monkeypatch):
     monkeypatch.setattr(GroupMetadata, "transition_to", recording)
 
 
-class Harness:
-    """A started coordinator owning GROUP_ID's partition, its two purgatories on one MockTime."""
+class Harness(CoordinatorHarness):
+    """A started coordinator owning GROUP_ID's partition, its two purgatories on one MockTime, its
+    group manager storing into an in-memory replica manager (``kafka_lite.testing``, as lab 7's)."""
 
     def __init__(
-        self, initial_delay_ms: int = INITIAL_DELAY_MS, store_group=None, time=None, group_manager=None
-    ) -> None:
-        self.time = MockTime() if time is None else time
-        self.heartbeat_purgatory = DelayedOperationPurgatory(
-            "Heartbeat", self.time, MockTimer(self.time), reaper_enabled=False
-        )
-        self.join_purgatory = DelayedOperationPurgatory(
-            "Rebalance", self.time, MockTimer(self.time), reaper_enabled=False
-        )
-        kwargs = {} if store_group is None else {"store_group": store_group}
-        if group_manager is not None:
-            kwargs["group_manager"] = group_manager
-        self.coordinator = GroupCoordinator(
-            broker_id=1,
-            group_config=GroupConfig(MIN_SESSION_MS, MAX_SESSION_MS, initial_delay_ms),
-            time=self.time,
-            heartbeat_purgatory=self.heartbeat_purgatory,
-            join_purgatory=self.join_purgatory,
-            offsets_topic_num_partitions=OFFSETS_PARTITIONS,
-            **kwargs,
-        )
-        self.coordinator.startup()
-        self.partition = self.coordinator.partition_for(GROUP_ID)
-        self.coordinator.on_elected(self.partition)
-
-    def advance(self, ms: int) -> None:
-        """Let ``ms`` pass a millisecond at a time, expiring what comes due in both purgatories."""
-        for _ in range(ms):
-            self.time.sleep(1)
-            self.heartbeat_purgatory.advance_clock(0)
-            self.join_purgatory.advance_clock(0)
-
-    def join(
         self,
-        member_id: str = UNKNOWN_MEMBER_ID,
-        protocols=PROTOCOLS,
-        protocol_type: str = PROTOCOL_TYPE,
-        session_timeout_ms: int = SESSION_MS,
-        rebalance_timeout_ms: int = REBALANCE_MS,
-        group_id: str = GROUP_ID,
-        client_id: str = "client",
-    ) -> list[JoinGroupResult]:
-        """Send a JoinGroup; the returned list gets the answer when it comes."""
-        answers: list[JoinGroupResult] = []
-        self.coordinator.handle_join_group(
-            group_id,
-            member_id,
-            client_id,
-            "/127.0.0.1",
-            rebalance_timeout_ms,
-            session_timeout_ms,
-            protocol_type,
-            protocols,
-            answers.append,
+        initial_delay_ms: int = INITIAL_DELAY_MS,
+        answer_appends: bool = True,
+        replica_manager=None,
+        time: MockTime | None = None,
+    ) -> None:
+        super().__init__(
+            GroupConfig(MIN_SESSION_MS, MAX_SESSION_MS, initial_delay_ms),
+            GROUP_ID,
+            offsets_partitions=OFFSETS_PARTITIONS,
+            answer_appends=answer_appends,
+            replica_manager=replica_manager,
+            time=time,
         )
-        return answers
-
-    def sync(self, member_id: str, generation_id: int, assignment=None, group_id: str = GROUP_ID) -> list:
-        answers: list[tuple[bytes, Errors]] = []
-        self.coordinator.handle_sync_group(
-            group_id, generation_id, member_id, assignment or {}, lambda a, e: answers.append((a, e))
-        )
-        return answers
-
-    def heartbeat(self, member_id: str, generation_id: int, group_id: str = GROUP_ID) -> Errors:
-        answers: list[Errors] = []
-        self.coordinator.handle_heartbeat(group_id, member_id, generation_id, answers.append)
-        assert len(answers) == 1, "a heartbeat is answered at once"
-        return answers[0]
-
-    def leave(self, member_id: str, group_id: str = GROUP_ID) -> Errors:
-        answers: list[Errors] = []
-        self.coordinator.handle_leave_group(group_id, member_id, answers.append)
-        assert len(answers) == 1, "a LeaveGroup is answered at once"
-        return answers[0]
-
-    def group(self) -> GroupMetadata:
-        group = self.coordinator.get_group(GROUP_ID)
-        assert group is not None
-        return group
-
-    def state(self) -> GroupState:
-        return self.group().current_state
 
     def stable_group(self, members: int = 2) -> tuple[list[str], int]:
         """Join ``members`` members, wait out the initial delay, sync: a Stable group."""
@@ -492,7 +416,7 @@ def test_a_join_without_protocols_is_refused(h):
 def test_unknown_members_are_refused(h):
     # a member id for a group the coordinator does not hold: refused, and no group is created
     assert only(h.join("ghost")).error is Errors.UNKNOWN_MEMBER_ID
-    assert h.coordinator.get_group(GROUP_ID) is None
+    assert h.group_manager.get_group(GROUP_ID) is None
     assert only(h.sync("ghost", 1)) == (b"", Errors.UNKNOWN_MEMBER_ID)
     assert h.heartbeat("ghost", 1) is Errors.UNKNOWN_MEMBER_ID
     assert h.leave("ghost") is Errors.UNKNOWN_MEMBER_ID
@@ -531,7 +455,7 @@ def test_the_checks_before_every_request(h):
     for session_timeout_ms in (MIN_SESSION_MS - 1, MAX_SESSION_MS + 1):
         result = only(h.join(session_timeout_ms=session_timeout_ms))
         assert result.error is Errors.INVALID_SESSION_TIMEOUT
-    assert h.coordinator.get_group(GROUP_ID) is None
+    assert h.group_manager.get_group(GROUP_ID) is None
     assert only(h.join(group_id="")).error is Errors.INVALID_GROUP_ID
 
     # a group whose partition this broker does not lead
@@ -544,13 +468,13 @@ def test_the_checks_before_every_request(h):
 
     # a partition still loading its groups
     loading = h.coordinator.partition_for(other)
-    h.coordinator.on_elected(loading, loading=True)
+    h.coordinator.on_elected(loading)  # the load waits on the scheduler
     assert only(h.join(group_id=other)).error is Errors.COORDINATOR_LOAD_IN_PROGRESS
     assert h.leave("m", group_id=other) is Errors.COORDINATOR_LOAD_IN_PROGRESS
     assert h.heartbeat("m", 1, group_id=other) is Errors.NONE  # answered blindly, as Kafka does
     assert h.coordinator.handle_describe_group(other) == (Errors.COORDINATOR_LOAD_IN_PROGRESS, EMPTY_GROUP)
     assert h.coordinator.handle_list_groups()[0] is Errors.COORDINATOR_LOAD_IN_PROGRESS
-    h.coordinator.on_load_completed(loading)
+    h.scheduler.tick()  # the load runs: a new log, no groups
     assert h.coordinator.handle_list_groups() == (Errors.NONE, [])
     assert h.coordinator.handle_describe_group(other) == (Errors.NONE, DEAD_GROUP)
 
@@ -578,29 +502,27 @@ def test_bad_configuration_is_refused_with_what_is_wrong():
 
 
 def test_a_failed_store_answers_the_error_and_rebalances():
-    stores = []
-    h = Harness(store_group=lambda group, assignment, callback: stores.append((dict(assignment), callback)))
+    h = Harness(answer_appends=False)
     first, second = h.join(client_id="a"), h.join(client_id="b")
     h.advance(2 * INITIAL_DELAY_MS)
     a, b = only(first).member_id, only(second).member_id
     follower, leader = h.sync(b, 1), h.sync(a, 1, {a: b"A"})
-    assignment, callback = only(stores)
+    assignment, callback = only(h.stores)
     assert assignment == {a: b"A", b: b""}  # the member left out gets an empty assignment
     assert follower == [] and leader == [] and h.state() is G.AWAITING_SYNC  # until the store answers
-    callback(Errors.COORDINATOR_NOT_AVAILABLE)
+    callback(Errors.NOT_ENOUGH_REPLICAS)  # the manager answers COORDINATOR_NOT_AVAILABLE for it
     assert only(follower) == (b"", Errors.COORDINATOR_NOT_AVAILABLE)
     assert only(leader) == (b"", Errors.COORDINATOR_NOT_AVAILABLE)
     assert h.state() is G.PREPARING_REBALANCE
 
 
 def test_a_store_answering_after_the_group_moved_on_changes_nothing():
-    stores = []
-    h = Harness(store_group=lambda group, assignment, callback: stores.append(callback))
+    h = Harness(answer_appends=False)
     first, second = h.join(client_id="a"), h.join(client_id="b")
     h.advance(2 * INITIAL_DELAY_MS)
     a, b = only(first).member_id, only(second).member_id
     h.sync(a, 1, {a: b"A", b: b"B"})
-    store_callback = stores[-1]
+    _, store_callback = h.stores[-1]
     h.join(b, protocols=[("roundrobin", b"new")])  # new metadata: a rebalance
     assert h.state() is G.PREPARING_REBALANCE
     store_callback(Errors.NONE)
@@ -631,24 +553,27 @@ def test_describe_and_list_groups(h):
 def test_resigning_kills_a_stable_group_and_members_find_the_new_coordinator(h):
     (a, b), generation = h.stable_group()
     group = h.group()
-    h.coordinator.on_resigned(h.partition)
-    assert group.current_state is G.DEAD and h.coordinator.get_group(GROUP_ID) is None
+    h.resign(h.partition)
+    assert group.current_state is G.DEAD and h.group_manager.get_group(GROUP_ID) is None
     assert h.heartbeat(a, generation) is Errors.NOT_COORDINATOR
     assert only(h.sync(b, generation)) == (b"", Errors.NOT_COORDINATOR)
     assert only(h.join(a)).error is Errors.NOT_COORDINATOR
     h.advance(2 * SESSION_MS)  # the dead group's sessions expire without effect
     assert group.current_state is G.DEAD
-    # elected again: the group is gone (the new coordinator would load it from the log)
-    h.coordinator.on_elected(h.partition)
-    assert only(h.join(a)).error is Errors.UNKNOWN_MEMBER_ID
-    assert h.heartbeat(a, generation) is Errors.UNKNOWN_MEMBER_ID
-    assert h.coordinator.handle_describe_group(GROUP_ID) == (Errors.NONE, DEAD_GROUP)
+    # elected again: the group comes back from the log as its last SyncGroup stored it, Stable in
+    # the same generation, and its members carry on with the coordinator that loaded it
+    h.elect(h.partition)
+    reloaded = h.group()
+    assert reloaded is not group and reloaded.current_state is G.STABLE
+    assert reloaded.generation_id == generation and reloaded.all_members() == {a, b}
+    assert h.heartbeat(a, generation) is Errors.NONE
+    assert only(h.sync(b, generation)) == (b.encode(), Errors.NONE)
 
 
 def test_resigning_answers_parked_joins_with_not_coordinator(h):
     first = h.join()
     group = h.group()
-    h.coordinator.on_resigned(h.partition)
+    h.resign(h.partition)
     result = only(first)
     assert (result.error, result.generation_id) == (Errors.NOT_COORDINATOR, 0)
     assert group.current_state is G.DEAD
@@ -662,21 +587,21 @@ def test_resigning_answers_parked_syncs_with_not_coordinator(h):
     group = h.group()
     assert only(first).leader_id != only(second).member_id
     parked = h.sync(only(second).member_id, 1)
-    h.coordinator.on_resigned(h.partition)
+    h.resign(h.partition)
     assert only(parked) == (b"", Errors.NOT_COORDINATOR)
     assert group.current_state is G.DEAD
 
 
 def test_resigning_kills_an_empty_group_and_leaves_other_partitions_alone(h):
     other = next(f"g{i}" for i in range(100) if h.coordinator.partition_for(f"g{i}") != h.partition)
-    h.coordinator.on_elected(h.coordinator.partition_for(other))
+    h.elect(h.coordinator.partition_for(other))
     (a,), _ = h.stable_group(members=1)
     assert h.leave(a) is Errors.NONE and h.state() is G.EMPTY
     other_join = h.join(group_id=other)
     group = h.group()
-    h.coordinator.on_resigned(h.partition)
+    h.resign(h.partition)
     assert group.current_state is G.DEAD
-    assert h.coordinator.get_group(other).current_state is G.PREPARING_REBALANCE and other_join == []
+    assert h.group_manager.get_group(other).current_state is G.PREPARING_REBALANCE and other_join == []
 
 
 # -- bad input against a real offsets log --------------------------------------------------------------------
@@ -688,7 +613,6 @@ class ManagedHarness(Harness):
     with the offsets topic's default ``max.message.bytes``."""
 
     def __init__(self, replica_manager, time: MockTime) -> None:
-        self.replica_manager = replica_manager
         config = OffsetConfig(offsets_topic_num_partitions=OFFSETS_PARTITIONS)
         replica_manager.topic_config_lookup = lambda topic: (
             config.offsets_topic_configs() if topic == GROUP_METADATA_TOPIC_NAME else {}
@@ -698,12 +622,9 @@ class ManagedHarness(Harness):
                 leader_and_isr((GROUP_METADATA_TOPIC_NAME, p), 0, [0], [0])
             )
             assert error is Errors.NONE
-        self.scheduler = MockScheduler(time)
-        self.scheduler.startup()
-        manager = GroupMetadataManager(0, config, replica_manager, time, self.scheduler)
-        super().__init__(time=time, group_manager=manager)
-        self.scheduler.tick()  # the elected partition's (empty) log is loaded
-        assert not self.coordinator.is_coordinator_loading_in_progress(GROUP_ID)
+        super().__init__(replica_manager=replica_manager, time=time)  # the (empty) log is loaded
+        assert self.group_manager.config == config
+        assert not self.group_manager.is_group_loading(GROUP_ID)
 
     def log(self):
         tp = (GROUP_METADATA_TOPIC_NAME, self.partition)

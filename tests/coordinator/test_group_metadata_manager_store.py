@@ -15,23 +15,25 @@ from kafka_lite.coordinator.group_coordinator import UNKNOWN_MEMBER_ID, GroupCon
 from kafka_lite.coordinator.group_metadata import GroupState
 from kafka_lite.coordinator.group_metadata_manager import (
     GROUP_METADATA_TOPIC_NAME,
-    GroupMetadataKey,
     GroupMetadataManager,
-    GroupTopicPartition,
     OffsetConfig,
-    OffsetKey,
     OffsetMetadataAndError,
+    partition_for,
+)
+from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.coordinator.offsets_topic_records import (
+    GroupMetadataKey,
+    GroupTopicPartition,
+    OffsetKey,
     StoredMemberMetadata,
     group_metadata_key,
     group_metadata_value,
     offset_commit_key,
     offset_commit_value,
-    partition_for,
     read_group_message_value,
     read_message_key,
     read_offset_message_value,
 )
-from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.log.log import read_all
 from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.in_process_replicas import in_process_brokers, leader_and_isr
@@ -84,11 +86,10 @@ class Broker:
         self.coordinator = GroupCoordinator(
             0,
             GroupConfig(100, 30_000, 0),
-            self.time,
+            self.manager,
             self.heartbeat_purgatory,
             DelayedOperationPurgatory("Rebalance", self.time, MockTimer(self.time), reaper_enabled=False),
-            offsets_topic_num_partitions=PARTITIONS,
-            group_manager=self.manager,
+            self.time,
         )
         self.coordinator.startup()
         for p in elect:
@@ -233,13 +234,13 @@ def test_a_group_is_stored_at_sync_and_loaded_back_by_the_next_leader(broker):
     p = partition_for(GROUP_ID, PARTITIONS)
     broker.coordinator.on_resigned(p)
     broker.scheduler.tick()
-    assert broker.coordinator.get_group(GROUP_ID) is None
+    assert broker.manager.get_group(GROUP_ID) is None
     assert broker.fetch([TP0])[0] is Errors.NOT_COORDINATOR
 
     broker.new_coordinator(load=False)
     assert broker.fetch([TP0])[0] is Errors.COORDINATOR_LOAD_IN_PROGRESS
     broker.scheduler.tick()
-    group = broker.coordinator.get_group(GROUP_ID)
+    group = broker.manager.get_group(GROUP_ID)
     assert group.current_state is GroupState.STABLE
     assert (group.protocol_type, group.generation_id, group.protocol, group.leader_id) == (
         "consumer", 2, "range", leader,
@@ -263,7 +264,7 @@ def test_a_simple_consumers_offsets_load_back_without_group_metadata(broker):
     broker.commit({TP0: OffsetAndMetadata(3), TP1: OffsetAndMetadata(4, "x")})
     broker.commit({TP0: OffsetAndMetadata(8)})
     broker.new_coordinator()
-    group = broker.coordinator.get_group(GROUP_ID)
+    group = broker.manager.get_group(GROUP_ID)
     assert group.current_state is GroupState.EMPTY and group.generation_id == 0
     assert broker.fetch(None) == (Errors.NONE, {TP0: (8, "", Errors.NONE), TP1: (4, "x", Errors.NONE)})
 
@@ -296,7 +297,7 @@ def test_tombstones_delete_offsets_and_groups_on_load(broker):
         )
     )
     broker.new_coordinator()
-    group = broker.coordinator.get_group(GROUP_ID)
+    group = broker.manager.get_group(GROUP_ID)
     assert group.generation_id == 0 and group.is_empty(), "the group's metadata was deleted"
     assert broker.fetch(None) == (Errors.NONE, {TP1: (2, "", Errors.NONE)})
 
@@ -313,7 +314,7 @@ def test_a_group_record_loads_with_its_leader_and_its_members_sessions_start(bro
         MemoryRecords.with_records([(now, group_metadata_key(GROUP_ID), value)])
     )
     broker.new_coordinator()
-    group = broker.coordinator.get_group(GROUP_ID)
+    group = broker.manager.get_group(GROUP_ID)
     assert group.current_state is GroupState.STABLE
     assert (group.generation_id, group.leader_id) == (7, "m-2"), (
         "the leader is the record's, not the first member"
@@ -372,21 +373,21 @@ def test_expired_offsets_are_removed_and_tombstoned(broker):
 def test_an_empty_group_whose_offsets_all_expire_dies_with_a_group_tombstone(broker):
     leader, _, generation = stable_group_of_two(broker)
     broker.commit({TP0: OffsetAndMetadata(5)}, leader, generation)
-    group = broker.coordinator.get_group(GROUP_ID)
+    group = broker.manager.get_group(GROUP_ID)
     for member_id in list(group.all_members()):
         answers = []
         broker.coordinator.handle_leave_group(GROUP_ID, member_id, answers.append)
     assert group.current_state is GroupState.EMPTY
     before = len(broker.records())
     broker.scheduler.advance(CONFIG.offsets_retention_ms + CONFIG.offsets_retention_check_interval_ms)
-    assert group.current_state is GroupState.DEAD and broker.coordinator.get_group(GROUP_ID) is None
+    assert group.current_state is GroupState.DEAD and broker.manager.get_group(GROUP_ID) is None
     written = [(read_message_key(r.key), r.value) for r in broker.records()[before:]]
     assert written == [
         (OffsetKey(1, GroupTopicPartition(GROUP_ID, TP0)), None),
         (GroupMetadataKey(2, GROUP_ID), None),
     ]
     broker.new_coordinator()
-    assert broker.coordinator.get_group(GROUP_ID) is None, "the tombstones leave nothing to load"
+    assert broker.manager.get_group(GROUP_ID) is None, "the tombstones leave nothing to load"
 
 
 # -- errors --------------------------------------------------------------------------------------------------
@@ -444,21 +445,19 @@ def test_metadata_over_the_limit_is_refused_and_not_written(broker):
     assert len(broker.records()) == 1
 
 
-def test_a_coordinator_without_a_group_manager_stores_no_offsets():
+def test_a_coordinator_is_built_with_its_group_manager():
+    """As Kafka's: the groups and offsets are always the manager's, so there is no coordinator
+    without one."""
     time = MockTime()
-    coordinator = GroupCoordinator(
-        0,
-        GroupConfig(),
-        time,
-        DelayedOperationPurgatory("Heartbeat", time, MockTimer(time), reaper_enabled=False),
-        DelayedOperationPurgatory("Rebalance", time, MockTimer(time), reaper_enabled=False),
-        offsets_topic_num_partitions=PARTITIONS,
-    )
-    coordinator.startup()
-    coordinator.on_elected(partition_for(GROUP_ID, PARTITIONS))
-    answers = []
-    coordinator.handle_commit_offsets(GROUP_ID, "", -1, {TP0: OffsetAndMetadata(1)}, answers.append)
-    assert answers == [{TP0: Errors.COORDINATOR_NOT_AVAILABLE}]
+    with pytest.raises(TypeError, match="group_manager must be a GroupMetadataManager, not None"):
+        GroupCoordinator(
+            0,
+            GroupConfig(),
+            None,
+            DelayedOperationPurgatory("Heartbeat", time, MockTimer(time), reaper_enabled=False),
+            DelayedOperationPurgatory("Rebalance", time, MockTimer(time), reaper_enabled=False),
+            time,
+        )
 
 
 def test_bad_offset_config_is_refused_with_what_is_wrong():
@@ -479,7 +478,7 @@ def test_a_failed_append_answers_not_coordinator_and_commits_nothing(broker):
     before = len(broker.records())
 
     assert broker.commit({TP0: OffsetAndMetadata(5)}, leader, generation) == {TP0: Errors.NOT_COORDINATOR}
-    group = broker.coordinator.get_group(GROUP_ID)
+    group = broker.manager.get_group(GROUP_ID)
     assert group.offset(TP0) is None and not group.has_offsets(), "the pending commit is dropped"
     assert broker.fetch([TP0])[1][TP0].offset == -1
 

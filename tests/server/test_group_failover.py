@@ -109,7 +109,7 @@ def test_committed_offsets_survive_the_coordinators_broker(own_cluster):
         what=f"every replica of {offsets_tp} to have its high watermark at {leader_leo}",
     )
 
-    generation = cluster.server(coordinator).group_coordinator.get_group(GROUP).generation_id
+    generation = cluster.server(coordinator).group_coordinator.group_manager.get_group(GROUP).generation_id
     cluster.stop_broker(coordinator)
     cluster.wait_for_brokers(2)
     new_coordinator = find_coordinator(cluster)["node_id"]
@@ -117,7 +117,7 @@ def test_committed_offsets_survive_the_coordinators_broker(own_cluster):
     assert new_coordinator == cluster.leader_of(*offsets_tp)
     # the new coordinator loaded the group as it was stored: Empty, at the generation it had
     loaded = wait_until(
-        lambda: cluster.server(new_coordinator).group_coordinator.get_group(GROUP),
+        lambda: cluster.server(new_coordinator).group_coordinator.group_manager.get_group(GROUP),
         what=f"broker {new_coordinator} to load {GROUP} from {offsets_tp}",
     )
     assert (loaded.current_state.value, loaded.generation_id) == ("Empty", generation)

@@ -9,14 +9,14 @@ import struct
 import pytest
 from pyspark.sql import functions as F
 
-from kafka_lite.coordinator.group_metadata_manager import (
+from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.coordinator.offsets_topic_records import (
     OFFSET_COMMIT_VALUE_SCHEMA_V0,
     group_metadata_key,
     group_metadata_value,
     offset_commit_key,
     offset_commit_value,
 )
-from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.spark import consumer_offsets, lab_data
 
 pytestmark = pytest.mark.spark

@@ -1,5 +1,5 @@
-"""The records of __consumer_offsets, byte for byte as Kafka's GroupMetadataManager writes them, and the
-partition of a group as Kafka picks it.
+"""The records of __consumer_offsets (offsets_topic_records), byte for byte as Kafka's
+GroupMetadataManager writes them, and the partition of a group as Kafka picks it (partition_for).
 
 No Kafka library here decodes these records (kafka-python, confluent-kafka and kcat have nothing for
 them), so the expected bytes are written out field by field from Kafka 0.10.1's schemas, and Java's
@@ -14,10 +14,11 @@ import subprocess
 import pytest
 
 from kafka_lite.common.errors import KafkaException
-from kafka_lite.coordinator.group_metadata_manager import (
+from kafka_lite.coordinator.group_metadata_manager import partition_for
+from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.coordinator.offsets_topic_records import (
     GroupMetadataKey,
     GroupTopicPartition,
-    OffsetAndMetadata,
     OffsetKey,
     OffsetsTopicRecordException,
     StoredGroupMetadata,
@@ -26,7 +27,6 @@ from kafka_lite.coordinator.group_metadata_manager import (
     group_metadata_value,
     offset_commit_key,
     offset_commit_value,
-    partition_for,
     read_group_message_value,
     read_message_key,
     read_offset_message_value,
