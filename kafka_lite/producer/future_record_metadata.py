@@ -66,6 +66,7 @@ class ProduceRequestResult:
         self.is_set = False  # set() called: callbacks added from now on run at once
         self.lock = threading.Lock()
         self._latch = threading.Event()
+        self.dependents: list[ProduceRequestResult] = []  # the results of a split batch's pieces
 
     def set(self, base_offset: int, log_append_time: int, error: BaseException | None) -> None:
         """Record the outcome; ``done`` (after the callbacks have run) releases the waiters."""
@@ -84,6 +85,22 @@ class ProduceRequestResult:
     def await_(self, timeout_s: float | None = None) -> bool:
         """Block until ``done`` (up to ``timeout_s``); true if it completed."""
         return self._latch.wait(timeout_s)
+
+    def add_dependent(self, result: ProduceRequestResult) -> None:
+        """A result ``flush`` must also wait for: a piece of this batch, after a split.
+
+        Kafka 3.9's ``ProduceRequestResult.addDependent``: in 0.11 a split completes the old batch's
+        result at once, so a ``flush`` waiting on it returned before the pieces were even sent.
+        """
+        self.dependents.append(result)
+
+    def await_all(self, deadline_s: float | None = None) -> bool:
+        """Block until this result and its dependents are done, up to the ``time.monotonic()``
+        ``deadline_s``; true if they all completed (Kafka 3.9's ``await`` with dependents)."""
+        remaining = None if deadline_s is None else max(0.0, deadline_s - time.monotonic())
+        if not self.await_(remaining):
+            return False
+        return all(dependent.await_all(deadline_s) for dependent in self.dependents)
 
 
 class FutureRecordMetadata:
@@ -178,7 +195,9 @@ class FutureRecordMetadata:
             return self.next_record_metadata.value()
         result = self.result
         offset = (
-            INVALID_OFFSET if result.base_offset == INVALID_OFFSET else result.base_offset + self.relative_offset
+            INVALID_OFFSET
+            if result.base_offset == INVALID_OFFSET
+            else result.base_offset + self.relative_offset
         )
         # A LogAppendTime topic overwrites the producer's timestamp with the broker's.
         timestamp = (

@@ -324,7 +324,10 @@ class ProducerBatch:
             for new_batch in batches:
                 new_batch.set_producer_state(self.producer_id, self.producer_epoch, sequence)
                 sequence += new_batch.record_count
-        # Every future is chained by now, so a thread woken from get() follows its record's chain.
+        # Every future is chained by now, so a thread woken from get() follows its record's chain;
+        # a flush waiting on this batch waits for the pieces too.
+        for new_batch in batches:
+            self.produce_future.add_dependent(new_batch.produce_future)
         self.produce_future.set(INVALID_OFFSET, NO_TIMESTAMP, RecordBatchTooLargeException())
         self.produce_future.done()
         return batches

@@ -99,7 +99,9 @@ class ProducerInterceptors(Interceptors):
         """``send`` failed the record before it reached a batch (Kafka's ``onSendError``)."""
         self.on_acknowledgement(_unknown_metadata(topic, partition), exception)
 
-    def intercept_callback(self, tp: TopicPartition) -> Callable[[RecordMetadata | None, BaseException | None], None]:
+    def intercept_callback(
+        self, tp: TopicPartition
+    ) -> Callable[[RecordMetadata | None, BaseException | None], None]:
         """The callback ``send`` gives the record's batch (Kafka's ``InterceptorCallback``): it calls
         ``on_acknowledgement`` when the batch completes, before the callbacks added to the future."""
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -453,12 +454,9 @@ class RecordAccumulator:
     def await_flush_completion(self, timeout_ms: int | None = None) -> bool:
         """Wait for every batch incomplete now (not those appended later); false on timeout."""
         try:
-            deadline = None if timeout_ms is None else self.time.hi_res_clock_ms() + timeout_ms
-            for batch in self.incomplete.copy_all():
-                remaining = None if deadline is None else max(deadline - self.time.hi_res_clock_ms(), 0)
-                if not batch.produce_future.await_(None if remaining is None else remaining / 1000):
-                    return False
-            return True
+            deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
+            # A batch split meanwhile is waited for through its pieces (its result's dependents).
+            return all(batch.produce_future.await_all(deadline) for batch in self.incomplete.copy_all())
         finally:
             with self._counters_lock:
                 self._flushes_in_progress -= 1

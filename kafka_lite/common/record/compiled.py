@@ -145,12 +145,16 @@ class DefaultRecordBatch(default_record_batch.DefaultRecordBatch):
         if codec != CompressionType.NONE:
             # Decompressed by the reference, so both read the same codecs and fail the same way;
             # the compiled reader then gets the batch as if it had been sent uncompressed.
-            records = decompress(codec, buf[RECORD_BATCH_OVERHEAD:], position=self._pos + RECORD_BATCH_OVERHEAD)
+            records = decompress(
+                codec, buf[RECORD_BATCH_OVERHEAD:], position=self._pos + RECORD_BATCH_OVERHEAD
+            )
             buf = _uncompressed(buf, records)
         try:
             yield from CompiledRecordBatch(buf)
         except (CompiledCorruptRecord, UnicodeDecodeError) as e:  # a header key that is not UTF-8 is corrupt
-            raise CorruptRecordException(f"record batch at byte {self._pos}: {e}", position=self._pos) from None
+            raise CorruptRecordException(
+                f"record batch at byte {self._pos}: {e}", position=self._pos
+            ) from None
 
 
 def _compiled_headers(headers: tuple[Header, ...] | list[Header]) -> list[tuple[str, bytes | None]]:

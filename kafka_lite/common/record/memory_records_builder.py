@@ -145,7 +145,9 @@ class MemoryRecordsBuilder:
         )
         self._record_written(offset, timestamp)
 
-    def _append_legacy_record(self, offset: int, timestamp: int, key: bytes | None, value: bytes | None) -> None:
+    def _append_legacy_record(
+        self, offset: int, timestamp: int, key: bytes | None, value: bytes | None
+    ) -> None:
         """Keep a v0/v1 record for ``build``, which writes the message set in one go."""
         self._ensure_open_for_record_append()
         if offset != self.base_offset + self._count:

@@ -53,7 +53,9 @@ def _read(batch_type, buf) -> list:
 def _build(builder_type, records, codec_, gap=1, base_offset=40, **kwargs):
     builder = builder_type(base_offset=base_offset, compression=codec_, **kwargs)
     for i, (timestamp, key, value, headers) in enumerate(records):
-        builder.append_with_offset(base_offset + i * gap, timestamp, key, value, headers)  # gaps, as compaction leaves
+        builder.append_with_offset(
+            base_offset + i * gap, timestamp, key, value, headers
+        )  # gaps, as compaction leaves
     return builder.build().buffer()
 
 
@@ -147,7 +149,9 @@ def test_log_append_time_and_old_formats_are_written_by_the_reference():
         _build(reference_builder.MemoryRecordsBuilder, records, CompressionType.NONE, **kwargs)
     )
     legacy = [(BASE_TS, b"k", b"v", ())]
-    assert bytes(_build(compiled.MemoryRecordsBuilder, legacy, CompressionType.GZIP, magic=MAGIC_VALUE_V1)) == bytes(
+    assert bytes(
+        _build(compiled.MemoryRecordsBuilder, legacy, CompressionType.GZIP, magic=MAGIC_VALUE_V1)
+    ) == bytes(
         _build(reference_builder.MemoryRecordsBuilder, legacy, CompressionType.GZIP, magic=MAGIC_VALUE_V1)
     )
 
@@ -155,9 +159,9 @@ def test_log_append_time_and_old_formats_are_written_by_the_reference():
 @settings(max_examples=100, deadline=None)
 @given(key=keys, value=values, record_headers=header_lists)
 def test_the_size_bounds_agree(key, value, record_headers):
-    assert compiled.record_size_upper_bound(key, value, record_headers) == reference_batch.record_size_upper_bound(
+    assert compiled.record_size_upper_bound(
         key, value, record_headers
-    )
+    ) == reference_batch.record_size_upper_bound(key, value, record_headers)
     assert compiled.estimate_size_in_bytes_upper_bound(
         key, value, record_headers
     ) == reference_batch.estimate_size_in_bytes_upper_bound(key, value, record_headers)
@@ -167,7 +171,9 @@ def test_the_size_bounds_agree(key, value, record_headers):
 
 
 @settings(max_examples=60, deadline=None)
-@given(records=records_v2, codec_=codecs, gap=st.integers(min_value=1, max_value=5), append_time=st.booleans())
+@given(
+    records=records_v2, codec_=codecs, gap=st.integers(min_value=1, max_value=5), append_time=st.booleans()
+)
 def test_the_compiled_batch_reads_the_references_records(records, codec_, gap, append_time):
     buf = bytearray(_build(reference_builder.MemoryRecordsBuilder, records, codec_, gap))
     if append_time:
@@ -218,7 +224,9 @@ def _attributes_positions(buf) -> list[int]:
 def test_a_record_damaged_inside_its_batch_raises_kafka_lites_error():
     records = [(BASE_TS + i, b"k", b"value-%d" % i, ()) for i in range(5)]
     buf = bytearray(MemoryRecords.with_records(records, compression=CompressionType.NONE).buffer())
-    buf[reference_batch.RECORD_BATCH_OVERHEAD] = 0x7E  # a length of 63 bytes: the first record runs into the next
+    buf[reference_batch.RECORD_BATCH_OVERHEAD] = (
+        0x7E  # a length of 63 bytes: the first record runs into the next
+    )
     for batch_type in (reference_batch.DefaultRecordBatch, compiled.DefaultRecordBatch):
         with pytest.raises(CorruptRecordException, match="record batch at byte 0"):
             list(batch_type(buf))
