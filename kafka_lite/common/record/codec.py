@@ -47,6 +47,7 @@ estimate_size_in_bytes_upper_bound = default_record_batch.estimate_size_in_bytes
 _name = PYTHON
 
 
+# --8<-- [start:use_codec]
 def use_codec(name: str) -> None:
     """Run the clients' record codec ``name`` from now on: ``"python"`` (the reference) or ``"compiled"``."""
     global MemoryRecordsBuilder, DefaultRecordBatch, estimate_size_in_bytes_upper_bound, _name
@@ -60,6 +61,9 @@ def use_codec(name: str) -> None:
     DefaultRecordBatch = module.DefaultRecordBatch
     estimate_size_in_bytes_upper_bound = module.estimate_size_in_bytes_upper_bound
     _name = name
+
+
+# --8<-- [end:use_codec]
 
 
 def codec_name() -> str:
