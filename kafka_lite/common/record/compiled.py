@@ -121,6 +121,34 @@ class MemoryRecordsBuilder(memory_records_builder.MemoryRecordsBuilder):
         )
         return self.write_limit >= self._compiled.size() + record_size
 
+    def try_append(
+        self, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple[Header, ...] | list = ()
+    ) -> bool:
+        # The producer's one call per record: ``has_room_for`` and ``append`` as the reference has
+        # them, in one method, for a batch's second and later records (the first, and anything the
+        # reference would refuse with an exception, go through the reference's own steps).
+        compiled = self._compiled
+        if (
+            compiled is None
+            or self._count == 0
+            or self.write_limit is None
+            or timestamp < 0
+            or self._built is not None
+        ):
+            return super().try_append(timestamp, key, value, headers)
+        size = compiled.size()
+        if self._appends_closed or size >= self.write_limit:  # is_full
+            return False
+        offset_delta = self._last_offset - self.base_offset + 1
+        compiled_headers = _compiled_headers(headers)
+        if self.write_limit < size + compiled.size_in_bytes(
+            offset_delta, timestamp, key, value, compiled_headers
+        ):
+            return False
+        compiled.append(offset_delta, timestamp, key, value, compiled_headers)
+        self._record_written(self._last_offset + 1, timestamp)
+        return True
+
     def _build_v2(self) -> bytearray:
         if self._compiled is None or self._count == 0:
             return super()._build_v2()
