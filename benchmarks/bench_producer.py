@@ -4,6 +4,7 @@
 No Kafka twin: modelled on kafka-producer-perf-test.sh.
 
     .venv/bin/python benchmarks/bench_producer.py [--records 100000] [--value-bytes 100] [--rounds 3] [--flat]
+        [--codec compiled|python|both]
 
 Every producer sends the same records (no key, a ``--value-bytes`` value) to one topic of four
 partitions with the same settings: acks=1, linger.ms=5, batch.size=16384 (Kafka's Java default),
@@ -24,6 +25,10 @@ methods (``send``, ``waitOnMetadata``, the serializers, ``partition``, the parti
 ``ensureValidRecordSize``, ``RecordAccumulator.append`` and ``tryAppend``, ``ProducerBatch.tryAppend``).
 The batches, the sender and the broker are the same, so the difference is what reading like Kafka
 costs per record.
+
+``--codec`` chooses kafka_lite's record codec (``common/record/codec.py``): ``compiled``, the
+default, ``python`` (the reference ``MemoryRecordsBuilder`` for every kafka_lite client), or
+``both``, which adds kafka_lite with the reference as a client of its own.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,6 +52,7 @@ LINGER_MS = 5
 BATCH_SIZE = 16384
 CLIENTS = ("kafka_lite", "kafka-python", "aiokafka", "confluent-kafka")
 FLAT = "kafka_lite, send spelled flat"  # with --flat: the price of Kafka's shape
+REFERENCE = "kafka_lite, reference codec"  # with --codec both: the price of the Python codec
 
 
 # -- one client's run (in its own process) -------------------------------------------------------------
@@ -55,6 +62,14 @@ def run_kafka_lite(records: int, value: bytes) -> float:
     from kafka_lite import KafkaProducer
 
     return _run_threaded(KafkaProducer, records, value)
+
+
+def run_kafka_lite_reference(records: int, value: bytes) -> float:
+    """kafka_lite's producer with the reference record codec (the Python MemoryRecordsBuilder)."""
+    from kafka_lite.common.record import codec
+
+    codec.use_codec(codec.PYTHON)
+    return run_kafka_lite(records, value)
 
 
 def run_kafka_lite_flat(records: int, value: bytes) -> float:
@@ -80,8 +95,9 @@ def flat_send(producer):
     clock, and the append to the partition's last batch under its deque's lock (the accumulator's own
     ``append`` when that batch is full). What ``send`` does in about fifteen calls, this does in
     about five; it checks nothing else, and is no part of kafka_lite."""
-    from kafka_lite.common.record.compiled import estimate_size_in_bytes_upper_bound
+    from kafka_lite.common.record import codec
     from kafka_lite.producer.future_record_metadata import FutureRecordMetadata
+    from kafka_lite.producer.producer_batch import Thunk
 
     metadata, accumulator, time_, sender = (
         producer.metadata,
@@ -95,7 +111,7 @@ def flat_send(producer):
         cluster = metadata.cluster
         available = cluster.available_partitions_for_topic(topic)
         partition = available[(next(counters[topic]) & 0x7FFFFFFF) % len(available)].partition
-        if estimate_size_in_bytes_upper_bound(None, value, []) > max_request_size:
+        if codec.estimate_size_in_bytes_upper_bound(None, value, []) > max_request_size:
             raise ValueError("record too large")
         timestamp = time_.milliseconds()
         tp = (topic, partition)
@@ -107,8 +123,9 @@ def flat_send(producer):
                     if batch.records_builder.try_append(timestamp, None, value, []):
                         batch.last_append_time = timestamp
                         future = FutureRecordMetadata(
-                            batch.produce_future, batch.record_count, timestamp, -1, len(value)
+                            batch.produce_future, batch.record_count, timestamp, None, -1, len(value), -1
                         )
+                        batch.thunks.append(Thunk(None, future))
                         batch.record_count += 1
                         if len(dq) > 1:
                             sender.wakeup()
@@ -184,6 +201,7 @@ def run_confluent_kafka(records: int, value: bytes) -> float:
 RUNNERS = {
     "kafka_lite": run_kafka_lite,
     FLAT: run_kafka_lite_flat,
+    REFERENCE: run_kafka_lite_reference,
     "kafka-python": run_kafka_python,
     "aiokafka": run_aiokafka,
     "confluent-kafka": run_confluent_kafka,
@@ -246,7 +264,14 @@ def report(rates: dict[str, list[float]], records: int, value_bytes: int, rounds
         f"\n{records:,} records of {value_bytes} bytes, acks=1, linger.ms={LINGER_MS}, "
         f"batch.size={BATCH_SIZE}, one kafka_lite broker, median of {rounds} rounds"
     )
+    rates = dict(rates)
+    reference = rates.pop(REFERENCE, None)
     print_client_rates("producer", rates)
+    if reference is not None:
+        # The shared table knows the clients by name; this row is kafka_lite again, with the other codec.
+        median, ours = statistics.median(reference), statistics.median(rates["kafka_lite"])
+        spread = f"{min(reference):,.0f} to {max(reference):,.0f}"
+        print(f"{REFERENCE:40}{median:12,.0f}{ours / median:>18.2f}   {spread}")
 
 
 def main() -> None:
@@ -258,13 +283,25 @@ def main() -> None:
         "--flat", action="store_true", help="also time kafka_lite's producer with send's steps spelled flat"
     )
     parser.add_argument(
+        "--codec",
+        choices=("compiled", "python", "both"),
+        default="compiled",
+        help="kafka_lite's record codec (KAFKA_LITE_RECORDS): the compiled twin (the default), the "
+        "Python reference, or both (adds kafka_lite with the reference as a client of its own)",
+    )
+    parser.add_argument(
         "--client", choices=list(RUNNERS), help=argparse.SUPPRESS
     )  # one run, in a child process
     args = parser.parse_args()
     if args.client is not None:
         print(RUNNERS[args.client](args.records, os.urandom(args.value_bytes)))
         return
-    rates = compare(args.records, args.value_bytes, args.rounds, (*CLIENTS, FLAT) if args.flat else CLIENTS)
+    # The children inherit the choice (common/record/codec.py reads it when first imported).
+    os.environ["KAFKA_LITE_RECORDS"] = "python" if args.codec == "python" else "compiled"
+    clients = (*CLIENTS, FLAT) if args.flat else CLIENTS
+    if args.codec == "both":
+        clients = (*clients, REFERENCE)
+    rates = compare(args.records, args.value_bytes, args.rounds, clients)
     report(rates, args.records, args.value_bytes, args.rounds)
 
 

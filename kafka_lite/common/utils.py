@@ -3,12 +3,13 @@
 No Kafka twin: these are ``java.lang.String.hashCode`` and ``org.apache.kafka.common.utils.Utils.abs``,
 which Kafka uses wherever a name is spread over buckets (the replica fetcher a partition goes to, and
 the ``__consumer_offsets`` partition of a group), and ``java.lang.Long.MAX_VALUE``, Kafka's "no
-limit" for a time, a timeout or a count.
+limit" for a time, a timeout or a count, beside ``Integer.MAX_VALUE``, the most an int32 holds.
 """
 
 from __future__ import annotations
 
 LONG_MAX = 2**63 - 1  # Java's Long.MAX_VALUE
+INT32_MAX = 2**31 - 1  # Java's Integer.MAX_VALUE: the largest int32 a field or a config can hold
 
 
 def java_string_hash(s: str) -> int:

@@ -5,37 +5,31 @@ Mirrors: org.apache.kafka.clients.producer.RecordMetadata, and ProduceRequestRes
 Book:    chapter 2, 2.1.1 (send returns a Future; synchronous send is ``send(...).get()``)
 Differs: ``get(timeout)`` takes seconds and raises the send's own exception, as kafka-python's
          future does (Kafka's takes a TimeUnit and wraps the error in an ExecutionException).
-         Callbacks are added to the future (``add_callback``/``add_errback``, kafka-python's shape)
-         rather than passed to ``send``; they run on the sender thread, as Kafka's do.
+         ``RecordMetadata`` is kafka-python's named tuple (the same fields as Kafka's accessors,
+         plus ``topic_partition``). Callbacks can also be added to the future
+         (``add_callback``/``add_errback``, kafka-python's shape); they run on the sender thread,
+         after the record's ``Thunk`` callback, as Kafka's do.
 
 One ``ProduceRequestResult`` belongs to a batch: the broker answers per partition, so one base
 offset (and one error) completes every record of the batch at once. Each record's
 ``FutureRecordMetadata`` only remembers its place in the batch (``relative_offset``) and its own
-timestamp and sizes; its offset is ``base_offset + relative_offset``. That keeps the per-record cost
-of ``send`` to one small object, and of completion to nothing for a record without callbacks: its
-future is done when its batch's result is.
+timestamp and sizes; its offset is ``base_offset + relative_offset``.
 
-Nothing else holds a record's future: the batch reaches its records' futures only to run their
-callbacks, so a future registers with its batch's result when it is given its first callback
-(Kafka's batch keeps a ``Thunk`` for every record, because Kafka's ``send`` takes the callback). A
-future the application drops, as a producer sending in a loop does, is freed as soon as ``send``
-returns, instead of living until its batch's response among the objects Python's garbage collector
-walks.
-
-A batch the broker refuses as too large is split (``ProducerBatch.split``), and its result then
-names the pieces and where each begins in the old batch; a future of the old batch follows that to
-its record's piece and its place there. The old result is released only when every piece has been
-answered, so a ``get`` waiting on it wakes to its record's answer.
+A batch the broker refuses as too large is split (``ProducerBatch.split``): each record is appended
+to a new, smaller batch, which gives it a new future, and the old future is *chained* to the new one
+(``chain``). The old batch's result is then completed with ``RecordBatchTooLargeException``, which
+wakes any thread in ``get``; finding the chain, it waits on the new future instead. The application
+only ever holds the first future of the chain, and every question it asks follows the chain to the
+last.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from bisect import bisect_right
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from operator import itemgetter
+from typing import NamedTuple
 
 from kafka_lite.common.errors import TimeoutException
 from kafka_lite.common.record.constants import NO_TIMESTAMP
@@ -46,20 +40,19 @@ log = logging.getLogger(__name__)
 INVALID_OFFSET = -1  # ProduceResponse.INVALID_OFFSET: the batch failed, or acks=0 gave no offset
 
 
-@dataclass(frozen=True, slots=True)
-class RecordMetadata:
-    """Where a record was written: its partition and offset, and the timestamp the log keeps."""
+class RecordMetadata(NamedTuple):
+    """Where a record was written: its partition and offset, and the timestamp the log keeps
+    (kafka-python's ``RecordMetadata``; Kafka's has the same facts behind accessors)."""
 
     topic: str
     partition: int
+    topic_partition: TopicPartition
     offset: int  # -1 when unknown (acks=0: the broker does not answer)
     timestamp: int  # CreateTime the producer set, or the broker's LogAppendTime
+    checksum: int | None  # the v0/v1 record's CRC; None for v2, whose CRC covers the whole batch
     serialized_key_size: int  # -1 for a null key
     serialized_value_size: int  # -1 for a null value
-
-    @property
-    def topic_partition(self) -> TopicPartition:
-        return (self.topic, self.partition)
+    serialized_header_size: int  # the headers' keys and values, in bytes; -1 for no headers
 
 
 class ProduceRequestResult:
@@ -73,13 +66,7 @@ class ProduceRequestResult:
         self.is_set = False  # set() called: callbacks added from now on run at once
         self.lock = threading.Lock()
         self._latch = threading.Event()
-        # (relative offset, future) of each record given a callback before the result was set
-        self.callback_futures: list[tuple[int, FutureRecordMetadata]] = []
-        # After a split: (the first relative offset it took, its result) for each piece, in order;
-        # and the pieces' results point back here, to release this one when the last is answered.
-        self.split_into: list[tuple[int, ProduceRequestResult]] | None = None
-        self.split_from: ProduceRequestResult | None = None
-        self.pieces_pending = 0
+        self.dependents: list[ProduceRequestResult] = []  # the results of a split batch's pieces
 
     def set(self, base_offset: int, log_append_time: int, error: BaseException | None) -> None:
         """Record the outcome; ``done`` (after the callbacks have run) releases the waiters."""
@@ -91,21 +78,6 @@ class ProduceRequestResult:
 
     def done(self) -> None:
         self._latch.set()
-        parent = self.split_from
-        if parent is not None:
-            with parent.lock:
-                parent.pieces_pending -= 1
-                last = parent.pieces_pending == 0
-            if last:
-                parent.done()
-
-    def piece_for(self, relative_offset: int) -> tuple[ProduceRequestResult, int]:
-        """Where the record at ``relative_offset`` went when this batch was split: the piece's result
-        and the record's place in it (only called once ``split_into`` is set)."""
-        # The first piece starts at 0, so some piece always takes the offset: the last that starts
-        # at or before it.
-        start, piece = self.split_into[bisect_right(self.split_into, relative_offset, key=itemgetter(0)) - 1]
-        return piece, relative_offset - start
 
     def completed(self) -> bool:
         return self._latch.is_set()
@@ -114,15 +86,34 @@ class ProduceRequestResult:
         """Block until ``done`` (up to ``timeout_s``); true if it completed."""
         return self._latch.wait(timeout_s)
 
+    def add_dependent(self, result: ProduceRequestResult) -> None:
+        """A result ``flush`` must also wait for: a piece of this batch, after a split.
+
+        Kafka 3.9's ``ProduceRequestResult.addDependent``: in 0.11 a split completes the old batch's
+        result at once, so a ``flush`` waiting on it returned before the pieces were even sent.
+        """
+        self.dependents.append(result)
+
+    def await_all(self, deadline_s: float | None = None) -> bool:
+        """Block until this result and its dependents are done, up to the ``time.monotonic()``
+        ``deadline_s``; true if they all completed (Kafka 3.9's ``await`` with dependents)."""
+        remaining = None if deadline_s is None else max(0.0, deadline_s - time.monotonic())
+        if not self.await_(remaining):
+            return False
+        return all(dependent.await_all(deadline_s) for dependent in self.dependents)
+
 
 class FutureRecordMetadata:
     """One record's future: its batch's result plus the record's own offset within the batch."""
 
     __slots__ = (
         "callbacks",
+        "checksum",
         "create_timestamp",
+        "next_record_metadata",
         "relative_offset",
         "result",
+        "serialized_header_size",
         "serialized_key_size",
         "serialized_value_size",
     )
@@ -132,46 +123,81 @@ class FutureRecordMetadata:
         result: ProduceRequestResult,
         relative_offset: int,
         create_timestamp: int,
+        checksum: int | None,
         serialized_key_size: int,
         serialized_value_size: int,
+        serialized_header_size: int,
     ) -> None:
         self.result = result
         self.relative_offset = relative_offset
         self.create_timestamp = create_timestamp
+        self.checksum = checksum
         self.serialized_key_size = serialized_key_size
         self.serialized_value_size = serialized_value_size
+        self.serialized_header_size = serialized_header_size
+        # The record's future in the batch it was split into, if its batch was split.
+        self.next_record_metadata: FutureRecordMetadata | None = None
         # (on_success, fn) pairs; None until the first is added, which most records never have.
         self.callbacks: list[tuple[bool, Callable]] | None = None
+
+    def chain(self, future: FutureRecordMetadata) -> None:
+        """Answer from ``future`` from now on: the record moved to another batch (a split)."""
+        if self.next_record_metadata is None:
+            self.next_record_metadata = future
+        else:
+            self.next_record_metadata.chain(future)
 
     # -- the Future interface ---------------------------------------------------------------------------
 
     def get(self, timeout: float | None = None) -> RecordMetadata:
         """Wait for the batch's response (up to ``timeout`` seconds); the metadata, or the send's error."""
-        if not self.result.await_(timeout):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        occurred = self.result.await_(timeout)
+        if self.next_record_metadata is not None:
+            # Split: the record's answer comes from its new batch, within what is left of the timeout.
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            return self.next_record_metadata.get(remaining)
+        if not occurred:
             raise TimeoutException(f"Timeout after waiting for {timeout * 1000:.0f} ms.")
-        result, _ = self._answer()
-        if result.error is not None:
-            raise result.error
+        return self.value_or_error()
+
+    def value_or_error(self) -> RecordMetadata:
+        if self.result.error is not None:
+            raise self.result.error
         return self.value()
 
+    def _last(self) -> FutureRecordMetadata:
+        """The future that answers for this record: this one, or the last it was chained to."""
+        future = self
+        while future.next_record_metadata is not None:
+            future = future.next_record_metadata
+        return future
+
     def is_done(self) -> bool:
-        return self.result.completed()
+        return self._last().result.completed()
 
     def succeeded(self) -> bool:
-        return self.result.completed() and self._answer()[0].error is None
+        last = self._last()
+        return last.result.completed() and last.result.error is None
 
     def failed(self) -> bool:
-        return self.result.completed() and self._answer()[0].error is not None
+        last = self._last()
+        return last.result.completed() and last.result.error is not None
 
     @property
     def exception(self) -> BaseException | None:
-        return self._answer()[0].error if self.result.completed() else None
+        last = self._last()
+        return last.result.error if last.result.completed() else None
 
     def value(self) -> RecordMetadata:
         """The metadata once the batch succeeded (Kafka's ``FutureRecordMetadata.value``)."""
-        result, relative_offset = self._answer()
+        if self.next_record_metadata is not None:
+            return self.next_record_metadata.value()
+        result = self.result
         offset = (
-            INVALID_OFFSET if result.base_offset == INVALID_OFFSET else result.base_offset + relative_offset
+            INVALID_OFFSET
+            if result.base_offset == INVALID_OFFSET
+            else result.base_offset + self.relative_offset
         )
         # A LogAppendTime topic overwrites the producer's timestamp with the broker's.
         timestamp = (
@@ -179,17 +205,16 @@ class FutureRecordMetadata:
         )
         topic, partition = result.topic_partition
         return RecordMetadata(
-            topic, partition, offset, timestamp, self.serialized_key_size, self.serialized_value_size
+            topic,
+            partition,
+            TopicPartition(topic, partition),
+            offset,
+            timestamp,
+            self.checksum,
+            self.serialized_key_size,
+            self.serialized_value_size,
+            self.serialized_header_size,
         )
-
-    def _answer(self) -> tuple[ProduceRequestResult, int]:
-        """The result that answers this record, and the record's place in that result's batch: its
-        own batch's, or, after a split, the piece's it moved to (Kafka follows a chain of futures
-        instead, one per record)."""
-        result, relative_offset = self.result, self.relative_offset
-        while result.split_into is not None:
-            result, relative_offset = result.piece_for(relative_offset)
-        return result, relative_offset
 
     # -- callbacks (Kafka's Callback.onCompletion, split in two as kafka-python's future does) -----------
 
@@ -204,28 +229,29 @@ class FutureRecordMetadata:
         return self
 
     def _add(self, on_success: bool, fn: Callable) -> None:
+        # The batch that completes this record (its own, or the one it was split into) runs the
+        # callbacks it finds here once its result is set; under that result's lock, a callback is
+        # either added before (and run by the batch) or finds the result set (and runs here).
         while True:
-            result, relative_offset = self._answer()
-            with result.lock:
-                if result.split_into is not None:
-                    continue  # split since we looked: follow it to the piece
-                if not result.is_set:
+            last = self._last()
+            with last.result.lock:
+                if not last.result.is_set:
                     if self.callbacks is None:
-                        # The first callback: from now on the batch must reach this future.
                         self.callbacks = []
-                        result.callback_futures.append((relative_offset, self))
                     self.callbacks.append((on_success, fn))
                     return
-            break
+                if last.next_record_metadata is None:
+                    break
+            # Split since we looked (a split chains the future before it sets the old result).
         self._fire_one(on_success, fn)
 
     def fire_callbacks(self) -> None:
-        """Run the callbacks added before the result was set (the batch calls this once, on completion)."""
+        """Run the callbacks added before the result was set (the batch's thunk calls this once)."""
         for on_success, fn in self.callbacks or ():
             self._fire_one(on_success, fn)
 
     def _fire_one(self, on_success: bool, fn: Callable) -> None:
-        error = self._answer()[0].error
+        error = self._last().result.error
         if (error is None) != on_success:
             return
         try:

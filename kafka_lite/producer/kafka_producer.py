@@ -45,10 +45,12 @@ from kafka_lite.common.errors import (
     TimeoutException,
     TopicAuthorizationException,
 )
+from kafka_lite.common.record import codec
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import validate_topic_name
+from kafka_lite.common.utils import INT32_MAX
 from kafka_lite.network.selector import Selector
 from kafka_lite.producer.default_partitioner import DefaultPartitioner
 from kafka_lite.producer.future_record_metadata import (
@@ -56,7 +58,6 @@ from kafka_lite.producer.future_record_metadata import (
     FutureRecordMetadata,
     ProduceRequestResult,
 )
-from kafka_lite.producer.producer_batch import estimate_size_in_bytes_upper_bound
 from kafka_lite.producer.producer_config import CONFIG_DEF
 from kafka_lite.producer.producer_interceptors import ProducerInterceptors
 from kafka_lite.producer.producer_record import ProducerRecord
@@ -68,7 +69,6 @@ from kafka_lite.producer.transaction_manager import TransactionManager
 log = logging.getLogger(__name__)
 
 _CLIENT_ID_SEQUENCE = itertools.count(1)
-INT_MAX = 2**31 - 1
 
 
 class KafkaProducer:
@@ -160,7 +160,7 @@ class KafkaProducer:
                 "guarantee idempotence."
             )
         if "retries" not in user_configured:
-            self.config["retries"] = INT_MAX
+            self.config["retries"] = INT32_MAX
         elif self.config["retries"] == 0:
             raise ConfigException(
                 "Must set retries to non-zero when using the idempotent producer. Otherwise we cannot "
@@ -210,22 +210,22 @@ class KafkaProducer:
                 topic, partition, key, serialized_key, value, serialized_value, cluster
             )
             record_headers = _headers(headers)
-            serialized_size = estimate_size_in_bytes_upper_bound(
+            serialized_size = codec.estimate_size_in_bytes_upper_bound(
                 serialized_key, serialized_value, record_headers
             )
             self._ensure_valid_record_size(serialized_size)
             tp = (topic, partition)
             timestamp = self.time.milliseconds() if timestamp_ms is None else _timestamp(timestamp_ms)
             # 4. The accumulator: into the partition's current batch (this may block for memory).
+            # The interceptors hear of the record's completion first (Kafka's InterceptorCallback).
+            callback = None if self.interceptors is None else self.interceptors.intercept_callback(tp)
             result = self.accumulator.append(
-                tp, timestamp, serialized_key, serialized_value, record_headers, remaining_wait_ms
+                tp, timestamp, serialized_key, serialized_value, record_headers, remaining_wait_ms, callback
             )
             if result.batch_is_full or result.new_batch_created:
                 # A batch is ready by size (or one started behind it): the sender need not wait for
                 # linger.ms. A wakeup already pending is not repeated (see ``Selector.wakeup``).
                 self.sender.wakeup()
-            if self.interceptors is not None:
-                self.interceptors.intercept_acknowledgement(result.future)
             return result.future
         except KafkaException as e:  # an ApiException, a SerializationException, a bad partition ...
             log.debug("Exception occurred during message send: %s", e)
@@ -430,4 +430,4 @@ def _failed_future(topic: str, partition: int | None, error: BaseException) -> F
     result = ProduceRequestResult((topic, -1 if partition is None else partition))
     result.set(INVALID_OFFSET, -1, error)
     result.done()
-    return FutureRecordMetadata(result, 0, -1, -1, -1)
+    return FutureRecordMetadata(result, 0, -1, None, -1, -1, -1)

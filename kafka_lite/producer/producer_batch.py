@@ -4,41 +4,34 @@ Mirrors: org.apache.kafka.clients.producer.internals.ProducerBatch
          (clients/src/main/java/.../producer/internals/ProducerBatch.java, Kafka 0.11.0); the book's
          0.10 ``RecordBatch``, renamed in 0.11 when the log format took that name
 Book:    chapter 2, 2.1.1-2.1.2
-Differs: No ``thunks``: Kafka's ``send`` takes the callback, so its batch keeps a ``Thunk``
-         (callback and future) for every record; here callbacks are added to the record's future
-         after ``send`` (kafka-python's shape), and a future joins its batch's result when it is
-         given its first, so the batch holds no record that has none. ``split`` leaves in the old
-         batch's result where each piece begins, where Kafka chains each old future to a new one.
-         No ``maxRecordSize``: Kafka keeps it only for its ``record-size-max`` metric, which
-         kafka_lite does not report.
+Differs: a record's future also takes callbacks after ``send`` (kafka-python's ``add_callback``),
+         which its thunk runs after the thunk's own callback. No ``maxRecordSize``: Kafka keeps it
+         only for its ``record-size-max`` metric, which kafka_lite does not report.
 
-``try_append`` asks the batch's records builder to append the record if it fits (Kafka's
-``hasRoomFor``, sized exactly at the offset and timestamp deltas the record would get), written
-straight into the builder's buffer, encoded once as it will travel, and returns the record's future;
-or ``None`` when the batch has no room: the accumulator then closes this batch and starts the next
-one. The producer's builder is ``CompiledRecordsBuilder`` (``common/record/compiled.py``), which
-encodes in C what ``MemoryRecordsBuilder`` (the one to read, with the same methods) does in Python:
-encoding is the one cost ``send`` pays per byte of a record. When the
+``try_append`` asks the batch's records builder whether the record fits (Kafka's ``hasRoomFor``,
+sized exactly at the offset and timestamp deltas the record would get) and appends it, written
+straight into the builder's buffer, encoded once as it will travel; it keeps a ``Thunk`` (the
+record's callback and future) and returns the future, or ``None`` when the batch has no room: the
+accumulator then closes this batch and starts the next one. The builder is the reference
+``MemoryRecordsBuilder`` or its compiled twin, as ``common/record/codec.py`` chooses. When the
 sender drains the batch it is ``close``d and its bytes built once; retries resend the same bytes
 (and so the same sequence numbers, which is what lets an idempotent broker spot a duplicate).
 
 Completing a batch is one step, whatever its size: the batch's ``ProduceRequestResult`` takes the
-base offset (or the error) and releases every record's future at once, since each future reads its
-offset as ``base_offset + relative_offset`` from the shared result. Only the futures that were given
-a callback are called, in record order, to run them.
+base offset (or the error), which answers every record's future at once, since each future reads
+its offset as ``base_offset + relative_offset`` from the shared result; then each thunk's callbacks
+run, in record order, and the result releases the threads waiting in ``get``.
 """
 
 from __future__ import annotations
 
 import enum
 import logging
-from operator import itemgetter
+from collections.abc import Callable
+from typing import NamedTuple
 
 from kafka_lite.common.errors import KafkaException, RecordBatchTooLargeException, TimeoutException
-from kafka_lite.common.record.compiled import (
-    CompiledRecordsBuilder,
-    estimate_size_in_bytes_upper_bound,
-)
+from kafka_lite.common.record import codec
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import NO_SEQUENCE, NO_TIMESTAMP
 from kafka_lite.common.record.default_record import Header
@@ -49,6 +42,7 @@ from kafka_lite.producer.future_record_metadata import (
     INVALID_OFFSET,
     FutureRecordMetadata,
     ProduceRequestResult,
+    RecordMetadata,
 )
 
 log = logging.getLogger(__name__)
@@ -60,17 +54,30 @@ class FinalState(enum.Enum):
     SUCCEEDED = "SUCCEEDED"
 
 
-def new_records_builder(compression: CompressionType, write_limit: int) -> CompiledRecordsBuilder:
+# Kafka's Callback.onCompletion(metadata, exception): given to ``send``, run when the record's batch completes.
+Callback = Callable[[RecordMetadata | None, BaseException | None], object]
+
+
+class Thunk(NamedTuple):
+    """A record's callback and future, kept by its batch until the batch completes (Kafka's
+    ``ProducerBatch.Thunk``); a split hands the thunk on to the record's new batch."""
+
+    callback: Callback | None
+    future: FutureRecordMetadata
+
+
+def new_records_builder(compression: CompressionType, write_limit: int) -> MemoryRecordsBuilder:
     """An empty builder for a producer batch of at most ``write_limit`` bytes (its first record
-    always fits)."""
-    return CompiledRecordsBuilder(compression=compression, write_limit=write_limit)
+    always fits): Kafka's ``RecordAccumulator.recordsBuilder``."""
+    # The reference MemoryRecordsBuilder, or its compiled twin: see common/record/codec.py.
+    return codec.MemoryRecordsBuilder(compression=compression, write_limit=write_limit)
 
 
 class ProducerBatch:
     def __init__(
         self,
         tp: TopicPartition,
-        records_builder: CompiledRecordsBuilder | MemoryRecordsBuilder,
+        records_builder: MemoryRecordsBuilder,
         now: int,
         initial_capacity: int = 0,
     ) -> None:
@@ -80,6 +87,9 @@ class ProducerBatch:
         self.records_builder = records_builder
         self.initial_capacity = initial_capacity  # the bytes reserved in the BufferPool for this batch
         self.record_count = 0
+        # Every record's thunk, in record order: the batch answers them on completion, and a split
+        # hands them on to the new batches.
+        self.thunks: list[Thunk] = []
         self.attempts = 0
         self.last_attempt_ms = now
         self.last_append_time = now
@@ -92,7 +102,13 @@ class ProducerBatch:
     # -- filling ----------------------------------------------------------------------------------------
 
     def try_append(
-        self, timestamp: int, key: bytes | None, value: bytes | None, headers: list[Header], now: int
+        self,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[Header],
+        now: int,
+        callback: Callback | None = None,
     ) -> FutureRecordMetadata | None:
         """Append the record and return its future, or ``None`` if the batch has no room for it."""
         if not self.records_builder.try_append(timestamp, key, value, headers):
@@ -102,9 +118,14 @@ class ProducerBatch:
             self.produce_future,
             self.record_count,
             timestamp,
+            None,  # v2 has no per-record checksum
             -1 if key is None else len(key),
             -1 if value is None else len(value),
+            serialized_header_size(headers),
         )
+        # Every future is kept, not only those with a callback: if the batch is split, each is
+        # chained to its record's future in the new batch.
+        self.thunks.append(Thunk(callback, future))
         self.record_count += 1
         return future
 
@@ -193,16 +214,25 @@ class ProducerBatch:
         self, base_offset: int, log_append_time: int, exception: BaseException | None
     ) -> None:
         # The result is set before the callbacks run (they read it), and the latch released after,
-        # so a thread woken from get() sees every callback already done, as in Kafka. Setting the
-        # result is what completes every record's future; only those with callbacks need a call,
-        # in record order, as Kafka runs its thunks. Once it is set no future joins the list, and
-        # the list is let go (a future and its result would otherwise hold each other).
-        result = self.produce_future
-        result.set(base_offset, log_append_time, exception)
-        callback_futures, result.callback_futures = result.callback_futures, []
-        for _, future in sorted(callback_futures, key=itemgetter(0)):
-            future.fire_callbacks()
-        result.done()
+        # so a thread woken from get() sees every callback already done, as in Kafka.
+        self.produce_future.set(base_offset, log_append_time, exception)
+        for thunk in self.thunks:
+            if thunk.callback is not None:
+                try:
+                    if exception is None:
+                        thunk.callback(thunk.future.value(), None)
+                    else:
+                        thunk.callback(None, exception)
+                except Exception:
+                    # As Kafka: a callback's failure is logged, never allowed to stop the sender
+                    # thread or the other records' callbacks.
+                    log.exception(
+                        "Error executing user-provided callback on message for topic-partition %s",
+                        self.topic_partition,
+                    )
+            if thunk.future.callbacks:
+                thunk.future.fire_callbacks()
+        self.produce_future.done()
 
     # -- time in the accumulator: retries and expiry ---------------------------------------------------
 
@@ -265,9 +295,9 @@ class ProducerBatch:
     # -- splitting a batch the broker refused as too large -----------------------------------------------
 
     def split(self, split_batch_size: int) -> list[ProducerBatch]:
-        """This batch's records in new batches of about ``split_batch_size`` bytes, in the same order,
-        each record's future answered by its new batch, callbacks included (Kafka's ``split``, after
-        MESSAGE_TOO_LARGE).
+        """This batch's records in new batches of about ``split_batch_size`` bytes, in the same order
+        (Kafka's ``split``, after MESSAGE_TOO_LARGE): each record's thunk moves to its new batch, and
+        its future is chained to the new batch's future for it.
 
         The new batches keep this batch's creation time, take no memory from the BufferPool (as in
         Kafka, they are made "off the accumulator"), and are not attempts yet. A batch that already
@@ -276,51 +306,53 @@ class ProducerBatch:
         records = list(self.records().records())
         if not records:
             raise KafkaException("Cannot split an empty producer batch.")
+        if len(records) != len(self.thunks):
+            raise KafkaException(f"{self}: {len(records)} records but {len(self.thunks)} thunks")
         batches: list[ProducerBatch] = []
-        starts: list[int] = []  # each piece's first record, as a relative offset in this batch
         batch: ProducerBatch | None = None
-        for relative_offset, record in enumerate(records):
-            # A newly created batch can always host its first record.
-            if batch is None or not batch._try_append_for_split(record):
+        for record, thunk in zip(records, self.thunks, strict=True):
+            if batch is None:
                 batch = self._create_batch_off_accumulator_for_record(record, split_batch_size)
+            # A newly created batch can always host the first record.
+            if not batch._try_append_for_split(record, thunk):
                 batches.append(batch)
-                starts.append(relative_offset)
-                batch._try_append_for_split(record)
+                batch = self._create_batch_off_accumulator_for_record(record, split_batch_size)
+                batch._try_append_for_split(record, thunk)
+        batches.append(batch)
         if self.has_sequence():
             sequence = self.base_sequence
             for new_batch in batches:
                 new_batch.set_producer_state(self.producer_id, self.producer_epoch, sequence)
                 sequence += new_batch.record_count
-        # This batch's result now names the pieces, so each record's future answers from its piece;
-        # the callbacks registered here move with their records. Threads may wait on this result (a
-        # get() called before the split, a flush): it is released once every piece has been
-        # answered, when the woken get() finds its record's answer. (Kafka completes it at once and
-        # chains each old future to its new one.)
-        result = self.produce_future
-        with result.lock:
-            result.split_into = [
-                (start, piece.produce_future) for start, piece in zip(starts, batches, strict=True)
-            ]
-            result.pieces_pending = len(batches)
-            for piece in batches:
-                piece.produce_future.split_from = result
-            for relative_offset, future in result.callback_futures:
-                piece_result, piece_offset = result.piece_for(relative_offset)
-                piece_result.callback_futures.append((piece_offset, future))
-            result.callback_futures = []
-        result.set(INVALID_OFFSET, NO_TIMESTAMP, RecordBatchTooLargeException())
+        # Every future is chained by now, so a thread woken from get() follows its record's chain;
+        # a flush waiting on this batch waits for the pieces too.
+        for new_batch in batches:
+            self.produce_future.add_dependent(new_batch.produce_future)
+        self.produce_future.set(INVALID_OFFSET, NO_TIMESTAMP, RecordBatchTooLargeException())
+        self.produce_future.done()
         return batches
 
     def _create_batch_off_accumulator_for_record(self, record, batch_size: int) -> ProducerBatch:
-        size = max(batch_size, estimate_size_in_bytes_upper_bound(record.key, record.value, record.headers))
+        size = max(
+            batch_size, codec.estimate_size_in_bytes_upper_bound(record.key, record.value, record.headers)
+        )
         builder = new_records_builder(self.records_builder.compression, size)
         # initial_capacity 0: nothing to give back to the BufferPool when it is deallocated.
         return ProducerBatch(self.topic_partition, builder, self.created_ms, initial_capacity=0)
 
-    def _try_append_for_split(self, record) -> bool:
-        """Append ``record`` (from a batch being split) if there is room; its own future stays with
-        the batch it came from, which names this one as its piece."""
-        appended = self.try_append(
-            record.timestamp, record.key, record.value, record.headers, self.created_ms
-        )
-        return appended is not None
+    def _try_append_for_split(self, record, thunk: Thunk) -> bool:
+        """Append ``record`` (from a batch being split) if there is room: its thunk moves here, and
+        its old future is chained to the future this batch gives it."""
+        future = self.try_append(record.timestamp, record.key, record.value, record.headers, self.created_ms)
+        if future is None:
+            return False
+        self.thunks[-1] = thunk  # the record keeps its thunk: the callback, and the future the caller holds
+        thunk.future.chain(future)
+        return True
+
+
+def serialized_header_size(headers: list[Header] | tuple) -> int:
+    """The headers' keys (UTF-8) and values, in bytes, or -1 for none (kafka-python's figure)."""
+    if not headers:
+        return -1
+    return sum(len(key.encode("utf-8")) + (0 if value is None else len(value)) for key, value in headers)

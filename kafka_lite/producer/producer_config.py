@@ -18,8 +18,8 @@ Kafka's dotted name, and every error names the setting::
 from __future__ import annotations
 
 from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type, ValidString
+from kafka_lite.common.utils import INT32_MAX
 
-INT_MAX = 2**31 - 1
 H = Importance.HIGH
 M = Importance.MEDIUM
 L = Importance.LOW
@@ -43,7 +43,7 @@ CONFIG_DEF = (
             "How long send and partitions_for may block for metadata or for buffer memory.")
     .define("request.timeout.ms", Type.INT, 30_000, Range.at_least(0), M,
             "How long to wait for a response, and how long a batch may wait to be sent.")
-    .define("retries", Type.INT, 0, Range.between(0, INT_MAX), H,
+    .define("retries", Type.INT, 0, Range.between(0, INT32_MAX), H,
             "How many times to resend a batch that failed with a retriable error.")
     .define("retry.backoff.ms", Type.LONG, 100, Range.at_least(0), L,
             "The pause before a failed batch is retried (and between metadata refreshes).")

@@ -39,11 +39,13 @@ A producer without interceptors has no ``ProducerInterceptors`` at all (``None``
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Protocol
 
 from kafka_lite.clients.interceptors import Interceptors
 from kafka_lite.common.record.constants import NO_TIMESTAMP
-from kafka_lite.producer.future_record_metadata import INVALID_OFFSET, FutureRecordMetadata, RecordMetadata
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.producer.future_record_metadata import INVALID_OFFSET, RecordMetadata
 from kafka_lite.producer.producer_record import ProducerRecord
 
 log = logging.getLogger(__name__)
@@ -97,18 +99,21 @@ class ProducerInterceptors(Interceptors):
         """``send`` failed the record before it reached a batch (Kafka's ``onSendError``)."""
         self.on_acknowledgement(_unknown_metadata(topic, partition), exception)
 
-    def intercept_acknowledgement(self, future: FutureRecordMetadata) -> None:
-        """Call ``on_acknowledgement`` when ``future`` completes (Kafka's ``InterceptorCallback``);
-        registered in ``send`` before the application sees the future, so it runs first."""
-        future.add_callback(lambda metadata: self.on_acknowledgement(metadata, None))
-        future.add_errback(
-            lambda exception: self.on_acknowledgement(
-                _unknown_metadata(*future.result.topic_partition), exception
-            )
-        )
+    def intercept_callback(
+        self, tp: TopicPartition
+    ) -> Callable[[RecordMetadata | None, BaseException | None], None]:
+        """The callback ``send`` gives the record's batch (Kafka's ``InterceptorCallback``): it calls
+        ``on_acknowledgement`` when the batch completes, before the callbacks added to the future."""
+
+        def on_completion(metadata: RecordMetadata | None, exception: BaseException | None) -> None:
+            self.on_acknowledgement(_unknown_metadata(*tp) if metadata is None else metadata, exception)
+
+        return on_completion
 
 
 def _unknown_metadata(topic: str, partition: int | None) -> RecordMetadata:
     """Kafka's ``new RecordMetadata(tp, -1, -1, NO_TIMESTAMP, -1L, -1, -1)`` for a failed record."""
     partition = UNKNOWN_PARTITION if partition is None else partition
-    return RecordMetadata(topic, partition, INVALID_OFFSET, NO_TIMESTAMP, -1, -1)
+    return RecordMetadata(
+        topic, partition, TopicPartition(topic, partition), INVALID_OFFSET, NO_TIMESTAMP, None, -1, -1, -1
+    )

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kafka_lite.clients.metadata import Cluster, Node
 from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.record import codec
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import NO_SEQUENCE
 from kafka_lite.common.record.default_record import Header
@@ -37,11 +39,7 @@ from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.producer.buffer_pool import BufferPool
 from kafka_lite.producer.future_record_metadata import FutureRecordMetadata
-from kafka_lite.producer.producer_batch import (
-    ProducerBatch,
-    estimate_size_in_bytes_upper_bound,
-    new_records_builder,
-)
+from kafka_lite.producer.producer_batch import Callback, ProducerBatch, new_records_builder
 from kafka_lite.producer.transaction_manager import TransactionManager
 
 log = logging.getLogger(__name__)
@@ -137,16 +135,18 @@ class RecordAccumulator:
         value: bytes | None,
         headers: list[Header],
         max_time_to_block: int,
+        callback: Callback | None = None,
     ) -> RecordAppendResult:
-        """Add a record to its partition's last batch, or to a new one; return its future."""
+        """Add a record to its partition's last batch, or to a new one; return its future.
+        ``callback`` runs when the record's batch completes."""
         dq = self._get_or_create_deque(tp)
         with dq.lock:
             if self.closed:
                 raise KafkaException("Cannot send after the producer is closed.")
-            append_result = self._try_append(timestamp, key, value, headers, dq)
+            append_result = self._try_append(timestamp, key, value, headers, callback, dq)
             if append_result is not None:
                 return append_result
-        return self._append_to_new_batch(tp, timestamp, key, value, headers, max_time_to_block, dq)
+        return self._append_to_new_batch(tp, timestamp, key, value, headers, callback, max_time_to_block, dq)
 
     def _append_to_new_batch(
         self,
@@ -155,6 +155,7 @@ class RecordAccumulator:
         key: bytes | None,
         value: bytes | None,
         headers: list[Header],
+        callback: Callback | None,
         max_time_to_block: int,
         dq: _BatchDeque,
     ) -> RecordAppendResult:
@@ -169,8 +170,9 @@ class RecordAccumulator:
         self._count_append(+1)
         reserved = 0
         try:
-            # Reserve memory without holding the deque's lock.
-            size = max(self.batch_size, estimate_size_in_bytes_upper_bound(key, value, headers))
+            # Reserve memory without holding the deque's lock. The size bound is the reference's
+            # or its compiled twin's, as the batch's builder is: see common/record/codec.py.
+            size = max(self.batch_size, codec.estimate_size_in_bytes_upper_bound(key, value, headers))
             log.debug("Allocating a new %d byte message buffer for topic %s partition %d", size, *tp)
             reserved = self.free.allocate(size, max_time_to_block)
             with dq.lock:
@@ -178,12 +180,12 @@ class RecordAccumulator:
                 if self.closed:
                     raise KafkaException("Cannot send after the producer is closed.")
                 # Another thread may have created a batch meanwhile: use it, give the memory back.
-                append_result = self._try_append(timestamp, key, value, headers, dq)
+                append_result = self._try_append(timestamp, key, value, headers, callback, dq)
                 if append_result is not None:
                     return append_result
                 builder = new_records_builder(self.compression, size)
                 batch = ProducerBatch(tp, builder, self.time.milliseconds(), initial_capacity=size)
-                future = batch.try_append(timestamp, key, value, headers, self.time.milliseconds())
+                future = batch.try_append(timestamp, key, value, headers, self.time.milliseconds(), callback)
                 dq.append(batch)
                 self.incomplete.add(batch)
                 reserved = 0  # the batch owns the memory now
@@ -199,12 +201,13 @@ class RecordAccumulator:
         key: bytes | None,
         value: bytes | None,
         headers: list[Header],
+        callback: Callback | None,
         dq: _BatchDeque,
     ) -> RecordAppendResult | None:
         """Append to the deque's last batch if it has room (caller holds the deque's lock)."""
         if dq:
             last = dq[-1]
-            future = last.try_append(timestamp, key, value, headers, self.time.milliseconds())
+            future = last.try_append(timestamp, key, value, headers, self.time.milliseconds(), callback)
             if future is None:
                 last.close_for_record_appends()
             else:
@@ -451,12 +454,9 @@ class RecordAccumulator:
     def await_flush_completion(self, timeout_ms: int | None = None) -> bool:
         """Wait for every batch incomplete now (not those appended later); false on timeout."""
         try:
-            deadline = None if timeout_ms is None else self.time.hi_res_clock_ms() + timeout_ms
-            for batch in self.incomplete.copy_all():
-                remaining = None if deadline is None else max(deadline - self.time.hi_res_clock_ms(), 0)
-                if not batch.produce_future.await_(None if remaining is None else remaining / 1000):
-                    return False
-            return True
+            deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
+            # A batch split meanwhile is waited for through its pieces (its result's dependents).
+            return all(batch.produce_future.await_all(deadline) for batch in self.incomplete.copy_all())
         finally:
             with self._counters_lock:
                 self._flushes_in_progress -= 1

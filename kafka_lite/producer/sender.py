@@ -50,7 +50,7 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.record.constants import NO_TIMESTAMP
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.common.utils import LONG_MAX
+from kafka_lite.common.utils import INT32_MAX, LONG_MAX
 from kafka_lite.producer.future_record_metadata import INVALID_OFFSET
 from kafka_lite.producer.producer_batch import ProducerBatch
 from kafka_lite.producer.record_accumulator import RecordAccumulator
@@ -58,7 +58,6 @@ from kafka_lite.producer.transaction_manager import ProducerIdAndEpoch, Transact
 
 log = logging.getLogger(__name__)
 
-INT32_MAX = 2**31 - 1
 PRODUCE_VERSION = 3  # the first with record batch v2 (magic 2) and a transactional id
 
 

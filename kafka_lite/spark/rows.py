@@ -23,9 +23,9 @@ Two ways out:
 Which decoder: the tuple path decodes with kafka_lite's own ``DefaultRecord.read_from`` (chapter 6),
 so a learner can follow a record from the segment's bytes to a row. The Arrow path is the fast one,
 and there the cost per record would be Python's varint decoding, several times everything else a
-task does; so it decodes with ``compiled_records`` (``common/record/compiled.py``: aiokafka's
-compiled ``DefaultRecordBatch``, the same format read in C), as Spark's executors leave decoding to
-the Java kafka-clients. Both give the same fields: offset, timestamp (the batch's for LogAppendTime),
+task does; so it decodes with ``codec.records`` (``common/record/codec.py``: by default the
+compiled twin of ``DefaultRecordBatch``, the same format read in C by aiokafka's codec), as Spark's
+executors leave decoding to the Java kafka-clients. Both give the same fields: offset, timestamp (the batch's for LogAppendTime),
 key, value, headers as pairs.
 
 Keys and values stay the ``bytes`` the record decoder sliced out; nothing is copied again here.
@@ -38,7 +38,7 @@ import datetime
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from kafka_lite.common.record.compiled import compiled_records
+from kafka_lite.common.record import codec
 from kafka_lite.spark.offsets import OffsetRange
 
 ARROW_BATCH_ROWS = 65_536
@@ -145,7 +145,8 @@ def to_arrow(
         if getattr(batch, "is_control_batch", False):
             continue  # transaction markers: not records a consumer sees
         timestamp_type = int(batch.timestamp_type)
-        for record in compiled_records(batch):
+        # The reference DefaultRecordBatch, or its compiled twin: see common/record/codec.py.
+        for record in codec.records(batch):
             keys.append(record.key)
             values.append(record.value)
             offsets.append(record.offset)

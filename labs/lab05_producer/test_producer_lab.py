@@ -339,6 +339,11 @@ def test_a_partition_is_ready_once_its_batch_has_lingered_linger_ms():
 @pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_a_flush_or_a_close_makes_every_batch_ready_at_once():
+    check_a_flush_or_a_close_makes_every_batch_ready_at_once()
+
+
+def check_a_flush_or_a_close_makes_every_batch_ready_at_once() -> RecordAccumulator:
+    """Shared with tests/producer/test_record_accumulator.py; returns the closed accumulator."""
     time = MockTime()
     acc = _accumulator(time, linger_ms=1000)
     _append(acc, ("t", 0))
@@ -351,11 +356,17 @@ def test_a_flush_or_a_close_makes_every_batch_ready_at_once():
     acc.close()
     _check_ready(acc, CLUSTER, time.milliseconds(), {0, 1}, None,
                  "the producer is closing (self.closed): nothing waits for linger.ms any more")  # fmt: skip
+    return acc
 
 
 @pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_appenders_blocked_on_memory_make_every_batch_ready():
+    check_appenders_blocked_on_memory_make_every_batch_ready()
+
+
+def check_appenders_blocked_on_memory_make_every_batch_ready() -> BaseException:
+    """Shared with tests/producer/test_record_accumulator.py; returns the blocked append's error."""
     time = MockTime()
     acc = _accumulator(time, linger_ms=1000, memory=2 * BATCH_SIZE)
     _append(acc, ("t", 0))
@@ -382,6 +393,7 @@ def test_appenders_blocked_on_memory_make_every_batch_ready():
         time.advance(50)
         thread.join(5)
     assert errors and isinstance(errors[0], TimeoutException)
+    return errors[0]
 
 
 @pytest.mark.stage(2)
@@ -406,6 +418,11 @@ def test_a_retried_batch_backs_off_retry_backoff_ms():
 @pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_a_partition_without_a_leader_names_its_topic_for_a_metadata_update():
+    check_a_partition_without_a_leader_names_its_topic_for_a_metadata_update()
+
+
+def check_a_partition_without_a_leader_names_its_topic_for_a_metadata_update() -> None:
+    """Shared with tests/producer/test_record_accumulator.py."""
     time = MockTime()
     acc = _accumulator(time, linger_ms=0)
     _append(acc, ("t", 0))

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 
 import pytest
 
 from kafka_lite.common.errors import KafkaException, NotLeaderForPartitionException, TimeoutException
 from kafka_lite.common.record import MemoryRecordsBuilder
-from kafka_lite.common.record.compiled import record_size_upper_bound
-from kafka_lite.common.record.default_record import Header, size_in_bytes
+from kafka_lite.common.record.default_record import Header, record_size_upper_bound, size_in_bytes
 from kafka_lite.producer.producer_batch import ProducerBatch
 
 pytestmark = pytest.mark.unit
@@ -195,21 +193,31 @@ def test_callbacks_run_in_record_order_whatever_order_they_were_added_in():
     assert [f.get(0).offset for f in futures] == [10, 11, 12, 13, 14]
 
 
-def test_the_batch_holds_no_future_that_has_no_callback():
-    # A producer sending in a loop drops each future: it must be freed when send returns, not kept
-    # until the batch's response among the objects the garbage collector walks. sys.getrefcount
-    # counts its own argument: 2 is the test's name alone.
+def test_the_batch_keeps_a_thunk_per_record_whose_callback_runs_before_the_futures_in_record_order():
     batch = new_batch()
-    plain = batch.try_append(T0, None, b"v0", (), T0)
-    with_callback = batch.try_append(T0, None, b"v1", (), T0)
     seen = []
-    with_callback.add_callback(lambda md: seen.append(md.offset))
-    assert sys.getrefcount(plain) == 2, "nothing but the caller holds a future without callbacks"
-    assert sys.getrefcount(with_callback) == 3, "the batch holds a future given a callback"
+    futures = [
+        batch.try_append(
+            T0, None, b"v%d" % i, (), T0, callback=lambda md, e, i=i: seen.append(("thunk", i, md.offset))
+        )
+        for i in range(3)
+    ]
+    futures[0].add_callback(lambda md: seen.append(("future", 0, md.offset)))
+    assert [thunk.future for thunk in batch.thunks] == futures
     batch.done(base_offset=40, log_append_time=-1, exception=None)
-    assert seen == [41]
-    assert plain.get(0).offset == 40
-    assert sys.getrefcount(with_callback) == 2, "once its callbacks have run, the batch lets it go"
+    assert seen == [("thunk", 0, 40), ("future", 0, 40), ("thunk", 1, 41), ("thunk", 2, 42)]
+    assert [f.get(0).offset for f in futures] == [40, 41, 42]
+
+
+def test_a_failed_batch_gives_each_thunk_the_error_once():
+    batch = new_batch()
+    seen = []
+    for i in range(2):
+        batch.try_append(
+            T0, None, b"v", (), T0, callback=lambda md, e, i=i: seen.append((i, md, type(e).__name__))
+        )
+    batch.done(base_offset=-1, log_append_time=-1, exception=NotLeaderForPartitionException("moved"))
+    assert seen == [(0, None, "NotLeaderForPartitionException"), (1, None, "NotLeaderForPartitionException")]
 
 
 def split_three_ways(batch: ProducerBatch) -> list[ProducerBatch]:
@@ -226,19 +234,22 @@ def test_a_split_batchs_futures_answer_from_their_pieces_with_callbacks_added_be
     waiter.start()
     pieces = split_three_ways(batch)
     assert [p.record_count for p in pieces] == [2, 2, 1]
-    assert not futures[0].is_done(), "the old batch's answer waits for its pieces"
+    assert not futures[0].is_done(), "an old future answers from its record's piece, not yet answered"
+    assert batch.produce_future.completed(), "the old batch is completed, its futures chained to the pieces'"
     futures[1].add_callback(lambda md: seen.append(("after", md.offset)))
     futures[4].add_errback(lambda e: seen.append(("errback", type(e).__name__)))
-    # The pieces are answered out of order, each with its own base offset.
+    # The pieces are answered out of order, each with its own base offset. The get() waiting since
+    # before the split woke at the split, found its future chained, and waits on its record's piece.
+    assert waiter.is_alive()
     pieces[2].done(base_offset=900, log_append_time=-1, exception=None)
-    pieces[0].done(base_offset=100, log_append_time=-1, exception=None)
-    assert seen == [("after", 101)]
-    assert not futures[4].is_done() and waiter.is_alive()
-    pieces[1].done(base_offset=500, log_append_time=-1, exception=NotLeaderForPartitionException("moved"))
     waiter.join(5)
-    # The piece that failed ran no success callback, the one that succeeded no errback; the get()
-    # waiting since before the split woke to its record's piece.
-    assert seen == [("after", 101), ("get", 900)]
+    assert seen == [("get", 900)]
+    pieces[0].done(base_offset=100, log_append_time=-1, exception=None)
+    assert seen == [("get", 900), ("after", 101)]
+    assert not futures[2].is_done()
+    pieces[1].done(base_offset=500, log_append_time=-1, exception=NotLeaderForPartitionException("moved"))
+    # The piece that failed ran no success callback, the one that succeeded no errback.
+    assert seen == [("get", 900), ("after", 101)]
     assert [f.is_done() for f in futures] == [True] * 5
     assert [f.get(0).offset for f in (futures[0], futures[1], futures[4])] == [100, 101, 900]
     for f in futures[2:4]:

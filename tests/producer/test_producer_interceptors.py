@@ -12,6 +12,7 @@ import pytest
 from kafka_lite import KafkaProducer
 from kafka_lite.common.errors import ConfigException, InvalidTopicException
 from kafka_lite.common.record.memory_records import MemoryRecords
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.producer.future_record_metadata import RecordMetadata
 from kafka_lite.producer.producer_interceptors import ProducerInterceptors
 from kafka_lite.producer.producer_record import ProducerRecord
@@ -77,7 +78,9 @@ def test_a_failing_interceptor_is_logged_and_skipped(caplog):
     interceptors = ProducerInterceptors([Appending(), Failing(), ReturnsNone(), AppendingB()])
     with caplog.at_level(logging.WARNING):
         record = interceptors.on_send(ProducerRecord("t", b"v", partition=1))
-        interceptors.on_acknowledgement(RecordMetadata("t", 1, 5, 0, -1, 1), None)
+        interceptors.on_acknowledgement(
+            RecordMetadata("t", 1, TopicPartition("t", 1), 5, 0, None, -1, 1, -1), None
+        )
         interceptors.close()
     # The failing ones leave the record as the interceptor before them returned it.
     assert record.value == b"v+a+b"

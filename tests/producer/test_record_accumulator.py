@@ -3,17 +3,15 @@ close, back-off), what drain takes per node, expiry, and aborting on close."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
-from kafka_lite.common.errors import KafkaException, TimeoutException
+from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.time import MockTime
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.producer.record_accumulator import RecordAccumulator
+from labs.lab05_producer import test_producer_lab as lab05
 from tests.producer.support import cluster_of, node
-from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.unit
 # A record of this value takes 57 bytes, and room is checked for exactly that (Kafka 0.11's
@@ -73,51 +71,22 @@ def test_nothing_to_send_means_no_reason_to_wake_up():
     assert result.ready_nodes == set() and result.next_ready_check_delay_ms == LONG_MAX
 
 
+# The lab's tests of ready() are this module's too: one check, two callers, so they cannot drift.
+
+
 def test_a_flush_or_a_close_makes_every_batch_ready_at_once():
-    time = MockTime()
-    acc = accumulator(time, linger_ms=1000)
-    append(acc, ("t", 0))
-    append(acc, ("t", 2))
-    acc.begin_flush()
-    assert acc.ready(CLUSTER, time.milliseconds()).ready_nodes == {node(0), node(1)}
-    assert acc.await_flush_completion(timeout_ms=0) is False, "the batches are not sent yet"
-    assert acc.ready(CLUSTER, time.milliseconds()).ready_nodes == set(), "the flush is over"
-    acc.close()
-    assert acc.ready(CLUSTER, time.milliseconds()).ready_nodes == {node(0), node(1)}
+    acc = lab05.check_a_flush_or_a_close_makes_every_batch_ready_at_once()
     with pytest.raises(KafkaException, match="Cannot send after the producer is closed"):
         append(acc)
 
 
 def test_appenders_blocked_on_memory_make_every_batch_ready():
-    time = MockTime()
-    acc = accumulator(time, memory=2 * BATCH_SIZE, linger_ms=1000)
-    append(acc, ("t", 0))
-    append(acc, ("t", 2))
-    errors: list[BaseException] = []
-
-    def blocked_append() -> None:
-        try:
-            append(acc, ("u", 0), max_block_ms=50)
-        except BaseException as e:
-            errors.append(e)
-
-    thread = threading.Thread(target=blocked_append, daemon=True)
-    thread.start()
-    wait_until(lambda: acc.free.queued() == 1, what="the append to block on memory")
-    assert acc.ready(CLUSTER, time.milliseconds()).ready_nodes == {node(0), node(1)}
-    time.advance(50)
-    thread.join(10)
-    assert isinstance(errors[0], TimeoutException) and "buffer.memory (640 bytes)" in str(errors[0])
+    error = lab05.check_appenders_blocked_on_memory_make_every_batch_ready()
+    assert "buffer.memory (640 bytes)" in str(error)
 
 
 def test_a_partition_without_a_leader_names_its_topic_for_a_metadata_update():
-    time = MockTime()
-    acc = accumulator(time, linger_ms=0)
-    append(acc, ("t", 0))
-    append(acc, ("v", 0))
-    cluster = cluster_of({("t", 0): 0, ("v", 0): None})
-    result = acc.ready(cluster, time.milliseconds())
-    assert result.ready_nodes == {node(0)} and result.unknown_leader_topics == {"v"}
+    lab05.check_a_partition_without_a_leader_names_its_topic_for_a_metadata_update()
 
 
 def test_drain_takes_at_most_one_batch_per_partition_per_node():

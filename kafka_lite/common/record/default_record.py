@@ -31,9 +31,9 @@ from typing import NamedTuple
 
 from kafka_lite.common.errors import CorruptRecordException
 from kafka_lite.common.record.varint import read_varint, read_varlong, size_of_varint, write_varint
+from kafka_lite.common.utils import INT32_MAX
 
 NULL_LENGTH = -1  # a null key, value or header value is written as length -1 and no bytes
-INT32_MAX = 2**31 - 1
 
 
 class Header(NamedTuple):

@@ -40,7 +40,7 @@ from kafka_lite.common.errors import CorruptRecordException
 from kafka_lite.common.record.compression import CompressionType, decompress
 from kafka_lite.common.record.constants import LOG_OVERHEAD, MAGIC_VALUE_V2, TimestampType
 from kafka_lite.common.record.crc import crc32c
-from kafka_lite.common.record.default_record import DefaultRecord
+from kafka_lite.common.record.default_record import DefaultRecord, Header, record_size_upper_bound
 
 
 class HeaderField(NamedTuple):
@@ -134,6 +134,16 @@ def write_header(
 
 
 # --8<-- [end:write_header]
+
+
+def estimate_size_in_bytes_upper_bound(
+    key: bytes | None, value: bytes | None, headers: tuple[Header, ...] | list[Header] = ()
+) -> int:
+    """The most bytes a v2 batch holding just this record can take (Kafka's
+    ``DefaultRecordBatch.estimateBatchSizeUpperBound``, which ``AbstractRecords.estimateSizeInBytesUpperBound``
+    calls for magic 2): what the producer checks against ``max.request.size``, and the least a new
+    batch is made for."""
+    return RECORD_BATCH_OVERHEAD + record_size_upper_bound(key, value, headers)
 
 
 class DefaultRecordBatch:

@@ -39,8 +39,7 @@ from kafka_lite.common.record.default_record_batch import (
 )
 from kafka_lite.common.record.legacy_record import build_legacy_entries
 from kafka_lite.common.record.memory_records import MemoryRecords
-
-INT32_MAX = 2**31 - 1
+from kafka_lite.common.utils import INT32_MAX
 
 
 class MemoryRecordsBuilder:
@@ -114,12 +113,6 @@ class MemoryRecordsBuilder:
         self, offset: int, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple | list = ()
     ) -> None:
         """Append a record at an explicit offset (increasing; gaps allowed, as after compaction)."""
-        if self._built is not None:
-            raise RuntimeError("this builder is closed: build() was already called")
-        if self._appends_closed:
-            raise RuntimeError(
-                "Tried to append a record, but MemoryRecordsBuilder is closed for record appends"
-            )
         if self._last_offset is not None and offset <= self._last_offset:
             raise ValueError(
                 f"offset {offset} is not larger than the last appended offset {self._last_offset}"
@@ -128,23 +121,49 @@ class MemoryRecordsBuilder:
             raise ValueError(f"offset {offset} is too far from base offset {self.base_offset} for one batch")
         if timestamp < 0 and timestamp != NO_TIMESTAMP:
             raise ValueError(f"invalid negative timestamp {timestamp}")
+        if self.magic < MAGIC_VALUE_V2 and headers:
+            raise ValueError(f"magic {self.magic} cannot carry headers (needs magic 2)")
+        if self._first_timestamp is None:
+            self._first_timestamp = timestamp
         if self.magic == MAGIC_VALUE_V2:
-            if self._first_timestamp is None:
-                self._first_timestamp = timestamp
-            DefaultRecord.write_to(
-                self._buffer,
-                offset - self.base_offset,
-                timestamp - self._first_timestamp,
-                key,
-                value,
-                headers,
-            )
+            self._append_default_record(offset, timestamp, key, value, headers)
         else:
-            if headers:
-                raise ValueError(f"magic {self.magic} cannot carry headers (needs magic 2)")
-            if offset != self.base_offset + self._count:
-                raise ValueError("message sets v0/v1 are written with consecutive offsets")
-            self._legacy.append((timestamp, key, value))
+            self._append_legacy_record(offset, timestamp, key, value)
+
+    def _append_default_record(
+        self, offset: int, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple | list
+    ) -> None:
+        """Encode a v2 record straight after the ones before it (Kafka's ``appendDefaultRecord``)."""
+        self._ensure_open_for_record_append()
+        DefaultRecord.write_to(
+            self._buffer,
+            offset - self.base_offset,
+            timestamp - self._first_timestamp,
+            key,
+            value,
+            headers,
+        )
+        self._record_written(offset, timestamp)
+
+    def _append_legacy_record(
+        self, offset: int, timestamp: int, key: bytes | None, value: bytes | None
+    ) -> None:
+        """Keep a v0/v1 record for ``build``, which writes the message set in one go."""
+        self._ensure_open_for_record_append()
+        if offset != self.base_offset + self._count:
+            raise ValueError("message sets v0/v1 are written with consecutive offsets")
+        self._legacy.append((timestamp, key, value))
+        self._record_written(offset, timestamp)
+
+    def _ensure_open_for_record_append(self) -> None:
+        if self._built is not None:
+            raise RuntimeError("this builder is closed: build() was already called")
+        if self._appends_closed:
+            raise RuntimeError(
+                "Tried to append a record, but MemoryRecordsBuilder is closed for record appends"
+            )
+
+    def _record_written(self, offset: int, timestamp: int) -> None:
         self._max_timestamp = max(self._max_timestamp, timestamp)
         self._last_offset = offset
         self._count += 1

@@ -19,12 +19,13 @@ says "more bytes follow". So 300 = 0b1_0010_1100 zig-zags to 600 = 0b100_1011000
 from __future__ import annotations
 
 from kafka_lite.common.errors import CorruptRecordException
+from kafka_lite.common.utils import INT32_MAX
 
 # A 32-bit varint needs at most 5 groups of 7 bits, a 64-bit varlong at most 10. Kafka rejects
 # longer encodings, and so do we: an endless run of continuation bits is garbage, not a number.
 MAX_VARINT_BYTES = 5
 MAX_VARLONG_BYTES = 10
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT32_MIN = -(INT32_MAX + 1)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 

@@ -81,7 +81,7 @@ from kafka_lite.common.protocol.fetch_request import (
     FETCH_VERSION,
     fetch_request_body,
 )
-from kafka_lite.common.record.compiled import compiled_records
+from kafka_lite.common.record import codec
 from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import Time
@@ -436,7 +436,8 @@ class Fetcher:
                             f"is invalid, cause: {e}"
                         ) from e
                 timestamp_type = batch.timestamp_type
-                for record in compiled_records(batch):
+                # The reference DefaultRecordBatch, or its compiled twin: see common/record/codec.py.
+                for record in codec.records(batch):
                     # A compressed batch is returned whole: skip its records below the position.
                     if record.offset >= position:
                         parsed.append(self._parse_record(tp, record, timestamp_type))
