@@ -26,7 +26,7 @@ Leader epochs (Kafka 0.11, KIP-101): a leader's append also stamps the leader's 
 batch's ``partitionLeaderEpoch`` (outside the CRC, like the base offset) and records in
 ``leader_epoch_cache`` the offset where a new epoch begins; a follower's append records the epochs
 its leader stamped. Truncation and retention trim the cache with the log, so it always describes
-the records the log holds (``kafka_lite/server/epoch/leader_epoch_file_cache.py``).
+the records the log holds (``kafka_lite/log/epoch/leader_epoch_file_cache.py``).
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ from kafka_lite.common.record.default_record_batch import (
 )
 from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.log.epoch.leader_epoch_checkpoint_file import LeaderEpochCheckpointFile
+from kafka_lite.log.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_segment import (
     INDEX_SUFFIX,
@@ -68,8 +70,6 @@ from kafka_lite.log.log_segment import (
     filename_prefix,
 )
 from kafka_lite.log.offset_index import CorruptIndexException, InvalidOffsetException
-from kafka_lite.server.epoch.leader_epoch_checkpoint_file import LeaderEpochCheckpointFile
-from kafka_lite.server.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # in the log directory: "the last stop was clean"
 DELETED_FILE_SUFFIX = ".deleted"

@@ -68,7 +68,6 @@ from kafka_lite.network.transfer import FileRegion, PieceWriter
 from kafka_lite.server.admin_manager import AdminManager, TopicDetails
 from kafka_lite.server.delayed_client_request import FIRST_METADATA, DelayedClientRequest
 from kafka_lite.server.delayed_create_topics import CreateTopicsResults
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
@@ -80,6 +79,7 @@ from kafka_lite.server.replica_manager import (
     PartitionResponse,
     ReplicaManager,
 )
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 
 log = logging.getLogger(__name__)
 

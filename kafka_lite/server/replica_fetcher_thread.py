@@ -38,8 +38,8 @@ from kafka_lite.common.protocol.fetch_request import FETCH_VERSION, fetch_reques
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.log.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 from kafka_lite.network.selector import Selector
-from kafka_lite.server.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 
 if TYPE_CHECKING:
     from kafka_lite.server.kafka_config import KafkaConfig

@@ -47,18 +47,18 @@ from kafka_lite.common.time import Time
 from kafka_lite.common.topic import validate_topic_name
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.checkpoint import read_checkpoint, write_checkpoint
+from kafka_lite.log.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.log.log_segment import LogOffsetMetadata
 from kafka_lite.server.delayed_fetch import DelayedFetch
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.delayed_produce import DelayedProduce, ProducePartitionStatus
-from kafka_lite.server.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
 from kafka_lite.server.replica_fetcher_manager import BrokerAndInitialOffset, ReplicaFetcherManager
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import Scheduler
 from kafka_lite.zk.zk_utils import LeaderAndIsr, ZkUtils
 

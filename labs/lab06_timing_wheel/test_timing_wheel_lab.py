@@ -21,9 +21,11 @@ import pytest
 
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
-from kafka_lite.server.epoch.leader_epoch_checkpoint_file import EpochEntry, LeaderEpochCheckpointFile
-from kafka_lite.server.epoch.leader_epoch_file_cache import LeaderEpochFileCache
-from kafka_lite.server.in_process_replicas import (
+from kafka_lite.log.epoch.leader_epoch_checkpoint_file import EpochEntry, LeaderEpochCheckpointFile
+from kafka_lite.log.epoch.leader_epoch_file_cache import LeaderEpochFileCache
+from kafka_lite.server.partition import Partition
+from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.testing.in_process_replicas import (
     follower_fetch,
     in_process_brokers,
     in_process_replica_manager,
@@ -32,11 +34,9 @@ from kafka_lite.server.in_process_replicas import (
     records_bytes,
     replicate,
 )
-from kafka_lite.server.partition import Partition
-from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.testing.mock_timer import MockTimer
 from kafka_lite.utils.locks import AtomicInteger
 from kafka_lite.utils.timer.delay_queue import DelayQueue
-from kafka_lite.utils.timer.mock_timer import MockTimer
 from kafka_lite.utils.timer.timer_task import TimerTask
 from kafka_lite.utils.timer.timer_task_list import TimerTaskEntry, TimerTaskList
 from kafka_lite.utils.timer.timing_wheel import TimingWheel

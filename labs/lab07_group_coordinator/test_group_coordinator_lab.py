@@ -29,8 +29,8 @@ from kafka_lite.coordinator.group_coordinator import (
     JoinGroupResult,
 )
 from kafka_lite.coordinator.group_metadata import GroupMetadata, GroupState
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
-from kafka_lite.utils.timer import MockTimer
+from kafka_lite.testing.mock_timer import MockTimer
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 
 pytestmark = [pytest.mark.lab(7), pytest.mark.timeout(10)]
 

@@ -9,7 +9,8 @@ from kafka_lite.common.errors import Errors
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.log import read_all
-from kafka_lite.server.in_process_replicas import (
+from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.testing.in_process_replicas import (
     follower_fetch,
     in_process_replica_manager,
     leader_and_isr,
@@ -17,7 +18,6 @@ from kafka_lite.server.in_process_replicas import (
     replicate,
     replicated_partition,
 )
-from kafka_lite.server.replica_manager import ReplicaManager
 
 TP = ("orders", 0)
 LAG_MS = 10_000

@@ -28,7 +28,6 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.replica_fetcher_manager import ReplicaFetcherManager
 from kafka_lite.server.replica_fetcher_thread import ReplicaFetcherThread
@@ -38,8 +37,9 @@ from kafka_lite.server.replica_manager import (
     LogReadResult,
     ReplicaManager,
 )
+from kafka_lite.testing.mock_timer import MockTimer
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import MockScheduler
-from kafka_lite.utils.timer import MockTimer
 
 
 class PlayedFetcherManager(ReplicaFetcherManager):
