@@ -232,10 +232,13 @@ class ReplicaManager:
             )
         return partition
 
+    def log_config(self, topic: str) -> LogConfig:
+        """The topic's settings over the broker's, as ZooKeeper has them now."""
+        return LogConfig.from_broker(self.config.log_config_props(), self.topic_config_lookup(topic))
+
     def create_log(self, tp: TopicPartition) -> Log:
         """The local log of ``tp``, opened or created with the topic's settings over the broker's."""
-        config = LogConfig.from_broker(self.config.log_config_props(), self.topic_config_lookup(tp[0]))
-        return self.log_manager.create_log(tp, config)
+        return self.log_manager.create_log(tp, self.log_config(tp[0]))
 
     # -- LeaderAndIsr ------------------------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 No Kafka twin: Kafka's own tests build their ``ReplicaManager``s the same way (a ``MockTime``, mock
 ZooKeeper, a fetcher manager they drive themselves); this is that harness, kept in the package
-because the chapter's notebook, lab 6 and the replication pictures all step replication with it.
+(not with the tests) because the chapter's notebook, lab 6 and the replication pictures all step
+replication with it.
 
 ``in_process_replica_manager`` gives a broker's replica manager what ``KafkaServer`` would (a log
 manager, a scheduler, the produce and fetch purgatories), all on the mock clock, with no ZooKeeper
@@ -10,8 +11,9 @@ manager, a scheduler, the produce and fetch purgatories), all on the mock clock,
 it would fetch from where (``replica_fetcher_manager.added``), and the caller plays the fetcher:
 ``replicate`` is one round of ``ReplicaFetcherThread``'s loop (fetch from the LEO, append with the
 leader's offsets, take the leader's HW), and ``played_fetcher(...).maybe_truncate()`` is the
-truncation a new follower's fetcher does first, its OffsetsForLeaderEpoch answered by the leader's
-replica manager through a call instead of a socket. So nothing happens that the caller did not do.
+truncation a new follower's fetcher does first, its OffsetsForLeaderEpoch (and, for
+``handle_offset_out_of_range``, ListOffsets) answered by the leader's replica manager through a
+call instead of a socket. So nothing happens that the caller did not do.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.replica_fetcher_manager import ReplicaFetcherManager
-from kafka_lite.server.replica_fetcher_thread import ReplicaFetcherThread
+from kafka_lite.server.replica_fetcher_thread import EARLIEST_TIMESTAMP, ReplicaFetcherThread
 from kafka_lite.server.replica_manager import (
     FetchMetadata,
     FetchPartitionRequest,
@@ -148,8 +150,9 @@ def append_fetched(follower: ReplicaManager, tp: TopicPartition, result: LogRead
 
 
 class InProcessFetcherThread(ReplicaFetcherThread):
-    """A follower's fetcher thread, never started, whose OffsetsForLeaderEpoch reaches the leader's
-    replica manager by a call instead of a socket (Kafka's tests swap the fetcher's ``BlockingSend``)."""
+    """A follower's fetcher thread, never started, whose OffsetsForLeaderEpoch and ListOffsets reach
+    the leader's replica manager by a call instead of a socket (Kafka's tests swap the fetcher's
+    ``BlockingSend``)."""
 
     def __init__(self, follower: ReplicaManager, leader: ReplicaManager) -> None:
         super().__init__(
@@ -158,8 +161,12 @@ class InProcessFetcherThread(ReplicaFetcherThread):
         self.leader = leader
 
     def send_and_receive(self, api: ApiKeys, version: int, body: dict) -> dict:
+        if api is ApiKeys.LIST_OFFSETS:
+            return self._list_offsets(body)
         if api is not ApiKeys.OFFSETS_FOR_LEADER_EPOCH:
-            raise KafkaException(f"a played fetcher sends only OffsetsForLeaderEpoch, not {api.api_name}")
+            raise KafkaException(
+                f"a played fetcher sends only OffsetsForLeaderEpoch and ListOffsets, not {api.api_name}"
+            )
         requested = {
             (t["topic"], p["partition_id"]): p["leader_epoch"]
             for t in body["topics"]
@@ -175,6 +182,21 @@ class InProcessFetcherThread(ReplicaFetcherThread):
                 for tp, (e, end) in answers.items()
             ]
         }
+
+    def _list_offsets(self, body: dict) -> dict:
+        """A broker's ListOffsets, as the leader answers it: -2 its log start, -1 its LEO."""
+        responses = []
+        for t in body["topics"]:
+            parts = []
+            for p in t["partitions"]:
+                log_ = self.leader.get_leader_partition((t["topic"], p["partition"])).log
+                earliest = p["timestamp"] == EARLIEST_TIMESTAMP
+                offset = log_.log_start_offset if earliest else log_.log_end_offset
+                parts.append(
+                    {"partition": p["partition"], "error_code": 0, "timestamp": -1, "offset": offset}
+                )
+            responses.append({"topic": t["topic"], "partition_responses": parts})
+        return {"responses": responses}
 
 
 def played_fetcher(follower: ReplicaManager, leader: ReplicaManager) -> InProcessFetcherThread:
