@@ -7,6 +7,12 @@ Mirrors: kafka.server.ReplicaManager (core/src/main/scala/kafka/server/ReplicaMa
          maybePropagateIsrChanges, checkpointHighWatermarks
 Book:    chapter 6, 6.2.1 (the replica manager), 6.3 (DelayedProduce, DelayedFetch); chapter 7, 7.2
          (LeaderAndIsr, StopReplica), 7.2.1 (creating the partitions a LeaderAndIsr names)
+Differs: the ISR check runs every half of ``replica.lag.time.max.ms`` (Kafka 0.11; 0.10.1 every
+         whole one); a partition the cluster has but this broker does not host is answered
+         NOT_LEADER_FOR_PARTITION (Kafka 2.0; 0.10.1 said UNKNOWN_TOPIC_OR_PARTITION); a follower's
+         fetch completes waiting produces only through the HW it moves (0.10.1 also re-checked them
+         after every partition of it); OffsetsForLeaderEpoch is 0.11's (KIP-101); ISR changes are
+         counted in ``metrics``, with no meters or gauges.
 
 Errors are per partition, as Kafka returns them: a produce to a partition this broker does not lead
 gets NOT_LEADER_FOR_PARTITION (the client refreshes its metadata and retries at the right broker),
