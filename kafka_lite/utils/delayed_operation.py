@@ -106,6 +106,10 @@ class Watchers:
         with self._lock:
             return len(self._operations)
 
+    def open_operations(self) -> list[DelayedOperation]:
+        with self._lock:
+            return [op for op in self._operations if not op.is_completed]
+
     def watch(self, operation: DelayedOperation) -> None:
         with self._lock:
             self._operations.append(operation)
@@ -235,6 +239,13 @@ class DelayedOperationPurgatory:
     def delayed(self) -> int:
         """Operations waiting on the timer (neither completed nor expired)."""
         return self.timeout_timer.size()
+
+    def watched_operations(self, key: Hashable) -> list[DelayedOperation]:
+        """The operations watched under ``key`` that are still open: what waits on one partition,
+        where ``delayed()`` counts every key's."""
+        with self._remove_watchers_lock.read_lock():
+            watchers = self._watchers_for_key.get(key)
+        return [] if watchers is None else watchers.open_operations()
 
     def _all_watchers(self) -> list[Watchers]:
         with self._remove_watchers_lock.read_lock():
