@@ -35,7 +35,7 @@ import bisect
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -55,7 +55,6 @@ from kafka_lite.common.record.default_record_batch import (
     set_log_append_time,
     set_partition_leader_epoch,
 )
-from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.log.epoch.leader_epoch_checkpoint_file import LeaderEpochCheckpointFile
 from kafka_lite.log.epoch.leader_epoch_file_cache import LeaderEpochFileCache
@@ -726,21 +725,3 @@ class Log:
 
     def __repr__(self) -> str:
         return f"Log({self.dir}, segments={self._bases}, leo={self.log_end_offset})"
-
-
-def read_all(log: Log, start_offset: int | None = None, chunk: int = 1 << 20) -> Iterable:
-    """Every record of ``log`` from ``start_offset`` (the log start by default); for tests and tools."""
-    offset = log.log_start_offset if start_offset is None else start_offset
-    while offset < log.log_end_offset:
-        info = log.read(offset, chunk, min_one_message=True)
-        data = (
-            info.records.read_bytes() if hasattr(info.records, "read_bytes") else bytes(info.records.buffer())
-        )
-        batches = list(iter_batches(data, allow_partial_tail=True))
-        if not batches:
-            break
-        for batch in batches:
-            for record in batch:
-                if record.offset >= offset:
-                    yield record
-        offset = batches[-1].next_offset

@@ -207,6 +207,54 @@ def played_fetcher(follower: ReplicaManager, leader: ReplicaManager) -> InProces
     return thread
 
 
+def new_leader_without_the_old_leaders_tail(managers: list[ReplicaManager], tp: TopicPartition) -> None:
+    """Brokers 0, 1 and 2, broker 0 leading ``tp`` in epoch 1 with all three in the ISR: records a
+    and b reach every replica (committed), c only broker 0; then broker 1 is elected in epoch 2 (ISR
+    1, 2) and broker 0 follows it, holding at offset 2 a record its new leader never had. What broker
+    0 keeps is then up to its fetcher's ``maybe_truncate``."""
+    leader, f1, f2 = managers
+
+    def produce(*values: bytes) -> None:
+        records = MemoryRecords.with_records([(1000, None, v) for v in values])
+        leader.append_records(1000, 1, False, {tp: records}, lambda _: None)
+
+    produce(b"a", b"b")
+    for follower in (f1, f2, f1, f2):
+        replicate(leader, follower, tp)
+    produce(b"c")  # offset 2, on broker 0 only
+    for manager in managers:
+        manager.become_leader_or_follower(leader_and_isr(tp, 1, [1, 2], [0, 1, 2], leader_epoch=2))
+
+
+def restarted_follower(
+    directory: Path, time: MockTime, tp: TopicPartition, **props
+) -> tuple[ReplicaManager, ReplicaManager, list[ReplicaManager]]:
+    """KIP-101's first case, up to the truncation: broker 0 leads ``tp``, brokers 1 and 2 follow;
+    records a and b reach all three, but broker 1 learns the HW one fetch late, so it restarts with
+    LEO 2 and HW 0 in its checkpoint, while the leader takes c; back, it is told to follow broker 0
+    again. Returns (the leader, the restarted follower, every manager to shut down); what the
+    follower keeps is then up to its fetcher's ``maybe_truncate`` under ``props``'
+    ``inter.broker.protocol.version``."""
+    managers = [in_process_replica_manager(directory, i, time, **props) for i in range(3)]
+    leader, f1, f2 = managers
+    for manager in managers:
+        manager.become_leader_or_follower(leader_and_isr(tp, 0, [0, 1, 2], [0, 1, 2]))
+
+    def produce(*values: bytes) -> None:
+        records = MemoryRecords.with_records([(1000, None, v) for v in values])
+        leader.append_records(1000, 1, False, {tp: records}, lambda _: None)
+
+    produce(b"a", b"b")
+    for follower in (f1, f2, f1, f2):
+        replicate(leader, follower, tp)  # the leader's HW reaches 2 at follower 2's second fetch
+    f1.shutdown(checkpoint_hw=True)
+    f1.log_manager.shutdown()
+    produce(b"c")
+    restarted = in_process_replica_manager(directory, 1, time, **props)
+    restarted.become_leader_or_follower(leader_and_isr(tp, 0, [0, 1, 2], [0, 1, 2]))
+    return leader, restarted, [leader, f2, restarted]
+
+
 @contextmanager
 def in_process_brokers(
     directory: Path, time: MockTime, count: int = 3, **props

@@ -29,8 +29,8 @@ from kafka_lite.coordinator.group_metadata_manager import (
     OffsetMetadataAndError,
 )
 from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
-from kafka_lite.log.log import read_all
 from kafka_lite.testing.in_process_replicas import in_process_brokers, leader_and_isr
+from kafka_lite.testing.logs import read_all
 from kafka_lite.testing.mock_timer import MockTimer
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import MockScheduler

@@ -14,7 +14,6 @@ import pytest
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
-from kafka_lite.log.log import read_all
 from kafka_lite.server.replica_fetcher_thread import LogTruncationNotAllowedException
 from kafka_lite.server.replica_manager import ReplicaManager
 from kafka_lite.testing.in_process_replicas import (
@@ -23,6 +22,7 @@ from kafka_lite.testing.in_process_replicas import (
     played_fetcher,
     replicate,
 )
+from kafka_lite.testing.logs import read_all
 
 TP = ("orders", 0)
 

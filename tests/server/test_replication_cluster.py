@@ -15,7 +15,7 @@ from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import parse_response
 from kafka_lite.common.record import MemoryRecords
-from kafka_lite.log.log import read_all
+from kafka_lite.testing.logs import read_all
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 from tests.support.wire import WireClient, fetch_body, fetched, partition_response, produce_body
