@@ -594,7 +594,7 @@ class KafkaApis:
         # get metadata (and create the topic if necessary)
         offsets_topic_metadata = self._get_or_create_group_metadata_topic()
         error, node = Errors.COORDINATOR_NOT_AVAILABLE, NO_NODE
-        if offsets_topic_metadata["topic_error_code"] == Errors.NONE.code:
+        if Errors.for_code(offsets_topic_metadata["topic_error_code"]) is Errors.NONE:
             leader = next(
                 (
                     p["leader"]
