@@ -4,20 +4,20 @@ Mirrors: kafka.log.Log (core/src/main/scala/kafka/log/Log.scala, Kafka 0.10.1, w
          epoch cache) and the v2 in-place path of kafka.log.LogValidator
          (``validate_messages_and_assign_offsets`` below; Kafka 0.11.0)
 Book:    chapter 6, 6.1.1-6.1.4 (partitions, segments, writing, rolling, reading); 6.2 (truncation)
-Differs: segments are found by ``bisect`` over a sorted list of base offsets where Kafka uses a
-         ConcurrentSkipListMap; a deleted segment is renamed ``.deleted`` and removed at once (Kafka
-         schedules the removal ``file.delete.delay.ms`` later so in-flight reads can finish: on
-         Linux an open file outlives its unlinking, so our readers are safe too). Only v2 batches
-         are appended: the broker converts a Produce v0-2 request's v0/v1 message sets to v2
-         before they reach the log, so every segment holds the format Kafka 0.11 writes.
-         Validation checks each batch's header and CRC and decodes no record, so the produce
-         path builds no Python object per record; Kafka 0.11's LogValidator also walks the
-         records (each timestamp against ``message.timestamp.difference.max.ms``, the keys of a
-         compacted topic). Batches keep the producer's codec (``compression.type`` is accepted,
-         not applied). A request whose bytes end in a partial batch is refused whole, where
-         Kafka trims the partial batch and appends the rest. Recovery does not re-assign leader
-         epochs from the recovered batches (Kafka's ``LogSegment.recover`` does, for a checkpoint
-         that was lost): the checkpoint is flushed at every change, before the records are.
+Differs: segments are found by ``bisect`` over sorted base offsets (Kafka: a ConcurrentSkipListMap);
+         a deleted segment is removed at once (Kafka waits ``file.delete.delay.ms``); only v2
+         batches are appended, validated by header and CRC without decoding a record, and keep the
+         producer's codec; a request ending in a partial batch is refused whole (Kafka trims it);
+         recovery does not re-assign leader epochs from the recovered batches.
+
+Why: on Linux an open file outlives its unlinking, so in-flight reads survive an immediate delete.
+The broker converts a Produce v0-2 request's v0/v1 message sets to v2 before they reach the log, so
+every segment holds the format Kafka 0.11 writes. Decoding no record keeps the produce path from
+building a Python object per record; Kafka 0.11's LogValidator also walks the records (each
+timestamp against ``message.timestamp.difference.max.ms``, the keys of a compacted topic), and
+``compression.type`` is accepted, not applied. The epoch checkpoint is flushed at every change,
+before the records are, so recovery has no lost checkpoint to rebuild (Kafka's
+``LogSegment.recover`` rebuilds one).
 
 The log end offset (LEO) is the next offset to assign. An append patches each batch's base offset
 with the LEO and advances it by the batch's record span, without decoding a record.
