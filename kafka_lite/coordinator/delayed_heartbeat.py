@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kafka_lite.server.delayed_operation import DelayedOperation
+from kafka_lite.utils.delayed_operation import DelayedOperation
 
 if TYPE_CHECKING:
     from kafka_lite.coordinator.group_coordinator import GroupCoordinator

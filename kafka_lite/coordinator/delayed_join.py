@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kafka_lite.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
+from kafka_lite.utils.delayed_operation import DelayedOperation, DelayedOperationPurgatory
 
 if TYPE_CHECKING:
     from kafka_lite.coordinator.group_coordinator import GroupCoordinator

@@ -69,7 +69,7 @@ from kafka_lite.coordinator.group_metadata import (
 from kafka_lite.coordinator.group_metadata_manager import GroupMetadataManager, OffsetMetadataAndError
 from kafka_lite.coordinator.member_metadata import MemberMetadata, Protocol
 from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 
 log = logging.getLogger(__name__)
 

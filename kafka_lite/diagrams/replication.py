@@ -37,7 +37,6 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.diagrams.style import new_graph
-from kafka_lite.server.in_process_replicas import in_process_replica_manager, leader_and_isr, replicate
 from kafka_lite.server.partition import Partition
 from kafka_lite.server.replica import UNKNOWN_OFFSET, Replica
 from kafka_lite.server.replica_manager import (
@@ -45,6 +44,7 @@ from kafka_lite.server.replica_manager import (
     FetchPartitionRequest,
     ReplicaManager,
 )
+from kafka_lite.testing.in_process_replicas import in_process_replica_manager, leader_and_isr, replicate
 
 COMMITTED = "#dcfce7"  # below the leader's HW: every in-sync replica has it; consumers may read it
 UNCOMMITTED = "#fde68a"  # at or above the HW: not yet on every in-sync replica

@@ -32,18 +32,18 @@ from kafka_lite.common.protocol.fetch_request import CONSUMER_REPLICA_ID
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.diagrams.style import new_graph
-from kafka_lite.server.in_process_replicas import (
-    append_fetched,
-    in_process_brokers,
-    leader_and_isr,
-    records_bytes,
-    replicate,
-)
 from kafka_lite.server.replica_manager import (
     FetchMetadata,
     FetchPartitionRequest,
     LogReadResult,
     ReplicaManager,
+)
+from kafka_lite.testing.in_process_replicas import (
+    append_fetched,
+    in_process_brokers,
+    leader_and_isr,
+    records_bytes,
+    replicate,
 )
 
 TP = ("orders", 0)

@@ -30,7 +30,7 @@ import graphviz
 
 from kafka_lite.common.time import MockTime
 from kafka_lite.diagrams.style import new_graph
-from kafka_lite.utils.timer.mock_timer import MockTimer
+from kafka_lite.testing.mock_timer import MockTimer
 from kafka_lite.utils.timer.system_timer import SystemTimer
 from kafka_lite.utils.timer.timer_task import TimerTask
 from kafka_lite.utils.timer.timer_task_list import TimerTaskList

@@ -5,7 +5,7 @@ Mirrors: kafka.server.OffsetCheckpoint (core/src/main/scala/kafka/server/OffsetC
          (core/src/main/scala/kafka/server/checkpoints/CheckpointFile.scala, Kafka 0.11.0); the
          files ``recovery-point-offset-checkpoint``, ``replication-offset-checkpoint`` and
          ``cleaner-offset-checkpoint`` in each log directory, and, through the same machinery,
-         each log's ``leader-epoch-checkpoint`` (``kafka_lite/server/epoch/``)
+         each log's ``leader-epoch-checkpoint`` (``kafka_lite/log/epoch/``)
 Book:    chapter 6, 6.1.5 (the log manager checkpoints recovery points); 6.2 (high watermarks)
 Differs: a malformed file's error names the file and the line number and says what the line should
          hold; Kafka's names the file and quotes the line.

@@ -4,20 +4,20 @@ Mirrors: kafka.log.Log (core/src/main/scala/kafka/log/Log.scala, Kafka 0.10.1, w
          epoch cache) and the v2 in-place path of kafka.log.LogValidator
          (``validate_messages_and_assign_offsets`` below; Kafka 0.11.0)
 Book:    chapter 6, 6.1.1-6.1.4 (partitions, segments, writing, rolling, reading); 6.2 (truncation)
-Differs: segments are found by ``bisect`` over a sorted list of base offsets where Kafka uses a
-         ConcurrentSkipListMap; a deleted segment is renamed ``.deleted`` and removed at once (Kafka
-         schedules the removal ``file.delete.delay.ms`` later so in-flight reads can finish: on
-         Linux an open file outlives its unlinking, so our readers are safe too). Only v2 batches
-         are appended: the broker converts a Produce v0-2 request's v0/v1 message sets to v2
-         before they reach the log, so every segment holds the format Kafka 0.11 writes.
-         Validation checks each batch's header and CRC and decodes no record, so the produce
-         path builds no Python object per record; Kafka 0.11's LogValidator also walks the
-         records (each timestamp against ``message.timestamp.difference.max.ms``, the keys of a
-         compacted topic). Batches keep the producer's codec (``compression.type`` is accepted,
-         not applied). A request whose bytes end in a partial batch is refused whole, where
-         Kafka trims the partial batch and appends the rest. Recovery does not re-assign leader
-         epochs from the recovered batches (Kafka's ``LogSegment.recover`` does, for a checkpoint
-         that was lost): the checkpoint is flushed at every change, before the records are.
+Differs: segments are found by ``bisect`` over sorted base offsets (Kafka: a ConcurrentSkipListMap);
+         a deleted segment is removed at once (Kafka waits ``file.delete.delay.ms``); only v2
+         batches are appended, validated by header and CRC without decoding a record, and keep the
+         producer's codec; a request ending in a partial batch is refused whole (Kafka trims it);
+         recovery does not re-assign leader epochs from the recovered batches.
+
+Why: on Linux an open file outlives its unlinking, so in-flight reads survive an immediate delete.
+The broker converts a Produce v0-2 request's v0/v1 message sets to v2 before they reach the log, so
+every segment holds the format Kafka 0.11 writes. Decoding no record keeps the produce path from
+building a Python object per record; Kafka 0.11's LogValidator also walks the records (each
+timestamp against ``message.timestamp.difference.max.ms``, the keys of a compacted topic), and
+``compression.type`` is accepted, not applied. The epoch checkpoint is flushed at every change,
+before the records are, so recovery has no lost checkpoint to rebuild (Kafka's
+``LogSegment.recover`` rebuilds one).
 
 The log end offset (LEO) is the next offset to assign. An append patches each batch's base offset
 with the LEO and advances it by the batch's record span, without decoding a record.
@@ -26,7 +26,7 @@ Leader epochs (Kafka 0.11, KIP-101): a leader's append also stamps the leader's 
 batch's ``partitionLeaderEpoch`` (outside the CRC, like the base offset) and records in
 ``leader_epoch_cache`` the offset where a new epoch begins; a follower's append records the epochs
 its leader stamped. Truncation and retention trim the cache with the log, so it always describes
-the records the log holds (``kafka_lite/server/epoch/leader_epoch_file_cache.py``).
+the records the log holds (``kafka_lite/log/epoch/leader_epoch_file_cache.py``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import bisect
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -55,8 +55,9 @@ from kafka_lite.common.record.default_record_batch import (
     set_log_append_time,
     set_partition_leader_epoch,
 )
-from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.log.epoch.leader_epoch_checkpoint_file import LeaderEpochCheckpointFile
+from kafka_lite.log.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_segment import (
     INDEX_SUFFIX,
@@ -68,8 +69,6 @@ from kafka_lite.log.log_segment import (
     filename_prefix,
 )
 from kafka_lite.log.offset_index import CorruptIndexException, InvalidOffsetException
-from kafka_lite.server.epoch.leader_epoch_checkpoint_file import LeaderEpochCheckpointFile
-from kafka_lite.server.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # in the log directory: "the last stop was clean"
 DELETED_FILE_SUFFIX = ".deleted"
@@ -726,21 +725,3 @@ class Log:
 
     def __repr__(self) -> str:
         return f"Log({self.dir}, segments={self._bases}, leo={self.log_end_offset})"
-
-
-def read_all(log: Log, start_offset: int | None = None, chunk: int = 1 << 20) -> Iterable:
-    """Every record of ``log`` from ``start_offset`` (the log start by default); for tests and tools."""
-    offset = log.log_start_offset if start_offset is None else start_offset
-    while offset < log.log_end_offset:
-        info = log.read(offset, chunk, min_one_message=True)
-        data = (
-            info.records.read_bytes() if hasattr(info.records, "read_bytes") else bytes(info.records.buffer())
-        )
-        batches = list(iter_batches(data, allow_partial_tail=True))
-        if not batches:
-            break
-        for batch in batches:
-            for record in batch:
-                if record.offset >= offset:
-                    yield record
-        offset = batches[-1].next_offset

@@ -32,8 +32,8 @@ from kafka_lite.server.delayed_create_topics import (
     CreateTopicsResults,
     DelayedCreateTopics,
 )
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.metadata_cache import MetadataCache
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.zk.admin_utils import assign_replicas_to_brokers
 from kafka_lite.zk.zk_utils import ZkUtils
 

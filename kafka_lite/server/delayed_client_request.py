@@ -36,8 +36,8 @@ import logging
 from collections.abc import Callable
 
 from kafka_lite.network.request_channel import Request
-from kafka_lite.server.delayed_operation import DelayedOperation
 from kafka_lite.server.metadata_cache import MetadataCache
+from kafka_lite.utils.delayed_operation import DelayedOperation
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kafka_lite.common.errors import Errors
-from kafka_lite.server.delayed_operation import DelayedOperation
 from kafka_lite.server.metadata_cache import MetadataCache
+from kafka_lite.utils.delayed_operation import DelayedOperation
 from kafka_lite.zk.zk_utils import LeaderAndIsr
 
 # topic -> (error, error message); the message is None when the error is NONE.

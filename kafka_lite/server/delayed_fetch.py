@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kafka_lite.server.delayed_operation import DelayedOperation
+from kafka_lite.utils.delayed_operation import DelayedOperation
 
 if TYPE_CHECKING:
     from kafka_lite.common.topic_partition import TopicPartition

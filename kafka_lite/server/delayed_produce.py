@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.server.delayed_operation import DelayedOperation
+from kafka_lite.utils.delayed_operation import DelayedOperation
 
 if TYPE_CHECKING:
     from kafka_lite.server.replica_manager import PartitionResponse, ReplicaManager

@@ -68,7 +68,6 @@ from kafka_lite.network.transfer import FileRegion, PieceWriter
 from kafka_lite.server.admin_manager import AdminManager, TopicDetails
 from kafka_lite.server.delayed_client_request import FIRST_METADATA, DelayedClientRequest
 from kafka_lite.server.delayed_create_topics import CreateTopicsResults
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
@@ -80,6 +79,7 @@ from kafka_lite.server.replica_manager import (
     PartitionResponse,
     ReplicaManager,
 )
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 
 log = logging.getLogger(__name__)
 
@@ -594,7 +594,7 @@ class KafkaApis:
         # get metadata (and create the topic if necessary)
         offsets_topic_metadata = self._get_or_create_group_metadata_topic()
         error, node = Errors.COORDINATOR_NOT_AVAILABLE, NO_NODE
-        if offsets_topic_metadata["topic_error_code"] == Errors.NONE.code:
+        if Errors.for_code(offsets_topic_metadata["topic_error_code"]) is Errors.NONE:
             leader = next(
                 (
                     p["leader"]

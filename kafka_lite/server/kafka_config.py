@@ -3,17 +3,16 @@
 Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.scala, Kafka 0.10.1)
 Book:    chapter 2 (socket server settings), 5 (group.* and offsets.*, the coordinator's), 6.1 (log.*),
          7 (zookeeper.*, controller settings)
-Differs: only the settings kafka_lite implements are defined; a config file may carry others (a
-         real Kafka ``server.properties``), which are logged and ignored. ``listeners`` takes one
-         PLAINTEXT listener. ``delete.topic.enable`` defaults to true (Kafka 1.0's default).
-         ``fetch.sendfile.enable`` is kafka_lite's own switch between the two fetch paths.
-         ``metric.reporters`` takes Python class names (``package.module:Class``); the
-         ``request.metrics.reporter.*`` settings are kafka_lite's own reporter's.
-         ``inter.broker.protocol.version`` (Kafka 0.11's values) decides only whether followers
-         truncate by leader epoch (``api_version.py``).
-         ``group.initial.rebalance.delay.ms`` is Kafka 0.11's (default 3000). ``offsets.commit.required.acks``
-         takes -1 or 1 (Kafka also 0 and 2..RF); ``offsets.load.buffer.size`` is not defined, since
-         the group manager reads a partition's log segment by segment.
+Differs: only the settings kafka_lite implements are defined (a real ``server.properties``'s others
+         are logged and ignored); one PLAINTEXT listener; ``delete.topic.enable`` and
+         ``group.initial.rebalance.delay.ms`` have Kafka 1.0's and 0.11's defaults;
+         ``offsets.commit.required.acks`` takes -1 or 1; ``metric.reporters`` takes Python classes.
+
+kafka_lite's own settings: ``fetch.sendfile.enable`` switches between the two fetch paths, and
+``request.metrics.reporter.*`` configure its request metrics reporter. ``metric.reporters`` names
+classes as ``package.module:Class``. ``inter.broker.protocol.version`` (Kafka 0.11's values) decides
+only whether followers truncate by leader epoch (``api_version.py``). ``offsets.load.buffer.size``
+is not defined, since the group manager reads a partition's log segment by segment.
 
 The ``log.*`` settings are the broker-wide defaults of the topic settings in ``log_config.py``;
 ``log_config_props`` hands them over under the names ``LogConfig.from_broker`` expects. As in Kafka,

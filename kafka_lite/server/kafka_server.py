@@ -34,13 +34,13 @@ from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.network.socket_server import SocketServer
 from kafka_lite.server.admin_manager import AdminManager
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import KafkaScheduler
 from kafka_lite.zk.zk_utils import ZkUtils
 

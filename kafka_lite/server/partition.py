@@ -5,8 +5,7 @@ Book:    chapter 6, 6.2.2 (partitions and replicas, the ISR, the HW), 7.2.2 (Lea
          broker leader or follower)
 Differs: the idempotent producers' state is kept here, beside the log (Kafka 0.11 keeps it inside
          ``Log``); a new leader starts its followers' lag clocks afresh, as Kafka 0.10.2 does; a
-         follower's fetch takes the ISR lock only if it can change the ISR or the HW, as in Kafka 2.4;
-         a new leader records that its epoch starts at its LEO as it takes over, as Kafka 2.1 does
+         new leader records that its epoch starts at its LEO as it takes over, as Kafka 2.1 does
          (0.11 recorded an epoch only at its first append).
 
 The leader keeps one ``Replica`` per assigned broker, and the in-sync replicas (ISR): the replicas
@@ -194,13 +193,7 @@ class Partition:
         self, replica_id: int, fetch_offset: int, leader_log_end_offset: int, fetch_time_ms: int
     ) -> None:
         """A follower fetched: record its LEO (and so its lag), then see whether it joins the ISR or
-        moves the HW.
-
-        Kafka 0.10.1 took the ISR's write lock here for every partition of every follower fetch; a
-        follower names every partition it follows from this leader, most of them idle, so Kafka 2.4
-        (``updateFollowerFetchState``) first looks at what the fetch changed: only a follower outside
-        the ISR can join it, and only a LEO that moved can move the HW. The fetch always renews the
-        follower's catch-up time, which keeps an idle partition's followers in the ISR."""
+        moves the HW."""
         replica = self.get_replica(replica_id)
         if replica is None:
             raise NotAssignedReplicaException(
@@ -208,16 +201,24 @@ class Partition:
                 f"{fetch_offset} since the replica is not recognized to be one of the assigned replicas "
                 f"{sorted(self.assigned_replica_map)} for partition {self.topic}-{self.partition_id}."
             )
-        previous_log_end_offset = replica.log_end_offset
         replica.update_log_read_result(fetch_offset, leader_log_end_offset, fetch_time_ms)
-        if replica not in self.in_sync_replicas:
-            self.maybe_expand_isr(replica_id)
-        elif replica.log_end_offset != previous_log_end_offset:
-            self.maybe_move_leader_hw()
+        # check if we need to expand the ISR to include this replica, if it is not in the ISR yet
+        self.maybe_expand_isr(replica_id)
+        log.debug(
+            "Recorded replica %d log end offset (LEO) position %d for partition %s-%d",
+            replica_id, fetch_offset, self.topic, self.partition_id,
+        )  # fmt: skip
 
     def maybe_expand_isr(self, replica_id: int) -> None:
         """Add a follower to the ISR once its LEO reaches the HW: from there on it has everything a
-        consumer has been shown, so it may hold up the HW, and become leader."""
+        consumer has been shown, so it may hold up the HW, and become leader. Then, in or out, its
+        LEO has just moved: the HW may move with it.
+
+        Both under the write lock: two followers' fetches are served by two handler threads, an
+        append reads the ISR under the read lock, and the HW must never go down. The delayed
+        operations the HW unblocks are completed after the lock is released: completing one runs its
+        response callback, which must not run under this partition's lock (the group coordinator's
+        callbacks take a group's lock, whose holder may be waiting to append here)."""
         with self.leader_isr_update_lock.write_lock():
             leader_replica = self.leader_replica_if_local()
             if leader_replica is None:
@@ -235,19 +236,10 @@ class Partition:
                 )  # fmt: skip
                 self._update_isr(new_in_sync_replicas)
                 self.replica_manager.metrics["isr-expands"] += 1
-            # the follower's LEO moved: the HW may move with it
+            # check if the HW can now be incremented: the replica may now be in the ISR, and its
+            # LEO has just moved
             hw_incremented = self.maybe_increment_leader_hw(leader_replica)
-        if hw_incremented:
-            self.try_complete_delayed_requests()
-
-    def maybe_move_leader_hw(self) -> None:
-        """An in-sync follower's LEO moved: move the HW if it can, and complete what waited for it.
-
-        Under the write lock, as every change of the HW here: two followers' fetches are served by two
-        handler threads, and the HW must never go down."""
-        with self.leader_isr_update_lock.write_lock():
-            leader_replica = self.leader_replica_if_local()
-            hw_incremented = leader_replica is not None and self.maybe_increment_leader_hw(leader_replica)
+        # some delayed operations may be unblocked after the HW changed
         if hw_incremented:
             self.try_complete_delayed_requests()
 

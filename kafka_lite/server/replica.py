@@ -2,14 +2,16 @@
 
 Mirrors: kafka.cluster.Replica (core/src/main/scala/kafka/cluster/Replica.scala, Kafka 0.10.1)
 Book:    chapter 6, 6.2.2 (replicas, the LEO and the HW)
-Differs: Kafka keeps the LEO and the HW as ``LogOffsetMetadata`` (the offset, its segment and byte
-         position), which its ``DelayedFetch`` compares to count bytes without reading. Here
-         ``log_end_offset`` and ``high_watermark`` are plain ints; the local LEO's position is the
-         log's own (``log_end_offset_metadata``), and the HW is kept as a ``LogOffsetMetadata``
-         whose position is filled in when it is first asked for (``high_watermark_metadata``), unless
-         the HW moved to the LEO, whose position is at hand. When a follower counts as caught
-         up is Kafka 0.10.2's rule (KAFKA-4485; below): 0.10.1 counted only a fetch that started exactly at the
-         leader's LEO, which under steady load a follower rarely does, and the ISR flapped.
+Differs: the LEO and the HW are plain ints where Kafka keeps ``LogOffsetMetadata``s (below); a
+         follower counts as caught up by Kafka 0.10.2's rule (``update_log_read_result``): 0.10.1
+         counted only a fetch that started exactly at the leader's LEO, which under steady load a
+         follower rarely does, and the ISR flapped.
+
+Kafka's ``LogOffsetMetadata`` is the offset, its segment and its byte position, which its
+``DelayedFetch`` compares to count bytes without reading. Here the local LEO's position is the
+log's own (``log_end_offset_metadata``), and the HW is kept as a ``LogOffsetMetadata`` whose position
+is filled in when it is first asked for (``high_watermark_metadata``), unless the HW moved to the
+LEO, whose position is at hand.
 
 A partition has one ``Replica`` per assigned broker. The local one has the log: its log end offset
 (LEO) is the log's, and it holds the partition's high watermark (HW), the offset below which every

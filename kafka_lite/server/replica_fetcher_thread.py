@@ -7,7 +7,10 @@ Book:    chapter 6, 6.2.2 (the replica fetcher thread)
 Differs: one class where Kafka has the abstract loop and the replica-specific callbacks in two (its
          old consumer's fetcher shared the loop; ours has no other user). The Fetch request goes
          through kafka_lite's own ``NetworkClient`` (chapter 2), sent and awaited the way Kafka's
-         ``NetworkClientBlockingOps`` does.
+         ``NetworkClientBlockingOps`` does. A leader behind this follower on a topic without unclean
+         election is fatal for the partition, not the process: Kafka halts the broker; kafka_lite
+         stops fetching that partition (as Kafka 2.4 marks it failed), because its brokers often
+         share a process with a notebook, a test or other brokers. A new LeaderAndIsr adds it back.
 
 The loop, ``do_work``: build one Fetch request for every partition not backing off, from its fetch
 offset (the follower's LEO), with ``replica_id`` set to this broker's id so that the leader reads up to
@@ -16,7 +19,8 @@ its LEO and records the follower's progress; send it and wait (the leader holds 
 local log with the leader's offsets (``Partition.append_records_to_follower``), and move the local
 HW to the leader's, capped by the local LEO. A partition whose fetch failed backs off for
 ``replica.fetch.backoff.ms``; one whose offset the leader no longer has (OFFSET_OUT_OF_RANGE) is
-truncated to the leader's end, or emptied and restarted at the leader's start.
+truncated to the leader's end if it is ahead of the leader, and restarted at the leader's start
+(emptied) if it is behind that start.
 
 Before it fetches, a partition added with ``truncating`` first asks the leader where its own latest
 leader epoch ends (OffsetsForLeaderEpoch) and truncates there: records it has past that point were
@@ -38,8 +42,8 @@ from kafka_lite.common.protocol.fetch_request import FETCH_VERSION, fetch_reques
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.log.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 from kafka_lite.network.selector import Selector
-from kafka_lite.server.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 
 if TYPE_CHECKING:
     from kafka_lite.server.kafka_config import KafkaConfig
@@ -53,6 +57,11 @@ EARLIEST_TIMESTAMP, LATEST_TIMESTAMP = -2, -1
 
 class FetcherException(KafkaException):
     """The leader could not be reached, or did not answer in time."""
+
+
+class LogTruncationNotAllowedException(KafkaException):
+    """The leader is behind this follower and the topic forbids unclean leader election: truncating
+    would lose records that may have been committed."""
 
 
 @dataclass
@@ -195,6 +204,9 @@ class ReplicaFetcherThread(threading.Thread):
                         if self._running:
                             log.info("%s: error for %s-%d: %s", self.name, tp[0], tp[1], error.name)
                         partitions_with_error.add(tp)
+                except LogTruncationNotAllowedException as e:
+                    log.critical("%s: %s; this partition is no longer fetched", self.name, e)
+                    del self.partition_states[tp]
                 except KafkaException as e:
                     log.error(
                         "%s: error processing %s-%d at offset %d: %s", self.name, *tp, state.fetch_offset, e
@@ -318,27 +330,45 @@ class ReplicaFetcherThread(threading.Thread):
 
     # --8<-- [start:handle_offset_out_of_range]
     def handle_offset_out_of_range(self, tp: TopicPartition) -> int:
-        """The leader has no offset where this follower is. Either the follower is ahead of it (a
-        leader that lost records it had not replicated, possible only with unclean leader election):
-        truncate to the leader's end. Or the follower is behind the leader's log start (retention
-        deleted what it missed): start afresh at the leader's start."""
+        """The leader has no offset where this follower is: find where to fetch from next.
+
+        Either the follower is ahead of the leader, which only an unclean leader election makes
+        possible (a replica outside the ISR became leader without the tail this one has): truncate
+        to the leader's end, if the topic allows unclean elections. Or it is behind: fetch from the
+        larger of the leader's log start and its own end, and empty its log only if the leader's
+        start is past its end (retention deleted what it missed)."""
         partition = self.replica_manager.get_partition(tp)
         replica = partition.get_replica()
         leader_end_offset = self.list_offset(tp, LATEST_TIMESTAMP)
         if leader_end_offset < replica.log_end_offset:
+            # Truncating here loses records this replica had. With unclean election off no replica
+            # outside the ISR can lead, so this happens only if the topic's setting was turned off
+            # while this replica was down; Kafka then halts the broker rather than lose data.
+            if not self.replica_manager.log_config(tp[0]).unclean_leader_election_enable:
+                raise LogTruncationNotAllowedException(
+                    f"Log truncation is not allowed for partition {tp[0]}-{tp[1]}: current leader "
+                    f"{self.source_broker_id}'s latest offset {leader_end_offset} is less than replica "
+                    f"{self.broker_id}'s latest offset {replica.log_end_offset}"
+                )
             log.warning(
                 "Replica %d for %s-%d reset its fetch offset from %d to the current leader %d's latest offset %d",
                 self.broker_id, *tp, replica.log_end_offset, self.source_broker_id, leader_end_offset,
             )  # fmt: skip
             partition.truncate_to(leader_end_offset)
             return leader_end_offset
+        # Behind the leader's end: either behind its log start too (the follower was down while
+        # retention deleted what it missed), or, after an unclean election, the leader's end passed
+        # the follower's again between the fetch and this ListOffsets. Fetch from the larger of the
+        # two; only in the first case is there nothing to keep.
         leader_start_offset = self.list_offset(tp, EARLIEST_TIMESTAMP)
         log.warning(
             "Replica %d for %s-%d reset its fetch offset from %d to the current leader %d's start offset %d",
             self.broker_id, *tp, replica.log_end_offset, self.source_broker_id, leader_start_offset,
         )  # fmt: skip
-        partition.truncate_fully_and_start_at(leader_start_offset)
-        return leader_start_offset
+        offset_to_fetch = max(leader_start_offset, replica.log_end_offset)
+        if leader_start_offset > replica.log_end_offset:
+            partition.truncate_fully_and_start_at(leader_start_offset)
+        return offset_to_fetch
 
     # --8<-- [end:handle_offset_out_of_range]
 

@@ -7,6 +7,12 @@ Mirrors: kafka.server.ReplicaManager (core/src/main/scala/kafka/server/ReplicaMa
          maybePropagateIsrChanges, checkpointHighWatermarks
 Book:    chapter 6, 6.2.1 (the replica manager), 6.3 (DelayedProduce, DelayedFetch); chapter 7, 7.2
          (LeaderAndIsr, StopReplica), 7.2.1 (creating the partitions a LeaderAndIsr names)
+Differs: the ISR check runs every half of ``replica.lag.time.max.ms`` (Kafka 0.11; 0.10.1 every
+         whole one); a partition the cluster has but this broker does not host is answered
+         NOT_LEADER_FOR_PARTITION (Kafka 2.0; 0.10.1 said UNKNOWN_TOPIC_OR_PARTITION); a follower's
+         fetch completes waiting produces only through the HW it moves (0.10.1 also re-checked them
+         after every partition of it); OffsetsForLeaderEpoch is 0.11's (KIP-101); ISR changes are
+         counted in ``metrics``, with no meters or gauges.
 
 Errors are per partition, as Kafka returns them: a produce to a partition this broker does not lead
 gets NOT_LEADER_FOR_PARTITION (the client refreshes its metadata and retries at the right broker),
@@ -47,18 +53,18 @@ from kafka_lite.common.time import Time
 from kafka_lite.common.topic import validate_topic_name
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.checkpoint import read_checkpoint, write_checkpoint
+from kafka_lite.log.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.log.log_segment import LogOffsetMetadata
 from kafka_lite.server.delayed_fetch import DelayedFetch
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.delayed_produce import DelayedProduce, ProducePartitionStatus
-from kafka_lite.server.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
 from kafka_lite.server.replica_fetcher_manager import BrokerAndInitialOffset, ReplicaFetcherManager
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import Scheduler
 from kafka_lite.zk.zk_utils import LeaderAndIsr, ZkUtils
 
@@ -232,10 +238,13 @@ class ReplicaManager:
             )
         return partition
 
+    def log_config(self, topic: str) -> LogConfig:
+        """The topic's settings over the broker's, as ZooKeeper has them now."""
+        return LogConfig.from_broker(self.config.log_config_props(), self.topic_config_lookup(topic))
+
     def create_log(self, tp: TopicPartition) -> Log:
         """The local log of ``tp``, opened or created with the topic's settings over the broker's."""
-        config = LogConfig.from_broker(self.config.log_config_props(), self.topic_config_lookup(tp[0]))
-        return self.log_manager.create_log(tp, config)
+        return self.log_manager.create_log(tp, self.log_config(tp[0]))
 
     # -- LeaderAndIsr ------------------------------------------------------------------------------------------
 

@@ -36,10 +36,10 @@ from kafka_lite.coordinator.offsets_topic_records import (
     read_message_key,
 )
 from kafka_lite.log.log_segment import FetchDataInfo, LogOffsetMetadata
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.replica_manager import PartitionResponse
+from kafka_lite.testing.mock_timer import MockTimer
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import MockScheduler
-from kafka_lite.utils.timer import MockTimer
 
 # The harness's defaults: a consumer offering two assignors, a 1 s session, a 2 s rebalance timeout.
 PROTOCOLS: list[Protocol] = [("range", b"range-metadata"), ("roundrobin", b"roundrobin-metadata")]

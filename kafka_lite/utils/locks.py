@@ -29,7 +29,7 @@ class ReadWriteLock:
     """Many readers together, or one writer alone; a waiting writer goes before new readers.
 
     ``with lock.read_lock():`` and ``with lock.write_lock():`` as Kafka's helpers read. A leader takes
-    the write lock for every partition a follower's fetch moves (``Partition.maybe_move_leader_hw``) and
+    the write lock for every partition a follower's fetch names (``Partition.maybe_expand_isr``) and
     the purgatory a read lock for every key it checks, so the uncontended path is one plain mutex held
     for a few lines each way; the condition is waited on, and notified, only when a thread must wait.
     """

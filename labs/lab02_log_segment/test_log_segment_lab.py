@@ -21,11 +21,12 @@ from hypothesis import strategies as st
 from kafka_lite.common.record import FileRecords, MemoryRecords
 from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.common.time import MockTime
-from kafka_lite.log.log import Log, read_all
+from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_segment import FetchDataInfo, LogSegment
 from kafka_lite.log.offset_index import OffsetIndex
 from kafka_lite.log.time_index import TimeIndex
+from kafka_lite.testing.logs import crash_mid_write, read_all
 
 pytestmark = [pytest.mark.lab(2)]
 TS = 1_500_000_000_000
@@ -378,10 +379,8 @@ def test_a_log_on_your_segment_reads_back_everything_across_rolls_and_reopen(tmp
 @pytest.mark.points(2)
 def test_a_log_on_your_segment_recovers_from_a_torn_write(tmp_path):
     config, log, values = _filled_log(tmp_path, 30)
-    recovery_point, active = log.recovery_point, log.active_segment.log.path
-    log.close()
-    with open(active, "r+b") as f:  # a crash in the middle of writing the last batch
-        f.truncate(active.stat().st_size - 5)
+    recovery_point = log.recovery_point
+    crash_mid_write(log, 5)  # a crash in the middle of writing the last batch
     recovered = Log(tmp_path / "t-0", config, recovery_point=recovery_point, time=MockTime())
     assert recovered.log_end_offset == 29, "recovery drops the torn last batch"
     assert [r.value for r in read_all(recovered)] == values[:29]

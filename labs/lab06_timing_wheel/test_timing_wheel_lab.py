@@ -21,22 +21,23 @@ import pytest
 
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
-from kafka_lite.server.epoch.leader_epoch_checkpoint_file import EpochEntry, LeaderEpochCheckpointFile
-from kafka_lite.server.epoch.leader_epoch_file_cache import LeaderEpochFileCache
-from kafka_lite.server.in_process_replicas import (
+from kafka_lite.log.epoch.leader_epoch_checkpoint_file import EpochEntry, LeaderEpochCheckpointFile
+from kafka_lite.log.epoch.leader_epoch_file_cache import LeaderEpochFileCache
+from kafka_lite.server.partition import Partition
+from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.testing.in_process_replicas import (
     follower_fetch,
     in_process_brokers,
-    in_process_replica_manager,
     leader_and_isr,
+    new_leader_without_the_old_leaders_tail,
     played_fetcher,
     records_bytes,
     replicate,
+    restarted_follower,
 )
-from kafka_lite.server.partition import Partition
-from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.testing.mock_timer import MockTimer
 from kafka_lite.utils.locks import AtomicInteger
 from kafka_lite.utils.timer.delay_queue import DelayQueue
-from kafka_lite.utils.timer.mock_timer import MockTimer
 from kafka_lite.utils.timer.timer_task import TimerTask
 from kafka_lite.utils.timer.timer_task_list import TimerTaskEntry, TimerTaskList
 from kafka_lite.utils.timer.timing_wheel import TimingWheel
@@ -744,30 +745,14 @@ def _follower_view(manager: ReplicaManager, leader: ReplicaManager) -> str:
 
 
 def _restarted_follower(tmp_path, version: str):
-    """KIP-101's first case: a follower with records a, b and a HW of 0 (it learns the HW one fetch
-    late) restarts, while the leader takes c, and follows the same leader again. Returns (the leader,
-    the restarted follower, every manager to shut down)."""
-    time = MockTime()
+    """KIP-101's first case (``restarted_follower``: a follower with records a, b and a HW of 0
+    restarts while the leader takes c). Returns (the leader, the restarted follower, every manager
+    to shut down)."""
     props = {"inter.broker.protocol.version": version, "replica.lag.time.max.ms": LAG_MS}
-    managers = [in_process_replica_manager(tmp_path, i, time, **props) for i in range(3)]
-    leader, f1, f2 = managers
-    _lead(managers)
-    _produce_values(leader, b"a", b"b")
-    for follower in (f1, f2, f1, f2):
-        replicate(leader, follower, TP)  # the leader's HW reaches 2 at follower 2's second fetch
-    f1.shutdown(checkpoint_hw=True)
-    f1.log_manager.shutdown()
-    _produce_values(leader, b"c")
-    restarted = in_process_replica_manager(tmp_path, 1, time, **props)
-    restarted.become_leader_or_follower(leader_and_isr(TP, 0, [0, 1, 2], [0, 1, 2]))
+    leader, restarted, managers = restarted_follower(tmp_path, MockTime(), TP, **props)
     replica = restarted.get_partition(TP).get_replica()
     assert (replica.log_end_offset, replica.high_watermark) == (2, 0), _follower_view(restarted, leader)
-    return leader, restarted, [leader, f2, restarted]
-
-
-def _produce_values(leader: ReplicaManager, *values: bytes) -> None:
-    records = MemoryRecords.with_records([(1000, None, v) for v in values])
-    leader.append_records(1000, 1, False, {TP: records}, lambda _: None)
+    return leader, restarted, managers
 
 
 def _shut_down(managers) -> None:
@@ -804,14 +789,11 @@ def test_a_restarted_follower_keeps_the_records_its_leader_has(tmp_path):
 @pytest.mark.points(2)
 def test_a_follower_truncates_where_its_epoch_ends_on_the_new_leader(brokers):
     _, managers = brokers
-    leader, f1, f2 = managers
+    leader, f1, _ = managers
     _lead(managers)
-    _produce(leader, 2)
-    for follower in (f1, f2, f1, f2):
-        replicate(leader, follower, TP)
-    _produce(leader, 1)  # offset 2, on broker 0 only
-    # Broker 1 is elected in epoch 2; broker 0 follows it and must drop offset 2, which 1 never had.
-    _lead(managers, leader=1, isr=(1, 2), leader_epoch=2)
+    # a, b on every broker, c at offset 2 on broker 0 only; broker 1 is elected in epoch 2; broker 0
+    # follows it and must drop offset 2, which 1 never had.
+    new_leader_without_the_old_leaders_tail(managers, TP)
     played_fetcher(leader, f1).maybe_truncate()
     replica = leader.get_partition(TP).get_replica()
     assert replica.log_end_offset == 2, (

@@ -10,7 +10,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from kafka_lite.log.log import read_all
+from kafka_lite.testing.logs import read_all
 from tests.support.topics import topic_name
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]

@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafka_lite.log.log import read_all
+from kafka_lite.testing.logs import read_all
 from tests.support.topics import topic_name
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]

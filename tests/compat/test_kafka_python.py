@@ -9,7 +9,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
-from kafka_lite.log.log import read_all
+from kafka_lite.testing.logs import read_all
 from tests.support.topics import consume_all, topic_name
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]

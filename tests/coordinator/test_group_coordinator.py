@@ -21,14 +21,14 @@ from kafka_lite.coordinator.group_metadata_manager import (
     OffsetMetadataAndError,
 )
 from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
-from kafka_lite.log.log import read_all
-from kafka_lite.server.in_process_replicas import in_process_brokers, leader_and_isr
 from kafka_lite.testing.group_coordinator import (
     PROTOCOLS,
     REBALANCE_MS,
     SESSION_MS,
     CoordinatorHarness,
 )
+from kafka_lite.testing.in_process_replicas import in_process_brokers, leader_and_isr
+from kafka_lite.testing.logs import read_all
 
 # One worker runs the whole module (under ``--dist loadgroup``), so the coverage test sees the
 # transitions of all the others.

@@ -34,11 +34,11 @@ from kafka_lite.coordinator.offsets_topic_records import (
     read_message_key,
     read_offset_message_value,
 )
-from kafka_lite.log.log import read_all
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
-from kafka_lite.server.in_process_replicas import in_process_brokers, leader_and_isr
+from kafka_lite.testing.in_process_replicas import in_process_brokers, leader_and_isr
+from kafka_lite.testing.logs import read_all
+from kafka_lite.testing.mock_timer import MockTimer
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import MockScheduler
-from kafka_lite.utils.timer import MockTimer
 
 pytestmark = pytest.mark.unit
 

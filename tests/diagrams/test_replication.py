@@ -11,12 +11,12 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.diagrams import DIAGRAMS
 from kafka_lite.diagrams.replication import HW_LINE, replication, replication_diagram
-from kafka_lite.server.in_process_replicas import (
+from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.testing.in_process_replicas import (
     leader_and_isr,
     replicate,
     replicated_partition,
 )
-from kafka_lite.server.replica_manager import ReplicaManager
 
 pytestmark = pytest.mark.unit
 TP = ("orders", 0)

@@ -11,7 +11,8 @@ import pytest
 from kafka_lite.common.time import MockTime
 from kafka_lite.diagrams import DIAGRAMS
 from kafka_lite.diagrams.timer import NOW, timer_diagram, timing_wheel
-from kafka_lite.utils.timer import MockTimer, TimerTask
+from kafka_lite.testing.mock_timer import MockTimer
+from kafka_lite.utils.timer import TimerTask
 
 pytestmark = pytest.mark.unit
 

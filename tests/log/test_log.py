@@ -16,8 +16,9 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.record import CompressionType, MemoryRecords
 from kafka_lite.common.time import MockTime
-from kafka_lite.log.log import CLEAN_SHUTDOWN_FILE, Log, read_all
+from kafka_lite.log.log import CLEAN_SHUTDOWN_FILE, Log
 from kafka_lite.log.log_config import LogConfig
+from kafka_lite.testing.logs import crash_mid_write, read_all
 
 pytestmark = pytest.mark.unit
 BASE_TS = 1_500_000_000_000
@@ -172,10 +173,7 @@ def test_unclean_shutdown_recovers_a_cut_tail_and_clean_shutdown_skips_recovery(
         log.append(_records(4, tag=i))
     log.flush()
     log.append(_records(4, tag=99))
-    log.close()
-    active = sorted((tmp_path / "orders-0").glob("*.log"))[-1]
-    with open(active, "r+b") as f:  # a crash in the middle of the last batch
-        f.truncate(active.stat().st_size - 7)
+    crash_mid_write(log, 7)  # a crash in the middle of the last batch
     reopened = Log(tmp_path / "orders-0", LogConfig(segment_bytes=1500), recovery_point=40, time=time)
     assert reopened.log_end_offset == 40
     assert [r.offset for r in read_all(reopened)] == list(range(40))

@@ -8,13 +8,13 @@ import pytest
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
 from kafka_lite.common.time import MockTime
-from kafka_lite.log.log import Log
-from kafka_lite.log.log_config import LogConfig
-from kafka_lite.server.epoch.leader_epoch_checkpoint_file import (
+from kafka_lite.log.epoch.leader_epoch_checkpoint_file import (
     LEADER_EPOCH_CHECKPOINT_FILE,
     EpochEntry,
     LeaderEpochCheckpointFile,
 )
+from kafka_lite.log.log import Log
+from kafka_lite.log.log_config import LogConfig
 
 pytestmark = pytest.mark.unit
 BASE_TS = 1_500_000_000_000

@@ -7,10 +7,11 @@ import pytest
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.checkpoint import CheckpointException, read_checkpoint, write_checkpoint
-from kafka_lite.log.log import CLEAN_SHUTDOWN_FILE, read_all
+from kafka_lite.log.log import CLEAN_SHUTDOWN_FILE
 from kafka_lite.log.log_cleaner import CLEANER_CHECKPOINT_FILE
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import RECOVERY_POINT_CHECKPOINT_FILE, LogManager
+from kafka_lite.testing.logs import read_all
 from kafka_lite.utils.scheduler import MockScheduler
 
 pytestmark = pytest.mark.unit

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from kafka_lite.common.record import CompressionType, MemoryRecords
 from kafka_lite.common.record.default_record_batch import ATTRIBUTES_OFFSET, LENGTH_OFFSET
 from kafka_lite.common.time import MockTime
-from kafka_lite.log.log import Log, read_all
+from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
+from kafka_lite.testing.logs import read_all
 from kafka_lite.tools.dump_log_segments import dump
 
 pytestmark = pytest.mark.unit

@@ -16,10 +16,10 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.producer_state_manager import ProducerBatch, ProducerStateManager, scan_producer_batches
-from kafka_lite.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
-from kafka_lite.server.in_process_replicas import in_process_replica_manager, leader_and_isr
 from kafka_lite.server.kafka_config import KafkaConfig, read_properties
 from kafka_lite.server.metadata_cache import MetadataCache
+from kafka_lite.testing.in_process_replicas import in_process_replica_manager, leader_and_isr
+from kafka_lite.utils.delayed_operation import DelayedOperation, DelayedOperationPurgatory
 from tests.support.waiting import wait_until
 
 BASE = {"broker.id": 1, "zookeeper.connect": "127.0.0.1:2181"}

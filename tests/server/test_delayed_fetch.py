@@ -10,13 +10,13 @@ from kafka_lite.common.protocol.fetch_request import CONSUMER_REPLICA_ID
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.log_segment import LogOffsetMetadata, LogSegment
-from kafka_lite.server.in_process_replicas import (
+from kafka_lite.server.replica_manager import FetchMetadata, FetchPartitionRequest
+from kafka_lite.testing.in_process_replicas import (
     in_process_replica_manager,
     leader_and_isr,
     replicate,
     replicated_partition,
 )
-from kafka_lite.server.replica_manager import FetchMetadata, FetchPartitionRequest
 
 pytestmark = pytest.mark.unit
 

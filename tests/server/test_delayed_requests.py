@@ -12,8 +12,8 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.network.request_channel import Request
 from kafka_lite.server.delayed_client_request import FIRST_METADATA, DelayedClientRequest
 from kafka_lite.server.delayed_create_topics import CreateTopicMetadata, DelayedCreateTopics
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.metadata_cache import MetadataCache
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.unit

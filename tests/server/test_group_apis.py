@@ -298,7 +298,9 @@ def find_coordinator(cluster, group: str, version: int, coordinator_type: int = 
     def answered() -> dict | None:
         response = WireClient(cluster.servers[0].port).call(ApiKeys.FIND_COORDINATOR, version, body)
         # COORDINATOR_NOT_AVAILABLE while __consumer_offsets is created and its leaders elected
-        return None if response["error_code"] == Errors.COORDINATOR_NOT_AVAILABLE.code else response
+        return (
+            None if Errors.for_code(response["error_code"]) is Errors.COORDINATOR_NOT_AVAILABLE else response
+        )
 
     return wait_until(answered, timeout_s=30, what=f"FindCoordinator v{version} for {group}")
 
@@ -331,14 +333,14 @@ def test_offsets_topic_is_internal_compacted_and_refuses_client_produce(cluster)
     answer = WireClient(cluster.server(leader).port).call(
         ApiKeys.PRODUCE, 3, produce_body(GROUP_METADATA_TOPIC_NAME, 0, batch)
     )
-    assert partition_response(answer)["error_code"] == Errors.INVALID_TOPIC_EXCEPTION.code
+    assert Errors.for_code(partition_response(answer)["error_code"]) is Errors.INVALID_TOPIC_EXCEPTION
 
 
 def test_find_coordinator_for_a_transaction_coordinator_is_an_invalid_request(cluster):
     response = WireClient(cluster.servers[0].port).call(
         ApiKeys.FIND_COORDINATOR, 1, {"coordinator_key": "txn", "coordinator_type": 1}
     )
-    assert response["error_code"] == Errors.INVALID_REQUEST.code
+    assert Errors.for_code(response["error_code"]) is Errors.INVALID_REQUEST
     assert "Transactions are not implemented" in response["error_message"]
     assert response["coordinator"]["node_id"] == -1
 
@@ -362,30 +364,27 @@ def test_bad_group_requests_get_errors_and_the_broker_keeps_serving(cluster):
     client = WireClient(coordinator["port"])
     other = next(s for s in cluster.servers if s.broker_id != coordinator["node_id"])
 
-    def error_of(api, version, body, on=client) -> int:
-        return on.call(api, version, body)["error_code"]
+    def error_of(api, version, body, on=client) -> Errors:
+        return Errors.for_code(on.call(api, version, body)["error_code"])
 
     # at the coordinator
-    assert error_of(ApiKeys.JOIN_GROUP, 2, join_body("")) == Errors.INVALID_GROUP_ID.code
+    assert error_of(ApiKeys.JOIN_GROUP, 2, join_body("")) is Errors.INVALID_GROUP_ID
     assert (
         error_of(ApiKeys.JOIN_GROUP, 2, join_body(group, session_timeout=10))
-        == Errors.INVALID_SESSION_TIMEOUT.code
+        is Errors.INVALID_SESSION_TIMEOUT
     )
     assert (
         error_of(ApiKeys.JOIN_GROUP, 2, join_body(group, session_timeout=10**8))
-        == Errors.INVALID_SESSION_TIMEOUT.code
+        is Errors.INVALID_SESSION_TIMEOUT
     )
-    assert (
-        error_of(ApiKeys.JOIN_GROUP, 2, join_body(group, member_id="stranger"))
-        == Errors.UNKNOWN_MEMBER_ID.code
-    )
+    assert error_of(ApiKeys.JOIN_GROUP, 2, join_body(group, member_id="stranger")) is Errors.UNKNOWN_MEMBER_ID
     sync = {"group_id": group, "generation_id": 1, "member_id": "stranger", "group_assignment": []}
-    assert error_of(ApiKeys.SYNC_GROUP, 1, sync) == Errors.UNKNOWN_MEMBER_ID.code
+    assert error_of(ApiKeys.SYNC_GROUP, 1, sync) is Errors.UNKNOWN_MEMBER_ID
     heartbeat = {"group_id": group, "group_generation_id": 1, "member_id": "stranger"}
-    assert error_of(ApiKeys.HEARTBEAT, 1, heartbeat) == Errors.UNKNOWN_MEMBER_ID.code
+    assert error_of(ApiKeys.HEARTBEAT, 1, heartbeat) is Errors.UNKNOWN_MEMBER_ID
     assert (
         error_of(ApiKeys.LEAVE_GROUP, 1, {"group_id": group, "member_id": "stranger"})
-        == Errors.UNKNOWN_MEMBER_ID.code
+        is Errors.UNKNOWN_MEMBER_ID
     )
     commit = {
         "group_id": group, "group_generation_id": 5, "member_id": "stranger", "retention_time": -1,
@@ -400,14 +399,16 @@ def test_bad_group_requests_get_errors_and_the_broker_keeps_serving(cluster):
 
     # at a broker that is not the group's coordinator
     elsewhere = WireClient(other.port)
-    assert error_of(ApiKeys.JOIN_GROUP, 2, join_body(group), on=elsewhere) == Errors.NOT_COORDINATOR.code
-    assert error_of(ApiKeys.HEARTBEAT, 1, heartbeat, on=elsewhere) == Errors.NOT_COORDINATOR.code
+    assert error_of(ApiKeys.JOIN_GROUP, 2, join_body(group), on=elsewhere) is Errors.NOT_COORDINATOR
+    assert error_of(ApiKeys.HEARTBEAT, 1, heartbeat, on=elsewhere) is Errors.NOT_COORDINATOR
     fetch = {"group_id": group, "topics": None}
-    assert error_of(ApiKeys.OFFSET_FETCH, 3, fetch, on=elsewhere) == Errors.NOT_COORDINATOR.code
+    assert error_of(ApiKeys.OFFSET_FETCH, 3, fetch, on=elsewhere) is Errors.NOT_COORDINATOR
     v1 = elsewhere.call(
         ApiKeys.OFFSET_FETCH, 1, {"group_id": group, "topics": [{"topic": "t", "partitions": [0]}]}
     )
-    assert v1["responses"][0]["partition_responses"][0]["error_code"] == Errors.NOT_COORDINATOR.code
+    assert (
+        Errors.for_code(v1["responses"][0]["partition_responses"][0]["error_code"]) is Errors.NOT_COORDINATOR
+    )
     assert client.call(ApiKeys.OFFSET_FETCH, 3, fetch) == {
         "throttle_time_ms": 0,
         "responses": [],

@@ -74,7 +74,7 @@ def find_coordinator(cluster: LiteCluster) -> dict:
         response = WireClient(port).call(
             ApiKeys.FIND_COORDINATOR, 1, {"coordinator_key": GROUP, "coordinator_type": 0}
         )
-        return response if response["error_code"] == Errors.NONE.code else None
+        return response if Errors.for_code(response["error_code"]) is Errors.NONE else None
 
     return wait_until(answered, timeout_s=30, what=f"a coordinator for {GROUP}")["coordinator"]
 

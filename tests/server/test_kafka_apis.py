@@ -68,7 +68,7 @@ def test_api_versions_v3_gets_unsupported_version_in_the_v0_layout(cluster):
     client.send_raw(header + b"\x0blibrdkafka\x072.16.0\x00")
     frame = client.read_frame()
     body = decode(API_VERSIONS_RESPONSE_V0, frame, 4)  # after the v0 response header (correlation id)
-    assert body["error_code"] == Errors.UNSUPPORTED_VERSION.code
+    assert Errors.for_code(body["error_code"]) is Errors.UNSUPPORTED_VERSION
     assert {"api_key": 18, "min_version": 0, "max_version": 2} in body["api_versions"]
     # the connection stays usable: the client retries at a version we speak
     assert client.call(ApiKeys.API_VERSIONS, 2, {})["error_code"] == 0
@@ -91,15 +91,18 @@ def test_metadata_auto_creates_unless_told_not_to(cluster):
     client = WireClient(cluster.servers[0].port)
     t = name("auto")
     response = client.call(ApiKeys.METADATA, 4, {"topics": [t], "allow_auto_topic_creation": False})
-    assert response["topic_metadata"][0]["topic_error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION.code
+    assert (
+        Errors.for_code(response["topic_metadata"][0]["topic_error_code"])
+        is Errors.UNKNOWN_TOPIC_OR_PARTITION
+    )
     response = client.call(ApiKeys.METADATA, 4, {"topics": [t], "allow_auto_topic_creation": True})
-    assert response["topic_metadata"][0]["topic_error_code"] == Errors.LEADER_NOT_AVAILABLE.code
+    assert Errors.for_code(response["topic_metadata"][0]["topic_error_code"]) is Errors.LEADER_NOT_AVAILABLE
     cluster.wait_for_leaders(t, 1)  # num.partitions=1
     response = client.call(ApiKeys.METADATA, 1, {"topics": [t]})
     (meta,) = response["topic_metadata"]
     assert meta["topic_error_code"] == 0 and meta["partition_metadata"][0]["leader"] in (0, 1, 2)
     bad = client.call(ApiKeys.METADATA, 1, {"topics": ["no/slashes"]})
-    assert bad["topic_metadata"][0]["topic_error_code"] == Errors.INVALID_TOPIC_EXCEPTION.code
+    assert Errors.for_code(bad["topic_metadata"][0]["topic_error_code"]) is Errors.INVALID_TOPIC_EXCEPTION
 
 
 # -- Produce and Fetch ----------------------------------------------------------------------------------------
@@ -109,22 +112,22 @@ def test_produce_to_a_broker_that_does_not_lead_gets_not_leader(cluster, topic):
     leader = cluster.leader_of(topic, 0)
     other = next(s for s in cluster.servers if s.broker_id != leader)
     response = WireClient(other.port).call(ApiKeys.PRODUCE, 3, produce_body(topic, 0, batch([b"x"])))
-    assert partition_response(response)["error_code"] == Errors.NOT_LEADER_FOR_PARTITION.code
+    assert Errors.for_code(partition_response(response)["error_code"]) is Errors.NOT_LEADER_FOR_PARTITION
     unknown = WireClient(other.port).call(ApiKeys.PRODUCE, 3, produce_body(name("nope"), 0, batch([b"x"])))
-    assert partition_response(unknown)["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION.code
+    assert Errors.for_code(partition_response(unknown)["error_code"]) is Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def test_invalid_acks_and_corrupt_batches_are_refused_per_partition(cluster, topic):
     client = leader_client(cluster, topic)
     response = client.call(ApiKeys.PRODUCE, 3, produce_body(topic, 0, batch([b"x"]), acks=2))
-    assert partition_response(response)["error_code"] == Errors.INVALID_REQUIRED_ACKS.code
+    assert Errors.for_code(partition_response(response)["error_code"]) is Errors.INVALID_REQUIRED_ACKS
     data = bytearray(batch([b"hello"]))
     data[-1] ^= 0xFF  # a byte the CRC covers
     response = client.call(ApiKeys.PRODUCE, 3, produce_body(topic, 0, bytes(data)))
-    assert partition_response(response)["error_code"] == Errors.CORRUPT_MESSAGE.code
+    assert Errors.for_code(partition_response(response)["error_code"]) is Errors.CORRUPT_MESSAGE
     legacy = batch([b"old"], magic=1)
     response = client.call(ApiKeys.PRODUCE, 3, produce_body(topic, 0, legacy))
-    assert partition_response(response)["error_code"] == Errors.CORRUPT_MESSAGE.code, (
+    assert Errors.for_code(partition_response(response)["error_code"]) is Errors.CORRUPT_MESSAGE, (
         "Produce v3 carries v2 batches only"
     )
 
@@ -211,7 +214,7 @@ def test_fetch_out_of_range(cluster, topic):
     header, records = fetched(
         leader_client(cluster, topic).call(ApiKeys.FETCH, 5, fetch_body(topic, offset=99))
     )
-    assert header["error_code"] == Errors.OFFSET_OUT_OF_RANGE.code and records == b""
+    assert Errors.for_code(header["error_code"]) is Errors.OFFSET_OUT_OF_RANGE and records == b""
 
 
 # -- idempotent producers ---------------------------------------------------------------------------------------
@@ -235,7 +238,7 @@ def test_a_retried_idempotent_batch_is_not_written_twice(cluster, topic):
     assert log.log_end_offset == 3, "the retry was answered from the producer state, not appended"
     gap = batch([b"e"], producer_id=pid, producer_epoch=0, base_sequence=4)  # sequence 3 is missing
     r3 = partition_response(client.call(ApiKeys.PRODUCE, 3, produce_body(topic, 0, gap, acks=-1)))
-    assert r3["error_code"] == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER.code
+    assert Errors.for_code(r3["error_code"]) is Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
     nxt = batch([b"d"], producer_id=pid, producer_epoch=0, base_sequence=3)
     assert (
         partition_response(client.call(ApiKeys.PRODUCE, 3, produce_body(topic, 0, nxt)))["base_offset"] == 3
@@ -246,7 +249,7 @@ def test_a_retried_idempotent_batch_is_not_written_twice(cluster, topic):
     )
     stale = batch([b"y"], producer_id=pid, producer_epoch=0, base_sequence=4)
     r4 = partition_response(client.call(ApiKeys.PRODUCE, 3, produce_body(topic, 0, stale)))
-    assert r4["error_code"] == Errors.INVALID_PRODUCER_EPOCH.code
+    assert Errors.for_code(r4["error_code"]) is Errors.INVALID_PRODUCER_EPOCH
     again = client.call(
         ApiKeys.INIT_PRODUCER_ID, 0, {"transactional_id": None, "transaction_timeout_ms": 60000}
     )
@@ -323,14 +326,14 @@ def test_create_topics_validation(cluster, topic):
         validate_only=True,
     )
     assert result[ok] == (0, None)
-    assert result[dup][0] == Errors.INVALID_REQUEST.code
+    assert Errors.for_code(result[dup][0]) is Errors.INVALID_REQUEST
     assert result[big] == (
         Errors.INVALID_REPLICATION_FACTOR.code,
         "Replication factor: 4 larger than available brokers: 3.",
     )
-    assert result[both][0] == Errors.INVALID_REQUEST.code
-    assert result[conf][0] == Errors.INVALID_CONFIG.code and "retention.ms" in result[conf][1]
-    assert result[topic][0] == Errors.TOPIC_ALREADY_EXISTS.code
+    assert Errors.for_code(result[both][0]) is Errors.INVALID_REQUEST
+    assert Errors.for_code(result[conf][0]) is Errors.INVALID_CONFIG and "retention.ms" in result[conf][1]
+    assert Errors.for_code(result[topic][0]) is Errors.TOPIC_ALREADY_EXISTS
     assert ok not in cluster.controller().zk.get_all_topics(), "validate_only creates nothing"
 
 
@@ -358,4 +361,4 @@ def test_create_topics_on_a_broker_that_is_not_the_controller(cluster):
     other = next(s for s in cluster.servers if not s.controller.is_active())
     t = name("nc")
     result = create(WireClient(other.port), [{"topic": t, "num_partitions": 1, "replication_factor": 1}])
-    assert result[t][0] == Errors.NOT_CONTROLLER.code
+    assert Errors.for_code(result[t][0]) is Errors.NOT_CONTROLLER

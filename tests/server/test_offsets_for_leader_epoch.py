@@ -9,7 +9,7 @@ import pytest
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.record import MemoryRecords
-from kafka_lite.server.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
+from kafka_lite.log.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
 from tests.support.waiting import wait_until
 from tests.support.wire import WireClient, partition_response, produce_body
 

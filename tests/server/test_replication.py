@@ -8,16 +8,18 @@ import pytest
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
-from kafka_lite.log.log import read_all
-from kafka_lite.server.in_process_replicas import (
+from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.testing.in_process_replicas import (
     follower_fetch,
     in_process_replica_manager,
     leader_and_isr,
+    new_leader_without_the_old_leaders_tail,
     played_fetcher,
     replicate,
     replicated_partition,
+    restarted_follower,
 )
-from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.testing.logs import read_all
 
 TP = ("orders", 0)
 LAG_MS = 10_000
@@ -145,18 +147,10 @@ def test_min_insync_replicas(tmp_path):
 
 def test_a_new_follower_truncates_what_its_new_leader_does_not_have(brokers):
     _, (leader, f1, f2) = brokers
-    produce(leader, 1, b"a", b"b")
-    for follower in (f1, f2):
-        replicate(leader, follower, TP)
-        replicate(leader, follower, TP)
-    replicate(leader, f1, TP)  # follower 1 learns HW 2
-    produce(leader, 1, b"c")  # offset 2: on the old leader only
+    # a, b committed, c at offset 2 on broker 0 only; broker 1 becomes leader; broker 0 follows it
+    # and must drop offset 2, which 1 never had
+    new_leader_without_the_old_leaders_tail([leader, f1, f2], TP)
     assert leader.get_partition(TP).get_replica().log_end_offset == 3
-    # broker 1 becomes leader; broker 0 follows it and must drop offset 2, which 1 never had
-    f1.become_leader_or_follower(leader_and_isr(TP, leader=1, isr=[1, 2], replicas=[0, 1, 2], leader_epoch=2))
-    leader.become_leader_or_follower(
-        leader_and_isr(TP, leader=1, isr=[1, 2], replicas=[0, 1, 2], leader_epoch=2)
-    )
     assert leader.replica_fetcher_manager.added[TP].broker_id == 1
     played_fetcher(leader, f1).maybe_truncate()
     assert leader.get_partition(TP).get_replica().log_end_offset == 2
@@ -173,25 +167,14 @@ def test_a_restarted_follower_keeps_committed_records_only_with_leader_epochs(tm
     0.10 truncates to that HW and throws away records every replica has (they are lost for good if the
     leader then fails and this follower takes over). 0.11 asks the leader where the follower's
     latest epoch ends, and keeps them."""
-    time = MockTime()
-    props = {"inter.broker.protocol.version": version}
-    leader, f1, f2 = (in_process_replica_manager(tmp_path, i, time, **props) for i in range(3))
-    for m in (leader, f1, f2):
-        m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
-    produce(leader, 1, b"a", b"b")
-    for follower in (f1, f2):
-        replicate(leader, follower, TP)
-    for follower in (f1, f2):
-        replicate(leader, follower, TP)  # the leader's HW reaches 2 only at follower 2's fetch
-    f1_replica = f1.get_partition(TP).get_replica()
-    assert (f1_replica.log_end_offset, f1_replica.high_watermark) == (2, 0)
-    f1.shutdown(checkpoint_hw=True)
-    f1.log_manager.shutdown()
-    restarted = in_process_replica_manager(tmp_path, 1, time, **props)
-    restarted.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1, 2], replicas=[0, 1, 2]))
+    leader, restarted, managers = restarted_follower(
+        tmp_path, MockTime(), TP, **{"inter.broker.protocol.version": version}
+    )
+    replica = restarted.get_partition(TP).get_replica()
+    assert (replica.log_end_offset, replica.high_watermark) == (2, 0)
     played_fetcher(restarted, leader).maybe_truncate()
-    assert restarted.get_partition(TP).get_replica().log_end_offset == kept
-    for m in (leader, f2, restarted):
+    assert replica.log_end_offset == kept
+    for m in managers:
         m.shutdown(checkpoint_hw=False)
         m.log_manager.shutdown()
 

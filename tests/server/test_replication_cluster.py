@@ -15,7 +15,7 @@ from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import parse_response
 from kafka_lite.common.record import MemoryRecords
-from kafka_lite.log.log import read_all
+from kafka_lite.testing.logs import read_all
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 from tests.support.wire import WireClient, fetch_body, fetched, partition_response, produce_body
@@ -66,6 +66,19 @@ class Rf3:
             self.client().call(ApiKeys.PRODUCE, 3, produce_body(self.topic, 0, batch(*values), acks))
         )
 
+    def waiting_produces(self) -> list:
+        """The produces the leader holds for this partition: those watched under its own key (the
+        session's cluster holds other partitions' too)."""
+        return self.cluster.server(self.leader).replica_manager.delayed_produce_purgatory.watched_operations(
+            self.tp
+        )
+
+    def waiting_consumer_fetches(self) -> list:
+        """The consumers' fetches the leader holds for this partition (a paused follower's fetch
+        may still be parked there too)."""
+        purgatory = self.cluster.server(self.leader).replica_manager.delayed_fetch_purgatory
+        return [op for op in purgatory.watched_operations(self.tp) if not op.fetch_metadata.is_from_follower]
+
     def pause(self, *broker_ids: int) -> None:
         for b in broker_ids:
             self.cluster.server(b).replica_manager.replica_fetcher_manager.pause()
@@ -93,11 +106,7 @@ def test_acks_all_returns_only_when_every_isr_member_has_the_batch(rf3):
     rf3.pause(slow)
     client = rf3.client()
     client.send(ApiKeys.PRODUCE, 3, produce_body(rf3.topic, 0, batch(b"c"), acks=-1))
-    leader_rm = rf3.cluster.server(rf3.leader).replica_manager
-    wait_until(
-        lambda: leader_rm.delayed_produce_purgatory.delayed() >= 1,
-        what="the produce to wait in the purgatory",
-    )
+    wait_until(lambda: rf3.waiting_produces(), what="the produce to wait in the purgatory")
     # (a fetch in flight when the pause began may still bring the batch to the follower, but the
     # leader learns it only from the follower's next fetch)
     assert rf3.leader_view_of_leo(slow) < end + 1 and slow in rf3.isr()
@@ -164,8 +173,7 @@ def test_consumers_never_see_records_above_the_high_watermark(rf3):
     # A consumer waiting at the HW is woken by the HW moving, not by the leader's append.
     waiting = rf3.client()
     waiting.send(ApiKeys.FETCH, 5, fetch_body(rf3.topic, offset=hw, max_wait=20_000, min_bytes=1))
-    leader_rm = rf3.cluster.server(rf3.leader).replica_manager
-    wait_until(lambda: leader_rm.delayed_fetch_purgatory.delayed() >= 1, what="the consumer's fetch to wait")
+    wait_until(lambda: rf3.waiting_consumer_fetches(), what="the consumer's fetch to wait")
     rf3.resume()
     header, records = fetched(parse_response(ApiKeys.FETCH, 5, waiting.read_frame())[1])
     assert header["high_watermark"] == hw + 2
@@ -186,8 +194,7 @@ def test_a_fetch_with_min_bytes_waits_for_replicated_bytes_or_max_wait(rf3):
     assert waited >= 0.299, f"answered after {waited * 1000:.0f} ms, before max_wait (300 ms)"
     waiting = rf3.client()
     waiting.send(ApiKeys.FETCH, 5, fetch_body(rf3.topic, offset=hw, max_wait=20_000, min_bytes=1))
-    leader_rm = rf3.cluster.server(rf3.leader).replica_manager
-    wait_until(lambda: leader_rm.delayed_fetch_purgatory.delayed() >= 1, what="the fetch to wait")
+    wait_until(lambda: rf3.waiting_consumer_fetches(), what="the fetch to wait")
     threading.Thread(target=rf3.produce, args=(-1, b"second"), daemon=True).start()
     header, records = fetched(parse_response(ApiKeys.FETCH, 5, waiting.read_frame())[1])
     assert [r.value for r in MemoryRecords(records).records()] == [b"second"]

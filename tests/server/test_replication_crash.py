@@ -12,8 +12,9 @@ from kafka_lite import KafkaProducer
 from kafka_lite.cli.main import main
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.time import MockTime
-from kafka_lite.log.log import Log, read_all
+from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
+from kafka_lite.testing.logs import read_all
 from kafka_lite.zk.zk_utils import ZkUtils
 from tests.support.processes import cluster_up
 from tests.support.waiting import wait_until

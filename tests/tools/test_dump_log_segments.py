@@ -12,8 +12,9 @@ from kafka_lite.common.record import CompressionType, MemoryRecords
 from kafka_lite.common.record.crc import crc32c
 from kafka_lite.common.record.default_record_batch import ATTRIBUTES_OFFSET, CRC_OFFSET, RECORD_BATCH_OVERHEAD
 from kafka_lite.common.time import MockTime
-from kafka_lite.log.log import Log, read_all
+from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
+from kafka_lite.testing.logs import read_all
 
 pytestmark = pytest.mark.unit
 BASE_TS = 1_500_000_000_000

@@ -48,6 +48,11 @@ log = logging.getLogger(__name__)
 
 
 class Timer(ABC):
+    # True for a timer whose ``advance_clock`` also moves its clock (``kafka_lite.testing``'s
+    # ``MockTimer``): only its caller may drive it; a purgatory's reaper looping on it would run the
+    # clock away.
+    moves_clock_on_advance: bool = False
+
     @abstractmethod
     def add(self, timer_task: TimerTask) -> None:
         """Run ``timer_task`` once its ``delay_ms`` has passed (counted from now), unless it is

@@ -8,8 +8,9 @@ import threading
 import pytest
 
 from kafka_lite.common.time import SYSTEM, MockTime
+from kafka_lite.testing.mock_timer import MockTimer
 from kafka_lite.utils.locks import AtomicInteger
-from kafka_lite.utils.timer import MockTimer, SystemTimer, TimerTask
+from kafka_lite.utils.timer import SystemTimer, TimerTask
 from kafka_lite.utils.timer.delay_queue import DelayQueue
 from kafka_lite.utils.timer.timing_wheel import TimingWheel
 

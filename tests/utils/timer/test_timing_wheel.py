@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_lite.common.time import SYSTEM, MockTime
+from kafka_lite.testing.mock_timer import MockTimer
 from kafka_lite.utils.locks import AtomicInteger
-from kafka_lite.utils.timer import MockTimer, TimerTask
+from kafka_lite.utils.timer import TimerTask
 from kafka_lite.utils.timer.delay_queue import DelayQueue
 from kafka_lite.utils.timer.timer_task_list import TimerTaskEntry, TimerTaskList
 from kafka_lite.utils.timer.timing_wheel import TimingWheel

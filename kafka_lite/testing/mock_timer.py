@@ -12,7 +12,10 @@ Differs: Kafka's ``MockTimer`` keeps its tasks in a priority queue; this one is 
 ``advance_clock(ms)`` does what Kafka's does: the clock moves ``ms`` first, then every task that
 has come due runs, on the caller's thread, before ``advance_clock`` returns. Nothing runs by
 itself, so a test says exactly when time passes; and no task runs while the timer holds its lock
-(due tasks are collected under it and run after), so a task may add to the timer again.
+(due tasks are collected under it and run after), so a task may add to the timer again. A
+purgatory given a ``MockTimer`` is built with ``reaper_enabled=False``, as in Kafka's tests: a
+reaper thread calling ``advance_clock`` in a loop would run the mock clock away (the purgatory
+refuses it).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from kafka_lite.utils.timer.timer_task import TimerTask
 
 
 class MockTimer(SystemTimer):
+    moves_clock_on_advance = True  # a purgatory refuses to start a reaper on it
+
     def __init__(self, time: MockTime | None = None, tick_ms: int = 1, wheel_size: int = 20) -> None:
         if time is None:
             time = MockTime()

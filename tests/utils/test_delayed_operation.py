@@ -9,8 +9,8 @@ import time as real_time
 import pytest
 
 from kafka_lite.common.time import SYSTEM, MockTime
-from kafka_lite.server.delayed_operation import DelayedOperation, DelayedOperationPurgatory
-from kafka_lite.utils.timer import MockTimer
+from kafka_lite.testing.mock_timer import MockTimer
+from kafka_lite.utils.delayed_operation import DelayedOperation, DelayedOperationPurgatory
 
 pytestmark = pytest.mark.unit
 

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable
 
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.server.epoch.leader_epoch_checkpoint_file import EpochEntry, LeaderEpochCheckpointFile
+from kafka_lite.log.epoch.leader_epoch_checkpoint_file import EpochEntry, LeaderEpochCheckpointFile
 
 log = logging.getLogger(__name__)
 

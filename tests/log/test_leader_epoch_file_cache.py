@@ -7,12 +7,12 @@ import threading
 import pytest
 
 from kafka_lite.log.checkpoint import CheckpointException
-from kafka_lite.server.epoch.leader_epoch_checkpoint_file import (
+from kafka_lite.log.epoch.leader_epoch_checkpoint_file import (
     LEADER_EPOCH_CHECKPOINT_FILE,
     EpochEntry,
     LeaderEpochCheckpointFile,
 )
-from kafka_lite.server.epoch.leader_epoch_file_cache import (
+from kafka_lite.log.epoch.leader_epoch_file_cache import (
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
     LeaderEpochFileCache,

@@ -2,7 +2,8 @@
 
 No Kafka twin: Kafka's own tests build their ``ReplicaManager``s the same way (a ``MockTime``, mock
 ZooKeeper, a fetcher manager they drive themselves); this is that harness, kept in the package
-because the chapter's notebook, lab 6 and the replication pictures all step replication with it.
+(not with the tests) because the chapter's notebook, lab 6 and the replication pictures all step
+replication with it.
 
 ``in_process_replica_manager`` gives a broker's replica manager what ``KafkaServer`` would (a log
 manager, a scheduler, the produce and fetch purgatories), all on the mock clock, with no ZooKeeper
@@ -10,8 +11,9 @@ manager, a scheduler, the produce and fetch purgatories), all on the mock clock,
 it would fetch from where (``replica_fetcher_manager.added``), and the caller plays the fetcher:
 ``replicate`` is one round of ``ReplicaFetcherThread``'s loop (fetch from the LEO, append with the
 leader's offsets, take the leader's HW), and ``played_fetcher(...).maybe_truncate()`` is the
-truncation a new follower's fetcher does first, its OffsetsForLeaderEpoch answered by the leader's
-replica manager through a call instead of a socket. So nothing happens that the caller did not do.
+truncation a new follower's fetcher does first, its OffsetsForLeaderEpoch (and, for
+``handle_offset_out_of_range``, ListOffsets) answered by the leader's replica manager through a
+call instead of a socket. So nothing happens that the caller did not do.
 """
 
 from __future__ import annotations
@@ -28,18 +30,18 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
-from kafka_lite.server.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.replica_fetcher_manager import ReplicaFetcherManager
-from kafka_lite.server.replica_fetcher_thread import ReplicaFetcherThread
+from kafka_lite.server.replica_fetcher_thread import EARLIEST_TIMESTAMP, ReplicaFetcherThread
 from kafka_lite.server.replica_manager import (
     FetchMetadata,
     FetchPartitionRequest,
     LogReadResult,
     ReplicaManager,
 )
+from kafka_lite.testing.mock_timer import MockTimer
+from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import MockScheduler
-from kafka_lite.utils.timer import MockTimer
 
 
 class PlayedFetcherManager(ReplicaFetcherManager):
@@ -148,8 +150,9 @@ def append_fetched(follower: ReplicaManager, tp: TopicPartition, result: LogRead
 
 
 class InProcessFetcherThread(ReplicaFetcherThread):
-    """A follower's fetcher thread, never started, whose OffsetsForLeaderEpoch reaches the leader's
-    replica manager by a call instead of a socket (Kafka's tests swap the fetcher's ``BlockingSend``)."""
+    """A follower's fetcher thread, never started, whose OffsetsForLeaderEpoch and ListOffsets reach
+    the leader's replica manager by a call instead of a socket (Kafka's tests swap the fetcher's
+    ``BlockingSend``)."""
 
     def __init__(self, follower: ReplicaManager, leader: ReplicaManager) -> None:
         super().__init__(
@@ -158,8 +161,12 @@ class InProcessFetcherThread(ReplicaFetcherThread):
         self.leader = leader
 
     def send_and_receive(self, api: ApiKeys, version: int, body: dict) -> dict:
+        if api is ApiKeys.LIST_OFFSETS:
+            return self._list_offsets(body)
         if api is not ApiKeys.OFFSETS_FOR_LEADER_EPOCH:
-            raise KafkaException(f"a played fetcher sends only OffsetsForLeaderEpoch, not {api.api_name}")
+            raise KafkaException(
+                f"a played fetcher sends only OffsetsForLeaderEpoch and ListOffsets, not {api.api_name}"
+            )
         requested = {
             (t["topic"], p["partition_id"]): p["leader_epoch"]
             for t in body["topics"]
@@ -176,6 +183,21 @@ class InProcessFetcherThread(ReplicaFetcherThread):
             ]
         }
 
+    def _list_offsets(self, body: dict) -> dict:
+        """A broker's ListOffsets, as the leader answers it: -2 its log start, -1 its LEO."""
+        responses = []
+        for t in body["topics"]:
+            parts = []
+            for p in t["partitions"]:
+                log_ = self.leader.get_leader_partition((t["topic"], p["partition"])).log
+                earliest = p["timestamp"] == EARLIEST_TIMESTAMP
+                offset = log_.log_start_offset if earliest else log_.log_end_offset
+                parts.append(
+                    {"partition": p["partition"], "error_code": 0, "timestamp": -1, "offset": offset}
+                )
+            responses.append({"topic": t["topic"], "partition_responses": parts})
+        return {"responses": responses}
+
 
 def played_fetcher(follower: ReplicaManager, leader: ReplicaManager) -> InProcessFetcherThread:
     """A fetcher holding the partitions ``follower`` was told to fetch (at their initial offsets,
@@ -183,6 +205,54 @@ def played_fetcher(follower: ReplicaManager, leader: ReplicaManager) -> InProces
     thread = InProcessFetcherThread(follower, leader)
     thread.add_partitions({tp: b.init_offset for tp, b in follower.replica_fetcher_manager.added.items()})
     return thread
+
+
+def new_leader_without_the_old_leaders_tail(managers: list[ReplicaManager], tp: TopicPartition) -> None:
+    """Brokers 0, 1 and 2, broker 0 leading ``tp`` in epoch 1 with all three in the ISR: records a
+    and b reach every replica (committed), c only broker 0; then broker 1 is elected in epoch 2 (ISR
+    1, 2) and broker 0 follows it, holding at offset 2 a record its new leader never had. What broker
+    0 keeps is then up to its fetcher's ``maybe_truncate``."""
+    leader, f1, f2 = managers
+
+    def produce(*values: bytes) -> None:
+        records = MemoryRecords.with_records([(1000, None, v) for v in values])
+        leader.append_records(1000, 1, False, {tp: records}, lambda _: None)
+
+    produce(b"a", b"b")
+    for follower in (f1, f2, f1, f2):
+        replicate(leader, follower, tp)
+    produce(b"c")  # offset 2, on broker 0 only
+    for manager in managers:
+        manager.become_leader_or_follower(leader_and_isr(tp, 1, [1, 2], [0, 1, 2], leader_epoch=2))
+
+
+def restarted_follower(
+    directory: Path, time: MockTime, tp: TopicPartition, **props
+) -> tuple[ReplicaManager, ReplicaManager, list[ReplicaManager]]:
+    """KIP-101's first case, up to the truncation: broker 0 leads ``tp``, brokers 1 and 2 follow;
+    records a and b reach all three, but broker 1 learns the HW one fetch late, so it restarts with
+    LEO 2 and HW 0 in its checkpoint, while the leader takes c; back, it is told to follow broker 0
+    again. Returns (the leader, the restarted follower, every manager to shut down); what the
+    follower keeps is then up to its fetcher's ``maybe_truncate`` under ``props``'
+    ``inter.broker.protocol.version``."""
+    managers = [in_process_replica_manager(directory, i, time, **props) for i in range(3)]
+    leader, f1, f2 = managers
+    for manager in managers:
+        manager.become_leader_or_follower(leader_and_isr(tp, 0, [0, 1, 2], [0, 1, 2]))
+
+    def produce(*values: bytes) -> None:
+        records = MemoryRecords.with_records([(1000, None, v) for v in values])
+        leader.append_records(1000, 1, False, {tp: records}, lambda _: None)
+
+    produce(b"a", b"b")
+    for follower in (f1, f2, f1, f2):
+        replicate(leader, follower, tp)  # the leader's HW reaches 2 at follower 2's second fetch
+    f1.shutdown(checkpoint_hw=True)
+    f1.log_manager.shutdown()
+    produce(b"c")
+    restarted = in_process_replica_manager(directory, 1, time, **props)
+    restarted.become_leader_or_follower(leader_and_isr(tp, 0, [0, 1, 2], [0, 1, 2]))
+    return leader, restarted, [leader, f2, restarted]
 
 
 @contextmanager

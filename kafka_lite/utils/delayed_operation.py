@@ -5,9 +5,13 @@ Mirrors: kafka.server.DelayedOperation and DelayedOperationPurgatory
 Book:    chapter 6, 6.3.1-6.3.3 (the delayed operation interface, delayed operations and the purgatory)
 Differs: no metrics gauges (``PurgatorySize``, ``NumDelayedOperations``: ``watched()`` and
          ``delayed()`` give the same numbers); the purgatory's ``time`` builds its ``SystemTimer``
-         (Kafka's timer reads the system clock), and a ``MockTimer`` may be passed instead. The
-         reaper thread is named after the purgatory as well as the broker, and logs an error and
-         goes on where Kafka's thread would stop.
+         (Kafka's timer reads the system clock). The reaper thread is named after the purgatory as
+         well as the broker, and logs an error and goes on where Kafka's thread would stop.
+
+Kafka 0.10.1 keeps this file in kafka.server; current Kafka moved it, beside the timer, to
+server-common's org.apache.kafka.server.purgatory, since the group coordinator's delayed operations
+use it as much as the broker's. kafka_lite keeps it in utils/ for the same reason: the coordinator
+and the server both build on it, and neither on the other.
 
 A fetch that wants ``min_bytes`` and may wait ``max_wait_ms``, or a CreateTopics that answers once
 every new partition has a leader, is a ``DelayedOperation``: ``try_complete`` checks the condition
@@ -39,7 +43,7 @@ from collections.abc import Callable, Hashable, Iterable
 
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.utils.locks import AtomicInteger, ReadWriteLock
-from kafka_lite.utils.timer import MockTimer, SystemTimer, Timer, TimerTask
+from kafka_lite.utils.timer import SystemTimer, Timer, TimerTask
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +106,10 @@ class Watchers:
         with self._lock:
             return len(self._operations)
 
+    def open_operations(self) -> list[DelayedOperation]:
+        with self._lock:
+            return [op for op in self._operations if not op.is_completed]
+
     def watch(self, operation: DelayedOperation) -> None:
         with self._lock:
             self._operations.append(operation)
@@ -133,8 +141,8 @@ class DelayedOperationPurgatory:
 
     ``DelayedOperationPurgatory(name, time)`` builds a ``SystemTimer`` on ``time`` and starts the
     reaper thread that drives it, as Kafka's ``DelayedOperationPurgatory(purgatoryName)`` does.
-    Tests may pass ``timeout_timer=MockTimer(time), reaper_enabled=False`` and call
-    ``advance_clock`` themselves."""
+    Tests may pass ``timeout_timer=MockTimer(time), reaper_enabled=False`` (``kafka_lite.testing``)
+    and call ``advance_clock`` themselves."""
 
     def __init__(
         self,
@@ -145,7 +153,7 @@ class DelayedOperationPurgatory:
         purge_interval: int = PURGE_INTERVAL,
         reaper_enabled: bool = True,
     ) -> None:
-        if reaper_enabled and isinstance(timeout_timer, MockTimer):
+        if reaper_enabled and timeout_timer is not None and timeout_timer.moves_clock_on_advance:
             raise ValueError(
                 "A MockTimer moves its MockTime on every advance_clock, so a reaper thread would run the "
                 "clock away: pass reaper_enabled=False and call advance_clock from the test"
@@ -231,6 +239,13 @@ class DelayedOperationPurgatory:
     def delayed(self) -> int:
         """Operations waiting on the timer (neither completed nor expired)."""
         return self.timeout_timer.size()
+
+    def watched_operations(self, key: Hashable) -> list[DelayedOperation]:
+        """The operations watched under ``key`` that are still open: what waits on one partition,
+        where ``delayed()`` counts every key's."""
+        with self._remove_watchers_lock.read_lock():
+            watchers = self._watchers_for_key.get(key)
+        return [] if watchers is None else watchers.open_operations()
 
     def _all_watchers(self) -> list[Watchers]:
         with self._remove_watchers_lock.read_lock():
