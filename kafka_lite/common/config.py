@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.utils import INT32_MAX
 
 
 class Type(enum.Enum):
@@ -51,7 +52,7 @@ NO_DEFAULT_VALUE = _NoDefault()  # a required setting: parse() fails when it is 
 
 _INT_RANGES = {
     Type.SHORT: (-(2**15), 2**15 - 1),
-    Type.INT: (-(2**31), 2**31 - 1),
+    Type.INT: (-(INT32_MAX + 1), INT32_MAX),
     Type.LONG: (-(2**63), 2**63 - 1),
 }
 

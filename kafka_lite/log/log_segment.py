@@ -23,6 +23,7 @@ from kafka_lite.common.record import FileRecords, MemoryRecords
 from kafka_lite.common.record.constants import NO_TIMESTAMP
 from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.utils import INT32_MAX
 from kafka_lite.log.offset_index import OffsetIndex
 from kafka_lite.log.time_index import TimeIndex
 
@@ -218,7 +219,7 @@ class LogSegment:
     # -- recovery and truncation ---------------------------------------------------------------------------
 
     # --8<-- [start:recover]
-    def recover(self, max_message_size: int = 2**31 - 1) -> int:
+    def recover(self, max_message_size: int = INT32_MAX) -> int:
         """Rebuild both indexes from the log, validating every batch; cut the file at the first bad one.
 
         Returns the number of bytes truncated. Used after an unclean shutdown for the segments after

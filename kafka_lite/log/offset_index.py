@@ -15,6 +15,7 @@ import struct
 from typing import NamedTuple
 
 from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.utils import INT32_MAX
 from kafka_lite.log.abstract_index import AbstractIndex
 
 _ENTRY = struct.Struct(">ii")
@@ -81,7 +82,7 @@ class OffsetIndex(AbstractIndex):
                     f"the last offset appended ({self._last_offset}) to {self.path}."
                 )
             relative = offset - self.base_offset
-            if not 0 <= relative <= 2**31 - 1:
+            if not 0 <= relative <= INT32_MAX:
                 raise InvalidOffsetException(
                     f"offset {offset} does not fit relative to base {self.base_offset}"
                 )

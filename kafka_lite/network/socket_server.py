@@ -32,6 +32,7 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import parse_request_body, parse_request_header
 from kafka_lite.common.protocol.types import SchemaException
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.utils import INT32_MAX
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
 from kafka_lite.network.request_metrics import RequestMetrics
 from kafka_lite.network.selector import Selector
@@ -337,7 +338,7 @@ class SocketServer:
         num_network_threads: int = 3,
         queued_max_requests: int = 500,
         socket_request_max_bytes: int = 104857600,
-        max_connections_per_ip: int = 2**31 - 1,
+        max_connections_per_ip: int = INT32_MAX,
         max_connections_per_ip_overrides: dict[str, int] | None = None,
         connections_max_idle_ms: int = 600_000,
         send_buffer_bytes: int = 102400,

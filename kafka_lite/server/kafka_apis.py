@@ -57,7 +57,7 @@ from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic import validate_topic_name
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.common.utils import LONG_MAX
+from kafka_lite.common.utils import INT32_MAX, LONG_MAX
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.coordinator.group_coordinator import GroupCoordinator, JoinGroupResult
 from kafka_lite.coordinator.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, OffsetMetadataAndError
@@ -398,7 +398,7 @@ class KafkaApis:
                 )
         fetch = FetchMetadata(
             min_bytes=body["min_bytes"],
-            max_bytes=body.get("max_bytes", 2**31 - 1) if version >= 3 else 2**31 - 1,
+            max_bytes=body.get("max_bytes", INT32_MAX) if version >= 3 else INT32_MAX,
             replica_id=body["replica_id"],
             partitions=partitions,
             max_wait_ms=body["max_wait_time"],

@@ -32,7 +32,7 @@ from kazoo.hosts import collect_hosts
 
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type
 from kafka_lite.common.errors import ConfigException
-from kafka_lite.common.utils import LONG_MAX
+from kafka_lite.common.utils import INT32_MAX, LONG_MAX
 from kafka_lite.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_lite.log.log_config import SERVER_DEFAULT_NAMES
 from kafka_lite.server.api_version import (
@@ -46,7 +46,6 @@ from kafka_lite.server.metrics_reporter import CONFIG_DEF as REPORTER_CONFIG_DEF
 from kafka_lite.server.metrics_reporter import load_reporter_classes
 
 log = logging.getLogger(__name__)
-INT_MAX = 2**31 - 1
 H = Importance.HIGH
 M = Importance.MEDIUM
 L = Importance.LOW
@@ -97,7 +96,7 @@ CONFIG_DEF = (
     .define("socket.receive.buffer.bytes", Type.INT, 102400, None, H, "SO_RCVBUF of accepted sockets (-1: OS default).")
     .define("socket.request.max.bytes", Type.INT, 104857600, Range.at_least(1), H,
             "The largest request frame; a larger size prefix closes the connection.")
-    .define("max.connections.per.ip", Type.INT, INT_MAX, Range.at_least(1), M,
+    .define("max.connections.per.ip", Type.INT, INT32_MAX, Range.at_least(1), M,
             "Connections one address may hold open.")
     .define("max.connections.per.ip.overrides", Type.STRING, "", None, M,
             "Per-address exceptions, 'host:count,host:count'.")
