@@ -78,10 +78,11 @@ from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceLis
 from kafka_lite.consumer.consumer_record import ConsumerRecord
 from kafka_lite.consumer.internals.consumer_coordinator import ConsumerCoordinator
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
-from kafka_lite.consumer.internals.fetcher import Fetcher, OffsetAndTimestamp
+from kafka_lite.consumer.internals.fetcher import Fetcher
 from kafka_lite.consumer.internals.partition_assignor import PartitionAssignor
 from kafka_lite.consumer.internals.subscription_state import SubscriptionState
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.consumer.offset_and_timestamp import OffsetAndTimestamp
 from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
 from kafka_lite.consumer.range_assignor import RangeAssignor
 from kafka_lite.consumer.round_robin_assignor import RoundRobinAssignor

@@ -35,7 +35,8 @@ from kafka_lite.consumer.internals.abstract_coordinator import Generation, Membe
 from kafka_lite.consumer.internals.consumer_coordinator import ConsumerCoordinator
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
 from kafka_lite.consumer.internals.consumer_protocol import Assignment, serialize_assignment
-from kafka_lite.consumer.internals.fetcher import CompletedFetch, Fetcher, OffsetOutOfRangeException
+from kafka_lite.consumer import OffsetOutOfRangeException
+from kafka_lite.consumer.internals.fetcher import CompletedFetch, Fetcher
 from kafka_lite.consumer.internals.heartbeat import Heartbeat
 from kafka_lite.consumer.internals.subscription_state import SubscriptionState
 from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy

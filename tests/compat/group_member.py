@@ -19,7 +19,7 @@ import sys
 
 from kafka_lite import KafkaConsumer
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
-from kafka_lite.consumer.internals.consumer_coordinator import CommitFailedException
+from kafka_lite.consumer import CommitFailedException
 
 SESSION_TIMEOUT_MS = 3000  # short: the test waits for this member's session to expire
 

@@ -20,12 +20,12 @@ from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.consumer.deserialization import SerializationException, StringDeserializer
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
-from kafka_lite.consumer.internals.fetcher import (
-    Fetcher,
+from kafka_lite.consumer import (
     NoOffsetForPartitionException,
     OffsetAndTimestamp,
     OffsetOutOfRangeException,
 )
+from kafka_lite.consumer.internals.fetcher import Fetcher
 from kafka_lite.consumer.internals.subscription_state import SubscriptionState
 from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
 from kafka_lite.network.selector import Selector

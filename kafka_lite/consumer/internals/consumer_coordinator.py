@@ -1,8 +1,7 @@
 """The consumer's coordinator: the group protocol with the consumer's subscriptions, assignors and offsets.
 
 Mirrors: org.apache.kafka.clients.consumer.internals.ConsumerCoordinator, with its MetadataSnapshot,
-         OffsetCommitCompletion and DefaultOffsetCommitCallback; org.apache.kafka.clients.consumer's
-         CommitFailedException, RetriableCommitFailedException and OffsetCommitCallback
+         OffsetCommitCompletion and DefaultOffsetCommitCallback
          (clients/src/main/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinator.java,
          Kafka 0.10.1)
 Book:    chapter 4, 4.2 (the consumer's coordinator), 4.4 (committing offsets: 4.4.1 the auto-commit task,
@@ -11,9 +10,8 @@ Book:    chapter 4, 4.2 (the consumer's coordinator), 4.4 (committing offsets: 4
          join's preparation and completion)
 Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has no listeners, so
          ``poll`` checks the metadata's version and runs the same update (pattern matching, the
-         snapshot of partition counts) when it changed. The commit callback is a callable
-         ``callback(offsets, exception)`` (Kafka's ``OffsetCommitCallback.onComplete``); an object with
-         ``on_complete`` is accepted too. ``commit_offsets_sync`` takes an optional timeout (Kafka
+         snapshot of partition counts) when it changed. The commit callback is an
+         ``OffsetCommitCallback`` callable; an object with ``on_complete`` is accepted too. ``commit_offsets_sync`` takes an optional timeout (Kafka
          0.10.2's, KIP-102) so that ``close`` is bounded, and ``poll`` looks for an unknown coordinator no
          longer than the consumer's poll may wait (Kafka 2.0, KIP-266; 0.10.1 looks until it is
          found). An auto-commit with the coordinator unknown starts looking for it (Kafka 1.1,
@@ -54,7 +52,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafka_lite.clients.metadata import Cluster, Metadata
@@ -69,6 +67,7 @@ from kafka_lite.common.metrics import Sensor
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.consumer.commit_failed_exception import CommitFailedException
 from kafka_lite.consumer.consumer_interceptors import ConsumerInterceptors
 from kafka_lite.consumer.internals.abstract_coordinator import (
     NO_GENERATION,
@@ -89,6 +88,8 @@ from kafka_lite.consumer.internals.partition_assignor import PartitionAssignor, 
 from kafka_lite.consumer.internals.request_future import RequestFuture, RequestFutureListener
 from kafka_lite.consumer.internals.subscription_state import SubscriptionState
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.consumer.offset_commit_callback import OffsetCommitCallback
+from kafka_lite.consumer.retriable_commit_failed_exception import RetriableCommitFailedException
 
 log = logging.getLogger(__name__)
 
@@ -96,35 +97,6 @@ OFFSET_COMMIT_VERSION = 2
 OFFSET_FETCH_VERSION = 1
 DEFAULT_RETENTION_TIME = -1  # OffsetCommitRequest.DEFAULT_RETENTION_TIME: the broker's retention
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
-
-OffsetCommitCallback = Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None]
-
-
-class CommitFailedException(KafkaException):
-    """The commit cannot complete: the group rebalanced and gave the partitions to another member."""
-
-    def __init__(self, message: str | None = None) -> None:
-        super().__init__(
-            message
-            or "Commit cannot be completed since the group has already rebalanced and assigned the "
-            "partitions to another member. This means that the time between subsequent calls to poll() "
-            "was longer than the configured max.poll.interval.ms, which typically implies that the poll "
-            "loop is spending too much time message processing. You can address this either by "
-            "increasing the session timeout or by reducing the maximum size of batches returned in "
-            "poll() with max.poll.records."
-        )
-
-
-class RetriableCommitFailedException(RetriableException):
-    """An asynchronous commit failed with an error that a later commit may not meet again."""
-
-    def __init__(self, cause: Exception) -> None:
-        KafkaException.__init__(
-            self,
-            f"Offset commit failed with a retriable exception. You should retry committing offsets. ({cause})",
-        )
-        self.__cause__ = cause
-
 
 def _tp_str(tp: TopicPartition) -> str:
     return f"{tp[0]}-{tp[1]}"
