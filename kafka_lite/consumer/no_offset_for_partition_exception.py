@@ -17,4 +17,6 @@ class NoOffsetForPartitionException(InvalidOffsetException):
 
     def __init__(self, partition: TopicPartition) -> None:
         self.partition = partition
-        super().__init__(f"Undefined offset with no reset policy for partition: {partition[0]}-{partition[1]}")
+        super().__init__(
+            f"Undefined offset with no reset policy for partition: {partition[0]}-{partition[1]}"
+        )

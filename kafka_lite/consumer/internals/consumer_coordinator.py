@@ -98,6 +98,7 @@ OFFSET_FETCH_VERSION = 1
 DEFAULT_RETENTION_TIME = -1  # OffsetCommitRequest.DEFAULT_RETENTION_TIME: the broker's retention
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
+
 def _tp_str(tp: TopicPartition) -> str:
     return f"{tp[0]}-{tp[1]}"
 
@@ -672,7 +673,7 @@ class _OffsetCommitResponseHandler(CoordinatorResponseHandler[None]):
         unauthorized_topics: set[str] = set()
         for topic in body.get("responses", ()):
             for p in topic["partition_responses"]:
-                tp = (topic["topic"], p["partition"])
+                tp = TopicPartition(topic["topic"], p["partition"])
                 offset = self.offsets.get(tp)
                 error = Errors.for_code(p["error_code"])
                 if error is Errors.NONE:
@@ -746,7 +747,7 @@ class _OffsetFetchResponseHandler(CoordinatorResponseHandler[dict[TopicPartition
         offsets: dict[TopicPartition, OffsetAndMetadata] = {}
         for topic in body.get("responses", ()):
             for p in topic["partition_responses"]:
-                tp = (topic["topic"], p["partition"])
+                tp = TopicPartition(topic["topic"], p["partition"])
                 error = Errors.for_code(p["error_code"])
                 if error is not Errors.NONE:
                     log.debug("Group %s failed to fetch offset for partition %s: %s",

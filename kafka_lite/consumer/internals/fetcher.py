@@ -78,7 +78,12 @@ from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import LONG_MAX
-from kafka_lite.consumer.consumer_record import NULL_SIZE, ConsumerRecord
+from kafka_lite.consumer.consumer_record import (
+    NULL_SIZE,
+    UNKNOWN_LEADER_EPOCH,
+    ConsumerRecord,
+    serialized_header_size,
+)
 from kafka_lite.consumer.deserialization import Deserializer, SerializationException, check_deserializer
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
 from kafka_lite.consumer.internals.request_future import (
@@ -464,18 +469,21 @@ class Fetcher:
                 f"Error deserializing key/value for partition {_tp_str(tp)} at offset {record.offset}. "
                 f"If needed, please seek past the record to continue consumption. ({type(e).__name__}: {e})"
             ) from e
+        headers = tuple(Header(k, v) for k, v in record.headers) if record.headers else ()
         return ConsumerRecord(
             tp[0],
             tp[1],
+            UNKNOWN_LEADER_EPOCH,
             record.offset,
             record.timestamp,
             timestamp_type,
+            key,
+            value,
+            headers,
             getattr(record, "checksum", None),
             NULL_SIZE if record.key is None else len(record.key),
             NULL_SIZE if record.value is None else len(record.value),
-            key,
-            value,
-            tuple(Header(k, v) for k, v in record.headers) if record.headers else (),
+            serialized_header_size(headers),
         )
 
     # -- positions -------------------------------------------------------------------------------------
@@ -661,7 +669,7 @@ class _ListOffsetResponseHandler(
         found: dict[TopicPartition, OffsetAndTimestamp | None] = {}
         for topic in (value.body or {}).get("responses", ()):
             for p in topic["partition_responses"]:
-                tp = (topic["topic"], p["partition"])
+                tp = TopicPartition(topic["topic"], p["partition"])
                 error = Errors.for_code(p["error_code"])
                 if error is Errors.NONE:
                     offset = p["offset"]

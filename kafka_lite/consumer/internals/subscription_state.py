@@ -271,7 +271,7 @@ class SubscriptionState:
                     f"Topic partitions to assign to cannot have null or empty topic: {tp!r}"
                 )
             validate_topic_name(tp[0])
-        return frozenset(partition_list)
+        return frozenset(TopicPartition(*tp) for tp in partition_list)
 
     def assign_from_subscribed(self, assignments: Iterable[TopicPartition]) -> None:
         """Take the partitions the group's leader assigned to this member (after SyncGroup).
@@ -283,7 +283,7 @@ class SubscriptionState:
             raise IllegalArgumentException(
                 "Attempt to dynamically assign partitions while manual assignment in use"
             )
-        assigned = list(assignments)
+        assigned = [TopicPartition(*tp) for tp in assignments]
         for tp in assigned:
             if tp[0] not in self._subscription:
                 raise IllegalArgumentException(f"Assigned partition {_tp_str(tp)} for non-subscribed topic.")
