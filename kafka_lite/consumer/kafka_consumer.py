@@ -790,5 +790,5 @@ def _offsets(
             raise IllegalArgumentException(
                 f"The offset to commit for partition {tp} must be a non-negative offset or an OffsetAndMetadata, not {offset!r}"
             )
-        result[tp] = offset
+        result[TopicPartition(*tp)] = offset
     return result
