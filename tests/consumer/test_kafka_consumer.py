@@ -21,8 +21,8 @@ from kafka_lite.common.errors import (
     InvalidGroupIdException,
     WakeupException,
 )
-from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafka_lite.consumer import NoOffsetForPartitionException, OffsetAndTimestamp
+from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafka_lite.consumer.kafka_consumer import ConcurrentModificationException
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.consumer.round_robin_assignor import RoundRobinAssignor

@@ -90,14 +90,23 @@ def test_assignment_paused_poll_and_iteration_give_topic_partitions_and_records(
     consumer.fetcher._on_fetch_response(_fetch_response("orders", 0, [b"a", b"b", b"c"]), {("orders", 0): 0})
     records = consumer.poll(timeout_ms=0, max_records=2)
     assert [type(tp) for tp in records] == [TopicPartition]
-    (tp, got), = records.items()
+    ((tp, got),) = records.items()
     assert (tp.topic, tp.partition) == ("orders", 0)
     first = got[0]
     assert isinstance(first, ConsumerRecord)
-    assert (first.topic, first.partition, first.leader_epoch, first.offset, first.value) == ("orders", 0, -1, 0, "a")
-    assert (first.headers, first.serialized_key_size, first.serialized_value_size, first.serialized_header_size) == (
-        (), -1, 1, -1
+    assert (first.topic, first.partition, first.leader_epoch, first.offset, first.value) == (
+        "orders",
+        0,
+        -1,
+        0,
+        "a",
     )
+    assert (
+        first.headers,
+        first.serialized_key_size,
+        first.serialized_value_size,
+        first.serialized_header_size,
+    ) == ((), -1, 1, -1)
     assert consumer.position(TopicPartition("orders", 0)) == 2
     assert [r.value for r in consumer] == ["c"], "iteration hands out what is left, then stops"
 
@@ -106,11 +115,14 @@ def test_list_offsets_answers_are_keyed_by_topic_partition():
     future: RequestFuture = RequestFuture()
     body = {
         "responses": [
-            {"topic": "t", "partition_responses": [{"partition": 3, "error_code": 0, "offset": 17, "timestamp": 5}]}
+            {
+                "topic": "t",
+                "partition_responses": [{"partition": 3, "error_code": 0, "offset": 17, "timestamp": 5}],
+            }
         ]
     }
     _ListOffsetResponseHandler(None, {("t", 3): -1}).on_success(ClientResponse(None, 0, body), future)
-    (tp, found), = future.value().items()
+    ((tp, found),) = future.value().items()
     assert type(tp) is TopicPartition and found == OffsetAndTimestamp(17, 5)
 
 
