@@ -15,7 +15,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("cluster")]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "chapters" / "ch04_new_consumer" / "order_totals.py"
 IMPORT = "from kafka_lite.consumer import KafkaConsumer, OffsetAndMetadata, TopicPartition"
-IMPORTS = {"kafka_lite": IMPORT, "kafka-python": "from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition"}
+IMPORTS = {
+    "kafka_lite": IMPORT,
+    "kafka-python": "from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition",
+}
 ORDERS = [("ann", 250), ("bob", 100), ("ann", 1000), ("cy", 5), ("bob", 45)]
 
 
@@ -23,7 +26,7 @@ def load(client: str) -> types.ModuleType:
     source = EXAMPLE.read_text(encoding="utf-8")
     assert source.count(IMPORT) == 1, "the example has one import line naming kafka_lite"
     module = types.ModuleType(f"order_totals_{client.replace('-', '_')}")
-    exec(compile(source.replace(IMPORT, IMPORTS[client]), str(EXAMPLE), "exec"), module.__dict__)  # noqa: S102
+    exec(compile(source.replace(IMPORT, IMPORTS[client]), str(EXAMPLE), "exec"), module.__dict__)
     return module
 
 

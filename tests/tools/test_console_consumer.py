@@ -24,7 +24,19 @@ pytestmark = pytest.mark.unit
 
 def record(key=b"k", value=b"v", timestamp_type=TimestampType.CREATE_TIME, headers=()) -> ConsumerRecord:
     return ConsumerRecord(
-        "t", 2, -1, 7, 1234, timestamp_type, key, value, headers, None, -1, -1, serialized_header_size(headers)
+        "t",
+        2,
+        -1,
+        7,
+        1234,
+        timestamp_type,
+        key,
+        value,
+        headers,
+        None,
+        -1,
+        -1,
+        serialized_header_size(headers),
     )
 
 
