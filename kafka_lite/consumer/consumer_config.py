@@ -6,8 +6,8 @@ Book:    chapter 4, 4.1 (subscribing and polling), 4.3 (session.timeout.ms, hear
          4.4 (enable.auto.commit, auto.commit.interval.ms); chapter 5, 5.1 (partition.assignment.strategy)
 Differs: only the settings kafka_lite's consumer implements are defined, so a setting it would ignore
          is an error rather than a silent no-op. ``group.id`` defaults to none (no group: ``assign``
-         only, no commits), as in Kafka 2.2 and kafka-python, where 0.10.1 defaults to the empty
-         string. ``partition.assignment.strategy`` defaults to range then round-robin (kafka-python's
+         only, no commits; see ``KafkaConsumer._group_coordinator``), as kafka-python's, where
+         0.10.1 defaults to the empty string. ``partition.assignment.strategy`` defaults to range then round-robin (kafka-python's
          default; 0.10.1 lists the range assignor only) and takes assignor names (``range``,
          ``roundrobin``) or ``PartitionAssignor`` objects instead of class names. The deserializers
          are Python callables passed beside the configs, and ``interceptor.classes`` takes classes,

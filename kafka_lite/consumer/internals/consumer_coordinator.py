@@ -11,19 +11,16 @@ Book:    chapter 4, 4.2 (the consumer's coordinator), 4.4 (committing offsets: 4
 Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has no listeners, so
          ``poll`` checks the metadata's version and runs the same update (pattern matching, the
          snapshot of partition counts) when it changed. The commit callback is an
-         ``OffsetCommitCallback`` callable; an object with ``on_complete`` is accepted too. ``commit_offsets_sync`` takes an optional timeout (Kafka
-         0.10.2's, KIP-102) so that ``close`` is bounded, and ``poll`` looks for an unknown coordinator no
-         longer than the consumer's poll may wait (Kafka 2.0, KIP-266; 0.10.1 looks until it is
-         found). An auto-commit with the coordinator unknown starts looking for it (Kafka 1.1,
-         KAFKA-6362), where 0.10.1 to 1.0 only wait. Internal topics are recognised by name (``__consumer_offsets``,
-         ``__transaction_state``), as kafka_lite's ``Cluster`` does not keep the metadata's
-         ``is_internal`` flag. Without a group id there is no coordinator at all
-         (``KafkaConsumer`` checks, as Kafka 2.2 does). Its one sensor, the commits' latency, is a
-         plain ``Sensor`` (Kafka's ``ConsumerCoordinatorMetrics`` also registers the
-         ``assigned-partitions`` gauge, which ``KafkaConsumer.metrics`` reads itself).
-         OffsetCommit goes out at v2 and OffsetFetch at v1, as 0.10.1 sends them. The ``Metadata``
-         is kept as ``_metadata``, since ``metadata()`` is the member's protocols, as in Kafka
-         (Java keeps a field and a method of one name apart; Python cannot).
+         ``OffsetCommitCallback`` callable; an object with ``on_complete`` is accepted too.
+         Internal topics are recognised by name (``__consumer_offsets``, ``__transaction_state``),
+         as kafka_lite's ``Cluster`` does not keep the metadata's ``is_internal`` flag. Two later
+         Kafkas' behaviours sit behind named helpers that say why: a search for the coordinator
+         bounded by the poll's or the commit's timeout (``ensure_coordinator_ready_within``), and
+         an auto-commit that starts looking for an unknown coordinator
+         (``_look_for_coordinator_to_auto_commit``). Its one sensor, the commits' latency, is a
+         plain ``Sensor``. OffsetCommit goes out at v2 and OffsetFetch at v1, as 0.10.1 sends
+         them. The ``Metadata`` is kept as ``_metadata``, since ``metadata()`` is the member's
+         protocols (Java keeps a field and a method of one name apart; Python cannot).
 
 What it adds to ``AbstractCoordinator``:
 
@@ -382,10 +379,8 @@ class ConsumerCoordinator(AbstractCoordinator):
         self._on_metadata_update_if_changed()
 
         if self.subscriptions.partitions_auto_assigned() and self.coordinator_unknown():
-            # The search for the coordinator counts against the poll's timeout, as in Kafka 2.0
-            # (KIP-266): 0.10.1 waited here for as long as it took, so a poll with a timeout against
-            # brokers that are down never returned.
-            if not self.ensure_coordinator_ready(timeout_ms):
+            # 0.10.1 waits here for as long as it takes; the poll's timeout bounds the search.
+            if not self.ensure_coordinator_ready_within(timeout_ms):
                 return False
             now = self.time.milliseconds()
 
@@ -510,7 +505,7 @@ class ConsumerCoordinator(AbstractCoordinator):
             remaining = None if timeout_ms is None else timeout_ms - (self.time.milliseconds() - start)
             if remaining is not None and remaining <= 0:
                 return False
-            if not self.ensure_coordinator_ready(remaining):
+            if not self.ensure_coordinator_ready_within(remaining):
                 return False
             future = self._send_offset_commit_request(offsets)
             remaining = None if timeout_ms is None else timeout_ms - (self.time.milliseconds() - start)
@@ -532,13 +527,19 @@ class ConsumerCoordinator(AbstractCoordinator):
         if not self.auto_commit_enabled:
             return
         if self.coordinator_unknown():
-            self.lookup_coordinator()
+            self._look_for_coordinator_to_auto_commit()
             self.next_auto_commit_deadline = now + self.retry_backoff_ms
         elif now >= self.next_auto_commit_deadline:
             self.next_auto_commit_deadline = now + self.auto_commit_interval_ms
             self._do_auto_commit_offsets_async()
 
     # --8<-- [end:auto_commit]
+
+    def _look_for_coordinator_to_auto_commit(self) -> None:
+        """Start looking for the unknown coordinator, so a later auto-commit can go: Kafka 1.1's.
+        0.10.1 only waits, and with partitions assigned by hand nothing else looks for the
+        coordinator (the join does, for a subscription), so such a consumer never auto-commits."""
+        self.lookup_coordinator()
 
     def maybe_auto_commit_offsets_now(self) -> None:
         if self.auto_commit_enabled and not self.coordinator_unknown():
