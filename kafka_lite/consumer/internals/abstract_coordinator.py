@@ -599,7 +599,7 @@ class _JoinGroupResponseHandler(CoordinatorResponseHandler[bytes]):
             c.reset_generation()
             log.debug("Attempt to join group %s failed due to unknown member id.", c.group_id)
             future.raise_(error)
-        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        elif error is Errors.COORDINATOR_NOT_AVAILABLE or error is Errors.NOT_COORDINATOR:
             c.coordinator_dead()
             log.debug("Attempt to join group %s failed due to obsolete coordinator information: %s",
                       c.group_id, error.description)  # fmt: skip
@@ -631,11 +631,11 @@ class _SyncGroupResponseHandler(CoordinatorResponseHandler[bytes]):
         elif error is Errors.REBALANCE_IN_PROGRESS:
             log.debug("SyncGroup for group %s failed due to coordinator rebalance", c.group_id)
             future.raise_(error)
-        elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+        elif error is Errors.UNKNOWN_MEMBER_ID or error is Errors.ILLEGAL_GENERATION:
             log.debug("SyncGroup for group %s failed due to %s", c.group_id, error.name)
             c.reset_generation()
             future.raise_(error)
-        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        elif error is Errors.COORDINATOR_NOT_AVAILABLE or error is Errors.NOT_COORDINATOR:
             log.debug("SyncGroup for group %s failed due to %s", c.group_id, error.name)
             c.coordinator_dead()
             future.raise_(error)
@@ -663,7 +663,7 @@ class _HeartbeatResponseHandler(CoordinatorResponseHandler[None]):
         if error is Errors.NONE:
             log.debug("Received successful heartbeat response for group %s", c.group_id)
             future.complete(None)
-        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        elif error is Errors.COORDINATOR_NOT_AVAILABLE or error is Errors.NOT_COORDINATOR:
             log.debug("Attempt to heartbeat failed for group %s since coordinator %s is either not started "
                       "or not valid.", c.group_id, c._coordinator)  # fmt: skip
             c.coordinator_dead()
@@ -672,7 +672,7 @@ class _HeartbeatResponseHandler(CoordinatorResponseHandler[None]):
             log.debug("Attempt to heartbeat failed for group %s since it is rebalancing.", c.group_id)
             c.request_rejoin()
             future.raise_(error)
-        elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
+        elif error is Errors.ILLEGAL_GENERATION or error is Errors.UNKNOWN_MEMBER_ID:
             log.debug("Attempt to heartbeat failed for group %s: %s", c.group_id, error.name)
             c.reset_generation()
             future.raise_(error)

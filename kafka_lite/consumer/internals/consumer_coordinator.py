@@ -689,7 +689,7 @@ class _OffsetCommitResponseHandler(CoordinatorResponseHandler[None]):
                     return
                 elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
                     unauthorized_topics.add(tp[0])
-                elif error in (Errors.OFFSET_METADATA_TOO_LARGE, Errors.INVALID_COMMIT_OFFSET_SIZE):
+                elif error is Errors.OFFSET_METADATA_TOO_LARGE or error is Errors.INVALID_COMMIT_OFFSET_SIZE:
                     log.debug("Offset commit for group %s failed on partition %s: %s",
                               c.group_id, _tp_str(tp), error.description)  # fmt: skip
                     future.raise_(error)

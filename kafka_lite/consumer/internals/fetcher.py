@@ -286,7 +286,9 @@ class Fetcher:
                 fetched_offset = offsets.get(tp)
                 if fetched_offset is None:
                     continue  # a partition the request did not ask for
-                self._update_high_watermark(tp, header["error_code"], header["high_watermark"])
+                self._update_high_watermark(
+                    tp, Errors.for_code(header["error_code"]), header["high_watermark"]
+                )
                 raw = partition_response["record_set"]
                 fetch_bytes += 0 if raw is None else len(raw)
                 self.completed_fetches.append(
@@ -300,12 +302,12 @@ class Fetcher:
                 )
         self.bytes_fetched.record(fetch_bytes)
 
-    def _update_high_watermark(self, tp: TopicPartition, error_code: int, high_watermark: int) -> None:
+    def _update_high_watermark(self, tp: TopicPartition, error: Errors, high_watermark: int) -> None:
         """Keep the high watermark a partition's response gave: Kafka 0.10.2's, which keeps it in the
         partition's state for ``records-lag-max`` (``KafkaConsumer.metrics``); 0.10.1 reads it only
         into a fetch metric. Kept as the response arrives (0.10.2 sets it while parsing the
         partition's records: the same value, a moment later), outside the parsing lab 8 asks for."""
-        if error_code == Errors.NONE.code and high_watermark >= 0 and self.subscriptions.is_assigned(tp):
+        if error is Errors.NONE and high_watermark >= 0 and self.subscriptions.is_assigned(tp):
             self.subscriptions.update_high_watermark(tp, high_watermark)
 
     def has_completed_fetches(self) -> bool:
