@@ -68,6 +68,13 @@ def test_a_bad_config_value_is_refused_naming_the_config(configs, named):
 
 
 @pytest.mark.unit
+def test_the_hold_back_is_ours_and_off_unless_asked_for():
+    with consumer() as kafkas_rule, consumer(fetch_hold_back_caught_up=True) as held:
+        assert kafkas_rule.fetcher.hold_back_caught_up is False, "Kafka's fetch rule by default"
+        assert held.fetcher.hold_back_caught_up is True
+
+
+@pytest.mark.unit
 def test_bootstrap_servers_is_required():
     with pytest.raises(ConfigException, match=r"bootstrap\.servers"):
         KafkaConsumer()

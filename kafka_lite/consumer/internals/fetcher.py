@@ -517,7 +517,7 @@ class Fetcher:
     def _has_position(self, tp: TopicPartition) -> bool:
         """Whether ``tp`` keeps its position: Kafka 0.10.2's test (a valid position, paused or not).
         0.10.1 skips only a fetchable partition. The consumer runs the resets the user asked for
-        before this (0.10.2's order, ``KafkaConsumer._update_fetch_positions``), so a paused
+        before this (0.10.2's order, ``KafkaConsumer._reset_offsets_if_needed``), so a paused
         partition that a reset has just placed would, by 0.10.1's test, go back to its committed
         offset."""
         return self.subscriptions.has_valid_position(tp)
