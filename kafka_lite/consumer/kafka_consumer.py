@@ -1,6 +1,6 @@
 """The consumer's front door: subscribe or assign, then ``poll`` for records and commit what was read.
 
-Mirrors: org.apache.kafka.clients.consumer.KafkaConsumer, with internals.NoOpConsumerRebalanceListener
+Mirrors: org.apache.kafka.clients.consumer.KafkaConsumer
          (clients/src/main/java/org/apache/kafka/clients/consumer/KafkaConsumer.java, Kafka 0.10.1)
 Book:    chapter 4, 4.1 (subscribing, the poll loop: 4.1.3 the consumer's poll, 4.1.4-4.1.5 fetching),
          4.2 (the coordinator inside poll), 4.4 (committing offsets), 4.4.4 (where ``commit`` falls
@@ -57,7 +57,7 @@ import logging
 import re
 import threading
 from collections import deque
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafka_lite.clients.client_utils import parse_bootstrap
@@ -81,6 +81,7 @@ from kafka_lite.consumer.consumer_record import ConsumerRecord
 from kafka_lite.consumer.internals.consumer_coordinator import ConsumerCoordinator
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
 from kafka_lite.consumer.internals.fetcher import Fetcher
+from kafka_lite.consumer.internals.no_op_consumer_rebalance_listener import NoOpConsumerRebalanceListener
 from kafka_lite.consumer.internals.partition_assignor import PartitionAssignor
 from kafka_lite.consumer.internals.subscription_state import SubscriptionState
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
@@ -107,16 +108,6 @@ NO_GROUP_ID_MESSAGE = (
 class ConcurrentModificationException(KafkaException):
     """A second thread used the consumer while another was inside it (Java's
     ``ConcurrentModificationException``, as ``KafkaConsumer.acquire`` throws it)."""
-
-
-class NoOpConsumerRebalanceListener(ConsumerRebalanceListener):
-    """The listener of a subscription made without one: it does nothing."""
-
-    def on_partitions_revoked(self, partitions: Collection[TopicPartition]) -> None:
-        pass
-
-    def on_partitions_assigned(self, partitions: Collection[TopicPartition]) -> None:
-        pass
 
 
 def _assignors(strategies: list[Any]) -> list[PartitionAssignor]:
