@@ -61,8 +61,10 @@ def reread(bootstrap_servers: str, topic: str, group_id: str) -> dict[str, objec
     committed = consumer.committed(tp)  # an int, as kafka-python returns it
     with_metadata = consumer.committed(tp, metadata=True)  # the OffsetAndMetadata
     end = consumer.end_offsets([tp])[tp]
-    consumer.seek_to_beginning()  # every assigned partition
+    consumer.seek_to_beginning(tp)  # the partitions named
     first = consumer.position(tp)
+    consumer.seek(tp, end)
+    consumer.seek_to_beginning()  # no partitions named: every assigned one
     offsets = [msg.offset for msg in consumer]  # for msg in consumer: until consumer_timeout_ms
     consumer.commit()  # the positions now held
     after = consumer.committed(tp)
