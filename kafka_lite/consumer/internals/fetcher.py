@@ -7,12 +7,13 @@ Book:    chapter 4, 4.1.2 (resetting positions before the first fetch), 4.1.4 (t
          messages), 4.1.5 (the consumer getting records)
 Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0.10.1 sends Fetch v3),
          so records carry 0.11's record batches and headers, each batch's CRC is checked (0.11's place
-         for ``check.crcs``), and a deserializer that raises after other records were drained puts
-         its fetch back (0.11's rule, in ``fetched_records``). A v2 batch's records are decoded by
+         for ``check.crcs``), and a fetch that fails after other records were drained is put back
+         to raise on the next call (``_put_back_to_raise_later``). A v2 batch's records are decoded by
          compiled code (``common/record/compiled.py``), as Kafka's JVM runs DefaultRecordBatch
          compiled. ``update_fetch_positions`` and the high watermark kept per partition are behind
          named helpers that say which Kafka they follow. Kafka's ``FetchManagerMetrics`` are three
          plain ``Sensor`` fields, without the per-topic ones.
+Labs:    lab 8 (``_parse_completed_fetch``, ``_append``)
 
 The fetcher keeps a queue of completed fetches, one per partition of each fetch response, and hands
 their records out a few at a time:
@@ -329,10 +330,8 @@ class Fetcher:
                 try:
                     self.next_in_line_records = self._parse_completed_fetch(completed)
                 except KafkaException:
-                    if not drained:
+                    if not self._put_back_to_raise_later(completed, drained):
                         raise
-                    # Hand out what was drained; the fetch raises again on the next call.
-                    self.completed_fetches.appendleft(completed)
                     break
             else:
                 records_remaining -= self._append(drained, self.next_in_line_records, records_remaining)
@@ -341,6 +340,19 @@ class Fetcher:
         return drained
 
     # --8<-- [end:fetched_records]
+
+    def _put_back_to_raise_later(
+        self, completed: CompletedFetch, drained: dict[TopicPartition, list[ConsumerRecord]]
+    ) -> bool:
+        """When a completed fetch fails (a deserializer, a corrupt batch) after other records were
+        drained in this call, put it back first in the queue, so those records are handed out and
+        the failure comes on the next call: Kafka 0.11's rule. 0.10.1 raises at once, and the
+        drained records, their positions already moved past, are lost. False when nothing was
+        drained: raise now."""
+        if not drained:
+            return False
+        self.completed_fetches.appendleft(completed)
+        return True
 
     # --8<-- [start:append]
     def _append(
