@@ -6,13 +6,14 @@ Book:    chapter 4, 4.1 (subscribing and polling), 4.3 (session.timeout.ms, hear
          4.4 (enable.auto.commit, auto.commit.interval.ms); chapter 5, 5.1 (partition.assignment.strategy)
 Differs: only the settings kafka_lite's consumer implements are defined, so a setting it would ignore
          is an error rather than a silent no-op. ``group.id`` defaults to none (no group: ``assign``
-         only, no commits), as in Kafka 2.2 and kafka-python, where 0.10.1 defaults to the empty
-         string. ``partition.assignment.strategy`` defaults to range then round-robin (kafka-python's
+         only, no commits; see ``KafkaConsumer._group_coordinator``), as kafka-python's, where
+         0.10.1 defaults to the empty string. ``partition.assignment.strategy`` defaults to range then round-robin (kafka-python's
          default; 0.10.1 lists the range assignor only) and takes assignor names (``range``,
          ``roundrobin``) or ``PartitionAssignor`` objects instead of class names. The deserializers
          are Python callables passed beside the configs, and ``interceptor.classes`` takes classes,
          not class names. ``consumer.timeout.ms`` is kafka-python's: iterating over the consumer
-         stops after that long without a record.
+         stops after that long without a record. ``fetch.hold.back.caught.up`` is ours, off by
+         default: see ``Fetcher._only_caught_up_beside_buffered``.
 
 Python callers use kafka-python's keyword spelling (``session_timeout_ms=6000``); ``ConfigDef.parse``
 maps it to Kafka's dotted name, and every error names the setting::
@@ -73,6 +74,10 @@ CONFIG_DEF = (
     .define("partition.assignment.strategy", Type.LIST, ["range", "roundrobin"], None, M,
             "The assignors this member supports, most preferred first: names (range, roundrobin) or "
             "PartitionAssignor objects. The group uses the first one every member supports.")
+    .define("fetch.hold.back.caught.up", Type.BOOLEAN, False, None, L,
+            "Not Kafka's: hold back a fetch that would ask only for partitions read to their high "
+            "watermark while the same broker's other partitions have records buffered; they join "
+            "that broker's next fetch instead of waiting fetch.max.wait.ms there first.")
     .define("check.crcs", Type.BOOLEAN, True, None, L,
             "Check each fetched batch's CRC before reading its records.")
     .define("exclude.internal.topics", Type.BOOLEAN, True, None, M,

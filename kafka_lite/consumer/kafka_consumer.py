@@ -1,6 +1,6 @@
 """The consumer's front door: subscribe or assign, then ``poll`` for records and commit what was read.
 
-Mirrors: org.apache.kafka.clients.consumer.KafkaConsumer, with internals.NoOpConsumerRebalanceListener
+Mirrors: org.apache.kafka.clients.consumer.KafkaConsumer
          (clients/src/main/java/org/apache/kafka/clients/consumer/KafkaConsumer.java, Kafka 0.10.1)
 Book:    chapter 4, 4.1 (subscribing, the poll loop: 4.1.3 the consumer's poll, 4.1.4-4.1.5 fetching),
          4.2 (the coordinator inside poll), 4.4 (committing offsets), 4.4.4 (where ``commit`` falls
@@ -10,12 +10,14 @@ Differs: configs are keyword arguments in kafka-python's spelling (``group_id="g
          two differ: ``poll(timeout_ms, max_records)`` returns a dict of partition to records,
          ``seek_to_beginning(*partitions)``, ``pause(*partitions)``, ``committed(tp)`` returns the
          offset (``metadata=True`` for the ``OffsetAndMetadata``), ``commit`` is synchronous, and the
-         consumer is an iterator (``consumer_timeout_ms`` ends the iteration). Without a ``group_id``
-         there is no coordinator: ``subscribe``, ``commit`` and ``committed`` raise
-         ``InvalidGroupIdException`` and auto-commit is off (Kafka 2.2, KIP-289; 0.10.1's JoinGroup for
-         the group "" is refused with INVALID_GROUP_ID, while its commits under "" are taken). ``close`` takes a timeout (Kafka 0.10.2), 30 s by default, and ``poll``'s
-         timeout bounds its search for the group's coordinator (Kafka 2.0, KIP-266). ``metrics()``
-         is a snapshot dict by Kafka's metric names, without time windows (see ``common/metrics``).
+         consumer is an iterator (``consumer_timeout_ms`` ends the iteration). Three later Kafkas'
+         behaviours are behind named helpers that say which and why: no coordinator without a
+         ``group_id`` (``_group_coordinator``), the resets the user asked for run before the
+         committed offsets are fetched (``_reset_offsets_if_needed``), and a ``poll`` whose
+         timeout bounds its search for the group's coordinator
+         (``ConsumerCoordinator.ensure_coordinator_ready_within``); ``close`` takes a timeout,
+         30 s by default, for the same reason. ``metrics()`` is a snapshot dict by Kafka's metric
+         names, without time windows (see ``common/metrics``).
 
 Usage::
 
@@ -55,7 +57,7 @@ import logging
 import re
 import threading
 from collections import deque
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafka_lite.clients.client_utils import parse_bootstrap
@@ -78,10 +80,12 @@ from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceLis
 from kafka_lite.consumer.consumer_record import ConsumerRecord
 from kafka_lite.consumer.internals.consumer_coordinator import ConsumerCoordinator
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
-from kafka_lite.consumer.internals.fetcher import Fetcher, OffsetAndTimestamp
+from kafka_lite.consumer.internals.fetcher import Fetcher
+from kafka_lite.consumer.internals.no_op_consumer_rebalance_listener import NoOpConsumerRebalanceListener
 from kafka_lite.consumer.internals.partition_assignor import PartitionAssignor
 from kafka_lite.consumer.internals.subscription_state import SubscriptionState
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.consumer.offset_and_timestamp import OffsetAndTimestamp
 from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
 from kafka_lite.consumer.range_assignor import RangeAssignor
 from kafka_lite.consumer.round_robin_assignor import RoundRobinAssignor
@@ -104,16 +108,6 @@ NO_GROUP_ID_MESSAGE = (
 class ConcurrentModificationException(KafkaException):
     """A second thread used the consumer while another was inside it (Java's
     ``ConcurrentModificationException``, as ``KafkaConsumer.acquire`` throws it)."""
-
-
-class NoOpConsumerRebalanceListener(ConsumerRebalanceListener):
-    """The listener of a subscription made without one: it does nothing."""
-
-    def on_partitions_revoked(self, partitions: Collection[TopicPartition]) -> None:
-        pass
-
-    def on_partitions_assigned(self, partitions: Collection[TopicPartition]) -> None:
-        pass
 
 
 def _assignors(strategies: list[Any]) -> list[PartitionAssignor]:
@@ -237,6 +231,7 @@ class KafkaConsumer:
             time=time,
             retry_backoff_ms=retry_backoff_ms,
             check_crcs=self.config["check.crcs"],
+            hold_back_caught_up=self.config["fetch.hold.back.caught.up"],
         )
         # Kafka's light lock: the thread inside the consumer now, and how deep.
         self._current_thread = NO_CURRENT_THREAD
@@ -274,6 +269,10 @@ class KafkaConsumer:
             raise IllegalStateException("This consumer has already been closed.")
 
     def _group_coordinator(self) -> ConsumerCoordinator:
+        """The group's coordinator, for the group APIs; without a ``group_id`` there is none, and
+        they raise ``InvalidGroupIdException``: Kafka 2.2's rule (KIP-289), as kafka-python's.
+        0.10.1 uses the group "" instead: its JoinGroup is refused with INVALID_GROUP_ID, while its
+        commits under "" are taken, so consumers that never meant to share a group share offsets."""
         if self.coordinator is None:
             raise Errors.INVALID_GROUP_ID.exception(NO_GROUP_ID_MESSAGE)
         return self.coordinator
@@ -409,7 +408,7 @@ class KafkaConsumer:
         self, timeout_ms: int, max_records: int | None
     ) -> dict[TopicPartition, list[ConsumerRecord]]:
         if self.coordinator is not None and not self.coordinator.poll(self.time.milliseconds(), timeout_ms):
-            return {}  # the coordinator is still unknown after the timeout: nothing, as Kafka 2.0 returns
+            return {}  # the coordinator is still unknown after the timeout: nothing
 
         # Positions for the partitions that have none: a reset, a committed offset, or auto.offset.reset.
         if not self.subscriptions.has_all_fetch_positions():
@@ -449,10 +448,7 @@ class KafkaConsumer:
             self.fetcher.max_poll_records = configured
 
     def _update_fetch_positions(self, partitions: set[TopicPartition]) -> None:
-        # Resets the user asked for (seek_to_beginning/end) first: they need no committed offsets.
-        for tp in partitions:
-            if self.subscriptions.is_offset_reset_needed(tp):
-                self.fetcher.reset_offset(tp)
+        self._reset_offsets_if_needed(partitions)
         if not all(
             self.subscriptions.has_valid_position(tp)
             for tp in partitions
@@ -461,6 +457,15 @@ class KafkaConsumer:
             if self.coordinator is not None:
                 self.coordinator.refresh_committed_offsets_if_needed()
             self.fetcher.update_fetch_positions(partitions)
+
+    def _reset_offsets_if_needed(self, partitions: set[TopicPartition]) -> None:
+        """Run the resets the user asked for (``seek_to_beginning``/``seek_to_end``) before the
+        committed offsets are fetched: Kafka 0.10.2's order. They need no committed offsets, and
+        0.10.1, fetching those first, costs a consumer that seeks an OffsetFetch round trip to a
+        coordinator it may not reach."""
+        for tp in partitions:
+            if self.subscriptions.is_offset_reset_needed(tp):
+                self.fetcher.reset_offset(tp)
 
     def wakeup(self) -> None:
         """Make a blocking ``poll`` (in any thread) raise ``WakeupException``; the one call another
@@ -657,8 +662,7 @@ class KafkaConsumer:
 
     def partitions_for(self, topic: str, timeout_ms: int | None = None) -> list[PartitionInfo]:
         """The partitions of ``topic``, with their leaders and replicas (Kafka's ``partitionsFor``),
-        waiting for a broker's answer up to ``timeout_ms`` (``request.timeout.ms`` by default, the
-        bound before Kafka 2.0; 2.0's ``partitionsFor(topic)`` waits ``default.api.timeout.ms``)."""
+        waiting for a broker's answer up to ``timeout_ms`` (``request.timeout.ms`` by default)."""
         self._acquire()
         try:
             partitions = self.metadata.cluster.partitions_for_topic(topic)
@@ -696,7 +700,8 @@ class KafkaConsumer:
     def metrics(self) -> dict[str, float]:
         """A snapshot of Kafka's consumer metrics by their names: the fetch manager's, and with a
         group the coordinator's. Averages and maxima cover the consumer's life (Kafka's cover the
-        last 30 s or so), rates are Kafka 1.0's ``-total`` counts. ``records-lag-max`` is the largest
+        last 30 s or so), and what Kafka gives as rates are counts (``fetch-total``, not ``fetch-rate``).
+        ``records-lag-max`` is the largest
         lag (high watermark minus position) of an assigned partition now."""
         f = self.fetcher
         lags = [
@@ -740,7 +745,11 @@ class KafkaConsumer:
 
     def close(self, autocommit: bool = True, timeout_ms: int = DEFAULT_CLOSE_TIMEOUT_MS) -> None:
         """Commit the positions (with auto-commit on, unless ``autocommit=False``), leave the group,
-        stop the heartbeat thread and close the connections. A second close does nothing."""
+        stop the heartbeat thread and close the connections. A second close does nothing.
+
+        ``timeout_ms`` bounds the commit and the search for the coordinator: Kafka 0.10.2's
+        ``close(timeout)`` (KIP-102); 0.10.1's close waits for the coordinator for as long as it
+        takes, so a consumer of a cluster that is gone never closes."""
         if self._closed:
             return
         self._acquire()
@@ -789,5 +798,5 @@ def _offsets(
             raise IllegalArgumentException(
                 f"The offset to commit for partition {tp} must be a non-negative offset or an OffsetAndMetadata, not {offset!r}"
             )
-        result[tp] = offset
+        result[TopicPartition(*tp)] = offset
     return result

@@ -3,8 +3,11 @@
 Mirrors: org.apache.kafka.clients.consumer.OffsetAndMetadata
          (clients/src/main/java/org/apache/kafka/clients/consumer/OffsetAndMetadata.java, Kafka 0.10.1)
 Book:    chapter 4, 4.4 (committing offsets), 4.4.2 (the fetch position is the offset committed)
-Differs: ``metadata=None`` is stored as ``""``, as Kafka 0.11 does, because the broker stores a null
-         metadata as an empty string and an offset fetched back must equal the one committed.
+Differs: kafka-python's named tuple ``(offset, metadata, leader_epoch)``, with ``metadata`` ``""``
+         and ``leader_epoch`` -1 by default, so ``OffsetAndMetadata(42, '', -1)`` from a kafka-python
+         program works; 0.10.1 has no epoch, and OffsetCommit v2 sends none. ``metadata=None`` is
+         stored as ``""``, as Kafka 0.11 does, because the broker stores a null metadata as an
+         empty string and an offset fetched back must equal the one committed.
 
 The committed offset is the offset of the *next* record to read, not of the last one read: a
 consumer that has processed records up to offset 41 commits 42, and a consumer that takes the
@@ -14,14 +17,22 @@ committed, when); the group coordinator stores it in ``__consumer_offsets`` unre
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
+
+UNKNOWN_LEADER_EPOCH = -1
 
 
-@dataclass(frozen=True, slots=True)
-class OffsetAndMetadata:
+class _OffsetAndMetadataFields(NamedTuple):
     offset: int
     metadata: str = ""
+    leader_epoch: int = UNKNOWN_LEADER_EPOCH
 
-    def __post_init__(self) -> None:
-        if self.metadata is None:
-            object.__setattr__(self, "metadata", "")
+
+class OffsetAndMetadata(_OffsetAndMetadataFields):
+    __slots__ = ()
+
+    def __new__(
+        cls, offset: int, metadata: str | None = "", leader_epoch: int = UNKNOWN_LEADER_EPOCH
+    ) -> OffsetAndMetadata:
+        # A typing.NamedTuple cannot define __new__ itself, hence the fields in a base class.
+        return super().__new__(cls, offset, "" if metadata is None else metadata, leader_epoch)

@@ -28,89 +28,46 @@ from kafka_lite.common.errors import Errors, IllegalStateException, WakeupExcept
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import encode_response, parse_request
 from kafka_lite.common.record.compression import CompressionType
-from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import SYSTEM, MockTime
+from kafka_lite.consumer import OffsetOutOfRangeException
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafka_lite.consumer.internals.abstract_coordinator import Generation, MemberState
 from kafka_lite.consumer.internals.consumer_coordinator import ConsumerCoordinator
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
 from kafka_lite.consumer.internals.consumer_protocol import Assignment, serialize_assignment
-from kafka_lite.consumer.internals.fetcher import CompletedFetch, Fetcher, OffsetOutOfRangeException
+from kafka_lite.consumer.internals.fetcher import Fetcher
 from kafka_lite.consumer.internals.heartbeat import Heartbeat
 from kafka_lite.consumer.internals.subscription_state import SubscriptionState
 from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
 from kafka_lite.consumer.range_assignor import RangeAssignor
 from kafka_lite.network.selector import Selector
+from kafka_lite.testing.fetcher_harness import (
+    NOWHERE,
+    complete_fetch,
+    describe_positions,
+    fetcher_without_network,
+    offsets_by_partition,
+    record_batch,
+)
 
 pytestmark = [pytest.mark.lab(8), pytest.mark.timeout(20)]
 
 TOPIC = "orders"
 T0, T1 = (TOPIC, 0), (TOPIC, 1)
-NOWHERE = ("127.0.0.1", 1)  # the stage 1 fetcher's bootstrap server: nothing is ever sent there
 
 
 # -- stage 1: the fetched records ------------------------------------------------------------------------
 
 
 def _fetcher(partitions=(T0,), reset="earliest", max_poll_records=500) -> Fetcher:
-    time = MockTime()
-    metadata = Metadata(time=time)
-    metadata.bootstrap([NOWHERE], time.milliseconds())
-    network = NetworkClient(Selector(time=time), "lab8", time=time, metadata=metadata)
-    client = ConsumerNetworkClient(network, metadata, time, 100, 30_000)
-    subscriptions = SubscriptionState(OffsetResetStrategy(reset))
-    subscriptions.assign_from_user(list(partitions))
-    return Fetcher(
-        client,
-        min_bytes=1,
-        max_wait_ms=500,
-        max_bytes=50 * 1024 * 1024,
-        max_partition_fetch_bytes=1024 * 1024,
-        max_poll_records=max_poll_records,
-        key_deserializer=None,
-        value_deserializer=bytes.decode,
-        metadata=metadata,
-        subscriptions=subscriptions,
-        time=time,
-        retry_backoff_ms=100,
-    )
-
-
-def _batch(base_offset: int, count: int, compression=None) -> MemoryRecords:
-    """One batch of ``count`` records from ``base_offset``; record n's value is "v<n>"."""
-    records = [(1_600_000_000_000 + i, None, f"v{base_offset + i}".encode()) for i in range(count)]
-    return MemoryRecords.with_records(records, base_offset=base_offset, compression=compression)
-
-
-def _completed(fetcher: Fetcher, tp, fetched_offset, records=None, error=Errors.NONE, high_watermark=100):
-    """What a fetch response from ``fetched_offset`` leaves in the fetcher's queue for ``tp``."""
-    fetcher.completed_fetches.append(
-        CompletedFetch(tp, fetched_offset, error.code, high_watermark, records or MemoryRecords(b""))
-    )
-
-
-def _offsets(records: dict) -> dict:
-    return {tp: [r.offset for r in rs] for tp, rs in records.items()}
-
-
-def _state(fetcher: Fetcher) -> str:
-    s = fetcher.subscriptions
-    lines = []
-    for tp in sorted(s.assigned_partitions()):
-        reset = s.reset_strategy(tp)
-        lines.append(
-            f"    {tp[0]}-{tp[1]}: position {s.position(tp)}, paused {s.is_paused(tp)}, "
-            f"waiting for a reset: {reset.value if reset else 'no'}"
-        )
-    order = ", ".join(f"{t}-{p}" for t, p in s.fetchable_partitions())
-    return "\n".join(lines) + f"\n    fetch order: [{order}]"
+    return fetcher_without_network(partitions, reset, max_poll_records=max_poll_records)
 
 
 def _check_poll(fetcher: Fetcher, expected: dict, why: str) -> dict:
     got = fetcher.fetched_records()
-    assert _offsets(got) == expected, (
-        f"{why}\n  expected offsets by partition: {expected}\n  fetched_records returned: {_offsets(got)}\n"
-        f"  the consumer now:\n{_state(fetcher)}"
+    assert offsets_by_partition(got) == expected, (
+        f"{why}\n  expected offsets by partition: {expected}\n  fetched_records returned: {offsets_by_partition(got)}\n"
+        f"  the consumer now:\n{describe_positions(fetcher)}"
     )
     return got
 
@@ -120,11 +77,11 @@ def _check_poll(fetcher: Fetcher, expected: dict, why: str) -> dict:
 def test_a_fetchs_records_are_returned_and_the_position_moves_past_the_last():
     fetcher = _fetcher()
     fetcher.subscriptions.seek(T0, 0)
-    _completed(fetcher, T0, 0, _batch(0, 5))
+    complete_fetch(fetcher, T0, 0, record_batch(0, 5))
     got = _check_poll(fetcher, {T0: [0, 1, 2, 3, 4]}, "a fetch from the position returns all its records")
     assert [r.value for r in got[T0]] == ["v0", "v1", "v2", "v3", "v4"], "values deserialized"
     assert fetcher.subscriptions.position(T0) == 5, (
-        f"the position is the offset of the next record to fetch: 5 after offsets 0-4\n{_state(fetcher)}"
+        f"the position is the offset of the next record to fetch: 5 after offsets 0-4\n{describe_positions(fetcher)}"
     )
     _check_poll(fetcher, {}, "nothing is left: a second call returns nothing")
 
@@ -134,11 +91,11 @@ def test_a_fetchs_records_are_returned_and_the_position_moves_past_the_last():
 def test_max_poll_records_splits_one_fetch_over_several_polls():
     fetcher = _fetcher(max_poll_records=2)
     fetcher.subscriptions.seek(T0, 10)
-    _completed(fetcher, T0, 10, _batch(10, 5))
+    complete_fetch(fetcher, T0, 10, record_batch(10, 5))
     for expected, position in (([10, 11], 12), ([12, 13], 14), ([14], 15)):
         _check_poll(fetcher, {T0: expected}, "max.poll.records = 2: two records per poll, in order")
         assert fetcher.subscriptions.position(T0) == position, (
-            f"after offsets {expected} the position is {position}\n{_state(fetcher)}"
+            f"after offsets {expected} the position is {position}\n{describe_positions(fetcher)}"
         )
 
 
@@ -148,10 +105,10 @@ def test_max_poll_records_counts_across_partitions():
     fetcher = _fetcher(partitions=(T0, T1), max_poll_records=4)
     for tp in (T0, T1):
         fetcher.subscriptions.seek(tp, 0)
-        _completed(fetcher, tp, 0, _batch(0, 3))
+        complete_fetch(fetcher, tp, 0, record_batch(0, 3))
     _check_poll(fetcher, {T0: [0, 1, 2], T1: [0]}, "4 records: orders-0's three, then the first of orders-1")
     _check_poll(fetcher, {T1: [1, 2]}, "then the rest of orders-1")
-    assert fetcher.subscriptions.position(T1) == 3, _state(fetcher)
+    assert fetcher.subscriptions.position(T1) == 3, describe_positions(fetcher)
 
 
 @pytest.mark.stage(1)
@@ -160,13 +117,13 @@ def test_records_below_the_position_in_a_compressed_batch_are_skipped():
     fetcher = _fetcher()
     fetcher.subscriptions.seek(T0, 3)
     # A fetch from offset 3 returns the whole compressed batch 0-5 (the broker does not split it).
-    _completed(fetcher, T0, 3, _batch(0, 6, CompressionType.GZIP))
+    complete_fetch(fetcher, T0, 3, record_batch(0, 6, CompressionType.GZIP))
     _check_poll(
         fetcher,
         {T0: [3, 4, 5]},
         "a compressed batch comes back whole: the records below the fetch offset (0-2) are skipped",
     )
-    assert fetcher.subscriptions.position(T0) == 6, _state(fetcher)
+    assert fetcher.subscriptions.position(T0) == 6, describe_positions(fetcher)
 
 
 @pytest.mark.stage(1)
@@ -174,12 +131,14 @@ def test_records_below_the_position_in_a_compressed_batch_are_skipped():
 def test_a_fetch_older_than_a_seek_is_dropped():
     fetcher = _fetcher()
     fetcher.subscriptions.seek(T0, 0)
-    _completed(fetcher, T0, 0, _batch(0, 5))
+    complete_fetch(fetcher, T0, 0, record_batch(0, 5))
     fetcher.subscriptions.seek(T0, 40)  # the application seeks while the fetch is in flight
     _check_poll(
         fetcher, {}, "the fetch was sent from offset 0, the position is now 40: the records are stale"
     )
-    assert fetcher.subscriptions.position(T0) == 40, f"a stale fetch leaves the position\n{_state(fetcher)}"
+    assert fetcher.subscriptions.position(T0) == 40, (
+        f"a stale fetch leaves the position\n{describe_positions(fetcher)}"
+    )
 
 
 @pytest.mark.stage(1)
@@ -187,7 +146,7 @@ def test_a_fetch_older_than_a_seek_is_dropped():
 def test_a_seek_between_two_polls_drops_the_rest_of_the_fetch():
     fetcher = _fetcher(max_poll_records=2)
     fetcher.subscriptions.seek(T0, 0)
-    _completed(fetcher, T0, 0, _batch(0, 5))
+    complete_fetch(fetcher, T0, 0, record_batch(0, 5))
     _check_poll(fetcher, {T0: [0, 1]}, "the first two records")
     fetcher.subscriptions.seek(T0, 0)  # read again from the start
     _check_poll(
@@ -195,8 +154,8 @@ def test_a_seek_between_two_polls_drops_the_rest_of_the_fetch():
         {},
         "the records left (2-4) were fetched for position 2; the position is now 0, so they are dropped",
     )
-    assert fetcher.subscriptions.position(T0) == 0, _state(fetcher)
-    _completed(fetcher, T0, 0, _batch(0, 5))  # the next fetch, from the new position
+    assert fetcher.subscriptions.position(T0) == 0, describe_positions(fetcher)
+    complete_fetch(fetcher, T0, 0, record_batch(0, 5))  # the next fetch, from the new position
     _check_poll(fetcher, {T0: [0, 1]}, "a fetch from the new position is returned")
 
 
@@ -206,16 +165,16 @@ def test_a_paused_or_unassigned_partitions_records_are_not_returned():
     fetcher = _fetcher(partitions=(T0, T1))
     for tp in (T0, T1):
         fetcher.subscriptions.seek(tp, 0)
-        _completed(fetcher, tp, 0, _batch(0, 2))
+        complete_fetch(fetcher, tp, 0, record_batch(0, 2))
     fetcher.subscriptions.pause(T1)
     _check_poll(fetcher, {T0: [0, 1]}, "orders-1 was paused after its fetch was sent: its records wait")
     assert fetcher.subscriptions.position(T1) == 0, (
-        f"a paused partition keeps its position\n{_state(fetcher)}"
+        f"a paused partition keeps its position\n{describe_positions(fetcher)}"
     )
 
     fetcher = _fetcher(max_poll_records=1)
     fetcher.subscriptions.seek(T0, 0)
-    _completed(fetcher, T0, 0, _batch(0, 3))
+    complete_fetch(fetcher, T0, 0, record_batch(0, 3))
     _check_poll(fetcher, {T0: [0]}, "one record")
     fetcher.subscriptions.assign_from_user([T1])  # orders-0 is no longer assigned
     _check_poll(fetcher, {}, "the rest of orders-0's fetch is dropped once orders-0 is unassigned")
@@ -226,20 +185,20 @@ def test_a_paused_or_unassigned_partitions_records_are_not_returned():
 def test_offset_out_of_range_resets_the_position_by_auto_offset_reset():
     fetcher = _fetcher(reset="latest")
     fetcher.subscriptions.seek(T0, 500)
-    _completed(fetcher, T0, 500, error=Errors.OFFSET_OUT_OF_RANGE)
+    complete_fetch(fetcher, T0, 500, error=Errors.OFFSET_OUT_OF_RANGE)
     _check_poll(fetcher, {}, "an out-of-range fetch has no records")
     s = fetcher.subscriptions
     assert s.is_offset_reset_needed(T0) and s.reset_strategy(T0) is OffsetResetStrategy.LATEST, (
         f"OFFSET_OUT_OF_RANGE at the position: the partition waits for a reset by auto.offset.reset "
-        f"(latest here): need_offset_reset(tp)\n{_state(fetcher)}"
+        f"(latest here): need_offset_reset(tp)\n{describe_positions(fetcher)}"
     )
     assert s.position(T0) is None
 
     s.seek(T0, 7)
-    _completed(fetcher, T0, 500, error=Errors.OFFSET_OUT_OF_RANGE)
+    complete_fetch(fetcher, T0, 500, error=Errors.OFFSET_OUT_OF_RANGE)
     _check_poll(fetcher, {}, "a stale out-of-range answer")
     assert not s.is_offset_reset_needed(T0) and s.position(T0) == 7, (
-        f"an OFFSET_OUT_OF_RANGE for an offset that is no longer the position changes nothing\n{_state(fetcher)}"
+        f"an OFFSET_OUT_OF_RANGE for an offset that is no longer the position changes nothing\n{describe_positions(fetcher)}"
     )
 
 
@@ -248,7 +207,7 @@ def test_offset_out_of_range_resets_the_position_by_auto_offset_reset():
 def test_offset_out_of_range_without_a_reset_policy_raises():
     fetcher = _fetcher(reset="none")
     fetcher.subscriptions.seek(T0, 500)
-    _completed(fetcher, T0, 500, error=Errors.OFFSET_OUT_OF_RANGE)
+    complete_fetch(fetcher, T0, 500, error=Errors.OFFSET_OUT_OF_RANGE)
     with pytest.raises(OffsetOutOfRangeException) as raised:
         fetcher.fetched_records()
     assert raised.value.offset_out_of_range_partitions == {T0: 500}, (
@@ -264,14 +223,14 @@ def test_a_leader_error_asks_for_metadata_and_the_partition_goes_last():
         fetcher.subscriptions.seek(tp, 0)
     assert fetcher.subscriptions.fetchable_partitions() == [T0, T1]
     fetcher.metadata.need_update = False
-    _completed(fetcher, T0, 0, error=Errors.NOT_LEADER_FOR_PARTITION)
+    complete_fetch(fetcher, T0, 0, error=Errors.NOT_LEADER_FOR_PARTITION)
     _check_poll(fetcher, {}, "NOT_LEADER_FOR_PARTITION: no records")
     assert fetcher.metadata.need_update, (
         "the broker no longer leads the partition: ask for a metadata update (metadata.request_update())"
     )
     assert fetcher.subscriptions.fetchable_partitions() == [T1, T0], (
         f"a partition whose fetch answered an error goes to the end of the fetch order "
-        f"(move_partition_to_end)\n{_state(fetcher)}"
+        f"(move_partition_to_end)\n{describe_positions(fetcher)}"
     )
     assert fetcher.subscriptions.position(T0) == 0, "an error moves no position"
 
@@ -282,17 +241,17 @@ def test_a_partition_goes_last_only_when_it_kept_records():
     fetcher = _fetcher(partitions=(T0, T1))
     fetcher.subscriptions.seek(T0, 3)
     fetcher.subscriptions.seek(T1, 0)
-    _completed(fetcher, T0, 3, _batch(0, 3))
+    complete_fetch(fetcher, T0, 3, record_batch(0, 3))
     _check_poll(fetcher, {}, "a response whose records are all below the position: no records")
     assert fetcher.subscriptions.fetchable_partitions() == [T0, T1], (
         "a partition whose answer had bytes but no record at or past the position keeps its place in "
-        f"the fetch order (Kafka 0.10.1 counts the bytes of the records it kept)\n{_state(fetcher)}"
+        f"the fetch order (Kafka 0.10.1 counts the bytes of the records it kept)\n{describe_positions(fetcher)}"
     )
-    _completed(fetcher, T0, 3, _batch(0, 5))
+    complete_fetch(fetcher, T0, 3, record_batch(0, 5))
     _check_poll(fetcher, {T0: [3, 4]}, "the records at or past the position")
     assert fetcher.subscriptions.fetchable_partitions() == [T1, T0], (
         f"a partition that kept records goes to the end of the fetch order (move_partition_to_end)\n"
-        f"{_state(fetcher)}"
+        f"{describe_positions(fetcher)}"
     )
 
 

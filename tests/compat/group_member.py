@@ -18,8 +18,8 @@ import json
 import sys
 
 from kafka_lite import KafkaConsumer
+from kafka_lite.consumer import CommitFailedException
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
-from kafka_lite.consumer.internals.consumer_coordinator import CommitFailedException
 
 SESSION_TIMEOUT_MS = 3000  # short: the test waits for this member's session to expire
 

@@ -21,7 +21,7 @@ BOOTSTRAP = "127.0.0.1:9"  # never contacted
 
 
 def record(offset: int, value: bytes | None) -> ConsumerRecord:
-    return ConsumerRecord("t", 0, offset, 0, TimestampType.CREATE_TIME, None, -1, 0, None, value)
+    return ConsumerRecord("t", 0, -1, offset, 0, TimestampType.CREATE_TIME, None, value, (), None, -1, 0, -1)
 
 
 class DropsTombstones:

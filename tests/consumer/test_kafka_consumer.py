@@ -21,8 +21,8 @@ from kafka_lite.common.errors import (
     InvalidGroupIdException,
     WakeupException,
 )
+from kafka_lite.consumer import NoOffsetForPartitionException, OffsetAndTimestamp
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
-from kafka_lite.consumer.internals.fetcher import NoOffsetForPartitionException, OffsetAndTimestamp
 from kafka_lite.consumer.kafka_consumer import ConcurrentModificationException
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.consumer.round_robin_assignor import RoundRobinAssignor
@@ -65,6 +65,13 @@ def test_an_unknown_config_is_refused_with_the_closest_names():
 def test_a_bad_config_value_is_refused_naming_the_config(configs, named):
     with pytest.raises(ConfigException, match=re.escape(named)):
         consumer(**configs)
+
+
+@pytest.mark.unit
+def test_the_hold_back_is_ours_and_off_unless_asked_for():
+    with consumer() as kafkas_rule, consumer(fetch_hold_back_caught_up=True) as held:
+        assert kafkas_rule.fetcher.hold_back_caught_up is False, "Kafka's fetch rule by default"
+        assert held.fetcher.hold_back_caught_up is True
 
 
 @pytest.mark.unit

@@ -10,7 +10,7 @@ import pytest
 
 from kafka_lite.common.record.constants import TimestampType
 from kafka_lite.common.record.default_record import Header
-from kafka_lite.consumer.consumer_record import ConsumerRecord
+from kafka_lite.consumer.consumer_record import ConsumerRecord, serialized_header_size
 from kafka_lite.tools.console_consumer import (
     ConsoleConsumerException,
     DefaultMessageFormatter,
@@ -23,7 +23,21 @@ pytestmark = pytest.mark.unit
 
 
 def record(key=b"k", value=b"v", timestamp_type=TimestampType.CREATE_TIME, headers=()) -> ConsumerRecord:
-    return ConsumerRecord("t", 2, 7, 1234, timestamp_type, None, -1, -1, key, value, headers)
+    return ConsumerRecord(
+        "t",
+        2,
+        -1,
+        7,
+        1234,
+        timestamp_type,
+        key,
+        value,
+        headers,
+        None,
+        -1,
+        -1,
+        serialized_header_size(headers),
+    )
 
 
 def line(props: dict, rec: ConsumerRecord) -> bytes:

@@ -15,9 +15,8 @@ Differs: the book's 4.3 describes 0.10.0's ``HeartbeatTask``, a task the consume
          the application works, and a separate limit, ``max.poll.interval.ms``, catches an
          application that stopped polling: the thread then leaves the group itself. kafka_lite
          follows 0.10.1. Kafka's ``synchronized (this)``, ``wait`` and ``notify`` are one
-         ``threading.Condition`` over a reentrant lock. ``ensure_coordinator_ready`` takes an
-         optional timeout (Kafka 0.10.2's, KIP-102), so that ``close`` cannot block forever on a cluster
-         that is gone; without one it blocks as 0.10.1's does. Requests go out at the versions
+         ``threading.Condition`` over a reentrant lock. A search for the coordinator that gives up
+         after a timeout is a later Kafka's, behind ``ensure_coordinator_ready_within``. Requests go out at the versions
          0.10.1 sends (FindCoordinator v0, JoinGroup v1, SyncGroup, Heartbeat and LeaveGroup v0), and
          errors carry the protocol's current names (``NOT_COORDINATOR`` for 0.10's
          ``NOT_COORDINATOR_FOR_GROUP``, ``COORDINATOR_NOT_AVAILABLE``, ``COORDINATOR_LOAD_IN_PROGRESS``).
@@ -203,12 +202,19 @@ class AbstractCoordinator(ABC):
 
     # -- finding the coordinator ----------------------------------------------------------------------
 
-    def ensure_coordinator_ready(self, timeout_ms: int | None = None) -> bool:
-        """Block until the coordinator is known and connectable (or ``timeout_ms`` passed); True if it is.
+    def ensure_coordinator_ready(self) -> None:
+        """Block until the coordinator is known and connectable (0.10.1's ``ensureCoordinatorReady``)."""
+        self.ensure_coordinator_ready_within(None)
 
-        With a timeout it looks at least once, however short the timeout (Kafka 2.1's do-while): the
-        FindCoordinator request stays in flight between calls, so a loop of ``poll(0)`` still finds
-        the coordinator."""
+    def ensure_coordinator_ready_within(self, timeout_ms: int | None) -> bool:
+        """``ensure_coordinator_ready``, giving up after ``timeout_ms`` (None: never); True if found.
+
+        The bound is a later Kafka's: 0.10.2's (KIP-102) for ``close``, 2.0's (KIP-266) for
+        ``poll``. 0.10.1 blocks until the coordinator is found, so against brokers that are down
+        neither a poll with a timeout nor a close returns. With a bound it looks at least once,
+        however short (2.1's loop checks the time at its end): the FindCoordinator request stays in
+        flight between calls, so a loop of ``poll(0)`` still finds the coordinator. Without one, the
+        loop is 0.10.1's."""
         with self._lock:
             start = self.time.milliseconds()
             remaining = timeout_ms
@@ -593,7 +599,7 @@ class _JoinGroupResponseHandler(CoordinatorResponseHandler[bytes]):
             c.reset_generation()
             log.debug("Attempt to join group %s failed due to unknown member id.", c.group_id)
             future.raise_(error)
-        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        elif error is Errors.COORDINATOR_NOT_AVAILABLE or error is Errors.NOT_COORDINATOR:
             c.coordinator_dead()
             log.debug("Attempt to join group %s failed due to obsolete coordinator information: %s",
                       c.group_id, error.description)  # fmt: skip
@@ -625,11 +631,11 @@ class _SyncGroupResponseHandler(CoordinatorResponseHandler[bytes]):
         elif error is Errors.REBALANCE_IN_PROGRESS:
             log.debug("SyncGroup for group %s failed due to coordinator rebalance", c.group_id)
             future.raise_(error)
-        elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+        elif error is Errors.UNKNOWN_MEMBER_ID or error is Errors.ILLEGAL_GENERATION:
             log.debug("SyncGroup for group %s failed due to %s", c.group_id, error.name)
             c.reset_generation()
             future.raise_(error)
-        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        elif error is Errors.COORDINATOR_NOT_AVAILABLE or error is Errors.NOT_COORDINATOR:
             log.debug("SyncGroup for group %s failed due to %s", c.group_id, error.name)
             c.coordinator_dead()
             future.raise_(error)
@@ -657,7 +663,7 @@ class _HeartbeatResponseHandler(CoordinatorResponseHandler[None]):
         if error is Errors.NONE:
             log.debug("Received successful heartbeat response for group %s", c.group_id)
             future.complete(None)
-        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        elif error is Errors.COORDINATOR_NOT_AVAILABLE or error is Errors.NOT_COORDINATOR:
             log.debug("Attempt to heartbeat failed for group %s since coordinator %s is either not started "
                       "or not valid.", c.group_id, c._coordinator)  # fmt: skip
             c.coordinator_dead()
@@ -666,7 +672,7 @@ class _HeartbeatResponseHandler(CoordinatorResponseHandler[None]):
             log.debug("Attempt to heartbeat failed for group %s since it is rebalancing.", c.group_id)
             c.request_rejoin()
             future.raise_(error)
-        elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
+        elif error is Errors.ILLEGAL_GENERATION or error is Errors.UNKNOWN_MEMBER_ID:
             log.debug("Attempt to heartbeat failed for group %s: %s", c.group_id, error.name)
             c.reset_generation()
             future.raise_(error)

@@ -1,8 +1,7 @@
 """The consumer's coordinator: the group protocol with the consumer's subscriptions, assignors and offsets.
 
 Mirrors: org.apache.kafka.clients.consumer.internals.ConsumerCoordinator, with its MetadataSnapshot,
-         OffsetCommitCompletion and DefaultOffsetCommitCallback; org.apache.kafka.clients.consumer's
-         CommitFailedException, RetriableCommitFailedException and OffsetCommitCallback
+         OffsetCommitCompletion and DefaultOffsetCommitCallback
          (clients/src/main/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinator.java,
          Kafka 0.10.1)
 Book:    chapter 4, 4.2 (the consumer's coordinator), 4.4 (committing offsets: 4.4.1 the auto-commit task,
@@ -11,21 +10,17 @@ Book:    chapter 4, 4.2 (the consumer's coordinator), 4.4 (committing offsets: 4
          join's preparation and completion)
 Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has no listeners, so
          ``poll`` checks the metadata's version and runs the same update (pattern matching, the
-         snapshot of partition counts) when it changed. The commit callback is a callable
-         ``callback(offsets, exception)`` (Kafka's ``OffsetCommitCallback.onComplete``); an object with
-         ``on_complete`` is accepted too. ``commit_offsets_sync`` takes an optional timeout (Kafka
-         0.10.2's, KIP-102) so that ``close`` is bounded, and ``poll`` looks for an unknown coordinator no
-         longer than the consumer's poll may wait (Kafka 2.0, KIP-266; 0.10.1 looks until it is
-         found). An auto-commit with the coordinator unknown starts looking for it (Kafka 1.1,
-         KAFKA-6362), where 0.10.1 to 1.0 only wait. Internal topics are recognised by name (``__consumer_offsets``,
-         ``__transaction_state``), as kafka_lite's ``Cluster`` does not keep the metadata's
-         ``is_internal`` flag. Without a group id there is no coordinator at all
-         (``KafkaConsumer`` checks, as Kafka 2.2 does). Its one sensor, the commits' latency, is a
-         plain ``Sensor`` (Kafka's ``ConsumerCoordinatorMetrics`` also registers the
-         ``assigned-partitions`` gauge, which ``KafkaConsumer.metrics`` reads itself).
-         OffsetCommit goes out at v2 and OffsetFetch at v1, as 0.10.1 sends them. The ``Metadata``
-         is kept as ``_metadata``, since ``metadata()`` is the member's protocols, as in Kafka
-         (Java keeps a field and a method of one name apart; Python cannot).
+         snapshot of partition counts) when it changed. The commit callback is an
+         ``OffsetCommitCallback`` callable; an object with ``on_complete`` is accepted too.
+         Internal topics are recognised by name (``__consumer_offsets``, ``__transaction_state``),
+         as kafka_lite's ``Cluster`` does not keep the metadata's ``is_internal`` flag. Two later
+         Kafkas' behaviours sit behind named helpers that say why: a search for the coordinator
+         bounded by the poll's or the commit's timeout (``ensure_coordinator_ready_within``), and
+         an auto-commit that starts looking for an unknown coordinator
+         (``_look_for_coordinator_to_auto_commit``). Its one sensor, the commits' latency, is a
+         plain ``Sensor``. OffsetCommit goes out at v2 and OffsetFetch at v1, as 0.10.1 sends
+         them. The ``Metadata`` is kept as ``_metadata``, since ``metadata()`` is the member's
+         protocols (Java keeps a field and a method of one name apart; Python cannot).
 
 What it adds to ``AbstractCoordinator``:
 
@@ -54,7 +49,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafka_lite.clients.metadata import Cluster, Metadata
@@ -69,6 +64,7 @@ from kafka_lite.common.metrics import Sensor
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.consumer.commit_failed_exception import CommitFailedException
 from kafka_lite.consumer.consumer_interceptors import ConsumerInterceptors
 from kafka_lite.consumer.internals.abstract_coordinator import (
     NO_GENERATION,
@@ -89,6 +85,8 @@ from kafka_lite.consumer.internals.partition_assignor import PartitionAssignor, 
 from kafka_lite.consumer.internals.request_future import RequestFuture, RequestFutureListener
 from kafka_lite.consumer.internals.subscription_state import SubscriptionState
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.consumer.offset_commit_callback import OffsetCommitCallback
+from kafka_lite.consumer.retriable_commit_failed_exception import RetriableCommitFailedException
 
 log = logging.getLogger(__name__)
 
@@ -96,34 +94,6 @@ OFFSET_COMMIT_VERSION = 2
 OFFSET_FETCH_VERSION = 1
 DEFAULT_RETENTION_TIME = -1  # OffsetCommitRequest.DEFAULT_RETENTION_TIME: the broker's retention
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
-
-OffsetCommitCallback = Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None]
-
-
-class CommitFailedException(KafkaException):
-    """The commit cannot complete: the group rebalanced and gave the partitions to another member."""
-
-    def __init__(self, message: str | None = None) -> None:
-        super().__init__(
-            message
-            or "Commit cannot be completed since the group has already rebalanced and assigned the "
-            "partitions to another member. This means that the time between subsequent calls to poll() "
-            "was longer than the configured max.poll.interval.ms, which typically implies that the poll "
-            "loop is spending too much time message processing. You can address this either by "
-            "increasing the session timeout or by reducing the maximum size of batches returned in "
-            "poll() with max.poll.records."
-        )
-
-
-class RetriableCommitFailedException(RetriableException):
-    """An asynchronous commit failed with an error that a later commit may not meet again."""
-
-    def __init__(self, cause: Exception) -> None:
-        KafkaException.__init__(
-            self,
-            f"Offset commit failed with a retriable exception. You should retry committing offsets. ({cause})",
-        )
-        self.__cause__ = cause
 
 
 def _tp_str(tp: TopicPartition) -> str:
@@ -409,10 +379,8 @@ class ConsumerCoordinator(AbstractCoordinator):
         self._on_metadata_update_if_changed()
 
         if self.subscriptions.partitions_auto_assigned() and self.coordinator_unknown():
-            # The search for the coordinator counts against the poll's timeout, as in Kafka 2.0
-            # (KIP-266): 0.10.1 waited here for as long as it took, so a poll with a timeout against
-            # brokers that are down never returned.
-            if not self.ensure_coordinator_ready(timeout_ms):
+            # 0.10.1 waits here for as long as it takes; the poll's timeout bounds the search.
+            if not self.ensure_coordinator_ready_within(timeout_ms):
                 return False
             now = self.time.milliseconds()
 
@@ -537,7 +505,7 @@ class ConsumerCoordinator(AbstractCoordinator):
             remaining = None if timeout_ms is None else timeout_ms - (self.time.milliseconds() - start)
             if remaining is not None and remaining <= 0:
                 return False
-            if not self.ensure_coordinator_ready(remaining):
+            if not self.ensure_coordinator_ready_within(remaining):
                 return False
             future = self._send_offset_commit_request(offsets)
             remaining = None if timeout_ms is None else timeout_ms - (self.time.milliseconds() - start)
@@ -559,13 +527,19 @@ class ConsumerCoordinator(AbstractCoordinator):
         if not self.auto_commit_enabled:
             return
         if self.coordinator_unknown():
-            self.lookup_coordinator()
+            self._look_for_coordinator_to_auto_commit()
             self.next_auto_commit_deadline = now + self.retry_backoff_ms
         elif now >= self.next_auto_commit_deadline:
             self.next_auto_commit_deadline = now + self.auto_commit_interval_ms
             self._do_auto_commit_offsets_async()
 
     # --8<-- [end:auto_commit]
+
+    def _look_for_coordinator_to_auto_commit(self) -> None:
+        """Start looking for the unknown coordinator, so a later auto-commit can go: Kafka 1.1's.
+        0.10.1 only waits, and with partitions assigned by hand nothing else looks for the
+        coordinator (the join does, for a subscription), so such a consumer never auto-commits."""
+        self.lookup_coordinator()
 
     def maybe_auto_commit_offsets_now(self) -> None:
         if self.auto_commit_enabled and not self.coordinator_unknown():
@@ -700,7 +674,7 @@ class _OffsetCommitResponseHandler(CoordinatorResponseHandler[None]):
         unauthorized_topics: set[str] = set()
         for topic in body.get("responses", ()):
             for p in topic["partition_responses"]:
-                tp = (topic["topic"], p["partition"])
+                tp = TopicPartition(topic["topic"], p["partition"])
                 offset = self.offsets.get(tp)
                 error = Errors.for_code(p["error_code"])
                 if error is Errors.NONE:
@@ -715,7 +689,7 @@ class _OffsetCommitResponseHandler(CoordinatorResponseHandler[None]):
                     return
                 elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
                     unauthorized_topics.add(tp[0])
-                elif error in (Errors.OFFSET_METADATA_TOO_LARGE, Errors.INVALID_COMMIT_OFFSET_SIZE):
+                elif error is Errors.OFFSET_METADATA_TOO_LARGE or error is Errors.INVALID_COMMIT_OFFSET_SIZE:
                     log.debug("Offset commit for group %s failed on partition %s: %s",
                               c.group_id, _tp_str(tp), error.description)  # fmt: skip
                     future.raise_(error)
@@ -774,7 +748,7 @@ class _OffsetFetchResponseHandler(CoordinatorResponseHandler[dict[TopicPartition
         offsets: dict[TopicPartition, OffsetAndMetadata] = {}
         for topic in body.get("responses", ()):
             for p in topic["partition_responses"]:
-                tp = (topic["topic"], p["partition"])
+                tp = TopicPartition(topic["topic"], p["partition"])
                 error = Errors.for_code(p["error_code"])
                 if error is not Errors.NONE:
                     log.debug("Group %s failed to fetch offset for partition %s: %s",

@@ -138,7 +138,7 @@ def deserialize_assignment(buffer: bytes | bytearray | memoryview) -> Assignment
     _read_version(r, "assignment")
     struct = _read(r, ASSIGNMENT_V0, "assignment")
     partitions = [
-        (topic_assignment["topic"], partition)
+        TopicPartition(topic_assignment["topic"], partition)
         for topic_assignment in struct["topic_partitions"]
         for partition in topic_assignment["partitions"]
     ]

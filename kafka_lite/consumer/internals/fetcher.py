@@ -1,44 +1,34 @@
 """The consumer's fetcher: fetch requests to the partitions' leaders, and their records handed to poll.
 
 Mirrors: org.apache.kafka.clients.consumer.internals.Fetcher, with its CompletedFetch and
-         PartitionRecords; org.apache.kafka.clients.consumer.OffsetAndTimestamp,
-         InvalidOffsetException, OffsetOutOfRangeException and NoOffsetForPartitionException
+         PartitionRecords
          (clients/src/main/java/org/apache/kafka/clients/consumer/internals/Fetcher.java, Kafka 0.10.1)
 Book:    chapter 4, 4.1.2 (resetting positions before the first fetch), 4.1.4 (the consumer fetching
          messages), 4.1.5 (the consumer getting records)
 Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0.10.1 sends Fetch v3),
-         so records carry 0.11's headers and the request carries ``isolation_level`` READ_UNCOMMITTED
-         and each partition's ``log_start_offset`` (-1, as a consumer's). A deserializer that raises in
-         a completed fetch after other records were drained in the same ``fetched_records`` call puts
-         the fetch back and returns what it has, raising on the next call (Kafka 0.11's rule; 0.10.1
-         loses the drained records). The consumer's offset exceptions and ``OffsetAndTimestamp``,
-         public classes of Kafka's consumer package, live here beside the one that raises and returns
-         them. ``update_fetch_positions`` skips a partition that has a valid
-         position, as Kafka 0.10.2 does; 0.10.1 skips only a fetchable one, and so resets a paused
-         partition's position to its committed offset. ``check.crcs`` checks each v2 batch's CRC
-         (Kafka 0.11's place for it; 0.10.1 checks each message's). A partition's record that is
-         larger than ``max.partition.fetch.bytes`` still comes back whole (KIP-74, as from 0.10.1),
-         so there is no "record too large" error. Kafka's ``FetchManagerMetrics`` are three plain
-         ``Sensor`` fields (fetch latency, bytes fetched, records handed out), without the per-topic
-         ones. A v2 batch's records are decoded by compiled code (``common/record/compiled.py``),
-         where Kafka's JVM runs DefaultRecordBatch compiled: decoding in Python would cost more than
-         the rest of the consumer's work per record. A fetch that would ask only for partitions
-         already at their high watermark while the same broker's other partitions have records
-         buffered is held back until those are read (``_would_wait_alone``); Kafka sends it, and
-         the broker holds it for ``fetch.max.wait.ms`` while the others' next fetch waits behind it.
-         For that the partition state keeps the high watermark, as Kafka 0.10.2's does.
+         so records carry 0.11's record batches and headers, each batch's CRC is checked (0.11's place
+         for ``check.crcs``), and a fetch that fails after other records were drained is put back
+         to raise on the next call (``_put_back_to_raise_later``). A v2 batch's records are decoded by
+         compiled code (``common/record/compiled.py``), as Kafka's JVM runs DefaultRecordBatch
+         compiled. ``update_fetch_positions`` and the high watermark kept per partition are behind
+         named helpers that say which Kafka they follow. Kafka's ``FetchManagerMetrics`` are three
+         plain ``Sensor`` fields, without the per-topic ones.
+Labs:    lab 8 (``_parse_completed_fetch``, ``_append``)
 
 The fetcher keeps a queue of completed fetches, one per partition of each fetch response, and hands
 their records out a few at a time:
 
-- ``send_fetches`` builds one Fetch request per leader for the fetchable partitions (assigned, not
-  paused, with a position) whose leader is known and that have nothing buffered: no completed fetch
-  in the queue and no undrained ``next_in_line_records``. A node with a request still pending gets no
-  new one (``client.pending_request_count(node) == 0``), nor one that would only wait at the broker
-  while the node's other partitions are buffered here. An unknown leader asks for a metadata update.
-  The consumer calls this again right after ``fetched_records`` returned records, so the next fetch
-  is in flight while the application works: that is 0.10.1's pipelining, and the buffered partition
-  rule is what keeps one partition from having two fetches' records at once.
+- ``send_fetches`` builds one Fetch request per leader (``_create_fetch_requests``, 0.10.1's
+  ``createFetchRequests``) for the fetchable partitions (assigned, not paused, with a position) that
+  have nothing buffered: no completed fetch in the queue and no undrained ``next_in_line_records``.
+  A node with a request still in flight gets no new one. An unknown leader asks for a metadata
+  update. The consumer calls this again right after ``fetched_records`` returned records, so the
+  next fetch is in flight while the application works: that is 0.10.1's pipelining, and the
+  buffered partition rule is what keeps one partition from having two fetches' records at once.
+- Kafka's rule has a cost at the end of a partition: a fetch for partitions that have caught up
+  finds nothing new, so the broker holds it for ``fetch.max.wait.ms``, and the node's other
+  partitions, buffered now, wait behind it for their next fetch. ``fetch_hold_back_caught_up``
+  (ours, off by default) holds such a fetch back (``_only_caught_up_beside_buffered``).
 - ``fetched_records`` drains up to ``max.poll.records`` records over the partitions, parsing a
   completed fetch into ``PartitionRecords`` when the one in line is drained. Records are returned only
   if the fetch's offset is still the partition's position (a seek or a reset since the fetch was sent
@@ -46,6 +36,8 @@ their records out a few at a time:
 - A partition's error decides what happens: OFFSET_OUT_OF_RANGE resets the position by
   ``auto.offset.reset`` or, with ``none``, raises ``OffsetOutOfRangeException``;
   NOT_LEADER_FOR_PARTITION and UNKNOWN_TOPIC_OR_PARTITION ask for a metadata update (the leader moved).
+  A record larger than ``max.partition.fetch.bytes`` still comes back whole (KIP-74, as from
+  0.10.1), so there is no "record too large" error.
 - ``update_fetch_positions`` gives each partition without a position its committed offset, or resets
   it with a ListOffsets request (-2 earliest, -1 latest); ``get_offsets_by_times`` answers
   ``offsets_for_times``, ``beginning_offsets`` and ``end_offsets`` the same way.
@@ -87,7 +79,12 @@ from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import LONG_MAX
-from kafka_lite.consumer.consumer_record import NULL_SIZE, ConsumerRecord
+from kafka_lite.consumer.consumer_record import (
+    NULL_SIZE,
+    UNKNOWN_LEADER_EPOCH,
+    ConsumerRecord,
+    serialized_header_size,
+)
 from kafka_lite.consumer.deserialization import Deserializer, SerializationException, check_deserializer
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
 from kafka_lite.consumer.internals.request_future import (
@@ -97,6 +94,9 @@ from kafka_lite.consumer.internals.request_future import (
     StaleMetadataException,
 )
 from kafka_lite.consumer.internals.subscription_state import SubscriptionState
+from kafka_lite.consumer.no_offset_for_partition_exception import NoOffsetForPartitionException
+from kafka_lite.consumer.offset_and_timestamp import OffsetAndTimestamp
+from kafka_lite.consumer.offset_out_of_range_exception import OffsetOutOfRangeException
 from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
 
 log = logging.getLogger(__name__)
@@ -109,37 +109,6 @@ UNKNOWN_OFFSET = -1
 
 def _tp_str(tp: TopicPartition) -> str:
     return f"{tp[0]}-{tp[1]}"
-
-
-class InvalidOffsetException(KafkaException):
-    """The consumer has no valid offset for some partitions (Kafka's ``InvalidOffsetException``)."""
-
-
-class OffsetOutOfRangeException(InvalidOffsetException):
-    """A fetch offset is outside the partition's log and ``auto.offset.reset`` is ``none``."""
-
-    def __init__(self, offset_out_of_range_partitions: dict[TopicPartition, int]) -> None:
-        self.offset_out_of_range_partitions = dict(offset_out_of_range_partitions)
-        where = ", ".join(
-            f"{_tp_str(tp)}={offset}" for tp, offset in sorted(self.offset_out_of_range_partitions.items())
-        )
-        super().__init__(f"Offsets out of range with no configured reset policy for partitions: {{{where}}}")
-
-
-class NoOffsetForPartitionException(InvalidOffsetException):
-    """A partition needs a reset and ``auto.offset.reset`` is ``none``."""
-
-    def __init__(self, partition: TopicPartition) -> None:
-        self.partition = partition
-        super().__init__(f"Undefined offset with no reset policy for partition: {_tp_str(partition)}")
-
-
-@dataclass(frozen=True)
-class OffsetAndTimestamp:
-    """The earliest offset whose timestamp is at least the one searched for, and that timestamp."""
-
-    offset: int
-    timestamp: int
 
 
 @dataclass
@@ -194,6 +163,7 @@ class Fetcher:
         time: Time,
         retry_backoff_ms: int,
         check_crcs: bool = True,
+        hold_back_caught_up: bool = False,
     ) -> None:
         for name, value, least in (
             ("fetch.min.bytes", min_bytes, 0),
@@ -221,6 +191,8 @@ class Fetcher:
         self.time = time
         self.retry_backoff_ms = retry_backoff_ms
         self.check_crcs = check_crcs  # check.crcs: verify each batch's CRC before reading its records
+        # fetch.hold.back.caught.up, ours and off by default: see _only_caught_up_beside_buffered.
+        self.hold_back_caught_up = hold_back_caught_up
         self.completed_fetches: deque[CompletedFetch] = deque()
         self.next_in_line_records: PartitionRecords | None = None
         # Kafka's FetchManagerMetrics: each fetch's latency and bytes, and the records handed out.
@@ -240,31 +212,38 @@ class Fetcher:
             future.add_listener(_FetchResponseListener(self, offsets))
         return len(requests)
 
+    # --8<-- [end:send_fetches]
+
+    # --8<-- [start:create_fetch_requests]
+    def _fetchable_partitions(self) -> list[TopicPartition]:
+        """The assigned partitions that can be fetched, less those with records still buffered: a
+        completed fetch in the queue, or the undrained ``next_in_line_records``. Their next fetch
+        waits until the application has had the records already here."""
+        fetchable = self.subscriptions.fetchable_partitions()
+        buffered = self._buffered_partitions()
+        return [tp for tp in fetchable if tp not in buffered]
+
     def _buffered_partitions(self) -> set[TopicPartition]:
-        # Partitions whose records are still buffered: their next fetch waits until the application
-        # has had the records already here.
         buffered = {completed.partition for completed in self.completed_fetches}
         if self.next_in_line_records is not None and not self.next_in_line_records.is_drained():
             buffered.add(self.next_in_line_records.partition)
         return buffered
 
     def _create_fetch_requests(self) -> dict[Node, tuple[dict[str, Any], dict[TopicPartition, int]]]:
-        buffered = self._buffered_partitions()
+        """One Fetch request per leader, for its fetchable partitions, if it has no request in flight."""
         by_node: dict[Node, dict[TopicPartition, int]] = {}
-        for tp in self.subscriptions.fetchable_partitions():
-            if tp in buffered:
-                continue
+        for tp in self._fetchable_partitions():
             node = self.metadata.cluster.leader_for(*tp)
             if node is None:
                 self.metadata.request_update()
             elif self.client.pending_request_count(node) == 0:
-                # One fetch per node at a time: a node with a request pending gets none now.
+                # One fetch per node at a time: a node with a request in flight gets none now.
                 position = self.subscriptions.position(tp)
                 assert position is not None  # fetchable partitions have one
                 by_node.setdefault(node, {})[tp] = position
         requests = {}
         for node, offsets in by_node.items():
-            if self._would_wait_alone(node, offsets, buffered):
+            if self.hold_back_caught_up and self._only_caught_up_beside_buffered(node, offsets):
                 continue
             body = fetch_request_body(
                 CONSUMER_REPLICA_ID,
@@ -277,22 +256,25 @@ class Fetcher:
             requests[node] = (body, offsets)
         return requests
 
-    def _would_wait_alone(
-        self, node: Node, offsets: dict[TopicPartition, int], buffered: set[TopicPartition]
-    ) -> bool:
+    # --8<-- [end:create_fetch_requests]
+
+    # --8<-- [start:hold_back]
+    def _only_caught_up_beside_buffered(self, node: Node, offsets: dict[TopicPartition, int]) -> bool:
         """Whether a fetch to ``node`` would ask only for partitions that have caught up (position at
-        the high watermark the last response gave) while other partitions it leads still have records
-        buffered here. Such a fetch finds nothing new: the broker holds it for ``fetch.max.wait.ms``,
-        and with one fetch in flight per node the buffered partitions' next fetch would wait behind
-        it once the application has read their records. So it is not sent; the caught-up partitions
-        join that next fetch. (Kafka's fetcher sends it, and waits.)"""
+        the high watermark the last response gave) while other partitions it leads still have
+        records buffered here. Not Kafka's rule: only with ``fetch_hold_back_caught_up``.
+
+        Kafka sends such a fetch. It finds nothing new, so the broker holds it for
+        ``fetch.max.wait.ms``; and with one fetch in flight per node, the buffered partitions' next
+        fetch waits behind it once the application has read their records. Held back, the
+        caught-up partitions join that next fetch instead."""
         for tp in offsets:
             lag = self.subscriptions.partition_lag(tp)
             if lag is None or lag > 0:
                 return False  # this one may have records to fetch: send
-        return any(self.metadata.cluster.leader_for(*tp) == node for tp in buffered)
+        return any(self.metadata.cluster.leader_for(*tp) == node for tp in self._buffered_partitions())
 
-    # --8<-- [end:send_fetches]
+    # --8<-- [end:hold_back]
 
     def _on_fetch_response(self, response: ClientResponse, offsets: dict[TopicPartition, int]) -> None:
         body = response.body or {}
@@ -301,18 +283,13 @@ class Fetcher:
         for topic in body.get("responses", ()):
             for partition_response in topic["partition_responses"]:
                 header = partition_response["partition_header"]
-                tp = (topic["topic"], header["partition"])
+                tp = TopicPartition(topic["topic"], header["partition"])
                 fetched_offset = offsets.get(tp)
                 if fetched_offset is None:
                     continue  # a partition the request did not ask for
-                # Kept as the response arrives (Kafka 0.10.2 sets it while parsing the partition's
-                # records: the same value, a moment later), outside the parsing lab 8 asks for.
-                if (
-                    header["error_code"] == 0
-                    and header["high_watermark"] >= 0
-                    and self.subscriptions.is_assigned(tp)
-                ):
-                    self.subscriptions.update_high_watermark(tp, header["high_watermark"])
+                self._update_high_watermark(
+                    tp, Errors.for_code(header["error_code"]), header["high_watermark"]
+                )
                 raw = partition_response["record_set"]
                 fetch_bytes += 0 if raw is None else len(raw)
                 self.completed_fetches.append(
@@ -325,6 +302,14 @@ class Fetcher:
                     )
                 )
         self.bytes_fetched.record(fetch_bytes)
+
+    def _update_high_watermark(self, tp: TopicPartition, error: Errors, high_watermark: int) -> None:
+        """Keep the high watermark a partition's response gave: Kafka 0.10.2's, which keeps it in the
+        partition's state for ``records-lag-max`` (``KafkaConsumer.metrics``); 0.10.1 reads it only
+        into a fetch metric. Kept as the response arrives (0.10.2 sets it while parsing the
+        partition's records: the same value, a moment later), outside the parsing lab 8 asks for."""
+        if error is Errors.NONE and high_watermark >= 0 and self.subscriptions.is_assigned(tp):
+            self.subscriptions.update_high_watermark(tp, high_watermark)
 
     def has_completed_fetches(self) -> bool:
         return bool(self.completed_fetches)
@@ -345,10 +330,8 @@ class Fetcher:
                 try:
                     self.next_in_line_records = self._parse_completed_fetch(completed)
                 except KafkaException:
-                    if not drained:
+                    if not self._put_back_to_raise_later(completed, drained):
                         raise
-                    # Hand out what was drained; the fetch raises again on the next call.
-                    self.completed_fetches.appendleft(completed)
                     break
             else:
                 records_remaining -= self._append(drained, self.next_in_line_records, records_remaining)
@@ -357,6 +340,19 @@ class Fetcher:
         return drained
 
     # --8<-- [end:fetched_records]
+
+    def _put_back_to_raise_later(
+        self, completed: CompletedFetch, drained: dict[TopicPartition, list[ConsumerRecord]]
+    ) -> bool:
+        """When a completed fetch fails (a deserializer, a corrupt batch) after other records were
+        drained in this call, put it back first in the queue, so those records are handed out and
+        the failure comes on the next call: Kafka 0.11's rule. 0.10.1 raises at once, and the
+        drained records, their positions already moved past, are lost. False when nothing was
+        drained: raise now."""
+        if not drained:
+            return False
+        self.completed_fetches.appendleft(completed)
+        return True
 
     # --8<-- [start:append]
     def _append(
@@ -416,7 +412,7 @@ class Fetcher:
             log.debug(
                 "Ignoring fetched records for partition %s since it is no longer fetchable", _tp_str(tp)
             )
-        elif error.name == "NONE":
+        elif error is Errors.NONE:
             position = self.subscriptions.position(tp)
             if position is None or position != fetch_offset:
                 log.debug(
@@ -441,9 +437,9 @@ class Fetcher:
                     # A compressed batch is returned whole: skip its records below the position.
                     if record.offset >= position:
                         parsed.append(self._parse_record(tp, record, timestamp_type))
-        elif error.name in ("NOT_LEADER_FOR_PARTITION", "UNKNOWN_TOPIC_OR_PARTITION"):
+        elif error is Errors.NOT_LEADER_FOR_PARTITION or error is Errors.UNKNOWN_TOPIC_OR_PARTITION:
             self.metadata.request_update()
-        elif error.name == "OFFSET_OUT_OF_RANGE":
+        elif error is Errors.OFFSET_OUT_OF_RANGE:
             if fetch_offset != self.subscriptions.position(tp):
                 log.debug(
                     "Discarding stale fetch response for partition %s since the fetched offset %d does not match the current offset",
@@ -459,16 +455,16 @@ class Fetcher:
                 self.subscriptions.need_offset_reset(tp)
             else:
                 raise OffsetOutOfRangeException({tp: fetch_offset})
-        elif error.name == "TOPIC_AUTHORIZATION_FAILED":
+        elif error is Errors.TOPIC_AUTHORIZATION_FAILED:
             raise TopicAuthorizationException(f"Not authorized to access topics: [{tp[0]}]")
-        elif error.name == "UNKNOWN":
+        elif error is Errors.UNKNOWN:
             log.warning("Unknown error fetching data for topic-partition %s", _tp_str(tp))
         else:
             raise IllegalStateException(f"Unexpected error code {error.code} while fetching data")
         # A partition that kept records, or answered an error, goes last in the fetch order, so that
         # one busy partition does not keep the others out of size-limited responses (a stale answer
         # returned above, and an error that raised never gets here).
-        if parsed or error.name != "NONE":
+        if parsed or error is not Errors.NONE:
             self.subscriptions.move_partition_to_end(tp)
         return PartitionRecords(fetch_offset, tp, parsed) if parsed else None
         # END SOLUTION
@@ -488,18 +484,21 @@ class Fetcher:
                 f"Error deserializing key/value for partition {_tp_str(tp)} at offset {record.offset}. "
                 f"If needed, please seek past the record to continue consumption. ({type(e).__name__}: {e})"
             ) from e
+        headers = tuple(Header(k, v) for k, v in record.headers) if record.headers else ()
         return ConsumerRecord(
             tp[0],
             tp[1],
+            UNKNOWN_LEADER_EPOCH,
             record.offset,
             record.timestamp,
             timestamp_type,
+            key,
+            value,
+            headers,
             getattr(record, "checksum", None),
             NULL_SIZE if record.key is None else len(record.key),
             NULL_SIZE if record.value is None else len(record.value),
-            key,
-            value,
-            tuple(Header(k, v) for k, v in record.headers) if record.headers else (),
+            serialized_header_size(headers),
         )
 
     # -- positions -------------------------------------------------------------------------------------
@@ -509,7 +508,7 @@ class Fetcher:
         """Give each assigned partition without a position one: a pending reset, else the committed
         offset, else a reset by ``auto.offset.reset``."""
         for tp in partitions:
-            if not self.subscriptions.is_assigned(tp) or self.subscriptions.has_valid_position(tp):
+            if not self.subscriptions.is_assigned(tp) or self._has_position(tp):
                 continue
             if self.subscriptions.is_offset_reset_needed(tp):
                 self.reset_offset(tp)
@@ -527,6 +526,14 @@ class Fetcher:
                 self.subscriptions.seek(tp, committed.offset)
 
     # --8<-- [end:update_fetch_positions]
+
+    def _has_position(self, tp: TopicPartition) -> bool:
+        """Whether ``tp`` keeps its position: Kafka 0.10.2's test (a valid position, paused or not).
+        0.10.1 skips only a fetchable partition. The consumer runs the resets the user asked for
+        before this (0.10.2's order, ``KafkaConsumer._reset_offsets_if_needed``), so a paused
+        partition that a reset has just placed would, by 0.10.1's test, go back to its committed
+        offset."""
+        return self.subscriptions.has_valid_position(tp)
 
     def reset_offset(self, tp: TopicPartition) -> None:
         """Seek ``tp`` to its log start or end, as its reset strategy says (a ListOffsets request)."""
@@ -677,16 +684,16 @@ class _ListOffsetResponseHandler(
         found: dict[TopicPartition, OffsetAndTimestamp | None] = {}
         for topic in (value.body or {}).get("responses", ()):
             for p in topic["partition_responses"]:
-                tp = (topic["topic"], p["partition"])
+                tp = TopicPartition(topic["topic"], p["partition"])
                 error = Errors.for_code(p["error_code"])
-                if error.name == "NONE":
+                if error is Errors.NONE:
                     offset = p["offset"]
                     found[tp] = (
                         None if offset == UNKNOWN_OFFSET else OffsetAndTimestamp(offset, p["timestamp"])
                     )
-                elif error.name == "UNSUPPORTED_FOR_MESSAGE_FORMAT":
+                elif error is Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT:
                     found[tp] = None  # a log in the v0 format has no timestamps to search
-                elif error.name in ("NOT_LEADER_FOR_PARTITION", "UNKNOWN_TOPIC_OR_PARTITION"):
+                elif error is Errors.NOT_LEADER_FOR_PARTITION or error is Errors.UNKNOWN_TOPIC_OR_PARTITION:
                     # Retriable metadata errors: the caller refreshes the metadata and retries.
                     log.debug(
                         "Attempt to fetch offsets for partition %s failed due to %s, retrying.",

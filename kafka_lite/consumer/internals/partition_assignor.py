@@ -121,4 +121,4 @@ def partition_count_for_topic(metadata: Cluster, topic: str) -> int | None:
 
 def partitions(topic: str, num_partitions: int) -> list[TopicPartition]:
     """Partitions 0 to ``num_partitions - 1`` of ``topic``, in order (Kafka's ``partitions`` helper)."""
-    return [(topic, i) for i in range(num_partitions)]
+    return [TopicPartition(topic, i) for i in range(num_partitions)]

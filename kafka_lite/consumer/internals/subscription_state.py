@@ -12,10 +12,10 @@ Differs: the assignment is kept sorted by topic, then partition, where Kafka's c
          ``subscribe`` and ``assign_from_user`` also check their arguments as ``KafkaConsumer``
          does (a bare string, an empty topic name, a pattern that is not compiled), so every caller
          gets the same clear error; a topic name the brokers would refuse raises
-         ``InvalidTopicException`` here (Kafka 2.1 raises it from ``poll`` once the metadata names
-         the topic invalid; 0.10.1 only logs the metadata's error, and waits).
-         ``has_valid_position(tp)`` is Kafka 0.10.2's and ``matches_subscribed_pattern`` Kafka 2.3's
-         (0.10.1's coordinator calls ``Pattern.matcher(topic).matches()`` itself). The book (0.10.0) also
+         ``InvalidTopicException`` here, where 0.10.1 only logs the metadata's error, and waits.
+         Three helpers are later Kafkas' and say which and why: ``has_valid_position(tp)``,
+         ``matches_subscribed_pattern``, and the high watermark kept per partition
+         (``update_high_watermark``, ``partition_lag``). The book (0.10.0) also
          keeps ``needsPartitionAssignment`` here; Kafka 0.10.1 moved that question to the
          coordinator (``ConsumerCoordinator.needRejoin``), and so does kafka_lite. Kafka's unread
          ``userAssignment`` field is left out (the assignment itself is what is read).
@@ -82,7 +82,7 @@ class TopicPartitionState:
 
     def __init__(self) -> None:
         self.position: int | None = None  # the offset of the next record to fetch
-        self.high_watermark: int | None = None  # as the last fetch response gave it (Kafka 0.10.2)
+        self.high_watermark: int | None = None  # the last fetch response's: see partition_lag
         self.committed: OffsetAndMetadata | None = None  # the group's last committed offset
         self.paused = False  # paused by the user: assigned, but not fetched
         self.reset_strategy: OffsetResetStrategy | None = None  # set while waiting for a reset
@@ -214,7 +214,9 @@ class SubscriptionState:
         self._change_subscription(frozenset(topics))
 
     def matches_subscribed_pattern(self, topic: str) -> bool:
-        """Whether the whole of ``topic`` matches the subscribed pattern (Java's ``matches()``).
+        """Whether the whole of ``topic`` matches the subscribed pattern (Java's ``matches()``):
+        Kafka 2.3's helper for the test 0.10.1's coordinator spells out itself
+        (``Pattern.matcher(topic).matches()``), kept here so the full-match rule is stated once.
 
         A full match, not a search: the pattern ``test`` matches the topic ``test`` only, not
         ``test-1`` or ``my-test``; write ``test.*`` for every topic that starts with ``test``.
@@ -271,7 +273,7 @@ class SubscriptionState:
                     f"Topic partitions to assign to cannot have null or empty topic: {tp!r}"
                 )
             validate_topic_name(tp[0])
-        return frozenset(partition_list)
+        return frozenset(TopicPartition(*tp) for tp in partition_list)
 
     def assign_from_subscribed(self, assignments: Iterable[TopicPartition]) -> None:
         """Take the partitions the group's leader assigned to this member (after SyncGroup).
@@ -283,7 +285,7 @@ class SubscriptionState:
             raise IllegalArgumentException(
                 "Attempt to dynamically assign partitions while manual assignment in use"
             )
-        assigned = list(assignments)
+        assigned = [TopicPartition(*tp) for tp in assignments]
         for tp in assigned:
             if tp[0] not in self._subscription:
                 raise IllegalArgumentException(f"Assigned partition {_tp_str(tp)} for non-subscribed topic.")
@@ -367,6 +369,8 @@ class SubscriptionState:
         return None
 
     def has_valid_position(self, tp: TopicPartition) -> bool:
+        """Whether ``tp`` has a position, paused or not: Kafka 0.10.2's, for the fetcher's
+        ``_has_position`` (0.10.1 asks ``is_fetchable``, which is False for a paused partition)."""
         return self._assigned_state(tp).has_valid_position()
 
     def has_all_fetch_positions(self) -> bool:
@@ -456,12 +460,14 @@ class SubscriptionState:
         return self.is_assigned(tp) and self._assigned_state(tp).is_fetchable()
 
     def update_high_watermark(self, tp: TopicPartition, high_watermark: int) -> None:
-        """The partition's high watermark, from a fetch response (Kafka 0.10.2's ``updateHighWatermark``)."""
+        """The partition's high watermark, from a fetch response: Kafka 0.10.2's
+        ``updateHighWatermark``, kept for ``records-lag-max`` and the fetcher's opt-in hold-back
+        (0.10.1 reads the high watermark into a fetch metric only)."""
         self._assigned_state(tp).high_watermark = high_watermark
 
     def partition_lag(self, tp: TopicPartition) -> int | None:
         """How far the position is behind the last high watermark seen; None until a fetch told it
-        (Kafka 0.10.2's ``partitionLag``)."""
+        (Kafka 0.10.2's ``partitionLag``, with ``update_high_watermark``)."""
         state = self._assigned_state(tp)
         if state.high_watermark is None or state.position is None:
             return None
