@@ -8,9 +8,9 @@ Book:    chapter 4, 4.1.2 (resetting positions before the first fetch), 4.1.4 (t
 Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0.10.1 sends Fetch v3),
          so records carry 0.11's record batches and headers, each batch's CRC is checked (0.11's place
          for ``check.crcs``), and a fetch that fails after other records were drained is put back
-         to raise on the next call (``_put_back_to_raise_later``). A v2 batch's records are decoded by
-         compiled code (``common/record/compiled.py``), as Kafka's JVM runs DefaultRecordBatch
-         compiled. ``update_fetch_positions`` and the high watermark kept per partition are behind
+         to raise on the next call (``_put_back_to_raise_later``). A v2 batch's records are read by the
+         codec ``common/record/codec.py`` chooses: the reference ``DefaultRecordBatch`` or its
+         compiled twin. ``update_fetch_positions`` and the high watermark kept per partition are behind
          named helpers that say which Kafka they follow. Kafka's ``FetchManagerMetrics`` are three
          plain ``Sensor`` fields, without the per-topic ones.
 Labs:    lab 8 (``_parse_completed_fetch``, ``_append``)
