@@ -32,8 +32,13 @@ from kafka_lite.common.errors import (
     TimeoutException,
     WakeupException,
 )
-from kafka_lite.consumer import CommitFailedException
-from kafka_lite.consumer.internals.fetcher import NoOffsetForPartitionException
+from kafka_lite.consumer import (
+    CommitFailedException,
+    InvalidOffsetException,
+    NoOffsetForPartitionException,
+    RetriableCommitFailedException,
+)
+from kafka_lite.consumer import OffsetOutOfRangeException as ConsumerOffsetOutOfRangeException
 
 # Each protocol error's kafka-python name, by code, where it differs from Kafka's class name.
 KAFKA_PYTHON_NAMES: dict[int, tuple[str, ...]] = {
@@ -111,6 +116,7 @@ NoOffsetForPartitionError = NoOffsetForPartitionException
 __all__ = [
     "ERROR_TABLE",
     "KAFKA_PYTHON_NAMES",
+    "RAISED_BY_THE_CONSUMER",
     "ApiException",
     "BrokerResponseError",
     "CommitFailedError",
@@ -125,6 +131,7 @@ __all__ = [
     "IllegalStateException",
     "InvalidMetadataError",
     "InvalidMetadataException",
+    "InvalidOffsetException",
     "KafkaConfigurationError",
     "KafkaConnectionError",
     "KafkaError",
@@ -132,6 +139,7 @@ __all__ = [
     "KafkaTimeoutError",
     "NoOffsetForPartitionError",
     "NoOffsetForPartitionException",
+    "RetriableCommitFailedException",
     "RetriableError",
     "RetriableException",
     "SerializationException",
@@ -146,3 +154,13 @@ for _code, _name, _class_name, _base, _description in ERROR_TABLE:
         globals()[_alias] = _cls
         if _alias not in __all__:
             __all__.append(_alias)
+
+# OFFSET_OUT_OF_RANGE as a program meets it: the consumer raises Kafka's
+# org.apache.kafka.clients.consumer.OffsetOutOfRangeException (it names each partition and its
+# offset) when auto.offset.reset is none, where kafka-python raises its OffsetOutOfRangeError. Both
+# names are the consumer's class here; the protocol error's own class stays
+# ``Errors.OFFSET_OUT_OF_RANGE.exception_class``.
+RAISED_BY_THE_CONSUMER: dict[int, type[KafkaException]] = {1: ConsumerOffsetOutOfRangeException}
+for _code, _cls in RAISED_BY_THE_CONSUMER.items():
+    for _alias in (Errors.for_code(_code).exception_class.__name__, *KAFKA_PYTHON_NAMES[_code]):
+        globals()[_alias] = _cls
