@@ -23,9 +23,9 @@ maps it to Kafka's dotted name, and every error names the setting::
 
 from __future__ import annotations
 
+from kafka_lite.clients.common_client_configs import CommonClientConfigs
 from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type, ValidString
 
-INT_MAX = 2**31 - 1
 H = Importance.HIGH
 M = Importance.MEDIUM
 L = Importance.LOW
@@ -33,12 +33,11 @@ L = Importance.LOW
 # --8<-- [start:config_def]
 CONFIG_DEF = (
     ConfigDef()
-    .define("bootstrap.servers", Type.LIST, NO_DEFAULT_VALUE, None, H,
-            "host:port pairs to find the cluster from; the consumer learns every broker from them.")
+    .define(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, Type.LIST, NO_DEFAULT_VALUE, None, H,
+            CommonClientConfigs.BOOTSTRAP_SERVERS_DOC)
     .define("group.id", Type.STRING, None, None, H,
             "The consumer group to join; none for a consumer that assigns itself partitions and commits nothing.")
-    .define("client.id", Type.STRING, "", None, M,
-            "A name for this consumer in the brokers' request logs (consumer-N if empty).")
+    .define(CommonClientConfigs.CLIENT_ID_CONFIG, Type.STRING, "", None, M, CommonClientConfigs.CLIENT_ID_DOC)
     .define("auto.offset.reset", Type.STRING, "latest", ValidString.in_("latest", "earliest", "none"), M,
             "Where to start a partition with no committed offset, or whose offset is out of range: its "
             "log end (latest), its log start (earliest), or nowhere (none: raise).")
@@ -63,14 +62,14 @@ CONFIG_DEF = (
     .define("max.poll.interval.ms", Type.INT, 300_000, Range.at_least(1), M,
             "The longest time between polls before the member leaves its group; also the rebalance "
             "timeout members get to rejoin in.")
-    .define("request.timeout.ms", Type.INT, 305_000, Range.at_least(0), M,
-            "How long to wait for a response; greater than session.timeout.ms and fetch.max.wait.ms.")
-    .define("retry.backoff.ms", Type.LONG, 100, Range.at_least(0), L,
-            "The pause before a failed request is retried (and between metadata refreshes).")
-    .define("reconnect.backoff.ms", Type.LONG, 50, Range.at_least(0), L,
-            "How long to wait before reconnecting to a broker that failed.")
-    .define("metadata.max.age.ms", Type.LONG, 300_000, Range.at_least(0), L,
-            "Refresh metadata at least this often, even when nothing shows it stale.")
+    .define(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, Type.INT, 305_000, Range.at_least(0), M,
+            CommonClientConfigs.REQUEST_TIMEOUT_MS_DOC + " Greater than session.timeout.ms and fetch.max.wait.ms.")
+    .define(CommonClientConfigs.RETRY_BACKOFF_MS_CONFIG, Type.LONG, 100, Range.at_least(0), L,
+            CommonClientConfigs.RETRY_BACKOFF_MS_DOC)
+    .define(CommonClientConfigs.RECONNECT_BACKOFF_MS_CONFIG, Type.LONG, 50, Range.at_least(0), L,
+            CommonClientConfigs.RECONNECT_BACKOFF_MS_DOC)
+    .define(CommonClientConfigs.METADATA_MAX_AGE_CONFIG, Type.LONG, 300_000, Range.at_least(0), L,
+            CommonClientConfigs.METADATA_MAX_AGE_DOC)
     .define("partition.assignment.strategy", Type.LIST, ["range", "roundrobin"], None, M,
             "The assignors this member supports, most preferred first: names (range, roundrobin) or "
             "PartitionAssignor objects. The group uses the first one every member supports.")

@@ -17,6 +17,7 @@ Kafka's dotted name, and every error names the setting::
 
 from __future__ import annotations
 
+from kafka_lite.clients.common_client_configs import CommonClientConfigs
 from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type, ValidString
 from kafka_lite.common.utils import INT32_MAX
 
@@ -27,10 +28,9 @@ L = Importance.LOW
 # --8<-- [start:config_def]
 CONFIG_DEF = (
     ConfigDef()
-    .define("bootstrap.servers", Type.LIST, NO_DEFAULT_VALUE, None, H,
-            "host:port pairs to find the cluster from; the producer learns every broker from them.")
-    .define("client.id", Type.STRING, "", None, M,
-            "A name for this producer in the brokers' request logs (producer-N if empty).")
+    .define(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, Type.LIST, NO_DEFAULT_VALUE, None, H,
+            CommonClientConfigs.BOOTSTRAP_SERVERS_DOC)
+    .define(CommonClientConfigs.CLIENT_ID_CONFIG, Type.STRING, "", None, M, CommonClientConfigs.CLIENT_ID_DOC)
     .define("acks", Type.STRING, "1", ValidString.in_("all", "-1", "0", "1"), H,
             "0: do not wait for the broker; 1: the leader wrote it; all (-1): every in-sync replica did.")
     .define("batch.size", Type.INT, 16384, Range.at_least(0), M,
@@ -41,22 +41,22 @@ CONFIG_DEF = (
             "Bytes of records the producer may hold unsent; send blocks when they are used up.")
     .define("max.block.ms", Type.LONG, 60_000, Range.at_least(0), M,
             "How long send and partitions_for may block for metadata or for buffer memory.")
-    .define("request.timeout.ms", Type.INT, 30_000, Range.at_least(0), M,
-            "How long to wait for a response, and how long a batch may wait to be sent.")
+    .define(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, Type.INT, 30_000, Range.at_least(0), M,
+            CommonClientConfigs.REQUEST_TIMEOUT_MS_DOC + " It also bounds how long a batch may wait to be sent.")
     .define("retries", Type.INT, 0, Range.between(0, INT32_MAX), H,
             "How many times to resend a batch that failed with a retriable error.")
-    .define("retry.backoff.ms", Type.LONG, 100, Range.at_least(0), L,
-            "The pause before a failed batch is retried (and between metadata refreshes).")
+    .define(CommonClientConfigs.RETRY_BACKOFF_MS_CONFIG, Type.LONG, 100, Range.at_least(0), L,
+            CommonClientConfigs.RETRY_BACKOFF_MS_DOC)
     .define("max.in.flight.requests.per.connection", Type.INT, 5, Range.at_least(1), L,
             "Produce requests a broker may have unanswered; 1 keeps retried batches in order.")
     .define("compression.type", Type.STRING, "none", ValidString.in_("none", "gzip", "snappy", "lz4", "zstd"), H,
             "The codec each batch is compressed with.")
     .define("max.request.size", Type.INT, 1024 * 1024, Range.at_least(0), M,
             "The largest produce request, and so the largest record, in bytes.")
-    .define("metadata.max.age.ms", Type.LONG, 300_000, Range.at_least(0), L,
-            "Refresh metadata at least this often, even when nothing shows it stale.")
-    .define("reconnect.backoff.ms", Type.LONG, 50, Range.at_least(0), L,
-            "How long to wait before reconnecting to a broker that failed.")
+    .define(CommonClientConfigs.METADATA_MAX_AGE_CONFIG, Type.LONG, 300_000, Range.at_least(0), L,
+            CommonClientConfigs.METADATA_MAX_AGE_DOC)
+    .define(CommonClientConfigs.RECONNECT_BACKOFF_MS_CONFIG, Type.LONG, 50, Range.at_least(0), L,
+            CommonClientConfigs.RECONNECT_BACKOFF_MS_DOC)
     .define("interceptor.classes", Type.LIST, [], None, L,
             "Interceptor classes: each sees every record before it is serialized, and every acknowledgement.")
     .define("enable.idempotence", Type.BOOLEAN, False, None, L,

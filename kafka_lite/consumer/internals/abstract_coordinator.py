@@ -83,7 +83,7 @@ from kafka_lite.common.errors import (
 from kafka_lite.common.metrics import Sensor
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import Time
-from kafka_lite.common.utils import LONG_MAX
+from kafka_lite.common.utils import INT32_MAX, LONG_MAX
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
 from kafka_lite.consumer.internals.heartbeat import Heartbeat
 from kafka_lite.consumer.internals.request_future import (
@@ -96,7 +96,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-INT_MAX = 2**31 - 1
 DEFAULT_GENERATION_ID = -1  # OffsetCommitRequest.DEFAULT_GENERATION_ID
 UNKNOWN_MEMBER_ID = ""  # JoinGroupRequest.UNKNOWN_MEMBER_ID
 
@@ -533,7 +532,7 @@ class _FindCoordinatorResponseHandler(RequestFutureAdapter[ClientResponse, None]
             node = body["coordinator"]
             with c._lock:
                 # A node id of its own, so the coordinator gets a connection of its own.
-                c._coordinator = Node(INT_MAX - node["node_id"], node["host"], node["port"])
+                c._coordinator = Node(INT32_MAX - node["node_id"], node["host"], node["port"])
                 log.info("Discovered coordinator %s for group %s.", c._coordinator, c.group_id)
                 c.client.try_connect(c._coordinator)
                 c.heartbeat.reset_timeouts(c.time.milliseconds())
