@@ -20,7 +20,8 @@ from kafka_lite.common.protocol.requests import encode_response
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.consumer import CommitFailedException
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
-from kafka_lite.consumer.internals.abstract_coordinator import INT_MAX, MemberState
+from kafka_lite.common.utils import INT32_MAX
+from kafka_lite.consumer.internals.abstract_coordinator import MemberState
 from kafka_lite.consumer.internals.consumer_coordinator import ConsumerCoordinator
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
 from kafka_lite.consumer.internals.consumer_protocol import (
@@ -245,7 +246,7 @@ def test_the_leader_assigns_with_the_chosen_assignor_and_takes_its_share(make):
     assert coordinator.generation().generation_id == 1 and coordinator.generation().member_id == ME
     assert not coordinator.need_rejoin() and coordinator.is_leader
     # The coordinator has a connection of its own, under node id 2**31 - 1 - broker id.
-    assert coordinator.coordinator().id == INT_MAX - 0
+    assert coordinator.coordinator().id == INT32_MAX - 0
 
 
 def test_the_leader_uses_the_protocol_the_coordinator_chose(make):

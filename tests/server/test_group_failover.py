@@ -167,7 +167,9 @@ def test_committed_offsets_survive_the_coordinators_broker_killed(tmp_path):
     try:
         admin = KafkaAdminClient(bootstrap)
         admin.create_topics([NewTopic(topic, 2, 3)])
-        with LiteProducer(bootstrap_servers=bootstrap, acks="all") as producer:
+        # retries: a new topic's leader may answer NOT_LEADER_FOR_PARTITION until its LeaderAndIsr
+        # arrives, after the metadata naming it did (the producer refreshes and retries, as Kafka's does)
+        with LiteProducer(bootstrap_servers=bootstrap, acks="all", retries=5) as producer:
             for p in range(2):
                 for i in range(10):
                     producer.send(topic, f"{p}-{i}".encode(), partition=p).get(30)
