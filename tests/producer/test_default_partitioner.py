@@ -13,20 +13,14 @@ from kafka_lite.producer.default_partitioner import (
     murmur2,
     to_positive,
 )
+from labs.lab05_producer import test_producer_lab as lab05
 from tests.producer.support import cluster_of
 
 pytestmark = pytest.mark.unit
 
-# Kafka's own vectors (clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.testMurmur2):
-# each tail length 0-3 appears ("abc" 3, "21" 2, "foobar" 2, the 24- and 26-byte strings 0 and 2 ...).
-KAFKA_VECTORS = {
-    b"21": -973932308,
-    b"foobar": -790332482,
-    b"a-little-bit-long-string": -985981536,
-    b"a-little-bit-longer-string": -1486304829,
-    b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
-    b"abc": 479470107,
-}
+# Kafka's own vectors (UtilsTest.testMurmur2), one table with lab 5's: each tail length 0-3 appears
+# ("abc" 3, "21" 2, "foobar" 2, the 24- and 26-byte strings 0 and 2 ...).
+KAFKA_VECTORS = lab05.KAFKA_VECTORS
 
 
 @pytest.mark.parametrize("data,expected", KAFKA_VECTORS.items(), ids=lambda v: repr(v)[:20])
