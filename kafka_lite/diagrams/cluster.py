@@ -166,13 +166,17 @@ def cluster_diagram(description: ClusterDescription) -> graphviz.Digraph:
             f'<td bgcolor="{HEAD}">broker {b}{"" if b in d.brokers else "<br/>(down)"}</td>' for b in brokers
         )
         + f'<td bgcolor="{HEAD}">offsets readable<br/>(start, HW)</td>'
-        + "".join(f'<td bgcolor="{HEAD}">group {html.escape(g.group_id)}<br/>committed</td>' for g in d.groups)
+        + "".join(
+            f'<td bgcolor="{HEAD}">group {html.escape(g.group_id)}<br/>committed</td>' for g in d.groups
+        )
         + "</tr>",
     ]
     for p in d.partitions:
         leader = f"leader {p.leader}" if p.leader is not None else "no leader"
         readable = (
-            f"{p.log_start_offset}-{p.high_watermark - 1}" if p.high_watermark > p.log_start_offset else "none"
+            f"{p.log_start_offset}-{p.high_watermark - 1}"
+            if p.high_watermark > p.log_start_offset
+            else "none"
         )
         rows.append(
             f"<tr><td>{html.escape(p.topic)}-{p.partition}<br/>{leader}, ISR {p.isr}</td>"
