@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import graphviz
 
+from kafka_lite.diagrams.cluster import cluster_diagram, concepts, describe_cluster
 from kafka_lite.diagrams.log import log_diagram, segment_diagram, segment_with_index
 from kafka_lite.diagrams.network import socket_server_threads
 from kafka_lite.diagrams.producer import accumulator_diagram, record_accumulator
@@ -34,6 +35,9 @@ from kafka_lite.diagrams.timer import timer_diagram, timing_wheel
 __all__ = [
     "DIAGRAMS",
     "accumulator_diagram",
+    "cluster_diagram",
+    "concepts",
+    "describe_cluster",
     "group_state_machine",
     "log_diagram",
     "micro_batch",
@@ -55,6 +59,7 @@ __all__ = [
 ]
 
 DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
+    "cluster": concepts,
     "group_state_machine": group_state_machine,
     "micro_batch": micro_batch,
     "partition_state_machine": partition_state_machine,
