@@ -8,21 +8,27 @@ for kafka-python runs by changing ``kafka.admin`` to ``kafka_lite.admin``.
 from __future__ import annotations
 
 from kafka_lite.clients.admin import (
+    ConfigResource,
+    ConfigResourceType,
     ConsumerGroupDescription,
     ConsumerGroupListing,
     KafkaAdminClient,
     ListOffsetsResultInfo,
     MemberDescription,
+    NewPartitions,
     NewTopic,
     OffsetSpec,
 )
 
 __all__ = [
+    "ConfigResource",
+    "ConfigResourceType",
     "ConsumerGroupDescription",
     "ConsumerGroupListing",
     "KafkaAdminClient",
     "ListOffsetsResultInfo",
     "MemberDescription",
+    "NewPartitions",
     "NewTopic",
     "OffsetSpec",
 ]

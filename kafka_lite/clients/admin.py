@@ -4,8 +4,8 @@ Mirrors: org.apache.kafka.clients.admin.AdminClient (KIP-117, Kafka 0.11.0): cre
          listTopics, describeCluster; its consumer-group calls as Kafka 2.0 added them (KIP-222:
          listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets) with Kafka 2.5's
          alterConsumerGroupOffsets and listOffsets (KIP-396), which replace what Kafka 0.10.1's
-         Scala kafka.admin.AdminClient did for kafka-consumer-groups.sh. Method names are
-         kafka-python's (``list_consumer_groups`` ...).
+         Scala kafka.admin.AdminClient did for kafka-consumer-groups.sh. Method names are Kafka's
+         in snake_case (``list_consumer_groups`` ...), as kafka-python 2 named them.
 Book:    chapter 7 (topic creation goes to the controller, which writes the assignment to ZooKeeper);
          chapter 5, 5.2 (the coordinator of a group, its states and members, committed offsets)
 Differs: calls block until done or ``request.timeout.ms`` (Kafka's return futures); one request at a
@@ -28,6 +28,7 @@ partition's leader.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
@@ -80,6 +81,48 @@ class NewTopic:
                 {"config_name": k, "config_value": v} for k, v in sorted(self.configs.items())
             ],
         }
+
+
+@dataclass
+class NewPartitions:
+    """How many partitions a topic should have, and where the new ones' replicas go (Kafka 1.0's
+    ``NewPartitions``, kafka-python's fields): what CreatePartitions takes per topic. Each entry of
+    ``new_assignments`` lists one new partition's replicas, preferred leader first."""
+
+    total_count: int
+    new_assignments: list[list[int]] | None = None
+
+
+class ConfigResourceType(enum.IntEnum):
+    """What a config belongs to, as DescribeConfigs and AlterConfigs code it (Kafka's
+    ``ConfigResource.Type``)."""
+
+    UNKNOWN = 0
+    ANY = 1
+    TOPIC = 2
+    GROUP = 3
+    BROKER = 4
+
+
+@dataclass
+class ConfigResource:
+    """A topic's or a broker's configs (Kafka 0.11's ``ConfigResource``, kafka-python's fields):
+    ``configs`` names the keys to describe, or maps keys to the values to set. The type may be given
+    by name (``"topic"``), as kafka-python takes it."""
+
+    resource_type: ConfigResourceType | str
+    name: str
+    configs: list[str] | dict[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.resource_type, ConfigResourceType):
+            try:
+                self.resource_type = ConfigResourceType[str(self.resource_type).upper()]
+            except KeyError:
+                names = ", ".join(t.name.lower() for t in ConfigResourceType)
+                raise ValueError(
+                    f"ConfigResource: unknown resource type {self.resource_type!r} (one of {names})"
+                ) from None
 
 
 class ConsumerGroupListing(NamedTuple):

@@ -34,6 +34,21 @@ def test_the_front_door_exports_kafka_pythons_names():
         assert hasattr(kafka_lite, name), f"kafka_lite does not export {name}"
     assert kafka_lite.admin.KafkaAdminClient is kafka_lite.KafkaAdminClient
     assert kafka_lite.admin.NewTopic("t", 1, 1).name == "t"
+    for name in ["NewTopic", "NewPartitions", "ConfigResource", "OffsetSpec"]:
+        assert hasattr(kafka.admin, name), f"kafka-python's admin has no {name}: the list is wrong"
+        assert hasattr(kafka_lite.admin, name), f"kafka_lite.admin does not export {name}"
+
+
+def test_admin_value_types_take_kafka_pythons_arguments():
+    theirs = kafka.admin.NewPartitions(total_count=6, new_assignments=[[0, 1]])
+    ours = kafka_lite.admin.NewPartitions(total_count=6, new_assignments=[[0, 1]])
+    assert (ours.total_count, ours.new_assignments) == (theirs.total_count, theirs.new_assignments)
+    theirs = kafka.admin.ConfigResource("topic", "orders", {"retention.ms": "1000"})
+    ours = kafka_lite.admin.ConfigResource("topic", "orders", {"retention.ms": "1000"})
+    assert int(ours.resource_type) == int(theirs.resource_type) == 2
+    assert (ours.name, ours.configs) == (theirs.name, theirs.configs)
+    with pytest.raises(ValueError, match="unknown resource type 'table'"):
+        kafka_lite.admin.ConfigResource("table", "orders")
 
 
 def test_topic_partition_is_a_named_tuple_with_kafka_pythons_fields():

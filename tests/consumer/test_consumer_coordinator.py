@@ -18,9 +18,9 @@ from kafka_lite.common.errors import Errors, InconsistentGroupProtocolException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import encode_response
 from kafka_lite.common.time import SYSTEM
+from kafka_lite.common.utils import INT32_MAX
 from kafka_lite.consumer import CommitFailedException
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
-from kafka_lite.common.utils import INT32_MAX
 from kafka_lite.consumer.internals.abstract_coordinator import MemberState
 from kafka_lite.consumer.internals.consumer_coordinator import ConsumerCoordinator
 from kafka_lite.consumer.internals.consumer_network_client import ConsumerNetworkClient
