@@ -118,6 +118,7 @@ def grade(
     only stage ``stage``'s tests, and only those matching pytest's ``-k keyword``, when given."""
     if stage is not None:
         lab.stage(stage)  # a LabError naming the lab's stages if there is no such stage
+    workspace = workspace.resolve() if workspace is not None else None  # paths shown are absolute
     with tempfile.TemporaryDirectory(prefix=f"kafka-lite-grade-{lab.number}-") as tmp:
         tmp_path = Path(tmp)
         overlay = tmp_path / "overlay"
