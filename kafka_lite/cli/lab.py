@@ -74,7 +74,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "-k", dest="keyword", metavar="EXPR", help="run only the tests matching EXPR (pytest's -k)"
     )
     grade_.add_argument(
-        "-v", "--verbose", action="store_true", help="also show passing tests' output, and tracebacks"
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also show passing tests' output, and the frames of your code in each failure",
     )
     grade_.add_argument("--json", type=Path, help="also write the results as JSON")
     grade_.set_defaults(handler=run_grade)
@@ -317,8 +320,9 @@ def print_report(
     verbose: bool = False,
     directory: Path = DEFAULT_WORKSPACE,
 ) -> None:
-    """Points per stage and per test, then every failure's whole message (and, verbose, every
-    test's output). Lines are never cut or re-wrapped: a bit diagram must keep its columns."""
+    """Points per stage and per test, then every failure's whole message and its hint (and, verbose,
+    the learner's frames of each failure and every test's output). Lines are never cut or re-wrapped:
+    a bit diagram must keep its columns."""
     out = _Printer(console)
     lab = report.lab
     selection = f", {report.selection}" if report.selection else ""
