@@ -19,6 +19,7 @@ import argparse
 import json
 import shlex
 import sys
+import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -229,7 +230,7 @@ def run_solution(args: argparse.Namespace, console: Console) -> int:
                 continue
             out.line("")
             out.line(f"[bold]{_escape(qualname)}[/]  ({_escape(rel)}:{first})")
-            out.raw("\n".join(lines))
+            out.raw(textwrap.dedent("\n".join(lines)))  # as the handout's code blocks, from column 0
     return 0
 
 
