@@ -114,6 +114,9 @@ def spark():
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if _is_spark_notebook(item):
         shared_spark()  # the kernel inherits KAFKA_LITE_SPARK_REMOTE and connects
+        # The lab notebooks run the learner's workspace, and refuse without one; the suite runs them
+        # on kafka_lite's own lab modules, asked for by name (kafka_lite.spark.labs.learners_module).
+        os.environ["KAFKA_LITE_LAB_CODE"] = "reference"
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

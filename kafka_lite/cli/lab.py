@@ -1,12 +1,16 @@
-"""``kafka-lite lab list | start N | grade N | data``: the graded labs, and the Spark labs' data.
+"""``kafka-lite lab list | start N | grade N | solution N | data``: the graded labs, and the Spark labs' data.
 
 No Kafka twin: the course tooling, modelled on MIT 6.1810's ``make grade``. ``start`` writes the
-lab's starter files (generated from the reference) into a workspace; ``grade`` runs the lab's tests
-with those files in place of the reference and prints the points per stage, then each failing test's
-whole message (the tests explain a failure over many lines: bit diagrams, fields side by side).
-Exit code 0 only when every selected test passes. A whole-lab grade of a workspace is remembered in
-the workspace's ``.scores.json``, which ``list`` shows. ``data`` prepares the Spark labs' topic data
-(``kafka_lite.spark.lab_data``) ahead of time, and prints where it is.
+lab's starter files (generated from the reference) and its handout (links re-aimed at the checkout)
+into a workspace, and records where (``kafka_lite.spark.labs.record_workspace``: the lab notebooks
+read it); ``grade`` runs the lab's tests with those files in place of the reference and prints the
+points per stage, then each failing test's whole message (the tests explain a failure over many
+lines: bit diagrams, fields side by side), with a hint where the message does not say the cause, and
+with ``--verbose`` the learner's frames. Exit code 0 only when every selected test passes. A grade of
+a workspace, whole or of one stage, is remembered in the workspace's ``.scores.json``, which ``list``
+shows and ``solution`` reads: it shows the reference's regions of a lab (or stage) once its last
+grade had full marks, and otherwise says how to see them anyway. ``data`` prepares the Spark labs'
+topic data (``kafka_lite.spark.lab_data``) ahead of time, and prints where it is.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import argparse
 import json
 import shlex
 import sys
+import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,9 +27,11 @@ from rich.console import Console
 from rich.markup import escape as _escape
 
 from kafka_lite.cli import CliError
+from kafka_lite.grading import feedback
 from kafka_lite.grading.grader import GradeReport, TestResult, grade
 from kafka_lite.grading.labs import REPO_ROOT, Lab, LabError, discover, find
-from kafka_lite.grading.starter import RegionError, write_starter
+from kafka_lite.grading.starter import RegionError, handout_for, solution_regions, write_starter
+from kafka_lite.spark.labs import record_workspace
 
 DEFAULT_WORKSPACE = Path("kafka-lite-labs")
 SCORES_FILE = ".scores.json"
@@ -68,10 +75,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "-k", dest="keyword", metavar="EXPR", help="run only the tests matching EXPR (pytest's -k)"
     )
     grade_.add_argument(
-        "-v", "--verbose", action="store_true", help="also show passing tests' output, and tracebacks"
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also show passing tests' output, and the frames of your code in each failure",
     )
     grade_.add_argument("--json", type=Path, help="also write the results as JSON")
     grade_.set_defaults(handler=run_grade)
+    solution = sub.add_parser(
+        "solution", help="show lab N's reference code, once your last grade of it had full marks"
+    )
+    solution.add_argument("number", type=int, help="the lab's number (kafka-lite lab list)")
+    solution.add_argument("--stage", type=int, metavar="S", help="only stage S's regions")
+    solution.add_argument(
+        "--dir", type=Path, default=DEFAULT_WORKSPACE, help="workspace (default kafka-lite-labs)"
+    )
+    solution.add_argument("--anyway", action="store_true", help="show it without full marks")
+    solution.set_defaults(handler=run_solution)
     data = sub.add_parser(
         "data", help="prepare the Spark labs' topic data (a real cluster's log dirs) and say where it is"
     )
@@ -92,14 +112,23 @@ def load_scores(workspace_root: Path) -> dict:
         raise CliError(f"{path} is unreadable ({e}); delete it and grade again") from None
 
 
-def save_score(workspace_root: Path, report: GradeReport) -> None:
+def save_score(workspace_root: Path, report: GradeReport, stage: int | None = None) -> None:
+    """Remember a grade of the whole lab, or (``stage``) of one stage: its points replace that
+    stage's, and the whole lab's last total stays as it was."""
     scores = load_scores(workspace_root)
-    scores[str(report.lab.number)] = {
-        "earned": report.earned,
-        "total": report.total,
-        "stages": {str(s.number): [s.earned, s.total] for s in report.stage_scores()},
-        "graded_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    stages = {str(s.number): [s.earned, s.total] for s in report.stage_scores()}
+    if stage is None:
+        scores[str(report.lab.number)] = {
+            "earned": report.earned,
+            "total": report.total,
+            "stages": stages,
+            "graded_at": now,
+        }
+    else:
+        entry = scores.setdefault(str(report.lab.number), {})
+        entry.setdefault("stages", {}).update(stages)
+        entry["graded_at"] = now
     workspace_root.mkdir(parents=True, exist_ok=True)
     (workspace_root / SCORES_FILE).write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
 
@@ -112,8 +141,10 @@ def run_list(args: argparse.Namespace, console: Console) -> int:
     scores = load_scores(args.dir)
     for lab in labs:
         score = scores.get(str(lab.number))
-        if score is not None:
+        if score is not None and "total" in score:
             last = f"your last score {score['earned']}/{score['total']} ({score['graded_at'][:10]})"
+        elif score is not None:
+            last = f"graded by stage ({score['graded_at'][:10]})"
         elif (args.dir / lab.slug).exists():
             last = "started, not graded yet"
         else:
@@ -145,7 +176,8 @@ def run_start(args: argparse.Namespace, console: Console) -> int:
         written = write_starter(lab, REPO_ROOT, workspace)
     except RegionError as e:
         raise CliError(f"cannot make the starter: {e}") from None
-    (workspace / "README.md").write_text(lab.handout.read_text(encoding="utf-8"), encoding="utf-8")
+    (workspace / "README.md").write_text(handout_for(lab.handout, workspace), encoding="utf-8")
+    recorded_in = record_workspace(lab.slug, workspace)
     out = _Printer(console)
     out.line(f"[bold]Lab {lab.number}: {_escape(lab.title)}[/] ({lab.time})")
     for path in written:
@@ -155,7 +187,70 @@ def run_start(args: argparse.Namespace, console: Console) -> int:
         out.line(f"Start with stage 1, {_escape(first.name)}: {', '.join(first.regions)}.")
     out.line(f"Read {_escape(str(workspace / 'README.md'))}, edit the files above, then:")
     out.line(f"  {_command()} lab grade {lab.number}{_escape(dir_option(args.dir))}")
+    out.line(
+        f"Edit and read these copies, not the checkout's kafka_lite/: it holds the reference, the answer. "
+        f"(Recorded in {_escape(str(recorded_in))}, where the lab notebooks look for your files.)"
+    )
     return 0
+
+
+# -- solution -----------------------------------------------------------------------------------------------
+
+
+def run_solution(args: argparse.Namespace, console: Console) -> int:
+    """The reference's solution regions of lab N (or of its stage S), after full marks or ``--anyway``."""
+    lab = _find(args.number)
+    stage = None
+    if args.stage is not None:
+        try:
+            stage = lab.stage(args.stage)
+        except LabError as e:
+            raise CliError(str(e), exit_code=2) from None
+    what = f"lab {lab.number}" + (f", stage {stage.number}" if stage else "")
+    if not args.anyway and not _had_full_marks(load_scores(args.dir), lab, stage):
+        again = f"{_command()} lab solution {lab.number}" + (f" --stage {stage.number}" if stage else "")
+        raise CliError(
+            f"{what} has not had full marks in your last grade ({_last_grade(args.dir, lab, stage)}), so the "
+            f"reference stays hidden: it is the answer. Grade it with `{_command()} lab grade {lab.number}"
+            f"{' --stage ' + str(stage.number) if stage else ''}{dir_option(args.dir)}`. To see it anyway: "
+            f"`{again}{dir_option(args.dir)} --anyway`, or read the code between `# BEGIN SOLUTION` and "
+            f"`# END SOLUTION` in the checkout's {', '.join(lab.files)}.",
+            exit_code=1,
+        )
+    out = _Printer(console)
+    out.line(f"[bold]The reference of {_escape(what)}: {_escape(lab.title)}[/]")
+    wanted = set(stage.regions) if stage else None
+    for rel in lab.files:
+        try:
+            regions = solution_regions((REPO_ROOT / rel).read_text(encoding="utf-8"), rel)
+        except RegionError as e:
+            raise CliError(str(e)) from None
+        for qualname, first, lines in regions:
+            if wanted is not None and qualname not in wanted:
+                continue
+            out.line("")
+            out.line(f"[bold]{_escape(qualname)}[/]  ({_escape(rel)}:{first})")
+            out.raw(textwrap.dedent("\n".join(lines)))  # as the handout's code blocks, from column 0
+    return 0
+
+
+def _had_full_marks(scores: dict, lab: Lab, stage) -> bool:
+    score = scores.get(str(lab.number)) or {}
+    whole = "total" in score and score["total"] > 0 and score["earned"] == score["total"]
+    if stage is None or whole:
+        return whole
+    points = score.get("stages", {}).get(str(stage.number))
+    return bool(points) and points[1] > 0 and points[0] == points[1]
+
+
+def _last_grade(directory: Path, lab: Lab, stage) -> str:
+    score = load_scores(directory).get(str(lab.number)) or {}
+    points = score.get("stages", {}).get(str(stage.number)) if stage else None
+    if points:
+        return f"{points[0]}/{points[1]}, {score['graded_at'][:10]}"
+    if "total" in score:
+        return f"{score['earned']}/{score['total']}, {score['graded_at'][:10]}"
+    return f"no grade yet in {directory / SCORES_FILE}"
 
 
 # -- data ---------------------------------------------------------------------------------------------------
@@ -202,16 +297,20 @@ def run_grade(args: argparse.Namespace, console: Console) -> int:
     if report.pytest_exit == 4 and args.keyword:  # pytest's usage error: the expression does not parse
         why = [line for line in report.output.splitlines() if "-k" in line]
         raise CliError(why[-1].removeprefix("ERROR: ") if why else f"bad -k {args.keyword!r}", exit_code=2)
+    if workspace is not None:
+        record_workspace(lab.slug, workspace)
     if report.collection_failed:
         console.print(report.output[-3000:], markup=False, highlight=False, soft_wrap=True)
+        if report.hint:
+            _Printer(console).line(f"[bold]{_escape(report.hint)}[/]")
         raise CliError(
             f"lab {lab.number}'s tests could not run (pytest exit {report.pytest_exit})", exit_code=2
         )
     print_report(
         report, console, "reference" if workspace is None else str(workspace), args.verbose, args.dir
     )
-    if workspace is not None and not report.selection:
-        save_score(args.dir, report)
+    if workspace is not None and not args.keyword:
+        save_score(args.dir, report, args.stage)
     return 0 if report.full_marks else 1
 
 
@@ -222,8 +321,9 @@ def print_report(
     verbose: bool = False,
     directory: Path = DEFAULT_WORKSPACE,
 ) -> None:
-    """Points per stage and per test, then every failure's whole message (and, verbose, every
-    test's output). Lines are never cut or re-wrapped: a bit diagram must keep its columns."""
+    """Points per stage and per test, then every failure's whole message and its hint (and, verbose,
+    the learner's frames of each failure and every test's output). Lines are never cut or re-wrapped:
+    a bit diagram must keep its columns."""
     out = _Printer(console)
     lab = report.lab
     selection = f", {report.selection}" if report.selection else ""
@@ -253,12 +353,16 @@ def print_report(
         head = "[red]FAIL[/]" if not r.passed else "[green]PASS[/]"
         out.line(f"{head} [bold]{_escape(r.test)}[/] (stage {r.stage}, {r.points} points)")
         if not r.passed:
-            text = r.traceback if verbose and r.traceback else r.error
+            text = r.error
+            if verbose:
+                text = "\n".join([*feedback.format_frames(r.frames, r.hidden_frames), r.error])
             if text in shown:
                 out.raw(f"the same failure as {shown[text]}")
             else:
                 shown[text] = r.test
                 out.raw(text)
+                if r.hint:
+                    out.raw(r.hint)
         if verbose and r.output:
             out.raw(r.output)
     if failed and not report.selection and lab.stages:

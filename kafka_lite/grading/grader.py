@@ -7,7 +7,9 @@ How the student's files replace the reference without touching the checkout: the
 ``kafka_lite`` package is copied to a temporary *overlay*, the lab's files are overwritten there
 with the student's versions, and pytest runs in a subprocess whose ``PYTHONPATH`` puts the
 overlay first, so ``import kafka_lite`` finds it before the installed (editable) package. The
-lab's tests and everything else come from the reference.
+lab's tests and everything else come from the reference. What the run wrote goes through
+``feedback.py`` before anyone reads it: the paths become the learner's, and the failures that do not
+explain themselves (a RecursionError, a timeout, a file that does not import) get a hint.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafka_lite.grading import feedback
 from kafka_lite.grading.labs import PACKAGE_ROOT, REPO_ROOT, Lab, LabError
 
 TEST_TIMEOUT_S = 60  # per test: a student's infinite loop must not hang grading
@@ -36,6 +39,9 @@ class TestResult:
     error: str  # the failure's whole message: the tests explain themselves over many lines
     traceback: str = ""  # pytest's short traceback of a failure
     output: str = ""  # what the test printed or logged
+    frames: tuple[dict, ...] = ()  # the failure's frames in the learner's files, outermost first
+    hidden_frames: int = 0  # the failure's other frames (the lab's tests, kafka_lite, pytest)
+    hint: str = ""  # one line on the likely cause, for failures whose message does not say
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,7 @@ class GradeReport:
     pytest_exit: int
     output: str  # pytest's own output, for when something went wrong before any test ran
     selection: str = ""  # "" for the whole lab, else what was selected ("stage 2", "-k varint")
+    hint: str = ""  # when no test could run: the likely cause (a file of the learner's that does not import)
 
     @property
     def earned(self) -> int:
@@ -111,6 +118,7 @@ def grade(
     only stage ``stage``'s tests, and only those matching pytest's ``-k keyword``, when given."""
     if stage is not None:
         lab.stage(stage)  # a LabError naming the lab's stages if there is no such stage
+    workspace = workspace.resolve() if workspace is not None else None  # paths shown are absolute
     with tempfile.TemporaryDirectory(prefix=f"kafka-lite-grade-{lab.number}-") as tmp:
         tmp_path = Path(tmp)
         overlay = tmp_path / "overlay"
@@ -152,11 +160,24 @@ def grade(
         # and pytest's default import mode each conftest's directory, on sys.path *ahead* of the
         # overlay, and the reference package in the checkout would shadow the student's files.
         proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+        learners = feedback.path_mapper(tmp_path, overlay, package_root, workspace, lab.files)
+        mine = [(workspace or package_root.parent) / rel for rel in lab.files]
         results: tuple[TestResult, ...] = ()
         if report_path.exists():
             data = json.loads(report_path.read_text(encoding="utf-8"))
-            results = tuple(TestResult(**r) for r in data["results"])
+            results = tuple(_as_learners(r, learners, mine) for r in data["results"])
         selection = " ".join(
             part for part in (f"stage {stage}" if stage else "", f"-k {keyword}" if keyword else "") if part
         )
-        return GradeReport(lab, results, proc.returncode, proc.stdout + proc.stderr, selection)
+        output = learners(proc.stdout + proc.stderr)
+        hint = feedback.collection_hint(output, mine) if not results else None
+        return GradeReport(lab, results, proc.returncode, output, selection, hint or "")
+
+
+def _as_learners(raw: dict, learners, mine: list[Path]) -> TestResult:
+    """A result of the run as the learner reads it: their paths, their frames, and a hint."""
+    frames = [{**f, "path": learners(f["path"])} for f in raw.pop("frames", [])]
+    kept, hidden = feedback.learners_frames(frames, mine)
+    text = {key: learners(raw[key]) for key in ("error", "traceback", "output")}
+    hint = "" if raw["passed"] else feedback.hint(raw["error_type"], text["error"], kept, TEST_TIMEOUT_S)
+    return TestResult(**{**raw, **text}, frames=tuple(kept), hidden_frames=hidden, hint=hint or "")

@@ -7,8 +7,9 @@ a subprocess with ``-p kafka_lite_grade_plugin`` and the environment variables `
 (which lab), ``KAFKA_LITE_STAGE`` (optional: only that stage's tests) and ``KAFKA_LITE_GRADE_REPORT``
 (where to write). Tests of other labs and stages are deselected; for each graded test the JSON report
 holds its stage and points, whether it passed, the exception type and *whole* message of a failure
-(setup errors count: the tests explain failures over many lines), the short traceback, and what the
-test printed.
+(setup errors count: the tests explain failures over many lines), the short traceback, the frames of
+the failure's traceback (a run of calls of one line, as in a RecursionError, kept once with its count),
+and what the test printed.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "error_type": None,
             "error": "not run",
             "traceback": "",
+            "frames": [],
             "output": "",
         }
 
@@ -72,12 +74,34 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             result.update(
                 passed=False, error_type=call.excinfo.typename, error=message or call.excinfo.typename
             )
+            result["frames"] = _frames(call.excinfo)
         else:
             lines = str(report.longrepr).strip().splitlines()
             result.update(passed=False, error_type="Error", error=lines[-1] if lines else "Error")
         result["traceback"] = report.longreprtext
         if captured:
             result["output"] = captured
+
+
+def _frames(excinfo: pytest.ExceptionInfo) -> list[dict]:
+    """``{path, line, function, source, repeated}`` for each frame, outermost first; consecutive frames
+    at the same line of the same function are one, ``repeated`` times more (Python's own traceback
+    says "[Previous line repeated 996 more times]")."""
+    frames: list[dict] = []
+    for entry in excinfo.traceback:
+        where = (str(entry.path), entry.lineno + 1, entry.name)
+        last = frames[-1] if frames else None
+        if last is not None and (last["path"], last["line"], last["function"]) == where:
+            last["repeated"] += 1
+            continue
+        try:
+            source = str(entry.statement).strip().splitlines()[0]
+        except Exception:  # no source to show (a frame of compiled or generated code)
+            source = ""
+        frames.append(
+            {"path": where[0], "line": where[1], "function": where[2], "source": source, "repeated": 0}
+        )
+    return frames
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -13,11 +13,16 @@ and becomes ``raise NotImplementedError("Lab 2: implement OffsetIndex.lookup (se
 the same indentation. Regions must pair up, must not nest, and must sit inside a function, so
 the generated module always imports: a student's first failure is the lab's own error, never a
 syntax or import error.
+
+The same regions are what ``kafka-lite lab solution`` shows (``solution_regions``), and
+``handout_for`` is the handout as ``lab start`` copies it into the workspace, its links re-aimed.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import re
 from pathlib import Path
 
 BEGIN = "# BEGIN SOLUTION"
@@ -86,6 +91,12 @@ def region_qualnames(source: str, path: str = "<source>") -> list[str]:
     return [name for _, _, name in _owners(source, path)]
 
 
+def solution_regions(source: str, path: str = "<source>") -> list[tuple[str, int, list[str]]]:
+    """``(qualname, first_line, lines)`` of each region: the reference's lines between its markers."""
+    lines = source.splitlines()
+    return [(name, begin + 1, lines[begin : end - 1]) for begin, end, name in _owners(source, path)]
+
+
 def make_starter(
     source: str, lab_number: int, handout: str, path: str = "<source>", solved: frozenset[str] = frozenset()
 ) -> str:
@@ -122,3 +133,27 @@ def write_starter(lab, repo_root: Path, workspace: Path, solved: frozenset[str] 
         target.write_text(text, encoding="utf-8")
         written.append(target)
     return written
+
+
+# A markdown link or image's target: ](target) or ](target "title"), up to its closing parenthesis.
+_LINK = re.compile(r"(\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
+
+
+def handout_for(handout: Path, directory: Path) -> str:
+    """The text of ``handout`` with each relative link re-aimed from ``directory``: a copy of the
+    handout there links to the same chapters, notebooks and labs of the checkout as the original.
+    Web links and anchors within the page stay as they are."""
+
+    def rebase(match: re.Match) -> str:
+        target = match.group(2)
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith(("#", "/")):
+            return match.group(0)
+        path, _, anchor = target.partition("#")
+        where = (handout.parent / path).resolve()
+        try:
+            moved = os.path.relpath(where, directory.resolve())
+        except ValueError:  # another drive (Windows): a relative path cannot reach it
+            moved = str(where)
+        return f"{match.group(1)}{Path(moved).as_posix()}{'#' + anchor if anchor else ''}{match.group(3)}"
+
+    return _LINK.sub(rebase, handout.read_text(encoding="utf-8"))

@@ -4,11 +4,12 @@ score, and hints that run as printed."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from kafka_lite.cli.main import main
-from kafka_lite.grading.labs import REPO_ROOT, find
+from kafka_lite.grading.labs import REPO_ROOT, discover, find
 from kafka_lite.grading.starter import write_starter
 
 pytestmark = pytest.mark.labs  # grades real labs: a subprocess of pytest per grade
@@ -103,3 +104,83 @@ def test_start_then_the_hints_name_a_workspace_that_is_not_the_default(tmp_path,
     assert (workspace / "lab03_network_receive" / "README.md").is_file()
     assert main(["lab", "start", "3", "--dir", str(workspace)]) == 2
     assert "already exists (your work?); pass --force to overwrite it" in capsys.readouterr().err
+
+
+def test_solution_refuses_before_full_marks_says_how_anyway_and_shows_after(tmp_path, capsys):
+    lab = find(4)
+    write_starter(
+        lab, REPO_ROOT, tmp_path / lab.slug, solved=frozenset({"Processor.process_completed_receives"})
+    )
+    # Not graded yet: refused, with the way to see it anyway.
+    assert main(["lab", "solution", "4", "--dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "lab 4 has not had full marks in your last grade (no grade yet in" in err
+    assert f"lab solution 4 --dir {tmp_path} --anyway" in err
+    assert "between `# BEGIN SOLUTION` and `# END SOLUTION` in the checkout's kafka_lite/network/" in err
+
+    assert main(["lab", "grade", "4", "--dir", str(tmp_path), "--stage", "1"]) == 0
+    capsys.readouterr()
+    scores = json.loads((tmp_path / ".scores.json").read_text())
+    assert scores["4"]["stages"] == {"1": [11, 11]}, "a stage's grade is remembered"
+    # Stage 1 had full marks: its regions show; the whole lab, and stage 2, are still refused.
+    assert main(["lab", "solution", "4", "--dir", str(tmp_path), "--stage", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "The reference of lab 4, stage 1" in out
+    assert "Processor.process_completed_receives  (kafka_lite/network/socket_server.py:" in out
+    assert "process_completed_sends" not in out and "# BEGIN SOLUTION" not in out
+    assert main(["lab", "solution", "4", "--dir", str(tmp_path), "--stage", "2"]) == 1
+    assert "lab 4, stage 2 has not had full marks in your last grade" in capsys.readouterr().err
+    assert main(["lab", "solution", "4", "--dir", str(tmp_path)]) == 1
+    capsys.readouterr()
+    assert main(["lab", "solution", "4", "--dir", str(tmp_path), "--anyway"]) == 0
+    out = capsys.readouterr().out
+    assert "Processor.process_completed_sends  (kafka_lite/network/socket_server.py:" in out
+
+    # After a whole grade with full marks the reference shows without --anyway.
+    scores["4"] = {"earned": 16, "total": 16, "stages": {}, "graded_at": "2026-01-01T00:00:00+00:00"}
+    (tmp_path / ".scores.json").write_text(json.dumps(scores))
+    assert main(["lab", "solution", "4", "--dir", str(tmp_path)]) == 0
+    assert "Processor.process_completed_sends" in capsys.readouterr().out
+
+
+def _links(markdown: str) -> list[str]:
+    return re.findall(r"\]\(([^)\s]+)", markdown)
+
+
+def test_a_lab_started_outside_the_repository_is_recorded_and_its_handout_links_resolve(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # outside the checkout: the default workspace is ./kafka-lite-labs
+    from kafka_lite.spark.labs import recorded_workspaces
+
+    for lab in discover():
+        assert main(["lab", "start", str(lab.number)]) == 0
+        out = capsys.readouterr().out
+        assert "not the checkout's kafka_lite/: it holds the reference" in out
+        workspace = tmp_path / "kafka-lite-labs" / lab.slug
+        assert recorded_workspaces()[lab.slug] == str(workspace.resolve())
+        handout = (workspace / "README.md").read_text(encoding="utf-8")
+        relative = [link for link in _links(handout) if not re.match(r"^([a-z]+:|#)", link)]
+        assert len(relative) == len(_links(lab.handout.read_text(encoding="utf-8"))) - (
+            len(_links(handout)) - len(relative)
+        )
+        for link in relative:
+            target = (workspace / link.split("#")[0]).resolve()
+            assert target.exists(), f"{lab.slug}'s handout in the workspace links to {link}: not there"
+
+
+def test_a_lab_started_outside_the_repository_grades_the_learners_code(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["lab", "start", "1"]) == 0
+    capsys.readouterr()
+    varint = tmp_path / "kafka-lite-labs" / "lab01_record_batch" / "kafka_lite" / "common" / "record"
+    varint = varint / "varint.py"
+    varint.write_text(
+        varint.read_text(encoding="utf-8")
+        + "\n\ndef write_varint(value, out):\n    write_varint(value, out)\n",
+        encoding="utf-8",
+    )
+    assert main(["lab", "grade", "1", "-k", "write_varint_known", "--verbose"]) == 1
+    out = capsys.readouterr().out
+    assert "RecursionError" in out and "Hint: RecursionError: a function of yours calls itself" in out
+    assert f"{varint}:" in out and "kafka-lite-grade-" not in out

@@ -197,12 +197,19 @@ def test_the_cache_root_follows_the_environment(monkeypatch, tmp_path):
     assert lab_data.cache_root() == tmp_path / "xdg" / "kafka-lite-lab-data"
 
 
-def test_a_notebook_finds_the_learners_file_in_a_workspace_above_it(tmp_path):
-    from kafka_lite.spark.labs import consumer_lag, learners_module
+def test_a_notebook_finds_the_learners_file_in_a_workspace_above_it(tmp_path, monkeypatch):
+    from kafka_lite.spark.labs import NoWorkspaceError, consumer_lag, learners_module
 
+    monkeypatch.setenv("KAFKA_LITE_STATE_DIR", str(tmp_path / "state"))  # nothing recorded
+    monkeypatch.delenv("KAFKA_LITE_LAB_CODE", raising=False)
     notebook_dir = tmp_path / "chapters" / "data_pipeline"
     notebook_dir.mkdir(parents=True)
+    # No workspace: the notebook refuses, naming the command, rather than run the reference.
+    with pytest.raises(NoWorkspaceError, match=r"run `kafka-lite lab start 9`"):
+        learners_module("lab09_consumer_lag", consumer_lag, start=notebook_dir)
+    monkeypatch.setenv("KAFKA_LITE_LAB_CODE", "reference")  # the reference, asked for by name
     assert learners_module("lab09_consumer_lag", consumer_lag, start=notebook_dir) is consumer_lag
+    monkeypatch.delenv("KAFKA_LITE_LAB_CODE")
     mine = (
         tmp_path
         / "kafka-lite-labs"
@@ -216,6 +223,22 @@ def test_a_notebook_finds_the_learners_file_in_a_workspace_above_it(tmp_path):
     mine.write_text("WHO = 'the learner'\n")
     loaded = learners_module("lab09_consumer_lag", consumer_lag, start=notebook_dir)
     assert loaded.WHO == "the learner" and loaded.__file__ == str(mine)
+
+
+def test_a_notebook_finds_the_workspace_lab_start_recorded_outside_the_repository(tmp_path, monkeypatch):
+    from kafka_lite.cli.main import main
+    from kafka_lite.spark.labs import consumer_lag, learners_module
+
+    monkeypatch.setenv("KAFKA_LITE_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("KAFKA_LITE_LAB_CODE", raising=False)
+    elsewhere = tmp_path / "elsewhere"
+    monkeypatch.chdir(tmp_path)
+    assert main(["lab", "start", "9", "--dir", str(elsewhere)]) == 0
+    mine = elsewhere / "lab09_consumer_lag" / "kafka_lite" / "spark" / "labs" / "consumer_lag.py"
+    mine.write_text(mine.read_text(encoding="utf-8") + "\nWHO = 'the learner'\n", encoding="utf-8")
+    notebook_dir = lab_data.__file__  # any directory of the checkout: no workspace above it
+    loaded = learners_module("lab09_consumer_lag", consumer_lag, start=Path(notebook_dir).parent)
+    assert loaded.WHO == "the learner" and loaded.__file__ == str(mine.resolve())
 
 
 @pytest.mark.spark

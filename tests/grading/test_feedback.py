@@ -1,0 +1,148 @@
+"""The grader teaches on every failure: a hint for a RecursionError, a timeout and a file that does
+not import; the learner's frames only, capped; and every path the learner's, never the grader's copy."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from kafka_lite.cli.lab import print_report
+from kafka_lite.grading import feedback, grader
+from kafka_lite.grading.labs import discover
+from tests.grading.test_starter_and_grader import _toy_lab
+
+pytestmark = pytest.mark.unit
+
+RECURSES_AND_LOOPS = (
+    "def add(a, b):\n    return add(a, b)\n\n\ndef double(x):\n    while True:\n        pass\n"
+)
+# The grader's temporary copy, by either name it goes by in pytest's output.
+GRADERS_COPY = re.compile(r"kafka-lite-grade-|(^|[\s\"'])overlay/")
+
+
+@pytest.fixture
+def toy(tmp_path):
+    repo = _toy_lab(tmp_path)
+    (lab,) = discover(repo / "labs", repo)
+    workspace = tmp_path / "ws"
+    (workspace / "kafka_lite").mkdir(parents=True)
+    return lab, repo, workspace, workspace / "kafka_lite" / "toy.py"
+
+
+def _grade(toy):
+    lab, repo, workspace, _ = toy
+    return grader.grade(lab, workspace, repo_root=repo, package_root=repo / "kafka_lite")
+
+
+def _texts(report) -> list[str]:
+    texts = [report.output, report.hint]
+    for r in report.results:
+        texts += [r.error, r.traceback, r.output, r.hint, *(f["path"] for f in r.frames)]
+    return texts
+
+
+def test_a_recursion_and_a_timeout_get_a_hint_naming_the_learners_function(toy, monkeypatch):
+    monkeypatch.setattr(grader, "TEST_TIMEOUT_S", 3)
+    *_, mine = toy
+    mine.write_text(RECURSES_AND_LOOPS)
+    report = _grade(toy)
+    by_name = {r.test: r for r in report.results}
+
+    recursion = by_name["test_add"]
+    assert recursion.error_type == "RecursionError"
+    assert recursion.hint.startswith("Hint: RecursionError: a function of yours calls itself")
+    assert f"it was in add at {mine}:2" in recursion.hint
+    # the learner's frame once, with how often it repeated; the test's and pytest's frames hidden
+    (frame,) = recursion.frames
+    assert (frame["path"], frame["line"], frame["source"]) == (str(mine), 2, "return add(a, b)")
+    assert frame["repeated"] > 100 and recursion.hidden_frames > 0
+
+    timeout = by_name["test_double"]
+    assert "Timeout" in timeout.error
+    assert timeout.hint.startswith("Hint: the test ran over its 3 s and was stopped")
+    assert f"it was in double at {mine}:6" in timeout.hint
+
+    assert not by_name["test_where"].hint, "a passing test has no hint"
+    for text in _texts(report):
+        assert not GRADERS_COPY.search(text or ""), f"the grader's copy shows in: {text[:300]}"
+    assert str(mine) in recursion.traceback, "pytest's own traceback names the learner's file"
+
+
+def test_a_learners_file_that_does_not_parse_gets_a_hint_with_its_path_and_line(toy):
+    *_, mine = toy
+    mine.write_text("def add(a, b):\n    return a + b\n\n\ndef double(x) return\n")
+    report = _grade(toy)
+    assert report.collection_failed
+    assert report.hint == (
+        f"Hint: SyntaxError: {mine} does not import, and no test that uses it can run; Python stops "
+        "at the first error (here line 5): fix it and grade again"
+    )
+    assert f'File "{mine}", line 5' in report.output
+    assert not GRADERS_COPY.search(report.output)
+
+
+def test_a_learners_file_whose_import_fails_gets_a_hint(toy):
+    *_, mine = toy
+    mine.write_text("from kafka_lite.nowhere import helper\n\n\ndef add(a, b):\n    return helper(a, b)\n")
+    report = _grade(toy)
+    assert report.collection_failed and report.hint.startswith("Hint: ModuleNotFoundError: ")
+    assert str(mine) in report.hint
+
+
+def test_verbose_shows_the_learners_frames_capped_and_the_rest_in_one_line(toy, monkeypatch):
+    monkeypatch.setattr(grader, "TEST_TIMEOUT_S", 3)
+    lab, _, workspace, mine = toy
+    # Two functions calling each other: no line repeats, so the frames run to the recursion limit.
+    mine.write_text("def add(a, b):\n    return double(a)\n\n\ndef double(x):\n    return add(x, x)\n")
+    report = grader.grade(lab, workspace, repo_root=lab.directory.parents[1],
+                          package_root=lab.directory.parents[1] / "kafka_lite", stage=1)  # fmt: skip
+    console = Console(record=True, width=200)
+    print_report(report, console, str(workspace), verbose=True)
+    out = console.export_text()
+    block = out[out.index("FAIL test_add") :]
+    frame_lines = [line for line in block.splitlines() if f"{mine}:" in line]
+    assert frame_lines and all(" in add" in line or " in double" in line for line in frame_lines)
+    assert len(frame_lines) <= feedback.FRAME_LINES
+    assert re.search(r"\.\.\. \d+ more lines: \d+ more frames of your code", block)
+    assert re.search(r"\(\d+ frames of the lab's tests, kafka_lite and pytest not shown\)", block)
+    assert "test_toy.py" not in block.split("RecursionError")[0], "no frame of the grader's tests"
+    assert "Hint: RecursionError" in block
+
+
+def test_the_path_mapper_gives_the_learner_their_paths(tmp_path):
+    run_dir = tmp_path / "run"
+    overlay = run_dir / "overlay"
+    package_root = tmp_path / "checkout" / "kafka_lite"
+    workspace = tmp_path / "ws"
+    learners = feedback.path_mapper(run_dir, overlay, package_root, workspace, ["kafka_lite/log/a.py"])
+    text = (
+        f'overlay/kafka_lite/log/a.py:12: in append\n  File "{overlay}/kafka_lite/log/a.py", line 3\n'
+        f"{overlay}/kafka_lite/log/b.py:7: in read\n../checkout/labs/lab02/test_x.py:9: in test_x\n"
+        "/usr/lib/python3.11/json/decoder.py:1: in decode\n"
+    )
+    assert learners(text) == (
+        f'{workspace}/kafka_lite/log/a.py:12: in append\n  File "{workspace}/kafka_lite/log/a.py", line 3\n'
+        f"{package_root}/log/b.py:7: in read\n{tmp_path}/checkout/labs/lab02/test_x.py:9: in test_x\n"
+        "/usr/lib/python3.11/json/decoder.py:1: in decode\n"
+    )
+
+
+def test_a_failure_with_a_message_of_its_own_gets_no_hint():
+    assert feedback.hint("AssertionError", "AssertionError: 7f, Kafka writes 01", [], 60) is None
+    frames = [{"path": "/ws/kafka_lite/x.py", "line": 4, "function": "f", "source": "", "repeated": 0}]
+    assert feedback.hint("ImportError", "ImportError: cannot import name 'g'", frames, 60) == (
+        "Hint: ImportError: /ws/kafka_lite/x.py does not import, and no test that uses it can run; "
+        "Python stops at the first error: fix it and grade again"
+    )
+    assert feedback.format_frames([], 3) == [
+        "(no frame of your code: the failure is the test's own check of what your code returned)",
+        "(3 frames of the lab's tests, kafka_lite and pytest not shown)",
+    ]
+
+
+def test_path_mapper_leaves_a_relative_path_it_does_not_own_absolute(tmp_path):
+    learners = feedback.path_mapper(tmp_path, tmp_path / "overlay", Path("/c/kafka_lite"), None, [])
+    assert learners("../x/test_y.py:3") == f"{tmp_path.parent}/x/test_y.py:3"
