@@ -119,6 +119,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         os.environ["KAFKA_LITE_LAB_CODE"] = "reference"
 
 
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    if _is_spark_notebook(item):
+        os.environ.pop("KAFKA_LITE_LAB_CODE", None)  # only the lab notebooks run the reference by name
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _spark_session is not None:
         _spark_session.stop()
