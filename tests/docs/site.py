@@ -81,12 +81,14 @@ def readable_text(path: Path, raw: str | None = None) -> str:
 
 
 _DETAILS = re.compile(r"<details\b[^>]*>|</details>")
+REFERENCE_BLOCK = '<details class="reference" data-search-exclude>'
 
 
 def split_reference(raw: str) -> tuple[str, str]:
     """A page's HTML as two texts: outside and inside its ``reference`` blocks (the folded
     ``<details class="reference">`` of a lab's code, mkdocs_hooks/code_includes.py), blocks nested in
-    a reference block counting as inside it."""
+    a reference block counting as inside it. A block only counts as one folded and kept out of the
+    search index, as the hook writes it: an open ``reference`` block shows its code to every reader."""
     outside, inside = [], []
     depth = 0  # details elements open since the reference block opened (0: not in one)
     at = 0
@@ -96,7 +98,7 @@ def split_reference(raw: str) -> tuple[str, str]:
         if depth:
             depth += -1 if tag == "</details>" else 1
             inside.append(tag)
-        elif tag != "</details>" and re.search(r'class="[^"]*\breference\b', tag):
+        elif tag == REFERENCE_BLOCK:
             depth = 1
             inside.append(tag)
         else:
