@@ -155,7 +155,7 @@ def test_guide_shows_generated_diagrams(chromium_browser, site_url):
     # record batch, segment, replication, one round of replication, timing wheel
     assert len(sizes) == 5 and all(w > 0 for w in sizes), sizes
     article = page.inner_text("article")
-    assert "def maybe_roll" in article  # code included from the source by snippet markers
+    assert "def _maybe_roll" in article  # code included from the source by snippet markers
     assert "NotImplementedError" not in article  # a lab's code is the reference, folded, never a stub
     page.close()
 
