@@ -1,13 +1,14 @@
-"""MkDocs hook: the site shows the code a learner starts from, never a lab's answer.
+"""MkDocs hook: the API pages show the code a learner starts from, never a lab's answer.
 
 No Kafka twin: docs tooling. A lab's reference code sits in ``kafka_lite/`` between solution markers;
 ``kafka-lite lab start`` (``kafka_lite.grading.starter``) turns each such region into the lab's
 ``NotImplementedError`` in a learner's workspace. At ``on_config`` this hook writes a copy of the
 ``kafka_lite`` package into ``SITE_SOURCE`` with every lab file replaced by that same starter, so
-code included into a guide (``--8<--`` snippets) and the API pages' source views show the signature,
-the docstring and the lab's stub in place of the reference body. ``mkdocs.yml`` names the copy first
-in ``pymdownx.snippets``' ``base_path`` and as the mkdocstrings python handler's ``paths``; the hook
-checks that it does, so the site cannot quietly go back to reading the reference.
+the API pages' source views show the signature, the docstring and the lab's stub in place of the
+reference body. A guide's code blocks are filled by ``code_includes.py`` (a lab's code folded in a
+``reference`` block); any other ``--8<--`` include reads this copy too. ``mkdocs.yml`` names the copy
+first in ``pymdownx.snippets``' ``base_path`` and as the mkdocstrings python handler's ``paths``; the
+hook checks that it does, so neither can quietly go back to reading the reference.
 
 Only files whose text changed are written, so ``mkdocs serve`` does not see its own output as a change.
 """

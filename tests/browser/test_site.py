@@ -155,10 +155,24 @@ def test_guide_shows_generated_diagrams(chromium_browser, site_url):
     # record batch, segment, replication, one round of replication, timing wheel
     assert len(sizes) == 5 and all(w > 0 for w in sizes), sizes
     article = page.inner_text("article")
-    assert "def append" in article  # code included from the source by snippet markers
-    assert "NotImplementedError('Lab 2: implement LogSegment.append" in article  # as the lab's starter
-    assert "NotImplementedError('Lab 6: implement TimingWheel.add" in article
-    assert "NotImplementedError('Lab 6: implement Partition.maybe_increment_leader_hw" in article
+    assert "def _maybe_roll" in article  # code included from the source by snippet markers
+    assert "NotImplementedError" not in article  # a lab's code is the reference, folded, never a stub
+    page.close()
+
+
+def test_a_reference_block_opens_to_the_code(chromium_browser, site_url):
+    """The code a lab asks for is on the guide folded: hidden until the reader opens its block."""
+    page, problems, _ = _open(chromium_browser, site_url[0], "chapters/ch06_storage/index.html")
+    block = page.locator("details.reference", has_text="lab 2 asks you to write this").first
+    code = block.locator("pre").first
+    assert block.count() and block.is_visible(), "no reference block for lab 2"
+    assert not code.is_visible(), "the reference block is open before the reader opens it"
+    assert "physical_position" not in page.inner_text("article")
+    block.locator("summary").click()
+    code.wait_for(state="visible", timeout=5_000)
+    assert "def append" in code.inner_text() and "physical_position" in code.inner_text()
+    assert block.locator(".code-caption").inner_text().startswith("kafka_lite/log/log_segment.py, lines ")
+    assert not problems, problems
     page.close()
 
 

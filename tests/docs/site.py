@@ -60,11 +60,13 @@ def _strings(value) -> list[str]:
     return []
 
 
-def readable_text(path: Path) -> str:
+def readable_text(path: Path, raw: str | None = None) -> str:
     """What ``path`` shows or feeds a reader: a page's text without its markup, the strings of a JSON
     file (the search index, a notebook) likewise, and any other text file as it is. The raw text is
-    kept as well, so nothing hidden in markup or an attribute escapes a search."""
-    raw = path.read_text(encoding="utf-8", errors="replace")
+    kept as well, so nothing hidden in markup or an attribute escapes a search. ``raw`` stands for the
+    file's text when given (a page without its reference blocks, say)."""
+    if raw is None:
+        raw = path.read_text(encoding="utf-8", errors="replace")
     parts = [raw]
     if path.suffix in {".html", ".htm", ".svg", ".xml"}:
         parts.append(_strip_tags(raw))
@@ -76,6 +78,34 @@ def readable_text(path: Path) -> str:
         else:
             parts.extend(_strip_tags(s) for s in _strings(data))
     return normalize("\n".join(parts))
+
+
+_DETAILS = re.compile(r"<details\b[^>]*>|</details>")
+REFERENCE_BLOCK = '<details class="reference" data-search-exclude>'
+
+
+def split_reference(raw: str) -> tuple[str, str]:
+    """A page's HTML as two texts: outside and inside its ``reference`` blocks (the folded
+    ``<details class="reference">`` of a lab's code, mkdocs_hooks/code_includes.py), blocks nested in
+    a reference block counting as inside it. A block only counts as one folded and kept out of the
+    search index, as the hook writes it: an open ``reference`` block shows its code to every reader."""
+    outside, inside = [], []
+    depth = 0  # details elements open since the reference block opened (0: not in one)
+    at = 0
+    for m in _DETAILS.finditer(raw):
+        (inside if depth else outside).append(raw[at : m.start()])
+        tag = m.group(0)
+        if depth:
+            depth += -1 if tag == "</details>" else 1
+            inside.append(tag)
+        elif tag == REFERENCE_BLOCK:
+            depth = 1
+            inside.append(tag)
+        else:
+            outside.append(tag)
+        at = m.end()
+    (inside if depth else outside).append(raw[at:])
+    return "".join(outside), "".join(inside)
 
 
 def text_files(site: Path) -> list[Path]:
