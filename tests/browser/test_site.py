@@ -89,7 +89,8 @@ def _pages(site: Path, pattern: str) -> list[str]:
 
 
 def _notebook_pages(site: Path) -> list[str]:
-    return [p for p in _pages(site, "chapters/*/*.html") if not p.endswith("/index.html")]
+    # the pages made from a chapter's notebooks (a chapter may have Markdown pages beside its guide)
+    return [p for p in _pages(site, "chapters/*/*.html") if (ROOT / p).with_suffix(".ipynb").exists()]
 
 
 def _pages_with_diagrams(site: Path) -> list[str]:
