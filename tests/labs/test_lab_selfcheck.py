@@ -9,6 +9,7 @@ starter's stubs everywhere else."""
 from __future__ import annotations
 
 import ast
+import re
 
 import pytest
 
@@ -129,6 +130,45 @@ def test_handout_has_its_sections_and_commands_that_work(lab):
         elif in_block and line.startswith("kafka-lite"):
             bare.append(line)
     assert not bare, f"{lab.handout}: write .venv/bin/kafka-lite, as the handout says: {bare}"
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under a ``## `` heading, up to the next one."""
+    start = text.index(heading + "\n") + len(heading) + 1
+    following = re.search(r"^## ", text[start:], re.MULTILINE)
+    return text[start : start + following.start()] if following else text[start:]
+
+
+FOLDED_STEPS = re.compile(
+    r'^<details markdown="1">\n<summary>Stage (?P<stage>\d+), step by step</summary>\n(?P<body>.*?)^</details>$',
+    re.MULTILINE | re.DOTALL,
+)
+
+
+@pytest.mark.parametrize("lab", LAB_CASES)
+def test_handout_gives_the_behaviour_and_folds_the_steps(lab):
+    """A handout at two levels: the Specification states the behaviour the tests check, and only then,
+    folded a stage at a time, the steps that get there; a learner can work from the behaviour alone."""
+    spec = _section(lab.handout.read_text(encoding="utf-8"), "## Specification")
+    subsections = re.findall(r"^### (.+)$", spec, re.MULTILINE)
+    assert subsections == ["Behaviour", "Step by step"], (
+        f"{lab.handout}: the Specification's subsections are {subsections}, "
+        "expected '### Behaviour' then '### Step by step'"
+    )
+    behaviour, steps = spec.split("### Step by step\n")
+    assert "<details" not in behaviour and len(behaviour.split()) > 40, (
+        f"{lab.handout}: the Behaviour subsection should state, unfolded, what the tests check"
+    )
+    folded = [(int(m["stage"]), m["body"]) for m in FOLDED_STEPS.finditer(steps)]
+    assert [n for n, _ in folded] == [s.number for s in lab.stages], (
+        f"{lab.handout}: the step-by-step blocks are for stages {[n for n, _ in folded]}, expected one "
+        f'per stage, in order, each opened by <details markdown="1"> and <summary>Stage N, step by step</summary>'
+    )
+    for number, body in folded:
+        assert body.startswith("\n") and len(body.split()) > 15, (
+            f"{lab.handout}: stage {number}'s steps are empty, or lack the blank line after the summary "
+            "that lets Markdown inside the block render"
+        )
 
 
 def _stage_marks(decorators: list[ast.expr]) -> list[str]:
