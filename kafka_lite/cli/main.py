@@ -36,6 +36,7 @@ from kafka_lite.cli import (
     replica_verification,
     topics,
     zookeeper,
+    zookeeper_shell,
 )
 
 # The modules that contribute sub-commands, in the order `kafka-lite --help` lists them.
@@ -43,6 +44,7 @@ SUBCOMMAND_MODULES = (
     demo,
     cluster,
     zookeeper,
+    zookeeper_shell,
     broker,
     topics,
     console_producer,
