@@ -36,6 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.console import Group
 from rich.live import Live
 from rich.table import Table
 
@@ -328,6 +329,17 @@ def cluster_health(state: dict) -> dict:
         health["leaders"] = Counter(p.leader.id for p in partitions if p.leader is not None)
         health["under_replicated"] = sum(len(p.in_sync_replicas) < len(p.replicas) for p in partitions)
         health["offline"] = sum(p.leader is None for p in partitions)
+        health["partitions"] = sorted(
+            (
+                p.topic,
+                p.partition,
+                p.leader.id if p.leader is not None else None,
+                p.replicas,
+                p.in_sync_replicas,
+            )
+            for p in partitions
+            if not p.topic.startswith("_")  # the internal topics' dozens of partitions would hide the rest
+        )
     except KafkaException:
         pass
     finally:
@@ -445,16 +457,63 @@ def run_up(args: argparse.Namespace, console) -> int:
     )
     if args.detach:
         return 0
-    console.print("Ctrl-C stops the cluster.")
+    console.print("Ctrl-C (or SIGTERM, or SIGHUP) stops the cluster.")
+    _stop_on_signals()
     try:
-        with Live(status_table(state, health), console=console, refresh_per_second=1) as live:
+        with Live(live_view(state, health), console=console, refresh_per_second=1) as live:
             while True:
                 time.sleep(2)  # the live view's refresh interval
-                live.update(status_table(state, cluster_health(state)))
+                live.update(live_view(state, cluster_health(state)))
     except KeyboardInterrupt:
         pass
-    stop_cluster(state)
+    finally:
+        # One stop, whatever else arrives meanwhile: a second signal must not cut the brokers' shutdown short.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        stop_cluster(state)
     return 0
+
+
+def _stop_on_signals() -> None:
+    """A foreground ``cluster up`` stops its cluster on SIGTERM (``kill``, a service manager) and SIGHUP
+    (its terminal closed) as it does on Ctrl-C. The brokers and ZooKeeper run in sessions of their own
+    so that ``--detach`` can leave them running; without this, those signals would end this process and
+    leave them all behind."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupt)
+
+
+PARTITION_ROWS = 20  # the live view lists this many partitions, then counts the rest
+
+
+def partitions_table(health: dict) -> Table | None:
+    """Each partition's leader, replicas and ISR, as the brokers' metadata has them (chapter 7: the
+    controller's decisions, seen from outside). Under-replicated partitions in yellow, leaderless in red."""
+    rows = health.get("partitions")
+    if not rows:
+        return None
+    table = Table(title="partitions (internal topics not shown)")
+    for col in ("topic", "partition", "leader", "replicas", "isr"):
+        table.add_column(col)
+    for topic, partition, leader, replicas, isr in rows[:PARTITION_ROWS]:
+        style = "red" if leader is None else "yellow" if len(isr) < len(replicas) else None
+        table.add_row(
+            topic, str(partition), "none" if leader is None else str(leader),
+            ",".join(map(str, replicas)), ",".join(map(str, isr)), style=style,
+        )  # fmt: skip
+    if len(rows) > PARTITION_ROWS:
+        table.caption = f"and {len(rows) - PARTITION_ROWS} more (kafka-lite topics --describe lists them all)"
+    return table
+
+
+def live_view(state: dict, health: dict) -> Group:
+    """What a foreground ``cluster up`` shows, refreshed: the processes, then the partitions."""
+    partitions = partitions_table(health)
+    return Group(status_table(state, health), *([partitions] if partitions is not None else []))
 
 
 def run_status(args: argparse.Namespace, console) -> int:
@@ -462,7 +521,7 @@ def run_status(args: argparse.Namespace, console) -> int:
     if state is None:
         raise CliError(f"no cluster in {args.dir} (start one with kafka-lite cluster up)")
     health = cluster_health(state)
-    console.print(status_table(state, health))
+    console.print(live_view(state, health))
     return 0 if is_healthy(state, health) else 1
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -78,8 +81,15 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
         assert main(["topics", "--bootstrap-server", bootstrap, "--describe"]) == 0
         partitions = len(re.findall(r"^│ \S+\s+│ \d+\s+│ \d", capsys.readouterr().out, re.M))
         assert main(["cluster", "status", *args]) == 0
-        leads = re.findall(r"│ broker \d .*│ (\d+) partitions? +│", capsys.readouterr().out)
+        status = capsys.readouterr().out
+        leads = re.findall(r"│ broker \d .*│ (\d+) partitions? +│", status)
         assert len(leads) == 3 and sum(map(int, leads)) == partitions >= 3, (leads, partitions)
+        # below the processes, each partition's leader, replicas and ISR (two replicas each, all in sync)
+        rows = re.findall(r"^│ cli\s+│ (\d)\s+│ (\d)\s+│ (\d,\d)\s+│ (\d,\d)\s+│", status, re.M)
+        assert sorted(int(r[0]) for r in rows) == [0, 1, 2], status
+        assert all(
+            r[1] in r[2].split(",") and sorted(r[3].split(",")) == sorted(r[2].split(",")) for r in rows
+        )
         assert create("1", "1") == 1
         assert "already exists" in capsys.readouterr().err
         assert main(["cluster", "up", "--detach", "--zookeeper-port", str(free_port()), *args]) == 1
@@ -123,6 +133,35 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
     assert not [p for p in _java_children() if str(d) in p], "no ZooKeeper JVM either"
     assert main(["cluster", "status", *args]) == 1
     assert "no cluster" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_foreground_cluster_stops_on_sigterm_and_sighup_as_on_ctrl_c(tmp_path, sig):
+    """``kill`` (or a closed terminal) on a foreground ``cluster up`` takes the whole cluster down: the
+    brokers and ZooKeeper run in sessions of their own, so nothing else would stop them."""
+    d = tmp_path / "state"
+    command = [sys.executable, "-m", "kafka_lite.cli.main", "cluster", "up", "--dir", str(d), "--brokers", "1",
+               "--zookeeper-port", str(free_port()), "--base-port", str(base_port()), "--no-metrics-reporter"]  # fmt: skip
+    out = tmp_path / "up.out"
+    with open(out, "wb") as sink:
+        up = subprocess.Popen(
+            command, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"}
+        )
+    try:
+        wait_until(lambda: b"stops the cluster" in out.read_bytes(), timeout_s=60, what="the cluster healthy")
+        state = json.loads((d / "cluster.json").read_text())
+        pids = [b["pid"] for b in state["brokers"]] + [state["zookeeper"]["pid"]]
+        assert all(_alive(p) for p in pids)
+        up.send_signal(sig)
+        assert up.wait(timeout=60) == 0, out.read_text()
+    finally:  # whatever failed, nothing is left running
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+        if (d / "cluster.json").exists():
+            main(["cluster", "down", "--dir", str(d)])
+    assert not [p for p in pids if _alive(p)], "the signal stopped the brokers and ZooKeeper too"
+    assert not (d / "cluster.json").exists()
 
 
 def _java_children() -> list[str]:
