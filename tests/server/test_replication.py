@@ -217,6 +217,56 @@ def test_after_two_quick_elections_a_follower_truncates_to_where_the_new_leaders
         m.log_manager.shutdown()
 
 
+@pytest.mark.parametrize(
+    ("version", "diverged"),
+    [("0.10.1", True), ("0.11.0", False)],
+    ids=["0.10-replicas-diverge", "0.11-replicas-agree"],
+)
+def test_after_a_power_failure_the_replicas_diverge_only_without_leader_epochs(tmp_path, version, diverged):
+    """KIP-101's second case. Broker 0 leads, broker 1 follows; both hold m1 and m2, committed (broker
+    0's HW, checkpointed, is 2). Power fails on both. Broker 1 loses m2, still in its page cache (the
+    fault this test injects: its log cut back to offset 1, and no checkpoint written), comes back
+    first, is elected and takes m3 at offset 1. Broker 0 comes back as its follower. Under 0.10 it
+    truncates to its HW, 2, keeps m2 at offset 1, and fetches from 2, where its leader has nothing:
+    the two logs now hold different records at offset 1, for good. Under 0.11 it asks where its
+    latest epoch (1) ends on the leader, 1, cuts m2, and fetches m3."""
+    time = MockTime()
+    props = {"inter.broker.protocol.version": version}
+    a, b = (in_process_replica_manager(tmp_path, i, time, **props) for i in (0, 1))
+    for m in (a, b):
+        m.become_leader_or_follower(leader_and_isr(TP, leader=0, isr=[0, 1], replicas=[0, 1]))
+    produce(a, 1, b"m1")
+    produce(a, 1, b"m2")  # a batch of its own: a log is cut at batch boundaries
+    replicate(a, b, TP)
+    replicate(a, b, TP)
+    assert a.get_partition(TP).high_watermark() == 2
+    b.get_partition(TP).log.truncate_to(1)  # the page cache lost with the power: m2 never reached the disk
+    b.shutdown(checkpoint_hw=False)
+    a.shutdown(checkpoint_hw=True)
+    for m in (a, b):
+        m.log_manager.shutdown()
+
+    b = in_process_replica_manager(tmp_path, 1, time, **props)
+    b.become_leader_or_follower(leader_and_isr(TP, leader=1, isr=[1], replicas=[0, 1], leader_epoch=2))
+    produce(b, 1, b"m3")
+    a = in_process_replica_manager(tmp_path, 0, time, **props)
+    a.become_leader_or_follower(leader_and_isr(TP, leader=1, isr=[1], replicas=[0, 1], leader_epoch=2))
+    played_fetcher(a, b).maybe_truncate()
+    for _ in range(2):
+        replicate(b, a, TP)
+    logs = {m.config.broker_id: [r.value for r in read_all(m.get_partition(TP).log)] for m in (a, b)}
+    assert logs[1] == [b"m1", b"m3"]
+    if diverged:
+        assert logs[0] == [b"m1", b"m2"], "0.10: the follower kept m2, where its leader has m3"
+    else:
+        assert logs[0] == logs[1], (
+            "0.11: the follower cut m2 where epoch 1 ends on the leader, and fetched m3"
+        )
+    for m in (a, b):
+        m.shutdown(checkpoint_hw=False)
+        m.log_manager.shutdown()
+
+
 def test_the_high_watermark_survives_a_restart(brokers, tmp_path):
     time, (leader, f1, f2) = brokers
     produce(leader, 1, b"a", b"b")
