@@ -94,9 +94,10 @@ TransitionListener = Callable[[PartitionAndReplica, ReplicaState, ReplicaState],
 
 @dataclass
 class Callbacks:
-    """Kafka's ``Callbacks``: what a transition hands to the requests it queues. The only one in
-    0.10.1 is the StopReplica (delete) answer's, called with (response body, broker id) on the
-    broker's sending thread; the deletion manager's puts an event on the controller's queue."""
+    """Kafka's ``Callbacks``: what a transition hands to the requests it queues. The one a state
+    transition uses is the StopReplica (delete) answer's, called with (response body, broker id).
+    It runs on the broker's sending thread, so one that changes the controller's state puts an event
+    on the controller's queue instead (Kafka 0.11's model)."""
 
     stop_replica_response_callback: Callable[[dict, int], None] | None = None
 
@@ -179,9 +180,11 @@ class ReplicaStateMachine:
             if current_state is not None:
                 if current_state.leader_and_isr.leader == replica_id:
                     raise StateChangeFailedException(
-                        f"Replica {replica_id} for partition {tp_str(tp)} cannot be moved to NewReplica"
+                        f"Replica {replica_id} for partition {tp_str(tp)} cannot be moved to NewReplica "
                         "state as it is being requested to become leader"
                     )
+                # The batch sends the context's state: make it the one just read, as Kafka sends
+                # the state it read here.
                 ctx.partition_leadership[tp] = (current_state.leader_and_isr, current_state.controller_epoch)
                 batch.add_leader_and_isr_request_for_brokers([replica_id], tp)
         elif target is R.DELETION_STARTED:
