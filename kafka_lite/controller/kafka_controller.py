@@ -333,11 +333,11 @@ class KafkaController:
             return
         ctx = self.context
         current = {int(i) for i in ids}
-        new = sorted(current - ctx.live_broker_ids())
-        dead = sorted(ctx.live_broker_ids() - current)
+        new = sorted(current - ctx.live_or_shutting_down_broker_ids())
+        dead = sorted(ctx.live_or_shutting_down_broker_ids() - current)
         registered = {b: self.zk.get_broker(b) for b in current}
         bounced = sorted(
-            b for b in current & ctx.live_broker_ids()
+            b for b in current & ctx.live_or_shutting_down_broker_ids()
             if registered[b] is not None and registered[b].epoch != ctx.live_brokers_by_id[b].epoch
         )  # fmt: skip
         for broker_id in dead + bounced:

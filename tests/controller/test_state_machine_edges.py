@@ -341,6 +341,13 @@ def test_a_controlled_shutdown_moves_leaders_off_the_broker_and_its_followers_of
     assert (cluster.leader_and_isr(led).leader, cluster.leader_and_isr(led).isr) == (2, [2])
     assert (cluster.leader_and_isr(followed).leader, cluster.leader_and_isr(followed).isr) == (2, [2])
 
+    cluster.transitions.clear()
+    cluster.broker_change()  # still registered while it shuts down: neither new nor dead
+    assert cluster.transitions == []
+    cluster.kill(1)  # its shutdown completes
+    assert controller.context.shutting_down_broker_ids == set()
+    assert cluster.taken("partition") == []  # it led nothing any more
+
 
 def test_a_reassignment_starts_new_replicas_moves_the_leader_and_deletes_the_old_ones(cluster):
     """``onPartitionReassignment`` from [1, 2] to [3, 0], with broker 2 dead and broker 3 failing
