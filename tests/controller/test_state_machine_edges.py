@@ -26,7 +26,7 @@ from typing import ClassVar
 
 import pytest
 
-from kafka_lite.common.errors import IllegalStateException
+from kafka_lite.common.errors import Errors, IllegalStateException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import MockTime
 from kafka_lite.controller import kafka_controller
@@ -447,8 +447,8 @@ def test_a_topic_deletion_takes_every_replica_and_partition_to_nonexistent(clust
         for sent in cluster.requests(ApiKeys.STOP_REPLICA):
             if sent.body["delete_partitions"]:
                 [p] = sent.body["partitions"]
-                error = 56 if (topic, p["partition"], sent.broker_id) in failing else 0  # KAFKA_STORAGE_ERROR
-                sent.callback({"error_code": 0, "partitions": [{**p, "error_code": error}]})
+                error = Errors.UNKNOWN if (topic, p["partition"], sent.broker_id) in failing else Errors.NONE
+                sent.callback({"error_code": 0, "partitions": [{**p, "error_code": error.code}]})
         cluster.forget_requests()
 
     def stop_replica_answered() -> None:
