@@ -166,7 +166,8 @@ class ControllerBrokerRequestBatch:
         self.leader_and_isr: dict[int, dict[TopicPartition, dict]] = {}
         self.update_metadata_brokers: set[int] = set()
         self.update_metadata_partitions: dict[TopicPartition, dict | None] = {}
-        self.stop_replica: dict[int, list[tuple[str, int, bool]]] = {}
+        # broker id -> (topic, partition, delete, callback)
+        self.stop_replica: dict[int, list[tuple[str, int, bool, Callable[[dict, int], None] | None]]] = {}
 
     def new_batch(self) -> None:
         if self.leader_and_isr or self.update_metadata_brokers or self.stop_replica:
@@ -201,10 +202,16 @@ class ControllerBrokerRequestBatch:
         self.add_update_metadata_request_for_brokers(self.controller.context.live_broker_ids(), [tp])
 
     def add_stop_replica_request_for_brokers(
-        self, broker_ids: list[int], tp: TopicPartition, delete: bool
+        self,
+        broker_ids: list[int],
+        tp: TopicPartition,
+        delete: bool,
+        callback: Callable[[dict, int], None] | None = None,
     ) -> None:
+        """StopReplica for ``tp`` to ``broker_ids``; ``callback(response body, broker id)`` hears the
+        answer (topic deletion's, on the broker's sending thread)."""
         for b in broker_ids:
-            self.stop_replica.setdefault(b, []).append((tp[0], tp[1], delete))
+            self.stop_replica.setdefault(b, []).append((tp[0], tp[1], delete, callback))
 
     def add_update_metadata_request_for_brokers(self, broker_ids, partitions=None) -> None:
         """UpdateMetadata for ``partitions`` (all known ones when None) to ``broker_ids``."""
@@ -261,19 +268,34 @@ class ControllerBrokerRequestBatch:
             for broker_id in sorted(self.update_metadata_brokers):
                 channel.send_request(broker_id, ApiKeys.UPDATE_METADATA, UPDATE_METADATA_VERSION, body)
         for broker_id, replicas in self.stop_replica.items():
-            for delete in (False, True):
-                parts = [{"topic": t, "partition": p} for t, p, d in replicas if d == delete]
-                if parts:
-                    body = {
-                        "controller_id": cid,
-                        "controller_epoch": controller_epoch,
-                        "delete_partitions": delete,
-                        "partitions": parts,
-                    }
-                    channel.send_request(broker_id, ApiKeys.STOP_REPLICA, 0, body)
+            # One request for every replica that needs neither delete nor an answer; one each for the
+            # others, so that each answer reaches its own callback.
+            grouped = [(t, p) for t, p, delete, callback in replicas if not delete and callback is None]
+            if grouped:
+                channel.send_request(
+                    broker_id, ApiKeys.STOP_REPLICA, 0, _stop_replica(cid, controller_epoch, False, grouped)
+                )
+            for t, p, delete, callback in replicas:
+                if delete or callback is not None:
+                    body = _stop_replica(cid, controller_epoch, delete, [(t, p)])
+                    answer = (
+                        None
+                        if callback is None
+                        else (lambda response, cb=callback, b=broker_id: cb(response, b))
+                    )
+                    channel.send_request(broker_id, ApiKeys.STOP_REPLICA, 0, body, answer)
         self.leader_and_isr.clear()
         self.update_metadata_brokers.clear()
         self.update_metadata_partitions.clear()
         self.stop_replica.clear()
 
     # --8<-- [end:send_requests_to_brokers]
+
+
+def _stop_replica(controller_id: int, controller_epoch: int, delete: bool, partitions) -> dict:
+    return {
+        "controller_id": controller_id,
+        "controller_epoch": controller_epoch,
+        "delete_partitions": delete,
+        "partitions": [{"topic": t, "partition": p} for t, p in partitions],
+    }

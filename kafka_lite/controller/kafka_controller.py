@@ -6,7 +6,8 @@ Mirrors: kafka.controller.KafkaController, ControllerContext and IsrChangeNotifi
          ControllerEventManager (one thread processing the controller's events in order)
 Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3)
 Differs: election, failover, new topics, brokers joining and leaving, and ISR-change notifications;
-         no topic deletion, reassignment, preferred-replica election or controlled shutdown.
+         no topic deletion, reassignment, preferred-replica election or controlled shutdown events
+         (their transitions and selectors are in the state machines' and selectors' modules).
 
 Election: every broker tries to create the ephemeral ``/controller`` znode; the one that succeeds is
 the controller, bumps ``/controller_epoch`` (so brokers can ignore a deposed controller's requests)
@@ -34,13 +35,16 @@ from kafka_lite.controller.controller_channel_manager import (
     ControllerBrokerRequestBatch,
     ControllerChannelManager,
 )
-from kafka_lite.controller.state_machines import (
-    PartitionState,
-    PartitionStateMachine,
-    ReplicaState,
-    ReplicaStateMachine,
+from kafka_lite.controller.partition_leader_selector import (
+    ControlledShutdownLeaderSelector,
+    OfflinePartitionLeaderSelector,
+    PreferredReplicaPartitionLeaderSelector,
+    ReassignedPartitionLeaderSelector,
+    ReassignedPartitionsContext,
     StateChangeFailedException,
 )
+from kafka_lite.controller.partition_state_machine import PartitionState, PartitionStateMachine
+from kafka_lite.controller.replica_state_machine import PartitionAndReplica, ReplicaState, ReplicaStateMachine
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.zk.zk_utils import (
     BROKER_IDS_PATH,
@@ -49,6 +53,7 @@ from kafka_lite.zk.zk_utils import (
     ISR_CHANGE_NOTIFICATION_PATH,
     Broker,
     LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
     ZkUtils,
 )
 
@@ -60,18 +65,45 @@ class ControllerContext:
 
     def __init__(self) -> None:
         self.live_brokers_by_id: dict[int, Broker] = {}
+        # Brokers that asked for a controlled shutdown: still registered, no longer "live" to the
+        # selectors and the metadata, so that no leadership moves onto them.
+        self.shutting_down_broker_ids: set[int] = set()
         self.all_topics: set[str] = set()
         self.partition_replica_assignment: dict[TopicPartition, list[int]] = {}
         self.partition_leadership: dict[TopicPartition, tuple[LeaderAndIsr, int]] = {}
+        self.partitions_being_reassigned: dict[TopicPartition, ReassignedPartitionsContext] = {}
+        self.partitions_undergoing_preferred_replica_election: set[TopicPartition] = set()
+        # Topics whose deletion has been asked for and not completed. Kafka 0.10.1 keeps this set on
+        # its TopicDeletionManager; the state machines only ask whether a topic is in it.
+        self.topics_to_be_deleted: set[str] = set()
+
+    def clear(self) -> None:
+        """Forget everything, as a new controller starts (the selectors keep this same object)."""
+        self.__init__()
 
     def live_broker_ids(self) -> set[int]:
+        return set(self.live_brokers_by_id) - self.shutting_down_broker_ids
+
+    def live_or_shutting_down_broker_ids(self) -> set[int]:
         return set(self.live_brokers_by_id)
 
     def live_brokers(self) -> list[Broker]:
-        return sorted(self.live_brokers_by_id.values(), key=lambda b: b.id)
+        return sorted(
+            (b for b in self.live_brokers_by_id.values() if b.id not in self.shutting_down_broker_ids),
+            key=lambda b: b.id,
+        )
 
-    def replicas_for_partitions(self, partitions) -> list[tuple[str, int, int]]:
+    def replicas_for_partitions(self, partitions) -> list[PartitionAndReplica]:
         return [(tp[0], tp[1], r) for tp in partitions for r in self.partition_replica_assignment.get(tp, [])]
+
+    def replicas_for_topic(self, topic: str) -> list[PartitionAndReplica]:
+        return self.replicas_for_partitions(tp for tp in self.partition_replica_assignment if tp[0] == topic)
+
+    def replicas_on_brokers(self, broker_ids) -> list[PartitionAndReplica]:
+        return [(tp[0], tp[1], b) for b in broker_ids for tp in self.partitions_on_broker(b)]
+
+    def all_live_replicas(self) -> list[PartitionAndReplica]:
+        return self.replicas_on_brokers(sorted(self.live_broker_ids()))
 
     def partitions_on_broker(self, broker_id: int) -> list[TopicPartition]:
         return [tp for tp, replicas in self.partition_replica_assignment.items() if broker_id in replicas]
@@ -98,6 +130,15 @@ class KafkaController:
         self.active_controller_id = -1
         self.context = ControllerContext()
         self.channel_manager: ControllerChannelManager | None = None
+        # The selectors hold the context, which a new controller clears rather than replaces.
+        self.offline_partition_selector = OfflinePartitionLeaderSelector(
+            self.context, self.unclean_leader_election_enabled
+        )
+        self.reassigned_partition_leader_selector = ReassignedPartitionLeaderSelector(self.context)
+        self.preferred_replica_partition_leader_selector = PreferredReplicaPartitionLeaderSelector(
+            self.context
+        )
+        self.controlled_shutdown_partition_leader_selector = ControlledShutdownLeaderSelector(self.context)
         self.partition_state_machine = PartitionStateMachine(self)
         self.replica_state_machine = ReplicaStateMachine(self)
         self.isr_change_notification_listener = IsrChangeNotificationListener(self, zk)
@@ -215,15 +256,16 @@ class KafkaController:
         return callback
 
     def _initialize_controller_context(self) -> None:
-        ctx = self.context = ControllerContext()
+        ctx = self.context
+        ctx.clear()
         self.channel_manager = ControllerChannelManager(self.broker_id, self.socket_timeout_ms, self.time)
         for broker in self.zk.get_all_brokers():
             ctx.live_brokers_by_id[broker.id] = broker
             self.channel_manager.add_broker(broker.id, broker.host, broker.port)
         for topic in self.zk.get_all_topics():
             self._load_topic(topic)
-        self.partition_state_machine.states.clear()
-        self.replica_state_machine.states.clear()
+        self.partition_state_machine.shutdown()
+        self.replica_state_machine.shutdown()
 
     def _load_topic(self, topic: str) -> list[TopicPartition]:
         ctx = self.context
@@ -291,11 +333,11 @@ class KafkaController:
             return
         ctx = self.context
         current = {int(i) for i in ids}
-        new = sorted(current - ctx.live_broker_ids())
-        dead = sorted(ctx.live_broker_ids() - current)
+        new = sorted(current - ctx.live_or_shutting_down_broker_ids())
+        dead = sorted(ctx.live_or_shutting_down_broker_ids() - current)
         registered = {b: self.zk.get_broker(b) for b in current}
         bounced = sorted(
-            b for b in current & ctx.live_broker_ids()
+            b for b in current & ctx.live_or_shutting_down_broker_ids()
             if registered[b] is not None and registered[b].epoch != ctx.live_brokers_by_id[b].epoch
         )  # fmt: skip
         for broker_id in dead + bounced:
@@ -321,53 +363,78 @@ class KafkaController:
     def on_broker_startup(self, new_brokers: list[int]) -> None:
         """Tell everyone about the new brokers; bring their replicas online; elect leaders for
         partitions that had none (book 7.1.3, the broker-change listener)."""
-        self.send_update_metadata_request(sorted(self.context.live_broker_ids()))
-        replicas = [(tp[0], tp[1], b) for b in new_brokers for tp in self.context.partitions_on_broker(b)]
+        self.send_update_metadata_request(sorted(self.context.live_or_shutting_down_broker_ids()))
+        replicas = self.context.replicas_on_brokers(new_brokers)
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.ONLINE)
         self.partition_state_machine.trigger_online_partition_state_change()
 
     def on_broker_failure(self, dead_brokers: list[int]) -> None:
         """Partitions led by a dead broker go Offline, then Online with a new leader if one is in the ISR;
-        the dead broker's replicas go Offline (book 7.1.3)."""
+        the dead broker's replicas go Offline (book 7.1.3). Topics being deleted are left to their
+        deletion."""
         ctx = self.context
+        ctx.shutting_down_broker_ids -= set(dead_brokers)  # a shutdown that completed
         dead = set(dead_brokers)
-        leaderless = [tp for tp, (lai, _) in ctx.partition_leadership.items() if lai.leader in dead]
+        leaderless = [
+            tp
+            for tp, (lai, _) in ctx.partition_leadership.items()
+            if lai.leader in dead and not self.is_topic_queued_up_for_deletion(tp[0])
+        ]
         self.partition_state_machine.handle_state_changes(leaderless, PartitionState.OFFLINE)
         self.partition_state_machine.trigger_online_partition_state_change()
-        replicas = [(tp[0], tp[1], b) for b in dead_brokers for tp in ctx.partitions_on_broker(b)]
+        replicas = [
+            r for r in ctx.replicas_on_brokers(dead_brokers) if not self.is_topic_queued_up_for_deletion(r[0])
+        ]
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.OFFLINE)
-        self.send_update_metadata_request(sorted(ctx.live_broker_ids()))
+        # Kafka sends this only when no leader moved (an election's requests carry the metadata);
+        # sent always, every broker learns of the failure even when the election found no leader.
+        self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids()))
+
+    def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
+        """Kafka's ``TopicDeletionManager.isTopicQueuedUpForDeletion``: the state machines leave such a
+        topic's partitions and replicas to its deletion."""
+        return topic in self.context.topics_to_be_deleted
 
     # --8<-- [start:remove_replica_from_isr]
-    def remove_replica_from_isr(self, tp: TopicPartition, replica: int) -> bool:
-        """Take ``replica`` out of ``tp``'s ISR in ZooKeeper (Kafka's ``removeReplicaFromIsr``): the
-        leader becomes -1 if it was the replica, the leader epoch goes up, and with unclean leader
+    def remove_replica_from_isr(
+        self, topic: str, partition: int, replica_id: int
+    ) -> LeaderIsrAndControllerEpoch | None:
+        """Take ``replica_id`` out of the partition's ISR in ZooKeeper (Kafka's ``removeReplicaFromIsr``):
+        the leader becomes -1 if it was the replica, the leader epoch goes up, and with unclean leader
         election disabled an ISR that would become empty keeps its last member, so that only a
-        replica known to be complete can lead again. Returns whether anything changed."""
+        replica known to be complete can lead again. Returns the partition's state now (as read, if
+        the replica was not in the ISR), or None if the partition has no state znode."""
+        tp = (topic, partition)
         while True:
-            current = self.zk.get_partition_state(tp[0], tp[1])
+            current = self.zk.get_partition_state(topic, partition)
             if current is None:
-                return False
+                return None
             if current.controller_epoch > self.epoch:
                 raise StateChangeFailedException(
-                    f"Leader and isr path written by another controller (epoch {current.controller_epoch}) for {tp}"
+                    "Leader and isr path written by another controller. This probably means the current "
+                    f"controller with epoch {self.epoch} went through a soft failure and another controller "
+                    f"was elected with epoch {current.controller_epoch}. Aborting state change by this controller"
                 )
             lai = current.leader_and_isr
-            if replica not in lai.isr:
-                return False
-            leader = LeaderAndIsr.NO_LEADER if lai.leader == replica else lai.leader
-            isr = [r for r in lai.isr if r != replica]
-            if not isr and not self.unclean_leader_election_enabled(tp[0]):
+            if replica_id not in lai.isr:
+                log.warning(
+                    "Cannot remove replica %d from ISR of partition [%s,%d] since it is not in the ISR. "
+                    "Leader = %d ; ISR = %s",
+                    replica_id, topic, partition, lai.leader, lai.isr,
+                )  # fmt: skip
+                self.context.partition_leadership[tp] = (lai, self.epoch)
+                return LeaderIsrAndControllerEpoch(lai, self.epoch)
+            leader = LeaderAndIsr.NO_LEADER if lai.leader == replica_id else lai.leader
+            isr = [r for r in lai.isr if r != replica_id]
+            if not isr and not self.unclean_leader_election_enabled(topic):
                 isr = list(lai.isr)  # the last in-sync replica stays: it is the one that may lead again
             ok, version = self.zk.conditional_update_partition_state(
-                tp[0], tp[1], LeaderAndIsr(leader, lai.leader_epoch + 1, isr, lai.zk_version), self.epoch
+                topic, partition, LeaderAndIsr(leader, lai.leader_epoch + 1, isr, lai.zk_version), self.epoch
             )
             if ok:
-                self.context.partition_leadership[tp] = (
-                    LeaderAndIsr(leader, lai.leader_epoch + 1, isr, version),
-                    self.epoch,
-                )
-                return True
+                updated = LeaderAndIsr(leader, lai.leader_epoch + 1, isr, version)
+                self.context.partition_leadership[tp] = (updated, self.epoch)
+                return LeaderIsrAndControllerEpoch(updated, self.epoch)
 
     # --8<-- [end:remove_replica_from_isr]
 

@@ -6,12 +6,14 @@ import re
 
 import pytest
 
-from kafka_lite.controller.state_machines import (
+from kafka_lite.controller.partition_state_machine import (
     PARTITION_TRANSITION_EVENTS,
     PARTITION_VALID_PREVIOUS_STATES,
+    PartitionState,
+)
+from kafka_lite.controller.replica_state_machine import (
     REPLICA_TRANSITION_EVENTS,
     REPLICA_VALID_PREVIOUS_STATES,
-    PartitionState,
     ReplicaState,
 )
 from kafka_lite.coordinator.group_metadata import (

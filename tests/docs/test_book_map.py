@@ -69,7 +69,12 @@ def test_known_rows(book_map):
 
     row = book_map.rows["7.1.4"]
     # the state machines, and the pictures drawn from their tables
-    assert row.modules == ["kafka_lite/controller/state_machines.py", "kafka_lite/diagrams/state_machines.py"]
+    assert row.modules == [
+        "kafka_lite/controller/partition_leader_selector.py",
+        "kafka_lite/controller/partition_state_machine.py",
+        "kafka_lite/controller/replica_state_machine.py",
+        "kafka_lite/diagrams/state_machines.py",
+    ]
     assert [n.name for n in row.notebooks] == ["controller"]
     assert row.labs == []
 
