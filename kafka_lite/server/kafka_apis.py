@@ -394,7 +394,7 @@ class KafkaApis:
         for t in body["topics"]:
             for p in t["partitions"]:
                 partitions[(t["topic"], p["partition"])] = FetchPartitionRequest(
-                    p["fetch_offset"], p["max_bytes"]
+                    p["fetch_offset"], p["max_bytes"], p.get("log_start_offset", -1)
                 )
         fetch = FetchMetadata(
             min_bytes=body["min_bytes"],

@@ -203,6 +203,8 @@ class KafkaConfig:
 
     def __init__(self, props: Mapping[str, Any]) -> None:
         self.values = CONFIG_DEF.parse(props, allow_unknown=True)
+        # what the file set, as given: DescribeConfigs tells a broker's own setting from a default
+        self.originals = {k: v for k, v in props.items() if k in CONFIG_DEF.keys}
         unknown = sorted(k for k in self.values if k not in CONFIG_DEF.keys)
         if unknown:
             log.info("Ignoring settings kafka_lite does not implement: %s", ", ".join(unknown))

@@ -324,6 +324,8 @@ class ReplicaFetcherThread(threading.Thread):
         # the follower's HW: the leader's, but never above what this replica has
         follower_high_watermark = min(replica.log_end_offset, data["partition_header"]["high_watermark"])
         replica.high_watermark = follower_high_watermark
+        # the leader's log start: a DeleteRecords there deletes here too (Kafka 0.11, KIP-107)
+        replica.log.maybe_increment_log_start_offset(data["partition_header"]["log_start_offset"])
         return replica.log_end_offset
 
     # --8<-- [end:process_partition_data]
@@ -382,6 +384,7 @@ class ReplicaFetcherThread(threading.Thread):
             max_bytes=self.max_bytes,
             offsets=fetch_request,
             partition_max_bytes=self.fetch_size,
+            log_start_offsets=self._log_start_offsets(fetch_request),
         )
         body = self.send_and_receive(ApiKeys.FETCH, FETCH_VERSION, request)
         return {
@@ -389,6 +392,16 @@ class ReplicaFetcherThread(threading.Thread):
             for t in body["responses"]
             for p in t["partition_responses"]
         }
+
+    def _log_start_offsets(self, partitions) -> dict[TopicPartition, int]:
+        """This replica's log start offsets, which the leader's low watermark is made of."""
+        starts = {}
+        for tp in partitions:
+            partition = self.replica_manager.get_partition(tp)
+            log_ = partition.log if partition is not None else None
+            if log_ is not None:
+                starts[tp] = log_.log_start_offset
+        return starts
 
     def list_offset(self, tp: TopicPartition, timestamp: int) -> int:
         body = self.send_and_receive(
