@@ -60,9 +60,9 @@ from kafka_lite.log.log_manager import LogManager
 from kafka_lite.log.log_segment import LogOffsetMetadata
 from kafka_lite.server.delayed_delete_records import (
     INVALID_LOW_WATERMARK,
+    DelayedDeleteRecords,
     DeleteRecordsPartitionResult,
     DeleteRecordsPartitionStatus,
-    DelayedDeleteRecords,
 )
 from kafka_lite.server.delayed_fetch import DelayedFetch
 from kafka_lite.server.delayed_produce import DelayedProduce, ProducePartitionStatus
