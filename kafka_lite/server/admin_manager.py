@@ -83,6 +83,14 @@ class ConfigSource(enum.IntEnum):
     DEFAULT_CONFIG = 5  # the definition's default
 
 
+# The broker settings a topic setting falls back to, first to last (Kafka 1.1's
+# ``LogConfig.TopicConfigSynonyms``): the ms form wins over the minutes and the hours.
+BROKER_SYNONYMS = {
+    "retention.ms": ["log.retention.ms", "log.retention.minutes", "log.retention.hours"],
+    "segment.ms": ["log.roll.ms", "log.roll.hours"],
+    "segment.jitter.ms": ["log.roll.jitter.ms", "log.roll.jitter.hours"],
+}
+
 Resource = tuple[ResourceType, str]  # (type, name): a topic's name, or a broker's id as a string
 
 
@@ -327,16 +335,18 @@ class AdminManager:
         values = LogConfig.from_broker(self.config.log_config_props(), overrides).values
         entries = []
         for name, key in LOG_CONFIG_DEF.keys.items():
-            server_name = SERVER_DEFAULT_NAMES[name]
+            server_names = BROKER_SYNONYMS.get(name, [SERVER_DEFAULT_NAMES[name]])
             synonyms = []
             if name in overrides:
                 synonyms.append(ConfigSynonym(name, overrides[name], ConfigSource.TOPIC_CONFIG))
-            if server_name in self.config.originals:
-                value = _to_string(self.config[server_name], key.type)
-                synonyms.append(ConfigSynonym(server_name, value, ConfigSource.STATIC_BROKER_CONFIG))
-            synonyms.append(
-                ConfigSynonym(server_name, _to_string(key.default, key.type), ConfigSource.DEFAULT_CONFIG)
+            for server_name in server_names:
+                if server_name in self.config.originals:
+                    value = _to_string(self.config[server_name], BROKER_CONFIG_DEF.keys[server_name].type)
+                    synonyms.append(ConfigSynonym(server_name, value, ConfigSource.STATIC_BROKER_CONFIG))
+            default = ConfigSynonym(
+                server_names[0], _to_string(key.default, key.type), ConfigSource.DEFAULT_CONFIG
             )
+            synonyms.append(default)
             entries.append(
                 ConfigEntry(
                     name, _to_string(values[name], key.type), synonyms[0].source, read_only=False,
