@@ -282,6 +282,7 @@ class AdminManager:
         self, topic: str, details: NewPartitionsDetails, all_broker_ids: list[int], validate_only: bool
     ) -> CreateTopicMetadata:
         try:
+            validate_topic_name(topic)  # a name that is no znode name must not reach ZooKeeper
             existing = self.zk_utils.get_partition_assignment(topic)
             if not existing:
                 raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"The topic '{topic}' does not exist.")

@@ -71,6 +71,9 @@ ISR_CHANGE_NOTIFICATION_PREFIX = "isr_change_"  # ReplicationUtils.IsrChangeNoti
 ISR_CHANGE_NOTIFICATION_VERSION = 1  # IsrChangeNotificationListener.version
 ENTITY_CONFIG_CHANGE_ZNODE_PREFIX = "config_change_"  # AdminUtils.EntityConfigChangeZnodePrefix
 CONFIG_TYPE_TOPIC = "topics"  # kafka.server.ConfigType.Topic
+# ZooKeeper refuses a znode larger than jute.maxbuffer (0xfffff bytes by default), and drops the
+# connection of the client that sends one: a topic's whole assignment must fit in one znode.
+ZK_MAX_BUFFER = 0xFFFFF
 
 COMMON_PATHS = (
     BROKER_IDS_PATH,
@@ -191,6 +194,18 @@ def _partitions_order(partitions: list[int]) -> list[int]:
         return rotated >> 28  # the top 4 bits (an arithmetic shift, masked to 4 bits, is the same)
 
     return sorted(partitions, key=bucket, reverse=True)
+
+
+def _assignment_json(topic: str, assignment: dict[int, list[int]]) -> bytes:
+    """``/brokers/topics/<topic>``'s JSON; INVALID_PARTITIONS if ZooKeeper could never store it."""
+    partitions = {str(p): list(assignment[p]) for p in _partitions_order(list(assignment))}
+    data = _kafka_json({"version": 1, "partitions": partitions})
+    if len(data) > ZK_MAX_BUFFER:
+        raise Errors.INVALID_PARTITIONS.exception(
+            f"The assignment of topic '{topic}' ({len(assignment)} partitions) takes {len(data)} bytes, more "
+            f"than a ZooKeeper znode holds ({ZK_MAX_BUFFER})"
+        )
+    return data
 
 
 def _parse_isr_change_notification(data: bytes) -> set[TopicPartition]:
@@ -341,11 +356,9 @@ class ZkUtils:
             self.client.create(f"{TOPIC_CONFIG_PATH}/{topic}", config_data)
         except NodeExistsError:
             self.client.set(f"{TOPIC_CONFIG_PATH}/{topic}", config_data)
-        partitions = {str(p): list(assignment[p]) for p in _partitions_order(list(assignment))}
+        data = _assignment_json(topic, assignment)
         try:
-            self.client.create(
-                topic_path(topic), _kafka_json({"version": 1, "partitions": partitions}), makepath=True
-            )
+            self.client.create(topic_path(topic), data, makepath=True)
         except NodeExistsError:
             raise Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic}' already exists.") from None
 
@@ -355,9 +368,8 @@ class ZkUtils:
         """Rewrite a topic's whole assignment with partitions added (Kafka's
         ``createOrUpdateTopicPartitionAssignmentPathInZK`` with ``update = true``): the config is
         left alone, and the controller's watch on the topic's znode sees the new partitions."""
-        partitions = {str(p): list(assignment[p]) for p in _partitions_order(list(assignment))}
         try:
-            self.client.set(topic_path(topic), _kafka_json({"version": 1, "partitions": partitions}))
+            self.client.set(topic_path(topic), _assignment_json(topic, assignment))
         except NoNodeError:
             raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(
                 f"The topic '{topic}' does not exist."
