@@ -13,9 +13,11 @@ Differs: no controlled shutdown; of the dynamic configs, only topics' (Kafka 0.1
          them, so that each is passed in explicitly.
 
 Start-up order, as ``KafkaServer.startup``: scheduler, ZooKeeper (creating the chroot), cluster id,
-log manager (loading and, after an unclean stop, recovering every log), metadata cache, socket server
-and the ``metric.reporters`` on its request metrics, replica manager, producer id manager, controller, admin manager, group coordinator, request handlers,
-the dynamic config manager, and last the registration in ``/brokers/ids``: a broker is announced only once it can answer.
+log manager (loading and, after an unclean stop, recovering every log, each with its topic's
+overrides from ZooKeeper), metadata cache, socket server and the ``metric.reporters`` on its request
+metrics, replica manager, producer id manager, controller, admin manager, group coordinator, request
+handlers, the dynamic config manager (which applies later config changes to the live logs), and
+last the registration in ``/brokers/ids``: a broker is announced only once it can answer.
 ``KafkaApis`` gets each part it uses, never the server. Shutdown goes the other way, in Kafka's
 order (the group coordinator after the replica and admin managers, before the log manager); the log
 manager's shutdown writes the clean-shutdown marker so the next start skips recovery.

@@ -259,3 +259,16 @@ def test_a_broker_starting_reads_every_topics_overrides(cluster):
     server = cluster.restart_broker(victim)
     log = server.log_manager.get_log((topic, 0))
     assert log is not None and log.config.retention_ms == 777000
+
+
+def test_api_versions_advertises_the_admin_apis(cluster):
+    client = WireClient(cluster.servers[0].port)
+    versions = {
+        v["api_key"]: (v["min_version"], v["max_version"])
+        for v in client.call(ApiKeys.API_VERSIONS, 1, {})["api_versions"]
+    }
+    client.close()
+    assert versions[ApiKeys.DELETE_RECORDS] == (0, 0)
+    assert versions[ApiKeys.DESCRIBE_CONFIGS] == (0, 1)
+    assert versions[ApiKeys.ALTER_CONFIGS] == (0, 0)
+    assert versions[ApiKeys.CREATE_PARTITIONS] == (0, 1)

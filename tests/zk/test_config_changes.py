@@ -235,3 +235,11 @@ def test_add_partitions_assignment_checks_the_given_replicas():
     with pytest.raises(Exception, match="partition 0 has 2 while partition 1 has replication factor 1"):
         add_partitions_assignment("t", existing, [0, 1, 2], 2, [[2]])
     assert add_partitions_assignment("t", existing, [0, 1, 2], 2, [[2, 0]]) == {1: [2, 0]}
+
+
+def test_more_partitions_than_a_znode_holds_are_refused_before_any_work():
+    from kafka_lite.common.errors import InvalidPartitionsException
+    from kafka_lite.zk.admin_utils import MAX_PARTITIONS
+
+    with pytest.raises(InvalidPartitionsException, match=f"at most {MAX_PARTITIONS}"):
+        add_partitions_assignment("t", {0: [0]}, [0, 1], 2**31 - 1)
