@@ -57,6 +57,7 @@ class LogManager:
         cleaner_enable: bool = True,
         cleaner_backoff_ms: int = 15_000,
         time: Time = SYSTEM,
+        initial_task_delay_ms: int = 30_000,
     ) -> None:
         self.log_dirs = [Path(d) for d in log_dirs]
         if len({d.resolve() for d in self.log_dirs}) != len(self.log_dirs):
@@ -67,6 +68,7 @@ class LogManager:
         self.flush_check_ms = flush_check_ms
         self.flush_checkpoint_ms = flush_checkpoint_ms
         self.retention_check_ms = retention_check_ms
+        self.initial_task_delay_ms = initial_task_delay_ms  # Kafka's InitialTaskDelayMs
         self.time = time
         self._lock = threading.RLock()
         self._logs: dict[TopicPartition, Log] = {}
@@ -102,8 +104,9 @@ class LogManager:
 
     def startup(self) -> None:
         """Start the background jobs (retention, flush, checkpoint, cleaner) on the scheduler."""
-        self.scheduler.schedule("kafka-log-retention", self.cleanup_logs, 30_000, self.retention_check_ms)
-        self.scheduler.schedule("kafka-log-flusher", self.flush_dirty_logs, 30_000, self.flush_check_ms)
+        delay = self.initial_task_delay_ms
+        self.scheduler.schedule("kafka-log-retention", self.cleanup_logs, delay, self.retention_check_ms)
+        self.scheduler.schedule("kafka-log-flusher", self.flush_dirty_logs, delay, self.flush_check_ms)
         self.scheduler.schedule(
             "kafka-recovery-point-checkpoint", self.checkpoint_recovery_point_offsets,
             self.flush_checkpoint_ms, self.flush_checkpoint_ms,

@@ -107,6 +107,7 @@ class KafkaServer:
             cleaner_enable=c["log.cleaner.enable"],
             cleaner_backoff_ms=c["log.cleaner.backoff.ms"],
             time=self.time,
+            initial_task_delay_ms=c["log.initial.task.delay.ms"],
         )
         self.log_manager.startup()
         self.socket_server = SocketServer(

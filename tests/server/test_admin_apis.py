@@ -12,6 +12,7 @@ from kafka import KafkaProducer
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.zk.zk_utils import ZkUtils
+from tests.support.cluster import LiteCluster
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 from tests.support.wire import WireClient
@@ -112,6 +113,33 @@ def test_retention_ms_and_cleanup_policy_altered_live_take_effect_without_a_rest
         and entries["cleanup.policy"]["config_source"] == 5
     )
     client.close()
+
+
+def test_the_retention_task_deletes_by_a_retention_ms_altered_live(zookeeper, tmp_path):
+    """The same, with nothing called by hand: a cluster of its own whose retention task runs every
+    100 ms from the start, so the segments go by themselves once the new retention.ms is applied."""
+    fast = {"log.initial.task.delay.ms": 0, "log.retention.check.interval.ms": 100}
+    own = LiteCluster(zookeeper.connect_string, tmp_path, brokers=3, **fast).start()
+    try:
+        topic = topic_name("retention-task")
+        own.create_topic(topic, partitions=1, replication_factor=3, segment_bytes=1024)
+        _produce_old_records(own, topic, 20)
+        logs = _replica_logs(own, topic)
+        assert len(logs) == 3 and all(
+            log.number_of_segments > 3 and log.log_start_offset == 0 for log in logs
+        )
+        client = WireClient(own.servers[0].port)
+        assert _alter(client, topic, {"segment.bytes": "1024", "retention.ms": "60000"}) == (
+            Errors.NONE,
+            None,
+        )
+        client.close()
+        wait_until(
+            lambda: all(log.log_start_offset == 20 and log.size_in_bytes() == 0 for log in logs),
+            what="every replica's retention task to delete the records older than a minute",
+        )
+    finally:
+        own.stop()
 
 
 def test_bad_alter_configs_answer_kafkas_errors_and_change_nothing(cluster, zk):
