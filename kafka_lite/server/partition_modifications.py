@@ -54,16 +54,15 @@ class PartitionModificationsListener:
         return True
 
     def _watcher(self, topic: str):
-        first = [True]  # kazoo calls a new data watch at once with the current data: not a change
-
         def on_data(data, stat, *args) -> bool:
             if not self._running or data is None:
                 with self._lock:
                     self._watched.discard(topic)
                 return False  # the topic is gone: its watch goes with it
-            if first[0]:
-                first[0] = False
-            elif self.controller.is_active():
+            # Kazoo also calls a new watch at once with the data as it is: harmless, since the
+            # controller compares the assignment with what it knows, and it closes the gap between
+            # the topic's appearance and this watch.
+            if self.controller.is_active():
                 # on the controller's event thread, as every controller decision
                 self.controller._put(
                     "PartitionModifications", lambda: on_partition_modification(self.controller, topic)
