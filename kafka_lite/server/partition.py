@@ -1,12 +1,14 @@
 """One partition as this broker sees it: its replicas, who leads, the ISR, and the high watermark.
 
-Mirrors: kafka.cluster.Partition (core/src/main/scala/kafka/cluster/Partition.scala, Kafka 0.10.1)
+Mirrors: kafka.cluster.Partition (core/src/main/scala/kafka/cluster/Partition.scala, Kafka 0.10.1,
+         with 0.11's deleteRecordsOnLeader and lowWatermarkIfLeader, KIP-107)
 Book:    chapter 6, 6.2.2 (partitions and replicas, the ISR, the HW), 7.2.2 (LeaderAndIsr makes a
          broker leader or follower)
 Differs: the idempotent producers' state is kept here, beside the log (Kafka 0.11 keeps it inside
          ``Log``); a new leader starts its followers' lag clocks afresh, as Kafka 0.10.2 does; a
          new leader records that its epoch starts at its LEO as it takes over, as Kafka 2.1 does
-         (0.11 recorded an epoch only at its first append).
+         (0.11 recorded an epoch only at its first append); a DeleteRecords beyond the high
+         watermark is refused here, as Kafka 1.1 does (0.11 checked it in ``Replica``).
 
 The leader keeps one ``Replica`` per assigned broker, and the in-sync replicas (ISR): the replicas
 that have caught up with the leader within ``replica.lag.time.max.ms``. Its high watermark (HW) is

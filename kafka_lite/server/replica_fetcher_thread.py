@@ -2,7 +2,7 @@
 
 Mirrors: kafka.server.AbstractFetcherThread and kafka.server.ReplicaFetcherThread
          (core/src/main/scala/kafka/server/, Kafka 0.10.1; the truncation by leader epoch before
-         fetching is 0.11's, KIP-101)
+         fetching is 0.11's, KIP-101, and so is the log start offset each fetch carries, KIP-107)
 Book:    chapter 6, 6.2.2 (the replica fetcher thread)
 Differs: one class where Kafka has the abstract loop and the replica-specific callbacks in two (its
          old consumer's fetcher shared the loop; ours has no other user). The Fetch request goes
@@ -17,7 +17,9 @@ offset (the follower's LEO), with ``replica_id`` set to this broker's id so that
 its LEO and records the follower's progress; send it and wait (the leader holds it up to
 ``replica.fetch.wait.max.ms`` when there is nothing new); append each partition's batches to the
 local log with the leader's offsets (``Partition.append_records_to_follower``), and move the local
-HW to the leader's, capped by the local LEO. A partition whose fetch failed backs off for
+HW to the leader's, capped by the local LEO, and the local log start offset to the leader's (Kafka
+0.11, KIP-107: what a DeleteRecords deleted on the leader goes here too; the next fetch tells the
+leader this replica's log start, which a waiting DeleteRecords counts). A partition whose fetch failed backs off for
 ``replica.fetch.backoff.ms``; one whose offset the leader no longer has (OFFSET_OUT_OF_RANGE) is
 truncated to the leader's end if it is ahead of the leader, and restarted at the leader's start
 (emptied) if it is behind that start.

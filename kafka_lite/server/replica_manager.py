@@ -4,7 +4,7 @@ the replication that keeps followers in step with their leaders.
 Mirrors: kafka.server.ReplicaManager (core/src/main/scala/kafka/server/ReplicaManager.scala, Kafka 0.10.1):
          appendMessages, fetchMessages/readFromLocalLog, updateFollowerLogReadResults,
          becomeLeaderOrFollower/makeLeaders/makeFollowers, stopReplicas, maybeShrinkIsr,
-         maybePropagateIsrChanges, checkpointHighWatermarks
+         maybePropagateIsrChanges, checkpointHighWatermarks; 0.11's deleteRecords (KIP-107)
 Book:    chapter 6, 6.2.1 (the replica manager), 6.3 (DelayedProduce, DelayedFetch); chapter 7, 7.2
          (LeaderAndIsr, StopReplica), 7.2.1 (creating the partitions a LeaderAndIsr names)
 Differs: the ISR check runs every half of ``replica.lag.time.max.ms`` (Kafka 0.11; 0.10.1 every
