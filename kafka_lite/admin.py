@@ -8,6 +8,7 @@ for kafka-python runs by changing ``kafka.admin`` to ``kafka_lite.admin``.
 from __future__ import annotations
 
 from kafka_lite.clients.admin import (
+    ConfigEntry,
     ConfigResource,
     ConfigResourceType,
     ConsumerGroupDescription,
@@ -21,6 +22,7 @@ from kafka_lite.clients.admin import (
 )
 
 __all__ = [
+    "ConfigEntry",
     "ConfigResource",
     "ConfigResourceType",
     "ConsumerGroupDescription",

@@ -1,9 +1,14 @@
-"""``kafka-lite topics``: create, list and describe topics through a broker.
+"""``kafka-lite topics``: create, list, describe and add partitions to topics.
 
 Mirrors: bin/kafka-topics.sh (kafka.admin.TopicCommand, Kafka 0.10.1), with ``--bootstrap-server`` as
          Kafka 2.2+ takes it (the 0.10 tool wrote to ZooKeeper directly; the CreateTopics request
          of Kafka 0.10.1, KIP-4, is what replaced that)
 Book:    chapter 7, 7.1.3 (creating a topic: the assignment in ZooKeeper, the controller does the rest)
+
+``--alter --partitions N`` takes either path: with ``--zookeeper`` it rewrites the topic's assignment
+in ZooKeeper itself, as Kafka 0.11's tool does (``AdminUtils.addPartitions``: 0.11 has no request for
+it); with ``--bootstrap-server`` it sends CreatePartitions, the request Kafka 1.0 added (KIP-195).
+Either way the controller's watch on the topic sees the new partitions and elects their leaders.
 """
 
 from __future__ import annotations
@@ -21,22 +26,26 @@ REQUEST_TIMEOUT_MS = 15_000  # how long each call waits for the brokers
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("topics", help="create, list and describe topics (kafka-topics.sh)")
+    parser.add_argument("--bootstrap-server", metavar="HOST:PORT[,...]", help="the brokers to connect to")
     parser.add_argument(
-        "--bootstrap-server", required=True, metavar="HOST:PORT[,...]", help="the brokers to connect to"
+        "--zookeeper", metavar="HOST:PORT[/CHROOT]", help="with --alter: write the assignment to ZooKeeper"
     )
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--create", action="store_true", help="create a topic")
     action.add_argument("--list", action="store_true", help="list the topics")
     action.add_argument("--describe", action="store_true", help="each partition's leader, replicas and ISR")
+    action.add_argument("--alter", action="store_true", help="add partitions to a topic (--partitions)")
     parser.add_argument("--topic", metavar="TOPIC", help="the topic to create or describe")
-    parser.add_argument("--partitions", type=int, metavar="N", help="partitions of a new topic")
+    parser.add_argument(
+        "--partitions", type=int, metavar="N", help="partitions of a new topic, or after --alter"
+    )
     parser.add_argument(
         "--replication-factor", type=int, metavar="R", help="replicas of each partition of a new topic"
     )
     parser.add_argument(
         "--replica-assignment",
         metavar="B:B,B:B",
-        help="explicit assignment: partitions by ',', replicas by ':'",
+        help="explicit assignment: partitions by ',', replicas by ':' (with --alter: the new partitions')",
     )
     parser.add_argument("--config", action="append", default=[], metavar="K=V", help="a topic setting")
     parser.add_argument(
@@ -71,6 +80,14 @@ def run(args: argparse.Namespace, console) -> int:
         raise CliError(
             "--under-replicated-partitions and --unavailable-partitions go with --describe", exit_code=2
         )
+    if (args.bootstrap_server is None) == (args.zookeeper is None):
+        raise CliError("give one of --bootstrap-server and --zookeeper", exit_code=2)
+    if args.zookeeper and not args.alter:
+        raise CliError(
+            "--zookeeper goes with --alter; the other actions take --bootstrap-server", exit_code=2
+        )
+    if args.alter:
+        return _alter(args, console)
     with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
         if args.create:
             return _create(admin, args, console, NewTopic)
@@ -106,6 +123,58 @@ def _create(admin, args, console, NewTopic) -> int:
         raise
     console.print(f'Created topic "{args.topic}".', highlight=False)
     return 0
+
+
+def _alter(args, console) -> int:
+    """Grow ``--topic`` to ``--partitions`` partitions, through ZooKeeper or CreatePartitions."""
+    if not args.topic or args.partitions is None:
+        raise CliError("--alter needs --topic and --partitions", exit_code=2)
+    if args.config:
+        raise CliError(
+            "--alter takes no --config: change a topic's settings with `kafka-lite configs --alter`",
+            exit_code=2,
+        )
+    new_assignments = (
+        list(_parse_assignment(args.replica_assignment).values()) if args.replica_assignment else None
+    )
+    # Kafka's warning: a keyed record's partition is its key's hash modulo the partition count
+    console.print(
+        "WARNING: If partitions are increased for a topic that has a key, the partition logic or ordering "
+        "of the messages will be affected",
+        highlight=False,
+    )
+    if args.zookeeper:
+        _add_partitions_in_zookeeper(args.zookeeper, args.topic, args.partitions, new_assignments)
+    else:
+        from kafka_lite.clients.admin import NewPartitions
+
+        with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
+            admin.create_partitions({args.topic: NewPartitions(args.partitions, new_assignments)})
+    console.print("Adding partitions succeeded!", highlight=False)
+    return 0
+
+
+def _add_partitions_in_zookeeper(
+    zk_connect: str, topic: str, total: int, new_assignments: list[list[int]] | None
+) -> None:
+    """Kafka 0.11's ``AdminUtils.addPartitions``: the grown assignment, written over the old one."""
+    from kafka_lite.server.admin_manager import add_partitions_assignment
+    from kafka_lite.zk.zk_utils import ZkUtils
+
+    try:
+        zk = ZkUtils(zk_connect)
+    except KafkaException as e:
+        raise CliError(f"--zookeeper {zk_connect!r}: {e}") from None
+    try:
+        existing = zk.get_partition_assignment(topic)
+        if not existing:
+            raise CliError(f"Topic '{topic}' does not exist as expected")
+        new = add_partitions_assignment(topic, existing, zk.get_all_broker_ids(), total, new_assignments)
+        zk.update_partition_assignment(topic, {**existing, **new})
+    except KafkaException as e:
+        raise CliError(str(e)) from None
+    finally:
+        zk.close()
 
 
 def _describe(admin, args, console) -> int:

@@ -1,7 +1,8 @@
 """An admin client: topics, the cluster, and consumer groups, over the Kafka protocol.
 
 Mirrors: org.apache.kafka.clients.admin.AdminClient (KIP-117, Kafka 0.11.0): createTopics,
-         listTopics, describeCluster; its consumer-group calls as Kafka 2.0 added them (KIP-222:
+         listTopics, describeCluster, describeConfigs, alterConfigs; Kafka 1.0's createPartitions
+         and 1.1's deleteRecords (KIP-204); its consumer-group calls as Kafka 2.0 added them (KIP-222:
          listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets) with Kafka 2.5's
          alterConsumerGroupOffsets and listOffsets (KIP-396), which replace what Kafka 0.10.1's
          Scala kafka.admin.AdminClient did for kafka-consumer-groups.sh. Method names are Kafka's
@@ -123,6 +124,27 @@ class ConfigResource:
                 raise ValueError(
                     f"ConfigResource: unknown resource type {self.resource_type!r} (one of {names})"
                 ) from None
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One described config (Kafka's ``ConfigEntry``): its value (None for a secret), and whether it
+    is the definition's default, set in the broker's file, or a topic's override (``source``, from
+    DescribeConfigs v1: 1 topic, 4 broker file, 5 default)."""
+
+    name: str
+    value: str | None
+    source: int
+    read_only: bool
+    is_sensitive: bool
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == CONFIG_SOURCE_DEFAULT
+
+
+CONFIG_SOURCE_TOPIC = 1  # DescribeConfigsResponse.ConfigSource.TOPIC_CONFIG
+CONFIG_SOURCE_DEFAULT = 5  # DescribeConfigsResponse.ConfigSource.DEFAULT_CONFIG
 
 
 class ConsumerGroupListing(NamedTuple):
@@ -270,6 +292,135 @@ class KafkaAdminClient:
                 raise error.exception(
                     f"{result['topic']}: {result.get('error_message') or error.description}"
                 )
+
+    def create_partitions(
+        self,
+        topic_partitions: dict[str, NewPartitions],
+        timeout_ms: int = 30_000,
+        validate_only: bool = False,
+    ) -> None:
+        """Grow topics to ``NewPartitions.total_count`` partitions through the controller (Kafka 1.0's
+        CreatePartitions); raise the first per-topic error, named."""
+        controller = self.describe_cluster().controller
+        if controller is None:
+            raise KafkaException("The cluster has no controller right now; retry later")
+        body = {
+            "topic_partitions": [
+                {"topic": t, "new_partitions": {"count": p.total_count, "assignment": p.new_assignments}}
+                for t, p in topic_partitions.items()
+            ],
+            "timeout": timeout_ms,
+            "validate_only": validate_only,
+        }
+        response = self._call(controller, ApiKeys.CREATE_PARTITIONS, 1, body)
+        for result in response["topic_errors"]:
+            error = Errors.for_code(result["error_code"])
+            if error is not Errors.NONE:
+                raise error.exception(
+                    f"{result['topic']}: {result.get('error_message') or error.description}"
+                )
+
+    # -- configs --------------------------------------------------------------------------------------------
+
+    def describe_configs(
+        self, config_resources: list[ConfigResource], include_synonyms: bool = False
+    ) -> dict[tuple[ConfigResourceType, str], dict[str, ConfigEntry]]:
+        """Each resource's configs by name (those ``ConfigResource.configs`` names, else all): a
+        broker's from that broker, topics' from any (Kafka 0.11's ``describeConfigs``)."""
+        results = {}
+        for node, resources in self._config_nodes(config_resources).items():
+            body = {
+                "resources": [
+                    {
+                        "resource_type": int(r.resource_type),
+                        "resource_name": r.name,
+                        "config_names": list(r.configs) if r.configs else None,
+                    }
+                    for r in resources
+                ],
+                "include_synonyms": include_synonyms,
+            }
+            for r in self._call(node, ApiKeys.DESCRIBE_CONFIGS, 1, body)["resources"]:
+                what = f"{ConfigResourceType(r['resource_type']).name.lower()} '{r['resource_name']}'"
+                _raise_for_message(r["error_code"], r["error_message"], f"DescribeConfigs of {what}")
+                results[(ConfigResourceType(r["resource_type"]), r["resource_name"])] = {
+                    c["config_name"]: ConfigEntry(
+                        c["config_name"],
+                        c["config_value"],
+                        c["config_source"],
+                        c["read_only"],
+                        c["is_sensitive"],
+                    )
+                    for c in r["config_entries"]
+                }
+        return results
+
+    def alter_configs(self, config_resources: list[ConfigResource], validate_only: bool = False) -> None:
+        """Replace each resource's overrides with ``ConfigResource.configs`` (the whole set: a key left
+        out goes back to its default); raise the first error, named (Kafka 0.11's ``alterConfigs``)."""
+        for node, resources in self._config_nodes(config_resources).items():
+            body = {
+                "resources": [
+                    {
+                        "resource_type": int(r.resource_type),
+                        "resource_name": r.name,
+                        "config_entries": [
+                            {"config_name": k, "config_value": v} for k, v in dict(r.configs or {}).items()
+                        ],
+                    }
+                    for r in resources
+                ],
+                "validate_only": validate_only,
+            }
+            for r in self._call(node, ApiKeys.ALTER_CONFIGS, 0, body)["resources"]:
+                what = f"{ConfigResourceType(r['resource_type']).name.lower()} '{r['resource_name']}'"
+                _raise_for_message(r["error_code"], r["error_message"], f"AlterConfigs of {what}")
+
+    def _config_nodes(self, resources: list[ConfigResource]) -> dict[Node, list[ConfigResource]]:
+        """A broker's resource goes to that broker; the others to the least loaded one."""
+        by_node: dict[Node, list[ConfigResource]] = {}
+        any_node = None
+        for r in resources:
+            if r.resource_type is ConfigResourceType.BROKER and r.name.isdigit():
+                self.describe_cluster()
+                node = self._node(r.name)
+            else:
+                any_node = any_node or self._node(self._least_loaded_node())
+                node = any_node
+            by_node.setdefault(node, []).append(r)
+        return by_node
+
+    # -- records --------------------------------------------------------------------------------------------
+
+    def delete_records(
+        self, records_to_delete: dict[TopicPartition, int], timeout_ms: int = 30_000
+    ) -> dict[TopicPartition, int]:
+        """Delete every record below each offset (-1: below the high watermark), at each partition's
+        leader; return each partition's low watermark. Raise the first error, named (Kafka 1.1's
+        ``deleteRecords``, over 0.11's DeleteRecords request)."""
+        cluster = self.describe_cluster()
+        by_leader: dict[Node, list[TopicPartition]] = {}
+        for tp in sorted(records_to_delete):
+            if tp[0] not in cluster.topics():
+                raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"{_name(tp)}: the topic does not exist")
+            leader = cluster.leader_for(*tp)
+            if leader is None:
+                raise Errors.LEADER_NOT_AVAILABLE.exception(f"{_name(tp)} has no leader right now")
+            by_leader.setdefault(leader, []).append(tp)
+        low_watermarks = {}
+        for leader, partitions in by_leader.items():
+            topics = _by_topic(partitions, lambda tp: {"partition": tp[1], "offset": records_to_delete[tp]})
+            body = {
+                "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+                "timeout": timeout_ms,
+            }
+            response = self._call(leader, ApiKeys.DELETE_RECORDS, 0, body)
+            for topic in response["topics"]:
+                for p in topic["partitions"]:
+                    tp = TopicPartition(topic["topic"], p["partition"])
+                    _raise_for(p["error_code"], f"DeleteRecords of {_name(tp)} at broker {leader.id}")
+                    low_watermarks[tp] = p["low_watermark"]
+        return low_watermarks
 
     # -- consumer groups ------------------------------------------------------------------------------------
 
@@ -535,6 +686,13 @@ def _raise_for(error_code: int, what: str) -> None:
     error = Errors.for_code(error_code)
     if error is not Errors.NONE:
         raise error.exception(f"{what}: {error.name}: {error.description}")
+
+
+def _raise_for_message(error_code: int, message: str | None, what: str) -> None:
+    """The broker's own message where it sent one (config errors name the key), else the code's."""
+    error = Errors.for_code(error_code)
+    if error is not Errors.NONE:
+        raise error.exception(f"{what}: {error.name}: {message or error.description}")
 
 
 def _assignment(group_id: str, protocol_type: str, member_id: str, data: bytes) -> tuple[TopicPartition, ...]:

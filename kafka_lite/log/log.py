@@ -1,7 +1,7 @@
 """A partition's log: a sequence of segments, with offset assignment, reads, rolls, retention, recovery.
 
 Mirrors: kafka.log.Log (core/src/main/scala/kafka/log/Log.scala, Kafka 0.10.1, with 0.11.0's leader
-         epoch cache) and the v2 in-place path of kafka.log.LogValidator
+         epoch cache and log start offset, KIP-107) and the v2 in-place path of kafka.log.LogValidator
          (``validate_messages_and_assign_offsets`` below; Kafka 0.11.0)
 Book:    chapter 6, 6.1.1-6.1.4 (partitions, segments, writing, rolling, reading); 6.2 (truncation)
 Differs: segments are found by ``bisect`` over sorted base offsets (Kafka: a ConcurrentSkipListMap);
@@ -168,8 +168,15 @@ class Log:
     """One partition's log. Thread-safe: appends, rolls and truncations hold the log's lock."""
 
     def __init__(
-        self, directory: str | os.PathLike, config: LogConfig, recovery_point: int = 0, time: Time = SYSTEM
+        self,
+        directory: str | os.PathLike,
+        config: LogConfig,
+        recovery_point: int = 0,
+        time: Time = SYSTEM,
+        log_start_offset: int = 0,
     ):
+        """``log_start_offset``: where the log begins for readers, from ``log-start-offset-checkpoint``;
+        it may be inside the first segment after a DeleteRecords (KIP-107), never before it."""
         self.dir = Path(directory)
         self.config = config
         self.time = time
@@ -186,6 +193,7 @@ class Log:
             LeaderEpochCheckpointFile.in_dir(self.dir),
         )
         self._load_segments()
+        self._log_start_offset = max(log_start_offset, self._bases[0])
         active = self.active_segment
         self._next_offset_metadata = LogOffsetMetadata(
             active.next_offset(), active.base_offset, active.size_in_bytes()
@@ -527,10 +535,10 @@ class Log:
         with self._lock:
             segment = self._floor_segment(start_offset)
             bases = list(self._bases)
-        if start_offset > current.message_offset or segment is None:
+        if start_offset > current.message_offset or segment is None or start_offset < self._log_start_offset:
             raise OffsetOutOfRangeException(
                 f"Request for offset {start_offset} but we only have log segments in the range "
-                f"{bases[0]} to {current.message_offset}."
+                f"{self._log_start_offset} to {current.message_offset}."
             )
         i = bases.index(segment.base_offset)
         while i < len(bases):
@@ -564,16 +572,25 @@ class Log:
             return NO_TIMESTAMP, self.log_end_offset
         for segment in segments:  # the first segment that reaches the target holds the answer
             if segment.largest_timestamp >= target_timestamp:
-                return segment.find_offset_by_timestamp(target_timestamp)
+                found = segment.find_offset_by_timestamp(target_timestamp)
+                # records below the log start offset are deleted for readers (KIP-107)
+                if found is not None and found[1] < self._log_start_offset:
+                    return found[0], self._log_start_offset
+                return found
         return None
 
     # -- retention ----------------------------------------------------------------------------------------
 
     def delete_old_segments(self) -> int:
-        """Apply retention by time and by size (``cleanup.policy`` must include delete)."""
+        """Apply retention by time and by size, and drop the segments wholly below the log start
+        offset (Kafka 0.11; ``cleanup.policy`` must include delete)."""
         if not self.config.delete:
             return 0
-        return self._delete_retention_ms_breached() + self._delete_retention_size_breached()
+        return (
+            self._delete_retention_ms_breached()
+            + self._delete_retention_size_breached()
+            + self._delete_log_start_offset_breached()
+        )
 
     def _delete_retention_ms_breached(self) -> int:
         if self.config.retention_ms < 0:
@@ -595,6 +612,16 @@ class Log:
 
         return self._delete_old_segments(should_delete)
 
+    def _delete_log_start_offset_breached(self) -> int:
+        """A segment whose successor starts at or below the log start offset holds only records a
+        DeleteRecords removed (Kafka 0.11's ``deleteLogStartOffsetBreachedSegments``)."""
+
+        def should_delete(segment: LogSegment) -> bool:
+            i = self._bases.index(segment.base_offset)
+            return i + 1 < len(self._bases) and self._bases[i + 1] <= self._log_start_offset
+
+        return self._delete_old_segments(should_delete)
+
     def _delete_old_segments(self, predicate: Callable[[LogSegment], bool]) -> int:
         """Delete leading segments while ``predicate`` holds (Kafka 0.10.1's ``deleteOldSegments``). An
         empty active segment is never deleted; when every segment is due, the active one included,
@@ -611,6 +638,7 @@ class Log:
                     self.roll()  # keep an (empty) active segment at the LEO
                 for segment in deletable:
                     self._delete_segment(segment)
+                self._log_start_offset = max(self._log_start_offset, self._bases[0])
                 # the log starts later now: the epoch of its first record begins there
                 self.leader_epoch_cache.clear_and_flush_earliest(self.log_start_offset)
             return len(deletable)
@@ -660,6 +688,7 @@ class Log:
             for segment in self.log_segments():
                 self._delete_segment(segment)
             self._add_segment(self._new_segment(new_offset))
+            self._log_start_offset = new_offset
             self._update_log_end_offset(new_offset)
             self.recovery_point = min(new_offset, self.recovery_point)
             self.leader_epoch_cache.clear_and_flush()
@@ -668,7 +697,23 @@ class Log:
 
     @property
     def log_start_offset(self) -> int:
-        return self._bases[0]
+        """The first offset readers may see. Retention moves it to the first segment's base; a
+        DeleteRecords (Kafka 0.11, KIP-107) may move it into a segment, whose records below it stay
+        on disk, unreadable, until the whole segment is below it and retention deletes the file."""
+        return self._log_start_offset
+
+    # --8<-- [start:maybe_increment_log_start_offset]
+    def maybe_increment_log_start_offset(self, offset: int) -> None:
+        """Move the log start offset up to ``offset`` (never down): DeleteRecords on the leader, and
+        on a follower the leader's log start offset from each fetch. It is checkpointed with the
+        others (``log-start-offset-checkpoint``), not at once: only if every replica stopped
+        uncleanly within the checkpoint interval could the deleted records come back, as in Kafka."""
+        with self._lock:
+            if offset > self._log_start_offset:
+                self._log_start_offset = offset
+                self.leader_epoch_cache.clear_and_flush_earliest(offset)
+
+    # --8<-- [end:maybe_increment_log_start_offset]
 
     @property
     def log_end_offset(self) -> int:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidList, ValidString
+from kafka_lite.common.errors import Errors
 from kafka_lite.common.utils import LONG_MAX
 
 DAY_MS = 24 * 60 * 60 * 1000
@@ -93,6 +94,21 @@ SERVER_DEFAULT_NAMES = {
     "unclean.leader.election.enable": "unclean.leader.election.enable",
     "compression.type": "compression.type",
 }
+
+
+def validate_names(props: Mapping[str, Any]) -> None:
+    """Every name a topic setting (Kafka's ``LogConfig.validateNames``): an unknown one is
+    INVALID_CONFIG, as Kafka's ``InvalidConfigurationException``."""
+    for name in props:
+        if name not in CONFIG_DEF.keys:
+            raise Errors.INVALID_CONFIG.exception(f"Unknown topic config name: {name}")
+
+
+def validate(props: Mapping[str, Any]) -> None:
+    """Known names with values that parse (Kafka's ``LogConfig.validate``); a bad value raises the
+    ``ConfigException`` naming the key, the value and what is allowed."""
+    validate_names(props)
+    CONFIG_DEF.parse(props)
 
 
 class LogConfig:

@@ -40,6 +40,7 @@ from kafka_lite.log.log_config import LogConfig
 from kafka_lite.utils.scheduler import Scheduler
 
 RECOVERY_POINT_CHECKPOINT_FILE = "recovery-point-offset-checkpoint"
+LOG_START_OFFSET_CHECKPOINT_FILE = "log-start-offset-checkpoint"  # Kafka 0.11 (KIP-107)
 log = logging.getLogger(__name__)
 
 
@@ -56,6 +57,7 @@ class LogManager:
         cleaner_enable: bool = True,
         cleaner_backoff_ms: int = 15_000,
         time: Time = SYSTEM,
+        initial_task_delay_ms: int = 30_000,
     ) -> None:
         self.log_dirs = [Path(d) for d in log_dirs]
         if len({d.resolve() for d in self.log_dirs}) != len(self.log_dirs):
@@ -66,6 +68,7 @@ class LogManager:
         self.flush_check_ms = flush_check_ms
         self.flush_checkpoint_ms = flush_checkpoint_ms
         self.retention_check_ms = retention_check_ms
+        self.initial_task_delay_ms = initial_task_delay_ms  # Kafka's InitialTaskDelayMs
         self.time = time
         self._lock = threading.RLock()
         self._logs: dict[TopicPartition, Log] = {}
@@ -80,10 +83,14 @@ class LogManager:
     def _load_logs(self) -> None:
         for d in self.log_dirs:
             recovery_points = read_checkpoint(d / RECOVERY_POINT_CHECKPOINT_FILE)
+            log_start_offsets = read_checkpoint(d / LOG_START_OFFSET_CHECKPOINT_FILE)
             for partition_dir in sorted(p for p in d.iterdir() if p.is_dir()):
                 tp = parse_topic_partition(partition_dir)
                 config = self.topic_configs.get(tp[0], self.default_config)
-                log_ = Log(partition_dir, config, recovery_point=recovery_points.get(tp, 0), time=self.time)
+                log_ = Log(
+                    partition_dir, config, recovery_point=recovery_points.get(tp, 0), time=self.time,
+                    log_start_offset=log_start_offsets.get(tp, 0),
+                )  # fmt: skip
                 if tp in self._logs:
                     raise KafkaException(
                         f"Duplicate log directories found: {partition_dir}, {self._dir_of[tp]}"
@@ -97,10 +104,15 @@ class LogManager:
 
     def startup(self) -> None:
         """Start the background jobs (retention, flush, checkpoint, cleaner) on the scheduler."""
-        self.scheduler.schedule("kafka-log-retention", self.cleanup_logs, 30_000, self.retention_check_ms)
-        self.scheduler.schedule("kafka-log-flusher", self.flush_dirty_logs, 30_000, self.flush_check_ms)
+        delay = self.initial_task_delay_ms
+        self.scheduler.schedule("kafka-log-retention", self.cleanup_logs, delay, self.retention_check_ms)
+        self.scheduler.schedule("kafka-log-flusher", self.flush_dirty_logs, delay, self.flush_check_ms)
         self.scheduler.schedule(
             "kafka-recovery-point-checkpoint", self.checkpoint_recovery_point_offsets,
+            self.flush_checkpoint_ms, self.flush_checkpoint_ms,
+        )  # fmt: skip
+        self.scheduler.schedule(
+            "kafka-log-start-offset-checkpoint", self.checkpoint_log_start_offsets,
             self.flush_checkpoint_ms, self.flush_checkpoint_ms,
         )  # fmt: skip
         if self.cleaner is not None:
@@ -113,6 +125,7 @@ class LogManager:
                 log_.flush()
                 log_.close()
             self.checkpoint_recovery_point_offsets()
+            self.checkpoint_log_start_offsets()
             for d in self.log_dirs:
                 (d / CLEAN_SHUTDOWN_FILE).touch()
 
@@ -148,6 +161,16 @@ class LogManager:
             self._dir_of[tp] = d
             return log_
 
+    def update_topic_config(self, topic: str, config: LogConfig) -> int:
+        """A topic's new settings, for the logs it has here and those created later; returns how
+        many logs took them (``TopicConfigHandler`` calls this when the topic's overrides change)."""
+        with self._lock:
+            self.topic_configs[topic] = config
+            logs = [log_ for tp, log_ in self._logs.items() if tp[0] == topic]
+            for log_ in logs:
+                log_.config = config  # read afresh by every append, roll, retention and cleaner pass
+            return len(logs)
+
     def delete_log(self, tp: TopicPartition) -> None:
         with self._lock:
             log_ = self._logs.pop(tp, None)
@@ -175,6 +198,19 @@ class LogManager:
         for log_ in self.all_logs():
             if now - log_.last_flushed_time >= log_.config.flush_ms:
                 log_.flush()
+
+    def checkpoint_log_start_offsets(self) -> None:
+        """Each directory's ``log-start-offset-checkpoint``: the logs whose start a DeleteRecords moved
+        inside their first segment (elsewhere the first segment's base says it), as Kafka 0.11."""
+        for d, logs in self.logs_by_dir().items():
+            write_checkpoint(
+                d / LOG_START_OFFSET_CHECKPOINT_FILE,
+                {
+                    tp: log_.log_start_offset
+                    for tp, log_ in logs.items()
+                    if log_.log_start_offset > log_.log_segments()[0].base_offset
+                },
+            )
 
     def checkpoint_recovery_point_offsets(self) -> None:
         for d, logs in self.logs_by_dir().items():

@@ -1,8 +1,8 @@
 """The request handlers: one method per API, turning a parsed request into a response.
 
 Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scala, Kafka 0.10.1, with
-         0.11's InitProducerId, OffsetsForLeaderEpoch, FindCoordinator v1 and record-batch v2
-         Produce/Fetch)
+         0.11's InitProducerId, OffsetsForLeaderEpoch, FindCoordinator v1, record-batch v2
+         Produce/Fetch, DeleteRecords, DescribeConfigs and AlterConfigs, and 1.0's CreatePartitions)
 Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switches on the api key); 5.2.1 (the group APIs
          handed to the coordinator); 6.2 (produce and fetch); 7.2-7.3 (LeaderAndIsr,
          UpdateMetadata, StopReplica from the controller), 7.2.3 (a LeaderAndIsr moves the
@@ -65,9 +65,16 @@ from kafka_lite.coordinator.offset_and_metadata import DEFAULT_TIMESTAMP, NO_MET
 from kafka_lite.log.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
 from kafka_lite.network.transfer import FileRegion, PieceWriter
-from kafka_lite.server.admin_manager import AdminManager, TopicDetails
+from kafka_lite.server.admin_manager import (
+    AdminManager,
+    ConfigEntry,
+    DescribeConfigsResult,
+    NewPartitionsDetails,
+    TopicDetails,
+)
 from kafka_lite.server.delayed_client_request import FIRST_METADATA, DelayedClientRequest
 from kafka_lite.server.delayed_create_topics import CreateTopicsResults
+from kafka_lite.server.delayed_delete_records import INVALID_LOW_WATERMARK, DeleteRecordsPartitionResult
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
@@ -118,8 +125,12 @@ class KafkaApis:
         ApiKeys.LIST_GROUPS,
         ApiKeys.API_VERSIONS,
         ApiKeys.CREATE_TOPICS,
+        ApiKeys.DELETE_RECORDS,
         ApiKeys.INIT_PRODUCER_ID,
         ApiKeys.OFFSETS_FOR_LEADER_EPOCH,
+        ApiKeys.DESCRIBE_CONFIGS,
+        ApiKeys.ALTER_CONFIGS,
+        ApiKeys.CREATE_PARTITIONS,
     )
 
     def __init__(
@@ -165,6 +176,10 @@ class KafkaApis:
             ApiKeys.LIST_GROUPS: self.handle_list_groups_request,
             ApiKeys.API_VERSIONS: self.handle_api_versions_request,
             ApiKeys.CREATE_TOPICS: self.handle_create_topics_request,
+            ApiKeys.DELETE_RECORDS: self.handle_delete_records_request,
+            ApiKeys.DESCRIBE_CONFIGS: self.handle_describe_configs_request,
+            ApiKeys.ALTER_CONFIGS: self.handle_alter_configs_request,
+            ApiKeys.CREATE_PARTITIONS: self.handle_create_partitions_request,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKeys.OFFSETS_FOR_LEADER_EPOCH: self.handle_offsets_for_leader_epoch_request,
         }
@@ -394,7 +409,7 @@ class KafkaApis:
         for t in body["topics"]:
             for p in t["partitions"]:
                 partitions[(t["topic"], p["partition"])] = FetchPartitionRequest(
-                    p["fetch_offset"], p["max_bytes"]
+                    p["fetch_offset"], p["max_bytes"], p.get("log_start_offset", -1)
                 )
         fetch = FetchMetadata(
             min_bytes=body["min_bytes"],
@@ -544,6 +559,149 @@ class KafkaApis:
         self._send_response(request, {"throttle_time_ms": 0, "topic_errors": topic_errors})
 
     # --8<-- [end:create_topics]
+
+    # -- CreatePartitions (Kafka 1.0) ----------------------------------------------------------------------------
+
+    def handle_create_partitions_request(self, request: Request) -> None:
+        """As CreateTopics: only the controller adds partitions, a topic named twice is refused, and
+        the admin manager writes the grown assignment and answers once the new leaders are known."""
+        body = request.body
+        names = [t["topic"] for t in body["topic_partitions"]]
+        if not self.controller.is_active():
+            message = "This is not the correct controller for this cluster."
+            self._send_create_partitions_response(
+                request, names, {name: (Errors.NOT_CONTROLLER, message) for name in names}
+            )
+            return
+        duplicates = {name for name in names if names.count(name) > 1}
+        valid = {
+            t["topic"]: NewPartitionsDetails(
+                t["new_partitions"]["count"],
+                None
+                if t["new_partitions"]["assignment"] is None
+                else [list(r) for r in t["new_partitions"]["assignment"]],
+            )
+            for t in body["topic_partitions"]
+            if t["topic"] not in duplicates
+        }
+
+        def send_response_callback(results: CreateTopicsResults) -> None:
+            duplicate_errors = {
+                name: (Errors.INVALID_REQUEST, "Duplicate topic in request.") for name in duplicates
+            }
+            self._send_create_partitions_response(request, names, {**results, **duplicate_errors})
+
+        self.admin_manager.create_partitions(
+            body["timeout"], valid, body["validate_only"], send_response_callback
+        )
+
+    def _send_create_partitions_response(
+        self, request: Request, names: list[str], results: CreateTopicsResults
+    ) -> None:
+        topic_errors = [
+            {
+                "topic": topic,
+                "error_code": results[topic][0].code,
+                "error_message": results[topic][1] if results[topic][0] is not Errors.NONE else None,
+            }
+            for topic in dict.fromkeys(names)
+        ]
+        self._send_response(request, {"throttle_time_ms": 0, "topic_errors": topic_errors})
+
+    # -- DeleteRecords (Kafka 0.11, KIP-107) -----------------------------------------------------------------------
+
+    # --8<-- [start:delete_records]
+    def handle_delete_records_request(self, request: Request) -> None:
+        """Partitions of topics this broker's metadata does not know answer UNKNOWN_TOPIC_OR_PARTITION;
+        the rest go to the replica manager, which answers once every replica has deleted."""
+        body = request.body
+        offsets: dict[TopicPartition, int] = {}
+        unknown: dict[TopicPartition, DeleteRecordsPartitionResult] = {}
+        for t in body["topics"]:
+            for p in t["partitions"]:
+                tp = (t["topic"], p["partition"])
+                if self.metadata_cache.partitions(t["topic"]):
+                    offsets[tp] = p["offset"]
+                else:
+                    unknown[tp] = DeleteRecordsPartitionResult(
+                        INVALID_LOW_WATERMARK, Errors.UNKNOWN_TOPIC_OR_PARTITION
+                    )
+
+        def send_response_callback(results: dict[TopicPartition, DeleteRecordsPartitionResult]) -> None:
+            by_topic: dict[str, list] = {}
+            for (topic, partition), r in {**results, **unknown}.items():
+                by_topic.setdefault(topic, []).append(
+                    {"partition": partition, "low_watermark": r.low_watermark, "error_code": r.error.code}
+                )
+            topics = [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]
+            self._send_response(request, {"throttle_time_ms": 0, "topics": topics})
+
+        if not offsets:
+            send_response_callback({})
+            return
+        self.replica_manager.delete_records(body["timeout"], offsets, send_response_callback)
+
+    # --8<-- [end:delete_records]
+
+    # -- DescribeConfigs, AlterConfigs (Kafka 0.11, KIP-133) --------------------------------------------------------
+
+    def handle_describe_configs_request(self, request: Request) -> None:
+        version = request.header.api_version
+        resources = {
+            (r["resource_type"], r["resource_name"]): (
+                None if r["config_names"] is None else list(r["config_names"])
+            )
+            for r in request.body["resources"]
+        }
+        results = self.admin_manager.describe_configs(resources, request.body.get("include_synonyms", False))
+        entries = [
+            self._describe_configs_resource(resource, result, version) for resource, result in results.items()
+        ]
+        self._send_response(request, {"throttle_time_ms": 0, "resources": entries})
+
+    @staticmethod
+    def _describe_configs_resource(resource, result: DescribeConfigsResult, version: int) -> dict:
+        def entry(e: ConfigEntry) -> dict:
+            described = {
+                "config_name": e.name,
+                "config_value": e.value,
+                "read_only": e.read_only,
+                "is_sensitive": e.is_sensitive,
+            }
+            if version == 0:
+                return {**described, "is_default": e.is_default}
+            synonyms = [
+                {"config_name": s.name, "config_value": s.value, "config_source": int(s.source)}
+                for s in e.synonyms
+            ]
+            return {**described, "config_source": int(e.source), "config_synonyms": synonyms}
+
+        return {
+            "error_code": result.error.code,
+            "error_message": result.message,
+            "resource_type": resource[0],
+            "resource_name": resource[1],
+            "config_entries": [entry(e) for e in result.entries],
+        }
+
+    def handle_alter_configs_request(self, request: Request) -> None:
+        configs = {
+            (r["resource_type"], r["resource_name"]): {
+                c["config_name"]: c["config_value"] for c in r["config_entries"]
+            }
+            for r in request.body["resources"]
+        }
+        results = self.admin_manager.alter_configs(configs, request.body["validate_only"])
+        resources = [
+            {
+                "error_code": error.code,
+                "error_message": message,
+                "resource_type": resource_type,
+                "resource_name": name,
+            }
+            for (resource_type, name), (error, message) in results.items()
+        ]
+        self._send_response(request, {"throttle_time_ms": 0, "resources": resources})
 
     # -- InitProducerId ---------------------------------------------------------------------------------------------
 

@@ -113,6 +113,9 @@ CONFIG_DEF = (
     .define("log.roll.jitter.hours", Type.INT, 0, Range.at_least(0), H, "Segment age jitter in hours.")
     .define("log.retention.check.interval.ms", Type.LONG, 300000, Range.at_least(1), M,
             "How often the retention task runs.")
+    .define("log.initial.task.delay.ms", Type.LONG, 30000, Range.at_least(0), M,
+            "How long after start-up the retention and flush tasks first run (Kafka 3.8's setting, for "
+            "tests; Kafka 0.11 always waits 30 s).")
     .define("log.flush.scheduler.interval.ms", Type.LONG, LONG_MAX, None, H, "How often the flusher runs.")
     .define("log.flush.offset.checkpoint.interval.ms", Type.INT, 60000, Range.at_least(0), H,
             "How often recovery points are checkpointed.")
@@ -203,6 +206,8 @@ class KafkaConfig:
 
     def __init__(self, props: Mapping[str, Any]) -> None:
         self.values = CONFIG_DEF.parse(props, allow_unknown=True)
+        # what the file set, as given: DescribeConfigs tells a broker's own setting from a default
+        self.originals = {k: v for k, v in props.items() if k in CONFIG_DEF.keys}
         unknown = sorted(k for k in self.values if k not in CONFIG_DEF.keys)
         if unknown:
             log.info("Ignoring settings kafka_lite does not implement: %s", ", ".join(unknown))

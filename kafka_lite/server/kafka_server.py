@@ -4,16 +4,20 @@ Mirrors: kafka.server.KafkaServer (core/src/main/scala/kafka/server/KafkaServer.
          and kafka.server.KafkaHealthcheck (the broker's ephemeral registration)
 Book:    chapter 2, 2.3 (the server's start-up), 5.2 (the group coordinator in every broker),
          7.1 (the controller inside every broker), 7.4 (shutting down, in the reverse order)
-Differs: no controlled shutdown, no dynamic config changes. Client requests that arrive before the
+Differs: no controlled shutdown; of the dynamic configs, only topics' (Kafka 0.11 also has clients',
+         users' and brokers' quotas). The watch for partitions added to a topic is started here
+         (``partition_modifications.py`` says why). Client requests that arrive before the
          controller's first UpdateMetadata wait for it (``server/delayed_client_request.py``). The
          group coordinator's parts (its ``GroupConfig``, ``OffsetConfig``, purgatories and
          ``GroupMetadataManager``) are built here, where Kafka's ``GroupCoordinator.apply`` builds
          them, so that each is passed in explicitly.
 
 Start-up order, as ``KafkaServer.startup``: scheduler, ZooKeeper (creating the chroot), cluster id,
-log manager (loading and, after an unclean stop, recovering every log), metadata cache, socket server
-and the ``metric.reporters`` on its request metrics, replica manager, producer id manager, controller, admin manager, group coordinator, request handlers,
-and last the registration in ``/brokers/ids``: a broker is announced only once it can answer.
+log manager (loading and, after an unclean stop, recovering every log, each with its topic's
+overrides from ZooKeeper), metadata cache, socket server and the ``metric.reporters`` on its request
+metrics, replica manager, producer id manager, controller, admin manager, group coordinator, request
+handlers, the dynamic config manager (which applies later config changes to the live logs), and
+last the registration in ``/brokers/ids``: a broker is announced only once it can answer.
 ``KafkaApis`` gets each part it uses, never the server. Shutdown goes the other way, in Kafka's
 order (the group coordinator after the replica and admin managers, before the log manager); the log
 manager's shutdown writes the clean-shutdown marker so the next start skips recovery.
@@ -34,15 +38,18 @@ from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.network.socket_server import SocketServer
 from kafka_lite.server.admin_manager import AdminManager
+from kafka_lite.server.config_handler import TopicConfigHandler
+from kafka_lite.server.dynamic_config_manager import DynamicConfigManager
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafka_lite.server.metadata_cache import MetadataCache
+from kafka_lite.server.partition_modifications import PartitionModificationsListener
 from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import ReplicaManager
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import KafkaScheduler
-from kafka_lite.zk.zk_utils import ZkUtils
+from kafka_lite.zk.zk_utils import CONFIG_TYPE_TOPIC, ZkUtils
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +78,8 @@ class KafkaServer:
         self.apis: KafkaApis | None = None
         self.request_handler_pool: KafkaRequestHandlerPool | None = None
         self.producer_id_manager: ProducerIdManager | None = None
+        self.dynamic_config_manager: DynamicConfigManager | None = None
+        self.partition_modifications_listener: PartitionModificationsListener | None = None
         self._started = False
         self._shutting_down = False
         self._shutdown_lock = threading.Lock()
@@ -91,12 +100,14 @@ class KafkaServer:
             c.log_dirs,
             LogConfig.from_broker(c.log_config_props()),
             self.scheduler,
+            topic_configs=self._topic_configs(),
             flush_check_ms=c["log.flush.scheduler.interval.ms"],
             flush_checkpoint_ms=c["log.flush.offset.checkpoint.interval.ms"],
             retention_check_ms=c["log.retention.check.interval.ms"],
             cleaner_enable=c["log.cleaner.enable"],
             cleaner_backoff_ms=c["log.cleaner.backoff.ms"],
             time=self.time,
+            initial_task_delay_ms=c["log.initial.task.delay.ms"],
         )
         self.log_manager.startup()
         self.socket_server = SocketServer(
@@ -129,7 +140,9 @@ class KafkaServer:
             self.broker_id, self.zk, c["controller.socket.timeout.ms"], self.time, c.log_config_props()
         )
         self.controller.startup()
-        self.admin_manager = AdminManager(self.metadata_cache, self.zk, self.time)
+        self.partition_modifications_listener = PartitionModificationsListener(self.zk, self.controller)
+        self.partition_modifications_listener.startup()
+        self.admin_manager = AdminManager(c, self.metadata_cache, self.zk, self.time)
         self.group_coordinator = self._group_coordinator()
         self.group_coordinator.startup()
         self.apis = KafkaApis(
@@ -147,6 +160,12 @@ class KafkaServer:
         self.request_handler_pool = KafkaRequestHandlerPool(
             self.socket_server.request_channel, self.apis, c["num.io.threads"]
         )
+        self.dynamic_config_manager = DynamicConfigManager(
+            self.zk,
+            {CONFIG_TYPE_TOPIC: TopicConfigHandler(self.log_manager, c.log_config_props())},
+            self.time,
+        )
+        self.dynamic_config_manager.startup()
         host = c.advertised_host if c.advertised_host != "0.0.0.0" else "127.0.0.1"
         port = c.advertised_port or self.socket_server.port
         self._registration = (self.broker_id, host, port, c["broker.rack"])
@@ -156,6 +175,20 @@ class KafkaServer:
         log.info("Broker %d started on %s:%d (cluster %s)", self.broker_id, host, port, self.cluster_id)
 
     # --8<-- [end:startup]
+
+    def _topic_configs(self) -> dict[str, LogConfig]:
+        """Every topic's overrides from ZooKeeper, so that each log opens with its topic's settings
+        (Kafka's ``fetchAllTopicConfigs`` in ``createLogManager``). An override set that does not
+        parse is logged and the topic keeps the broker's defaults, rather than stopping the broker."""
+        defaults = self.config.log_config_props()
+        configs = {}
+        for topic, overrides in self.zk.fetch_all_topic_configs().items():
+            if overrides:
+                try:
+                    configs[topic] = LogConfig.from_broker(defaults, overrides)
+                except KafkaException as e:
+                    log.error("Ignoring the config overrides of topic %s in ZooKeeper: %s", topic, e)
+        return configs
 
     def _add_metric_reporters(self) -> None:
         """An instance of each class in ``metric.reporters``, configured with the broker's settings
@@ -283,6 +316,10 @@ class KafkaServer:
             self.socket_server.shutdown()
         if self.request_handler_pool is not None:
             self.request_handler_pool.shutdown()
+        if self.dynamic_config_manager is not None:
+            self.dynamic_config_manager.shutdown()
+        if self.partition_modifications_listener is not None:
+            self.partition_modifications_listener.shutdown()
         self.scheduler.shutdown()
         if self.apis is not None:
             self.apis.shutdown()

@@ -1,12 +1,14 @@
 """One partition as this broker sees it: its replicas, who leads, the ISR, and the high watermark.
 
-Mirrors: kafka.cluster.Partition (core/src/main/scala/kafka/cluster/Partition.scala, Kafka 0.10.1)
+Mirrors: kafka.cluster.Partition (core/src/main/scala/kafka/cluster/Partition.scala, Kafka 0.10.1,
+         with 0.11's deleteRecordsOnLeader and lowWatermarkIfLeader, KIP-107)
 Book:    chapter 6, 6.2.2 (partitions and replicas, the ISR, the HW), 7.2.2 (LeaderAndIsr makes a
          broker leader or follower)
 Differs: the idempotent producers' state is kept here, beside the log (Kafka 0.11 keeps it inside
          ``Log``); a new leader starts its followers' lag clocks afresh, as Kafka 0.10.2 does; a
          new leader records that its epoch starts at its LEO as it takes over, as Kafka 2.1 does
-         (0.11 recorded an epoch only at its first append).
+         (0.11 recorded an epoch only at its first append); a DeleteRecords beyond the high
+         watermark is refused here, as Kafka 1.1 does (0.11 checked it in ``Replica``).
 
 The leader keeps one ``Replica`` per assigned broker, and the in-sync replicas (ISR): the replicas
 that have caught up with the leader within ``replica.lag.time.max.ms``. Its high watermark (HW) is
@@ -34,6 +36,7 @@ from kafka_lite.common.errors import (
     KafkaException,
     NotEnoughReplicasException,
     NotLeaderForPartitionException,
+    OffsetOutOfRangeException,
 )
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import Time
@@ -190,10 +193,16 @@ class Partition:
 
     # --8<-- [start:update_replica_log_read_result]
     def update_replica_log_read_result(
-        self, replica_id: int, fetch_offset: int, leader_log_end_offset: int, fetch_time_ms: int
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        leader_log_end_offset: int,
+        fetch_time_ms: int,
+        follower_log_start_offset: int = -1,
     ) -> None:
-        """A follower fetched: record its LEO (and so its lag), then see whether it joins the ISR or
-        moves the HW."""
+        """A follower fetched: record its LEO (and so its lag) and its log start offset, then see
+        whether it joins the ISR or moves the HW. A log start offset that raised the low watermark
+        may complete a waiting DeleteRecords (Kafka 0.11)."""
         replica = self.get_replica(replica_id)
         if replica is None:
             raise NotAssignedReplicaException(
@@ -201,7 +210,13 @@ class Partition:
                 f"{fetch_offset} since the replica is not recognized to be one of the assigned replicas "
                 f"{sorted(self.assigned_replica_map)} for partition {self.topic}-{self.partition_id}."
             )
+        # the low watermark is computed only while a DeleteRecords waits for it
+        waiting = self.replica_manager.delayed_delete_records_purgatory.delayed() > 0
+        old_low_watermark = self.low_watermark_if_leader() if waiting and self.is_leader() else -1
         replica.update_log_read_result(fetch_offset, leader_log_end_offset, fetch_time_ms)
+        replica.update_log_start_offset(follower_log_start_offset)
+        if waiting and self.is_leader() and self.low_watermark_if_leader() > old_low_watermark:
+            self.replica_manager.try_complete_delayed_delete_records(self.tp)
         # check if we need to expand the ISR to include this replica, if it is not in the ISR yet
         self.maybe_expand_isr(replica_id)
         log.debug(
@@ -267,6 +282,51 @@ class Partition:
         """The HW moved: fetches waiting for committed data, and acks=all produces, may be done."""
         self.replica_manager.try_complete_delayed_fetch(self.tp)
         self.replica_manager.try_complete_delayed_produce(self.tp)
+
+    # -- DeleteRecords (Kafka 0.11, KIP-107) -----------------------------------------------------------------
+
+    # --8<-- [start:delete_records_on_leader]
+    def low_watermark_if_leader(self) -> int:
+        """The least log start offset of the replicas on live brokers (Kafka's ``lowWatermarkIfLeader``):
+        below it no replica still holds a record a DeleteRecords removed. A follower that has not yet
+        said where its log starts counts as -1."""
+        if not self.is_leader():
+            raise NotLeaderForPartitionException(
+                f"Leader not local for partition {self.topic}-{self.partition_id} on broker {self.local_broker_id}"
+            )
+        cache = self.replica_manager.metadata_cache
+        alive = {b.id for b in cache.alive_brokers()} if cache is not None else None
+        starts = [
+            r.log_start_offset
+            for r in self.assigned_replicas()
+            if r.is_local() or alive is None or r.broker_id in alive
+        ]
+        return min(starts, default=0)
+
+    def delete_records_on_leader(self, offset: int) -> int:
+        """Move the leader's log start offset to ``offset``; return the low watermark. Refused for a
+        topic whose ``cleanup.policy`` has no ``delete`` (POLICY_VIOLATION), and beyond the high
+        watermark (OFFSET_OUT_OF_RANGE): a consumer may never have seen what it would delete."""
+        with self.leader_isr_update_lock.read_lock():
+            leader = self.leader_replica_if_local()
+            if leader is None:
+                raise NotLeaderForPartitionException(
+                    f"Leader not local for partition {self.topic}-{self.partition_id} on broker {self.local_broker_id}"
+                )
+            if not leader.log.config.delete:
+                raise Errors.POLICY_VIOLATION.exception(
+                    f"Records of partition {self.topic}-{self.partition_id} can not be deleted due to the "
+                    "configured policy"
+                )
+            if offset > leader.high_watermark:
+                raise OffsetOutOfRangeException(
+                    f"The specified offset {offset} is higher than the high watermark {leader.high_watermark} "
+                    f"of the partition {self.topic}-{self.partition_id}"
+                )
+            leader.log.maybe_increment_log_start_offset(offset)
+            return self.low_watermark_if_leader()
+
+    # --8<-- [end:delete_records_on_leader]
 
     # --8<-- [start:maybe_shrink_isr]
     def maybe_shrink_isr(self, replica_max_lag_time_ms: int) -> None:

@@ -51,6 +51,7 @@ class Replica:
         # Kafka's highWatermarkMetadata; its position is not known yet
         self._high_watermark_metadata = LogOffsetMetadata(initial_high_watermark)
         self._log_end_offset = UNKNOWN_OFFSET  # a remote replica's, learned from its fetches
+        self._log_start_offset = UNKNOWN_OFFSET  # a remote replica's, from its Fetch v5 (KIP-107)
         # the leader's LEO and the time at this replica's previous fetch, for last_caught_up_time_ms
         self._last_fetch_leader_log_end_offset = 0
         self._last_fetch_time_ms = 0
@@ -93,6 +94,18 @@ class Replica:
     def reset_log_end_offset(self) -> None:
         """Forget a remote replica's LEO, as a new leader does until the follower fetches."""
         self._log_end_offset = UNKNOWN_OFFSET
+
+    @property
+    def log_start_offset(self) -> int:
+        """The local log's start, or what a follower last said its own was (Kafka 0.11): the
+        leader's low watermark, the least of them, tells a DeleteRecords when every replica is done."""
+        return self.log.log_start_offset if self.log is not None else self._log_start_offset
+
+    def update_log_start_offset(self, follower_log_start_offset: int) -> None:
+        """A remote replica's log start offset, as its fetch carried it (Kafka's ``updateLogReadResult``
+        sets it with the LEO). A follower that sends none (-1, Fetch before v5) leaves it unknown."""
+        if self.log is None:
+            self._log_start_offset = follower_log_start_offset
 
     @property
     def log_end_offset(self) -> int:

@@ -2,7 +2,7 @@
 
 Mirrors: kafka.server.AbstractFetcherThread and kafka.server.ReplicaFetcherThread
          (core/src/main/scala/kafka/server/, Kafka 0.10.1; the truncation by leader epoch before
-         fetching is 0.11's, KIP-101)
+         fetching is 0.11's, KIP-101, and so is the log start offset each fetch carries, KIP-107)
 Book:    chapter 6, 6.2.2 (the replica fetcher thread)
 Differs: one class where Kafka has the abstract loop and the replica-specific callbacks in two (its
          old consumer's fetcher shared the loop; ours has no other user). The Fetch request goes
@@ -17,7 +17,9 @@ offset (the follower's LEO), with ``replica_id`` set to this broker's id so that
 its LEO and records the follower's progress; send it and wait (the leader holds it up to
 ``replica.fetch.wait.max.ms`` when there is nothing new); append each partition's batches to the
 local log with the leader's offsets (``Partition.append_records_to_follower``), and move the local
-HW to the leader's, capped by the local LEO. A partition whose fetch failed backs off for
+HW to the leader's, capped by the local LEO, and the local log start offset to the leader's (Kafka
+0.11, KIP-107: what a DeleteRecords deleted on the leader goes here too; the next fetch tells the
+leader this replica's log start, which a waiting DeleteRecords counts). A partition whose fetch failed backs off for
 ``replica.fetch.backoff.ms``; one whose offset the leader no longer has (OFFSET_OUT_OF_RANGE) is
 truncated to the leader's end if it is ahead of the leader, and restarted at the leader's start
 (emptied) if it is behind that start.
@@ -324,6 +326,8 @@ class ReplicaFetcherThread(threading.Thread):
         # the follower's HW: the leader's, but never above what this replica has
         follower_high_watermark = min(replica.log_end_offset, data["partition_header"]["high_watermark"])
         replica.high_watermark = follower_high_watermark
+        # the leader's log start: a DeleteRecords there deletes here too (Kafka 0.11, KIP-107)
+        replica.log.maybe_increment_log_start_offset(data["partition_header"]["log_start_offset"])
         return replica.log_end_offset
 
     # --8<-- [end:process_partition_data]
@@ -382,6 +386,7 @@ class ReplicaFetcherThread(threading.Thread):
             max_bytes=self.max_bytes,
             offsets=fetch_request,
             partition_max_bytes=self.fetch_size,
+            log_start_offsets=self._log_start_offsets(fetch_request),
         )
         body = self.send_and_receive(ApiKeys.FETCH, FETCH_VERSION, request)
         return {
@@ -389,6 +394,16 @@ class ReplicaFetcherThread(threading.Thread):
             for t in body["responses"]
             for p in t["partition_responses"]
         }
+
+    def _log_start_offsets(self, partitions) -> dict[TopicPartition, int]:
+        """This replica's log start offsets, which the leader's low watermark is made of."""
+        starts = {}
+        for tp in partitions:
+            partition = self.replica_manager.get_partition(tp)
+            log_ = partition.log if partition is not None else None
+            if log_ is not None:
+                starts[tp] = log_.log_start_offset
+        return starts
 
     def list_offset(self, tp: TopicPartition, timestamp: int) -> int:
         body = self.send_and_receive(

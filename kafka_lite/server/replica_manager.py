@@ -4,7 +4,7 @@ the replication that keeps followers in step with their leaders.
 Mirrors: kafka.server.ReplicaManager (core/src/main/scala/kafka/server/ReplicaManager.scala, Kafka 0.10.1):
          appendMessages, fetchMessages/readFromLocalLog, updateFollowerLogReadResults,
          becomeLeaderOrFollower/makeLeaders/makeFollowers, stopReplicas, maybeShrinkIsr,
-         maybePropagateIsrChanges, checkpointHighWatermarks
+         maybePropagateIsrChanges, checkpointHighWatermarks; 0.11's deleteRecords (KIP-107)
 Book:    chapter 6, 6.2.1 (the replica manager), 6.3 (DelayedProduce, DelayedFetch); chapter 7, 7.2
          (LeaderAndIsr, StopReplica), 7.2.1 (creating the partitions a LeaderAndIsr names)
 Differs: the ISR check runs every half of ``replica.lag.time.max.ms`` (Kafka 0.11; 0.10.1 every
@@ -58,6 +58,12 @@ from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.log.log_segment import LogOffsetMetadata
+from kafka_lite.server.delayed_delete_records import (
+    INVALID_LOW_WATERMARK,
+    DelayedDeleteRecords,
+    DeleteRecordsPartitionResult,
+    DeleteRecordsPartitionStatus,
+)
 from kafka_lite.server.delayed_fetch import DelayedFetch
 from kafka_lite.server.delayed_produce import DelayedProduce, ProducePartitionStatus
 from kafka_lite.server.kafka_config import KafkaConfig
@@ -90,6 +96,7 @@ class PartitionResponse:
 class FetchPartitionRequest:
     offset: int
     max_bytes: int
+    log_start_offset: int = -1  # a follower's own (Fetch v5, KIP-107); -1 from consumers
 
 
 @dataclass
@@ -129,6 +136,7 @@ class LogReadResult:
     fetch_time_ms: int = -1
     # Where the read started, with its segment and position: a DelayedFetch counts from there.
     fetch_offset_metadata: LogOffsetMetadata | None = None
+    follower_log_start_offset: int = -1  # what the fetching follower said its log start is
 
     @property
     def size(self) -> int:
@@ -155,6 +163,7 @@ class ReplicaManager:
         metadata_cache: MetadataCache | None = None,
         delayed_produce_purgatory: DelayedOperationPurgatory | None = None,
         delayed_fetch_purgatory: DelayedOperationPurgatory | None = None,
+        delayed_delete_records_purgatory: DelayedOperationPurgatory | None = None,
     ) -> None:
         """``zk_utils`` None keeps ISR changes on this broker alone, and the purgatories may be given
         (with a ``MockTimer``), as in Kafka: for notebooks and unit tests."""
@@ -178,6 +187,9 @@ class ReplicaManager:
         )
         self.delayed_fetch_purgatory = delayed_fetch_purgatory or DelayedOperationPurgatory(
             "Fetch", time, broker_id=self.broker_id
+        )
+        self.delayed_delete_records_purgatory = delayed_delete_records_purgatory or DelayedOperationPurgatory(
+            "DeleteRecords", time, broker_id=self.broker_id
         )
 
     def create_replica_fetcher_manager(self) -> ReplicaFetcherManager:
@@ -524,6 +536,66 @@ class ReplicaManager:
     def try_complete_delayed_fetch(self, tp: TopicPartition) -> None:
         self.delayed_fetch_purgatory.check_and_complete(tp)
 
+    def try_complete_delayed_delete_records(self, tp: TopicPartition) -> None:
+        self.delayed_delete_records_purgatory.check_and_complete(tp)
+
+    # -- DeleteRecords (Kafka 0.11, KIP-107) ------------------------------------------------------------------
+
+    # --8<-- [start:delete_records]
+    def delete_records(
+        self,
+        timeout_ms: int,
+        offset_per_partition: dict[TopicPartition, int],
+        response_callback: Callable[[dict[TopicPartition, DeleteRecordsPartitionResult]], None],
+    ) -> None:
+        """Move each partition's log start offset on the leader, then answer: at once if every
+        partition failed, else once each partition's followers have moved theirs too (a
+        ``DelayedDeleteRecords`` waits for the low watermark), or at ``timeout_ms``."""
+        results = self.delete_records_on_local_log(offset_per_partition)
+        status = {
+            tp: DeleteRecordsPartitionStatus(requested, result) for tp, (requested, result) in results.items()
+        }
+        if any(result.error is Errors.NONE for _, result in results.values()):
+            operation = DelayedDeleteRecords(timeout_ms, status, self, response_callback)
+            # complete now if the leader is the only replica, or the followers are already there
+            self.delayed_delete_records_purgatory.try_complete_else_watch(operation, list(status))
+        else:
+            response_callback({tp: s.response_status for tp, s in status.items()})
+
+    def delete_records_on_local_log(
+        self, offset_per_partition: dict[TopicPartition, int]
+    ) -> dict[TopicPartition, tuple[int, DeleteRecordsPartitionResult]]:
+        """Per partition: (the offset asked for, with -1 read as the high watermark; the leader's
+        answer). An error in one partition leaves the others."""
+        results = {}
+        for tp, requested_offset in offset_per_partition.items():
+            try:
+                if tp[0].startswith("__"):
+                    raise InvalidTopicException(f"Cannot delete records of internal topic {tp[0]}")
+                partition = self.get_partition(tp)
+                if partition is None:
+                    raise UnknownTopicOrPartitionException(
+                        f"Partition {tp[0]}-{tp[1]} doesn't exist on {self.broker_id}"
+                    )
+                offset = requested_offset
+                if offset == -1:  # DeleteRecordsRequest.HIGH_WATERMARK: everything consumers may read
+                    offset = self.get_leader_partition(tp).high_watermark()
+                if offset < 0:
+                    raise OffsetOutOfRangeException(
+                        f"The offset {offset} for partition {tp[0]}-{tp[1]} is not valid"
+                    )
+                low_watermark = partition.delete_records_on_leader(offset)
+                results[tp] = (offset, DeleteRecordsPartitionResult(low_watermark, Errors.NONE))
+            except ApiException as e:
+                log.info("Error deleting records of %s-%d: %s", tp[0], tp[1], e)
+                results[tp] = (
+                    -1,
+                    DeleteRecordsPartitionResult(INVALID_LOW_WATERMARK, Errors.for_exception(e)),
+                )
+        return results
+
+    # --8<-- [end:delete_records]
+
     # -- fetch -------------------------------------------------------------------------------------------------
 
     # --8<-- [start:fetch_messages]
@@ -573,6 +645,7 @@ class ReplicaManager:
                 results[tp] = LogReadResult(
                     Errors.NONE, hw, replica.log.log_start_offset, records,
                     request.offset, initial_log_end_offset, fetch_time_ms, info.fetch_offset_metadata,
+                    request.log_start_offset,
                 )  # fmt: skip
                 size = records.size_in_bytes()
                 remaining = max(remaining - size, 0)
@@ -602,8 +675,9 @@ class ReplicaManager:
                 continue
             try:
                 partition.update_replica_log_read_result(
-                    replica_id, result.fetch_offset, result.leader_log_end_offset, result.fetch_time_ms
-                )
+                    replica_id, result.fetch_offset, result.leader_log_end_offset, result.fetch_time_ms,
+                    result.follower_log_start_offset,
+                )  # fmt: skip
             except KafkaException as e:
                 log.warning("%s", e)
 
@@ -620,6 +694,7 @@ class ReplicaManager:
         self.replica_fetcher_manager.shutdown()
         self.delayed_fetch_purgatory.shutdown()
         self.delayed_produce_purgatory.shutdown()
+        self.delayed_delete_records_purgatory.shutdown()
         if checkpoint_hw:
             self.checkpoint_high_watermarks()
         with self._replica_state_change_lock:

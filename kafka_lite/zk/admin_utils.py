@@ -5,6 +5,8 @@ Book:    chapter 7, 7.1.3 (a new topic appears in ZooKeeper; the controller acts
 Differs: the three error messages are Kafka 1.0's wording ("Number of partitions must be larger than 0.");
          0.10.1 wrote the same sentences in lower case without the final period. Rack-aware
          assignment (``assignReplicasToBrokersRackAware``) is not here: kafka_lite's brokers have no rack.
+         More partitions than one topic's znode can hold are refused up front (Kafka computes the
+         assignment, then fails to write it).
 
 Two goals: spread the partition leaders (the first replica of each) evenly over the brokers, and
 spread each broker's followers over the other brokers, so that when one broker dies its load falls
@@ -22,6 +24,11 @@ from __future__ import annotations
 import random
 
 from kafka_lite.common.errors import Errors
+from kafka_lite.zk.zk_utils import ZK_MAX_BUFFER
+
+# Each partition takes at least 8 bytes of its topic's assignment znode (``"0":[0],``): more than this
+# many could never be written, and are refused before an assignment is computed for them.
+MAX_PARTITIONS = ZK_MAX_BUFFER // 8
 
 
 def replica_index(
@@ -44,6 +51,10 @@ def assign_replicas_to_brokers(
 ) -> dict[int, list[int]]:
     if n_partitions <= 0:
         raise Errors.INVALID_PARTITIONS.exception("Number of partitions must be larger than 0.")
+    if max(0, start_partition_id) + n_partitions > MAX_PARTITIONS:
+        raise Errors.INVALID_PARTITIONS.exception(
+            f"Number of partitions must be at most {MAX_PARTITIONS}: one topic's assignment is one znode"
+        )
     if replication_factor <= 0:
         raise Errors.INVALID_REPLICATION_FACTOR.exception("Replication factor must be larger than 0.")
     if replication_factor > len(broker_list):

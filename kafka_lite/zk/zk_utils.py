@@ -15,7 +15,9 @@ The layout (a learner can browse it with ``zkCli``)::
     /brokers/topics/<t>/partitions/<p>/state  {"leader","leader_epoch","isr","controller_epoch"}
     /controller                             ephemeral: {"brokerid": <the controller>}
     /controller_epoch                       bumped by every new controller
-    /config/topics/<topic>                  a topic's setting overrides
+    /config/topics/<topic>                  {"version":1,"config":{...}}: a topic's setting overrides
+    /config/changes/config_change_<n>       {"version":2,"entity_path":"topics/<t>"}: "re-read these
+                                            overrides", for every broker's DynamicConfigManager
     /cluster/id                             the cluster id (Metadata v2+ reports it)
     /isr_change_notification/isr_change_<n> {"version":1,"partitions":[{"topic","partition"}]}:
                                             a leader's ISR changes, for the controller to announce
@@ -67,6 +69,11 @@ PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
 PRODUCER_ID_BLOCK_SIZE = 1000
 ISR_CHANGE_NOTIFICATION_PREFIX = "isr_change_"  # ReplicationUtils.IsrChangeNotificationPrefix
 ISR_CHANGE_NOTIFICATION_VERSION = 1  # IsrChangeNotificationListener.version
+ENTITY_CONFIG_CHANGE_ZNODE_PREFIX = "config_change_"  # AdminUtils.EntityConfigChangeZnodePrefix
+CONFIG_TYPE_TOPIC = "topics"  # kafka.server.ConfigType.Topic
+# ZooKeeper refuses a znode larger than jute.maxbuffer (0xfffff bytes by default), and drops the
+# connection of the client that sends one: a topic's whole assignment must fit in one znode.
+ZK_MAX_BUFFER = 0xFFFFF
 
 COMMON_PATHS = (
     BROKER_IDS_PATH,
@@ -187,6 +194,18 @@ def _partitions_order(partitions: list[int]) -> list[int]:
         return rotated >> 28  # the top 4 bits (an arithmetic shift, masked to 4 bits, is the same)
 
     return sorted(partitions, key=bucket, reverse=True)
+
+
+def _assignment_json(topic: str, assignment: dict[int, list[int]]) -> bytes:
+    """``/brokers/topics/<topic>``'s JSON; INVALID_PARTITIONS if ZooKeeper could never store it."""
+    partitions = {str(p): list(assignment[p]) for p in _partitions_order(list(assignment))}
+    data = _kafka_json({"version": 1, "partitions": partitions})
+    if len(data) > ZK_MAX_BUFFER:
+        raise Errors.INVALID_PARTITIONS.exception(
+            f"The assignment of topic '{topic}' ({len(assignment)} partitions) takes {len(data)} bytes, more "
+            f"than a ZooKeeper znode holds ({ZK_MAX_BUFFER})"
+        )
+    return data
 
 
 def _parse_isr_change_notification(data: bytes) -> set[TopicPartition]:
@@ -337,15 +356,24 @@ class ZkUtils:
             self.client.create(f"{TOPIC_CONFIG_PATH}/{topic}", config_data)
         except NodeExistsError:
             self.client.set(f"{TOPIC_CONFIG_PATH}/{topic}", config_data)
-        partitions = {str(p): list(assignment[p]) for p in _partitions_order(list(assignment))}
+        data = _assignment_json(topic, assignment)
         try:
-            self.client.create(
-                topic_path(topic), _kafka_json({"version": 1, "partitions": partitions}), makepath=True
-            )
+            self.client.create(topic_path(topic), data, makepath=True)
         except NodeExistsError:
             raise Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic}' already exists.") from None
 
     # --8<-- [end:create_topic]
+
+    def update_partition_assignment(self, topic: str, assignment: dict[int, list[int]]) -> None:
+        """Rewrite a topic's whole assignment with partitions added (Kafka's
+        ``createOrUpdateTopicPartitionAssignmentPathInZK`` with ``update = true``): the config is
+        left alone, and the controller's watch on the topic's znode sees the new partitions."""
+        try:
+            self.client.set(topic_path(topic), _assignment_json(topic, assignment))
+        except NoNodeError:
+            raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(
+                f"The topic '{topic}' does not exist."
+            ) from None
 
     def get_partition_assignment(self, topic: str) -> dict[int, list[int]]:
         value, _ = self._read_json(topic_path(topic))
@@ -354,8 +382,67 @@ class ZkUtils:
         return {int(p): list(r) for p, r in value.get("partitions", {}).items()}
 
     def get_topic_config(self, topic: str) -> dict[str, str]:
-        value, _ = self._read_json(f"{TOPIC_CONFIG_PATH}/{topic}")
-        return dict(value.get("config", {})) if value else {}
+        """A topic's overrides: none if it has no znode."""
+        return self.fetch_entity_config(CONFIG_TYPE_TOPIC, topic)
+
+    def fetch_entity_config(self, entity_type: str, entity: str) -> dict[str, str]:
+        """The overrides at ``/config/<entity_type>/<entity>`` (Kafka's ``AdminUtils.fetchEntityConfig``)."""
+        value, _ = self._read_json(f"{ENTITY_CONFIG_PATH}/{entity_type}/{entity}")
+        return {k: str(v) for k, v in value.get("config", {}).items()} if value else {}
+
+    def fetch_all_topic_configs(self) -> dict[str, dict[str, str]]:
+        """Every topic's overrides, for a broker starting up (Kafka's ``fetchAllTopicConfigs``)."""
+        return {topic: self.get_topic_config(topic) for topic in self.get_all_topics()}
+
+    # --8<-- [start:change_topic_config]
+    def change_topic_config(self, topic: str, configs: dict[str, str]) -> str:
+        """Replace a topic's overrides and tell every broker (Kafka's ``AdminUtils.changeTopicConfig``
+        after its validation, which is the caller's): first ``/config/topics/<topic>`` with the whole
+        new set, then a sequential ``/config/changes/config_change_<n>`` naming the entity. The
+        notification carries no configs: a broker reads the topic's znode when it sees it, so it
+        always applies the latest set, however many notifications it missed. Return its path."""
+        if not self.client.exists(topic_path(topic)):
+            raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"Topic '{topic}' does not exist.")
+        data = _kafka_json({"version": 1, "config": dict(configs)})
+        path = f"{TOPIC_CONFIG_PATH}/{topic}"
+        try:
+            self.client.set(path, data)
+        except NoNodeError:  # a topic created by a tool that wrote no config znode
+            self.client.create(path, data, makepath=True)
+        return self.client.create(
+            f"{ENTITY_CONFIG_CHANGES_PATH}/{ENTITY_CONFIG_CHANGE_ZNODE_PREFIX}",
+            _kafka_json({"version": 2, "entity_path": f"{CONFIG_TYPE_TOPIC}/{topic}"}),
+            sequence=True,
+            makepath=True,
+        )
+
+    # --8<-- [end:change_topic_config]
+
+    def get_config_change_notifications(self) -> list[str]:
+        """The ``config_change_<n>`` children, oldest first."""
+        try:
+            children = self.client.get_children(ENTITY_CONFIG_CHANGES_PATH)
+        except NoNodeError:
+            return []
+        return sorted(c for c in children if c.startswith(ENTITY_CONFIG_CHANGE_ZNODE_PREFIX))
+
+    def get_config_change_notification(self, child: str) -> tuple[dict | None, int]:
+        """A notification's JSON (None if gone or unreadable) and its creation time (ms)."""
+        try:
+            data, stat = self.client.get(f"{ENTITY_CONFIG_CHANGES_PATH}/{child}")
+        except NoNodeError:
+            return None, -1
+        try:
+            value = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            value = None
+        return (value if isinstance(value, dict) else None), stat.ctime
+
+    def delete_config_change_notification(self, child: str) -> None:
+        try:
+            self.client.delete(f"{ENTITY_CONFIG_CHANGES_PATH}/{child}")
+        except NoNodeError:
+            pass
 
     # -- partition state -----------------------------------------------------------------------------------
 

@@ -31,17 +31,19 @@ def fetch_request_body(
     offsets: Mapping[TopicPartition, int],
     partition_max_bytes: int,
     isolation_level: int = READ_UNCOMMITTED,
+    log_start_offsets: Mapping[TopicPartition, int] | None = None,
 ) -> dict:
     """A Fetch v5 body for ``offsets`` (each partition's fetch offset), grouped by topic in the order
     given: at most ``partition_max_bytes`` from each partition and ``max_bytes`` in all, waiting up
-    to ``max_wait_ms`` for ``min_bytes``."""
+    to ``max_wait_ms`` for ``min_bytes``. A follower gives ``log_start_offsets``, its own log's, so the
+    leader knows when a DeleteRecords is done on every replica (KIP-107); a consumer sends -1."""
     topics: dict[str, list[dict[str, int]]] = {}
     for (topic, partition), offset in offsets.items():
         topics.setdefault(topic, []).append(
             {
                 "partition": partition,
                 "fetch_offset": offset,
-                "log_start_offset": -1,  # a follower's own log start: only DeleteRecords reads it
+                "log_start_offset": (log_start_offsets or {}).get((topic, partition), -1),
                 "max_bytes": partition_max_bytes,
             }
         )

@@ -2,7 +2,8 @@
 
 Mirrors: org.apache.kafka.common.protocol.Protocol (the REQUESTS/RESPONSES tables; clients/.../
          common/protocol/Protocol.java, Kafka 0.11.0) and, for versions added after 0.11
-         (ApiVersions v2, InitProducerId v1), Kafka's message JSON files
+         (ApiVersions v2, InitProducerId v1, DescribeConfigs v1, CreatePartitions), Kafka's
+         message JSON files
 Book:    chapter 2 (the request/response formats); chapters 4-7 use the group and controller APIs
 Differs: schemas are shared Python values rather than Java constants; a version whose body did not
          change points at the same schema object (Kafka does the same: ``PRODUCE_REQUEST_V1 =
@@ -10,7 +11,8 @@ Differs: schemas are shared Python values rather than Java constants; a version 
 
 The versions are a Kafka 0.11-era set that kafka-python, confluent-kafka (librdkafka), aiokafka and
 kcat all work with: client APIs from version 0 (old librdkafka asks for exact versions), plus
-ApiVersions v2 and InitProducerId v1; inter-broker APIs at their Kafka 0.11 versions; none of the
+ApiVersions v2 and InitProducerId v1, with Kafka 1.0's CreatePartitions and 1.1's DescribeConfigs v1
+(the admin clients ask for them); inter-broker APIs at their Kafka 0.11 versions; none of the
 later "flexible" versions (tagged fields, compact strings). ``REQUESTS[api_key][version]`` and
 ``RESPONSES[...]`` are the schemas; ApiVersions advertises the range each table spans, the docs print
 them and the tests walk them.
@@ -353,6 +355,81 @@ _OFLE_RESP_TOPIC = S(
 )
 OFFSETS_FOR_LEADER_EPOCH_RESPONSE_V0 = S(F("topics", A(_OFLE_RESP_TOPIC)))
 
+# --- DeleteRecords (21): Kafka 0.11, KIP-107 -------------------------------------------------------------------
+DELETE_RECORDS_REQUEST_V0 = S(
+    F("topics", A(S(
+        F("topic", STRING),
+        F("partitions", A(S(F("partition", INT32), F("offset", INT64, "Delete below this; -1: the high watermark.")))),
+    ))),
+    F("timeout", INT32, "How long to wait for every replica to move its log start offset (ms)."),
+)  # fmt: skip
+DELETE_RECORDS_RESPONSE_V0 = S(
+    THROTTLE,
+    F("topics", A(S(
+        F("topic", STRING),
+        F("partitions", A(S(F("partition", INT32), F("low_watermark", INT64), ERROR))),
+    ))),
+)  # fmt: skip
+
+# --- DescribeConfigs (32), AlterConfigs (33): Kafka 0.11, KIP-133; DescribeConfigs v1 is Kafka 1.1's (KIP-226) ---
+_DESCRIBE_CONFIGS_RESOURCE = S(
+    F("resource_type", INT8, "2 a topic, 4 a broker (ConfigResource.Type)."),
+    F("resource_name", STRING),
+    F("config_names", A(STRING, nullable=True), "null: every config"),
+)
+DESCRIBE_CONFIGS_REQUEST_V0 = S(F("resources", A(_DESCRIBE_CONFIGS_RESOURCE)))
+DESCRIBE_CONFIGS_REQUEST_V1 = S(F("resources", A(_DESCRIBE_CONFIGS_RESOURCE)), F("include_synonyms", BOOLEAN))
+_CONFIG_ENTRY_V0 = S(
+    F("config_name", STRING), F("config_value", NULLABLE_STRING), F("read_only", BOOLEAN),
+    F("is_default", BOOLEAN), F("is_sensitive", BOOLEAN),
+)  # fmt: skip
+_CONFIG_SYNONYM = S(F("config_name", STRING), F("config_value", NULLABLE_STRING), F("config_source", INT8))
+_CONFIG_ENTRY_V1 = S(
+    F("config_name", STRING), F("config_value", NULLABLE_STRING), F("read_only", BOOLEAN),
+    F("config_source", INT8, "1 a topic override, 4 the broker's file, 5 the default (DescribeConfigs v1)."),
+    F("is_sensitive", BOOLEAN), F("config_synonyms", A(_CONFIG_SYNONYM)),
+)  # fmt: skip
+
+
+def _describe_configs_response(entry: Schema) -> Schema:
+    resource = S(
+        ERROR, F("error_message", NULLABLE_STRING), F("resource_type", INT8), F("resource_name", STRING),
+        F("config_entries", A(entry)),
+    )  # fmt: skip
+    return S(THROTTLE, F("resources", A(resource)))
+
+
+DESCRIBE_CONFIGS_RESPONSE_V0 = _describe_configs_response(_CONFIG_ENTRY_V0)
+DESCRIBE_CONFIGS_RESPONSE_V1 = _describe_configs_response(_CONFIG_ENTRY_V1)
+ALTER_CONFIGS_REQUEST_V0 = S(
+    F("resources", A(S(
+        F("resource_type", INT8), F("resource_name", STRING),
+        F("config_entries", A(S(F("config_name", STRING), F("config_value", NULLABLE_STRING)))),
+    ))),
+    F("validate_only", BOOLEAN),
+)  # fmt: skip
+ALTER_CONFIGS_RESPONSE_V0 = S(
+    THROTTLE,
+    F("resources", A(S(
+        ERROR, F("error_message", NULLABLE_STRING), F("resource_type", INT8), F("resource_name", STRING),
+    ))),
+)  # fmt: skip
+
+# --- CreatePartitions (37): Kafka 1.0, KIP-195 -----------------------------------------------------------------
+CREATE_PARTITIONS_REQUEST_V0 = S(
+    F("topic_partitions", A(S(
+        F("topic", STRING),
+        F("new_partitions", S(
+            F("count", INT32, "The topic's partition count after the request."),
+            F("assignment", A(A(INT32), nullable=True), "Each new partition's replicas; null: the broker's choice."),
+        )),
+    ))),
+    F("timeout", INT32), F("validate_only", BOOLEAN),
+)  # fmt: skip
+CREATE_PARTITIONS_RESPONSE_V0 = S(
+    THROTTLE, F("topic_errors", A(S(F("topic", STRING), ERROR, F("error_message", NULLABLE_STRING))))
+)
+
 # api key -> schemas by version (None for a version kafka_lite does not speak, e.g. ControlledShutdown v0).
 # --8<-- [start:tables]
 REQUESTS: dict[int, list[Schema | None]] = {
@@ -393,8 +470,12 @@ REQUESTS: dict[int, list[Schema | None]] = {
     18: [API_VERSIONS_REQUEST_V0] * 3,
     19: [CREATE_TOPICS_REQUEST_V0, CREATE_TOPICS_REQUEST_V1, CREATE_TOPICS_REQUEST_V1],
     20: [DELETE_TOPICS_REQUEST_V0, DELETE_TOPICS_REQUEST_V0],
+    21: [DELETE_RECORDS_REQUEST_V0],
     22: [INIT_PRODUCER_ID_REQUEST_V0, INIT_PRODUCER_ID_REQUEST_V0],
     23: [OFFSETS_FOR_LEADER_EPOCH_REQUEST_V0],
+    32: [DESCRIBE_CONFIGS_REQUEST_V0, DESCRIBE_CONFIGS_REQUEST_V1],
+    33: [ALTER_CONFIGS_REQUEST_V0],
+    37: [CREATE_PARTITIONS_REQUEST_V0, CREATE_PARTITIONS_REQUEST_V0],
 }
 RESPONSES: dict[int, list[Schema | None]] = {
     0: [PRODUCE_RESPONSE_V0, PRODUCE_RESPONSE_V1, PRODUCE_RESPONSE_V2, PRODUCE_RESPONSE_V2],
@@ -435,7 +516,11 @@ RESPONSES: dict[int, list[Schema | None]] = {
     18: [API_VERSIONS_RESPONSE_V0, API_VERSIONS_RESPONSE_V1, API_VERSIONS_RESPONSE_V1],
     19: [CREATE_TOPICS_RESPONSE_V0, CREATE_TOPICS_RESPONSE_V1, CREATE_TOPICS_RESPONSE_V2],
     20: [DELETE_TOPICS_RESPONSE_V0, DELETE_TOPICS_RESPONSE_V1],
+    21: [DELETE_RECORDS_RESPONSE_V0],
     22: [INIT_PRODUCER_ID_RESPONSE_V0, INIT_PRODUCER_ID_RESPONSE_V0],
     23: [OFFSETS_FOR_LEADER_EPOCH_RESPONSE_V0],
+    32: [DESCRIBE_CONFIGS_RESPONSE_V0, DESCRIBE_CONFIGS_RESPONSE_V1],
+    33: [ALTER_CONFIGS_RESPONSE_V0],
+    37: [CREATE_PARTITIONS_RESPONSE_V0, CREATE_PARTITIONS_RESPONSE_V0],
 }
 # --8<-- [end:tables]

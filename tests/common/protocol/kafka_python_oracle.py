@@ -7,6 +7,9 @@ position. Used by the interop tests and by ``benchmarks/bench_protocol.py``.
 
 from __future__ import annotations
 
+from kafka.protocol.old.types import Array as KpArray
+from kafka.protocol.old.types import Schema as KpSchema
+
 from kafka_lite.common.protocol import types as t
 
 
@@ -55,3 +58,38 @@ def from_kafka_python(schema: t.Type, value):
     if isinstance(value, bytearray | memoryview):
         return bytes(value)
     return value
+
+
+def flatten_kafka_python(kp_type, value):
+    """kafka-python's decoded value with every struct nested in a struct spliced into its parent,
+    as ``as_tuple`` splices ours: kafka-python nests some (CreatePartitions' ``new_partitions``) and
+    writes others flat (Fetch's partition header), and the bytes are the same either way."""
+    if isinstance(kp_type, KpSchema):
+        items = list(value) if isinstance(value, tuple | list) else [getattr(value, n) for n in kp_type.names]
+        out = []
+        for field, item in zip(kp_type.fields, items, strict=True):
+            flat = flatten_kafka_python(field, item)
+            out.extend(flat) if isinstance(field, KpSchema) else out.append(flat)
+        return tuple(out)
+    if isinstance(kp_type, KpArray):
+        return None if value is None else [flatten_kafka_python(kp_type.array_of, v) for v in value]
+    return value
+
+
+def nest_for_kafka_python(kp_type, value):
+    """The reverse: a flat positional tuple in the shape kafka-python's schema encodes."""
+    if isinstance(kp_type, KpSchema):
+        items = iter(value)
+        nested = _take(kp_type, items)
+        assert next(items, items) is items, "more values than kafka-python's schema has fields"
+        return nested
+    if isinstance(kp_type, KpArray):
+        return None if value is None else [nest_for_kafka_python(kp_type.array_of, v) for v in value]
+    return value
+
+
+def _take(kp_schema, items) -> tuple:
+    return tuple(
+        _take(field, items) if isinstance(field, KpSchema) else nest_for_kafka_python(field, next(items))
+        for field in kp_schema.fields
+    )

@@ -21,7 +21,7 @@ from kafka_lite.common.protocol import types as t
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.types import decode, encode
 
-from .kafka_python_oracle import as_tuple, from_kafka_python
+from .kafka_python_oracle import as_tuple, flatten_kafka_python, from_kafka_python, nest_for_kafka_python
 from .strategies import values_for
 
 pytestmark = pytest.mark.unit
@@ -65,8 +65,11 @@ def test_both_codecs_agree(api, version, kind):
     def check(value):
         ours = encode(schema, value)
         decoded = theirs.SCHEMA.decode(io.BytesIO(ours))
-        assert from_kafka_python(schema, decoded) == as_tuple(schema, value)
-        back = decode(schema, theirs.SCHEMA.encode(as_tuple(schema, value)))
+        flat = flatten_kafka_python(theirs.SCHEMA, decoded)
+        assert from_kafka_python(schema, flat) == as_tuple(schema, value)
+        back = decode(
+            schema, theirs.SCHEMA.encode(nest_for_kafka_python(theirs.SCHEMA, as_tuple(schema, value)))
+        )
         assert as_tuple(schema, back) == as_tuple(schema, value)
 
     check()

@@ -1,0 +1,121 @@
+"""``kafka-lite configs``: describe a topic's or a broker's configs, and alter a topic's.
+
+No Kafka twin: modelled on bin/kafka-configs.sh (kafka.admin.ConfigCommand, Kafka 0.11), over the
+wire: Kafka 0.11's tool wrote ``/config/topics/<topic>`` in ZooKeeper itself; the DescribeConfigs and
+AlterConfigs requests of the same release are what kafka-configs.sh's ``--bootstrap-server`` (Kafka
+2.0+) uses, and so does this command.
+Book:    chapter 7 (the admin tools; a topic's settings live in ZooKeeper)
+
+``--alter`` reads the topic's overrides, adds ``--add-config`` and removes ``--delete-config``, and
+sends the whole new set (AlterConfigs replaces a topic's overrides, it does not patch them), as
+ConfigCommand does. Every broker applies the change to its logs at once, no restart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from rich.table import Table
+
+from kafka_lite.cli import CliError, admin_client
+
+REQUEST_TIMEOUT_MS = 15_000
+ENTITY_TYPES = {"topics": "TOPIC", "brokers": "BROKER"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "configs", help="describe or alter a topic's configs, describe a broker's (kafka-configs.sh)"
+    )
+    parser.add_argument(
+        "--bootstrap-server", required=True, metavar="HOST:PORT[,...]", help="the brokers to connect to"
+    )
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--describe", action="store_true", help="list the entity's configs")
+    action.add_argument("--alter", action="store_true", help="add or delete a topic's config overrides")
+    parser.add_argument(
+        "--entity-type", required=True, choices=sorted(ENTITY_TYPES), help="topics or brokers"
+    )
+    parser.add_argument("--entity-name", required=True, metavar="NAME", help="the topic, or the broker id")
+    parser.add_argument(
+        "--add-config", metavar="K=V,K=[A,B]", help="overrides to set: comma-separated, a list value in []"
+    )
+    parser.add_argument("--delete-config", metavar="K,K", help="overrides to remove: comma-separated names")
+    parser.add_argument("--all", action="store_true", help="with --describe: every config, defaults included")
+    parser.set_defaults(handler=run)
+
+
+# k=v pairs separated by commas; a value in [] may itself hold commas (ConfigCommand's format)
+_PAIR = re.compile(r"([^=,\s]+)=(\[[^\]]*\]|[^,]*)")
+
+
+def parse_add_config(text: str) -> dict[str, str]:
+    """``"a=1,b=[x,y]"`` as ``{"a": "1", "b": "x,y"}``; anything else is a usage error."""
+    configs, pos = {}, 0
+    while pos < len(text):
+        m = _PAIR.match(text, pos)
+        if m is None:
+            raise CliError(f"--add-config {text!r}: expected k=v pairs separated by commas", exit_code=2)
+        key, value = m.group(1), m.group(2)
+        configs[key] = value[1:-1] if value.startswith("[") else value
+        pos = m.end()
+        if pos < len(text):
+            if text[pos] != ",":
+                raise CliError(f"--add-config {text!r}: expected ',' after {key}={value}", exit_code=2)
+            pos += 1
+    return configs
+
+
+def run(args: argparse.Namespace, console) -> int:
+    from kafka_lite.clients.admin import ConfigResource, ConfigResourceType
+
+    resource_type = ConfigResourceType[ENTITY_TYPES[args.entity_type]]
+    if args.alter:
+        if resource_type is ConfigResourceType.BROKER:
+            raise CliError(
+                "--alter works for --entity-type topics: a broker's configs are its server.properties "
+                "(Kafka 0.11 refuses AlterConfigs of a broker too)",
+                exit_code=2,
+            )
+        if not args.add_config and not args.delete_config:
+            raise CliError("--alter needs --add-config or --delete-config", exit_code=2)
+        to_add = parse_add_config(args.add_config) if args.add_config else {}
+    elif args.add_config or args.delete_config:
+        raise CliError("--add-config and --delete-config go with --alter", exit_code=2)
+    with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
+        described = admin.describe_configs([ConfigResource(resource_type, args.entity_name)])
+        entries = described[(resource_type, args.entity_name)]
+        if args.describe:
+            return _describe(args, entries, console)
+        return _alter(admin, args, resource_type, entries, to_add, console, ConfigResource)
+
+
+def _describe(args, entries: dict, console) -> int:
+    shown = [e for e in entries.values() if args.all or not e.is_default]
+    label = "topic" if args.entity_type == "topics" else "broker"
+    if not shown:
+        console.print(f"Configs for {label} '{args.entity_name}' are (no overrides)", highlight=False)
+        return 0
+    table = Table("Config", "Value", "Source", title=f"Configs for {label} '{args.entity_name}'")
+    for e in shown:
+        source = {1: "topic override", 4: "broker file", 5: "default"}.get(e.source, str(e.source))
+        table.add_row(e.name, "<sensitive>" if e.is_sensitive else str(e.value), source)
+    console.print(table)
+    return 0
+
+
+def _alter(admin, args, resource_type, entries: dict, to_add: dict[str, str], console, ConfigResource) -> int:
+    from kafka_lite.clients.admin import CONFIG_SOURCE_TOPIC
+
+    overrides = {name: e.value for name, e in entries.items() if e.source == CONFIG_SOURCE_TOPIC}
+    to_delete = [n.strip() for n in args.delete_config.split(",") if n.strip()] if args.delete_config else []
+    missing = [n for n in to_delete if n not in overrides]
+    if missing:
+        raise CliError(
+            f"Invalid config(s): {','.join(missing)} (not overridden for topic '{args.entity_name}')"
+        )
+    new = {k: v for k, v in {**overrides, **to_add}.items() if k not in to_delete}
+    admin.alter_configs([ConfigResource(resource_type, args.entity_name, new)])
+    console.print(f"Completed updating config for entity: topic '{args.entity_name}'.", highlight=False)
+    return 0

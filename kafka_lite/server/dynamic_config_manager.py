@@ -1,0 +1,134 @@
+"""Every broker's watch on ``/config/changes``: the notifications that some entity's overrides changed.
+
+Mirrors: kafka.server.DynamicConfigManager (core/src/main/scala/kafka/server/DynamicConfigManager.scala,
+         Kafka 0.11.0) with kafka.common.ZkNodeChangeNotificationListener, which it uses
+Book:    chapter 7 (the admin tools write to ZooKeeper; the brokers watch it)
+Differs: the notifications are processed on this manager's own thread (Kafka: ZkClient's event
+         thread), since kazoo's watch thread must not wait on ZooKeeper calls.
+
+How a config change travels (Kafka's ``AdminUtils.changeTopicConfig``, here ``ZkUtils.change_topic_config``)::
+
+    /config/topics/orders            {"version":1,"config":{"retention.ms":"60000"}}   (1) the new set
+    /config/changes/config_change_0000000007  {"version":2,"entity_path":"topics/orders"}  (2) "look"
+
+Every broker watches the children of ``/config/changes``. For each notification newer than the last
+one it processed it reads the entity's znode (the whole current set, not a diff) and hands it to the
+handler of the entity type: ``TopicConfigHandler`` for ``topics``. A broker starting up processes the
+notifications still there, harmlessly, since each only says "re-read"; it already read every topic's
+overrides when it built its ``LogManager``. Notifications older than ``change_expiration_ms`` (15
+minutes, Kafka's) are deleted by whichever broker sees them after processing, so the directory does
+not grow forever, while a broker that was briefly disconnected still finds what it missed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+
+from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.server.config_handler import ConfigHandler
+from kafka_lite.zk.zk_utils import ENTITY_CONFIG_CHANGE_ZNODE_PREFIX, ENTITY_CONFIG_CHANGES_PATH, ZkUtils
+
+log = logging.getLogger(__name__)
+
+CHANGE_EXPIRATION_MS = 15 * 60 * 1000  # ZkNodeChangeNotificationListener's changeExpirationMs
+
+
+class DynamicConfigManager:
+    def __init__(
+        self,
+        zk_utils: ZkUtils,
+        config_handlers: Mapping[str, ConfigHandler],
+        time: Time = SYSTEM,
+        change_expiration_ms: int = CHANGE_EXPIRATION_MS,
+    ) -> None:
+        self.zk_utils = zk_utils
+        self.config_handlers = dict(config_handlers)
+        self.time = time
+        self.change_expiration_ms = change_expiration_ms
+        self.last_executed_change = -1
+        self._changed = threading.Event()
+        self._running = False
+        self._thread = threading.Thread(target=self._run, name="dynamic-config-manager", daemon=True)
+
+    def startup(self) -> None:
+        """Process what is there now, then every change the watch reports."""
+        self._running = True
+        self._thread.start()
+        self.zk_utils.watch_children(ENTITY_CONFIG_CHANGES_PATH, self._on_children_change)
+
+    def shutdown(self) -> None:
+        self._running = False
+        self._changed.set()
+        if self._thread.is_alive():
+            self._thread.join(10)
+
+    def _on_children_change(self, children: list[str]) -> bool:
+        if not self._running:
+            return False  # kazoo drops the watch
+        self._changed.set()
+        return True
+
+    def _run(self) -> None:
+        while True:
+            self._changed.wait()
+            self._changed.clear()
+            if not self._running:
+                return
+            try:
+                self.process_all_notifications()
+            except Exception:  # ZooKeeper unreachable: the next change (or reconnect) retries
+                log.exception("Error processing config change notifications")
+
+    # --8<-- [start:process_notifications]
+    def process_all_notifications(self) -> None:
+        self.process_notifications(self.zk_utils.get_config_change_notifications())
+
+    def process_notifications(self, notifications: list[str]) -> None:
+        """Each notification newer than the last processed one, in sequence order; then the purge."""
+        for child in sorted(notifications):
+            change_id = int(child[len(ENTITY_CONFIG_CHANGE_ZNODE_PREFIX) :])
+            if change_id <= self.last_executed_change:
+                continue
+            data, _ = self.zk_utils.get_config_change_notification(child)
+            if data is None:
+                log.warning("Ignoring config change notification %s: gone, or not a JSON object", child)
+            else:
+                try:
+                    self.process_notification(data)
+                except Exception as e:  # one bad notification must not stop the ones after it
+                    log.error("Error processing config change notification %s %s: %s", child, data, e)
+            self.last_executed_change = change_id
+        self.purge_obsolete_notifications(notifications)
+
+    def process_notification(self, data: dict) -> None:
+        """Kafka's ``ConfigChangedNotificationHandler``: version 1 names the entity type and name,
+        version 2 (what 0.11 writes) an ``entity_path`` such as ``topics/orders``."""
+        version = data.get("version")
+        if version == 1:
+            entity_type, entity = data.get("entity_type"), data.get("entity_name")
+        elif version == 2:
+            entity_type, _, entity = str(data.get("entity_path", "")).partition("/")
+        else:
+            raise ValueError(f"Config change notification has an unsupported version {version!r}")
+        handler = self.config_handlers.get(entity_type)
+        if handler is None or not entity:
+            log.info(
+                "Ignoring a config change of %s %r: this broker has no handler for it", entity_type, entity
+            )
+            return
+        handler.process_config_changes(entity, self.zk_utils.fetch_entity_config(entity_type, entity))
+
+    # --8<-- [end:process_notifications]
+
+    def purge_obsolete_notifications(self, notifications: list[str]) -> None:
+        """Delete the processed notifications older than ``change_expiration_ms``."""
+        now = self.time.milliseconds()
+        for child in sorted(notifications):
+            if int(child[len(ENTITY_CONFIG_CHANGE_ZNODE_PREFIX) :]) > self.last_executed_change:
+                break
+            _, ctime = self.zk_utils.get_config_change_notification(child)
+            if ctime != -1 and now - ctime > self.change_expiration_ms:
+                log.debug("Purging expired config change notification %s", child)
+                self.zk_utils.delete_config_change_notification(child)

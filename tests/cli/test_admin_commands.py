@@ -1,0 +1,154 @@
+"""``kafka-lite configs``, ``topics --alter --partitions`` (both paths) and ``delete-records`` on the
+session's real cluster, and their arguments that cannot work: one line naming what is wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kafka import KafkaProducer
+
+from kafka_lite.cli.configs import parse_add_config
+from kafka_lite.cli.main import main
+from kafka_lite.zk.zk_utils import ZkUtils
+from tests.support.topics import topic_name
+from tests.support.waiting import wait_until
+
+pytestmark = [pytest.mark.xdist_group("cluster")]  # the compat tests share the session cluster
+
+
+def _run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+@pytest.mark.unit
+def test_add_config_takes_kafkas_list_brackets():
+    assert parse_add_config("retention.ms=1000,cleanup.policy=[compact,delete]") == {
+        "retention.ms": "1000",
+        "cleanup.policy": "compact,delete",
+    }
+    assert parse_add_config("a=") == {"a": ""}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["configs", "--bootstrap-server", "h:1", "--alter", "--entity-type", "topics", "--entity-name", "t"],
+         "--alter needs --add-config or --delete-config"),
+        (["configs", "--bootstrap-server", "h:1", "--alter", "--entity-type", "brokers", "--entity-name", "0",
+          "--add-config", "a=1"], "--alter works for --entity-type topics"),
+        (["configs", "--bootstrap-server", "h:1", "--describe", "--entity-type", "topics", "--entity-name", "t",
+          "--add-config", "a=1"], "--add-config and --delete-config go with --alter"),
+        (["configs", "--bootstrap-server", "h:1", "--alter", "--entity-type", "topics", "--entity-name", "t",
+          "--add-config", "retention.ms"], "--add-config 'retention.ms': expected k=v pairs"),
+        (["topics", "--alter", "--topic", "t", "--partitions", "3"], "give one of --bootstrap-server and --zookeeper"),
+        (["topics", "--zookeeper", "h:1", "--list"], "--zookeeper goes with --alter"),
+        (["topics", "--bootstrap-server", "h:1", "--alter", "--topic", "t"], "--alter needs --topic and --partitions"),
+    ],
+)  # fmt: skip
+def test_arguments_that_cannot_work_are_named(capsys, args, message):
+    code, _, err = _run(capsys, *args)
+    assert code == 2 and message in err
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "not JSON"),
+        ('{"partitions": [{"topic": "t", "partition": "0", "offset": 1}]}', 'expected {"topic": <string>'),
+        ('{"partitions": [{"topic": "t", "partition": 0, "offset": 1}, {"topic": "t", "partition": 0, "offset": 2}]}',
+         "duplicate topic partitions: t-0"),
+        ('{"partitions": []}', "no partitions"),
+    ],
+)  # fmt: skip
+def test_a_bad_offset_json_file_is_named(capsys, tmp_path, content, message):
+    path = tmp_path / "offsets.json"
+    path.write_text(content)
+    code, _, err = _run(
+        capsys, "delete-records", "--bootstrap-server", "h:1", "--offset-json-file", str(path)
+    )
+    assert code == 2 and message in err
+
+
+@pytest.mark.compat
+def test_configs_describe_add_and_delete_a_topic_override(cluster, capsys):
+    topic = topic_name("cli-configs")
+    cluster.create_topic(topic, partitions=1)
+    base = [
+        "configs",
+        "--bootstrap-server",
+        cluster.bootstrap_servers,
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        topic,
+    ]
+    code, out, _ = _run(capsys, *base, "--describe")
+    assert code == 0 and "(no overrides)" in out
+    code, out, _ = _run(
+        capsys, *base, "--alter", "--add-config", "retention.ms=60000,cleanup.policy=[compact,delete]"
+    )
+    assert code == 0 and f"Completed updating config for entity: topic '{topic}'." in out
+    code, out, _ = _run(capsys, *base, "--describe")
+    assert "retention.ms" in out and "60000" in out and "compact,delete" in out
+    log = cluster.server(cluster.leader_of(topic, 0)).log_manager.get_log((topic, 0))
+    wait_until(
+        lambda: log.config.retention_ms == 60000 and log.config.compact, what="the leader's log to take it"
+    )
+
+    code, out, _ = _run(capsys, *base, "--alter", "--delete-config", "cleanup.policy")
+    assert code == 0
+    wait_until(lambda: not log.config.compact, what="cleanup.policy back to its default")
+    assert log.config.retention_ms == 60000  # the other override stays
+    code, _, err = _run(capsys, *base, "--alter", "--delete-config", "segment.ms")
+    assert code == 1 and "Invalid config(s): segment.ms" in err
+    code, _, err = _run(capsys, *base, "--alter", "--add-config", "retention.ms=soon")
+    assert code == 1 and "INVALID_REQUEST" in err and "retention.ms" in err
+    code, out, _ = _run(capsys, "configs", "--bootstrap-server", cluster.bootstrap_servers, "--describe",
+                        "--entity-type", "brokers", "--entity-name", "1", "--all")  # fmt: skip
+    assert code == 0 and "broker.id" in out
+
+
+@pytest.mark.compat
+@pytest.mark.parametrize("path", ["--bootstrap-server", "--zookeeper"])
+def test_topics_alter_partitions_by_either_path(cluster, capsys, path):
+    topic = topic_name("cli-grow")
+    cluster.create_topic(topic, partitions=1, replication_factor=2)
+    where = cluster.bootstrap_servers if path == "--bootstrap-server" else cluster.zk_connect
+    code, out, _ = _run(capsys, "topics", path, where, "--alter", "--topic", topic, "--partitions", "3")
+    assert code == 0 and "Adding partitions succeeded!" in out
+    cluster.wait_for_leaders(topic, 3)
+    code, _, err = _run(capsys, "topics", path, where, "--alter", "--topic", topic, "--partitions", "2")
+    assert code == 1 and "Topic currently has 3 partitions, which is higher than the requested 2." in err
+    zk = ZkUtils(cluster.zk_connect)
+    try:
+        assert len(zk.get_partition_assignment(topic)) == 3
+    finally:
+        zk.close()
+
+
+@pytest.mark.compat
+def test_delete_records_with_an_offset_json_file(cluster, capsys, tmp_path):
+    topic = topic_name("cli-delete")
+    cluster.create_topic(topic, partitions=2, replication_factor=2)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
+    for i in range(6):
+        producer.send(topic, value=b"%d" % i, partition=i % 2)
+    producer.flush()
+    producer.close()
+    path = tmp_path / "offsets.json"
+    entries = [{"topic": topic, "partition": 0, "offset": 2}, {"topic": topic, "partition": 1, "offset": 9}]
+    path.write_text(json.dumps({"partitions": entries, "version": 1}))
+    code, out, _ = _run(capsys, "delete-records", "--bootstrap-server", cluster.bootstrap_servers,
+                        "--offset-json-file", str(path))  # fmt: skip
+    assert code == 1  # partition 1 has 3 records: offset 9 is beyond its high watermark
+    assert out.startswith("Executing records delete operation\nRecords delete operation completed:\n")
+    assert f"partition: {topic}-0\tlow_watermark: 2" in out
+    assert f"partition: {topic}-1\terror:" in out and "OFFSET_OUT_OF_RANGE" in out
+    log = cluster.server(cluster.leader_of(topic, 1)).log_manager.get_log((topic, 1))
+    assert log.log_start_offset == 0

@@ -1,0 +1,130 @@
+"""The admin APIs driven by unmodified clients: kafka-python's ``KafkaAdminClient`` and
+confluent-kafka's ``AdminClient`` describe and alter a topic's configs, add partitions and delete
+records on the 3-broker kafka_lite cluster, each negotiating its versions with ApiVersions."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import KafkaException as ConfluentKafkaException
+from confluent_kafka import TopicPartition as ConfluentTopicPartition
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import ConfigResource as ConfluentConfigResource
+from confluent_kafka.admin import NewPartitions as ConfluentNewPartitions
+from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType
+from kafka.errors import InvalidPartitionsError, KafkaError
+
+from tests.support.topics import topic_name
+from tests.support.waiting import wait_until
+
+pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
+
+
+def _produce(cluster, topic: str, count: int, partition: int = 0) -> None:
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
+    for i in range(count):
+        producer.send(topic, value=b"%d" % i, partition=partition)
+    producer.flush()
+    producer.close()
+
+
+def _leader_log(cluster, topic: str, partition: int = 0):
+    return cluster.server(cluster.leader_of(topic, partition)).log_manager.get_log((topic, partition))
+
+
+# -- kafka-python ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def kafka_python_admin(cluster):
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    yield admin
+    admin.close()
+
+
+def _configs_of(described) -> dict:
+    """kafka-python 3's answer, {type: {name: {key: {"value": ...}}}}, for the one topic asked."""
+    [by_name] = described.values()
+    [configs] = by_name.values()
+    return {k: (v["value"] if isinstance(v, dict) else v) for k, v in configs.items()}
+
+
+def test_kafka_python_describes_and_alters_a_topics_configs(cluster, kafka_python_admin):
+    topic = topic_name("kp-configs")
+    cluster.create_topic(topic, partitions=1, retention_ms=3600000)
+    resource = ConfigResource(ConfigResourceType.TOPIC, topic)
+    assert _configs_of(kafka_python_admin.describe_configs([resource]))["retention.ms"] == "3600000"
+
+    kafka_python_admin.alter_configs(
+        [ConfigResource(ConfigResourceType.TOPIC, topic, {"retention.ms": "60000"})]
+    )
+    log = _leader_log(cluster, topic)
+    wait_until(lambda: log.config.retention_ms == 60000, what="the leader's log to take retention.ms")
+    assert _configs_of(kafka_python_admin.describe_configs([resource]))["retention.ms"] == "60000"
+
+
+def test_kafka_python_creates_partitions_and_deletes_records(cluster, kafka_python_admin):
+    topic = topic_name("kp-grow")
+    cluster.create_topic(topic, partitions=1, replication_factor=2)
+    kafka_python_admin.create_partitions({topic: 3})
+    cluster.wait_for_leaders(topic, 3)
+    with pytest.raises(InvalidPartitionsError):
+        kafka_python_admin.create_partitions({topic: 2})
+
+    _produce(cluster, topic, 5)
+    result = kafka_python_admin.delete_records({TopicPartition(topic, 0): 3})
+    assert result[TopicPartition(topic, 0)]["low_watermark"] == 3
+    assert _leader_log(cluster, topic).log_start_offset == 3
+    with pytest.raises(KafkaError):  # beyond the high watermark: OFFSET_OUT_OF_RANGE
+        kafka_python_admin.delete_records({TopicPartition(topic, 0): 50})
+    assert _leader_log(cluster, topic).log_start_offset == 3
+
+
+# -- confluent-kafka -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def confluent_admin(cluster):
+    return AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+
+
+# confluent-kafka deprecates AlterConfigs for IncrementalAlterConfigs (Kafka 2.3), which Kafka 0.11 has not
+@pytest.mark.filterwarnings("ignore:alter_configs has been deprecated:DeprecationWarning")
+def test_confluent_kafka_describes_and_alters_a_topics_configs(cluster, confluent_admin):
+    topic = topic_name("ck-configs")
+    cluster.create_topic(topic, partitions=1)
+    resource = ConfluentConfigResource("topic", topic)
+    [described] = confluent_admin.describe_configs([resource]).values()
+    entries = described.result(15)
+    assert entries["cleanup.policy"].value == "delete" and entries["cleanup.policy"].is_default
+
+    altered = ConfluentConfigResource(
+        "topic", topic, set_config={"cleanup.policy": "compact", "retention.ms": "60000"}
+    )
+    [future] = confluent_admin.alter_configs([altered]).values()
+    future.result(15)
+    log = _leader_log(cluster, topic)
+    wait_until(lambda: log.config.compact and not log.config.delete, what="the leader's log to be compacted")
+    [described] = confluent_admin.describe_configs([resource]).values()
+    entries = described.result(15)
+    assert entries["cleanup.policy"].value == "compact" and not entries["cleanup.policy"].is_default
+
+    bad = ConfluentConfigResource("topic", topic, set_config={"no.such.config": "1"})
+    [future] = confluent_admin.alter_configs([bad]).values()
+    with pytest.raises(ConfluentKafkaException, match=r"no\.such\.config"):
+        future.result(15)
+    assert log.config.compact  # the refused request changed nothing
+
+
+def test_confluent_kafka_creates_partitions_and_deletes_records(cluster, confluent_admin):
+    topic = topic_name("ck-grow")
+    cluster.create_topic(topic, partitions=1, replication_factor=2)
+    [future] = confluent_admin.create_partitions([ConfluentNewPartitions(topic, 2)]).values()
+    future.result(15)
+    cluster.wait_for_leaders(topic, 2)
+
+    _produce(cluster, topic, 4, partition=1)
+    [future] = confluent_admin.delete_records([ConfluentTopicPartition(topic, 1, 2)]).values()
+    deleted = future.result(15)
+    assert deleted.low_watermark == 2
+    assert _leader_log(cluster, topic, 1).log_start_offset == 2
