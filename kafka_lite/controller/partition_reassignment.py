@@ -1,7 +1,7 @@
 """Partition reassignment: moving a partition's replicas to other brokers while it keeps serving.
 
-Mirrors: KafkaController.onPartitionReassignment, initiateReassignReplicasForTopicPartition and their
-         steps, PartitionsReassignedListener and ReassignedPartitionsIsrChangeListener
+Mirrors: kafka.controller.PartitionsReassignedListener, ReassignedPartitionsIsrChangeListener and
+         KafkaController's onPartitionReassignment with its steps
          (core/src/main/scala/kafka/controller/KafkaController.scala, Kafka 0.10.1)
 Book:    chapter 7, 7.1.6 (partition reassignment)
 Differs: the listeners put events on the controller's event thread (Kafka 0.11's model) instead of

@@ -1,10 +1,9 @@
 """Preferred replica election and the auto leader rebalance: leadership back to each partition's first
 assigned replica.
 
-Mirrors: KafkaController.onPreferredReplicaElection, removePartitionsFromPreferredReplicaElection,
-         initializePreferredReplicaElection, checkAndTriggerPartitionRebalance and
-         PreferredReplicaElectionListener (core/src/main/scala/kafka/controller/KafkaController.scala,
-         Kafka 0.10.1)
+Mirrors: kafka.controller.PreferredReplicaElectionListener and KafkaController's
+         onPreferredReplicaElection and checkAndTriggerPartitionRebalance
+         (core/src/main/scala/kafka/controller/KafkaController.scala, Kafka 0.10.1)
 Book:    chapter 7, 7.1.7 (preferred replica election)
 Differs: the listener and the rebalance task put events on the controller's event thread (Kafka
          0.11's model) instead of taking 0.10.1's ``controllerLock``; the listener reads the znode
