@@ -271,8 +271,8 @@ class KafkaController:
         self.preferred_replica_election.initialize_preferred_replica_election()
         self.partition_reassignment.maybe_trigger_partition_reassignment()
         self.preferred_replica_election.maybe_trigger_preferred_replica_election()
-        self.partition_reassignment.register_partitions_reassigned_listener(generation)
-        self.preferred_replica_election.register_preferred_replica_election_listener(generation)
+        self.partition_reassignment.register_partitions_reassigned_listener()
+        self.preferred_replica_election.register_preferred_replica_election_listener()
         self._start_auto_rebalance()
 
     # --8<-- [end:on_controller_failover]
@@ -317,6 +317,28 @@ class KafkaController:
         if self._auto_rebalance_scheduled:
             self._auto_rebalance_scheduled = False
             self.auto_rebalance_scheduler.shutdown()
+
+    def watch_data_events(
+        self,
+        path: str,
+        name: str,
+        handler: Callable[[], None],
+        keep_watching: Callable[[], bool] = lambda: True,
+    ) -> None:
+        """Queue ``handler`` as the event ``name`` each time the znode at ``path`` is there (now, and
+        after each change): the admin paths' listeners and a reassignment's ISR listener. The
+        handler reads the znode itself when it runs. The watch ends with this failover's watches,
+        or once ``keep_watching()`` is false (Kafka unsubscribes its listener then)."""
+        generation = self._watch_generation
+
+        def callback(data, stat, *args) -> bool:
+            if not self._running or generation != self._watch_generation or not keep_watching():
+                return False
+            if data is not None:
+                self._put(name, handler)
+            return True
+
+        self.zk.watch_data(path, callback)
 
     def _watcher(self, generation: int, name: str, handler: Callable[[list[str]], None]):
         def callback(children) -> bool:

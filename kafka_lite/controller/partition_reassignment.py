@@ -70,17 +70,11 @@ class PartitionReassignment:
 
     # -- the listeners ----------------------------------------------------------------------------------------
 
-    def register_partitions_reassigned_listener(self, generation: int) -> None:
+    def register_partitions_reassigned_listener(self) -> None:
         """Watch ``/admin/reassign_partitions``; each change is a PartitionReassignment event."""
-
-        def on_change(data, stat, *args) -> bool:
-            if not self.controller._running or generation != self.controller._watch_generation:
-                return False  # a newer failover (or a resignation) owns the watches now
-            if data is not None:
-                self.controller._put("PartitionReassignment", self.handle_partitions_reassigned)
-            return True
-
-        self.controller.zk.watch_data(REASSIGN_PARTITIONS_PATH, on_change)
+        self.controller.watch_data_events(
+            REASSIGN_PARTITIONS_PATH, "PartitionReassignment", self.handle_partitions_reassigned
+        )
 
     def handle_partitions_reassigned(self) -> None:
         """Kafka's ``PartitionsReassignedListener.handleDataChange``: start each partition not already
@@ -110,20 +104,12 @@ class PartitionReassignment:
         """Kafka's ``ReassignedPartitionsIsrChangeListener``: a watch on the partition's state znode,
         which the leader rewrites when a follower joins the ISR. It stops once the partition is no
         longer being reassigned with these replicas."""
-        controller = self.controller
-        generation = controller._watch_generation
-
-        def on_change(data, stat, *args) -> bool:
-            if not controller._running or generation != controller._watch_generation:
-                return False
-            if controller.context.partitions_being_reassigned.get(tp) is not ctx:
-                return False  # its reassignment completed or was dropped: Kafka unsubscribes here
-            controller._put(
-                "PartitionReassignmentIsrChange", lambda: self.handle_reassigned_isr_change(tp, ctx)
-            )
-            return True
-
-        controller.zk.watch_data(topic_partition_state_path(tp[0], tp[1]), on_change)
+        self.controller.watch_data_events(
+            topic_partition_state_path(tp[0], tp[1]),
+            "PartitionReassignmentIsrChange",
+            lambda: self.handle_reassigned_isr_change(tp, ctx),
+            keep_watching=lambda: self.context.partitions_being_reassigned.get(tp) is ctx,
+        )
 
     def handle_reassigned_isr_change(self, tp: TopicPartition, ctx: ReassignedPartitionsContext) -> None:
         if not self.controller.is_active() or self.context.partitions_being_reassigned.get(tp) is not ctx:

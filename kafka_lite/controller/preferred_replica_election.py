@@ -52,15 +52,13 @@ class PreferredReplicaElection:
 
     # -- the listener -----------------------------------------------------------------------------------------
 
-    def register_preferred_replica_election_listener(self, generation: int) -> None:
-        def on_change(data, stat, *args) -> bool:
-            if not self.controller._running or generation != self.controller._watch_generation:
-                return False
-            if data is not None:
-                self.controller._put("PreferredReplicaLeaderElection", self.handle_preferred_replica_election)
-            return True
-
-        self.controller.zk.watch_data(PREFERRED_REPLICA_ELECTION_PATH, on_change)
+    def register_preferred_replica_election_listener(self) -> None:
+        """Watch ``/admin/preferred_replica_election``; each change is a PreferredReplicaLeaderElection event."""
+        self.controller.watch_data_events(
+            PREFERRED_REPLICA_ELECTION_PATH,
+            "PreferredReplicaLeaderElection",
+            self.handle_preferred_replica_election,
+        )
 
     def handle_preferred_replica_election(self) -> None:
         """Kafka's ``PreferredReplicaElectionListener.handleDataChange``: elect the named partitions
