@@ -19,6 +19,9 @@ The layout (a learner can browse it with ``zkCli``)::
     /cluster/id                             the cluster id (Metadata v2+ reports it)
     /isr_change_notification/isr_change_<n> {"version":1,"partitions":[{"topic","partition"}]}:
                                             a leader's ISR changes, for the controller to announce
+    /admin/reassign_partitions              {"version":1,"partitions":[{"topic","partition","replicas"}]}:
+                                            the reassignments under way (the tool writes, the controller removes)
+    /admin/preferred_replica_election       {"version":1,"partitions":[{"topic","partition"}]}: an election asked for
     /latest_producer_id_block               Kafka 0.11: the last block of producer ids handed out
                                             (``get_new_producer_id_block``; ``server/producer_id_manager.py`` hands them out)
 
