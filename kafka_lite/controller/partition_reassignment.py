@@ -37,7 +37,11 @@ from typing import TYPE_CHECKING
 
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.controller.partition_leader_selector import ReassignedPartitionsContext, tp_str
+from kafka_lite.controller.partition_leader_selector import (
+    ReassignedPartitionsContext,
+    StateChangeFailedException,
+    tp_str,
+)
 from kafka_lite.controller.partition_state_machine import PartitionState
 from kafka_lite.controller.replica_state_machine import Callbacks, ReplicaState
 from kafka_lite.zk.zk_utils import (
@@ -300,7 +304,7 @@ class PartitionReassignment:
             if current is None:
                 return None
             if current.controller_epoch > controller.epoch:
-                raise KafkaException(
+                raise StateChangeFailedException(
                     "Leader and isr path written by another controller. This probably means the current "
                     f"controller with epoch {controller.epoch} went through a soft failure and another "
                     f"controller was elected with epoch {current.controller_epoch}. Aborting state change "
@@ -322,6 +326,8 @@ class PartitionReassignment:
         """Steps 6 and 7. AR becomes RAR in the context first, so that the LeaderAndIsr sent carries
         RAR: the leader then adds no old replica back to the ISR."""
         reassigned = list(ctx.new_replicas)
+        # The leader wrote the ISR that let the reassignment go on; its notification to the controller
+        # may not have been processed yet, so the context is refreshed before it is read.
         self.controller.update_leader_and_isr_cache([tp])
         current_leader = self.context.partition_leadership[tp][0].leader
         old_and_new = self.context.partition_replica_assignment[tp]
