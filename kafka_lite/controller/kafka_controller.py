@@ -6,8 +6,10 @@ Mirrors: kafka.controller.KafkaController, ControllerContext and IsrChangeNotifi
          ControllerEventManager (one thread processing the controller's events in order)
 Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3)
 Differs: election, failover, new topics, brokers joining and leaving, and ISR-change notifications;
-         no topic deletion, reassignment, preferred-replica election or controlled shutdown events
-         (their transitions and selectors are in the state machines' and selectors' modules).
+         partition reassignment and preferred-replica election (with the auto leader rebalance) are
+         delegated to ``partition_reassignment.py`` and ``preferred_replica_election.py``; no topic
+         deletion or controlled shutdown events (their transitions and selectors are in the state
+         machines' and selectors' modules).
 
 Election: every broker tries to create the ephemeral ``/controller`` znode; the one that succeeds is
 the controller, bumps ``/controller_epoch`` (so brokers can ignore a deposed controller's requests)
@@ -43,9 +45,12 @@ from kafka_lite.controller.partition_leader_selector import (
     ReassignedPartitionsContext,
     StateChangeFailedException,
 )
+from kafka_lite.controller.partition_reassignment import PartitionReassignment
 from kafka_lite.controller.partition_state_machine import PartitionState, PartitionStateMachine
+from kafka_lite.controller.preferred_replica_election import PreferredReplicaElection
 from kafka_lite.controller.replica_state_machine import PartitionAndReplica, ReplicaState, ReplicaStateMachine
 from kafka_lite.log.log_config import LogConfig
+from kafka_lite.utils.scheduler import KafkaScheduler, Scheduler
 from kafka_lite.zk.zk_utils import (
     BROKER_IDS_PATH,
     BROKER_TOPICS_PATH,
@@ -117,10 +122,16 @@ class KafkaController:
         socket_timeout_ms: int = 30_000,
         time: Time = SYSTEM,
         log_config_props: Mapping[str, Any] | None = None,
+        auto_leader_rebalance_enable: bool = False,
+        leader_imbalance_check_interval_seconds: int = 300,
+        leader_imbalance_per_broker_percentage: int = 10,
+        auto_rebalance_scheduler: Scheduler | None = None,
     ) -> None:
         """``log_config_props``: the broker's defaults of the topic settings (``KafkaConfig.log_config_props``),
         which a topic's overrides in ZooKeeper replace; the controller reads ``unclean.leader.election.enable``
-        from them."""
+        from them. The ``auto_leader_rebalance_*``/``leader_imbalance_*`` arguments are the broker's
+        settings of those names; ``auto_rebalance_scheduler`` runs the rebalance check (a
+        ``MockScheduler`` in tests; a ``KafkaScheduler`` on ``time`` by default)."""
         self.broker_id = broker_id
         self.zk = zk
         self.log_config_props = dict(log_config_props or {})
@@ -142,6 +153,15 @@ class KafkaController:
         self.partition_state_machine = PartitionStateMachine(self)
         self.replica_state_machine = ReplicaStateMachine(self)
         self.isr_change_notification_listener = IsrChangeNotificationListener(self, zk)
+        self.partition_reassignment = PartitionReassignment(self)
+        self.preferred_replica_election = PreferredReplicaElection(self)
+        self.auto_leader_rebalance_enable = auto_leader_rebalance_enable
+        self.leader_imbalance_check_interval_seconds = leader_imbalance_check_interval_seconds
+        self.leader_imbalance_per_broker_percentage = leader_imbalance_per_broker_percentage
+        self.auto_rebalance_scheduler = auto_rebalance_scheduler or KafkaScheduler(
+            "controller-auto-rebalance", time
+        )
+        self._auto_rebalance_scheduled = False
         self._events: queue.Queue[tuple[str, Callable[[], None]] | None] = queue.Queue()
         self._thread = threading.Thread(
             target=self._process_events, name="controller-event-thread", daemon=True
@@ -208,6 +228,7 @@ class KafkaController:
 
     def _resign(self) -> None:
         self._watch_generation += 1
+        self._stop_auto_rebalance()
         if self.channel_manager is not None:
             self.channel_manager.shutdown()
             self.channel_manager = None
@@ -243,8 +264,81 @@ class KafkaController:
                 generation, "IsrChangeNotification", self.isr_change_notification_listener.handle_child_change
             ),
         )
+        # Reassignments and preferred elections in ZooKeeper that a previous controller left are
+        # resumed (Kafka's initialize* and maybeTrigger* steps), then the two admin paths watched:
+        # the watches' first events find them resumed and skip them.
+        self.partition_reassignment.initialize_partition_reassignment()
+        self.preferred_replica_election.initialize_preferred_replica_election()
+        self.partition_reassignment.maybe_trigger_partition_reassignment()
+        self.preferred_replica_election.maybe_trigger_preferred_replica_election()
+        self.partition_reassignment.register_partitions_reassigned_listener()
+        self.preferred_replica_election.register_preferred_replica_election_listener()
+        self._start_auto_rebalance()
 
     # --8<-- [end:on_controller_failover]
+
+    # -- partition reassignment, preferred replica election, the auto rebalance -------------------------------
+
+    def initiate_reassign_replicas_for_topic_partition(
+        self, tp: TopicPartition, new_replicas: list[int]
+    ) -> None:
+        self.partition_reassignment.initiate_reassign_replicas_for_topic_partition(
+            tp, ReassignedPartitionsContext(list(new_replicas))
+        )
+
+    def on_preferred_replica_election(self, partitions, is_triggered_by_auto_rebalance: bool = False) -> None:
+        self.preferred_replica_election.on_preferred_replica_election(
+            set(partitions), is_triggered_by_auto_rebalance
+        )
+
+    def check_and_trigger_partition_rebalance(self) -> None:
+        self.preferred_replica_election.check_and_trigger_partition_rebalance(
+            self.leader_imbalance_per_broker_percentage
+        )
+
+    def _start_auto_rebalance(self) -> None:
+        """Kafka schedules the check 5 s after failover, then every
+        ``leader.imbalance.check.interval.seconds``; it runs as an event on the controller's thread."""
+        if not self.auto_leader_rebalance_enable:
+            return
+        log.info("Starting the partition rebalance scheduler")
+        self.auto_rebalance_scheduler.startup()
+        self._auto_rebalance_scheduled = True
+        self.auto_rebalance_scheduler.schedule(
+            "partition-rebalance-thread",
+            lambda: self._put(
+                "AutoPreferredReplicaLeaderElection", self.check_and_trigger_partition_rebalance
+            ),
+            delay_ms=5_000,
+            period_ms=self.leader_imbalance_check_interval_seconds * 1000,
+        )
+
+    def _stop_auto_rebalance(self) -> None:
+        if self._auto_rebalance_scheduled:
+            self._auto_rebalance_scheduled = False
+            self.auto_rebalance_scheduler.shutdown()
+
+    def watch_data_events(
+        self,
+        path: str,
+        name: str,
+        handler: Callable[[], None],
+        keep_watching: Callable[[], bool] = lambda: True,
+    ) -> None:
+        """Queue ``handler`` as the event ``name`` each time the znode at ``path`` is there (now, and
+        after each change): the admin paths' listeners and a reassignment's ISR listener. The
+        handler reads the znode itself when it runs. The watch ends with this failover's watches,
+        or once ``keep_watching()`` is false (Kafka unsubscribes its listener then)."""
+        generation = self._watch_generation
+
+        def callback(data, stat, *args) -> bool:
+            if not self._running or generation != self._watch_generation or not keep_watching():
+                return False
+            if data is not None:
+                self._put(name, handler)
+            return True
+
+        self.zk.watch_data(path, callback)
 
     def _watcher(self, generation: int, name: str, handler: Callable[[list[str]], None]):
         def callback(children) -> bool:

@@ -146,6 +146,12 @@ CONFIG_DEF = (
             "Timeout of the controller's requests to brokers.")
     .define("controlled.shutdown.enable", Type.BOOLEAN, True, None, M,
             "Ask the controller to move leadership away before shutting down.")
+    .define("auto.leader.rebalance.enable", Type.BOOLEAN, True, None, H,
+            "The controller moves leadership back to preferred replicas when a broker leads too few.")
+    .define("leader.imbalance.check.interval.seconds", Type.LONG, 300, Range.at_least(1), H,
+            "How often the controller checks the leader imbalance (the first check 5 s after it starts).")
+    .define("leader.imbalance.per.broker.percentage", Type.INT, 10, Range.at_least(0), H,
+            "The share of a broker's preferred partitions led elsewhere above which the controller rebalances.")
     # Group coordinator
     .define("group.min.session.timeout.ms", Type.INT, 6000, None, M,
             "The shortest session timeout a group member may ask for.")

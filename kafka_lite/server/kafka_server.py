@@ -137,7 +137,14 @@ class KafkaServer:
         self.replica_manager.startup()
         self.producer_id_manager = ProducerIdManager(self.broker_id, self.zk)
         self.controller = KafkaController(
-            self.broker_id, self.zk, c["controller.socket.timeout.ms"], self.time, c.log_config_props()
+            self.broker_id,
+            self.zk,
+            c["controller.socket.timeout.ms"],
+            self.time,
+            c.log_config_props(),
+            auto_leader_rebalance_enable=c["auto.leader.rebalance.enable"],
+            leader_imbalance_check_interval_seconds=c["leader.imbalance.check.interval.seconds"],
+            leader_imbalance_per_broker_percentage=c["leader.imbalance.per.broker.percentage"],
         )
         self.controller.startup()
         self.partition_modifications_listener = PartitionModificationsListener(self.zk, self.controller)

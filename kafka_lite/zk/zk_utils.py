@@ -21,6 +21,9 @@ The layout (a learner can browse it with ``zkCli``)::
     /cluster/id                             the cluster id (Metadata v2+ reports it)
     /isr_change_notification/isr_change_<n> {"version":1,"partitions":[{"topic","partition"}]}:
                                             a leader's ISR changes, for the controller to announce
+    /admin/reassign_partitions              {"version":1,"partitions":[{"topic","partition","replicas"}]}:
+                                            the reassignments under way (the tool writes, the controller removes)
+    /admin/preferred_replica_election       {"version":1,"partitions":[{"topic","partition"}]}: an election asked for
     /latest_producer_id_block               Kafka 0.11: the last block of producer ids handed out
                                             (``get_new_producer_id_block``; ``server/producer_id_manager.py`` hands them out)
 
@@ -226,6 +229,99 @@ def _parse_isr_change_notification(data: bytes) -> set[TopicPartition]:
     return partitions
 
 
+def parse_partition_reassignment_data_without_dedup(
+    data: bytes | str,
+) -> list[tuple[TopicPartition, list[int]]]:
+    """The (partition, new replicas) pairs of ``/admin/reassign_partitions``'s JSON
+    (``{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}``), in the file's order,
+    duplicates kept (Kafka's ``parsePartitionReassignmentDataWithoutDedup``: the tool reports them).
+    ValueError naming what is wrong, where Kafka's casts would throw."""
+    try:
+        value = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"not JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise ValueError('expected an object with a "partitions" list')
+    if "partitions" not in value:
+        return []  # Kafka reads an object without "partitions" as no partitions
+    if not isinstance(value["partitions"], list):
+        raise ValueError('"partitions" must be a list')
+    pairs = []
+    for entry in value["partitions"]:
+        topic = entry.get("topic") if isinstance(entry, dict) else None
+        partition = entry.get("partition") if isinstance(entry, dict) else None
+        replicas = entry.get("replicas") if isinstance(entry, dict) else None
+        if (
+            not isinstance(topic, str)
+            or not _is_int(partition)
+            or not isinstance(replicas, list)
+            or not all(_is_int(r) for r in replicas)
+        ):
+            raise ValueError(
+                f'expected {{"topic": <string>, "partition": <int>, "replicas": [<int>, ...]}}, got {entry!r}'
+            )
+        pairs.append(((topic, partition), list(replicas)))
+    return pairs
+
+
+def parse_partition_reassignment_data(data: bytes | str) -> dict[TopicPartition, list[int]]:
+    """Kafka's ``parsePartitionReassignmentData``: as above, a later entry for a partition replacing
+    an earlier one."""
+    return dict(parse_partition_reassignment_data_without_dedup(data))
+
+
+def format_as_reassignment_json(assignment: dict[TopicPartition, list[int]]) -> str:
+    """Kafka's ``ZkUtils.formatAsReassignmentJson``: what ``/admin/reassign_partitions`` holds and what
+    the reassignment tool prints (partitions sorted here; Kafka's follow its map's order)."""
+    return _json(
+        {
+            "version": 1,
+            "partitions": [
+                {"topic": t, "partition": p, "replicas": list(assignment[(t, p)])}
+                for t, p in sorted(assignment)
+            ],
+        }
+    ).decode()
+
+
+def parse_preferred_replica_election_data(data: bytes | str) -> set[TopicPartition]:
+    """The partitions of ``/admin/preferred_replica_election``'s JSON
+    (``{"version":1,"partitions":[{"topic":"t","partition":0}]}``), as Kafka's
+    ``PreferredReplicaLeaderElectionCommand.parsePreferredReplicaElectionData`` reads them: ValueError
+    with Kafka's message for no partitions or a duplicate, naming what is wrong otherwise."""
+    try:
+        value = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError("Preferred replica election data is empty") from None
+    if not isinstance(value, dict) or "partitions" not in value:
+        raise ValueError("Preferred replica election data is empty")
+    if not isinstance(value["partitions"], list):
+        raise ValueError('"partitions" must be a list')
+    partitions: list[TopicPartition] = []
+    for entry in value["partitions"]:
+        topic = entry.get("topic") if isinstance(entry, dict) else None
+        partition = entry.get("partition") if isinstance(entry, dict) else None
+        if not isinstance(topic, str) or not _is_int(partition):
+            raise ValueError(f'expected {{"topic": <string>, "partition": <int>}}, got {entry!r}')
+        partitions.append((topic, partition))
+    duplicates = sorted({tp for tp in partitions if partitions.count(tp) > 1})
+    if duplicates:
+        raise ValueError(
+            "Preferred replica election data contains duplicate partitions: "
+            + ",".join(f"[{t},{p}]" for t, p in duplicates)
+        )
+    return set(partitions)
+
+
+def preferred_replica_leader_election_zk_data(partitions) -> bytes:
+    """Kafka's ``ZkUtils.preferredReplicaLeaderElectionZkData`` (partitions sorted here)."""
+    return _json({"version": 1, "partitions": [{"topic": t, "partition": p} for t, p in sorted(partitions)]})
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class ZkUtils:
     def __init__(
         self, zk_connect: str, session_timeout_ms: int = 6000, connection_timeout_ms: int = 6000
@@ -367,7 +463,8 @@ class ZkUtils:
     def update_partition_assignment(self, topic: str, assignment: dict[int, list[int]]) -> None:
         """Rewrite a topic's whole assignment with partitions added (Kafka's
         ``createOrUpdateTopicPartitionAssignmentPathInZK`` with ``update = true``): the config is
-        left alone, and the controller's watch on the topic's znode sees the new partitions."""
+        left alone, and the controller's watch on the topic's znode sees the new partitions. A
+        reassignment rewrites it the same way (``KafkaController.updateAssignedReplicasForPartition``)."""
         try:
             self.client.set(topic_path(topic), _assignment_json(topic, assignment))
         except NoNodeError:
@@ -588,6 +685,64 @@ class ZkUtils:
         """Delete a processed notification (already gone is fine: Kafka's ``deletePath``)."""
         try:
             self.client.delete(isr_change_notification_path(child))
+        except NoNodeError:
+            pass
+
+    # -- partition reassignment and preferred replica election (the two admin paths) ----------------------------
+
+    def get_partitions_being_reassigned(self) -> dict[TopicPartition, list[int]]:
+        """``/admin/reassign_partitions`` as (partition -> new replicas); empty when absent (Kafka's
+        ``getPartitionsBeingReassigned``). Raises ValueError if it holds malformed JSON."""
+        try:
+            data, _ = self.client.get(REASSIGN_PARTITIONS_PATH)
+        except NoNodeError:
+            return {}
+        return parse_partition_reassignment_data(data) if data else {}
+
+    def create_partition_reassignment_data(self, assignment: dict[TopicPartition, list[int]]) -> None:
+        """What the reassignment tool writes; raises kazoo's ``NodeExistsError`` while one is in progress."""
+        self.client.create(
+            REASSIGN_PARTITIONS_PATH, format_as_reassignment_json(assignment).encode(), makepath=True
+        )
+
+    def update_partition_reassignment_data(self, assignment: dict[TopicPartition, list[int]]) -> None:
+        """Kafka's ``updatePartitionReassignmentData``: rewrite the path with what is left, or delete it
+        when nothing is (which is how the tool's ``--verify`` and a new ``--execute`` see it done)."""
+        if not assignment:
+            self.delete_path(REASSIGN_PARTITIONS_PATH)
+            log.info(
+                "No more partitions need to be reassigned. Deleting zk path %s", REASSIGN_PARTITIONS_PATH
+            )
+            return
+        data = format_as_reassignment_json(assignment).encode()
+        try:
+            self.client.set(REASSIGN_PARTITIONS_PATH, data)
+        except NoNodeError:
+            try:
+                self.client.create(REASSIGN_PARTITIONS_PATH, data, makepath=True)
+            except NodeExistsError:
+                self.client.set(REASSIGN_PARTITIONS_PATH, data)
+
+    def get_partitions_undergoing_preferred_replica_election(self) -> set[TopicPartition]:
+        """``/admin/preferred_replica_election``'s partitions; empty when absent. Raises ValueError if
+        it holds malformed JSON."""
+        try:
+            data, _ = self.client.get(PREFERRED_REPLICA_ELECTION_PATH)
+        except NoNodeError:
+            return set()
+        return parse_preferred_replica_election_data(data)
+
+    def create_preferred_replica_election_data(self, partitions) -> bytes:
+        """What the preferred-replica-election tool writes; raises kazoo's ``NodeExistsError`` while
+        an election is in progress. Returns the JSON written."""
+        data = preferred_replica_leader_election_zk_data(partitions)
+        self.client.create(PREFERRED_REPLICA_ELECTION_PATH, data, makepath=True)
+        return data
+
+    def delete_path(self, path: str) -> None:
+        """Kafka's ``deletePath``: already gone is fine."""
+        try:
+            self.client.delete(path)
         except NoNodeError:
             pass
 

@@ -8,10 +8,12 @@ going, and the test hands the controller the broker-change and topic-change even
 would queue (the event thread is not started, so each event is handled on the test's thread, in
 order, as the event thread would handle it).
 
-Where the event's handler is not in ``KafkaController`` (topic deletion, reassignment, preferred
-election, controlled shutdown), the test drives ``handle_state_changes`` itself with the selector
-and callbacks Kafka's handler passes, in the order Kafka's handler does (each test's docstring names
-the Kafka method it follows).
+Reassignment and preferred replica election go through their znodes: the test writes
+``/admin/reassign_partitions`` or ``/admin/preferred_replica_election`` (and a leader's ISR), waits
+for the event the controller's watch queues and runs it (``run_events``). Where the event's handler
+is not built yet (topic deletion, controlled shutdown), the test drives ``handle_state_changes``
+itself with the selector and callbacks Kafka's handler passes, in the order Kafka's handler does
+(each test's docstring names the Kafka method it follows).
 
 A listener on both machines records every transition taken; the last test checks that the tests
 above, together, crossed every edge of both tables. The module runs on one xdist worker, in order.
@@ -20,6 +22,8 @@ above, together, crossed every edge of both tables. The module runs on one xdist
 from __future__ import annotations
 
 import logging
+import queue
+import time
 import uuid
 from dataclasses import dataclass
 from typing import ClassVar
@@ -31,14 +35,19 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import MockTime
 from kafka_lite.controller import kafka_controller
 from kafka_lite.controller.kafka_controller import KafkaController
-from kafka_lite.controller.partition_leader_selector import ReassignedPartitionsContext
 from kafka_lite.controller.partition_state_machine import PARTITION_VALID_PREVIOUS_STATES, PartitionState
 from kafka_lite.controller.replica_state_machine import (
     REPLICA_VALID_PREVIOUS_STATES,
     Callbacks,
     ReplicaState,
 )
-from kafka_lite.zk.zk_utils import BROKER_IDS_PATH, LeaderAndIsr, ZkUtils
+from kafka_lite.zk.zk_utils import (
+    BROKER_IDS_PATH,
+    PREFERRED_REPLICA_ELECTION_PATH,
+    REASSIGN_PARTITIONS_PATH,
+    LeaderAndIsr,
+    ZkUtils,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("controller_state_machine_edges")]
 
@@ -122,6 +131,25 @@ class Cluster:
     def create_topic(self, topic: str, assignment: dict[int, list[int]]) -> None:
         self.zk.create_topic(topic, assignment)
         self.controller._on_topic_change(self.zk.get_all_topics())
+
+    def run_events(self, *names: str, timeout_s: float = 10) -> list[str]:
+        """Run the events named ``names`` that the controller's ZooKeeper watches queued, in order,
+        waiting (up to ``timeout_s``) for at least one; return the names run. Events of other names
+        are dropped: the test hands the controller those itself, as they happen."""
+        ran: list[str] = []
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                event = self.controller._events.get(timeout=0 if ran else 0.05)
+            except queue.Empty:
+                if ran:
+                    return ran
+                assert time.monotonic() < deadline, f"no {names} event within {timeout_s} s"
+                continue
+            name, action = event
+            if name in names:
+                action()
+                ran.append(name)
 
     # -- what the controller decided ----------------------------------------------------------------------
 
@@ -288,19 +316,25 @@ def test_a_controller_failover_finds_replicas_online_or_ineligible(cluster):
 
 
 def test_a_preferred_replica_election_moves_leadership_back(cluster, caplog):
-    """``onPreferredReplicaElection``: Online -> Online with the preferred-replica selector. The
-    preferred replica leads again once it is back in the ISR; asked again, the selector says the
-    election is not needed (the state machine swallows it and writes nothing)."""
+    """``PreferredReplicaElectionListener`` -> ``onPreferredReplicaElection``: Online -> Online with the
+    preferred-replica selector, and the path deleted whatever the outcome. The preferred replica
+    leads again once it is back in the ISR; asked again, the selector says the election is not
+    needed (the state machine swallows it and writes nothing)."""
     topic = _topic("preferred")
     tp = (topic, 0)
     cluster.create_topic(topic, {0: [1, 2]})
     cluster.kill(1)
     cluster.start(1)
-    controller = cluster.controller
-    selector = controller.preferred_replica_partition_leader_selector
+    zk = cluster.zk
+
+    def elect() -> None:
+        zk.create_preferred_replica_election_data({tp})
+        cluster.run_events("PreferredReplicaLeaderElection")
+        assert not zk.client.exists(PREFERRED_REPLICA_ELECTION_PATH)
+        assert not cluster.controller.context.partitions_undergoing_preferred_replica_election
 
     with caplog.at_level(logging.ERROR, logger="kafka_lite.state.change.logger"):
-        controller.partition_state_machine.handle_state_changes([tp], P.ONLINE, selector)
+        elect()
     assert cluster.leader_and_isr(topic).leader == 2  # broker 1 is not in the ISR yet
     assert any(
         f"Preferred replica 1 for partition [{topic},0] is either not alive or not in the isr"
@@ -311,13 +345,13 @@ def test_a_preferred_replica_election_moves_leadership_back(cluster, caplog):
     cluster.follower_catches_up(topic, 0, [2, 1])
     cluster.transitions.clear()
     cluster.forget_requests()
-    controller.partition_state_machine.handle_state_changes([tp], P.ONLINE, selector)
+    elect()
     assert cluster.taken("partition") == [(tp, "OnlinePartition", "OnlinePartition")]
     after = cluster.leader_and_isr(topic)
     assert (after.leader, after.isr) == (1, [2, 1])
     assert {r.broker_id for r in cluster.requests(ApiKeys.LEADER_AND_ISR)} == {1, 2}
 
-    controller.partition_state_machine.handle_state_changes([tp], P.ONLINE, selector)
+    elect()
     assert cluster.leader_and_isr(topic) == after  # not needed: nothing written
 
 
@@ -350,40 +384,32 @@ def test_a_controlled_shutdown_moves_leaders_off_the_broker_and_its_followers_of
 
 
 def test_a_reassignment_starts_new_replicas_moves_the_leader_and_deletes_the_old_ones(cluster):
-    """``onPartitionReassignment`` from [1, 2] to [3, 0], with broker 2 dead and broker 3 failing
-    while its new replica catches up. Steps as Kafka's: the assignment becomes old + new; the new
-    replicas go New (LeaderAndIsr as followers); once in the ISR, Online; the assignment becomes the
-    new one; the leader moves with the reassigned selector (Online -> Online); the old replicas go
-    Offline, ReplicaDeletionStarted, ReplicaDeletionSuccessful, NonExistent. (The ZooKeeper side of
-    a reassignment, ``/admin/reassign_partitions``, is not involved.)"""
+    """``PartitionsReassignedListener`` -> ``onPartitionReassignment`` from [1, 2] to [3, 0], with
+    broker 2 dead and broker 3 failing while its new replica catches up. Steps as Kafka's: the
+    assignment becomes old + new; the new replicas go New (LeaderAndIsr as followers); once in the
+    ISR (``ReassignedPartitionsIsrChangeListener``), Online; the assignment becomes the new one; the
+    leader moves with the reassigned selector (Online -> Online); the old replicas go Offline,
+    ReplicaDeletionStarted, ReplicaDeletionSuccessful, NonExistent; the path is deleted."""
     topic = _topic("moved")
     tp = (topic, 0)
     cluster.create_topic(topic, {0: [1, 2]})
     cluster.kill(2)  # replica (topic, 0, 2) is Offline before the reassignment starts
-    controller, ctx = cluster.controller, cluster.controller.context
-    rsm = controller.replica_state_machine
+    ctx = cluster.controller.context
+    zk = cluster.zk
     new, old = [3, 0], [1, 2]
-    ctx.partitions_being_reassigned[tp] = ReassignedPartitionsContext(new)
-    ctx.partition_replica_assignment[tp] = old + new
     cluster.transitions.clear()
     cluster.forget_requests()
 
-    rsm.handle_state_changes([(topic, 0, r) for r in new], R.NEW)
-    assert {r.broker_id for r in cluster.requests(ApiKeys.LEADER_AND_ISR)} == {0, 3}
+    zk.create_partition_reassignment_data({tp: new})
+    cluster.run_events("PartitionReassignment")
+    assert zk.get_partition_assignment(topic) == {0: old + new}  # step 1
+    assert ctx.partitions_being_reassigned[tp].new_replicas == new
+    assert {0, 3} <= {r.broker_id for r in cluster.requests(ApiKeys.LEADER_AND_ISR)}  # steps 2 and 3
     cluster.kill(3)  # a new replica's broker fails before it catches up: New -> Offline
     cluster.start(3)  # and comes back: Offline -> Online
+    assert tp in ctx.partitions_being_reassigned  # still waiting for the ISR
     cluster.follower_catches_up(topic, 0, [1, 3, 0])
-    rsm.handle_state_changes([(topic, 0, r) for r in new], R.ONLINE)
-    ctx.partition_replica_assignment[tp] = new
-    controller.partition_state_machine.handle_state_changes(
-        [tp], P.ONLINE, controller.reassigned_partition_leader_selector
-    )
-    old_replicas = [(topic, 0, r) for r in old]
-    rsm.handle_state_changes(old_replicas, R.OFFLINE)
-    rsm.handle_state_changes(old_replicas, R.DELETION_STARTED, Callbacks(lambda response, broker: None))
-    rsm.handle_state_changes(old_replicas, R.DELETION_SUCCESSFUL)
-    rsm.handle_state_changes(old_replicas, R.NON_EXISTENT)
-    del ctx.partitions_being_reassigned[tp]
+    cluster.run_events("PartitionReassignmentIsrChange")
 
     taken = cluster.taken("replica")
     for step in [
@@ -407,6 +433,9 @@ def test_a_reassignment_starts_new_replicas_moves_the_leader_and_deletes_the_old
     deletes = [r for r in cluster.requests(ApiKeys.STOP_REPLICA) if r.body["delete_partitions"]]
     assert sorted(r.broker_id for r in deletes) == [1, 2]
     assert all(r.callback is not None for r in deletes)
+    assert zk.get_partition_assignment(topic) == {0: new}  # step 10
+    assert not zk.client.exists(REASSIGN_PARTITIONS_PATH)  # step 11
+    assert tp not in ctx.partitions_being_reassigned
 
 
 def test_a_topic_deletion_takes_every_replica_and_partition_to_nonexistent(cluster, caplog):

@@ -23,6 +23,8 @@ FAST = {
     "replica.fetch.backoff.ms": 100,
     "replica.fetch.wait.max.ms": 200,
     "replica.high.watermark.checkpoint.interval.ms": 1000,
+    # the controller leaves leaders where a test put them (a test of the auto rebalance turns it on)
+    "auto.leader.rebalance.enable": False,
     # groups: no initial rebalance delay; clients may ask for session timeouts down to 1 s (Kafka's
     # floor is 6 s, and librdkafka's default is 45 s: the tests ask for short ones); a few
     # __consumer_offsets partitions, on every broker of a 3-broker cluster

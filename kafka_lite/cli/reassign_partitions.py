@@ -1,0 +1,340 @@
+"""``kafka-lite reassign-partitions``: move partitions' replicas to other brokers.
+
+Mirrors: bin/kafka-reassign-partitions.sh (kafka.admin.ReassignPartitionsCommand, Kafka 0.11),
+         which writes ``/admin/reassign_partitions`` in ZooKeeper: Kafka had no request for it
+         until AlterPartitionReassignments (Kafka 2.4, KIP-455)
+Book:    chapter 7, 7.1.6 (partition reassignment)
+Differs: no ``--throttle`` (KIP-73) and no ``--disable-rack-aware`` (kafka_lite's brokers have no
+         rack); a bad input or a reassignment already running is a one-line error with exit code 2
+         (the input) or 1 (the cluster's state) where Kafka prints a stack trace and exits 0;
+         ``--verify`` exits 1 when a partition's reassignment failed.
+
+Three actions, as Kafka's tool::
+
+    kafka-lite reassign-partitions --zookeeper Z --topics-to-move-json-file topics.json --broker-list 1,2 --generate
+    kafka-lite reassign-partitions --zookeeper Z --reassignment-json-file plan.json --execute
+    kafka-lite reassign-partitions --zookeeper Z --reassignment-json-file plan.json --verify
+
+``--generate`` only proposes (the replicas of the topics' partitions spread over the listed
+brokers, as topic creation spreads them); ``--execute`` checks the plan and writes it, and the
+controller does the rest; ``--verify`` reads where each partition is now.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+from kafka_lite.cli import CliError
+
+ZK_TIMEOUT_MS = 30_000  # Kafka's tool's session and connection timeouts
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "reassign-partitions",
+        help="move partitions' replicas between brokers (kafka-reassign-partitions.sh)",
+        description="This command moves topic partitions between replicas.",
+    )
+    parser.add_argument(
+        "--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]",
+        help="REQUIRED: the connection string for the zookeeper connection",
+    )  # fmt: skip
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument(
+        "--generate", action="store_true",
+        help="Generate a candidate partition reassignment configuration. Note that this only generates "
+        "a candidate assignment, it does not execute it.",
+    )  # fmt: skip
+    action.add_argument(
+        "--execute", action="store_true",
+        help="Kick off the reassignment as specified by the --reassignment-json-file option.",
+    )  # fmt: skip
+    action.add_argument(
+        "--verify", action="store_true",
+        help="Verify if the reassignment completed as specified by the --reassignment-json-file option.",
+    )  # fmt: skip
+    parser.add_argument(
+        "--reassignment-json-file", metavar="FILE",
+        help='the partition reassignment configuration: {"partitions": [{"topic": "foo", "partition": 1, '
+        '"replicas": [1,2,3]}], "version": 1}',
+    )  # fmt: skip
+    parser.add_argument(
+        "--topics-to-move-json-file", metavar="FILE",
+        help='with --generate, the topics to move: {"topics": [{"topic": "foo"}, {"topic": "foo1"}], "version": 1}',
+    )  # fmt: skip
+    parser.add_argument(
+        "--broker-list", metavar="0,1,2",
+        help="with --generate, the brokers to which the partitions need to be reassigned",
+    )  # fmt: skip
+    parser.set_defaults(handler=run)
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Kafka's ``validateAndParseArgs``: each action's required and refused options."""
+    if args.verify:
+        used, invalid = "--verify", {"--topics-to-move-json-file": args.topics_to_move_json_file,
+                                     "--broker-list": args.broker_list}  # fmt: skip
+        if not args.reassignment_json_file:
+            raise CliError(
+                "If --verify option is used, command must include --reassignment-json-file that was used "
+                "during the --execute option",
+                exit_code=2,
+            )
+    elif args.generate:
+        used, invalid = "--generate", {"--reassignment-json-file": args.reassignment_json_file}
+        if not (args.topics_to_move_json_file and args.broker_list):
+            raise CliError(
+                "If --generate option is used, command must include both --topics-to-move-json-file and "
+                "--broker-list options",
+                exit_code=2,
+            )
+    else:
+        used, invalid = "--execute", {"--topics-to-move-json-file": args.topics_to_move_json_file,
+                                      "--broker-list": args.broker_list}  # fmt: skip
+        if not args.reassignment_json_file:
+            raise CliError(
+                "If --execute option is used, command must include --reassignment-json-file that was output "
+                "during the --generate option",
+                exit_code=2,
+            )
+    for option, value in invalid.items():
+        if value:
+            raise CliError(f'Option "{used}" can\'t be used with option "{option}"', exit_code=2)
+
+
+def read_file(path: str, option: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as e:
+        raise CliError(f"{option} {path}: {e.strerror or e}", exit_code=2) from None
+
+
+def say(console, text: str) -> None:
+    """One line (or block) as it is: no rich markup (``[t,0]`` would read as a tag), no wrapping."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def tp_str(tp) -> str:
+    """Kafka's ``TopicAndPartition.toString``."""
+    return f"[{tp[0]},{tp[1]}]"
+
+
+def connect(zookeeper: str):
+    from kafka_lite.common.errors import KafkaException
+    from kafka_lite.zk.zk_utils import ZkUtils
+
+    try:
+        return ZkUtils(zookeeper, ZK_TIMEOUT_MS, 10_000)
+    except KafkaException as e:
+        raise CliError(str(e)) from None
+
+
+def run(args: argparse.Namespace, console) -> int:
+    _check_args(args)
+    if args.generate:
+        broker_list = _parse_broker_list(args.broker_list)
+        topics = _parse_topics(read_file(args.topics_to_move_json_file, "--topics-to-move-json-file"))
+        zk = connect(args.zookeeper)
+        try:
+            return generate(zk, broker_list, topics, console)
+        finally:
+            zk.close()
+    plan_text = read_file(args.reassignment_json_file, "--reassignment-json-file")
+    zk = connect(args.zookeeper)
+    try:
+        if args.execute:
+            return execute(zk, plan_text, console)
+        return verify(zk, plan_text, console)
+    finally:
+        zk.close()
+
+
+# -- --generate ----------------------------------------------------------------------------------------------
+
+
+def _parse_broker_list(text: str) -> list[int]:
+    try:
+        brokers = [int(b) for b in text.split(",")]
+    except ValueError:
+        raise CliError(f"--broker-list {text!r}: expected broker ids like 0,1,2", exit_code=2) from None
+    duplicates = sorted(b for b, n in Counter(brokers).items() if n > 1)
+    if duplicates:
+        raise CliError(
+            f"Broker list contains duplicate entries: {','.join(map(str, duplicates))}", exit_code=2
+        )
+    return brokers
+
+
+def _parse_topics(text: str) -> list[str]:
+    """Kafka's ``ZkUtils.parseTopicsData``: ``{"topics": [{"topic": "foo"}], "version": 1}``."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CliError(f"--topics-to-move-json-file: not JSON: {e}", exit_code=2) from None
+    entries = value.get("topics", []) if isinstance(value, dict) else None
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("topic"), str) for e in entries
+    ):
+        raise CliError(
+            '--topics-to-move-json-file: expected {"topics": [{"topic": "foo"}, ...], "version": 1}',
+            exit_code=2,
+        )
+    topics = [e["topic"] for e in entries]
+    duplicates = sorted(t for t, n in Counter(topics).items() if n > 1)
+    if duplicates:
+        raise CliError(
+            f"List of topics to reassign contains duplicate entries: {','.join(duplicates)}", exit_code=2
+        )
+    return topics
+
+
+def generate(zk, broker_list: list[int], topics: list[str], console) -> int:
+    """Kafka's ``generateAssignment``: each topic's partitions assigned afresh over the listed brokers
+    (those that exist), with the topic's replication factor. Nothing is written."""
+    from kafka_lite.common.errors import KafkaException
+    from kafka_lite.zk.admin_utils import assign_replicas_to_brokers
+    from kafka_lite.zk.zk_utils import format_as_reassignment_json
+
+    current = {}
+    for topic in topics:
+        for partition, replicas in zk.get_partition_assignment(topic).items():
+            current[(topic, partition)] = replicas
+    existing = set(zk.get_all_broker_ids())
+    brokers = [b for b in broker_list if b in existing]
+    proposed = {}
+    for topic in sorted({t for t, _ in current}):
+        partitions = {p: r for (t, p), r in current.items() if t == topic}
+        try:
+            assignment = assign_replicas_to_brokers(
+                brokers, len(partitions), len(next(iter(partitions.values())))
+            )
+        except KafkaException as e:
+            raise CliError(f"Partitions reassignment failed due to {e}") from None
+        proposed.update({(topic, p): r for p, r in assignment.items()})
+    say(console, f"Current partition replica assignment\n{format_as_reassignment_json(current)}\n")
+    say(console, f"Proposed partition reassignment configuration\n{format_as_reassignment_json(proposed)}")
+    return 0
+
+
+# -- --execute -----------------------------------------------------------------------------------------------
+
+
+def parse_and_validate(zk, text: str) -> dict:
+    """Kafka's ``parseAndValidate``: the plan's partitions must exist, each only once, each with a
+    non-empty list of distinct brokers that exist."""
+    from kafka_lite.zk.zk_utils import parse_partition_reassignment_data_without_dedup
+
+    try:
+        pairs = parse_partition_reassignment_data_without_dedup(text)
+    except ValueError as e:
+        raise CliError(f"--reassignment-json-file: {e}", exit_code=2) from None
+    if not pairs:
+        raise CliError("Partition reassignment data file is empty", exit_code=2)
+    if any(not replicas for _, replicas in pairs):
+        raise CliError("Partition replica list cannot be empty", exit_code=2)
+    duplicate_partitions = sorted(tp for tp, n in Counter(tp for tp, _ in pairs).items() if n > 1)
+    if duplicate_partitions:
+        raise CliError(
+            "Partition reassignment contains duplicate topic partitions: "
+            + ",".join(tp_str(tp) for tp in duplicate_partitions),
+            exit_code=2,
+        )
+    duplicate_entries = [
+        (tp, sorted(r for r, n in Counter(replicas).items() if n > 1))
+        for tp, replicas in pairs
+        if len(set(replicas)) != len(replicas)
+    ]
+    if duplicate_entries:
+        raise CliError(
+            "Partition replica lists may not contain duplicate entries: "
+            + ". ".join(
+                f"{tp_str(tp)} contains multiple entries for {','.join(map(str, d))}"
+                for tp, d in duplicate_entries
+            ),
+            exit_code=2,
+        )
+    existing_partitions = {
+        (topic, p) for topic in {tp[0] for tp, _ in pairs} for p in zk.get_partition_assignment(topic)
+    }
+    missing = [tp for tp, _ in pairs if tp not in existing_partitions]
+    if missing:
+        raise CliError(
+            "The proposed assignment contains non-existent partitions: "
+            + ",".join(tp_str(tp) for tp in missing)
+        )
+    brokers = set(zk.get_all_broker_ids())
+    unknown = sorted({r for _, replicas in pairs for r in replicas if r not in brokers})
+    if unknown:
+        raise CliError(
+            "The proposed assignment contains non-existent brokerIDs: " + ",".join(map(str, unknown))
+        )
+    return dict(pairs)
+
+
+def execute(zk, text: str, console) -> int:
+    from kazoo.exceptions import NodeExistsError
+
+    from kafka_lite.zk.zk_utils import REASSIGN_PARTITIONS_PATH, format_as_reassignment_json
+
+    plan = parse_and_validate(zk, text)
+    if zk.client.exists(REASSIGN_PARTITIONS_PATH):
+        raise CliError("There is an existing assignment running.")
+    current = {}
+    for topic in sorted({tp[0] for tp in plan}):
+        for partition, replicas in zk.get_partition_assignment(topic).items():
+            current[(topic, partition)] = replicas
+    # Printed before the write, so that a rollback plan is at hand whatever happens next.
+    say(
+        console,
+        f"Current partition replica assignment\n\n{format_as_reassignment_json(current)}\n\n"
+        "Save this to use as the --reassignment-json-file option during rollback",
+    )
+    try:
+        zk.create_partition_reassignment_data(plan)
+    except NodeExistsError:
+        in_progress = ", ".join(tp_str(tp) for tp in sorted(zk.get_partitions_being_reassigned()))
+        raise CliError(
+            f"Partition reassignment currently in progress for {in_progress}. Aborting operation"
+        ) from None
+    say(console, "Successfully started reassignment of partitions.")
+    return 0
+
+
+# -- --verify ------------------------------------------------------------------------------------------------
+
+
+def verify(zk, text: str, console) -> int:
+    """Kafka's ``verifyAssignment``: a partition still in ``/admin/reassign_partitions`` is in
+    progress; otherwise it completed if its replicas are the plan's, and failed if not (the
+    controller refused it, or another reassignment moved it since)."""
+    from kafka_lite.zk.zk_utils import parse_partition_reassignment_data
+
+    try:
+        plan = parse_partition_reassignment_data(text)
+    except ValueError as e:
+        raise CliError(f"--reassignment-json-file: {e}", exit_code=2) from None
+    say(console, "Status of partition reassignment: ")
+    try:
+        in_progress = zk.get_partitions_being_reassigned()
+    except ValueError:
+        in_progress = {}
+    failed = 0
+    for tp, new_replicas in plan.items():
+        if tp in in_progress:
+            say(console, f"Reassignment of partition {tp_str(tp)} is still in progress")
+            continue
+        assigned = zk.get_partition_assignment(tp[0]).get(tp[1], [])
+        if assigned == new_replicas:
+            say(console, f"Reassignment of partition {tp_str(tp)} completed successfully")
+        else:
+            failed += 1
+            say(
+                console,
+                f"ERROR: Assigned replicas ({','.join(map(str, assigned))}) don't match the list of replicas "
+                f"for reassignment ({','.join(map(str, new_replicas))}) for partition {tp_str(tp)}",
+            )
+            say(console, f"Reassignment of partition {tp_str(tp)} failed")
+    return 1 if failed else 0
