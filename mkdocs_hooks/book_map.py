@@ -15,7 +15,9 @@ so the map cannot drift from the code:
 
 Pages use two markers: ``<!-- book-map -->`` (the whole map) and ``<!-- book-sections: N -->`` (the
 sections of chapter N, Chinese beside English). A guide's heading that starts with a section number,
-``## 6.1.2 Writing to the log``, gets the book's title appended: ``· 写入日志``.
+``## 6.1.2 Writing to the log``, gets the book's title appended: ``· 写入日志``. A guide is its
+chapter's ``index.md`` and, for a chapter too long for one page, the pages of its folder that the
+index links to (``chapters/ch06_storage/log.md``): see ``guide_pages``.
 """
 
 from __future__ import annotations
@@ -316,6 +318,26 @@ def build_book_map(root: Path = ROOT) -> BookMap:
     return BookMap(book, rows, throughout, beyond, modules, notebooks, labs, guides)
 
 
+# A link from a guide's index to a page beside it: "[6.1 The log](log.md)", "(log.md#613-rolling-segments)".
+SIBLING_PAGE = re.compile(r"\]\(([\w-]+\.md)(?:#[^)\s]*)?\)")
+
+
+def guide_pages(root: Path = ROOT) -> list[str]:
+    """Every page of every chapter guide: each chapter's ``index.md``, then the pages of its folder
+    that the index links to, in the order it first links to them (a long guide is split into pages
+    per section group, and its index is their map). Other pages of a folder, such as chapter 1's
+    concepts page, are pages of their own, not parts of the guide."""
+    pages = []
+    for index in sorted((root / "chapters").glob("*/index.md")):
+        pages.append(index.relative_to(root).as_posix())
+        linked = dict.fromkeys(SIBLING_PAGE.findall(index.read_text(encoding="utf-8")))
+        for name in linked:
+            page = index.parent / name
+            if name not in ("index.md", "questions.md") and page.is_file():
+                pages.append(page.relative_to(root).as_posix())
+    return pages
+
+
 # ---- Markdown -------------------------------------------------------------------------------------
 
 
@@ -422,11 +444,13 @@ def annotate_headings(markdown: str, book: Book, where: str) -> str:
 # ---- MkDocs events --------------------------------------------------------------------------------
 
 _built: BookMap | None = None
+_guide_pages: set[str] | None = None
 
 
 def on_pre_build(config) -> None:
-    global _built
+    global _built, _guide_pages
     _built = build_book_map(ROOT)
+    _guide_pages = set(guide_pages(ROOT))
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
@@ -439,6 +463,6 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     for m in re.finditer(r"<!-- book-sections: (\d+) -->", markdown):
         table = render_chapter_sections(book_map.book, int(m.group(1)), base)
         markdown = markdown.replace(m.group(0), table)
-    if re.fullmatch(r"chapters/ch\d+_[^/]+/index\.md", src):
+    if src.startswith("chapters/ch") and src in (_guide_pages or set(guide_pages(ROOT))):
         markdown = annotate_headings(markdown, book_map.book, src)
     return markdown

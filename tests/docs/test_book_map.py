@@ -12,6 +12,7 @@ import pytest
 from mkdocs_hooks.book_map import (
     annotate_headings,
     build_book_map,
+    guide_pages,
     load_book,
     render_book_map,
     render_chapter_sections,
@@ -163,6 +164,10 @@ def test_every_guide_has_its_chapters_sections_and_no_hand_typed_titles():
         assert "## Not yet in kafka_lite" not in text or text.rindex("\n## ") == text.index(
             "\n## Not yet in kafka_lite"
         ), f"{guide.parent.name}: 'Not yet in kafka_lite' is not the last section"
+        # The pages of a split guide hold its sections: no title of the book typed into them either.
+        for page in guide_pages(ROOT):
+            if (ROOT / page).parent == guide.parent and not page.endswith("/index.md"):
+                text += (ROOT / page).read_text(encoding="utf-8")
         # Titles come from book.toml through the hook; none is typed into a guide by hand.
         for title in {s.zh for s in book.sections.values() if len(s.zh) > 3}:
             assert title not in text, f"{guide.parent.name}: the book's title {title!r} typed by hand"
@@ -197,5 +202,31 @@ def test_the_hook_fills_pages_with_links_relative_to_each_page():
     assert "## 6.1.2 Writing to the log · 写入日志" in guide
     whole = hook.on_page_markdown("<!-- book-map -->", page("book_map.md"), None, None)
     assert "[lab 2](labs/lab02_log_segment/README.md)" in whole
+    # A split guide's pages are the guide's too; chapter 1's concepts page, which its index does not
+    # map, types its titles itself.
+    page_of_guide = hook.on_page_markdown(
+        "# 6.3 Delayed operations\n", page("chapters/ch06_storage/delayed_operations.md"), None, None
+    )
+    assert page_of_guide == "# 6.3 Delayed operations · 延迟操作\n"
+    concepts = "## 1.1 A streaming data platform · Kafka流式数据平台\n"
+    assert (
+        hook.on_page_markdown(concepts, page("chapters/ch01_introduction/concepts.md"), None, None)
+        == concepts
+    )
     # Only the chapter guides' headings get the book's titles.
     assert hook.on_page_markdown("## 6.1.2 Writing", page("benchmarks.md"), None, None) == "## 6.1.2 Writing"
+
+
+def test_a_guides_pages_are_its_index_and_the_pages_beside_it_that_the_index_maps():
+    pages = guide_pages(ROOT)
+    storage = [p for p in pages if p.startswith("chapters/ch06_storage/")]
+    assert storage == [
+        "chapters/ch06_storage/index.md",
+        "chapters/ch06_storage/message_formats.md",
+        "chapters/ch06_storage/log.md",
+        "chapters/ch06_storage/replication.md",
+        "chapters/ch06_storage/delayed_operations.md",
+    ]
+    assert "chapters/ch01_introduction/index.md" in pages
+    assert "chapters/ch01_introduction/concepts.md" not in pages  # a page of its own
+    assert not any(p.endswith("questions.md") for p in pages)
