@@ -224,7 +224,7 @@ def test_a_guides_pages_are_its_index_and_the_pages_beside_it_that_the_index_map
         "chapters/ch06_storage/index.md",
         "chapters/ch06_storage/message_formats.md",
         "chapters/ch06_storage/log.md",
-        "chapters/ch06_storage/replication.md",
+        "chapters/ch06_storage/reads_and_writes.md",
         "chapters/ch06_storage/delayed_operations.md",
     ]
     assert "chapters/ch01_introduction/index.md" in pages

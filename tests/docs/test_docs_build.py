@@ -12,7 +12,7 @@ from tests.docs.site import guide_pages
 
 pytestmark = pytest.mark.docs
 ROOT = Path(__file__).resolve().parents[2]
-STORAGE = ("index", "message_formats", "log", "replication", "delayed_operations")
+STORAGE = ("index", "message_formats", "log", "reads_and_writes", "delayed_operations")
 
 
 def test_every_chapter_has_a_page(site):
@@ -89,7 +89,7 @@ def test_the_storage_guide_is_a_landing_page_and_a_page_per_section_group(site):
     for name, anchor in (
         ("message_formats", "v0-and-v1-every-message-stands-alone"),
         ("log", "612-writing-to-the-log"),
-        ("replication", "leader-epochs-kafka-011"),
+        ("reads_and_writes", "leader-epochs-kafka-011"),
         ("delayed_operations", "the-hierarchical-timing-wheel"),
     ):
         assert f'id="{anchor}"' in pages[name], (name, anchor)

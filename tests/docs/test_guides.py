@@ -3,6 +3,7 @@ outside the project."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -82,3 +83,23 @@ def test_a_split_guides_pages_each_have_a_title_and_lead_to_the_next_in_the_book
             if i + 1 < len(pages):
                 expected += f" · Next: [{titles[pages[i + 1].name]}]({pages[i + 1].name})"
             assert last == expected, f"{folder.name}/{page.name}: ends {last!r}"
+
+
+def test_no_two_sources_become_the_same_page():
+    """MkDocs builds ``log.md`` and ``log.ipynb`` of one folder into the same ``log.html``, the one
+    overwriting the other without a warning; a guide's page must not share a notebook's name."""
+    docs = ROOT / "docs"
+    pages: dict[str, list[str]] = {}
+    # chapters/ and labs/ are symlinks into the repository, which rglob does not follow
+    sources = [Path(d) / name for d, _, names in os.walk(docs, followlinks=True) for name in names]
+    for source in sorted(sources):
+        if source.suffix not in (".md", ".ipynb") or source.name == "questions.md":
+            continue
+        rel = source.relative_to(docs)
+        if ".ipynb_checkpoints" in rel.parts:
+            continue
+        stem = "index" if source.stem in ("index", "README") else source.stem
+        pages.setdefault(rel.with_name(f"{stem}.html").as_posix(), []).append(rel.as_posix())
+    assert "chapters/ch06_storage/reads_and_writes.html" in pages  # the walk sees the chapters
+    clashes = {page: sources for page, sources in pages.items() if len(sources) > 1}
+    assert not clashes, f"sources built into one page: {clashes}"
