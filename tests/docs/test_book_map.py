@@ -97,7 +97,11 @@ def test_the_page_sorts_by_the_books_numbers(book_map):
     page = render_book_map(book_map)
     chapters = [int(n) for n in re.findall(r"^## Chapter (\d+) ", page, re.MULTILINE)]
     assert chapters == list(range(1, 11))
-    assert page.index("| 6.1.2 | 写入日志 | Writing to the log |") < page.index("| 6.1.3 | 日志分段 |")
+    # A section a guide has a heading for links to it, on the guide's page that holds it.
+    assert page.index(
+        "| [6.1.2](chapters/ch06_storage/log.md#612-writing-to-the-log) | 写入日志 | Writing to the log |"
+    ) < page.index("| [6.1.3](chapters/ch06_storage/log.md#613-rolling-segments) | 日志分段 |")
+    assert "| 3.4 | 消费者消费消息 |" in page  # no heading in the guide: no link
     assert "[lab 2](labs/lab02_log_segment/README.md)" in page
     assert "[log_segments](chapters/ch06_storage/log_segments.ipynb)" in page
 
@@ -230,3 +234,23 @@ def test_a_guides_pages_are_its_index_and_the_pages_beside_it_that_the_index_map
     assert "chapters/ch01_introduction/index.md" in pages
     assert "chapters/ch01_introduction/concepts.md" not in pages  # a page of its own
     assert not any(p.endswith("questions.md") for p in pages)
+
+
+def test_each_section_links_to_the_guide_page_that_has_its_heading(book_map):
+    anchors = book_map.anchors
+    assert anchors["6.1"] == "chapters/ch06_storage/log.md#61-the-log"  # a split page's title
+    assert anchors["6.1.2"] == "chapters/ch06_storage/log.md#612-writing-to-the-log"
+    assert anchors["6.2.2"] == "chapters/ch06_storage/reads_and_writes.md#622-partitions-and-replicas"
+    assert anchors["6.3.3"] == "chapters/ch06_storage/delayed_operations.md#633-the-purgatory"
+    # A heading for a range of sections is each one's.
+    assert (
+        anchors["7.1.1"]
+        == anchors["7.1.2"]
+        == "chapters/ch07_controller/index.md#711-712-election-and-failover"
+    )
+    assert "3.4" not in anchors and "6" not in anchors
+    table = render_chapter_sections(book_map.book, 6, "../../", anchors)
+    assert (
+        "| [6.3.1](../../chapters/ch06_storage/delayed_operations.md#631-the-delayed-operation-interface) |"
+        in table
+    )
