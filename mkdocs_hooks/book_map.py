@@ -464,11 +464,12 @@ def _outside_code(markdown: str) -> str:
 def section_anchors(root: Path, book: Book) -> dict[str, str]:
     """Each section a guide has a heading for -> ``page#anchor`` of the first such heading, over every
     page of every guide (so a split guide's sections point at their own pages). The anchor is the id
-    MkDocs gives the heading: its ``{#id}``, or the slug of its text (the book's title appended by
-    ``annotate_headings`` is Chinese, which the slug drops)."""
+    MkDocs gives the heading: its ``{#id}``, or the slug of its text as the page shows it, the book's
+    title appended by ``annotate_headings`` (the slug drops its Chinese, not its Latin: ``API``)."""
     found: dict[str, str] = {}
     for page in guide_pages(root):
-        for m in HEADING.finditer(_outside_code((root / page).read_text(encoding="utf-8"))):
+        shown = annotate_headings((root / page).read_text(encoding="utf-8"), book, page)
+        for m in HEADING.finditer(_outside_code(shown)):
             first, last, text = m.group(2), m.group(3), m.group(4)
             explicit = re.search(r"\{#([\w-]+)\}\s*$", text)
             title = f"{first}{'-' + last if last else ''} {text}"
