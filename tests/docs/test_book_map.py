@@ -249,6 +249,8 @@ def test_each_section_links_to_the_guide_page_that_has_its_heading(book_map):
         == "chapters/ch07_controller/index.md#711-712-election-and-failover"
     )
     assert "3.4" not in anchors and "6" not in anchors
+    # The id is the slug of the heading as shown, the book's title appended: its Latin stays in it.
+    assert anchors["3.6"] == "chapters/ch03_old_consumer/index.md#36-the-low-level-api-api"  # 低级API示例
     table = render_chapter_sections(book_map.book, 6, "../../", anchors)
     assert (
         "| [6.3.1](../../chapters/ch06_storage/delayed_operations.md#631-the-delayed-operation-interface) |"
