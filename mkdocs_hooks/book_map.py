@@ -15,7 +15,10 @@ so the map cannot drift from the code:
 
 Pages use two markers: ``<!-- book-map -->`` (the whole map) and ``<!-- book-sections: N -->`` (the
 sections of chapter N, Chinese beside English). A guide's heading that starts with a section number,
-``## 6.1.2 Writing to the log``, gets the book's title appended: ``· 写入日志``.
+``## 6.1.2 Writing to the log``, gets the book's title appended: ``· 写入日志``. A guide is its
+chapter's ``index.md`` and, for a chapter too long for one page, the pages of its folder that the
+index links to (``chapters/ch06_storage/log.md``): see ``guide_pages``. In both tables a section the
+guides have a heading for links to that heading, on whichever of its guide's pages holds it.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from markdown.extensions.toc import slugify
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_FILE = Path("chapters") / "book.toml"
@@ -196,6 +201,8 @@ class BookMap:
     notebooks: list[Notebook]
     labs: list[Lab]
     guides: dict[int, str]  # chapter -> chapters/chNN_*/index.md
+    # section -> the guide page and anchor of the first heading that starts with its number
+    anchors: dict[str, str] = field(default_factory=dict)
 
 
 def read_modules(root: Path, book: Book) -> dict[str, Module]:
@@ -313,7 +320,28 @@ def build_book_map(root: Path = ROOT) -> BookMap:
         int(re.match(r"ch(\d+)_", path.parent.name).group(1)): path.relative_to(root).as_posix()
         for path in sorted((root / "chapters").glob("ch*_*/index.md"))
     }
-    return BookMap(book, rows, throughout, beyond, modules, notebooks, labs, guides)
+    anchors = section_anchors(root, book)
+    return BookMap(book, rows, throughout, beyond, modules, notebooks, labs, guides, anchors)
+
+
+# A link from a guide's index to a page beside it: "[6.1 The log](log.md)", "(log.md#613-rolling-segments)".
+SIBLING_PAGE = re.compile(r"\]\(([\w-]+\.md)(?:#[^)\s]*)?\)")
+
+
+def guide_pages(root: Path = ROOT) -> list[str]:
+    """Every page of every chapter guide: each chapter's ``index.md``, then the pages of its folder
+    that the index links to, in the order it first links to them (a long guide is split into pages
+    per section group, and its index is their map). Other pages of a folder, such as chapter 1's
+    concepts page, are pages of their own, not parts of the guide."""
+    pages = []
+    for index in sorted((root / "chapters").glob("*/index.md")):
+        pages.append(index.relative_to(root).as_posix())
+        linked = dict.fromkeys(SIBLING_PAGE.findall(index.read_text(encoding="utf-8")))
+        for name in linked:
+            page = index.parent / name
+            if name not in ("index.md", "questions.md") and page.is_file():
+                pages.append(page.relative_to(root).as_posix())
+    return pages
 
 
 # ---- Markdown -------------------------------------------------------------------------------------
@@ -355,6 +383,8 @@ def render_book_map(book_map: BookMap, base: str = "") -> str:
             notebooks = [f"[{n.name}]({base}{n.path})" for n in row.notebooks]
             labs = [f"[lab {lab.number}]({base}{lab.readme})" for lab in row.labs]
             number = f"**{s.number}**" if "." not in s.number else s.number
+            if s.number in book_map.anchors:
+                number = f"[{number}]({base}{book_map.anchors[s.number]})"
             out.append(
                 f"| {number} | {s.zh} | {s.en} | {_cell([_short(m) for m in row.modules])} | "
                 f"{_cell(notebooks)} | {_cell(labs)} |"
@@ -376,8 +406,11 @@ def render_book_map(book_map: BookMap, base: str = "") -> str:
     return "\n".join(out) + "\n"
 
 
-def render_chapter_sections(book: Book, chapter: int, base: str = "../../") -> str:
-    """A chapter's sections, the book's titles beside ours, for the top of its guide."""
+def render_chapter_sections(
+    book: Book, chapter: int, base: str = "../../", anchors: dict[str, str] | None = None
+) -> str:
+    """A chapter's sections, the book's titles beside ours, for the top of its guide; a section the
+    guide has a heading for links to it (``anchors``, from ``section_anchors``)."""
     sections = book.chapter_sections(chapter)
     if not sections:
         raise ValueError(f"the book has no chapter {chapter}")
@@ -387,7 +420,8 @@ def render_chapter_sections(book: Book, chapter: int, base: str = "../../") -> s
             out.append(f"| **{s.number}** | **{s.zh}** | **{s.en}** |")
             continue
         indent = "&emsp;" * (len(s.key) - 2)
-        out.append(f"| {s.number} | {indent}{s.zh} | {indent}{s.en} |")
+        number = f"[{s.number}]({base}{anchors[s.number]})" if s.number in (anchors or {}) else s.number
+        out.append(f"| {number} | {indent}{s.zh} | {indent}{s.en} |")
     out.append("")
     out.append(
         f"Section numbers and titles are the book's, 《{book.title}》 ({book.author}; Kafka 0.10's "
@@ -419,14 +453,43 @@ def annotate_headings(markdown: str, book: Book, where: str) -> str:
     return "".join(p if p.startswith("```") else HEADING.sub(add_title, p) for p in parts)
 
 
+def _outside_code(markdown: str) -> str:
+    return "".join(
+        p
+        for p in re.split(r"(^```.*?^```)", markdown, flags=re.MULTILINE | re.DOTALL)
+        if not p.startswith("```")
+    )
+
+
+def section_anchors(root: Path, book: Book) -> dict[str, str]:
+    """Each section a guide has a heading for -> ``page#anchor`` of the first such heading, over every
+    page of every guide (so a split guide's sections point at their own pages). The anchor is the id
+    MkDocs gives the heading: its ``{#id}``, or the slug of its text as the page shows it, the book's
+    title appended by ``annotate_headings`` (the slug drops its Chinese, not its Latin: ``API``)."""
+    found: dict[str, str] = {}
+    for page in guide_pages(root):
+        shown = annotate_headings((root / page).read_text(encoding="utf-8"), book, page)
+        for m in HEADING.finditer(_outside_code(shown)):
+            first, last, text = m.group(2), m.group(3), m.group(4)
+            explicit = re.search(r"\{#([\w-]+)\}\s*$", text)
+            title = f"{first}{'-' + last if last else ''} {text}"
+            anchor = explicit[1] if explicit else slugify(title, "-")
+            for number in book.expand(first, last, page) if last else [first]:
+                if number in book.sections:
+                    found.setdefault(number, f"{page}#{anchor}")
+    return found
+
+
 # ---- MkDocs events --------------------------------------------------------------------------------
 
 _built: BookMap | None = None
+_guide_pages: set[str] | None = None
 
 
 def on_pre_build(config) -> None:
-    global _built
+    global _built, _guide_pages
     _built = build_book_map(ROOT)
+    _guide_pages = set(guide_pages(ROOT))
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
@@ -437,8 +500,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     if "<!-- book-map -->" in markdown:
         markdown = markdown.replace("<!-- book-map -->", render_book_map(book_map, base))
     for m in re.finditer(r"<!-- book-sections: (\d+) -->", markdown):
-        table = render_chapter_sections(book_map.book, int(m.group(1)), base)
+        table = render_chapter_sections(book_map.book, int(m.group(1)), base, book_map.anchors)
         markdown = markdown.replace(m.group(0), table)
-    if re.fullmatch(r"chapters/ch\d+_[^/]+/index\.md", src):
+    if src.startswith("chapters/ch") and src in (_guide_pages or set(guide_pages(ROOT))):
         markdown = annotate_headings(markdown, book_map.book, src)
     return markdown

@@ -14,12 +14,19 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from tests.docs.site import guide_pages
+
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DESKTOP = {"width": 1280, "height": 900}  # wide enough for mkdocs-material's sidebar (>= 76.25em)
 PHONE = {"width": 480, "height": 900}
 MIN_TEXT_PX = 9.5  # the smallest diagram label, in CSS pixels, a reader can still read
+# Chapter 6's guide, split into a landing page and a page per section group of the book.
+STORAGE_PAGES = ("index", "message_formats", "log", "reads_and_writes", "delayed_operations")
+# A guide page's height at DESKTOP width, as served (lab code folded): a guide longer than this is
+# split into a landing page and a page per section group, as chapter 6's is.
+MAX_GUIDE_PAGE_PX = 30_000
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +124,9 @@ def _search(page, term: str) -> int:
 
 @pytest.mark.parametrize(
     "path",
-    ["index.html", "chapters/ch06_storage/index.html", "api/record.html", "labs/lab01_record_batch/index.html",
+    ["index.html", "chapters/ch06_storage/index.html", "chapters/ch06_storage/message_formats.html",
+     "chapters/ch06_storage/log.html", "chapters/ch06_storage/replication.html",
+     "chapters/ch06_storage/delayed_operations.html", "api/record.html", "labs/lab01_record_batch/index.html",
      "benchmarks.html", "404.html"],
 )  # fmt: skip
 def test_page_loads_cleanly(chromium_browser, site_url, path):
@@ -138,32 +147,58 @@ def test_sidebar_lists_every_page(chromium_browser, site_url):
     for title in ("1. Getting started", "3. The old consumer", "10. Advanced features", "Lab 1:", "Lab 4:"):
         entry = sidebar.locator(".md-nav__link", has_text=title).first
         assert entry.count() and entry.is_visible(), f"the sidebar does not show {title!r}"
-    linked = set(
-        page.eval_on_selector_all(
-            ".md-sidebar--primary a.md-nav__link[href]", "links => links.map(a => a.href)"
-        )
+    hrefs = page.eval_on_selector_all(
+        ".md-sidebar--primary a.md-nav__link[href]", "links => links.map(a => a.href)"
     )
+    linked = set(hrefs)
+    # Chapter 6's guide pages, in the book's order, its index first (the section's own link).
+    storage = [h.rsplit("/", 1)[1].removesuffix(".html") for h in hrefs if "/chapters/ch06_storage/" in h]
+    assert [n for n in dict.fromkeys(storage) if n in STORAGE_PAGES] == list(STORAGE_PAGES), storage
     pages = {f"{base}/{p}" for p in _pages(site, "**/*.html") if p != "404.html"}
     assert not pages - linked, f"pages the sidebar does not link to: {sorted(pages - linked)}"
     assert not problems, problems
     page.close()
 
 
+def test_no_guide_page_is_too_long_to_find_ones_way_in(chromium_browser, site_url):
+    """A guide's page is a length a reader can find their way in: every chapter's index, and the
+    pages a split guide (chapter 6) is made of."""
+    base = site_url[0]
+    guides = [page.relative_to(ROOT).with_suffix(".html").as_posix() for page in guide_pages()]
+    assert "chapters/ch06_storage/log.html" in guides and len(guides) >= 15, guides
+    heights = {}
+    for path in guides:
+        page, problems, _ = _open(chromium_browser, base, path)
+        assert not problems, (path, problems)
+        heights[path] = page.evaluate("document.documentElement.scrollHeight")
+        page.close()
+    too_long = {path: h for path, h in heights.items() if h > MAX_GUIDE_PAGE_PX}
+    assert not too_long, f"guide pages taller than {MAX_GUIDE_PAGE_PX}px: {too_long} (all: {heights})"
+
+
 def test_guide_shows_generated_diagrams(chromium_browser, site_url):
-    page, problems, _ = _open(chromium_browser, site_url[0], "chapters/ch06_storage/index.html")
-    assert not problems, problems
-    sizes = page.eval_on_selector_all("img[src*='diagrams/']", "imgs => imgs.map(i => i.naturalWidth)")
-    # record batch, segment, replication, one round of replication, timing wheel
-    assert len(sizes) == 5 and all(w > 0 for w in sizes), sizes
-    article = page.inner_text("article")
-    assert "def _maybe_roll" in article  # code included from the source by snippet markers
-    assert "NotImplementedError" not in article  # a lab's code is the reference, folded, never a stub
-    page.close()
+    sizes, articles = {}, {}
+    for name in STORAGE_PAGES:
+        page, problems, _ = _open(chromium_browser, site_url[0], f"chapters/ch06_storage/{name}.html")
+        assert not problems, (name, problems)
+        sizes[name] = page.eval_on_selector_all(
+            "img[src*='diagrams/']", "imgs => imgs.map(i => i.naturalWidth)"
+        )
+        articles[name] = page.inner_text("article")
+        page.close()
+    # record batch; segment; replication, one round of replication; timing wheel
+    assert {name: len(s) for name, s in sizes.items()} == {
+        "index": 0, "message_formats": 1, "log": 1, "reads_and_writes": 2, "delayed_operations": 1,
+    }, sizes  # fmt: skip
+    assert all(w > 0 for s in sizes.values() for w in s), sizes
+    assert "def _maybe_roll" in articles["log"]  # code included from the source by snippet markers
+    for name, article in articles.items():  # a lab's code is the reference, folded, never a stub
+        assert "NotImplementedError" not in article, name
 
 
 def test_a_reference_block_opens_to_the_code(chromium_browser, site_url):
     """The code a lab asks for is on the guide folded: hidden until the reader opens its block."""
-    page, problems, _ = _open(chromium_browser, site_url[0], "chapters/ch06_storage/index.html")
+    page, problems, _ = _open(chromium_browser, site_url[0], "chapters/ch06_storage/log.html")
     block = page.locator("details.reference", has_text="lab 2 asks you to write this").first
     code = block.locator("pre").first
     assert block.count() and block.is_visible(), "no reference block for lab 2"

@@ -36,6 +36,14 @@ def build_site(out: Path) -> Path:
     return out
 
 
+def guide_pages() -> list[Path]:
+    """Every page of every chapter guide in the repository: each ``index.md`` and the pages a split
+    guide's index links to beside it (``mkdocs_hooks/book_map.py``'s ``guide_pages``)."""
+    from mkdocs_hooks.book_map import guide_pages as pages
+
+    return [ROOT / page for page in pages(ROOT)]
+
+
 # -- text -------------------------------------------------------------------------------------------
 
 

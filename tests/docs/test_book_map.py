@@ -12,6 +12,7 @@ import pytest
 from mkdocs_hooks.book_map import (
     annotate_headings,
     build_book_map,
+    guide_pages,
     load_book,
     render_book_map,
     render_chapter_sections,
@@ -101,7 +102,11 @@ def test_the_page_sorts_by_the_books_numbers(book_map):
     page = render_book_map(book_map)
     chapters = [int(n) for n in re.findall(r"^## Chapter (\d+) ", page, re.MULTILINE)]
     assert chapters == list(range(1, 11))
-    assert page.index("| 6.1.2 | 写入日志 | Writing to the log |") < page.index("| 6.1.3 | 日志分段 |")
+    # A section a guide has a heading for links to it, on the guide's page that holds it.
+    assert page.index(
+        "| [6.1.2](chapters/ch06_storage/log.md#612-writing-to-the-log) | 写入日志 | Writing to the log |"
+    ) < page.index("| [6.1.3](chapters/ch06_storage/log.md#613-rolling-segments) | 日志分段 |")
+    assert "| 3.4 | 消费者消费消息 |" in page  # no heading in the guide: no link
     assert "[lab 2](labs/lab02_log_segment/README.md)" in page
     assert "[log_segments](chapters/ch06_storage/log_segments.ipynb)" in page
 
@@ -168,6 +173,10 @@ def test_every_guide_has_its_chapters_sections_and_no_hand_typed_titles():
         assert "## Not yet in kafka_lite" not in text or text.rindex("\n## ") == text.index(
             "\n## Not yet in kafka_lite"
         ), f"{guide.parent.name}: 'Not yet in kafka_lite' is not the last section"
+        # The pages of a split guide hold its sections: no title of the book typed into them either.
+        for page in guide_pages(ROOT):
+            if (ROOT / page).parent == guide.parent and not page.endswith("/index.md"):
+                text += (ROOT / page).read_text(encoding="utf-8")
         # Titles come from book.toml through the hook; none is typed into a guide by hand.
         for title in {s.zh for s in book.sections.values() if len(s.zh) > 3}:
             assert title not in text, f"{guide.parent.name}: the book's title {title!r} typed by hand"
@@ -202,5 +211,53 @@ def test_the_hook_fills_pages_with_links_relative_to_each_page():
     assert "## 6.1.2 Writing to the log · 写入日志" in guide
     whole = hook.on_page_markdown("<!-- book-map -->", page("book_map.md"), None, None)
     assert "[lab 2](labs/lab02_log_segment/README.md)" in whole
+    # A split guide's pages are the guide's too; chapter 1's concepts page, which its index does not
+    # map, types its titles itself.
+    page_of_guide = hook.on_page_markdown(
+        "# 6.3 Delayed operations\n", page("chapters/ch06_storage/delayed_operations.md"), None, None
+    )
+    assert page_of_guide == "# 6.3 Delayed operations · 延迟操作\n"
+    concepts = "## 1.1 A streaming data platform · Kafka流式数据平台\n"
+    assert (
+        hook.on_page_markdown(concepts, page("chapters/ch01_introduction/concepts.md"), None, None)
+        == concepts
+    )
     # Only the chapter guides' headings get the book's titles.
     assert hook.on_page_markdown("## 6.1.2 Writing", page("benchmarks.md"), None, None) == "## 6.1.2 Writing"
+
+
+def test_a_guides_pages_are_its_index_and_the_pages_beside_it_that_the_index_maps():
+    pages = guide_pages(ROOT)
+    storage = [p for p in pages if p.startswith("chapters/ch06_storage/")]
+    assert storage == [
+        "chapters/ch06_storage/index.md",
+        "chapters/ch06_storage/message_formats.md",
+        "chapters/ch06_storage/log.md",
+        "chapters/ch06_storage/reads_and_writes.md",
+        "chapters/ch06_storage/delayed_operations.md",
+    ]
+    assert "chapters/ch01_introduction/index.md" in pages
+    assert "chapters/ch01_introduction/concepts.md" not in pages  # a page of its own
+    assert not any(p.endswith("questions.md") for p in pages)
+
+
+def test_each_section_links_to_the_guide_page_that_has_its_heading(book_map):
+    anchors = book_map.anchors
+    assert anchors["6.1"] == "chapters/ch06_storage/log.md#61-the-log"  # a split page's title
+    assert anchors["6.1.2"] == "chapters/ch06_storage/log.md#612-writing-to-the-log"
+    assert anchors["6.2.2"] == "chapters/ch06_storage/reads_and_writes.md#622-partitions-and-replicas"
+    assert anchors["6.3.3"] == "chapters/ch06_storage/delayed_operations.md#633-the-purgatory"
+    # A heading for a range of sections is each one's.
+    assert (
+        anchors["7.1.1"]
+        == anchors["7.1.2"]
+        == "chapters/ch07_controller/index.md#711-712-election-and-failover"
+    )
+    assert "3.4" not in anchors and "6" not in anchors
+    # The id is the slug of the heading as shown, the book's title appended: its Latin stays in it.
+    assert anchors["3.6"] == "chapters/ch03_old_consumer/index.md#36-the-low-level-api-api"  # 低级API示例
+    table = render_chapter_sections(book_map.book, 6, "../../", anchors)
+    assert (
+        "| [6.3.1](../../chapters/ch06_storage/delayed_operations.md#631-the-delayed-operation-interface) |"
+        in table
+    )

@@ -13,7 +13,7 @@ from mkdocs.exceptions import PluginError
 
 from kafka_lite.grading import starter
 from mkdocs_hooks.code_includes import INCLUDE, caption, mirrors, read_include, render_includes
-from tests.docs.site import ROOT
+from tests.docs.site import ROOT, guide_pages
 
 GUIDE = "chapters/ch06_storage/index.md"
 
@@ -108,7 +108,7 @@ def _text(fragment: str) -> str:
 @pytest.mark.docs
 def test_every_guide_include_is_captioned_with_its_file_and_lines(site):
     checked = 0
-    for guide in sorted((ROOT / "chapters").glob("*/index.md")):
+    for guide in guide_pages():
         includes = [
             m for line in guide.read_text(encoding="utf-8").splitlines() if (m := INCLUDE.match(line))
         ]

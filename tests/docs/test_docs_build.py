@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs.site import guide_pages
+
 pytestmark = pytest.mark.docs
 ROOT = Path(__file__).resolve().parents[2]
+STORAGE = ("index", "message_formats", "log", "reads_and_writes", "delayed_operations")
 
 
 def test_every_chapter_has_a_page(site):
@@ -37,7 +40,7 @@ def test_notebooks_are_executed_into_pages(site):
 
 def test_snippet_markers_named_in_guides_exist():
     found = 0
-    for guide in (ROOT / "chapters").glob("*/index.md"):
+    for guide in guide_pages():
         text = guide.read_text(encoding="utf-8")
         # A formatter once rewrote these lines as Python ("--8 < --"); such a line includes nothing.
         assert not re.search(r"--8\s+<", text), f"{guide}: a mangled snippet line"
@@ -51,9 +54,46 @@ def test_snippet_markers_named_in_guides_exist():
 
 
 def test_snippets_bring_the_code_into_the_page(site):
-    page = (site / "chapters" / "ch06_storage" / "index.html").read_text(encoding="utf-8")
-    for name in ("append", "ensure_valid", "_index_slot_for", "should_retain"):
-        assert f'<span class="nf">{name}</span>' in page, f"the code of {name} is not on the storage page"
+    pages = {
+        name: (site / "chapters" / "ch06_storage" / f"{name}.html").read_text(encoding="utf-8")
+        for name in STORAGE
+    }
+    for name, page in (
+        ("ensure_valid", "message_formats"),
+        ("append", "log"),
+        ("_index_slot_for", "log"),
+        ("should_retain", "log"),
+        ("try_complete", "delayed_operations"),
+    ):
+        assert f'<span class="nf">{name}</span>' in pages[page], (
+            f"the code of {name} is not on the storage page {page}"
+        )
+
+
+def test_the_storage_guide_is_a_landing_page_and_a_page_per_section_group(site):
+    """Chapter 6's guide, too long for one page, is its index (the map, the book's sections, the
+    differences and what is missing, the questions) and one page per group of the book's sections."""
+    assert [p.relative_to(ROOT).as_posix() for p in guide_pages() if p.parent.name == "ch06_storage"] == [
+        f"chapters/ch06_storage/{name}.md" for name in STORAGE
+    ]
+    pages = {
+        name: (site / "chapters" / "ch06_storage" / f"{name}.html").read_text(encoding="utf-8")
+        for name in STORAGE
+    }
+    index = pages["index"]
+    for name in STORAGE[1:]:
+        assert f'href="{name}.html"' in index, f"the chapter's index does not link to {name}"
+    for heading in ("Where kafka_lite differs from Kafka", "Not yet in kafka_lite", "Questions"):
+        assert f">{heading}<" in index, heading
+    # Each section group is on its own page, and on no other: the id of its first heading.
+    for name, anchor in (
+        ("message_formats", "v0-and-v1-every-message-stands-alone"),
+        ("log", "612-writing-to-the-log"),
+        ("reads_and_writes", "leader-epochs-kafka-011"),
+        ("delayed_operations", "the-hierarchical-timing-wheel"),
+    ):
+        assert f'id="{anchor}"' in pages[name], (name, anchor)
+        assert all(f'id="{anchor}"' not in pages[other] for other in STORAGE if other != name), anchor
 
 
 def test_tables_generated_from_the_code(site):
@@ -61,5 +101,5 @@ def test_tables_generated_from_the_code(site):
     assert (
         "InitProducerId" in protocol and "OffsetsForLeaderEpoch" in protocol and "generated:" not in protocol
     )
-    storage = (site / "chapters" / "ch06_storage" / "index.html").read_text(encoding="utf-8")
+    storage = (site / "chapters" / "ch06_storage" / "log.html").read_text(encoding="utf-8")
     assert "min.cleanable.dirty.ratio" in storage and "generated:" not in storage

@@ -22,7 +22,7 @@ import pytest
 from kafka_lite.grading import labs, starter
 from mkdocs_hooks.code_includes import INCLUDE, read_include
 from mkdocs_hooks.lab_starters import site_source
-from tests.docs.site import ROOT, normalize, readable_text, split_reference, text_files
+from tests.docs.site import ROOT, guide_pages, normalize, readable_text, split_reference, text_files
 
 pytestmark = pytest.mark.docs
 
@@ -96,9 +96,10 @@ def _where(site_text: dict[str, PageText], needle: str) -> list[str]:
 
 
 def _guides() -> dict[str, list[str]]:
-    """Each guide's page on the site -> the ``path:section`` its code blocks include."""
+    """Each guide page on the site (a split guide has several) -> the ``path:section`` its code
+    blocks include."""
     found = {}
-    for guide in sorted((ROOT / "chapters").glob("*/index.md")):
+    for guide in guide_pages():
         text = guide.read_text(encoding="utf-8")
         page = guide.relative_to(ROOT).with_suffix(".html").as_posix()
         found[page] = [
