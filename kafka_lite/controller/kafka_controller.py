@@ -5,9 +5,10 @@ Mirrors: kafka.controller.KafkaController, ControllerContext and IsrChangeNotifi
          kafka.server.ZookeeperLeaderElector, and Kafka 0.11's
          ControllerEventManager (one thread processing the controller's events in order)
 Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3)
-Differs: election, failover, new topics, brokers joining and leaving, and ISR-change notifications;
-         no topic deletion, reassignment, preferred-replica election or controlled shutdown events
-         (their transitions and selectors are in the state machines' and selectors' modules).
+Differs: election, failover, new topics, brokers joining and leaving, ISR-change notifications and
+         topic deletion (``topic_deletion_manager.py``); no reassignment, preferred-replica election
+         or controlled shutdown events (their transitions and selectors are in the state machines'
+         and selectors' modules).
 
 Election: every broker tries to create the ephemeral ``/controller`` znode; the one that succeeds is
 the controller, bumps ``/controller_epoch`` (so brokers can ignore a deposed controller's requests)
@@ -45,11 +46,13 @@ from kafka_lite.controller.partition_leader_selector import (
 )
 from kafka_lite.controller.partition_state_machine import PartitionState, PartitionStateMachine
 from kafka_lite.controller.replica_state_machine import PartitionAndReplica, ReplicaState, ReplicaStateMachine
+from kafka_lite.controller.topic_deletion_manager import TopicDeletionManager
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.zk.zk_utils import (
     BROKER_IDS_PATH,
     BROKER_TOPICS_PATH,
     CONTROLLER_PATH,
+    DELETE_TOPICS_PATH,
     ISR_CHANGE_NOTIFICATION_PATH,
     Broker,
     LeaderAndIsr,
@@ -80,6 +83,13 @@ class ControllerContext:
     def clear(self) -> None:
         """Forget everything, as a new controller starts (the selectors keep this same object)."""
         self.__init__()
+
+    def remove_topic(self, topic: str) -> None:
+        """Forget a deleted topic (Kafka's ``ControllerContext.removeTopic``)."""
+        for tp in [tp for tp in self.partition_replica_assignment if tp[0] == topic]:
+            del self.partition_replica_assignment[tp]
+            self.partition_leadership.pop(tp, None)
+        self.all_topics.discard(topic)
 
     def live_broker_ids(self) -> set[int]:
         return set(self.live_brokers_by_id) - self.shutting_down_broker_ids
@@ -117,10 +127,11 @@ class KafkaController:
         socket_timeout_ms: int = 30_000,
         time: Time = SYSTEM,
         log_config_props: Mapping[str, Any] | None = None,
+        delete_topic_enable: bool = False,
     ) -> None:
         """``log_config_props``: the broker's defaults of the topic settings (``KafkaConfig.log_config_props``),
         which a topic's overrides in ZooKeeper replace; the controller reads ``unclean.leader.election.enable``
-        from them."""
+        from them. ``delete_topic_enable``: the broker's ``delete.topic.enable``."""
         self.broker_id = broker_id
         self.zk = zk
         self.log_config_props = dict(log_config_props or {})
@@ -142,6 +153,8 @@ class KafkaController:
         self.partition_state_machine = PartitionStateMachine(self)
         self.replica_state_machine = ReplicaStateMachine(self)
         self.isr_change_notification_listener = IsrChangeNotificationListener(self, zk)
+        self.delete_topic_enable = delete_topic_enable
+        self.topic_deletion_manager = TopicDeletionManager(self)  # made again at each failover
         self._events: queue.Queue[tuple[str, Callable[[], None]] | None] = queue.Queue()
         self._thread = threading.Thread(
             target=self._process_events, name="controller-event-thread", daemon=True
@@ -154,6 +167,11 @@ class KafkaController:
     def _put(self, name: str, action: Callable[[], None]) -> None:
         if self._running:
             self._events.put((name, action))
+
+    def put_event(self, name: str, action: Callable[[], None]) -> None:
+        """Queue ``action`` for the event thread: how a callback on another thread (a StopReplica
+        answer) changes the controller's state."""
+        self._put(name, action)
 
     def _process_events(self) -> None:
         while True:
@@ -226,6 +244,7 @@ class KafkaController:
         self._watch_generation += 1
         generation = self._watch_generation
         self._initialize_controller_context()
+        self.initialize_topic_deletion()
         self.replica_state_machine.startup()
         self.partition_state_machine.startup()
         self.send_update_metadata_request(sorted(self.context.live_broker_ids()))
@@ -243,8 +262,30 @@ class KafkaController:
                 generation, "IsrChangeNotification", self.isr_change_notification_listener.handle_child_change
             ),
         )
+        # 0.10.1 watches /admin/delete_topics only when deletion is enabled; the deletions found
+        # in ZooKeeper at failover are resumed here (0.11's tryTopicDeletion at the end of failover).
+        if self.delete_topic_enable:
+            self.zk.watch_children(
+                DELETE_TOPICS_PATH, self._watcher(generation, "TopicDeletion", self._on_delete_topics_change)
+            )
+        self.topic_deletion_manager.resume_deletions()
 
     # --8<-- [end:on_controller_failover]
+
+    def initialize_topic_deletion(self) -> None:
+        """Kafka's ``initializeTopicDeletion``: the topics marked in ZooKeeper, and which of them
+        cannot proceed now (a replica's broker is down, a reassignment or preferred election)."""
+        ctx = self.context
+        queued = set(self.zk.get_topics_to_be_deleted())
+        live = ctx.live_broker_ids()
+        ineligible = {
+            tp[0] for tp, replicas in ctx.partition_replica_assignment.items() if set(replicas) - live
+        }
+        ineligible |= {tp[0] for tp in ctx.partitions_being_reassigned}
+        ineligible |= {tp[0] for tp in ctx.partitions_undergoing_preferred_replica_election}
+        log.info("List of topics to be deleted: %s", ",".join(sorted(queued)))
+        log.info("List of topics ineligible for deletion: %s", ",".join(sorted(ineligible)))
+        self.topic_deletion_manager = TopicDeletionManager(self, queued, ineligible)
 
     def _watcher(self, generation: int, name: str, handler: Callable[[list[str]], None]):
         def callback(children) -> bool:
@@ -323,6 +364,29 @@ class KafkaController:
 
     # --8<-- [end:on_topic_change]
 
+    # --8<-- [start:on_delete_topics_change]
+    def _on_delete_topics_change(self, children: list[str]) -> None:
+        """The DeleteTopicsListener on ``/admin/delete_topics``: a mark for a topic that does not exist
+        is removed; the others are queued, those being reassigned or in a preferred election marked
+        ineligible."""
+        if not self.is_active():
+            return
+        ctx = self.context
+        topics = set(children)
+        non_existent = topics - ctx.all_topics
+        if non_existent:
+            log.warning("Ignoring request to delete non-existing topics %s", ",".join(sorted(non_existent)))
+            for topic in non_existent:
+                self.zk.delete_delete_topic_path(topic)
+        topics -= non_existent
+        if topics:
+            log.info("Starting topic deletion for topics %s", ",".join(sorted(topics)))
+            busy = {tp[0] for tp in ctx.partitions_being_reassigned}
+            busy |= {tp[0] for tp in ctx.partitions_undergoing_preferred_replica_election}
+            self.topic_deletion_manager.enqueue_topics_for_deletion(topics, busy & topics)
+
+    # --8<-- [end:on_delete_topics_change]
+
     # --8<-- [start:on_broker_change]
     def _on_broker_change(self, ids: list[str]) -> None:
         """The broker-change listener. A broker that died and registered again between two reads of
@@ -367,6 +431,15 @@ class KafkaController:
         replicas = self.context.replicas_on_brokers(new_brokers)
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.ONLINE)
         self.partition_state_machine.trigger_online_partition_state_change()
+        # A returning broker holds replicas of topics being deleted: their deletion may proceed.
+        to_be_deleted = {r[0] for r in replicas if self.is_topic_queued_up_for_deletion(r[0])}
+        if to_be_deleted:
+            log.info(
+                "Some replicas for topics scheduled for deletion %s are on the newly restarted brokers %s. "
+                "Signaling restart of topic deletion for these topics",
+                ",".join(sorted(to_be_deleted)), new_brokers,
+            )  # fmt: skip
+            self.topic_deletion_manager.resume_deletion_for_topics(to_be_deleted)
 
     def on_broker_failure(self, dead_brokers: list[int]) -> None:
         """Partitions led by a dead broker go Offline, then Online with a new leader if one is in the ISR;
@@ -386,13 +459,21 @@ class KafkaController:
             r for r in ctx.replicas_on_brokers(dead_brokers) if not self.is_topic_queued_up_for_deletion(r[0])
         ]
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.OFFLINE)
+        # A replica of a topic being deleted cannot be deleted while its broker is down: it goes
+        # DeletionIneligible (if its StopReplica was out) and the topic waits for the broker.
+        being_deleted = {
+            r for r in ctx.replicas_on_brokers(dead_brokers) if self.is_topic_queued_up_for_deletion(r[0])
+        }
+        if being_deleted:
+            self.topic_deletion_manager.fail_replica_deletion(being_deleted)
         # Kafka sends this only when no leader moved (an election's requests carry the metadata);
         # sent always, every broker learns of the failure even when the election found no leader.
         self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids()))
 
     def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
         """Kafka's ``TopicDeletionManager.isTopicQueuedUpForDeletion``: the state machines leave such a
-        topic's partitions and replicas to its deletion."""
+        topic's partitions and replicas to its deletion. (The set stays empty while deletion is
+        disabled.)"""
         return topic in self.context.topics_to_be_deleted
 
     # --8<-- [start:remove_replica_from_isr]

@@ -68,6 +68,7 @@ from kafka_lite.network.transfer import FileRegion, PieceWriter
 from kafka_lite.server.admin_manager import AdminManager, TopicDetails
 from kafka_lite.server.delayed_client_request import FIRST_METADATA, DelayedClientRequest
 from kafka_lite.server.delayed_create_topics import CreateTopicsResults
+from kafka_lite.server.delayed_delete_topics import DeleteTopicsResults
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
@@ -118,6 +119,7 @@ class KafkaApis:
         ApiKeys.LIST_GROUPS,
         ApiKeys.API_VERSIONS,
         ApiKeys.CREATE_TOPICS,
+        ApiKeys.DELETE_TOPICS,
         ApiKeys.INIT_PRODUCER_ID,
         ApiKeys.OFFSETS_FOR_LEADER_EPOCH,
     )
@@ -165,6 +167,7 @@ class KafkaApis:
             ApiKeys.LIST_GROUPS: self.handle_list_groups_request,
             ApiKeys.API_VERSIONS: self.handle_api_versions_request,
             ApiKeys.CREATE_TOPICS: self.handle_create_topics_request,
+            ApiKeys.DELETE_TOPICS: self.handle_delete_topics_request,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKeys.OFFSETS_FOR_LEADER_EPOCH: self.handle_offsets_for_leader_epoch_request,
         }
@@ -174,7 +177,7 @@ class KafkaApis:
     def handle(self, request: Request) -> None:
         try:
             if request.api not in self._handlers:
-                # Parsed fine but not an API this broker serves (ControlledShutdown, DeleteTopics):
+                # Parsed fine but not an API this broker serves (ControlledShutdown):
                 # Kafka closes the connection for an API it does not know.
                 log.warning(
                     "Closing connection %s: no handler for %s (not in ApiVersions)",
@@ -544,6 +547,33 @@ class KafkaApis:
         self._send_response(request, {"throttle_time_ms": 0, "topic_errors": topic_errors})
 
     # --8<-- [end:create_topics]
+
+    # -- DeleteTopics ---------------------------------------------------------------------------------------------
+
+    # --8<-- [start:delete_topics]
+    def handle_delete_topics_request(self, request: Request) -> None:
+        """Only the controller deletes topics; a topic this broker's metadata cache does not know is
+        UNKNOWN_TOPIC_OR_PARTITION and nothing is written for it; the admin manager marks the others
+        and answers once they are gone from the cache."""
+        body = request.body
+        topics = list(body["topics"])
+        existing = {t for t in topics if self.metadata_cache.contains(t)}
+        non_existing = [t for t in topics if t not in existing]
+
+        def send_response_callback(results: DeleteTopicsResults) -> None:
+            complete = {t: Errors.UNKNOWN_TOPIC_OR_PARTITION for t in non_existing}
+            complete.update(results)
+            topic_error_codes = [{"topic": t, "error_code": complete[t].code} for t in dict.fromkeys(topics)]
+            self._send_response(request, {"throttle_time_ms": 0, "topic_error_codes": topic_error_codes})
+
+        if not self.controller.is_active():
+            send_response_callback({t: Errors.NOT_CONTROLLER for t in topics})
+        elif not existing:
+            send_response_callback({})
+        else:
+            self.admin_manager.delete_topics(body["timeout"], existing, send_response_callback)
+
+    # --8<-- [end:delete_topics]
 
     # -- InitProducerId ---------------------------------------------------------------------------------------------
 

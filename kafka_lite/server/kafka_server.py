@@ -126,7 +126,12 @@ class KafkaServer:
         self.replica_manager.startup()
         self.producer_id_manager = ProducerIdManager(self.broker_id, self.zk)
         self.controller = KafkaController(
-            self.broker_id, self.zk, c["controller.socket.timeout.ms"], self.time, c.log_config_props()
+            self.broker_id,
+            self.zk,
+            c["controller.socket.timeout.ms"],
+            self.time,
+            c.log_config_props(),
+            delete_topic_enable=c["delete.topic.enable"],
         )
         self.controller.startup()
         self.admin_manager = AdminManager(self.metadata_cache, self.zk, self.time)

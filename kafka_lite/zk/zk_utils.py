@@ -87,8 +87,17 @@ def topic_partition_state_path(topic: str, partition: int) -> str:
     return f"{BROKER_TOPICS_PATH}/{topic}/partitions/{partition}/state"
 
 
+def delete_topic_path(topic: str) -> str:
+    return f"{DELETE_TOPICS_PATH}/{topic}"
+
+
 def isr_change_notification_path(child: str) -> str:
     return f"{ISR_CHANGE_NOTIFICATION_PATH}/{child}"
+
+
+class TopicAlreadyMarkedForDeletionException(KafkaException):
+    """Kafka's ``kafka.common.TopicAlreadyMarkedForDeletionException``: ``/admin/delete_topics/<topic>``
+    exists already. DeleteTopics swallows it and waits for the deletion like the first request."""
 
 
 class BrokerIdInUseException(KafkaException, NodeExistsError):
@@ -346,6 +355,40 @@ class ZkUtils:
             raise Errors.TOPIC_ALREADY_EXISTS.exception(f"Topic '{topic}' already exists.") from None
 
     # --8<-- [end:create_topic]
+
+    # --8<-- [start:delete_topic]
+    def create_delete_topic_path(self, topic: str) -> None:
+        """Mark ``topic`` for deletion (Kafka's ``AdminUtils.deleteTopic``): the controller's watch on
+        ``/admin/delete_topics`` does the rest. Raises UNKNOWN_TOPIC_OR_PARTITION for a topic that
+        does not exist, and ``TopicAlreadyMarkedForDeletionException`` if the mark is there already."""
+        if not self.client.exists(topic_path(topic)):
+            raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"Topic `{topic}` to delete does not exist")
+        try:
+            self.client.create(delete_topic_path(topic), b"", makepath=True)
+        except NodeExistsError:
+            raise TopicAlreadyMarkedForDeletionException(
+                f"topic {topic} is already marked for deletion"
+            ) from None
+
+    # --8<-- [end:delete_topic]
+
+    def get_topics_to_be_deleted(self) -> list[str]:
+        """The children of ``/admin/delete_topics`` (Kafka's ``getChildrenParentMayNotExist``)."""
+        try:
+            return sorted(self.client.get_children(DELETE_TOPICS_PATH))
+        except NoNodeError:
+            return []
+
+    def delete_topic_znodes(self, topic: str) -> None:
+        """What a completed deletion removes (Kafka's ``completeDeleteTopic``): the topic's assignment
+        and partition states, its config, and last its mark under ``/admin/delete_topics``."""
+        self.client.delete(topic_path(topic), recursive=True)
+        self.client.delete(f"{TOPIC_CONFIG_PATH}/{topic}", recursive=True)
+        self.delete_delete_topic_path(topic)
+
+    def delete_delete_topic_path(self, topic: str) -> None:
+        """Remove the deletion mark (already gone is fine: Kafka's ``deletePathRecursive``)."""
+        self.client.delete(delete_topic_path(topic), recursive=True)
 
     def get_partition_assignment(self, topic: str) -> dict[int, list[int]]:
         value, _ = self._read_json(topic_path(topic))
