@@ -130,10 +130,13 @@ class Cluster:
         if self.controller.delete_topic_enable:  # 0.10.1 watches the path only then
             self.controller._on_delete_topics_change(self.zk.get_topics_to_be_deleted())
 
-    def brokers_answer(self, failing: set[tuple[str, int, int]]) -> None:
+    def brokers_answer(self, failing: set[tuple[str, int, int]], live: set[int] | None = None) -> None:
         """Each broker answers its StopReplica (delete), with an error for the replicas in ``failing``;
-        then the controller handles the answers its callback queued, in order."""
+        then the controller handles the answers its callback queued, in order. Brokers not in ``live``
+        (when given) died before answering: their requests are dropped."""
         for sent in [s for s in self.requests(ApiKeys.STOP_REPLICA) if s.body["delete_partitions"]]:
+            if live is not None and sent.broker_id not in live:
+                continue
             [p] = sent.body["partitions"]
             error = Errors.UNKNOWN if (p["topic"], p["partition"], sent.broker_id) in failing else Errors.NONE
             sent.callback({"error_code": 0, "partitions": [{**p, "error_code": error.code}]})
@@ -513,6 +516,50 @@ def test_a_topic_deletion_takes_every_replica_and_partition_to_nonexistent(clust
         ((topic, 0, 0), "ReplicaDeletionSuccessful", "NonExistentReplica"),
     ]:
         assert step in taken, f"{step} not taken; taken: {taken}"
+
+
+def test_a_broker_dying_while_its_replica_is_deleted_holds_the_deletion_until_it_returns(cluster):
+    """``onBrokerFailure`` calls ``failReplicaDeletion`` for the dead broker's replicas of topics being
+    deleted: a replica whose StopReplica (delete) was out goes DeletionIneligible rather than wait for
+    an answer that will not come; the deletion retries it when the broker is back."""
+    topic = _topic("interrupted")
+    cluster.create_topic(topic, {0: [1, 2]})
+    cluster.transitions.clear()
+    cluster.forget_requests()
+    cluster.delete_topic(topic)
+    assert sorted(cluster.stop_replica_deletes()) == [(1, topic, 0), (2, topic, 0)]
+
+    cluster.kill(2)
+    assert cluster.replica_state(topic, 0, 2) is R.DELETION_INELIGIBLE
+    assert cluster.controller.topic_deletion_manager.is_topic_ineligible_for_deletion(topic)
+    cluster.brokers_answer(failing=set(), live={1})
+    assert cluster.replica_state(topic, 0, 1) is R.DELETION_SUCCESSFUL
+    assert cluster.replica_state(topic, 0, 2) is R.OFFLINE  # readied for the retry
+
+    cluster.start(2)
+    assert cluster.stop_replica_deletes() == [(2, topic, 0)]
+    cluster.brokers_answer(failing=set())
+    assert not cluster.zk.client.exists(f"/brokers/topics/{topic}")
+    assert ((topic, 0, 2), "ReplicaDeletionStarted", "ReplicaDeletionIneligible") in cluster.taken("replica")
+
+
+def test_a_topic_being_reassigned_waits_for_the_reassignment_to_end(cluster):
+    """The DeleteTopicsListener marks a topic ineligible while one of its partitions is being
+    reassigned (or in a preferred election); ``resumeDeletionForTopics`` when that ends lets it go."""
+    topic = _topic("moving")
+    cluster.create_topic(topic, {0: [1, 2]})
+    ctx = cluster.controller.context
+    ctx.partitions_being_reassigned[(topic, 0)] = ReassignedPartitionsContext([2, 3])
+    cluster.forget_requests()
+    cluster.delete_topic(topic)
+    assert cluster.controller.topic_deletion_manager.is_topic_ineligible_for_deletion(topic)
+    assert cluster.stop_replica_deletes() == []
+
+    del ctx.partitions_being_reassigned[(topic, 0)]  # the reassignment completed
+    cluster.controller.topic_deletion_manager.resume_deletion_for_topics({topic})
+    assert sorted(cluster.stop_replica_deletes()) == [(1, topic, 0), (2, topic, 0)]
+    cluster.brokers_answer(failing=set())
+    assert not cluster.zk.client.exists(f"/brokers/topics/{topic}")
 
 
 def test_a_mark_for_a_topic_that_does_not_exist_is_removed(cluster):
