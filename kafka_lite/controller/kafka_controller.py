@@ -46,7 +46,7 @@ from kafka_lite.controller.partition_leader_selector import (
 )
 from kafka_lite.controller.partition_state_machine import PartitionState, PartitionStateMachine
 from kafka_lite.controller.replica_state_machine import PartitionAndReplica, ReplicaState, ReplicaStateMachine
-from kafka_lite.controller.topic_deletion_manager import TopicDeletionManager
+from kafka_lite.controller.topic_deletion_manager import DeleteTopicsListener, TopicDeletionManager
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.zk.zk_utils import (
     BROKER_IDS_PATH,
@@ -155,6 +155,7 @@ class KafkaController:
         self.isr_change_notification_listener = IsrChangeNotificationListener(self, zk)
         self.delete_topic_enable = delete_topic_enable
         self.topic_deletion_manager = TopicDeletionManager(self)  # made again at each failover
+        self.delete_topics_listener = DeleteTopicsListener(self, zk)
         self._events: queue.Queue[tuple[str, Callable[[], None]] | None] = queue.Queue()
         self._thread = threading.Thread(
             target=self._process_events, name="controller-event-thread", daemon=True
@@ -266,7 +267,8 @@ class KafkaController:
         # in ZooKeeper at failover are resumed here (0.11's tryTopicDeletion at the end of failover).
         if self.delete_topic_enable:
             self.zk.watch_children(
-                DELETE_TOPICS_PATH, self._watcher(generation, "TopicDeletion", self._on_delete_topics_change)
+                DELETE_TOPICS_PATH,
+                self._watcher(generation, "TopicDeletion", self.delete_topics_listener.handle_child_change),
             )
         self.topic_deletion_manager.resume_deletions()
 
@@ -363,29 +365,6 @@ class KafkaController:
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.ONLINE)
 
     # --8<-- [end:on_topic_change]
-
-    # --8<-- [start:on_delete_topics_change]
-    def _on_delete_topics_change(self, children: list[str]) -> None:
-        """The DeleteTopicsListener on ``/admin/delete_topics``: a mark for a topic that does not exist
-        is removed; the others are queued, those being reassigned or in a preferred election marked
-        ineligible."""
-        if not self.is_active():
-            return
-        ctx = self.context
-        topics = set(children)
-        non_existent = topics - ctx.all_topics
-        if non_existent:
-            log.warning("Ignoring request to delete non-existing topics %s", ",".join(sorted(non_existent)))
-            for topic in non_existent:
-                self.zk.delete_delete_topic_path(topic)
-        topics -= non_existent
-        if topics:
-            log.info("Starting topic deletion for topics %s", ",".join(sorted(topics)))
-            busy = {tp[0] for tp in ctx.partitions_being_reassigned}
-            busy |= {tp[0] for tp in ctx.partitions_undergoing_preferred_replica_election}
-            self.topic_deletion_manager.enqueue_topics_for_deletion(topics, busy & topics)
-
-    # --8<-- [end:on_delete_topics_change]
 
     # --8<-- [start:on_broker_change]
     def _on_broker_change(self, ids: list[str]) -> None:

@@ -45,6 +45,7 @@ from kafka_lite.controller.replica_state_machine import Callbacks, PartitionAndR
 
 if TYPE_CHECKING:
     from kafka_lite.controller.kafka_controller import KafkaController
+    from kafka_lite.zk.zk_utils import ZkUtils
 
 log = logging.getLogger(__name__)
 
@@ -265,3 +266,36 @@ class TopicDeletionManager:
         self.context.remove_topic(topic)
 
     # --8<-- [end:complete_delete_topic]
+
+
+# --8<-- [start:delete_topics_listener]
+class DeleteTopicsListener:
+    """The controller's watch on ``/admin/delete_topics`` (0.10.1 registers it only with
+    ``delete.topic.enable``): a mark for a topic that does not exist is removed; the other topics are
+    queued, those being reassigned or in a preferred election marked ineligible."""
+
+    def __init__(self, controller: KafkaController, zk: ZkUtils) -> None:
+        self.controller = controller
+        self.zk = zk
+
+    def handle_child_change(self, children: list[str]) -> None:
+        """Runs on the controller's event thread, with the children of ``/admin/delete_topics``."""
+        if not self.controller.is_active():
+            return
+        ctx = self.controller.context
+        topics = set(children)
+        log.debug("Delete topics listener fired for topics %s to be deleted", ",".join(sorted(topics)))
+        non_existent = topics - ctx.all_topics
+        if non_existent:
+            log.warning("Ignoring request to delete non-existing topics %s", ",".join(sorted(non_existent)))
+            for topic in non_existent:
+                self.zk.delete_delete_topic_path(topic)
+        topics -= non_existent
+        if topics:
+            log.info("Starting topic deletion for topics %s", ",".join(sorted(topics)))
+            busy = {tp[0] for tp in ctx.partitions_being_reassigned}
+            busy |= {tp[0] for tp in ctx.partitions_undergoing_preferred_replica_election}
+            self.controller.topic_deletion_manager.enqueue_topics_for_deletion(topics, busy & topics)
+
+
+# --8<-- [end:delete_topics_listener]

@@ -128,7 +128,7 @@ class Cluster:
         """``kafka-topics --delete``: the mark, and the DeleteTopicsListener's event."""
         self.zk.create_delete_topic_path(topic)
         if self.controller.delete_topic_enable:  # 0.10.1 watches the path only then
-            self.controller._on_delete_topics_change(self.zk.get_topics_to_be_deleted())
+            self.controller.delete_topics_listener.handle_child_change(self.zk.get_topics_to_be_deleted())
 
     def brokers_answer(self, failing: set[tuple[str, int, int]], live: set[int] | None = None) -> None:
         """Each broker answers its StopReplica (delete), with an error for the replicas in ``failing``;
@@ -566,7 +566,7 @@ def test_a_mark_for_a_topic_that_does_not_exist_is_removed(cluster):
     """0.10.1's DeleteTopicsListener: a mark under ``/admin/delete_topics`` naming no topic is deleted
     and nothing is queued."""
     cluster.zk.client.create("/admin/delete_topics/nowhere", b"", makepath=True)
-    cluster.controller._on_delete_topics_change(cluster.zk.get_topics_to_be_deleted())
+    cluster.controller.delete_topics_listener.handle_child_change(cluster.zk.get_topics_to_be_deleted())
     assert not cluster.zk.client.exists("/admin/delete_topics/nowhere")
     assert cluster.controller.context.topics_to_be_deleted == set()
 
