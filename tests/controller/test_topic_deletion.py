@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kafka_lite.clients.admin import KafkaAdminClient
-from kafka_lite.common.errors import UnknownTopicOrPartitionException
+from kafka_lite.common.errors import Errors, UnknownTopicOrPartitionException
+from kafka_lite.common.protocol.api_keys import ApiKeys
 from tests.support.cluster import LiteCluster
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
@@ -96,3 +97,25 @@ def test_deleting_a_topic_that_does_not_exist_changes_nothing(cluster):
         _delete(cluster, topic)
     assert (zk.get_all_topics(), zk.get_topics_to_be_deleted()) == before
     assert not zk.client.exists(f"/admin/delete_topics/{topic}")
+
+
+def test_a_broker_that_is_not_the_controller_refuses_and_a_zero_timeout_does_not_wait(cluster):
+    """DeleteTopics goes to the controller (NOT_CONTROLLER elsewhere, nothing written); with timeout 0
+    the mark is written and the answer is REQUEST_TIMED_OUT at once, as in Kafka: "not waited for"."""
+    topic = topic_name("unwaited")
+    cluster.create_topic(topic, partitions=1)
+    admin = KafkaAdminClient(cluster.bootstrap_servers)
+    try:
+        described = admin.describe_cluster()
+        other = next(n for n in described.nodes.values() if n.id != described.controller.id)
+        answer = admin._call(other, ApiKeys.DELETE_TOPICS, 1, {"topics": [topic], "timeout": 1000})
+        assert answer["topic_error_codes"] == [{"topic": topic, "error_code": Errors.NOT_CONTROLLER.code}]
+        assert cluster.controller().zk.get_topics_to_be_deleted() == []
+
+        answer = admin._call(
+            described.controller, ApiKeys.DELETE_TOPICS, 1, {"topics": [topic], "timeout": 0}
+        )
+        assert answer["topic_error_codes"] == [{"topic": topic, "error_code": Errors.REQUEST_TIMED_OUT.code}]
+    finally:
+        admin.close()
+    wait_until(lambda: _gone_everywhere(cluster, topic), what=f"{topic} deleted all the same")
