@@ -70,7 +70,8 @@ def test_admin_delete_topics(cluster):
     assert futures[name].result(timeout=15) is None
     with pytest.raises(Exception, match=r"UNKNOWN_TOPIC_OR_PART"):
         futures[missing].result(timeout=15)
-    assert name not in admin.list_topics(timeout=10).topics
+    # the controller answered once its own metadata dropped the topic; the other brokers follow
+    wait_until(lambda: name not in admin.list_topics(timeout=10).topics, what=f"{name} out of the metadata")
     wait_until(
         lambda: not list(cluster.directory.glob(f"broker-*/{name}-*")), what=f"{name}'s directories deleted"
     )

@@ -43,7 +43,8 @@ def test_admin_delete_topics(cluster):
         name = topic_name("kp-delete")
         cluster.create_topic(name, partitions=3)
         admin.delete_topics([name], timeout_ms=10_000)
-        assert name not in admin.list_topics()
+        # the controller answered once its own metadata dropped the topic; the other brokers follow
+        wait_until(lambda: name not in admin.list_topics(), what=f"{name} out of the metadata")
         wait_until(
             lambda: not list(cluster.directory.glob(f"broker-*/{name}-*")),
             what=f"{name}'s directories deleted",
