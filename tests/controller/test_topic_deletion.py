@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from kafka_lite import KafkaProducer
 from kafka_lite.clients.admin import KafkaAdminClient
 from kafka_lite.common.errors import Errors, UnknownTopicOrPartitionException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from tests.support.cluster import LiteCluster
-from tests.support.topics import topic_name
+from tests.support.topics import read_topic, topic_name
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("topic_deletion")]
@@ -119,3 +120,28 @@ def test_a_broker_that_is_not_the_controller_refuses_and_a_zero_timeout_does_not
     finally:
         admin.close()
     wait_until(lambda: _gone_everywhere(cluster, topic), what=f"{topic} deleted all the same")
+
+
+def test_a_deleted_topic_can_be_created_again_empty(cluster):
+    """After the deletion completes nothing of the old topic is left: a new topic of the same name
+    starts from offset 0 with only its own records."""
+    topic = topic_name("reborn")
+
+    def produce(values: list[bytes]) -> None:
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
+        try:
+            for v in values:
+                producer.send(topic, value=v, partition=0)
+            producer.flush()
+        finally:
+            producer.close()
+
+    cluster.create_topic(topic, partitions=1, replication_factor=3)
+    produce([b"old-1", b"old-2"])
+    _delete(cluster, topic)
+    wait_until(lambda: _gone_everywhere(cluster, topic), what=f"{topic} deleted")
+
+    cluster.create_topic(topic, partitions=1, replication_factor=3)
+    produce([b"new"])
+    records = read_topic(cluster.bootstrap_servers, topic)
+    assert [(r.offset, r.value) for r in records] == [(0, b"new")]
