@@ -347,6 +347,10 @@ class KafkaController:
     def _on_topic_change(self, topics: list[str]) -> None:
         if not self.is_active():
             return
+        # The watch's list was read when the watch fired; a deletion this controller completed since
+        # would bring its topic back from it. The topics are read again now, as Kafka 1.1's
+        # TopicChange event does.
+        topics = self.zk.get_all_topics()
         new_topics = sorted(set(topics) - self.context.all_topics)
         self.context.all_topics &= set(topics)
         new_partitions = []
