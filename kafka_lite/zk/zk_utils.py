@@ -91,6 +91,11 @@ def delete_topic_path(topic: str) -> str:
     return f"{DELETE_TOPICS_PATH}/{topic}"
 
 
+def _is_one_znode(name: str) -> bool:
+    """Whether ``name`` names one child znode: the recursive deletes below must never reach a parent."""
+    return bool(name) and "/" not in name and name not in (".", "..")
+
+
 def isr_change_notification_path(child: str) -> str:
     return f"{ISR_CHANGE_NOTIFICATION_PATH}/{child}"
 
@@ -361,7 +366,7 @@ class ZkUtils:
         """Mark ``topic`` for deletion (Kafka's ``AdminUtils.deleteTopic``): the controller's watch on
         ``/admin/delete_topics`` does the rest. Raises UNKNOWN_TOPIC_OR_PARTITION for a topic that
         does not exist, and ``TopicAlreadyMarkedForDeletionException`` if the mark is there already."""
-        if not self.client.exists(topic_path(topic)):
+        if not _is_one_znode(topic) or not self.client.exists(topic_path(topic)):
             raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"Topic `{topic}` to delete does not exist")
         try:
             self.client.create(delete_topic_path(topic), b"", makepath=True)
@@ -382,12 +387,16 @@ class ZkUtils:
     def delete_topic_znodes(self, topic: str) -> None:
         """What a completed deletion removes (Kafka's ``completeDeleteTopic``): the topic's assignment
         and partition states, its config, and last its mark under ``/admin/delete_topics``."""
+        if not _is_one_znode(topic):
+            raise ValueError(f"not a topic name: {topic!r}")
         self.client.delete(topic_path(topic), recursive=True)
         self.client.delete(f"{TOPIC_CONFIG_PATH}/{topic}", recursive=True)
         self.delete_delete_topic_path(topic)
 
     def delete_delete_topic_path(self, topic: str) -> None:
         """Remove the deletion mark (already gone is fine: Kafka's ``deletePathRecursive``)."""
+        if not _is_one_znode(topic):
+            raise ValueError(f"not a topic name: {topic!r}")
         self.client.delete(delete_topic_path(topic), recursive=True)
 
     def get_partition_assignment(self, topic: str) -> dict[int, list[int]]:
