@@ -23,7 +23,9 @@ DELETE_TIMEOUT_MS = 10_000  # how long the controller waits for a deletion befor
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("topics", help="create, list and describe topics (kafka-topics.sh)")
+    parser = subparsers.add_parser(
+        "topics", help="create, list, describe and delete topics (kafka-topics.sh)"
+    )
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT[,...]", help="the brokers to connect to")
     parser.add_argument(
         "--zookeeper",

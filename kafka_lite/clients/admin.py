@@ -1,15 +1,16 @@
 """An admin client: topics, the cluster, and consumer groups, over the Kafka protocol.
 
 Mirrors: org.apache.kafka.clients.admin.AdminClient (KIP-117, Kafka 0.11.0): createTopics,
-         deleteTopics, listTopics, describeCluster; its consumer-group calls as Kafka 2.0 added them (KIP-222:
-         listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets) with Kafka 2.5's
+         deleteTopics, listTopics, describeCluster; its consumer-group calls as Kafka 2.0 added them
+         (KIP-222: listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets) with Kafka 2.5's
          alterConsumerGroupOffsets and listOffsets (KIP-396), which replace what Kafka 0.10.1's
          Scala kafka.admin.AdminClient did for kafka-consumer-groups.sh. Method names are Kafka's
          in snake_case (``list_consumer_groups`` ...), as kafka-python 2 named them.
 Book:    chapter 7 (topic creation goes to the controller, which writes the assignment to ZooKeeper);
          chapter 5, 5.2 (the coordinator of a group, its states and members, committed offsets)
 Differs: calls block until done or ``request.timeout.ms`` (Kafka's return futures); one request at a
-         time. Create and delete go to the controller named in the latest metadata, as Kafka 0.11 sends them.
+         time. Create and delete go to the controller named in the latest metadata, as Kafka 0.11
+         sends them.
          A retriable error (no coordinator yet, a coordinator still loading, a moved leader) is
          retried after ``retry.backoff.ms`` until the request timeout, as Kafka's AdminClient retries.
 
