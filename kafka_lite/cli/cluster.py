@@ -248,6 +248,8 @@ def start_cluster(
                     f"zookeeper.connect=127.0.0.1:{zk_port}",
                     "num.network.threads=2",
                     "num.io.threads=4",
+                    # a learning cluster: topics may be deleted (Kafka 0.10.1's default is false)
+                    "delete.topic.enable=true",
                     *(_metrics_reporter_settings(brokers) if metrics_reporter else []),
                 ]
             )

@@ -1,9 +1,11 @@
-"""``kafka-lite topics``: create, list, describe and add partitions to topics.
+"""``kafka-lite topics``: create, list, describe, add partitions to and delete topics.
 
 Mirrors: bin/kafka-topics.sh (kafka.admin.TopicCommand, Kafka 0.10.1), with ``--bootstrap-server`` as
          Kafka 2.2+ takes it (the 0.10 tool wrote to ZooKeeper directly; the CreateTopics request
-         of Kafka 0.10.1, KIP-4, is what replaced that)
-Book:    chapter 7, 7.1.3 (creating a topic: the assignment in ZooKeeper, the controller does the rest)
+         of Kafka 0.10.1, KIP-4, is what replaced that). ``--delete`` also takes ``--zookeeper``,
+         and then writes ``/admin/delete_topics/<topic>`` itself, as 0.11's TopicCommand does.
+Book:    chapter 7, 7.1.3 (creating a topic: the assignment in ZooKeeper, the controller does the
+         rest), 7.1.5 (deleting one: a mark in ZooKeeper, the controller does the rest)
 
 ``--alter --partitions N`` takes either path: with ``--zookeeper`` it rewrites the topic's assignment
 in ZooKeeper itself, as Kafka 0.11's tool does (``AdminUtils.addPartitions``: 0.11 has no request for
@@ -22,20 +24,26 @@ from kafka_lite.cli import CliError, admin_client
 from kafka_lite.common.errors import KafkaException
 
 REQUEST_TIMEOUT_MS = 15_000  # how long each call waits for the brokers
+DELETE_TIMEOUT_MS = 10_000  # how long the controller waits for a deletion before it answers
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("topics", help="create, list and describe topics (kafka-topics.sh)")
+    parser = subparsers.add_parser(
+        "topics", help="create, list, describe, alter and delete topics (kafka-topics.sh)"
+    )
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT[,...]", help="the brokers to connect to")
     parser.add_argument(
-        "--zookeeper", metavar="HOST:PORT[/CHROOT]", help="with --alter: write the assignment to ZooKeeper"
+        "--zookeeper",
+        metavar="HOST:PORT[/CHROOT]",
+        help="with --alter or --delete: write to ZooKeeper instead of asking a broker",
     )
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--create", action="store_true", help="create a topic")
     action.add_argument("--list", action="store_true", help="list the topics")
     action.add_argument("--describe", action="store_true", help="each partition's leader, replicas and ISR")
     action.add_argument("--alter", action="store_true", help="add partitions to a topic (--partitions)")
-    parser.add_argument("--topic", metavar="TOPIC", help="the topic to create or describe")
+    action.add_argument("--delete", action="store_true", help="delete a topic (delete.topic.enable)")
+    parser.add_argument("--topic", metavar="TOPIC", help="the topic to create, describe, alter or delete")
     parser.add_argument(
         "--partitions", type=int, metavar="N", help="partitions of a new topic, or after --alter"
     )
@@ -50,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--config", action="append", default=[], metavar="K=V", help="a topic setting")
     parser.add_argument(
         "--if-not-exists", action="store_true", help="with --create: no error if the topic exists"
+    )
+    parser.add_argument(
+        "--if-exists", action="store_true", help="with --delete: no error if the topic is not there"
     )
     parser.add_argument(
         "--under-replicated-partitions",
@@ -80,14 +91,24 @@ def run(args: argparse.Namespace, console) -> int:
         raise CliError(
             "--under-replicated-partitions and --unavailable-partitions go with --describe", exit_code=2
         )
-    if (args.bootstrap_server is None) == (args.zookeeper is None):
-        raise CliError("give one of --bootstrap-server and --zookeeper", exit_code=2)
-    if args.zookeeper and not args.alter:
+    if args.zookeeper is not None:
+        if args.bootstrap_server is not None:
+            raise CliError("give --bootstrap-server or --zookeeper, not both", exit_code=2)
+        if args.delete:
+            return _delete_in_zookeeper(args, console)
+        if not args.alter:
+            raise CliError(
+                "--zookeeper goes with --alter or --delete (the other actions need --bootstrap-server)",
+                exit_code=2,
+            )
+    elif args.bootstrap_server is None:
         raise CliError(
-            "--zookeeper goes with --alter; the other actions take --bootstrap-server", exit_code=2
+            "--bootstrap-server is required (or --zookeeper with --alter or --delete)", exit_code=2
         )
     if args.alter:
         return _alter(args, console)
+    if args.delete and not args.topic:
+        raise CliError("--delete needs --topic", exit_code=2)
     with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
         if args.create:
             return _create(admin, args, console, NewTopic)
@@ -95,6 +116,8 @@ def run(args: argparse.Namespace, console) -> int:
             for topic in admin.list_topics():
                 console.print(topic, highlight=False)
             return 0
+        if args.delete:
+            return _delete(admin, args, console)
         return _describe(admin, args, console)
 
 
@@ -175,6 +198,64 @@ def _add_partitions_in_zookeeper(
         raise CliError(str(e)) from None
     finally:
         zk.close()
+
+
+# TopicCommand's words: a broker whose delete.topic.enable is false keeps the mark and does nothing.
+DISABLED_NOTE = "Note: This will have no impact if delete.topic.enable is not set to true."
+
+
+# --8<-- [start:delete]
+def _delete(admin, args, console) -> int:
+    """DeleteTopics to the controller, which answers once the topic has left its metadata."""
+    from kafka_lite.common.errors import TimeoutException, UnknownTopicOrPartitionException
+
+    try:
+        admin.delete_topics([args.topic], timeout_ms=DELETE_TIMEOUT_MS)
+    except UnknownTopicOrPartitionException:
+        if args.if_exists:
+            return 0
+        raise CliError(f"Topic '{args.topic}' does not exist as expected") from None
+    except TimeoutException:  # the answer came: the mark is written, the topic is still there
+        console.print(f"Topic {args.topic} is marked for deletion.", highlight=False)
+        raise CliError(
+            f"topic {args.topic} still exists after {DELETE_TIMEOUT_MS} ms. {DISABLED_NOTE}"
+        ) from None
+    console.print(f"Topic {args.topic} is deleted.", highlight=False)
+    return 0
+
+
+def _delete_in_zookeeper(args, console) -> int:
+    """TopicCommand.deleteTopic: write the mark; the controller's watch does the rest."""
+    from kafka_lite.common.errors import KafkaException
+    from kafka_lite.zk.zk_utils import TopicAlreadyMarkedForDeletionException, ZkUtils
+
+    if not args.topic:
+        raise CliError("--delete needs --topic", exit_code=2)
+    if args.topic.startswith("__"):
+        raise CliError(
+            f"Topic {args.topic} is a kafka internal topic and is not allowed to be marked for deletion."
+        )
+    try:
+        zk = ZkUtils(args.zookeeper)
+    except (KafkaException, ValueError) as e:
+        raise CliError(f"--zookeeper {args.zookeeper!r}: {e}") from None
+    try:
+        zk.create_delete_topic_path(args.topic)
+    except TopicAlreadyMarkedForDeletionException:
+        console.print(f"Topic {args.topic} is already marked for deletion.", highlight=False)
+        return 0
+    except KafkaException:  # the topic is not there
+        if args.if_exists:
+            return 0
+        raise CliError(f"Topic {args.topic} does not exist on ZK path {args.zookeeper}") from None
+    finally:
+        zk.close()
+    console.print(f"Topic {args.topic} is marked for deletion.", highlight=False)
+    console.print(DISABLED_NOTE, highlight=False)
+    return 0
+
+
+# --8<-- [end:delete]
 
 
 def _describe(admin, args, console) -> int:

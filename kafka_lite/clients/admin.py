@@ -1,16 +1,17 @@
 """An admin client: topics, the cluster, and consumer groups, over the Kafka protocol.
 
 Mirrors: org.apache.kafka.clients.admin.AdminClient (KIP-117, Kafka 0.11.0): createTopics,
-         listTopics, describeCluster, describeConfigs, alterConfigs; Kafka 1.0's createPartitions
-         and 1.1's deleteRecords (KIP-204); its consumer-group calls as Kafka 2.0 added them (KIP-222:
-         listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets) with Kafka 2.5's
-         alterConsumerGroupOffsets and listOffsets (KIP-396), which replace what Kafka 0.10.1's
+         deleteTopics, listTopics, describeCluster, describeConfigs, alterConfigs; Kafka 1.0's
+         createPartitions and 1.1's deleteRecords (KIP-204); its consumer-group calls as Kafka 2.0
+         added them (KIP-222: listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets)
+         with Kafka 2.5's alterConsumerGroupOffsets and listOffsets (KIP-396), which replace what Kafka 0.10.1's
          Scala kafka.admin.AdminClient did for kafka-consumer-groups.sh. Method names are Kafka's
          in snake_case (``list_consumer_groups`` ...), as kafka-python 2 named them.
 Book:    chapter 7 (topic creation goes to the controller, which writes the assignment to ZooKeeper);
          chapter 5, 5.2 (the coordinator of a group, its states and members, committed offsets)
 Differs: calls block until done or ``request.timeout.ms`` (Kafka's return futures); one request at a
-         time. Create goes to the controller named in the latest metadata, as Kafka 0.11 sends it.
+         time. Create and delete go to the controller named in the latest metadata, as Kafka 0.11
+         sends them.
          A retriable error (no coordinator yet, a coordinator still loading, a moved leader) is
          retried after ``retry.backoff.ms`` until the request timeout, as Kafka's AdminClient retries.
 
@@ -421,6 +422,21 @@ class KafkaAdminClient:
                     _raise_for(p["error_code"], f"DeleteRecords of {_name(tp)} at broker {leader.id}")
                     low_watermarks[tp] = p["low_watermark"]
         return low_watermarks
+
+    def delete_topics(self, topics: list[str], timeout_ms: int = 30_000) -> None:
+        """Delete topics through the controller, which answers once they are gone from its metadata;
+        raise the first per-topic error, named (REQUEST_TIMED_OUT: still there at ``timeout_ms``,
+        as when the brokers' ``delete.topic.enable`` is false)."""
+        controller = self.describe_cluster().controller
+        if controller is None:
+            raise KafkaException("The cluster has no controller right now; retry later")
+        response = self._call(
+            controller, ApiKeys.DELETE_TOPICS, 1, {"topics": list(topics), "timeout": timeout_ms}
+        )
+        for result in response["topic_error_codes"]:
+            error = Errors.for_code(result["error_code"])
+            if error is not Errors.NONE:
+                raise error.exception(f"{result['topic']}: {error.description}")
 
     # -- consumer groups ------------------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.network.selector import Selector
+from kafka_lite.zk.zk_utils import LeaderAndIsr
 
 log = logging.getLogger(__name__)
 
@@ -219,7 +220,12 @@ class ControllerBrokerRequestBatch:
         if partitions is None:
             partitions = list(ctx.partition_leadership)
         for tp in partitions:
-            self.update_metadata_partitions[tp] = self._partition_state(tp)
+            state = self._partition_state(tp)
+            if state is not None and self.controller.is_topic_queued_up_for_deletion(tp[0]):
+                # A partition being deleted goes out with leader -2: each broker drops it from its
+                # metadata cache and clients hear UNKNOWN_TOPIC_OR_PARTITION from then on.
+                state = {**state, "leader": LeaderAndIsr.LEADER_DURING_DELETE}
+            self.update_metadata_partitions[tp] = state
         self.update_metadata_brokers.update(broker_ids)
 
     # --8<-- [start:send_requests_to_brokers]

@@ -5,11 +5,11 @@ Mirrors: kafka.controller.KafkaController, ControllerContext and IsrChangeNotifi
          kafka.server.ZookeeperLeaderElector, and Kafka 0.11's
          ControllerEventManager (one thread processing the controller's events in order)
 Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3)
-Differs: election, failover, new topics, brokers joining and leaving, and ISR-change notifications;
-         partition reassignment and preferred-replica election (with the auto leader rebalance) are
-         delegated to ``partition_reassignment.py`` and ``preferred_replica_election.py``; no topic
-         deletion or controlled shutdown events (their transitions and selectors are in the state
-         machines' and selectors' modules).
+Differs: election, failover, new topics, brokers joining and leaving, ISR-change notifications and
+         topic deletion (``topic_deletion_manager.py``); partition reassignment and preferred-replica
+         election (with the auto leader rebalance) are delegated to ``partition_reassignment.py`` and
+         ``preferred_replica_election.py``; no controlled shutdown events (its transitions and
+         selector are in the state machines' and selectors' modules).
 
 Election: every broker tries to create the ephemeral ``/controller`` znode; the one that succeeds is
 the controller, bumps ``/controller_epoch`` (so brokers can ignore a deposed controller's requests)
@@ -49,12 +49,14 @@ from kafka_lite.controller.partition_reassignment import PartitionReassignment
 from kafka_lite.controller.partition_state_machine import PartitionState, PartitionStateMachine
 from kafka_lite.controller.preferred_replica_election import PreferredReplicaElection
 from kafka_lite.controller.replica_state_machine import PartitionAndReplica, ReplicaState, ReplicaStateMachine
+from kafka_lite.controller.topic_deletion_manager import DeleteTopicsListener, TopicDeletionManager
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.utils.scheduler import KafkaScheduler, Scheduler
 from kafka_lite.zk.zk_utils import (
     BROKER_IDS_PATH,
     BROKER_TOPICS_PATH,
     CONTROLLER_PATH,
+    DELETE_TOPICS_PATH,
     ISR_CHANGE_NOTIFICATION_PATH,
     Broker,
     LeaderAndIsr,
@@ -85,6 +87,13 @@ class ControllerContext:
     def clear(self) -> None:
         """Forget everything, as a new controller starts (the selectors keep this same object)."""
         self.__init__()
+
+    def remove_topic(self, topic: str) -> None:
+        """Forget a deleted topic (Kafka's ``ControllerContext.removeTopic``)."""
+        for tp in [tp for tp in self.partition_replica_assignment if tp[0] == topic]:
+            del self.partition_replica_assignment[tp]
+            self.partition_leadership.pop(tp, None)
+        self.all_topics.discard(topic)
 
     def live_broker_ids(self) -> set[int]:
         return set(self.live_brokers_by_id) - self.shutting_down_broker_ids
@@ -126,12 +135,14 @@ class KafkaController:
         leader_imbalance_check_interval_seconds: int = 300,
         leader_imbalance_per_broker_percentage: int = 10,
         auto_rebalance_scheduler: Scheduler | None = None,
+        delete_topic_enable: bool = False,
     ) -> None:
         """``log_config_props``: the broker's defaults of the topic settings (``KafkaConfig.log_config_props``),
         which a topic's overrides in ZooKeeper replace; the controller reads ``unclean.leader.election.enable``
         from them. The ``auto_leader_rebalance_*``/``leader_imbalance_*`` arguments are the broker's
         settings of those names; ``auto_rebalance_scheduler`` runs the rebalance check (a
-        ``MockScheduler`` in tests; a ``KafkaScheduler`` on ``time`` by default)."""
+        ``MockScheduler`` in tests; a ``KafkaScheduler`` on ``time`` by default).
+        ``delete_topic_enable``: the broker's ``delete.topic.enable``."""
         self.broker_id = broker_id
         self.zk = zk
         self.log_config_props = dict(log_config_props or {})
@@ -162,6 +173,9 @@ class KafkaController:
             "controller-auto-rebalance", time
         )
         self._auto_rebalance_scheduled = False
+        self.delete_topic_enable = delete_topic_enable
+        self.topic_deletion_manager = TopicDeletionManager(self)  # made again at each failover
+        self.delete_topics_listener = DeleteTopicsListener(self, zk)
         self._events: queue.Queue[tuple[str, Callable[[], None]] | None] = queue.Queue()
         self._thread = threading.Thread(
             target=self._process_events, name="controller-event-thread", daemon=True
@@ -174,6 +188,11 @@ class KafkaController:
     def _put(self, name: str, action: Callable[[], None]) -> None:
         if self._running:
             self._events.put((name, action))
+
+    def put_event(self, name: str, action: Callable[[], None]) -> None:
+        """Queue ``action`` for the event thread: how a callback on another thread (a StopReplica
+        answer) changes the controller's state."""
+        self._put(name, action)
 
     def _process_events(self) -> None:
         while True:
@@ -247,6 +266,11 @@ class KafkaController:
         self._watch_generation += 1
         generation = self._watch_generation
         self._initialize_controller_context()
+        # The rest of Kafka's initializeControllerContext: what a previous controller left in the admin
+        # paths, read before the state machines start (which skip partitions of topics being deleted).
+        self.partition_reassignment.initialize_partition_reassignment()
+        self.preferred_replica_election.initialize_preferred_replica_election()
+        self.initialize_topic_deletion()
         self.replica_state_machine.startup()
         self.partition_state_machine.startup()
         self.send_update_metadata_request(sorted(self.context.live_broker_ids()))
@@ -264,16 +288,22 @@ class KafkaController:
                 generation, "IsrChangeNotification", self.isr_change_notification_listener.handle_child_change
             ),
         )
-        # Reassignments and preferred elections in ZooKeeper that a previous controller left are
-        # resumed (Kafka's initialize* and maybeTrigger* steps), then the two admin paths watched:
-        # the watches' first events find them resumed and skip them.
-        self.partition_reassignment.initialize_partition_reassignment()
-        self.preferred_replica_election.initialize_preferred_replica_election()
+        # Reassignments and preferred elections a previous controller left are resumed (Kafka's
+        # maybeTrigger* steps), then the two admin paths watched: the watches' first events find them
+        # resumed and skip them.
         self.partition_reassignment.maybe_trigger_partition_reassignment()
         self.preferred_replica_election.maybe_trigger_preferred_replica_election()
         self.partition_reassignment.register_partitions_reassigned_listener()
         self.preferred_replica_election.register_preferred_replica_election_listener()
         self._start_auto_rebalance()
+        # 0.10.1 watches /admin/delete_topics only when deletion is enabled; the deletions found
+        # in ZooKeeper at failover are resumed here (0.11's tryTopicDeletion at the end of failover).
+        if self.delete_topic_enable:
+            self.zk.watch_children(
+                DELETE_TOPICS_PATH,
+                self._watcher(generation, "TopicDeletion", self.delete_topics_listener.handle_child_change),
+            )
+        self.topic_deletion_manager.resume_deletions()
 
     # --8<-- [end:on_controller_failover]
 
@@ -340,6 +370,21 @@ class KafkaController:
 
         self.zk.watch_data(path, callback)
 
+    def initialize_topic_deletion(self) -> None:
+        """Kafka's ``initializeTopicDeletion``: the topics marked in ZooKeeper, and which of them
+        cannot proceed now (a replica's broker is down, a reassignment or preferred election)."""
+        ctx = self.context
+        queued = set(self.zk.get_topics_to_be_deleted())
+        live = ctx.live_broker_ids()
+        ineligible = {
+            tp[0] for tp, replicas in ctx.partition_replica_assignment.items() if set(replicas) - live
+        }
+        ineligible |= {tp[0] for tp in ctx.partitions_being_reassigned}
+        ineligible |= {tp[0] for tp in ctx.partitions_undergoing_preferred_replica_election}
+        log.info("List of topics to be deleted: %s", ",".join(sorted(queued)))
+        log.info("List of topics ineligible for deletion: %s", ",".join(sorted(ineligible)))
+        self.topic_deletion_manager = TopicDeletionManager(self, queued, ineligible)
+
     def _watcher(self, generation: int, name: str, handler: Callable[[list[str]], None]):
         def callback(children) -> bool:
             if not self._running or generation != self._watch_generation:
@@ -398,6 +443,10 @@ class KafkaController:
     def _on_topic_change(self, topics: list[str]) -> None:
         if not self.is_active():
             return
+        # The watch's list was read when the watch fired; a deletion this controller completed since
+        # would bring its topic back from it. The topics are read again now, as Kafka 1.1's
+        # TopicChange event does.
+        topics = self.zk.get_all_topics()
         new_topics = sorted(set(topics) - self.context.all_topics)
         self.context.all_topics &= set(topics)
         new_partitions = []
@@ -461,6 +510,15 @@ class KafkaController:
         replicas = self.context.replicas_on_brokers(new_brokers)
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.ONLINE)
         self.partition_state_machine.trigger_online_partition_state_change()
+        # A returning broker holds replicas of topics being deleted: their deletion may proceed.
+        to_be_deleted = {r[0] for r in replicas if self.is_topic_queued_up_for_deletion(r[0])}
+        if to_be_deleted:
+            log.info(
+                "Some replicas for topics scheduled for deletion %s are on the newly restarted brokers %s. "
+                "Signaling restart of topic deletion for these topics",
+                ",".join(sorted(to_be_deleted)), new_brokers,
+            )  # fmt: skip
+            self.topic_deletion_manager.resume_deletion_for_topics(to_be_deleted)
 
     def on_broker_failure(self, dead_brokers: list[int]) -> None:
         """Partitions led by a dead broker go Offline, then Online with a new leader if one is in the ISR;
@@ -480,13 +538,21 @@ class KafkaController:
             r for r in ctx.replicas_on_brokers(dead_brokers) if not self.is_topic_queued_up_for_deletion(r[0])
         ]
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.OFFLINE)
+        # A replica of a topic being deleted cannot be deleted while its broker is down: it goes
+        # DeletionIneligible (if its StopReplica was out) and the topic waits for the broker.
+        being_deleted = {
+            r for r in ctx.replicas_on_brokers(dead_brokers) if self.is_topic_queued_up_for_deletion(r[0])
+        }
+        if being_deleted:
+            self.topic_deletion_manager.fail_replica_deletion(being_deleted)
         # Kafka sends this only when no leader moved (an election's requests carry the metadata);
         # sent always, every broker learns of the failure even when the election found no leader.
         self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids()))
 
     def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
         """Kafka's ``TopicDeletionManager.isTopicQueuedUpForDeletion``: the state machines leave such a
-        topic's partitions and replicas to its deletion."""
+        topic's partitions and replicas to its deletion. (The set stays empty while deletion is
+        disabled.)"""
         return topic in self.context.topics_to_be_deleted
 
     # --8<-- [start:remove_replica_from_isr]

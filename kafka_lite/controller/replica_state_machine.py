@@ -7,7 +7,9 @@ Mirrors: kafka.controller.ReplicaStateMachine
 Book:    chapter 7, 7.1.4 (the replica state machine)
 Differs: an invalid transition raises ``IllegalStateException`` where Kafka uses Scala's ``assert``
          (same message); the per-replica catch that logs a failed change sits in
-         ``handle_state_changes``; the broker-change listener lives on ``KafkaController``.
+         ``handle_state_changes``; the broker-change listener lives on ``KafkaController``; a
+         never-led partition's replica being deleted goes Offline, as in Kafka 1.1 (0.10.1 left it,
+         and the topic's deletion never completed).
 
 ``REPLICA_VALID_PREVIOUS_STATES`` is the table of legal transitions, as data (0.10.1 passes the same
 lists to ``assertValidPreviousStates``). What each transition does::
@@ -16,7 +18,8 @@ lists to ``assertValidPreviousStates``). What each transition does::
     New -> Online                      the replica joins the partition's assigned replicas
     Online, Offline, Ineligible -> Online   LeaderAndIsr to the replica, if the partition has a leader
     New, Online, Offline, Ineligible -> Offline   StopReplica (no delete) to the replica; out of the
-                                       ISR, and LeaderAndIsr with the smaller ISR to the others
+                                       ISR, and LeaderAndIsr with the smaller ISR to the others (a
+                                       never-led partition being deleted: only the StopReplica)
     Offline -> DeletionStarted         StopReplica (delete), whose answer goes to the callback
     DeletionStarted -> Successful / Ineligible   only the state (the deletion manager decides)
     Successful -> NonExistent          the replica leaves the partition's assigned replicas
@@ -207,8 +210,8 @@ class ReplicaStateMachine:
                 batch.add_leader_and_isr_request_for_brokers([replica_id], tp)
             # Without a leader the partition never went online: no broker has a log for it yet, and
             # the replica hears of it when a leader is elected.
-        elif target is R.OFFLINE and not self._take_offline(replica, batch):
-            return  # a partition without a leader, being deleted: Kafka leaves the state as it is
+        elif target is R.OFFLINE:
+            self._take_offline(replica, batch)
         # DeletionSuccessful, DeletionIneligible: only the state; the deletion manager acts on it.
         self.states[replica] = target
         self._changed(replica, current, target)
@@ -216,12 +219,11 @@ class ReplicaStateMachine:
     # --8<-- [end:handle_state_change]
 
     # --8<-- [start:take_offline]
-    def _take_offline(self, replica: PartitionAndReplica, batch) -> bool:
+    def _take_offline(self, replica: PartitionAndReplica, batch) -> None:
         """StopReplica without delete, so the replica stops fetching; then out of the ISR, which
         Kafka does here as an optimisation (the leader would shrink it after
         ``replica.lag.time.max.ms``), with the smaller ISR sent to the partition's other replicas.
-        Returns whether the replica is Offline now: only a partition with a leader and ISR znode
-        takes it there."""
+        Raises if the partition has no leader and ISR znode, unless its topic is being deleted."""
         topic, partition, replica_id = replica
         tp = (topic, partition)
         ctx = self.controller.context
@@ -236,11 +238,13 @@ class ReplicaStateMachine:
                     f"Failed to change state of replica {replica_id} for partition {tp_str(tp)} since the "
                     "leader and isr path in zookeeper is empty"
                 )
-            return False
+            # A partition that never had a leader, being deleted: its replica goes Offline all the
+            # same, as in Kafka 1.1. 0.10.1 left it in its state, from which it could never reach
+            # DeletionStarted, and the topic's deletion never completed.
+            return
         if not to_be_deleted:
             others = [r for r in ctx.partition_replica_assignment[tp] if r != replica_id]
             batch.add_leader_and_isr_request_for_brokers(others, tp)
-        return True
 
     # --8<-- [end:take_offline]
 

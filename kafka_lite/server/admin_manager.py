@@ -1,9 +1,11 @@
-"""The admin manager: the topic and config requests that end as writes to ZooKeeper.
+"""The admin manager: the topic and config requests that end as writes to ZooKeeper, and the waits
+for the controller to act on them.
 
 Mirrors: kafka.server.AdminManager (core/src/main/scala/kafka/server/AdminManager.scala, Kafka 0.10.1),
          with 0.10.2's ``validate_only``, 0.11.0's describeConfigs and alterConfigs, and 1.0's
          createPartitions (KIP-195)
-Book:    chapter 7, 7.1.3 (a new topic appears in ZooKeeper; the controller acts on it)
+Book:    chapter 7, 7.1.3 (a new topic appears in ZooKeeper; the controller acts on it), 7.1.5
+         (topic deletion)
 Differs: a request with ``timeout`` <= 0 gets NONE for the topics it wrote (Kafka answers
          REQUEST_TIMED_OUT, meaning "written, not waited for"). Kafka's ``KafkaApis.createTopic`` (a
          topic created by a Metadata request) calls ``AdminUtils.createTopic`` itself; here it goes
@@ -28,6 +30,9 @@ controller's watch on ``/brokers/topics`` sees the new topic, elects its leaders
 broker. The response waits in ``topic_purgatory`` (a ``DelayedCreateTopics`` watched under each
 topic's name) until this broker's metadata cache shows the leaders; ``KafkaApis`` re-checks it after
 every UpdateMetadata through ``try_complete_delayed_topic_operations``.
+
+``delete_topics`` is its mirror: write ``/admin/delete_topics/<topic>`` for each topic, and wait (a
+``DelayedDeleteTopics``) until the topics are gone from this broker's metadata cache.
 """
 
 from __future__ import annotations
@@ -49,12 +54,17 @@ from kafka_lite.server.delayed_create_topics import (
     CreateTopicsResults,
     DelayedCreateTopics,
 )
+from kafka_lite.server.delayed_delete_topics import (
+    DelayedDeleteTopics,
+    DeleteTopicMetadata,
+    DeleteTopicsResults,
+)
 from kafka_lite.server.kafka_config import CONFIG_DEF as BROKER_CONFIG_DEF
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.zk.admin_utils import assign_replicas_to_brokers
-from kafka_lite.zk.zk_utils import ZkUtils
+from kafka_lite.zk.zk_utils import TopicAlreadyMarkedForDeletionException, ZkUtils
 
 log = logging.getLogger(__name__)
 
@@ -214,6 +224,36 @@ class AdminManager:
         except ApiException as e:
             log.info("Error processing create topic request for topic %s: %s", topic, e)
             return CreateTopicMetadata(topic, (), Errors.for_exception(e), str(e))
+
+    # --8<-- [start:delete_topics]
+    def delete_topics(
+        self, timeout: int, topics: set[str], response_callback: Callable[[DeleteTopicsResults], None]
+    ) -> None:
+        """Mark each topic for deletion; ``response_callback`` gets every topic's error once the marked
+        ones are gone from this broker's metadata cache, or at ``timeout`` ms (REQUEST_TIMED_OUT)."""
+        # 1. Write each topic's mark; one already there is waited for like a new one.
+        metadata = [self._delete_one(topic) for topic in sorted(topics)]
+        # 2. Nothing to wait for: answer now.
+        if timeout <= 0 or not any(m.error is Errors.NONE for m in metadata):
+            response_callback(
+                {m.topic: Errors.REQUEST_TIMED_OUT if m.error is Errors.NONE else m.error for m in metadata}
+            )
+            return
+        # 3. Wait, under each topic's name, for the controller's UpdateMetadata that drops it.
+        delayed_delete = DelayedDeleteTopics(timeout, metadata, self.metadata_cache, response_callback)
+        self.topic_purgatory.try_complete_else_watch(delayed_delete, sorted(topics))
+
+    # --8<-- [end:delete_topics]
+
+    def _delete_one(self, topic: str) -> DeleteTopicMetadata:
+        try:
+            self.zk_utils.create_delete_topic_path(topic)
+        except TopicAlreadyMarkedForDeletionException:
+            pass  # a second request waits for the same deletion
+        except Exception as e:
+            log.info("Error processing delete topic request for topic %s: %s", topic, e)
+            return DeleteTopicMetadata(topic, Errors.for_exception(e))
+        return DeleteTopicMetadata(topic, Errors.NONE)
 
     def create_topic(self, topic: str, num_partitions: int, replication_factor: int) -> None:
         """A topic with the broker's defaults, for a Metadata request naming an unknown topic

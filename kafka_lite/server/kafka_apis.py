@@ -75,6 +75,7 @@ from kafka_lite.server.admin_manager import (
 from kafka_lite.server.delayed_client_request import FIRST_METADATA, DelayedClientRequest
 from kafka_lite.server.delayed_create_topics import CreateTopicsResults
 from kafka_lite.server.delayed_delete_records import INVALID_LOW_WATERMARK, DeleteRecordsPartitionResult
+from kafka_lite.server.delayed_delete_topics import DeleteTopicsResults
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
@@ -126,6 +127,7 @@ class KafkaApis:
         ApiKeys.API_VERSIONS,
         ApiKeys.CREATE_TOPICS,
         ApiKeys.DELETE_RECORDS,
+        ApiKeys.DELETE_TOPICS,
         ApiKeys.INIT_PRODUCER_ID,
         ApiKeys.OFFSETS_FOR_LEADER_EPOCH,
         ApiKeys.DESCRIBE_CONFIGS,
@@ -180,6 +182,7 @@ class KafkaApis:
             ApiKeys.DESCRIBE_CONFIGS: self.handle_describe_configs_request,
             ApiKeys.ALTER_CONFIGS: self.handle_alter_configs_request,
             ApiKeys.CREATE_PARTITIONS: self.handle_create_partitions_request,
+            ApiKeys.DELETE_TOPICS: self.handle_delete_topics_request,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKeys.OFFSETS_FOR_LEADER_EPOCH: self.handle_offsets_for_leader_epoch_request,
         }
@@ -189,7 +192,7 @@ class KafkaApis:
     def handle(self, request: Request) -> None:
         try:
             if request.api not in self._handlers:
-                # Parsed fine but not an API this broker serves (ControlledShutdown, DeleteTopics):
+                # Parsed fine but not an API this broker serves (ControlledShutdown):
                 # Kafka closes the connection for an API it does not know.
                 log.warning(
                     "Closing connection %s: no handler for %s (not in ApiVersions)",
@@ -702,6 +705,33 @@ class KafkaApis:
             for (resource_type, name), (error, message) in results.items()
         ]
         self._send_response(request, {"throttle_time_ms": 0, "resources": resources})
+
+    # -- DeleteTopics ---------------------------------------------------------------------------------------------
+
+    # --8<-- [start:delete_topics]
+    def handle_delete_topics_request(self, request: Request) -> None:
+        """Only the controller deletes topics; a topic this broker's metadata cache does not know is
+        UNKNOWN_TOPIC_OR_PARTITION and nothing is written for it; the admin manager marks the others
+        and answers once they are gone from the cache."""
+        body = request.body
+        topics = list(body["topics"])
+        existing = {t for t in topics if self.metadata_cache.contains(t)}
+        non_existing = [t for t in topics if t not in existing]
+
+        def send_response_callback(results: DeleteTopicsResults) -> None:
+            complete = {t: Errors.UNKNOWN_TOPIC_OR_PARTITION for t in non_existing}
+            complete.update(results)
+            topic_error_codes = [{"topic": t, "error_code": complete[t].code} for t in dict.fromkeys(topics)]
+            self._send_response(request, {"throttle_time_ms": 0, "topic_error_codes": topic_error_codes})
+
+        if not self.controller.is_active():
+            send_response_callback({t: Errors.NOT_CONTROLLER for t in topics})
+        elif not existing:
+            send_response_callback({})
+        else:
+            self.admin_manager.delete_topics(body["timeout"], existing, send_response_callback)
+
+    # --8<-- [end:delete_topics]
 
     # -- InitProducerId ---------------------------------------------------------------------------------------------
 

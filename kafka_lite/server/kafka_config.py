@@ -4,8 +4,8 @@ Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.
 Book:    chapter 2 (socket server settings), 5 (group.* and offsets.*, the coordinator's), 6.1 (log.*),
          7 (zookeeper.*, controller settings)
 Differs: only the settings kafka_lite implements are defined (a real ``server.properties``'s others
-         are logged and ignored); one PLAINTEXT listener; ``delete.topic.enable`` and
-         ``group.initial.rebalance.delay.ms`` have Kafka 1.0's and 0.11's defaults;
+         are logged and ignored); one PLAINTEXT listener; ``group.initial.rebalance.delay.ms``
+         has Kafka 0.11's default;
          ``offsets.commit.required.acks`` takes -1 or 1; ``metric.reporters`` takes Python classes.
 
 kafka_lite's own settings: ``fetch.sendfile.enable`` switches between the two fetch paths, and
@@ -90,7 +90,8 @@ CONFIG_DEF = (
     .define("num.partitions", Type.INT, 1, Range.at_least(1), M, "Partitions of an auto-created topic.")
     .define("default.replication.factor", Type.INT, 1, Range.at_least(1), M,
             "Replication factor of an auto-created topic.")
-    .define("delete.topic.enable", Type.BOOLEAN, True, None, H, "Allow topic deletion.")
+    .define("delete.topic.enable", Type.BOOLEAN, False, None, H,
+            "Whether the controller deletes topics marked for deletion; while false, the marks wait.")
     # Socket server
     .define("socket.send.buffer.bytes", Type.INT, 102400, None, H, "SO_SNDBUF of accepted sockets (-1: OS default).")
     .define("socket.receive.buffer.bytes", Type.INT, 102400, None, H, "SO_RCVBUF of accepted sockets (-1: OS default).")

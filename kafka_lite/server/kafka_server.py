@@ -145,6 +145,7 @@ class KafkaServer:
             auto_leader_rebalance_enable=c["auto.leader.rebalance.enable"],
             leader_imbalance_check_interval_seconds=c["leader.imbalance.check.interval.seconds"],
             leader_imbalance_per_broker_percentage=c["leader.imbalance.per.broker.percentage"],
+            delete_topic_enable=c["delete.topic.enable"],
         )
         self.controller.startup()
         self.partition_modifications_listener = PartitionModificationsListener(self.zk, self.controller)

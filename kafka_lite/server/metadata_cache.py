@@ -87,6 +87,10 @@ class MetadataCache:
         with self._lock:
             return sorted(self._partitions)
 
+    def contains(self, topic: str) -> bool:
+        with self._lock:
+            return topic in self._partitions
+
     def partition_state(self, topic: str, partition: int) -> PartitionState | None:
         with self._lock:
             return self._partitions.get(topic, {}).get(partition)

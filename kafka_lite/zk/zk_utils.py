@@ -97,8 +97,22 @@ def topic_partition_state_path(topic: str, partition: int) -> str:
     return f"{BROKER_TOPICS_PATH}/{topic}/partitions/{partition}/state"
 
 
+def delete_topic_path(topic: str) -> str:
+    return f"{DELETE_TOPICS_PATH}/{topic}"
+
+
+def _is_one_znode(name: str) -> bool:
+    """Whether ``name`` names one child znode: the recursive deletes below must never reach a parent."""
+    return bool(name) and "/" not in name and name not in (".", "..")
+
+
 def isr_change_notification_path(child: str) -> str:
     return f"{ISR_CHANGE_NOTIFICATION_PATH}/{child}"
+
+
+class TopicAlreadyMarkedForDeletionException(KafkaException):
+    """Kafka's ``kafka.common.TopicAlreadyMarkedForDeletionException``: ``/admin/delete_topics/<topic>``
+    exists already. DeleteTopics swallows it and waits for the deletion like the first request."""
 
 
 class BrokerIdInUseException(KafkaException, NodeExistsError):
@@ -471,6 +485,44 @@ class ZkUtils:
             raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(
                 f"The topic '{topic}' does not exist."
             ) from None
+
+    # --8<-- [start:delete_topic]
+    def create_delete_topic_path(self, topic: str) -> None:
+        """Mark ``topic`` for deletion (Kafka's ``AdminUtils.deleteTopic``): the controller's watch on
+        ``/admin/delete_topics`` does the rest. Raises UNKNOWN_TOPIC_OR_PARTITION for a topic that
+        does not exist, and ``TopicAlreadyMarkedForDeletionException`` if the mark is there already."""
+        if not _is_one_znode(topic) or not self.client.exists(topic_path(topic)):
+            raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"Topic `{topic}` to delete does not exist")
+        try:
+            self.client.create(delete_topic_path(topic), b"", makepath=True)
+        except NodeExistsError:
+            raise TopicAlreadyMarkedForDeletionException(
+                f"topic {topic} is already marked for deletion"
+            ) from None
+
+    # --8<-- [end:delete_topic]
+
+    def get_topics_to_be_deleted(self) -> list[str]:
+        """The children of ``/admin/delete_topics`` (Kafka's ``getChildrenParentMayNotExist``)."""
+        try:
+            return sorted(self.client.get_children(DELETE_TOPICS_PATH))
+        except NoNodeError:
+            return []
+
+    def delete_topic_znodes(self, topic: str) -> None:
+        """What a completed deletion removes (Kafka's ``completeDeleteTopic``): the topic's assignment
+        and partition states, its config, and last its mark under ``/admin/delete_topics``."""
+        if not _is_one_znode(topic):
+            raise ValueError(f"not a topic name: {topic!r}")
+        self.client.delete(topic_path(topic), recursive=True)
+        self.client.delete(f"{TOPIC_CONFIG_PATH}/{topic}", recursive=True)
+        self.delete_delete_topic_path(topic)
+
+    def delete_delete_topic_path(self, topic: str) -> None:
+        """Remove the deletion mark (already gone is fine: Kafka's ``deletePathRecursive``)."""
+        if not _is_one_znode(topic):
+            raise ValueError(f"not a topic name: {topic!r}")
+        self.client.delete(delete_topic_path(topic), recursive=True)
 
     def get_partition_assignment(self, topic: str) -> dict[int, list[int]]:
         value, _ = self._read_json(topic_path(topic))

@@ -94,6 +94,11 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
         assert "already exists" in capsys.readouterr().err
         assert main(["cluster", "up", "--detach", "--zookeeper-port", str(free_port()), *args]) == 1
         assert "already running" in capsys.readouterr().err
+        # a learner's cluster deletes topics (delete.topic.enable=true in every broker's config)
+        assert main(["topics", "--bootstrap-server", bootstrap, "--create", "--topic", "gone",
+                     "--partitions", "1", "--replication-factor", "1"]) == 0  # fmt: skip
+        assert main(["topics", "--bootstrap-server", bootstrap, "--delete", "--topic", "gone"]) == 0
+        assert "Topic gone is deleted." in capsys.readouterr().out
         # a crash and a restart: the killed broker is gone from the cluster, then back with its data
         killed = state["brokers"][2]["pid"]
         assert main(["cluster", "kill", "2", *args]) == 0

@@ -45,3 +45,28 @@ def test_brokers_that_do_not_answer_fail_in_one_line_naming_them(capsys, monkeyp
 def test_create_names_what_it_lacks(capsys, args, message):
     code, _, err = _run(capsys, "--bootstrap-server", f"127.0.0.1:{free_port()}", *args)
     assert code == 2 and message in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bootstrap-server", "127.0.0.1:1", "--delete"], "--delete needs --topic"),
+        (["--zookeeper", "127.0.0.1:1", "--delete"], "--delete needs --topic"),
+        (["--zookeeper", "127.0.0.1:1", "--list"], "--zookeeper goes with --delete"),
+        (["--zookeeper", "127.0.0.1:1", "--bootstrap-server", "127.0.0.1:1", "--delete", "--topic", "t"],
+         "give --bootstrap-server or --zookeeper, not both"),
+        (["--delete", "--topic", "t"], "--bootstrap-server is required (or --zookeeper with --delete)"),
+    ],
+)  # fmt: skip
+def test_delete_names_what_is_wrong(capsys, args, message):
+    code, _, err = _run(capsys, *args)
+    assert code == 2 and message in err
+
+
+def test_an_internal_topic_is_not_marked_for_deletion(capsys):
+    code, out, err = _run(capsys, "--zookeeper", "127.0.0.1:1", "--delete", "--topic", "__consumer_offsets")
+    assert (code, out) == (1, "")
+    assert (
+        "Topic __consumer_offsets is a kafka internal topic and is not allowed to be marked for deletion."
+        in err
+    )

@@ -11,6 +11,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafka_lite.testing.logs import read_all
 from tests.support.topics import topic_name
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
 
@@ -57,6 +58,23 @@ def test_admin_create_list_describe(cluster):
     again = admin.create_topics([NewTopic(name, num_partitions=1, replication_factor=1)])
     with pytest.raises(Exception, match=r"TOPIC_ALREADY_EXISTS|already exists"):
         again[name].result(timeout=15)
+
+
+def test_admin_delete_topics(cluster):
+    """``AdminClient.delete_topics`` (DeleteTopics): the topic leaves the metadata and every broker's
+    disk; an unknown topic fails with UNKNOWN_TOPIC_OR_PART."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    name, missing = topic_name("ck-delete"), topic_name("ck-missing")
+    cluster.create_topic(name, partitions=3)
+    futures = admin.delete_topics([name, missing], operation_timeout=10)
+    assert futures[name].result(timeout=15) is None
+    with pytest.raises(Exception, match=r"UNKNOWN_TOPIC_OR_PART"):
+        futures[missing].result(timeout=15)
+    # the controller answered once its own metadata dropped the topic; the other brokers follow
+    wait_until(lambda: name not in admin.list_topics(timeout=10).topics, what=f"{name} out of the metadata")
+    wait_until(
+        lambda: not list(cluster.directory.glob(f"broker-*/{name}-*")), what=f"{name}'s directories deleted"
+    )
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4"])

@@ -8,9 +8,11 @@ import uuid
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
+from kafka.errors import UnknownTopicOrPartitionError
 
 from kafka_lite.testing.logs import read_all
 from tests.support.topics import consume_all, topic_name
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
 
@@ -29,6 +31,26 @@ def test_admin_create_list_describe(cluster):
         assert len(partitions) == 6
         leaders = {p["leader_id"] for p in partitions}
         assert leaders == {0, 1, 2}, "replication factor 1 partitions are spread over the three brokers"
+    finally:
+        admin.close()
+
+
+def test_admin_delete_topics(cluster):
+    """``KafkaAdminClient.delete_topics`` (DeleteTopics): the topic leaves the metadata and every
+    broker's disk; an unknown topic fails with UnknownTopicOrPartitionError."""
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        name = topic_name("kp-delete")
+        cluster.create_topic(name, partitions=3)
+        admin.delete_topics([name], timeout_ms=10_000)
+        # the controller answered once its own metadata dropped the topic; the other brokers follow
+        wait_until(lambda: name not in admin.list_topics(), what=f"{name} out of the metadata")
+        wait_until(
+            lambda: not list(cluster.directory.glob(f"broker-*/{name}-*")),
+            what=f"{name}'s directories deleted",
+        )
+        with pytest.raises(UnknownTopicOrPartitionError):
+            admin.delete_topics([topic_name("kp-missing")], timeout_ms=10_000)
     finally:
         admin.close()
 

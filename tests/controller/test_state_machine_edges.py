@@ -10,10 +10,12 @@ order, as the event thread would handle it).
 
 Reassignment and preferred replica election go through their znodes: the test writes
 ``/admin/reassign_partitions`` or ``/admin/preferred_replica_election`` (and a leader's ISR), waits
-for the event the controller's watch queues and runs it (``run_events``). Where the event's handler
-is not built yet (topic deletion, controlled shutdown), the test drives ``handle_state_changes``
-itself with the selector and callbacks Kafka's handler passes, in the order Kafka's handler does
-(each test's docstring names the Kafka method it follows).
+for the event the controller's watch queues and runs it (``run_events``). Topic deletion goes through
+its real events too: the ``/admin/delete_topics`` listener, the StopReplica answers (which the
+controller queues as events; the test runs them), the broker changes. Where the event's handler is
+not built yet (controlled shutdown), the test drives ``handle_state_changes`` itself with the
+selector and callbacks Kafka's handler passes, in the order Kafka's handler does (its docstring names
+the Kafka method it follows).
 
 A listener on both machines records every transition taken; the last test checks that the tests
 above, together, crossed every edge of both tables. The module runs on one xdist worker, in order.
@@ -35,6 +37,7 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import MockTime
 from kafka_lite.controller import kafka_controller
 from kafka_lite.controller.kafka_controller import KafkaController
+from kafka_lite.controller.partition_leader_selector import ReassignedPartitionsContext
 from kafka_lite.controller.partition_state_machine import PARTITION_VALID_PREVIOUS_STATES, PartitionState
 from kafka_lite.controller.replica_state_machine import (
     REPLICA_VALID_PREVIOUS_STATES,
@@ -89,9 +92,9 @@ class RecordingChannelManager:
 class Cluster:
     """A controller (broker 0) and the ``/brokers/ids`` znodes of brokers that come and go."""
 
-    def __init__(self, zk: ZkUtils) -> None:
+    def __init__(self, zk: ZkUtils, delete_topic_enable: bool = True) -> None:
         self.zk = zk
-        self.controller = KafkaController(0, zk, time=MockTime())
+        self.controller = KafkaController(0, zk, time=MockTime(), delete_topic_enable=delete_topic_enable)
         self.transitions: list[tuple[str, object, object, object]] = []
         self.controller.partition_state_machine.add_transition_listener(self._recorder("partition"))
         self.controller.replica_state_machine.add_transition_listener(self._recorder("replica"))
@@ -151,7 +154,45 @@ class Cluster:
                 action()
                 ran.append(name)
 
+    def delete_topic(self, topic: str) -> None:
+        """``kafka-topics --delete``: the mark, and the DeleteTopicsListener's event."""
+        self.zk.create_delete_topic_path(topic)
+        if self.controller.delete_topic_enable:  # 0.10.1 watches the path only then
+            self.controller.delete_topics_listener.handle_child_change(self.zk.get_topics_to_be_deleted())
+
+    def brokers_answer(self, failing: set[tuple[str, int, int]], live: set[int] | None = None) -> None:
+        """Each broker answers its StopReplica (delete), with an error for the replicas in ``failing``;
+        then the controller handles the answers its callback queued, in order. Brokers not in ``live``
+        (when given) died before answering: their requests are dropped."""
+        for sent in [s for s in self.requests(ApiKeys.STOP_REPLICA) if s.body["delete_partitions"]]:
+            if live is not None and sent.broker_id not in live:
+                continue
+            [p] = sent.body["partitions"]
+            error = Errors.UNKNOWN if (p["topic"], p["partition"], sent.broker_id) in failing else Errors.NONE
+            sent.callback({"error_code": 0, "partitions": [{**p, "error_code": error.code}]})
+        self.forget_requests()
+        self.run_stop_replica_answers()
+
+    def run_stop_replica_answers(self) -> None:
+        """The StopReplica answers the callbacks put on the event queue, run on this thread. The
+        queue's other events (the kazoo watches') are dropped: this test hands the controller those
+        events itself."""
+        events = self.controller._events
+        while not events.empty():
+            event = events.get_nowait()
+            if event is not None and event[0] == "TopicDeletionStopReplicaResult":
+                event[1]()
+
     # -- what the controller decided ----------------------------------------------------------------------
+
+    def stop_replica_deletes(self) -> list[tuple[int, str, int]]:
+        """(broker, topic, partition) of each StopReplica (delete) sent and not yet answered."""
+        return [
+            (s.broker_id, p["topic"], p["partition"])
+            for s in self.requests(ApiKeys.STOP_REPLICA)
+            if s.body["delete_partitions"]
+            for p in s.body["partitions"]
+        ]
 
     def taken(self, machine: str) -> list[tuple[object, object, object]]:
         return [(k, s.value, t.value) for m, k, s, t in self.transitions if m == machine]
@@ -438,82 +479,52 @@ def test_a_reassignment_starts_new_replicas_moves_the_leader_and_deletes_the_old
     assert tp not in ctx.partitions_being_reassigned
 
 
-def test_a_topic_deletion_takes_every_replica_and_partition_to_nonexistent(cluster, caplog):
-    """``TopicDeletionManager`` (0.10.1): ``startReplicaDeletion`` moves the topic's live replicas
-    Offline, then ReplicaDeletionStarted with the StopReplica callback; each answer moves its replica
-    to ReplicaDeletionSuccessful, or to ReplicaDeletionIneligible on an error, and a retry starts
-    ineligible ones again from Offline. ``completeDeleteTopic`` then moves the replicas to
-    NonExistent and the partitions Offline and NonExistent. Partition 1 never had a leader (its only
-    replica's broker never registered); partition 2 lost its only in-sync replica before the
-    deletion began. Partition 1's replica cannot be deleted (its broker is down), so the test
-    completes the deletion of the partitions itself, as ``completeDeleteTopic`` would once it was."""
+def test_a_topic_deletion_takes_every_replica_and_partition_to_nonexistent(cluster):
+    """``TopicDeletionManager`` (0.10.1), driven by the ``/admin/delete_topics`` event, the StopReplica
+    answers and the broker-change events. Partition 0 leads on broker 0; partition 1 never had a
+    leader (its only replica's broker, 4, has never registered); partition 2 lost its only in-sync
+    replica (broker 2) before the deletion. The live replicas go Offline then DeletionStarted; one
+    StopReplica answers an error (DeletionIneligible, retried from Offline); the dead brokers' replicas
+    hold the topic ineligible until each broker returns; the never-led partition's replica goes
+    Offline too (Kafka 1.1's rule) so that the deletion completes; then every replica goes
+    NonExistent, the partitions Offline and NonExistent, and the topic's znodes are deleted."""
     topic = _topic("doomed")
     cluster.create_topic(topic, {0: [0, 1], 1: [4], 2: [2]})
     cluster.kill(2)
     assert [cluster.partition_state(topic, p) for p in range(3)] == [P.ONLINE, P.NEW, P.OFFLINE]
     controller, ctx = cluster.controller, cluster.controller.context
-    rsm, psm = controller.replica_state_machine, controller.partition_state_machine
-    ctx.topics_to_be_deleted.add(topic)
-    cluster.start(2)  # a broker of a topic being deleted returns: no election for the topic
-    assert cluster.partition_state(topic, 2) is P.OFFLINE
+    manager = controller.topic_deletion_manager
     cluster.transitions.clear()
     cluster.forget_requests()
 
-    answers: list[tuple[dict, int]] = []
-
-    def stop_replica_callback(response: dict, broker_id: int) -> None:
-        answers.append((response, broker_id))
-
-    def start_replica_deletion() -> None:
-        live = ctx.live_broker_ids()
-        retry = [r for r in ctx.replicas_for_topic(topic) if r[2] in live]
-        retry = [r for r in retry if cluster.replica_state(*r) is not R.DELETION_SUCCESSFUL]
-        rsm.handle_state_changes(retry, R.OFFLINE)
-        rsm.handle_state_changes(retry, R.DELETION_STARTED, Callbacks(stop_replica_callback))
-
-    def brokers_answer(failing: set[tuple[str, int, int]]) -> None:
-        """Each broker answers its StopReplica (delete); the callbacks hear the answers."""
-        for sent in cluster.requests(ApiKeys.STOP_REPLICA):
-            if sent.body["delete_partitions"]:
-                [p] = sent.body["partitions"]
-                error = Errors.UNKNOWN if (topic, p["partition"], sent.broker_id) in failing else Errors.NONE
-                sent.callback({"error_code": 0, "partitions": [{**p, "error_code": error.code}]})
-        cluster.forget_requests()
-
-    def stop_replica_answered() -> None:
-        """Kafka's ``deleteTopicStopReplicaCallback``: replicas with an error go Ineligible, the
-        others Successful."""
-        done, failed = [], []
-        for response, broker_id in answers:
-            for p in response["partitions"]:
-                (failed if p["error_code"] else done).append((p["topic"], p["partition"], broker_id))
-        answers.clear()
-        rsm.handle_state_changes(failed, R.DELETION_INELIGIBLE)
-        rsm.handle_state_changes(done, R.DELETION_SUCCESSFUL)
-
-    start_replica_deletion()
-    assert {r.broker_id for r in cluster.requests(ApiKeys.STOP_REPLICA)} == {0, 1, 2}
-    brokers_answer(failing={(topic, 0, 1)})
-    stop_replica_answered()
-    assert cluster.replica_state(topic, 0, 1) is R.DELETION_INELIGIBLE
+    cluster.delete_topic(topic)
+    assert controller.is_topic_queued_up_for_deletion(topic)
+    assert manager.is_topic_ineligible_for_deletion(topic)  # brokers 2 and 4 are down
+    doomed = [s for r in cluster.requests(ApiKeys.UPDATE_METADATA) for s in r.body["partition_states"]]
+    assert {(s["topic"], s["partition"], s["leader"]) for s in doomed} >= {(topic, 0, -2), (topic, 2, -2)}
+    assert sorted(cluster.stop_replica_deletes()) == [(0, topic, 0), (1, topic, 0)]
+    cluster.brokers_answer(failing={(topic, 0, 1)})
     assert cluster.replica_state(topic, 0, 0) is R.DELETION_SUCCESSFUL
-    assert cluster.replica_state(topic, 2, 2) is R.DELETION_SUCCESSFUL
+    assert cluster.replica_state(topic, 0, 1) is R.OFFLINE  # Ineligible, then readied for the retry
+    assert cluster.stop_replica_deletes() == []  # no retry while broker 2's and 4's replicas wait
 
-    start_replica_deletion()  # the retry: only the ineligible replica is started again
-    retried = [s for s in cluster.requests(ApiKeys.STOP_REPLICA) if s.body["delete_partitions"]]
-    assert [(s.broker_id, s.body["partitions"]) for s in retried] == [(1, [{"topic": topic, "partition": 0}])]
-    brokers_answer(failing=set())
-    stop_replica_answered()
+    cluster.start(2)  # a broker of a topic being deleted returns: no election for the topic
+    assert cluster.partition_state(topic, 2) is P.OFFLINE
+    assert sorted(cluster.stop_replica_deletes()) == [(1, topic, 0), (2, topic, 2)]
+    cluster.brokers_answer(failing=set())
+    assert cluster.zk.client.exists(f"/brokers/topics/{topic}")  # broker 4's replica is still there
 
-    caplog.clear()
-    with caplog.at_level(logging.ERROR, logger="kafka_lite.state.change.logger"):
-        rsm.handle_state_changes(sorted(rsm.replicas_in_state(topic, R.DELETION_SUCCESSFUL)), R.NON_EXISTENT)
-        partitions = [(topic, p) for p in range(3)]
-        psm.handle_state_changes(partitions, P.OFFLINE)
-        psm.handle_state_changes(partitions, P.NON_EXISTENT)
-    assert not caplog.records, [r.getMessage() for r in caplog.records]
-    ctx.topics_to_be_deleted.discard(topic)
+    cluster.start(4)  # the never-led partition's broker: its replica goes Offline, then is deleted
+    assert cluster.stop_replica_deletes() == [(4, topic, 1)]
+    cluster.brokers_answer(failing=set())
 
+    assert not controller.is_topic_queued_up_for_deletion(topic)
+    for path in (f"/brokers/topics/{topic}", f"/config/topics/{topic}", f"/admin/delete_topics/{topic}"):
+        assert not cluster.zk.client.exists(path), path
+    assert topic not in ctx.all_topics and not ctx.replicas_for_topic(topic)
+    assert not [r for r in controller.replica_state_machine.states if r[0] == topic]
+    # Kafka keeps a deleted partition's entry, in state NonExistent (a replica's entry goes).
+    assert [cluster.partition_state(topic, p) for p in range(3)] == [P.NON_EXISTENT] * 3
     assert [(k, s, t) for k, s, t in cluster.taken("partition")] == [
         ((topic, 0), "OnlinePartition", "OfflinePartition"),
         ((topic, 1), "NewPartition", "OfflinePartition"),
@@ -524,13 +535,121 @@ def test_a_topic_deletion_takes_every_replica_and_partition_to_nonexistent(clust
     ]
     taken = cluster.taken("replica")
     for step in [
+        ((topic, 0, 0), "OnlineReplica", "OfflineReplica"),
+        ((topic, 0, 0), "OfflineReplica", "ReplicaDeletionStarted"),
+        ((topic, 0, 0), "ReplicaDeletionStarted", "ReplicaDeletionSuccessful"),
         ((topic, 0, 1), "ReplicaDeletionStarted", "ReplicaDeletionIneligible"),
         ((topic, 0, 1), "ReplicaDeletionIneligible", "OfflineReplica"),
+        ((topic, 0, 1), "OfflineReplica", "OfflineReplica"),
+        ((topic, 2, 2), "OfflineReplica", "OnlineReplica"),
+        ((topic, 1, 4), "OnlineReplica", "OfflineReplica"),
+        ((topic, 1, 4), "ReplicaDeletionSuccessful", "NonExistentReplica"),
         ((topic, 0, 0), "ReplicaDeletionSuccessful", "NonExistentReplica"),
     ]:
         assert step in taken, f"{step} not taken; taken: {taken}"
-    assert sorted(rsm.states) == [(topic, 1, 4)]  # the replica whose broker never came
-    assert ctx.partition_replica_assignment[(topic, 0)] == []
+
+
+def test_a_broker_dying_while_its_replica_is_deleted_holds_the_deletion_until_it_returns(cluster):
+    """``onBrokerFailure`` calls ``failReplicaDeletion`` for the dead broker's replicas of topics being
+    deleted: a replica whose StopReplica (delete) was out goes DeletionIneligible rather than wait for
+    an answer that will not come; the deletion retries it when the broker is back."""
+    topic = _topic("interrupted")
+    cluster.create_topic(topic, {0: [1, 2]})
+    cluster.transitions.clear()
+    cluster.forget_requests()
+    cluster.delete_topic(topic)
+    assert sorted(cluster.stop_replica_deletes()) == [(1, topic, 0), (2, topic, 0)]
+
+    cluster.kill(2)
+    assert cluster.replica_state(topic, 0, 2) is R.DELETION_INELIGIBLE
+    assert cluster.controller.topic_deletion_manager.is_topic_ineligible_for_deletion(topic)
+    cluster.brokers_answer(failing=set(), live={1})
+    assert cluster.replica_state(topic, 0, 1) is R.DELETION_SUCCESSFUL
+    assert cluster.replica_state(topic, 0, 2) is R.OFFLINE  # readied for the retry
+
+    cluster.start(2)
+    assert cluster.stop_replica_deletes() == [(2, topic, 0)]
+    cluster.brokers_answer(failing=set())
+    assert not cluster.zk.client.exists(f"/brokers/topics/{topic}")
+    assert ((topic, 0, 2), "ReplicaDeletionStarted", "ReplicaDeletionIneligible") in cluster.taken("replica")
+
+
+def test_a_topic_being_reassigned_waits_for_the_reassignment_to_end(cluster):
+    """The DeleteTopicsListener marks a topic ineligible while one of its partitions is being
+    reassigned (or in a preferred election); ``resumeDeletionForTopics`` when that ends lets it go."""
+    topic = _topic("moving")
+    cluster.create_topic(topic, {0: [1, 2]})
+    ctx = cluster.controller.context
+    ctx.partitions_being_reassigned[(topic, 0)] = ReassignedPartitionsContext([2, 3])
+    cluster.forget_requests()
+    cluster.delete_topic(topic)
+    assert cluster.controller.topic_deletion_manager.is_topic_ineligible_for_deletion(topic)
+    assert cluster.stop_replica_deletes() == []
+
+    del ctx.partitions_being_reassigned[(topic, 0)]  # the reassignment completed
+    cluster.controller.topic_deletion_manager.resume_deletion_for_topics({topic})
+    assert sorted(cluster.stop_replica_deletes()) == [(1, topic, 0), (2, topic, 0)]
+    cluster.brokers_answer(failing=set())
+    assert not cluster.zk.client.exists(f"/brokers/topics/{topic}")
+
+
+def test_a_mark_for_a_topic_that_does_not_exist_is_removed(cluster):
+    """0.10.1's DeleteTopicsListener: a mark under ``/admin/delete_topics`` naming no topic is deleted
+    and nothing is queued."""
+    cluster.zk.client.create("/admin/delete_topics/nowhere", b"", makepath=True)
+    cluster.controller.delete_topics_listener.handle_child_change(cluster.zk.get_topics_to_be_deleted())
+    assert not cluster.zk.client.exists("/admin/delete_topics/nowhere")
+    assert cluster.controller.context.topics_to_be_deleted == set()
+
+
+def test_a_failover_resumes_the_deletions_marked_in_zookeeper(cluster):
+    """``initializeTopicDeletion``: a new controller queues the topics marked in ZooKeeper; one with a
+    replica on a dead broker starts ineligible, the others are deleted at once."""
+    healthy, stuck = _topic("healthy"), _topic("stuck")
+    cluster.create_topic(healthy, {0: [0, 1]})
+    cluster.create_topic(stuck, {0: [1, 2]})
+    cluster.kill(2)
+    cluster.controller._running = False  # the controller "dies" before it sees the marks
+    cluster.zk.create_delete_topic_path(healthy)
+    cluster.zk.create_delete_topic_path(stuck)
+    cluster.controller._running = True
+    cluster.forget_requests()
+
+    cluster.failover_again()
+    manager = cluster.controller.topic_deletion_manager
+    assert manager.topics_to_be_deleted == {healthy, stuck}
+    assert manager.topics_ineligible_for_deletion == {stuck}
+    assert sorted(cluster.stop_replica_deletes()) == [(0, healthy, 0), (1, healthy, 0)]
+    cluster.brokers_answer(failing=set())
+    assert not cluster.zk.client.exists(f"/brokers/topics/{healthy}")
+    assert cluster.zk.client.exists(f"/admin/delete_topics/{stuck}")
+
+
+def test_with_deletion_disabled_a_mark_stays_and_nothing_is_deleted(zookeeper, monkeypatch):
+    """``delete.topic.enable=false`` (0.10.1's default): the controller does not watch
+    ``/admin/delete_topics``, and at failover it queues nothing; the mark waits."""
+    monkeypatch.setattr(kafka_controller, "ControllerChannelManager", RecordingChannelManager)
+    RecordingChannelManager.sent = []
+    zk = ZkUtils(f"{zookeeper.connect_string}/edges_{uuid.uuid4().hex}")
+    zk.setup_common_paths()
+    zk.register_broker(0, "127.0.0.1", 9000)
+    c = Cluster(zk, delete_topic_enable=False)
+    try:
+        c.elect()
+        topic = _topic("kept")
+        c.create_topic(topic, {0: [0]})
+        c.delete_topic(topic)
+        c.failover_again()
+        assert c.controller.context.topics_to_be_deleted == set()
+        assert c.partition_state(topic) is P.ONLINE
+        assert c.stop_replica_deletes() == []
+        assert zk.client.exists(f"/admin/delete_topics/{topic}") and zk.client.exists(
+            f"/brokers/topics/{topic}"
+        )
+    finally:
+        c.controller._running = False
+        c.controller._resign()
+        zk.close()
 
 
 # -- illegal transitions -----------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The broker's own delayed operations on a MockTime purgatory: a CreateTopics waiting for its
-leaders, and a client request waiting for the controller's first UpdateMetadata."""
+leaders, a DeleteTopics waiting for its topics to leave the metadata cache, and a client request
+waiting for the controller's first UpdateMetadata."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.network.request_channel import Request
 from kafka_lite.server.delayed_client_request import FIRST_METADATA, DelayedClientRequest
 from kafka_lite.server.delayed_create_topics import CreateTopicMetadata, DelayedCreateTopics
+from kafka_lite.server.delayed_delete_topics import DelayedDeleteTopics, DeleteTopicMetadata
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from tests.support.waiting import wait_until
@@ -70,6 +72,33 @@ def test_create_topics_times_out_for_the_topics_still_without_leaders(time, purg
     (answer,) = answers
     assert answer["led"] == (Errors.NONE, None)
     assert answer["slow"][0] is Errors.REQUEST_TIMED_OUT
+
+
+def test_delete_topics_answers_once_the_topics_leave_the_metadata_cache(time, purgatory):
+    """The controller's UpdateMetadata marks a deleted topic's partitions with leader -2; the cache
+    drops them, and the DeleteTopics waiting on the topic completes once all of them are gone."""
+    cache, answers = MetadataCache(0), []
+    update_metadata(cache, ("t", 0, 0), ("t", 1, 0))
+    marked = DeleteTopicMetadata("t", Errors.NONE)
+    refused = DeleteTopicMetadata("x", Errors.UNKNOWN)
+    op = DelayedDeleteTopics(30_000, [marked, refused], cache, answers.append)
+    assert not purgatory.try_complete_else_watch(op, ["t", "x"])
+    update_metadata(cache, ("t", 0, -2))  # partition 1 is still there
+    assert cache.contains("t") and purgatory.check_and_complete("t") == 0 and not answers
+    update_metadata(cache, ("t", 1, -2))
+    assert not cache.contains("t") and purgatory.check_and_complete("t") == 1
+    assert answers == [{"t": Errors.NONE, "x": Errors.UNKNOWN}]
+
+
+def test_delete_topics_times_out_for_the_topics_still_in_the_cache(time, purgatory):
+    """What a DeleteTopics gets from a cluster whose ``delete.topic.enable`` is false."""
+    cache, answers = MetadataCache(0), []
+    update_metadata(cache, ("kept", 0, 0))
+    op = DelayedDeleteTopics(1000, [DeleteTopicMetadata("kept", Errors.NONE)], cache, answers.append)
+    purgatory.try_complete_else_watch(op, ["kept"])
+    time.advance(1000)
+    wait_until(lambda: answers, what="the DeleteTopics to expire")
+    assert answers == [{"kept": Errors.REQUEST_TIMED_OUT}]
 
 
 def metadata_request() -> Request:

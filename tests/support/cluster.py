@@ -18,6 +18,7 @@ FAST = {
     "log.cleaner.enable": False,
     "zookeeper.session.timeout.ms": 6000,
     "controller.socket.timeout.ms": 10000,
+    "delete.topic.enable": True,  # Kafka 0.10.1's default is false; the tests delete topics
     # replication: a follower leaves the ISR after 2 s without catching up; fetch errors retry fast
     "replica.lag.time.max.ms": 2000,
     "replica.fetch.backoff.ms": 100,

@@ -12,13 +12,14 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
 
-from kafka_lite.common.errors import TopicExistsException
+from kafka_lite.common.errors import TopicExistsException, UnknownTopicOrPartitionException
 from kafka_lite.zk import zk_utils as zk
 from kafka_lite.zk.zk_utils import (
     Broker,
     BrokerIdInUseException,
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
+    TopicAlreadyMarkedForDeletionException,
     ZkUtils,
     scala_map_order,
 )
@@ -189,6 +190,29 @@ def test_an_existing_topic_is_refused_and_missing_ones_read_empty(zk_utils):
     assert zk_utils.get_partition_assignment("nope") == {}
     assert zk_utils.get_topic_config("nope") == {}
     assert zk_utils.get_partition_state("nope", 0) is None
+
+
+@integration
+def test_a_deletion_mark_and_what_a_completed_deletion_removes(zk_utils):
+    """``AdminUtils.deleteTopic``: an empty ``/admin/delete_topics/<topic>``, refused for a topic that
+    does not exist (or cannot be a topic's one znode), TopicAlreadyMarked for a second mark; the
+    completed deletion removes assignment, states, config and mark, and never a parent."""
+    zk_utils.create_topic("t", {0: [1]}, {"retention.ms": "1"})
+    zk_utils.create_partition_state("t", 0, LeaderAndIsr(1, 0, [1], 0), 1)
+    zk_utils.create_delete_topic_path("t")
+    assert raw(zk_utils, "/admin/delete_topics/t") == b"" and zk_utils.get_topics_to_be_deleted() == ["t"]
+    with pytest.raises(TopicAlreadyMarkedForDeletionException):
+        zk_utils.create_delete_topic_path("t")
+    for name in ("nope", "", "t/partitions", ".."):
+        with pytest.raises(UnknownTopicOrPartitionException):
+            zk_utils.create_delete_topic_path(name)
+    for name in ("", "..", "t/partitions"):
+        with pytest.raises(ValueError, match="not a topic name"):
+            zk_utils.delete_topic_znodes(name)
+    zk_utils.delete_topic_znodes("t")
+    assert zk_utils.get_all_topics() == [] and zk_utils.get_topics_to_be_deleted() == []
+    assert not zk_utils.client.exists("/config/topics/t")
+    assert zk_utils.client.exists("/brokers/topics") and zk_utils.client.exists("/admin/delete_topics")
 
 
 # -- partition state ----------------------------------------------------------------------------------------------------
