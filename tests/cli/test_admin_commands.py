@@ -45,7 +45,7 @@ def test_add_config_takes_kafkas_list_brackets():
           "--add-config", "a=1"], "--add-config and --delete-config go with --alter"),
         (["configs", "--bootstrap-server", "h:1", "--alter", "--entity-type", "topics", "--entity-name", "t",
           "--add-config", "retention.ms"], "--add-config 'retention.ms': expected k=v pairs"),
-        (["topics", "--alter", "--topic", "t", "--partitions", "3"], "give one of --bootstrap-server and --zookeeper"),
+        (["topics", "--alter", "--topic", "t", "--partitions", "3"], "--bootstrap-server is required (or --zookeeper with --alter or --delete)"),
         (["topics", "--zookeeper", "h:1", "--list"], "--zookeeper goes with --alter"),
         (["topics", "--bootstrap-server", "h:1", "--alter", "--topic", "t"], "--alter needs --topic and --partitions"),
     ],

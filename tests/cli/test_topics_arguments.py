@@ -52,10 +52,10 @@ def test_create_names_what_it_lacks(capsys, args, message):
     [
         (["--bootstrap-server", "127.0.0.1:1", "--delete"], "--delete needs --topic"),
         (["--zookeeper", "127.0.0.1:1", "--delete"], "--delete needs --topic"),
-        (["--zookeeper", "127.0.0.1:1", "--list"], "--zookeeper goes with --delete"),
+        (["--zookeeper", "127.0.0.1:1", "--list"], "--zookeeper goes with --alter or --delete"),
         (["--zookeeper", "127.0.0.1:1", "--bootstrap-server", "127.0.0.1:1", "--delete", "--topic", "t"],
          "give --bootstrap-server or --zookeeper, not both"),
-        (["--delete", "--topic", "t"], "--bootstrap-server is required (or --zookeeper with --delete)"),
+        (["--delete", "--topic", "t"], "--bootstrap-server is required (or --zookeeper with --alter or --delete)"),
     ],
 )  # fmt: skip
 def test_delete_names_what_is_wrong(capsys, args, message):
