@@ -196,6 +196,8 @@ class PartitionReassignment:
             )
             self.context.partitions_being_reassigned[tp] = ctx
             self.watch_isr_changes_for_reassigned_partition(tp, ctx)
+            # a topic being reassigned is not deleted meanwhile: its replicas are moving
+            self.controller.topic_deletion_manager.mark_topic_ineligible_for_deletion({tp[0]})
             self.on_partition_reassignment(tp, ctx)
         except Exception as e:
             log.error("Error completing reassignment of partition %s: %s", tp_str(tp), e)
@@ -248,6 +250,8 @@ class PartitionReassignment:
         self.controller.send_update_metadata_request(
             sorted(self.context.live_or_shutting_down_broker_ids()), [tp]
         )
+        # A deletion of the topic that waited for the reassignment may go on.
+        self.controller.topic_deletion_manager.resume_deletion_for_topics({tp[0]})
 
     # --8<-- [end:on_partition_reassignment]
 

@@ -130,6 +130,8 @@ class PreferredReplicaElection:
         whose preferred replica is down or out of the ISR keeps its leader, and the log says so."""
         log.info("Starting preferred replica leader election for partitions %s", _tps(partitions))
         ctx = self.context
+        topics = {tp[0] for tp in partitions}
+        self.controller.topic_deletion_manager.mark_topic_ineligible_for_deletion(topics)
         try:
             ctx.partitions_undergoing_preferred_replica_election |= partitions
             self.controller.partition_state_machine.handle_state_changes(
@@ -145,6 +147,7 @@ class PreferredReplicaElection:
             )
         finally:
             self.remove_partitions_from_preferred_replica_election(partitions, is_triggered_by_auto_rebalance)
+            self.controller.topic_deletion_manager.resume_deletion_for_topics(topics)
 
     # --8<-- [end:on_preferred_replica_election]
 
