@@ -146,6 +146,9 @@ class LabCluster:
         self.bootstrap_servers = ",".join(f"127.0.0.1:{b['port']}" for b in self.state["brokers"])
         self.zk = ZkUtils(f"127.0.0.1:{zk_port}")
 
+    def address(self, broker: int) -> str:
+        return next(f"127.0.0.1:{b['port']}" for b in self.state["brokers"] if b["id"] == broker)
+
     def cli(self, *args: str) -> None:
         """``kafka-lite cluster ACTION ... --dir DIR``, as a learner types it."""
         code = main(["cluster", *args, "--dir", str(self.directory)])
@@ -195,8 +198,27 @@ class LabCluster:
                 end = batch.next_offset
         return end
 
+    def recover(self) -> None:
+        """Every broker running again, whatever a failed test left frozen or dead, so that the next
+        test gets a whole cluster."""
+        self.state = load_state(self.directory)
+        for b in self.state["brokers"]:
+            status = _process_state(b["pid"])
+            if status == "T":
+                main(["cluster", "resume", str(b["id"]), "--dir", str(self.directory)])
+            elif status in ("Z", None):
+                main(["cluster", "restart", str(b["id"]), "--dir", str(self.directory)])
+
     def close(self) -> None:
         self.zk.close()
+
+
+def _process_state(pid: int) -> str | None:
+    """The state letter of /proc/<pid>/stat (R, S, T for stopped, Z for a zombie); None if gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0]
+    except OSError:
+        return None
 
 
 def wait_until(condition: Callable[[], object], what: str, timeout_s: float = DEADLINE_S):
@@ -399,6 +421,13 @@ def test_can_lose_acknowledged_agrees_with_the_table():
 def crash_the_leader_while_its_followers_are_frozen(cluster: LabCluster, acks: int):
     """The run of stage 3: returns (what the producer said before the fault, what it said during it,
     the verdict of the learner's validate over both and what the learner's consume read)."""
+    try:
+        return _fault_run(cluster, acks)
+    finally:
+        cluster.recover()
+
+
+def _fault_run(cluster: LabCluster, acks: int):
     controller = cluster.zk.get_controller_id()
     # The leader is not the controller: the controller must see the leader's session expire and
     # elect, and a frozen controller would only see that once it runs again (it soon does, here).
@@ -422,18 +451,20 @@ def crash_the_leader_while_its_followers_are_frozen(cluster: LabCluster, acks: i
     # A follower's fetch may be waiting in the leader's purgatory; the next append answers it, and
     # the frozen follower would copy that append when it runs again. This record absorbs it, so
     # none of the values below reaches a follower.
-    fence = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1)
+    # While the followers are frozen every client bootstraps from the leader alone: a frozen broker
+    # accepts a connection (the kernel does that) but answers nothing, and a client that asked it
+    # for metadata would wait out its request timeout.
+    at_leader = cluster.address(leader)
+    fence = KafkaProducer(bootstrap_servers=at_leader, acks=1)
     try:
         fence.send(topic, b"fence").get(timeout=DEADLINE_S)
     finally:
-        fence.close()
+        fence.close(timeout=DEADLINE_S)
     fenced_end = cluster.log_end_offset(leader, topic)
 
     box: dict = {}
     producing = threading.Thread(
-        target=lambda: box.setdefault(
-            "during", lab.produce(cluster.bootstrap_servers, topic, during_values, acks)
-        ),
+        target=lambda: box.setdefault("during", lab.produce(at_leader, topic, during_values, acks)),
         daemon=True,
     )
     producing.start()
