@@ -170,6 +170,12 @@ class LabCluster:
                 lambda p=partition, r=replicas: self.isr(name, p) == sorted(r),
                 f"{name}-{partition} to have a leader and every replica in its ISR",
             )
+            # ZooKeeper has the leader before the leader knows it leads (the controller writes the
+            # state, then sends LeaderAndIsr); a produce to it meanwhile fails, and retries=0 keeps
+            # the failure. ListOffsets answers only once the leader leads.
+            wait_until(
+                lambda p=partition: self.high_watermark(name, p) >= 0, f"{name}-{partition}'s leader to lead"
+            )
 
     def partition_state(self, topic: str, partition: int = 0):
         state = self.zk.get_partition_state(topic, partition)
