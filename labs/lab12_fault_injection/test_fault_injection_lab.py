@@ -498,13 +498,14 @@ def _fault_run(cluster: LabCluster, acks: int):
     return before, during, verdict, consumed
 
 
-def _run_report(before, during, verdict, consumed) -> str:
+def _run_report(cluster, before, during, verdict, consumed) -> str:
     return (
         f"before the fault: acknowledged {[a.value for a in before.acknowledged]}\n"
         f"during the fault: acknowledged {[(a.value, a.offset) for a in during.acknowledged]}, "
         f"failed {during.failed}\n"
         f"read back: {[c.value for c in consumed]}\n"
-        f"verdict:\n{_show(verdict)}"
+        f"verdict:\n{_show(verdict)}\n"
+        f"the brokers' logs: {cluster.directory / 'logs'}"
     )
 
 
@@ -519,7 +520,7 @@ def test_acks_1_loses_what_the_leader_alone_acknowledged(request):
     written(lab.produce, lab.consume, lab.validate)
     cluster = request.getfixturevalue("cluster")
     before, during, verdict, consumed = crash_the_leader_while_its_followers_are_frozen(cluster, 1)
-    report = _run_report(before, during, verdict, consumed)
+    report = _run_report(cluster, before, during, verdict, consumed)
     assert sorted(a.value for a in during.acknowledged) == sorted(f"during-{i}" for i in range(10)), (
         f"with acks=1 the leader alone acknowledges every value, followers frozen or not:\n{report}"
     )
@@ -543,7 +544,7 @@ def test_acks_all_loses_nothing_acknowledged(request):
     written(lab.produce, lab.consume, lab.validate)
     cluster = request.getfixturevalue("cluster")
     before, during, verdict, consumed = crash_the_leader_while_its_followers_are_frozen(cluster, -1)
-    report = _run_report(before, during, verdict, consumed)
+    report = _run_report(cluster, before, during, verdict, consumed)
     during_values = {f"during-{i}" for i in range(10)}
     answered = {a.value for a in during.acknowledged} | set(during.failed)
     assert answered == during_values and not {a.value for a in during.acknowledged} & set(during.failed), (
