@@ -35,6 +35,7 @@ from kafka_lite.cli import (
     replay,
     replica_verification,
     topics,
+    verifiable,
     zookeeper,
 )
 
@@ -52,6 +53,7 @@ SUBCOMMAND_MODULES = (
     perf,
     replay,
     replica_verification,
+    verifiable,
     dump_log,
     lab,
     docs,

@@ -3,8 +3,8 @@
 Mirrors: org.apache.kafka.tools.VerifiableProducer and VerifiableConsumer
          (tools/src/main/java/org/apache/kafka/tools/, Kafka 0.10.1), and the system tests'
          produce-consume-validate check (tests/kafkatest/tests/produce_consume_validate.py)
-Book:    chapter 6, 6.2 (replication: acks, the ISR, the high watermark); chapter 7, 7.1.4 (a
-         broker's failure and the election that follows)
+Book:    chapter 6, 6.2 (replication: acks, the ISR, the high watermark, and what survives a
+         leader's failure)
 Differs: one module of three functions instead of two command-line tools that print JSON lines and
          a Python test that reads them; values are strings; the consumer assigns itself every
          partition (no group) and reads up to the end offsets it finds when it starts.
