@@ -135,6 +135,7 @@ CLUSTER_OVERRIDES = [
     "log.cleaner.enable=false",
 ]
 DEADLINE_S = 30
+FROZEN_PRODUCE_S = 4  # well inside the frozen followers' 6 s sessions
 
 
 class LabCluster:
@@ -454,13 +455,13 @@ def _fault_run(cluster: LabCluster, acks: int):
 
     for f in followers:
         cluster.cli("pause", str(f))
-    # A follower's fetch may be waiting in the leader's purgatory; the next append answers it, and
-    # the frozen follower would copy that append when it runs again. This record absorbs it, so
-    # none of the values below reaches a follower.
     # While the followers are frozen every client bootstraps from the leader alone: a frozen broker
     # accepts a connection (the kernel does that) but answers nothing, and a client that asked it
     # for metadata would wait out its request timeout.
     at_leader = cluster.address(leader)
+    # A follower's fetch may be waiting in the leader's purgatory; the next append answers it, and
+    # the frozen follower would copy that append when it runs again. This record absorbs it, so
+    # none of the values below reaches a follower.
     fence = KafkaProducer(bootstrap_servers=at_leader, acks=1)
     try:
         fence.send(topic, b"fence").get(timeout=DEADLINE_S)
@@ -475,8 +476,13 @@ def _fault_run(cluster: LabCluster, acks: int):
     )
     producing.start()
     if acks == 1:
-        producing.join(DEADLINE_S)  # the leader acknowledges alone: nothing waits for the followers
-        assert "during" in box, "with acks=1 and the followers frozen, produce should still return"
+        # The leader acknowledges alone: nothing waits for the followers. A produce that takes longer
+        # than the frozen followers' ZooKeeper sessions would make another experiment.
+        producing.join(FROZEN_PRODUCE_S)
+        assert "during" in box, (
+            f"with acks=1 and the followers frozen, produce should return within {FROZEN_PRODUCE_S} s: "
+            "the leader answers without them"
+        )
     else:
         wait_until(lambda: cluster.log_end_offset(leader, topic) > fenced_end,
                    "the leader to append values the frozen followers cannot copy")  # fmt: skip
