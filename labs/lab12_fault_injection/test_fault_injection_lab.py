@@ -146,6 +146,11 @@ class LabCluster:
         self.state = load_state(directory)
         self.bootstrap_servers = ",".join(f"127.0.0.1:{b['port']}" for b in self.state["brokers"])
         self.zk = ZkUtils(f"127.0.0.1:{zk_port}")
+        self.timeline: list[str] = []  # the current fault run's events, which its failures print
+        self.started = time.monotonic()
+
+    def note(self, event: str) -> None:
+        self.timeline.append(f"  {time.monotonic() - self.started:6.2f} s  {event}")
 
     def address(self, broker: int) -> str:
         return next(f"127.0.0.1:{b['port']}" for b in self.state["brokers"] if b["id"] == broker)
@@ -428,8 +433,11 @@ def test_can_lose_acknowledged_agrees_with_the_table():
 def crash_the_leader_while_its_followers_are_frozen(cluster: LabCluster, acks: int):
     """The run of stage 3: returns (what the producer said before the fault, what it said during it,
     the verdict of the learner's validate over both and what the learner's consume read)."""
+    cluster.timeline, cluster.started = [], time.monotonic()
     try:
         return _fault_run(cluster, acks)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\nthe run so far:\n" + "\n".join(cluster.timeline)) from None
     finally:
         cluster.recover()
 
@@ -443,6 +451,9 @@ def _fault_run(cluster: LabCluster, acks: int):
     topic = new_topic(f"acks{'all' if acks == -1 else acks}")
     cluster.create_topic(topic, {0: [leader, *followers]}, min_insync_replicas="2",
                          unclean_leader_election_enable="false")  # fmt: skip
+    cluster.note(
+        f"topic {topic}: broker {leader} leads, {followers} follow; broker {controller} is the controller"
+    )
     before_values = [f"before-{i}" for i in range(5)]
     during_values = [f"during-{i}" for i in range(10)]
 
@@ -452,9 +463,13 @@ def _fault_run(cluster: LabCluster, acks: int):
     )
     # Both followers have copied them when the HW (what a consumer may read) reaches the log end.
     wait_until(lambda: cluster.high_watermark(topic) == len(before_values), "the followers to catch up")
+    cluster.note(
+        f"{len(before_values)} values acknowledged; the HW is {len(before_values)}: both followers have them"
+    )
 
     for f in followers:
         cluster.cli("pause", str(f))
+    cluster.note(f"brokers {followers[0]} and {followers[1]} paused (SIGSTOP)")
     # While the followers are frozen every client bootstraps from the leader alone: a frozen broker
     # accepts a connection (the kernel does that) but answers nothing, and a client that asked it
     # for metadata would wait out its request timeout.
@@ -468,6 +483,7 @@ def _fault_run(cluster: LabCluster, acks: int):
     finally:
         fence.close(timeout=DEADLINE_S)
     fenced_end = cluster.log_end_offset(leader, topic)
+    cluster.note(f"fence appended at offset {fenced_end - 1}")
 
     box: dict = {}
     producing = threading.Thread(
@@ -483,20 +499,38 @@ def _fault_run(cluster: LabCluster, acks: int):
             f"with acks=1 and the followers frozen, produce should return within {FROZEN_PRODUCE_S} s: "
             "the leader answers without them"
         )
+        cluster.note(
+            f"produce has returned: {len(box['during'].acknowledged)} acknowledged, {len(box['during'].failed)} failed"
+        )
     else:
         wait_until(lambda: cluster.log_end_offset(leader, topic) > fenced_end,
                    "the leader to append values the frozen followers cannot copy")  # fmt: skip
+    cluster.note(
+        f"broker {leader}'s log ends at offset {cluster.log_end_offset(leader, topic)}; no follower has past {fenced_end}"
+    )
     cluster.cli("kill", str(leader))
+    cluster.note(f"broker {leader} killed (SIGKILL)")
     for f in followers:
         cluster.cli("resume", str(f))
+    cluster.note(f"brokers {followers[0]} and {followers[1]} resumed (SIGCONT)")
     wait_until(lambda: cluster.partition_state(topic).leader in followers,
                f"the controller to elect broker {followers[0]} or {followers[1]} after broker {leader}'s "
                "ZooKeeper session expires")  # fmt: skip
+    state = cluster.partition_state(topic)
+    cluster.note(f"broker {state.leader} elected (leader epoch {state.leader_epoch}), ISR {state.isr}")
     producing.join(DEADLINE_S)
     assert "during" in box, f"produce did not return within {DEADLINE_S} s after the leader died"
+    if acks != 1:
+        cluster.note(
+            f"produce has returned: {len(box['during'].acknowledged)} acknowledged, {len(box['during'].failed)} failed"
+        )
     cluster.cli("restart", str(leader))
+    cluster.note(f"broker {leader} restarted")
     # The old leader comes back as a follower, truncates what only it had, and catches up.
     wait_until(lambda: cluster.isr(topic) == [0, 1, 2], f"broker {leader} to rejoin the ISR")
+    cluster.note(
+        f"broker {leader} back in the ISR; its log ends at offset {cluster.log_end_offset(leader, topic)}"
+    )
 
     during = box["during"]
     consumed = lab.consume(cluster.bootstrap_servers, topic)
@@ -511,7 +545,7 @@ def _run_report(cluster, before, during, verdict, consumed) -> str:
         f"failed {during.failed}\n"
         f"read back: {[c.value for c in consumed]}\n"
         f"verdict:\n{_show(verdict)}\n"
-        f"the brokers' logs: {cluster.directory / 'logs'}"
+        "the run:\n" + "\n".join(cluster.timeline) + f"\nthe brokers' logs: {cluster.directory / 'logs'}"
     )
 
 
