@@ -500,7 +500,7 @@ def _fault_run(cluster: LabCluster, acks: int):
             "the leader answers without them"
         )
         cluster.note(
-            f"produce has returned: {len(box['during'].acknowledged)} acknowledged, {len(box['during'].failed)} failed"
+            f"produce returned: {len(box['during'].acknowledged)} acknowledged, {len(box['during'].failed)} failed"
         )
     else:
         wait_until(lambda: cluster.log_end_offset(leader, topic) > fenced_end,
