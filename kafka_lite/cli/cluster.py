@@ -510,8 +510,8 @@ def stop_cluster(state: dict) -> None:
     ZooKeeper: stopping ZooKeeper first would leave the brokers waiting on a lost session."""
     for b in state["brokers"]:
         try:
+            os.kill(b["pid"], signal.SIGCONT)  # a paused broker must run to handle the SIGTERM
             os.kill(b["pid"], signal.SIGTERM)
-            os.kill(b["pid"], signal.SIGCONT)  # a paused broker runs again, to handle the SIGTERM
         except ProcessLookupError:
             pass
     for b in state["brokers"]:
