@@ -56,7 +56,7 @@ HEALTHY_TIMEOUT_S = 60
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "cluster", help="a local ZooKeeper + N brokers: up, status, down, kill, restart"
+        "cluster", help="a local ZooKeeper + N brokers: up, status, down, kill, restart, pause, resume"
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
@@ -95,6 +95,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ("down", run_down, "stop the brokers, then ZooKeeper"),
         ("kill", run_kill, "kill one broker with SIGKILL (no clean shutdown): watch the controller react"),
         ("restart", run_restart, "start a stopped or killed broker again with its config and data"),
+        ("pause", run_pause, "freeze one broker with SIGSTOP: alive, but it answers nothing"),
+        ("resume", run_resume, "let a paused broker run again with SIGCONT"),
     ):
         p = actions.add_parser(name, help=text)
         p.add_argument(
@@ -103,7 +105,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             default=Path(".kafka-lite"),
             help="the cluster's state directory (default .kafka-lite)",
         )
-        if name in ("kill", "restart"):
+        if name in ("kill", "restart", "pause", "resume"):
             p.add_argument("broker", type=int, metavar="N", help="the broker id")
         p.set_defaults(handler=handler)
 
@@ -569,6 +571,7 @@ def stop_cluster(state: dict) -> None:
     ZooKeeper: stopping ZooKeeper first would leave the brokers waiting on a lost session."""
     for b in state["brokers"]:
         try:
+            os.kill(b["pid"], signal.SIGCONT)  # a paused broker must run to handle the SIGTERM
             os.kill(b["pid"], signal.SIGTERM)
         except ProcessLookupError:
             pass
@@ -683,3 +686,56 @@ def wait_rejoined(
                 f"broker {broker_id} did not rejoin the cluster within {timeout_s:.0f} s; see {log}"
             )
         time.sleep(0.2)  # polling ZooKeeper and the brokers' metadata; bounded by the deadline
+
+
+# -- pause and resume one broker ------------------------------------------------------------------------------
+#
+# Jepsen's pause nemesis: a frozen process keeps its sockets and its ZooKeeper session (until the
+# session times out), but answers nothing and fetches nothing, as a broker in a long garbage
+# collection pause. Frozen for less than zookeeper.session.timeout.ms and replica.lag.time.max.ms,
+# it is still registered and still in its partitions' ISRs when it runs again.
+
+
+def _stopped(pid: int) -> bool:
+    """The process is stopped by a signal (state T in /proc/<pid>/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] == "T"
+    except OSError:
+        return False
+
+
+def _signal_broker(args: argparse.Namespace, signum: int, stopped: bool) -> dict:
+    """Send ``signum`` to the broker and wait until it is (or is no longer) stopped: a signal is
+    delivered asynchronously, and whoever paused it may act at once on the pause being real."""
+    state = load_state(args.dir)
+    if state is None:
+        raise CliError(f"no cluster in {args.dir}")
+    broker = _broker_entry(state, args.broker)
+    if not _alive(broker["pid"]):
+        raise CliError(f"broker {args.broker} is not running")
+    os.kill(broker["pid"], signum)
+    deadline = time.monotonic() + 10
+    while _stopped(broker["pid"]) != stopped:
+        if time.monotonic() > deadline:
+            raise CliError(
+                f"broker {args.broker} (pid {broker['pid']}) did not {'stop' if stopped else 'resume'}"
+            )
+        time.sleep(0.005)  # polling the process state; bounded by the deadline
+    return broker
+
+
+def run_pause(args: argparse.Namespace, console) -> int:
+    broker = _signal_broker(args, signal.SIGSTOP, stopped=True)
+    console.print(
+        f"broker {args.broker} (pid {broker['pid']}) paused; kafka-lite cluster resume {args.broker} "
+        "lets it run again",
+        highlight=False,
+    )
+    return 0
+
+
+def run_resume(args: argparse.Namespace, console) -> int:
+    broker = _signal_broker(args, signal.SIGCONT, stopped=False)
+    console.print(f"broker {args.broker} (pid {broker['pid']}) resumed", highlight=False)
+    return 0

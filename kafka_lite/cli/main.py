@@ -39,6 +39,7 @@ from kafka_lite.cli import (
     replay,
     replica_verification,
     topics,
+    verifiable,
     zookeeper,
     zookeeper_shell,
 )
@@ -62,6 +63,7 @@ SUBCOMMAND_MODULES = (
     perf,
     replay,
     replica_verification,
+    verifiable,
     dump_log,
     lab,
     docs,
