@@ -72,6 +72,10 @@ def run(args: argparse.Namespace, console) -> int:
     # the process: frozen, they are left out of every later collection, and a full collection walks
     # only what the broker made since.
     gc.freeze()
-    stop.wait()
+    # A wait with a timeout, in a loop: the kernel may hand SIGTERM to any of the broker's threads,
+    # and Python runs the handler only when the main thread next runs Python code; a wait without a
+    # timeout would then never wake (seen after SIGSTOP/SIGCONT, `kafka-lite cluster pause`).
+    while not stop.wait(1):
+        pass
     server.shutdown()
     return 0
