@@ -4,10 +4,11 @@ Mirrors: kafka.controller.KafkaController, ControllerContext and IsrChangeNotifi
          (core/src/main/scala/kafka/controller/KafkaController.scala, Kafka 0.10.1),
          kafka.server.ZookeeperLeaderElector, and Kafka 0.11's
          ControllerEventManager (one thread processing the controller's events in order)
-Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3)
-Differs: election, failover, new topics, brokers joining and leaving, and ISR-change notifications;
-         no topic deletion, reassignment, preferred-replica election or controlled shutdown events
-         (their transitions and selectors are in the state machines' and selectors' modules).
+Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3,
+         controlled shutdown 7.1.8)
+Differs: election, failover, new topics, brokers joining and leaving, ISR-change notifications and
+         controlled shutdown; the listeners are registered after the context is read, not before
+         (kazoo's watches report the children at registration, see ``on_controller_failover``).
 
 Election: every broker tries to create the ephemeral ``/controller`` znode; the one that succeeds is
 the controller, bumps ``/controller_epoch`` (so brokers can ignore a deposed controller's requests)
@@ -26,9 +27,10 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Mapping
+from time import monotonic
 from typing import Any
 
-from kafka_lite.common.errors import Errors
+from kafka_lite.common.errors import BrokerNotAvailableException, Errors, NotControllerException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.controller.controller_channel_manager import (
@@ -175,7 +177,7 @@ class KafkaController:
         self._running = False
         self._events.put(None)
         self._thread.join(10)
-        self._resign()
+        self.on_controller_resignation()
 
     def is_active(self) -> bool:
         return self.active_controller_id == self.broker_id and self._running
@@ -204,7 +206,7 @@ class KafkaController:
         was_active = self.active_controller_id == self.broker_id
         self.active_controller_id = self.zk.get_controller_id()
         if was_active and self.active_controller_id != self.broker_id:
-            self._resign()
+            self.on_controller_resignation()
 
     def _resign(self) -> None:
         self._watch_generation += 1
@@ -212,12 +214,39 @@ class KafkaController:
             self.channel_manager.shutdown()
             self.channel_manager = None
 
+    # --8<-- [start:on_controller_resignation]
+    def on_controller_resignation(self) -> None:
+        """Another broker is the controller now (or this one is stopping): drop everything a deposed
+        controller holds (Kafka's ``onControllerResignation``). Its watches stop themselves (the
+        generation moves on), both state machines forget their states, the channel manager's
+        threads stop, and the context and epoch are cleared, so that nothing this broker decided
+        as controller is acted on again; a later election reads it all from ZooKeeper afresh."""
+        log.debug("Controller resigning, broker id %d", self.broker_id)
+        self._resign()
+        self.partition_state_machine.shutdown()
+        self.replica_state_machine.shutdown()
+        self.context.clear()
+        self.epoch = 0
+        log.info("Broker %d resigned as the controller", self.broker_id)
+
+    # --8<-- [end:on_controller_resignation]
+
     # -- failover -----------------------------------------------------------------------------------------------
 
     # --8<-- [start:on_controller_failover]
     def on_controller_failover(self) -> None:
-        """Become the controller: a new epoch, the cluster read from ZooKeeper, both state machines
-        started, and every live broker told the current metadata."""
+        """Become the controller, in Kafka's ``onControllerFailover`` order: a new epoch (read and
+        incremented, so brokers can tell a deposed controller's requests), the cluster read from
+        ZooKeeper, both state machines started, the reassignments and preferred elections left
+        pending by the last controller resumed, every live broker told the current metadata, and
+        last the topic deletions resumed.
+
+        Kafka registers its listeners before reading the context, because a ZkClient listener only
+        hears changes made after it is registered. A kazoo watch is called at once with the children
+        as they are, and then on each change; registered after the context is read, its first call
+        carries a list at least as new as the context, so a broker that registered in between is
+        seen as new (registered before, the first call would carry an older list, and a broker read
+        into the context would look dead)."""
         self._resign()  # a controller elected again (after its session expired) starts afresh
         self.epoch, _ = self.zk.increment_controller_epoch()
         log.info(
@@ -228,7 +257,13 @@ class KafkaController:
         self._initialize_controller_context()
         self.replica_state_machine.startup()
         self.partition_state_machine.startup()
-        self.send_update_metadata_request(sorted(self.context.live_broker_ids()))
+        log.info(
+            "Broker %d is ready to serve as the new controller with epoch %d", self.broker_id, self.epoch
+        )
+        self.maybe_trigger_partition_reassignment()
+        self.maybe_trigger_preferred_replica_election()
+        self.send_update_metadata_request(sorted(self.context.live_or_shutting_down_broker_ids()))
+        self.start_topic_deletion()
         self.zk.watch_children(
             BROKER_IDS_PATH, self._watcher(generation, "BrokerChange", self._on_broker_change)
         )
@@ -245,6 +280,20 @@ class KafkaController:
         )
 
     # --8<-- [end:on_controller_failover]
+
+    # What a failover resumes. Each reads what the last controller left in ZooKeeper; the managers
+    # that do the work (reassignment, preferred-replica election, topic deletion) fill them in.
+
+    def maybe_trigger_partition_reassignment(self) -> None:
+        """Resume the reassignments under ``/admin/reassign_partitions`` (Kafka's
+        ``maybeTriggerPartitionReassignment``)."""
+
+    def maybe_trigger_preferred_replica_election(self) -> None:
+        """Resume the election under ``/admin/preferred_replica_election`` (Kafka's
+        ``maybeTriggerPreferredReplicaElection``)."""
+
+    def start_topic_deletion(self) -> None:
+        """Resume the deletions under ``/admin/delete_topics`` (Kafka's ``deleteTopicManager.start()``)."""
 
     def _watcher(self, generation: int, name: str, handler: Callable[[list[str]], None]):
         def callback(children) -> bool:
@@ -394,6 +443,84 @@ class KafkaController:
         """Kafka's ``TopicDeletionManager.isTopicQueuedUpForDeletion``: the state machines leave such a
         topic's partitions and replicas to its deletion."""
         return topic in self.context.topics_to_be_deleted
+
+    # --8<-- [start:shutdown_broker]
+    def shutdown_broker(self, broker_id: int, timeout_s: float = 30) -> set[TopicPartition]:
+        """A ControlledShutdown request's work (book 7.1.8): run on the event thread, the caller
+        (a request handler thread) waiting for the answer. Returns the partitions the broker still
+        leads; raises ``NotControllerException`` if this broker is not the controller and
+        ``BrokerNotAvailableException`` if the broker is not registered."""
+        done = threading.Event()
+        result: list = []
+
+        def shutdown() -> None:
+            try:
+                result.append(self.do_controlled_shutdown(broker_id))
+            except Exception as e:
+                result.append(e)
+            done.set()
+
+        if not self.is_active():
+            raise NotControllerException("Controller moved to another broker. Aborting controlled shutdown")
+        self._put("ControlledShutdown", shutdown)
+        deadline = monotonic() + timeout_s
+        while not done.wait(0.1):  # checking now and then that the event thread is still there to run it
+            if not self._running:
+                raise NotControllerException("The controller is shutting down. Aborting controlled shutdown")
+            if monotonic() > deadline:
+                raise TimeoutError(f"the controlled shutdown of broker {broker_id} took over {timeout_s} s")
+        if isinstance(result[0], Exception):
+            raise result[0]
+        return result[0]
+
+    def do_controlled_shutdown(self, broker_id: int) -> set[TopicPartition]:
+        """Kafka 0.10.1's ``shutdownBroker``, on the event thread. The broker counts as shutting
+        down from now on: no leadership moves onto it, and the broker-change listener sees it
+        neither new nor dead. Each partition with other replicas that it leads gets a new leader
+        from the controlled-shutdown selector (the next in-sync replica; the broker leaves the
+        ISR); where it follows, it is told to stop fetching (StopReplica, keeping the log) and its
+        replica goes Offline, which takes it out of the ISR. A partition with one replica has
+        nowhere to go and is left as it is. Returns the replicated partitions it still leads: those
+        whose ISR held no other replica."""
+        if not self.is_active():
+            raise NotControllerException("Controller moved to another broker. Aborting controlled shutdown")
+        ctx = self.context
+        log.info("Shutting down broker %d", broker_id)
+        if broker_id not in ctx.live_or_shutting_down_broker_ids():
+            raise BrokerNotAvailableException(f"Broker id {broker_id} does not exist.")
+        ctx.shutting_down_broker_ids.add(broker_id)
+        log.debug(
+            "All shutting down brokers: %s; live brokers: %s",
+            sorted(ctx.shutting_down_broker_ids), sorted(ctx.live_broker_ids()),
+        )  # fmt: skip
+        for tp in sorted(ctx.partitions_on_broker(broker_id)):
+            leadership = ctx.partition_leadership.get(tp)
+            if leadership is None or len(ctx.partition_replica_assignment[tp]) <= 1:
+                continue
+            if leadership[0].leader == broker_id:
+                self.partition_state_machine.handle_state_changes(
+                    [tp], PartitionState.ONLINE, self.controlled_shutdown_partition_leader_selector
+                )
+            else:
+                # StopReplica first: the ISR change below goes through ZooKeeper, and by the time the
+                # leader hears of it the broker has (in most cases) stopped fetching.
+                batch = self.new_batch()
+                batch.add_stop_replica_request_for_brokers([broker_id], tp, delete=False)
+                batch.send_requests_to_brokers(self.epoch)
+                self.replica_state_machine.handle_state_changes(
+                    [(tp[0], tp[1], broker_id)], ReplicaState.OFFLINE
+                )
+        remaining = {
+            tp
+            for tp, (lai, _) in ctx.partition_leadership.items()
+            if lai.leader == broker_id and len(ctx.partition_replica_assignment.get(tp, [])) > 1
+        }
+        log.info(
+            "Broker %d still leads %d replicated partitions: %s", broker_id, len(remaining), sorted(remaining)
+        )
+        return remaining
+
+    # --8<-- [end:shutdown_broker]
 
     # --8<-- [start:remove_replica_from_isr]
     def remove_replica_from_isr(

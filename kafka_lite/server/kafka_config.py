@@ -143,6 +143,12 @@ CONFIG_DEF = (
             "Timeout of the controller's requests to brokers.")
     .define("controlled.shutdown.enable", Type.BOOLEAN, True, None, M,
             "Ask the controller to move leadership away before shutting down.")
+    .define("controlled.shutdown.max.retries", Type.INT, 3, None, M,
+            "How many times a broker asks the controller before it shuts down without a controlled "
+            "shutdown (a failed request, or partitions it still leads, count as a failed attempt).")
+    .define("controlled.shutdown.retry.backoff.ms", Type.LONG, 5000, None, M,
+            "How long a broker waits after a failed controlled-shutdown attempt before the next, "
+            "to let the cluster's state settle (a follower catching up, a controller elected).")
     # Group coordinator
     .define("group.min.session.timeout.ms", Type.INT, 6000, None, M,
             "The shortest session timeout a group member may ask for.")
