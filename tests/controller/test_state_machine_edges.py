@@ -9,9 +9,10 @@ would queue (the event thread is not started, so each event is handled on the te
 order, as the event thread would handle it).
 
 Where the event's handler is not in ``KafkaController`` (topic deletion, reassignment, preferred
-election, controlled shutdown), the test drives ``handle_state_changes`` itself with the selector
-and callbacks Kafka's handler passes, in the order Kafka's handler does (each test's docstring names
-the Kafka method it follows).
+election), the test drives ``handle_state_changes`` itself with the selector and callbacks Kafka's
+handler passes, in the order Kafka's handler does (each test's docstring names the Kafka method it
+follows). A controlled shutdown goes through ``shutdown_broker``, as a ControlledShutdown request's
+handler calls it: from another thread, waiting while the test's thread handles the event.
 
 A listener on both machines records every transition taken; the last test checks that the tests
 above, together, crossed every edge of both tables. The module runs on one xdist worker, in order.
@@ -20,13 +21,14 @@ above, together, crossed every edge of both tables. The module runs on one xdist
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
 
-from kafka_lite.common.errors import Errors, IllegalStateException
+from kafka_lite.common.errors import BrokerNotAvailableException, Errors, IllegalStateException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import MockTime
 from kafka_lite.controller import kafka_controller
@@ -122,6 +124,34 @@ class Cluster:
     def create_topic(self, topic: str, assignment: dict[int, list[int]]) -> None:
         self.zk.create_topic(topic, assignment)
         self.controller._on_topic_change(self.zk.get_all_topics())
+
+    def controlled_shutdown(self, broker_id: int):
+        """A ControlledShutdown request: its handler's thread calls ``shutdown_broker`` and waits;
+        the test's thread handles the event it queued. Returns what ``shutdown_broker`` returned
+        or raised."""
+        outcome: list = []
+
+        def handler() -> None:
+            try:
+                outcome.append(self.controller.shutdown_broker(broker_id, timeout_s=10))
+            except Exception as e:
+                outcome.append(e)
+
+        caller = threading.Thread(target=handler)
+        caller.start()
+        self.handle_event("ControlledShutdown")
+        caller.join(10)
+        assert not caller.is_alive(), "shutdown_broker answered"
+        return outcome[0]
+
+    def handle_event(self, name: str) -> None:
+        """Take events off the controller's queue until the one named ``name``, and handle it. The
+        ones before it are what the watches queued, which this module hands over itself."""
+        while True:
+            event = self.controller._events.get(timeout=10)
+            if event is not None and event[0] == name:
+                event[1]()
+                return
 
     # -- what the controller decided ----------------------------------------------------------------------
 
@@ -322,31 +352,58 @@ def test_a_preferred_replica_election_moves_leadership_back(cluster, caplog):
 
 
 def test_a_controlled_shutdown_moves_leaders_off_the_broker_and_its_followers_offline(cluster):
-    """``KafkaController.shutdownBroker``: the broker counts as shutting down; partitions it leads go
-    Online -> Online with the controlled-shutdown selector (the next in-sync replica leads, the
-    broker leaves the ISR); replicas where it follows go Offline while the broker is still up."""
-    led, followed = _topic("led"), _topic("followed")
+    """``KafkaController.shutdownBroker``, through ``shutdown_broker``: the broker counts as shutting
+    down; partitions it leads go Online -> Online with the controlled-shutdown selector (the next
+    in-sync replica leads, the broker leaves the ISR); where it follows, it is told to stop (StopReplica
+    keeping the log) and its replica goes Offline while the broker is still up. A partition whose ISR
+    holds no other replica stays with it and is answered as remaining; one with no other replica is
+    left alone and not counted."""
+    led, followed, stuck, alone = _topic("led"), _topic("followed"), _topic("stuck"), _topic("alone")
     cluster.create_topic(led, {0: [1, 2]})
     cluster.create_topic(followed, {0: [2, 1]})
+    cluster.create_topic(stuck, {0: [1, 3]})
+    cluster.create_topic(alone, {0: [1]})
+    cluster.kill(3)  # the ISR of stuck is [1] now
     controller = cluster.controller
-    controller.context.shutting_down_broker_ids.add(1)
     cluster.transitions.clear()
+    cluster.forget_requests()
 
-    controller.partition_state_machine.handle_state_changes(
-        [(led, 0)], P.ONLINE, controller.controlled_shutdown_partition_leader_selector
-    )
-    controller.replica_state_machine.handle_state_changes([(followed, 0, 1)], R.OFFLINE)
+    assert cluster.controlled_shutdown(1) == {(stuck, 0)}
+    assert controller.context.shutting_down_broker_ids == {1}
     assert cluster.taken("partition") == [((led, 0), "OnlinePartition", "OnlinePartition")]
     assert cluster.taken("replica") == [((followed, 0, 1), "OnlineReplica", "OfflineReplica")]
     assert (cluster.leader_and_isr(led).leader, cluster.leader_and_isr(led).isr) == (2, [2])
     assert (cluster.leader_and_isr(followed).leader, cluster.leader_and_isr(followed).isr) == (2, [2])
+    assert (cluster.leader_and_isr(stuck).leader, cluster.leader_and_isr(alone).leader) == (1, 1)
+    # shutdownBroker's StopReplica, then the Offline transition's (Kafka sends both), each keeping the log
+    stops = [
+        (r.body["delete_partitions"], r.body["partitions"]) for r in cluster.requests(ApiKeys.STOP_REPLICA)
+    ]
+    assert stops == [(False, [{"topic": followed, "partition": 0}])] * 2
+    assert {r.broker_id for r in cluster.requests(ApiKeys.STOP_REPLICA)} == {1}
+    # Asked again (the broker retries), the same answer; no leader moves, and every partition it now
+    # follows is stopped, its replica going Offline: led's now, followed's again, as in Kafka.
+    cluster.transitions.clear()
+    assert cluster.controlled_shutdown(1) == {(stuck, 0)}
+    assert cluster.taken("partition") == []
+    assert sorted(cluster.taken("replica")) == [
+        ((followed, 0, 1), "OfflineReplica", "OfflineReplica"),
+        ((led, 0, 1), "OnlineReplica", "OfflineReplica"),
+    ]
+    # A broker that is not registered: Kafka's BrokerNotAvailableException, and nothing changes.
+    assert isinstance(cluster.controlled_shutdown(7), BrokerNotAvailableException)
+    assert controller.context.shutting_down_broker_ids == {1}
+
+    assert len(cluster.transitions) == 2, "nothing changed for a broker that is not registered"
 
     cluster.transitions.clear()
     cluster.broker_change()  # still registered while it shuts down: neither new nor dead
     assert cluster.transitions == []
     cluster.kill(1)  # its shutdown completes
     assert controller.context.shutting_down_broker_ids == set()
-    assert cluster.taken("partition") == []  # it led nothing any more
+    # it led only the partitions that had nowhere to go; they go offline and stay so
+    assert {k for k, _, _ in cluster.taken("partition")} == {(stuck, 0), (alone, 0)}
+    assert cluster.partition_state(stuck) is P.OFFLINE and cluster.partition_state(alone) is P.OFFLINE
 
 
 def test_a_reassignment_starts_new_replicas_moves_the_leader_and_deletes_the_old_ones(cluster):
