@@ -314,6 +314,58 @@ def test_a_controller_failover_finds_replicas_online_or_ineligible(cluster):
     assert cluster.replica_state(topic, 0, 2) is R.ONLINE
 
 
+def test_a_failover_bumps_the_epoch_and_resumes_pending_work_in_kafkas_order(cluster, monkeypatch):
+    """``onControllerFailover``'s order: the state machines started (replicas first), then the
+    reassignments and preferred elections left pending resumed, every broker told the metadata,
+    and last the topic deletions resumed."""
+    controller = cluster.controller
+    calls: list[str] = []
+    for owner, name in (
+        (controller.replica_state_machine, "startup"),
+        (controller.partition_state_machine, "startup"),
+        (controller, "maybe_trigger_partition_reassignment"),
+        (controller, "maybe_trigger_preferred_replica_election"),
+        (controller, "send_update_metadata_request"),
+        (controller, "start_topic_deletion"),
+    ):
+        original = getattr(owner, name)
+        label = f"{type(owner).__name__}.{name}"
+        monkeypatch.setattr(
+            owner, name, lambda *a, _o=original, _l=label, **k: (calls.append(_l), _o(*a, **k))[1]
+        )
+    epoch = controller.epoch
+    cluster.failover_again()
+    assert controller.epoch == epoch + 1 == cluster.zk.get_controller_epoch()
+    assert calls == [
+        "ReplicaStateMachine.startup",
+        "PartitionStateMachine.startup",
+        "KafkaController.maybe_trigger_partition_reassignment",
+        "KafkaController.maybe_trigger_preferred_replica_election",
+        "KafkaController.send_update_metadata_request",
+        "KafkaController.start_topic_deletion",
+    ]
+
+
+def test_a_deposed_controller_resigns_and_holds_nothing(cluster):
+    """``onControllerResignation``: another broker won the election (this one's session expired, say);
+    the old controller's context, epoch, state machines and channel manager are cleared, and the
+    events its watches would still queue are dropped."""
+    topic = _topic("resign")
+    cluster.create_topic(topic, {0: [1, 2]})
+    cluster.controller.context.shutting_down_broker_ids.add(2)
+    controller = cluster.controller
+    callback = controller._watcher(controller._watch_generation, "BrokerChange", controller._on_broker_change)
+    cluster.zk.client.delete(kafka_controller.CONTROLLER_PATH)
+    assert cluster.zk.try_elect_controller(5)
+    controller._maybe_resign()
+    assert not controller.is_active() and controller.active_controller_id == 5
+    assert controller.epoch == 0 and controller.channel_manager is None
+    ctx = controller.context
+    assert (ctx.live_brokers_by_id, ctx.partition_leadership, ctx.shutting_down_broker_ids) == ({}, {}, set())
+    assert controller.partition_state_machine.states == {} and controller.replica_state_machine.states == {}
+    assert callback(["1", "2"]) is False, "a watch of the old generation stops itself"
+
+
 # -- handlers driven through handle_state_changes -----------------------------------------------------------
 
 
