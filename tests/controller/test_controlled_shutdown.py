@@ -86,7 +86,7 @@ def test_a_controlled_shutdown_moves_every_leader_off_the_broker_before_it_exits
     d = tmp_path / "cluster"
     args = ["--dir", str(d)]
     zk_port, base = cluster_up(args, OVERRIDES)
-    bootstrap = f"127.0.0.1:{base}"
+    bootstrap = ",".join(f"127.0.0.1:{base + i}" for i in range(3))  # any one of them may be stopped
     zk = ZkUtils(f"127.0.0.1:{zk_port}", 6000, 6000)
     load = None
     try:

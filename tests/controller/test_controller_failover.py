@@ -31,6 +31,12 @@ def test_the_new_controller_has_the_context_and_serves_a_topic_creation(zookeepe
             lambda: next((s.controller for s in running if s.controller.is_active()), None),
             what="a new controller",
         )
+        # The election makes it active before its failover has run: the failover is done once every
+        # running broker has heard from it (its UpdateMetadata comes after the context is loaded).
+        wait_until(
+            lambda: all(s.replica_manager.controller_epoch == old_epoch + 1 for s in running),
+            what="every broker to know the new controller epoch",
+        )
         zk = new.zk
         assert new.epoch == old_epoch + 1 == zk.get_controller_epoch()
         ctx = new.context
@@ -42,11 +48,6 @@ def test_the_new_controller_has_the_context_and_serves_a_topic_creation(zookeepe
             assert (leader_and_isr.leader, leader_and_isr.leader_epoch) == (in_zk.leader, in_zk.leader_epoch)
             assert leader_and_isr.leader in ctx.live_broker_ids(), (tp, leader_and_isr)
         assert set(ctx.partition_replica_assignment) >= set(tps)
-        # Every running broker heard from the new controller: its epoch is the one they check.
-        wait_until(
-            lambda: all(s.replica_manager.controller_epoch == new.epoch for s in running),
-            what="every broker to know the new controller epoch",
-        )
         assert all(s.metadata_cache.controller_id == new.broker_id for s in running)
         # The deposed controller (its broker stopped) holds nothing.
         assert not old.is_active()
