@@ -673,7 +673,7 @@ SHUTDOWN_TIMEOUT_S = 120
 def run_shutdown(args: argparse.Namespace, console) -> int:
     """SIGTERM, as an operator stops a broker: the broker first asks the controller for a controlled
     shutdown (its leaderships move to other in-sync replicas, its follower replicas leave the ISR,
-    book 7.1.8), then shuts down cleanly. What its log said about the leaderships is shown."""
+    book 7.4), then shuts down cleanly. What its log said about the leaderships is shown."""
     state = load_state(args.dir)
     if state is None:
         raise CliError(f"no cluster in {args.dir}")

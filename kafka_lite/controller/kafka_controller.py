@@ -4,8 +4,8 @@ Mirrors: kafka.controller.KafkaController, ControllerContext and IsrChangeNotifi
          (core/src/main/scala/kafka/controller/KafkaController.scala, Kafka 0.10.1),
          kafka.server.ZookeeperLeaderElector, and Kafka 0.11's
          ControllerEventManager (one thread processing the controller's events in order)
-Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3,
-         controlled shutdown 7.1.8)
+Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3),
+         7.4 (the controller's side of a controlled shutdown)
 Differs: election, failover, new topics, brokers joining and leaving, ISR-change notifications and
          controlled shutdown; the listeners are registered after the context is read, not before
          (kazoo's watches report the children at registration, see ``on_controller_failover``).
@@ -446,7 +446,7 @@ class KafkaController:
 
     # --8<-- [start:shutdown_broker]
     def shutdown_broker(self, broker_id: int, timeout_s: float = 30) -> set[TopicPartition]:
-        """A ControlledShutdown request's work (book 7.1.8): run on the event thread, the caller
+        """A ControlledShutdown request's work (book 7.4): run on the event thread, the caller
         (a request handler thread) waiting for the answer. Returns the partitions the broker still
         leads; raises ``NotControllerException`` if this broker is not the controller and
         ``BrokerNotAvailableException`` if the broker is not registered."""

@@ -6,7 +6,8 @@ Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scal
 Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switches on the api key); 5.2.1 (the group APIs
          handed to the coordinator); 6.2 (produce and fetch); 7.2-7.3 (LeaderAndIsr,
          UpdateMetadata, StopReplica from the controller), 7.2.3 (a LeaderAndIsr moves the
-         groups of a ``__consumer_offsets`` partition to its new leader's coordinator)
+         groups of a ``__consumer_offsets`` partition to its new leader's coordinator), 7.4
+         (ControlledShutdown, answered by the controller's broker)
 Differs: no quotas (zero throttle time), no transactions (FindCoordinator for a transaction
          coordinator gets INVALID_REQUEST). OffsetCommit v0 and OffsetFetch v0 go to the group
          coordinator like the later versions (Kafka 0.10.1 keeps v0's offsets in ZooKeeper). A
@@ -923,7 +924,7 @@ class KafkaApis:
 
     # --8<-- [start:controlled_shutdown]
     def handle_controlled_shutdown_request(self, request: Request) -> None:
-        """A broker about to stop asks the controller to move its leaderships first (book 7.1.8).
+        """A broker about to stop asks the controller to move its leaderships first (book 7.4).
         This handler thread waits while the controller's event thread moves them; the answer lists
         the partitions the broker still leads, and the broker retries while any remain. Kafka
         0.10.1's handler lets a ``ControllerMovedException`` close the connection; the error codes

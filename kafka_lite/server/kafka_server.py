@@ -3,8 +3,8 @@
 Mirrors: kafka.server.KafkaServer (core/src/main/scala/kafka/server/KafkaServer.scala, Kafka 0.10.1)
          and kafka.server.KafkaHealthcheck (the broker's ephemeral registration)
 Book:    chapter 2, 2.3 (the server's start-up), 5.2 (the group coordinator in every broker),
-         7.1 (the controller inside every broker, controlled shutdown 7.1.8), 7.4 (shutting down,
-         in the reverse order)
+         7.1 (the controller inside every broker), 7.4 (shutting down: the controlled shutdown,
+         then every part stopped in the reverse order)
 Differs: no dynamic config changes. The controlled shutdown speaks only through ``NetworkClient``
          (Kafka 0.10.1 keeps a ``BlockingChannel`` path for inter-broker protocols before 0.9) and
          does not wait after its last failed attempt. Client requests that arrive before the
@@ -277,7 +277,7 @@ class KafkaServer:
 
     # --8<-- [start:controlled_shutdown]
     def controlled_shutdown(self) -> bool:
-        """Ask the controller to move this broker's leaderships away before it stops (book 7.1.8,
+        """Ask the controller to move this broker's leaderships away before it stops (book 7.4,
         Kafka's ``KafkaServer.controlledShutdown``): find the controller in ZooKeeper, send it a
         ControlledShutdown request, and try again (up to ``controlled.shutdown.max.retries``
         attempts, ``controlled.shutdown.retry.backoff.ms`` apart) while it fails or the answer lists

@@ -1,5 +1,5 @@
 """Controlled shutdown on a real 3-broker cluster of processes (`kafka-lite cluster shutdown N`, book
-7.1.8): the controller moves every leadership off the broker while it is still registered, producers
+7.4): the controller moves every leadership off the broker while it is still registered, producers
 with acks=all lose nothing acknowledged, the broker restarts, and ``cluster down`` (whose last broker
 has nowhere to move its leaderships) stays fast. One cluster for all of it."""
 
