@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from time import monotonic
 from typing import Any
 
-from kafka_lite.common.errors import BrokerNotAvailableException, Errors, NotControllerException
+from kafka_lite.common.errors import BrokerNotAvailableException, ControllerMovedException, Errors
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.controller.controller_channel_manager import (
@@ -448,7 +448,7 @@ class KafkaController:
     def shutdown_broker(self, broker_id: int, timeout_s: float = 30) -> set[TopicPartition]:
         """A ControlledShutdown request's work (book 7.4): run on the event thread, the caller
         (a request handler thread) waiting for the answer. Returns the partitions the broker still
-        leads; raises ``NotControllerException`` if this broker is not the controller and
+        leads; raises ``ControllerMovedException`` if this broker is not the controller and
         ``BrokerNotAvailableException`` if the broker is not registered."""
         done = threading.Event()
         result: list = []
@@ -461,12 +461,14 @@ class KafkaController:
             done.set()
 
         if not self.is_active():
-            raise NotControllerException("Controller moved to another broker. Aborting controlled shutdown")
+            raise ControllerMovedException("Controller moved to another broker. Aborting controlled shutdown")
         self._put("ControlledShutdown", shutdown)
         deadline = monotonic() + timeout_s
         while not done.wait(0.1):  # checking now and then that the event thread is still there to run it
             if not self._running:
-                raise NotControllerException("The controller is shutting down. Aborting controlled shutdown")
+                raise ControllerMovedException(
+                    "The controller is shutting down. Aborting controlled shutdown"
+                )
             if monotonic() > deadline:
                 raise TimeoutError(f"the controlled shutdown of broker {broker_id} took over {timeout_s} s")
         if isinstance(result[0], Exception):
@@ -483,7 +485,7 @@ class KafkaController:
         nowhere to go and is left as it is. Returns the replicated partitions it still leads: those
         whose ISR held no other replica."""
         if not self.is_active():
-            raise NotControllerException("Controller moved to another broker. Aborting controlled shutdown")
+            raise ControllerMovedException("Controller moved to another broker. Aborting controlled shutdown")
         ctx = self.context
         log.info("Shutting down broker %d", broker_id)
         if broker_id not in ctx.live_or_shutting_down_broker_ids():

@@ -926,9 +926,10 @@ class KafkaApis:
     def handle_controlled_shutdown_request(self, request: Request) -> None:
         """A broker about to stop asks the controller to move its leaderships first (book 7.4).
         This handler thread waits while the controller's event thread moves them; the answer lists
-        the partitions the broker still leads, and the broker retries while any remain. Kafka
-        0.10.1's handler lets a ``ControllerMovedException`` close the connection; the error codes
-        here (NOT_CONTROLLER, BROKER_NOT_AVAILABLE) are the ones later versions answer."""
+        the partitions the broker still leads, and the broker retries while any remain. Asked of a
+        broker that is not the controller, it answers STALE_CONTROLLER_EPOCH (Kafka's code for a
+        ``ControllerMovedException``); about a broker that is not registered, BROKER_NOT_AVAILABLE
+        (0.10.1 throws a Scala exception of that name, which reaches the wire as UNKNOWN)."""
         broker_id = request.body["broker_id"]
         try:
             remaining = self.controller.shutdown_broker(
