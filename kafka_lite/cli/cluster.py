@@ -585,7 +585,11 @@ def stop_cluster(state: dict) -> None:
     partitions have no other live replica, the controller (itself) answers them as remaining, and
     it asks again after ``controlled.shutdown.retry.backoff.ms`` until its attempts run out, then
     shuts down without moving them, as Kafka's last broker does. The local brokers' backoff is short
-    (``SHUTDOWN_RETRY_BACKOFF_MS``) so that this costs about a second, not Kafka's ten or more."""
+    (``SHUTDOWN_RETRY_BACKOFF_MS``) so that this costs about a second, not Kafka's ten or more.
+
+    A leadership may move more than once on the way down. Under ``inter.broker.protocol.version``
+    0.10, a follower of a new leader truncates its log to its high watermark: the records it drops
+    are fetched again only after the next start, so the stopped replicas' logs may differ by a tail."""
     controller = _controller_id(state)
     last = [b for b in state["brokers"] if b["id"] == controller]
     for group in ([b for b in state["brokers"] if b not in last], last):
