@@ -95,6 +95,11 @@ class ControllerContext:
             key=lambda b: b.id,
         )
 
+    def live_or_shutting_down_brokers(self) -> list[Broker]:
+        """What the brokers' metadata lists: a broker shutting down still serves until it stops, so
+        clients and followers must still reach it (for the partitions it could not hand over)."""
+        return sorted(self.live_brokers_by_id.values(), key=lambda b: b.id)
+
     def replicas_for_partitions(self, partitions) -> list[PartitionAndReplica]:
         return [(tp[0], tp[1], r) for tp in partitions for r in self.partition_replica_assignment.get(tp, [])]
 
@@ -678,7 +683,7 @@ class IsrChangeNotificationListener:
                 self.zk.delete_isr_change_notification(child)
 
     def process_update_notifications(self, partitions: set[TopicPartition]) -> None:
-        live_brokers = sorted(self.controller.context.live_broker_ids())
+        live_brokers = sorted(self.controller.context.live_or_shutting_down_broker_ids())
         log.debug("Sending UpdateMetadata to brokers %s for partitions %s", live_brokers, sorted(partitions))
         self.controller.send_update_metadata_request(live_brokers, sorted(partitions))
 

@@ -385,12 +385,15 @@ class KafkaServer:
                 return
             self._shutting_down = True
         log.info("Broker %d shutting down", self.broker_id)
+        if self.socket_server is not None:
+            # Kafka closes its Metrics (and so its reporters) last; a reporter that publishes through
+            # the brokers is closed first here, while this broker still answers its last sends, and
+            # before the controlled shutdown: a broker shutting down is given no new replica, so a
+            # topic the last flush creates could not be placed on it.
+            self.socket_server.metrics.close()
         if self._started:
             self.controlled_shutdown()
         if self.socket_server is not None:
-            # Kafka closes its Metrics (and so its reporters) last; a reporter that publishes through
-            # the brokers is closed first here, while this broker still answers its last sends.
-            self.socket_server.metrics.close()
             self.socket_server.shutdown()
         if self.request_handler_pool is not None:
             self.request_handler_pool.shutdown()
