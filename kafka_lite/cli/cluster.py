@@ -1,4 +1,5 @@
-"""``kafka-lite cluster up | status | down``: a local ZooKeeper and N brokers, as separate processes.
+"""``kafka-lite cluster up | status | down | kill | shutdown | restart``: a local ZooKeeper and N brokers,
+as separate processes.
 
 No Kafka twin: what a Kafka user does by hand with ``zookeeper-server-start.sh`` and one
 ``kafka-server-start.sh`` per broker, in one command.
@@ -8,7 +9,9 @@ Everything lives under ``--dir`` (default ``.kafka-lite/``): ``cluster.json`` (p
 and edit them), ``logs/`` and each broker's data. So ``status`` and ``down`` work from another shell.
 Each process runs in its own session: ``up --detach`` returns and the cluster keeps running;
 ``down`` stops the brokers (a clean shutdown each, SIGKILL only after a deadline) and then ZooKeeper,
-and leaves no process behind.
+and leaves no process behind. ``kill N`` stops one broker as a crash does (SIGKILL), ``shutdown N`` as
+an operator does (SIGTERM: a controlled shutdown, the controller moving its leaderships away first),
+and ``restart N`` starts it again.
 
 ``up`` turns on every broker's request metrics reporter (``metric.reporters``, see
 ``server/metrics_reporter.py``), so a learner's cluster always has data to analyse in the
@@ -52,11 +55,13 @@ if TYPE_CHECKING:  # the ZooKeeper client is imported where it is used, to keep 
 
 STATE_FILE = "cluster.json"
 HEALTHY_TIMEOUT_S = 60
+SHUTDOWN_RETRY_BACKOFF_MS = 500  # the local brokers' controlled.shutdown.retry.backoff.ms
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "cluster", help="a local ZooKeeper + N brokers: up, status, down, kill, restart, pause, resume"
+        "cluster",
+        help="a local ZooKeeper + N brokers: up, status, down, kill, shutdown, restart, pause, resume",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
@@ -94,6 +99,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ("status", run_status, "show the cluster's processes and metadata"),
         ("down", run_down, "stop the brokers, then ZooKeeper"),
         ("kill", run_kill, "kill one broker with SIGKILL (no clean shutdown): watch the controller react"),
+        (
+            "shutdown",
+            run_shutdown,
+            "stop one broker with SIGTERM: a controlled shutdown moves its leaderships away first",
+        ),
         ("restart", run_restart, "start a stopped or killed broker again with its config and data"),
         ("pause", run_pause, "freeze one broker with SIGSTOP: alive, but it answers nothing"),
         ("resume", run_resume, "let a paused broker run again with SIGCONT"),
@@ -105,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             default=Path(".kafka-lite"),
             help="the cluster's state directory (default .kafka-lite)",
         )
-        if name in ("kill", "restart", "pause", "resume"):
+        if name in ("kill", "shutdown", "restart", "pause", "resume"):
             p.add_argument("broker", type=int, metavar="N", help="the broker id")
         p.set_defaults(handler=handler)
 
@@ -252,6 +262,9 @@ def start_cluster(
                     "num.io.threads=4",
                     # a learning cluster: topics may be deleted (Kafka 0.10.1's default is false)
                     "delete.topic.enable=true",
+                    # Kafka's 5 s between controlled-shutdown attempts is what the last broker of a
+                    # stopping cluster waits, twice, for nothing (see stop_cluster)
+                    f"controlled.shutdown.retry.backoff.ms={SHUTDOWN_RETRY_BACKOFF_MS}",
                     *(_metrics_reporter_settings(brokers) if metrics_reporter else []),
                 ]
             )
@@ -568,17 +581,52 @@ def _reap(pid: int) -> None:
 # --8<-- [start:down]
 def stop_cluster(state: dict) -> None:
     """Brokers first (each shuts down cleanly: logs flushed, clean-shutdown marker written), then
-    ZooKeeper: stopping ZooKeeper first would leave the brokers waiting on a lost session."""
-    for b in state["brokers"]:
-        try:
-            os.kill(b["pid"], signal.SIGCONT)  # a paused broker must run to handle the SIGTERM
-            os.kill(b["pid"], signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    for b in state["brokers"]:
-        _terminate(b["pid"], 30)
+    ZooKeeper: stopping ZooKeeper first would leave the brokers waiting on a lost session.
+
+    Each broker's SIGTERM starts with a controlled shutdown. The brokers that are not the controller
+    stop together: their requests reach a controller that stays up, which moves their leaderships
+    onto the brokers not yet shut down, the last of them onto itself. The controller stops last, so
+    no new one is elected while the others shut down. It is then the last broker: its replicated
+    partitions have no other live replica, the controller (itself) answers them as remaining, and
+    it asks again after ``controlled.shutdown.retry.backoff.ms`` until its attempts run out, then
+    shuts down without moving them, as Kafka's last broker does. The local brokers' backoff is short
+    (``SHUTDOWN_RETRY_BACKOFF_MS``) so that this costs about a second, not Kafka's ten or more.
+
+    A leadership may move more than once on the way down. Under ``inter.broker.protocol.version``
+    0.10, a follower of a new leader truncates its log to its high watermark: the records it drops
+    are fetched again only after the next start, so the stopped replicas' logs may differ by a tail."""
+    controller = _controller_id(state)
+    last = [b for b in state["brokers"] if b["id"] == controller]
+    for group in ([b for b in state["brokers"] if b not in last], last):
+        for b in group:
+            try:
+                os.kill(b["pid"], signal.SIGCONT)  # a paused broker must run to handle the SIGTERM
+                os.kill(b["pid"], signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for b in group:
+            _terminate(b["pid"], 30)
     _terminate(state["zookeeper"]["pid"], 15)
     (Path(state["dir"]) / STATE_FILE).unlink(missing_ok=True)
+
+
+def _controller_id(state: dict) -> int | None:
+    """The controller as ZooKeeper has it, or None if ZooKeeper cannot tell (then all stop together)."""
+    from kafka_lite.zk.zk_utils import ZkUtils
+
+    if not _alive(state["zookeeper"]["pid"]):
+        return None
+    try:
+        zk = ZkUtils(f"127.0.0.1:{state['zookeeper']['port']}", connection_timeout_ms=2000)
+    except Exception:  # kazoo's errors are many: ZooKeeper not answering is the one case here
+        return None
+    try:
+        controller = zk.get_controller_id()
+    except Exception:
+        return None
+    finally:
+        zk.close()
+    return controller if controller >= 0 else None
 
 
 # --8<-- [end:down]
@@ -624,6 +672,48 @@ def run_kill(args: argparse.Namespace, console) -> int:
         highlight=False,
     )
     return 0
+
+
+# The longest a broker's controlled shutdown may take: controlled.shutdown.max.retries attempts, each
+# waiting up to controller.socket.timeout.ms, with the backoff between them, at Kafka's defaults
+# (3 x 30 s + 2 x 5 s), then its clean shutdown. Past this, SIGKILL.
+SHUTDOWN_TIMEOUT_S = 120
+
+
+def run_shutdown(args: argparse.Namespace, console) -> int:
+    """SIGTERM, as an operator stops a broker: the broker first asks the controller for a controlled
+    shutdown (its leaderships move to other in-sync replicas, its follower replicas leave the ISR,
+    book 7.4), then shuts down cleanly. What its log said about the leaderships is shown."""
+    state = load_state(args.dir)
+    if state is None:
+        raise CliError(f"no cluster in {args.dir}")
+    broker = _broker_entry(state, args.broker)
+    if not _alive(broker["pid"]):
+        raise CliError(f"broker {args.broker} is not running")
+    log_path = Path(state["dir"]) / "logs" / f"broker-{args.broker}.log"
+    start = log_path.stat().st_size if log_path.exists() else 0
+    started = time.monotonic()
+    _terminate(broker["pid"], SHUTDOWN_TIMEOUT_S)
+    for line in _controlled_shutdown_lines(log_path, start):
+        console.print(line, highlight=False, markup=False)
+    console.print(
+        f"broker {args.broker} (pid {broker['pid']}) shut down in {time.monotonic() - started:.1f} s; "
+        f"kafka-lite cluster restart {args.broker} starts it again",
+        highlight=False,
+    )
+    return 0
+
+
+def _controlled_shutdown_lines(log_path: Path, start: int) -> list[str]:
+    """The broker's log lines about its controlled shutdown, written since byte ``start``."""
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(start)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return []
+    keys = ("controlled shutdown", "Remaining partitions to move", "Error code from controller")
+    return [line for line in text.splitlines() if any(k.lower() in line.lower() for k in keys)]
 
 
 def run_restart(args: argparse.Namespace, console) -> int:

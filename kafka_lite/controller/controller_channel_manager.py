@@ -200,7 +200,9 @@ class ControllerBrokerRequestBatch:
         for b in broker_ids:
             if b >= 0:
                 self.leader_and_isr.setdefault(b, {})[tp] = state
-        self.add_update_metadata_request_for_brokers(self.controller.context.live_broker_ids(), [tp])
+        self.add_update_metadata_request_for_brokers(
+            self.controller.context.live_or_shutting_down_broker_ids(), [tp]
+        )
 
     def add_stop_replica_request_for_brokers(
         self,
@@ -237,7 +239,9 @@ class ControllerBrokerRequestBatch:
         for broker_id, states in self.leader_and_isr.items():
             leaders = {s["leader"] for s in states.values()}
             live_leaders = [
-                {"id": b.id, "host": b.host, "port": b.port} for b in ctx.live_brokers() if b.id in leaders
+                {"id": b.id, "host": b.host, "port": b.port}
+                for b in ctx.live_or_shutting_down_brokers()
+                if b.id in leaders
             ]
             body = {
                 "controller_id": cid,
@@ -262,7 +266,7 @@ class ControllerBrokerRequestBatch:
                     ],
                     "rack": b.rack,
                 }
-                for b in ctx.live_brokers()
+                for b in ctx.live_or_shutting_down_brokers()
             ]
             states = [s for s in self.update_metadata_partitions.values() if s is not None]
             body = {

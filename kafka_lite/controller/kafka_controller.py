@@ -4,12 +4,14 @@ Mirrors: kafka.controller.KafkaController, ControllerContext and IsrChangeNotifi
          (core/src/main/scala/kafka/controller/KafkaController.scala, Kafka 0.10.1),
          kafka.server.ZookeeperLeaderElector, and Kafka 0.11's
          ControllerEventManager (one thread processing the controller's events in order)
-Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3)
-Differs: election, failover, new topics, brokers joining and leaving, ISR-change notifications and
-         topic deletion (``topic_deletion_manager.py``); partition reassignment and preferred-replica
-         election (with the auto leader rebalance) are delegated to ``partition_reassignment.py`` and
-         ``preferred_replica_election.py``; no controlled shutdown events (its transitions and
-         selector are in the state machines' and selectors' modules).
+Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3),
+         7.4 (the controller's side of a controlled shutdown)
+Differs: election, failover, new topics, brokers joining and leaving, ISR-change notifications,
+         topic deletion (``topic_deletion_manager.py``) and controlled shutdown; partition
+         reassignment and preferred-replica election (with the auto leader rebalance) are delegated
+         to ``partition_reassignment.py`` and ``preferred_replica_election.py``. The listeners are
+         registered after the context is read, not before (kazoo's watches report the children at
+         registration, see ``on_controller_failover``).
 
 Election: every broker tries to create the ephemeral ``/controller`` znode; the one that succeeds is
 the controller, bumps ``/controller_epoch`` (so brokers can ignore a deposed controller's requests)
@@ -28,9 +30,10 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Mapping
+from time import monotonic
 from typing import Any
 
-from kafka_lite.common.errors import Errors
+from kafka_lite.common.errors import BrokerNotAvailableException, ControllerMovedException, Errors
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.controller.controller_channel_manager import (
@@ -106,6 +109,11 @@ class ControllerContext:
             (b for b in self.live_brokers_by_id.values() if b.id not in self.shutting_down_broker_ids),
             key=lambda b: b.id,
         )
+
+    def live_or_shutting_down_brokers(self) -> list[Broker]:
+        """What the brokers' metadata lists: a broker shutting down still serves until it stops, so
+        clients and followers must still reach it (for the partitions it could not hand over)."""
+        return sorted(self.live_brokers_by_id.values(), key=lambda b: b.id)
 
     def replicas_for_partitions(self, partitions) -> list[PartitionAndReplica]:
         return [(tp[0], tp[1], r) for tp in partitions for r in self.partition_replica_assignment.get(tp, [])]
@@ -214,7 +222,7 @@ class KafkaController:
         self._running = False
         self._events.put(None)
         self._thread.join(10)
-        self._resign()
+        self.on_controller_resignation()
 
     def is_active(self) -> bool:
         return self.active_controller_id == self.broker_id and self._running
@@ -243,7 +251,7 @@ class KafkaController:
         was_active = self.active_controller_id == self.broker_id
         self.active_controller_id = self.zk.get_controller_id()
         if was_active and self.active_controller_id != self.broker_id:
-            self._resign()
+            self.on_controller_resignation()
 
     def _resign(self) -> None:
         self._watch_generation += 1
@@ -252,12 +260,39 @@ class KafkaController:
             self.channel_manager.shutdown()
             self.channel_manager = None
 
+    # --8<-- [start:on_controller_resignation]
+    def on_controller_resignation(self) -> None:
+        """Another broker is the controller now (or this one is stopping): drop everything a deposed
+        controller holds (Kafka's ``onControllerResignation``). Its watches stop themselves (the
+        generation moves on), both state machines forget their states, the channel manager's
+        threads stop, and the context and epoch are cleared, so that nothing this broker decided
+        as controller is acted on again; a later election reads it all from ZooKeeper afresh."""
+        log.debug("Controller resigning, broker id %d", self.broker_id)
+        self._resign()
+        self.partition_state_machine.shutdown()
+        self.replica_state_machine.shutdown()
+        self.context.clear()
+        self.epoch = 0
+        log.info("Broker %d resigned as the controller", self.broker_id)
+
+    # --8<-- [end:on_controller_resignation]
+
     # -- failover -----------------------------------------------------------------------------------------------
 
     # --8<-- [start:on_controller_failover]
     def on_controller_failover(self) -> None:
-        """Become the controller: a new epoch, the cluster read from ZooKeeper, both state machines
-        started, and every live broker told the current metadata."""
+        """Become the controller, in Kafka's ``onControllerFailover`` order: a new epoch (read and
+        incremented, so brokers can tell a deposed controller's requests), the cluster read from
+        ZooKeeper, both state machines started, the reassignments and preferred elections left
+        pending by the last controller resumed, every live broker told the current metadata, and
+        last the topic deletions resumed.
+
+        Kafka registers its listeners before reading the context, because a ZkClient listener only
+        hears changes made after it is registered. A kazoo watch is called at once with the children
+        as they are, and then on each change; registered after the context is read, its first call
+        carries a list at least as new as the context, so a broker that registered in between is
+        seen as new (registered before, the first call would carry an older list, and a broker read
+        into the context would look dead)."""
         self._resign()  # a controller elected again (after its session expired) starts afresh
         self.epoch, _ = self.zk.increment_controller_epoch()
         log.info(
@@ -273,7 +308,12 @@ class KafkaController:
         self.initialize_topic_deletion()
         self.replica_state_machine.startup()
         self.partition_state_machine.startup()
-        self.send_update_metadata_request(sorted(self.context.live_broker_ids()))
+        log.info(
+            "Broker %d is ready to serve as the new controller with epoch %d", self.broker_id, self.epoch
+        )
+        self.partition_reassignment.maybe_trigger_partition_reassignment()
+        self.preferred_replica_election.maybe_trigger_preferred_replica_election()
+        self.send_update_metadata_request(sorted(self.context.live_or_shutting_down_broker_ids()))
         self.zk.watch_children(
             BROKER_IDS_PATH, self._watcher(generation, "BrokerChange", self._on_broker_change)
         )
@@ -288,22 +328,18 @@ class KafkaController:
                 generation, "IsrChangeNotification", self.isr_change_notification_listener.handle_child_change
             ),
         )
-        # Reassignments and preferred elections a previous controller left are resumed (Kafka's
-        # maybeTrigger* steps), then the two admin paths watched: the watches' first events find them
-        # resumed and skip them.
-        self.partition_reassignment.maybe_trigger_partition_reassignment()
-        self.preferred_replica_election.maybe_trigger_preferred_replica_election()
+        # The admin paths: what a previous controller left there was resumed above, so the watches'
+        # first events find it in hand and skip it. 0.10.1 watches /admin/delete_topics only when
+        # deletion is enabled.
         self.partition_reassignment.register_partitions_reassigned_listener()
         self.preferred_replica_election.register_preferred_replica_election_listener()
-        self._start_auto_rebalance()
-        # 0.10.1 watches /admin/delete_topics only when deletion is enabled; the deletions found
-        # in ZooKeeper at failover are resumed here (0.11's tryTopicDeletion at the end of failover).
         if self.delete_topic_enable:
             self.zk.watch_children(
                 DELETE_TOPICS_PATH,
                 self._watcher(generation, "TopicDeletion", self.delete_topics_listener.handle_child_change),
             )
-        self.topic_deletion_manager.resume_deletions()
+        self._start_auto_rebalance()
+        self.topic_deletion_manager.resume_deletions()  # Kafka's deleteTopicManager.start(), last
 
     # --8<-- [end:on_controller_failover]
 
@@ -555,6 +591,86 @@ class KafkaController:
         disabled.)"""
         return topic in self.context.topics_to_be_deleted
 
+    # --8<-- [start:shutdown_broker]
+    def shutdown_broker(self, broker_id: int, timeout_s: float = 30) -> set[TopicPartition]:
+        """A ControlledShutdown request's work (book 7.4): run on the event thread, the caller
+        (a request handler thread) waiting for the answer. Returns the partitions the broker still
+        leads; raises ``ControllerMovedException`` if this broker is not the controller and
+        ``BrokerNotAvailableException`` if the broker is not registered."""
+        done = threading.Event()
+        result: list = []
+
+        def shutdown() -> None:
+            try:
+                result.append(self.do_controlled_shutdown(broker_id))
+            except Exception as e:
+                result.append(e)
+            done.set()
+
+        if not self.is_active():
+            raise ControllerMovedException("Controller moved to another broker. Aborting controlled shutdown")
+        self._put("ControlledShutdown", shutdown)
+        deadline = monotonic() + timeout_s
+        while not done.wait(0.1):  # checking now and then that the event thread is still there to run it
+            if not self._running:
+                raise ControllerMovedException(
+                    "The controller is shutting down. Aborting controlled shutdown"
+                )
+            if monotonic() > deadline:
+                raise TimeoutError(f"the controlled shutdown of broker {broker_id} took over {timeout_s} s")
+        if isinstance(result[0], Exception):
+            raise result[0]
+        return result[0]
+
+    def do_controlled_shutdown(self, broker_id: int) -> set[TopicPartition]:
+        """Kafka 0.10.1's ``shutdownBroker``, on the event thread. The broker counts as shutting
+        down from now on: no leadership moves onto it, and the broker-change listener sees it
+        neither new nor dead. Each partition with other replicas that it leads gets a new leader
+        from the controlled-shutdown selector (the next in-sync replica; the broker leaves the
+        ISR); where it follows, it is told to stop fetching (StopReplica, keeping the log) and its
+        replica goes Offline, which takes it out of the ISR. A partition with one replica has
+        nowhere to go and is left as it is. Returns the replicated partitions it still leads: those
+        whose ISR held no other replica."""
+        if not self.is_active():
+            raise ControllerMovedException("Controller moved to another broker. Aborting controlled shutdown")
+        ctx = self.context
+        log.info("Shutting down broker %d", broker_id)
+        if broker_id not in ctx.live_or_shutting_down_broker_ids():
+            raise BrokerNotAvailableException(f"Broker id {broker_id} does not exist.")
+        ctx.shutting_down_broker_ids.add(broker_id)
+        log.debug(
+            "All shutting down brokers: %s; live brokers: %s",
+            sorted(ctx.shutting_down_broker_ids), sorted(ctx.live_broker_ids()),
+        )  # fmt: skip
+        for tp in sorted(ctx.partitions_on_broker(broker_id)):
+            leadership = ctx.partition_leadership.get(tp)
+            if leadership is None or len(ctx.partition_replica_assignment[tp]) <= 1:
+                continue
+            if leadership[0].leader == broker_id:
+                self.partition_state_machine.handle_state_changes(
+                    [tp], PartitionState.ONLINE, self.controlled_shutdown_partition_leader_selector
+                )
+            else:
+                # StopReplica first: the ISR change below goes through ZooKeeper, and by the time the
+                # leader hears of it the broker has (in most cases) stopped fetching.
+                batch = self.new_batch()
+                batch.add_stop_replica_request_for_brokers([broker_id], tp, delete=False)
+                batch.send_requests_to_brokers(self.epoch)
+                self.replica_state_machine.handle_state_changes(
+                    [(tp[0], tp[1], broker_id)], ReplicaState.OFFLINE
+                )
+        remaining = {
+            tp
+            for tp, (lai, _) in ctx.partition_leadership.items()
+            if lai.leader == broker_id and len(ctx.partition_replica_assignment.get(tp, [])) > 1
+        }
+        log.info(
+            "Broker %d still leads %d replicated partitions: %s", broker_id, len(remaining), sorted(remaining)
+        )
+        return remaining
+
+    # --8<-- [end:shutdown_broker]
+
     # --8<-- [start:remove_replica_from_isr]
     def remove_replica_from_isr(
         self, topic: str, partition: int, replica_id: int
@@ -709,7 +825,7 @@ class IsrChangeNotificationListener:
                 self.zk.delete_isr_change_notification(child)
 
     def process_update_notifications(self, partitions: set[TopicPartition]) -> None:
-        live_brokers = sorted(self.controller.context.live_broker_ids())
+        live_brokers = sorted(self.controller.context.live_or_shutting_down_broker_ids())
         log.debug("Sending UpdateMetadata to brokers %s for partitions %s", live_brokers, sorted(partitions))
         self.controller.send_update_metadata_request(live_brokers, sorted(partitions))
 

@@ -6,7 +6,8 @@ Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scal
 Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switches on the api key); 5.2.1 (the group APIs
          handed to the coordinator); 6.2 (produce and fetch); 7.2-7.3 (LeaderAndIsr,
          UpdateMetadata, StopReplica from the controller), 7.2.3 (a LeaderAndIsr moves the
-         groups of a ``__consumer_offsets`` partition to its new leader's coordinator)
+         groups of a ``__consumer_offsets`` partition to its new leader's coordinator), 7.4
+         (ControlledShutdown, answered by the controller's broker)
 Differs: no quotas (zero throttle time), no transactions (FindCoordinator for a transaction
          coordinator gets INVALID_REQUEST). OffsetCommit v0 and OffsetFetch v0 go to the group
          coordinator like the later versions (Kafka 0.10.1 keeps v0's offsets in ZooKeeper). A
@@ -115,6 +116,7 @@ class KafkaApis:
         ApiKeys.LEADER_AND_ISR,
         ApiKeys.STOP_REPLICA,
         ApiKeys.UPDATE_METADATA,
+        ApiKeys.CONTROLLED_SHUTDOWN,
         ApiKeys.OFFSET_COMMIT,
         ApiKeys.OFFSET_FETCH,
         ApiKeys.FIND_COORDINATOR,
@@ -167,6 +169,7 @@ class KafkaApis:
             ApiKeys.LEADER_AND_ISR: self.handle_leader_and_isr_request,
             ApiKeys.STOP_REPLICA: self.handle_stop_replica_request,
             ApiKeys.UPDATE_METADATA: self.handle_update_metadata_request,
+            ApiKeys.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
             ApiKeys.OFFSET_COMMIT: self.handle_offset_commit_request,
             ApiKeys.OFFSET_FETCH: self.handle_offset_fetch_request,
             ApiKeys.FIND_COORDINATOR: self.handle_find_coordinator_request,
@@ -192,7 +195,7 @@ class KafkaApis:
     def handle(self, request: Request) -> None:
         try:
             if request.api not in self._handlers:
-                # Parsed fine but not an API this broker serves (ControlledShutdown):
+                # Parsed fine but not an API this broker serves:
                 # Kafka closes the connection for an API it does not know.
                 log.warning(
                     "Closing connection %s: no handler for %s (not in ApiVersions)",
@@ -1091,18 +1094,43 @@ class KafkaApis:
 
     def handle_update_metadata_request(self, request: Request) -> None:
         body = request.body
-        if body["controller_epoch"] < self.metadata_cache.controller_epoch:
-            self._send_response(request, {"error_code": Errors.STALE_CONTROLLER_EPOCH.code})
-            return
-        self.metadata_cache.update_cache(
-            body["controller_id"], body["controller_epoch"], body, request.header.api_version
+        # The replica manager checks the epoch against the newest it has seen in any of the three
+        # controller requests, and updates the cache under the same lock (Kafka's
+        # ``maybeUpdateMetadataCache``): a deposed controller's UpdateMetadata changes nothing.
+        error = self.replica_manager.maybe_update_metadata_cache(
+            body, request.header.api_version, self.metadata_cache
         )
+        if error is not Errors.NONE:
+            self._send_response(request, {"error_code": error.code})
+            return
         if self.admin_manager.has_delayed_topic_operations():
             for topic in {s["topic"] for s in body["partition_states"]}:
                 self.admin_manager.try_complete_delayed_topic_operations(topic)
         self._send_response(request, {"error_code": 0})
         # The controller is answered first; then the client requests that waited for this cache.
         self.client_request_purgatory.check_and_complete(FIRST_METADATA)
+
+    # --8<-- [start:controlled_shutdown]
+    def handle_controlled_shutdown_request(self, request: Request) -> None:
+        """A broker about to stop asks the controller to move its leaderships first (book 7.4).
+        This handler thread waits while the controller's event thread moves them; the answer lists
+        the partitions the broker still leads, and the broker retries while any remain. Asked of a
+        broker that is not the controller, it answers STALE_CONTROLLER_EPOCH (Kafka's code for a
+        ``ControllerMovedException``); about a broker that is not registered, BROKER_NOT_AVAILABLE
+        (0.10.1 throws a Scala exception of that name, which reaches the wire as UNKNOWN)."""
+        broker_id = request.body["broker_id"]
+        try:
+            remaining = self.controller.shutdown_broker(
+                broker_id, self.config["controller.socket.timeout.ms"] / 1000
+            )
+            error = Errors.NONE
+        except ApiException as e:
+            remaining, error = set(), Errors.for_exception(e)
+            log.info("Controlled shutdown of broker %d refused: %s", broker_id, e)
+        partitions = [{"topic": t, "partition": p} for t, p in sorted(remaining)]
+        self._send_response(request, {"error_code": error.code, "partitions_remaining": partitions})
+
+    # --8<-- [end:controlled_shutdown]
 
     # -- from followers ---------------------------------------------------------------------------------------------
 

@@ -153,6 +153,12 @@ CONFIG_DEF = (
             "How often the controller checks the leader imbalance (the first check 5 s after it starts).")
     .define("leader.imbalance.per.broker.percentage", Type.INT, 10, Range.at_least(0), H,
             "The share of a broker's preferred partitions led elsewhere above which the controller rebalances.")
+    .define("controlled.shutdown.max.retries", Type.INT, 3, None, M,
+            "How many times a broker asks the controller before it shuts down without a controlled "
+            "shutdown (a failed request, or partitions it still leads, count as a failed attempt).")
+    .define("controlled.shutdown.retry.backoff.ms", Type.LONG, 5000, None, M,
+            "How long a broker waits after a failed controlled-shutdown attempt before the next, "
+            "to let the cluster's state settle (a follower catching up, a controller elected).")
     # Group coordinator
     .define("group.min.session.timeout.ms", Type.INT, 6000, None, M,
             "The shortest session timeout a group member may ask for.")

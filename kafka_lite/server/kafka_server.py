@@ -3,10 +3,13 @@
 Mirrors: kafka.server.KafkaServer (core/src/main/scala/kafka/server/KafkaServer.scala, Kafka 0.10.1)
          and kafka.server.KafkaHealthcheck (the broker's ephemeral registration)
 Book:    chapter 2, 2.3 (the server's start-up), 5.2 (the group coordinator in every broker),
-         7.1 (the controller inside every broker), 7.4 (shutting down, in the reverse order)
-Differs: no controlled shutdown; of the dynamic configs, only topics' (Kafka 0.11 also has clients',
-         users' and brokers' quotas). The watch for partitions added to a topic is started here
-         (``partition_modifications.py`` says why). Client requests that arrive before the
+         7.1 (the controller inside every broker), 7.4 (shutting down: the controlled shutdown,
+         then every part stopped in the reverse order)
+Differs: of the dynamic configs, only topics' (Kafka 0.11 also has clients', users' and brokers'
+         quotas). The watch for partitions added to a topic is started here
+         (``partition_modifications.py`` says why). The controlled shutdown speaks only through
+         ``NetworkClient`` (Kafka 0.10.1 keeps a ``BlockingChannel`` path for inter-broker protocols
+         before 0.9) and does not wait after its last failed attempt. Client requests that arrive before the
          controller's first UpdateMetadata wait for it (``server/delayed_client_request.py``). The
          group coordinator's parts (its ``GroupConfig``, ``OffsetConfig``, purgatories and
          ``GroupMetadataManager``) are built here, where Kafka's ``GroupCoordinator.apply`` builds
@@ -18,8 +21,10 @@ overrides from ZooKeeper), metadata cache, socket server and the ``metric.report
 metrics, replica manager, producer id manager, controller, admin manager, group coordinator, request
 handlers, the dynamic config manager (which applies later config changes to the live logs), and
 last the registration in ``/brokers/ids``: a broker is announced only once it can answer.
-``KafkaApis`` gets each part it uses, never the server. Shutdown goes the other way, in Kafka's
-order (the group coordinator after the replica and admin managers, before the log manager); the log
+``KafkaApis`` gets each part it uses, never the server. Shutdown starts with the controlled shutdown
+(the controller moves this broker's leaderships to other brokers while it still serves), then goes
+the other way, in Kafka's order (the group coordinator after the replica and admin managers, before
+the log manager); the log
 manager's shutdown writes the clean-shutdown marker so the next start skips recovery.
 """
 
@@ -29,13 +34,16 @@ import logging
 import threading
 from pathlib import Path
 
-from kafka_lite.common.errors import KafkaException
+from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
+from kafka_lite.common.errors import Errors, KafkaException
+from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.coordinator.group_coordinator import GroupConfig, GroupCoordinator
 from kafka_lite.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
+from kafka_lite.network.selector import Selector
 from kafka_lite.network.socket_server import SocketServer
 from kafka_lite.server.admin_manager import AdminManager
 from kafka_lite.server.config_handler import TopicConfigHandler
@@ -49,7 +57,7 @@ from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import ReplicaManager
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import KafkaScheduler
-from kafka_lite.zk.zk_utils import CONFIG_TYPE_TOPIC, ZkUtils
+from kafka_lite.zk.zk_utils import CONFIG_TYPE_TOPIC, Broker, ZkUtils
 
 log = logging.getLogger(__name__)
 
@@ -309,6 +317,108 @@ class KafkaServer:
             else:
                 meta.write_text(f"#{self.time.milliseconds()}\nversion=0\nbroker.id={self.broker_id}\n")
 
+    # --8<-- [start:controlled_shutdown]
+    def controlled_shutdown(self) -> bool:
+        """Ask the controller to move this broker's leaderships away before it stops (book 7.4,
+        Kafka's ``KafkaServer.controlledShutdown``): find the controller in ZooKeeper, send it a
+        ControlledShutdown request, and try again (up to ``controlled.shutdown.max.retries``
+        attempts, ``controlled.shutdown.retry.backoff.ms`` apart) while it fails or the answer lists
+        partitions this broker still leads. The controller may move while this runs: each attempt
+        asks ZooKeeper afresh. Returns whether it succeeded; if not, the shutdown goes on anyway and
+        the controller handles this broker's leaderships as a failure when its registration goes.
+
+        The last broker of a cluster to stop leads replicated partitions whose other replicas are
+        all stopped: no attempt can move them, and it shuts down after its last attempt."""
+        c = self.config
+        if not c["controlled.shutdown.enable"]:
+            return False
+        log.info("Broker %d starting controlled shutdown", self.broker_id)
+        replicated, alone = self._partitions_led()
+        succeeded = self._network_client_controlled_shutdown(c["controlled.shutdown.max.retries"])
+        if succeeded:
+            # The controller answered "none remaining": every replicated partition led here has a new leader.
+            log.info(
+                "Controlled shutdown succeeded: leadership of %d partitions moved to other brokers: %s",
+                len(replicated), _tps(replicated),
+            )  # fmt: skip
+            if alone:
+                log.info("%d partitions with no other replica go offline: %s", len(alone), _tps(alone))
+        else:
+            log.warning(
+                "Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed "
+                "(its leaderships not moved; its logs still close cleanly)"
+            )
+        return succeeded
+
+    def _network_client_controlled_shutdown(self, retries: int) -> bool:
+        c = self.config
+        timeout_ms = c["controller.socket.timeout.ms"]
+        client = NetworkClient(
+            Selector(time=self.time), f"broker-{self.broker_id}-controlled-shutdown", request_timeout_ms=timeout_ms,
+            time=self.time,
+        )  # fmt: skip
+        prev_controller: Broker | None = None
+        io_error = False
+        try:
+            for attempt in range(1, retries + 1):
+                # 1. The controller as ZooKeeper has it now: it may have moved since the last attempt.
+                controller = self._current_controller()
+                if controller is not None and (io_error or controller != prev_controller):
+                    io_error = False
+                    if prev_controller is not None:
+                        client.close(str(prev_controller.id))
+                    prev_controller = controller
+                    client.set_node(str(controller.id), controller.host, controller.port)
+                # 2. The request, and the partitions it still leads.
+                if prev_controller is not None:
+                    response = _blocking_send_and_receive(
+                        client, str(prev_controller.id), ApiKeys.CONTROLLED_SHUTDOWN, 1,
+                        {"broker_id": self.broker_id}, timeout_ms, self.time,
+                    )  # fmt: skip
+                    if response is None:
+                        io_error = True
+                        log.warning(
+                            "Error during controlled shutdown, possibly because leader movement took longer "
+                            "than the configured controller.socket.timeout.ms (%d ms)", timeout_ms,
+                        )  # fmt: skip
+                    else:
+                        remaining = [(p["topic"], p["partition"]) for p in response["partitions_remaining"]]
+                        if response["error_code"] == Errors.NONE.code and not remaining:
+                            return True
+                        log.info(
+                            "Remaining partitions to move: %s",
+                            ",".join(f"[{t},{p}]" for t, p in remaining),
+                        )
+                        log.info("Error code from controller: %d", response["error_code"])
+                if attempt < retries:
+                    self.time.sleep(c["controlled.shutdown.retry.backoff.ms"])
+                    log.warning("Retrying controlled shutdown after the previous attempt failed...")
+            return False
+        finally:
+            client.close_all()
+
+    def _current_controller(self) -> Broker | None:
+        try:
+            controller_id = self.zk.get_controller_id()
+            return self.zk.get_broker(controller_id) if controller_id >= 0 else None
+        except Exception as e:  # kazoo's errors are many: a session being lost, a connection timing out
+            log.warning("Broker %d cannot read the controller from ZooKeeper: %s", self.broker_id, e)
+            return None
+
+    def _partitions_led(self) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+        """The partitions this broker leads, as the controller last told every broker: those with
+        other replicas (the controller moves them), and those without."""
+        cache = self.metadata_cache
+        led = [
+            ((topic, partition), state)
+            for topic in cache.topics()
+            for partition, state in sorted(cache.partitions(topic).items())
+            if state.leader == self.broker_id
+        ]
+        return [tp for tp, s in led if len(s.replicas) > 1], [tp for tp, s in led if len(s.replicas) <= 1]
+
+    # --8<-- [end:controlled_shutdown]
+
     # --8<-- [start:shutdown]
     def shutdown(self) -> None:
         with self._shutdown_lock:  # once, whoever calls it (a signal handler and a test may both)
@@ -319,8 +429,13 @@ class KafkaServer:
         log.info("Broker %d shutting down", self.broker_id)
         if self.socket_server is not None:
             # Kafka closes its Metrics (and so its reporters) last; a reporter that publishes through
-            # the brokers is closed first here, while this broker still answers its last sends.
+            # the brokers is closed first here, while this broker still answers its last sends, and
+            # before the controlled shutdown: a broker shutting down is given no new replica, so a
+            # topic the last flush creates could not be placed on it.
             self.socket_server.metrics.close()
+        if self._started:
+            self.controlled_shutdown()
+        if self.socket_server is not None:
             self.socket_server.shutdown()
         if self.request_handler_pool is not None:
             self.request_handler_pool.shutdown()
@@ -347,3 +462,27 @@ class KafkaServer:
         log.info("Broker %d shut down", self.broker_id)
 
     # --8<-- [end:shutdown]
+
+
+def _tps(partitions: list[tuple[str, int]]) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in partitions) or "none"
+
+
+def _blocking_send_and_receive(
+    client: NetworkClient, node: str, api: ApiKeys, version: int, body: dict, timeout_ms: int, time: Time
+) -> dict | None:
+    """Connect to ``node``, send one request and wait for its answer (Kafka's
+    ``NetworkClientBlockingOps.blockingReady`` and ``blockingSendAndReceive``); None if the connection
+    could not be made, dropped, or nothing came back within ``timeout_ms``."""
+    deadline = time.milliseconds() + timeout_ms
+    while not client.ready(node, time.milliseconds()):
+        if time.milliseconds() >= deadline or client.connection_failed(node):
+            return None
+        client.poll(min(100, max(0, deadline - time.milliseconds())))
+    done: list[ClientResponse] = []
+    client.send(ClientRequest(node, api, version, body, callback=done.append), time.milliseconds())
+    while not done:
+        if time.milliseconds() >= deadline:
+            return None
+        client.poll(min(100, max(0, deadline - time.milliseconds())))
+    return None if done[0].disconnected else done[0].body

@@ -387,9 +387,30 @@ class ReplicaManager:
 
     # --8<-- [end:make_leaders]
 
+    def maybe_update_metadata_cache(self, body: dict, version: int, metadata_cache: MetadataCache) -> Errors:
+        """Apply an UpdateMetadata request unless it comes from an older controller than the newest
+        this broker has heard from (Kafka's ``maybeUpdateMetadataCache``). One epoch, under the same
+        lock, for LeaderAndIsr, StopReplica and UpdateMetadata: once a new controller has spoken
+        through any of them, the old one changes nothing here."""
+        with self._replica_state_change_lock:
+            if body["controller_epoch"] < self.controller_epoch:
+                log.warning(
+                    "Broker %d received UpdateMetadata from an old controller %d with epoch %d. "
+                    "Latest known controller epoch is %d",
+                    self.broker_id, body["controller_id"], body["controller_epoch"], self.controller_epoch,
+                )  # fmt: skip
+                return Errors.STALE_CONTROLLER_EPOCH
+            metadata_cache.update_cache(body["controller_id"], body["controller_epoch"], body, version)
+            self.controller_epoch = body["controller_epoch"]
+            return Errors.NONE
+
     def stop_replicas(self, body: dict) -> tuple[Errors, dict[TopicPartition, Errors]]:
         with self._replica_state_change_lock:
             if body["controller_epoch"] < self.controller_epoch:
+                log.warning(
+                    "Ignoring StopReplica from controller %d with epoch %d: the latest known epoch is %d",
+                    body["controller_id"], body["controller_epoch"], self.controller_epoch,
+                )  # fmt: skip
                 return Errors.STALE_CONTROLLER_EPOCH, {}
             self.controller_epoch = body["controller_epoch"]
             tps = {(p["topic"], p["partition"]) for p in body["partitions"]}

@@ -12,10 +12,9 @@ Reassignment and preferred replica election go through their znodes: the test wr
 ``/admin/reassign_partitions`` or ``/admin/preferred_replica_election`` (and a leader's ISR), waits
 for the event the controller's watch queues and runs it (``run_events``). Topic deletion goes through
 its real events too: the ``/admin/delete_topics`` listener, the StopReplica answers (which the
-controller queues as events; the test runs them), the broker changes. Where the event's handler is
-not built yet (controlled shutdown), the test drives ``handle_state_changes`` itself with the
-selector and callbacks Kafka's handler passes, in the order Kafka's handler does (its docstring names
-the Kafka method it follows).
+controller queues as events; the test runs them), the broker changes. A controlled shutdown goes
+through ``shutdown_broker``, as a ControlledShutdown request's handler calls it: from another thread,
+waiting while the test's thread handles the event.
 
 A listener on both machines records every transition taken; the last test checks that the tests
 above, together, crossed every edge of both tables. The module runs on one xdist worker, in order.
@@ -25,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -32,7 +32,7 @@ from typing import ClassVar
 
 import pytest
 
-from kafka_lite.common.errors import Errors, IllegalStateException
+from kafka_lite.common.errors import BrokerNotAvailableException, Errors, IllegalStateException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import MockTime
 from kafka_lite.controller import kafka_controller
@@ -44,6 +44,7 @@ from kafka_lite.controller.replica_state_machine import (
     Callbacks,
     ReplicaState,
 )
+from kafka_lite.controller.topic_deletion_manager import TopicDeletionManager
 from kafka_lite.zk.zk_utils import (
     BROKER_IDS_PATH,
     PREFERRED_REPLICA_ELECTION_PATH,
@@ -182,6 +183,34 @@ class Cluster:
             event = events.get_nowait()
             if event is not None and event[0] == "TopicDeletionStopReplicaResult":
                 event[1]()
+
+    def controlled_shutdown(self, broker_id: int):
+        """A ControlledShutdown request: its handler's thread calls ``shutdown_broker`` and waits;
+        the test's thread handles the event it queued. Returns what ``shutdown_broker`` returned
+        or raised."""
+        outcome: list = []
+
+        def handler() -> None:
+            try:
+                outcome.append(self.controller.shutdown_broker(broker_id, timeout_s=10))
+            except Exception as e:
+                outcome.append(e)
+
+        caller = threading.Thread(target=handler)
+        caller.start()
+        self.handle_event("ControlledShutdown")
+        caller.join(10)
+        assert not caller.is_alive(), "shutdown_broker answered"
+        return outcome[0]
+
+    def handle_event(self, name: str) -> None:
+        """Take events off the controller's queue until the one named ``name``, and handle it. The
+        ones before it are what the watches queued, which this module hands over itself."""
+        while True:
+            event = self.controller._events.get(timeout=10)
+            if event is not None and event[0] == name:
+                event[1]()
+                return
 
     # -- what the controller decided ----------------------------------------------------------------------
 
@@ -353,6 +382,58 @@ def test_a_controller_failover_finds_replicas_online_or_ineligible(cluster):
     assert cluster.replica_state(topic, 0, 2) is R.ONLINE
 
 
+def test_a_failover_bumps_the_epoch_and_resumes_pending_work_in_kafkas_order(cluster, monkeypatch):
+    """``onControllerFailover``'s order: the state machines started (replicas first), then the
+    reassignments and preferred elections left pending resumed, every broker told the metadata,
+    and last the topic deletions resumed."""
+    controller = cluster.controller
+    calls: list[str] = []
+    for owner, name in (
+        (controller.replica_state_machine, "startup"),
+        (controller.partition_state_machine, "startup"),
+        (controller.partition_reassignment, "maybe_trigger_partition_reassignment"),
+        (controller.preferred_replica_election, "maybe_trigger_preferred_replica_election"),
+        (controller, "send_update_metadata_request"),
+        (TopicDeletionManager, "resume_deletions"),  # the manager is made again at failover
+    ):
+        original = getattr(owner, name)
+        label = f"{owner.__name__ if isinstance(owner, type) else type(owner).__name__}.{name}"
+        monkeypatch.setattr(
+            owner, name, lambda *a, _o=original, _l=label, **k: (calls.append(_l), _o(*a, **k))[1]
+        )
+    epoch = controller.epoch
+    cluster.failover_again()
+    assert controller.epoch == epoch + 1 == cluster.zk.get_controller_epoch()
+    assert calls == [
+        "ReplicaStateMachine.startup",
+        "PartitionStateMachine.startup",
+        "PartitionReassignment.maybe_trigger_partition_reassignment",
+        "PreferredReplicaElection.maybe_trigger_preferred_replica_election",
+        "KafkaController.send_update_metadata_request",
+        "TopicDeletionManager.resume_deletions",
+    ]
+
+
+def test_a_deposed_controller_resigns_and_holds_nothing(cluster):
+    """``onControllerResignation``: another broker won the election (this one's session expired, say);
+    the old controller's context, epoch, state machines and channel manager are cleared, and the
+    events its watches would still queue are dropped."""
+    topic = _topic("resign")
+    cluster.create_topic(topic, {0: [1, 2]})
+    cluster.controller.context.shutting_down_broker_ids.add(2)
+    controller = cluster.controller
+    callback = controller._watcher(controller._watch_generation, "BrokerChange", controller._on_broker_change)
+    cluster.zk.client.delete(kafka_controller.CONTROLLER_PATH)
+    assert cluster.zk.try_elect_controller(5)
+    controller._maybe_resign()
+    assert not controller.is_active() and controller.active_controller_id == 5
+    assert controller.epoch == 0 and controller.channel_manager is None
+    ctx = controller.context
+    assert (ctx.live_brokers_by_id, ctx.partition_leadership, ctx.shutting_down_broker_ids) == ({}, {}, set())
+    assert controller.partition_state_machine.states == {} and controller.replica_state_machine.states == {}
+    assert callback(["1", "2"]) is False, "a watch of the old generation stops itself"
+
+
 # -- handlers driven through handle_state_changes -----------------------------------------------------------
 
 
@@ -397,31 +478,58 @@ def test_a_preferred_replica_election_moves_leadership_back(cluster, caplog):
 
 
 def test_a_controlled_shutdown_moves_leaders_off_the_broker_and_its_followers_offline(cluster):
-    """``KafkaController.shutdownBroker``: the broker counts as shutting down; partitions it leads go
-    Online -> Online with the controlled-shutdown selector (the next in-sync replica leads, the
-    broker leaves the ISR); replicas where it follows go Offline while the broker is still up."""
-    led, followed = _topic("led"), _topic("followed")
+    """``KafkaController.shutdownBroker``, through ``shutdown_broker``: the broker counts as shutting
+    down; partitions it leads go Online -> Online with the controlled-shutdown selector (the next
+    in-sync replica leads, the broker leaves the ISR); where it follows, it is told to stop (StopReplica
+    keeping the log) and its replica goes Offline while the broker is still up. A partition whose ISR
+    holds no other replica stays with it and is answered as remaining; one with no other replica is
+    left alone and not counted."""
+    led, followed, stuck, alone = _topic("led"), _topic("followed"), _topic("stuck"), _topic("alone")
     cluster.create_topic(led, {0: [1, 2]})
     cluster.create_topic(followed, {0: [2, 1]})
+    cluster.create_topic(stuck, {0: [1, 3]})
+    cluster.create_topic(alone, {0: [1]})
+    cluster.kill(3)  # the ISR of stuck is [1] now
     controller = cluster.controller
-    controller.context.shutting_down_broker_ids.add(1)
     cluster.transitions.clear()
+    cluster.forget_requests()
 
-    controller.partition_state_machine.handle_state_changes(
-        [(led, 0)], P.ONLINE, controller.controlled_shutdown_partition_leader_selector
-    )
-    controller.replica_state_machine.handle_state_changes([(followed, 0, 1)], R.OFFLINE)
+    assert cluster.controlled_shutdown(1) == {(stuck, 0)}
+    assert controller.context.shutting_down_broker_ids == {1}
     assert cluster.taken("partition") == [((led, 0), "OnlinePartition", "OnlinePartition")]
     assert cluster.taken("replica") == [((followed, 0, 1), "OnlineReplica", "OfflineReplica")]
     assert (cluster.leader_and_isr(led).leader, cluster.leader_and_isr(led).isr) == (2, [2])
     assert (cluster.leader_and_isr(followed).leader, cluster.leader_and_isr(followed).isr) == (2, [2])
+    assert (cluster.leader_and_isr(stuck).leader, cluster.leader_and_isr(alone).leader) == (1, 1)
+    # shutdownBroker's StopReplica, then the Offline transition's (Kafka sends both), each keeping the log
+    stops = [
+        (r.body["delete_partitions"], r.body["partitions"]) for r in cluster.requests(ApiKeys.STOP_REPLICA)
+    ]
+    assert stops == [(False, [{"topic": followed, "partition": 0}])] * 2
+    assert {r.broker_id for r in cluster.requests(ApiKeys.STOP_REPLICA)} == {1}
+    # Asked again (the broker retries), the same answer; no leader moves, and every partition it now
+    # follows is stopped, its replica going Offline: led's now, followed's again, as in Kafka.
+    cluster.transitions.clear()
+    assert cluster.controlled_shutdown(1) == {(stuck, 0)}
+    assert cluster.taken("partition") == []
+    assert sorted(cluster.taken("replica")) == [
+        ((followed, 0, 1), "OfflineReplica", "OfflineReplica"),
+        ((led, 0, 1), "OnlineReplica", "OfflineReplica"),
+    ]
+    # A broker that is not registered: Kafka's BrokerNotAvailableException, and nothing changes.
+    assert isinstance(cluster.controlled_shutdown(7), BrokerNotAvailableException)
+    assert controller.context.shutting_down_broker_ids == {1}
+
+    assert len(cluster.transitions) == 2, "nothing changed for a broker that is not registered"
 
     cluster.transitions.clear()
     cluster.broker_change()  # still registered while it shuts down: neither new nor dead
     assert cluster.transitions == []
     cluster.kill(1)  # its shutdown completes
     assert controller.context.shutting_down_broker_ids == set()
-    assert cluster.taken("partition") == []  # it led nothing any more
+    # it led only the partitions that had nowhere to go; they go offline and stay so
+    assert {k for k, _, _ in cluster.taken("partition")} == {(stuck, 0), (alone, 0)}
+    assert cluster.partition_state(stuck) is P.OFFLINE and cluster.partition_state(alone) is P.OFFLINE
 
 
 def test_a_reassignment_starts_new_replicas_moves_the_leader_and_deletes_the_old_ones(cluster):

@@ -19,6 +19,9 @@ FAST = {
     "zookeeper.session.timeout.ms": 6000,
     "controller.socket.timeout.ms": 10000,
     "delete.topic.enable": True,  # Kafka 0.10.1's default is false; the tests delete topics
+    # a broker that stops last (or alone with its replicated partitions) retries its controlled
+    # shutdown twice: 100 ms apart, not Kafka's 5 s
+    "controlled.shutdown.retry.backoff.ms": 100,
     # replication: a follower leaves the ISR after 2 s without catching up; fetch errors retry fast
     "replica.lag.time.max.ms": 2000,
     "replica.fetch.backoff.ms": 100,
@@ -136,7 +139,8 @@ class LiteCluster:
         return next(s for s in self.servers if s.broker_id == broker_id)
 
     def stop_broker(self, broker_id: int) -> None:
-        """Shut one broker down (its ZooKeeper registration goes with it: the controller sees it fail)."""
+        """Shut one broker down: a controlled shutdown first (the controller moves its leaderships
+        away), then its ZooKeeper registration goes with it and the controller sees it fail."""
         self.server(broker_id).shutdown()
 
     def restart_broker(self, broker_id: int) -> KafkaServer:

@@ -56,8 +56,8 @@ REQUEST_HEADER = S(
     F("client_id", NULLABLE_STRING, "Who is asking (for logs and quotas).", ""),
 )
 # Request header v0 has no client id. Its one user is ControlledShutdown v0, which Kafka's broker still
-# parses (through its Scala request classes, up to 2.2); kafka_lite can read the header, for
-# completeness, but no API it serves uses it.
+# parses (through its Scala request classes, up to 2.2); ``requests.parse_request_header`` reads it for
+# that request only.
 REQUEST_HEADER_V0 = S(*REQUEST_HEADER.fields[:3])
 RESPONSE_HEADER = S(F("correlation_id", INT32, "The request's correlation id."))
 
@@ -226,10 +226,18 @@ UPDATE_METADATA_REQUEST_V3 = S(
     F("live_brokers", A(S(F("id", INT32), F("end_points", A(_END_POINT_V3)), F("rack", NULLABLE_STRING)))),
 )
 UPDATE_METADATA_RESPONSE_V0 = S(ERROR)
-CONTROLLED_SHUTDOWN_REQUEST_V1 = S(F("broker_id", INT32))
-CONTROLLED_SHUTDOWN_RESPONSE_V1 = S(
-    ERROR, F("partitions_remaining", A(S(F("topic", STRING), F("partition", INT32))))
+# v0 and v1 have the same body; v0 comes with request header v0 (no client id).
+CONTROLLED_SHUTDOWN_REQUEST_V0 = S(F("broker_id", INT32, "The broker that is shutting down."))
+CONTROLLED_SHUTDOWN_REQUEST_V1 = CONTROLLED_SHUTDOWN_REQUEST_V0
+CONTROLLED_SHUTDOWN_RESPONSE_V0 = S(
+    ERROR,
+    F(
+        "partitions_remaining",
+        A(S(F("topic", STRING), F("partition", INT32))),
+        "The replicated partitions the broker still leads: it asks again while any remain.",
+    ),
 )
+CONTROLLED_SHUTDOWN_RESPONSE_V1 = CONTROLLED_SHUTDOWN_RESPONSE_V0
 
 # --- OffsetCommit (8), OffsetFetch (9) ----------------------------------------------------------------------
 _OC_P_V0 = S(F("partition", INT32), F("offset", INT64), F("metadata", NULLABLE_STRING))
@@ -430,7 +438,7 @@ CREATE_PARTITIONS_RESPONSE_V0 = S(
     THROTTLE, F("topic_errors", A(S(F("topic", STRING), ERROR, F("error_message", NULLABLE_STRING))))
 )
 
-# api key -> schemas by version (None for a version kafka_lite does not speak, e.g. ControlledShutdown v0).
+# api key -> schemas by version (None for a version kafka_lite does not speak).
 # --8<-- [start:tables]
 REQUESTS: dict[int, list[Schema | None]] = {
     0: [PRODUCE_REQUEST_V0, PRODUCE_REQUEST_V0, PRODUCE_REQUEST_V0, PRODUCE_REQUEST_V3],
@@ -452,7 +460,7 @@ REQUESTS: dict[int, list[Schema | None]] = {
         UPDATE_METADATA_REQUEST_V2,
         UPDATE_METADATA_REQUEST_V3,
     ],
-    7: [None, CONTROLLED_SHUTDOWN_REQUEST_V1],
+    7: [CONTROLLED_SHUTDOWN_REQUEST_V0, CONTROLLED_SHUTDOWN_REQUEST_V1],
     8: [
         OFFSET_COMMIT_REQUEST_V0,
         OFFSET_COMMIT_REQUEST_V1,
@@ -498,7 +506,7 @@ RESPONSES: dict[int, list[Schema | None]] = {
     4: [LEADER_AND_ISR_RESPONSE_V0],
     5: [STOP_REPLICA_RESPONSE_V0],
     6: [UPDATE_METADATA_RESPONSE_V0] * 4,
-    7: [None, CONTROLLED_SHUTDOWN_RESPONSE_V1],
+    7: [CONTROLLED_SHUTDOWN_RESPONSE_V0, CONTROLLED_SHUTDOWN_RESPONSE_V1],
     8: [OFFSET_COMMIT_RESPONSE_V0] * 3 + [OFFSET_COMMIT_RESPONSE_V3],
     9: [
         OFFSET_FETCH_RESPONSE_V0,

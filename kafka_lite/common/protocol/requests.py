@@ -6,7 +6,8 @@ Book:    chapter 2, 2.3 (the server reads a size-prefixed frame, then the header
          read the rest)
 
 A frame on the wire is ``int32 size`` + header + body. This module handles what follows the size:
-it reads the header (request header v1: api key, version, correlation id, client id), checks that
+it reads the header (request header v1: api key, version, correlation id, client id; v0, without
+the client id, for ControlledShutdown v0 only), checks that
 the api key and version are ones kafka_lite speaks, and decodes the body with that version's
 schema. Each failure is a typed error that a broker turns into a closed connection and one
 warning line (as Kafka's ``SocketServer`` does), never a traceback.
@@ -45,12 +46,22 @@ class RequestHeader:
         return encode(REQUEST_HEADER, self.__dict__)
 
 
+def request_header_version(api_key: int, api_version: int) -> int:
+    """The header a request is sent with: v1, except ControlledShutdown v0, whose header has no client
+    id (Kafka 0.11's broker still reads it with the old Scala request class)."""
+    return 0 if (api_key, api_version) == (ApiKeys.CONTROLLED_SHUTDOWN, 0) else 1
+
+
 def parse_request_header(
-    frame: bytes | bytearray | memoryview, header_version: int = 1
+    frame: bytes | bytearray | memoryview, header_version: int | None = None
 ) -> tuple[RequestHeader, int]:
-    """Read the header (v1 by default; v0 has no client id) at the start of ``frame``; return it and
-    where the body starts."""
+    """Read the header at the start of ``frame`` (v0 has no client id; by default the version the
+    api key and version call for); return it and where the body starts."""
     r = Reader(frame)
+    if header_version is None:
+        head = REQUEST_HEADER_V0.fields[:2]  # api key and version come first in every header
+        header_version = request_header_version(*(f.type.read(r) for f in head)) if len(frame) >= 4 else 1
+        r = Reader(frame)
     value = (REQUEST_HEADER if header_version == 1 else REQUEST_HEADER_V0).read(r)
     header = RequestHeader(
         value["api_key"], value["api_version"], value["correlation_id"], value.get("client_id")

@@ -99,6 +99,12 @@ CASES = [
         i32(0) + i32(5) + arr([]) + arr([i32(1) + arr([i32(9093) + s("h") + s("PLAINTEXT") + i16(0)]) + ns("r1")]),
     ),
     (ApiKeys.UPDATE_METADATA, 3, "response", {"error_code": 0}, i16(0)),
+    (ApiKeys.CONTROLLED_SHUTDOWN, 0, "request", {"broker_id": 2}, i32(2)),
+    (
+        ApiKeys.CONTROLLED_SHUTDOWN, 0, "response",
+        {"error_code": 0, "partitions_remaining": [{"topic": "orders", "partition": 0}]},
+        i16(0) + arr([s("orders") + i32(0)]),
+    ),
     (ApiKeys.CONTROLLED_SHUTDOWN, 1, "request", {"broker_id": 2}, i32(2)),
     (
         ApiKeys.CONTROLLED_SHUTDOWN, 1, "response",

@@ -79,3 +79,7 @@ def test_request_header_v0_has_no_client_id():
     header, body_start = parse_request_header(frame, header_version=0)
     assert (header.api_key, header.api_version, header.correlation_id, header.client_id) == (7, 0, 42, None)
     assert body_start == 8
+    # ControlledShutdown v0 is the one request sent with it: chosen from the api key and version
+    assert parse_request_header(frame) == (header, 8)
+    v1 = struct.pack(">hhih", 7, 1, 42, 1) + b"x" + b"body"
+    assert parse_request_header(v1)[0].client_id == "x"
