@@ -2,7 +2,8 @@
 
 Mirrors: kafka.controller.KafkaController, ControllerContext and IsrChangeNotificationListener
          (core/src/main/scala/kafka/controller/KafkaController.scala, Kafka 0.10.1),
-         kafka.server.ZookeeperLeaderElector, and Kafka 0.11's
+         PartitionStateMachine's PartitionModificationsListener, kafka.server.ZookeeperLeaderElector,
+         and Kafka 0.11's
          ControllerEventManager (one thread processing the controller's events in order)
 Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3),
          7.4 (the controller's side of a controlled shutdown)
@@ -65,6 +66,7 @@ from kafka_lite.zk.zk_utils import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
     ZkUtils,
+    topic_path,
 )
 
 log = logging.getLogger(__name__)
@@ -320,6 +322,8 @@ class KafkaController:
         self.zk.watch_children(
             BROKER_TOPICS_PATH, self._watcher(generation, "TopicChange", self._on_topic_change)
         )
+        for topic in sorted(self.context.all_topics):
+            self.register_partition_modifications_listener(topic)
         # kazoo's watch reports the children present now: notifications written while no controller
         # was there to read them are processed as this failover's first event.
         self.zk.watch_children(
@@ -488,6 +492,7 @@ class KafkaController:
         new_partitions = []
         for topic in new_topics:
             new_partitions += self._load_topic(topic)
+            self.register_partition_modifications_listener(topic)
         if new_partitions:
             log.info("New topics: %s, new partitions: %d", new_topics, len(new_partitions))
             self.on_new_partition_creation(new_partitions)
@@ -501,6 +506,42 @@ class KafkaController:
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.ONLINE)
 
     # --8<-- [end:on_topic_change]
+
+    # --8<-- [start:partition_modifications]
+    def register_partition_modifications_listener(self, topic: str) -> None:
+        """Watch the topic's assignment, ``/brokers/topics/<topic>``: partitions added to it
+        (``kafka-lite topics --alter --partitions``, CreatePartitions) appear there, not as a new child
+        of ``/brokers/topics``. Kafka registers this listener per topic at failover and for each new
+        topic (PartitionStateMachine's ``registerPartitionChangeListener``); the watch ends with the
+        topic."""
+        self.watch_data_events(
+            topic_path(topic),
+            "PartitionModifications",
+            lambda: self.on_partition_modification(topic),
+            keep_watching=lambda: topic in self.context.all_topics,
+        )
+
+    def on_partition_modification(self, topic: str) -> None:
+        """The topic's assignment changed: the partitions the controller does not know are new, and go
+        New -> Online like a new topic's (Kafka's ``PartitionModificationsListener``). A reassignment
+        rewrites the assignment too, of partitions the controller knows: nothing to do for it."""
+        if not self.is_active() or topic not in self.context.all_topics:
+            return
+        assignment = self.zk.get_partition_assignment(topic)
+        known = self.context.partition_replica_assignment
+        added = [(topic, p) for p in sorted(assignment) if (topic, p) not in known]
+        if not added:
+            return
+        if self.is_topic_queued_up_for_deletion(topic):
+            log.error("Skipping adding partitions %s for topic %s since it is currently being deleted",
+                      [tp[1] for tp in added], topic)  # fmt: skip
+            return
+        for tp in added:
+            known[tp] = list(assignment[tp[1]])
+        log.info("New partitions to be added %s", {tp[1]: assignment[tp[1]] for tp in added})
+        self.on_new_partition_creation(added)
+
+    # --8<-- [end:partition_modifications]
 
     # --8<-- [start:on_broker_change]
     def _on_broker_change(self, ids: list[str]) -> None:

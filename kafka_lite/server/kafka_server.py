@@ -6,8 +6,7 @@ Book:    chapter 2, 2.3 (the server's start-up), 5.2 (the group coordinator in e
          7.1 (the controller inside every broker), 7.4 (shutting down: the controlled shutdown,
          then every part stopped in the reverse order)
 Differs: of the dynamic configs, only topics' (Kafka 0.11 also has clients', users' and brokers'
-         quotas). The watch for partitions added to a topic is started here
-         (``partition_modifications.py`` says why). The controlled shutdown speaks only through
+         quotas). The controlled shutdown speaks only through
          ``NetworkClient`` (Kafka 0.10.1 keeps a ``BlockingChannel`` path for inter-broker protocols
          before 0.9) and does not wait after its last failed attempt. Client requests that arrive before the
          controller's first UpdateMetadata wait for it (``server/delayed_client_request.py``). The
@@ -52,7 +51,6 @@ from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafka_lite.server.metadata_cache import MetadataCache
-from kafka_lite.server.partition_modifications import PartitionModificationsListener
 from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import ReplicaManager
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
@@ -87,7 +85,6 @@ class KafkaServer:
         self.request_handler_pool: KafkaRequestHandlerPool | None = None
         self.producer_id_manager: ProducerIdManager | None = None
         self.dynamic_config_manager: DynamicConfigManager | None = None
-        self.partition_modifications_listener: PartitionModificationsListener | None = None
         self._started = False
         self._shutting_down = False
         self._shutdown_lock = threading.Lock()
@@ -156,8 +153,6 @@ class KafkaServer:
             delete_topic_enable=c["delete.topic.enable"],
         )
         self.controller.startup()
-        self.partition_modifications_listener = PartitionModificationsListener(self.zk, self.controller)
-        self.partition_modifications_listener.startup()
         self.admin_manager = AdminManager(c, self.metadata_cache, self.zk, self.time)
         self.group_coordinator = self._group_coordinator()
         self.group_coordinator.startup()
@@ -441,8 +436,6 @@ class KafkaServer:
             self.request_handler_pool.shutdown()
         if self.dynamic_config_manager is not None:
             self.dynamic_config_manager.shutdown()
-        if self.partition_modifications_listener is not None:
-            self.partition_modifications_listener.shutdown()
         self.scheduler.shutdown()
         if self.apis is not None:
             self.apis.shutdown()
