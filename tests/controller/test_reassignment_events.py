@@ -16,7 +16,6 @@ import pytest
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import MockTime
-from kafka_lite.controller import kafka_controller
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.utils.scheduler import MockScheduler
 from kafka_lite.zk.zk_utils import (
@@ -25,7 +24,7 @@ from kafka_lite.zk.zk_utils import (
     LeaderAndIsr,
     ZkUtils,
 )
-from tests.controller.test_state_machine_edges import Cluster, RecordingChannelManager
+from tests.controller.test_state_machine_edges import Cluster, running_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("controller_reassignment_events")]
 
@@ -57,20 +56,8 @@ class EventsCluster(Cluster):
 
 @pytest.fixture
 def cluster(zookeeper, monkeypatch):
-    monkeypatch.setattr(kafka_controller, "ControllerChannelManager", RecordingChannelManager)
-    RecordingChannelManager.sent = []
-    zk = ZkUtils(f"{zookeeper.connect_string}/reassign_{uuid.uuid4().hex}")
-    zk.setup_common_paths()
-    c = EventsCluster(zk)
-    for b in (0, 1, 2, 3):
-        zk.register_broker(b, "127.0.0.1", 9000 + b)
-    c.elect()
-    try:
+    with running_cluster(zookeeper, monkeypatch, EventsCluster, "reassign") as c:
         yield c
-    finally:
-        c.controller._running = False
-        c.controller._resign()
-        zk.close()
 
 
 def _topic(name: str) -> str:

@@ -27,6 +27,7 @@ import queue
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -255,13 +256,15 @@ class Cluster:
         self.controller.update_leader_and_isr_cache([(topic, partition)])
 
 
-@pytest.fixture
-def cluster(zookeeper, monkeypatch):
+@contextmanager
+def running_cluster(zookeeper, monkeypatch, make=None, name: str = "edges"):
+    """Brokers 0-3 registered in a chroot of their own and the controller elected, its requests
+    recorded instead of sent; ``make(zk)`` builds the cluster (``Cluster`` by default)."""
     monkeypatch.setattr(kafka_controller, "ControllerChannelManager", RecordingChannelManager)
     RecordingChannelManager.sent = []
-    zk = ZkUtils(f"{zookeeper.connect_string}/edges_{uuid.uuid4().hex}")
+    zk = ZkUtils(f"{zookeeper.connect_string}/{name}_{uuid.uuid4().hex}")
     zk.setup_common_paths()
-    c = Cluster(zk)
+    c = (make or Cluster)(zk)
     for b in (0, 1, 2, 3):
         zk.register_broker(b, "127.0.0.1", 9000 + b)
     c.elect()
@@ -271,6 +274,12 @@ def cluster(zookeeper, monkeypatch):
         c.controller._running = False
         c.controller._resign()
         zk.close()
+
+
+@pytest.fixture
+def cluster(zookeeper, monkeypatch):
+    with running_cluster(zookeeper, monkeypatch) as c:
+        yield c
 
 
 def _topic(name: str) -> str:
