@@ -45,8 +45,8 @@ def run(args: argparse.Namespace, console) -> int:
             log=lambda line: console.print(line, highlight=False),
         )  # fmt: skip
     finally:
-        if own is not None:
-            stop_cluster(own)
+        if own is not None:  # the pids as they are now: the restarted brokers are new processes
+            stop_cluster(load_state(args.dir) or own)
     for line in report.lines():
         console.print(line, highlight=False)
     return 0 if report.ok else 1

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kafka_lite.cli.cluster import stop_cluster
+from kafka_lite.cli.cluster import load_state, stop_cluster
 from kafka_lite.tools import durability_checker
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("durability")]
@@ -29,8 +29,8 @@ def cluster_dir(tmp_path_factory) -> Iterator:
     state = durability_checker.start(directory)
     try:
         yield directory
-    finally:
-        stop_cluster(state)
+    finally:  # the pids as they are now: the restarted brokers are new processes
+        stop_cluster(load_state(directory) or state)
 
 
 @pytest.mark.parametrize("victim", ["leader", "controller"])
@@ -53,7 +53,7 @@ def test_a_new_controller_finishes_the_deletion_and_settles_the_reassignment_the
     reassignment, whose new replica was dead at the failover, is given up as Kafka 0.10.1 does."""
     import argparse
 
-    from kafka_lite.cli.cluster import load_state, run_restart
+    from kafka_lite.cli.cluster import run_restart
     from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
     from kafka_lite.common.topic_partition import TopicPartition
     from kafka_lite.zk.zk_utils import ZkUtils
