@@ -1,6 +1,6 @@
 """``kafka-lite durability-check``: acks=all records produced while a broker is SIGKILLed, then checked.
 
-No Kafka twin: the command-line face of ``kafka_lite.tools.durability_checker`` (Kafka's system
+No Kafka twin: the command-line face of ``kafka_lite.testing.durability_checker`` (Kafka's system
 tests' ProduceConsumeValidateTest with a broker-bounce nemesis). With a cluster already running in
 ``--dir`` it uses it; otherwise it starts one there (3 brokers, a short ZooKeeper session) and stops
 it at the end. Exit code 1 when an acknowledged record was lost or read out of order.
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, console) -> int:
     from kafka_lite.cli.cluster import _alive, _pids, load_state, stop_cluster
-    from kafka_lite.tools import durability_checker
+    from kafka_lite.testing import durability_checker
 
     existing = load_state(args.dir)
     own = None

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from kafka_lite.cli.cluster import load_state, stop_cluster
-from kafka_lite.tools import durability_checker
+from kafka_lite.testing import durability_checker
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("durability")]
 
@@ -98,8 +98,9 @@ def test_a_new_controller_finishes_the_deletion_and_settles_the_reassignment_the
 
         c_before = zk.get_broker(c).epoch
         durability_checker._kill(load_state(cluster_dir), c)
+        # Broker p's failover finds the reassignment in flight; what it does with it is checked below
+        # (asserting it still there now would race that failover).
         assert wait_for(lambda: zk.get_controller_id() == p, f"broker {p} to become the controller")
-        assert zk.get_partitions_being_reassigned() == {tp: [p, x]}  # still in flight
 
         quiet = durability_checker._Quiet()
         run_restart(argparse.Namespace(dir=cluster_dir, broker=x), quiet)
