@@ -655,16 +655,23 @@ def _broker_entry(state: dict, broker_id: int) -> dict:
     )
 
 
-def run_kill(args: argparse.Namespace, console) -> int:
-    """SIGKILL, as a crash: no clean-shutdown marker, so the next start recovers the logs; the
-    broker's ZooKeeper session expires after zookeeper.session.timeout.ms and the controller moves
-    its partitions' leadership (book 7.1.3)."""
+def _running_broker(args: argparse.Namespace) -> tuple[dict, dict]:
+    """The cluster's state and ``args.broker``'s entry, which must be a running process: what kill,
+    shutdown, pause and resume act on."""
     state = load_state(args.dir)
     if state is None:
         raise CliError(f"no cluster in {args.dir}")
     broker = _broker_entry(state, args.broker)
     if not _alive(broker["pid"]):
         raise CliError(f"broker {args.broker} is not running")
+    return state, broker
+
+
+def run_kill(args: argparse.Namespace, console) -> int:
+    """SIGKILL, as a crash: no clean-shutdown marker, so the next start recovers the logs; the
+    broker's ZooKeeper session expires after zookeeper.session.timeout.ms and the controller moves
+    its partitions' leadership (book 7.1.3)."""
+    _, broker = _running_broker(args)
     os.kill(broker["pid"], signal.SIGKILL)
     _wait_gone(broker["pid"], 10)
     console.print(
@@ -684,12 +691,7 @@ def run_shutdown(args: argparse.Namespace, console) -> int:
     """SIGTERM, as an operator stops a broker: the broker first asks the controller for a controlled
     shutdown (its leaderships move to other in-sync replicas, its follower replicas leave the ISR,
     book 7.4), then shuts down cleanly. What its log said about the leaderships is shown."""
-    state = load_state(args.dir)
-    if state is None:
-        raise CliError(f"no cluster in {args.dir}")
-    broker = _broker_entry(state, args.broker)
-    if not _alive(broker["pid"]):
-        raise CliError(f"broker {args.broker} is not running")
+    state, broker = _running_broker(args)
     log_path = Path(state["dir"]) / "logs" / f"broker-{args.broker}.log"
     start = log_path.stat().st_size if log_path.exists() else 0
     started = time.monotonic()
@@ -798,12 +800,7 @@ def _stopped(pid: int) -> bool:
 def _signal_broker(args: argparse.Namespace, signum: int, stopped: bool) -> dict:
     """Send ``signum`` to the broker and wait until it is (or is no longer) stopped: a signal is
     delivered asynchronously, and whoever paused it may act at once on the pause being real."""
-    state = load_state(args.dir)
-    if state is None:
-        raise CliError(f"no cluster in {args.dir}")
-    broker = _broker_entry(state, args.broker)
-    if not _alive(broker["pid"]):
-        raise CliError(f"broker {args.broker} is not running")
+    _, broker = _running_broker(args)
     os.kill(broker["pid"], signum)
     deadline = time.monotonic() + 10
     while _stopped(broker["pid"]) != stopped:
