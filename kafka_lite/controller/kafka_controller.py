@@ -134,6 +134,10 @@ class ControllerContext:
 
 
 class KafkaController:
+    # What sends the controller's requests to the brokers. kafka_lite.testing's controller harness
+    # puts a recorder here, so a notebook or a test sees each request without a broker to receive it.
+    channel_manager_class = ControllerChannelManager
+
     def __init__(
         self,
         broker_id: int,
@@ -437,7 +441,7 @@ class KafkaController:
     def _initialize_controller_context(self) -> None:
         ctx = self.context
         ctx.clear()
-        self.channel_manager = ControllerChannelManager(self.broker_id, self.socket_timeout_ms, self.time)
+        self.channel_manager = self.channel_manager_class(self.broker_id, self.socket_timeout_ms, self.time)
         for broker in self.zk.get_all_brokers():
             ctx.live_brokers_by_id[broker.id] = broker
             self.channel_manager.add_broker(broker.id, broker.host, broker.port)

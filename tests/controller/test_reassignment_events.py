@@ -16,7 +16,7 @@ import pytest
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import MockTime
-from kafka_lite.controller.kafka_controller import KafkaController
+from kafka_lite.testing.controller_harness import ControllerHarness, running_controller
 from kafka_lite.utils.scheduler import MockScheduler
 from kafka_lite.zk.zk_utils import (
     PREFERRED_REPLICA_ELECTION_PATH,
@@ -24,39 +24,30 @@ from kafka_lite.zk.zk_utils import (
     LeaderAndIsr,
     ZkUtils,
 )
-from tests.controller.test_state_machine_edges import Cluster, running_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("controller_reassignment_events")]
 
 
-class EventsCluster(Cluster):
-    """The edge tests' cluster, with a controller whose auto rebalance runs on a ``MockScheduler``;
-    its transitions do not count towards the edge tests' check."""
-
-    def __init__(self, zk: ZkUtils) -> None:
-        self.zk = zk
-        self.time = MockTime()
-        self.scheduler = MockScheduler(self.time)
-        self.controller = KafkaController(
-            0,
-            zk,
-            time=self.time,
-            auto_leader_rebalance_enable=True,
-            leader_imbalance_check_interval_seconds=10,
-            leader_imbalance_per_broker_percentage=10,
-            auto_rebalance_scheduler=self.scheduler,
-        )
-        self.transitions = []
-
-        def record(key, source, target) -> None:
-            self.transitions.append(("partition", key, source, target))
-
-        self.controller.partition_state_machine.add_transition_listener(record)
+def _events_cluster(zk: ZkUtils) -> ControllerHarness:
+    """The harness, with a controller whose auto rebalance runs on a ``MockScheduler``."""
+    time = MockTime()
+    scheduler = MockScheduler(time)
+    harness = ControllerHarness(
+        zk,
+        time=time,
+        auto_leader_rebalance_enable=True,
+        leader_imbalance_check_interval_seconds=10,
+        leader_imbalance_per_broker_percentage=10,
+        auto_rebalance_scheduler=scheduler,
+        delete_topic_enable=False,
+    )
+    harness.scheduler = scheduler
+    return harness
 
 
 @pytest.fixture
-def cluster(zookeeper, monkeypatch):
-    with running_cluster(zookeeper, monkeypatch, EventsCluster, "reassign") as c:
+def cluster(zookeeper):
+    with running_controller(zookeeper.connect_string, _events_cluster, "reassign") as c:
         yield c
 
 

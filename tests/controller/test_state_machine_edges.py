@@ -23,17 +23,13 @@ above, together, crossed every edge of both tables. The module runs on one xdist
 from __future__ import annotations
 
 import logging
-import queue
-import threading
-import time
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import ClassVar
+from functools import partial
 
 import pytest
 
-from kafka_lite.common.errors import BrokerNotAvailableException, Errors, IllegalStateException
+from kafka_lite.common.errors import BrokerNotAvailableException, IllegalStateException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import MockTime
 from kafka_lite.controller import kafka_controller
@@ -46,12 +42,16 @@ from kafka_lite.controller.replica_state_machine import (
     ReplicaState,
 )
 from kafka_lite.controller.topic_deletion_manager import TopicDeletionManager
+from kafka_lite.testing.controller_harness import (
+    ControllerHarness,
+    RecordingChannelManager,
+    Sent,
+    running_controller,
+)
 from kafka_lite.zk.zk_utils import (
-    BROKER_IDS_PATH,
     PREFERRED_REPLICA_ELECTION_PATH,
     REASSIGN_PARTITIONS_PATH,
     LeaderAndIsr,
-    ZkUtils,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("controller_state_machine_edges")]
@@ -62,223 +62,30 @@ P, R = PartitionState, ReplicaState
 CROSSED: set[tuple[str, PartitionState | ReplicaState, PartitionState | ReplicaState]] = set()
 
 
-@dataclass
-class Sent:
-    broker_id: int
-    api: ApiKeys
-    body: dict
-    callback: object
-
-
-class RecordingChannelManager:
-    """``ControllerChannelManager``'s interface; records each request instead of sending it."""
-
-    sent: ClassVar[list[Sent]] = []
-
-    def __init__(self, controller_id: int, timeout_ms: int = 30_000, time=None) -> None:
-        self.brokers: set[int] = set()
-
-    def add_broker(self, broker_id: int, host: str, port: int) -> None:
-        self.brokers.add(broker_id)
-
-    def remove_broker(self, broker_id: int) -> None:
-        self.brokers.discard(broker_id)
-
-    def send_request(self, broker_id, api, version, body, callback=None) -> None:
-        RecordingChannelManager.sent.append(Sent(broker_id, api, body, callback))
-
-    def shutdown(self) -> None:
-        self.brokers.clear()
-
-
-class Cluster:
-    """A controller (broker 0) and the ``/brokers/ids`` znodes of brokers that come and go."""
-
-    def __init__(self, zk: ZkUtils, delete_topic_enable: bool = True) -> None:
-        self.zk = zk
-        self.controller = KafkaController(0, zk, time=MockTime(), delete_topic_enable=delete_topic_enable)
-        self.transitions: list[tuple[str, object, object, object]] = []
-        self.controller.partition_state_machine.add_transition_listener(self._recorder("partition"))
-        self.controller.replica_state_machine.add_transition_listener(self._recorder("replica"))
+class Cluster(ControllerHarness):
+    """The harness, with every transition either machine takes also counted towards the last test's check."""
 
     def _recorder(self, machine: str):
+        record_in_harness = super()._recorder(machine)
+
         def record(key, source, target) -> None:
-            self.transitions.append((machine, key, source, target))
+            record_in_harness(key, source, target)
             CROSSED.add((machine, source, target))
 
         return record
 
-    # -- events ---------------------------------------------------------------------------------------------
-
-    def elect(self) -> None:
-        """The Startup event: broker 0 creates ``/controller`` and fails over."""
-        self.controller._elect()
-        assert self.controller.is_active()
-
-    def failover_again(self) -> None:
-        """A controller that lost its session and won the election again starts afresh."""
-        self.controller.on_controller_failover()
-
-    def start(self, *broker_ids: int) -> None:
-        for b in broker_ids:
-            self.zk.register_broker(b, "127.0.0.1", 9000 + b)
-        self.broker_change()
-
-    def kill(self, *broker_ids: int) -> None:
-        for b in broker_ids:
-            self.zk.client.delete(f"{BROKER_IDS_PATH}/{b}")
-        self.broker_change()
-
-    def broker_change(self) -> None:
-        if self.controller.is_active():
-            self.controller._on_broker_change(self.zk.client.get_children(BROKER_IDS_PATH))
-
-    def create_topic(self, topic: str, assignment: dict[int, list[int]]) -> None:
-        self.zk.create_topic(topic, assignment)
-        self.controller._on_topic_change(self.zk.get_all_topics())
-
-    def run_events(self, *names: str, timeout_s: float = 10) -> list[str]:
-        """Run the events named ``names`` that the controller's ZooKeeper watches queued, in order,
-        waiting (up to ``timeout_s``) for at least one; return the names run. Events of other names
-        are dropped: the test hands the controller those itself, as they happen."""
-        ran: list[str] = []
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                event = self.controller._events.get(timeout=0 if ran else 0.05)
-            except queue.Empty:
-                if ran:
-                    return ran
-                assert time.monotonic() < deadline, f"no {names} event within {timeout_s} s"
-                continue
-            name, action = event
-            if name in names:
-                action()
-                ran.append(name)
-
-    def delete_topic(self, topic: str) -> None:
-        """``kafka-topics --delete``: the mark, and the DeleteTopicsListener's event."""
-        self.zk.create_delete_topic_path(topic)
-        if self.controller.delete_topic_enable:  # 0.10.1 watches the path only then
-            self.controller.delete_topics_listener.handle_child_change(self.zk.get_topics_to_be_deleted())
-
-    def brokers_answer(self, failing: set[tuple[str, int, int]], live: set[int] | None = None) -> None:
-        """Each broker answers its StopReplica (delete), with an error for the replicas in ``failing``;
-        then the controller handles the answers its callback queued, in order. Brokers not in ``live``
-        (when given) died before answering: their requests are dropped."""
-        for sent in [s for s in self.requests(ApiKeys.STOP_REPLICA) if s.body["delete_partitions"]]:
-            if live is not None and sent.broker_id not in live:
-                continue
-            [p] = sent.body["partitions"]
-            error = Errors.UNKNOWN if (p["topic"], p["partition"], sent.broker_id) in failing else Errors.NONE
-            sent.callback({"error_code": 0, "partitions": [{**p, "error_code": error.code}]})
-        self.forget_requests()
-        self.run_stop_replica_answers()
-
-    def run_stop_replica_answers(self) -> None:
-        """The StopReplica answers the callbacks put on the event queue, run on this thread. The
-        queue's other events (the kazoo watches') are dropped: this test hands the controller those
-        events itself."""
-        events = self.controller._events
-        while not events.empty():
-            event = events.get_nowait()
-            if event is not None and event[0] == "TopicDeletionStopReplicaResult":
-                event[1]()
-
-    def controlled_shutdown(self, broker_id: int):
-        """A ControlledShutdown request: its handler's thread calls ``shutdown_broker`` and waits;
-        the test's thread handles the event it queued. Returns what ``shutdown_broker`` returned
-        or raised."""
-        outcome: list = []
-
-        def handler() -> None:
-            try:
-                outcome.append(self.controller.shutdown_broker(broker_id, timeout_s=10))
-            except Exception as e:
-                outcome.append(e)
-
-        caller = threading.Thread(target=handler)
-        caller.start()
-        self.handle_event("ControlledShutdown")
-        caller.join(10)
-        assert not caller.is_alive(), "shutdown_broker answered"
-        return outcome[0]
-
-    def handle_event(self, name: str) -> None:
-        """Take events off the controller's queue until the one named ``name``, and handle it. The
-        ones before it are what the watches queued, which this module hands over itself."""
-        while True:
-            event = self.controller._events.get(timeout=10)
-            if event is not None and event[0] == name:
-                event[1]()
-                return
-
-    # -- what the controller decided ----------------------------------------------------------------------
-
-    def stop_replica_deletes(self) -> list[tuple[int, str, int]]:
-        """(broker, topic, partition) of each StopReplica (delete) sent and not yet answered."""
-        return [
-            (s.broker_id, p["topic"], p["partition"])
-            for s in self.requests(ApiKeys.STOP_REPLICA)
-            if s.body["delete_partitions"]
-            for p in s.body["partitions"]
-        ]
-
-    def taken(self, machine: str) -> list[tuple[object, object, object]]:
-        return [(k, s.value, t.value) for m, k, s, t in self.transitions if m == machine]
-
-    def leader_and_isr(self, topic: str, partition: int = 0) -> LeaderAndIsr:
-        return self.zk.get_partition_state(topic, partition).leader_and_isr
-
-    def partition_state(self, topic: str, partition: int = 0) -> PartitionState:
-        return self.controller.partition_state_machine.states.get((topic, partition), P.NON_EXISTENT)
-
-    def replica_state(self, topic: str, partition: int, broker: int) -> ReplicaState:
-        return self.controller.replica_state_machine.states.get((topic, partition, broker), R.NON_EXISTENT)
-
-    def requests(self, api: ApiKeys, broker_id: int | None = None) -> list[Sent]:
-        return [s for s in RecordingChannelManager.sent if s.api is api and broker_id in (None, s.broker_id)]
-
-    def forget_requests(self) -> None:
-        RecordingChannelManager.sent.clear()
-
-    def follower_catches_up(self, topic: str, partition: int, isr: list[int]) -> None:
-        """The leader writes a larger ISR (as ``Partition.maybe_expand_isr`` does) and the controller
-        re-reads it (its ISR-change notification listener)."""
-        current = self.leader_and_isr(topic, partition)
-        written, _ = self.zk.update_leader_and_isr(
-            topic,
-            partition,
-            LeaderAndIsr(current.leader, current.leader_epoch, isr, current.zk_version),
-            self.controller.epoch,
-        )
-        assert written
-        self.controller.update_leader_and_isr_cache([(topic, partition)])
-
 
 @contextmanager
-def running_cluster(zookeeper, monkeypatch, make=None, name: str = "edges"):
+def running_cluster(zookeeper, make=Cluster, name: str = "edges"):
     """Brokers 0-3 registered in a chroot of their own and the controller elected, its requests
     recorded instead of sent; ``make(zk)`` builds the cluster (``Cluster`` by default)."""
-    monkeypatch.setattr(kafka_controller, "ControllerChannelManager", RecordingChannelManager)
-    RecordingChannelManager.sent = []
-    zk = ZkUtils(f"{zookeeper.connect_string}/{name}_{uuid.uuid4().hex}")
-    zk.setup_common_paths()
-    c = (make or Cluster)(zk)
-    for b in (0, 1, 2, 3):
-        zk.register_broker(b, "127.0.0.1", 9000 + b)
-    c.elect()
-    try:
+    with running_controller(zookeeper.connect_string, make, name) as c:
         yield c
-    finally:
-        c.controller._running = False
-        c.controller._resign()
-        zk.close()
 
 
 @pytest.fixture
-def cluster(zookeeper, monkeypatch):
-    with running_cluster(zookeeper, monkeypatch) as c:
+def cluster(zookeeper):
+    with running_cluster(zookeeper) as c:
         yield c
 
 
@@ -742,17 +549,11 @@ def test_a_failover_resumes_the_deletions_marked_in_zookeeper(cluster):
     assert cluster.zk.client.exists(f"/admin/delete_topics/{stuck}")
 
 
-def test_with_deletion_disabled_a_mark_stays_and_nothing_is_deleted(zookeeper, monkeypatch):
+def test_with_deletion_disabled_a_mark_stays_and_nothing_is_deleted(zookeeper):
     """``delete.topic.enable=false`` (0.10.1's default): the controller does not watch
     ``/admin/delete_topics``, and at failover it queues nothing; the mark waits."""
-    monkeypatch.setattr(kafka_controller, "ControllerChannelManager", RecordingChannelManager)
-    RecordingChannelManager.sent = []
-    zk = ZkUtils(f"{zookeeper.connect_string}/edges_{uuid.uuid4().hex}")
-    zk.setup_common_paths()
-    zk.register_broker(0, "127.0.0.1", 9000)
-    c = Cluster(zk, delete_topic_enable=False)
-    try:
-        c.elect()
+    make = partial(Cluster, delete_topic_enable=False)
+    with running_controller(zookeeper.connect_string, make, "edges", brokers=(0,)) as c:
         topic = _topic("kept")
         c.create_topic(topic, {0: [0]})
         c.delete_topic(topic)
@@ -760,13 +561,9 @@ def test_with_deletion_disabled_a_mark_stays_and_nothing_is_deleted(zookeeper, m
         assert c.controller.context.topics_to_be_deleted == set()
         assert c.partition_state(topic) is P.ONLINE
         assert c.stop_replica_deletes() == []
-        assert zk.client.exists(f"/admin/delete_topics/{topic}") and zk.client.exists(
+        assert c.zk.client.exists(f"/admin/delete_topics/{topic}") and c.zk.client.exists(
             f"/brokers/topics/{topic}"
         )
-    finally:
-        c.controller._running = False
-        c.controller._resign()
-        zk.close()
 
 
 # -- illegal transitions -----------------------------------------------------------------------------------
@@ -776,11 +573,11 @@ def _illegal(table):
     return [(source, target) for target in table for source in type(target) if source not in table[target]]
 
 
-def _machine_controller() -> KafkaController:
-    """A controller whose machines have started, for transitions that fail before any ZooKeeper read."""
+def _machine_controller(sent: list[Sent] | None = None) -> KafkaController:
+    """A controller whose machines have started, for transitions that fail before any ZooKeeper read;
+    its requests go to ``sent``."""
     controller = KafkaController(0, zk=None, time=MockTime())
-    controller.channel_manager = RecordingChannelManager(0)
-    RecordingChannelManager.sent = []
+    controller.channel_manager = RecordingChannelManager([] if sent is None else sent)
     controller.partition_state_machine.has_started = True
     controller.replica_state_machine.has_started = True
     return controller
@@ -828,14 +625,15 @@ def test_every_illegal_replica_transition_raises(source, target):
 @pytest.mark.unit
 def test_an_illegal_transition_among_legal_ones_is_logged_and_the_others_are_made(caplog):
     """``handle_state_changes`` catches each key's failure, as Kafka's ``handleStateChange`` does."""
-    controller = _machine_controller()
+    sent: list[Sent] = []
+    controller = _machine_controller(sent)
     rsm = controller.replica_state_machine
     rsm.states[("t", 0, 1)] = R.OFFLINE
     rsm.states[("t", 0, 2)] = R.ONLINE
     with caplog.at_level(logging.ERROR, logger="kafka_lite.state.change.logger"):
         rsm.handle_state_changes([("t", 0, 2), ("t", 0, 1)], R.DELETION_STARTED)
     assert rsm.states == {("t", 0, 1): R.DELETION_STARTED, ("t", 0, 2): R.ONLINE}
-    stop = [(s.broker_id, s.body["delete_partitions"]) for s in RecordingChannelManager.sent]
+    stop = [(s.broker_id, s.body["delete_partitions"]) for s in sent]
     assert stop == [(1, True)]
     assert [r.getMessage() for r in caplog.records] == [
         "Controller 0 epoch 0 initiated state change of replica 2 for partition [t,0] from OnlineReplica to "
