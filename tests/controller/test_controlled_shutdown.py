@@ -5,6 +5,7 @@ has nowhere to move its leaderships) stays fast. One cluster for all of it."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -14,7 +15,7 @@ from kafka_lite import KafkaProducer
 from kafka_lite.cli.main import main
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.errors import RetriableException
-from kafka_lite.zk.zk_utils import ZkUtils
+from kafka_lite.zk.zk_utils import BROKER_IDS_PATH, ZkUtils, topic_partition_state_path
 from tests.support.processes import cluster_up
 from tests.support.topics import read_topic
 from tests.support.waiting import wait_until
@@ -108,29 +109,35 @@ def test_a_controlled_shutdown_moves_every_leader_off_the_broker_before_it_exits
         load.thread.start()
         wait_until(lambda: all(load.sent(n) > 100 for n in load.futures), what="the load to start")
 
-        # What ZooKeeper says while the victim is still registered: each snapshot of the leaders
-        # counts only if the victim's registration was there before and after it was read.
-        last_registered: list[dict[int, int]] = []
-        watching = threading.Event()
+        # What ZooKeeper says, in its own order: one session's watches fire in the order of the
+        # changes (their zxids), and each callback reads the znode after its change. So the leaders
+        # recorded before the victim's registration went are what ZooKeeper held while it was still
+        # registered, however slowly this process runs.
+        seen: list[tuple[str, int, object]] = []
+        for p in range(PARTITIONS):
 
-        def watch() -> None:
-            while not watching.is_set():
-                before = zk.get_broker(victim)
-                now = leaders(zk)
-                if before is None or zk.get_broker(victim) != before:
-                    return
-                last_registered[:] = [now]
+            def on_state(data, _stat, _event=None, p=p) -> None:
+                if data is not None:
+                    seen.append(("leader", p, json.loads(data)["leader"]))
 
-        watcher = threading.Thread(target=watch, daemon=True)
-        watcher.start()
+            zk.client.DataWatch(topic_partition_state_path(TOPIC, p), on_state)
+
+        def on_registration(data, _stat, _event=None) -> bool | None:
+            if data is None:
+                seen.append(("deregistered", victim, None))
+                return False  # the watch's work is done
+            return None
+
+        zk.client.DataWatch(f"{BROKER_IDS_PATH}/{victim}", on_registration)
         capsys.readouterr()
         assert main(["cluster", "shutdown", str(victim), *args]) == 0
         out = capsys.readouterr().out
-        watcher.join(10)
-        watching.set()
         assert f"leadership of {len(led)} partitions moved to other brokers" in out, out
-        assert last_registered, "a snapshot of the leaders while the broker was registered"
-        assert victim not in last_registered[0].values(), (victim, last_registered[0])
+        wait_until(lambda: ("deregistered", victim, None) in seen, what="the victim's registration to go")
+        while_registered = seen[: seen.index(("deregistered", victim, None))]
+        last_leaders = {p: leader for _, p, leader in while_registered}
+        assert set(last_leaders) == set(range(PARTITIONS)), while_registered
+        assert victim not in last_leaders.values(), (victim, while_registered)
         assert zk.get_broker(victim) is None, "a clean shutdown ends its registration at once"
 
         sent_at_shutdown = {n: load.sent(n) for n in load.futures}

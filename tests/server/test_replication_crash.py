@@ -30,10 +30,10 @@ OVERRIDES = [
     "replica.fetch.wait.max.ms=200",
     "replica.high.watermark.checkpoint.interval.ms=3600000",
     "zookeeper.session.timeout.ms=4000",
-    # The logs are compared once the cluster is down. A controlled shutdown at `down` would move the
-    # leadership between brokers that are all stopping, and a 0.10 follower of a new leader truncates
-    # to its high watermark, to fetch the rest again only after a restart: the logs at rest would
-    # differ by that tail. The brokers stop without moving leaderships.
+    # The logs are compared once the cluster is down, and no leadership may move on the way there: a
+    # 0.10 follower of a new leader truncates to its high watermark, to fetch the rest again only
+    # after a restart, and the logs at rest would differ by that tail. So the brokers never move
+    # leaderships at a stop, and the test stops them all at once (frozen, then killed).
     "controlled.shutdown.enable=false",
     # Nor does the automatic preferred-replica election move a leadership back to the restarted
     # broker while the test runs: the same 0.10 truncation would leave the logs differing by a tail.
@@ -124,11 +124,18 @@ def kill_restart_and_compare(tmp_path, version: str, kill_the_leader: bool):
                 lambda: f"Truncating {TOPIC}-0 on broker {victim}" in victim_log.read_text(),
                 what="the restarted follower to truncate",
             )
+        # Stopped one after another, the last brokers would see the first ones die, and the
+        # controller would move the leadership. Frozen together first, nobody reacts to anything:
+        # each log stays as its broker last wrote it (a SIGKILL keeps what reached the page cache).
+        for broker_id in range(3):
+            assert main(["cluster", "pause", str(broker_id), *args]) == 0
+        for broker_id in range(3):
+            assert main(["cluster", "kill", str(broker_id), *args]) == 0
     finally:
         if zk is not None:
             zk.close()
         assert main(["cluster", "down", *args]) == 0
-    # Stopped cleanly: every replica's log holds the same batches at the same offsets.
+    # Stopped at once: every replica's log holds the same batches at the same offsets.
     contents = {}
     for broker_id in range(3):
         log = Log(d / f"broker-{broker_id}" / "data" / f"{TOPIC}-0", LogConfig(), time=MockTime())
