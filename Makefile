@@ -18,7 +18,7 @@ run: bootstrap
 	$(VENV)/bin/kafka-lite demo
 
 test: bootstrap lint
-	$(PYTEST) -n $(WORKERS) --dist loadgroup
+	$(PYTEST) -n $(WORKERS) --dist loadgroup --durations=30
 
 lint: bootstrap
 	$(VENV)/bin/ruff check .
