@@ -252,10 +252,70 @@ class ControllerHarness:
     def forget_requests(self) -> None:
         self.sent.clear()
 
+    def next_step(self) -> None:
+        """Forget the requests and transitions so far: what the harness holds next is one step's."""
+        self.transitions.clear()
+        self.forget_requests()
+
+    def summary(self) -> list[tuple[str, list[int], str]]:
+        """The requests sent since the last step, in the order sent, as (API, brokers, what it says):
+        one row per body, the brokers a body went to one after another gathered in one row (a
+        batch sends one UpdateMetadata body to every live broker)."""
+        rows: list[tuple[str, list[int], str]] = []
+        last_body = None
+        for s in self.sent:
+            api = s.api.api_name
+            if s.api is ApiKeys.STOP_REPLICA:
+                api += f"(delete={str(s.body['delete_partitions']).lower()})"
+            if rows and rows[-1][0] == api and s.body == last_body:
+                rows[-1][1].append(s.broker_id)
+            else:
+                rows.append((api, [s.broker_id], _describe(s)))
+            last_body = s.body
+        return rows
+
+    def partition_rows(self, topic: str) -> list[tuple[str, ...]]:
+        """Each partition of ``topic`` the partition machine holds, as (partition, its state, leader,
+        ISR and leader epoch as ZooKeeper holds them, the assignment, each replica's state): what a
+        step changed, in one row a partition."""
+        rows = []
+        ctx = self.controller.context
+        for t, p in sorted(tp for tp in self.controller.partition_state_machine.states if tp[0] == topic):
+            state = self.zk.get_partition_state(t, p)
+            lai = state.leader_and_isr if state else None
+            replicas = sorted(
+                (r, s.value) for (rt, rp, r), s in self.controller.replica_state_machine.states.items()
+                if (rt, rp) == (t, p)
+            )  # fmt: skip
+            rows.append(
+                (
+                    f"{t}-{p}",
+                    self.partition_state(t, p).value,
+                    "-" if lai is None else str(lai.leader),
+                    "-" if lai is None else str(lai.isr),
+                    "-" if lai is None else str(lai.leader_epoch),
+                    str(ctx.partition_replica_assignment.get((t, p), "-")),
+                    ", ".join(f"{r} {s}" for r, s in replicas) or "-",
+                )
+            )
+        return rows
+
     def close(self) -> None:
         self.controller._running = False
         self.controller._resign()
         self.zk.close()
+
+
+def _describe(sent: Sent) -> str:
+    """A request's partitions, one line each: the state a LeaderAndIsr or UpdateMetadata carries
+    (leader, ISR, leader epoch, replicas), or just the name for a StopReplica."""
+    if sent.api is ApiKeys.STOP_REPLICA:
+        return ", ".join(f"{p['topic']}-{p['partition']}" for p in sent.body["partitions"])
+    return "\n".join(
+        f"{s['topic']}-{s['partition']}: leader {s['leader']}, isr {s['isr']}, epoch {s['leader_epoch']}, "
+        f"replicas {s['replicas']}"
+        for s in sent.body["partition_states"]
+    )
 
 
 @contextmanager
