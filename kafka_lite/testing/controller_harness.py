@@ -12,7 +12,8 @@ in order, as the event thread would (``broker_change``, ``create_topic``, ``dele
 the events the controller's own ZooKeeper watches queued (``run_events``: reassignment and preferred
 replica election go through their admin znodes, as the tools write them). A controlled shutdown goes
 through ``shutdown_broker`` from a second thread, as a ControlledShutdown request's handler calls it.
-Book:    chapter 7, 7.1 (the controller's listeners and state machines, stepped by hand)
+Book:    chapter 7, 7.1 (the controller's listeners, stepped by hand), 7.1.4-7.1.6 (the state machines,
+         topic deletion, reassignment), 7.4 (a controlled shutdown's ``shutdownBroker``)
 """
 
 from __future__ import annotations
