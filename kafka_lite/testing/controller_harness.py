@@ -223,12 +223,30 @@ class ControllerHarness:
 
     def stop_replica_deletes(self) -> list[tuple[int, str, int]]:
         """(broker, topic, partition) of each StopReplica (delete) sent and not yet answered."""
+        return self.stop_replicas(delete=True)
+
+    def stop_replicas(self, delete: bool) -> list[tuple[int, str, int]]:
+        """(broker, topic, partition) of each StopReplica sent that deletes the log (or keeps it), in
+        the order sent."""
         return [
             (s.broker_id, p["topic"], p["partition"])
             for s in self.requests(ApiKeys.STOP_REPLICA)
-            if s.body["delete_partitions"]
+            if s.body["delete_partitions"] == delete
             for p in s.body["partitions"]
         ]
+
+    def sent_to(self, api: ApiKeys) -> set[int]:
+        """The brokers that were sent at least one ``api`` request."""
+        return {s.broker_id for s in self.requests(api)}
+
+    def states_sent(self, api: ApiKeys, broker_id: int) -> dict[tuple[str, int], tuple[int, list[int], int]]:
+        """What the LeaderAndIsr (or UpdateMetadata) requests sent to ``broker_id`` said of each
+        partition, the last word counting: (leader, ISR, leader epoch)."""
+        return {
+            (s["topic"], s["partition"]): (s["leader"], s["isr"], s["leader_epoch"])
+            for r in self.requests(api, broker_id)
+            for s in r.body["partition_states"]
+        }
 
     def taken(self, machine: str) -> list[tuple[object, str, str]]:
         """The transitions ``machine`` ("partition" or "replica") took, as (key, from, to) names."""
