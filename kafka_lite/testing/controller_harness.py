@@ -295,8 +295,8 @@ class ControllerHarness:
 
     def partition_rows(self, topic: str) -> list[tuple[str, ...]]:
         """Each partition of ``topic`` the partition machine holds, as (partition, its state, leader,
-        ISR and leader epoch as ZooKeeper holds them, the assignment, each replica's state): what a
-        step changed, in one row a partition."""
+        ISR and leader epoch as ZooKeeper holds them, the assignment, each replica's state), one row
+        per partition."""
         rows = []
         ctx = self.controller.context
         for t, p in sorted(tp for tp in self.controller.partition_state_machine.states if tp[0] == topic):
