@@ -88,21 +88,25 @@ def state_machine(
     return g
 
 
-def partition_state_machine() -> graphviz.Digraph:
+def partition_state_machine(current: PartitionState | None = None) -> graphviz.Digraph:
+    """A partition's states, from NonExistent; ``current`` highlighted."""
     return state_machine(
         "partition_state_machine",
         PARTITION_VALID_PREVIOUS_STATES,
         PARTITION_TRANSITION_EVENTS,
         PartitionState.NON_EXISTENT,
+        current,
     )
 
 
-def replica_state_machine() -> graphviz.Digraph:
+def replica_state_machine(current: ReplicaState | None = None) -> graphviz.Digraph:
+    """A replica's states, from NonExistent; ``current`` highlighted."""
     return state_machine(
         "replica_state_machine",
         REPLICA_VALID_PREVIOUS_STATES,
         REPLICA_TRANSITION_EVENTS,
         ReplicaState.NON_EXISTENT,
+        current,
     )
 
 

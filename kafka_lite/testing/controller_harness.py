@@ -12,7 +12,8 @@ in order, as the event thread would (``broker_change``, ``create_topic``, ``dele
 the events the controller's own ZooKeeper watches queued (``run_events``: reassignment and preferred
 replica election go through their admin znodes, as the tools write them). A controlled shutdown goes
 through ``shutdown_broker`` from a second thread, as a ControlledShutdown request's handler calls it.
-Book:    chapter 7, 7.1 (the controller's listeners and state machines, stepped by hand)
+Book:    chapter 7, 7.1 (the controller's listeners, stepped by hand), 7.1.4-7.1.6 (the state machines,
+         topic deletion, reassignment), 7.4 (a controlled shutdown's ``shutdownBroker``)
 """
 
 from __future__ import annotations
@@ -222,12 +223,30 @@ class ControllerHarness:
 
     def stop_replica_deletes(self) -> list[tuple[int, str, int]]:
         """(broker, topic, partition) of each StopReplica (delete) sent and not yet answered."""
+        return self.stop_replicas(delete=True)
+
+    def stop_replicas(self, delete: bool) -> list[tuple[int, str, int]]:
+        """(broker, topic, partition) of each StopReplica sent that deletes the log (or keeps it), in
+        the order sent."""
         return [
             (s.broker_id, p["topic"], p["partition"])
             for s in self.requests(ApiKeys.STOP_REPLICA)
-            if s.body["delete_partitions"]
+            if s.body["delete_partitions"] == delete
             for p in s.body["partitions"]
         ]
+
+    def sent_to(self, api: ApiKeys) -> set[int]:
+        """The brokers that were sent at least one ``api`` request."""
+        return {s.broker_id for s in self.requests(api)}
+
+    def states_sent(self, api: ApiKeys, broker_id: int) -> dict[tuple[str, int], tuple[int, list[int], int]]:
+        """What the LeaderAndIsr (or UpdateMetadata) requests sent to ``broker_id`` said of each
+        partition, the last word counting: (leader, ISR, leader epoch)."""
+        return {
+            (s["topic"], s["partition"]): (s["leader"], s["isr"], s["leader_epoch"])
+            for r in self.requests(api, broker_id)
+            for s in r.body["partition_states"]
+        }
 
     def taken(self, machine: str) -> list[tuple[object, str, str]]:
         """The transitions ``machine`` ("partition" or "replica") took, as (key, from, to) names."""
@@ -252,10 +271,70 @@ class ControllerHarness:
     def forget_requests(self) -> None:
         self.sent.clear()
 
+    def next_step(self) -> None:
+        """Forget the requests and transitions so far: what the harness holds next is one step's."""
+        self.transitions.clear()
+        self.forget_requests()
+
+    def summary(self) -> list[tuple[str, list[int], str]]:
+        """The requests sent since the last step, in the order sent, as (API, brokers, what it says):
+        one row per body, the brokers a body went to one after another gathered in one row (a
+        batch sends one UpdateMetadata body to every live broker)."""
+        rows: list[tuple[str, list[int], str]] = []
+        last_body = None
+        for s in self.sent:
+            api = s.api.api_name
+            if s.api is ApiKeys.STOP_REPLICA:
+                api += f"(delete={str(s.body['delete_partitions']).lower()})"
+            if rows and rows[-1][0] == api and s.body == last_body:
+                rows[-1][1].append(s.broker_id)
+            else:
+                rows.append((api, [s.broker_id], _describe(s)))
+            last_body = s.body
+        return rows
+
+    def partition_rows(self, topic: str) -> list[tuple[str, ...]]:
+        """Each partition of ``topic`` the partition machine holds, as (partition, its state, leader,
+        ISR and leader epoch as ZooKeeper holds them, the assignment, each replica's state), one row
+        per partition."""
+        rows = []
+        ctx = self.controller.context
+        for t, p in sorted(tp for tp in self.controller.partition_state_machine.states if tp[0] == topic):
+            state = self.zk.get_partition_state(t, p)
+            lai = state.leader_and_isr if state else None
+            replicas = sorted(
+                (r, s.value) for (rt, rp, r), s in self.controller.replica_state_machine.states.items()
+                if (rt, rp) == (t, p)
+            )  # fmt: skip
+            rows.append(
+                (
+                    f"{t}-{p}",
+                    self.partition_state(t, p).value,
+                    "-" if lai is None else str(lai.leader),
+                    "-" if lai is None else str(lai.isr),
+                    "-" if lai is None else str(lai.leader_epoch),
+                    str(ctx.partition_replica_assignment.get((t, p), "-")),
+                    ", ".join(f"{r} {s}" for r, s in replicas) or "-",
+                )
+            )
+        return rows
+
     def close(self) -> None:
         self.controller._running = False
         self.controller._resign()
         self.zk.close()
+
+
+def _describe(sent: Sent) -> str:
+    """A request's partitions, one line each: the state a LeaderAndIsr or UpdateMetadata carries
+    (leader, ISR, leader epoch, replicas), or just the name for a StopReplica."""
+    if sent.api is ApiKeys.STOP_REPLICA:
+        return ", ".join(f"{p['topic']}-{p['partition']}" for p in sent.body["partitions"])
+    return "\n".join(
+        f"{s['topic']}-{s['partition']}: leader {s['leader']}, isr {s['isr']}, epoch {s['leader_epoch']}, "
+        f"replicas {s['replicas']}"
+        for s in sent.body["partition_states"]
+    )
 
 
 @contextmanager

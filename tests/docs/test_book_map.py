@@ -69,15 +69,18 @@ def test_known_rows(book_map):
     assert [lab.number for lab in row.labs] == [3]
 
     row = book_map.rows["7.1.4"]
-    # the state machines, and the pictures drawn from their tables
+    # the state machines, the pictures drawn from their tables, and the harness that steps them
     assert row.modules == [
         "kafka_lite/controller/partition_leader_selector.py",
         "kafka_lite/controller/partition_state_machine.py",
         "kafka_lite/controller/replica_state_machine.py",
         "kafka_lite/diagrams/state_machines.py",
+        "kafka_lite/testing/controller_harness.py",
     ]
-    assert [n.name for n in row.notebooks] == ["controller"]
+    assert [n.name for n in row.notebooks] == ["controller", "controller_events"]
     assert row.labs == []
+    # the harness's notebook steps a reassignment too
+    assert [n.name for n in book_map.rows["7.1.6"].notebooks] == ["controller_events"]
 
     assert book_map.rows["3.2"].modules == []  # the old consumer: not in kafka_lite
 
