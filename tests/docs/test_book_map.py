@@ -77,7 +77,7 @@ def test_known_rows(book_map):
         "kafka_lite/diagrams/state_machines.py",
     ]
     assert [n.name for n in row.notebooks] == ["controller"]
-    assert row.labs == []
+    assert [lab.number for lab in row.labs] == [13]  # the selectors and the elections
 
     assert book_map.rows["3.2"].modules == []  # the old consumer: not in kafka_lite
 
