@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,7 @@ from kafka_lite.controller.replica_state_machine import ReplicaState
 from kafka_lite.testing import durability_checker
 from kafka_lite.testing.controller_harness import ControllerHarness, running_controller
 from kafka_lite.testing.lab_stubs import written
+from kafka_lite.zk.embedded import EmbeddedZooKeeper
 from kafka_lite.zk.zk_utils import REASSIGN_PARTITIONS_PATH, Broker, LeaderAndIsr, ZkUtils
 
 pytestmark = [pytest.mark.lab(13)]
@@ -92,10 +94,11 @@ class UncleanSetting:
 
 
 def offline(
-    ctx: ControllerContext, unclean: bool = False
+    live: list[int], assigned: list[int] | None, unclean: bool = False
 ) -> tuple[OfflinePartitionLeaderSelector, UncleanSetting]:
+    """The offline selector over ``context(live, assigned)``, the topic's unclean setting ``unclean``."""
     setting = UncleanSetting(unclean)
-    return OfflinePartitionLeaderSelector(ctx, setting), setting
+    return OfflinePartitionLeaderSelector(context(live, assigned), setting), setting
 
 
 def refusal(select: Callable[[], object]) -> str:
@@ -110,8 +113,7 @@ def refusal(select: Callable[[], object]) -> str:
 @pytest.mark.stage(1)
 @pytest.mark.points(2)
 def test_offline_elects_the_first_live_assigned_replica_in_the_isr():
-    ctx = context(live=[2, 3], assigned=[1, 2, 3])
-    selector, unclean = offline(ctx)
+    selector, unclean = offline(live=[2, 3], assigned=[1, 2, 3])
     current = lai(1, 4, [3, 2, 1], 7)
     new, recipients = selector.select_leader(TP, current)
     assert new.leader == 2, (
@@ -137,8 +139,7 @@ def test_offline_elects_the_first_live_assigned_replica_in_the_isr():
 @pytest.mark.stage(1)
 @pytest.mark.points(2)
 def test_offline_without_a_live_in_sync_replica_refuses_unless_unclean_election_is_allowed():
-    ctx = context(live=[2, 3], assigned=[1, 2, 3])
-    selector, unclean = offline(ctx, unclean=False)
+    selector, unclean = offline(live=[2, 3], assigned=[1, 2, 3], unclean=False)
     message = refusal(lambda: selector.select_leader(TP, lai(1, 4, [1], 7)))
     expected = "No broker in ISR for partition [t,0] is alive. Live brokers are: [2,3], ISR brokers are: [1]"
     assert message == expected, f"Kafka's message:\n  {expected}\ngot:\n  {message}"
@@ -150,8 +151,7 @@ def test_offline_without_a_live_in_sync_replica_refuses_unless_unclean_election_
 @pytest.mark.stage(1)
 @pytest.mark.points(2)
 def test_an_unclean_election_takes_the_first_live_assigned_replica_alone():
-    ctx = context(live=[2, 3], assigned=[1, 3, 2])
-    selector, _ = offline(ctx, unclean=True)
+    selector, _ = offline(live=[2, 3], assigned=[1, 3, 2], unclean=True)
     new, recipients = selector.select_leader(TP, lai(1, 4, [1], 7))
     assert (new.leader, new.isr, new.leader_epoch, new.zk_version) == (3, [3], 5, 8), (
         "the ISR [1] is dead and the topic allows unclean election: the first live assigned replica "
@@ -164,11 +164,11 @@ def test_an_unclean_election_takes_the_first_live_assigned_replica_alone():
 @pytest.mark.stage(1)
 @pytest.mark.points(1)
 def test_offline_with_no_live_replica_at_all_refuses_even_unclean():
-    selector, _ = offline(context(live=[5], assigned=[1, 2]), unclean=True)
+    selector, _ = offline(live=[5], assigned=[1, 2], unclean=True)
     message = refusal(lambda: selector.select_leader(TP, lai(1, 4, [1, 2], 7)))
     expected = "No replica for partition [t,0] is alive. Live brokers are: [5], Assigned replicas are: [1,2]"
     assert message == expected, f"Kafka's message:\n  {expected}\ngot:\n  {message}"
-    selector, _ = offline(context(live=[5], assigned=None))
+    selector, _ = offline(live=[5], assigned=None)
     message = refusal(lambda: selector.select_leader(TP, lai(1, 4, [1, 2], 7)))
     expected = "Partition [t,0] doesn't have replicas assigned to it"
     assert message == expected, (
@@ -224,12 +224,8 @@ def test_reassigned_refuses_when_no_new_replica_is_in_sync():
 
 @pytest.fixture(scope="module")
 def zookeeper(tmp_path_factory):
-    from kafka_lite.zk.embedded import EmbeddedZooKeeper
-
-    zk = EmbeddedZooKeeper(tmp_path_factory.mktemp("zookeeper"))
-    zk.start()
-    yield zk
-    zk.stop()
+    with EmbeddedZooKeeper(tmp_path_factory.mktemp("zookeeper")) as zk:
+        yield zk
 
 
 def harness(request, *functions: Callable) -> ControllerHarness:
@@ -696,10 +692,16 @@ class LabCluster:
         except TimeoutError as e:
             raise AssertionError(f"{e}; the brokers' logs are in {self.directory / 'logs'}") from None
 
-    def heal(self, broker: int) -> None:
-        """Start ``broker`` again and wait until it is registered: the next test gets a whole cluster."""
-        self.cli("restart", str(broker))
-        self.wait(lambda: broker in self.registered(), f"broker {broker} to register again")
+    @contextmanager
+    def killed(self, broker: int) -> Iterator[None]:
+        """``broker`` killed (SIGKILL) for the block; then started again and waited on until it is
+        registered, so that the next test gets a whole cluster."""
+        self.cli("kill", str(broker))
+        try:
+            yield
+        finally:
+            self.cli("restart", str(broker))
+            self.wait(lambda: broker in self.registered(), f"broker {broker} to register again")
 
 
 @pytest.fixture(scope="module")
@@ -728,8 +730,7 @@ def test_a_killed_leader_is_replaced_from_the_isr_on_a_real_cluster(request):
     t = topic("lab13-leader")
     c.create_topic(t, {0: [victim, *others], 1: [others[0], victim, others[1]]})
     before = {p: c.state_of(t, p) for p in (0, 1)}
-    c.cli("kill", str(victim))
-    try:
+    with c.killed(victim):
         c.wait(lambda: c.state_of(t, 0).leader in others,
                f"a new leader for [{t},0] after its leader, broker {victim}, was killed")  # fmt: skip
         c.wait(lambda: victim not in c.state_of(t, 1).isr, f"broker {victim} to leave [{t},1]'s ISR")
@@ -744,8 +745,6 @@ def test_a_killed_leader_is_replaced_from_the_isr_on_a_real_cluster(request):
         assert after[1].leader == before[1].leader, (
             f"[{t},1] was led by broker {before[1].leader}, which is alive: it keeps its leader; after {show(after[1])}"
         )
-    finally:
-        c.heal(victim)
 
 
 @pytest.mark.stage(4)
@@ -756,8 +755,7 @@ def test_a_killed_controller_is_replaced_and_the_new_one_completes_a_reassignmen
     follower, spare = [b for b in (0, 1, 2) if b != old]
     t = topic("lab13-controller")
     c.create_topic(t, {0: [old, follower]})
-    c.cli("kill", str(old))
-    try:
+    with c.killed(old):
         c.wait(
             lambda: c.zk.get_controller_id() not in (old, -1),
             f"a new controller after broker {old} was killed",
@@ -775,8 +773,6 @@ def test_a_killed_controller_is_replaced_and_the_new_one_completes_a_reassignmen
         assert state.leader == follower and sorted(state.isr) == sorted([follower, spare]), (
             f"broker {follower} leads and both new replicas are in the ISR; ZooKeeper has {show(state)}"
         )
-    finally:
-        c.heal(old)
 
 
 @pytest.mark.stage(4)
