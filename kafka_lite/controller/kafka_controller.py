@@ -7,6 +7,7 @@ Mirrors: kafka.controller.KafkaController, ControllerContext and IsrChangeNotifi
          ControllerEventManager (one thread processing the controller's events in order)
 Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3),
          7.4 (the controller's side of a controlled shutdown)
+Labs:    lab 13 (on_broker_failure)
 Differs: election, failover, new topics, brokers joining and leaving, ISR-change notifications,
          topic deletion (``topic_deletion_manager.py``) and controlled shutdown; partition
          reassignment and preferred-replica election (with the auto leader rebalance) are delegated
@@ -605,6 +606,7 @@ class KafkaController:
         """Partitions led by a dead broker go Offline, then Online with a new leader if one is in the ISR;
         the dead broker's replicas go Offline (book 7.1.3). Topics being deleted are left to their
         deletion."""
+        # BEGIN SOLUTION
         ctx = self.context
         ctx.shutting_down_broker_ids -= set(dead_brokers)  # a shutdown that completed
         dead = set(dead_brokers)
@@ -629,6 +631,7 @@ class KafkaController:
         # Kafka sends this only when no leader moved (an election's requests carry the metadata);
         # sent always, every broker learns of the failure even when the election found no leader.
         self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids()))
+        # END SOLUTION
 
     def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
         """Kafka's ``TopicDeletionManager.isTopicQueuedUpForDeletion``: the state machines leave such a

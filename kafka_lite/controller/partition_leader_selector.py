@@ -7,6 +7,7 @@ Mirrors: kafka.controller.PartitionLeaderSelector, OfflinePartitionLeaderSelecto
          kafka.common.StateChangeFailedException, NoReplicaOnlineException,
          LeaderElectionNotNeededException
 Book:    chapter 7, 7.1.4 (the partition state machine's leader election)
+Labs:    lab 13 (the offline and reassigned selectors' select_leader)
 Differs: the offline selector is given a function that reads the topic's unclean-election setting
          instead of the broker's config and ZooKeeper.
 
@@ -112,6 +113,7 @@ class OfflinePartitionLeaderSelector:
     def select_leader(
         self, tp: TopicPartition, current_leader_and_isr: LeaderAndIsr
     ) -> tuple[LeaderAndIsr, list[int]]:
+        # BEGIN SOLUTION
         assigned = self.context.partition_replica_assignment.get(tp)
         if assigned is None:
             raise NoReplicaOnlineException(f"Partition {tp_str(tp)} doesn't have replicas assigned to it")
@@ -141,6 +143,7 @@ class OfflinePartitionLeaderSelector:
             new = _next(current_leader_and_isr, leader, live_in_isr)
         log.info("Selected new leader and ISR %s for offline partition %s", lai_str(new), tp_str(tp))
         return new, live_assigned
+        # END SOLUTION
 
 
 # --8<-- [end:offline]
@@ -156,6 +159,7 @@ class ReassignedPartitionLeaderSelector:
     def select_leader(
         self, tp: TopicPartition, current_leader_and_isr: LeaderAndIsr
     ) -> tuple[LeaderAndIsr, list[int]]:
+        # BEGIN SOLUTION
         reassigned = self.context.partitions_being_reassigned[tp].new_replicas
         live = self.context.live_broker_ids()
         candidates = [r for r in reassigned if r in live and r in current_leader_and_isr.isr]
@@ -170,6 +174,7 @@ class ReassignedPartitionLeaderSelector:
             f"None of the reassigned replicas for partition {tp_str(tp)} are in-sync with the leader. "
             f"Current leader and ISR: [{lai_str(current_leader_and_isr)}]"
         )
+        # END SOLUTION
 
 
 # --8<-- [start:preferred]

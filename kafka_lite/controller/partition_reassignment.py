@@ -4,6 +4,7 @@ Mirrors: kafka.controller.PartitionsReassignedListener, ReassignedPartitionsIsrC
          KafkaController's onPartitionReassignment with its steps
          (core/src/main/scala/kafka/controller/KafkaController.scala, Kafka 0.10.1)
 Book:    chapter 7, 7.1.6 (partition reassignment)
+Labs:    lab 13 (on_partition_reassignment, move_reassigned_partition_leader_if_required)
 Differs: the listeners put events on the controller's event thread (Kafka 0.11's model) instead of
          taking 0.10.1's ``controllerLock``; each reads the znode when its event runs, not the data
          the watch delivered, so a stale event acts on what is there now. A reassignment naming a
@@ -210,6 +211,7 @@ class PartitionReassignment:
     def on_partition_reassignment(self, tp: TopicPartition, ctx: ReassignedPartitionsContext) -> None:
         """Run on the reassignment's start and on each ISR change: steps 1-3 until every RAR replica
         is in the ISR, then steps 4-12 (see the module docstring)."""
+        # BEGIN SOLUTION
         reassigned = list(ctx.new_replicas)
         if not self.are_replicas_in_isr(tp, reassigned):
             log.info(
@@ -252,6 +254,7 @@ class PartitionReassignment:
         )
         # A deletion of the topic that waited for the reassignment may go on.
         self.controller.topic_deletion_manager.resume_deletion_for_topics({tp[0]})
+        # END SOLUTION
 
     # --8<-- [end:on_partition_reassignment]
 
@@ -329,6 +332,7 @@ class PartitionReassignment:
     ) -> None:
         """Steps 6 and 7. AR becomes RAR in the context first, so that the LeaderAndIsr sent carries
         RAR: the leader then adds no old replica back to the ISR."""
+        # BEGIN SOLUTION
         reassigned = list(ctx.new_replicas)
         # The leader wrote the ISR that let the reassignment go on; its notification to the controller
         # may not have been processed yet, so the context is refreshed before it is read.
@@ -359,6 +363,7 @@ class PartitionReassignment:
                 current_leader, tp_str(tp), _ids(reassigned),
             )  # fmt: skip
             psm.handle_state_changes([tp], PartitionState.ONLINE, selector)
+        # END SOLUTION
 
     def stop_old_replicas_of_reassigned_partition(self, tp: TopicPartition, old_replicas: list[int]) -> None:
         """Steps 8 and 9: Offline (out of the ISR; StopReplica), ReplicaDeletionStarted (StopReplica

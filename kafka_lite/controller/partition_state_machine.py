@@ -4,6 +4,7 @@ leader election that takes it online.
 Mirrors: kafka.controller.PartitionStateMachine
          (core/src/main/scala/kafka/controller/PartitionStateMachine.scala, Kafka 0.10.1)
 Book:    chapter 7, 7.1.4 (the partition state machine)
+Labs:    lab 13 (_initialize_leader_and_isr_for_partition, elect_leader_for_partition)
 Differs: the per-partition catch that logs a failed change sits in ``handle_state_changes`` (and
          ``trigger_online_partition_state_change``), so that ``handle_state_change`` raises for one
          partition; the topic-change and delete-topic listeners live on ``KafkaController``.
@@ -212,6 +213,7 @@ class PartitionStateMachine:
     def _initialize_leader_and_isr_for_partition(self, tp: TopicPartition, batch) -> None:
         """New -> Online: the first live assigned replica leads and every live one is in the ISR; the
         state znode is created, which fails only if another controller got there first."""
+        # BEGIN SOLUTION
         ctx = self.controller.context
         assigned = ctx.partition_replica_assignment[tp]
         live = [r for r in assigned if r in ctx.live_broker_ids()]
@@ -233,6 +235,7 @@ class PartitionStateMachine:
             ) from None
         ctx.partition_leadership[tp] = (leader_and_isr, self.controller.epoch)
         batch.add_leader_and_isr_request_for_brokers(live, tp)
+        # END SOLUTION
 
     # --8<-- [start:elect_leader_for_partition]
     def elect_leader_for_partition(
@@ -240,6 +243,7 @@ class PartitionStateMachine:
     ) -> None:
         """Offline/Online -> Online: the selector's leader and ISR, written with a conditional update
         (read, select, write if nobody wrote since the read; else read again)."""
+        # BEGIN SOLUTION
         ctx = self.controller.context
         zk = self.controller.zk
         try:
@@ -283,6 +287,7 @@ class PartitionStateMachine:
             self.controller.broker_id, self.controller.epoch, new.leader, tp_str(tp),
         )  # fmt: skip
         batch.add_leader_and_isr_request_for_brokers(recipients, tp)
+        # END SOLUTION
 
     # --8<-- [end:elect_leader_for_partition]
 

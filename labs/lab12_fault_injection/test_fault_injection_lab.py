@@ -17,9 +17,6 @@ deadline.
 
 from __future__ import annotations
 
-import ast
-import inspect
-import textwrap
 import threading
 import time
 import uuid
@@ -35,6 +32,7 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer
 from kafka_lite.producer.kafka_producer import KafkaProducer
+from kafka_lite.testing.lab_stubs import written
 from kafka_lite.tools import verifiable_client as lab
 from kafka_lite.tools.verifiable_client import Acknowledgement, ConsumedValue
 from kafka_lite.utils.ports import free_ports
@@ -265,21 +263,6 @@ def cluster(tmp_path_factory) -> Iterator[LabCluster]:
     finally:
         c.close()
         main(["cluster", "down", "--dir", str(directory)])
-
-
-def written(*functions: Callable) -> None:
-    """Call each lab function whose body is still the starter's single ``raise``: its
-    NotImplementedError fails the test before a cluster is started for it."""
-    for fn in functions:
-        body = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0].body
-        if (
-            body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(getattr(body[0], "value", None), ast.Constant)
-        ):
-            body = body[1:]  # the docstring
-        if len(body) == 1 and isinstance(body[0], ast.Raise):
-            fn(*(None for _ in inspect.signature(fn).parameters))
 
 
 def new_topic(what: str) -> str:

@@ -78,7 +78,7 @@ def test_known_rows(book_map):
         "kafka_lite/testing/controller_harness.py",
     ]
     assert [n.name for n in row.notebooks] == ["controller", "controller_events"]
-    assert row.labs == []
+    assert [lab.number for lab in row.labs] == [13]  # the selectors and the elections
     # the harness's notebook steps a reassignment too
     assert [n.name for n in book_map.rows["7.1.6"].notebooks] == ["controller_events"]
 

@@ -184,3 +184,27 @@ def test_a_lab_started_outside_the_repository_grades_the_learners_code(tmp_path,
     out = capsys.readouterr().out
     assert "RecursionError" in out and "Hint: RecursionError: a function of yours calls itself" in out
     assert f"{varint}:" in out and "kafka-lite-grade-" not in out
+
+
+# Lab 13's offline selector, solved, but choosing the *last* live in-sync replica instead of the first.
+FIRST_IN_SYNC = "leader = next(r for r in live_assigned if r in live_in_isr)"
+LAST_IN_SYNC = "leader = [r for r in live_assigned if r in live_in_isr][-1]"
+
+
+def test_lab_13s_cluster_runs_the_learners_controller(tmp_path, capsys, monkeypatch):
+    """Lab 13's last stage kills brokers of a real cluster: the controller that elects must be the
+    learner's, in the broker processes too, not the checkout's."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["lab", "start", "13"]) == 0
+    capsys.readouterr()
+    lab = find(13)
+    workspace = tmp_path / "kafka-lite-labs" / lab.slug
+    write_starter(lab, REPO_ROOT, workspace, solved=frozenset(r for s in lab.stages for r in s.regions))
+    selector = workspace / "kafka_lite" / "controller" / "partition_leader_selector.py"
+    text = selector.read_text(encoding="utf-8")
+    assert FIRST_IN_SYNC in text, "the reference's offline selector changed: update this test's patch"
+    selector.write_text(text.replace(FIRST_IN_SYNC, LAST_IN_SYNC), encoding="utf-8")
+    assert main(["lab", "grade", "13", "-k", "killed_leader"]) == 1
+    out = capsys.readouterr().out
+    assert "the first live assigned replica in the" in out and "leads with a newer leader epoch" in out, out
+    assert "0/3" in out, out
