@@ -61,7 +61,7 @@ class PlayedFetcherManager(ReplicaFetcherManager):
 
 class InProcessReplicaManager(ReplicaManager):
     def create_replica_fetcher_manager(self) -> ReplicaFetcherManager:
-        return PlayedFetcherManager(self.config, self, self.time)
+        return PlayedFetcherManager(self.config, self, self.time, self.quota_manager)
 
 
 def in_process_replica_manager(directory: Path, broker_id: int, time: MockTime, **props) -> ReplicaManager:
@@ -156,8 +156,9 @@ class InProcessFetcherThread(ReplicaFetcherThread):
 
     def __init__(self, follower: ReplicaManager, leader: ReplicaManager) -> None:
         super().__init__(
-            "played-fetcher", 0, (leader.broker_id, "127.0.0.1", 1), follower.config, follower, follower.time
-        )
+            "played-fetcher", 0, (leader.broker_id, "127.0.0.1", 1), follower.config, follower, follower.time,
+            follower.quota_manager,
+        )  # fmt: skip
         self.leader = leader
 
     def send_and_receive(self, api: ApiKeys, version: int, body: dict) -> dict:
