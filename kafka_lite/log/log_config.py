@@ -27,6 +27,8 @@ from kafka_lite.common.utils import LONG_MAX
 
 DAY_MS = 24 * 60 * 60 * 1000
 ALL_REPLICAS = "*"  # a throttled-replicas list naming every partition of the topic
+LEADER_REPLICATION_THROTTLED_REPLICAS_PROP = "leader.replication.throttled.replicas"
+FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP = "follower.replication.throttled.replicas"
 
 _THROTTLED_REPLICA = re.compile(r"[0-9]+:[0-9]+")
 
@@ -91,10 +93,10 @@ CONFIG_DEF = (
             ValidString.in_("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"), Importance.MEDIUM,
             "Kafka recompresses batches with this codec; kafka_lite accepts it and stores batches as the "
             "producer compressed them.")
-    .define("leader.replication.throttled.replicas", Type.LIST, "", throttled_replica_list_validator,
+    .define(LEADER_REPLICATION_THROTTLED_REPLICAS_PROP, Type.LIST, "", throttled_replica_list_validator,
             Importance.MEDIUM, "Replicas whose replication the leader throttles: "
             "[PartitionId]:[BrokerId],... or '*' for all of the topic's (KIP-73).")
-    .define("follower.replication.throttled.replicas", Type.LIST, "", throttled_replica_list_validator,
+    .define(FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP, Type.LIST, "", throttled_replica_list_validator,
             Importance.MEDIUM, "Replicas whose replication the follower throttles: "
             "[PartitionId]:[BrokerId],... or '*' for all of the topic's (KIP-73).")
 )  # fmt: skip
@@ -167,10 +169,10 @@ class LogConfig:
         self.min_insync_replicas: int = values["min.insync.replicas"]
         self.unclean_leader_election_enable: bool = values["unclean.leader.election.enable"]
         self.leader_replication_throttled_replicas: list[str] = values[
-            "leader.replication.throttled.replicas"
+            LEADER_REPLICATION_THROTTLED_REPLICAS_PROP
         ]
         self.follower_replication_throttled_replicas: list[str] = values[
-            "follower.replication.throttled.replicas"
+            FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP
         ]
 
     @classmethod

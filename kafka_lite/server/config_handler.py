@@ -35,7 +35,13 @@ from typing import Any, Protocol
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type
 from kafka_lite.common.quota import Quota
 from kafka_lite.common.utils import LONG_MAX
-from kafka_lite.log.log_config import ALL_REPLICAS, LogConfig, throttled_replica_list_validator
+from kafka_lite.log.log_config import (
+    ALL_REPLICAS,
+    FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP,
+    LEADER_REPLICATION_THROTTLED_REPLICAS_PROP,
+    LogConfig,
+    throttled_replica_list_validator,
+)
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.server.replication_quota_manager import QuotaManagers, ReplicationQuotaManager
 
@@ -96,10 +102,10 @@ class TopicConfigHandler:
             "Applied the config overrides %s of topic %s to %d local logs", dict(topic_config), topic, updated
         )
         self.update_throttled_list(
-            topic, topic_config, "leader.replication.throttled.replicas", self.quotas.leader
+            topic, topic_config, LEADER_REPLICATION_THROTTLED_REPLICAS_PROP, self.quotas.leader
         )
         self.update_throttled_list(
-            topic, topic_config, "follower.replication.throttled.replicas", self.quotas.follower
+            topic, topic_config, FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP, self.quotas.follower
         )
 
     # --8<-- [start:update_throttled_list]
