@@ -349,7 +349,6 @@ def existing_assignment(zk, plan: dict) -> dict:
     return current
 
 
-# --8<-- [start:throttle]
 def maybe_limit(zk, plan: dict, current: dict, throttle: int, console) -> None:
     """Kafka's ``maybeLimit``: the rate on every broker of the old and the new replicas, both sides,
     kept beside whatever else the broker's dynamic configs hold."""
@@ -403,9 +402,6 @@ def remove_throttle(zk, plan: dict, console) -> None:
             changed = True
     if changed:
         say(console, "Throttle was removed.")
-
-
-# --8<-- [end:throttle]
 
 
 # -- --verify ------------------------------------------------------------------------------------------------

@@ -151,7 +151,6 @@ class Rate:
         return total_elapsed_time_ms
 
 
-# --8<-- [start:simple_rate]
 class SimpleRate(Rate):
     """The total over the live windows per second since the oldest began, but never over less than
     one window: the first value recorded is not divided by a few milliseconds."""
@@ -160,9 +159,6 @@ class SimpleRate(Rate):
         self.stat.purge_obsolete_samples(config, now)
         elapsed = now - self.stat.oldest(now).last_window_ms
         return max(elapsed, config.time_window_ms)
-
-
-# --8<-- [end:simple_rate]
 
 
 class QuotaSensor:

@@ -108,7 +108,6 @@ class TopicConfigHandler:
             topic, topic_config, FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP, self.quotas.follower
         )
 
-    # --8<-- [start:update_throttled_list]
     def update_throttled_list(
         self, topic: str, topic_config: Mapping[str, str], prop: str, quota_manager: ReplicationQuotaManager
     ) -> None:
@@ -125,8 +124,6 @@ class TopicConfigHandler:
         else:
             quota_manager.remove_throttle(topic)
             log.debug("Removing %s from broker %d for topic %s", prop, self.broker_id, topic)
-
-    # --8<-- [end:update_throttled_list]
 
 
 def parse_throttled_partitions(value: str, broker_id: int, prop: str) -> list[int] | str:
