@@ -20,8 +20,8 @@ Differs: no client quotas (zero throttle time); a follower's fetch records in th
 
 ``KafkaApis`` is given what it uses, as Kafka's constructor is: the request channel, the replica
 manager, the admin manager, the group coordinator, the controller, the metadata cache, the producer
-id manager, the quota managers, the config, the cluster id and the time. It owns no state of its own beyond the
-purgatory of early requests.
+id manager, the quota managers, the config, the cluster id and the time. It owns no state of its own
+beyond the purgatory of early requests.
 
 The group APIs (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
 OffsetFetch, DescribeGroups, ListGroups) are translated here and decided by the ``GroupCoordinator``.

@@ -121,6 +121,7 @@ def test_change_broker_config_writes_each_brokers_znode_and_a_notification(zk_ut
         "2": {"leader.replication.throttled.rate": "1000"},
     }
     [first, second] = zk_utils.get_config_change_notifications()
+    assert raw(zk_utils, f"/config/changes/{first}") == b'{"version":2,"entity_path":"brokers/1"}'
     assert raw(zk_utils, f"/config/changes/{second}") == b'{"version":2,"entity_path":"brokers/2"}'
     zk_utils.change_broker_config([1], {})
     assert zk_utils.fetch_entity_config("brokers", "1") == {}
