@@ -167,12 +167,12 @@ class ReplicaManager:
         delayed_produce_purgatory: DelayedOperationPurgatory | None = None,
         delayed_fetch_purgatory: DelayedOperationPurgatory | None = None,
         delayed_delete_records_purgatory: DelayedOperationPurgatory | None = None,
-        quota_manager: ReplicationQuotaManager | None = None,
+        *,
+        quota_manager: ReplicationQuotaManager,
     ) -> None:
         """``zk_utils`` None keeps ISR changes on this broker alone, and the purgatories may be given
         (with a ``MockTimer``), as in Kafka: for notebooks and unit tests. ``quota_manager`` is the
-        follower side of the replication throttle, which the fetcher threads obey; without one,
-        nothing this broker follows is throttled."""
+        follower side of the replication throttle, which the fetcher threads obey."""
         self.config = config
         self.broker_id = config.broker_id
         self.time = time
@@ -181,7 +181,7 @@ class ReplicaManager:
         self.log_manager = log_manager
         self.topic_config_lookup = topic_config_lookup
         self.metadata_cache = metadata_cache
-        self.quota_manager = quota_manager if quota_manager is not None else UNBOUNDED_QUOTA
+        self.quota_manager = quota_manager
         self.controller_epoch = -1
         self._partitions: dict[TopicPartition, Partition] = {}
         self._replica_state_change_lock = threading.RLock()

@@ -39,6 +39,10 @@ from kafka_lite.server.replica_manager import (
     LogReadResult,
     ReplicaManager,
 )
+from kafka_lite.server.replication_quota_manager import (
+    ReplicationQuotaManagerConfig,
+    replication_quota_managers,
+)
 from kafka_lite.testing.mock_timer import MockTimer
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import MockScheduler
@@ -83,6 +87,7 @@ def in_process_replica_manager(directory: Path, broker_id: int, time: MockTime, 
         config, time, None, scheduler, log_manager, lambda topic: {},
         delayed_produce_purgatory=DelayedOperationPurgatory("Produce", time, MockTimer(time), reaper_enabled=False),
         delayed_fetch_purgatory=DelayedOperationPurgatory("Fetch", time, MockTimer(time), reaper_enabled=False),
+        quota_manager=replication_quota_managers(ReplicationQuotaManagerConfig(), time).follower,
     )  # fmt: skip
     manager.startup()
     return manager
