@@ -1,14 +1,22 @@
-"""``kafka-lite configs``: describe a topic's or a broker's configs, and alter a topic's.
+"""``kafka-lite configs``: describe a topic's or a broker's configs, alter a topic's, and describe or
+alter a broker's dynamic configs (the replication throttle's rates) in ZooKeeper.
 
 No Kafka twin: modelled on bin/kafka-configs.sh (kafka.admin.ConfigCommand, Kafka 0.11), over the
 wire: Kafka 0.11's tool wrote ``/config/topics/<topic>`` in ZooKeeper itself; the DescribeConfigs and
 AlterConfigs requests of the same release are what kafka-configs.sh's ``--bootstrap-server`` (Kafka
-2.0+) uses, and so does this command.
-Book:    chapter 7 (the admin tools; a topic's settings live in ZooKeeper)
+2.0+) uses, and so does this command. A broker's dynamic configs go the 0.11 way, ``--zookeeper``
+with ``--entity-type brokers``, since 0.11's AlterConfigs refuses brokers.
+Book:    chapter 7 (the admin tools; a topic's settings live in ZooKeeper), 7.1.6 (the throttle rates)
 
 ``--alter`` reads the topic's overrides, adds ``--add-config`` and removes ``--delete-config``, and
 sends the whole new set (AlterConfigs replaces a topic's overrides, it does not patch them), as
-ConfigCommand does. Every broker applies the change to its logs at once, no restart.
+ConfigCommand does. Every broker applies the change to its logs at once, no restart. With
+``--zookeeper`` the same happens to ``/config/brokers/<id>``, checked against the broker's dynamic
+configs (``leader.replication.throttled.rate``, ``follower.replication.throttled.rate``) first::
+
+    kafka-lite configs --zookeeper Z --entity-type brokers --entity-name 1 --alter \\
+        --add-config leader.replication.throttled.rate=1048576
+    kafka-lite configs --zookeeper Z --entity-type brokers --entity-name 1 --describe
 """
 
 from __future__ import annotations
@@ -28,8 +36,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "configs", help="describe or alter a topic's configs, describe a broker's (kafka-configs.sh)"
     )
-    parser.add_argument(
-        "--bootstrap-server", required=True, metavar="HOST:PORT[,...]", help="the brokers to connect to"
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--bootstrap-server", metavar="HOST:PORT[,...]", help="the brokers to connect to")
+    where.add_argument(
+        "--zookeeper",
+        metavar="HOST:PORT[/CHROOT]",
+        help="with --entity-type brokers: the broker's dynamic configs",
     )
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--describe", action="store_true", help="list the entity's configs")
@@ -72,10 +84,10 @@ def run(args: argparse.Namespace, console) -> int:
 
     resource_type = ConfigResourceType[ENTITY_TYPES[args.entity_type]]
     if args.alter:
-        if resource_type is ConfigResourceType.BROKER:
+        if resource_type is ConfigResourceType.BROKER and args.zookeeper is None:
             raise CliError(
-                "--alter works for --entity-type topics: a broker's configs are its server.properties "
-                "(Kafka 0.11 refuses AlterConfigs of a broker too)",
+                "--alter works for --entity-type topics: a broker's static configs are its server.properties "
+                "(Kafka 0.11 refuses AlterConfigs of a broker too); its dynamic configs go through --zookeeper",
                 exit_code=2,
             )
         if not args.add_config and not args.delete_config:
@@ -83,6 +95,14 @@ def run(args: argparse.Namespace, console) -> int:
         to_add = parse_add_config(args.add_config) if args.add_config else {}
     elif args.add_config or args.delete_config:
         raise CliError("--add-config and --delete-config go with --alter", exit_code=2)
+    else:
+        to_add = {}
+    if args.zookeeper is not None:
+        if resource_type is not ConfigResourceType.BROKER:
+            raise CliError(
+                "--zookeeper goes with --entity-type brokers (topics take --bootstrap-server)", exit_code=2
+            )
+        return _broker_dynamic_configs(args, to_add, console)
     with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
         described = admin.describe_configs([ConfigResource(resource_type, args.entity_name)])
         entries = described[(resource_type, args.entity_name)]
@@ -118,4 +138,54 @@ def _alter(admin, args, resource_type, entries: dict, to_add: dict[str, str], co
     new = {k: v for k, v in {**overrides, **to_add}.items() if k not in to_delete}
     admin.alter_configs([ConfigResource(resource_type, args.entity_name, new)])
     console.print(f"Completed updating config for entity: topic '{args.entity_name}'.", highlight=False)
+    return 0
+
+
+# -- a broker's dynamic configs, in ZooKeeper (Kafka 0.11's ConfigCommand) -----------------------------------
+
+
+def _broker_dynamic_configs(args, to_add: dict[str, str], console) -> int:
+    from kafka_lite.common.errors import ConfigException, KafkaException
+    from kafka_lite.server.config_handler import validate_broker_config
+    from kafka_lite.zk.zk_utils import CONFIG_TYPE_BROKER, ZkUtils
+
+    try:
+        broker_id = int(args.entity_name)
+    except ValueError:
+        raise CliError(
+            f"Error parsing broker {args.entity_name}. The broker's Entity Name must be a single integer value",
+            exit_code=2,
+        ) from None
+    try:
+        zk = ZkUtils(args.zookeeper)
+    except KafkaException as e:
+        raise CliError(f"--zookeeper {args.zookeeper!r}: {e}") from None
+    try:
+        configs = zk.fetch_entity_config(CONFIG_TYPE_BROKER, str(broker_id))
+        if args.describe:
+            shown = ",".join(f"{k}={v}" for k, v in configs.items())
+            console.print(
+                f"Configs for brokers '{broker_id}' are {shown}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+            return 0
+        to_delete = (
+            [n.strip() for n in args.delete_config.split(",") if n.strip()] if args.delete_config else []
+        )
+        missing = [n for n in to_delete if n not in configs]
+        if missing:
+            raise CliError(f"Invalid config(s): {','.join(missing)} (not set for broker '{broker_id}')")
+        new = {k: v for k, v in {**configs, **to_add}.items() if k not in to_delete}
+        try:
+            validate_broker_config(new)
+        except ConfigException as e:
+            raise CliError(str(e), exit_code=2) from None
+        zk.change_broker_config([broker_id], new)
+    finally:
+        zk.close()
+    console.print(
+        f"Completed Updating config for entity: brokers '{broker_id}'.", markup=False, highlight=False
+    )
     return 0

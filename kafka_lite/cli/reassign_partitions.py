@@ -4,20 +4,28 @@ Mirrors: bin/kafka-reassign-partitions.sh (kafka.admin.ReassignPartitionsCommand
          which writes ``/admin/reassign_partitions`` in ZooKeeper: Kafka had no request for it
          until AlterPartitionReassignments (Kafka 2.4, KIP-455)
 Book:    chapter 7, 7.1.6 (partition reassignment)
-Differs: no ``--throttle`` (KIP-73) and no ``--disable-rack-aware`` (kafka_lite's brokers have no
-         rack); a bad input or a reassignment already running is a one-line error with exit code 2
+Differs: no ``--disable-rack-aware`` (kafka_lite's brokers have no rack); a bad input or a reassignment already running is a one-line error with exit code 2
          (the input) or 1 (the cluster's state) where Kafka prints a stack trace and exits 0;
          ``--verify`` exits 1 when a partition's reassignment failed.
 
 Three actions, as Kafka's tool::
 
     kafka-lite reassign-partitions --zookeeper Z --topics-to-move-json-file topics.json --broker-list 1,2 --generate
-    kafka-lite reassign-partitions --zookeeper Z --reassignment-json-file plan.json --execute
+    kafka-lite reassign-partitions --zookeeper Z --reassignment-json-file plan.json --execute [--throttle B]
     kafka-lite reassign-partitions --zookeeper Z --reassignment-json-file plan.json --verify
 
 ``--generate`` only proposes (the replicas of the topics' partitions spread over the listed
 brokers, as topic creation spreads them); ``--execute`` checks the plan and writes it, and the
 controller does the rest; ``--verify`` reads where each partition is now.
+
+``--execute --throttle B`` (KIP-73) first bounds the copy the reassignment starts: it sets
+``leader.replication.throttled.rate`` and ``follower.replication.throttled.rate`` to B bytes/s on
+every broker of the partitions' old and new replicas, and on each topic moved
+``leader.replication.throttled.replicas`` to the current replicas of its moving partitions (any of
+them may be the leader the new ones copy from) and ``follower.replication.throttled.replicas`` to the
+replicas being added. Run again with ``--throttle`` while the reassignment runs, it changes the rate
+only. The throttle stays until a ``--verify`` finds every partition of the plan moved: then it
+removes the rates from every broker and the lists from the plan's topics ("Throttle was removed.").
 """
 
 from __future__ import annotations
@@ -28,6 +36,13 @@ from collections import Counter
 from pathlib import Path
 
 from kafka_lite.cli import CliError
+
+# the replication throttle's configs (KIP-73), as the broker reads them: a broker's two rates
+# (``config_handler.BROKER_CONFIG_DEF``), a topic's two replica lists (``log_config.CONFIG_DEF``)
+LEADER_RATE = "leader.replication.throttled.rate"
+FOLLOWER_RATE = "follower.replication.throttled.rate"
+LEADER_REPLICAS = "leader.replication.throttled.replicas"
+FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
 
 ZK_TIMEOUT_MS = 30_000  # Kafka's tool's session and connection timeouts
 
@@ -69,13 +84,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--broker-list", metavar="0,1,2",
         help="with --generate, the brokers to which the partitions need to be reassigned",
     )  # fmt: skip
+    parser.add_argument(
+        "--throttle", type=int, metavar="BYTES/S",
+        help="with --execute, the movement of partitions will be throttled to this value (bytes/sec). "
+        "Rerunning with this option, whilst a rebalance is in progress, will alter the throttle value. "
+        "The throttle rate should be at least 1 KB/s.",
+    )  # fmt: skip
     parser.set_defaults(handler=run)
 
 
 def _check_args(args: argparse.Namespace) -> None:
     """Kafka's ``validateAndParseArgs``: each action's required and refused options."""
     if args.verify:
-        used, invalid = "--verify", {"--topics-to-move-json-file": args.topics_to_move_json_file,
+        used, invalid = "--verify", {"--throttle": args.throttle is not None,
+                                     "--topics-to-move-json-file": args.topics_to_move_json_file,
                                      "--broker-list": args.broker_list}  # fmt: skip
         if not args.reassignment_json_file:
             raise CliError(
@@ -84,7 +106,8 @@ def _check_args(args: argparse.Namespace) -> None:
                 exit_code=2,
             )
     elif args.generate:
-        used, invalid = "--generate", {"--reassignment-json-file": args.reassignment_json_file}
+        used, invalid = "--generate", {"--throttle": args.throttle is not None,
+                                       "--reassignment-json-file": args.reassignment_json_file}  # fmt: skip
         if not (args.topics_to_move_json_file and args.broker_list):
             raise CliError(
                 "If --generate option is used, command must include both --topics-to-move-json-file and "
@@ -103,6 +126,8 @@ def _check_args(args: argparse.Namespace) -> None:
     for option, value in invalid.items():
         if value:
             raise CliError(f'Option "{used}" can\'t be used with option "{option}"', exit_code=2)
+    if args.throttle is not None and args.throttle < 0:
+        raise CliError(f"--throttle {args.throttle}: the rate is bytes per second, at least 0", exit_code=2)
 
 
 def read_file(path: str, option: str) -> str:
@@ -146,7 +171,7 @@ def run(args: argparse.Namespace, console) -> int:
     zk = connect(args.zookeeper)
     try:
         if args.execute:
-            return execute(zk, plan_text, console)
+            return execute(zk, plan_text, console, -1 if args.throttle is None else args.throttle)
         return verify(zk, plan_text, console)
     finally:
         zk.close()
@@ -274,24 +299,36 @@ def parse_and_validate(zk, text: str) -> dict:
     return dict(pairs)
 
 
-def execute(zk, text: str, console) -> int:
+def execute(zk, text: str, console, throttle: int = -1) -> int:
+    """Kafka's ``executeAssignment``: ``throttle`` -1 sets no throttle."""
     from kazoo.exceptions import NodeExistsError
 
     from kafka_lite.zk.zk_utils import REASSIGN_PARTITIONS_PATH, format_as_reassignment_json
 
     plan = parse_and_validate(zk, text)
+    current = existing_assignment(zk, plan)
     if zk.client.exists(REASSIGN_PARTITIONS_PATH):
-        raise CliError("There is an existing assignment running.")
-    current = {}
-    for topic in sorted({tp[0] for tp in plan}):
-        for partition, replicas in zk.get_partition_assignment(topic).items():
-            current[(topic, partition)] = replicas
+        if throttle < 0:
+            raise CliError("There is an existing assignment running.")
+        # Kafka: rerun with --throttle while a reassignment runs, the tool changes the rate only
+        say(console, "There is an existing assignment running.")
+        maybe_limit(zk, plan, current, throttle, console)
+        return 0
     # Printed before the write, so that a rollback plan is at hand whatever happens next.
     say(
         console,
         f"Current partition replica assignment\n\n{format_as_reassignment_json(current)}\n\n"
         "Save this to use as the --reassignment-json-file option during rollback",
     )
+    if throttle >= 0:
+        say(
+            console,
+            "Warning: You must run Verify periodically, until the reassignment completes, to ensure the "
+            "throttle is removed. You can also alter the throttle by rerunning the Execute command passing "
+            "a new value.",
+        )
+        maybe_limit(zk, plan, current, throttle, console)
+        assign_throttled_replicas(zk, current, plan)
     try:
         zk.create_partition_reassignment_data(plan)
     except NodeExistsError:
@@ -301,6 +338,70 @@ def execute(zk, text: str, console) -> int:
         ) from None
     say(console, "Successfully started reassignment of partitions.")
     return 0
+
+
+def existing_assignment(zk, plan: dict) -> dict:
+    """The current replicas of every partition of the plan's topics."""
+    current = {}
+    for topic in sorted({tp[0] for tp in plan}):
+        for partition, replicas in zk.get_partition_assignment(topic).items():
+            current[(topic, partition)] = replicas
+    return current
+
+
+def maybe_limit(zk, plan: dict, current: dict, throttle: int, console) -> None:
+    """Kafka's ``maybeLimit``: the rate on every broker of the old and the new replicas, both sides,
+    kept beside whatever else the broker's dynamic configs hold."""
+    from kafka_lite.zk.zk_utils import CONFIG_TYPE_BROKER
+
+    brokers = dict.fromkeys([b for replicas in current.values() for b in replicas])
+    brokers.update(dict.fromkeys(b for replicas in plan.values() for b in replicas))
+    for broker_id in brokers:
+        configs = zk.fetch_entity_config(CONFIG_TYPE_BROKER, str(broker_id))
+        configs[LEADER_RATE] = str(throttle)
+        configs[FOLLOWER_RATE] = str(throttle)
+        zk.change_broker_config([broker_id], configs)
+    say(console, f"The throttle limit was set to {throttle} B/s")
+
+
+def assign_throttled_replicas(zk, current: dict, plan: dict) -> None:
+    """Kafka's ``assignThrottledReplicas``, per topic: the leader side throttles every current replica
+    of a partition that gains replicas (any of them may be the leader the new ones copy from), the
+    follower side the replicas it gains."""
+    for topic in sorted({tp[0] for tp in plan}):
+        moving = {tp: replicas for tp, replicas in plan.items() if tp[0] == topic}
+        leader = [
+            (tp[1], b) for tp, new in moving.items() if set(new) - set(current[tp]) for b in current[tp]
+        ]
+        follower = [(tp[1], b) for tp, new in moving.items() for b in new if b not in current[tp]]
+        configs = zk.get_topic_config(topic)
+        configs[LEADER_REPLICAS] = ",".join(f"{p}:{b}" for p, b in leader)
+        configs[FOLLOWER_REPLICAS] = ",".join(f"{p}:{b}" for p, b in follower)
+        zk.change_topic_config(topic, configs)
+
+
+def remove_throttle(zk, plan: dict, console) -> None:
+    """Kafka's ``removeThrottle``, once every partition completed: the rates from every broker (which
+    ones the reassignment touched is no longer known) and the lists from the plan's topics."""
+    from kafka_lite.zk.zk_utils import CONFIG_TYPE_BROKER
+
+    changed = False
+    for broker_id in zk.get_all_broker_ids():
+        configs = zk.fetch_entity_config(CONFIG_TYPE_BROKER, str(broker_id))
+        if LEADER_RATE in configs or FOLLOWER_RATE in configs:
+            configs.pop(LEADER_RATE, None)
+            configs.pop(FOLLOWER_RATE, None)
+            zk.change_broker_config([broker_id], configs)
+            changed = True
+    for topic in sorted({tp[0] for tp in plan}):
+        configs = zk.get_topic_config(topic)
+        if LEADER_REPLICAS in configs or FOLLOWER_REPLICAS in configs:
+            configs.pop(LEADER_REPLICAS, None)
+            configs.pop(FOLLOWER_REPLICAS, None)
+            zk.change_topic_config(topic, configs)
+            changed = True
+    if changed:
+        say(console, "Throttle was removed.")
 
 
 # -- --verify ------------------------------------------------------------------------------------------------
@@ -321,13 +422,14 @@ def verify(zk, text: str, console) -> int:
         in_progress = zk.get_partitions_being_reassigned()
     except ValueError:
         in_progress = {}
-    failed = 0
+    failed = completed = 0
     for tp, new_replicas in plan.items():
         if tp in in_progress:
             say(console, f"Reassignment of partition {tp_str(tp)} is still in progress")
             continue
         assigned = zk.get_partition_assignment(tp[0]).get(tp[1], [])
         if assigned == new_replicas:
+            completed += 1
             say(console, f"Reassignment of partition {tp_str(tp)} completed successfully")
         else:
             failed += 1
@@ -337,4 +439,6 @@ def verify(zk, text: str, console) -> int:
                 f"for reassignment ({','.join(map(str, new_replicas))}) for partition {tp_str(tp)}",
             )
             say(console, f"Reassignment of partition {tp_str(tp)} failed")
+    if completed == len(plan):
+        remove_throttle(zk, plan, console)
     return 1 if failed else 0

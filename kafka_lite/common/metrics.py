@@ -9,7 +9,8 @@ Differs: no time windows. Kafka's averages and maxima cover the last samples (tw
          by default) and its rates are per second; a sensor here keeps everything since it was
          made, so ``avg`` and ``max`` cover the client's life, and the rates are Kafka 1.0's
          ``-total`` counts (KIP-187). No registry, reporters or JMX: a client's ``metrics()`` reads
-         its sensors by Kafka's metric names.
+         its sensors by Kafka's metric names. The windowed rate that quotas are checked against is
+         in ``rate.py``.
 """
 
 from __future__ import annotations

@@ -10,18 +10,43 @@ Differs: defaults are Kafka 0.10.1's, except ``unclean.leader.election.enable=fa
 Each topic setting has a broker-wide default under another name (``segment.bytes`` <-
 ``log.segment.bytes``); ``SERVER_DEFAULT_NAMES`` is that map, used by the broker to build a topic's
 config from ``server.properties`` plus the topic's overrides, as Kafka's ``LogConfig.fromProps``.
+The two throttled-replicas lists (KIP-73, chapter 7, 7.1.6) have no broker default: they say which
+of the topic's replicas the replication throttle covers, and the broker's ``TopicConfigHandler``
+hands them to its quota managers; the log itself never reads them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidList, ValidString
-from kafka_lite.common.errors import Errors
+from kafka_lite.common.errors import ConfigException, Errors
 from kafka_lite.common.utils import LONG_MAX
 
 DAY_MS = 24 * 60 * 60 * 1000
+ALL_REPLICAS = "*"  # a throttled-replicas list naming every partition of the topic
+LEADER_REPLICATION_THROTTLED_REPLICAS_PROP = "leader.replication.throttled.replicas"
+FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP = "follower.replication.throttled.replicas"
+
+_THROTTLED_REPLICA = re.compile(r"[0-9]+:[0-9]+")
+
+
+def throttled_replica_list_validator(name: str, value: list[str]) -> None:
+    """A throttled-replicas list is ``partition:broker`` pairs, or ``*`` alone (Kafka's
+    ``ThrottledReplicaListValidator``, which Kafka keeps in ConfigHandler.scala; the message is Kafka
+    1.0's, which says what is allowed more plainly than 0.10.1's). Kafka 0.10.1 also passes a ``*``
+    followed by pairs, which its broker then fails to parse; here that is refused."""
+    if value == [ALL_REPLICAS] or all(_THROTTLED_REPLICA.fullmatch(item) for item in value):
+        return
+    raise ConfigException(
+        name,
+        ",".join(value),
+        f"{name} must be the literal '*' or a list of replicas in the following format: "
+        "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
+    )
+
 
 # --8<-- [start:config_def]
 CONFIG_DEF = (
@@ -68,6 +93,12 @@ CONFIG_DEF = (
             ValidString.in_("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"), Importance.MEDIUM,
             "Kafka recompresses batches with this codec; kafka_lite accepts it and stores batches as the "
             "producer compressed them.")
+    .define(LEADER_REPLICATION_THROTTLED_REPLICAS_PROP, Type.LIST, "", throttled_replica_list_validator,
+            Importance.MEDIUM, "Replicas whose replication the leader throttles: "
+            "[PartitionId]:[BrokerId],... or '*' for all of the topic's (KIP-73).")
+    .define(FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP, Type.LIST, "", throttled_replica_list_validator,
+            Importance.MEDIUM, "Replicas whose replication the follower throttles: "
+            "[PartitionId]:[BrokerId],... or '*' for all of the topic's (KIP-73).")
 )  # fmt: skip
 # --8<-- [end:config_def]
 
@@ -137,6 +168,12 @@ class LogConfig:
         self.log_append_time: bool = values["message.timestamp.type"] == "LogAppendTime"
         self.min_insync_replicas: int = values["min.insync.replicas"]
         self.unclean_leader_election_enable: bool = values["unclean.leader.election.enable"]
+        self.leader_replication_throttled_replicas: list[str] = values[
+            LEADER_REPLICATION_THROTTLED_REPLICAS_PROP
+        ]
+        self.follower_replication_throttled_replicas: list[str] = values[
+            FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP
+        ]
 
     @classmethod
     def from_broker(

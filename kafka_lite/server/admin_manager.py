@@ -376,12 +376,13 @@ class AdminManager:
         values = LogConfig.from_broker(self.config.log_config_props(), overrides).values
         entries = []
         for name, key in LOG_CONFIG_DEF.keys.items():
-            server_names = BROKER_SYNONYMS.get(name, [SERVER_DEFAULT_NAMES[name]])
+            # the throttled-replicas lists have no broker setting: their default is the topic key's
+            server_names = BROKER_SYNONYMS.get(name, [SERVER_DEFAULT_NAMES.get(name, name)])
             synonyms = []
             if name in overrides:
                 synonyms.append(ConfigSynonym(name, overrides[name], ConfigSource.TOPIC_CONFIG))
             for server_name in server_names:
-                if server_name in self.config.originals:
+                if server_name in self.config.originals and server_name in BROKER_CONFIG_DEF.keys:
                     value = _to_string(self.config[server_name], BROKER_CONFIG_DEF.keys[server_name].type)
                     synonyms.append(ConfigSynonym(server_name, value, ConfigSource.STATIC_BROKER_CONFIG))
             default = ConfigSynonym(

@@ -1,7 +1,7 @@
 """A fetch that waits for ``fetch.min.bytes`` of data, or ``fetch.max.wait.ms``, in the purgatory.
 
 Mirrors: kafka.server.DelayedFetch (core/src/main/scala/kafka/server/DelayedFetch.scala, Kafka 0.10.1)
-Book:    chapter 6, 6.3.3 (the delayed fetch)
+Book:    chapter 6, 6.3.3 (the delayed fetch); chapter 7, 7.1.6 (the throttled bytes)
 
 A consumer that asks for at least ``min_bytes`` and finds less waits here, watched under each of
 its partitions. ``try_complete`` is checked again whenever something a fetch may wait for happens
@@ -14,6 +14,11 @@ the leader's replica: a debugging consumer, replica id -2, may read a follower's
 the partition; C, the two offsets are in different segments (the log rolled, or was truncated under the
 fetch): complete now, the read will sort it out; D, enough bytes across the partitions. Otherwise
 it waits until ``max_wait_ms``. Either way ``on_complete`` reads and answers with what is there.
+
+A follower's fetch carries the leader's replication throttle (KIP-73): the bytes waiting in throttled
+partitions are counted apart, and complete the fetch only while the leader is within its quota; over
+it, the read would return nothing for them, so completing on them would answer with an empty
+response at once and the follower would ask again in a busy loop.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ if TYPE_CHECKING:
     from kafka_lite.common.topic_partition import TopicPartition
     from kafka_lite.log.log_segment import LogOffsetMetadata
     from kafka_lite.server.replica_manager import FetchMetadata, LogReadResult, ReplicaManager
+    from kafka_lite.server.replication_quota_manager import ReplicaQuota
 
 
 class DelayedFetch(DelayedOperation):
@@ -36,6 +42,7 @@ class DelayedFetch(DelayedOperation):
         fetch_metadata: FetchMetadata,
         start_offsets: dict[TopicPartition, LogOffsetMetadata],
         replica_manager: ReplicaManager,
+        quota: ReplicaQuota,
         response_callback: Callable[[dict], None],
     ) -> None:
         """``start_offsets``: each partition's fetch offset as the first read found it (Kafka's
@@ -44,12 +51,14 @@ class DelayedFetch(DelayedOperation):
         self.fetch_metadata = fetch_metadata
         self.start_offsets = start_offsets
         self.replica_manager = replica_manager
+        self.quota = quota
         self.response_callback = response_callback
 
     # --8<-- [start:try_complete]
     def try_complete(self) -> bool:
         fetch = self.fetch_metadata
         accumulated = 0
+        accumulated_throttled = 0
         for tp, request in fetch.partitions.items():
             fetch_offset = self.start_offsets.get(tp)
             if fetch_offset is None:
@@ -71,14 +80,25 @@ class DelayedFetch(DelayedOperation):
                 continue
             if end.message_offset_only():
                 return self.force_complete()  # the end has no place in the log: answer with what is there
-            if end.on_older_segment(fetch_offset) or fetch_offset.on_older_segment(end):
-                return self.force_complete()  # case C: the data is in another segment
+            if end.on_older_segment(fetch_offset):
+                return self.force_complete()  # case C: the fetch is past a truncated leader's end
+            if fetch_offset.on_older_segment(end):
+                # case C: the data is in another segment; a throttled partition waits out the quota
+                if not (self.quota.is_throttled(tp) and self.quota.is_quota_exceeded()):
+                    return self.force_complete()
+                continue
             # An end below the fetch offset in the same segment is a consumer ahead of a new leader's
             # HW: it waits for the HW to pass it, as in Kafka (answering at once would start a loop
             # of empty fetches until then).
             if fetch_offset.message_offset < end.message_offset:
-                accumulated += min(end.position_diff(fetch_offset), request.max_bytes)
-        if accumulated >= fetch.min_bytes:
+                bytes_available = min(end.position_diff(fetch_offset), request.max_bytes)
+                if self.quota.is_throttled(tp):
+                    accumulated_throttled += bytes_available
+                else:
+                    accumulated += bytes_available
+        if accumulated >= fetch.min_bytes or (
+            accumulated + accumulated_throttled >= fetch.min_bytes and not self.quota.is_quota_exceeded()
+        ):
             return self.force_complete()  # case D
         return False
 
@@ -88,5 +108,7 @@ class DelayedFetch(DelayedOperation):
         pass  # answered with whatever there is, in on_complete
 
     def on_complete(self) -> None:
-        results: dict[tuple, LogReadResult] = self.replica_manager.read_from_local_log(self.fetch_metadata)
+        results: dict[tuple, LogReadResult] = self.replica_manager.read_from_local_log(
+            self.fetch_metadata, self.quota
+        )
         self.response_callback(results)

@@ -13,9 +13,10 @@ How a config change travels (Kafka's ``AdminUtils.changeTopicConfig``, here ``Zk
 
 Every broker watches the children of ``/config/changes``. For each notification newer than the last
 one it processed it reads the entity's znode (the whole current set, not a diff) and hands it to the
-handler of the entity type: ``TopicConfigHandler`` for ``topics``. A broker starting up processes the
-notifications still there, harmlessly, since each only says "re-read"; it already read every topic's
-overrides when it built its ``LogManager``. Notifications older than ``change_expiration_ms`` (15
+handler of the entity type: ``TopicConfigHandler`` for ``topics``, ``BrokerConfigHandler`` for
+``brokers``. A broker starting up first hands each handler every entity's current configs (a
+throttle set before it started applies at once), then processes the notifications still there,
+harmlessly, since each only says "re-read". Notifications older than ``change_expiration_ms`` (15
 minutes, Kafka's) are deleted by whichever broker sees them after processing, so the directory does
 not grow forever, while a broker that was briefly disconnected still finds what it missed.
 """
@@ -53,10 +54,28 @@ class DynamicConfigManager:
         self._thread = threading.Thread(target=self._run, name="dynamic-config-manager", daemon=True)
 
     def startup(self) -> None:
-        """Process what is there now, then every change the watch reports."""
+        """Apply every entity's configs as they are now, then every change the watch reports."""
+        self.bootstrap()
         self._running = True
         self._thread.start()
         self.zk_utils.watch_children(ENTITY_CONFIG_CHANGES_PATH, self._on_children_change)
+
+    def bootstrap(self) -> None:
+        """Hand each handler the configs of every entity of its type that has some (Kafka's startup
+        does this for all types). One entity's bad set is logged and skipped: a broker starts with
+        the defaults for it rather than not at all."""
+        for entity_type, handler in self.config_handlers.items():
+            for entity, configs in self.zk_utils.fetch_all_entity_configs(entity_type).items():
+                try:
+                    handler.process_config_changes(entity, configs)
+                except Exception as e:
+                    log.error(
+                        "Error applying the configs %s of %s %s at startup: %s",
+                        configs,
+                        entity_type,
+                        entity,
+                        e,
+                    )
 
     def shutdown(self) -> None:
         self._running = False

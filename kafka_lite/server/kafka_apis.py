@@ -8,7 +8,9 @@ Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switch
          UpdateMetadata, StopReplica from the controller), 7.2.3 (a LeaderAndIsr moves the
          groups of a ``__consumer_offsets`` partition to its new leader's coordinator), 7.4
          (ControlledShutdown, answered by the controller's broker)
-Differs: no quotas (zero throttle time), no transactions (FindCoordinator for a transaction
+Differs: no client quotas (zero throttle time); a follower's fetch records in the leader's
+         replication quota the records of its throttled partitions, not their share of the
+         response's framing; no transactions (FindCoordinator for a transaction
          coordinator gets INVALID_REQUEST). OffsetCommit v0 and OffsetFetch v0 go to the group
          coordinator like the later versions (Kafka 0.10.1 keeps v0's offsets in ZooKeeper). A
          StopReplica of a ``__consumer_offsets`` partition unloads its groups whether or not it
@@ -18,8 +20,8 @@ Differs: no quotas (zero throttle time), no transactions (FindCoordinator for a 
 
 ``KafkaApis`` is given what it uses, as Kafka's constructor is: the request channel, the replica
 manager, the admin manager, the group coordinator, the controller, the metadata cache, the producer
-id manager, the config, the cluster id and the time. It owns no state of its own beyond the
-purgatory of early requests.
+id manager, the quota managers, the config, the cluster id and the time. It owns no state of its own
+beyond the purgatory of early requests.
 
 The group APIs (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
 OffsetFetch, DescribeGroups, ListGroups) are translated here and decided by the ``GroupCoordinator``.
@@ -88,6 +90,12 @@ from kafka_lite.server.replica_manager import (
     PartitionResponse,
     ReplicaManager,
 )
+from kafka_lite.server.replication_quota_manager import (
+    UNBOUNDED_QUOTA,
+    QuotaManagers,
+    ReplicaQuota,
+    ReplicationQuotaManager,
+)
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 
 log = logging.getLogger(__name__)
@@ -146,6 +154,7 @@ class KafkaApis:
         controller: KafkaController,
         metadata_cache: MetadataCache,
         producer_id_manager: ProducerIdManager,
+        quotas: QuotaManagers,
         config: KafkaConfig,
         cluster_id: str,
         time: Time,
@@ -157,6 +166,7 @@ class KafkaApis:
         self.controller = controller
         self.metadata_cache = metadata_cache
         self.producer_id_manager = producer_id_manager
+        self.quotas = quotas
         self.config = config
         self.cluster_id = cluster_id
         self.time = time
@@ -425,11 +435,22 @@ class KafkaApis:
             max_wait_ms=body["max_wait_time"],
         )
         self.replica_manager.fetch_messages(
-            fetch, lambda results: self._send_fetch_response(request, results)
+            fetch,
+            lambda results: self._send_fetch_response(request, fetch, results),
+            self.replication_quota(fetch),
         )
 
-    def _send_fetch_response(self, request: Request, results: dict[TopicPartition, LogReadResult]) -> None:
+    def replication_quota(self, fetch: FetchMetadata) -> ReplicaQuota:
+        """A follower's fetch obeys the leader side of the replication throttle; a consumer's none."""
+        return self.quotas.leader if fetch.is_from_follower else UNBOUNDED_QUOTA
+
+    def _send_fetch_response(
+        self, request: Request, fetch: FetchMetadata, results: dict[TopicPartition, LogReadResult]
+    ) -> None:
         version = request.header.api_version
+        if fetch.is_from_follower:
+            # The read already kept within the quota; what it sends now counts against it.
+            self.quotas.leader.record(self.size_of_throttled_partitions(results, self.quotas.leader))
         by_topic: dict[str, list] = {}
         for (topic, partition), r in results.items():
             header = {
@@ -450,6 +471,12 @@ class KafkaApis:
                 "responses": [{"topic": t, "partition_responses": ps} for t, ps in by_topic.items()],
             },
         )
+
+    @staticmethod
+    def size_of_throttled_partitions(
+        results: dict[TopicPartition, LogReadResult], quota: ReplicationQuotaManager
+    ) -> int:
+        return sum(r.size for tp, r in results.items() if quota.is_throttled(tp))
 
     def _fetched_bytes(self, records, version: int):
         if records is None or records.size_in_bytes() == 0:

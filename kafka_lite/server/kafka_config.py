@@ -142,6 +142,10 @@ CONFIG_DEF = (
             "Fetcher threads per leader broker; partitions are spread over them.")
     .define("replica.high.watermark.checkpoint.interval.ms", Type.LONG, 5000, Range.at_least(1), H,
             "How often each replica's high watermark is written to replication-offset-checkpoint.")
+    .define("replication.quota.window.num", Type.INT, 11, Range.at_least(1), L,
+            "Windows the replication throttle's byte rate is measured over (KIP-73).")
+    .define("replication.quota.window.size.seconds", Type.INT, 1, Range.at_least(1), L,
+            "The length of each of the replication throttle's windows.")
     # Controller
     .define("controller.socket.timeout.ms", Type.INT, 30000, None, M,
             "Timeout of the controller's requests to brokers.")

@@ -26,6 +26,7 @@ from kafka_lite.server.replica_fetcher_thread import ReplicaFetcherThread
 if TYPE_CHECKING:
     from kafka_lite.server.kafka_config import KafkaConfig
     from kafka_lite.server.replica_manager import ReplicaManager
+    from kafka_lite.server.replication_quota_manager import ReplicaQuota
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +48,15 @@ class BrokerAndInitialOffset:
 
 
 class ReplicaFetcherManager:
-    def __init__(self, config: KafkaConfig, replica_manager: ReplicaManager, time: Time) -> None:
+    def __init__(
+        self, config: KafkaConfig, replica_manager: ReplicaManager, time: Time, quota: ReplicaQuota
+    ) -> None:
+        """``quota``: the follower side of the replication throttle, shared by every fetcher thread."""
         self.config = config
         self.broker_id = config.broker_id
         self.replica_manager = replica_manager
         self.time = time
+        self.quota = quota
         self.num_fetchers = config["num.replica.fetchers"]
         self.fetcher_thread_map: dict[tuple[int, int], ReplicaFetcherThread] = {}
         self._map_lock = threading.Lock()
@@ -79,6 +84,7 @@ class ReplicaFetcherManager:
                         self.config,
                         self.replica_manager,
                         self.time,
+                        self.quota,
                         self._unpaused,
                     )
                     self.fetcher_thread_map[(broker_id, fetcher_id)] = thread

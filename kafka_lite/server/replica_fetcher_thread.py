@@ -2,8 +2,9 @@
 
 Mirrors: kafka.server.AbstractFetcherThread and kafka.server.ReplicaFetcherThread
          (core/src/main/scala/kafka/server/, Kafka 0.10.1; the truncation by leader epoch before
-         fetching is 0.11's, KIP-101, and so is the log start offset each fetch carries, KIP-107)
-Book:    chapter 6, 6.2.2 (the replica fetcher thread)
+         fetching is 0.11's, KIP-101, and so is the log start offset each fetch carries, KIP-107;
+         the replication throttle's in-sync exception is 0.10.1.1's)
+Book:    chapter 6, 6.2.2 (the replica fetcher thread); chapter 7, 7.1.6 (the follower's throttle)
 Differs: one class where Kafka has the abstract loop and the replica-specific callbacks in two (its
          old consumer's fetcher shared the loop; ours has no other user). The Fetch request goes
          through kafka_lite's own ``NetworkClient`` (chapter 2), sent and awaited the way Kafka's
@@ -11,6 +12,7 @@ Differs: one class where Kafka has the abstract loop and the replica-specific ca
          election is fatal for the partition, not the process: Kafka halts the broker; kafka_lite
          stops fetching that partition (as Kafka 2.4 marks it failed), because its brokers often
          share a process with a notebook, a test or other brokers. A new LeaderAndIsr adds it back.
+         Each partition's lag is a number in ``fetcher_lag`` (Kafka's ``FetcherLagStats`` gauges).
 
 The loop, ``do_work``: build one Fetch request for every partition not backing off, from its fetch
 offset (the follower's LEO), with ``replica_id`` set to this broker's id so that the leader reads up to
@@ -27,6 +29,11 @@ truncated to the leader's end if it is ahead of the leader, and restarted at the
 Before it fetches, a partition added with ``truncating`` first asks the leader where its own latest
 leader epoch ends (OffsetsForLeaderEpoch) and truncates there: records it has past that point were
 written by a leader that was later replaced, and the new leader does not have them.
+
+The follower side of the replication throttle (KIP-73): while the follower quota is exceeded, a
+partition the topic's ``follower.replication.throttled.replicas`` names for this broker is left out of
+the next Fetch, unless this replica has caught up with the leader (``should_follower_throttle``); the
+bytes fetched for throttled partitions are recorded in the quota.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from kafka_lite.network.selector import Selector
 if TYPE_CHECKING:
     from kafka_lite.server.kafka_config import KafkaConfig
     from kafka_lite.server.replica_manager import ReplicaManager
+    from kafka_lite.server.replication_quota_manager import ReplicaQuota
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +99,7 @@ class ReplicaFetcherThread(threading.Thread):
         config: KafkaConfig,
         replica_manager: ReplicaManager,
         time: Time,
+        quota: ReplicaQuota,
         unpaused: threading.Event | None = None,
     ) -> None:
         super().__init__(name=name, daemon=True)
@@ -100,6 +109,7 @@ class ReplicaFetcherThread(threading.Thread):
         self.broker_id = config.broker_id
         self.replica_manager = replica_manager
         self.time = time
+        self.quota = quota
         self.max_wait_ms = config["replica.fetch.wait.max.ms"]
         self.min_bytes = config["replica.fetch.min.bytes"]
         self.max_bytes = config["replica.fetch.response.max.bytes"]
@@ -116,6 +126,8 @@ class ReplicaFetcherThread(threading.Thread):
         )
         self.client.set_node(self.source_node, host, port)
         self.partition_states: OrderedDict[TopicPartition, PartitionFetchState] = OrderedDict()
+        # each partition's lag behind its leader's HW after its last fetch (Kafka's FetcherLagStats)
+        self.fetcher_lag: dict[TopicPartition, int] = {}
         self.partition_map_cond = threading.Condition()
         self._running = True
         # A test hook, shared by the manager's threads: while cleared, nothing is fetched (a follower
@@ -139,6 +151,7 @@ class ReplicaFetcherThread(threading.Thread):
         with self.partition_map_cond:
             for tp in tps:
                 self.partition_states.pop(tp, None)
+                self.fetcher_lag.pop(tp, None)
 
     def partition_count(self) -> int:
         with self.partition_map_cond:
@@ -174,8 +187,24 @@ class ReplicaFetcherThread(threading.Thread):
 
     def build_fetch_request(self, now: int) -> dict[TopicPartition, int]:
         """The fetch offset of every partition that is not backing off, in the map's order (a partition
-        that was just fetched moves to the end, so a large one cannot starve the others)."""
-        return {tp: s.fetch_offset for tp, s in self.partition_states.items() if s.is_ready_for_fetch(now)}
+        that was just fetched moves to the end, so a large one cannot starve the others), leaving out
+        the throttled ones while the follower quota is exceeded."""
+        return {
+            tp: s.fetch_offset
+            for tp, s in self.partition_states.items()
+            if s.is_ready_for_fetch(now) and not self.should_follower_throttle(self.quota, tp)
+        }
+
+    def should_follower_throttle(self, quota: ReplicaQuota, tp: TopicPartition) -> bool:
+        """Kafka 0.10.1.1's ``shouldFollowerThrottle``: a throttled partition, over the quota, that
+        has not caught up. The follower cannot see the leader's ISR, so "in sync" is its own lag:
+        nothing left to fetch below the leader's HW at its last fetch."""
+        return quota.is_throttled(tp) and quota.is_quota_exceeded() and not self.is_replica_in_sync(tp)
+
+    def is_replica_in_sync(self, tp: TopicPartition) -> bool:
+        """Kafka's ``FetcherLagStats.isReplicaInSync``: a lag known and not positive."""
+        lag = self.fetcher_lag.get(tp)
+        return lag is not None and lag <= 0
 
     def process_fetch_request(self, fetch_request: dict[TopicPartition, int]) -> None:
         partitions_with_error: set[TopicPartition] = set()
@@ -200,6 +229,8 @@ class ReplicaFetcherThread(threading.Thread):
                         next_offset = self.process_partition_data(tp, state.fetch_offset, data)
                         self.partition_states.move_to_end(tp)
                         state.fetch_offset = next_offset
+                        high_watermark = data["partition_header"]["high_watermark"]
+                        self.fetcher_lag[tp] = max(0, high_watermark - next_offset)
                     elif error is Errors.OFFSET_OUT_OF_RANGE:
                         state.fetch_offset = self.handle_offset_out_of_range(tp)
                     else:
@@ -328,6 +359,8 @@ class ReplicaFetcherThread(threading.Thread):
         replica.high_watermark = follower_high_watermark
         # the leader's log start: a DeleteRecords there deletes here too (Kafka 0.11, KIP-107)
         replica.log.maybe_increment_log_start_offset(data["partition_header"]["log_start_offset"])
+        if self.quota.is_throttled(tp):
+            self.quota.record(len(raw))
         return replica.log_end_offset
 
     # --8<-- [end:process_partition_data]

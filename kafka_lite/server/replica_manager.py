@@ -4,9 +4,11 @@ the replication that keeps followers in step with their leaders.
 Mirrors: kafka.server.ReplicaManager (core/src/main/scala/kafka/server/ReplicaManager.scala, Kafka 0.10.1):
          appendMessages, fetchMessages/readFromLocalLog, updateFollowerLogReadResults,
          becomeLeaderOrFollower/makeLeaders/makeFollowers, stopReplicas, maybeShrinkIsr,
-         maybePropagateIsrChanges, checkpointHighWatermarks; 0.11's deleteRecords (KIP-107)
+         maybePropagateIsrChanges, checkpointHighWatermarks; 0.11's deleteRecords (KIP-107);
+         0.10.1.1's shouldLeaderThrottle (the replication throttle, KIP-73)
 Book:    chapter 6, 6.2.1 (the replica manager), 6.3 (DelayedProduce, DelayedFetch); chapter 7, 7.2
-         (LeaderAndIsr, StopReplica), 7.2.1 (creating the partitions a LeaderAndIsr names)
+         (LeaderAndIsr, StopReplica), 7.2.1 (creating the partitions a LeaderAndIsr names), 7.1.6
+         (a reassignment's throttled replication)
 Differs: the ISR check runs every half of ``replica.lag.time.max.ms`` (Kafka 0.11; 0.10.1 every
          whole one); a partition the cluster has but this broker does not host is answered
          NOT_LEADER_FOR_PARTITION (Kafka 2.0; 0.10.1 said UNKNOWN_TOPIC_OR_PARTITION); a follower's
@@ -70,6 +72,7 @@ from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
 from kafka_lite.server.replica_fetcher_manager import BrokerAndInitialOffset, ReplicaFetcherManager
+from kafka_lite.server.replication_quota_manager import UNBOUNDED_QUOTA, ReplicaQuota, ReplicationQuotaManager
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import Scheduler
 from kafka_lite.zk.zk_utils import LeaderAndIsr, ZkUtils
@@ -164,9 +167,12 @@ class ReplicaManager:
         delayed_produce_purgatory: DelayedOperationPurgatory | None = None,
         delayed_fetch_purgatory: DelayedOperationPurgatory | None = None,
         delayed_delete_records_purgatory: DelayedOperationPurgatory | None = None,
+        *,
+        quota_manager: ReplicationQuotaManager,
     ) -> None:
         """``zk_utils`` None keeps ISR changes on this broker alone, and the purgatories may be given
-        (with a ``MockTimer``), as in Kafka: for notebooks and unit tests."""
+        (with a ``MockTimer``), as in Kafka: for notebooks and unit tests. ``quota_manager`` is the
+        follower side of the replication throttle, which the fetcher threads obey."""
         self.config = config
         self.broker_id = config.broker_id
         self.time = time
@@ -175,6 +181,7 @@ class ReplicaManager:
         self.log_manager = log_manager
         self.topic_config_lookup = topic_config_lookup
         self.metadata_cache = metadata_cache
+        self.quota_manager = quota_manager
         self.controller_epoch = -1
         self._partitions: dict[TopicPartition, Partition] = {}
         self._replica_state_change_lock = threading.RLock()
@@ -195,7 +202,7 @@ class ReplicaManager:
     def create_replica_fetcher_manager(self) -> ReplicaFetcherManager:
         """The followers' fetchers (Kafka's ``createReplicaFetcherManager``, which tests override to
         play the fetchers themselves)."""
-        return ReplicaFetcherManager(self.config, self, self.time)
+        return ReplicaFetcherManager(self.config, self, self.time, self.quota_manager)
 
     def startup(self) -> None:
         """The ISR's two periodic tasks: expire laggards, and announce changes to the controller."""
@@ -620,13 +627,19 @@ class ReplicaManager:
     # -- fetch -------------------------------------------------------------------------------------------------
 
     # --8<-- [start:fetch_messages]
-    def fetch_messages(self, fetch: FetchMetadata, response_callback: Callable[[dict], None]) -> None:
+    def fetch_messages(
+        self,
+        fetch: FetchMetadata,
+        response_callback: Callable[[dict], None],
+        quota: ReplicaQuota = UNBOUNDED_QUOTA,
+    ) -> None:
         """Read now if there is ``min_bytes`` of data (or no wait allowed); else park a ``DelayedFetch``.
 
         A follower's fetch also moves its LEO on the leader, which may grow the ISR and move the HW.
         ``response_callback`` gets {tp: LogReadResult}, on this thread or on the one completing it later.
+        ``quota``: the leader's replication throttle for a follower's fetch, none for a consumer's.
         """
-        results = self.read_from_local_log(fetch)
+        results = self.read_from_local_log(fetch, quota)
         if fetch.is_from_follower:
             self.update_follower_log_read_results(fetch.replica_id, results)
         bytes_readable = sum(r.size for r in results.values())
@@ -635,16 +648,20 @@ class ReplicaManager:
             response_callback(results)
             return
         start_offsets = {tp: r.fetch_offset_metadata for tp, r in results.items() if r.fetch_offset_metadata}
-        operation = DelayedFetch(fetch.max_wait_ms, fetch, start_offsets, self, response_callback)
+        operation = DelayedFetch(fetch.max_wait_ms, fetch, start_offsets, self, quota, response_callback)
         self.delayed_fetch_purgatory.try_complete_else_watch(operation, list(fetch.partitions))
 
     # --8<-- [end:fetch_messages]
 
     # --8<-- [start:read_from_local_log]
-    def read_from_local_log(self, fetch: FetchMetadata) -> dict[TopicPartition, LogReadResult]:
+    def read_from_local_log(
+        self, fetch: FetchMetadata, quota: ReplicaQuota = UNBOUNDED_QUOTA
+    ) -> dict[TopicPartition, LogReadResult]:
         """Read each partition, consumers up to its HW and followers up to its LEO, within the
         partition's and the request's byte limits; the first partition returns at least one whole
-        batch even if it is larger (KIP-74), so a big batch can never block a fetcher."""
+        batch even if it is larger (KIP-74), so a big batch can never block a fetcher. A throttled
+        partition read for an out-of-sync follower while the leader is over its quota returns no
+        records (KIP-73): the follower asks again from the same offset."""
         results = {}
         remaining = fetch.max_bytes
         first = True
@@ -663,6 +680,8 @@ class ReplicaManager:
                 limit = max(min(request.max_bytes, remaining), 0)  # a negative max_bytes reads nothing
                 info = replica.log.read(request.offset, limit, max_offset=max_offset, min_one_message=first)
                 records = info.records
+                if self.should_leader_throttle(quota, tp, fetch.replica_id):
+                    records = MemoryRecords(b"")
                 results[tp] = LogReadResult(
                     Errors.NONE, hw, replica.log.log_start_offset, records,
                     request.offset, initial_log_end_offset, fetch_time_ms, info.fetch_offset_metadata,
@@ -680,6 +699,17 @@ class ReplicaManager:
         return results
 
     # --8<-- [end:read_from_local_log]
+
+    # --8<-- [start:should_leader_throttle]
+    def should_leader_throttle(self, quota: ReplicaQuota, tp: TopicPartition, replica_id: int) -> bool:
+        """Kafka 0.10.1.1's ``shouldLeaderThrottle``: a throttled partition, over the quota, read for
+        a follower outside the ISR. A follower in the ISR is never held back: 0.10.1.0 throttled it
+        too, and then dropped it from the ISR for lagging."""
+        partition = self._partitions.get(tp)
+        is_replica_in_sync = partition is not None and replica_id in partition.isr
+        return quota.is_throttled(tp) and quota.is_quota_exceeded() and not is_replica_in_sync
+
+    # --8<-- [end:should_leader_throttle]
 
     # --8<-- [start:update_follower_log_read_results]
     def update_follower_log_read_results(

@@ -39,6 +39,10 @@ from kafka_lite.server.replica_manager import (
     LogReadResult,
     ReplicaManager,
 )
+from kafka_lite.server.replication_quota_manager import (
+    ReplicationQuotaManagerConfig,
+    replication_quota_managers,
+)
 from kafka_lite.testing.mock_timer import MockTimer
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import MockScheduler
@@ -61,7 +65,7 @@ class PlayedFetcherManager(ReplicaFetcherManager):
 
 class InProcessReplicaManager(ReplicaManager):
     def create_replica_fetcher_manager(self) -> ReplicaFetcherManager:
-        return PlayedFetcherManager(self.config, self, self.time)
+        return PlayedFetcherManager(self.config, self, self.time, self.quota_manager)
 
 
 def in_process_replica_manager(directory: Path, broker_id: int, time: MockTime, **props) -> ReplicaManager:
@@ -83,6 +87,7 @@ def in_process_replica_manager(directory: Path, broker_id: int, time: MockTime, 
         config, time, None, scheduler, log_manager, lambda topic: {},
         delayed_produce_purgatory=DelayedOperationPurgatory("Produce", time, MockTimer(time), reaper_enabled=False),
         delayed_fetch_purgatory=DelayedOperationPurgatory("Fetch", time, MockTimer(time), reaper_enabled=False),
+        quota_manager=replication_quota_managers(ReplicationQuotaManagerConfig(), time).follower,
     )  # fmt: skip
     manager.startup()
     return manager
@@ -156,8 +161,9 @@ class InProcessFetcherThread(ReplicaFetcherThread):
 
     def __init__(self, follower: ReplicaManager, leader: ReplicaManager) -> None:
         super().__init__(
-            "played-fetcher", 0, (leader.broker_id, "127.0.0.1", 1), follower.config, follower, follower.time
-        )
+            "played-fetcher", 0, (leader.broker_id, "127.0.0.1", 1), follower.config, follower, follower.time,
+            follower.quota_manager,
+        )  # fmt: skip
         self.leader = leader
 
     def send_and_receive(self, api: ApiKeys, version: int, body: dict) -> dict:

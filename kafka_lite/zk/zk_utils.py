@@ -16,6 +16,8 @@ The layout (a learner can browse it with ``zkCli``)::
     /controller                             ephemeral: {"brokerid": <the controller>}
     /controller_epoch                       bumped by every new controller
     /config/topics/<topic>                  {"version":1,"config":{...}}: a topic's setting overrides
+    /config/brokers/<id>                    {"version":1,"config":{...}}: a broker's dynamic configs
+                                            (the replication throttle's rates, KIP-73)
     /config/changes/config_change_<n>       {"version":2,"entity_path":"topics/<t>"}: "re-read these
                                             overrides", for every broker's DynamicConfigManager
     /cluster/id                             the cluster id (Metadata v2+ reports it)
@@ -74,6 +76,7 @@ ISR_CHANGE_NOTIFICATION_PREFIX = "isr_change_"  # ReplicationUtils.IsrChangeNoti
 ISR_CHANGE_NOTIFICATION_VERSION = 1  # IsrChangeNotificationListener.version
 ENTITY_CONFIG_CHANGE_ZNODE_PREFIX = "config_change_"  # AdminUtils.EntityConfigChangeZnodePrefix
 CONFIG_TYPE_TOPIC = "topics"  # kafka.server.ConfigType.Topic
+CONFIG_TYPE_BROKER = "brokers"  # kafka.server.ConfigType.Broker
 # ZooKeeper refuses a znode larger than jute.maxbuffer (0xfffff bytes by default), and drops the
 # connection of the client that sends one: a topic's whole assignment must fit in one znode.
 ZK_MAX_BUFFER = 0xFFFFF
@@ -543,6 +546,20 @@ class ZkUtils:
         """Every topic's overrides, for a broker starting up (Kafka's ``fetchAllTopicConfigs``)."""
         return {topic: self.get_topic_config(topic) for topic in self.get_all_topics()}
 
+    def get_all_entities_with_config(self, entity_type: str) -> list[str]:
+        """The entities of a type with a config znode (Kafka's ``getAllEntitiesWithConfig``)."""
+        try:
+            return sorted(self.client.get_children(f"{ENTITY_CONFIG_PATH}/{entity_type}"))
+        except NoNodeError:
+            return []
+
+    def fetch_all_entity_configs(self, entity_type: str) -> dict[str, dict[str, str]]:
+        """Every entity's configs of one type (Kafka's ``AdminUtils.fetchAllEntityConfigs``)."""
+        return {
+            e: self.fetch_entity_config(entity_type, e)
+            for e in self.get_all_entities_with_config(entity_type)
+        }
+
     # --8<-- [start:change_topic_config]
     def change_topic_config(self, topic: str, configs: dict[str, str]) -> str:
         """Replace a topic's overrides and tell every broker (Kafka's ``AdminUtils.changeTopicConfig``
@@ -552,20 +569,30 @@ class ZkUtils:
         always applies the latest set, however many notifications it missed. Return its path."""
         if not self.client.exists(topic_path(topic)):
             raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"Topic '{topic}' does not exist.")
+        return self.change_entity_config(CONFIG_TYPE_TOPIC, topic, configs)
+
+    def change_entity_config(self, entity_type: str, entity: str, configs: dict[str, str]) -> str:
+        """Kafka's ``AdminUtils.changeEntityConfig``: the entity's whole new set, then the notification."""
         data = _kafka_json({"version": 1, "config": dict(configs)})
-        path = f"{TOPIC_CONFIG_PATH}/{topic}"
+        path = f"{ENTITY_CONFIG_PATH}/{entity_type}/{entity}"
         try:
             self.client.set(path, data)
-        except NoNodeError:  # a topic created by a tool that wrote no config znode
+        except NoNodeError:  # no overrides before (or a topic created by a tool that wrote no config znode)
             self.client.create(path, data, makepath=True)
         return self.client.create(
             f"{ENTITY_CONFIG_CHANGES_PATH}/{ENTITY_CONFIG_CHANGE_ZNODE_PREFIX}",
-            _kafka_json({"version": 2, "entity_path": f"{CONFIG_TYPE_TOPIC}/{topic}"}),
+            _kafka_json({"version": 2, "entity_path": f"{entity_type}/{entity}"}),
             sequence=True,
             makepath=True,
         )
 
     # --8<-- [end:change_topic_config]
+
+    def change_broker_config(self, broker_ids: list[int], configs: dict[str, str]) -> None:
+        """Replace each broker's dynamic configs at ``/config/brokers/<id>`` and tell every broker
+        (Kafka's ``AdminUtils.changeBrokerConfig`` after its validation, which is the caller's)."""
+        for broker_id in broker_ids:
+            self.change_entity_config(CONFIG_TYPE_BROKER, str(broker_id), configs)
 
     def get_config_change_notifications(self) -> list[str]:
         """The ``config_change_<n>`` children, oldest first."""

@@ -55,6 +55,47 @@ def test_arguments_that_cannot_work_are_named(capsys, args, message):
     assert code == 2 and message in err
 
 
+@pytest.mark.integration
+def test_configs_describes_and_alters_a_brokers_throttle_rates_in_zookeeper(zookeeper, capsys):
+    """The 0.11 way: ``--zookeeper`` writes ``/config/brokers/<id>``, checked first; a bad rate or an
+    unknown name is refused and nothing is written."""
+    import uuid
+
+    connect = f"{zookeeper.connect_string}/configs-cli-{uuid.uuid4().hex[:8]}"
+    zk = ZkUtils(connect)
+    zk.setup_common_paths()
+    try:
+        base = ["configs", "--zookeeper", connect, "--entity-type", "brokers", "--entity-name", "1"]
+        code, out, _ = _run(capsys, *base, "--alter", "--add-config", "leader.replication.throttled.rate=1024,follower.replication.throttled.rate=2048")  # fmt: skip
+        assert (code, out.strip()) == (0, "Completed Updating config for entity: brokers '1'.")
+        assert zk.fetch_entity_config("brokers", "1") == {
+            "leader.replication.throttled.rate": "1024",
+            "follower.replication.throttled.rate": "2048",
+        }
+        assert zk.get_config_change_notifications(), "the brokers are told"
+        code, out, _ = _run(capsys, *base, "--describe")
+        assert out.strip() == (
+            "Configs for brokers '1' are leader.replication.throttled.rate=1024,follower.replication.throttled.rate=2048"
+        )
+        code, _, _ = _run(capsys, *base, "--alter", "--delete-config", "follower.replication.throttled.rate")
+        assert zk.fetch_entity_config("brokers", "1") == {"leader.replication.throttled.rate": "1024"}
+
+        for bad, message in [
+            ("leader.replication.throttled.rate=-1", "Value must be at least 0"),
+            ("leader.replication.throttled.rate=fast", "Expected value to be a 64-bit integer"),
+            ("log.retention.ms=5", "Unknown configuration 'log.retention.ms'"),
+        ]:
+            code, _, err = _run(capsys, *base, "--alter", "--add-config", bad)
+            assert code == 2 and message in err
+        assert zk.fetch_entity_config("brokers", "1") == {"leader.replication.throttled.rate": "1024"}
+        code, _, err = _run(capsys, *base[:-1], "one", "--describe")
+        assert code == 2 and "must be a single integer value" in err
+        code, _, err = _run(capsys, "configs", "--zookeeper", connect, "--entity-type", "topics", "--entity-name", "t", "--describe")  # fmt: skip
+        assert code == 2 and "--zookeeper goes with --entity-type brokers" in err
+    finally:
+        zk.close()
+
+
 @pytest.mark.unit
 @pytest.mark.parametrize(
     ("content", "message"),

@@ -160,6 +160,85 @@ def test_verify_reports_a_partition_whose_replicas_are_not_the_plans_as_failed(z
     ]
 
 
+# -- --throttle (KIP-73) -----------------------------------------------------------------------------------------
+
+
+def test_execute_with_a_throttle_sets_the_rates_and_the_moving_replicas_and_verify_removes_them(
+    zk_only, tmp_path, capsys
+):
+    """[0, 1] -> [2, 1] and [1, 2] unchanged: the leader side throttles partition 0's current replicas,
+    the follower side the one it gains (broker 2); the rate goes on brokers 0, 1 and 2. A --verify
+    while the move runs keeps it; once the assignment is the plan's, it removes all of it."""
+    connect, zk = zk_only
+    zk.change_topic_config("orders", {"retention.ms": "60000"})
+    zk.change_broker_config([0], {"some.other.config": "kept"})
+    plan = _json_file(tmp_path, _plan(("orders", 0, [2, 1]), ("orders", 1, [1, 2])))
+    code, out, _ = _run(
+        capsys, "reassign-partitions", "--zookeeper", connect, "--execute", "--reassignment-json-file", plan,
+        "--throttle", "1000",
+    )  # fmt: skip
+    assert code == 0
+    assert "Warning: You must run Verify periodically, until the reassignment completes" in out
+    assert "The throttle limit was set to 1000 B/s" in out
+    assert zk.get_topic_config("orders") == {
+        "retention.ms": "60000",
+        "leader.replication.throttled.replicas": "0:0,0:1",
+        "follower.replication.throttled.replicas": "0:2",
+    }
+    rates = {"leader.replication.throttled.rate": "1000", "follower.replication.throttled.rate": "1000"}
+    assert zk.fetch_all_entity_configs("brokers") == {
+        "0": {"some.other.config": "kept", **rates},
+        "1": rates,
+        "2": rates,
+    }
+
+    # rerun while it runs: only the rate changes
+    code, out, _ = _run(
+        capsys, "reassign-partitions", "--zookeeper", connect, "--execute", "--reassignment-json-file", plan,
+        "--throttle", "5000",
+    )  # fmt: skip
+    assert (code, out.splitlines()) == (
+        0, ["There is an existing assignment running.", "The throttle limit was set to 5000 B/s"]
+    )  # fmt: skip
+    assert zk.fetch_entity_config("brokers", "2")["follower.replication.throttled.rate"] == "5000"
+
+    code, out, _ = _run(
+        capsys, "reassign-partitions", "--zookeeper", connect, "--verify", "--reassignment-json-file", plan
+    )
+    assert "Throttle was removed." not in out, "partition 0 is still moving"
+    assert zk.fetch_entity_config("brokers", "1") != {}
+
+    # what the controller does when the move completes
+    zk.client.delete(REASSIGN_PARTITIONS_PATH)
+    zk.update_partition_assignment("orders", {0: [2, 1], 1: [1, 2]})
+    code, out, _ = _run(
+        capsys, "reassign-partitions", "--zookeeper", connect, "--verify", "--reassignment-json-file", plan
+    )
+    assert (code, out.splitlines()[-1]) == (0, "Throttle was removed.")
+    assert zk.get_topic_config("orders") == {"retention.ms": "60000"}
+    assert zk.fetch_all_entity_configs("brokers") == {"0": {"some.other.config": "kept"}, "1": {}, "2": {}}
+    code, out, _ = _run(
+        capsys, "reassign-partitions", "--zookeeper", connect, "--verify", "--reassignment-json-file", plan
+    )
+    assert "Throttle was removed." not in out, "nothing left to remove"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--verify", "--reassignment-json-file", "p.json", "--throttle", "10"],
+         'Option "--verify" can\'t be used with option "--throttle"'),
+        (["--generate", "--broker-list", "1", "--topics-to-move-json-file", "t.json", "--throttle", "10"],
+         'Option "--generate" can\'t be used with option "--throttle"'),
+        (["--execute", "--reassignment-json-file", "p.json", "--throttle", "-5"], "--throttle -5"),
+    ],
+)  # fmt: skip
+def test_throttle_goes_only_with_execute(capsys, argv, message):
+    code, _, err = _run(capsys, "reassign-partitions", "--zookeeper", "127.0.0.1:1", *argv)
+    assert code == 2
+    assert message in err
+
+
 # -- --generate ----------------------------------------------------------------------------------------------
 
 

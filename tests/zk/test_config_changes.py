@@ -101,8 +101,42 @@ def test_a_started_manager_follows_the_watch(zk_utils, make_zk_utils):
     manager = DynamicConfigManager(make_zk_utils(), {"topics": handler})
     manager.startup()
     try:
+        assert handler.changes == [("orders", {})], "startup hands over every topic's configs as they are"
         zk_utils.change_topic_config("orders", {"cleanup.policy": "compact"})
-        wait_until(lambda: handler.changes == [("orders", {"cleanup.policy": "compact"})], what="the change")
+        wait_until(
+            lambda: handler.changes[1:] == [("orders", {"cleanup.policy": "compact"})], what="the change"
+        )
+    finally:
+        manager.shutdown()
+
+
+def test_change_broker_config_writes_each_brokers_znode_and_a_notification(zk_utils):
+    zk_utils.change_broker_config([1, 2], {"leader.replication.throttled.rate": "1000"})
+    assert (
+        raw(zk_utils, "/config/brokers/1")
+        == b'{"version":1,"config":{"leader.replication.throttled.rate":"1000"}}'
+    )
+    assert zk_utils.fetch_all_entity_configs("brokers") == {
+        "1": {"leader.replication.throttled.rate": "1000"},
+        "2": {"leader.replication.throttled.rate": "1000"},
+    }
+    [first, second] = zk_utils.get_config_change_notifications()
+    assert raw(zk_utils, f"/config/changes/{first}") == b'{"version":2,"entity_path":"brokers/1"}'
+    assert raw(zk_utils, f"/config/changes/{second}") == b'{"version":2,"entity_path":"brokers/2"}'
+    zk_utils.change_broker_config([1], {})
+    assert zk_utils.fetch_entity_config("brokers", "1") == {}
+
+
+def test_a_starting_manager_applies_the_brokers_configs_then_their_changes(zk_utils, make_zk_utils):
+    zk_utils.change_broker_config([1], {"follower.replication.throttled.rate": "500"})
+    brokers, topics = RecordingHandler(), RecordingHandler()
+    manager = DynamicConfigManager(make_zk_utils(), {"brokers": brokers, "topics": topics})
+    manager.startup()
+    try:
+        assert brokers.changes == [("1", {"follower.replication.throttled.rate": "500"})]
+        assert topics.changes == []
+        zk_utils.change_broker_config([1], {})
+        wait_until(lambda: brokers.changes[-1] == ("1", {}), what="the rate removed")
     finally:
         manager.shutdown()
 
@@ -153,6 +187,34 @@ def test_alter_configs_refuses_bad_input_with_kafkas_errors_and_writes_nothing(a
     )
     assert zk_utils.get_topic_config("orders") == {"retention.ms": "5"}
     assert len(zk_utils.get_config_change_notifications()) == 1
+
+
+def test_the_throttled_replicas_lists_are_topic_configs_checked_before_they_are_written(
+    admin_manager, zk_utils
+):
+    zk_utils.create_topic("orders", {0: [1]})
+    topic = (ResourceType.TOPIC, "orders")
+    [(error, message)] = admin_manager.alter_configs(
+        {topic: {"leader.replication.throttled.replicas": "0:1,1-2"}}, validate_only=False
+    ).values()
+    assert error is Errors.INVALID_REQUEST
+    assert "leader.replication.throttled.replicas must be the literal '*' or a list of replicas" in message
+    assert zk_utils.get_topic_config("orders") == {}
+
+    throttles = {
+        "leader.replication.throttled.replicas": "0:1",
+        "follower.replication.throttled.replicas": "*",
+    }
+    assert admin_manager.alter_configs({topic: throttles}, validate_only=False)[topic] == (Errors.NONE, None)
+    [result] = admin_manager.describe_configs({topic: None}, include_synonyms=True).values()
+    entries = {e.name: e for e in result.entries}
+    leader = entries["leader.replication.throttled.replicas"]
+    assert (leader.value, leader.source) == ("0:1", ConfigSource.TOPIC_CONFIG)
+    assert [(s.name, s.value, s.source) for s in leader.synonyms] == [
+        ("leader.replication.throttled.replicas", "0:1", ConfigSource.TOPIC_CONFIG),
+        ("leader.replication.throttled.replicas", "", ConfigSource.DEFAULT_CONFIG),
+    ]
+    assert entries["follower.replication.throttled.replicas"].value == "*"
 
 
 def test_describe_configs_says_where_each_value_comes_from(admin_manager, zk_utils):
