@@ -1,0 +1,238 @@
+"""A stream task: one sub-topology working through one partition of each of its source topics.
+
+Mirrors: org.apache.kafka.streams.processor.internals.StreamTask and AbstractTask
+         (streams/src/main/java/org/apache/kafka/streams/processor/internals/, Kafka 0.10.1)
+Book:    chapter 9, 9.1.2 (threads and tasks)
+Differs: the record collector and the state manager are passed in (explicit collaborators), where
+         Kafka's task builds a ``RecordCollector`` over the producer and a ``ProcessorStateManager``
+         itself: so the test driver runs this same task with a collector that captures output. The
+         config is a dict of Kafka's names (``buffered.records.per.partition``,
+         ``timestamp.extractor``); there is no ``StreamsConfig`` class. No metrics and no record
+         cache (0.10.1's ``ThreadCache``). The current node lives in the context alone (0.11).
+
+The stream thread drives a task with four calls, in its run loop:
+
+    add_records(tp, records)   what the consumer fetched for tp -> its RecordQueue; pause tp if the
+                               queue holds more than buffered.records.per.partition
+    process()                  one record: the partition group picks it (smallest partition time),
+                               the source node of its topic forwards it down the graph; resume tp
+                               once its queue is back down to the limit
+    maybe_punctuate()          fire the punctuations due at the current stream time
+    commit()                   when commit.interval.ms has passed or a processor asked for it:
+                               flush the stores, flush the producer, then commit the offsets
+
+The order inside ``commit`` is the at-least-once guarantee: the input offsets are committed only
+after the state and the output they produced are safely written. A crash before the commit means
+the records are processed again after a restart (duplicates possible, loss not). The committed
+offset is the last processed offset + 1, the next record to read, as the consumer's convention is.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.consumer.consumer_record import ConsumerRecord
+from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.streams.errors import StreamsException
+from kafka_lite.streams.processor.internals.min_timestamp_tracker import NOT_KNOWN
+from kafka_lite.streams.processor.internals.partition_group import PartitionGroup, RecordInfo
+from kafka_lite.streams.processor.internals.processor_context_impl import NONEXIST_TOPIC, ProcessorContextImpl
+from kafka_lite.streams.processor.internals.processor_node import ProcessorNode
+from kafka_lite.streams.processor.internals.processor_record_context import ProcessorRecordContext
+from kafka_lite.streams.processor.internals.processor_topology import ProcessorTopology
+from kafka_lite.streams.processor.internals.punctuation_queue import PunctuationQueue, PunctuationSchedule
+from kafka_lite.streams.processor.internals.record_collector import RecordCollector
+from kafka_lite.streams.processor.internals.record_queue import RecordQueue
+from kafka_lite.streams.processor.internals.stamped_record import StampedRecord
+from kafka_lite.streams.processor.task_id import TaskId
+from kafka_lite.streams.processor.timestamp_extractor import ConsumerRecordTimestampExtractor, TimestampExtractor
+
+log = logging.getLogger(__name__)
+
+BUFFERED_RECORDS_PER_PARTITION_CONFIG = "buffered.records.per.partition"
+TIMESTAMP_EXTRACTOR_CLASS_CONFIG = "timestamp.extractor"
+DEFAULT_BUFFERED_RECORDS_PER_PARTITION = 1000  # StreamsConfig's default, 0.10.1
+
+
+class StreamTask:
+    """Kafka's ``StreamTask``: buffers, orders and processes the records of its partitions."""
+
+    def __init__(
+        self,
+        task_id: TaskId,
+        application_id: str,
+        partitions: list[TopicPartition],
+        topology: ProcessorTopology,
+        consumer: Any,
+        record_collector: RecordCollector,
+        state_mgr: Any,
+        config: dict[str, Any],
+    ) -> None:
+        self.id = task_id
+        self.application_id = application_id
+        self.partitions = set(partitions)
+        self.topology = topology
+        self.consumer = consumer  # pause, resume, commit_sync: a KafkaConsumer
+        self.record_collector = record_collector
+        self.state_mgr = state_mgr
+        self.log_prefix = f"task [{task_id}]"
+        self.punctuation_queue = PunctuationQueue()
+        self.max_buffered_size = config.get(BUFFERED_RECORDS_PER_PARTITION_CONFIG, DEFAULT_BUFFERED_RECORDS_PER_PARTITION)
+        self.consumed_offsets: dict[TopicPartition, int] = {}
+        self.commit_requested = False
+        self.commit_offset_needed = False
+        self.requires_poll = True
+        self.record_info = RecordInfo()
+
+        # A queue for each partition, read by the source node of the partition's topic.
+        partition_queues = {tp: RecordQueue(tp, topology.source(tp.topic)) for tp in partitions}
+        self.partition_group = PartitionGroup(partition_queues, _timestamp_extractor(config))
+
+        self.processor_context = ProcessorContextImpl(task_id, self, config, record_collector, state_mgr)
+        log.info("%s Initializing state stores", self.log_prefix)
+        for store in topology.state_stores():
+            store.init(self.processor_context, store)  # the store registers itself with the state manager
+        log.info("%s Initializing processor nodes of the topology", self.log_prefix)
+        for node in topology.processors():
+            self.processor_context.set_current_node(node)
+            try:
+                node.init(self.processor_context)
+            finally:
+                self.processor_context.set_current_node(None)
+        self.processor_context.set_initialized()
+
+    # -- the stream thread's calls ---------------------------------------------------------------------
+
+    def add_records(self, partition: TopicPartition, records: list[ConsumerRecord]) -> int:
+        """Buffer what the consumer fetched for ``partition``; pause it if its queue is over the limit."""
+        queue_size = self.partition_group.add_raw_records(partition, records)
+        log.debug("%s Added records into the buffered queue of partition %s, new queue size is %d",
+                  self.log_prefix, partition, queue_size)  # fmt: skip
+        # Back-pressure: stop fetching a partition that is far ahead of the others in the queues.
+        if queue_size > self.max_buffered_size:
+            self.consumer.pause(partition)
+        return queue_size
+
+    def process(self) -> int:
+        """Process one record, if any is buffered; return how many are still buffered."""
+        record = self.partition_group.next_record(self.record_info)
+        if record is None:
+            self.requires_poll = True
+            return 0
+        self.requires_poll = False
+        source = self.record_info.node()
+        partition = self.record_info.partition()
+        try:
+            self._update_processor_context(_record_context(record), source)
+            source.process(record.key(), record.value.value)
+            # The offset is remembered only now that the record has gone through the whole graph.
+            self.consumed_offsets[partition] = record.offset()
+            self.commit_offset_needed = True
+            # The queue has come back down to the limit: fetch the partition again.
+            if self.record_info.queue.size() == self.max_buffered_size:
+                self.consumer.resume(partition)
+                self.requires_poll = True
+            if self.partition_group.top_queue_size() <= self.max_buffered_size:
+                self.requires_poll = True
+        except KafkaException as e:
+            raise StreamsException(
+                f"Exception caught in process. taskId={self.id}, processor={source.name}, "
+                f"topic={record.topic()}, partition={record.partition()}, offset={record.offset()}"
+            ) from e
+        finally:
+            self._update_processor_context(None, None)
+        return self.partition_group.num_buffered()
+
+    def maybe_punctuate(self) -> bool:
+        """Fire the punctuations due by stream time; False until every partition has had a record."""
+        timestamp = self.partition_group.timestamp()
+        # Not enough data yet to know the stream time: some partition has never had a record.
+        if timestamp == NOT_KNOWN:
+            return False
+        return self.punctuation_queue.may_punctuate(timestamp, self)
+
+    def punctuate(self, node: ProcessorNode, timestamp: int) -> None:
+        """Call ``node``'s processor's ``punctuate`` (the ``Punctuator`` the queue fires through)."""
+        if self.processor_context.current_node is not None:
+            raise RuntimeError(f"{self.log_prefix} Current node is not null")
+        # A punctuation has no record: its context names no topic and carries the stream time.
+        self._update_processor_context(ProcessorRecordContext(timestamp, -1, -1, NONEXIST_TOPIC), node)
+        log.debug("%s Punctuating processor %s with timestamp %d", self.log_prefix, node.name, timestamp)
+        try:
+            node.processor.punctuate(timestamp)
+        except KafkaException as e:
+            raise StreamsException(f"Exception caught in punctuate. taskId={self.id} processor={node.name}") from e
+        finally:
+            self._update_processor_context(None, None)
+
+    def commit(self) -> None:
+        """Flush the stores, flush the collector, then commit the consumed offsets (in that order)."""
+        log.debug("%s Committing its state", self.log_prefix)
+        self.state_mgr.flush()
+        self.record_collector.flush()
+        self.commit_offsets()
+
+    def commit_offsets(self) -> None:
+        if self.commit_offset_needed:
+            # The next offset to read: the last processed + 1.
+            offsets = {tp: OffsetAndMetadata(offset + 1) for tp, offset in self.consumed_offsets.items()}
+            self.consumer.commit_sync(offsets)
+            self.commit_offset_needed = False
+        self.commit_requested = False
+
+    def commit_needed(self) -> bool:
+        """Whether a processor asked for a commit (``context.commit()``) since the last one."""
+        return self.commit_requested
+
+    def need_commit(self) -> None:
+        self.commit_requested = True
+
+    def schedule(self, interval: int) -> None:
+        node = self.processor_context.current_node
+        if node is None:
+            raise RuntimeError(f"{self.log_prefix} Current node is null")
+        self.punctuation_queue.schedule(PunctuationSchedule(node, interval))
+
+    def close(self) -> None:
+        """Close every processor, even if one raises (the last error is raised after, as Kafka's)."""
+        log.debug("%s Closing processor topology", self.log_prefix)
+        self.partition_group.close()
+        self.consumed_offsets.clear()
+        exception = None
+        for node in self.topology.processors():
+            self.processor_context.set_current_node(node)
+            try:
+                node.close()
+            except Exception as e:
+                exception = e
+            finally:
+                self.processor_context.set_current_node(None)
+        if exception is not None:
+            raise exception
+
+    def close_state_manager(self) -> None:
+        """Close the stores, giving the state manager the collector's acknowledged offsets (AbstractTask's)."""
+        self.state_mgr.close(self.record_collector.offsets())
+
+    def get_store(self, name: str) -> Any:
+        return self.state_mgr.get_store(name)
+
+    def _update_processor_context(self, record_context: ProcessorRecordContext | None, node: ProcessorNode | None) -> None:
+        self.processor_context.set_record_context(record_context)
+        self.processor_context.set_current_node(node)
+
+    def __repr__(self) -> str:
+        return f"StreamsTask taskId:{self.id}\n\t\t\t{self.topology!r}"
+
+
+def _record_context(record: StampedRecord) -> ProcessorRecordContext:
+    return ProcessorRecordContext(record.timestamp, record.offset(), record.partition(), record.topic())
+
+
+def _timestamp_extractor(config: dict[str, Any]) -> TimestampExtractor:
+    """``timestamp.extractor``: an extractor, or a class of one; 0.10.1's default reads the record's timestamp."""
+    extractor = config.get(TIMESTAMP_EXTRACTOR_CLASS_CONFIG, ConsumerRecordTimestampExtractor)
+    return extractor() if isinstance(extractor, type) else extractor

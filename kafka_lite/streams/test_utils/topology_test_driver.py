@@ -1,0 +1,207 @@
+"""Run a topology in one call per input record, with no broker: pipe records in, read records out.
+
+Mirrors: org.apache.kafka.streams.TopologyTestDriver
+         (streams/test-utils/src/main/java/org/apache/kafka/streams/TopologyTestDriver.java, Kafka 1.1,
+         KIP-247), over 0.10.1's task
+Book:    chapter 9, 9.1.1-9.1.3 (a topology, its task, its stores, stepped record by record)
+Differs: punctuation follows stream time only, as 0.10.1's task does: ``advance_wall_clock_time``
+         moves the driver's ``MockTime`` (which a ``WallclockTimestampExtractor(driver.time)`` reads)
+         but fires nothing; Kafka 1.1's driver also fires wall-clock punctuations, which 1.0
+         introduced. No loop-back of internal (repartition) topics, which kafka_lite's builder does
+         not have yet. ``pipe_input`` takes the key and value bytes directly (Kafka 1.1 takes a
+         ``ConsumerRecord`` made by a ``ConsumerRecordFactory``).
+
+What runs is the real ``StreamTask`` with the whole topology (every sub-topology in one task, as
+Kafka 1.1's driver builds it), reading partitions ``0 .. partitions-1`` of every source topic. Only
+its collaborators are stand-ins:
+
+    pipe_input(topic, key, value, ts) --> DriverConsumer's record --> StreamTask.add_records
+                                                                    StreamTask.process   (one record)
+                                                                    StreamTask.maybe_punctuate
+                                                                    StreamTask.commit
+    read_output(topic) <-- CapturingRecordCollector <-- sink nodes (and logging stores)
+
+Each ``pipe_input`` is one turn of a stream thread's loop with a commit after every record, so
+after it returns, every output the record caused can be read and every store reflects it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from typing import Any
+
+from kafka_lite.common.record.constants import TimestampType
+from kafka_lite.common.time import MockTime
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.consumer.consumer_record import NULL_SIZE, ConsumerRecord
+from kafka_lite.consumer.deserialization import check_deserializer
+from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.producer.producer_record import ProducerRecord
+from kafka_lite.producer.serialization import serialize
+from kafka_lite.streams.errors import StreamsException
+from kafka_lite.streams.processor.internals.record_collector import RecordCollector
+from kafka_lite.streams.processor.internals.simple_state_manager import SimpleStateManager
+from kafka_lite.streams.processor.internals.stream_task import StreamTask
+from kafka_lite.streams.processor.task_id import TaskId
+from kafka_lite.streams.processor.topology_builder import TopologyBuilder
+
+APPLICATION_ID_CONFIG = "application.id"
+
+
+class DriverConsumer:
+    """The consumer calls a task makes (``pause``, ``resume``, ``commit_sync``), remembered in memory
+    (the part of Kafka's ``MockConsumer`` the driver needs)."""
+
+    def __init__(self) -> None:
+        self.committed_offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        self.paused_partitions: set[TopicPartition] = set()
+
+    def commit_sync(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        self.committed_offsets.update(offsets)
+
+    def committed(self, partition: TopicPartition) -> OffsetAndMetadata | None:
+        return self.committed_offsets.get(partition)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self.paused_partitions.update(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self.paused_partitions.difference_update(partitions)
+
+    def paused(self) -> set[TopicPartition]:
+        return set(self.paused_partitions)
+
+
+class CapturingRecordCollector(RecordCollector):
+    """A record collector that keeps what it is sent, serialized, per topic, with offsets 0, 1, 2 ...
+    per partition as a broker would give them (the driver's stand-in for a producer)."""
+
+    def __init__(self, num_partitions: int) -> None:
+        self.num_partitions = num_partitions
+        self.output: dict[str, deque[ProducerRecord]] = defaultdict(deque)
+        self._offsets: dict[TopicPartition, int] = {}
+
+    def send(
+        self,
+        topic: str,
+        key: Any,
+        value: Any,
+        partition: int | None = None,
+        timestamp: int | None = None,
+        key_serializer: Any = None,
+        value_serializer: Any = None,
+        partitioner: Any = None,
+    ) -> None:
+        key_bytes = serialize("key", topic, key_serializer, key)
+        value_bytes = serialize("value", topic, value_serializer, value)
+        if partition is None and partitioner is not None:
+            partition = partitioner.partition(key, value, self.num_partitions)
+        self.output[topic].append(ProducerRecord(topic, value_bytes, key_bytes, partition, timestamp))
+        tp = TopicPartition(topic, 0 if partition is None else partition)
+        self._offsets[tp] = self._offsets.get(tp, -1) + 1
+
+    def flush(self) -> None:
+        pass  # nothing is in flight: every send is "acknowledged" when it is captured
+
+    def close(self) -> None:
+        pass
+
+    def offsets(self) -> dict[TopicPartition, int]:
+        return self._offsets
+
+
+class TopologyTestDriver:
+    """Kafka 1.1's ``TopologyTestDriver`` on kafka_lite's 0.10.1-shaped ``StreamTask``."""
+
+    def __init__(
+        self,
+        builder: TopologyBuilder,
+        config: dict[str, Any],
+        initial_wall_clock_time_ms: int = 0,
+        partitions: int = 1,
+    ) -> None:
+        if APPLICATION_ID_CONFIG not in config:
+            raise ValueError(f"Missing required configuration '{APPLICATION_ID_CONFIG}'")
+        self.application_id = config[APPLICATION_ID_CONFIG]
+        self.time = MockTime(start_ms=initial_wall_clock_time_ms)
+        builder.set_application_id(self.application_id)
+        topology = builder.build(None)
+        task_id = TaskId(0, 0)
+        self.consumer = DriverConsumer()
+        self.num_partitions = partitions
+        self.collector = CapturingRecordCollector(partitions)
+        self.partitions = [TopicPartition(t, p) for t in sorted(topology.source_topics()) for p in range(partitions)]
+        self.offsets = dict.fromkeys(self.partitions, 0)  # the next offset of each input partition
+        self.task = StreamTask(
+            task_id,
+            self.application_id,
+            self.partitions,
+            topology,
+            self.consumer,
+            self.collector,
+            SimpleStateManager(task_id),
+            config,
+        )
+
+    def pipe_input(
+        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int | None = None, partition: int = 0
+    ) -> None:
+        """Feed one record, as the consumer would return it, and run the task's loop once over it.
+
+        ``timestamp`` defaults to the driver's wall-clock time."""
+        tp = TopicPartition(topic, partition)
+        if tp not in self.offsets:
+            raise StreamsException(
+                f"{topic}-{partition} is not an input of this driver: its source topics are "
+                f"{sorted({p.topic for p in self.partitions})}, with partitions 0 to {self.num_partitions - 1}"
+            )
+        record = _consumer_record(tp, self.offsets[tp], self.time.milliseconds() if timestamp is None else timestamp, key, value)
+        self.offsets[tp] += 1
+        self.task.add_records(tp, [record])
+        self.task.process()
+        self.task.maybe_punctuate()
+        self.task.commit()
+
+    def read_output(self, topic: str, key_deserializer: Any = None, value_deserializer: Any = None) -> ProducerRecord | None:
+        """The next record written to ``topic``, its key and value deserialized (bytes without a
+        deserializer), or None when there is no more."""
+        captured = self.collector.output.get(topic)
+        if not captured:
+            return None
+        record = captured.popleft()
+        key_deserializer = check_deserializer("key_deserializer", key_deserializer)
+        value_deserializer = check_deserializer("value_deserializer", value_deserializer)
+        key = record.key if key_deserializer is None or record.key is None else key_deserializer(record.key)
+        value = record.value if value_deserializer is None or record.value is None else value_deserializer(record.value)
+        return ProducerRecord(record.topic, value, key, record.partition, record.timestamp_ms)
+
+    def get_state_store(self, name: str) -> Any:
+        """The task's store ``name`` (None if there is none), to assert on its contents."""
+        return self.task.get_store(name)
+
+    def advance_wall_clock_time(self, advance_ms: int) -> None:
+        """Move the driver's clock. In 0.10.1 punctuation follows stream time, so this fires nothing."""
+        self.time.advance(advance_ms)
+
+    def close(self) -> None:
+        """Close the processors, then the stores (as a stream thread closes a task)."""
+        self.task.close()
+        self.task.close_state_manager()
+
+
+def _consumer_record(tp: TopicPartition, offset: int, timestamp: int, key: bytes | None, value: bytes | None) -> ConsumerRecord:
+    return ConsumerRecord(
+        topic=tp.topic,
+        partition=tp.partition,
+        leader_epoch=-1,
+        offset=offset,
+        timestamp=timestamp,
+        timestamp_type=TimestampType.CREATE_TIME,
+        key=key,
+        value=value,
+        headers=(),
+        checksum=None,
+        serialized_key_size=NULL_SIZE if key is None else len(key),
+        serialized_value_size=NULL_SIZE if value is None else len(value),
+        serialized_header_size=NULL_SIZE,
+    )
