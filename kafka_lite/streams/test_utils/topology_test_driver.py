@@ -119,11 +119,14 @@ class TopologyTestDriver:
         config: dict[str, Any],
         initial_wall_clock_time_ms: int = 0,
         partitions: int = 1,
+        time: MockTime | None = None,
     ) -> None:
+        """``partitions``: how many partitions of each source topic the one task reads; ``time``: the
+        driver's clock, by default a new ``MockTime`` at ``initial_wall_clock_time_ms``."""
         if APPLICATION_ID_CONFIG not in config:
             raise ValueError(f"Missing required configuration '{APPLICATION_ID_CONFIG}'")
         self.application_id = config[APPLICATION_ID_CONFIG]
-        self.time = MockTime(start_ms=initial_wall_clock_time_ms)
+        self.time = MockTime(start_ms=initial_wall_clock_time_ms) if time is None else time
         builder.set_application_id(self.application_id)
         topology = builder.build(None)
         task_id = TaskId(0, 0)
