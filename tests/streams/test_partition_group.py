@@ -74,7 +74,9 @@ def test_a_late_record_does_not_take_time_back():
 
 
 def test_the_queue_deserializes_with_its_source_node():
-    queue = RecordQueue(P0, SourceNode("src", ["t"], key_deserializer=bytes.decode, value_deserializer=bytes.decode))
+    queue = RecordQueue(
+        P0, SourceNode("src", ["t"], key_deserializer=bytes.decode, value_deserializer=bytes.decode)
+    )
     queue.add_raw_records([raw("t", 0, 7, 1, key=b"k", value=b"hello")], EXTRACTOR)
     record = queue.poll()
     assert (record.key(), record.value.value, record.offset()) == ("k", "hello", 7)
@@ -82,7 +84,9 @@ def test_the_queue_deserializes_with_its_source_node():
 
 def test_a_record_that_cannot_be_read_fails_naming_its_offset():
     queue = RecordQueue(P0, SourceNode("src", ["t"], value_deserializer=bytes.decode))
-    with pytest.raises(StreamsException, match="Failed to deserialize value for record. topic=t, partition=0, offset=9"):
+    with pytest.raises(
+        StreamsException, match=r"Failed to deserialize value for record\. topic=t, partition=0, offset=9"
+    ):
         queue.add_raw_records([raw("t", 0, 9, 1, value=b"\xff")], EXTRACTOR)
 
 

@@ -42,7 +42,9 @@ class ProducerDouble:
     def send(self, topic, value=None, key=None, partition=None, timestamp_ms=None):
         self.sent.append((topic, key, value, partition, timestamp_ms))
         p = 0 if partition is None else partition
-        metadata = RecordMetadata(topic, p, TopicPartition(topic, p), len(self.sent) - 1, timestamp_ms, None, -1, -1, -1)
+        metadata = RecordMetadata(
+            topic, p, TopicPartition(topic, p), len(self.sent) - 1, timestamp_ms, None, -1, -1, -1
+        )
         return Future(metadata, self.fail_with)
 
     def flush(self):
@@ -57,7 +59,15 @@ class ByLength:
 def test_send_serializes_partitions_and_remembers_the_acknowledged_offsets():
     producer = ProducerDouble()
     collector = RecordCollectorImpl(producer, "0_0")
-    collector.send("out", "abc", 7, timestamp=5, key_serializer=str.encode, value_serializer=lambda n: bytes([n]), partitioner=ByLength())
+    collector.send(
+        "out",
+        "abc",
+        7,
+        timestamp=5,
+        key_serializer=str.encode,
+        value_serializer=lambda n: bytes([n]),
+        partitioner=ByLength(),
+    )
     collector.send("out", b"k", b"v", partition=0)
     assert producer.sent == [("out", b"abc", b"\x07", 3, 5), ("out", b"k", b"v", 0, None)]
     assert collector.offsets() == {TopicPartition("out", 3): 0, TopicPartition("out", 0): 1}

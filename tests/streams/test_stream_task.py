@@ -52,7 +52,14 @@ def _task(builder, events=None, stores=None, **config):
     task_id = TaskId(0, 0)
     state_mgr = stores if stores is not None else SimpleStateManager(task_id)
     return StreamTask(
-        task_id, "app", [TP], builder.build(0), ConsumerDouble(events), CapturingRecordCollector(1), state_mgr, config
+        task_id,
+        "app",
+        [TP],
+        builder.build(0),
+        ConsumerDouble(events),
+        CapturingRecordCollector(1),
+        state_mgr,
+        config,
     )
 
 
@@ -77,7 +84,14 @@ class Router(AbstractProcessor):
 def test_forward_reaches_every_child_in_order_or_one_child_by_index_or_by_name():
     seen = []
     task = _task(_forwarding_topology(Router(), seen))
-    task.add_records(TP, [raw("in", 0, 0, 100, b"k", b"all"), raw("in", 0, 1, 101, b"k", b"second"), raw("in", 0, 2, 102, b"k", b"c")])
+    task.add_records(
+        TP,
+        [
+            raw("in", 0, 0, 100, b"k", b"all"),
+            raw("in", 0, 1, 101, b"k", b"second"),
+            raw("in", 0, 2, 102, b"k", b"c"),
+        ],
+    )
     while task.process():
         pass
     assert seen == [
@@ -171,7 +185,16 @@ def test_commit_flushes_stores_then_output_then_commits_the_next_offset_to_read(
     builder = TopologyBuilder().add_source("src", "in").add_processor("count", Counter, "src")
     builder.add_state_store(StoreSupplier("counts", events), "count")
     task_id = TaskId(0, 0)
-    task = StreamTask(task_id, "app", [TP], builder.build(0), ConsumerDouble(events), CollectorSpy(events), SimpleStateManager(task_id), {})
+    task = StreamTask(
+        task_id,
+        "app",
+        [TP],
+        builder.build(0),
+        ConsumerDouble(events),
+        CollectorSpy(events),
+        SimpleStateManager(task_id),
+        {},
+    )
     task.add_records(TP, [raw("in", 0, 41, 1, b"x"), raw("in", 0, 42, 2, b"x")])
     assert task.commit_needed() is False
     task.process()
@@ -183,7 +206,9 @@ def test_commit_flushes_stores_then_output_then_commits_the_next_offset_to_read(
     assert task.get_store("counts").data == {b"x": 2}
     events.clear()
     task.commit()
-    assert ("commit_sync", {TP: OffsetAndMetadata(43)}) not in events, "nothing processed since: no offsets to commit"
+    assert ("commit_sync", {TP: OffsetAndMetadata(43)}) not in events, (
+        "nothing processed since: no offsets to commit"
+    )
 
 
 def test_a_processor_reaches_only_the_stores_it_was_connected_to():

@@ -82,7 +82,10 @@ def _with_source_processor_and_sink():
             lambda b: b.add_processor("after", Passthrough, "sink"),
             "Processor after cannot be a child of sink sink: sink node does not allow addChild.",
         ),
-        (lambda b: b.connect_processor_and_state_stores("proc", "counts"), "StateStore counts is not added yet."),
+        (
+            lambda b: b.connect_processor_and_state_stores("proc", "counts"),
+            "StateStore counts is not added yet.",
+        ),
         (lambda b: b.add_state_store(Supplier("counts"), "ghost"), "Processor ghost is not added yet."),
         (
             lambda b: b.add_state_store(Supplier("counts"), "src"),

@@ -78,7 +78,9 @@ def word_count_builder():
     builder.add_source("lines", "text-lines", value_deserializer=bytes.decode)
     builder.add_processor("count", WordCount, "lines")
     builder.add_state_store(DictStoreSupplier("counts"), "count")
-    builder.add_sink("out", "word-counts", "count", key_serializer=str.encode, value_serializer=lambda n: str(n).encode())
+    builder.add_sink(
+        "out", "word-counts", "count", key_serializer=str.encode, value_serializer=lambda n: str(n).encode()
+    )
     return builder
 
 
@@ -132,7 +134,9 @@ class EverySecond(AbstractProcessor):
 def _every_second_driver(time=None, **config):
     builder = TopologyBuilder().add_source("src", "in").add_processor("tick", EverySecond, "src")
     builder.add_sink("out", "ticks", "tick")
-    return TopologyTestDriver(builder, {"application.id": "ticks", **config}, initial_wall_clock_time_ms=0, time=time)
+    return TopologyTestDriver(
+        builder, {"application.id": "ticks", **config}, initial_wall_clock_time_ms=0, time=time
+    )
 
 
 def test_punctuation_follows_stream_time_not_the_wall_clock():
@@ -162,5 +166,5 @@ def test_an_unknown_input_partition_is_refused():
 
 
 def test_a_config_without_application_id_is_refused():
-    with pytest.raises(ValueError, match="application.id"):
+    with pytest.raises(ValueError, match=r"application\.id"):
         TopologyTestDriver(word_count_builder(), {})

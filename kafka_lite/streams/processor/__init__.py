@@ -1,7 +1,13 @@
 """The Processor API: processors, their context, the topology builder, task ids, timestamp extractors.
 
-The runtime that runs a built topology (tasks, record queues, the partition group, the record
-collector) is in ``internals``.
+Mirrors: org.apache.kafka.streams.processor (streams/src/main/java/org/apache/kafka/streams/processor/,
+         Kafka 0.10.1)
+Book:    chapter 9, 9.1 (the Processor API: topologies, threads and tasks, state)
+
+A topology is described with ``TopologyBuilder`` (sources, processors, sinks, state stores, by
+name), and runs as tasks: ``internals`` holds the runtime (``StreamTask``, its record queues and
+partition group, its context, its record collector). ``kafka_lite.streams.test_utils`` runs a
+topology with no broker.
 """
 
 from kafka_lite.streams.processor.processor import AbstractProcessor, Processor, ProcessorSupplier

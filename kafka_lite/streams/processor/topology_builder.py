@@ -129,7 +129,9 @@ class TopologyBuilder:
         self._check_new_node(name)
         for topic in topics:
             if topic in self.source_topic_names:
-                raise TopologyBuilderException(f"Topic {topic} has already been registered by another source.")
+                raise TopologyBuilderException(
+                    f"Topic {topic} has already been registered by another source."
+                )
         self.source_topic_names.update(topics)
         self.node_factories[name] = _SourceNodeFactory(name, topics, key_deserializer, value_deserializer)
         self.node_to_source_topics[name] = topics
@@ -185,7 +187,9 @@ class TopologyBuilder:
             if parent not in self.node_factories:
                 raise TopologyBuilderException(f"Parent processor {parent} is not added yet.")
             if isinstance(self.node_factories[parent], _SinkNodeFactory):
-                raise TopologyBuilderException(f"Processor {name} cannot be a child of sink {parent}: sink node does not allow addChild.")  # fmt: skip
+                raise TopologyBuilderException(
+                    f"Processor {name} cannot be a child of sink {parent}: sink node does not allow addChild."
+                )
 
     # -- state stores ----------------------------------------------------------------------------------
 
@@ -200,7 +204,9 @@ class TopologyBuilder:
             self._connect_processor_and_state_store(processor_name, supplier.name)
         return self
 
-    def connect_processor_and_state_stores(self, processor_name: str, *state_store_names: str) -> TopologyBuilder:
+    def connect_processor_and_state_stores(
+        self, processor_name: str, *state_store_names: str
+    ) -> TopologyBuilder:
         """Let ``processor_name`` use stores added before (two processors sharing a store)."""
         if processor_name is None:
             raise ValueError("processorName can't be null")
@@ -264,7 +270,9 @@ class TopologyBuilder:
                     if _logging_enabled(supplier) and node in state_factory.users:
                         name = store_changelog_topic(self._require_application_id(), supplier.name)
                         state_changelog_topics[name] = _log_config(supplier)
-            topic_groups[group_id] = TopicsInfo(frozenset(sink_topics), frozenset(source_topics), {}, state_changelog_topics)
+            topic_groups[group_id] = TopicsInfo(
+                frozenset(sink_topics), frozenset(source_topics), {}, state_changelog_topics
+            )
         return topic_groups
 
     def _require_application_id(self) -> str:
@@ -311,7 +319,11 @@ class TopologyBuilder:
                     processor_map[parent].add_child(node)
                 topic_sink_map[factory.topic] = node
         return ProcessorTopology(
-            processor_nodes, topic_source_map, topic_sink_map, list(state_store_map.values()), store_to_processor_node
+            processor_nodes,
+            topic_source_map,
+            topic_sink_map,
+            list(state_store_map.values()),
+            store_to_processor_node,
         )
 
 

@@ -133,7 +133,9 @@ class TopologyTestDriver:
         self.consumer = DriverConsumer()
         self.num_partitions = partitions
         self.collector = CapturingRecordCollector(partitions)
-        self.partitions = [TopicPartition(t, p) for t in sorted(topology.source_topics()) for p in range(partitions)]
+        self.partitions = [
+            TopicPartition(t, p) for t in sorted(topology.source_topics()) for p in range(partitions)
+        ]
         self.offsets = dict.fromkeys(self.partitions, 0)  # the next offset of each input partition
         self.task = StreamTask(
             task_id,
@@ -147,7 +149,12 @@ class TopologyTestDriver:
         )
 
     def pipe_input(
-        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int | None = None, partition: int = 0
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        timestamp: int | None = None,
+        partition: int = 0,
     ) -> None:
         """Feed one record, as the consumer would return it, and run the task's loop once over it.
 
@@ -158,14 +165,18 @@ class TopologyTestDriver:
                 f"{topic}-{partition} is not an input of this driver: its source topics are "
                 f"{sorted({p.topic for p in self.partitions})}, with partitions 0 to {self.num_partitions - 1}"
             )
-        record = _consumer_record(tp, self.offsets[tp], self.time.milliseconds() if timestamp is None else timestamp, key, value)
+        record = _consumer_record(
+            tp, self.offsets[tp], self.time.milliseconds() if timestamp is None else timestamp, key, value
+        )
         self.offsets[tp] += 1
         self.task.add_records(tp, [record])
         self.task.process()
         self.task.maybe_punctuate()
         self.task.commit()
 
-    def read_output(self, topic: str, key_deserializer: Any = None, value_deserializer: Any = None) -> ProducerRecord | None:
+    def read_output(
+        self, topic: str, key_deserializer: Any = None, value_deserializer: Any = None
+    ) -> ProducerRecord | None:
         """The next record written to ``topic``, its key and value deserialized (bytes without a
         deserializer), or None when there is no more."""
         captured = self.collector.output.get(topic)
@@ -175,7 +186,11 @@ class TopologyTestDriver:
         key_deserializer = check_deserializer("key_deserializer", key_deserializer)
         value_deserializer = check_deserializer("value_deserializer", value_deserializer)
         key = record.key if key_deserializer is None or record.key is None else key_deserializer(record.key)
-        value = record.value if value_deserializer is None or record.value is None else value_deserializer(record.value)
+        value = (
+            record.value
+            if value_deserializer is None or record.value is None
+            else value_deserializer(record.value)
+        )
         return ProducerRecord(record.topic, value, key, record.partition, record.timestamp_ms)
 
     def get_state_store(self, name: str) -> Any:
@@ -192,7 +207,9 @@ class TopologyTestDriver:
         self.task.close_state_manager()
 
 
-def _consumer_record(tp: TopicPartition, offset: int, timestamp: int, key: bytes | None, value: bytes | None) -> ConsumerRecord:
+def _consumer_record(
+    tp: TopicPartition, offset: int, timestamp: int, key: bytes | None, value: bytes | None
+) -> ConsumerRecord:
     return ConsumerRecord(
         topic=tp.topic,
         partition=tp.partition,

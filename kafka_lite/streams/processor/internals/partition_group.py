@@ -58,7 +58,9 @@ class RecordInfo:
 class PartitionGroup:
     """Kafka's ``PartitionGroup``: the queues of one task, chosen from by smallest partition time."""
 
-    def __init__(self, partition_queues: dict[TopicPartition, RecordQueue], timestamp_extractor: TimestampExtractor) -> None:
+    def __init__(
+        self, partition_queues: dict[TopicPartition, RecordQueue], timestamp_extractor: TimestampExtractor
+    ) -> None:
         self.partition_queues = partition_queues
         self.timestamp_extractor = timestamp_extractor
         self.queues_by_time: list[tuple[int, int, RecordQueue]] = []

@@ -43,7 +43,12 @@ class ProcessorContextImpl(ProcessorContext):
     """Kafka's ``ProcessorContextImpl``: one per task, shared by all the task's processors."""
 
     def __init__(
-        self, task_id: TaskId, task: StreamTask, config: dict[str, Any], collector: RecordCollector, state_mgr: Any
+        self,
+        task_id: TaskId,
+        task: StreamTask,
+        config: dict[str, Any],
+        collector: RecordCollector,
+        state_mgr: Any,
     ) -> None:
         self.id = task_id
         self.task = task
@@ -90,7 +95,9 @@ class ProcessorContextImpl(ProcessorContext):
 
     def _record(self, what: str) -> ProcessorRecordContext:
         if self.record_context is None:
-            raise RuntimeError(f"This should not happen as {what}() should only be called while a record is processed")
+            raise RuntimeError(
+                f"This should not happen as {what}() should only be called while a record is processed"
+            )
         return self.record_context
 
     def topic(self) -> str | None:

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 class ProcessorNode:
     """Kafka's ``ProcessorNode``: a named processor and its downstream nodes."""
 
-    def __init__(self, name: str, processor: Processor | None = None, state_stores: set[str] | None = None) -> None:
+    def __init__(
+        self, name: str, processor: Processor | None = None, state_stores: set[str] | None = None
+    ) -> None:
         self.name = name
         self.processor = processor
         self.children: list[ProcessorNode] = []

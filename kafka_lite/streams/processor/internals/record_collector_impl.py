@@ -60,7 +60,9 @@ class RecordCollectorImpl(RecordCollector):
                     "This can happen if the topic does not exist."
                 )
             partition = partitioner.partition(key, value, len(partitions))
-        future = self.producer.send(topic, value_bytes, key_bytes, partition=partition, timestamp_ms=timestamp)
+        future = self.producer.send(
+            topic, value_bytes, key_bytes, partition=partition, timestamp_ms=timestamp
+        )
         future.add_callback(self._on_success).add_errback(lambda e: self._on_error(topic, e))
 
     def _on_success(self, metadata: RecordMetadata) -> None:
@@ -75,7 +77,9 @@ class RecordCollectorImpl(RecordCollector):
 
     def _check_for_exception(self) -> None:
         if self.send_exception is not None:
-            raise StreamsException(f"{self.log_prefix} exception caught when producing") from self.send_exception
+            raise StreamsException(
+                f"{self.log_prefix} exception caught when producing"
+            ) from self.send_exception
 
     def flush(self) -> None:
         log.debug("%s Flushing producer", self.log_prefix)

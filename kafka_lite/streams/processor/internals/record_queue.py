@@ -39,7 +39,9 @@ class RecordQueue:
         self.time_tracker = MinTimestampTracker()
         self.partition_time = NOT_KNOWN
 
-    def add_raw_records(self, raw_records: Iterable[ConsumerRecord], timestamp_extractor: TimestampExtractor) -> int:
+    def add_raw_records(
+        self, raw_records: Iterable[ConsumerRecord], timestamp_extractor: TimestampExtractor
+    ) -> int:
         """Deserialize, stamp and append; return the queue's new size."""
         for raw in raw_records:
             record = raw._replace(key=self._deserialize("key", raw), value=self._deserialize("value", raw))

@@ -29,7 +29,9 @@ class SimpleStateManager:
         self.log_prefix = f"task [{task_id}]"
         self.stores: dict[str, Any] = {}
 
-    def register(self, store: Any, logging_enabled: bool, restore_callback: Callable[[bytes, bytes | None], None]) -> None:
+    def register(
+        self, store: Any, logging_enabled: bool, restore_callback: Callable[[bytes, bytes | None], None]
+    ) -> None:
         if store.name in self.stores:
             # Kafka's ProcessorStateManager.register wording.
             raise ValueError(f"{self.log_prefix} Store {store.name} has already been registered.")

@@ -29,7 +29,12 @@ class SinkNode(ProcessorNode):
     """Kafka's ``SinkNode``: writes every record it receives to one topic; has no children."""
 
     def __init__(
-        self, name: str, topic: str, key_serializer: Any = None, value_serializer: Any = None, partitioner: Any = None
+        self,
+        name: str,
+        topic: str,
+        key_serializer: Any = None,
+        value_serializer: Any = None,
+        partitioner: Any = None,
     ) -> None:
         super().__init__(name)
         self.topic = topic

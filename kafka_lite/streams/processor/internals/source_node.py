@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 class SourceNode(ProcessorNode):
     """Kafka's ``SourceNode``: reads one or more topics, forwards each record to its children."""
 
-    def __init__(self, name: str, topics: list[str], key_deserializer: Any = None, value_deserializer: Any = None) -> None:
+    def __init__(
+        self, name: str, topics: list[str], key_deserializer: Any = None, value_deserializer: Any = None
+    ) -> None:
         super().__init__(name)
         self.topics = list(topics)
         self.key_deserializer = check_deserializer("key_deserializer", key_deserializer)

@@ -48,7 +48,10 @@ from kafka_lite.streams.processor.internals.record_collector import RecordCollec
 from kafka_lite.streams.processor.internals.record_queue import RecordQueue
 from kafka_lite.streams.processor.internals.stamped_record import StampedRecord
 from kafka_lite.streams.processor.task_id import TaskId
-from kafka_lite.streams.processor.timestamp_extractor import ConsumerRecordTimestampExtractor, TimestampExtractor
+from kafka_lite.streams.processor.timestamp_extractor import (
+    ConsumerRecordTimestampExtractor,
+    TimestampExtractor,
+)
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +83,9 @@ class StreamTask:
         self.state_mgr = state_mgr
         self.log_prefix = f"task [{task_id}]"
         self.punctuation_queue = PunctuationQueue()
-        self.max_buffered_size = config.get(BUFFERED_RECORDS_PER_PARTITION_CONFIG, DEFAULT_BUFFERED_RECORDS_PER_PARTITION)
+        self.max_buffered_size = config.get(
+            BUFFERED_RECORDS_PER_PARTITION_CONFIG, DEFAULT_BUFFERED_RECORDS_PER_PARTITION
+        )
         self.consumed_offsets: dict[TopicPartition, int] = {}
         self.commit_requested = False
         self.commit_offset_needed = False
@@ -164,7 +169,9 @@ class StreamTask:
         try:
             node.processor.punctuate(timestamp)
         except KafkaException as e:
-            raise StreamsException(f"Exception caught in punctuate. taskId={self.id} processor={node.name}") from e
+            raise StreamsException(
+                f"Exception caught in punctuate. taskId={self.id} processor={node.name}"
+            ) from e
         finally:
             self._update_processor_context(None, None)
 
@@ -220,7 +227,9 @@ class StreamTask:
     def get_store(self, name: str) -> Any:
         return self.state_mgr.get_store(name)
 
-    def _update_processor_context(self, record_context: ProcessorRecordContext | None, node: ProcessorNode | None) -> None:
+    def _update_processor_context(
+        self, record_context: ProcessorRecordContext | None, node: ProcessorNode | None
+    ) -> None:
         self.processor_context.set_record_context(record_context)
         self.processor_context.set_current_node(node)
 
