@@ -10,10 +10,12 @@ from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.streams.errors import StreamsException, TopologyBuilderException
 from kafka_lite.streams.processor import AbstractProcessor, TaskId, TopologyBuilder
+from kafka_lite.streams.processor.internals.record_collector_impl import RecordCollectorImpl
 from kafka_lite.streams.processor.internals.simple_state_manager import SimpleStateManager
 from kafka_lite.streams.processor.internals.stream_task import StreamTask
-from kafka_lite.streams.test_utils.topology_test_driver import CapturingRecordCollector
+from kafka_lite.streams.test_utils.topology_test_driver import DriverProducer
 from tests.streams.support import raw
+from tests.streams.test_topology_test_driver import DictStore
 
 pytestmark = pytest.mark.unit
 TP = TopicPartition("in", 0)
@@ -57,7 +59,7 @@ def _task(builder, events=None, stores=None, **config):
         [TP],
         builder.build(0),
         ConsumerDouble(events),
-        CapturingRecordCollector(1),
+        RecordCollectorImpl(DriverProducer(1), "0_0"),
         state_mgr,
         config,
     )
@@ -142,25 +144,13 @@ class Counter(AbstractProcessor):
         self.context().commit()
 
 
-class Store:
+class Store(DictStore):
     def __init__(self, name, events):
-        self.name, self.events, self.data, self.open = name, events, {}, False
-
-    def init(self, context, root):
-        context.register(root, True, lambda key, value: None)
-        self.open = True
+        super().__init__(name)
+        self.events = events
 
     def flush(self):
         self.events.append(("flush", self.name))
-
-    def close(self):
-        self.open = False
-
-    def persistent(self):
-        return False
-
-    def is_open(self):
-        return self.open
 
 
 class StoreSupplier:
@@ -171,13 +161,13 @@ class StoreSupplier:
         return Store(self.name, self.events)
 
 
-class CollectorSpy(CapturingRecordCollector):
+class ProducerSpy(DriverProducer):
     def __init__(self, events):
         super().__init__(1)
         self.events = events
 
     def flush(self):
-        self.events.append(("collector.flush",))
+        self.events.append(("producer.flush",))
 
 
 def test_commit_flushes_stores_then_output_then_commits_the_next_offset_to_read():
@@ -191,7 +181,7 @@ def test_commit_flushes_stores_then_output_then_commits_the_next_offset_to_read(
         [TP],
         builder.build(0),
         ConsumerDouble(events),
-        CollectorSpy(events),
+        RecordCollectorImpl(ProducerSpy(events), "0_0"),
         SimpleStateManager(task_id),
         {},
     )
@@ -201,7 +191,7 @@ def test_commit_flushes_stores_then_output_then_commits_the_next_offset_to_read(
     assert task.commit_needed() is True, "context.commit() is a request the task remembers"
     task.process()
     task.commit()
-    assert events == [("flush", "counts"), ("collector.flush",), ("commit_sync", {TP: OffsetAndMetadata(43)})]
+    assert events == [("flush", "counts"), ("producer.flush",), ("commit_sync", {TP: OffsetAndMetadata(43)})]
     assert task.commit_needed() is False
     assert task.get_store("counts").data == {b"x": 2}
     events.clear()

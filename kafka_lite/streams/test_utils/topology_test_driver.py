@@ -19,7 +19,7 @@ its collaborators are stand-ins:
                                                                     StreamTask.process   (one record)
                                                                     StreamTask.maybe_punctuate
                                                                     StreamTask.commit
-    read_output(topic) <-- CapturingRecordCollector <-- sink nodes (and logging stores)
+    read_output(topic) <-- DriverProducer <-- RecordCollectorImpl <-- sink nodes (and logging stores)
 
 Each ``pipe_input`` is one turn of a stream thread's loop with a commit after every record, so
 after it returns, every output the record caused can be read and every store reflects it.
@@ -30,16 +30,18 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from typing import Any
 
-from kafka_lite.common.record.constants import TimestampType
+from kafka_lite.clients.metadata import PartitionInfo
+from kafka_lite.common.record.constants import NO_TIMESTAMP, TimestampType
 from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.consumer_record import NULL_SIZE, ConsumerRecord
 from kafka_lite.consumer.deserialization import check_deserializer
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.producer.default_partitioner import murmur2, to_positive
+from kafka_lite.producer.future_record_metadata import FutureRecordMetadata, ProduceRequestResult
 from kafka_lite.producer.producer_record import ProducerRecord
-from kafka_lite.producer.serialization import serialize
 from kafka_lite.streams.errors import StreamsException
-from kafka_lite.streams.processor.internals.record_collector import RecordCollector
+from kafka_lite.streams.processor.internals.record_collector_impl import RecordCollectorImpl
 from kafka_lite.streams.processor.internals.simple_state_manager import SimpleStateManager
 from kafka_lite.streams.processor.internals.stream_task import StreamTask
 from kafka_lite.streams.processor.task_id import TaskId
@@ -72,42 +74,43 @@ class DriverConsumer:
         return set(self.paused_partitions)
 
 
-class CapturingRecordCollector(RecordCollector):
-    """A record collector that keeps what it is sent, serialized, per topic, with offsets 0, 1, 2 ...
-    per partition as a broker would give them (the driver's stand-in for a producer)."""
+class DriverProducer:
+    """A producer that keeps every record it is sent, acknowledged at once with offsets 0, 1, 2 ...
+    per partition as a broker would give them (the part of Kafka's ``MockProducer`` with
+    ``autoComplete`` that the driver needs). A record with no partition goes where the default
+    partitioner puts a keyed record (murmur2 of the key), or to partition 0 without a key."""
 
     def __init__(self, num_partitions: int) -> None:
         self.num_partitions = num_partitions
-        self.output: dict[str, deque[ProducerRecord]] = defaultdict(deque)
-        self._offsets: dict[TopicPartition, int] = {}
+        self.history: dict[str, deque[ProducerRecord]] = defaultdict(deque)
+        self.next_offsets: dict[TopicPartition, int] = defaultdict(int)
+
+    def partitions_for(self, topic: str) -> list[PartitionInfo]:
+        return [PartitionInfo(topic, p, None, (), ()) for p in range(self.num_partitions)]
 
     def send(
         self,
         topic: str,
-        key: Any,
-        value: Any,
+        value: bytes | None = None,
+        key: bytes | None = None,
         partition: int | None = None,
-        timestamp: int | None = None,
-        key_serializer: Any = None,
-        value_serializer: Any = None,
-        partitioner: Any = None,
-    ) -> None:
-        key_bytes = serialize("key", topic, key_serializer, key)
-        value_bytes = serialize("value", topic, value_serializer, value)
-        if partition is None and partitioner is not None:
-            partition = partitioner.partition(key, value, self.num_partitions)
-        self.output[topic].append(ProducerRecord(topic, value_bytes, key_bytes, partition, timestamp))
-        tp = TopicPartition(topic, 0 if partition is None else partition)
-        self._offsets[tp] = self._offsets.get(tp, -1) + 1
+        timestamp_ms: int | None = None,
+    ) -> FutureRecordMetadata:
+        if partition is None:
+            partition = 0 if key is None else to_positive(murmur2(key)) % self.num_partitions
+        self.history[topic].append(ProducerRecord(topic, value, key, partition, timestamp_ms))
+        tp = TopicPartition(topic, partition)
+        result = ProduceRequestResult(tp)
+        result.set(self.next_offsets[tp], NO_TIMESTAMP, None)
+        result.done()
+        self.next_offsets[tp] += 1
+        return FutureRecordMetadata(result, 0, timestamp_ms, None, _size(key), _size(value), NULL_SIZE)
 
     def flush(self) -> None:
-        pass  # nothing is in flight: every send is "acknowledged" when it is captured
+        pass  # nothing is in flight: every send is acknowledged as it is made
 
     def close(self) -> None:
         pass
-
-    def offsets(self) -> dict[TopicPartition, int]:
-        return self._offsets
 
 
 class TopologyTestDriver:
@@ -132,7 +135,7 @@ class TopologyTestDriver:
         task_id = TaskId(0, 0)
         self.consumer = DriverConsumer()
         self.num_partitions = partitions
-        self.collector = CapturingRecordCollector(partitions)
+        self.producer = DriverProducer(partitions)
         self.partitions = [
             TopicPartition(t, p) for t in sorted(topology.source_topics()) for p in range(partitions)
         ]
@@ -143,7 +146,7 @@ class TopologyTestDriver:
             self.partitions,
             topology,
             self.consumer,
-            self.collector,
+            RecordCollectorImpl(self.producer, str(task_id)),
             SimpleStateManager(task_id),
             config,
         )
@@ -179,7 +182,7 @@ class TopologyTestDriver:
     ) -> ProducerRecord | None:
         """The next record written to ``topic``, its key and value deserialized (bytes without a
         deserializer), or None when there is no more."""
-        captured = self.collector.output.get(topic)
+        captured = self.producer.history.get(topic)
         if not captured:
             return None
         record = captured.popleft()
@@ -221,7 +224,11 @@ def _consumer_record(
         value=value,
         headers=(),
         checksum=None,
-        serialized_key_size=NULL_SIZE if key is None else len(key),
-        serialized_value_size=NULL_SIZE if value is None else len(value),
+        serialized_key_size=_size(key),
+        serialized_value_size=_size(value),
         serialized_header_size=NULL_SIZE,
     )
+
+
+def _size(data: bytes | None) -> int:
+    return NULL_SIZE if data is None else len(data)
