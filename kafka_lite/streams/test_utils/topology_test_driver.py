@@ -5,8 +5,8 @@ Mirrors: org.apache.kafka.streams.TopologyTestDriver
          KIP-247), over 0.10.1's task
 Book:    chapter 9, 9.1.1-9.1.3 (a topology, its task, its stores, stepped record by record)
 Differs: punctuation follows stream time only, as 0.10.1's task does: ``advance_wall_clock_time``
-         moves the driver's ``MockTime`` (which a ``WallclockTimestampExtractor(driver.time)`` reads)
-         but fires nothing; Kafka 1.1's driver also fires wall-clock punctuations, which 1.0
+         moves the driver's ``MockTime`` (which a ``WallclockTimestampExtractor`` given that clock
+         reads) but fires nothing; Kafka 1.1's driver also fires wall-clock punctuations, which 1.0
          introduced. No loop-back of internal (repartition) topics, which kafka_lite's builder does
          not have yet. ``pipe_input`` takes the key and value bytes directly (Kafka 1.1 takes a
          ``ConsumerRecord`` made by a ``ConsumerRecordFactory``).
@@ -15,10 +15,10 @@ What runs is the real ``StreamTask`` with the whole topology (every sub-topology
 Kafka 1.1's driver builds it), reading partitions ``0 .. partitions-1`` of every source topic. Only
 its collaborators are stand-ins:
 
-    pipe_input(topic, key, value, ts) --> DriverConsumer's record --> StreamTask.add_records
-                                                                    StreamTask.process   (one record)
-                                                                    StreamTask.maybe_punctuate
-                                                                    StreamTask.commit
+    pipe_input(topic, key, value, ts)
+        --> a ConsumerRecord at the partition's next offset
+        --> StreamTask.add_records, process (one record), maybe_punctuate, commit
+                                   commit_sync, pause, resume --> DriverConsumer (remembers them)
     read_output(topic) <-- DriverProducer <-- RecordCollectorImpl <-- sink nodes (and logging stores)
 
 Each ``pipe_input`` is one turn of a stream thread's loop with a commit after every record, so
