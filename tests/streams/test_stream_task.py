@@ -224,3 +224,17 @@ def test_a_partition_is_paused_over_the_buffer_limit_and_resumed_when_back_at_it
     assert events == [("pause", (TP,))]
     task.process()
     assert events == [("pause", (TP,)), ("resume", (TP,))]
+
+
+def test_a_store_registers_only_while_the_task_initialises():
+    events = []
+    builder = TopologyBuilder().add_source("src", "in").add_processor("count", Counter, "src")
+    builder.add_state_store(StoreSupplier("counts", events), "count")
+    task = _task(builder, events)
+    store = task.get_store("counts")
+    assert store.is_open(), "registered from its init, while the task was made"
+    with pytest.raises(RuntimeError, match="Can only create state stores during initialization"):
+        Store("late", events).init(task.processor_context, None)
+    task.close()
+    task.close_state_manager()
+    assert not store.is_open(), "the state manager closes the stores after the processors"
