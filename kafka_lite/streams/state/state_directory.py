@@ -111,10 +111,11 @@ class StateDirectory:
         removed = []
         for task_dir in self.list_task_directories():
             task_id = task_dir.name
+            # Read before locking: taking the lock may create the .lock file, which touches the directory.
+            last_modified_ms = int(task_dir.stat().st_mtime * 1000)
             if task_id in self._locks or not self.lock(task_id):
                 continue
             try:
-                last_modified_ms = int(task_dir.stat().st_mtime * 1000)
                 if self._time.milliseconds() > last_modified_ms + cleanup_delay_ms:
                     log.info(
                         "Deleting obsolete state directory %s for task %s as cleanup delay of %d ms has passed",

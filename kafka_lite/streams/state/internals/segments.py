@@ -3,6 +3,8 @@
 Mirrors: org.apache.kafka.streams.state.internals.Segments and Segment
          (streams/src/main/java/.../state/internals/Segments.java, Segment.java, Kafka 0.11.0)
 Book:    chapter 9, 9.1.3 (windowed state is kept for the window's retention, then dropped)
+Differs: the oldest segment id follows segments created late, as Kafka 1.0 fixed it: in 0.11 a
+         segment made for a late record, older than the first one made, was missed by ``fetch``.
 
 Why segments: a window store must forget what is older than its retention. Deleting old keys one by
 one would cost a write each and leave RocksDB compacting tombstones; instead entries go into the
@@ -76,8 +78,8 @@ class Segments:
             self._segments[slot] = segment
             segment.open_db(context)
             self.max_segment_id = max(segment_id, self.max_segment_id)
-            if self.min_segment_id == 2**63 - 1:
-                self.min_segment_id = self.max_segment_id
+            # The oldest live segment, even when it is created after a newer one (a late record).
+            self.min_segment_id = min(segment_id, self.min_segment_id)
         return segment
 
     def open_existing(self, context: Any) -> None:
