@@ -104,77 +104,71 @@ class ByteArrayDeserializer(Deserializer[bytes]):
         return None if data is None else bytes(data)
 
 
-class _FixedWidthSerializer(Serializer[int]):
-    """A number as ``size`` big-endian bytes, as Java's ``ByteBuffer.putLong``/``putInt`` write it."""
+class _FixedWidthSerializer(Serializer[Any]):
+    """A number as ``FORMAT.size`` big-endian bytes, as Java's ``ByteBuffer.putLong``/``putInt`` write it."""
 
-    def __init__(self, fmt: str, type_name: str) -> None:
-        self._struct = struct.Struct(fmt)
-        self._type_name = type_name
+    FORMAT: struct.Struct
+    TYPE_NAME: str
 
     def serialize(self, topic: str | None, data: Any) -> bytes | None:
         if data is None:
             return None
         try:
-            return self._struct.pack(data)
+            return self.FORMAT.pack(data)
         except struct.error as e:
             # Java cannot hold an out-of-range number in a long or an int; Python can, so say so here
             # rather than write bytes that would read back as a different number.
             raise SerializationException(
-                f"Can't serialize {data!r} as a {self._type_name} ({self._struct.size} bytes): {e}"
+                f"Can't serialize {data!r} as a {self.TYPE_NAME} ({self.FORMAT.size} bytes): {e}"
             ) from e
 
 
 class _FixedWidthDeserializer(Deserializer[Any]):
-    """``size`` big-endian bytes back to a number; any other length is an error, worded as Kafka's."""
+    """``FORMAT.size`` big-endian bytes back to a number; any other length is an error, worded as Kafka's."""
 
-    def __init__(self, fmt: str, class_name: str) -> None:
-        self._struct = struct.Struct(fmt)
-        self._class_name = class_name
+    FORMAT: struct.Struct
 
     def deserialize(self, topic: str | None, data: bytes | None) -> Any:
         if data is None:
             return None
-        if len(data) != self._struct.size:
+        if len(data) != self.FORMAT.size:
             raise SerializationException(
-                f"Size of data received by {self._class_name} is not {self._struct.size}"
+                f"Size of data received by {type(self).__name__} is not {self.FORMAT.size}"
             )
-        return self._struct.unpack(data)[0]
+        return self.FORMAT.unpack(data)[0]
+
+
+_LONG, _INT, _DOUBLE = struct.Struct(">q"), struct.Struct(">i"), struct.Struct(">d")
 
 
 class LongSerializer(_FixedWidthSerializer):
     """A signed 64-bit integer as 8 bytes, big-endian (1 -> ``00 00 00 00 00 00 00 01``)."""
 
-    def __init__(self) -> None:
-        super().__init__(">q", "long")
+    FORMAT, TYPE_NAME = _LONG, "long"
 
 
 class LongDeserializer(_FixedWidthDeserializer):
-    def __init__(self) -> None:
-        super().__init__(">q", "LongDeserializer")
+    FORMAT = _LONG
 
 
 class IntegerSerializer(_FixedWidthSerializer):
     """A signed 32-bit integer as 4 bytes, big-endian."""
 
-    def __init__(self) -> None:
-        super().__init__(">i", "int")
+    FORMAT, TYPE_NAME = _INT, "int"
 
 
 class IntegerDeserializer(_FixedWidthDeserializer):
-    def __init__(self) -> None:
-        super().__init__(">i", "IntegerDeserializer")
+    FORMAT = _INT
 
 
 class DoubleSerializer(_FixedWidthSerializer):
     """An IEEE 754 double as 8 bytes, big-endian (Java's ``Double.doubleToLongBits``, then as a long)."""
 
-    def __init__(self) -> None:
-        super().__init__(">d", "double")
+    FORMAT, TYPE_NAME = _DOUBLE, "double"
 
 
 class DoubleDeserializer(_FixedWidthDeserializer):
-    def __init__(self) -> None:
-        super().__init__(">d", "DoubleDeserializer")
+    FORMAT = _DOUBLE
 
 
 class JsonSerializer(Serializer[Any]):

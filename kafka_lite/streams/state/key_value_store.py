@@ -58,9 +58,16 @@ class KeyValueStore(StateStore, Generic[K, V]):
     @abstractmethod
     def put(self, key: K, value: V | None) -> None: ...
 
-    @abstractmethod
     def put_if_absent(self, key: K, value: V) -> V | None:
-        """Put ``value`` unless ``key`` has one; return the value it had (None if it had none)."""
+        """Put ``value`` unless ``key`` has one; return the value it had (None if it had none).
+
+        A ``get`` then a ``put`` of this store, as each of Kafka's stores writes it: a wrapping
+        store's ``put`` (say, one that also logs the change) is the one called.
+        """
+        original = self.get(key)
+        if original is None:
+            self.put(key, value)
+        return original
 
     @abstractmethod
     def put_all(self, entries: Iterable[KeyValue | tuple[K, V]]) -> None: ...

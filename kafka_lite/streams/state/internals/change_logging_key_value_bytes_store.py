@@ -6,7 +6,8 @@ Book:    chapter 9, 9.1.3
 
 Reads pass straight through; each put, put_all and delete writes the inner store first, then sends
 the change. A delete is logged as a put of None, a tombstone. ``put_if_absent`` and ``delete`` are
-built from ``get`` and ``put`` here rather than passed down, so that they are logged too.
+built from ``get`` and ``put`` of this store (``KeyValueStore.put_if_absent``), not passed
+down, so that they are logged too.
 """
 
 from __future__ import annotations
@@ -33,12 +34,6 @@ class ChangeLoggingKeyValueBytesStore(WrappedStateStore, KeyValueStore[bytes, by
     def put(self, key: bytes, value: bytes | None) -> None:
         self.inner.put(key, value)
         self._change_logger.log_change(key, value)
-
-    def put_if_absent(self, key: bytes, value: bytes) -> bytes | None:
-        previous = self.get(key)
-        if previous is None:
-            self.put(key, value)
-        return previous
 
     def put_all(self, entries: Iterable[KeyValue | tuple[bytes, bytes]]) -> None:
         entries = list(entries)

@@ -73,12 +73,6 @@ class InMemoryKeyValueStore(KeyValueStore[bytes, bytes]):
             bisect.insort(self._sorted_keys, key)
         self._map[key] = value
 
-    def put_if_absent(self, key: bytes, value: bytes) -> bytes | None:
-        original = self.get(key)
-        if original is None:
-            self.put(key, value)
-        return original
-
     def put_all(self, entries: Iterable[KeyValue | tuple[bytes, bytes]]) -> None:
         for key, value in entries:
             self.put(key, value)

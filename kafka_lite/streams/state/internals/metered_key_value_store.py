@@ -34,7 +34,9 @@ class SerializedKeyValueIterator(KeyValueIterator[Any, Any]):
         self._serdes = serdes
 
     def __next__(self) -> KeyValue:
-        key, value = next(self._bytes_iterator)
+        return self._entry(*next(self._bytes_iterator))
+
+    def _entry(self, key: bytes, value: bytes) -> KeyValue:
         return KeyValue(self._serdes.key_from(key), self._serdes.value_from(value))
 
     def close(self) -> None:

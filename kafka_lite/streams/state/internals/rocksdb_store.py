@@ -159,12 +159,6 @@ class RocksDBStore(KeyValueStore[bytes, bytes]):
         else:
             self._db.put(key, value)
 
-    def put_if_absent(self, key: bytes, value: bytes) -> bytes | None:
-        original = self.get(key)
-        if original is None:
-            self.put(key, value)
-        return original
-
     def put_all(self, entries: Iterable[KeyValue | tuple[bytes, bytes]]) -> None:
         """All the entries in one write batch: RocksDB applies it whole."""
         db = self._validate_store_open()

@@ -15,27 +15,20 @@ from typing import Any
 
 from kafka_lite.streams.serialization import Serde
 from kafka_lite.streams.state.internals import window_store_utils as keys
+from kafka_lite.streams.state.internals.metered_key_value_store import SerializedKeyValueIterator
 from kafka_lite.streams.state.internals.store_change_logger import store_changelog_topic
 from kafka_lite.streams.state.internals.wrapped_state_store import WrappedStateStore
-from kafka_lite.streams.state.key_value_store import KeyValue, KeyValueIterator
+from kafka_lite.streams.state.key_value_store import KeyValue
 from kafka_lite.streams.state.state_serdes import StateSerdes
 from kafka_lite.streams.state.state_store import StateStore
 from kafka_lite.streams.state.window_store import WindowStore, WindowStoreIterator
 
 
-class WindowStoreIteratorWrapper(KeyValueIterator[int, Any]):
+class WindowStoreIteratorWrapper(SerializedKeyValueIterator):
     """Binary-keyed entries as ``KeyValue(timestamp, value)``, the value deserialized."""
 
-    def __init__(self, bytes_iterator: KeyValueIterator[bytes, bytes], serdes: StateSerdes) -> None:
-        self._bytes_iterator = bytes_iterator
-        self._serdes = serdes
-
-    def __next__(self) -> KeyValue:
-        binary_key, value = next(self._bytes_iterator)
+    def _entry(self, binary_key: bytes, value: bytes) -> KeyValue:
         return KeyValue(keys.timestamp_from_binary_key(binary_key), self._serdes.value_from(value))
-
-    def close(self) -> None:
-        self._bytes_iterator.close()
 
 
 class RocksDBWindowStore(WrappedStateStore, WindowStore[Any, Any]):
