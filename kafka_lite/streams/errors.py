@@ -1,8 +1,9 @@
 """The errors Kafka Streams raises: a failure while processing, and a topology that cannot be built.
 
-Mirrors: org.apache.kafka.streams.errors.StreamsException and TopologyBuilderException
-         (streams/src/main/java/org/apache/kafka/streams/errors/, Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (building the topology), 9.1.2 (a task processing records)
+Mirrors: org.apache.kafka.streams.errors.StreamsException, TopologyBuilderException,
+         ProcessorStateException, InvalidStateStoreException and LockException
+         (streams/src/main/java/org/apache/kafka/streams/errors/, Kafka 0.10.1 and 0.11.0)
+Book:    chapter 9, 9.1.1 (building the topology), 9.1.2 (a task processing records), 9.1.3 (state)
 
 A ``TopologyBuilderException`` is raised while the topology is described, before any record
 flows, and its message names the node or store at fault, prefixed as Kafka prefixes it
@@ -26,3 +27,15 @@ class TopologyBuilderException(StreamsException):
     def __init__(self, message: str | None = None) -> None:
         # Kafka's constructor prefixes every message the same way.
         super().__init__("Invalid topology building" + ("" if message is None else ": " + message))
+
+
+class ProcessorStateException(StreamsException):
+    """A state store or its directory could not be opened, read or written."""
+
+
+class InvalidStateStoreException(StreamsException):
+    """A store was used while closed (or not yet initialised)."""
+
+
+class LockException(StreamsException):
+    """A task's state directory is locked by another instance or thread."""

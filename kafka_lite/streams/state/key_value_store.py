@@ -17,7 +17,7 @@ from abc import abstractmethod
 from collections.abc import Iterable, Iterator
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from kafka_lite.streams.state.state_store import StateStore
+from kafka_lite.streams.processor.state_store import StateStore
 
 K = TypeVar("K")
 V = TypeVar("V")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_lite.common.time import Time
-from kafka_lite.streams.state.errors import LockException, ProcessorStateException
+from kafka_lite.streams.errors import LockException, ProcessorStateException
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Generic, TypeVar
 
+from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.state.key_value_store import KeyValueIterator
-from kafka_lite.streams.state.state_store import StateStore
 
 K = TypeVar("K")
 V = TypeVar("V")

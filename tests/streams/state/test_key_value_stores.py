@@ -2,8 +2,8 @@
 
 import pytest
 
+from kafka_lite.streams.errors import InvalidStateStoreException
 from kafka_lite.streams.serialization import Serdes
-from kafka_lite.streams.state.errors import InvalidStateStoreException
 from kafka_lite.streams.state.internals.in_memory_key_value_store import InMemoryKeyValueStore
 from kafka_lite.streams.state.internals.rocksdb_store import RocksDBStore
 from kafka_lite.streams.state.key_value_store import KeyValue

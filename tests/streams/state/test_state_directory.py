@@ -6,7 +6,7 @@ import pytest
 
 from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.streams.state.errors import LockException
+from kafka_lite.streams.errors import LockException
 from kafka_lite.streams.state.internals.offset_checkpoint import CheckpointException, OffsetCheckpoint
 from kafka_lite.streams.state.state_directory import StateDirectory
 from tests.streams.state.support import TaskId

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.state.internals.rocksdb_segmented_bytes_store import RocksDBSegmentedBytesStore
 from kafka_lite.streams.state.internals.store_change_logger import StoreChangeLogger
 from kafka_lite.streams.state.internals.wrapped_state_store import WrappedStateStore
 from kafka_lite.streams.state.key_value_store import KeyValueIterator
-from kafka_lite.streams.state.state_store import StateStore
 
 
 class ChangeLoggingSegmentedBytesStore(WrappedStateStore):

@@ -19,8 +19,8 @@ import bisect
 from collections.abc import Iterable
 from typing import Any
 
+from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.state.key_value_store import KeyValue, KeyValueIterator, KeyValueStore
-from kafka_lite.streams.state.state_store import StateStore
 
 
 class InMemoryKeyValueIterator(KeyValueIterator[bytes, bytes]):

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.state.internals import window_store_utils as keys
 from kafka_lite.streams.state.internals.segments import Segment, Segments
 from kafka_lite.streams.state.key_value_store import KeyValue, KeyValueIterator
-from kafka_lite.streams.state.state_store import StateStore
 
 
 class SegmentIterator(KeyValueIterator[bytes, bytes]):

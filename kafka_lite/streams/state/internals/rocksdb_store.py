@@ -35,9 +35,9 @@ from rocksdict import (
     WriteOptions,
 )
 
-from kafka_lite.streams.state.errors import InvalidStateStoreException, ProcessorStateException
+from kafka_lite.streams.errors import InvalidStateStoreException, ProcessorStateException
+from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.state.key_value_store import KeyValue, KeyValueIterator, KeyValueStore
-from kafka_lite.streams.state.state_store import StateStore
 
 WRITE_BUFFER_SIZE = 16 * 1024 * 1024
 BLOCK_CACHE_SIZE = 50 * 1024 * 1024

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_lite.streams.state.state_store import StateStore
+from kafka_lite.streams.processor.state_store import StateStore
 
 
 class WrappedStateStore(StateStore):
