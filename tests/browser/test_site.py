@@ -9,6 +9,7 @@ import http.server
 import re
 import shutil
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.docs.site import guide_pages
 
-pytestmark = pytest.mark.browser
+# One worker runs the module, so that one Chromium and one set of page loads serve every test.
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DESKTOP = {"width": 1280, "height": 900}  # wide enough for mkdocs-material's sidebar (>= 76.25em)
@@ -122,6 +124,55 @@ def _search(page, term: str) -> int:
     return page.locator(".md-search-result__item").count()
 
 
+@dataclass
+class Look:
+    """What a page showed, opened once at one width: the tests below read these instead of each
+    opening the page again (a notebook page with its outputs takes seconds to lay out)."""
+
+    path: str
+    problems: list[str]
+    blocked: list[str]
+    height: int
+    width: tuple[int, int]
+    diagrams: list[dict]
+    tables: list[dict]
+    outputs: int
+    broken_images: list[str]
+
+
+def _look(browser, base: str, path: str, viewport: dict) -> Look:
+    page, problems, blocked = _open(browser, base, path, viewport)
+    try:
+        width = _page_width(page)  # first: it waits for the header to settle
+        return Look(
+            path,
+            problems,
+            blocked,
+            height=page.evaluate("document.documentElement.scrollHeight"),
+            width=width,
+            diagrams=page.eval_on_selector_all("img[src*='diagrams/']", _DIAGRAM_GEOMETRY),
+            tables=page.eval_on_selector_all(".jp-OutputArea-output", _OUTPUT_TABLES),
+            outputs=page.locator(".jp-OutputArea-output, .output_area, .jp-RenderedText").count(),
+            broken_images=_broken_images(page),
+        )
+    finally:
+        page.close()
+
+
+@pytest.fixture(scope="module")
+def looks(chromium_browser, site_url):
+    """``looks(path, viewport)``: the page's ``Look``, opened on first asking and kept."""
+    seen: dict[tuple[str, int], Look] = {}
+
+    def look(path: str, viewport: dict = DESKTOP) -> Look:
+        key = (path, viewport["width"])
+        if key not in seen:
+            seen[key] = _look(chromium_browser, site_url[0], path, viewport)
+        return seen[key]
+
+    return look
+
+
 @pytest.mark.parametrize(
     "path",
     ["index.html", "chapters/ch06_storage/index.html", "chapters/ch06_storage/message_formats.html",
@@ -160,18 +211,16 @@ def test_sidebar_lists_every_page(chromium_browser, site_url):
     page.close()
 
 
-def test_no_guide_page_is_too_long_to_find_ones_way_in(chromium_browser, site_url):
+def test_no_guide_page_is_too_long_to_find_ones_way_in(looks):
     """A guide's page is a length a reader can find their way in: every chapter's index, and the
     pages a split guide (chapter 6) is made of."""
-    base = site_url[0]
     guides = [page.relative_to(ROOT).with_suffix(".html").as_posix() for page in guide_pages()]
     assert "chapters/ch06_storage/log.html" in guides and len(guides) >= 15, guides
     heights = {}
     for path in guides:
-        page, problems, _ = _open(chromium_browser, base, path)
-        assert not problems, (path, problems)
-        heights[path] = page.evaluate("document.documentElement.scrollHeight")
-        page.close()
+        look = looks(path)
+        assert not look.problems, (path, look.problems)
+        heights[path] = look.height
     too_long = {path: h for path, h in heights.items() if h > MAX_GUIDE_PAGE_PX}
     assert not too_long, f"guide pages taller than {MAX_GUIDE_PAGE_PX}px: {too_long} (all: {heights})"
 
@@ -231,15 +280,14 @@ async imgs => Promise.all(imgs.map(async img => {
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_diagrams_fit_their_column_and_stay_readable(chromium_browser, site_url, viewport):
-    base, site = site_url
-    pages = _pages_with_diagrams(site)
+def test_diagrams_fit_their_column_and_stay_readable(looks, site_url, viewport):
+    pages = _pages_with_diagrams(site_url[1])
     assert len(pages) >= 3, pages
     seen = []
     for path in pages:
-        page, problems, _ = _open(chromium_browser, base, path, viewport)
-        assert not problems, (path, problems)
-        for d in page.eval_on_selector_all("img[src*='diagrams/']", _DIAGRAM_GEOMETRY):
+        look = looks(path, viewport)
+        assert not look.problems, (path, look.problems)
+        for d in look.diagrams:
             seen.append(d["src"])
             where = f"{path}: {d['src']} at {viewport['width']}px"
             assert d["colLeft"] - 1 <= d["boxLeft"] and d["boxRight"] <= d["colRight"] + 1, (
@@ -249,25 +297,20 @@ def test_diagrams_fit_their_column_and_stay_readable(chromium_browser, site_url,
             assert d["smallest"] >= MIN_TEXT_PX, (
                 f"{where}: its smallest label is drawn {d['smallest']:.1f}px tall (< {MIN_TEXT_PX}px): {d}"
             )
-        width = _page_width(page)
+        width = look.width
         assert width[0] <= width[1], f"{path} at {viewport['width']}px: the page is {width[0]}px wide"
-        page.close()
     assert len(seen) >= 5, f"diagrams found on {pages}: {seen}"
 
 
-def test_notebook_pages_render_outputs(chromium_browser, site_url):
-    base, site = site_url
+def test_notebook_pages_render_outputs(looks, site_url):
     # The Spark labs' notebooks are shown unrun (mkdocs.yml's execute_ignore): they are for working in.
-    pages = [p for p in _notebook_pages(site) if not p.startswith("chapters/data_pipeline/lab")]
+    pages = [p for p in _notebook_pages(site_url[1]) if not p.startswith("chapters/data_pipeline/lab")]
     assert len(pages) >= 5, f"notebook pages in the built site: {pages}"
     for path in pages:
-        page, problems, blocked = _open(chromium_browser, base, path)
-        assert not problems and not blocked, (path, problems, blocked)
-        assert not _broken_images(page)
-        assert page.locator(".jp-OutputArea-output, .output_area, .jp-RenderedText").count() > 0, (
-            f"{path}: no outputs"
-        )
-        page.close()
+        look = looks(path)
+        assert not look.problems and not look.blocked, (path, look.problems, look.blocked)
+        assert not look.broken_images, (path, look.broken_images)
+        assert look.outputs > 0, f"{path}: no outputs"
 
 
 # Each text output that draws a table: how many rows its first line was broken into, and whether its
@@ -289,24 +332,22 @@ outs => outs.filter(o => /[┏┌╭]/.test(o.textContent)).map(o => {
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_notebook_tables_fit_the_page(chromium_browser, site_url, viewport):
+def test_notebook_tables_fit_the_page(looks, site_url, viewport):
     """A table a notebook prints keeps each row on one line, and the page never scrolls sideways: an
     output wider than its column scrolls inside its own box. On a phone some table must need that,
     or the check would show nothing."""
-    base, site = site_url
     tables = scrolling = 0
-    for path in _notebook_pages(site):
-        page, _, _ = _open(chromium_browser, base, path, viewport)
-        width = _page_width(page)
+    for path in _notebook_pages(site_url[1]):
+        look = looks(path, viewport)
+        width = look.width
         assert width[0] <= width[1], f"{path} at {viewport['width']}px: the page is {width[0]}px wide"
-        for table in page.eval_on_selector_all(".jp-OutputArea-output", _OUTPUT_TABLES):
+        for table in look.tables:
             tables += 1
             scrolling += table["scrolls"]
             assert table["rows"] == 1, (
                 f"{path} at {viewport['width']}px: a table's top line {table['top']!r}... is broken "
                 f"into {table['rows']} lines"
             )
-        page.close()
     assert tables >= 5, f"only {tables} printed tables in the notebooks"
     if viewport is PHONE:
         assert scrolling, "no printed table is wider than its column at this width: the check shows nothing"
