@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_lite.streams.processor.internals.processor_state_manager import store_changelog_topic
 from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.serialization import Serde
 from kafka_lite.streams.state.internals import window_store_utils as keys
 from kafka_lite.streams.state.internals.metered_key_value_store import SerializedKeyValueIterator
-from kafka_lite.streams.state.internals.store_change_logger import store_changelog_topic
 from kafka_lite.streams.state.internals.wrapped_state_store import WrappedStateStore
 from kafka_lite.streams.state.key_value_store import KeyValue
 from kafka_lite.streams.state.state_serdes import StateSerdes
