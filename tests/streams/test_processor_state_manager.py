@@ -11,15 +11,19 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.mock_consumer import MockConsumer
 from kafka_lite.streams.errors import LockException
+from kafka_lite.streams.processor import AbstractProcessor, TopologyBuilder
 from kafka_lite.streams.processor.internals.processor_state_manager import (
     ProcessorStateManager,
     store_changelog_topic,
 )
 from kafka_lite.streams.processor.task_id import TaskId
+from kafka_lite.streams.serialization import Serdes
 from kafka_lite.streams.state.internals.in_memory_key_value_store import InMemoryKeyValueStore
 from kafka_lite.streams.state.internals.offset_checkpoint import CHECKPOINT_FILE_NAME, OffsetCheckpoint
 from kafka_lite.streams.state.internals.rocksdb_store import RocksDBStore
 from kafka_lite.streams.state.state_directory import StateDirectory
+from kafka_lite.streams.state.stores import Stores
+from kafka_lite.streams.test_utils.topology_test_driver import TopologyTestDriver
 from tests.streams.support import raw
 
 pytestmark = pytest.mark.unit
@@ -30,12 +34,14 @@ COUNTS = TopicPartition("app-counts-changelog", 3)  # the changelog partition nu
 
 
 class StoreContext:
-    """What a store's ``init`` reads from its context: ``register`` (to the state manager) and
+    """What a logged store's ``init`` reads from its context: ``register`` (to the state manager) and
     ``state_dir`` (the task's directory), as ``ProcessorContextImpl`` gives them."""
 
     def __init__(self, state_mgr: ProcessorStateManager) -> None:
         self.state_mgr = state_mgr
-        self.state_dir = state_mgr.base_dir
+
+    def state_dir(self):
+        return self.state_mgr.base_dir
 
     def register(self, store, logging_enabled, restore_callback) -> None:
         self.state_mgr.register(store, logging_enabled, restore_callback)
@@ -184,3 +190,26 @@ def test_a_standby_task_applies_the_changelog_records_its_thread_fetches(tmp_pat
 
 def test_the_changelog_topic_is_named_after_the_application_and_the_store():
     assert store_changelog_topic("app", "counts") == COUNTS.topic
+
+
+class Put(AbstractProcessor):
+    def init(self, context):
+        super().init(context)
+        self.store = context.get_state_store("counts")
+
+    def process(self, key, value):
+        self.store.put(key, value)
+
+
+def test_a_task_closing_checkpoints_what_its_collector_had_acknowledged(tmp_path):
+    builder = TopologyBuilder().add_source("src", "in").add_processor("put", Put, "src")
+    supplier = Stores.create("counts").with_keys(Serdes.Bytes()).with_values(Serdes.Bytes()).persistent()
+    builder.add_state_store(supplier.build(), "put")
+    driver = TopologyTestDriver(builder, {"application.id": "app", "state.dir": str(tmp_path)})
+    for key in (b"a", b"b", b"a"):
+        driver.pipe_input("in", key, b"v")
+    changelog = [driver.read_output("app-counts-changelog") for _ in range(3)]
+    assert [r.key for r in changelog] == [b"a", b"b", b"a"], "each put went to the changelog"
+    driver.close()
+    written = OffsetCheckpoint(tmp_path / "app" / "0_0" / CHECKPOINT_FILE_NAME).read()
+    assert written == {TopicPartition("app-counts-changelog", 0): 3}, "offsets 0..2 acknowledged: 2 + 1"

@@ -20,8 +20,8 @@ from kafka_lite.streams.processor.internals.processor_state_manager import store
 
 class StoreChangeLogger:
     def __init__(self, store_name: str, context: Any) -> None:
-        self.topic = store_changelog_topic(context.application_id, store_name)
-        self.partition = context.task_id.partition
+        self.topic = store_changelog_topic(context.application_id(), store_name)
+        self.partition = context.task_id().partition
         self._context = context
         self._collector = context.record_collector()
 
