@@ -1,6 +1,7 @@
 """The state manager: restoring logged stores from their changelogs (from the checkpoint when there is
 one), the checkpoint written at close with the producer's acknowledged offsets + 1, a store
-registered once only, and standby updates."""
+registered once only, standby updates, the task directory's lock, and a real task (under the test
+driver) checkpointing what its collector had acknowledged."""
 
 from __future__ import annotations
 
