@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.consumer.mock_consumer import MockConsumer
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.streams.errors import StreamsException, TopologyBuilderException
 from kafka_lite.streams.processor import AbstractProcessor, TaskId, TopologyBuilder
+from kafka_lite.streams.processor.internals.processor_state_manager import ProcessorStateManager
 from kafka_lite.streams.processor.internals.record_collector_impl import RecordCollectorImpl
-from kafka_lite.streams.processor.internals.simple_state_manager import SimpleStateManager
 from kafka_lite.streams.processor.internals.stream_task import StreamTask
+from kafka_lite.streams.state.state_directory import StateDirectory
 from kafka_lite.streams.test_utils.topology_test_driver import DriverProducer
 from tests.streams.support import raw
 from tests.streams.test_topology_test_driver import DictStore
@@ -49,10 +52,16 @@ class Recorder(AbstractProcessor):
         self.seen.append((self.name, key, value, ctx.topic(), ctx.offset(), ctx.timestamp()))
 
 
-def _task(builder, events=None, stores=None, **config):
+def _state_manager(state_dir, task_id):
+    """The real state manager in ``state_dir``, with nothing to restore."""
+    directory = StateDirectory("app", state_dir, MockTime())
+    return ProcessorStateManager("app", task_id, [TP], MockConsumer(), False, directory)
+
+
+def _task(builder, state_dir, events=None, **config):
     events = [] if events is None else events
     task_id = TaskId(0, 0)
-    state_mgr = stores if stores is not None else SimpleStateManager(task_id)
+    state_mgr = _state_manager(state_dir, task_id)
     return StreamTask(
         task_id,
         "app",
@@ -83,9 +92,9 @@ class Router(AbstractProcessor):
             self.context().forward(key, value, child=value.decode())
 
 
-def test_forward_reaches_every_child_in_order_or_one_child_by_index_or_by_name():
+def test_forward_reaches_every_child_in_order_or_one_child_by_index_or_by_name(tmp_path):
     seen = []
-    task = _task(_forwarding_topology(Router(), seen))
+    task = _task(_forwarding_topology(Router(), seen), tmp_path)
     task.add_records(
         TP,
         [
@@ -122,10 +131,10 @@ class Ticker(AbstractProcessor):
         self.fired.append(timestamp)
 
 
-def test_punctuation_fires_by_stream_time_and_catches_up_after_a_jump():
+def test_punctuation_fires_by_stream_time_and_catches_up_after_a_jump(tmp_path):
     fired = []
     builder = TopologyBuilder().add_source("src", "in").add_processor("tick", lambda: Ticker(fired), "src")
-    task = _task(builder)
+    task = _task(builder, tmp_path)
     assert task.maybe_punctuate() is False, "no record yet: the stream time is not known"
     for offset, ts in enumerate([3, 7, 14, 15, 41]):
         task.add_records(TP, [raw("in", 0, offset, ts)])
@@ -170,7 +179,7 @@ class ProducerSpy(DriverProducer):
         self.events.append(("producer.flush",))
 
 
-def test_commit_flushes_stores_then_output_then_commits_the_next_offset_to_read():
+def test_commit_flushes_stores_then_output_then_commits_the_next_offset_to_read(tmp_path):
     events = []
     builder = TopologyBuilder().add_source("src", "in").add_processor("count", Counter, "src")
     builder.add_state_store(StoreSupplier("counts", events), "count")
@@ -182,7 +191,7 @@ def test_commit_flushes_stores_then_output_then_commits_the_next_offset_to_read(
         builder.build(0),
         ConsumerDouble(events),
         RecordCollectorImpl(ProducerSpy(events), "0_0"),
-        SimpleStateManager(task_id),
+        _state_manager(tmp_path, task_id),
         {},
     )
     task.add_records(TP, [raw("in", 0, 41, 1, b"x"), raw("in", 0, 42, 2, b"x")])
@@ -201,23 +210,23 @@ def test_commit_flushes_stores_then_output_then_commits_the_next_offset_to_read(
     )
 
 
-def test_a_processor_reaches_only_the_stores_it_was_connected_to():
+def test_a_processor_reaches_only_the_stores_it_was_connected_to(tmp_path):
     events = []
     builder = TopologyBuilder().add_source("src", "in").add_processor("count", Counter, "src")
     builder.add_processor("other", Counter, "src")
     builder.add_state_store(StoreSupplier("counts", events), "count")
     with pytest.raises(StreamsException) as error:
-        _task(builder)
+        _task(builder, tmp_path)
     cause = error.value.__cause__
     assert isinstance(cause, TopologyBuilderException)
     assert str(cause) == "Invalid topology building: Processor other has no access to StateStore counts"
     assert str(error.value) == "failed to initialize processor other"
 
 
-def test_a_partition_is_paused_over_the_buffer_limit_and_resumed_when_back_at_it():
+def test_a_partition_is_paused_over_the_buffer_limit_and_resumed_when_back_at_it(tmp_path):
     events = []
     builder = TopologyBuilder().add_source("src", "in")
-    task = _task(builder, events, **{"buffered.records.per.partition": 2})
+    task = _task(builder, tmp_path, events, **{"buffered.records.per.partition": 2})
     task.add_records(TP, [raw("in", 0, o, o) for o in range(2)])
     assert events == [], "at the limit, not over it"
     task.add_records(TP, [raw("in", 0, 2, 2)])
@@ -226,11 +235,11 @@ def test_a_partition_is_paused_over_the_buffer_limit_and_resumed_when_back_at_it
     assert events == [("pause", (TP,)), ("resume", (TP,))]
 
 
-def test_a_store_registers_only_while_the_task_initialises():
+def test_a_store_registers_only_while_the_task_initialises(tmp_path):
     events = []
     builder = TopologyBuilder().add_source("src", "in").add_processor("count", Counter, "src")
     builder.add_state_store(StoreSupplier("counts", events), "count")
-    task = _task(builder, events)
+    task = _task(builder, tmp_path, events)
     store = task.get_store("counts")
     assert store.is_open(), "registered from its init, while the task was made"
     with pytest.raises(RuntimeError, match="Can only create state stores during initialization"):

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.ProcessorContext
          (streams/src/main/java/org/apache/kafka/streams/processor/ProcessorContext.java, Kafka 0.10.1)
 Book:    chapter 9, 9.1.1 (forwarding between processors), 9.1.3 (registering state stores)
-Differs: no ``key_serde``/``value_serde``/``metrics``/``state_dir``/``app_configs``: kafka_lite's
+Differs: no ``key_serde``/``value_serde``/``metrics``/``app_configs``: kafka_lite's
          topologies name their (de)serializers on each source and sink, and have no metrics yet.
          One ``forward(key, value, child=None)`` stands for Kafka's three overloads (all
          children, a child by index, a child by name).
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from kafka_lite.streams.processor.task_id import TaskId
@@ -33,6 +34,10 @@ class ProcessorContext(ABC):
     @abstractmethod
     def task_id(self) -> TaskId:
         """The task this context belongs to."""
+
+    @abstractmethod
+    def state_dir(self) -> Path:
+        """The task's state directory, where persistent stores keep their files."""
 
     @abstractmethod
     def register(

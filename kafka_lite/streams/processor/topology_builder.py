@@ -32,18 +32,12 @@ from typing import Any
 
 from kafka_lite.streams.errors import TopologyBuilderException
 from kafka_lite.streams.processor.internals.processor_node import ProcessorNode
+from kafka_lite.streams.processor.internals.processor_state_manager import store_changelog_topic
 from kafka_lite.streams.processor.internals.processor_topology import ProcessorTopology
 from kafka_lite.streams.processor.internals.quick_union import QuickUnion
 from kafka_lite.streams.processor.internals.sink_node import SinkNode
 from kafka_lite.streams.processor.internals.source_node import SourceNode
 from kafka_lite.streams.processor.processor import ProcessorSupplier
-
-STATE_CHANGELOG_TOPIC_SUFFIX = "-changelog"
-
-
-def store_changelog_topic(application_id: str, store_name: str) -> str:
-    """``<application.id>-<store>-changelog`` (Kafka's ``ProcessorStateManager.storeChangelogTopic``)."""
-    return application_id + "-" + store_name + STATE_CHANGELOG_TOPIC_SUFFIX
 
 
 @dataclass

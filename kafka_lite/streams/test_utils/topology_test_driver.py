@@ -20,6 +20,7 @@ its collaborators are stand-ins:
         --> StreamTask.add_records, process (one record), maybe_punctuate, commit
                                    commit_sync, pause, resume --> DriverConsumer (remembers them)
     read_output(topic) <-- DriverProducer <-- RecordCollectorImpl <-- sink nodes (and logging stores)
+    stores register    --> ProcessorStateManager --> MockConsumer (empty changelogs: nothing to restore)
 
 Each ``pipe_input`` is one turn of a stream thread's loop with a commit after every record, so
 after it returns, every output the record caused can be read and every store reflects it.
@@ -27,6 +28,7 @@ after it returns, every output the record caused can be read and every store ref
 
 from __future__ import annotations
 
+import tempfile
 from collections import defaultdict, deque
 from typing import Any
 
@@ -36,18 +38,21 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.consumer_record import NULL_SIZE, ConsumerRecord
 from kafka_lite.consumer.deserialization import check_deserializer
+from kafka_lite.consumer.mock_consumer import MockConsumer
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.producer.default_partitioner import murmur2, to_positive
 from kafka_lite.producer.future_record_metadata import FutureRecordMetadata, ProduceRequestResult
 from kafka_lite.producer.producer_record import ProducerRecord
 from kafka_lite.streams.errors import StreamsException
+from kafka_lite.streams.processor.internals.processor_state_manager import ProcessorStateManager
 from kafka_lite.streams.processor.internals.record_collector_impl import RecordCollectorImpl
-from kafka_lite.streams.processor.internals.simple_state_manager import SimpleStateManager
 from kafka_lite.streams.processor.internals.stream_task import StreamTask
 from kafka_lite.streams.processor.task_id import TaskId
 from kafka_lite.streams.processor.topology_builder import TopologyBuilder
+from kafka_lite.streams.state.state_directory import StateDirectory
 
 APPLICATION_ID_CONFIG = "application.id"
+STATE_DIR_CONFIG = "state.dir"
 
 
 class DriverConsumer:
@@ -140,6 +145,12 @@ class TopologyTestDriver:
             TopicPartition(t, p) for t in sorted(topology.source_topics()) for p in range(partitions)
         ]
         self.offsets = dict.fromkeys(self.partitions, 0)  # the next offset of each input partition
+        # The real state manager, over an empty restore consumer (every changelog starts empty, as in
+        # Kafka 1.1's driver) and, unless ``state.dir`` is given, a directory removed with the driver.
+        self._temp_state_dir = tempfile.TemporaryDirectory(prefix="kafka-streams-")
+        state_directory = StateDirectory(
+            self.application_id, config.get(STATE_DIR_CONFIG, self._temp_state_dir.name), self.time
+        )
         self.task = StreamTask(
             task_id,
             self.application_id,
@@ -147,7 +158,9 @@ class TopologyTestDriver:
             topology,
             self.consumer,
             RecordCollectorImpl(self.producer, str(task_id)),
-            SimpleStateManager(task_id),
+            ProcessorStateManager(
+                self.application_id, task_id, self.partitions, MockConsumer(), False, state_directory
+            ),
             config,
         )
 
@@ -208,6 +221,7 @@ class TopologyTestDriver:
         """Close the processors, then the stores (as a stream thread closes a task)."""
         self.task.close()
         self.task.close_state_manager()
+        self._temp_state_dir.cleanup()
 
 
 def _consumer_record(

@@ -30,12 +30,21 @@ class MockContext:
     """What a store reads from its ProcessorContext, and a register() that keeps the registrations."""
 
     def __init__(self, state_dir: Path, application_id: str = "app", task_id: TaskId = TaskId(0, 3)) -> None:
-        self.application_id = application_id
-        self.task_id = task_id
-        self.state_dir = Path(state_dir)
+        self._application_id = application_id
+        self._task_id = task_id
+        self._state_dir = Path(state_dir)
         self.collector = RecordingCollector()
         self.record_timestamp = 0
         self.registered: dict[str, tuple[Any, bool, Any]] = {}
+
+    def application_id(self) -> str:
+        return self._application_id
+
+    def task_id(self) -> TaskId:
+        return self._task_id
+
+    def state_dir(self) -> Path:
+        return self._state_dir
 
     def register(self, store: Any, logging_enabled: bool, restore_callback: Any) -> None:
         self.registered[store.name] = (store, logging_enabled, restore_callback)

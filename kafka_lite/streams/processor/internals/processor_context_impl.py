@@ -23,6 +23,7 @@ that processor's node.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kafka_lite.streams.errors import TopologyBuilderException
@@ -68,6 +69,9 @@ class ProcessorContextImpl(ProcessorContext):
 
     def task_id(self) -> TaskId:
         return self.id
+
+    def state_dir(self) -> Path:
+        return self.state_mgr.base_dir
 
     def app_configs(self) -> dict[str, Any]:
         return dict(self.config)

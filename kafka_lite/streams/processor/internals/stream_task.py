@@ -42,6 +42,7 @@ from kafka_lite.streams.processor.internals.partition_group import PartitionGrou
 from kafka_lite.streams.processor.internals.processor_context_impl import NONEXIST_TOPIC, ProcessorContextImpl
 from kafka_lite.streams.processor.internals.processor_node import ProcessorNode
 from kafka_lite.streams.processor.internals.processor_record_context import ProcessorRecordContext
+from kafka_lite.streams.processor.internals.processor_state_manager import ProcessorStateManager
 from kafka_lite.streams.processor.internals.processor_topology import ProcessorTopology
 from kafka_lite.streams.processor.internals.punctuation_queue import PunctuationQueue, PunctuationSchedule
 from kafka_lite.streams.processor.internals.record_collector import RecordCollector
@@ -71,7 +72,7 @@ class StreamTask:
         topology: ProcessorTopology,
         consumer: Any,
         record_collector: RecordCollector,
-        state_mgr: Any,
+        state_mgr: ProcessorStateManager,
         config: dict[str, Any],
     ) -> None:
         self.id = task_id

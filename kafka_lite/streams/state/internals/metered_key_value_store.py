@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kafka_lite.streams.processor.internals.processor_state_manager import store_changelog_topic
 from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.serialization import Serde
-from kafka_lite.streams.state.internals.store_change_logger import store_changelog_topic
 from kafka_lite.streams.state.internals.wrapped_state_store import WrappedStateStore
 from kafka_lite.streams.state.key_value_store import KeyValue, KeyValueIterator, KeyValueStore
 from kafka_lite.streams.state.state_serdes import StateSerdes
@@ -52,7 +52,7 @@ class MeteredKeyValueStore(WrappedStateStore, KeyValueStore[Any, Any]):
         self.serdes: StateSerdes | None = None
 
     def init(self, context: Any, root: StateStore) -> None:
-        topic = store_changelog_topic(context.application_id, self.inner.name)
+        topic = store_changelog_topic(context.application_id(), self.inner.name)
         self.serdes = StateSerdes(topic, self._key_serde, self._value_serde)
         self.inner.init(context, root)
 

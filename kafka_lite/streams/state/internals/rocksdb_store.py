@@ -117,7 +117,7 @@ class RocksDBStore(KeyValueStore[bytes, bytes]):
 
     def open_db(self, context: Any) -> None:
         """Open (or create) the database in ``<task dir>/<parent dir>/<name>``."""
-        self.db_dir = Path(context.state_dir) / self._parent_dir / self._name
+        self.db_dir = Path(context.state_dir()) / self._parent_dir / self._name
         try:
             self.db_dir.parent.mkdir(parents=True, exist_ok=True)
             self._db = Rdict(str(self.db_dir), rocksdb_options())

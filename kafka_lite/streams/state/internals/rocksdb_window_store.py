@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_lite.streams.processor.internals.processor_state_manager import store_changelog_topic
 from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.serialization import Serde
 from kafka_lite.streams.state.internals import window_store_utils as keys
 from kafka_lite.streams.state.internals.metered_key_value_store import SerializedKeyValueIterator
-from kafka_lite.streams.state.internals.store_change_logger import store_changelog_topic
 from kafka_lite.streams.state.internals.wrapped_state_store import WrappedStateStore
 from kafka_lite.streams.state.key_value_store import KeyValue
 from kafka_lite.streams.state.state_serdes import StateSerdes
@@ -53,7 +53,7 @@ class RocksDBWindowStore(WrappedStateStore, WindowStore[Any, Any]):
 
     def init(self, context: Any, root: StateStore) -> None:
         self._context = context
-        topic = store_changelog_topic(context.application_id, self.bytes_store.name)
+        topic = store_changelog_topic(context.application_id(), self.bytes_store.name)
         self.serdes = StateSerdes(topic, self._key_serde, self._value_serde)
         self.bytes_store.init(context, root)
 

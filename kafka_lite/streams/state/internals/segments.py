@@ -84,7 +84,7 @@ class Segments:
 
     def open_existing(self, context: Any) -> None:
         """Reopen the segments left on disk by an earlier run, oldest first (so expiry applies to them)."""
-        directory = Path(context.state_dir) / self.name
+        directory = Path(context.state_dir()) / self.name
         if not directory.exists():
             directory.mkdir(parents=True)
             return

@@ -1,8 +1,7 @@
 """Sends a store's writes to its changelog topic, one record per put or delete.
 
 Mirrors: org.apache.kafka.streams.state.internals.StoreChangeLogger
-         (streams/src/main/java/.../state/internals/StoreChangeLogger.java, Kafka 0.11.0) and
-         org.apache.kafka.streams.processor.internals.ProcessorStateManager.storeChangelogTopic
+         (streams/src/main/java/.../state/internals/StoreChangeLogger.java, Kafka 0.11.0)
 Book:    chapter 9, 9.1.3 (a store is backed by a compacted changelog topic)
 Differs: the stores log bytes, already serialized, so the collector gets no serializers.
 
@@ -16,16 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def store_changelog_topic(application_id: str, store_name: str) -> str:
-    """``<application.id>-<store>-changelog``."""
-    return f"{application_id}-{store_name}-changelog"
+from kafka_lite.streams.processor.internals.processor_state_manager import store_changelog_topic
 
 
 class StoreChangeLogger:
     def __init__(self, store_name: str, context: Any) -> None:
-        self.topic = store_changelog_topic(context.application_id, store_name)
-        self.partition = context.task_id.partition
+        self.topic = store_changelog_topic(context.application_id(), store_name)
+        self.partition = context.task_id().partition
         self._context = context
         self._collector = context.record_collector()
 

@@ -1,0 +1,230 @@
+"""A task's state manager: registers its stores, restores them from their changelogs, checkpoints them.
+
+Mirrors: org.apache.kafka.streams.processor.internals.ProcessorStateManager
+         (streams/src/main/java/.../processor/internals/ProcessorStateManager.java, Kafka 0.10.1)
+Book:    chapter 9, 9.1.3 (state stores, their changelogs, restoring and checkpointing)
+Differs: a changelog partition that does not exist is not waited for (0.10.1 asks ``partitionsFor``
+         for up to 5 s); no source-topic stores (a KTable restored from its own input topic) and so
+         no offset limits; ``flush`` sets no current node. The checkpoint is written by
+         ``checkpoint``, which ``close`` calls, as 0.11 factors it; 0.10.1 writes it inside ``close``.
+
+What a task's state looks like on disk and in Kafka::
+
+    <state.dir>/<application.id>/0_3/          locked by this state manager while the task lives
+        .checkpoint                           app-counts-changelog 3 1500
+        rocksdb/counts/                       the persistent store's files
+    topic app-counts-changelog, partition 3   every change the task made to "counts", compacted
+
+A store's changelog partition has the number of the task's partition, so the instance that takes
+task 0_3 over restores exactly its state from partition 3 of each changelog.
+
+``register`` restores a logged store at once, before the task processes anything: read the
+changelog partition from the checkpointed offset (or from its beginning) up to the end offset it
+had when restoring began, handing each record to the store's restore callback. A tombstone (null
+value) hands over ``None`` and the store deletes the key. The changelog is written only by this
+task, which is not running yet, so its end cannot move meanwhile.
+
+The checkpoint is read once, when the state manager is built, and then deleted: from then on the
+stores take writes the file does not account for, and a crash must not be taken for a clean stop.
+``close`` writes it again after the stores have closed (flushed to disk), with, for each persistent
+logged store, the offset after the last change the producer had acknowledged. An in-memory store is
+never checkpointed: its content dies with the process, so it always restores from the beginning.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from kafka_lite.common.errors import IllegalArgumentException, IllegalStateException
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.consumer.consumer_record import ConsumerRecord
+from kafka_lite.streams.errors import LockException, ProcessorStateException
+from kafka_lite.streams.processor.state_store import StateStore
+from kafka_lite.streams.processor.task_id import TaskId
+from kafka_lite.streams.state.internals.offset_checkpoint import CHECKPOINT_FILE_NAME, OffsetCheckpoint
+from kafka_lite.streams.state.state_directory import StateDirectory
+
+log = logging.getLogger(__name__)
+
+STATE_CHANGELOG_TOPIC_SUFFIX = "-changelog"
+RestoreCallback = Callable[[bytes, bytes | None], None]
+
+
+def store_changelog_topic(application_id: str, store_name: str) -> str:
+    """``<application.id>-<store>-changelog`` (Kafka's ``ProcessorStateManager.storeChangelogTopic``)."""
+    return application_id + "-" + store_name + STATE_CHANGELOG_TOPIC_SUFFIX
+
+
+class ProcessorStateManager:
+    def __init__(
+        self,
+        application_id: str,
+        task_id: TaskId,
+        sources: list[TopicPartition],
+        restore_consumer: Any,
+        is_standby: bool,
+        state_directory: StateDirectory,
+    ) -> None:
+        """``restore_consumer``: assign, seek, seek_to_beginning, seek_to_end, position and poll, as
+        kafka_lite's ``KafkaConsumer`` (a stream thread's restore consumer) or ``MockConsumer``."""
+        self.application_id = application_id
+        self.task_id = task_id
+        self.default_partition = task_id.partition
+        self.partition_for_topic = {tp.topic: tp for tp in sources}
+        self.restore_consumer = restore_consumer
+        self.is_standby = is_standby
+        self.state_directory = state_directory
+        self.log_prefix = f"task [{task_id}]"
+        self.stores: dict[str, StateStore] = {}  # in registration order, as Kafka's LinkedHashMap
+        self.logging_enabled: set[str] = set()
+        self.restored_offsets: dict[TopicPartition, int] = {}
+        self.restored: dict[str, int] = {}  # store name -> changelog records handed to its callback
+        # A standby task keeps its callbacks to apply the changelog records its thread fetches.
+        self.restore_callbacks: dict[str, RestoreCallback] = {}
+        self.base_dir = state_directory.directory_for_task(task_id)
+
+        # The task may have just moved from another thread that still holds the directory: retry.
+        if not state_directory.lock(task_id, 5):
+            raise LockException(f"{self.log_prefix} Failed to lock the state directory: {self.base_dir}")
+
+        checkpoint = OffsetCheckpoint(self.base_dir / CHECKPOINT_FILE_NAME)
+        self.checkpointed_offsets = checkpoint.read()
+        checkpoint.delete()
+
+    # -- registering and restoring ----------------------------------------------------------------------
+
+    def register(self, store: StateStore, logging_enabled: bool, restore_callback: RestoreCallback) -> None:
+        """Keep ``store``; if it is logged, restore it from its changelog partition first (an
+        active task) or remember how to (a standby task, for a persistent store)."""
+        log.debug("%s Registering state store %s to its state manager", self.log_prefix, store.name)
+        if store.name == CHECKPOINT_FILE_NAME:
+            raise IllegalArgumentException(f"{self.log_prefix} Illegal store name: {CHECKPOINT_FILE_NAME}")
+        if store.name in self.stores:
+            raise IllegalArgumentException(
+                f"{self.log_prefix} Store {store.name} has already been registered."
+            )
+        if not logging_enabled:
+            self.stores[store.name] = store
+            return
+
+        self.logging_enabled.add(store.name)
+        topic = store_changelog_topic(self.application_id, store.name)
+        if self.is_standby:
+            # Only a persistent store is worth keeping warm: an in-memory one restores fully anyway.
+            if store.persistent():
+                self.restore_callbacks[topic] = restore_callback
+        else:
+            log.debug(
+                "%s Restoring state store %s from changelog topic %s", self.log_prefix, store.name, topic
+            )
+            self.restored[store.name] = self._restore_active_state(topic, restore_callback)
+        self.stores[store.name] = store
+
+    def _restore_active_state(self, topic: str, restore_callback: RestoreCallback) -> int:
+        """Replay the store's changelog partition into it; return how many records it replayed."""
+        store_partition = TopicPartition(topic, self._get_partition(topic))
+        consumer = self.restore_consumer
+        consumer.assign([store_partition])
+        try:
+            # The end offset first (0.11 asks end_offsets; 0.10.1 seeks to the end and reads the position).
+            consumer.seek_to_end(store_partition)
+            end_offset = consumer.position(store_partition)
+
+            # From the checkpoint if the store kept its state on disk, else from the beginning.
+            if store_partition in self.checkpointed_offsets:
+                consumer.seek(store_partition, self.checkpointed_offsets[store_partition])
+            else:
+                consumer.seek_to_beginning(store_partition)
+
+            restored = 0
+            while consumer.position(store_partition) < end_offset:
+                for record in consumer.poll(100).get(store_partition, ()):
+                    restore_callback(record.key, record.value)
+                    restored += 1
+            if consumer.position(store_partition) > end_offset:
+                raise IllegalStateException(
+                    f"{self.log_prefix} Log end offset should not change while restoring"
+                )
+
+            self.restored_offsets[store_partition] = consumer.position(store_partition)
+            return restored
+        finally:
+            consumer.assign([])  # the restore consumer is shared by the thread's tasks: let go
+
+    # -- standby tasks ----------------------------------------------------------------------------------
+
+    def checkpointed(self) -> dict[TopicPartition, int]:
+        """Where a standby task starts reading each changelog: the checkpointed offset, or -1 (none)."""
+        partitions = (TopicPartition(topic, self._get_partition(topic)) for topic in self.restore_callbacks)
+        return {tp: self.checkpointed_offsets.get(tp, -1) for tp in partitions}
+
+    def update_standby_states(self, store_partition: TopicPartition, records: list[ConsumerRecord]) -> None:
+        """Apply changelog records a standby task's thread fetched to the store they belong to."""
+        restore_callback = self.restore_callbacks[store_partition.topic]
+        last_offset = -1
+        for record in records:
+            try:
+                restore_callback(record.key, record.value)
+            except Exception as e:
+                raise ProcessorStateException(
+                    f"{self.log_prefix} exception caught while trying to restore state from {store_partition}"
+                ) from e
+            last_offset = record.offset
+        self.restored_offsets[store_partition] = last_offset + 1
+
+    # -- the task's calls -------------------------------------------------------------------------------
+
+    def get_store(self, name: str) -> StateStore | None:
+        return self.stores.get(name)
+
+    def flush(self) -> None:
+        if self.stores:
+            log.debug("%s Flushing all stores registered in the state manager", self.log_prefix)
+        for store in self.stores.values():
+            try:
+                store.flush()
+            except Exception as e:
+                raise ProcessorStateException(
+                    f"{self.log_prefix} Failed to flush state store {store.name}"
+                ) from e
+
+    def close(self, ack_offsets: dict[TopicPartition, int]) -> None:
+        """Close every store, then checkpoint; the directory lock is released whatever happens."""
+        try:
+            if self.stores:
+                log.debug("%s Closing its state manager and all the registered state stores", self.log_prefix)
+                for name, store in self.stores.items():
+                    try:
+                        store.close()
+                    except Exception as e:
+                        raise ProcessorStateException(
+                            f"{self.log_prefix} Failed to close state store {name}"
+                        ) from e
+                # Written only once every store closed cleanly: the file says "the disk holds this".
+                self.checkpoint(ack_offsets)
+        finally:
+            self.state_directory.unlock(self.task_id)
+
+    def checkpoint(self, ack_offsets: dict[TopicPartition, int]) -> None:
+        """Write ``.checkpoint``: for each persistent logged store, the changelog offset after the last
+        change the producer acknowledged (``ack_offsets`` holds the last offset itself, hence + 1), or
+        where restoring ended if the task wrote nothing to it."""
+        offsets = {}
+        for name, store in self.stores.items():
+            if not (store.persistent() and name in self.logging_enabled):
+                continue
+            topic = store_changelog_topic(self.application_id, name)
+            tp = TopicPartition(topic, self._get_partition(topic))
+            if tp in ack_offsets:
+                offsets[tp] = ack_offsets[tp] + 1
+            elif tp in self.restored_offsets:
+                offsets[tp] = self.restored_offsets[tp]
+        log.debug("%s Writing checkpoint: %s", self.log_prefix, offsets)
+        OffsetCheckpoint(self.base_dir / CHECKPOINT_FILE_NAME).write(offsets)
+
+    def _get_partition(self, topic: str) -> int:
+        # A changelog is not a source topic, so this is the task's partition.
+        tp = self.partition_for_topic.get(topic)
+        return self.default_partition if tp is None else tp.partition
