@@ -30,8 +30,8 @@ class MockContext:
     """What a store reads from its ProcessorContext, and a register() that keeps the registrations."""
 
     def __init__(self, state_dir: Path, application_id: str = "app", task_id: TaskId = TaskId(0, 3)) -> None:
-        self.application_id = application_id
-        self.task_id = task_id
+        self._application_id = application_id
+        self._task_id = task_id
         self.state_dir = Path(state_dir)
         self.collector = RecordingCollector()
         self.record_timestamp = 0
@@ -39,6 +39,12 @@ class MockContext:
 
     def register(self, store: Any, logging_enabled: bool, restore_callback: Any) -> None:
         self.registered[store.name] = (store, logging_enabled, restore_callback)
+
+    def application_id(self) -> str:
+        return self._application_id
+
+    def task_id(self) -> TaskId:
+        return self._task_id
 
     def record_collector(self) -> RecordingCollector:
         return self.collector

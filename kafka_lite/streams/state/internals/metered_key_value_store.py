@@ -52,7 +52,7 @@ class MeteredKeyValueStore(WrappedStateStore, KeyValueStore[Any, Any]):
         self.serdes: StateSerdes | None = None
 
     def init(self, context: Any, root: StateStore) -> None:
-        topic = store_changelog_topic(context.application_id, self.inner.name)
+        topic = store_changelog_topic(context.application_id(), self.inner.name)
         self.serdes = StateSerdes(topic, self._key_serde, self._value_serde)
         self.inner.init(context, root)
 

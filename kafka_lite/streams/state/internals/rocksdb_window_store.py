@@ -53,7 +53,7 @@ class RocksDBWindowStore(WrappedStateStore, WindowStore[Any, Any]):
 
     def init(self, context: Any, root: StateStore) -> None:
         self._context = context
-        topic = store_changelog_topic(context.application_id, self.bytes_store.name)
+        topic = store_changelog_topic(context.application_id(), self.bytes_store.name)
         self.serdes = StateSerdes(topic, self._key_serde, self._value_serde)
         self.bytes_store.init(context, root)
 

@@ -24,8 +24,8 @@ def store_changelog_topic(application_id: str, store_name: str) -> str:
 
 class StoreChangeLogger:
     def __init__(self, store_name: str, context: Any) -> None:
-        self.topic = store_changelog_topic(context.application_id, store_name)
-        self.partition = context.task_id.partition
+        self.topic = store_changelog_topic(context.application_id(), store_name)
+        self.partition = context.task_id().partition
         self._context = context
         self._collector = context.record_collector()
 
