@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kafka_lite.streams.kstream.internals.change import Change
-from kafka_lite.streams.processor.processor import AbstractProcessor, Processor
-from kafka_lite.streams.processor.processor_context import ProcessorContext
+from kafka_lite.streams.kstream.internals.ktable_processors import StoreProcessor
+from kafka_lite.streams.processor.processor import Processor
 
 
 class KStreamAggProcessorSupplier:
@@ -38,18 +38,9 @@ class KStreamAggProcessorSupplier:
         self.send_old_values = True
 
 
-class _AggProcessor(AbstractProcessor):
+class _AggProcessor(StoreProcessor):
     """Kafka's ``KStreamAggregateProcessor``/``KStreamReduceProcessor``: the supplier's ``compute``
     between a ``get`` and a ``put`` of the store."""
-
-    def __init__(self, supplier: KStreamAggregate | KStreamReduce) -> None:
-        super().__init__()
-        self.supplier = supplier
-        self.store: Any = None
-
-    def init(self, context: ProcessorContext) -> None:
-        super().init(context)
-        self.store = context.get_state_store(self.supplier.store_name)
 
     def process(self, key: Any, value: Any) -> None:
         if key is None:

@@ -46,8 +46,11 @@ class KTableSource:
         self.send_old_values = True
 
 
-class _MaterializedKTableSourceProcessor(AbstractProcessor):
-    def __init__(self, supplier: KTableSource) -> None:
+class StoreProcessor(AbstractProcessor):
+    """A processor over its supplier's store ``supplier.store_name``, found when the task starts
+    (the table source's and the aggregations' processors)."""
+
+    def __init__(self, supplier: Any) -> None:
         super().__init__()
         self.supplier = supplier
         self.store: Any = None
@@ -56,6 +59,8 @@ class _MaterializedKTableSourceProcessor(AbstractProcessor):
         super().init(context)
         self.store = context.get_state_store(self.supplier.store_name)
 
+
+class _MaterializedKTableSourceProcessor(StoreProcessor):
     def process(self, key: Any, value: Any) -> None:
         # A table is keyed: a record with no key cannot update any row.
         if key is None:
