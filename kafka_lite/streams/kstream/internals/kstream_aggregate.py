@@ -10,7 +10,8 @@ Differs: no record cache, so each update is forwarded downstream as it is made, 
 
 The processor is the whole algorithm: read the key's aggregate from the store (or start one with the
 initializer), fold the value in, put it back, and forward ``Change(new, old)``, the old aggregate
-only if a downstream table asked for old values. The store is the table: it is logged to
+only if a downstream table asked for old values. The old aggregate is what the store held, None for
+a key seen first, as 0.10.1's cache reports it (not the initializer's value, which it never stored). The store is the table: it is logged to
 ``<application.id>-<store>-changelog``, so the aggregate survives the task moving elsewhere.
 
 A record with a null key is dropped (it has no group); a record with a null value leaves the
