@@ -12,8 +12,9 @@ Differs: the stores are in memory (``Stores...in_memory()``), with no caching; 0
 processors: name the aggregate node, repartition if the key may have changed (the repartition
 topic is named after the store, ``<application.id>-<store>-repartition``), add the processor
 reading from there, and give it its key-value store, logged to ``<application.id>-<store>-changelog``.
-The result is a ``KTable`` whose rows are the store's entries. Windowed aggregations take a
-``Windows`` and a window store through the same ``_do_aggregate``.
+The result is a ``KTable`` whose rows are the store's entries. ``_do_aggregate`` is given the
+processor and the store supplier, so it does not care whether the store is a key-value or a window
+store.
 """
 
 from __future__ import annotations

@@ -181,6 +181,8 @@ class KStreamImpl(AbstractStream):
         self, key_serde: Serde | None = None, value_serde: Serde | None = None
     ) -> KGroupedStreamImpl:
         """Group by the current key (repartitioned first only if the key may have changed)."""
+        # Imported here: a grouped stream's aggregation returns a KTable, whose to_stream returns a
+        # KStream, so the three modules refer to one another.
         from kafka_lite.streams.kstream.internals.kgrouped_stream_impl import KGroupedStreamImpl
 
         return KGroupedStreamImpl(
