@@ -160,3 +160,31 @@ def test_task_id_reads_and_writes_kafkas_form():
     assert TaskId.parse("12_0") == TaskId(12, 0)
     with pytest.raises(ValueError, match="Task id cannot be parsed correctly from 12"):
         TaskId.parse("12")
+
+
+def internal_topic_builder():
+    builder = TopologyBuilder()
+    builder.add_source("src", "in")
+    builder.add_sink("to-repartition", "store-repartition", "src")
+    builder.add_source("from-repartition", "store-repartition")
+    builder.add_processor("agg", Passthrough, "from-repartition")
+    builder.add_internal_topic("store-repartition")
+    return builder
+
+
+def test_an_internal_topic_is_prefixed_with_the_application_id_everywhere():
+    builder = internal_topic_builder().set_application_id("app")
+    topology = builder.build()
+    assert topology.sink("app-store-repartition").name == "to-repartition"
+    assert topology.source("app-store-repartition").name == "from-repartition"
+    assert topology.source_topics() == {"in", "app-store-repartition"} == builder.source_topics()
+    groups = builder.topic_groups()
+    # Group 0 is "from-repartition"'s (sources by sorted name), group 1 "src"'s.
+    assert groups[1].sink_topics == {"app-store-repartition"} and groups[1].inter_source_topics == {}
+    assert groups[0].source_topics == {"app-store-repartition"}
+    assert groups[0].inter_source_topics == {"app-store-repartition": {"cleanup.policy": "delete"}}
+
+
+def test_an_internal_topic_needs_the_application_id():
+    with pytest.raises(TopologyBuilderException, match="Call setApplicationId first"):
+        internal_topic_builder().build()

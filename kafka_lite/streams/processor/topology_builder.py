@@ -3,8 +3,8 @@
 Mirrors: org.apache.kafka.streams.processor.TopologyBuilder
          (streams/src/main/java/org/apache/kafka/streams/processor/TopologyBuilder.java, Kafka 0.10.1)
 Book:    chapter 9, 9.1.1 (building the topology), 9.1.2 (sub-topologies become tasks)
-Differs: no regex sources (``add_source(name, pattern)``), no internal (repartition) topics,
-         no ``connect_processors`` or ``copartition_sources``; those arrive with the DSL. Naming a
+Differs: no regex sources (``add_source(name, pattern)``), no ``connect_processors`` or
+         ``copartition_sources``. Naming a
          sink as a parent fails when the node is added ("... cannot be a child of sink ..."); in
          0.10.1 it fails only at ``build``, in ``SinkNode.addChild``. Keyword arguments replace
          Kafka's overloads (``add_sink(name, topic, *parents, key_serializer=..., partitioner=...)``).
@@ -23,10 +23,15 @@ The connected components are the *node groups*, the sub-topologies; ``topic_grou
 one's topics, and each group runs as one task per partition of its source topics (``TaskId``
 ``"<group>_<partition>"``). Groups are numbered by their sorted source names, then the others, so
 the numbering is the same on every instance of the application.
+
+An *internal topic* (``add_internal_topic``, which the DSL uses to repartition) is named in the
+builder without the application's prefix; every node, ``topic_groups`` and ``source_topics`` see it
+decorated as ``<application.id>-<topic>``, so two applications never share one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,15 +56,19 @@ class _ProcessorNodeFactory:
         return ProcessorNode(self.name, self.supplier(), set(self.state_store_names))
 
 
+# The source and sink factories reach the builder's internal topics, as Kafka's inner classes do,
+# through ``decorate_topic``: the builder's ``_maybe_decorate_topic``, read when the node is built.
 @dataclass
 class _SourceNodeFactory:
     name: str
     topics: tuple[str, ...]
     key_deserializer: Any
     value_deserializer: Any
+    decorate_topic: Callable[[str], str]
 
     def build(self) -> SourceNode:
-        return SourceNode(self.name, list(self.topics), self.key_deserializer, self.value_deserializer)
+        topics = [self.decorate_topic(topic) for topic in self.topics]
+        return SourceNode(self.name, topics, self.key_deserializer, self.value_deserializer)
 
 
 @dataclass
@@ -70,9 +79,11 @@ class _SinkNodeFactory:
     key_serializer: Any
     value_serializer: Any
     partitioner: Any
+    decorate_topic: Callable[[str], str]
 
     def build(self) -> SinkNode:
-        return SinkNode(self.name, self.topic, self.key_serializer, self.value_serializer, self.partitioner)
+        topic = self.decorate_topic(self.topic)
+        return SinkNode(self.name, topic, self.key_serializer, self.value_serializer, self.partitioner)
 
 
 @dataclass
@@ -83,8 +94,9 @@ class _StateStoreFactory:
 
 @dataclass(frozen=True)
 class TopicsInfo:
-    """One sub-topology's topics (Kafka's ``TopologyBuilder.TopicsInfo``); ``state_changelog_topics``
-    maps each changelog topic to the log config its store's supplier asks for."""
+    """One sub-topology's topics (Kafka's ``TopologyBuilder.TopicsInfo``); ``inter_source_topics``
+    maps each internal topic it reads to that topic's config, ``state_changelog_topics`` each
+    changelog topic to the log config its store's supplier asks for."""
 
     sink_topics: frozenset[str]
     source_topics: frozenset[str]
@@ -101,6 +113,8 @@ class TopologyBuilder:
         self.source_topic_names: set[str] = set()
         self.node_to_source_topics: dict[str, tuple[str, ...]] = {}
         self.node_to_sink_topic: dict[str, str] = {}
+        self.internal_topic_names: set[str] = set()
+        self.source_store_to_source_topic: dict[str, str] = {}
         self.node_grouper = QuickUnion()
         self.application_id: str | None = None
         self._node_groups: dict[int, set[str]] | None = None
@@ -127,7 +141,9 @@ class TopologyBuilder:
                     f"Topic {topic} has already been registered by another source."
                 )
         self.source_topic_names.update(topics)
-        self.node_factories[name] = _SourceNodeFactory(name, topics, key_deserializer, value_deserializer)
+        self.node_factories[name] = _SourceNodeFactory(
+            name, topics, key_deserializer, value_deserializer, self._maybe_decorate_topic
+        )
         self.node_to_source_topics[name] = topics
         self.node_grouper.add(name)
         self._node_groups = None
@@ -148,7 +164,13 @@ class TopologyBuilder:
         self._check_new_node(name)
         self._check_parents(name, parent_names)
         self.node_factories[name] = _SinkNodeFactory(
-            name, parent_names, topic, key_serializer, value_serializer, partitioner
+            name,
+            parent_names,
+            topic,
+            key_serializer,
+            value_serializer,
+            partitioner,
+            self._maybe_decorate_topic,
         )
         self.node_to_sink_topic[name] = topic
         self.node_grouper.add(name)
@@ -167,6 +189,27 @@ class TopologyBuilder:
         self.node_grouper.unite(name, *parent_names)
         self._node_groups = None
         return self
+
+    def add_internal_topic(self, topic_name: str) -> TopologyBuilder:
+        """Mark ``topic_name`` as the application's own: nodes read and write it as
+        ``<application.id>-<topic_name>``, and ``topic_groups`` lists it for creation."""
+        if topic_name is None:
+            raise ValueError("topicName can't be null")
+        self.internal_topic_names.add(topic_name)
+        return self
+
+    def connect_source_store_and_topic(self, source_store_name: str, topic: str) -> TopologyBuilder:
+        """Note that store ``source_store_name`` is a copy of the user topic ``topic`` (a
+        ``KStreamBuilder.table``), which therefore serves as its changelog."""
+        if source_store_name in self.source_store_to_source_topic:
+            raise TopologyBuilderException(f"Source store {source_store_name} is already added.")
+        self.source_store_to_source_topic[source_store_name] = topic
+        return self
+
+    def _maybe_decorate_topic(self, topic: str) -> str:
+        if topic not in self.internal_topic_names:
+            return topic
+        return self._require_application_id() + "-" + topic
 
     def _check_new_node(self, name: str) -> None:
         if name is None:
@@ -254,18 +297,23 @@ class TopologyBuilder:
         for group_id, nodes in self.node_groups().items():
             sink_topics: set[str] = set()
             source_topics: set[str] = set()
+            inter_source_topics: dict[str, dict[str, str]] = {}
             state_changelog_topics: dict[str, dict[str, str]] = {}
             for node in nodes:
-                source_topics.update(self.node_to_source_topics.get(node, ()))
+                for topic in self.node_to_source_topics.get(node, ()):
+                    source_topics.add(self._maybe_decorate_topic(topic))
+                    if topic in self.internal_topic_names:
+                        # A repartition topic is read once and then useless: deleted, not compacted.
+                        inter_source_topics[self._maybe_decorate_topic(topic)] = {"cleanup.policy": "delete"}
                 if node in self.node_to_sink_topic:
-                    sink_topics.add(self.node_to_sink_topic[node])
+                    sink_topics.add(self._maybe_decorate_topic(self.node_to_sink_topic[node]))
                 for state_factory in self.state_factories.values():
                     supplier = state_factory.supplier
                     if _logging_enabled(supplier) and node in state_factory.users:
                         name = store_changelog_topic(self._require_application_id(), supplier.name)
                         state_changelog_topics[name] = _log_config(supplier)
             topic_groups[group_id] = TopicsInfo(
-                frozenset(sink_topics), frozenset(source_topics), {}, state_changelog_topics
+                frozenset(sink_topics), frozenset(source_topics), inter_source_topics, state_changelog_topics
             )
         return topic_groups
 
@@ -277,7 +325,7 @@ class TopologyBuilder:
         return self.application_id
 
     def source_topics(self) -> set[str]:
-        return set(self.source_topic_names)
+        return {self._maybe_decorate_topic(topic) for topic in self.source_topic_names}
 
     # -- building --------------------------------------------------------------------------------------
 
@@ -306,12 +354,12 @@ class TopologyBuilder:
                         state_store_map[store_name] = self.state_factories[store_name].supplier.get()
                         store_to_processor_node[store_name] = node
             elif isinstance(factory, _SourceNodeFactory):
-                for topic in factory.topics:
+                for topic in node.topics:  # internal topics already decorated
                     topic_source_map[topic] = node
             else:
                 for parent in factory.parents:
                     processor_map[parent].add_child(node)
-                topic_sink_map[factory.topic] = node
+                topic_sink_map[node.topic] = node
         return ProcessorTopology(
             processor_nodes,
             topic_source_map,

@@ -7,8 +7,7 @@ Book:    chapter 9, 9.1.1-9.1.3 (a topology, its task, its stores, stepped recor
 Differs: punctuation follows stream time only, as 0.10.1's task does: ``advance_wall_clock_time``
          moves the driver's ``MockTime`` (which a ``WallclockTimestampExtractor`` given that clock
          reads) but fires nothing; Kafka 1.1's driver also fires wall-clock punctuations, which 1.0
-         introduced. No loop-back of internal (repartition) topics, which kafka_lite's builder does
-         not have yet. ``pipe_input`` takes the key and value bytes directly (Kafka 1.1 takes a
+         introduced. ``pipe_input`` takes the key and value bytes directly (Kafka 1.1 takes a
          ``ConsumerRecord`` made by a ``ConsumerRecordFactory``).
 
 What runs is the real ``StreamTask`` with the whole topology (every sub-topology in one task, as
@@ -24,6 +23,11 @@ its collaborators are stand-ins:
 
 Each ``pipe_input`` is one turn of a stream thread's loop with a commit after every record, so
 after it returns, every output the record caused can be read and every store reflects it.
+
+A record written to a topic the topology also reads (an internal repartition topic, or the topic of
+a ``through``) is piped back in at once, as Kafka 1.1's driver does, and stays readable with
+``read_output``: so a DSL aggregation after a ``group_by`` has counted the record when
+``pipe_input`` returns, as if a broker sat between the repartition sink and its source.
 """
 
 from __future__ import annotations
@@ -88,6 +92,7 @@ class DriverProducer:
     def __init__(self, num_partitions: int) -> None:
         self.num_partitions = num_partitions
         self.history: dict[str, deque[ProducerRecord]] = defaultdict(deque)
+        self.unseen: deque[ProducerRecord] = deque()  # sent, not yet looked at by the driver
         self.next_offsets: dict[TopicPartition, int] = defaultdict(int)
 
     def partitions_for(self, topic: str) -> list[PartitionInfo]:
@@ -103,7 +108,9 @@ class DriverProducer:
     ) -> FutureRecordMetadata:
         if partition is None:
             partition = 0 if key is None else to_positive(murmur2(key)) % self.num_partitions
-        self.history[topic].append(ProducerRecord(topic, value, key, partition, timestamp_ms))
+        record = ProducerRecord(topic, value, key, partition, timestamp_ms)
+        self.history[topic].append(record)
+        self.unseen.append(record)
         tp = TopicPartition(topic, partition)
         result = ProduceRequestResult(tp)
         result.set(self.next_offsets[tp], NO_TIMESTAMP, None)
@@ -181,14 +188,29 @@ class TopologyTestDriver:
                 f"{topic}-{partition} is not an input of this driver: its source topics are "
                 f"{sorted({p.topic for p in self.partitions})}, with partitions 0 to {self.num_partitions - 1}"
             )
-        record = _consumer_record(
-            tp, self.offsets[tp], self.time.milliseconds() if timestamp is None else timestamp, key, value
-        )
+        self._pipe_record(tp, self.time.milliseconds() if timestamp is None else timestamp, key, value)
+
+    def _pipe_record(
+        self, tp: TopicPartition, timestamp: int, key: bytes | None, value: bytes | None
+    ) -> None:
+        record = _consumer_record(tp, self.offsets[tp], timestamp, key, value)
         self.offsets[tp] += 1
         self.task.add_records(tp, [record])
         self.task.process()
         self.task.maybe_punctuate()
         self.task.commit()
+        self._capture_output_records()
+
+    def _capture_output_records(self) -> None:
+        """Pipe back what the record caused to be written to a source topic (Kafka 1.1's
+        ``captureOutputRecords``), depth first: each such record is processed, with all it causes,
+        before the next one is looked at."""
+        output = list(self.producer.unseen)
+        self.producer.unseen.clear()
+        for record in output:
+            tp = TopicPartition(record.topic, record.partition)
+            if tp in self.offsets:
+                self._pipe_record(tp, record.timestamp_ms, record.key, record.value)
 
     def read_output(
         self, topic: str, key_deserializer: Any = None, value_deserializer: Any = None

@@ -1,0 +1,33 @@
+"""Running a DSL topology in the test driver and reading back everything a topic received."""
+
+from __future__ import annotations
+
+from kafka_lite.streams.serialization import Serdes
+from kafka_lite.streams.test_utils import TopologyTestDriver
+
+APPLICATION_ID = "app"
+STRING = Serdes.String()
+LONG = Serdes.Long()
+
+
+def driver_for(builder) -> TopologyTestDriver:
+    return TopologyTestDriver(builder, {"application.id": APPLICATION_ID})
+
+
+def read_all(driver: TopologyTestDriver, topic: str, key_serde=STRING, value_serde=STRING) -> list[tuple]:
+    """Every ``(key, value)`` written to ``topic`` since the last read, deserialized with the serdes."""
+    records = []
+    while (record := driver.read_output(topic)) is not None:
+        key = None if record.key is None else key_serde.deserializer().deserialize(topic, record.key)
+        value = None if record.value is None else value_serde.deserializer().deserialize(topic, record.value)
+        records.append((key, value))
+    return records
+
+
+def pipe(
+    driver: TopologyTestDriver, topic: str, key: str | None, value: str | None, timestamp: int = 0
+) -> None:
+    """Pipe one record with a UTF-8 key and value (None stays None)."""
+    driver.pipe_input(
+        topic, None if key is None else key.encode(), None if value is None else value.encode(), timestamp
+    )
