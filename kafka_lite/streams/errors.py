@@ -39,3 +39,8 @@ class InvalidStateStoreException(StreamsException):
 
 class LockException(StreamsException):
     """A task's state directory is locked by another instance or thread."""
+
+
+class TaskAssignmentException(StreamsException):
+    """Assignment data that cannot be read, or a task that finds no client (Kafka's
+    ``TaskAssignmentException``)."""

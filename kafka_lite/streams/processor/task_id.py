@@ -12,7 +12,11 @@ partitions as each other: the task pairs partition 3 of one with partition 3 of 
 
 from __future__ import annotations
 
+import struct
 from typing import NamedTuple
+
+# Kafka's TaskId.writeTo/readFrom: the group id, then the partition, two big-endian int32s.
+_TASK_ID = struct.Struct(">ii")
 
 
 class TaskId(NamedTuple):
@@ -33,3 +37,12 @@ class TaskId(NamedTuple):
             return cls(int(group), int(partition))
         except ValueError:
             raise ValueError(f"Task id cannot be parsed correctly from {string}") from None
+
+    def write_to(self, out: bytearray) -> None:
+        """Append the task id as Kafka's ``writeTo`` does: two big-endian int32s (8 bytes)."""
+        out += _TASK_ID.pack(self.topic_group_id, self.partition)
+
+    @classmethod
+    def read_from(cls, data: bytes, offset: int) -> tuple[TaskId, int]:
+        """The task id at ``offset`` (Kafka's ``readFrom``), and the offset after it."""
+        return cls(*_TASK_ID.unpack_from(data, offset)), offset + _TASK_ID.size

@@ -3,8 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.TopologyBuilder
          (streams/src/main/java/org/apache/kafka/streams/processor/TopologyBuilder.java, Kafka 0.10.1)
 Book:    chapter 9, 9.1.1 (building the topology), 9.1.2 (sub-topologies become tasks)
-Differs: no regex sources (``add_source(name, pattern)``), no ``connect_processors`` or
-         ``copartition_sources``. Naming a
+Differs: no regex sources (``add_source(name, pattern)``), no ``connect_processors``. Naming a
          sink as a parent fails when the node is added ("... cannot be a child of sink ..."); in
          0.10.1 it fails only at ``build``, in ``SinkNode.addChild``. Keyword arguments replace
          Kafka's overloads (``add_sink(name, topic, *parents, key_serializer=..., partitioner=...)``).
@@ -31,7 +30,7 @@ decorated as ``<application.id>-<topic>``, so two applications never share one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,6 +115,7 @@ class TopologyBuilder:
         self.internal_topic_names: set[str] = set()
         self.source_store_to_source_topic: dict[str, str] = {}
         self.node_grouper = QuickUnion()
+        self.copartition_source_groups: list[frozenset[str]] = []
         self.application_id: str | None = None
         self._node_groups: dict[int, set[str]] | None = None
 
@@ -326,6 +326,24 @@ class TopologyBuilder:
 
     def source_topics(self) -> set[str]:
         return {self._maybe_decorate_topic(topic) for topic in self.source_topic_names}
+
+    def copartition_sources(self, source_nodes: Iterable[str]) -> TopologyBuilder:
+        """Ask that these source nodes' topics be co-partitioned (a join's two sides): the partition
+        assignor checks it, and gives a repartition topic among them the same count."""
+        self.copartition_source_groups.append(frozenset(source_nodes))
+        return self
+
+    def copartition_groups(self) -> list[frozenset[str]]:
+        """Each co-partitioned group of source nodes as its topics, internal ones decorated (Kafka's
+        ``copartitionGroups``)."""
+        return [
+            frozenset(
+                self._maybe_decorate_topic(topic)
+                for node in node_names
+                for topic in self.node_to_source_topics.get(node, ())
+            )
+            for node_names in self.copartition_source_groups
+        ]
 
     # -- building --------------------------------------------------------------------------------------
 

@@ -1,0 +1,1 @@
+"""The stream partition assignor's parts: the user data it exchanges and the task assignor."""
