@@ -9,22 +9,17 @@ import pytest
 
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.streams.errors import TopologyBuilderException
-from kafka_lite.streams.processor import AbstractProcessor, TaskId, TopologyBuilder
+from kafka_lite.streams.processor import TaskId, TopologyBuilder
 from kafka_lite.streams.processor.internals.assignment.subscription_info import SubscriptionInfo
 from kafka_lite.streams.processor.internals.stream_partition_assignor import StreamPartitionAssignor
 from kafka_lite.streams.state.host_info import HostInfo
-
-from .support import cluster
+from tests.streams.assignment.support import cluster
+from tests.streams.test_topology_builder import Passthrough, internal_topic_builder
 
 pytestmark = pytest.mark.unit
 
 P1 = uuid.UUID(int=1)
 P2 = uuid.UUID(int=2)
-
-
-class Passthrough(AbstractProcessor):
-    def process(self, key, value):
-        self.context().forward(key, value)
 
 
 def join_builder():
@@ -132,15 +127,8 @@ def test_an_external_source_topic_that_does_not_exist_is_reported():
 
 
 def repartition_builder():
-    """Sub-topology 0 reads 'in' and writes the repartition topic; sub-topology 1 reads it into a
-    store whose changelog must exist too."""
-    builder = TopologyBuilder().set_application_id("app")
-    builder.add_source("src", "in")
-    builder.add_sink("to-repartition", "store-repartition", "src")
-    builder.add_source("from-repartition", "store-repartition")
-    builder.add_processor("agg", Passthrough, "from-repartition")
-    builder.add_internal_topic("store-repartition")
-    return builder
+    """Sub-topology 1 reads 'in' and writes the repartition topic; sub-topology 0 reads it."""
+    return internal_topic_builder().set_application_id("app")
 
 
 class LoggedStore:
@@ -161,7 +149,10 @@ def test_a_repartition_topic_gets_the_partition_count_of_its_writers_sources():
     builder.add_state_store(LoggedStore(), "agg")
     leader, _, assignors = rebalance(builder, cluster(**{"in": 5}), {"m1": (P1, None)})
     assert leader.internal_topics() == {"app-store-repartition": 5, "app-store-changelog": 5}
-    assert TaskId(1, 4) in assignors["m1"].active_tasks()  # the internal topic's tasks exist
+    # Group 0 reads the repartition topic: five tasks, as many as its partitions.
+    assert {task for task in assignors["m1"].active_tasks() if task.topic_group_id == 0} == {
+        TaskId(0, p) for p in range(5)
+    }
 
 
 def test_a_repartition_topic_joined_with_an_external_topic_takes_the_external_count():

@@ -11,8 +11,7 @@ from kafka_lite.streams.processor import TaskId
 from kafka_lite.streams.processor.default_partition_grouper import DefaultPartitionGrouper
 from kafka_lite.streams.processor.internals.assignment.client_state import ClientState
 from kafka_lite.streams.processor.internals.assignment.task_assignor import TaskAssignor
-
-from .support import cluster
+from tests.streams.assignment.support import cluster
 
 pytestmark = pytest.mark.unit
 
