@@ -9,7 +9,7 @@ Differs: 0.10.1 shuffles the tasks with a seeded ``Random`` and picks clients by
          each client's quota counted exactly (below), so the result is balanced and the same on
          every run: tasks in sorted order, ties broken by client id.
 
-Active tasks, in three passes over the tasks in order (``assign_active``):
+Active tasks (``assign_active``): a target per client, then three passes over the tasks in order:
 
 1. each client gets a *target*: its share of the tasks by capacity (threads), rounded down, the
    left-over tasks going one each to the clients with the largest fractions, then to those that
