@@ -19,6 +19,18 @@ from kafka_lite.streams.kstream.internals.kgrouped_stream_impl import KGroupedSt
 from kafka_lite.streams.kstream.internals.kstream_impl import KStreamImpl as KStream
 from kafka_lite.streams.kstream.internals.ktable_impl import KTableImpl as KTable
 from kafka_lite.streams.kstream.kstream_builder import KStreamBuilder
+from kafka_lite.streams.kstream.windows import JoinWindows, TimeWindows, Windowed, Windows
 from kafka_lite.streams.state.key_value_store import KeyValue
 
-__all__ = ["Change", "KGroupedStream", "KStream", "KStreamBuilder", "KTable", "KeyValue"]
+__all__ = [
+    "Change",
+    "JoinWindows",
+    "KGroupedStream",
+    "KStream",
+    "KStreamBuilder",
+    "KTable",
+    "KeyValue",
+    "TimeWindows",
+    "Windowed",
+    "Windows",
+]

@@ -3,7 +3,8 @@
 Mirrors: org.apache.kafka.streams.kstream.KGroupedStream and internals.KGroupedStreamImpl
          (streams/src/main/java/org/apache/kafka/streams/kstream/, Kafka 0.10.1)
 Book:    chapter 9, 9.2.2 (aggregation)
-Differs: the stores are in memory (``Stores...in_memory()``), with no caching; 0.10.1's are
+Differs: ``windows=`` replaces Kafka's windowed overloads. The key-value stores are in memory
+         (``Stores...in_memory()``), with no caching; 0.10.1's are
          RocksDB (``persistent().enableCaching()``). kafka_lite's test driver gives a task no
          state directory for RocksDB to live in, and the change log is what makes a store
          durable either way. A serde left out means bytes (``Serdes.ByteArray()``).
@@ -14,7 +15,8 @@ topic is named after the store, ``<application.id>-<store>-repartition``), add t
 reading from there, and give it its key-value store, logged to ``<application.id>-<store>-changelog``.
 The result is a ``KTable`` whose rows are the store's entries. ``_do_aggregate`` is given the
 processor and the store supplier, so it does not care whether the store is a key-value or a window
-store.
+store: given ``windows``, each method adds ``KStreamWindowAggregate``/``KStreamWindowReduce`` over a
+window store whose retention is ``windows.maintain_ms()``, and the table's keys are ``Windowed``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ from kafka_lite.streams.kstream.internals.kstream_aggregate import (
     KStreamReduce,
 )
 from kafka_lite.streams.kstream.internals.kstream_impl import create_repartitioned_source, require_non_null
+from kafka_lite.streams.kstream.internals.kstream_window_aggregate import (
+    KStreamWindowAggregate,
+    KStreamWindowReduce,
+)
 from kafka_lite.streams.kstream.internals.ktable_impl import KTableImpl
+from kafka_lite.streams.kstream.windows import Windows
 from kafka_lite.streams.serialization import Serde, Serdes
 from kafka_lite.streams.state.stores import AbstractStoreSupplier, Stores
 
@@ -58,10 +65,19 @@ class KGroupedStreamImpl(AbstractStream):
         self.value_serde = value_serde
         self.repartition_required = repartition_required
 
-    def reduce(self, reducer: Callable[[Any, Any], Any], store_name: str) -> KTableImpl:
-        """Per key, ``reducer(aggregate, value)`` over its values; the first value starts it."""
+    def reduce(
+        self, reducer: Callable[[Any, Any], Any], store_name: str, windows: Windows | None = None
+    ) -> KTableImpl:
+        """Per key (and window, given ``windows``), ``reducer(aggregate, value)`` over its values;
+        the first value starts it."""
         require_non_null(reducer, "reducer")
         require_non_null(store_name, "storeName")
+        if windows is not None:
+            return self._do_aggregate(
+                KStreamWindowReduce(windows, store_name, reducer),
+                REDUCE_NAME,
+                self._window_store(self.value_serde, store_name, windows),
+            )
         return self._do_aggregate(
             KStreamReduce(store_name, reducer),
             REDUCE_NAME,
@@ -74,21 +90,29 @@ class KGroupedStreamImpl(AbstractStream):
         aggregator: Callable[[Any, Any, Any], Any],
         agg_value_serde: Serde | None,
         store_name: str,
+        windows: Windows | None = None,
     ) -> KTableImpl:
-        """Per key, ``aggregator(key, value, aggregate)`` over its values, from ``initializer()``."""
+        """Per key (and window, given ``windows``), ``aggregator(key, value, aggregate)`` over its
+        values, from ``initializer()``."""
         require_non_null(initializer, "initializer")
         require_non_null(aggregator, "aggregator")
         require_non_null(store_name, "storeName")
+        if windows is not None:
+            return self._do_aggregate(
+                KStreamWindowAggregate(windows, store_name, initializer, aggregator),
+                AGGREGATE_NAME,
+                self._window_store(agg_value_serde, store_name, windows),
+            )
         return self._do_aggregate(
             KStreamAggregate(store_name, initializer, aggregator),
             AGGREGATE_NAME,
             self._key_value_store(agg_value_serde, store_name),
         )
 
-    def count(self, store_name: str) -> KTableImpl:
-        """Per key, the number of records: ``aggregate`` from 0, adding 1, stored as longs."""
+    def count(self, store_name: str, windows: Windows | None = None) -> KTableImpl:
+        """Per key (and window), the number of records: ``aggregate`` from 0, adding 1, as longs."""
         return self.aggregate(
-            lambda: 0, lambda key, value, aggregate: aggregate + 1, Serdes.Long(), store_name
+            lambda: 0, lambda key, value, aggregate: aggregate + 1, Serdes.Long(), store_name, windows
         )
 
     def _key_value_store(self, agg_value_serde: Serde | None, store_name: str) -> AbstractStoreSupplier:
@@ -97,6 +121,18 @@ class KGroupedStreamImpl(AbstractStream):
             .with_keys(self.key_serde or Serdes.ByteArray())
             .with_values(agg_value_serde or Serdes.ByteArray())
             .in_memory()
+            .build()
+        )
+
+    def _window_store(
+        self, agg_value_serde: Serde | None, store_name: str, windows: Windows
+    ) -> AbstractStoreSupplier:
+        return (
+            Stores.create(store_name)
+            .with_keys(self.key_serde or Serdes.ByteArray())
+            .with_values(agg_value_serde or Serdes.ByteArray())
+            .persistent()
+            .windowed(windows.size(), windows.maintain_ms(), windows.segments, False)
             .build()
         )
 
