@@ -53,7 +53,12 @@ class _WindowAggProcessor(StoreProcessor):
         self.context().forward(Windowed(key, window), Change(new_agg, old_value))
 
 
-class KStreamWindowAggregate(KStreamAggProcessorSupplier):
+class _WindowAggSupplier(KStreamAggProcessorSupplier):
+    def view(self) -> Any:
+        raise NotImplementedError("a windowed table has no value getter in kafka_lite: it cannot be joined")
+
+
+class KStreamWindowAggregate(_WindowAggSupplier):
     """``aggregator(key, value, aggregate)`` per window, each window from ``initializer()``."""
 
     def __init__(
@@ -75,7 +80,7 @@ class KStreamWindowAggregate(KStreamAggProcessorSupplier):
         return self.aggregator(key, value, self.initializer() if old_agg is None else old_agg)
 
 
-class KStreamWindowReduce(KStreamAggProcessorSupplier):
+class KStreamWindowReduce(_WindowAggSupplier):
     """``reducer(aggregate, value)`` per window; a window's first value is its aggregate."""
 
     def __init__(self, windows: Windows, store_name: str, reducer: Callable[[Any, Any], Any]) -> None:
