@@ -19,7 +19,7 @@ from kafka_lite.streams.kstream.internals.kgrouped_stream_impl import KGroupedSt
 from kafka_lite.streams.kstream.internals.kstream_impl import KStreamImpl as KStream
 from kafka_lite.streams.kstream.internals.ktable_impl import KTableImpl as KTable
 from kafka_lite.streams.kstream.kstream_builder import KStreamBuilder
-from kafka_lite.streams.kstream.windows import JoinWindows, TimeWindows, Windowed, Windows
+from kafka_lite.streams.kstream.windows import JoinWindows, SessionWindows, TimeWindows, Windowed, Windows
 from kafka_lite.streams.state.key_value_store import KeyValue
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "KStreamBuilder",
     "KTable",
     "KeyValue",
+    "SessionWindows",
     "TimeWindows",
     "Windowed",
     "Windows",

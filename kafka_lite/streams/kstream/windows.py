@@ -4,7 +4,8 @@ Mirrors: org.apache.kafka.streams.kstream.Windows, TimeWindows, JoinWindows, Win
          internals.TimeWindow, internals.UnlimitedWindow
          (streams/src/main/java/org/apache/kafka/streams/kstream/, Kafka 0.10.1)
 Book:    chapter 9, 9.2.3 (windows)
-Differs: no ``SessionWindows`` (0.10.2). ``Windowed`` and the windows are frozen dataclasses, so
+Differs: ``SessionWindows`` and ``SessionWindow`` are 0.10.2's (sessions begin there), and
+         ``SessionWindows.with_`` is Kafka's ``with``, a Python keyword. ``Windowed`` and the windows are frozen dataclasses, so
          ``until`` returns a new object where Kafka's mutates and returns ``this``.
 
 A window is ``[start, end)``. ``TimeWindows.of(size)`` is tumbling: windows of ``size`` ms, each
@@ -16,6 +17,9 @@ hopping: a new window every ``advance`` ms, so a record falls in ``size / advanc
 ``until(ms)`` is how long a window is kept (``maintain_ms``, one day by default). It becomes the
 retention of the window store's segments: once a window's segment is dropped, a late record for it
 finds no aggregate and its update is lost, which is what bounds a windowed store's size.
+
+``SessionWindows.with_(gap)`` has no fixed windows either: a key's session is its records until a
+silence longer than ``gap``, so a record within ``gap`` of two sessions merges them into one.
 
 ``JoinWindows`` is not cut into windows at all: a record of one stream joins the other's records
 from ``before`` ms earlier to ``after`` ms later (``of(ms)`` sets both).
@@ -47,6 +51,13 @@ class TimeWindow(Window):
 
     def overlap(self, other: Window) -> bool:
         return type(other) is TimeWindow and super().overlap(other)
+
+
+class SessionWindow(Window):
+    """``[first record, last record]`` of a session; both ends inclusive."""
+
+    def overlap(self, other: Window) -> bool:
+        return type(other) is SessionWindow and not (self.end < other.start or other.end < self.start)
 
 
 class UnlimitedWindow(Window):
@@ -151,3 +162,27 @@ class JoinWindows(Windows):
 
     def size(self) -> int:
         return self.before_ms + self.after_ms
+
+
+@dataclass(frozen=True)
+class SessionWindows:
+    """Sessions of activity separated by more than ``inactivity_gap`` ms of silence."""
+
+    inactivity_gap: int
+    maintain_duration_ms: int = DEFAULT_MAINTAIN_DURATION
+
+    def __post_init__(self) -> None:
+        if self.inactivity_gap < 1:
+            raise ValueError("Gap time (inactivityGapMs) cannot be zero or negative.")
+
+    @staticmethod
+    def with_(inactivity_gap_ms: int) -> SessionWindows:
+        return SessionWindows(inactivity_gap_ms)
+
+    def until(self, duration_ms: int) -> SessionWindows:
+        if duration_ms < self.inactivity_gap:
+            raise ValueError("Window retention time (durationMs) cannot be smaller than window gap.")
+        return dataclasses.replace(self, maintain_duration_ms=duration_ms)
+
+    def maintain_ms(self) -> int:
+        return max(self.maintain_duration_ms, self.inactivity_gap)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_lite.streams.kstream import KStreamBuilder, TimeWindows, Windowed
+from kafka_lite.streams.kstream import KStreamBuilder, SessionWindows, TimeWindows, Windowed
 from kafka_lite.streams.kstream.internals.windowed_serde import windowed_serde
 from kafka_lite.streams.kstream.windows import TimeWindow
 
@@ -87,3 +87,37 @@ def test_windowed_reduce_and_the_windowed_key_serde():
     assert [(w.key, w.window.start, v) for w, v in out] == [("k", 0, "x"), ("k", 0, "xy"), ("k", 10, "z")]
     raw = WINDOWED_STRING.serializer().serialize("t", Windowed("k", TimeWindow(10, 20)))
     assert raw == b"k" + (10).to_bytes(8, "big")
+
+
+def test_a_record_in_the_gap_merges_two_sessions():
+    builder = KStreamBuilder()
+    builder.stream("in", key_serde=STRING, value_serde=STRING).group_by_key(STRING, STRING).count(
+        "sessions", SessionWindows.with_(5)
+    ).to_stream().to("out", WINDOWED_STRING, LONG)
+    driver = driver_for(builder)
+    pipe(driver, "in", "a", "v", 0)  # session [0, 0]
+    pipe(driver, "in", "a", "v", 10)  # 10 ms later, more than the gap: session [10, 10]
+    pipe(driver, "in", "b", "v", 5)  # another key's session
+    pipe(driver, "in", "a", "v", 5)  # within 5 ms of both: they merge into [0, 10]
+    pipe(driver, "in", "a", "v", 12)  # extends [0, 10] to [0, 12]
+    # The merge deletes the two sessions downstream (None) and sends the merged one.
+    assert _out(driver) == [
+        ("a", 0, 1), ("a", 10, 1), ("b", 5, 1), ("a", 0, None), ("a", 10, None), ("a", 0, 3),
+        ("a", 0, None), ("a", 0, 4),
+    ]  # fmt: skip
+    with driver.get_state_store("sessions").find_sessions("a", 0, 100) as found:
+        assert [(s.key.window.start, s.key.window.end, s.value) for s in found] == [(0, 12, 4)]
+    driver.close()
+
+
+def test_session_reduce_merges_by_the_reducer():
+    builder = KStreamBuilder()
+    builder.stream("in", key_serde=STRING, value_serde=STRING).group_by_key(STRING, STRING).reduce(
+        lambda agg, value: agg + value, "joined", SessionWindows.with_(5)
+    ).to_stream().to("out", WINDOWED_STRING, STRING)
+    driver = driver_for(builder)
+    for value, timestamp in [("x", 0), ("z", 10), ("y", 5)]:
+        pipe(driver, "in", "k", value, timestamp)
+    out = [(w.window.start, v) for w, v in read_all(driver, "out", WINDOWED_STRING, STRING)]
+    assert out == [(0, "x"), (10, "z"), (0, None), (10, None), (0, "xzy")]
+    driver.close()

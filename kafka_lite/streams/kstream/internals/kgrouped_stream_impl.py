@@ -17,6 +17,8 @@ The result is a ``KTable`` whose rows are the store's entries. ``_do_aggregate``
 processor and the store supplier, so it does not care whether the store is a key-value or a window
 store: given ``windows``, each method adds ``KStreamWindowAggregate``/``KStreamWindowReduce`` over a
 window store whose retention is ``windows.maintain_ms()``, and the table's keys are ``Windowed``.
+Given ``SessionWindows`` (0.10.2's), they add ``KStreamSessionWindowAggregate`` over an in-memory
+session store (``InMemorySessionStore``), and ``aggregate`` needs a ``session_merger``.
 """
 
 from __future__ import annotations
@@ -31,13 +33,17 @@ from kafka_lite.streams.kstream.internals.kstream_aggregate import (
     KStreamReduce,
 )
 from kafka_lite.streams.kstream.internals.kstream_impl import create_repartitioned_source, require_non_null
+from kafka_lite.streams.kstream.internals.kstream_session_window_aggregate import (
+    KStreamSessionWindowAggregate,
+)
 from kafka_lite.streams.kstream.internals.kstream_window_aggregate import (
     KStreamWindowAggregate,
     KStreamWindowReduce,
 )
 from kafka_lite.streams.kstream.internals.ktable_impl import KTableImpl
-from kafka_lite.streams.kstream.windows import Windows
+from kafka_lite.streams.kstream.windows import SessionWindows, Windows
 from kafka_lite.streams.serialization import Serde, Serdes
+from kafka_lite.streams.state.internals.in_memory_session_store import InMemorySessionStoreSupplier
 from kafka_lite.streams.state.stores import AbstractStoreSupplier, Stores
 
 if TYPE_CHECKING:
@@ -66,12 +72,24 @@ class KGroupedStreamImpl(AbstractStream):
         self.repartition_required = repartition_required
 
     def reduce(
-        self, reducer: Callable[[Any, Any], Any], store_name: str, windows: Windows | None = None
+        self,
+        reducer: Callable[[Any, Any], Any],
+        store_name: str,
+        windows: Windows | SessionWindows | None = None,
     ) -> KTableImpl:
         """Per key (and window, given ``windows``), ``reducer(aggregate, value)`` over its values;
         the first value starts it."""
         require_non_null(reducer, "reducer")
         require_non_null(store_name, "storeName")
+        if isinstance(windows, SessionWindows):
+            # A session's first value is its aggregate, and two sessions merge by the reducer.
+            return self._session_aggregate(
+                windows,
+                store_name,
+                lambda: None,
+                lambda key, value, agg: value if agg is None else reducer(agg, value),
+                lambda key, agg1, agg2: agg2 if agg1 is None else reducer(agg1, agg2),
+            )
         if windows is not None:
             return self._do_aggregate(
                 KStreamWindowReduce(windows, store_name, reducer),
@@ -90,13 +108,17 @@ class KGroupedStreamImpl(AbstractStream):
         aggregator: Callable[[Any, Any, Any], Any],
         agg_value_serde: Serde | None,
         store_name: str,
-        windows: Windows | None = None,
+        windows: Windows | SessionWindows | None = None,
+        session_merger: Callable[[Any, Any, Any], Any] | None = None,
     ) -> KTableImpl:
         """Per key (and window, given ``windows``), ``aggregator(key, value, aggregate)`` over its
         values, from ``initializer()``."""
         require_non_null(initializer, "initializer")
         require_non_null(aggregator, "aggregator")
         require_non_null(store_name, "storeName")
+        if isinstance(windows, SessionWindows):
+            require_non_null(session_merger, "sessionMerger")
+            return self._session_aggregate(windows, store_name, initializer, aggregator, session_merger)
         if windows is not None:
             return self._do_aggregate(
                 KStreamWindowAggregate(windows, store_name, initializer, aggregator),
@@ -109,10 +131,30 @@ class KGroupedStreamImpl(AbstractStream):
             self._key_value_store(agg_value_serde, store_name),
         )
 
-    def count(self, store_name: str, windows: Windows | None = None) -> KTableImpl:
-        """Per key (and window), the number of records: ``aggregate`` from 0, adding 1, as longs."""
+    def count(self, store_name: str, windows: Windows | SessionWindows | None = None) -> KTableImpl:
+        """Per key (and window), the number of records: ``aggregate`` from 0, adding 1, as longs;
+        two sessions merge by adding their counts."""
         return self.aggregate(
-            lambda: 0, lambda key, value, aggregate: aggregate + 1, Serdes.Long(), store_name, windows
+            lambda: 0,
+            lambda key, value, aggregate: aggregate + 1,
+            Serdes.Long(),
+            store_name,
+            windows,
+            lambda key, count1, count2: count1 + count2,
+        )
+
+    def _session_aggregate(
+        self,
+        windows: SessionWindows,
+        store_name: str,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+        session_merger: Callable[[Any, Any, Any], Any],
+    ) -> KTableImpl:
+        return self._do_aggregate(
+            KStreamSessionWindowAggregate(windows, store_name, initializer, aggregator, session_merger),
+            AGGREGATE_NAME,
+            InMemorySessionStoreSupplier(store_name),
         )
 
     def _key_value_store(self, agg_value_serde: Serde | None, store_name: str) -> AbstractStoreSupplier:
