@@ -209,9 +209,9 @@ class KStreamImpl(AbstractStream):
         """As ``join``, and ``joiner(value, None)`` for a record of this stream that finds nothing."""
         if not isinstance(other, KStreamImpl):
             return self._stream_table_join(other, joiner, True, key_serde, this_value_serde)
-        join_this, join_other = self._co_partitioned(other, key_serde, this_value_serde, other_value_serde)
-        require_non_null(joiner, "joiner")
-        require_non_null(windows, "windows")
+        join_this, join_other = self._co_partitioned(
+            other, joiner, windows, key_serde, this_value_serde, other_value_serde
+        )
         topology = self.topology
         other_window_stream_name = topology.new_name(WINDOWED_NAME)
         join_this_name = topology.new_name(LEFTJOIN_NAME)
@@ -242,9 +242,9 @@ class KStreamImpl(AbstractStream):
         outer: bool,
     ) -> KStreamImpl:
         """Kafka's ``DefaultJoin``: a window store per side, a join node per side, and their merge."""
-        join_this, join_other = self._co_partitioned(other, key_serde, this_value_serde, other_value_serde)
-        require_non_null(joiner, "joiner")
-        require_non_null(windows, "windows")
+        join_this, join_other = self._co_partitioned(
+            other, joiner, windows, key_serde, this_value_serde, other_value_serde
+        )
         topology = self.topology
         this_window_stream_name = topology.new_name(WINDOWED_NAME)
         other_window_stream_name = topology.new_name(WINDOWED_NAME)
@@ -286,6 +286,8 @@ class KStreamImpl(AbstractStream):
     def _co_partitioned(
         self,
         other: KStreamImpl,
+        joiner: Callable[[Any, Any], Any],
+        windows: JoinWindows | None,
         key_serde: Serde | None,
         this_value_serde: Serde | None,
         other_value_serde: Serde | None,

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafka_lite.streams.processor.processor import AbstractProcessor, Processor
-from kafka_lite.streams.processor.processor_context import ProcessorContext
+from kafka_lite.streams.kstream.internals.ktable_value_getter import ValueGetterProcessor
+from kafka_lite.streams.processor.processor import Processor
 
 
 class KStreamKTableJoin:
@@ -39,16 +39,7 @@ class KStreamKTableJoin:
         return _KStreamKTableJoinProcessor(self, self.value_getter_supplier.get())
 
 
-class _KStreamKTableJoinProcessor(AbstractProcessor):
-    def __init__(self, supplier: KStreamKTableJoin, value_getter: Any) -> None:
-        super().__init__()
-        self.supplier = supplier
-        self.value_getter = value_getter
-
-    def init(self, context: ProcessorContext) -> None:
-        super().init(context)
-        self.value_getter.init(context)
-
+class _KStreamKTableJoinProcessor(ValueGetterProcessor):
     def process(self, key: Any, value: Any) -> None:
         if key is None:
             return

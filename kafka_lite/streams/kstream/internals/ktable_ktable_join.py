@@ -43,7 +43,7 @@ from typing import Any
 
 from kafka_lite.streams.errors import StreamsException
 from kafka_lite.streams.kstream.internals.change import Change
-from kafka_lite.streams.kstream.internals.ktable_value_getter import KTableValueGetter
+from kafka_lite.streams.kstream.internals.ktable_value_getter import KTableValueGetter, ValueGetterProcessor
 from kafka_lite.streams.processor.processor import AbstractProcessor, Processor
 from kafka_lite.streams.processor.processor_context import ProcessorContext
 
@@ -91,16 +91,7 @@ class KTableKTableJoin:
         return _joined(self.join_kind, self.joiner, value, other)
 
 
-class _KTableKTableJoinProcessor(AbstractProcessor):
-    def __init__(self, supplier: KTableKTableJoin, value_getter: KTableValueGetter) -> None:
-        super().__init__()
-        self.supplier = supplier
-        self.value_getter = value_getter
-
-    def init(self, context: ProcessorContext) -> None:
-        super().init(context)
-        self.value_getter.init(context)
-
+class _KTableKTableJoinProcessor(ValueGetterProcessor):
     def process(self, key: Any, change: Change) -> None:
         if key is None:
             raise StreamsException(

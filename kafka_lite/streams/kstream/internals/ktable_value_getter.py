@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kafka_lite.streams.processor.processor import AbstractProcessor
 from kafka_lite.streams.processor.processor_context import ProcessorContext
 
 
@@ -32,6 +33,20 @@ class KTableValueGetter:
 
     def get(self, key: Any) -> Any:
         raise NotImplementedError
+
+
+class ValueGetterProcessor(AbstractProcessor):
+    """A join's processor: its supplier, and a value getter of its own on the other side, opened
+    in ``init`` (the store it reads is the task's)."""
+
+    def __init__(self, supplier: Any, value_getter: KTableValueGetter) -> None:
+        super().__init__()
+        self.supplier = supplier
+        self.value_getter = value_getter
+
+    def init(self, context: ProcessorContext) -> None:
+        super().init(context)
+        self.value_getter.init(context)
 
 
 class _StoreValueGetter(KTableValueGetter):
