@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream (streams/src/main/java/org/apache/kafka/streams/kstream/,
          Kafka 0.10.1)
-Book:    chapter 9, 9.2.1 (KStream and KTable), 9.2.2 (aggregation)
+Book:    chapter 9, 9.2.1 (KStream and KTable), 9.2.2 (aggregation), 9.2.3 (windows), 9.2.4 (joins)
 Differs: ``KStream``, ``KTable`` and ``KGroupedStream`` name the implementation classes; Kafka
          declares them as interfaces with one implementation each.
 
