@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream (streams/src/main/java/org/apache/kafka/streams/kstream/,
          Kafka 0.10.1)
-Book:    chapter 9, 9.2.1 (KStream and KTable), 9.2.2 (aggregation)
+Book:    chapter 9, 9.2.1 (KStream and KTable), 9.2.2 (aggregation), 9.2.3 (windows), 9.2.4 (joins)
 Differs: ``KStream``, ``KTable`` and ``KGroupedStream`` name the implementation classes; Kafka
          declares them as interfaces with one implementation each.
 
@@ -19,6 +19,19 @@ from kafka_lite.streams.kstream.internals.kgrouped_stream_impl import KGroupedSt
 from kafka_lite.streams.kstream.internals.kstream_impl import KStreamImpl as KStream
 from kafka_lite.streams.kstream.internals.ktable_impl import KTableImpl as KTable
 from kafka_lite.streams.kstream.kstream_builder import KStreamBuilder
+from kafka_lite.streams.kstream.windows import JoinWindows, SessionWindows, TimeWindows, Windowed, Windows
 from kafka_lite.streams.state.key_value_store import KeyValue
 
-__all__ = ["Change", "KGroupedStream", "KStream", "KStreamBuilder", "KTable", "KeyValue"]
+__all__ = [
+    "Change",
+    "JoinWindows",
+    "KGroupedStream",
+    "KStream",
+    "KStreamBuilder",
+    "KTable",
+    "KeyValue",
+    "SessionWindows",
+    "TimeWindows",
+    "Windowed",
+    "Windows",
+]

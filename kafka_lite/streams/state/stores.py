@@ -4,7 +4,8 @@ Mirrors: org.apache.kafka.streams.state.Stores and the suppliers it builds,
          InMemoryKeyValueStoreSupplier, RocksDBKeyValueStoreSupplier, RocksDBWindowStoreSupplier
          (streams/src/main/java/org/apache/kafka/streams/state/, Kafka 0.11.0)
 Book:    chapter 9, 9.1.3 (a topology names its stores by supplier; each task gets its own instance)
-Differs: no LRU in-memory store (``max_entries``), no session stores, no caching layer.
+Differs: no LRU in-memory store (``max_entries``), no caching layer, no session stores in the
+         factory (the DSL builds its in-memory session store directly).
 
 What ``build()`` returns is a supplier, not a store: the topology holds it, and every task that runs
 the processor calls ``get()`` for a store of its own, since a task owns one partition's state.

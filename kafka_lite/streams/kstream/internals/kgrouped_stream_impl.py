@@ -3,7 +3,8 @@
 Mirrors: org.apache.kafka.streams.kstream.KGroupedStream and internals.KGroupedStreamImpl
          (streams/src/main/java/org/apache/kafka/streams/kstream/, Kafka 0.10.1)
 Book:    chapter 9, 9.2.2 (aggregation)
-Differs: the stores are in memory (``Stores...in_memory()``), with no caching; 0.10.1's are
+Differs: ``windows=`` replaces Kafka's windowed overloads. The key-value stores are in memory
+         (``Stores...in_memory()``), with no caching; 0.10.1's are
          RocksDB (``persistent().enableCaching()``). kafka_lite's test driver gives a task no
          state directory for RocksDB to live in, and the change log is what makes a store
          durable either way. A serde left out means bytes (``Serdes.ByteArray()``).
@@ -14,7 +15,10 @@ topic is named after the store, ``<application.id>-<store>-repartition``), add t
 reading from there, and give it its key-value store, logged to ``<application.id>-<store>-changelog``.
 The result is a ``KTable`` whose rows are the store's entries. ``_do_aggregate`` is given the
 processor and the store supplier, so it does not care whether the store is a key-value or a window
-store.
+store: given ``windows``, each method adds ``KStreamWindowAggregate``/``KStreamWindowReduce`` over a
+window store whose retention is ``windows.maintain_ms()``, and the table's keys are ``Windowed``.
+Given ``SessionWindows`` (0.10.2's), they add ``KStreamSessionWindowAggregate`` over an in-memory
+session store (``InMemorySessionStore``), and ``aggregate`` needs a ``session_merger``.
 """
 
 from __future__ import annotations
@@ -29,8 +33,17 @@ from kafka_lite.streams.kstream.internals.kstream_aggregate import (
     KStreamReduce,
 )
 from kafka_lite.streams.kstream.internals.kstream_impl import create_repartitioned_source, require_non_null
+from kafka_lite.streams.kstream.internals.kstream_session_window_aggregate import (
+    KStreamSessionWindowAggregate,
+)
+from kafka_lite.streams.kstream.internals.kstream_window_aggregate import (
+    KStreamWindowAggregate,
+    KStreamWindowReduce,
+)
 from kafka_lite.streams.kstream.internals.ktable_impl import KTableImpl
+from kafka_lite.streams.kstream.windows import SessionWindows, Windows
 from kafka_lite.streams.serialization import Serde, Serdes
+from kafka_lite.streams.state.internals.in_memory_session_store import InMemorySessionStoreSupplier
 from kafka_lite.streams.state.stores import AbstractStoreSupplier, Stores
 
 if TYPE_CHECKING:
@@ -58,10 +71,31 @@ class KGroupedStreamImpl(AbstractStream):
         self.value_serde = value_serde
         self.repartition_required = repartition_required
 
-    def reduce(self, reducer: Callable[[Any, Any], Any], store_name: str) -> KTableImpl:
-        """Per key, ``reducer(aggregate, value)`` over its values; the first value starts it."""
+    def reduce(
+        self,
+        reducer: Callable[[Any, Any], Any],
+        store_name: str,
+        windows: Windows | SessionWindows | None = None,
+    ) -> KTableImpl:
+        """Per key (and window, given ``windows``), ``reducer(aggregate, value)`` over its values;
+        the first value starts it."""
         require_non_null(reducer, "reducer")
         require_non_null(store_name, "storeName")
+        if isinstance(windows, SessionWindows):
+            # A session's first value is its aggregate, and two sessions merge by the reducer.
+            return self._session_aggregate(
+                windows,
+                store_name,
+                lambda: None,
+                lambda key, value, agg: value if agg is None else reducer(agg, value),
+                lambda key, agg1, agg2: agg2 if agg1 is None else reducer(agg1, agg2),
+            )
+        if windows is not None:
+            return self._do_aggregate(
+                KStreamWindowReduce(windows, store_name, reducer),
+                REDUCE_NAME,
+                self._window_store(self.value_serde, store_name, windows),
+            )
         return self._do_aggregate(
             KStreamReduce(store_name, reducer),
             REDUCE_NAME,
@@ -74,21 +108,53 @@ class KGroupedStreamImpl(AbstractStream):
         aggregator: Callable[[Any, Any, Any], Any],
         agg_value_serde: Serde | None,
         store_name: str,
+        windows: Windows | SessionWindows | None = None,
+        session_merger: Callable[[Any, Any, Any], Any] | None = None,
     ) -> KTableImpl:
-        """Per key, ``aggregator(key, value, aggregate)`` over its values, from ``initializer()``."""
+        """Per key (and window, given ``windows``), ``aggregator(key, value, aggregate)`` over its
+        values, from ``initializer()``."""
         require_non_null(initializer, "initializer")
         require_non_null(aggregator, "aggregator")
         require_non_null(store_name, "storeName")
+        if isinstance(windows, SessionWindows):
+            require_non_null(session_merger, "sessionMerger")
+            return self._session_aggregate(windows, store_name, initializer, aggregator, session_merger)
+        if windows is not None:
+            return self._do_aggregate(
+                KStreamWindowAggregate(windows, store_name, initializer, aggregator),
+                AGGREGATE_NAME,
+                self._window_store(agg_value_serde, store_name, windows),
+            )
         return self._do_aggregate(
             KStreamAggregate(store_name, initializer, aggregator),
             AGGREGATE_NAME,
             self._key_value_store(agg_value_serde, store_name),
         )
 
-    def count(self, store_name: str) -> KTableImpl:
-        """Per key, the number of records: ``aggregate`` from 0, adding 1, stored as longs."""
+    def count(self, store_name: str, windows: Windows | SessionWindows | None = None) -> KTableImpl:
+        """Per key (and window), the number of records: ``aggregate`` from 0, adding 1, as longs;
+        two sessions merge by adding their counts."""
         return self.aggregate(
-            lambda: 0, lambda key, value, aggregate: aggregate + 1, Serdes.Long(), store_name
+            lambda: 0,
+            lambda key, value, aggregate: aggregate + 1,
+            Serdes.Long(),
+            store_name,
+            windows,
+            lambda key, count1, count2: count1 + count2,
+        )
+
+    def _session_aggregate(
+        self,
+        windows: SessionWindows,
+        store_name: str,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+        session_merger: Callable[[Any, Any, Any], Any],
+    ) -> KTableImpl:
+        return self._do_aggregate(
+            KStreamSessionWindowAggregate(windows, store_name, initializer, aggregator, session_merger),
+            AGGREGATE_NAME,
+            InMemorySessionStoreSupplier(store_name),
         )
 
     def _key_value_store(self, agg_value_serde: Serde | None, store_name: str) -> AbstractStoreSupplier:
@@ -97,6 +163,18 @@ class KGroupedStreamImpl(AbstractStream):
             .with_keys(self.key_serde or Serdes.ByteArray())
             .with_values(agg_value_serde or Serdes.ByteArray())
             .in_memory()
+            .build()
+        )
+
+    def _window_store(
+        self, agg_value_serde: Serde | None, store_name: str, windows: Windows
+    ) -> AbstractStoreSupplier:
+        return (
+            Stores.create(store_name)
+            .with_keys(self.key_serde or Serdes.ByteArray())
+            .with_values(agg_value_serde or Serdes.ByteArray())
+            .persistent()
+            .windowed(windows.size(), windows.maintain_ms(), windows.segments, False)
             .build()
         )
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from kafka_lite.streams.kstream.internals.change import Change
 from kafka_lite.streams.kstream.internals.ktable_processors import StoreProcessor
+from kafka_lite.streams.kstream.internals.ktable_value_getter import KTableSourceValueGetterSupplier
 from kafka_lite.streams.processor.processor import Processor
 
 
@@ -37,6 +38,11 @@ class KStreamAggProcessorSupplier:
 
     def enable_sending_old_values(self) -> None:
         self.send_old_values = True
+
+    def view(self) -> KTableSourceValueGetterSupplier:
+        """The aggregated table's value getters: reads of the store (a windowed aggregate, keyed
+        by ``Windowed``, has none here)."""
+        return KTableSourceValueGetterSupplier(self.store_name)
 
 
 class _AggProcessor(StoreProcessor):

@@ -5,7 +5,8 @@ Mirrors: org.apache.kafka.streams.kstream.KStream and internals.KStreamImpl
 Book:    chapter 9, 9.2.1 (KStream and KTable), 9.2.2 (grouping and repartitioning)
 Differs: keyword arguments replace Kafka's overloads (``to(topic, key_serde=, value_serde=,
          partitioner=)``, Kafka's topic comes last). No ``print``/``write_as_text``, ``transform``,
-         ``process``, ``merge``, joins. A serde left out means the key or value is already bytes
+         ``process``, ``merge``. ``join``/``left_join`` take a ``KTable`` or a ``KStream`` and
+         ``JoinWindows`` (Kafka's overloads). A serde left out means the key or value is already bytes
          (Kafka falls back to the config's default serdes).
 
 Every operator adds one node named ``<KIND>-<10-digit counter>`` (``KStreamBuilder.new_name``) and
@@ -24,7 +25,9 @@ returns a stream naming that node, so a chain of calls writes the graph from the
 different partitions, hence in different tasks. An aggregation needs all of a key's records in one
 task, so ``KGroupedStreamImpl`` then writes the stream through a repartition topic keyed by the new
 key (``create_repartitioned_source``) and aggregates what it reads back. ``filter`` and
-``map_values`` keep the key, so they keep the flag as it was.
+``map_values`` keep the key, so they keep the flag as it was. A join needs the same: a stream whose
+key may have changed is written through ``<its node name>-repartition`` first (Kafka's
+``repartitionForJoin``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,12 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kafka_lite.streams.kstream.internals.abstract_stream import AbstractStream
+from kafka_lite.streams.kstream.internals.kstream_kstream_join import (
+    KStreamJoinWindow,
+    KStreamKStreamJoin,
+    reverse_joiner,
+)
+from kafka_lite.streams.kstream.internals.kstream_ktable_join import KStreamKTableJoin
 from kafka_lite.streams.kstream.internals.kstream_stateless import (
     KStreamBranch,
     KStreamFilter,
@@ -43,11 +52,14 @@ from kafka_lite.streams.kstream.internals.kstream_stateless import (
     KStreamMapValues,
     KStreamPassThrough,
 )
-from kafka_lite.streams.serialization import Serde
+from kafka_lite.streams.kstream.windows import JoinWindows
+from kafka_lite.streams.serialization import Serde, Serdes
 from kafka_lite.streams.state.key_value_store import KeyValue
+from kafka_lite.streams.state.stores import AbstractStoreSupplier, Stores
 
 if TYPE_CHECKING:
     from kafka_lite.streams.kstream.internals.kgrouped_stream_impl import KGroupedStreamImpl
+    from kafka_lite.streams.kstream.internals.ktable_impl import KTableImpl
     from kafka_lite.streams.kstream.kstream_builder import KStreamBuilder
 
 BRANCH_NAME = "KSTREAM-BRANCH-"
@@ -61,6 +73,14 @@ KEY_SELECT_NAME = "KSTREAM-KEY-SELECT-"
 SINK_NAME = "KSTREAM-SINK-"
 SOURCE_NAME = "KSTREAM-SOURCE-"
 FOREACH_NAME = "KSTREAM-FOREACH-"
+JOIN_NAME = "KSTREAM-JOIN-"
+JOINTHIS_NAME = "KSTREAM-JOINTHIS-"
+JOINOTHER_NAME = "KSTREAM-JOINOTHER-"
+LEFTJOIN_NAME = "KSTREAM-LEFTJOIN-"
+MERGE_NAME = "KSTREAM-MERGE-"
+OUTERTHIS_NAME = "KSTREAM-OUTERTHIS-"
+OUTEROTHER_NAME = "KSTREAM-OUTEROTHER-"
+WINDOWED_NAME = "KSTREAM-WINDOWED-"
 REPARTITION_TOPIC_SUFFIX = "-repartition"
 
 
@@ -142,6 +162,171 @@ class KStreamImpl(AbstractStream):
         """Call ``action(key, value)`` for each record; the stream ends here."""
         require_non_null(action, "action")
         self.topology.add_processor(self.topology.new_name(FOREACH_NAME), KStreamForeach(action), self.name)
+
+    # -- joins ---------------------------------------------------------------------------------------
+
+    def join(
+        self,
+        other: KStreamImpl | KTableImpl,
+        joiner: Callable[[Any, Any], Any],
+        windows: JoinWindows | None = None,
+        key_serde: Serde | None = None,
+        this_value_serde: Serde | None = None,
+        other_value_serde: Serde | None = None,
+    ) -> KStreamImpl:
+        """Records ``joiner(value, other_value)``: with a table, for each record whose key has a row;
+        with a stream, for each pair of records of one key within ``windows``."""
+        if not isinstance(other, KStreamImpl):
+            return self._stream_table_join(other, joiner, False, key_serde, this_value_serde)
+        return self._windowed_join(
+            other, joiner, windows, key_serde, this_value_serde, other_value_serde, outer=False
+        )
+
+    def outer_join(
+        self,
+        other: KStreamImpl,
+        joiner: Callable[[Any, Any], Any],
+        windows: JoinWindows,
+        key_serde: Serde | None = None,
+        this_value_serde: Serde | None = None,
+        other_value_serde: Serde | None = None,
+    ) -> KStreamImpl:
+        """As ``join`` of two streams, and ``joiner(value, None)`` for a record of either side that
+        finds no partner when it arrives."""
+        return self._windowed_join(
+            other, joiner, windows, key_serde, this_value_serde, other_value_serde, outer=True
+        )
+
+    def left_join(
+        self,
+        other: KStreamImpl | KTableImpl,
+        joiner: Callable[[Any, Any], Any],
+        windows: JoinWindows | None = None,
+        key_serde: Serde | None = None,
+        this_value_serde: Serde | None = None,
+        other_value_serde: Serde | None = None,
+    ) -> KStreamImpl:
+        """As ``join``, and ``joiner(value, None)`` for a record of this stream that finds nothing."""
+        if not isinstance(other, KStreamImpl):
+            return self._stream_table_join(other, joiner, True, key_serde, this_value_serde)
+        join_this, join_other = self._co_partitioned(
+            other, joiner, windows, key_serde, this_value_serde, other_value_serde
+        )
+        topology = self.topology
+        other_window_stream_name = topology.new_name(WINDOWED_NAME)
+        join_this_name = topology.new_name(LEFTJOIN_NAME)
+        other_window = _join_window_store(windows, key_serde, other_value_serde, join_this_name + "-store")
+        topology.add_processor(
+            other_window_stream_name,
+            KStreamJoinWindow(
+                other_window.name, windows.before_ms + windows.after_ms + 1, windows.maintain_ms()
+            ),
+            join_other.name,
+        )
+        topology.add_processor(
+            join_this_name,
+            KStreamKStreamJoin(other_window.name, windows.before_ms, windows.after_ms, joiner, True),
+            join_this.name,
+        )
+        topology.add_state_store(other_window, join_this_name, other_window_stream_name)
+        return KStreamImpl(topology, join_this_name, join_this.source_nodes | join_other.source_nodes, False)
+
+    def _windowed_join(
+        self,
+        other: KStreamImpl,
+        joiner: Callable[[Any, Any], Any],
+        windows: JoinWindows | None,
+        key_serde: Serde | None,
+        this_value_serde: Serde | None,
+        other_value_serde: Serde | None,
+        outer: bool,
+    ) -> KStreamImpl:
+        """Kafka's ``DefaultJoin``: a window store per side, a join node per side, and their merge."""
+        join_this, join_other = self._co_partitioned(
+            other, joiner, windows, key_serde, this_value_serde, other_value_serde
+        )
+        topology = self.topology
+        this_window_stream_name = topology.new_name(WINDOWED_NAME)
+        other_window_stream_name = topology.new_name(WINDOWED_NAME)
+        join_this_name = topology.new_name(OUTERTHIS_NAME if outer else JOINTHIS_NAME)
+        join_other_name = topology.new_name(OUTEROTHER_NAME if outer else JOINOTHER_NAME)
+        join_merge_name = topology.new_name(MERGE_NAME)
+        this_window = _join_window_store(windows, key_serde, this_value_serde, join_this_name + "-store")
+        other_window = _join_window_store(windows, key_serde, other_value_serde, join_other_name + "-store")
+        window_size = windows.before_ms + windows.after_ms + 1
+        topology.add_processor(
+            this_window_stream_name,
+            KStreamJoinWindow(this_window.name, window_size, windows.maintain_ms()),
+            join_this.name,
+        )
+        topology.add_processor(
+            other_window_stream_name,
+            KStreamJoinWindow(other_window.name, window_size, windows.maintain_ms()),
+            join_other.name,
+        )
+        # This side's record looks back `before` and ahead `after` in the other's store; the other
+        # side's record sees the same pairs the other way round.
+        topology.add_processor(
+            join_this_name,
+            KStreamKStreamJoin(other_window.name, windows.before_ms, windows.after_ms, joiner, outer),
+            this_window_stream_name,
+        )
+        topology.add_processor(
+            join_other_name,
+            KStreamKStreamJoin(
+                this_window.name, windows.after_ms, windows.before_ms, reverse_joiner(joiner), outer
+            ),
+            other_window_stream_name,
+        )
+        topology.add_processor(join_merge_name, KStreamPassThrough(), join_this_name, join_other_name)
+        topology.add_state_store(this_window, this_window_stream_name, join_other_name)
+        topology.add_state_store(other_window, other_window_stream_name, join_this_name)
+        return KStreamImpl(topology, join_merge_name, join_this.source_nodes | join_other.source_nodes, False)
+
+    def _co_partitioned(
+        self,
+        other: KStreamImpl,
+        joiner: Callable[[Any, Any], Any],
+        windows: JoinWindows | None,
+        key_serde: Serde | None,
+        this_value_serde: Serde | None,
+        other_value_serde: Serde | None,
+    ) -> tuple[KStreamImpl, KStreamImpl]:
+        """Both sides, each repartitioned by its key first if that key may have changed. That the
+        two topics have as many partitions is checked by the partition assignor, not here."""
+        require_non_null(other, "other")
+        join_this = (
+            self._repartition_for_join(key_serde, this_value_serde) if self.repartition_required else self
+        )
+        join_other = (
+            other._repartition_for_join(key_serde, other_value_serde) if other.repartition_required else other
+        )
+        return join_this, join_other
+
+    def _repartition_for_join(self, key_serde: Serde | None, value_serde: Serde | None) -> KStreamImpl:
+        source_name = create_repartitioned_source(self, key_serde, value_serde, self.name)
+        return KStreamImpl(self.topology, source_name, frozenset({source_name}), False)
+
+    def _stream_table_join(
+        self,
+        table: KTableImpl,
+        joiner: Callable[[Any, Any], Any],
+        left_join: bool,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
+    ) -> KStreamImpl:
+        require_non_null(table, "other")
+        require_non_null(joiner, "joiner")
+        stream = self._repartition_for_join(key_serde, value_serde) if self.repartition_required else self
+        value_getter_supplier = table.value_getter_supplier()
+        name = self.topology.new_name(LEFTJOIN_NAME if left_join else JOIN_NAME)
+        self.topology.add_processor(
+            name, KStreamKTableJoin(value_getter_supplier, joiner, left_join), stream.name
+        )
+        # The join reads the table's store, which puts it in the table's sub-topology (one task
+        # holds both) and lets its context open the store.
+        self.topology.connect_processor_and_state_stores(name, *value_getter_supplier.store_names())
+        return KStreamImpl(self.topology, name, stream.source_nodes | table.source_nodes, False)
 
     # -- to and from topics ----------------------------------------------------------------------------
 
@@ -233,6 +418,20 @@ def create_repartitioned_source(
         value_deserializer=_deserializer(value_serde),
     )
     return source_name
+
+
+def _join_window_store(
+    windows: JoinWindows, key_serde: Serde | None, value_serde: Serde | None, store_name: str
+) -> AbstractStoreSupplier:
+    """A side's window store: every record kept (duplicates too) for ``windows.maintain_ms()``."""
+    return (
+        Stores.create(store_name)
+        .with_keys(key_serde or Serdes.ByteArray())
+        .with_values(value_serde or Serdes.ByteArray())
+        .persistent()
+        .windowed(windows.size(), windows.maintain_ms(), windows.segments, True)
+        .build()
+    )
 
 
 def _has_key(key: Any, value: Any) -> bool:

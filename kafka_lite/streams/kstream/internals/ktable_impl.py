@@ -3,8 +3,9 @@
 Mirrors: org.apache.kafka.streams.kstream.KTable and internals.KTableImpl
          (streams/src/main/java/org/apache/kafka/streams/kstream/, Kafka 0.10.1)
 Book:    chapter 9, 9.2.1 (KStream and KTable)
-Differs: no ``print``/``write_as_text``/``foreach``, joins or ``group_by``; so no value getters.
-         Keyword arguments replace Kafka's overloads.
+Differs: no ``print``/``write_as_text``/``foreach`` or ``group_by``. Keyword arguments replace
+         Kafka's overloads. A join connects its nodes to the stores its value getters read
+         (0.10.2's ``connectProcessorAndStateStores``), as kafka_lite's context requires.
 
 A table's node forwards ``Change(new, old)``; the table's rows live in one store, ``store_name``:
 the source's (``KStreamBuilder.table``) or the aggregate's. ``filter`` and ``map_values`` add
@@ -24,7 +25,16 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_lite.streams.kstream.internals.abstract_stream import AbstractStream
 from kafka_lite.streams.kstream.internals.kstream_impl import KStreamImpl, require_non_null
+from kafka_lite.streams.kstream.internals.kstream_kstream_join import reverse_joiner
 from kafka_lite.streams.kstream.internals.kstream_stateless import KStreamMapValues
+from kafka_lite.streams.kstream.internals.ktable_ktable_join import (
+    INNER,
+    LEFT,
+    OUTER,
+    RIGHT,
+    KTableKTableJoin,
+    KTableKTableJoinMerger,
+)
 from kafka_lite.streams.kstream.internals.ktable_processors import KTableFilter, KTableMapValues
 from kafka_lite.streams.serialization import Serde
 
@@ -34,6 +44,13 @@ if TYPE_CHECKING:
 FILTER_NAME = "KTABLE-FILTER-"
 MAPVALUES_NAME = "KTABLE-MAPVALUES-"
 SOURCE_NAME = "KTABLE-SOURCE-"
+JOINTHIS_NAME = "KTABLE-JOINTHIS-"
+JOINOTHER_NAME = "KTABLE-JOINOTHER-"
+LEFTTHIS_NAME = "KTABLE-LEFTTHIS-"
+LEFTOTHER_NAME = "KTABLE-LEFTOTHER-"
+OUTERTHIS_NAME = "KTABLE-OUTERTHIS-"
+OUTEROTHER_NAME = "KTABLE-OUTEROTHER-"
+MERGE_NAME = "KTABLE-MERGE-"
 TOSTREAM_NAME = "KTABLE-TOSTREAM-"
 
 
@@ -46,7 +63,7 @@ class KTableImpl(AbstractStream):
         name: str,
         processor_supplier: Any,
         source_nodes: frozenset[str],
-        store_name: str,
+        store_name: str | None,
     ) -> None:
         super().__init__(topology, name, source_nodes)
         self.processor_supplier = processor_supplier
@@ -105,6 +122,56 @@ class KTableImpl(AbstractStream):
         require_non_null(store_name, "storeName")
         self.to(topic, key_serde, value_serde, partitioner)
         return self.topology.table(topic, store_name, key_serde=key_serde, value_serde=value_serde)
+
+    def value_getter_supplier(self) -> Any:
+        """Getters that read this table's current value for a key (Kafka's ``valueGetterSupplier``)."""
+        return self.processor_supplier.view()
+
+    # -- joins -----------------------------------------------------------------------------------------
+
+    def join(self, other: KTableImpl, joiner: Callable[[Any, Any], Any]) -> KTableImpl:
+        """A row ``joiner(this, other)`` for each key both tables have."""
+        return self._do_join(other, joiner, JOINTHIS_NAME, JOINOTHER_NAME, INNER, INNER)
+
+    def left_join(self, other: KTableImpl, joiner: Callable[[Any, Any], Any]) -> KTableImpl:
+        """A row ``joiner(this, other)`` for each key of this table; ``other`` None where it has none."""
+        return self._do_join(other, joiner, LEFTTHIS_NAME, LEFTOTHER_NAME, LEFT, RIGHT)
+
+    def outer_join(self, other: KTableImpl, joiner: Callable[[Any, Any], Any]) -> KTableImpl:
+        """A row ``joiner(this, other)`` for each key of either table; None for the side without it."""
+        return self._do_join(other, joiner, OUTERTHIS_NAME, OUTEROTHER_NAME, OUTER, OUTER)
+
+    def _do_join(
+        self,
+        other: KTableImpl,
+        joiner: Callable[[Any, Any], Any],
+        this_prefix: str,
+        other_prefix: str,
+        this_kind: str,
+        other_kind: str,
+    ) -> KTableImpl:
+        require_non_null(other, "other")
+        require_non_null(joiner, "joiner")
+        join_this_name = self.topology.new_name(this_prefix)
+        join_other_name = self.topology.new_name(other_prefix)
+        join_merge_name = self.topology.new_name(MERGE_NAME)
+        join_this = KTableKTableJoin(self, other, joiner, this_kind)
+        join_other = KTableKTableJoin(other, self, reverse_joiner(joiner), other_kind)
+        join_merge = KTableKTableJoinMerger(
+            KTableImpl(self.topology, join_this_name, join_this, self.source_nodes, self.store_name),
+            KTableImpl(self.topology, join_other_name, join_other, other.source_nodes, other.store_name),
+        )
+        self.topology.add_processor(join_this_name, join_this, self.name)
+        self.topology.add_processor(join_other_name, join_other, other.name)
+        self.topology.add_processor(join_merge_name, join_merge, join_this_name, join_other_name)
+        self.topology.connect_processor_and_state_stores(
+            join_this_name, *other.value_getter_supplier().store_names()
+        )
+        self.topology.connect_processor_and_state_stores(
+            join_other_name, *self.value_getter_supplier().store_names()
+        )
+        all_source_nodes = self.source_nodes | other.source_nodes
+        return KTableImpl(self.topology, join_merge_name, join_merge, all_source_nodes, None)
 
     def enable_sending_old_values(self) -> None:
         """Make this table's node forward old values too (Kafka's package-private method, which joins

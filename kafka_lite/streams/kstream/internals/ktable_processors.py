@@ -5,8 +5,7 @@ Mirrors: org.apache.kafka.streams.kstream.internals.KTableSource, KTableFilter, 
          (streams/src/main/java/org/apache/kafka/streams/kstream/internals/, Kafka 0.10.1)
 Book:    chapter 9, 9.2.1 (KStream and KTable)
 Differs: no record cache: the source forwards each update as it puts it, as 0.10.0 does (0.10.1
-         forwards on the cache's flush). No value getters (``view()``): only joins and
-         ``KTable.group_by`` read a table by key, and they are not here.
+         forwards on the cache's flush).
 
 Every processor here receives and forwards ``Change(new, old)``. Old values cost a store read at the
 source, so they are off until a downstream operator asks: ``enable_sending_old_values`` walks up
@@ -25,6 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_lite.streams.errors import StreamsException
 from kafka_lite.streams.kstream.internals.change import Change
+from kafka_lite.streams.kstream.internals.ktable_value_getter import (
+    KTableComputedValueGetterSupplier,
+    KTableSourceValueGetterSupplier,
+)
 from kafka_lite.streams.processor.processor import AbstractProcessor, Processor
 from kafka_lite.streams.processor.processor_context import ProcessorContext
 
@@ -44,6 +47,10 @@ class KTableSource:
 
     def enable_sending_old_values(self) -> None:
         self.send_old_values = True
+
+    def view(self) -> KTableSourceValueGetterSupplier:
+        """The table's value getters: reads of its store."""
+        return KTableSourceValueGetterSupplier(self.store_name)
 
 
 class StoreProcessor(AbstractProcessor):
@@ -85,6 +92,10 @@ class KTableProcessorSupplier:
 
     def __call__(self) -> Processor:
         return _ChangeProcessor(self)
+
+    def view(self) -> KTableComputedValueGetterSupplier:
+        """The parent's value getters with ``compute_value`` applied to what they read."""
+        return KTableComputedValueGetterSupplier(self.parent.value_getter_supplier(), self.compute_value)
 
     def compute_value(self, key: Any, value: Any) -> Any:
         raise NotImplementedError
