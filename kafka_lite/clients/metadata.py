@@ -139,6 +139,9 @@ class Metadata:
         self.last_successful_refresh_ms = 0
         self.need_update = False
         self.topics: set[str] = set()
+        # False: ask with Metadata v4 and allow_auto_topic_creation=false (a consumer's
+        # allow.auto.create.topics), so an unknown topic is reported, never created by the asking.
+        self.allow_auto_topic_creation = True
         self._changed = threading.Condition()
 
     def bootstrap(self, addresses: list[tuple[str, int]], now: int) -> None:

@@ -239,9 +239,11 @@ class NetworkClient:
             return self.connection_states.reconnect_backoff_ms
         if self.is_ready(node, now):
             topics = sorted(self.metadata.topics) or None  # None: every topic
-            request = ClientRequest(
-                node, ApiKeys.METADATA, 1, {"topics": topics}, callback=self._handle_metadata
-            )
+            if self.metadata.allow_auto_topic_creation:
+                version, body = 1, {"topics": topics}
+            else:
+                version, body = 4, {"topics": topics, "allow_auto_topic_creation": False}
+            request = ClientRequest(node, ApiKeys.METADATA, version, body, callback=self._handle_metadata)
             self._metadata_fetch_in_progress = True
             self.send(request, now)
             return self.request_timeout_ms

@@ -73,6 +73,10 @@ CONFIG_DEF = (
     .define("partition.assignment.strategy", Type.LIST, ["range", "roundrobin"], None, M,
             "The assignors this member supports, most preferred first: names (range, roundrobin) or "
             "PartitionAssignor objects. The group uses the first one every member supports.")
+    .define("allow.auto.create.topics", Type.BOOLEAN, True, None, M,
+            "Kafka 2.3's (KIP-361): whether asking for a subscribed topic's metadata lets a broker with "
+            "auto.create.topics.enable create it. Kafka Streams turns it off: its repartition topics "
+            "must be created with the right partition count, not the broker's default.")
     .define("fetch.hold.back.caught.up", Type.BOOLEAN, False, None, L,
             "Not Kafka's: hold back a fetch that would ask only for partitions read to their high "
             "watermark while the same broker's other partitions have records buffered; they join "

@@ -183,6 +183,7 @@ class KafkaConsumer:
             metadata_expire_ms=self.config["metadata.max.age.ms"],
             time=time,
         )
+        self.metadata.allow_auto_topic_creation = self.config["allow.auto.create.topics"]
         self.metadata.bootstrap(parse_bootstrap(self.config["bootstrap.servers"]), time.milliseconds())
         network = NetworkClient(
             Selector(time=time),

@@ -6,7 +6,8 @@ Book:    chapter 9, 9.2.1 (KStream and KTable)
 Differs: no regex sources, no ``merge``. Keyword serdes replace Kafka's overloads
          (``stream(*topics, key_serde=, value_serde=)``); a serde left out means bytes. A table's
          store is in memory (0.10.1's is RocksDB), not logged, as in Kafka: the source topic is
-         its changelog (``connect_source_store_and_topic``).
+         its changelog (``connect_source_store_and_topic``), restored up to the task's
+         committed offset.
 
 The DSL is the Processor API written for you: every operator is an ``add_processor`` on this
 builder, so ``build``, ``node_groups`` and ``topic_groups`` work on a DSL topology unchanged, and the

@@ -384,6 +384,11 @@ class TopologyBuilder:
             topic_sink_map,
             list(state_store_map.values()),
             store_to_processor_node,
+            {
+                store: self._maybe_decorate_topic(topic)
+                for store, topic in self.source_store_to_source_topic.items()
+                if store in state_store_map
+            },
         )
 
 

@@ -166,7 +166,13 @@ class TopologyTestDriver:
             self.consumer,
             RecordCollectorImpl(self.producer, str(task_id)),
             ProcessorStateManager(
-                self.application_id, task_id, self.partitions, MockConsumer(), False, state_directory
+                self.application_id,
+                task_id,
+                self.partitions,
+                MockConsumer(),
+                False,
+                state_directory,
+                topology.source_store_to_source_topic,
             ),
             config,
         )

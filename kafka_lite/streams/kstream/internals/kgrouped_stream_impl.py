@@ -3,11 +3,10 @@
 Mirrors: org.apache.kafka.streams.kstream.KGroupedStream and internals.KGroupedStreamImpl
          (streams/src/main/java/org/apache/kafka/streams/kstream/, Kafka 0.10.1)
 Book:    chapter 9, 9.2.2 (aggregation)
-Differs: ``windows=`` replaces Kafka's windowed overloads. The key-value stores are in memory
-         (``Stores...in_memory()``), with no caching; 0.10.1's are
-         RocksDB (``persistent().enableCaching()``). kafka_lite's test driver gives a task no
-         state directory for RocksDB to live in, and the change log is what makes a store
-         durable either way. A serde left out means bytes (``Serdes.ByteArray()``).
+Differs: ``windows=`` replaces Kafka's windowed overloads. The key-value stores are RocksDB
+         (``persistent()``) as 0.10.1's, without its record cache (``enableCaching()``): every
+         update goes downstream and to the changelog. A serde left out means bytes
+         (``Serdes.ByteArray()``).
 
 ``count``, ``reduce`` and ``aggregate`` are one method, ``_do_aggregate``, with different
 processors: name the aggregate node, repartition if the key may have changed (the repartition
@@ -162,7 +161,7 @@ class KGroupedStreamImpl(AbstractStream):
             Stores.create(store_name)
             .with_keys(self.key_serde or Serdes.ByteArray())
             .with_values(agg_value_serde or Serdes.ByteArray())
-            .in_memory()
+            .persistent()  # RocksDB, as Kafka's aggregations: checkpointed, kept warm by standbys
             .build()
         )
 

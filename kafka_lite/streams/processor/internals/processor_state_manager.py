@@ -4,8 +4,7 @@ Mirrors: org.apache.kafka.streams.processor.internals.ProcessorStateManager
          (streams/src/main/java/.../processor/internals/ProcessorStateManager.java, Kafka 0.10.1)
 Book:    chapter 9, 9.1.3 (state stores, their changelogs, restoring and checkpointing)
 Differs: a changelog partition that does not exist is not waited for (0.10.1 asks ``partitionsFor``
-         for up to 5 s); no source-topic stores (a KTable restored from its own input topic) and so
-         no offset limits; ``flush`` sets no current node. The checkpoint is written by
+         for up to 5 s); ``flush`` sets no current node. The checkpoint is written by
          ``checkpoint``, which ``close`` calls, as 0.11 factors it; 0.10.1 writes it inside ``close``.
 
 What a task's state looks like on disk and in Kafka::
@@ -23,6 +22,11 @@ changelog partition from the checkpointed offset (or from its beginning) up to t
 had when restoring began, handing each record to the store's restore callback. A tombstone (null
 value) hands over ``None`` and the store deletes the key. The changelog is written only by this
 task, which is not running yet, so its end cannot move meanwhile.
+
+A table's store (``KStreamBuilder.table``) has no changelog of its own: the table's source topic is
+one, since every record of it is a row of the table. It is restored from that topic, but only up
+to the task's committed offset there (its *offset limit*): the records after it are the task's
+input, which it is about to process and put in the store itself.
 
 The checkpoint is read once, when the state manager is built, and then deleted: from then on the
 stores take writes the file does not account for, and a crash must not be taken for a clean stop.
@@ -66,9 +70,11 @@ class ProcessorStateManager:
         restore_consumer: Any,
         is_standby: bool,
         state_directory: StateDirectory,
+        source_store_to_source_topic: dict[str, str] | None = None,
     ) -> None:
         """``restore_consumer``: assign, seek, seek_to_beginning, seek_to_end, position and poll, as
-        kafka_lite's ``KafkaConsumer`` (a stream thread's restore consumer) or ``MockConsumer``."""
+        kafka_lite's ``KafkaConsumer`` (a stream thread's restore consumer) or ``MockConsumer``;
+        ``source_store_to_source_topic``: the tables' stores and the topics they restore from."""
         self.application_id = application_id
         self.task_id = task_id
         self.default_partition = task_id.partition
@@ -83,6 +89,8 @@ class ProcessorStateManager:
         self.restored: dict[str, int] = {}  # store name -> changelog records handed to its callback
         # A standby task keeps its callbacks to apply the changelog records its thread fetches.
         self.restore_callbacks: dict[str, RestoreCallback] = {}
+        self.source_store_to_source_topic = dict(source_store_to_source_topic or {})
+        self.offset_limits: dict[TopicPartition, int] = {}  # set by the task before its stores init
         self.base_dir = state_directory.directory_for_task(task_id)
 
         # The task may have just moved from another thread that still holds the directory: retry.
@@ -105,16 +113,23 @@ class ProcessorStateManager:
             raise IllegalArgumentException(
                 f"{self.log_prefix} Store {store.name} has already been registered."
             )
-        if not logging_enabled:
+        if logging_enabled:
+            self.logging_enabled.add(store.name)
+            topic = store_changelog_topic(self.application_id, store.name)
+        elif store.name in self.source_store_to_source_topic:
+            topic = self.source_store_to_source_topic[store.name]
+        else:
             self.stores[store.name] = store
             return
 
-        self.logging_enabled.add(store.name)
-        topic = store_changelog_topic(self.application_id, store.name)
         if self.is_standby:
             # Only a persistent store is worth keeping warm: an in-memory one restores fully anyway.
             if store.persistent():
                 self.restore_callbacks[topic] = restore_callback
+                # Until it reads anything, the standby's position is where its checkpoint left it.
+                store_partition = TopicPartition(topic, self._get_partition(topic))
+                if store_partition in self.checkpointed_offsets:
+                    self.restored_offsets[store_partition] = self.checkpointed_offsets[store_partition]
         else:
             log.debug(
                 "%s Restoring state store %s from changelog topic %s", self.log_prefix, store.name, topic
@@ -138,20 +153,30 @@ class ProcessorStateManager:
             else:
                 consumer.seek_to_beginning(store_partition)
 
+            # A table's source topic is read only up to where the task's own processing starts.
+            limit = min(end_offset, self.offset_limits.get(store_partition, end_offset))
             restored = 0
-            while consumer.position(store_partition) < end_offset:
+            while consumer.position(store_partition) < limit:
                 for record in consumer.poll(100).get(store_partition, ()):
+                    if record.offset >= limit:
+                        break
                     restore_callback(record.key, record.value)
                     restored += 1
-            if consumer.position(store_partition) > end_offset:
+            # Only this task writes a changelog; a table's source topic others may append to meanwhile.
+            is_changelog = topic not in self.source_store_to_source_topic.values()
+            if is_changelog and consumer.position(store_partition) > end_offset:
                 raise IllegalStateException(
                     f"{self.log_prefix} Log end offset should not change while restoring"
                 )
 
-            self.restored_offsets[store_partition] = consumer.position(store_partition)
+            self.restored_offsets[store_partition] = min(consumer.position(store_partition), limit)
             return restored
         finally:
             consumer.assign([])  # the restore consumer is shared by the thread's tasks: let go
+
+    def put_offset_limit(self, partition: TopicPartition, limit: int) -> None:
+        """How far a table's source partition may be restored: the task's committed offset there."""
+        self.offset_limits[partition] = limit
 
     # -- standby tasks ----------------------------------------------------------------------------------
 

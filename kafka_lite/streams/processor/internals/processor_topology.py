@@ -30,12 +30,15 @@ class ProcessorTopology:
         sink_by_topics: dict[str, SinkNode],
         state_stores: list[Any],
         store_to_processor_node: dict[str, ProcessorNode],
+        source_store_to_source_topic: dict[str, str] | None = None,
     ) -> None:
         self.processor_nodes = processor_nodes
         self.source_by_topics = source_by_topics
         self.sink_by_topics = sink_by_topics
         self._state_stores = state_stores
         self.store_to_processor_node = store_to_processor_node  # by store name (Kafka keys by store)
+        # A table's store restores from the table's source topic, which is its changelog.
+        self.source_store_to_source_topic = dict(source_store_to_source_topic or {})
 
     def source_topics(self) -> set[str]:
         return set(self.source_by_topics)

@@ -5,9 +5,10 @@ Mirrors: org.apache.kafka.streams.processor.internals.StreamPartitionAssignor
 Book:    chapter 9, 9.1.2 (threads and tasks)
 Differs: the builder, process id, previous and cached tasks come through the constructor (and the
          two task sets as attributes the stream thread sets before a rebalance), where Kafka's
-         ``configure`` takes them from the ``StreamThread``; ``assign`` computes the internal topics
-         that must exist and their partition counts (``internal_topics``), and leaves creating them
-         to the stream thread; no regex subscriptions. Members, tasks and partitions are handled in
+         ``configure`` takes them from the ``StreamThread``; the internal topics are made ready
+         through an ``InternalTopicManager`` over CreateTopics (0.10.2's way; 0.10.1 wrote
+         ZooKeeper), and without one (a unit test, the test driver) ``assign`` only computes them
+         (``internal_topics``); no regex subscriptions. Members, tasks and partitions are handled in
          sorted order, where Kafka iterates ``HashMap``s.
 
 Every thread of every instance of a Streams application joins one consumer group, protocol
@@ -17,8 +18,10 @@ tasks it has state for. The leader runs ``assign``:
 1. members by process id; an instance's capacity is its number of threads (members);
 2. the topology's ``topic_groups()``; each internal (repartition) topic gets as many partitions as the
    largest source topic of the sub-topology that writes it; co-partitioned topics (a join's two
-   sides) must have equal counts, and a repartition topic among them takes that count;
-3. the tasks from the ``DefaultPartitionGrouper``: one per (sub-topology, partition);
+   sides) must have equal counts, and a repartition topic among them takes that count; the
+   repartition topics are created if missing;
+3. the tasks from the ``DefaultPartitionGrouper``: one per (sub-topology, partition); each store's
+   changelog is created with one partition per task of its sub-topology;
 4. the ``TaskAssignor`` spreads tasks over instances (sticky, balanced by capacity, standbys apart);
 5. each instance's tasks are dealt round-robin over its threads, active first, then standby; each
    thread's ``Assignment`` has its active tasks' partitions, sorted, and an ``AssignmentInfo`` whose
@@ -43,6 +46,10 @@ from kafka_lite.streams.processor.internals.assignment.assignment_info import As
 from kafka_lite.streams.processor.internals.assignment.client_state import ClientState
 from kafka_lite.streams.processor.internals.assignment.subscription_info import SubscriptionInfo
 from kafka_lite.streams.processor.internals.assignment.task_assignor import TaskAssignor
+from kafka_lite.streams.processor.internals.internal_topic_manager import (
+    InternalTopicConfig,
+    InternalTopicManager,
+)
 from kafka_lite.streams.processor.task_id import TaskId
 from kafka_lite.streams.processor.topology_builder import TopicsInfo, TopologyBuilder
 from kafka_lite.streams.state.host_info import HostInfo
@@ -64,6 +71,7 @@ class StreamPartitionAssignor(PartitionAssignor):
         prev_tasks: Iterable[TaskId] = (),
         cached_tasks: Iterable[TaskId] = (),
         partition_grouper: DefaultPartitionGrouper | None = None,
+        internal_topic_manager: InternalTopicManager | None = None,
     ) -> None:
         self.builder = builder
         self.process_id = process_id
@@ -74,6 +82,7 @@ class StreamPartitionAssignor(PartitionAssignor):
         self.prev_tasks = set(prev_tasks)
         self.cached_tasks = set(cached_tasks)
         self.partition_grouper = partition_grouper or DefaultPartitionGrouper()
+        self.internal_topic_manager = internal_topic_manager
         self._internal_topics: dict[str, int] = {}
         self._partition_to_task_ids: dict[TopicPartition, set[TaskId]] = {}
         self._standby_tasks: dict[TaskId, frozenset[TopicPartition]] = {}
@@ -114,6 +123,10 @@ class StreamPartitionAssignor(PartitionAssignor):
         repartition_topics = self.repartition_topic_partitions(topic_groups, metadata)
         for copartition_group in self.builder.copartition_groups():
             self.ensure_copartitioning(copartition_group, repartition_topics, metadata)
+        self._prepare_topics(
+            InternalTopicConfig.repartition(topic, count, _topic_config(topic_groups, topic))
+            for topic, count in repartition_topics.items()
+        )
         metadata_with_internal_topics = _with_topics(metadata, repartition_topics)
 
         # Step 3: the tasks.
@@ -121,10 +134,12 @@ class StreamPartitionAssignor(PartitionAssignor):
         partitions_for_task = self.partition_grouper.partition_groups(
             source_topic_groups, metadata_with_internal_topics
         )
-        self._internal_topics = {
-            **repartition_topics,
-            **_changelog_topic_partitions(topic_groups, partitions_for_task),
-        }
+        changelog_topics = _changelog_topic_partitions(topic_groups, partitions_for_task)
+        self._prepare_topics(
+            InternalTopicConfig.changelog(topic, count, _topic_config(topic_groups, topic))
+            for topic, count in changelog_topics.items()
+        )
+        self._internal_topics = {**repartition_topics, **changelog_topics}
 
         # Step 4: tasks to instances.
         states = TaskAssignor.assign(states, set(partitions_for_task), self.num_standby_replicas)
@@ -231,9 +246,13 @@ class StreamPartitionAssignor(PartitionAssignor):
         for topic in internal_in_group:
             internal_topics[topic] = num_partitions
 
+    def _prepare_topics(self, topics: Iterable[InternalTopicConfig]) -> None:
+        if self.internal_topic_manager is not None:
+            self.internal_topic_manager.make_ready(sorted(topics, key=lambda t: t.name))
+
     def internal_topics(self) -> dict[str, int]:
         """The internal topics the last ``assign`` needs, repartition and changelog, with their
-        partition counts; the stream thread creates the missing ones."""
+        partition counts."""
         return dict(self._internal_topics)
 
     # -- every member ----------------------------------------------------------------------------------
@@ -280,6 +299,16 @@ def _with_topics(metadata: Cluster, topic_partitions: Mapping[str, int]) -> Clus
         for partition in range(count):
             partitions[TopicPartition(topic, partition)] = PartitionInfo(topic, partition, None, (), ())
     return Cluster(dict(metadata.nodes), partitions)
+
+
+def _topic_config(topic_groups: Mapping[int, TopicsInfo], topic: str) -> dict[str, str]:
+    """The topic configs the topology asks for an internal topic (its store's log config, ...)."""
+    for info in topic_groups.values():
+        if topic in info.inter_source_topics:
+            return info.inter_source_topics[topic]
+        if topic in info.state_changelog_topics:
+            return info.state_changelog_topics[topic]
+    return {}
 
 
 def _changelog_topic_partitions(

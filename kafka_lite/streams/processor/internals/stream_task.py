@@ -98,6 +98,7 @@ class StreamTask:
         self.partition_group = PartitionGroup(partition_queues, _timestamp_extractor(config))
 
         self.processor_context = ProcessorContextImpl(task_id, self, config, record_collector, state_mgr)
+        self._initialize_offset_limits()
         log.info("%s Initializing state stores", self.log_prefix)
         for store in topology.state_stores():
             store.init(self.processor_context, store)  # the store registers itself with the state manager
@@ -109,6 +110,15 @@ class StreamTask:
             finally:
                 self.processor_context.set_current_node(None)
         self.processor_context.set_initialized()
+
+    def _initialize_offset_limits(self) -> None:
+        """A table's store restores from its source topic up to the task's committed offset there
+        (0 if none: the task reads the topic from the start and fills the store itself)."""
+        table_topics = set(self.topology.source_store_to_source_topic.values())
+        for partition in sorted(self.partitions):
+            if partition.topic in table_topics:
+                committed = self.consumer.committed(partition)
+                self.state_mgr.put_offset_limit(partition, 0 if committed is None else committed.offset)
 
     # -- the stream thread's calls ---------------------------------------------------------------------
 

@@ -1,0 +1,509 @@
+"""A stream thread: one consumer in the application's group, running the tasks the group gave it.
+
+Mirrors: org.apache.kafka.streams.processor.internals.StreamThread
+         (streams/src/main/java/.../processor/internals/StreamThread.java, Kafka 0.10.1)
+Book:    chapter 9, 9.1.2 (threads and tasks)
+Differs: the thread's states and their listener are 0.11's (0.10.1 has none); no metrics and no
+         record cache. The clients are built here from the ``StreamsConfig`` (no
+         ``KafkaClientSupplier``).
+
+A thread owns three clients and a set of tasks::
+
+    consumer          subscribed to every source topic of the topology, group = application.id,
+                      with the StreamPartitionAssignor: what it is assigned decides the tasks
+    restore consumer  no group: assigned the changelog partitions of a task being restored, then
+                      of the standby tasks, which it keeps reading
+    producer          shared by the thread's tasks for their output and their changelogs
+
+The run loop, as 0.10.1 has it::
+
+    while running:
+        if requires_poll:
+            records = consumer.poll(poll.ms if nothing is buffered else 0)
+            each partition's records -> the task that reads it (task.add_records)
+        if something is buffered:
+            for each task: process one record, punctuate if stream time says so,
+                           commit it if a processor asked
+        every commit.interval.ms: commit every task (flush stores, flush producer, commit offsets)
+        feed the standby tasks what the restore consumer fetched
+        every state.cleanup.delay.ms: delete the directories of tasks that moved away
+
+A rebalance happens inside ``consumer.poll``. The listener's ``on_partitions_revoked`` commits every
+task and closes it (its stores checkpointed), and ``on_partitions_assigned`` builds the new tasks
+(restoring their stores from the changelogs before the first record) and the standby tasks. 0.10.1
+closes every task on every rebalance, even one that stays: what is checkpointed makes reopening it
+cheap (Kafka 0.10.2 keeps them suspended instead).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Collection
+from typing import Any
+
+from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.time import Time
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.consumer.commit_failed_exception import CommitFailedException
+from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
+from kafka_lite.consumer.kafka_consumer import KafkaConsumer
+from kafka_lite.producer.kafka_producer import KafkaProducer
+from kafka_lite.streams.errors import StreamsException
+from kafka_lite.streams.processor.internals.internal_topic_manager import InternalTopicManager
+from kafka_lite.streams.processor.internals.processor_state_manager import ProcessorStateManager
+from kafka_lite.streams.processor.internals.record_collector_impl import RecordCollectorImpl
+from kafka_lite.streams.processor.internals.standby_task import StandbyTask
+from kafka_lite.streams.processor.internals.stream_partition_assignor import StreamPartitionAssignor
+from kafka_lite.streams.processor.internals.stream_task import StreamTask
+from kafka_lite.streams.processor.state_store import StateStore
+from kafka_lite.streams.processor.task_id import TaskId
+from kafka_lite.streams.processor.thread_metadata import TaskMetadata, ThreadMetadata
+from kafka_lite.streams.processor.topology_builder import TopologyBuilder
+from kafka_lite.streams.state.internals.offset_checkpoint import CHECKPOINT_FILE_NAME
+from kafka_lite.streams.state.state_directory import StateDirectory
+from kafka_lite.streams.streams_config import (
+    APPLICATION_SERVER_CONFIG,
+    COMMIT_INTERVAL_MS_CONFIG,
+    NUM_STANDBY_REPLICAS_CONFIG,
+    POLL_MS_CONFIG,
+    STATE_CLEANUP_DELAY_MS_CONFIG,
+    STATE_DIR_CONFIG,
+    StreamsConfig,
+)
+
+log = logging.getLogger(__name__)
+
+_STREAM_THREAD_ID_SEQUENCE = itertools.count(1)
+_NEVER = 2**63 - 1
+
+
+class State(enum.Enum):
+    """A stream thread's states (Kafka 0.11's ``StreamThread.State``), with the moves allowed."""
+
+    CREATED = "CREATED"
+    RUNNING = "RUNNING"
+    PARTITIONS_REVOKED = "PARTITIONS_REVOKED"
+    ASSIGNING_PARTITIONS = "ASSIGNING_PARTITIONS"
+    PENDING_SHUTDOWN = "PENDING_SHUTDOWN"
+    DEAD = "DEAD"
+
+    def is_valid_transition(self, new_state: State) -> bool:
+        return new_state in _VALID_TRANSITIONS[self]
+
+
+_VALID_TRANSITIONS = {
+    State.CREATED: {State.RUNNING, State.PENDING_SHUTDOWN},
+    State.RUNNING: {State.RUNNING, State.PARTITIONS_REVOKED, State.PENDING_SHUTDOWN},
+    State.PARTITIONS_REVOKED: {State.ASSIGNING_PARTITIONS, State.PENDING_SHUTDOWN},
+    State.ASSIGNING_PARTITIONS: {State.RUNNING, State.PENDING_SHUTDOWN},
+    State.PENDING_SHUTDOWN: {State.DEAD},
+    State.DEAD: set(),
+}
+
+StateListener = Callable[["StreamThread", State, State], None]
+
+
+class _RebalanceListener(ConsumerRebalanceListener):
+    """The thread's hook into its consumer's rebalances (Kafka's anonymous ``rebalanceListener``)."""
+
+    def __init__(self, thread: StreamThread) -> None:
+        self.thread = thread
+
+    def on_partitions_revoked(self, partitions: Collection[TopicPartition]) -> None:
+        thread = self.thread
+        log.info("%s partitions %s revoked at the beginning of consumer rebalance.",
+                 thread.log_prefix, sorted(partitions))  # fmt: skip
+        try:
+            thread.set_state(State.PARTITIONS_REVOKED)
+            thread.last_clean_ms = _NEVER  # no cleaning while no task is assigned
+            thread.shutdown_tasks_and_state(rethrow=True)
+        except BaseException as e:
+            thread.rebalance_exception = e
+            raise
+        finally:
+            thread.remove_stream_tasks()
+            thread.remove_standby_tasks()
+            # What the assignor's subscription tells the leader: the tasks run until now, and the
+            # tasks whose state is on this machine.
+            thread.partition_assignor.prev_tasks = set(thread.prev_tasks)
+            thread.partition_assignor.cached_tasks = thread.cached_tasks()
+
+    def on_partitions_assigned(self, partitions: Collection[TopicPartition]) -> None:
+        thread = self.thread
+        log.info("%s New partitions %s assigned at the end of consumer rebalance.",
+                 thread.log_prefix, sorted(partitions))  # fmt: skip
+        try:
+            thread.set_state(State.ASSIGNING_PARTITIONS)
+            thread.add_stream_tasks(partitions)
+            thread.add_standby_tasks()
+            thread.last_clean_ms = thread.time.milliseconds()  # start the cleaning cycle
+            if thread.on_assignment_change is not None:
+                thread.on_assignment_change(thread.partition_assignor)
+            thread.set_state(State.RUNNING)
+        except BaseException as e:
+            thread.rebalance_exception = e
+            raise
+
+
+class StreamThread(threading.Thread):
+    def __init__(
+        self,
+        builder: TopologyBuilder,
+        config: StreamsConfig,
+        application_id: str,
+        client_id: str,
+        process_id: uuid.UUID,
+        time: Time,
+        internal_topic_manager: InternalTopicManager | None = None,
+    ) -> None:
+        super().__init__(name=f"StreamThread-{next(_STREAM_THREAD_ID_SEQUENCE)}", daemon=True)
+        self.application_id = application_id
+        self.builder = builder
+        self.config = config
+        self.task_config = config.task_config()
+        self.time = time
+        self.source_topics = sorted(builder.source_topics())
+        self.log_prefix = f"stream-thread [{self.name}]"
+        thread_client_id = f"{client_id}-{self.name}"
+
+        self.state_directory = StateDirectory(application_id, config[STATE_DIR_CONFIG], time)
+        self.partition_assignor = StreamPartitionAssignor(
+            builder,
+            process_id,
+            thread_name=self.name,
+            num_standby_replicas=config[NUM_STANDBY_REPLICAS_CONFIG],
+            user_end_point=config[APPLICATION_SERVER_CONFIG] or None,
+            cached_tasks=self.cached_tasks(),
+            internal_topic_manager=internal_topic_manager,
+        )
+
+        log.info("%s Creating producer client", self.log_prefix)
+        self.producer = KafkaProducer(time=time, **config.get_producer_configs(thread_client_id))
+        log.info("%s Creating consumer client", self.log_prefix)
+        self.consumer = KafkaConsumer(
+            time=time,
+            partition_assignment_strategy=[self.partition_assignor],
+            **config.get_consumer_configs(thread_client_id),
+        )
+        log.info("%s Creating restore consumer client", self.log_prefix)
+        self.restore_consumer = KafkaConsumer(
+            time=time, **config.get_restore_consumer_configs(thread_client_id)
+        )
+
+        self.active_tasks: dict[TaskId, StreamTask] = {}
+        self.standby_tasks: dict[TaskId, StandbyTask] = {}
+        self.active_tasks_by_partition: dict[TopicPartition, StreamTask] = {}
+        self.standby_tasks_by_partition: dict[TopicPartition, StandbyTask] = {}
+        self.prev_tasks: set[TaskId] = set()
+        self.rebalance_listener = _RebalanceListener(self)
+
+        self.poll_time_ms = config[POLL_MS_CONFIG]
+        self.commit_time_ms = config[COMMIT_INTERVAL_MS_CONFIG]
+        self.clean_time_ms = config[STATE_CLEANUP_DELAY_MS_CONFIG]
+        self.last_commit_ms = time.milliseconds()
+        self.last_clean_ms = _NEVER  # the cleaning cycle starts once partitions are assigned
+        self.rebalance_exception: BaseException | None = None
+
+        self.running = threading.Event()
+        self.running.set()
+        self.state = State.CREATED
+        self.state_listener: StateListener | None = None
+        # KafkaStreams' hook: after each assignment, where every instance's partitions are.
+        self.on_assignment_change: Callable[[StreamPartitionAssignor], None] | None = None
+        self.uncaught_exception: BaseException | None = None
+        self.uncaught_exception_handler: Callable[[StreamThread, BaseException], None] | None = None
+
+    # -- life cycle -------------------------------------------------------------------------------------
+
+    def set_state(self, new_state: State) -> None:
+        old_state = self.state
+        if not old_state.is_valid_transition(new_state):
+            log.warning(
+                "%s Unexpected state transition from %s to %s.", self.log_prefix, old_state, new_state
+            )
+        else:
+            log.info("%s State transition from %s to %s.", self.log_prefix, old_state, new_state)
+        self.state = new_state
+        if self.state_listener is not None:
+            self.state_listener(self, new_state, old_state)
+
+    def run(self) -> None:
+        log.info("%s Starting", self.log_prefix)
+        self.set_state(State.RUNNING)
+        try:
+            self.run_loop()
+        except BaseException as e:
+            # A Kafka error is logged where it happened; anything else is the application's.
+            log.exception("%s Streams application error during processing", self.log_prefix)
+            self.uncaught_exception = e
+            if self.uncaught_exception_handler is not None:
+                self.uncaught_exception_handler(self, e)
+        finally:
+            self.shutdown()
+
+    def close(self) -> None:
+        """Ask the thread to stop; it finishes its loop, commits and closes (``join`` to wait).
+
+        As 0.10.1, a flag the loop checks: a poll returns within ``poll.ms``, a rebalance when the
+        group has settled."""
+        log.info("%s Informed thread to shut down", self.log_prefix)
+        self.running.clear()
+
+    def run_loop(self) -> None:
+        total_num_buffered = 0
+        requires_poll = True
+        polled_records = False
+        self.consumer.subscribe(self.source_topics, listener=self.rebalance_listener)
+
+        while self.still_running():
+            # Fetch when a task has run dry; wait for data only when nothing at all is buffered.
+            if requires_poll:
+                requires_poll = False
+                long_poll = total_num_buffered == 0
+                records = self.consumer.poll(self.poll_time_ms if long_poll else 0)
+                if self.rebalance_exception is not None:
+                    raise StreamsException(
+                        f"{self.log_prefix} Failed to rebalance"
+                    ) from self.rebalance_exception
+                for partition, partition_records in records.items():
+                    self.active_tasks_by_partition[partition].add_records(partition, partition_records)
+                polled_records = bool(records)
+
+            # One record from each task through its topology, then its punctuations.
+            if total_num_buffered > 0 or polled_records:
+                total_num_buffered = 0
+                if self.active_tasks:
+                    for task in list(self.active_tasks.values()):
+                        total_num_buffered += task.process()
+                        requires_poll = requires_poll or task.requires_poll
+                        self.maybe_punctuate(task)
+                        if task.commit_needed():
+                            self.commit_one(task)
+                else:
+                    requires_poll = True  # no task yet: only a poll brings one
+            else:
+                requires_poll = True
+
+            self.maybe_commit()
+            self.maybe_update_standby_tasks()
+            self.maybe_clean()
+
+    def still_running(self) -> bool:
+        if not self.running.is_set():
+            log.debug("%s Shutting down at user request", self.log_prefix)
+            return False
+        return True
+
+    def shutdown(self) -> None:
+        log.info("%s Shutting down", self.log_prefix)
+        self.set_state(State.PENDING_SHUTDOWN)
+        self.shutdown_tasks_and_state(rethrow=False)
+        for name, client in (
+            ("producer", self.producer),
+            ("consumer", self.consumer),
+            ("restore consumer", self.restore_consumer),
+        ):
+            try:
+                client.close()
+            except Exception:
+                log.exception("%s Failed to close %s", self.log_prefix, name)
+        self.remove_stream_tasks()
+        self.remove_standby_tasks()
+        log.info("%s Stream thread shutdown complete", self.log_prefix)
+        self.set_state(State.DEAD)
+
+    def shutdown_tasks_and_state(self, rethrow: bool) -> None:
+        """Commit, close the processors, flush, close the stores (checkpointing them), in that order."""
+        self._perform_on_all_tasks(lambda task: task.commit_offsets(), "commit consumer offsets", rethrow)
+        self._perform_on_all_tasks(lambda task: task.close(), "close", False)
+        self._perform_on_all_tasks(lambda task: task.state_mgr.flush(), "flush state", rethrow)
+        # What closing the processors sent must be acknowledged before the checkpoint says so.
+        self.producer.flush()
+        self._perform_on_all_tasks(lambda task: task.close_state_manager(), "close state manager", rethrow)
+        try:
+            self.restore_consumer.assign([])  # let go of the changelog partitions
+        except Exception:
+            log.exception("%s Failed to un-assign change log partitions", self.log_prefix)
+            if rethrow:
+                raise
+
+    def _perform_on_all_tasks(self, action: Callable[[Any], None], what: str, rethrow: bool) -> None:
+        for task in [*self.active_tasks.values(), *self.standby_tasks.values()]:
+            try:
+                action(task)
+            except KafkaException:
+                log.exception("%s Failed while executing %s %s due to %s",
+                              self.log_prefix, type(task).__name__, task.id, what)  # fmt: skip
+                if rethrow:
+                    raise
+
+    # -- the loop's steps -------------------------------------------------------------------------------
+
+    def maybe_punctuate(self, task: StreamTask) -> None:
+        try:
+            task.maybe_punctuate()  # by the task's stream time, from its records' timestamps
+        except KafkaException:
+            log.exception("%s Failed to punctuate active task %s", self.log_prefix, task.id)
+            raise
+
+    def maybe_commit(self) -> None:
+        now = self.time.milliseconds()
+        if self.commit_time_ms >= 0 and self.last_commit_ms + self.commit_time_ms < now:
+            log.info("%s Committing all tasks because the commit interval %d ms has elapsed",
+                     self.log_prefix, self.commit_time_ms)  # fmt: skip
+            self.commit_all()
+            self.last_commit_ms = now
+
+    def commit_all(self) -> None:
+        for task in [*self.active_tasks.values(), *self.standby_tasks.values()]:
+            self.commit_one(task)
+
+    def commit_one(self, task: StreamTask | StandbyTask) -> None:
+        log.debug("%s Committing task %s", self.log_prefix, task.id)
+        try:
+            task.commit()
+        except CommitFailedException:
+            # The group has moved on (a rebalance): the records are processed again by the next
+            # owner, which at-least-once allows.
+            log.warning("%s Failed to commit %s %s state", self.log_prefix, type(task).__name__, task.id,
+                        exc_info=True)  # fmt: skip
+        except KafkaException:
+            log.exception("%s Failed to commit %s %s state", self.log_prefix, type(task).__name__, task.id)
+            raise
+
+    def maybe_update_standby_tasks(self) -> None:
+        """Hand the changelog records the restore consumer fetched to the standby tasks."""
+        if not self.standby_tasks:
+            return
+        records = self.restore_consumer.poll(0)
+        for partition, partition_records in records.items():
+            task = self.standby_tasks_by_partition.get(partition)
+            if task is None:
+                raise StreamsException(f"{self.log_prefix} Missing standby task for partition {partition}")
+            task.update(partition, partition_records)
+
+    def maybe_clean(self) -> None:
+        now = self.time.milliseconds()
+        if now > self.last_clean_ms + self.clean_time_ms:
+            self.state_directory.clean_removed_tasks(self.clean_time_ms)
+            self.last_clean_ms = now
+
+    # -- tasks ------------------------------------------------------------------------------------------
+
+    def cached_tasks(self) -> set[TaskId]:
+        """The tasks whose state this machine holds: a task directory with a checkpoint in it."""
+        tasks = set()
+        for task_dir in self.state_directory.list_task_directories():
+            if (task_dir / CHECKPOINT_FILE_NAME).exists():
+                tasks.add(TaskId.parse(task_dir.name))
+        return tasks
+
+    def create_stream_task(self, task_id: TaskId, partitions: set[TopicPartition]) -> StreamTask:
+        log.info("%s Creating active task %s with assigned partitions %s",
+                 self.log_prefix, task_id, sorted(partitions))  # fmt: skip
+        topology = self.builder.build(task_id.topic_group_id)
+        state_mgr = ProcessorStateManager(
+            self.application_id,
+            task_id,
+            sorted(partitions),
+            self.restore_consumer,
+            False,
+            self.state_directory,
+            topology.source_store_to_source_topic,
+        )
+        return StreamTask(
+            task_id,
+            self.application_id,
+            sorted(partitions),
+            topology,
+            self.consumer,
+            RecordCollectorImpl(self.producer, str(task_id)),
+            state_mgr,
+            self.task_config,
+        )
+
+    def add_stream_tasks(self, assignment: Collection[TopicPartition]) -> None:
+        partitions_for_task: dict[TaskId, set[TopicPartition]] = {}
+        for partition in assignment:
+            for task_id in self.partition_assignor.tasks_for_partition(partition):
+                partitions_for_task.setdefault(task_id, set()).add(partition)
+        for task_id, partitions in sorted(partitions_for_task.items()):
+            task = self.create_stream_task(task_id, partitions)
+            self.active_tasks[task_id] = task
+            for partition in partitions:
+                self.active_tasks_by_partition[partition] = task
+
+    def create_standby_task(
+        self, task_id: TaskId, partitions: frozenset[TopicPartition]
+    ) -> StandbyTask | None:
+        topology = self.builder.build(task_id.topic_group_id)
+        if not topology.state_stores():
+            return None  # nothing to keep warm
+        log.info("%s Creating new standby task %s with assigned partitions %s",
+                 self.log_prefix, task_id, sorted(partitions))  # fmt: skip
+        state_mgr = ProcessorStateManager(
+            self.application_id,
+            task_id,
+            sorted(partitions),
+            self.restore_consumer,
+            True,
+            self.state_directory,
+        )
+        return StandbyTask(task_id, self.application_id, partitions, topology, state_mgr, self.task_config)
+
+    def add_standby_tasks(self) -> None:
+        checkpointed_offsets: dict[TopicPartition, int] = {}
+        for task_id, partitions in sorted(self.partition_assignor.standby_tasks().items()):
+            task = self.create_standby_task(task_id, partitions)
+            if task is None:
+                continue
+            self.standby_tasks[task_id] = task
+            # The standby is fed by changelog partition: that is what its records arrive by.
+            for partition in task.changelog_partitions():
+                self.standby_tasks_by_partition[partition] = task
+            checkpointed_offsets.update(task.checkpointed_offsets)
+
+        # The restore consumer now follows every standby changelog, from its checkpoint.
+        self.restore_consumer.assign(sorted(checkpointed_offsets))
+        for partition, offset in sorted(checkpointed_offsets.items()):
+            if offset >= 0:
+                self.restore_consumer.seek(partition, offset)
+            else:
+                self.restore_consumer.seek_to_beginning(partition)
+
+    def remove_stream_tasks(self) -> None:
+        log.info("%s Removing all active tasks %s", self.log_prefix, sorted(self.active_tasks))
+        self.prev_tasks = set(self.active_tasks)
+        self.active_tasks.clear()
+        self.active_tasks_by_partition.clear()
+
+    def remove_standby_tasks(self) -> None:
+        log.info("%s Removing all standby tasks %s", self.log_prefix, sorted(self.standby_tasks))
+        self.standby_tasks.clear()
+        self.standby_tasks_by_partition.clear()
+
+    # -- what others may ask ----------------------------------------------------------------------------
+
+    def get_store(self, task_id: TaskId, name: str) -> StateStore | None:
+        task = self.active_tasks.get(task_id)
+        return None if task is None else task.get_store(name)
+
+    def thread_metadata(self) -> ThreadMetadata:
+        def tasks(task_map: dict[TaskId, Any]) -> frozenset[TaskMetadata]:
+            return frozenset(
+                TaskMetadata(str(task_id), frozenset(task.partitions)) for task_id, task in task_map.items()
+            )
+
+        return ThreadMetadata(
+            self.name, self.state.value, tasks(dict(self.active_tasks)), tasks(dict(self.standby_tasks))
+        )
+
+    def __repr__(self) -> str:
+        lines = [f"StreamsThread appId: {self.application_id}", f"\tStreamsThread threadId: {self.name}"]
+        lines += [f"\tActive tasks:\t{sorted(map(str, self.active_tasks))}",
+                  f"\tStandby tasks:\t{sorted(map(str, self.standby_tasks))}"]  # fmt: skip
+        return "\n".join(lines)

@@ -1,0 +1,252 @@
+"""A Streams application's settings, and the settings of the clients each stream thread builds.
+
+Mirrors: org.apache.kafka.streams.StreamsConfig
+         (streams/src/main/java/org/apache/kafka/streams/StreamsConfig.java, Kafka 0.10.1)
+Book:    chapter 9, 9.1.2 (threads and tasks: what a thread's clients are told)
+Differs: only the settings kafka_lite's Streams implements are defined; an unknown one is an error,
+         except those prefixed ``consumer.`` or ``producer.`` (0.10.2's prefixes), which go to that
+         client. The settings whose value is a class in Kafka (``timestamp.extractor``,
+         ``default.deserialization.exception.handler`` of Kafka 1.0, ``partition.grouper``) take a
+         Python class or instance and are checked where they are used. No ``zookeeper.connect``
+         (0.10.2 dropped it: internal topics are created with CreateTopics), no ``key.serde`` /
+         ``value.serde`` (kafka_lite's DSL names its serdes where it uses them), no record cache
+         (``cache.max.bytes.buffering``) and no metrics settings.
+
+What a stream thread's three clients are given (``StreamsConfig.getConsumerConfigs`` and friends)::
+
+    consumer          group.id = application.id, the "stream" assignor, enable.auto.commit=false
+                      (the thread commits after flushing), auto.offset.reset=earliest, 1000 records
+                      a poll, allow.auto.create.topics=false
+    restore consumer  no group: it is assigned changelog partitions by hand
+    producer          linger.ms=100: a task's output and changelog writes go out in batches
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kafka_lite.clients.common_client_configs import CommonClientConfigs
+from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type
+from kafka_lite.common.errors import ConfigException
+
+APPLICATION_ID_CONFIG = "application.id"
+APPLICATION_SERVER_CONFIG = "application.server"
+BOOTSTRAP_SERVERS_CONFIG = CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG
+CLIENT_ID_CONFIG = CommonClientConfigs.CLIENT_ID_CONFIG
+STATE_DIR_CONFIG = "state.dir"
+REPLICATION_FACTOR_CONFIG = "replication.factor"
+COMMIT_INTERVAL_MS_CONFIG = "commit.interval.ms"
+POLL_MS_CONFIG = "poll.ms"
+NUM_STREAM_THREADS_CONFIG = "num.stream.threads"
+NUM_STANDBY_REPLICAS_CONFIG = "num.standby.replicas"
+BUFFERED_RECORDS_PER_PARTITION_CONFIG = "buffered.records.per.partition"
+STATE_CLEANUP_DELAY_MS_CONFIG = "state.cleanup.delay.ms"
+WINDOW_STORE_CHANGE_LOG_ADDITIONAL_RETENTION_MS_CONFIG = "windowstore.changelog.additional.retention.ms"
+
+# Settings whose value is a Python class or object (a Java class name in Kafka).
+TIMESTAMP_EXTRACTOR_CLASS_CONFIG = "timestamp.extractor"
+PARTITION_GROUPER_CLASS_CONFIG = "partition.grouper"
+DEFAULT_DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG = "default.deserialization.exception.handler"
+OBJECT_CONFIGS = frozenset(
+    {
+        TIMESTAMP_EXTRACTOR_CLASS_CONFIG,
+        PARTITION_GROUPER_CLASS_CONFIG,
+        DEFAULT_DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
+    }
+)
+
+CONSUMER_PREFIX = "consumer."
+PRODUCER_PREFIX = "producer."
+
+H = Importance.HIGH
+M = Importance.MEDIUM
+L = Importance.LOW
+
+# --8<-- [start:config_def]
+CONFIG_DEF = (
+    ConfigDef()
+    .define(
+        APPLICATION_ID_CONFIG,
+        Type.STRING,
+        NO_DEFAULT_VALUE,
+        None,
+        H,
+        "The application's name: the consumer group id of all its threads, the prefix of its "
+        "internal topics and the name of its directory under state.dir.",
+    )
+    .define(
+        BOOTSTRAP_SERVERS_CONFIG,
+        Type.LIST,
+        NO_DEFAULT_VALUE,
+        None,
+        H,
+        CommonClientConfigs.BOOTSTRAP_SERVERS_DOC,
+    )
+    .define(
+        CLIENT_ID_CONFIG,
+        Type.STRING,
+        "",
+        None,
+        H,
+        "The prefix of the client ids of the threads' clients; by default <application.id>-<n>.",
+    )
+    .define(
+        STATE_DIR_CONFIG,
+        Type.STRING,
+        "/tmp/kafka-streams",
+        None,
+        M,
+        "Where the state stores live: <state.dir>/<application.id>/<task id>/.",
+    )
+    .define(
+        REPLICATION_FACTOR_CONFIG,
+        Type.INT,
+        1,
+        Range.at_least(1),
+        M,
+        "The replication factor of the internal topics (changelogs and repartition topics) "
+        "the application creates.",
+    )
+    .define(
+        COMMIT_INTERVAL_MS_CONFIG,
+        Type.LONG,
+        30_000,
+        None,
+        L,
+        "How often the tasks are committed: stores flushed, output flushed, offsets committed. "
+        "Negative: only when a processor asks.",
+    )
+    .define(
+        POLL_MS_CONFIG,
+        Type.LONG,
+        100,
+        Range.at_least(0),
+        L,
+        "How long a thread's poll waits for input when nothing is buffered.",
+    )
+    .define(
+        NUM_STREAM_THREADS_CONFIG,
+        Type.INT,
+        1,
+        Range.at_least(1),
+        L,
+        "How many stream threads this instance runs.",
+    )
+    .define(
+        NUM_STANDBY_REPLICAS_CONFIG,
+        Type.INT,
+        0,
+        Range.at_least(0),
+        L,
+        "How many warm copies of each task's stores other instances keep (standby tasks).",
+    )
+    .define(
+        BUFFERED_RECORDS_PER_PARTITION_CONFIG,
+        Type.INT,
+        1000,
+        Range.at_least(1),
+        L,
+        "How many records a task buffers per partition before the partition is paused.",
+    )
+    .define(
+        STATE_CLEANUP_DELAY_MS_CONFIG,
+        Type.LONG,
+        60_000,
+        Range.at_least(0),
+        L,
+        "How long the directory of a task that moved away is kept before it is deleted.",
+    )
+    .define(
+        APPLICATION_SERVER_CONFIG,
+        Type.STRING,
+        "",
+        None,
+        L,
+        "host:port where this instance answers Interactive Queries, told to the other "
+        "instances through the assignment.",
+    )
+    .define(
+        WINDOW_STORE_CHANGE_LOG_ADDITIONAL_RETENTION_MS_CONFIG,
+        Type.LONG,
+        24 * 60 * 60 * 1000,
+        Range.at_least(0),
+        M,
+        "Added to a window store's retention to give its changelog's retention.ms.",
+    )
+)
+# --8<-- [end:config_def]
+
+# Kafka 2.3 added the last: the leader's assignor creates the repartition topics with their partition
+# count, and a broker must not create them first, with its default count, because a thread asked.
+CONSUMER_DEFAULT_OVERRIDES = {
+    "max.poll.records": 1000,
+    "auto.offset.reset": "earliest",
+    "allow.auto.create.topics": False,
+}
+PRODUCER_DEFAULT_OVERRIDES = {"linger.ms": 100}
+
+
+class StreamsConfig:
+    """Parsed settings: ``config[name]`` for Streams' own, and the three clients' settings."""
+
+    def __init__(self, props: Mapping[str, Any]) -> None:
+        self.originals = dict(props)
+        streams_props = {}
+        self.objects: dict[str, Any] = {}
+        self.consumer_props: dict[str, Any] = {}
+        self.producer_props: dict[str, Any] = {}
+        for name, value in props.items():
+            dotted = name.replace("_", ".")
+            if dotted.startswith(CONSUMER_PREFIX):
+                self.consumer_props[name[len(CONSUMER_PREFIX) :]] = value
+            elif dotted.startswith(PRODUCER_PREFIX):
+                self.producer_props[name[len(PRODUCER_PREFIX) :]] = value
+            elif dotted in OBJECT_CONFIGS:
+                self.objects[dotted] = value
+            else:
+                streams_props[name] = value
+        self.values = CONFIG_DEF.parse(streams_props)
+        if not self.values[APPLICATION_ID_CONFIG]:
+            raise ConfigException(APPLICATION_ID_CONFIG, "", "The application id must not be empty")
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def task_config(self) -> dict[str, Any]:
+        """What a task and its processors see (``ProcessorContext.app_configs``): the Streams settings
+        by name, with the class-valued ones."""
+        return {**self.values, **self.objects}
+
+    def get_consumer_configs(self, client_id: str) -> dict[str, Any]:
+        """The main consumer's: in the application's group, committing by hand."""
+        return {
+            **CONSUMER_DEFAULT_OVERRIDES,
+            **self.consumer_props,
+            "bootstrap.servers": self.values[BOOTSTRAP_SERVERS_CONFIG],
+            "group.id": self.values[APPLICATION_ID_CONFIG],
+            "client.id": client_id + "-consumer",
+            # The thread commits after it has flushed the stores and the producer: never in the background.
+            "enable.auto.commit": False,
+        }
+
+    def get_restore_consumer_configs(self, client_id: str) -> dict[str, Any]:
+        """The restore consumer's: no group, its partitions (changelogs) assigned by hand."""
+        configs = {
+            **CONSUMER_DEFAULT_OVERRIDES,
+            **self.consumer_props,
+            "bootstrap.servers": self.values[BOOTSTRAP_SERVERS_CONFIG],
+            "client.id": client_id + "-restore-consumer",
+            "enable.auto.commit": False,
+        }
+        configs.pop("group.id", None)
+        configs.pop("group_id", None)
+        return configs
+
+    def get_producer_configs(self, client_id: str) -> dict[str, Any]:
+        return {
+            **PRODUCER_DEFAULT_OVERRIDES,
+            **self.producer_props,
+            "bootstrap.servers": self.values[BOOTSTRAP_SERVERS_CONFIG],
+            "client.id": client_id + "-producer",
+        }
