@@ -24,7 +24,9 @@ from kafka_lite.common.topic import validate_topic_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("streams", help="Kafka Streams applications: reset one to reprocess its input")
+    parser = subparsers.add_parser(
+        "streams", help="Kafka Streams applications: reset one to reprocess its input"
+    )
     commands = parser.add_subparsers(dest="streams_command", metavar="STREAMS_COMMAND")
     commands.required = True
     register_reset(commands)
@@ -60,7 +62,9 @@ def topic_list(option: str):
         topics = [name.strip() for name in text.split(",")]
         for name in topics:
             if not name:
-                raise argparse.ArgumentTypeError(f"{text!r} has an empty topic name; give names separated by commas")
+                raise argparse.ArgumentTypeError(
+                    f"{text!r} has an empty topic name; give names separated by commas"
+                )
             try:
                 validate_topic_name(name)
             except KafkaException as e:

@@ -56,7 +56,9 @@ class StreamsResetter:
         self.admin = admin
         self.out = out  # one line of the tool's output
 
-    def run(self, application_id: str, input_topics: Sequence[str], intermediate_topics: Sequence[str]) -> None:
+    def run(
+        self, application_id: str, input_topics: Sequence[str], intermediate_topics: Sequence[str]
+    ) -> None:
         """Check that the group is inactive, then reset the offsets and delete the internal topics."""
         (group,) = self.admin.describe_consumer_groups([application_id])
         if group.members:
@@ -76,7 +78,9 @@ class StreamsResetter:
         if not input_topics:
             self.out("No input topics specified.")
         else:
-            self.out(f"Resetting offsets to zero for input topics {java_list(input_topics)} and all internal topics.")
+            self.out(
+                f"Resetting offsets to zero for input topics {java_list(input_topics)} and all internal topics."
+            )
         for topic in input_topics:
             if topic not in all_topics:
                 self.out(f"Input topic {topic} not found. Skipping.")

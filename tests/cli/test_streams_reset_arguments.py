@@ -60,5 +60,11 @@ def test_the_group_lists_reset_in_its_help(capsys):
     assert code == 0 and "reset" in out
     code, out, _ = _run(capsys, "reset", "--help")
     assert code == 0
-    for flag in ("--application-id", "--bootstrap-server", "--input-topics", "--intermediate-topics", "--zookeeper"):
+    for flag in (
+        "--application-id",
+        "--bootstrap-server",
+        "--input-topics",
+        "--intermediate-topics",
+        "--zookeeper",
+    ):
         assert flag in out
