@@ -61,26 +61,31 @@ class DeserializationExceptionHandler(ABC):
         """``record`` is the raw record (bytes key and value); ``context`` is its task's context."""
 
 
-class LogAndContinueExceptionHandler(DeserializationExceptionHandler):
+class _LogAndRespond(DeserializationExceptionHandler):
+    """The two built-in handlers: log where the record is (so that it can be found and read) at
+    ``level``, then answer ``response``."""
+
+    level: int
+    response: DeserializationHandlerResponse
+
+    def handle(
+        self, context: ProcessorContext, record: ConsumerRecord, exception: Exception
+    ) -> DeserializationHandlerResponse:
+        log.log(self.level, "Exception caught during Deserialization, taskId: %s, topic: %s, partition: %d, offset: %d",
+                context.task_id(), record.topic, record.partition, record.offset, exc_info=exception)  # fmt: skip
+        return self.response
+
+
+class LogAndContinueExceptionHandler(_LogAndRespond):
     """Log a warning naming the record, and skip it."""
 
-    def handle(
-        self, context: ProcessorContext, record: ConsumerRecord, exception: Exception
-    ) -> DeserializationHandlerResponse:
-        log.warning("Exception caught during Deserialization, taskId: %s, topic: %s, partition: %d, offset: %d",
-                    context.task_id(), record.topic, record.partition, record.offset, exc_info=exception)  # fmt: skip
-        return DeserializationHandlerResponse.CONTINUE
+    level, response = logging.WARNING, DeserializationHandlerResponse.CONTINUE
 
 
-class LogAndFailExceptionHandler(DeserializationExceptionHandler):
+class LogAndFailExceptionHandler(_LogAndRespond):
     """Log an error naming the record, and fail: the default, as in Kafka."""
 
-    def handle(
-        self, context: ProcessorContext, record: ConsumerRecord, exception: Exception
-    ) -> DeserializationHandlerResponse:
-        log.error("Exception caught during Deserialization, taskId: %s, topic: %s, partition: %d, offset: %d",
-                  context.task_id(), record.topic, record.partition, record.offset, exc_info=exception)  # fmt: skip
-        return DeserializationHandlerResponse.FAIL
+    level, response = logging.ERROR, DeserializationHandlerResponse.FAIL
 
 
 # The names a Java application's properties file gives the built-in handlers.
