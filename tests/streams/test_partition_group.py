@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.streams.deserialization_exception_handler import LogAndFailExceptionHandler
 from kafka_lite.streams.errors import StreamsException
 from kafka_lite.streams.processor.internals.min_timestamp_tracker import NOT_KNOWN, MinTimestampTracker
 from kafka_lite.streams.processor.internals.partition_group import PartitionGroup, RecordInfo
 from kafka_lite.streams.processor.internals.record_queue import RecordQueue
 from kafka_lite.streams.processor.internals.source_node import SourceNode
 from kafka_lite.streams.processor.internals.stamped_record import Stamped
+from kafka_lite.streams.processor.task_id import TaskId
 from kafka_lite.streams.processor.timestamp_extractor import ConsumerRecordTimestampExtractor
 from tests.streams.support import raw
 
@@ -21,9 +23,20 @@ P0, P1 = TopicPartition("t", 0), TopicPartition("t", 1)
 EXTRACTOR = ConsumerRecordTimestampExtractor()
 
 
+class TaskContext:
+    """The one thing a deserialization handler asks of its context: the task."""
+
+    def task_id(self):
+        return TaskId(0, 0)
+
+
+def _queue(partition, source):
+    return RecordQueue(partition, source, LogAndFailExceptionHandler(), TaskContext())
+
+
 def _group():
     source = SourceNode("src", ["t"], value_deserializer=bytes.decode)
-    return PartitionGroup({P0: RecordQueue(P0, source), P1: RecordQueue(P1, source)}, EXTRACTOR)
+    return PartitionGroup({P0: _queue(P0, source), P1: _queue(P1, source)}, EXTRACTOR)
 
 
 def test_the_tracker_keeps_the_minimum_of_what_is_buffered():
@@ -74,7 +87,7 @@ def test_a_late_record_does_not_take_time_back():
 
 
 def test_the_queue_deserializes_with_its_source_node():
-    queue = RecordQueue(
+    queue = _queue(
         P0, SourceNode("src", ["t"], key_deserializer=bytes.decode, value_deserializer=bytes.decode)
     )
     queue.add_raw_records([raw("t", 0, 7, 1, key=b"k", value=b"hello")], EXTRACTOR)
@@ -83,14 +96,14 @@ def test_the_queue_deserializes_with_its_source_node():
 
 
 def test_a_record_that_cannot_be_read_fails_naming_its_offset():
-    queue = RecordQueue(P0, SourceNode("src", ["t"], value_deserializer=bytes.decode))
+    queue = _queue(P0, SourceNode("src", ["t"], value_deserializer=bytes.decode))
     with pytest.raises(
-        StreamsException, match=r"Failed to deserialize value for record\. topic=t, partition=0, offset=9"
+        StreamsException, match=r"Failed to deserialize the record at topic=t, partition=0, offset=9"
     ):
         queue.add_raw_records([raw("t", 0, 9, 1, value=b"\xff")], EXTRACTOR)
 
 
 def test_a_negative_timestamp_is_refused():
-    queue = RecordQueue(P0, SourceNode("src", ["t"]))
+    queue = _queue(P0, SourceNode("src", ["t"]))
     with pytest.raises(StreamsException, match="Extracted timestamp value is negative"):
         queue.add_raw_records([raw("t", 0, 0, -5)], EXTRACTOR)

@@ -3,15 +3,15 @@ Its output and its store equal a ``collections.Counter`` over the same lines."""
 
 from __future__ import annotations
 
-import re
 import struct
 from collections import Counter
 
 import pytest
 
+from kafka_lite.streams.examples.wordcount import build_wordcount, split_words
 from kafka_lite.streams.kstream import KStreamBuilder
 
-from .support import APPLICATION_ID, LONG, STRING, driver_for, pipe
+from .support import APPLICATION_ID, LONG, driver_for, pipe
 
 pytestmark = pytest.mark.unit
 
@@ -24,20 +24,9 @@ LINES = [
 ]
 
 
-def split_words(line: str) -> list[str]:
-    return [word for word in re.split(r"\W+", line.lower()) if word]
-
-
 def word_count_builder() -> KStreamBuilder:
-    builder = KStreamBuilder()
-    counts = (
-        builder.stream("text-lines", key_serde=STRING, value_serde=STRING)
-        .flat_map_values(split_words)
-        .group_by(lambda key, word: word, STRING, STRING)
-        .count("Counts")
-    )
-    counts.to_stream().to("word-counts", STRING, LONG)
-    return builder
+    """The word count example's topology (kafka_lite/streams/examples/wordcount.py)."""
+    return build_wordcount(KStreamBuilder(), "text-lines", "word-counts")
 
 
 def test_word_count_output_and_store_equal_a_counter_over_the_lines():

@@ -7,8 +7,9 @@ Differs: the record collector and the state manager are passed in (explicit coll
          Kafka's task builds a ``RecordCollector`` over the producer and a ``ProcessorStateManager``
          itself: so the test driver runs this same task with a collector that captures output. The
          config is a dict of Kafka's names (``buffered.records.per.partition``,
-         ``timestamp.extractor``); there is no ``StreamsConfig`` class. No metrics and no record
-         cache (0.10.1's ``ThreadCache``). The current node lives in the context alone (0.11).
+         ``timestamp.extractor``, Kafka 1.0's ``default.deserialization.exception.handler``); there
+         is no ``StreamsConfig`` class. No metrics and no record cache (0.10.1's ``ThreadCache``).
+         The current node lives in the context alone (0.11).
 
 The stream thread drives a task with four calls, in its run loop:
 
@@ -36,6 +37,7 @@ from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.consumer_record import ConsumerRecord
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.streams.deserialization_exception_handler import default_deserialization_exception_handler
 from kafka_lite.streams.errors import StreamsException
 from kafka_lite.streams.processor.internals.min_timestamp_tracker import NOT_KNOWN
 from kafka_lite.streams.processor.internals.partition_group import PartitionGroup, RecordInfo
@@ -93,11 +95,16 @@ class StreamTask:
         self.requires_poll = True
         self.record_info = RecordInfo()
 
-        # A queue for each partition, read by the source node of the partition's topic.
-        partition_queues = {tp: RecordQueue(tp, topology.source(tp.topic)) for tp in partitions}
+        self.processor_context = ProcessorContextImpl(task_id, self, config, record_collector, state_mgr)
+        # A queue for each partition, read by the source node of the partition's topic; a record its
+        # deserializers cannot read goes to the handler, told the task through the context (Kafka 1.0).
+        handler = default_deserialization_exception_handler(config)
+        partition_queues = {
+            tp: RecordQueue(tp, topology.source(tp.topic), handler, self.processor_context)
+            for tp in partitions
+        }
         self.partition_group = PartitionGroup(partition_queues, _timestamp_extractor(config))
 
-        self.processor_context = ProcessorContextImpl(task_id, self, config, record_collector, state_mgr)
         self._initialize_offset_limits()
         log.info("%s Initializing state stores", self.log_prefix)
         for store in topology.state_stores():
