@@ -1,6 +1,14 @@
-"""``kafka-lite streams``: the commands of Kafka Streams applications, starting with ``reset``.
+"""``kafka-lite streams``: run Kafka's word count demo as a Streams application, and reset one.
 
-No Kafka twin for this module itself: a command group, one sub-command per tool. ``reset`` is
+No Kafka twin for this module itself: a command group, one sub-command per tool. ``wordcount`` is
+Kafka's ``WordCountDemo`` (``kafka_lite.streams.examples.wordcount``) on ``KafkaStreams``, running
+until Ctrl-C or SIGTERM, then closing cleanly (every task committed and its stores checkpointed)::
+
+    kafka-lite streams wordcount --bootstrap-server 127.0.0.1:9092
+    kafka-lite streams wordcount --bootstrap-server 127.0.0.1:9092 --state-dir /tmp/wc-2 \
+        --property num.standby.replicas=1          # a second instance beside the first
+
+``reset`` is
 Kafka's ``kafka-streams-application-reset.sh`` (``kafka_lite.tools.streams_resetter``), flag for
 flag with Kafka 0.10.1's (``--bootstrap-servers`` is also spelled ``--bootstrap-server``, as the
 other kafka-lite tools take it, and is required; ``--zookeeper`` is accepted and ignored, as in
@@ -15,6 +23,8 @@ A sub-command registers itself on the group's parser with a ``register_*`` funct
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 
 from rich.console import Console
 
@@ -29,7 +39,99 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     commands = parser.add_subparsers(dest="streams_command", metavar="STREAMS_COMMAND")
     commands.required = True
+    register_wordcount(commands)
     register_reset(commands)
+
+
+def register_wordcount(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "wordcount",
+        help="run Kafka's WordCountDemo: count the words of an input topic's lines into an output topic",
+        description="Run Kafka's WordCountDemo as a Kafka Streams application until Ctrl-C or SIGTERM. "
+        "Lines are split on non-word characters and lower-cased; each count update is written to the "
+        "output topic with the word as a UTF-8 key and the count as an 8-byte big-endian long value. "
+        "Start it again, with another --state-dir, to run a second instance: the tasks are shared.",
+    )
+    parser.add_argument("--bootstrap-server", dest="bootstrap_server", required=True,
+                        metavar="HOST:PORT[,...]", help="the brokers to connect to")  # fmt: skip
+    parser.add_argument("--application-id", default="streams-wordcount", metavar="ID",
+                        help="application.id: the consumer group and the internal topics' prefix "
+                        "(default: streams-wordcount)")  # fmt: skip
+    parser.add_argument("--input-topic", default="streams-plaintext-input", metavar="TOPIC",
+                        help="the topic of lines (default: streams-plaintext-input)")  # fmt: skip
+    parser.add_argument("--output-topic", default="streams-wordcount-output", metavar="TOPIC",
+                        help="the topic of counts (default: streams-wordcount-output)")  # fmt: skip
+    parser.add_argument("--state-dir", metavar="DIR", help="state.dir (default: /tmp/kafka-streams)")
+    parser.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
+                        help="any other Streams setting, such as num.stream.threads=2, "
+                        "num.standby.replicas=1 or consumer.session.timeout.ms=6000; repeatable")  # fmt: skip
+    parser.set_defaults(handler=run_wordcount)
+
+
+def parse_properties(properties: list[str]) -> dict[str, str]:
+    """``--property KEY=VALUE`` arguments as a dict; a malformed one is a usage error naming it."""
+    props = {}
+    for prop in properties:
+        key, sep, value = prop.partition("=")
+        if not sep or not key.strip():
+            raise CliError(
+                f"--property {prop!r}: expected KEY=VALUE, for example num.stream.threads=2", exit_code=2
+            )
+        props[key.strip()] = value.strip()
+    return props
+
+
+def run_wordcount(args: argparse.Namespace, console: Console) -> int:
+    from kafka_lite.streams.examples.wordcount import build_wordcount
+    from kafka_lite.streams.kafka_streams import KafkaStreams
+    from kafka_lite.streams.kstream.kstream_builder import KStreamBuilder
+
+    for option, topic in (("--input-topic", args.input_topic), ("--output-topic", args.output_topic)):
+        try:
+            validate_topic_name(topic)
+        except KafkaException as e:
+            raise CliError(f"{option}: {e}", exit_code=2) from None
+    props = {
+        **parse_properties(args.property),
+        "application.id": args.application_id,
+        "bootstrap.servers": args.bootstrap_server,
+    }
+    if args.state_dir:
+        props["state.dir"] = args.state_dir
+    with admin_client(args.bootstrap_server) as admin:
+        if args.input_topic not in admin.list_topics():
+            raise CliError(
+                f"the input topic {args.input_topic} does not exist: create it first, for example "
+                f"kafka-lite topics --create --topic {args.input_topic} --partitions 3 "
+                f"--bootstrap-server {args.bootstrap_server}"
+            )
+    builder = build_wordcount(KStreamBuilder(), args.input_topic, args.output_topic)
+    try:
+        streams = KafkaStreams(builder, props)
+    except KafkaException as e:
+        raise CliError(str(e), exit_code=2) from None
+    streams.set_state_listener(lambda new, old: console.print(f"state {old.value} -> {new.value}"))
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        streams.start()
+    except KafkaException as e:
+        streams.close()
+        raise CliError(str(e)) from None
+    console.print(
+        f"word count {args.application_id}: {args.input_topic} -> {args.output_topic}; Ctrl-C or SIGTERM stops it"
+    )
+    # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
+    while not stop.wait(1):
+        if not any(thread.is_alive() for thread in streams.threads):
+            break  # every stream thread died: its error is in the log
+    streams.close()
+    console.print("closed")
+    failed = [t for t in streams.threads if t.uncaught_exception is not None]
+    if failed:
+        raise CliError(f"{failed[0].name} stopped on an error: {failed[0].uncaught_exception}")
+    return 0
 
 
 def register_reset(commands: argparse._SubParsersAction) -> None:

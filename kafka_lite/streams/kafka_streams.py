@@ -54,6 +54,7 @@ from kafka_lite.streams.processor.internals.streams_metadata_state import (
 from kafka_lite.streams.processor.thread_metadata import ThreadMetadata
 from kafka_lite.streams.processor.topology_builder import TopologyBuilder
 from kafka_lite.streams.state.queryable_store_types import QueryableStoreType
+from kafka_lite.streams.serialization import Serializer
 from kafka_lite.streams.streams_config import (
     APPLICATION_ID_CONFIG,
     BOOTSTRAP_SERVERS_CONFIG,
@@ -214,6 +215,8 @@ class KafkaStreams:
             self._set_state(State.PENDING_SHUTDOWN)
         for thread in self.threads:
             thread.close()
+            if thread.ident is None:  # never started (start failed): only its clients to close
+                thread.shutdown()
         deadline = None if timeout_ms is None else self.time.milliseconds() + timeout_ms
         for thread in self.threads:
             if thread.is_alive():
@@ -288,13 +291,17 @@ class KafkaStreams:
         ``QueryableStoreProvider.getStore``); ``InvalidStateStoreException`` while it has none,
         as during a rebalance: ask again."""
         self._validate_is_running()
-        stores = []
-        for thread in self.threads:
-            for task in list(thread.active_tasks.values()):
-                store = task.get_store(store_name)
-                if store is not None and queryable_store_type.accepts(store):
-                    stores.append(store)
-        if not stores:
+
+        def stores() -> list[Any]:
+            found = []
+            for thread in self.threads:
+                for task in list(thread.active_tasks.values()):
+                    store = task.get_store(store_name)
+                    if store is not None and queryable_store_type.accepts(store):
+                        found.append(store)
+            return found
+
+        if not stores():
             raise InvalidStateStoreException(
                 f"the state store, {store_name}, may have migrated to another instance."
             )

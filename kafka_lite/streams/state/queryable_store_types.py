@@ -5,9 +5,8 @@ Mirrors: org.apache.kafka.streams.state.QueryableStoreTypes, QueryableStoreType,
          org.apache.kafka.streams.state.internals.CompositeReadOnlyKeyValueStore,
          CompositeReadOnlyWindowStore, QueryableStoreProvider (Kafka 0.10.1, KIP-67)
 Book:    chapter 9, 9.1.3 (state stores)
-Differs: the composite stores are built over a list of the stores found now, where Kafka's ask a
-         provider again on every call; a store that moved away while an iterator is open is not
-         noticed. A store's type is checked by the methods it has (a window store has ``fetch``),
+Differs: ``all`` and ``range`` read the copies into lists at once, where Kafka's iterators are
+         lazy and fail when a store closes under them. A store's type is checked by the methods it has (a window store has ``fetch``),
          where Kafka checks its Java interface.
 
 A store of name N lives once in every task of the sub-topology that uses it, so one instance holds
@@ -22,7 +21,7 @@ use a REST endpoint).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kafka_lite.streams.errors import InvalidStateStoreException
@@ -39,19 +38,20 @@ class QueryableStoreType:
     def accepts(self, store: Any) -> bool:
         return callable(getattr(store, self.required_method, None))
 
-    def create(self, stores: list[Any], store_name: str) -> Any:
-        return self.wrapper(stores, store_name)
+    def create(self, provider: Callable[[], list[Any]], store_name: str) -> Any:
+        """The view over ``provider()``: the copies the running tasks hold at each call."""
+        return self.wrapper(provider, store_name)
 
 
 class CompositeReadOnlyKeyValueStore:
     """One read-only key-value view over the copies of a store in this instance's tasks."""
 
-    def __init__(self, stores: list[Any], store_name: str) -> None:
-        self.stores = stores
+    def __init__(self, provider: Callable[[], list[Any]], store_name: str) -> None:
+        self.provider = provider
         self.store_name = store_name
 
     def _open_stores(self) -> list[Any]:
-        return _open_stores(self.stores, self.store_name)
+        return _open_stores(self.provider(), self.store_name)
 
     def get(self, key: Any) -> Any:
         for store in self._open_stores():
@@ -73,12 +73,12 @@ class CompositeReadOnlyKeyValueStore:
 class CompositeReadOnlyWindowStore:
     """One read-only window view: ``fetch(key, time_from, time_to)`` from the copy that has the key."""
 
-    def __init__(self, stores: list[Any], store_name: str) -> None:
-        self.stores = stores
+    def __init__(self, provider: Callable[[], list[Any]], store_name: str) -> None:
+        self.provider = provider
         self.store_name = store_name
 
     def fetch(self, key: Any, time_from: int, time_to: int) -> list[Any]:
-        for store in _open_stores(self.stores, self.store_name):
+        for store in _open_stores(self.provider(), self.store_name):
             found = list(store.fetch(key, time_from, time_to))
             if found:
                 return found
@@ -86,7 +86,11 @@ class CompositeReadOnlyWindowStore:
 
 
 def _open_stores(stores: list[Any], store_name: str) -> list[Any]:
-    """The copies, unless one has closed since the view was made (its task moved in a rebalance)."""
+    """The copies, unless there are none or one is closing (a rebalance under way): ask again later."""
+    if not stores:
+        raise InvalidStateStoreException(
+            f"the state store, {store_name}, may have migrated to another instance."
+        )
     for store in stores:
         if not store.is_open():
             raise InvalidStateStoreException(

@@ -71,7 +71,8 @@ class StreamsMetadataState:
             if not known:
                 return None
             # Co-partitioned sources share a count: any of them places the key.
-            partition = to_positive(murmur2(key_serializer(key))) % self._partition_counts[known[0]]
+            key_bytes = key_serializer.serialize(known[0], key)
+            partition = to_positive(murmur2(key_bytes)) % self._partition_counts[known[0]]
             wanted = {TopicPartition(topic, partition) for topic in known}
             for metadata in self._all_metadata:
                 if wanted & metadata.topic_partitions:
