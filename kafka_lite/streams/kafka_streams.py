@@ -53,8 +53,8 @@ from kafka_lite.streams.processor.internals.streams_metadata_state import (
 )
 from kafka_lite.streams.processor.thread_metadata import ThreadMetadata
 from kafka_lite.streams.processor.topology_builder import TopologyBuilder
-from kafka_lite.streams.state.queryable_store_types import QueryableStoreType
 from kafka_lite.streams.serialization import Serializer
+from kafka_lite.streams.state.queryable_store_types import QueryableStoreType
 from kafka_lite.streams.streams_config import (
     APPLICATION_ID_CONFIG,
     BOOTSTRAP_SERVERS_CONFIG,
@@ -280,7 +280,7 @@ class KafkaStreams:
         return self.streams_metadata_state.get_all_metadata_for_store(store_name)
 
     def metadata_for_key(
-        self, store_name: str, key: Any, key_serializer: Callable[[Any], bytes]
+        self, store_name: str, key: Any, key_serializer: Serializer
     ) -> StreamsMetadata | None:
         """The instance whose store ``store_name`` holds ``key`` (placed as the producer places it)."""
         self._validate_is_running()

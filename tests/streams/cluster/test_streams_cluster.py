@@ -58,7 +58,9 @@ def test_word_count_equals_the_oracle_and_answers_queries(cluster, tmp_path):
     expected = oracle_counts(lines)
     app_id = topic_name("wc")
     builder = build_wordcount(KStreamBuilder(), source, sink)
-    with running(builder, bootstrap, app_id, tmp_path, num_stream_threads=2, application_server="localhost:7070") as streams:
+    with running(
+        builder, bootstrap, app_id, tmp_path, num_stream_threads=2, application_server="localhost:7070"
+    ) as streams:
         produce_lines(bootstrap, source, lines)
         wait_until(lambda: latest_counts(bootstrap, sink) == expected, 30, "the word counts of every line")
 
@@ -164,7 +166,9 @@ def test_a_standby_keeps_a_warm_copy_so_a_moved_task_restores_only_the_tail(clus
         wait_until(lambda: len(restored_records(a)) == 2 and a.state().value == "RUNNING", 30,
                    "a to run both count tasks")  # fmt: skip
         restored = restored_records(a)
-        assert sum(restored.values()) == 0, f"a restore happened: {restored} of {len(changelog)} changelog records"
+        assert sum(restored.values()) == 0, (
+            f"a restore happened: {restored} of {len(changelog)} changelog records"
+        )
         store = a.store("Counts", QueryableStoreTypes.key_value_store())
         assert dict(store.all()) == dict(oracle_counts(lines))
 
@@ -216,7 +220,9 @@ def test_windowed_stream_table_join_equals_the_oracle(cluster, tmp_path):
             producer.flush()
 
             expected = Counter(f"{regions[user]}@{ts - ts % window}" for user, ts in view_events)
-            wait_until(lambda: latest_counts(bootstrap, out) == dict(expected), 30, "the windowed counts per region")
+            wait_until(
+                lambda: latest_counts(bootstrap, out) == dict(expected), 30, "the windowed counts per region"
+            )
     finally:
         producer.close()
 
@@ -225,11 +231,19 @@ def test_a_second_instance_on_the_same_state_directory_is_refused(cluster, tmp_p
     source, sink = topic_name("wc-lines"), topic_name("wc-counts")
     cluster.create_topic(source, partitions=1)
     app_id = topic_name("wc-lock")
-    with running(build_wordcount(KStreamBuilder(), source, sink), cluster.bootstrap_servers, app_id, tmp_path):
+    with running(
+        build_wordcount(KStreamBuilder(), source, sink), cluster.bootstrap_servers, app_id, tmp_path
+    ):
         second = KafkaStreams(
             build_wordcount(KStreamBuilder(), source, sink),
-            {"application.id": app_id, "bootstrap.servers": cluster.bootstrap_servers, "state.dir": str(tmp_path)},
+            {
+                "application.id": app_id,
+                "bootstrap.servers": cluster.bootstrap_servers,
+                "state.dir": str(tmp_path),
+            },
         )
-        with pytest.raises(StreamsException, match=rf"another instance of application {app_id} holds the state directory"):
+        with pytest.raises(
+            StreamsException, match=rf"another instance of application {app_id} holds the state directory"
+        ):
             second.start()
         assert second.close(5_000)
