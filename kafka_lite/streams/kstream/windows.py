@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.kstream.Windows, TimeWindows, JoinWindows, Window, Windowed and
          internals.TimeWindow, internals.UnlimitedWindow
          (streams/src/main/java/org/apache/kafka/streams/kstream/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.3 (windows)
+Book:    chapter 9, 9.2.4 (windows)
 Differs: ``SessionWindows`` and ``SessionWindow`` are 0.10.2's (sessions begin there), and
          ``SessionWindows.with_`` is Kafka's ``with``, a Python keyword. ``Windowed`` and the windows are frozen dataclasses, so
          ``until`` returns a new object where Kafka's mutates and returns ``this``.

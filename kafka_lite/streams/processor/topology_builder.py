@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.TopologyBuilder
          (streams/src/main/java/org/apache/kafka/streams/processor/TopologyBuilder.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (building the topology), 9.1.2 (sub-topologies become tasks)
+Book:    chapter 9, 9.1.2 (building the topology), 9.1.3 (sub-topologies become tasks)
 Differs: no regex sources (``add_source(name, pattern)``), no ``connect_processors``. Naming a
          sink as a parent fails when the node is added ("... cannot be a child of sink ..."); in
          0.10.1 it fails only at ``build``, in ``SinkNode.addChild``. Keyword arguments replace

@@ -3,7 +3,7 @@ and each new record joins the other side's records that are close enough in time
 
 Mirrors: org.apache.kafka.streams.kstream.internals.KStreamJoinWindow and KStreamKStreamJoin
          (streams/src/main/java/.../kstream/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.4 (joins)
+Book:    chapter 9, 9.2.3 (joins)
 Differs: the joiner is a Python callable ``joiner(value, other_value)`` (Kafka's ``ValueJoiner``).
          Each store is connected to the node that writes it and the join node that reads it
          (0.10.1 connects both to the two windowed nodes), as kafka_lite's context requires.

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream.internals.KStreamKTableLeftJoin
          (streams/src/main/java/.../kstream/internals/KStreamKTableLeftJoin.java, Kafka 0.10.1)
-Book:    chapter 9, 9.2.4 (joins)
+Book:    chapter 9, 9.2.3 (joins)
 Differs: the inner ``join`` (``left_join=False``) is 0.10.2's ``KStreamKTableJoin``, which this class
          is named after; 0.10.1 has only ``leftJoin``. The joiner is a Python callable
          ``joiner(stream_value, table_value)`` (Kafka's ``ValueJoiner``).

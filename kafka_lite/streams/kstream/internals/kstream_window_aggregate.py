@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream.internals.KStreamWindowAggregate and KStreamWindowReduce
          (streams/src/main/java/.../kstream/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.3 (windowed aggregation)
+Book:    chapter 9, 9.2.4 (windowed aggregation)
 Differs: no record cache: each window's update is forwarded as it is put, as ``Windowed(key,
          window)`` with ``Change(new, old)`` (0.10.0's behaviour; 0.10.1 forwards on the cache's
          flush). No value getter, so a windowed table cannot be joined.

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.PartitionGroup
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/PartitionGroup.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (choosing the next record by timestamp; stream time)
+Book:    chapter 9, 9.1.3 (choosing the next record by timestamp; stream time)
 
 A task reads several partitions (partition 3 of each of its source topics). To process their
 records roughly in time order, without waiting for all of them, the group keeps its non-empty

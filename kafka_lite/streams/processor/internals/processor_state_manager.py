@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.ProcessorStateManager
          (streams/src/main/java/.../processor/internals/ProcessorStateManager.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.3 (state stores, their changelogs, restoring and checkpointing)
+Book:    chapter 9, 9.1.4 (state stores, their changelogs, restoring and checkpointing)
 Differs: a changelog partition that does not exist is not waited for (0.10.1 asks ``partitionsFor``
          for up to 5 s); no source-topic stores (a KTable restored from its own input topic) and so
          no offset limits; ``flush`` sets no current node. The checkpoint is written by

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.PunctuationQueue and PunctuationSchedule
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (punctuate: time-driven processing)
+Book:    chapter 9, 9.1.3 (punctuate: time-driven processing)
 
 A processor calls ``context.schedule(interval)`` in ``init``; the task puts a schedule for that
 node here, due at time 0, so it fires at the first stream time the task learns. After the task

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.RecordQueue
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/RecordQueue.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (each partition of a task has a queue; its time is its smallest timestamp)
+Book:    chapter 9, 9.1.3 (each partition of a task has a queue; its time is its smallest timestamp)
 
 The consumer hands a task raw records (bytes). Each is deserialized here, with the deserializers
 of the source node that reads its topic, stamped by the timestamp extractor, and appended. The

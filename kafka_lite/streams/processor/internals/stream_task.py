@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.StreamTask and AbstractTask
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (threads and tasks)
+Book:    chapter 9, 9.1.3 (threads and tasks)
 Differs: the record collector and the state manager are passed in (explicit collaborators), where
          Kafka's task builds a ``RecordCollector`` over the producer and a ``ProcessorStateManager``
          itself: so the test driver runs this same task with a collector that captures output. The

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.ChangeLoggingKeyValueBytesStore
          (streams/src/main/java/.../state/internals/ChangeLoggingKeyValueBytesStore.java, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 
 Reads pass straight through; each put, put_all and delete writes the inner store first, then sends
 the change. A delete is logged as a put of None, a tombstone. ``put_if_absent`` and ``delete`` are
