@@ -124,6 +124,7 @@ class TimeWindows(Windows):
         """Hopping windows: a new one every ``interval`` ms."""
         return dataclasses.replace(self, advance=interval)
 
+    # --8<-- [start:windows_for]
     def windows_for(self, timestamp: int) -> dict[int, Window]:
         window_start = (max(0, timestamp - self.window_size + self.advance) // self.advance) * self.advance
         windows: dict[int, Window] = {}
@@ -131,6 +132,8 @@ class TimeWindows(Windows):
             windows[window_start] = TimeWindow(window_start, window_start + self.window_size)
             window_start += self.advance
         return windows
+
+    # --8<-- [end:windows_for]
 
     def size(self) -> int:
         return self.window_size

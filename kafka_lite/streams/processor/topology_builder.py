@@ -277,6 +277,7 @@ class TopologyBuilder:
             self._node_groups = self._make_node_groups()
         return self._node_groups
 
+    # --8<-- [start:node_groups]
     def _make_node_groups(self) -> dict[int, set[str]]:
         node_groups: dict[int, set[str]] = {}
         root_to_node_group: dict[str, set[str]] = {}
@@ -290,6 +291,8 @@ class TopologyBuilder:
                 node_groups[len(node_groups)] = root_to_node_group[root]
             root_to_node_group[root].add(node_name)
         return node_groups
+
+    # --8<-- [end:node_groups]
 
     def topic_groups(self) -> dict[int, TopicsInfo]:
         """Each sub-topology's source, sink and changelog topics (Kafka's ``topicGroups``)."""

@@ -388,6 +388,7 @@ class KStreamImpl(AbstractStream):
         return KGroupedStreamImpl(self.topology, select_name, self.source_nodes, key_serde, value_serde, True)
 
 
+# --8<-- [start:create_repartitioned_source]
 def create_repartitioned_source(
     stream: AbstractStream, key_serde: Serde | None, value_serde: Serde | None, topic_name_prefix: str
 ) -> str:
@@ -418,6 +419,9 @@ def create_repartitioned_source(
         value_deserializer=_deserializer(value_serde),
     )
     return source_name
+
+
+# --8<-- [end:create_repartitioned_source]
 
 
 def _join_window_store(

@@ -92,6 +92,7 @@ class KStreamKStreamJoin:
         return _KStreamKStreamJoinProcessor(self)
 
 
+# --8<-- [start:process]
 class _KStreamKStreamJoinProcessor(AbstractProcessor):
     def __init__(self, supplier: KStreamKStreamJoin) -> None:
         super().__init__()
@@ -115,6 +116,9 @@ class _KStreamKStreamJoinProcessor(AbstractProcessor):
                 self.context().forward(key, supplier.joiner(value, entry.value))
         if need_outer_join:
             self.context().forward(key, supplier.joiner(value, None))
+
+
+# --8<-- [end:process]
 
 
 def reverse_joiner(joiner: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:

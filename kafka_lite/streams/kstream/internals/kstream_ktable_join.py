@@ -39,6 +39,7 @@ class KStreamKTableJoin:
         return _KStreamKTableJoinProcessor(self, self.value_getter_supplier.get())
 
 
+# --8<-- [start:process]
 class _KStreamKTableJoinProcessor(ValueGetterProcessor):
     def process(self, key: Any, value: Any) -> None:
         if key is None:
@@ -46,3 +47,6 @@ class _KStreamKTableJoinProcessor(ValueGetterProcessor):
         value2 = self.value_getter.get(key)
         if self.supplier.left_join or value2 is not None:
             self.context().forward(key, self.supplier.joiner(value, value2))
+
+
+# --8<-- [end:process]

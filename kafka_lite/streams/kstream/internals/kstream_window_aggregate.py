@@ -32,6 +32,7 @@ from kafka_lite.streams.processor.processor import Processor
 class _WindowAggProcessor(StoreProcessor):
     """Kafka's ``KStreamWindowAggregateProcessor``/``KStreamWindowReduceProcessor``."""
 
+    # --8<-- [start:process]
     def process(self, key: Any, value: Any) -> None:
         if key is None:
             return
@@ -45,6 +46,8 @@ class _WindowAggProcessor(StoreProcessor):
         # The windows this key has no aggregate in yet.
         for window in matched_windows.values():
             self._update(key, value, window, None)
+
+    # --8<-- [end:process]
 
     def _update(self, key: Any, value: Any, window: Any, old_agg: Any) -> None:
         new_agg = self.supplier.compute(key, value, old_agg)

@@ -70,6 +70,7 @@ class PartitionGroup:
     def _offer(self, queue: RecordQueue) -> None:
         heapq.heappush(self.queues_by_time, (queue.timestamp(), next(self._arrivals), queue))
 
+    # --8<-- [start:next_record]
     def next_record(self, info: RecordInfo) -> StampedRecord | None:
         """Take the next record from the queue with the smallest partition time; note its queue in ``info``."""
         record = None
@@ -82,6 +83,8 @@ class PartitionGroup:
         if record is not None:
             self.total_buffered -= 1
         return record
+
+    # --8<-- [end:next_record]
 
     def add_raw_records(self, partition: TopicPartition, raw_records: Iterable[ConsumerRecord]) -> int:
         """Buffer records of ``partition``; return the size of its queue."""

@@ -122,6 +122,7 @@ class ProcessorStateManager:
             self.restored[store.name] = self._restore_active_state(topic, restore_callback)
         self.stores[store.name] = store
 
+    # --8<-- [start:restore_active_state]
     def _restore_active_state(self, topic: str, restore_callback: RestoreCallback) -> int:
         """Replay the store's changelog partition into it; return how many records it replayed."""
         store_partition = TopicPartition(topic, self._get_partition(topic))
@@ -152,6 +153,8 @@ class ProcessorStateManager:
             return restored
         finally:
             consumer.assign([])  # the restore consumer is shared by the thread's tasks: let go
+
+    # --8<-- [end:restore_active_state]
 
     # -- standby tasks ----------------------------------------------------------------------------------
 
@@ -207,6 +210,7 @@ class ProcessorStateManager:
         finally:
             self.state_directory.unlock(self.task_id)
 
+    # --8<-- [start:checkpoint]
     def checkpoint(self, ack_offsets: dict[TopicPartition, int]) -> None:
         """Write ``.checkpoint``: for each persistent logged store, the changelog offset after the last
         change the producer acknowledged (``ack_offsets`` holds the last offset itself, hence + 1), or
@@ -223,6 +227,8 @@ class ProcessorStateManager:
                 offsets[tp] = self.restored_offsets[tp]
         log.debug("%s Writing checkpoint: %s", self.log_prefix, offsets)
         OffsetCheckpoint(self.base_dir / CHECKPOINT_FILE_NAME).write(offsets)
+
+    # --8<-- [end:checkpoint]
 
     def _get_partition(self, topic: str) -> int:
         # A changelog is not a source topic, so this is the task's partition.

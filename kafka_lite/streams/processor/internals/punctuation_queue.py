@@ -67,6 +67,7 @@ class PunctuationQueue:
     def close(self) -> None:
         self.pq.clear()
 
+    # --8<-- [start:may_punctuate]
     def may_punctuate(self, timestamp: int, punctuator: Punctuator) -> bool:
         """Fire every schedule due at or before ``timestamp``; True if any fired."""
         punctuated = False
@@ -76,3 +77,5 @@ class PunctuationQueue:
             self.schedule(sched.next(timestamp))
             punctuated = True
         return punctuated
+
+    # --8<-- [end:may_punctuate]

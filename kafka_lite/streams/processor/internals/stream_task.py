@@ -122,6 +122,7 @@ class StreamTask:
             self.consumer.pause(partition)
         return queue_size
 
+    # --8<-- [start:process]
     def process(self) -> int:
         """Process one record, if any is buffered; return how many are still buffered."""
         record = self.partition_group.next_record(self.record_info)
@@ -152,6 +153,9 @@ class StreamTask:
             self._update_processor_context(None, None)
         return self.partition_group.num_buffered()
 
+    # --8<-- [end:process]
+
+    # --8<-- [start:maybe_punctuate]
     def maybe_punctuate(self) -> bool:
         """Fire the punctuations due by stream time; False until every partition has had a record."""
         timestamp = self.partition_group.timestamp()
@@ -159,6 +163,8 @@ class StreamTask:
         if timestamp == NOT_KNOWN:
             return False
         return self.punctuation_queue.may_punctuate(timestamp, self)
+
+    # --8<-- [end:maybe_punctuate]
 
     def punctuate(self, node: ProcessorNode, timestamp: int) -> None:
         """Call ``node``'s processor's ``punctuate`` (the ``Punctuator`` the queue fires through)."""
@@ -176,12 +182,15 @@ class StreamTask:
         finally:
             self._update_processor_context(None, None)
 
+    # --8<-- [start:commit]
     def commit(self) -> None:
         """Flush the stores, flush the collector, then commit the consumed offsets (in that order)."""
         log.debug("%s Committing its state", self.log_prefix)
         self.state_mgr.flush()
         self.record_collector.flush()
         self.commit_offsets()
+
+    # --8<-- [end:commit]
 
     def commit_offsets(self) -> None:
         if self.commit_offset_needed:

@@ -31,9 +31,12 @@ class ChangeLoggingKeyValueBytesStore(WrappedStateStore, KeyValueStore[bytes, by
         self.inner.init(context, root)
         self._change_logger = StoreChangeLogger(self.inner.name, context)
 
+    # --8<-- [start:put]
     def put(self, key: bytes, value: bytes | None) -> None:
         self.inner.put(key, value)
         self._change_logger.log_change(key, value)
+
+    # --8<-- [end:put]
 
     def put_all(self, entries: Iterable[KeyValue | tuple[bytes, bytes]]) -> None:
         entries = list(entries)
