@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.clients.consumer.MockConsumer
          (clients/src/main/java/org/apache/kafka/clients/consumer/MockConsumer.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.3 (a state manager restores its stores through a consumer)
+Book:    chapter 9, 9.1.4 (a state manager restores its stores through a consumer)
 Differs: only the calls a state manager's restore makes (``assign``, ``seek``, ``seek_to_beginning``,
          ``seek_to_end``, ``position``, ``poll``, ``beginning_offsets``, ``end_offsets``), in
          kafka_lite's ``KafkaConsumer`` shapes; no subscribe, no group, no commits. ``add_record``

@@ -30,6 +30,12 @@ from kafka_lite.diagrams.state_machines import (
     replica_state_machine,
     state_machine,
 )
+from kafka_lite.diagrams.streams import (
+    streams_thread_model,
+    thread_model,
+    topology_diagram,
+    word_count_topology,
+)
 from kafka_lite.diagrams.timer import timer_diagram, timing_wheel
 
 __all__ = [
@@ -54,8 +60,12 @@ __all__ = [
     "segment_with_index",
     "socket_server_threads",
     "state_machine",
+    "streams_thread_model",
+    "thread_model",
     "timer_diagram",
     "timing_wheel",
+    "topology_diagram",
+    "word_count_topology",
 ]
 
 DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
@@ -70,5 +80,7 @@ DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "replication_round": replication_round,
     "segment_with_index": segment_with_index,
     "socket_server_threads": lambda: socket_server_threads(3, 4),
+    "streams_thread_model": streams_thread_model,
     "timing_wheel": timing_wheel,
+    "word_count_topology": word_count_topology,
 }

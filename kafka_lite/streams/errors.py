@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.errors.StreamsException, TopologyBuilderException,
          ProcessorStateException, InvalidStateStoreException and LockException
          (streams/src/main/java/org/apache/kafka/streams/errors/, Kafka 0.10.1 and 0.11.0)
-Book:    chapter 9, 9.1.1 (building the topology), 9.1.2 (a task processing records), 9.1.3 (state)
+Book:    chapter 9, 9.1.2 (building the topology), 9.1.3 (a task processing records), 9.1.4 (state)
 
 A ``TopologyBuilderException`` is raised while the topology is described, before any record
 flows, and its message names the node or store at fault, prefixed as Kafka prefixes it

@@ -4,7 +4,7 @@ Mirrors: org.apache.kafka.common.serialization.Serde, Serdes, Serializer, Deseri
          LongSerializer/LongDeserializer, IntegerSerializer/IntegerDeserializer,
          StringSerializer/StringDeserializer, ByteArraySerializer/ByteArrayDeserializer
          (clients/src/main/java/org/apache/kafka/common/serialization/, Kafka 0.11.0)
-Book:    chapter 9, 9.1 (a topology's sources and sinks name their serdes); 9.1.3 (a store's serdes)
+Book:    chapter 9, 9.1 (a topology's sources and sinks name their serdes); 9.1.4 (a store's serdes)
 Differs: ``Serdes.Bytes()`` is ``Serdes.ByteArray()``: Kafka's ``Bytes`` wraps a ``byte[]`` only to
          give it ``equals``/``hashCode``/``compareTo``, which Python's ``bytes`` already has.
          ``Serdes.Json()`` is ours (Kafka ships a JSON serde only in Connect and the examples).

@@ -55,9 +55,9 @@ def test_the_chapters_with_content_are_the_ones_expected():
         "ch02_producer",
         "ch06_storage",
         "ch07_controller",
+        "ch09_streams",
         "data_pipeline",
     } <= with_content
-    assert "ch09_streams" not in with_content
 
 
 @pytest.mark.parametrize("guide", [g for g in GUIDES if _has_content(g)], ids=lambda g: g.parent.name)

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream (streams/src/main/java/org/apache/kafka/streams/kstream/,
          Kafka 0.10.1)
-Book:    chapter 9, 9.2.1 (KStream and KTable), 9.2.2 (aggregation), 9.2.3 (windows), 9.2.4 (joins)
+Book:    chapter 9, 9.2.1 (a DSL application), 9.2.2 (KStream and KTable, aggregation), 9.2.3 (joins), 9.2.4 (windows)
 Differs: ``KStream``, ``KTable`` and ``KGroupedStream`` name the implementation classes; Kafka
          declares them as interfaces with one implementation each.
 

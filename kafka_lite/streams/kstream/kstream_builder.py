@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream.KStreamBuilder
          (streams/src/main/java/org/apache/kafka/streams/kstream/KStreamBuilder.java, Kafka 0.10.1)
-Book:    chapter 9, 9.2.1 (KStream and KTable)
+Book:    chapter 9, 9.2.1 (a DSL application starts here), 9.2.2 (KStream and KTable)
 Differs: no regex sources, no ``merge``. Keyword serdes replace Kafka's overloads
          (``stream(*topics, key_serde=, value_serde=)``); a serde left out means bytes. A table's
          store is in memory (0.10.1's is RocksDB), not logged, as in Kafka: the source topic is

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.kstream.Windows, TimeWindows, JoinWindows, Window, Windowed and
          internals.TimeWindow, internals.UnlimitedWindow
          (streams/src/main/java/org/apache/kafka/streams/kstream/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.3 (windows)
+Book:    chapter 9, 9.2.4 (windows)
 Differs: ``SessionWindows`` and ``SessionWindow`` are 0.10.2's (sessions begin there), and
          ``SessionWindows.with_`` is Kafka's ``with``, a Python keyword. ``Windowed`` and the windows are frozen dataclasses, so
          ``until`` returns a new object where Kafka's mutates and returns ``this``.
@@ -124,6 +124,7 @@ class TimeWindows(Windows):
         """Hopping windows: a new one every ``interval`` ms."""
         return dataclasses.replace(self, advance=interval)
 
+    # --8<-- [start:windows_for]
     def windows_for(self, timestamp: int) -> dict[int, Window]:
         window_start = (max(0, timestamp - self.window_size + self.advance) // self.advance) * self.advance
         windows: dict[int, Window] = {}
@@ -131,6 +132,8 @@ class TimeWindows(Windows):
             windows[window_start] = TimeWindow(window_start, window_start + self.window_size)
             window_start += self.advance
         return windows
+
+    # --8<-- [end:windows_for]
 
     def size(self) -> int:
         return self.window_size

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.DefaultPartitionGrouper
          (streams/src/main/java/org/apache/kafka/streams/processor/DefaultPartitionGrouper.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (threads and tasks)
+Book:    chapter 9, 9.1.3 (threads and tasks)
 
 A sub-topology whose source topics have at most N partitions becomes N tasks; task ``g_p`` reads
 partition ``p`` of every source topic of group ``g`` that has a partition ``p``. Topics of one group

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.Processor, AbstractProcessor and ProcessorSupplier
          (streams/src/main/java/org/apache/kafka/streams/processor/, Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (processors and the topology)
+Book:    chapter 9, 9.1.1 (an application's processors), 9.1.2 (processors and the topology)
 Differs: a ``ProcessorSupplier`` is any zero-argument callable that returns a new ``Processor``
          (a class is one); Kafka's is an interface with ``get()``.
 

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.ProcessorContext
          (streams/src/main/java/org/apache/kafka/streams/processor/ProcessorContext.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (forwarding between processors), 9.1.3 (registering state stores)
+Book:    chapter 9, 9.1.2 (forwarding between processors), 9.1.4 (registering state stores)
 Differs: no ``key_serde``/``value_serde``/``metrics``/``app_configs``: kafka_lite's
          topologies name their (de)serializers on each source and sink, and have no metrics yet.
          One ``forward(key, value, child=None)`` stands for Kafka's three overloads (all

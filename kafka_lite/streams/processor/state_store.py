@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.StateStore, StateRestoreCallback, StateStoreSupplier
          (streams/src/main/java/org/apache/kafka/streams/processor/, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 Differs: a store is a subclass of the abstract ``StateStore``; a supplier is any object with the
          members of ``StateStoreSupplier`` (a structural type), as a processor supplier is any
          callable.

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.TaskId
          (streams/src/main/java/org/apache/kafka/streams/processor/TaskId.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (tasks: one per sub-topology and input partition)
+Book:    chapter 9, 9.1.3 (tasks: one per sub-topology and input partition)
 
 A topology splits into sub-topologies (``TopologyBuilder.topic_groups``, numbered from 0). Each
 sub-topology runs as one task per partition of its source topics: task ``1_3`` processes partition 3

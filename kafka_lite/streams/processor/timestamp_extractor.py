@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.TimestampExtractor, ConsumerRecordTimestampExtractor
          and WallclockTimestampExtractor (streams/src/main/java/org/apache/kafka/streams/processor/,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (stream time: the partition group picks records by their timestamps)
+Book:    chapter 9, 9.1.3 (stream time: the partition group picks records by their timestamps)
 Differs: ``WallclockTimestampExtractor`` reads an injected ``Time`` (the system clock by default),
          so a test can drive it; Kafka's calls ``System.currentTimeMillis()``.
 

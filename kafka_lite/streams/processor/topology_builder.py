@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.TopologyBuilder
          (streams/src/main/java/org/apache/kafka/streams/processor/TopologyBuilder.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (building the topology), 9.1.2 (sub-topologies become tasks)
+Book:    chapter 9, 9.1.2 (building the topology), 9.1.3 (sub-topologies become tasks)
 Differs: no regex sources (``add_source(name, pattern)``), no ``connect_processors``. Naming a
          sink as a parent fails when the node is added ("... cannot be a child of sink ..."); in
          0.10.1 it fails only at ``build``, in ``SinkNode.addChild``. Keyword arguments replace
@@ -277,6 +277,7 @@ class TopologyBuilder:
             self._node_groups = self._make_node_groups()
         return self._node_groups
 
+    # --8<-- [start:node_groups]
     def _make_node_groups(self) -> dict[int, set[str]]:
         node_groups: dict[int, set[str]] = {}
         root_to_node_group: dict[str, set[str]] = {}
@@ -290,6 +291,8 @@ class TopologyBuilder:
                 node_groups[len(node_groups)] = root_to_node_group[root]
             root_to_node_group[root].add(node_name)
         return node_groups
+
+    # --8<-- [end:node_groups]
 
     def topic_groups(self) -> dict[int, TopicsInfo]:
         """Each sub-topology's source, sink and changelog topics (Kafka's ``topicGroups``)."""

@@ -1,7 +1,7 @@
 """Kafka Streams' state stores: the key-value and window stores a processor keeps its state in.
 
 Mirrors: org.apache.kafka.streams.state (streams/src/main/java/org/apache/kafka/streams/state/, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3 (state stores: local, backed by a changelog topic, restored on failover)
+Book:    chapter 9, 9.1.4 (state stores: local, backed by a changelog topic, restored on failover)
 
 The interfaces live here (``StateStore``, ``KeyValueStore``, ``WindowStore``, the ``Stores``
 factory); the stores themselves in ``internals/``. Every store keeps bytes ordered by bytes, as

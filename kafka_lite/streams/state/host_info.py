@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.HostInfo
          (streams/src/main/java/org/apache/kafka/streams/state/HostInfo.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (the assignment tells every instance which host holds which partitions)
+Book:    chapter 9, 9.1.3 (the assignment tells every instance which host holds which partitions)
 """
 
 from __future__ import annotations

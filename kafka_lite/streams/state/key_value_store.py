@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.state.KeyValueStore, ReadOnlyKeyValueStore, KeyValueIterator,
          org.apache.kafka.streams.KeyValue
          (streams/src/main/java/org/apache/kafka/streams/, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 Differs: a ``KeyValueIterator`` is a Python iterator (``for kv in store.all()``) and a context
          manager that closes it; Kafka's has ``hasNext``/``next``/``peekNextKey``/``close``.
 

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.SessionStore and ReadOnlySessionStore
          (streams/src/main/java/org/apache/kafka/streams/state/, Kafka 0.10.2, where sessions begin)
-Book:    chapter 9, 9.2.3 (windows: session windows)
+Book:    chapter 9, 9.2.4 (windows: session windows)
 Differs: no ``fetch(key)`` over all of a key's sessions; ``find_sessions`` is what aggregation uses.
 
 A session's window is not fixed in advance: it is ``[first record, last record]`` of a burst of

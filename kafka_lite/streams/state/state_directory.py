@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.StateDirectory
          (streams/src/main/java/.../processor/internals/StateDirectory.java, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3 (a task's state lives in its directory, handed over on rebalance)
+Book:    chapter 9, 9.1.4 (a task's state lives in its directory, handed over on rebalance)
 Differs: kept beside the stores in ``streams/state/``. The lock is ``fcntl.flock`` on the ``.lock``
          file (Java's ``FileChannel.tryLock``); the wait between retries is a ``Time``'s sleep.
          No global-store directory.

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.StateSerdes
          (streams/src/main/java/org/apache/kafka/streams/state/StateSerdes.java, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 
 The topic is passed to every ``serialize``/``deserialize`` because a serde may depend on it (a
 schema registry's serde looks the schema up by topic); the store's topic is its changelog's.

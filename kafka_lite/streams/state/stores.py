@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.state.Stores and the suppliers it builds,
          InMemoryKeyValueStoreSupplier, RocksDBKeyValueStoreSupplier, RocksDBWindowStoreSupplier
          (streams/src/main/java/org/apache/kafka/streams/state/, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3 (a topology names its stores by supplier; each task gets its own instance)
+Book:    chapter 9, 9.1.4 (a topology names its stores by supplier; each task gets its own instance)
 Differs: no LRU in-memory store (``max_entries``), no caching layer, no session stores in the
          factory (the DSL builds its in-memory session store directly).
 

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.WindowStore, ReadOnlyWindowStore, WindowStoreIterator
          (streams/src/main/java/org/apache/kafka/streams/state/, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3 (window stores behind windowed aggregations and joins)
+Book:    chapter 9, 9.1.4 (window stores behind windowed aggregations and joins)
 Differs: no ``fetch(from_key, to_key, time_from, time_to)`` over a key range.
 
 A windowed aggregation keeps one value per (key, window start); a stream-stream join keeps every

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.TopologyTestDriver
          (streams/test-utils/src/main/java/org/apache/kafka/streams/TopologyTestDriver.java, Kafka 1.1,
          KIP-247), over 0.10.1's task
-Book:    chapter 9, 9.1.1-9.1.3 (a topology, its task, its stores, stepped record by record)
+Book:    chapter 9, 9.1.2-9.1.4 (a topology, its task, its stores, stepped record by record)
 Differs: punctuation follows stream time only, as 0.10.1's task does: ``advance_wall_clock_time``
          moves the driver's ``MockTime`` (which a ``WallclockTimestampExtractor`` given that clock
          reads) but fires nothing; Kafka 1.1's driver also fires wall-clock punctuations, which 1.0

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.kstream.internals.AbstractStream
          (streams/src/main/java/org/apache/kafka/streams/kstream/internals/AbstractStream.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.2.1 (the DSL builds a Processor API topology)
+Book:    chapter 9, 9.2.2 (the DSL builds a Processor API topology)
 
 A ``KStream``, ``KTable`` or ``KGroupedStream`` holds no records. It is the name of the node its
 operator added (``name``), the builder to add the next node to (``topology``) and the source nodes

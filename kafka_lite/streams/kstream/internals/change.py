@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream.internals.Change
          (streams/src/main/java/org/apache/kafka/streams/kstream/internals/Change.java, Kafka 0.10.1)
-Book:    chapter 9, 9.2.1 (KStream and KTable: a table's records are updates)
+Book:    chapter 9, 9.2.2 (KStream and KTable: a table's records are updates)
 
 A KStream's record is a fact ("this happened"); a KTable's record is an update ("the value of key k
 is now v"). Downstream of a table, each record is therefore a ``Change``: ``new_value`` (None for a

@@ -49,6 +49,7 @@ class _AggProcessor(StoreProcessor):
     """Kafka's ``KStreamAggregateProcessor``/``KStreamReduceProcessor``: the supplier's ``compute``
     between a ``get`` and a ``put`` of the store."""
 
+    # --8<-- [start:process]
     def process(self, key: Any, value: Any) -> None:
         if key is None:
             return
@@ -57,6 +58,8 @@ class _AggProcessor(StoreProcessor):
         self.store.put(key, new_agg)
         old_value = old_agg if self.supplier.send_old_values else None
         self.context().forward(key, Change(new_agg, old_value))
+
+    # --8<-- [end:process]
 
 
 class KStreamAggregate(KStreamAggProcessorSupplier):

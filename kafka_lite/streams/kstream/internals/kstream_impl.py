@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream.KStream and internals.KStreamImpl
          (streams/src/main/java/org/apache/kafka/streams/kstream/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.1 (KStream and KTable), 9.2.2 (grouping and repartitioning)
+Book:    chapter 9, 9.2.2 (KStream and KTable; grouping and repartitioning)
 Differs: keyword arguments replace Kafka's overloads (``to(topic, key_serde=, value_serde=,
          partitioner=)``, Kafka's topic comes last). No ``print``/``write_as_text``, ``transform``,
          ``process``, ``merge``. ``join``/``left_join`` take a ``KTable`` or a ``KStream`` and
@@ -388,6 +388,7 @@ class KStreamImpl(AbstractStream):
         return KGroupedStreamImpl(self.topology, select_name, self.source_nodes, key_serde, value_serde, True)
 
 
+# --8<-- [start:create_repartitioned_source]
 def create_repartitioned_source(
     stream: AbstractStream, key_serde: Serde | None, value_serde: Serde | None, topic_name_prefix: str
 ) -> str:
@@ -418,6 +419,9 @@ def create_repartitioned_source(
         value_deserializer=_deserializer(value_serde),
     )
     return source_name
+
+
+# --8<-- [end:create_repartitioned_source]
 
 
 def _join_window_store(

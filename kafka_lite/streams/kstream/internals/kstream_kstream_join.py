@@ -3,7 +3,7 @@ and each new record joins the other side's records that are close enough in time
 
 Mirrors: org.apache.kafka.streams.kstream.internals.KStreamJoinWindow and KStreamKStreamJoin
          (streams/src/main/java/.../kstream/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.4 (joins)
+Book:    chapter 9, 9.2.3 (joins)
 Differs: the joiner is a Python callable ``joiner(value, other_value)`` (Kafka's ``ValueJoiner``).
          Each store is connected to the node that writes it and the join node that reads it
          (0.10.1 connects both to the two windowed nodes), as kafka_lite's context requires.
@@ -92,6 +92,7 @@ class KStreamKStreamJoin:
         return _KStreamKStreamJoinProcessor(self)
 
 
+# --8<-- [start:process]
 class _KStreamKStreamJoinProcessor(AbstractProcessor):
     def __init__(self, supplier: KStreamKStreamJoin) -> None:
         super().__init__()
@@ -115,6 +116,9 @@ class _KStreamKStreamJoinProcessor(AbstractProcessor):
                 self.context().forward(key, supplier.joiner(value, entry.value))
         if need_outer_join:
             self.context().forward(key, supplier.joiner(value, None))
+
+
+# --8<-- [end:process]
 
 
 def reverse_joiner(joiner: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:

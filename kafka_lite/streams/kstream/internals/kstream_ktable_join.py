@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream.internals.KStreamKTableLeftJoin
          (streams/src/main/java/.../kstream/internals/KStreamKTableLeftJoin.java, Kafka 0.10.1)
-Book:    chapter 9, 9.2.4 (joins)
+Book:    chapter 9, 9.2.3 (joins)
 Differs: the inner ``join`` (``left_join=False``) is 0.10.2's ``KStreamKTableJoin``, which this class
          is named after; 0.10.1 has only ``leftJoin``. The joiner is a Python callable
          ``joiner(stream_value, table_value)`` (Kafka's ``ValueJoiner``).
@@ -39,6 +39,7 @@ class KStreamKTableJoin:
         return _KStreamKTableJoinProcessor(self, self.value_getter_supplier.get())
 
 
+# --8<-- [start:process]
 class _KStreamKTableJoinProcessor(ValueGetterProcessor):
     def process(self, key: Any, value: Any) -> None:
         if key is None:
@@ -46,3 +47,6 @@ class _KStreamKTableJoinProcessor(ValueGetterProcessor):
         value2 = self.value_getter.get(key)
         if self.supplier.left_join or value2 is not None:
             self.context().forward(key, self.supplier.joiner(value, value2))
+
+
+# --8<-- [end:process]

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream.internals.KStreamSessionWindowAggregate
          (streams/src/main/java/.../kstream/internals/, Kafka 0.10.2, where sessions begin)
-Book:    chapter 9, 9.2.3 (session windows)
+Book:    chapter 9, 9.2.4 (session windows)
 Differs: no record cache: removals and the merged session are forwarded as they happen (0.10.2's
          ``TupleForwarder`` does so when caching is off). The store is kafka_lite's
          ``InMemorySessionStore``; the initializer, aggregator and merger are Python callables.

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.kstream.internals.KStreamFilter, KStreamMap, KStreamMapValues,
          KStreamFlatMap, KStreamFlatMapValues, KStreamBranch, KStreamPassThrough, KStreamForeach
          (streams/src/main/java/org/apache/kafka/streams/kstream/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.1 (KStream's stateless operations)
+Book:    chapter 9, 9.2.2 (KStream's stateless operations)
 Differs: one module for eight classes of a few lines each, so they read side by side. The
          functions are Python callables standing for Kafka's functional interfaces (``Predicate``,
          ``KeyValueMapper``, ``ValueMapper``, ``ForeachAction``); a mapper that returns a pair

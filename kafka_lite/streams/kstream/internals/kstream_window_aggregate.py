@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream.internals.KStreamWindowAggregate and KStreamWindowReduce
          (streams/src/main/java/.../kstream/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.3 (windowed aggregation)
+Book:    chapter 9, 9.2.4 (windowed aggregation)
 Differs: no record cache: each window's update is forwarded as it is put, as ``Windowed(key,
          window)`` with ``Change(new, old)`` (0.10.0's behaviour; 0.10.1 forwards on the cache's
          flush). No value getter, so a windowed table cannot be joined.
@@ -32,6 +32,7 @@ from kafka_lite.streams.processor.processor import Processor
 class _WindowAggProcessor(StoreProcessor):
     """Kafka's ``KStreamWindowAggregateProcessor``/``KStreamWindowReduceProcessor``."""
 
+    # --8<-- [start:process]
     def process(self, key: Any, value: Any) -> None:
         if key is None:
             return
@@ -45,6 +46,8 @@ class _WindowAggProcessor(StoreProcessor):
         # The windows this key has no aggregate in yet.
         for window in matched_windows.values():
             self._update(key, value, window, None)
+
+    # --8<-- [end:process]
 
     def _update(self, key: Any, value: Any, window: Any, old_agg: Any) -> None:
         new_agg = self.supplier.compute(key, value, old_agg)

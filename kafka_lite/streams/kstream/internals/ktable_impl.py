@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream.KTable and internals.KTableImpl
          (streams/src/main/java/org/apache/kafka/streams/kstream/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.1 (KStream and KTable)
+Book:    chapter 9, 9.2.2 (KStream and KTable)
 Differs: no ``print``/``write_as_text``/``foreach`` or ``group_by``. Keyword arguments replace
          Kafka's overloads. A join connects its nodes to the stores its value getters read
          (0.10.2's ``connectProcessorAndStateStores``), as kafka_lite's context requires.

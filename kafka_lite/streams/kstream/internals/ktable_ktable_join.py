@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.kstream.internals.KTableKTableAbstractJoin, KTableKTableJoin,
          KTableKTableLeftJoin, KTableKTableRightJoin, KTableKTableOuterJoin, KTableKTableJoinMerger
          (streams/src/main/java/.../kstream/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.4 (joins)
+Book:    chapter 9, 9.2.3 (joins)
 Differs: the four join classes are one supplier, ``KTableKTableJoin``, whose ``join_kind`` picks the
          rule (Kafka's four ``process`` methods differ only in when they call the joiner); the
          joiner is a Python callable. The joined table is not materialized, as in 0.10.1: its

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.kstream.internals.KTableSource, KTableFilter, KTableMapValues,
          KTableProcessorSupplier
          (streams/src/main/java/org/apache/kafka/streams/kstream/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.1 (KStream and KTable)
+Book:    chapter 9, 9.2.2 (KStream and KTable)
 Differs: no record cache: the source forwards each update as it puts it, as 0.10.0 does (0.10.1
          forwards on the cache's flush).
 

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.kstream.internals.KTableValueGetter, KTableValueGetterSupplier,
          KTableSourceValueGetterSupplier and the ``view()`` of KTableFilter/KTableMapValues
          (streams/src/main/java/.../kstream/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.4 (joins)
+Book:    chapter 9, 9.2.3 (joins)
 Differs: ``store_names()`` is 0.10.2's: the join connects its node to those stores, since kafka_lite's
          context, like 0.10.2's, lets a processor open only the stores connected to it.
 

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.kstream.internals.WindowedSerializer and WindowedDeserializer
          (streams/src/main/java/.../kstream/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.2.3 (windows)
+Book:    chapter 9, 9.2.4 (windows)
 
 ::
 

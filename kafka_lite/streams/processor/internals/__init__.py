@@ -2,5 +2,5 @@
 
 No Kafka twin: a package, Kafka's ``org.apache.kafka.streams.processor.internals``; each module
 names the class it mirrors.
-Book:    chapter 9, 9.1.2 (threads and tasks), 9.1.3 (state)
+Book:    chapter 9, 9.1.3 (threads and tasks), 9.1.4 (state)
 """

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.TimestampTracker and MinTimestampTracker
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (a partition's time is its buffered records' minimum timestamp)
+Book:    chapter 9, 9.1.3 (a partition's time is its buffered records' minimum timestamp)
 
 Records leave a queue in arrival order (first in, first out), but their timestamps are out of
 order. The tracker keeps only the records that could still become the minimum: a strictly

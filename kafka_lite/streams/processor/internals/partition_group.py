@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.PartitionGroup
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/PartitionGroup.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (choosing the next record by timestamp; stream time)
+Book:    chapter 9, 9.1.3 (choosing the next record by timestamp; stream time)
 
 A task reads several partitions (partition 3 of each of its source topics). To process their
 records roughly in time order, without waiting for all of them, the group keeps its non-empty
@@ -70,6 +70,7 @@ class PartitionGroup:
     def _offer(self, queue: RecordQueue) -> None:
         heapq.heappush(self.queues_by_time, (queue.timestamp(), next(self._arrivals), queue))
 
+    # --8<-- [start:next_record]
     def next_record(self, info: RecordInfo) -> StampedRecord | None:
         """Take the next record from the queue with the smallest partition time; note its queue in ``info``."""
         record = None
@@ -82,6 +83,8 @@ class PartitionGroup:
         if record is not None:
             self.total_buffered -= 1
         return record
+
+    # --8<-- [end:next_record]
 
     def add_raw_records(self, partition: TopicPartition, raw_records: Iterable[ConsumerRecord]) -> int:
         """Buffer records of ``partition``; return the size of its queue."""

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.ProcessorContextImpl
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/ProcessorContextImpl.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (forwarding between processors), 9.1.3 (registering and reaching stores)
+Book:    chapter 9, 9.1.2 (forwarding between processors), 9.1.4 (registering and reaching stores)
 Differs: ``get_state_store`` enforces that the current processor was connected to the store, with
          Kafka 0.11's check and wording (0.10.1 has the check commented out); ``schedule`` asks for
          the context's current node, as 0.11 does, so a processor downstream of the source can

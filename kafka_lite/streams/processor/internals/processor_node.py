@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.ProcessorNode
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/ProcessorNode.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (the processor graph)
+Book:    chapter 9, 9.1.2 (the processor graph)
 
 ``TopologyBuilder`` holds *descriptions* of nodes (names, parents, suppliers); ``build`` turns them
 into ``ProcessorNode`` objects, one set per task, each wrapping a new processor. The children are

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.ProcessorStateManager
          (streams/src/main/java/.../processor/internals/ProcessorStateManager.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.3 (state stores, their changelogs, restoring and checkpointing)
+Book:    chapter 9, 9.1.4 (state stores, their changelogs, restoring and checkpointing)
 Differs: a changelog partition that does not exist is not waited for (0.10.1 asks ``partitionsFor``
          for up to 5 s); ``flush`` sets no current node. The checkpoint is written by
          ``checkpoint``, which ``close`` calls, as 0.11 factors it; 0.10.1 writes it inside ``close``.
@@ -137,6 +137,7 @@ class ProcessorStateManager:
             self.restored[store.name] = self._restore_active_state(topic, restore_callback)
         self.stores[store.name] = store
 
+    # --8<-- [start:restore_active_state]
     def _restore_active_state(self, topic: str, restore_callback: RestoreCallback) -> int:
         """Replay the store's changelog partition into it; return how many records it replayed."""
         store_partition = TopicPartition(topic, self._get_partition(topic))
@@ -173,6 +174,8 @@ class ProcessorStateManager:
             return restored
         finally:
             consumer.assign([])  # the restore consumer is shared by the thread's tasks: let go
+
+    # --8<-- [end:restore_active_state]
 
     def put_offset_limit(self, partition: TopicPartition, limit: int) -> None:
         """How far a table's source partition may be restored: the task's committed offset there."""
@@ -232,6 +235,7 @@ class ProcessorStateManager:
         finally:
             self.state_directory.unlock(self.task_id)
 
+    # --8<-- [start:checkpoint]
     def checkpoint(self, ack_offsets: dict[TopicPartition, int]) -> None:
         """Write ``.checkpoint``: for each persistent logged store, the changelog offset after the last
         change the producer acknowledged (``ack_offsets`` holds the last offset itself, hence + 1), or
@@ -248,6 +252,8 @@ class ProcessorStateManager:
                 offsets[tp] = self.restored_offsets[tp]
         log.debug("%s Writing checkpoint: %s", self.log_prefix, offsets)
         OffsetCheckpoint(self.base_dir / CHECKPOINT_FILE_NAME).write(offsets)
+
+    # --8<-- [end:checkpoint]
 
     def _get_partition(self, topic: str) -> int:
         # A changelog is not a source topic, so this is the task's partition.

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.ProcessorTopology
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/ProcessorTopology.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (from the builder's description to a running topology)
+Book:    chapter 9, 9.1.2 (from the builder's description to a running topology)
 
 ``processors`` is in the order the nodes were added to the builder, which is a topological order
 (a node can only name parents that exist): the task initialises them in that order, so a parent

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.PunctuationQueue and PunctuationSchedule
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (punctuate: time-driven processing)
+Book:    chapter 9, 9.1.3 (punctuate: time-driven processing)
 
 A processor calls ``context.schedule(interval)`` in ``init``; the task puts a schedule for that
 node here, due at time 0, so it fires at the first stream time the task learns. After the task
@@ -67,6 +67,7 @@ class PunctuationQueue:
     def close(self) -> None:
         self.pq.clear()
 
+    # --8<-- [start:may_punctuate]
     def may_punctuate(self, timestamp: int, punctuator: Punctuator) -> bool:
         """Fire every schedule due at or before ``timestamp``; True if any fired."""
         punctuated = False
@@ -76,3 +77,5 @@ class PunctuationQueue:
             self.schedule(sched.next(timestamp))
             punctuated = True
         return punctuated
+
+    # --8<-- [end:may_punctuate]

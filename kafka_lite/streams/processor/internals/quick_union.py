@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.QuickUnion
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/QuickUnion.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (sub-topologies are the connected components of the graph)
+Book:    chapter 9, 9.1.2 (sub-topologies are the connected components of the graph)
 
 ``TopologyBuilder`` unites a node with its parents, and the processors that share a state store
 with each other; the roots then name the sub-topologies. Each node points to a parent, a root

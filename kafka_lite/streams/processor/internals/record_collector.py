@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.RecordCollector
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/RecordCollector.java,
          Kafka 0.11.0, the interface; 0.10.1 has the same calls on one concrete class)
-Book:    chapter 9, 9.1.2 (a task's output), 9.1.3 (changelog records)
+Book:    chapter 9, 9.1.3 (a task's output), 9.1.4 (changelog records)
 
 ``RecordCollectorImpl`` sends through a ``KafkaProducer``; the test driver's collector captures
 records in memory. A task depends only on this interface, so the same ``StreamTask`` runs in both.

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.RecordCollectorImpl
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/RecordCollectorImpl.java,
          Kafka 0.11.0)
-Book:    chapter 9, 9.1.2 (a task's output), 9.1.3 (changelog records)
+Book:    chapter 9, 9.1.3 (a task's output), 9.1.4 (changelog records)
 Differs: no retry on a send that times out: kafka_lite's ``KafkaProducer.send`` fails the returned
          future rather than raising, so the failure surfaces where Kafka's 0.11 surfaces a failed
          callback, at the next ``send``, ``flush`` or ``close``.

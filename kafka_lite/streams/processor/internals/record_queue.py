@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.RecordQueue
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/RecordQueue.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (each partition of a task has a queue; its time is its smallest timestamp)
+Book:    chapter 9, 9.1.3 (each partition of a task has a queue; its time is its smallest timestamp)
 Differs: deserialization goes through Kafka 1.0's ``RecordDeserializer`` (KIP-161), so a record that
          cannot be read is skipped or fails as ``default.deserialization.exception.handler`` says.
 

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.SinkNode
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/SinkNode.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (source, processor and sink nodes)
+Book:    chapter 9, 9.1.2 (source, processor and sink nodes)
 Differs: a missing serializer means the key or value must already be bytes (as kafka_lite's
          producer requires); Kafka falls back to the config's default serdes. A serializer is a
          callable ``object -> bytes`` or an object with Kafka's ``serialize(topic, data)``.

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.processor.internals.SourceNode
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/SourceNode.java,
          Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (source, processor and sink nodes)
+Book:    chapter 9, 9.1.2 (source, processor and sink nodes)
 Differs: a missing deserializer leaves the bytes as they are (kafka-python's convention, as
          kafka_lite's consumer does); Kafka falls back to the ``default.key.serde`` and
          ``default.value.serde`` of the config. A deserializer is a callable ``bytes -> object``,

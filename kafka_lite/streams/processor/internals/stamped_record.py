@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.Stamped and StampedRecord
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (the record queue orders by extracted timestamps)
+Book:    chapter 9, 9.1.3 (the record queue orders by extracted timestamps)
 
 A ``StampedRecord`` is a deserialized ``ConsumerRecord`` with the timestamp the extractor gave it,
 which may differ from ``record.timestamp``. Comparisons are by timestamp only: two records of the

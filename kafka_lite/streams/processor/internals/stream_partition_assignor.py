@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.StreamPartitionAssignor
          (streams/src/main/java/.../processor/internals/StreamPartitionAssignor.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (threads and tasks)
+Book:    chapter 9, 9.1.3 (threads and tasks)
 Differs: the builder, process id, previous and cached tasks come through the constructor (and the
          two task sets as attributes the stream thread sets before a rebalance), where Kafka's
          ``configure`` takes them from the ``StreamThread``; the internal topics are made ready

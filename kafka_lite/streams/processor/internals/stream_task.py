@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.StreamTask and AbstractTask
          (streams/src/main/java/org/apache/kafka/streams/processor/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (threads and tasks)
+Book:    chapter 9, 9.1.3 (threads and tasks)
 Differs: the record collector and the state manager are passed in (explicit collaborators), where
          Kafka's task builds a ``RecordCollector`` over the producer and a ``ProcessorStateManager``
          itself: so the test driver runs this same task with a collector that captures output. The
@@ -139,6 +139,7 @@ class StreamTask:
             self.consumer.pause(partition)
         return queue_size
 
+    # --8<-- [start:process]
     def process(self) -> int:
         """Process one record, if any is buffered; return how many are still buffered."""
         record = self.partition_group.next_record(self.record_info)
@@ -169,6 +170,9 @@ class StreamTask:
             self._update_processor_context(None, None)
         return self.partition_group.num_buffered()
 
+    # --8<-- [end:process]
+
+    # --8<-- [start:maybe_punctuate]
     def maybe_punctuate(self) -> bool:
         """Fire the punctuations due by stream time; False until every partition has had a record."""
         timestamp = self.partition_group.timestamp()
@@ -176,6 +180,8 @@ class StreamTask:
         if timestamp == NOT_KNOWN:
             return False
         return self.punctuation_queue.may_punctuate(timestamp, self)
+
+    # --8<-- [end:maybe_punctuate]
 
     def punctuate(self, node: ProcessorNode, timestamp: int) -> None:
         """Call ``node``'s processor's ``punctuate`` (the ``Punctuator`` the queue fires through)."""
@@ -193,12 +199,15 @@ class StreamTask:
         finally:
             self._update_processor_context(None, None)
 
+    # --8<-- [start:commit]
     def commit(self) -> None:
         """Flush the stores, flush the collector, then commit the consumed offsets (in that order)."""
         log.debug("%s Committing its state", self.log_prefix)
         self.state_mgr.flush()
         self.record_collector.flush()
         self.commit_offsets()
+
+    # --8<-- [end:commit]
 
     def commit_offsets(self) -> None:
         if self.commit_offset_needed:

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.ChangeLoggingKeyValueBytesStore
          (streams/src/main/java/.../state/internals/ChangeLoggingKeyValueBytesStore.java, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 
 Reads pass straight through; each put, put_all and delete writes the inner store first, then sends
 the change. A delete is logged as a put of None, a tombstone. ``put_if_absent`` and ``delete`` are
@@ -31,9 +31,12 @@ class ChangeLoggingKeyValueBytesStore(WrappedStateStore, KeyValueStore[bytes, by
         self.inner.init(context, root)
         self._change_logger = StoreChangeLogger(self.inner.name, context)
 
+    # --8<-- [start:put]
     def put(self, key: bytes, value: bytes | None) -> None:
         self.inner.put(key, value)
         self._change_logger.log_change(key, value)
+
+    # --8<-- [end:put]
 
     def put_all(self, entries: Iterable[KeyValue | tuple[bytes, bytes]]) -> None:
         entries = list(entries)

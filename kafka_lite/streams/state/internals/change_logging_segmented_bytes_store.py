@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.ChangeLoggingSegmentedBytesStore
          (streams/src/main/java/.../state/internals/ChangeLoggingSegmentedBytesStore.java, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 
 The changelog's keys are the window store's binary keys (key, timestamp, seqnum), so a restore puts
 each back in the segment its timestamp names, and drops those already past retention.

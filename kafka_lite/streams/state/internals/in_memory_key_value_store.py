@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.InMemoryKeyValueStore
          (streams/src/main/java/.../state/internals/InMemoryKeyValueStore.java, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 Differs: keys and values are bytes, ordered by the bytes (Kafka's keeps typed keys in a ``TreeMap``
          in their natural order, and the layer above serializes): so in-memory and RocksDB stores
          iterate in the same order. Python has no sorted map, so a dict holds the entries and a

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.SessionStore (the interface; Kafka 0.10.2's only
          implementation is RocksDBSessionStore, over a segmented bytes store)
-Book:    chapter 9, 9.2.3 (session windows)
+Book:    chapter 9, 9.2.4 (session windows)
 Differs: in memory, typed, with no changelog and no retention: keys and aggregates are kept as
          the objects they are, and expired sessions are never dropped. Kafka's RocksDBSessionStore
          keeps ``key + end + start`` binary keys in time segments, retained for the windows'

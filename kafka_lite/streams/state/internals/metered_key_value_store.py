@@ -4,7 +4,7 @@ Mirrors: org.apache.kafka.streams.state.internals.MeteredKeyValueStore
          (streams/src/main/java/.../state/internals/MeteredKeyValueStore.java) as Kafka 1.0 shapes it,
          where it is the outermost layer and turns typed keys into bytes for the layers under it;
          in 0.11 that job is done by ``ChangeLoggingKeyValueStore`` and ``SerializedKeyValueIterator``
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 Differs: no sensors: the name is kept because this is the layer Kafka meters.
 
 Why 1.0's layering: with every store kept as bytes, one class serializes for all of them (in memory,

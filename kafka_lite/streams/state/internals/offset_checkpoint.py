@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.OffsetCheckpoint
          (streams/src/main/java/.../state/internals/OffsetCheckpoint.java, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3 (restoring a persistent store replays only the changelog's tail)
+Book:    chapter 9, 9.1.4 (restoring a persistent store replays only the changelog's tail)
 Differs: the file is read and written by the broker's checkpoint code (``kafka_lite.log.checkpoint``):
          Kafka keeps two copies of this class, one in core and one in streams, writing one format.
 

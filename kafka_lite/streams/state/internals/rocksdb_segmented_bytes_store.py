@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.RocksDBSegmentedBytesStore, its SegmentIterator,
          and WindowKeySchema (streams/src/main/java/.../state/internals/, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 Differs: only the window store's key schema (no session stores).
 
 Keys are window-store binary keys (``window_store_utils``): the timestamp inside the key says which

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.RocksDBStore
          (streams/src/main/java/.../state/internals/RocksDBStore.java, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 Differs: RocksDB through rocksdict (its Rust binding) in raw mode, where keys and values are bytes.
          Kafka's options are set where rocksdict exposes them; the info log level and a
          ``rocksdb.config.setter`` are not. ``close`` flushes first: with the write-ahead log off

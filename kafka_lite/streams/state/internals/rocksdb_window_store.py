@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.RocksDBWindowStore and WindowStoreIteratorWrapper
          (streams/src/main/java/.../state/internals/, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 Differs: no key-range fetch and no caching layer.
 
 ``put`` serializes the key, appends the timestamp and the sequence number (``window_store_utils``)

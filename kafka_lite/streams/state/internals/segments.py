@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.Segments and Segment
          (streams/src/main/java/.../state/internals/Segments.java, Segment.java, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3 (windowed state is kept for the window's retention, then dropped)
+Book:    chapter 9, 9.1.4 (windowed state is kept for the window's retention, then dropped)
 Differs: the oldest segment id follows segments created late, as Kafka 1.0 fixed it: in 0.11 a
          segment made for a late record, older than the first one made, was missed by ``fetch``.
 

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.StoreChangeLogger
          (streams/src/main/java/.../state/internals/StoreChangeLogger.java, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3 (a store is backed by a compacted changelog topic)
+Book:    chapter 9, 9.1.4 (a store is backed by a compacted changelog topic)
 Differs: the stores log bytes, already serialized, so the collector gets no serializers.
 
 The record goes to the changelog's partition numbered as the task's: task 0_3 reads partition 3 of

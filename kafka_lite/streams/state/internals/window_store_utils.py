@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.WindowStoreUtils and WindowKeySchema's ranges
          (streams/src/main/java/.../state/internals/, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 
 ::
 

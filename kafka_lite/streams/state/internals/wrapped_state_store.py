@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.state.internals.WrappedStateStore.AbstractStateStore
          (streams/src/main/java/.../state/internals/WrappedStateStore.java, Kafka 0.11.0)
-Book:    chapter 9, 9.1.3
+Book:    chapter 9, 9.1.4
 
 A store the processor sees is a stack: a typed layer, then a change-logging layer, then the store
 that holds the bytes. Each layer takes ``init``, ``flush`` and ``close`` down the stack; only the

@@ -2,5 +2,5 @@
 
 No Kafka twin: a package, Kafka's ``org.apache.kafka.streams.processor.internals.assignment``; each
 module names the class it mirrors.
-Book:    chapter 9, 9.1.2 (tasks placed on threads and instances)
+Book:    chapter 9, 9.1.3 (tasks placed on threads and instances)
 """

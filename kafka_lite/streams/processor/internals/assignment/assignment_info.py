@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.assignment.AssignmentInfo
          (streams/src/main/java/.../processor/internals/assignment/AssignmentInfo.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (threads and tasks)
+Book:    chapter 9, 9.1.3 (threads and tasks)
 Differs: a version 1 encoding stops after the standby tasks (0.10.1 always writes the host map);
          maps and sets are written sorted, where Kafka writes a ``HashMap``'s order; strings are
          written as int16-length UTF-8, which is Java's ``writeUTF`` for every character but NUL and

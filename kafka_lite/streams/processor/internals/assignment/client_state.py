@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.assignment.ClientState
          (streams/src/main/java/.../processor/internals/assignment/ClientState.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (threads and tasks)
+Book:    chapter 9, 9.1.3 (threads and tasks)
 Differs: no ``cost`` (our task assignor balances by counted targets, not by Kafka's cost sums, see
          ``task_assignor``); capacity is an int, the instance's number of stream threads.
 

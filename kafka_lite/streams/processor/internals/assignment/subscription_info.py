@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.assignment.SubscriptionInfo
          (streams/src/main/java/.../processor/internals/assignment/SubscriptionInfo.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (threads and tasks: the leader assigns tasks, not partitions)
+Book:    chapter 9, 9.1.3 (threads and tasks: the leader assigns tasks, not partitions)
 Differs: a version 1 encoding stops after the standby tasks; 0.10.1's ``encode`` writes the end
          point's length whatever the version (``decode`` of version 1 ignores it). Task sets are
          written sorted, where Kafka writes a ``HashSet``'s order.

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.assignment.TaskAssignor (Kafka 0.10.1), in
          the shape of 0.11's StickyTaskAssignor (streams/src/main/java/.../assignment/, Kafka 0.11.0)
-Book:    chapter 9, 9.1.2 (threads and tasks)
+Book:    chapter 9, 9.1.3 (threads and tasks)
 Differs: 0.10.1 shuffles the tasks with a seeded ``Random`` and picks clients by summed costs
          (0.1 for a task the client ran, 0.2 for one it had as standby, 0.5 for a new one); 0.11
          keeps tasks where they were up to a per-thread quota. We follow 0.11's three passes, with
