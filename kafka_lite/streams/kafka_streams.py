@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.KafkaStreams (streams/src/main/java/org/apache/kafka/streams/
          KafkaStreams.java, Kafka 0.10.1, with 0.11's states and state listener)
-Book:    chapter 9, 9.1.2 (threads and tasks), 9.1.3 (Interactive Queries over state stores)
+Book:    chapter 9, 9.1.3 (the thread model: an instance, its threads and tasks), 9.1.4 (Interactive Queries over state stores)
 Differs: ``local_threads_metadata`` is Kafka 1.0's (KIP-130). The application's state directory is
          locked for the instance's life, as Kafka 2.8 does, so a second instance started on the
          same ``state.dir`` is refused at once with a clear error; 0.10.1 lets it start and fail

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.StreamsConfig
          (streams/src/main/java/org/apache/kafka/streams/StreamsConfig.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (threads and tasks: what a thread's clients are told)
+Book:    chapter 9, 9.1.3 (the thread model: what a thread's clients are told)
 Differs: only the settings kafka_lite's Streams implements are defined; an unknown one is an error,
          except those prefixed ``consumer.`` or ``producer.`` (0.10.2's prefixes), which go to that
          client. The settings whose value is a class in Kafka (``timestamp.extractor``,

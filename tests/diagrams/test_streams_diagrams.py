@@ -45,7 +45,7 @@ def test_the_dsl_word_count_is_two_sub_topologies_cut_at_the_repartition_topic()
     assert "(internal topic)" in g.source
     assert ("store Counts", "topic wc-Counts-changelog") in edges
     assert ("KSTREAM-AGGREGATE-0000000003", "store Counts") in edges
-    assert ("topic streams-file-input", "KSTREAM-SOURCE-0000000000") in edges
+    assert ("topic streams-plaintext-input", "KSTREAM-SOURCE-0000000000") in edges
 
 
 def test_every_node_and_edge_of_the_builder_is_drawn():
@@ -53,7 +53,7 @@ def test_every_node_and_edge_of_the_builder_is_drawn():
     g = topology_diagram(builder)
     assert list(_clusters(g.source)) == ["sub-topology 0"]
     assert _edges(g.source) == {
-        ("topic streams-file-input", "Source"),
+        ("topic streams-plaintext-input", "Source"),
         ("Source", "Process"),
         ("Process", "Sink"),
         ("Sink", "topic streams-wordcount-processor-output"),
@@ -85,7 +85,7 @@ def test_the_thread_model_groups_threads_by_instance_and_marks_standbys():
         "instance wordcount-1",
         "instance wordcount-2",
     ]
-    assert "task 0_0\nstreams-file-input-0" in g.source
+    assert "task 0_0\nstreams-plaintext-input-0" in g.source
     assert "standby 1_1\nwordcount-Counts-changelog-1" in g.source
     standby_nodes = re.findall(r'"[^"]+ standby (\d_\d)" \[label=[^]]*style=dashed', g.source)
     assert sorted(standby_nodes) == ["1_0", "1_1"]

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.ThreadMetadata and TaskMetadata
          (streams/src/main/java/org/apache/kafka/streams/processor/, Kafka 1.0, KIP-130)
-Book:    chapter 9, 9.1.3 (threads and tasks)
+Book:    chapter 9, 9.1.3 (the thread model)
 Differs: Kafka 0.10.1 has no such view (``KafkaStreams.toString`` prints the tasks); 1.0 added
          ``localThreadsMetadata()``, which kafka_lite's ``KafkaStreams`` offers so a guide or a
          notebook can draw the thread model of a running instance.

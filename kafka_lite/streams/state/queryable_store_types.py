@@ -4,7 +4,7 @@ Mirrors: org.apache.kafka.streams.state.QueryableStoreTypes, QueryableStoreType,
          ReadOnlyKeyValueStore, ReadOnlyWindowStore and
          org.apache.kafka.streams.state.internals.CompositeReadOnlyKeyValueStore,
          CompositeReadOnlyWindowStore, QueryableStoreProvider (Kafka 0.10.1, KIP-67)
-Book:    chapter 9, 9.1.3 (state stores)
+Book:    chapter 9, 9.1.4 (state stores)
 Differs: ``all`` and ``range`` read the copies into lists at once, where Kafka's iterators are
          lazy and fail when a store closes under them. A store's type is checked by the methods it has (a window store has ``fetch``),
          where Kafka checks its Java interface.

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.InternalTopicManager and InternalTopicConfig
          (streams/src/main/java/.../processor/internals/, Kafka 0.10.2)
-Book:    chapter 9, 9.1.3 (changelog topics), 9.2.4 (the repartition topic of a re-keyed stream)
+Book:    chapter 9, 9.1.4 (changelog topics), 9.2.2 (the repartition topic of a re-keyed stream)
 Differs: Kafka 0.10.1's manager wrote the topics into ZooKeeper itself, as the broker's admin
          tools did; 0.10.2 sends CreateTopics to the controller, which is the way kafka_lite takes:
          a client library does not write ZooKeeper. Over kafka_lite's ``KafkaAdminClient``, which

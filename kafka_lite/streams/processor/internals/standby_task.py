@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.StandbyTask (and StandbyContextImpl)
          (streams/src/main/java/.../processor/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.1.3 (state stores: standby replicas)
+Book:    chapter 9, 9.1.4 (state stores: standby replicas)
 Differs: the context is a ``ProcessorContextImpl`` with no record collector, where Kafka has a
          ``StandbyContextImpl`` that refuses every call a processor would make: a standby task runs
          no processor, so only its stores' ``init`` ever sees the context.

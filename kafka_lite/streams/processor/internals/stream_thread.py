@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.StreamThread
          (streams/src/main/java/.../processor/internals/StreamThread.java, Kafka 0.10.1)
-Book:    chapter 9, 9.1.2 (threads and tasks)
+Book:    chapter 9, 9.1.3 (the thread model)
 Differs: the thread's states and their listener are 0.11's (0.10.1 has none); no metrics and no
          record cache. The clients are built here from the ``StreamsConfig`` (no
          ``KafkaClientSupplier``).
@@ -160,7 +160,9 @@ class StreamThread(threading.Thread):
         time: Time,
         internal_topic_manager: InternalTopicManager | None = None,
     ) -> None:
-        super().__init__(name=f"StreamThread-{next(_STREAM_THREAD_ID_SEQUENCE)}", daemon=True)
+        # <client.id>-StreamThread-<n>, as Kafka 1.0 names them (0.10.1: StreamThread-<n>), so that a
+        # thread's name says which instance it belongs to.
+        super().__init__(name=f"{client_id}-StreamThread-{next(_STREAM_THREAD_ID_SEQUENCE)}", daemon=True)
         self.application_id = application_id
         self.builder = builder
         self.config = config
@@ -168,7 +170,7 @@ class StreamThread(threading.Thread):
         self.time = time
         self.source_topics = sorted(builder.source_topics())
         self.log_prefix = f"stream-thread [{self.name}]"
-        thread_client_id = f"{client_id}-{self.name}"
+        thread_client_id = self.name
 
         self.state_directory = StateDirectory(application_id, config[STATE_DIR_CONFIG], time)
         self.partition_assignor = StreamPartitionAssignor(

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.streams.processor.internals.StreamsMetadataState and
          org.apache.kafka.streams.state.StreamsMetadata (Kafka 0.10.1, KIP-67)
-Book:    chapter 9, 9.1.3 (state stores)
+Book:    chapter 9, 9.1.4 (state stores)
 Differs: a store's source topics are those of the sub-topology that uses it (Kafka walks the
          processors' parents); no ``StreamPartitioner`` overload, the default partitioner only.
 
