@@ -199,9 +199,13 @@ def example_threads() -> list[ThreadMetadata]:
 
     return [
         thread(
-            "wordcount-1-StreamThread-1", [task("0_0", "streams-plaintext-input"), task("1_0", repartition)], []
+            "wordcount-1-StreamThread-1",
+            [task("0_0", "streams-plaintext-input"), task("1_0", repartition)],
+            [],
         ),
-        thread("wordcount-1-StreamThread-2", [task("0_1", "streams-plaintext-input")], [task("1_1", changelog)]),
+        thread(
+            "wordcount-1-StreamThread-2", [task("0_1", "streams-plaintext-input")], [task("1_1", changelog)]
+        ),
         thread("wordcount-2-StreamThread-1", [task("1_1", repartition)], [task("1_0", changelog)]),
     ]
 
