@@ -107,6 +107,7 @@ _VALID_TRANSITIONS = {
 StateListener = Callable[["StreamThread", State, State], None]
 
 
+# --8<-- [start:rebalance_listener]
 class _RebalanceListener(ConsumerRebalanceListener):
     """The thread's hook into its consumer's rebalances (Kafka's anonymous ``rebalanceListener``)."""
 
@@ -147,6 +148,9 @@ class _RebalanceListener(ConsumerRebalanceListener):
         except BaseException as e:
             thread.rebalance_exception = e
             raise
+
+
+# --8<-- [end:rebalance_listener]
 
 
 class StreamThread(threading.Thread):
@@ -255,6 +259,7 @@ class StreamThread(threading.Thread):
         log.info("%s Informed thread to shut down", self.log_prefix)
         self.running.clear()
 
+    # --8<-- [start:run_loop]
     def run_loop(self) -> None:
         total_num_buffered = 0
         requires_poll = True
@@ -293,6 +298,8 @@ class StreamThread(threading.Thread):
             self.maybe_commit()
             self.maybe_update_standby_tasks()
             self.maybe_clean()
+
+    # --8<-- [end:run_loop]
 
     def still_running(self) -> bool:
         if not self.running.is_set():
