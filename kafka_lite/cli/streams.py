@@ -85,6 +85,7 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
     from kafka_lite.streams.examples.wordcount import build_wordcount
     from kafka_lite.streams.kafka_streams import KafkaStreams
     from kafka_lite.streams.kstream.kstream_builder import KStreamBuilder
+    from kafka_lite.streams.streams_config import StreamsConfig
 
     for option, topic in (("--input-topic", args.input_topic), ("--output-topic", args.output_topic)):
         try:
@@ -98,6 +99,10 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
     }
     if args.state_dir:
         props["state.dir"] = args.state_dir
+    try:
+        StreamsConfig(props)  # every setting checked before anything connects
+    except KafkaException as e:
+        raise CliError(str(e), exit_code=2) from None
     with admin_client(args.bootstrap_server) as admin:
         if args.input_topic not in admin.list_topics():
             raise CliError(
@@ -105,11 +110,7 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
                 f"kafka-lite topics --create --topic {args.input_topic} --partitions 3 "
                 f"--bootstrap-server {args.bootstrap_server}"
             )
-    builder = build_wordcount(KStreamBuilder(), args.input_topic, args.output_topic)
-    try:
-        streams = KafkaStreams(builder, props)
-    except KafkaException as e:
-        raise CliError(str(e), exit_code=2) from None
+    streams = KafkaStreams(build_wordcount(KStreamBuilder(), args.input_topic, args.output_topic), props)
     streams.set_state_listener(lambda new, old: console.print(f"state {old.value} -> {new.value}"))
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -247,3 +247,32 @@ def test_a_second_instance_on_the_same_state_directory_is_refused(cluster, tmp_p
         ):
             second.start()
         assert second.close(5_000)
+
+
+def test_an_internal_topic_with_the_wrong_partition_count_stops_the_application(cluster, tmp_path):
+    source, sink = topic_name("wc-lines"), topic_name("wc-counts")
+    cluster.create_topic(source, partitions=3)
+    app_id = topic_name("wc-bad-internal")
+    cluster.create_topic(f"{app_id}-Counts-repartition", partitions=1)
+    errors = []
+    streams = KafkaStreams(
+        build_wordcount(KStreamBuilder(), source, sink),
+        {
+            "application.id": app_id,
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "state.dir": str(tmp_path),
+            **FAST,
+        },
+    )
+    streams.set_uncaught_exception_handler(lambda thread, e: errors.append(e))
+    streams.start()
+    try:
+        wait_until(lambda: errors, 30, "the stream thread to stop on the bad topic")
+    finally:
+        assert streams.close(30_000)
+    # The group leader's assignor raised it, from inside the thread's poll.
+    assert isinstance(errors[0], StreamsException)
+    assert str(errors[0]) == (
+        f"Existing internal topic {app_id}-Counts-repartition has invalid partitions. Expected: 3 Actual: 1. "
+        "Use 'kafka-lite streams reset' to clean up invalid topics before processing."
+    )
