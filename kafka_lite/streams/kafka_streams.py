@@ -90,7 +90,7 @@ class State(enum.Enum):
 _VALID_TRANSITIONS = {
     State.CREATED: {State.RUNNING, State.REBALANCING, State.PENDING_SHUTDOWN},
     State.RUNNING: {State.REBALANCING, State.PENDING_SHUTDOWN},
-    State.REBALANCING: {State.RUNNING, State.REBALANCING, State.PENDING_SHUTDOWN},
+    State.REBALANCING: {State.RUNNING, State.PENDING_SHUTDOWN},
     State.PENDING_SHUTDOWN: {State.NOT_RUNNING},
     State.NOT_RUNNING: set(),
 }
@@ -174,16 +174,17 @@ class KafkaStreams:
                 self._thread_states[thread.name] = new_state
             if self._state in (State.PENDING_SHUTDOWN, State.NOT_RUNNING):
                 return
-            if new_state in (
-                stream_thread.State.PARTITIONS_REVOKED,
-                stream_thread.State.ASSIGNING_PARTITIONS,
-            ):
-                self._set_state(State.REBALANCING)
+            rebalancing = (stream_thread.State.PARTITIONS_REVOKED, stream_thread.State.ASSIGNING_PARTITIONS)
+            if new_state in rebalancing:
+                target = State.REBALANCING
             elif new_state is stream_thread.State.RUNNING and all(
                 s is stream_thread.State.RUNNING for s in self._thread_states.values()
             ):
-                if self._state is not State.RUNNING:
-                    self._set_state(State.RUNNING)
+                target = State.RUNNING
+            else:
+                return
+            if self._state is not target:  # a change of the instance's state, not of one thread's
+                self._set_state(target)
 
     def _on_assignment_change(self, assignor: StreamPartitionAssignor) -> None:
         self.streams_metadata_state.on_change(assignor.partitions_by_host())
