@@ -76,6 +76,8 @@ def page_view_counts(builder: KStreamBuilder) -> None:
 def _by_page_and_window(windowed_page: Windowed, count: int) -> KeyValue:
     """A window's count keyed by what a reader of the topic needs: the page and the window's start."""
     return KeyValue({"page": windowed_page.key, "window_start": windowed_page.window.start}, count)
+
+
 # --8<-- [end:page_view_counts]
 
 
@@ -100,4 +102,6 @@ def page_views_by_region(builder: KStreamBuilder) -> None:
 def _view_with_region(page: str, region: Any) -> dict[str, str]:
     """The joiner (Kafka's ``ValueJoiner``): the view's page and the region found, if any."""
     return {"page": page, "region": UNKNOWN_REGION if region is None else region}
+
+
 # --8<-- [end:page_views_by_region]

@@ -74,6 +74,8 @@ class WordCountProcessor(Processor):
 
     def close(self) -> None:
         pass  # the store is the task's: it flushes and closes it with the task
+
+
 # --8<-- [end:word_count_processor]
 
 
@@ -93,7 +95,11 @@ def word_count_topology() -> TopologyBuilder:
     )
     builder.add_processor("Process", WordCountProcessor, "Source")
     builder.add_state_store(
-        Stores.create(STORE_NAME).with_keys(Serdes.String()).with_values(Serdes.Integer()).in_memory().build(),
+        Stores.create(STORE_NAME)
+        .with_keys(Serdes.String())
+        .with_values(Serdes.Integer())
+        .in_memory()
+        .build(),
         "Process",
     )
     builder.add_sink(
@@ -105,4 +111,6 @@ def word_count_topology() -> TopologyBuilder:
     )
     return builder
     # END SOLUTION
+
+
 # --8<-- [end:word_count_topology]
