@@ -68,20 +68,31 @@ class Run:
 
 
 @pytest.fixture
-def runs():
+def start():
+    """``start(builder, output, key_deserializer, value_deserializer)``: a ``Run``, closed after the test."""
     made: list[Run] = []
-    yield made
+
+    def start_run(builder: Any, output: str, key_deserializer: Any, value_deserializer: Any) -> Run:
+        made.append(Run(builder, output, key_deserializer, value_deserializer))
+        return made[-1]
+
+    yield start_run
     for run in made:
         run.close()
+
+
+def _dsl(start: Any, topology: Any, output: str, key_deserializer: Any, value_deserializer: Any) -> Run:
+    """A ``Run`` of the DSL topology that ``topology(builder)`` writes on a new ``KStreamBuilder``."""
+    builder = KStreamBuilder()
+    topology(builder)
+    return start(builder, output, key_deserializer, value_deserializer)
 
 
 # -- stage 1: a word count on the Processor API ------------------------------------------------------
 
 
-def _word_count(runs: list[Run]) -> Run:
-    run = Run(wc.word_count_topology(), wc.SINK_TOPIC, STRING, STRING)
-    runs.append(run)
-    return run
+def _word_count(start: Any) -> Run:
+    return start(wc.word_count_topology(), wc.SINK_TOPIC, STRING, STRING)
 
 
 def _counts(run: Run) -> dict[str, int]:
@@ -103,7 +114,7 @@ def _assert_store(run: Run, expected: dict[str, int], why: str) -> None:
 
 @pytest.mark.stage(1)
 @pytest.mark.points(2)
-def test_the_topology_has_its_source_processor_store_and_sink():
+def test_the_topology_has_its_source_processor_store_and_sink(start):
     builder = wc.word_count_topology().set_application_id("lab14")
     groups = builder.node_groups()
     nodes = sorted(node for group in groups.values() for node in group)
@@ -115,22 +126,18 @@ def test_the_topology_has_its_source_processor_store_and_sink():
     )
     sinks = {topic for info in builder.topic_groups().values() for topic in info.sink_topics}
     assert sinks == {wc.SINK_TOPIC}, f"the topology writes {sorted(sinks)}, expected only {wc.SINK_TOPIC!r}"
-    run = Run(builder, wc.SINK_TOPIC, STRING, STRING)
-    try:
-        store = run.store(wc.STORE_NAME)
-        assert store is not None, (
-            f"the task has no store {wc.STORE_NAME!r}: add_state_store(Stores.create({wc.STORE_NAME!r})"
-            "...build(), 'Process') gives the processor its store"
-        )
-        assert not store.persistent(), "the demo's store is in memory (Stores...in_memory())"
-    finally:
-        run.close()
+    store = start(builder, wc.SINK_TOPIC, STRING, STRING).store(wc.STORE_NAME)
+    assert store is not None, (
+        f"the task has no store {wc.STORE_NAME!r}: add_state_store(Stores.create({wc.STORE_NAME!r})"
+        "...build(), 'Process') gives the processor its store"
+    )
+    assert not store.persistent(), "the demo's store is in memory (Stores...in_memory())"
 
 
 @pytest.mark.stage(1)
 @pytest.mark.points(3)
-def test_each_word_is_counted_in_the_store_lower_cased(runs):
-    run = _word_count(runs)
+def test_each_word_is_counted_in_the_store_lower_cased(start):
+    run = _word_count(start)
     run.pipe(wc.SOURCE_TOPIC, None, "Hello Kafka hello", 0)
     _assert_store(run, {"hello": 2, "kafka": 1}, "each word of the line, lower-cased, counted once per use")
     run.pipe(wc.SOURCE_TOPIC, None, "kafka  streams", 10)
@@ -144,8 +151,8 @@ def test_each_word_is_counted_in_the_store_lower_cased(runs):
 
 @pytest.mark.stage(1)
 @pytest.mark.points(3)
-def test_punctuate_forwards_every_count_in_key_order_at_stream_time(runs):
-    run = _word_count(runs)
+def test_punctuate_forwards_every_count_in_key_order_at_stream_time(start):
+    run = _word_count(start)
     first = run.pipe(wc.SOURCE_TOPIC, None, "kafka streams kafka", 0)
     expected = [("kafka", "2", 0), ("streams", "1", 0)]
     assert first == expected, (
@@ -168,8 +175,8 @@ def test_punctuate_forwards_every_count_in_key_order_at_stream_time(runs):
 
 @pytest.mark.stage(1)
 @pytest.mark.points(2)
-def test_punctuation_follows_stream_time_not_the_wall_clock(runs):
-    run = _word_count(runs)
+def test_punctuation_follows_stream_time_not_the_wall_clock(start):
+    run = _word_count(start)
     run.pipe(wc.SOURCE_TOPIC, None, "a", 0)
     run.driver.advance_wall_clock_time(10 * wc.PUNCTUATE_INTERVAL_MS)
     late = run.pipe(wc.SOURCE_TOPIC, None, "b", 500)
@@ -190,12 +197,8 @@ def test_punctuation_follows_stream_time_not_the_wall_clock(runs):
 # -- stage 2: page views counted in windows -------------------------------------------------------------
 
 
-def _counting(runs: list[Run]) -> Run:
-    builder = KStreamBuilder()
-    pv.page_view_counts(builder)
-    run = Run(builder, pv.PAGE_VIEW_COUNTS_TOPIC, JSON, LONG)
-    runs.append(run)
-    return run
+def _counting(start: Any) -> Run:
+    return _dsl(start, pv.page_view_counts, pv.PAGE_VIEW_COUNTS_TOPIC, JSON, LONG)
 
 
 def _view(run: Run, user: str, page: str, timestamp: int) -> list[tuple]:
@@ -222,8 +225,8 @@ def _update(page: str, start: int, count: int, timestamp: int) -> tuple:
 
 @pytest.mark.stage(2)
 @pytest.mark.points(3)
-def test_views_are_counted_per_page_in_one_minute_windows(runs):
-    run = _counting(runs)
+def test_views_are_counted_per_page_in_one_minute_windows(start):
+    run = _counting(start)
     out = []
     for user, page, ts in [("alice", "home", 0), ("bob", "home", 10_000), ("alice", "about", 30_000),
                            ("carol", "home", 59_999)]:  # fmt: skip
@@ -243,8 +246,8 @@ def test_views_are_counted_per_page_in_one_minute_windows(runs):
 
 @pytest.mark.stage(2)
 @pytest.mark.points(2)
-def test_a_view_at_a_windows_end_opens_the_next_window(runs):
-    run = _counting(runs)
+def test_a_view_at_a_windows_end_opens_the_next_window(start):
+    run = _counting(start)
     for ts in (59_999, 60_000, 119_999, 120_000):
         _view(run, "alice", "home", ts)
     got = _windows(run, "home")
@@ -257,8 +260,8 @@ def test_a_view_at_a_windows_end_opens_the_next_window(runs):
 
 @pytest.mark.stage(2)
 @pytest.mark.points(3)
-def test_a_late_view_within_the_retention_updates_its_old_window(runs):
-    run = _counting(runs)
+def test_a_late_view_within_the_retention_updates_its_old_window(start):
+    run = _counting(start)
     _view(run, "alice", "home", 10_000)
     _view(run, "bob", "home", 300_000)  # stream time: five minutes
     late = _view(run, "carol", "home", 20_000)
@@ -274,8 +277,8 @@ def test_a_late_view_within_the_retention_updates_its_old_window(runs):
 
 @pytest.mark.stage(2)
 @pytest.mark.points(2)
-def test_windows_older_than_the_retention_are_dropped(runs):
-    run = _counting(runs)
+def test_windows_older_than_the_retention_are_dropped(start):
+    run = _counting(start)
     _view(run, "alice", "home", 10_000)
     _view(run, "bob", "home", 10 * pv.WINDOW_SIZE_MS)  # ten minutes: the first window is still kept
     kept = _windows(run, "home")
@@ -297,12 +300,8 @@ def test_windows_older_than_the_retention_are_dropped(runs):
 # -- stage 3: page views joined with the users' regions -------------------------------------------------
 
 
-def _joining(runs: list[Run]) -> Run:
-    builder = KStreamBuilder()
-    pv.page_views_by_region(builder)
-    run = Run(builder, pv.PAGE_VIEWS_BY_REGION_TOPIC, STRING, JSON)
-    runs.append(run)
-    return run
+def _joining(start: Any) -> Run:
+    return _dsl(start, pv.page_views_by_region, pv.PAGE_VIEWS_BY_REGION_TOPIC, STRING, JSON)
 
 
 def _profile(run: Run, user: str, region: str | None, timestamp: int) -> list[tuple]:
@@ -315,8 +314,8 @@ def _enriched(user: str, page: str, region: str, timestamp: int) -> tuple:
 
 @pytest.mark.stage(3)
 @pytest.mark.points(3)
-def test_a_view_carries_its_users_region(runs):
-    run = _joining(runs)
+def test_a_view_carries_its_users_region(start):
+    run = _joining(start)
     _profile(run, "alice", "europe", 0)
     _profile(run, "bob", "asia", 1)
     out = _view(run, "alice", "home", 2) + _view(run, "bob", "news", 3)
@@ -334,8 +333,8 @@ def test_a_view_carries_its_users_region(runs):
 
 @pytest.mark.stage(3)
 @pytest.mark.points(2)
-def test_a_view_of_a_user_without_a_profile_is_kept_with_an_unknown_region(runs):
-    run = _joining(runs)
+def test_a_view_of_a_user_without_a_profile_is_kept_with_an_unknown_region(start):
+    run = _joining(start)
     _profile(run, "alice", "europe", 0)
     out = _view(run, "zoe", "home", 1)
     expected = [_enriched("zoe", "home", pv.UNKNOWN_REGION, 1)]
@@ -347,8 +346,8 @@ def test_a_view_of_a_user_without_a_profile_is_kept_with_an_unknown_region(runs)
 
 @pytest.mark.stage(3)
 @pytest.mark.points(3)
-def test_a_profile_update_changes_only_later_views(runs):
-    run = _joining(runs)
+def test_a_profile_update_changes_only_later_views(start):
+    run = _joining(start)
     early = _view(run, "alice", "home", 0)
     arrived = _profile(run, "alice", "europe", 1)
     assert arrived == [], (
@@ -373,8 +372,8 @@ def test_a_profile_update_changes_only_later_views(runs):
 
 @pytest.mark.stage(3)
 @pytest.mark.points(2)
-def test_a_deleted_profile_leaves_later_views_unknown(runs):
-    run = _joining(runs)
+def test_a_deleted_profile_leaves_later_views_unknown(start):
+    run = _joining(start)
     _profile(run, "alice", "europe", 0)
     _profile(run, "alice", None, 1)  # a tombstone
     out = _view(run, "alice", "home", 2)
