@@ -9,7 +9,8 @@ import pytest
 
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.diagrams.streams import example_threads, thread_model, topology_diagram
-from kafka_lite.streams.examples.wordcount import dsl_word_count, processor_word_count
+from kafka_lite.streams.examples.word_count_processor_demo import word_count_topology
+from kafka_lite.streams.examples.wordcount import dsl_word_count
 from kafka_lite.streams.kstream import KStreamBuilder
 from kafka_lite.streams.processor.thread_metadata import TaskMetadata, ThreadMetadata
 
@@ -49,11 +50,11 @@ def test_the_dsl_word_count_is_two_sub_topologies_cut_at_the_repartition_topic()
 
 
 def test_every_node_and_edge_of_the_builder_is_drawn():
-    builder = processor_word_count()
+    builder = word_count_topology()
     g = topology_diagram(builder)
     assert list(_clusters(g.source)) == ["sub-topology 0"]
     assert _edges(g.source) == {
-        ("topic streams-plaintext-input", "Source"),
+        ("topic streams-file-input", "Source"),
         ("Source", "Process"),
         ("Process", "Sink"),
         ("Sink", "topic streams-wordcount-processor-output"),

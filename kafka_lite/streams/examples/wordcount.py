@@ -1,8 +1,9 @@
-"""Word count, the "hello world" of stream processing, twice: with the Processor API and the DSL.
+"""Word count, the "hello world" of stream processing, on the DSL: lines in, a running count per word out.
 
-Mirrors: org.apache.kafka.streams.examples.wordcount.WordCountDemo and WordCountProcessorDemo
-         (streams/examples/src/main/java/org/apache/kafka/streams/examples/wordcount/, Kafka 0.10.1)
-Book:    chapter 9, 9.1.1 (a Processor API application), 9.2.1 (a DSL application)
+Mirrors: org.apache.kafka.streams.examples.wordcount.WordCountDemo
+         (streams/examples/src/main/java/org/apache/kafka/streams/examples/wordcount/WordCountDemo.java,
+         Kafka 0.10.1)
+Book:    chapter 9, 9.2.1 (a DSL application)
 Differs: a line is split on runs of non-word characters (``\\W+``) and empty words are dropped, as
          Confluent's WordCountLambdaExample does; Kafka's demo splits on single spaces, so
          "hello, world" counts "hello," and two spaces count an empty word. It groups with
@@ -21,8 +22,8 @@ occurrences of one word reach the same task (and the same "Counts" store, logged
 ``<app>-Counts-changelog``). Every update of a count is one output record: the word as a UTF-8
 string, the count as an 8-byte big-endian long (``Serdes.Long``).
 
-The Processor API version (``processor_word_count``) keeps the same ``Counts`` store by hand and
-writes differently: it forwards every count once per second of *stream time*, from its
+The Processor API version (``word_count_processor_demo``) keeps the same ``Counts`` store by hand
+and writes differently: it forwards every count once per second of *stream time*, from its
 punctuation, where the DSL's count forwards each update as it makes it (kafka_lite has no record
 cache to hold updates back).
 """
@@ -32,11 +33,7 @@ from __future__ import annotations
 import re
 
 from kafka_lite.streams.kstream.kstream_builder import KStreamBuilder
-from kafka_lite.streams.processor.processor import AbstractProcessor
-from kafka_lite.streams.processor.processor_context import ProcessorContext
-from kafka_lite.streams.processor.topology_builder import TopologyBuilder
 from kafka_lite.streams.serialization import Serdes
-from kafka_lite.streams.state.stores import Stores
 
 INPUT_TOPIC = "streams-plaintext-input"
 PROCESSOR_OUTPUT_TOPIC = "streams-wordcount-processor-output"
@@ -72,59 +69,3 @@ def build_wordcount(builder: KStreamBuilder, input_topic: str, output_topic: str
 def dsl_word_count() -> KStreamBuilder:
     """``WordCountDemo``'s topology on its default topics."""
     return build_wordcount(KStreamBuilder(), INPUT_TOPIC, DSL_OUTPUT_TOPIC)
-
-
-# --8<-- [start:processor]
-class WordCountProcessor(AbstractProcessor):
-    """Count each word of each line in the ``Counts`` store; forward every count once per second
-    of stream time (Kafka's ``WordCountProcessorDemo.MyProcessorSupplier``)."""
-
-    def init(self, context: ProcessorContext) -> None:
-        super().init(context)
-        # Called once per task: ask to be punctuated, and find this task's own store.
-        context.schedule(PUNCTUATE_INTERVAL_MS)
-        self.kv_store = context.get_state_store(STORE_NAME)
-
-    def process(self, key: str | None, line: str) -> None:
-        for word in split_words(line):
-            old_value = self.kv_store.get(word)
-            self.kv_store.put(word, 1 if old_value is None else old_value + 1)
-
-    def punctuate(self, timestamp: int) -> None:
-        # Every count, in the store's key order; the sink below writes each to the output topic.
-        with self.kv_store.all() as entries:
-            for entry in entries:
-                self.context().forward(entry.key, entry.value)
-        # Ask the task to commit now rather than at the next commit.interval.ms.
-        self.context().commit()
-
-
-# --8<-- [end:processor]
-
-
-# --8<-- [start:processor_topology]
-def processor_word_count() -> TopologyBuilder:
-    """Source -> Process (with its store) -> Sink: the topology of ``WordCountProcessorDemo``."""
-    strings, longs = Serdes.String(), Serdes.Long()
-    builder = TopologyBuilder()
-    builder.add_source(
-        "Source",
-        INPUT_TOPIC,
-        key_deserializer=strings.deserializer(),
-        value_deserializer=strings.deserializer(),
-    )
-    builder.add_processor("Process", WordCountProcessor, "Source")
-    builder.add_state_store(
-        Stores.create(STORE_NAME).with_keys(strings).with_values(longs).in_memory().build(), "Process"
-    )
-    builder.add_sink(
-        "Sink",
-        PROCESSOR_OUTPUT_TOPIC,
-        "Process",
-        key_serializer=strings.serializer(),
-        value_serializer=longs.serializer(),
-    )
-    return builder
-
-
-# --8<-- [end:processor_topology]
