@@ -11,7 +11,7 @@ from kafka_lite import KafkaProducer
 from kafka_lite.streams.kafka_streams import KafkaStreams, State
 from kafka_lite.streams.kstream.kstream_builder import KStreamBuilder
 from kafka_lite.streams.serialization import Serdes
-from tests.support.topics import read_topic
+from tests.support.topics import read_topic, topic_name
 from tests.support.waiting import wait_until
 
 # A test cluster's group settles in well under a second with these; commits every 100 ms keep the
@@ -35,6 +35,14 @@ def wordcount_builder(input_topic: str, output_topic: str) -> KStreamBuilder:
         .to(output_topic, key_serde=Serdes.String(), value_serde=Serdes.Long())
     )
     return builder
+
+
+def wordcount_topics(cluster, partitions: int = 3) -> tuple[str, str]:
+    """A new input topic of lines and output topic of counts, with ``partitions`` partitions each."""
+    source, sink = topic_name("wc-lines"), topic_name("wc-counts")
+    cluster.create_topic(source, partitions=partitions)
+    cluster.create_topic(sink, partitions=partitions)
+    return source, sink
 
 
 def oracle_counts(lines: list[str]) -> Counter:

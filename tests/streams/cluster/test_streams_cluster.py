@@ -24,6 +24,7 @@ from tests.streams.cluster.support import (
     produce_lines,
     running,
     wait_running,
+    wordcount_topics,
 )
 from tests.support.topics import read_topic, topic_name
 from tests.support.waiting import wait_until
@@ -51,9 +52,7 @@ def restored_records(streams: KafkaStreams) -> dict[str, int]:
 
 def test_word_count_equals_the_oracle_and_answers_queries(cluster, tmp_path):
     bootstrap = cluster.bootstrap_servers
-    source, sink = topic_name("wc-lines"), topic_name("wc-counts")
-    cluster.create_topic(source, partitions=3)
-    cluster.create_topic(sink, partitions=3)
+    source, sink = wordcount_topics(cluster, partitions=3)
     lines = LINES * 20
     expected = oracle_counts(lines)
     app_id = topic_name("wc")
@@ -84,9 +83,7 @@ def test_word_count_equals_the_oracle_and_answers_queries(cluster, tmp_path):
 
 def test_a_clean_restart_resumes_from_the_checkpoint_without_restoring(cluster, tmp_path):
     bootstrap = cluster.bootstrap_servers
-    source, sink = topic_name("wc-lines"), topic_name("wc-counts")
-    cluster.create_topic(source, partitions=3)
-    cluster.create_topic(sink, partitions=3)
+    source, sink = wordcount_topics(cluster, partitions=3)
     app_id = topic_name("wc-restart")
     first, second = LINES * 4, LINES[:2] * 3
     builder = build_wordcount(KStreamBuilder(), source, sink)
@@ -109,9 +106,7 @@ def test_a_clean_restart_resumes_from_the_checkpoint_without_restoring(cluster, 
 
 def test_after_clean_up_a_restart_restores_every_store_from_its_changelog(cluster, tmp_path):
     bootstrap = cluster.bootstrap_servers
-    source, sink = topic_name("wc-lines"), topic_name("wc-counts")
-    cluster.create_topic(source, partitions=3)
-    cluster.create_topic(sink, partitions=3)
+    source, sink = wordcount_topics(cluster, partitions=3)
     app_id = topic_name("wc-cleanup")
     builder = build_wordcount(KStreamBuilder(), source, sink)
     with running(builder, bootstrap, app_id, tmp_path):
@@ -136,9 +131,7 @@ def test_after_clean_up_a_restart_restores_every_store_from_its_changelog(cluste
 
 def test_a_standby_keeps_a_warm_copy_so_a_moved_task_restores_only_the_tail(cluster, tmp_path):
     bootstrap = cluster.bootstrap_servers
-    source, sink = topic_name("wc-lines"), topic_name("wc-counts")
-    cluster.create_topic(source, partitions=2)
-    cluster.create_topic(sink, partitions=2)
+    source, sink = wordcount_topics(cluster, partitions=2)
     app_id = topic_name("wc-standby")
     lines = LINES * 10
 
