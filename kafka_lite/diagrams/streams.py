@@ -124,8 +124,9 @@ def _task_label(task: TaskMetadata, standby: bool) -> str:
 
 def thread_model(threads: list[ThreadMetadata], name: str = "thread_model") -> graphviz.Digraph:
     """Each stream thread (grouped by instance) with its active tasks (filled) and standby tasks
-    (dashed), each task with the partitions it reads: a standby's are its stores' changelogs'
-    partitions, which it only restores, never the source partitions it does not process."""
+    (dashed), each task with the partitions it stands for: a standby is named by its task's source
+    partitions, as Kafka 1.0's ``TaskMetadata`` names it, though it reads only its stores'
+    changelog partitions."""
     g = new_graph(name, rankdir="TB", fontsize=10, nodesep="0.25", ranksep="0.2")
     instances: dict[str, list[ThreadMetadata]] = {}
     for thread in threads:
@@ -189,7 +190,6 @@ def example_threads() -> list[ThreadMetadata]:
     Sub-topology 0 (split and re-key) has no store, so only sub-topology 1's tasks have standbys,
     each on the other instance from its active copy."""
     repartition = "wordcount-Counts-repartition"
-    changelog = "wordcount-Counts-changelog"
 
     def task(task_id: str, topic: str) -> TaskMetadata:
         return TaskMetadata(task_id, frozenset({TopicPartition(topic, int(task_id.split("_")[1]))}))
@@ -204,9 +204,9 @@ def example_threads() -> list[ThreadMetadata]:
             [],
         ),
         thread(
-            "wordcount-1-StreamThread-2", [task("0_1", "streams-plaintext-input")], [task("1_1", changelog)]
+            "wordcount-1-StreamThread-2", [task("0_1", "streams-plaintext-input")], [task("1_1", repartition)]
         ),
-        thread("wordcount-2-StreamThread-1", [task("1_1", repartition)], [task("1_0", changelog)]),
+        thread("wordcount-2-StreamThread-1", [task("1_1", repartition)], [task("1_0", repartition)]),
     ]
 
 

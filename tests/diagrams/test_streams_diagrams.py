@@ -87,7 +87,7 @@ def test_the_thread_model_groups_threads_by_instance_and_marks_standbys():
         "instance wordcount-2",
     ]
     assert "task 0_0\nstreams-plaintext-input-0" in g.source
-    assert "standby 1_1\nwordcount-Counts-changelog-1" in g.source
+    assert "standby 1_1\nwordcount-Counts-repartition-1" in g.source
     standby_nodes = re.findall(r'"[^"]+ standby (\d_\d)" \[label=[^]]*style=dashed', g.source)
     assert sorted(standby_nodes) == ["1_0", "1_1"]
     assert g.source.count("(RUNNING)") == 3
