@@ -25,7 +25,9 @@ class Struct:
     def put(self, field_name: str, value: Any) -> Struct:
         field = self._lookup(field_name)
         if value is None and not field.schema.optional and field.schema.default_value is None:
-            raise DataException(f"Invalid value: null used for required field: \"{field_name}\", schema type: {field.schema.type.name}")
+            raise DataException(
+                f'Invalid value: null used for required field: "{field_name}", schema type: {field.schema.type.name}'
+            )
         self._values[field.index] = value
         return self
 

@@ -81,7 +81,9 @@ class JsonConverter(Converter):
         try:
             json_value = None if value is None else json.loads(value)
         except ValueError as e:
-            raise DataException(f"Converting byte[] to Kafka Connect data failed due to serialization error: {e}") from e
+            raise DataException(
+                f"Converting byte[] to Kafka Connect data failed due to serialization error: {e}"
+            ) from e
         if self.enable_schemas and not _is_envelope(json_value):
             raise DataException('JsonConverter with schemas.enable requires "schema" and "payload" fields '
                                 "and may not contain additional fields. If you are trying to deserialize "
@@ -96,7 +98,10 @@ class JsonConverter(Converter):
 
 
 def _is_envelope(json_value: Any) -> bool:
-    return isinstance(json_value, dict) and json_value.keys() == {ENVELOPE_SCHEMA_FIELD_NAME, ENVELOPE_PAYLOAD_FIELD_NAME}
+    return isinstance(json_value, dict) and json_value.keys() == {
+        ENVELOPE_SCHEMA_FIELD_NAME,
+        ENVELOPE_PAYLOAD_FIELD_NAME,
+    }
 
 
 def as_json_schema(schema: Schema | None) -> dict | None:
@@ -144,7 +149,9 @@ def as_connect_schema(json_schema: Any) -> Schema | None:
             raise DataException("Map schema did not specify the key type")
         if "values" not in json_schema:
             raise DataException("Map schema did not specify the value type")
-        builder = SchemaBuilder.map(as_connect_schema(json_schema["keys"]), as_connect_schema(json_schema["values"]))
+        builder = SchemaBuilder.map(
+            as_connect_schema(json_schema["keys"]), as_connect_schema(json_schema["values"])
+        )
     elif type_ is Type.STRUCT:
         builder = SchemaBuilder.struct()
         fields = json_schema.get("fields")
@@ -182,7 +189,9 @@ def convert_to_json(schema: Schema | None, value: Any) -> Any:
             return convert_to_json(schema, schema.default_value)
         if schema.optional:
             return None
-        raise DataException("Conversion error: null value for field that is required and has no default value")
+        raise DataException(
+            "Conversion error: null value for field that is required and has no default value"
+        )
     type_ = schema.type if schema is not None else schema_type(value)
     if type_ is None:
         raise DataException(f"Python class {type(value)} does not have corresponding schema type.")
@@ -211,7 +220,9 @@ def convert_to_json(schema: Schema | None, value: Any) -> Any:
         key_schema = schema.key_schema if schema is not None else None
         value_schema = schema.value_schema if schema is not None else None
         if object_mode:
-            return {convert_to_json(key_schema, k): convert_to_json(value_schema, v) for k, v in value.items()}
+            return {
+                convert_to_json(key_schema, k): convert_to_json(value_schema, v) for k, v in value.items()
+            }
         return [[convert_to_json(key_schema, k), convert_to_json(value_schema, v)] for k, v in value.items()]
     # STRUCT
     if not isinstance(value, Struct) or (schema is not None and value.schema != schema):
@@ -269,10 +280,15 @@ def convert_to_connect(schema: Schema | None, json_value: Any) -> Any:
         if schema is None or key_schema.type is Type.STRING:
             return {k: convert_to_connect(value_schema, v) for k, v in json_value.items()}
         if not isinstance(json_value, list):
-            raise DataException("Maps with non-string fields should be encoded as JSON array of tuples, but found " + type(json_value).__name__)
+            raise DataException(
+                "Maps with non-string fields should be encoded as JSON array of tuples, but found "
+                + type(json_value).__name__
+            )
         return {convert_to_connect(key_schema, k): convert_to_connect(value_schema, v) for k, v in json_value}
     if not isinstance(json_value, dict):
-        raise DataException("Structs should be encoded as JSON objects, but found " + type(json_value).__name__)
+        raise DataException(
+            "Structs should be encoded as JSON objects, but found " + type(json_value).__name__
+        )
     result = Struct(schema)
     for field in schema.fields():
         result.put(field.name, convert_to_connect(field.schema, json_value.get(field.name)))
@@ -283,7 +299,9 @@ def convert_to_connect(schema: Schema | None, json_value: Any) -> Any:
 
 # Jackson escapes '"', '\\' and every control character; five of them by name, the rest as \\u00XX.
 _ESCAPES = {c: f"\\u{c:04X}" for c in range(0x20)}
-_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"})
+_ESCAPES.update(
+    {ord('"'): '\\"', ord("\\"): "\\\\", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"}
+)
 
 
 def write_json(node: Any) -> str:

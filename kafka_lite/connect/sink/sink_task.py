@@ -55,11 +55,11 @@ class SinkTask(Task):
     def put(self, records: Collection[SinkRecord]) -> None:
         """Write (or buffer) ``records``; raise ``RetriableException`` to have them handed again."""
 
-    def flush(self, current_offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:  # noqa: B027
+    def flush(self, current_offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
         """Make everything ``put`` so far durable: the worker commits ``current_offsets`` next."""
 
-    def open(self, partitions: Collection[TopicPartition]) -> None:  # noqa: B027
+    def open(self, partitions: Collection[TopicPartition]) -> None:
         """The task now owns ``partitions`` (after a rebalance)."""
 
-    def close(self, partitions: Collection[TopicPartition]) -> None:  # noqa: B027
+    def close(self, partitions: Collection[TopicPartition]) -> None:
         """The task no longer owns ``partitions``: their offsets were just committed."""

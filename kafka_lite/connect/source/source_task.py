@@ -36,8 +36,8 @@ class SourceTask(Task):
     def poll(self) -> list[SourceRecord] | None:
         """New records, or None; called again and again on the worker's thread."""
 
-    def commit(self) -> None:  # noqa: B027 - a hook, doing nothing unless overridden, as in Kafka
+    def commit(self) -> None:
         """The worker committed the offsets of every record returned so far."""
 
-    def commit_record(self, record: SourceRecord) -> None:  # noqa: B027
+    def commit_record(self, record: SourceRecord) -> None:
         """``record`` was written to Kafka (called on the producer's thread)."""

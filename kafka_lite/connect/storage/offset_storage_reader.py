@@ -48,7 +48,11 @@ frozen_partition = _frozen
 
 class OffsetStorageReaderImpl(OffsetStorageReader):
     def __init__(
-        self, backing_store: OffsetBackingStore, namespace: str, key_converter: Converter, value_converter: Converter
+        self,
+        backing_store: OffsetBackingStore,
+        namespace: str,
+        key_converter: Converter,
+        value_converter: Converter,
     ) -> None:
         self.backing_store = backing_store
         self.namespace = namespace

@@ -31,7 +31,11 @@ log = logging.getLogger(__name__)
 
 class OffsetStorageWriter:
     def __init__(
-        self, backing_store: OffsetBackingStore, namespace: str, key_converter: Converter, value_converter: Converter
+        self,
+        backing_store: OffsetBackingStore,
+        namespace: str,
+        key_converter: Converter,
+        value_converter: Converter,
     ) -> None:
         self.backing_store = backing_store
         self.namespace = namespace
@@ -67,7 +71,9 @@ class OffsetStorageWriter:
                 offsets_serialized = {}
                 for partition, offset in self.to_flush.values():
                     # Offsets are keyed by namespace and partition, so many connectors share a store.
-                    key = self.key_converter.from_connect_data(self.namespace, None, [self.namespace, partition])
+                    key = self.key_converter.from_connect_data(
+                        self.namespace, None, [self.namespace, partition]
+                    )
                     value = self.value_converter.from_connect_data(self.namespace, None, offset)
                     offsets_serialized[key] = value
             except Exception as e:

@@ -1,0 +1,87 @@
+"""The worker's settings: where Kafka is, which converters, how often offsets are committed.
+
+Mirrors: org.apache.kafka.connect.runtime.WorkerConfig and
+         org.apache.kafka.connect.runtime.standalone.StandaloneConfig
+         (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerConfig.java, Kafka 0.10.1)
+Book:    chapter 8, 8.2
+Differs: a converter setting names a class by Kafka's name or kafka_lite's (see
+         ``connector_factory``); ``rest.host.name`` and ``rest.port`` are read but no REST server
+         is started yet. Settings of Kafka's worker that only the REST server or the distributed
+         herder read (``rest.advertised.*``, ``access.control.*``) pass unchecked.
+
+Settings with a prefix go to what the prefix names, the prefix removed: ``key.converter.*`` and
+``value.converter.*`` to the converters, ``internal.key.converter.*`` to the offsets' converters,
+``producer.*`` to every source task's producer, ``consumer.*`` to every sink task's consumer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_lite.common.config import ConfigDef, Importance, Range, Type
+
+H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+
+BOOTSTRAP_SERVERS_CONFIG = "bootstrap.servers"
+KEY_CONVERTER_CLASS_CONFIG = "key.converter"
+VALUE_CONVERTER_CLASS_CONFIG = "value.converter"
+INTERNAL_KEY_CONVERTER_CLASS_CONFIG = "internal.key.converter"
+INTERNAL_VALUE_CONVERTER_CLASS_CONFIG = "internal.value.converter"
+TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG = "task.shutdown.graceful.timeout.ms"
+OFFSET_COMMIT_INTERVAL_MS_CONFIG = "offset.flush.interval.ms"
+OFFSET_COMMIT_TIMEOUT_MS_CONFIG = "offset.flush.timeout.ms"
+REST_HOST_NAME_CONFIG = "rest.host.name"
+REST_PORT_CONFIG = "rest.port"
+OFFSET_STORAGE_FILE_FILENAME_CONFIG = "offset.storage.file.filename"
+
+WORKER_CONFIG_DEF = (
+    ConfigDef()
+    .define(BOOTSTRAP_SERVERS_CONFIG, Type.LIST, "localhost:9092", None, H,
+            "A list of host/port pairs to use for establishing the initial connection to the Kafka cluster.")
+    .define(KEY_CONVERTER_CLASS_CONFIG, Type.STRING, importance=H,
+            doc="Converter class for key Connect data, such as org.apache.kafka.connect.json.JsonConverter.")
+    .define(VALUE_CONVERTER_CLASS_CONFIG, Type.STRING, importance=H,
+            doc="Converter class for value Connect data.")
+    .define(INTERNAL_KEY_CONVERTER_CLASS_CONFIG, Type.STRING, importance=L,
+            doc="Converter class for the keys of internal data: the offsets' keys.")
+    .define(INTERNAL_VALUE_CONVERTER_CLASS_CONFIG, Type.STRING, importance=L,
+            doc="Converter class for the values of internal data: the offsets.")
+    .define(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG, Type.LONG, 5000, Range.at_least(0), L,
+            "How long to wait for tasks to shut down gracefully, in total for all tasks.")
+    .define(OFFSET_COMMIT_INTERVAL_MS_CONFIG, Type.LONG, 60000, Range.at_least(1), L,
+            "Interval at which to try committing offsets for tasks.")
+    .define(OFFSET_COMMIT_TIMEOUT_MS_CONFIG, Type.LONG, 5000, Range.at_least(0), L,
+            "How long to wait for records to flush and offsets to be committed before cancelling "
+            "the commit and retrying it in a later attempt.")
+    .define(REST_HOST_NAME_CONFIG, Type.STRING, None, None, L,
+            "Hostname for the REST API (read, not yet served).")
+    .define(REST_PORT_CONFIG, Type.INT, 8083, Range.between(0, 65535), L,
+            "Port for the REST API to listen on (read, not yet served).")
+)  # fmt: skip
+
+STANDALONE_CONFIG_DEF = ConfigDef()
+STANDALONE_CONFIG_DEF.keys.update(WORKER_CONFIG_DEF.keys)
+STANDALONE_CONFIG_DEF.define(
+    OFFSET_STORAGE_FILE_FILENAME_CONFIG, Type.STRING, importance=H, doc="File to store offset data in"
+)
+
+
+class WorkerConfig:
+    """The parsed settings (``values``) and every setting as given (``originals``)."""
+
+    CONFIG_DEF = WORKER_CONFIG_DEF
+
+    def __init__(self, props: dict[str, Any]) -> None:
+        self.originals = {k: str(v) for k, v in props.items()}
+        self.values = self.CONFIG_DEF.parse(props, allow_unknown=True)
+
+    def get(self, name: str) -> Any:
+        return self.values[name]
+
+    def originals_with_prefix(self, prefix: str) -> dict[str, str]:
+        """The settings that start with ``prefix``, with the prefix removed (Kafka's ``AbstractConfig``)."""
+        return {k[len(prefix) :]: v for k, v in self.originals.items() if k.startswith(prefix)}
+
+
+class StandaloneConfig(WorkerConfig):
+    CONFIG_DEF = STANDALONE_CONFIG_DEF

@@ -1,0 +1,330 @@
+"""A sink task in the worker: a consumer in group ``connect-<name>``, records put, flushed, then committed.
+
+Mirrors: org.apache.kafka.connect.runtime.WorkerSinkTask and WorkerSinkTaskContext
+         (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerSinkTask.java, Kafka 0.10.1)
+Book:    chapter 8, 8.2
+Differs: no pause and resume of the whole task (target states); ``SinkTaskContext.pause`` and
+         ``resume`` of partitions work.
+
+Each iteration of the task's thread commits if ``offset.flush.interval.ms`` has passed, then
+polls the consumer (for at most the time to the next commit), converts the records' bytes to
+Connect data with the converters, and hands them to the task's ``put``. ``current_offsets``
+follows what was put: for each partition, the offset after its last record.
+
+A commit asks the task to ``flush`` first, and commits ``current_offsets`` to the group only if
+the flush returned. A task that fails to flush is rewound to the offsets last committed, so the
+records it may have lost are consumed again: at-least-once, like the source side.
+
+All of it runs on the task's thread, the consumer being single-threaded; ``stop`` from the
+herder's thread only sets the flag and calls ``consumer.wakeup()`` to cut a poll short. On a
+rebalance the consumer calls ``HandleRebalance``: before partitions are taken away their offsets
+are committed (synchronously), and the task opens the ones it is given.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+
+from kafka_lite.common.errors import KafkaException, WakeupException
+from kafka_lite.common.record.constants import TimestampType
+from kafka_lite.common.time import Time
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.connect.errors import ConnectException, RetriableException
+from kafka_lite.connect.runtime.worker_config import (
+    OFFSET_COMMIT_INTERVAL_MS_CONFIG,
+    OFFSET_COMMIT_TIMEOUT_MS_CONFIG,
+    WorkerConfig,
+)
+from kafka_lite.connect.runtime.worker_task import WorkerTask
+from kafka_lite.connect.sink.sink_record import SinkRecord
+from kafka_lite.connect.sink.sink_task import TOPICS_CONFIG, SinkTask, SinkTaskContext
+from kafka_lite.connect.storage.converter import Converter
+from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
+from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
+from kafka_lite.consumer.kafka_consumer import KafkaConsumer
+from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+
+log = logging.getLogger(__name__)
+
+
+class WorkerSinkTaskContext(SinkTaskContext):
+    def __init__(self, consumer: KafkaConsumer) -> None:
+        self.consumer = consumer
+        self.offsets: dict[TopicPartition, int] = {}
+        self.timeout_ms = -1
+        self.paused_partitions: set[TopicPartition] = set()
+
+    def offset(self, offsets: dict[TopicPartition, int]) -> None:
+        self.offsets.update(offsets)
+
+    def timeout(self, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
+
+    def assignment(self) -> set[TopicPartition]:
+        return self.consumer.assignment()
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self.paused_partitions.update(partitions)
+        self.consumer.pause(*partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self.paused_partitions.difference_update(partitions)
+        self.consumer.resume(*partitions)
+
+
+class WorkerSinkTask(WorkerTask):
+    def __init__(
+        self,
+        id: ConnectorTaskId,
+        task: SinkTask,
+        worker_config: WorkerConfig,
+        key_converter: Converter,
+        value_converter: Converter,
+        time: Time,
+    ) -> None:
+        super().__init__(id)
+        self.task = task
+        self.worker_config = worker_config
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.time = time
+        self.task_config: dict[str, str] = {}
+        self.message_batch: list[SinkRecord] = []
+        self.last_committed_offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        self.current_offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        self.next_commit = 0
+        self.committing = False
+        self.commit_seqno = 0
+        self.commit_started = -1
+        self.commit_failures = 0
+        self.paused_for_redelivery = False
+        self.rebalance_exception: BaseException | None = None
+        self.consumer: KafkaConsumer | None = None
+        self.context: WorkerSinkTaskContext | None = None
+
+    def initialize(self, task_config: dict[str, str]) -> None:
+        try:
+            self.task_config = task_config
+            self.consumer = self._create_consumer()
+            self.context = WorkerSinkTaskContext(self.consumer)
+        except Exception as e:
+            log.error("Task %s failed initialization and will not be started.", self, exc_info=True)
+            raise ConnectException(f"Failed to create consumer: {e}") from e
+
+    def stop(self) -> None:
+        # Only the flag and a wakeup: everything else belongs to the task's thread.
+        super().stop()
+        if self.consumer is not None:
+            self.consumer.wakeup()
+
+    def close(self) -> None:
+        # The task's stop() is called here, on its own thread, after its last commit.
+        try:
+            self.task.stop()
+        finally:
+            if self.consumer is not None:
+                self.consumer.close(autocommit=False)
+
+    def execute(self) -> None:
+        self.initialize_and_start()
+        try:
+            while not self.is_stopping():
+                self.iteration()
+        finally:
+            self.close_partitions()
+
+    def iteration(self) -> None:
+        try:
+            now = self.time.milliseconds()
+            # Commit if it is time; the first iteration commits nothing (no offsets yet).
+            if not self.committing and now >= self.next_commit:
+                self.commit_offsets(now, closing=False)
+                self.next_commit += self.worker_config.get(OFFSET_COMMIT_INTERVAL_MS_CONFIG)
+            commit_timeout = self.commit_started + self.worker_config.get(OFFSET_COMMIT_TIMEOUT_MS_CONFIG)
+            if self.committing and now >= commit_timeout:
+                log.warning("Commit of %s offsets timed out", self)
+                self.commit_failures += 1
+                self.committing = False
+            self.poll(max(self.next_commit - now, 0))
+        except WakeupException:
+            # stop() woke the consumer; the loop's condition sees the flag.
+            return
+
+    def initialize_and_start(self) -> None:
+        topics = self.task_config.get(TOPICS_CONFIG)
+        if not topics:
+            raise ConnectException("Sink tasks require a list of topics.")
+        self.consumer.subscribe(topics.split(","), listener=HandleRebalance(self))
+        self.task.initialize(self.context)
+        self.task.start(self.task_config)
+        self.next_commit = self.time.milliseconds() + self.worker_config.get(OFFSET_COMMIT_INTERVAL_MS_CONFIG)
+        log.info("Sink task %s finished initialization and start", self)
+
+    def poll(self, timeout_ms: int) -> None:
+        self.rewind()
+        if self.context.timeout_ms > 0:
+            timeout_ms = min(timeout_ms, self.context.timeout_ms)
+            self.context.timeout(-1)
+        msgs = self._poll_consumer(timeout_ms)
+        self.convert_messages(msgs)
+        self.deliver_messages()
+
+    def _poll_consumer(self, timeout_ms: int) -> list:
+        msgs = self.consumer.poll(timeout_ms)
+        if self.rebalance_exception is not None:
+            e, self.rebalance_exception = self.rebalance_exception, None
+            raise e
+        return [record for records in msgs.values() for record in records]
+
+    def convert_messages(self, msgs: list) -> None:
+        for msg in msgs:
+            key_and_schema = self.key_converter.to_connect_data(msg.topic, msg.key)
+            value_and_schema = self.value_converter.to_connect_data(msg.topic, msg.value)
+            no_timestamp = msg.timestamp_type == TimestampType.NO_TIMESTAMP_TYPE
+            self.message_batch.append(SinkRecord(
+                msg.topic, msg.partition, key_and_schema.schema, key_and_schema.value,
+                value_and_schema.schema, value_and_schema.value, msg.offset,
+                None if no_timestamp else msg.timestamp, msg.timestamp_type,
+            ))  # fmt: skip
+
+    def deliver_messages(self) -> None:
+        if not self.message_batch and not self.paused_for_redelivery:
+            return
+        try:
+            self.task.put(list(self.message_batch))
+            for record in self.message_batch:
+                tp = TopicPartition(record.topic, record.kafka_partition)
+                self.current_offsets[tp] = OffsetAndMetadata(record.kafka_offset + 1)
+            self.message_batch.clear()
+            if self.paused_for_redelivery:
+                self._resume_all()
+                self.paused_for_redelivery = False
+        except RetriableException:
+            # The same batch is handed again on the next poll; the consumer fetches nothing new meanwhile.
+            log.error("RetriableException from SinkTask %s:", self.id, exc_info=True)
+            self.paused_for_redelivery = True
+            self._pause_all()
+        except Exception as e:
+            raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.") from e
+
+    def _pause_all(self) -> None:
+        self.consumer.pause(*self.consumer.assignment())
+
+    def _resume_all(self) -> None:
+        for tp in self.consumer.assignment():
+            if tp not in self.context.paused_partitions:
+                self.consumer.resume(tp)
+
+    def rewind(self) -> None:
+        """Seek to the offsets the task asked for through its context."""
+        offsets, self.context.offsets = self.context.offsets, {}
+        for tp, offset in offsets.items():
+            self.consumer.seek(tp, offset)
+            self.last_committed_offsets[tp] = OffsetAndMetadata(offset)
+            self.current_offsets[tp] = OffsetAndMetadata(offset)
+
+    def commit_offsets(self, now: int, closing: bool) -> None:
+        """Flush the task, then commit ``current_offsets``; a failed flush rewinds to the last commit."""
+        if not self.current_offsets:
+            return
+        self.committing = True
+        self.commit_seqno += 1
+        self.commit_started = now
+        offsets = dict(self.current_offsets)
+        try:
+            self.task.flush(offsets)
+        except Exception as e:
+            log.error("Commit of %s offsets failed due to exception while flushing:", self, exc_info=True)
+            log.error("Rewinding offsets to last committed offsets")
+            for tp, committed in self.last_committed_offsets.items():
+                self.consumer.seek(tp, committed.offset)
+            self.current_offsets = dict(self.last_committed_offsets)
+            self._on_commit_completed(e, self.commit_seqno)
+            return
+        finally:
+            if closing:
+                self.task.close(list(self.current_offsets))
+        self._do_commit(offsets, closing, self.commit_seqno)
+
+    def _do_commit(self, offsets: dict[TopicPartition, OffsetAndMetadata], closing: bool, seqno: int) -> None:
+        log.info("%s Committing offsets", self)
+        if closing:
+            # Synchronously: the partitions are about to go, and their next owner reads these offsets.
+            try:
+                self.consumer.commit_sync(offsets)
+                self.last_committed_offsets = offsets
+                self._on_commit_completed(None, seqno)
+            except KafkaException as e:
+                self._on_commit_completed(e, seqno)
+        else:
+
+            def on_complete(committed, error) -> None:
+                if error is None:
+                    self.last_committed_offsets = offsets
+                self._on_commit_completed(error, seqno)
+
+            self.consumer.commit_async(offsets, on_complete)
+
+    def _on_commit_completed(self, error: BaseException | None, seqno: int) -> None:
+        if self.commit_seqno != seqno:
+            log.debug("Got callback for timed out commit %s: %s, but most recent commit is %s", self, seqno,
+                      self.commit_seqno)  # fmt: skip
+            return
+        if error is not None:
+            log.error("Commit of %s offsets threw an unexpected exception: %s", self, error)
+            self.commit_failures += 1
+        else:
+            log.debug("Finished %s offset commit successfully in %d ms", self,
+                      self.time.milliseconds() - self.commit_started)  # fmt: skip
+            self.commit_failures = 0
+        self.committing = False
+
+    def close_partitions(self) -> None:
+        self.commit_offsets(self.time.milliseconds(), closing=True)
+
+    def _create_consumer(self) -> KafkaConsumer:
+        props = {
+            "group.id": f"connect-{self.id.connector}",
+            "bootstrap.servers": ",".join(self.worker_config.get("bootstrap.servers")),
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            **self.worker_config.originals_with_prefix("consumer."),
+        }
+        return KafkaConsumer(**props)
+
+    def __str__(self) -> str:
+        return f"WorkerSinkTask{{id={self.id}}}"
+
+
+class HandleRebalance(ConsumerRebalanceListener):
+    """Commit before partitions go; start from the consumer's positions when they come."""
+
+    def __init__(self, worker_task: WorkerSinkTask) -> None:
+        self.worker_task = worker_task
+
+    def on_partitions_assigned(self, partitions: Collection[TopicPartition]) -> None:
+        wt = self.worker_task
+        wt.last_committed_offsets = {}
+        wt.current_offsets = {}
+        for tp in partitions:
+            position = wt.consumer.position(tp)
+            wt.last_committed_offsets[tp] = OffsetAndMetadata(position)
+            wt.current_offsets[tp] = OffsetAndMetadata(position)
+        # A pause for redelivery concerned records now discarded: start afresh.
+        if wt.paused_for_redelivery:
+            wt.paused_for_redelivery = False
+            wt._resume_all()
+        try:
+            wt.task.open(partitions)
+        except Exception as e:
+            wt.rebalance_exception = e  # raised from the poll that ran this listener
+
+    def on_partitions_revoked(self, partitions: Collection[TopicPartition]) -> None:
+        wt = self.worker_task
+        try:
+            wt.close_partitions()
+        except Exception as e:
+            wt.rebalance_exception = e
+        # Records not yet put will be fetched again by the partitions' next owner.
+        wt.message_batch.clear()

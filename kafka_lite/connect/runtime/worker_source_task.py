@@ -1,0 +1,261 @@
+"""A source task in the worker: poll the task, convert its records, send them, commit their offsets.
+
+Mirrors: org.apache.kafka.connect.runtime.WorkerSourceTask and WorkerSourceTaskContext
+         (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerSourceTask.java, Kafka 0.10.1)
+Book:    chapter 8, 8.2
+Differs: outstanding records are kept in dicts keyed by ``id()`` where Kafka uses
+         ``IdentityHashMap`` s; Kafka's ``synchronized (this)``, ``wait`` and ``notifyAll`` are one
+         ``threading.Condition``; no pause and resume.
+
+Two threads meet here. The task's own thread loops in ``execute``: ``poll`` the task, turn each
+record's key and value into bytes with the converters, ``send`` it, and tell the offset writer
+the record's source offset. The committer's thread calls ``commit_offsets`` every
+``offset.flush.interval.ms``.
+
+An offset may be stored only once the records before it are in Kafka, or a crash would skip
+them. So a commit first snapshots the offsets (``OffsetStorageWriter.begin_flush``), then waits
+until every record sent before the snapshot is acknowledged (``outstanding_messages`` empty: each
+producer callback removes its record), then writes the snapshot. Meanwhile the task thread keeps
+sending; records sent during the wait go to ``outstanding_messages_backlog``, which becomes the
+outstanding set once the commit ends. A crash after records are sent but before their offsets
+are written sends them again on restart: at-least-once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from kafka_lite.common.errors import KafkaException, RetriableException
+from kafka_lite.common.time import Time
+from kafka_lite.connect.errors import ConnectException
+from kafka_lite.connect.runtime.worker_config import OFFSET_COMMIT_TIMEOUT_MS_CONFIG, WorkerConfig
+from kafka_lite.connect.runtime.worker_task import WorkerTask
+from kafka_lite.connect.source.source_record import SourceRecord
+from kafka_lite.connect.source.source_task import SourceTask, SourceTaskContext
+from kafka_lite.connect.storage.converter import Converter
+from kafka_lite.connect.storage.offset_storage_reader import OffsetStorageReader
+from kafka_lite.connect.storage.offset_storage_writer import OffsetStorageWriter
+from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
+from kafka_lite.producer.kafka_producer import KafkaProducer
+from kafka_lite.producer.producer_record import ProducerRecord
+
+log = logging.getLogger(__name__)
+
+SEND_FAILED_BACKOFF_MS = 100
+PRODUCER_CLOSE_TIMEOUT_S = 30
+
+
+class WorkerSourceTaskContext(SourceTaskContext):
+    def __init__(self, reader: OffsetStorageReader) -> None:
+        self.reader = reader
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self.reader
+
+
+class WorkerSourceTask(WorkerTask):
+    def __init__(
+        self,
+        id: ConnectorTaskId,
+        task: SourceTask,
+        key_converter: Converter,
+        value_converter: Converter,
+        producer: KafkaProducer,
+        offset_reader: OffsetStorageReader,
+        offset_writer: OffsetStorageWriter,
+        worker_config: WorkerConfig,
+        time: Time,
+    ) -> None:
+        super().__init__(id)
+        self.task = task
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.producer = producer
+        self.offset_reader = offset_reader
+        self.offset_writer = offset_writer
+        self.worker_config = worker_config
+        self.time = time
+        self.task_config: dict[str, str] = {}
+        self.to_send: list[SourceRecord] | None = None
+        self.last_send_failed = False
+        # id(producer record) -> producer record: sent, not yet acknowledged.
+        self.outstanding_messages: dict[int, ProducerRecord] = {}
+        self.outstanding_messages_backlog: dict[int, ProducerRecord] = {}
+        self.flushing = False
+        self.monitor = threading.Condition()  # Kafka's synchronized (this) / wait / notifyAll
+        self.finished_start = False
+        self.started_shutdown_before_start_completed = False
+
+    def initialize(self, task_config: dict[str, str]) -> None:
+        self.task_config = task_config
+
+    def stop(self) -> None:
+        super().stop()
+        with self.monitor:
+            if self.finished_start:
+                self.task.stop()  # wakes a poll that waits for data
+            else:
+                self.started_shutdown_before_start_completed = True
+
+    def close(self) -> None:
+        self.producer.close(PRODUCER_CLOSE_TIMEOUT_S)
+
+    def execute(self) -> None:
+        try:
+            self.task.initialize(WorkerSourceTaskContext(self.offset_reader))
+            self.task.start(self.task_config)
+            log.info("Source task %s finished initialization and start", self)
+            with self.monitor:
+                if self.started_shutdown_before_start_completed:
+                    self.task.stop()
+                    return
+                self.finished_start = True
+            while not self.is_stopping():
+                if self.to_send is None:
+                    log.debug("Nothing to send to Kafka. Polling source for additional records")
+                    self.to_send = self.task.poll() or None
+                if self.to_send is None:
+                    continue
+                log.debug("About to send %d records to Kafka", len(self.to_send))
+                if not self.send_records():
+                    self._stopping.wait(SEND_FAILED_BACKOFF_MS / 1000)
+        finally:
+            # What was sent before the stop is committed now, not at the next interval.
+            self.commit_offsets()
+
+    def send_records(self) -> bool:
+        """Send ``to_send``; False if a retriable error left some of it to send after a back-off."""
+        for processed, record in enumerate(self.to_send):
+            key = self.key_converter.from_connect_data(record.topic, record.key_schema, record.key)
+            value = self.value_converter.from_connect_data(record.topic, record.value_schema, record.value)
+            producer_record = ProducerRecord(
+                record.topic, value, key, record.kafka_partition, record.timestamp
+            )
+            log.debug("Appending record with key %r, value %r", record.key, record.value)
+            with self.monitor:
+                if not self.last_send_failed:
+                    outstanding = (
+                        self.outstanding_messages_backlog if self.flushing else self.outstanding_messages
+                    )
+                    outstanding[id(producer_record)] = producer_record
+                    # The offset goes to the writer now; it is written only after this record is acked.
+                    self.offset_writer.offset(record.source_partition, record.source_offset)
+            try:
+                future = self.producer.send(producer_record.topic, value=value, key=key,
+                                            partition=producer_record.partition,
+                                            timestamp_ms=producer_record.timestamp_ms)  # fmt: skip
+                future.add_callback(
+                    lambda metadata, r=record, pr=producer_record: self._on_sent(r, pr, metadata)
+                )
+                future.add_errback(lambda e, r=record, pr=producer_record: self._on_send_failed(r, pr, e))
+                self.last_send_failed = False
+            except RetriableException:
+                log.warning("Failed to send %s, backing off before retrying:", producer_record, exc_info=True)
+                self.to_send = self.to_send[processed:]
+                self.last_send_failed = True
+                return False
+            except KafkaException as e:
+                raise ConnectException("Unrecoverable exception trying to send") from e
+        self.to_send = None
+        return True
+
+    def _on_sent(self, record: SourceRecord, producer_record: ProducerRecord, metadata: Any) -> None:
+        log.debug("Wrote record successfully: topic %s partition %d offset %d",
+                  metadata.topic, metadata.partition, metadata.offset)  # fmt: skip
+        try:
+            self.task.commit_record(record)
+        except Exception:
+            log.exception("Exception thrown while calling task.commit_record()")
+        self._record_sent(producer_record)
+
+    def _on_send_failed(
+        self, record: SourceRecord, producer_record: ProducerRecord, e: BaseException
+    ) -> None:
+        # As in Kafka 0.10.1: logged, and counted as sent, so a commit does not wait forever.
+        log.error("%s failed to send record to %s: %s", self.id, record.topic, e)
+        self._record_sent(producer_record)
+
+    def _record_sent(self, producer_record: ProducerRecord) -> None:
+        with self.monitor:
+            removed = self.outstanding_messages.pop(id(producer_record), None)
+            if removed is None and self.flushing:
+                removed = self.outstanding_messages_backlog.pop(id(producer_record), None)
+            if removed is None:
+                log.error("CRITICAL Saw callback for record that was not present in the outstanding message set: %s",
+                          producer_record)  # fmt: skip
+            elif self.flushing and not self.outstanding_messages:
+                self.monitor.notify_all()  # the commit waiting in commit_offsets can go on
+
+    def commit_offsets(self) -> bool:
+        """Wait for the producer to acknowledge what was sent, then write the offsets; False on failure."""
+        commit_timeout_ms = self.worker_config.get(OFFSET_COMMIT_TIMEOUT_MS_CONFIG)
+        log.debug("%s Committing offsets", self)
+        started = self.time.milliseconds()
+        timeout = started + commit_timeout_ms
+        with self.monitor:
+            self.flushing = True
+            flush_started = self.offset_writer.begin_flush()
+            log.debug(
+                "%s flushing %d outstanding messages for offset commit", self, len(self.outstanding_messages)
+            )
+            while self.outstanding_messages:
+                timeout_ms = timeout - self.time.milliseconds()
+                if timeout_ms <= 0:
+                    log.error("Failed to flush %s, timed out while waiting for producer to flush outstanding "
+                              "%d messages", self, len(self.outstanding_messages))  # fmt: skip
+                    self._finish_failed_flush()
+                    return False
+                self.monitor.wait(timeout_ms / 1000)
+            if not flush_started:
+                # Nothing new to write; the records were still waited for, so task.commit() is true.
+                self._finish_successful_flush()
+                self._commit_source_task()
+                return True
+
+        flush_future = self.offset_writer.do_flush(
+            lambda error, result: (
+                log.error("Failed to flush %s offsets to storage: %s", self, error) if error else None
+            )
+        )
+        if flush_future is None:
+            self._finish_failed_flush()
+            return False
+        try:
+            flush_future.result(max(timeout - self.time.milliseconds(), 0) / 1000)
+        except TimeoutError:
+            log.error("Timed out waiting to flush %s offsets to storage", self)
+            self._finish_failed_flush()
+            return False
+        except Exception:
+            log.exception("Flush of %s offsets threw an unexpected exception", self)
+            self._finish_failed_flush()
+            return False
+        self._finish_successful_flush()
+        log.info("Finished %s commitOffsets successfully in %d ms", self, self.time.milliseconds() - started)
+        self._commit_source_task()
+        return True
+
+    def _commit_source_task(self) -> None:
+        try:
+            self.task.commit()
+        except Exception:
+            log.exception("Exception thrown while calling task.commit()")
+
+    def _finish_failed_flush(self) -> None:
+        with self.monitor:
+            self.offset_writer.cancel_flush()
+            self.outstanding_messages.update(self.outstanding_messages_backlog)
+            self.outstanding_messages_backlog.clear()
+            self.flushing = False
+
+    def _finish_successful_flush(self) -> None:
+        with self.monitor:
+            # The backlog (sent during the flush) is what is outstanding now; swap, as Kafka does.
+            self.outstanding_messages, self.outstanding_messages_backlog = (
+                self.outstanding_messages_backlog, self.outstanding_messages)  # fmt: skip
+            self.flushing = False
+
+    def __str__(self) -> str:
+        return f"WorkerSourceTask{{id={self.id}}}"
