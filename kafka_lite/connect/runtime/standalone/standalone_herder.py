@@ -59,7 +59,7 @@ def validate_connector_config(config: dict[str, str]) -> dict[str, Any]:
     connector = connector_factory.new_connector(parsed[CONNECTOR_CLASS_CONFIG])
     if isinstance(connector, SinkConnector):
         parsed = SinkConnectorConfig(config).values
-    return {**parsed, **connector.validate(config)}
+    return {**connector.validate(config), **parsed}
 
 
 class StandaloneHerder:

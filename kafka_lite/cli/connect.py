@@ -1,0 +1,97 @@
+"""``kafka-lite connect standalone``: run Kafka Connect in standalone mode until Ctrl-C or SIGTERM.
+
+No Kafka twin for this module itself: it is Kafka's ``bin/connect-standalone.sh`` (the
+``org.apache.kafka.connect.cli.ConnectStandalone`` main class), argument for argument: a worker
+properties file, then one properties file per connector::
+
+    kafka-lite connect standalone config/connect-standalone.properties \\
+        config/connect-file-source.properties config/connect-file-sink.properties
+
+Kafka's quick-start files of 0.10.1 are in ``kafka_lite/connect/config/`` and work unchanged
+(their ``bootstrap.servers=localhost:9092`` must point at a running broker; ``test.txt`` and
+``test.sink.txt`` are relative to the working directory). Every file is read and every connector
+config checked before anything starts, so a typo is one line and exit code 2, not a half-started
+worker. The REST server (``rest.port``) is not started yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from pathlib import Path
+
+from rich.console import Console
+
+from kafka_lite.cli import CliError, properties_file
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "connect" / "config"
+LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("connect", help="Kafka Connect: copy data between files and topics")
+    commands = parser.add_subparsers(dest="connect_command", metavar="CONNECT_COMMAND")
+    commands.required = True
+    standalone = commands.add_parser(
+        "standalone",
+        help="run a standalone Connect worker (connect-standalone.sh)",
+        description="Run a Kafka Connect worker in standalone mode with the given connectors, until "
+        "Ctrl-C or SIGTERM; source offsets are kept in offset.storage.file.filename. Kafka's "
+        f"quick-start files are in {CONFIG_DIR}.",
+    )
+    standalone.add_argument("worker_config", type=Path, metavar="WORKER_PROPERTIES",
+                            help="the worker's settings (connect-standalone.properties)")  # fmt: skip
+    standalone.add_argument("connector_configs", type=Path, nargs="+", metavar="CONNECTOR_PROPERTIES",
+                            help="one file per connector (connect-file-source.properties ...)")  # fmt: skip
+    standalone.set_defaults(handler=run_standalone)
+
+
+def run_standalone(args: argparse.Namespace, console: Console) -> int:
+    from kafka_lite.common.errors import KafkaException
+    from kafka_lite.connect.runtime.standalone.standalone_herder import (
+        StandaloneHerder,
+        validate_connector_config,
+    )
+    from kafka_lite.connect.runtime.worker import Worker
+    from kafka_lite.connect.runtime.worker_config import StandaloneConfig
+    from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
+
+    worker_props = properties_file(args.worker_config, "worker config")
+    try:
+        config = StandaloneConfig(worker_props)
+        worker = Worker("standalone", config, FileOffsetBackingStore())
+    except KafkaException as e:
+        raise CliError(f"{args.worker_config}: {e}", exit_code=2) from None
+    connectors = []
+    for path in args.connector_configs:
+        props = properties_file(path, "connector config")
+        try:
+            validate_connector_config(props)
+        except KafkaException as e:
+            raise CliError(f"{path}: {e}", exit_code=2) from None
+        connectors.append(props)
+
+    logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)
+    logging.getLogger("kafka_lite.connect").setLevel(logging.INFO)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    herder = StandaloneHerder(worker)
+    herder.start()
+    try:
+        for props in connectors:
+            herder.put_connector_config(props["name"], props, allow_replace=False)
+            tasks = len(herder.connector_info(props["name"])["tasks"])
+            console.print(f"connector {props['name']} ({props['connector.class']}): {tasks} task(s) running")
+        console.print("Kafka Connect started (standalone); Ctrl-C or SIGTERM stops it")
+        # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
+        while not stop.wait(1):
+            pass
+    except KafkaException as e:
+        raise CliError(str(e)) from None
+    finally:
+        herder.stop()
+        console.print("Kafka Connect stopped")
+    return 0
