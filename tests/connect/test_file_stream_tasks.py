@@ -86,7 +86,7 @@ def test_kafkas_class_names_and_aliases_are_ours():
         assert connector_class(name) is FileStreamSourceConnector
     assert type(new_converter("org.apache.kafka.connect.json.JsonConverter")).__name__ == "JsonConverter"
     with pytest.raises(
-        ConnectException, match="matches FileSource; known connectors: FileStreamSinkConnector"
+        ConnectException, match=r"matches FileSource; known connectors: FileStreamSinkConnector"
     ):
         connector_class("FileSource")
 

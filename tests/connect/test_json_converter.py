@@ -86,7 +86,7 @@ def test_without_schemas_only_the_payload_is_written_and_types_are_inferred_on_r
 
 
 def test_with_schemas_plain_json_is_refused_and_the_message_says_how_to_read_it():
-    with pytest.raises(DataException, match="schemas.enable=false"):
+    with pytest.raises(DataException, match=r"schemas\.enable=false"):
         converter().to_connect_data("topic", b'{"position":42}')
 
 

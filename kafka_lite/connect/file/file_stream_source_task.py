@@ -45,6 +45,7 @@ class FileStreamSourceTask(SourceTask):
         self.buffer = bytearray()
         self.stream_offset: int | None = None
         self._stopped = threading.Event()  # Kafka waits on the task's monitor; stop() notifies it
+        self._lock = threading.Lock()  # stop() closes the stream: never while poll() reads it
 
     def version(self) -> str:
         return "0.10.1.0"
@@ -63,7 +64,10 @@ class FileStreamSourceTask(SourceTask):
         records = []
         nread = 0
         while True:
-            chunk = self.stream.read(READ_SIZE)
+            with self._lock:
+                if self.stream.closed:
+                    return None  # stopped
+                chunk = self.stream.read(READ_SIZE)
             if not chunk:
                 break
             nread += len(chunk)
@@ -114,8 +118,9 @@ class FileStreamSourceTask(SourceTask):
 
     def stop(self) -> None:
         self._stopped.set()
-        if self.stream is not None:
-            self.stream.close()
+        with self._lock:
+            if self.stream is not None:
+                self.stream.close()
 
     def _offset_key(self) -> dict[str, str]:
         return {FILENAME_FIELD: self.filename}

@@ -81,7 +81,8 @@ class Worker:
             # Designed so that no record is lost; overridable with producer.*, at that cost.
             "request.timeout.ms": INT32_MAX,
             "retries": INT32_MAX,
-            "max.block.ms": 2**63 - 1,
+            # Kafka's Long.MAX_VALUE overflows a Python wait; 24 days blocks as well as forever does.
+            "max.block.ms": INT32_MAX,
             "acks": "all",
             "max.in.flight.requests.per.connection": 1,
             **config.originals_with_prefix("producer."),

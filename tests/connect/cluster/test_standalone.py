@@ -1,0 +1,168 @@
+"""Kafka Connect standalone on the test cluster: a file through a topic into another file, offsets
+that survive a restart, and ``kafka-lite connect standalone`` run with Kafka's quick-start files."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHerder
+from kafka_lite.connect.runtime.worker import Worker
+from kafka_lite.connect.runtime.worker_config import StandaloneConfig
+from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
+from tests.support.topics import read_topic, topic_name
+from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+KAFKA_LITE = str(Path(sys.executable).parent / "kafka-lite")
+CONFIG_DIR = Path(__file__).resolve().parents[3] / "kafka_lite" / "connect" / "config"
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+
+# A test worker commits every 100 ms, and its sink consumers notice a lost member in 3 s.
+FAST = {
+    "offset.flush.interval.ms": "100",
+    "consumer.session.timeout.ms": "3000",
+    "consumer.heartbeat.interval.ms": "300",
+}
+
+
+def worker_config(bootstrap: str, offsets: Path) -> StandaloneConfig:
+    return StandaloneConfig({
+        "bootstrap.servers": bootstrap,
+        "key.converter": JSON, "value.converter": JSON,
+        "internal.key.converter": JSON, "internal.value.converter": JSON,
+        "internal.key.converter.schemas.enable": "false", "internal.value.converter.schemas.enable": "false",
+        "offset.storage.file.filename": str(offsets),
+        **FAST,
+    })  # fmt: skip
+
+
+def file_connectors(name: str, source: Path, sink: Path, topic: str) -> list[dict[str, str]]:
+    return [
+        {"name": f"{name}-source", "connector.class": "FileStreamSource", "tasks.max": "1",
+         "file": str(source), "topic": topic},
+        {"name": f"{name}-sink", "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+         "tasks.max": "1", "file": str(sink), "topics": topic},
+    ]  # fmt: skip
+
+
+@contextmanager
+def standalone(bootstrap: str, offsets: Path, connectors: list[dict[str, str]]):
+    """A started standalone herder running ``connectors``, stopped on the way out."""
+    herder = StandaloneHerder(Worker("test", worker_config(bootstrap, offsets), FileOffsetBackingStore()))
+    herder.start()
+    try:
+        for config in connectors:
+            herder.put_connector_config(config["name"], config)
+        yield herder
+    finally:
+        herder.stop()
+
+
+def lines_of(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_a_file_goes_through_a_topic_into_an_equal_file(cluster, tmp_path):
+    topic = topic_name("connect-pipeline")
+    cluster.create_topic(topic, partitions=1)
+    source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
+    lines = [f"line {i}: {'é' * (i % 3)}" for i in range(50)]
+    source.write_text("".join(line + "\n" for line in lines))
+    with standalone(
+        cluster.bootstrap_servers, tmp_path / "offsets", file_connectors("p", source, sink, topic)
+    ) as h:
+        wait_until(lambda: len(lines_of(sink)) >= len(lines), what="the sink file to hold every line")
+        assert {state for state in h.task_states("p-source").values()} == {"RUNNING"}
+    assert lines_of(sink) == lines
+    # In the topic, each line as Kafka's JsonConverter writes it, with its schema, and a null key.
+    record = read_topic(cluster.bootstrap_servers, topic)[0]
+    assert record.value == b'{"schema":{"type":"string","optional":false},"payload":"line 0: "}'
+    assert record.key == b'{"schema":null,"payload":null}'
+
+
+def test_source_offsets_survive_a_restart_so_every_line_arrives_exactly_once(cluster, tmp_path):
+    topic = topic_name("connect-restart")
+    cluster.create_topic(topic, partitions=1)
+    source, sink, offsets = tmp_path / "in.txt", tmp_path / "out.txt", tmp_path / "connect.offsets"
+    connectors = file_connectors("r", source, sink, topic)
+    first = [f"first {i}" for i in range(10)]
+    source.write_text("".join(line + "\n" for line in first))
+    with standalone(cluster.bootstrap_servers, offsets, connectors):
+        wait_until(lambda: len(lines_of(sink)) >= len(first), what="the first lines in the sink file")
+    # The stopped source task committed the position after its last line.
+    assert f'"{{\\"position\\":{source.stat().st_size}}}"' in offsets.read_text()
+
+    second = [f"second {i}" for i in range(10)]
+    with source.open("a") as f:
+        f.write("".join(line + "\n" for line in second))
+    with standalone(cluster.bootstrap_servers, offsets, connectors):
+        wait_until(lambda: len(lines_of(sink)) >= len(first + second), what="the new lines in the sink file")
+    assert lines_of(sink) == first + second
+
+
+def quick_start_files(directory: Path, bootstrap: str) -> list[Path]:
+    """Kafka's three quick-start files, the bootstrap address (and, so that test runs do not share
+    /tmp/connect.offsets, the offsets file) changed; nothing else."""
+    worker = (CONFIG_DIR / "connect-standalone.properties").read_text()
+    worker = worker.replace("bootstrap.servers=localhost:9092", f"bootstrap.servers={bootstrap}")
+    worker = worker.replace("/tmp/connect.offsets", str(directory / "connect.offsets"))
+    (directory / "connect-standalone.properties").write_text(worker)
+    paths = [directory / "connect-standalone.properties"]
+    for name in ("connect-file-source.properties", "connect-file-sink.properties"):
+        (directory / name).write_text((CONFIG_DIR / name).read_text())
+        paths.append(directory / name)
+    return paths
+
+
+def test_the_cli_runs_kafkas_quick_start_until_sigterm(cluster, tmp_path):
+    cluster.create_topic("connect-test", partitions=1)  # the quick start's topic
+    lines = ["foo", "bar", "Kafka Connect"]
+    (tmp_path / "test.txt").write_text("".join(line + "\n" for line in lines))
+    files = quick_start_files(tmp_path, cluster.bootstrap_servers)
+    process = subprocess.Popen([KAFKA_LITE, "connect", "standalone", *map(str, files)], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        wait_until(lambda: lines_of(tmp_path / "test.sink.txt") == lines, timeout_s=20,
+                   what="the quick start's sink file")  # fmt: skip
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, out
+    assert "connector local-file-source (FileStreamSource): 1 task(s) running" in out
+    assert out.rstrip().endswith("Kafka Connect stopped")
+    # The clean stop committed the source's offset: the position after the last line.
+    assert re.search(
+        rf"\\\"position\\\":{len('foo bar Kafka Connect ')}", (tmp_path / "connect.offsets").read_text()
+    )
+
+
+@pytest.mark.parametrize(
+    ("connector", "message"),
+    [("name=x\nconnector.class=NoSuchConnector\n", "known connectors: FileStreamSinkConnector, FileStreamSourceConnector"),
+     ("name=x\nconnector.class=FileStreamSink\nfile=out.txt\n", "Missing required configuration 'topics'")],
+)  # fmt: skip
+def test_the_cli_names_a_bad_connector_config_in_one_line(tmp_path, connector, message):
+    files = quick_start_files(tmp_path, "127.0.0.1:1")
+    (tmp_path / "bad.properties").write_text(connector)
+    result = subprocess.run([KAFKA_LITE, "connect", "standalone", str(files[0]), str(tmp_path / "bad.properties")],
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_the_cli_names_a_missing_file(tmp_path):
+    result = subprocess.run([KAFKA_LITE, "connect", "standalone", str(tmp_path / "nope.properties"), "x"],
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr
