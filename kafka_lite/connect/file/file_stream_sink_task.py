@@ -43,6 +43,9 @@ class FileStreamSinkTask(SinkTask):
     def put(self, records: Collection[SinkRecord]) -> None:
         for record in records:
             self.output_stream.write(_value_of(record.value) + "\n")
+        # To the operating system at once, as Kafka's unbuffered PrintStream writes each line: a
+        # reader of the file (``tail -f``) sees the records when the task does. Durable at flush().
+        self.output_stream.flush()
 
     def flush(self, offsets) -> None:
         self.output_stream.flush()

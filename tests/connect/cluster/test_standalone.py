@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_lite.cli.main import main
 from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHerder
 from kafka_lite.connect.runtime.worker import Worker
 from kafka_lite.connect.runtime.worker_config import StandaloneConfig
@@ -152,17 +153,17 @@ def test_the_cli_runs_kafkas_quick_start_until_sigterm(cluster, tmp_path):
     [("name=x\nconnector.class=NoSuchConnector\n", "known connectors: FileStreamSinkConnector, FileStreamSourceConnector"),
      ("name=x\nconnector.class=FileStreamSink\nfile=out.txt\n", "Missing required configuration 'topics'")],
 )  # fmt: skip
-def test_the_cli_names_a_bad_connector_config_in_one_line(tmp_path, connector, message):
+def test_the_cli_names_a_bad_connector_config_in_one_line(tmp_path, capsys, connector, message):
     files = quick_start_files(tmp_path, "127.0.0.1:1")
     (tmp_path / "bad.properties").write_text(connector)
-    result = subprocess.run([KAFKA_LITE, "connect", "standalone", str(files[0]), str(tmp_path / "bad.properties")],
-                            capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert result.returncode == 2
-    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert (
+        main(["connect", "standalone", str(files[0]), str(files[1]), str(tmp_path / "bad.properties")]) == 2
+    )
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert str(tmp_path / "bad.properties") in err
 
 
-def test_the_cli_names_a_missing_file(tmp_path):
-    result = subprocess.run([KAFKA_LITE, "connect", "standalone", str(tmp_path / "nope.properties"), "x"],
-                            capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert result.returncode == 2
-    assert "does not exist" in result.stderr
+def test_the_cli_names_a_missing_file(tmp_path, capsys):
+    assert main(["connect", "standalone", str(tmp_path / "nope.properties"), "x"]) == 2
+    assert "nope.properties does not exist" in capsys.readouterr().err
