@@ -221,6 +221,24 @@ _TRUE = {"true"}
 _FALSE = {"false"}
 
 
+class AbstractConfig:
+    """Settings parsed by a ``ConfigDef`` (``values``), and every setting as given (``originals``),
+    so that settings with a prefix can be handed on (Kafka's ``AbstractConfig``: Connect passes
+    ``key.converter.*`` to the key converter and ``producer.*`` to its producers this way).
+    Unknown settings are kept, as Kafka's are."""
+
+    def __init__(self, definition: ConfigDef, originals: Mapping[str, Any]) -> None:
+        self.originals = dict(originals)
+        self.values = definition.parse(originals, allow_unknown=True)
+
+    def get(self, name: str) -> Any:
+        return self.values[name]
+
+    def originals_with_prefix(self, prefix: str) -> dict[str, Any]:
+        """The original settings whose names start with ``prefix``, the prefix removed."""
+        return {k[len(prefix) :]: v for k, v in self.originals.items() if k.startswith(prefix)}
+
+
 def parse_type(name: str, value: Any, type: Type) -> Any:
     """Convert ``value`` (a Python value, or a string from a properties file) to ``type``."""
     if value is None:

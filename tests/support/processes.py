@@ -1,7 +1,10 @@
 """Clusters of real broker processes (`kafka-lite cluster up`) for tests whose failure must be a real
-crash (SIGKILL), on ports found free."""
+crash (SIGKILL), on ports found free; a command stopped as an operator stops it (SIGTERM)."""
 
 from __future__ import annotations
+
+import signal
+import subprocess
 
 import pytest
 
@@ -27,3 +30,16 @@ def cluster_up(args: list[str], overrides: list[str]) -> tuple[int, int]:
         if main(up + [a for o in overrides for a in ("--override", o)]) == 0:
             return zk_port, base
     pytest.fail("kafka-lite cluster up failed three times on fresh ports (see the captured stderr)")
+
+
+def terminate(process: subprocess.Popen, timeout_s: float = 30) -> str:
+    """SIGTERM a command started with ``stdout=PIPE`` and return its output once it exits; one that
+    outlives ``timeout_s`` is killed (its exit code then says so)."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        out, _ = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, _ = process.communicate()
+    return out

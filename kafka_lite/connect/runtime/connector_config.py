@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_lite.common.config import ConfigDef, Importance, Range, Type
+from kafka_lite.common.config import AbstractConfig, ConfigDef, Importance, Range, Type
 
 NAME_CONFIG = "name"
 CONNECTOR_CLASS_CONFIG = "connector.class"
@@ -46,18 +46,11 @@ SINK_CONNECTOR_CONFIG_DEF.define(TOPICS_CONFIG, Type.LIST, importance=Importance
                                  doc="The topics to consume from, comma-separated.")  # fmt: skip
 
 
-class ConnectorConfig:
+class ConnectorConfig(AbstractConfig):
     CONFIG_DEF = CONNECTOR_CONFIG_DEF
 
     def __init__(self, props: dict[str, Any]) -> None:
-        self.originals = {k: str(v) for k, v in props.items()}
-        self.values = self.CONFIG_DEF.parse(props, allow_unknown=True)
-
-    def get(self, name: str) -> Any:
-        return self.values[name]
-
-    def originals_with_prefix(self, prefix: str) -> dict[str, str]:
-        return {k[len(prefix) :]: v for k, v in self.originals.items() if k.startswith(prefix)}
+        super().__init__(self.CONFIG_DEF, props)
 
 
 class SinkConnectorConfig(ConnectorConfig):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_lite.common.config import ConfigDef, Importance, Range, Type
+from kafka_lite.common.config import AbstractConfig, ConfigDef, Importance, Range, Type
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
@@ -66,21 +66,13 @@ STANDALONE_CONFIG_DEF.define(
 )
 
 
-class WorkerConfig:
+class WorkerConfig(AbstractConfig):
     """The parsed settings (``values``) and every setting as given (``originals``)."""
 
     CONFIG_DEF = WORKER_CONFIG_DEF
 
     def __init__(self, props: dict[str, Any]) -> None:
-        self.originals = {k: str(v) for k, v in props.items()}
-        self.values = self.CONFIG_DEF.parse(props, allow_unknown=True)
-
-    def get(self, name: str) -> Any:
-        return self.values[name]
-
-    def originals_with_prefix(self, prefix: str) -> dict[str, str]:
-        """The settings that start with ``prefix``, with the prefix removed (Kafka's ``AbstractConfig``)."""
-        return {k[len(prefix) :]: v for k, v in self.originals.items() if k.startswith(prefix)}
+        super().__init__(self.CONFIG_DEF, props)
 
 
 class StandaloneConfig(WorkerConfig):

@@ -4,7 +4,6 @@ that survive a restart, and ``kafka-lite connect standalone`` run with Kafka's q
 from __future__ import annotations
 
 import re
-import signal
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHe
 from kafka_lite.connect.runtime.worker import Worker
 from kafka_lite.connect.runtime.worker_config import StandaloneConfig
 from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
+from tests.support.processes import terminate
 from tests.support.topics import read_topic, topic_name
 from tests.support.waiting import wait_until
 
@@ -133,12 +133,8 @@ def test_the_cli_runs_kafkas_quick_start_until_sigterm(cluster, tmp_path):
     try:
         wait_until(lambda: lines_of(tmp_path / "test.sink.txt") == lines, timeout_s=20,
                    what="the quick start's sink file")  # fmt: skip
-        process.send_signal(signal.SIGTERM)
-        out, _ = process.communicate(timeout=30)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        out = terminate(process)
     assert process.returncode == 0, out
     assert "connector local-file-source (FileStreamSource): 1 task(s) running" in out
     assert out.rstrip().endswith("Kafka Connect stopped")
