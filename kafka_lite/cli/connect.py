@@ -11,7 +11,7 @@ Kafka's quick-start files of 0.10.1 are in ``kafka_lite/connect/config/`` and wo
 (their ``bootstrap.servers=localhost:9092`` must point at a running broker; ``test.txt`` and
 ``test.sink.txt`` are relative to the working directory). Every file is read and every connector
 config checked before anything starts, so a typo is one line and exit code 2, not a half-started
-worker. The REST server (``rest.port``) is not started yet.
+worker. No REST server is started: ``rest.host.name`` and ``rest.port`` are read and unused.
 """
 
 from __future__ import annotations

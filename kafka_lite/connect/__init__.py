@@ -1,7 +1,7 @@
 """Kafka Connect: connectors that copy data between Kafka and other systems, and the worker that runs them.
 
 Mirrors: org.apache.kafka.connect (connect/api, connect/runtime, connect/json and connect/file, Kafka 0.10.1)
-Book:    chapter 8, 8.2 (Kafka Connect)
+Book:    chapter 8, 8.3 (Kafka Connect)
 
 A *connector* describes a copy job and splits it into *tasks*; a *worker* runs the tasks, turning
 each record into bytes with a *converter* and writing it with a producer (a source task), or

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.connect.errors.ConnectException, DataException, RetriableException,
          NotFoundException and AlreadyExistsException
          (connect/api/src/main/java/org/apache/kafka/connect/errors/, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: nothing beyond being Python exceptions under kafka_lite's ``KafkaException``.
 
 A ``RetriableException`` from a sink task's ``put`` is not fatal: the worker pauses the consumer

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.connector.ConnectRecord
          (connect/api/src/main/java/org/apache/kafka/connect/connector/ConnectRecord.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: none.
 
 Keys and values are Connect data (a ``str``, an ``int``, a ``Struct`` ...), not bytes: the worker's

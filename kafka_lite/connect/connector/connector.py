@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.connector.Connector and ConnectorContext
          (connect/api/src/main/java/org/apache/kafka/connect/connector/Connector.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: ``validate`` returns the parsed config or raises, instead of Kafka's ``Config`` of
          per-setting error lists (which the REST API shows; standalone mode stops at the first).
 

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.converters.ByteArrayConverter
          (connect/runtime/src/main/java/org/apache/kafka/connect/converters/ByteArrayConverter.java, Kafka 0.11.0)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: Kafka 0.10.1 has no byte array converter (0.11 added it): it is here because copying
          bytes from topic to topic, untouched, is the simplest pipeline there is.
 """

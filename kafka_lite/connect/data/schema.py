@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.data.Schema, ConnectSchema, SchemaBuilder and Field
          (connect/api/src/main/java/org/apache/kafka/connect/data/Schema.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: one ``Schema`` class stands for the interface and ``ConnectSchema``; ``SchemaBuilder``
          builds one; no logical types (``Decimal``, ``Date``, ``Time``, ``Timestamp``) and no
          ``SchemaProjector``.

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.data.Struct
          (connect/api/src/main/java/org/apache/kafka/connect/data/Struct.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: ``put`` checks that the field exists and that a required field is not set to None,
          not the Python type of the value (Kafka's ``ConnectSchema.validateValue``).
 """

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.file.FileStreamSinkConnector
          (connect/file/src/main/java/org/apache/kafka/connect/file/FileStreamSinkConnector.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: ``file`` is required (Kafka writes to standard output without one).
 
 Kafka's sink connector, like its source, runs a single task however large ``tasks.max`` is: one

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.file.FileStreamSinkTask
          (connect/file/src/main/java/org/apache/kafka/connect/file/FileStreamSinkTask.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: no standard output; ``flush`` also ``fsync`` s the file, so that the offsets committed
          after it never cover lines a power cut could lose.
 

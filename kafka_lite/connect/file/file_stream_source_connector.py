@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.file.FileStreamSourceConnector
          (connect/file/src/main/java/org/apache/kafka/connect/file/FileStreamSourceConnector.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: ``file`` is required (Kafka reads standard input without one).
 
 One file is one stream of records, so however large ``tasks.max`` is, there is one task.

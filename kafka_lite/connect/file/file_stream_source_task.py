@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.file.FileStreamSourceTask
          (connect/file/src/main/java/org/apache/kafka/connect/file/FileStreamSourceTask.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: the position counts bytes (Kafka's counts the characters a ``Reader`` returned, so a
          restart after a non-ASCII line skips to the wrong place); no standard input.
 

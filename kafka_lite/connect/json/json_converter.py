@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.json.JsonConverter and JsonSchema
          (connect/json/src/main/java/org/apache/kafka/connect/json/JsonConverter.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: no logical types (``Decimal``, ``Date``, ...) and no schema caches (``schemas.cache.size``
          is read and ignored); JSON is written by ``write_json`` below, in Jackson's spelling.
 

@@ -1,5 +1,5 @@
 """The worker: runs connectors and their tasks, converts records, commits offsets; the standalone herder.
 
 Mirrors: org.apache.kafka.connect.runtime (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 """

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.runtime.ConnectorConfig, SinkConnectorConfig and TaskConfig
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/ConnectorConfig.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: a sink connector without ``topics`` is refused here, when its config is read, rather
          than when its first task starts.
 

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.runtime.ConnectorFactory
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/ConnectorFactory.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: Kafka scans the class path for ``Connector`` subclasses; kafka_lite knows its own by
          Kafka's class names, and others once ``register`` ed under a name.
 

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.runtime.SourceTaskOffsetCommitter
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/SourceTaskOffsetCommitter.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: kafka_lite's ``KafkaScheduler`` (one thread, a heap of due times) plays Kafka's
          ``ScheduledExecutorService``; it cannot cancel one task's schedule, so ``remove`` takes the
          task out of ``committers`` and its next turn does nothing.

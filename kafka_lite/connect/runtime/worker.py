@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.runtime.Worker
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/Worker.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: no status listeners (a task's status is on its ``WorkerTask``); no target states.
 
 The worker does what it is told; which connectors and tasks run is the herder's decision. For a

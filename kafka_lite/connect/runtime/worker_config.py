@@ -3,11 +3,10 @@
 Mirrors: org.apache.kafka.connect.runtime.WorkerConfig and
          org.apache.kafka.connect.runtime.standalone.StandaloneConfig
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerConfig.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
-Differs: a converter setting names a class by Kafka's name or kafka_lite's (see
-         ``connector_factory``); ``rest.host.name`` and ``rest.port`` are read but no REST server
-         is started yet. Settings of Kafka's worker that only the REST server or the distributed
-         herder read (``rest.advertised.*``, ``access.control.*``) pass unchecked.
+Book:    chapter 8, 8.3
+Differs: a converter setting is Kafka's class name, mapped to kafka_lite's class (see
+         ``connector_factory``); ``rest.host.name`` and ``rest.port`` are read and unused, as this
+         worker serves no REST API. Other settings of Kafka's worker pass unchecked.
 
 Settings with a prefix go to what the prefix names, the prefix removed: ``key.converter.*`` and
 ``value.converter.*`` to the converters, ``internal.key.converter.*`` to the offsets' converters,
@@ -54,9 +53,9 @@ WORKER_CONFIG_DEF = (
             "How long to wait for records to flush and offsets to be committed before cancelling "
             "the commit and retrying it in a later attempt.")
     .define(REST_HOST_NAME_CONFIG, Type.STRING, None, None, L,
-            "Hostname for the REST API (read, not yet served).")
+            "Hostname for the REST API (read and unused: no REST API is served).")
     .define(REST_PORT_CONFIG, Type.INT, 8083, Range.between(0, 65535), L,
-            "Port for the REST API to listen on (read, not yet served).")
+            "Port for the REST API to listen on (read and unused: no REST API is served).")
 )  # fmt: skip
 
 STANDALONE_CONFIG_DEF = ConfigDef()

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.runtime.WorkerConnector
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerConnector.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: no PAUSED target state (Kafka's STOPPED is reached only by shutdown here); the
          transitions are a table, with Kafka's wording for a bad one.
 

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.runtime.WorkerSinkTask and WorkerSinkTaskContext
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerSinkTask.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: no pause and resume of the whole task (target states); ``SinkTaskContext.pause`` and
          ``resume`` of partitions work.
 
@@ -251,12 +251,7 @@ class WorkerSinkTask(WorkerTask):
         log.info("%s Committing offsets", self)
         if closing:
             # Synchronously: the partitions are about to go, and their next owner reads these offsets.
-            try:
-                self.consumer.commit_sync(offsets)
-                self.last_committed_offsets = offsets
-                self._on_commit_completed(None, seqno)
-            except KafkaException as e:
-                self._on_commit_completed(e, seqno)
+            self._do_commit_sync(offsets, seqno)
         else:
 
             def on_complete(committed, error) -> None:
@@ -265,6 +260,18 @@ class WorkerSinkTask(WorkerTask):
                 self._on_commit_completed(error, seqno)
 
             self.consumer.commit_async(offsets, on_complete)
+
+    def _do_commit_sync(self, offsets: dict[TopicPartition, OffsetAndMetadata], seqno: int) -> None:
+        try:
+            self.consumer.commit_sync(offsets)
+            self.last_committed_offsets = offsets
+            self._on_commit_completed(None, seqno)
+        except WakeupException:
+            # The wakeup stop() sent for a poll landed here instead; it is used up, so commit
+            # again. (Kafka then throws it on, for its poll loop; the closing commit is the last call.)
+            self._do_commit_sync(offsets, seqno)
+        except KafkaException as e:
+            self._on_commit_completed(e, seqno)
 
     def _on_commit_completed(self, error: BaseException | None, seqno: int) -> None:
         if self.commit_seqno != seqno:

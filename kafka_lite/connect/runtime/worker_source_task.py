@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.runtime.WorkerSourceTask and WorkerSourceTaskContext
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerSourceTask.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: outstanding records are kept in dicts keyed by ``id()`` where Kafka uses
          ``IdentityHashMap`` s; Kafka's ``synchronized (this)``, ``wait`` and ``notifyAll`` are one
          ``threading.Condition``; no pause and resume.

@@ -2,10 +2,10 @@
 
 Mirrors: org.apache.kafka.connect.runtime.WorkerTask and AbstractStatus.State
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerTask.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: a thread per task, where Kafka submits the task to a cached thread pool (a thread per
-         task too); the task's status is kept on the task (``state``, ``trace``) and logged, as
-         no REST API reads a status store yet; no pause and resume (target states).
+         task too); the task's status is kept on the task (``state``, ``trace``) and logged, with
+         no status store, as no REST API reads one; no pause and resume (target states).
 
 ``run`` is the thread's body: ``execute`` until ``stop`` is called, then ``close``. A task that
 raises is FAILED and its error kept in ``trace``; it does not stop the worker or the other tasks.

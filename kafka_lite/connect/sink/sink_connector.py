@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.sink.SinkConnector
          (connect/api/src/main/java/org/apache/kafka/connect/sink/SinkConnector.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: none.
 
 The topics are the worker's business, not the connector's: the worker reads ``topics`` from the

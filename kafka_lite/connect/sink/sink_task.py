@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.sink.SinkTask and SinkTaskContext
          (connect/api/src/main/java/org/apache/kafka/connect/sink/SinkTask.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: none.
 
 The delivery guarantee lives in the order of two calls: the worker calls ``flush(offsets)`` and

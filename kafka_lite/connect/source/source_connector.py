@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.source.SourceConnector
          (connect/api/src/main/java/org/apache/kafka/connect/source/SourceConnector.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: none.
 """
 

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.source.SourceTask and SourceTaskContext
          (connect/api/src/main/java/org/apache/kafka/connect/source/SourceTask.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: none.
 
 ``poll`` may block, but briefly: the worker's thread calls it in a loop and can only stop the task

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.storage.Converter
          (connect/api/src/main/java/org/apache/kafka/connect/storage/Converter.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: none.
 
 Connectors never see bytes: a source task returns ``SourceRecord`` s of Connect data and the

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.storage.FileOffsetBackingStore
          (connect/runtime/src/main/java/org/apache/kafka/connect/storage/FileOffsetBackingStore.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: the file is JSON (each key and value as its UTF-8 text), not a Java-serialized
          ``HashMap<ByteBuffer, ByteBuffer>``, so ``cat`` shows what a worker remembers; it is
          written to a temporary file and renamed over the old one, so a crash mid-write leaves

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.storage.OffsetBackingStore and MemoryOffsetBackingStore
          (connect/runtime/src/main/java/org/apache/kafka/connect/storage/MemoryOffsetBackingStore.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: futures are ``concurrent.futures.Future``; a callback is ``callback(error, result)``.
 
 The interface is asynchronous because distributed mode's store is a Kafka topic; the memory store

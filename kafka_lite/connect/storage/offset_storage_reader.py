@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.connect.storage.OffsetStorageReader and OffsetStorageReaderImpl
          (connect/api/src/main/java/org/apache/kafka/connect/storage/OffsetStorageReader.java and
          connect/runtime/src/main/java/org/apache/kafka/connect/storage/OffsetStorageReaderImpl.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: none.
 
 The store holds bytes. A key is the JSON of ``[connector name, source partition]`` (the

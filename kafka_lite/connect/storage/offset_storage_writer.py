@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.storage.OffsetStorageWriter
          (connect/runtime/src/main/java/org/apache/kafka/connect/storage/OffsetStorageWriter.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: the flush id that lets Kafka ignore a late callback of a cancelled flush is kept; the
          future is a ``concurrent.futures.Future``.
 

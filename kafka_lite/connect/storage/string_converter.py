@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.connect.storage.StringConverter
          (connect/api/src/main/java/org/apache/kafka/connect/storage/StringConverter.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: ``converter.encoding`` (and ``key.``/``value.``-prefixed) names a Python codec, as
          Kafka's names a Java charset; the schema is ignored when writing, as in Kafka.
 """

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.connect.runtime.standalone.StandaloneHerder and
          org.apache.kafka.connect.runtime.HerderConnectorContext
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/standalone/StandaloneHerder.java, Kafka 0.10.1)
-Book:    chapter 8, 8.2
+Book:    chapter 8, 8.3
 Differs: configs are held in a dict (Kafka's ``MemoryConfigBackingStore``) and statuses on the
          worker's objects (Kafka's ``MemoryStatusBackingStore``); a config is validated before
          anything starts (``validate_connector_config``), so a bad one is refused, not FAILED.
