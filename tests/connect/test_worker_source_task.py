@@ -1,0 +1,144 @@
+"""The source side's guarantee, without a broker: an offset is stored only after the producer
+acknowledged every record sent before it, and records sent during a commit wait for the next one."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kafka_lite.common.time import SYSTEM
+from kafka_lite.connect.data.schema import STRING_SCHEMA
+from kafka_lite.connect.json.json_converter import JsonConverter
+from kafka_lite.connect.runtime.worker_config import StandaloneConfig
+from kafka_lite.connect.runtime.worker_source_task import WorkerSourceTask
+from kafka_lite.connect.source.source_record import SourceRecord
+from kafka_lite.connect.source.source_task import SourceTask
+from kafka_lite.connect.storage.offset_backing_store import MemoryOffsetBackingStore
+from kafka_lite.connect.storage.offset_storage_reader import OffsetStorageReaderImpl
+from kafka_lite.connect.storage.offset_storage_writer import OffsetStorageWriter
+from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
+
+pytestmark = pytest.mark.unit
+
+
+class HeldFuture:
+    """A send's future that the test completes."""
+
+    def __init__(self) -> None:
+        self.callbacks = []
+
+    def add_callback(self, fn):
+        self.callbacks.append(fn)
+        return self
+
+    def add_errback(self, fn):
+        return self
+
+    def acknowledge(self, offset: int) -> None:
+        for fn in self.callbacks:
+            fn(type("RecordMetadata", (), {"topic": "lines", "partition": 0, "offset": offset})())
+
+
+class HeldProducer:
+    """Sends nothing: each record waits until the test acknowledges it."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[bytes, HeldFuture]] = []
+
+    def send(self, topic, value=None, key=None, partition=None, timestamp_ms=None):
+        future = HeldFuture()
+        self.sent.append((value, future))
+        return future
+
+    def close(self, timeout=None):
+        pass
+
+
+class NoTask(SourceTask):
+    def version(self):
+        return "test"
+
+    def start(self, props):
+        pass
+
+    def poll(self):
+        return None
+
+    def stop(self):
+        pass
+
+
+def json_converter(schemas: bool) -> JsonConverter:
+    c = JsonConverter()
+    c.configure({"schemas.enable": str(schemas).lower()}, False)
+    return c
+
+
+def line(position: int) -> SourceRecord:
+    return SourceRecord({"filename": "in.txt"}, {"position": position}, "lines", None, None, None,
+                        STRING_SCHEMA, f"line ending at {position}")  # fmt: skip
+
+
+@pytest.fixture
+def worker_task():
+    store = MemoryOffsetBackingStore()
+    store.start()
+    internal = json_converter(False)
+    config = StandaloneConfig({"key.converter": "x", "value.converter": "x", "internal.key.converter": "x",
+                               "internal.value.converter": "x", "offset.storage.file.filename": "unused",
+                               "offset.flush.timeout.ms": 5000})  # fmt: skip
+    task = WorkerSourceTask(
+        ConnectorTaskId("source", 0), NoTask(), json_converter(True), json_converter(True), HeldProducer(),
+        OffsetStorageReaderImpl(store, "source", internal, internal),
+        OffsetStorageWriter(store, "source", internal, internal), config, SYSTEM,
+    )  # fmt: skip
+    yield task
+    store.stop()
+
+
+def committed_position(task: WorkerSourceTask) -> int | None:
+    offset = task.offset_reader.offset({"filename": "in.txt"})
+    return None if offset is None else offset["position"]
+
+
+def test_offsets_are_stored_only_once_the_producer_acknowledged_their_records(worker_task):
+    worker_task.to_send = [line(10), line(20)]
+    assert worker_task.send_records()
+    (_, first), (_, second) = worker_task.producer.sent
+    result = {}
+    commit = threading.Thread(target=lambda: result.setdefault("ok", worker_task.commit_offsets()))
+    commit.start()
+    first.acknowledge(0)
+    commit.join(0.2)
+    assert commit.is_alive(), "the commit must wait for the second record too"
+    assert committed_position(worker_task) is None
+    second.acknowledge(1)
+    commit.join(5)
+    assert result == {"ok": True}
+    assert committed_position(worker_task) == 20
+
+
+def test_records_sent_during_a_commit_wait_for_the_next_one(worker_task):
+    worker_task.to_send = [line(10)]
+    worker_task.send_records()
+    commit = threading.Thread(target=worker_task.commit_offsets)
+    commit.start()
+    while not worker_task.flushing:  # the commit has taken its snapshot of the offsets
+        threading.Event().wait(0.001)
+    worker_task.to_send = [line(20)]
+    worker_task.send_records()  # goes to the backlog: not part of this commit
+    worker_task.producer.sent[0][1].acknowledge(0)
+    commit.join(5)
+    assert committed_position(worker_task) == 10
+    assert next(iter(worker_task.outstanding_messages.values())).value.endswith(b'"line ending at 20"}')
+    worker_task.producer.sent[1][1].acknowledge(1)
+    assert worker_task.commit_offsets()
+    assert committed_position(worker_task) == 20
+
+
+def test_records_are_sent_as_the_converters_write_them(worker_task):
+    worker_task.to_send = [line(10)]
+    worker_task.send_records()
+    value, _ = worker_task.producer.sent[0]
+    assert value == b'{"schema":{"type":"string","optional":false},"payload":"line ending at 10"}'
