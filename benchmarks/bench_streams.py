@@ -5,7 +5,11 @@ No Kafka twin: part b ports Kafka's ``SimpleBenchmark`` (streams/src/test/java/o
 streams/perf/SimpleBenchmark.java, Kafka 0.10.1); the rest is modelled on it.
 
     .venv/bin/python benchmarks/bench_streams.py [--part all|a|b|c] [--rounds 5] [--lines 5000]
-        [--records 200000] [--restore-records 200000] [--no-quix]
+        [--records 200000] [--restore-records 200000] [--no-quix] [--buffered-records 1000]
+
+``--buffered-records`` sets the word count's ``buffered.records.per.partition``; with
+``BENCH_STREAMS_PROFILE=FILE`` in the environment, the word count's stream thread runs under
+cProfile and writes its statistics to FILE.
 
 One kafka_lite broker runs as its own process beside a ZooKeeper (as ``bench_broker`` starts it).
 
