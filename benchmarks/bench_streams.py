@@ -83,6 +83,11 @@ def topics(prefix: str) -> dict[str, str]:
     }
 
 
+def in_turn(names: list[str], r: int) -> list[str]:
+    """``names`` in round ``r``'s order: the first to run moves on by one each round."""
+    return names[r % len(names) :] + names[: r % len(names)]
+
+
 def split_words(line: str) -> list[str]:
     """``wordcount.split_words``, repeated here for the quixstreams process, which has no kafka_lite."""
     import re
@@ -315,8 +320,7 @@ def part_a(args: argparse.Namespace, tmp: Path) -> None:
     words = len(lines) * WORDS_PER_LINE
     seconds: dict[str, list[float]] = {name: [] for name in contestants}
     for r in range(args.rounds):
-        order = contestants[r % len(contestants) :] + contestants[: r % len(contestants)]
-        for name in order:
+        for name in in_turn(contestants, r):
             prefix = f"wc{r}-{CHILD[name]}"
             elapsed = run_word_count(name, prefix, lines, pythons[name], tmp / prefix)
             seconds[name].append(elapsed)
@@ -475,7 +479,7 @@ def part_b(args: argparse.Namespace, tmp: Path) -> None:
     seconds: dict[str, list[float]] = {case: [] for case in SIMPLE_CASES}
     cases = list(SIMPLE_CASES)
     for r in range(args.rounds):
-        for case in cases[r % 3 :] + cases[: r % 3]:
+        for case in in_turn(cases, r):
             elapsed = run_simple(case, r, stream if case == "join" else source, table, args.records, tmp)
             seconds[case].append(elapsed)
             print(f"  round {r + 1}: {case:8}{elapsed:8.2f} s", flush=True)
@@ -570,8 +574,7 @@ def part_c(args: argparse.Namespace, tmp: Path) -> None:
     restore_s: list[float] = []
     read_s: list[float] = []
     for r in range(args.rounds):
-        steps = [("restore", None), ("read", None)]
-        for step, _ in steps[r % 2 :] + steps[: r % 2]:
+        for step in in_turn(["restore", "read"], r):
             if step == "restore":
                 elapsed, _restored = run_restore(r, app_id, source, args.restore_records, tmp)
                 restore_s.append(elapsed)
