@@ -398,12 +398,14 @@ class MirrorMakerThread(threading.Thread):
                     step()
                 except Exception as e:
                     log.warning("%s failed: %r", step.__name__, e)
-            self.shutdown_latch.set()
             log.info("Mirror maker thread stopped")
             if not self.state.is_shutting_down:
                 log.critical("Mirror maker thread exited abnormally, stopping the whole mirror maker.")
                 self.state.exited_abnormally = True
                 self.on_abnormal_exit()
+            # Last, unlike Kafka (whose thread then calls System.exit): whoever waits for the latch
+            # sees the abnormal exit already noted.
+            self.shutdown_latch.set()
 
     def maybe_flush_and_commit_offsets(self) -> None:
         if self.time.milliseconds() - self.last_offset_commit_ms > self.offset_commit_interval_ms:
