@@ -1,6 +1,7 @@
 """MirrorMaker between two real clusters: the session's ``cluster`` is the source, ``target`` (this
 directory's conftest) the target. Every record of a 3-partition topic arrives, with its key, value,
-headers and timestamp, in the partition and order it had; and a ``kafka-lite mirror-maker`` process
+headers and timestamp, in the partition and order it had; a send that fails stops it before it
+commits past that record; and a ``kafka-lite mirror-maker`` process
 killed with SIGKILL mid-copy, while records keep arriving, loses none once restarted: it copies
 again at most what it had sent but not committed when it died."""
 
@@ -46,10 +47,12 @@ def end_offsets(cluster, topic: str) -> dict[TopicPartition, int]:
         admin.close()
 
 
-def committed_offsets(cluster, group: str, topic: str) -> dict[TopicPartition, int]:
+def committed_offsets(
+    cluster, group: str, topic: str, partitions: int = PARTITIONS
+) -> dict[TopicPartition, int]:
     admin = cluster.admin()
     try:
-        partitions = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+        partitions = [TopicPartition(topic, p) for p in range(partitions)]
         return {tp: om.offset for tp, om in admin.list_consumer_group_offsets(group, partitions).items()}
     finally:
         admin.close()
@@ -97,6 +100,28 @@ def test_every_record_arrives_with_its_key_value_headers_and_timestamp(cluster, 
     # A clean shutdown flushes and commits everything it copied.
     assert committed_offsets(cluster, group, source) == end_offsets(cluster, source)
     assert mirror_maker.num_dropped_messages == 0
+
+
+def test_a_failed_send_stops_mirror_maker_without_committing_past_it(cluster, target):
+    source = topic_name("mm-abort")
+    cluster.create_topic(source, partitions=1)
+    target.create_topic(source, partitions=1)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
+    for value in (b"small", b"small", b"x" * 5000, b"small"):  # the third is over the target's limit
+        producer.send(source, value)
+    producer.close()
+
+    group = topic_name("mm-abort-group")
+    mirror_maker = MirrorMaker.from_configs(
+        {"bootstrap.servers": cluster.bootstrap_servers, "group.id": group, **FAST_CONSUMER},
+        {"bootstrap.servers": target.bootstrap_servers, "max.request.size": "1000"},
+        whitelist=source,
+        offset_commit_interval_ms=0,
+    )
+    assert mirror_maker.run() == 1
+    assert "RecordTooLargeException" in type(mirror_maker.state.failure).__name__
+    committed = committed_offsets(cluster, group, source, 1).get(TopicPartition(source, 0), 0)
+    assert committed <= 2, f"committed {committed}: past the record that was not copied"
 
 
 class Writer(threading.Thread):
