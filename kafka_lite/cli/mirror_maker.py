@@ -66,7 +66,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    from kafka_lite.common.errors import KafkaException
     from kafka_lite.tools.mirror_maker import MirrorMaker, MirrorMakerException, load_message_handler
 
     consumer_props = properties_file(args.consumer_config, "--consumer.config")
@@ -88,10 +87,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
             abort_on_send_failure=args.abort_on_send_failure,
         )
     except MirrorMakerException as e:
+        if e.config is not None:  # a setting that is missing or refused: name the file it is in
+            path = args.consumer_config if e.config == "consumer" else args.producer_config
+            raise CliError(f"--{e.config}.config {path}: {e}", exit_code=2) from None
         raise CliError(str(e), exit_code=2) from None
-    except KafkaException as e:  # a config the clients refuse: name the file it came from
-        raise CliError(f"--consumer.config {args.consumer_config} / --producer.config "
-                       f"{args.producer_config}: {e}", exit_code=2) from None  # fmt: skip
 
     received: list[int] = []
     restore = _shutdown_on_signals(mirror_maker, received)

@@ -43,7 +43,7 @@ import logging
 import pkgutil
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kafka_lite.common.errors import KafkaException, WakeupException
@@ -81,7 +81,12 @@ CONSUMER_NO_DATA_LOSS_DEFAULTS = {"enable.auto.commit": "false"}
 
 
 class MirrorMakerException(KafkaException):
-    """A bad option or config: what to fix, in one line."""
+    """A bad option or config: what to fix, in one line. ``config`` says which config it is in
+    ("consumer" or "producer"), so that a command can name the file."""
+
+    def __init__(self, message: str, config: str | None = None) -> None:
+        super().__init__(message)
+        self.config = config
 
 
 class ConsumerTimeoutException(KafkaException):
@@ -94,9 +99,11 @@ class ConsumerTimeoutException(KafkaException):
 
 def whitelist_regex(raw: str) -> str:
     """The whitelist as the regular expression the consumer subscribes with (Kafka's
-    ``TopicFilter``): trimmed, ',' read as '|', spaces removed, and quotes around it dropped (a
-    properties file may bring them). An expression that does not compile is refused here, with
-    Kafka's wording, rather than when the consumer first matches topics against it."""
+    ``Whitelist(...).regex``): trimmed, ',' read as '|', spaces removed, and quotes around it dropped
+    (a properties file may bring them). This is 0.10.2's reading: 0.10.1 gives the new consumer the
+    whitelist as typed, so ``a,b`` there matches no topic, unlike with the old consumer. An
+    expression that does not compile is refused here, with Kafka's wording, rather than when the
+    consumer first matches topics against it."""
     regex = raw.strip().replace(",", "|").replace(" ", "")
     regex = re.sub(r"""^["']+""", "", regex)
     regex = re.sub(r"""["']+$""", "", regex)
@@ -177,9 +184,7 @@ def consumer_configs(props: Mapping[str, str], num_streams: int) -> list[dict[st
     for name, default in CONSUMER_NO_DATA_LOSS_DEFAULTS.items():
         maybe_set_default_property(base, name, default)
     if not base.get("group.id"):
-        raise MirrorMakerException(
-            "group.id is missing from the consumer config: the consumers share one group"
-        )
+        raise MirrorMakerException("group.id is missing: MirrorMaker's consumers share one group", "consumer")
     return [{**base, "client.id": f"{base['group.id']}-{i}"} for i in range(num_streams)]
 
 
@@ -260,7 +265,7 @@ class MirrorMakerNewConsumer:
     def __init__(self, consumer: KafkaConsumer, whitelist: str) -> None:
         self.consumer = consumer
         self.regex = whitelist_regex(whitelist)
-        self.record_iter: list[ConsumerRecord] = []
+        self.record_iter: Iterator[ConsumerRecord] = iter(())
         self.offsets: dict[TopicPartition, int] = {}
 
     def init(self, listener: ConsumerRebalanceListener) -> None:
@@ -271,13 +276,13 @@ class MirrorMakerNewConsumer:
         return True  # the new consumer's poll has a timeout: receive() raises instead of blocking
 
     def receive(self) -> ConsumerRecord:
-        if not self.record_iter:
+        record = next(self.record_iter, None)
+        if record is None:
             batches = self.consumer.poll(POLL_TIMEOUT_MS)
-            self.record_iter = [r for records in batches.values() for r in records]
-            self.record_iter.reverse()  # pop() from the end takes them in order
-            if not self.record_iter:
+            self.record_iter = (r for records in batches.values() for r in records)
+            record = next(self.record_iter, None)
+            if record is None:
                 raise ConsumerTimeoutException("no records within the poll timeout")
-        record = self.record_iter.pop()
         self.offsets[TopicPartition(record.topic, record.partition)] = record.offset + 1
         return record
 
@@ -468,15 +473,20 @@ class MirrorMaker:
         no-data-loss defaults; a bad whitelist or config raises before anything connects."""
         whitelist_regex(whitelist)
         configs = consumer_configs(consumer_props, num_streams)
-        producer = KafkaProducer(**producer_config(producer_props))
+        try:
+            producer = KafkaProducer(**producer_config(producer_props))
+        except KafkaException as e:  # an unknown or bad setting
+            raise MirrorMakerException(str(e), "producer") from None
         consumers: list[KafkaConsumer] = []
         try:
             for config in configs:
                 consumers.append(KafkaConsumer(**config))
-        except BaseException:
+        except BaseException as e:
             for consumer in consumers:
                 consumer.close(autocommit=False)
             producer.close(0)
+            if isinstance(e, KafkaException):
+                raise MirrorMakerException(str(e), "consumer") from None
             raise
         return cls(consumers, producer, whitelist, **options)
 

@@ -260,6 +260,10 @@ def configs(tmp_path):
         ),
         (lambda c, p: ["--whitelist", "orders["], r"orders\[ is an invalid regex"),
         (lambda c, p: c.write_text("bootstrap.servers=127.0.0.1:1\n"), "group.id is missing"),
+        (
+            lambda c, p: p.write_text(p.read_text() + "group.id=mm\n"),
+            "producer.properties: Unknown configuration 'group.id'",
+        ),
         (lambda c, p: ["--message.handler", "no_such_module_xyz:H"], "class could not be found"),
     ],
 )
