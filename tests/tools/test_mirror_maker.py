@@ -19,6 +19,7 @@ from kafka_lite.consumer.consumer_record import ConsumerRecord
 from kafka_lite.producer.producer_record import ProducerRecord
 from kafka_lite.tools.mirror_maker import (
     DefaultMirrorMakerMessageHandler,
+    InternalRebalanceListenerForNewConsumer,
     MirrorMakerException,
     MirrorMakerMessageHandler,
     MirrorMakerNewConsumer,
@@ -226,6 +227,17 @@ def test_after_a_failed_send_the_thread_stops_and_commits_nothing_more():
     assert not [e for e in after if e[0] == "commit"], f"committed after the failed send: {events}"
     assert ("send", b"x") not in events
     assert events[-1] == ("abnormal-exit",) and state.num_dropped_messages == 1
+
+
+def test_losing_partitions_in_a_rebalance_flushes_then_commits_what_was_sent():
+    events, time, state = [], MockTime(), MirrorMakerState()
+    consumer = MirrorMakerNewConsumer(FakeConsumer([[record(offset=7)]], events, time), "t")
+    producer = MirrorMakerProducer(FakeProducer(events), True, state)
+    producer.send(DefaultMirrorMakerMessageHandler().handle(consumer.receive())[0])
+    InternalRebalanceListenerForNewConsumer(consumer, producer, state).on_partitions_revoked(
+        [TopicPartition("t", 0)]
+    )
+    assert events == [("send", b"v"), ("flush",), ("commit", {0: 8})]
 
 
 def _wait(condition, timeout_s=5.0):
