@@ -299,3 +299,19 @@ def test_abort_on_send_failure_takes_true_or_false(configs, capsys):
               "--whitelist", "t", "--abort.on.send.failure", "yes"])  # fmt: skip
     assert exit_info.value.code == 2
     assert "'yes' is not true or false" in capsys.readouterr().err
+
+
+def test_a_wait_of_long_max_value_ms_does_not_overflow_python_s_lock():
+    # max.block.ms = Long.MAX_VALUE, as MirrorMaker sets it, reaches Time.wait_for.
+    from kafka_lite.common.time import SYSTEM
+
+    condition, done = threading.Condition(), threading.Event()
+
+    def finish():
+        done.set()
+        with condition:
+            condition.notify_all()
+
+    threading.Timer(0.05, finish).start()
+    with condition:
+        assert SYSTEM.wait_for(condition, done.is_set, 2**63 - 1)
