@@ -56,7 +56,10 @@ class Time(ABC):
         return True
 
     def _wait(self, condition: threading.Condition, remaining_ms: int) -> None:
-        condition.wait(remaining_ms / 1000.0)
+        # Kafka spells "for ever" as Long.MAX_VALUE ms (MirrorMaker's max.block.ms); a Python lock
+        # takes at most threading.TIMEOUT_MAX seconds, so a longer wait is cut to that and
+        # ``wait_for``'s loop waits again.
+        condition.wait(min(remaining_ms / 1000.0, threading.TIMEOUT_MAX))
 
 
 class SystemTime(Time):

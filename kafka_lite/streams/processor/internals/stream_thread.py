@@ -3,8 +3,11 @@
 Mirrors: org.apache.kafka.streams.processor.internals.StreamThread
          (streams/src/main/java/.../processor/internals/StreamThread.java, Kafka 0.10.1)
 Book:    chapter 9, 9.1.3 (the thread model)
-Differs: the thread's states and their listener are 0.11's (0.10.1 has none); no metrics and no
-         record cache. The clients are built here from the ``StreamsConfig`` (no
+Differs: the run loop is Kafka 1.0's: it processes everything a poll brought before polling
+         again, where 0.10.1 polls (with a timeout of 0) after one record from each task; a
+         poll costs far more in Python than in Java, and the order records are processed in is
+         the same. The thread's states and their listener are 0.11's (0.10.1 has none); no
+         metrics and no record cache. The clients are built here from the ``StreamsConfig`` (no
          ``KafkaClientSupplier``).
 
 A thread owns three clients and a set of tasks::
@@ -15,13 +18,12 @@ A thread owns three clients and a set of tasks::
                       of the standby tasks, which it keeps reading
     producer          shared by the thread's tasks for their output and their changelogs
 
-The run loop, as 0.10.1 has it::
+The run loop, as Kafka 1.0 has it::
 
     while running:
-        if requires_poll:
-            records = consumer.poll(poll.ms if nothing is buffered else 0)
-            each partition's records -> the task that reads it (task.add_records)
-        if something is buffered:
+        records = consumer.poll(poll.ms)
+        each partition's records -> the task that reads it (task.add_records)
+        until nothing is buffered:
             for each task: process one record, punctuate if stream time says so,
                            commit it if a processor asked
         every commit.interval.ms: commit every task (flush stores, flush producer, commit offsets)
@@ -261,43 +263,33 @@ class StreamThread(threading.Thread):
 
     # --8<-- [start:run_loop]
     def run_loop(self) -> None:
-        total_num_buffered = 0
-        requires_poll = True
-        polled_records = False
         self.consumer.subscribe(self.source_topics, listener=self.rebalance_listener)
-
         while self.still_running():
-            # Fetch when a task has run dry; wait for data only when nothing at all is buffered.
-            if requires_poll:
-                requires_poll = False
-                long_poll = total_num_buffered == 0
-                records = self.consumer.poll(self.poll_time_ms if long_poll else 0)
-                if self.rebalance_exception is not None:
-                    raise StreamsException(
-                        f"{self.log_prefix} Failed to rebalance"
-                    ) from self.rebalance_exception
-                for partition, partition_records in records.items():
-                    self.active_tasks_by_partition[partition].add_records(partition, partition_records)
-                polled_records = bool(records)
-
-            # One record from each task through its topology, then its punctuations.
-            if total_num_buffered > 0 or polled_records:
-                total_num_buffered = 0
-                if self.active_tasks:
-                    for task in list(self.active_tasks.values()):
-                        total_num_buffered += task.process()
-                        requires_poll = requires_poll or task.requires_poll
-                        self.maybe_punctuate(task)
-                        if task.commit_needed():
-                            self.commit_one(task)
-                else:
-                    requires_poll = True  # no task yet: only a poll brings one
-            else:
-                requires_poll = True
-
+            # Every buffered record was processed on the last pass: wait up to poll.ms for more.
+            records = self.consumer.poll(self.poll_time_ms)
+            if self.rebalance_exception is not None:
+                raise StreamsException(f"{self.log_prefix} Failed to rebalance") from self.rebalance_exception
+            for partition, partition_records in records.items():
+                self.active_tasks_by_partition[partition].add_records(partition, partition_records)
+            if records and self.active_tasks:
+                self.process_and_maybe_commit()
             self.maybe_commit()
             self.maybe_update_standby_tasks()
             self.maybe_clean()
+
+    def process_and_maybe_commit(self) -> None:
+        """One record from each task in turn, with its punctuations and the commits processors ask
+        for, until no task has anything buffered (Kafka 1.0's ``processAndMaybeCommit``)."""
+        buffered = 1
+        while buffered > 0:
+            buffered = 0
+            for task in list(self.active_tasks.values()):
+                buffered += task.process()
+                self.maybe_punctuate(task)
+                if task.commit_needed():
+                    self.commit_one(task)
+            # A long backlog still commits every commit.interval.ms.
+            self.maybe_commit()
 
     # --8<-- [end:run_loop]
 
