@@ -52,6 +52,8 @@ from kafka_lite.producer.kafka_producer import KafkaProducer
 
 log = logging.getLogger(__name__)
 
+LONG_MAX = 2**63 - 1  # Java's Long.MAX_VALUE: Kafka's "block for ever"
+
 
 class Worker:
     def __init__(
@@ -81,8 +83,7 @@ class Worker:
             # Designed so that no record is lost; overridable with producer.*, at that cost.
             "request.timeout.ms": INT32_MAX,
             "retries": INT32_MAX,
-            # Kafka's Long.MAX_VALUE overflows a Python wait; 24 days blocks as well as forever does.
-            "max.block.ms": INT32_MAX,
+            "max.block.ms": LONG_MAX,
             "acks": "all",
             "max.in.flight.requests.per.connection": 1,
             **config.originals_with_prefix("producer."),
