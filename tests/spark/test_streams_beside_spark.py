@@ -109,6 +109,7 @@ def test_streams_and_spark_count_the_same_windows_until_a_record_is_later_than_t
             if query is not None:
                 query.stop()
 
+    # --8<-- [start:beside]
     # A batch query has no watermark: it counts every record, as Streams does.
     batch = spark_counts(window_counts(spark.read.format("kafka_lite").options(**source).load()).collect())
     in_streams = latest_counts(bootstrap, counts_topic)
@@ -125,3 +126,4 @@ def test_streams_and_spark_count_the_same_windows_until_a_record_is_later_than_t
     for record in read_topic(bootstrap, counts_topic):
         updates[record.key.decode()].append(int.from_bytes(record.value, "big", signed=True))
     assert updates[late_window] == [1, 2, 3]
+    # --8<-- [end:beside]
