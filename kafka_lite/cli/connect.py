@@ -50,13 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_standalone(args: argparse.Namespace, console: Console) -> int:
     from kafka_lite.common.errors import KafkaException
-    from kafka_lite.connect.runtime.standalone.standalone_herder import (
-        StandaloneHerder,
-        validate_connector_config,
-    )
+    from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHerder
     from kafka_lite.connect.runtime.worker import Worker
     from kafka_lite.connect.runtime.worker_config import StandaloneConfig
     from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
+    from kafka_lite.connect.util.callback import FutureCallback
 
     worker_props = properties_file(args.worker_config, "worker config")
     try:
@@ -64,13 +62,17 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
         worker = Worker("standalone", config, FileOffsetBackingStore())
     except KafkaException as e:
         raise CliError(f"{args.worker_config}: {e}", exit_code=2) from None
+    herder = StandaloneHerder(worker)
     connectors = []
     for path in args.connector_configs:
         props = properties_file(path, "connector config")
         try:
-            validate_connector_config(props)
+            infos = herder.validate_connector_config(props)
         except KafkaException as e:
             raise CliError(f"{path}: {e}", exit_code=2) from None
+        errors = [error for info in infos.configs if info.value is not None for error in info.value.errors]
+        if errors:
+            raise CliError(f"{path}: {'; '.join(errors)}", exit_code=2)
         connectors.append(props)
 
     logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)
@@ -78,12 +80,12 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    herder = StandaloneHerder(worker)
     herder.start()
     try:
         for props in connectors:
-            herder.put_connector_config(props["name"], props, allow_replace=False)
-            tasks = len(herder.connector_info(props["name"])["tasks"])
+            created = FutureCallback()
+            herder.put_connector_config(props["name"], props, False, created)
+            tasks = len(created.result().result.tasks)
             console.print(f"connector {props['name']} ({props['connector.class']}): {tasks} task(s) running")
         console.print("Kafka Connect started (standalone); Ctrl-C or SIGTERM stops it")
         # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.

@@ -16,6 +16,7 @@ from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHe
 from kafka_lite.connect.runtime.worker import Worker
 from kafka_lite.connect.runtime.worker_config import StandaloneConfig
 from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
+from kafka_lite.connect.util.callback import FutureCallback
 from tests.support.processes import terminate
 from tests.support.topics import read_topic, topic_name
 from tests.support.waiting import wait_until
@@ -61,7 +62,9 @@ def standalone(bootstrap: str, offsets: Path, connectors: list[dict[str, str]]):
     herder.start()
     try:
         for config in connectors:
-            herder.put_connector_config(config["name"], config)
+            created = FutureCallback()
+            herder.put_connector_config(config["name"], config, False, created)
+            created.result(timeout=30)
         yield herder
     finally:
         herder.stop()
@@ -81,7 +84,7 @@ def test_a_file_goes_through_a_topic_into_an_equal_file(cluster, tmp_path):
         cluster.bootstrap_servers, tmp_path / "offsets", file_connectors("p", source, sink, topic)
     ) as h:
         wait_until(lambda: len(lines_of(sink)) >= len(lines), what="the sink file to hold every line")
-        assert {state for state in h.task_states("p-source").values()} == {"RUNNING"}
+        assert [task.state for task in h.connector_status("p-source").tasks] == ["RUNNING"]
     assert lines_of(sink) == lines
     # In the topic, each line as Kafka's JsonConverter writes it, with its schema, and a null key.
     record = read_topic(cluster.bootstrap_servers, topic)[0]
