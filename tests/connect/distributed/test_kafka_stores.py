@@ -66,7 +66,11 @@ def test_a_config_written_by_one_store_is_read_by_a_second(cluster):
         assert snapshot.tasks("src") == [Id("src", 0), Id("src", 1)]
         assert snapshot.task_config(Id("src", 1)) == {"topic": "t", "n": "1"}
         assert snapshot.offset == writer.snapshot().offset == 5  # connector, 2 tasks, commit, target state
-        assert listener.events == [("update", "src"), ("tasks", (Id("src", 0), Id("src", 1))), ("target-state", "src")]
+        assert listener.events == [
+            ("update", "src"),
+            ("tasks", (Id("src", 0), Id("src", 1))),
+            ("target-state", "src"),
+        ]
 
         # A third store, started now, reads the same state from the topic.
         late, _ = config_store(cluster.bootstrap_servers, topic)
