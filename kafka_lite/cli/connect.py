@@ -46,6 +46,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     standalone.add_argument("connector_configs", type=Path, nargs="+", metavar="CONNECTOR_PROPERTIES",
                             help="one file per connector (connect-file-source.properties ...)")  # fmt: skip
     standalone.set_defaults(handler=run_standalone)
+    distributed = commands.add_parser(
+        "distributed",
+        help="run a distributed Connect worker (connect-distributed.sh)",
+        description="Run a Kafka Connect worker in distributed mode until Ctrl-C or SIGTERM: it joins the "
+        "workers of its group.id, keeps configs, offsets and statuses in the three internal topics, and "
+        f"takes connectors through its REST API. Kafka's connect-distributed.properties is in {CONFIG_DIR}.",
+    )
+    distributed.add_argument("worker_config", type=Path, metavar="WORKER_PROPERTIES",
+                             help="the worker's settings (connect-distributed.properties)")  # fmt: skip
+    distributed.set_defaults(handler=run_distributed)
 
 
 def run_standalone(args: argparse.Namespace, console: Console) -> int:
@@ -95,5 +105,39 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
         raise CliError(str(e)) from None
     finally:
         herder.stop()
+        console.print("Kafka Connect stopped")
+    return 0
+
+
+def run_distributed(args: argparse.Namespace, console: Console) -> int:
+    """``connect-distributed.sh``: one worker of a Connect cluster; its connectors come through REST."""
+    from kafka_lite.common.errors import KafkaException
+    from kafka_lite.connect.runtime.distributed.connect_distributed import connect_distributed
+
+    worker_props = properties_file(args.worker_config, "worker config")
+    try:
+        connect = connect_distributed(worker_props)
+    except KafkaException as e:
+        raise CliError(f"{args.worker_config}: {e}", exit_code=2) from None
+    except OSError as e:
+        raise CliError(
+            f"cannot serve the REST API on rest.port {worker_props.get('rest.port', 8083)}: {e}"
+        ) from None
+
+    logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)
+    logging.getLogger("kafka_lite.connect").setLevel(logging.INFO)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    connect.start()
+    try:
+        url = connect.rest.advertised_url()
+        console.print(f"Kafka Connect started (distributed, group {worker_props.get('group.id')}); "
+                      f"REST API at {url}; Ctrl-C or SIGTERM stops it")  # fmt: skip
+        # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
+        while not stop.wait(1):
+            pass
+    finally:
+        connect.stop()
         console.print("Kafka Connect stopped")
     return 0
