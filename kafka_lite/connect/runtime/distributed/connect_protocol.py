@@ -46,6 +46,9 @@ from kafka_lite.common.protocol.types import (
 )
 from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
 
+# The consumer's embedded protocol reads and writes its structures the same way.
+from kafka_lite.consumer.internals.consumer_protocol import _read, _write
+
 CONNECT_PROTOCOL_V0 = 0
 CONNECTOR_TASK = -1  # the sentinel task number that stands for the connector itself
 
@@ -158,17 +161,3 @@ def _check_version_compatibility(version: int) -> None:
     # Any later version is read by its version 0 fields, so it may only add fields at the end.
     if version < CONNECT_PROTOCOL_V0:
         raise SchemaException(f"Unsupported subscription version: {version}", field="version", position=0)
-
-
-def _read(r: Reader, schema: Schema, what: str) -> dict:
-    try:
-        return schema.read(r)
-    except SchemaException as e:
-        raise e.under(what) from None
-
-
-def _write(out: bytearray, schema: Schema, value: dict, what: str) -> None:
-    try:
-        schema.write(out, value)
-    except SchemaException as e:
-        raise e.under(what) from None

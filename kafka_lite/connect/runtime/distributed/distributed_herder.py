@@ -72,6 +72,7 @@ from kafka_lite.connect.runtime.distributed.request_target_exception import (
     NotAssignedException,
     NotLeaderException,
     RebalanceNeededException,
+    RequestTargetException,
 )
 from kafka_lite.connect.runtime.distributed.worker_group_member import WorkerGroupMember
 from kafka_lite.connect.runtime.distributed.worker_rebalance_listener import WorkerRebalanceListener
@@ -573,12 +574,8 @@ class DistributedHerder(AbstractHerder):
                     callback(None, None)
                 else:
                     callback(ConnectException(f"Failed to start connector: {conn_name}"), None)
-            elif self.is_leader():
-                callback(NotAssignedException("Cannot restart connector since it is not assigned to this member",
-                                              self.member.owner_url(conn_name)), None)  # fmt: skip
             else:
-                callback(NotLeaderException("Cannot restart connector since it is not assigned to this member",
-                                            self.leader_url()), None)  # fmt: skip
+                callback(self.not_assigned_here("connector", conn_name), None)
 
         self.add_request(action, forward_error_callback(callback))
 
@@ -594,14 +591,18 @@ class DistributedHerder(AbstractHerder):
                     callback(None, None)
                 else:
                     callback(ConnectException(f"Failed to start task: {id}"), None)
-            elif self.is_leader():
-                callback(NotAssignedException("Cannot restart task since it is not assigned to this member",
-                                              self.member.owner_url(id)), None)  # fmt: skip
             else:
-                callback(NotLeaderException("Cannot restart task since it is not assigned to this member",
-                                            self.leader_url()), None)  # fmt: skip
+                callback(self.not_assigned_here("task", id), None)
 
         self.add_request(action, forward_error_callback(callback))
+
+    def not_assigned_here(self, what: str, id: str | ConnectorTaskId) -> RequestTargetException:
+        """Where to send a restart of work that runs elsewhere: the leader knows the owner; a
+        follower knows only the leader, which forwards it once more."""
+        message = f"Cannot restart {what} since it is not assigned to this member"
+        if self.is_leader():
+            return NotAssignedException(message, self.member.owner_url(id))
+        return NotLeaderException(message, self.leader_url())
 
     def pause_connector(self, conn_name: str) -> None:
         # Any worker may write a target state: every worker reads it from the config topic.
