@@ -133,7 +133,7 @@ def run_distributed(args: argparse.Namespace, console: Console) -> int:
     try:
         url = connect.rest.advertised_url()
         console.print(f"Kafka Connect started (distributed, group {worker_props.get('group.id')}); "
-                      f"REST API at {url}; Ctrl-C or SIGTERM stops it")  # fmt: skip
+                      f"REST API at {url}; Ctrl-C or SIGTERM stops it", soft_wrap=True)  # fmt: skip
         # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
         while not stop.wait(1):
             pass
