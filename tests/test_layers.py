@@ -59,7 +59,9 @@ class Rules:
     front_door_may_import: tuple[str, ...]
     exceptions: tuple[Exception_, ...]
     top_only_dependencies: tuple[str, ...] = ()
-    confined_dependencies: tuple[tuple[str, str], ...] = ()  # (third-party module, the package that may import it)
+    confined_dependencies: tuple[
+        tuple[str, str], ...
+    ] = ()  # (third-party module, the package that may import it)
 
     @classmethod
     def load(cls, path: Path = LAYERS_FILE) -> Rules:

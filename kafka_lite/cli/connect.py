@@ -11,7 +11,9 @@ Kafka's quick-start files of 0.10.1 are in ``kafka_lite/connect/config/`` and wo
 (their ``bootstrap.servers=localhost:9092`` must point at a running broker; ``test.txt`` and
 ``test.sink.txt`` are relative to the working directory). Every file is read and every connector
 config checked before anything starts, so a typo is one line and exit code 2, not a half-started
-worker. No REST server is started: ``rest.host.name`` and ``rest.port`` are read and unused.
+worker. As Kafka's, the worker also serves the REST API on ``rest.port`` (8083 unless set; its URL
+is printed, and ``/docs`` there is FastAPI's interactive page for it), and its worker id is the
+REST server's ``host:port``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import logging
 import signal
 import threading
+import urllib.parse
 from pathlib import Path
 
 from rich.console import Console
@@ -60,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_standalone(args: argparse.Namespace, console: Console) -> int:
     from kafka_lite.common.errors import KafkaException
+    from kafka_lite.connect.runtime.rest.rest_server import RestServer
     from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHerder
     from kafka_lite.connect.runtime.worker import Worker
     from kafka_lite.connect.runtime.worker_config import StandaloneConfig
@@ -69,8 +73,17 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
     worker_props = properties_file(args.worker_config, "worker config")
     try:
         config = StandaloneConfig(worker_props)
-        worker = Worker("standalone", config, FileOffsetBackingStore())
     except KafkaException as e:
+        raise CliError(f"{args.worker_config}: {e}", exit_code=2) from None
+    try:
+        rest = RestServer(config)  # binds rest.host.name:rest.port now, so the URL is known
+    except OSError as e:
+        raise CliError(f"cannot serve the REST API on rest.port {config.get('rest.port')}: {e}") from None
+    advertised = urllib.parse.urlsplit(rest.advertised_url())
+    try:
+        worker = Worker(f"{advertised.hostname}:{advertised.port}", config, FileOffsetBackingStore())
+    except KafkaException as e:
+        rest.stop()
         raise CliError(f"{args.worker_config}: {e}", exit_code=2) from None
     herder = StandaloneHerder(worker)
     connectors = []
@@ -79,9 +92,11 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
         try:
             infos = herder.validate_connector_config(props)
         except KafkaException as e:
+            rest.stop()
             raise CliError(f"{path}: {e}", exit_code=2) from None
         errors = [error for info in infos.configs if info.value is not None for error in info.value.errors]
         if errors:
+            rest.stop()
             raise CliError(f"{path}: {'; '.join(errors)}", exit_code=2)
         connectors.append(props)
 
@@ -92,6 +107,8 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
         signal.signal(sig, lambda *_: stop.set())
     herder.start()
     try:
+        rest.start(herder)
+        console.print(f"REST API at {rest.advertised_url()} (try {rest.advertised_url()}docs)")
         for props in connectors:
             created = FutureCallback()
             herder.put_connector_config(props["name"], props, False, created)
@@ -104,6 +121,7 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
     except KafkaException as e:
         raise CliError(str(e)) from None
     finally:
+        rest.stop()
         herder.stop()
         console.print("Kafka Connect stopped")
     return 0

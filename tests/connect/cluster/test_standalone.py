@@ -113,11 +113,12 @@ def test_source_offsets_survive_a_restart_so_every_line_arrives_exactly_once(clu
 
 
 def quick_start_files(directory: Path, bootstrap: str) -> list[Path]:
-    """Kafka's three quick-start files, the bootstrap address (and, so that test runs do not share
-    /tmp/connect.offsets, the offsets file) changed; nothing else."""
+    """Kafka's three quick-start files, the bootstrap address changed; and, so that test runs share
+    neither /tmp/connect.offsets nor port 8083, the offsets file and the REST port (0: any free one)."""
     worker = (CONFIG_DIR / "connect-standalone.properties").read_text()
     worker = worker.replace("bootstrap.servers=localhost:9092", f"bootstrap.servers={bootstrap}")
     worker = worker.replace("/tmp/connect.offsets", str(directory / "connect.offsets"))
+    worker += "\nrest.host.name=127.0.0.1\nrest.port=0\n"
     (directory / "connect-standalone.properties").write_text(worker)
     paths = [directory / "connect-standalone.properties"]
     for name in ("connect-file-source.properties", "connect-file-sink.properties"):
@@ -140,6 +141,7 @@ def test_the_cli_runs_kafkas_quick_start_until_sigterm(cluster, tmp_path):
         out = terminate(process)
     assert process.returncode == 0, out
     assert "connector local-file-source (FileStreamSource): 1 task(s) running" in out
+    assert re.search(r"REST API at http://127\.0\.0\.1:\d+/ \(try http://127\.0\.0\.1:\d+/docs\)", out), out
     assert out.rstrip().endswith("Kafka Connect stopped")
     # The clean stop committed the source's offset: the position after the last line.
     assert re.search(
