@@ -1,4 +1,4 @@
-"""``kafka-lite connect standalone``: run Kafka Connect in standalone mode until Ctrl-C or SIGTERM.
+"""``kafka-lite connect standalone|distributed``: run a Kafka Connect worker until Ctrl-C or SIGTERM.
 
 No Kafka twin for this module itself: it is Kafka's ``bin/connect-standalone.sh`` (the
 ``org.apache.kafka.connect.cli.ConnectStandalone`` main class), argument for argument: a worker
@@ -14,6 +14,12 @@ config checked before anything starts, so a typo is one line and exit code 2, no
 worker. As Kafka's, the worker also serves the REST API on ``rest.port`` (8083 unless set; its URL
 is printed, and ``/docs`` there is FastAPI's interactive page for it), and its worker id is the
 REST server's ``host:port``.
+
+``kafka-lite connect distributed connect-distributed.properties`` is Kafka's
+``bin/connect-distributed.sh`` (``ConnectDistributed``): one worker of the Connect cluster named by
+``group.id``, which takes its connectors through the REST API (any worker's: followers forward to
+the leader). Kafka 0.10.1's ``connect-distributed.properties`` works unchanged; the worker creates
+the three internal topics, compacted, if they are missing.
 """
 
 from __future__ import annotations

@@ -5,8 +5,7 @@ Mirrors: org.apache.kafka.connect.runtime.distributed.DistributedConfig
          Kafka 0.10.1)
 Book:    chapter 8, 8.3
 Differs: the security and metrics settings are not defined (they pass unchecked, as any setting
-         the worker does not know); ``rest.advertised.host.name`` and ``rest.advertised.port`` are
-         defined here when the worker's settings do not already define them. Kafka 0.11's
+         the worker does not know). Kafka 0.11's
          ``*.storage.partitions`` and ``*.storage.replication.factor`` say how a missing internal
          topic is created (0.10.1 leaves that to the broker's auto-creation).
 
@@ -50,8 +49,6 @@ OFFSET_STORAGE_REPLICATION_FACTOR_CONFIG = "offset.storage.replication.factor"
 CONFIG_STORAGE_REPLICATION_FACTOR_CONFIG = "config.storage.replication.factor"
 STATUS_STORAGE_PARTITIONS_CONFIG = "status.storage.partitions"
 STATUS_STORAGE_REPLICATION_FACTOR_CONFIG = "status.storage.replication.factor"
-REST_ADVERTISED_HOST_NAME_CONFIG = "rest.advertised.host.name"
-REST_ADVERTISED_PORT_CONFIG = "rest.advertised.port"
 
 DISTRIBUTED_CONFIG_DEF = ConfigDef()
 DISTRIBUTED_CONFIG_DEF.keys.update(WORKER_CONFIG_DEF.keys)
@@ -103,13 +100,6 @@ DISTRIBUTED_CONFIG_DEF.keys.update(WORKER_CONFIG_DEF.keys)
     .define(STATUS_STORAGE_REPLICATION_FACTOR_CONFIG, Type.SHORT, 3, Range.at_least(1), L,
             "The replication factor of the status topic, when the worker creates it.")
 )  # fmt: skip
-# The worker's settings may already define these (Kafka 0.10.1 has them in WorkerConfig).
-if REST_ADVERTISED_HOST_NAME_CONFIG not in DISTRIBUTED_CONFIG_DEF.keys:
-    DISTRIBUTED_CONFIG_DEF.define(REST_ADVERTISED_HOST_NAME_CONFIG, Type.STRING, None, None, L,
-                                  "The host name other workers use to reach this worker's REST API.")  # fmt: skip
-if REST_ADVERTISED_PORT_CONFIG not in DISTRIBUTED_CONFIG_DEF.keys:
-    DISTRIBUTED_CONFIG_DEF.define(REST_ADVERTISED_PORT_CONFIG, Type.INT, None, None, L,
-                                  "The port other workers use to reach this worker's REST API.")  # fmt: skip
 
 
 class DistributedConfig(WorkerConfig):

@@ -5,9 +5,8 @@ Mirrors: org.apache.kafka.connect.runtime.distributed.DistributedHerder, with it
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/distributed/DistributedHerder.java,
          Kafka 0.10.1; the request methods take the 0.11 Herder interface's arguments)
 Book:    chapter 8, 8.3
-Differs: a follower forwards its connector's task configs to the leader with ``urllib``
-         (``forward_task_configs``; Kafka's ``RestServer.httpRequest``); ``task.class`` is written to
-         the config topic as Kafka's class name, and found again from the connector's class.
+Differs: ``task.class`` is written to the config topic as Kafka's class name, and found again
+         from the connector's class.
 
 Every Connect worker of a group runs one of these. Its thread calls ``tick`` in a loop, and does
 all the herder's work there, so nothing here needs more than one lock:
@@ -37,11 +36,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import json
 import logging
 import threading
-import urllib.error
-import urllib.request
+import urllib.parse
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -77,6 +74,7 @@ from kafka_lite.connect.runtime.distributed.request_target_exception import (
 from kafka_lite.connect.runtime.distributed.worker_group_member import WorkerGroupMember
 from kafka_lite.connect.runtime.distributed.worker_rebalance_listener import WorkerRebalanceListener
 from kafka_lite.connect.runtime.herder import Created
+from kafka_lite.connect.runtime.rest import rest_client
 from kafka_lite.connect.runtime.rest.entities import ConnectorInfo, TaskInfo
 from kafka_lite.connect.runtime.rest.errors.connect_rest_exception import BadRequestException
 from kafka_lite.connect.runtime.standalone.standalone_herder import HerderConnectorContext
@@ -90,7 +88,6 @@ from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
 log = logging.getLogger(__name__)
 
 RECONFIGURE_CONNECTOR_TASKS_BACKOFF_MS = 250
-FORWARD_TIMEOUT_S = 30
 LONG_MAX = 2**63 - 1
 
 
@@ -753,17 +750,9 @@ def task_class(conn_config: dict[str, str], name: str | None) -> type:
 
 
 def forward_task_configs(leader_url: str | None, conn_name: str, task_props: list[dict[str, str]]) -> None:
-    """POST the task configs to the leader's ``/connectors/{name}/tasks`` (Kafka's
-    ``RestServer.httpRequest``); a ConnectException names what failed."""
+    """POST the task configs to the leader's ``/connectors/{name}/tasks``, as Kafka 0.10.1's
+    ``reconfigureConnector`` does; a ConnectException names what failed."""
     if leader_url is None:
         raise ConnectException("No leader is known to forward the task configurations to")
-    url = leader_url.rstrip("/") + f"/connectors/{urllib.request.quote(conn_name, safe='')}/tasks"
-    request = urllib.request.Request(url, data=json.dumps(task_props).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})  # fmt: skip
-    try:
-        with urllib.request.urlopen(request, timeout=FORWARD_TIMEOUT_S) as response:
-            response.read()
-    except (urllib.error.URLError, OSError) as e:
-        raise ConnectException(
-            f"Failed to forward the task configurations of {conn_name} to {url}: {e}"
-        ) from e
+    url = f"{leader_url.rstrip('/')}/connectors/{urllib.parse.quote(conn_name, safe='')}/tasks"
+    rest_client.http_request(url, "POST", task_props)
