@@ -281,8 +281,10 @@ def test_a_killed_workers_work_moves_to_the_others_and_every_line_arrives(worker
     wait_until(lambda: [s for s, _ in units()] == ["RUNNING"] * 4 and {w for _, w in units()} <= running_here,
                timeout_s=30, what="all work running on the two workers left")  # fmt: skip
     moved_after_s = time.monotonic() - killed_at
-    assert moved_after_s < SESSION_TIMEOUT_MS / 1000 + 15
-    print(f"work moved {moved_after_s:.1f} s after the kill")
+    # The session timeout, then a rebalance and the work started again: seconds, not a second session.
+    assert moved_after_s < SESSION_TIMEOUT_MS / 1000 + 8, (
+        f"the work moved {moved_after_s:.1f} s after the kill"
+    )
 
     # At least once: every line arrives; a line twice only if it was sent or written after the
     # last offset commit of the killed worker's task.
@@ -292,5 +294,4 @@ def test_a_killed_workers_work_moves_to_the_others_and_every_line_arrives(worker
     duplicates = sum(n - 1 for n in counts.values())
     assert set(counts) == set(wanted)
     assert duplicates <= len(before), f"{duplicates} duplicated lines of {len(wanted)}"
-    print(f"{duplicates} duplicated lines of {len(wanted)}")
     delete(leader, "kill-src", "kill-sink")
