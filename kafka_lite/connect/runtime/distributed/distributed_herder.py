@@ -30,6 +30,9 @@ A connector's task configs are generated where the connector runs, but written b
 follower sends them to the leader's ``POST /connectors/{name}/tasks``. New task configs always
 rebalance the group, because every task of the connector is then stopped (committing its offsets)
 before any starts with its new config.
+
+This module is long because it mirrors one Java file and its inner classes (the request, the
+config store's listener and the group's listener), which are read together.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from typing import Any
 
 from kafka_lite.common.errors import WakeupException
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.connect.errors import AlreadyExistsException, ConnectException, NotFoundException
 from kafka_lite.connect.runtime import connector_factory
 from kafka_lite.connect.runtime.abstract_herder import AbstractHerder
@@ -88,7 +92,6 @@ from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
 log = logging.getLogger(__name__)
 
 RECONFIGURE_CONNECTOR_TASKS_BACKOFF_MS = 250
-LONG_MAX = 2**63 - 1
 
 
 @dataclass(order=True)
