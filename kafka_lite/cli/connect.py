@@ -67,6 +67,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     distributed.set_defaults(handler=run_distributed)
 
 
+def worker_logging_and_stop_signals() -> threading.Event:
+    """A worker's log lines (Connect's at INFO), and the event SIGTERM and Ctrl-C set."""
+    logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)
+    logging.getLogger("kafka_lite.connect").setLevel(logging.INFO)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    return stop
+
+
+def wait_for(stop: threading.Event) -> None:
+    # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
+    while not stop.wait(1):
+        pass
+
+
 def run_standalone(args: argparse.Namespace, console: Console) -> int:
     from kafka_lite.common.errors import KafkaException
     from kafka_lite.connect.runtime.rest.rest_server import RestServer
@@ -106,11 +122,7 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
             raise CliError(f"{path}: {'; '.join(errors)}", exit_code=2)
         connectors.append(props)
 
-    logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)
-    logging.getLogger("kafka_lite.connect").setLevel(logging.INFO)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = worker_logging_and_stop_signals()
     herder.start()
     try:
         rest.start(herder)
@@ -121,9 +133,7 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
             tasks = len(created.result().result.tasks)
             console.print(f"connector {props['name']} ({props['connector.class']}): {tasks} task(s) running")
         console.print("Kafka Connect started (standalone); Ctrl-C or SIGTERM stops it")
-        # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
-        while not stop.wait(1):
-            pass
+        wait_for(stop)
     except KafkaException as e:
         raise CliError(str(e)) from None
     finally:
@@ -148,19 +158,13 @@ def run_distributed(args: argparse.Namespace, console: Console) -> int:
             f"cannot serve the REST API on rest.port {worker_props.get('rest.port', 8083)}: {e}"
         ) from None
 
-    logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)
-    logging.getLogger("kafka_lite.connect").setLevel(logging.INFO)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = worker_logging_and_stop_signals()
     connect.start()
     try:
         url = connect.rest.advertised_url()
         console.print(f"Kafka Connect started (distributed, group {worker_props.get('group.id')}); "
                       f"REST API at {url}; Ctrl-C or SIGTERM stops it", soft_wrap=True)  # fmt: skip
-        # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
-        while not stop.wait(1):
-            pass
+        wait_for(stop)
     finally:
         connect.stop()
         console.print("Kafka Connect stopped")
