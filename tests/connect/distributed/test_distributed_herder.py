@@ -25,6 +25,7 @@ from kafka_lite.connect.runtime.distributed.distributed_herder import Distribute
 from kafka_lite.connect.runtime.distributed.request_target_exception import (
     NotLeaderException,
     RebalanceNeededException,
+    RequestTargetException,
 )
 from kafka_lite.connect.runtime.rest.errors.connect_rest_exception import BadRequestException
 from kafka_lite.connect.util.callback import FutureCallback
@@ -222,6 +223,15 @@ def test_a_config_put_on_the_follower_is_forwarded_to_the_leader(workers, tmp_pa
     wait_until(lambda: {s for s, _ in statuses(leader.herder, "cfg-src")} == {"PAUSED"}, what="paused")
     leader.herder.resume_connector("cfg-src")
     wait_until(lambda: {s for s, _ in statuses(follower.herder, "cfg-src")} == {"RUNNING"}, what="resumed")
+
+    # A restart asked of a worker that does not run the task is routed to the one that does.
+    task_owner = statuses(leader.herder, "cfg-src")[1][1]
+    elsewhere = next(c for c in connects if c.herder.worker_id != task_owner)
+    with pytest.raises(RequestTargetException):
+        call(elsewhere.herder.restart_task, Id("cfg-src", 0))
+    status, _ = rest("POST", f"{elsewhere.rest.advertised_url()}connectors/cfg-src/tasks/0/restart")
+    assert status == 204
+    wait_until(lambda: statuses(leader.herder, "cfg-src")[1] == ("RUNNING", task_owner), what="restarted")
     delete(leader, "cfg-src")
     wait_until(lambda: "cfg-src" not in call(follower.herder.connectors), what="the deletion")
 
