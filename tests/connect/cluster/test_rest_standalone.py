@@ -37,7 +37,8 @@ class Api:
         try:
             with urllib.request.urlopen(req, timeout=30) as response:
                 self.location = response.headers["Location"]
-                return response.status, json.loads(response.read() or b"null")
+                body = response.read()
+                return response.status, json.loads(body) if body else None
         except urllib.error.HTTPError as e:
             self.location = None
             return e.code, json.loads(e.read())
