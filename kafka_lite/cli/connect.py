@@ -30,6 +30,7 @@ import signal
 import threading
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -86,13 +87,11 @@ def wait_for(stop: threading.Event) -> None:
 def run_standalone(args: argparse.Namespace, console: Console) -> int:
     from kafka_lite.common.errors import KafkaException
     from kafka_lite.connect.runtime.rest.rest_server import RestServer
-    from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHerder
-    from kafka_lite.connect.runtime.worker import Worker
     from kafka_lite.connect.runtime.worker_config import StandaloneConfig
-    from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
     from kafka_lite.connect.util.callback import FutureCallback
 
     worker_props = properties_file(args.worker_config, "worker config")
+    connector_props = [(path, properties_file(path, "connector config")) for path in args.connector_configs]
     try:
         config = StandaloneConfig(worker_props)
     except KafkaException as e:
@@ -101,26 +100,11 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
         rest = RestServer(config)  # binds rest.host.name:rest.port now, so the URL is known
     except OSError as e:
         raise CliError(f"cannot serve the REST API on rest.port {config.get('rest.port')}: {e}") from None
-    advertised = urllib.parse.urlsplit(rest.advertised_url())
     try:
-        worker = Worker(f"{advertised.hostname}:{advertised.port}", config, FileOffsetBackingStore())
-    except KafkaException as e:
+        herder, connectors = _standalone_herder(args, config, rest, connector_props)
+    except BaseException:
         rest.stop()
-        raise CliError(f"{args.worker_config}: {e}", exit_code=2) from None
-    herder = StandaloneHerder(worker)
-    connectors = []
-    for path in args.connector_configs:
-        props = properties_file(path, "connector config")
-        try:
-            infos = herder.validate_connector_config(props)
-        except KafkaException as e:
-            rest.stop()
-            raise CliError(f"{path}: {e}", exit_code=2) from None
-        errors = [error for info in infos.configs if info.value is not None for error in info.value.errors]
-        if errors:
-            rest.stop()
-            raise CliError(f"{path}: {'; '.join(errors)}", exit_code=2)
-        connectors.append(props)
+        raise
 
     stop = worker_logging_and_stop_signals()
     herder.start()
@@ -141,6 +125,35 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
         herder.stop()
         console.print("Kafka Connect stopped")
     return 0
+
+
+def _standalone_herder(
+    args: argparse.Namespace, config: Any, rest: Any, connector_props: list[tuple[Path, dict[str, str]]]
+) -> tuple[Any, list[dict[str, str]]]:
+    """The herder over a worker whose id is the REST server's ``host:port`` (as Kafka's), and the
+    connector configs, each checked first: a bad one is a ``CliError`` naming its file."""
+    from kafka_lite.common.errors import KafkaException
+    from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHerder
+    from kafka_lite.connect.runtime.worker import Worker
+    from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
+
+    advertised = urllib.parse.urlsplit(rest.advertised_url())
+    try:
+        worker = Worker(f"{advertised.hostname}:{advertised.port}", config, FileOffsetBackingStore())
+    except KafkaException as e:
+        raise CliError(f"{args.worker_config}: {e}", exit_code=2) from None
+    herder = StandaloneHerder(worker)
+    connectors = []
+    for path, props in connector_props:
+        try:
+            infos = herder.validate_connector_config(props)
+        except KafkaException as e:
+            raise CliError(f"{path}: {e}", exit_code=2) from None
+        errors = [error for info in infos.configs if info.value is not None for error in info.value.errors]
+        if errors:
+            raise CliError(f"{path}: {'; '.join(errors)}", exit_code=2)
+        connectors.append(props)
+    return herder, connectors
 
 
 def run_distributed(args: argparse.Namespace, console: Console) -> int:

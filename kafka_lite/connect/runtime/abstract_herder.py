@@ -5,7 +5,8 @@ Mirrors: org.apache.kafka.connect.runtime.AbstractHerder
 Book:    chapter 8, 8.3
 Differs: no config backing store here (each herder keeps its configs, so ``pause_connector`` and
          ``resume_connector`` are its own); an unknown connector class is a 400 (Kafka's answer
-         is a 500); validation uses the connector's ``config()`` definitions directly.
+         is a 500); validation uses the connector's ``config()`` definitions directly; one
+         method per event serves both listeners (Java overloads them: a task id or a name).
 
 The herder is the listener of every connector and task its worker runs: each ``on_startup``,
 ``on_pause``, ``on_resume``, ``on_shutdown`` and ``on_failure`` becomes a status written to the

@@ -14,6 +14,7 @@ import pytest
 from kafka_lite.connect.runtime.rest.rest_server import RestServer
 from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHerder
 from kafka_lite.connect.runtime.worker import Worker
+from kafka_lite.connect.runtime.worker_config import StandaloneConfig
 from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
 from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
 from tests.connect.cluster.test_standalone import lines_of, worker_config
@@ -36,7 +37,8 @@ class Api:
         try:
             with urllib.request.urlopen(req, timeout=30) as response:
                 self.location = response.headers["Location"]
-                return response.status, json.loads(response.read() or b"null")
+                body = response.read()
+                return response.status, json.loads(body) if body else None
         except urllib.error.HTTPError as e:
             self.location = None
             return e.code, json.loads(e.read())
@@ -56,7 +58,7 @@ def worker(cluster, tmp_path_factory):
     """One standalone herder and its REST server on port 0, for the whole module."""
     directory = tmp_path_factory.mktemp("rest")
     config = worker_config(cluster.bootstrap_servers, directory / "offsets")
-    config.values.update({"rest.host.name": "127.0.0.1", "rest.port": 0})
+    config = StandaloneConfig({**config.originals, "rest.host.name": "127.0.0.1", "rest.port": "0"})
     herder = StandaloneHerder(Worker("rest-test", config, FileOffsetBackingStore()))
     herder.start()
     rest = RestServer(config)

@@ -199,12 +199,14 @@ def connectors_router(herder: Herder) -> APIRouter:
         complete_or_forward_request(cb, connector_path(connector, "/restart"), "POST", None, forward)
 
     @router.put("/{connector}/pause", status_code=202, summary="Pause a connector and its tasks")
-    def pause_connector(connector: str) -> None:
+    def pause_connector(connector: str) -> Response:
         herder.pause_connector(connector)
+        return Response(status_code=202)  # accepted: the tasks pause on their own threads, later
 
     @router.put("/{connector}/resume", status_code=202, summary="Resume a paused connector")
-    def resume_connector(connector: str) -> None:
+    def resume_connector(connector: str) -> Response:
         herder.resume_connector(connector)
+        return Response(status_code=202)
 
     @router.get("/{connector}/tasks", summary="A connector's tasks and their configs")
     def get_task_configs(connector: str, forward: bool | None = None) -> list[dict[str, Any]]:

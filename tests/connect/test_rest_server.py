@@ -1,5 +1,6 @@
-"""Forwarding between workers, over real HTTP with no broker: a worker that may not serve a request
-sends it to the worker its herder names, with Kafka's ``?forward=`` rule of two hops at most."""
+"""The REST server over real HTTP with no broker: it serves every path of Kafka 0.11's API, and a
+worker that may not serve a request sends it to the worker its herder names, with Kafka's
+``?forward=`` rule of two hops at most."""
 
 from __future__ import annotations
 
@@ -129,3 +130,29 @@ def test_a_stale_config_is_409_and_no_answer_in_time_is_500(a_and_b, monkeypatch
     a.answer = (None, None)  # the herder never calls back
     monkeypatch.setattr(connectors_resource, "REQUEST_TIMEOUT_MS", 50)
     assert request(a_url + "connectors")[:2] == (500, {"error_code": 500, "message": "Request timed out"})
+
+
+# Kafka 0.11's ConnectorsResource, ConnectorPluginsResource and RootResource, path by path.
+KAFKA_0_11_PATHS = {
+    ("GET", "/"),
+    ("GET", "/connectors"), ("POST", "/connectors"),
+    ("GET", "/connectors/{connector}"), ("DELETE", "/connectors/{connector}"),
+    ("GET", "/connectors/{connector}/config"), ("PUT", "/connectors/{connector}/config"),
+    ("GET", "/connectors/{connector}/status"),
+    ("POST", "/connectors/{connector}/restart"),
+    ("PUT", "/connectors/{connector}/pause"), ("PUT", "/connectors/{connector}/resume"),
+    ("GET", "/connectors/{connector}/tasks"), ("POST", "/connectors/{connector}/tasks"),
+    ("GET", "/connectors/{connector}/tasks/{task}/status"),
+    ("POST", "/connectors/{connector}/tasks/{task}/restart"),
+    ("GET", "/connector-plugins"),
+    ("PUT", "/connector-plugins/{connector_type}/config/validate"),
+}  # fmt: skip
+
+
+def test_the_server_serves_every_path_of_kafka_0_11_and_its_interactive_page(a_and_b):
+    _, _, a_url, _ = a_and_b
+    status, spec, _ = request(a_url + "openapi.json")  # what /docs shows, generated from the routes
+    served = {(method.upper(), path) for path, methods in spec["paths"].items() for method in methods}
+    assert (status, served) == (200, KAFKA_0_11_PATHS)
+    with urllib.request.urlopen(a_url + "docs", timeout=10) as response:
+        assert response.status == 200 and b"swagger" in response.read().lower()
