@@ -75,17 +75,23 @@ def call(method, *args, timeout_s: float = 30):
             time.sleep(0.05)
 
 
-def rest(method: str, url: str, body: object = None) -> tuple[int, object]:
+def rest(method: str, url: str, body: object = None, timeout_s: float = 30) -> tuple[int, object]:
+    """One REST call: its status and JSON body. A 409 (a rebalance is due) is asked again, as a
+    client of Kafka's REST API does, until ``timeout_s``."""
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(
-        url, data=data, method=method, headers={"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            raw = response.read()
-            return response.status, json.loads(raw) if raw else None
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        request = urllib.request.Request(
+            url, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as e:
+            if e.code != 409 or time.monotonic() > deadline:
+                return e.code, json.loads(e.read() or b"null")
+        time.sleep(0.05)
 
 
 def work(herder: DistributedHerder) -> set:
@@ -158,11 +164,12 @@ def delete(connect: Connect, *names: str) -> None:
         call(connect.herder.delete_connector_config, name)
 
 
-def test_connectors_and_tasks_are_dealt_over_both_workers(workers, tmp_path):
+def test_connectors_and_tasks_are_dealt_over_both_workers(cluster, workers, tmp_path):
     _, connects = workers
     leader, follower = leader_and_follower(connects)
     herders = [c.herder for c in connects]
     topic = topic_name("dist-spread")
+    cluster.create_topic(topic, partitions=1)  # before the sink subscribes to it
     source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
     source.write_text("".join(f"line {i}\n" for i in range(20)))
     created = call(
@@ -255,11 +262,12 @@ def start_worker_process(props: dict[str, str], directory: Path) -> tuple[subpro
     return process, wait_until(worker_id, timeout_s=30, what="the worker process's REST URL").group(1)
 
 
-def test_a_killed_workers_work_moves_to_the_others_and_every_line_arrives(workers, tmp_path):
+def test_a_killed_workers_work_moves_to_the_others_and_every_line_arrives(cluster, workers, tmp_path):
     props, connects = workers
     leader, _ = leader_and_follower(connects)
     herders = [c.herder for c in connects]
     topic = topic_name("dist-kill")
+    cluster.create_topic(topic, partitions=1)
     source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
     before = [f"before {i}" for i in range(200)]
     source.write_text("".join(line + "\n" for line in before))
