@@ -1,5 +1,6 @@
-"""The distributed herder after a rebalance, without a cluster: catch up with the assignment's config
-offset, then start its work; or rejoin, or leave and back off (0.10.1's handleRebalanceCompleted)."""
+"""The distributed herder without a cluster. After a rebalance: catch up with the assignment's config
+offset, then start its work; or rejoin, or leave and back off (0.10.1's handleRebalanceCompleted).
+A connector's new task configs: written by the leader, sent to the leader by a follower."""
 
 from __future__ import annotations
 
@@ -129,3 +130,50 @@ def test_a_failed_assignment_is_a_rejoin_after_reading_if_leader_or_behind(me, s
     assert not h.handle_rebalance_completed()
     assert h.member.rejoin_requested and h.worker.started == []
     assert (h.config_state.offset == 6) is reads
+
+
+class RunningWorker(FakeWorker):
+    """A worker whose connector runs and generates one task config."""
+
+    def is_running(self, name: str) -> bool:
+        return True
+
+    def is_sink_connector(self, name: str) -> bool:
+        return False
+
+    def connector_task_configs(self, name, max_tasks, sink_topics):
+        from kafka_lite.connect.file.file_stream_source_task import FileStreamSourceTask
+
+        return [{"topic": "t", "file": "new.txt", "task.class": FileStreamSourceTask}]
+
+
+def test_new_task_configs_are_written_by_the_leader_and_sent_to_it_by_a_follower(monkeypatch):
+    from kafka_lite.connect.runtime.rest import rest_client
+
+    sent = []
+    monkeypatch.setattr(
+        rest_client, "http_request", lambda url, method, body: sent.append((url, method, body))
+    )
+    written = []
+    expected = [{**TASK, "file": "new.txt"}]  # task.class as Kafka's class name
+
+    leader, _ = herder(state(5), state(5), assignment(5), me="m1")
+    leader.worker = RunningWorker()
+    leader.config_backing_store.put_task_configs = lambda name, configs: written.append((name, configs))
+    leader.reconfigure_connector("src", lambda error, _: written.append(error))
+    assert written == [("src", expected), None] and sent == []
+
+    follower, _ = herder(state(5), state(5), assignment(5), me="m2")
+    follower.worker = RunningWorker()
+    done = []
+    follower.reconfigure_connector("src", lambda error, _: done.append(error))
+    follower.forward_request_executor.shutdown(wait=True)
+    assert sent == [("http://leader/connectors/src/tasks", "POST", expected)] and done == [None]
+
+    # Unchanged configs are not written again.
+    same, _ = herder(state(5), state(5), assignment(5), me="m1")
+    same.worker = RunningWorker()
+    same.config_state = ClusterConfigState(5, {"src": 1}, {"src": SOURCE}, {"src": TargetState.STARTED},
+                                           {Id("src", 0): expected[0]})  # fmt: skip
+    same.config_backing_store.put_task_configs = lambda *args: pytest.fail("unchanged task configs written")
+    same.reconfigure_connector("src", lambda error, _: None)
