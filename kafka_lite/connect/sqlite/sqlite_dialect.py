@@ -36,7 +36,8 @@ URL_PREFIXES = ("sqlite:///", "jdbc:sqlite:")
 
 
 def database_path(url: str) -> str:
-    """The file a ``connection.url`` names: ``sqlite:///data/out.db``, ``jdbc:sqlite:out.db`` or a path."""
+    """The file a ``connection.url`` names: a path, ``jdbc:sqlite:path`` (the JDBC driver's URL) or
+    ``sqlite:///path`` (SQLAlchemy's: ``sqlite:///out.db`` is relative, ``sqlite:////tmp/out.db`` absolute)."""
     for prefix in URL_PREFIXES:
         if url.startswith(prefix):
             return url[len(prefix) :]
