@@ -51,6 +51,15 @@ def layer_table(layers_file: Path = PACKAGE_DIR / "layers.toml") -> str:
             f"Only {_packages(top)} import {', '.join(f'`{d}`' for d in top_only)}: "
             "the broker and the clients run without it installed."
         )
+    confined = data.get("confined_dependencies", {})
+    if confined:
+        owners: dict[str, list[str]] = {}
+        for dependency, owner in confined.items():
+            owners.setdefault(owner, []).append(f"`{dependency}`")
+        out += [
+            f"Of the runtime, only `{owner}` imports {', '.join(deps)}: the rest runs without it installed."
+            for owner, deps in owners.items()
+        ]
     exceptions = data.get("exception", [])
     if exceptions:
         rows = ["| importer | may also import | why |", "|---|---|---|"]

@@ -59,6 +59,9 @@ class Rules:
     front_door_may_import: tuple[str, ...]
     exceptions: tuple[Exception_, ...]
     top_only_dependencies: tuple[str, ...] = ()
+    confined_dependencies: tuple[
+        tuple[str, str], ...
+    ] = ()  # (third-party module, the package that may import it)
 
     @classmethod
     def load(cls, path: Path = LAYERS_FILE) -> Rules:
@@ -78,6 +81,7 @@ class Rules:
             tuple(door["may_import"]),
             exceptions,
             tuple(data.get("top_only_dependencies", ())),
+            tuple(data.get("confined_dependencies", {}).items()),
         )
 
     def layer_of(self, package: str) -> Layer | None:
@@ -342,25 +346,52 @@ def check_tree(package_dir: Path, rules: Rules) -> list[Violation]:
     return violations
 
 
-def top_only_imports(package_dir: Path, rules: Rules) -> list[str]:
-    """``file:line: module`` for each import of a top-only dependency (graphviz) outside the top layers."""
+def _absolute_imports(path: Path) -> list[tuple[int, str]]:
+    """``(line, dotted name)`` for each absolute import in the file, third-party ones included."""
     found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom) and not node.level
+            else []
+        )
+        found += [(node.lineno, name) for name in names]
+    return found
+
+
+def _runtime_modules(package_dir: Path, rules: Rules) -> list[tuple[Path, str]]:
+    """Every module outside the top layers, with its dotted name."""
+    modules = []
     for path in sorted(package_dir.rglob("*.py")):
         module, _ = module_name(package_dir, path)
         layer = rules.layer_of(Rules.package_of(module))
-        if layer is not None and ANYTHING in layer.may_import:
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module or ""]
-                if isinstance(node, ast.ImportFrom) and not node.level
-                else []
-            )
-            for name in names:
-                if name.split(".")[0] in rules.top_only_dependencies:
-                    found.append(f"{path.relative_to(package_dir.parent)}:{node.lineno}: {name}")
+        if layer is None or ANYTHING not in layer.may_import:
+            modules.append((path, module))
+    return modules
+
+
+def top_only_imports(package_dir: Path, rules: Rules) -> list[str]:
+    """``file:line: module`` for each import of a top-only dependency (graphviz) outside the top layers."""
+    found = []
+    for path, _ in _runtime_modules(package_dir, rules):
+        for line, name in _absolute_imports(path):
+            if name.split(".")[0] in rules.top_only_dependencies:
+                found.append(f"{path.relative_to(package_dir.parent)}:{line}: {name}")
+    return found
+
+
+def confined_imports(package_dir: Path, rules: Rules) -> list[str]:
+    """``file:line: module`` for each import of a confined dependency (fastapi) outside the top layers
+    and the one package named for it."""
+    confined = dict(rules.confined_dependencies)
+    found = []
+    for path, module in _runtime_modules(package_dir, rules):
+        for line, name in _absolute_imports(path):
+            owner = confined.get(name.split(".")[0])
+            if owner is not None and not _within(module, owner):
+                found.append(f"{path.relative_to(package_dir.parent)}:{line}: {name} (only {owner} may)")
     return found
 
 
@@ -377,6 +408,22 @@ def test_no_runtime_module_imports_graphviz():
     assert "graphviz" in rules.top_only_dependencies
     found = top_only_imports(ROOT / PACKAGE, rules)
     assert not found, "only cli/, diagrams/ and grading/ may import these:\n" + "\n".join(found)
+
+
+def test_the_rest_apis_web_framework_is_imported_only_by_the_rest_package():
+    rules = Rules.load()
+    assert dict(rules.confined_dependencies)["fastapi"] == "kafka_lite.connect.runtime.rest"
+    found = confined_imports(ROOT / PACKAGE, rules)
+    assert not found, "imports of a dependency outside the package it is confined to:\n" + "\n".join(found)
+
+
+def test_the_confined_check_finds_fastapi_elsewhere_in_connect(upward_tree):
+    (upward_tree / "connect" / "runtime" / "rest").mkdir(parents=True)
+    (upward_tree / "connect" / "runtime" / "rest" / "app.py").write_text("import fastapi\n")
+    (upward_tree / "connect" / "runtime" / "worker.py").write_text("x = 1\nfrom fastapi import FastAPI\n")
+    assert confined_imports(upward_tree, Rules.load()) == [
+        "kafka_lite/connect/runtime/worker.py:2: fastapi (only kafka_lite.connect.runtime.rest may)"
+    ]
 
 
 def test_the_top_only_check_finds_graphviz_in_a_runtime_layer(upward_tree):

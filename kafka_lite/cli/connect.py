@@ -11,7 +11,9 @@ Kafka's quick-start files of 0.10.1 are in ``kafka_lite/connect/config/`` and wo
 (their ``bootstrap.servers=localhost:9092`` must point at a running broker; ``test.txt`` and
 ``test.sink.txt`` are relative to the working directory). Every file is read and every connector
 config checked before anything starts, so a typo is one line and exit code 2, not a half-started
-worker. No REST server is started: ``rest.host.name`` and ``rest.port`` are read and unused.
+worker. As Kafka's, the worker also serves the REST API on ``rest.port`` (8083 unless set; its URL
+is printed, and ``/docs`` there is FastAPI's interactive page for it), and its worker id is the
+REST server's ``host:port``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import argparse
 import logging
 import signal
 import threading
+import urllib.parse
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -50,40 +54,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_standalone(args: argparse.Namespace, console: Console) -> int:
     from kafka_lite.common.errors import KafkaException
-    from kafka_lite.connect.runtime.standalone.standalone_herder import (
-        StandaloneHerder,
-        validate_connector_config,
-    )
-    from kafka_lite.connect.runtime.worker import Worker
+    from kafka_lite.connect.runtime.rest.rest_server import RestServer
     from kafka_lite.connect.runtime.worker_config import StandaloneConfig
-    from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
+    from kafka_lite.connect.util.callback import FutureCallback
 
     worker_props = properties_file(args.worker_config, "worker config")
+    connector_props = [(path, properties_file(path, "connector config")) for path in args.connector_configs]
     try:
         config = StandaloneConfig(worker_props)
-        worker = Worker("standalone", config, FileOffsetBackingStore())
     except KafkaException as e:
         raise CliError(f"{args.worker_config}: {e}", exit_code=2) from None
-    connectors = []
-    for path in args.connector_configs:
-        props = properties_file(path, "connector config")
-        try:
-            validate_connector_config(props)
-        except KafkaException as e:
-            raise CliError(f"{path}: {e}", exit_code=2) from None
-        connectors.append(props)
+    try:
+        rest = RestServer(config)  # binds rest.host.name:rest.port now, so the URL is known
+    except OSError as e:
+        raise CliError(f"cannot serve the REST API on rest.port {config.get('rest.port')}: {e}") from None
+    try:
+        herder, connectors = _standalone_herder(args, config, rest, connector_props)
+    except BaseException:
+        rest.stop()
+        raise
 
     logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)
     logging.getLogger("kafka_lite.connect").setLevel(logging.INFO)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    herder = StandaloneHerder(worker)
     herder.start()
     try:
+        rest.start(herder)
+        console.print(f"REST API at {rest.advertised_url()} (try {rest.advertised_url()}docs)")
         for props in connectors:
-            herder.put_connector_config(props["name"], props, allow_replace=False)
-            tasks = len(herder.connector_info(props["name"])["tasks"])
+            created = FutureCallback()
+            herder.put_connector_config(props["name"], props, False, created)
+            tasks = len(created.result().result.tasks)
             console.print(f"connector {props['name']} ({props['connector.class']}): {tasks} task(s) running")
         console.print("Kafka Connect started (standalone); Ctrl-C or SIGTERM stops it")
         # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
@@ -92,6 +95,36 @@ def run_standalone(args: argparse.Namespace, console: Console) -> int:
     except KafkaException as e:
         raise CliError(str(e)) from None
     finally:
+        rest.stop()
         herder.stop()
         console.print("Kafka Connect stopped")
     return 0
+
+
+def _standalone_herder(
+    args: argparse.Namespace, config: Any, rest: Any, connector_props: list[tuple[Path, dict[str, str]]]
+) -> tuple[Any, list[dict[str, str]]]:
+    """The herder over a worker whose id is the REST server's ``host:port`` (as Kafka's), and the
+    connector configs, each checked first: a bad one is a ``CliError`` naming its file."""
+    from kafka_lite.common.errors import KafkaException
+    from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHerder
+    from kafka_lite.connect.runtime.worker import Worker
+    from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
+
+    advertised = urllib.parse.urlsplit(rest.advertised_url())
+    try:
+        worker = Worker(f"{advertised.hostname}:{advertised.port}", config, FileOffsetBackingStore())
+    except KafkaException as e:
+        raise CliError(f"{args.worker_config}: {e}", exit_code=2) from None
+    herder = StandaloneHerder(worker)
+    connectors = []
+    for path, props in connector_props:
+        try:
+            infos = herder.validate_connector_config(props)
+        except KafkaException as e:
+            raise CliError(f"{path}: {e}", exit_code=2) from None
+        errors = [error for info in infos.configs if info.value is not None for error in info.value.errors]
+        if errors:
+            raise CliError(f"{path}: {'; '.join(errors)}", exit_code=2)
+        connectors.append(props)
+    return herder, connectors

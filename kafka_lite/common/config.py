@@ -3,8 +3,9 @@
 Mirrors: org.apache.kafka.common.config.ConfigDef (with Type, Importance, Range, ValidString)
          and AbstractConfig (clients/.../common/config/, Kafka 0.10.1)
 Book:    used by every component; the book lists configs per chapter (``linger.ms``, ``log.segment.bytes`` ...)
-Differs: Kafka's ConfigDef also drives dependents and recommenders for Connect; we keep the part a
-         broker and clients need: parsing, defaults, validation, docs. Python callers may pass
+Differs: Kafka's ConfigDef also drives dependents, recommenders and groups for Connect; we keep
+         parsing, defaults, validation, docs, and ``validate_all`` (every setting's errors at once,
+         for Connect's validate endpoint). Python callers may pass
          kafka-python-style keyword names (``linger_ms``), which :meth:`ConfigDef.parse` maps to
          Kafka's dotted names (``linger.ms``).
 
@@ -138,6 +139,16 @@ class ConfigKey:
         return self.default is NO_DEFAULT_VALUE
 
 
+@dataclass
+class ConfigValue:
+    """One setting as ``validate_all`` found it: its parsed value and what is wrong with it
+    (Kafka's ``ConfigValue``, without recommended values)."""
+
+    name: str
+    value: Any
+    errors: list[str]
+
+
 class ConfigDef:
     """A set of config definitions. Build with chained ``define`` calls, then ``parse`` settings."""
 
@@ -195,6 +206,26 @@ class ConfigDef:
             values[name] = value
         values.update(given)  # the unknown ones, when allowed
         return values
+
+    def validate_all(self, props: Mapping[str, Any]) -> dict[str, ConfigValue]:
+        """Every defined setting with its errors, instead of stopping at the first (Kafka's
+        ``ConfigDef.validateAll``): what Connect's ``config/validate`` endpoint shows."""
+        result = {}
+        for name, key in self.keys.items():
+            errors = []
+            value = props.get(name, key.default)
+            if name not in props and key.required:
+                errors.append(f"Missing required configuration '{name}', which has no default value.")
+                value = None
+            else:
+                try:
+                    value = parse_type(name, value, key.type)
+                    if key.validator is not None and value is not None:
+                        key.validator(name, value)
+                except ConfigException as e:
+                    errors.append(str(e))
+            result[name] = ConfigValue(name, value, errors)
+        return result
 
     def _canonical(self, name: str) -> str | None:
         if name in self.keys:

@@ -6,7 +6,7 @@ Book:    chapter 8, 8.3 (Kafka Connect)
 A *connector* describes a copy job and splits it into *tasks*; a *worker* runs the tasks, turning
 each record into bytes with a *converter* and writing it with a producer (a source task), or
 reading it with a consumer and handing it to the task (a sink task). ``runtime`` holds the worker
-and the standalone herder, ``file`` Kafka's two example connectors, ``json`` the JSON converter.
-Only standalone mode is here: one process, connector configs from properties files, source
-offsets in a local file.
+and the standalone herder, with the REST API that drives a herder (``runtime/rest``), ``file``
+Kafka's two example connectors, ``json`` the JSON converter. Standalone mode is one process,
+connector configs from properties files or the REST API, source offsets in a local file.
 """

@@ -10,6 +10,7 @@ import pytest
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.connect.data.schema import STRING_SCHEMA
 from kafka_lite.connect.json.json_converter import JsonConverter
+from kafka_lite.connect.runtime.target_state import TargetState
 from kafka_lite.connect.runtime.worker_config import StandaloneConfig
 from kafka_lite.connect.runtime.worker_source_task import WorkerSourceTask
 from kafka_lite.connect.source.source_record import SourceRecord
@@ -18,6 +19,8 @@ from kafka_lite.connect.storage.offset_backing_store import MemoryOffsetBackingS
 from kafka_lite.connect.storage.offset_storage_reader import OffsetStorageReaderImpl
 from kafka_lite.connect.storage.offset_storage_writer import OffsetStorageWriter
 from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
+from tests.connect.recording_listener import RecordingListener
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.unit
 
@@ -89,7 +92,7 @@ def worker_task():
                                "internal.value.converter": "x", "offset.storage.file.filename": "unused",
                                "offset.flush.timeout.ms": 5000})  # fmt: skip
     task = WorkerSourceTask(
-        ConnectorTaskId("source", 0), NoTask(), json_converter(True), json_converter(True), HeldProducer(),
+        ConnectorTaskId("source", 0), NoTask(), RecordingListener(), TargetState.STARTED, json_converter(True), json_converter(True), HeldProducer(),
         OffsetStorageReaderImpl(store, "source", internal, internal),
         OffsetStorageWriter(store, "source", internal, internal), config, SYSTEM,
     )  # fmt: skip
@@ -142,3 +145,50 @@ def test_records_are_sent_as_the_converters_write_them(worker_task):
     worker_task.send_records()
     value, _ = worker_task.producer.sent[0]
     assert value == b'{"schema":{"type":"string","optional":false},"payload":"line ending at 10"}'
+
+
+class PollRecordingTask(NoTask):
+    """Each poll is an event in the listener's timeline, between its status events."""
+
+    def __init__(self, listener: RecordingListener) -> None:
+        self.listener = listener
+        self.stopped = threading.Event()
+
+    def poll(self):
+        self.listener._record("poll", None)
+        self.stopped.wait(0.01)  # as a source with no new data waits a little
+        return None
+
+    def stop(self):
+        self.stopped.set()
+
+
+def test_a_paused_source_task_stops_polling_until_resumed(worker_task):
+    listener = worker_task.status_listener
+    worker_task.task = PollRecordingTask(listener)
+    worker_task.start()
+    wait_until(lambda: "poll" in listener.names(), what="the task to poll")
+    worker_task.transition_to(TargetState.PAUSED)
+    wait_until(lambda: "pause" in listener.names(), what="the task to report PAUSED")
+    worker_task.transition_to(TargetState.STARTED)
+    wait_until(lambda: listener.names()[-1] == "poll" and "resume" in listener.names(),
+               what="the task to resume polling")  # fmt: skip
+    worker_task.stop()
+    assert worker_task.await_stop(5000)
+    names = listener.names()
+    assert names[0] == "startup" and names[-1] == "shutdown"
+    paused = names[names.index("pause") + 1 : names.index("resume")]
+    assert paused == [], f"polled while paused: {names}"
+
+
+def test_a_task_created_paused_starts_only_when_resumed(worker_task):
+    listener = worker_task.status_listener
+    worker_task.task = PollRecordingTask(listener)
+    worker_task.target_state = TargetState.PAUSED
+    worker_task.start()
+    wait_until(lambda: listener.names() == ["pause"], what="the task to report PAUSED")
+    worker_task.transition_to(TargetState.STARTED)
+    wait_until(lambda: "poll" in listener.names(), what="the task to start")
+    worker_task.stop()
+    assert worker_task.await_stop(5000)
+    assert listener.names()[:2] == ["pause", "startup"]

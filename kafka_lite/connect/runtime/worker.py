@@ -1,9 +1,9 @@
 """The worker: creates connectors and tasks, gives each task its converters, producer or consumer.
 
 Mirrors: org.apache.kafka.connect.runtime.Worker
-         (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/Worker.java, Kafka 0.10.1)
+         (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/Worker.java, Kafka 0.11)
 Book:    chapter 8, 8.3
-Differs: no status listeners (a task's status is on its ``WorkerTask``); no target states.
+Differs: no plugin class loaders (kafka_lite's connectors are found by ``connector_factory``).
 
 The worker does what it is told; which connectors and tasks run is the herder's decision. For a
 source task it builds a producer with Kafka's no-data-loss settings (``acks=all``, retries
@@ -11,6 +11,11 @@ without limit, one request in flight, blocking instead of dropping), an offset r
 offset writer over the shared offset store, and schedules the task's offset commits. A sink task
 builds its own consumer. Each task gets the worker's converters unless its connector's config
 names its own (``key.converter``, ``value.converter``).
+
+Each connector and task is started with a status listener (the herder, which records every
+change in its status store) and an initial target state; ``set_target_state`` later pauses or
+resumes a connector and all of its tasks in this worker. A connector or task that cannot even be
+created is reported to its listener as FAILED, and ``start_connector``/``start_task`` answer False.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.utils import INT32_MAX
 from kafka_lite.connect.errors import ConnectException
 from kafka_lite.connect.runtime import connector_factory
+from kafka_lite.connect.runtime.abstract_status import ConnectorStatus, TaskStatus
 from kafka_lite.connect.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,
     KEY_CONVERTER_CLASS_CONFIG,
@@ -30,6 +36,7 @@ from kafka_lite.connect.runtime.connector_config import (
     ConnectorConfig,
 )
 from kafka_lite.connect.runtime.source_task_offset_committer import SourceTaskOffsetCommitter
+from kafka_lite.connect.runtime.target_state import TargetState
 from kafka_lite.connect.runtime.worker_config import (
     BOOTSTRAP_SERVERS_CONFIG,
     INTERNAL_KEY_CONVERTER_CLASS_CONFIG,
@@ -37,7 +44,7 @@ from kafka_lite.connect.runtime.worker_config import (
     TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG,
     WorkerConfig,
 )
-from kafka_lite.connect.runtime.worker_connector import State, WorkerConnector
+from kafka_lite.connect.runtime.worker_connector import WorkerConnector
 from kafka_lite.connect.runtime.worker_sink_task import WorkerSinkTask
 from kafka_lite.connect.runtime.worker_source_task import WorkerSourceTask
 from kafka_lite.connect.runtime.worker_task import WorkerTask
@@ -121,19 +128,31 @@ class Worker:
 
     # ---- connectors ----
 
-    def start_connector(self, conn_name: str, conn_props: dict[str, str], ctx: Any) -> bool:
+    def start_connector(
+        self,
+        conn_name: str,
+        conn_props: dict[str, str],
+        ctx: Any,
+        status_listener: ConnectorStatus.Listener,
+        initial_state: TargetState,
+    ) -> bool:
+        """Create the connector and move it to ``initial_state``; False if it could not be created."""
         if conn_name in self.connectors:
             raise ConnectException(f"Connector with name {conn_name} already exists")
-        conn_class = ConnectorConfig(conn_props).get(CONNECTOR_CLASS_CONFIG)
-        log.info("Creating connector %s of type %s", conn_name, conn_class)
-        connector = connector_factory.new_connector(conn_class)
-        worker_connector = WorkerConnector(conn_name, connector, ctx)
-        log.info("Instantiated connector %s with version %s of type %s", conn_name, connector.version(),
-                 type(connector).__name__)  # fmt: skip
-        worker_connector.initialize(conn_props)
-        self.connectors[conn_name] = worker_connector
-        if not worker_connector.start():
+        try:
+            conn_class = ConnectorConfig(conn_props).get(CONNECTOR_CLASS_CONFIG)
+            log.info("Creating connector %s of type %s", conn_name, conn_class)
+            connector = connector_factory.new_connector(conn_class)
+            worker_connector = WorkerConnector(conn_name, connector, ctx, status_listener)
+            log.info("Instantiated connector %s with version %s of type %s", conn_name, connector.version(),
+                     type(connector).__name__)  # fmt: skip
+            worker_connector.initialize(conn_props)
+            worker_connector.transition_to(initial_state)
+        except Exception as e:
+            log.error("Failed to start connector %s", conn_name, exc_info=True)
+            status_listener.on_failure(conn_name, e)
             return False
+        self.connectors[conn_name] = worker_connector
         log.info("Finished creating connector %s", conn_name)
         return True
 
@@ -176,37 +195,70 @@ class Worker:
 
     def is_running(self, conn_name: str) -> bool:
         connector = self.connectors.get(conn_name)
-        return connector is not None and connector.state is State.STARTED
+        return connector is not None and connector.is_running()
+
+    def set_target_state(self, conn_name: str, state: TargetState) -> None:
+        """Pause or resume the connector and every task of it that runs in this worker."""
+        log.info("Setting connector %s state to %s", conn_name, state.value)
+        worker_connector = self.connectors.get(conn_name)
+        if worker_connector is not None:
+            worker_connector.transition_to(state)
+        for id, worker_task in list(self.tasks.items()):
+            if id.connector == conn_name:
+                worker_task.transition_to(state)
 
     # ---- tasks ----
 
-    def start_task(self, id: ConnectorTaskId, conn_props: dict[str, str], task_props: dict[str, Any]) -> bool:
+    def start_task(
+        self,
+        id: ConnectorTaskId,
+        conn_props: dict[str, str],
+        task_props: dict[str, Any],
+        status_listener: TaskStatus.Listener,
+        initial_state: TargetState,
+    ) -> bool:
+        """Create the task and start its thread; False (and FAILED reported) if it could not be created."""
         log.info("Creating task %s", id)
         if id in self.tasks:
             raise ConnectException(f"Task already exists in this worker: {id}")
-        conn_config = ConnectorConfig(conn_props)
-        task_class = task_props[TASK_CLASS_CONFIG]
-        task = task_class()
-        log.info("Instantiated task %s with version %s of type %s", id, task.version(), task_class.__name__)
-        key_converter = self.default_key_converter
-        if conn_config.get(KEY_CONVERTER_CLASS_CONFIG) is not None:
-            key_converter = self._converter(
-                conn_config.get(KEY_CONVERTER_CLASS_CONFIG), conn_config, "key.converter.", True
+        try:
+            conn_config = ConnectorConfig(conn_props)
+            task_class = task_props[TASK_CLASS_CONFIG]
+            task = task_class()
+            log.info(
+                "Instantiated task %s with version %s of type %s", id, task.version(), task_class.__name__
             )
-        value_converter = self.default_value_converter
-        if conn_config.get(VALUE_CONVERTER_CLASS_CONFIG) is not None:
-            value_converter = self._converter(
-                conn_config.get(VALUE_CONVERTER_CLASS_CONFIG), conn_config, "value.converter.", False)  # fmt: skip
-        worker_task = self._build_worker_task(id, task, key_converter, value_converter)
-        worker_task.initialize({k: v for k, v in task_props.items() if k != TASK_CLASS_CONFIG})
+            key_converter = self.default_key_converter
+            if conn_config.get(KEY_CONVERTER_CLASS_CONFIG) is not None:
+                key_converter = self._converter(
+                    conn_config.get(KEY_CONVERTER_CLASS_CONFIG), conn_config, "key.converter.", True
+                )
+            value_converter = self.default_value_converter
+            if conn_config.get(VALUE_CONVERTER_CLASS_CONFIG) is not None:
+                value_converter = self._converter(
+                    conn_config.get(VALUE_CONVERTER_CLASS_CONFIG), conn_config, "value.converter.", False)  # fmt: skip
+            worker_task = self._build_worker_task(
+                id, task, status_listener, initial_state, key_converter, value_converter
+            )
+            worker_task.initialize({k: v for k, v in task_props.items() if k != TASK_CLASS_CONFIG})
+        except Exception as e:
+            log.error("Failed to start task %s", id, exc_info=True)
+            status_listener.on_failure(id, e)
+            return False
+        self.tasks[id] = worker_task
         worker_task.start()
         if isinstance(worker_task, WorkerSourceTask):
             self.source_task_offset_committer.schedule(id, worker_task)
-        self.tasks[id] = worker_task
         return True
 
     def _build_worker_task(
-        self, id: ConnectorTaskId, task: Any, key_converter: Converter, value_converter: Converter
+        self,
+        id: ConnectorTaskId,
+        task: Any,
+        status_listener: TaskStatus.Listener,
+        initial_state: TargetState,
+        key_converter: Converter,
+        value_converter: Converter,
     ) -> WorkerTask:
         if isinstance(task, SourceTask):
             offset_reader = OffsetStorageReaderImpl(self.offset_backing_store, id.connector,
@@ -214,10 +266,11 @@ class Worker:
             offset_writer = OffsetStorageWriter(self.offset_backing_store, id.connector,
                                                 self.internal_key_converter, self.internal_value_converter)  # fmt: skip
             producer = KafkaProducer(client_id=f"connect-{id}", **self.producer_props)
-            return WorkerSourceTask(id, task, key_converter, value_converter, producer, offset_reader,
-                                    offset_writer, self.config, self.time)  # fmt: skip
+            return WorkerSourceTask(id, task, status_listener, initial_state, key_converter, value_converter,
+                                    producer, offset_reader, offset_writer, self.config, self.time)  # fmt: skip
         if isinstance(task, SinkTask):
-            return WorkerSinkTask(id, task, self.config, key_converter, value_converter, self.time)
+            return WorkerSinkTask(id, task, status_listener, initial_state, self.config, key_converter,
+                                  value_converter, self.time)  # fmt: skip
         raise ConnectException("Tasks must be a subclass of either SourceTask or SinkTask")
 
     def stop_tasks(self, ids: list[ConnectorTaskId]) -> None:
@@ -241,6 +294,10 @@ class Worker:
             task = self.tasks.pop(id, None)
             if task is not None and not task.await_stop(limit - self.time.milliseconds()):
                 log.error("Graceful stop of task %s failed.", id)
+                task.cancel()  # it reports nothing more: it may be started again meanwhile
+
+    def stop_and_await_task(self, id: ConnectorTaskId) -> None:
+        self.stop_and_await_tasks([id])
 
     def stop_and_await_tasks(self, ids: list[ConnectorTaskId] | None = None) -> None:
         ids = list(self.tasks) if ids is None else ids

@@ -5,8 +5,7 @@ Mirrors: org.apache.kafka.connect.runtime.WorkerConfig and
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerConfig.java, Kafka 0.10.1)
 Book:    chapter 8, 8.3
 Differs: a converter setting is Kafka's class name, mapped to kafka_lite's class (see
-         ``connector_factory``); ``rest.host.name`` and ``rest.port`` are read and unused, as this
-         worker serves no REST API. Other settings of Kafka's worker pass unchecked.
+         ``connector_factory``). Other settings of Kafka's worker pass unchecked.
 
 Settings with a prefix go to what the prefix names, the prefix removed: ``key.converter.*`` and
 ``value.converter.*`` to the converters, ``internal.key.converter.*`` to the offsets' converters,
@@ -31,6 +30,8 @@ OFFSET_COMMIT_INTERVAL_MS_CONFIG = "offset.flush.interval.ms"
 OFFSET_COMMIT_TIMEOUT_MS_CONFIG = "offset.flush.timeout.ms"
 REST_HOST_NAME_CONFIG = "rest.host.name"
 REST_PORT_CONFIG = "rest.port"
+REST_ADVERTISED_HOST_NAME_CONFIG = "rest.advertised.host.name"
+REST_ADVERTISED_PORT_CONFIG = "rest.advertised.port"
 OFFSET_STORAGE_FILE_FILENAME_CONFIG = "offset.storage.file.filename"
 
 WORKER_CONFIG_DEF = (
@@ -53,9 +54,13 @@ WORKER_CONFIG_DEF = (
             "How long to wait for records to flush and offsets to be committed before cancelling "
             "the commit and retrying it in a later attempt.")
     .define(REST_HOST_NAME_CONFIG, Type.STRING, None, None, L,
-            "Hostname for the REST API (read and unused: no REST API is served).")
+            "Hostname for the REST API. If this is set, it will only bind to this interface.")
     .define(REST_PORT_CONFIG, Type.INT, 8083, Range.between(0, 65535), L,
-            "Port for the REST API to listen on (read and unused: no REST API is served).")
+            "Port for the REST API to listen on (0: any free port).")
+    .define(REST_ADVERTISED_HOST_NAME_CONFIG, Type.STRING, None, None, L,
+            "If this is set, this is the hostname that will be given out to other workers to connect to.")
+    .define(REST_ADVERTISED_PORT_CONFIG, Type.INT, None, Range.between(1, 65535), L,
+            "If this is set, this is the port that will be given out to other workers to connect to.")
 )  # fmt: skip
 
 STANDALONE_CONFIG_DEF = ConfigDef()

@@ -1,10 +1,10 @@
 """A sink task in the worker: a consumer in group ``connect-<name>``, records put, flushed, then committed.
 
 Mirrors: org.apache.kafka.connect.runtime.WorkerSinkTask and WorkerSinkTaskContext
-         (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerSinkTask.java, Kafka 0.10.1)
+         (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerSinkTask.java, Kafka 0.11)
 Book:    chapter 8, 8.3
-Differs: no pause and resume of the whole task (target states); ``SinkTaskContext.pause`` and
-         ``resume`` of partitions work.
+Differs: besides the wakeup, each iteration compares the consumer's pause with the target state
+         (a wakeup can be used up by a commit during a rebalance, and the pause would be lost).
 
 Each iteration of the task's thread commits if ``offset.flush.interval.ms`` has passed, then
 polls the consumer (for at most the time to the next commit), converts the records' bytes to
@@ -16,7 +16,10 @@ the flush returned. A task that fails to flush is rewound to the offsets last co
 records it may have lost are consumed again: at-least-once, like the source side.
 
 All of it runs on the task's thread, the consumer being single-threaded; ``stop`` from the
-herder's thread only sets the flag and calls ``consumer.wakeup()`` to cut a poll short. On a
+herder's thread only sets the flag and calls ``consumer.wakeup()`` to cut a poll short, and so does
+``transition_to``. A paused task pauses every partition of its consumer (``pause_all``) and asks
+for a commit, so the offsets of what was put are stored; it keeps polling, which returns nothing
+but keeps it in the group, and ``put`` is not called. On a
 rebalance the consumer calls ``HandleRebalance``: before partitions are taken away their offsets
 are committed (synchronously), and the task opens the ones it is given.
 """
@@ -31,6 +34,8 @@ from kafka_lite.common.record.constants import TimestampType
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.connect.errors import ConnectException, RetriableException
+from kafka_lite.connect.runtime.abstract_status import TaskStatus
+from kafka_lite.connect.runtime.target_state import TargetState
 from kafka_lite.connect.runtime.worker_config import (
     OFFSET_COMMIT_INTERVAL_MS_CONFIG,
     OFFSET_COMMIT_TIMEOUT_MS_CONFIG,
@@ -54,6 +59,10 @@ class WorkerSinkTaskContext(SinkTaskContext):
         self.offsets: dict[TopicPartition, int] = {}
         self.timeout_ms = -1
         self.paused_partitions: set[TopicPartition] = set()
+        self.commit_requested = False
+
+    def request_commit(self) -> None:
+        self.commit_requested = True
 
     def offset(self, offsets: dict[TopicPartition, int]) -> None:
         self.offsets.update(offsets)
@@ -78,12 +87,14 @@ class WorkerSinkTask(WorkerTask):
         self,
         id: ConnectorTaskId,
         task: SinkTask,
+        status_listener: TaskStatus.Listener,
+        initial_state: TargetState,
         worker_config: WorkerConfig,
         key_converter: Converter,
         value_converter: Converter,
         time: Time,
     ) -> None:
-        super().__init__(id)
+        super().__init__(id, status_listener, initial_state)
         self.task = task
         self.worker_config = worker_config
         self.key_converter = key_converter
@@ -99,6 +110,7 @@ class WorkerSinkTask(WorkerTask):
         self.commit_started = -1
         self.commit_failures = 0
         self.paused_for_redelivery = False
+        self.paused = False  # whether pause_all was applied for a PAUSED target state
         self.rebalance_exception: BaseException | None = None
         self.consumer: KafkaConsumer | None = None
         self.context: WorkerSinkTaskContext | None = None
@@ -117,6 +129,11 @@ class WorkerSinkTask(WorkerTask):
         super().stop()
         if self.consumer is not None:
             self.consumer.wakeup()
+
+    def transition_to(self, state: TargetState) -> None:
+        super().transition_to(state)
+        if self.consumer is not None:
+            self.consumer.wakeup()  # the poll ends; the next iteration applies the state
 
     def close(self) -> None:
         # The task's stop() is called here, on its own thread, after its last commit.
@@ -138,18 +155,34 @@ class WorkerSinkTask(WorkerTask):
         try:
             now = self.time.milliseconds()
             # Commit if it is time; the first iteration commits nothing (no offsets yet).
-            if not self.committing and now >= self.next_commit:
+            if not self.committing and (self.context.commit_requested or now >= self.next_commit):
                 self.commit_offsets(now, closing=False)
                 self.next_commit += self.worker_config.get(OFFSET_COMMIT_INTERVAL_MS_CONFIG)
+                self.context.commit_requested = False
             commit_timeout = self.commit_started + self.worker_config.get(OFFSET_COMMIT_TIMEOUT_MS_CONFIG)
             if self.committing and now >= commit_timeout:
                 log.warning("Commit of %s offsets timed out", self)
                 self.commit_failures += 1
                 self.committing = False
+            if self.should_pause() != self.paused:
+                self._apply_target_state()
             self.poll(max(self.next_commit - now, 0))
         except WakeupException:
-            # stop() woke the consumer; the loop's condition sees the flag.
-            return
+            # stop() or transition_to() woke the consumer.
+            if self.is_stopping():
+                return
+            self._apply_target_state()
+
+    def _apply_target_state(self) -> None:
+        if self.should_pause():
+            self._pause_all()
+            self.paused = True
+            self.on_pause()
+            self.context.request_commit()  # store the offsets of what was put before the pause
+        elif not self.paused_for_redelivery:
+            self._resume_all()
+            self.paused = False
+            self.on_resume()
 
     def initialize_and_start(self) -> None:
         topics = self.task_config.get(TOPICS_CONFIG)
@@ -198,7 +231,8 @@ class WorkerSinkTask(WorkerTask):
                 self.current_offsets[tp] = OffsetAndMetadata(record.kafka_offset + 1)
             self.message_batch.clear()
             if self.paused_for_redelivery:
-                self._resume_all()
+                if not self.should_pause():
+                    self._resume_all()
                 self.paused_for_redelivery = False
         except RetriableException:
             # The same batch is handed again on the next poll; the consumer fetches nothing new meanwhile.
@@ -319,9 +353,13 @@ class HandleRebalance(ConsumerRebalanceListener):
             wt.last_committed_offsets[tp] = OffsetAndMetadata(position)
             wt.current_offsets[tp] = OffsetAndMetadata(position)
         # A pause for redelivery concerned records now discarded: start afresh.
-        if wt.paused_for_redelivery:
-            wt.paused_for_redelivery = False
-            wt._resume_all()
+        wt.paused_for_redelivery = False
+        # The new partitions are paused too if the task is, and those the task itself paused stay so.
+        wt.context.paused_partitions.intersection_update(partitions)
+        if wt.should_pause():
+            wt._pause_all()
+        elif wt.context.paused_partitions:
+            wt.consumer.pause(*wt.context.paused_partitions)
         try:
             wt.task.open(partitions)
         except Exception as e:

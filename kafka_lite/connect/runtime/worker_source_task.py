@@ -1,15 +1,16 @@
 """A source task in the worker: poll the task, convert its records, send them, commit their offsets.
 
 Mirrors: org.apache.kafka.connect.runtime.WorkerSourceTask and WorkerSourceTaskContext
-         (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerSourceTask.java, Kafka 0.10.1)
+         (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerSourceTask.java, Kafka 0.11)
 Book:    chapter 8, 8.3
 Differs: outstanding records are kept in dicts keyed by ``id()`` where Kafka uses
          ``IdentityHashMap`` s; Kafka's ``synchronized (this)``, ``wait`` and ``notifyAll`` are one
-         ``threading.Condition``; no pause and resume.
+         ``threading.Condition``.
 
 Two threads meet here. The task's own thread loops in ``execute``: ``poll`` the task, turn each
 record's key and value into bytes with the converters, ``send`` it, and tell the offset writer
-the record's source offset. The committer's thread calls ``commit_offsets`` every
+the record's source offset. While the connector is paused the loop stops polling and waits to be
+resumed (records already polled are sent after the pause). The committer's thread calls ``commit_offsets`` every
 ``offset.flush.interval.ms``.
 
 An offset may be stored only once the records before it are in Kafka, or a crash would skip
@@ -30,6 +31,8 @@ from typing import Any
 from kafka_lite.common.errors import KafkaException, RetriableException
 from kafka_lite.common.time import Time
 from kafka_lite.connect.errors import ConnectException
+from kafka_lite.connect.runtime.abstract_status import TaskStatus
+from kafka_lite.connect.runtime.target_state import TargetState
 from kafka_lite.connect.runtime.worker_config import OFFSET_COMMIT_TIMEOUT_MS_CONFIG, WorkerConfig
 from kafka_lite.connect.runtime.worker_task import WorkerTask
 from kafka_lite.connect.source.source_record import SourceRecord
@@ -60,6 +63,8 @@ class WorkerSourceTask(WorkerTask):
         self,
         id: ConnectorTaskId,
         task: SourceTask,
+        status_listener: TaskStatus.Listener,
+        initial_state: TargetState,
         key_converter: Converter,
         value_converter: Converter,
         producer: KafkaProducer,
@@ -68,7 +73,7 @@ class WorkerSourceTask(WorkerTask):
         worker_config: WorkerConfig,
         time: Time,
     ) -> None:
-        super().__init__(id)
+        super().__init__(id, status_listener, initial_state)
         self.task = task
         self.key_converter = key_converter
         self.value_converter = value_converter
@@ -113,6 +118,11 @@ class WorkerSourceTask(WorkerTask):
                     return
                 self.finished_start = True
             while not self.is_stopping():
+                if self.should_pause():
+                    self.on_pause()
+                    if self.await_unpause():
+                        self.on_resume()
+                    continue
                 if self.to_send is None:
                     log.debug("Nothing to send to Kafka. Polling source for additional records")
                     self.to_send = self.task.poll() or None

@@ -1,43 +1,50 @@
 """What a source and a sink task share in the worker: a thread that runs the task until stopped.
 
-Mirrors: org.apache.kafka.connect.runtime.WorkerTask and AbstractStatus.State
-         (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerTask.java, Kafka 0.10.1)
+Mirrors: org.apache.kafka.connect.runtime.WorkerTask
+         (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerTask.java, Kafka 0.11)
 Book:    chapter 8, 8.3
 Differs: a thread per task, where Kafka submits the task to a cached thread pool (a thread per
-         task too); the task's status is kept on the task (``state``, ``trace``) and logged, with
-         no status store, as no REST API reads one; no pause and resume (target states).
+         task too); Kafka's ``synchronized (this)``, ``wait`` and ``notifyAll`` are one
+         ``threading.Condition``.
 
-``run`` is the thread's body: ``execute`` until ``stop`` is called, then ``close``. A task that
-raises is FAILED and its error kept in ``trace``; it does not stop the worker or the other tasks.
-``stop`` only asks: the thread notices between two polls, so the worker waits for it with
-``await_stop`` (at most ``task.shutdown.graceful.timeout.ms``, shared by all the tasks).
+``run`` is the thread's body: ``execute`` until ``stop`` is called, then ``close``. Every change of
+the task's state goes to its ``TaskStatus.Listener`` (the herder, which writes it to the status
+store): ``on_startup`` when it begins, ``on_pause``/``on_resume`` as its target state changes,
+``on_shutdown`` when it ends, ``on_failure`` if it raised. A task that raises does not stop the
+worker or the other tasks. ``stop`` only asks: the thread notices between two polls, so the worker
+waits for it with ``await_stop`` (at most ``task.shutdown.graceful.timeout.ms``, shared by all the
+tasks).
+
+The target state (``transition_to``) is set from the herder's thread and read by the task's own:
+a task created PAUSED waits before it starts, and a running one checks ``should_pause`` on each
+turn of its loop (each subclass pauses in its own way). A *cancelled* task (one the worker gave up
+waiting for) reports nothing more: by then the herder may have started it again, elsewhere.
 """
 
 from __future__ import annotations
 
-import enum
 import logging
 import threading
 from abc import ABC, abstractmethod
 
+from kafka_lite.connect.runtime.abstract_status import TaskStatus
+from kafka_lite.connect.runtime.target_state import TargetState
 from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
 
 log = logging.getLogger(__name__)
 
 
-class State(enum.Enum):
-    UNASSIGNED = "UNASSIGNED"
-    RUNNING = "RUNNING"
-    FAILED = "FAILED"
-    DESTROYED = "DESTROYED"
-
-
 class WorkerTask(ABC):
-    def __init__(self, id: ConnectorTaskId) -> None:
+    def __init__(
+        self, id: ConnectorTaskId, status_listener: TaskStatus.Listener, initial_state: TargetState
+    ) -> None:
         self.id = id
-        self.state = State.UNASSIGNED
-        self.trace: BaseException | None = None
+        self.status_listener = status_listener
+        self.target_state = initial_state
+        self.cancelled = False
+        # Set by stop(); an Event, so that a back-off can wait on it and end early.
         self._stopping = threading.Event()
+        self._monitor = threading.Condition()  # Kafka's synchronized (this) / wait / notifyAll
         self._shutdown_latch = threading.Event()
         self.thread = threading.Thread(target=self.run, name=f"connect-task-{id}", daemon=True)
 
@@ -52,9 +59,17 @@ class WorkerTask(ABC):
     def close(self) -> None:
         """Release what the task holds (its producer or consumer); called on the task's thread."""
 
+    def _trigger_stop(self) -> None:
+        with self._monitor:
+            self._stopping.set()
+            self._monitor.notify_all()  # a task waiting to be resumed wakes up and ends
+
     def stop(self) -> None:
         """Ask the task to stop; subclasses also wake what it may be blocked on."""
-        self._stopping.set()
+        self._trigger_stop()
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
     def is_stopping(self) -> bool:
         return self._stopping.is_set()
@@ -66,20 +81,74 @@ class WorkerTask(ABC):
     def start(self) -> None:
         self.thread.start()
 
-    def run(self) -> None:
+    def _do_run(self) -> None:
         try:
-            self.state = State.RUNNING
+            with self._monitor:
+                if self.is_stopping():
+                    return
+                if self.target_state is TargetState.PAUSED:
+                    self.on_pause()
+                    if not self.await_unpause():
+                        return
+                self.status_listener.on_startup(self.id)
             log.info("%s started", self)
             self.execute()
-        except BaseException as e:
+        except BaseException:
             log.error("Task %s threw an uncaught and unrecoverable exception", self.id, exc_info=True)
             log.error("Task is being killed and will not recover until manually restarted")
-            self.state, self.trace = State.FAILED, e
+            raise
         finally:
             try:
                 self.close()
-            except Exception:
-                log.exception("Task %s failed to close", self.id)
-            if self.state is not State.FAILED:
-                self.state = State.DESTROYED
+            except BaseException:
+                log.error("Task %s threw an uncaught and unrecoverable exception during shutdown", self.id,
+                          exc_info=True)  # fmt: skip
+                raise
+
+    def run(self) -> None:
+        try:
+            self._do_run()
+            self._on_shutdown()
+        except BaseException as e:
+            self.on_failure(e)
+        finally:
             self._shutdown_latch.set()
+
+    def _on_shutdown(self) -> None:
+        with self._monitor:
+            self._trigger_stop()
+            if not self.cancelled:
+                self.status_listener.on_shutdown(self.id)
+
+    def on_failure(self, cause: BaseException) -> None:
+        with self._monitor:
+            self._trigger_stop()
+            if not self.cancelled:
+                self.status_listener.on_failure(self.id, cause)
+
+    def on_pause(self) -> None:
+        with self._monitor:
+            self.status_listener.on_pause(self.id)
+
+    def on_resume(self) -> None:
+        with self._monitor:
+            self.status_listener.on_resume(self.id)
+
+    def should_pause(self) -> bool:
+        return self.target_state is TargetState.PAUSED
+
+    def await_unpause(self) -> bool:
+        """Wait while the target state is PAUSED; False if the task was stopped meanwhile."""
+        with self._monitor:
+            while self.target_state is TargetState.PAUSED:
+                if self.is_stopping():
+                    return False
+                self._monitor.wait()
+            return True
+
+    def transition_to(self, state: TargetState) -> None:
+        with self._monitor:
+            if self.is_stopping():
+                return  # a stopping task is not paused or resumed any more
+            self.target_state = state
+            self._monitor.notify_all()

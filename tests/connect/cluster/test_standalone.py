@@ -16,6 +16,7 @@ from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHe
 from kafka_lite.connect.runtime.worker import Worker
 from kafka_lite.connect.runtime.worker_config import StandaloneConfig
 from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
+from kafka_lite.connect.util.callback import FutureCallback
 from tests.support.processes import terminate
 from tests.support.topics import read_topic, topic_name
 from tests.support.waiting import wait_until
@@ -61,7 +62,9 @@ def standalone(bootstrap: str, offsets: Path, connectors: list[dict[str, str]]):
     herder.start()
     try:
         for config in connectors:
-            herder.put_connector_config(config["name"], config)
+            created = FutureCallback()
+            herder.put_connector_config(config["name"], config, False, created)
+            created.result(timeout=30)
         yield herder
     finally:
         herder.stop()
@@ -81,7 +84,7 @@ def test_a_file_goes_through_a_topic_into_an_equal_file(cluster, tmp_path):
         cluster.bootstrap_servers, tmp_path / "offsets", file_connectors("p", source, sink, topic)
     ) as h:
         wait_until(lambda: len(lines_of(sink)) >= len(lines), what="the sink file to hold every line")
-        assert {state for state in h.task_states("p-source").values()} == {"RUNNING"}
+        assert [task.state for task in h.connector_status("p-source").tasks] == ["RUNNING"]
     assert lines_of(sink) == lines
     # In the topic, each line as Kafka's JsonConverter writes it, with its schema, and a null key.
     record = read_topic(cluster.bootstrap_servers, topic)[0]
@@ -110,11 +113,12 @@ def test_source_offsets_survive_a_restart_so_every_line_arrives_exactly_once(clu
 
 
 def quick_start_files(directory: Path, bootstrap: str) -> list[Path]:
-    """Kafka's three quick-start files, the bootstrap address (and, so that test runs do not share
-    /tmp/connect.offsets, the offsets file) changed; nothing else."""
+    """Kafka's three quick-start files, the bootstrap address changed; and, so that test runs share
+    neither /tmp/connect.offsets nor port 8083, the offsets file and the REST port (0: any free one)."""
     worker = (CONFIG_DIR / "connect-standalone.properties").read_text()
     worker = worker.replace("bootstrap.servers=localhost:9092", f"bootstrap.servers={bootstrap}")
     worker = worker.replace("/tmp/connect.offsets", str(directory / "connect.offsets"))
+    worker += "\nrest.host.name=127.0.0.1\nrest.port=0\n"
     (directory / "connect-standalone.properties").write_text(worker)
     paths = [directory / "connect-standalone.properties"]
     for name in ("connect-file-source.properties", "connect-file-sink.properties"):
@@ -137,6 +141,7 @@ def test_the_cli_runs_kafkas_quick_start_until_sigterm(cluster, tmp_path):
         out = terminate(process)
     assert process.returncode == 0, out
     assert "connector local-file-source (FileStreamSource): 1 task(s) running" in out
+    assert re.search(r"REST API at http://127\.0\.0\.1:\d+/ \(try http://127\.0\.0\.1:\d+/docs\)", out), out
     assert out.rstrip().endswith("Kafka Connect stopped")
     # The clean stop committed the source's offset: the position after the last line.
     assert re.search(

@@ -136,10 +136,11 @@ class ConfigValueInfo:
 @dataclass
 class ConfigInfo:
     definition: ConfigKeyInfo
-    value: ConfigValueInfo
+    value: ConfigValueInfo | None  # None: a setting defined but not validated
 
     def to_json(self) -> dict[str, Any]:
-        return {"definition": self.definition.to_json(), "value": self.value.to_json()}
+        value = None if self.value is None else self.value.to_json()
+        return {"definition": self.definition.to_json(), "value": value}
 
 
 @dataclass
