@@ -25,19 +25,23 @@ every round, in an order that rotates; medians, and each one's share of the cons
 (b) A loader process writes 100-byte records at a fixed rate to an 8-partition source topic, and four
 mirror workers (threads of one process) copy it to the target, whose topic stamps every record with
 the time the target broker appended it (``message.timestamp.type=LogAppendTime``): the timeline of
-records arriving, in 100 ms buckets, read back from the target afterwards. Once copying is steady one
+records arriving, in 100 ms buckets, read back from the target afterwards. The records are keyed,
+so each lands in the same partition on both sides. Once copying is steady one
 worker restarts: MirrorMaker's fourth instance shuts down (its consumer leaves the group) and a new
 one starts in the same group; the controller's worker ``w3`` is removed and a new ``w3`` added. The
 restart window runs from the stop until the new worker copies again (MirrorMaker: the group Stable
 with four members holding partitions; the controller: ``add_worker`` returned). Reported: the steady
 rate (the median bucket of the two seconds before the stop), the seconds below half of it from the
-stop on, and the records copied during the restart window. MirrorMaker's group uses
+stop on, the records copied during the restart window, and per partition the longest time between
+two of its records reaching the target, from half a second before the stop to three seconds after
+the restart: how many partitions paused for 300 ms or more, and the longest pause. MirrorMaker's group uses
 session.timeout.ms 10 s and heartbeat.interval.ms 1 s; both variants commit every second.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import statistics
@@ -56,6 +60,9 @@ WORKERS = 4
 BUCKET_MS = 100
 WARM_S, AFTER_S = 4.0, 10.0  # part b: steady copying before the restart, and the time watched after it
 GOAL = 0.5
+# A partition "paused" if no record of it reached the target for this long around the restart: well
+# above the gaps of steady copying (linger.ms, polls), well below a rebalance's heartbeat interval.
+PAUSE_S = 0.3
 GROUP_TIMEOUTS = {"session.timeout.ms": "10000", "heartbeat.interval.ms": "1000"}
 # The producer's batching, for MirrorMaker and the loop alike: larger batches than Kafka's defaults,
 # as a mirror's producer is usually given (fewer, fuller requests to the target).
@@ -155,7 +162,9 @@ def child_load(source: str, topic: str, seconds: float) -> dict:
     throttler = ThroughputThrottler(LOAD_RATE, start_ms)
     sent = 0
     while time.time() * 1000 - start_ms < seconds * 1000:
-        producer.send(topic, value, partition=sent % LOAD_PARTITIONS)
+        # Keyed, so that a record's target partition (the target's partitioner, as MirrorMaker's
+        # default handler leaves it) is its source partition: a pause per partition means one thing.
+        producer.send(topic, value, str(sent).encode())
         sent += 1
         if throttler.should_throttle(sent, int(time.time() * 1000)):
             throttler.throttle()
@@ -314,8 +323,8 @@ def fill(bootstrap: str, topic: str, records: int) -> None:
     producer.close()
 
 
-def arrivals(bootstrap: str, topic: str, partitions: int) -> list[int]:
-    """The LogAppendTime of every record on the target topic."""
+def arrivals(bootstrap: str, topic: str, partitions: int) -> list[tuple[int, int]]:
+    """The partition and LogAppendTime of every record on the target topic."""
     from kafka_lite import KafkaConsumer
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
@@ -323,16 +332,18 @@ def arrivals(bootstrap: str, topic: str, partitions: int) -> list[int]:
     consumer.assign(tps)
     consumer.seek_to_beginning()
     ends = consumer.end_offsets(tps)
-    stamps: list[int] = []
+    stamps: list[tuple[int, int]] = []
     while any(consumer.position(tp) < ends[tp] for tp in tps):
         for batch in consumer.poll(timeout_ms=1000).values():
-            stamps.extend(r.timestamp for r in batch)
+            stamps.extend((r.partition, r.timestamp) for r in batch)
     consumer.close()
     return stamps
 
 
-def timeline(stamps: list[int], stopped: float, ready: float) -> dict:
-    """Buckets of BUCKET_MS from two seconds before the stop; the stall's figures."""
+def timeline(arrived: list[tuple[int, int]], stopped: float, ready: float) -> dict:
+    """Buckets of BUCKET_MS from two seconds before the stop; the stall's figures; and each
+    partition's longest pause (between two records reaching the target) around the restart."""
+    stamps = [ts for _, ts in arrived]
     start_ms = int(stopped * 1000) - 2000
     n = int((2 + (ready - stopped) + AFTER_S) * 1000 / BUCKET_MS)
     buckets = [0] * n
@@ -344,8 +355,16 @@ def timeline(stamps: list[int], stopped: float, ready: float) -> dict:
     steady = statistics.median(buckets[:before]) * 1000 / BUCKET_MS
     below = sum(1 for b in buckets[before:] if b * 1000 / BUCKET_MS < steady / 2) * BUCKET_MS / 1000
     window = [ts for ts in stamps if stopped * 1000 <= ts < ready * 1000]
+    around = (stopped * 1000 - 500, ready * 1000 + 3000)
+    pauses = []
+    for p in range(LOAD_PARTITIONS):
+        times = sorted(ts for q, ts in arrived if q == p and around[0] <= ts <= around[1])
+        pauses.append(
+            max((b - a for a, b in itertools.pairwise(times)), default=around[1] - around[0]) / 1000
+        )
     return {"steady": steady, "below_half_s": below, "window_s": ready - stopped,
-            "copied_in_window": len(window), "buckets": buckets}  # fmt: skip
+            "copied_in_window": len(window), "buckets": buckets, "pauses": pauses,
+            "paused": sum(x >= PAUSE_S for x in pauses), "longest_pause_s": max(pauses)}  # fmt: skip
 
 
 def part_a(source: dict, target: dict, records: int, rounds: int) -> dict:
@@ -390,7 +409,8 @@ def part_b(source: dict, target: dict, rounds: int) -> dict:
             t = timeline(arrivals(tgt, topic, LOAD_PARTITIONS), times["stopped"], times["ready"])
             results[variant].append(t)
             print(f"  round {r + 1}: {variant:<13} steady {t['steady']:>6,.0f}/s, restart {t['window_s']:.2f} s, "
-                  f"{t['below_half_s']:.1f} s below half, {t['copied_in_window']:,} copied in the window",
+                  f"{t['below_half_s']:.1f} s below half, {t['copied_in_window']:,} copied in the window; "
+                  f"longest pause per partition (s): {' '.join(f'{x:.2f}' for x in t['pauses'])}",
                   flush=True)  # fmt: skip
     return results
 
@@ -433,16 +453,13 @@ def main() -> None:
     met = "met" if mirror / consumer >= GOAL else "not met"
     print(f"MirrorMaker / consumer: {mirror / consumer:.0%} (goal: at least {GOAL:.0%}, {met})")
     print(f"\n(b) medians of {args.rounds} rounds")
-    print(
-        f"| {'variant':<13} | {'steady /s':>9} | {'restart s':>9} | {'s below half':>12} | {'copied in restart':>17} |"
-    )
+    print(f"| {'variant':<13} | {'steady /s':>9} | {'restart s':>9} | {'s below half':>12} | {'copied in restart':>17} "
+          f"| {'partitions paused':>17} | {'longest pause s':>15} |")  # fmt: skip
+    keys = ("steady", "window_s", "below_half_s", "copied_in_window", "paused", "longest_pause_s")
     for variant, runs in stalls.items():
-        med = {
-            k: statistics.median(t[k] for t in runs)
-            for k in ("steady", "window_s", "below_half_s", "copied_in_window")
-        }
+        med = {k: statistics.median(t[k] for t in runs) for k in keys}
         print(f"| {variant:<13} | {med['steady']:>9,.0f} | {med['window_s']:>9.2f} | {med['below_half_s']:>12.1f} "
-              f"| {med['copied_in_window']:>17,.0f} |")  # fmt: skip
+              f"| {med['copied_in_window']:>17,.0f} | {med['paused']:>17.0f} | {med['longest_pause_s']:>15.2f} |")  # fmt: skip
     print(
         "\ntimelines (records per 100 ms from 2 s before the stop), the median round by seconds below half:"
     )

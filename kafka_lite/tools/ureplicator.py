@@ -4,10 +4,11 @@ Mirrors: uReplicator's HelixMirrorMakerManager / WorkerInstance (Uber, no Kafka 
          OnlineOffline state model between them
 Book:    chapter 8, 8.1 (MirrorMaker, and the uReplicator slides: Helix's controller and participants)
 Differs: no Helix and no ZooKeeper: the controller is an object in the workers' process, its ideal
-         state a dict, and a transition a direct call that the worker applies between two polls
-         (Helix sends messages through ZooKeeper). A worker leaves by ``remove_worker`` (a clean
-         stop); the controller does not watch for crashed workers. Workers copy with MirrorMaker's
-         own consumer wrapper, producer and thread, so flush-then-commit is MirrorMaker's.
+         state a dict, a transition a direct call that the worker applies between two polls
+         (Helix sends messages through ZooKeeper), and the balancing the obvious one (fewest
+         partitions first). A worker leaves by ``remove_worker`` (a clean stop); the controller does
+         not watch for crashed workers. Workers copy with MirrorMaker's consumer wrapper, producer
+         and thread, so flush-then-commit is MirrorMaker's.
 
 MirrorMaker (``mirror_maker.py``) shares the source partitions through a consumer group: when one
 consumer leaves or joins, the group rebalances, and under 0.10.1's protocol *every* consumer gives up
@@ -250,8 +251,7 @@ class HelixMirrorMakerManager:
     which worker copies which partition, and the transitions that make it so. Every change waits
     for each OFFLINE before the matching ONLINE, so no partition is ever ONLINE on two workers."""
 
-    def __init__(self, time: Time = SYSTEM) -> None:
-        self.time = time
+    def __init__(self) -> None:
         self.workers: dict[str, WorkerInstance] = {}
         self.ideal_state: dict[TopicPartition, str] = {}  # partition -> instance id
         self._lock = threading.Lock()  # one change at a time, as Helix's controller runs one pipeline

@@ -4,7 +4,6 @@ under a chroot of its own, with its own ports and state directory."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 
 import pytest
@@ -12,16 +11,8 @@ import pytest
 from kafka_lite.cli.main import main
 from kafka_lite.utils.ports import free_port
 from kafka_lite.zk.zk_utils import ZkUtils
+from tests.cli.test_cluster import _alive
 from tests.support.processes import base_port
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().split(") ", 1)[1][0] != "Z"
 
 
 @pytest.mark.integration
