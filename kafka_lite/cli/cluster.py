@@ -23,8 +23,9 @@ into the other on one machine: its state lives in ``<dir>-NAME`` (``.kafka-lite-
 listen from port 9192 (``--base-port``), and its metadata sits under the ZooKeeper chroot ``/NAME``.
 It shares the first cluster's ZooKeeper when that one runs (one ZooKeeper, several Kafka clusters
 under chroots, as Kafka's operations guide sets them up), else it starts its own, on port 2182
-(``--zookeeper-port``). ``down --name NAME`` stops a shared ZooKeeper never; ``down`` of the first
-cluster refuses while a named cluster still uses its ZooKeeper.
+(``--zookeeper-port``). ``down --name NAME`` never stops a shared ZooKeeper; ``down`` of the first
+cluster refuses while a named cluster still uses its ZooKeeper (a foreground ``up`` stopped with
+Ctrl-C stops its ZooKeeper all the same: down the named clusters first).
 
 ``up --lab N`` runs the brokers on a learner's lab workspace, as the grader does: the package is
 copied to ``<dir>/lab-overlay/`` with lab N's files taken from the workspace, and the brokers start

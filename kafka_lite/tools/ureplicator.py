@@ -1,7 +1,7 @@
 """uReplicator's idea: a controller assigns topic-partitions to mirror workers, one by one.
 
-Mirrors: uReplicator's HelixMirrorMakerManager / WorkerInstance (Uber, no Kafka twin), with Helix's
-         OnlineOffline state model between them
+No Kafka twin: mirrors uReplicator's HelixMirrorMakerManager / WorkerInstance (Uber's, on Apache
+         Helix), with Helix's OnlineOffline state model between them
 Book:    chapter 8, 8.1 (MirrorMaker, and the uReplicator slides: Helix's controller and participants)
 Differs: no Helix and no ZooKeeper: the controller is an object in the workers' process, its ideal
          state a dict, a transition a direct call that the worker applies between two polls
