@@ -2,7 +2,7 @@
 
 No Kafka twin: mirrors uReplicator's HelixMirrorMakerManager / WorkerInstance (Uber's, on Apache
          Helix), with Helix's OnlineOffline state model between them
-Book:    chapter 8, 8.1 (MirrorMaker, and the uReplicator slides: Helix's controller and participants)
+Book:    chapter 8, 8.2 (uReplicator: Apache Helix, the Helix controller, Helix workers)
 Differs: no Helix and no ZooKeeper: the controller is an object in the workers' process, its ideal
          state a dict, a transition a direct call that the worker applies between two polls
          (Helix sends messages through ZooKeeper), and the balancing the obvious one (fewest
