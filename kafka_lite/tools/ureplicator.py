@@ -1,7 +1,8 @@
 """uReplicator's idea: a controller assigns topic-partitions to mirror workers, one by one.
 
-No Kafka twin: mirrors uReplicator's HelixMirrorMakerManager / WorkerInstance (Uber's, on Apache
-         Helix), with Helix's OnlineOffline state model between them
+No Kafka twin: modelled on Uber's uReplicator, its HelixMirrorMakerManager (the controller) and
+         WorkerInstance (a mirror worker) on Apache Helix, with Helix's OnlineOffline state model
+         between them
 Book:    chapter 8, 8.2 (uReplicator: Apache Helix, the Helix controller, Helix workers)
 Differs: no Helix and no ZooKeeper: the controller is an object in the workers' process, its ideal
          state a dict, a transition a direct call that the worker applies between two polls
@@ -18,11 +19,15 @@ the group: a controller decides which worker copies which partition, and tells e
 about its own changes. Each worker's consumer uses ``assign``, never ``subscribe``, so there is no
 group protocol to stop it::
 
-    HelixMirrorMakerManager (the controller: the ideal state, partition -> worker)
-        │ OFFLINE -> ONLINE (t-0)   │ ONLINE -> OFFLINE (t-3)   │ (nothing for worker-2)
-        ▼                           ▼                           ▼
-    worker-0 ─ assign ─┐        worker-1                    worker-2 ─ keeps copying
-    (consumer + producer; flush, then commit, to the source under one group.id)
+    HelixMirrorMakerManager: the ideal state, partition -> worker
+        │                          │                          │
+        │ t-0: OFFLINE -> ONLINE   │ t-3: ONLINE -> OFFLINE   │ (no message)
+        ▼                          ▼                          ▼
+    worker-0                   worker-1                   worker-2
+    assigns t-0                flushes, commits t-3,      keeps copying
+                               unassigns it
+
+    each worker: a consumer (assign) -> a producer; flush, then commit to the source, one group.id
 
 A partition is, on each worker, in one of Helix's OnlineOffline states. ONLINE means the worker's
 consumer has it assigned. Going OFFLINE, the worker flushes its producer and commits what it sent,
