@@ -280,13 +280,19 @@ class MirrorMakerNewConsumer:
     def receive(self) -> ConsumerRecord:
         record = next(self.record_iter, None)
         if record is None:
-            batches = self.consumer.poll(POLL_TIMEOUT_MS)
-            self.record_iter = (r for records in batches.values() for r in records)
+            self.record_iter = self.poll()
             record = next(self.record_iter, None)
             if record is None:
                 raise ConsumerTimeoutException("no records within the poll timeout")
         self.offsets[TopicPartition(record.topic, record.partition)] = record.offset + 1
         return record
+
+    def poll(self) -> Iterator[ConsumerRecord]:
+        """The records of one poll, in order: called only once every record of the last one is handed
+        out, so a subclass may change the assignment here without a record of a partition it gives
+        up still waiting to be sent (the controller-assigned workers of ``ureplicator.py`` do)."""
+        batches = self.consumer.poll(POLL_TIMEOUT_MS)
+        return (r for records in batches.values() for r in records)
 
     def stop(self) -> None:
         self.consumer.wakeup()
