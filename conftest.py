@@ -8,10 +8,14 @@ the repository so the rule covers ``tests/``, ``labs/`` and ``chapters/`` alike.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent
 
 TIERS = ("unit", "integration", "compat", "spark", "notebooks", "docs", "browser", "labs")
 
@@ -52,10 +56,7 @@ LAB_SELF_CHECK = "tests/labs/test_lab_selfcheck.py"
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if any(item.nodeid.startswith(LAB_SELF_CHECK) for item in items):
-        graded_directly = [item for item in items if item.nodeid.startswith("labs/")]
-        if graded_directly:
-            config.hook.pytest_deselected(items=graded_directly)
-            items[:] = [item for item in items if not item.nodeid.startswith("labs/")]
+        _deselect(config, items, lambda item: item.nodeid.startswith("labs/"))
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.notebooks)
@@ -64,6 +65,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("spark") or _is_spark_notebook(item):
             # One JVM for the whole run: every test that uses Spark goes to the same xdist worker.
             item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+def _deselect(config: pytest.Config, items: list[pytest.Item], which) -> None:
+    dropped = [item for item in items if which(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if not which(item)]
+
+
+# The docs site's build executes every chapter notebook but the Spark labs' (mkdocs.yml: mkdocs-jupyter
+# with allow_errors: false and this execute_ignore), and a notebook whose cell raises fails the build,
+# which every docs and browser test needs. In a run that builds the site, running those notebooks
+# through nbmake as well would only run them twice; the notebooks tier alone still runs them all.
+SITE_BUILD_SKIPS_NOTEBOOKS = "chapters/data_pipeline/lab*.ipynb"
+
+
+class _SiteBuildRunsTheChapterNotebooks:
+    # Last, after ``-m`` has chosen the run's tiers: only a run that still builds the site drops them.
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if any("site" in getattr(item, "fixturenames", ()) for item in items):
+            _deselect(config, items, _executed_by_the_site_build)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(
+        _SiteBuildRunsTheChapterNotebooks(), "site-build-runs-the-chapter-notebooks"
+    )
+
+
+def _executed_by_the_site_build(item: pytest.Item) -> bool:
+    if item.path.suffix != ".ipynb":
+        return False
+    return not fnmatch.fnmatch(item.path.relative_to(ROOT).as_posix(), SITE_BUILD_SKIPS_NOTEBOOKS)
 
 
 def _is_spark_notebook(item: pytest.Item) -> bool:

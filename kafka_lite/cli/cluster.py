@@ -18,6 +18,15 @@ and ``restart N`` starts it again.
 ``_request_metrics`` topic: one record per request any broker served. ``--no-metrics-reporter``
 leaves it off, as Kafka's brokers are by default.
 
+``--name NAME`` (on every action) works on a second, named cluster beside the first, to mirror one
+into the other on one machine: its state lives in ``<dir>-NAME`` (``.kafka-lite-NAME``), its brokers
+listen from port 9192 (``--base-port``), and its metadata sits under the ZooKeeper chroot ``/NAME``.
+It shares the first cluster's ZooKeeper when that one runs (one ZooKeeper, several Kafka clusters
+under chroots, as Kafka's operations guide sets them up), else it starts its own, on port 2182
+(``--zookeeper-port``). ``down --name NAME`` never stops a shared ZooKeeper; ``down`` of the first
+cluster refuses while a named cluster still uses its ZooKeeper (a foreground ``up`` stopped with
+Ctrl-C stops its ZooKeeper all the same: down the named clusters first).
+
 ``up --lab N`` runs the brokers on a learner's lab workspace, as the grader does: the package is
 copied to ``<dir>/lab-overlay/`` with lab N's files taken from the workspace, and the brokers start
 with that copy first on ``PYTHONPATH``. Such a cluster's health is read from ZooKeeper (brokers
@@ -30,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -54,6 +64,14 @@ if TYPE_CHECKING:  # the ZooKeeper client is imported where it is used, to keep 
     from kafka_lite.zk.zk_utils import ZkUtils
 
 STATE_FILE = "cluster.json"
+DEFAULT_DIR = Path(".kafka-lite")
+DEFAULT_ZOOKEEPER_PORT = 2181
+DEFAULT_BASE_PORT = 9092
+# A named cluster's defaults: beside the first cluster's, not on them.
+NAMED_ZOOKEEPER_PORT = 2182
+NAMED_BASE_PORT = 9192
+# A name is a directory suffix and a ZooKeeper chroot: letters, digits, '-' and '_'.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
 HEALTHY_TIMEOUT_S = 60
 SHUTDOWN_RETRY_BACKOFF_MS = 500  # the local brokers' controlled.shutdown.retry.backoff.ms
 
@@ -67,12 +85,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions.required = True
     up = actions.add_parser("up", help="start ZooKeeper and the brokers")
     up.add_argument("--brokers", type=int, default=3, help="number of brokers (ids 0..N-1; default 3)")
+    up.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="state directory (default .kafka-lite)")
+    _name_option(up)
     up.add_argument(
-        "--dir", type=Path, default=Path(".kafka-lite"), help="state directory (default .kafka-lite)"
+        "--zookeeper-port",
+        type=int,
+        help=f"ZooKeeper's client port (default {DEFAULT_ZOOKEEPER_PORT}; with --name, the first "
+        f"cluster's ZooKeeper if it runs, else a new one on {NAMED_ZOOKEEPER_PORT})",
     )
-    up.add_argument("--zookeeper-port", type=int, default=2181, help="ZooKeeper's client port (default 2181)")
     up.add_argument(
-        "--base-port", type=int, default=9092, help="broker N listens on base port + N (default 9092)"
+        "--base-port",
+        type=int,
+        help=f"broker N listens on base port + N (default {DEFAULT_BASE_PORT}; with --name {NAMED_BASE_PORT})",
     )
     up.add_argument("--detach", action="store_true", help="return once the cluster is healthy")
     up.add_argument(
@@ -94,7 +118,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_WORKSPACE,
         help="the labs workspace for --lab (default kafka-lite-labs)",
     )
-    up.set_defaults(handler=run_up)
+    up.set_defaults(handler=_on_named_dir(run_up))
     for name, handler, text in (
         ("status", run_status, "show the cluster's processes and metadata"),
         ("down", run_down, "stop the brokers, then ZooKeeper"),
@@ -112,12 +136,44 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p.add_argument(
             "--dir",
             type=Path,
-            default=Path(".kafka-lite"),
+            default=DEFAULT_DIR,
             help="the cluster's state directory (default .kafka-lite)",
         )
+        _name_option(p)
         if name in ("kill", "shutdown", "restart", "pause", "resume"):
             p.add_argument("broker", type=int, metavar="N", help="the broker id")
-        p.set_defaults(handler=handler)
+        p.set_defaults(handler=_on_named_dir(handler))
+
+
+def _name_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--name",
+        help="a second, named cluster beside the first: state in <dir>-NAME, ZooKeeper chroot /NAME",
+    )
+
+
+def named_dir(directory: Path, name: str) -> Path:
+    """Where the cluster ``name`` keeps its state: beside the first cluster's directory."""
+    if not NAME_PATTERN.fullmatch(name):
+        raise CliError(
+            f"--name {name!r}: a cluster name is 1-40 letters, digits, '-' or '_', starting with a "
+            "letter or digit",
+            exit_code=2,
+        )
+    return directory.with_name(f"{directory.name}-{name}")
+
+
+def _on_named_dir(handler):
+    """Every action runs on ``--dir``, or with ``--name`` on the named cluster's directory; the first
+    cluster's stays in ``args.first_dir`` (a named cluster may share its ZooKeeper)."""
+
+    def run(args: argparse.Namespace, console) -> int:
+        args.first_dir = args.dir
+        if args.name is not None:
+            args.dir = named_dir(args.dir, args.name)
+        return handler(args, console)
+
+    return run
 
 
 # -- state ------------------------------------------------------------------------------------------------
@@ -145,6 +201,11 @@ def load_state(directory: Path) -> dict | None:
         return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise CliError(f"{path} is unreadable ({e}); remove it if no cluster runs there") from None
+
+
+def zookeeper_connect(state: dict) -> str:
+    """The cluster's ``zookeeper.connect``: host and port, and a named cluster's chroot."""
+    return f"127.0.0.1:{state['zookeeper']['port']}{state['zookeeper'].get('chroot', '')}"
 
 
 def bootstrap_servers(state: dict) -> str:
@@ -214,14 +275,18 @@ def start_cluster(
     lab: int | None = None,
     lab_dir: Path = DEFAULT_WORKSPACE,
     metrics_reporter: bool = False,
+    name: str | None = None,
+    shared_zookeeper: dict | None = None,
 ) -> dict:
     """Write the configs, start ZooKeeper and the brokers, and return the state (not yet waited on).
     With ``lab``, the brokers run on that lab's files from the workspace under ``lab_dir``. With
-    ``metrics_reporter``, every broker publishes its request metrics (``metric.reporters``)."""
+    ``metrics_reporter``, every broker publishes its request metrics (``metric.reporters``). A
+    ``name``d cluster keeps its metadata under the chroot ``/name``; with ``shared_zookeeper`` (the
+    first cluster's state entry for it) it uses that ZooKeeper instead of starting one."""
     existing = load_state(directory)
     if existing and any(_alive(p) for p in _pids(existing)):
         raise CliError(
-            f"a cluster is already running in {directory} (kafka-lite cluster down --dir {directory})"
+            f"a cluster is already running in {directory} (kafka-lite cluster down {_where(existing)})"
         )
     if brokers < 1:
         raise CliError(f"--brokers must be at least 1, got {brokers}", exit_code=2)
@@ -229,24 +294,36 @@ def start_cluster(
     directory.mkdir(parents=True, exist_ok=True)
     # The learner's workspace first: a missing one is the mistake to report, whatever the ports.
     lab_state = _lab_overlay(directory, lab, lab_dir) if lab is not None else None
-    for port, what in [(zk_port, "ZooKeeper")] + [(base_port + i, f"broker {i}") for i in range(brokers)]:
+    ports = [(base_port + i, f"broker {i}") for i in range(brokers)]
+    for port, what in ([] if shared_zookeeper else [(zk_port, "ZooKeeper")]) + ports:
         if not port_free(port):
-            raise CliError(f"port {port} for {what} is already in use", exit_code=2)
-    (directory / "zookeeper.properties").write_text(
-        f"dataDir={directory / 'zookeeper'}\nclientPort={zk_port}\ntickTime=500\n"
-    )
-    zk_pid = _spawn(
-        ["zookeeper", "start", str(directory / "zookeeper.properties")], directory / "logs" / "zookeeper.log"
-    )
+            hint = " (choose others with --base-port)" if what.startswith("broker") and name else ""
+            raise CliError(f"port {port} for {what} is already in use{hint}", exit_code=2)
+    if shared_zookeeper:
+        zookeeper = dict(shared_zookeeper)
+    else:
+        (directory / "zookeeper.properties").write_text(
+            f"dataDir={directory / 'zookeeper'}\nclientPort={zk_port}\ntickTime=500\n"
+        )
+        zk_pid = _spawn(
+            ["zookeeper", "start", str(directory / "zookeeper.properties")],
+            directory / "logs" / "zookeeper.log",
+        )
+        zookeeper = {"pid": zk_pid, "port": zk_port}
+    if name is not None:
+        zookeeper["chroot"] = f"/{name}"
     state = {
         "dir": str(directory),
-        "zookeeper": {"pid": zk_pid, "port": zk_port},
+        "zookeeper": zookeeper,
         "brokers": [],
         "overrides": list(overrides),  # a restarted broker gets them again
     }
+    if name is not None:
+        state["name"] = name
     if lab_state is not None:
         state["lab"] = lab_state
-    _wait_for_port(zk_port, zk_pid, directory / "logs" / "zookeeper.log")
+    if not shared_zookeeper:
+        _wait_for_port(zk_port, zookeeper["pid"], directory / "logs" / "zookeeper.log")
     for i in range(brokers):
         broker_dir = directory / f"broker-{i}"
         broker_dir.mkdir(exist_ok=True)
@@ -257,7 +334,7 @@ def start_cluster(
                     f"broker.id={i}",
                     f"listeners=PLAINTEXT://127.0.0.1:{base_port + i}",
                     f"log.dirs={broker_dir / 'data'}",
-                    f"zookeeper.connect=127.0.0.1:{zk_port}",
+                    f"zookeeper.connect={zookeeper_connect(state)}",
                     "num.network.threads=2",
                     "num.io.threads=4",
                     # a learning cluster: topics may be deleted (Kafka 0.10.1's default is false)
@@ -372,7 +449,7 @@ def _health_from_zookeeper(state: dict, health: dict) -> dict:
     if not health["zookeeper_alive"]:
         return health
     try:
-        zk = ZkUtils(f"127.0.0.1:{state['zookeeper']['port']}", connection_timeout_ms=2000)
+        zk = ZkUtils(zookeeper_connect(state), connection_timeout_ms=2000)
     except Exception:  # ZooKeeper still starting: not healthy yet
         return health
     try:
@@ -412,16 +489,18 @@ def wait_healthy(state: dict, timeout_s: float = HEALTHY_TIMEOUT_S) -> dict:
 
 
 def status_table(state: dict, health: dict) -> Table:
-    table = Table(title=f"kafka_lite cluster in {state['dir']}")
+    named = f" {state['name']!r}" if state.get("name") else ""
+    table = Table(title=f"kafka_lite cluster{named} in {state['dir']}")
     leaders = health.get("leaders")  # known from the brokers' metadata, not for a lab's cluster
     for col in ("process", "pid", "address", "state", *(["leads"] if leaders is not None else [])):
         table.add_column(col)
     zk = state["zookeeper"]
+    shared = f", shared with {zk['shared_with']}" if zk.get("shared_with") else ""
     table.add_row(
         "zookeeper",
         str(zk["pid"]),
-        f"127.0.0.1:{zk['port']}",
-        "running" if health["zookeeper_alive"] else "[red]stopped",
+        zookeeper_connect(state),
+        ("running" if health["zookeeper_alive"] else "[red]stopped") + shared,
     )
     for b in state["brokers"]:
         alive = health["brokers_alive"][b["id"]]
@@ -451,16 +530,26 @@ def status_table(state: dict, health: dict) -> Table:
 
 def run_up(args: argparse.Namespace, console) -> int:
     started = time.monotonic()
+    shared = _shared_zookeeper(args) if args.name is not None else None
+    if args.name is None:
+        zk_port, base_port = (
+            args.zookeeper_port or DEFAULT_ZOOKEEPER_PORT,
+            args.base_port or DEFAULT_BASE_PORT,
+        )
+    else:
+        zk_port, base_port = args.zookeeper_port or NAMED_ZOOKEEPER_PORT, args.base_port or NAMED_BASE_PORT
     # A lab cluster's request path is the learner's code under test: no reporter traffic through it.
     state = start_cluster(
         args.dir,
         args.brokers,
-        args.zookeeper_port,
-        args.base_port,
+        zk_port,
+        base_port,
         args.override,
         args.lab,
         args.lab_dir,
         metrics_reporter=args.metrics_reporter and args.lab is None,
+        name=args.name,
+        shared_zookeeper=shared,
     )
     try:
         health = wait_healthy(state)
@@ -489,6 +578,27 @@ def run_up(args: argparse.Namespace, console) -> int:
             signal.signal(sig, signal.SIG_IGN)
         stop_cluster(state)
     return 0
+
+
+def _shared_zookeeper(args: argparse.Namespace) -> dict | None:
+    """The first cluster's ZooKeeper, for a named cluster to share: if it runs, and unless
+    ``--zookeeper-port`` asks for another one."""
+    first = load_state(args.first_dir)
+    if first is None or not _alive(first["zookeeper"]["pid"]):
+        return None
+    zk = first["zookeeper"]
+    if args.zookeeper_port not in (None, zk["port"]):
+        return None
+    return {"pid": zk["pid"], "port": zk["port"], "shared_with": first["dir"]}
+
+
+def _where(state: dict) -> str:
+    """The options that name this cluster on the command line."""
+    directory = Path(state["dir"])
+    if state.get("name"):
+        first = directory.with_name(directory.name.removesuffix(f"-{state['name']}"))
+        return f"--dir {first} --name {state['name']}"
+    return f"--dir {directory}"
 
 
 def _stop_on_signals() -> None:
@@ -546,7 +656,9 @@ def run_status(args: argparse.Namespace, console) -> int:
 
 
 def _pids(state: dict) -> list[int]:
-    return [b["pid"] for b in state["brokers"]] + [state["zookeeper"]["pid"]]
+    """The processes this cluster started (a shared ZooKeeper is the first cluster's)."""
+    zk = state["zookeeper"]
+    return [b["pid"] for b in state["brokers"]] + ([] if zk.get("shared_with") else [zk["pid"]])
 
 
 def _terminate(pid: int, timeout_s: float) -> None:
@@ -606,8 +718,25 @@ def stop_cluster(state: dict) -> None:
                 pass
         for b in group:
             _terminate(b["pid"], 30)
-    _terminate(state["zookeeper"]["pid"], 15)
+    if not state["zookeeper"].get("shared_with"):  # a shared ZooKeeper is the first cluster's to stop
+        _terminate(state["zookeeper"]["pid"], 15)
     (Path(state["dir"]) / STATE_FILE).unlink(missing_ok=True)
+
+
+def clusters_sharing_zookeeper(state: dict) -> list[dict]:
+    """The named clusters beside this one whose brokers run on its ZooKeeper."""
+    directory = Path(state["dir"])
+    users = []
+    for candidate in sorted(directory.parent.glob(f"{directory.name}-*/{STATE_FILE}")):
+        try:
+            other = json.loads(candidate.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if other.get("zookeeper", {}).get("shared_with") == state["dir"] and any(
+            _alive(b["pid"]) for b in other["brokers"]
+        ):
+            users.append(other)
+    return users
 
 
 def _controller_id(state: dict) -> int | None:
@@ -617,7 +746,7 @@ def _controller_id(state: dict) -> int | None:
     if not _alive(state["zookeeper"]["pid"]):
         return None
     try:
-        zk = ZkUtils(f"127.0.0.1:{state['zookeeper']['port']}", connection_timeout_ms=2000)
+        zk = ZkUtils(zookeeper_connect(state), connection_timeout_ms=2000)
     except Exception:  # kazoo's errors are many: ZooKeeper not answering is the one case here
         return None
     try:
@@ -637,6 +766,12 @@ def run_down(args: argparse.Namespace, console) -> int:
     if state is None:
         console.print(f"no cluster in {args.dir}", highlight=False)
         return 0
+    users = clusters_sharing_zookeeper(state)
+    if users:
+        raise CliError(
+            f"the named cluster {users[0]['name']!r} uses this cluster's ZooKeeper: stop it first "
+            f"(kafka-lite cluster down {_where(users[0])})"
+        )
     stop_cluster(state)
     console.print(f"cluster in {state['dir']} stopped", highlight=False)
     return 0
@@ -730,7 +865,7 @@ def run_restart(args: argparse.Namespace, console) -> int:
     if not _alive(state["zookeeper"]["pid"]):
         log = Path(state["dir"]) / "logs" / "zookeeper.log"
         raise CliError(f"the cluster's ZooKeeper is not running; see {log}")
-    zk = ZkUtils(f"127.0.0.1:{state['zookeeper']['port']}", connection_timeout_ms=2000)
+    zk = ZkUtils(zookeeper_connect(state), connection_timeout_ms=2000)
     try:
         registered_before = _registration_epoch(zk, args.broker)
         directory = Path(state["dir"])

@@ -17,6 +17,14 @@ from collections.abc import Callable
 import graphviz
 
 from kafka_lite.diagrams.cluster import cluster_diagram, concepts, describe_cluster
+from kafka_lite.diagrams.connect import (
+    MirrorMakerShape,
+    connect_cluster,
+    connect_cluster_diagram,
+    connect_workers_from_status,
+    mirror_maker,
+    mirror_maker_diagram,
+)
 from kafka_lite.diagrams.log import log_diagram, segment_diagram, segment_with_index
 from kafka_lite.diagrams.network import socket_server_threads
 from kafka_lite.diagrams.producer import accumulator_diagram, record_accumulator
@@ -40,14 +48,20 @@ from kafka_lite.diagrams.timer import timer_diagram, timing_wheel
 
 __all__ = [
     "DIAGRAMS",
+    "MirrorMakerShape",
     "accumulator_diagram",
     "cluster_diagram",
     "concepts",
+    "connect_cluster",
+    "connect_cluster_diagram",
+    "connect_workers_from_status",
     "describe_cluster",
     "group_state_machine",
     "log_diagram",
     "micro_batch",
     "micro_batch_diagram",
+    "mirror_maker",
+    "mirror_maker_diagram",
     "partition_state_machine",
     "record_accumulator",
     "record_batch_v2",
@@ -70,8 +84,10 @@ __all__ = [
 
 DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "cluster": concepts,
+    "connect_cluster": connect_cluster,
     "group_state_machine": group_state_machine,
     "micro_batch": micro_batch,
+    "mirror_maker": mirror_maker,
     "partition_state_machine": partition_state_machine,
     "replica_state_machine": replica_state_machine,
     "record_accumulator": record_accumulator,

@@ -29,7 +29,6 @@ the changelogs. The instance's state (``state()``) follows its threads::
 from __future__ import annotations
 
 import enum
-import fcntl
 import itertools
 import logging
 import shutil
@@ -55,6 +54,7 @@ from kafka_lite.streams.processor.thread_metadata import ThreadMetadata
 from kafka_lite.streams.processor.topology_builder import TopologyBuilder
 from kafka_lite.streams.serialization import Serializer
 from kafka_lite.streams.state.queryable_store_types import QueryableStoreType
+from kafka_lite.streams.state.state_directory import LOCK_FILE_NAME, StateDirectory
 from kafka_lite.streams.streams_config import (
     APPLICATION_ID_CONFIG,
     BOOTSTRAP_SERVERS_CONFIG,
@@ -68,7 +68,6 @@ from kafka_lite.streams.streams_config import (
 log = logging.getLogger(__name__)
 
 _STREAM_CLIENT_ID_SEQUENCE = itertools.count(1)
-APPLICATION_LOCK_FILE_NAME = ".lock"
 
 
 class State(enum.Enum):
@@ -118,7 +117,7 @@ class KafkaStreams:
         self._thread_states: dict[str, stream_thread.State] = {}
 
         self.app_dir = Path(self.config[STATE_DIR_CONFIG]) / self.application_id
-        self._app_lock_file: Any = None
+        self._state_directory: StateDirectory | None = None  # made at start, to hold its lock
 
         self.admin = KafkaAdminClient(
             self.config[BOOTSTRAP_SERVERS_CONFIG], client_id=f"{client_id}-admin", time=time
@@ -246,24 +245,17 @@ class KafkaStreams:
                 shutil.rmtree(task_dir)
 
     def _lock_application_directory(self) -> None:
-        self.app_dir.mkdir(parents=True, exist_ok=True)
-        lock_file = open(self.app_dir / APPLICATION_LOCK_FILE_NAME, "a")
-        try:
-            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock_file.close()
+        self._state_directory = StateDirectory(self.application_id, self.config[STATE_DIR_CONFIG], self.time)
+        if not self._state_directory.lock_state_directory():
             raise StreamsException(
                 f"Unable to start: another instance of application {self.application_id} holds the "
-                f"state directory {self.app_dir} ({APPLICATION_LOCK_FILE_NAME} is locked). Two instances "
+                f"state directory {self.app_dir} ({LOCK_FILE_NAME} is locked). Two instances "
                 "on one machine need different state.dir settings."
-            ) from None
-        self._app_lock_file = lock_file
+            )
 
     def _unlock_application_directory(self) -> None:
-        if self._app_lock_file is not None:
-            fcntl.flock(self._app_lock_file, fcntl.LOCK_UN)
-            self._app_lock_file.close()
-            self._app_lock_file = None
+        if self._state_directory is not None:
+            self._state_directory.unlock_state_directory()
 
     # -- what a running instance answers ----------------------------------------------------------------
 

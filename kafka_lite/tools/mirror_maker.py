@@ -228,6 +228,7 @@ class MirrorMakerProducer:
         )
         future.add_errback(lambda e: self.on_completion(record, e))
 
+    # --8<-- [start:producer_callback]
     def on_completion(self, record: ProducerRecord, exception: BaseException) -> None:
         """Kafka's ``MirrorMakerProducerCallback.onCompletion`` for a send that failed after the
         producer's retries. Runs on the producer's thread (or the caller's, for a record refused
@@ -243,6 +244,7 @@ class MirrorMakerProducer:
         with self.state.lock:
             self.state.num_dropped_messages += 1
 
+    # --8<-- [end:producer_callback]
     def flush(self) -> None:
         self.producer.flush()
 
@@ -278,13 +280,19 @@ class MirrorMakerNewConsumer:
     def receive(self) -> ConsumerRecord:
         record = next(self.record_iter, None)
         if record is None:
-            batches = self.consumer.poll(POLL_TIMEOUT_MS)
-            self.record_iter = (r for records in batches.values() for r in records)
+            self.record_iter = self.poll()
             record = next(self.record_iter, None)
             if record is None:
                 raise ConsumerTimeoutException("no records within the poll timeout")
         self.offsets[TopicPartition(record.topic, record.partition)] = record.offset + 1
         return record
+
+    def poll(self) -> Iterator[ConsumerRecord]:
+        """The records of one poll, in order: called only once every record of the last one is handed
+        out, so a subclass may change the assignment here without a record of a partition it gives
+        up still waiting to be sent (the controller-assigned workers of ``ureplicator.py`` do)."""
+        batches = self.consumer.poll(POLL_TIMEOUT_MS)
+        return (r for records in batches.values() for r in records)
 
     def stop(self) -> None:
         self.consumer.wakeup()
@@ -297,6 +305,7 @@ class MirrorMakerNewConsumer:
         self.offsets.clear()
 
 
+# --8<-- [start:commit_offsets]
 def commit_offsets(consumer: MirrorMakerNewConsumer, state: MirrorMakerState) -> None:
     """Commit what ``consumer`` has handed out, unless a send failed (Kafka's ``commitOffsets``)."""
     if state.exiting_on_send_failure:
@@ -316,6 +325,7 @@ def commit_offsets(consumer: MirrorMakerNewConsumer, state: MirrorMakerState) ->
                     "of records handled on each iteration with max.poll.records")  # fmt: skip
 
 
+# --8<-- [end:commit_offsets]
 class InternalRebalanceListenerForNewConsumer(ConsumerRebalanceListener):
     """Flush, then commit, before the group hands this consumer's partitions to another: the next
     owner starts where this one's sent and acknowledged records end."""
@@ -367,6 +377,7 @@ class MirrorMakerThread(threading.Thread):
     def _running(self) -> bool:
         return not self.state.exiting_on_send_failure and not self.shutting_down
 
+    # --8<-- [start:mirror_maker_thread_run]
     def run(self) -> None:
         log.info("Starting mirror maker thread %s", self.name)
         try:
@@ -419,6 +430,7 @@ class MirrorMakerThread(threading.Thread):
             commit_offsets(self.consumer, self.state)
             self.last_offset_commit_ms = self.time.milliseconds()
 
+    # --8<-- [end:mirror_maker_thread_run]
     def shutdown(self) -> None:
         log.info("%s shutting down", self.name)
         self.shutting_down = True

@@ -58,6 +58,7 @@ class FileStreamSourceTask(SourceTask):
         if self.topic is None:
             raise ConnectException("FileStreamSourceTask config missing topic setting")
 
+    # --8<-- [start:poll]
     def poll(self) -> list[SourceRecord] | None:
         if self.stream is None and not self._open():
             return None
@@ -98,6 +99,7 @@ class FileStreamSourceTask(SourceTask):
         self.stream_offset = position or 0
         return True
 
+    # --8<-- [end:poll]
     def _extract_line(self) -> str | None:
         """The first complete line in the buffer, removed from it; the offset moves past its end."""
         for i, byte in enumerate(self.buffer):

@@ -21,6 +21,8 @@ from kafka_lite.connect.errors import ConnectException
 from kafka_lite.connect.file.file_stream_sink_connector import FileStreamSinkConnector
 from kafka_lite.connect.file.file_stream_source_connector import FileStreamSourceConnector
 from kafka_lite.connect.json.json_converter import JsonConverter
+from kafka_lite.connect.sqlite.sqlite_sink_connector import SqliteSinkConnector
+from kafka_lite.connect.sqlite.sqlite_source_connector import SqliteSourceConnector
 from kafka_lite.connect.storage.converter import Converter
 from kafka_lite.connect.storage.string_converter import StringConverter
 
@@ -28,6 +30,8 @@ from kafka_lite.connect.storage.string_converter import StringConverter
 CONNECTORS: dict[str, type[Connector]] = {
     "org.apache.kafka.connect.file.FileStreamSourceConnector": FileStreamSourceConnector,
     "org.apache.kafka.connect.file.FileStreamSinkConnector": FileStreamSinkConnector,
+    "kafka_lite.connect.sqlite.SqliteSinkConnector": SqliteSinkConnector,  # no Kafka twin: Confluent's JDBC sink's part
+    "kafka_lite.connect.sqlite.SqliteSourceConnector": SqliteSourceConnector,
 }
 CONVERTERS: dict[str, type[Converter]] = {
     "org.apache.kafka.connect.json.JsonConverter": JsonConverter,

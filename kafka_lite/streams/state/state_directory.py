@@ -46,6 +46,27 @@ class StateDirectory:
                 f"state directory [{self.state_dir}] doesn't exist and couldn't be created: {e}"
             ) from e
         self._locks: dict[str, Any] = {}  # task id (as str) -> the open .lock file holding the lock
+        self._state_dir_lock: Any = None  # the application directory's own .lock, while held
+
+    def lock_state_directory(self) -> bool:
+        """Take the lock of the application's directory itself (Kafka 2.8's ``lockStateDirectory``),
+        which a ``KafkaStreams`` instance holds while it runs: True if taken (or already held),
+        False if another instance on this machine holds it. Without it, a second instance with the
+        same ``state.dir`` would start, and only fail later, on some task's lock."""
+        if self._state_dir_lock is not None:
+            return True
+        lock_file = open(self.state_dir / LOCK_FILE_NAME, "a")
+        if not self._try_lock(lock_file):
+            lock_file.close()
+            return False
+        self._state_dir_lock = lock_file
+        return True
+
+    def unlock_state_directory(self) -> None:
+        if self._state_dir_lock is not None:
+            fcntl.flock(self._state_dir_lock, fcntl.LOCK_UN)
+            self._state_dir_lock.close()
+            self._state_dir_lock = None
 
     def directory_for_task(self, task_id: Any) -> Path:
         """``<state.dir>/<application.id>/<task id>``, created if missing."""

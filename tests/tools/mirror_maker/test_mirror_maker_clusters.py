@@ -125,18 +125,22 @@ def test_a_failed_send_stops_mirror_maker_without_committing_past_it(cluster, ta
 
 
 class Writer(threading.Thread):
-    """Writes numbered records until told to stop, so that input keeps arriving across the kill."""
+    """Writes numbered records until told to stop, so that input keeps arriving across the kill.
+    With ``partitions``, record n goes to partition n mod ``partitions`` (every one gets records),
+    else where its key's hash puts it."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, partitions: int | None = None) -> None:
         super().__init__(daemon=True)
         self.producer = KafkaProducer(bootstrap_servers=bootstrap, client_id="mm-writer")
         self.topic = topic
         self.stop = threading.Event()
         self.sent = 0
+        self.partitions = partitions
 
     def run(self) -> None:
         while not self.stop.is_set():
-            self.producer.send(self.topic, str(self.sent).encode(), f"k{self.sent % 11}".encode())
+            partition = None if self.partitions is None else self.sent % self.partitions
+            self.producer.send(self.topic, str(self.sent).encode(), f"k{self.sent % 11}".encode(), partition)
             self.sent += 1
             if self.sent % 20 == 0:
                 self.producer.flush()

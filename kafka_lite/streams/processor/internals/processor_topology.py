@@ -61,6 +61,13 @@ class ProcessorTopology:
     def state_stores(self) -> list[Any]:
         return self._state_stores
 
+    def initialize_state_stores(self, context: Any) -> None:
+        """Open every store of the topology for a task (Kafka's ``AbstractTask.initializeStateStores``,
+        shared by active and standby tasks): each store's ``init`` registers it with the task's state
+        manager, which restores it from its changelog."""
+        for store in self._state_stores:
+            store.init(context, store)
+
     def __repr__(self) -> str:
         lines = ["ProcessorTopology:"]
         for source in self.sources():

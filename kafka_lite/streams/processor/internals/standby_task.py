@@ -48,8 +48,7 @@ class StandbyTask:
         self.state_mgr = state_mgr
         self.processor_context = ProcessorContextImpl(task_id, self, config, None, state_mgr)
         log.info("standby-task [%s] Initializing state stores", task_id)
-        for store in topology.state_stores():
-            store.init(self.processor_context, store)
+        topology.initialize_state_stores(self.processor_context)
         self.processor_context.set_initialized()
         # Where the thread's restore consumer starts each changelog partition (-1: the beginning).
         self.checkpointed_offsets = state_mgr.checkpointed()

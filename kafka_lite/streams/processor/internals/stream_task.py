@@ -107,8 +107,7 @@ class StreamTask:
 
         self._initialize_offset_limits()
         log.info("%s Initializing state stores", self.log_prefix)
-        for store in topology.state_stores():
-            store.init(self.processor_context, store)  # the store registers itself with the state manager
+        topology.initialize_state_stores(self.processor_context)
         log.info("%s Initializing processor nodes of the topology", self.log_prefix)
         for node in topology.processors():
             self.processor_context.set_current_node(node)
