@@ -108,10 +108,11 @@ class KafkaConfigBackingStore(ConfigBackingStore):
         self.starting = True
         self.config_log.start()
         self.starting = False
-        partitions = self.config_log.consumer.assignment()
-        if len(partitions) != 1:
+        partition_count = self.config_log.partition_count()
+        if partition_count != 1:
+            self.config_log.stop()
             raise ConnectException(
-                f"The config topic {self.topic} has {len(partitions)} partitions; it must have exactly 1, "
+                f"The config topic {self.topic} has {partition_count} partitions; it must have exactly 1, "
                 "so that every worker reads the configs in one order"
             )
         log.info("Started KafkaConfigBackingStore")

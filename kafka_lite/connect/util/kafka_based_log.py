@@ -120,6 +120,10 @@ class KafkaBasedLog:
     def flush(self) -> None:
         self.producer.flush()
 
+    def partition_count(self) -> int:
+        """How many partitions the topic has (Kafka 0.11's ``partitionCount``): every one is read."""
+        return len(self.consumer.assignment())
+
     def send(self, key: bytes | None, value: bytes | None, callback: Callback | None = None) -> None:
         """Write one record; ``callback(error, metadata)`` runs on the producer's I/O thread."""
         future = self.producer.send(self.topic, value=value, key=key)
