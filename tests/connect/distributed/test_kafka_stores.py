@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_lite.connect.errors import ConnectException
 from kafka_lite.connect.json.json_converter import JsonConverter
 from kafka_lite.connect.runtime.target_state import TargetState
 from kafka_lite.connect.storage.config_backing_store import ConfigBackingStore
@@ -128,3 +129,10 @@ def test_offsets_set_by_one_store_are_got_by_another(cluster):
     finally:
         for store in stores:
             store.stop()
+
+
+def test_a_config_topic_of_more_than_one_partition_is_refused(cluster):
+    topic = topic_name("connect-configs")
+    cluster.create_topic(topic, partitions=2)
+    with pytest.raises(ConnectException, match="exactly 1"):
+        config_store(cluster.bootstrap_servers, topic)
