@@ -123,6 +123,8 @@ def workers(cluster):
 
 
 def leader_and_follower(connects: list[Connect]) -> tuple[Connect, Connect]:
+    """The two workers once their group has settled (an earlier test's deletions rebalance it)."""
+    wait_until(lambda: settled([c.herder for c in connects], 2), timeout_s=30, what="a settled group of two")
     leader = next(c for c in connects if c.herder.is_leader())
     return leader, next(c for c in connects if c is not leader)
 

@@ -451,6 +451,15 @@ class DistributedHerder(AbstractHerder):
             return True
         return False
 
+    def check_known_connector(self, conn_name: str, callback: Callback) -> bool:
+        """False, with the callback answered, if a rebalance is due or the connector is unknown."""
+        if self.check_rebalance_needed(callback):
+            return False
+        if not self.config_state.contains(conn_name):
+            callback(NotFoundException(f"Connector {conn_name} not found"), None)
+            return False
+        return True
+
     def connectors(self, callback: Callback) -> None:
         def action() -> None:
             if not self.check_rebalance_needed(callback):
@@ -460,10 +469,7 @@ class DistributedHerder(AbstractHerder):
 
     def connector_info(self, conn_name: str, callback: Callback) -> None:
         def action() -> None:
-            if self.check_rebalance_needed(callback):
-                return
-            if not self.config_state.contains(conn_name):
-                callback(NotFoundException(f"Connector {conn_name} not found"), None)
+            if not self.check_known_connector(conn_name, callback):
                 return
             callback(None, ConnectorInfo(conn_name, self.config_state.connector_config(conn_name),
                                          self.config_state.tasks(conn_name)))  # fmt: skip
@@ -532,10 +538,7 @@ class DistributedHerder(AbstractHerder):
 
     def task_configs(self, conn_name: str, callback: Callback) -> None:
         def action() -> None:
-            if self.check_rebalance_needed(callback):
-                return
-            if not self.config_state.contains(conn_name):
-                callback(NotFoundException(f"Connector {conn_name} not found"), None)
+            if not self.check_known_connector(conn_name, callback):
                 return
             callback(
                 None,
@@ -564,11 +567,9 @@ class DistributedHerder(AbstractHerder):
 
     def restart_connector(self, conn_name: str, callback: Callback) -> None:
         def action() -> None:
-            if self.check_rebalance_needed(callback):
+            if not self.check_known_connector(conn_name, callback):
                 return
-            if not self.config_state.contains(conn_name):
-                callback(NotFoundException(f"Unknown connector: {conn_name}"), None)
-            elif self.assignment is not None and conn_name in self.assignment.connectors:
+            if self.assignment is not None and conn_name in self.assignment.connectors:
                 self.worker.stop_connector(conn_name)
                 if self.start_connector(conn_name):
                     callback(None, None)
