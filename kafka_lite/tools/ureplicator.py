@@ -152,6 +152,7 @@ class AssignedMirrorMakerConsumer(MirrorMakerNewConsumer):
             finally:
                 transition.done.set()
 
+    # --8<-- [start:apply_transition]
     def apply(self, transition: Transition) -> None:
         tp, to_state = transition.partition, transition.to_state
         state = self.current_state.get(tp, PartitionState.OFFLINE)
@@ -175,6 +176,8 @@ class AssignedMirrorMakerConsumer(MirrorMakerNewConsumer):
         # group's committed offset, or auto.offset.reset without one.
         self.consumer.assign(sorted(self.assignment()))
         log.info("%s %s -> %s", tp, state.value, to_state.value)
+
+    # --8<-- [end:apply_transition]
 
 
 class WorkerInstance:
@@ -302,6 +305,7 @@ class HelixMirrorMakerManager:
                 self.ideal_state[tp] = worker.instance_id
             self._wait(worker.on_become_online_from_offline(tp) for tp in moves)
 
+    # --8<-- [start:remove_worker]
     def remove_worker(self, instance_id: str) -> None:
         """A live instance leaves: it stops cleanly (its partitions go OFFLINE with a flush and a
         commit), then only its partitions go ONLINE elsewhere."""
@@ -330,6 +334,7 @@ class HelixMirrorMakerManager:
             transitions.append(self.workers[instance].on_become_online_from_offline(tp))
         self._wait(transitions)
 
+    # --8<-- [end:remove_worker]
     def _wait(self, transitions: Iterable[Transition]) -> None:
         for t in list(transitions):
             if not t.done.wait(TRANSITION_TIMEOUT_MS / 1000):

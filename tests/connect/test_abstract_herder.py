@@ -91,9 +91,11 @@ def test_the_listeners_write_statuses_that_connector_status_reads(herder):
         herder.task_status(task)
 
 
-def test_the_plugins_are_kafkas_file_connectors(herder):
+def test_the_plugins_are_kafkas_file_connectors_and_the_sqlite_ones(herder):
     plugins = [p.to_json() for p in herder.connector_plugins()]
     assert [(p["class"], p["type"]) for p in plugins] == [
+        ("kafka_lite.connect.sqlite.SqliteSinkConnector", "sink"),
+        ("kafka_lite.connect.sqlite.SqliteSourceConnector", "source"),
         ("org.apache.kafka.connect.file.FileStreamSinkConnector", "sink"),
         ("org.apache.kafka.connect.file.FileStreamSourceConnector", "source"),
     ]

@@ -11,7 +11,6 @@ from kafka_lite.common.errors import ConfigException
 from kafka_lite.connect.errors import ConnectException, DataException
 from kafka_lite.connect.json.json_converter import JsonConverter
 from kafka_lite.connect.runtime.connector_factory import connector_class
-from kafka_lite.connect.runtime.standalone.standalone_herder import validate_connector_config
 from kafka_lite.connect.sink.sink_record import SinkRecord
 from kafka_lite.connect.sqlite.sqlite_dialect import database_path
 from kafka_lite.connect.sqlite.sqlite_sink_connector import SqliteSinkConnector
@@ -181,11 +180,11 @@ def test_bad_settings_are_refused_naming_the_setting():
     config = {"name": "s", "connector.class": "SqliteSink", "tasks.max": "1", "topics": "users"}
     assert connector_class("SqliteSink") is SqliteSinkConnector
     with pytest.raises(ConfigException, match=r"connection\.url"):
-        validate_connector_config(config)
+        SqliteSinkConnector().start(config)
     with pytest.raises(ConfigException, match=r"pk\.mode: String must be one of: none, kafka"):
-        validate_connector_config({**config, "connection.url": "x.db", "pk.mode": "record_value"})
+        SqliteSinkConnector().start({**config, "connection.url": "x.db", "pk.mode": "record_value"})
     with pytest.raises(ConfigException, match=r"auto\.create"):
-        validate_connector_config({**config, "connection.url": "x.db", "auto.create": "yes"})
+        SqliteSinkConnector().start({**config, "connection.url": "x.db", "auto.create": "yes"})
 
 
 def test_connection_urls():

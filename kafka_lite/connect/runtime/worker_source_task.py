@@ -198,6 +198,7 @@ class WorkerSourceTask(WorkerTask):
             elif self.flushing and not self.outstanding_messages:
                 self.monitor.notify_all()  # the commit waiting in commit_offsets can go on
 
+    # --8<-- [start:commit_offsets]
     def commit_offsets(self) -> bool:
         """Wait for the producer to acknowledge what was sent, then write the offsets; False on failure."""
         commit_timeout_ms = self.worker_config.get(OFFSET_COMMIT_TIMEOUT_MS_CONFIG)
@@ -246,6 +247,8 @@ class WorkerSourceTask(WorkerTask):
         log.info("Finished %s commitOffsets successfully in %d ms", self, self.time.milliseconds() - started)
         self._commit_source_task()
         return True
+
+    # --8<-- [end:commit_offsets]
 
     def _commit_source_task(self) -> None:
         try:

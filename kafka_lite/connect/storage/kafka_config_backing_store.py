@@ -260,6 +260,7 @@ class KafkaConfigBackingStore(ConfigBackingStore):
         with self._lock:
             self.deferred_task_updates.setdefault(task_id.connector, {})[task_id] = properties
 
+    # --8<-- [start:read_commit]
     def _read_commit(self, connector: str, value: Any) -> None:
         task_count = value.get("tasks") if isinstance(value, dict) else None
         if not isinstance(task_count, int):
@@ -282,6 +283,8 @@ class KafkaConfigBackingStore(ConfigBackingStore):
             self.connector_task_counts[connector] = task_count
         if not self.starting:
             self.update_listener.on_task_config_update(updated_tasks)
+
+    # --8<-- [end:read_commit]
 
 
 def parse_task_id(key: str) -> ConnectorTaskId | None:

@@ -215,7 +215,7 @@ def test_an_unknown_connector_is_404_on_every_path(worker, method, path):
     assert status == 404 and body["error_code"] == 404 and "nobody" in body["message"], body
 
 
-def test_validate_shows_every_missing_setting_and_plugins_lists_the_file_connectors(worker):
+def test_validate_shows_every_missing_setting_and_plugins_lists_the_connectors(worker):
     _, api, _ = worker
     for plugin in ("FileStreamSourceConnector", "org.apache.kafka.connect.file.FileStreamSourceConnector"):
         status, body = api.call("PUT", f"/connector-plugins/{plugin}/config/validate",
@@ -229,6 +229,8 @@ def test_validate_shows_every_missing_setting_and_plugins_lists_the_file_connect
                             {"connector.class": "FileStreamSource"})  # fmt: skip
     assert status == 400 and "does not match request type FileStreamSink" in body["message"]
     assert api.get("/connector-plugins") == (200, [
+        {"class": "kafka_lite.connect.sqlite.SqliteSinkConnector", "type": "sink", "version": "0.10.1.0"},
+        {"class": "kafka_lite.connect.sqlite.SqliteSourceConnector", "type": "source", "version": "0.10.1.0"},
         {"class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "type": "sink", "version": "0.10.1.0"},
         {"class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "type": "source",
          "version": "0.10.1.0"},
