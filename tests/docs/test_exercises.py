@@ -82,10 +82,11 @@ def test_every_guide_ends_with_three_to_five_questions_with_collapsed_answers(gu
         assert "`" in " ".join(answer), f"{guide.parent.name} question {number}: the answer names no code"
 
 
-@pytest.mark.parametrize("guide", [g for g in GUIDES if not _has_content(g)], ids=lambda g: g.parent.name)
-def test_a_placeholder_guide_has_no_questions(guide):
-    assert "questions.md" not in guide.read_text(encoding="utf-8")
-    assert not (guide.parent / "questions.md").exists()
+def test_a_placeholder_guide_has_no_questions():
+    # Every chapter has a guide now; the rule stays for a chapter started as a placeholder.
+    for guide in (g for g in GUIDES if not _has_content(g)):
+        assert "questions.md" not in guide.read_text(encoding="utf-8"), guide.parent.name
+        assert not (guide.parent / "questions.md").exists(), guide.parent.name
 
 
 def test_questions_files_are_parts_of_their_guides_not_pages_of_their_own():
