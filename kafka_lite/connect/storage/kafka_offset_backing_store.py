@@ -28,8 +28,8 @@ from typing import Any
 from kafka_lite.clients.admin import NewTopic
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.connect.errors import ConnectException
-from kafka_lite.connect.storage.offset_backing_store import Callback, OffsetBackingStore
-from kafka_lite.connect.util.callback import FutureCallback
+from kafka_lite.connect.storage.offset_backing_store import OffsetBackingStore
+from kafka_lite.connect.util.callback import Callback, FutureCallback
 from kafka_lite.connect.util.kafka_based_log import KafkaBasedLog, client_configs
 
 log = logging.getLogger(__name__)

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-log = logging.getLogger(__name__)
+from kafka_lite.connect.util.callback import Callback
 
-Callback = Callable[[BaseException | None, Any], None]
+log = logging.getLogger(__name__)
 
 
 class OffsetBackingStore(ABC):

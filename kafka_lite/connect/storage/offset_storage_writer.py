@@ -23,8 +23,9 @@ from typing import Any
 
 from kafka_lite.connect.errors import ConnectException
 from kafka_lite.connect.storage.converter import Converter
-from kafka_lite.connect.storage.offset_backing_store import Callback, OffsetBackingStore
+from kafka_lite.connect.storage.offset_backing_store import OffsetBackingStore
 from kafka_lite.connect.storage.offset_storage_reader import frozen_partition
+from kafka_lite.connect.util.callback import Callback
 
 log = logging.getLogger(__name__)
 
