@@ -40,6 +40,11 @@ class ApiKeys(enum.IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSETS_FOR_LEADER_EPOCH = 23
+    ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
+    END_TXN = 26
+    WRITE_TXN_MARKERS = 27
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     CREATE_PARTITIONS = 37  # Kafka 1.0 (KIP-195)
@@ -87,6 +92,7 @@ _INTER_BROKER = {
     ApiKeys.UPDATE_METADATA,
     ApiKeys.CONTROLLED_SHUTDOWN,
     ApiKeys.OFFSETS_FOR_LEADER_EPOCH,
+    ApiKeys.WRITE_TXN_MARKERS,  # the transaction coordinator to a partition's leader
 }
 
 

@@ -379,6 +379,46 @@ DELETE_RECORDS_RESPONSE_V0 = S(
     ))),
 )  # fmt: skip
 
+# --- Transactions (24-28): Kafka 0.11, KIP-98 ------------------------------------------------------------------
+_TXN_HEAD = (
+    F("transactional_id", STRING, "The producer's transactional.id."),
+    F("producer_id", INT64, "The producer id InitProducerId gave this transactional id."),
+    F("producer_epoch", INT16, "Its epoch; an older one is fenced (PRODUCER_FENCED)."),
+)
+_TOPIC_PARTITIONS = S(F("topic", STRING), F("partitions", A(INT32)))
+_PARTITION_ERRORS = S(F("topic", STRING), F("partition_errors", A(S(F("partition", INT32), ERROR))))
+ADD_PARTITIONS_TO_TXN_REQUEST_V0 = S(*_TXN_HEAD, F("topics", A(_TOPIC_PARTITIONS), "Partitions to add."))
+ADD_PARTITIONS_TO_TXN_RESPONSE_V0 = S(THROTTLE, F("errors", A(_PARTITION_ERRORS)))
+ADD_OFFSETS_TO_TXN_REQUEST_V0 = S(
+    *_TXN_HEAD, F("consumer_group_id", STRING, "The group whose offsets the transaction will commit.")
+)
+ADD_OFFSETS_TO_TXN_RESPONSE_V0 = S(THROTTLE, ERROR)
+END_TXN_REQUEST_V0 = S(*_TXN_HEAD, F("transaction_result", BOOLEAN, "false: abort; true: commit."))
+END_TXN_RESPONSE_V0 = S(THROTTLE, ERROR)
+_TXN_MARKER_ENTRY = S(
+    F("producer_id", INT64), F("producer_epoch", INT16),
+    F("transaction_result", BOOLEAN, "false: an abort marker; true: a commit marker."),
+    F("topics", A(_TOPIC_PARTITIONS), "The partitions to write the marker to."),
+    F("coordinator_epoch", INT32, "The epoch of the coordinator's __transaction_state partition."),
+)  # fmt: skip
+WRITE_TXN_MARKERS_REQUEST_V0 = S(F("transaction_markers", A(_TXN_MARKER_ENTRY)))
+_PARTITION_ERROR = S(F("partition", INT32), ERROR)
+WRITE_TXN_MARKERS_RESPONSE_V0 = S(
+    F("transaction_markers", A(S(
+        F("producer_id", INT64),
+        F("topics", A(S(F("topic", STRING), F("partitions", A(_PARTITION_ERROR))))),
+    ))),
+)  # fmt: skip
+_TXN_OFFSET = S(F("partition", INT32), F("offset", INT64), F("metadata", NULLABLE_STRING))
+TXN_OFFSET_COMMIT_REQUEST_V0 = S(
+    F("transactional_id", STRING), F("consumer_group_id", STRING),
+    F("producer_id", INT64), F("producer_epoch", INT16),
+    F("topics", A(S(F("topic", STRING), F("partitions", A(_TXN_OFFSET))))),
+)  # fmt: skip
+TXN_OFFSET_COMMIT_RESPONSE_V0 = S(
+    THROTTLE, F("topics", A(S(F("topic", STRING), F("partitions", A(_PARTITION_ERROR)))))
+)
+
 # --- DescribeConfigs (32), AlterConfigs (33): Kafka 0.11, KIP-133; DescribeConfigs v1 is Kafka 1.1's (KIP-226) ---
 _DESCRIBE_CONFIGS_RESOURCE = S(
     F("resource_type", INT8, "2 a topic, 4 a broker (ConfigResource.Type)."),
@@ -481,6 +521,11 @@ REQUESTS: dict[int, list[Schema | None]] = {
     21: [DELETE_RECORDS_REQUEST_V0],
     22: [INIT_PRODUCER_ID_REQUEST_V0, INIT_PRODUCER_ID_REQUEST_V0],
     23: [OFFSETS_FOR_LEADER_EPOCH_REQUEST_V0],
+    24: [ADD_PARTITIONS_TO_TXN_REQUEST_V0] * 2,  # v1 (Kafka 2.0) changed only the throttling rule
+    25: [ADD_OFFSETS_TO_TXN_REQUEST_V0] * 2,
+    26: [END_TXN_REQUEST_V0] * 2,
+    27: [WRITE_TXN_MARKERS_REQUEST_V0],
+    28: [TXN_OFFSET_COMMIT_REQUEST_V0] * 2,
     32: [DESCRIBE_CONFIGS_REQUEST_V0, DESCRIBE_CONFIGS_REQUEST_V1],
     33: [ALTER_CONFIGS_REQUEST_V0],
     37: [CREATE_PARTITIONS_REQUEST_V0, CREATE_PARTITIONS_REQUEST_V0],
@@ -527,6 +572,11 @@ RESPONSES: dict[int, list[Schema | None]] = {
     21: [DELETE_RECORDS_RESPONSE_V0],
     22: [INIT_PRODUCER_ID_RESPONSE_V0, INIT_PRODUCER_ID_RESPONSE_V0],
     23: [OFFSETS_FOR_LEADER_EPOCH_RESPONSE_V0],
+    24: [ADD_PARTITIONS_TO_TXN_RESPONSE_V0] * 2,
+    25: [ADD_OFFSETS_TO_TXN_RESPONSE_V0] * 2,
+    26: [END_TXN_RESPONSE_V0] * 2,
+    27: [WRITE_TXN_MARKERS_RESPONSE_V0],
+    28: [TXN_OFFSET_COMMIT_RESPONSE_V0] * 2,
     32: [DESCRIBE_CONFIGS_RESPONSE_V0, DESCRIBE_CONFIGS_RESPONSE_V1],
     33: [ALTER_CONFIGS_RESPONSE_V0],
     37: [CREATE_PARTITIONS_RESPONSE_V0, CREATE_PARTITIONS_RESPONSE_V0],

@@ -121,6 +121,18 @@ CASES = [
         {"topics": [{"topic": "orders", "partitions": [{"error_code": 0, "partition_id": 0, "end_offset": 1234}]}]},
         arr([s("orders") + arr([i16(0) + i32(0) + i64(1234)])]),
     ),
+    (
+        ApiKeys.WRITE_TXN_MARKERS, 0, "request",
+        {"transaction_markers": [{"producer_id": 4000, "producer_epoch": 2, "transaction_result": True,
+                                  "topics": [{"topic": "orders", "partitions": [0, 2]}], "coordinator_epoch": 9}]},
+        arr([i64(4000) + i16(2) + b"\x01" + arr([s("orders") + arr([i32(0), i32(2)])]) + i32(9)]),
+    ),
+    (
+        ApiKeys.WRITE_TXN_MARKERS, 0, "response",
+        {"transaction_markers": [{"producer_id": 4000, "topics": [
+            {"topic": "orders", "partitions": [{"partition": 0, "error_code": 0}, {"partition": 2, "error_code": 6}]}]}]},
+        arr([i64(4000) + arr([s("orders") + arr([i32(0) + i16(0), i32(2) + i16(6)])])]),
+    ),
 ]  # fmt: skip
 
 
