@@ -59,7 +59,6 @@ from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.log.epoch.leader_epoch_checkpoint_file import LeaderEpochCheckpointFile
 from kafka_lite.log.epoch.leader_epoch_file_cache import LeaderEpochFileCache
 from kafka_lite.log.log_config import LogConfig
-from kafka_lite.log.log_validator import DEFAULT_TIMESTAMP_DIFF_MAX_MS, validate_timestamps
 from kafka_lite.log.log_segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -69,6 +68,7 @@ from kafka_lite.log.log_segment import (
     LogSegment,
     filename_prefix,
 )
+from kafka_lite.log.log_validator import DEFAULT_TIMESTAMP_DIFF_MAX_MS, validate_timestamps
 from kafka_lite.log.offset_index import CorruptIndexException, InvalidOffsetException
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # in the log directory: "the last stop was clean"
