@@ -6,15 +6,15 @@ Mirrors: kafka.log.Log (core/src/main/scala/kafka/log/Log.scala, Kafka 0.10.1, w
 Book:    chapter 6, 6.1.1-6.1.4 (partitions, segments, writing, rolling, reading); 6.2 (truncation)
 Differs: segments are found by ``bisect`` over sorted base offsets (Kafka: a ConcurrentSkipListMap);
          a deleted segment is removed at once (Kafka waits ``file.delete.delay.ms``); only v2
-         batches are appended, validated by header and CRC without decoding a record, and keep the
-         producer's codec; a request ending in a partial batch is refused whole (Kafka trims it);
+         batches are appended, validated by header and CRC without decoding a record (unless the
+         topic bounds its timestamps, ``log_validator.py``), and keep the producer's codec; a request ending in a partial batch is refused whole (Kafka trims it);
          recovery does not re-assign leader epochs from the recovered batches.
 
 Why: on Linux an open file outlives its unlinking, so in-flight reads survive an immediate delete.
 The broker converts a Produce v0-2 request's v0/v1 message sets to v2 before they reach the log, so
 every segment holds the format Kafka 0.11 writes. Decoding no record keeps the produce path from
-building a Python object per record; Kafka 0.11's LogValidator also walks the records (each
-timestamp against ``message.timestamp.difference.max.ms``, the keys of a compacted topic), and
+building a Python object per record; Kafka 0.11's LogValidator walks the records whatever the
+topic's settings (each timestamp, the keys of a compacted topic), and
 ``compression.type`` is accepted, not applied. The epoch checkpoint is flushed at every change,
 before the records are, so recovery has no lost checkpoint to rebuild (Kafka's
 ``LogSegment.recover`` rebuilds one).
@@ -68,6 +68,7 @@ from kafka_lite.log.log_segment import (
     LogSegment,
     filename_prefix,
 )
+from kafka_lite.log.log_validator import DEFAULT_TIMESTAMP_DIFF_MAX_MS, validate_timestamps
 from kafka_lite.log.offset_index import CorruptIndexException, InvalidOffsetException
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # in the log directory: "the last stop was clean"
@@ -115,13 +116,15 @@ def validate_messages_and_assign_offsets(
     now: int,
     log_append_time: bool,
     partition_leader_epoch: int,
+    timestamp_diff_max_ms: int = DEFAULT_TIMESTAMP_DIFF_MAX_MS,
 ) -> ValidationAndOffsetAssignResult:
     """Assign offsets from ``first_offset`` to the batches, in place.
 
     Kafka's ``LogValidator.validateMessagesAndAssignOffsets`` on its in-place path, the one a v2
     batch that keeps its codec takes. Kafka checks each batch and each record here; the batches'
-    headers and CRCs were checked by ``Log._analyze_and_validate_records`` and no record is decoded
-    (the module header says what that skips). For each batch, in order:
+    headers and CRCs were checked by ``Log._analyze_and_validate_records``, and the timestamps are
+    checked first, by ``validate_timestamps`` (``log_validator.py``), which decodes records only for
+    a topic that bounds how far a timestamp may be from the broker's clock. For each batch, in order:
 
     1. write its base offset (Kafka's ``setLastOffset``) and the leader's epoch (Kafka's
        ``setPartitionLeaderEpoch``): both outside the CRC, no checksum to redo;
@@ -132,6 +135,8 @@ def validate_messages_and_assign_offsets(
     The batches are patched where they lie, in the produce request's receive buffer, as Kafka's
     validator patches the request's ByteBuffer; records in a read-only buffer are copied once.
     """
+    # refuse a bad timestamp before anything is patched: a refused request leaves no trace
+    validate_timestamps(records, now, log_append_time, timestamp_diff_max_ms)
     records = records.writable()
     buf = records.buffer()
     offset_counter = first_offset
@@ -360,6 +365,7 @@ class Log:
                     now,
                     self.config.log_append_time,
                     leader_epoch,
+                    self.config.message_timestamp_difference_max_ms,
                 )
                 records = validated.validated_records
                 append_info.max_timestamp = validated.max_timestamp
