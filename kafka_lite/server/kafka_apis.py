@@ -547,8 +547,11 @@ class KafkaApis:
             if offsets_partitions:
                 try:
                     self.coordinator.handle_txn_completion(producer_id, offsets_partitions, is_commit)
-                except Exception:
-                    log.exception("Error updating the offsets cache on transaction marker append")
+                except Exception as e:  # the markers are written: answer UNKNOWN for these partitions
+                    log.warning(
+                        "Error updating the offsets cache on transaction marker append for producer %d: %r",
+                        producer_id, e,
+                    )  # fmt: skip
                     for tp in current:
                         if tp[0] == GROUP_METADATA_TOPIC_NAME and current[tp] is Errors.NONE:
                             current[tp] = Errors.UNKNOWN
