@@ -66,7 +66,7 @@ def test_control_record_keys_parse_as_kafka_does():
     assert ControlRecordType.parse(b"\x00\x00\x00\x07") is ControlRecordType.UNKNOWN  # skipped by readers
     with pytest.raises(CorruptRecordException, match="at least 4 bytes, but found only 2"):
         ControlRecordType.parse(b"\x00\x00")
-    with pytest.raises(CorruptRecordException, match="Invalid version found for control record: -1"):
+    with pytest.raises(CorruptRecordException, match="Invalid version found for control record key: -1"):
         ControlRecordType.parse(b"\xff\xff\x00\x01")
     with pytest.raises(CorruptRecordException, match="at least 6 bytes"):
         EndTransactionMarker.deserialize_value(ControlRecordType.ABORT, b"\x00\x00")

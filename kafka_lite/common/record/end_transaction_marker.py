@@ -32,9 +32,7 @@ from dataclasses import dataclass
 
 from kafka_lite.common.errors import CorruptRecordException
 from kafka_lite.common.record.compression import CompressionType
-from kafka_lite.common.record.constants import NO_PARTITION_LEADER_EPOCH
 from kafka_lite.common.record.memory_records import MemoryRecords
-from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +43,24 @@ _VALUE = struct.Struct(">hi")  # version, coordinator_epoch
 CONTROL_RECORD_KEY_SIZE = _KEY.size  # 4
 END_TXN_MARKER_VALUE_SIZE = _VALUE.size  # 6
 NO_SEQUENCE = -1
+
+
+def _read_versioned(data: bytes | memoryview | None, layout: struct.Struct, what: str) -> tuple:
+    """Kafka's two checks on a control record's key or value: long enough for its version-0
+    fields, and a version that is not negative (a later version is read as version 0: its fields
+    only ever grow at the end)."""
+    found = 0 if data is None else len(data)
+    if found < layout.size:
+        raise CorruptRecordException(
+            f"Invalid value size found for {what}. Must have at least {layout.size} bytes, "
+            f"but found only {found}"
+        )
+    fields = layout.unpack_from(data)
+    if fields[0] < 0:
+        raise CorruptRecordException(
+            f"Invalid version found for {what}: {fields[0]}. May indicate data corruption"
+        )
+    return fields
 
 
 class ControlRecordType(enum.IntEnum):
@@ -61,17 +77,7 @@ class ControlRecordType(enum.IntEnum):
 
     @staticmethod
     def parse_type_id(key: bytes | memoryview | None) -> int:
-        if key is None or len(key) < CONTROL_RECORD_KEY_SIZE:
-            found = 0 if key is None else len(key)
-            raise CorruptRecordException(
-                f"Invalid value size found for end control record key. Must have at least "
-                f"{CONTROL_RECORD_KEY_SIZE} bytes, but found only {found}"
-            )
-        version, type_id = _KEY.unpack_from(key)
-        if version < 0:
-            raise CorruptRecordException(
-                f"Invalid version found for control record: {version}. May indicate data corruption"
-            )
+        version, type_id = _read_versioned(key, _KEY, "control record key")
         if version != CURRENT_CONTROL_RECORD_KEY_VERSION:
             log.debug("Received unknown control record key version %d; parsing as version 0", version)
         return type_id
@@ -116,17 +122,7 @@ class EndTransactionMarker:
             raise CorruptRecordException(
                 f"Invalid control record type for end transaction marker {control_type!r}"
             )
-        if value is None or len(value) < END_TXN_MARKER_VALUE_SIZE:
-            found = 0 if value is None else len(value)
-            raise CorruptRecordException(
-                f"Invalid value size found for end transaction marker. Must have at least "
-                f"{END_TXN_MARKER_VALUE_SIZE} bytes, but found only {found}"
-            )
-        version, coordinator_epoch = _VALUE.unpack_from(value)
-        if version < 0:
-            raise CorruptRecordException(
-                f"Invalid version found for end transaction marker: {version}. May indicate data corruption"
-            )
+        _, coordinator_epoch = _read_versioned(value, _VALUE, "end transaction marker")
         return cls(control_type, coordinator_epoch)
 
 
@@ -137,22 +133,16 @@ def build_end_transaction_marker_batch(
     marker: EndTransactionMarker,
     timestamp: int,
     base_offset: int = 0,
-    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
 ) -> MemoryRecords:
     """One control batch holding ``marker`` (Kafka's ``MemoryRecords.withEndTransactionMarker``):
-    transactional, control, the transaction's producer id and epoch, no sequence, uncompressed."""
-    builder = MemoryRecordsBuilder(
-        compression=CompressionType.NONE,
-        base_offset=base_offset,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        base_sequence=NO_SEQUENCE,
-        is_transactional=True,
-        is_control_batch=True,
-        partition_leader_epoch=partition_leader_epoch,
-    )
-    builder.append(timestamp, marker.serialize_key(), marker.serialize_value())
-    return builder.build()
+    transactional, control, the transaction's producer id and epoch, no sequence, uncompressed.
+    The leader stamps its epoch into it as it appends, as into any batch."""
+    return MemoryRecords.with_records(
+        [(timestamp, marker.serialize_key(), marker.serialize_value())],
+        compression=CompressionType.NONE, base_offset=base_offset,
+        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=NO_SEQUENCE,
+        is_transactional=True, is_control_batch=True,
+    )  # fmt: skip
 
 
 # --8<-- [end:build_end_transaction_marker_batch]
