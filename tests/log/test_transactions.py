@@ -256,3 +256,21 @@ def test_a_client_may_not_append_a_control_batch(tmp_path):
     assert log.log_end_offset == 1 and log.size_in_bytes() == log.active_segment.size_in_bytes()
     log.append(_marker(1, 0, commit=True), is_from_client=False)  # the broker may
     assert log.log_end_offset == 2
+
+
+def test_a_lost_txn_index_entry_is_rebuilt_when_the_producer_state_is_replayed(tmp_path):
+    log = _log(tmp_path)
+    state = ProducerStateManager(log.dir)
+    _append(log, state, _txn(1, 0, 0))
+    _append(log, state, _marker(1, 0, commit=False), is_from_client=False)  # 2
+    log.close()
+    (index_file,) = log.dir.glob("*.txnindex")
+    index_file.unlink()  # a crash between the marker's append and its index entry
+    reopened = _log(tmp_path)
+    assert reopened.collect_aborted_transactions(0, 3) == []
+    ProducerStateManager(reopened.dir).load(reopened)  # what the partition does as it opens the log
+    assert reopened.collect_aborted_transactions(0, 3) == [AbortedTxn(1, 0, 2, 3)]
+    reopened.close()
+    again = _log(tmp_path)
+    ProducerStateManager(again.dir).load(again)  # the entry is there already: not added twice
+    assert again.collect_aborted_transactions(0, 3) == [AbortedTxn(1, 0, 2, 3)]
