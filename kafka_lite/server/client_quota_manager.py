@@ -35,13 +35,12 @@ A client waits for its response before it sends on that connection (the broker r
 connection at a time), so it slows down with no client change; the response also says how long it
 was held (``throttle_time_ms``), which clients report as ``produce-throttle-time-avg`` and
 ``fetch-throttle-time-avg``. The held responses wait in a ``DelayQueue`` ordered by when they are
-due; the ``ThrottledRequestReaper`` thread takes each when its time comes and sends it.
+due (the timer's, ``utils/timer/delay_queue.py``); the ``ThrottledRequestReaper`` thread takes each
+when its time comes and sends it.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
 import threading
 from collections.abc import Callable
@@ -53,6 +52,7 @@ from kafka_lite.common.rate import QuotaSensor, Rate
 from kafka_lite.common.time import Time
 from kafka_lite.common.utils import INT32_MAX, LONG_MAX
 from kafka_lite.server.replication_quota_manager import QuotaType
+from kafka_lite.utils.timer.delay_queue import DelayQueue
 
 log = logging.getLogger(__name__)
 
@@ -97,50 +97,12 @@ class ThrottledResponse:
     def execute(self) -> None:
         self.callback(self.throttle_time_ms)
 
-    def get_delay_ms(self) -> int:
-        return self.end_time_ms - self.time.milliseconds()
+    def get_expiration(self) -> int:
+        return self.end_time_ms
 
-
-class DelayQueue:
-    """Java's ``DelayQueue`` for throttled responses: ``poll`` hands out the one due first, once it is
-    due. A heap ordered by due time; equal times leave in the order they came."""
-
-    def __init__(self, time: Time) -> None:
-        self.time = time
-        self._heap: list[tuple[int, int, ThrottledResponse]] = []
-        self._sequence = itertools.count()
-        self._changed = threading.Condition()
-        self._version = 0  # bumped by every add, so a waiting poll re-reads the head
-
-    def add(self, response: ThrottledResponse) -> None:
-        with self._changed:
-            heapq.heappush(self._heap, (response.end_time_ms, next(self._sequence), response))
-            self._version += 1
-            self._changed.notify_all()
-
-    def poll(self, timeout_ms: int) -> ThrottledResponse | None:
-        """The response due first, if it is due now or becomes due within ``timeout_ms``; else None.
-        A response added (or ``wake_up``) ends the wait early, and the caller polls again."""
-        with self._changed:
-            if not self._head_is_due():
-                wait_ms = timeout_ms
-                if self._heap:
-                    wait_ms = min(wait_ms, self._heap[0][0] - self.time.milliseconds())
-                seen = self._version
-                self.time.wait_for(self._changed, lambda: self._version != seen, wait_ms)
-            return heapq.heappop(self._heap)[2] if self._head_is_due() else None
-
-    def _head_is_due(self) -> bool:
-        return bool(self._heap) and self._heap[0][0] <= self.time.milliseconds()
-
-    def wake_up(self) -> None:
-        with self._changed:
-            self._version += 1
-            self._changed.notify_all()
-
-    def __len__(self) -> int:
-        with self._changed:
-            return len(self._heap)
+    def get_delay(self) -> int:
+        """Milliseconds until the response is due, 0 once it is (Java's ``Delayed.getDelay``)."""
+        return max(self.end_time_ms - self.time.milliseconds(), 0)
 
 
 class ThrottledRequestReaper(threading.Thread):
@@ -166,7 +128,7 @@ class ThrottledRequestReaper(threading.Thread):
 
     def shutdown(self) -> None:
         self._running = False
-        self.delay_queue.wake_up()
+        self.delay_queue.close()  # wakes the poll at once (under MockTime it would wait for ever)
         if self.is_alive():
             self.join(5)
 
@@ -212,7 +174,7 @@ class ClientQuotaManager:
         """Hold ``callback`` back for as long as the rate needs to fall to the quota."""
         throttle_time_ms = self.throttle_time(observed_rate, sensors.quota_sensor)
         sensors.throttle_time_sensor.record(throttle_time_ms)
-        self.delay_queue.add(ThrottledResponse(self.time, throttle_time_ms, callback))
+        self.delay_queue.offer(ThrottledResponse(self.time, throttle_time_ms, callback))
         log.debug(
             "Quota violated for sensor (%s). Delay time: (%d)", sensors.quota_sensor.name, throttle_time_ms
         )

@@ -15,13 +15,13 @@ from kafka_lite.server.client_quota_manager import (
     ClientQuotaManager,
     ClientQuotaManagerConfig,
     ClientRequestQuotaManager,
-    DelayQueue,
     ThrottledResponse,
     nanos_to_percentage,
 )
 from kafka_lite.server.config_handler import ClientIdConfigHandler, validate_client_config
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.replication_quota_manager import QuotaType
+from kafka_lite.utils.timer.delay_queue import DelayQueue
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.unit
@@ -99,7 +99,7 @@ def test_the_delay_queue_releases_in_due_order_at_the_due_mock_time(time):
     queue = DelayQueue(time)
     released: list[str] = []
     for name, delay in [("c", 300), ("a1", 100), ("b", 200), ("a2", 100)]:
-        queue.add(ThrottledResponse(time, delay, lambda _ms, name=name: released.append(name)))
+        queue.offer(ThrottledResponse(time, delay, lambda _ms, name=name: released.append(name)))
 
     def drain() -> None:
         while (response := queue.poll(0)) is not None:
@@ -239,6 +239,6 @@ def test_a_quota_that_is_not_a_number_above_zero_is_refused_naming_key_and_value
 
 
 def test_an_unknown_client_config_is_refused():
-    with pytest.raises(ConfigException, match="Unknown Dynamic Configuration 'retention.ms'"):
+    with pytest.raises(ConfigException, match=r"Unknown Dynamic Configuration 'retention\.ms'"):
         validate_client_config({"retention.ms": "5"})
     assert validate_client_config({"request_percentage": "0.5"})["request_percentage"] == 0.5
