@@ -1,12 +1,15 @@
 """``kafka-lite configs``: describe a topic's or a broker's configs, alter a topic's, and describe or
-alter a broker's dynamic configs (the replication throttle's rates) in ZooKeeper.
+alter in ZooKeeper a broker's dynamic configs (the replication throttle's rates) and a client id's
+quotas.
 
 No Kafka twin: modelled on bin/kafka-configs.sh (kafka.admin.ConfigCommand, Kafka 0.11), over the
 wire: Kafka 0.11's tool wrote ``/config/topics/<topic>`` in ZooKeeper itself; the DescribeConfigs and
 AlterConfigs requests of the same release are what kafka-configs.sh's ``--bootstrap-server`` (Kafka
 2.0+) uses, and so does this command. A broker's dynamic configs go the 0.11 way, ``--zookeeper``
-with ``--entity-type brokers``, since 0.11's AlterConfigs refuses brokers.
-Book:    chapter 7 (the admin tools; a topic's settings live in ZooKeeper), 7.1.6 (the throttle rates)
+with ``--entity-type brokers``, since 0.11's AlterConfigs refuses brokers; so do client quotas,
+``--entity-type clients``, which no request of 0.11 carries.
+Book:    chapter 7 (the admin tools; a topic's settings live in ZooKeeper), 7.1.6 (the throttle rates);
+         chapter 10, 10.1 (client quotas)
 
 ``--alter`` reads the topic's overrides, adds ``--add-config`` and removes ``--delete-config``, and
 sends the whole new set (AlterConfigs replaces a topic's overrides, it does not patch them), as
@@ -17,6 +20,14 @@ configs (``leader.replication.throttled.rate``, ``follower.replication.throttled
     kafka-lite configs --zookeeper Z --entity-type brokers --entity-name 1 --alter \\
         --add-config leader.replication.throttled.rate=1048576
     kafka-lite configs --zookeeper Z --entity-type brokers --entity-name 1 --describe
+
+and to ``/config/clients/<client-id>`` (``--entity-default``: ``/config/clients/<default>``, the quota
+of every client id without its own), checked against ``producer_byte_rate``, ``consumer_byte_rate``
+and ``request_percentage``, numbers above 0::
+
+    kafka-lite configs --zookeeper Z --entity-type clients --entity-name clicks --alter \\
+        --add-config producer_byte_rate=1048576,consumer_byte_rate=2097152
+    kafka-lite configs --zookeeper Z --entity-type clients --entity-default --describe
 """
 
 from __future__ import annotations
@@ -29,7 +40,12 @@ from rich.table import Table
 from kafka_lite.cli import CliError, admin_client
 
 REQUEST_TIMEOUT_MS = 15_000
-ENTITY_TYPES = {"topics": "TOPIC", "brokers": "BROKER"}
+ENTITY_TYPES = {"topics": "TOPIC", "brokers": "BROKER", "clients": "CLIENT"}
+DEFAULT_ENTITY_NAME = "<default>"  # Kafka's ConfigEntityName.Default
+ENTITY_DEFAULT_USAGE = (
+    "--entity-default may be used instead of --entity-name when describing or altering default "
+    "configuration for clients"
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,15 +57,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where.add_argument(
         "--zookeeper",
         metavar="HOST:PORT[/CHROOT]",
-        help="with --entity-type brokers: the broker's dynamic configs",
+        help="with --entity-type brokers or clients: the broker's dynamic configs, the client id's quotas",
     )
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--describe", action="store_true", help="list the entity's configs")
     action.add_argument("--alter", action="store_true", help="add or delete a topic's config overrides")
     parser.add_argument(
-        "--entity-type", required=True, choices=sorted(ENTITY_TYPES), help="topics or brokers"
+        "--entity-type", required=True, choices=sorted(ENTITY_TYPES), help="topics, brokers or clients"
     )
-    parser.add_argument("--entity-name", required=True, metavar="NAME", help="the topic, or the broker id")
+    entity = parser.add_mutually_exclusive_group(required=True)
+    entity.add_argument("--entity-name", metavar="NAME", help="the topic, the broker id or the client id")
+    entity.add_argument(
+        "--entity-default", action="store_true", help="with --entity-type clients: every client id's default"
+    )
     parser.add_argument(
         "--add-config", metavar="K=V,K=[A,B]", help="overrides to set: comma-separated, a list value in []"
     )
@@ -82,9 +102,16 @@ def parse_add_config(text: str) -> dict[str, str]:
 def run(args: argparse.Namespace, console) -> int:
     from kafka_lite.clients.admin import ConfigResource, ConfigResourceType
 
-    resource_type = ConfigResourceType[ENTITY_TYPES[args.entity_type]]
+    if args.entity_type == "clients" and args.zookeeper is None:
+        raise CliError(
+            "--entity-type clients goes with --zookeeper: Kafka 0.11 keeps client quotas in ZooKeeper, "
+            "and no request carries them",
+            exit_code=2,
+        )
+    if args.entity_default and args.entity_type != "clients":
+        raise CliError(ENTITY_DEFAULT_USAGE, exit_code=2)
     if args.alter:
-        if resource_type is ConfigResourceType.BROKER and args.zookeeper is None:
+        if args.entity_type == "brokers" and args.zookeeper is None:
             raise CliError(
                 "--alter works for --entity-type topics: a broker's static configs are its server.properties "
                 "(Kafka 0.11 refuses AlterConfigs of a broker too); its dynamic configs go through --zookeeper",
@@ -98,11 +125,13 @@ def run(args: argparse.Namespace, console) -> int:
     else:
         to_add = {}
     if args.zookeeper is not None:
-        if resource_type is not ConfigResourceType.BROKER:
+        if args.entity_type == "topics":
             raise CliError(
-                "--zookeeper goes with --entity-type brokers (topics take --bootstrap-server)", exit_code=2
+                "--zookeeper goes with --entity-type brokers or clients (topics take --bootstrap-server)",
+                exit_code=2,
             )
-        return _broker_dynamic_configs(args, to_add, console)
+        return _zookeeper_configs(args, to_add, console)
+    resource_type = ConfigResourceType[ENTITY_TYPES[args.entity_type]]
     with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
         described = admin.describe_configs([ConfigResource(resource_type, args.entity_name)])
         entries = described[(resource_type, args.entity_name)]
@@ -141,51 +170,72 @@ def _alter(admin, args, resource_type, entries: dict, to_add: dict[str, str], co
     return 0
 
 
-# -- a broker's dynamic configs, in ZooKeeper (Kafka 0.11's ConfigCommand) -----------------------------------
+# -- a broker's dynamic configs and a client id's quotas, in ZooKeeper (Kafka 0.11's ConfigCommand) -------
 
 
-def _broker_dynamic_configs(args, to_add: dict[str, str], console) -> int:
+def _zookeeper_configs(args, to_add: dict[str, str], console) -> int:
     from kafka_lite.common.errors import ConfigException, KafkaException
-    from kafka_lite.server.config_handler import validate_broker_config
-    from kafka_lite.zk.zk_utils import CONFIG_TYPE_BROKER, ZkUtils
+    from kafka_lite.server.config_handler import validate_broker_config, validate_client_config
+    from kafka_lite.zk.zk_utils import ZkUtils
 
-    try:
-        broker_id = int(args.entity_name)
-    except ValueError:
-        raise CliError(
-            f"Error parsing broker {args.entity_name}. The broker's Entity Name must be a single integer value",
-            exit_code=2,
-        ) from None
+    if args.entity_type == "clients":
+        entity, validate = _client_entity(args), validate_client_config
+        label = "default client-id" if entity == DEFAULT_ENTITY_NAME else f"client-id '{entity}'"
+    else:
+        entity, validate = str(_broker_id(args)), validate_broker_config
+        label = f"brokers '{entity}'"
+    entity_type = args.entity_type  # Kafka's ConfigType: the znode under /config
     try:
         zk = ZkUtils(args.zookeeper)
     except KafkaException as e:
         raise CliError(f"--zookeeper {args.zookeeper!r}: {e}") from None
     try:
-        configs = zk.fetch_entity_config(CONFIG_TYPE_BROKER, str(broker_id))
+        configs = zk.fetch_entity_config(entity_type, entity)
         if args.describe:
             shown = ",".join(f"{k}={v}" for k, v in configs.items())
-            console.print(
-                f"Configs for brokers '{broker_id}' are {shown}",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
-            )
+            console.print(f"Configs for {label} are {shown}", markup=False, highlight=False, soft_wrap=True)
             return 0
         to_delete = (
             [n.strip() for n in args.delete_config.split(",") if n.strip()] if args.delete_config else []
         )
         missing = [n for n in to_delete if n not in configs]
         if missing:
-            raise CliError(f"Invalid config(s): {','.join(missing)} (not set for broker '{broker_id}')")
+            raise CliError(f"Invalid config(s): {','.join(missing)} (not set for {label})")
         new = {k: v for k, v in {**configs, **to_add}.items() if k not in to_delete}
         try:
-            validate_broker_config(new)
+            validate(new)  # before anything is written: a refused value leaves ZooKeeper as it was
         except ConfigException as e:
             raise CliError(str(e), exit_code=2) from None
-        zk.change_broker_config([broker_id], new)
+        if args.entity_type == "clients":
+            zk.change_client_id_config(entity, new)
+        else:
+            zk.change_broker_config([int(entity)], new)
     finally:
         zk.close()
-    console.print(
-        f"Completed Updating config for entity: brokers '{broker_id}'.", markup=False, highlight=False
-    )
+    console.print(f"Completed Updating config for entity: {label}.", markup=False, highlight=False)
     return 0
+
+
+def _broker_id(args) -> int:
+    if args.entity_default:
+        raise CliError(ENTITY_DEFAULT_USAGE, exit_code=2)
+    try:
+        return int(args.entity_name)
+    except ValueError:
+        raise CliError(
+            f"Error parsing broker {args.entity_name}. The broker's Entity Name must be a single integer value",
+            exit_code=2,
+        ) from None
+
+
+def _client_entity(args) -> str:
+    """The znode name of ``--entity-name`` (the client id as it is) or ``--entity-default``."""
+    if args.entity_default:
+        return DEFAULT_ENTITY_NAME
+    if not args.entity_name or "/" in args.entity_name or args.entity_name == DEFAULT_ENTITY_NAME:
+        raise CliError(
+            f"Invalid client id {args.entity_name!r}: it names a znode under /config/clients, so it must be "
+            f"non-empty, without '/', and not {DEFAULT_ENTITY_NAME} (use --entity-default for that)",
+            exit_code=2,
+        )
+    return args.entity_name

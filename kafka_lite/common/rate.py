@@ -173,13 +173,15 @@ class QuotaSensor:
         self.time = time
         self._lock = threading.Lock()
 
-    def record(self, value: float, time_ms: int | None = None) -> None:
+    def record(self, value: float, time_ms: int | None = None, check_quotas: bool = True) -> None:
         """Add ``value``, then check the quota: raises ``QuotaViolationException`` if the new value
-        is over it (the value stays recorded either way)."""
+        is over it (the value stays recorded either way). ``check_quotas=False`` only records, as
+        Kafka's ``record(value, now, false)`` does for time that must count but must not throttle."""
         now = self.time.milliseconds() if time_ms is None else time_ms
         with self._lock:
             self.stat.record(self.config, value, now)
-            self._check_quotas(now)
+            if check_quotas:
+                self._check_quotas(now)
 
     def check_quotas(self, time_ms: int | None = None) -> None:
         now = self.time.milliseconds() if time_ms is None else time_ms
@@ -190,6 +192,12 @@ class QuotaSensor:
         now = self.time.milliseconds() if time_ms is None else time_ms
         with self._lock:
             return self.stat.measure(self.config, now)
+
+    def window_size(self, time_ms: int | None = None) -> int:
+        """The time, in ms, the rate is measured over now (``Rate.window_size``)."""
+        now = self.time.milliseconds() if time_ms is None else time_ms
+        with self._lock:
+            return self.stat.window_size(self.config, now)
 
     def _check_quotas(self, now: int) -> None:
         quota = self.config.quota

@@ -714,6 +714,8 @@ class KafkaConsumer:
             "fetch-total": f.fetch_latency.count,
             "fetch-latency-avg": f.fetch_latency.avg,
             "fetch-latency-max": f.fetch_latency.max,
+            "fetch-throttle-time-avg": f.fetch_throttle_time.avg,
+            "fetch-throttle-time-max": f.fetch_throttle_time.max,
             "fetch-size-avg": f.bytes_fetched.avg,
             "fetch-size-max": f.bytes_fetched.max,
             "bytes-consumed-total": f.bytes_fetched.total,

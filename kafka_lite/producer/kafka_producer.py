@@ -368,6 +368,8 @@ class KafkaProducer:
             "batch-split-total": m.batch_splits,
             "request-latency-avg": m.request_latency.avg,
             "request-latency-max": m.request_latency.max,
+            "produce-throttle-time-avg": m.produce_throttle_time.avg,
+            "produce-throttle-time-max": m.produce_throttle_time.max,
         }
 
     def __enter__(self) -> KafkaProducer:

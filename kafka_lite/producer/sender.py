@@ -74,6 +74,8 @@ class SenderMetrics:
     batches_expired: int = 0
     batch_splits: int = 0
     request_latency: Sensor = field(default_factory=lambda: Sensor("request-latency"))
+    # how long the brokers held responses back for this client id's quotas (book 10.1)
+    produce_throttle_time: Sensor = field(default_factory=lambda: Sensor("produce-throttle-time"))
 
 
 class Sender:
@@ -322,6 +324,7 @@ class Sender:
                 )
             return
         self.metrics.request_latency.record(response.request_latency_ms)
+        self.metrics.produce_throttle_time.record(response.body.get("throttle_time_ms", 0))  # v0 has none
         for topic_response in response.body["responses"]:
             topic = topic_response["topic"]
             for p in topic_response["partition_responses"]:

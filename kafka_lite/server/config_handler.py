@@ -1,13 +1,14 @@
 """What a broker does when a topic's or a broker's dynamic configs change: the new settings, applied
 to its logs and its replication throttles.
 
-Mirrors: kafka.server.TopicConfigHandler and kafka.server.BrokerConfigHandler
+Mirrors: kafka.server.TopicConfigHandler, BrokerConfigHandler and ClientIdConfigHandler
          (core/src/main/scala/kafka/server/ConfigHandler.scala, Kafka 0.11.0, whose throttle handling
-         is 0.10.1's), and kafka.server.DynamicConfig.Broker (DynamicConfig.scala)
+         is 0.10.1's), and kafka.server.DynamicConfig.Broker and .Client (DynamicConfig.scala)
 Book:    chapter 6, 6.1.5 (log management: retention and compaction read the log's config); chapter 7
-         (the admin tools change configs through ZooKeeper), 7.1.6 (the reassignment's throttles)
-Differs: no client or user quota handlers: kafka_lite has no client quotas, so topics and brokers
-         are the two entity types.
+         (the admin tools change configs through ZooKeeper), 7.1.6 (the reassignment's throttles);
+         chapter 10, 10.1 (client quotas)
+Differs: no user quota handler (quotas are per client id); a client quota must be a number above 0
+         (Kafka 0.11 parses it and takes what parses).
 
 A topic's overrides in ZooKeeper are the topic's whole set; the handler rebuilds the ``LogConfig`` from
 the broker's defaults plus that set (an override removed falls back to the default) and hands it to
@@ -24,6 +25,10 @@ manager; a list removed removes the throttle. How fast throttled replication may
 dynamic config, at ``/config/brokers/<id>`` (Kafka 0.10.1 names each broker; ``<default>`` for all of
 them is Kafka 1.1's): ``leader.replication.throttled.rate`` and ``follower.replication.throttled.rate``
 in bytes per second, unbounded when absent. ``BrokerConfigHandler`` sets them as each side's quota.
+
+Client quotas live at ``/config/clients/<client-id>``, and at ``/config/clients/<default>`` for every
+client id without its own: ``producer_byte_rate``, ``consumer_byte_rate`` and ``request_percentage``.
+``ClientIdConfigHandler`` hands each to its quota manager; a key absent removes that quota.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type
+from kafka_lite.common.errors import ConfigException
 from kafka_lite.common.quota import Quota
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.log.log_config import (
@@ -43,7 +49,9 @@ from kafka_lite.log.log_config import (
     throttled_replica_list_validator,
 )
 from kafka_lite.log.log_manager import LogManager
-from kafka_lite.server.replication_quota_manager import QuotaManagers, ReplicationQuotaManager
+from kafka_lite.server.client_quota_manager import QUOTA_REQUEST_PERCENT_DEFAULT
+from kafka_lite.server.quota_factory import QuotaManagers
+from kafka_lite.server.replication_quota_manager import ReplicationQuotaManager
 
 log = logging.getLogger(__name__)
 
@@ -161,3 +169,62 @@ class BrokerConfigHandler:
             leader,
             follower,
         )
+
+
+# Kafka's DynamicConfig.Client: a client id's quotas, from /config/clients/<client-id> (or <default>).
+PRODUCER_BYTE_RATE_OVERRIDE_PROP = "producer_byte_rate"
+CONSUMER_BYTE_RATE_OVERRIDE_PROP = "consumer_byte_rate"
+REQUEST_PERCENTAGE_OVERRIDE_PROP = "request_percentage"
+
+
+def _above_zero(name: str, value: float) -> None:
+    if not value > 0:
+        raise ConfigException(name, value, "Value must be above 0")
+
+
+CLIENT_CONFIG_DEF = (
+    ConfigDef()
+    .define(PRODUCER_BYTE_RATE_OVERRIDE_PROP, Type.LONG, LONG_MAX, _above_zero, Importance.MEDIUM,
+            "A rate representing the upper bound (bytes/sec) for producer traffic.")
+    .define(CONSUMER_BYTE_RATE_OVERRIDE_PROP, Type.LONG, LONG_MAX, _above_zero, Importance.MEDIUM,
+            "A rate representing the upper bound (bytes/sec) for consumer traffic.")
+    .define(REQUEST_PERCENTAGE_OVERRIDE_PROP, Type.DOUBLE, QUOTA_REQUEST_PERCENT_DEFAULT, _above_zero,
+            Importance.MEDIUM,
+            "A percentage representing the upper bound of time spent for processing requests.")
+)  # fmt: skip
+
+
+def validate_client_config(props: Mapping[str, str]) -> dict[str, Any]:
+    """Known names with numbers above 0 (Kafka's ``DynamicConfig.Client.validate``); raises
+    ``ConfigException`` naming the key and the value. Returns every quota, defaults included."""
+    for name in props:
+        if name not in CLIENT_CONFIG_DEF.keys:
+            raise ConfigException(
+                f"Unknown Dynamic Configuration '{name}' (a client id takes "
+                f"{', '.join(CLIENT_CONFIG_DEF.keys)})."
+            )
+    return CLIENT_CONFIG_DEF.parse(props)
+
+
+class ClientIdConfigHandler:
+    """A client id's quotas (or the default's, entity ``<default>``), handed to the three managers."""
+
+    def __init__(self, quotas: QuotaManagers) -> None:
+        self.quotas = quotas
+
+    def process_config_changes(self, client_id: str, client_config: Mapping[str, str]) -> None:
+        """A quota absent removes it (the client falls back to the default); a set that does not
+        parse raises ``ConfigException`` and changes nothing."""
+        values = validate_client_config(client_config)
+
+        def quota(prop: str) -> Quota | None:
+            return Quota.upper_bound(values[prop]) if prop in client_config else None
+
+        producer, consumer, request = (
+            quota(PRODUCER_BYTE_RATE_OVERRIDE_PROP),
+            quota(CONSUMER_BYTE_RATE_OVERRIDE_PROP),
+            quota(REQUEST_PERCENTAGE_OVERRIDE_PROP),
+        )
+        self.quotas.produce.update_quota(client_id, producer)
+        self.quotas.fetch.update_quota(client_id, consumer)
+        self.quotas.request.update_quota(client_id, request)

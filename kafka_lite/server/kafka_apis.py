@@ -8,7 +8,7 @@ Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switch
          UpdateMetadata, StopReplica from the controller), 7.2.3 (a LeaderAndIsr moves the
          groups of a ``__consumer_offsets`` partition to its new leader's coordinator), 7.4
          (ControlledShutdown, answered by the controller's broker)
-Differs: no client quotas (zero throttle time); a follower's fetch records in the leader's
+Differs: only Produce and Fetch wait out the request quota; a follower's fetch records in the leader's
          replication quota the records of its throttled partitions, not their share of the
          response's framing; no transactions (FindCoordinator for a transaction
          coordinator gets INVALID_REQUEST). OffsetCommit v0 and OffsetFetch v0 go to the group
@@ -86,6 +86,7 @@ from kafka_lite.server.admin_manager import (
     NewPartitionsDetails,
     TopicDetails,
 )
+from kafka_lite.server.client_quota_manager import nanos_to_percentage
 from kafka_lite.server.delayed_client_request import FIRST_METADATA, DelayedClientRequest
 from kafka_lite.server.delayed_create_topics import CreateTopicsResults
 from kafka_lite.server.delayed_delete_records import INVALID_LOW_WATERMARK, DeleteRecordsPartitionResult
@@ -94,6 +95,7 @@ from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
 from kafka_lite.server.producer_id_manager import ProducerIdManager
+from kafka_lite.server.quota_factory import QuotaManagers
 from kafka_lite.server.replica_manager import (
     FetchMetadata,
     FetchPartitionRequest,
@@ -103,7 +105,6 @@ from kafka_lite.server.replica_manager import (
 )
 from kafka_lite.server.replication_quota_manager import (
     UNBOUNDED_QUOTA,
-    QuotaManagers,
     ReplicaQuota,
     ReplicationQuotaManager,
 )
@@ -252,6 +253,7 @@ class KafkaApis:
         )
 
     def _handle_request(self, request: Request) -> None:
+        start_ns = self.time.nanoseconds()
         try:
             self._handlers[request.api](request)
         except Exception as e:
@@ -263,6 +265,14 @@ class KafkaApis:
             )  # fmt: skip
             log.debug("Traceback of the %s error", request.api.api_name, exc_info=True)
             self.request_channel.close_connection(request)
+        finally:
+            # KIP-124: this handler's time counts against the client id's request quota; the
+            # brokers' own requests (and a follower's fetch) are exempt, as replication must not wait.
+            thread_time = nanos_to_percentage(self.time.nanoseconds() - start_ns)
+            if request.api.inter_broker or request.body.get("replica_id", -1) >= 0:
+                self.quotas.request.record_exempt(thread_time)
+            else:
+                self.quotas.request.record_no_throttle(request.header.client_id or "", thread_time)
 
     # --8<-- [end:handle]
 
@@ -383,8 +393,31 @@ class KafkaApis:
         )
 
     def _send_produce_response(
-        self, request: Request, acks: int, results: dict[TopicPartition, tuple[Errors, int, int]]
+        self,
+        request: Request,
+        acks: int,
+        results: dict[TopicPartition, tuple[Errors, int, int]],
+        throttle_time_ms: int | None = None,
     ) -> None:
+        if throttle_time_ms is None:
+            # First through the client id's quotas (book 10.1): the request's bytes count against its
+            # produce quota, appended or not, as Kafka counts the whole request. Over it, the response
+            # (even acks=0's unmuting) is held back; this method is called again when it is due.
+            client_id = request.header.client_id or ""
+
+            def after_bandwidth_quota(bandwidth_ms: int) -> None:
+                if acks == 0:  # no response to hold for the request quota (Kafka exempts it)
+                    self._send_produce_response(request, acks, results, bandwidth_ms)
+                    return
+                self.quotas.request.maybe_throttle(
+                    client_id,
+                    lambda request_ms: self._send_produce_response(
+                        request, acks, results, bandwidth_ms + request_ms
+                    ),
+                )
+
+            self.quotas.produce.record_and_maybe_throttle(client_id, request.size, after_bandwidth_quota)
+            return
         if acks == 0:
             # No response at all. If something failed, closing the connection is the only signal the
             # producer gets (it then refreshes its metadata): Kafka does the same.
@@ -408,7 +441,7 @@ class KafkaApis:
             request,
             {
                 "responses": [{"topic": t, "partition_responses": ps} for t, ps in by_topic.items()],
-                "throttle_time_ms": 0,
+                "throttle_time_ms": throttle_time_ms,
             },
         )
 
@@ -463,12 +496,33 @@ class KafkaApis:
         return self.quotas.leader if fetch.is_from_follower else UNBOUNDED_QUOTA
 
     def _send_fetch_response(
-        self, request: Request, fetch: FetchMetadata, results: dict[TopicPartition, LogReadResult]
+        self,
+        request: Request,
+        fetch: FetchMetadata,
+        results: dict[TopicPartition, LogReadResult],
+        throttle_time_ms: int | None = None,
     ) -> None:
         version = request.header.api_version
         if fetch.is_from_follower:
             # The read already kept within the quota; what it sends now counts against it.
             self.quotas.leader.record(self.size_of_throttled_partitions(results, self.quotas.leader))
+            throttle_time_ms = 0  # a follower is never client-quota'd: replication must not wait
+        if throttle_time_ms is None:
+            # First through the client id's quotas (book 10.1): the records' bytes count against its
+            # fetch quota (Kafka counts the response's size before any down-conversion). Over it, the
+            # response is held back, then the request quota has its turn; then this method again.
+            client_id = request.header.client_id or ""
+            self.quotas.fetch.record_and_maybe_throttle(
+                client_id,
+                sum(r.size for r in results.values()),
+                lambda bandwidth_ms: self.quotas.request.maybe_throttle(
+                    client_id,
+                    lambda request_ms: self._send_fetch_response(
+                        request, fetch, results, bandwidth_ms + request_ms
+                    ),
+                ),
+            )
+            return
         by_topic: dict[str, list] = {}
         for (topic, partition), r in results.items():
             header = {
@@ -485,7 +539,7 @@ class KafkaApis:
         self._send_response(
             request,
             {
-                "throttle_time_ms": 0,
+                "throttle_time_ms": throttle_time_ms,
                 "responses": [{"topic": t, "partition_responses": ps} for t, ps in by_topic.items()],
             },
         )
@@ -1291,6 +1345,7 @@ class KafkaApis:
 
     def shutdown(self) -> None:
         self.client_request_purgatory.shutdown()
+        self.quotas.shutdown()
 
 
 def _partition_errors_by_topic(errors: dict[TopicPartition, Errors]) -> list[dict]:

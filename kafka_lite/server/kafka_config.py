@@ -152,6 +152,15 @@ CONFIG_DEF = (
             "Windows the replication throttle's byte rate is measured over (KIP-73).")
     .define("replication.quota.window.size.seconds", Type.INT, 1, Range.at_least(1), L,
             "The length of each of the replication throttle's windows.")
+    # Client quotas (book 10.1): the static defaults, and the windows a client's rate is measured over
+    .define("quota.producer.default", Type.LONG, LONG_MAX, Range.at_least(1), H,
+            "Bytes/s each client id may produce when ZooKeeper sets no quota for it or for <default>.")
+    .define("quota.consumer.default", Type.LONG, LONG_MAX, Range.at_least(1), H,
+            "Bytes/s each client id may fetch when ZooKeeper sets no quota for it or for <default>.")
+    .define("quota.window.num", Type.INT, 11, Range.at_least(1), L,
+            "Windows a client's byte rate and request time are measured over.")
+    .define("quota.window.size.seconds", Type.INT, 1, Range.at_least(1), L,
+            "The length of each of the client quotas' windows.")
     # Controller
     .define("controller.socket.timeout.ms", Type.INT, 30000, None, M,
             "Timeout of the controller's requests to brokers.")

@@ -5,8 +5,8 @@ Mirrors: kafka.server.KafkaServer (core/src/main/scala/kafka/server/KafkaServer.
 Book:    chapter 2, 2.3 (the server's start-up), 5.2 (the group coordinator in every broker),
          7.1 (the controller inside every broker), 7.4 (shutting down: the controlled shutdown,
          then every part stopped in the reverse order)
-Differs: of the dynamic configs, only topics' and brokers' (the replication throttle; Kafka
-         0.11 also has clients' and users' quotas). The controlled shutdown speaks only through
+Differs: of the dynamic configs, topics', brokers' (the replication throttle) and client
+         ids' (client quotas); Kafka 0.11 also has users'. The controlled shutdown speaks only through
          ``NetworkClient`` (Kafka 0.10.1 keeps a ``BlockingChannel`` path for inter-broker protocols
          before 0.9) and does not wait after its last failed attempt. Client requests that arrive before the
          controller's first UpdateMetadata wait for it (``server/delayed_client_request.py``). The
@@ -17,7 +17,7 @@ Differs: of the dynamic configs, only topics' and brokers' (the replication thro
 Start-up order, as ``KafkaServer.startup``: scheduler, ZooKeeper (creating the chroot), cluster id,
 log manager (loading and, after an unclean stop, recovering every log, each with its topic's
 overrides from ZooKeeper), metadata cache, socket server and the ``metric.reporters`` on its request
-metrics, the replication quota managers, replica manager, producer id manager, controller, admin manager, group coordinator, request
+metrics, the quota managers (clients' and replication's), replica manager, producer id manager, controller, admin manager, group coordinator, request
 handlers, the dynamic config manager (which applies later config changes to the live logs), and
 last the registration in ``/brokers/ids``: a broker is announced only once it can answer.
 ``KafkaApis`` gets each part it uses, never the server. Shutdown starts with the controlled shutdown
@@ -44,8 +44,9 @@ from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.network.selector import Selector
 from kafka_lite.network.socket_server import SocketServer
+from kafka_lite.server import quota_factory
 from kafka_lite.server.admin_manager import AdminManager
-from kafka_lite.server.config_handler import BrokerConfigHandler, TopicConfigHandler
+from kafka_lite.server.config_handler import BrokerConfigHandler, ClientIdConfigHandler, TopicConfigHandler
 from kafka_lite.server.dynamic_config_manager import DynamicConfigManager
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
@@ -53,13 +54,9 @@ from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import ReplicaManager
-from kafka_lite.server.replication_quota_manager import (
-    ReplicationQuotaManagerConfig,
-    replication_quota_managers,
-)
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import KafkaScheduler
-from kafka_lite.zk.zk_utils import CONFIG_TYPE_BROKER, CONFIG_TYPE_TOPIC, Broker, ZkUtils
+from kafka_lite.zk.zk_utils import CONFIG_TYPE_BROKER, CONFIG_TYPE_CLIENT, CONFIG_TYPE_TOPIC, Broker, ZkUtils
 
 log = logging.getLogger(__name__)
 
@@ -134,13 +131,7 @@ class KafkaServer:
         )
         self.socket_server.startup()
         self._add_metric_reporters()
-        self.quota_managers = replication_quota_managers(
-            ReplicationQuotaManagerConfig(
-                num_quota_samples=c["replication.quota.window.num"],
-                quota_window_size_seconds=c["replication.quota.window.size.seconds"],
-            ),
-            self.time,
-        )
+        self.quota_managers = quota_factory.instantiate(c, self.time)
         self.replica_manager = ReplicaManager(
             c,
             self.time,
@@ -191,6 +182,7 @@ class KafkaServer:
                     self.log_manager, c.log_config_props(), self.broker_id, self.quota_managers
                 ),
                 CONFIG_TYPE_BROKER: BrokerConfigHandler(self.broker_id, self.quota_managers),
+                CONFIG_TYPE_CLIENT: ClientIdConfigHandler(self.quota_managers),
             },
             self.time,
         )

@@ -1,12 +1,11 @@
 """The replication throttle (KIP-73): a byte-rate quota on the replication of chosen partitions.
 
 Mirrors: kafka.server.ReplicationQuotaManager with ReplicationQuotaManagerConfig and the ReplicaQuota
-         trait (core/src/main/scala/kafka/server/ReplicationQuotaManager.scala), and the replication
-         half of kafka.server.QuotaFactory (QuotaManagers, UnboundedQuota), Kafka 0.10.1
+         trait (core/src/main/scala/kafka/server/ReplicationQuotaManager.scala), and
+         kafka.server.QuotaFactory's UnboundedQuota, Kafka 0.10.1
 Book:    chapter 7, 7.1.6 (reassigning partitions: the new replicas copy the whole log)
 Differs: the rate's sensor is made once and never expires (Kafka registers it in its ``Metrics``
-         and lets it expire after an hour unused); ``QuotaManagers`` holds only the two replication
-         managers, since kafka_lite has no client quotas yet.
+         and lets it expire after an hour unused).
 
 A reassignment adds replicas that start empty and must copy the partition's whole log from its
 leader. Unthrottled, that copy competes with the produce and fetch traffic of every client. KIP-73
@@ -54,6 +53,12 @@ class ReplicationQuotaManagerConfig:
 
 
 class QuotaType(enum.Enum):
+    """What a quota manager measures (Kafka's one ``QuotaType``, in QuotaFactory.scala): clients'
+    bytes (``client_quota_manager.py``), their requests' handler time, or replication bytes."""
+
+    FETCH = "Fetch"
+    PRODUCE = "Produce"
+    REQUEST = "Request"
     LEADER_REPLICATION = "LeaderReplication"
     FOLLOWER_REPLICATION = "FollowerReplication"
 
@@ -155,19 +160,3 @@ class ReplicationQuotaManager:
             time_window_ms=self.config.quota_window_size_seconds * 1000,
             quota=quota,
         )
-
-
-@dataclass
-class QuotaManagers:
-    """The broker's quota managers (Kafka's ``QuotaFactory.QuotaManagers``, replication only)."""
-
-    leader: ReplicationQuotaManager
-    follower: ReplicationQuotaManager
-
-
-def replication_quota_managers(config: ReplicationQuotaManagerConfig, time: Time) -> QuotaManagers:
-    """One manager per side, with the same windows (Kafka's ``QuotaFactory.instantiate``)."""
-    return QuotaManagers(
-        ReplicationQuotaManager(config, QuotaType.LEADER_REPLICATION, time),
-        ReplicationQuotaManager(config, QuotaType.FOLLOWER_REPLICATION, time),
-    )

@@ -40,8 +40,9 @@ from kafka_lite.server.replica_manager import (
     ReplicaManager,
 )
 from kafka_lite.server.replication_quota_manager import (
+    QuotaType,
+    ReplicationQuotaManager,
     ReplicationQuotaManagerConfig,
-    replication_quota_managers,
 )
 from kafka_lite.testing.mock_timer import MockTimer
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
@@ -87,7 +88,7 @@ def in_process_replica_manager(directory: Path, broker_id: int, time: MockTime, 
         config, time, None, scheduler, log_manager, lambda topic: {},
         delayed_produce_purgatory=DelayedOperationPurgatory("Produce", time, MockTimer(time), reaper_enabled=False),
         delayed_fetch_purgatory=DelayedOperationPurgatory("Fetch", time, MockTimer(time), reaper_enabled=False),
-        quota_manager=replication_quota_managers(ReplicationQuotaManagerConfig(), time).follower,
+        quota_manager=ReplicationQuotaManager(ReplicationQuotaManagerConfig(), QuotaType.FOLLOWER_REPLICATION, time),
     )  # fmt: skip
     manager.startup()
     return manager

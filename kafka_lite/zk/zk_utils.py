@@ -18,6 +18,8 @@ The layout (a learner can browse it with ``zkCli``)::
     /config/topics/<topic>                  {"version":1,"config":{...}}: a topic's setting overrides
     /config/brokers/<id>                    {"version":1,"config":{...}}: a broker's dynamic configs
                                             (the replication throttle's rates, KIP-73)
+    /config/clients/<client-id>             {"version":1,"config":{...}}: a client id's quotas
+                                            (<default> for every client id without its own)
     /config/changes/config_change_<n>       {"version":2,"entity_path":"topics/<t>"}: "re-read these
                                             overrides", for every broker's DynamicConfigManager
     /cluster/id                             the cluster id (Metadata v2+ reports it)
@@ -77,6 +79,7 @@ ISR_CHANGE_NOTIFICATION_VERSION = 1  # IsrChangeNotificationListener.version
 ENTITY_CONFIG_CHANGE_ZNODE_PREFIX = "config_change_"  # AdminUtils.EntityConfigChangeZnodePrefix
 CONFIG_TYPE_TOPIC = "topics"  # kafka.server.ConfigType.Topic
 CONFIG_TYPE_BROKER = "brokers"  # kafka.server.ConfigType.Broker
+CONFIG_TYPE_CLIENT = "clients"  # kafka.server.ConfigType.Client
 # ZooKeeper refuses a znode larger than jute.maxbuffer (0xfffff bytes by default), and drops the
 # connection of the client that sends one: a topic's whole assignment must fit in one znode.
 ZK_MAX_BUFFER = 0xFFFFF
@@ -593,6 +596,12 @@ class ZkUtils:
         (Kafka's ``AdminUtils.changeBrokerConfig`` after its validation, which is the caller's)."""
         for broker_id in broker_ids:
             self.change_entity_config(CONFIG_TYPE_BROKER, str(broker_id), configs)
+
+    def change_client_id_config(self, client_id: str, configs: dict[str, str]) -> str:
+        """Replace a client id's quotas at ``/config/clients/<client-id>`` (``<default>``: every client
+        id's without its own) and tell every broker (Kafka's ``AdminUtils.changeClientIdConfig`` after
+        its validation, which is the caller's)."""
+        return self.change_entity_config(CONFIG_TYPE_CLIENT, client_id, configs)
 
     def get_config_change_notifications(self) -> list[str]:
         """The ``config_change_<n>`` children, oldest first."""

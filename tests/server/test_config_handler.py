@@ -12,24 +12,36 @@ from kafka_lite.common.quota import Quota
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
+from kafka_lite.server import quota_factory
 from kafka_lite.server.config_handler import (
     BrokerConfigHandler,
     TopicConfigHandler,
     parse_throttled_partitions,
     validate_broker_config,
 )
-from kafka_lite.server.replication_quota_manager import (
-    ALL_REPLICAS,
-    ReplicationQuotaManagerConfig,
-    replication_quota_managers,
-)
+from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.server.replication_quota_manager import ALL_REPLICAS
 from kafka_lite.utils.scheduler import MockScheduler
 
 pytestmark = pytest.mark.unit
 
 
-def quotas():
-    return replication_quota_managers(ReplicationQuotaManagerConfig(), MockTime())
+_made: list[quota_factory.QuotaManagers] = []
+
+
+def quotas() -> quota_factory.QuotaManagers:
+    managers = quota_factory.instantiate(
+        KafkaConfig({"zookeeper.connect": "127.0.0.1:2181", "broker.id": 1}), MockTime()
+    )
+    _made.append(managers)
+    return managers
+
+
+@pytest.fixture(autouse=True)
+def _shutdown_quota_managers():
+    yield
+    while _made:
+        _made.pop().shutdown()  # the client quota managers' reaper threads
 
 
 @pytest.fixture

@@ -199,6 +199,7 @@ class Fetcher:
         self.fetch_latency = Sensor("fetch-latency")
         self.bytes_fetched = Sensor("bytes-fetched")
         self.records_fetched = Sensor("records-fetched")
+        self.fetch_throttle_time = Sensor("fetch-throttle-time")  # responses held for the quotas (10.1)
 
     # -- fetching ----------------------------------------------------------------------------------------
 
@@ -279,6 +280,7 @@ class Fetcher:
     def _on_fetch_response(self, response: ClientResponse, offsets: dict[TopicPartition, int]) -> None:
         body = response.body or {}
         self.fetch_latency.record(response.request_latency_ms)
+        self.fetch_throttle_time.record(body.get("throttle_time_ms", 0))  # Fetch v0 has none
         fetch_bytes = 0
         for topic in body.get("responses", ()):
             for partition_response in topic["partition_responses"]:

@@ -1,8 +1,9 @@
 """The timer's queue of buckets, each released when its expiration comes: Java's ``DelayQueue``.
 
 No Kafka twin: modelled on ``java.util.concurrent.DelayQueue``, which Kafka's ``SystemTimer`` and
-``TimingWheel`` share (core/src/main/scala/kafka/utils/timer/Timer.scala, Kafka 0.10.1).
-Book:    chapter 6, 6.3 (the timer behind the delayed operations)
+``TimingWheel`` share (core/src/main/scala/kafka/utils/timer/Timer.scala, Kafka 0.10.1), and in which
+``ClientQuotaManager`` holds its throttled responses (``server/client_quota_manager.py``).
+Book:    chapter 6, 6.3 (the timer behind the delayed operations); chapter 10, 10.1 (client quotas)
 Differs: it waits through a ``Time`` (``Time.wait_for``), so that under ``MockTime`` a test or a
          notebook decides when a bucket is due. ``close`` (not in Java's class) wakes a thread
          waiting in ``poll`` at once, so that shutting a timer down does not wait out the reaper's
@@ -21,9 +22,17 @@ import heapq
 import itertools
 import threading
 from functools import partial
+from typing import Protocol
 
 from kafka_lite.common.time import Time
-from kafka_lite.utils.timer.timer_task_list import TimerTaskList
+
+
+class Delayed(Protocol):
+    """What the queue holds (Java's ``Delayed``): a timer bucket, or a throttled response."""
+
+    def get_expiration(self) -> int: ...
+
+    def get_delay(self) -> int: ...
 
 
 class DelayQueue:
@@ -32,19 +41,19 @@ class DelayQueue:
         # (expiration when offered, sequence, bucket): a bucket's expiration does not change while
         # it is queued (the wheel reuses a slot only after the delay queue has released its bucket),
         # and the sequence keeps buckets of equal expiration from being compared.
-        self._heap: list[tuple[int, int, TimerTaskList]] = []
+        self._heap: list[tuple[int, int, Delayed]] = []
         self._seq = itertools.count()
         self._cond = threading.Condition()
         self._offers = 0
         self._closed = False
 
-    def offer(self, bucket: TimerTaskList) -> None:
+    def offer(self, bucket: Delayed) -> None:
         with self._cond:
             heapq.heappush(self._heap, (bucket.get_expiration(), next(self._seq), bucket))
             self._offers += 1
             self._cond.notify_all()
 
-    def poll(self, timeout_ms: int = 0) -> TimerTaskList | None:
+    def poll(self, timeout_ms: int = 0) -> Delayed | None:
         """The earliest bucket if it is due, waiting up to ``timeout_ms`` for one to be; else None.
 
         ``poll()`` with no timeout does not wait (Java's ``poll()``)."""
