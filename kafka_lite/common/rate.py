@@ -139,6 +139,7 @@ class Rate:
         value = self.stat.measure(config, now)
         return value / (self.window_size(config, now) / 1000.0)
 
+    # --8<-- [start:window_size]
     def window_size(self, config: MetricConfig, now: int) -> int:
         """The time the live windows span, counting at least ``samples - 1`` whole windows: with one
         second of history in a 30-second window, dividing by one second would overstate the rate."""
@@ -149,6 +150,8 @@ class Rate:
         if num_full_windows < min_full_windows:
             total_elapsed_time_ms += (min_full_windows - num_full_windows) * config.time_window_ms
         return total_elapsed_time_ms
+
+    # --8<-- [end:window_size]
 
 
 class SimpleRate(Rate):
