@@ -195,9 +195,15 @@ def raw_fetch_rate(port: int, rounds: int = 20) -> float:
 
 
 def start_broker(
-    directory: Path, zk: EmbeddedZooKeeper, sendfile: bool, code: Path | None = None, chroot: str = ""
+    directory: Path,
+    zk: EmbeddedZooKeeper,
+    sendfile: bool,
+    code: Path | None = None,
+    chroot: str = "",
+    settings: dict[str, str] | None = None,
 ) -> subprocess.Popen:
-    """Start one broker process; with ``code``, that checkout's kafka_lite runs it."""
+    """Start one broker process; with ``code``, that checkout's kafka_lite runs it; ``settings`` are
+    added to its server.properties."""
     config = directory / "server.properties"
     config.write_text(
         "\n".join(
@@ -210,6 +216,7 @@ def start_broker(
                 "num.network.threads=1",
                 "num.io.threads=2",
                 "num.partitions=4",  # as the mock cluster's auto-created topics
+                *(f"{k}={v}" for k, v in (settings or {}).items()),
             ]
         )
         + "\n"
