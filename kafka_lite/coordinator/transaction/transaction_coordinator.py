@@ -94,6 +94,9 @@ class TransactionCoordinator:
     def partition_for(self, transactional_id: str) -> int:
         return self.txn_manager.partition_for(transactional_id)
 
+    def transaction_topic_configs(self) -> dict[str, str]:
+        return self.txn_manager.transaction_topic_configs()
+
     # -- InitProducerId --------------------------------------------------------------------------------
 
     # --8<-- [start:handle_init_producer_id]
