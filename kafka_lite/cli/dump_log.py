@@ -18,14 +18,14 @@ from kafka_lite.tools.dump_log_segments import DumpError, dump
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "dump-log", help="print segment files (.log, .index, .timeindex) and check them"
+        "dump-log", help="print segment files (.log, .index, .timeindex, .txnindex) and check them"
     )
     parser.add_argument(
         "files",
         nargs="*",
         type=Path,
         metavar="FILE",
-        help="segment (.log) or index (.index, .timeindex) files",
+        help="segment (.log) or index (.index, .timeindex, .txnindex) files",
     )
     parser.add_argument(
         "--files", dest="more_files", nargs="+", type=Path, default=[], help="as Kafka's tool"

@@ -6,15 +6,15 @@ Mirrors: kafka.log.Log (core/src/main/scala/kafka/log/Log.scala, Kafka 0.10.1, w
 Book:    chapter 6, 6.1.1-6.1.4 (partitions, segments, writing, rolling, reading); 6.2 (truncation)
 Differs: segments are found by ``bisect`` over sorted base offsets (Kafka: a ConcurrentSkipListMap);
          a deleted segment is removed at once (Kafka waits ``file.delete.delay.ms``); only v2
-         batches are appended, validated by header and CRC without decoding a record, and keep the
-         producer's codec; a request ending in a partial batch is refused whole (Kafka trims it);
+         batches are appended, validated by header and CRC without decoding a record (unless the
+         topic bounds its timestamps, ``log_validator.py``), and keep the producer's codec; a request ending in a partial batch is refused whole (Kafka trims it);
          recovery does not re-assign leader epochs from the recovered batches.
 
 Why: on Linux an open file outlives its unlinking, so in-flight reads survive an immediate delete.
 The broker converts a Produce v0-2 request's v0/v1 message sets to v2 before they reach the log, so
 every segment holds the format Kafka 0.11 writes. Decoding no record keeps the produce path from
-building a Python object per record; Kafka 0.11's LogValidator also walks the records (each
-timestamp against ``message.timestamp.difference.max.ms``, the keys of a compacted topic), and
+building a Python object per record; Kafka 0.11's LogValidator walks the records whatever the
+topic's settings (each timestamp, the keys of a compacted topic), and
 ``compression.type`` is accepted, not applied. The epoch checkpoint is flushed at every change,
 before the records are, so recovery has no lost checkpoint to rebuild (Kafka's
 ``LogSegment.recover`` rebuilds one).
@@ -68,7 +68,9 @@ from kafka_lite.log.log_segment import (
     LogSegment,
     filename_prefix,
 )
+from kafka_lite.log.log_validator import DEFAULT_TIMESTAMP_DIFF_MAX_MS, validate_timestamps
 from kafka_lite.log.offset_index import CorruptIndexException, InvalidOffsetException
+from kafka_lite.log.transaction_index import TXN_INDEX_SUFFIX, AbortedTxn
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # in the log directory: "the last stop was clean"
 DELETED_FILE_SUFFIX = ".deleted"
@@ -115,13 +117,15 @@ def validate_messages_and_assign_offsets(
     now: int,
     log_append_time: bool,
     partition_leader_epoch: int,
+    timestamp_diff_max_ms: int = DEFAULT_TIMESTAMP_DIFF_MAX_MS,
 ) -> ValidationAndOffsetAssignResult:
     """Assign offsets from ``first_offset`` to the batches, in place.
 
     Kafka's ``LogValidator.validateMessagesAndAssignOffsets`` on its in-place path, the one a v2
     batch that keeps its codec takes. Kafka checks each batch and each record here; the batches'
-    headers and CRCs were checked by ``Log._analyze_and_validate_records`` and no record is decoded
-    (the module header says what that skips). For each batch, in order:
+    headers and CRCs were checked by ``Log._analyze_and_validate_records``, and the timestamps are
+    checked first, by ``validate_timestamps`` (``log_validator.py``), which decodes records only for
+    a topic that bounds how far a timestamp may be from the broker's clock. For each batch, in order:
 
     1. write its base offset (Kafka's ``setLastOffset``) and the leader's epoch (Kafka's
        ``setPartitionLeaderEpoch``): both outside the CRC, no checksum to redo;
@@ -132,6 +136,8 @@ def validate_messages_and_assign_offsets(
     The batches are patched where they lie, in the produce request's receive buffer, as Kafka's
     validator patches the request's ByteBuffer; records in a read-only buffer are copied once.
     """
+    # refuse a bad timestamp before anything is patched: a refused request leaves no trace
+    validate_timestamps(records, now, log_append_time, timestamp_diff_max_ms)
     records = records.writable()
     buf = records.buffer()
     offset_counter = first_offset
@@ -262,7 +268,7 @@ class Log:
             elif path.name.endswith(SWAP_FILE_SUFFIX):
                 path.unlink()
         for path in sorted(self.dir.iterdir()):
-            if path.suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            if path.suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
                 if not path.with_suffix(LOG_SUFFIX).exists():
                     path.unlink()  # an orphaned index with no log: nothing to index
             elif path.suffix == LOG_SUFFIX:
@@ -335,15 +341,20 @@ class Log:
 
     # --8<-- [start:append]
     def append(
-        self, records: MemoryRecords, assign_offsets: bool = True, leader_epoch: int = -1
+        self,
+        records: MemoryRecords,
+        assign_offsets: bool = True,
+        leader_epoch: int = -1,
+        is_from_client: bool = True,
     ) -> LogAppendInfo:
         """Validate ``records`` and append them, assigning offsets from the LEO (as a leader does).
 
         A leader stamps ``leader_epoch`` into every batch and records it in the leader epoch cache.
         With ``assign_offsets=False`` (a follower copying its leader) the batches keep their offsets,
         which must increase and start at or after the LEO, and the epochs their leader stamped.
+        ``is_from_client=False``: the broker's own records (transaction markers, Kafka 0.11).
         """
-        append_info = self._analyze_and_validate_records(records)
+        append_info = self._analyze_and_validate_records(records, is_from_client)
         # if there are no valid batches, there is nothing to append
         if append_info.shallow_count == 0:
             return append_info
@@ -360,6 +371,7 @@ class Log:
                     now,
                     self.config.log_append_time,
                     leader_epoch,
+                    self.config.message_timestamp_difference_max_ms,
                 )
                 records = validated.validated_records
                 append_info.max_timestamp = validated.max_timestamp
@@ -418,7 +430,9 @@ class Log:
                 self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
                 latest = batch.partition_leader_epoch
 
-    def _analyze_and_validate_records(self, records: MemoryRecords) -> LogAppendInfo:
+    def _analyze_and_validate_records(
+        self, records: MemoryRecords, is_from_client: bool = True
+    ) -> LogAppendInfo:
         """Kafka's ``analyzeAndValidateRecords``: check every batch and gather what the append needs.
 
         Each batch must be v2, at most ``max.message.bytes``, and pass ``ensure_valid`` (its size
@@ -437,6 +451,13 @@ class Log:
                 raise CorruptRecordException(
                     f"batch at byte {batch.position} has magic {batch.magic}; the log stores magic 2 only "
                     "(v0/v1 message sets are converted before they reach it)",
+                    position=batch.position,
+                )
+            # only the broker writes transaction markers (Kafka 0.11's LogValidator)
+            if is_from_client and batch.is_control_batch:
+                raise CorruptRecordException(
+                    f"Clients are not allowed to write control records: the batch at byte {batch.position} "
+                    f"for {self.name} is a control batch",
                     position=batch.position,
                 )
             # update the first offset if on the first batch
@@ -509,7 +530,7 @@ class Log:
             old.on_become_inactive_segment()
             old.index.trim_to_valid_size()
             old.time_index.trim_to_valid_size()
-            for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
                 leftover = self.dir / (filename_prefix(new_offset) + suffix)
                 leftover.unlink(missing_ok=True)  # a stale file from a crash: the new segment replaces it
             segment = self._new_segment(new_offset)
@@ -520,6 +541,30 @@ class Log:
             # re-checks the active segment.
             self.flush(new_offset)
             return segment
+
+    # -- transactions (Kafka 0.11) -------------------------------------------------------------------------------
+
+    def update_txn_index(self, completed_txn, last_stable_offset: int) -> None:
+        """Index a transaction that a marker just ended, in the segment holding the marker."""
+        with self._lock:
+            segment = self._floor_segment(completed_txn.last_offset)
+            if segment is not None:
+                segment.update_txn_index(completed_txn, last_stable_offset)
+
+    # --8<-- [start:collect_aborted_transactions]
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping ``[start_offset, upper_bound_offset)``: each segment's
+        index from the one holding ``start_offset`` on, until one says no later segment can hold more
+        (an aborted transaction may begin in an earlier segment than its marker, never later)."""
+        found: list[AbortedTxn] = []
+        for segment in self.log_segments(start_offset):
+            result = segment.collect_aborted_txns(start_offset, upper_bound_offset)
+            found.extend(result.aborted_transactions)
+            if result.is_complete:
+                break
+        return found
+
+    # --8<-- [end:collect_aborted_transactions]
 
     # -- reading ---------------------------------------------------------------------------------------------
 

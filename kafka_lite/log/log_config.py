@@ -2,7 +2,8 @@
 
 Mirrors: kafka.log.LogConfig (core/src/main/scala/kafka/log/LogConfig.scala, Kafka 0.10.1)
          and the topic config names of org.apache.kafka.common.config.TopicConfig
-Book:    chapter 6, 6.1.3 (rolling), 6.1.5 (log management), 6.1.6 (compaction)
+Book:    chapter 6, 6.1.3 (rolling), 6.1.5 (log management), 6.1.6 (compaction); chapter 10,
+         10.2 (message timestamps)
 Differs: defaults are Kafka 0.10.1's, except ``unclean.leader.election.enable=false``, Kafka 0.11's
          safer default. ``preallocate`` and ``compression.type`` are accepted and not applied:
          segments grow as they are written, and batches are stored as the producer compressed them.
@@ -83,6 +84,9 @@ CONFIG_DEF = (
             "Compact a log once this fraction of it has not been compacted yet.")
     .define("message.timestamp.type", Type.STRING, "CreateTime", ValidString.in_("CreateTime", "LogAppendTime"),
             Importance.MEDIUM, "Keep the producer's timestamps, or stamp batches with the broker's time.")
+    .define("message.timestamp.difference.max.ms", Type.LONG, LONG_MAX, Range.at_least(0), Importance.MEDIUM,
+            "With CreateTime, refuse a record whose timestamp is further than this from the broker's time "
+            "(INVALID_TIMESTAMP); ignored with LogAppendTime.")
     .define("preallocate", Type.BOOLEAN, False, None, Importance.MEDIUM,
             "Pre-allocate segment files (kafka_lite accepts it and does not pre-allocate).")
     .define("min.insync.replicas", Type.INT, 1, Range.at_least(1), Importance.MEDIUM,
@@ -120,6 +124,7 @@ SERVER_DEFAULT_NAMES = {
     "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
     "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
     "message.timestamp.type": "log.message.timestamp.type",
+    "message.timestamp.difference.max.ms": "log.message.timestamp.difference.max.ms",
     "preallocate": "log.preallocate",
     "min.insync.replicas": "min.insync.replicas",
     "unclean.leader.election.enable": "unclean.leader.election.enable",
@@ -166,6 +171,7 @@ class LogConfig:
         self.compaction_lag_ms: int = values["min.compaction.lag.ms"]
         self.min_cleanable_ratio: float = values["min.cleanable.dirty.ratio"]
         self.log_append_time: bool = values["message.timestamp.type"] == "LogAppendTime"
+        self.message_timestamp_difference_max_ms: int = values["message.timestamp.difference.max.ms"]
         self.min_insync_replicas: int = values["min.insync.replicas"]
         self.unclean_leader_election_enable: bool = values["unclean.leader.election.enable"]
         self.leader_replication_throttled_replicas: list[str] = values[

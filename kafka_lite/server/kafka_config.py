@@ -30,7 +30,7 @@ from typing import Any
 
 from kazoo.hosts import collect_hosts
 
-from kafka_lite.common.config import ConfigDef, Importance, Range, Type
+from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidString
 from kafka_lite.common.errors import ConfigException
 from kafka_lite.common.utils import INT32_MAX, LONG_MAX
 from kafka_lite.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
@@ -123,6 +123,12 @@ CONFIG_DEF = (
     .define("log.cleaner.enable", Type.BOOLEAN, True, None, M, "Run the log cleaner (compaction).")
     .define("log.cleaner.backoff.ms", Type.LONG, 15000, Range.at_least(0), M,
             "How long the cleaner sleeps when there is nothing to clean.")
+    # Message timestamps (book 10.2): the defaults of every topic's message.timestamp.* settings
+    .define("log.message.timestamp.type", Type.STRING, "CreateTime", ValidString.in_("CreateTime", "LogAppendTime"),
+            M, "Who stamps a topic's records: the producer (CreateTime) or this broker (LogAppendTime).")
+    .define("log.message.timestamp.difference.max.ms", Type.LONG, LONG_MAX, Range.at_least(0), M,
+            "With CreateTime, refuse a record whose timestamp is further than this from the broker's time "
+            "(INVALID_TIMESTAMP); the default accepts any.")
     # Replication
     .define("replica.lag.time.max.ms", Type.LONG, 10000, Range.at_least(1), H,
             "A follower that has not caught up with the leader for this long leaves the ISR.")

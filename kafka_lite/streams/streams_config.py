@@ -1,7 +1,8 @@
 """A Streams application's settings, and the settings of the clients each stream thread builds.
 
 Mirrors: org.apache.kafka.streams.StreamsConfig
-         (streams/src/main/java/org/apache/kafka/streams/StreamsConfig.java, Kafka 0.10.1)
+         (streams/src/main/java/org/apache/kafka/streams/StreamsConfig.java, Kafka 0.10.1,
+         with 0.11's ``processing.guarantee``)
 Book:    chapter 9, 9.1.3 (the thread model: what a thread's clients are told)
 Differs: only the settings kafka_lite's Streams implements are defined; an unknown one is an error,
          except those prefixed ``consumer.`` or ``producer.`` (0.10.2's prefixes), which go to that
@@ -19,6 +20,11 @@ What a stream thread's three clients are given (``StreamsConfig.getConsumerConfi
                       a poll, allow.auto.create.topics=false
     restore consumer  no group: it is assigned changelog partitions by hand
     producer          linger.ms=100: a task's output and changelog writes go out in batches
+
+Under ``processing.guarantee=exactly_once`` (Kafka 0.11, KIP-129) both consumers read with
+``isolation.level=read_committed``, each task gets a producer of its own with
+``transactional.id=<application.id>-<task id>``, and commits come every 100 ms unless
+``commit.interval.ms`` is set.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafka_lite.clients.common_client_configs import CommonClientConfigs
-from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type
+from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type, ValidString
 from kafka_lite.common.errors import ConfigException
 
 APPLICATION_ID_CONFIG = "application.id"
@@ -43,6 +49,12 @@ NUM_STANDBY_REPLICAS_CONFIG = "num.standby.replicas"
 BUFFERED_RECORDS_PER_PARTITION_CONFIG = "buffered.records.per.partition"
 STATE_CLEANUP_DELAY_MS_CONFIG = "state.cleanup.delay.ms"
 WINDOW_STORE_CHANGE_LOG_ADDITIONAL_RETENTION_MS_CONFIG = "windowstore.changelog.additional.retention.ms"
+PROCESSING_GUARANTEE_CONFIG = "processing.guarantee"
+AT_LEAST_ONCE = "at_least_once"
+EXACTLY_ONCE = "exactly_once"
+# Under exactly_once a commit is a transaction's commit: Kafka 0.11 commits every 100 ms by default
+# then, so that output becomes visible to read_committed consumers soon (30 s otherwise).
+EOS_DEFAULT_COMMIT_INTERVAL_MS = 100
 
 # Settings whose value is a Python class or object (a Java class name in Kafka).
 TIMESTAMP_EXTRACTOR_CLASS_CONFIG = "timestamp.extractor"
@@ -174,6 +186,15 @@ CONFIG_DEF = (
         M,
         "Added to a window store's retention to give its changelog's retention.ms.",
     )
+    .define(
+        PROCESSING_GUARANTEE_CONFIG,
+        Type.STRING,
+        AT_LEAST_ONCE,
+        ValidString.in_(AT_LEAST_ONCE, EXACTLY_ONCE),
+        M,
+        "at_least_once: a crash may process records again; exactly_once (Kafka 0.11, KIP-129): "
+        "each task's output, changelog writes and input offsets commit in one transaction.",
+    )
 )
 # --8<-- [end:config_def]
 
@@ -209,6 +230,13 @@ class StreamsConfig:
         self.values = CONFIG_DEF.parse(streams_props)
         if not self.values[APPLICATION_ID_CONFIG]:
             raise ConfigException(APPLICATION_ID_CONFIG, "", "The application id must not be empty")
+        names = {name.replace("_", ".") for name in streams_props}
+        if self.eos_enabled and COMMIT_INTERVAL_MS_CONFIG not in names:
+            self.values[COMMIT_INTERVAL_MS_CONFIG] = EOS_DEFAULT_COMMIT_INTERVAL_MS
+
+    @property
+    def eos_enabled(self) -> bool:
+        return self.values[PROCESSING_GUARANTEE_CONFIG] == EXACTLY_ONCE
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -228,6 +256,7 @@ class StreamsConfig:
             "client.id": client_id + "-consumer",
             # The thread commits after it has flushed the stores and the producer: never in the background.
             "enable.auto.commit": False,
+            **self._eos_consumer_overrides(),
         }
 
     def get_restore_consumer_configs(self, client_id: str) -> dict[str, Any]:
@@ -238,15 +267,33 @@ class StreamsConfig:
             "bootstrap.servers": self.values[BOOTSTRAP_SERVERS_CONFIG],
             "client.id": client_id + "-restore-consumer",
             "enable.auto.commit": False,
+            **self._eos_consumer_overrides(),
         }
         configs.pop("group.id", None)
         configs.pop("group_id", None)
         return configs
 
-    def get_producer_configs(self, client_id: str) -> dict[str, Any]:
-        return {
+    # --8<-- [start:eos_configs]
+    def get_producer_configs(self, client_id: str, task_id: str | None = None) -> dict[str, Any]:
+        """A thread's producer; under exactly_once, a task's (``task_id``), whose transactional id
+        ``<application.id>-<task id>`` outlives the process: the task's next owner, here or on
+        another instance, fences this one and aborts its open transaction."""
+        configs = {
             **PRODUCER_DEFAULT_OVERRIDES,
             **self.producer_props,
             "bootstrap.servers": self.values[BOOTSTRAP_SERVERS_CONFIG],
             "client.id": client_id + "-producer",
         }
+        if self.eos_enabled:
+            if task_id is None:
+                raise ConfigException(PROCESSING_GUARANTEE_CONFIG, EXACTLY_ONCE, "a producer is per task")
+            configs["client.id"] = f"{client_id}-{task_id}-producer"
+            configs["transactional.id"] = f"{self.values[APPLICATION_ID_CONFIG]}-{task_id}"
+        return configs
+
+    def _eos_consumer_overrides(self) -> dict[str, Any]:
+        """Under exactly_once both consumers read only committed data: the input, and the changelogs
+        a store is restored from (an aborted write must not come back in a restored store)."""
+        return {"isolation.level": "read_committed"} if self.eos_enabled else {}
+
+    # --8<-- [end:eos_configs]

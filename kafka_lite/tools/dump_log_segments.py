@@ -6,11 +6,13 @@ Mirrors: kafka.tools.DumpLogSegments (core/src/main/scala/kafka/tools/DumpLogSeg
 Book:    chapter 6, 6.1 (reading segment files by hand is the best way to see the layout)
 Differs: output lines follow Kafka's wording but not every option (no ``--offsets-decoder``);
          damage stops the dump with a one-line reason naming the byte offset, where Kafka prints
-         what it can and a stack trace.
+         what it can and a stack trace; a control batch's line names its marker without ``--deep``.
 
-Three file kinds, told apart by suffix: ``.log`` (batches; ``--deep`` adds each record),
-``.index`` (offset -> position) and ``.timeindex`` (timestamp -> offset). An index is checked
-against the ``.log`` beside it: every entry must point at a batch that is really there.
+Four file kinds, told apart by suffix: ``.log`` (batches; ``--deep`` adds each record),
+``.index`` (offset -> position), ``.timeindex`` (timestamp -> offset) and ``.txnindex`` (the
+aborted transactions, Kafka 0.11). An offset or time index is checked against the ``.log`` beside
+it: every entry must point at a batch that is really there. A transaction marker (a control batch)
+is shown as Kafka shows it: ``endTxnMarker: COMMIT coordinatorEpoch: 3``.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from pathlib import Path
 
 from kafka_lite.common.errors import CorruptRecordException
 from kafka_lite.common.record import FileRecords
+from kafka_lite.common.record.end_transaction_marker import ControlRecordType, EndTransactionMarker
+from kafka_lite.log.transaction_index import ENTRY_SIZE, AbortedTxn
 
-_SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex)$")
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex)$")
 
 
 class DumpError(Exception):
@@ -35,7 +39,8 @@ def dump(path: Path, deep: bool = False, print_data: bool = False) -> Iterator[s
     m = _SEGMENT_NAME.match(path.name)
     if not m:
         raise DumpError(
-            f"{path} is not a Kafka segment file (expected a 20-digit offset and .log, .index or .timeindex)"
+            f"{path} is not a Kafka segment file "
+            "(expected a 20-digit offset and .log, .index, .timeindex or .txnindex)"
         )
     if not path.is_file():
         raise DumpError(f"{path} does not exist or is not a file")
@@ -47,6 +52,8 @@ def dump(path: Path, deep: bool = False, print_data: bool = False) -> Iterator[s
         yield from _dump_log(path, base_offset, deep or print_data, print_data)
     elif m.group(2) == "index":
         yield from _dump_index(path, base_offset)
+    elif m.group(2) == "txnindex":
+        yield from _dump_txn_index(path, base_offset)
     else:
         yield from _dump_time_index(path, base_offset)
 
@@ -88,6 +95,7 @@ def _dump_log(path: Path, base_offset: int, deep: bool, print_data: bool) -> Ite
             f"isTransactional: {str(batch.is_transactional).lower()} isControl: {str(batch.is_control_batch).lower()} "
             f"position: {position} {ts_type}: {batch.max_timestamp} size: {batch.size_in_bytes} magic: {batch.magic} "
             f"compresscodec: {batch.compression_type.name} crc: {batch.checksum} isvalid: true"
+            + (f" {_control_record(path, position, next(iter(batch)))}" if batch.is_control_batch else "")
         )
         if not deep:
             continue
@@ -98,11 +106,25 @@ def _dump_log(path: Path, base_offset: int, deep: bool, print_data: bool) -> Ite
                     f"valuesize: {-1 if r.value is None else len(r.value)} sequence: {r.sequence} "
                     f"headerKeys: [{','.join(h.key for h in r.headers)}]"
                 )
-                if print_data:
+                if batch.is_control_batch:
+                    line += f" {_control_record(path, position, r)}"
+                elif print_data:
                     line += f" key: {_show(r.key)} payload: {_show(r.value)}"
                 yield line
         except CorruptRecordException as e:
             raise DumpError(f"{path}: {_in_file(e, position)}") from None
+
+
+def _control_record(path: Path, position: int, record) -> str:
+    """A control record as Kafka's tool prints it: the marker, or the unknown control type."""
+    try:
+        control_type = ControlRecordType.parse(record.key)
+        if control_type is ControlRecordType.UNKNOWN:
+            return f"controlType: UNKNOWN({ControlRecordType.parse_type_id(record.key)})"
+        marker = EndTransactionMarker.from_record(record)
+    except CorruptRecordException as e:
+        raise DumpError(f"{path}: control batch at byte {position}: {e}") from None
+    return f"endTxnMarker: {marker.control_type.name} coordinatorEpoch: {marker.coordinator_epoch}"
 
 
 def _in_file(e: CorruptRecordException, batch_position: int) -> str:
@@ -180,3 +202,24 @@ def _dump_time_index(path: Path, base_offset: int) -> Iterator[str]:
             )
         last_ts = timestamp
         yield f"timestamp: {timestamp} offset: {offset}"
+
+
+def _dump_txn_index(path: Path, base_offset: int) -> Iterator[str]:
+    """Each aborted transaction, in marker order; the markers must follow the segment's base offset
+    and each other (Kafka's ``TransactionIndex.sanityCheck`` and its append rule)."""
+    data = path.read_bytes()
+    if len(data) % ENTRY_SIZE:
+        raise DumpError(f"{path}: {len(data)} bytes is not a whole number of {ENTRY_SIZE}-byte entries")
+    last = None
+    for i in range(len(data) // ENTRY_SIZE):
+        txn = AbortedTxn.from_bytes(data, i * ENTRY_SIZE)
+        if txn.last_offset < base_offset or (last is not None and txn.last_offset <= last):
+            raise DumpError(
+                f"{path}: entry {i} has last offset {txn.last_offset}, not after "
+                f"{base_offset - 1 if last is None else last}"
+            )
+        last = txn.last_offset
+        yield (
+            f"version: {txn.version} producerId: {txn.producer_id} firstOffset: {txn.first_offset} "
+            f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}"
+        )

@@ -120,6 +120,7 @@ class MemoryRecords:
         producer_epoch: int = -1,
         base_sequence: int = -1,
         is_transactional: bool = False,
+        is_control_batch: bool = False,
     ) -> MemoryRecords:
         """One batch holding ``records``: tuples ``(timestamp, key, value[, headers])``."""
         from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
@@ -133,6 +134,7 @@ class MemoryRecords:
             producer_epoch=producer_epoch,
             base_sequence=base_sequence,
             is_transactional=is_transactional,
+            is_control_batch=is_control_batch,
         )
         for record in records:
             timestamp, key, value, *rest = record

@@ -28,10 +28,15 @@ PARTITIONS = 4
 WORDS = [f"{greek}{n}" for n in range(3) for greek in "alpha beta gamma delta epsilon zeta eta theta".split()]
 
 
-def start_instance(bootstrap: str, app_id: str, source: str, sink: str, state_dir: Path) -> subprocess.Popen:
-    """``kafka-lite streams wordcount`` in a process of its own, so that SIGKILL is a real crash."""
+def start_instance(
+    bootstrap: str, app_id: str, source: str, sink: str, state_dir: Path, **settings
+) -> subprocess.Popen:
+    """``kafka-lite streams wordcount`` in a process of its own, so that SIGKILL is a real crash;
+    ``settings`` (dotted names) are added to the fast ones."""
     properties = [
-        a for k, v in {**FAST, "num.standby.replicas": 1}.items() for a in ("--property", f"{k}={v}")
+        a
+        for k, v in {**FAST, "num.standby.replicas": 1, **settings}.items()
+        for a in ("--property", f"{k}={v}")
     ]
     return subprocess.Popen(
         [str(Path(sys.executable).parent / "kafka-lite"), "streams", "wordcount", "--bootstrap-server", bootstrap,

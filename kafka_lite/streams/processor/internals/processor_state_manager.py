@@ -33,11 +33,20 @@ stores take writes the file does not account for, and a crash must not be taken 
 ``close`` writes it again after the stores have closed (flushed to disk), with, for each persistent
 logged store, the offset after the last change the producer had acknowledged. An in-memory store is
 never checkpointed: its content dies with the process, so it always restores from the beginning.
+
+Under ``exactly_once`` (Kafka 0.11) the changelog is written in the task's transactions and read
+back with ``read_committed``, so a restore replays committed changes only. A task directory without a
+checkpoint means the last owner stopped uncleanly, perhaps mid-transaction: its persistent stores
+may hold writes whose transaction was aborted. Kafka 0.11 replays the changelog over whatever the
+store holds; kafka_lite empties the task directory first, because a key written only by an aborted
+transaction would survive the replay. And ``close`` writes no checkpoint when the task's last
+transaction did not commit.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +57,7 @@ from kafka_lite.streams.errors import LockException, ProcessorStateException
 from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.processor.task_id import TaskId
 from kafka_lite.streams.state.internals.offset_checkpoint import CHECKPOINT_FILE_NAME, OffsetCheckpoint
-from kafka_lite.streams.state.state_directory import StateDirectory
+from kafka_lite.streams.state.state_directory import LOCK_FILE_NAME, StateDirectory
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +80,7 @@ class ProcessorStateManager:
         is_standby: bool,
         state_directory: StateDirectory,
         source_store_to_source_topic: dict[str, str] | None = None,
+        eos_enabled: bool = False,
     ) -> None:
         """``restore_consumer``: assign, seek, seek_to_beginning, seek_to_end, position and poll, as
         kafka_lite's ``KafkaConsumer`` (a stream thread's restore consumer) or ``MockConsumer``;
@@ -98,8 +108,23 @@ class ProcessorStateManager:
             raise LockException(f"{self.log_prefix} Failed to lock the state directory: {self.base_dir}")
 
         checkpoint = OffsetCheckpoint(self.base_dir / CHECKPOINT_FILE_NAME)
+        clean_stop = checkpoint.file.exists()
         self.checkpointed_offsets = checkpoint.read()
         checkpoint.delete()
+        self.eos_enabled = eos_enabled
+        if eos_enabled and not clean_stop and not is_standby:
+            self._wipe_state()
+
+    def _wipe_state(self) -> None:
+        """Delete the task directory's stores (all but the lock): they restore from committed data."""
+        wiped = []
+        for path in self.base_dir.iterdir():
+            if path.name == LOCK_FILE_NAME:
+                continue
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+            wiped.append(path.name)
+        if wiped:
+            log.info("%s No checkpoint under exactly_once: wiped %s", self.log_prefix, sorted(wiped))
 
     # -- registering and restoring ----------------------------------------------------------------------
 
@@ -218,8 +243,9 @@ class ProcessorStateManager:
                     f"{self.log_prefix} Failed to flush state store {store.name}"
                 ) from e
 
-    def close(self, ack_offsets: dict[TopicPartition, int]) -> None:
-        """Close every store, then checkpoint; the directory lock is released whatever happens."""
+    def close(self, ack_offsets: dict[TopicPartition, int], write_checkpoint: bool = True) -> None:
+        """Close every store, then checkpoint (unless told the stores hold uncommitted writes); the
+        directory lock is released whatever happens."""
         try:
             if self.stores:
                 log.debug("%s Closing its state manager and all the registered state stores", self.log_prefix)
@@ -231,7 +257,8 @@ class ProcessorStateManager:
                             f"{self.log_prefix} Failed to close state store {name}"
                         ) from e
                 # Written only once every store closed cleanly: the file says "the disk holds this".
-                self.checkpoint(ack_offsets)
+                if write_checkpoint:
+                    self.checkpoint(ack_offsets)
         finally:
             self.state_directory.unlock(self.task_id)
 

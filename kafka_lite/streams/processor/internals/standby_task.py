@@ -62,8 +62,8 @@ class StandbyTask:
                   self.id, partition)  # fmt: skip
         self.state_mgr.update_standby_states(partition, records)
 
-    def commit(self) -> None:
-        """Flush the stores: what the thread has applied is now on disk."""
+    def commit(self, start_new_transaction: bool = True) -> None:
+        """Flush the stores: what the thread has applied is now on disk (a standby has no transaction)."""
         log.debug("standby-task [%s] Committing its state", self.id)
         self.state_mgr.flush()
 

@@ -1,8 +1,9 @@
 """A stream task: one sub-topology working through one partition of each of its source topics.
 
 Mirrors: org.apache.kafka.streams.processor.internals.StreamTask and AbstractTask
-         (streams/src/main/java/org/apache/kafka/streams/processor/internals/, Kafka 0.10.1)
-Book:    chapter 9, 9.1.3 (threads and tasks)
+         (streams/src/main/java/org/apache/kafka/streams/processor/internals/, Kafka 0.10.1, with
+         0.11's exactly_once)
+Book:    chapter 9, 9.1.3 (threads and tasks); exactly_once is beyond the book (chapter 10's transactions)
 Differs: the record collector and the state manager are passed in (explicit collaborators), where
          Kafka's task builds a ``RecordCollector`` over the producer and a ``ProcessorStateManager``
          itself: so the test driver runs this same task with a collector that captures output. The
@@ -26,6 +27,15 @@ The order inside ``commit`` is the at-least-once guarantee: the input offsets ar
 after the state and the output they produced are safely written. A crash before the commit means
 the records are processed again after a restart (duplicates possible, loss not). The committed
 offset is the last processed offset + 1, the next record to read, as the consumer's convention is.
+
+Exactly once (``processing.guarantee=exactly_once``, Kafka 0.11, KIP-129): the task owns a
+transactional producer (``transactional.id=<application.id>-<task id>``). Built, the task calls
+``init_transactions``, which fences any older producer of the same task (an instance that died or
+was cut off) and aborts its open transaction, then begins a transaction. Its output, its changelog
+writes and, at commit, its input offsets (``send_offsets_to_transaction``) all go into that
+transaction, so ``commit_transaction`` makes them visible together, and a crash aborts them together:
+the next owner starts from the last committed offsets with stores restored from committed changelog
+data, and read_committed consumers never see the aborted output.
 """
 
 from __future__ import annotations
@@ -55,6 +65,7 @@ from kafka_lite.streams.processor.timestamp_extractor import (
     ConsumerRecordTimestampExtractor,
     TimestampExtractor,
 )
+from kafka_lite.streams.streams_config import EXACTLY_ONCE, PROCESSING_GUARANTEE_CONFIG
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +87,10 @@ class StreamTask:
         record_collector: RecordCollector,
         state_mgr: ProcessorStateManager,
         config: dict[str, Any],
+        producer: Any = None,
     ) -> None:
+        """``producer``: under exactly_once, the task's own transactional producer (the one behind
+        ``record_collector``); None under at-least-once, where the thread's producer is shared."""
         self.id = task_id
         self.application_id = application_id
         self.partitions = set(partitions)
@@ -94,6 +108,17 @@ class StreamTask:
         self.commit_offset_needed = False
         self.requires_poll = True
         self.record_info = RecordInfo()
+        self.eos_enabled = config.get(PROCESSING_GUARANTEE_CONFIG) == EXACTLY_ONCE
+        self.producer = producer
+        self.transaction_in_flight = False
+        if self.eos_enabled:
+            if producer is None:
+                raise StreamsException(f"{self.log_prefix} exactly_once needs the task's own producer")
+            # First fence the task's previous owner (its open transaction is aborted), so that what
+            # the stores restore and the offsets the task starts from are committed ones.
+            producer.init_transactions()
+            producer.begin_transaction()
+            self.transaction_in_flight = True
 
         self.processor_context = ProcessorContextImpl(task_id, self, config, record_collector, state_mgr)
         # A queue for each partition, read by the source node of the partition's topic; a record its
@@ -199,22 +224,54 @@ class StreamTask:
             self._update_processor_context(None, None)
 
     # --8<-- [start:commit]
-    def commit(self) -> None:
+    def commit(self, start_new_transaction: bool = True) -> None:
         """Flush the stores, flush the collector, then commit the consumed offsets (in that order)."""
         log.debug("%s Committing its state", self.log_prefix)
         self.state_mgr.flush()
         self.record_collector.flush()
-        self.commit_offsets()
+        self.commit_offsets(start_new_transaction)
 
     # --8<-- [end:commit]
 
-    def commit_offsets(self) -> None:
+    # --8<-- [start:commit_offsets]
+    def commit_offsets(self, start_new_transaction: bool = True) -> None:
+        """Commit the consumed offsets: through the consumer (at-least-once), or into the task's
+        transaction, which then commits (exactly_once); a new one begins unless the task is closing."""
         if self.commit_offset_needed:
             # The next offset to read: the last processed + 1.
             offsets = {tp: OffsetAndMetadata(offset + 1) for tp, offset in self.consumed_offsets.items()}
-            self.consumer.commit_sync(offsets)
+            if self.eos_enabled:
+                self.producer.send_offsets_to_transaction(offsets, self.application_id)
+                self.producer.commit_transaction()
+                self.transaction_in_flight = False
+                if start_new_transaction:
+                    self.producer.begin_transaction()
+                    self.transaction_in_flight = True
+            else:
+                self.consumer.commit_sync(offsets)
             self.commit_offset_needed = False
+        elif self.eos_enabled and not start_new_transaction and self.transaction_in_flight:
+            # Closing with nothing consumed since the last commit: what punctuations sent still commits.
+            self.producer.commit_transaction()
+            self.transaction_in_flight = False
         self.commit_requested = False
+
+    # --8<-- [end:commit_offsets]
+
+    def close_producer(self) -> None:
+        """Exactly_once: close the task's producer, first aborting a transaction that did not commit
+        (if the producer was fenced, the coordinator has aborted it already)."""
+        if not self.eos_enabled:
+            return
+        try:
+            if self.transaction_in_flight:
+                self.producer.abort_transaction()
+        except KafkaException:
+            log.info("%s Could not abort the open transaction; the coordinator aborts it", self.log_prefix,
+                     exc_info=True)  # fmt: skip
+        finally:
+            self.transaction_in_flight = False
+            self.producer.close()
 
     def commit_needed(self) -> bool:
         """Whether a processor asked for a commit (``context.commit()``) since the last one."""
@@ -247,8 +304,10 @@ class StreamTask:
             raise exception
 
     def close_state_manager(self) -> None:
-        """Close the stores, giving the state manager the collector's acknowledged offsets (AbstractTask's)."""
-        self.state_mgr.close(self.record_collector.offsets())
+        """Close the stores, giving the state manager the collector's acknowledged offsets (AbstractTask's).
+        Under exactly_once, no checkpoint while a transaction is open: its writes may yet be aborted."""
+        committed = not (self.eos_enabled and self.transaction_in_flight)
+        self.state_mgr.close(self.record_collector.offsets(), write_checkpoint=committed)
 
     def get_store(self, name: str) -> Any:
         return self.state_mgr.get_store(name)

@@ -16,7 +16,8 @@ A thread owns three clients and a set of tasks::
                       with the StreamPartitionAssignor: what it is assigned decides the tasks
     restore consumer  no group: assigned the changelog partitions of a task being restored, then
                       of the standby tasks, which it keeps reading
-    producer          shared by the thread's tasks for their output and their changelogs
+    producer          shared by the thread's tasks for their output and their changelogs; under
+                      exactly_once (0.11) there is none: each task has a transactional producer
 
 The run loop, as Kafka 1.0 has it::
 
@@ -189,8 +190,14 @@ class StreamThread(threading.Thread):
             internal_topic_manager=internal_topic_manager,
         )
 
-        log.info("%s Creating producer client", self.log_prefix)
-        self.producer = KafkaProducer(time=time, **config.get_producer_configs(thread_client_id))
+        self.eos_enabled = config.eos_enabled
+        self.thread_client_id = thread_client_id
+        # Under exactly_once each task has a producer of its own (its transactional id is the task's):
+        # the thread has none.
+        self.producer: KafkaProducer | None = None
+        if not self.eos_enabled:
+            log.info("%s Creating shared producer client", self.log_prefix)
+            self.producer = KafkaProducer(time=time, **config.get_producer_configs(thread_client_id))
         log.info("%s Creating consumer client", self.log_prefix)
         self.consumer = KafkaConsumer(
             time=time,
@@ -308,6 +315,8 @@ class StreamThread(threading.Thread):
             ("consumer", self.consumer),
             ("restore consumer", self.restore_consumer),
         ):
+            if client is None:
+                continue
             try:
                 client.close()
             except Exception:
@@ -319,6 +328,9 @@ class StreamThread(threading.Thread):
 
     def shutdown_tasks_and_state(self, rethrow: bool) -> None:
         """Commit, close the processors, flush, close the stores (checkpointing them), in that order."""
+        if self.eos_enabled:
+            self._shutdown_tasks_and_state_eos(rethrow)
+            return
         self._perform_on_all_tasks(lambda task: task.commit_offsets(), "commit consumer offsets", rethrow)
         self._perform_on_all_tasks(lambda task: task.close(), "close", False)
         self._perform_on_all_tasks(lambda task: task.state_mgr.flush(), "flush state", rethrow)
@@ -331,6 +343,27 @@ class StreamThread(threading.Thread):
             log.exception("%s Failed to un-assign change log partitions", self.log_prefix)
             if rethrow:
                 raise
+
+    def _shutdown_tasks_and_state_eos(self, rethrow: bool) -> None:
+        """Exactly_once, in Kafka 0.11's order (StreamTask ``suspend`` then ``close``): the processors
+        close first, so what they send belongs to the task's last transaction; then the transaction
+        commits (stores flushed, output flushed, offsets in it); then the stores close, checkpointed
+        only if that commit happened; last the task's producer, aborting a transaction left open."""
+        self._perform_on_all_tasks(lambda task: task.close(), "close", False)
+        try:
+            self._perform_on_all_tasks(
+                lambda task: task.commit(start_new_transaction=False), "commit", rethrow
+            )
+        finally:
+            self._perform_on_all_tasks(
+                lambda task: task.close_state_manager(), "close state manager", rethrow
+            )
+            for task in self.active_tasks.values():
+                task.close_producer()
+            try:
+                self.restore_consumer.assign([])
+            except Exception:
+                log.exception("%s Failed to un-assign change log partitions", self.log_prefix)
 
     def _perform_on_all_tasks(self, action: Callable[[Any], None], what: str, rethrow: bool) -> None:
         for task in [*self.active_tasks.values(), *self.standby_tasks.values()]:
@@ -415,17 +448,25 @@ class StreamThread(threading.Thread):
             False,
             self.state_directory,
             topology.source_store_to_source_topic,
+            eos_enabled=self.eos_enabled,
         )
-        return StreamTask(
-            task_id,
-            self.application_id,
-            sorted(partitions),
-            topology,
-            self.consumer,
-            RecordCollectorImpl(self.producer, str(task_id)),
-            state_mgr,
-            self.task_config,
+        if not self.eos_enabled:
+            return StreamTask(
+                task_id, self.application_id, sorted(partitions), topology, self.consumer,
+                RecordCollectorImpl(self.producer, str(task_id)), state_mgr, self.task_config,
+            )  # fmt: skip
+        producer = KafkaProducer(
+            time=self.time, **self.config.get_producer_configs(self.thread_client_id, str(task_id))
         )
+        try:
+            return StreamTask(
+                task_id, self.application_id, sorted(partitions), topology, self.consumer,
+                RecordCollectorImpl(producer, str(task_id)), state_mgr, self.task_config, producer,
+            )  # fmt: skip
+        except BaseException:
+            producer.close()
+            state_mgr.close({}, write_checkpoint=False)
+            raise
 
     def add_stream_tasks(self, assignment: Collection[TopicPartition]) -> None:
         partitions_for_task: dict[TaskId, set[TopicPartition]] = {}
