@@ -289,6 +289,7 @@ class GroupMetadataManager:
             True,  # internal topics allowed
             delayed_store.entries,
             delayed_store.callback,
+            is_from_client=False,  # the coordinator's own records: no sequence check (Kafka 0.11)
         )
 
     # -- storing offsets ---------------------------------------------------------------------------------

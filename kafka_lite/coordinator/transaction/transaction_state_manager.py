@@ -289,6 +289,7 @@ class TransactionStateManager:
             True,
             records,
             remove_from_cache_callback,
+            is_from_client=False,
         )
 
     # -- loading and unloading a partition ------------------------------------------------------------
@@ -462,6 +463,7 @@ class TransactionStateManager:
             True,  # internal topics allowed
             {tp: records},
             update_cache_callback,
+            is_from_client=False,
         )
 
     def _complete_append(
