@@ -38,7 +38,6 @@ modulo ``offsets.topic.num.partitions``. The leader of that partition is the gro
 from __future__ import annotations
 
 import logging
-import struct
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka_lite.common.errors import Errors, IllegalStateException, KafkaException
 from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.end_transaction_marker import ControlRecordType
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
@@ -342,16 +342,17 @@ class GroupMetadataManager:
 
         def put_cache_callback(responses: dict[TopicPartition, PartitionResponse]) -> None:
             error = responses[offsets_tp].error if records else Errors.NONE
+            base_offset = responses[offsets_tp].base_offset if records else -1
             with group.lock:
                 for tp, offset in filtered.items():
                     if is_txn_offset_commit:
                         if error is Errors.NONE:
-                            group.on_txn_offset_commit_append(producer_id, tp, offset)
+                            group.on_txn_offset_commit_append(producer_id, tp, offset, base_offset)
                         else:
                             group.fail_pending_txn_offset_commit(producer_id, tp)
                     elif error is Errors.NONE:
                         if group.not_(GroupState.DEAD):
-                            group.complete_pending_offset_write(tp, offset)
+                            group.complete_pending_offset_write(tp, offset, base_offset)
                     else:
                         group.fail_pending_offset_write(tp, offset)
             if error is not Errors.NONE:
@@ -486,14 +487,15 @@ class GroupMetadataManager:
 
     # --8<-- [start:read_partition]
     def _read_partition(self, log_: Any, high_watermark: int) -> tuple[
-        dict[GroupTopicPartition, OffsetAndMetadata], dict[str, StoredGroupMetadata], set[str],
-        dict[int, dict[GroupTopicPartition, OffsetAndMetadata]],
+        dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]], dict[str, StoredGroupMetadata], set[str],
+        dict[int, dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]]],
     ]:  # fmt: skip
         """Every record from the log's start to the HW, the last value per key winning and a
         tombstone deleting what came before it. Offsets of a transaction (a transactional batch)
         wait per producer for its marker (a control batch): a commit applies them where no later
         plain commit wrote the partition, an abort drops them (Kafka 0.11's loadGroupsAndOffsets).
-        Those whose marker is not in the log yet are returned still pending."""
+        Those whose marker is not in the log yet are returned still pending. Each offset comes
+        with the log offset of its record's batch."""
         loaded_offsets: dict[GroupTopicPartition, OffsetAndMetadata] = {}
         loaded_at: dict[GroupTopicPartition, int] = {}  # the batch each loaded offset came from
         pending_offsets: dict[int, dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]]] = {}
@@ -512,7 +514,7 @@ class GroupMetadataManager:
                     continue
                 if batch.is_control_batch:
                     committed = pending_offsets.pop(batch.producer_id, {})
-                    if _is_commit_marker(next(iter(batch)).key):
+                    if ControlRecordType.parse(next(iter(batch)).key) is ControlRecordType.COMMIT:
                         for key, (value, at) in committed.items():
                             if loaded_at.get(key, -1) < at:
                                 loaded_offsets[key], loaded_at[key] = value, at
@@ -542,28 +544,26 @@ class GroupMetadataManager:
                             loaded_groups[key.key] = group
                             removed_groups.discard(key.key)
             offset = batches[-1].next_offset
-        still_pending = {
-            pid: {key: value for key, (value, _) in offsets.items()}
-            for pid, offsets in pending_offsets.items()
-        }
-        return loaded_offsets, loaded_groups, removed_groups, still_pending
+        loaded = {key: (value, loaded_at[key]) for key, value in loaded_offsets.items()}
+        return loaded, loaded_groups, removed_groups, pending_offsets
 
     # --8<-- [end:read_partition]
 
     def _cache_loaded(
         self,
         offsets_partition: int,
-        loaded_offsets: dict[GroupTopicPartition, OffsetAndMetadata],
+        loaded_offsets: dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]],
         loaded_groups: dict[str, StoredGroupMetadata],
         removed_groups: set[str],
-        pending_offsets: dict[int, dict[GroupTopicPartition, OffsetAndMetadata]],
+        pending_offsets: dict[int, dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]]],
         on_group_loaded: Callable[[GroupMetadata], None],
     ) -> None:
-        offsets_by_group: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+        # (offset, log position of its record) per partition, per group
+        offsets_by_group: dict[str, dict[TopicPartition, tuple[OffsetAndMetadata, int]]] = {}
         for group_tp, offset in loaded_offsets.items():
             offsets_by_group.setdefault(group_tp.group, {})[group_tp.topic_partition] = offset
         # open transactions' offsets, per group and producer: their marker may still come
-        pending_by_group: dict[str, dict[int, dict[TopicPartition, OffsetAndMetadata]]] = {}
+        pending_by_group: dict[str, dict[int, dict[TopicPartition, tuple[OffsetAndMetadata, int]]]] = {}
         for producer_id, offsets in pending_offsets.items():
             for group_tp, offset in offsets.items():
                 by_producer = pending_by_group.setdefault(group_tp.group, {})
@@ -593,17 +593,17 @@ class GroupMetadataManager:
     def _load_group(
         self,
         group: GroupMetadata,
-        offsets: dict[TopicPartition, OffsetAndMetadata],
-        pending_txn_offsets: dict[int, dict[TopicPartition, OffsetAndMetadata]],
+        offsets: dict[TopicPartition, tuple[OffsetAndMetadata, int]],
+        pending_txn_offsets: dict[int, dict[TopicPartition, tuple[OffsetAndMetadata, int]]],
         on_group_loaded: Callable[[GroupMetadata], None],
     ) -> None:
         # the offsets go in before the group is visible, so no request sees it without them
-        for tp, offset in offsets.items():
-            group.complete_pending_offset_write(tp, offset)
+        for tp, (offset, position) in offsets.items():
+            group.complete_pending_offset_write(tp, offset, position)
         for producer_id, txn_offsets in pending_txn_offsets.items():
-            group.prepare_txn_offset_commit(producer_id, txn_offsets)
-            for tp, offset in txn_offsets.items():
-                group.on_txn_offset_commit_append(producer_id, tp, offset)
+            group.prepare_txn_offset_commit(producer_id, {tp: o for tp, (o, _) in txn_offsets.items()})
+            for tp, (offset, position) in txn_offsets.items():
+                group.on_txn_offset_commit_append(producer_id, tp, offset, position)
         current = self.add_group(group)
         if current is not group:
             log.debug(
@@ -687,14 +687,6 @@ class GroupMetadataManager:
         return expired_count
 
     # --8<-- [end:cleanup_group_metadata]
-
-
-def _is_commit_marker(control_key: bytes | memoryview | None) -> bool:
-    """A control record's key is [version int16, type int16]: type 0 ABORT, 1 COMMIT (Kafka's
-    ``ControlRecordType``)."""
-    if control_key is None or len(control_key) < 4:
-        raise KafkaException("a control record's key must hold its version and type (4 bytes)")
-    return struct.unpack_from(">hh", control_key)[1] == 1
 
 
 def _group_from_stored(stored: StoredGroupMetadata) -> GroupMetadata:
