@@ -503,10 +503,7 @@ class GroupMetadataManager:
         removed_groups: set[str] = set()
         offset = log_.log_start_offset
         while offset < high_watermark and not self._shutting_down:
-            info = log_.read(offset, 5 * 1024 * 1024, max_offset=high_watermark, min_one_message=True)
-            records = info.records
-            data = records.read_bytes() if isinstance(records, FileRecords) else bytes(records.buffer())
-            batches = list(MemoryRecords(data).batches(allow_partial_tail=True))
+            batches = read_batches(log_, offset, 5 * 1024 * 1024, max_offset=high_watermark)
             if not batches:
                 break
             for batch in batches:
@@ -687,6 +684,15 @@ class GroupMetadataManager:
         return expired_count
 
     # --8<-- [end:cleanup_group_metadata]
+
+
+def read_batches(log_: Any, offset: int, max_length: int, max_offset: int | None = None) -> list:
+    """The whole batches of ``log_`` from the one holding ``offset``, about ``max_length`` bytes
+    (at least one batch), below ``max_offset``: how a coordinator reads its internal topic's log
+    when it loads a partition (the ``__consumer_offsets`` and ``__transaction_state`` loaders)."""
+    records = log_.read(offset, max_length, max_offset=max_offset, min_one_message=True).records
+    data = records.read_bytes() if isinstance(records, FileRecords) else bytes(records.buffer())
+    return list(MemoryRecords(data).batches(allow_partial_tail=True))
 
 
 def _group_from_stored(stored: StoredGroupMetadata) -> GroupMetadata:

@@ -230,17 +230,13 @@ class TransactionCoordinator:
         elif error is Errors.NONE:
             txn_metadata = epoch_and_metadata.transaction_metadata
             with txn_metadata.lock:
-                if txn_metadata.producer_id != producer_id:
-                    error = Errors.INVALID_PRODUCER_ID_MAPPING
-                elif txn_metadata.producer_epoch != producer_epoch:
-                    error = Errors.INVALID_PRODUCER_EPOCH
-                elif txn_metadata.pending_transition_in_progress():
+                error = _check_producer(txn_metadata, producer_id, producer_epoch)
+                if error is Errors.NONE and txn_metadata.state in (T.PREPARE_COMMIT, T.PREPARE_ABORT):
                     error = Errors.CONCURRENT_TRANSACTIONS
-                elif txn_metadata.state in (T.PREPARE_COMMIT, T.PREPARE_ABORT):
-                    error = Errors.CONCURRENT_TRANSACTIONS
-                elif txn_metadata.state is T.ONGOING and partitions <= txn_metadata.topic_partitions:
-                    pass  # already in the transaction: answer at once
-                else:
+                already_added = (
+                    txn_metadata.state is T.ONGOING and partitions <= txn_metadata.topic_partitions
+                )
+                if error is Errors.NONE and not already_added:  # (already added: answer NONE at once)
                     new_metadata = txn_metadata.prepare_add_partitions(partitions, self.time.milliseconds())
         if new_metadata is None:
             log.debug(
@@ -329,12 +325,9 @@ class TransactionCoordinator:
             return Errors.INVALID_PRODUCER_ID_MAPPING, None
         txn_metadata = epoch_and_metadata.transaction_metadata
         with txn_metadata.lock:
-            if txn_metadata.producer_id != producer_id:
-                return Errors.INVALID_PRODUCER_ID_MAPPING, None
-            if txn_metadata.producer_epoch != producer_epoch:
-                return Errors.INVALID_PRODUCER_EPOCH, None
-            if txn_metadata.pending_transition_in_progress():
-                return Errors.CONCURRENT_TRANSACTIONS, None
+            error = _check_producer(txn_metadata, producer_id, producer_epoch)
+            if error is not Errors.NONE:
+                return error, None
             state = txn_metadata.state
             if state is T.ONGOING:
                 next_state = T.PREPARE_COMMIT if is_commit else T.PREPARE_ABORT
@@ -378,12 +371,9 @@ class TransactionCoordinator:
             return Errors.NOT_COORDINATOR, None
         txn_metadata = epoch_and_metadata.transaction_metadata
         with txn_metadata.lock:
-            if txn_metadata.producer_id != producer_id:
-                return Errors.INVALID_PRODUCER_ID_MAPPING, None
-            if txn_metadata.producer_epoch != producer_epoch:
-                return Errors.INVALID_PRODUCER_EPOCH, None
-            if txn_metadata.pending_transition_in_progress():
-                return Errors.CONCURRENT_TRANSACTIONS, None
+            error = _check_producer(txn_metadata, producer_id, producer_epoch)
+            if error is not Errors.NONE:
+                return error, None
             expected = T.PREPARE_COMMIT if is_commit else T.PREPARE_ABORT
             if txn_metadata.state is not expected:
                 return self._invalid_state(transactional_id, txn_metadata.state, is_commit), None
@@ -440,6 +430,18 @@ class TransactionCoordinator:
         self.txn_manager.shutdown()
         self.txn_marker_channel_manager.shutdown()
         log.info("Shutdown complete.")
+
+
+def _check_producer(txn_metadata: TransactionMetadata, producer_id: int, producer_epoch: int) -> Errors:
+    """What every request about a transaction checks first, under the metadata's lock: the id's
+    producer id, its current epoch (an older one is fenced), and no transition on its way."""
+    if txn_metadata.producer_id != producer_id:
+        return Errors.INVALID_PRODUCER_ID_MAPPING
+    if txn_metadata.producer_epoch != producer_epoch:
+        return Errors.INVALID_PRODUCER_EPOCH
+    if txn_metadata.pending_transition_in_progress():
+        return Errors.CONCURRENT_TRANSACTIONS
+    return Errors.NONE
 
 
 def _result(is_commit: bool) -> str:

@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING
 
 from kafka_lite.common.errors import Errors, IllegalStateException
 from kafka_lite.common.record import MemoryRecords
-from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import abs_int, java_string_hash
+from kafka_lite.coordinator.group_metadata_manager import read_batches
 from kafka_lite.coordinator.transaction import transaction_log
 from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_lite.coordinator.transaction.transaction_metadata import (
@@ -349,10 +349,7 @@ class TransactionStateManager:
                 and not self._shutting_down.is_set()
                 and self._still_loading(tp[1], coordinator_epoch)
             ):
-                info = log_.read(offset, self.config.transaction_log_load_buffer_size, min_one_message=True)
-                records = info.records
-                data = records.read_bytes() if isinstance(records, FileRecords) else bytes(records.buffer())
-                batches = list(MemoryRecords(data).batches(allow_partial_tail=True))
+                batches = read_batches(log_, offset, self.config.transaction_log_load_buffer_size)
                 if not batches:
                     break
                 for batch in batches:

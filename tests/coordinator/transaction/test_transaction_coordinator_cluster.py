@@ -184,15 +184,19 @@ def test_a_transaction_committed_end_to_end_then_one_aborted(cluster, topic):
     assert txn.end(commit=False) is Errors.NONE  # a retried EndTxn of a completed abort
 
 
+def group_coordinator(cluster, group: str) -> WireClient | None:
+    found = WireClient(cluster.servers[0].port).call(
+        ApiKeys.FIND_COORDINATOR, 1, {"coordinator_key": group, "coordinator_type": 0}
+    )
+    return None if found["error_code"] else WireClient(found["coordinator"]["port"])
+
+
 def offset_of(cluster, group: str, topic: str) -> int:
     def fetch():
-        any_broker = WireClient(cluster.servers[0].port)
-        found = any_broker.call(
-            ApiKeys.FIND_COORDINATOR, 1, {"coordinator_key": group, "coordinator_type": 0}
-        )
-        if found["error_code"]:
+        coordinator = group_coordinator(cluster, group)
+        if coordinator is None:
             return None
-        r = WireClient(found["coordinator"]["port"]).call(
+        r = coordinator.call(
             ApiKeys.OFFSET_FETCH, 3, {"group_id": group, "topics": [{"topic": topic, "partitions": [0]}]}
         )
         return None if r["error_code"] else r["responses"][0]["partition_responses"][0]
@@ -202,18 +206,15 @@ def offset_of(cluster, group: str, topic: str) -> int:
 
 def txn_offset_commit(cluster, txn: Txn, group: str, topic: str, offset: int, producer_id=None) -> Errors:
     def commit():
-        any_broker = WireClient(cluster.servers[0].port)
-        found = any_broker.call(
-            ApiKeys.FIND_COORDINATOR, 1, {"coordinator_key": group, "coordinator_type": 0}
-        )
-        if found["error_code"]:
+        coordinator = group_coordinator(cluster, group)
+        if coordinator is None:
             return None
         body = {
             "transactional_id": txn.transactional_id, "consumer_group_id": group,
             "producer_id": txn.producer_id if producer_id is None else producer_id, "producer_epoch": txn.epoch,
             "topics": [{"topic": topic, "partitions": [{"partition": 0, "offset": offset, "metadata": ""}]}],
         }  # fmt: skip
-        r = WireClient(found["coordinator"]["port"]).call(ApiKeys.TXN_OFFSET_COMMIT, 0, body)
+        r = coordinator.call(ApiKeys.TXN_OFFSET_COMMIT, 0, body)
         error = Errors.for_code(r["topics"][0]["partitions"][0]["error_code"])
         return None if error in RETRIABLE else error
 
