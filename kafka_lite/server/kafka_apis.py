@@ -35,6 +35,11 @@ topic the first time a group is looked up (Kafka's ``getOrCreateGroupMetadataTop
 LeaderAndIsr that moves leadership of one of its partitions tells the coordinator to load or unload
 the partition's groups (``on_leadership_change``).
 
+The transaction APIs (InitProducerId with a transactional id, FindCoordinator of type 1,
+AddPartitionsToTxn, AddOffsetsToTxn, EndTxn) are decided by the ``TransactionCoordinator`` the same
+way, the leader of the id's ``__transaction_state`` partition answering; TxnOffsetCommit goes to the
+group coordinator, which keeps the offsets pending until the transaction's marker.
+
 Produce and Fetch at old versions speak message sets v0/v1 (the book's format); the log stores v2
 batches only, so a Produce v0-2 is up-converted on the way in and a Fetch v0-3 down-converted on the
 way out. Fetch v4+ sends records straight from the segment file: with ``fetch.sendfile.enable`` as a
