@@ -17,16 +17,15 @@ Differs: of the dynamic configs, only topics' and brokers' (the replication thro
 Start-up order, as ``KafkaServer.startup``: scheduler, ZooKeeper (creating the chroot), cluster id,
 log manager (loading and, after an unclean stop, recovering every log, each with its topic's
 overrides from ZooKeeper), metadata cache, socket server and the ``metric.reporters`` on its request
-metrics, the replication quota managers, replica manager, producer id manager, controller, admin manager, group coordinator, transaction
-coordinator, request
-handlers, the dynamic config manager (which applies later config changes to the live logs), and
-last the registration in ``/brokers/ids``: a broker is announced only once it can answer.
-``KafkaApis`` gets each part it uses, never the server. Shutdown starts with the controlled shutdown
-(the controller moves this broker's leaderships to other brokers while it still serves), then goes
-the other way, in Kafka's order (the transaction coordinator, then the group coordinator, after the
-replica and admin managers, before
-the log manager); the log
-manager's shutdown writes the clean-shutdown marker so the next start skips recovery.
+metrics, the replication quota managers, replica manager, producer id manager, controller, admin
+manager, group coordinator, transaction coordinator, request handlers, the dynamic config manager
+(which applies later config changes to the live logs), and last the registration in
+``/brokers/ids``: a broker is announced only once it can answer. ``KafkaApis`` gets each part it
+uses, never the server. Shutdown starts with the controlled shutdown (the controller moves this
+broker's leaderships to other brokers while it still serves), then goes the other way, in Kafka's
+order (the transaction coordinator, then the group coordinator, after the replica and admin
+managers, before the log manager); the log manager's shutdown writes the clean-shutdown marker so
+the next start skips recovery.
 """
 
 from __future__ import annotations
