@@ -31,7 +31,10 @@ edge; the chapter's picture is drawn from both, so the docs cannot drift from th
 
 Offsets live here too, as in Kafka 0.10.1: the committed ones, and the pending ones, whose commit
 record is being appended to ``__consumer_offsets`` and which become committed when the append
-succeeds (``complete_pending_offset_write``) or are dropped when it fails.
+succeeds (``complete_pending_offset_write``) or are dropped when it fails. Kafka 0.11 adds the
+offsets of transactions (TxnOffsetCommit), kept per producer until the transaction commits or
+aborts; a committed one replaces the group's offset for its partition unless a plain commit's
+record came after it in the log.
 """
 
 from __future__ import annotations
@@ -144,6 +147,16 @@ class GroupMetadata:
         self._members: dict[str, MemberMetadata] = {}
         self._offsets: dict[TopicPartition, OffsetAndMetadata] = {}
         self._pending_offset_commits: dict[TopicPartition, OffsetAndMetadata] = {}
+        # Kafka 0.11: offsets committed inside a transaction (TxnOffsetCommit), per producer id, with
+        # whether their record is in the log yet; they become the group's when the transaction
+        # commits (its marker lands on __consumer_offsets) and are dropped when it aborts.
+        # (its offset, the log offset of its record's batch: -1 until it is appended)
+        self._pending_transactional_offset_commits: dict[
+            int, dict[TopicPartition, tuple[OffsetAndMetadata, int]]
+        ] = {}
+        # where each committed offset's record is in the log, when known: a transaction's offset
+        # replaces a committed one only if its record came later (Kafka 0.11's ``olderThan``)
+        self._offset_append_positions: dict[TopicPartition, int] = {}
 
         self.protocol_type: str | None = None  # the first member's; every member must share it
         self.generation_id = 0
@@ -338,12 +351,13 @@ class GroupMetadata:
         self._pending_offset_commits.update(offsets)
 
     def complete_pending_offset_write(
-        self, topic_partition: TopicPartition, offset: OffsetAndMetadata
+        self, topic_partition: TopicPartition, offset: OffsetAndMetadata, append_offset: int = -1
     ) -> None:
         """The commit record for ``offset`` is in the log: it is the committed offset now. The pending
         entry goes only if it is this same commit (a later one for the partition may still be in flight).
         Loading a partition's groups uses this too, with nothing pending."""
         self._offsets[topic_partition] = offset
+        self._offset_append_positions[topic_partition] = append_offset
         if self._pending_offset_commits.get(topic_partition) == offset:
             del self._pending_offset_commits[topic_partition]
 
@@ -351,6 +365,54 @@ class GroupMetadata:
         """The commit record for ``offset`` could not be appended: drop it, if it is still the pending one."""
         if self._pending_offset_commits.get(topic_partition) == offset:
             del self._pending_offset_commits[topic_partition]
+
+    # --8<-- [start:txn_offsets]
+    def prepare_txn_offset_commit(
+        self, producer_id: int, offsets: dict[TopicPartition, OffsetAndMetadata]
+    ) -> None:
+        """Stage a transaction's offsets while their record is appended (not yet in the log)."""
+        pending = self._pending_transactional_offset_commits.setdefault(producer_id, {})
+        pending.update({tp: (offset, -1) for tp, offset in offsets.items()})
+
+    def on_txn_offset_commit_append(
+        self, producer_id: int, topic_partition: TopicPartition, offset: OffsetAndMetadata, append_offset: int
+    ) -> None:
+        """The record of a transaction's offset is in the log at ``append_offset``: a commit marker
+        may now apply it."""
+        pending = self._pending_transactional_offset_commits.get(producer_id)
+        if pending is not None and topic_partition in pending:
+            pending[topic_partition] = (offset, append_offset)
+
+    def fail_pending_txn_offset_commit(self, producer_id: int, topic_partition: TopicPartition) -> None:
+        pending = self._pending_transactional_offset_commits.get(producer_id)
+        if pending is not None:
+            pending.pop(topic_partition, None)
+            if not pending:
+                del self._pending_transactional_offset_commits[producer_id]
+
+    def complete_pending_txn_offset_commit(self, producer_id: int, is_commit: bool) -> None:
+        """The producer's transaction ended: on commit its offsets (those in the log) are the
+        group's now; on abort they are dropped."""
+        pending = self._pending_transactional_offset_commits.pop(producer_id, {})
+        if not is_commit:
+            return
+        for tp, (offset, append_offset) in pending.items():
+            if append_offset < 0:
+                log.warning("Group %s: producer %d's offset for %s-%d was not in the log when its transaction "
+                            "committed; ignored", self.group_id, producer_id, *tp)  # fmt: skip
+            elif self._offset_append_positions.get(tp, -1) < append_offset:
+                self._offsets[tp] = offset
+                self._offset_append_positions[tp] = append_offset
+
+    def has_pending_offset_commits_from_producer(self, producer_id: int) -> bool:
+        return producer_id in self._pending_transactional_offset_commits
+
+    def pending_txn_offsets(self, producer_id: int) -> dict[TopicPartition, OffsetAndMetadata]:
+        return {
+            tp: o for tp, (o, _) in self._pending_transactional_offset_commits.get(producer_id, {}).items()
+        }
+
+    # --8<-- [end:txn_offsets]
 
     def remove_expired_offsets(self, start_ms: int) -> dict[TopicPartition, OffsetAndMetadata]:
         """Remove and return the committed offsets that expired before ``start_ms`` (the time the
@@ -362,6 +424,7 @@ class GroupMetadata:
         }
         for tp in expired:
             del self._offsets[tp]
+            self._offset_append_positions.pop(tp, None)
         return expired
 
     def all_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
@@ -375,7 +438,9 @@ class GroupMetadata:
 
     def has_offsets(self) -> bool:
         """Whether the group has offsets, committed or pending: an Empty group without any may die."""
-        return bool(self._offsets) or bool(self._pending_offset_commits)
+        return bool(
+            self._offsets or self._pending_offset_commits or self._pending_transactional_offset_commits
+        )
 
     def __str__(self) -> str:
         # Kafka's toString: [groupId,protocolType,currentState,members]

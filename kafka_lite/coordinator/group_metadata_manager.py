@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka_lite.common.errors import Errors, IllegalStateException, KafkaException
 from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.end_transaction_marker import ControlRecordType
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
@@ -73,6 +74,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
+NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID: an offset commit outside a transaction
+NO_PRODUCER_EPOCH = -1
 
 
 # --8<-- [start:partition_for]
@@ -286,6 +289,7 @@ class GroupMetadataManager:
             True,  # internal topics allowed
             delayed_store.entries,
             delayed_store.callback,
+            is_from_client=False,  # the coordinator's own records: no sequence check (Kafka 0.11)
         )
 
     # -- storing offsets ---------------------------------------------------------------------------------
@@ -298,10 +302,15 @@ class GroupMetadataManager:
         group: GroupMetadata,
         offset_metadata: Mapping[TopicPartition, OffsetAndMetadata],
         response_callback: Callable[[dict[TopicPartition, Errors]], None],
+        producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
     ) -> DelayedStore:
         """The group's offset records, staged in the group as pending until the append answers.
         Call with the group's lock held. An offset whose metadata is longer than
-        ``offsets.metadata.max.bytes`` is not written and answers OFFSET_METADATA_TOO_LARGE."""
+        ``offsets.metadata.max.bytes`` is not written and answers OFFSET_METADATA_TOO_LARGE.
+        With a producer id (TxnOffsetCommit, Kafka 0.11) the records go in a transactional batch
+        of that producer and epoch, and stay pending for the producer until its transaction ends."""
+        is_txn_offset_commit = producer_id != NO_PRODUCER_ID
         now = self.time.milliseconds()
         filtered = {}
         for tp, offset in offset_metadata.items():
@@ -319,15 +328,31 @@ class GroupMetadataManager:
             for tp, offset in filtered.items()
         ]
         offsets_tp = self._offsets_partition(group.group_id)
-        entries = {offsets_tp: MemoryRecords.with_records(records)} if records else {}
+        entries = {}
+        if records:
+            # Kafka's builder gives a transactional batch base sequence 0; the log does not check
+            # the sequence of the coordinator's own appends
+            entries[offsets_tp] = MemoryRecords.with_records(
+                records,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                base_sequence=0 if is_txn_offset_commit else -1,
+                is_transactional=is_txn_offset_commit,
+            )
 
         def put_cache_callback(responses: dict[TopicPartition, PartitionResponse]) -> None:
             error = responses[offsets_tp].error if records else Errors.NONE
+            base_offset = responses[offsets_tp].base_offset if records else -1
             with group.lock:
                 for tp, offset in filtered.items():
-                    if error is Errors.NONE:
+                    if is_txn_offset_commit:
+                        if error is Errors.NONE:
+                            group.on_txn_offset_commit_append(producer_id, tp, offset, base_offset)
+                        else:
+                            group.fail_pending_txn_offset_commit(producer_id, tp)
+                    elif error is Errors.NONE:
                         if group.not_(GroupState.DEAD):
-                            group.complete_pending_offset_write(tp, offset)
+                            group.complete_pending_offset_write(tp, offset, base_offset)
                     else:
                         group.fail_pending_offset_write(tp, offset)
             if error is not Errors.NONE:
@@ -342,7 +367,10 @@ class GroupMetadataManager:
                 {tp: error if tp in filtered else Errors.OFFSET_METADATA_TOO_LARGE for tp in offset_metadata}
             )
 
-        group.prepare_offset_commit(filtered)
+        if is_txn_offset_commit:
+            group.prepare_txn_offset_commit(producer_id, filtered)
+        else:
+            group.prepare_offset_commit(filtered)
         return DelayedStore(entries, put_cache_callback)
 
     def store_offsets(self, delayed_store: DelayedStore) -> None:
@@ -351,6 +379,27 @@ class GroupMetadataManager:
             self.store(delayed_store)
         else:
             delayed_store.callback({})
+
+    # -- completing transactions -------------------------------------------------------------------------
+
+    def handle_txn_completion(self, producer_id: int, offsets_partitions: set[int], is_commit: bool) -> None:
+        """A transaction's marker is on ``offsets_partitions``: its offsets become the groups' on
+        commit, or are dropped on abort (Kafka 0.11's ``handleTxnCompletion``), on the scheduler, as
+        Kafka does, away from the thread that appended the marker."""
+
+        def complete() -> None:
+            with self._partition_lock:
+                groups = [
+                    g
+                    for g in self._groups_cache.values()
+                    if self.partition_for(g.group_id) in offsets_partitions
+                ]
+            for group in groups:
+                with group.lock:
+                    if group.has_pending_offset_commits_from_producer(producer_id):
+                        group.complete_pending_txn_offset_commit(producer_id, is_commit)
+
+        self.scheduler.schedule(f"handle-txn-completion-{producer_id}", complete)
 
     # -- fetching offsets --------------------------------------------------------------------------------
 
@@ -413,11 +462,16 @@ class GroupMetadataManager:
             if log_ is None:
                 log.warning("Attempted to load offsets and group metadata from %s-%d, but found no log", *tp)
                 return
-            loaded_offsets, loaded_groups, removed_groups = self._read_partition(
+            loaded_offsets, loaded_groups, removed_groups, pending_offsets = self._read_partition(
                 log_, partition.high_watermark()
             )
             self._cache_loaded(
-                offsets_partition, loaded_offsets, loaded_groups, removed_groups, on_group_loaded
+                offsets_partition,
+                loaded_offsets,
+                loaded_groups,
+                removed_groups,
+                pending_offsets,
+                on_group_loaded,
             )
             log.info(
                 "Finished loading offsets from %s-%d in %d milliseconds.",
@@ -433,32 +487,51 @@ class GroupMetadataManager:
 
     # --8<-- [start:read_partition]
     def _read_partition(self, log_: Any, high_watermark: int) -> tuple[
-        dict[GroupTopicPartition, OffsetAndMetadata], dict[str, StoredGroupMetadata], set[str]
+        dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]], dict[str, StoredGroupMetadata], set[str],
+        dict[int, dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]]],
     ]:  # fmt: skip
         """Every record from the log's start to the HW, the last value per key winning and a
-        tombstone deleting what came before it."""
+        tombstone deleting what came before it. Offsets of a transaction (a transactional batch)
+        wait per producer for its marker (a control batch): a commit applies them where no later
+        plain commit wrote the partition, an abort drops them (Kafka 0.11's loadGroupsAndOffsets).
+        Those whose marker is not in the log yet are returned still pending. Each offset comes
+        with the log offset of its record's batch."""
         loaded_offsets: dict[GroupTopicPartition, OffsetAndMetadata] = {}
+        loaded_at: dict[GroupTopicPartition, int] = {}  # the batch each loaded offset came from
+        pending_offsets: dict[int, dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]]] = {}
         loaded_groups: dict[str, StoredGroupMetadata] = {}
         removed_groups: set[str] = set()
         offset = log_.log_start_offset
         while offset < high_watermark and not self._shutting_down:
-            info = log_.read(offset, 5 * 1024 * 1024, max_offset=high_watermark, min_one_message=True)
-            records = info.records
-            data = records.read_bytes() if isinstance(records, FileRecords) else bytes(records.buffer())
-            batches = list(MemoryRecords(data).batches(allow_partial_tail=True))
+            batches = read_batches(log_, offset, 5 * 1024 * 1024, max_offset=high_watermark)
             if not batches:
                 break
             for batch in batches:
+                if batch.last_offset < offset or batch.base_offset >= high_watermark:
+                    continue
+                if batch.is_control_batch:
+                    committed = pending_offsets.pop(batch.producer_id, {})
+                    if ControlRecordType.parse(next(iter(batch)).key) is ControlRecordType.COMMIT:
+                        for key, (value, at) in committed.items():
+                            if loaded_at.get(key, -1) < at:
+                                loaded_offsets[key], loaded_at[key] = value, at
+                    continue
                 for record in batch:
                     if record.offset < offset or record.offset >= high_watermark:
                         continue
                     key = read_message_key(record.key)
                     if isinstance(key, OffsetKey):
                         value = read_offset_message_value(record.value)
-                        if value is None:
+                        if batch.is_transactional:
+                            producer_offsets = pending_offsets.setdefault(batch.producer_id, {})
+                            if value is None:
+                                producer_offsets.pop(key.key, None)
+                            else:
+                                producer_offsets[key.key] = (value, batch.base_offset)
+                        elif value is None:
                             loaded_offsets.pop(key.key, None)
                         else:
-                            loaded_offsets[key.key] = value
+                            loaded_offsets[key.key], loaded_at[key.key] = value, batch.base_offset
                     else:
                         group = read_group_message_value(key.key, record.value)
                         if group is None:
@@ -468,27 +541,45 @@ class GroupMetadataManager:
                             loaded_groups[key.key] = group
                             removed_groups.discard(key.key)
             offset = batches[-1].next_offset
-        return loaded_offsets, loaded_groups, removed_groups
+        loaded = {key: (value, loaded_at[key]) for key, value in loaded_offsets.items()}
+        return loaded, loaded_groups, removed_groups, pending_offsets
 
     # --8<-- [end:read_partition]
 
     def _cache_loaded(
         self,
         offsets_partition: int,
-        loaded_offsets: dict[GroupTopicPartition, OffsetAndMetadata],
+        loaded_offsets: dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]],
         loaded_groups: dict[str, StoredGroupMetadata],
         removed_groups: set[str],
+        pending_offsets: dict[int, dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]]],
         on_group_loaded: Callable[[GroupMetadata], None],
     ) -> None:
-        offsets_by_group: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+        # (offset, log position of its record) per partition, per group
+        offsets_by_group: dict[str, dict[TopicPartition, tuple[OffsetAndMetadata, int]]] = {}
         for group_tp, offset in loaded_offsets.items():
             offsets_by_group.setdefault(group_tp.group, {})[group_tp.topic_partition] = offset
+        # open transactions' offsets, per group and producer: their marker may still come
+        pending_by_group: dict[str, dict[int, dict[TopicPartition, tuple[OffsetAndMetadata, int]]]] = {}
+        for producer_id, offsets in pending_offsets.items():
+            for group_tp, offset in offsets.items():
+                by_producer = pending_by_group.setdefault(group_tp.group, {})
+                by_producer.setdefault(producer_id, {})[group_tp.topic_partition] = offset
         for group_id, stored in loaded_groups.items():
-            self._load_group(_group_from_stored(stored), offsets_by_group.get(group_id, {}), on_group_loaded)
+            group = _group_from_stored(stored)
+            self._load_group(
+                group, offsets_by_group.get(group_id, {}), pending_by_group.get(group_id, {}), on_group_loaded
+            )
         # offsets of groups with no metadata record: groups that only store offsets here
-        for group_id, offsets in offsets_by_group.items():
+        for group_id in offsets_by_group.keys() | pending_by_group.keys():
             if group_id not in loaded_groups:
-                self._load_group(GroupMetadata(group_id), offsets, on_group_loaded)
+                group = GroupMetadata(group_id)
+                self._load_group(
+                    group,
+                    offsets_by_group.get(group_id, {}),
+                    pending_by_group.get(group_id, {}),
+                    on_group_loaded,
+                )
         for group_id in removed_groups:
             if group_id not in offsets_by_group and self.get_group(group_id) is not None:
                 raise IllegalStateException(
@@ -499,12 +590,17 @@ class GroupMetadataManager:
     def _load_group(
         self,
         group: GroupMetadata,
-        offsets: dict[TopicPartition, OffsetAndMetadata],
+        offsets: dict[TopicPartition, tuple[OffsetAndMetadata, int]],
+        pending_txn_offsets: dict[int, dict[TopicPartition, tuple[OffsetAndMetadata, int]]],
         on_group_loaded: Callable[[GroupMetadata], None],
     ) -> None:
         # the offsets go in before the group is visible, so no request sees it without them
-        for tp, offset in offsets.items():
-            group.complete_pending_offset_write(tp, offset)
+        for tp, (offset, position) in offsets.items():
+            group.complete_pending_offset_write(tp, offset, position)
+        for producer_id, txn_offsets in pending_txn_offsets.items():
+            group.prepare_txn_offset_commit(producer_id, {tp: o for tp, (o, _) in txn_offsets.items()})
+            for tp, (offset, position) in txn_offsets.items():
+                group.on_txn_offset_commit_append(producer_id, tp, offset, position)
         current = self.add_group(group)
         if current is not group:
             log.debug(
@@ -588,6 +684,15 @@ class GroupMetadataManager:
         return expired_count
 
     # --8<-- [end:cleanup_group_metadata]
+
+
+def read_batches(log_: Any, offset: int, max_length: int, max_offset: int | None = None) -> list:
+    """The whole batches of ``log_`` from the one holding ``offset``, about ``max_length`` bytes
+    (at least one batch), below ``max_offset``: how a coordinator reads its internal topic's log
+    when it loads a partition (the ``__consumer_offsets`` and ``__transaction_state`` loaders)."""
+    records = log_.read(offset, max_length, max_offset=max_offset, min_one_message=True).records
+    data = records.read_bytes() if isinstance(records, FileRecords) else bytes(records.buffer())
+    return list(MemoryRecords(data).batches(allow_partial_tail=True))
 
 
 def _group_from_stored(stored: StoredGroupMetadata) -> GroupMetadata:

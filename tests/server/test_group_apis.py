@@ -336,12 +336,12 @@ def test_offsets_topic_is_internal_compacted_and_refuses_client_produce(cluster)
     assert Errors.for_code(partition_response(answer)["error_code"]) is Errors.INVALID_TOPIC_EXCEPTION
 
 
-def test_find_coordinator_for_a_transaction_coordinator_is_an_invalid_request(cluster):
+def test_find_coordinator_of_an_unknown_type_is_an_invalid_request(cluster):
     response = WireClient(cluster.servers[0].port).call(
-        ApiKeys.FIND_COORDINATOR, 1, {"coordinator_key": "txn", "coordinator_type": 1}
+        ApiKeys.FIND_COORDINATOR, 1, {"coordinator_key": "txn", "coordinator_type": 2}
     )
     assert Errors.for_code(response["error_code"]) is Errors.INVALID_REQUEST
-    assert "Transactions are not implemented" in response["error_message"]
+    assert "Unknown coordinator type 2" in response["error_message"]
     assert response["coordinator"]["node_id"] == -1
 
 

@@ -40,6 +40,14 @@ FAST = {
     # then comes back every 11 s or so as a burst, so a 30-s measurement of a throttled client swings
     # by more than 10 % with its phase; over 2 windows it stays within a few per cent.
     "quota.window.num": 2,
+    # transactions: a few __transaction_state partitions on every broker (min ISR 2, as Kafka's
+    # default); the sweep that aborts timed-out transactions every 500 ms, not every minute, so a
+    # test of an abandoned transaction waits on its own short timeout; the longest timeout a
+    # producer may ask for is librdkafka's default transaction.timeout.ms (60 s), not 15 minutes
+    "transaction.state.log.num.partitions": 4,
+    "transaction.state.log.replication.factor": 3,
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 500,
+    "transaction.max.timeout.ms": 60000,
 }
 
 
