@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kafka_lite.clients.metadata import Node
-from kafka_lite.common.errors import Errors, IllegalStateException, KafkaException
+from kafka_lite.common.errors import Errors, IllegalStateException, KafkaException, ProducerFencedException
 from kafka_lite.common.record.constants import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
@@ -299,6 +299,7 @@ class TransactionManager:
     def fail_if_not_ready_for_send(self) -> None:
         with self._lock:
             if self.has_error():
+                _raise_fenced(self.last_error)
                 raise KafkaException(
                     "Cannot perform send because at least one previous transactional or idempotent request "
                     f"has failed with errors: {self.last_error}"
@@ -339,6 +340,7 @@ class TransactionManager:
 
     def _maybe_fail_with_error(self) -> None:
         if self.has_error():
+            _raise_fenced(self.last_error)
             raise KafkaException(
                 "Cannot execute transactional method because we are in an error state: "
                 f"{type(self.last_error).__name__}: {self.last_error}"
@@ -550,3 +552,14 @@ class TransactionManager:
         if error is Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
             return not self.is_next_sequence(batch.topic_partition, batch.base_sequence)
         return error.retriable
+
+
+def _raise_fenced(last_error: BaseException | None) -> None:
+    """A fenced producer is told so by its own error type, not a KafkaException wrapping it: Kafka
+    2.1's ``maybeFailWithError`` (0.11 wraps it), so that ``except ProducerFencedException`` works
+    whichever call first finds the producer fenced."""
+    if isinstance(last_error, ProducerFencedException):
+        raise ProducerFencedException(
+            "The producer has been rejected from the broker because it tried to use an old epoch with the "
+            "transactionalId: another producer with the same transactional id has called init_transactions"
+        ) from last_error
