@@ -474,7 +474,9 @@ def _offset_and_metadata(value: object) -> OffsetAndMetadata:
         return OffsetAndMetadata(value)
     if isinstance(value, tuple) and value and isinstance(value[0], int):
         return OffsetAndMetadata(*value[:2])
-    raise IllegalArgumentException(f"An offset to commit must be an OffsetAndMetadata or an int, got {value!r}")
+    raise IllegalArgumentException(
+        f"An offset to commit must be an OffsetAndMetadata or an int, got {value!r}"
+    )
 
 
 def _headers(headers: list | tuple | None) -> list[Header]:
