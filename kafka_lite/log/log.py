@@ -69,6 +69,7 @@ from kafka_lite.log.log_segment import (
     filename_prefix,
 )
 from kafka_lite.log.offset_index import CorruptIndexException, InvalidOffsetException
+from kafka_lite.log.transaction_index import TXN_INDEX_SUFFIX, AbortedTxn
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # in the log directory: "the last stop was clean"
 DELETED_FILE_SUFFIX = ".deleted"
@@ -262,7 +263,7 @@ class Log:
             elif path.name.endswith(SWAP_FILE_SUFFIX):
                 path.unlink()
         for path in sorted(self.dir.iterdir()):
-            if path.suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            if path.suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
                 if not path.with_suffix(LOG_SUFFIX).exists():
                     path.unlink()  # an orphaned index with no log: nothing to index
             elif path.suffix == LOG_SUFFIX:
@@ -335,15 +336,20 @@ class Log:
 
     # --8<-- [start:append]
     def append(
-        self, records: MemoryRecords, assign_offsets: bool = True, leader_epoch: int = -1
+        self,
+        records: MemoryRecords,
+        assign_offsets: bool = True,
+        leader_epoch: int = -1,
+        is_from_client: bool = True,
     ) -> LogAppendInfo:
         """Validate ``records`` and append them, assigning offsets from the LEO (as a leader does).
 
         A leader stamps ``leader_epoch`` into every batch and records it in the leader epoch cache.
         With ``assign_offsets=False`` (a follower copying its leader) the batches keep their offsets,
         which must increase and start at or after the LEO, and the epochs their leader stamped.
+        ``is_from_client=False``: the broker's own records (transaction markers, Kafka 0.11).
         """
-        append_info = self._analyze_and_validate_records(records)
+        append_info = self._analyze_and_validate_records(records, is_from_client)
         # if there are no valid batches, there is nothing to append
         if append_info.shallow_count == 0:
             return append_info
@@ -418,7 +424,9 @@ class Log:
                 self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
                 latest = batch.partition_leader_epoch
 
-    def _analyze_and_validate_records(self, records: MemoryRecords) -> LogAppendInfo:
+    def _analyze_and_validate_records(
+        self, records: MemoryRecords, is_from_client: bool = True
+    ) -> LogAppendInfo:
         """Kafka's ``analyzeAndValidateRecords``: check every batch and gather what the append needs.
 
         Each batch must be v2, at most ``max.message.bytes``, and pass ``ensure_valid`` (its size
@@ -437,6 +445,13 @@ class Log:
                 raise CorruptRecordException(
                     f"batch at byte {batch.position} has magic {batch.magic}; the log stores magic 2 only "
                     "(v0/v1 message sets are converted before they reach it)",
+                    position=batch.position,
+                )
+            # only the broker writes transaction markers (Kafka 0.11's LogValidator)
+            if is_from_client and batch.is_control_batch:
+                raise CorruptRecordException(
+                    f"Clients are not allowed to write control records: the batch at byte {batch.position} "
+                    f"for {self.name} is a control batch",
                     position=batch.position,
                 )
             # update the first offset if on the first batch
@@ -509,7 +524,7 @@ class Log:
             old.on_become_inactive_segment()
             old.index.trim_to_valid_size()
             old.time_index.trim_to_valid_size()
-            for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
                 leftover = self.dir / (filename_prefix(new_offset) + suffix)
                 leftover.unlink(missing_ok=True)  # a stale file from a crash: the new segment replaces it
             segment = self._new_segment(new_offset)
@@ -520,6 +535,30 @@ class Log:
             # re-checks the active segment.
             self.flush(new_offset)
             return segment
+
+    # -- transactions (Kafka 0.11) -------------------------------------------------------------------------------
+
+    def update_txn_index(self, completed_txn, last_stable_offset: int) -> None:
+        """Index a transaction that a marker just ended, in the segment holding the marker."""
+        with self._lock:
+            segment = self._floor_segment(completed_txn.last_offset)
+            if segment is not None:
+                segment.update_txn_index(completed_txn, last_stable_offset)
+
+    # --8<-- [start:collect_aborted_transactions]
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping ``[start_offset, upper_bound_offset)``: each segment's
+        index from the one holding ``start_offset`` on, until one says no later segment can hold more
+        (an aborted transaction may begin in an earlier segment than its marker, never later)."""
+        found: list[AbortedTxn] = []
+        for segment in self.log_segments(start_offset):
+            result = segment.collect_aborted_txns(start_offset, upper_bound_offset)
+            found.extend(result.aborted_transactions)
+            if result.is_complete:
+                break
+        return found
+
+    # --8<-- [end:collect_aborted_transactions]
 
     # -- reading ---------------------------------------------------------------------------------------------
 

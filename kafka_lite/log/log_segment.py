@@ -1,6 +1,7 @@
-"""A log segment: one ``.log`` file of batches with its ``.index`` and ``.timeindex``.
+"""A log segment: one ``.log`` file of batches with its ``.index``, ``.timeindex`` and ``.txnindex``.
 
-Mirrors: kafka.log.LogSegment (core/src/main/scala/kafka/log/LogSegment.scala, Kafka 0.10.1)
+Mirrors: kafka.log.LogSegment (core/src/main/scala/kafka/log/LogSegment.scala, Kafka 0.10.1; the
+         transaction index, ``updateTxnIndex`` and ``collectAbortedTxns`` are Kafka 0.11.0's)
 Book:    chapter 6, 6.1.2 (writing to a segment), 6.1.3 (rolling), 6.1.4 (reading)
 Labs:    lab 2 (LogSegment.append, LogSegment.read)
 Differs: Kafka's segment holds a FileMessageSet of v0/v1 messages; ours holds v2 batches, so an
@@ -26,6 +27,12 @@ from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.utils import INT32_MAX
 from kafka_lite.log.offset_index import OffsetIndex
 from kafka_lite.log.time_index import TimeIndex
+from kafka_lite.log.transaction_index import (
+    TXN_INDEX_SUFFIX,
+    AbortedTxn,
+    TransactionIndex,
+    TxnIndexSearchResult,
+)
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -104,6 +111,8 @@ class LogSegment:
         self.time_index = TimeIndex(
             directory / (prefix + TIME_INDEX_SUFFIX + suffix), base_offset, max_index_size
         )
+        # the aborted transactions whose markers are in this segment (created at the first one)
+        self.txn_index = TransactionIndex(base_offset, directory / (prefix + TXN_INDEX_SUFFIX + suffix))
         self.created = time.milliseconds()
         self.bytes_since_last_index_entry = 0
         # The first batch's timestamp, which rolling by time (segment.ms) measures from.
@@ -147,6 +156,22 @@ class LogSegment:
         # END SOLUTION
 
     # --8<-- [end:append]
+
+    def update_txn_index(self, completed_txn, last_stable_offset: int) -> None:
+        """A transaction ended with a marker in this segment: an aborted one gets an index entry
+        (Kafka 0.11's ``updateTxnIndex``); a committed one needs none."""
+        if completed_txn.is_aborted:
+            self.txn_index.append(
+                AbortedTxn(
+                    completed_txn.producer_id,
+                    completed_txn.first_offset,
+                    completed_txn.last_offset,
+                    last_stable_offset,
+                )
+            )
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnIndexSearchResult:
+        return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
 
     # -- reading --------------------------------------------------------------------------------------------
 
@@ -259,6 +284,9 @@ class LogSegment:
             self.max_timestamp_so_far, self.offset_of_max_timestamp, skip_full_check=True
         )
         self.time_index.trim_to_valid_size()
+        # The transaction index keeps the markers still in the log; one whose entry the crash lost is
+        # added back when the partition replays the producer state (``ProducerStateManager.load``).
+        self.txn_index.truncate_to(self.next_offset())
         self.bytes_since_last_index_entry = valid_bytes - last_index_entry
         return truncated
 
@@ -271,6 +299,7 @@ class LogSegment:
             return 0
         self.index.truncate_to(offset)
         self.time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
         self.index.resize(self.index.max_index_size)
         self.time_index.resize(self.time_index.max_index_size)
         removed = self.log.truncate_to(mapping[0])
@@ -326,7 +355,7 @@ class LogSegment:
 
     def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
         """Rename the three files, e.g. ``.cleaned`` -> ``.swap`` -> "" as compaction swaps segments in."""
-        for f in (self.log, self.index, self.time_index):
+        for f in (self.log, self.index, self.time_index, self.txn_index):
             name = f.path.name
             if old_suffix and not name.endswith(old_suffix):
                 raise ValueError(f"{f.path} does not end with {old_suffix}")
@@ -337,6 +366,7 @@ class LogSegment:
         self.log.flush()
         self.index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def close(self) -> None:
         self.time_index.maybe_append(
@@ -344,6 +374,7 @@ class LogSegment:
         )
         self.index.close()
         self.time_index.close()
+        self.txn_index.close()
         self.log.close()
 
     def delete(self) -> None:
@@ -351,6 +382,7 @@ class LogSegment:
         self.log.path.unlink(missing_ok=True)
         self.index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
 
     def __repr__(self) -> str:
         return f"LogSegment(baseOffset={self.base_offset}, size={self.size_in_bytes()})"

@@ -1,13 +1,16 @@
-"""Producer state: for each idempotent producer, the last batches it wrote to this partition.
+"""Producer state: for each idempotent producer, the last batches it wrote to this partition; for
+each transactional one, where its open transaction began.
 
 Mirrors: kafka.log.ProducerStateManager, ProducerIdEntry and ProducerAppendInfo
          (core/src/main/scala/kafka/log/ProducerStateManager.scala, Kafka 0.11.0), with the five
          cached batches per producer of Kafka 1.0 (``ProducerIdEntry.NumBatchesToRetain``; the class is
          ``ProducerStateEntry`` from 1.1)
 Book:    beyond the book (Kafka 0.11's idempotent producer); chapter 6.1's log is where it lives
-Differs: the state is kept beside the ``Log`` by the partition, not inside ``Log.append``; no
-         transactions (no ongoing transaction offsets). Snapshots are written, as in Kafka, when the
-         log rolls (by the partition) and at clean shutdown.
+Differs: the state is kept beside the ``Log`` by the partition, not inside ``Log.append``, and
+         checked before the append rather than after offsets are assigned; completed transactions
+         leave the "unreplicated" set when the LSO is next asked for, not at each HW move.
+         Snapshots are written, as in Kafka, when the log rolls (by the partition) and at clean
+         shutdown; producers do not expire.
 
 Why a broker needs this: an idempotent producer (kafka-python's default) numbers its batches per
 partition (``producer_id``, ``producer_epoch``, ``base_sequence`` in the batch header). When a
@@ -16,11 +19,21 @@ offsets it was first written at instead of writing it twice. A gap in the number
 lost in between, which the broker refuses (OUT_OF_ORDER_SEQUENCE_NUMBER) rather than silently
 reorder.
 
+Transactions (KIP-98) add three things. A producer's first transactional batch opens a transaction
+at its offset (``current_txn_first_offset``); the COMMIT or ABORT marker its coordinator writes
+later closes it (``CompletedTxn``). The smallest first offset of the transactions still open, or
+closed by a marker not yet below the high watermark, is the partition's *first unstable offset*: a
+``read_committed`` consumer reads only below it (the last stable offset, LSO). And a marker is
+refused from a fenced producer epoch (INVALID_PRODUCER_EPOCH) or from a coordinator older than the
+last one that wrote a marker for that producer (TRANSACTION_COORDINATOR_FENCED), so a zombie cannot
+end a transaction twice.
+
 The snapshot file ``%020d.snapshot`` (offset = the log end offset it covers) is Kafka 0.11's:
 ``version int16, crc uint32 (CRC32C of what follows), entries [producer_id int64, epoch int16,
 last_sequence int32, last_offset int64, offset_delta int32, timestamp int64, coordinator_epoch
 int32, current_txn_first_offset int64]``. On load the manager reads the newest snapshot and replays
-the batch headers of the log after it.
+the batch headers of the log after it, control batches included (their marker is read from
+their one record), so an open transaction survives a restart.
 """
 
 from __future__ import annotations
@@ -28,17 +41,26 @@ from __future__ import annotations
 import logging
 import struct
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kafka_lite.common.errors import (
     CorruptRecordException,
     DuplicateSequenceNumberException,
+    InvalidTxnStateException,
     OutOfOrderSequenceException,
     ProducerFencedException,
+    TransactionCoordinatorFencedException,
 )
 from kafka_lite.common.record.crc import crc32c
-from kafka_lite.common.record.default_record_batch import HEADER_STRUCT, RECORD_BATCH_OVERHEAD
+from kafka_lite.common.record.default_record_batch import (
+    CONTROL_FLAG_MASK,
+    HEADER_STRUCT,
+    RECORD_BATCH_OVERHEAD,
+    TRANSACTIONAL_FLAG_MASK,
+    DefaultRecordBatch,
+)
+from kafka_lite.common.record.end_transaction_marker import EndTransactionMarker
 from kafka_lite.log.log_segment import filename_prefix
 
 log = logging.getLogger(__name__)
@@ -62,6 +84,28 @@ class ProducerBatch:
     first_offset: int = -1
     last_offset: int = -1
     timestamp: int = -1
+    is_transactional: bool = False
+    is_control: bool = False
+    marker: EndTransactionMarker | None = None  # a control batch's, when its record could be read
+
+
+@dataclass(frozen=True)
+class CompletedTxn:
+    """A transaction a marker just ended (Kafka's ``CompletedTxn``): from its first record to the marker."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    is_aborted: bool
+
+
+@dataclass
+class TxnMetadata:
+    """An open transaction, or a completed one whose marker is not yet below the high watermark."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int | None = None
 
 
 @dataclass
@@ -69,6 +113,8 @@ class ProducerStateEntry:
     producer_id: int
     epoch: int
     batches: deque[ProducerBatch] = field(default_factory=lambda: deque(maxlen=BATCHES_TO_RETAIN))
+    coordinator_epoch: int = -1  # of the coordinator that wrote this producer's last marker
+    current_txn_first_offset: int = -1  # where its open transaction began; -1: none open
 
     @property
     def last_seq(self) -> int:
@@ -97,11 +143,26 @@ def scan_producer_batches(buf) -> dict[int, ProducerBatch]:
         if magic != 2 or length < RECORD_BATCH_OVERHEAD - 12 or last_delta < 0:
             break
         if pid >= 0:
-            found[pos] = ProducerBatch(
-                pid, epoch, base_seq, (base_seq + last_delta) % _SEQ_MOD, timestamp=max_ts
-            )
+            found[pos] = _producer_batch(buf, pos, pid, epoch, base_seq, last_delta, max_ts)
         pos += 12 + length
     return found
+
+
+def _producer_batch(buf, pos: int, pid: int, epoch: int, base_seq: int, last_delta: int, max_ts: int):
+    """The producer fields of the batch at ``pos``; a control batch's marker is read from its record
+    (one small record: the only decoding the append path does)."""
+    (attributes,) = struct.unpack_from(">h", buf, pos + 21)
+    is_control = bool(attributes & CONTROL_FLAG_MASK)
+    marker = None
+    if is_control:
+        try:
+            marker = EndTransactionMarker.from_record(next(iter(DefaultRecordBatch(buf, pos))))
+        except (CorruptRecordException, StopIteration, ValueError):
+            marker = None  # not a marker this version reads: it changes no transaction
+    return ProducerBatch(
+        pid, epoch, base_seq, (base_seq + last_delta) % _SEQ_MOD, timestamp=max_ts,
+        is_transactional=bool(attributes & TRANSACTIONAL_FLAG_MASK), is_control=is_control, marker=marker,
+    )  # fmt: skip
 
 
 class ProducerStateManager:
@@ -109,15 +170,33 @@ class ProducerStateManager:
         self.log_dir = Path(log_dir)
         self.producers: dict[int, ProducerStateEntry] = {}
         self.map_end_offset = 0  # the log offset up to which ``producers`` is up to date
+        # open transactions, by first offset (Kafka's ``ongoingTxns``)
+        self.ongoing_txns: dict[int, TxnMetadata] = {}
+        # completed transactions whose marker may still be above the high watermark (``unreplicatedTxns``)
+        self.unreplicated_txns: dict[int, TxnMetadata] = {}
 
     # --8<-- [start:check]
-    def check(self, batches: list[ProducerBatch]) -> ProducerBatch | None:
+    def check(self, batches: list[ProducerBatch], is_from_client: bool = True) -> ProducerBatch | None:
         """Validate an append's idempotent batches against the state; raise Kafka's error for a
         fenced epoch or a sequence gap. Return the earlier write when the (single) batch is a retry
-        of one already in the log, so the caller answers with its offsets and writes nothing."""
+        of one already in the log, so the caller answers with its offsets and writes nothing.
+
+        A control batch (a transaction marker) is checked only when the broker writes it: from a
+        client the log refuses it outright."""
         pending: dict[int, tuple[int, int]] = {}  # producer -> (epoch, last seq) within this append
         for batch in batches:
             entry = self.producers.get(batch.producer_id)
+            if batch.is_control:
+                if not is_from_client:
+                    self._check_end_txn_marker(entry, batch)
+                    same_epoch = entry is not None and entry.epoch == batch.epoch
+                    pending[batch.producer_id] = (batch.epoch, entry.last_seq if same_epoch else -1)
+                continue
+            if entry is not None and entry.current_txn_first_offset >= 0 and not batch.is_transactional:
+                raise InvalidTxnStateException(
+                    f"Expected transactional write from producer {batch.producer_id}: its transaction "
+                    f"begun at offset {entry.current_txn_first_offset} is still open"
+                )
             epoch, last_seq = pending.get(
                 batch.producer_id, (entry.epoch, entry.last_seq) if entry else (-1, -1)
             )
@@ -155,14 +234,82 @@ class ProducerStateManager:
 
     # --8<-- [end:check]
 
-    def update(self, batch: ProducerBatch) -> None:
-        """Record a batch that was appended (``first_offset``/``last_offset`` filled in)."""
+    @staticmethod
+    def _check_end_txn_marker(entry: ProducerStateEntry | None, batch: ProducerBatch) -> None:
+        """Kafka's ``appendEndTxnMarker`` checks: a marker from a fenced producer epoch, or from a
+        coordinator older than the one that wrote this producer's last marker, is refused."""
+        if entry is None or batch.marker is None:
+            return
+        if batch.epoch < entry.epoch:
+            raise ProducerFencedException(
+                f"Invalid producer epoch: {batch.epoch} (zombie): {entry.epoch} (current) "
+                f"for the transaction marker of producer {batch.producer_id}"
+            )
+        if entry.coordinator_epoch > batch.marker.coordinator_epoch:
+            raise TransactionCoordinatorFencedException(
+                f"Invalid coordinator epoch: {batch.marker.coordinator_epoch} (zombie), "
+                f"{entry.coordinator_epoch} (current) for producer {batch.producer_id}"
+            )
+
+    # --8<-- [start:update]
+    def update(self, batch: ProducerBatch) -> CompletedTxn | None:
+        """Record a batch that was appended (``first_offset``/``last_offset`` filled in). A
+        transactional batch may open a transaction; a marker closes one, returned for the caller to
+        pass to ``complete_txn`` and the transaction index."""
         entry = self.producers.get(batch.producer_id)
         if entry is None or entry.epoch != batch.epoch:
-            entry = ProducerStateEntry(batch.producer_id, batch.epoch)
+            # a new epoch starts its sequences afresh; its open transaction and coordinator stay
+            entry = ProducerStateEntry(
+                batch.producer_id, batch.epoch,
+                coordinator_epoch=entry.coordinator_epoch if entry else -1,
+                current_txn_first_offset=entry.current_txn_first_offset if entry else -1,
+            )  # fmt: skip
             self.producers[batch.producer_id] = entry
-        entry.batches.append(batch)
         self.map_end_offset = max(self.map_end_offset, batch.last_offset + 1)
+        if batch.is_control:
+            return self._append_end_txn_marker(entry, batch) if batch.marker is not None else None
+        entry.batches.append(batch)
+        if batch.is_transactional and entry.current_txn_first_offset < 0:
+            entry.current_txn_first_offset = batch.first_offset
+            self.ongoing_txns[batch.first_offset] = TxnMetadata(batch.producer_id, batch.first_offset)
+        return None
+
+    def _append_end_txn_marker(self, entry: ProducerStateEntry, batch: ProducerBatch) -> CompletedTxn:
+        """A marker ends the producer's transaction. With none open (the coordinator re-sends its
+        markers after a failover) it ends an empty one, at the marker itself, as in Kafka."""
+        first_offset = entry.current_txn_first_offset
+        if first_offset < 0:
+            first_offset = batch.first_offset
+            self.ongoing_txns[first_offset] = TxnMetadata(batch.producer_id, first_offset)
+        entry.current_txn_first_offset = -1
+        entry.coordinator_epoch = batch.marker.coordinator_epoch
+        return CompletedTxn(batch.producer_id, first_offset, batch.last_offset, not batch.marker.is_commit)
+
+    def complete_txn(self, completed: CompletedTxn) -> int:
+        """Move a transaction from open to completed; return the last stable offset just after its
+        marker, which the transaction index records (Kafka's ``completeTxn``)."""
+        txn = self.ongoing_txns.pop(completed.first_offset, None)
+        if txn is None:
+            raise ValueError(f"Attempted to complete a transaction which was not started: {completed}")
+        txn.last_offset = completed.last_offset
+        self.unreplicated_txns[completed.first_offset] = txn
+        first_undecided = self.first_undecided_offset()
+        return completed.last_offset + 1 if first_undecided is None else first_undecided
+
+    def first_undecided_offset(self) -> int | None:
+        """The first offset of the oldest open transaction."""
+        return min(self.ongoing_txns, default=None)
+
+    def first_unstable_offset(self, high_watermark: int) -> int | None:
+        """The first offset a ``read_committed`` consumer may not read yet: the oldest transaction
+        still open, or completed by a marker not yet below ``high_watermark`` (a marker that could
+        still be lost with a leader is no decision yet). None: everything is stable."""
+        for first, txn in list(self.unreplicated_txns.items()):
+            if txn.last_offset < high_watermark:
+                del self.unreplicated_txns[first]
+        return min([*self.ongoing_txns, *self.unreplicated_txns], default=None)
+
+    # --8<-- [end:update]
 
     # -- snapshots ------------------------------------------------------------------------------------------
 
@@ -173,10 +320,14 @@ class ProducerStateManager:
         """Write the state as of ``end_offset`` (the log end offset) and drop all but the last two."""
         body = bytearray(struct.pack(">i", len(self.producers)))
         for entry in self.producers.values():
-            last = entry.batches[-1]
+            # a producer whose new epoch has written only a marker has no batch yet: sequence -1
+            last = (
+                entry.batches[-1] if entry.batches else ProducerBatch(entry.producer_id, entry.epoch, -1, -1)
+            )
             body += _ENTRY.pack(
                 entry.producer_id, entry.epoch, last.last_seq, last.last_offset,
-                last.last_offset - last.first_offset, last.timestamp, -1, -1,
+                last.last_offset - last.first_offset, last.timestamp,
+                entry.coordinator_epoch, entry.current_txn_first_offset,
             )  # fmt: skip
         data = _SNAPSHOT_HEAD.pack(_SNAPSHOT_VERSION, crc32c(bytes(body))) + bytes(body)
         path = self.log_dir / (filename_prefix(end_offset) + SNAPSHOT_SUFFIX)
@@ -191,6 +342,8 @@ class ProducerStateManager:
         """Rebuild the state of ``log``: the newest readable snapshot at or below its end, then the
         batch headers after it."""
         self.producers.clear()
+        self.ongoing_txns.clear()
+        self.unreplicated_txns.clear()
         self.map_end_offset = partition_log.log_start_offset
         end = partition_log.log_end_offset
         for path in reversed(self.snapshot_files()):
@@ -205,6 +358,7 @@ class ProducerStateManager:
             except CorruptRecordException as e:
                 log.warning("Ignoring producer state snapshot %s: %s", path, e)
                 self.producers.clear()
+                self.ongoing_txns.clear()
         self._replay(partition_log, self.map_end_offset)
 
     def _read_snapshot(self, path: Path) -> None:
@@ -221,11 +375,24 @@ class ProducerStateManager:
         if count < 0 or 4 + count * _ENTRY.size != len(body):
             raise CorruptRecordException(f"snapshot claims {count} entries in {len(body)} bytes")
         for i in range(count):
-            pid, epoch, last_seq, last_offset, delta, ts, _, _ = _ENTRY.unpack_from(body, 4 + i * _ENTRY.size)
-            first_seq = (last_seq - delta) % _SEQ_MOD
-            self.update(ProducerBatch(pid, epoch, first_seq, last_seq, last_offset - delta, last_offset, ts))
+            pid, epoch, last_seq, last_offset, delta, ts, coordinator_epoch, txn_first_offset = (
+                _ENTRY.unpack_from(body, 4 + i * _ENTRY.size)
+            )
+            entry = ProducerStateEntry(pid, epoch, coordinator_epoch=coordinator_epoch)
+            if last_seq >= 0:
+                first_seq = (last_seq - delta) % _SEQ_MOD
+                entry.batches.append(
+                    ProducerBatch(pid, epoch, first_seq, last_seq, last_offset - delta, last_offset, ts)
+                )
+            if txn_first_offset >= 0:  # Kafka's loadProducerEntry: the transaction is open again
+                entry.current_txn_first_offset = txn_first_offset
+                self.ongoing_txns[txn_first_offset] = TxnMetadata(pid, txn_first_offset)
+            self.producers[pid] = entry
 
     def _replay(self, partition_log, from_offset: int) -> None:
+        """Replay the batch headers from ``from_offset``. A control batch is read whole (its marker);
+        an aborted transaction it ends goes back into its segment's transaction index if a crash
+        lost the entry (the index is written after the log)."""
         for segment in partition_log.log_segments():
             if segment.next_offset() <= from_offset:
                 continue
@@ -237,15 +404,23 @@ class ProducerStateManager:
                 if len(head) < RECORD_BATCH_OVERHEAD or head[16] != 2:
                     continue
                 fields = HEADER_STRUCT.unpack_from(head)
-                pid, epoch, base_seq = fields[9], fields[10], fields[11]
-                if pid >= 0:
-                    delta = header.last_offset - header.base_offset
-                    self.update(
-                        ProducerBatch(
-                            pid, epoch, base_seq, (base_seq + delta) % _SEQ_MOD,
-                            header.base_offset, header.last_offset, header.max_timestamp,
-                        )
-                    )  # fmt: skip
+                attributes, pid, epoch, base_seq = fields[5], fields[9], fields[10], fields[11]
+                if pid < 0:
+                    continue
+                if attributes & CONTROL_FLAG_MASK:
+                    head = records.read_bytes(header.position, header.size)
+                delta = header.last_offset - header.base_offset
+                batch = replace(
+                    _producer_batch(head, 0, pid, epoch, base_seq, delta, header.max_timestamp),
+                    first_offset=header.base_offset,
+                    last_offset=header.last_offset,
+                )
+                completed = self.update(batch)
+                if completed is not None:
+                    last_stable_offset = self.complete_txn(completed)
+                    indexed = segment.txn_index.last_offset
+                    if indexed is None or indexed < completed.last_offset:
+                        segment.update_txn_index(completed, last_stable_offset)
         self.map_end_offset = max(self.map_end_offset, partition_log.log_end_offset)
 
 

@@ -1,6 +1,7 @@
 """A fetch that waits for ``fetch.min.bytes`` of data, or ``fetch.max.wait.ms``, in the purgatory.
 
-Mirrors: kafka.server.DelayedFetch (core/src/main/scala/kafka/server/DelayedFetch.scala, Kafka 0.10.1)
+Mirrors: kafka.server.DelayedFetch (core/src/main/scala/kafka/server/DelayedFetch.scala, Kafka 0.10.1;
+         a ``read_committed`` fetch waits on the last stable offset as in 0.11)
 Book:    chapter 6, 6.3.3 (the delayed fetch); chapter 7, 7.1.6 (the throttled bytes)
 
 A consumer that asks for at least ``min_bytes`` and finds less waits here, watched under each of
@@ -69,8 +70,10 @@ class DelayedFetch(DelayedOperation):
             if fetch.fetch_only_from_leader and not partition.is_leader():
                 return self.force_complete()  # case A: answer now, with the error
             replica = partition.get_replica()
-            # consumers may read up to the HW, followers up to the LEO
-            if fetch.fetch_only_committed:
+            # consumers may read up to the HW (read_committed ones to the LSO), followers up to the LEO
+            if fetch.read_committed:
+                end = partition.last_stable_offset_metadata()
+            elif fetch.fetch_only_committed:
                 end = replica.high_watermark_metadata
             else:
                 end = replica.log_end_offset_metadata

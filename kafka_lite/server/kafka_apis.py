@@ -47,15 +47,26 @@ short, in the order of Kafka's KafkaApis.scala.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from kafka_lite.common.errors import ApiException, Errors, KafkaException
 from kafka_lite.common.protocol.api_keys import ApiKeys, api_versions
-from kafka_lite.common.protocol.fetch_request import CONSUMER_REPLICA_ID, DEBUGGING_CONSUMER_ID
+from kafka_lite.common.protocol.fetch_request import (
+    CONSUMER_REPLICA_ID,
+    DEBUGGING_CONSUMER_ID,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+)
 from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0, RESPONSE_HEADER
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.constants import MAGIC_OFFSET, MAGIC_VALUE_V2
 from kafka_lite.common.record.convert import down_convert, up_convert
+from kafka_lite.common.record.end_transaction_marker import (
+    ControlRecordType,
+    EndTransactionMarker,
+    build_end_transaction_marker_batch,
+)
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic import validate_topic_name
@@ -112,6 +123,8 @@ NO_NODE = {"node_id": -1, "host": "", "port": -1}
 DEFAULT_GENERATION_ID = -1
 DEFAULT_MEMBER_ID = ""
 DEFAULT_RETENTION_TIME = -1
+# How long a marker's acks=-1 append may wait for the ISR (Kafka uses its request.timeout.ms, 30 s)
+TXN_MARKER_APPEND_TIMEOUT_MS = 30000
 
 
 class KafkaApis:
@@ -119,6 +132,7 @@ class KafkaApis:
     HANDLED = (
         ApiKeys.PRODUCE,
         ApiKeys.FETCH,
+        ApiKeys.WRITE_TXN_MARKERS,
         ApiKeys.LIST_OFFSETS,
         ApiKeys.METADATA,
         ApiKeys.LEADER_AND_ISR,
@@ -174,6 +188,7 @@ class KafkaApis:
         self._handlers = {
             ApiKeys.PRODUCE: self.handle_produce_request,
             ApiKeys.FETCH: self.handle_fetch_request,
+            ApiKeys.WRITE_TXN_MARKERS: self.handle_write_txn_markers_request,
             ApiKeys.LIST_OFFSETS: self.handle_list_offsets_request,
             ApiKeys.METADATA: self.handle_topic_metadata_request,
             ApiKeys.LEADER_AND_ISR: self.handle_leader_and_isr_request,
@@ -427,12 +442,15 @@ class KafkaApis:
                 partitions[(t["topic"], p["partition"])] = FetchPartitionRequest(
                     p["fetch_offset"], p["max_bytes"], p.get("log_start_offset", -1)
                 )
+        # read_committed (1) from Fetch v4 on: Kafka 0.11's isolation level
+        isolation_level = body["isolation_level"] if version >= 4 else READ_UNCOMMITTED
         fetch = FetchMetadata(
             min_bytes=body["min_bytes"],
             max_bytes=body.get("max_bytes", INT32_MAX) if version >= 3 else INT32_MAX,
             replica_id=body["replica_id"],
             partitions=partitions,
             max_wait_ms=body["max_wait_time"],
+            isolation_level=isolation_level,
         )
         self.replica_manager.fetch_messages(
             fetch,
@@ -457,9 +475,9 @@ class KafkaApis:
                 "partition": partition,
                 "error_code": r.error.code,
                 "high_watermark": r.high_watermark,
-                "last_stable_offset": r.high_watermark,  # no transactions: everything below the HW is stable
+                "last_stable_offset": r.last_stable_offset,  # -1 unless read_committed (Kafka 0.11)
                 "log_start_offset": r.log_start_offset,
-                "aborted_transactions": None,
+                "aborted_transactions": r.aborted_transactions,
             }
             by_topic.setdefault(topic, []).append(
                 {"partition_header": header, "record_set": self._fetched_bytes(r.records, version)}
@@ -491,6 +509,87 @@ class KafkaApis:
 
     # --8<-- [end:fetch]
 
+    # -- WriteTxnMarkers (Kafka 0.11, KIP-98) ----------------------------------------------------------------
+
+    # --8<-- [start:write_txn_markers]
+    def handle_write_txn_markers_request(self, request: Request) -> None:
+        """The transaction coordinator asks this broker, leader of the partitions named, to end a
+        transaction in each: one marker batch per (producer, partition), appended with acks=-1 as
+        the broker's own record (a client may not write one). Per partition the answer is the
+        append's: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_FOR_PARTITION, INVALID_PRODUCER_EPOCH, ...
+        The response waits for every marker's append; each finishes on its own thread."""
+        markers = request.body["transaction_markers"]
+        errors: dict[int, dict[TopicPartition, Errors]] = {}
+        lock = threading.Lock()
+        pending = len(markers)  # appends not yet answered
+
+        def send_response() -> None:
+            self._send_response(
+                request,
+                {
+                    "transaction_markers": [
+                        {"producer_id": pid, "topics": _partition_errors_by_topic(by_tp)}
+                        for pid, by_tp in errors.items()
+                    ]
+                },
+            )
+
+        def maybe_send_response_callback(
+            producer_id: int, is_commit: bool, responses: dict[TopicPartition, PartitionResponse]
+        ) -> None:
+            # a marker in __consumer_offsets makes the transaction's offset commits visible, or drops them
+            offsets_partitions = {
+                tp[1]
+                for tp, r in responses.items()
+                if tp[0] == GROUP_METADATA_TOPIC_NAME and r.error is Errors.NONE
+            }
+            current = {tp: r.error for tp, r in responses.items()}
+            if offsets_partitions:
+                try:
+                    self.coordinator.handle_txn_completion(producer_id, offsets_partitions, is_commit)
+                except Exception:
+                    log.exception("Error updating the offsets cache on transaction marker append")
+                    for tp in current:
+                        if tp[0] == GROUP_METADATA_TOPIC_NAME and current[tp] is Errors.NONE:
+                            current[tp] = Errors.UNKNOWN
+            nonlocal pending
+            with lock:
+                errors.setdefault(producer_id, {}).update(current)
+                pending -= 1
+                done = pending == 0
+            if done:
+                send_response()
+
+        if not markers:
+            send_response()
+            return
+        now = self.time.milliseconds()
+        for marker in markers:
+            producer_id, is_commit = marker["producer_id"], marker["transaction_result"]
+            end_txn_marker = EndTransactionMarker(
+                ControlRecordType.COMMIT if is_commit else ControlRecordType.ABORT,
+                marker["coordinator_epoch"],
+            )
+            entries = {
+                (t["topic"], partition): build_end_transaction_marker_batch(
+                    producer_id, marker["producer_epoch"], end_txn_marker, now
+                )
+                for t in marker["topics"]
+                for partition in t["partitions"]
+            }
+            self.replica_manager.append_records(
+                TXN_MARKER_APPEND_TIMEOUT_MS,
+                -1,
+                True,
+                entries,
+                lambda responses, pid=producer_id, commit=is_commit: maybe_send_response_callback(
+                    pid, commit, responses
+                ),
+                is_from_client=False,
+            )
+
+    # --8<-- [end:write_txn_markers]
+
     # -- ListOffsets -------------------------------------------------------------------------------------------
 
     def handle_list_offsets_request(self, request: Request) -> None:
@@ -506,7 +605,10 @@ class KafkaApis:
                         partition = self.replica_manager.get_replica_partition(tp)
                     else:
                         partition = self.replica_manager.get_leader_partition(tp)
-                    offsets = self._list_offset(partition, p["timestamp"], request.body["replica_id"])
+                    read_committed = version >= 2 and request.body.get("isolation_level") == READ_COMMITTED
+                    offsets = self._list_offset(
+                        partition, p["timestamp"], request.body["replica_id"], read_committed
+                    )
                     error = Errors.NONE
                 except ApiException as e:
                     offsets, error = None, Errors.for_exception(e)
@@ -520,16 +622,21 @@ class KafkaApis:
         self._send_response(request, {"throttle_time_ms": 0, "responses": responses})
 
     @staticmethod
-    def _list_offset(partition, timestamp: int, replica_id: int) -> tuple[int, int]:
+    def _list_offset(
+        partition, timestamp: int, replica_id: int, read_committed: bool = False
+    ) -> tuple[int, int]:
         """(timestamp, offset): the log start for -2; for -1 the high watermark to a consumer (it must
-        not see beyond it) and the log end offset to a broker or a debugging consumer; else the first
-        offset whose timestamp is at or after ``timestamp``, which a consumer is told only if it is
-        not above the high watermark (Kafka 0.10.1's ``allowed``)."""
+        not see beyond it; the LSO to a ``read_committed`` one, ListOffsets v2) and the log end offset
+        to a broker or a debugging consumer; else the first offset whose timestamp is at or after
+        ``timestamp``, which a consumer is told only if it is not above the high watermark (Kafka
+        0.10.1's ``allowed``)."""
         log_ = partition.log
         from_consumer = replica_id == CONSUMER_REPLICA_ID
         if timestamp == EARLIEST_TIMESTAMP:
             return -1, log_.log_start_offset
         if timestamp == LATEST_TIMESTAMP:
+            if from_consumer and read_committed:
+                return -1, partition.last_stable_offset()
             return -1, partition.high_watermark() if from_consumer else log_.log_end_offset
         found = log_.fetch_offset_by_timestamp(timestamp)
         if found is None or (from_consumer and found[1] > partition.high_watermark()):
@@ -1181,3 +1288,11 @@ class KafkaApis:
 
     def shutdown(self) -> None:
         self.client_request_purgatory.shutdown()
+
+
+def _partition_errors_by_topic(errors: dict[TopicPartition, Errors]) -> list[dict]:
+    """``{(topic, partition): error}`` as the responses' ``topics: [{topic, partitions: [...]}]``."""
+    by_topic: dict[str, list] = {}
+    for (topic, partition), error in errors.items():
+        by_topic.setdefault(topic, []).append({"partition": partition, "error_code": error.code})
+    return [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]

@@ -8,7 +8,9 @@ Differs: the idempotent producers' state is kept here, beside the log (Kafka 0.1
          ``Log``); a new leader starts its followers' lag clocks afresh, as Kafka 0.10.2 does; a
          new leader records that its epoch starts at its LEO as it takes over, as Kafka 2.1 does
          (0.11 recorded an epoch only at its first append); a DeleteRecords beyond the high
-         watermark is refused here, as Kafka 1.1 does (0.11 checked it in ``Replica``).
+         watermark is refused here, as Kafka 1.1 does (0.11 checked it in ``Replica``). The last
+         stable offset is computed here from the producer state (Kafka 0.11: ``Replica.lastStableOffset``
+         over ``Log.firstUnstableOffset``).
 
 The leader keeps one ``Replica`` per assigned broker, and the in-sync replicas (ISR): the replicas
 that have caught up with the leader within ``replica.lag.time.max.ms``. Its high watermark (HW) is
@@ -28,6 +30,7 @@ half-changed ISR. Delayed operations are completed after the lock is released.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -42,6 +45,7 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.log import Log, LogAppendInfo
+from kafka_lite.log.log_segment import LogOffsetMetadata
 from kafka_lite.log.producer_state_manager import ProducerStateManager, scan_producer_batches
 from kafka_lite.server.replica import Replica
 from kafka_lite.utils.locks import ReadWriteLock
@@ -71,6 +75,10 @@ class Partition:
         self.controller_epoch = -1
         self.zk_version = -1
         self.producer_state: ProducerStateManager | None = None
+        # Kafka keeps the producer state inside ``Log.append``, under the log's lock. Here it sits
+        # beside the log, so its own lock makes "check, append, update" one step: a reader of the
+        # LSO never sees a transactional batch in the log before its transaction is known open.
+        self.producer_state_lock = threading.Lock()
         self.leader_isr_update_lock = ReadWriteLock()
 
     @property
@@ -125,6 +133,31 @@ class Partition:
     def high_watermark(self) -> int:
         local = self.get_replica()
         return local.high_watermark if local is not None else 0
+
+    # --8<-- [start:last_stable_offset]
+    def last_stable_offset(self, high_watermark: int | None = None) -> int:
+        """The LSO (Kafka 0.11): the first unstable offset, if it is below the high watermark, else
+        the high watermark. A ``read_committed`` consumer reads only below it."""
+        if high_watermark is None:
+            high_watermark = self.high_watermark()
+        if self.producer_state is None:
+            return high_watermark
+        with self.producer_state_lock:
+            first_unstable = self.producer_state.first_unstable_offset(high_watermark)
+        if first_unstable is not None and first_unstable < high_watermark:
+            return first_unstable
+        return high_watermark
+
+    def last_stable_offset_metadata(self) -> LogOffsetMetadata:
+        """The LSO with its segment and position, for a ``read_committed`` DelayedFetch to count the
+        bytes below it (found by a read when it is not the HW)."""
+        replica = self.get_replica()
+        lso = self.last_stable_offset(replica.high_watermark)
+        if lso == replica.high_watermark:
+            return replica.high_watermark_metadata
+        return replica.log.convert_to_offset_metadata(lso)
+
+    # --8<-- [end:last_stable_offset]
 
     # -- leadership ---------------------------------------------------------------------------------------
 
@@ -400,9 +433,12 @@ class Partition:
     # -- appends --------------------------------------------------------------------------------------------
 
     # --8<-- [start:append]
-    def append_records_to_leader(self, records: MemoryRecords, required_acks: int = 1) -> LogAppendInfo:
+    def append_records_to_leader(
+        self, records: MemoryRecords, required_acks: int = 1, is_from_client: bool = True
+    ) -> LogAppendInfo:
         """The produce path: check leadership and ``min.insync.replicas``, check the idempotent
-        producers' sequences, append, and move the HW if the ISR is the leader alone."""
+        producers' sequences, append, and move the HW if the ISR is the leader alone.
+        ``is_from_client=False``: the broker's transaction markers, which a client may not write."""
         with self.leader_isr_update_lock.read_lock():
             leader_replica = self.leader_replica_if_local()
             if leader_replica is None:
@@ -418,7 +454,7 @@ class Partition:
                     f"Number of insync replicas for partition {self.topic}-{self.partition_id} is "
                     f"{in_sync_size}, below required minimum {min_isr}"
                 )
-            info = self._append_with_producer_state(log_, records, assign_offsets=True)
+            info = self._append_with_producer_state(log_, records, True, is_from_client)
             # followers waiting in a long poll have new data to fetch
             self.replica_manager.try_complete_delayed_fetch(self.tp)
             # with the leader alone in the ISR, its LEO is the HW
@@ -431,49 +467,65 @@ class Partition:
 
     def append_records_to_follower(self, records: MemoryRecords) -> LogAppendInfo:
         """The replica fetcher's path: the leader's batches, with the leader's offsets."""
-        return self._append_with_producer_state(self.get_replica().log, records, assign_offsets=False)
+        return self._append_with_producer_state(self.get_replica().log, records, False, False)
 
     def _append_with_producer_state(
-        self, log_: Log, records: MemoryRecords, assign_offsets: bool
+        self, log_: Log, records: MemoryRecords, assign_offsets: bool, is_from_client: bool
     ) -> LogAppendInfo:
-        """Append, keeping the idempotent producers' state in step: a leader refuses a duplicate
-        batch (answering with its first offsets); a follower records what its leader wrote, so that
-        it can take over deduplication if it becomes leader."""
+        """Append, keeping the producers' state in step: a leader refuses a duplicate batch
+        (answering with its first offsets) and a fenced marker; a follower records what its leader
+        wrote, so that it can take over deduplication and has the same LSO if it becomes leader."""
+        with self.producer_state_lock:
+            return self._append_and_update_producer_state(log_, records, assign_offsets, is_from_client)
+
+    def _append_and_update_producer_state(
+        self, log_: Log, records: MemoryRecords, assign_offsets: bool, is_from_client: bool
+    ) -> LogAppendInfo:
         batches = scan_producer_batches(records.buffer())
         if batches and assign_offsets:
-            duplicate = self.producer_state.check(list(batches.values()))
+            duplicate = self.producer_state.check(list(batches.values()), is_from_client)
             if duplicate is not None:  # a retry of a batch already written: answer, write nothing
                 return LogAppendInfo(
                     duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, duplicate.last_offset,
                     -1, None, 0, 0,
                 )  # fmt: skip
         segment_before = log_.active_segment.base_offset
-        info = log_.append(records, assign_offsets=assign_offsets, leader_epoch=self.leader_epoch)
+        info = log_.append(
+            records,
+            assign_offsets=assign_offsets,
+            leader_epoch=self.leader_epoch,
+            is_from_client=is_from_client,
+        )
         if log_.active_segment.base_offset != segment_before and self.producer_state.producers:
             # The log rolled: snapshot the producer state as of the new segment's start, as Kafka
             # 0.11 does on every roll, so a restart replays at most one segment's batch headers.
             self.producer_state.take_snapshot(log_.active_segment.base_offset)
         if batches:
+            appended = []
             if assign_offsets:
                 offset = info.first_offset
                 for position, last_delta, _ in info.batch_spans:
                     batch = batches.get(position)
                     if batch is not None:
-                        self.producer_state.update(
-                            replace(batch, first_offset=offset, last_offset=offset + last_delta)
-                        )
+                        appended.append(replace(batch, first_offset=offset, last_offset=offset + last_delta))
                     offset += last_delta + 1
             else:
                 for batch_header in records.batches():
                     batch = batches.get(batch_header.position)
                     if batch is not None:
-                        self.producer_state.update(
+                        appended.append(
                             replace(
                                 batch,
                                 first_offset=batch_header.base_offset,
                                 last_offset=batch_header.last_offset,
                             )
                         )
+            for batch in appended:
+                completed = self.producer_state.update(batch)
+                if completed is not None:
+                    # the transaction index records the LSO just after the marker (Kafka 0.11's
+                    # ``completeTxn`` then ``updateTxnIndex``)
+                    log_.update_txn_index(completed, self.producer_state.complete_txn(completed))
         return info
 
     def truncate_to(self, offset: int) -> None:
@@ -487,7 +539,8 @@ class Partition:
         local.log.truncate_to(offset)
         local.high_watermark = min(local.high_watermark, local.log.log_end_offset)
         if self.producer_state is not None:
-            self.producer_state.load(local.log)  # forget the producers' batches cut off
+            with self.producer_state_lock:  # forget the producers' batches cut off
+                self.producer_state.load(local.log)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """A follower whose fetch offset fell below its leader's log start starts afresh there."""
@@ -495,7 +548,8 @@ class Partition:
         local.log.truncate_fully_and_start_at(offset)
         local.high_watermark = offset
         if self.producer_state is not None:
-            self.producer_state.load(local.log)
+            with self.producer_state_lock:
+                self.producer_state.load(local.log)
 
     def close(self) -> None:
         """Snapshot the producer state (a clean shutdown); the log manager closes the log."""

@@ -14,7 +14,8 @@ Differs: the ISR check runs every half of ``replica.lag.time.max.ms`` (Kafka 0.1
          NOT_LEADER_FOR_PARTITION (Kafka 2.0; 0.10.1 said UNKNOWN_TOPIC_OR_PARTITION); a follower's
          fetch completes waiting produces only through the HW it moves (0.10.1 also re-checked them
          after every partition of it); OffsetsForLeaderEpoch is 0.11's (KIP-101); ISR changes are
-         counted in ``metrics``, with no meters or gauges.
+         counted in ``metrics``, with no meters or gauges. Fetch's isolation level, the LSO and the
+         aborted transactions, and appends not from a client, are Kafka 0.11's (KIP-98).
 
 Errors are per partition, as Kafka returns them: a produce to a partition this broker does not lead
 gets NOT_LEADER_FOR_PARTITION (the client refreshes its metadata and retries at the right broker),
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +49,7 @@ from kafka_lite.common.errors import (
     ReplicaNotAvailableException,
     UnknownTopicOrPartitionException,
 )
-from kafka_lite.common.protocol.fetch_request import DEBUGGING_CONSUMER_ID
+from kafka_lite.common.protocol.fetch_request import DEBUGGING_CONSUMER_ID, READ_COMMITTED, READ_UNCOMMITTED
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
@@ -111,6 +112,7 @@ class FetchMetadata:
     replica_id: int
     partitions: dict[TopicPartition, FetchPartitionRequest]
     max_wait_ms: int = 0
+    isolation_level: int = READ_UNCOMMITTED  # Fetch v4+ (Kafka 0.11)
 
     @property
     def fetch_only_from_leader(self) -> bool:
@@ -124,6 +126,11 @@ class FetchMetadata:
     @property
     def is_from_follower(self) -> bool:
         return self.replica_id >= 0
+
+    @property
+    def read_committed(self) -> bool:
+        """A consumer that reads only below the LSO; a follower always reads uncommitted data."""
+        return self.fetch_only_committed and self.isolation_level == READ_COMMITTED
 
 
 @dataclass
@@ -140,6 +147,9 @@ class LogReadResult:
     # Where the read started, with its segment and position: a DelayedFetch counts from there.
     fetch_offset_metadata: LogOffsetMetadata | None = None
     follower_log_start_offset: int = -1  # what the fetching follower said its log start is
+    # read_committed only (Kafka 0.11): the LSO, and the aborted transactions in the records read
+    last_stable_offset: int = -1
+    aborted_transactions: list | None = None
 
     @property
     def size(self) -> int:
@@ -515,10 +525,12 @@ class ReplicaManager:
         internal_topics_allowed: bool,
         entries: dict[TopicPartition, MemoryRecords],
         response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
+        is_from_client: bool = True,
     ) -> None:
         """Append to each partition this broker leads, then answer: at once, or for acks=-1 once every
-        in-sync replica has the records (a ``DelayedProduce`` waits for the HW to reach them)."""
-        results = self.append_to_local_log(internal_topics_allowed, entries, required_acks)
+        in-sync replica has the records (a ``DelayedProduce`` waits for the HW to reach them).
+        ``is_from_client=False``: the broker's transaction markers (Kafka 0.11)."""
+        results = self.append_to_local_log(internal_topics_allowed, entries, required_acks, is_from_client)
         if self._delayed_request_required(required_acks, entries, results):
             produce_status = {
                 tp: ProducePartitionStatus(response.last_offset + 1, response)
@@ -536,7 +548,11 @@ class ReplicaManager:
         return required_acks == -1 and bool(entries) and any(r.error is Errors.NONE for r in results.values())
 
     def append_to_local_log(
-        self, internal_topics_allowed: bool, entries: dict[TopicPartition, MemoryRecords], required_acks: int
+        self,
+        internal_topics_allowed: bool,
+        entries: dict[TopicPartition, MemoryRecords],
+        required_acks: int,
+        is_from_client: bool = True,
     ) -> dict[TopicPartition, PartitionResponse]:
         """An error in one partition leaves the others."""
         results = {}
@@ -545,7 +561,7 @@ class ReplicaManager:
                 if tp[0].startswith("__") and not internal_topics_allowed:
                     raise InvalidTopicException(f"Cannot append to internal topic {tp[0]}")
                 partition = self.get_leader_partition(tp)
-                info = partition.append_records_to_leader(records, required_acks)
+                info = partition.append_records_to_leader(records, required_acks, is_from_client)
                 results[tp] = PartitionResponse(
                     Errors.NONE, info.first_offset, info.log_append_time, last_offset=info.last_offset
                 )
@@ -677,15 +693,23 @@ class ReplicaManager:
                 # the LEO before the read: a follower that reads up to it has caught up
                 initial_log_end_offset = replica.log_end_offset
                 max_offset = hw if fetch.fetch_only_committed else None
+                lso = partition.last_stable_offset(hw) if fetch.read_committed else -1
+                if fetch.read_committed:
+                    max_offset = lso  # read_committed: only what no open transaction may still abort
                 limit = max(min(request.max_bytes, remaining), 0)  # a negative max_bytes reads nothing
                 info = replica.log.read(request.offset, limit, max_offset=max_offset, min_one_message=first)
                 records = info.records
+                aborted = (
+                    self._aborted_transactions(replica.log, request.offset, records)
+                    if fetch.read_committed
+                    else None
+                )
                 if self.should_leader_throttle(quota, tp, fetch.replica_id):
                     records = MemoryRecords(b"")
                 results[tp] = LogReadResult(
                     Errors.NONE, hw, replica.log.log_start_offset, records,
                     request.offset, initial_log_end_offset, fetch_time_ms, info.fetch_offset_metadata,
-                    request.log_start_offset,
+                    request.log_start_offset, lso, aborted,
                 )  # fmt: skip
                 size = records.size_in_bytes()
                 remaining = max(remaining - size, 0)
@@ -699,6 +723,22 @@ class ReplicaManager:
         return results
 
     # --8<-- [end:read_from_local_log]
+
+    @staticmethod
+    def _aborted_transactions(log_: Log, fetch_offset: int, records) -> list:
+        """The aborted transactions overlapping the records read (Kafka 0.11's ``addAbortedTransactions``):
+        the consumer drops those producers' batches from each one's first offset to its marker.
+        Kafka bounds the search by the offset after the fetched bytes; the last fetched batch's end
+        is the same bound, found in the headers just read."""
+        batches = records.batch_headers() if isinstance(records, FileRecords) else records.batches()
+        last = deque(batches, maxlen=1)
+        if not last:
+            return []
+        upper_bound_offset = last[0].last_offset + 1
+        return [
+            t.as_aborted_transaction()
+            for t in log_.collect_aborted_transactions(fetch_offset, upper_bound_offset)
+        ]
 
     # --8<-- [start:should_leader_throttle]
     def should_leader_throttle(self, quota: ReplicaQuota, tp: TopicPartition, replica_id: int) -> bool:

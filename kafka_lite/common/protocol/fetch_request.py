@@ -20,6 +20,7 @@ FETCH_VERSION = 5  # Kafka 0.11's: the answer carries the log start offset too
 CONSUMER_REPLICA_ID = -1  # a consumer's fetch
 DEBUGGING_CONSUMER_ID = -2  # may read from a follower (Kafka's SimpleConsumerShell, the replica verifier)
 READ_UNCOMMITTED = 0  # the isolation level without transactions
+READ_COMMITTED = 1  # Kafka 0.11: only below the last stable offset, with the aborted transactions named
 
 
 def fetch_request_body(
