@@ -4,7 +4,8 @@ sessions and timeouts behind them; OffsetCommit and OffsetFetch.
 Mirrors: kafka.coordinator.GroupCoordinator, GroupConfig and JoinGroupResult
          (core/src/main/scala/kafka/coordinator/GroupCoordinator.scala, Kafka 0.10.1), with Kafka
          0.11's ``group.initial.rebalance.delay.ms`` (GroupCoordinator.prepareRebalance and
-         InitialDelayedJoin, KIP-134)
+         InitialDelayedJoin, KIP-134) and its transactional offsets (handleTxnCommitOffsets,
+         handleTxnCompletion, KIP-98)
 Book:    chapter 5, 5.2.1-5.2.4 (the callbacks, the checks before a request, the responses),
          5.3 (the delayed join), 5.3.4-5.3.5 (a member rejoining a stable group, and one not yet
          stable: ``_do_join_group``), 5.4.2-5.4.7 (the state transitions, JoinGroup, SyncGroup,
@@ -778,6 +779,58 @@ class GroupCoordinator:
             manager.store_offsets(delayed_store)
 
     # --8<-- [end:do_commit_offsets]
+
+    # --8<-- [start:handle_txn_commit_offsets]
+    def handle_txn_commit_offsets(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+        callback: CommitCallback,
+    ) -> None:
+        """Offsets committed inside the producer's transaction (TxnOffsetCommit, Kafka 0.11): stored
+        in a transactional batch, and the group's only once the transaction commits. No member or
+        generation is checked: the producer, not a consumer, commits them. A request without a
+        producer id or epoch is refused and nothing is stored (Kafka 0.11 would store it as a plain
+        commit); an epoch older than the producer's is refused by ``__consumer_offsets``' log
+        (INVALID_PRODUCER_EPOCH)."""
+        error = None
+        if not _valid_group_id(group_id):
+            error = Errors.INVALID_GROUP_ID
+        elif not self._is_active:
+            error = Errors.COORDINATOR_NOT_AVAILABLE
+        elif not self._is_coordinator_for_group(group_id):
+            error = Errors.NOT_COORDINATOR
+        elif self._is_coordinator_loading_in_progress(group_id):
+            error = Errors.COORDINATOR_LOAD_IN_PROGRESS
+        elif producer_id < 0:
+            error = Errors.INVALID_PRODUCER_ID_MAPPING
+        elif producer_epoch < 0:
+            error = Errors.INVALID_PRODUCER_EPOCH
+        if error is not None:
+            callback(dict.fromkeys(offsets, error))
+            return
+        group = self.group_manager.get_group(group_id) or self.group_manager.add_group(
+            GroupMetadata(group_id)
+        )
+        delayed_store = None
+        with group.lock:
+            if group.is_(GroupState.DEAD):
+                callback(dict.fromkeys(offsets, Errors.UNKNOWN_MEMBER_ID))
+            else:
+                delayed_store = self.group_manager.prepare_store_offsets(
+                    group, offsets, callback, producer_id, producer_epoch
+                )
+        if delayed_store is not None:
+            self.group_manager.store_offsets(delayed_store)
+
+    # --8<-- [end:handle_txn_commit_offsets]
+
+    def handle_txn_completion(self, producer_id: int, offsets_partitions: set[int], is_commit: bool) -> None:
+        """A transaction's marker was written to these ``__consumer_offsets`` partitions (called by
+        the WriteTxnMarkers handler): its offsets become the groups' on commit, go on abort."""
+        self.group_manager.handle_txn_completion(producer_id, offsets_partitions, is_commit)
 
     def handle_fetch_offsets(
         self, group_id: str, partitions: Sequence[TopicPartition] | None, callback: FetchCallback

@@ -31,7 +31,10 @@ edge; the chapter's picture is drawn from both, so the docs cannot drift from th
 
 Offsets live here too, as in Kafka 0.10.1: the committed ones, and the pending ones, whose commit
 record is being appended to ``__consumer_offsets`` and which become committed when the append
-succeeds (``complete_pending_offset_write``) or are dropped when it fails.
+succeeds (``complete_pending_offset_write``) or are dropped when it fails. Kafka 0.11 adds the
+offsets of transactions (TxnOffsetCommit), kept per producer until the transaction commits or
+aborts; a committed one replaces the group's offset for its partition even if a plain commit was
+appended after it (Kafka 0.11 compares the two records' log positions).
 """
 
 from __future__ import annotations
@@ -144,6 +147,12 @@ class GroupMetadata:
         self._members: dict[str, MemberMetadata] = {}
         self._offsets: dict[TopicPartition, OffsetAndMetadata] = {}
         self._pending_offset_commits: dict[TopicPartition, OffsetAndMetadata] = {}
+        # Kafka 0.11: offsets committed inside a transaction (TxnOffsetCommit), per producer id, with
+        # whether their record is in the log yet; they become the group's when the transaction
+        # commits (its marker lands on __consumer_offsets) and are dropped when it aborts.
+        self._pending_transactional_offset_commits: dict[
+            int, dict[TopicPartition, tuple[OffsetAndMetadata, bool]]
+        ] = {}
 
         self.protocol_type: str | None = None  # the first member's; every member must share it
         self.generation_id = 0
@@ -352,6 +361,52 @@ class GroupMetadata:
         if self._pending_offset_commits.get(topic_partition) == offset:
             del self._pending_offset_commits[topic_partition]
 
+    # --8<-- [start:txn_offsets]
+    def prepare_txn_offset_commit(
+        self, producer_id: int, offsets: dict[TopicPartition, OffsetAndMetadata]
+    ) -> None:
+        """Stage a transaction's offsets while their record is appended (not yet in the log)."""
+        pending = self._pending_transactional_offset_commits.setdefault(producer_id, {})
+        pending.update({tp: (offset, False) for tp, offset in offsets.items()})
+
+    def on_txn_offset_commit_append(
+        self, producer_id: int, topic_partition: TopicPartition, offset: OffsetAndMetadata
+    ) -> None:
+        """The record of a transaction's offset is in the log: a commit marker may now apply it."""
+        pending = self._pending_transactional_offset_commits.get(producer_id)
+        if pending is not None and topic_partition in pending:
+            pending[topic_partition] = (offset, True)
+
+    def fail_pending_txn_offset_commit(self, producer_id: int, topic_partition: TopicPartition) -> None:
+        pending = self._pending_transactional_offset_commits.get(producer_id)
+        if pending is not None:
+            pending.pop(topic_partition, None)
+            if not pending:
+                del self._pending_transactional_offset_commits[producer_id]
+
+    def complete_pending_txn_offset_commit(self, producer_id: int, is_commit: bool) -> None:
+        """The producer's transaction ended: on commit its offsets (those in the log) are the
+        group's now; on abort they are dropped."""
+        pending = self._pending_transactional_offset_commits.pop(producer_id, {})
+        if not is_commit:
+            return
+        for tp, (offset, appended) in pending.items():
+            if appended:
+                self._offsets[tp] = offset
+            else:
+                log.warning("Group %s: producer %d's offset for %s-%d was not in the log when its transaction "
+                            "committed; ignored", self.group_id, producer_id, *tp)  # fmt: skip
+
+    def has_pending_offset_commits_from_producer(self, producer_id: int) -> bool:
+        return producer_id in self._pending_transactional_offset_commits
+
+    def pending_txn_offsets(self, producer_id: int) -> dict[TopicPartition, OffsetAndMetadata]:
+        return {
+            tp: o for tp, (o, _) in self._pending_transactional_offset_commits.get(producer_id, {}).items()
+        }
+
+    # --8<-- [end:txn_offsets]
+
     def remove_expired_offsets(self, start_ms: int) -> dict[TopicPartition, OffsetAndMetadata]:
         """Remove and return the committed offsets that expired before ``start_ms`` (the time the
         expiration task started, from the coordinator's Time), except those with a commit in flight."""
@@ -375,7 +430,9 @@ class GroupMetadata:
 
     def has_offsets(self) -> bool:
         """Whether the group has offsets, committed or pending: an Empty group without any may die."""
-        return bool(self._offsets) or bool(self._pending_offset_commits)
+        return bool(
+            self._offsets or self._pending_offset_commits or self._pending_transactional_offset_commits
+        )
 
     def __str__(self) -> str:
         # Kafka's toString: [groupId,protocolType,currentState,members]

@@ -38,6 +38,7 @@ modulo ``offsets.topic.num.partitions``. The leader of that partition is the gro
 from __future__ import annotations
 
 import logging
+import struct
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -73,6 +74,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
+NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID: an offset commit outside a transaction
+NO_PRODUCER_EPOCH = -1
 
 
 # --8<-- [start:partition_for]
@@ -298,10 +301,15 @@ class GroupMetadataManager:
         group: GroupMetadata,
         offset_metadata: Mapping[TopicPartition, OffsetAndMetadata],
         response_callback: Callable[[dict[TopicPartition, Errors]], None],
+        producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
     ) -> DelayedStore:
         """The group's offset records, staged in the group as pending until the append answers.
         Call with the group's lock held. An offset whose metadata is longer than
-        ``offsets.metadata.max.bytes`` is not written and answers OFFSET_METADATA_TOO_LARGE."""
+        ``offsets.metadata.max.bytes`` is not written and answers OFFSET_METADATA_TOO_LARGE.
+        With a producer id (TxnOffsetCommit, Kafka 0.11) the records go in a transactional batch
+        of that producer and epoch, and stay pending for the producer until its transaction ends."""
+        is_txn_offset_commit = producer_id != NO_PRODUCER_ID
         now = self.time.milliseconds()
         filtered = {}
         for tp, offset in offset_metadata.items():
@@ -319,13 +327,28 @@ class GroupMetadataManager:
             for tp, offset in filtered.items()
         ]
         offsets_tp = self._offsets_partition(group.group_id)
-        entries = {offsets_tp: MemoryRecords.with_records(records)} if records else {}
+        entries = {}
+        if records:
+            # Kafka's builder gives a transactional batch base sequence 0; the log does not check
+            # the sequence of the coordinator's own appends
+            entries[offsets_tp] = MemoryRecords.with_records(
+                records,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                base_sequence=0 if is_txn_offset_commit else -1,
+                is_transactional=is_txn_offset_commit,
+            )
 
         def put_cache_callback(responses: dict[TopicPartition, PartitionResponse]) -> None:
             error = responses[offsets_tp].error if records else Errors.NONE
             with group.lock:
                 for tp, offset in filtered.items():
-                    if error is Errors.NONE:
+                    if is_txn_offset_commit:
+                        if error is Errors.NONE:
+                            group.on_txn_offset_commit_append(producer_id, tp, offset)
+                        else:
+                            group.fail_pending_txn_offset_commit(producer_id, tp)
+                    elif error is Errors.NONE:
                         if group.not_(GroupState.DEAD):
                             group.complete_pending_offset_write(tp, offset)
                     else:
@@ -342,7 +365,10 @@ class GroupMetadataManager:
                 {tp: error if tp in filtered else Errors.OFFSET_METADATA_TOO_LARGE for tp in offset_metadata}
             )
 
-        group.prepare_offset_commit(filtered)
+        if is_txn_offset_commit:
+            group.prepare_txn_offset_commit(producer_id, filtered)
+        else:
+            group.prepare_offset_commit(filtered)
         return DelayedStore(entries, put_cache_callback)
 
     def store_offsets(self, delayed_store: DelayedStore) -> None:
@@ -351,6 +377,27 @@ class GroupMetadataManager:
             self.store(delayed_store)
         else:
             delayed_store.callback({})
+
+    # -- completing transactions -------------------------------------------------------------------------
+
+    def handle_txn_completion(self, producer_id: int, offsets_partitions: set[int], is_commit: bool) -> None:
+        """A transaction's marker is on ``offsets_partitions``: its offsets become the groups' on
+        commit, or are dropped on abort (Kafka 0.11's ``handleTxnCompletion``), on the scheduler, as
+        Kafka does, away from the thread that appended the marker."""
+
+        def complete() -> None:
+            with self._partition_lock:
+                groups = [
+                    g
+                    for g in self._groups_cache.values()
+                    if self.partition_for(g.group_id) in offsets_partitions
+                ]
+            for group in groups:
+                with group.lock:
+                    if group.has_pending_offset_commits_from_producer(producer_id):
+                        group.complete_pending_txn_offset_commit(producer_id, is_commit)
+
+        self.scheduler.schedule(f"handle-txn-completion-{producer_id}", complete)
 
     # -- fetching offsets --------------------------------------------------------------------------------
 
@@ -413,11 +460,16 @@ class GroupMetadataManager:
             if log_ is None:
                 log.warning("Attempted to load offsets and group metadata from %s-%d, but found no log", *tp)
                 return
-            loaded_offsets, loaded_groups, removed_groups = self._read_partition(
+            loaded_offsets, loaded_groups, removed_groups, pending_offsets = self._read_partition(
                 log_, partition.high_watermark()
             )
             self._cache_loaded(
-                offsets_partition, loaded_offsets, loaded_groups, removed_groups, on_group_loaded
+                offsets_partition,
+                loaded_offsets,
+                loaded_groups,
+                removed_groups,
+                pending_offsets,
+                on_group_loaded,
             )
             log.info(
                 "Finished loading offsets from %s-%d in %d milliseconds.",
@@ -433,11 +485,17 @@ class GroupMetadataManager:
 
     # --8<-- [start:read_partition]
     def _read_partition(self, log_: Any, high_watermark: int) -> tuple[
-        dict[GroupTopicPartition, OffsetAndMetadata], dict[str, StoredGroupMetadata], set[str]
+        dict[GroupTopicPartition, OffsetAndMetadata], dict[str, StoredGroupMetadata], set[str],
+        dict[int, dict[GroupTopicPartition, OffsetAndMetadata]],
     ]:  # fmt: skip
         """Every record from the log's start to the HW, the last value per key winning and a
-        tombstone deleting what came before it."""
+        tombstone deleting what came before it. Offsets of a transaction (a transactional batch)
+        wait per producer for its marker (a control batch): a commit applies them where no later
+        plain commit wrote the partition, an abort drops them (Kafka 0.11's loadGroupsAndOffsets).
+        Those whose marker is not in the log yet are returned still pending."""
         loaded_offsets: dict[GroupTopicPartition, OffsetAndMetadata] = {}
+        loaded_at: dict[GroupTopicPartition, int] = {}  # the batch each loaded offset came from
+        pending_offsets: dict[int, dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]]] = {}
         loaded_groups: dict[str, StoredGroupMetadata] = {}
         removed_groups: set[str] = set()
         offset = log_.log_start_offset
@@ -449,16 +507,31 @@ class GroupMetadataManager:
             if not batches:
                 break
             for batch in batches:
+                if batch.last_offset < offset or batch.base_offset >= high_watermark:
+                    continue
+                if batch.is_control_batch:
+                    committed = pending_offsets.pop(batch.producer_id, {})
+                    if _is_commit_marker(next(iter(batch)).key):
+                        for key, (value, at) in committed.items():
+                            if loaded_at.get(key, -1) < at:
+                                loaded_offsets[key], loaded_at[key] = value, at
+                    continue
                 for record in batch:
                     if record.offset < offset or record.offset >= high_watermark:
                         continue
                     key = read_message_key(record.key)
                     if isinstance(key, OffsetKey):
                         value = read_offset_message_value(record.value)
-                        if value is None:
+                        if batch.is_transactional:
+                            producer_offsets = pending_offsets.setdefault(batch.producer_id, {})
+                            if value is None:
+                                producer_offsets.pop(key.key, None)
+                            else:
+                                producer_offsets[key.key] = (value, batch.base_offset)
+                        elif value is None:
                             loaded_offsets.pop(key.key, None)
                         else:
-                            loaded_offsets[key.key] = value
+                            loaded_offsets[key.key], loaded_at[key.key] = value, batch.base_offset
                     else:
                         group = read_group_message_value(key.key, record.value)
                         if group is None:
@@ -468,7 +541,11 @@ class GroupMetadataManager:
                             loaded_groups[key.key] = group
                             removed_groups.discard(key.key)
             offset = batches[-1].next_offset
-        return loaded_offsets, loaded_groups, removed_groups
+        still_pending = {
+            pid: {key: value for key, (value, _) in offsets.items()}
+            for pid, offsets in pending_offsets.items()
+        }
+        return loaded_offsets, loaded_groups, removed_groups, still_pending
 
     # --8<-- [end:read_partition]
 
@@ -478,17 +555,33 @@ class GroupMetadataManager:
         loaded_offsets: dict[GroupTopicPartition, OffsetAndMetadata],
         loaded_groups: dict[str, StoredGroupMetadata],
         removed_groups: set[str],
+        pending_offsets: dict[int, dict[GroupTopicPartition, OffsetAndMetadata]],
         on_group_loaded: Callable[[GroupMetadata], None],
     ) -> None:
         offsets_by_group: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
         for group_tp, offset in loaded_offsets.items():
             offsets_by_group.setdefault(group_tp.group, {})[group_tp.topic_partition] = offset
+        # open transactions' offsets, per group and producer: their marker may still come
+        pending_by_group: dict[str, dict[int, dict[TopicPartition, OffsetAndMetadata]]] = {}
+        for producer_id, offsets in pending_offsets.items():
+            for group_tp, offset in offsets.items():
+                by_producer = pending_by_group.setdefault(group_tp.group, {})
+                by_producer.setdefault(producer_id, {})[group_tp.topic_partition] = offset
         for group_id, stored in loaded_groups.items():
-            self._load_group(_group_from_stored(stored), offsets_by_group.get(group_id, {}), on_group_loaded)
+            group = _group_from_stored(stored)
+            self._load_group(
+                group, offsets_by_group.get(group_id, {}), pending_by_group.get(group_id, {}), on_group_loaded
+            )
         # offsets of groups with no metadata record: groups that only store offsets here
-        for group_id, offsets in offsets_by_group.items():
+        for group_id in offsets_by_group.keys() | pending_by_group.keys():
             if group_id not in loaded_groups:
-                self._load_group(GroupMetadata(group_id), offsets, on_group_loaded)
+                group = GroupMetadata(group_id)
+                self._load_group(
+                    group,
+                    offsets_by_group.get(group_id, {}),
+                    pending_by_group.get(group_id, {}),
+                    on_group_loaded,
+                )
         for group_id in removed_groups:
             if group_id not in offsets_by_group and self.get_group(group_id) is not None:
                 raise IllegalStateException(
@@ -500,11 +593,16 @@ class GroupMetadataManager:
         self,
         group: GroupMetadata,
         offsets: dict[TopicPartition, OffsetAndMetadata],
+        pending_txn_offsets: dict[int, dict[TopicPartition, OffsetAndMetadata]],
         on_group_loaded: Callable[[GroupMetadata], None],
     ) -> None:
         # the offsets go in before the group is visible, so no request sees it without them
         for tp, offset in offsets.items():
             group.complete_pending_offset_write(tp, offset)
+        for producer_id, txn_offsets in pending_txn_offsets.items():
+            group.prepare_txn_offset_commit(producer_id, txn_offsets)
+            for tp, offset in txn_offsets.items():
+                group.on_txn_offset_commit_append(producer_id, tp, offset)
         current = self.add_group(group)
         if current is not group:
             log.debug(
@@ -588,6 +686,14 @@ class GroupMetadataManager:
         return expired_count
 
     # --8<-- [end:cleanup_group_metadata]
+
+
+def _is_commit_marker(control_key: bytes | memoryview | None) -> bool:
+    """A control record's key is [version int16, type int16]: type 0 ABORT, 1 COMMIT (Kafka's
+    ``ControlRecordType``)."""
+    if control_key is None or len(control_key) < 4:
+        raise KafkaException("a control record's key must hold its version and type (4 bytes)")
+    return struct.unpack_from(">hh", control_key)[1] == 1
 
 
 def _group_from_stored(stored: StoredGroupMetadata) -> GroupMetadata:

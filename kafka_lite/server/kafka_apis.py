@@ -1,7 +1,8 @@
 """The request handlers: one method per API, turning a parsed request into a response.
 
 Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scala, Kafka 0.10.1, with
-         0.11's InitProducerId, OffsetsForLeaderEpoch, FindCoordinator v1, record-batch v2
+         0.11's InitProducerId, the transaction APIs (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+         TxnOffsetCommit), OffsetsForLeaderEpoch, FindCoordinator v1, record-batch v2
          Produce/Fetch, DeleteRecords, DescribeConfigs and AlterConfigs, and 1.0's CreatePartitions)
 Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switches on the api key); 5.2.1 (the group APIs
          handed to the coordinator); 6.2 (produce and fetch); 7.2-7.3 (LeaderAndIsr,
@@ -10,16 +11,16 @@ Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switch
          (ControlledShutdown, answered by the controller's broker)
 Differs: no client quotas (zero throttle time); a follower's fetch records in the leader's
          replication quota the records of its throttled partitions, not their share of the
-         response's framing; no transactions (FindCoordinator for a transaction
-         coordinator gets INVALID_REQUEST). OffsetCommit v0 and OffsetFetch v0 go to the group
+         response's framing. OffsetCommit v0 and OffsetFetch v0 go to the group
          coordinator like the later versions (Kafka 0.10.1 keeps v0's offsets in ZooKeeper). A
          StopReplica of a ``__consumer_offsets`` partition unloads its groups whether or not it
-         deletes the partition (Kafka only when it deletes). Client requests that arrive before the
+         deletes the partition (Kafka only when it deletes), and a ``__transaction_state`` partition's
+         transactions likewise (Kafka 0.11 leaves them to the next LeaderAndIsr). Client requests that arrive before the
          controller's first UpdateMetadata wait for it (``server/delayed_client_request.py`` says
          why).
 
 ``KafkaApis`` is given what it uses, as Kafka's constructor is: the request channel, the replica
-manager, the admin manager, the group coordinator, the controller, the metadata cache, the producer
+manager, the admin manager, the group and transaction coordinators, the controller, the metadata cache, the producer
 id manager, the quota managers, the config, the cluster id and the time. It owns no state of its own
 beyond the purgatory of early requests.
 
@@ -76,6 +77,11 @@ from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.coordinator.group_coordinator import GroupCoordinator, JoinGroupResult
 from kafka_lite.coordinator.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, OffsetMetadataAndError
 from kafka_lite.coordinator.offset_and_metadata import DEFAULT_TIMESTAMP, NO_METADATA, OffsetAndMetadata
+from kafka_lite.coordinator.transaction.transaction_coordinator import (
+    InitProducerIdResult,
+    TransactionCoordinator,
+)
+from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_lite.log.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
 from kafka_lite.network.transfer import FileRegion, PieceWriter
@@ -153,6 +159,10 @@ class KafkaApis:
         ApiKeys.DELETE_RECORDS,
         ApiKeys.DELETE_TOPICS,
         ApiKeys.INIT_PRODUCER_ID,
+        ApiKeys.ADD_PARTITIONS_TO_TXN,
+        ApiKeys.ADD_OFFSETS_TO_TXN,
+        ApiKeys.END_TXN,
+        ApiKeys.TXN_OFFSET_COMMIT,
         ApiKeys.OFFSETS_FOR_LEADER_EPOCH,
         ApiKeys.DESCRIBE_CONFIGS,
         ApiKeys.ALTER_CONFIGS,
@@ -165,6 +175,7 @@ class KafkaApis:
         replica_manager: ReplicaManager,
         admin_manager: AdminManager,
         coordinator: GroupCoordinator,
+        txn_coordinator: TransactionCoordinator,
         controller: KafkaController,
         metadata_cache: MetadataCache,
         producer_id_manager: ProducerIdManager,
@@ -177,6 +188,7 @@ class KafkaApis:
         self.replica_manager = replica_manager
         self.admin_manager = admin_manager
         self.coordinator = coordinator
+        self.txn_coordinator = txn_coordinator
         self.controller = controller
         self.metadata_cache = metadata_cache
         self.producer_id_manager = producer_id_manager
@@ -212,6 +224,10 @@ class KafkaApis:
             ApiKeys.CREATE_PARTITIONS: self.handle_create_partitions_request,
             ApiKeys.DELETE_TOPICS: self.handle_delete_topics_request,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
+            ApiKeys.ADD_PARTITIONS_TO_TXN: self.handle_add_partitions_to_txn_request,
+            ApiKeys.ADD_OFFSETS_TO_TXN: self.handle_add_offsets_to_txn_request,
+            ApiKeys.END_TXN: self.handle_end_txn_request,
+            ApiKeys.TXN_OFFSET_COMMIT: self.handle_txn_offset_commit_request,
             ApiKeys.OFFSETS_FOR_LEADER_EPOCH: self.handle_offsets_for_leader_epoch_request,
         }
         self._api_versions = api_versions(self.HANDLED)
@@ -324,8 +340,9 @@ class KafkaApis:
         )
 
     def _unknown_topic_metadata(self, topic: str, allow_auto_create: bool) -> dict:
-        if topic == GROUP_METADATA_TOPIC_NAME:  # created whatever auto.create.topics.enable says
-            return self._create_group_metadata_topic()
+        # the internal topics are created whatever auto.create.topics.enable says
+        if topic in (GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME):
+            return self._create_internal_topic(topic)
         error = Errors.UNKNOWN_TOPIC_OR_PARTITION
         try:
             validate_topic_name(topic)
@@ -873,59 +890,152 @@ class KafkaApis:
     # -- InitProducerId ---------------------------------------------------------------------------------------------
 
     def handle_init_producer_id_request(self, request: Request) -> None:
-        if request.body["transactional_id"] is not None:
-            log.info(
-                "InitProducerId with transactional id %r: transactions are not implemented",
-                request.body["transactional_id"],
-            )
-            body = {
-                "throttle_time_ms": 0,
-                "error_code": Errors.INVALID_REQUEST.code,
-                "producer_id": -1,
-                "producer_epoch": -1,
-            }
-        else:
-            try:
-                pid = self.producer_id_manager.generate_producer_id()
-                body = {"throttle_time_ms": 0, "error_code": 0, "producer_id": pid, "producer_epoch": 0}
-            except KafkaException as e:
-                log.warning("Cannot allocate a producer id: %s", e)
-                body = {
+        """A producer id for an idempotent producer, or for a transactional id the epoch that
+        fences its previous producer; decided by the transaction coordinator (Kafka 0.11's
+        ``handleInitProducerIdRequest``)."""
+        body = request.body
+
+        def send_response_callback(result: InitProducerIdResult) -> None:
+            self._send_response(
+                request,
+                {
                     "throttle_time_ms": 0,
-                    "error_code": Errors.COORDINATOR_NOT_AVAILABLE.code,
-                    "producer_id": -1,
-                    "producer_epoch": -1,
-                }
-        self._send_response(request, body)
+                    "error_code": result.error.code,
+                    "producer_id": result.producer_id,
+                    "producer_epoch": result.producer_epoch,
+                },
+            )
+
+        try:
+            self.txn_coordinator.handle_init_producer_id(
+                body["transactional_id"], body["transaction_timeout_ms"], send_response_callback
+            )
+        except KafkaException as e:  # no producer id block could be reserved in ZooKeeper
+            log.warning("Cannot allocate a producer id: %s", e)
+            send_response_callback(InitProducerIdResult(-1, -1, Errors.COORDINATOR_NOT_AVAILABLE))
+
+    # --8<-- [start:add_partitions_to_txn]
+    def handle_add_partitions_to_txn_request(self, request: Request) -> None:
+        """Partitions join the producer's transaction. A partition this broker does not know fails
+        the whole request: it gets UNKNOWN_TOPIC_OR_PARTITION (an internal topic
+        TOPIC_AUTHORIZATION_FAILED, as Kafka's authorizer check gives it), the others
+        OPERATION_NOT_ATTEMPTED, and the transaction is left as it was."""
+        body = request.body
+        partitions = [(t["topic"], p) for t in body["topics"] for p in t["partitions"]]
+        errors: dict[TopicPartition, Errors] = {}
+        for topic, partition in partitions:
+            if topic.startswith("__"):
+                errors[(topic, partition)] = Errors.TOPIC_AUTHORIZATION_FAILED
+            elif self.metadata_cache.partition_state(topic, partition) is None:
+                errors[(topic, partition)] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+
+        def send_response(partition_errors: dict[TopicPartition, Errors]) -> None:
+            by_topic: dict[str, list[dict]] = {}
+            for (topic, partition), error in partition_errors.items():
+                by_topic.setdefault(topic, []).append({"partition": partition, "error_code": error.code})
+            errors_body = [{"topic": t, "partition_errors": ps} for t, ps in by_topic.items()]
+            self._send_response(request, {"throttle_time_ms": 0, "errors": errors_body})
+
+        if errors:
+            log.info("AddPartitionsToTxn for %s refused: %s", body["transactional_id"],
+                     {f"{t}-{p}": e.name for (t, p), e in errors.items()})  # fmt: skip
+            send_response({tp: errors.get(tp, Errors.OPERATION_NOT_ATTEMPTED) for tp in partitions})
+            return
+        self.txn_coordinator.handle_add_partitions_to_transaction(
+            body["transactional_id"],
+            body["producer_id"],
+            body["producer_epoch"],
+            partitions,
+            lambda error: send_response(dict.fromkeys(partitions, error)),
+        )
+
+    # --8<-- [end:add_partitions_to_txn]
+
+    def handle_add_offsets_to_txn_request(self, request: Request) -> None:
+        """The group's ``__consumer_offsets`` partition joins the transaction, so that the offsets
+        the producer then commits (TxnOffsetCommit) get its markers."""
+        body = request.body
+        offsets_partition = (
+            GROUP_METADATA_TOPIC_NAME,
+            self.coordinator.partition_for(body["consumer_group_id"]),
+        )
+        self.txn_coordinator.handle_add_partitions_to_transaction(
+            body["transactional_id"],
+            body["producer_id"],
+            body["producer_epoch"],
+            [offsets_partition],
+            lambda error: self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code}),
+        )
+
+    def handle_end_txn_request(self, request: Request) -> None:
+        body = request.body
+        self.txn_coordinator.handle_end_transaction(
+            body["transactional_id"],
+            body["producer_id"],
+            body["producer_epoch"],
+            body["transaction_result"],
+            lambda error: self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code}),
+        )
+
+    def handle_txn_offset_commit_request(self, request: Request) -> None:
+        """Offsets committed inside a transaction: written to ``__consumer_offsets`` in a
+        transactional batch, and the group's only once the transaction commits."""
+        body = request.body
+        requested = {(t["topic"], p["partition"]): p for t in body["topics"] for p in t["partitions"]}
+        invalid = {tp for tp in requested if self.metadata_cache.partition_state(*tp) is None}
+
+        def send_response_callback(commit_status: dict[TopicPartition, Errors]) -> None:
+            status = {**commit_status, **dict.fromkeys(invalid, Errors.UNKNOWN_TOPIC_OR_PARTITION)}
+            by_topic: dict[str, list] = {}
+            for (topic, partition), error in status.items():
+                by_topic.setdefault(topic, []).append({"partition": partition, "error_code": error.code})
+            topics = [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]
+            self._send_response(request, {"throttle_time_ms": 0, "topics": topics})
+
+        if len(invalid) == len(requested):
+            send_response_callback({})
+            return
+        now = self.time.milliseconds()
+        expire = min(now + self.coordinator.offset_config.offsets_retention_ms, LONG_MAX)
+        offsets = {
+            tp: OffsetAndMetadata(
+                p["offset"], p["metadata"] if p["metadata"] is not None else NO_METADATA, now, expire
+            )
+            for tp, p in requested.items()
+            if tp not in invalid
+        }
+        self.coordinator.handle_txn_commit_offsets(
+            body["consumer_group_id"],
+            body["producer_id"],
+            body["producer_epoch"],
+            offsets,
+            send_response_callback,
+        )
 
     # -- FindCoordinator ------------------------------------------------------------------------------------------
 
     # --8<-- [start:find_coordinator]
     def handle_find_coordinator_request(self, request: Request) -> None:
-        """The broker that coordinates the group: the leader of its ``__consumer_offsets`` partition
-        (Kafka 0.10.1's ``handleGroupCoordinatorRequest``, FindCoordinator v1's key and type)."""
+        """The broker that coordinates the group, or the transactional id (FindCoordinator v1's
+        type 1): the leader of its partition of ``__consumer_offsets`` or ``__transaction_state``
+        (Kafka 0.11's ``handleFindCoordinatorRequest``), the topic created on the first lookup."""
         body, version = request.body, request.header.api_version
-        group_id = body["group_id"] if version == 0 else body["coordinator_key"]
+        key = body["group_id"] if version == 0 else body["coordinator_key"]
         coordinator_type = COORDINATOR_TYPE_GROUP if version == 0 else body["coordinator_type"]
-        if coordinator_type != COORDINATOR_TYPE_GROUP:
-            message = (
-                "Transactions are not implemented: there is no transaction coordinator"
-                if coordinator_type == COORDINATOR_TYPE_TRANSACTION
-                else f"Unknown coordinator type {coordinator_type} in FindCoordinator request"
-            )
+        if coordinator_type == COORDINATOR_TYPE_GROUP:
+            topic, partition = GROUP_METADATA_TOPIC_NAME, self.coordinator.partition_for(key)
+        elif coordinator_type == COORDINATOR_TYPE_TRANSACTION:
+            topic, partition = TRANSACTION_STATE_TOPIC_NAME, self.txn_coordinator.partition_for(key)
+        else:
+            message = f"Unknown coordinator type {coordinator_type} in FindCoordinator request"
             self._send_find_coordinator_response(request, Errors.INVALID_REQUEST, NO_NODE, message)
             return
-        partition = self.coordinator.partition_for(group_id)
         # get metadata (and create the topic if necessary)
-        offsets_topic_metadata = self._get_or_create_group_metadata_topic()
+        topic_metadata = self._get_or_create_internal_topic(topic)
         error, node = Errors.COORDINATOR_NOT_AVAILABLE, NO_NODE
-        if Errors.for_code(offsets_topic_metadata["topic_error_code"]) is Errors.NONE:
+        if Errors.for_code(topic_metadata["topic_error_code"]) is Errors.NONE:
             leader = next(
-                (
-                    p["leader"]
-                    for p in offsets_topic_metadata["partition_metadata"]
-                    if p["partition_id"] == partition
-                ),
+                (p["leader"] for p in topic_metadata["partition_metadata"] if p["partition_id"] == partition),
                 -1,
             )
             broker = next((b for b in self.metadata_cache.alive_brokers() if b.id == leader), None)
@@ -941,47 +1051,46 @@ class KafkaApis:
             {"throttle_time_ms": 0, "error_code": error.code, "error_message": message, "coordinator": node},
         )
 
-    def _get_or_create_group_metadata_topic(self) -> dict:
-        """``__consumer_offsets``' metadata from the cache, or the answer of creating it."""
-        known = self.metadata_cache.topic_metadata([GROUP_METADATA_TOPIC_NAME])
-        return known[0] if known else self._create_group_metadata_topic()
+    def _get_or_create_internal_topic(self, topic: str) -> dict:
+        """``__consumer_offsets``' or ``__transaction_state``'s metadata from the cache, or the answer
+        of creating it."""
+        known = self.metadata_cache.topic_metadata([topic])
+        return known[0] if known else self._create_internal_topic(topic)
 
-    def _create_group_metadata_topic(self) -> dict:
-        """Create ``__consumer_offsets`` with ``offsets.topic.num.partitions`` partitions, compacted,
-        replicated ``offsets.topic.replication.factor`` times or on every live broker if fewer are
-        alive (Kafka 0.10.1's ``createGroupMetadataTopic``). The answer is LEADER_NOT_AVAILABLE when
-        it was created, by this request or another one: the controller still has to elect leaders."""
+    def _create_internal_topic(self, topic: str) -> dict:
+        """Create ``__consumer_offsets`` (``offsets.topic.*``) or ``__transaction_state``
+        (``transaction.state.log.*``) with its partitions and topic configs, replicated as
+        configured or on every live broker if fewer are alive (Kafka 0.10.1's
+        ``createGroupMetadataTopic``). The answer is LEADER_NOT_AVAILABLE when it was created, by
+        this request or another one: the controller still has to elect leaders."""
+        if topic == GROUP_METADATA_TOPIC_NAME:
+            offset_config = self.coordinator.offset_config
+            num_partitions = offset_config.offsets_topic_num_partitions
+            replication_factor = self.config["offsets.topic.replication.factor"]
+            configs = {k: str(v) for k, v in offset_config.offsets_topic_configs().items()}
+        else:
+            num_partitions = self.config["transaction.state.log.num.partitions"]
+            replication_factor = self.config["transaction.state.log.replication.factor"]
+            configs = self.txn_coordinator.transaction_topic_configs()
         alive = len(self.metadata_cache.alive_brokers())
-        replication_factor = self.config["offsets.topic.replication.factor"]
         if alive:
             replication_factor = min(replication_factor, alive)
-        offset_config = self.coordinator.offset_config
-        details = TopicDetails(
-            offset_config.offsets_topic_num_partitions,
-            replication_factor,
-            {},
-            {k: str(v) for k, v in offset_config.offsets_topic_configs().items()},
-        )
+        details = TopicDetails(num_partitions, replication_factor, {}, configs)
         results: CreateTopicsResults = {}
         # a timeout of 0: written to ZooKeeper, answered at once, nothing waits for the leaders
-        self.admin_manager.create_topics(0, False, {GROUP_METADATA_TOPIC_NAME: details}, results.update)
-        error, message = results[GROUP_METADATA_TOPIC_NAME]
+        self.admin_manager.create_topics(0, False, {topic: details}, results.update)
+        error, message = results[topic]
         if error is Errors.NONE:
             log.info(
                 "Created topic %s with %d partitions and replication factor %d",
-                GROUP_METADATA_TOPIC_NAME, details.num_partitions, replication_factor,
+                topic, details.num_partitions, replication_factor,
             )  # fmt: skip
             error = Errors.LEADER_NOT_AVAILABLE
         elif error is Errors.TOPIC_ALREADY_EXISTS:  # another request, or another broker, created it
             error = Errors.LEADER_NOT_AVAILABLE
         else:
-            log.warning("Cannot create topic %s: %s", GROUP_METADATA_TOPIC_NAME, message)
-        return {
-            "topic_error_code": error.code,
-            "topic": GROUP_METADATA_TOPIC_NAME,
-            "is_internal": True,
-            "partition_metadata": [],
-        }
+            log.warning("Cannot create topic %s: %s", topic, message)
+        return {"topic_error_code": error.code, "topic": topic, "is_internal": True, "partition_metadata": []}
 
     # --8<-- [end:find_coordinator]
 
@@ -1185,26 +1294,46 @@ class KafkaApis:
             updated_leaders: list[Partition], updated_followers: list[Partition]
         ) -> None:
             # For each new leader or follower, the coordinator takes over or hands over the groups of
-            # a __consumer_offsets partition. This runs under the replica state change lock, so that
-            # the coordinator sees leadership changes in the order the controller made them.
+            # a __consumer_offsets partition, the transaction coordinator the transactions of a
+            # __transaction_state partition, at the partition's leader epoch (its coordinator
+            # epoch). This runs under the replica state change lock, so that the coordinators see
+            # leadership changes in the order the controller made them.
             for partition in updated_leaders:
                 if self._is_group_metadata_partition(partition.topic, partition.partition_id):
                     self.coordinator.on_elected(partition.partition_id)
+                elif self._is_transaction_state_partition(partition.topic, partition.partition_id):
+                    self.txn_coordinator.handle_txn_immigration(
+                        partition.partition_id, partition.leader_epoch
+                    )
             for partition in updated_followers:
                 if self._is_group_metadata_partition(partition.topic, partition.partition_id):
                     self.coordinator.on_resigned(partition.partition_id)
+                elif self._is_transaction_state_partition(partition.topic, partition.partition_id):
+                    self.txn_coordinator.handle_txn_emigration(partition.partition_id, partition.leader_epoch)
 
         self._send_partition_errors(
             request, *self.replica_manager.become_leader_or_follower(request.body, on_leadership_change)
         )
 
     def handle_stop_replica_request(self, request: Request) -> None:
+        # the coordinator epochs of the __transaction_state partitions, read before they stop
+        txn_epochs = {
+            p["partition"]: replica.leader_epoch
+            for p in request.body["partitions"]
+            if p["topic"] == TRANSACTION_STATE_TOPIC_NAME
+            and (replica := self.replica_manager.get_partition((p["topic"], p["partition"]))) is not None
+        }
         error, partitions = self.replica_manager.stop_replicas(request.body)
-        # A broker that no longer holds a __consumer_offsets partition (a reassignment may move it
-        # away without a LeaderAndIsr here) must not keep serving its groups.
+        # A broker that no longer holds a __consumer_offsets or __transaction_state partition (a
+        # reassignment may move it away without a LeaderAndIsr here) must not keep serving its
+        # groups or transactions.
         for (topic, partition), partition_error in partitions.items():
-            if partition_error is Errors.NONE and self._is_group_metadata_partition(topic, partition):
+            if partition_error is not Errors.NONE:
+                continue
+            if self._is_group_metadata_partition(topic, partition):
                 self.coordinator.on_resigned(partition)
+            elif self._is_transaction_state_partition(topic, partition) and partition in txn_epochs:
+                self.txn_coordinator.handle_txn_emigration(partition, txn_epochs[partition])
         self._send_partition_errors(request, error, partitions)
 
     # --8<-- [end:leader_and_isr]
@@ -1218,6 +1347,18 @@ class KafkaApis:
         log.warning(
             "Ignoring %s-%d for group coordination: offsets.topic.num.partitions is %d",
             topic, partition, self.coordinator.offset_config.offsets_topic_num_partitions,
+        )  # fmt: skip
+        return False
+
+    def _is_transaction_state_partition(self, topic: str, partition: int) -> bool:
+        """A partition of ``__transaction_state`` that ``partition_for`` can name."""
+        if topic != TRANSACTION_STATE_TOPIC_NAME:
+            return False
+        if 0 <= partition < self.config["transaction.state.log.num.partitions"]:
+            return True
+        log.warning(
+            "Ignoring %s-%d for transaction coordination: transaction.state.log.num.partitions is %d",
+            topic, partition, self.config["transaction.state.log.num.partitions"],
         )  # fmt: skip
         return False
 

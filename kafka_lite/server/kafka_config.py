@@ -188,6 +188,24 @@ CONFIG_DEF = (
             "How long an offset commit waits for the replicas of __consumer_offsets.")
     .define("offsets.commit.required.acks", Type.SHORT, -1, None, H,
             "The acks an offset commit waits for: -1 (every in-sync replica) or 1 (the leader).")
+    # Transaction management (Kafka 0.11, KIP-98)
+    .define("transaction.state.log.num.partitions", Type.INT, 50, Range.at_least(1), H,
+            "Partitions of __transaction_state (never change it once the topic exists).")
+    .define("transaction.state.log.replication.factor", Type.SHORT, 3, Range.at_least(1), H,
+            "Replication factor of __transaction_state; created with fewer while fewer brokers are alive.")
+    .define("transaction.state.log.min.isr", Type.INT, 2, Range.at_least(1), H,
+            "min.insync.replicas of __transaction_state.")
+    .define("transaction.state.log.segment.bytes", Type.INT, 104857600, Range.at_least(1), H,
+            "Segment size of __transaction_state, small so that compaction and loading stay fast.")
+    .define("transaction.max.timeout.ms", Type.INT, 900000, Range.at_least(1), H,
+            "The longest transaction timeout a producer may ask for (InitProducerId); a longer one "
+            "gets INVALID_TRANSACTION_TIMEOUT.")
+    .define("transactional.id.expiration.ms", Type.INT, 604800000, Range.at_least(1), H,
+            "How long a transactional id may stay idle before its coordinator forgets it.")
+    .define("transaction.abort.timed.out.transaction.cleanup.interval.ms", Type.INT, 60000,
+            Range.at_least(1), L, "How often the coordinator aborts transactions open beyond their timeout.")
+    .define("transaction.remove.expired.transaction.cleanup.interval.ms", Type.INT, 3600000,
+            Range.at_least(1), L, "How often the coordinator removes expired transactional ids.")
     # Metrics reporters (the request.metrics.reporter.* settings are added below)
     .define("metric.reporters", Type.LIST, [], None, L,
             "Classes (package.module:Class) told of every completed request, e.g. "

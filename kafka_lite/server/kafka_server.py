@@ -40,6 +40,14 @@ from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.coordinator.group_coordinator import GroupConfig, GroupCoordinator
 from kafka_lite.coordinator.group_metadata_manager import GroupMetadataManager, OffsetConfig
+from kafka_lite.coordinator.transaction.transaction_coordinator import TransactionCoordinator
+from kafka_lite.coordinator.transaction.transaction_marker_channel_manager import (
+    TransactionMarkerChannelManager,
+)
+from kafka_lite.coordinator.transaction.transaction_state_manager import (
+    TransactionConfig,
+    TransactionStateManager,
+)
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.network.selector import Selector
@@ -85,6 +93,7 @@ class KafkaServer:
         self.controller: KafkaController | None = None
         self.admin_manager: AdminManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
+        self.transaction_coordinator: TransactionCoordinator | None = None
         self.apis: KafkaApis | None = None
         self.request_handler_pool: KafkaRequestHandlerPool | None = None
         self.producer_id_manager: ProducerIdManager | None = None
@@ -168,11 +177,14 @@ class KafkaServer:
         self.admin_manager = AdminManager(c, self.metadata_cache, self.zk, self.time)
         self.group_coordinator = self._group_coordinator()
         self.group_coordinator.startup()
+        self.transaction_coordinator = self._transaction_coordinator()
+        self.transaction_coordinator.startup(c["transaction.abort.timed.out.transaction.cleanup.interval.ms"])
         self.apis = KafkaApis(
             self.socket_server.request_channel,
             self.replica_manager,
             self.admin_manager,
             self.group_coordinator,
+            self.transaction_coordinator,
             self.controller,
             self.metadata_cache,
             self.producer_id_manager,
@@ -270,6 +282,47 @@ class KafkaServer:
         )
 
     # --8<-- [end:group_coordinator]
+
+    def _transaction_coordinator(self) -> TransactionCoordinator:
+        """The transaction coordinator and its parts, from the broker's ``transaction*`` settings
+        (Kafka's ``TransactionCoordinator.apply``): a state manager over ``__transaction_state``, and
+        a marker channel manager with its own network client to the other brokers."""
+        c = self.config
+        txn_config = TransactionConfig(
+            transactional_id_expiration_ms=c["transactional.id.expiration.ms"],
+            transaction_max_timeout_ms=c["transaction.max.timeout.ms"],
+            transaction_log_num_partitions=c["transaction.state.log.num.partitions"],
+            transaction_log_replication_factor=c["transaction.state.log.replication.factor"],
+            transaction_log_segment_bytes=c["transaction.state.log.segment.bytes"],
+            transaction_log_min_insync_replicas=c["transaction.state.log.min.isr"],
+            abort_timed_out_transactions_interval_ms=c[
+                "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+            ],
+            remove_expired_transactional_ids_interval_ms=c[
+                "transaction.remove.expired.transaction.cleanup.interval.ms"
+            ],
+        )
+        txn_state_manager = TransactionStateManager(
+            self.broker_id, self.scheduler, self.replica_manager, txn_config, self.time
+        )
+        network_client = NetworkClient(
+            Selector(time=self.time),
+            f"broker-{self.broker_id}-txn-marker-sender",
+            max_in_flight_requests_per_connection=1,
+            request_timeout_ms=txn_config.request_timeout_ms,
+            time=self.time,
+        )
+        txn_marker_channel_manager = TransactionMarkerChannelManager(
+            self.broker_id, self.metadata_cache, network_client, txn_state_manager, self.time
+        )
+        return TransactionCoordinator(
+            self.broker_id,
+            self.scheduler,
+            self.producer_id_manager,
+            txn_state_manager,
+            txn_marker_channel_manager,
+            self.time,
+        )
 
     # --8<-- [start:new_session]
     def _on_zk_state(self, state) -> None:
@@ -461,6 +514,8 @@ class KafkaServer:
             self.replica_manager.shutdown()
         if self.admin_manager is not None:
             self.admin_manager.shutdown()
+        if self.transaction_coordinator is not None:
+            self.transaction_coordinator.shutdown()
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
         if self.log_manager is not None:

@@ -36,6 +36,14 @@ FAST = {
     "group.min.session.timeout.ms": 1000,
     "offsets.topic.num.partitions": 4,
     "offsets.topic.replication.factor": 3,
+    # transactions: a few __transaction_state partitions on every broker (min ISR 2, as Kafka's
+    # default); the sweep that aborts timed-out transactions every 500 ms, not every minute, so a
+    # test of an abandoned transaction waits on its own short timeout; the longest timeout a
+    # producer may ask for is librdkafka's default transaction.timeout.ms (60 s), not 15 minutes
+    "transaction.state.log.num.partitions": 4,
+    "transaction.state.log.replication.factor": 3,
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 500,
+    "transaction.max.timeout.ms": 60000,
 }
 
 

@@ -1,0 +1,446 @@
+"""The transaction coordinator: InitProducerId for a transactional id, AddPartitionsToTxn and
+EndTxn, decided against the id's state and written to ``__transaction_state``.
+
+Mirrors: kafka.coordinator.transaction.TransactionCoordinator and InitProducerIdResult
+         (core/src/main/scala/kafka/coordinator/transaction/TransactionCoordinator.scala, Kafka 0.11.0)
+Book:    beyond the book (Kafka 0.11's transactions, KIP-98); its model is the group coordinator,
+         chapter 5, 5.2
+Differs: a result is ``(error, value)`` where Kafka's is an ``Either``; the sweep that aborts timed-out
+         transactions runs every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``
+         (Kafka 0.11.0 defines the setting but schedules the sweep at its one-minute default).
+
+Every broker runs one; for a transactional id, the one that leads its ``__transaction_state``
+partition answers. What each request does:
+
+- **InitProducerId(transactional_id)**: a new id gets a producer id and epoch 0; a known one with no
+  open transaction gets its epoch bumped (a new producer id once the epochs run out), which fences
+  the producer that held the old epoch: its requests now get INVALID_PRODUCER_EPOCH. An id whose
+  transaction is Ongoing has the epoch bumped and the transaction aborted, and the answer is
+  CONCURRENT_TRANSACTIONS: the producer retries, and gets the next epoch once the abort is complete.
+  While a commit or abort is being completed, CONCURRENT_TRANSACTIONS too.
+- **AddPartitionsToTxn**: the partitions join the transaction (Ongoing) before the producer writes
+  to them, so that the coordinator knows where to write markers.
+- **EndTxn(commit|abort)**: PrepareCommit or PrepareAbort is appended; that is the decision. The
+  producer is answered at once; the marker manager then writes a marker to every partition and,
+  when all are written, CompleteCommit or CompleteAbort. A retried EndTxn for a transaction already
+  completed the same way is answered NONE.
+
+Each request checks the producer id and epoch first: a producer id the id does not have is
+INVALID_PRODUCER_ID_MAPPING, an older epoch INVALID_PRODUCER_EPOCH (the producer is fenced).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+from kafka_lite.common.errors import Errors, IllegalStateException
+from kafka_lite.common.time import Time
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
+from kafka_lite.coordinator.transaction.transaction_marker_channel_manager import (
+    TransactionMarkerChannelManager,
+)
+from kafka_lite.coordinator.transaction.transaction_metadata import (
+    NO_PRODUCER_EPOCH,
+    TransactionMetadata,
+    TransactionState,
+    TxnTransitMetadata,
+)
+from kafka_lite.coordinator.transaction.transaction_state_manager import TransactionStateManager
+from kafka_lite.server.producer_id_manager import ProducerIdManager
+from kafka_lite.utils.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+T = TransactionState
+NO_PRODUCER_ID = -1
+
+
+class InitProducerIdResult(NamedTuple):
+    producer_id: int
+    producer_epoch: int
+    error: Errors
+
+
+def _init_transaction_error(error: Errors) -> InitProducerIdResult:
+    return InitProducerIdResult(NO_PRODUCER_ID, NO_PRODUCER_EPOCH, error)
+
+
+# (an error, or the coordinator epoch and the prepared transition)
+_Prepared = tuple[Errors, "tuple[int, TxnTransitMetadata] | None"]
+
+
+class TransactionCoordinator:
+    def __init__(
+        self,
+        broker_id: int,
+        scheduler: Scheduler,
+        producer_id_manager: ProducerIdManager,
+        txn_manager: TransactionStateManager,
+        txn_marker_channel_manager: TransactionMarkerChannelManager,
+        time: Time,
+    ) -> None:
+        self.broker_id = broker_id
+        self.scheduler = scheduler
+        self.producer_id_manager = producer_id_manager
+        self.txn_manager = txn_manager
+        self.txn_marker_channel_manager = txn_marker_channel_manager
+        self.time = time
+        self._is_active = threading.Event()
+
+    def partition_for(self, transactional_id: str) -> int:
+        return self.txn_manager.partition_for(transactional_id)
+
+    def transaction_topic_configs(self) -> dict[str, str]:
+        return self.txn_manager.transaction_topic_configs()
+
+    # -- InitProducerId --------------------------------------------------------------------------------
+
+    # --8<-- [start:handle_init_producer_id]
+    def handle_init_producer_id(
+        self,
+        transactional_id: str | None,
+        transaction_timeout_ms: int,
+        response_callback: Callable[[InitProducerIdResult], None],
+    ) -> None:
+        if transactional_id is None:
+            # an idempotent producer without transactions: always a new producer id
+            response_callback(
+                InitProducerIdResult(self.producer_id_manager.generate_producer_id(), 0, Errors.NONE)
+            )
+            return
+        if not transactional_id:
+            response_callback(_init_transaction_error(Errors.INVALID_REQUEST))
+            return
+        if not self.txn_manager.validate_transaction_timeout_ms(transaction_timeout_ms):
+            response_callback(_init_transaction_error(Errors.INVALID_TRANSACTION_TIMEOUT))
+            return
+        error, epoch_and_metadata = self.txn_manager.get_transaction_state(transactional_id)
+        if error is Errors.NONE and epoch_and_metadata is None:
+            created = TransactionMetadata(
+                transactional_id,
+                self.producer_id_manager.generate_producer_id(),
+                NO_PRODUCER_EPOCH,
+                transaction_timeout_ms,
+                T.EMPTY,
+                txn_last_update_timestamp=self.time.milliseconds(),
+            )
+            error, epoch_and_metadata = self.txn_manager.put_transaction_state_if_not_exists(
+                transactional_id, created
+            )
+        if error is not Errors.NONE:
+            response_callback(_init_transaction_error(error))
+            return
+        coordinator_epoch = epoch_and_metadata.coordinator_epoch
+        txn_metadata = epoch_and_metadata.transaction_metadata
+        with txn_metadata.lock:
+            error, new_metadata = self._prepare_init_producer_id_transit(
+                transactional_id, transaction_timeout_ms, txn_metadata
+            )
+        if error is not Errors.NONE:
+            response_callback(_init_transaction_error(error))
+        elif new_metadata.txn_state is T.ONGOING:
+            # The epoch is bumped (fencing the producer of the open transaction); abort that
+            # transaction, and have the client retry until the abort is complete.
+            def send_retriable_error_callback(error: Errors) -> None:
+                response_callback(
+                    _init_transaction_error(Errors.CONCURRENT_TRANSACTIONS if error is Errors.NONE else error)
+                )
+
+            self.handle_end_transaction(
+                transactional_id,
+                new_metadata.producer_id,
+                new_metadata.producer_epoch,
+                False,
+                send_retriable_error_callback,
+            )
+        else:
+
+            def send_pid_response_callback(error: Errors) -> None:
+                if error is Errors.NONE:
+                    log.info("Initialized transactionalId %s with producerId %d and producer epoch %d on partition %s-%d",
+                             transactional_id, new_metadata.producer_id, new_metadata.producer_epoch,
+                             TRANSACTION_STATE_TOPIC_NAME, self.partition_for(transactional_id))  # fmt: skip
+                    response_callback(
+                        InitProducerIdResult(
+                            new_metadata.producer_id, new_metadata.producer_epoch, Errors.NONE
+                        )
+                    )
+                else:
+                    log.info(
+                        "Returning %s error code to client for %s's InitProducerId request",
+                        error.name,
+                        transactional_id,
+                    )
+                    response_callback(_init_transaction_error(error))
+
+            self.txn_manager.append_transaction_to_log(
+                transactional_id, coordinator_epoch, new_metadata, send_pid_response_callback
+            )
+
+    def _prepare_init_producer_id_transit(
+        self, transactional_id: str, transaction_timeout_ms: int, txn_metadata: TransactionMetadata
+    ) -> tuple[Errors, TxnTransitMetadata | None]:
+        """Call with the metadata's lock held."""
+        if txn_metadata.pending_transition_in_progress():
+            return Errors.CONCURRENT_TRANSACTIONS, None  # the client backs off and retries
+        state = txn_metadata.state
+        if state in (T.PREPARE_ABORT, T.PREPARE_COMMIT):
+            return Errors.CONCURRENT_TRANSACTIONS, None
+        if state in (T.COMPLETE_ABORT, T.COMPLETE_COMMIT, T.EMPTY):
+            now = self.time.milliseconds()
+            if txn_metadata.is_producer_epoch_exhausted():
+                new_producer_id = self.producer_id_manager.generate_producer_id()
+                return Errors.NONE, txn_metadata.prepare_producer_id_rotation(
+                    new_producer_id, transaction_timeout_ms, now
+                )
+            return Errors.NONE, txn_metadata.prepare_increment_producer_epoch(transaction_timeout_ms, now)
+        if state is T.ONGOING:
+            # This epoch is never returned to the client: the retry after the abort bumps it again
+            # (and, if that exhausts the epochs, rotates the producer id).
+            return Errors.NONE, txn_metadata.prepare_fence_producer_epoch()
+        raise IllegalStateException(
+            f"Found transactionalId {transactional_id} with state {state}. "
+            "This is illegal as we should never have transitioned to this state."
+        )
+
+    # --8<-- [end:handle_init_producer_id]
+
+    # -- AddPartitionsToTxn ----------------------------------------------------------------------------
+
+    def handle_add_partitions_to_transaction(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartition],
+        response_callback: Callable[[Errors], None],
+    ) -> None:
+        if not transactional_id:
+            response_callback(Errors.INVALID_REQUEST)
+            return
+        partitions = frozenset(partitions)
+        error, epoch_and_metadata = self.txn_manager.get_transaction_state(transactional_id)
+        new_metadata = None
+        if error is Errors.NONE and epoch_and_metadata is None:
+            error = Errors.INVALID_PRODUCER_ID_MAPPING
+        elif error is Errors.NONE:
+            txn_metadata = epoch_and_metadata.transaction_metadata
+            with txn_metadata.lock:
+                if txn_metadata.producer_id != producer_id:
+                    error = Errors.INVALID_PRODUCER_ID_MAPPING
+                elif txn_metadata.producer_epoch != producer_epoch:
+                    error = Errors.INVALID_PRODUCER_EPOCH
+                elif txn_metadata.pending_transition_in_progress():
+                    error = Errors.CONCURRENT_TRANSACTIONS
+                elif txn_metadata.state in (T.PREPARE_COMMIT, T.PREPARE_ABORT):
+                    error = Errors.CONCURRENT_TRANSACTIONS
+                elif txn_metadata.state is T.ONGOING and partitions <= txn_metadata.topic_partitions:
+                    pass  # already in the transaction: answer at once
+                else:
+                    new_metadata = txn_metadata.prepare_add_partitions(partitions, self.time.milliseconds())
+        if new_metadata is None:
+            log.debug(
+                "Returning %s error code to client for %s's AddPartitions request",
+                error.name,
+                transactional_id,
+            )
+            response_callback(error)
+        else:
+            self.txn_manager.append_transaction_to_log(
+                transactional_id, epoch_and_metadata.coordinator_epoch, new_metadata, response_callback
+            )
+
+    # -- leadership of __transaction_state partitions -------------------------------------------------
+
+    def handle_txn_immigration(self, txn_topic_partition_id: int, coordinator_epoch: int) -> None:
+        self.txn_manager.load_transactions_for_txn_topic_partition(
+            txn_topic_partition_id, coordinator_epoch, self.txn_marker_channel_manager.add_txn_markers_to_send
+        )
+
+    def handle_txn_emigration(self, txn_topic_partition_id: int, coordinator_epoch: int) -> None:
+        self.txn_manager.remove_transactions_for_txn_topic_partition(
+            txn_topic_partition_id, coordinator_epoch
+        )
+        self.txn_marker_channel_manager.remove_markers_for_txn_topic_partition(txn_topic_partition_id)
+
+    # -- EndTxn ----------------------------------------------------------------------------------------
+
+    # --8<-- [start:handle_end_transaction]
+    def handle_end_transaction(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        is_commit: bool,
+        response_callback: Callable[[Errors], None],
+    ) -> None:
+        """Decide the transaction (Prepare* in the log), answer, then have its markers written."""
+        if not transactional_id:
+            response_callback(Errors.INVALID_REQUEST)
+            return
+        error, prepared = self._prepare_end_transaction(
+            transactional_id, producer_id, producer_epoch, is_commit
+        )
+        if prepared is None:
+            log.debug("Aborting append of %s to transaction log and returning %s error to client for %s's "
+                      "EndTransaction request", _result(is_commit), error.name, transactional_id)  # fmt: skip
+            response_callback(error)
+            return
+        coordinator_epoch, new_metadata = prepared
+
+        def send_txn_markers_callback(error: Errors) -> None:
+            if error is not Errors.NONE:
+                log.info("Aborting sending of transaction markers and returning %s error to client for %s's "
+                         "EndTransaction request of %s, since appending %s to transaction log with coordinator "
+                         "epoch %d failed", error.name, transactional_id, _result(is_commit), new_metadata,
+                         coordinator_epoch)  # fmt: skip
+                response_callback(error)
+                return
+            error, complete = self._prepare_complete(
+                transactional_id, producer_id, producer_epoch, is_commit, coordinator_epoch
+            )
+            if complete is None:
+                response_callback(error)
+                return
+            txn_metadata, complete_metadata = complete
+            # The decision is in the log: answer the client now, and write the markers after.
+            response_callback(Errors.NONE)
+            self.txn_marker_channel_manager.add_txn_markers_to_send(
+                transactional_id, coordinator_epoch, is_commit, txn_metadata, complete_metadata
+            )
+
+        self.txn_manager.append_transaction_to_log(
+            transactional_id, coordinator_epoch, new_metadata, send_txn_markers_callback
+        )
+
+    # --8<-- [end:handle_end_transaction]
+
+    def _prepare_end_transaction(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, is_commit: bool
+    ) -> _Prepared:
+        error, epoch_and_metadata = self.txn_manager.get_transaction_state(transactional_id)
+        if error is not Errors.NONE:
+            return error, None
+        if epoch_and_metadata is None:
+            return Errors.INVALID_PRODUCER_ID_MAPPING, None
+        txn_metadata = epoch_and_metadata.transaction_metadata
+        with txn_metadata.lock:
+            if txn_metadata.producer_id != producer_id:
+                return Errors.INVALID_PRODUCER_ID_MAPPING, None
+            if txn_metadata.producer_epoch != producer_epoch:
+                return Errors.INVALID_PRODUCER_EPOCH, None
+            if txn_metadata.pending_transition_in_progress():
+                return Errors.CONCURRENT_TRANSACTIONS, None
+            state = txn_metadata.state
+            if state is T.ONGOING:
+                next_state = T.PREPARE_COMMIT if is_commit else T.PREPARE_ABORT
+                transit = txn_metadata.prepare_abort_or_commit(next_state, self.time.milliseconds())
+                return Errors.NONE, (epoch_and_metadata.coordinator_epoch, transit)
+            # A retry of an EndTxn already decided: done (Complete*), or being completed (Prepare*).
+            same_result = {
+                T.COMPLETE_COMMIT: (is_commit, Errors.NONE),
+                T.COMPLETE_ABORT: (not is_commit, Errors.NONE),
+                T.PREPARE_COMMIT: (is_commit, Errors.CONCURRENT_TRANSACTIONS),
+                T.PREPARE_ABORT: (not is_commit, Errors.CONCURRENT_TRANSACTIONS),
+            }
+            if state in same_result:
+                matches, answer = same_result[state]
+                return (answer if matches else self._invalid_state(transactional_id, state, is_commit)), None
+            if state is T.EMPTY:
+                return self._invalid_state(transactional_id, state, is_commit), None
+            raise IllegalStateException(
+                f"Found transactionalId {transactional_id} with state {state}. "
+                "This is illegal as we should never have transitioned to this state."
+            )
+
+    def _prepare_complete(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        is_commit: bool,
+        coordinator_epoch: int,
+    ) -> tuple[Errors, tuple[TransactionMetadata, TxnTransitMetadata] | None]:
+        """After Prepare* is in the log: the Complete* transition to write once the markers are."""
+        error, epoch_and_metadata = self.txn_manager.get_transaction_state(transactional_id)
+        if error is not Errors.NONE:
+            return error, None
+        if epoch_and_metadata is None:
+            raise IllegalStateException(
+                f"The coordinator still owns the transaction partition for {transactional_id}, but there is "
+                "no metadata in the cache; this is not expected"
+            )
+        if epoch_and_metadata.coordinator_epoch != coordinator_epoch:
+            return Errors.NOT_COORDINATOR, None
+        txn_metadata = epoch_and_metadata.transaction_metadata
+        with txn_metadata.lock:
+            if txn_metadata.producer_id != producer_id:
+                return Errors.INVALID_PRODUCER_ID_MAPPING, None
+            if txn_metadata.producer_epoch != producer_epoch:
+                return Errors.INVALID_PRODUCER_EPOCH, None
+            if txn_metadata.pending_transition_in_progress():
+                return Errors.CONCURRENT_TRANSACTIONS, None
+            expected = T.PREPARE_COMMIT if is_commit else T.PREPARE_ABORT
+            if txn_metadata.state is not expected:
+                return self._invalid_state(transactional_id, txn_metadata.state, is_commit), None
+            return Errors.NONE, (txn_metadata, txn_metadata.prepare_complete(self.time.milliseconds()))
+
+    @staticmethod
+    def _invalid_state(transactional_id: str, state: TransactionState, is_commit: bool) -> Errors:
+        log.debug("TransactionalId: %s's state is %s, but received transaction marker result to send: %s",
+                  transactional_id, state, _result(is_commit))  # fmt: skip
+        return Errors.INVALID_TXN_STATE
+
+    # -- timed-out transactions, start-up and shutdown -------------------------------------------------
+
+    def abort_timed_out_transactions(self) -> None:
+        """Abort every transaction open longer than its timeout, as its producer would with EndTxn."""
+        for txn in self.txn_manager.timed_out_transactions():
+
+            def on_abort(error: Errors, txn_id: str = txn.transactional_id) -> None:
+                if error is Errors.NONE:
+                    log.info(
+                        "Completed rollback ongoing transaction of transactionalId: %s due to timeout", txn_id
+                    )
+                elif error in (Errors.INVALID_PRODUCER_ID_MAPPING, Errors.INVALID_PRODUCER_EPOCH,
+                               Errors.CONCURRENT_TRANSACTIONS):  # fmt: skip
+                    log.debug("Rolling back ongoing transaction of transactionalId: %s has aborted due to %s",
+                              txn_id, error.name)  # fmt: skip
+                else:
+                    log.warning("Rolling back ongoing transaction of transactionalId: %s failed due to %s",
+                                txn_id, error.name)  # fmt: skip
+
+            self.handle_end_transaction(
+                txn.transactional_id, txn.producer_id, txn.producer_epoch, False, on_abort
+            )
+
+    def startup(
+        self, abort_timed_out_transactions_interval_ms: int, enable_transactional_id_expiration: bool = True
+    ) -> None:
+        log.info("Starting up.")
+        self.scheduler.schedule(
+            "transaction-abort",
+            self.abort_timed_out_transactions,
+            delay_ms=abort_timed_out_transactions_interval_ms,
+            period_ms=abort_timed_out_transactions_interval_ms,
+        )
+        if enable_transactional_id_expiration:
+            self.txn_manager.enable_transactional_id_expiration()
+        self.txn_marker_channel_manager.start()
+        self._is_active.set()
+        log.info("Startup complete.")
+
+    def shutdown(self) -> None:
+        log.info("Shutting down.")
+        self._is_active.clear()
+        self.txn_manager.shutdown()
+        self.txn_marker_channel_manager.shutdown()
+        log.info("Shutdown complete.")
+
+
+def _result(is_commit: bool) -> str:
+    return "COMMIT" if is_commit else "ABORT"

@@ -1,0 +1,383 @@
+"""One transactional id as its coordinator holds it: producer id and epoch, state, partitions.
+
+Mirrors: kafka.coordinator.transaction.TransactionMetadata, TxnTransitMetadata and TransactionState
+         (core/src/main/scala/kafka/coordinator/transaction/TransactionMetadata.scala, Kafka 0.11.0)
+Book:    beyond the book (Kafka 0.11's transactions, KIP-98)
+Differs: the metadata carries its own lock, where Kafka synchronizes on the object; a refused
+         transition raises with the table's valid previous states in the message.
+
+A transaction moves through seven states; the byte is what ``__transaction_state`` stores:
+
+    Empty (0)          the id has a producer id and epoch, and no transaction is open
+    Ongoing (1)        partitions were added (AddPartitionsToTxn / AddOffsetsToTxn): a transaction is open
+    PrepareCommit (2)  EndTxn(commit) is in the log: the commit is decided, its markers are being written
+    PrepareAbort (3)   EndTxn(abort), or a timeout or a newer producer, decided an abort
+    CompleteCommit (4) every partition has its commit marker
+    CompleteAbort (5)  every partition has its abort marker
+    Dead (6)           the id expired and is being removed
+
+Every change goes in two steps, because the state is only changed once ``__transaction_state``
+holds the new value: ``prepare_*`` checks the transition against ``VALID_PREVIOUS_STATES`` and
+returns the target as a ``TxnTransitMetadata`` (recording it as ``pending_state``, which refuses a
+second change meanwhile: CONCURRENT_TRANSACTIONS); ``complete_transition_to`` applies it after the
+append succeeded. Prepare* is the point of no return: once it is in the log, a coordinator that takes
+over after a crash finishes the commit or abort from the log alone.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kafka_lite.common.errors import IllegalStateException
+from kafka_lite.common.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+
+NO_PRODUCER_EPOCH = -1  # RecordBatch.NO_PRODUCER_EPOCH
+SHORT_MAX = 2**15 - 1
+
+
+class TransactionState(enum.Enum):
+    """A transaction's state; the value is the byte ``__transaction_state`` stores (``state.byte``)."""
+
+    EMPTY = 0
+    ONGOING = 1
+    PREPARE_COMMIT = 2
+    PREPARE_ABORT = 3
+    COMPLETE_COMMIT = 4
+    COMPLETE_ABORT = 5
+    DEAD = 6
+
+    @property
+    def byte(self) -> int:
+        return self.value
+
+    @property
+    def kafka_name(self) -> str:
+        """Kafka's name for the state (``PrepareCommit``), as its logs and tools print it."""
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
+    def __str__(self) -> str:
+        return self.kafka_name
+
+
+T = TransactionState
+
+# --8<-- [start:table]
+# A transition to the key is legal only from the states listed (Kafka's ``validPreviousStates``).
+VALID_PREVIOUS_STATES: dict[TransactionState, frozenset[TransactionState]] = {
+    T.EMPTY: frozenset({T.EMPTY, T.COMPLETE_COMMIT, T.COMPLETE_ABORT}),
+    T.ONGOING: frozenset({T.ONGOING, T.EMPTY, T.COMPLETE_COMMIT, T.COMPLETE_ABORT}),
+    T.PREPARE_COMMIT: frozenset({T.ONGOING}),
+    T.PREPARE_ABORT: frozenset({T.ONGOING}),
+    T.COMPLETE_COMMIT: frozenset({T.PREPARE_COMMIT}),
+    T.COMPLETE_ABORT: frozenset({T.PREPARE_ABORT}),
+    T.DEAD: frozenset({T.EMPTY, T.COMPLETE_ABORT, T.COMPLETE_COMMIT}),
+}
+# What moves a transaction along each edge, for the chapter's picture.
+TRANSITION_EVENTS: dict[tuple[TransactionState, TransactionState], str] = {
+    (T.EMPTY, T.EMPTY): "InitProducerId (epoch bump)",
+    (T.COMPLETE_COMMIT, T.EMPTY): "InitProducerId",
+    (T.COMPLETE_ABORT, T.EMPTY): "InitProducerId",
+    (T.EMPTY, T.ONGOING): "AddPartitionsToTxn",
+    (T.ONGOING, T.ONGOING): "AddPartitionsToTxn (more)",
+    (T.COMPLETE_COMMIT, T.ONGOING): "AddPartitionsToTxn",
+    (T.COMPLETE_ABORT, T.ONGOING): "AddPartitionsToTxn",
+    (T.ONGOING, T.PREPARE_COMMIT): "EndTxn(commit)",
+    (T.ONGOING, T.PREPARE_ABORT): "EndTxn(abort), timeout, fencing",
+    (T.PREPARE_COMMIT, T.COMPLETE_COMMIT): "every marker written",
+    (T.PREPARE_ABORT, T.COMPLETE_ABORT): "every marker written",
+    (T.EMPTY, T.DEAD): "transactional.id.expiration.ms",
+    (T.COMPLETE_COMMIT, T.DEAD): "transactional.id.expiration.ms",
+    (T.COMPLETE_ABORT, T.DEAD): "transactional.id.expiration.ms",
+}
+# --8<-- [end:table]
+
+
+def byte_to_state(byte: int) -> TransactionState:
+    """The state stored as ``byte`` (Kafka's ``byteToState``)."""
+    try:
+        return TransactionState(byte)
+    except ValueError:
+        raise IllegalStateException(
+            f"Unknown transaction state byte {byte} from the transaction status message"
+        ) from None
+
+
+def is_valid_transition(old_state: TransactionState, new_state: TransactionState) -> bool:
+    return old_state in VALID_PREVIOUS_STATES[new_state]
+
+
+@dataclass(frozen=True)
+class TxnTransitMetadata:
+    """The value a transition will give the metadata once it is in the log (Kafka's
+    ``TxnTransitMetadata``): what ``__transaction_state`` is written with."""
+
+    producer_id: int
+    producer_epoch: int
+    txn_timeout_ms: int
+    txn_state: TransactionState
+    topic_partitions: frozenset[TopicPartition]
+    txn_start_timestamp: int
+    txn_last_update_timestamp: int
+
+
+class TransactionMetadata:
+    """A transactional id's producer id, epoch, timeout, state and partitions. Change it only with
+    its ``lock`` held, and only through ``prepare_*`` then ``complete_transition_to``."""
+
+    def __init__(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        txn_timeout_ms: int,
+        state: TransactionState,
+        topic_partitions: Iterable[TopicPartition] = (),
+        txn_start_timestamp: int = -1,
+        txn_last_update_timestamp: int = -1,
+    ) -> None:
+        self.transactional_id = transactional_id
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.txn_timeout_ms = txn_timeout_ms
+        self.state = state
+        self.topic_partitions: set[TopicPartition] = set(topic_partitions)
+        self.txn_start_timestamp = txn_start_timestamp
+        self.txn_last_update_timestamp = txn_last_update_timestamp
+        # the state this metadata is going to, while its log append is on the way
+        self.pending_state: TransactionState | None = None
+        self.lock = threading.RLock()
+
+    def add_partitions(self, partitions: Iterable[TopicPartition]) -> None:
+        self.topic_partitions.update(partitions)
+
+    def remove_partition(self, tp: TopicPartition) -> None:
+        """A partition's marker is written: it no longer waits (only while the transaction is prepared)."""
+        if self.state not in (T.PREPARE_COMMIT, T.PREPARE_ABORT):
+            raise IllegalStateException(
+                f"Transaction metadata's current state is {self.state}, and its pending state is "
+                f"{self.pending_state} while trying to remove partitions whose txn marker has been sent, "
+                "this is not expected"
+            )
+        self.topic_partitions.discard(tp)
+
+    # -- preparing a transition ------------------------------------------------------------------------
+
+    def prepare_no_transit(self) -> TxnTransitMetadata:
+        """The metadata as it is, without a pending state."""
+        return self._transit(self.state, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
+                             self.topic_partitions, self.txn_start_timestamp, self.txn_last_update_timestamp)  # fmt: skip
+
+    def prepare_fence_producer_epoch(self) -> TxnTransitMetadata:
+        """Bump the epoch at once, so that the abort markers of the open transaction fence the
+        producer that opened it (an InitProducerId found it Ongoing). No pending state: the abort
+        that follows sets its own."""
+        if self.producer_epoch == SHORT_MAX:
+            raise IllegalStateException(
+                "Cannot fence producer with epoch equal to Short.MaxValue since this would overflow"
+            )
+        self.producer_epoch += 1
+        return self.prepare_no_transit()
+
+    def prepare_increment_producer_epoch(
+        self, new_txn_timeout_ms: int, update_timestamp: int
+    ) -> TxnTransitMetadata:
+        """InitProducerId for an id with no open transaction: the next epoch, Empty."""
+        if self.is_producer_epoch_exhausted():
+            raise IllegalStateException(
+                f"Cannot allocate any more producer epochs for producerId {self.producer_id}"
+            )
+        next_epoch = 0 if self.producer_epoch == NO_PRODUCER_EPOCH else self.producer_epoch + 1
+        return self._prepare_transition_to(
+            T.EMPTY, self.producer_id, next_epoch, new_txn_timeout_ms, frozenset(), -1, update_timestamp
+        )
+
+    def prepare_producer_id_rotation(
+        self, new_producer_id: int, new_txn_timeout_ms: int, update_timestamp: int
+    ) -> TxnTransitMetadata:
+        """The epochs of the producer id ran out: a new producer id, epoch 0."""
+        if self.state in (T.ONGOING, T.PREPARE_ABORT, T.PREPARE_COMMIT):
+            raise IllegalStateException("Cannot rotate producer ids while a transaction is still pending")
+        return self._prepare_transition_to(
+            T.EMPTY, new_producer_id, 0, new_txn_timeout_ms, frozenset(), -1, update_timestamp
+        )
+
+    def prepare_add_partitions(
+        self, added: Iterable[TopicPartition], update_timestamp: int
+    ) -> TxnTransitMetadata:
+        """Ongoing with ``added`` too; the transaction starts now if none was open."""
+        if self.state in (T.EMPTY, T.COMPLETE_ABORT, T.COMPLETE_COMMIT):
+            new_start = update_timestamp
+        else:
+            new_start = self.txn_start_timestamp
+        return self._prepare_transition_to(
+            T.ONGOING, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
+            frozenset(self.topic_partitions | set(added)), new_start, update_timestamp,
+        )  # fmt: skip
+
+    def prepare_abort_or_commit(
+        self, new_state: TransactionState, update_timestamp: int
+    ) -> TxnTransitMetadata:
+        return self._prepare_transition_to(
+            new_state, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
+            frozenset(self.topic_partitions), self.txn_start_timestamp, update_timestamp,
+        )  # fmt: skip
+
+    def prepare_complete(self, update_timestamp: int) -> TxnTransitMetadata:
+        new_state = T.COMPLETE_COMMIT if self.state is T.PREPARE_COMMIT else T.COMPLETE_ABORT
+        return self._prepare_transition_to(
+            new_state, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
+            frozenset(), self.txn_start_timestamp, update_timestamp,
+        )  # fmt: skip
+
+    def prepare_dead(self) -> TxnTransitMetadata:
+        return self._prepare_transition_to(
+            T.DEAD, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
+            frozenset(), self.txn_start_timestamp, self.txn_last_update_timestamp,
+        )  # fmt: skip
+
+    def is_producer_epoch_exhausted(self) -> bool:
+        """Short.MaxValue is never handed out, so the coordinator can always fence once more."""
+        return self.producer_epoch >= SHORT_MAX - 1
+
+    def pending_transition_in_progress(self) -> bool:
+        return self.pending_state is not None
+
+    # --8<-- [start:prepare_transition_to]
+    def _prepare_transition_to(
+        self,
+        new_state: TransactionState,
+        new_producer_id: int,
+        new_epoch: int,
+        new_txn_timeout_ms: int,
+        new_topic_partitions: frozenset[TopicPartition],
+        new_txn_start_timestamp: int,
+        update_timestamp: int,
+    ) -> TxnTransitMetadata:
+        if self.pending_state is not None:
+            raise IllegalStateException(
+                f"Preparing transaction state transition to {new_state} while it already a pending state "
+                f"{self.pending_state}"
+            )
+        if new_producer_id < 0:
+            raise ValueError(f"Illegal new producer id {new_producer_id}")
+        if new_epoch < 0:
+            raise ValueError(f"Illegal new producer epoch {new_epoch}")
+        if not is_valid_transition(self.state, new_state):
+            valid = ", ".join(sorted(str(s) for s in VALID_PREVIOUS_STATES[new_state]))
+            raise IllegalStateException(
+                f"Preparing transaction state transition to {new_state} failed since the target state "
+                f"{new_state} is not a valid previous state of the current state {self.state} "
+                f"(TransactionalId {self.transactional_id}; {new_state} is reached only from [{valid}])"
+            )
+        transit = self._transit(new_state, new_producer_id, new_epoch, new_txn_timeout_ms,
+                                new_topic_partitions, new_txn_start_timestamp, update_timestamp)  # fmt: skip
+        log.debug(
+            "TransactionalId %s prepare transition from %s to %s", self.transactional_id, self.state, transit
+        )
+        self.pending_state = new_state
+        return transit
+
+    # --8<-- [end:prepare_transition_to]
+
+    @staticmethod
+    def _transit(state, producer_id, epoch, timeout_ms, partitions, start, update) -> TxnTransitMetadata:
+        return TxnTransitMetadata(producer_id, epoch, timeout_ms, state, frozenset(partitions), start, update)
+
+    # -- completing it ---------------------------------------------------------------------------------
+
+    # --8<-- [start:complete_transition_to]
+    def complete_transition_to(self, transit: TxnTransitMetadata) -> None:
+        """Apply ``transit`` now that the log holds it, after checking it is the one prepared: the
+        pending state, an epoch that is the same (or, for Empty, bumped or restarted with a new
+        producer id), partitions that only grow while Ongoing."""
+        to_state = self.pending_state
+        if to_state is None:
+            raise IllegalStateException(
+                f"TransactionalId {self.transactional_id} completing transaction state transition while "
+                "it does not have a pending state"
+            )
+        if to_state is not transit.txn_state:
+            self._throw_state_transition_failure(transit)
+        if to_state is T.EMPTY:  # from InitProducerId
+            if (
+                (
+                    self.producer_epoch != transit.producer_epoch
+                    and not self._valid_producer_epoch_bump(transit)
+                )
+                or transit.topic_partitions
+                or transit.txn_start_timestamp != -1
+            ):
+                self._throw_state_transition_failure(transit)
+            self.txn_timeout_ms = transit.txn_timeout_ms
+            self.producer_epoch = transit.producer_epoch
+            self.producer_id = transit.producer_id
+        elif to_state is T.ONGOING:  # from AddPartitionsToTxn
+            if (
+                not self._valid_producer_epoch(transit)
+                or not self.topic_partitions <= transit.topic_partitions
+                or self.txn_timeout_ms != transit.txn_timeout_ms
+                or self.txn_start_timestamp > transit.txn_start_timestamp
+            ):
+                self._throw_state_transition_failure(transit)
+            self.txn_start_timestamp = transit.txn_start_timestamp
+            self.add_partitions(transit.topic_partitions)
+        elif to_state in (T.PREPARE_ABORT, T.PREPARE_COMMIT):  # from EndTxn
+            if (
+                not self._valid_producer_epoch(transit)
+                or self.topic_partitions != transit.topic_partitions
+                or self.txn_timeout_ms != transit.txn_timeout_ms
+                or self.txn_start_timestamp != transit.txn_start_timestamp
+            ):
+                self._throw_state_transition_failure(transit)
+        elif to_state in (T.COMPLETE_ABORT, T.COMPLETE_COMMIT):  # every marker written
+            if (
+                not self._valid_producer_epoch(transit)
+                or self.txn_timeout_ms != transit.txn_timeout_ms
+                or transit.txn_start_timestamp == -1
+            ):
+                self._throw_state_transition_failure(transit)
+            self.txn_start_timestamp = transit.txn_start_timestamp
+            self.topic_partitions.clear()
+        else:  # Dead: an expired id leaves the cache; its Dead state is never written
+            raise IllegalStateException(
+                f"TransactionalId {self.transactional_id} is trying to complete a transition to {to_state}. "
+                "This means that the transactionalId was being expired, and the only acceptable completion "
+                "of this operation is to remove the transaction metadata from the cache, not to persist the "
+                f"{to_state} in the log."
+            )
+        log.debug(
+            "TransactionalId %s complete transition from %s to %s", self.transactional_id, self.state, transit
+        )
+        self.txn_last_update_timestamp = transit.txn_last_update_timestamp
+        self.pending_state = None
+        self.state = to_state
+
+    # --8<-- [end:complete_transition_to]
+
+    def _valid_producer_epoch(self, transit: TxnTransitMetadata) -> bool:
+        return transit.producer_epoch == self.producer_epoch and transit.producer_id == self.producer_id
+
+    def _valid_producer_epoch_bump(self, transit: TxnTransitMetadata) -> bool:
+        return transit.producer_epoch == self.producer_epoch + 1 or (
+            transit.producer_epoch == 0 and transit.producer_id != self.producer_id
+        )
+
+    def _throw_state_transition_failure(self, transit: TxnTransitMetadata) -> None:
+        log.error("%s's transition to %s failed: this should not happen", self, transit)
+        raise IllegalStateException(
+            f"TransactionalId {self.transactional_id} failed transition to state {transit} due to unexpected metadata"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"TransactionMetadata(transactionalId={self.transactional_id}, producerId={self.producer_id}, "
+            f"producerEpoch={self.producer_epoch}, txnTimeoutMs={self.txn_timeout_ms}, state={self.state}, "
+            f"pendingState={self.pending_state}, topicPartitions={sorted(self.topic_partitions)}, "
+            f"txnStartTimestamp={self.txn_start_timestamp}, txnLastUpdateTimestamp={self.txn_last_update_timestamp})"
+        )
