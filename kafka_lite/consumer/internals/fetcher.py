@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import heapq
 import logging
-import struct
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -79,6 +78,7 @@ from kafka_lite.common.protocol.fetch_request import (
 from kafka_lite.common.record import codec
 from kafka_lite.common.record.constants import MAGIC_VALUE_V2
 from kafka_lite.common.record.default_record import Header
+from kafka_lite.common.record.end_transaction_marker import ControlRecordType
 from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
@@ -109,7 +109,6 @@ LIST_OFFSETS_VERSION = 1
 # Fetch v4's isolation_level (Kafka's IsolationLevel), by the consumer's isolation.level setting.
 READ_COMMITTED = 1
 ISOLATION_LEVELS = {"read_uncommitted": READ_UNCOMMITTED, "read_committed": READ_COMMITTED}
-ABORT = 0  # ControlRecordType.ABORT; COMMIT is 1
 EARLIEST_TIMESTAMP = -2  # ListOffsetRequest.EARLIEST_TIMESTAMP
 LATEST_TIMESTAMP = -1  # ListOffsetRequest.LATEST_TIMESTAMP
 UNKNOWN_OFFSET = -1
@@ -222,21 +221,10 @@ class AbortedTransactions:
                 f"Invalid batch for partition {_tp_str(self.partition)} at offset {batch.base_offset} with "
                 "control sequence set, but no records"
             )
-        return control_record_type(first.key) == ABORT
+        return ControlRecordType.parse(first.key) is ControlRecordType.ABORT
 
 
 # --8<-- [end:aborted_transactions]
-
-
-def control_record_type(key: bytes | None) -> int:
-    """The type in a control record's key: a version (int16), then the type (int16): 0 ABORT,
-    1 COMMIT (Kafka's ``ControlRecordType.parse``)."""
-    if key is None or len(key) < 4:
-        raise CorruptRecordException(f"Invalid control record key {key!r}: it needs a version and a type")
-    version, record_type = struct.unpack_from(">hh", key)
-    if version < 0:
-        raise CorruptRecordException(f"Invalid version found for control record: {version}")
-    return record_type
 
 
 class Fetcher:
