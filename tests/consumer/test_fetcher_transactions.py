@@ -160,5 +160,5 @@ def test_the_fetch_request_carries_the_isolation_level():
 
 
 def test_an_unknown_isolation_level_is_refused_by_name():
-    with pytest.raises(IllegalArgumentException, match="isolation.level must be one of"):
+    with pytest.raises(IllegalArgumentException, match=r"isolation\.level must be one of"):
         fetcher("read_most")
