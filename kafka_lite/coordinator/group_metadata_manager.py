@@ -289,6 +289,7 @@ class GroupMetadataManager:
             True,  # internal topics allowed
             delayed_store.entries,
             delayed_store.callback,
+            is_from_client=False,  # Kafka 0.11's: the coordinator's own batches; no sequence check
         )
 
     # -- storing offsets ---------------------------------------------------------------------------------

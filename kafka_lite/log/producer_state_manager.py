@@ -204,6 +204,11 @@ class ProducerStateManager:
                 raise ProducerFencedException(
                     f"Producer {batch.producer_id}'s epoch {batch.epoch} is older than the current {entry.epoch}"
                 )
+            if not is_from_client:
+                # The broker's own batches (a group coordinator's transactional offsets) are checked
+                # for their epoch only: Kafka 0.11's ValidationType.EpochOnly.
+                pending[batch.producer_id] = (batch.epoch, last_seq)
+                continue
             if entry is not None and batch.epoch == entry.epoch and batch.producer_id not in pending:
                 duplicate = entry.find_duplicate(batch)
                 if duplicate is not None:

@@ -139,6 +139,7 @@ class InMemoryReplicaManager:
         internal_topics_allowed: bool,
         entries: dict[TopicPartition, MemoryRecords],
         response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
+        is_from_client: bool = True,
     ) -> None:
         append = Append(dict(entries), response_callback, self)
         self.appends.append(append)
