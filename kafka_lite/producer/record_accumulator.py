@@ -6,7 +6,9 @@ Mirrors: org.apache.kafka.clients.producer.internals.RecordAccumulator (with Rec
 Book:    chapter 2, 2.1.1-2.1.2 (the accumulator, ready, drain)
 Differs: always writes magic 2 batches (kafka_lite's broker speaks Produce v3); the pieces of a
          split batch are at most half its size (see ``split_and_reenqueue``); no per-topic
-         compression-ratio estimate.
+         compression-ratio estimate. A transactional producer's batches carry the transactional
+         flag from their creation (Kafka sets it at drain); only partitions already added to the
+         transaction are drained, as in 0.11.
 
 Two threads meet here. The application's threads call ``append`` (through ``KafkaProducer.send``);
 the sender thread calls ``ready``, ``drain`` and ``abort_expired_batches``. Each partition has a

@@ -3,12 +3,14 @@
 Mirrors: org.apache.kafka.clients.producer.internals.Sender
          (clients/src/main/java/.../producer/internals/Sender.java, Kafka 0.11.0)
 Book:    chapter 2, 2.1.2 (the sender thread), 2.1.3 (on the NetworkClient)
-Differs: idempotence as Kafka 1.0's sender has it (up to five requests in flight), without
-         transactions; the producer id is asked for like any other request, without blocking the
-         thread. ``run_once`` is Kafka's ``run(long now)``. Metrics are a few counters and one
-         ``Sensor`` (the requests' latency), not Kafka's registry of sensors.
+Differs: idempotence as Kafka 1.0's sender has it (up to five requests in flight); the producer
+         id, and a transaction's requests, are sent like any other request, without blocking the
+         thread. The flush begun before a transaction ends is ended when its EndTxn goes (Kafka
+         leaves it on). ``run_once`` is Kafka's ``run(long now)``. Metrics are a few counters and
+         one ``Sensor`` (the requests' latency), not Kafka's registry of sensors.
 
-Each round of ``run_once``:
+Each round of ``run_once`` (a transactional producer first sends the transaction manager's next
+request, if it has one, and drains nothing until it is answered):
 
 1. ``accumulator.ready`` names the brokers that lead a partition with a sendable batch (and the
    topics whose leader is unknown: those ask for a metadata refresh);

@@ -45,10 +45,3 @@ class TransactionalRequestResult:
 
     def is_completed(self) -> bool:
         return self._latch.is_set()
-
-
-def completed_result() -> TransactionalRequestResult:
-    """A result already done and successful (Kafka's ``TransactionalRequestResult.COMPLETE``)."""
-    result = TransactionalRequestResult()
-    result.done()
-    return result

@@ -12,7 +12,9 @@ Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0
          codec ``common/record/codec.py`` chooses: the reference ``DefaultRecordBatch`` or its
          compiled twin. ``update_fetch_positions`` and the high watermark kept per partition are behind
          named helpers that say which Kafka they follow. Kafka's ``FetchManagerMetrics`` are three
-         plain ``Sensor`` fields, without the per-topic ones.
+         plain ``Sensor`` fields, without the per-topic ones. ``isolation.level`` and the skipping of
+         control batches and aborted transactions are 0.11's (``AbortedTransactions``), read from
+         the parsed batches rather than record by record.
 Labs:    lab 8 (``_parse_completed_fetch``, ``_append``)
 
 The fetcher keeps a queue of completed fetches, one per partition of each fetch response, and hands
@@ -41,6 +43,11 @@ their records out a few at a time:
 - ``update_fetch_positions`` gives each partition without a position its committed offset, or resets
   it with a ListOffsets request (-2 earliest, -1 latest); ``get_offsets_by_times`` answers
   ``offsets_for_times``, ``beginning_offsets`` and ``end_offsets`` the same way.
+
+Transactions (Kafka 0.11): a transaction marker (a control batch) is never handed out, and the
+position moves past it. A read_committed consumer asks for ``isolation_level`` 1: the broker
+returns records only up to the last stable offset, with the transactions aborted in that range,
+and the fetcher drops their batches (``AbortedTransactions``).
 
 A compressed batch is fetched whole, so a fetch from an offset inside it returns the batch's earlier
 records too; the fetcher skips every record below the fetch offset.
