@@ -134,6 +134,18 @@ class TxnRequestHandler:
     def lookup_transaction_coordinator(self) -> None:
         self.manager.lookup_coordinator(CoordinatorType.TRANSACTION, self.manager.transactional_id)
 
+    def retried_at_the_coordinator(self, error: Errors) -> bool:
+        """The errors every request to the transaction coordinator retries: it moved (find it again
+        first), is loading its partition, or is still ending the last transaction. False for others."""
+        if error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE):
+            self.lookup_transaction_coordinator()
+            self.reenqueue()
+            return True
+        if error in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.CONCURRENT_TRANSACTIONS):
+            self.reenqueue()
+            return True
+        return False
+
     # -- the response -------------------------------------------------------------------------------------
 
     def on_complete(self, response: ClientResponse) -> None:
@@ -215,14 +227,11 @@ class InitProducerIdHandler(TxnRequestHandler):
 
     def handle_response(self, body: dict[str, Any]) -> None:
         error = Errors.for_code(body["error_code"])
+        if self.retried_at_the_coordinator(error):
+            return
         if error is Errors.NONE:
             self.manager.complete_initialization(body["producer_id"], body["producer_epoch"])
             self.result.done()
-        elif error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE):
-            self.lookup_transaction_coordinator()
-            self.reenqueue()
-        elif error in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.CONCURRENT_TRANSACTIONS):
-            self.reenqueue()
         elif error is Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
             self.fatal_error(error.exception())
         else:
@@ -327,6 +336,8 @@ class AddOffsetsToTxnHandler(TxnRequestHandler):
 
     def handle_response(self, body: dict[str, Any]) -> None:
         error = Errors.for_code(body["error_code"])
+        if self.retried_at_the_coordinator(error):
+            return
         if error is Errors.NONE:
             log.debug("%sSuccessfully added partition for consumer group %s to transaction",
                       self.manager.log_prefix, self.consumer_group_id)  # fmt: skip
@@ -335,11 +346,6 @@ class AddOffsetsToTxnHandler(TxnRequestHandler):
                 self.manager.txn_offset_commit_handler(self.result, self.offsets, self.consumer_group_id)
             )
             self.manager.transaction_started = True
-        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
-            self.lookup_transaction_coordinator()
-            self.reenqueue()
-        elif error in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.CONCURRENT_TRANSACTIONS):
-            self.reenqueue()
         elif error in (Errors.INVALID_PRODUCER_EPOCH, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED):
             self.fatal_error(error.exception())
         elif error is Errors.GROUP_AUTHORIZATION_FAILED:
@@ -441,14 +447,11 @@ class EndTxnHandler(TxnRequestHandler):
 
     def handle_response(self, body: dict[str, Any]) -> None:
         error = Errors.for_code(body["error_code"])
+        if self.retried_at_the_coordinator(error):
+            return
         if error is Errors.NONE:
             self.manager.complete_transaction()
             self.result.done()
-        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
-            self.lookup_transaction_coordinator()
-            self.reenqueue()
-        elif error in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.CONCURRENT_TRANSACTIONS):
-            self.reenqueue()
         elif error in (
             Errors.INVALID_PRODUCER_EPOCH,
             Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,

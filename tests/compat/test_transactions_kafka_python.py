@@ -10,7 +10,7 @@ from kafka import KafkaProducer as KpProducer
 from kafka import TopicPartition as KpTopicPartition
 
 from kafka_lite import KafkaProducer
-from tests.producer.test_transactions_integration import read
+from tests.producer.test_transactions_integration import read, run_transactions, values
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 
@@ -21,38 +21,19 @@ def test_kafka_pythons_transactions_are_read_committed_by_kafka_lite(cluster):
     topic = topic_name("kp-txn")
     cluster.create_topic(topic, partitions=2)
     producer = KpProducer(bootstrap_servers=cluster.bootstrap_servers, transactional_id=topic_name("kp-tid"))
-    try:
-        producer.init_transactions()
-        producer.begin_transaction()
-        for i in range(4):
-            producer.send(topic, f"aborted{i}".encode(), partition=i % 2)
-        producer.flush()
-        producer.abort_transaction()
-        producer.begin_transaction()
-        for i in range(6):
-            producer.send(topic, f"committed{i}".encode(), partition=i % 2)
-        producer.commit_transaction()
-    finally:
-        producer.close()
+    run_transactions(producer, topic, 2, ("aborted", 4, False), ("committed", 6, True))
     committed = read(cluster, topic, 2, "read_committed", at_least=6)
-    assert sorted(v for _, v in committed) == sorted(f"committed{i}".encode() for i in range(6))
+    assert sorted(v for _, v in committed) == sorted(values("committed", 6))
     assert len(read(cluster, topic, 2, "read_uncommitted", at_least=10)) == 10
 
 
 def test_kafka_lites_transactions_are_read_committed_by_kafka_python(cluster):
     topic = topic_name("kl-txn")
     cluster.create_topic(topic, partitions=1)
-    with KafkaProducer(
+    producer = KafkaProducer(
         bootstrap_servers=cluster.bootstrap_servers, transactional_id=topic_name("kl-tid")
-    ) as producer:
-        producer.init_transactions()
-        producer.begin_transaction()
-        producer.send(topic, b"aborted", partition=0)
-        producer.flush()
-        producer.abort_transaction()
-        producer.begin_transaction()
-        producer.send(topic, b"committed", partition=0)
-        producer.commit_transaction()
+    )
+    run_transactions(producer, topic, 1, ("aborted", 1, False), ("committed", 1, True))
     consumer = KpConsumer(bootstrap_servers=cluster.bootstrap_servers, isolation_level="read_committed",
                           consumer_timeout_ms=500)  # fmt: skip
     consumer.assign([KpTopicPartition(topic, 0)])
@@ -64,4 +45,4 @@ def test_kafka_lites_transactions_are_read_committed_by_kafka_python(cluster):
         )
     finally:
         consumer.close()
-    assert seen == [b"committed"]
+    assert seen == [b"committed0"]

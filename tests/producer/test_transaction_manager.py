@@ -53,6 +53,15 @@ def in_transaction() -> TransactionManager:
     return tm
 
 
+def answer_add_partition(tm: TransactionManager, error: Errors, now: int = 0):
+    """Ask to add t-0 and answer the AddPartitionsToTxn with ``error``; the handler."""
+    tm.maybe_add_partition_to_transaction(TP0)
+    handler = tm.next_request_handler(False)
+    errors = [{"topic": "t", "partition_errors": [{"partition": 0, "error_code": error.code}]}]
+    respond(tm, handler, {"throttle_time_ms": 0, "errors": errors}, now=now)
+    return handler
+
+
 def add_partitions(tm: TransactionManager, *tps) -> None:
     for tp in tps:
         tm.maybe_add_partition_to_transaction(tp)
@@ -234,10 +243,7 @@ def test_a_fenced_epoch_is_fatal_and_every_later_call_says_fenced():
 
 def test_an_unauthorized_topic_is_abortable_and_abort_transaction_recovers():
     tm = in_transaction()
-    tm.maybe_add_partition_to_transaction(TP0)
-    handler = tm.next_request_handler(False)
-    respond(tm, handler, {"throttle_time_ms": 0, "errors": [{"topic": "t", "partition_errors": [
-        {"partition": 0, "error_code": Errors.TOPIC_AUTHORIZATION_FAILED.code}]}]})  # fmt: skip
+    answer_add_partition(tm, Errors.TOPIC_AUTHORIZATION_FAILED)
     assert tm.has_abortable_error() and isinstance(tm.last_error, TopicAuthorizationException)
     with pytest.raises(KafkaException, match="error state"):
         tm.begin_commit()
@@ -250,10 +256,7 @@ def test_an_unauthorized_topic_is_abortable_and_abort_transaction_recovers():
 
 def test_concurrent_transactions_on_the_first_partition_retries_sooner():
     tm = in_transaction()
-    tm.maybe_add_partition_to_transaction(TP0)
-    handler = tm.next_request_handler(False)
-    respond(tm, handler, {"throttle_time_ms": 0, "errors": [{"topic": "t", "partition_errors": [
-        {"partition": 0, "error_code": Errors.CONCURRENT_TRANSACTIONS.code}]}]}, now=500)  # fmt: skip
+    handler = answer_add_partition(tm, Errors.CONCURRENT_TRANSACTIONS, now=500)
     again = tm.next_request_handler(False)
     assert again is handler and again.ready_at == 520, "the last transaction is still ending: 20 ms, not 100"
 

@@ -80,6 +80,15 @@ def init(s: Setup):
     result.await_result(0)
 
 
+def in_transaction(broker) -> tuple[Setup, TransactionManager]:
+    """A producer past init_transactions, in a transaction that t-0 is joining."""
+    s = transactional(broker)
+    init(s)
+    s.transaction_manager.begin_transaction()
+    s.transaction_manager.maybe_add_partition_to_transaction(("t", 0))
+    return s, s.transaction_manager
+
+
 def test_a_committed_transaction_sends_its_requests_in_kafkas_order(broker):
     s = transactional(broker)
     tm = s.transaction_manager
@@ -124,11 +133,7 @@ def test_a_committed_transaction_sends_its_requests_in_kafkas_order(broker):
 
 
 def test_end_txn_waits_for_the_last_batch_to_be_answered(broker):
-    s = transactional(broker)
-    tm = s.transaction_manager
-    init(s)
-    tm.begin_transaction()
-    tm.maybe_add_partition_to_transaction(("t", 0))
+    s, tm = in_transaction(broker)
     broker.script = ["hold"]
     future = s.send(b"a")
     s.run_until(lambda: ApiKeys.PRODUCE in broker.apis(), "the produce request")
@@ -142,11 +147,7 @@ def test_end_txn_waits_for_the_last_batch_to_be_answered(broker):
 
 
 def test_abort_fails_the_batches_not_yet_sent_and_ends_the_transaction(broker):
-    s = transactional(broker)
-    tm = s.transaction_manager
-    init(s)
-    tm.begin_transaction()
-    tm.maybe_add_partition_to_transaction(("t", 0))
+    s, tm = in_transaction(broker)
     s.sender._maybe_send_transactional_request(s.clock.milliseconds())  # AddPartitionsToTxn only
     future = s.send(b"never sent")
     abort = tm.begin_abort()
@@ -159,11 +160,7 @@ def test_abort_fails_the_batches_not_yet_sent_and_ends_the_transaction(broker):
 
 
 def test_a_fenced_produce_is_fatal_and_fails_the_commit(broker):
-    s = transactional(broker)
-    tm = s.transaction_manager
-    init(s)
-    tm.begin_transaction()
-    tm.maybe_add_partition_to_transaction(("t", 0))
+    s, tm = in_transaction(broker)
     broker.errors[ApiKeys.PRODUCE] = Errors.INVALID_PRODUCER_EPOCH.code
     future = s.send(b"a")
     s.run_until(future.is_done, "the fenced response")

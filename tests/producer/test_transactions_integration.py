@@ -50,20 +50,35 @@ def read(cluster, topic: str, partitions: int, isolation_level: str, at_least: i
     return seen
 
 
+def run_transactions(producer, topic: str, partitions: int, *transactions: tuple[str, int, bool]) -> None:
+    """``init_transactions``, then each transaction (value prefix, record count, commit or abort) in
+    turn, records spread over the partitions; the producer is closed after. Any producer with Kafka's
+    transactional methods: kafka_lite's, or kafka-python's."""
+    try:
+        producer.init_transactions()
+        for prefix, count, commit in transactions:
+            producer.begin_transaction()
+            for i in range(count):
+                producer.send(topic, f"{prefix}{i}".encode(), partition=i % partitions)
+            if commit:
+                producer.commit_transaction()
+            else:
+                producer.flush()  # the records are in the log before the abort marks them
+                producer.abort_transaction()
+    finally:
+        producer.close()
+
+
+def values(prefix: str, count: int) -> list[bytes]:
+    return [f"{prefix}{i}".encode() for i in range(count)]
+
+
 def test_a_committed_transaction_across_two_partitions_is_read_whole(cluster):
     topic = topic_name("txn-commit")
     cluster.create_topic(topic, partitions=2)
-    producer = transactional_producer(cluster, topic_name("tid"))
-    try:
-        producer.init_transactions()
-        producer.begin_transaction()
-        for i in range(10):
-            producer.send(topic, f"v{i}".encode(), partition=i % 2)
-        producer.commit_transaction()
-    finally:
-        producer.close()
+    run_transactions(transactional_producer(cluster, topic_name("tid")), topic, 2, ("v", 10, True))
     seen = read(cluster, topic, 2, "read_committed", at_least=10)
-    assert sorted(v for _, v in seen) == sorted(f"v{i}".encode() for i in range(10))
+    assert sorted(v for _, v in seen) == sorted(values("v", 10))
     assert {p for p, _ in seen} == {0, 1}
 
 
@@ -71,25 +86,11 @@ def test_an_aborted_transaction_is_never_read_committed_but_is_read_uncommitted(
     topic = topic_name("txn-abort")
     cluster.create_topic(topic, partitions=2)
     producer = transactional_producer(cluster, topic_name("tid"))
-    try:
-        producer.init_transactions()
-        producer.begin_transaction()
-        for i in range(6):
-            producer.send(topic, f"aborted{i}".encode(), partition=i % 2)
-        producer.flush()
-        producer.abort_transaction()
-        producer.begin_transaction()
-        for i in range(4):
-            producer.send(topic, f"kept{i}".encode(), partition=i % 2)
-        producer.commit_transaction()
-    finally:
-        producer.close()
+    run_transactions(producer, topic, 2, ("aborted", 6, False), ("kept", 4, True))
     committed = read(cluster, topic, 2, "read_committed", at_least=4)
-    assert sorted(v for _, v in committed) == sorted(f"kept{i}".encode() for i in range(4))
+    assert sorted(v for _, v in committed) == sorted(values("kept", 4))
     uncommitted = read(cluster, topic, 2, "read_uncommitted", at_least=10)
-    assert sorted(v for _, v in uncommitted) == sorted(
-        [f"aborted{i}".encode() for i in range(6)] + [f"kept{i}".encode() for i in range(4)]
-    )
+    assert sorted(v for _, v in uncommitted) == sorted(values("aborted", 6) + values("kept", 4))
 
 
 def test_offsets_sent_to_a_transaction_are_committed_only_with_it(cluster):
