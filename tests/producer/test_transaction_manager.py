@@ -8,8 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from kafka_lite import KafkaProducer
 from kafka_lite.clients.network_client import ClientResponse
 from kafka_lite.common.errors import (
+    ConfigException,
     Errors,
     IllegalStateException,
     KafkaException,
@@ -30,6 +32,7 @@ from kafka_lite.producer.txn_request_handlers import (
 
 pytestmark = pytest.mark.unit
 TP0, TP1 = ("t", 0), ("t", 1)
+BOOTSTRAP = "127.0.0.1:1"  # nothing listens: these producers never reach a broker
 
 
 def manager() -> TransactionManager:
@@ -277,3 +280,43 @@ def test_a_transactional_producer_never_resets_its_producer_id():
         IllegalStateException, match="Cannot reset producer state for a transactional producer"
     ):
         tm.reset_producer_id()
+
+
+# -- the producer's rules (KafkaProducer's transactional configuration and calls) -------------------
+
+
+def test_a_transactional_id_implies_idempotence_acks_all_and_the_default_timeout():
+    producer = KafkaProducer(bootstrap_servers=BOOTSTRAP, transactional_id="txn-a")
+    try:
+        assert producer.config["enable.idempotence"] and producer.acks == -1
+        tm = producer.transaction_manager
+        assert tm.is_transactional() and (tm.transactional_id, tm.transaction_timeout_ms) == ("txn-a", 60_000)
+    finally:
+        producer.close(0)
+
+
+@pytest.mark.parametrize(
+    ("configs", "message"),
+    [
+        ({"enable_idempotence": False}, "Cannot set a transactional.id without also enabling idempotence"),
+        ({"acks": 1}, "Must set acks to all"),
+    ],
+)
+def test_a_transactional_id_refuses_settings_that_break_it(configs, message):
+    with pytest.raises(ConfigException, match=message):
+        KafkaProducer(bootstrap_servers=BOOTSTRAP, transactional_id="txn-a", **configs)
+
+
+def test_send_outside_a_transaction_raises_and_transactional_calls_need_a_transactional_id():
+    producer = KafkaProducer(bootstrap_servers=BOOTSTRAP, transactional_id="txn-a", max_block_ms=0)
+    try:
+        with pytest.raises(IllegalStateException, match="init_transactions"):
+            producer.send("t", b"v")
+    finally:
+        producer.close(0)
+    plain = KafkaProducer(bootstrap_servers=BOOTSTRAP)
+    try:
+        with pytest.raises(IllegalStateException, match="transactional_id"):
+            plain.begin_transaction()
+    finally:
+        plain.close(0)
