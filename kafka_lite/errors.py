@@ -89,7 +89,10 @@ KAFKA_PYTHON_NAMES: dict[int, tuple[str, ...]] = {
     44: ("PolicyViolationError",),  # POLICY_VIOLATION
     45: ("OutOfOrderSequenceNumberError",),  # OUT_OF_ORDER_SEQUENCE_NUMBER
     46: ("DuplicateSequenceNumberError",),  # DUPLICATE_SEQUENCE_NUMBER
-    47: ("InvalidProducerEpochError",),  # INVALID_PRODUCER_EPOCH
+    47: (
+        "InvalidProducerEpochError",
+        "ProducerFencedError",
+    ),  # INVALID_PRODUCER_EPOCH (Kafka 2.7 gave the fence its own code, 90)
     48: ("InvalidTxnStateError",),  # INVALID_TXN_STATE
     49: ("InvalidProducerIdMappingError",),  # INVALID_PRODUCER_ID_MAPPING
     50: ("InvalidTransactionTimeoutError",),  # INVALID_TRANSACTION_TIMEOUT

@@ -83,6 +83,10 @@ CONFIG_DEF = (
             "that broker's next fetch instead of waiting fetch.max.wait.ms there first.")
     .define("check.crcs", Type.BOOLEAN, True, None, L,
             "Check each fetched batch's CRC before reading its records.")
+    .define("isolation.level", Type.STRING, "read_uncommitted",
+            ValidString.in_("read_uncommitted", "read_committed"), M,
+            "read_committed: read only up to the last stable offset, and skip the records of aborted "
+            "transactions; read_uncommitted: read everything up to the high watermark.")
     .define("exclude.internal.topics", Type.BOOLEAN, True, None, M,
             "Leave internal topics (__consumer_offsets) out of pattern subscriptions.")
     .define("consumer.timeout.ms", Type.LONG, None, Range.at_least(0), L,

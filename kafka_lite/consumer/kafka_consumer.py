@@ -232,6 +232,7 @@ class KafkaConsumer:
             time=time,
             retry_backoff_ms=retry_backoff_ms,
             check_crcs=self.config["check.crcs"],
+            isolation_level=self.config["isolation.level"],
             hold_back_caught_up=self.config["fetch.hold.back.caught.up"],
         )
         # Kafka's light lock: the thread inside the consumer now, and how deep.

@@ -7,7 +7,8 @@ Differs: configs are keyword arguments in kafka-python's spelling (``linger_ms=5
          ``ConfigDef``; serializers and the partitioner are callables. ``send`` takes the record's
          fields (``send(topic, value, key, partition, timestamp_ms, headers)``) rather than a
          ProducerRecord. ``flush``, ``close`` and ``future.get`` take seconds, as kafka-python's
-         do. No transactions; ``enable_idempotence`` is Kafka 1.0's (up to five requests in flight).
+         do. ``enable_idempotence`` is Kafka 1.0's (up to five requests in flight); the transactional
+         methods wait at most ``max.block.ms`` (Kafka 0.11 waits for ever).
 
 Usage::
 
@@ -39,6 +40,8 @@ from kafka_lite.clients.metadata import Cluster, Metadata, PartitionInfo
 from kafka_lite.clients.network_client import NetworkClient
 from kafka_lite.common.errors import (
     ConfigException,
+    IllegalArgumentException,
+    IllegalStateException,
     InvalidTopicException,
     KafkaException,
     RecordTooLargeException,
@@ -50,7 +53,9 @@ from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.default_record import Header
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic import validate_topic_name
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import INT32_MAX
+from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.network.selector import Selector
 from kafka_lite.producer.default_partitioner import DefaultPartitioner
 from kafka_lite.producer.future_record_metadata import (
@@ -65,6 +70,7 @@ from kafka_lite.producer.record_accumulator import RecordAccumulator
 from kafka_lite.producer.sender import Sender
 from kafka_lite.producer.serialization import SerializationException, check_serializer, serialize
 from kafka_lite.producer.transaction_manager import TransactionManager
+from kafka_lite.producer.transactional_request_result import TransactionalRequestResult
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +113,15 @@ class KafkaProducer:
             time=time,
         )
         self.metadata.bootstrap(parse_bootstrap(self.config["bootstrap.servers"]), time.milliseconds())
-        self.transaction_manager = TransactionManager() if self.config["enable.idempotence"] else None
+        self.transaction_manager = (
+            TransactionManager(
+                self.config["transactional.id"],
+                self.config["transaction.timeout.ms"],
+                self.config["retry.backoff.ms"],
+            )
+            if self.config["enable.idempotence"]
+            else None
+        )
         self.accumulator = RecordAccumulator(
             batch_size=self.config["batch.size"],
             total_size=self.total_memory_size,
@@ -149,7 +163,12 @@ class KafkaProducer:
 
     def _configure_idempotence(self, user_configured: set[str]) -> None:
         """Kafka 1.0's rules for ``enable.idempotence`` (``configureRetries``, ``configureAcks``,
-        ``configureInflightRequests``): defaults that suit it, and an error for settings that break it."""
+        ``configureInflightRequests``): defaults that suit it, and an error for settings that break it.
+        A transactional id implies idempotence (Kafka 0.11's ``configureTransactionState``)."""
+        if self.config["transactional.id"] is not None:
+            if "enable.idempotence" in user_configured and not self.config["enable.idempotence"]:
+                raise ConfigException("Cannot set a transactional.id without also enabling idempotence.")
+            self.config["enable.idempotence"] = True
         if not self.config["enable.idempotence"]:
             return
         if "acks" not in user_configured:
@@ -189,6 +208,10 @@ class KafkaProducer:
         """
         if self._closed:
             raise KafkaException("Cannot send after the producer is closed.")
+        if self._is_transactional():
+            # Raised, not put in the future, as Kafka's doSend rethrows it: outside a transaction,
+            # or after the transaction failed, a send is the application's mistake.
+            self.transaction_manager.fail_if_not_ready_for_send()
         if self.interceptors is not None:
             # Kafka's send: the interceptors see (and may replace) the record before doSend.
             record = self.interceptors.on_send(
@@ -215,6 +238,9 @@ class KafkaProducer:
             )
             self._ensure_valid_record_size(serialized_size)
             tp = (topic, partition)
+            if self._is_transactional():
+                # The partition joins the transaction before its first batch is drained.
+                self.transaction_manager.maybe_add_partition_to_transaction(tp)
             timestamp = self.time.milliseconds() if timestamp_ms is None else _timestamp(timestamp_ms)
             # 4. The accumulator: into the partition's current batch (this may block for memory).
             # The interceptors hear of the record's completion first (Kafka's InterceptorCallback).
@@ -303,6 +329,58 @@ class KafkaProducer:
                 "you have configured with the buffer.memory configuration."
             )
 
+    # -- transactions -------------------------------------------------------------------------------
+
+    # --8<-- [start:transactions]
+    def init_transactions(self) -> None:
+        """Register ``transactional_id`` with its coordinator, once, before the first transaction: get
+        the producer id and a new epoch, which fences any older producer with the same id, and have
+        the coordinator complete (roll back or forward) that producer's open transaction."""
+        self._await(self._transaction_manager().initialize_transactions())
+
+    def begin_transaction(self) -> None:
+        """Start a transaction: the records sent from now on are committed or aborted together."""
+        self._transaction_manager().begin_transaction()
+
+    def send_offsets_to_transaction(self, offsets: dict, consumer_group_id: str) -> None:
+        """Commit ``offsets`` (``{TopicPartition: OffsetAndMetadata}``) for ``consumer_group_id`` as
+        part of the transaction: the group sees them only if the transaction commits. This is what
+        makes consume-transform-produce exactly once."""
+        if not isinstance(consumer_group_id, str):
+            # kafka-python also takes a ConsumerGroupMetadata; its group_id is what the broker needs.
+            consumer_group_id = getattr(consumer_group_id, "group_id", consumer_group_id)
+        offsets = {TopicPartition(*tp): _offset_and_metadata(om) for tp, om in offsets.items()}
+        self._await(self._transaction_manager().send_offsets_to_transaction(offsets, consumer_group_id))
+
+    def commit_transaction(self) -> None:
+        """Send every record of the transaction, then commit it (the coordinator writes a COMMIT marker
+        to each of its partitions). Raises ProducerFencedException if a newer producer took over."""
+        self._await(self._transaction_manager().begin_commit())
+
+    def abort_transaction(self) -> None:
+        """Abort the transaction: records not yet sent are dropped, those sent are marked aborted and
+        a read_committed consumer skips them. Also the way out of an abortable error."""
+        self._await(self._transaction_manager().begin_abort())
+
+    # --8<-- [end:transactions]
+
+    def _transaction_manager(self) -> TransactionManager:
+        """Kafka's ``throwIfNoTransactionManager``."""
+        if not self._is_transactional():
+            raise IllegalStateException(
+                "Cannot use transactional methods without enabling transactions by setting the "
+                "transactional_id configuration property"
+            )
+        return self.transaction_manager
+
+    def _is_transactional(self) -> bool:
+        return self.transaction_manager is not None and self.transaction_manager.is_transactional()
+
+    def _await(self, result: TransactionalRequestResult) -> None:
+        """Wake the sender, which sends the queued request, and wait (up to ``max.block.ms``) for it."""
+        self.sender.wakeup()
+        result.await_result(self.max_block_time_ms)
+
     # -- flush, close, partitions_for, metrics -------------------------------------------------------------
 
     def flush(self, timeout: float | None = None) -> None:
@@ -390,6 +468,17 @@ def _kafka_python_values(configs: dict) -> dict:
         if name in values and values[name] is None:
             values[name] = "none"
     return values
+
+
+def _offset_and_metadata(value: object) -> OffsetAndMetadata:
+    """An offset to commit: an ``OffsetAndMetadata`` (or kafka-python's tuple of one), or a bare int."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return OffsetAndMetadata(value)
+    if isinstance(value, tuple) and value and isinstance(value[0], int):
+        return OffsetAndMetadata(*value[:2])
+    raise IllegalArgumentException(
+        f"An offset to commit must be an OffsetAndMetadata or an int, got {value!r}"
+    )
 
 
 def _headers(headers: list | tuple | None) -> list[Header]:

@@ -66,11 +66,16 @@ class Thunk(NamedTuple):
     future: FutureRecordMetadata
 
 
-def new_records_builder(compression: CompressionType, write_limit: int) -> MemoryRecordsBuilder:
+def new_records_builder(
+    compression: CompressionType, write_limit: int, is_transactional: bool = False
+) -> MemoryRecordsBuilder:
     """An empty builder for a producer batch of at most ``write_limit`` bytes (its first record
-    always fits): Kafka's ``RecordAccumulator.recordsBuilder``."""
+    always fits): Kafka's ``RecordAccumulator.recordsBuilder``. A transactional producer's batches
+    carry the transactional flag, which tells a read_committed consumer to look for their markers."""
     # The reference MemoryRecordsBuilder, or its compiled twin: see common/record/codec.py.
-    return codec.MemoryRecordsBuilder(compression=compression, write_limit=write_limit)
+    return codec.MemoryRecordsBuilder(
+        compression=compression, write_limit=write_limit, is_transactional=is_transactional
+    )
 
 
 class ProducerBatch:
@@ -336,7 +341,9 @@ class ProducerBatch:
         size = max(
             batch_size, codec.estimate_size_in_bytes_upper_bound(record.key, record.value, record.headers)
         )
-        builder = new_records_builder(self.records_builder.compression, size)
+        builder = new_records_builder(
+            self.records_builder.compression, size, self.records_builder.is_transactional
+        )
         # initial_capacity 0: nothing to give back to the BufferPool when it is deallocated.
         return ProducerBatch(self.topic_partition, builder, self.created_ms, initial_capacity=0)
 

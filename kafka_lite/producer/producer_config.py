@@ -62,5 +62,10 @@ CONFIG_DEF = (
     .define("enable.idempotence", Type.BOOLEAN, False, None, L,
             "Write each record exactly once per partition despite retries: acks=all, retries > 0 and at most "
             "5 requests in flight (acks and retries default to those when it is on).")
+    .define("transactional.id", Type.STRING, None, None, L,
+            "The id that ties this producer's transactions together across restarts: a new producer with "
+            "the same id fences the old one and completes its open transaction. Implies enable.idempotence.")
+    .define("transaction.timeout.ms", Type.INT, 60_000, Range.at_least(1), L,
+            "How long the transaction coordinator waits for a transaction to end before aborting it.")
 )  # fmt: skip
 # --8<-- [end:config_def]

@@ -6,7 +6,9 @@ Mirrors: org.apache.kafka.clients.producer.internals.RecordAccumulator (with Rec
 Book:    chapter 2, 2.1.1-2.1.2 (the accumulator, ready, drain)
 Differs: always writes magic 2 batches (kafka_lite's broker speaks Produce v3); the pieces of a
          split batch are at most half its size (see ``split_and_reenqueue``); no per-topic
-         compression-ratio estimate.
+         compression-ratio estimate. A transactional producer's batches carry the transactional
+         flag from their creation (Kafka sets it at drain); only partitions already added to the
+         transaction are drained, as in 0.11.
 
 Two threads meet here. The application's threads call ``append`` (through ``KafkaProducer.send``);
 the sender thread calls ``ready``, ``drain`` and ``abort_expired_batches``. Each partition has a
@@ -114,6 +116,9 @@ class RecordAccumulator:
         self.free = free if free is not None else BufferPool(total_size, batch_size, time)
         # Set for an idempotent producer: drain stamps each new batch with its sequence.
         self.transaction_manager = transaction_manager
+        # A transactional producer's batches carry the transactional flag, from the start: the
+        # transactional id is fixed for the producer's life (Kafka sets the flag at drain time).
+        self._is_transactional = transaction_manager is not None and transaction_manager.is_transactional()
         self.batches: dict[TopicPartition, _BatchDeque] = {}
         self.incomplete = IncompleteBatches()
         # Partitions with a batch in flight, when order must be kept (max.in.flight = 1): the sender
@@ -183,7 +188,7 @@ class RecordAccumulator:
                 append_result = self._try_append(timestamp, key, value, headers, callback, dq)
                 if append_result is not None:
                     return append_result
-                builder = new_records_builder(self.compression, size)
+                builder = new_records_builder(self.compression, size, self._is_transactional)
                 batch = ProducerBatch(tp, builder, self.time.milliseconds(), initial_capacity=size)
                 future = batch.try_append(timestamp, key, value, headers, self.time.milliseconds(), callback)
                 dq.append(batch)
@@ -333,6 +338,8 @@ class RecordAccumulator:
     def _may_send_idempotent(self, first: ProducerBatch) -> bool:
         """Whether an idempotent producer may drain ``first`` now (Kafka 1.0's checks in drain)."""
         tm = self.transaction_manager
+        if not tm.is_send_to_partition_allowed(first.topic_partition):
+            return False  # a transaction's partition is drained only once it has joined the transaction
         if not tm.producer_id_and_epoch.is_valid:
             return False  # no producer id yet (or it was reset): nothing can be numbered
         first_in_flight_sequence = tm.first_in_flight_sequence(first.topic_partition)
@@ -448,6 +455,11 @@ class RecordAccumulator:
         with self._counters_lock:
             self._flushes_in_progress += 1
 
+    def end_flush(self) -> None:
+        """End a flush begun without a caller waiting on it (the sender's, before a transaction ends)."""
+        with self._counters_lock:
+            self._flushes_in_progress -= 1
+
     def flush_in_progress(self) -> bool:
         return self._flushes_in_progress > 0
 
@@ -493,6 +505,21 @@ class RecordAccumulator:
                     dq.remove(batch)
             batch.abort(reason)
             self.deallocate(batch)
+
+    def abort_undrained_batches(self, reason: BaseException) -> None:
+        """Fail the batches never drained (a transaction being aborted); those sent run their course."""
+        for batch in self.incomplete.copy_all():
+            dq = self._get_or_create_deque(batch.topic_partition)
+            aborted = False
+            with dq.lock:
+                if not batch.is_closed():
+                    aborted = True
+                    batch.abort_record_appends()
+                    if batch in dq:
+                        dq.remove(batch)
+            if aborted:
+                batch.abort(reason)
+                self.deallocate(batch)
 
     def mute_partition(self, tp: TopicPartition) -> None:
         self.muted.add(tp)

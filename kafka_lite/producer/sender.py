@@ -3,12 +3,14 @@
 Mirrors: org.apache.kafka.clients.producer.internals.Sender
          (clients/src/main/java/.../producer/internals/Sender.java, Kafka 0.11.0)
 Book:    chapter 2, 2.1.2 (the sender thread), 2.1.3 (on the NetworkClient)
-Differs: idempotence as Kafka 1.0's sender has it (up to five requests in flight), without
-         transactions; the producer id is asked for like any other request, without blocking the
-         thread. ``run_once`` is Kafka's ``run(long now)``. Metrics are a few counters and one
-         ``Sensor`` (the requests' latency), not Kafka's registry of sensors.
+Differs: idempotence as Kafka 1.0's sender has it (up to five requests in flight); the producer
+         id, and a transaction's requests, are sent like any other request, without blocking the
+         thread. The flush begun before a transaction ends is ended when its EndTxn goes (Kafka
+         leaves it on). ``run_once`` is Kafka's ``run(long now)``. Metrics are a few counters and
+         one ``Sensor`` (the requests' latency), not Kafka's registry of sensors.
 
-Each round of ``run_once``:
+Each round of ``run_once`` (a transactional producer first sends the transaction manager's next
+request, if it has one, and drains nothing until it is answered):
 
 1. ``accumulator.ready`` names the brokers that lead a partition with a sendable batch (and the
    topics whose leader is unknown: those ask for a metadata refresh);
@@ -39,6 +41,7 @@ from kafka_lite.clients.network_client import ClientRequest, ClientResponse, Net
 from kafka_lite.common.errors import (
     Errors,
     InvalidMetadataException,
+    KafkaException,
     OutOfOrderSequenceException,
     ProducerFencedException,
     RecordTooLargeException,
@@ -109,6 +112,7 @@ class Sender:
         self.transaction_manager = transaction_manager
         self.running = True
         self.force_closed = False
+        self._flushing_for_transaction = False  # a flush begun so a commit or abort waits for every batch
         self.metrics = SenderMetrics()
 
     # --8<-- [start:run]
@@ -144,8 +148,13 @@ class Sender:
         """One round: send what is ready, then do the network I/O (Kafka's ``Sender.run(long now)``)."""
         tm = self.transaction_manager
         if tm is not None:
-            # An idempotent producer numbers its batches under a producer id: nothing is sent without one.
-            self._maybe_send_init_producer_id(now)
+            if not tm.is_transactional():
+                # An idempotent producer numbers its batches under a producer id: nothing is sent without one.
+                self._maybe_send_init_producer_id(now)
+            elif tm.has_in_flight_request() or self._maybe_send_transactional_request(now):
+                # A transactional request goes alone: no batch is drained until it is answered.
+                self.client.poll(self.retry_backoff_ms, now)
+                return
             if tm.fatal_error is not None or not tm.has_producer_id():
                 if tm.fatal_error is not None and self.accumulator.has_incomplete():
                     log.error("Aborting producer batches due to fatal error: %s", tm.fatal_error)
@@ -155,6 +164,9 @@ class Sender:
                 self._fail_expired_batches(now)
                 self.client.poll(self.retry_backoff_ms, now)
                 return
+            if tm.has_abortable_error():
+                # The transaction will be aborted: what has not been sent never will be.
+                self.accumulator.abort_undrained_batches(tm.last_error)
         poll_timeout = self.send_producer_data(now)
         self.client.poll(poll_timeout, now)
 
@@ -194,7 +206,63 @@ class Sender:
         elif error.retriable:
             log.debug("Retriable error from InitProducerId response: %s", error.name)
         else:
-            tm.fatal_error = error.exception(f"InitProducerId failed: {error.description}")
+            tm.transition_to_fatal_error(error.exception(f"InitProducerId failed: {error.description}"))
+
+    # -- transactional requests --------------------------------------------------------------------------
+
+    # --8<-- [start:maybe_send_transactional_request]
+    def _maybe_send_transactional_request(self, now: int) -> bool:
+        """Send the transaction manager's next request if it can go now; whether one went (or waits).
+
+        Kafka's sender blocks here until the coordinator's connection is ready, and sleeps through a
+        retry's back-off. This one returns instead, with the request back at the head of the queue,
+        and the next round tries again; meanwhile no batch is drained (the caller returns).
+        """
+        tm = self.transaction_manager
+        if tm.is_completing() and self.accumulator.has_incomplete():
+            if tm.is_aborting():
+                self.accumulator.abort_undrained_batches(
+                    KafkaException("Failing batch since transaction was aborted")
+                )
+            # Batches being retried may or may not be written already: they must finish before the
+            # EndTxn, so make them all sendable now (Kafka's flush before a commit).
+            if not self._flushing_for_transaction:
+                self.accumulator.begin_flush()
+                self._flushing_for_transaction = True
+        handler = tm.next_request_handler(self.accumulator.has_incomplete())
+        if self._flushing_for_transaction and not self.accumulator.has_incomplete():
+            self.accumulator.end_flush()
+            self._flushing_for_transaction = False
+        if handler is None:
+            return False
+        if handler.is_retry and now < handler.ready_at:
+            tm.enqueue(handler)  # still backing off
+            return True
+        if handler.needs_coordinator():
+            target = tm.coordinator(handler.coordinator_type)
+            if target is None:
+                tm.lookup_coordinator(handler.coordinator_type, handler.coordinator_key)
+                tm.enqueue(handler)
+                return True
+            node = target.id_string
+            self.client.set_node(node, target.host, target.port)
+        else:
+            node = self.client.least_loaded_node(now)
+        if node is None or not self.client.ready(node, now):
+            if node is not None and self.client.connection_failed(node) and handler.needs_coordinator():
+                # The coordinator cannot be reached: find it again (it may have moved).
+                tm.lookup_coordinator(handler.coordinator_type, handler.coordinator_key)
+            tm.enqueue(handler)  # connecting: try again next round
+            return True
+        request = ClientRequest(
+            node, handler.api_key, handler.version, handler.request_body(), callback=handler.on_complete
+        )
+        self.client.send(request, now)
+        tm.set_in_flight_request_correlation_id(request.correlation_id)
+        log.debug("%sSending transactional request %s to node %s", tm.log_prefix, handler, node)
+        return True
+
+    # --8<-- [end:maybe_send_transactional_request]
 
     # --8<-- [start:send_producer_data]
     def send_producer_data(self, now: int) -> int:
@@ -260,8 +328,9 @@ class Sender:
             topic_data.setdefault(topic, []).append({"partition": partition, "record_set": records.buffer()})
             records_by_partition[batch.topic_partition] = batch
             self.metrics.bytes_sent += records.size_in_bytes()
+        tm = self.transaction_manager
         body = {
-            "transactional_id": None,
+            "transactional_id": tm.transactional_id if tm is not None else None,
             "acks": self.acks,
             "timeout": self.request_timeout_ms,
             "topic_data": [{"topic": topic, "data": data} for topic, data in topic_data.items()],
@@ -437,7 +506,11 @@ class Sender:
         tm = self.transaction_manager
         if tm is not None:
             if isinstance(exception, ProducerFencedException):
-                tm.fatal_error = exception
+                tm.transition_to_fatal_error(exception)
+            elif tm.is_transactional():
+                # No new producer id for a transactional producer: its transaction fails instead.
+                if not tm.has_fatal_error():
+                    tm.transition_to_abortable_error(exception)
             elif batch.has_sequence() and tm.has_producer_id(batch.producer_id):
                 # The broker may or may not have this batch's sequences: no later batch can be numbered
                 # after it with certainty. Start again under a new producer id (Kafka 0.11's reset).

@@ -12,7 +12,9 @@ Differs: Fetch v5 and ListOffsets v1 (the versions kafka_lite's broker serves; 0
          codec ``common/record/codec.py`` chooses: the reference ``DefaultRecordBatch`` or its
          compiled twin. ``update_fetch_positions`` and the high watermark kept per partition are behind
          named helpers that say which Kafka they follow. Kafka's ``FetchManagerMetrics`` are three
-         plain ``Sensor`` fields, without the per-topic ones.
+         plain ``Sensor`` fields, without the per-topic ones. ``isolation.level`` and the skipping of
+         control batches and aborted transactions are 0.11's (``AbortedTransactions``), read from
+         the parsed batches rather than record by record.
 Labs:    lab 8 (``_parse_completed_fetch``, ``_append``)
 
 The fetcher keeps a queue of completed fetches, one per partition of each fetch response, and hands
@@ -42,12 +44,18 @@ their records out a few at a time:
   it with a ListOffsets request (-2 earliest, -1 latest); ``get_offsets_by_times`` answers
   ``offsets_for_times``, ``beginning_offsets`` and ``end_offsets`` the same way.
 
+Transactions (Kafka 0.11): a transaction marker (a control batch) is never handed out, and the
+position moves past it. A read_committed consumer asks for ``isolation_level`` 1: the broker
+returns records only up to the last stable offset, with the transactions aborted in that range,
+and the fetcher drops their batches (``AbortedTransactions``).
+
 A compressed batch is fetched whole, so a fetch from an offset inside it returns the batch's earlier
 records too; the fetcher skips every record below the fetch offset.
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
 from collections import deque
 from collections.abc import Iterable
@@ -71,10 +79,13 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.fetch_request import (
     CONSUMER_REPLICA_ID,
     FETCH_VERSION,
+    READ_UNCOMMITTED,
     fetch_request_body,
 )
 from kafka_lite.common.record import codec
+from kafka_lite.common.record.constants import MAGIC_VALUE_V2
 from kafka_lite.common.record.default_record import Header
+from kafka_lite.common.record.end_transaction_marker import ControlRecordType
 from kafka_lite.common.record.memory_records import MemoryRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
@@ -102,6 +113,9 @@ from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
 log = logging.getLogger(__name__)
 
 LIST_OFFSETS_VERSION = 1
+# Fetch v4's isolation_level (Kafka's IsolationLevel), by the consumer's isolation.level setting.
+READ_COMMITTED = 1
+ISOLATION_LEVELS = {"read_uncommitted": READ_UNCOMMITTED, "read_committed": READ_COMMITTED}
 EARLIEST_TIMESTAMP = -2  # ListOffsetRequest.EARLIEST_TIMESTAMP
 LATEST_TIMESTAMP = -1  # ListOffsetRequest.LATEST_TIMESTAMP
 UNKNOWN_OFFSET = -1
@@ -120,31 +134,104 @@ class CompletedFetch:
     error_code: int
     high_watermark: int
     records: MemoryRecords
+    # Fetch v4+: the transactions aborted in the range returned, as (producer_id, first_offset)
+    # dicts; only a read_committed fetch gets them.
+    aborted_transactions: list[dict[str, int]] | None = None
 
 
 class PartitionRecords:
-    """A parsed completed fetch: its records, handed out ``take(n)`` at a time."""
+    """A parsed completed fetch: its records, handed out ``take(n)`` at a time.
 
-    def __init__(self, fetch_offset: int, partition: TopicPartition, records: list[ConsumerRecord]) -> None:
+    ``end_offset``, when given, is where the position goes once every record is handed out: past
+    the control batches and aborted transactions read after the last record (Kafka 0.11's
+    ``nextFetchOffset``). Such a fetch may have no records at all, and still moves the position."""
+
+    def __init__(
+        self,
+        fetch_offset: int,
+        partition: TopicPartition,
+        records: list[ConsumerRecord],
+        end_offset: int | None = None,
+    ) -> None:
         self.fetch_offset = fetch_offset  # the offset of the next record to hand out
         self.partition = partition
         self._records = records
         self._next = 0
+        self._end_offset = end_offset
+        self._drained = False
 
     def is_drained(self) -> bool:
-        return self._next >= len(self._records)
+        return self._drained
 
     def drain(self) -> None:
         self._next = len(self._records)
+        self._drained = True
 
     def take(self, n: int) -> list[ConsumerRecord]:
         taken = self._records[self._next : self._next + n]
         self._next += len(taken)
-        if not self.is_drained():
+        if self._next < len(self._records):
             # Kafka's take() moves the fetch offset to the next record left, so the position check
             # on the next take compares against where the consumer now stands.
             self.fetch_offset = self._records[self._next].offset
+        else:
+            self._drained = True
+            if taken:
+                self.fetch_offset = taken[-1].offset + 1
+            if self._end_offset is not None:
+                self.fetch_offset = max(self.fetch_offset, self._end_offset)
         return taken
+
+
+# --8<-- [start:aborted_transactions]
+class AbortedTransactions:
+    """A read_committed fetch's aborted transactions, met in offset order (Kafka 0.11's handling in
+    ``PartitionRecords.nextFetchedRecord``).
+
+    The broker lists each transaction aborted in the range it returned as (producer id, first
+    offset). Reading the batches in order: every transaction that began at or before a batch's
+    last offset has begun (a min-heap by first offset hands them out), and its producer is aborting
+    until its ABORT marker; a transactional batch of an aborting producer is skipped. Commit markers
+    and committed batches pass through: their producers are not in the set.
+    """
+
+    def __init__(self, partition: TopicPartition, aborted_transactions: list[dict[str, int]] | None) -> None:
+        self.partition = partition
+        self._heap = [(t["first_offset"], t["producer_id"]) for t in aborted_transactions or ()]
+        heapq.heapify(self._heap)
+        self.aborted_producer_ids: set[int] = set()
+
+    def skips(self, batch: Any) -> bool:
+        """Whether ``batch`` (magic 2) belongs to an aborted transaction; an ABORT marker ends its
+        producer's aborted transaction (the marker itself is a control batch, skipped by the caller)."""
+        if batch.producer_id < 0:
+            return False  # not from an idempotent or transactional producer
+        self._consume_aborted_transactions_up_to(batch.last_offset)
+        if batch.is_control_batch:
+            if self._is_abort_marker(batch):
+                self.aborted_producer_ids.discard(batch.producer_id)
+            return False
+        if batch.is_transactional and batch.producer_id in self.aborted_producer_ids:
+            log.debug("Skipping aborted record batch from partition %s with producerId %d and offsets %d to %d",
+                      _tp_str(self.partition), batch.producer_id, batch.base_offset, batch.last_offset)  # fmt: skip
+            return True
+        return False
+
+    def _consume_aborted_transactions_up_to(self, offset: int) -> None:
+        while self._heap and self._heap[0][0] <= offset:
+            self.aborted_producer_ids.add(heapq.heappop(self._heap)[1])
+
+    def _is_abort_marker(self, batch: Any) -> bool:
+        first = next(iter(codec.records(batch)), None)
+        if first is None:
+            raise CorruptRecordException(
+                f"Invalid batch for partition {_tp_str(self.partition)} at offset {batch.base_offset} with "
+                "control sequence set, but no records"
+            )
+        return ControlRecordType.parse(first.key) is ControlRecordType.ABORT
+
+
+# --8<-- [end:aborted_transactions]
 
 
 class Fetcher:
@@ -164,6 +251,7 @@ class Fetcher:
         retry_backoff_ms: int,
         check_crcs: bool = True,
         hold_back_caught_up: bool = False,
+        isolation_level: str = "read_uncommitted",
     ) -> None:
         for name, value, least in (
             ("fetch.min.bytes", min_bytes, 0),
@@ -191,6 +279,11 @@ class Fetcher:
         self.time = time
         self.retry_backoff_ms = retry_backoff_ms
         self.check_crcs = check_crcs  # check.crcs: verify each batch's CRC before reading its records
+        if isolation_level not in ISOLATION_LEVELS:
+            raise IllegalArgumentException(
+                f"isolation.level must be one of {sorted(ISOLATION_LEVELS)}, not {isolation_level!r}"
+            )
+        self.isolation_level = ISOLATION_LEVELS[isolation_level]
         # fetch.hold.back.caught.up, ours and off by default: see _only_caught_up_beside_buffered.
         self.hold_back_caught_up = hold_back_caught_up
         self.completed_fetches: deque[CompletedFetch] = deque()
@@ -253,6 +346,7 @@ class Fetcher:
                 max_bytes=self.max_bytes,
                 offsets=offsets,
                 partition_max_bytes=self.fetch_size,
+                isolation_level=self.isolation_level,
             )
             requests[node] = (body, offsets)
         return requests
@@ -301,6 +395,7 @@ class Fetcher:
                         header["error_code"],
                         header["high_watermark"],
                         MemoryRecords(b"" if raw is None else raw),
+                        header.get("aborted_transactions"),
                     )
                 )
         self.bytes_fetched.record(fetch_bytes)
@@ -383,9 +478,11 @@ class Fetcher:
             position = self.subscriptions.position(tp)
             if partition_records.fetch_offset == position:
                 part = partition_records.take(max_records)
+                # Past the records taken, and past any control batch or aborted transaction that
+                # came after them: the position is where the next record to hand out is.
+                self.subscriptions.position(tp, partition_records.fetch_offset)
                 if not part:
                     return 0
-                self.subscriptions.position(tp, part[-1].offset + 1)
                 drained.setdefault(tp, []).extend(part)
                 return len(part)
             log.debug(
@@ -409,6 +506,7 @@ class Fetcher:
         fetch_offset = completed.fetched_offset
         error = Errors.for_code(completed.error_code)
         parsed: list[ConsumerRecord] = []
+        end_offset = None  # past the last batch read, when batches were skipped after the last record
         if not self.subscriptions.is_fetchable(tp):
             # a rebalance or a pause while the fetch was in flight
             log.debug(
@@ -422,6 +520,11 @@ class Fetcher:
                     "match the expected offset %s", _tp_str(tp), fetch_offset, position,
                 )  # fmt: skip
                 return None
+            aborted = (
+                AbortedTransactions(tp, completed.aborted_transactions)
+                if self.isolation_level == READ_COMMITTED
+                else None
+            )
             for batch in completed.records.batches(allow_partial_tail=True):
                 if batch.next_offset <= position:
                     continue  # a whole batch below the position: not even decompressed
@@ -433,6 +536,14 @@ class Fetcher:
                             f"Record batch for partition {_tp_str(tp)} at offset {batch.base_offset} "
                             f"is invalid, cause: {e}"
                         ) from e
+                if batch.magic >= MAGIC_VALUE_V2 and aborted is not None and aborted.skips(batch):
+                    end_offset = batch.next_offset
+                    continue
+                if batch.magic >= MAGIC_VALUE_V2 and batch.is_control_batch:
+                    # A transaction marker: never handed to the application; the position moves past it.
+                    end_offset = batch.next_offset
+                    continue
+                end_offset = None
                 timestamp_type = batch.timestamp_type
                 # The reference DefaultRecordBatch, or its compiled twin: see common/record/codec.py.
                 for record in codec.records(batch):
@@ -468,6 +579,8 @@ class Fetcher:
         # returned above, and an error that raised never gets here).
         if parsed or error is not Errors.NONE:
             self.subscriptions.move_partition_to_end(tp)
+        if error is Errors.NONE and end_offset is not None:
+            return PartitionRecords(fetch_offset, tp, parsed, end_offset)
         return PartitionRecords(fetch_offset, tp, parsed) if parsed else None
         # END SOLUTION
 
