@@ -144,3 +144,37 @@ def test_a_second_producer_with_the_same_transactional_id_fences_the_first(clust
         first.close()
         second.close()
     assert [v for _, v in read(cluster, topic, 1, "read_committed", at_least=1)] == [b"from-the-second"]
+
+
+def test_a_read_committed_consumer_s_end_offset_is_the_last_stable_offset(cluster):
+    """ListOffsets v2: while a transaction is open, read_committed's latest offset stops at its first
+    record (the LSO); read_uncommitted's is the high watermark. After the commit both pass the marker."""
+    topic = topic_name("txn-lso")
+    cluster.create_topic(topic, partitions=1)
+    tp = TopicPartition(topic, 0)
+    plain = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
+    plain.send(topic, b"before", partition=0).get(20)
+    plain.close()
+    producer = transactional_producer(cluster, topic_name("lso-txn"))
+    consumers = {
+        level: KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, isolation_level=level)
+        for level in ("read_committed", "read_uncommitted")
+    }
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        for i in range(3):
+            producer.send(topic, f"open{i}".encode(), partition=0)
+        producer.flush()
+        assert consumers["read_committed"].end_offsets([tp])[tp] == 1, "the open transaction starts at 1"
+        assert consumers["read_uncommitted"].end_offsets([tp])[tp] == 4
+        producer.commit_transaction()
+        # The marker is offset 4: once it is replicated, everything up to it is stable.
+        wait_until(
+            lambda: consumers["read_committed"].end_offsets([tp])[tp] == 5, 20, "the LSO past the marker"
+        )
+        assert consumers["read_uncommitted"].end_offsets([tp])[tp] == 5
+    finally:
+        producer.close()
+        for consumer in consumers.values():
+            consumer.close()

@@ -113,6 +113,9 @@ from kafka_lite.consumer.offset_reset_strategy import OffsetResetStrategy
 log = logging.getLogger(__name__)
 
 LIST_OFFSETS_VERSION = 1
+# ListOffsets v2 (Kafka 0.11) carries the isolation level: read_committed's latest offset is the last
+# stable offset, not the high watermark. Kafka 0.11's Fetcher asks v2 only for read_committed.
+LIST_OFFSETS_READ_COMMITTED_VERSION = 2
 # Fetch v4's isolation_level (Kafka's IsolationLevel), by the consumer's isolation.level setting.
 READ_COMMITTED = 1
 ISOLATION_LEVELS = {"read_uncommitted": READ_UNCOMMITTED, "read_committed": READ_COMMITTED}
@@ -768,9 +771,15 @@ class Fetcher:
             topics.setdefault(topic, []).append({"partition": partition, "timestamp": timestamp})
         body = {
             "replica_id": CONSUMER_REPLICA_ID,
+            "isolation_level": self.isolation_level,
             "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
         }
-        future = self.client.send(node, ApiKeys.LIST_OFFSETS, LIST_OFFSETS_VERSION, body)
+        version = (
+            LIST_OFFSETS_READ_COMMITTED_VERSION
+            if self.isolation_level == READ_COMMITTED
+            else LIST_OFFSETS_VERSION
+        )
+        future = self.client.send(node, ApiKeys.LIST_OFFSETS, version, body)
         return future.compose(_ListOffsetResponseHandler(self.metadata, timestamps))
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from kafka_lite import KafkaConsumer
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.streams.errors import InvalidStateStoreException
 from kafka_lite.streams.examples.wordcount import build_wordcount
 from kafka_lite.streams.kstream.kstream_builder import KStreamBuilder
 from kafka_lite.streams.state.queryable_store_types import QueryableStoreTypes
@@ -79,16 +80,23 @@ def test_word_count_exactly_once_survives_a_sigkill_with_every_count_equal_to_th
             lines = [r.value.decode() for r in read_topic(bootstrap, source)]
             assert len(lines) == writer.sent
             expected = oracle_counts(lines)
-            store = survivor.store("Counts", QueryableStoreTypes.key_value_store())
-            wait_until(lambda: active_tasks() == 2 * PARTITIONS and dict(store.all()) == dict(expected),
-                       90, "the survivor's counts to reach the oracle's")  # fmt: skip
+            wait_until(lambda: active_tasks() == 2 * PARTITIONS and survivor.state().value == "RUNNING",
+                       60, "the survivor to run all 8 tasks")  # fmt: skip
+
+            def counts() -> dict[str, int] | None:
+                try:
+                    return dict(survivor.store("Counts", QueryableStoreTypes.key_value_store()).all())
+                except InvalidStateStoreException:  # a rebalance in progress
+                    return None
+
+            wait_until(lambda: counts() == dict(expected), 60, "the survivor's counts to reach the oracle's")
 
             # Every occurrence of a word gave exactly one committed count, in order: 1, 2, ... n.
             # A record processed twice (at-least-once after a crash) would repeat a count here.
-            counts = committed_counts(bootstrap, sink, sum(expected.values()))
-            wrong = {w: c for w, c in counts.items() if c != list(range(1, expected[w] + 1))}
+            written = committed_counts(bootstrap, sink, sum(expected.values()))
+            wrong = {w: c for w, c in written.items() if c != list(range(1, expected[w] + 1))}
             assert not wrong, f"counts not exactly 1..n per word: {dict(list(wrong.items())[:3])}"
-            assert set(counts) == set(expected) == {w.lower() for w in WORDS}
+            assert set(written) == set(expected) == {w.lower() for w in WORDS}
     finally:
         writer.stop.set()
         if process.poll() is None:
