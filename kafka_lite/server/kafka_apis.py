@@ -2,13 +2,14 @@
 
 Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scala, Kafka 0.10.1, with
          0.11's InitProducerId, the transaction APIs (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
-         TxnOffsetCommit), OffsetsForLeaderEpoch, FindCoordinator v1, record-batch v2
+         WriteTxnMarkers, TxnOffsetCommit), OffsetsForLeaderEpoch, FindCoordinator v1, record-batch v2
          Produce/Fetch, DeleteRecords, DescribeConfigs and AlterConfigs, and 1.0's CreatePartitions)
 Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switches on the api key); 5.2.1 (the group APIs
          handed to the coordinator); 6.2 (produce and fetch); 7.2-7.3 (LeaderAndIsr,
          UpdateMetadata, StopReplica from the controller), 7.2.3 (a LeaderAndIsr moves the
          groups of a ``__consumer_offsets`` partition to its new leader's coordinator), 7.4
-         (ControlledShutdown, answered by the controller's broker)
+         (ControlledShutdown, answered by the controller's broker); 10.1 (Produce and Fetch
+         responses held back by the client quotas), 10.3 (the transaction APIs)
 Differs: only Produce and Fetch wait out the request quota; a follower's fetch records in the leader's
          replication quota the records of its throttled partitions, not their share of the
          response's framing. OffsetCommit v0 and OffsetFetch v0 go to the group

@@ -83,13 +83,21 @@ def test_word_count_exactly_once_survives_a_sigkill_with_every_count_equal_to_th
             wait_until(lambda: active_tasks() == 2 * PARTITIONS and survivor.state().value == "RUNNING",
                        60, "the survivor to run all 8 tasks")  # fmt: skip
 
-            def counts() -> dict[str, int] | None:
-                try:
-                    return dict(survivor.store("Counts", QueryableStoreTypes.key_value_store()).all())
-                except InvalidStateStoreException:  # a rebalance in progress
-                    return None
+            last: dict[str, int] = {}
 
-            wait_until(lambda: counts() == dict(expected), 60, "the survivor's counts to reach the oracle's")
+            def counts_reach_the_oracle() -> bool:
+                try:
+                    last.clear()
+                    last.update(survivor.store("Counts", QueryableStoreTypes.key_value_store()).all())
+                except InvalidStateStoreException:  # a rebalance in progress
+                    return False
+                return last == dict(expected)
+
+            try:
+                wait_until(counts_reach_the_oracle, 60, "the survivor's counts to reach the oracle's")
+            except AssertionError:
+                off = {w: (last.get(w), n) for w, n in expected.items() if last.get(w) != n}
+                raise AssertionError(f"(count, oracle) of the words that differ: {off}") from None
 
             # Every occurrence of a word gave exactly one committed count, in order: 1, 2, ... n.
             # A record processed twice (at-least-once after a crash) would repeat a count here.
