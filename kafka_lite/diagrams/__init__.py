@@ -37,6 +37,7 @@ from kafka_lite.diagrams.state_machines import (
     partition_state_machine,
     replica_state_machine,
     state_machine,
+    transaction_state_machine,
 )
 from kafka_lite.diagrams.streams import (
     streams_thread_model,
@@ -79,6 +80,7 @@ __all__ = [
     "timer_diagram",
     "timing_wheel",
     "topology_diagram",
+    "transaction_state_machine",
     "word_count_topology",
 ]
 
@@ -98,5 +100,6 @@ DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "socket_server_threads": lambda: socket_server_threads(3, 4),
     "streams_thread_model": streams_thread_model,
     "timing_wheel": timing_wheel,
+    "transaction_state_machine": transaction_state_machine,
     "word_count_topology": word_count_topology,
 }

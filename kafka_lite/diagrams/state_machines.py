@@ -7,7 +7,8 @@ tables' (``PARTITION_VALID_PREVIOUS_STATES``, ``GROUP_VALID_PREVIOUS_STATES``: K
 beside them (``PARTITION_TRANSITION_EVENTS``, ``GROUP_TRANSITION_EVENTS``), so the picture cannot
 drift from the code.
 Book:    chapter 7, 7.1.4 (the partition and replica state machines); chapter 5, 5.4.2 (the group's
-         state transitions)
+         state transitions); chapter 10, 10.3 (a transaction's states, Kafka 0.11's
+         ``TransactionMetadata``)
 """
 
 from __future__ import annotations
@@ -31,7 +32,18 @@ from kafka_lite.coordinator.group_metadata import (
     GROUP_VALID_PREVIOUS_STATES,
     GroupState,
 )
+from kafka_lite.coordinator.transaction.transaction_metadata import (
+    TRANSITION_EVENTS,
+    VALID_PREVIOUS_STATES,
+    TransactionState,
+)
 from kafka_lite.diagrams.style import new_graph
+
+
+def _name(state: enum.Enum) -> str:
+    """The state's name as Kafka prints it: the value of the string enums, ``kafka_name`` of the
+    transaction states (whose value is the byte ``__transaction_state`` stores)."""
+    return getattr(state, "kafka_name", None) or str(state.value)
 
 
 def transitions(valid_previous: dict[enum.Enum, set[enum.Enum]]) -> list[tuple[enum.Enum, enum.Enum]]:
@@ -49,24 +61,26 @@ def state_machine(
     events: dict[tuple[enum.Enum, enum.Enum], str],
     start: enum.Enum,
     current: enum.Enum | None = None,
+    nodesep: str = "0.3",
 ) -> graphviz.Digraph:
     """A state machine drawn from its ``validPreviousStates`` table: an edge for every legal
     transition, labelled with the event in ``events`` that crosses it; ``current``, if given, is
-    drawn highlighted (a live object's state, as the notebooks show it).
+    drawn highlighted (a live object's state, as the notebooks show it); ``nodesep`` (inches) packs
+    a machine with many edges into the column.
 
     Top to bottom from ``start``, where every key begins (and ends, once deleted): the edges back
     into it do not push it down the page, so the picture stays narrow enough for the docs' column.
     """
     edges = transitions(valid_previous)
-    unlabelled = [f"{s.value} -> {t.value}" for s, t in edges if not events.get((s, t))]
+    unlabelled = [f"{_name(s)} -> {_name(t)}" for s, t in edges if not events.get((s, t))]
     if unlabelled:
         raise ValueError(f"{name}: no event for the transitions {unlabelled}")
-    unknown = [f"{s.value} -> {t.value}" for s, t in events if (s, t) not in edges]
+    unknown = [f"{_name(s)} -> {_name(t)}" for s, t in events if (s, t) not in edges]
     if unknown:
         raise ValueError(f"{name}: events for transitions the table does not allow: {unknown}")
     if current is not None and current not in valid_previous:
         raise ValueError(f"{name}: {current!r} is not a state of the table")
-    g = new_graph(name, rankdir="TB", fontsize=11, nodesep="0.3", ranksep="0.45")
+    g = new_graph(name, rankdir="TB", fontsize=11, nodesep=nodesep, ranksep="0.45")
     g.attr("edge", fontsize="9", fontcolor="#374151")
 
     def node_style(state: enum.Enum) -> dict[str, str]:
@@ -78,13 +92,13 @@ def state_machine(
 
     with g.subgraph(name="start") as top:
         top.attr(rank="min")
-        top.node(start.value, start.value, shape="box", **node_style(start))
+        top.node(_name(start), _name(start), shape="box", **node_style(start))
     for state in valid_previous:
         if state is not start:
-            g.node(state.value, state.value, shape="box", **node_style(state))
+            g.node(_name(state), _name(state), shape="box", **node_style(state))
     for source, target in edges:
         back = "false" if target is start else "true"
-        g.edge(source.value, target.value, label=events[(source, target)], constraint=back)
+        g.edge(_name(source), _name(target), label=events[(source, target)], constraint=back)
     return g
 
 
@@ -119,4 +133,17 @@ def group_state_machine(current: GroupState | None = None) -> graphviz.Digraph:
         GROUP_TRANSITION_EVENTS,
         GroupState.EMPTY,
         current,
+    )
+
+
+def transaction_state_machine(current: TransactionState | None = None) -> graphviz.Digraph:
+    """A transactional id's states at its coordinator, from Empty (after InitProducerId) through a
+    transaction's commit or abort; ``current`` highlighted."""
+    return state_machine(
+        "transaction_state_machine",
+        VALID_PREVIOUS_STATES,
+        TRANSITION_EVENTS,
+        TransactionState.EMPTY,
+        current,
+        nodesep="0.1",  # its edges back to Empty and on to Dead would otherwise widen it past the column
     )

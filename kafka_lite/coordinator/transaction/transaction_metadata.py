@@ -80,20 +80,20 @@ VALID_PREVIOUS_STATES: dict[TransactionState, frozenset[TransactionState]] = {
 }
 # What moves a transaction along each edge, for the chapter's picture.
 TRANSITION_EVENTS: dict[tuple[TransactionState, TransactionState], str] = {
-    (T.EMPTY, T.EMPTY): "InitProducerId (epoch bump)",
+    (T.EMPTY, T.EMPTY): "InitProducerId",
     (T.COMPLETE_COMMIT, T.EMPTY): "InitProducerId",
     (T.COMPLETE_ABORT, T.EMPTY): "InitProducerId",
     (T.EMPTY, T.ONGOING): "AddPartitionsToTxn",
-    (T.ONGOING, T.ONGOING): "AddPartitionsToTxn (more)",
+    (T.ONGOING, T.ONGOING): "more partitions",
     (T.COMPLETE_COMMIT, T.ONGOING): "AddPartitionsToTxn",
     (T.COMPLETE_ABORT, T.ONGOING): "AddPartitionsToTxn",
     (T.ONGOING, T.PREPARE_COMMIT): "EndTxn(commit)",
-    (T.ONGOING, T.PREPARE_ABORT): "EndTxn(abort), timeout, fencing",
-    (T.PREPARE_COMMIT, T.COMPLETE_COMMIT): "every marker written",
-    (T.PREPARE_ABORT, T.COMPLETE_ABORT): "every marker written",
-    (T.EMPTY, T.DEAD): "transactional.id.expiration.ms",
-    (T.COMPLETE_COMMIT, T.DEAD): "transactional.id.expiration.ms",
-    (T.COMPLETE_ABORT, T.DEAD): "transactional.id.expiration.ms",
+    (T.ONGOING, T.PREPARE_ABORT): "EndTxn(abort),\ntimeout, fencing",
+    (T.PREPARE_COMMIT, T.COMPLETE_COMMIT): "markers written",
+    (T.PREPARE_ABORT, T.COMPLETE_ABORT): "markers written",
+    (T.EMPTY, T.DEAD): "id expired",
+    (T.COMPLETE_COMMIT, T.DEAD): "id expired",
+    (T.COMPLETE_ABORT, T.DEAD): "id expired",
 }
 # --8<-- [end:table]
 
