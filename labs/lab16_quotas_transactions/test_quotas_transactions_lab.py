@@ -22,7 +22,9 @@ import itertools
 
 import pytest
 
+from kafka_lite.clients.network_client import ClientRequest, ClientResponse
 from kafka_lite.common.errors import Errors, IllegalStateException
+from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import MockTime
 from kafka_lite.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
@@ -227,7 +229,9 @@ def table_row(target: T) -> str:
 @pytest.mark.points(2)
 def test_every_edge_of_the_table_is_accepted():
     for old, new in LEGAL:
-        assert is_valid_transition(old, new), f"is_valid_transition({old}, {new}) should be True: {table_row(new)}"
+        assert is_valid_transition(old, new), (
+            f"is_valid_transition({old}, {new}) should be True: {table_row(new)}"
+        )
         m = metadata_in(old)
         transit = prepare_to(m, new)
         assert transit.txn_state is new and m.pending_state is new, (
@@ -290,7 +294,9 @@ def test_a_commit_goes_empty_ongoing_prepare_commit_complete_commit():
     def step(transit, expected: T) -> None:
         before = m.state
         m.complete_transition_to(transit)
-        steps.append(f"{before} -> {m.state} (epoch {m.producer_epoch}, partitions {sorted(m.topic_partitions)})")
+        steps.append(
+            f"{before} -> {m.state} (epoch {m.producer_epoch}, partitions {sorted(m.topic_partitions)})"
+        )
         assert m.state is expected and m.pending_state is None, "\n".join(steps)
 
     step(m.prepare_increment_producer_epoch(60_000, 10), T.EMPTY)
@@ -341,9 +347,6 @@ class _NoNetwork:
 
 def answer_markers(request) -> None:
     """Answer a drained WriteTxnMarkers as every partition's leader would: no error."""
-    from kafka_lite.clients.network_client import ClientRequest, ClientResponse
-    from kafka_lite.common.protocol.api_keys import ApiKeys
-
     body = {
         "transaction_markers": [
             {"producer_id": m["producer_id"], "topics": [
@@ -362,7 +365,9 @@ def coordinator(tmp_path, time):
     """A TransactionCoordinator on MockTime whose __transaction_state partitions this broker leads."""
     with in_process_brokers(tmp_path, time, count=1) as (replica_manager,):
         for p in range(PARTITIONS):
-            replica_manager.become_leader_or_follower(leader_and_isr((TRANSACTION_STATE_TOPIC_NAME, p), 0, [0], [0]))
+            replica_manager.become_leader_or_follower(
+                leader_and_isr((TRANSACTION_STATE_TOPIC_NAME, p), 0, [0], [0])
+            )
         cache = MetadataCache(0)
         live = [{"id": 0, "end_points": [{"port": 9092, "host": "127.0.0.1", "listener_name": "PLAINTEXT",
                                           "security_protocol_type": 0}], "rack": None}]  # fmt: skip
@@ -371,7 +376,9 @@ def coordinator(tmp_path, time):
         cache.update_cache(0, 1, {"live_brokers": live, "partition_states": states}, 3)
         scheduler = MockScheduler(time)
         scheduler.startup()
-        config = TransactionConfig(transaction_log_num_partitions=PARTITIONS, transaction_max_timeout_ms=60_000)
+        config = TransactionConfig(
+            transaction_log_num_partitions=PARTITIONS, transaction_max_timeout_ms=60_000
+        )
         state_manager = TransactionStateManager(0, scheduler, replica_manager, config, time)
         markers = TransactionMarkerChannelManager(0, cache, _NoNetwork(), state_manager, time)
         txn_coordinator = TransactionCoordinator(0, scheduler, _ProducerIds(), state_manager, markers, time)
