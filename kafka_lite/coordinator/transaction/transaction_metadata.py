@@ -111,6 +111,8 @@ def byte_to_state(byte: int) -> TransactionState:
 
 
 def is_valid_transition(old_state: TransactionState, new_state: TransactionState) -> bool:
+    """Whether the table lets a transaction move from ``old_state`` to ``new_state`` (Kafka's
+    ``TransactionMetadata.isValidTransition``)."""
     # BEGIN SOLUTION
     return old_state in VALID_PREVIOUS_STATES[new_state]
     # END SOLUTION
