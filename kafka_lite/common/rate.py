@@ -7,6 +7,7 @@ Book:    chapter 7, 7.1.6 (the replication throttle measures bytes per second th
 Differs: ``QuotaSensor`` is a sensor of exactly one stat with one metric (Kafka's ``Sensor`` holds
          several, registered in a ``Metrics`` registry, with parents and an expiry); it keeps the
          stat and its config itself, so a new quota is a new config on the sensor.
+Labs:    lab 16, stage 1 (``Rate.window_size``)
 
 Why windows: a byte rate measured since the start would let a replica that was idle for an hour
 then send an hour's worth at once; measured over the last second it jumps with every fetch. Kafka
@@ -143,6 +144,7 @@ class Rate:
     def window_size(self, config: MetricConfig, now: int) -> int:
         """The time the live windows span, counting at least ``samples - 1`` whole windows: with one
         second of history in a 30-second window, dividing by one second would overstate the rate."""
+        # BEGIN SOLUTION
         self.stat.purge_obsolete_samples(config, now)
         total_elapsed_time_ms = now - self.stat.oldest(now).last_window_ms
         num_full_windows = total_elapsed_time_ms // config.time_window_ms
@@ -150,6 +152,7 @@ class Rate:
         if num_full_windows < min_full_windows:
             total_elapsed_time_ms += (min_full_windows - num_full_windows) * config.time_window_ms
         return total_elapsed_time_ms
+        # END SOLUTION
 
     # --8<-- [end:window_size]
 

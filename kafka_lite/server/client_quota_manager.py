@@ -9,6 +9,7 @@ Book:    chapter 10, 10.1 (client quotas)
 Differs: quotas per client id only (Kafka 0.10.1 adds users and <user, client-id> pairs, KIP-55);
          the sensors never expire (Kafka drops a client's after an hour unused); the throttle time
          is kept as a count, average and maximum (``common/metrics.py``), not in a ``Metrics`` registry.
+Labs:    lab 16, stage 1 (``ClientQuotaManager.throttle_time``)
 
 One manager per quota type, each with its own delay queue and reaper thread:
 
@@ -183,9 +184,11 @@ class ClientQuotaManager:
     def throttle_time(self, observed_rate: float, sensor: QuotaSensor) -> int:
         """How long until the rate is back at the quota if nothing more is recorded:
         ``X = (O - T) / T * W``, over the window the rate was measured over."""
+        # BEGIN SOLUTION
         bound = sensor.config.quota.bound
         window_ms = sensor.window_size()
         return int((observed_rate - bound) / bound * window_ms + 0.5)  # Scala's round: half up
+        # END SOLUTION
 
     # --8<-- [end:record_and_maybe_throttle]
 

@@ -5,6 +5,8 @@ Mirrors: kafka.coordinator.transaction.TransactionMetadata, TxnTransitMetadata a
 Book:    beyond the book (Kafka 0.11's transactions, KIP-98)
 Differs: the metadata carries its own lock, where Kafka synchronizes on the object; a refused
          transition raises with the table's valid previous states in the message.
+Labs:    lab 16, stage 2 (``is_valid_transition``, ``_prepare_transition_to``, ``complete_transition_to``,
+         ``pending_transition_in_progress``)
 
 A transaction moves through seven states; the byte is what ``__transaction_state`` stores:
 
@@ -109,7 +111,11 @@ def byte_to_state(byte: int) -> TransactionState:
 
 
 def is_valid_transition(old_state: TransactionState, new_state: TransactionState) -> bool:
+    """Whether the table lets a transaction move from ``old_state`` to ``new_state`` (Kafka's
+    ``TransactionMetadata.isValidTransition``)."""
+    # BEGIN SOLUTION
     return old_state in VALID_PREVIOUS_STATES[new_state]
+    # END SOLUTION
 
 
 @dataclass(frozen=True)
@@ -246,7 +252,9 @@ class TransactionMetadata:
         return self.producer_epoch >= SHORT_MAX - 1
 
     def pending_transition_in_progress(self) -> bool:
+        # BEGIN SOLUTION
         return self.pending_state is not None
+        # END SOLUTION
 
     # --8<-- [start:prepare_transition_to]
     def _prepare_transition_to(
@@ -259,6 +267,7 @@ class TransactionMetadata:
         new_txn_start_timestamp: int,
         update_timestamp: int,
     ) -> TxnTransitMetadata:
+        # BEGIN SOLUTION
         if self.pending_state is not None:
             raise IllegalStateException(
                 f"Preparing transaction state transition to {new_state} while it already a pending state "
@@ -282,6 +291,7 @@ class TransactionMetadata:
         )
         self.pending_state = new_state
         return transit
+        # END SOLUTION
 
     # --8<-- [end:prepare_transition_to]
 
@@ -296,6 +306,7 @@ class TransactionMetadata:
         """Apply ``transit`` now that the log holds it, after checking it is the one prepared: the
         pending state, an epoch that is the same (or, for Empty, bumped or restarted with a new
         producer id), partitions that only grow while Ongoing."""
+        # BEGIN SOLUTION
         to_state = self.pending_state
         if to_state is None:
             raise IllegalStateException(
@@ -357,6 +368,7 @@ class TransactionMetadata:
         self.txn_last_update_timestamp = transit.txn_last_update_timestamp
         self.pending_state = None
         self.state = to_state
+        # END SOLUTION
 
     # --8<-- [end:complete_transition_to]
 
