@@ -827,10 +827,17 @@ class GroupCoordinator:
 
     # --8<-- [end:handle_txn_commit_offsets]
 
-    def handle_txn_completion(self, producer_id: int, offsets_partitions: set[int], is_commit: bool) -> None:
+    def handle_txn_completion(
+        self,
+        producer_id: int,
+        offsets_partitions: set[int],
+        is_commit: bool,
+        on_complete: Callable[[], None] | None = None,
+    ) -> None:
         """A transaction's marker was written to these ``__consumer_offsets`` partitions (called by
-        the WriteTxnMarkers handler): its offsets become the groups' on commit, go on abort."""
-        self.group_manager.handle_txn_completion(producer_id, offsets_partitions, is_commit)
+        the WriteTxnMarkers handler): its offsets become the groups' on commit, go on abort; then
+        ``on_complete`` is called."""
+        self.group_manager.handle_txn_completion(producer_id, offsets_partitions, is_commit, on_complete)
 
     def handle_fetch_offsets(
         self, group_id: str, partitions: Sequence[TopicPartition] | None, callback: FetchCallback

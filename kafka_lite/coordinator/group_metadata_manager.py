@@ -382,22 +382,34 @@ class GroupMetadataManager:
 
     # -- completing transactions -------------------------------------------------------------------------
 
-    def handle_txn_completion(self, producer_id: int, offsets_partitions: set[int], is_commit: bool) -> None:
+    def handle_txn_completion(
+        self,
+        producer_id: int,
+        offsets_partitions: set[int],
+        is_commit: bool,
+        on_complete: Callable[[], None] | None = None,
+    ) -> None:
         """A transaction's marker is on ``offsets_partitions``: its offsets become the groups' on
         commit, or are dropped on abort (Kafka 0.11's ``handleTxnCompletion``), on the scheduler, as
-        Kafka does, away from the thread that appended the marker."""
+        Kafka does, away from the thread that appended the marker (which may hold a partition's
+        lock that a group's offset commit also takes). ``on_complete`` runs after, whatever happens:
+        the WriteTxnMarkers handler answers only then (see its docstring)."""
 
         def complete() -> None:
-            with self._partition_lock:
-                groups = [
-                    g
-                    for g in self._groups_cache.values()
-                    if self.partition_for(g.group_id) in offsets_partitions
-                ]
-            for group in groups:
-                with group.lock:
-                    if group.has_pending_offset_commits_from_producer(producer_id):
-                        group.complete_pending_txn_offset_commit(producer_id, is_commit)
+            try:
+                with self._partition_lock:
+                    groups = [
+                        g
+                        for g in self._groups_cache.values()
+                        if self.partition_for(g.group_id) in offsets_partitions
+                    ]
+                for group in groups:
+                    with group.lock:
+                        if group.has_pending_offset_commits_from_producer(producer_id):
+                            group.complete_pending_txn_offset_commit(producer_id, is_commit)
+            finally:
+                if on_complete is not None:
+                    on_complete()
 
         self.scheduler.schedule(f"handle-txn-completion-{producer_id}", complete)
 

@@ -10,7 +10,10 @@ Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switch
          groups of a ``__consumer_offsets`` partition to its new leader's coordinator), 7.4
          (ControlledShutdown, answered by the controller's broker); 10.1 (Produce and Fetch
          responses held back by the client quotas), 10.3 (the transaction APIs)
-Differs: only Produce and Fetch wait out the request quota; a follower's fetch records in the leader's
+Differs: WriteTxnMarkers answers only once the group coordinator has taken a committed
+         transaction's offsets (Kafka 0.11 answers first, so a consumer could fetch the group's
+         offsets from before a transaction its coordinator already calls complete); only Produce
+         and Fetch wait out the request quota; a follower's fetch records in the leader's
          replication quota the records of its throttled partitions, not their share of the
          response's framing. OffsetCommit v0 and OffsetFetch v0 go to the group
          coordinator like the later versions (Kafka 0.10.1 keeps v0's offsets in ZooKeeper). A
@@ -594,7 +597,9 @@ class KafkaApis:
         transaction in each: one marker batch per (producer, partition), appended with acks=-1 as
         the broker's own record (a client may not write one). Per partition the answer is the
         append's: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_FOR_PARTITION, INVALID_PRODUCER_EPOCH, ...
-        The response waits for every marker's append; each finishes on its own thread."""
+        The response waits for every marker's append (each finishes on its own thread) and, for a
+        ``__consumer_offsets`` partition, for the group coordinator to take the transaction's
+        offsets or drop them."""
         markers = request.body["transaction_markers"]
         errors: dict[int, dict[TopicPartition, Errors]] = {}
         lock = threading.Lock()
@@ -621,9 +626,24 @@ class KafkaApis:
                 if tp[0] == GROUP_METADATA_TOPIC_NAME and r.error is Errors.NONE
             }
             current = {tp: r.error for tp, r in responses.items()}
+
+            def finish() -> None:
+                nonlocal pending
+                with lock:
+                    errors.setdefault(producer_id, {}).update(current)
+                    pending -= 1
+                    done = pending == 0
+                if done:
+                    send_response()
+
             if offsets_partitions:
+                # Answer only once the group has taken the offsets (or dropped them): the coordinator
+                # writes CompleteCommit after this answer, and a successor's InitProducerId waits
+                # for CompleteCommit, so a consumer that then fetches the group's offsets finds them.
+                # Kafka 0.11 answers at once and lets the group catch up on its scheduler.
                 try:
-                    self.coordinator.handle_txn_completion(producer_id, offsets_partitions, is_commit)
+                    self.coordinator.handle_txn_completion(producer_id, offsets_partitions, is_commit, finish)
+                    return
                 except Exception as e:  # the markers are written: answer UNKNOWN for these partitions
                     log.warning(
                         "Error updating the offsets cache on transaction marker append for producer %d: %r",
@@ -632,13 +652,7 @@ class KafkaApis:
                     for tp in current:
                         if tp[0] == GROUP_METADATA_TOPIC_NAME and current[tp] is Errors.NONE:
                             current[tp] = Errors.UNKNOWN
-            nonlocal pending
-            with lock:
-                errors.setdefault(producer_id, {}).update(current)
-                pending -= 1
-                done = pending == 0
-            if done:
-                send_response()
+            finish()
 
         if not markers:
             send_response()

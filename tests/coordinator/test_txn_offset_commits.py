@@ -125,3 +125,23 @@ def test_a_plain_commit_after_a_transactions_offsets_wins_at_once_too(broker):
     broker.commit({TP0: OffsetAndMetadata(12)})
     write_marker(broker, 5, commit=True)
     assert offsets(broker)[TP0] == 12
+
+
+def test_the_marker_handler_is_told_only_once_the_group_has_taken_the_offsets(broker):
+    """WriteTxnMarkers answers the transaction coordinator through ``on_complete``: by then a fetch
+    of the group's offsets must already return the transaction's, since the coordinator's
+    CompleteCommit (and a successor's InitProducerId) follow that answer."""
+    txn_commit(broker, 7, {TP0: 20, TP1: 21})
+    seen_at_completion: list = []
+    kind = ControlRecordType.COMMIT
+    batch = build_end_transaction_marker_batch(
+        7, 0, EndTransactionMarker(kind, 0), broker.time.milliseconds()
+    )
+    partition = broker.replica_manager.get_partition((GROUP_METADATA_TOPIC_NAME, OFFSETS_PARTITION))
+    partition.append_records_to_leader(batch, -1, is_from_client=False)
+    broker.coordinator.handle_txn_completion(
+        7, {OFFSETS_PARTITION}, True, lambda: seen_at_completion.append(offsets(broker))
+    )
+    assert seen_at_completion == [], "the completion runs on the scheduler, not in the appending thread"
+    broker.scheduler.tick()
+    assert seen_at_completion == [{TP0: 20, TP1: 21}]
