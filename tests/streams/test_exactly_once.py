@@ -162,3 +162,30 @@ def test_a_checkpoint_or_at_least_once_keeps_the_stores_on_disk(tmp_path):
     (task_dir / CHECKPOINT_FILE_NAME).write_text("0\n0\n")
     _state_manager(tmp_path, eos_enabled=True).close({})
     assert (task_dir / "rocksdb" / "counts").exists(), "a clean stop under exactly_once keeps the stores"
+
+
+def test_a_thread_closing_its_tasks_under_exactly_once_commits_their_offsets_in_the_last_transaction(
+    tmp_path,
+):
+    """The rebalance (or shutdown) path: processors closed first, then the last transaction commits
+    with the offsets of what was processed; the output must never commit without them."""
+    import types
+
+    from kafka_lite.streams.processor.internals.stream_thread import StreamThread
+
+    events = []
+    task = _eos_task(tmp_path, events)
+    task.add_records(TP, [raw("in", 0, 7, 1, b"x"), raw("in", 0, 8, 2, b"x")])
+    task.process()
+    task.process()
+    events.clear()
+    thread = types.SimpleNamespace(
+        active_tasks={task.id: task}, standby_tasks={}, restore_consumer=MockConsumer(), log_prefix="t"
+    )
+    thread._perform_on_all_tasks = types.MethodType(StreamThread._perform_on_all_tasks, thread)
+    StreamThread._shutdown_tasks_and_state_eos(thread, rethrow=True)
+    assert ("send_offsets_to_transaction", {TP: OffsetAndMetadata(9)}, "app") in events
+    assert events.index(("send_offsets_to_transaction", {TP: OffsetAndMetadata(9)}, "app")) < events.index(
+        ("commit_transaction",)
+    )
+    assert ("abort_transaction",) not in events and events[-1] == ("producer.close",)

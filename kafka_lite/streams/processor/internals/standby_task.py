@@ -70,6 +70,9 @@ class StandbyTask:
     def close(self) -> None:
         """Nothing to close: a standby runs no processors."""
 
+    def close_topology(self) -> None:
+        """Nothing to close: a standby runs no processors."""
+
     def commit_offsets(self) -> None:
         """Nothing to commit: a standby consumes no input topic."""
 

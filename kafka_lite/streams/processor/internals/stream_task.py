@@ -287,10 +287,16 @@ class StreamTask:
         self.punctuation_queue.schedule(PunctuationSchedule(node, interval))
 
     def close(self) -> None:
-        """Close every processor, even if one raises (the last error is raised after, as Kafka's)."""
+        """Close every processor, even if one raises (the last error is raised after, as Kafka's),
+        and forget the consumed offsets: the at-least-once thread has committed them already."""
+        self.close_topology()
+        self.consumed_offsets.clear()
+
+    def close_topology(self) -> None:
+        """Close every processor (Kafka 0.11's ``closeTopology``), keeping the consumed offsets: under
+        exactly_once the task's last transaction commits them after its processors have closed."""
         log.debug("%s Closing processor topology", self.log_prefix)
         self.partition_group.close()
-        self.consumed_offsets.clear()
         exception = None
         for node in self.topology.processors():
             self.processor_context.set_current_node(node)

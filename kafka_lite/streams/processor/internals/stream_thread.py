@@ -348,8 +348,10 @@ class StreamThread(threading.Thread):
         """Exactly_once, in Kafka 0.11's order (StreamTask ``suspend`` then ``close``): the processors
         close first, so what they send belongs to the task's last transaction; then the transaction
         commits (stores flushed, output flushed, offsets in it); then the stores close, checkpointed
-        only if that commit happened; last the task's producer, aborting a transaction left open."""
-        self._perform_on_all_tasks(lambda task: task.close(), "close", False)
+        only if that commit happened; last the task's producer, aborting a transaction left open.
+        ``close_topology``, not ``close``: the consumed offsets must outlive the processors, or the
+        last transaction would commit the output without the offsets of the input that made it."""
+        self._perform_on_all_tasks(lambda task: task.close_topology(), "close", False)
         try:
             self._perform_on_all_tasks(
                 lambda task: task.commit(start_new_transaction=False), "commit", rethrow
