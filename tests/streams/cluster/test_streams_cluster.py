@@ -97,7 +97,9 @@ def test_a_clean_restart_resumes_from_the_checkpoint_without_restoring(cluster, 
     builder = build_wordcount(KStreamBuilder(), source, sink)
     with running(builder, bootstrap, app_id, tmp_path) as streams:
         wait_running(streams)
-        # Nothing replayed: the stores on disk are as the checkpoint says, up to the changelog's end.
+        # Once the count tasks are assigned (RUNNING may come before a last rebalance settles):
+        # nothing replayed, the stores on disk are as the checkpoint says, up to the changelog's end.
+        wait_until(lambda: set(restored_records(streams)) == {"1_0", "1_1", "1_2"}, 30, "the count tasks")
         assert restored_records(streams) == {"1_0": 0, "1_1": 0, "1_2": 0}
         produce_lines(bootstrap, source, second)
         expected = oracle_counts(first + second)
