@@ -32,8 +32,19 @@ from typing import Any
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import RequestHeader
+from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.network.transfer import FileRegion
+
+
+@dataclass(frozen=True)
+class Session:
+    """Who sent a request and from where (Kafka's ``RequestChannel.Session``): the principal its
+    connection authenticated as, ``User:ANONYMOUS`` on a PLAINTEXT listener, and the client's host.
+    The authorizer decides on these two."""
+
+    principal: KafkaPrincipal
+    client_address: str
 
 
 @dataclass(eq=False)
@@ -54,10 +65,13 @@ class Request:
     api_local_complete_ns: int = 0  # the handler's own work done
     api_remote_complete_ns: int = 0  # the response ready (later, when it waited in a purgatory)
     response_dequeue_ns: int = 0
+    principal: KafkaPrincipal = KafkaPrincipal.ANONYMOUS  # the connection's, set by the processor
     api: ApiKeys = field(init=False)  # the header's api key, looked up once
+    session: Session = field(init=False)
 
     def __post_init__(self) -> None:
         self.api = ApiKeys(self.header.api_key)
+        self.session = Session(self.principal, self.client_address)
 
 
 class ResponseAction(enum.Enum):
