@@ -27,3 +27,32 @@ def wait_until(
             suffix = f" (last error: {last_error!r})" if last_error else ""
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}{suffix}")
         time.sleep(interval_s)  # polling interval, bounded by the deadline
+
+
+def wait_while_progressing(
+    condition: Callable[[], T],
+    progress: Callable[[], object],
+    stall_s: float,
+    timeout_s: float,
+    what: str = "the condition",
+    interval_s: float = 0.05,
+) -> T:
+    """``wait_until`` for work that is slow on a loaded machine but must not stop: call ``condition``
+    until it returns something truthy; fail if ``progress()`` (a count of work done) stays the same
+    for ``stall_s``, or once ``timeout_s`` has passed in all. A slow run passes; a stalled one fails
+    after ``stall_s``, saying so."""
+    start = time.monotonic()
+    last_seen, last_change = progress(), start
+    while True:
+        result = condition()
+        if result:
+            return result
+        now = time.monotonic()
+        seen = progress()
+        if seen != last_seen:
+            last_seen, last_change = seen, now
+        if now - last_change > stall_s:
+            raise AssertionError(f"no progress in {stall_s} s (at {last_seen!r}) waiting for {what}")
+        if now - start > timeout_s:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what} (at {last_seen!r})")
+        time.sleep(interval_s)  # polling interval, bounded by the deadlines
