@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
 import re
 import shutil
 import threading
@@ -38,9 +37,7 @@ def site_url(site):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    base = f"http://127.0.0.1:{server.server_port}"
-    _SERVED[base] = site
-    yield base, site
+    yield f"http://127.0.0.1:{server.server_port}", site
     server.shutdown()
     server.server_close()
 
@@ -66,29 +63,9 @@ def chromium_browser():
         b.close()
 
 
-_SERVED: dict[str, Path] = {}  # each served site's address -> its directory
-
-
-@functools.cache
-def _empty_search_index(site: Path) -> str:
-    """The site's search index with its settings and no documents."""
-    config = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["config"]
-    return json.dumps({"config": config, "docs": []})
-
-
-def _open(browser, base, path, viewport=DESKTOP, search=False):
-    """Open ``base/path`` with every request that does not start with ``base`` blocked and recorded.
-
-    Unless ``search``, a served page gets an empty search index: the theme's search worker builds its
-    index from the whole site's text on every page it opens, which costs most of a page's load and is
-    what the search tests (which ask for it) check."""
+def _open(browser, base, path, viewport=DESKTOP):
+    """Open ``base/path`` with every request that does not start with ``base`` blocked and recorded."""
     page = browser.new_page(viewport=viewport)
-    if not search and base in _SERVED:
-        body = _empty_search_index(_SERVED[base])
-        page.route(
-            f"{base}/search/search_index.json",
-            lambda r: r.fulfill(status=200, content_type="application/json", body=body),
-        )
     problems, blocked = [], []
     page.on(
         "console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None
@@ -377,7 +354,7 @@ def test_notebook_tables_fit_the_page(looks, site_url, viewport):
 
 
 def test_search_finds_a_term(chromium_browser, site_url):
-    page, problems, _ = _open(chromium_browser, site_url[0], "index.html", search=True)
+    page, problems, _ = _open(chromium_browser, site_url[0], "index.html")
     assert _search(page, "compaction") > 0
     assert not problems, problems
     page.close()
@@ -387,7 +364,7 @@ def test_site_works_opened_from_disk(chromium_browser, site_url):
     """Opened as files: the pages, their links and the search work without a server or a network."""
     _, site = site_url
     base = site.resolve().as_uri()
-    page, problems, blocked = _open(chromium_browser, base, "index.html", search=True)
+    page, problems, blocked = _open(chromium_browser, base, "index.html")
     assert not _broken_images(page)
     page.locator(".md-sidebar--primary a.md-nav__link", has_text="6. Storage").first.click()
     page.wait_for_load_state("load")
