@@ -56,6 +56,10 @@ _TOPIC_DESCRIBE = AclCheck(
     T, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "each partition of the topic, as if it did not exist"
 )
 _GROUP_READ = AclCheck(G, O.READ, E.GROUP_AUTHORIZATION_FAILED, "the whole request")
+# a topic whose configs are refused: its name is not confirmed to a caller who may not even Describe it
+_CONFIGS_TOPIC_DESCRIBE = AclCheck(
+    T, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "the refused topic resource, unnamed"
+)
 _TXN_WRITE = AclCheck(X, O.WRITE, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "the whole request")
 
 # --8<-- [start:request_acls]
@@ -136,13 +140,13 @@ REQUEST_ACLS: dict[ApiKeys, tuple[AclCheck, ...]] = {
     ApiKeys.DELETE_ACLS: (AclCheck(C, O.ALTER, E.CLUSTER_AUTHORIZATION_FAILED, "every filter; none deleted"),),
     ApiKeys.DESCRIBE_CONFIGS: (
         AclCheck(C, O.DESCRIBE_CONFIGS, E.CLUSTER_AUTHORIZATION_FAILED, "each broker resource"),
-        AclCheck(T, O.DESCRIBE_CONFIGS, E.TOPIC_AUTHORIZATION_FAILED,
-                 "each topic resource (UNKNOWN_TOPIC_OR_PARTITION without Describe)"),
+        AclCheck(T, O.DESCRIBE_CONFIGS, E.TOPIC_AUTHORIZATION_FAILED, "each topic resource"),
+        _CONFIGS_TOPIC_DESCRIBE,
     ),
     ApiKeys.ALTER_CONFIGS: (
         AclCheck(C, O.ALTER_CONFIGS, E.CLUSTER_AUTHORIZATION_FAILED, "each broker resource; not altered"),
-        AclCheck(T, O.ALTER_CONFIGS, E.TOPIC_AUTHORIZATION_FAILED,
-                 "each topic resource, not altered (UNKNOWN_TOPIC_OR_PARTITION without Describe)"),
+        AclCheck(T, O.ALTER_CONFIGS, E.TOPIC_AUTHORIZATION_FAILED, "each topic resource; not altered"),
+        _CONFIGS_TOPIC_DESCRIBE,
     ),
     ApiKeys.CREATE_PARTITIONS: (
         AclCheck(T, O.ALTER, E.TOPIC_AUTHORIZATION_FAILED, "each topic; no partition added"),
