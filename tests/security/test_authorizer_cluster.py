@@ -348,3 +348,27 @@ def test_the_acl_apis_answer_security_disabled_without_an_authorizer(secured):
         admin,
     )
     assert created["creation_responses"][0]["error_code"] == Errors.SECURITY_DISABLED.code
+
+
+def test_the_acls_tool_adds_lists_and_removes_through_the_brokers(secured, topic, capsys):
+    from kafka_lite.cli.main import main
+
+    where = ["acls", "--bootstrap-server", secured.bootstrap_servers]
+    frank = KafkaPrincipal.from_string("User:frank")
+    resource = Resource(ResourceType.TOPIC, topic)
+    assert (
+        main([*where, "--add", "--allow-principal", "User:frank", "--operation", "Read", "--topic", topic])
+        == 0
+    )
+    for server in secured.servers:
+        wait_until(lambda s=server: s.authorizer.authorize(Session(frank, HOST), Operation.READ, resource), 1)
+    capsys.readouterr()
+    assert main([*where, "--list", "--topic", topic]) == 0
+    assert "User:frank has Allow permission for operations: Read from hosts: *" in capsys.readouterr().out
+    assert (
+        main([*where, "--add", "--allow-principal", "User:frank", "--operation", "Bogus", "--topic", topic])
+        == 2
+    )
+    assert main([*where, "--remove", "--topic", topic]) == 0
+    for server in secured.servers:
+        wait_until(lambda s=server: not s.authorizer.get_acls(resource), 1, "the removal")
