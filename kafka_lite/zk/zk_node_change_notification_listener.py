@@ -4,7 +4,8 @@ Mirrors: kafka.common.ZkNodeChangeNotificationListener
          (core/src/main/scala/kafka/common/ZkNodeChangeNotificationListener.scala, Kafka 0.11.0)
 Book:    beyond the book (Kafka 0.10.2–0.11's security: the authorizer's ACL-change notifications)
 Differs: the notifications are processed on this listener's own thread (Kafka: ZkClient's event
-         thread), since kazoo's watch thread must not wait on ZooKeeper calls.
+         thread), since kazoo's watch thread must not wait on ZooKeeper calls; the ones already there
+         at ``init`` too.
 
 A writer that changes some state in ZooKeeper then creates ``<root>/<prefix><n>`` (a persistent
 sequential znode) whose data names what changed. Every broker watches ``<root>``; for each child
@@ -53,9 +54,10 @@ class ZkNodeChangeNotificationListener:
         )
 
     def init(self) -> None:
-        """Process what is there now, then every change the watch reports (Kafka's ``init``)."""
+        """Watch ``seq_node_root``: what is there now and every change after it is processed on the
+        listener's thread (Kafka's ``init`` processes what is there on the caller's thread first;
+        here the watch's first report does it, so ``init`` never waits on a handler)."""
         self.zk_utils.make_sure_persistent_path_exists(self.seq_node_root)
-        self.process_all_notifications()
         self._running = True
         self._thread.start()
         self.zk_utils.watch_children(self.seq_node_root, self._on_children_change)
