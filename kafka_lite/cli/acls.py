@@ -78,8 +78,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--transactional-id", action="append", default=[], metavar="ID", help="a transactional id"
     )
-    parser.add_argument("--allow-principal", action="append", default=[], metavar="User:NAME")
-    parser.add_argument("--deny-principal", action="append", default=[], metavar="User:NAME")
+    parser.add_argument(
+        "--allow-principal",
+        action="append",
+        default=[],
+        metavar="User:NAME",
+        help="a principal to allow (User:*: all)",
+    )
+    parser.add_argument(
+        "--deny-principal",
+        action="append",
+        default=[],
+        metavar="User:NAME",
+        help="a principal to deny (User:*: all)",
+    )
     parser.add_argument(
         "--allow-host", action="append", default=[], metavar="HOST", help="default * with a principal"
     )
