@@ -3,7 +3,8 @@
 Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scala, Kafka 0.10.1, with
          0.11's InitProducerId, the transaction APIs (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
          WriteTxnMarkers, TxnOffsetCommit), OffsetsForLeaderEpoch, FindCoordinator v1, record-batch v2
-         Produce/Fetch, DeleteRecords, DescribeConfigs and AlterConfigs, and 1.0's CreatePartitions)
+         Produce/Fetch, DeleteRecords, DescribeConfigs and AlterConfigs, the authorizer's checks and the
+         ACL APIs, and 1.0's CreatePartitions)
 Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switches on the api key); 5.2.1 (the group APIs
          handed to the coordinator); 6.2 (produce and fetch); 7.2-7.3 (LeaderAndIsr,
          UpdateMetadata, StopReplica from the controller), 7.2.3 (a LeaderAndIsr moves the
@@ -38,6 +39,12 @@ FindCoordinator answers the leader of the group's ``__consumer_offsets`` partiti
 topic the first time a group is looked up (Kafka's ``getOrCreateGroupMetadataTopic``); and a
 LeaderAndIsr that moves leadership of one of its partitions tells the coordinator to load or unload
 the partition's groups (``on_leadership_change``).
+
+Every handler first asks the authorizer, if the broker has one (``authorizer.class.name``), whether the
+request's session may do what it asks, exactly where Kafka 0.11's handlers call ``authorize``:
+``security/auth/request_acls.py`` lists, API by API, the operation, the resource and what a refused
+caller gets back. With no authorizer every check passes. DescribeAcls, CreateAcls and DeleteAcls
+(Kafka 0.11, KIP-140) read and change the authorizer's ACLs.
 
 The transaction APIs (InitProducerId with a transactional id, FindCoordinator of type 1,
 AddPartitionsToTxn, AddOffsetsToTxn, EndTxn) are decided by the ``TransactionCoordinator`` the same
@@ -1859,6 +1866,13 @@ class KafkaApis:
             self._send_response(request, body)
             return
         acl_filter = AclBindingFilter.from_wire(request.body)
+        unknown = _unknown_filter_field(acl_filter)
+        if unknown is not None:
+            message = f"The filter's {unknown} is UNKNOWN"
+            body = {"throttle_time_ms": 0, "error_code": Errors.INVALID_REQUEST.code, "error_message": message,
+                    "resources": []}  # fmt: skip
+            self._send_response(request, body)
+            return
         by_resource: dict[Resource, list[dict]] = {}
         for resource, acls in self.authorizer.get_all_acls().items():
             for acl in sorted(acls, key=str):
@@ -1917,7 +1931,14 @@ class KafkaApis:
                     if acl_filter.matches(binding):
                         matched[i].append(binding)
         filter_responses = []
-        for bindings in matched:
+        for acl_filter, bindings in zip(filters, matched, strict=True):
+            unknown = _unknown_filter_field(acl_filter)
+            if unknown is not None:  # matches nothing; told, not silently empty
+                message = f"The filter's {unknown} is UNKNOWN"
+                filter_responses.append(
+                    {"error_code": Errors.INVALID_REQUEST.code, "error_message": message, "matching_acls": []}
+                )
+                continue
             deleted = []
             for binding in bindings:
                 try:
@@ -1964,3 +1985,11 @@ def _topic_error_metadata(topic: str, error: Errors) -> dict:
         "is_internal": is_internal,
         "partition_metadata": [],
     }
+
+
+def _unknown_filter_field(acl_filter: AclBindingFilter) -> str | None:
+    """The first of a filter's enums the broker does not know (a code it has no name for), by name."""
+    for name in ("resource_type", "operation", "permission_type"):
+        if getattr(acl_filter, name).code == 0:
+            return name.replace("_", " ")
+    return None

@@ -372,3 +372,20 @@ def test_the_acls_tool_adds_lists_and_removes_through_the_brokers(secured, topic
     assert main([*where, "--remove", "--topic", topic]) == 0
     for server in secured.servers:
         wait_until(lambda s=server: not s.authorizer.get_acls(resource), 1, "the removal")
+
+
+def test_a_filter_with_an_unknown_code_is_invalid_and_deletes_nothing(secured, topic):
+    apis = Apis(secured.servers[0])
+    admin = KafkaPrincipal.ANONYMOUS
+    assert (
+        apis.call(ApiKeys.DESCRIBE_ACLS, any_filter(operation=99), admin)["error_code"]
+        == Errors.INVALID_REQUEST.code
+    )
+    kept = acl_binding(ResourceType.TOPIC, topic, ALICE, Operation.WRITE)
+    apis.call(ApiKeys.CREATE_ACLS, {"creations": [kept]}, admin)
+    try:
+        deleted = apis.call(ApiKeys.DELETE_ACLS, {"filters": [any_filter(resource_type=42)]}, admin)
+        assert deleted["filter_responses"][0]["error_code"] == Errors.INVALID_REQUEST.code
+        assert secured.servers[0].authorizer.get_acls(Resource(ResourceType.TOPIC, topic))
+    finally:
+        apis.call(ApiKeys.DELETE_ACLS, {"filters": [any_filter(principal="User:alice")]}, admin)
