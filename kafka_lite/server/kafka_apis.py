@@ -378,7 +378,8 @@ class KafkaApis:
         allow_auto_create = request.body.get("allow_auto_topic_creation", True)
         # Describe on each topic; and Create on the cluster for a topic this request would create
         authorized = [t for t in topics if self._authorize_topic(request.session, Operation.DESCRIBE, t)]
-        unauthorized_for_describe = [t for t in topics if t not in set(authorized)]
+        described = set(authorized)
+        unauthorized_for_describe = [t for t in topics if t not in described]
         unauthorized_for_create: list[str] = []
         non_existing = [t for t in authorized if not self.metadata_cache.contains(t)]
         if (
