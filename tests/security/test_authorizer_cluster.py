@@ -389,3 +389,87 @@ def test_a_filter_with_an_unknown_code_is_invalid_and_deletes_nothing(secured, t
         assert secured.servers[0].authorizer.get_acls(Resource(ResourceType.TOPIC, topic))
     finally:
         apis.call(ApiKeys.DELETE_ACLS, {"filters": [any_filter(principal="User:alice")]}, admin)
+
+
+@pytest.mark.compat
+def test_kafka_pythons_admin_client_creates_describes_and_deletes_acls(secured, topic):
+    from kafka.admin import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        KafkaAdminClient,
+        ResourcePattern,
+        ResourcePatternFilter,
+    )
+    from kafka.admin import ResourceType as KResourceType
+
+    admin = KafkaAdminClient(bootstrap_servers=secured.bootstrap_servers)
+    try:
+        acl = ACL(
+            "User:grace",
+            "*",
+            ACLOperation.READ,
+            ACLPermissionType.ALLOW,
+            ResourcePattern(KResourceType.TOPIC, topic),
+        )
+        result = admin.create_acls([acl])
+        assert result["failed"] == [] and len(result["succeeded"]) == 1
+        pattern = ResourcePatternFilter(KResourceType.TOPIC, topic, acl.resource_pattern.pattern_type)
+        found, error = admin.describe_acls(
+            ACLFilter("User:grace", None, ACLOperation.ANY, ACLPermissionType.ANY, pattern)
+        )
+        assert error.errno == 0
+        assert [(a.principal, a.operation, a.resource_pattern.resource_name) for a in found] == [
+            ("User:grace", ACLOperation.READ, topic)
+        ]
+        (deleted,) = admin.delete_acls(
+            [ACLFilter("User:grace", None, ACLOperation.ANY, ACLPermissionType.ANY, pattern)]
+        )
+        assert [a.principal for a in deleted[1]] == ["User:grace"]  # kafka-python 3: the ACLs alone
+        wait_until(
+            lambda: (
+                not any(s.authorizer.get_acls(Resource(ResourceType.TOPIC, topic)) for s in secured.servers)
+            ),
+            1,
+        )
+    finally:
+        admin.close()
+
+
+def test_kafka_lites_admin_client_creates_describes_and_deletes_acls(secured, topic):
+    from kafka_lite.admin import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        KafkaAdminClient,
+        ResourcePattern,
+    )
+    from kafka_lite.admin import ResourceType as LResourceType
+
+    admin = KafkaAdminClient(secured.bootstrap_servers)
+    try:
+        acl = ACL(
+            "User:heidi",
+            "*",
+            ACLOperation.WRITE,
+            ACLPermissionType.DENY,
+            ResourcePattern(LResourceType.TOPIC, topic),
+        )
+        assert admin.create_acls([acl]) == {"succeeded": [acl], "failed": []}
+        bad = ACL(
+            "User:heidi",
+            "*",
+            ACLOperation.ANY,
+            ACLPermissionType.DENY,
+            ResourcePattern(LResourceType.TOPIC, topic),
+        )
+        (failed,) = admin.create_acls([bad])["failed"]
+        assert failed[0] == bad and "cannot be ANY" in str(failed[1])
+        found, error = admin.describe_acls(ACLFilter(principal="User:heidi"))
+        assert error is Errors.NONE and found == [acl]
+        [(_, deleted, error)] = admin.delete_acls([ACLFilter(principal="User:heidi")])
+        assert error is Errors.NONE and deleted == [(acl, Errors.NONE)]
+    finally:
+        admin.close()
