@@ -1666,6 +1666,14 @@ class KafkaApis:
             )
             return
 
+        unauthorized = [
+            tp
+            for tp in partitions or ()
+            if not self._authorize_topic(request.session, Operation.DESCRIBE, tp[0])
+        ]
+        if partitions is not None:
+            partitions = [tp for tp in partitions if tp not in unauthorized]
+
         def authorized_callback(error: Errors, offsets: dict[TopicPartition, OffsetMetadataAndError]) -> None:
             # offsets of a topic the caller may not Describe: left out of "all", unknown if named
             offsets = {
@@ -1677,13 +1685,6 @@ class KafkaApis:
                 offsets[tp] = OffsetMetadataAndError(-1, NO_METADATA, Errors.UNKNOWN_TOPIC_OR_PARTITION)
             send_response_callback(error, offsets)
 
-        unauthorized = [
-            tp
-            for tp in partitions or ()
-            if not self._authorize_topic(request.session, Operation.DESCRIBE, tp[0])
-        ]
-        if partitions is not None:
-            partitions = [tp for tp in partitions if tp not in unauthorized]
         self.coordinator.handle_fetch_offsets(body["group_id"], partitions, authorized_callback)
 
     # -- from the controller --------------------------------------------------------------------------------------

@@ -473,3 +473,40 @@ def test_kafka_lites_admin_client_creates_describes_and_deletes_acls(secured, to
         assert error is Errors.NONE and deleted == [(acl, Errors.NONE)]
     finally:
         admin.close()
+
+
+def test_allowed_requests_are_served_and_auto_creation_needs_create_on_the_cluster(secured, topic):
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    find = {"coordinator_key": group, "coordinator_type": 0}
+    found = wait_until(
+        lambda: (
+            (r := Apis(secured.servers[0]).call(ApiKeys.FIND_COORDINATOR, find, KafkaPrincipal.ANONYMOUS))[
+                "error_code"
+            ]
+            == 0
+            and r
+        ),
+        what="the group's coordinator",
+    )
+    leader = secured.server(found["coordinator"]["node_id"])  # the group's coordinator serves its offsets
+    topics_wildcard = Resource(ResourceType.TOPIC, "*")
+    leader.authorizer.add_acls({_acl(ALICE, Operation.READ)}, topics_wildcard)
+    leader.authorizer.add_acls({_acl(ALICE, Operation.READ)}, Resource(ResourceType.GROUP, group))
+    try:
+        apis = Apis(leader)
+        commit = dict(request_bodies(topic, leader.broker_id)[ApiKeys.OFFSET_COMMIT], group_id=group)
+        assert error_codes(apis.call(ApiKeys.OFFSET_COMMIT, commit, ALICE)) == {0}
+        fetched = apis.call(ApiKeys.OFFSET_FETCH, {"group_id": group, "topics": None}, ALICE)
+        assert [
+            (t["topic"], p["offset"]) for t in fetched["responses"] for p in t["partition_responses"]
+        ] == [(topic, 0)]
+        # Read on every topic implies Describe, so a new topic would be auto-created: that needs Create
+        new = f"new-{uuid.uuid4().hex[:6]}"
+        metadata = apis.call(ApiKeys.METADATA, {"topics": [new], "allow_auto_topic_creation": True}, ALICE)
+        assert [(t["topic"], t["topic_error_code"]) for t in metadata["topic_metadata"]] == [
+            (new, Errors.TOPIC_AUTHORIZATION_FAILED.code)
+        ]
+        assert not leader.metadata_cache.contains(new)
+    finally:
+        leader.authorizer.remove_all_acls(topics_wildcard)
+        leader.authorizer.remove_all_acls(Resource(ResourceType.GROUP, group))
