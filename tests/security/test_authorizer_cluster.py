@@ -475,20 +475,21 @@ def test_kafka_lites_admin_client_creates_describes_and_deletes_acls(secured, to
         admin.close()
 
 
+def coordinator_of(secured: LiteCluster, group: str) -> KafkaServer:
+    """The broker that coordinates ``group``, asked as the super user (``__consumer_offsets`` may
+    still be getting its leaders)."""
+
+    def find() -> dict | None:
+        body = {"coordinator_key": group, "coordinator_type": 0}
+        response = Apis(secured.servers[0]).call(ApiKeys.FIND_COORDINATOR, body, KafkaPrincipal.ANONYMOUS)
+        return response if response["error_code"] == 0 else None
+
+    return secured.server(wait_until(find, what=f"the coordinator of {group}")["coordinator"]["node_id"])
+
+
 def test_allowed_requests_are_served_and_auto_creation_needs_create_on_the_cluster(secured, topic):
     group = f"g-{uuid.uuid4().hex[:6]}"
-    find = {"coordinator_key": group, "coordinator_type": 0}
-    found = wait_until(
-        lambda: (
-            (r := Apis(secured.servers[0]).call(ApiKeys.FIND_COORDINATOR, find, KafkaPrincipal.ANONYMOUS))[
-                "error_code"
-            ]
-            == 0
-            and r
-        ),
-        what="the group's coordinator",
-    )
-    leader = secured.server(found["coordinator"]["node_id"])  # the group's coordinator serves its offsets
+    leader = coordinator_of(secured, group)  # the group's coordinator serves its offsets
     topics_wildcard = Resource(ResourceType.TOPIC, "*")
     leader.authorizer.add_acls({_acl(ALICE, Operation.READ)}, topics_wildcard)
     leader.authorizer.add_acls({_acl(ALICE, Operation.READ)}, Resource(ResourceType.GROUP, group))
