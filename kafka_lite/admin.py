@@ -7,6 +7,15 @@ for kafka-python runs by changing ``kafka.admin`` to ``kafka_lite.admin``.
 
 from __future__ import annotations
 
+from kafka_lite.clients.acl_resource import (
+    ACL,
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ResourceType,
+)
 from kafka_lite.clients.admin import (
     ConfigEntry,
     ConfigResource,
@@ -22,6 +31,10 @@ from kafka_lite.clients.admin import (
 )
 
 __all__ = [
+    "ACL",
+    "ACLFilter",
+    "ACLOperation",
+    "ACLPermissionType",
     "ConfigEntry",
     "ConfigResource",
     "ConfigResourceType",
@@ -33,4 +46,7 @@ __all__ = [
     "NewPartitions",
     "NewTopic",
     "OffsetSpec",
+    "ResourcePattern",
+    "ResourcePatternFilter",
+    "ResourceType",
 ]

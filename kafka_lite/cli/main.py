@@ -21,6 +21,7 @@ from rich.markup import escape
 
 from kafka_lite.cli import (
     CliError,
+    acls,
     broker,
     cluster,
     configs,
@@ -57,6 +58,7 @@ SUBCOMMAND_MODULES = (
     broker,
     topics,
     configs,
+    acls,
     reassign_partitions,
     preferred_replica_election,
     console_producer,

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
+from kafka_lite.clients.acl_resource import ACL, ACLFilter
 from kafka_lite.clients.client_utils import parse_bootstrap
 from kafka_lite.clients.metadata import Cluster, Metadata, Node
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
@@ -47,6 +48,7 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.types import SchemaException
+from kafka_lite.common.security.auth.acl import AclBindingFilter
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.internals.consumer_protocol import PROTOCOL_TYPE, deserialize_assignment
@@ -510,6 +512,51 @@ class KafkaAdminClient:
         return self._retrying(
             lambda: self._find_coordinator(group_id), f"the coordinator of group '{group_id}'"
         )
+
+    # -- ACLs (Kafka 0.11's DescribeAcls, CreateAcls, DeleteAcls; kafka-python's return shapes) ----------
+
+    def describe_acls(self, acl_filter: ACLFilter) -> tuple[list[ACL], Errors]:
+        """Every ACL the filter matches, and the broker's error (NONE, or SECURITY_DISABLED when it
+        has no authorizer); raises on CLUSTER_AUTHORIZATION_FAILED (Describe on the cluster)."""
+        body = acl_filter.to_binding_filter().to_wire()
+        response = self._call(self._node(self._least_loaded_node()), ApiKeys.DESCRIBE_ACLS, 0, body)
+        error = Errors.for_code(response["error_code"])
+        if error is Errors.CLUSTER_AUTHORIZATION_FAILED:
+            _raise_for_message(error.code, response["error_message"], "describe_acls")
+        acls = [
+            ACL.from_binding_filter(AclBindingFilter.from_wire({**r, **a}))
+            for r in response["resources"]
+            for a in r["acls"]
+        ]
+        return acls, error
+
+    def create_acls(self, acls: list[ACL]) -> dict[str, list]:
+        """``{"succeeded": [ACL...], "failed": [(ACL, exception)...]}``, as kafka-python answers."""
+        body = {"creations": [acl.to_binding_filter().to_wire() for acl in acls]}
+        response = self._call(self._node(self._least_loaded_node()), ApiKeys.CREATE_ACLS, 0, body)
+        result: dict[str, list] = {"succeeded": [], "failed": []}
+        for acl, r in zip(acls, response["creation_responses"], strict=True):
+            error = Errors.for_code(r["error_code"])
+            if error is Errors.NONE:
+                result["succeeded"].append(acl)
+            else:
+                result["failed"].append((acl, error.exception(r["error_message"] or error.description)))
+        return result
+
+    def delete_acls(
+        self, acl_filters: list[ACLFilter]
+    ) -> list[tuple[ACLFilter, list[tuple[ACL, Errors]], Errors]]:
+        """Per filter: the filter, the ACLs it deleted (each with its error), and the filter's error."""
+        body = {"filters": [f.to_binding_filter().to_wire() for f in acl_filters]}
+        response = self._call(self._node(self._least_loaded_node()), ApiKeys.DELETE_ACLS, 0, body)
+        results = []
+        for acl_filter, r in zip(acl_filters, response["filter_responses"], strict=True):
+            deleted = [
+                (ACL.from_binding_filter(AclBindingFilter.from_wire(m)), Errors.for_code(m["error_code"]))
+                for m in r["matching_acls"]
+            ]
+            results.append((acl_filter, deleted, Errors.for_code(r["error_code"])))
+        return results
 
     def close(self) -> None:
         self.client.close_all()

@@ -3,7 +3,7 @@
 Mirrors: kafka.server.DynamicConfigManager (core/src/main/scala/kafka/server/DynamicConfigManager.scala,
          Kafka 0.11.0) with kafka.common.ZkNodeChangeNotificationListener, which it uses
 Book:    chapter 7 (the admin tools write to ZooKeeper; the brokers watch it)
-Differs: the notifications are processed on this manager's own thread (Kafka: ZkClient's event
+Differs: the notifications are processed on the listener's own thread (Kafka: ZkClient's event
          thread), since kazoo's watch thread must not wait on ZooKeeper calls.
 
 How a config change travels (Kafka's ``AdminUtils.changeTopicConfig``, here ``ZkUtils.change_topic_config``)::
@@ -18,22 +18,28 @@ handler of the entity type: ``TopicConfigHandler`` for ``topics``, ``BrokerConfi
 throttle set before it started applies at once), then processes the notifications still there,
 harmlessly, since each only says "re-read". Notifications older than ``change_expiration_ms`` (15
 minutes, Kafka's) are deleted by whichever broker sees them after processing, so the directory does
-not grow forever, while a broker that was briefly disconnected still finds what it missed.
+not grow forever, while a broker that was briefly disconnected still finds what it missed. The watch,
+the ordering and the purge are ``ZkNodeChangeNotificationListener``'s, which the authorizer's
+``/kafka-acl-changes`` uses too; this manager is its handler for ``/config/changes``.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import threading
 from collections.abc import Mapping
 
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.server.config_handler import ConfigHandler
+from kafka_lite.zk.zk_node_change_notification_listener import (
+    CHANGE_EXPIRATION_MS,
+    ZkNodeChangeNotificationListener,
+)
 from kafka_lite.zk.zk_utils import ENTITY_CONFIG_CHANGE_ZNODE_PREFIX, ENTITY_CONFIG_CHANGES_PATH, ZkUtils
 
 log = logging.getLogger(__name__)
 
-CHANGE_EXPIRATION_MS = 15 * 60 * 1000  # ZkNodeChangeNotificationListener's changeExpirationMs
+__all__ = ["CHANGE_EXPIRATION_MS", "DynamicConfigManager"]
 
 
 class DynamicConfigManager:
@@ -47,18 +53,23 @@ class DynamicConfigManager:
         self.zk_utils = zk_utils
         self.config_handlers = dict(config_handlers)
         self.time = time
-        self.change_expiration_ms = change_expiration_ms
-        self.last_executed_change = -1
-        self._changed = threading.Event()
-        self._running = False
-        self._thread = threading.Thread(target=self._run, name="dynamic-config-manager", daemon=True)
+        self.config_change_listener = ZkNodeChangeNotificationListener(
+            zk_utils,
+            ENTITY_CONFIG_CHANGES_PATH,
+            ENTITY_CONFIG_CHANGE_ZNODE_PREFIX,
+            self._process_config_change,
+            time,
+            change_expiration_ms,
+        )
+
+    @property
+    def last_executed_change(self) -> int:
+        return self.config_change_listener.last_executed_change
 
     def startup(self) -> None:
         """Apply every entity's configs as they are now, then every change the watch reports."""
         self.bootstrap()
-        self._running = True
-        self._thread.start()
-        self.zk_utils.watch_children(ENTITY_CONFIG_CHANGES_PATH, self._on_children_change)
+        self.config_change_listener.init()
 
     def bootstrap(self) -> None:
         """Hand each handler the configs of every entity of its type that has some (Kafka's startup
@@ -78,49 +89,22 @@ class DynamicConfigManager:
                     )
 
     def shutdown(self) -> None:
-        self._running = False
-        self._changed.set()
-        if self._thread.is_alive():
-            self._thread.join(10)
+        self.config_change_listener.close()
 
-    def _on_children_change(self, children: list[str]) -> bool:
-        if not self._running:
-            return False  # kazoo drops the watch
-        self._changed.set()
-        return True
+    def process_all_notifications(self) -> None:
+        self.config_change_listener.process_all_notifications()
 
-    def _run(self) -> None:
-        while True:
-            self._changed.wait()
-            self._changed.clear()
-            if not self._running:
-                return
-            try:
-                self.process_all_notifications()
-            except Exception:  # ZooKeeper unreachable: the next change (or reconnect) retries
-                log.exception("Error processing config change notifications")
+    def _process_config_change(self, data: bytes) -> None:
+        try:
+            value = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            value = None
+        if not isinstance(value, dict):
+            log.warning("Ignoring config change notification %r: not a JSON object", data)
+            return
+        self.process_notification(value)
 
     # --8<-- [start:process_notifications]
-    def process_all_notifications(self) -> None:
-        self.process_notifications(self.zk_utils.get_config_change_notifications())
-
-    def process_notifications(self, notifications: list[str]) -> None:
-        """Each notification newer than the last processed one, in sequence order; then the purge."""
-        for child in sorted(notifications):
-            change_id = int(child[len(ENTITY_CONFIG_CHANGE_ZNODE_PREFIX) :])
-            if change_id <= self.last_executed_change:
-                continue
-            data, _ = self.zk_utils.get_config_change_notification(child)
-            if data is None:
-                log.warning("Ignoring config change notification %s: gone, or not a JSON object", child)
-            else:
-                try:
-                    self.process_notification(data)
-                except Exception as e:  # one bad notification must not stop the ones after it
-                    log.error("Error processing config change notification %s %s: %s", child, data, e)
-            self.last_executed_change = change_id
-        self.purge_obsolete_notifications(notifications)
-
     def process_notification(self, data: dict) -> None:
         """Kafka's ``ConfigChangedNotificationHandler``: version 1 names the entity type and name,
         version 2 (what 0.11 writes) an ``entity_path`` such as ``topics/orders``."""
@@ -140,14 +124,3 @@ class DynamicConfigManager:
         handler.process_config_changes(entity, self.zk_utils.fetch_entity_config(entity_type, entity))
 
     # --8<-- [end:process_notifications]
-
-    def purge_obsolete_notifications(self, notifications: list[str]) -> None:
-        """Delete the processed notifications older than ``change_expiration_ms``."""
-        now = self.time.milliseconds()
-        for child in sorted(notifications):
-            if int(child[len(ENTITY_CONFIG_CHANGE_ZNODE_PREFIX) :]) > self.last_executed_change:
-                break
-            _, ctime = self.zk_utils.get_config_change_notification(child)
-            if ctime != -1 and now - ctime > self.change_expiration_ms:
-                log.debug("Purging expired config change notification %s", child)
-                self.zk_utils.delete_config_change_notification(child)

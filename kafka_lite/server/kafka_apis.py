@@ -3,7 +3,8 @@
 Mirrors: kafka.server.KafkaApis (core/src/main/scala/kafka/server/KafkaApis.scala, Kafka 0.10.1, with
          0.11's InitProducerId, the transaction APIs (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
          WriteTxnMarkers, TxnOffsetCommit), OffsetsForLeaderEpoch, FindCoordinator v1, record-batch v2
-         Produce/Fetch, DeleteRecords, DescribeConfigs and AlterConfigs, and 1.0's CreatePartitions)
+         Produce/Fetch, DeleteRecords, DescribeConfigs and AlterConfigs, the authorizer's checks and the
+         ACL APIs, and 1.0's CreatePartitions)
 Book:    chapter 2, 2.3.5 (the server's entry point: ``KafkaApis.handle`` switches on the api key); 5.2.1 (the group APIs
          handed to the coordinator); 6.2 (produce and fetch); 7.2-7.3 (LeaderAndIsr,
          UpdateMetadata, StopReplica from the controller), 7.2.3 (a LeaderAndIsr moves the
@@ -38,6 +39,12 @@ FindCoordinator answers the leader of the group's ``__consumer_offsets`` partiti
 topic the first time a group is looked up (Kafka's ``getOrCreateGroupMetadataTopic``); and a
 LeaderAndIsr that moves leadership of one of its partitions tells the coordinator to load or unload
 the partition's groups (``on_leadership_change``).
+
+Every handler first asks the authorizer, if the broker has one (``authorizer.class.name``), whether the
+request's session may do what it asks, exactly where Kafka 0.11's handlers call ``authorize``:
+``security/auth/request_acls.py`` lists, API by API, the operation, the resource and what a refused
+caller gets back. With no authorizer every check passes. DescribeAcls, CreateAcls and DeleteAcls
+(Kafka 0.11, KIP-140) read and change the authorizer's ACLs.
 
 The transaction APIs (InitProducerId with a transactional id, FindCoordinator of type 1,
 AddPartitionsToTxn, AddOffsetsToTxn, EndTxn) are decided by the ``TransactionCoordinator`` the same
@@ -78,6 +85,15 @@ from kafka_lite.common.record.end_transaction_marker import (
     build_end_transaction_marker_batch,
 )
 from kafka_lite.common.record.file_records import FileRecords
+from kafka_lite.common.security.auth.acl import (
+    CLUSTER_RESOURCE,
+    AclBinding,
+    AclBindingFilter,
+    Operation,
+    Resource,
+    ResourceType,
+    binding_to_wire,
+)
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic import validate_topic_name
 from kafka_lite.common.topic_partition import TopicPartition
@@ -92,8 +108,9 @@ from kafka_lite.coordinator.transaction.transaction_coordinator import (
 )
 from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
 from kafka_lite.log.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
-from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
+from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction, Session
 from kafka_lite.network.transfer import FileRegion, PieceWriter
+from kafka_lite.security.auth.authorizer import Authorizer
 from kafka_lite.server.admin_manager import (
     AdminManager,
     ConfigEntry,
@@ -101,6 +118,7 @@ from kafka_lite.server.admin_manager import (
     NewPartitionsDetails,
     TopicDetails,
 )
+from kafka_lite.server.admin_manager import ResourceType as ConfigResourceType
 from kafka_lite.server.client_quota_manager import nanos_to_percentage
 from kafka_lite.server.delayed_client_request import FIRST_METADATA, DelayedClientRequest
 from kafka_lite.server.delayed_create_topics import CreateTopicsResults
@@ -174,6 +192,9 @@ class KafkaApis:
         ApiKeys.END_TXN,
         ApiKeys.TXN_OFFSET_COMMIT,
         ApiKeys.OFFSETS_FOR_LEADER_EPOCH,
+        ApiKeys.DESCRIBE_ACLS,
+        ApiKeys.CREATE_ACLS,
+        ApiKeys.DELETE_ACLS,
         ApiKeys.DESCRIBE_CONFIGS,
         ApiKeys.ALTER_CONFIGS,
         ApiKeys.CREATE_PARTITIONS,
@@ -193,6 +214,7 @@ class KafkaApis:
         config: KafkaConfig,
         cluster_id: str,
         time: Time,
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.request_channel = request_channel
         self.replica_manager = replica_manager
@@ -206,6 +228,7 @@ class KafkaApis:
         self.config = config
         self.cluster_id = cluster_id
         self.time = time
+        self.authorizer = authorizer  # None: every request is allowed
         self.client_request_purgatory = DelayedOperationPurgatory("ClientRequest", time)
         self._handlers = {
             ApiKeys.PRODUCE: self.handle_produce_request,
@@ -239,6 +262,9 @@ class KafkaApis:
             ApiKeys.END_TXN: self.handle_end_txn_request,
             ApiKeys.TXN_OFFSET_COMMIT: self.handle_txn_offset_commit_request,
             ApiKeys.OFFSETS_FOR_LEADER_EPOCH: self.handle_offsets_for_leader_epoch_request,
+            ApiKeys.DESCRIBE_ACLS: self.handle_describe_acls_request,
+            ApiKeys.CREATE_ACLS: self.handle_create_acls_request,
+            ApiKeys.DELETE_ACLS: self.handle_delete_acls_request,
         }
         self._api_versions = api_versions(self.HANDLED)
 
@@ -315,6 +341,18 @@ class KafkaApis:
             Response(request.processor, request, ResponseAction.SEND, out.finish())
         )
 
+    # --8<-- [start:authorize]
+    def _authorize(self, session: Session, operation: Operation, resource: Resource) -> bool:
+        """May the request's sender do ``operation`` on ``resource``? Always, with no authorizer
+        (Kafka's ``authorizer.forall(_.authorize(...))``). ``security/auth/request_acls.py`` lists
+        every call below, API by API."""
+        return self.authorizer is None or self.authorizer.authorize(session, operation, resource)
+
+    def _authorize_topic(self, session: Session, operation: Operation, topic: str) -> bool:
+        return self._authorize(session, operation, Resource(ResourceType.TOPIC, topic))
+
+    # --8<-- [end:authorize]
+
     # -- ApiVersions ----------------------------------------------------------------------------------------
 
     def handle_api_versions_request(self, request: Request) -> None:
@@ -338,11 +376,30 @@ class KafkaApis:
         all_topics = requested is None or (version == 0 and not requested)
         topics = self.metadata_cache.topics() if all_topics else list(dict.fromkeys(requested))
         allow_auto_create = request.body.get("allow_auto_topic_creation", True)
-        known = self.metadata_cache.topic_metadata(topics)
+        # Describe on each topic; and Create on the cluster for a topic this request would create
+        authorized = [t for t in topics if self._authorize_topic(request.session, Operation.DESCRIBE, t)]
+        described = set(authorized)
+        unauthorized_for_describe = [t for t in topics if t not in described]
+        unauthorized_for_create: list[str] = []
+        non_existing = [t for t in authorized if not self.metadata_cache.contains(t)]
+        if (
+            non_existing
+            and allow_auto_create
+            and self.config["auto.create.topics.enable"]
+            and not self._authorize(request.session, Operation.CREATE, CLUSTER_RESOURCE)
+        ):
+            authorized = [t for t in authorized if t not in non_existing]
+            unauthorized_for_create = non_existing
+        known = self.metadata_cache.topic_metadata(authorized) if authorized else []
         found = {t["topic"] for t in known}
-        for topic in topics:
+        for topic in authorized:
             if topic not in found:
                 known.append(self._unknown_topic_metadata(topic, allow_auto_create))
+        for topic in unauthorized_for_create:
+            known.append(_topic_error_metadata(topic, Errors.TOPIC_AUTHORIZATION_FAILED))
+        if not all_topics:  # a topic the caller may not Describe: as if it did not exist
+            for topic in unauthorized_for_describe:
+                known.append(_topic_error_metadata(topic, Errors.UNKNOWN_TOPIC_OR_PARTITION))
         brokers = [
             {"node_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}
             for b in self.metadata_cache.alive_brokers()
@@ -401,6 +458,19 @@ class KafkaApis:
                     entries[tp] = self._produce_records(p["record_set"], version)
                 except ApiException as e:
                     results[tp] = (Errors.for_exception(e), -1, -1)
+        refused = self._produce_refusal(request, entries)
+        if refused is not None:  # the producer may not write at all: every partition is refused
+            tps = [(t["topic"], p["partition"]) for t in body["topic_data"] for p in t["data"]]
+            self._send_produce_response(request, acks, dict.fromkeys(tps, (refused, -1, -1)))
+            return
+        for tp in list(entries):
+            if not self._authorize_topic(request.session, Operation.DESCRIBE, tp[0]):
+                results[tp] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
+            elif not self._authorize_topic(request.session, Operation.WRITE, tp[0]):
+                results[tp] = (Errors.TOPIC_AUTHORIZATION_FAILED, -1, -1)
+            else:
+                continue
+            del entries[tp]
 
         def send_response_callback(responses: dict[TopicPartition, PartitionResponse]) -> None:
             for tp, r in responses.items():
@@ -473,6 +543,25 @@ class KafkaApis:
 
     # --8<-- [end:produce]
 
+    def _produce_refusal(
+        self, request: Request, entries: dict[TopicPartition, MemoryRecords]
+    ) -> Errors | None:
+        """A transactional producer needs Write on its transactional id, an idempotent one (batches
+        with a producer id) IdempotentWrite on the cluster; the error if it has not."""
+        transactional_id = request.body.get("transactional_id")
+        if transactional_id is not None:
+            resource = Resource(ResourceType.TRANSACTIONAL_ID, transactional_id)
+            if not self._authorize(request.session, Operation.WRITE, resource):
+                return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        elif self.authorizer is not None and any(
+            getattr(batch, "producer_id", -1) >= 0
+            for records in entries.values()
+            for batch in records.batches()
+        ):
+            if not self._authorize(request.session, Operation.IDEMPOTENT_WRITE, CLUSTER_RESOURCE):
+                return Errors.CLUSTER_AUTHORIZATION_FAILED
+        return None
+
     @staticmethod
     def _produce_records(record_set, version: int) -> MemoryRecords:
         if record_set is None or len(record_set) == 0:
@@ -496,11 +585,18 @@ class KafkaApis:
     def handle_fetch_request(self, request: Request) -> None:
         body, version = request.body, request.header.api_version
         partitions = {}
+        refused: dict[TopicPartition, LogReadResult] = {}  # Describe, then Read, on each topic
         for t in body["topics"]:
             for p in t["partitions"]:
-                partitions[(t["topic"], p["partition"])] = FetchPartitionRequest(
-                    p["fetch_offset"], p["max_bytes"], p.get("log_start_offset", -1)
-                )
+                tp = (t["topic"], p["partition"])
+                if not self._authorize_topic(request.session, Operation.DESCRIBE, t["topic"]):
+                    refused[tp] = LogReadResult(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                elif not self._authorize_topic(request.session, Operation.READ, t["topic"]):
+                    refused[tp] = LogReadResult(Errors.TOPIC_AUTHORIZATION_FAILED)
+                else:
+                    partitions[tp] = FetchPartitionRequest(
+                        p["fetch_offset"], p["max_bytes"], p.get("log_start_offset", -1)
+                    )
         # read_committed (1) from Fetch v4 on: Kafka 0.11's isolation level
         isolation_level = body["isolation_level"] if version >= 4 else READ_UNCOMMITTED
         fetch = FetchMetadata(
@@ -511,9 +607,12 @@ class KafkaApis:
             max_wait_ms=body["max_wait_time"],
             isolation_level=isolation_level,
         )
+        if not partitions and refused:
+            self._send_fetch_response(request, fetch, refused)
+            return
         self.replica_manager.fetch_messages(
             fetch,
-            lambda results: self._send_fetch_response(request, fetch, results),
+            lambda results: self._send_fetch_response(request, fetch, {**results, **refused}),
             self.replication_quota(fetch),
         )
 
@@ -601,6 +700,22 @@ class KafkaApis:
         ``__consumer_offsets`` partition, for the group coordinator to take the transaction's
         offsets or drop them."""
         markers = request.body["transaction_markers"]
+        if not self._authorize(request.session, Operation.CLUSTER_ACTION, CLUSTER_RESOURCE):
+            refused = [
+                {
+                    "producer_id": m["producer_id"],
+                    "topics": _partition_errors_by_topic(
+                        {
+                            (t["topic"], p): Errors.CLUSTER_AUTHORIZATION_FAILED
+                            for t in m["topics"]
+                            for p in t["partitions"]
+                        }
+                    ),
+                }
+                for m in markers
+            ]
+            self._send_response(request, {"transaction_markers": refused})
+            return
         errors: dict[int, dict[TopicPartition, Errors]] = {}
         lock = threading.Lock()
         pending = len(markers)  # appends not yet answered
@@ -695,6 +810,8 @@ class KafkaApis:
                 tp = (t["topic"], p["partition"])
                 entry: dict[str, Any] = {"partition": p["partition"]}
                 try:
+                    if not self._authorize_topic(request.session, Operation.DESCRIBE, t["topic"]):
+                        raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception()
                     if request.body["replica_id"] == DEBUGGING_CONSUMER_ID:  # any replica, as for Fetch
                         partition = self.replica_manager.get_replica_partition(tp)
                     else:
@@ -750,6 +867,11 @@ class KafkaApis:
             message = "This is not the correct controller for this cluster."
             self._send_create_topics_response(
                 request, names, {name: (Errors.NOT_CONTROLLER, message) for name in names}
+            )
+            return
+        if not self._authorize(request.session, Operation.CREATE, CLUSTER_RESOURCE):
+            self._send_create_topics_response(
+                request, names, {name: (Errors.CLUSTER_AUTHORIZATION_FAILED, None) for name in names}
             )
             return
         duplicates = {name for name in names if names.count(name) > 1}
@@ -808,6 +930,11 @@ class KafkaApis:
             )
             return
         duplicates = {name for name in names if names.count(name) > 1}
+        unauthorized = {
+            name
+            for name in names
+            if name not in duplicates and not self._authorize_topic(request.session, Operation.ALTER, name)
+        }
         valid = {
             t["topic"]: NewPartitionsDetails(
                 t["new_partitions"]["count"],
@@ -816,14 +943,17 @@ class KafkaApis:
                 else [list(r) for r in t["new_partitions"]["assignment"]],
             )
             for t in body["topic_partitions"]
-            if t["topic"] not in duplicates
+            if t["topic"] not in duplicates and t["topic"] not in unauthorized
         }
 
         def send_response_callback(results: CreateTopicsResults) -> None:
             duplicate_errors = {
                 name: (Errors.INVALID_REQUEST, "Duplicate topic in request.") for name in duplicates
             }
-            self._send_create_partitions_response(request, names, {**results, **duplicate_errors})
+            unauthorized_errors = {name: (Errors.TOPIC_AUTHORIZATION_FAILED, None) for name in unauthorized}
+            self._send_create_partitions_response(
+                request, names, {**results, **duplicate_errors, **unauthorized_errors}
+            )
 
         self.admin_manager.create_partitions(
             body["timeout"], valid, body["validate_only"], send_response_callback
@@ -854,12 +984,18 @@ class KafkaApis:
         for t in body["topics"]:
             for p in t["partitions"]:
                 tp = (t["topic"], p["partition"])
-                if self.metadata_cache.partitions(t["topic"]):
-                    offsets[tp] = p["offset"]
-                else:
+                if not self.metadata_cache.partitions(t["topic"]) or not self._authorize_topic(
+                    request.session, Operation.DESCRIBE, t["topic"]
+                ):
                     unknown[tp] = DeleteRecordsPartitionResult(
                         INVALID_LOW_WATERMARK, Errors.UNKNOWN_TOPIC_OR_PARTITION
                     )
+                elif not self._authorize_topic(request.session, Operation.DELETE, t["topic"]):
+                    unknown[tp] = DeleteRecordsPartitionResult(
+                        INVALID_LOW_WATERMARK, Errors.TOPIC_AUTHORIZATION_FAILED
+                    )
+                else:
+                    offsets[tp] = p["offset"]
 
         def send_response_callback(results: dict[TopicPartition, DeleteRecordsPartitionResult]) -> None:
             by_topic: dict[str, list] = {}
@@ -887,7 +1023,16 @@ class KafkaApis:
             )
             for r in request.body["resources"]
         }
-        results = self.admin_manager.describe_configs(resources, request.body.get("include_synonyms", False))
+        refused = {
+            resource: self._configs_authorization_error(request.session, resource)
+            for resource in resources
+            if not self._authorize_configs(request.session, Operation.DESCRIBE_CONFIGS, resource)
+        }
+        results = self.admin_manager.describe_configs(
+            {r: names for r, names in resources.items() if r not in refused},
+            request.body.get("include_synonyms", False),
+        )
+        results.update({r: DescribeConfigsResult(error, None, []) for r, error in refused.items()})
         entries = [
             self._describe_configs_resource(resource, result, version) for resource, result in results.items()
         ]
@@ -925,7 +1070,15 @@ class KafkaApis:
             }
             for r in request.body["resources"]
         }
-        results = self.admin_manager.alter_configs(configs, request.body["validate_only"])
+        refused = {
+            resource: self._configs_authorization_error(request.session, resource)
+            for resource in configs
+            if not self._authorize_configs(request.session, Operation.ALTER_CONFIGS, resource)
+        }
+        results = self.admin_manager.alter_configs(
+            {r: c for r, c in configs.items() if r not in refused}, request.body["validate_only"]
+        )
+        results.update({r: (error, None) for r, error in refused.items()})
         resources = [
             {
                 "error_code": error.code,
@@ -937,6 +1090,25 @@ class KafkaApis:
         ]
         self._send_response(request, {"throttle_time_ms": 0, "resources": resources})
 
+    def _authorize_configs(self, session: Session, operation: Operation, resource: tuple[int, str]) -> bool:
+        """A broker's configs are the cluster's; a topic's, the topic's. Another type is left to the
+        admin manager, which refuses it."""
+        resource_type, name = resource
+        if resource_type == ConfigResourceType.BROKER:
+            return self._authorize(session, operation, CLUSTER_RESOURCE)
+        if resource_type == ConfigResourceType.TOPIC:
+            return self._authorize_topic(session, operation, name)
+        return True
+
+    def _configs_authorization_error(self, session: Session, resource: tuple[int, str]) -> Errors:
+        """A topic's name is not confirmed to a caller who may not Describe it (Kafka's
+        ``configsAuthorizationApiError``)."""
+        if resource[0] == ConfigResourceType.BROKER:
+            return Errors.CLUSTER_AUTHORIZATION_FAILED
+        if self._authorize_topic(session, Operation.DESCRIBE, resource[1]):
+            return Errors.TOPIC_AUTHORIZATION_FAILED
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION
+
     # -- DeleteTopics ---------------------------------------------------------------------------------------------
 
     # --8<-- [start:delete_topics]
@@ -946,11 +1118,22 @@ class KafkaApis:
         and answers once they are gone from the cache."""
         body = request.body
         topics = list(body["topics"])
-        existing = {t for t in topics if self.metadata_cache.contains(t)}
-        non_existing = [t for t in topics if t not in existing]
+        # a topic the caller may not Describe is answered as if it did not exist
+        existing = {
+            t
+            for t in topics
+            if self.metadata_cache.contains(t)
+            and self._authorize_topic(request.session, Operation.DESCRIBE, t)
+        }
+        unauthorized = {
+            t for t in existing if not self._authorize_topic(request.session, Operation.DELETE, t)
+        }
+        existing -= unauthorized
+        non_existing = [t for t in topics if t not in existing and t not in unauthorized]
 
         def send_response_callback(results: DeleteTopicsResults) -> None:
             complete = {t: Errors.UNKNOWN_TOPIC_OR_PARTITION for t in non_existing}
+            complete.update(dict.fromkeys(unauthorized, Errors.TOPIC_AUTHORIZATION_FAILED))
             complete.update(results)
             topic_error_codes = [{"topic": t, "error_code": complete[t].code} for t in dict.fromkeys(topics)]
             self._send_response(request, {"throttle_time_ms": 0, "topic_error_codes": topic_error_codes})
@@ -983,6 +1166,18 @@ class KafkaApis:
                 },
             )
 
+        transactional_id = body["transactional_id"]
+        if transactional_id is not None:
+            if not self._authorize(
+                request.session, Operation.WRITE, Resource(ResourceType.TRANSACTIONAL_ID, transactional_id)
+            ):
+                send_response_callback(
+                    InitProducerIdResult(-1, -1, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+                )
+                return
+        elif not self._authorize(request.session, Operation.IDEMPOTENT_WRITE, CLUSTER_RESOURCE):
+            send_response_callback(InitProducerIdResult(-1, -1, Errors.CLUSTER_AUTHORIZATION_FAILED))
+            return
         try:
             self.txn_coordinator.handle_init_producer_id(
                 body["transactional_id"], body["transaction_timeout_ms"], send_response_callback
@@ -1000,8 +1195,12 @@ class KafkaApis:
         body = request.body
         partitions = [(t["topic"], p) for t in body["topics"] for p in t["partitions"]]
         errors: dict[TopicPartition, Errors] = {}
-        for topic, partition in partitions:
-            if topic.startswith("__"):
+        if not self._authorize_transactional_id(request.session, body["transactional_id"]):
+            errors = dict.fromkeys(partitions, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        for topic, partition in partitions if not errors else ():
+            if not self._authorize_topic(request.session, Operation.DESCRIBE, topic):
+                errors[(topic, partition)] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+            elif topic.startswith("__") or not self._authorize_topic(request.session, Operation.WRITE, topic):
                 errors[(topic, partition)] = Errors.TOPIC_AUTHORIZATION_FAILED
             elif self.metadata_cache.partition_state(topic, partition) is None:
                 errors[(topic, partition)] = Errors.UNKNOWN_TOPIC_OR_PARTITION
@@ -1032,6 +1231,17 @@ class KafkaApis:
         """The group's ``__consumer_offsets`` partition joins the transaction, so that the offsets
         the producer then commits (TxnOffsetCommit) get its markers."""
         body = request.body
+        if not self._authorize_transactional_id(request.session, body["transactional_id"]):
+            error = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        elif not self._authorize(
+            request.session, Operation.READ, Resource(ResourceType.GROUP, body["consumer_group_id"])
+        ):
+            error = Errors.GROUP_AUTHORIZATION_FAILED
+        else:
+            error = Errors.NONE
+        if error is not Errors.NONE:
+            self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code})
+            return
         offsets_partition = (
             GROUP_METADATA_TOPIC_NAME,
             self.coordinator.partition_for(body["consumer_group_id"]),
@@ -1046,6 +1256,10 @@ class KafkaApis:
 
     def handle_end_txn_request(self, request: Request) -> None:
         body = request.body
+        if not self._authorize_transactional_id(request.session, body["transactional_id"]):
+            error = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code})
+            return
         self.txn_coordinator.handle_end_transaction(
             body["transactional_id"],
             body["producer_id"],
@@ -1054,15 +1268,23 @@ class KafkaApis:
             lambda error: self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code}),
         )
 
+    def _authorize_transactional_id(self, session: Session, transactional_id: str) -> bool:
+        """Write on the transactional id: every transaction API but FindCoordinator needs it."""
+        return self._authorize(
+            session, Operation.WRITE, Resource(ResourceType.TRANSACTIONAL_ID, transactional_id)
+        )
+
     def handle_txn_offset_commit_request(self, request: Request) -> None:
         """Offsets committed inside a transaction: written to ``__consumer_offsets`` in a
         transactional batch, and the group's only once the transaction commits."""
         body = request.body
         requested = {(t["topic"], p["partition"]): p for t in body["topics"] for p in t["partitions"]}
-        invalid = {tp for tp in requested if self.metadata_cache.partition_state(*tp) is None}
+        invalid = self._offset_commit_refusals(
+            request.session, requested, body["consumer_group_id"], body["transactional_id"]
+        )
 
         def send_response_callback(commit_status: dict[TopicPartition, Errors]) -> None:
-            status = {**commit_status, **dict.fromkeys(invalid, Errors.UNKNOWN_TOPIC_OR_PARTITION)}
+            status = {**commit_status, **invalid}
             by_topic: dict[str, list] = {}
             for (topic, partition), error in status.items():
                 by_topic.setdefault(topic, []).append({"partition": partition, "error_code": error.code})
@@ -1099,6 +1321,18 @@ class KafkaApis:
         body, version = request.body, request.header.api_version
         key = body["group_id"] if version == 0 else body["coordinator_key"]
         coordinator_type = COORDINATOR_TYPE_GROUP if version == 0 else body["coordinator_type"]
+        if coordinator_type == COORDINATOR_TYPE_GROUP and not self._authorize(
+            request.session, Operation.DESCRIBE, Resource(ResourceType.GROUP, key)
+        ):
+            self._send_find_coordinator_response(request, Errors.GROUP_AUTHORIZATION_FAILED, NO_NODE)
+            return
+        if coordinator_type == COORDINATOR_TYPE_TRANSACTION and not self._authorize(
+            request.session, Operation.DESCRIBE, Resource(ResourceType.TRANSACTIONAL_ID, key)
+        ):
+            self._send_find_coordinator_response(
+                request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, NO_NODE
+            )
+            return
         if coordinator_type == COORDINATOR_TYPE_GROUP:
             topic, partition = GROUP_METADATA_TOPIC_NAME, self.coordinator.partition_for(key)
         elif coordinator_type == COORDINATOR_TYPE_TRANSACTION:
@@ -1195,6 +1429,11 @@ class KafkaApis:
                 },
             )
 
+        if not self._authorize(
+            request.session, Operation.READ, Resource(ResourceType.GROUP, body["group_id"])
+        ):
+            send_response_callback(JoinGroupResult({}, "", -1, "", "", Errors.GROUP_AUTHORIZATION_FAILED))
+            return
         protocols = [(p["protocol_name"], bytes(p["protocol_metadata"])) for p in body["group_protocols"]]
         self.coordinator.handle_join_group(
             body["group_id"],
@@ -1224,6 +1463,11 @@ class KafkaApis:
                 request, {"throttle_time_ms": 0, "error_code": error.code, "member_assignment": member_state}
             )
 
+        if not self._authorize(
+            request.session, Operation.READ, Resource(ResourceType.GROUP, body["group_id"])
+        ):
+            send_response_callback(b"", Errors.GROUP_AUTHORIZATION_FAILED)
+            return
         self.coordinator.handle_sync_group(
             body["group_id"],
             body["generation_id"],
@@ -1234,6 +1478,11 @@ class KafkaApis:
 
     def handle_heartbeat_request(self, request: Request) -> None:
         body = request.body
+        if not self._authorize(
+            request.session, Operation.READ, Resource(ResourceType.GROUP, body["group_id"])
+        ):
+            self._send_error_response(request, Errors.GROUP_AUTHORIZATION_FAILED)
+            return
         self.coordinator.handle_heartbeat(
             body["group_id"],
             body["member_id"],
@@ -1243,6 +1492,11 @@ class KafkaApis:
 
     def handle_leave_group_request(self, request: Request) -> None:
         body = request.body
+        if not self._authorize(
+            request.session, Operation.READ, Resource(ResourceType.GROUP, body["group_id"])
+        ):
+            self._send_error_response(request, Errors.GROUP_AUTHORIZATION_FAILED)
+            return
         self.coordinator.handle_leave_group(
             body["group_id"], body["member_id"], lambda error: self._send_error_response(request, error)
         )
@@ -1256,6 +1510,20 @@ class KafkaApis:
     def handle_describe_groups_request(self, request: Request) -> None:
         groups = []
         for group_id in request.body["group_ids"]:
+            if not self._authorize(
+                request.session, Operation.DESCRIBE, Resource(ResourceType.GROUP, group_id)
+            ):
+                groups.append(
+                    {
+                        "error_code": Errors.GROUP_AUTHORIZATION_FAILED.code,
+                        "group_id": group_id,
+                        "state": "",
+                        "protocol_type": "",
+                        "protocol": "",
+                        "members": [],
+                    }
+                )
+                continue
             error, summary = self.coordinator.handle_describe_group(group_id)
             members = [
                 {
@@ -1280,6 +1548,10 @@ class KafkaApis:
         self._send_response(request, {"throttle_time_ms": 0, "groups": groups})
 
     def handle_list_groups_request(self, request: Request) -> None:
+        if not self._authorize(request.session, Operation.DESCRIBE, CLUSTER_RESOURCE):
+            error = Errors.CLUSTER_AUTHORIZATION_FAILED
+            self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code, "groups": []})
+            return
         error, overviews = self.coordinator.handle_list_groups()
         groups = [{"group_id": g.group_id, "protocol_type": g.protocol_type} for g in overviews]
         self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code, "groups": groups})
@@ -1293,10 +1565,10 @@ class KafkaApis:
             (t["topic"], p["partition"]): p for t in body["topics"] for p in t["partitions"]
         }
         # a partition of a topic this broker does not know is answered UNKNOWN_TOPIC_OR_PARTITION
-        invalid = {tp for tp in requested if not self.metadata_cache.partitions(tp[0])}
+        invalid = self._offset_commit_refusals(request.session, requested, body["group_id"])
 
         def send_response_callback(commit_status: dict[TopicPartition, Errors]) -> None:
-            status = {**commit_status, **dict.fromkeys(invalid, Errors.UNKNOWN_TOPIC_OR_PARTITION)}
+            status = {**commit_status, **invalid}
             by_topic: dict[str, list] = {}
             for (topic, partition), error in status.items():
                 by_topic.setdefault(topic, []).append({"partition": partition, "error_code": error.code})
@@ -1336,6 +1608,30 @@ class KafkaApis:
 
     # --8<-- [end:offset_commit]
 
+    def _offset_commit_refusals(
+        self,
+        session: Session,
+        requested: dict[TopicPartition, dict],
+        group_id: str,
+        transactional_id: str | None = None,
+    ) -> dict[TopicPartition, Errors]:
+        """The partitions an OffsetCommit (or TxnOffsetCommit) may not commit, with their errors:
+        every one without Write on the transactional id or Read on the group; else a topic this
+        broker does not know or the caller may not Describe, and one it may not Read."""
+        if transactional_id is not None and not self._authorize_transactional_id(session, transactional_id):
+            return dict.fromkeys(requested, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        if not self._authorize(session, Operation.READ, Resource(ResourceType.GROUP, group_id)):
+            return dict.fromkeys(requested, Errors.GROUP_AUTHORIZATION_FAILED)
+        refused = {}
+        for tp in requested:
+            if self.metadata_cache.partition_state(*tp) is None or not self._authorize_topic(
+                session, Operation.DESCRIBE, tp[0]
+            ):
+                refused[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+            elif not self._authorize_topic(session, Operation.READ, tp[0]):
+                refused[tp] = Errors.TOPIC_AUTHORIZATION_FAILED
+        return refused
+
     def handle_offset_fetch_request(self, request: Request) -> None:
         body, version = request.body, request.header.api_version
         topics = body["topics"]  # null (v2+): every partition the group has an offset for
@@ -1361,12 +1657,43 @@ class KafkaApis:
                 request, {"throttle_time_ms": 0, "responses": responses, "error_code": error.code}
             )
 
-        self.coordinator.handle_fetch_offsets(body["group_id"], partitions, send_response_callback)
+        if not self._authorize(
+            request.session, Operation.READ, Resource(ResourceType.GROUP, body["group_id"])
+        ):
+            error = Errors.GROUP_AUTHORIZATION_FAILED
+            send_response_callback(
+                error, {tp: OffsetMetadataAndError(-1, NO_METADATA, error) for tp in partitions or ()}
+            )
+            return
+
+        unauthorized = [
+            tp
+            for tp in partitions or ()
+            if not self._authorize_topic(request.session, Operation.DESCRIBE, tp[0])
+        ]
+        if partitions is not None:
+            partitions = [tp for tp in partitions if tp not in unauthorized]
+
+        def authorized_callback(error: Errors, offsets: dict[TopicPartition, OffsetMetadataAndError]) -> None:
+            # offsets of a topic the caller may not Describe: left out of "all", unknown if named
+            offsets = {
+                tp: o
+                for tp, o in offsets.items()
+                if self._authorize_topic(request.session, Operation.DESCRIBE, tp[0])
+            }
+            for tp in unauthorized:
+                offsets[tp] = OffsetMetadataAndError(-1, NO_METADATA, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            send_response_callback(error, offsets)
+
+        self.coordinator.handle_fetch_offsets(body["group_id"], partitions, authorized_callback)
 
     # -- from the controller --------------------------------------------------------------------------------------
 
     # --8<-- [start:leader_and_isr]
     def handle_leader_and_isr_request(self, request: Request) -> None:
+        if not self._authorize_cluster_action(request, request.body["partition_states"]):
+            return
+
         def on_leadership_change(
             updated_leaders: list[Partition], updated_followers: list[Partition]
         ) -> None:
@@ -1393,6 +1720,8 @@ class KafkaApis:
         )
 
     def handle_stop_replica_request(self, request: Request) -> None:
+        if not self._authorize_cluster_action(request, request.body["partitions"]):
+            return
         # the coordinator epochs of the __transaction_state partitions, read before they stop
         txn_epochs = {
             p["partition"]: replica.leader_epoch
@@ -1414,6 +1743,15 @@ class KafkaApis:
         self._send_partition_errors(request, error, partitions)
 
     # --8<-- [end:leader_and_isr]
+
+    def _authorize_cluster_action(self, request: Request, partitions: list[dict]) -> bool:
+        """LeaderAndIsr and StopReplica come from the controller: a sender without ClusterAction is
+        answered CLUSTER_AUTHORIZATION_FAILED for the request and every partition, nothing done."""
+        if self._authorize(request.session, Operation.CLUSTER_ACTION, CLUSTER_RESOURCE):
+            return True
+        refused = {(p["topic"], p["partition"]): Errors.CLUSTER_AUTHORIZATION_FAILED for p in partitions}
+        self._send_partition_errors(request, Errors.CLUSTER_AUTHORIZATION_FAILED, refused)
+        return False
 
     def _is_group_metadata_partition(self, topic: str, partition: int) -> bool:
         """A partition of ``__consumer_offsets`` that ``partition_for`` can name."""
@@ -1446,6 +1784,9 @@ class KafkaApis:
 
     def handle_update_metadata_request(self, request: Request) -> None:
         body = request.body
+        if not self._authorize(request.session, Operation.CLUSTER_ACTION, CLUSTER_RESOURCE):
+            self._send_response(request, {"error_code": Errors.CLUSTER_AUTHORIZATION_FAILED.code})
+            return
         # The replica manager checks the epoch against the newest it has seen in any of the three
         # controller requests, and updates the cache under the same lock (Kafka's
         # ``maybeUpdateMetadataCache``): a deposed controller's UpdateMetadata changes nothing.
@@ -1471,6 +1812,10 @@ class KafkaApis:
         ``ControllerMovedException``); about a broker that is not registered, BROKER_NOT_AVAILABLE
         (0.10.1 throws a Scala exception of that name, which reaches the wire as UNKNOWN)."""
         broker_id = request.body["broker_id"]
+        if not self._authorize(request.session, Operation.CLUSTER_ACTION, CLUSTER_RESOURCE):
+            error = Errors.CLUSTER_AUTHORIZATION_FAILED
+            self._send_response(request, {"error_code": error.code, "partitions_remaining": []})
+            return
         try:
             remaining = self.controller.shutdown_broker(
                 broker_id, self.config["controller.socket.timeout.ms"] / 1000
@@ -1495,7 +1840,10 @@ class KafkaApis:
             for t in request.body["topics"]
             for p in t["partitions"]
         }
-        results = self.replica_manager.last_offset_for_leader_epoch(requested)
+        if self._authorize(request.session, Operation.CLUSTER_ACTION, CLUSTER_RESOURCE):
+            results = self.replica_manager.last_offset_for_leader_epoch(requested)
+        else:
+            results = dict.fromkeys(requested, (Errors.CLUSTER_AUTHORIZATION_FAILED, -1))
         by_topic: dict[str, list[dict]] = {}
         for (topic, partition), (error, end_offset) in results.items():
             by_topic.setdefault(topic, []).append(
@@ -1503,6 +1851,119 @@ class KafkaApis:
             )
         topics = [{"topic": topic, "partitions": partitions} for topic, partitions in by_topic.items()]
         self._send_response(request, {"topics": topics})
+
+    # -- DescribeAcls, CreateAcls, DeleteAcls (Kafka 0.11, KIP-140) -------------------------------------------------
+
+    # --8<-- [start:acls]
+    def handle_describe_acls_request(self, request: Request) -> None:
+        """Every ACL the filter matches, grouped by resource."""
+        error = self._acl_api_error(request, Operation.DESCRIBE)
+        if error is not None:
+            body = {
+                "throttle_time_ms": 0,
+                "error_code": error[0].code,
+                "error_message": error[1],
+                "resources": [],
+            }
+            self._send_response(request, body)
+            return
+        acl_filter = AclBindingFilter.from_wire(request.body)
+        unknown = _unknown_filter_field(acl_filter)
+        if unknown is not None:
+            message = f"The filter's {unknown} is UNKNOWN"
+            body = {"throttle_time_ms": 0, "error_code": Errors.INVALID_REQUEST.code, "error_message": message,
+                    "resources": []}  # fmt: skip
+            self._send_response(request, body)
+            return
+        by_resource: dict[Resource, list[dict]] = {}
+        for resource, acls in self.authorizer.get_all_acls().items():
+            for acl in sorted(acls, key=str):
+                binding = AclBinding(resource, acl)
+                if acl_filter.matches(binding):
+                    by_resource.setdefault(resource, []).append(binding_to_wire(binding))
+        resources = [
+            {
+                "resource_type": resource.resource_type.code,
+                "resource_name": resource.name,
+                "acls": [
+                    {k: e[k] for k in ("principal", "host", "operation", "permission_type")} for e in entries
+                ],
+            }
+            for resource, entries in by_resource.items()
+        ]
+        body = {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "resources": resources}
+        self._send_response(request, body)
+
+    def handle_create_acls_request(self, request: Request) -> None:
+        """Each creation is checked on its own (no ANY or UNKNOWN field, a valid principal, a
+        non-empty name, the cluster named kafka-cluster) and added; a bad one gets its error and
+        nothing is written for it."""
+        creations = request.body["creations"]
+        error = self._acl_api_error(request, Operation.ALTER)
+        if error is not None:
+            responses = [{"error_code": error[0].code, "error_message": error[1]}] * len(creations)
+            self._send_response(request, {"throttle_time_ms": 0, "creation_responses": responses})
+            return
+        responses = []
+        for creation in creations:
+            try:
+                binding = AclBindingFilter.from_wire(creation).to_binding()
+                self.authorizer.add_acls({binding.acl}, binding.resource)
+                responses.append({"error_code": 0, "error_message": None})
+            except Exception as e:
+                log.info("Refused to create the ACL %s: %s", creation, e)
+                responses.append({"error_code": Errors.for_exception(e).code, "error_message": str(e)})
+        self._send_response(request, {"throttle_time_ms": 0, "creation_responses": responses})
+
+    def handle_delete_acls_request(self, request: Request) -> None:
+        """Each filter deletes every ACL it matches; the answer lists them, filter by filter."""
+        filters = [AclBindingFilter.from_wire(f) for f in request.body["filters"]]
+        error = self._acl_api_error(request, Operation.ALTER)
+        if error is not None:
+            refused = {"error_code": error[0].code, "error_message": error[1], "matching_acls": []}
+            self._send_response(
+                request, {"throttle_time_ms": 0, "filter_responses": [refused] * len(filters)}
+            )
+            return
+        matched: list[list[AclBinding]] = [[] for _ in filters]
+        for resource, acls in self.authorizer.get_all_acls().items():
+            for acl in sorted(acls, key=str):
+                binding = AclBinding(resource, acl)
+                for i, acl_filter in enumerate(filters):
+                    if acl_filter.matches(binding):
+                        matched[i].append(binding)
+        filter_responses = []
+        for acl_filter, bindings in zip(filters, matched, strict=True):
+            unknown = _unknown_filter_field(acl_filter)
+            if unknown is not None:  # matches nothing; told, not silently empty
+                message = f"The filter's {unknown} is UNKNOWN"
+                filter_responses.append(
+                    {"error_code": Errors.INVALID_REQUEST.code, "error_message": message, "matching_acls": []}
+                )
+                continue
+            deleted = []
+            for binding in bindings:
+                try:
+                    if self.authorizer.remove_acls({binding.acl}, binding.resource):
+                        deleted.append({"error_code": 0, "error_message": None, **binding_to_wire(binding)})
+                except Exception as e:
+                    error_fields = {"error_code": Errors.for_exception(e).code, "error_message": str(e)}
+                    deleted.append({**error_fields, **binding_to_wire(binding)})
+            filter_responses.append({"error_code": 0, "error_message": None, "matching_acls": deleted})
+        self._send_response(request, {"throttle_time_ms": 0, "filter_responses": filter_responses})
+
+    def _acl_api_error(self, request: Request, operation: Operation) -> tuple[Errors, str] | None:
+        """The ACL APIs need Describe (DescribeAcls) or Alter on the cluster, and an authorizer."""
+        if not self._authorize(request.session, operation, CLUSTER_RESOURCE):
+            return (
+                Errors.CLUSTER_AUTHORIZATION_FAILED,
+                f"{request.api.api_name} needs {operation} on the cluster",
+            )
+        if self.authorizer is None:
+            return Errors.SECURITY_DISABLED, "No Authorizer is configured on the broker"
+        return None
+
+    # --8<-- [end:acls]
 
     def shutdown(self) -> None:
         self.client_request_purgatory.shutdown()
@@ -1515,3 +1976,22 @@ def _partition_errors_by_topic(errors: dict[TopicPartition, Errors]) -> list[dic
     for (topic, partition), error in errors.items():
         by_topic.setdefault(topic, []).append({"partition": partition, "error_code": error.code})
     return [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]
+
+
+def _topic_error_metadata(topic: str, error: Errors) -> dict:
+    """A Metadata entry that only carries an error (no partitions)."""
+    is_internal = topic in (GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME)
+    return {
+        "topic_error_code": error.code,
+        "topic": topic,
+        "is_internal": is_internal,
+        "partition_metadata": [],
+    }
+
+
+def _unknown_filter_field(acl_filter: AclBindingFilter) -> str | None:
+    """The first of a filter's enums the broker does not know (a code it has no name for), by name."""
+    for name in ("resource_type", "operation", "permission_type"):
+        if getattr(acl_filter, name).code == 0:
+            return name.replace("_", " ")
+    return None

@@ -35,6 +35,7 @@ from kafka_lite.common.errors import ConfigException
 from kafka_lite.common.utils import INT32_MAX, LONG_MAX
 from kafka_lite.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_lite.log.log_config import SERVER_DEFAULT_NAMES
+from kafka_lite.security.auth.authorizer import authorizer_class
 from kafka_lite.server.api_version import (
     LATEST_VERSION,
     ApiVersion,
@@ -229,6 +230,14 @@ CONFIG_DEF = (
     .define("inter.broker.protocol.version", Type.STRING, LATEST_VERSION.version, ApiVersionValidator(), M,
             "The protocol brokers speak among themselves, for rolling upgrades: from 0.11.0-IV2 a "
             "follower truncates by leader epoch, below it to its high watermark.")
+    # Authorization (Kafka 0.10.2-0.11's SimpleAclAuthorizer; security/auth/)
+    .define("authorizer.class.name", Type.STRING, "", None, L,
+            "The authorizer: empty for none (every request allowed), or SimpleAclAuthorizer "
+            "(also kafka.security.auth.SimpleAclAuthorizer, or any package.module:Class).")
+    .define("super.users", Type.STRING, "", None, L,
+            "Principals allowed everything, separated by ';' (e.g. User:admin;User:ANONYMOUS).")
+    .define("allow.everyone.if.no.acl.found", Type.BOOLEAN, False, None, L,
+            "Whether a resource with no ACL at all is open to everyone (else only to super users).")
 )  # fmt: skip
 # --8<-- [end:config_def]
 
@@ -313,6 +322,10 @@ class KafkaConfig:
         self.inter_broker_protocol_version: ApiVersion = api_version(v["inter.broker.protocol.version"])
         # Kafka checks a class list when it parses the config: a bad name stops the broker at once.
         self.metric_reporter_classes = load_reporter_classes(v["metric.reporters"])
+        # The authorizer's class, found now: a bad name stops the broker before it serves anyone.
+        self.authorizer_class = (
+            authorizer_class(v["authorizer.class.name"]) if v["authorizer.class.name"] else None
+        )
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]

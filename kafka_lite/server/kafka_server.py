@@ -53,6 +53,7 @@ from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.network.selector import Selector
 from kafka_lite.network.socket_server import SocketServer
+from kafka_lite.security.auth.authorizer import Authorizer
 from kafka_lite.server import quota_factory
 from kafka_lite.server.admin_manager import AdminManager
 from kafka_lite.server.config_handler import BrokerConfigHandler, ClientIdConfigHandler, TopicConfigHandler
@@ -96,6 +97,7 @@ class KafkaServer:
         self.request_handler_pool: KafkaRequestHandlerPool | None = None
         self.producer_id_manager: ProducerIdManager | None = None
         self.dynamic_config_manager: DynamicConfigManager | None = None
+        self.authorizer: Authorizer | None = None
         self._started = False
         self._shutting_down = False
         self._shutdown_lock = threading.Lock()
@@ -171,6 +173,8 @@ class KafkaServer:
         self.group_coordinator.startup()
         self.transaction_coordinator = self._transaction_coordinator()
         self.transaction_coordinator.startup(c["transaction.abort.timed.out.transaction.cleanup.interval.ms"])
+        # Kafka's ``authorizer``: built from authorizer.class.name and configured with every setting
+        self.authorizer = self._authorizer()
         self.apis = KafkaApis(
             self.socket_server.request_channel,
             self.replica_manager,
@@ -184,6 +188,7 @@ class KafkaServer:
             c,
             self.cluster_id,
             self.time,
+            authorizer=self.authorizer,
         )
         self.request_handler_pool = KafkaRequestHandlerPool(
             self.socket_server.request_channel, self.apis, c["num.io.threads"]
@@ -478,6 +483,15 @@ class KafkaServer:
 
     # --8<-- [end:controlled_shutdown]
 
+    def _authorizer(self) -> Authorizer | None:
+        """The authorizer ``authorizer.class.name`` names, configured with the broker's settings, or
+        None (every request allowed)."""
+        if self.config.authorizer_class is None:
+            return None
+        authorizer = self.config.authorizer_class(time=self.time)
+        authorizer.configure(self.config.values)
+        return authorizer
+
     # --8<-- [start:shutdown]
     def shutdown(self) -> None:
         with self._shutdown_lock:  # once, whoever calls it (a signal handler and a test may both)
@@ -515,6 +529,8 @@ class KafkaServer:
             self.log_manager.shutdown()
         if self.controller is not None:
             self.controller.shutdown()
+        if self.authorizer is not None:
+            self.authorizer.close()
         if self.zk is not None:
             self.zk.close()
         self._shutdown_done.set()

@@ -30,6 +30,10 @@ The layout (a learner can browse it with ``zkCli``)::
     /admin/preferred_replica_election       {"version":1,"partitions":[{"topic","partition"}]}: an election asked for
     /latest_producer_id_block               Kafka 0.11: the last block of producer ids handed out
                                             (``get_new_producer_id_block``; ``server/producer_id_manager.py`` hands them out)
+    /kafka-acl/<ResourceType>/<name>        {"version":1,"acls":[{"principal","permissionType","operation","host"}]}:
+                                            a resource's ACLs (``security/auth/simple_acl_authorizer.py``)
+    /kafka-acl-changes/acl_changes_<n>      "Topic:orders": "re-read this resource's ACLs", for every
+                                            broker's authorizer
 
 Every write is Kafka's JSON byte for byte, keys in Kafka's order included, so a real Kafka tool
 pointed at this ZooKeeper sees a Kafka cluster. Kafka builds each object as a Scala ``Map``, whose
@@ -74,6 +78,8 @@ ENTITY_CONFIG_CHANGES_PATH = "/config/changes"
 CLUSTER_ID_PATH = "/cluster/id"
 PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
 PRODUCER_ID_BLOCK_SIZE = 1000
+KAFKA_ACL_PATH = "/kafka-acl"  # ZkUtils.KafkaAclPath
+KAFKA_ACL_CHANGES_PATH = "/kafka-acl-changes"  # ZkUtils.KafkaAclChangesPath
 ISR_CHANGE_NOTIFICATION_PREFIX = "isr_change_"  # ReplicationUtils.IsrChangeNotificationPrefix
 ISR_CHANGE_NOTIFICATION_VERSION = 1  # IsrChangeNotificationListener.version
 ENTITY_CONFIG_CHANGE_ZNODE_PREFIX = "config_change_"  # AdminUtils.EntityConfigChangeZnodePrefix
@@ -922,3 +928,50 @@ class ZkUtils:
     def watch_data(self, path: str, callback: Callable) -> None:
         """``callback(data, stat)`` now and after every change (data None once deleted), until it returns False."""
         self.client.DataWatch(path, callback)
+
+    # -- generic reads and writes (the ACLs' znodes and any sequential notifications) --------------------------
+
+    def make_sure_persistent_path_exists(self, path: str) -> None:
+        self.client.ensure_path(path)
+
+    def get_children(self, path: str) -> list[str]:
+        """The children of ``path``, sorted; none if it does not exist."""
+        try:
+            return sorted(self.client.get_children(path))
+        except NoNodeError:
+            return []
+
+    def read_data_maybe_null(self, path: str) -> tuple[bytes | None, int, int]:
+        """The znode's data, version and creation time (ms); ``(None, -1, -1)`` if it does not exist."""
+        try:
+            data, stat = self.client.get(path)
+        except NoNodeError:
+            return None, -1, -1
+        return data, stat.version, stat.ctime
+
+    def conditional_write_path(self, path: str, data: bytes, expected_version: int) -> tuple[bool, int]:
+        """Write only if the znode is at ``expected_version`` (create it if it does not exist and
+        ``expected_version`` is -1): ``(True, new version)``, or ``(False, -1)`` if someone else
+        changed it since it was read (Kafka's ``conditionalUpdatePersistentPathIfExists``, then
+        ``createPersistentPath`` for a new znode)."""
+        try:
+            if expected_version < 0:
+                self.client.create(path, data, makepath=True)
+                return True, 0
+            return True, self.client.set(path, data, version=expected_version).version
+        except (BadVersionError, NodeExistsError, NoNodeError):
+            return False, -1
+
+    def conditional_delete_path(self, path: str, expected_version: int) -> bool:
+        """Delete only if the znode is at ``expected_version`` (gone already counts as done)."""
+        try:
+            self.client.delete(path, version=expected_version)
+        except NoNodeError:
+            return True
+        except BadVersionError:
+            return False
+        return True
+
+    def create_sequential_persistent_path(self, path_prefix: str, data: bytes) -> str:
+        """A persistent sequential znode ``<path_prefix><10 digits>``; returns its path."""
+        return self.client.create(path_prefix, data, sequence=True, makepath=True)

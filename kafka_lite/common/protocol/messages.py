@@ -478,6 +478,43 @@ CREATE_PARTITIONS_RESPONSE_V0 = S(
     THROTTLE, F("topic_errors", A(S(F("topic", STRING), ERROR, F("error_message", NULLABLE_STRING))))
 )
 
+# --- DescribeAcls (29), CreateAcls (30), DeleteAcls (31): Kafka 0.11, KIP-140 ----------------------------
+# The enums travel as their codes (common/security/auth/acl.py): resource type 2 Topic, 3 Group,
+# 4 Cluster, 5 TransactionalId; operation 2 All, 3 Read ... 12 IdempotentWrite; permission 2 Deny,
+# 3 Allow; 1 is ANY in a filter. A null string in a filter matches any value.
+_ACL_FILTER = S(
+    F("resource_type", INT8, "The resource type to match (1: any)."),
+    F("resource_name", NULLABLE_STRING, "The resource name to match (null: any)."),
+    F("principal", NULLABLE_STRING, "The principal to match, as User:alice (null: any)."),
+    F("host", NULLABLE_STRING, "The host to match (null: any)."),
+    F("operation", INT8, "The operation to match (1: any)."),
+    F("permission_type", INT8, "The permission type to match (1: any)."),
+)
+_ACL_BINDING = S(
+    F("resource_type", INT8, "The resource type."),
+    F("resource_name", STRING, "The resource name (* for every resource of the type)."),
+    F("principal", STRING, "The principal, as User:alice (User:* for every one)."),
+    F("host", STRING, "The client host (* for any)."),
+    F("operation", INT8, "The operation."),
+    F("permission_type", INT8, "Allow (3) or Deny (2)."),
+)
+_ACL_ERROR = (ERROR, F("error_message", NULLABLE_STRING))
+DESCRIBE_ACLS_REQUEST_V0 = _ACL_FILTER
+DESCRIBE_ACLS_RESPONSE_V0 = S(
+    THROTTLE, *_ACL_ERROR,
+    F("resources", A(S(
+        F("resource_type", INT8), F("resource_name", STRING),
+        F("acls", A(S(*_ACL_BINDING.fields[2:]))),
+    ))),
+)  # fmt: skip
+CREATE_ACLS_REQUEST_V0 = S(F("creations", A(_ACL_BINDING)))
+CREATE_ACLS_RESPONSE_V0 = S(THROTTLE, F("creation_responses", A(S(*_ACL_ERROR))))
+DELETE_ACLS_REQUEST_V0 = S(F("filters", A(_ACL_FILTER)))
+DELETE_ACLS_RESPONSE_V0 = S(
+    THROTTLE,
+    F("filter_responses", A(S(*_ACL_ERROR, F("matching_acls", A(S(*_ACL_ERROR, *_ACL_BINDING.fields)))))),
+)
+
 # api key -> schemas by version (None for a version kafka_lite does not speak).
 # --8<-- [start:tables]
 REQUESTS: dict[int, list[Schema | None]] = {
@@ -526,6 +563,9 @@ REQUESTS: dict[int, list[Schema | None]] = {
     26: [END_TXN_REQUEST_V0] * 2,
     27: [WRITE_TXN_MARKERS_REQUEST_V0],
     28: [TXN_OFFSET_COMMIT_REQUEST_V0] * 2,
+    29: [DESCRIBE_ACLS_REQUEST_V0],
+    30: [CREATE_ACLS_REQUEST_V0],
+    31: [DELETE_ACLS_REQUEST_V0],
     32: [DESCRIBE_CONFIGS_REQUEST_V0, DESCRIBE_CONFIGS_REQUEST_V1],
     33: [ALTER_CONFIGS_REQUEST_V0],
     37: [CREATE_PARTITIONS_REQUEST_V0, CREATE_PARTITIONS_REQUEST_V0],
@@ -577,6 +617,9 @@ RESPONSES: dict[int, list[Schema | None]] = {
     26: [END_TXN_RESPONSE_V0] * 2,
     27: [WRITE_TXN_MARKERS_RESPONSE_V0],
     28: [TXN_OFFSET_COMMIT_RESPONSE_V0] * 2,
+    29: [DESCRIBE_ACLS_RESPONSE_V0],
+    30: [CREATE_ACLS_RESPONSE_V0],
+    31: [DELETE_ACLS_RESPONSE_V0],
     32: [DESCRIBE_CONFIGS_RESPONSE_V0, DESCRIBE_CONFIGS_RESPONSE_V1],
     33: [ALTER_CONFIGS_RESPONSE_V0],
     37: [CREATE_PARTITIONS_RESPONSE_V0, CREATE_PARTITIONS_RESPONSE_V0],
