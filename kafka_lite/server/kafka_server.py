@@ -36,7 +36,7 @@ from pathlib import Path
 
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.errors import Errors, KafkaException
-from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.api_keys import ApiKeys, api_versions
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.coordinator.group_coordinator import GroupConfig, GroupCoordinator
@@ -51,6 +51,7 @@ from kafka_lite.coordinator.transaction.transaction_state_manager import (
 )
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
+from kafka_lite.network.sasl_server_authenticator import AuthenticationStats
 from kafka_lite.network.selector import Selector
 from kafka_lite.network.socket_server import SocketServer
 from kafka_lite.server import quota_factory
@@ -63,6 +64,7 @@ from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.server.server_channel_builder import server_channel_builder
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import KafkaScheduler
 from kafka_lite.zk.zk_utils import CONFIG_TYPE_BROKER, CONFIG_TYPE_CLIENT, CONFIG_TYPE_TOPIC, Broker, ZkUtils
@@ -87,6 +89,7 @@ class KafkaServer:
         self.log_manager: LogManager | None = None
         self.metadata_cache = MetadataCache(self.broker_id)
         self.socket_server: SocketServer | None = None
+        self.authentication_stats = AuthenticationStats()  # SASL authentications, by framing and outcome
         self.replica_manager: ReplicaManager | None = None
         self.controller: KafkaController | None = None
         self.admin_manager: AdminManager | None = None
@@ -138,6 +141,9 @@ class KafkaServer:
             send_buffer_bytes=c["socket.send.buffer.bytes"],
             receive_buffer_bytes=c["socket.receive.buffer.bytes"],
             time=self.time,
+            channel_builder=server_channel_builder(
+                c, api_versions(KafkaApis.HANDLED), self.authentication_stats
+            ),
         )
         self.socket_server.startup()
         self._add_metric_reporters()
@@ -164,6 +170,7 @@ class KafkaServer:
             leader_imbalance_check_interval_seconds=c["leader.imbalance.check.interval.seconds"],
             leader_imbalance_per_broker_percentage=c["leader.imbalance.per.broker.percentage"],
             delete_topic_enable=c["delete.topic.enable"],
+            channel_builder=c.inter_broker_channel_builder(),
         )
         self.controller.startup()
         self.admin_manager = AdminManager(c, self.metadata_cache, self.zk, self.time)
@@ -299,7 +306,7 @@ class KafkaServer:
             self.broker_id, self.scheduler, self.replica_manager, txn_config, self.time
         )
         network_client = NetworkClient(
-            Selector(time=self.time),
+            Selector(time=self.time, channel_builder=self.config.inter_broker_channel_builder()),
             f"broker-{self.broker_id}-txn-marker-sender",
             max_in_flight_requests_per_connection=1,
             request_timeout_ms=txn_config.request_timeout_ms,
@@ -413,7 +420,8 @@ class KafkaServer:
         c = self.config
         timeout_ms = c["controller.socket.timeout.ms"]
         client = NetworkClient(
-            Selector(time=self.time), f"broker-{self.broker_id}-controlled-shutdown", request_timeout_ms=timeout_ms,
+            Selector(time=self.time, channel_builder=c.inter_broker_channel_builder()),
+            f"broker-{self.broker_id}-controlled-shutdown", request_timeout_ms=timeout_ms,
             time=self.time,
         )  # fmt: skip
         prev_controller: Broker | None = None
