@@ -37,6 +37,8 @@ from pathlib import Path
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.errors import Errors, KafkaException
 from kafka_lite.common.protocol.api_keys import ApiKeys, api_versions
+from kafka_lite.common.security.scram.scram_credential_utils import CredentialCache
+from kafka_lite.common.security.scram.scram_sasl_server import ScramSaslServer
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.coordinator.group_coordinator import GroupConfig, GroupCoordinator
@@ -56,7 +58,12 @@ from kafka_lite.network.selector import Selector
 from kafka_lite.network.socket_server import SocketServer
 from kafka_lite.server import quota_factory
 from kafka_lite.server.admin_manager import AdminManager
-from kafka_lite.server.config_handler import BrokerConfigHandler, ClientIdConfigHandler, TopicConfigHandler
+from kafka_lite.server.config_handler import (
+    BrokerConfigHandler,
+    ClientIdConfigHandler,
+    TopicConfigHandler,
+    UserConfigHandler,
+)
 from kafka_lite.server.dynamic_config_manager import DynamicConfigManager
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
@@ -67,7 +74,14 @@ from kafka_lite.server.replica_manager import ReplicaManager
 from kafka_lite.server.server_channel_builder import server_channel_builder
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import KafkaScheduler
-from kafka_lite.zk.zk_utils import CONFIG_TYPE_BROKER, CONFIG_TYPE_CLIENT, CONFIG_TYPE_TOPIC, Broker, ZkUtils
+from kafka_lite.zk.zk_utils import (
+    CONFIG_TYPE_BROKER,
+    CONFIG_TYPE_CLIENT,
+    CONFIG_TYPE_TOPIC,
+    CONFIG_TYPE_USER,
+    Broker,
+    ZkUtils,
+)
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +104,7 @@ class KafkaServer:
         self.metadata_cache = MetadataCache(self.broker_id)
         self.socket_server: SocketServer | None = None
         self.authentication_stats = AuthenticationStats()  # SASL authentications, by framing and outcome
+        self.credential_cache = CredentialCache()  # SCRAM credentials, kept current from /config/users
         self.replica_manager: ReplicaManager | None = None
         self.controller: KafkaController | None = None
         self.admin_manager: AdminManager | None = None
@@ -142,7 +157,10 @@ class KafkaServer:
             receive_buffer_bytes=c["socket.receive.buffer.bytes"],
             time=self.time,
             channel_builder=server_channel_builder(
-                c, api_versions(KafkaApis.HANDLED), self.authentication_stats
+                c,
+                api_versions(KafkaApis.HANDLED),
+                self.authentication_stats,
+                scram_server=lambda: ScramSaslServer(self.credential_cache.get),
             ),
         )
         self.socket_server.startup()
@@ -203,6 +221,7 @@ class KafkaServer:
                 ),
                 CONFIG_TYPE_BROKER: BrokerConfigHandler(self.broker_id, self.quota_managers),
                 CONFIG_TYPE_CLIENT: ClientIdConfigHandler(self.quota_managers),
+                CONFIG_TYPE_USER: UserConfigHandler(self.credential_cache),
             },
             self.time,
         )

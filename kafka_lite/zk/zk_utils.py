@@ -80,6 +80,7 @@ ENTITY_CONFIG_CHANGE_ZNODE_PREFIX = "config_change_"  # AdminUtils.EntityConfigC
 CONFIG_TYPE_TOPIC = "topics"  # kafka.server.ConfigType.Topic
 CONFIG_TYPE_BROKER = "brokers"  # kafka.server.ConfigType.Broker
 CONFIG_TYPE_CLIENT = "clients"  # kafka.server.ConfigType.Client
+CONFIG_TYPE_USER = "users"  # kafka.server.ConfigType.User: SCRAM credentials (KIP-84)
 # ZooKeeper refuses a znode larger than jute.maxbuffer (0xfffff bytes by default), and drops the
 # connection of the client that sends one: a topic's whole assignment must fit in one znode.
 ZK_MAX_BUFFER = 0xFFFFF
