@@ -106,7 +106,9 @@ def test_server_context_prefers_the_listener_setting_then_the_listener_section_t
 
 
 def test_server_context_missing_everywhere_says_where_to_put_it(tmp_path):
-    with pytest.raises(JaasConfigException, match="listener.name.sasl_plaintext.plain.sasl.jaas.config"):
+    with pytest.raises(
+        JaasConfigException, match=r"listener\.name\.sasl_plaintext\.plain\.sasl\.jaas\.config"
+    ):
         load_server_context("SASL_PLAINTEXT", "PLAIN", {})
     with pytest.raises(JaasConfigException, match="cannot read JAAS file"):
         load_server_context(

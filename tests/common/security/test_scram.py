@@ -127,7 +127,7 @@ def test_a_server_without_the_right_key_is_not_trusted():
     [b"", b"n,,", b"y,,n=alice,r=abc", b"n,,n=alice", b"n,,r=abc,n=alice", b"\xff\xfe", b"n,,n=,r=abc"],
 )
 def test_malformed_client_first_messages_are_refused(token):
-    with pytest.raises(SaslException, match="Invalid SCRAM client first message|not UTF-8"):
+    with pytest.raises(SaslException, match=r"Invalid SCRAM client first message|not UTF-8"):
         ScramSaslServer({}.get).evaluate_response(token)
 
 
