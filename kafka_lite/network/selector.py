@@ -44,8 +44,11 @@ class Selector:
         connections_max_idle_ms: int = 9 * 60 * 1000,
         time: Time = SYSTEM,
         channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
+        failed_authentication_delay_ms: int = 0,
     ) -> None:
         self.max_receive_size = max_receive_size
+        self.failed_authentication_delay_ms = failed_authentication_delay_ms
+        self._delayed_closes: dict[str, tuple[int, Exception]] = {}  # channel id -> (close at, why)
         # Builds each connection's channel: with an authenticator on a SASL listener or client
         # (Kafka's ChannelBuilder, chosen by security.protocol), with none on PLAINTEXT.
         self.channel_builder = channel_builder
@@ -109,6 +112,7 @@ class Selector:
         self._update_interest(channel)
 
     def close(self, channel_id: str) -> None:
+        self._delayed_closes.pop(channel_id, None)
         channel = self.channels.pop(channel_id, None)
         self._last_active.pop(channel_id, None)
         if channel is not None:
@@ -170,6 +174,9 @@ class Selector:
         self.connected.clear()
         self.disconnected.clear()
         self.authentication_failures.clear()
+        if self._delayed_closes:  # wake for the first close that falls due
+            first = min(deadline for deadline, _ in self._delayed_closes.values())
+            timeout_ms = min(timeout_ms, max(first - self.time.milliseconds(), 0))
         events = self._selector.select(max(timeout_ms, 0) / 1000.0)
         for key, mask in events:
             channel: KafkaChannel | None = key.data
@@ -196,9 +203,8 @@ class Selector:
                 # The authenticator refused the peer (wrong credentials, a request out of turn) or
                 # could not read its bytes: close this connection, and nothing else.
                 log.info("Closing connection %s: authentication failed: %s", channel.id, e)
-                self.close(channel.id)
-                self.disconnected.append(channel.id)
-                self.authentication_failures[channel.id] = e
+                self._close_after_failed_authentication(channel, e)
+        self._close_delayed_channels()
         self._expire_idle_connections()
 
     # --8<-- [end:poll]
@@ -228,6 +234,33 @@ class Selector:
             if send is not None:
                 self.completed_sends.append(send)
         self._update_interest(channel)
+
+    def _close_after_failed_authentication(self, channel: KafkaChannel, error: Exception) -> None:
+        """Close a channel whose authentication failed: at once, or after
+        ``failed_authentication_delay_ms`` (Kafka 2.1's ``connection.failed.authentication.delay.ms``,
+        KIP-306). The broker's error response is written by then; closing right behind it lets a
+        client that reads the close together with the response (kafka-python does) lose the
+        response, and slows down no one guessing passwords."""
+        if self.failed_authentication_delay_ms <= 0:
+            self.close(channel.id)
+            self.disconnected.append(channel.id)
+            self.authentication_failures[channel.id] = error
+            return
+        channel.interest = 0  # nothing more is read from it or written to it
+        self._update_interest(channel)
+        deadline = self.time.milliseconds() + self.failed_authentication_delay_ms
+        self._delayed_closes[channel.id] = (deadline, error)
+
+    def _close_delayed_channels(self) -> None:
+        if not self._delayed_closes:
+            return
+        now = self.time.milliseconds()
+        for channel_id, (deadline, error) in list(self._delayed_closes.items()):
+            if now >= deadline:
+                del self._delayed_closes[channel_id]
+                self.close(channel_id)
+                self.disconnected.append(channel_id)
+                self.authentication_failures[channel_id] = error
 
     def _update_interest(self, channel: KafkaChannel) -> None:
         """Tell the OS what this channel now waits for, if that changed (after most reads and writes

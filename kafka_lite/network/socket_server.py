@@ -42,6 +42,8 @@ from kafka_lite.network.transfer import ResponseSend
 
 log = logging.getLogger(__name__)
 
+FAILED_AUTHENTICATION_DELAY_MS = 100  # Kafka 2.1's connection.failed.authentication.delay.ms default
+
 
 class TooManyConnectionsException(Exception):
     def __init__(self, ip: str, count: int) -> None:
@@ -98,7 +100,10 @@ class Processor(threading.Thread):
         self.connection_quotas = connection_quotas
         self.metrics = metrics
         self.time = time
-        self.selector = Selector(max_request_size, connections_max_idle_ms, time, channel_builder)
+        # A refused SASL login is closed 100 ms after its answer (Kafka 2.1's default delay).
+        self.selector = Selector(
+            max_request_size, connections_max_idle_ms, time, channel_builder, FAILED_AUTHENTICATION_DELAY_MS
+        )
         self._new_connections: queue.SimpleQueue[socket.socket] = queue.SimpleQueue()
         self._inflight_responses: dict[str, Response] = {}
         self._ips: dict[str, str] = {}  # connection id -> remote ip, for the quota on close
