@@ -229,7 +229,7 @@ class KafkaServer:
         host = c.advertised_host if c.advertised_host != "0.0.0.0" else "127.0.0.1"
         port = c.advertised_port or self.socket_server.port
         self._registration = (self.broker_id, host, port, c["broker.rack"])
-        self.zk.register_broker(*self._registration)
+        self.zk.register_broker(*self._registration, security_protocol=self.config.security_protocol)
         self.zk.client.add_listener(self._on_zk_state)
         self._started = True
         log.info("Broker %d started on %s:%d (cluster %s)", self.broker_id, host, port, self.cluster_id)
@@ -365,7 +365,7 @@ class KafkaServer:
         if self._shutdown_done.is_set():
             return
         try:
-            self.zk.register_broker(*self._registration)
+            self.zk.register_broker(*self._registration, security_protocol=self.config.security_protocol)
             log.info("Broker %d re-registered in ZooKeeper under a new session", self.broker_id)
         except Exception as e:  # kazoo's errors are many; the next session change retries
             log.warning("Broker %d could not re-register in ZooKeeper: %s", self.broker_id, e)

@@ -389,15 +389,23 @@ class ZkUtils:
 
     # --8<-- [start:register_broker]
     def register_broker(
-        self, broker_id: int, host: str, port: int, rack: str | None = None, jmx_port: int = -1
+        self,
+        broker_id: int,
+        host: str,
+        port: int,
+        rack: str | None = None,
+        jmx_port: int = -1,
+        *,
+        security_protocol: str = "PLAINTEXT",
     ) -> None:
         """The ephemeral ``/brokers/ids/<id>``: it lives as long as this broker's ZooKeeper session,
-        which is how the controller learns that a broker died (book 7.1)."""
+        which is how the controller learns that a broker died (book 7.1). Its endpoint names the
+        listener's security protocol (``SASL_PLAINTEXT://host:port`` on a SASL listener)."""
         info = {
             "version": 3,
             "host": host,
             "port": port,
-            "endpoints": [f"PLAINTEXT://{host}:{port}"],
+            "endpoints": [f"{security_protocol}://{host}:{port}"],
             "jmx_port": jmx_port,
             "timestamp": str(self._now_ms()),
         }
