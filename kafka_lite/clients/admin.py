@@ -704,6 +704,8 @@ class KafkaAdminClient:
             if now >= deadline:
                 raise TimeoutException(f"Timed out after {self.request_timeout_ms} ms waiting for {what}")
             self.client.poll(min(100, deadline - now), now)
+            if self.metadata.authentication_exception is not None:  # SASL refused us: no retry helps
+                raise self.metadata.authentication_exception
 
 
 def _raise_for(error_code: int, what: str) -> None:

@@ -47,6 +47,7 @@ JAAS = (
     'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";'
 )
 ALICE = {"sasl_mechanism": "PLAIN", "sasl_plain_username": "alice", "sasl_plain_password": "alice-secret"}
+WRONG_PASSWORD = {**ALICE, "sasl_plain_password": "guess"}
 
 
 @pytest.fixture(scope="module")
@@ -131,10 +132,8 @@ def test_kafka_python_wrong_password_gets_its_authentication_error(secured, capl
         kafka.KafkaProducer(
             bootstrap_servers=secured.bootstrap_servers,
             security_protocol="SASL_PLAINTEXT",
-            sasl_mechanism="PLAIN",
-            sasl_plain_username="alice",
-            sasl_plain_password="guess",
             bootstrap_timeout_ms=3000,
+            **WRONG_PASSWORD,
         )
     # kafka-python logs each refused attempt and keeps retrying until its bootstrap times out
     assert any("SaslAuthenticationFailedError" in r.getMessage() for r in caplog.records)
@@ -225,10 +224,8 @@ def test_kafka_lite_producer_wrong_password_raises_the_authentication_error(secu
     producer = LiteProducer(
         bootstrap_servers=secured.bootstrap_servers,
         security_protocol="SASL_PLAINTEXT",
-        sasl_mechanism="PLAIN",
-        sasl_plain_username="alice",
-        sasl_plain_password="guess",
         max_block_ms=10_000,
+        **WRONG_PASSWORD,
     )
     try:
         future = producer.send("anything", value=b"x")  # send fails the future, as Kafka's doSend does
@@ -236,6 +233,22 @@ def test_kafka_lite_producer_wrong_password_raises_the_authentication_error(secu
             future.get(timeout=15)
     finally:
         producer.close()
+
+
+def test_kafka_lite_consumer_and_admin_wrong_password_raise_the_authentication_error(secured):
+    security = {"security_protocol": "SASL_PLAINTEXT", **WRONG_PASSWORD}
+    consumer = LiteConsumer("anything", group_id="g", bootstrap_servers=secured.bootstrap_servers, **security)
+    try:
+        with pytest.raises(SaslAuthenticationException):
+            consumer.poll(timeout_ms=10_000)
+    finally:
+        consumer.close()
+    admin = KafkaAdminClient(secured.bootstrap_servers, request_timeout_ms=10_000, **security)
+    try:
+        with pytest.raises(SaslAuthenticationException):
+            admin.list_topics()
+    finally:
+        admin.close()
 
 
 def test_a_plaintext_client_cannot_talk_to_a_sasl_listener(secured):

@@ -36,6 +36,7 @@ from kafka_lite.network.sasl_server_authenticator import (
 )
 from kafka_lite.network.transfer import InvalidReceiveException
 from kafka_lite.server.kafka_apis import KafkaApis
+from tests.support.wire import WireClient
 
 pytestmark = pytest.mark.unit
 
@@ -59,43 +60,32 @@ class Wire:
     """The broker's end of a socket pair (non-blocking, as a processor's) and a client's blocking end."""
 
     def __init__(self) -> None:
-        self.server, self.client = socket.socketpair()
+        self.server, client = socket.socketpair()
         self.server.setblocking(False)
-        self.client.settimeout(2)
-        self._ids = iter(range(1, 1000))
+        client.settimeout(2)
+        self.client = WireClient.over(client)
 
     def send(self, payload: bytes) -> None:
-        self.client.sendall(struct.pack(">i", len(payload)) + payload)
+        self.client.send_raw(payload)
 
     def request(self, api: ApiKeys, version: int, body: dict) -> int:
-        correlation_id = next(self._ids)
-        self.send(encode_request(RequestHeader(api, version, correlation_id, "test"), body))
-        return correlation_id
+        return self.client.send(api, version, body)
 
     def frame(self) -> bytes:
-        (size,) = struct.unpack(">i", self._recv(4))
-        return self._recv(size)
+        return self.client.read_frame()
 
     def response(self, api: ApiKeys, version: int) -> dict:
         return parse_response(api, version, self.frame())[1]
 
-    def _recv(self, n: int) -> bytes:
-        data = b""
-        while len(data) < n:
-            chunk = self.client.recv(n - len(data))
-            if not chunk:
-                raise EOFError("closed")
-            data += chunk
-        return data
-
     def nothing_sent(self) -> bool:
-        self.client.settimeout(0.05)
+        sock = self.client.sock
+        sock.settimeout(0.05)
         try:
-            return self.client.recv(1) == b""
+            return sock.recv(1) == b""
         except TimeoutError:
             return True
         finally:
-            self.client.settimeout(2)
+            sock.settimeout(2)
 
     def close(self) -> None:
         self.server.close()
@@ -309,7 +299,7 @@ def test_an_authorization_id_naming_someone_else_is_refused(wire):
 
 def test_a_frame_larger_than_any_handshake_is_refused_before_it_is_read(wire):
     auth = new_server()
-    wire.client.sendall(struct.pack(">i", MAX_RECEIVE_SIZE + 1))
+    wire.client.sock.sendall(struct.pack(">i", MAX_RECEIVE_SIZE + 1))
     with pytest.raises(InvalidReceiveException):
         auth.authenticate(wire.server)
 
