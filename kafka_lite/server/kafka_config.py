@@ -14,6 +14,14 @@ classes as ``package.module:Class``. ``inter.broker.protocol.version`` (Kafka 0.
 only whether followers truncate by leader epoch (``api_version.py``). ``offsets.load.buffer.size``
 is not defined, since the group manager reads a partition's log segment by segment.
 
+Security (beyond the book; Kafka 0.10.2-0.11): ``listeners`` may be ``SASL_PLAINTEXT://host:port``;
+``sasl.enabled.mechanisms`` (PLAIN, SCRAM-SHA-256) and each mechanism's JAAS entries, read at start-up
+from ``listener.name.sasl_plaintext.<mechanism>.sasl.jaas.config`` or the ``KafkaServer`` section of
+the file ``java.security.auth.login.config`` names (a JVM system property in Kafka, a setting here);
+``security.inter.broker.protocol`` and ``sasl.mechanism.inter.broker.protocol`` for the broker's own
+connections, which log in as the JAAS entry's ``username``/``password``. Kafka's default mechanism is
+GSSAPI, which kafka_lite lacks, so the default here is PLAIN.
+
 The ``log.*`` settings are the broker-wide defaults of the topic settings in ``log_config.py``;
 ``log_config_props`` hands them over under the names ``LogConfig.from_broker`` expects. As in Kafka,
 ``log.retention.ms`` wins over ``log.retention.minutes``, which wins over ``log.retention.hours``
