@@ -1,7 +1,8 @@
 """The client's side of SASL/PLAIN: one token, ``NUL username NUL password``.
 
-Mirrors: the JDK's PLAIN ``SaslClient`` that Kafka's clients use (com.sun.security.sasl.PlainClient),
-         with the username and password of Kafka's PlainLoginModule (Kafka 0.11)
+Mirrors: org.apache.kafka.common.security.plain.PlainLoginModule (clients/src/main/java/org/apache/
+         kafka/common/security/plain/PlainLoginModule.java, Kafka 0.11), whose username and password
+         the JDK's PLAIN ``SaslClient`` sends
 Book:    beyond the book (Kafka 0.10.2–0.11's security)
 
 The client sends its token first (PLAIN has an initial response) and is then done: the server's
