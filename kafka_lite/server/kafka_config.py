@@ -83,14 +83,6 @@ def _zookeeper_connect(name: str, value: str) -> None:
         raise ConfigException(name, value, f"{expected} (a host is empty)")
 
 
-def _sasl_mechanisms(name: str, value: list[str]) -> None:
-    unknown = [m for m in value if m not in SASL_MECHANISMS]
-    if unknown or not value:
-        raise ConfigException(
-            name, ",".join(value), f"kafka_lite's SASL mechanisms are {', '.join(SASL_MECHANISMS)}"
-        )
-
-
 # --8<-- [start:config_def]
 CONFIG_DEF = (
     ConfigDef()
@@ -141,7 +133,7 @@ CONFIG_DEF = (
     .define("sasl.mechanism.inter.broker.protocol", Type.STRING, "PLAIN", ValidString.in_(*SASL_MECHANISMS), M,
             "The SASL mechanism of the broker's own connections (Kafka's default is GSSAPI, which "
             "kafka_lite does not have).")
-    .define("sasl.enabled.mechanisms", Type.LIST, ["PLAIN"], _sasl_mechanisms, M,
+    .define("sasl.enabled.mechanisms", Type.LIST, ["PLAIN"], None, M,
             "The SASL mechanisms a SASL listener accepts: PLAIN, SCRAM-SHA-256 (Kafka's default is GSSAPI).")
     .define(JAVA_LOGIN_CONFIG_PARAM, Type.STRING, None, None, M,
             "A JAAS file whose KafkaServer section configures the SASL login modules, when no "
@@ -374,7 +366,14 @@ class KafkaConfig:
                 f"protocol of a listener in listeners ({v['listeners']})"
             )
         if self.security_protocol != SASL_PLAINTEXT:
-            return {}
+            return {}  # a real server.properties may name GSSAPI for a listener it does not have
+        mechanisms = v["sasl.enabled.mechanisms"]
+        if not mechanisms or any(m not in SASL_MECHANISMS for m in mechanisms):
+            raise ConfigException(
+                "sasl.enabled.mechanisms",
+                ",".join(mechanisms),
+                f"kafka_lite's SASL mechanisms are {', '.join(SASL_MECHANISMS)}",
+            )
         if v["sasl.mechanism.inter.broker.protocol"] not in v["sasl.enabled.mechanisms"]:
             raise ConfigException(
                 f"sasl.mechanism.inter.broker.protocol ({v['sasl.mechanism.inter.broker.protocol']}) must be "

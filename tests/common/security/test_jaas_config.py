@@ -158,7 +158,14 @@ def test_a_sasl_listener_reads_its_jaas_line_and_the_inter_broker_credentials():
             "listener.name.sasl_plaintext.plain.sasl",
         ),
         ({"security.inter.broker.protocol": "SASL_PLAINTEXT"}, "must be the protocol of a listener"),
-        ({"sasl.enabled.mechanisms": "PLAIN,GSSAPI"}, "SASL mechanisms are PLAIN, SCRAM-SHA-256"),
+        (
+            {
+                "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+                **SASL_BETWEEN_BROKERS,
+                "sasl.enabled.mechanisms": "PLAIN,GSSAPI",
+            },
+            "SASL mechanisms are PLAIN, SCRAM-SHA-256",
+        ),
         (
             {
                 "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
