@@ -410,3 +410,14 @@ def test_fuzzed_authentication_never_crashes_the_broker_and_it_keeps_serving(sec
     )
     assert not [r for r in caplog.records if r.exc_info], "no tracebacks"
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("kafka_lite")]
+
+
+def test_the_broker_registers_its_sasl_endpoint(secured):
+    import json
+
+    zk = ZkUtils(secured.zk_connect)
+    try:
+        data, _ = zk.client.get("/brokers/ids/0")
+    finally:
+        zk.close()
+    assert json.loads(data)["endpoints"] == [f"SASL_PLAINTEXT://127.0.0.1:{secured.servers[0].port}"]
