@@ -16,6 +16,7 @@ as the ``admin`` user of its own JAAS line.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import socket
@@ -413,8 +414,6 @@ def test_fuzzed_authentication_never_crashes_the_broker_and_it_keeps_serving(sec
 
 
 def test_the_broker_registers_its_sasl_endpoint(secured):
-    import json
-
     zk = ZkUtils(secured.zk_connect)
     try:
         data, _ = zk.client.get("/brokers/ids/0")
