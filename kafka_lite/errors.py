@@ -101,6 +101,7 @@ KAFKA_PYTHON_NAMES: dict[int, tuple[str, ...]] = {
     53: ("TransactionalIdAuthorizationFailedError",),  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     54: ("SecurityDisabledError",),  # SECURITY_DISABLED
     55: ("OperationNotAttemptedError",),  # OPERATION_NOT_ATTEMPTED
+    58: ("SaslAuthenticationFailedError",),  # SASL_AUTHENTICATION_FAILED (Kafka 1.0)
 }
 
 # The errors no broker sends: kafka-python's names for Kafka's client-side classes.

@@ -1,6 +1,6 @@
 """``kafka-lite configs``: describe a topic's or a broker's configs, alter a topic's, and describe or
-alter in ZooKeeper a broker's dynamic configs (the replication throttle's rates) and a client id's
-quotas.
+alter in ZooKeeper a broker's dynamic configs (the replication throttle's rates), a client id's
+quotas and a user's SCRAM credentials.
 
 No Kafka twin: modelled on bin/kafka-configs.sh (kafka.admin.ConfigCommand, Kafka 0.11), over the
 wire: Kafka 0.11's tool wrote ``/config/topics/<topic>`` in ZooKeeper itself; the DescribeConfigs and
@@ -9,7 +9,7 @@ AlterConfigs requests of the same release are what kafka-configs.sh's ``--bootst
 with ``--entity-type brokers``, since 0.11's AlterConfigs refuses brokers; so do client quotas,
 ``--entity-type clients``, which no request of 0.11 carries.
 Book:    chapter 7 (the admin tools; a topic's settings live in ZooKeeper), 7.1.6 (the throttle rates);
-         chapter 10, 10.1 (client quotas)
+         chapter 10, 10.1 (client quotas); SCRAM credentials are beyond the book (Kafka 0.10.2's KIP-84)
 
 ``--alter`` reads the topic's overrides, adds ``--add-config`` and removes ``--delete-config``, and
 sends the whole new set (AlterConfigs replaces a topic's overrides, it does not patch them), as
@@ -28,6 +28,14 @@ and ``request_percentage``, numbers above 0::
     kafka-lite configs --zookeeper Z --entity-type clients --entity-name clicks --alter \\
         --add-config producer_byte_rate=1048576,consumer_byte_rate=2097152
     kafka-lite configs --zookeeper Z --entity-type clients --entity-default --describe
+
+and to ``/config/users/<user>``, where a SCRAM password is salted and hashed here, before it is
+written, as ConfigCommand does (ZooKeeper and the brokers never see the password itself); describe
+shows each mechanism's iterations, never its salt or keys::
+
+    kafka-lite configs --zookeeper Z --entity-type users --entity-name alice --alter \\
+        --add-config 'SCRAM-SHA-256=[iterations=4096,password=alice-secret]'
+    kafka-lite configs --zookeeper Z --entity-type users --entity-name alice --delete-config SCRAM-SHA-256 --alter
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from rich.table import Table
 from kafka_lite.cli import CliError, admin_client
 
 REQUEST_TIMEOUT_MS = 15_000
-ENTITY_TYPES = {"topics": "TOPIC", "brokers": "BROKER", "clients": "CLIENT"}
+ENTITY_TYPES = {"topics": "TOPIC", "brokers": "BROKER", "clients": "CLIENT", "users": "USER"}
 DEFAULT_ENTITY_NAME = "<default>"  # Kafka's ConfigEntityName.Default
 ENTITY_DEFAULT_USAGE = (
     "--entity-default may be used instead of --entity-name when describing or altering default "
@@ -63,10 +71,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     action.add_argument("--describe", action="store_true", help="list the entity's configs")
     action.add_argument("--alter", action="store_true", help="add or delete a topic's config overrides")
     parser.add_argument(
-        "--entity-type", required=True, choices=sorted(ENTITY_TYPES), help="topics, brokers or clients"
+        "--entity-type", required=True, choices=sorted(ENTITY_TYPES), help="topics, brokers, clients or users"
     )
     entity = parser.add_mutually_exclusive_group(required=True)
-    entity.add_argument("--entity-name", metavar="NAME", help="the topic, the broker id or the client id")
+    entity.add_argument(
+        "--entity-name", metavar="NAME", help="the topic, the broker id, the client id or the user"
+    )
     entity.add_argument(
         "--entity-default", action="store_true", help="with --entity-type clients: every client id's default"
     )
@@ -102,10 +112,10 @@ def parse_add_config(text: str) -> dict[str, str]:
 def run(args: argparse.Namespace, console) -> int:
     from kafka_lite.clients.admin import ConfigResource, ConfigResourceType
 
-    if args.entity_type == "clients" and args.zookeeper is None:
+    if args.entity_type in ("clients", "users") and args.zookeeper is None:
         raise CliError(
-            "--entity-type clients goes with --zookeeper: Kafka 0.11 keeps client quotas in ZooKeeper, "
-            "and no request carries them",
+            f"--entity-type {args.entity_type} goes with --zookeeper: Kafka 0.11 keeps client quotas and "
+            f"SCRAM credentials in ZooKeeper, and no request carries them",
             exit_code=2,
         )
     if args.entity_default and args.entity_type != "clients":
@@ -176,11 +186,18 @@ def _alter(admin, args, resource_type, entries: dict, to_add: dict[str, str], co
 def _zookeeper_configs(args, to_add: dict[str, str], console) -> int:
     from kafka_lite.common.errors import ConfigException, KafkaException
     from kafka_lite.server.config_handler import validate_broker_config, validate_client_config
-    from kafka_lite.zk.zk_utils import ZkUtils
+    from kafka_lite.zk.zk_utils import CONFIG_TYPE_USER, ZkUtils
 
     if args.entity_type == "clients":
         entity, validate = _client_entity(args), validate_client_config
         label = "default client-id" if entity == DEFAULT_ENTITY_NAME else f"client-id '{entity}'"
+    elif args.entity_type == "users":
+        entity, validate, label = (
+            _user_entity(args),
+            _validate_user_config,
+            f"user-principal '{args.entity_name}'",
+        )
+        to_add = _scram_credentials(to_add)
     else:
         entity, validate = str(_broker_id(args)), validate_broker_config
         label = f"brokers '{entity}'"
@@ -192,7 +209,7 @@ def _zookeeper_configs(args, to_add: dict[str, str], console) -> int:
     try:
         configs = zk.fetch_entity_config(entity_type, entity)
         if args.describe:
-            shown = ",".join(f"{k}={v}" for k, v in configs.items())
+            shown = ",".join(f"{k}={_shown_value(k, v)}" for k, v in configs.items())
             console.print(f"Configs for {label} are {shown}", markup=False, highlight=False, soft_wrap=True)
             return 0
         to_delete = (
@@ -208,6 +225,8 @@ def _zookeeper_configs(args, to_add: dict[str, str], console) -> int:
             raise CliError(str(e), exit_code=2) from None
         if args.entity_type == "clients":
             zk.change_client_id_config(entity, new)
+        elif args.entity_type == "users":
+            zk.change_entity_config(CONFIG_TYPE_USER, entity, new)
         else:
             zk.change_broker_config([int(entity)], new)
     finally:
@@ -239,3 +258,64 @@ def _client_entity(args) -> str:
             exit_code=2,
         )
     return args.entity_name
+
+
+# -- a user's SCRAM credentials (KIP-84) ------------------------------------------------------------------
+
+
+def _user_entity(args) -> str:
+    if args.entity_default:
+        raise CliError(
+            "--entity-default: kafka_lite has no user quotas, and credentials belong to one user", exit_code=2
+        )
+    if not args.entity_name or "/" in args.entity_name:
+        raise CliError(
+            f"Invalid user {args.entity_name!r}: it names a znode under /config/users", exit_code=2
+        )
+    return args.entity_name
+
+
+def _scram_credentials(to_add: dict[str, str]) -> dict[str, str]:
+    """``SCRAM-SHA-256=[iterations=4096,password=...]`` as the stored credential string
+    (ConfigCommand's ``preProcessScramCredentials``): salted and hashed here, the password dropped."""
+    from kafka_lite.common.security.sasl import SCRAM_SHA_256
+    from kafka_lite.common.security.scram.scram_credential_utils import credential_to_string
+    from kafka_lite.common.security.scram.scram_formatter import MIN_ITERATIONS, generate_credential
+
+    out = dict(to_add)
+    if SCRAM_SHA_256 in to_add:
+        fields = dict(item.partition("=")[::2] for item in to_add[SCRAM_SHA_256].split(",") if item)
+        unknown = sorted(set(fields) - {"iterations", "password"})
+        if "password" not in fields or unknown:
+            raise CliError(
+                f"{SCRAM_SHA_256}: expected [iterations=<n>,password=<password>] (iterations optional)"
+                + (f", not {', '.join(unknown)}" if unknown else ""),
+                exit_code=2,
+            )
+        try:
+            iterations = int(fields.get("iterations", MIN_ITERATIONS))
+            out[SCRAM_SHA_256] = credential_to_string(generate_credential(fields["password"], iterations))
+        except ValueError as e:
+            raise CliError(f"{SCRAM_SHA_256}: {e}", exit_code=2) from None
+    return out
+
+
+def _validate_user_config(configs: dict[str, str]) -> None:
+    from kafka_lite.common.errors import ConfigException
+    from kafka_lite.common.security.sasl import SCRAM_SHA_256
+
+    unknown = sorted(set(configs) - {SCRAM_SHA_256})
+    if unknown:
+        raise ConfigException(
+            f"Unknown user config(s) {', '.join(unknown)}: kafka_lite keeps only {SCRAM_SHA_256} credentials "
+            f"per user (its quotas are per client id)"
+        )
+
+
+def _shown_value(key: str, value: str) -> str:
+    """A SCRAM credential shows its iterations only: its salt and keys are as good as a password
+    hash to an attacker."""
+    if key.startswith("SCRAM-"):
+        iterations = dict(item.partition("=")[::2] for item in value.split(",")).get("iterations", "?")
+        return f"[iterations={iterations}]"
+    return value

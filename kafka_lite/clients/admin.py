@@ -53,6 +53,7 @@ from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.internals.consumer_protocol import PROTOCOL_TYPE, deserialize_assignment
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.network.channel_builders import client_channel_builder
 from kafka_lite.network.selector import Selector
 
 T = TypeVar("T")
@@ -237,14 +238,21 @@ class KafkaAdminClient:
         request_timeout_ms: int = 30_000,
         retry_backoff_ms: int = 100,
         time: Time = SYSTEM,
+        security_protocol: str = "PLAINTEXT",
+        sasl_mechanism: str = "PLAIN",
+        sasl_plain_username: str | None = None,
+        sasl_plain_password: str | None = None,
     ) -> None:
         self.time = time
         self.request_timeout_ms = request_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.metadata = Metadata(time=time)
         self.metadata.bootstrap(parse_bootstrap(bootstrap_servers), time.milliseconds())
+        channel_builder = client_channel_builder(
+            security_protocol, sasl_mechanism, sasl_plain_username, sasl_plain_password, client_id
+        )
         self.client = NetworkClient(
-            Selector(time=time),
+            Selector(time=time, channel_builder=channel_builder),
             client_id,
             request_timeout_ms=request_timeout_ms,
             time=time,
@@ -743,6 +751,8 @@ class KafkaAdminClient:
             if now >= deadline:
                 raise TimeoutException(f"Timed out after {self.request_timeout_ms} ms waiting for {what}")
             self.client.poll(min(100, deadline - now), now)
+            if self.metadata.authentication_exception is not None:  # SASL refused us: no retry helps
+                raise self.metadata.authentication_exception
 
 
 def _raise_for(error_code: int, what: str) -> None:

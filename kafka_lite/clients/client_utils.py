@@ -1,6 +1,7 @@
-"""Helpers the clients share: the bootstrap servers' addresses.
+"""Helpers the clients share: the bootstrap servers' addresses, and the channel builder their
+security settings call for.
 
-Mirrors: org.apache.kafka.clients.ClientUtils.parseAndValidateAddresses
+Mirrors: org.apache.kafka.clients.ClientUtils.parseAndValidateAddresses and createChannelBuilder
          (clients/src/main/java/org/apache/kafka/clients/ClientUtils.java, Kafka 0.10.1)
 Book:    chapter 2, 2.1 (the producer's configuration: bootstrap.servers)
 Differs: no DNS lookup here: an address is resolved when the client connects to it.
@@ -8,7 +9,11 @@ Differs: no DNS lookup here: an address is resolved when the client connects to 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from kafka_lite.common.errors import KafkaException
+from kafka_lite.network.channel_builders import ChannelBuilder, client_channel_builder
 
 
 def parse_bootstrap(servers: str | list[str]) -> list[tuple[str, int]]:
@@ -23,3 +28,15 @@ def parse_bootstrap(servers: str | list[str]) -> list[tuple[str, int]]:
     if not addresses:
         raise KafkaException("No bootstrap servers given")
     return addresses
+
+
+def create_channel_builder(config: Mapping[str, Any], client_id: str) -> ChannelBuilder:
+    """A client's channel builder from its parsed ``security.protocol``, ``sasl.mechanism``,
+    ``sasl.plain.username`` and ``sasl.plain.password``."""
+    return client_channel_builder(
+        config["security.protocol"],
+        config["sasl.mechanism"],
+        config["sasl.plain.username"],
+        config["sasl.plain.password"],
+        client_id,
+    )

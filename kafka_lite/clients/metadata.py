@@ -142,6 +142,9 @@ class Metadata:
         # False: ask with Metadata v4 and allow_auto_topic_creation=false (a consumer's
         # allow.auto.create.topics), so an unknown topic is reported, never created by the asking.
         self.allow_auto_topic_creation = True
+        # Set when a connection's SASL authentication failed (Kafka 1.0's Metadata.authenticationException):
+        # retrying cannot help, so whoever waits for metadata gets it instead of a timeout.
+        self.authentication_exception: Exception | None = None
         self._changed = threading.Condition()
 
     def bootstrap(self, addresses: list[tuple[str, int]], now: int) -> None:
@@ -174,15 +177,28 @@ class Metadata:
             self.cluster = cluster
             self.need_update = False
             self.last_refresh_ms = self.last_successful_refresh_ms = now
+            self.authentication_exception = None
             self.version += 1
             self._changed.notify_all()
 
-    def failed_update(self, now: int) -> None:
-        """A refresh failed: back off before the next attempt."""
-        self.last_refresh_ms = now
+    def failed_update(self, now: int, authentication_exception: Exception | None = None) -> None:
+        """A refresh failed: back off before the next attempt; an authentication failure is kept for
+        ``await_update`` to raise."""
+        with self._changed:
+            self.last_refresh_ms = now
+            if authentication_exception is not None:
+                self.authentication_exception = authentication_exception
+                self._changed.notify_all()
 
     def await_update(self, last_version: int, max_wait_ms: int) -> None:
         """Block until a refresh newer than ``last_version`` lands (Kafka's producer.waitOnMetadata)."""
         with self._changed:
-            if not self.time.wait_for(self._changed, lambda: self.version > last_version, max_wait_ms):
+            updated = self.time.wait_for(
+                self._changed,
+                lambda: self.version > last_version or self.authentication_exception is not None,
+                max_wait_ms,
+            )
+            if self.authentication_exception is not None:
+                raise self.authentication_exception
+            if not updated:
                 raise TimeoutException(f"Failed to update metadata after {max_wait_ms} ms.")

@@ -90,6 +90,12 @@ class NetworkClient:
         # refresh has not yet heard it is back) is still reconnected where it was chosen.
         self._last_addresses: dict[str, tuple[str, int]] = {}
         self._correlation = itertools.count()
+        self._authentication_exceptions: dict[str, Exception] = {}
+
+    def authentication_exception(self, node: str) -> Exception | None:
+        """Why the last connection to ``node`` failed SASL authentication, if it did (Kafka 1.0's
+        ``NetworkClient.authenticationException``)."""
+        return self._authentication_exceptions.get(node)
 
     def set_node(self, node: str, host: str, port: int) -> None:
         self._addresses[node] = (host, port)
@@ -204,6 +210,14 @@ class NetworkClient:
 
     def _process_disconnection(self, node: str, responses: list[ClientResponse], now: int) -> None:
         self.connection_states.disconnected(node, now)
+        failure = self.selector.authentication_failures.get(node)
+        if failure is not None:
+            # SASL refused us (Kafka 1.0's AUTHENTICATION_FAILED state): say so once, loudly, and
+            # hand the error to whoever waits for metadata; reconnecting would only be refused again.
+            log.error("Connection to node %s failed authentication due to: %s", node, failure)
+            self._authentication_exceptions[node] = failure
+            if self.metadata is not None:
+                self.metadata.failed_update(now, failure)
         if self.metadata is not None:
             self.metadata.request_update()  # a lost broker may mean moved leaders
         for request in self.in_flight.clear_all(node):
@@ -212,6 +226,7 @@ class NetworkClient:
 
     def _handle_connections(self) -> None:
         for node in self.selector.connected:
+            self._authentication_exceptions.pop(node, None)
             self.connection_states.connected(node)
 
     def _handle_timed_out_requests(self, responses: list[ClientResponse], now: int) -> None:

@@ -425,6 +425,13 @@ ERROR_TABLE: tuple[tuple[int, str, str, str, str], ...] = (
         "A",
         "The broker skipped this operation because another in the same request failed.",
     ),
+    (
+        58,
+        "SASL_AUTHENTICATION_FAILED",
+        "SaslAuthenticationException",
+        "A",
+        "SASL authentication failed: the credentials were not accepted.",
+    ),
 )
 
 # Kafka 0.10's names for codes that were renamed later (shown in the docs beside the current name).

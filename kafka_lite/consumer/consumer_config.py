@@ -23,7 +23,7 @@ maps it to Kafka's dotted name, and every error names the setting::
 
 from __future__ import annotations
 
-from kafka_lite.clients.common_client_configs import CommonClientConfigs
+from kafka_lite.clients.common_client_configs import CommonClientConfigs, define_security_configs
 from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type, ValidString
 
 H = Importance.HIGH
@@ -96,3 +96,4 @@ CONFIG_DEF = (
             "acknowledged commit.")
 )  # fmt: skip
 # --8<-- [end:config_def]
+define_security_configs(CONFIG_DEF)

@@ -60,7 +60,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafka_lite.clients.client_utils import parse_bootstrap
+from kafka_lite.clients.client_utils import create_channel_builder, parse_bootstrap
 from kafka_lite.clients.metadata import Cluster, Metadata, PartitionInfo
 from kafka_lite.clients.network_client import NetworkClient
 from kafka_lite.common.errors import (
@@ -186,7 +186,7 @@ class KafkaConsumer:
         self.metadata.allow_auto_topic_creation = self.config["allow.auto.create.topics"]
         self.metadata.bootstrap(parse_bootstrap(self.config["bootstrap.servers"]), time.milliseconds())
         network = NetworkClient(
-            Selector(time=time),
+            Selector(time=time, channel_builder=create_channel_builder(self.config, self.client_id)),
             self.client_id,
             max_in_flight_requests_per_connection=MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION,
             reconnect_backoff_ms=self.config["reconnect.backoff.ms"],

@@ -28,6 +28,7 @@ from kafka_lite.clients.network_client import ClientRequest, ClientResponse, Net
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.network.channel_builders import PLAINTEXT_CHANNEL_BUILDER, ChannelBuilder
 from kafka_lite.network.selector import Selector
 from kafka_lite.zk.zk_utils import LeaderAndIsr
 
@@ -46,7 +47,14 @@ class _QueueItem:
 
 class RequestSendThread(threading.Thread):
     def __init__(
-        self, controller_id: int, broker_id: int, host: str, port: int, timeout_ms: int, time: Time
+        self,
+        controller_id: int,
+        broker_id: int,
+        host: str,
+        port: int,
+        timeout_ms: int,
+        time: Time,
+        channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
     ) -> None:
         super().__init__(name=f"Controller-{controller_id}-to-broker-{broker_id}-send-thread", daemon=True)
         self.broker_id = broker_id
@@ -54,7 +62,10 @@ class RequestSendThread(threading.Thread):
         self.time = time
         self.queue: queue.Queue[_QueueItem | None] = queue.Queue()
         self.client = NetworkClient(
-            Selector(time=time), f"controller-{controller_id}", request_timeout_ms=timeout_ms, time=time
+            Selector(time=time, channel_builder=channel_builder),
+            f"controller-{controller_id}",
+            request_timeout_ms=timeout_ms,
+            time=time,
         )
         self.client.set_node(self.node, host, port)
         self._running = threading.Event()
@@ -114,8 +125,15 @@ class RequestSendThread(threading.Thread):
 
 
 class ControllerChannelManager:
-    def __init__(self, controller_id: int, timeout_ms: int = 30_000, time: Time = SYSTEM) -> None:
+    def __init__(
+        self,
+        controller_id: int,
+        timeout_ms: int = 30_000,
+        time: Time = SYSTEM,
+        channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
+    ) -> None:
         self.controller_id = controller_id
+        self.channel_builder = channel_builder
         self.timeout_ms = timeout_ms
         self.time = time
         self._threads: dict[int, RequestSendThread] = {}
@@ -125,7 +143,9 @@ class ControllerChannelManager:
         with self._lock:
             if broker_id in self._threads:
                 return
-            thread = RequestSendThread(self.controller_id, broker_id, host, port, self.timeout_ms, self.time)
+            thread = RequestSendThread(
+                self.controller_id, broker_id, host, port, self.timeout_ms, self.time, self.channel_builder
+            )
             self._threads[broker_id] = thread
             thread.start()
 

@@ -56,6 +56,7 @@ from kafka_lite.controller.preferred_replica_election import PreferredReplicaEle
 from kafka_lite.controller.replica_state_machine import PartitionAndReplica, ReplicaState, ReplicaStateMachine
 from kafka_lite.controller.topic_deletion_manager import DeleteTopicsListener, TopicDeletionManager
 from kafka_lite.log.log_config import LogConfig
+from kafka_lite.network.channel_builders import PLAINTEXT_CHANNEL_BUILDER, ChannelBuilder
 from kafka_lite.utils.scheduler import KafkaScheduler, Scheduler
 from kafka_lite.zk.zk_utils import (
     BROKER_IDS_PATH,
@@ -151,18 +152,21 @@ class KafkaController:
         leader_imbalance_per_broker_percentage: int = 10,
         auto_rebalance_scheduler: Scheduler | None = None,
         delete_topic_enable: bool = False,
+        channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
     ) -> None:
         """``log_config_props``: the broker's defaults of the topic settings (``KafkaConfig.log_config_props``),
         which a topic's overrides in ZooKeeper replace; the controller reads ``unclean.leader.election.enable``
         from them. The ``auto_leader_rebalance_*``/``leader_imbalance_*`` arguments are the broker's
         settings of those names; ``auto_rebalance_scheduler`` runs the rebalance check (a
         ``MockScheduler`` in tests; a ``KafkaScheduler`` on ``time`` by default).
-        ``delete_topic_enable``: the broker's ``delete.topic.enable``."""
+        ``delete_topic_enable``: the broker's ``delete.topic.enable``. ``channel_builder``: how its
+        connections to the brokers authenticate (``security.inter.broker.protocol``)."""
         self.broker_id = broker_id
         self.zk = zk
         self.log_config_props = dict(log_config_props or {})
         self.time = time
         self.socket_timeout_ms = socket_timeout_ms
+        self.channel_builder = channel_builder
         self.epoch = 0
         self.active_controller_id = -1
         self.context = ControllerContext()
@@ -442,7 +446,9 @@ class KafkaController:
     def _initialize_controller_context(self) -> None:
         ctx = self.context
         ctx.clear()
-        self.channel_manager = self.channel_manager_class(self.broker_id, self.socket_timeout_ms, self.time)
+        self.channel_manager = self.channel_manager_class(
+            self.broker_id, self.socket_timeout_ms, self.time, self.channel_builder
+        )
         for broker in self.zk.get_all_brokers():
             ctx.live_brokers_by_id[broker.id] = broker
             self.channel_manager.add_broker(broker.id, broker.host, broker.port)

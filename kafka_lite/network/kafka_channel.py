@@ -1,8 +1,12 @@
 """One connection: its socket, at most one send in progress, and the receive being assembled.
 
 Mirrors: org.apache.kafka.common.network.KafkaChannel (clients/.../common/network/KafkaChannel.java,
-         Kafka 0.10.1), with PlaintextTransportLayer folded in (no TLS or SASL in kafka_lite)
+         Kafka 0.10.1), with PlaintextTransportLayer folded in (no TLS in kafka_lite)
 Book:    chapter 2, 2.1.3 (the client's network connection objects)
+
+A channel may carry an authenticator (a SASL listener's, or a SASL client's): until it is complete
+the channel is not ``ready()``, and the selector calls ``prepare()`` instead of reading requests, as
+Kafka's does. A PLAINTEXT channel has none and is ready once connected, as ``User:ANONYMOUS``.
 
 Why one send at a time: Kafka keeps request order per connection. The selector only asks the OS to
 tell it when the socket is writable (``OP_WRITE``) while a send is in progress, and a second
@@ -18,15 +22,36 @@ from __future__ import annotations
 import os
 import selectors
 import socket
+from typing import Protocol
 
+from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
 from kafka_lite.network.transfer import UNLIMITED, NetworkReceive, NetworkSend, PeerClosedException
 
 
+class Authenticator(Protocol):
+    """Kafka's ``Authenticator``: runs on a connected channel until ``complete()``, doing its own I/O."""
+
+    def authenticate(self, sock: socket.socket) -> None: ...
+
+    def has_pending_send(self) -> bool: ...
+
+    def complete(self) -> bool: ...
+
+    def principal(self) -> KafkaPrincipal: ...
+
+
 class KafkaChannel:
-    def __init__(self, channel_id: str, sock: socket.socket, max_receive_size: int = UNLIMITED) -> None:
+    def __init__(
+        self,
+        channel_id: str,
+        sock: socket.socket,
+        max_receive_size: int = UNLIMITED,
+        authenticator: Authenticator | None = None,
+    ) -> None:
         self.id = channel_id
         self.socket = sock
         self.max_receive_size = max_receive_size
+        self.authenticator = authenticator
         self.interest = 0  # the selectors.EVENT_* bits this channel wants
         self.connected = False
         self.muted = False
@@ -89,12 +114,39 @@ class KafkaChannel:
         if error:
             raise OSError(error, f"connection to node {self.id} failed: {os.strerror(error)}")
         self.connected = True
+        if self.authenticator is not None and not self.authenticator.complete():
+            self.interest = selectors.EVENT_WRITE | selectors.EVENT_READ  # the first prepare() decides
+            return True
         # While connecting, writability meant "the connect finished"; from now on it means "a send
         # can make progress", so keep asking only if a send is waiting.
         self.interest = selectors.EVENT_WRITE if self._send is not None else 0
         if not self.muted:
             self.interest |= selectors.EVENT_READ
         return True
+
+    # -- authenticating ------------------------------------------------------------------------------------
+
+    def ready(self) -> bool:
+        """Connected, and authenticated if this channel authenticates (Kafka's ``KafkaChannel.ready``)."""
+        return self.connected and (self.authenticator is None or self.authenticator.complete())
+
+    def prepare(self) -> None:
+        """Let the authenticator read or write (Kafka's ``KafkaChannel.prepare``); while it works it
+        alone decides what the channel waits for."""
+        assert self.authenticator is not None
+        self.authenticator.authenticate(self.socket)
+        if self.authenticator.complete():
+            self.interest = selectors.EVENT_WRITE if self._send is not None else 0
+            if not self.muted:
+                self.interest |= selectors.EVENT_READ
+        elif self.authenticator.has_pending_send():
+            self.interest = selectors.EVENT_WRITE
+        else:
+            self.interest = selectors.EVENT_READ
+
+    def principal(self) -> KafkaPrincipal:
+        """Who the peer authenticated as: ``User:ANONYMOUS`` on a channel that does not authenticate."""
+        return KafkaPrincipal.ANONYMOUS if self.authenticator is None else self.authenticator.principal()
 
     def close(self) -> None:
         try:

@@ -5,7 +5,10 @@ Mirrors: org.apache.kafka.common.network.Selector (clients/.../common/network/Se
 Book:    chapter 2, 2.1.4 (the selector handling network requests)
 Differs: no staged receives: Kafka 0.10.1 hands out at most one receive per channel per poll and
          keeps the rest staged; here a channel's read returns at most one complete frame per poll
-         anyway (the next one stays in the socket buffer), which gives the same ordering. No SSL.
+         anyway (the next one stays in the socket buffer), which gives the same ordering. No SSL. A channel
+         that authenticates (SASL) is listed in ``connected`` once it is authenticated, not when its
+         TCP connect completes, so a client sends nothing on it before (Kafka 0.10 lists it at once
+         and checks ``isChannelReady``).
 
 ``poll(timeout_ms)`` waits for I/O, finishes connects, advances sends and receives, and leaves the
 results in four lists that the caller (``NetworkClient``, or the broker's ``Processor``) reads after
@@ -21,6 +24,7 @@ import selectors
 import socket
 
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.network.channel_builders import PLAINTEXT_CHANNEL_BUILDER, ChannelBuilder
 from kafka_lite.network.kafka_channel import KafkaChannel
 from kafka_lite.network.transfer import (
     UNLIMITED,
@@ -39,8 +43,15 @@ class Selector:
         max_receive_size: int = UNLIMITED,
         connections_max_idle_ms: int = 9 * 60 * 1000,
         time: Time = SYSTEM,
+        channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
+        failed_authentication_delay_ms: int = 0,
     ) -> None:
         self.max_receive_size = max_receive_size
+        self.failed_authentication_delay_ms = failed_authentication_delay_ms
+        self._delayed_closes: dict[str, tuple[int, Exception]] = {}  # channel id -> (close at, why)
+        # Builds each connection's channel: with an authenticator on a SASL listener or client
+        # (Kafka's ChannelBuilder, chosen by security.protocol), with none on PLAINTEXT.
+        self.channel_builder = channel_builder
         self.connections_max_idle_ms = connections_max_idle_ms
         self.time = time
         self._selector = selectors.DefaultSelector()
@@ -52,6 +63,9 @@ class Selector:
         self.completed_receives: list[NetworkReceive] = []
         self.connected: list[str] = []
         self.disconnected: list[str] = []
+        # Why a channel in ``disconnected`` was closed, when its authentication failed (Kafka 1.0's
+        # ``ChannelState.AUTHENTICATE``): the client turns it into its authentication error.
+        self.authentication_failures: dict[str, Exception] = {}
         # Woken by ``wakeup()`` from another thread (the producer's send() wakes the Sender's poll).
         # Both ends are non-blocking: a poll drains every pending byte at once, and a wakeup never
         # waits for a poll to drain them.
@@ -80,14 +94,14 @@ class Selector:
         if code not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK):
             sock.close()
             raise OSError(code, f"connect to {address} failed immediately")
-        channel = KafkaChannel(channel_id, sock, self.max_receive_size)
+        channel = self.channel_builder.build_channel(channel_id, sock, self.max_receive_size)
         channel.interest = selectors.EVENT_WRITE  # a connect completes when the socket turns writable
         self._add(channel)
 
     def register(self, channel_id: str, sock: socket.socket) -> None:
         """Adopt an already-connected socket (the broker's processor, after the acceptor hands it over)."""
         sock.setblocking(False)
-        channel = KafkaChannel(channel_id, sock, self.max_receive_size)
+        channel = self.channel_builder.build_channel(channel_id, sock, self.max_receive_size)
         channel.connected = True
         channel.interest = selectors.EVENT_READ
         self._add(channel)
@@ -98,6 +112,7 @@ class Selector:
         self._update_interest(channel)
 
     def close(self, channel_id: str) -> None:
+        self._delayed_closes.pop(channel_id, None)
         channel = self.channels.pop(channel_id, None)
         self._last_active.pop(channel_id, None)
         if channel is not None:
@@ -158,6 +173,10 @@ class Selector:
         self.completed_receives.clear()
         self.connected.clear()
         self.disconnected.clear()
+        self.authentication_failures.clear()
+        if self._delayed_closes:  # wake for the first close that falls due
+            first = min(deadline for deadline, _ in self._delayed_closes.values())
+            timeout_ms = min(timeout_ms, max(first - self.time.milliseconds(), 0))
         events = self._selector.select(max(timeout_ms, 0) / 1000.0)
         for key, mask in events:
             channel: KafkaChannel | None = key.data
@@ -178,6 +197,14 @@ class Selector:
                     log.warning("Connection with %s disconnected: %s", channel.id, e)
                 self.close(channel.id)
                 self.disconnected.append(channel.id)
+            except Exception as e:
+                if channel.ready():
+                    raise
+                # The authenticator refused the peer (wrong credentials, a request out of turn) or
+                # could not read its bytes: close this connection, and nothing else.
+                log.info("Closing connection %s: authentication failed: %s", channel.id, e)
+                self._close_after_failed_authentication(channel, e)
+        self._close_delayed_channels()
         self._expire_idle_connections()
 
     # --8<-- [end:poll]
@@ -186,7 +213,16 @@ class Selector:
         self._touch(channel.id)
         if not channel.connected and mask & selectors.EVENT_WRITE:
             channel.finish_connect()
-            self.connected.append(channel.id)
+            if channel.ready():
+                self.connected.append(channel.id)
+            self._update_interest(channel)
+            return
+        if channel.connected and not channel.ready():
+            # Authenticating: the authenticator reads and writes its own frames until it is done, and
+            # only then does the connection count as connected (the client) or carry requests.
+            channel.prepare()
+            if channel.ready():
+                self.connected.append(channel.id)
             self._update_interest(channel)
             return
         if channel.connected and mask & selectors.EVENT_READ and not channel.muted:
@@ -198,6 +234,33 @@ class Selector:
             if send is not None:
                 self.completed_sends.append(send)
         self._update_interest(channel)
+
+    def _close_after_failed_authentication(self, channel: KafkaChannel, error: Exception) -> None:
+        """Close a channel whose authentication failed: at once, or after
+        ``failed_authentication_delay_ms`` (Kafka 2.1's ``connection.failed.authentication.delay.ms``,
+        KIP-306). The broker's error response is written by then; closing right behind it lets a
+        client that reads the close together with the response (kafka-python does) lose the
+        response, and slows down no one guessing passwords."""
+        if self.failed_authentication_delay_ms <= 0:
+            self.close(channel.id)
+            self.disconnected.append(channel.id)
+            self.authentication_failures[channel.id] = error
+            return
+        channel.interest = 0  # nothing more is read from it or written to it
+        self._update_interest(channel)
+        deadline = self.time.milliseconds() + self.failed_authentication_delay_ms
+        self._delayed_closes[channel.id] = (deadline, error)
+
+    def _close_delayed_channels(self) -> None:
+        if not self._delayed_closes:
+            return
+        now = self.time.milliseconds()
+        for channel_id, (deadline, error) in list(self._delayed_closes.items()):
+            if now >= deadline:
+                del self._delayed_closes[channel_id]
+                self.close(channel_id)
+                self.disconnected.append(channel_id)
+                self.authentication_failures[channel_id] = error
 
     def _update_interest(self, channel: KafkaChannel) -> None:
         """Tell the OS what this channel now waits for, if that changed (after most reads and writes

@@ -4,7 +4,8 @@ Mirrors: kafka.network.SocketServer, Acceptor, Processor and ConnectionQuotas
          (core/src/main/scala/kafka/network/SocketServer.scala, Kafka 0.10.1)
 Book:    chapter 2, 2.3 (the server side: 2.3.1 the acceptor, 2.3.2 the processors,
          2.3.3 the request channel and the handlers)
-Differs: one PLAINTEXT listener; request parsing happens in the processor, as in Kafka 0.10, and a
+Differs: one listener, PLAINTEXT or SASL_PLAINTEXT (its ``channel_builder`` gives each connection an
+         authenticator, which runs before any request is parsed); request parsing happens in the processor, as in Kafka 0.10, and a
          request that fails to parse closes its connection with one warning line.
 Labs:    lab 4 (Processor.process_completed_receives and process_completed_sends)
 
@@ -33,12 +34,15 @@ from kafka_lite.common.protocol.requests import parse_request_body, parse_reques
 from kafka_lite.common.protocol.types import SchemaException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.utils import INT32_MAX
+from kafka_lite.network.channel_builders import PLAINTEXT_CHANNEL_BUILDER, ChannelBuilder
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
 from kafka_lite.network.request_metrics import RequestMetrics
 from kafka_lite.network.selector import Selector
 from kafka_lite.network.transfer import ResponseSend
 
 log = logging.getLogger(__name__)
+
+FAILED_AUTHENTICATION_DELAY_MS = 100  # Kafka 2.1's connection.failed.authentication.delay.ms default
 
 
 class TooManyConnectionsException(Exception):
@@ -88,6 +92,7 @@ class Processor(threading.Thread):
         max_request_size: int,
         connections_max_idle_ms: int,
         time: Time = SYSTEM,
+        channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
     ) -> None:
         super().__init__(name=f"kafka-network-thread-{processor_id}", daemon=True)
         self.id = processor_id
@@ -95,7 +100,10 @@ class Processor(threading.Thread):
         self.connection_quotas = connection_quotas
         self.metrics = metrics
         self.time = time
-        self.selector = Selector(max_request_size, connections_max_idle_ms, time)
+        # A refused SASL login is closed 100 ms after its answer (Kafka 2.1's default delay).
+        self.selector = Selector(
+            max_request_size, connections_max_idle_ms, time, channel_builder, FAILED_AUTHENTICATION_DELAY_MS
+        )
         self._new_connections: queue.SimpleQueue[socket.socket] = queue.SimpleQueue()
         self._inflight_responses: dict[str, Response] = {}
         self._ips: dict[str, str] = {}  # connection id -> remote ip, for the quota on close
@@ -190,7 +198,8 @@ class Processor(threading.Thread):
         ):
             return Request(self.id, connection_id, header, {}, len(frame), ip, now, unsupported_version=True)
         body = parse_request_body(header, frame, body_start)
-        return Request(self.id, connection_id, header, body, len(frame), ip, now)
+        principal = self.selector.channels[connection_id].principal()  # as it authenticated
+        return Request(self.id, connection_id, header, body, len(frame), ip, now, principal=principal)
 
     # --8<-- [start:sends]
     def process_completed_sends(self) -> None:
@@ -344,6 +353,7 @@ class SocketServer:
         send_buffer_bytes: int = 102400,
         receive_buffer_bytes: int = 102400,
         time: Time = SYSTEM,
+        channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
     ) -> None:
         self.host = host
         self.requested_port = port
@@ -360,6 +370,7 @@ class SocketServer:
                 socket_request_max_bytes,
                 connections_max_idle_ms,
                 time,
+                channel_builder,
             )
             for i in range(num_network_threads)
         ]

@@ -35,7 +35,7 @@ import itertools
 import logging
 import threading
 
-from kafka_lite.clients.client_utils import parse_bootstrap
+from kafka_lite.clients.client_utils import create_channel_builder, parse_bootstrap
 from kafka_lite.clients.metadata import Cluster, Metadata, PartitionInfo
 from kafka_lite.clients.network_client import NetworkClient
 from kafka_lite.common.errors import (
@@ -133,7 +133,7 @@ class KafkaProducer:
         )
         max_in_flight = self.config["max.in.flight.requests.per.connection"]
         self.client = NetworkClient(
-            Selector(time=time),
+            Selector(time=time, channel_builder=create_channel_builder(self.config, self.client_id)),
             self.client_id,
             max_in_flight_requests_per_connection=max_in_flight,
             reconnect_backoff_ms=self.config["reconnect.backoff.ms"],

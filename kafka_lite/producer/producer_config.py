@@ -17,7 +17,7 @@ Kafka's dotted name, and every error names the setting::
 
 from __future__ import annotations
 
-from kafka_lite.clients.common_client_configs import CommonClientConfigs
+from kafka_lite.clients.common_client_configs import CommonClientConfigs, define_security_configs
 from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type, ValidString
 from kafka_lite.common.utils import INT32_MAX
 
@@ -69,3 +69,4 @@ CONFIG_DEF = (
             "How long the transaction coordinator waits for a transaction to end before aborting it.")
 )  # fmt: skip
 # --8<-- [end:config_def]
+define_security_configs(CONFIG_DEF)

@@ -1,7 +1,8 @@
 """What a broker does when a topic's or a broker's dynamic configs change: the new settings, applied
 to its logs and its replication throttles.
 
-Mirrors: kafka.server.TopicConfigHandler, BrokerConfigHandler and ClientIdConfigHandler
+Mirrors: kafka.server.TopicConfigHandler, BrokerConfigHandler, ClientIdConfigHandler and
+         UserConfigHandler
          (core/src/main/scala/kafka/server/ConfigHandler.scala, Kafka 0.11.0, whose throttle handling
          is 0.10.1's), and kafka.server.DynamicConfig.Broker and .Client (DynamicConfig.scala)
 Book:    chapter 6, 6.1.5 (log management: retention and compaction read the log's config); chapter 7
@@ -29,6 +30,12 @@ in bytes per second, unbounded when absent. ``BrokerConfigHandler`` sets them as
 Client quotas live at ``/config/clients/<client-id>``, and at ``/config/clients/<default>`` for every
 client id without its own: ``producer_byte_rate``, ``consumer_byte_rate`` and ``request_percentage``.
 ``ClientIdConfigHandler`` hands each to its quota manager; a key absent removes that quota.
+
+A user's SCRAM credentials live at ``/config/users/<user>`` (KIP-84, Kafka 0.10.2), one key per
+mechanism: ``SCRAM-SHA-256`` -> ``salt=...,stored_key=...,server_key=...,iterations=4096``.
+``UserConfigHandler`` puts each into the broker's credential cache, or removes it when the key is
+gone, so that every broker's SCRAM logins follow ``kafka-lite configs --entity-type users``.
+(Kafka's handler also applies user quotas; kafka_lite's quotas are per client id.)
 """
 
 from __future__ import annotations
@@ -40,6 +47,8 @@ from typing import Any, Protocol
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type
 from kafka_lite.common.errors import ConfigException
 from kafka_lite.common.quota import Quota
+from kafka_lite.common.security.sasl import SCRAM_SHA_256
+from kafka_lite.common.security.scram.scram_credential_utils import CredentialCache, credential_from_string
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.log.log_config import (
     ALL_REPLICAS,
@@ -228,3 +237,26 @@ class ClientIdConfigHandler:
         self.quotas.produce.update_quota(client_id, producer)
         self.quotas.fetch.update_quota(client_id, consumer)
         self.quotas.request.update_quota(client_id, request)
+
+
+class UserConfigHandler:
+    """A user's SCRAM credentials, handed to the broker's credential cache (Kafka's
+    ``UserConfigHandler`` with its ``CredentialProvider.updateCredentials``)."""
+
+    def __init__(self, credential_cache: CredentialCache) -> None:
+        self.credential_cache = credential_cache
+
+    def process_config_changes(self, user: str, user_config: Mapping[str, str]) -> None:
+        """A credential present replaces the cached one; absent, the user can no longer log in with
+        SCRAM. A credential that does not parse raises ``ConfigException`` and changes nothing."""
+        text = user_config.get(SCRAM_SHA_256)
+        if text is None:
+            self.credential_cache.remove(user)
+            log.info("Removed the %s credential of user %s", SCRAM_SHA_256, user)
+            return
+        try:
+            credential = credential_from_string(text)
+        except ValueError as e:
+            raise ConfigException(f"Invalid {SCRAM_SHA_256} credential of user {user}: {e}") from None
+        self.credential_cache.put(user, credential)
+        log.info("Updated the %s credential of user %s", SCRAM_SHA_256, user)

@@ -182,6 +182,8 @@ class KafkaApis:
         ApiKeys.SYNC_GROUP,
         ApiKeys.DESCRIBE_GROUPS,
         ApiKeys.LIST_GROUPS,
+        ApiKeys.SASL_HANDSHAKE,
+        ApiKeys.SASL_AUTHENTICATE,
         ApiKeys.API_VERSIONS,
         ApiKeys.CREATE_TOPICS,
         ApiKeys.DELETE_RECORDS,
@@ -249,6 +251,8 @@ class KafkaApis:
             ApiKeys.SYNC_GROUP: self.handle_sync_group_request,
             ApiKeys.DESCRIBE_GROUPS: self.handle_describe_groups_request,
             ApiKeys.LIST_GROUPS: self.handle_list_groups_request,
+            ApiKeys.SASL_HANDSHAKE: self.handle_sasl_handshake_request,
+            ApiKeys.SASL_AUTHENTICATE: self.handle_sasl_handshake_request,
             ApiKeys.API_VERSIONS: self.handle_api_versions_request,
             ApiKeys.CREATE_TOPICS: self.handle_create_topics_request,
             ApiKeys.DELETE_RECORDS: self.handle_delete_records_request,
@@ -352,6 +356,22 @@ class KafkaApis:
         return self._authorize(session, operation, Resource(ResourceType.TOPIC, topic))
 
     # --8<-- [end:authorize]
+
+    # -- SaslHandshake -------------------------------------------------------------------------------------
+
+    def handle_sasl_handshake_request(self, request: Request) -> None:
+        """A SaslHandshake or SaslAuthenticate that reaches the handlers came after authentication (or
+        on a PLAINTEXT listener): ILLEGAL_SASL_STATE, as Kafka's ``handleSaslHandshakeRequest`` and
+        ``handleSaslAuthenticateRequest`` answer. The exchange itself is the authenticator's
+        (``network/sasl_server_authenticator.py``)."""
+        body: dict[str, Any] = {"error_code": Errors.ILLEGAL_SASL_STATE.code, "enabled_mechanisms": []}
+        if request.api is ApiKeys.SASL_AUTHENTICATE:
+            body = {
+                "error_code": Errors.ILLEGAL_SASL_STATE.code,
+                "error_message": None,
+                "sasl_auth_bytes": b"",
+            }
+        self._send_response(request, body)
 
     # -- ApiVersions ----------------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.
 Book:    chapter 2 (socket server settings), 5 (group.* and offsets.*, the coordinator's), 6.1 (log.*),
          7 (zookeeper.*, controller settings)
 Differs: only the settings kafka_lite implements are defined (a real ``server.properties``'s others
-         are logged and ignored); one PLAINTEXT listener; ``group.initial.rebalance.delay.ms``
+         are logged and ignored); one listener, PLAINTEXT or SASL_PLAINTEXT; ``group.initial.rebalance.delay.ms``
          has Kafka 0.11's default;
          ``offsets.commit.required.acks`` takes -1 or 1; ``metric.reporters`` takes Python classes.
 
@@ -13,6 +13,14 @@ kafka_lite's own settings: ``fetch.sendfile.enable`` switches between the two fe
 classes as ``package.module:Class``. ``inter.broker.protocol.version`` (Kafka 0.11's values) decides
 only whether followers truncate by leader epoch (``api_version.py``). ``offsets.load.buffer.size``
 is not defined, since the group manager reads a partition's log segment by segment.
+
+Security (beyond the book; Kafka 0.10.2-0.11): ``listeners`` may be ``SASL_PLAINTEXT://host:port``;
+``sasl.enabled.mechanisms`` (PLAIN, SCRAM-SHA-256) and each mechanism's JAAS entries, read at start-up
+from ``listener.name.sasl_plaintext.<mechanism>.sasl.jaas.config`` or the ``KafkaServer`` section of
+the file ``java.security.auth.login.config`` names (a JVM system property in Kafka, a setting here);
+``security.inter.broker.protocol`` and ``sasl.mechanism.inter.broker.protocol`` for the broker's own
+connections, which log in as the JAAS entry's ``username``/``password``. Kafka's default mechanism is
+GSSAPI, which kafka_lite lacks, so the default here is PLAIN.
 
 The ``log.*`` settings are the broker-wide defaults of the topic settings in ``log_config.py``;
 ``log_config_props`` hands them over under the names ``LogConfig.from_broker`` expects. As in Kafka,
@@ -32,9 +40,21 @@ from kazoo.hosts import collect_hosts
 
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidString
 from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.security.jaas_config import (
+    JAVA_LOGIN_CONFIG_PARAM,
+    AppConfigurationEntry,
+    load_server_context,
+)
+from kafka_lite.common.security.sasl import MECHANISMS as SASL_MECHANISMS
 from kafka_lite.common.utils import INT32_MAX, LONG_MAX
 from kafka_lite.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_lite.log.log_config import SERVER_DEFAULT_NAMES
+from kafka_lite.network.channel_builders import (
+    PLAINTEXT_CHANNEL_BUILDER,
+    SASL_PLAINTEXT,
+    ChannelBuilder,
+    client_channel_builder,
+)
 from kafka_lite.security.auth.authorizer import authorizer_class
 from kafka_lite.server.api_version import (
     LATEST_VERSION,
@@ -106,6 +126,19 @@ CONFIG_DEF = (
     .define("fetch.sendfile.enable", Type.BOOLEAN, False, None, M,
             "kafka_lite: send fetched records with os.sendfile (zero-copy) instead of read-and-send; "
             "the benchmark page compares the two.")
+    # Security: SASL authentication (Kafka 0.10.2-0.11); KafkaConfig._sasl_server_contexts reads the JAAS
+    .define("security.inter.broker.protocol", Type.STRING, "PLAINTEXT",
+            ValidString.in_("PLAINTEXT", "SASL_PLAINTEXT"), M,
+            "What the broker's own connections to other brokers speak: replica fetchers, the controller "
+            "and the transaction markers; SASL_PLAINTEXT needs a SASL_PLAINTEXT listener.")
+    .define("sasl.mechanism.inter.broker.protocol", Type.STRING, "PLAIN", ValidString.in_(*SASL_MECHANISMS), M,
+            "The SASL mechanism of the broker's own connections (Kafka's default is GSSAPI, which "
+            "kafka_lite does not have).")
+    .define("sasl.enabled.mechanisms", Type.LIST, ["PLAIN"], None, M,
+            "The SASL mechanisms a SASL listener accepts: PLAIN, SCRAM-SHA-256 (Kafka's default is GSSAPI).")
+    .define(JAVA_LOGIN_CONFIG_PARAM, Type.STRING, None, None, M,
+            "A JAAS file whose KafkaServer section configures the SASL login modules, when no "
+            "listener.name.<listener>.<mechanism>.sasl.jaas.config is set (a Java system property in Kafka).")
     # Log
     .define("log.dirs", Type.STRING, None, None, H, "Comma-separated log directories.")
     .define("log.dir", Type.STRING, "/tmp/kafka-logs", None, H, "The log directory, when log.dirs is not set.")
@@ -257,7 +290,10 @@ for _topic_name, _server_name in SERVER_DEFAULT_NAMES.items():
 for _key in REPORTER_CONFIG_DEF.keys.values():
     CONFIG_DEF.define(_key.name, _key.type, _key.default, _key.validator, _key.importance, _key.doc)
 
-_LISTENER = re.compile(r"^PLAINTEXT://(?P<host>[^:/]*):(?P<port>\d+)$")
+_LISTENER = re.compile(r"^(?P<protocol>PLAINTEXT|SASL_PLAINTEXT)://(?P<host>[^:/]*):(?P<port>\d+)$")
+# Per-listener settings (``listener.name.sasl_plaintext.plain.sasl.jaas.config``) are not in CONFIG_DEF:
+# their names are built from the listener's and the mechanism's. KafkaConfig keeps them aside.
+LISTENER_PREFIX = "listener.name."
 
 
 class KafkaConfig:
@@ -265,9 +301,12 @@ class KafkaConfig:
 
     def __init__(self, props: Mapping[str, Any]) -> None:
         self.values = CONFIG_DEF.parse(props, allow_unknown=True)
+        self.listener_configs = {k: v for k, v in props.items() if k.startswith(LISTENER_PREFIX)}
         # what the file set, as given: DescribeConfigs tells a broker's own setting from a default
         self.originals = {k: v for k, v in props.items() if k in CONFIG_DEF.keys}
-        unknown = sorted(k for k in self.values if k not in CONFIG_DEF.keys)
+        unknown = sorted(
+            k for k in self.values if k not in CONFIG_DEF.keys and k not in self.listener_configs
+        )
         if unknown:
             log.info("Ignoring settings kafka_lite does not implement: %s", ", ".join(unknown))
             for k in unknown:
@@ -283,11 +322,12 @@ class KafkaConfig:
             )
         self.broker_id: int = v["broker.id"]
         self.zk_connect: str = v["zookeeper.connect"]
-        self.host, self.port = _parse_listener("listeners", v["listeners"])
+        self.security_protocol, self.host, self.port = _parse_listener("listeners", v["listeners"])
         advertised = v["advertised.listeners"]
         self.advertised_host, self.advertised_port = (
-            _parse_listener("advertised.listeners", advertised) if advertised else (self.host, self.port)
+            _parse_listener("advertised.listeners", advertised)[1:] if advertised else (self.host, self.port)
         )
+        self.sasl_jaas_entries = self._sasl_server_contexts()
         dirs = v["log.dirs"] or v["log.dir"]
         self.log_dirs = [Path(d.strip()) for d in dirs.split(",") if d.strip()]
         if not self.log_dirs:
@@ -327,6 +367,61 @@ class KafkaConfig:
             authorizer_class(v["authorizer.class.name"]) if v["authorizer.class.name"] else None
         )
 
+    # -- security ------------------------------------------------------------------------------------------
+
+    def _sasl_server_contexts(self) -> dict[str, list[AppConfigurationEntry]]:
+        """The JAAS entries of each enabled mechanism on a SASL listener, read now so that a missing or
+        malformed JAAS configuration stops the broker at start-up with a message naming it."""
+        v = self.values
+        if v["security.inter.broker.protocol"] != self.security_protocol:
+            raise ConfigException(
+                f"security.inter.broker.protocol ({v['security.inter.broker.protocol']}) must be the "
+                f"protocol of a listener in listeners ({v['listeners']})"
+            )
+        if self.security_protocol != SASL_PLAINTEXT:
+            return {}  # a real server.properties may name GSSAPI for a listener it does not have
+        mechanisms = v["sasl.enabled.mechanisms"]
+        if not mechanisms or any(m not in SASL_MECHANISMS for m in mechanisms):
+            raise ConfigException(
+                "sasl.enabled.mechanisms",
+                ",".join(mechanisms),
+                f"kafka_lite's SASL mechanisms are {', '.join(SASL_MECHANISMS)}",
+            )
+        if v["sasl.mechanism.inter.broker.protocol"] not in v["sasl.enabled.mechanisms"]:
+            raise ConfigException(
+                f"sasl.mechanism.inter.broker.protocol ({v['sasl.mechanism.inter.broker.protocol']}) must be "
+                f"included in sasl.enabled.mechanisms ({','.join(v['sasl.enabled.mechanisms'])})"
+            )
+        configs = {**self.listener_configs, JAVA_LOGIN_CONFIG_PARAM: v[JAVA_LOGIN_CONFIG_PARAM]}
+        contexts = {
+            mechanism: load_server_context(self.security_protocol, mechanism, configs)
+            for mechanism in v["sasl.enabled.mechanisms"]
+        }
+        if v["security.inter.broker.protocol"] == SASL_PLAINTEXT:
+            mechanism = v["sasl.mechanism.inter.broker.protocol"]
+            options = {k for e in contexts[mechanism] for k in e.options}
+            if not {"username", "password"} <= options:
+                raise ConfigException(
+                    f"security.inter.broker.protocol is SASL_PLAINTEXT: the JAAS entry of the listener's "
+                    f'{mechanism} mechanism needs the broker\'s own username="..." and password="..."'
+                )
+        return contexts
+
+    def inter_broker_channel_builder(self) -> ChannelBuilder:
+        """How this broker's own connections to brokers authenticate: ``security.inter.broker.protocol``
+        with ``sasl.mechanism.inter.broker.protocol``, as the ``username``/``password`` options of the
+        listener's JAAS entry for that mechanism (Kafka's broker logs in with its KafkaServer entry)."""
+        v = self.values
+        if v["security.inter.broker.protocol"] != SASL_PLAINTEXT:
+            return PLAINTEXT_CHANNEL_BUILDER
+        mechanism = v["sasl.mechanism.inter.broker.protocol"]
+        entries = self.sasl_jaas_entries[mechanism]
+        username = next((e.options["username"] for e in entries if "username" in e.options), None)
+        password = next((e.options["password"] for e in entries if "password" in e.options), None)
+        return client_channel_builder(
+            SASL_PLAINTEXT, mechanism, username, password, f"broker-{self.broker_id}"
+        )
+
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
 
@@ -362,16 +457,17 @@ class KafkaConfig:
         return cls({**read_properties(path), **(overrides or {})})
 
 
-def _parse_listener(name: str, value: str) -> tuple[str, int]:
+def _parse_listener(name: str, value: str) -> tuple[str, str, int]:
     m = _LISTENER.match(value.strip())
     if m is None:
         raise ConfigException(
-            f"Invalid value {value!r} for configuration {name}: expected one PLAINTEXT://host:port listener"
+            f"Invalid value {value!r} for configuration {name}: expected one PLAINTEXT://host:port or "
+            f"SASL_PLAINTEXT://host:port listener"
         )
     port = int(m["port"])
     if port > 65535:
         raise ConfigException(f"Invalid value {value!r} for configuration {name}: port {port} is above 65535")
-    return m["host"] or "0.0.0.0", port
+    return m["protocol"], m["host"] or "0.0.0.0", port
 
 
 def _parse_overrides(value: str) -> dict[str, int]:

@@ -36,7 +36,9 @@ from pathlib import Path
 
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.errors import Errors, KafkaException
-from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.api_keys import ApiKeys, api_versions
+from kafka_lite.common.security.scram.scram_credential_utils import CredentialCache
+from kafka_lite.common.security.scram.scram_sasl_server import ScramSaslServer
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.coordinator.group_coordinator import GroupConfig, GroupCoordinator
@@ -51,12 +53,18 @@ from kafka_lite.coordinator.transaction.transaction_state_manager import (
 )
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
+from kafka_lite.network.sasl_server_authenticator import AuthenticationStats
 from kafka_lite.network.selector import Selector
 from kafka_lite.network.socket_server import SocketServer
 from kafka_lite.security.auth.authorizer import Authorizer
 from kafka_lite.server import quota_factory
 from kafka_lite.server.admin_manager import AdminManager
-from kafka_lite.server.config_handler import BrokerConfigHandler, ClientIdConfigHandler, TopicConfigHandler
+from kafka_lite.server.config_handler import (
+    BrokerConfigHandler,
+    ClientIdConfigHandler,
+    TopicConfigHandler,
+    UserConfigHandler,
+)
 from kafka_lite.server.dynamic_config_manager import DynamicConfigManager
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
@@ -64,9 +72,17 @@ from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.server.server_channel_builder import server_channel_builder
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import KafkaScheduler
-from kafka_lite.zk.zk_utils import CONFIG_TYPE_BROKER, CONFIG_TYPE_CLIENT, CONFIG_TYPE_TOPIC, Broker, ZkUtils
+from kafka_lite.zk.zk_utils import (
+    CONFIG_TYPE_BROKER,
+    CONFIG_TYPE_CLIENT,
+    CONFIG_TYPE_TOPIC,
+    CONFIG_TYPE_USER,
+    Broker,
+    ZkUtils,
+)
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +104,8 @@ class KafkaServer:
         self.log_manager: LogManager | None = None
         self.metadata_cache = MetadataCache(self.broker_id)
         self.socket_server: SocketServer | None = None
+        self.authentication_stats = AuthenticationStats()  # SASL authentications, by framing and outcome
+        self.credential_cache = CredentialCache()  # SCRAM credentials, kept current from /config/users
         self.replica_manager: ReplicaManager | None = None
         self.controller: KafkaController | None = None
         self.admin_manager: AdminManager | None = None
@@ -140,6 +158,12 @@ class KafkaServer:
             send_buffer_bytes=c["socket.send.buffer.bytes"],
             receive_buffer_bytes=c["socket.receive.buffer.bytes"],
             time=self.time,
+            channel_builder=server_channel_builder(
+                c,
+                api_versions(KafkaApis.HANDLED),
+                self.authentication_stats,
+                scram_server=lambda: ScramSaslServer(self.credential_cache.get),
+            ),
         )
         self.socket_server.startup()
         self._add_metric_reporters()
@@ -166,6 +190,7 @@ class KafkaServer:
             leader_imbalance_check_interval_seconds=c["leader.imbalance.check.interval.seconds"],
             leader_imbalance_per_broker_percentage=c["leader.imbalance.per.broker.percentage"],
             delete_topic_enable=c["delete.topic.enable"],
+            channel_builder=c.inter_broker_channel_builder(),
         )
         self.controller.startup()
         self.admin_manager = AdminManager(c, self.metadata_cache, self.zk, self.time)
@@ -201,6 +226,7 @@ class KafkaServer:
                 ),
                 CONFIG_TYPE_BROKER: BrokerConfigHandler(self.broker_id, self.quota_managers),
                 CONFIG_TYPE_CLIENT: ClientIdConfigHandler(self.quota_managers),
+                CONFIG_TYPE_USER: UserConfigHandler(self.credential_cache),
             },
             self.time,
         )
@@ -208,7 +234,7 @@ class KafkaServer:
         host = c.advertised_host if c.advertised_host != "0.0.0.0" else "127.0.0.1"
         port = c.advertised_port or self.socket_server.port
         self._registration = (self.broker_id, host, port, c["broker.rack"])
-        self.zk.register_broker(*self._registration)
+        self.zk.register_broker(*self._registration, security_protocol=self.config.security_protocol)
         self.zk.client.add_listener(self._on_zk_state)
         self._started = True
         log.info("Broker %d started on %s:%d (cluster %s)", self.broker_id, host, port, self.cluster_id)
@@ -304,7 +330,7 @@ class KafkaServer:
             self.broker_id, self.scheduler, self.replica_manager, txn_config, self.time
         )
         network_client = NetworkClient(
-            Selector(time=self.time),
+            Selector(time=self.time, channel_builder=self.config.inter_broker_channel_builder()),
             f"broker-{self.broker_id}-txn-marker-sender",
             max_in_flight_requests_per_connection=1,
             request_timeout_ms=txn_config.request_timeout_ms,
@@ -344,7 +370,7 @@ class KafkaServer:
         if self._shutdown_done.is_set():
             return
         try:
-            self.zk.register_broker(*self._registration)
+            self.zk.register_broker(*self._registration, security_protocol=self.config.security_protocol)
             log.info("Broker %d re-registered in ZooKeeper under a new session", self.broker_id)
         except Exception as e:  # kazoo's errors are many; the next session change retries
             log.warning("Broker %d could not re-register in ZooKeeper: %s", self.broker_id, e)
@@ -418,7 +444,8 @@ class KafkaServer:
         c = self.config
         timeout_ms = c["controller.socket.timeout.ms"]
         client = NetworkClient(
-            Selector(time=self.time), f"broker-{self.broker_id}-controlled-shutdown", request_timeout_ms=timeout_ms,
+            Selector(time=self.time, channel_builder=c.inter_broker_channel_builder()),
+            f"broker-{self.broker_id}-controlled-shutdown", request_timeout_ms=timeout_ms,
             time=self.time,
         )  # fmt: skip
         prev_controller: Broker | None = None

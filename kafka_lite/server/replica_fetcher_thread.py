@@ -118,7 +118,7 @@ class ReplicaFetcherThread(threading.Thread):
         self.socket_timeout_ms = config["replica.socket.timeout.ms"]
         self.should_send_leader_epoch_request = config.uses_leader_epochs_for_truncation
         self.client = NetworkClient(
-            Selector(time=time),
+            Selector(time=time, channel_builder=config.inter_broker_channel_builder()),
             f"replica-fetcher-{self.broker_id}-{fetcher_id}",
             max_in_flight_requests_per_connection=1,
             request_timeout_ms=self.socket_timeout_ms,

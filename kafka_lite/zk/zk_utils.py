@@ -86,6 +86,7 @@ ENTITY_CONFIG_CHANGE_ZNODE_PREFIX = "config_change_"  # AdminUtils.EntityConfigC
 CONFIG_TYPE_TOPIC = "topics"  # kafka.server.ConfigType.Topic
 CONFIG_TYPE_BROKER = "brokers"  # kafka.server.ConfigType.Broker
 CONFIG_TYPE_CLIENT = "clients"  # kafka.server.ConfigType.Client
+CONFIG_TYPE_USER = "users"  # kafka.server.ConfigType.User: SCRAM credentials (KIP-84)
 # ZooKeeper refuses a znode larger than jute.maxbuffer (0xfffff bytes by default), and drops the
 # connection of the client that sends one: a topic's whole assignment must fit in one znode.
 ZK_MAX_BUFFER = 0xFFFFF
@@ -394,15 +395,23 @@ class ZkUtils:
 
     # --8<-- [start:register_broker]
     def register_broker(
-        self, broker_id: int, host: str, port: int, rack: str | None = None, jmx_port: int = -1
+        self,
+        broker_id: int,
+        host: str,
+        port: int,
+        rack: str | None = None,
+        jmx_port: int = -1,
+        *,
+        security_protocol: str = "PLAINTEXT",
     ) -> None:
         """The ephemeral ``/brokers/ids/<id>``: it lives as long as this broker's ZooKeeper session,
-        which is how the controller learns that a broker died (book 7.1)."""
+        which is how the controller learns that a broker died (book 7.1). Its endpoint names the
+        listener's security protocol (``SASL_PLAINTEXT://host:port`` on a SASL listener)."""
         info = {
             "version": 3,
             "host": host,
             "port": port,
-            "endpoints": [f"PLAINTEXT://{host}:{port}"],
+            "endpoints": [f"{security_protocol}://{host}:{port}"],
             "jmx_port": jmx_port,
             "timestamp": str(self._now_ms()),
         }

@@ -15,6 +15,13 @@ class WireClient:
         self.sock = socket.create_connection((host, port), timeout=timeout_s)
         self._ids = itertools.count(1)
 
+    @classmethod
+    def over(cls, sock: socket.socket) -> WireClient:
+        """A client on a socket already connected (one end of a ``socket.socketpair()``)."""
+        client = cls.__new__(cls)
+        client.sock, client._ids = sock, itertools.count(1)
+        return client
+
     def send_raw(self, payload: bytes) -> None:
         self.sock.sendall(struct.pack(">i", len(payload)) + payload)
 

@@ -34,6 +34,7 @@ class ApiKeys(enum.IntEnum):
     SYNC_GROUP = 14
     DESCRIBE_GROUPS = 15
     LIST_GROUPS = 16
+    SASL_HANDSHAKE = 17  # Kafka 0.10 (KIP-43); v1 in 1.0 (KIP-152)
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
@@ -50,6 +51,7 @@ class ApiKeys(enum.IntEnum):
     DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
+    SASL_AUTHENTICATE = 36  # Kafka 1.0 (KIP-152)
     CREATE_PARTITIONS = 37  # Kafka 1.0 (KIP-195)
 
     @property

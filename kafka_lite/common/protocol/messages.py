@@ -326,6 +326,21 @@ _LISTED_GROUP = S(F("group_id", STRING), F("protocol_type", STRING))
 LIST_GROUPS_RESPONSE_V0 = S(ERROR, F("groups", A(_LISTED_GROUP)))
 LIST_GROUPS_RESPONSE_V1 = S(THROTTLE, ERROR, F("groups", A(_LISTED_GROUP)))
 
+# --- SaslHandshake (17), SaslAuthenticate (36): Kafka 0.10's KIP-43 and 1.0's KIP-152 --------------------------
+# v0 is followed by raw size-prefixed SASL tokens; v1 by SaslAuthenticate requests carrying them.
+SASL_HANDSHAKE_REQUEST_V0 = S(
+    F("mechanism", STRING, "The SASL mechanism the client wants (PLAIN, SCRAM-SHA-256).")
+)
+SASL_HANDSHAKE_RESPONSE_V0 = S(
+    ERROR, F("enabled_mechanisms", A(STRING), "The mechanisms this listener enables.")
+)
+SASL_AUTHENTICATE_REQUEST_V0 = S(F("sasl_auth_bytes", BYTES, "One SASL token from the client."))
+SASL_AUTHENTICATE_RESPONSE_V0 = S(
+    ERROR,
+    F("error_message", NULLABLE_STRING, "Why authentication failed, or null."),
+    F("sasl_auth_bytes", BYTES, "The server's SASL token (empty when it has none)."),
+)
+
 # --- ApiVersions (18) ----------------------------------------------------------------------------------------
 API_VERSIONS_REQUEST_V0 = S()
 _API_VERSION = S(F("api_key", INT16), F("min_version", INT16), F("max_version", INT16))
@@ -552,6 +567,7 @@ REQUESTS: dict[int, list[Schema | None]] = {
     14: [SYNC_GROUP_REQUEST_V0, SYNC_GROUP_REQUEST_V0],
     15: [DESCRIBE_GROUPS_REQUEST_V0, DESCRIBE_GROUPS_REQUEST_V0],
     16: [LIST_GROUPS_REQUEST_V0, LIST_GROUPS_REQUEST_V0],
+    17: [SASL_HANDSHAKE_REQUEST_V0] * 2,
     18: [API_VERSIONS_REQUEST_V0] * 3,
     19: [CREATE_TOPICS_REQUEST_V0, CREATE_TOPICS_REQUEST_V1, CREATE_TOPICS_REQUEST_V1],
     20: [DELETE_TOPICS_REQUEST_V0, DELETE_TOPICS_REQUEST_V0],
@@ -568,6 +584,7 @@ REQUESTS: dict[int, list[Schema | None]] = {
     31: [DELETE_ACLS_REQUEST_V0],
     32: [DESCRIBE_CONFIGS_REQUEST_V0, DESCRIBE_CONFIGS_REQUEST_V1],
     33: [ALTER_CONFIGS_REQUEST_V0],
+    36: [SASL_AUTHENTICATE_REQUEST_V0],
     37: [CREATE_PARTITIONS_REQUEST_V0, CREATE_PARTITIONS_REQUEST_V0],
 }
 RESPONSES: dict[int, list[Schema | None]] = {
@@ -606,6 +623,7 @@ RESPONSES: dict[int, list[Schema | None]] = {
     14: [SYNC_GROUP_RESPONSE_V0, SYNC_GROUP_RESPONSE_V1],
     15: [DESCRIBE_GROUPS_RESPONSE_V0, DESCRIBE_GROUPS_RESPONSE_V1],
     16: [LIST_GROUPS_RESPONSE_V0, LIST_GROUPS_RESPONSE_V1],
+    17: [SASL_HANDSHAKE_RESPONSE_V0] * 2,
     18: [API_VERSIONS_RESPONSE_V0, API_VERSIONS_RESPONSE_V1, API_VERSIONS_RESPONSE_V1],
     19: [CREATE_TOPICS_RESPONSE_V0, CREATE_TOPICS_RESPONSE_V1, CREATE_TOPICS_RESPONSE_V2],
     20: [DELETE_TOPICS_RESPONSE_V0, DELETE_TOPICS_RESPONSE_V1],
@@ -622,6 +640,7 @@ RESPONSES: dict[int, list[Schema | None]] = {
     31: [DELETE_ACLS_RESPONSE_V0],
     32: [DESCRIBE_CONFIGS_RESPONSE_V0, DESCRIBE_CONFIGS_RESPONSE_V1],
     33: [ALTER_CONFIGS_RESPONSE_V0],
+    36: [SASL_AUTHENTICATE_RESPONSE_V0],
     37: [CREATE_PARTITIONS_RESPONSE_V0, CREATE_PARTITIONS_RESPONSE_V0],
 }
 # --8<-- [end:tables]

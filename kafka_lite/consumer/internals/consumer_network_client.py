@@ -213,6 +213,10 @@ class ConsumerNetworkClient:
 
             # Right after the network poll, before a later ready() resets a failed node's state.
             self._check_disconnects(now)
+            # A broker refused our SASL credentials: no retry will succeed (Kafka 1.0's
+            # ``maybeThrowAuthFailure``).
+            if self.metadata.authentication_exception is not None:
+                raise self.metadata.authentication_exception
 
             # After the disconnects are checked, so their handlers are queued for the next poll.
             self._maybe_trigger_wakeup()
