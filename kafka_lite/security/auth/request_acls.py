@@ -102,6 +102,9 @@ REQUEST_ACLS: dict[ApiKeys, tuple[AclCheck, ...]] = {
     ApiKeys.SYNC_GROUP: (_GROUP_READ,),
     ApiKeys.DESCRIBE_GROUPS: (AclCheck(G, O.DESCRIBE, E.GROUP_AUTHORIZATION_FAILED, "each group"),),
     ApiKeys.LIST_GROUPS: (AclCheck(C, O.DESCRIBE, E.CLUSTER_AUTHORIZATION_FAILED, "the whole request; no groups"),),
+    # The SASL exchange is the authenticator's, before any request reaches the handlers; one that
+    # arrives later gets ILLEGAL_SASL_STATE, whoever sends it.
+    ApiKeys.SASL_HANDSHAKE: (),
     ApiKeys.API_VERSIONS: (),  # anyone may ask what the broker speaks
     ApiKeys.CREATE_TOPICS: (AclCheck(C, O.CREATE, E.CLUSTER_AUTHORIZATION_FAILED, "each topic; none created"),),
     ApiKeys.DELETE_TOPICS: (
@@ -148,6 +151,7 @@ REQUEST_ACLS: dict[ApiKeys, tuple[AclCheck, ...]] = {
         AclCheck(T, O.ALTER_CONFIGS, E.TOPIC_AUTHORIZATION_FAILED, "each topic resource; not altered"),
         _CONFIGS_TOPIC_DESCRIBE,
     ),
+    ApiKeys.SASL_AUTHENTICATE: (),
     ApiKeys.CREATE_PARTITIONS: (
         AclCheck(T, O.ALTER, E.TOPIC_AUTHORIZATION_FAILED, "each topic; no partition added"),
     ),
