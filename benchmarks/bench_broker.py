@@ -201,9 +201,11 @@ def start_broker(
     code: Path | None = None,
     chroot: str = "",
     settings: dict[str, str] | None = None,
+    probe: dict[str, str] | None = None,
 ) -> subprocess.Popen:
     """Start one broker process; with ``code``, that checkout's kafka_lite runs it; ``settings`` are
-    added to its server.properties."""
+    added to its server.properties (a key given again there wins); ``probe``: the librdkafka settings
+    that reach it, when it does not listen on the default PLAINTEXT port."""
     config = directory / "server.properties"
     config.write_text(
         "\n".join(
@@ -234,8 +236,8 @@ def start_broker(
     )
     # The probe retries until the broker listens; its refused connections meanwhile are expected,
     # so librdkafka's error lines (level 3) stay out of the benchmark's output.
-    probe = Producer({"bootstrap.servers": "127.0.0.1:19092", "log_level": 2})
-    probe.list_topics(timeout=30)
+    probe_client = Producer({"bootstrap.servers": "127.0.0.1:19092", "log_level": 2, **(probe or {})})
+    probe_client.list_topics(timeout=30)
     return proc
 
 
