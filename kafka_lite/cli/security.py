@@ -158,8 +158,8 @@ def admin_login(state: dict) -> dict[str, str]:
 
 
 def how_to_connect(state: dict, bootstrap: str) -> str:
-    """What ``up --secure`` prints: the files, a client of each library as alice, and the ACL that
-    lets her read a topic."""
+    """What ``up --secure`` prints: the files, a consumer of each library as alice, and the ACLs that
+    let her consume a topic (Read on the topic, and on the group for a consumer in one)."""
     files = state["secure"]["users"]
     alice, admin = files[ORDINARY_USER], files[ADMIN_USER]
     password = f"<the password in {alice}>"
@@ -168,13 +168,13 @@ def how_to_connect(state: dict, bootstrap: str) -> str:
         f"  {ADMIN_USER}'s client properties: {admin}",
         f"  {ORDINARY_USER}'s client properties: {alice} (allowed nothing until an ACL says so)",
         "kafka-python:",
-        f'  KafkaProducer(bootstrap_servers="{bootstrap}", security_protocol="{SASL_PLAINTEXT}",',
+        f'  KafkaConsumer("TOPIC", bootstrap_servers="{bootstrap}", security_protocol="{SASL_PLAINTEXT}",',
         f'                sasl_mechanism="{PLAIN}", sasl_plain_username="{ORDINARY_USER}", '
         f'sasl_plain_password="{password}")',
         "confluent-kafka:",
-        f'  Producer({{"bootstrap.servers": "{bootstrap}", "security.protocol": "{SASL_PLAINTEXT}",',
+        f'  Consumer({{"bootstrap.servers": "{bootstrap}", "group.id": "GROUP", "security.protocol": "{SASL_PLAINTEXT}",',
         f'            "sasl.mechanisms": "{PLAIN}", "sasl.username": "{ORDINARY_USER}", "sasl.password": "{password}"}})',
-        f"let {ORDINARY_USER} read a topic (as {ADMIN_USER}):",
+        f"let {ORDINARY_USER} read TOPIC, in GROUP (as {ADMIN_USER}; --producer instead lets her write):",
         f"  kafka-lite acls --bootstrap-server {bootstrap} --command-config {admin} \\",
-        f"      --add --allow-principal User:{ORDINARY_USER} --operation Read --topic TOPIC",
+        f"      --add --allow-principal User:{ORDINARY_USER} --consumer --topic TOPIC --group GROUP",
     ])  # fmt: skip
