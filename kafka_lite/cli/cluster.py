@@ -113,7 +113,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dest="metrics_reporter",
         action="store_false",
         help=f"do not publish every request's metrics to the {REQUEST_METRICS_TOPIC} topic "
-        "(on by default, except with --lab)",
+        "(on by default, except with --lab or --secure)",
     )
     up.add_argument(
         "--secure",
@@ -344,7 +344,8 @@ def start_cluster(
         broker_dir.mkdir(exist_ok=True)
         config = broker_dir / "server.properties"
         listener = [f"listeners=PLAINTEXT://127.0.0.1:{base_port + i}"]
-        (security.write_private if secure else Path.write_text)(  # its JAAS line holds every password
+        write = security.write_private if secure else Path.write_text  # a secure one holds the passwords
+        write(
             config,
             "\n".join(
                 [
