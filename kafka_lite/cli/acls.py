@@ -6,7 +6,9 @@ No Kafka twin: modelled on bin/kafka-acls.sh (kafka.admin.AclCommand, Kafka 0.11
 ``--producer`` and ``--consumer`` conveniences. Kafka 0.11's tool writes ZooKeeper through the
 authorizer (``--authorizer-properties zookeeper.connect=...``), and so does this one; with
 ``--bootstrap-server`` (Kafka 2.0's option) it sends CreateAcls, DescribeAcls and DeleteAcls instead,
-which the brokers check against the caller's own ACLs (Alter, Describe on the cluster).
+which the brokers check against the caller's own ACLs (Alter, Describe on the cluster). On a SASL
+listener the caller logs in with ``--command-config FILE``, Kafka's client properties file
+(``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``).
 Book:    beyond the book (Kafka 0.10.2–0.11's security)
 
 Each ``--allow-principal`` is given every ``--operation`` (All if none) from every ``--allow-host``
@@ -27,6 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from kafka_lite.cli import CliError, admin_client, key_values
+from kafka_lite.cli.security import command_config
 from kafka_lite.common.errors import InvalidRequestException, KafkaException
 from kafka_lite.common.security.auth.acl import (
     CLUSTER_RESOURCE,
@@ -61,6 +64,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="K=V",
         nargs="+",
         help="directly on ZooKeeper, as Kafka 0.11's tool: zookeeper.connect=HOST:PORT[/CHROOT]",
+    )
+    parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="with --bootstrap-server: client properties to log in with (security.protocol, "
+        "sasl.mechanism, sasl.jaas.config)",
     )
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--add", action="store_true", help="add the ACLs described")
@@ -302,10 +311,14 @@ class _BrokerBackend:
 @contextmanager
 def _backend(args) -> Iterator:
     if args.bootstrap_server is not None:
-        with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
+        login = command_config(args.command_config)
+        with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS, **login) as admin:
             yield _BrokerBackend(admin)
         return
     from kafka_lite.security.auth.simple_acl_authorizer import SimpleAclAuthorizer
+
+    if args.command_config is not None:
+        raise CliError("--command-config goes with --bootstrap-server, not --authorizer-properties", 2)
 
     props = key_values(args.authorizer_properties, "--authorizer-properties")
     if "zookeeper.connect" not in props:

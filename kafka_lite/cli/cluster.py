@@ -32,6 +32,12 @@ copied to ``<dir>/lab-overlay/`` with lab N's files taken from the workspace, an
 with that copy first on ``PYTHONPATH``. Such a cluster's health is read from ZooKeeper (brokers
 registered, a controller elected), not through the brokers' own request path, which is the code
 under test and may not answer.
+
+``up --secure`` starts a cluster as Kafka's security guide sets one up: each broker listens on
+``SASL_PLAINTEXT`` only, the brokers log in to each other as ``admin``, and ``SimpleAclAuthorizer``
+allows ``User:admin`` everything and anyone else only what an ACL grants (see ``cli/security.py``
+for the users and files). The tool's own requests to the brokers (``status``, the health waits) log
+in as admin. The request metrics reporter stays off on it: its producer has no login.
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ from rich.console import Group
 from rich.live import Live
 from rich.table import Table
 
-from kafka_lite.cli import CliError
+from kafka_lite.cli import CliError, security
 from kafka_lite.cli.lab import DEFAULT_WORKSPACE, dir_option
 from kafka_lite.grading.grader import build_overlay
 from kafka_lite.grading.labs import LabError, find
@@ -107,7 +113,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dest="metrics_reporter",
         action="store_false",
         help=f"do not publish every request's metrics to the {REQUEST_METRICS_TOPIC} topic "
-        "(on by default, except with --lab)",
+        "(on by default, except with --lab or --secure)",
+    )
+    up.add_argument(
+        "--secure",
+        action="store_true",
+        help="SASL_PLAINTEXT listeners (PLAIN, SCRAM-SHA-256) with users admin and alice, and ACLs "
+        "(SimpleAclAuthorizer, super user admin); passwords in <dir>/<user>.properties",
     )
     up.add_argument(
         "--lab", type=int, metavar="N", help="run the brokers with your files of lab N (from --lab-dir)"
@@ -277,12 +289,14 @@ def start_cluster(
     metrics_reporter: bool = False,
     name: str | None = None,
     shared_zookeeper: dict | None = None,
+    secure: bool = False,
 ) -> dict:
     """Write the configs, start ZooKeeper and the brokers, and return the state (not yet waited on).
     With ``lab``, the brokers run on that lab's files from the workspace under ``lab_dir``. With
     ``metrics_reporter``, every broker publishes its request metrics (``metric.reporters``). A
     ``name``d cluster keeps its metadata under the chroot ``/name``; with ``shared_zookeeper`` (the
-    first cluster's state entry for it) it uses that ZooKeeper instead of starting one."""
+    first cluster's state entry for it) it uses that ZooKeeper instead of starting one. ``secure``
+    gives the brokers SASL listeners and the authorizer (``cli/security.py``)."""
     existing = load_state(directory)
     if existing and any(_alive(p) for p in _pids(existing)):
         raise CliError(
@@ -324,15 +338,19 @@ def start_cluster(
         state["lab"] = lab_state
     if not shared_zookeeper:
         _wait_for_port(zk_port, zookeeper["pid"], directory / "logs" / "zookeeper.log")
+    users = _secure_users(state) if secure else None
     for i in range(brokers):
         broker_dir = directory / f"broker-{i}"
         broker_dir.mkdir(exist_ok=True)
         config = broker_dir / "server.properties"
-        config.write_text(
+        listener = [f"listeners=PLAINTEXT://127.0.0.1:{base_port + i}"]
+        write = security.write_private if secure else Path.write_text  # a secure one holds the passwords
+        write(
+            config,
             "\n".join(
                 [
                     f"broker.id={i}",
-                    f"listeners=PLAINTEXT://127.0.0.1:{base_port + i}",
+                    *(security.broker_settings(base_port + i, users) if secure else listener),
                     f"log.dirs={broker_dir / 'data'}",
                     f"zookeeper.connect={zookeeper_connect(state)}",
                     "num.network.threads=2",
@@ -345,7 +363,7 @@ def start_cluster(
                     *(_metrics_reporter_settings(brokers) if metrics_reporter else []),
                 ]
             )
-            + "\n"
+            + "\n",
         )
         pid = _spawn(_broker_args(config, state), directory / "logs" / f"broker-{i}.log", _overlay(state))
         state["brokers"].append({"id": i, "pid": pid, "port": base_port + i})
@@ -354,6 +372,15 @@ def start_cluster(
 
 
 # --8<-- [end:up]
+
+
+def _secure_users(state: dict) -> dict[str, str]:
+    """New passwords for a secure cluster: SCRAM credentials in its ZooKeeper, one client properties
+    file per user in its directory (recorded in the state, the passwords not)."""
+    users = security.new_users()
+    security.add_scram_credentials(zookeeper_connect(state), users)
+    state["secure"] = {"users": security.write_client_properties(Path(state["dir"]), users)}
+    return users
 
 
 def _metrics_reporter_settings(brokers: int) -> list[str]:
@@ -410,7 +437,11 @@ def cluster_health(state: dict) -> dict:
     if state.get("lab"):
         return _health_from_zookeeper(state, health)
     try:
-        admin = KafkaAdminClient(",".join(f"127.0.0.1:{b['port']}" for b in live), request_timeout_ms=2000)
+        admin = KafkaAdminClient(
+            ",".join(f"127.0.0.1:{b['port']}" for b in live),
+            request_timeout_ms=2000,
+            **security.admin_login(state),  # on a secure cluster only a super user sees everything
+        )
     except KafkaException:
         return health
     try:
@@ -525,11 +556,16 @@ def status_table(state: dict, health: dict) -> Table:
     if state.get("lab"):
         lab = state["lab"]
         table.caption += f"\nbrokers run lab {lab['number']}'s files from {lab['workspace']}"
+    if state.get("secure"):
+        table.caption += f"\nSASL_PLAINTEXT with ACLs; admin's login in {state['secure']['users']['admin']}"
     return table
 
 
 def run_up(args: argparse.Namespace, console) -> int:
     started = time.monotonic()
+    if args.secure and args.lab is not None:
+        # The lab's brokers run the learner's network code, which need not speak SASL.
+        raise CliError("--secure does not go with --lab: a lab cluster is PLAINTEXT", exit_code=2)
     shared = _shared_zookeeper(args) if args.name is not None else None
     if args.name is None:
         zk_port, base_port = (
@@ -539,6 +575,7 @@ def run_up(args: argparse.Namespace, console) -> int:
     else:
         zk_port, base_port = args.zookeeper_port or NAMED_ZOOKEEPER_PORT, args.base_port or NAMED_BASE_PORT
     # A lab cluster's request path is the learner's code under test: no reporter traffic through it.
+    # A secure cluster would refuse the reporter's producer, which does not log in.
     state = start_cluster(
         args.dir,
         args.brokers,
@@ -547,9 +584,10 @@ def run_up(args: argparse.Namespace, console) -> int:
         args.override,
         args.lab,
         args.lab_dir,
-        metrics_reporter=args.metrics_reporter and args.lab is None,
+        metrics_reporter=args.metrics_reporter and args.lab is None and not args.secure,
         name=args.name,
         shared_zookeeper=shared,
+        secure=args.secure,
     )
     try:
         health = wait_healthy(state)
@@ -561,6 +599,8 @@ def run_up(args: argparse.Namespace, console) -> int:
         f"healthy in {time.monotonic() - started:.1f} s; bootstrap servers: {bootstrap_servers(state)}",
         highlight=False,
     )
+    if args.secure:
+        console.print(security.how_to_connect(state, bootstrap_servers(state)), highlight=False, markup=False)
     if args.detach:
         return 0
     console.print("Ctrl-C (or SIGTERM, or SIGHUP) stops the cluster.")

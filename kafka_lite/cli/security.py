@@ -1,0 +1,180 @@
+"""The command line's side of SASL: the client properties a ``--command-config`` file holds, and the
+users, passwords and broker settings of ``kafka-lite cluster up --secure``.
+
+No Kafka twin: modelled on what Kafka's security guide has an operator do by hand for SASL/PLAIN and
+SCRAM (a JAAS line in each broker's ``server.properties``, SCRAM credentials written with
+``kafka-configs.sh --entity-type users``, ``SimpleAclAuthorizer`` with the brokers' principal as a
+super user) and on the client properties file Kafka's tools take with ``--command-config``.
+Book:    beyond the book (Kafka 0.10.2–0.11's security)
+
+A secure local cluster has two users. ``admin`` is the brokers' own principal: the brokers log in
+with it to each other (``security.inter.broker.protocol``), and as the only super user it may do
+everything, which is why ``cluster status`` logs in as admin. ``alice`` is an ordinary user: she
+may do nothing until an ACL allows it, which is the lesson. Both passwords are drawn per cluster
+with ``secrets`` and kept in files only their owner may read (mode 0600): the brokers'
+``server.properties``, whose JAAS line holds every user's password as PLAIN's ``user_<name>``
+options, and one client properties file per user. The state file records where the client files
+are, never a password.
+
+Each user may log in with PLAIN (checked against the JAAS line) or SCRAM-SHA-256 (checked against
+a salted credential in ZooKeeper under ``/config/users/<name>``, written before the brokers start,
+as ``kafka-configs --alter --add-config SCRAM-SHA-256=[...]`` would).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from kafka_lite.cli import CliError, properties_file
+from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.security.jaas_config import SASL_JAAS_CONFIG, parse_jaas_config
+from kafka_lite.common.security.sasl import MECHANISMS, PLAIN, SCRAM_SHA_256
+
+SASL_PLAINTEXT = "SASL_PLAINTEXT"
+ADMIN_USER = "admin"  # the brokers' own principal and the cluster's one super user
+ORDINARY_USER = "alice"
+LOGIN_MODULES = {
+    PLAIN: "org.apache.kafka.common.security.plain.PlainLoginModule",
+    SCRAM_SHA_256: "org.apache.kafka.common.security.scram.ScramLoginModule",
+}
+
+
+# -- a --command-config file ------------------------------------------------------------------------------
+
+
+def client_login(props: dict[str, str], option: str = "--command-config") -> dict[str, str]:
+    """Kafka's client security properties (``security.protocol``, ``sasl.mechanism``,
+    ``sasl.jaas.config``) as kafka_lite's client arguments. kafka_lite's clients take the username
+    and password as kafka-python does, so they are read from the JAAS line's options."""
+    protocol = props.get("security.protocol", "PLAINTEXT")
+    if protocol == "PLAINTEXT":
+        return {}
+    if protocol != SASL_PLAINTEXT:
+        raise CliError(f"{option}: security.protocol {protocol!r}: kafka_lite's clients speak PLAINTEXT "
+                       f"or {SASL_PLAINTEXT}", exit_code=2)  # fmt: skip
+    mechanism = props.get("sasl.mechanism", PLAIN)
+    if mechanism not in MECHANISMS:
+        raise CliError(f"{option}: sasl.mechanism {mechanism!r}: expected one of {', '.join(MECHANISMS)}", 2)
+    if SASL_JAAS_CONFIG not in props:
+        raise CliError(f"{option}: {SASL_PLAINTEXT} needs {SASL_JAAS_CONFIG} with a username and password", 2)
+    try:
+        options = parse_jaas_config(props[SASL_JAAS_CONFIG])[0].options
+    except ConfigException as e:
+        raise CliError(f"{option}: {e}", exit_code=2) from None
+    if "username" not in options or "password" not in options:
+        raise CliError(f'{option}: {SASL_JAAS_CONFIG} needs username="..." and password="..."', 2)
+    return {
+        "security_protocol": SASL_PLAINTEXT,
+        "sasl_mechanism": mechanism,
+        "sasl_plain_username": options["username"],
+        "sasl_plain_password": options["password"],
+    }
+
+
+def command_config(path: str | Path | None, option: str = "--command-config") -> dict[str, str]:
+    """The client arguments of a ``--command-config`` file (none without one)."""
+    return client_login(properties_file(path, option), option) if path is not None else {}
+
+
+# -- a secure local cluster -------------------------------------------------------------------------------
+
+
+def new_users() -> dict[str, str]:
+    """Each user's password, fresh for this cluster (URL-safe, so it needs no escaping in JAAS)."""
+    return {ADMIN_USER: secrets.token_urlsafe(18), ORDINARY_USER: secrets.token_urlsafe(18)}
+
+
+def jaas_line(mechanism: str, username: str, password: str, users: dict[str, str] | None = None) -> str:
+    """One ``sasl.jaas.config`` line: the login of ``username``, and on a broker's PLAIN line the
+    users it accepts (``user_<name>="<password>"``)."""
+    accepted = "".join(f' user_{name}="{pw}"' for name, pw in (users or {}).items())
+    return f'{LOGIN_MODULES[mechanism]} required username="{username}" password="{password}"{accepted};'
+
+
+def broker_settings(port: int, users: dict[str, str]) -> list[str]:
+    """A secure broker's ``server.properties`` lines: one SASL listener, the brokers logging in to
+    each other as admin with PLAIN, and the authorizer with admin as the only super user. SCRAM's
+    JAAS entry has no users: its credentials are in ZooKeeper."""
+    admin = users[ADMIN_USER]
+    return [
+        f"listeners={SASL_PLAINTEXT}://127.0.0.1:{port}",
+        f"security.inter.broker.protocol={SASL_PLAINTEXT}",
+        f"sasl.mechanism.inter.broker.protocol={PLAIN}",
+        f"sasl.enabled.mechanisms={PLAIN},{SCRAM_SHA_256}",
+        f"listener.name.sasl_plaintext.plain.{SASL_JAAS_CONFIG}={jaas_line(PLAIN, ADMIN_USER, admin, users)}",
+        f"listener.name.sasl_plaintext.scram-sha-256.{SASL_JAAS_CONFIG}={LOGIN_MODULES[SCRAM_SHA_256]} required;",
+        "authorizer.class.name=SimpleAclAuthorizer",
+        f"super.users=User:{ADMIN_USER}",
+    ]  # fmt: skip
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by its owner only: created 0600, never briefly wider, and
+    a file left by an earlier cluster narrowed too."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def write_client_properties(directory: Path, users: dict[str, str]) -> dict[str, str]:
+    """One ``<user>.properties`` per user in ``directory``, in Kafka's ``--command-config`` form;
+    return each user's file."""
+    files = {}
+    for user, password in users.items():
+        path = directory / f"{user}.properties"
+        write_private(
+            path,
+            f"security.protocol={SASL_PLAINTEXT}\nsasl.mechanism={PLAIN}\n"
+            f"{SASL_JAAS_CONFIG}={jaas_line(PLAIN, user, password)}\n",
+        )
+        files[user] = str(path)
+    return files
+
+
+def add_scram_credentials(zookeeper_connect: str, users: dict[str, str]) -> None:
+    """Each user's SCRAM-SHA-256 credential (salted, hashed: no password) under ``/config/users``."""
+    from kafka_lite.common.security.scram.scram_credential_utils import credential_to_string
+    from kafka_lite.common.security.scram.scram_formatter import generate_credential
+    from kafka_lite.zk.zk_utils import ZkUtils
+
+    zk = ZkUtils(zookeeper_connect, connection_timeout_ms=10_000)
+    try:
+        for user, password in users.items():
+            credential = credential_to_string(generate_credential(password))
+            zk.change_entity_config("users", user, {SCRAM_SHA_256: credential})
+    finally:
+        zk.close()
+
+
+def admin_login(state: dict) -> dict[str, str]:
+    """The client arguments to log in to the cluster as admin: none for a PLAINTEXT cluster."""
+    secure = state.get("secure")
+    return command_config(secure["users"][ADMIN_USER], "the admin's properties file") if secure else {}
+
+
+def how_to_connect(state: dict, bootstrap: str) -> str:
+    """What ``up --secure`` prints: the files, a consumer of each library as alice, and the ACLs that
+    let her consume a topic (Read on the topic, and on the group for a consumer in one)."""
+    files = state["secure"]["users"]
+    alice, admin = files[ORDINARY_USER], files[ADMIN_USER]
+    password = f"<the password in {alice}>"
+    return "\n".join([
+        f"secure: {SASL_PLAINTEXT} (PLAIN or {SCRAM_SHA_256}), SimpleAclAuthorizer, super user User:{ADMIN_USER}",
+        f"  {ADMIN_USER}'s client properties: {admin}",
+        f"  {ORDINARY_USER}'s client properties: {alice} (allowed nothing until an ACL says so)",
+        "kafka-python:",
+        f'  KafkaConsumer("TOPIC", bootstrap_servers="{bootstrap}", security_protocol="{SASL_PLAINTEXT}",',
+        f'                sasl_mechanism="{PLAIN}", sasl_plain_username="{ORDINARY_USER}", '
+        f'sasl_plain_password="{password}")',
+        "confluent-kafka:",
+        f'  Consumer({{"bootstrap.servers": "{bootstrap}", "group.id": "GROUP", "security.protocol": "{SASL_PLAINTEXT}",',
+        f'            "sasl.mechanisms": "{PLAIN}", "sasl.username": "{ORDINARY_USER}", "sasl.password": "{password}"}})',
+        f"let {ORDINARY_USER} read TOPIC, in GROUP (as {ADMIN_USER}; --producer instead lets her write):",
+        f"  kafka-lite acls --bootstrap-server {bootstrap} --command-config {admin} \\",
+        f"      --add --allow-principal User:{ORDINARY_USER} --consumer --topic TOPIC --group GROUP",
+    ])  # fmt: skip
