@@ -37,7 +37,7 @@ from kafka_lite.common.protocol.requests import RequestHeader, encode_request
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer as LiteConsumer
 from kafka_lite.producer.kafka_producer import KafkaProducer as LiteProducer
 from kafka_lite.zk.zk_utils import ZkUtils
-from tests.support.cluster import LiteCluster
+from tests.support.cluster import LiteCluster, sasl_broker
 from tests.support.waiting import wait_until
 from tests.support.wire import WireClient
 
@@ -57,18 +57,15 @@ def secured(zookeeper, tmp_path_factory):
         zookeeper.connect_string,
         tmp_path_factory.mktemp("sasl"),
         brokers=1,
-        **{
-            "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
-            "security.inter.broker.protocol": "SASL_PLAINTEXT",
-            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
-            "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
-            "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": (
-                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-            ),
-            "offsets.topic.replication.factor": 1,
-            "transaction.state.log.replication.factor": 1,
-            "transaction.state.log.min.isr": 1,
-        },
+        **sasl_broker(
+            JAAS,
+            **{
+                "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
+                "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": (
+                    "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+                ),
+            },
+        ),
     )
     cluster.start()
     yield cluster

@@ -21,7 +21,7 @@ from kafka_lite.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.security.auth.acl import Acl, Operation, PermissionType, Resource, ResourceType
 from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
 from kafka_lite.producer.kafka_producer import KafkaProducer as LiteProducer
-from tests.support.cluster import LiteCluster
+from tests.support.cluster import LiteCluster, sasl_broker
 
 pytestmark = pytest.mark.integration
 
@@ -42,17 +42,7 @@ def secured(zookeeper, tmp_path_factory):
         zookeeper.connect_string,
         tmp_path_factory.mktemp("secure"),
         brokers=1,
-        **{
-            "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
-            "security.inter.broker.protocol": "SASL_PLAINTEXT",
-            "sasl.enabled.mechanisms": "PLAIN",
-            "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
-            "authorizer.class.name": "SimpleAclAuthorizer",
-            "super.users": "User:admin",
-            "offsets.topic.replication.factor": 1,
-            "transaction.state.log.replication.factor": 1,
-            "transaction.state.log.min.isr": 1,
-        },
+        **sasl_broker(JAAS, **{"authorizer.class.name": "SimpleAclAuthorizer", "super.users": "User:admin"}),
     )
     cluster.start()
     yield cluster

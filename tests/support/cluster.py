@@ -51,6 +51,21 @@ FAST = {
 }
 
 
+def sasl_broker(jaas: str, **settings) -> dict:
+    """One broker's settings for a SASL_PLAINTEXT listener: PLAIN users from ``jaas`` (Kafka's JAAS
+    line), the broker's own traffic on the same listener, its internal topics on itself alone."""
+    return {
+        "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+        "security.inter.broker.protocol": "SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+        "offsets.topic.replication.factor": 1,
+        "transaction.state.log.replication.factor": 1,
+        "transaction.state.log.min.isr": 1,
+        **settings,
+    }
+
+
 class LiteCluster:
     def __init__(self, zk_connect: str, directory: Path, brokers: int = 3, **overrides) -> None:
         self.chroot = f"/kafka-lite-test-{uuid.uuid4().hex[:8]}"
