@@ -147,10 +147,14 @@ def grade(
             # The learner's tests run the reference record codec (common/record/codec.py), so the
             # records a lab's code builds or reads go through the Python code the lab is about.
             "KAFKA_LITE_RECORDS": "python",
+            # Only the plugins a lab's tests use, named below: loading every installed one (xdist,
+            # nbmake, anyio...) would cost each grading run about a second before any test runs.
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         }
         cmd = [
             sys.executable, "-m", "pytest", str(lab.directory), "-q", "--tb=short", "-p", "no:cacheprovider",
-            "-p", "kafka_lite_grade_plugin", "-p", "no:nbmake", "-o", "addopts=",
+            "-p", "kafka_lite_grade_plugin", "-p", "pytest_timeout", "-p", "_hypothesis_pytestplugin",
+            "-o", "addopts=",
             f"--timeout={TEST_TIMEOUT_S}", "--rootdir", str(repo_root), "-c", str(repo_root / "pyproject.toml"),
             "--import-mode=importlib",
         ]  # fmt: skip
