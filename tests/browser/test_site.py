@@ -63,8 +63,13 @@ def chromium_browser():
         b.close()
 
 
-def _open(browser, base, path, viewport=DESKTOP):
-    """Open ``base/path`` with every request that does not start with ``base`` blocked and recorded."""
+def _open(browser, base, path, viewport=DESKTOP, search=False):
+    """Open ``base/path`` with every request that does not start with ``base`` blocked and recorded.
+
+    Unless ``search``, the theme's search worker is served empty: on every page it builds the index
+    of the whole site (with the Chinese pipeline) while its script's request stays open, so waiting
+    for the network to go idle would wait seconds per page for a search no test but the search tests
+    (which ask for it) uses."""
     page = browser.new_page(viewport=viewport)
     problems, blocked = [], []
     page.on(
@@ -80,6 +85,11 @@ def _open(browser, base, path, viewport=DESKTOP):
             r.abort()
 
     page.route("**/*", route)
+    if not search:  # after the route above: the handler added last is asked first
+        page.route(
+            f"{base}/assets/javascripts/workers/search.*.js",
+            lambda r: r.fulfill(status=200, content_type="text/javascript", body=""),
+        )
     page.goto(f"{base}/{path}", wait_until="networkidle")
     # Network idle is not a parsed page: on a loaded machine the parser can still be working through
     # a long guide after its last byte arrived. The load event comes after the whole document.
@@ -354,7 +364,7 @@ def test_notebook_tables_fit_the_page(looks, site_url, viewport):
 
 
 def test_search_finds_a_term(chromium_browser, site_url):
-    page, problems, _ = _open(chromium_browser, site_url[0], "index.html")
+    page, problems, _ = _open(chromium_browser, site_url[0], "index.html", search=True)
     assert _search(page, "compaction") > 0
     assert not problems, problems
     page.close()
@@ -364,7 +374,7 @@ def test_site_works_opened_from_disk(chromium_browser, site_url):
     """Opened as files: the pages, their links and the search work without a server or a network."""
     _, site = site_url
     base = site.resolve().as_uri()
-    page, problems, blocked = _open(chromium_browser, base, "index.html")
+    page, problems, blocked = _open(chromium_browser, base, "index.html", search=True)
     assert not _broken_images(page)
     page.locator(".md-sidebar--primary a.md-nav__link", has_text="6. Storage").first.click()
     page.wait_for_load_state("load")
