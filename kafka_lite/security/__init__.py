@@ -1,4 +1,7 @@
-"""The broker's security: who may do what (Kafka's ``kafka.security``).
+"""The broker's security: who may do what.
+
+Mirrors: kafka.security (core/src/main/scala/kafka/security/, Kafka 0.11.0)
+Book:    beyond the book (Kafka 0.10.2–0.11's security)
 
 Import from the modules themselves (``kafka_lite.security.auth.simple_acl_authorizer``); the package
 re-exports nothing.

@@ -1,2 +1,6 @@
-"""Security's shared names: principals, and the protocols a listener speaks (Kafka's
-``org.apache.kafka.common.security``)."""
+"""Security's shared names: principals, JAAS settings, the SASL mechanisms and the protocols a
+listener speaks.
+
+Mirrors: org.apache.kafka.common.security (clients/src/main/java/org/apache/kafka/common/security/, Kafka 0.11.0)
+Book:    beyond the book (Kafka 0.10.2–0.11's security)
+"""

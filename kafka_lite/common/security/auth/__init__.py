@@ -1,4 +1,9 @@
-"""Who a connection is: ``KafkaPrincipal`` (Kafka's ``org.apache.kafka.common.security.auth``)."""
+"""Who a connection is, and the ACL model the authorizer decides with.
+
+Mirrors: org.apache.kafka.common.security.auth (clients/src/main/java/org/apache/kafka/common/security/auth/,
+         Kafka 0.11.0)
+Book:    beyond the book (Kafka 0.10.2–0.11's security)
+"""
 
 from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
 
