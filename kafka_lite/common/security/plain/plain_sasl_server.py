@@ -44,6 +44,7 @@ class PlainSaslServer:
         self._complete = False
         self._authorization_id = ""
 
+    # --8<-- [start:evaluate_response]
     def evaluate_response(self, response: bytes) -> bytes:
         if self._complete:
             raise SaslException("SASL/PLAIN authentication is already complete")
@@ -71,6 +72,8 @@ class PlainSaslServer:
         self._authorization_id = username
         self._complete = True
         return b""
+
+    # --8<-- [end:evaluate_response]
 
     def is_complete(self) -> bool:
         return self._complete
