@@ -13,8 +13,9 @@ so the map cannot drift from the code:
   ``chNN_`` of its folder);
 - each lab's sections, from the modules it asks you to write (``files`` in ``labs/*/lab.toml``).
 
-Pages use two markers: ``<!-- book-map -->`` (the whole map) and ``<!-- book-sections: N -->`` (the
-sections of chapter N, Chinese beside English). A guide's heading that starts with a section number,
+Pages use three markers: ``<!-- book-map -->`` (the whole map), ``<!-- book-sections: N -->`` (the
+sections of chapter N, Chinese beside English) and, in a chapter after the book's last (chapter 11,
+security), ``<!-- beyond-the-book -->`` (a note saying so, where a book chapter has its sections). A guide's heading that starts with a section number,
 ``## 6.1.2 Writing to the log``, gets the book's title appended: ``· 写入日志``. A guide is its
 chapter's ``index.md`` and, for a chapter too long for one page, the pages of its folder that the
 index links to (``chapters/ch06_storage/log.md``): see ``guide_pages``. In both tables a section the
@@ -263,6 +264,10 @@ def read_notebooks(root: Path, book: Book, modules: dict[str, Module]) -> list[N
     for path in sorted((root / "chapters").glob("ch*_*/*.ipynb")):
         rel = path.relative_to(root).as_posix()
         chapter = int(re.match(r"ch(\d+)_", path.parent.name).group(1))
+        if str(chapter) not in book.sections:
+            # A chapter after the book's last (security): its notebooks belong to no section.
+            notebooks.append(Notebook(rel, path.stem, chapter, [], []))
+            continue
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
         imports = imported_modules(root, source, rel)
@@ -398,6 +403,14 @@ def render_book_map(book_map: BookMap, base: str = "") -> str:
         out.append(f"| {_short(module.path)} | {module.book} |")
     if book_map.beyond:
         out.append("\n## Beyond the book {#beyond}\n")
+        later = sorted(c for c in book_map.guides if str(c) not in book_map.book.sections)
+        if later:
+            chapters = ", ".join(f"[chapter {c}]({base}{book_map.guides[c]})" for c in later)
+            notebooks = [f"[{n.name}]({base}{n.path})" for n in book_map.notebooks if n.chapter in later]
+            labs = [f"[lab {lab.number}]({base}{lab.readme})" for lab in book_map.labs if not lab.sections]
+            last = max(s.chapter for s in book_map.book.sections.values())
+            out.append(f"The book ends with chapter {last}. kafka_lite goes on with {chapters}")
+            out.append(f"(notebooks: {', '.join(notebooks) or 'none'}; labs: {', '.join(labs) or 'none'}).\n")
         out.append("These modules are Kafka from after the book's 0.10, which today's clients need:\n")
         out.append("| kafka_lite | its header's Book line |")
         out.append("|---|---|")
@@ -429,6 +442,20 @@ def render_chapter_sections(
         "kafka_lite's modules, notebooks and labs."
     )
     return "\n".join(out)
+
+
+BEYOND_MARKER = "<!-- beyond-the-book -->"
+
+
+def render_beyond_the_book(book: Book, base: str = "../../") -> str:
+    """The note a chapter after the book's last carries where a book chapter has its sections."""
+    last = max(s.chapter for s in book.sections.values())
+    return (
+        f'!!! note "Beyond the book"\n\n'
+        f"    《{book.title}》 ends with chapter {last}, on Kafka 0.10's source. This chapter is "
+        "Kafka after the book, which every Kafka user meets; its modules are listed under "
+        f"[Beyond the book]({base}book_map.md#beyond) in the book map."
+    )
 
 
 HEADING = re.compile(r"^(#{1,6}) (\d+(?:\.\d+)+)(?:-(\d+(?:\.\d+)+))? (.+?)$", re.MULTILINE)
@@ -499,6 +526,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     base = "../" * depth
     if "<!-- book-map -->" in markdown:
         markdown = markdown.replace("<!-- book-map -->", render_book_map(book_map, base))
+    if BEYOND_MARKER in markdown:
+        markdown = markdown.replace(BEYOND_MARKER, render_beyond_the_book(book_map.book, base))
     for m in re.finditer(r"<!-- book-sections: (\d+) -->", markdown):
         table = render_chapter_sections(book_map.book, int(m.group(1)), base, book_map.anchors)
         markdown = markdown.replace(m.group(0), table)

@@ -36,6 +36,7 @@ from kafka_lite.diagrams.state_machines import (
     group_state_machine,
     partition_state_machine,
     replica_state_machine,
+    sasl_state_machine,
     state_machine,
     transaction_state_machine,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "replication_diagram",
     "replication_round",
     "replication_round_diagram",
+    "sasl_state_machine",
     "segment_diagram",
     "segment_with_index",
     "socket_server_threads",
@@ -96,6 +98,7 @@ DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "record_batch_v2": record_batch_v2,
     "replication": replication,
     "replication_round": replication_round,
+    "sasl_state_machine": sasl_state_machine,
     "segment_with_index": segment_with_index,
     "socket_server_threads": lambda: socket_server_threads(3, 4),
     "streams_thread_model": streams_thread_model,

@@ -8,7 +8,8 @@ beside them (``PARTITION_TRANSITION_EVENTS``, ``GROUP_TRANSITION_EVENTS``), so t
 drift from the code.
 Book:    chapter 7, 7.1.4 (the partition and replica state machines); chapter 5, 5.4.2 (the group's
          state transitions); chapter 10, 10.3 (a transaction's states, Kafka 0.11's
-         ``TransactionMetadata``)
+         ``TransactionMetadata``); and, beyond the book, a SASL connection's states at the broker
+         (Kafka's ``SaslServerAuthenticator.SaslState``)
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from kafka_lite.coordinator.transaction.transaction_metadata import (
     TransactionState,
 )
 from kafka_lite.diagrams.style import new_graph
+from kafka_lite.network import sasl_server_authenticator as sasl
 
 
 def _name(state: enum.Enum) -> str:
@@ -146,4 +148,16 @@ def transaction_state_machine(current: TransactionState | None = None) -> graphv
         TransactionState.EMPTY,
         current,
         nodesep="0.1",  # its edges back to Empty and on to Dead would otherwise widen it past the column
+    )
+
+
+def sasl_state_machine(current: sasl.SaslState | None = None) -> graphviz.Digraph:
+    """A SASL connection's states at the broker, from its first request to COMPLETE, when requests
+    may flow, or FAILED, when the connection is closed; ``current`` highlighted."""
+    return state_machine(
+        "sasl_state_machine",
+        sasl.VALID_PREVIOUS_STATES,
+        sasl.TRANSITION_EVENTS,
+        sasl.SaslState.HANDSHAKE_OR_VERSIONS_REQUEST,
+        current,
     )

@@ -87,6 +87,18 @@ VALID_PREVIOUS_STATES: dict[SaslState, set[SaslState]] = {
     S.FAILED: {S.HANDSHAKE_OR_VERSIONS_REQUEST, S.HANDSHAKE_REQUEST, S.AUTHENTICATE},
 }
 
+# What crosses each edge of the table: the guide's diagram of the states is drawn from the two.
+TRANSITION_EVENTS: dict[tuple[SaslState, SaslState], str] = {
+    (S.HANDSHAKE_OR_VERSIONS_REQUEST, S.HANDSHAKE_REQUEST): "ApiVersions",
+    (S.HANDSHAKE_OR_VERSIONS_REQUEST, S.AUTHENTICATE): "SaslHandshake",
+    (S.HANDSHAKE_REQUEST, S.AUTHENTICATE): "SaslHandshake",
+    (S.AUTHENTICATE, S.AUTHENTICATE): "a token,\nmore to come",
+    (S.AUTHENTICATE, S.COMPLETE): "the last token\naccepted",
+    (S.HANDSHAKE_OR_VERSIONS_REQUEST, S.FAILED): "another request,\nan unknown mechanism",
+    (S.HANDSHAKE_REQUEST, S.FAILED): "another request,\nan unknown mechanism",
+    (S.AUTHENTICATE, S.FAILED): "a token refused,\nbad bytes",
+}
+
 
 class AuthenticationStats:
     """How many connections authenticated, by framing and outcome, for one listener: a test (and a
@@ -222,6 +234,7 @@ class SaslServerAuthenticator:
         self._respond(ApiKeys.API_VERSIONS, header.api_version, header.correlation_id, body)
         self._set_state(SaslState.HANDSHAKE_REQUEST)
 
+    # --8<-- [start:sasl_token]
     def _handle_sasl_token(self, frame: bytes) -> None:
         assert self.sasl_server is not None
         if not self.enable_kafka_sasl_authenticate_headers:
@@ -258,6 +271,8 @@ class SaslServerAuthenticator:
         ok = {"error_code": 0, "error_message": None, "sasl_auth_bytes": response or b""}
         self._respond(ApiKeys.SASL_AUTHENTICATE, version, correlation_id, ok)
         self._token_accepted("v1")
+
+    # --8<-- [end:sasl_token]
 
     def _token_accepted(self, framing: str) -> None:
         assert self.sasl_server is not None

@@ -172,7 +172,10 @@ def test_every_guide_has_its_chapters_sections_and_no_hand_typed_titles():
     for guide in sorted((ROOT / "chapters").glob("ch*_*/index.md")):
         chapter = int(re.match(r"ch(\d+)_", guide.parent.name).group(1))
         text = guide.read_text(encoding="utf-8")
-        assert f"<!-- book-sections: {chapter} -->" in text, f"{guide.parent.name}: no book-sections marker"
+        if str(chapter) in book.sections:
+            assert f"<!-- book-sections: {chapter} -->" in text, f"{guide.parent.name}: no book-sections marker"
+        else:  # a chapter after the book's last says so where the others show their sections
+            assert "<!-- beyond-the-book -->" in text and "book-sections" not in text, guide.parent.name
         assert "## Not yet in kafka_lite" not in text or text.rindex("\n## ") == text.index(
             "\n## Not yet in kafka_lite"
         ), f"{guide.parent.name}: 'Not yet in kafka_lite' is not the last section"
@@ -264,3 +267,18 @@ def test_each_section_links_to_the_guide_page_that_has_its_heading(book_map):
         "| [6.3.1](../../chapters/ch06_storage/delayed_operations.md#631-the-delayed-operation-interface) |"
         in table
     )
+
+
+def test_a_chapter_after_the_books_last_is_marked_and_mapped_beyond_the_book(book_map):
+    from mkdocs_hooks import book_map as hook
+
+    assert "11" not in book_map.book.sections and 11 in book_map.guides
+    note = hook.render_beyond_the_book(book_map.book, "../../")
+    assert note.startswith('!!! note "Beyond the book"') and "ends with chapter 10" in note
+    assert "(../../book_map.md#beyond)" in note
+    security = [n for n in book_map.notebooks if n.chapter == 11]
+    assert security and all(not n.sections for n in security)
+    whole = hook.render_book_map(book_map)
+    beyond = whole[whole.index("## Beyond the book") :]
+    assert "[chapter 11](chapters/ch11_security/index.md)" in beyond
+    assert all(f"({n.path})" in beyond for n in security)

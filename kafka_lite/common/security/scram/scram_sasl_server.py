@@ -75,6 +75,7 @@ class ScramSaslServer:
         self.state = ScramServerState.RECEIVE_CLIENT_FINAL_MESSAGE
         return self._server_first.to_bytes()
 
+    # --8<-- [start:client_final_message]
     def _client_final_message(self, response: bytes) -> bytes:
         assert self._client_first and self._server_first and self._credential
         client_final = ClientFinalMessage.parse(response)
@@ -92,6 +93,8 @@ class ScramSaslServer:
         self.state = ScramServerState.COMPLETE
         server_signature = formatter.server_signature(self._credential.server_key, auth_message)
         return ServerFinalMessage(None, server_signature).to_bytes()
+
+    # --8<-- [end:client_final_message]
 
     def auth_message(self, client_final: ClientFinalMessage) -> bytes:
         assert self._client_first and self._server_first
