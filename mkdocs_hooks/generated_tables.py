@@ -9,6 +9,7 @@ from __future__ import annotations
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.types import walk
 from kafka_lite.log.log_config import CONFIG_DEF
+from kafka_lite.security.auth.request_acls import request_acls_table
 from kafka_lite.spark.options import OPTIONS as SPARK_OPTIONS
 from mkdocs_hooks.generated_pages import cli_reference, kafka_classes, layer_table
 
@@ -51,11 +52,24 @@ def spark_options() -> str:
     return "\n".join(rows)
 
 
+def request_acls() -> str:
+    """Which ACL each request needs and what a caller without it gets, from the table the authorizer
+    walk test holds equal to ``KafkaApis``'s checks."""
+    rows = ["| API | needs | refused with | what is refused |", "|---|---|---|---|"]
+    previous = None
+    for api, check, error, refused in request_acls_table():
+        shown = api if api != previous else ""  # an API's later checks continue its row group
+        previous = api
+        rows.append(f"| {shown} | {check} | {'`' + error + '`' if error != '-' else error} | {refused} |")
+    return "\n".join(rows)
+
+
 # The reference pages' tables (the layers, Kafka class -> file, the command) are built in generated_pages.py.
 TABLES = {
     "api-versions": api_versions,
     "log-configs": log_configs,
     "spark-options": spark_options,
+    "request-acls": request_acls,
     "layer-table": layer_table,
     "kafka-classes": kafka_classes,
     "cli-reference": cli_reference,
