@@ -357,6 +357,11 @@ def _short(path: str) -> str:
     return "`" + path.removeprefix("kafka_lite/").removesuffix("__init__.py") + "`"
 
 
+def _title(page: str) -> str:
+    """A page's title, its first line's heading: ``Chapter 11: Security``."""
+    return (ROOT / page).read_text(encoding="utf-8").splitlines()[0].lstrip("# ")
+
+
 def _cell(items: list[str]) -> str:
     return "<br>".join(items) if items else ""
 
@@ -405,7 +410,7 @@ def render_book_map(book_map: BookMap, base: str = "") -> str:
         out.append("\n## Beyond the book {#beyond}\n")
         later = sorted(c for c in book_map.guides if str(c) not in book_map.book.sections)
         if later:
-            chapters = ", ".join(f"[chapter {c}]({base}{book_map.guides[c]})" for c in later)
+            chapters = ", ".join(f"[{_title(book_map.guides[c])}]({base}{book_map.guides[c]})" for c in later)
             notebooks = [f"[{n.name}]({base}{n.path})" for n in book_map.notebooks if n.chapter in later]
             labs = [f"[lab {lab.number}]({base}{lab.readme})" for lab in book_map.labs if not lab.sections]
             last = max(s.chapter for s in book_map.book.sections.values())

@@ -173,7 +173,9 @@ def test_every_guide_has_its_chapters_sections_and_no_hand_typed_titles():
         chapter = int(re.match(r"ch(\d+)_", guide.parent.name).group(1))
         text = guide.read_text(encoding="utf-8")
         if str(chapter) in book.sections:
-            assert f"<!-- book-sections: {chapter} -->" in text, f"{guide.parent.name}: no book-sections marker"
+            assert f"<!-- book-sections: {chapter} -->" in text, (
+                f"{guide.parent.name}: no book-sections marker"
+            )
         else:  # a chapter after the book's last says so where the others show their sections
             assert "<!-- beyond-the-book -->" in text and "book-sections" not in text, guide.parent.name
         assert "## Not yet in kafka_lite" not in text or text.rindex("\n## ") == text.index(
@@ -280,5 +282,5 @@ def test_a_chapter_after_the_books_last_is_marked_and_mapped_beyond_the_book(boo
     assert security and all(not n.sections for n in security)
     whole = hook.render_book_map(book_map)
     beyond = whole[whole.index("## Beyond the book") :]
-    assert "[chapter 11](chapters/ch11_security/index.md)" in beyond
+    assert "[Chapter 11: Security](chapters/ch11_security/index.md)" in beyond
     assert all(f"({n.path})" in beyond for n in security)
