@@ -60,7 +60,9 @@ def refused(token: bytes) -> SaslException:
     except SaslException as e:
         assert not server.is_complete(), f"{token!r} was refused, but is_complete() says True"
         return e
-    raise AssertionError(f"the token {token!r} should be refused with a SaslException; it was accepted: {answer!r}")
+    raise AssertionError(
+        f"the token {token!r} should be refused with a SaslException; it was accepted: {answer!r}"
+    )
 
 
 @pytest.mark.stage(1)
@@ -77,7 +79,7 @@ def test_a_good_token_completes_as_its_user():
             "'alice' (an empty authzid, or alice's own, means alice)"
         )
     server = PlainSaslServer(USERS)
-    server.evaluate_response("\x00bob\x00bob-secret".encode())
+    server.evaluate_response(b"\x00bob\x00bob-secret")
     assert server.authorization_id() == "bob", "each user logs in as themselves"
 
 
@@ -218,7 +220,9 @@ def test_saslhandshake_v1_logs_alice_in_and_answers_a_wrong_password_with_error_
     assert good.server.principal() == KafkaPrincipal("User", "alice"), (
         f"the connection's principal is User:alice\n{good.told()}"
     )
-    assert good.client.answers == [{"error_code": 0, "error_message": None, "sasl_auth_bytes": b""}], good.told()
+    assert good.client.answers == [{"error_code": 0, "error_message": None, "sasl_auth_bytes": b""}], (
+        good.told()
+    )
     assert good.stats.get("v1", "ok") == 1
 
     bad = Connection("guess", API_VERSIONS).run()
@@ -299,7 +303,11 @@ ACLS: dict[Resource, set[Acl]] = {
     group("*"): {deny(ALICE, READ), allow(ANYONE, DESCRIBE)},
     group("payments"): {allow(ALICE, READ), allow(BOB, READ)},
     topic("implied"): {
-        allow(ALICE, READ), allow(BOB, WRITE), allow(CAROL, DELETE), allow(DAVE, ALTER), allow(EVE, CREATE)
+        allow(ALICE, READ),
+        allow(BOB, WRITE),
+        allow(CAROL, DELETE),
+        allow(DAVE, ALTER),
+        allow(EVE, CREATE),
     },
     topic("deny-read"): {allow(ALICE, DESCRIBE), deny(ALICE, READ)},
     topic("deny-describe"): {allow(ALICE, READ), deny(ALICE, DESCRIBE)},
@@ -364,7 +372,8 @@ def check(authorizer: SimpleAclAuthorizer, rows: list[Row], name: str = "strict"
                 shown.append(f"  {r}:\n" + "\n".join(f"    {a}" for a in acls))
         extra = ", allow.everyone.if.no.acl.found=true" if name == "allow everyone" else ""
         raise AssertionError(
-            f"the {name} authorizer (super.users=User:admin{extra}) decided:\n" + "\n".join(lines)
+            f"the {name} authorizer (super.users=User:admin{extra}) decided:\n"
+            + "\n".join(lines)
             + "\nthe ACLs of the resources it got wrong, and of their type's wildcard resource:\n"
             + "\n".join(dict.fromkeys(shown))
         )
