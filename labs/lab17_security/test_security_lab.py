@@ -11,8 +11,11 @@ Stage 2 puts ACLs into a real ZooKeeper (one for the module, started by the firs
 through ``SimpleAclAuthorizer.add_acls``, as CreateAcls and the ``acls`` tool do, and asks the
 learner's ``authorize`` for a table of decisions. A second authorizer, configured with
 ``allow.everyone.if.no.acl.found=true`` once the ACLs are in, loads the same ACLs from ZooKeeper.
-Before a stage-2 test starts ZooKeeper it checks that the stage's functions are written, so the
-untouched starter fails at once on the lab's own NotImplementedError.
+The last test starts one broker on the same ZooKeeper, with a SASL_PLAINTEXT listener and
+``SimpleAclAuthorizer`` (the learner's), and a kafka_lite consumer logged in as a user allowed to
+Describe a topic but not to Read it. Before a stage-2 test starts ZooKeeper or the broker it checks
+that the stage's functions are written, so the untouched starter fails at once on the lab's own
+NotImplementedError.
 """
 
 from __future__ import annotations
@@ -20,10 +23,13 @@ from __future__ import annotations
 import hmac
 import logging
 import socket
+import time
+import uuid
 
 import pytest
 
-from kafka_lite.common.errors import SaslAuthenticationException
+from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
+from kafka_lite.common.errors import SaslAuthenticationException, TopicAuthorizationException
 from kafka_lite.common.protocol.api_keys import ApiKeys, api_versions
 from kafka_lite.common.protocol.requests import parse_response
 from kafka_lite.common.security.auth.acl import Acl, Operation, PermissionType, Resource, ResourceType
@@ -32,6 +38,8 @@ from kafka_lite.common.security.plain.plain_sasl_client import PlainSaslClient
 from kafka_lite.common.security.plain.plain_sasl_server import PlainSaslServer
 from kafka_lite.common.security.sasl import SaslException
 from kafka_lite.common.time import MockTime
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.consumer.kafka_consumer import KafkaConsumer
 from kafka_lite.network.request_channel import Session
 from kafka_lite.network.sasl_client_authenticator import SaslClientAuthenticator, SaslClientState
 from kafka_lite.network.sasl_server_authenticator import (
@@ -42,6 +50,8 @@ from kafka_lite.network.sasl_server_authenticator import (
 )
 from kafka_lite.security.auth.simple_acl_authorizer import SimpleAclAuthorizer
 from kafka_lite.server.kafka_apis import KafkaApis
+from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.server.kafka_server import KafkaServer
 from kafka_lite.testing.lab_stubs import written
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
@@ -380,7 +390,7 @@ def check(authorizer: SimpleAclAuthorizer, rows: list[Row], name: str = "strict"
 
 
 @pytest.mark.stage(2)
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 def test_a_deny_wins_over_an_allow_through_each_wildcard(authorizers):
     check(authorizers["strict"], [
         (ALICE, HERE, READ, topic("plain"), True, "Allow alice Read from *"),
@@ -463,4 +473,81 @@ def test_each_decision_goes_to_the_audit_log(authorizers, caplog):
     assert [e for e in expected if e in logged] == expected, (
         "each decision is logged on kafka.authorizer.logger, through _log_audit_message (a denial at "
         f"INFO, an allowed request at DEBUG):\nexpected {expected}\nlogged   {logged}"
+    )
+
+
+# -- stage 2, a real broker ---------------------------------------------------------------------------
+
+JAAS = (
+    'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+    'password="admin-secret" user_admin="admin-secret" user_bob="bob-secret";'
+)
+DEADLINE_S = 10
+
+
+def login(user: str) -> dict:
+    return {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
+            "sasl_plain_username": user, "sasl_plain_password": f"{user}-secret"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def broker(zookeeper, tmp_path_factory):
+    """One broker with a SASL_PLAINTEXT listener and SimpleAclAuthorizer (yours): its own principal,
+    User:admin, is a super user, so the controller's requests to its own broker pass."""
+    server = KafkaServer(KafkaConfig({
+        "broker.id": 0,
+        "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+        "security.inter.broker.protocol": "SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
+        "log.dirs": str(tmp_path_factory.mktemp("broker")),
+        "zookeeper.connect": f"{zookeeper.connect_string}/lab17-broker",
+        "authorizer.class.name": "SimpleAclAuthorizer",
+        "super.users": "User:admin",
+        "num.network.threads": 1,
+        "num.io.threads": 2,
+        "log.cleaner.enable": False,
+        "offsets.topic.replication.factor": 1,
+        "transaction.state.log.replication.factor": 1,
+        "transaction.state.log.min.isr": 1,
+    }))  # fmt: skip
+    server.startup()
+    yield server
+    server.shutdown()
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_a_broker_refuses_a_consumer_without_read_through_your_authorizer(request):
+    written(SimpleAclAuthorizer.authorize, SimpleAclAuthorizer._acl_match)
+    broker = request.getfixturevalue("broker")
+    bootstrap = f"127.0.0.1:{broker.port}"
+    name = f"secret-{uuid.uuid4().hex[:6]}"
+    admin = KafkaAdminClient(bootstrap, **login("admin"))
+    try:
+        admin.create_topics([NewTopic(name, 1, 1)])  # the super user may create it
+    finally:
+        admin.close()
+    # bob may see the topic (Metadata, ListOffsets), not read it
+    bob_describe = allow(KafkaPrincipal("User", "bob"), DESCRIBE)
+    broker.authorizer.add_acls({bob_describe}, topic(name))
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", **login("bob"))
+    polls, refused = 0, None
+    try:
+        consumer.assign([TopicPartition(name, 0)])
+        deadline = time.monotonic() + DEADLINE_S
+        while refused is None and time.monotonic() < deadline:
+            try:
+                records = consumer.poll(200)
+                polls += 1
+                assert not records, f"records reached bob, who may not Read {name}: {records}"
+            except TopicAuthorizationException as e:
+                refused = e
+    finally:
+        consumer.close(autocommit=False)
+    assert refused is not None and name in str(refused), (
+        f"bob (Describe on Topic:{name}, no Read) should get TOPIC_AUTHORIZATION_FAILED for his fetch, "
+        f"raised by the consumer as TopicAuthorizationException naming the topic; after {polls} polls in "
+        f"{DEADLINE_S} s: {refused!r}. The broker asked your authorize(Session(User:bob, 127.0.0.1), "
+        f"Read, Topic:{name}); its ACLs: {sorted(map(str, broker.authorizer.get_acls(topic(name))))}"
     )
