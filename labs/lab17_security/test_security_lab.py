@@ -11,8 +11,8 @@ Stage 2 puts ACLs into a real ZooKeeper (one for the module, started by the firs
 through ``SimpleAclAuthorizer.add_acls``, as CreateAcls and the ``acls`` tool do, and asks the
 learner's ``authorize`` for a table of decisions. A second authorizer, configured with
 ``allow.everyone.if.no.acl.found=true`` once the ACLs are in, loads the same ACLs from ZooKeeper.
-The last test starts one broker on the same ZooKeeper, with a SASL_PLAINTEXT listener and
-``SimpleAclAuthorizer`` (the learner's), and a kafka_lite consumer logged in as a user allowed to
+The last test starts one broker on the same ZooKeeper with ``SimpleAclAuthorizer`` (the learner's)
+on a PLAINTEXT listener, so that it needs nothing of stage 1, and a kafka_lite consumer allowed to
 Describe a topic but not to Read it. Before a stage-2 test starts ZooKeeper or the broker it checks
 that the stage's functions are written, so the untouched starter fails at once on the lab's own
 NotImplementedError.
@@ -32,7 +32,14 @@ from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.errors import SaslAuthenticationException, TopicAuthorizationException
 from kafka_lite.common.protocol.api_keys import ApiKeys, api_versions
 from kafka_lite.common.protocol.requests import parse_response
-from kafka_lite.common.security.auth.acl import Acl, Operation, PermissionType, Resource, ResourceType
+from kafka_lite.common.security.auth.acl import (
+    CLUSTER_RESOURCE,
+    Acl,
+    Operation,
+    PermissionType,
+    Resource,
+    ResourceType,
+)
 from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
 from kafka_lite.common.security.plain.plain_sasl_client import PlainSaslClient
 from kafka_lite.common.security.plain.plain_sasl_server import PlainSaslServer
@@ -478,32 +485,27 @@ def test_each_decision_goes_to_the_audit_log(authorizers, caplog):
 
 # -- stage 2, a real broker ---------------------------------------------------------------------------
 
-JAAS = (
-    'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
-    'password="admin-secret" user_admin="admin-secret" user_bob="bob-secret";'
-)
+ANONYMOUS = KafkaPrincipal.ANONYMOUS  # every client of a PLAINTEXT listener, the broker itself included
 DEADLINE_S = 10
-
-
-def login(user: str) -> dict:
-    return {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
-            "sasl_plain_username": user, "sasl_plain_password": f"{user}-secret"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def broker(zookeeper, tmp_path_factory):
-    """One broker with a SASL_PLAINTEXT listener and SimpleAclAuthorizer (yours): its own principal,
-    User:admin, is a super user, so the controller's requests to its own broker pass."""
+    """One broker with SimpleAclAuthorizer (yours) on a PLAINTEXT listener, so that stage 2 needs
+    nothing of stage 1: everyone is User:ANONYMOUS, the broker too, and no one is a super user. The
+    ACLs, written before it starts, allow what the broker asks of itself (its controller's
+    LeaderAndIsr and UpdateMetadata: ClusterAction on the cluster) and the creation of topics."""
+    zk_connect = f"{zookeeper.connect_string}/lab17-broker"
+    setup = SimpleAclAuthorizer(MockTime())
+    setup.configure({"zookeeper.connect": zk_connect})
+    setup.add_acls({allow(ANONYMOUS, Operation.CLUSTER_ACTION), allow(ANONYMOUS, CREATE)}, CLUSTER_RESOURCE)
+    setup.close()
     server = KafkaServer(KafkaConfig({
         "broker.id": 0,
-        "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
-        "security.inter.broker.protocol": "SASL_PLAINTEXT",
-        "sasl.enabled.mechanisms": "PLAIN",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
+        "listeners": "PLAINTEXT://127.0.0.1:0",
         "log.dirs": str(tmp_path_factory.mktemp("broker")),
-        "zookeeper.connect": f"{zookeeper.connect_string}/lab17-broker",
+        "zookeeper.connect": zk_connect,
         "authorizer.class.name": "SimpleAclAuthorizer",
-        "super.users": "User:admin",
         "num.network.threads": 1,
         "num.io.threads": 2,
         "log.cleaner.enable": False,
@@ -523,15 +525,14 @@ def test_a_broker_refuses_a_consumer_without_read_through_your_authorizer(reques
     broker = request.getfixturevalue("broker")
     bootstrap = f"127.0.0.1:{broker.port}"
     name = f"secret-{uuid.uuid4().hex[:6]}"
-    admin = KafkaAdminClient(bootstrap, **login("admin"))
+    admin = KafkaAdminClient(bootstrap)
     try:
-        admin.create_topics([NewTopic(name, 1, 1)])  # the super user may create it
+        admin.create_topics([NewTopic(name, 1, 1)])  # allowed by Create on the cluster
     finally:
         admin.close()
-    # bob may see the topic (Metadata, ListOffsets), not read it
-    bob_describe = allow(KafkaPrincipal("User", "bob"), DESCRIBE)
-    broker.authorizer.add_acls({bob_describe}, topic(name))
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", **login("bob"))
+    # the consumer may see the topic (Metadata, ListOffsets: Describe), not read it
+    broker.authorizer.add_acls({allow(ANONYMOUS, DESCRIBE)}, topic(name))
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest")
     polls, refused = 0, None
     try:
         consumer.assign([TopicPartition(name, 0)])
@@ -540,14 +541,14 @@ def test_a_broker_refuses_a_consumer_without_read_through_your_authorizer(reques
             try:
                 records = consumer.poll(200)
                 polls += 1
-                assert not records, f"records reached bob, who may not Read {name}: {records}"
+                assert not records, f"records reached a consumer that may not Read {name}: {records}"
             except TopicAuthorizationException as e:
                 refused = e
     finally:
         consumer.close(autocommit=False)
+    acls = {str(r): sorted(map(str, broker.authorizer.get_acls(r))) for r in (CLUSTER_RESOURCE, topic(name))}
     assert refused is not None and name in str(refused), (
-        f"bob (Describe on Topic:{name}, no Read) should get TOPIC_AUTHORIZATION_FAILED for his fetch, "
-        f"raised by the consumer as TopicAuthorizationException naming the topic; after {polls} polls in "
-        f"{DEADLINE_S} s: {refused!r}. The broker asked your authorize(Session(User:bob, 127.0.0.1), "
-        f"Read, Topic:{name}); its ACLs: {sorted(map(str, broker.authorizer.get_acls(topic(name))))}"
+        f"the consumer's fetch should be answered TOPIC_AUTHORIZATION_FAILED, which it raises as "
+        f"TopicAuthorizationException naming the topic; after {polls} polls in {DEADLINE_S} s: {refused!r}.\n"
+        f"The broker asked your authorize(Session(User:ANONYMOUS, 127.0.0.1), Read, Topic:{name}); the ACLs: {acls}"
     )
