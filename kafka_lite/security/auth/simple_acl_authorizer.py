@@ -6,6 +6,7 @@ Book:    beyond the book (Kafka 0.10.2–0.11's security)
 Differs: a denial is logged at INFO on ``kafka.authorizer.logger`` (0.11 logs every decision at
          DEBUG; later Kafkas log denials at INFO), so that a refused client is visible in the
          broker's log without turning on debug logging.
+Labs:    lab 17, stage 2 (``SimpleAclAuthorizer.authorize``, ``_acl_match``)
 
 Where the ACLs live, and how a change reaches every broker::
 
@@ -112,6 +113,9 @@ class SimpleAclAuthorizer(Authorizer):
 
     # --8<-- [start:authorize]
     def authorize(self, session: Session, operation: Operation, resource: Resource) -> bool:
+        """Whether ``session`` may do ``operation`` on ``resource``, decided from the cached ACLs of the
+        resource and of its type's wildcard resource; every decision goes to the audit log."""
+        # BEGIN SOLUTION
         principal, host = session.principal, session.client_address
         acls = self.get_acls(resource) | self.get_acls(Resource(resource.resource_type, WILDCARD_RESOURCE))
         deny_match = self._acl_match(operation, principal, host, PermissionType.DENY, acls)
@@ -126,6 +130,7 @@ class SimpleAclAuthorizer(Authorizer):
         )
         self._log_audit_message(principal, authorized, operation, resource, host)
         return authorized
+        # END SOLUTION
 
     def is_super_user(self, principal: KafkaPrincipal) -> bool:
         return principal in self.super_users
@@ -144,6 +149,9 @@ class SimpleAclAuthorizer(Authorizer):
     def _acl_match(
         operation: Operation, principal: KafkaPrincipal, host: str, permission_type: PermissionType, acls
     ) -> bool:
+        """Whether one of ``acls`` of ``permission_type`` names the principal (or ``User:*``), the host
+        (or ``*``) and the operation (or ``All``)."""
+        # BEGIN SOLUTION
         return any(
             acl.permission_type is permission_type
             and acl.principal in (principal, WILDCARD_PRINCIPAL)
@@ -151,6 +159,7 @@ class SimpleAclAuthorizer(Authorizer):
             and acl.host in (host, WILDCARD_HOST)
             for acl in acls
         )
+        # END SOLUTION
 
     # --8<-- [end:authorize]
 

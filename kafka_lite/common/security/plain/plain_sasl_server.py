@@ -6,6 +6,7 @@ Mirrors: org.apache.kafka.common.security.plain.PlainSaslServer (clients/src/mai
 Book:    beyond the book (Kafka 0.10.2–0.11's security)
 Differs: the expected passwords are handed in as a dict, read from the JAAS entry once per
          listener, instead of being looked up in the ``JaasContext`` at each login.
+Labs:    lab 17, stage 1 (``PlainSaslServer.evaluate_response``)
 
 The token (RFC 4616) is ``[authzid] NUL authcid NUL passwd``: an optional name to act as (empty means
 the user itself), the user and the password, in UTF-8. PLAIN sends the password in clear, so Kafka
@@ -46,6 +47,9 @@ class PlainSaslServer:
 
     # --8<-- [start:evaluate_response]
     def evaluate_response(self, response: bytes) -> bytes:
+        """Check the client's one token, ``[authzid] NUL authcid NUL passwd``: on success remember the
+        user and return ``b""`` (PLAIN has nothing to answer); else raise ``SaslException``."""
+        # BEGIN SOLUTION
         if self._complete:
             raise SaslException("SASL/PLAIN authentication is already complete")
         try:
@@ -72,6 +76,7 @@ class PlainSaslServer:
         self._authorization_id = username
         self._complete = True
         return b""
+        # END SOLUTION
 
     # --8<-- [end:evaluate_response]
 
