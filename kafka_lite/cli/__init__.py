@@ -28,12 +28,18 @@ def brokers_not_answering(error: Exception, bootstrap_server: str) -> CliError:
 
 
 @contextmanager
-def admin_client(bootstrap_server: str, option: str = "--bootstrap-server", **configs) -> Iterator:
-    """A ``KafkaAdminClient`` for a command, closed on the way out. A bootstrap list it cannot read
-    is a usage error naming ``option``; brokers that do not answer are named; any other error from
-    the cluster is its one line."""
+def admin_client(
+    bootstrap_server: str, option: str = "--bootstrap-server", command_config: str | None = None, **configs
+) -> Iterator:
+    """A ``KafkaAdminClient`` for a command, closed on the way out, logged in as the
+    ``--command-config`` file says (if given). A bootstrap list it cannot read is a usage error
+    naming ``option``; brokers that do not answer are named; any other error from the cluster is
+    its one line."""
+    from kafka_lite.cli.security import command_config as login
     from kafka_lite.clients.admin import KafkaAdminClient
     from kafka_lite.common.errors import KafkaException, TimeoutException
+
+    configs = {**configs, **login(command_config)}
 
     try:
         admin = KafkaAdminClient(bootstrap_server, **configs)

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from kafka_lite.cli import CliError, admin_client, key_values
-from kafka_lite.cli.security import command_config
+from kafka_lite.cli.security import add_command_config
 from kafka_lite.common.errors import InvalidRequestException, KafkaException
 from kafka_lite.common.security.auth.acl import (
     CLUSTER_RESOURCE,
@@ -65,12 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         nargs="+",
         help="directly on ZooKeeper, as Kafka 0.11's tool: zookeeper.connect=HOST:PORT[/CHROOT]",
     )
-    parser.add_argument(
-        "--command-config",
-        metavar="FILE",
-        help="with --bootstrap-server: client properties to log in with (security.protocol, "
-        "sasl.mechanism, sasl.jaas.config)",
-    )
+    add_command_config(parser, "with --bootstrap-server: ")
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--add", action="store_true", help="add the ACLs described")
     action.add_argument(
@@ -311,8 +306,9 @@ class _BrokerBackend:
 @contextmanager
 def _backend(args) -> Iterator:
     if args.bootstrap_server is not None:
-        login = command_config(args.command_config)
-        with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS, **login) as admin:
+        with admin_client(
+            args.bootstrap_server, command_config=args.command_config, request_timeout_ms=REQUEST_TIMEOUT_MS
+        ) as admin:
             yield _BrokerBackend(admin)
         return
     from kafka_lite.security.auth.simple_acl_authorizer import SimpleAclAuthorizer

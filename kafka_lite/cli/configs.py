@@ -46,6 +46,7 @@ import re
 from rich.table import Table
 
 from kafka_lite.cli import CliError, admin_client
+from kafka_lite.cli.security import add_command_config
 
 REQUEST_TIMEOUT_MS = 15_000
 ENTITY_TYPES = {"topics": "TOPIC", "brokers": "BROKER", "clients": "CLIENT", "users": "USER"}
@@ -62,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--bootstrap-server", metavar="HOST:PORT[,...]", help="the brokers to connect to")
+    add_command_config(parser, "with --bootstrap-server: ")
     where.add_argument(
         "--zookeeper",
         metavar="HOST:PORT[/CHROOT]",
@@ -135,6 +137,8 @@ def run(args: argparse.Namespace, console) -> int:
     else:
         to_add = {}
     if args.zookeeper is not None:
+        if args.command_config is not None:
+            raise CliError("--command-config goes with --bootstrap-server, not --zookeeper", exit_code=2)
         if args.entity_type == "topics":
             raise CliError(
                 "--zookeeper goes with --entity-type brokers or clients (topics take --bootstrap-server)",
@@ -142,7 +146,9 @@ def run(args: argparse.Namespace, console) -> int:
             )
         return _zookeeper_configs(args, to_add, console)
     resource_type = ConfigResourceType[ENTITY_TYPES[args.entity_type]]
-    with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
+    with admin_client(
+        args.bootstrap_server, command_config=args.command_config, request_timeout_ms=REQUEST_TIMEOUT_MS
+    ) as admin:
         described = admin.describe_configs([ConfigResource(resource_type, args.entity_name)])
         entries = described[(resource_type, args.entity_name)]
         if args.describe:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from kafka_lite.cli import CliError, admin_client
+from kafka_lite.cli.security import add_command_config
 from kafka_lite.common.topic_partition import TopicPartition
 
 if TYPE_CHECKING:  # the admin client loads when a command runs, so that --help stays quick
@@ -73,6 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,...]",
                         help="the brokers to connect to")  # fmt: skip
+    add_command_config(parser)
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--list", action="store_true", help="list the consumer groups of the cluster")
     action.add_argument("--describe", action="store_true",
@@ -196,7 +198,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     timestamp = parse_datetime(args.to_datetime) if args.to_datetime is not None else None
     errors = Console(stderr=True, soft_wrap=True, highlight=False)
     configs = {"client_id": "kafka-lite-consumer-groups", "request_timeout_ms": args.timeout}
-    with admin_client(args.bootstrap_server, **configs) as admin:
+    with admin_client(args.bootstrap_server, command_config=args.command_config, **configs) as admin:
         if args.list:
             for group_id in list_groups(admin):
                 _print(console, group_id)

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from kafka_lite.cli import CliError, admin_client
+from kafka_lite.cli.security import add_command_config
 
 REQUEST_TIMEOUT_MS = 30_000
 
@@ -29,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--bootstrap-server", required=True, metavar="HOST:PORT[,...]", help="the brokers to connect to"
     )
+    add_command_config(parser)
     parser.add_argument(
         "--offset-json-file",
         required=True,
@@ -91,7 +93,9 @@ def run(args: argparse.Namespace, console) -> int:
     console.print("Executing records delete operation", highlight=False)
     failed = False
     results = []
-    with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
+    with admin_client(
+        args.bootstrap_server, command_config=args.command_config, request_timeout_ms=REQUEST_TIMEOUT_MS
+    ) as admin:
         # one partition at a time, so that one partition's error does not hide the others' results
         for (topic, partition), offset in offsets.items():
             tp = TopicPartition(topic, partition)

@@ -27,6 +27,7 @@ import argparse
 import sys
 
 from kafka_lite.cli import CliError, admin_client, offset_time
+from kafka_lite.cli.security import add_command_config
 
 REQUEST_TIMEOUT_MS = 15_000  # how long each call waits for the brokers
 
@@ -49,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--broker-list", "--bootstrap-server", dest="broker_list", required=True,
         metavar="HOST:PORT[,...]", help="the brokers to connect to",
     )  # fmt: skip
+    add_command_config(parser)
     parser.add_argument("--topic", required=True, help="the topic to get offsets from")
     parser.add_argument(
         "--partitions", type=_partitions, default=None, metavar="P,P,...",
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace, console) -> int:
     from kafka_lite.clients.admin import OffsetSpec
 
     configs = {"client_id": "GetOffsetShell", "request_timeout_ms": REQUEST_TIMEOUT_MS}
-    with admin_client(args.broker_list, "--broker-list", **configs) as admin:
+    with admin_client(args.broker_list, "--broker-list", args.command_config, **configs) as admin:
         infos = admin.describe_cluster().partitions_for_topic(args.topic)
         if not infos:
             raise CliError(f"Topic {args.topic} does not exist")

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from kafka_lite.cli import CliError, properties_file
 from kafka_lite.common.errors import ConfigException
-from kafka_lite.common.security.jaas_config import SASL_JAAS_CONFIG, parse_jaas_config
+from kafka_lite.common.security.jaas_config import SASL_JAAS_CONFIG, client_credentials
 from kafka_lite.common.security.sasl import MECHANISMS, PLAIN, SCRAM_SHA_256
 
 SASL_PLAINTEXT = "SASL_PLAINTEXT"
@@ -60,22 +60,30 @@ def client_login(props: dict[str, str], option: str = "--command-config") -> dic
     if SASL_JAAS_CONFIG not in props:
         raise CliError(f"{option}: {SASL_PLAINTEXT} needs {SASL_JAAS_CONFIG} with a username and password", 2)
     try:
-        options = parse_jaas_config(props[SASL_JAAS_CONFIG])[0].options
+        username, password = client_credentials(props[SASL_JAAS_CONFIG])
     except ConfigException as e:
         raise CliError(f"{option}: {e}", exit_code=2) from None
-    if "username" not in options or "password" not in options:
-        raise CliError(f'{option}: {SASL_JAAS_CONFIG} needs username="..." and password="..."', 2)
     return {
         "security_protocol": SASL_PLAINTEXT,
         "sasl_mechanism": mechanism,
-        "sasl_plain_username": options["username"],
-        "sasl_plain_password": options["password"],
+        "sasl_plain_username": username,
+        "sasl_plain_password": password,
     }
 
 
 def command_config(path: str | Path | None, option: str = "--command-config") -> dict[str, str]:
     """The client arguments of a ``--command-config`` file (none without one)."""
     return client_login(properties_file(path, option), option) if path is not None else {}
+
+
+def add_command_config(parser, where: str = "") -> None:
+    """The ``--command-config FILE`` option of a tool that talks to the brokers (Kafka's tools take
+    the same file: its ``security.protocol``, ``sasl.mechanism`` and ``sasl.jaas.config``)."""
+    parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help=f"{where}client properties to log in with (security.protocol, sasl.mechanism, sasl.jaas.config)",
+    )
 
 
 # -- a secure local cluster -------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import sys
 from rich.table import Table
 
 from kafka_lite.cli import CliError, admin_client
+from kafka_lite.cli.security import add_command_config
 from kafka_lite.common.errors import KafkaException
 
 REQUEST_TIMEOUT_MS = 15_000  # how long each call waits for the brokers
@@ -32,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "topics", help="create, list, describe, alter and delete topics (kafka-topics.sh)"
     )
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT[,...]", help="the brokers to connect to")
+    add_command_config(parser, "with --bootstrap-server: ")
     parser.add_argument(
         "--zookeeper",
         metavar="HOST:PORT[/CHROOT]",
@@ -94,6 +96,8 @@ def run(args: argparse.Namespace, console) -> int:
     if args.zookeeper is not None:
         if args.bootstrap_server is not None:
             raise CliError("give --bootstrap-server or --zookeeper, not both", exit_code=2)
+        if args.command_config is not None:
+            raise CliError("--command-config goes with --bootstrap-server, not --zookeeper", exit_code=2)
         if args.delete:
             return _delete_in_zookeeper(args, console)
         if not args.alter:
@@ -109,7 +113,9 @@ def run(args: argparse.Namespace, console) -> int:
         return _alter(args, console)
     if args.delete and not args.topic:
         raise CliError("--delete needs --topic", exit_code=2)
-    with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
+    with admin_client(
+        args.bootstrap_server, command_config=args.command_config, request_timeout_ms=REQUEST_TIMEOUT_MS
+    ) as admin:
         if args.create:
             return _create(admin, args, console, NewTopic)
         if args.list:
@@ -171,7 +177,9 @@ def _alter(args, console) -> int:
     else:
         from kafka_lite.clients.admin import NewPartitions
 
-        with admin_client(args.bootstrap_server, request_timeout_ms=REQUEST_TIMEOUT_MS) as admin:
+        with admin_client(
+            args.bootstrap_server, command_config=args.command_config, request_timeout_ms=REQUEST_TIMEOUT_MS
+        ) as admin:
             admin.create_partitions({args.topic: NewPartitions(args.partitions, new_assignments)})
     console.print("Adding partitions succeeded!", highlight=False)
     return 0

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.security.jaas_config import client_credentials
 from kafka_lite.network.channel_builders import ChannelBuilder, client_channel_builder
 
 
@@ -31,12 +32,11 @@ def parse_bootstrap(servers: str | list[str]) -> list[tuple[str, int]]:
 
 
 def create_channel_builder(config: Mapping[str, Any], client_id: str) -> ChannelBuilder:
-    """A client's channel builder from its parsed ``security.protocol``, ``sasl.mechanism``,
-    ``sasl.plain.username`` and ``sasl.plain.password``."""
+    """A client's channel builder from its parsed ``security.protocol``, ``sasl.mechanism`` and
+    login: ``sasl.plain.username`` and ``sasl.plain.password``, else ``sasl.jaas.config``'s."""
+    username, password = config["sasl.plain.username"], config["sasl.plain.password"]
+    if username is None and config.get("sasl.jaas.config"):
+        username, password = client_credentials(config["sasl.jaas.config"])
     return client_channel_builder(
-        config["security.protocol"],
-        config["sasl.mechanism"],
-        config["sasl.plain.username"],
-        config["sasl.plain.password"],
-        client_id,
+        config["security.protocol"], config["sasl.mechanism"], username, password, client_id
     )

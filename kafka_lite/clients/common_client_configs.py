@@ -5,7 +5,8 @@ Mirrors: org.apache.kafka.clients.CommonClientConfigs
 Book:    chapter 2, 2.1 and chapter 4, 4.1 (the settings both clients take)
 Differs: only the settings kafka_lite's clients implement (no socket buffers or metrics
          reporters); the SASL username and password are kafka-python's ``sasl.plain.username`` and
-         ``sasl.plain.password`` rather than a JAAS line in ``sasl.jaas.config``.
+         ``sasl.plain.password``, or, as Kafka's Java clients take them, the options of a JAAS line
+         in ``sasl.jaas.config`` (so one properties file serves Kafka's tools and kafka_lite's).
 
 Each client's own config (``ProducerConfig``, ``ConsumerConfig``) defines these names with these
 docs and its own defaults and importance, as Kafka's do: the consumer's ``request.timeout.ms`` is
@@ -41,10 +42,15 @@ class CommonClientConfigs:
     SASL_PLAIN_USERNAME_DOC = "The user to authenticate as (PLAIN and SCRAM-SHA-256)."
     SASL_PLAIN_PASSWORD_CONFIG = "sasl.plain.password"
     SASL_PLAIN_PASSWORD_DOC = "That user's password."
+    SASL_JAAS_CONFIG = "sasl.jaas.config"
+    SASL_JAAS_CONFIG_DOC = (
+        "A JAAS login line, as Kafka's Java clients take it (KIP-85): its username and password "
+        "options are the login when sasl.plain.username is not set."
+    )
 
 
 def define_security_configs(config_def: ConfigDef) -> ConfigDef:
-    """Add the four security settings to a client's ConfigDef, as Kafka adds
+    """Add the five security settings to a client's ConfigDef, as Kafka adds
     ``CommonClientConfigs``' and ``SaslConfigs``' to ProducerConfig and ConsumerConfig."""
     c = CommonClientConfigs
     return (
@@ -54,4 +60,5 @@ def define_security_configs(config_def: ConfigDef) -> ConfigDef:
                 c.SASL_MECHANISM_DOC)
         .define(c.SASL_PLAIN_USERNAME_CONFIG, Type.STRING, None, None, Importance.MEDIUM, c.SASL_PLAIN_USERNAME_DOC)
         .define(c.SASL_PLAIN_PASSWORD_CONFIG, Type.PASSWORD, None, None, Importance.MEDIUM, c.SASL_PLAIN_PASSWORD_DOC)
+        .define(c.SASL_JAAS_CONFIG, Type.PASSWORD, None, None, Importance.MEDIUM, c.SASL_JAAS_CONFIG_DOC)
     )  # fmt: skip

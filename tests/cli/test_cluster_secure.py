@@ -3,6 +3,7 @@ and ``acls --command-config`` granting what the authorizer refused."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -83,6 +84,11 @@ def test_a_secure_cluster_refuses_alice_until_an_acl_lets_her_write(tmp_path, ca
         # Describe as unknown), so her producer never finds a partition to send to
         assert "orders" in topics_seen_by(bootstrap, admin)
         assert "orders" not in topics_seen_by(bootstrap, alice)
+        # the tools log in with the same files: --command-config, as Kafka's tools take it
+        for user, sees in (("admin", True), ("alice", False)):
+            listed = ["topics", "--bootstrap-server", bootstrap, "--command-config", files[user], "--list"]
+            assert main(listed) == 0
+            assert ("orders" in capsys.readouterr().out.split()) is sees, user
         with pytest.raises(kafka.errors.KafkaTimeoutError):
             produce(bootstrap, "orders", {**alice, "max_block_ms": 3000})
 
@@ -93,6 +99,15 @@ def test_a_secure_cluster_refuses_alice_until_an_acl_lets_her_write(tmp_path, ca
         assert main([*grant, "--command-config", files["admin"]]) == 0
         assert "User:alice has Allow permission for operations: Write" in capsys.readouterr().out
         assert wait_until(lambda: produce(bootstrap, "orders", alice), what="alice's produce") >= 1
+        # kafka_lite's clients read the login from the file's sasl.jaas.config, as Java clients do
+        to_console = ["console-producer", "--bootstrap-server", bootstrap, "--topic", "orders",
+                      "--producer.config", files["alice"], "--request-required-acks", "all"]  # fmt: skip
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"from the console\n")))
+        assert main(to_console) == 0, capsys.readouterr().err
+        offsets = ["get-offsets", "--bootstrap-server", bootstrap, "--topic", "orders"]
+        assert main([*offsets, "--command-config", files["alice"]]) == 0
+        ((topic, partition, end),) = [line.split(":") for line in capsys.readouterr().out.split()]
+        assert (topic, partition) == ("orders", "0") and int(end) >= 3  # Write implies Describe
 
         # the same users log in with SCRAM-SHA-256, from the credentials written to ZooKeeper
         scram = LiteProducer(bootstrap_servers=bootstrap, max_block_ms=10_000,

@@ -225,3 +225,13 @@ def config_entry_option(entries: list[AppConfigurationEntry], key: str, login_mo
         if entry.login_module_name == login_module and key in entry.options:
             return entry.options[key]
     return None
+
+
+def client_credentials(text: str, where: str = SASL_JAAS_CONFIG) -> tuple[str, str]:
+    """The ``username`` and ``password`` options of a client's one-line JAAS entry (what Kafka's
+    PLAIN and SCRAM login modules read from ``sasl.jaas.config``)."""
+    entries = parse_jaas_config(text, where)
+    options = entries[0].options if entries else {}
+    if "username" not in options or "password" not in options:
+        raise ConfigException(f'{where}: the login needs username="..." and password="..." options')
+    return options["username"], options["password"]

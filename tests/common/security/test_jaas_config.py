@@ -196,3 +196,21 @@ def test_a_sasl_listener_reads_its_jaas_line_and_the_inter_broker_credentials():
 def test_bad_security_settings_stop_the_broker_with_a_message(props, says):
     with pytest.raises(ConfigException, match=says):
         broker(**props)
+
+
+def test_a_clients_login_comes_from_its_jaas_line_when_no_username_is_set():
+    from kafka_lite.clients.client_utils import create_channel_builder
+    from kafka_lite.common.security.jaas_config import client_credentials
+    from kafka_lite.network.channel_builders import SaslChannelBuilder
+
+    client_line = f'{PLAIN} required username="alice" password="alice-secret";'
+    assert client_credentials(client_line) == ("alice", "alice-secret")
+    with pytest.raises(
+        ConfigException, match=r'sasl.jaas.config: the login needs username="..." and password'
+    ):
+        client_credentials(f'{PLAIN} required username="alice";')
+    config = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+              "sasl.plain.username": None, "sasl.plain.password": None, "sasl.jaas.config": client_line}  # fmt: skip
+    assert isinstance(create_channel_builder(config, "c-1"), SaslChannelBuilder)
+    with pytest.raises(ConfigException, match="sasl_plain_username"):  # neither login: named
+        create_channel_builder({**config, "sasl.jaas.config": None}, "c-1")
