@@ -600,7 +600,9 @@ def run_up(args: argparse.Namespace, console) -> int:
         highlight=False,
     )
     if args.secure:
-        console.print(security.how_to_connect(state, bootstrap_servers(state)), highlight=False, markup=False)
+        # soft_wrap: lines to copy are printed whole, never broken at the terminal's width
+        how = security.how_to_connect(state, bootstrap_servers(state))
+        console.print(how, highlight=False, markup=False, soft_wrap=True)
     if args.detach:
         return 0
     console.print("Ctrl-C (or SIGTERM, or SIGHUP) stops the cluster.")
