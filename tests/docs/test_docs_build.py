@@ -103,3 +103,6 @@ def test_tables_generated_from_the_code(site):
     )
     storage = (site / "chapters" / "ch06_storage" / "log.html").read_text(encoding="utf-8")
     assert "min.cleanable.dirty.ratio" in storage and "generated:" not in storage
+    acls = (site / "chapters" / "ch11_security" / "authorization.html").read_text(encoding="utf-8")
+    assert "generated:" not in acls
+    assert "<td>LeaderAndIsr</td>" in acls and "CLUSTER_AUTHORIZATION_FAILED" in acls
