@@ -355,6 +355,16 @@ class KafkaApis:
     def _authorize_topic(self, session: Session, operation: Operation, topic: str) -> bool:
         return self._authorize(session, operation, Resource(ResourceType.TOPIC, topic))
 
+    def _topic_refusal(self, session: Session, operation: Operation, topic: str) -> Errors | None:
+        """Kafka's two checks before ``operation`` on a topic's partitions: a caller who may not even
+        Describe the topic is told it does not exist, so that an ACL never confirms a topic's name;
+        one who may Describe it but not ``operation`` is told so. None: allowed."""
+        if not self._authorize_topic(session, Operation.DESCRIBE, topic):
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION
+        if not self._authorize_topic(session, operation, topic):
+            return Errors.TOPIC_AUTHORIZATION_FAILED
+        return None
+
     # --8<-- [end:authorize]
 
     # -- SaslHandshake -------------------------------------------------------------------------------------
@@ -484,13 +494,10 @@ class KafkaApis:
             self._send_produce_response(request, acks, dict.fromkeys(tps, (refused, -1, -1)))
             return
         for tp in list(entries):
-            if not self._authorize_topic(request.session, Operation.DESCRIBE, tp[0]):
-                results[tp] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
-            elif not self._authorize_topic(request.session, Operation.WRITE, tp[0]):
-                results[tp] = (Errors.TOPIC_AUTHORIZATION_FAILED, -1, -1)
-            else:
-                continue
-            del entries[tp]
+            error = self._topic_refusal(request.session, Operation.WRITE, tp[0])
+            if error is not None:
+                results[tp] = (error, -1, -1)
+                del entries[tp]
 
         def send_response_callback(responses: dict[TopicPartition, PartitionResponse]) -> None:
             for tp, r in responses.items():
@@ -609,10 +616,9 @@ class KafkaApis:
         for t in body["topics"]:
             for p in t["partitions"]:
                 tp = (t["topic"], p["partition"])
-                if not self._authorize_topic(request.session, Operation.DESCRIBE, t["topic"]):
-                    refused[tp] = LogReadResult(Errors.UNKNOWN_TOPIC_OR_PARTITION)
-                elif not self._authorize_topic(request.session, Operation.READ, t["topic"]):
-                    refused[tp] = LogReadResult(Errors.TOPIC_AUTHORIZATION_FAILED)
+                error = self._topic_refusal(request.session, Operation.READ, t["topic"])
+                if error is not None:
+                    refused[tp] = LogReadResult(error)
                 else:
                     partitions[tp] = FetchPartitionRequest(
                         p["fetch_offset"], p["max_bytes"], p.get("log_start_offset", -1)
@@ -1004,16 +1010,13 @@ class KafkaApis:
         for t in body["topics"]:
             for p in t["partitions"]:
                 tp = (t["topic"], p["partition"])
-                if not self.metadata_cache.partitions(t["topic"]) or not self._authorize_topic(
-                    request.session, Operation.DESCRIBE, t["topic"]
-                ):
-                    unknown[tp] = DeleteRecordsPartitionResult(
-                        INVALID_LOW_WATERMARK, Errors.UNKNOWN_TOPIC_OR_PARTITION
-                    )
-                elif not self._authorize_topic(request.session, Operation.DELETE, t["topic"]):
-                    unknown[tp] = DeleteRecordsPartitionResult(
-                        INVALID_LOW_WATERMARK, Errors.TOPIC_AUTHORIZATION_FAILED
-                    )
+                error = (
+                    Errors.UNKNOWN_TOPIC_OR_PARTITION
+                    if not self.metadata_cache.partitions(t["topic"])
+                    else self._topic_refusal(request.session, Operation.DELETE, t["topic"])
+                )
+                if error is not None:
+                    unknown[tp] = DeleteRecordsPartitionResult(INVALID_LOW_WATERMARK, error)
                 else:
                     offsets[tp] = p["offset"]
 
@@ -1218,12 +1221,13 @@ class KafkaApis:
         if not self._authorize_transactional_id(request.session, body["transactional_id"]):
             errors = dict.fromkeys(partitions, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         for topic, partition in partitions if not errors else ():
-            if not self._authorize_topic(request.session, Operation.DESCRIBE, topic):
-                errors[(topic, partition)] = Errors.UNKNOWN_TOPIC_OR_PARTITION
-            elif topic.startswith("__") or not self._authorize_topic(request.session, Operation.WRITE, topic):
-                errors[(topic, partition)] = Errors.TOPIC_AUTHORIZATION_FAILED
-            elif self.metadata_cache.partition_state(topic, partition) is None:
-                errors[(topic, partition)] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+            error = self._topic_refusal(request.session, Operation.WRITE, topic)
+            if error is None and topic.startswith("__"):  # no transaction writes an internal topic
+                error = Errors.TOPIC_AUTHORIZATION_FAILED
+            elif error is None and self.metadata_cache.partition_state(topic, partition) is None:
+                error = Errors.UNKNOWN_TOPIC_OR_PARTITION
+            if error is not None:
+                errors[(topic, partition)] = error
 
         def send_response(partition_errors: dict[TopicPartition, Errors]) -> None:
             by_topic: dict[str, list[dict]] = {}
@@ -1644,12 +1648,13 @@ class KafkaApis:
             return dict.fromkeys(requested, Errors.GROUP_AUTHORIZATION_FAILED)
         refused = {}
         for tp in requested:
-            if self.metadata_cache.partition_state(*tp) is None or not self._authorize_topic(
-                session, Operation.DESCRIBE, tp[0]
-            ):
-                refused[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
-            elif not self._authorize_topic(session, Operation.READ, tp[0]):
-                refused[tp] = Errors.TOPIC_AUTHORIZATION_FAILED
+            error = (
+                Errors.UNKNOWN_TOPIC_OR_PARTITION
+                if self.metadata_cache.partition_state(*tp) is None
+                else self._topic_refusal(session, Operation.READ, tp[0])
+            )
+            if error is not None:
+                refused[tp] = error
         return refused
 
     def handle_offset_fetch_request(self, request: Request) -> None:
