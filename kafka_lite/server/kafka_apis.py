@@ -355,6 +355,15 @@ class KafkaApis:
     def _authorize_topic(self, session: Session, operation: Operation, topic: str) -> bool:
         return self._authorize(session, operation, Resource(ResourceType.TOPIC, topic))
 
+    def _authorize_group(self, session: Session, operation: Operation, group_id: str) -> bool:
+        return self._authorize(session, operation, Resource(ResourceType.GROUP, group_id))
+
+    def _authorize_transactional_id(self, session: Session, transactional_id: str) -> bool:
+        """Write on the transactional id: every transaction API but FindCoordinator needs it."""
+        return self._authorize(
+            session, Operation.WRITE, Resource(ResourceType.TRANSACTIONAL_ID, transactional_id)
+        )
+
     def _topic_refusal(self, session: Session, operation: Operation, topic: str) -> Errors | None:
         """Kafka's two checks before ``operation`` on a topic's partitions: a caller who may not even
         Describe the topic is told it does not exist, so that an ACL never confirms a topic's name;
@@ -577,10 +586,9 @@ class KafkaApis:
         with a producer id) IdempotentWrite on the cluster; the error if it has not."""
         transactional_id = request.body.get("transactional_id")
         if transactional_id is not None:
-            resource = Resource(ResourceType.TRANSACTIONAL_ID, transactional_id)
-            if not self._authorize(request.session, Operation.WRITE, resource):
+            if not self._authorize_transactional_id(request.session, transactional_id):
                 return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        elif self.authorizer is not None and any(
+        elif self.authorizer is not None and any(  # with no authorizer, no need to look at the batches
             getattr(batch, "producer_id", -1) >= 0
             for records in entries.values()
             for batch in records.batches()
@@ -1191,9 +1199,7 @@ class KafkaApis:
 
         transactional_id = body["transactional_id"]
         if transactional_id is not None:
-            if not self._authorize(
-                request.session, Operation.WRITE, Resource(ResourceType.TRANSACTIONAL_ID, transactional_id)
-            ):
+            if not self._authorize_transactional_id(request.session, transactional_id):
                 send_response_callback(
                     InitProducerIdResult(-1, -1, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
                 )
@@ -1257,9 +1263,7 @@ class KafkaApis:
         body = request.body
         if not self._authorize_transactional_id(request.session, body["transactional_id"]):
             error = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        elif not self._authorize(
-            request.session, Operation.READ, Resource(ResourceType.GROUP, body["consumer_group_id"])
-        ):
+        elif not self._authorize_group(request.session, Operation.READ, body["consumer_group_id"]):
             error = Errors.GROUP_AUTHORIZATION_FAILED
         else:
             error = Errors.NONE
@@ -1290,12 +1294,6 @@ class KafkaApis:
             body["producer_epoch"],
             body["transaction_result"],
             lambda error: self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code}),
-        )
-
-    def _authorize_transactional_id(self, session: Session, transactional_id: str) -> bool:
-        """Write on the transactional id: every transaction API but FindCoordinator needs it."""
-        return self._authorize(
-            session, Operation.WRITE, Resource(ResourceType.TRANSACTIONAL_ID, transactional_id)
         )
 
     def handle_txn_offset_commit_request(self, request: Request) -> None:
@@ -1345,8 +1343,8 @@ class KafkaApis:
         body, version = request.body, request.header.api_version
         key = body["group_id"] if version == 0 else body["coordinator_key"]
         coordinator_type = COORDINATOR_TYPE_GROUP if version == 0 else body["coordinator_type"]
-        if coordinator_type == COORDINATOR_TYPE_GROUP and not self._authorize(
-            request.session, Operation.DESCRIBE, Resource(ResourceType.GROUP, key)
+        if coordinator_type == COORDINATOR_TYPE_GROUP and not self._authorize_group(
+            request.session, Operation.DESCRIBE, key
         ):
             self._send_find_coordinator_response(request, Errors.GROUP_AUTHORIZATION_FAILED, NO_NODE)
             return
@@ -1453,9 +1451,7 @@ class KafkaApis:
                 },
             )
 
-        if not self._authorize(
-            request.session, Operation.READ, Resource(ResourceType.GROUP, body["group_id"])
-        ):
+        if not self._authorize_group(request.session, Operation.READ, body["group_id"]):
             send_response_callback(JoinGroupResult({}, "", -1, "", "", Errors.GROUP_AUTHORIZATION_FAILED))
             return
         protocols = [(p["protocol_name"], bytes(p["protocol_metadata"])) for p in body["group_protocols"]]
@@ -1487,9 +1483,7 @@ class KafkaApis:
                 request, {"throttle_time_ms": 0, "error_code": error.code, "member_assignment": member_state}
             )
 
-        if not self._authorize(
-            request.session, Operation.READ, Resource(ResourceType.GROUP, body["group_id"])
-        ):
+        if not self._authorize_group(request.session, Operation.READ, body["group_id"]):
             send_response_callback(b"", Errors.GROUP_AUTHORIZATION_FAILED)
             return
         self.coordinator.handle_sync_group(
@@ -1502,9 +1496,7 @@ class KafkaApis:
 
     def handle_heartbeat_request(self, request: Request) -> None:
         body = request.body
-        if not self._authorize(
-            request.session, Operation.READ, Resource(ResourceType.GROUP, body["group_id"])
-        ):
+        if not self._authorize_group(request.session, Operation.READ, body["group_id"]):
             self._send_error_response(request, Errors.GROUP_AUTHORIZATION_FAILED)
             return
         self.coordinator.handle_heartbeat(
@@ -1516,9 +1508,7 @@ class KafkaApis:
 
     def handle_leave_group_request(self, request: Request) -> None:
         body = request.body
-        if not self._authorize(
-            request.session, Operation.READ, Resource(ResourceType.GROUP, body["group_id"])
-        ):
+        if not self._authorize_group(request.session, Operation.READ, body["group_id"]):
             self._send_error_response(request, Errors.GROUP_AUTHORIZATION_FAILED)
             return
         self.coordinator.handle_leave_group(
@@ -1534,9 +1524,7 @@ class KafkaApis:
     def handle_describe_groups_request(self, request: Request) -> None:
         groups = []
         for group_id in request.body["group_ids"]:
-            if not self._authorize(
-                request.session, Operation.DESCRIBE, Resource(ResourceType.GROUP, group_id)
-            ):
+            if not self._authorize_group(request.session, Operation.DESCRIBE, group_id):
                 groups.append(
                     {
                         "error_code": Errors.GROUP_AUTHORIZATION_FAILED.code,
@@ -1644,7 +1632,7 @@ class KafkaApis:
         broker does not know or the caller may not Describe, and one it may not Read."""
         if transactional_id is not None and not self._authorize_transactional_id(session, transactional_id):
             return dict.fromkeys(requested, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-        if not self._authorize(session, Operation.READ, Resource(ResourceType.GROUP, group_id)):
+        if not self._authorize_group(session, Operation.READ, group_id):
             return dict.fromkeys(requested, Errors.GROUP_AUTHORIZATION_FAILED)
         refused = {}
         for tp in requested:
@@ -1682,9 +1670,7 @@ class KafkaApis:
                 request, {"throttle_time_ms": 0, "responses": responses, "error_code": error.code}
             )
 
-        if not self._authorize(
-            request.session, Operation.READ, Resource(ResourceType.GROUP, body["group_id"])
-        ):
+        if not self._authorize_group(request.session, Operation.READ, body["group_id"]):
             error = Errors.GROUP_AUTHORIZATION_FAILED
             send_response_callback(
                 error, {tp: OffsetMetadataAndError(-1, NO_METADATA, error) for tp in partitions or ()}
