@@ -118,8 +118,7 @@ def run(args: argparse.Namespace, console) -> int:
     resources = _resources(args)
     if args.list:
         with _backend(args) as backend:
-            for resource, acls in sorted(backend.list(resources).items(), key=lambda item: str(item[0])):
-                _print(console, f"Current ACLs for resource `{resource}`:", acls)
+            _print_current(console, backend, resources)
         return 0
     if not resources:
         raise CliError(
@@ -139,11 +138,14 @@ def run(args: argparse.Namespace, console) -> int:
             else:
                 console.print(f"Removing every ACL of resource `{resource}`", highlight=False)
                 backend.remove(resource, None)
-        for resource, acls in sorted(
-            backend.list(list(acls_by_resource)).items(), key=lambda item: str(item[0])
-        ):
-            _print(console, f"Current ACLs for resource `{resource}`:", acls)
+        _print_current(console, backend, list(acls_by_resource))
     return 0
+
+
+def _print_current(console, backend, resources: list[Resource]) -> None:
+    """The ACLs of ``resources`` (all, without any) as they stand, as AclCommand lists them."""
+    for resource, acls in sorted(backend.list(resources).items(), key=lambda item: str(item[0])):
+        _print(console, f"Current ACLs for resource `{resource}`:", acls)
 
 
 def _print(console, title: str, acls) -> None:
@@ -197,7 +199,7 @@ def _acls_by_resource(args, resources: list[Resource]) -> dict[Resource, set[Acl
     if args.producer or args.consumer:
         if args.operation:
             raise CliError("--operation does not go with --producer or --consumer", 2)
-        if args.remove is False and not args.topic:
+        if not args.remove and not args.topic:
             raise CliError("--producer and --consumer need --topic", 2)
         if args.consumer and not args.group:
             raise CliError("--consumer needs --group", 2)
