@@ -83,21 +83,29 @@ def line(position: int) -> SourceRecord:
                         STRING_SCHEMA, f"line ending at {position}")  # fmt: skip
 
 
-@pytest.fixture
-def worker_task():
-    store = MemoryOffsetBackingStore()
-    store.start()
+def new_worker_task(store: MemoryOffsetBackingStore, connector: str = "source") -> WorkerSourceTask:
     internal = json_converter(False)
     config = StandaloneConfig({"key.converter": "x", "value.converter": "x", "internal.key.converter": "x",
                                "internal.value.converter": "x", "offset.storage.file.filename": "unused",
                                "offset.flush.timeout.ms": 5000})  # fmt: skip
-    task = WorkerSourceTask(
-        ConnectorTaskId("source", 0), NoTask(), RecordingListener(), TargetState.STARTED, json_converter(True), json_converter(True), HeldProducer(),
-        OffsetStorageReaderImpl(store, "source", internal, internal),
-        OffsetStorageWriter(store, "source", internal, internal), config, SYSTEM,
+    return WorkerSourceTask(
+        ConnectorTaskId(connector, 0), NoTask(), RecordingListener(), TargetState.STARTED, json_converter(True), json_converter(True), HeldProducer(),
+        OffsetStorageReaderImpl(store, connector, internal, internal),
+        OffsetStorageWriter(store, connector, internal, internal), config, SYSTEM,
     )  # fmt: skip
-    yield task
+
+
+@pytest.fixture
+def store():
+    store = MemoryOffsetBackingStore()
+    store.start()
+    yield store
     store.stop()
+
+
+@pytest.fixture
+def worker_task(store):
+    return new_worker_task(store)
 
 
 def committed_position(task: WorkerSourceTask) -> int | None:
@@ -112,8 +120,11 @@ def test_offsets_are_stored_only_once_the_producer_acknowledged_their_records(wo
     result = {}
     commit = threading.Thread(target=lambda: result.setdefault("ok", worker_task.commit_offsets()))
     commit.start()
+    wait_until(lambda: worker_task.flushing, what="the commit to take its snapshot of the offsets")
+    # The acknowledgement takes the task's monitor, which the commit holds until it waits: from
+    # here on the commit is waiting, and the first record's callback has woken nothing that may go on.
     first.acknowledge(0)
-    commit.join(0.2)
+    commit.join(0.5)
     assert commit.is_alive(), "the commit must wait for the second record too"
     assert committed_position(worker_task) is None
     second.acknowledge(1)
@@ -163,13 +174,21 @@ class PollRecordingTask(NoTask):
         self.stopped.set()
 
 
-def test_a_paused_source_task_stops_polling_until_resumed(worker_task):
+def test_a_paused_source_task_stops_polling_until_resumed(worker_task, store):
     listener = worker_task.status_listener
     worker_task.task = PollRecordingTask(listener)
     worker_task.start()
     wait_until(lambda: "poll" in listener.names(), what="the task to poll")
     worker_task.transition_to(TargetState.PAUSED)
     wait_until(lambda: "pause" in listener.names(), what="the task to report PAUSED")
+    # The pause is held while a task that is not paused, polling the same source, polls many times:
+    # a paused task that went on polling would have polled too, however fast or slow the machine.
+    running = new_worker_task(store, "running-source")
+    running.task = PollRecordingTask(running.status_listener)
+    running.start()
+    wait_until(lambda: running.status_listener.names().count("poll") >= 20, what="the running task to poll")
+    running.stop()
+    assert running.await_stop(5000)
     worker_task.transition_to(TargetState.STARTED)
     wait_until(lambda: listener.names()[-1] == "poll" and "resume" in listener.names(),
                what="the task to resume polling")  # fmt: skip
@@ -177,6 +196,7 @@ def test_a_paused_source_task_stops_polling_until_resumed(worker_task):
     assert worker_task.await_stop(5000)
     names = listener.names()
     assert names[0] == "startup" and names[-1] == "shutdown"
+    assert (names.count("pause"), names.count("resume")) == (1, 1), names
     paused = names[names.index("pause") + 1 : names.index("resume")]
     assert paused == [], f"polled while paused: {names}"
 
