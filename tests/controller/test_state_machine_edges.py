@@ -16,8 +16,9 @@ controller queues as events; the test runs them), the broker changes. A controll
 through ``shutdown_broker``, as a ControlledShutdown request's handler calls it: from another thread,
 waiting while the test's thread handles the event.
 
-A listener on both machines records every transition taken; the last test checks that the tests
-above, together, crossed every edge of both tables. The module runs on one xdist worker, in order.
+A listener on both machines records every transition taken. Each event test declares the edges it
+crosses (``@crosses``) and its cluster checks that it crossed them; the last test checks that the
+declarations, together, cover every edge of both tables. Each test stands alone, in any order.
 """
 
 from __future__ import annotations
@@ -58,19 +59,41 @@ pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("controller_state
 
 P, R = PartitionState, ReplicaState
 
-# Every transition any test below took: (machine, from, to).
-CROSSED: set[tuple[str, PartitionState | ReplicaState, PartitionState | ReplicaState]] = set()
+Edge = tuple[str, PartitionState | ReplicaState, PartitionState | ReplicaState]  # (machine, from, to)
+
+TABLE_EDGES: frozenset[Edge] = frozenset(
+    (machine, source, target)
+    for machine, table in (("partition", PARTITION_VALID_PREVIOUS_STATES), ("replica", REPLICA_VALID_PREVIOUS_STATES))
+    for target, sources in table.items()
+    for source in sources
+)  # fmt: skip
+
+
+def crosses(*edges: Edge):
+    """The edges of the state tables a test crosses: its cluster checks that it crossed them, and the
+    last test that the tests' edges together cover both tables."""
+
+    def declare(test):
+        test.edges_crossed = frozenset(edges)
+        return test
+
+    return declare
 
 
 class Cluster(ControllerHarness):
-    """The harness, with every transition either machine takes also counted towards the last test's check."""
+    """The harness, with every edge either machine crosses also kept in ``crossed`` (a test clears
+    ``transitions`` between its steps; ``crossed`` keeps them all)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.crossed: set[Edge] = set()
+        super().__init__(*args, **kwargs)
 
     def _recorder(self, machine: str):
         record_in_harness = super()._recorder(machine)
 
         def record(key, source, target) -> None:
             record_in_harness(key, source, target)
-            CROSSED.add((machine, source, target))
+            self.crossed.add((machine, source, target))
 
         return record
 
@@ -84,9 +107,13 @@ def running_cluster(zookeeper, make=Cluster, name: str = "edges"):
 
 
 @pytest.fixture
-def cluster(zookeeper):
+def cluster(zookeeper, request):
+    """The cluster; afterwards, the test crossed the edges it declares, and none outside the tables."""
     with running_cluster(zookeeper) as c:
         yield c
+    assert c.crossed <= TABLE_EDGES, f"transitions outside the tables: {c.crossed - TABLE_EDGES}"
+    missing = getattr(request.function, "edges_crossed", frozenset()) - c.crossed
+    assert not missing, f"{request.function.__name__} did not cross {sorted(map(str, missing))}"
 
 
 def _topic(name: str) -> str:
@@ -96,6 +123,12 @@ def _topic(name: str) -> str:
 # -- controller events -------------------------------------------------------------------------------------
 
 
+@crosses(
+    ("partition", P.NON_EXISTENT, P.NEW),
+    ("partition", P.NEW, P.ONLINE),
+    ("replica", R.NON_EXISTENT, R.NEW),
+    ("replica", R.NEW, R.ONLINE),
+)
 def test_topic_creation_takes_partitions_and_replicas_from_nothing_to_online(cluster):
     """``onNewPartitionCreation``: partitions New, replicas New, partitions Online (the first live
     assigned replica leads, the live ones are the ISR), replicas Online."""
@@ -125,6 +158,12 @@ def test_topic_creation_takes_partitions_and_replicas_from_nothing_to_online(clu
     }
 
 
+@crosses(
+    ("partition", P.ONLINE, P.OFFLINE),
+    ("partition", P.OFFLINE, P.ONLINE),
+    ("replica", R.ONLINE, R.OFFLINE),
+    ("replica", R.OFFLINE, R.ONLINE),
+)
 def test_a_leader_failing_moves_its_partition_offline_then_online_and_its_return_brings_its_replica_back(
     cluster,
 ):
@@ -178,6 +217,7 @@ def test_a_partition_whose_last_in_sync_replica_died_stays_offline(cluster, capl
     assert cluster.leader_and_isr(topic).leader == 2
 
 
+@crosses(("replica", R.ONLINE, R.ONLINE), ("replica", R.DELETION_INELIGIBLE, R.ONLINE))
 def test_a_controller_failover_finds_replicas_online_or_ineligible(cluster):
     """``ReplicaStateMachine.startup`` on failover: replicas on live brokers are Online and go Online
     again (their brokers hear the current state), replicas on dead brokers start
@@ -253,6 +293,7 @@ def test_a_deposed_controller_resigns_and_holds_nothing(cluster):
 # -- handlers driven through handle_state_changes -----------------------------------------------------------
 
 
+@crosses(("partition", P.ONLINE, P.ONLINE))
 def test_a_preferred_replica_election_moves_leadership_back(cluster, caplog):
     """``PreferredReplicaElectionListener`` -> ``onPreferredReplicaElection``: Online -> Online with the
     preferred-replica selector, and the path deleted whatever the outcome. The preferred replica
@@ -293,6 +334,7 @@ def test_a_preferred_replica_election_moves_leadership_back(cluster, caplog):
     assert cluster.leader_and_isr(topic) == after  # not needed: nothing written
 
 
+@crosses(("replica", R.OFFLINE, R.OFFLINE))
 def test_a_controlled_shutdown_moves_leaders_off_the_broker_and_its_followers_offline(cluster):
     """``KafkaController.shutdownBroker``, through ``shutdown_broker``: the broker counts as shutting
     down; partitions it leads go Online -> Online with the controlled-shutdown selector (the next
@@ -348,6 +390,12 @@ def test_a_controlled_shutdown_moves_leaders_off_the_broker_and_its_followers_of
     assert cluster.partition_state(stuck) is P.OFFLINE and cluster.partition_state(alone) is P.OFFLINE
 
 
+@crosses(
+    ("replica", R.NEW, R.OFFLINE),
+    ("replica", R.OFFLINE, R.DELETION_STARTED),
+    ("replica", R.DELETION_STARTED, R.DELETION_SUCCESSFUL),
+    ("replica", R.DELETION_SUCCESSFUL, R.NON_EXISTENT),
+)
 def test_a_reassignment_starts_new_replicas_moves_the_leader_and_deletes_the_old_ones(cluster):
     """``PartitionsReassignedListener`` -> ``onPartitionReassignment`` from [1, 2] to [3, 0], with
     broker 2 dead and broker 3 failing while its new replica catches up. Steps as Kafka's: the
@@ -403,6 +451,13 @@ def test_a_reassignment_starts_new_replicas_moves_the_leader_and_deletes_the_old
     assert tp not in ctx.partitions_being_reassigned
 
 
+@crosses(
+    ("partition", P.NEW, P.OFFLINE),
+    ("partition", P.OFFLINE, P.OFFLINE),
+    ("partition", P.OFFLINE, P.NON_EXISTENT),
+    ("replica", R.DELETION_STARTED, R.DELETION_INELIGIBLE),
+    ("replica", R.DELETION_INELIGIBLE, R.OFFLINE),
+)
 def test_a_topic_deletion_takes_every_replica_and_partition_to_nonexistent(cluster):
     """``TopicDeletionManager`` (0.10.1), driven by the ``/admin/delete_topics`` event, the StopReplica
     answers and the broker-change events. Partition 0 leads on broker 0; partition 1 never had a
@@ -658,15 +713,10 @@ def test_a_machine_that_has_not_started_refuses_every_change():
 # -- the check ---------------------------------------------------------------------------------------------
 
 
-def test_every_edge_of_both_tables_was_crossed():
-    """Runs last: the event tests above, together, crossed every edge of both tables (and none
-    outside them)."""
-    for machine, table in (
-        ("partition", PARTITION_VALID_PREVIOUS_STATES),
-        ("replica", REPLICA_VALID_PREVIOUS_STATES),
-    ):
-        edges = {(source, target) for target, sources in table.items() for source in sources}
-        crossed = {(s, t) for m, s, t in CROSSED if m == machine}
-        assert crossed <= edges, f"{machine} transitions outside the table: {crossed - edges}"
-        missing = sorted((s.value, t.value) for s, t in edges - crossed)
-        assert not missing, f"{machine} edges no test crossed: {missing}"
+def test_every_edge_of_both_tables_is_crossed_by_a_test():
+    """The event tests above declare the edges they cross (each one's cluster checks its own): together
+    they cover every edge of both tables."""
+    declared = {edge for test in list(globals().values()) for edge in getattr(test, "edges_crossed", ())}
+    assert declared <= TABLE_EDGES, f"edges outside the tables: {declared - TABLE_EDGES}"
+    missing = sorted((m, s.value, t.value) for m, s, t in TABLE_EDGES - declared)
+    assert not missing, f"edges no test crosses: {missing}"
