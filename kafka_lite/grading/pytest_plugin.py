@@ -14,7 +14,11 @@ and what the test printed.
 
 from __future__ import annotations
 
+import ast
+import bisect
+import functools
 import json
+import linecache
 import os
 
 import pytest
@@ -94,14 +98,43 @@ def _frames(excinfo: pytest.ExceptionInfo) -> list[dict]:
         if last is not None and (last["path"], last["line"], last["function"]) == where:
             last["repeated"] += 1
             continue
-        try:
-            source = str(entry.statement).strip().splitlines()[0]
-        except Exception:  # no source to show (a frame of compiled or generated code)
-            source = ""
         frames.append(
-            {"path": where[0], "line": where[1], "function": where[2], "source": source, "repeated": 0}
+            {
+                "path": where[0],
+                "line": where[1],
+                "function": where[2],
+                "source": _statement(*where[:2]),
+                "repeated": 0,
+            }
         )
     return frames
+
+
+def _statement(path: str, line: int) -> str:
+    """The first line of the statement that holds ``line`` (a call spread over lines shows where it
+    starts, as pytest's own traceback does), or "" when the file's source cannot be read."""
+    starts, ends = _statements(path)
+    # The innermost statement holding the line is the one that starts last at or before it.
+    i = bisect.bisect_right(starts, line)
+    while i > 0 and ends[i - 1] < line:
+        i -= 1
+    first = starts[i - 1] if i > 0 else line
+    return linecache.getline(path, first).strip()
+
+
+@functools.cache
+def _statements(path: str) -> tuple[list[int], list[int]]:
+    """Where each statement of a file starts and ends, sorted by start: parsed once per file, where
+    asking pytest for a frame's statement parses the whole file again for every frame (a failing run
+    of a lab's tests spent most of its time there)."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(path)))
+    except (SyntaxError, ValueError):  # not Python source: show the frame's own line
+        return [], []
+    spans = sorted(
+        (node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree) if isinstance(node, ast.stmt)
+    )
+    return [start for start, _ in spans], [end for _, end in spans]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -146,3 +146,27 @@ def test_a_failure_with_a_message_of_its_own_gets_no_hint():
 def test_path_mapper_leaves_a_relative_path_it_does_not_own_absolute(tmp_path):
     learners = feedback.path_mapper(tmp_path, tmp_path / "overlay", Path("/c/kafka_lite"), None, [])
     assert learners("../x/test_y.py:3") == f"{tmp_path.parent}/x/test_y.py:3"
+
+
+def test_a_frames_source_is_the_first_line_of_the_statement_that_holds_it(tmp_path):
+    """The report shows each frame's statement as pytest's traceback does: where a call spread over
+    several lines starts, the innermost statement when they nest, the line itself outside any."""
+    from kafka_lite.grading import pytest_plugin
+
+    path = tmp_path / "learner.py"
+    path.write_text(
+        "def f(batch):\n"
+        "    for record in batch:\n"
+        "        total = sum(\n"
+        "            record.values,\n"
+        "        )\n"
+        "    # a comment\n"
+        "    return total\n",
+        encoding="utf-8",
+    )
+    statement = pytest_plugin._statement
+    assert statement(str(path), 4) == "total = sum("
+    assert statement(str(path), 2) == "for record in batch:"
+    assert statement(str(path), 7) == "return total"
+    assert statement(str(path), 6) == "def f(batch):"  # a comment line belongs to the function
+    assert statement(str(tmp_path / "gone.py"), 3) == ""
