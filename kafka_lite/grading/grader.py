@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,11 +114,14 @@ def grade(
     package_root: Path = PACKAGE_ROOT,
     stage: int | None = None,
     keyword: str | None = None,
+    stages: Collection[int] = (),
 ) -> GradeReport:
     """Run lab ``lab``'s tests against the student's files in ``workspace`` (None: the reference);
-    only stage ``stage``'s tests, and only those matching pytest's ``-k keyword``, when given."""
-    if stage is not None:
-        lab.stage(stage)  # a LabError naming the lab's stages if there is no such stage
+    only stage ``stage``'s tests (or the tests of every stage in ``stages``: the self-check grades
+    a stage with those it needs), and only those matching pytest's ``-k keyword``, when given."""
+    chosen = sorted({*stages, *([] if stage is None else [stage])})
+    for number in chosen:
+        lab.stage(number)  # a LabError naming the lab's stages if there is no such stage
     workspace = workspace.resolve() if workspace is not None else None  # paths shown are absolute
     with tempfile.TemporaryDirectory(prefix=f"kafka-lite-grade-{lab.number}-") as tmp:
         tmp_path = Path(tmp)
@@ -143,7 +147,7 @@ def grade(
             "KAFKA_LITE_LAB": str(lab.number),
             "KAFKA_LITE_GRADE_REPORT": str(report_path),
             "PYTHONDONTWRITEBYTECODE": "1",
-            "KAFKA_LITE_STAGE": "" if stage is None else str(stage),
+            "KAFKA_LITE_STAGE": ",".join(str(n) for n in chosen),
             # The learner's tests run the reference record codec (common/record/codec.py), so the
             # records a lab's code builds or reads go through the Python code the lab is about.
             "KAFKA_LITE_RECORDS": "python",
@@ -171,7 +175,12 @@ def grade(
             data = json.loads(report_path.read_text(encoding="utf-8"))
             results = tuple(_as_learners(r, learners, mine) for r in data["results"])
         selection = " ".join(
-            part for part in (f"stage {stage}" if stage else "", f"-k {keyword}" if keyword else "") if part
+            part
+            for part in (
+                f"stage{'s' if len(chosen) > 1 else ''} {', '.join(map(str, chosen))}" if chosen else "",
+                f"-k {keyword}" if keyword else "",
+            )
+            if part
         )
         output = learners(proc.stdout + proc.stderr)
         hint = feedback.collection_hint(output, mine) if not results else None

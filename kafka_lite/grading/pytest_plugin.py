@@ -4,7 +4,7 @@ No Kafka twin: the reporting half of kafka_lite's lab grader.
 
 The grader copies this file beside its overlay as ``kafka_lite_grade_plugin`` and starts pytest in
 a subprocess with ``-p kafka_lite_grade_plugin`` and the environment variables ``KAFKA_LITE_LAB``
-(which lab), ``KAFKA_LITE_STAGE`` (optional: only that stage's tests) and ``KAFKA_LITE_GRADE_REPORT``
+(which lab), ``KAFKA_LITE_STAGE`` (optional: only the tests of that stage, or of those stages, as "1,3") and ``KAFKA_LITE_GRADE_REPORT``
 (where to write). Tests of other labs and stages are deselected; for each graded test the JSON report
 holds its stage and points, whether it passed, the exception type and *whole* message of a failure
 (setup errors count: the tests explain failures over many lines), the short traceback, the frames of
@@ -34,10 +34,10 @@ def _marker_arg(item: pytest.Item, name: str) -> int | None:
 @pytest.hookimpl(trylast=True)  # after pytest's own -k deselection: record only the tests that run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     lab = int(os.environ["KAFKA_LITE_LAB"])
-    stage = os.environ.get("KAFKA_LITE_STAGE")
+    stages = {int(n) for n in os.environ.get("KAFKA_LITE_STAGE", "").split(",") if n}
     keep, drop = [], []
     for item in items:
-        wanted = _marker_arg(item, "lab") == lab and (not stage or _marker_arg(item, "stage") == int(stage))
+        wanted = _marker_arg(item, "lab") == lab and (not stages or _marker_arg(item, "stage") in stages)
         (keep if wanted else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)

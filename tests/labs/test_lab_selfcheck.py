@@ -4,7 +4,18 @@ points appear when only that stage is solved.
 
 The partial solutions are assembled from the reference: a workspace whose solution regions hold the
 reference's code for the stage's functions (and the stages it ``needs``, as lab.toml says) and the
-starter's stubs everywhere else."""
+starter's stubs everywhere else.
+
+Each grading is a pytest run of its own, and some start clusters or Spark jobs, so a lab's reference
+and starter are graded once per run and read by every test that asks (a lab's cases go to one xdist
+worker, which keeps them). A stage's check grades only what those two runs do not already prove:
+
+- a stage solved with every stage it needs may be the whole lab: that is the reference's run;
+- the solved stages' tests must pass without the rest of the lab's code, so they run;
+- a test of an unsolved stage that failed on the starter at a region this workspace leaves unsolved
+  reaches that stub here too: up to that stub the two workspaces run the same code. A stage whose
+  tests all fail so is read as zero from the starter's run; any other stage's tests run as well.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +24,8 @@ import re
 
 import pytest
 
-from kafka_lite.grading.grader import grade
-from kafka_lite.grading.labs import REPO_ROOT, discover
+from kafka_lite.grading.grader import GradeReport, grade
+from kafka_lite.grading.labs import REPO_ROOT, Lab, discover
 from kafka_lite.grading.starter import find_regions, write_starter
 
 pytestmark = pytest.mark.labs
@@ -22,10 +33,13 @@ LABS = discover()
 
 
 def _params(cases, ids):
-    """A Spark lab's cases go where the run's one JVM is (the grading subprocesses connect to it)."""
+    """All of a lab's cases go to one worker, which grades its reference and starter once for them; a
+    Spark lab's go where the run's one JVM is (the grading subprocesses connect to it)."""
     return [
         pytest.param(
-            *case, id=ids(case), marks=[pytest.mark.xdist_group("spark")] if case[0].uses_spark else []
+            *case,
+            id=ids(case),
+            marks=[pytest.mark.xdist_group("spark" if case[0].uses_spark else f"lab{case[0].number}")],
         )
         for case in cases
     ]
@@ -36,6 +50,28 @@ STAGE_CASES = _params(
     [(lab, stage) for lab in LABS for stage in lab.stages],
     lambda case: f"{case[0].slug}-stage{case[1].number}",
 )
+
+_graded: dict[tuple[int, str], GradeReport] = {}
+
+
+def _reference(lab: Lab) -> GradeReport:
+    if (lab.number, "reference") not in _graded:
+        _graded[lab.number, "reference"] = grade(lab, None)
+    return _graded[lab.number, "reference"]
+
+
+def _starter(lab: Lab, tmp_path_factory) -> GradeReport:
+    if (lab.number, "starter") not in _graded:
+        workspace = tmp_path_factory.mktemp(f"{lab.slug}-starter")
+        write_starter(lab, REPO_ROOT, workspace)
+        _graded[lab.number, "starter"] = grade(lab, workspace)
+    return _graded[lab.number, "starter"]
+
+
+def _stub_reached(lab: Lab, error: str) -> str | None:
+    """The function whose stub a starter's failure came from (``Lab N: implement Class.method``)."""
+    found = re.search(rf"Lab {lab.number}: implement (\S+) \(see ", error)
+    return found.group(1) if found else None
 
 
 @pytest.fixture(autouse=True)
@@ -52,16 +88,15 @@ def test_there_are_labs_numbered_from_one():
 
 @pytest.mark.parametrize("lab", LAB_CASES)
 def test_reference_scores_full_marks(lab):
-    report = grade(lab, None)
+    report = _reference(lab)
     assert not report.collection_failed, report.output[-3000:]
     failed = [(r.test, r.error) for r in report.results if not r.passed]
     assert report.full_marks, f"reference fails: {failed}"
 
 
 @pytest.mark.parametrize("lab", LAB_CASES)
-def test_starter_scores_zero_with_the_labs_own_error(lab, tmp_path):
-    write_starter(lab, REPO_ROOT, tmp_path)
-    report = grade(lab, tmp_path)
+def test_starter_scores_zero_with_the_labs_own_error(lab, tmp_path_factory):
+    report = _starter(lab, tmp_path_factory)
     assert not report.collection_failed, report.output[-3000:]
     assert report.earned == 0
     for r in report.results:
@@ -71,15 +106,32 @@ def test_starter_scores_zero_with_the_labs_own_error(lab, tmp_path):
 
 
 @pytest.mark.parametrize(("lab", "stage"), STAGE_CASES)
-def test_solving_one_stage_earns_exactly_its_points(lab, stage, tmp_path):
+def test_solving_one_stage_earns_exactly_its_points(lab, stage, tmp_path_factory):
     solved = lab.with_needs(stage.number)
     regions = frozenset(name for n in solved for name in lab.stage(n).regions)
-    write_starter(lab, REPO_ROOT, tmp_path, solved=regions)
-    report = grade(lab, tmp_path)
+    starter = _starter(lab, tmp_path_factory)
+    assert not starter.collection_failed, starter.output[-3000:]
+    totals = {s.number: s.total for s in starter.stage_scores()}
+    if len(solved) == len(lab.stages):
+        report = _reference(lab)  # this stage with the stages it needs is the whole lab
+        read_from_starter: set[int] = set()
+    else:
+        read_from_starter = {
+            s.number
+            for s in lab.stages
+            if s.number not in solved
+            and all(
+                _stub_reached(lab, r.error) not in (None, *regions)
+                for r in starter.results
+                if r.stage == s.number
+            )
+        }
+        workspace = tmp_path_factory.mktemp(f"{lab.slug}-stage{stage.number}")
+        write_starter(lab, REPO_ROOT, workspace, solved=regions)
+        report = grade(lab, workspace, stages=[n for n in totals if n not in read_from_starter])
     assert not report.collection_failed, report.output[-3000:]
-    by_stage = {s.number: s for s in report.stage_scores()}
-    expected = {n: (by_stage[n].total if n in solved else 0) for n in by_stage}
-    got = {n: s.earned for n, s in by_stage.items()}
+    got = {s.number: s.earned for s in report.stage_scores()} | dict.fromkeys(read_from_starter, 0)
+    expected = {n: (total if n in solved else 0) for n, total in totals.items()}
     failing = [
         (r.test, r.error.splitlines()[0]) for r in report.results if not r.passed and r.stage in solved
     ]
@@ -87,8 +139,7 @@ def test_solving_one_stage_earns_exactly_its_points(lab, stage, tmp_path):
         f"lab {lab.number} with only stages {list(solved)} solved ({sorted(regions)}): points per stage "
         f"{got}, expected {expected}; failing in the solved stages: {failing}"
     )
-    assert report.earned == sum(by_stage[n].total for n in solved)
-    heading = f"### Stage {stage.number}: {stage.name} ({by_stage[stage.number].total} points)"
+    heading = f"### Stage {stage.number}: {stage.name} ({totals[stage.number]} points)"
     assert heading in lab.handout.read_text(encoding="utf-8"), (
         f"{lab.handout} should have the heading {heading!r}"
     )
