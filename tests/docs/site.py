@@ -7,12 +7,14 @@ The build executes every chapter notebook, so it is made once per run by the ses
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -149,29 +151,33 @@ class _LinkParser(HTMLParser):
                 self.page.links.append((tag, name, value))
 
 
+@functools.cache
 def page_links(path: Path) -> PageLinks:
+    """A page's ids and links, parsed once per run: the site is built once and never changes."""
     parser = _LinkParser()
     parser.feed(path.read_text(encoding="utf-8"))
     parser.close()
     return parser.page
 
 
-def broken_links(site: Path) -> list[str]:
-    """Every link on every page of ``site`` that does not resolve: a missing file, a missing anchor, a
-    path from the server's root (it breaks when the site is opened from disk or served below the
-    root) or a link leaving the site. Each is described as ``page: <tag attr="value">: why``."""
-    pages = {p.relative_to(site).as_posix(): page_links(p) for p in sorted(site.rglob("*.html"))}
+def broken_links(site: Path, pages: Iterable[str] | None = None) -> list[str]:
+    """Every link on every page of ``site`` (or on ``pages``, paths within it) that does not resolve: a
+    missing file, a missing anchor, a path from the server's root (it breaks when the site is opened
+    from disk or served below the root) or a link leaving the site. Each is described as
+    ``page: <tag attr="value">: why``. A page is parsed when its links or its ids are first needed."""
+    if pages is None:
+        pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
     problems = []
-    for name, links in pages.items():
-        for tag, attribute, value in links.links:
+    for name in pages:
+        for tag, attribute, value in page_links(site / name).links:
             where = f'{name}: <{tag} {attribute}="{value}">'
-            why = _why_broken(site, pages, name, value)
+            why = _why_broken(site, name, value)
             if why:
                 problems.append(f"{where}: {why}")
     return problems
 
 
-def _why_broken(site: Path, pages: dict[str, PageLinks], name: str, value: str) -> str | None:
+def _why_broken(site: Path, name: str, value: str) -> str | None:
     if value.startswith(NOT_A_LOCATION):
         return None
     parts = urlsplit(value)
@@ -189,6 +195,6 @@ def _why_broken(site: Path, pages: dict[str, PageLinks], name: str, value: str) 
     if not file.is_file():
         return "no such file"
     fragment = unquote(parts.fragment)
-    if fragment and target.endswith(".html") and fragment not in pages[Path(target).as_posix()].ids:
+    if fragment and target.endswith(".html") and fragment not in page_links(file).ids:
         return f"no element with id {fragment!r} in {target}"
     return None
