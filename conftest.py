@@ -54,6 +54,9 @@ SPARK_NOTEBOOKS = "chapters/data_pipeline"
 LAB_SELF_CHECK = "tests/labs/test_lab_selfcheck.py"
 
 
+# First: pytest-xdist's own hook reads the xdist_group marks once, into each test's id (``...@spark``),
+# so a mark added after it would send the test wherever the scheduler likes, with a JVM of its own.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if any(item.nodeid.startswith(LAB_SELF_CHECK) for item in items):
         _deselect(config, items, lambda item: item.nodeid.startswith("labs/"))

@@ -77,14 +77,13 @@ def _open(browser, base, path, viewport=DESKTOP, search=False):
     )
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
 
-    def route(r):
-        if r.request.url.startswith(base):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
+    def block(r):
+        blocked.append(r.request.url)
+        r.abort()
 
-    page.route("**/*", route)
+    # Only requests leaving ``base`` are routed here: a pattern (unlike a function) is matched in the
+    # browser's driver, so the page's own requests are not each held for a round trip to this process.
+    page.route(re.compile(f"^(?!{re.escape(base)})"), block)
     if not search:  # after the route above: the handler added last is asked first
         page.route(
             f"{base}/assets/javascripts/workers/search.*.js",
@@ -136,10 +135,12 @@ def _search(page, term: str) -> int:
 
 @dataclass
 class Look:
-    """What a page showed, opened once at one width: the tests below read these instead of each
-    opening the page again (a notebook page with its outputs takes seconds to lay out)."""
+    """What a page showed at one width: the tests below read these instead of each opening the page
+    again (a notebook page with its outputs takes seconds to load and lay out)."""
 
     path: str
+    title: str
+    article: str
     problems: list[str]
     blocked: list[str]
     height: int
@@ -150,37 +151,46 @@ class Look:
     broken_images: list[str]
 
 
-def _look(browser, base: str, path: str, viewport: dict) -> Look:
-    page, problems, blocked = _open(browser, base, path, viewport)
-    try:
-        width = _page_width(page)  # first: it waits for the header to settle
-        return Look(
-            path,
-            problems,
-            blocked,
-            height=page.evaluate("document.documentElement.scrollHeight"),
-            width=width,
-            diagrams=page.eval_on_selector_all("img[src*='diagrams/']", _DIAGRAM_GEOMETRY),
-            tables=page.eval_on_selector_all(".jp-OutputArea-output", _OUTPUT_TABLES),
-            outputs=page.locator(".jp-OutputArea-output, .output_area, .jp-RenderedText").count(),
-            broken_images=_broken_images(page),
-        )
-    finally:
-        page.close()
+def _look(page, path: str, problems: list[str], blocked: list[str]) -> Look:
+    width = _page_width(page)  # first: it waits for the header to settle
+    article = page.locator("article")
+    return Look(
+        path,
+        title=page.title(),
+        article=article.first.inner_text() if article.count() else "",
+        problems=list(problems),
+        blocked=list(blocked),
+        height=page.evaluate("document.documentElement.scrollHeight"),
+        width=width,
+        diagrams=page.eval_on_selector_all("img[src*='diagrams/']", _DIAGRAM_GEOMETRY),
+        tables=page.eval_on_selector_all(".jp-OutputArea-output", _OUTPUT_TABLES),
+        outputs=page.locator(".jp-OutputArea-output, .output_area, .jp-RenderedText").count(),
+        broken_images=_broken_images(page),
+    )
 
 
 @pytest.fixture(scope="module")
 def looks(chromium_browser, site_url):
-    """``looks(path, viewport)``: the page's ``Look``, opened on first asking and kept."""
+    """``looks(path, viewport)``: the page's ``Look``, taken on first asking and kept. A page is loaded
+    once: another width is the same page with its window resized, as a reader turning a tablet sees
+    it, so the layout is redone and the page is not fetched and parsed again."""
+    opened: dict[str, tuple] = {}
     seen: dict[tuple[str, int], Look] = {}
 
     def look(path: str, viewport: dict = DESKTOP) -> Look:
         key = (path, viewport["width"])
         if key not in seen:
-            seen[key] = _look(chromium_browser, site_url[0], path, viewport)
+            if path not in opened:
+                opened[path] = _open(chromium_browser, site_url[0], path, viewport)
+            page, problems, blocked = opened[path]
+            if page.viewport_size != viewport:
+                page.set_viewport_size(viewport)
+            seen[key] = _look(page, path, problems, blocked)
         return seen[key]
 
-    return look
+    yield look
+    for page, _, _ in opened.values():
+        page.close()
 
 
 @pytest.mark.parametrize(
@@ -190,13 +200,12 @@ def looks(chromium_browser, site_url):
      "chapters/ch06_storage/delayed_operations.html", "api/record.html", "labs/lab01_record_batch/index.html",
      "benchmarks.html", "404.html"],
 )  # fmt: skip
-def test_page_loads_cleanly(chromium_browser, site_url, path):
-    page, problems, blocked = _open(chromium_browser, site_url[0], path)
-    assert page.title(), f"{path}: no title"
-    assert not problems, problems
-    assert not blocked, f"requests left the machine: {blocked}"
-    assert not _broken_images(page), _broken_images(page)
-    page.close()
+def test_page_loads_cleanly(looks, path):
+    look = looks(path)
+    assert look.title, f"{path}: no title"
+    assert not look.problems, look.problems
+    assert not look.blocked, f"requests left the machine: {look.blocked}"
+    assert not look.broken_images, look.broken_images
 
 
 def test_sidebar_lists_every_page(chromium_browser, site_url):
@@ -235,16 +244,13 @@ def test_no_guide_page_is_too_long_to_find_ones_way_in(looks):
     assert not too_long, f"guide pages taller than {MAX_GUIDE_PAGE_PX}px: {too_long} (all: {heights})"
 
 
-def test_guide_shows_generated_diagrams(chromium_browser, site_url):
+def test_guide_shows_generated_diagrams(looks):
     sizes, articles = {}, {}
     for name in STORAGE_PAGES:
-        page, problems, _ = _open(chromium_browser, site_url[0], f"chapters/ch06_storage/{name}.html")
-        assert not problems, (name, problems)
-        sizes[name] = page.eval_on_selector_all(
-            "img[src*='diagrams/']", "imgs => imgs.map(i => i.naturalWidth)"
-        )
-        articles[name] = page.inner_text("article")
-        page.close()
+        look = looks(f"chapters/ch06_storage/{name}.html")
+        assert not look.problems, (name, look.problems)
+        sizes[name] = [d["natural"] for d in look.diagrams]
+        articles[name] = look.article
     # record batch; segment; replication, one round of replication; timing wheel
     assert {name: len(s) for name, s in sizes.items()} == {
         "index": 0, "message_formats": 1, "log": 1, "reads_and_writes": 2, "delayed_operations": 1,
