@@ -6,10 +6,11 @@ PY := $(VENV)/bin/python
 PYTEST := $(PY) -m pytest
 export NO_MKDOCS_2_WARNING := 1
 export SPARK_LOCAL_IP := 127.0.0.1
-# pytest-xdist workers: the machine has 2 cores, and most tests wait on I/O or subprocesses.
-WORKERS ?= 2
+# pytest-xdist workers: one per core (`make test WORKERS=4` to choose). The tests that share a
+# cluster, a Spark session or the docs site carry an xdist_group mark and run on one worker.
+WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: bootstrap run test lint unit integration compat spark notebooks docs browser labs docs-serve clean
+.PHONY: bootstrap run test quick lint unit integration compat spark notebooks docs browser labs docs-serve clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -19,6 +20,11 @@ run: bootstrap
 
 test: bootstrap lint
 	$(PYTEST) -n $(WORKERS) --dist loadgroup --durations=30
+
+# The inner loop: lint and every test that needs no cluster, Spark, browser or docs site (the unit
+# tier), on every core. `make test` is still what CI runs.
+quick: bootstrap lint
+	$(PYTEST) -m unit -n $(WORKERS) --durations=10
 
 lint: bootstrap
 	$(VENV)/bin/ruff check .
