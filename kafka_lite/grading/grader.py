@@ -24,7 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_lite.grading import feedback
+from kafka_lite.grading import feedback, region_entries, starter
 from kafka_lite.grading.labs import PACKAGE_ROOT, REPO_ROOT, Lab, LabError
 
 TEST_TIMEOUT_S = 60  # per test: a student's infinite loop must not hang grading
@@ -43,6 +43,7 @@ class TestResult:
     frames: tuple[dict, ...] = ()  # the failure's frames in the learner's files, outermost first
     hidden_frames: int = 0  # the failure's other frames (the lab's tests, kafka_lite, pytest)
     hint: str = ""  # one line on the likely cause, for failures whose message does not say
+    regions: tuple[str, ...] = ()  # the solution regions the test reached (a marked reference only)
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ class GradeReport:
     output: str  # pytest's own output, for when something went wrong before any test ran
     selection: str = ""  # "" for the whole lab, else what was selected ("stage 2", "-k varint")
     hint: str = ""  # when no test could run: the likely cause (a file of the learner's that does not import)
+    # The solution regions reached outside any test's call (a marked reference only): by a shared
+    # fixture, say, so they may count for every test.
+    reached_outside_tests: tuple[str, ...] = ()
 
     @property
     def earned(self) -> int:
@@ -115,10 +119,16 @@ def grade(
     stage: int | None = None,
     keyword: str | None = None,
     stages: Collection[int] = (),
+    mark_entries: bool = False,
 ) -> GradeReport:
     """Run lab ``lab``'s tests against the student's files in ``workspace`` (None: the reference);
     only stage ``stage``'s tests (or the tests of every stage in ``stages``: the self-check grades
-    a stage with those it needs), and only those matching pytest's ``-k keyword``, when given."""
+    a stage with those it needs), and only those matching pytest's ``-k keyword``, when given.
+
+    ``mark_entries`` (the reference only): grade the reference with each solution region marked
+    (``starter.mark_entries``), so each result names the regions its test reached."""
+    if mark_entries and workspace is not None:
+        raise ValueError("only the reference is graded with its regions marked")
     chosen = sorted({*stages, *([] if stage is None else [stage])})
     for number in chosen:
         lab.stage(number)  # a LabError naming the lab's stages if there is no such stage
@@ -132,6 +142,9 @@ def grade(
             shutil.copytree(
                 package_root, overlay / package_root.name, ignore=shutil.ignore_patterns("__pycache__")
             )
+            for rel in lab.files if mark_entries else ():
+                marked = starter.mark_entries((overlay / rel).read_text(encoding="utf-8"), rel)
+                (overlay / rel).write_text(marked, encoding="utf-8")
         report_path = tmp_path / "report.json"
         # The reporting plugin is copied beside the overlay under its own name, so it loads even when
         # the overlay's package is not kafka_lite's (the machinery's own tests grade a toy package).
@@ -148,6 +161,8 @@ def grade(
             "KAFKA_LITE_GRADE_REPORT": str(report_path),
             "PYTHONDONTWRITEBYTECODE": "1",
             "KAFKA_LITE_STAGE": ",".join(str(n) for n in chosen),
+            # where the processes a marked reference's tests start note the regions they enter
+            region_entries.ENTRIES_ENV: str(tmp_path / "entries") if mark_entries else "",
             # The learner's tests run the reference record codec (common/record/codec.py), so the
             # records a lab's code builds or reads go through the Python code the lab is about.
             "KAFKA_LITE_RECORDS": "python",
@@ -171,9 +186,11 @@ def grade(
         learners = feedback.path_mapper(tmp_path, overlay, package_root, workspace, lab.files)
         mine = [(workspace or package_root.parent) / rel for rel in lab.files]
         results: tuple[TestResult, ...] = ()
+        outside: tuple[str, ...] = ()
         if report_path.exists():
             data = json.loads(report_path.read_text(encoding="utf-8"))
             results = tuple(_as_learners(r, learners, mine) for r in data["results"])
+            outside = tuple(data.get("reached_outside_tests", ()))
         selection = " ".join(
             part
             for part in (
@@ -184,7 +201,7 @@ def grade(
         )
         output = learners(proc.stdout + proc.stderr)
         hint = feedback.collection_hint(output, mine) if not results else None
-        return GradeReport(lab, results, proc.returncode, output, selection, hint or "")
+        return GradeReport(lab, results, proc.returncode, output, selection, hint or "", outside)
 
 
 def _as_learners(raw: dict, learners, mine: list[Path]) -> TestResult:
@@ -193,4 +210,7 @@ def _as_learners(raw: dict, learners, mine: list[Path]) -> TestResult:
     kept, hidden = feedback.learners_frames(frames, mine)
     text = {key: learners(raw[key]) for key in ("error", "traceback", "output")}
     hint = "" if raw["passed"] else feedback.hint(raw["error_type"], text["error"], kept, TEST_TIMEOUT_S)
-    return TestResult(**{**raw, **text}, frames=tuple(kept), hidden_frames=hidden, hint=hint or "")
+    regions = tuple(raw.pop("regions", ()))
+    return TestResult(
+        **{**raw, **text}, frames=tuple(kept), hidden_frames=hidden, hint=hint or "", regions=regions
+    )

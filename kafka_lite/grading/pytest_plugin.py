@@ -25,6 +25,55 @@ import pytest
 
 _results: dict[str, dict] = {}
 
+# The solution regions each test reached, when the reference graded is a marked one
+# (``starter.mark_entries``): during a test's call phase a region counts for that test, whichever
+# thread or process entered it; at any other time (a fixture's set-up, a teardown, between tests) for
+# every test, since what a shared fixture did may decide any of them.
+_reached: dict[str, set[str]] = {}
+_outside: set[str] = set()
+_running: str | None = None  # the node id of the graded test in its call phase
+_entries_read = 0  # how far the entries file of the tests' own processes has been read
+
+
+def _record(region: str) -> None:
+    running = _running
+    (_reached.setdefault(running, set()) if running is not None else _outside).add(region)
+
+
+def _read_entries() -> set[str]:
+    """The regions the tests' processes have entered since the last read."""
+    global _entries_read
+    path = os.environ.get("KAFKA_LITE_GRADE_ENTRIES")
+    if not path or not os.path.exists(path):
+        return set()
+    with open(path, "rb") as f:
+        f.seek(_entries_read)
+        data = f.read()
+    complete = data[: data.rfind(b"\n") + 1]  # a line still being written is read next time
+    _entries_read += len(complete)
+    return set(complete.decode().split())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        from kafka_lite.grading import region_entries
+    except ImportError:  # a toy package graded by the grader's own tests: nothing is marked
+        return
+    region_entries.recorder = _record
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    global _running
+    _outside.update(_read_entries())
+    _running = item.nodeid if item.nodeid in _results else None
+    try:
+        yield
+    finally:
+        if _running is not None:
+            _reached.setdefault(_running, set()).update(_read_entries())
+        _running = None
+
 
 def _marker_arg(item: pytest.Item, name: str) -> int | None:
     marker = item.get_closest_marker(name)
@@ -139,6 +188,13 @@ def _statements(path: str) -> tuple[list[int], list[int]]:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = os.environ.get("KAFKA_LITE_GRADE_REPORT")
+    _outside.update(_read_entries())
+    results = [{**r, "regions": sorted(_reached.get(nodeid, ()))} for nodeid, r in _results.items()]
     if path:
         with open(path, "w", encoding="utf-8") as f:
-            json.dump({"exitstatus": int(exitstatus), "results": list(_results.values())}, f)
+            report = {
+                "exitstatus": int(exitstatus),
+                "results": results,
+                "reached_outside_tests": sorted(_outside),
+            }
+            json.dump(report, f)

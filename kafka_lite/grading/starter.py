@@ -117,6 +117,27 @@ def make_starter(
     return starter
 
 
+ENTERED = '__import__("kafka_lite.grading.region_entries").grading.region_entries.entered'
+
+
+def mark_entries(source: str, path: str = "<source>") -> str:
+    """The reference ``source`` with each region's BEGIN marker line made a call, at the marker's own
+    indentation, that tells the grading run the region was entered (``region_entries.entered``).
+    Nothing moves (the call takes the comment's line), so tracebacks keep their line numbers. The
+    lab self-check grades the reference so, and learns which stages' code each test reaches."""
+    lines = source.splitlines(keepends=True)
+    for begin, _, qualname in _owners(source, path):
+        marker = lines[begin - 1]
+        indent = marker[: len(marker) - len(marker.lstrip())]
+        lines[begin - 1] = f"{indent}{ENTERED}({qualname!r})  {BEGIN}\n"
+    marked = "".join(lines)
+    try:
+        compile(marked, path, "exec")
+    except SyntaxError as e:  # a marker indented unlike the code after it
+        raise RegionError(f"{path}:{e.lineno}: a BEGIN SOLUTION marker must be indented as its region") from e
+    return marked
+
+
 def write_starter(lab, repo_root: Path, workspace: Path, solved: frozenset[str] = frozenset()) -> list[Path]:
     """Write the lab's starter files under ``workspace`` at their repo-relative paths (the regions
     of the functions named in ``solved`` keep the reference's code)."""

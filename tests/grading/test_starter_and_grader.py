@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from kafka_lite.grading.grader import grade
-from kafka_lite.grading.labs import LabError, discover
-from kafka_lite.grading.starter import RegionError, make_starter
+from kafka_lite.grading.labs import LabError, discover, find
+from kafka_lite.grading.starter import ENTERED, RegionError, make_starter, mark_entries
 
 pytestmark = pytest.mark.unit
 
@@ -219,3 +219,44 @@ def test_discovery_checks_stages_against_the_regions(tmp_path, edit, message):
     repo = _toy_lab(tmp_path, toml=TOY_TOML.replace(*edit))
     with pytest.raises(LabError, match=message):
         discover(repo / "labs", repo)
+
+
+def test_a_marked_reference_keeps_its_lines_and_calls_in_at_each_region():
+    source = "def add(a, b):\n    # BEGIN SOLUTION\n    return a + b\n    # END SOLUTION\n"
+    marked = mark_entries(source, "toy.py")
+    assert len(marked.splitlines()) == len(source.splitlines())
+    assert marked.splitlines()[1] == f"    {ENTERED}('add')  # BEGIN SOLUTION"
+    with pytest.raises(RegionError, match=r"toy\.py:3: a BEGIN SOLUTION marker must be indented"):
+        mark_entries(
+            "def add(a, b):\n        # BEGIN SOLUTION\n    return a + b\n    # END SOLUTION\n",
+            "toy.py",
+        )
+
+
+def test_a_process_the_tests_started_notes_its_entries_in_the_file(tmp_path, monkeypatch):
+    from kafka_lite.grading import region_entries
+
+    monkeypatch.setattr(region_entries, "recorder", None)
+    monkeypatch.setattr(region_entries, "_log", None)
+    monkeypatch.setenv(region_entries.ENTRIES_ENV, str(tmp_path / "entries"))
+    region_entries.entered("Processor.poll")
+    region_entries.entered("Processor.poll")
+    assert (tmp_path / "entries").read_text() == "Processor.poll\nProcessor.poll\n"
+
+
+def test_a_marked_reference_names_the_regions_each_test_reached():
+    """Lab 6's high watermark (stage 3) is all its tests reach; a follower's truncation (stage 4)
+    moves the high watermark as well, so those tests reach stage 3's region too."""
+    lab = find(6)
+    report = grade(lab, None, stages=[3, 4], mark_entries=True)
+    assert report.full_marks, report.output[-2000:]
+    reached = {r.test: set(r.regions) for r in report.results}
+    for r in report.results:
+        if r.stage == 3:
+            assert reached[r.test] == {"Partition.maybe_increment_leader_hw"}, r.test
+    assert reached["test_a_follower_truncates_where_its_epoch_ends_on_the_new_leader"] == {
+        "LeaderEpochFileCache.end_offset_for",
+        "Partition.maybe_increment_leader_hw",
+        "ReplicaFetcherThread.maybe_truncate",
+    }
+    assert report.reached_outside_tests == ()

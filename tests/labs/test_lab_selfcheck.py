@@ -8,13 +8,21 @@ starter's stubs everywhere else.
 
 Each grading is a pytest run of its own, and some start clusters or Spark jobs, so a lab's reference
 and starter are graded once per run and read by every test that asks (a lab's cases go to one xdist
-worker, which keeps them). A stage's check grades only what those two runs do not already prove:
+worker, which keeps them). The reference is graded with each region's BEGIN SOLUTION line made a call
+that notes the region entered (``starter.mark_entries``: nothing else changes, not even a line
+number), so each of its results names the regions its test reached. A stage's check then grades only
+what those two runs do not already prove:
 
-- a stage solved with every stage it needs may be the whole lab: that is the reference's run;
-- the solved stages' tests must pass without the rest of the lab's code, so they run;
+- a solved stage's test that reached no region outside the solved ones runs here exactly as it ran
+  in the reference (the two workspaces differ only inside regions it never entered), so it passes
+  here too; a stage with every such test is read from the reference's run (as is a stage solved with
+  every stage it needs, when that is the whole lab); any other solved stage's tests run;
 - a test of an unsolved stage that failed on the starter at a region this workspace leaves unsolved
   reaches that stub here too: up to that stub the two workspaces run the same code. A stage whose
   tests all fail so is read as zero from the starter's run; any other stage's tests run as well.
+
+Regions a reference's run reached outside every test's call (in a shared fixture's set-up, say)
+count for every test.
 """
 
 from __future__ import annotations
@@ -56,7 +64,7 @@ _graded: dict[tuple[int, str], GradeReport] = {}
 
 def _reference(lab: Lab) -> GradeReport:
     if (lab.number, "reference") not in _graded:
-        _graded[lab.number, "reference"] = grade(lab, None)
+        _graded[lab.number, "reference"] = grade(lab, None, mark_entries=True)
     return _graded[lab.number, "reference"]
 
 
@@ -109,32 +117,46 @@ def test_starter_scores_zero_with_the_labs_own_error(lab, tmp_path_factory):
 def test_solving_one_stage_earns_exactly_its_points(lab, stage, tmp_path_factory):
     solved = lab.with_needs(stage.number)
     regions = frozenset(name for n in solved for name in lab.stage(n).regions)
-    starter = _starter(lab, tmp_path_factory)
+    starter, reference = _starter(lab, tmp_path_factory), _reference(lab)
     assert not starter.collection_failed, starter.output[-3000:]
     totals = {s.number: s.total for s in starter.stage_scores()}
+    outside = set(reference.reached_outside_tests)
+    from_reference = {
+        s.number
+        for s in lab.stages
+        if s.number in solved
+        and all(outside | set(r.regions) <= regions for r in reference.results if r.stage == s.number)
+    }
+    from_starter = {
+        s.number
+        for s in lab.stages
+        if s.number not in solved
+        and all(
+            _stub_reached(lab, r.error) not in (None, *regions)
+            for r in starter.results
+            if r.stage == s.number
+        )
+    }
     if len(solved) == len(lab.stages):
-        report = _reference(lab)  # this stage with the stages it needs is the whole lab
-        read_from_starter: set[int] = set()
-    else:
-        read_from_starter = {
-            s.number
-            for s in lab.stages
-            if s.number not in solved
-            and all(
-                _stub_reached(lab, r.error) not in (None, *regions)
-                for r in starter.results
-                if r.stage == s.number
-            )
-        }
+        from_reference = set(solved)  # this stage with the stages it needs is the whole lab
+    to_grade = [n for n in totals if n not in from_reference | from_starter]
+    got = {n: 0 for n in from_starter}
+    got |= {s.number: s.earned for s in reference.stage_scores() if s.number in from_reference}
+    failing = [
+        (r.test, r.error.splitlines()[0])
+        for r in reference.results
+        if not r.passed and r.stage in from_reference
+    ]
+    if to_grade:
         workspace = tmp_path_factory.mktemp(f"{lab.slug}-stage{stage.number}")
         write_starter(lab, REPO_ROOT, workspace, solved=regions)
-        report = grade(lab, workspace, stages=[n for n in totals if n not in read_from_starter])
-    assert not report.collection_failed, report.output[-3000:]
-    got = {s.number: s.earned for s in report.stage_scores()} | dict.fromkeys(read_from_starter, 0)
+        report = grade(lab, workspace, stages=to_grade)
+        assert not report.collection_failed, report.output[-3000:]
+        got |= {s.number: s.earned for s in report.stage_scores()}
+        failing += [
+            (r.test, r.error.splitlines()[0]) for r in report.results if not r.passed and r.stage in solved
+        ]
     expected = {n: (total if n in solved else 0) for n, total in totals.items()}
-    failing = [
-        (r.test, r.error.splitlines()[0]) for r in report.results if not r.passed and r.stage in solved
-    ]
     assert got == expected, (
         f"lab {lab.number} with only stages {list(solved)} solved ({sorted(regions)}): points per stage "
         f"{got}, expected {expected}; failing in the solved stages: {failing}"
