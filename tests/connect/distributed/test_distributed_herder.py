@@ -39,6 +39,7 @@ KAFKA_LITE = str(Path(sys.executable).parent / "kafka-lite")
 ROOT = Path(__file__).resolve().parents[3]
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 SESSION_TIMEOUT_MS = 4000
+REBALANCE_TIMEOUT_MS = 10000
 
 
 def worker_props(bootstrap: str, group: str) -> dict[str, str]:
@@ -55,7 +56,7 @@ def worker_props(bootstrap: str, group: str) -> dict[str, str]:
         "rest.host.name": "127.0.0.1", "rest.port": "0",
         # Fast: a lost worker is noticed in 4 s, offsets are committed every 100 ms.
         "session.timeout.ms": str(SESSION_TIMEOUT_MS), "heartbeat.interval.ms": "500",
-        "rebalance.timeout.ms": "10000", "offset.flush.interval.ms": "100",
+        "rebalance.timeout.ms": str(REBALANCE_TIMEOUT_MS), "offset.flush.interval.ms": "100",
         "consumer.session.timeout.ms": "4000", "consumer.heartbeat.interval.ms": "500",
     }  # fmt: skip
 
@@ -295,16 +296,16 @@ def test_a_killed_workers_work_moves_to_the_others_and_every_line_arrives(cluste
     with source.open("a") as f:
         f.write("".join(line + "\n" for line in after))
 
-    # The group notices when the session times out, and deals the work to the two left.
-    wait_until(lambda: settled(herders, 2), timeout_s=30, what="a group of two again")
+    # The group notices when the session times out, and deals the work to the two left: what the
+    # design bounds is the session timeout, then a rebalance the live members join within its
+    # timeout. The deadline is that bound, with room for a loaded machine to start the tasks.
+    moved_by = killed_at + (SESSION_TIMEOUT_MS + REBALANCE_TIMEOUT_MS) / 1000 + 16
+    wait_until(
+        lambda: settled(herders, 2), timeout_s=moved_by - time.monotonic(), what="a group of two again"
+    )
     running_here = {c.herder.worker_id for c in connects}
     wait_until(lambda: [s for s, _ in units()] == ["RUNNING"] * 4 and {w for _, w in units()} <= running_here,
-               timeout_s=30, what="all work running on the two workers left")  # fmt: skip
-    moved_after_s = time.monotonic() - killed_at
-    # The session timeout, then a rebalance and the work started again: seconds, not a second session.
-    assert moved_after_s < SESSION_TIMEOUT_MS / 1000 + 8, (
-        f"the work moved {moved_after_s:.1f} s after the kill"
-    )
+               timeout_s=moved_by - time.monotonic(), what="all work running on the two workers left")  # fmt: skip
 
     # At least once: every line arrives; a line twice only if it was sent or written after the
     # last offset commit of the killed worker's task.
