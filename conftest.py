@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.docs.site import NOT_EXECUTED
+
 ROOT = Path(__file__).resolve().parent
 
 TIERS = ("unit", "integration", "compat", "spark", "notebooks", "docs", "browser", "labs")
@@ -77,11 +79,11 @@ def _deselect(config: pytest.Config, items: list[pytest.Item], which) -> None:
         items[:] = [item for item in items if not which(item)]
 
 
-# The docs site's build executes every chapter notebook but the Spark labs' (mkdocs.yml: mkdocs-jupyter
-# with allow_errors: false and this execute_ignore), and a notebook whose cell raises fails the build,
-# which every docs and browser test needs. In a run that builds the site, running those notebooks
-# through nbmake as well would only run them twice; the notebooks tier alone still runs them all.
-SITE_BUILD_SKIPS_NOTEBOOKS = "chapters/data_pipeline/lab*.ipynb"
+# The docs site's build executes every chapter notebook but the Spark labs' (tests/docs/site.py, as
+# mkdocs.yml's execute_ignore), and a notebook whose cell raises fails the build, which every docs and
+# browser test needs. In a run that builds the site, running those notebooks through nbmake as well
+# would only run them twice; the notebooks tier alone still runs them all.
+SITE_BUILD_SKIPS_NOTEBOOKS = NOT_EXECUTED
 
 
 class _SiteBuildRunsTheChapterNotebooks:

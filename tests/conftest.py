@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.site import build_site
+from tests.docs.site import build_site, execute_notebooks
 from tests.support.cluster import LiteCluster
 
 SITE_BUILD_DEADLINE = 1200  # seconds a worker waits for another's build of the docs site
@@ -38,8 +38,8 @@ def cluster(zookeeper, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    """The docs site, built once per test run (the build executes every chapter notebook) and read by
-    every docs, link, leak and browser test.
+    """The docs site, built once per test run (its notebooks executed first, each once, by whichever
+    workers ask for the site meanwhile) and read by every docs, link, leak and browser test.
 
     A session fixture is made once per process, and pytest-xdist runs a process per worker; so the
     site is built into the run's own directory, which its workers share (their temporary directories
@@ -49,6 +49,10 @@ def site(tmp_path_factory) -> Path:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         run_dir = run_dir.parent
     out, built = run_dir / "site", run_dir / "site.built"
+    # Every worker that asks helps execute the notebooks (each one once), before one of them builds.
+    executed = run_dir / "site-notebooks"
+    if not built.exists():
+        execute_notebooks(executed)
     with open(run_dir / "site.lock", "w") as lock:
         deadline = time.monotonic() + SITE_BUILD_DEADLINE
         while True:
@@ -60,6 +64,6 @@ def site(tmp_path_factory) -> Path:
                     pytest.fail(f"another worker has been building the site for {SITE_BUILD_DEADLINE} s")
                 time.sleep(0.5)
         if not built.exists():  # a failed build leaves no mark: the next worker tries, and fails, too
-            build_site(out)
+            build_site(out, executed)
             built.touch()
     return out

@@ -7,6 +7,8 @@ The build executes every chapter notebook, so it is made once per run by the ses
 
 from __future__ import annotations
 
+import fcntl
+import fnmatch
 import functools
 import html
 import json
@@ -15,6 +17,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -26,16 +29,93 @@ ROOT = Path(__file__).resolve().parents[2]
 BINARY_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".ico", ".woff", ".woff2", ".ttf", ".gz", ".inv"}
 
 
-def build_site(out: Path) -> Path:
-    """``mkdocs build --strict`` into ``out``; every notebook is executed against the code under test
-    (mkdocs-jupyter's cache is keyed by the notebook's text alone, so the build does not use it)."""
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "MKDOCS_JUPYTER_CACHE": "false"}
+# The notebooks the site shows unrun (mkdocs.yml's execute_ignore): the Spark labs', for working in.
+NOT_EXECUTED = "chapters/data_pipeline/lab*.ipynb"
+NOTEBOOK_TIMEOUT_S = 300  # a cell's limit, as nbmake's per notebook when the notebook tier runs alone
+
+
+def build_site(out: Path, executed: Path | None = None) -> Path:
+    """``mkdocs build --strict`` into ``out``, its notebooks executed against the code under test.
+
+    mkdocs-jupyter would execute them one after another as it renders their pages (and its cache is
+    keyed by the notebook's text alone, so the build does not use it). Most of a notebook's time is
+    spent waiting on the brokers and the ZooKeeper it starts, so they are executed first, several at
+    once, into ``executed`` (``execute_notebooks``), and the build renders the executed copies
+    (mkdocs_hooks/executed_notebooks.py)."""
+    if executed is None:
+        executed = out.parent / f"{out.name}-notebooks"
+    execute_notebooks(executed)
+    env = {
+        **os.environ,
+        "NO_MKDOCS_2_WARNING": "1",
+        "MKDOCS_JUPYTER_CACHE": "false",
+        "KAFKA_LITE_EXECUTED_NOTEBOOKS": str(executed / "docs"),
+    }
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return out
+
+
+def execute_notebooks(executed: Path) -> None:
+    """Execute each notebook the site shows run, one per core at once, into ``executed``. Processes
+    that share ``executed`` (the run's xdist workers that need the site) share the work: each notebook
+    is executed by whoever takes its lock first, and the others wait for it instead of running it
+    again. A failure fails the test that asked, with the cell's error."""
+    notebooks = [p for p in sorted((ROOT / "chapters").rglob("*.ipynb")) if _executed_by_the_build(p)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        first = list(pool.map(lambda nb: _execute_once(nb, executed, wait=False), notebooks))
+        # Those another process was executing: wait for it, and run any it could not.
+        rest = list(
+            pool.map(
+                lambda nb: _execute_once(nb, executed, wait=True),
+                [nb for nb, f in zip(notebooks, first, strict=True) if f == "busy"],
+            )
+        )
+    failures = [f for f in first + rest if f and f != "busy"]
+    assert not failures, "\n\n".join(failures)
+
+
+def _execute_once(notebook: Path, executed: Path, wait: bool) -> str | None:
+    """None once ``notebook``'s executed copy is there, "busy" if another process holds it (and not
+    ``wait``), else the failure of this process's run of it."""
+    target = executed / "docs" / notebook.relative_to(ROOT)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.with_suffix(".lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            return "busy"
+        if target.exists():  # the copy is written whole, under the lock, after a run that passed
+            return None
+        return _execute(notebook, target)
+
+
+def _executed_by_the_build(notebook: Path) -> bool:
+    rel = notebook.relative_to(ROOT).as_posix()
+    return ".ipynb_checkpoints" not in rel and not fnmatch.fnmatch(rel, NOT_EXECUTED)
+
+
+def _execute(notebook: Path, target: Path) -> str | None:
+    """Run ``notebook`` top to bottom in its own folder, as Jupyter would, and write the executed copy
+    to ``target``; a failure is described instead."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    rel = notebook.relative_to(ROOT).as_posix()
+    nb = nbformat.read(notebook, as_version=4)
+    client = NotebookClient(
+        nb, timeout=NOTEBOOK_TIMEOUT_S, resources={"metadata": {"path": str(notebook.parent)}}
+    )
+    try:
+        client.execute()
+    except (CellExecutionError, TimeoutError, RuntimeError) as e:
+        return f"{rel}: {e}"[-4000:]
+    nbformat.write(nb, target)
+    return None
 
 
 def guide_pages() -> list[Path]:
