@@ -18,8 +18,9 @@ bootstrap:
 run: bootstrap
 	$(VENV)/bin/kafka-lite demo
 
+# PYTEST_ARGS: more of pytest's options, as `make test PYTEST_ARGS="-p randomly"` (shuffled order).
 test: bootstrap lint
-	$(PYTEST) -n $(WORKERS) --dist loadgroup --durations=30
+	$(PYTEST) -n $(WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS)
 
 # The inner loop: lint and every test that needs no cluster, Spark, browser or docs site (the unit
 # tier), on every core. `make test` is still what CI runs.
