@@ -108,9 +108,11 @@ def test_reset_refuses_while_the_group_has_members(cluster, capsys):
     cluster.create_topic(changelog, partitions=1)
     admin = KafkaAdminClient(bootstrap)
     # A session longer than the test: on a loaded machine a late heartbeat must not empty the group
-    # before the tool looks at it (closing the member sends LeaveGroup, so nothing waits for it).
+    # before the tool looks at it (closing the member sends LeaveGroup, so nothing waits for it). Not
+    # minutes, though: a JoinGroup the client gave up on leaves a member the group waits for until
+    # its session ends, and the join below must not wait that out.
     member = KafkaConsumer(source, bootstrap_servers=bootstrap, group_id=app, enable_auto_commit=False,
-                           session_timeout_ms=120_000, heartbeat_interval_ms=500)  # fmt: skip
+                           session_timeout_ms=30_000, heartbeat_interval_ms=500)  # fmt: skip
     try:
         wait_until(lambda: member.poll(timeout_ms=100) is not None and member.assignment(), 60,
                    "the member to join the application's group")  # fmt: skip
