@@ -17,7 +17,6 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -38,10 +37,9 @@ def build_site(out: Path, executed: Path | None = None) -> Path:
     """``mkdocs build --strict`` into ``out``, its notebooks executed against the code under test.
 
     mkdocs-jupyter would execute them one after another as it renders their pages (and its cache is
-    keyed by the notebook's text alone, so the build does not use it). Most of a notebook's time is
-    spent waiting on the brokers and the ZooKeeper it starts, so they are executed first, several at
-    once, into ``executed`` (``execute_notebooks``), and the build renders the executed copies
-    (mkdocs_hooks/executed_notebooks.py)."""
+    keyed by the notebook's text alone, so the build does not use it). They are executed first, into
+    ``executed`` (``execute_notebooks``), so that every worker waiting for the site can take a share
+    instead of sleeping, and the build renders the executed copies (mkdocs_hooks/executed_notebooks.py)."""
     if executed is None:
         executed = out.parent / f"{out.name}-notebooks"
     execute_notebooks(executed)
@@ -60,21 +58,18 @@ def build_site(out: Path, executed: Path | None = None) -> Path:
 
 
 def execute_notebooks(executed: Path) -> None:
-    """Execute each notebook the site shows run, one per core at once, into ``executed``. Processes
-    that share ``executed`` (the run's xdist workers that need the site) share the work: each notebook
-    is executed by whoever takes its lock first, and the others wait for it instead of running it
-    again. A failure fails the test that asked, with the cell's error."""
+    """Execute each notebook the site shows run into ``executed``. Processes that share ``executed``
+    (the run's xdist workers that need the site) share the work: each notebook is executed by whoever
+    takes its lock first, one at a time in each process (a process per core already), and a process
+    that finds all the rest taken waits for them instead of running them again. A failure fails the
+    test that asked, with the cell's error."""
     notebooks = [p for p in sorted((ROOT / "chapters").rglob("*.ipynb")) if _executed_by_the_build(p)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        first = list(pool.map(lambda nb: _execute_once(nb, executed, wait=False), notebooks))
-        # Those another process was executing: wait for it, and run any it could not.
-        rest = list(
-            pool.map(
-                lambda nb: _execute_once(nb, executed, wait=True),
-                [nb for nb, f in zip(notebooks, first, strict=True) if f == "busy"],
-            )
-        )
-    failures = [f for f in first + rest if f and f != "busy"]
+    first = [_execute_once(nb, executed, wait=False) for nb in notebooks]
+    # Those another process was executing: wait for it, and run any it could not.
+    busy = [nb for nb, outcome in zip(notebooks, first, strict=True) if outcome == "busy"]
+    failures = [
+        f for f in first + [_execute_once(nb, executed, wait=True) for nb in busy] if f and f != "busy"
+    ]
     assert not failures, "\n\n".join(failures)
 
 
