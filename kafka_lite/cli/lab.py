@@ -287,7 +287,9 @@ def run_grade(args: argparse.Namespace, console: Console) -> int:
             exit_code=2,
         )
     try:
-        report = grade(lab, workspace, stage=args.stage, keyword=args.keyword)
+        report = grade(
+            lab, workspace, stages=() if args.stage is None else [args.stage], keyword=args.keyword
+        )
     except LabError as e:
         raise CliError(str(e), exit_code=2) from None
     if args.json:

@@ -116,20 +116,19 @@ def grade(
     workspace: Path | None,
     repo_root: Path = REPO_ROOT,
     package_root: Path = PACKAGE_ROOT,
-    stage: int | None = None,
-    keyword: str | None = None,
     stages: Collection[int] = (),
+    keyword: str | None = None,
     mark_entries: bool = False,
 ) -> GradeReport:
     """Run lab ``lab``'s tests against the student's files in ``workspace`` (None: the reference);
-    only stage ``stage``'s tests (or the tests of every stage in ``stages``: the self-check grades
-    a stage with those it needs), and only those matching pytest's ``-k keyword``, when given.
+    only the tests of the stages in ``stages`` (one for ``lab grade --stage``; the self-check grades a
+    stage with those it needs), and only those matching pytest's ``-k keyword``, when given.
 
     ``mark_entries`` (the reference only): grade the reference with each solution region marked
     (``starter.mark_entries``), so each result names the regions its test reached."""
     if mark_entries and workspace is not None:
         raise ValueError("only the reference is graded with its regions marked")
-    chosen = sorted({*stages, *([] if stage is None else [stage])})
+    chosen = sorted(set(stages))
     for number in chosen:
         lab.stage(number)  # a LabError naming the lab's stages if there is no such stage
     workspace = workspace.resolve() if workspace is not None else None  # paths shown are absolute

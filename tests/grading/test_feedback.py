@@ -98,7 +98,7 @@ def test_verbose_shows_the_learners_frames_capped_and_the_rest_in_one_line(toy, 
     # Two functions calling each other: no line repeats, so the frames run to the recursion limit.
     mine.write_text("def add(a, b):\n    return double(a)\n\n\ndef double(x):\n    return add(x, x)\n")
     report = grader.grade(lab, workspace, repo_root=lab.directory.parents[1],
-                          package_root=lab.directory.parents[1] / "kafka_lite", stage=1)  # fmt: skip
+                          package_root=lab.directory.parents[1] / "kafka_lite", stages=[1])  # fmt: skip
     console = Console(record=True, width=200)
     print_report(report, console, str(workspace), verbose=True)
     out = console.export_text()

@@ -183,12 +183,12 @@ def test_grading_one_stage_or_a_keyword_runs_only_those_tests(tmp_path):
     repo = _toy_lab(tmp_path)
     (lab,) = discover(repo / "labs", repo)
     kwargs = {"repo_root": repo, "package_root": repo / "kafka_lite"}
-    second = grade(lab, None, stage=2, **kwargs)
+    second = grade(lab, None, stages=[2], **kwargs)
     assert [r.test for r in second.results] == ["test_double"] and second.selection == "stage 2"
     keyword = grade(lab, None, keyword="where or double", **kwargs)
     assert sorted(r.test for r in keyword.results) == ["test_double", "test_where"]
     with pytest.raises(LabError, match=r"lab 1 has no stage 3 \(stages: 1, 2\)"):
-        grade(lab, None, stage=3, **kwargs)
+        grade(lab, None, stages=[3], **kwargs)
 
 
 def test_partial_starter_keeps_only_the_solved_regions():
