@@ -235,8 +235,14 @@ def _lab_cluster_serves(tmp_path, name: str, solved: frozenset[str]) -> bool:
     write_starter(lab, REPO_ROOT, workspace_root / lab.slug, solved=solved)
     d, base = tmp_path / f"{name}-state", base_port()
     args = ["--dir", str(d)]
+    # A processor that never hands a request over leaves the broker's own ControlledShutdown request
+    # (sent to itself, the controller) unanswered too: one attempt of 2 s, not three of 30 s, before
+    # `cluster down` sees it stop without one.
+    quick_shutdown = ["--override", "controller.socket.timeout.ms=2000",
+                      "--override", "controlled.shutdown.max.retries=1"]  # fmt: skip
     up = ["cluster", "up", "--detach", "--brokers", "1", "--zookeeper-port", str(free_port()),
-          "--base-port", str(base), "--lab", "4", "--lab-dir", str(workspace_root), *args]  # fmt: skip
+          "--base-port", str(base), "--lab", "4", "--lab-dir", str(workspace_root), *quick_shutdown,
+          *args]  # fmt: skip
     assert main(up) == 0
     state = json.loads((d / "cluster.json").read_text())
     try:

@@ -101,7 +101,7 @@ def test_consume_from_an_offset_and_offsets_for_times(cluster):
     tp = TopicPartition(name, 0)
     consumer.assign([tp])
     consumer.seek(tp, 40)
-    values = [r.value for r in consumer][:10]
+    values = [r.value for _, r in zip(range(10), consumer, strict=False)]
     assert values == [f"v{i}".encode() for i in range(40, 50)]
     found = consumer.offsets_for_times({tp: base_ts + 20_500})[tp]
     assert (found.offset, found.timestamp) == (21, base_ts + 21_000)

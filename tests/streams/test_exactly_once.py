@@ -189,3 +189,35 @@ def test_a_thread_closing_its_tasks_under_exactly_once_commits_their_offsets_in_
         ("commit_transaction",)
     )
     assert ("abort_transaction",) not in events and events[-1] == ("producer.close",)
+
+
+def test_the_commit_interval_counts_from_the_end_of_the_last_commit():
+    """Under exactly_once each task's commit is a transaction, and committing them all can take longer
+    than commit.interval.ms: the next commit still waits a whole interval after the last one ended,
+    so the thread goes on processing between commits instead of committing after every record."""
+    import types
+
+    from kafka_lite.streams.processor.internals.stream_thread import StreamThread
+
+    time = MockTime(start_ms=0)
+    commits = []
+
+    def commit_all():
+        commits.append(time.milliseconds())
+        time.sleep(500)  # five intervals' worth of transactions
+
+    thread = types.SimpleNamespace(
+        time=time, commit_time_ms=100, last_commit_ms=0, log_prefix="t", commit_all=commit_all
+    )
+    maybe_commit = types.MethodType(StreamThread.maybe_commit, thread)
+    maybe_commit()
+    assert commits == [], "not before the first interval has passed"
+    time.sleep(101)
+    maybe_commit()
+    assert commits == [101]
+    time.sleep(50)
+    maybe_commit()
+    assert commits == [101], "50 ms after the commit ended (at 601 ms) is within the interval"
+    time.sleep(51)
+    maybe_commit()
+    assert commits == [101, 702]

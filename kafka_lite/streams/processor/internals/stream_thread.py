@@ -392,7 +392,11 @@ class StreamThread(threading.Thread):
             log.info("%s Committing all tasks because the commit interval %d ms has elapsed",
                      self.log_prefix, self.commit_time_ms)  # fmt: skip
             self.commit_all()
-            self.last_commit_ms = now
+            # The interval counts from the end of this commit, as Kafka 2.x's StreamThread has it
+            # (0.10.1 counted from its start). Under exactly_once every task's commit is a transaction:
+            # when committing them all takes longer than the interval, counting from the start would
+            # commit again after one record per task, and the thread would do little else.
+            self.last_commit_ms = self.time.milliseconds()
 
     def commit_all(self) -> None:
         for task in [*self.active_tasks.values(), *self.standby_tasks.values()]:
