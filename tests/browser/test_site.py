@@ -20,7 +20,9 @@ from tests.docs.site import guide_pages
 # One worker runs the module, so that one Chromium and one set of page loads serve every test.
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Chromium's headless shell (scripts/bootstrap installs it): the same engine as the browser, without
+# the browser's windows, as Playwright runs Chromium headless.
+CHROMIUM = shutil.which("chromium-headless-shell") or "/usr/bin/chromium-headless-shell"
 DESKTOP = {"width": 1280, "height": 900}  # wide enough for mkdocs-material's sidebar (>= 76.25em)
 PHONE = {"width": 480, "height": 900}
 MIN_TEXT_PX = 9.5  # the smallest diagram label, in CSS pixels, a reader can still read
@@ -29,6 +31,7 @@ STORAGE_PAGES = ("index", "message_formats", "log", "reads_and_writes", "delayed
 # A guide page's height at DESKTOP width, as served (lab code folded): a guide longer than this is
 # split into a landing page and a page per section group, as chapter 6's is.
 MAX_GUIDE_PAGE_PX = 30_000
+OPEN_AT_ONCE = 3  # pages loading at the same time in ``looks.open_ahead``
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +54,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def chromium_browser():
     from playwright.sync_api import sync_playwright
 
-    assert Path(CHROMIUM).exists(), "Chromium is missing: run scripts/bootstrap"
+    assert Path(CHROMIUM).exists(), "Chromium's headless shell is missing: run scripts/bootstrap"
     with sync_playwright() as p:
         b = p.chromium.launch(
             executable_path=CHROMIUM,
@@ -64,7 +67,17 @@ def chromium_browser():
 
 
 def _open(browser, base, path, viewport=DESKTOP, search=False):
-    """Open ``base/path`` with every request that does not start with ``base`` blocked and recorded.
+    """Open ``base/path`` with every request that does not start with ``base`` blocked and recorded
+    (``_start``), and wait until it has loaded (``_finish``)."""
+    opening = _start(browser, base, path, viewport, search)
+    _finish(opening[0])
+    return opening
+
+
+def _start(browser, base, path, viewport=DESKTOP, search=False):
+    """Start loading ``base/path`` in a new page and return as soon as the navigation is under way:
+    ``(page, problems, blocked)``, the last two filled as the page reports console errors and
+    requests that would leave ``base``.
 
     Unless ``search``, the theme's search worker is served empty: on every page it builds the index
     of the whole site (with the Chinese pipeline) while its script's request stays open, so waiting
@@ -89,11 +102,17 @@ def _open(browser, base, path, viewport=DESKTOP, search=False):
             f"{base}/assets/javascripts/workers/search.*.js",
             lambda r: r.fulfill(status=200, content_type="text/javascript", body=""),
         )
-    page.goto(f"{base}/{path}", wait_until="networkidle")
-    # Network idle is not a parsed page: on a loaded machine the parser can still be working through
-    # a long guide after its last byte arrived. The load event comes after the whole document.
-    page.wait_for_load_state("load")
+    page.goto(f"{base}/{path}", wait_until="commit")
     return page, problems, blocked
+
+
+def _finish(page) -> None:
+    """Wait until the page has loaded: the network idle (no request for half a second, so a late
+    request would have been seen) and the load event. Network idle is not a parsed page: on a loaded
+    machine the parser can still be working through a long guide after its last byte arrived; the
+    load event comes after the whole document."""
+    page.wait_for_load_state("networkidle")
+    page.wait_for_load_state("load")
 
 
 def _broken_images(page) -> list[str]:
@@ -173,34 +192,55 @@ def _look(page, path: str, problems: list[str], blocked: list[str]) -> Look:
 def looks(chromium_browser, site_url):
     """``looks(path, viewport)``: the page's ``Look``, taken on first asking and kept. A page is loaded
     once: another width is the same page with its window resized, as a reader turning a tablet sees
-    it, so the layout is redone and the page is not fetched and parsed again."""
+    it, so the layout is redone and the page is not fetched and parsed again.
+
+    ``looks.open_ahead(paths)`` starts loading the pages a test is about to look at, a few at a time.
+    A page spends much of its load waiting (for its scripts, for its network to go quiet), and
+    Chromium loads the next ones meanwhile."""
     opened: dict[str, tuple] = {}
+    loaded: set[str] = set()
     seen: dict[tuple[str, int], Look] = {}
 
     def look(path: str, viewport: dict = DESKTOP) -> Look:
         key = (path, viewport["width"])
         if key not in seen:
             if path not in opened:
-                opened[path] = _open(chromium_browser, site_url[0], path, viewport)
+                opened[path] = _start(chromium_browser, site_url[0], path, viewport)
             page, problems, blocked = opened[path]
+            if path not in loaded:
+                _finish(page)
+                loaded.add(path)
             if page.viewport_size != viewport:
                 page.set_viewport_size(viewport)
             seen[key] = _look(page, path, problems, blocked)
         return seen[key]
 
+    def open_ahead(paths: list[str], at_once: int = OPEN_AT_ONCE) -> None:
+        waiting = [p for p in dict.fromkeys(paths) if p not in opened]
+        for i, path in enumerate(waiting):
+            opened[path] = _start(chromium_browser, site_url[0], path)
+            if i >= at_once - 1:  # keep at most ``at_once`` pages loading
+                earlier = waiting[i - at_once + 1]
+                _finish(opened[earlier][0])
+                loaded.add(earlier)
+
+    look.open_ahead = open_ahead
     yield look
     for page, _, _ in opened.values():
         page.close()
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["index.html", "chapters/ch06_storage/index.html", "chapters/ch06_storage/message_formats.html",
-     "chapters/ch06_storage/log.html", "chapters/ch06_storage/replication.html",
-     "chapters/ch06_storage/delayed_operations.html", "api/record.html", "labs/lab01_record_batch/index.html",
-     "benchmarks.html", "404.html"],
-)  # fmt: skip
+CLEAN_PAGES = [
+    "index.html", "chapters/ch06_storage/index.html", "chapters/ch06_storage/message_formats.html",
+    "chapters/ch06_storage/log.html", "chapters/ch06_storage/replication.html",
+    "chapters/ch06_storage/delayed_operations.html", "api/record.html", "labs/lab01_record_batch/index.html",
+    "benchmarks.html", "404.html",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", CLEAN_PAGES)
 def test_page_loads_cleanly(looks, path):
+    looks.open_ahead(CLEAN_PAGES)
     look = looks(path)
     assert look.title, f"{path}: no title"
     assert not look.problems, look.problems
@@ -235,6 +275,7 @@ def test_no_guide_page_is_too_long_to_find_ones_way_in(looks):
     pages a split guide (chapter 6) is made of."""
     guides = [page.relative_to(ROOT).with_suffix(".html").as_posix() for page in guide_pages()]
     assert "chapters/ch06_storage/log.html" in guides and len(guides) >= 15, guides
+    looks.open_ahead(guides)
     heights = {}
     for path in guides:
         look = looks(path)
@@ -246,6 +287,7 @@ def test_no_guide_page_is_too_long_to_find_ones_way_in(looks):
 
 def test_guide_shows_generated_diagrams(looks):
     sizes, articles = {}, {}
+    looks.open_ahead([f"chapters/ch06_storage/{name}.html" for name in STORAGE_PAGES])
     for name in STORAGE_PAGES:
         look = looks(f"chapters/ch06_storage/{name}.html")
         assert not look.problems, (name, look.problems)
@@ -299,6 +341,7 @@ async imgs => Promise.all(imgs.map(async img => {
 def test_diagrams_fit_their_column_and_stay_readable(looks, site_url, viewport):
     pages = _pages_with_diagrams(site_url[1])
     assert len(pages) >= 3, pages
+    looks.open_ahead(pages)
     seen = []
     for path in pages:
         look = looks(path, viewport)
@@ -322,6 +365,7 @@ def test_notebook_pages_render_outputs(looks, site_url):
     # The Spark labs' notebooks are shown unrun (mkdocs.yml's execute_ignore): they are for working in.
     pages = [p for p in _notebook_pages(site_url[1]) if not p.startswith("chapters/data_pipeline/lab")]
     assert len(pages) >= 5, f"notebook pages in the built site: {pages}"
+    looks.open_ahead(pages)
     for path in pages:
         look = looks(path)
         assert not look.problems and not look.blocked, (path, look.problems, look.blocked)
@@ -353,6 +397,7 @@ def test_notebook_tables_fit_the_page(looks, site_url, viewport):
     output wider than its column scrolls inside its own box. On a phone some table must need that,
     or the check would show nothing."""
     tables = scrolling = 0
+    looks.open_ahead(_notebook_pages(site_url[1]))
     for path in _notebook_pages(site_url[1]):
         look = looks(path, viewport)
         width = look.width
