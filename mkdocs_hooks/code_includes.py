@@ -36,7 +36,7 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 
 from kafka_lite.grading import labs, starter
-from mkdocs_hooks.generated_pages import api_pages, mirrors_text, parse_mirrors
+from mkdocs_hooks.generated_pages import api_pages, mirrors_text, module_tree, parse_mirrors
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,7 +105,7 @@ def read_include(path: str, section: str, root: Path = ROOT) -> Include:
 
 def _enclosing_class(source: str, line: int) -> str | None:
     innermost = None
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(module_tree(source)):
         if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or node.lineno):
             if innermost is None or node.lineno > innermost.lineno:
                 innermost = node
@@ -118,7 +118,7 @@ def mirrors(path: str, line: int, root: Path = ROOT) -> str:
     source = (root / path).read_text(encoding="utf-8")
     text = mirrors_text(source)
     if not text:
-        doc = ast.get_docstring(ast.parse(source)) or ""
+        doc = ast.get_docstring(module_tree(source)) or ""
         return "no Kafka twin" if re.search(r"^No Kafka twin", doc, re.MULTILINE) else ""
     twins, packages = parse_mirrors(text)
     if not twins:

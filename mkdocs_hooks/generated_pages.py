@@ -15,6 +15,7 @@ the code:
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import tomllib
 from dataclasses import dataclass
@@ -107,9 +108,16 @@ class MirroredModule:
     packages: tuple[str, ...]  # Kafka packages named without a class (a package's __init__)
 
 
+@functools.cache
+def module_tree(source: str) -> ast.Module:
+    """A module's source parsed, once per build: the pages and captions ask of the same files again
+    and again. The tree is shared, so it is read and never changed."""
+    return ast.parse(source)
+
+
 def mirrors_text(source: str) -> str:
     """The ``Mirrors:`` paragraphs of a module's docstring, joined on one line ("" without one)."""
-    doc = ast.get_docstring(ast.parse(source)) or ""
+    doc = ast.get_docstring(module_tree(source)) or ""
     parts, taking = [], False
     for line in doc.splitlines():
         if line.startswith("Mirrors:"):
