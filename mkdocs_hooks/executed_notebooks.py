@@ -3,8 +3,9 @@
 No Kafka twin: docs tooling. mkdocs-jupyter executes each notebook while it renders its page, one
 after another. The test suite executes them beforehand, shared among the workers that wait for
 the site (``tests/docs/site.py``), and names the folder of the executed copies in
-``$KAFKA_LITE_EXECUTED_NOTEBOOKS``. With it set, this hook turns mkdocs-jupyter's execution off and renders each page from its executed copy; the
-notebook offered for download beside the page stays the one in the repository, with no outputs.
+``$KAFKA_LITE_EXECUTED_NOTEBOOKS``. With it set, this hook turns mkdocs-jupyter's execution off
+and renders each page from its executed copy; the notebook offered for download beside the page
+stays the one in the repository, with no outputs.
 A notebook with no executed copy (the Spark labs', shown unrun) is rendered from its source.
 """
 

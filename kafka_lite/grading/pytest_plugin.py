@@ -5,8 +5,8 @@ No Kafka twin: the reporting half of kafka_lite's lab grader.
 The grader copies this file beside its overlay as ``kafka_lite_grade_plugin`` and starts pytest in
 a subprocess with ``-p kafka_lite_grade_plugin`` and the environment variables ``KAFKA_LITE_LAB``
 (which lab), ``KAFKA_LITE_STAGE`` (optional: only the tests of those stages, as "2" or "1,3") and
-``KAFKA_LITE_GRADE_REPORT`` (where to write). Tests of other labs and stages are deselected; for each graded test the JSON report
-holds its stage and points, whether it passed, the exception type and *whole* message of a failure
+``KAFKA_LITE_GRADE_REPORT`` (where to write). Tests of other labs and stages are deselected; for
+each graded test the JSON report holds its stage and points, whether it passed, the exception type and *whole* message of a failure
 (setup errors count: the tests explain failures over many lines), the short traceback, the frames of
 the failure's traceback (a run of calls of one line, as in a RecursionError, kept once with its count),
 and what the test printed.

@@ -8,7 +8,8 @@ Differs: the run loop is Kafka 1.0's: it processes everything a poll brought bef
          poll costs far more in Python than in Java, and the order records are processed in is
          the same. The thread's states and their listener are 0.11's (0.10.1 has none); no
          metrics and no record cache. The clients are built here from the ``StreamsConfig`` (no
-         ``KafkaClientSupplier``).
+         ``KafkaClientSupplier``). ``commit.interval.ms`` counts from the end of the last commit,
+         as in Kafka 2.x (``maybe_commit`` says why).
 
 A thread owns three clients and a set of tasks::
 
@@ -27,7 +28,8 @@ The run loop, as Kafka 1.0 has it::
         until nothing is buffered:
             for each task: process one record, punctuate if stream time says so,
                            commit it if a processor asked
-        every commit.interval.ms: commit every task (flush stores, flush producer, commit offsets)
+        commit.interval.ms after the last commit ended: commit every task (flush stores, flush
+                           producer, commit offsets)
         feed the standby tasks what the restore consumer fetched
         every state.cleanup.delay.ms: delete the directories of tasks that moved away
 
