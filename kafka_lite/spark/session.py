@@ -50,6 +50,10 @@ LOCAL_CONF = {
     # Streaming queries in labs and notebooks: a finished micro-batch's state and files need not be
     # kept for a hundred batches back.
     "spark.sql.streaming.minBatchesToRetain": "10",
+    # The JVM for many small jobs, not one long one: the quick (C1) compiler alone, since the
+    # optimizing one spends more CPU compiling Spark's code than a lab's few thousand rows give it
+    # back, and the serial collector for a heap this size.
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
 }
 
 

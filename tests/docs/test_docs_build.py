@@ -106,3 +106,34 @@ def test_tables_generated_from_the_code(site):
     acls = (site / "chapters" / "ch11_security" / "authorization.html").read_text(encoding="utf-8")
     assert "generated:" not in acls
     assert "<td>LeaderAndIsr</td>" in acls and "CLUSTER_AUTHORIZATION_FAILED" in acls
+
+
+def test_notebook_pages_link_one_shared_stylesheet_instead_of_inlining_it(site):
+    """mkdocs-jupyter's JupyterLab theme is a file the notebook pages share
+    (mkdocs_hooks/notebook_styles.py), not half a megabyte inlined into each."""
+    pages = [
+        p for p in (site / "chapters").rglob("*.html") if 'class="jupyter-wrapper"' in p.read_text("utf-8")
+    ]
+    assert len(pages) >= 15, pages
+    linked = set()
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        head = html[: html.index('<div class="jupyter-wrapper">')]
+        assert "<style" not in head[head.index("<body") :], f"{page}: the theme is still inline"
+        linked |= set(re.findall(r'href="(?:\.\./)*(assets/stylesheets/notebook-\w+\.css)"', head))
+    assert len(linked) == 1, linked  # one theme, so one file for every page
+    sheet = (site / linked.pop()).read_text(encoding="utf-8")
+    assert ".jupyter-wrapper" in sheet and len(sheet) > 100_000
+
+
+def test_source_views_name_the_repositorys_file_and_stay_out_of_the_search_index(site):
+    """An API page's "Source code in" names kafka_lite/..., not the build's copy, and the views'
+    code is not in the search index (mkdocs_hooks/api_source.py); the docstrings above them are."""
+    page = (site / "api" / "record.html").read_text(encoding="utf-8")
+    views = page.count('<details class="mkdocstrings-source" data-search-exclude>')
+    assert views >= 10 and page.count("<summary>Source code in <code>") == views, views
+    assert "Source code in <code>kafka_lite/common/record/default_record_batch.py</code>" in page
+    assert ".cache/site-source" not in page
+    index = (site / "search" / "search_index.json").read_text(encoding="utf-8")
+    assert "Source code in" not in index
+    assert "A read-only view of one v2 batch" in index  # DefaultRecordBatch's docstring

@@ -25,7 +25,7 @@ FAST = {
     # replication: a follower leaves the ISR after 2 s without catching up; fetch errors retry fast
     "replica.lag.time.max.ms": 2000,
     "replica.fetch.backoff.ms": 100,
-    "replica.fetch.wait.max.ms": 200,
+    "replica.fetch.wait.max.ms": 500,
     "replica.high.watermark.checkpoint.interval.ms": 1000,
     # the controller leaves leaders where a test put them (a test of the auto rebalance turns it on)
     "auto.leader.rebalance.enable": False,
