@@ -22,7 +22,10 @@ FAST = {
     # a broker that stops last (or alone with its replicated partitions) retries its controlled
     # shutdown twice: 100 ms apart, not Kafka's 5 s
     "controlled.shutdown.retry.backoff.ms": 100,
-    # replication: a follower leaves the ISR after 2 s without catching up; fetch errors retry fast
+    # replication: a follower leaves the ISR after 2 s without catching up; fetch errors retry fast;
+    # a follower's fetch waits up to 500 ms at its leader for new records (Kafka's default), which
+    # a produce answers at once: shorter waits only make an idle cluster, which every worker keeps
+    # for its session, poll more
     "replica.lag.time.max.ms": 2000,
     "replica.fetch.backoff.ms": 100,
     "replica.fetch.wait.max.ms": 500,
