@@ -6,6 +6,11 @@ PY := $(VENV)/bin/python
 PYTEST := $(PY) -m pytest
 export NO_MKDOCS_2_WARNING := 1
 export SPARK_LOCAL_IP := 127.0.0.1
+# Python keeps its bytecode cache (__pycache__), even where the environment turns it off: a test run
+# starts hundreds of Python processes (brokers, lab gradings, notebook kernels, Spark's Python
+# workers), and without the cache each one compiles every module it imports again, a second or more
+# of CPU apiece.
+unexport PYTHONDONTWRITEBYTECODE
 # pytest-xdist workers: one per core (`make test WORKERS=4` to choose). The tests that share a
 # cluster, a Spark session or the docs site carry an xdist_group mark and run on one worker.
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
