@@ -28,6 +28,8 @@ from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
+# Past the default 7-day retention: the tests' topics keep records forever (retention.ms=-1), or the
+# broker's retention check, every 5 minutes, would delete them at a moment no test chooses.
 T0 = 1_600_000_000_000  # record i has timestamp T0 + i
 
 
@@ -64,7 +66,7 @@ def committed(bootstrap: str, group: str, topic: str, partition: int = 0) -> int
 @pytest.fixture
 def topic(cluster) -> str:
     name = topic_name("console-topic")
-    cluster.create_topic(name, partitions=1)
+    cluster.create_topic(name, partitions=1, retention_ms=-1)
     return name
 
 
@@ -115,13 +117,15 @@ def test_timestamp_partition_offset_and_headers_columns_in_kafkas_order(cluster,
 def test_whitelist_subscribes_to_every_matching_topic(cluster, capsys):
     prefix = topic_name("console-wl")
     for suffix in ("a", "b"):
-        cluster.create_topic(f"{prefix}-{suffix}", partitions=1)
+        cluster.create_topic(f"{prefix}-{suffix}", partitions=1, retention_ms=-1)
         produce(
             cluster.bootstrap_servers,
             f"{prefix}-{suffix}",
             [(None, f"{suffix}{i}".encode()) for i in range(3)],
         )
-    cluster.create_topic(f"{prefix}x", partitions=1)  # does not match the whole pattern below
+    cluster.create_topic(
+        f"{prefix}x", partitions=1, retention_ms=-1
+    )  # does not match the whole pattern below
     produce(cluster.bootstrap_servers, f"{prefix}x", [(None, b"not me")])
     code, lines, err = console_consumer(capsys, "--bootstrap-server", cluster.bootstrap_servers,
                                         "--whitelist", f"{prefix}-.*", "--from-beginning", "--timeout-ms", "3000")  # fmt: skip
@@ -191,7 +195,7 @@ def test_without_a_group_the_generated_group_commits_nothing(cluster, topic, cap
 @pytest.mark.xdist_group("cluster")
 def test_partition_and_offset_read_one_partition_from_that_offset(cluster, capsys):
     bootstrap, topic = cluster.bootstrap_servers, topic_name("console-assign")
-    cluster.create_topic(topic, partitions=3)
+    cluster.create_topic(topic, partitions=3, retention_ms=-1)
     produce(bootstrap, topic, [(None, f"p1-{i}".encode()) for i in range(6)], partition=1)
     produce(bootstrap, topic, [(None, f"p2-{i}".encode()) for i in range(6)], partition=2)
     base = ["--bootstrap-server", bootstrap, "--topic", topic, "--partition", "1"]

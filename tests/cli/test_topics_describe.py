@@ -11,8 +11,16 @@ import pytest
 from kafka_lite.cli.main import main
 from kafka_lite.clients.admin import NewTopic
 from kafka_lite.clients.metadata import Cluster
+from kafka_lite.server.replica_manager import (
+    ISR_CHANGE_PROPAGATION_CHECK_MS,
+    ISR_CHANGE_PROPAGATION_INTERVAL_MS,
+)
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
+
+# An ISR change reaches the metadata caches (what --describe reads) once the leader's broker has seen
+# no other change for 5 s, and within a minute however busy it is (ReplicaManager's propagation).
+ISR_CHANGE_SHOWN_S = (ISR_CHANGE_PROPAGATION_INTERVAL_MS + 2 * ISR_CHANGE_PROPAGATION_CHECK_MS) / 1000
 
 
 def _rows(out: str) -> list[list[str]]:
@@ -50,7 +58,9 @@ def test_a_follower_out_of_the_isr_is_listed_as_under_replicated(cluster, capsys
         # A follower that has not caught up for replica.lag.time.max.ms leaves the ISR, written to
         # or not; the leader writes the change to ZooKeeper, and the controller tells every
         # broker's metadata cache.
-        wait_until(lambda: under_replicated() != [], what=f"{watched} listed as under-replicated")
+        wait_until(
+            lambda: under_replicated() != [], ISR_CHANGE_SHOWN_S, f"{watched} listed as under-replicated"
+        )
         ((topic, p, shown_leader, replicas, isr),) = under_replicated()
         assert (topic, p, shown_leader) == (watched, "0", str(leader))
         assert len(replicas.split(",")) == 3 and str(follower) not in isr.split(",")
@@ -63,7 +73,7 @@ def test_a_follower_out_of_the_isr_is_listed_as_under_replicated(cluster, capsys
         assert (out, err) == ("", "(no partition is unavailable)\n")
     finally:
         fetchers.resume()
-    wait_until(lambda: under_replicated() == [], what="the follower back in the ISR")
+    wait_until(lambda: under_replicated() == [], ISR_CHANGE_SHOWN_S, "the follower back in the ISR")
 
 
 class _Admin:

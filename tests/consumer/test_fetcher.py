@@ -32,6 +32,8 @@ from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
+# Past the default 7-day retention: the tests' topics keep records forever (retention.ms=-1), or the
+# broker's retention check, every 5 minutes, would delete them at a moment no test chooses.
 T0 = 1_600_000_000_000  # the records' CreateTime: T0 + 1000 * i
 
 
@@ -153,7 +155,7 @@ def await_no_pending(client: ConsumerNetworkClient) -> None:
 
 def test_records_come_back_in_order_with_keys_values_headers_and_timestamps(cluster, make):
     topic = topic_name("fetch-order")
-    cluster.create_topic(topic, partitions=1)
+    cluster.create_topic(topic, partitions=1, retention_ms=-1)
     values = [f"v{i}".encode() for i in range(10)]
     produce(cluster, topic, 0, values)
     fetcher, client, subscriptions = make(topic, 1, value_deserializer=bytes.decode)
@@ -183,7 +185,7 @@ def test_records_come_back_in_order_with_keys_values_headers_and_timestamps(clus
 
 def test_a_fetch_from_a_broker_that_no_longer_leads_refreshes_the_metadata(cluster, make):
     topic = topic_name("fetch-moved")
-    cluster.create_topic(topic, partitions=1, replication_factor=2)
+    cluster.create_topic(topic, partitions=1, replication_factor=2, retention_ms=-1)
     produce(cluster, topic, 0, [b"v0", b"v1"])
     fetcher, client, subscriptions = make(topic, 1)
     tp = (topic, 0)
@@ -213,7 +215,7 @@ def test_a_fetch_from_a_broker_that_no_longer_leads_refreshes_the_metadata(clust
 )
 def test_an_out_of_range_position_is_reset_by_the_strategy(cluster, make, strategy, expected):
     topic = topic_name("fetch-reset")
-    cluster.create_topic(topic, partitions=1)
+    cluster.create_topic(topic, partitions=1, retention_ms=-1)
     produce(cluster, topic, 0, [b"0", b"1", b"2", b"3"])
     fetcher, client, subscriptions = make(topic, 1, strategy=strategy)
     tp = (topic, 0)
@@ -231,7 +233,7 @@ def test_an_out_of_range_position_is_reset_by_the_strategy(cluster, make, strate
 
 def test_offsets_for_times_and_beginning_and_end_offsets(cluster, make):
     topic = topic_name("fetch-times")
-    cluster.create_topic(topic, partitions=2)
+    cluster.create_topic(topic, partitions=2, retention_ms=-1)
     produce(cluster, topic, 0, [f"v{i}".encode() for i in range(10)])
     fetcher, _client, _subscriptions = make(topic, 2)
     p0, p1 = (topic, 0), (topic, 1)
@@ -243,7 +245,7 @@ def test_offsets_for_times_and_beginning_and_end_offsets(cluster, make):
     assert fetcher.end_offsets([p0, p1], 10_000) == {p0: 10, p1: 0}
     # A topic the consumer's metadata does not know yet: it is added, and the lookup retried.
     other = topic_name("fetch-times-other")
-    cluster.create_topic(other, partitions=1)
+    cluster.create_topic(other, partitions=1, retention_ms=-1)
     assert (other, 0) not in fetcher.metadata.cluster.partitions
     assert fetcher.end_offsets([(other, 0)], 10_000) == {(other, 0): 0}
     with pytest.raises(IllegalArgumentException, match="cannot be negative"):
@@ -252,7 +254,7 @@ def test_offsets_for_times_and_beginning_and_end_offsets(cluster, make):
 
 def test_a_fetch_from_inside_a_compressed_batch_skips_its_earlier_records(cluster, make):
     topic = topic_name("fetch-gzip")
-    cluster.create_topic(topic, partitions=1)
+    cluster.create_topic(topic, partitions=1, retention_ms=-1)
     produce(cluster, topic, 0, [f"v{i}".encode() for i in range(10)], compression="gzip")
     fetcher, client, subscriptions = make(topic, 1)
     tp = (topic, 0)
@@ -273,7 +275,7 @@ def test_a_fetch_from_inside_a_compressed_batch_skips_its_earlier_records(cluste
 
 def test_the_fetch_sizes_and_wait_go_into_the_request(cluster, make):
     topic = topic_name("fetch-sizes")
-    cluster.create_topic(topic, partitions=2)
+    cluster.create_topic(topic, partitions=2, retention_ms=-1)
     for i in range(3):  # three batches
         produce(cluster, topic, 0, [f"v{i}".encode()])
     fetcher, client, subscriptions = make(topic, 2, max_partition_fetch_bytes=1, max_wait_ms=700)
@@ -298,7 +300,7 @@ def test_the_fetch_sizes_and_wait_go_into_the_request(cluster, make):
 
 def test_fetch_min_bytes_holds_a_fetch_that_has_fewer_bytes(cluster, make):
     topic = topic_name("fetch-min-bytes")
-    cluster.create_topic(topic, partitions=1)
+    cluster.create_topic(topic, partitions=1, retention_ms=-1)
     produce(cluster, topic, 0, [b"small"])
     fetcher, client, subscriptions = make(topic, 1, min_bytes=100_000, max_wait_ms=700)
     tp = (topic, 0)

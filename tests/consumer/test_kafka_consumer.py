@@ -29,6 +29,8 @@ from kafka_lite.consumer.round_robin_assignor import RoundRobinAssignor
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 
+# Past the default 7-day retention: the tests' topics keep records forever (retention.ms=-1), or the
+# broker's retention check, every 5 minutes, would delete them at a moment no test chooses.
 T0 = 1_600_000_000_000  # record i of a produced batch has timestamp T0 + 1000 * i
 NOWHERE = "127.0.0.1:1"  # a bootstrap server for consumers that never reach the network
 
@@ -235,7 +237,7 @@ def poll_until(c: KafkaConsumer, count: int, timeout_s: float = 15, **poll_args)
 def filled(cluster):
     """A 2-partition topic with 10 records in each partition."""
     topic = topic_name("consumer-assign")
-    cluster.create_topic(topic, partitions=2)
+    cluster.create_topic(topic, partitions=2, retention_ms=-1)
     produce(cluster, topic, 0, 10)
     produce(cluster, topic, 1, 10)
     return topic
@@ -476,7 +478,7 @@ def owners_partition_the_topic(topic: str, partitions: int, *group: Member) -> b
 
 def filled_topic(cluster, prefix: str, partitions: int = 4, per_partition: int = 10) -> str:
     topic = topic_name(prefix)
-    cluster.create_topic(topic, partitions=partitions)
+    cluster.create_topic(topic, partitions=partitions, retention_ms=-1)
     for p in range(partitions):
         produce(cluster, topic, p, per_partition)
     return topic
@@ -663,13 +665,13 @@ def test_auto_commit_commits_the_positions_on_close(cluster, make):
 def test_a_pattern_subscription_takes_matching_topics_including_new_ones(cluster, members):
     prefix = topic_name("pat")
     for suffix in ("a", "b"):
-        cluster.create_topic(f"{prefix}-{suffix}", partitions=2)
-    cluster.create_topic(f"not-{prefix}", partitions=1)
+        cluster.create_topic(f"{prefix}-{suffix}", partitions=2, retention_ms=-1)
+    cluster.create_topic(f"not-{prefix}", partitions=1, retention_ms=-1)
     m = members(topic_name("g-pattern"), pattern=re.escape(prefix) + "-.*", metadata_max_age_ms=300)
     expected = {(f"{prefix}-{s}", p) for s in ("a", "b") for p in range(2)}
     wait_until(lambda: m.assignment() == expected, what="the two matching topics' partitions")
     assert m.consumer.subscription() == {f"{prefix}-a", f"{prefix}-b"}
-    cluster.create_topic(f"{prefix}-c", partitions=1)
+    cluster.create_topic(f"{prefix}-c", partitions=1, retention_ms=-1)
     wait_until(
         lambda: m.assignment() == expected | {(f"{prefix}-c", 0)}, what="the new matching topic's partition"
     )

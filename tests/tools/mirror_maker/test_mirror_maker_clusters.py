@@ -26,6 +26,8 @@ from tests.support.waiting import wait_until
 pytestmark = pytest.mark.integration
 
 PARTITIONS = 3
+# Past the default 7-day retention: the tests' topics keep records forever (retention.ms=-1), or the
+# broker's retention check, every 5 minutes, would delete them at a moment no test chooses.
 BASE_TIMESTAMP = 1_700_000_000_000
 # The source group's consumers: a dead member is noticed within 2 s.
 FAST_CONSUMER = {
@@ -60,8 +62,8 @@ def committed_offsets(
 
 def test_every_record_arrives_with_its_key_value_headers_and_timestamp(cluster, target):
     source = topic_name("mm-all")
-    cluster.create_topic(source, partitions=PARTITIONS)
-    target.create_topic(source, partitions=PARTITIONS)
+    cluster.create_topic(source, partitions=PARTITIONS, retention_ms=-1)
+    target.create_topic(source, partitions=PARTITIONS, retention_ms=-1)
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
     for i in range(300):
         producer.send(source, f"v{i}".encode(), f"k{i % 17}".encode(),
@@ -104,8 +106,8 @@ def test_every_record_arrives_with_its_key_value_headers_and_timestamp(cluster, 
 
 def test_a_failed_send_stops_mirror_maker_without_committing_past_it(cluster, target):
     source = topic_name("mm-abort")
-    cluster.create_topic(source, partitions=1)
-    target.create_topic(source, partitions=1)
+    cluster.create_topic(source, partitions=1, retention_ms=-1)
+    target.create_topic(source, partitions=1, retention_ms=-1)
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
     for value in (b"small", b"small", b"x" * 5000, b"small"):  # the third is over the target's limit
         producer.send(source, value)
@@ -170,8 +172,8 @@ def start_mirror_maker(tmp_path: Path, cluster, target, group: str, topic: str, 
 
 def test_a_mirror_maker_killed_mid_copy_loses_nothing_once_restarted(cluster, target, tmp_path):
     source = topic_name("mm-kill")
-    cluster.create_topic(source, partitions=PARTITIONS)
-    target.create_topic(source, partitions=PARTITIONS)
+    cluster.create_topic(source, partitions=PARTITIONS, retention_ms=-1)
+    target.create_topic(source, partitions=PARTITIONS, retention_ms=-1)
     group = topic_name("mm-kill-group")
     writer = Writer(cluster.bootstrap_servers, source)
     process = start_mirror_maker(tmp_path, cluster, target, group, source, 1)
