@@ -169,8 +169,9 @@ def test_claimed_sizes_are_not_allocated(broker):
 
     try:
         sizes = wait_until(receive_buffers, what="the 200 claimed frames to be receiving")
+        broker.create_topic("served", partitions=1)  # not "steady", whose every record a test counts
         producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
-        producer.send("steady", value=b"still served").get(timeout=30)
+        producer.send("served", value=b"still served").get(timeout=30)
         producer.close()
     finally:
         for s in hanging:
