@@ -3,8 +3,10 @@ SyncGroup, Heartbeat, LeaveGroup, session and rebalance timeouts, the checks bef
 DescribeGroups and ListGroups, and groups dying when their partition moves away (after Kafka
 0.10.1's GroupCoordinatorResponseTest, driven through the real purgatories and timing wheels).
 
-Every state transition a test takes is recorded; the last test checks that together they crossed
-every edge of the group state table.
+Every state transition a test takes is recorded. A test declares the edges of the group state table
+it is there to cross (``@crosses``), and its fixture checks that it crossed them and none outside the
+table; the last test checks that the declarations, together, cover every edge. Each test stands
+alone, in any order.
 """
 
 from __future__ import annotations
@@ -30,9 +32,7 @@ from kafka_lite.testing.group_coordinator import (
 from kafka_lite.testing.in_process_replicas import in_process_brokers, leader_and_isr
 from kafka_lite.testing.logs import read_all
 
-# One worker runs the whole module (under ``--dist loadgroup``), so the coverage test sees the
-# transitions of all the others.
-pytestmark = [pytest.mark.unit, pytest.mark.xdist_group("group_coordinator_transitions")]
+pytestmark = pytest.mark.unit
 
 G = GroupState
 GROUP_ID = "group"
@@ -43,21 +43,53 @@ MAX_SESSION_MS = 30_000
 INITIAL_DELAY_MS = 300
 OFFSETS_PARTITIONS = 4
 
-# Every (from, to) transition any test of this module takes.
-CROSSED: set[tuple[GroupState, GroupState]] = set()
+Edge = tuple[GroupState, GroupState]  # (from, to)
+
+TABLE_EDGES: frozenset[Edge] = frozenset(
+    (source, target) for target, sources in GROUP_VALID_PREVIOUS_STATES.items() for source in sources
+)
+
+# Edges no request or timeout of the membership half can cross, each with the reason.
+EXCLUDED: dict[Edge, str] = {
+    (G.DEAD, G.DEAD): (
+        "a Dead group leaves the coordinator's cache under its lock as it dies, so a second removal "
+        "meets it only when the offsets manager's expiry of an Empty group races the partition's "
+        "emigration on another thread"
+    ),
+}
+
+
+def crosses(*edges: Edge):
+    """The edges of the state table a test is there to cross: its fixture checks that it crossed
+    them, and the last test that the tests' edges together cover the table."""
+
+    def declare(test):
+        test.edges_crossed = frozenset(edges)
+        return test
+
+    return declare
 
 
 @pytest.fixture(autouse=True)
-def record_transitions(monkeypatch):
+def record_transitions(monkeypatch, request):
     """Wrap GroupMetadata.transition_to: record each transition the coordinator attempts, then make it
-    (recorded first, so that an attempt outside the table, which raises, is seen too)."""
+    (recorded first, so that an attempt outside the table, which raises, is seen too). Afterwards the
+    test crossed the edges it declares, none outside the table and none of the excluded ones."""
     original = GroupMetadata.transition_to
+    crossed: set[Edge] = set()
 
     def recording(self, group_state):
-        CROSSED.add((self.current_state, group_state))
+        crossed.add((self.current_state, group_state))
         original(self, group_state)
 
     monkeypatch.setattr(GroupMetadata, "transition_to", recording)
+    yield
+    assert crossed <= TABLE_EDGES, f"transitions attempted outside the table: {crossed - TABLE_EDGES}"
+    assert not crossed & EXCLUDED.keys(), "an excluded edge was crossed: take it off the exclusions"
+    missing = getattr(request.function, "edges_crossed", frozenset()) - crossed
+    assert not missing, (
+        f"{request.function.__name__} did not cross {sorted((s.value, t.value) for s, t in missing)}"
+    )
 
 
 class Harness(CoordinatorHarness):
@@ -109,6 +141,7 @@ def h() -> Harness:
 # -- JoinGroup and the initial rebalance delay ----------------------------------------------------------------
 
 
+@crosses((G.EMPTY, G.PREPARING_REBALANCE), (G.PREPARING_REBALANCE, G.AWAITING_SYNC))
 def test_first_join_waits_the_initial_delay_and_takes_a_member_joining_meanwhile(h):
     first = h.join(client_id="a")
     assert first == [] and h.state() is G.PREPARING_REBALANCE
@@ -173,6 +206,7 @@ def test_zero_initial_delay_completes_the_first_join_at_once():
 # -- SyncGroup and Heartbeat ----------------------------------------------------------------------------------
 
 
+@crosses((G.AWAITING_SYNC, G.STABLE))
 def test_sync_from_the_leader_hands_every_member_its_assignment(h):
     first, second, third = h.join(client_id="a"), h.join(client_id="b"), h.join(client_id="c")
     h.advance(2 * INITIAL_DELAY_MS)
@@ -202,6 +236,7 @@ def test_heartbeats_keep_members_alive(h):
     assert h.group().generation_id == generation
 
 
+@crosses((G.STABLE, G.PREPARING_REBALANCE))
 def test_a_session_expiry_rebalances_the_group(h):
     (a, b), generation = h.stable_group()
     for step in (SESSION_MS // 2, SESSION_MS // 2 - 10):  # only a heartbeats
@@ -219,6 +254,7 @@ def test_a_session_expiry_rebalances_the_group(h):
     assert h.state() is G.AWAITING_SYNC
 
 
+@crosses((G.AWAITING_SYNC, G.PREPARING_REBALANCE))
 def test_a_member_that_never_syncs_expires_while_the_group_awaits_sync(h):
     first, second = h.join(client_id="a"), h.join(client_id="b")
     h.advance(2 * INITIAL_DELAY_MS)
@@ -300,6 +336,7 @@ def test_a_follower_rejoining_unchanged_gets_the_current_generation(h):
 # -- LeaveGroup ----------------------------------------------------------------------------------------------
 
 
+@crosses((G.PREPARING_REBALANCE, G.EMPTY))
 def test_leave_group_rebalances_and_the_last_to_leave_empties_the_group(h):
     (a, b), generation = h.stable_group()
     assert h.leave(b) is Errors.NONE
@@ -550,6 +587,7 @@ def test_describe_and_list_groups(h):
 # -- groups dying when their partition moves away ------------------------------------------------------------
 
 
+@crosses((G.STABLE, G.DEAD))
 def test_resigning_kills_a_stable_group_and_members_find_the_new_coordinator(h):
     (a, b), generation = h.stable_group()
     group = h.group()
@@ -570,6 +608,7 @@ def test_resigning_kills_a_stable_group_and_members_find_the_new_coordinator(h):
     assert only(h.sync(b, generation)) == (b.encode(), Errors.NONE)
 
 
+@crosses((G.PREPARING_REBALANCE, G.DEAD))
 def test_resigning_answers_parked_joins_with_not_coordinator(h):
     first = h.join()
     group = h.group()
@@ -581,6 +620,7 @@ def test_resigning_answers_parked_joins_with_not_coordinator(h):
     assert len(first) == 1 and group.current_state is G.DEAD
 
 
+@crosses((G.AWAITING_SYNC, G.DEAD))
 def test_resigning_answers_parked_syncs_with_not_coordinator(h):
     first, second = h.join(client_id="a"), h.join(client_id="b")
     h.advance(2 * INITIAL_DELAY_MS)
@@ -592,6 +632,7 @@ def test_resigning_answers_parked_syncs_with_not_coordinator(h):
     assert group.current_state is G.DEAD
 
 
+@crosses((G.EMPTY, G.DEAD))
 def test_resigning_kills_an_empty_group_and_leaves_other_partitions_alone(h):
     other = next(f"g{i}" for i in range(100) if h.coordinator.partition_for(f"g{i}") != h.partition)
     h.elect(h.coordinator.partition_for(other))
@@ -736,24 +777,13 @@ def test_an_oversized_member_metadata_blob_fails_the_leaders_sync_with_unknown_a
 
 # -- every edge of the state table --------------------------------------------------------------------------
 
-# Edges no request or timeout of the membership half can cross, each with the reason.
-EXCLUDED = {
-    (G.DEAD, G.DEAD): (
-        "a Dead group leaves the coordinator's cache under its lock as it dies, so a second removal "
-        "meets it only when the offsets manager's expiry of an Empty group races the partition's "
-        "emigration on another thread"
-    ),
-}
 
-
-def test_every_edge_of_the_state_table_was_crossed():
-    """Runs last: the tests above, together, crossed every edge of GROUP_VALID_PREVIOUS_STATES not
-    excluded with a reason (and crossed no edge outside the table)."""
-    edges = {
-        (source, target) for target, sources in GROUP_VALID_PREVIOUS_STATES.items() for source in sources
-    }
-    assert EXCLUDED.keys() <= edges, "an excluded edge is not in the table"
-    assert CROSSED <= edges, f"transitions attempted outside the table: {CROSSED - edges}"
-    never_crossed = edges - CROSSED - EXCLUDED.keys()
-    assert not never_crossed, f"edges no test crossed: {sorted((s.value, t.value) for s, t in never_crossed)}"
-    assert not CROSSED & EXCLUDED.keys(), "an excluded edge was crossed: take it off the exclusions"
+def test_every_edge_of_the_state_table_is_crossed_by_a_test():
+    """The tests above declare the edges they cross (each one's fixture checks its own): together
+    with the exclusions, each with its reason, they cover every edge of GROUP_VALID_PREVIOUS_STATES."""
+    declared = {edge for test in list(globals().values()) for edge in getattr(test, "edges_crossed", ())}
+    assert declared <= TABLE_EDGES, f"declared edges outside the table: {declared - TABLE_EDGES}"
+    assert EXCLUDED.keys() <= TABLE_EDGES, "an excluded edge is not in the table"
+    assert not declared & EXCLUDED.keys(), "an edge is both declared and excluded"
+    missing = sorted((s.value, t.value) for s, t in TABLE_EDGES - declared - EXCLUDED.keys())
+    assert not missing, f"edges no test crosses: {missing}"
