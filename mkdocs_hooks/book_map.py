@@ -13,8 +13,9 @@ so the map cannot drift from the code:
   ``chNN_`` of its folder);
 - each lab's sections, from the modules it asks you to write (``files`` in ``labs/*/lab.toml``).
 
-Pages use three markers: ``<!-- book-map -->`` (the whole map), ``<!-- book-sections: N -->`` (the
-sections of chapter N, Chinese beside English) and, in a chapter after the book's last (chapter 11,
+Pages use four markers: ``<!-- book-map -->`` (the whole map), ``<!-- chapter-plan -->`` (each
+chapter's size: its modules' lines, notebooks and labs, to plan a course by),
+``<!-- book-sections: N -->`` (the sections of chapter N, Chinese beside English) and, in a chapter after the book's last (chapter 11,
 security), ``<!-- beyond-the-book -->`` (a note saying so, where a book chapter has its sections). A guide's heading that starts with a section number,
 ``## 6.1.2 Writing to the log``, gets the book's title appended: ``· 写入日志``. A guide is its
 chapter's ``index.md`` and, for a chapter too long for one page, the pages of its folder that the
@@ -182,6 +183,17 @@ class Lab:
     readme: str  # labs/lab02_log_segment/README.md
     files: list[str]
     sections: list[str]
+    time: str = ""  # what its handout says it takes: "about 2 hours"
+
+    @property
+    def home_chapter(self) -> int | None:
+        """The chapter most of the sections it writes code for belong to (the later on a tie); None
+        for a lab of a chapter after the book's last, whose code names no section."""
+        counts: dict[int, int] = {}
+        for number in self.sections:
+            chapter = int(number.split(".")[0])
+            counts[chapter] = counts.get(chapter, 0) + 1
+        return max(counts, key=lambda c: (counts[c], c)) if counts else None
 
 
 @dataclass
@@ -298,7 +310,14 @@ def read_labs(root: Path, book: Book, modules: dict[str, Module]) -> list[Lab]:
         sections = {n for f in data["files"] for n in modules[f].sections}
         readme = (toml.parent / "README.md").relative_to(root).as_posix()
         labs.append(
-            Lab(data["number"], data["title"], readme, list(data["files"]), most_specific(sections, book))
+            Lab(
+                data["number"],
+                data["title"],
+                readme,
+                list(data["files"]),
+                most_specific(sections, book),
+                str(data.get("time", "")),
+            )
         )
     return sorted(labs, key=lambda lab: lab.number)
 
@@ -424,6 +443,62 @@ def render_book_map(book_map: BookMap, base: str = "") -> str:
     return "\n".join(out) + "\n"
 
 
+def module_lines(root: Path, path: str) -> int:
+    """Every line of a module, its docstrings and comments included: they are read too."""
+    return len((root / path).read_text(encoding="utf-8").splitlines())
+
+
+def render_chapter_plan(book_map: BookMap, base: str = "", root: Path = ROOT) -> str:
+    """One row per chapter: the modules whose Book line names its sections (a module serving two
+    chapters counts in both) and their lines, its notebooks, and its labs with the time each
+    handout gives (a lab listed once, under its ``home_chapter``). The chapters after the book's
+    last share one row with every module from Kafka after 0.10."""
+    last = max(s.chapter for s in book_map.book.sections.values())
+    later = sorted(c for c in book_map.guides if c > last)
+    rows: list[tuple[str, list[str], list[Notebook], list[Lab]]] = []
+    for section in book_map.book.sections.values():
+        if "." in section.number:
+            continue
+        chapter = section.chapter
+        modules = [
+            m.path
+            for m in book_map.modules.values()
+            if not m.cross_cutting and any(book_map.book.sections[n].chapter == chapter for n in m.sections)
+        ]
+        guide = book_map.guides.get(chapter)
+        name = f"[{chapter} · {section.en}]({base}{guide})" if guide else f"{chapter} · {section.en}"
+        notebooks = [n for n in book_map.notebooks if n.chapter == chapter]
+        labs = [lab for lab in book_map.labs if lab.home_chapter == chapter]
+        rows.append((name, modules, notebooks, labs))
+    if book_map.beyond:
+        names = ", ".join(f"[{_title(book_map.guides[c])}]({base}{book_map.guides[c]})" for c in later)
+        rows.append(
+            (
+                f"[Beyond the book]({base}book_map.md#beyond)"
+                + (f": {names} and 0.11's parts" if names else ""),
+                [m.path for m in book_map.beyond],
+                [n for n in book_map.notebooks if n.chapter in later],
+                [lab for lab in book_map.labs if lab.home_chapter is None],
+            )
+        )
+    out = ["| chapter | modules | lines | notebooks | labs |", "|---|---:|---:|---|---|"]
+    for name, modules, notebooks, labs in rows:
+        lines = sum(module_lines(root, m) for m in modules)
+        shown_notebooks = [f"[{n.name}]({base}{n.path})" for n in notebooks]
+        shown_labs = [f"[lab {lab.number}]({base}{lab.readme}) ({lab.time})" for lab in labs]
+        out.append(
+            f"| {name} | {len(modules)} | {lines:,} | {_cell(shown_notebooks)} | {_cell(shown_labs)} |"
+        )
+    shared = sum(module_lines(root, m.path) for m in book_map.throughout)
+    out.append("")
+    out.append(
+        f"The {len(book_map.throughout)} modules used throughout ({shared:,} lines) are in no row. A "
+        "module's lines are all of them, its docstrings and comments included; a chapter's guide "
+        "names the methods to read first."
+    )
+    return "\n".join(out)
+
+
 def render_chapter_sections(
     book: Book, chapter: int, base: str = "../../", anchors: dict[str, str] | None = None
 ) -> str:
@@ -531,6 +606,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     base = "../" * depth
     if "<!-- book-map -->" in markdown:
         markdown = markdown.replace("<!-- book-map -->", render_book_map(book_map, base))
+    if "<!-- chapter-plan -->" in markdown:
+        markdown = markdown.replace("<!-- chapter-plan -->", render_chapter_plan(book_map, base))
     if BEYOND_MARKER in markdown:
         markdown = markdown.replace(BEYOND_MARKER, render_beyond_the_book(book_map.book, base))
     for m in re.finditer(r"<!-- book-sections: (\d+) -->", markdown):

@@ -284,3 +284,26 @@ def test_a_chapter_after_the_books_last_is_marked_and_mapped_beyond_the_book(boo
     beyond = whole[whole.index("## Beyond the book") :]
     assert "[Chapter 11: Security](chapters/ch11_security/index.md)" in beyond
     assert all(f"({n.path})" in beyond for n in security)
+
+
+def test_the_chapter_plan_counts_each_chapters_lines_and_lists_each_lab_once_with_its_time(book_map):
+    from mkdocs_hooks.book_map import render_chapter_plan
+
+    plan = render_chapter_plan(book_map)
+    rows = [line for line in plan.splitlines() if line.startswith("| [")]
+    chapters = [s for s in book_map.book.sections.values() if "." not in s.number]
+    assert len(rows) == len(chapters) + 1  # and one for the chapters after the book
+    storage = next(row for row in rows if row.startswith("| [6 · "))
+    modules = [
+        m.path
+        for m in book_map.modules.values()
+        if not m.cross_cutting and any(n.startswith("6") for n in m.sections)
+    ]
+    lines = sum(len((ROOT / m).read_text(encoding="utf-8").splitlines()) for m in modules)
+    assert f"| {len(modules)} | {lines:,} |" in storage
+    assert "[log_segments](chapters/ch06_storage/log_segments.ipynb)" in storage
+    assert "[lab 2](labs/lab02_log_segment/README.md) (2 to 3 hours)" in storage
+    for lab in book_map.labs:
+        assert plan.count(f"[lab {lab.number}](") == 1, f"lab {lab.number} should be in exactly one row"
+        assert lab.time and f"({lab.time})" in plan
+    assert "[lab 17](labs/lab17_security/README.md)" in rows[-1]  # security: after the book
