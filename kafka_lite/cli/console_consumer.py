@@ -8,6 +8,18 @@ without a record, or Ctrl-C; then ``Processed a total of N messages`` on stderr:
     kafka-lite console-consumer --bootstrap-server 127.0.0.1:9092 --topic t --from-beginning \\
         --property print.key=true --property key.separator=: --max-messages 10
 
+The formatter's ``key.deserializer`` and ``value.deserializer`` properties take Kafka's class names
+(``kafka_lite.cli.serde_classes``), as in Kafka's Streams quick start, which reads word counts
+stored as 8-byte longs::
+
+    kafka-lite console-consumer --bootstrap-server 127.0.0.1:9092 --topic streams-wordcount-output \\
+        --from-beginning --property print.key=true \\
+        --property value.deserializer=org.apache.kafka.common.serialization.LongDeserializer
+
+``--key-deserializer`` and ``--value-deserializer`` set the same two properties (and win over them),
+as Kafka 0.11 hands them to the formatter. ``--formatter`` takes the one formatter there is,
+``kafka.tools.DefaultMessageFormatter``, so that Kafka's commands run as they are written.
+
 Ctrl-C does what Kafka's shutdown hook does: it wakes the consumer's poll, and the consumer closes
 cleanly, committing its positions (when the group auto-commits) and leaving its group; the exit
 code is then 130, as a Java tool's after SIGINT. A failure is one line on stderr and exit code 1,
@@ -27,6 +39,7 @@ from typing import BinaryIO, TextIO
 from rich.console import Console
 
 from kafka_lite.cli import CliError, brokers_not_answering, key_values, properties_file
+from kafka_lite.cli.serde_classes import DeserializingFormatter, UnknownClassException, deserializer_for
 from kafka_lite.common.errors import KafkaException, TimeoutException, WakeupException
 from kafka_lite.tools.console_consumer import (
     FORMATTER_PROPERTIES,
@@ -56,6 +69,12 @@ def _whole(minimum: int, what: str):
     return parse
 
 
+DEFAULT_FORMATTER = "kafka.tools.DefaultMessageFormatter"
+# The formatter's properties: DefaultMessageFormatter's own, and the two deserializers it loads.
+DESERIALIZER_PROPERTIES = ("key.deserializer", "value.deserializer")
+PROPERTIES = (*FORMATTER_PROPERTIES, *DESERIALIZER_PROPERTIES)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "console-consumer",
@@ -80,7 +99,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout-ms", type=_whole(0, "a timeout"), metavar="MS",
                         help="exit when no record arrives for this long")  # fmt: skip
     parser.add_argument("--property", action="append", default=[], metavar="K=V",
-                        help=f"for the formatter: {', '.join(FORMATTER_PROPERTIES)}")  # fmt: skip
+                        help=f"for the formatter: {', '.join(PROPERTIES)}")  # fmt: skip
+    parser.add_argument("--formatter", default=DEFAULT_FORMATTER, metavar="CLASS",
+                        help=f"the formatter's class; {DEFAULT_FORMATTER} is the one there is")  # fmt: skip
+    parser.add_argument("--key-deserializer", metavar="CLASS",
+                        help="sets the formatter's key.deserializer (Kafka's class name)")  # fmt: skip
+    parser.add_argument("--value-deserializer", metavar="CLASS",
+                        help="sets the formatter's value.deserializer (Kafka's class name)")  # fmt: skip
     parser.add_argument("--consumer-property", action="append", default=[], metavar="K=V",
                         help="a consumer setting by Kafka's name (fetch.min.bytes=1024 ...)")  # fmt: skip
     parser.add_argument("--consumer.config", dest="consumer_config", type=Path, metavar="FILE",
@@ -98,14 +123,14 @@ def run(
     try:
         check_options(args.topic, args.whitelist, args.partition, args.offset, args.from_beginning)
         offset = parse_offset(args.offset, args.from_beginning)
-        formatter = DefaultMessageFormatter(key_values(args.property, "--property"))
+        formatter = message_formatter(args)
         extra = key_values(args.consumer_property, "--consumer-property")
         file_props = properties_file(args.consumer_config, "--consumer.config")
         props = consumer_props(args.bootstrap_server, args.group, args.from_beginning, file_props, extra)
         # Kafka's dotted names go in as they are: the consumer's ConfigDef takes them beside
         # kafka-python's keywords, so a bad one is named as the user typed it.
         consumer = KafkaConsumer(**props)
-    except (ConsoleConsumerException, FormatterException, KafkaException) as e:
+    except (ConsoleConsumerException, FormatterException, UnknownClassException, KafkaException) as e:
         raise CliError(str(e), exit_code=2) from None
 
     count = 0
@@ -136,6 +161,36 @@ def run(
             report.write(f"Processed a total of {count} messages\n")
             report.flush()
     return 130 if interrupted else 0
+
+
+def message_formatter(args: argparse.Namespace) -> DefaultMessageFormatter | DeserializingFormatter:
+    """The formatter ``--formatter`` and ``--property`` ask for (Kafka's ``formatter.init(formatterArgs)``),
+    with ``--key-deserializer``/``--value-deserializer`` set as properties first, as Kafka 0.11 sets them."""
+    if args.formatter != DEFAULT_FORMATTER:
+        raise FormatterException(
+            f"--formatter {args.formatter}: the one formatter there is is {DEFAULT_FORMATTER} "
+            "(its --property settings choose what a line shows)"
+        )
+    props = key_values(args.property, "--property")
+    unknown = sorted(set(props) - set(PROPERTIES))
+    if unknown:
+        raise FormatterException(
+            f"Unknown --property {', '.join(unknown)}: the formatter takes {', '.join(PROPERTIES)}"
+        )
+    deserializers = {}
+    for name, option in zip(DESERIALIZER_PROPERTIES, (args.key_deserializer, args.value_deserializer)):
+        # the formatter below takes only its own properties: the deserializers leave the dict
+        class_name, where = props.pop(name, None), f"--property {name}"
+        if option:
+            class_name, where = option, f"--{name.replace('.', '-')}"
+        if class_name is not None:
+            deserializers[name] = (class_name, deserializer_for(class_name, where))
+    formatter = DefaultMessageFormatter(props)
+    if not deserializers:
+        return formatter
+    return DeserializingFormatter(
+        formatter, deserializers.get("key.deserializer"), deserializers.get("value.deserializer")
+    )
 
 
 def _wrapper(consumer, args: argparse.Namespace, offset: int | str) -> ConsumerWrapper:

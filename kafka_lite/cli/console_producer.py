@@ -7,6 +7,15 @@ as Kafka 2.5+ spells it. Reads stdin to its end (Ctrl-D at a terminal), one reco
     printf 'k1:hello\\nk2:world\\n' | kafka-lite console-producer --bootstrap-server 127.0.0.1:9092 \\
         --topic t --property parse.key=true --property key.separator=:
 
+``--key-serializer`` and ``--value-serializer`` (Kafka 0.10.1's options, default
+``kafka.serializer.DefaultEncoder``: the line's bytes) take Kafka's serializer class names and turn
+each line's text into that type's bytes (``kafka_lite.cli.serde_classes``, which says where this
+differs from Kafka)::
+
+    printf 'apples:3\\n' | kafka-lite console-producer --bootstrap-server 127.0.0.1:9092 --topic t \\
+        --property parse.key=true --property key.separator=: \\
+        --value-serializer org.apache.kafka.common.serialization.LongSerializer
+
 Nothing is printed on success, as Kafka's tool prints nothing; a failure is one line on stderr and
 exit code 1, a bad argument exit code 2.
 """
@@ -21,6 +30,7 @@ from typing import BinaryIO
 from rich.console import Console
 
 from kafka_lite.cli import CliError, key_values, properties_file
+from kafka_lite.cli.serde_classes import DEFAULT_ENCODER, SerializingReader, UnknownClassException
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.tools.console_producer import (
     OPTION_SETTINGS,
@@ -33,6 +43,7 @@ from kafka_lite.tools.console_producer import (
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")  # what the broker stores (zstd: Kafka 2.1's)
 ACKS = ("all", "-1", "0", "1")
+SERIALIZER_PROPERTIES = ("key.serializer", "value.serializer")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,6 +75,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         parser.add_argument(flag, type=int, metavar="N", help=f"{setting}{what} (default: {default})")
     parser.add_argument("--property", action="append", default=[], metavar="K=V",
                         help=f"for the line reader: {', '.join(READER_PROPERTIES)}")  # fmt: skip
+    parser.add_argument("--key-serializer", default=DEFAULT_ENCODER, metavar="CLASS",
+                        help=f"Kafka's class name of the keys' serializer (default: {DEFAULT_ENCODER}, the bytes)")  # fmt: skip
+    parser.add_argument("--value-serializer", default=DEFAULT_ENCODER, metavar="CLASS",
+                        help=f"Kafka's class name of the values' serializer (default: {DEFAULT_ENCODER})")  # fmt: skip
     parser.add_argument("--producer-property", action="append", default=[], metavar="K=V",
                         help="a producer setting by Kafka's name (acks=all, linger.ms=5 ...)")  # fmt: skip
     parser.add_argument("--producer.config", dest="producer_config", type=Path, metavar="FILE",
@@ -77,9 +92,16 @@ def run(args: argparse.Namespace, console: Console, stdin: BinaryIO | None = Non
     reader_props = key_values(args.property, "--property")
     extra = key_values(args.producer_property, "--producer-property")
     file_props = properties_file(args.producer_config, "--producer.config")
+    for name in SERIALIZER_PROPERTIES:
+        if name in reader_props:  # a setting of the tool, not of its line reader: say where it goes
+            raise CliError(
+                f"--property {name}: the serializers are options of the tool: --{name.replace('.', '-')} CLASS",
+                exit_code=2,
+            )
     try:
-        reader = LineMessageReader(sys.stdin.buffer if stdin is None else stdin, reader_props)
-    except ReaderException as e:
+        lines = LineMessageReader(sys.stdin.buffer if stdin is None else stdin, reader_props)
+        reader = SerializingReader(lines, args.key_serializer, args.value_serializer)
+    except (ReaderException, UnknownClassException) as e:
         raise CliError(str(e), exit_code=2) from None
     options = {name: getattr(args, name) for name in OPTION_SETTINGS}
     try:
