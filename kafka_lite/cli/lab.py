@@ -5,8 +5,9 @@ lab's starter files (generated from the reference) and its handout (links re-aim
 into a workspace, and records where (``kafka_lite.spark.labs.record_workspace``: the lab notebooks
 read it); ``grade`` runs the lab's tests with those files in place of the reference and prints the
 points per stage, then each failing test's whole message (the tests explain a failure over many
-lines: bit diagrams, fields side by side), with a hint where the message does not say the cause, and
-with ``--verbose`` the learner's frames. Exit code 0 only when every selected test passes. A grade of
+lines: bit diagrams, fields side by side) under the learner's line it came from, with a hint where the
+message does not say the cause, and with ``--verbose`` all the learner's frames and what the tests
+printed (less the clients' connection warnings). Exit code 0 only when every selected test passes. A grade of
 a workspace, whole or of one stage, is remembered in the workspace's ``.scores.json``, which ``list``
 shows and ``solution`` reads: it shows the reference's regions of a lab (or stage) once its last
 grade had full marks, and otherwise says how to see them anyway. ``data`` prepares the Spark labs'
@@ -323,9 +324,10 @@ def print_report(
     verbose: bool = False,
     directory: Path = DEFAULT_WORKSPACE,
 ) -> None:
-    """Points per stage and per test, then every failure's whole message and its hint (and, verbose,
-    the learner's frames of each failure and every test's output). Lines are never cut or re-wrapped:
-    a bit diagram must keep its columns."""
+    """Points per stage and per test, then every failure's whole message, where in the learner's code
+    it happened and its hint (and, verbose, all the learner's frames of each failure and every test's
+    output, the clients' connection warnings counted, not shown). Lines are never cut or re-wrapped: a
+    bit diagram must keep its columns."""
     out = _Printer(console)
     lab = report.lab
     selection = f", {report.selection}" if report.selection else ""
@@ -355,9 +357,12 @@ def print_report(
         head = "[red]FAIL[/]" if not r.passed else "[green]PASS[/]"
         out.line(f"{head} [bold]{_escape(r.test)}[/] (stage {r.stage}, {r.points} points)")
         if not r.passed:
-            text = r.error
-            if verbose:
-                text = "\n".join([*feedback.format_frames(r.frames, r.hidden_frames), r.error])
+            # Where in the learner's code it happened, always: the innermost of their frames, or with
+            # --verbose all of them.
+            where = (
+                feedback.format_frames(r.frames, r.hidden_frames) if verbose else feedback.innermost(r.frames)
+            )
+            text = "\n".join([*where, r.error])
             if text in shown:
                 out.raw(f"the same failure as {shown[text]}")
             else:
@@ -366,7 +371,7 @@ def print_report(
                 if r.hint:
                     out.raw(r.hint)
         if verbose and r.output:
-            out.raw(r.output)
+            out.raw(feedback.quiet_clients(r.output))
     if failed and not report.selection and lab.stages:
         scores = {s.number: s for s in report.stage_scores()}
         todo = [

@@ -9,12 +9,19 @@ grading ends; so every path in what pytest wrote is mapped back before the learn
 files to the learner's workspace, the rest of the package to the checkout, and paths pytest wrote
 relative to the run's directory made absolute. A traceback then shows only the learner's frames: the
 lab's tests and pytest are the grader's, and a learner reads them only when a test's message says so.
+Without ``--verbose`` the innermost of them is still shown: where in the learner's code it happened.
+
+Two more things keep a failure readable. A few mistakes are common enough, and their error far enough
+from the cause, to have a hint of their own (``TRAPS``: an error and the learner's line that it comes
+from). And the clients the lab's tests run warn at every connection that fails (a broker still
+starting, one the test killed): ``quiet_clients`` folds those lines into one count in what is shown.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 FRAME_LINES = 20  # a verbose traceback shows at most this many lines of the learner's frames
@@ -32,6 +39,56 @@ IMPORT_HINT = (
     "first error{line}: fix it and grade again"
 )
 IMPORT_ERRORS = ("SyntaxError", "IndentationError", "TabError", "ImportError", "ModuleNotFoundError")
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A known mistake: an error (``error``, searched in "Type: message") raised from a learner's
+    line like ``source`` (searched in the statement of the learner's innermost frame; None: any
+    line). The hint may name the groups of either pattern, and ``{where}`` (the line is shown above
+    the hint already, so a hint names it only when it points elsewhere)."""
+
+    error: str
+    source: str | None
+    hint: str
+
+
+TRAPS = (
+    # kafka-python's KafkaConsumer, and kafka_lite's after it, take the partitions of these four as
+    # separate arguments, where assign() and end_offsets() take a list: a list passed here is taken
+    # for one partition and fails as a dict key, far from the call.
+    Trap(
+        error=r"^TypeError: unhashable type: '(list|set)'",
+        source=r"\.(?P<call>seek_to_beginning|seek_to_end|pause|resume)\((?!\s*\*|\s*\))",
+        hint="Hint: {call} takes the partitions as separate arguments, as kafka-python's does: "
+        "{call}(*partitions), not {call}(partitions) (assign and end_offsets are the ones that take a "
+        "list)",
+    ),
+    # Bytes from a client (a SASL token, a record's key) need not be UTF-8; the handouts say which
+    # error a malformed input raises, and a bare UnicodeDecodeError is never it.
+    Trap(
+        error=r"^UnicodeDecodeError: ",
+        source=None,
+        hint="Hint: UnicodeDecodeError: bytes that are not UTF-8 reached a decode of yours; they come "
+        "from the network and may be anything, so decode inside try/except UnicodeDecodeError and "
+        "raise the error the handout names for a malformed input (a token's is SaslException)",
+    ),
+)
+
+# What the clients a lab's tests run log while a broker is not there (still starting, or killed by
+# the test): kafka_lite's selector and network client, kafka-python's (kafka.conn, kafka.client),
+# aiokafka's, and librdkafka's own lines on stderr (confluent-kafka). One pattern per line shape.
+CLIENT_NOISE = (
+    # pytest's "WARNING  logger:file.py:197 message", or logging's own "WARNING:logger:message"
+    re.compile(r"^\s*WARNING[\s:]+kafka_lite\.(network\.selector|clients\.\w+):.*(refused|disconnected)"),
+    re.compile(
+        r"^\s*(WARNING|ERROR)[\s:]+kafka\.(conn|client|client_async):.*"
+        r"(refused|[Cc]onnect attempt|Disconnect|DNS lookup failed|Unable to connect)"
+    ),
+    re.compile(r"^\s*(WARNING|ERROR)[\s:]+aiokafka(\.\w+)*:.*(Connect call failed|Unable connect|refused)"),
+    # librdkafka's "%3|1700000000.123|FAIL|rdkafka#consumer-1| [thrd:...]: ... Connection refused"
+    re.compile(r"^\s*%\d\|[\d.]+\|(FAIL|ERROR)\|rdkafka#.*(refused|brokers are down|Disconnected)"),
+)
 
 
 def path_mapper(
@@ -109,7 +166,45 @@ def hint(error_type: str | None, error: str, frames: Sequence[dict], timeout_s: 
     if error_type in IMPORT_ERRORS:
         path = frames[-1]["path"] if frames else "a file of yours"
         return IMPORT_HINT.format(kind=error_type, path=path, line="")
+    return trap_hint(error, frames)
+
+
+def trap_hint(error: str, frames: Sequence[dict]) -> str | None:
+    """The hint of the first of ``TRAPS`` that ``error`` and the learner's innermost statement match."""
+    source = frames[-1]["source"] if frames else ""
+    for trap in TRAPS:
+        found = re.search(trap.error, error, re.MULTILINE)
+        at = re.search(trap.source, source) if trap.source is not None else None
+        if found and (trap.source is None or at):
+            named = {**found.groupdict(), **(at.groupdict() if at else {})}
+            return trap.hint.format(**named, where=_where(frames))
     return None
+
+
+def innermost(frames: Sequence[dict]) -> list[str]:
+    """Where in the learner's code a failure happened, without ``--verbose``: the innermost of their
+    frames (``path:line in function``) and its statement; nothing when none of their code ran."""
+    return format_frames(frames[-1:], hidden=0) if frames else []
+
+
+def quiet_clients(output: str) -> str:
+    """``output`` (what a test printed and logged) without the clients' connection warnings, counted
+    in one line where the first of them was."""
+    kept: list[str] = []
+    dropped, at = 0, 0
+    for line in output.splitlines():
+        if not any(pattern.search(line) for pattern in CLIENT_NOISE):
+            kept.append(line)
+            continue
+        if not dropped:
+            at = len(kept)
+            kept.append("")  # the count goes here, where the first of them was
+        dropped += 1
+    if dropped:
+        kept[at] = (
+            f"({dropped} connection warnings of the clients not shown: a broker not up yet, or stopped)"
+        )
+    return "\n".join(kept)
 
 
 def collection_hint(output: str, mine: Sequence[Path]) -> str | None:

@@ -170,3 +170,123 @@ def test_a_frames_source_is_the_first_line_of_the_statement_that_holds_it(tmp_pa
     assert statement(str(path), 7) == "return total"
     assert statement(str(path), 6) == "def f(batch):"  # a comment line belongs to the function
     assert statement(str(tmp_path / "gone.py"), 3) == ""
+
+
+def _frame(source: str, path: str = "/ws/kafka_lite/tools/verifiable_client.py", line: int = 124) -> dict:
+    return {"path": path, "line": line, "function": "consume", "source": source, "repeated": 0}
+
+
+@pytest.mark.parametrize(
+    ("error", "source", "call"),
+    [
+        ("TypeError: unhashable type: 'list'", "consumer.seek_to_beginning(partitions)", "seek_to_beginning"),
+        ("TypeError: unhashable type: 'list'", "self.consumer.seek_to_end([tp])", "seek_to_end"),
+        ("TypeError: unhashable type: 'set'", "consumer.pause(consumer.assignment())", "pause"),
+        ("TypeError: unhashable type: 'list'", "c.resume(tps)", "resume"),
+    ],
+)
+def test_a_list_where_kafka_python_takes_varargs_gets_the_varargs_hint(error, source, call):
+    hint = feedback.hint("TypeError", error, [_frame(source)], 60)
+    assert hint == (
+        f"Hint: {call} takes the partitions as separate arguments, as kafka-python's does: "
+        f"{call}(*partitions), not {call}(partitions) (assign and end_offsets are the ones that take a list)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("error", "source"),
+    [
+        # the same error from a call that passes its partitions as separate arguments
+        ("TypeError: unhashable type: 'list'", "consumer.seek_to_beginning(*partitions)"),
+        # the same call with another error
+        ("TypeError: 'NoneType' object is not iterable", "consumer.seek_to_beginning(partitions)"),
+        # the same error from a line that calls none of the four
+        ("TypeError: unhashable type: 'list'", "seen.add(record.key)"),
+    ],
+)
+def test_the_varargs_hint_needs_both_the_error_and_the_call(error, source):
+    assert feedback.hint("TypeError", error, [_frame(source)], 60) is None
+    assert feedback.hint("TypeError", error, [], 60) is None, "no learner's line: no trap to name"
+
+
+def test_an_undecodable_token_gets_the_decode_hint():
+    error = "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff in position 1: invalid start byte"
+    frame = _frame('tokens = bytes(response).decode("utf-8").split("\\x00")')
+    hint = feedback.hint("UnicodeDecodeError", error, [frame], 60)
+    assert hint.startswith("Hint: UnicodeDecodeError: bytes that are not UTF-8 reached a decode of yours")
+    assert "try/except UnicodeDecodeError" in hint and "SaslException" in hint
+
+
+def test_the_clients_connection_warnings_are_counted_not_shown():
+    output = "\n".join(
+        [
+            "--- Captured stdout call ---",
+            "healthy in 1.2 s",
+            "--- Captured log call ---",
+            "WARNING  kafka_lite.network.selector:selector.py:197 Connection with -1 disconnected: "
+            "[Errno 111] connection to node -1 failed: Connection refused",
+            "WARNING  kafka_lite.clients.network_client:network_client.py:149 Connection to node 2 failed: "
+            "[Errno 111] Connection refused",
+            "WARNING  kafka.conn:conn.py:1527 <BrokerConnection node_id=bootstrap-0 host=127.0.0.1:9092 "
+            "<connecting>>: connect attempt to 127.0.0.1:9092 returned error 111. Disconnecting.",
+            "WARNING:kafka.client:Unable to connect to any of the names for 127.0.0.1:9092",
+            "ERROR    aiokafka:client.py:210 Unable connect to node with id 0: [Errno 111] Connect call failed",
+            "INFO     kafka_lite.tools.verifiable_client:verifiable_client.py:40 read 15 records",
+            "WARNING  kafka_lite.clients.network_client:network_client.py:234 Disconnecting from node 1 "
+            "due to request timeout.",
+            "--- Captured stderr call ---",
+            "%3|1700000000.123|FAIL|rdkafka#consumer-1| [thrd:127.0.0.1:9092/bootstrap]: 127.0.0.1:9092/"
+            "bootstrap: Connect to ipv4#127.0.0.1:9092 failed: Connection refused (after 0ms in state CONNECT)",
+            "%3|1700000000.456|ERROR|rdkafka#consumer-1| [thrd:app]: rdkafka#consumer-1: 1/1 brokers are down",
+        ]
+    )
+    assert feedback.quiet_clients(output).splitlines() == [
+        "--- Captured stdout call ---",
+        "healthy in 1.2 s",
+        "--- Captured log call ---",
+        "(7 connection warnings of the clients not shown: a broker not up yet, or stopped)",
+        "INFO     kafka_lite.tools.verifiable_client:verifiable_client.py:40 read 15 records",
+        # a timeout is the learner's to read: it may be their request the broker never answered
+        "WARNING  kafka_lite.clients.network_client:network_client.py:234 Disconnecting from node 1 "
+        "due to request timeout.",
+        "--- Captured stderr call ---",
+    ]
+    assert feedback.quiet_clients("nothing to fold\n") == "nothing to fold"
+
+
+# A toy consumer with kafka-python's signature, and a learner who passes it a list.
+TOY_CONSUMER = """
+class Consumer:
+    def __init__(self):
+        self.positions = {("t", 0): 5, ("t", 1): 7}
+
+    def seek_to_beginning(self, *partitions):
+        for tp in partitions:
+            self.positions[tp] = 0
+"""
+PASSES_A_LIST = (
+    "from kafka_lite.consumer import Consumer\n\n\n"
+    "def add(a, b):\n"
+    "    consumer = Consumer()\n"
+    "    partitions = [('t', 0), ('t', 1)]\n"
+    "    consumer.seek_to_beginning(partitions)\n"
+    "    return a + b\n\n\n"
+    "def double(x):\n"
+    "    return add(x, x)\n"
+)
+
+
+def test_a_failure_names_the_learners_line_without_verbose_and_the_varargs_hint(toy):
+    lab, repo, workspace, mine = toy
+    (repo / "kafka_lite" / "consumer.py").write_text(TOY_CONSUMER)
+    mine.write_text(PASSES_A_LIST)
+    report = grader.grade(lab, workspace, repo_root=repo, package_root=repo / "kafka_lite", stages=[1])
+    console = Console(record=True, width=200)
+    print_report(report, console, str(workspace))
+    out = console.export_text()
+    block = out[out.index("FAIL test_add") :]
+    assert f"    {mine}:7: in add\n        consumer.seek_to_beginning(partitions)\n" in block
+    assert "TypeError: unhashable type: 'list'" in block
+    assert "Hint: seek_to_beginning takes the partitions as separate arguments" in block
+    assert "frames of the lab's tests" not in block, "without --verbose only the innermost frame"
+    assert "consumer.py" not in block, "the toy consumer's own frame is not the learner's"
