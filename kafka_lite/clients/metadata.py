@@ -9,6 +9,11 @@ knows every broker and every partition's leader. The view goes stale: it is refr
 older than ``metadata.max.age.ms`` (5 minutes), or at once when something shows it wrong (a
 NOT_LEADER_FOR_PARTITION error, a disconnect), but never more often than ``retry.backoff.ms`` (100 ms),
 so a broken cluster is not hammered with metadata requests.
+
+Besides the ``Cluster``, an update keeps the names of the topics the response could not describe
+(``unavailable_topics``: unknown, or a partition without a leader), as Kafka 0.10.2.1 and 0.11 hand
+them to ``Metadata.Listener``; the consumer's coordinator asks again at once while one it subscribes
+to is among them, rather than waiting out ``metadata.max.age.ms``.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from kafka_lite.common.errors import Errors, TimeoutException
+from kafka_lite.common.errors import Errors, InvalidMetadataException, TimeoutException
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
 
@@ -126,6 +131,25 @@ class Cluster:
         return {t for t, _ in self.partitions}
 
 
+def _is_invalid_metadata(error_code: int) -> bool:
+    exception_class = Errors.for_code(error_code).exception_class
+    return exception_class is not None and issubclass(exception_class, InvalidMetadataException)
+
+
+def unavailable_topics(body: dict[str, Any]) -> frozenset[str]:
+    """The topics a Metadata response could not describe (Kafka 0.10.2.1's
+    ``MetadataResponse.unavailableTopics``): a topic whose error says the metadata is not valid yet
+    (UNKNOWN_TOPIC_OR_PARTITION: it does not exist; LEADER_NOT_AVAILABLE: it was just created), or one
+    with a partition whose error says so (its leader is not known). An authorization error is not
+    among them: asking again would not change the answer."""
+    return frozenset(
+        topic["topic"]
+        for topic in body["topic_metadata"]
+        if _is_invalid_metadata(topic["topic_error_code"])
+        or any(_is_invalid_metadata(p["partition_error_code"]) for p in topic["partition_metadata"])
+    )
+
+
 class Metadata:
     def __init__(
         self, refresh_backoff_ms: int = 100, metadata_expire_ms: int = 300_000, time: Time = SYSTEM
@@ -139,6 +163,9 @@ class Metadata:
         self.last_successful_refresh_ms = 0
         self.need_update = False
         self.topics: set[str] = set()
+        # What the last update could not describe (see ``unavailable_topics``); read by the consumer's
+        # coordinator after each update, where Kafka passes it to the metadata's listeners.
+        self.unavailable_topics: frozenset[str] = frozenset()
         # False: ask with Metadata v4 and allow_auto_topic_creation=false (a consumer's
         # allow.auto.create.topics), so an unknown topic is reported, never created by the asking.
         self.allow_auto_topic_creation = True
@@ -172,9 +199,10 @@ class Metadata:
             self.topics.add(topic)
             self.request_update()
 
-    def update(self, cluster: Cluster, now: int) -> None:
+    def update(self, cluster: Cluster, now: int, unavailable_topics: frozenset[str] = frozenset()) -> None:
         with self._changed:
             self.cluster = cluster
+            self.unavailable_topics = unavailable_topics
             self.need_update = False
             self.last_refresh_ms = self.last_successful_refresh_ms = now
             self.authentication_exception = None

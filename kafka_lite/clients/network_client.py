@@ -26,7 +26,7 @@ from typing import Any
 
 from kafka_lite.clients.connection_states import ClusterConnectionStates, ConnectionState
 from kafka_lite.clients.in_flight_requests import InFlightRequests
-from kafka_lite.clients.metadata import Cluster, Metadata
+from kafka_lite.clients.metadata import Cluster, Metadata, unavailable_topics
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_response
 from kafka_lite.common.time import SYSTEM, Time
@@ -276,7 +276,10 @@ class NetworkClient:
         if response.disconnected or response.body is None or not response.body["brokers"]:
             self.metadata.failed_update(response.received_ms)
             return
-        self.metadata.update(Cluster.from_metadata_response(response.body), response.received_ms)
+        body = response.body
+        self.metadata.update(
+            Cluster.from_metadata_response(body), response.received_ms, unavailable_topics(body)
+        )
 
     def close(self, node: str) -> None:
         self.selector.close(node)

@@ -17,7 +17,7 @@ from kafka_lite.clients.network_client import NetworkClient
 from kafka_lite.common.errors import Errors, InconsistentGroupProtocolException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import encode_response
-from kafka_lite.common.time import SYSTEM
+from kafka_lite.common.time import SYSTEM, MockTime, Time
 from kafka_lite.common.utils import INT32_MAX
 from kafka_lite.consumer import CommitFailedException
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
@@ -61,6 +61,7 @@ class GroupBroker(ScriptedServer):
         self.generation = 0
         self.assignment_for_me = Assignment([(TOPIC, 0), (TOPIC, 1)])  # a follower's SyncGroup answer
         self.committed: dict[tuple[str, int], int] = {}
+        self.topic_exists = True  # False: Metadata answers UNKNOWN_TOPIC_OR_PARTITION for the topic
         self._lock = threading.Lock()
         super().__init__()
 
@@ -83,6 +84,9 @@ class GroupBroker(ScriptedServer):
         error = 0 if api == ApiKeys.METADATA else self.next_error(api)
         if api == ApiKeys.METADATA:
             response = self.metadata_body(TOPIC, self.partitions)
+            if not self.topic_exists:
+                response["topic_metadata"] = [{"topic_error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION.code,
+                                               "topic": TOPIC, "is_internal": False, "partition_metadata": []}]  # fmt: skip
         elif api == ApiKeys.FIND_COORDINATOR:
             response = {
                 "error_code": error,
@@ -173,15 +177,18 @@ def make():
         max_poll_interval_ms: int = 60_000,
         assignors=None,
         partitions: int = 4,
+        time: Time = SYSTEM,
+        topic_exists: bool = True,
     ):
         server = GroupBroker(partitions)
-        metadata = Metadata(refresh_backoff_ms=50, time=SYSTEM)
-        metadata.bootstrap([("127.0.0.1", server.port)], SYSTEM.milliseconds())
+        server.topic_exists = topic_exists
+        metadata = Metadata(refresh_backoff_ms=50, time=time)
+        metadata.bootstrap([("127.0.0.1", server.port)], time.milliseconds())
         metadata.topics = {TOPIC}
         network = NetworkClient(
-            Selector(), "coordinator-test", request_timeout_ms=30_000, time=SYSTEM, metadata=metadata
+            Selector(), "coordinator-test", request_timeout_ms=30_000, time=time, metadata=metadata
         )
-        client = ConsumerNetworkClient(network, metadata, SYSTEM, 50, 30_000)
+        client = ConsumerNetworkClient(network, metadata, time, 50, 30_000)
         subscriptions = SubscriptionState(OffsetResetStrategy.EARLIEST)
         listener = RecordingListener()
         subscriptions.subscribe([TOPIC], listener)
@@ -194,7 +201,7 @@ def make():
             assignors or [RangeAssignor(), RoundRobinAssignor()],
             metadata,
             subscriptions,
-            SYSTEM,
+            time,
             50,
             auto_commit,
             5000,
@@ -213,7 +220,8 @@ def make():
 
 
 def join(coordinator: ConsumerCoordinator) -> None:
-    in_thread(lambda: coordinator.poll(SYSTEM.milliseconds()), "the coordinator's poll (find, join, sync)")
+    clock = coordinator.time
+    in_thread(lambda: coordinator.poll(clock.milliseconds()), "the coordinator's poll (find, join, sync)")
 
 
 # -- joining -------------------------------------------------------------------------------------------------
@@ -363,6 +371,34 @@ def test_a_follower_does_not_rejoin_for_a_partition_count_change(make):
     in_thread(lambda: coordinator.client.await_metadata_update(5000), "a metadata update")
     join(coordinator)
     assert len(server.sent(ApiKeys.JOIN_GROUP)) == 1
+
+
+def test_a_subscribed_topic_missing_from_the_metadata_is_asked_for_again_after_retry_backoff(make):
+    """The leader joins before its topic exists and assigns nothing. Kafka 0.10.2.1's rule asks for
+    metadata again after retry.backoff.ms (50 ms here), so the topic's creation is seen at once and
+    the group rebalances onto it; 0.10.1 would wait for metadata.max.age.ms (5 minutes)."""
+    clock = MockTime()
+    server, coordinator, subscriptions, listener = make(time=clock, topic_exists=False)
+    metadata = coordinator._metadata
+    server.other_members = {}  # a group of one: it takes every partition it assigns
+    join(coordinator)
+    assert listener.events[-1] == ("assigned", set()), "the leader had no partitions of the topic to assign"
+    assert TOPIC in metadata.unavailable_topics
+    assert metadata.time_to_next_update(clock.milliseconds()) <= 50, (
+        "a subscribed topic is missing from the metadata: the next refresh must come after "
+        f"retry.backoff.ms, not in {metadata.time_to_next_update(clock.milliseconds())} ms"
+    )
+
+    server.topic_exists = True  # the topic is created
+    clock.advance(50)
+    version = metadata.version
+    in_thread(lambda: coordinator.client.await_metadata_update(5000), "the early metadata refresh")
+    assert metadata.version == version + 1 and not metadata.unavailable_topics
+    join(coordinator)  # the leader sees the topic's partitions, so its assignment is stale: it rejoins
+    assert len(server.sent(ApiKeys.JOIN_GROUP)) == 2
+    assert subscriptions.assigned_partitions() == {(TOPIC, p) for p in range(4)}
+    # Every subscribed topic is known now: back to refreshing every metadata.max.age.ms.
+    assert metadata.time_to_next_update(clock.milliseconds()) > 60_000
 
 
 # -- heartbeats ------------------------------------------------------------------------------------------------

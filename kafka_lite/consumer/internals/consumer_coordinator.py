@@ -13,11 +13,13 @@ Differs: Kafka registers a ``Metadata.Listener``; kafka_lite's ``Metadata`` has 
          snapshot of partition counts) when it changed. The commit callback is an
          ``OffsetCommitCallback`` callable; an object with ``on_complete`` is accepted too.
          Internal topics are recognised by name (``__consumer_offsets``, ``__transaction_state``),
-         as kafka_lite's ``Cluster`` does not keep the metadata's ``is_internal`` flag. Two later
+         as kafka_lite's ``Cluster`` does not keep the metadata's ``is_internal`` flag. Three later
          Kafkas' behaviours sit behind named helpers that say why: a search for the coordinator
-         bounded by the poll's or the commit's timeout (``ensure_coordinator_ready_within``), and
+         bounded by the poll's or the commit's timeout (``ensure_coordinator_ready_within``),
          an auto-commit that starts looking for an unknown coordinator
-         (``_look_for_coordinator_to_auto_commit``). Its one sensor, the commits' latency, is a
+         (``_look_for_coordinator_to_auto_commit``), and a refresh at ``retry.backoff.ms`` pace while
+         a subscribed topic is missing from the metadata
+         (``_request_update_while_subscribed_topics_unavailable``). Its one sensor, the commits' latency, is a
          plain ``Sensor``. OffsetCommit goes out at v2 and OffsetFetch at v1, as 0.10.1 sends
          them. The ``Metadata`` is kept as ``_metadata``, since ``metadata()`` is the member's
          protocols (Java keeps a field and a method of one name apart; Python cannot).
@@ -367,6 +369,20 @@ class ConsumerCoordinator(AbstractCoordinator):
             snapshot = MetadataSnapshot(self.subscriptions, cluster)
             if snapshot != self.metadata_snapshot:
                 self.metadata_snapshot = snapshot
+        self._request_update_while_subscribed_topics_unavailable()
+
+    def _request_update_while_subscribed_topics_unavailable(self) -> None:
+        """Kafka 0.10.2.1's rule, kept in 0.11: if the update just seen could not describe a topic the
+        metadata is kept for (it does not exist yet, or a partition has no leader), ask for another
+        update at once; the refresh back-off still spaces them ``retry.backoff.ms`` apart.
+
+        Without it (0.10.1), a consumer that subscribes before its topic exists, or whose leader's
+        metadata comes before the topic's leaders are elected, assigns the group nothing for that
+        topic and learns of it only at the next scheduled refresh, ``metadata.max.age.ms`` (5
+        minutes) later, while the group sits stable with no partitions. A Connect sink started
+        beside the source that creates its topic, as in Kafka's quick start, is that consumer."""
+        if not self._metadata.topics.isdisjoint(self._metadata.unavailable_topics):
+            self._metadata.request_update()
 
     # -- the consumer's poll ----------------------------------------------------------------------------
 
