@@ -46,6 +46,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -58,6 +59,7 @@ from typing import TYPE_CHECKING
 from rich.console import Group
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from kafka_lite.cli import CliError, security
 from kafka_lite.cli.lab import DEFAULT_WORKSPACE, dir_option
@@ -300,7 +302,7 @@ def start_cluster(
     existing = load_state(directory)
     if existing and any(_alive(p) for p in _pids(existing)):
         raise CliError(
-            f"a cluster is already running in {directory} (kafka-lite cluster down {_where(existing)})"
+            f"a cluster is already running in {directory} (`kafka-lite cluster down {_where(existing)}`)"
         )
     if brokers < 1:
         raise CliError(f"--brokers must be at least 1, got {brokers}", exit_code=2)
@@ -551,7 +553,7 @@ def status_table(state: dict, health: dict) -> Table:
     if leaders is not None and (health["under_replicated"] or health["offline"]):
         table.caption += (
             f"\n{health['under_replicated']} partitions under-replicated, {health['offline']} without a "
-            "leader (kafka-lite topics --describe --under-replicated-partitions lists them)"
+            "leader"
         )
     if state.get("lab"):
         lab = state["lab"]
@@ -639,8 +641,20 @@ def _where(state: dict) -> str:
     directory = Path(state["dir"])
     if state.get("name"):
         first = directory.with_name(directory.name.removesuffix(f"-{state['name']}"))
-        return f"--dir {first} --name {state['name']}"
-    return f"--dir {directory}"
+        return f"--dir {shlex.quote(str(first))} --name {state['name']}"
+    return f"--dir {shlex.quote(str(directory))}"
+
+
+def _topics_command(state: dict, health: dict) -> str:
+    """``kafka-lite topics`` pointed at this cluster, for a hint to run as it is printed: a live
+    broker to ask and, on a secure cluster, the admin's login (only a super user sees every topic)."""
+    live = [b for b in state["brokers"] if health["brokers_alive"].get(b["id"])] or state["brokers"]
+    login = (
+        f" --command-config {shlex.quote(state['secure']['users'][security.ADMIN_USER])}"
+        if state.get("secure")
+        else ""
+    )
+    return f"kafka-lite topics --bootstrap-server 127.0.0.1:{live[0]['port']}{login}"
 
 
 def _stop_on_signals() -> None:
@@ -675,22 +689,40 @@ def partitions_table(health: dict) -> Table | None:
             ",".join(map(str, replicas)), ",".join(map(str, isr)), style=style,
         )  # fmt: skip
     if len(rows) > PARTITION_ROWS:
-        table.caption = f"and {len(rows) - PARTITION_ROWS} more (kafka-lite topics --describe lists them all)"
+        table.caption = f"and {len(rows) - PARTITION_ROWS} more"
     return table
 
 
-def live_view(state: dict, health: dict) -> Group:
-    """What a foreground ``cluster up`` shows, refreshed: the processes, then the partitions."""
+def live_view(state: dict, health: dict, with_hints: bool = True) -> Group:
+    """What a foreground ``cluster up`` shows, refreshed: the processes, then the partitions, then
+    the commands that show more (word-wrapped to the terminal; ``status`` prints them whole)."""
     partitions = partitions_table(health)
-    return Group(status_table(state, health), *([partitions] if partitions is not None else []))
+    hints = [Text(hint, style="dim") for hint in status_hints(state, health)] if with_hints else []
+    return Group(status_table(state, health), *([partitions] if partitions is not None else []), *hints)
+
+
+def status_hints(state: dict, health: dict) -> list[str]:
+    """The commands that show what the tables leave out, each a line to copy and run as it is."""
+    hints = []
+    if health.get("under_replicated") or health.get("offline"):
+        command = f"{_topics_command(state, health)} --describe --under-replicated-partitions --unavailable-partitions"
+        hints.append(f"`{command}` lists the partitions that need a look")
+    if len(health.get("partitions") or ()) > PARTITION_ROWS:
+        hints.append(f"`{_topics_command(state, health)} --describe` lists every partition")
+    return hints
 
 
 def run_status(args: argparse.Namespace, console) -> int:
     state = load_state(args.dir)
     if state is None:
-        raise CliError(f"no cluster in {args.dir} (start one with kafka-lite cluster up)")
+        where = _where({"dir": args.dir, "name": args.name}) if args.dir != DEFAULT_DIR else ""
+        raise CliError(
+            f"no cluster in {args.dir} (start one with `{f'kafka-lite cluster up {where}'.rstrip()}`)"
+        )
     health = cluster_health(state)
-    console.print(live_view(state, health))
+    console.print(live_view(state, health, with_hints=False))
+    for hint in status_hints(state, health):  # whole lines, so that a command copies as one
+        console.print(hint, style="dim", highlight=False, markup=False, soft_wrap=True)
     return 0 if is_healthy(state, health) else 1
 
 
@@ -812,7 +844,7 @@ def run_down(args: argparse.Namespace, console) -> int:
     if users:
         raise CliError(
             f"the named cluster {users[0]['name']!r} uses this cluster's ZooKeeper: stop it first "
-            f"(kafka-lite cluster down {_where(users[0])})"
+            f"(`kafka-lite cluster down {_where(users[0])}`)"
         )
     stop_cluster(state)
     console.print(f"cluster in {state['dir']} stopped", highlight=False)
@@ -848,12 +880,14 @@ def run_kill(args: argparse.Namespace, console) -> int:
     """SIGKILL, as a crash: no clean-shutdown marker, so the next start recovers the logs; the
     broker's ZooKeeper session expires after zookeeper.session.timeout.ms and the controller moves
     its partitions' leadership (book 7.1.3)."""
-    _, broker = _running_broker(args)
+    state, broker = _running_broker(args)
     os.kill(broker["pid"], signal.SIGKILL)
     _wait_gone(broker["pid"], 10)
     console.print(
-        f"broker {args.broker} (pid {broker['pid']}) killed; kafka-lite cluster status shows the rest",
+        f"broker {args.broker} (pid {broker['pid']}) killed; `kafka-lite cluster status {_where(state)}` "
+        "shows the rest",
         highlight=False,
+        soft_wrap=True,  # a command to copy: one line, never broken
     )
     return 0
 
@@ -877,8 +911,9 @@ def run_shutdown(args: argparse.Namespace, console) -> int:
         console.print(line, highlight=False, markup=False)
     console.print(
         f"broker {args.broker} (pid {broker['pid']}) shut down in {time.monotonic() - started:.1f} s; "
-        f"kafka-lite cluster restart {args.broker} starts it again",
+        f"`kafka-lite cluster restart {args.broker} {_where(state)}` starts it again",
         highlight=False,
+        soft_wrap=True,  # a command to copy: one line, never broken
     )
     return 0
 
@@ -992,9 +1027,10 @@ def _signal_broker(args: argparse.Namespace, signum: int, stopped: bool) -> dict
 def run_pause(args: argparse.Namespace, console) -> int:
     broker = _signal_broker(args, signal.SIGSTOP, stopped=True)
     console.print(
-        f"broker {args.broker} (pid {broker['pid']}) paused; kafka-lite cluster resume {args.broker} "
-        "lets it run again",
+        f"broker {args.broker} (pid {broker['pid']}) paused; `kafka-lite cluster resume {args.broker} "
+        f"{_where(load_state(args.dir))}` lets it run again",
         highlight=False,
+        soft_wrap=True,  # a command to copy: one line, never broken
     )
     return 0
 

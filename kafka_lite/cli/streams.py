@@ -23,6 +23,7 @@ A sub-command registers itself on the group's parser with a ``register_*`` funct
 from __future__ import annotations
 
 import argparse
+import shlex
 import signal
 import threading
 
@@ -105,10 +106,10 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
         raise CliError(str(e), exit_code=2) from None
     with admin_client(args.bootstrap_server) as admin:
         if args.input_topic not in admin.list_topics():
+            create = shlex.join(["kafka-lite", "topics", "--create", "--topic", args.input_topic, "--partitions", "3",
+                                 "--replication-factor", "1", "--bootstrap-server", args.bootstrap_server])  # fmt: skip
             raise CliError(
-                f"the input topic {args.input_topic} does not exist: create it first, for example "
-                f"kafka-lite topics --create --topic {args.input_topic} --partitions 3 "
-                f"--bootstrap-server {args.bootstrap_server}"
+                f"the input topic {args.input_topic} does not exist: create it first, for example `{create}`"
             )
     streams = KafkaStreams(build_wordcount(KStreamBuilder(), args.input_topic, args.output_topic), props)
     streams.set_state_listener(lambda new, old: console.print(f"state {old.value} -> {new.value}"))

@@ -16,6 +16,7 @@ Either way the controller's watch on the topic sees the new partitions and elect
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 from rich.table import Table
@@ -160,7 +161,7 @@ def _alter(args, console) -> int:
         raise CliError("--alter needs --topic and --partitions", exit_code=2)
     if args.config:
         raise CliError(
-            "--alter takes no --config: change a topic's settings with `kafka-lite configs --alter`",
+            f"--alter takes no --config: change a topic's settings with `{_configs_command(args)}`",
             exit_code=2,
         )
     new_assignments = (
@@ -183,6 +184,16 @@ def _alter(args, console) -> int:
             admin.create_partitions({args.topic: NewPartitions(args.partitions, new_assignments)})
     console.print("Adding partitions succeeded!", highlight=False)
     return 0
+
+
+def _configs_command(args) -> str:
+    """The ``kafka-lite configs`` command that sets the ``--config`` values ``--alter`` was given.
+    It goes through a broker (AlterConfigs): with ``--zookeeper`` the broker's address is left for
+    the user to fill in."""
+    bootstrap = args.bootstrap_server or "HOST:PORT"
+    login = ["--command-config", args.command_config] if args.command_config else []
+    return shlex.join(["kafka-lite", "configs", "--bootstrap-server", bootstrap, *login, "--entity-type", "topics",
+                       "--entity-name", args.topic, "--alter", "--add-config", ",".join(args.config)])  # fmt: skip
 
 
 def _add_partitions_in_zookeeper(
