@@ -1,26 +1,33 @@
 """``kafka-lite lab list | start N | grade N | solution N | data``: the graded labs, and the Spark labs' data.
 
 No Kafka twin: the course tooling, modelled on MIT 6.1810's ``make grade``. ``start`` writes the
-lab's starter files (generated from the reference) and its handout (links re-aimed at the checkout)
-into a workspace, and records where (``kafka_lite.spark.labs.record_workspace``: the lab notebooks
-read it); ``grade`` runs the lab's tests with those files in place of the reference and prints the
-points per stage, then each failing test's whole message (the tests explain a failure over many
-lines: bit diagrams, fields side by side) under the learner's line it came from, with a hint where the
-message does not say the cause, and with ``--verbose`` all the learner's frames and what the tests
-printed (less the clients' connection warnings). Exit code 0 only when every selected test passes. A grade of
-a workspace, whole or of one stage, is remembered in the workspace's ``.scores.json``, which ``list``
-shows and ``solution`` reads: it shows the reference's regions of a lab (or stage) once its last
-grade had full marks, and otherwise says how to see them anyway. ``data`` prepares the Spark labs'
-topic data (``kafka_lite.spark.lab_data``) ahead of time, and prints where it is.
+lab's starter files (generated from the reference) and its handout (links re-aimed at the checkout;
+the steps and hints apart, in HINTS.md) into a workspace, and records where, in the user's state
+directory (``record_workspace``: the lab notebooks and ``list`` read it); ``grade`` runs the lab's
+tests with those files in place of the reference and prints the points per stage, then each failing
+test's whole message (the tests explain a failure over many lines: bit diagrams, fields side by
+side) under the learner's line it came from, with a hint where the message does not say the cause,
+and with ``--verbose`` all the learner's frames and what the tests printed (less the clients'
+connection warnings). Exit code 0 only when every selected test passes. A grade of a workspace,
+whole or of one stage, is remembered in the workspace's ``.scores.json``, which ``list`` shows (for
+each lab, from the workspace it was last started or graded in, unless ``--dir`` names one) and
+``solution`` reads: it shows the reference's regions of a lab (or stage) once its last grade had
+full marks, and otherwise says how to see them anyway. ``data`` prepares the Spark labs' topic data
+(``kafka_lite.spark.lab_data``) ahead of time, and prints where it is.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
+import os
 import shlex
 import sys
+import tempfile
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,8 +38,14 @@ from kafka_lite.cli import CliError
 from kafka_lite.grading import feedback
 from kafka_lite.grading.grader import GradeReport, TestResult, grade
 from kafka_lite.grading.labs import REPO_ROOT, Lab, LabError, discover, find
-from kafka_lite.grading.starter import RegionError, handout_for, solution_regions, write_starter
-from kafka_lite.spark.labs import record_workspace
+from kafka_lite.grading.starter import (
+    HINTS_FILE,
+    RegionError,
+    solution_regions,
+    workspace_handout,
+    write_starter,
+)
+from kafka_lite.spark.labs import WORKSPACES_FILE, recorded_workspaces, state_dir
 
 DEFAULT_WORKSPACE = Path("kafka-lite-labs")
 SCORES_FILE = ".scores.json"
@@ -55,7 +68,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub.required = True
     list_ = sub.add_parser("list", help="the labs: time, what each builds on, your last score")
     list_.add_argument(
-        "--dir", type=Path, default=DEFAULT_WORKSPACE, help="workspace (default kafka-lite-labs)"
+        "--dir",
+        type=Path,
+        default=None,
+        help="workspace (default: each lab's, where `lab start` last wrote it, else kafka-lite-labs)",
     )
     list_.set_defaults(handler=run_list)
     start = sub.add_parser("start", help="write lab N's starter files into a workspace")
@@ -115,7 +131,14 @@ def load_scores(workspace_root: Path) -> dict:
 
 def save_score(workspace_root: Path, report: GradeReport, stage: int | None = None) -> None:
     """Remember a grade of the whole lab, or (``stage``) of one stage: its points replace that
-    stage's, and the whole lab's last total stays as it was."""
+    stage's, and the whole lab's last total stays as it was. Two grades at once (of two labs of one
+    workspace) both count: see ``record_workspace``."""
+    workspace_root.mkdir(parents=True, exist_ok=True)
+    with _locked(workspace_root / SCORES_FILE):
+        _save_score(workspace_root, report, stage)
+
+
+def _save_score(workspace_root: Path, report: GradeReport, stage: int | None) -> None:
     scores = load_scores(workspace_root)
     now = datetime.now(UTC).isoformat(timespec="seconds")
     stages = {str(s.number): [s.earned, s.total] for s in report.stage_scores()}
@@ -130,8 +153,7 @@ def save_score(workspace_root: Path, report: GradeReport, stage: int | None = No
         entry = scores.setdefault(str(report.lab.number), {})
         entry.setdefault("stages", {}).update(stages)
         entry["graded_at"] = now
-    workspace_root.mkdir(parents=True, exist_ok=True)
-    (workspace_root / SCORES_FILE).write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+    _replace_json(workspace_root / SCORES_FILE, scores)
 
 
 def run_list(args: argparse.Namespace, console: Console) -> int:
@@ -139,19 +161,25 @@ def run_list(args: argparse.Namespace, console: Console) -> int:
         labs = discover()
     except LabError as e:
         raise CliError(str(e)) from None
-    scores = load_scores(args.dir)
+    recorded = recorded_workspaces() if args.dir is None else {}
+    scores_in: dict[Path, dict] = {}  # a workspace directory -> its scores, read once
     for lab in labs:
-        score = scores.get(str(lab.number))
+        workspace = _workspace_of(lab, args.dir, recorded)
+        if workspace.parent not in scores_in:
+            scores_in[workspace.parent] = load_scores(workspace.parent)
+        score = scores_in[workspace.parent].get(str(lab.number))
         if score is not None and "total" in score:
             last = f"your last score {score['earned']}/{score['total']} ({score['graded_at'][:10]})"
         elif score is not None:
             last = f"graded by stage ({score['graded_at'][:10]})"
-        elif (args.dir / lab.slug).exists():
+        elif workspace.exists():
             last = "started, not graded yet"
         else:
             last = "not started"
         print_ = _Printer(console)
         print_.line(f"[bold]Lab {lab.number}: {_escape(lab.title)}[/]  ({lab.time}; {last})")
+        if workspace.exists() and workspace.parent.resolve() != (args.dir or DEFAULT_WORKSPACE).resolve():
+            print_.line(f"  workspace: {_escape(str(workspace))}")
         if lab.builds_on:
             print_.line(f"  builds on: {_escape('; '.join(lab.builds_on))}")
         for stage in lab.stages:
@@ -160,9 +188,65 @@ def run_list(args: argparse.Namespace, console: Console) -> int:
             print_.line(f"  stage {stage.number}: {_escape(stage.name)}{got}")
         print_.line(f"  handout: {lab.handout.relative_to(REPO_ROOT)}")
     console.print(
-        f"Start a lab with: {_command()} lab start N{dir_option(args.dir)}", highlight=False, soft_wrap=True
+        f"Start a lab with: {_command()} lab start N{dir_option(args.dir or DEFAULT_WORKSPACE)}",
+        highlight=False,
+        soft_wrap=True,
     )
     return 0
+
+
+def _workspace_of(lab: Lab, directory: Path | None, recorded: dict[str, str]) -> Path:
+    """Lab ``lab``'s workspace: in ``directory`` when ``--dir`` names one; else where ``lab start`` or
+    ``lab grade`` last recorded it (a lab started with ``--dir`` elsewhere has its scores there), if
+    it is still there; else in the default workspace."""
+    if directory is not None:
+        return directory / lab.slug
+    if lab.slug in recorded and Path(recorded[lab.slug]).is_dir():
+        return Path(recorded[lab.slug])
+    return DEFAULT_WORKSPACE / lab.slug
+
+
+# -- the records: where each lab's workspace is, and its scores -----------------------------------------------
+
+
+def record_workspace(lab_slug: str, workspace: Path) -> Path:
+    """Remember ``workspace`` as the workspace of ``lab_slug`` in the user's state directory, where
+    the lab notebooks and ``lab list`` look for it (``kafka_lite.spark.labs.recorded_workspaces``);
+    returns the file it is recorded in.
+
+    The file is one for every lab, so it is read, changed and written back under a lock: two
+    ``lab start``s at once (two terminals, a script) would otherwise both read the old record, and
+    the second write would drop the first's lab."""
+    path = state_dir() / WORKSPACES_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path):
+        recorded = recorded_workspaces()
+        recorded[lab_slug] = str(Path(workspace).resolve())
+        _replace_json(path, recorded)
+    return path
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock for a read-modify-write of ``path``: ``flock`` on ``<path>.lock`` beside
+    it (not on ``path`` itself, which ``_replace_json`` replaces by another file). The lock belongs to
+    the open file, so it is released when the file closes, also when the process dies."""
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _replace_json(path: Path, data: dict) -> None:
+    """Write ``data`` to ``path`` whole or not at all: a temporary file in the same directory, then
+    ``os.replace`` (atomic), so that a reader sees the old file or the new one, never half of one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 # -- start --------------------------------------------------------------------------------------------------
@@ -177,7 +261,10 @@ def run_start(args: argparse.Namespace, console: Console) -> int:
         written = write_starter(lab, REPO_ROOT, workspace)
     except RegionError as e:
         raise CliError(f"cannot make the starter: {e}") from None
-    (workspace / "README.md").write_text(handout_for(lab.handout, workspace), encoding="utf-8")
+    readme, hints = workspace_handout(lab.handout, workspace)
+    (workspace / "README.md").write_text(readme, encoding="utf-8")
+    if hints:
+        (workspace / HINTS_FILE).write_text(hints, encoding="utf-8")
     recorded_in = record_workspace(lab.slug, workspace)
     out = _Printer(console)
     out.line(f"[bold]Lab {lab.number}: {_escape(lab.title)}[/] ({lab.time})")
@@ -186,7 +273,10 @@ def run_start(args: argparse.Namespace, console: Console) -> int:
     if lab.stages:
         first = lab.stages[0]
         out.line(f"Start with stage 1, {_escape(first.name)}: {', '.join(first.regions)}.")
-    out.line(f"Read {_escape(str(workspace / 'README.md'))}, edit the files above, then:")
+    out.line(
+        f"Read {_escape(str(workspace / 'README.md'))} (the steps and hints, when stuck: {HINTS_FILE} beside "
+        "it), edit the files above, then:"
+    )
     out.line(f"  {_command()} lab grade {lab.number}{_escape(dir_option(args.dir))}")
     out.line(
         f"Edit and read these copies, not the checkout's kafka_lite/: it holds the reference, the answer. "

@@ -15,7 +15,8 @@ the generated module always imports: a student's first failure is the lab's own 
 syntax or import error.
 
 The same regions are what ``kafka-lite lab solution`` shows (``solution_regions``), and
-``handout_for`` is the handout as ``lab start`` copies it into the workspace, its links re-aimed.
+``handout_for`` is the handout as ``lab start`` copies it into the workspace, its links re-aimed;
+``workspace_handout`` splits that copy into README.md and HINTS.md (the steps and the hints).
 """
 
 from __future__ import annotations
@@ -178,3 +179,68 @@ def handout_for(handout: Path, directory: Path) -> str:
         return f"{match.group(1)}{Path(moved).as_posix()}{'#' + anchor if anchor else ''}{match.group(3)}"
 
     return _LINK.sub(rebase, handout.read_text(encoding="utf-8"))
+
+
+HINTS_FILE = "HINTS.md"
+STEPS_HEADING = "### Step by step"
+HINTS_HEADING = "## Hints"
+# A folded step-by-step guide of a handout: <details markdown="1"><summary>Stage N, step by step</summary>.
+_FOLDED = re.compile(
+    r"^<details[^>]*>\n<summary>(?P<title>.*?)</summary>\n(?P<body>.*?)^</details>\n", re.M | re.S
+)
+
+
+def workspace_handout(handout: Path, directory: Path) -> tuple[str, str]:
+    """The handout as ``lab start`` writes it into ``directory``: ``README.md`` and ``HINTS.md``.
+
+    On the site a handout's step-by-step guides are folded (``<details>``), to be opened when stuck;
+    in a terminal ``cat README.md`` would print them unfolded, the answer's outline beside the
+    behaviour it is meant to make the learner work out. So the workspace's README.md keeps everything
+    else (the behaviour, the stages, what the tests check) and says, where the steps and the hints
+    were, that they are in HINTS.md, which holds them as plain markdown. Links are re-aimed at the
+    checkout in both (``handout_for``)."""
+    text = handout_for(handout, directory)
+    lines = text.splitlines(keepends=True)
+    steps = _section(lines, STEPS_HEADING)
+    hints = _section(lines, HINTS_HEADING)
+    if steps is None or hints is None:  # not a handout of the usual shape: copied whole
+        return text, ""
+    pointer = {
+        steps: f"The steps, a stage at a time, are in [{HINTS_FILE}]({HINTS_FILE}): open it when a stage\n"
+        "has you stuck, once you have read the behaviour above.\n\n",
+        hints: f"In [{HINTS_FILE}]({HINTS_FILE}#hints), after the steps.\n\n",
+    }
+    readme = list(lines)
+    for start, end in sorted(pointer, reverse=True):  # the later section first: indexes stay right
+        readme[start + 1 : end] = ["\n", pointer[(start, end)]]
+    title = lines[0].removeprefix("# ").strip() if lines and lines[0].startswith("# ") else "the lab"
+    unfolded = _FOLDED.sub(
+        lambda m: f"### {m.group('title')}\n\n{m.group('body').lstrip()}", "".join(lines[slice(*steps)][1:])
+    )
+    hints_md = (
+        f"# {title}: steps and hints\n\n"
+        "The step-by-step guides and the hints of [README.md](README.md), kept out of it so that reading\n"
+        "the behaviour does not show them.\n\n"
+        f"## Step by step\n{unfolded.rstrip()}\n\n"
+        f"{''.join(lines[slice(*hints)]).rstrip()}\n"
+    )
+    return "".join(readme), hints_md
+
+
+def _section(lines: list[str], heading: str) -> tuple[int, int] | None:
+    """``(first, end)``: the line of ``heading`` and the line of the next heading of its level or
+    above (or the end); lines in code fences are not headings."""
+    level = len(heading) - len(heading.lstrip("#"))
+    start, fenced = None, False
+    for n, line in enumerate(lines):
+        if line.startswith("```"):
+            fenced = not fenced
+        if fenced:
+            continue
+        if start is None:
+            start = n if line.rstrip() == heading else None
+            continue
+        marks = len(line) - len(line.lstrip("#"))
+        if 0 < marks <= level and line[marks : marks + 1] == " ":
+            return start, n
+    return (start, len(lines)) if start is not None else None

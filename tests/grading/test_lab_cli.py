@@ -10,7 +10,7 @@ import pytest
 
 from kafka_lite.cli.main import main
 from kafka_lite.grading.labs import REPO_ROOT, discover, find
-from kafka_lite.grading.starter import write_starter
+from kafka_lite.grading.starter import HINTS_FILE, write_starter
 
 pytestmark = pytest.mark.labs  # grades real labs: a subprocess of pytest per grade
 
@@ -159,11 +159,14 @@ def test_a_lab_started_outside_the_repository_is_recorded_and_its_handout_links_
         assert "not the checkout's kafka_lite/: it holds the reference" in out
         workspace = tmp_path / "kafka-lite-labs" / lab.slug
         assert recorded_workspaces()[lab.slug] == str(workspace.resolve())
-        handout = (workspace / "README.md").read_text(encoding="utf-8")
-        relative = [link for link in _links(handout) if not re.match(r"^([a-z]+:|#)", link)]
-        assert len(relative) == len(_links(lab.handout.read_text(encoding="utf-8"))) - (
-            len(_links(handout)) - len(relative)
-        )
+        # The handout's links, in README.md or, with the steps and hints, in HINTS.md; and the two
+        # files' links to each other.
+        copied = [(workspace / name).read_text(encoding="utf-8") for name in ("README.md", HINTS_FILE)]
+        links = [link for text in copied for link in _links(text)]
+        own = [link for link in links if link.split("#")[0] in ("README.md", HINTS_FILE)]
+        assert len(links) - len(own) == len(_links(lab.handout.read_text(encoding="utf-8")))
+        assert own, f"{lab.slug}'s README.md and {HINTS_FILE} link to each other"
+        relative = [link for link in links if not re.match(r"^([a-z]+:|#)", link)]
         for link in relative:
             target = (workspace / link.split("#")[0]).resolve()
             assert target.exists(), f"{lab.slug}'s handout in the workspace links to {link}: not there"
