@@ -1,9 +1,11 @@
 """Kafka Connect standalone on the test cluster: a file through a topic into another file, offsets
-that survive a restart, and ``kafka-lite connect standalone`` run with Kafka's quick-start files."""
+that survive a restart, and chapter 8's quick start (``kafka-lite connect standalone`` with Kafka's quick-start files) run as
+its guide shows it."""
 
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -24,7 +26,9 @@ from tests.support.waiting import wait_until
 pytestmark = pytest.mark.integration
 
 KAFKA_LITE = str(Path(sys.executable).parent / "kafka-lite")
-CONFIG_DIR = Path(__file__).resolve().parents[3] / "kafka_lite" / "connect" / "config"
+ROOT = Path(__file__).resolve().parents[3]
+CONFIG_DIR = ROOT / "kafka_lite" / "connect" / "config"
+GUIDE = ROOT / "chapters" / "ch08_mirrormaker_connect" / "connect.md"
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 
 # A test worker commits every 100 ms, and its sink consumers notice a lost member in 3 s.
@@ -127,16 +131,50 @@ def quick_start_files(directory: Path, bootstrap: str) -> list[Path]:
     return paths
 
 
-def test_the_cli_runs_kafkas_quick_start_until_sigterm(cluster, tmp_path):
-    cluster.create_topic("connect-test", partitions=1)  # the quick start's topic
-    lines = ["foo", "bar", "Kafka Connect"]
-    (tmp_path / "test.txt").write_text("".join(line + "\n" for line in lines))
-    files = quick_start_files(tmp_path, cluster.bootstrap_servers)
-    process = subprocess.Popen([KAFKA_LITE, "connect", "standalone", *map(str, files)], cwd=tmp_path,
+def quick_start_commands() -> list[str]:
+    """The commands of 8.3.1's quick start, as the guide shows them (its first ``sh`` block), each
+    on one line."""
+    section = GUIDE.read_text(encoding="utf-8").split("## 8.3.1", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
+    assert block, f"{GUIDE.name}: no sh block in 8.3.1"
+    return [line.strip() for line in block[1].replace("\\\n", " ").splitlines() if line.strip()]
+
+
+def test_the_guides_quick_start_copies_test_txt_into_test_sink_txt_until_sigterm(cluster, tmp_path):
+    """8.3.1's commands as the guide shows them, run in a fresh directory: the topic is not created
+    first, and the sink's consumer is in its group before the source's first record creates the
+    topic, so the sink copies anything only once its consumer looks again for the missing topic."""
+    up, write_test_txt, run_worker = quick_start_commands()
+    assert up == "kafka-lite cluster up --detach", "the quick start's cluster is the test session's"
+    # The properties files where the command names them: Kafka's, with the session cluster's address,
+    # an offsets file of this test's and any free REST port (see quick_start_files).
+    config_dir = tmp_path / "kafka_lite" / "connect" / "config"
+    config_dir.mkdir(parents=True)
+    quick_start_files(config_dir, cluster.bootstrap_servers)
+    # A cluster whose group coordinator answers at once: the sink's consumer joins its group, and its
+    # leader assigns, before the source's producer has created connect-test.
+    admin = cluster.admin()
+    try:
+        admin.find_coordinator("connect-local-file-sink")
+        assert "connect-test" not in admin.list_topics(), "the quick start's topic must not exist yet"
+    finally:
+        admin.close()
+
+    subprocess.run(["sh", "-c", write_test_txt], cwd=tmp_path, check=True)
+    source, sink = tmp_path / "test.txt", tmp_path / "test.sink.txt"
+    assert lines_of(source) == ["foo", "bar"]
+    command = shlex.split(run_worker)
+    assert command[0] == "kafka-lite"
+    process = subprocess.Popen([KAFKA_LITE, *command[1:]], cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     try:
-        wait_until(lambda: lines_of(tmp_path / "test.sink.txt") == lines, timeout_s=20,
-                   what="the quick start's sink file")  # fmt: skip
+        wait_until(
+            lambda: lines_of(sink) == lines_of(source), timeout_s=15, what="test.sink.txt to equal test.txt"
+        )
+        with source.open("a") as f:
+            f.write("Kafka Connect\n")  # "lines appended to test.txt follow"
+        wait_until(lambda: lines_of(sink) == ["foo", "bar", "Kafka Connect"], timeout_s=15,
+                   what="the appended line in test.sink.txt")  # fmt: skip
     finally:
         out = terminate(process)
     assert process.returncode == 0, out
@@ -145,7 +183,7 @@ def test_the_cli_runs_kafkas_quick_start_until_sigterm(cluster, tmp_path):
     assert out.rstrip().endswith("Kafka Connect stopped")
     # The clean stop committed the source's offset: the position after the last line.
     assert re.search(
-        rf"\\\"position\\\":{len('foo bar Kafka Connect ')}", (tmp_path / "connect.offsets").read_text()
+        rf"\\\"position\\\":{source.stat().st_size}\b", (config_dir / "connect.offsets").read_text()
     )
 
 
