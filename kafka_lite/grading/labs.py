@@ -18,12 +18,24 @@ says::
     passing = "the varint tests pass: 8/8 points"
     needs = []                             # earlier stages this one cannot work without
 
-Every solution region of the lab's files belongs to exactly one stage. Labs are numbered 1, 2, 3 ...
+    [[mistakes]]                           # planted mistakes, each breaking one requirement of the handout
+    name = "reassigned-leader-not-checked-alive"    # the self-check's case id, unique in the lab
+    stage = 1                              # the stage that must lose points
+    region = "ReassignedPartitionLeaderSelector.select_leader"  # a solution region of that stage
+    description = "a dead new replica in the ISR is skipped"     # the requirement it breaks
+    old = "r in live and r in current_leader_and_isr.isr"        # exactly once in the region ...
+    new = "r in current_leader_and_isr.isr"                      # ... and what replaces it
+    tests = ["test_reassigned_elects_..."] # optional: the graded tests that catch it (default: the stage's)
+
+Every solution region of the lab's files belongs to exactly one stage. A planted mistake is the whole
+reference with one edit inside one region: the lab self-check grades it and expects the stage to lose
+points, so every requirement the handout states has a test that fails without it. Labs are numbered 1, 2, 3 ...
 in the order they were added; discovery checks that the numbers are exactly that.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +62,19 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Mistake:
+    """One planted mistake: the reference with ``old`` replaced by ``new`` inside region ``region``."""
+
+    name: str  # unique in the lab; the self-check's case id
+    stage: int
+    region: str  # the qualname of the function whose solution region the edit is in
+    description: str  # the handout's requirement the mistake breaks
+    old: str
+    new: str
+    tests: tuple[str, ...] = ()  # the graded tests that catch it; () means every test of the stage
+
+
+@dataclass(frozen=True)
 class Lab:
     number: int
     slug: str  # the folder name, e.g. lab01_record_batch
@@ -59,6 +84,7 @@ class Lab:
     time: str = ""
     builds_on: tuple[str, ...] = ()
     stages: tuple[Stage, ...] = ()
+    mistakes: tuple[Mistake, ...] = ()
 
     @property
     def uses_spark(self) -> bool:
@@ -120,6 +146,7 @@ def _load(directory: Path, repo_root: Path) -> Lab:
     if not isinstance(builds_on, list) or not all(isinstance(b, str) for b in builds_on):
         raise LabError(f"{spec_path}: builds_on must be a list of strings")
     stages = _load_stages(spec_path, spec.get("stages", []), files, repo_root)
+    mistakes = _load_mistakes(spec_path, spec.get("mistakes", []), stages)
     return Lab(
         int(spec["number"]),
         directory.name,
@@ -129,6 +156,7 @@ def _load(directory: Path, repo_root: Path) -> Lab:
         str(spec.get("time", "")),
         tuple(builds_on),
         stages,
+        mistakes,
     )
 
 
@@ -173,6 +201,66 @@ def _load_stages(spec_path: Path, raw: list, files: tuple[str, ...], repo_root: 
     if raw and unclaimed:
         raise LabError(f"{spec_path}: solution regions in no stage: {', '.join(unclaimed)}")
     return tuple(stages)
+
+
+_MISTAKE_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_MISTAKE_TEXT = ("name", "region", "description", "old", "new")
+
+
+def _load_mistakes(spec_path: Path, raw: object, stages: tuple[Stage, ...]) -> tuple[Mistake, ...]:
+    """The ``[[mistakes]]`` tables, each checked against the stages: its region must be one its stage
+    writes. Whether ``old`` is in that region's text is checked when the mistake is planted
+    (``starter.plant_mistake``), so a mistake whose reference moved on fails the self-check."""
+    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
+        raise LabError(f"{spec_path}: mistakes must be [[mistakes]] tables")
+    regions = {name: stage.number for stage in stages for name in stage.regions}
+    mistakes: list[Mistake] = []
+    for index, table in enumerate(raw, start=1):
+        where = f"{spec_path}: mistake {index}" + (
+            f" ({table['name']})" if isinstance(table.get("name"), str) else ""
+        )
+        missing = [key for key in (*_MISTAKE_TEXT, "stage") if key not in table]
+        if missing:
+            raise LabError(f"{where} lacks {', '.join(missing)}")
+        unknown = sorted(set(table) - {*_MISTAKE_TEXT, "stage", "tests"})
+        if unknown:
+            raise LabError(f"{where}: unknown keys {', '.join(unknown)}")
+        wrong = [key for key in _MISTAKE_TEXT if not isinstance(table[key], str) or not table[key].strip()]
+        if wrong:
+            raise LabError(f"{where}: {', '.join(wrong)} must be non-empty strings")
+        if not _MISTAKE_NAME.match(table["name"]):
+            raise LabError(f"{where}: name must be lower-case words joined by hyphens, as a test id")
+        if table["name"] in {m.name for m in mistakes}:
+            raise LabError(f"{where}: another mistake is named {table['name']}")
+        if table["old"] == table["new"]:
+            raise LabError(f"{where}: new is the same as old, so nothing would be planted")
+        stage = table["stage"]
+        if not isinstance(stage, int) or stage not in {s.number for s in stages}:
+            valid = ", ".join(str(s.number) for s in stages) or "none"
+            raise LabError(f"{where}: stage {stage!r} is not one of the lab's stages ({valid})")
+        if table["region"] not in regions:
+            raise LabError(f"{where}: no solution region in a function {table['region']}")
+        if regions[table["region"]] != stage:
+            raise LabError(
+                f"{where}: region {table['region']} belongs to stage {regions[table['region']]}, not stage {stage}"
+            )
+        tests = table.get("tests", [])
+        if not isinstance(tests, list) or not all(
+            isinstance(t, str) and t.startswith("test_") for t in tests
+        ):
+            raise LabError(f"{where}: tests must be a list of graded tests' names (test_...)")
+        mistakes.append(
+            Mistake(
+                table["name"],
+                stage,
+                table["region"],
+                " ".join(table["description"].split()),
+                table["old"],
+                table["new"],
+                tuple(tests),
+            )
+        )
+    return tuple(mistakes)
 
 
 def find(number: int, labs_root: Path = LABS_ROOT, repo_root: Path = REPO_ROOT) -> Lab:

@@ -14,6 +14,9 @@ the same indentation. Regions must pair up, must not nest, and must sit inside a
 the generated module always imports: a student's first failure is the lab's own error, never a
 syntax or import error.
 
+The lab self-check also writes *mistaken* workspaces (``write_mistaken``): the whole reference with
+one planted mistake, an exact edit inside one region, which the lab's graded tests must notice.
+
 The same regions are what ``kafka-lite lab solution`` shows (``solution_regions``), and
 ``handout_for`` is the handout as ``lab start`` copies it into the workspace, its links re-aimed;
 ``workspace_handout`` splits that copy into README.md and HINTS.md (the steps and the hints).
@@ -150,6 +153,55 @@ def write_starter(lab, repo_root: Path, workspace: Path, solved: frozenset[str] 
     }
     written = []
     for rel, text in starters.items():
+        target = workspace / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def plant_mistake(source: str, region: str, old: str, new: str, path: str = "<source>") -> str:
+    """``source`` with ``old`` replaced by ``new`` inside the solution region of function ``region``.
+
+    ``old`` must occur exactly once in the region's lines (the markers excluded): a mistake whose text
+    the reference no longer holds, or holds twice, would plant nothing or something unmeant, so it is
+    an error naming the region, not a silent pass."""
+    lines = source.splitlines(keepends=True)
+    owned = [(begin, end) for begin, end, name in _owners(source, path) if name == region]
+    if not owned:
+        raise RegionError(f"{path}: no solution region in a function {region}")
+    ((begin, end),) = owned
+    body = "".join(lines[begin : end - 1])
+    count = body.count(old)
+    if count != 1:
+        found = "not found" if count == 0 else f"found {count} times"
+        raise RegionError(
+            f"{path}:{begin}: the mistake's old text is {found} in the region of {region}; it must be "
+            f"there exactly once:\n{old}"
+        )
+    mistaken = "".join(lines[:begin]) + body.replace(old, new) + "".join(lines[end - 1 :])
+    try:
+        compile(mistaken, path, "exec")
+    except SyntaxError as e:
+        raise RegionError(
+            f"{path}:{e.lineno}: the mistake planted in {region} does not parse: {e.msg}"
+        ) from e
+    return mistaken
+
+
+def write_mistaken(lab, mistake, repo_root: Path, workspace: Path) -> list[Path]:
+    """Write the lab's files under ``workspace``: the full reference, with ``mistake`` (a
+    ``labs.Mistake``) planted in the one file that holds its region."""
+    texts = {rel: (repo_root / rel).read_text(encoding="utf-8") for rel in lab.files}
+    holders = [rel for rel, text in texts.items() if mistake.region in region_qualnames(text, rel)]
+    if len(holders) != 1:
+        raise RegionError(
+            f"lab {lab.number}: mistake {mistake.name}: {len(holders)} files hold region {mistake.region}"
+        )
+    (rel,) = holders
+    texts[rel] = plant_mistake(texts[rel], mistake.region, mistake.old, mistake.new, rel)
+    written = []
+    for rel, text in texts.items():
         target = workspace / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")

@@ -40,6 +40,17 @@ class Run:
         self.output = output
         self.deserializers = (key_deserializer, value_deserializer)
         self.timeline: list[str] = []
+        # Whether a processor had asked for a commit (``context.commit()``) when the driver committed
+        # after each record: the task's flag, read just before its commit clears it. A stream thread
+        # reads the same flag (``commit_needed()``) after each record to decide whether to commit early.
+        self.commit_requested: list[bool] = []
+        task, commit = self.driver.task, self.driver.task.commit
+
+        def commit_noting_the_request(*args: Any, **kwargs: Any) -> None:
+            self.commit_requested.append(task.commit_needed())
+            commit(*args, **kwargs)
+
+        task.commit = commit_noting_the_request
 
     def pipe(self, topic: str, key: str | None, value: str | None, timestamp: int) -> list[tuple]:
         """Pipe one record; the ``(key, value, timestamp)`` of each record it caused on the output."""
@@ -146,6 +157,11 @@ def test_each_word_is_counted_in_the_store_lower_cased(start):
         run,
         {"hello": 2, "kafka": 2, "streams": 2},
         "counts add up across lines (whitespace runs split once; the record's key plays no part)",
+    )
+    assert run.commit_requested == [True, True, True], (
+        "after each line, process asks the task to commit (context.commit(), as Kafka's demo does), so "
+        "the stream thread commits the counts' progress once the record has gone through the topology; "
+        f"whether a commit was asked for, line by line: {run.commit_requested}\n{run.story()}"
     )
 
 

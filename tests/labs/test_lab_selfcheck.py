@@ -23,6 +23,11 @@ what those two runs do not already prove:
 
 Regions a reference's run reached outside every test's call (in a shared fixture's set-up, say)
 count for every test.
+
+A lab's ``[[mistakes]]`` (lab.toml) plant one mistake each in the whole reference, one per requirement
+of the handout's Behaviour section; each mistaken workspace is graded on the tests the mistake names
+(or its stage's), and must lose points there: a requirement whose mistake scores full marks is one the
+graded tests do not check.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import pytest
 
 from kafka_lite.grading.grader import GradeReport, grade
 from kafka_lite.grading.labs import REPO_ROOT, Lab, discover
-from kafka_lite.grading.starter import find_regions, write_starter
+from kafka_lite.grading.starter import find_regions, write_mistaken, write_starter
 
 pytestmark = pytest.mark.labs
 LABS = discover()
@@ -57,6 +62,11 @@ LAB_CASES = _params([(lab,) for lab in LABS], lambda case: case[0].slug)
 STAGE_CASES = _params(
     [(lab, stage) for lab in LABS for stage in lab.stages],
     lambda case: f"{case[0].slug}-stage{case[1].number}",
+)
+
+MISTAKE_CASES = _params(
+    [(lab, mistake) for lab in LABS for mistake in lab.mistakes],
+    lambda case: f"{case[0].slug}-{case[1].name}",
 )
 
 _graded: dict[tuple[int, str], GradeReport] = {}
@@ -295,3 +305,59 @@ def test_lab_files_have_well_formed_regions(lab):
         assert find_regions((REPO_ROOT / rel).read_text(encoding="utf-8"), rel), (
             f"{rel} has no solution region"
         )
+
+
+def _graded_tests(lab: Lab) -> dict[str, int]:
+    """Each graded test's name and stage, read from the lab's test files (its own stage marker, or the
+    module's)."""
+    found: dict[str, int] = {}
+    for path in lab.tests():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        module_stage = [
+            m
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(getattr(t, "id", "") == "pytestmark" for t in node.targets)
+            for m in _stage_marks(getattr(node.value, "elts", [node.value]))
+        ]
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                (mark,) = _stage_marks(node.decorator_list) + module_stage
+                found[node.name] = int(mark.removeprefix("pytest.mark.stage(").removesuffix(")"))
+    return found
+
+
+@pytest.mark.parametrize("lab", LAB_CASES)
+def test_every_lab_plants_mistakes_its_stages_tests_can_catch(lab):
+    """At least one planted mistake per lab, and the tests each one names are graded tests of its stage."""
+    assert lab.mistakes, f"{lab.directory / 'lab.toml'} plants no [[mistakes]]"
+    graded = _graded_tests(lab)
+    for mistake in lab.mistakes:
+        for test in mistake.tests:
+            assert graded.get(test) == mistake.stage, (
+                f"lab {lab.number}, mistake {mistake.name}: {test} is not a graded test of stage "
+                f"{mistake.stage} (stage {mistake.stage}'s tests: "
+                f"{sorted(t for t, n in graded.items() if n == mistake.stage)})"
+            )
+
+
+@pytest.mark.parametrize(("lab", "mistake"), MISTAKE_CASES)
+def test_a_planted_mistake_loses_points_in_its_stage(lab, mistake, tmp_path_factory):
+    """The reference with one mistake planted must lose points in the mistake's stage, graded on the
+    tests the mistake names (or every test of the stage)."""
+    workspace = tmp_path_factory.mktemp(f"{lab.slug}-{mistake.name}")
+    write_mistaken(lab, mistake, REPO_ROOT, workspace)
+    keyword = " or ".join(mistake.tests) or None
+    report = grade(lab, workspace, stages=[mistake.stage], keyword=keyword)
+    assert not report.collection_failed, report.output[-3000:]
+    if mistake.tests:
+        assert sorted({r.test for r in report.results}) == sorted(mistake.tests), (
+            f"graded {sorted(r.test for r in report.results)}, but the mistake names {sorted(mistake.tests)}"
+        )
+    (stage,) = report.stage_scores()  # only the mistake's stage was graded
+    passed = [r.test for r in report.results if r.passed]
+    assert stage.earned < stage.total, (
+        f"lab {lab.number}, stage {mistake.stage}: the reference with mistake {mistake.name!r} planted in "
+        f"{mistake.region} scores {stage.earned}/{stage.total}, so no graded test checks that "
+        f"{mistake.description}\n  planted: {mistake.old!r} -> {mistake.new!r}\n  passing: {passed}"
+    )

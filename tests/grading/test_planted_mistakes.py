@@ -1,0 +1,103 @@
+"""Planted mistakes: lab.toml's [[mistakes]] read and checked, and a mistaken workspace written and graded."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_lite.grading.grader import grade
+from kafka_lite.grading.labs import LabError, discover
+from kafka_lite.grading.starter import RegionError, plant_mistake, write_mistaken
+from tests.grading.test_starter_and_grader import TOY_TOML, _toy_lab
+
+pytestmark = pytest.mark.unit
+
+MISTAKE = """
+[[mistakes]]
+name = "add-subtracts"
+stage = 1
+region = "add"
+description = "add returns the sum"
+old = "a + b"
+new = "a - b"
+tests = ["test_add"]
+"""
+
+
+def _lab(tmp_path, mistakes=MISTAKE):
+    repo = _toy_lab(tmp_path, toml=TOY_TOML + mistakes)
+    (lab,) = discover(repo / "labs", repo)
+    return repo, lab
+
+
+def test_a_mistake_is_read_from_lab_toml(tmp_path):
+    _, lab = _lab(tmp_path)
+    (mistake,) = lab.mistakes
+    assert (mistake.name, mistake.stage, mistake.region, mistake.old, mistake.new, mistake.tests) == (
+        "add-subtracts",
+        1,
+        "add",
+        "a + b",
+        "a - b",
+        ("test_add",),
+    )
+    assert mistake.description == "add returns the sum"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (('region = "add"\n', ""), r"mistake 1 \(add-subtracts\) lacks region"),
+        (("stage = 1", "stage = 3"), r"stage 3 is not one of the lab's stages \(1, 2\)"),
+        (('region = "add"', 'region = "double"'), r"region double belongs to stage 2, not stage 1"),
+        (('region = "add"', 'region = "triple"'), r"no solution region in a function triple"),
+        (('new = "a - b"', 'new = "a + b"'), r"new is the same as old"),
+        (('name = "add-subtracts"', 'name = "Add subtracts"'), r"name must be lower-case words"),
+        (('tests = ["test_add"]', 'tests = "test_add"'), r"tests must be a list of graded tests' names"),
+        (('tests = ["test_add"]', 'test = ["test_add"]'), r"unknown keys test"),
+        (('description = "add returns the sum"', 'description = " "'), r"description must be non-empty"),
+        (
+            (MISTAKE, MISTAKE + MISTAKE),
+            r"mistake 2 \(add-subtracts\): another mistake is named add-subtracts",
+        ),
+    ],
+)
+def test_discovery_checks_each_mistake(tmp_path, edit, message):
+    mistakes = edit[1] if edit[0] == MISTAKE else MISTAKE.replace(*edit)
+    with pytest.raises(LabError, match=message):
+        _lab(tmp_path, mistakes)
+
+
+def test_mistakes_must_be_tables(tmp_path):
+    repo = _toy_lab(tmp_path, toml="mistakes = 1\n" + TOY_TOML)
+    with pytest.raises(LabError, match=r"mistakes must be \[\[mistakes\]\] tables"):
+        discover(repo / "labs", repo)
+
+
+SOURCE = "def f(a):\n    x = 1\n    # BEGIN SOLUTION\n    y = a + 1\n    return y + 1\n    # END SOLUTION\n"
+
+
+def test_a_mistake_is_planted_only_inside_its_region():
+    assert plant_mistake(SOURCE, "f", "y + 1", "y + 2") == SOURCE.replace("y + 1", "y + 2")
+    # ``x = 1`` is outside the region: the mistake's text must be inside it, exactly once
+    with pytest.raises(
+        RegionError, match=r"mod\.py:3: the mistake's old text is not found in the region of f"
+    ):
+        plant_mistake(SOURCE, "f", "x = 1", "x = 2", "mod.py")
+    with pytest.raises(RegionError, match=r"found 2 times in the region of f"):
+        plant_mistake(SOURCE, "f", "+ 1", "+ 2", "mod.py")
+    with pytest.raises(RegionError, match=r"no solution region in a function g"):
+        plant_mistake(SOURCE, "g", "y", "z", "mod.py")
+    with pytest.raises(RegionError, match=r"the mistake planted in f does not parse"):
+        plant_mistake(SOURCE, "f", "return y + 1", "return (", "mod.py")
+
+
+def test_a_mistaken_workspace_is_the_reference_with_the_mistake_and_loses_its_points(tmp_path):
+    repo, lab = _lab(tmp_path)
+    workspace = tmp_path / "ws"
+    (written,) = write_mistaken(lab, lab.mistakes[0], repo, workspace)
+    reference = (repo / "kafka_lite" / "toy.py").read_text()
+    assert written.read_text() == reference.replace("return a + b", "return a - b")
+    report = grade(
+        lab, workspace, repo_root=repo, package_root=repo / "kafka_lite", stages=[1], keyword="test_add"
+    )
+    assert [(r.test, r.passed) for r in report.results] == [("test_add", False)]
