@@ -86,8 +86,9 @@ CLIENT_NOISE = (
         r"(refused|[Cc]onnect attempt|Disconnect|DNS lookup failed|Unable to connect)"
     ),
     re.compile(r"^\s*(WARNING|ERROR)[\s:]+aiokafka(\.\w+)*:.*(Connect call failed|Unable connect|refused)"),
-    # librdkafka's "%3|1700000000.123|FAIL|rdkafka#consumer-1| [thrd:...]: ... Connection refused"
-    re.compile(r"^\s*%\d\|[\d.]+\|(FAIL|ERROR)\|rdkafka#.*(refused|brokers are down|Disconnected)"),
+    # librdkafka's "%3|1700000000.123|FAIL|rdkafka#consumer-1| [thrd:...]: ... Connection refused" on
+    # stderr, or "FAIL [rdkafka#consumer-1] [thrd:...]: ..." through a Python logger given to the client
+    re.compile(r"\b(FAIL|ERROR)\b\W+rdkafka#.*(refused|brokers are down|Disconnected)"),
 )
 
 

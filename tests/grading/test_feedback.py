@@ -238,18 +238,22 @@ def test_the_clients_connection_warnings_are_counted_not_shown():
             "%3|1700000000.123|FAIL|rdkafka#consumer-1| [thrd:127.0.0.1:9092/bootstrap]: 127.0.0.1:9092/"
             "bootstrap: Connect to ipv4#127.0.0.1:9092 failed: Connection refused (after 0ms in state CONNECT)",
             "%3|1700000000.456|ERROR|rdkafka#consumer-1| [thrd:app]: rdkafka#consumer-1: 1/1 brokers are down",
+            "ERROR    confluent:conftest.py:12 FAIL [rdkafka#producer-2] [thrd:127.0.0.1:9092/bootstrap]: "
+            "127.0.0.1:9092/bootstrap: Connect to ipv4#127.0.0.1:9092 failed: Connection refused",
+            "ERROR: the producer's record was not acknowledged, rdkafka# said Connection refused twice",
         ]
     )
     assert feedback.quiet_clients(output).splitlines() == [
         "--- Captured stdout call ---",
         "healthy in 1.2 s",
         "--- Captured log call ---",
-        "(7 connection warnings of the clients not shown: a broker not up yet, or stopped)",
+        "(8 connection warnings of the clients not shown: a broker not up yet, or stopped)",
         "INFO     kafka_lite.tools.verifiable_client:verifiable_client.py:40 read 15 records",
         # a timeout is the learner's to read: it may be their request the broker never answered
         "WARNING  kafka_lite.clients.network_client:network_client.py:234 Disconnecting from node 1 "
         "due to request timeout.",
         "--- Captured stderr call ---",
+        "ERROR: the producer's record was not acknowledged, rdkafka# said Connection refused twice",
     ]
     assert feedback.quiet_clients("nothing to fold\n") == "nothing to fold"
 
