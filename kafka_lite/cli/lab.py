@@ -373,6 +373,14 @@ def run_grade(args: argparse.Namespace, console: Console) -> int:
     lab = _find(args.number)
     workspace = None if args.reference else args.dir / lab.slug
     if workspace is not None and not workspace.exists():
+        elsewhere = _workspace_of(lab, None, recorded_workspaces())
+        if elsewhere.is_dir() and elsewhere.parent.resolve() != args.dir.resolve():
+            # started with another --dir: say which command grades it
+            raise CliError(
+                f"no workspace {workspace}; lab {lab.number} was started in {elsewhere}: run "
+                f"`{_command()} lab grade {lab.number}{dir_option(elsewhere.parent)}`",
+                exit_code=2,
+            )
         raise CliError(
             f"no workspace {workspace}: run `{_command()} lab start {lab.number}{dir_option(args.dir)}` first",
             exit_code=2,

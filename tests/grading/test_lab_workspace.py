@@ -126,3 +126,9 @@ def test_list_shows_the_score_of_a_lab_started_with_dir(tmp_path, capsys, monkey
     assert f"workspace: {workspace.resolve()}" in block
     assert f"stage 1: {lab.stages[0].name}  2/2" in block and f"stage 2: {lab.stages[1].name}  0/2" in block
     assert "Lab 4: " in out and "not started" in out[out.index("Lab 4: ") :].splitlines()[0]
+
+    # grade without --dir: not the default workspace's, but the command that grades the recorded one
+    assert main(["lab", "grade", "3"]) == 2
+    err = capsys.readouterr().err
+    assert f"lab 3 was started in {workspace.resolve()}" in err
+    assert f"lab grade 3 --dir '{mine.resolve()}'" in err
