@@ -225,8 +225,11 @@ def _load_mistakes(spec_path: Path, raw: object, stages: tuple[Stage, ...]) -> t
         unknown = sorted(set(table) - {*_MISTAKE_TEXT, "stage", "tests"})
         if unknown:
             raise LabError(f"{where}: unknown keys {', '.join(unknown)}")
-        wrong = [key for key in _MISTAKE_TEXT if not isinstance(table[key], str) or not table[key].strip()]
-        if wrong:
+        wrong = [key for key in _MISTAKE_TEXT if not isinstance(table[key], str)]
+        wrong += [
+            key for key in _MISTAKE_TEXT if key not in wrong and key != "new" and not table[key].strip()
+        ]
+        if wrong:  # ``new`` may be empty: a mistake can be a line left out
             raise LabError(f"{where}: {', '.join(wrong)} must be non-empty strings")
         if not _MISTAKE_NAME.match(table["name"]):
             raise LabError(f"{where}: name must be lower-case words joined by hyphens, as a test id")

@@ -14,7 +14,7 @@ import struct
 import pytest
 
 from kafka_lite.network.kafka_channel import KafkaChannel
-from kafka_lite.network.transfer import InvalidReceiveException, NetworkReceive
+from kafka_lite.network.transfer import _FIRST_ALLOCATION, InvalidReceiveException, NetworkReceive
 
 pytestmark = [pytest.mark.lab(3)]
 
@@ -54,9 +54,15 @@ def test_nothing_ready_reads_nothing(pair):
 def test_an_empty_payload_completes(pair):
     writer, reader = pair
     receive = NetworkReceive("n")
-    writer.sendall(struct.pack(">i", 0))
-    receive.read_from(reader)
+    writer.sendall(struct.pack(">i", 0) + struct.pack(">i", 7))  # the next frame's size right behind
+    assert receive.read_from(reader) == 4, "the frame is its 4-byte size alone: read just those 4 bytes"
     assert receive.complete() and bytes(receive.payload()) == b""
+    following = NetworkReceive("n")
+    following.read_from(reader)
+    assert following._expected == 7, (
+        "the bytes after a frame belong to the next receive: reading the size must take exactly the 4 "
+        f"size bytes, but the next receive read a size of {following._expected}"
+    )
 
 
 @pytest.mark.stage(1)
@@ -85,6 +91,13 @@ def test_a_size_arriving_a_byte_at_a_time_is_checked_once_whole(pair):
     writer.sendall(prefix[3:])
     with pytest.raises(InvalidReceiveException, match="size = 1000001"):
         receive.read_from(reader)
+    accepted = NetworkReceive("n", max_size=1_000_000)
+    _feed(accepted, reader, [bytes([b]) for b in struct.pack(">i", 1_000_000)], writer)
+    assert accepted._payload is not None and len(accepted._payload) <= _FIRST_ALLOCATION, (
+        "a size of exactly max_size is accepted, and the payload buffer starts at most _FIRST_ALLOCATION "
+        f"({_FIRST_ALLOCATION}) bytes long: a claimed size is not a promise; got a buffer of "
+        f"{None if accepted._payload is None else len(accepted._payload)} bytes"
+    )
 
 
 @pytest.mark.stage(1)
@@ -130,6 +143,16 @@ def test_the_payload_arriving_in_pieces(pair):
     )
     assert reported == [54, 70, 80]
     assert receive.complete() and bytes(receive.payload()) == payload
+    # A frame larger than the first allocation: the buffer grows as bytes arrive, to the frame's size
+    # and no further, so the payload is exactly the frame's.
+    big = bytes(range(256)) * 600  # 153600 bytes
+    large = NetworkReceive("n")
+    pieces = [struct.pack(">i", len(big))] + [big[i : i + 10_000] for i in range(0, len(big), 10_000)]
+    _feed(large, reader, pieces, writer)
+    assert large.complete() and len(large.payload()) == len(big) and bytes(large.payload()) == big, (
+        f"a {len(big)}-byte frame in 10000-byte pieces: payload() should be exactly its {len(big)} bytes, "
+        f"got {len(large.payload()) if large.complete() else 'an incomplete receive'}"
+    )
 
 
 @pytest.mark.stage(2)
