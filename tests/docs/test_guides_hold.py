@@ -363,6 +363,36 @@ def timestamps_are_decoded_only_when_bounded() -> None:
         validate_timestamps(records, now, False, 3_600_000)  # a bound: the second record is read
 
 
+def a_crc_mismatch_points_at_the_crc_field() -> None:
+    from kafka_lite.common.errors import CorruptRecordException
+    from kafka_lite.common.record import MemoryRecords
+    from kafka_lite.common.record.default_record_batch import DefaultRecordBatch
+
+    batch = bytearray(MemoryRecords.with_records([(1, b"k", b"v")]).buffer())
+    batch[-1] ^= 0xFF  # a damaged value byte
+    with pytest.raises(CorruptRecordException) as caught:
+        DefaultRecordBatch(batch).ensure_valid()
+    # base offset (8), length (4), partition leader epoch (4), magic (1): the crc field is at 17
+    assert caught.value.position == 17, caught.value.position
+
+
+def a_second_instance_cannot_lock_the_state_directory() -> None:
+    import tempfile
+
+    from kafka_lite.common.time import MockTime
+    from kafka_lite.streams.state.state_directory import StateDirectory
+
+    with tempfile.TemporaryDirectory() as state_dir:
+        first, second = (StateDirectory("app", state_dir, MockTime()) for _ in range(2))
+        assert first.lock_state_directory()
+        try:
+            assert not second.lock_state_directory(), "a second instance took the same state.dir"
+        finally:
+            first.unlock_state_directory()
+        assert second.lock_state_directory()
+        second.unlock_state_directory()
+
+
 def plain_refuses_someone_elses_authzid() -> None:
     from kafka_lite.common.security.plain.plain_sasl_server import PlainSaslServer
     from kafka_lite.common.security.sasl import SaslException
@@ -579,28 +609,36 @@ CLAIMS: dict[str, list[Claim]] = {
                         r"class \w*Listener|def add_listener", source_of("kafka_lite.clients.metadata")
                     )
                 ),
-                lambda: all_of(
-                    lambda: in_source(
-                        "kafka_lite.consumer.internals.consumer_coordinator:ConsumerCoordinator.poll",
-                        "self._on_metadata_update_if_changed()",
-                    ),
-                    lambda: in_source(
-                        "kafka_lite.consumer.internals.consumer_coordinator:ConsumerCoordinator._on_metadata_update_if_changed",
-                        "self._metadata.version == self._seen_metadata_version",
-                    ),
-                )(),
+                lambda: in_source(
+                    "kafka_lite.consumer.internals.consumer_coordinator:ConsumerCoordinator.poll",
+                    "self._on_metadata_update_if_changed()",
+                ),
+                lambda: in_source(
+                    "kafka_lite.consumer.internals.consumer_coordinator:ConsumerCoordinator._on_metadata_update_if_changed",
+                    "self._metadata.version == self._seen_metadata_version",
+                ),
             ),
         ),
         holds(
             "**Asynchronous offset resets** (Kafka 1.1)",
-            lambda: missing("kafka_lite.consumer.internals.fetcher:Fetcher.reset_offsets_if_needed"),
+            all_of(
+                lambda: missing("kafka_lite.consumer.internals.fetcher:Fetcher.reset_offsets_if_needed"),
+                # the reset's ListOffsets is waited for, with no limit but the answer
+                lambda: in_source(
+                    "kafka_lite.consumer.internals.fetcher:Fetcher.reset_offset",
+                    "self._get_offsets_by_times({tp: timestamp}, LONG_MAX)",
+                ),
+            ),
         ),
         holds(
             "**Metrics' windows and reporters**",
             all_of(
                 lambda: refused(CONSUMER, "metric.reporters", ""),
                 lambda: refused(CONSUMER, "metrics.sample.window.ms"),
-                lambda: missing("kafka_lite.common.metrics:Sensor.window"),
+                # a sensor keeps the client's whole life: it has no clock to close a window by
+                lambda: assert_not_in(
+                    "time", inspect.signature(obj("kafka_lite.common.metrics:Sensor")).parameters
+                ),
             ),
         ),
         holds(
@@ -772,15 +810,14 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds(
             "**The clients' record codec is compiled by default.**",
-            lambda: exists("kafka_lite.common.record.codec"),
+            lambda: in_source(
+                "kafka_lite.common.record.codec", "use_codec(os.environ.get(ENV_VAR, COMPILED))"
+            ),
         ),
         holds("**Appends do not decode records.**", timestamps_are_decoded_only_when_bounded),
         holds(
             "**Errors say where.**",
-            lambda: assert_in(
-                "position",
-                inspect.signature(obj("kafka_lite.common.errors:CorruptRecordException")).parameters,
-            ),
+            lambda: a_crc_mismatch_points_at_the_crc_field(),
         ),
         holds(
             "**`inspect.py` has no Kafka twin.**",
@@ -934,7 +971,7 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds(
             "**The application's state directory is locked**",
-            lambda: in_source("kafka_lite.streams.state.state_directory", "lock"),
+            lambda: a_second_instance_cannot_lock_the_state_directory(),
         ),
         holds(
             "**The instance's states**",
@@ -1067,10 +1104,7 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds(
             "**Streams, Connect and MirrorMaker on a secure cluster.**",
-            lambda: [
-                assert_not_in("--command-config", cli_options(c))
-                for c in ("streams", "connect", "mirror-maker")
-            ],
+            lambda: no_command_config("streams", "connect", "mirror-maker"),
         ),
     ],
     "data_pipeline/index.md": [
@@ -1131,6 +1165,11 @@ def suite_has_test(path: str, name: str) -> None:
     assert re.search(rf"^def {name}\(", (ROOT / path).read_text(encoding="utf-8"), re.M), (
         f"{path} has no {name}"
     )
+
+
+def no_command_config(*commands: str) -> None:
+    for command in commands:
+        assert "--command-config" not in cli_options(command), f"kafka-lite {command} has --command-config"
 
 
 def used_only_in(name: str, allowed: str) -> bool:
