@@ -583,11 +583,17 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds(
             "`close` takes a timeout (Kafka 0.10.2), 30 s by default",
-            lambda: assert_equal(
-                inspect.signature(obj("kafka_lite.consumer.kafka_consumer:KafkaConsumer.close"))
-                .parameters["timeout_ms"]
-                .default,
-                30_000,
+            all_of(
+                lambda: assert_equal(
+                    inspect.signature(obj("kafka_lite.consumer.kafka_consumer:KafkaConsumer.close"))
+                    .parameters["timeout_ms"]
+                    .default,
+                    30_000,
+                ),
+                lambda: in_source(
+                    "kafka_lite.consumer.internals.consumer_coordinator:ConsumerCoordinator._maybe_auto_commit_offsets_async",
+                    "self._look_for_coordinator_to_auto_commit()",
+                ),
             ),
         ),
         holds(
