@@ -8,7 +8,7 @@ Python UDF, so the whole job runs in the JVM, and the graders check the physical
 
 ``learners_module`` is how a lab's notebook finds the learner's file. ``kafka-lite lab start N``
 writes the starter into a workspace wherever it runs (``kafka-lite-labs/<lab>/`` in that directory,
-or ``--dir``) and records the workspace's absolute path with ``record_workspace`` in
+or ``--dir``) and records the workspace's absolute path (``kafka_lite.cli.lab.record_workspace``) in
 ``workspaces.json`` under the user's state directory (``$KAFKA_LITE_STATE_DIR``, else
 ``$XDG_STATE_HOME/kafka-lite``, else ``~/.local/state/kafka-lite``); ``lab grade`` records it again.
 The notebook, which runs in ``chapters/data_pipeline/``, loads the learner's file from there, or from
@@ -52,17 +52,6 @@ def recorded_workspaces() -> dict[str, str]:
     except (OSError, json.JSONDecodeError):
         return {}  # nothing recorded yet, or a file that is not ours to mend: start records it afresh
     return recorded if isinstance(recorded, dict) else {}
-
-
-def record_workspace(lab_slug: str, workspace: Path) -> Path:
-    """Remember ``workspace`` (a lab's folder, e.g. ``.../kafka-lite-labs/lab09_consumer_lag``) as the
-    workspace of ``lab_slug``; returns the file it is recorded in."""
-    recorded = recorded_workspaces()
-    recorded[lab_slug] = str(Path(workspace).resolve())
-    path = state_dir() / WORKSPACES_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(recorded, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return path
 
 
 def learners_module(lab_slug: str, reference: ModuleType, start: Path | None = None) -> ModuleType:
