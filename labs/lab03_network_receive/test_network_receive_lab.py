@@ -57,11 +57,10 @@ def test_an_empty_payload_completes(pair):
     writer.sendall(struct.pack(">i", 0) + struct.pack(">i", 7))  # the next frame's size right behind
     assert receive.read_from(reader) == 4, "the frame is its 4-byte size alone: read just those 4 bytes"
     assert receive.complete() and bytes(receive.payload()) == b""
-    following = NetworkReceive("n")
-    following.read_from(reader)
-    assert following._expected == 7, (
+    left = reader.recv(16)
+    assert left == struct.pack(">i", 7), (
         "the bytes after a frame belong to the next receive: reading the size must take exactly the 4 "
-        f"size bytes, but the next receive read a size of {following._expected}"
+        f"size bytes, but what the socket still holds is {left!r}"
     )
 
 
@@ -92,7 +91,8 @@ def test_a_size_arriving_a_byte_at_a_time_is_checked_once_whole(pair):
     with pytest.raises(InvalidReceiveException, match="size = 1000001"):
         receive.read_from(reader)
     accepted = NetworkReceive("n", max_size=1_000_000)
-    _feed(accepted, reader, [bytes([b]) for b in struct.pack(">i", 1_000_000)], writer)
+    writer.sendall(struct.pack(">i", 1_000_000))
+    assert accepted._read_size(reader) == 4, "_read_size reads the 4 size bytes and returns how many it read"
     assert accepted._payload is not None and len(accepted._payload) <= _FIRST_ALLOCATION, (
         "a size of exactly max_size is accepted, and the payload buffer starts at most _FIRST_ALLOCATION "
         f"({_FIRST_ALLOCATION}) bytes long: a claimed size is not a promise; got a buffer of "
