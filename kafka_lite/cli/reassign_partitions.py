@@ -4,7 +4,7 @@ Mirrors: bin/kafka-reassign-partitions.sh (kafka.admin.ReassignPartitionsCommand
          which writes ``/admin/reassign_partitions`` in ZooKeeper: Kafka had no request for it
          until AlterPartitionReassignments (Kafka 2.4, KIP-455)
 Book:    chapter 7, 7.1.6 (partition reassignment)
-Differs: no ``--disable-rack-aware`` (kafka_lite's brokers have no rack); a bad input or a reassignment already running is a one-line error with exit code 2
+Differs: no ``--disable-rack-aware`` (a broker may have a ``broker.rack``, but replica placement ignores it); a bad input or a reassignment already running is a one-line error with exit code 2
          (the input) or 1 (the cluster's state) where Kafka prints a stack trace and exits 0;
          ``--verify`` exits 1 when a partition's reassignment failed.
 

@@ -4,7 +4,7 @@ Mirrors: kafka.admin.AdminUtils.assignReplicasToBrokersRackUnaware (core/src/mai
 Book:    chapter 7, 7.1.3 (a new topic appears in ZooKeeper; the controller acts on it)
 Differs: the three error messages are Kafka 1.0's wording ("Number of partitions must be larger than 0.");
          0.10.1 wrote the same sentences in lower case without the final period. Rack-aware
-         assignment (``assignReplicasToBrokersRackAware``) is not here: kafka_lite's brokers have no rack.
+         assignment (``assignReplicasToBrokersRackAware``) is not here: a broker may register a ``broker.rack``, but placement ignores it.
          More partitions than one topic's znode can hold are refused up front (Kafka computes the
          assignment, then fails to write it).
 
