@@ -15,8 +15,10 @@ Differs: each poll asks for no more records than ``--max-messages`` still wants,
          (``--timeout-ms``) ends the run quietly with the count on stderr; Kafka also logs the
          ``TimeoutException`` as an error. The formatter accepts only the properties it knows, so a
          misspelt one is an error rather than ignored. Keys and values are printed as the bytes they
-         are: there are no ``--key-deserializer``/``--value-deserializer`` class names to load, no
-         ``--formatter`` and no ``--skip-message-on-error``. A ``--partition`` the topic does not
+         are here; the command line (``kafka_lite.cli.console_consumer``) wraps this formatter to
+         decode them with Kafka's deserializer class names (``key.deserializer``,
+         ``value.deserializer``: String, Long, Integer, Double, ByteArray), and takes ``--formatter``
+         only as Kafka's default one. There is no ``--skip-message-on-error``. A ``--partition`` the topic does not
          have is an error naming the topic's partitions (Kafka's tool waits for it for ever).
 
 What to read is exactly one of: a ``--topic``, subscribed in a group; a ``--whitelist`` regular
