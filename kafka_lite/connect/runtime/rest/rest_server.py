@@ -5,7 +5,8 @@ Mirrors: org.apache.kafka.connect.runtime.rest.RestServer
 Book:    chapter 8, 8.3
 Differs: a FastAPI application served by uvicorn, where Kafka runs Jersey in Jetty; the
          advertised port defaults to the port actually bound (Kafka's is ``rest.port``, wrong for
-         port 0); no CORS settings; FastAPI's interactive page is at ``/docs``.
+         port 0); no CORS settings; FastAPI's interactive page is at ``/docs`` (Swagger UI), its
+         script and stylesheet served by the worker itself.
 
 The server is the one place of kafka_lite's Connect with an event loop: uvicorn runs it on a thread
 of its own, and the handlers, which block on the herder, run on its worker threads. The socket is
@@ -13,6 +14,13 @@ bound in the constructor, as Kafka configures Jetty's connector there, so that `
 is known before the herder starts: in distributed mode it is what this worker tells the others,
 and where they forward requests. ``start(herder)`` serves the resources of that herder;
 ``stop`` lets the requests under way finish, then closes.
+
+FastAPI's own ``/docs`` page loads Swagger UI's script and stylesheet from a CDN, so it is blank on a
+machine without internet access, a classroom's or a laptop's on a train. The app is built by
+``fastapi_offline``'s ``FastAPIOffline`` instead, FastAPI's recipe for self-hosted docs assets
+packaged with Swagger UI's files: the same page, every file served by this server under
+``/static-offline-docs``. FastAPI's other page, ``/redoc``, is left out: ReDoc's bundle fetches its
+maker's logo from a CDN whatever serves the bundle.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import threading
 
 import uvicorn
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from kafka_lite.connect.errors import ConnectException
 from kafka_lite.connect.runtime.herder import Herder
@@ -45,8 +54,10 @@ START_TIMEOUT_S = 30
 
 
 def rest_app(herder: Herder) -> FastAPI:
-    """The API's paths, each answered by the herder, every error as ``{"error_code", "message"}``."""
-    app = FastAPI(
+    """The API's paths, each answered by the herder, every error as ``{"error_code", "message"}``; and
+    the interactive page, ``/docs``, which needs nothing but this server."""
+    app = FastAPIOffline(
+        redoc_url=None,
         title="Kafka Connect REST API (kafka_lite)",
         version=version(),
         description="Kafka 0.11's Connect REST API: connectors, their tasks and statuses, and plugins.",
