@@ -377,6 +377,24 @@ def test_a_store_answering_after_the_group_moved_on_changes_nothing():
         "sync in the same generation takes the assignment",
     )
     assert h.group().get(leader).assignment == b"", f"nothing was handed out\n{h.picture()}"
+    # Moved on and back: the group awaits sync again, in generation 2, when generation 1's store answers.
+    h = Harness(answer_stores=False)
+    leader, follower = two_joined(h)
+    h.sync(leader, 1, {leader: b"A", follower: b"B"})
+    h.join(follower, client_id="b", protocols=[("roundrobin", b"new")])
+    h.join(leader, client_id="a")
+    h.advance(10)
+    h.expect_state(G.AWAITING_SYNC, "both members rejoined: generation 2 awaits its leader's SyncGroup")
+    waiting = h.sync(follower, 2)
+    h.stores[0][1](Errors.NONE)
+    h.expect_state(
+        G.AWAITING_SYNC,
+        "generation 1's store answered while generation 2 awaits its sync: the assignment it carries "
+        "is generation 1's, so only a group in the same generation takes it",
+    )
+    assert waiting == [] and h.group().get(follower).assignment == b"", (
+        f"generation 2's waiting follower gets nothing from generation 1's store; it got {waiting}\n{h.picture()}"
+    )
 
 
 @pytest.mark.stage(3)
