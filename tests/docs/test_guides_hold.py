@@ -569,6 +569,19 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
+            "While a subscribed topic is missing from the metadata",
+            all_of(
+                lambda: exists(
+                    "kafka_lite.consumer.internals.consumer_coordinator:"
+                    "ConsumerCoordinator._request_update_while_subscribed_topics_unavailable"
+                ),
+                lambda: suite_has_test(
+                    "tests/consumer/test_consumer_coordinator.py",
+                    "test_a_subscribed_topic_missing_from_the_metadata_is_asked_for_again_after_retry_backoff",
+                ),
+            ),
+        ),
+        holds(
             "A deserializer that fails after other records were drained",
             lambda: suite_has_test(
                 "tests/consumer/test_fetcher_logic.py",
