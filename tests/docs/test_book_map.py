@@ -208,6 +208,8 @@ def test_the_hook_fills_pages_with_links_relative_to_each_page():
     def page(src_uri):
         return SimpleNamespace(file=SimpleNamespace(src_uri=src_uri))
 
+    hook.on_pre_build(None)  # the map, built once as for a site build, not once per page
+
     guide = hook.on_page_markdown(
         "<!-- book-sections: 6 -->\n\n## 6.1.2 Writing to the log\n",
         page("chapters/ch06_storage/index.md"),
