@@ -15,7 +15,7 @@ the generated module always imports: a student's first failure is the lab's own 
 syntax or import error.
 
 The lab self-check also writes *mistaken* workspaces (``write_mistaken``): the whole reference with
-one planted mistake, an exact edit inside one region, which the lab's graded tests must notice.
+planted mistakes, each an exact edit inside one region, which the lab's graded tests must notice.
 
 The same regions are what ``kafka-lite lab solution`` shows (``solution_regions``), and
 ``handout_for`` is the handout as ``lab start`` copies it into the workspace, its links re-aimed;
@@ -189,22 +189,25 @@ def plant_mistake(source: str, region: str, old: str, new: str, path: str = "<so
     return mistaken
 
 
-def write_mistaken(lab, mistake, repo_root: Path, workspace: Path) -> list[Path]:
-    """Write the lab's files under ``workspace``: the full reference, with ``mistake`` (a
-    ``labs.Mistake``) planted in the one file that holds its region."""
+def write_mistaken(lab, mistakes, repo_root: Path, workspace: Path, mark: bool = False) -> list[Path]:
+    """Write the lab's files under ``workspace``: the full reference with each of ``mistakes``
+    (``labs.Mistake``) planted in the file that holds its region. The self-check plants several at
+    once only in distinct regions, and then ``mark`` makes each region's BEGIN line note its entry
+    (``mark_entries``), so the grading shows which planted regions each test reached."""
     texts = {rel: (repo_root / rel).read_text(encoding="utf-8") for rel in lab.files}
-    holders = [rel for rel, text in texts.items() if mistake.region in region_qualnames(text, rel)]
-    if len(holders) != 1:
-        raise RegionError(
-            f"lab {lab.number}: mistake {mistake.name}: {len(holders)} files hold region {mistake.region}"
-        )
-    (rel,) = holders
-    texts[rel] = plant_mistake(texts[rel], mistake.region, mistake.old, mistake.new, rel)
+    for mistake in mistakes:
+        holders = [rel for rel, text in texts.items() if mistake.region in region_qualnames(text, rel)]
+        if len(holders) != 1:
+            raise RegionError(
+                f"lab {lab.number}: mistake {mistake.name}: {len(holders)} files hold region {mistake.region}"
+            )
+        (rel,) = holders
+        texts[rel] = plant_mistake(texts[rel], mistake.region, mistake.old, mistake.new, rel)
     written = []
     for rel, text in texts.items():
         target = workspace / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        target.write_text(mark_entries(text, rel) if mark else text, encoding="utf-8")
         written.append(target)
     return written
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
+from kafka_lite.grading import region_entries
 from kafka_lite.grading.grader import grade
 from kafka_lite.grading.labs import LabError, discover
 from kafka_lite.grading.starter import RegionError, plant_mistake, write_mistaken
@@ -94,10 +97,33 @@ def test_a_mistake_is_planted_only_inside_its_region():
 def test_a_mistaken_workspace_is_the_reference_with_the_mistake_and_loses_its_points(tmp_path):
     repo, lab = _lab(tmp_path)
     workspace = tmp_path / "ws"
-    (written,) = write_mistaken(lab, lab.mistakes[0], repo, workspace)
+    (written,) = write_mistaken(lab, lab.mistakes, repo, workspace)
     reference = (repo / "kafka_lite" / "toy.py").read_text()
     assert written.read_text() == reference.replace("return a + b", "return a - b")
     report = grade(
         lab, workspace, repo_root=repo, package_root=repo / "kafka_lite", stages=[1], keyword="test_add"
     )
     assert [(r.test, r.passed) for r in report.results] == [("test_add", False)]
+
+
+def test_mistakes_in_two_regions_are_planted_together_and_marked(tmp_path):
+    second = MISTAKE.replace('"add-subtracts"', '"double-triples"').replace("stage = 1", "stage = 2")
+    second = second.replace('region = "add"', 'region = "double"').replace(
+        'description = "add returns the sum"', 'description = "double adds x to itself"'
+    )
+    second = (
+        second.replace('"a + b"', '"add(x, x)"')
+        .replace('"a - b"', '"3 * x"')
+        .replace('["test_add"]', '["test_double"]')
+    )
+    repo, lab = _lab(tmp_path, MISTAKE + second)
+    # the marks call kafka_lite's region_entries, which the toy package then needs too
+    (repo / "kafka_lite" / "grading").mkdir()
+    (repo / "kafka_lite" / "grading" / "__init__.py").write_text("")
+    shutil.copyfile(region_entries.__file__, repo / "kafka_lite" / "grading" / "region_entries.py")
+    workspace = tmp_path / "ws"
+    write_mistaken(lab, lab.mistakes, repo, workspace, mark=True)
+    report = grade(lab, workspace, repo_root=repo, package_root=repo / "kafka_lite", keyword="add or double")
+    got = {r.test: (r.passed, r.regions) for r in report.results}
+    # Each test failed on its own region's mistake, and the marks show which regions it reached.
+    assert got == {"test_add": (False, ("add",)), "test_double": (False, ("double",))}, got

@@ -24,10 +24,15 @@ what those two runs do not already prove:
 Regions a reference's run reached outside every test's call (in a shared fixture's set-up, say)
 count for every test.
 
-A lab's ``[[mistakes]]`` (lab.toml) plant one mistake each in the whole reference, one per requirement
-of the handout's Behaviour section; each mistaken workspace is graded on the tests the mistake names
-(or its stage's), and must lose points there: a requirement whose mistake scores full marks is one the
-graded tests do not check.
+A lab's ``[[mistakes]]`` (lab.toml) each plant one mistake in the whole reference, one per requirement
+of the handout's Behaviour section; graded on the tests the mistake names (or its stage's), the
+mistaken reference must lose points there: a requirement whose mistake scores full marks is one the
+graded tests do not check. A lab's mistakes are graded together where the same argument allows, in
+one run: mistakes in distinct regions, none of whose tests reached another's region in the
+reference's run, are planted in one workspace with its regions marked. A mistake is judged from that
+run when its tests again reached no other planted region (then each ran as it would with that
+mistake alone) and each of its failing tests reached its own; otherwise, and whenever it loses no
+points there, it is graded alone.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ import re
 import pytest
 
 from kafka_lite.grading.grader import GradeReport, grade
-from kafka_lite.grading.labs import REPO_ROOT, Lab, discover
+from kafka_lite.grading.labs import REPO_ROOT, Lab, Mistake, discover
 from kafka_lite.grading.starter import find_regions, write_mistaken, write_starter
 
 pytestmark = pytest.mark.labs
@@ -341,23 +346,85 @@ def test_every_lab_plants_mistakes_its_stages_tests_can_catch(lab):
             )
 
 
+def _mistake_tests(lab: Lab, mistake: Mistake) -> set[str]:
+    """The graded tests (function names) a mistake is judged on: those it names, or its stage's."""
+    return set(mistake.tests) or {t for t, n in _graded_tests(lab).items() if n == mistake.stage}
+
+
+def _reached(report: GradeReport, test: str) -> set[str]:
+    """The regions the runs of graded test ``test`` (each of its parameters) reached, with those
+    reached outside every test's call, which count for every test."""
+    runs = [set(r.regions) for r in report.results if r.test.split("[")[0] == test]
+    return set(report.reached_outside_tests).union(*runs)
+
+
+def _planted_together(lab: Lab) -> list[list[Mistake]]:
+    """The lab's mistakes in groups to plant together: distinct regions, and no test of one reached
+    another's region in the reference's run (in lab.toml's order, each into the first group it fits)."""
+    reference = _reference(lab)
+    groups: list[list[Mistake]] = []
+    for mistake in lab.mistakes:
+        for group in groups:
+            regions = {m.region for m in group}
+            if mistake.region not in regions and not any(
+                _reached(reference, t) & (regions if m is mistake else {mistake.region})
+                for m in (mistake, *group)
+                for t in _mistake_tests(lab, m)
+            ):
+                group.append(mistake)
+                break
+        else:
+            groups.append([mistake])
+    return groups
+
+
+def _grade_mistakes(lab: Lab, mistakes: list[Mistake], tmp_path_factory, mark: bool) -> GradeReport:
+    workspace = tmp_path_factory.mktemp(f"{lab.slug}-{mistakes[0].name}")
+    write_mistaken(lab, mistakes, REPO_ROOT, workspace, mark=mark)
+    tests = sorted(set().union(*(_mistake_tests(lab, m) for m in mistakes)))
+    return grade(lab, workspace, stages={m.stage for m in mistakes}, keyword=" or ".join(tests))
+
+
+def _judged_together(lab: Lab, mistake: Mistake, tmp_path_factory) -> GradeReport | None:
+    """The run of the mistake's group, if it proves what grading the mistake alone would: its tests
+    reached no other planted region, and each that failed reached its own."""
+    key = (lab.number, f"planted-{mistake.name}")
+    if key not in _graded:
+        for group in _planted_together(lab):
+            report = _grade_mistakes(lab, group, tmp_path_factory, mark=True) if len(group) > 1 else None
+            for m in group:
+                _graded[lab.number, f"planted-{m.name}"] = report
+    report = _graded[key]
+    if report is None:
+        return None
+    others = {m.region for group in _planted_together(lab) if mistake in group for m in group} - {
+        mistake.region
+    }
+    for r in report.results:
+        if r.test.split("[")[0] in _mistake_tests(lab, mistake):
+            reached = set(r.regions) | set(report.reached_outside_tests)
+            if reached & others or (not r.passed and mistake.region not in reached):
+                return None
+    return report
+
+
 @pytest.mark.parametrize(("lab", "mistake"), MISTAKE_CASES)
 def test_a_planted_mistake_loses_points_in_its_stage(lab, mistake, tmp_path_factory):
     """The reference with one mistake planted must lose points in the mistake's stage, graded on the
     tests the mistake names (or every test of the stage)."""
-    workspace = tmp_path_factory.mktemp(f"{lab.slug}-{mistake.name}")
-    write_mistaken(lab, mistake, REPO_ROOT, workspace)
-    keyword = " or ".join(mistake.tests) or None
-    report = grade(lab, workspace, stages=[mistake.stage], keyword=keyword)
+    report = _judged_together(lab, mistake, tmp_path_factory)
+    mine = _mistake_tests(lab, mistake)
+    if report is None or all(r.passed for r in report.results if r.test.split("[")[0] in mine):
+        report = _grade_mistakes(lab, [mistake], tmp_path_factory, mark=False)
     assert not report.collection_failed, report.output[-3000:]
-    if mistake.tests:
-        assert sorted({r.test for r in report.results}) == sorted(mistake.tests), (
-            f"graded {sorted(r.test for r in report.results)}, but the mistake names {sorted(mistake.tests)}"
-        )
-    (stage,) = report.stage_scores()  # only the mistake's stage was graded
-    passed = [r.test for r in report.results if r.passed]
-    assert stage.earned < stage.total, (
+    results = [r for r in report.results if r.test.split("[")[0] in mine]
+    assert {r.test.split("[")[0] for r in results} == mine, (
+        f"graded {sorted(r.test for r in results)}, but the mistake is judged on {sorted(mine)}"
+    )
+    earned = sum(r.points for r in results if r.passed)
+    passed = [r.test for r in results if r.passed]
+    assert earned < sum(r.points for r in results), (
         f"lab {lab.number}, stage {mistake.stage}: the reference with mistake {mistake.name!r} planted in "
-        f"{mistake.region} scores {stage.earned}/{stage.total}, so no graded test checks that "
+        f"{mistake.region} scores {earned}/{sum(r.points for r in results)} on {sorted(mine)}, so no graded test checks that "
         f"{mistake.description}\n  planted: {mistake.old!r} -> {mistake.new!r}\n  passing: {passed}"
     )
