@@ -18,7 +18,6 @@ from kafka_lite.connect.runtime.standalone.standalone_herder import StandaloneHe
 from kafka_lite.connect.runtime.worker import Worker
 from kafka_lite.connect.runtime.worker_config import StandaloneConfig
 from kafka_lite.connect.storage.file_offset_backing_store import FileOffsetBackingStore
-from tests.browser.test_site import CHROMIUM
 
 # The same worker as test_site's, so that with xdist one Chromium at a time runs on this machine.
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
@@ -44,21 +43,6 @@ def worker_url(tmp_path_factory):
     yield rest.advertised_url().rstrip("/")
     rest.stop()
     herder.stop()
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import http.server
 import re
-import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +19,6 @@ from tests.docs.site import guide_pages
 # One worker runs the module, so that one Chromium and one set of page loads serve every test.
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 ROOT = Path(__file__).resolve().parents[2]
-# Chromium's headless shell (scripts/bootstrap installs it): the same engine as the browser, without
-# the browser's windows, as Playwright runs Chromium headless.
-CHROMIUM = shutil.which("chromium-headless-shell") or "/usr/bin/chromium-headless-shell"
 DESKTOP = {"width": 1280, "height": 900}  # wide enough for mkdocs-material's sidebar (>= 76.25em)
 PHONE = {"width": 480, "height": 900}
 MIN_TEXT_PX = 9.5  # the smallest diagram label, in CSS pixels, a reader can still read
@@ -48,22 +44,6 @@ def site_url(site):
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    from playwright.sync_api import sync_playwright
-
-    assert Path(CHROMIUM).exists(), "Chromium's headless shell is missing: run scripts/bootstrap"
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
-        yield b
-        b.close()
 
 
 def _open(browser, base, path, viewport=DESKTOP, search=False):
