@@ -75,6 +75,8 @@ MISTAKE_CASES = _params(
 )
 
 _graded: dict[tuple[int, str], GradeReport] = {}
+_groups: dict[int, list[list[Mistake]]] = {}  # a lab's mistakes, in the groups planted together
+_group_runs: dict[tuple[int, str], GradeReport] = {}  # a group's run, by lab and its first mistake
 
 
 def _reference(lab: Lab) -> GradeReport:
@@ -361,6 +363,8 @@ def _reached(report: GradeReport, test: str) -> set[str]:
 def _planted_together(lab: Lab) -> list[list[Mistake]]:
     """The lab's mistakes in groups to plant together: distinct regions, and no test of one reached
     another's region in the reference's run (in lab.toml's order, each into the first group it fits)."""
+    if lab.number in _groups:
+        return _groups[lab.number]
     reference = _reference(lab)
     groups: list[list[Mistake]] = []
     for mistake in lab.mistakes:
@@ -375,6 +379,7 @@ def _planted_together(lab: Lab) -> list[list[Mistake]]:
                 break
         else:
             groups.append([mistake])
+    _groups[lab.number] = groups
     return groups
 
 
@@ -388,18 +393,14 @@ def _grade_mistakes(lab: Lab, mistakes: list[Mistake], tmp_path_factory, mark: b
 def _judged_together(lab: Lab, mistake: Mistake, tmp_path_factory) -> GradeReport | None:
     """The run of the mistake's group, if it proves what grading the mistake alone would: its tests
     reached no other planted region, and each that failed reached its own."""
-    key = (lab.number, f"planted-{mistake.name}")
-    if key not in _graded:
-        for group in _planted_together(lab):
-            report = _grade_mistakes(lab, group, tmp_path_factory, mark=True) if len(group) > 1 else None
-            for m in group:
-                _graded[lab.number, f"planted-{m.name}"] = report
-    report = _graded[key]
-    if report is None:
+    (group,) = [group for group in _planted_together(lab) if mistake in group]
+    if len(group) == 1:
         return None
-    others = {m.region for group in _planted_together(lab) if mistake in group for m in group} - {
-        mistake.region
-    }
+    key = (lab.number, group[0].name)
+    if key not in _group_runs:
+        _group_runs[key] = _grade_mistakes(lab, group, tmp_path_factory, mark=True)
+    report = _group_runs[key]
+    others = {m.region for m in group} - {mistake.region}
     for r in report.results:
         if r.test.split("[")[0] in _mistake_tests(lab, mistake):
             reached = set(r.regions) | set(report.reached_outside_tests)
