@@ -202,8 +202,14 @@ def test_a_schemaless_value_is_refused_naming_the_record(sink):
             f"the offset (42) and the fix (value.converter.schemas.enable=true); it says: {message}"
         )
     a_string = as_worker_converts(b'{"schema":{"type":"string","optional":false},"payload":"x"}', 43)
-    with pytest.raises(DataException):
+    with pytest.raises(DataException) as refused:
         s.put(a_string)
+    message = str(refused.value)
+    for part in ("readings-0", "43", "schemas.enable=true"):
+        assert part in message, (
+            f"a string value with a string schema is no Struct either: its DataException should name "
+            f"readings-0, the offset (43) and the fix (value.converter.schemas.enable=true); it says: {message}"
+        )
 
 
 @pytest.mark.stage(1)
