@@ -45,6 +45,21 @@ class Rig:
         self.processor.configure_new_connections()
         (self.connection_id,) = self.processor.selector.channels
 
+    def another_client(self) -> tuple[socket.socket, str]:
+        """A second client connection to the same processor, and its connection id."""
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        client = socket.create_connection(listener.getsockname(), timeout=DEADLINE_S)
+        server_side, (ip, _) = listener.accept()
+        listener.close()
+        self.quotas.inc(ip)
+        before = set(self.processor.selector.channels)
+        self.processor.accept(server_side)
+        self.processor.configure_new_connections()
+        (connection_id,) = set(self.processor.selector.channels) - before
+        return client, connection_id
+
     def send(self, correlation_id: int, api=ApiKeys.API_VERSIONS, version=0, body=None) -> None:
         payload = encode_request(RequestHeader(api, version, correlation_id, "lab4"), body or {})
         self.client.sendall(struct.pack(">i", len(payload)) + payload)
@@ -128,15 +143,30 @@ def test_the_connection_is_muted_while_its_request_is_in_flight(rig):
 @pytest.mark.stage(1)
 @pytest.mark.points(3)
 def test_a_frame_that_does_not_parse_closes_the_connection_with_one_warning(rig, caplog):
+    other, other_id = rig.another_client()
     payload = struct.pack(">hhi", 1000, 0, 9) + b"\x00\x00"  # api key 1000 does not exist
     rig.client.sendall(struct.pack(">i", len(payload)) + payload)
+    good = encode_request(RequestHeader(ApiKeys.API_VERSIONS, 0, 7, "lab4"), {})
+    other.sendall(struct.pack(">i", len(good)) + good)
+    receives = rig.processor.selector.completed_receives
+    rig.poll_until(lambda: len(receives) == 2, "a completed receive on each connection")
+    # The bad frame first, as in any poll where it came first: the good one after it must still go.
+    receives.sort(key=lambda r: r.source != rig.connection_id)
     with caplog.at_level(logging.WARNING):
-        rig.receive_one()
+        rig.processor.process_completed_receives()
+    other.close()
     assert rig.connection_id not in rig.processor.selector.channels, "the connection should be closed"
-    assert rig.channel.request_queue.qsize() == 0, "nothing is handed over"
+    handed = rig.channel.receive_request(0)
+    assert handed is not None and handed.connection_id == other_id, (
+        "the bad frame closes its own connection only: the other connection's request, after it in the "
+        "same poll, is handed over as usual"
+    )
+    assert rig.channel.request_queue.qsize() == 0, "nothing of the bad frame is handed over"
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1 and warnings[0].exc_info is None, "one warning line, no traceback"
-    assert rig.quotas.get(rig.ip) == 0, "closing gives the address's connection slot back"
+    assert rig.quotas.get(rig.ip) == 1, (
+        "closing gives the address's connection slot back (the other keeps its)"
+    )
     assert rig.client.recv(1) == b""
 
 
