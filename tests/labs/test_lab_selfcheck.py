@@ -277,13 +277,7 @@ def test_every_graded_test_has_one_lab_marker_one_stage_and_points(lab):
         module_marks = ast.unparse(tree).count(f"pytest.mark.lab({lab.number})")
         assert module_marks == 1, f"{path.name} must set pytestmark = [pytest.mark.lab({lab.number})] once"
         assert ast.unparse(tree).count("pytest.mark.lab(") == 1, f"{path.name} names another lab"
-        module_stage = [
-            m
-            for node in tree.body
-            if isinstance(node, ast.Assign)
-            and any(getattr(t, "id", "") == "pytestmark" for t in node.targets)
-            for m in _stage_marks(getattr(node.value, "elts", [node.value]))
-        ]
+        module_stage = _module_stage_marks(tree)
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 marks = [ast.unparse(d) for d in node.decorator_list]
@@ -314,19 +308,23 @@ def test_lab_files_have_well_formed_regions(lab):
         )
 
 
+def _module_stage_marks(tree: ast.Module) -> list[str]:
+    """The stage marks a test module's ``pytestmark`` sets for all its tests."""
+    return [
+        m
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in node.targets)
+        for m in _stage_marks(getattr(node.value, "elts", [node.value]))
+    ]
+
+
 def _graded_tests(lab: Lab) -> dict[str, int]:
     """Each graded test's name and stage, read from the lab's test files (its own stage marker, or the
     module's)."""
     found: dict[str, int] = {}
     for path in lab.tests():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        module_stage = [
-            m
-            for node in tree.body
-            if isinstance(node, ast.Assign)
-            and any(getattr(t, "id", "") == "pytestmark" for t in node.targets)
-            for m in _stage_marks(getattr(node.value, "elts", [node.value]))
-        ]
+        module_stage = _module_stage_marks(tree)
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 (mark,) = _stage_marks(node.decorator_list) + module_stage
