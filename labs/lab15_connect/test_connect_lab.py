@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from kafka_lite.common.time import MockTime
 from kafka_lite.connect.errors import DataException
 from kafka_lite.connect.json.json_converter import JsonConverter
 from kafka_lite.connect.runtime.worker_source_task import WorkerSourceTaskContext
@@ -238,6 +241,26 @@ def table(db: Path, name: str, items: list[str]) -> None:
         c.executemany(f"INSERT INTO {name} (item) VALUES (?)", [(i,) for i in items])
 
 
+class WatchedTime(MockTime):
+    """A MockTime that notes when someone first waits on it (``Time.wait_for`` calls ``_wait``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = threading.Event()
+
+    def _wait(self, condition, remaining_ms: int) -> None:
+        self.waiting.set()
+        super()._wait(condition, remaining_ms)
+
+
+def wait_until(condition, what: str, timeout_s: float = 10) -> None:
+    """Check ``condition`` until it holds; fail naming ``what`` after ``timeout_s`` (of real time)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
 class SourceRun:
     """One life of the learner's source task, as the standalone worker runs it."""
 
@@ -377,10 +400,36 @@ def test_rows_whose_offsets_were_not_committed_are_read_again(tmp_path):
 
 @pytest.mark.stage(2)
 @pytest.mark.points(1)
-def test_a_stopped_task_does_not_wait_out_the_poll_interval(tmp_path):
+def test_an_empty_poll_waits_the_poll_interval_unless_the_task_is_stopped(tmp_path):
     db, story = tmp_path / "in.db", []
     table(db, "orders", [])
     run = SourceRun(db, tmp_path / "offsets", story, **{"poll.interval.ms": "60000"})
-    run.task.stop()  # as the herder does, from its own thread, while poll would be waiting
-    assert run.poll() == [], told("a poll of an empty table, after stop", "records", "None", story)
-    run.stop()
+    clock = WatchedTime()
+    run.task.time = clock  # the task's clock, which its wait must use
+    answers: list = []
+    poller = threading.Thread(target=lambda: answers.append(run.poll()), daemon=True)
+    poller.start()
+    try:
+        wait_until(lambda: clock.waiting.is_set() or not poller.is_alive(), what="the poll to wait or return")
+        assert not answers, told(
+            "a poll of an empty table",
+            "it returned before the clock moved",
+            "a wait of poll.interval.ms",
+            story,
+        )
+        assert clock.waiting.is_set(), "poll waits on the task's clock: self.wait_poll_interval()"
+        clock.advance(59_999)
+        poller.join(0.2)  # time for a poll that returned too early to be seen doing so
+        assert not answers, told(
+            "the poll, 1 ms before poll.interval.ms had passed", "it returned", "still waiting", story
+        )
+        clock.advance(1)
+        wait_until(lambda: answers, what="the poll to return once poll.interval.ms has passed")
+        assert answers == [[]], told("the poll, after poll.interval.ms", answers, "None", story)
+        # A stopped task's poll does not wait: stop comes from the herder's thread, to end the task.
+        run.task.stop()
+        assert run.poll() == [], told("a poll of an empty table, after stop", "records", "None", story)
+    finally:
+        run.task.stop()
+        poller.join(10)
+        run.stop()

@@ -28,6 +28,7 @@ import sqlite3
 import threading
 from contextlib import closing
 
+from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.connect.data.schema import Schema
 from kafka_lite.connect.data.struct import Struct
 from kafka_lite.connect.errors import ConnectException
@@ -62,7 +63,11 @@ class SqliteSourceTask(SourceTask):
         self.poll_interval_s = 0.0
         self.batch_max_rows = 0
         self.last_ids: dict[str, int | None] = {}  # each table's last id read, None before its first row
-        self._stopped = threading.Event()  # set by stop(), from the herder's thread: cuts a wait short
+        # Kafka's SourceTask has no clock; this one waits its poll interval on ``time``, so that a test
+        # (or lab 15's grader) can run that wait on a MockTime.
+        self.time: Time = SYSTEM
+        self._stop_requested = threading.Condition()  # notified by stop(), from the herder's thread
+        self._stopping = False
 
     def version(self) -> str:
         return "0.10.1.0"
@@ -99,13 +104,23 @@ class SqliteSourceTask(SourceTask):
                                             self.topic_prefix + table, None, None, None, schema, row))  # fmt: skip
                 self.last_ids[table] = last_id
         if not records:
-            self._stopped.wait(self.poll_interval_s)
+            self.wait_poll_interval()
             return None
         return records
         # END SOLUTION
 
+    def wait_poll_interval(self) -> None:
+        """Wait ``poll.interval.ms`` on ``self.time``, or until ``stop`` is called: what ``poll`` does
+        when no table had new rows, so that an idle task does not query its tables in a busy loop."""
+        with self._stop_requested:
+            self.time.wait_for(
+                self._stop_requested, lambda: self._stopping, round(self.poll_interval_s * 1000)
+            )
+
     def stop(self) -> None:
-        self._stopped.set()
+        with self._stop_requested:
+            self._stopping = True
+            self._stop_requested.notify_all()
 
     def new_rows(self, table: str, after: int | None) -> tuple[Schema, list[Struct]]:
         """The schema of ``table``'s rows and at most ``batch.max.rows`` of them whose incrementing
