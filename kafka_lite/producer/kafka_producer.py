@@ -5,8 +5,8 @@ Mirrors: org.apache.kafka.clients.producer.KafkaProducer
 Book:    chapter 2, 2.1.1 (the client's send: metadata, serialization, partitioning, the accumulator)
 Differs: configs are keyword arguments in kafka-python's spelling (``linger_ms=5``), checked by
          ``ConfigDef``; serializers and the partitioner are callables. ``send`` takes the record's
-         fields (``send(topic, value, key, partition, timestamp_ms, headers)``) rather than a
-         ProducerRecord. ``flush``, ``close`` and ``future.get`` take seconds, as kafka-python's
+         fields (``send(topic, value, key, partition, timestamp_ms, headers, callback)``) rather
+         than a ProducerRecord; the callback is a callable ``(metadata, exception)``. ``flush``, ``close`` and ``future.get`` take seconds, as kafka-python's
          do. ``enable_idempotence`` is Kafka 1.0's (up to five requests in flight); the transactional
          methods wait at most ``max.block.ms`` (Kafka 0.11 waits for ever).
 
@@ -16,6 +16,7 @@ Usage::
                              value_serializer=str.encode)
     future = producer.send("orders", "one", key=b"k1")   # asynchronous: returns at once
     metadata = future.get(timeout=10)                    # synchronous send: wait for the offset
+    producer.send("orders", "two", callback=on_completion)  # Java's send(record, callback)
     producer.close()
 
 Two threads. The caller's thread runs ``send``: wait (up to ``max.block.ms``) until metadata knows
@@ -24,9 +25,15 @@ within the same ``max.block.ms``, for buffer memory). It never touches the netwo
 thread (``Sender.run``) takes ready batches from the accumulator and sends them. ``send`` wakes it
 when a batch fills up, or a new one starts.
 
+The callback given to ``send`` travels with the record: the batch keeps it in the record's
+``Thunk`` and calls ``callback(metadata, exception)`` on the sender thread when the batch completes,
+records of a partition in the order they were sent. That is one call per record, registered at no
+cost, where a callback added to the future afterwards (``future.add_callback``, kafka-python's way)
+has to take the future's lock in case the batch is completing at that moment.
+
 Errors of one record (a bad topic name or partition, a record over ``max.request.size``, a serializer
-that raises, metadata that never comes, a full buffer) fail only that record's future; nothing else
-is affected. Kafka throws some of these from ``send`` instead.
+that raises, metadata that never comes, a full buffer) fail only that record's future, and call its
+callback at once; nothing else is affected. Kafka throws some of these from ``send`` instead.
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ from kafka_lite.producer.future_record_metadata import (
     FutureRecordMetadata,
     ProduceRequestResult,
 )
+from kafka_lite.producer.producer_batch import Callback
 from kafka_lite.producer.producer_config import CONFIG_DEF
 from kafka_lite.producer.producer_interceptors import ProducerInterceptors
 from kafka_lite.producer.producer_record import ProducerRecord
@@ -201,10 +209,14 @@ class KafkaProducer:
         partition: int | None = None,
         timestamp_ms: int | None = None,
         headers: list[tuple[str, bytes | None]] | None = None,
+        callback: Callback | None = None,
     ) -> FutureRecordMetadata:
         """Queue one record for ``topic``; return its future at once (Kafka's ``doSend``).
 
-        Raises only when the producer is closed; any other error fails the returned future.
+        ``callback(metadata, exception)`` is Java's ``send(record, callback)``: it runs once, when the
+        record is written (``exception`` None) or has failed (``metadata`` None), on the I/O thread,
+        or at once on the caller's thread when ``send`` itself fails the record. Raises only when the
+        producer is closed; any other error fails the returned future (and calls ``callback``).
         """
         if self._closed:
             raise KafkaException("Cannot send after the producer is closed.")
@@ -243,10 +255,19 @@ class KafkaProducer:
                 self.transaction_manager.maybe_add_partition_to_transaction(tp)
             timestamp = self.time.milliseconds() if timestamp_ms is None else _timestamp(timestamp_ms)
             # 4. The accumulator: into the partition's current batch (this may block for memory).
-            # The interceptors hear of the record's completion first (Kafka's InterceptorCallback).
-            callback = None if self.interceptors is None else self.interceptors.intercept_callback(tp)
+            # The callback is kept in the record's thunk in its batch; with interceptors it is wrapped
+            # so that they hear of the record's completion first (Kafka's InterceptorCallback).
+            intercept_callback = (
+                callback if self.interceptors is None else self.interceptors.intercept_callback(tp, callback)
+            )
             result = self.accumulator.append(
-                tp, timestamp, serialized_key, serialized_value, record_headers, remaining_wait_ms, callback
+                tp,
+                timestamp,
+                serialized_key,
+                serialized_value,
+                record_headers,
+                remaining_wait_ms,
+                intercept_callback,
             )
             if result.batch_is_full or result.new_batch_created:
                 # A batch is ready by size (or one started behind it): the sender need not wait for
@@ -255,6 +276,9 @@ class KafkaProducer:
             return result.future
         except KafkaException as e:  # an ApiException, a SerializationException, a bad partition ...
             log.debug("Exception occurred during message send: %s", e)
+            if callback is not None:
+                # Kafka's doSend calls the callback before the interceptors hear of the error.
+                _call_with_error(callback, e)
             topic = topic if isinstance(topic, str) else ""
             if self.interceptors is not None:
                 self.interceptors.on_send_error(topic, partition, e)
@@ -514,6 +538,16 @@ def _validate_topic(topic: object) -> None:
     if not isinstance(topic, str):
         raise InvalidTopicException(f"Topic name must be a str, got {type(topic).__name__}: {topic!r}")
     validate_topic_name(topic)
+
+
+def _call_with_error(callback: Callback, error: BaseException) -> None:
+    """Tell ``callback`` that ``send`` failed its record. A callback that raises is logged, as the
+    batch does on the I/O thread; Kafka's ``doSend`` would let it escape ``send``, but kafka_lite's
+    ``send`` fails the record in its future instead of raising, and keeps to that."""
+    try:
+        callback(None, error)
+    except Exception:
+        log.exception("Error executing user-provided callback on message that failed in send")
 
 
 def _failed_future(topic: str, partition: int | None, error: BaseException) -> FutureRecordMetadata:

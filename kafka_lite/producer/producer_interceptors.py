@@ -27,8 +27,8 @@ Usage::
 
 ``on_send`` runs in ``send`` before the key and value are serialized and the partition chosen, so an
 interceptor may change any field of the record; each interceptor gets what the one before it
-returned. ``on_acknowledgement`` runs when the record's batch completes, before any callback the
-application added, or at once when ``send`` fails the record. As in Kafka, an exception raised by an
+returned. ``on_acknowledgement`` runs when the record's batch completes, before the callback given to
+``send`` and any callback added to the future, or at once when ``send`` fails the record. As in Kafka, an exception raised by an
 interceptor is logged and swallowed: interceptors observe and adjust, they never fail a send (an
 ``on_send`` that raises leaves the record as the previous interceptor returned it).
 
@@ -100,13 +100,19 @@ class ProducerInterceptors(Interceptors):
         self.on_acknowledgement(_unknown_metadata(topic, partition), exception)
 
     def intercept_callback(
-        self, tp: TopicPartition
+        self,
+        tp: TopicPartition,
+        user_callback: Callable[[RecordMetadata | None, BaseException | None], object] | None = None,
     ) -> Callable[[RecordMetadata | None, BaseException | None], None]:
-        """The callback ``send`` gives the record's batch (Kafka's ``InterceptorCallback``): it calls
-        ``on_acknowledgement`` when the batch completes, before the callbacks added to the future."""
+        """The callback ``send`` gives the record's batch (Kafka's ``InterceptorCallback``): when the
+        batch completes it calls ``on_acknowledgement``, then the application's callback given to
+        ``send`` (with the metadata as the batch gave it: None for a failed record), and only then
+        do the callbacks added to the future run."""
 
         def on_completion(metadata: RecordMetadata | None, exception: BaseException | None) -> None:
             self.on_acknowledgement(_unknown_metadata(*tp) if metadata is None else metadata, exception)
+            if user_callback is not None:
+                user_callback(metadata, exception)
 
         return on_completion
 
