@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from headline import add_argument, figure, write
 
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
@@ -322,6 +323,7 @@ def main() -> None:
         "--compare", type=Path, metavar="CHECKOUT", help="another kafka_lite checkout to alternate with"
     )
     parser.add_argument("--rounds", type=int, default=5, help="with --compare: rounds of one run each")
+    add_argument(parser)
     args = parser.parse_args()
     if args.batch_size is not None:
         if args.batch_size <= 0:
@@ -376,6 +378,31 @@ def main() -> None:
     print(
         f"fetch responses alone (raw socket, 40 MiB per request): read-and-send {raw_read / mib:,.0f} MiB/s, "
         f"sendfile {raw_sendfile / mib:,.0f} MiB/s ({raw_sendfile / raw_read:.2f}x)"
+    )
+    out = max(read_out, sendfile_out)
+    write(
+        args.json,
+        "bench_broker",
+        [
+            figure(
+                "records in, share of librdkafka's mock cluster",
+                rate_in / mock_in,
+                "%",
+                detail=f"{rate_in:,.0f} against {mock_in:,.0f} records/s",
+            ),
+            figure(
+                "records out, share of librdkafka's mock cluster",
+                out / mock_out,
+                "%",
+                detail=f"{out:,.0f} against {mock_out:,.0f} records/s",
+            ),
+            figure(
+                "Fetch responses alone, sendfile over read-and-send",
+                raw_sendfile / raw_read,
+                "x",
+                detail=f"{raw_sendfile / mib:,.0f} against {raw_read / mib:,.0f} MiB/s",
+            ),
+        ],
     )
 
 

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from bench_broker import PARTITIONS, TOPIC, consume, print_client_rates, produce, start_broker, stop
+from headline import add_argument, figure, write
 
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
@@ -276,6 +277,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--client", choices=CLIENTS, help=argparse.SUPPRESS)  # one run, in a child process
     parser.add_argument("--rebalance", choices=sorted(REBALANCERS), help=argparse.SUPPRESS)
+    add_argument(parser)
     args = parser.parse_args()
     if args.client is not None:
         print(RUNNERS[args.client](args.records))
@@ -285,6 +287,37 @@ def main() -> None:
         return
     rates, rebalances = compare(args.records, args.value_bytes, args.rounds)
     report(rates, rebalances, args.records, args.value_bytes)
+    write(args.json, "bench_consumer", headline_figures(rates, rebalances))
+
+
+# The consumer's goals against its peers, as kafka_lite's median rate over each one's.
+GOALS = {"kafka-python": 10.0, "aiokafka": 0.5}
+
+
+def headline_figures(rates: dict[str, list[float]], rebalances: dict[str, list[float]]) -> list[dict]:
+    medians = {client: statistics.median(figures) for client, figures in rates.items()}
+    ours = medians["kafka_lite"]
+    figures = [
+        figure(
+            f"consumer, kafka_lite over {client}",
+            ours / medians[client],
+            "x",
+            at_least=GOALS.get(client),
+            detail=f"{ours:,.0f} against {medians[client]:,.0f} records/s, median of {len(rates[client])} rounds",
+        )
+        for client in CLIENTS
+        if client != "kafka_lite"
+    ]
+    mine, theirs = (statistics.median(rebalances[c]) for c in ("kafka_lite", "kafka-python"))
+    figures.append(
+        figure(
+            f"a group of {GROUP_SIZE} rebalancing, kafka_lite's time over kafka-python's",
+            mine / theirs,
+            "x",
+            detail=f"{mine:.2f} s against {theirs:.2f} s",
+        )
+    )
+    return figures
 
 
 if __name__ == "__main__":

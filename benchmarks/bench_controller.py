@@ -40,6 +40,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from headline import add_argument, figure, write
+
 from kafka_lite.controller.controller_channel_manager import ControllerChannelManager
 from kafka_lite.controller.kafka_controller import KafkaController
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
@@ -167,6 +169,7 @@ def main(argv=None) -> dict[str, list[float]]:
     parser.add_argument("--replication-factor", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--part", choices=["a", "b", "both"], default="both")
+    add_argument(parser)
     args = parser.parse_args(argv)
     hooks = Hooks()
     results: dict[str, list[float]] = {}
@@ -226,6 +229,21 @@ def main(argv=None) -> dict[str, list[float]]:
         finally:
             cluster.stop()
             zk.stop()
+    names = {"a": "controller, leader election on a broker's death", "b": "controller failover"}
+    write(
+        args.json,
+        "bench_controller",
+        [
+            figure(
+                f"{names[part]}, {args.partitions:,} partitions",
+                statistics.median(times),
+                "s",
+                at_most=GOAL_S,
+                detail=f"median of {len(times)} rounds, {min(times):.2f} to {max(times):.2f} s",
+            )
+            for part, times in results.items()
+        ],
+    )
     return results
 
 

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from bench_broker import produce, start_broker, stop
+from headline import add_argument, figure, write
 
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
@@ -72,6 +73,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=3)
+    add_argument(parser)
     args = parser.parse_args()
     seconds: dict[str, list[float]] = {name: [] for name in SETTINGS}
     fetches: dict[str, list[int]] = {name: [] for name in SETTINGS}
@@ -105,6 +107,20 @@ def main() -> None:
         )
     ratio = statistics.median(seconds["Kafka's rule"]) / statistics.median(seconds["hold-back"])
     print(f"Kafka's rule takes {ratio:.1f}x the hold-back's time")
+    rule, hold = (statistics.median(seconds[name]) for name in ("Kafka's rule", "hold-back"))
+    detail = f"{rule:.2f} s against {hold:.2f} s, median of {args.rounds} rounds"
+    write(
+        args.json,
+        "bench_fetch_hold_back",
+        [
+            figure(
+                "end-of-partition stall, Kafka's fetch rule's time over the hold-back's",
+                ratio,
+                "x",
+                detail=detail,
+            )
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from headline import add_argument, figure, write
+
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.log.log import Log
@@ -114,6 +116,7 @@ def main() -> None:
     )
     parser.add_argument("--chunk-mib", type=int, default=8, help="interleaving chunk (default 8 MiB)")
     parser.add_argument("--repeat", type=int, default=7)
+    add_argument(parser)
     args = parser.parse_args()
     if args.mib < 1 or args.chunk_mib < 1 or args.repeat < 1:
         parser.error("--mib, --chunk-mib and --repeat must be at least 1")
@@ -152,6 +155,26 @@ def main() -> None:
     print(
         f"1M / 1K lookup cost:       {large / small:6.2f}x  "
         f"(binary search probes: {probes:.2f}x; more means the larger index's probes cost more)"
+    )
+    plain_rate = total / min(p for p, _ in runs) / mib
+    log_rate = total / min(lg for _, lg in runs) / mib
+    write(
+        args.json,
+        "bench_log_append",
+        [
+            figure(
+                "Log.append of 16 KiB batches, share of a plain file write",
+                ratios[len(ratios) // 2],
+                "%",
+                detail=f"best repeats {log_rate:,.0f} and {plain_rate:,.0f} MiB/s",
+            ),
+            figure(
+                "offset lookup, 1,000,000 index entries against 1,000",
+                large / small,
+                "x",
+                detail=f"{small * 1e6:.2f} and {large * 1e6:.2f} µs",
+            ),
+        ],
     )
 
 

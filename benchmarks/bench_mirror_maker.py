@@ -54,6 +54,8 @@ import threading
 import time
 from pathlib import Path
 
+from headline import add_argument, figure, write
+
 VALUE_BYTES = 100
 COPY_PARTITIONS = 4
 LOAD_PARTITIONS = 8
@@ -61,7 +63,8 @@ LOAD_RATE = 4000  # records/s written during part b: well below either variant's
 WORKERS = 4
 BUCKET_MS = 100
 WARM_S, AFTER_S = 4.0, 10.0  # part b: steady copying before the restart, and the time watched after it
-GOAL = 0.5
+GOAL = 0.5  # MirrorMaker's rate as a share of the consumer's reading the source alone
+LOOP_GOAL = 0.8  # MirrorMaker's rate over the bare consume-and-send loop's
 # A partition "paused" if no record of it reached the target for this long around the restart: above
 # the gaps of steady copying on a machine shared with other work (linger.ms, polls, the scheduler).
 PAUSE_S = 1.0
@@ -430,6 +433,7 @@ def main() -> None:
                         help="heartbeat.interval.ms of MirrorMaker's group in part b (default 3000, Kafka's)")  # fmt: skip
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("args", nargs="?", help=argparse.SUPPRESS)
+    add_argument(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(CHILDREN[args.child](*json.loads(args.args))))
@@ -451,10 +455,48 @@ def main() -> None:
             stop_cluster(target)
             stop_cluster(source)
 
+    figures = []
     if args.part in (None, "a"):
         print_part_a(rates, args.rounds)
+        figures += part_a_figures(rates, args.rounds)
     if args.part in (None, "b"):
         print_part_b(stalls, args.rounds)
+        figures += part_b_figures(stalls)
+    write(args.json, "bench_mirror_maker", figures)
+
+
+def part_a_figures(rates: dict, rounds: int) -> list[dict]:
+    consumer, mirror = statistics.median(rates["consumer"]), statistics.median(rates["mirror-maker"])
+    loop = statistics.median(rates["loop"])
+    return [
+        figure(
+            "MirrorMaker over the bare consume-and-send loop",
+            mirror / loop,
+            "x",
+            at_least=LOOP_GOAL,
+            detail=f"{mirror:,.0f} against {loop:,.0f} records/s, median of {rounds} rounds",
+        ),
+        figure(
+            "MirrorMaker, share of the consumer's rate on the source alone",
+            mirror / consumer,
+            "%",
+            at_least=GOAL,
+            detail=f"{mirror:,.0f} against {consumer:,.0f} records/s",
+        ),
+    ]
+
+
+def part_b_figures(stalls: dict) -> list[dict]:
+    windows = {variant: statistics.median(t["window_s"] for t in runs) for variant, runs in stalls.items()}
+    group, controller = windows["mirror-maker"], windows["controller"]
+    return [
+        figure(
+            "one of four mirror workers restarts, the controller's window over the group's",
+            controller / group,
+            "x",
+            detail=f"{controller:.2f} s against {group:.2f} s",
+        )
+    ]
 
 
 def print_part_a(rates: dict, rounds: int) -> None:

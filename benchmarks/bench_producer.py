@@ -44,6 +44,7 @@ import time
 from pathlib import Path
 
 from bench_broker import TOPIC, print_client_rates, send_all, start_broker, stop
+from headline import add_argument, figure, write
 
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
@@ -292,6 +293,7 @@ def main() -> None:
     parser.add_argument(
         "--client", choices=list(RUNNERS), help=argparse.SUPPRESS
     )  # one run, in a child process
+    add_argument(parser)
     args = parser.parse_args()
     if args.client is not None:
         print(RUNNERS[args.client](args.records, os.urandom(args.value_bytes)))
@@ -303,6 +305,47 @@ def main() -> None:
         clients = (*clients, REFERENCE)
     rates = compare(args.records, args.value_bytes, args.rounds, clients)
     report(rates, args.records, args.value_bytes, args.rounds)
+    write(args.json, "bench_producer", headline_figures(rates, args.rounds))
+
+
+# The producer's goals against its peers, as kafka_lite's median rate over each one's.
+GOALS = {"kafka-python": 10.0, "aiokafka": 1.4, "confluent-kafka": 0.4}
+
+
+def headline_figures(rates: dict[str, list[float]], rounds: int) -> list[dict]:
+    medians = {client: statistics.median(figures) for client, figures in rates.items()}
+    ours = medians["kafka_lite"]
+    figures = [
+        figure(
+            f"producer, kafka_lite over {client}",
+            ours / medians[client],
+            "x",
+            at_least=GOALS.get(client),
+            detail=f"{ours:,.0f} against {medians[client]:,.0f} records/s, median of {rounds} rounds",
+        )
+        for client in CLIENTS[1:]
+    ]
+    for other in (FLAT, REFERENCE):
+        if other in medians:
+            figures.append(
+                figure(
+                    f"producer, kafka_lite over {other}",
+                    ours / medians[other],
+                    "x",
+                    detail=f"{ours:,.0f} against {medians[other]:,.0f} records/s",
+                )
+            )
+    if REFERENCE in medians:
+        reference = medians[REFERENCE]
+        figures.append(
+            figure(
+                "producer, kafka_lite with the reference codec over aiokafka",
+                reference / medians["aiokafka"],
+                "x",
+                detail=f"{reference:,.0f} against {medians['aiokafka']:,.0f} records/s",
+            )
+        )
+    return figures
 
 
 if __name__ == "__main__":

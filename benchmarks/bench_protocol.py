@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from headline import add_argument, figure, write
 from kafka.protocol.old.fetch import FetchRequest_v5, FetchResponse_v5
 from kafka.protocol.old.produce import ProduceRequest_v3, ProduceResponse_v3
 
@@ -88,7 +89,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=200, help="timed runs per operation (the best counts)")
     parser.add_argument("--partitions", type=int, default=64)
     parser.add_argument("--record-kib", type=int, default=16, help="record bytes per partition, in KiB")
+    add_argument(parser)
     args = parser.parse_args()
+    figures = []
     print(f"{'message':22} {'op':8} {'kafka_lite':>12} {'kafka-python':>13} {'ratio':>7}")
     for name, ours, value, theirs in messages(args.partitions, args.record_kib):
         wire = encode(ours, value)
@@ -101,6 +104,11 @@ def main() -> None:
         for op, mine, other in rows:
             a, b = best(mine, args.repeat), best(other, args.repeat)
             print(f"{name:22} {op:8} {a * 1e6:10.1f}us {b * 1e6:11.1f}us {b / a:6.2f}x")
+            detail = f"{a * 1e6:,.1f} µs against kafka-python's {b * 1e6:,.1f} µs"
+            figures.append(
+                figure(f"{name}, {op}, kafka-python's time over kafka_lite's", b / a, "x", detail=detail)
+            )
+    write(args.json, "bench_protocol", figures)
 
 
 if __name__ == "__main__":

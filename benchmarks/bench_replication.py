@@ -93,6 +93,7 @@ from pathlib import Path
 from bench_broker import cpu_seconds, produce, produce_one, retained
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from headline import add_argument, figure, write
 
 from kafka_lite.cli.cluster import start_cluster, stop_cluster, wait_healthy
 from kafka_lite.common.time import SYSTEM
@@ -717,6 +718,7 @@ def main() -> None:
             metavar="N",
             help=f"the brokers' {name} (default: Kafka's)",
         )
+    add_argument(parser)
     args = parser.parse_args()
     for name in (
         "records",
@@ -784,6 +786,42 @@ def main() -> None:
         print(f"the cluster's logs are kept in {directory / 'logs'}")
         raise SystemExit(f"{lost} acknowledged records never reached the consumer")
     shutil.rmtree(directory)
+    write(args.json, "bench_replication", headline_figures(a, bs, args.rounds))
+
+
+def headline_figures(a: dict | None, bs: list[dict], rounds: int) -> list[dict]:
+    figures = []
+    if a is not None:
+        (base, *_), (replicated, *_) = PHASES
+        rates = {label: statistics.median(a["results"][label]["rate"]) for label in (base, replicated)}
+        figures.append(
+            figure(
+                f"replication, {replicated} against {base}",
+                rates[replicated] / rates[base],
+                "%",
+                at_least=THROUGHPUT_GOAL,
+                detail=f"{rates[replicated]:,.0f} against {rates[base]:,.0f} records/s, median of {rounds} rounds",
+            )
+        )
+    for b in bs:
+        ms = b["latencies_ms"]
+        if not ms:
+            continue
+        where = f"{b['partitions']} partition{'s' if b['partitions'] != 1 else ''}"
+        for name, value, goal in (
+            ("median", statistics.median(ms), MEDIAN_GOAL_MS),
+            ("p99", percentile(ms, 0.99), P99_GOAL_MS),
+        ):
+            figures.append(
+                figure(
+                    f"produce to consume, RF 3, acks=all, {b['client']}, {name} latency",
+                    value,
+                    "ms",
+                    at_most=goal,
+                    detail=f"{len(ms):,} records over {where}",
+                )
+            )
+    return figures
 
 
 if __name__ == "__main__":

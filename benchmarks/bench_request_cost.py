@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 
 from bench_broker import TOPIC, cpu_seconds, produce, start_broker, stop
+from headline import add_argument, figure, write
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import RequestHeader, encode_request
@@ -193,6 +194,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--bare-server", help=argparse.SUPPRESS)  # the floor's process
     parser.add_argument("--relay-server", help=argparse.SUPPRESS)  # the thread hand-offs' process
+    add_argument(parser)
     args = parser.parse_args()
     if args.bare_server:
         bare_server(args.bare_server)
@@ -257,9 +259,19 @@ def main() -> None:
     print(
         f"{'request':14}{'broker µs':>11}{'two threads µs':>16}{'one thread µs':>15}{'broker / one thread':>21}"
     )
+    figures = []
     for kind in KINDS:
         b, t, o = (statistics.median(x[kind]) for x in (broker_us, relay_us, bare_us))
         print(f"{kind:14}{b:11.0f}{t:16.0f}{o:15.0f}{b / o:21.1f}")
+        figures.append(
+            figure(
+                f"broker CPU per request, {kind}, over a bare one-thread server's",
+                b / o,
+                "x",
+                detail=f"{b:,.0f} µs against {o:,.0f} µs (two threads alone: {t:,.0f} µs)",
+            )
+        )
+    write(args.json, "bench_request_cost", figures)
 
 
 if __name__ == "__main__":

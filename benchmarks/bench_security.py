@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from bench_broker import start_broker, stop
+from headline import add_argument, figure, write
 
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
@@ -45,6 +46,7 @@ LINGER_MS = 5
 BATCH_SIZE = 16384
 PLAIN = "127.0.0.1:19092"
 SECURED = "127.0.0.1:19093"
+GOAL = 0.9  # the secured rate as a share of the plain one
 JAAS = (
     'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
     'password="admin-secret" user_admin="admin-secret" user_bench="bench-secret";'
@@ -197,12 +199,31 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--client", choices=list(RUNNERS), help=argparse.SUPPRESS)  # one run, in a child
     parser.add_argument("--mode", choices=("plain", "secured"), help=argparse.SUPPRESS)
+    add_argument(parser)
     args = parser.parse_args()
     if args.client is not None:
         print(json.dumps(RUNNERS[args.client](args.mode, args.records, os.urandom(args.value_bytes))))
         return
     results = compare(args.records, args.value_bytes, args.rounds)
     report(results, args.records, args.value_bytes, args.rounds)
+    write(args.json, "bench_security", headline_figures(results, args.rounds))
+
+
+def headline_figures(results: dict[tuple[str, str], list[float]], rounds: int) -> list[dict]:
+    figures = []
+    for client in ("kafka_lite", "confluent-kafka"):
+        plain = statistics.median(results[(client, "plain")])
+        secured = statistics.median(results[(client, "secured")])
+        figures.append(
+            figure(
+                f"{client}'s producer with SASL/PLAIN and ACLs, share of PLAINTEXT",
+                secured / plain,
+                "%",
+                at_least=GOAL,
+                detail=f"{secured:,.0f} against {plain:,.0f} records/s, median of {rounds} rounds",
+            )
+        )
+    return figures
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from bench_broker import PARTITIONS, TOPIC, produce, start_broker, stop
+from headline import add_argument, figure, write
 
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
@@ -101,6 +102,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--value-bytes", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
+    add_argument(parser)
     args = parser.parse_args()
 
     from kafka_lite.common.record import compiled
@@ -162,6 +164,26 @@ def main() -> None:
     print(f"kafka_lite / parquet (rate): {median['parquet'] / median['kafka_lite']:.2f}")
     print(f"kafka_lite / bare decode (rate): {median['bare decode'] / median['kafka_lite']:.2f}")
     print(f"arrow / tuples (rate): {median['kafka_lite (tuples)'] / median['kafka_lite']:.2f}")
+    ours = args.records / median["kafka_lite"]
+    write(
+        args.json,
+        "bench_spark",
+        [
+            figure(
+                f"Spark reading {args.records:,} records, kafka_lite's source over Parquet",
+                median["parquet"] / median["kafka_lite"],
+                "x",
+                detail=f"{ours:,.0f} against {args.records / median['parquet']:,.0f} records/s, "
+                f"median of {args.rounds} rounds",
+            ),
+            figure(
+                "Spark's source over a bare loop decoding the same batches",
+                median["bare decode"] / median["kafka_lite"],
+                "x",
+                detail=f"{ours:,.0f} against {args.records / median['bare decode']:,.0f} records/s",
+            ),
+        ],
+    )
 
 
 if __name__ == "__main__":

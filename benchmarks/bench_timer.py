@@ -44,6 +44,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from headline import add_argument, figure, write
+
 from kafka_lite.common.time import MockTime
 from kafka_lite.utils.timer import SystemTimer, TimerTask
 
@@ -200,6 +202,7 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=20_000, help="rounds measured at each size")
     parser.add_argument("--cancelled", type=float, default=0.99, help="share of rounds that cancel a task")
     parser.add_argument("--seed", type=int, default=1)
+    add_argument(parser)
     args = parser.parse_args()
     if not 0 <= args.cancelled <= 1:
         parser.error(f"--cancelled must be between 0 and 1, not {args.cancelled}")
@@ -214,6 +217,7 @@ def main() -> None:
         "   (ns per insert, per cancel, and per task started for expiring all at the end)"
     )
     insert_ratios = []
+    figures = []
     for n in args.sizes:
         wheel, heap, heap_entries = measure(n, args.ops, args.cancelled, rng)
         w_ins, h_ins = wheel.insert_ns / wheel.inserts, heap.insert_ns / heap.inserts
@@ -226,11 +230,21 @@ def main() -> None:
             f"{n:>11,} {heap_entries:>10,} | {w_ins:>9.0f} {h_ins:>8.0f} {h_ins / w_ins:>5.2f} |"
             f" {w_can:>9.0f} {h_can:>8.0f} {h_can / w_can:>5.2f} | {w_exp:>9.0f} {h_exp:>8.0f} {h_exp / w_exp:>5.2f}"
         )
+        if n in (args.sizes[0], args.sizes[-1]):
+            figures.append(
+                figure(
+                    f"timer insert at {n:,} outstanding tasks, the heap's time over the wheel's",
+                    h_ins / w_ins,
+                    "x",
+                    detail=f"{w_ins:,.0f} ns against the heap's {h_ins:,.0f} ns",
+                )
+            )
     if len(insert_ratios) > 1:
         print(
             f"insert ratio heap/wheel from {args.sizes[0]:,} to {args.sizes[-1]:,}: "
             f"{insert_ratios[0]:.2f} -> {insert_ratios[-1]:.2f} (median {statistics.median(insert_ratios):.2f})"
         )
+    write(args.json, "bench_timer", figures)
 
 
 if __name__ == "__main__":

@@ -38,10 +38,12 @@ import time
 from pathlib import Path
 
 from bench_broker import start_broker, stop
+from headline import add_argument, figure, write
 
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
 BOOTSTRAP = "127.0.0.1:19092"  # where bench_broker.start_broker listens
+GOAL = 0.7  # kafka_lite's transactional rate as a share of its idempotent one
 TOPIC = "txn-bench"
 COMMIT_INTERVAL_S = 0.1
 LINGER_MS = 5
@@ -222,6 +224,7 @@ def main() -> None:
     parser.add_argument("--client", choices=list(RUNNERS), help=argparse.SUPPRESS)  # one run, in a child
     parser.add_argument("--mode", choices=("idempotent", "transactional"), help=argparse.SUPPRESS)
     parser.add_argument("--run-id", default="0", help=argparse.SUPPRESS)
+    add_argument(parser)
     args = parser.parse_args()
     if args.client is not None:
         result = RUNNERS[args.client](args.mode, args.records, os.urandom(args.value_bytes), args.run_id)
@@ -229,6 +232,26 @@ def main() -> None:
         return
     results = compare(args.records, args.value_bytes, args.rounds)
     report(results, args.records, args.value_bytes, args.rounds)
+    write(args.json, "bench_transactions", headline_figures(results, args.rounds))
+
+
+def headline_figures(results: dict[tuple[str, str], list[dict]], rounds: int) -> list[dict]:
+    figures = []
+    for client in ("kafka_lite", "confluent-kafka"):
+        idem = statistics.median(r["rate"] for r in results[(client, "idempotent")])
+        txn = statistics.median(r["rate"] for r in results[(client, "transactional")])
+        commits = [c for r in results[(client, "transactional")] for c in r["commits_ms"]]
+        figures.append(
+            figure(
+                f"{client}'s producer committing every 100 ms, share of idempotent",
+                txn / idem,
+                "%",
+                at_least=GOAL if client == "kafka_lite" else None,
+                detail=f"{txn:,.0f} against {idem:,.0f} records/s, median of {rounds} rounds; "
+                f"commit p50 {statistics.median(commits):.0f} ms, p99 {percentile(commits, 0.99):.0f} ms",
+            )
+        )
+    return figures
 
 
 if __name__ == "__main__":
