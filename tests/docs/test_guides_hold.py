@@ -964,6 +964,9 @@ CLAIMS: dict[str, list[Claim]] = {
             all_of(
                 lambda: exists("kafka_lite.streams.kafka_streams:KafkaStreams.local_threads_metadata"),
                 lambda: exists("kafka_lite.streams.test_utils.topology_test_driver:TopologyTestDriver"),
+                lambda: exists(
+                    "kafka_lite.streams.processor.internals.stream_thread:StreamThread.process_and_punctuate"
+                ),
             ),
         ),
         holds(

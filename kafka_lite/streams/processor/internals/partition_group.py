@@ -112,10 +112,6 @@ class PartitionGroup:
             raise RuntimeError("Record's partition does not belong to this partition-group.")
         return self.partition_queues[partition].size()
 
-    def top_queue_size(self) -> int:
-        """The size of the queue the next record would come from."""
-        return self.queues_by_time[0][2].size() if self.queues_by_time else 0
-
     def close(self) -> None:
         self.queues_by_time.clear()
         self.partition_queues.clear()

@@ -9,8 +9,8 @@ Differs: the record collector and the state manager are passed in (explicit coll
          itself: so the test driver runs this same task with a collector that captures output. The
          config is a dict of Kafka's names (``buffered.records.per.partition``,
          ``timestamp.extractor``, Kafka 1.0's ``default.deserialization.exception.handler``); there
-         is no ``StreamsConfig`` class. No metrics and no record cache (0.10.1's ``ThreadCache``).
-         The current node lives in the context alone (0.11).
+         is no ``StreamsConfig`` class. No metrics. The current node lives in the context alone
+         (0.11).
 
 The stream thread drives a task with four calls, in its run loop:
 
@@ -24,7 +24,11 @@ The stream thread drives a task with four calls, in its run loop:
                                flush the stores, flush the producer, then commit the offsets
 
 The order inside ``commit`` is the at-least-once guarantee: the input offsets are committed only
-after the state and the output they produced are safely written. A crash before the commit means
+after the state and the output they produced are safely written. Flushing the stores comes first
+because of the record cache (KIP-63): the thread's ``ThreadCache``, passed to the task and handed to
+its stores through the context, holds each cached store's latest values. Flushing a store flushes
+its part of the cache: each dirty key goes to the store, to its changelog and downstream (to the
+sinks, so to the record collector) once. Only then does the collector flush what is in flight. A crash before the commit means
 the records are processed again after a restart (duplicates possible, loss not). The committed
 offset is the last processed offset + 1, the next record to read, as the consumer's convention is.
 
@@ -65,7 +69,13 @@ from kafka_lite.streams.processor.timestamp_extractor import (
     ConsumerRecordTimestampExtractor,
     TimestampExtractor,
 )
-from kafka_lite.streams.streams_config import EXACTLY_ONCE, PROCESSING_GUARANTEE_CONFIG
+from kafka_lite.streams.state.internals.thread_cache import ThreadCache
+from kafka_lite.streams.streams_config import (
+    CACHE_MAX_BYTES_BUFFERING_CONFIG,
+    DEFAULT_CACHE_MAX_BYTES_BUFFERING,
+    EXACTLY_ONCE,
+    PROCESSING_GUARANTEE_CONFIG,
+)
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +98,12 @@ class StreamTask:
         state_mgr: ProcessorStateManager,
         config: dict[str, Any],
         producer: Any = None,
+        cache: ThreadCache | None = None,
     ) -> None:
         """``producer``: under exactly_once, the task's own transactional producer (the one behind
-        ``record_collector``); None under at-least-once, where the thread's producer is shared."""
+        ``record_collector``); None under at-least-once, where the thread's producer is shared.
+        ``cache``: the thread's record cache; None gives the task one of its own, of the size
+        ``cache.max.bytes.buffering`` in ``config`` (as a thread running this task alone would)."""
         self.id = task_id
         self.application_id = application_id
         self.partitions = set(partitions)
@@ -106,7 +119,6 @@ class StreamTask:
         self.consumed_offsets: dict[TopicPartition, int] = {}
         self.commit_requested = False
         self.commit_offset_needed = False
-        self.requires_poll = True
         self.record_info = RecordInfo()
         self.eos_enabled = config.get(PROCESSING_GUARANTEE_CONFIG) == EXACTLY_ONCE
         self.producer = producer
@@ -120,7 +132,11 @@ class StreamTask:
             producer.begin_transaction()
             self.transaction_in_flight = True
 
-        self.processor_context = ProcessorContextImpl(task_id, self, config, record_collector, state_mgr)
+        if cache is None:
+            cache = ThreadCache(self.log_prefix, max(0, config.get(CACHE_MAX_BYTES_BUFFERING_CONFIG,
+                                                                     DEFAULT_CACHE_MAX_BYTES_BUFFERING)))  # fmt: skip
+        self.cache = cache
+        self.processor_context = ProcessorContextImpl(task_id, self, config, record_collector, state_mgr, cache)
         # A queue for each partition, read by the source node of the partition's topic; a record its
         # deserializers cannot read goes to the handler, told the task through the context (Kafka 1.0).
         handler = default_deserialization_exception_handler(config)
@@ -164,13 +180,12 @@ class StreamTask:
         return queue_size
 
     # --8<-- [start:process]
-    def process(self) -> int:
-        """Process one record, if any is buffered; return how many are still buffered."""
+    def process(self) -> bool:
+        """Process one record, if any is buffered; return whether one was (0.11's answer, which the
+        thread's loop counts; 0.10.1 returned how many were still buffered)."""
         record = self.partition_group.next_record(self.record_info)
         if record is None:
-            self.requires_poll = True
-            return 0
-        self.requires_poll = False
+            return False
         source = self.record_info.node()
         partition = self.record_info.partition()
         try:
@@ -182,9 +197,6 @@ class StreamTask:
             # The queue has come back down to the limit: fetch the partition again.
             if self.record_info.queue.size() == self.max_buffered_size:
                 self.consumer.resume(partition)
-                self.requires_poll = True
-            if self.partition_group.top_queue_size() <= self.max_buffered_size:
-                self.requires_poll = True
         except KafkaException as e:
             raise StreamsException(
                 f"Exception caught in process. taskId={self.id}, processor={source.name}, "
@@ -192,7 +204,7 @@ class StreamTask:
             ) from e
         finally:
             self._update_processor_context(None, None)
-        return self.partition_group.num_buffered()
+        return True
 
     # --8<-- [end:process]
 
@@ -227,8 +239,11 @@ class StreamTask:
     def commit(self, start_new_transaction: bool = True) -> None:
         """Flush the stores, flush the collector, then commit the consumed offsets (in that order)."""
         log.debug("%s Committing its state", self.log_prefix)
+        # 1) the stores, their caches first: the cached updates go to the changelogs and downstream
         self.state_mgr.flush()
+        # 2) what the sinks and the changelogs sent, acknowledged (under exactly_once, in the transaction)
         self.record_collector.flush()
+        # 3) the input offsets
         self.commit_offsets(start_new_transaction)
 
     # --8<-- [end:commit]

@@ -3,11 +3,10 @@
 Mirrors: org.apache.kafka.streams.processor.internals.StreamThread
          (streams/src/main/java/.../processor/internals/StreamThread.java, Kafka 0.10.1)
 Book:    chapter 9, 9.1.3 (the thread model)
-Differs: the run loop is Kafka 1.0's: it processes everything a poll brought before polling
-         again, where 0.10.1 polls (with a timeout of 0) after one record from each task; a
-         poll costs far more in Python than in Java, and the order records are processed in is
-         the same. The thread's states and their listener are 0.11's (0.10.1 has none); no
-         metrics and no record cache. The clients are built here from the ``StreamsConfig`` (no
+Differs: the run loop is Kafka 0.11.0's (``process_and_punctuate`` says why): it processes
+         everything a poll brought before polling again, where 0.10.1 polls (with a timeout of 0)
+         after one record from each task. The thread's states and their listener are 0.11's (0.10.1
+         has none); no metrics. The clients are built here from the ``StreamsConfig`` (no
          ``KafkaClientSupplier``). ``commit.interval.ms`` counts from the end of the last commit,
          as in Kafka 2.x (``maybe_commit`` says why).
 
@@ -20,14 +19,16 @@ A thread owns three clients and a set of tasks::
     producer          shared by the thread's tasks for their output and their changelogs; under
                       exactly_once (0.11) there is none: each task has a transactional producer
 
-The run loop, as Kafka 1.0 has it::
+The run loop, as Kafka 0.11.0 has it::
 
     while running:
         records = consumer.poll(poll.ms)
         each partition's records -> the task that reads it (task.add_records)
         until nothing is buffered:
-            for each task: process one record, punctuate if stream time says so,
-                           commit it if a processor asked
+            for each task: process one record
+            every N records (once processing a poll's records outlasts commit.interval.ms):
+                           commit if commit.interval.ms has passed
+        for each task: punctuate if stream time says so; commit it if a processor asked
         commit.interval.ms after the last commit ended: commit every task (flush stores, flush
                            producer, commit offsets)
         feed the standby tasks what the restore consumer fetched
@@ -84,6 +85,22 @@ log = logging.getLogger(__name__)
 
 _STREAM_THREAD_ID_SEQUENCE = itertools.count(1)
 _NEVER = 2**63 - 1
+
+
+UNLIMITED_RECORDS = -1  # no record count: commit by the clock alone
+
+
+def adjust_records_processed_before_commit(
+    previous: int, total_processed: int, process_latency_ms: int, commit_time_ms: int
+) -> int:
+    """Kafka 0.11's ``adjustRecordsProcessedBeforeCommit``: once processing what one poll brought
+    took longer than ``commit.interval.ms``, the thread checks the commit clock every so many
+    records, as many as fit in the interval at the rate just measured (at least one); before that,
+    it checks only between polls. From then on each batch measured sets the count again (a batch
+    too quick to measure in milliseconds clears it)."""
+    if process_latency_ms > 0 and (process_latency_ms > commit_time_ms or previous != UNLIMITED_RECORDS):
+        return max(1, commit_time_ms * total_processed // process_latency_ms)
+    return UNLIMITED_RECORDS
 
 
 class State(enum.Enum):
@@ -272,33 +289,68 @@ class StreamThread(threading.Thread):
 
     # --8<-- [start:run_loop]
     def run_loop(self) -> None:
+        """Kafka 0.11.0's loop: poll, process everything the poll brought, then punctuate, commit,
+        feed the standby tasks and clean up (``process_and_punctuate`` says why not 0.10.1's)."""
+        records_processed_before_commit = UNLIMITED_RECORDS
         self.consumer.subscribe(self.source_topics, listener=self.rebalance_listener)
         while self.still_running():
-            # Every buffered record was processed on the last pass: wait up to poll.ms for more.
-            records = self.consumer.poll(self.poll_time_ms)
-            if self.rebalance_exception is not None:
-                raise StreamsException(f"{self.log_prefix} Failed to rebalance") from self.rebalance_exception
-            for partition, partition_records in records.items():
-                self.active_tasks_by_partition[partition].add_records(partition, partition_records)
+            self.timer_started_ms = self.time.milliseconds()
+            records = self.poll_requests()
             if records and self.active_tasks:
-                self.process_and_maybe_commit()
+                for partition, partition_records in records.items():
+                    self.active_tasks_by_partition[partition].add_records(partition, partition_records)
+                total_processed = self.process_and_punctuate(records_processed_before_commit)
+                if total_processed > 0:
+                    process_latency_ms = self.time.milliseconds() - self.timer_started_ms
+                    records_processed_before_commit = adjust_records_processed_before_commit(
+                        records_processed_before_commit,
+                        total_processed,
+                        process_latency_ms,
+                        self.commit_time_ms,
+                    )
             self.maybe_commit()
             self.maybe_update_standby_tasks()
             self.maybe_clean()
 
-    def process_and_maybe_commit(self) -> None:
-        """One record from each task in turn, with its punctuations and the commits processors ask
-        for, until no task has anything buffered (Kafka 1.0's ``processAndMaybeCommit``)."""
-        buffered = 1
-        while buffered > 0:
-            buffered = 0
-            for task in list(self.active_tasks.values()):
-                buffered += task.process()
-                self.maybe_punctuate(task)
-                if task.commit_needed():
-                    self.commit_one(task)
-            # A long backlog still commits every commit.interval.ms.
-            self.maybe_commit()
+    def poll_requests(self) -> dict[TopicPartition, list]:
+        """Wait up to ``poll.ms`` for records (a rebalance happens in here); rethrow what the
+        rebalance listener caught."""
+        records = self.consumer.poll(self.poll_time_ms)
+        if self.rebalance_exception is not None:
+            raise StreamsException(f"{self.log_prefix} Failed to rebalance") from self.rebalance_exception
+        return records
+
+    def process_and_punctuate(self, records_processed_before_commit: int) -> int:
+        """One record from each task in turn until no task has anything buffered, committing every
+        ``records_processed_before_commit`` records if that is set; then each task punctuates, and
+        commits if a processor asked. Returns the records processed since the last commit check.
+
+        This is Kafka 0.11.0's scheduler (KAFKA-4843), the version whose exactly-once kafka_lite's
+        tasks run. 0.10.1's loop processes one record from each task and then polls again, with a
+        timeout of 0, and checks the commit clock, before the next record of each task: in Java a
+        poll that finds records buffered costs little; in Python ``KafkaConsumer.poll`` walks the
+        coordinator, the fetcher and the selector, tens of microseconds, which would be paid per
+        record. The order the records are processed in is the same: the round robin over the
+        tasks, each task taking its partitions' records in timestamp order."""
+        processed_since_last_maybe_commit = 0
+        processed_each_round = 1
+        while processed_each_round:
+            processed_each_round = 0
+            for task in self.active_tasks.values():
+                if task.process():
+                    processed_each_round += 1
+            processed_since_last_maybe_commit += processed_each_round
+            if (
+                records_processed_before_commit != UNLIMITED_RECORDS
+                and processed_since_last_maybe_commit >= records_processed_before_commit
+            ):
+                processed_since_last_maybe_commit = 0
+                self.maybe_commit()
+        for task in list(self.active_tasks.values()):
+            self.maybe_punctuate(task)
+            if task.commit_needed():
+                self.commit_one(task)
+        return processed_since_last_maybe_commit
 
     # --8<-- [end:run_loop]
 
