@@ -223,16 +223,26 @@ class MirrorMakerProducer:
         self.state = state
 
     def send(self, record: ProducerRecord) -> None:
-        future = self.producer.send(
-            record.topic, record.value, record.key, record.partition, record.timestamp_ms, record.headers
+        # Kafka's producer.send(record, new MirrorMakerProducerCallback(...)): the callback is kept
+        # with the record in its batch.
+        self.producer.send(
+            record.topic,
+            record.value,
+            record.key,
+            record.partition,
+            record.timestamp_ms,
+            record.headers,
+            callback=lambda metadata, exception: self.on_completion(record, metadata, exception),
         )
-        future.add_errback(lambda e: self.on_completion(record, e))
 
     # --8<-- [start:producer_callback]
-    def on_completion(self, record: ProducerRecord, exception: BaseException) -> None:
-        """Kafka's ``MirrorMakerProducerCallback.onCompletion`` for a send that failed after the
-        producer's retries. Runs on the producer's thread (or the caller's, for a record refused
+    def on_completion(self, record: ProducerRecord, metadata: Any, exception: BaseException | None) -> None:
+        """Kafka's ``MirrorMakerProducerCallback.onCompletion``: nothing to do for a record written;
+        a send that failed after the producer's retries is logged, and stops MirrorMaker or is
+        counted as dropped. Runs on the producer's thread (or the caller's, for a record refused
         before it was queued)."""
+        if exception is None:
+            return
         log.error("Error when sending message to topic %s with key: %s, value: %s bytes with error: %s",
                   record.topic, _size(record.key), _size(record.value), exception)  # fmt: skip
         if self.abort_on_send_failure:

@@ -25,37 +25,54 @@ from tests.support.waiting import wait_until
 pytestmark = pytest.mark.unit
 
 
-class HeldFuture:
-    """A send's future that the test completes."""
+class HeldSend:
+    """A record's send, held: the test completes it by calling the callback given to ``send``."""
 
-    def __init__(self) -> None:
-        self.callbacks = []
-
-    def add_callback(self, fn):
-        self.callbacks.append(fn)
-        return self
-
-    def add_errback(self, fn):
-        return self
+    def __init__(self, callback) -> None:
+        self.callback = callback
 
     def acknowledge(self, offset: int) -> None:
-        for fn in self.callbacks:
-            fn(type("RecordMetadata", (), {"topic": "lines", "partition": 0, "offset": offset})())
+        self.callback(
+            type("RecordMetadata", (), {"topic": "lines", "partition": 0, "offset": offset})(), None
+        )
+
+    def fail(self, error: BaseException) -> None:
+        self.callback(None, error)
 
 
 class HeldProducer:
-    """Sends nothing: each record waits until the test acknowledges it."""
+    """Sends nothing: each record waits until the test acknowledges it (or fails it)."""
 
     def __init__(self) -> None:
-        self.sent: list[tuple[bytes, HeldFuture]] = []
+        self.sent: list[tuple[bytes, HeldSend]] = []
 
-    def send(self, topic, value=None, key=None, partition=None, timestamp_ms=None):
-        future = HeldFuture()
-        self.sent.append((value, future))
-        return future
+    def send(self, topic, value=None, key=None, partition=None, timestamp_ms=None, callback=None):
+        self.sent.append((value, HeldSend(callback)))
 
     def close(self, timeout=None):
         pass
+
+
+class CommitRecording(SourceTask):
+    """Notes the records ``commit_record`` is told were written."""
+
+    def __init__(self) -> None:
+        self.committed: list[SourceRecord] = []
+
+    def version(self):
+        return "test"
+
+    def start(self, props):
+        pass
+
+    def poll(self):
+        return None
+
+    def stop(self):
+        pass
+
+    def commit_record(self, record):
+        self.committed.append(record)
 
 
 class NoTask(SourceTask):
@@ -83,13 +100,15 @@ def line(position: int) -> SourceRecord:
                         STRING_SCHEMA, f"line ending at {position}")  # fmt: skip
 
 
-def new_worker_task(store: MemoryOffsetBackingStore, connector: str = "source") -> WorkerSourceTask:
+def new_worker_task(
+    store: MemoryOffsetBackingStore, connector: str = "source", task: SourceTask | None = None
+) -> WorkerSourceTask:
     internal = json_converter(False)
     config = StandaloneConfig({"key.converter": "x", "value.converter": "x", "internal.key.converter": "x",
                                "internal.value.converter": "x", "offset.storage.file.filename": "unused",
                                "offset.flush.timeout.ms": 5000})  # fmt: skip
     return WorkerSourceTask(
-        ConnectorTaskId(connector, 0), NoTask(), RecordingListener(), TargetState.STARTED, json_converter(True), json_converter(True), HeldProducer(),
+        ConnectorTaskId(connector, 0), task or NoTask(), RecordingListener(), TargetState.STARTED, json_converter(True), json_converter(True), HeldProducer(),
         OffsetStorageReaderImpl(store, connector, internal, internal),
         OffsetStorageWriter(store, connector, internal, internal), config, SYSTEM,
     )  # fmt: skip
@@ -212,3 +231,18 @@ def test_a_task_created_paused_starts_only_when_resumed(worker_task):
     worker_task.stop()
     assert worker_task.await_stop(5000)
     assert listener.names()[:2] == ["pause", "startup"]
+
+
+def test_a_failed_record_counts_as_sent_and_is_not_committed_to_the_task(store):
+    task = CommitRecording()
+    worker_task = new_worker_task(store, task=task)
+    worker_task.to_send = [line(10), line(20)]
+    assert worker_task.send_records()
+    (_, first), (_, second) = worker_task.producer.sent
+    first.fail(RuntimeError("broker said no"))
+    second.acknowledge(0)
+    # Logged and counted as sent, as Kafka 0.10.1 does: the commit does not wait for it.
+    assert worker_task.outstanding_messages == {}
+    assert [r.source_offset for r in task.committed] == [{"position": 20}]
+    assert worker_task.commit_offsets()
+    assert committed_position(worker_task) == 20

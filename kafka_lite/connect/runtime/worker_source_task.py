@@ -24,6 +24,7 @@ are written sends them again on restart: at-least-once.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from typing import Any
@@ -153,13 +154,12 @@ class WorkerSourceTask(WorkerTask):
                     # The offset goes to the writer now; it is written only after this record is acked.
                     self.offset_writer.offset(record.source_partition, record.source_offset)
             try:
-                future = self.producer.send(producer_record.topic, value=value, key=key,
-                                            partition=producer_record.partition,
-                                            timestamp_ms=producer_record.timestamp_ms)  # fmt: skip
-                future.add_callback(
-                    lambda metadata, r=record, pr=producer_record: self._on_sent(r, pr, metadata)
-                )
-                future.add_errback(lambda e, r=record, pr=producer_record: self._on_send_failed(r, pr, e))
+                # Kafka's send(record, callback): the callback rides in the record's batch and runs
+                # on the producer's I/O thread once the record is acknowledged or has failed.
+                self.producer.send(producer_record.topic, value=value, key=key,
+                                   partition=producer_record.partition,
+                                   timestamp_ms=producer_record.timestamp_ms,
+                                   callback=functools.partial(self._on_completion, record, producer_record))  # fmt: skip
                 self.last_send_failed = False
             except RetriableException:
                 log.warning("Failed to send %s, backing off before retrying:", producer_record, exc_info=True)
@@ -171,20 +171,20 @@ class WorkerSourceTask(WorkerTask):
         self.to_send = None
         return True
 
-    def _on_sent(self, record: SourceRecord, producer_record: ProducerRecord, metadata: Any) -> None:
-        log.debug("Wrote record successfully: topic %s partition %d offset %d",
-                  metadata.topic, metadata.partition, metadata.offset)  # fmt: skip
-        try:
-            self.task.commit_record(record)
-        except Exception:
-            log.exception("Exception thrown while calling task.commit_record()")
-        self._record_sent(producer_record)
-
-    def _on_send_failed(
-        self, record: SourceRecord, producer_record: ProducerRecord, e: BaseException
+    def _on_completion(
+        self, record: SourceRecord, producer_record: ProducerRecord, metadata: Any, e: BaseException | None
     ) -> None:
-        # As in Kafka 0.10.1: logged, and counted as sent, so a commit does not wait forever.
-        log.error("%s failed to send record to %s: %s", self.id, record.topic, e)
+        """The producer callback of one record (Kafka's anonymous ``Callback`` in ``sendRecords``)."""
+        if e is not None:
+            # As in Kafka 0.10.1: logged, and counted as sent, so a commit does not wait forever.
+            log.error("%s failed to send record to %s: %s", self.id, record.topic, e)
+        else:
+            log.debug("Wrote record successfully: topic %s partition %d offset %d",
+                      metadata.topic, metadata.partition, metadata.offset)  # fmt: skip
+            try:
+                self.task.commit_record(record)
+            except Exception:
+                log.exception("Exception thrown while calling task.commit_record()")
         self._record_sent(producer_record)
 
     def _record_sent(self, producer_record: ProducerRecord) -> None:
