@@ -446,8 +446,14 @@ class KafkaProducer:
         log.debug("Kafka producer %s has been closed", self.client_id)
 
     def partitions_for(self, topic: str) -> list[PartitionInfo]:
-        """The topic's partitions, waiting up to ``max.block.ms`` for metadata that knows them."""
-        _validate_topic(topic)
+        """The topic's partitions, waiting up to ``max.block.ms`` for metadata that knows them.
+
+        Streams asks this for every record it partitions itself, so a topic the metadata already
+        follows costs what Kafka's ``partitionsFor`` costs: a look-up in the cluster's partitions by
+        topic, the list shared, not copied. Only a name the metadata does not know yet is checked
+        first, as ``send`` checks it."""
+        if not isinstance(topic, str) or topic not in self.metadata.topics:
+            _validate_topic(topic)
         cluster, _ = self._wait_on_metadata(topic, None, self.max_block_time_ms)
         return cluster.partitions_for_topic(topic)
 
