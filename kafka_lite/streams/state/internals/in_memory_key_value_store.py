@@ -5,9 +5,14 @@ Mirrors: org.apache.kafka.streams.state.internals.InMemoryKeyValueStore
 Book:    chapter 9, 9.1.4
 Differs: keys and values are bytes, ordered by the bytes (Kafka's keeps typed keys in a ``TreeMap``
          in their natural order, and the layer above serializes): so in-memory and RocksDB stores
-         iterate in the same order. Python has no sorted map, so a dict holds the entries and a
-         sorted list of keys, kept with ``bisect``, gives the order. ``range`` and ``all`` iterate
-         a snapshot, so a processor may write to the store while it iterates.
+         iterate in the same order. ``range`` and ``all`` iterate a snapshot, so a processor may
+         write to the store while it iterates.
+
+Python has no sorted map of its own, so the map is ``sortedcontainers.SortedDict``, the sorted
+mapping Python projects reach for: a dict for ``get`` and ``put`` of a key already there, and keys
+kept sorted in a list of short lists, so a new key costs a search and an insert into one short list
+(Kafka's ``TreeMap`` costs O(log n) for the same). ``irange`` walks the keys between two bounds, as
+``TreeMap.subMap(from, true, to, true)`` does.
 
 Not persistent: after a restart the task restores it by replaying its whole changelog, which is why
 the change-logging layer matters most for this store.
@@ -15,9 +20,10 @@ the change-logging layer matters most for this store.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable
 from typing import Any
+
+from sortedcontainers import SortedDict
 
 from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.state.key_value_store import KeyValue, KeyValueIterator, KeyValueStore
@@ -41,8 +47,7 @@ class InMemoryKeyValueStore(KeyValueStore[bytes, bytes]):
         self._name = name
         # Passed to context.register: whether the task has a changelog to restore this store from.
         self._logged = logged
-        self._map: dict[bytes, bytes] = {}
-        self._sorted_keys: list[bytes] = []
+        self._map: SortedDict = SortedDict()  # bytes -> bytes, in key order (Kafka's TreeMap)
         self._open = False
 
     @property
@@ -69,8 +74,6 @@ class InMemoryKeyValueStore(KeyValueStore[bytes, bytes]):
         if value is None:
             self.delete(key)
             return
-        if key not in self._map:
-            bisect.insort(self._sorted_keys, key)
         self._map[key] = value
 
     def put_all(self, entries: Iterable[KeyValue | tuple[bytes, bytes]]) -> None:
@@ -78,18 +81,15 @@ class InMemoryKeyValueStore(KeyValueStore[bytes, bytes]):
             self.put(key, value)
 
     def delete(self, key: bytes) -> bytes | None:
-        value = self._map.pop(key, None)
-        if value is not None:
-            del self._sorted_keys[bisect.bisect_left(self._sorted_keys, key)]
-        return value
+        return self._map.pop(key, None)
 
     def range(self, from_key: bytes, to_key: bytes) -> KeyValueIterator[bytes, bytes]:
-        lo = bisect.bisect_left(self._sorted_keys, from_key)
-        hi = bisect.bisect_right(self._sorted_keys, to_key)
-        return InMemoryKeyValueIterator([KeyValue(k, self._map[k]) for k in self._sorted_keys[lo:hi]])
+        """The entries with ``from_key <= key <= to_key``, both ends included, in key order."""
+        entries = self._map
+        return InMemoryKeyValueIterator([KeyValue(k, entries[k]) for k in entries.irange(from_key, to_key)])
 
     def all(self) -> KeyValueIterator[bytes, bytes]:
-        return InMemoryKeyValueIterator([KeyValue(k, self._map[k]) for k in self._sorted_keys])
+        return InMemoryKeyValueIterator([KeyValue(k, v) for k, v in self._map.items()])
 
     def approximate_num_entries(self) -> int:
         return len(self._map)
@@ -99,5 +99,4 @@ class InMemoryKeyValueStore(KeyValueStore[bytes, bytes]):
 
     def close(self) -> None:
         self._map.clear()
-        self._sorted_keys.clear()
         self._open = False
