@@ -3,8 +3,9 @@
 Mirrors: org.apache.kafka.streams.state.internals.OffsetCheckpoint
          (streams/src/main/java/.../state/internals/OffsetCheckpoint.java, Kafka 0.11.0)
 Book:    chapter 9, 9.1.4 (restoring a persistent store replays only the changelog's tail)
-Differs: the file is read and written by the broker's checkpoint code (``kafka_lite.log.checkpoint``):
-         Kafka keeps two copies of this class, one in core and one in streams, writing one format.
+Differs: the format is ``kafka_lite/common/checkpoint_file.py``'s, which the broker's offset
+         checkpoints use too: Kafka keeps two copies, one in core and one in streams, writing one
+         format. Streams imports nothing of the broker.
 
 The format, in ``<state.dir>/<application.id>/<task>/.checkpoint``::
 
@@ -24,8 +25,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kafka_lite.common.checkpoint_file import (
+    CURRENT_VERSION,
+    OFFSET_FORMATTER,
+    CheckpointException,
+    CheckpointFile,
+)
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.log.checkpoint import CheckpointException, read_checkpoint, write_checkpoint
 
 CHECKPOINT_FILE_NAME = ".checkpoint"
 
@@ -35,16 +41,18 @@ __all__ = ["CHECKPOINT_FILE_NAME", "CheckpointException", "OffsetCheckpoint"]
 class OffsetCheckpoint:
     def __init__(self, file: str | os.PathLike) -> None:
         self.file = Path(file)
+        self._checkpoint_file = CheckpointFile(self.file, CURRENT_VERSION, OFFSET_FORMATTER)
 
     def write(self, offsets: dict[TopicPartition, int]) -> None:
-        write_checkpoint(self.file, offsets)
+        """Replace the file with ``offsets``, one ``topic partition offset`` line each, sorted."""
+        self._checkpoint_file.write(sorted(offsets.items()))
 
     def read(self) -> dict[TopicPartition, int]:
         """The offsets in the file; none if there is no file (a new task, or one never committed).
 
         A malformed file raises ``CheckpointException`` naming the file and the line.
         """
-        return {TopicPartition(*tp): offset for tp, offset in read_checkpoint(self.file).items()}
+        return {TopicPartition(*tp): offset for tp, offset in self._checkpoint_file.read()}
 
     def delete(self) -> None:
         """Remove the file: done once a task has read it, so a crash before the next commit is not
