@@ -10,8 +10,8 @@ Differs: only the settings kafka_lite's Streams implements are defined; an unkno
          ``default.deserialization.exception.handler`` of Kafka 1.0, ``partition.grouper``) take a
          Python class or instance and are checked where they are used. No ``zookeeper.connect``
          (0.10.2 dropped it: internal topics are created with CreateTopics), no ``key.serde`` /
-         ``value.serde`` (kafka_lite's DSL names its serdes where it uses them), no record cache
-         (``cache.max.bytes.buffering``) and no metrics settings.
+         ``value.serde`` (kafka_lite's DSL names its serdes where it uses them), and no metrics
+         settings.
 
 What a stream thread's three clients are given (``StreamsConfig.getConsumerConfigs`` and friends)::
 
@@ -20,6 +20,10 @@ What a stream thread's three clients are given (``StreamsConfig.getConsumerConfi
                       a poll, allow.auto.create.topics=false
     restore consumer  no group: it is assigned changelog partitions by hand
     producer          linger.ms=100: a task's output and changelog writes go out in batches
+
+``cache.max.bytes.buffering`` (KIP-63, 0.10.1) is the record cache's budget for the whole instance:
+each stream thread gets an equal share (``cache_size_per_thread``), its ``ThreadCache``, which its
+tasks' cached stores share. 0 turns the cache off in effect: every update is flushed as it is put.
 
 Under ``processing.guarantee=exactly_once`` (Kafka 0.11, KIP-129) both consumers read with
 ``isolation.level=read_committed``, each task gets a producer of its own with
@@ -44,6 +48,8 @@ STATE_DIR_CONFIG = "state.dir"
 REPLICATION_FACTOR_CONFIG = "replication.factor"
 COMMIT_INTERVAL_MS_CONFIG = "commit.interval.ms"
 POLL_MS_CONFIG = "poll.ms"
+CACHE_MAX_BYTES_BUFFERING_CONFIG = "cache.max.bytes.buffering"
+DEFAULT_CACHE_MAX_BYTES_BUFFERING = 10 * 1024 * 1024  # 10485760, StreamsConfig's default
 NUM_STREAM_THREADS_CONFIG = "num.stream.threads"
 NUM_STANDBY_REPLICAS_CONFIG = "num.standby.replicas"
 BUFFERED_RECORDS_PER_PARTITION_CONFIG = "buffered.records.per.partition"
@@ -136,6 +142,15 @@ CONFIG_DEF = (
         Range.at_least(0),
         L,
         "How long a thread's poll waits for input when nothing is buffered.",
+    )
+    .define(
+        CACHE_MAX_BYTES_BUFFERING_CONFIG,
+        Type.LONG,
+        DEFAULT_CACHE_MAX_BYTES_BUFFERING,
+        None,
+        L,
+        "Maximum number of memory bytes to be used for buffering across all threads: the record "
+        "cache in front of the stores, split equally between the stream threads.",
     )
     .define(
         NUM_STREAM_THREADS_CONFIG,
@@ -233,6 +248,12 @@ class StreamsConfig:
         names = {name.replace("_", ".") for name in streams_props}
         if self.eos_enabled and COMMIT_INTERVAL_MS_CONFIG not in names:
             self.values[COMMIT_INTERVAL_MS_CONFIG] = EOS_DEFAULT_COMMIT_INTERVAL_MS
+
+    def cache_size_per_thread(self) -> int:
+        """A thread's share of ``cache.max.bytes.buffering``; a negative setting counts as 0, as
+        Kafka's ``StreamThread`` has it (with a warning)."""
+        total = self.values[CACHE_MAX_BYTES_BUFFERING_CONFIG]
+        return max(0, total // self.values[NUM_STREAM_THREADS_CONFIG])
 
     @property
     def eos_enabled(self) -> bool:

@@ -5,9 +5,9 @@ Mirrors: org.apache.kafka.streams.kstream.KStreamBuilder
 Book:    chapter 9, 9.2.1 (a DSL application starts here), 9.2.2 (KStream and KTable)
 Differs: no regex sources, no ``merge``. Keyword serdes replace Kafka's overloads
          (``stream(*topics, key_serde=, value_serde=)``); a serde left out means bytes. A table's
-         store is in memory (0.10.1's is RocksDB), not logged, as in Kafka: the source topic is
-         its changelog (``connect_source_store_and_topic``), restored up to the task's
-         committed offset.
+         store is in memory (0.10.1's is RocksDB), cached and not logged, as in Kafka: the
+         source topic is its changelog (``connect_source_store_and_topic``), restored up to the
+         task's committed offset.
 
 The DSL is the Processor API written for you: every operator is an ``add_processor`` on this
 builder, so ``build``, ``node_groups`` and ``topic_groups`` work on a DSL topology unchanged, and the
@@ -71,6 +71,7 @@ class KStreamBuilder(TopologyBuilder):
             .with_values(value_serde or Serdes.ByteArray())
             .in_memory()
             .disable_logging()
+            .enable_caching()  # as 0.10.1's: the table forwards on the cache's flush
             .build()
         )
         self.add_state_store(store_supplier, name)

@@ -8,7 +8,9 @@ Differs: punctuation follows stream time only, as 0.10.1's task does: ``advance_
          moves the driver's ``MockTime`` (which a ``WallclockTimestampExtractor`` given that clock
          reads) but fires nothing; Kafka 1.1's driver also fires wall-clock punctuations, which 1.0
          introduced. ``pipe_input`` takes the key and value bytes directly (Kafka 1.1 takes a
-         ``ConsumerRecord`` made by a ``ConsumerRecordFactory``).
+         ``ConsumerRecord`` made by a ``ConsumerRecordFactory``). ``commit_after_each_record=False``
+         leaves the commits to ``commit()``, so that many records can fall in one commit interval
+         and the record cache be watched (Kafka's driver commits after each record).
 
 What runs is the real ``StreamTask`` with the whole topology (every sub-topology in one task, as
 Kafka 1.1's driver builds it), reading partitions ``0 .. partitions-1`` of every source topic. Only
@@ -22,7 +24,11 @@ its collaborators are stand-ins:
     stores register    --> ProcessorStateManager --> MockConsumer (empty changelogs: nothing to restore)
 
 Each ``pipe_input`` is one turn of a stream thread's loop with a commit after every record, so
-after it returns, every output the record caused can be read and every store reflects it.
+after it returns, every output the record caused can be read and every store reflects it. The task
+has a record cache of its own, ``cache.max.bytes.buffering`` in the config (10 MB by default), as
+Kafka 1.1's driver gives it: a cached store forwards at the commit, one record per key updated. With
+``commit_after_each_record=False`` the updates of many records gather in the cache until
+``commit()`` (or an eviction, when the cache is full).
 
 A record written to a topic the topology also reads (an internal repartition topic, or the topic of
 a ``through``) is piped back in at once, as Kafka 1.1's driver does, and stays readable with
@@ -53,7 +59,12 @@ from kafka_lite.streams.processor.internals.record_collector_impl import RecordC
 from kafka_lite.streams.processor.internals.stream_task import StreamTask
 from kafka_lite.streams.processor.task_id import TaskId
 from kafka_lite.streams.processor.topology_builder import TopologyBuilder
+from kafka_lite.streams.state.internals.thread_cache import ThreadCache
 from kafka_lite.streams.state.state_directory import StateDirectory
+from kafka_lite.streams.streams_config import (
+    CACHE_MAX_BYTES_BUFFERING_CONFIG,
+    DEFAULT_CACHE_MAX_BYTES_BUFFERING,
+)
 
 APPLICATION_ID_CONFIG = "application.id"
 STATE_DIR_CONFIG = "state.dir"
@@ -135,12 +146,15 @@ class TopologyTestDriver:
         initial_wall_clock_time_ms: int = 0,
         partitions: int = 1,
         time: MockTime | None = None,
+        commit_after_each_record: bool = True,
     ) -> None:
         """``partitions``: how many partitions of each source topic the one task reads; ``time``: the
-        driver's clock, by default a new ``MockTime`` at ``initial_wall_clock_time_ms``."""
+        driver's clock, by default a new ``MockTime`` at ``initial_wall_clock_time_ms``;
+        ``commit_after_each_record``: False to commit only when ``commit()`` is called."""
         if APPLICATION_ID_CONFIG not in config:
             raise ValueError(f"Missing required configuration '{APPLICATION_ID_CONFIG}'")
         self.application_id = config[APPLICATION_ID_CONFIG]
+        self.commit_after_each_record = commit_after_each_record
         self.time = MockTime(start_ms=initial_wall_clock_time_ms) if time is None else time
         builder.set_application_id(self.application_id)
         topology = builder.build(None)
@@ -175,6 +189,10 @@ class TopologyTestDriver:
                 topology.source_store_to_source_topic,
             ),
             config,
+            cache=ThreadCache(
+                "topology-test-driver",
+                max(0, config.get(CACHE_MAX_BYTES_BUFFERING_CONFIG, DEFAULT_CACHE_MAX_BYTES_BUFFERING)),
+            ),
         )
 
     def pipe_input(
@@ -204,6 +222,13 @@ class TopologyTestDriver:
         self.task.add_records(tp, [record])
         self.task.process()
         self.task.maybe_punctuate()
+        if self.commit_after_each_record:
+            self.task.commit()
+        self._capture_output_records()
+
+    def commit(self) -> None:
+        """Commit the task, as a stream thread does every ``commit.interval.ms``: its stores' caches
+        flush, downstream and to the changelogs; what that writes to a source topic is piped in."""
         self.task.commit()
         self._capture_output_records()
 

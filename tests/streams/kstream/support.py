@@ -10,8 +10,11 @@ STRING = Serdes.String()
 LONG = Serdes.Long()
 
 
-def driver_for(builder) -> TopologyTestDriver:
-    return TopologyTestDriver(builder, {"application.id": APPLICATION_ID})
+def driver_for(builder, **config) -> TopologyTestDriver:
+    """A driver for ``builder``; ``config`` adds settings, dotted names spelled with underscores
+    (``cache_max_bytes_buffering=0``)."""
+    settings = {name.replace("_", "."): value for name, value in config.items()}
+    return TopologyTestDriver(builder, {"application.id": APPLICATION_ID, **settings})
 
 
 def read_all(driver: TopologyTestDriver, topic: str, key_serde=STRING, value_serde=STRING) -> list[tuple]:

@@ -3,15 +3,15 @@
 Mirrors: org.apache.kafka.streams.kstream.KGroupedStream and internals.KGroupedStreamImpl
          (streams/src/main/java/org/apache/kafka/streams/kstream/, Kafka 0.10.1)
 Book:    chapter 9, 9.2.2 (aggregation)
-Differs: ``windows=`` replaces Kafka's windowed overloads. The key-value stores are RocksDB
-         (``persistent()``) as 0.10.1's, without its record cache (``enableCaching()``): every
-         update goes downstream and to the changelog. A serde left out means bytes
-         (``Serdes.ByteArray()``).
+Differs: ``windows=`` replaces Kafka's windowed overloads. A serde left out means bytes
+         (``Serdes.ByteArray()``). Session stores (0.10.2's) are not cached.
 
 ``count``, ``reduce`` and ``aggregate`` are one method, ``_do_aggregate``, with different
 processors: name the aggregate node, repartition if the key may have changed (the repartition
 topic is named after the store, ``<application.id>-<store>-repartition``), add the processor
-reading from there, and give it its key-value store, logged to ``<application.id>-<store>-changelog``.
+reading from there, and give it its key-value store, RocksDB (``persistent()``), cached
+(``enable_caching()``, as 0.10.1's ``storeFactory``) and logged to
+``<application.id>-<store>-changelog``.
 The result is a ``KTable`` whose rows are the store's entries. ``_do_aggregate`` is given the
 processor and the store supplier, so it does not care whether the store is a key-value or a window
 store: given ``windows``, each method adds ``KStreamWindowAggregate``/``KStreamWindowReduce`` over a
@@ -162,6 +162,7 @@ class KGroupedStreamImpl(AbstractStream):
             .with_keys(self.key_serde or Serdes.ByteArray())
             .with_values(agg_value_serde or Serdes.ByteArray())
             .persistent()  # RocksDB, as Kafka's aggregations: checkpointed, kept warm by standbys
+            .enable_caching()  # one update per key per commit downstream and to the changelog
             .build()
         )
 
@@ -174,6 +175,7 @@ class KGroupedStreamImpl(AbstractStream):
             .with_values(agg_value_serde or Serdes.ByteArray())
             .persistent()
             .windowed(windows.size(), windows.maintain_ms(), windows.segments, False)
+            .enable_caching()
             .build()
         )
 

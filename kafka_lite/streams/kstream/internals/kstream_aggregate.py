@@ -4,15 +4,19 @@ Mirrors: org.apache.kafka.streams.kstream.internals.KStreamAggregate, KStreamRed
          KStreamAggProcessorSupplier
          (streams/src/main/java/org/apache/kafka/streams/kstream/internals/, Kafka 0.10.1)
 Book:    chapter 9, 9.2.2 (aggregation: a stream becomes a table)
-Differs: no record cache, so each update is forwarded downstream as it is made, as 0.10.0 does
-         (and 0.10.1 with ``cache.max.bytes.buffering`` 0); 0.10.1 puts into a caching store and
-         forwards when the cache flushes or evicts the key (``ForwardingCacheFlushListener``).
+Differs: a processor whose store is not cached forwards each update as it puts it (0.10.2's
+         ``TupleForwarder``); the DSL's aggregation stores are always cached, as 0.10.1's.
 
 The processor is the whole algorithm: read the key's aggregate from the store (or start one with the
-initializer), fold the value in, put it back, and forward ``Change(new, old)``, the old aggregate
-only if a downstream table asked for old values. The old aggregate is what the store held, None for
-a key seen first, as 0.10.1's cache reports it (not the initializer's value, which it never stored). The store is the table: it is logged to
-``<application.id>-<store>-changelog``, so the aggregate survives the task moving elsewhere.
+initializer), fold the value in, put it back. The store has the thread's record cache in front
+(``enable_caching()``), so the put stays in the cache, and the processor does not forward: the
+store does, when its cache flushes (the task commits) or evicts the key, through the
+``ForwardingCacheFlushListener`` the processor gave it in ``init``. It forwards ``Change(new, old)``
+once per key per flush, the old aggregate (only if a downstream table asked for old values) being
+what the store under the cache held, None for a key seen first. The store is the table: it is
+logged to ``<application.id>-<store>-changelog`` (on flush too), so the aggregate survives the task
+moving elsewhere. With ``cache.max.bytes.buffering`` 0 every put is evicted at once: each update is
+forwarded and logged as it is made.
 
 A record with a null key is dropped (it has no group); a record with a null value leaves the
 aggregate as it is but is still put and forwarded, as Kafka does.
@@ -56,8 +60,9 @@ class _AggProcessor(StoreProcessor):
         old_agg = self.store.get(key)
         new_agg = self.supplier.compute(key, value, old_agg)
         self.store.put(key, new_agg)
-        old_value = old_agg if self.supplier.send_old_values else None
-        self.context().forward(key, Change(new_agg, old_value))
+        if not self.cached:
+            old_value = old_agg if self.supplier.send_old_values else None
+            self.context().forward(key, Change(new_agg, old_value))
 
     # --8<-- [end:process]
 

@@ -3,9 +3,11 @@
 Mirrors: org.apache.kafka.streams.kstream.internals.KStreamSessionWindowAggregate
          (streams/src/main/java/.../kstream/internals/, Kafka 0.10.2, where sessions begin)
 Book:    chapter 9, 9.2.4 (session windows)
-Differs: no record cache: removals and the merged session are forwarded as they happen (0.10.2's
-         ``TupleForwarder`` does so when caching is off). The store is kafka_lite's
-         ``InMemorySessionStore``; the initializer, aggregator and merger are Python callables.
+Differs: the session store is not cached (0.10.2 has a ``CachingSessionStore``; kafka_lite's
+         record cache covers 0.10.1's key-value and window stores): removals and the merged
+         session are forwarded as they happen, as 0.10.2's ``TupleForwarder`` does when caching
+         is off. The store is kafka_lite's ``InMemorySessionStore``; the initializer, aggregator
+         and merger are Python callables.
 
 A record at t belongs to every session of its key that ends at or after ``t - gap`` and starts at or
 before ``t + gap``. The processor finds them, merges their aggregates into one (``session_merger``,

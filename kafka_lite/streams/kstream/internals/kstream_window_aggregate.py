@@ -3,14 +3,17 @@
 Mirrors: org.apache.kafka.streams.kstream.internals.KStreamWindowAggregate and KStreamWindowReduce
          (streams/src/main/java/.../kstream/internals/, Kafka 0.10.1)
 Book:    chapter 9, 9.2.4 (windowed aggregation)
-Differs: no record cache: each window's update is forwarded as it is put, as ``Windowed(key,
-         window)`` with ``Change(new, old)`` (0.10.0's behaviour; 0.10.1 forwards on the cache's
-         flush). No value getter, so a windowed table cannot be joined.
+Differs: no value getter, so a windowed table cannot be joined. A store that is not cached
+         makes the processor forward each update as it puts it (0.10.2's ``TupleForwarder``).
 
 For a record at time t, ``windows.windows_for(t)`` lists the windows it falls in (one if tumbling,
 ``size / advance`` if hopping). One ``fetch`` of the window store from the first start to the last
 finds the aggregates those windows already have; each is updated and put back at its window's
 start. Windows the fetch did not find start from the initializer (or, for reduce, from the value).
+The window store has the record cache in front (``CachingWindowStore``), so the fetch sees the
+updates not yet flushed, and the puts wait in the cache: each window's last aggregate is forwarded
+as ``Windowed(key, window)`` with ``Change(new, old)`` when the cache flushes or evicts it, with the
+window's start as its timestamp (the cache entry's, as 0.10.1 stamps it).
 
 The store's retention is the windows' ``until``: when its oldest segment is dropped, a late record
 for a window in it finds nothing, and the put of its new aggregate is dropped too (the segment is
@@ -52,8 +55,9 @@ class _WindowAggProcessor(StoreProcessor):
     def _update(self, key: Any, value: Any, window: Any, old_agg: Any) -> None:
         new_agg = self.supplier.compute(key, value, old_agg)
         self.store.put(key, new_agg, window.start)
-        old_value = old_agg if self.supplier.send_old_values else None
-        self.context().forward(Windowed(key, window), Change(new_agg, old_value))
+        if not self.cached:
+            old_value = old_agg if self.supplier.send_old_values else None
+            self.context().forward(Windowed(key, window), Change(new_agg, old_value))
 
 
 class _WindowAggSupplier(KStreamAggProcessorSupplier):

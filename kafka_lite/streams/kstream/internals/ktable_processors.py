@@ -4,8 +4,13 @@ Mirrors: org.apache.kafka.streams.kstream.internals.KTableSource, KTableFilter, 
          KTableProcessorSupplier
          (streams/src/main/java/org/apache/kafka/streams/kstream/internals/, Kafka 0.10.1)
 Book:    chapter 9, 9.2.2 (KStream and KTable)
-Differs: no record cache: the source forwards each update as it puts it, as 0.10.0 does (0.10.1
-         forwards on the cache's flush).
+Differs: a table source whose store is not cached forwards as it puts (0.10.2's
+         ``TupleForwarder``); 0.10.1's table stores are always cached.
+
+The table's source puts each record in its store, which has the thread's record cache in front
+(``enable_caching()``, as 0.10.1's ``KTableImpl.materialize``): the source does not forward; the
+store forwards each key's last value when its cache flushes (the task commits) or evicts it, through
+the ``ForwardingCacheFlushListener`` the source gave it in ``init``.
 
 Every processor here receives and forwards ``Change(new, old)``. Old values cost a store read at the
 source, so they are off until a downstream operator asks: ``enable_sending_old_values`` walks up
@@ -24,12 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_lite.streams.errors import StreamsException
 from kafka_lite.streams.kstream.internals.change import Change
+from kafka_lite.streams.kstream.internals.forwarding_cache_flush_listener import ForwardingCacheFlushListener
 from kafka_lite.streams.kstream.internals.ktable_value_getter import (
     KTableComputedValueGetterSupplier,
     KTableSourceValueGetterSupplier,
 )
 from kafka_lite.streams.processor.processor import AbstractProcessor, Processor
 from kafka_lite.streams.processor.processor_context import ProcessorContext
+from kafka_lite.streams.state.internals.cached_state_store import CachedStateStore
 
 if TYPE_CHECKING:
     from kafka_lite.streams.kstream.internals.ktable_impl import KTableImpl
@@ -55,16 +62,25 @@ class KTableSource:
 
 class StoreProcessor(AbstractProcessor):
     """A processor over its supplier's store ``supplier.store_name``, found when the task starts
-    (the table source's and the aggregations' processors)."""
+    (the table source's and the aggregations' processors). A cached store forwards for it, on the
+    cache's flush; ``cached`` says whether the processor must forward itself."""
 
     def __init__(self, supplier: Any) -> None:
         super().__init__()
         self.supplier = supplier
         self.store: Any = None
+        self.cached = False
 
+    # --8<-- [start:init]
     def init(self, context: ProcessorContext) -> None:
         super().init(context)
         self.store = context.get_state_store(self.supplier.store_name)
+        if isinstance(self.store, CachedStateStore):
+            listener = ForwardingCacheFlushListener(context, self.supplier.send_old_values)
+            self.store.set_flush_listener(listener)
+            self.cached = True
+
+    # --8<-- [end:init]
 
 
 class _MaterializedKTableSourceProcessor(StoreProcessor):
@@ -74,6 +90,9 @@ class _MaterializedKTableSourceProcessor(StoreProcessor):
             raise StreamsException(
                 f"Record key for the source KTable from store name {self.supplier.store_name} should not be null."
             )
+        if self.cached:
+            self.store.put(key, value)  # forwarded when the cache flushes or evicts the key
+            return
         old_value = self.store.get(key) if self.supplier.send_old_values else None
         self.store.put(key, value)  # a None value (a tombstone) deletes the key
         self.context().forward(key, Change(value, old_value))

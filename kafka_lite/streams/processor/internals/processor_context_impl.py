@@ -18,6 +18,11 @@ turn, calls the child's ``process`` (which may forward again: depth first), then
 
 So when a processor calls ``context.forward``, ``get_state_store`` or ``schedule``, "current" means
 that processor's node.
+
+The context also hands the task's stores the thread's record cache (``get_cache``, Kafka's
+``InternalProcessorContext.getCache``): a caching store registers its ``NamedCache`` there in
+``init``, and, when the cache flushes it, sets the record context of each entry it forwards
+(``set_record_context``) and puts the previous one back.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from kafka_lite.streams.processor.internals.processor_record_context import Proc
 from kafka_lite.streams.processor.internals.record_collector import RecordCollector
 from kafka_lite.streams.processor.processor_context import ProcessorContext
 from kafka_lite.streams.processor.task_id import TaskId
+from kafka_lite.streams.state.internals.thread_cache import ThreadCache
 
 if TYPE_CHECKING:
     from kafka_lite.streams.processor.internals.stream_task import StreamTask
@@ -50,7 +56,10 @@ class ProcessorContextImpl(ProcessorContext):
         config: dict[str, Any],
         collector: RecordCollector,
         state_mgr: Any,
+        cache: ThreadCache | None = None,
     ) -> None:
+        """``cache``: the stream thread's record cache, shared by its tasks (a zero-sized one if None:
+        every cached put is flushed at once)."""
         self.id = task_id
         self.task = task
         self.config = config
@@ -59,6 +68,7 @@ class ProcessorContextImpl(ProcessorContext):
         self.initialized = False
         self.record_context: ProcessorRecordContext | None = None
         self.current_node: ProcessorNode | None = None
+        self.cache = ThreadCache(None, 0) if cache is None else cache
 
     def set_initialized(self) -> None:
         """After the task's init: from now on no store may register (Kafka's ``initialized()``)."""
@@ -75,6 +85,10 @@ class ProcessorContextImpl(ProcessorContext):
 
     def app_configs(self) -> dict[str, Any]:
         return dict(self.config)
+
+    def get_cache(self) -> ThreadCache:
+        """The thread's record cache, for the caching stores of the task."""
+        return self.cache
 
     def record_collector(self) -> RecordCollector:
         """The task's collector, for sink nodes and for stores that log their changes."""

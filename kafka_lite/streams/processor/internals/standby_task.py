@@ -3,9 +3,10 @@
 Mirrors: org.apache.kafka.streams.processor.internals.StandbyTask (and StandbyContextImpl)
          (streams/src/main/java/.../processor/internals/, Kafka 0.10.1)
 Book:    chapter 9, 9.1.4 (state stores: standby replicas)
-Differs: the context is a ``ProcessorContextImpl`` with no record collector, where Kafka has a
-         ``StandbyContextImpl`` that refuses every call a processor would make: a standby task runs
-         no processor, so only its stores' ``init`` ever sees the context.
+Differs: the context is a ``ProcessorContextImpl`` with no record collector and a zero-sized
+         record cache, where Kafka has a ``StandbyContextImpl`` (with the same zero-sized cache)
+         that refuses every call a processor would make: a standby task runs no processor, so
+         only its stores' ``init`` ever sees the context.
 
 With ``num.standby.replicas=1`` the assignor gives every task with a store a standby on another
 instance. The standby builds the task's stores (``init`` registers each with a standby
@@ -27,6 +28,7 @@ from kafka_lite.streams.processor.internals.processor_context_impl import Proces
 from kafka_lite.streams.processor.internals.processor_state_manager import ProcessorStateManager
 from kafka_lite.streams.processor.internals.processor_topology import ProcessorTopology
 from kafka_lite.streams.processor.task_id import TaskId
+from kafka_lite.streams.state.internals.thread_cache import ThreadCache
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +48,11 @@ class StandbyTask:
         self.partitions = set(partitions)
         self.topology = topology
         self.state_mgr = state_mgr
-        self.processor_context = ProcessorContextImpl(task_id, self, config, None, state_mgr)
+        # A cached store registers with the context's cache; a standby's is empty (the changelog
+        # records go to the store under the cache) and of size 0, as StandbyContextImpl's.
+        self.processor_context = ProcessorContextImpl(
+            task_id, self, config, None, state_mgr, ThreadCache(None, 0)
+        )
         log.info("standby-task [%s] Initializing state stores", task_id)
         topology.initialize_state_stores(self.processor_context)
         self.processor_context.set_initialized()

@@ -136,7 +136,9 @@ class StreamTask:
             cache = ThreadCache(self.log_prefix, max(0, config.get(CACHE_MAX_BYTES_BUFFERING_CONFIG,
                                                                      DEFAULT_CACHE_MAX_BYTES_BUFFERING)))  # fmt: skip
         self.cache = cache
-        self.processor_context = ProcessorContextImpl(task_id, self, config, record_collector, state_mgr, cache)
+        self.processor_context = ProcessorContextImpl(
+            task_id, self, config, record_collector, state_mgr, cache
+        )
         # A queue for each partition, read by the source node of the partition's topic; a record its
         # deserializers cannot read goes to the handler, told the task through the context (Kafka 1.0).
         handler = default_deserialization_exception_handler(config)

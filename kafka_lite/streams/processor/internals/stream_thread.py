@@ -70,9 +70,11 @@ from kafka_lite.streams.processor.task_id import TaskId
 from kafka_lite.streams.processor.thread_metadata import TaskMetadata, ThreadMetadata
 from kafka_lite.streams.processor.topology_builder import TopologyBuilder
 from kafka_lite.streams.state.internals.offset_checkpoint import CHECKPOINT_FILE_NAME
+from kafka_lite.streams.state.internals.thread_cache import ThreadCache
 from kafka_lite.streams.state.state_directory import StateDirectory
 from kafka_lite.streams.streams_config import (
     APPLICATION_SERVER_CONFIG,
+    CACHE_MAX_BYTES_BUFFERING_CONFIG,
     COMMIT_INTERVAL_MS_CONFIG,
     NUM_STANDBY_REPLICAS_CONFIG,
     POLL_MS_CONFIG,
@@ -211,6 +213,12 @@ class StreamThread(threading.Thread):
 
         self.eos_enabled = config.eos_enabled
         self.thread_client_id = thread_client_id
+        # The record cache (KIP-63), shared by this thread's tasks: cache.max.bytes.buffering split
+        # equally between the instance's threads.
+        if config[CACHE_MAX_BYTES_BUFFERING_CONFIG] < 0:
+            log.warning("%s Negative cache size passed in thread. Reverting to cache size of 0 bytes.",
+                        self.log_prefix)  # fmt: skip
+        self.cache = ThreadCache(thread_client_id, config.cache_size_per_thread())
         # Under exactly_once each task has a producer of its own (its transactional id is the task's):
         # the thread has none.
         self.producer: KafkaProducer | None = None
@@ -514,6 +522,7 @@ class StreamThread(threading.Thread):
             return StreamTask(
                 task_id, self.application_id, sorted(partitions), topology, self.consumer,
                 RecordCollectorImpl(self.producer, str(task_id)), state_mgr, self.task_config,
+                cache=self.cache,
             )  # fmt: skip
         producer = KafkaProducer(
             time=self.time, **self.config.get_producer_configs(self.thread_client_id, str(task_id))
@@ -522,6 +531,7 @@ class StreamThread(threading.Thread):
             return StreamTask(
                 task_id, self.application_id, sorted(partitions), topology, self.consumer,
                 RecordCollectorImpl(producer, str(task_id)), state_mgr, self.task_config, producer,
+                self.cache,
             )  # fmt: skip
         except BaseException:
             producer.close()
