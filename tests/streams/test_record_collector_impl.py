@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.producer.default_partitioner import murmur2, to_positive
 from kafka_lite.producer.future_record_metadata import FutureRecordMetadata, ProduceRequestResult
 from kafka_lite.producer.producer_record import ProducerRecord
 from kafka_lite.streams.errors import StreamsException
@@ -59,3 +60,30 @@ def test_a_failed_send_is_raised_at_the_next_call():
     with pytest.raises(StreamsException, match=r"task \[1_2\] exception caught when producing") as error:
         collector.flush()
     assert str(error.value.__cause__) == "broker said no"
+
+
+class CountingProducer(DriverProducer):
+    """Counts the metadata look-ups: a stream partitioner needs the partition count, nothing else does."""
+
+    def __init__(self, num_partitions):
+        super().__init__(num_partitions)
+        self.partitions_for_calls = 0
+
+    def partitions_for(self, topic):
+        self.partitions_for_calls += 1
+        return super().partitions_for(topic)
+
+
+def test_only_a_stream_partitioner_asks_the_producer_for_the_partitions():
+    producer = CountingProducer(4)
+    collector = RecordCollectorImpl(producer, "0_0")
+    collector.send("out", b"k", b"v")  # the producer's partitioner decides
+    collector.send("out", b"k", b"v", partition=2, partitioner=ByLength())  # the caller's partition
+    assert producer.partitions_for_calls == 0
+    collector.send("out", b"abc", b"v", partitioner=ByLength())
+    assert producer.partitions_for_calls == 1
+    assert [r.partition for r in producer.history["out"]] == [
+        to_positive(murmur2(b"k")) % 4,
+        2,
+        3,
+    ]
