@@ -15,7 +15,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # cluster, a Spark session or the docs site carry an xdist_group mark and run on one worker.
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: bootstrap run test quick lint unit integration compat spark notebooks docs browser labs docs-serve clean
+.PHONY: bootstrap run test quick lint unit integration compat spark notebooks docs browser labs docs-serve clean bench
 
 bootstrap:
 	@scripts/bootstrap
@@ -40,6 +40,11 @@ lint: bootstrap
 # says so and succeeds, so the targets exist before the layers they test.
 unit integration compat spark notebooks docs browser labs: bootstrap
 	@$(PYTEST) -m $@; rc=$$?; if [ $$rc = 5 ]; then echo "no $@ tests yet"; else exit $$rc; fi
+
+# Every benchmark in its short form, one after another (about a quarter of an hour on two cores), then
+# the benchmark page's "At a glance" table and chart from that run (benchmarks/README.md).
+bench: bootstrap
+	$(PY) benchmarks/run_all.py
 
 docs-serve: bootstrap
 	$(VENV)/bin/kafka-lite docs serve
