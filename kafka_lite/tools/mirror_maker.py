@@ -222,6 +222,7 @@ class MirrorMakerProducer:
         self.abort_on_send_failure = abort_on_send_failure
         self.state = state
 
+    # --8<-- [start:producer_callback]
     def send(self, record: ProducerRecord) -> None:
         # Kafka's producer.send(record, new MirrorMakerProducerCallback(...)): the callback is kept
         # with the record in its batch.
@@ -235,7 +236,6 @@ class MirrorMakerProducer:
             callback=lambda metadata, exception: self.on_completion(record, metadata, exception),
         )
 
-    # --8<-- [start:producer_callback]
     def on_completion(self, record: ProducerRecord, metadata: Any, exception: BaseException | None) -> None:
         """Kafka's ``MirrorMakerProducerCallback.onCompletion``: nothing to do for a record written;
         a send that failed after the producer's retries is logged, and stops MirrorMaker or is

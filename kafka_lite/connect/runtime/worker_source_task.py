@@ -136,6 +136,7 @@ class WorkerSourceTask(WorkerTask):
             # What was sent before the stop is committed now, not at the next interval.
             self.commit_offsets()
 
+    # --8<-- [start:send_records]
     def send_records(self) -> bool:
         """Send ``to_send``; False if a retriable error left some of it to send after a back-off."""
         for processed, record in enumerate(self.to_send):
@@ -187,6 +188,7 @@ class WorkerSourceTask(WorkerTask):
                 log.exception("Exception thrown while calling task.commit_record()")
         self._record_sent(producer_record)
 
+    # --8<-- [end:send_records]
     def _record_sent(self, producer_record: ProducerRecord) -> None:
         with self.monitor:
             removed = self.outstanding_messages.pop(id(producer_record), None)
