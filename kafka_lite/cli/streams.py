@@ -5,6 +5,7 @@ Kafka's ``WordCountDemo`` (``kafka_lite.streams.examples.wordcount``) on ``Kafka
 until Ctrl-C or SIGTERM, then closing cleanly (every task committed and its stores checkpointed)::
 
     kafka-lite streams wordcount --bootstrap-server 127.0.0.1:9092
+    kafka-lite streams wordcount --bootstrap-server 127.0.0.1:9092 --property commit.interval.ms=1000
     kafka-lite streams wordcount --bootstrap-server 127.0.0.1:9092 --state-dir /tmp/wc-2 \
         --property num.standby.replicas=1          # a second instance beside the first
 
@@ -49,8 +50,9 @@ def register_wordcount(commands: argparse._SubParsersAction) -> None:
         "wordcount",
         help="run Kafka's WordCountDemo: count the words of an input topic's lines into an output topic",
         description="Run Kafka's WordCountDemo as a Kafka Streams application until Ctrl-C or SIGTERM. "
-        "Lines are split on non-word characters and lower-cased; each count update is written to the "
-        "output topic with the word as a UTF-8 key and the count as an 8-byte big-endian long value. "
+        "Lines are split on non-word characters and lower-cased; at each commit (commit.interval.ms, "
+        "30 s by default) each word counted since the last one is written to the output topic once, "
+        "with the word as a UTF-8 key and its count as an 8-byte big-endian long value. "
         "Start it again, with another --state-dir, to run a second instance: the tasks are shared.",
     )
     parser.add_argument("--bootstrap-server", dest="bootstrap_server", required=True,
@@ -64,8 +66,9 @@ def register_wordcount(commands: argparse._SubParsersAction) -> None:
                         help="the topic of counts (default: streams-wordcount-output)")  # fmt: skip
     parser.add_argument("--state-dir", metavar="DIR", help="state.dir (default: /tmp/kafka-streams)")
     parser.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
-                        help="any other Streams setting, such as num.stream.threads=2, "
-                        "num.standby.replicas=1 or consumer.session.timeout.ms=6000; repeatable")  # fmt: skip
+                        help="any other Streams setting, such as commit.interval.ms=1000, "
+                        "num.stream.threads=2, num.standby.replicas=1 or consumer.session.timeout.ms=6000; "
+                        "repeatable")  # fmt: skip
     parser.set_defaults(handler=run_wordcount)
 
 

@@ -1011,8 +1011,33 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds("**Exactly once is Kafka 0.11's**", lambda: exactly_once_is_0_11s()),
         holds(
-            "**Record caching**",
-            lambda: refused(STREAMS, "cache.max.bytes.buffering", "0", STREAMS_BASE),
+            "**The record cache**",
+            all_of(
+                lambda: assert_equal(
+                    obj("kafka_lite.streams.streams_config:StreamsConfig")(STREAMS_BASE)[
+                        "cache.max.bytes.buffering"
+                    ],
+                    10485760,
+                ),
+                lambda: in_source(
+                    "kafka_lite.streams.state.internals.caching_key_value_store:CachingKeyValueStore._apply",
+                    "self._forward_and_put(entry)",
+                ),
+                lambda: in_source(
+                    "kafka_lite.streams.kstream.internals.forwarding_cache_flush_listener", "self.my_node"
+                ),
+                lambda: suite_has_test(
+                    "tests/streams/kstream/test_record_cache.py",
+                    "test_a_commit_interval_of_word_count_writes_one_record_per_word",
+                ),
+            ),
+        ),
+        holds(
+            "**A cache for session stores**",
+            all_of(
+                lambda: nowhere_in_package(r"class CachingSessionStore"),
+                lambda: exists("kafka_lite.streams.state.internals.caching_window_store:CachingWindowStore"),
+            ),
         ),
         holds(
             "**A RocksDB session store**",

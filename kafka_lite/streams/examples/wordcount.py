@@ -19,13 +19,14 @@ The topology, in two sub-topologies joined by the repartition topic::
 The key of an input line does not matter: ``group_by`` re-keys every word by itself, and since the
 key changed, the words are written to the repartition topic and read back, so that all the
 occurrences of one word reach the same task (and the same "Counts" store, logged to
-``<app>-Counts-changelog``). Every update of a count is one output record: the word as a UTF-8
-string, the count as an 8-byte big-endian long (``Serdes.Long``).
+``<app>-Counts-changelog``). The store has the record cache in front, so each commit writes one
+output record per word counted since the last one, with its count then (with
+``cache.max.bytes.buffering=0``, one per update): the word as a UTF-8 string, the count as an
+8-byte big-endian long (``Serdes.Long``).
 
 The Processor API version (``word_count_processor_demo``) keeps the same ``Counts`` store by hand
 and writes differently: it forwards every count once per second of *stream time*, from its
-punctuation, where the DSL's count forwards each update as it makes it (kafka_lite has no record
-cache to hold updates back).
+punctuation, where the DSL's count forwards from its cache, at the commits (wall-clock time).
 """
 
 from __future__ import annotations

@@ -55,7 +55,12 @@ def test_the_guides_word_count_quick_start_prints_the_counts_it_shows(cluster, t
     demo = subprocess.Popen(["bash", "-c", "exec " + here[app].strip()], cwd=tmp_path, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
     try:
-        ran = bash(here[work], tmp_path, timeout=90)
+        try:
+            ran = bash(here[work], tmp_path, timeout=90)
+        except subprocess.TimeoutExpired as e:
+            demo.kill()
+            said, _ = demo.communicate()
+            raise AssertionError(f"the consumer did not get its records; the demo said:\n{said}") from e
         assert ran.returncode == 0, ran.stderr
         # The page's output lines up its columns with spaces; the consumer separates them with a tab.
         printed = [line.split() for line in ran.stdout.splitlines()] + [ran.stderr.strip().split()]

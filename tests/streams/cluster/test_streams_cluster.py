@@ -122,9 +122,11 @@ def test_after_clean_up_a_restart_restores_every_store_from_its_changelog(cluste
     streams.start()
     try:
         wait_running(streams)
-        # Every update of every count went to the changelog: that many records are replayed.
+        # The whole changelog is replayed: at least each word's last count, and, through the record
+        # cache, at most one record per update (fewer when updates of a word met in one commit).
         changelog = read_topic(bootstrap, f"{app_id}-Counts-changelog")
-        assert sum(restored_records(streams).values()) == len(changelog) == sum(oracle_counts(LINES).values())
+        assert sum(restored_records(streams).values()) == len(changelog)
+        assert len(oracle_counts(LINES)) <= len(changelog) <= sum(oracle_counts(LINES).values())
         store = streams.store("Counts", QueryableStoreTypes.key_value_store())
         assert dict(store.all()) == dict(oracle_counts(LINES))
     finally:
