@@ -285,7 +285,7 @@ def the_producers_shapes_are_kafka_pythons() -> None:
     from kafka_lite.producer.kafka_producer import KafkaProducer
 
     params = list(inspect.signature(KafkaProducer.send).parameters)[1:]
-    assert params == ["topic", "value", "key", "partition", "timestamp_ms", "headers"], params
+    assert params == ["topic", "value", "key", "partition", "timestamp_ms", "headers", "callback"], params
     assert callable(FutureRecordMetadata.add_callback) and callable(FutureRecordMetadata.add_errback)
     assert obj(PRODUCER).parse({**CLIENT_BASE, "linger_ms": 5})["linger.ms"] == 5
 

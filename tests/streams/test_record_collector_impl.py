@@ -17,12 +17,15 @@ pytestmark = pytest.mark.unit
 
 
 class FailingProducer(DriverProducer):
-    """Every send fails, as a send the broker refuses: the future completes with the error."""
+    """Every send fails, as a send the broker refuses: the callback and the future get the error."""
 
-    def send(self, topic, value=None, key=None, partition=None, timestamp_ms=None):
+    def send(self, topic, value=None, key=None, partition=None, timestamp_ms=None, callback=None):
+        error = RuntimeError("broker said no")
         result = ProduceRequestResult(TopicPartition(topic, 0))
-        result.set(-1, -1, RuntimeError("broker said no"))
+        result.set(-1, -1, error)
         result.done()
+        if callback is not None:
+            callback(None, error)
         return FutureRecordMetadata(result, 0, timestamp_ms, None, -1, -1, -1)
 
 
@@ -87,3 +90,25 @@ def test_only_a_stream_partitioner_asks_the_producer_for_the_partitions():
         2,
         3,
     ]
+
+
+class FailsValue(DriverProducer):
+    """Acknowledges every record but the one whose value is ``failing``, which the broker refuses."""
+
+    def __init__(self, failing):
+        super().__init__(1)
+        self.failing = failing
+
+    def send(self, topic, value=None, key=None, partition=None, timestamp_ms=None, callback=None):
+        if value == self.failing:
+            return FailingProducer(1).send(topic, value, key, partition, timestamp_ms, callback)
+        return super().send(topic, value, key, partition, timestamp_ms, callback)
+
+
+def test_a_refused_record_records_no_offset_and_is_raised_at_the_next_send():
+    collector = RecordCollectorImpl(FailsValue(b"refused"), "0_0")
+    collector.send("out", b"k", b"first", partition=0)
+    collector.send("out", b"k", b"refused", partition=0)
+    assert collector.offsets() == {TopicPartition("out", 0): 0}
+    with pytest.raises(StreamsException, match="exception caught when producing"):
+        collector.send("out", b"k", b"after", partition=0)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import tempfile
 from collections import defaultdict, deque
+from collections.abc import Callable
 from typing import Any
 
 from kafka_lite.clients.metadata import PartitionInfo
@@ -51,7 +52,11 @@ from kafka_lite.consumer.deserialization import check_deserializer
 from kafka_lite.consumer.mock_consumer import MockConsumer
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.producer.default_partitioner import murmur2, to_positive
-from kafka_lite.producer.future_record_metadata import FutureRecordMetadata, ProduceRequestResult
+from kafka_lite.producer.future_record_metadata import (
+    FutureRecordMetadata,
+    ProduceRequestResult,
+    RecordMetadata,
+)
 from kafka_lite.producer.producer_record import ProducerRecord
 from kafka_lite.streams.errors import StreamsException
 from kafka_lite.streams.processor.internals.processor_state_manager import ProcessorStateManager
@@ -116,6 +121,7 @@ class DriverProducer:
         key: bytes | None = None,
         partition: int | None = None,
         timestamp_ms: int | None = None,
+        callback: Callable[[RecordMetadata | None, BaseException | None], object] | None = None,
     ) -> FutureRecordMetadata:
         if partition is None:
             partition = 0 if key is None else to_positive(murmur2(key)) % self.num_partitions
@@ -127,7 +133,10 @@ class DriverProducer:
         result.set(self.next_offsets[tp], NO_TIMESTAMP, None)
         result.done()
         self.next_offsets[tp] += 1
-        return FutureRecordMetadata(result, 0, timestamp_ms, None, _size(key), _size(value), NULL_SIZE)
+        future = FutureRecordMetadata(result, 0, timestamp_ms, None, _size(key), _size(value), NULL_SIZE)
+        if callback is not None:
+            callback(future.value(), None)  # MockProducer with autoComplete: completed as it is sent
+        return future
 
     def flush(self) -> None:
         pass  # nothing is in flight: every send is acknowledged as it is made

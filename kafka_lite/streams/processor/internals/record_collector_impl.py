@@ -60,17 +60,25 @@ class RecordCollectorImpl(RecordCollector):
                     "This can happen if the topic does not exist."
                 )
             partition = partitioner.partition(key, value, len(partitions))
-        future = self.producer.send(
-            topic, value_bytes, key_bytes, partition=partition, timestamp_ms=timestamp
+        # Kafka's producer.send(record, callback): the callback travels with the record in its batch.
+        self.producer.send(
+            topic,
+            value_bytes,
+            key_bytes,
+            partition=partition,
+            timestamp_ms=timestamp,
+            callback=lambda metadata, exception: self._on_completion(topic, metadata, exception),
         )
-        future.add_callback(self._on_success).add_errback(lambda e: self._on_error(topic, e))
 
-    def _on_success(self, metadata: RecordMetadata) -> None:
-        if self.send_exception is None:
-            self._offsets[TopicPartition(metadata.topic, metadata.partition)] = metadata.offset
-
-    def _on_error(self, topic: str, exception: BaseException) -> None:
-        if self.send_exception is None:
+    def _on_completion(
+        self, topic: str, metadata: RecordMetadata | None, exception: BaseException | None
+    ) -> None:
+        """The producer callback (Kafka's anonymous ``Callback`` in ``send``): remember the offset, or
+        keep the first error to raise at the next call; after an error no offset is recorded."""
+        if exception is None:
+            if self.send_exception is None:
+                self._offsets[TopicPartition(metadata.topic, metadata.partition)] = metadata.offset
+        elif self.send_exception is None:
             self.send_exception = exception
             log.error("%s Error sending record to topic %s. No more offsets will be recorded for this task "
                       "and the exception will eventually be thrown", self.log_prefix, topic, exc_info=exception)  # fmt: skip
