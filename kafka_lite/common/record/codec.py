@@ -8,8 +8,9 @@ Book:    chapter 2, 2.1.2 (the producer's batches); chapter 6, 6.1 (message form
 
 The reference is ``MemoryRecordsBuilder`` (memory_records_builder.py), ``DefaultRecordBatch``
 (default_record_batch.py), ``DefaultRecord`` (default_record.py) and the two size bounds. The
-accelerator is ``compiled.py``: the same names over aiokafka's Cython codec, held to the same bytes,
-records and errors by a property test. The producer (``ProducerBatch``), the consumer's fetcher and
+accelerator is ``compiled.py``: the same names over aiokafka's Cython codec, each per-record method
+replaced whole (as ``_json.make_encoder`` replaces the encoder), held to the same bytes, records and
+errors by a property test. The producer (``ProducerBatch``), the consumer's fetcher and
 the Spark source's Arrow rows take the codec from here, at each call, so a switch takes effect at
 the next batch; the broker always runs the reference.
 
