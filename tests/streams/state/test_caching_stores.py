@@ -187,11 +187,16 @@ def test_window_fetch_merges_the_cache_with_the_store_below_by_window_start(tmp_
     ]
 
 
-def test_a_window_put_is_stamped_with_the_windows_start(tmp_path):
+def test_a_window_put_is_stamped_with_the_records_context_and_forwarded_in_it(tmp_path):
     store, context, _ = cached_window_store(tmp_path)
+    seen = []
+    store.set_flush_listener(lambda key, new, old: seen.append((key.window.start, context.timestamp())))
     context.at(7, 65_000)
     store.put("k", "v", MINUTE)
+    context.set_record_context(None)
     store.flush()
     named = context.cache.named_cache("0_3-w")
     [cached] = [named.get(k) for k in named.sorted_keys]
-    assert (cached.record_context.offset, cached.record_context.timestamp) == (7, MINUTE)
+    assert (cached.record_context.offset, cached.record_context.timestamp) == (7, 65_000)
+    assert seen == [(MINUTE, 65_000)], "the window starts at 60000; its update goes out at the record's time"
+    assert [timestamp for *_, timestamp in context.collector.sent] == [65_000], "the changelog's too"

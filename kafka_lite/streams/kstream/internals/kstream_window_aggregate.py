@@ -12,8 +12,8 @@ finds the aggregates those windows already have; each is updated and put back at
 start. Windows the fetch did not find start from the initializer (or, for reduce, from the value).
 The window store has the record cache in front (``CachingWindowStore``), so the fetch sees the
 updates not yet flushed, and the puts wait in the cache: each window's last aggregate is forwarded
-as ``Windowed(key, window)`` with ``Change(new, old)`` when the cache flushes or evicts it, with the
-window's start as its timestamp (the cache entry's, as 0.10.1 stamps it).
+as ``Windowed(key, window)`` with ``Change(new, old)`` when the cache flushes or evicts it, at the
+timestamp of the record that made it.
 
 The store's retention is the windows' ``until``: when its oldest segment is dropped, a late record
 for a window in it finds nothing, and the put of its new aggregate is dropped too (the segment is

@@ -6,7 +6,9 @@ Book:    chapter 9, 9.1.4 (the record cache), 9.2.4 (windowed aggregation)
 Differs: ``fetch`` keeps only the cache entries of the key asked for (0.10.1 does not check, and a
          shorter key's range can take in a longer key's windows; ``window_store_utils`` says how).
          The put below is made in the entry's record context too (Kafka 1.0's), as
-         ``CachingKeyValueStore`` says why.
+         ``CachingKeyValueStore`` says why. An entry's timestamp is the record's, where 0.10.1
+         stamps it with the window's start: so with ``cache.max.bytes.buffering=0`` a window's
+         updates go out exactly as without a cache, each at its record's timestamp.
 
 The stack (``Stores...windowed(...).enable_caching()``, as 0.10.1's ``RocksDBWindowStoreSupplier``)::
 
@@ -15,9 +17,8 @@ The stack (``Stores...windowed(...).enable_caching()``, as 0.10.1's ``RocksDBWin
         ChangeLoggingSegmentedBytesStore   (if logged)
           RocksDBSegmentedBytesStore
 
-A put is stamped with the record context of the record in hand, but with the window's start as its
-timestamp, as 0.10.1 does: a windowed aggregate forwarded on flush carries its window's start. The
-flush listener, for each dirty entry in the order of its last update, forwards
+A put is stamped with the record context of the record in hand, its timestamp included: a windowed
+aggregate forwarded on flush carries the timestamp of the record that made it. The flush listener, for each dirty entry in the order of its last update, forwards
 ``(Windowed(key, TimeWindow(start, start + window size)), new, old)`` with the old value fetched from
 the store below, then puts the entry there. ``fetch`` merges the cache with the store below
 (``MergedSortedCachedWindowStoreIterator``).
@@ -122,7 +123,7 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
             self.serdes.raw_value(value),
             True,
             context.offset(),
-            timestamp,
+            context.timestamp(),  # the record's (0.10.1 stamps the window's start, ``timestamp``)
             context.partition(),
             context.topic(),
         )
