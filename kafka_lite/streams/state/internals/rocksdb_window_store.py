@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.streams.state.internals.RocksDBWindowStore and WindowStoreIteratorWrapper
          (streams/src/main/java/.../state/internals/, Kafka 0.11.0)
 Book:    chapter 9, 9.1.4
-Differs: no key-range fetch and no caching layer.
+Differs: no key-range fetch. The record cache is a layer of its own, in front (``CachingWindowStore``).
 
 ``put`` serializes the key, appends the timestamp and the sequence number (``window_store_utils``)
 and hands the binary key to the segmented store; ``fetch`` hands back ``KeyValue(timestamp, value)``.
