@@ -136,8 +136,8 @@ def tables(results: dict) -> str:
     for bench in results["benchmarks"]:
         link = f"[{SECTIONS.get(bench['name'], bench['name'])}](#{bench['name'].replace('_', '-')})"
         if bench["status"] != "ok":
-            error = cell(bench.get("error", "failed"))
-            goals.append(f"| {link} | **failed**: {error} | | | | `{cell(bench['command'])}` |")
+            error = cell(bench.get("error", "failed"))[:400]
+            goals.append(f"| {link} | **failed** (`{cell(bench['command'])}`): {error} | | | | |")
             continue
         for fig in bench["figures"]:
             value = number(fig["value"], fig["unit"])
@@ -157,7 +157,7 @@ def glance_section(results: dict) -> str:
     chart = (
         f"![Each figure that has a goal, as its share of the goal (1 is the goal met exactly)]({CHART_LINK})"
     )
-    return f"{BEGIN}\n{preamble(results)}\n\n{tables(results)}\n\n{chart}\n{END}"
+    return f"{BEGIN}\n{preamble(results)}\n\n{chart}\n\n{tables(results)}\n{END}"
 
 
 def replace_section(page: str, section: str) -> str:
