@@ -149,3 +149,34 @@ def test_the_record_count_fits_the_commit_interval_at_the_rate_measured(
     previous, processed, latency_ms, expected
 ):
     assert adjust_records_processed_before_commit(previous, processed, latency_ms, 1000) == expected
+
+
+def test_shutdown_commits_the_input_offsets_only_after_the_cached_counts_are_written():
+    """0.10.2's order (KAFKA-4561): a word count's cached counts reach the output and the changelog
+    before the offsets of the words that made them are committed."""
+    from kafka_lite.streams.examples.wordcount import build_wordcount
+    from kafka_lite.streams.kstream import KStreamBuilder
+    from kafka_lite.streams.test_utils import TopologyTestDriver
+
+    driver = TopologyTestDriver(
+        build_wordcount(KStreamBuilder(), "text-lines", "word-counts"),
+        {"application.id": "app"},
+        commit_after_each_record=False,
+    )
+    order: list[str] = []
+    send, commit_sync = driver.producer.send, driver.consumer.commit_sync
+    driver.producer.send = lambda topic, *args, **kw: order.append(topic) or send(topic, *args, **kw)
+    driver.consumer.commit_sync = lambda offsets: order.append("commit") or commit_sync(offsets)
+    driver.pipe_input("text-lines", None, b"a b a")
+    assert "word-counts" not in order, "the counts wait in the cache"
+    thread = types.SimpleNamespace(
+        active_tasks={driver.task.id: driver.task}, standby_tasks={}, producer=driver.producer,
+        restore_consumer=MockConsumer(), eos_enabled=False, log_prefix="t",
+    )  # fmt: skip
+    for step in ("_commit_after_state_is_written", "_perform_on_all_tasks"):
+        setattr(thread, step, types.MethodType(getattr(StreamThread, step), thread))
+
+    StreamThread.shutdown_tasks_and_state(thread, rethrow=True)
+
+    assert order[-1] == "commit" and order.count("commit") == 1, order
+    assert {"word-counts", "app-Counts-changelog"} <= set(order[: order.index("commit")]), order

@@ -305,7 +305,8 @@ class StreamTask:
 
     def close(self) -> None:
         """Close every processor, even if one raises (the last error is raised after, as Kafka's),
-        and forget the consumed offsets: the at-least-once thread has committed them already."""
+        and forget the consumed offsets. The thread's shutdown calls ``close_topology`` instead: it
+        commits the offsets after the stores are flushed and closed."""
         self.close_topology()
         self.consumed_offsets.clear()
 

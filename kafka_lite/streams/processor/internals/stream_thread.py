@@ -389,22 +389,36 @@ class StreamThread(threading.Thread):
         self.set_state(State.DEAD)
 
     def shutdown_tasks_and_state(self, rethrow: bool) -> None:
-        """Commit, close the processors, flush, close the stores (checkpointing them), in that order."""
+        """Close the processors, flush the stores and the output, close the stores (checkpointing
+        them), and only then commit the input offsets (``_commit_after_state_is_written`` says why
+        this is 0.10.2's order)."""
         if self.eos_enabled:
             self._shutdown_tasks_and_state_eos(rethrow)
             return
-        self._perform_on_all_tasks(lambda task: task.commit_offsets(), "commit consumer offsets", rethrow)
-        self._perform_on_all_tasks(lambda task: task.close(), "close", False)
-        self._perform_on_all_tasks(lambda task: task.state_mgr.flush(), "flush state", rethrow)
-        # What closing the processors sent must be acknowledged before the checkpoint says so.
-        self.producer.flush()
-        self._perform_on_all_tasks(lambda task: task.close_state_manager(), "close state manager", rethrow)
+        self._commit_after_state_is_written(rethrow)
         try:
             self.restore_consumer.assign([])  # let go of the changelog partitions
         except Exception:
             log.exception("%s Failed to un-assign change log partitions", self.log_prefix)
             if rethrow:
                 raise
+
+    def _commit_after_state_is_written(self, rethrow: bool) -> None:
+        """At-least-once's shutdown in Kafka 0.10.2's order (KAFKA-4561). 0.10.1 commits the offsets
+        first and flushes the stores after; with the record cache a store's latest updates are in the
+        cache until that flush, so a crash between the two would lose them with their input already
+        committed. Here the offsets are committed last, and only if every step before succeeded:
+        otherwise the records are processed again, which at-least-once allows."""
+        written = self._perform_on_all_tasks(lambda task: task.close_topology(), "close", False)
+        written &= self._perform_on_all_tasks(lambda task: task.state_mgr.flush(), "flush state", rethrow)
+        # What the flushed caches and the closing processors sent must be acknowledged before the
+        # checkpoint or the committed offsets say so.
+        self.producer.flush()
+        written &= self._perform_on_all_tasks(
+            lambda task: task.close_state_manager(), "close state manager", rethrow
+        )
+        if written:
+            self._perform_on_all_tasks(lambda task: task.commit_offsets(), "commit consumer offsets", rethrow)
 
     def _shutdown_tasks_and_state_eos(self, rethrow: bool) -> None:
         """Exactly_once, in Kafka 0.11's order (StreamTask ``suspend`` then ``close``): the processors
@@ -429,15 +443,19 @@ class StreamThread(threading.Thread):
             except Exception:
                 log.exception("%s Failed to un-assign change log partitions", self.log_prefix)
 
-    def _perform_on_all_tasks(self, action: Callable[[Any], None], what: str, rethrow: bool) -> None:
+    def _perform_on_all_tasks(self, action: Callable[[Any], None], what: str, rethrow: bool) -> bool:
+        """``action`` on every task, even after one fails; whether all succeeded."""
+        succeeded = True
         for task in [*self.active_tasks.values(), *self.standby_tasks.values()]:
             try:
                 action(task)
             except KafkaException:
                 log.exception("%s Failed while executing %s %s due to %s",
                               self.log_prefix, type(task).__name__, task.id, what)  # fmt: skip
+                succeeded = False
                 if rethrow:
                     raise
+        return succeeded
 
     # -- the loop's steps -------------------------------------------------------------------------------
 
