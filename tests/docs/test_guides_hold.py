@@ -967,6 +967,9 @@ CLAIMS: dict[str, list[Claim]] = {
                 lambda: exists(
                     "kafka_lite.streams.processor.internals.stream_thread:StreamThread.process_and_punctuate"
                 ),
+                lambda: exists(
+                    "kafka_lite.streams.processor.internals.stream_thread:StreamThread._commit_after_state_is_written"
+                ),
             ),
         ),
         holds(
