@@ -17,8 +17,8 @@ at MirrorMaker's no-data-loss defaults, acks=all and one request in flight, with
 batch.size=256 KiB) copies the same records to the target; the clock runs from the first record
 handed to the message handler until a producer flush after the last one returns, so every record
 counted is on the target. Between the two, the same copy as a bare loop (poll, send key and value,
-one flush at the end; the same producer batching at the producer's own defaults otherwise) shows
-what the two clients in one process cost before MirrorMaker's own work. The three take turns in
+one flush at the end; the producer configured as MirrorMaker's, its no-data-loss defaults and the
+same batching) shows what the two clients in one process cost before MirrorMaker's own work. The three take turns in
 every round, in an order that rotates; medians, and each one's share of the consumer's rate
 (MirrorMaker's goal: at least 50 %).
 
@@ -98,15 +98,16 @@ def child_consume(source: str, topic: str, records: int) -> dict:
 
 
 def child_loop(source: str, target: str, topic: str, records: int) -> dict:
-    """The same copy without MirrorMaker: poll, send each record's key and value, flush once."""
+    """The same copy without MirrorMaker: poll, send each record's key and value, flush once; the
+    producer configured as MirrorMaker configures its own (the no-data-loss defaults, acks=all and
+    one request in flight, under the same batching), so the two differ only by MirrorMaker's work."""
     from kafka_lite import KafkaConsumer, KafkaProducer
+    from kafka_lite.tools.mirror_maker import producer_config
 
     consumer = KafkaConsumer(bootstrap_servers=source, enable_auto_commit=False)
     consumer.assign([(topic, p) for p in range(COPY_PARTITIONS)])
     consumer.seek_to_beginning()
-    producer = KafkaProducer(
-        bootstrap_servers=target, **{k.replace(".", "_"): v for k, v in PRODUCER.items()}
-    )
+    producer = KafkaProducer(**producer_config({"bootstrap.servers": target, **PRODUCER}))
     count, start, deadline = 0, None, time.perf_counter() + 300
     while count < records and time.perf_counter() < deadline:
         for batch in consumer.poll(timeout_ms=1000).values():
