@@ -142,6 +142,8 @@ def test_streams_and_spark_count_the_same_windows_until_a_view_is_later_than_the
     assert streamed == {**batch, late_window: batch[late_window] - 1}
     assert in_streams[late_window] == 3
 
-    # Streams forwards every update of a count as it makes it: its output is a changelog of counts.
-    assert streams_updates(bootstrap)[late_window] == [1, 2, 3]
+    # Streams' record cache forwards a window's count at most once per commit: its output is a
+    # changelog of counts. Round 1's two views of the window give 2 (1 first only if a commit fell
+    # between them); the late view, 3.
+    assert streams_updates(bootstrap)[late_window] in ([2, 3], [1, 2, 3])
     # --8<-- [end:beside]
