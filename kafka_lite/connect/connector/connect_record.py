@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.connect.connector.ConnectRecord
          (connect/api/src/main/java/org/apache/kafka/connect/connector/ConnectRecord.java, Kafka 0.10.1)
 Book:    chapter 8, 8.3
-Differs: none.
+Differs: ``new_record`` is Kafka 0.10.2's (KIP-66, for transformations).
 
 Keys and values are Connect data (a ``str``, an ``int``, a ``Struct`` ...), not bytes: the worker's
 converters turn them into bytes and back. A ``None`` schema means "schemaless": the converter
@@ -35,6 +35,21 @@ class ConnectRecord:
         self.value_schema = value_schema
         self.value = value
         self.timestamp = timestamp
+
+    def new_record(
+        self,
+        topic: str,
+        kafka_partition: int | None,
+        key_schema: Schema | None,
+        key: Any,
+        value_schema: Schema | None,
+        value: Any,
+        timestamp: int | None,
+    ) -> ConnectRecord:
+        """A record of the same kind with these fields, keeping what only the kind has (a source
+        record's partition and offset, a sink record's Kafka offset): Kafka 0.10.2's ``newRecord``,
+        which transformations build their output with."""
+        return ConnectRecord(topic, kafka_partition, key_schema, key, value_schema, value, timestamp)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and vars(other) == vars(self)

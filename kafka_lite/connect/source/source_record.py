@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.connect.source.SourceRecord
          (connect/api/src/main/java/org/apache/kafka/connect/source/SourceRecord.java, Kafka 0.10.1)
 Book:    chapter 8, 8.3
-Differs: none.
+Differs: ``new_record`` is Kafka 0.10.2's (KIP-66, for transformations).
 
 ``source_partition`` names a stream of the source system (``{"filename": "test.txt"}``) and
 ``source_offset`` a place in it (``{"position": 42}``). Both are small maps of primitives: the
@@ -35,3 +35,16 @@ class SourceRecord(ConnectRecord):
         super().__init__(topic, kafka_partition, key_schema, key, value_schema, value, timestamp)
         self.source_partition = source_partition
         self.source_offset = source_offset
+
+    def new_record(
+        self,
+        topic: str,
+        kafka_partition: int | None,
+        key_schema: Schema | None,
+        key: Any,
+        value_schema: Schema | None,
+        value: Any,
+        timestamp: int | None,
+    ) -> SourceRecord:
+        return SourceRecord(self.source_partition, self.source_offset, topic, kafka_partition,
+                            key_schema, key, value_schema, value, timestamp)  # fmt: skip
