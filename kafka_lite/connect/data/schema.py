@@ -134,6 +134,48 @@ class SchemaBuilder:
         self._value_schema: Schema | None = None
 
     @classmethod
+    def type(cls, type: Type) -> SchemaBuilder:
+        """A builder for any type (Kafka's ``SchemaBuilder.type``): what a transformation uses to
+        copy a schema whose type it reads from another."""
+        return cls(type)
+
+    @classmethod
+    def int8(cls) -> SchemaBuilder:
+        return cls(Type.INT8)
+
+    @classmethod
+    def int16(cls) -> SchemaBuilder:
+        return cls(Type.INT16)
+
+    @classmethod
+    def int32(cls) -> SchemaBuilder:
+        return cls(Type.INT32)
+
+    @classmethod
+    def int64(cls) -> SchemaBuilder:
+        return cls(Type.INT64)
+
+    @classmethod
+    def float32(cls) -> SchemaBuilder:
+        return cls(Type.FLOAT32)
+
+    @classmethod
+    def float64(cls) -> SchemaBuilder:
+        return cls(Type.FLOAT64)
+
+    @classmethod
+    def bool(cls) -> SchemaBuilder:
+        return cls(Type.BOOLEAN)
+
+    @classmethod
+    def string(cls) -> SchemaBuilder:
+        return cls(Type.STRING)
+
+    @classmethod
+    def bytes(cls) -> SchemaBuilder:
+        return cls(Type.BYTES)
+
+    @classmethod
     def struct(cls) -> SchemaBuilder:
         return cls(Type.STRUCT)
 
@@ -181,6 +223,11 @@ class SchemaBuilder:
 
     def parameter(self, name: str, value: str) -> SchemaBuilder:
         self._parameters = {**(self._parameters or {}), name: value}
+        return self
+
+    def parameters(self, props: dict[str, str]) -> SchemaBuilder:
+        """Add every parameter of ``props`` (Kafka's ``SchemaBuilder.parameters``)."""
+        self._parameters = {**(self._parameters or {}), **props}
         return self
 
     def build(self) -> Schema:
