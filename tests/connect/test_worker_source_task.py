@@ -11,6 +11,7 @@ from kafka_lite.common.time import SYSTEM
 from kafka_lite.connect.data.schema import STRING_SCHEMA
 from kafka_lite.connect.json.json_converter import JsonConverter
 from kafka_lite.connect.runtime.target_state import TargetState
+from kafka_lite.connect.runtime.transformation_chain import TransformationChain
 from kafka_lite.connect.runtime.worker_config import StandaloneConfig
 from kafka_lite.connect.runtime.worker_source_task import WorkerSourceTask
 from kafka_lite.connect.source.source_record import SourceRecord
@@ -101,14 +102,18 @@ def line(position: int) -> SourceRecord:
 
 
 def new_worker_task(
-    store: MemoryOffsetBackingStore, connector: str = "source", task: SourceTask | None = None
+    store: MemoryOffsetBackingStore,
+    connector: str = "source",
+    task: SourceTask | None = None,
+    chain: TransformationChain | None = None,
 ) -> WorkerSourceTask:
     internal = json_converter(False)
     config = StandaloneConfig({"key.converter": "x", "value.converter": "x", "internal.key.converter": "x",
                                "internal.value.converter": "x", "offset.storage.file.filename": "unused",
                                "offset.flush.timeout.ms": 5000})  # fmt: skip
     return WorkerSourceTask(
-        ConnectorTaskId(connector, 0), task or NoTask(), RecordingListener(), TargetState.STARTED, json_converter(True), json_converter(True), HeldProducer(),
+        ConnectorTaskId(connector, 0), task or NoTask(), RecordingListener(), TargetState.STARTED, json_converter(True), json_converter(True),
+        chain or TransformationChain.no_op(), HeldProducer(),
         OffsetStorageReaderImpl(store, connector, internal, internal),
         OffsetStorageWriter(store, connector, internal, internal), config, SYSTEM,
     )  # fmt: skip

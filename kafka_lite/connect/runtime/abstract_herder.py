@@ -17,8 +17,9 @@ next owner of the task wrote. ``connector_status`` and ``task_status`` read the 
 worker: in distributed mode the task may run elsewhere.
 
 ``validate_connector_config`` checks a config against the worker's definitions (``name``,
-``connector.class``, ``tasks.max``, and ``topics`` for a sink) and the connector's own, and
-reports every setting with its errors instead of stopping at the first. A config write is refused
+``connector.class``, ``tasks.max``, ``transforms``, and ``topics`` for a sink), enriched with each
+transformation's (``ConnectorConfig.enrich``), and the connector's own, and reports every setting
+with its errors instead of stopping at the first. A config write is refused
 whole when the count is not zero (``maybe_add_config_errors``).
 """
 
@@ -37,6 +38,7 @@ from kafka_lite.connect.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,
     CONNECTOR_CONFIG_DEF,
     SINK_CONNECTOR_CONFIG_DEF,
+    enrich,
 )
 from kafka_lite.connect.runtime.herder import Herder
 from kafka_lite.connect.runtime.rest.entities import (
@@ -147,8 +149,10 @@ class AbstractHerder(Herder, TaskStatus.Listener, ConnectorStatus.Listener):
             raise BadRequestException(f"Connector config {connector_config} contains no connector type")
         connector = self.get_connector(conn_type)
         base = SINK_CONNECTOR_CONFIG_DEF if isinstance(connector, SinkConnector) else CONNECTOR_CONFIG_DEF
-        config_keys: dict[str, ConfigKey] = dict(base.keys)
-        config_values = list(base.validate_all(connector_config).values())
+        # The definition grows with the config's own transforms: each alias's type and settings.
+        enriched = enrich(base, connector_config, require_full_config=False)
+        config_keys: dict[str, ConfigKey] = dict(enriched.keys)
+        config_values = list(enriched.validate_all(connector_config).values())
         connector_def: ConfigDef = connector.config()
         config_keys.update(connector_def.keys)
         config_values += connector_def.validate_all(connector_config).values()

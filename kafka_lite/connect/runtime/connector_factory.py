@@ -1,4 +1,4 @@
-"""Connector, task and converter classes found by name, as a properties file gives them.
+"""Connector, converter and transformation classes found by name, as a properties file gives them.
 
 Mirrors: org.apache.kafka.connect.runtime.ConnectorFactory
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/ConnectorFactory.java, Kafka 0.10.1)
@@ -9,8 +9,9 @@ Differs: Kafka scans the class path for ``Connector`` subclasses; kafka_lite kno
 A connector is named as Kafka names it: the full class name
 (``org.apache.kafka.connect.file.FileStreamSourceConnector``), the simple name
 (``FileStreamSourceConnector``), or the simple name without ``Connector`` (``FileStreamSource``,
-the quick start's alias). A converter by its full class name. So Kafka's own quick-start files
-work unchanged.
+the quick start's alias). A converter or a transformation by its full class name, a transformation's
+with Java's ``$`` before its nested class (``org.apache.kafka.connect.transforms.InsertField$Value``).
+So Kafka's own quick-start files work unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from kafka_lite.connect.sqlite.sqlite_sink_connector import SqliteSinkConnector
 from kafka_lite.connect.sqlite.sqlite_source_connector import SqliteSourceConnector
 from kafka_lite.connect.storage.converter import Converter
 from kafka_lite.connect.storage.string_converter import StringConverter
+from kafka_lite.connect.transforms import KAFKA_CLASS_NAMES
+from kafka_lite.connect.transforms.transformation import Transformation
 
 # Kafka's full class name -> kafka_lite's class.
 CONNECTORS: dict[str, type[Connector]] = {
@@ -38,6 +41,9 @@ CONVERTERS: dict[str, type[Converter]] = {
     "org.apache.kafka.connect.storage.StringConverter": StringConverter,
     "org.apache.kafka.connect.converters.ByteArrayConverter": ByteArrayConverter,
 }
+
+# Kafka 0.11.0 ships these; their names have Java's $ before the nested Key or Value class.
+TRANSFORMATIONS: dict[str, type[Transformation]] = dict(KAFKA_CLASS_NAMES)
 
 
 def connector_class(name: str) -> type[Connector]:
@@ -66,6 +72,17 @@ def new_converter(name: str) -> Converter:
     return cls()
 
 
-def register(name: str, cls: type[Connector] | type[Converter]) -> None:
-    """Make a connector or converter class of one's own known under ``name`` (a full class name)."""
-    (CONNECTORS if issubclass(cls, Connector) else CONVERTERS)[name] = cls
+def transformation_class(name: str) -> type[Transformation] | None:
+    """The transformation class ``name`` (a full class name) stands for, or None if none is known."""
+    return TRANSFORMATIONS.get(name)
+
+
+def register(name: str, cls: type[Connector] | type[Converter] | type[Transformation]) -> None:
+    """Make a connector, converter or transformation class of one's own known under ``name`` (a
+    full class name)."""
+    if issubclass(cls, Connector):
+        CONNECTORS[name] = cls
+    elif issubclass(cls, Transformation):
+        TRANSFORMATIONS[name] = cls
+    else:
+        CONVERTERS[name] = cls

@@ -10,7 +10,8 @@ source task it builds a producer with Kafka's no-data-loss settings (``acks=all`
 without limit, one request in flight, blocking instead of dropping), an offset reader and an
 offset writer over the shared offset store, and schedules the task's offset commits. A sink task
 builds its own consumer. Each task gets the worker's converters unless its connector's config
-names its own (``key.converter``, ``value.converter``).
+names its own (``key.converter``, ``value.converter``), and a transformation chain of its own,
+new instances of the transformations its connector's ``transforms`` lists.
 
 Each connector and task is started with a status listener (the herder, which records every
 change in its status store) and an initial target state; ``set_target_state`` later pauses or
@@ -37,6 +38,7 @@ from kafka_lite.connect.runtime.connector_config import (
 )
 from kafka_lite.connect.runtime.source_task_offset_committer import SourceTaskOffsetCommitter
 from kafka_lite.connect.runtime.target_state import TargetState
+from kafka_lite.connect.runtime.transformation_chain import TransformationChain
 from kafka_lite.connect.runtime.worker_config import (
     BOOTSTRAP_SERVERS_CONFIG,
     INTERNAL_KEY_CONVERTER_CLASS_CONFIG,
@@ -238,7 +240,7 @@ class Worker:
                 value_converter = self._converter(
                     conn_config.get(VALUE_CONVERTER_CLASS_CONFIG), conn_config, "value.converter.", False)  # fmt: skip
             worker_task = self._build_worker_task(
-                id, task, status_listener, initial_state, key_converter, value_converter
+                conn_config, id, task, status_listener, initial_state, key_converter, value_converter
             )
             worker_task.initialize({k: v for k, v in task_props.items() if k != TASK_CLASS_CONFIG})
         except Exception as e:
@@ -253,6 +255,7 @@ class Worker:
 
     def _build_worker_task(
         self,
+        conn_config: ConnectorConfig,
         id: ConnectorTaskId,
         task: Any,
         status_listener: TaskStatus.Listener,
@@ -261,16 +264,19 @@ class Worker:
         value_converter: Converter,
     ) -> WorkerTask:
         if isinstance(task, SourceTask):
+            transformation_chain = TransformationChain(conn_config.transformations())
             offset_reader = OffsetStorageReaderImpl(self.offset_backing_store, id.connector,
                                                     self.internal_key_converter, self.internal_value_converter)  # fmt: skip
             offset_writer = OffsetStorageWriter(self.offset_backing_store, id.connector,
                                                 self.internal_key_converter, self.internal_value_converter)  # fmt: skip
             producer = KafkaProducer(client_id=f"connect-{id}", **self.producer_props)
             return WorkerSourceTask(id, task, status_listener, initial_state, key_converter, value_converter,
-                                    producer, offset_reader, offset_writer, self.config, self.time)  # fmt: skip
+                                    transformation_chain, producer, offset_reader, offset_writer, self.config,
+                                    self.time)  # fmt: skip
         if isinstance(task, SinkTask):
+            transformation_chain = TransformationChain(conn_config.transformations())
             return WorkerSinkTask(id, task, status_listener, initial_state, self.config, key_converter,
-                                  value_converter, self.time)  # fmt: skip
+                                  value_converter, transformation_chain, self.time)  # fmt: skip
         raise ConnectException("Tasks must be a subclass of either SourceTask or SinkTask")
 
     def stop_tasks(self, ids: list[ConnectorTaskId]) -> None:

@@ -36,6 +36,7 @@ from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.connect.errors import ConnectException, RetriableException
 from kafka_lite.connect.runtime.abstract_status import TaskStatus
 from kafka_lite.connect.runtime.target_state import TargetState
+from kafka_lite.connect.runtime.transformation_chain import TransformationChain
 from kafka_lite.connect.runtime.worker_config import (
     OFFSET_COMMIT_INTERVAL_MS_CONFIG,
     OFFSET_COMMIT_TIMEOUT_MS_CONFIG,
@@ -92,6 +93,7 @@ class WorkerSinkTask(WorkerTask):
         worker_config: WorkerConfig,
         key_converter: Converter,
         value_converter: Converter,
+        transformation_chain: TransformationChain[SinkRecord],
         time: Time,
     ) -> None:
         super().__init__(id, status_listener, initial_state)
@@ -99,6 +101,7 @@ class WorkerSinkTask(WorkerTask):
         self.worker_config = worker_config
         self.key_converter = key_converter
         self.value_converter = value_converter
+        self.transformation_chain = transformation_chain
         self.time = time
         self.task_config: dict[str, str] = {}
         self.message_batch: list[SinkRecord] = []
@@ -142,6 +145,7 @@ class WorkerSinkTask(WorkerTask):
         finally:
             if self.consumer is not None:
                 self.consumer.close(autocommit=False)
+            self.transformation_chain.close()
 
     def execute(self) -> None:
         self.initialize_and_start()
@@ -215,11 +219,16 @@ class WorkerSinkTask(WorkerTask):
             key_and_schema = self.key_converter.to_connect_data(msg.topic, msg.key)
             value_and_schema = self.value_converter.to_connect_data(msg.topic, msg.value)
             no_timestamp = msg.timestamp_type == TimestampType.NO_TIMESTAMP_TYPE
-            self.message_batch.append(SinkRecord(
+            record = SinkRecord(
                 msg.topic, msg.partition, key_and_schema.schema, key_and_schema.value,
                 value_and_schema.schema, value_and_schema.value, msg.offset,
                 None if no_timestamp else msg.timestamp, msg.timestamp_type,
-            ))  # fmt: skip
+            )  # fmt: skip
+            # The connector's transformations see Connect data, after the converters; a record
+            # one of them drops never reaches put.
+            record = self.transformation_chain.apply(record)
+            if record is not None:
+                self.message_batch.append(record)
 
     def deliver_messages(self) -> None:
         if not self.message_batch and not self.paused_for_redelivery:

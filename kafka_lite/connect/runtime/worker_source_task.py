@@ -7,8 +7,9 @@ Differs: outstanding records are kept in dicts keyed by ``id()`` where Kafka use
          ``IdentityHashMap`` s; Kafka's ``synchronized (this)``, ``wait`` and ``notifyAll`` are one
          ``threading.Condition``.
 
-Two threads meet here. The task's own thread loops in ``execute``: ``poll`` the task, turn each
-record's key and value into bytes with the converters, ``send`` it, and tell the offset writer
+Two threads meet here. The task's own thread loops in ``execute``: ``poll`` the task, pass each
+record through the connector's transformation chain, turn its key and value into bytes with the
+converters, ``send`` it, and tell the offset writer
 the record's source offset. While the connector is paused the loop stops polling and waits to be
 resumed (records already polled are sent after the pause). The committer's thread calls ``commit_offsets`` every
 ``offset.flush.interval.ms``.
@@ -34,6 +35,7 @@ from kafka_lite.common.time import Time
 from kafka_lite.connect.errors import ConnectException
 from kafka_lite.connect.runtime.abstract_status import TaskStatus
 from kafka_lite.connect.runtime.target_state import TargetState
+from kafka_lite.connect.runtime.transformation_chain import TransformationChain
 from kafka_lite.connect.runtime.worker_config import OFFSET_COMMIT_TIMEOUT_MS_CONFIG, WorkerConfig
 from kafka_lite.connect.runtime.worker_task import WorkerTask
 from kafka_lite.connect.source.source_record import SourceRecord
@@ -68,6 +70,7 @@ class WorkerSourceTask(WorkerTask):
         initial_state: TargetState,
         key_converter: Converter,
         value_converter: Converter,
+        transformation_chain: TransformationChain[SourceRecord],
         producer: KafkaProducer,
         offset_reader: OffsetStorageReader,
         offset_writer: OffsetStorageWriter,
@@ -78,6 +81,7 @@ class WorkerSourceTask(WorkerTask):
         self.task = task
         self.key_converter = key_converter
         self.value_converter = value_converter
+        self.transformation_chain = transformation_chain
         self.producer = producer
         self.offset_reader = offset_reader
         self.offset_writer = offset_writer
@@ -107,6 +111,7 @@ class WorkerSourceTask(WorkerTask):
 
     def close(self) -> None:
         self.producer.close(PRODUCER_CLOSE_TIMEOUT_S)
+        self.transformation_chain.close()
 
     def execute(self) -> None:
         try:
@@ -139,7 +144,13 @@ class WorkerSourceTask(WorkerTask):
     # --8<-- [start:send_records]
     def send_records(self) -> bool:
         """Send ``to_send``; False if a retriable error left some of it to send after a back-off."""
-        for processed, record in enumerate(self.to_send):
+        for processed, pre_transform_record in enumerate(self.to_send):
+            record = self.transformation_chain.apply(pre_transform_record)
+            if record is None:
+                # Dropped: nothing to send, and so nothing to wait for; the task hears at once
+                # that the record is done with, as it would after the broker's acknowledgement.
+                self._commit_task_record(pre_transform_record)
+                continue
             key = self.key_converter.from_connect_data(record.topic, record.key_schema, record.key)
             value = self.value_converter.from_connect_data(record.topic, record.value_schema, record.value)
             producer_record = ProducerRecord(
@@ -160,7 +171,8 @@ class WorkerSourceTask(WorkerTask):
                 self.producer.send(producer_record.topic, value=value, key=key,
                                    partition=producer_record.partition,
                                    timestamp_ms=producer_record.timestamp_ms,
-                                   callback=functools.partial(self._on_completion, record, producer_record))  # fmt: skip
+                                   callback=functools.partial(self._on_completion, pre_transform_record,
+                                                              producer_record))  # fmt: skip
                 self.last_send_failed = False
             except RetriableException:
                 log.warning("Failed to send %s, backing off before retrying:", producer_record, exc_info=True)
@@ -175,20 +187,25 @@ class WorkerSourceTask(WorkerTask):
     def _on_completion(
         self, record: SourceRecord, producer_record: ProducerRecord, metadata: Any, e: BaseException | None
     ) -> None:
-        """The producer callback of one record (Kafka's anonymous ``Callback`` in ``sendRecords``)."""
+        """The producer callback of one record (Kafka's anonymous ``Callback`` in ``sendRecords``).
+        ``record`` is the record as the task polled it, before the transformations: the task is
+        told of its own record, whatever the chain made of it."""
         if e is not None:
             # As in Kafka 0.10.1: logged, and counted as sent, so a commit does not wait forever.
-            log.error("%s failed to send record to %s: %s", self.id, record.topic, e)
+            log.error("%s failed to send record to %s: %s", self.id, producer_record.topic, e)
         else:
             log.debug("Wrote record successfully: topic %s partition %d offset %d",
                       metadata.topic, metadata.partition, metadata.offset)  # fmt: skip
-            try:
-                self.task.commit_record(record)
-            except Exception:
-                log.exception("Exception thrown while calling task.commit_record()")
+            self._commit_task_record(record)
         self._record_sent(producer_record)
 
     # --8<-- [end:send_records]
+    def _commit_task_record(self, record: SourceRecord) -> None:
+        try:
+            self.task.commit_record(record)
+        except Exception:
+            log.exception("Exception thrown while calling task.commit_record()")
+
     def _record_sent(self, producer_record: ProducerRecord) -> None:
         with self.monitor:
             removed = self.outstanding_messages.pop(id(producer_record), None)
