@@ -38,7 +38,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kafka_lite.common.errors import (
     CorruptRecordException,
@@ -71,6 +71,9 @@ from kafka_lite.log.log_segment import (
 from kafka_lite.log.log_validator import DEFAULT_TIMESTAMP_DIFF_MAX_MS, validate_timestamps
 from kafka_lite.log.offset_index import CorruptIndexException, InvalidOffsetException
 from kafka_lite.log.transaction_index import TXN_INDEX_SUFFIX, AbortedTxn
+
+if TYPE_CHECKING:
+    from kafka_lite.log.producer_state_manager import ProducerStateManager
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # in the log directory: "the last stop was clean"
 DELETED_FILE_SUFFIX = ".deleted"
@@ -208,6 +211,10 @@ class Log:
         # records were lost (beyond the LEO), or, mid-retention, entries below the log start.
         self.leader_epoch_cache.clear_and_flush_latest(self.log_end_offset)
         self.leader_epoch_cache.clear_and_flush_earliest(self.log_start_offset)
+        # Kafka builds a Log with its ProducerStateManager. Here the partition keeps the producer
+        # state beside the log, and the manager names itself here when it loads this log's state
+        # (``ProducerStateManager.load``), so that every move of the log start reaches it.
+        self.producer_state_manager: ProducerStateManager | None = None
 
     @property
     def name(self) -> str:
@@ -683,9 +690,9 @@ class Log:
                     self.roll()  # keep an (empty) active segment at the LEO
                 for segment in deletable:
                     self._delete_segment(segment)
-                self._log_start_offset = max(self._log_start_offset, self._bases[0])
-                # the log starts later now: the epoch of its first record begins there
-                self.leader_epoch_cache.clear_and_flush_earliest(self.log_start_offset)
+                # the log starts at its first segment now (Kafka 0.11's ``deleteSegments``): the
+                # leader epoch cache and the producer state follow, as after a DeleteRecords
+                self.maybe_increment_log_start_offset(self._bases[0])
             return len(deletable)
 
     def _delete_segment(self, segment: LogSegment) -> None:
@@ -752,11 +759,16 @@ class Log:
         """Move the log start offset up to ``offset`` (never down): DeleteRecords on the leader, and
         on a follower the leader's log start offset from each fetch. It is checkpointed with the
         others (``log-start-offset-checkpoint``), not at once: only if every replica stopped
-        uncleanly within the checkpoint interval could the deleted records come back, as in Kafka."""
+        uncleanly within the checkpoint interval could the deleted records come back, as in Kafka.
+
+        The producer state forgets the producers whose every write is now below the log start
+        (Kafka 0.11's ``truncateHead``): a broker that restarted could not rebuild them from the log."""
         with self._lock:
             if offset > self._log_start_offset:
                 self._log_start_offset = offset
                 self.leader_epoch_cache.clear_and_flush_earliest(offset)
+                if self.producer_state_manager is not None:
+                    self.producer_state_manager.truncate_head(offset)
 
     # --8<-- [end:maybe_increment_log_start_offset]
 

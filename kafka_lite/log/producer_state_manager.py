@@ -7,10 +7,11 @@ Mirrors: kafka.log.ProducerStateManager, ProducerIdEntry and ProducerAppendInfo
          ``ProducerStateEntry`` from 1.1)
 Book:    beyond the book (Kafka 0.11's idempotent producer); chapter 6.1's log is where it lives
 Differs: the state is kept beside the ``Log`` by the partition, not inside ``Log.append``, and
-         checked before the append rather than after offsets are assigned; completed transactions
-         leave the "unreplicated" set when the LSO is next asked for, not at each HW move.
-         Snapshots are written, as in Kafka, when the log rolls (by the partition) and at clean
-         shutdown; producers do not expire.
+         checked before the append rather than after offsets are assigned, so it has a lock of its
+         own; completed transactions leave the "unreplicated" set when the LSO is next asked for,
+         not at each HW move. Snapshots are written, as in Kafka, when the log rolls (by the
+         partition) and at clean shutdown; producers do not expire, they leave only with the log
+         start (``truncate_head``).
 
 Why a broker needs this: an idempotent producer (kafka-python's default) numbers its batches per
 partition (``producer_id``, ``producer_epoch``, ``base_sequence`` in the batch header). When a
@@ -34,12 +35,20 @@ last_sequence int32, last_offset int64, offset_delta int32, timestamp int64, coo
 int32, current_txn_first_offset int64]``. On load the manager reads the newest snapshot and replays
 the batch headers of the log after it, control batches included (their marker is read from
 their one record), so an open transaction survives a restart.
+
+The state describes the log from its start. When the log start moves (DeleteRecords, or retention
+deleting segments), ``truncate_head`` forgets every producer whose last write is below it, as a
+broker rebuilding the state from the log would never learn of it, and deletes the snapshots below
+it. A forgotten producer is one the partition has never seen: its next batch with a later sequence
+is refused (OUT_OF_ORDER_SEQUENCE_NUMBER, Kafka 0.11's answer to a producer it does not know).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import struct
+import threading
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -115,6 +124,9 @@ class ProducerStateEntry:
     batches: deque[ProducerBatch] = field(default_factory=lambda: deque(maxlen=BATCHES_TO_RETAIN))
     coordinator_epoch: int = -1  # of the coordinator that wrote this producer's last marker
     current_txn_first_offset: int = -1  # where its open transaction began; -1: none open
+    # the offset of its last write, batch or marker (Kafka's ``lastOffset``): what the log start is
+    # compared with to decide whether the log still holds anything of this producer
+    last_offset: int = -1
 
     @property
     def last_seq(self) -> int:
@@ -165,9 +177,25 @@ def _producer_batch(buf, pos: int, pid: int, epoch: int, base_seq: int, last_del
     )  # fmt: skip
 
 
+def _synchronized(method):
+    """Run ``method`` under the manager's lock (Kafka's are called under the log's lock)."""
+
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
 class ProducerStateManager:
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = Path(log_dir)
+        # Kafka's manager needs no lock: its appends and ``truncateHead`` both run under the log's.
+        # Here the partition's lock covers check, append and update, and the log start moves under
+        # the log's lock, which a thread holding the partition's may be waiting for; so the maps
+        # have a lock of their own, always taken last (nothing calls into the log while holding it).
+        self._lock = threading.RLock()
         self.producers: dict[int, ProducerStateEntry] = {}
         self.map_end_offset = 0  # the log offset up to which ``producers`` is up to date
         # open transactions, by first offset (Kafka's ``ongoingTxns``)
@@ -176,6 +204,7 @@ class ProducerStateManager:
         self.unreplicated_txns: dict[int, TxnMetadata] = {}
 
     # --8<-- [start:check]
+    @_synchronized
     def check(self, batches: list[ProducerBatch], is_from_client: bool = True) -> ProducerBatch | None:
         """Validate an append's idempotent batches against the state; raise Kafka's error for a
         fenced epoch or a sequence gap. Return the earlier write when the (single) batch is a retry
@@ -257,6 +286,7 @@ class ProducerStateManager:
             )
 
     # --8<-- [start:update]
+    @_synchronized
     def update(self, batch: ProducerBatch) -> CompletedTxn | None:
         """Record a batch that was appended (``first_offset``/``last_offset`` filled in). A
         transactional batch may open a transaction; a marker closes one, returned for the caller to
@@ -271,6 +301,7 @@ class ProducerStateManager:
             )  # fmt: skip
             self.producers[batch.producer_id] = entry
         self.map_end_offset = max(self.map_end_offset, batch.last_offset + 1)
+        entry.last_offset = batch.last_offset
         if batch.is_control:
             return self._append_end_txn_marker(entry, batch) if batch.marker is not None else None
         entry.batches.append(batch)
@@ -290,6 +321,7 @@ class ProducerStateManager:
         entry.coordinator_epoch = batch.marker.coordinator_epoch
         return CompletedTxn(batch.producer_id, first_offset, batch.last_offset, not batch.marker.is_commit)
 
+    @_synchronized
     def complete_txn(self, completed: CompletedTxn) -> int:
         """Move a transaction from open to completed; return the last stable offset just after its
         marker, which the transaction index records (Kafka's ``completeTxn``)."""
@@ -305,6 +337,7 @@ class ProducerStateManager:
         """The first offset of the oldest open transaction."""
         return min(self.ongoing_txns, default=None)
 
+    @_synchronized
     def first_unstable_offset(self, high_watermark: int) -> int | None:
         """The first offset a ``read_committed`` consumer may not read yet: the oldest transaction
         still open, or completed by a marker not yet below ``high_watermark`` (a marker that could
@@ -316,22 +349,57 @@ class ProducerStateManager:
 
     # --8<-- [end:update]
 
+    # --8<-- [start:truncate_head]
+    @_synchronized
+    def truncate_head(self, log_start_offset: int) -> None:
+        """The log now starts at ``log_start_offset``: forget the producers whose last write is below
+        it, with their open transactions, and the completed transactions wholly below it; delete the
+        snapshots below it (Kafka 0.11's ``truncateHead``, called by ``Log.maybe_increment_log_start_offset``
+        for a DeleteRecords and after retention deletes segments).
+
+        A forgotten producer's next batch is checked as a stranger's: it must open a new epoch at
+        sequence 0. One that continues its old sequence is refused, as the broker can no longer
+        tell a retry from a lost batch."""
+        evicted = {pid for pid, entry in self.producers.items() if not _is_retained(entry, log_start_offset)}
+        for pid in evicted:
+            del self.producers[pid]
+        self.ongoing_txns = {
+            first: txn for first, txn in self.ongoing_txns.items() if txn.producer_id not in evicted
+        }
+        self.unreplicated_txns = {
+            first: txn for first, txn in self.unreplicated_txns.items() if txn.last_offset >= log_start_offset
+        }
+        self.map_end_offset = max(self.map_end_offset, log_start_offset)
+        self.delete_snapshots_before(log_start_offset)
+
+    # --8<-- [end:truncate_head]
+
     # -- snapshots ------------------------------------------------------------------------------------------
 
     def snapshot_files(self) -> list[Path]:
         return sorted(self.log_dir.glob("*" + SNAPSHOT_SUFFIX))
 
+    def delete_snapshots_before(self, offset: int) -> None:
+        """Delete the snapshots of offsets below ``offset`` (Kafka's ``deleteSnapshotsBefore``)."""
+        for path in self.snapshot_files():
+            if _snapshot_offset(path) < offset:
+                path.unlink(missing_ok=True)
+
+    @_synchronized
     def take_snapshot(self, end_offset: int) -> Path:
         """Write the state as of ``end_offset`` (the log end offset) and drop all but the last two."""
         body = bytearray(struct.pack(">i", len(self.producers)))
         for entry in self.producers.values():
-            # a producer whose new epoch has written only a marker has no batch yet: sequence -1
-            last = (
-                entry.batches[-1] if entry.batches else ProducerBatch(entry.producer_id, entry.epoch, -1, -1)
-            )
+            # Kafka's entry: the last batch's sequences, at the producer's last offset. After a
+            # marker that is the marker's offset, read back as a one-offset batch there (Kafka's
+            # ``appendEndTxnMarker``); a new epoch with only a marker has no sequence yet (-1).
+            last = entry.batches[-1] if entry.batches else None
+            last_seq = last.last_seq if last is not None else -1
+            at_batch = last is not None and last.last_offset == entry.last_offset
             body += _ENTRY.pack(
-                entry.producer_id, entry.epoch, last.last_seq, last.last_offset,
-                last.last_offset - last.first_offset, last.timestamp,
+                entry.producer_id, entry.epoch, last_seq, entry.last_offset,
+                last.last_offset - last.first_offset if at_batch else 0,
+                last.timestamp if last is not None else -1,
                 entry.coordinator_epoch, entry.current_txn_first_offset,
             )  # fmt: skip
         data = _SNAPSHOT_HEAD.pack(_SNAPSHOT_VERSION, crc32c(bytes(body))) + bytes(body)
@@ -344,29 +412,34 @@ class ProducerStateManager:
         return path
 
     def load(self, partition_log) -> None:
-        """Rebuild the state of ``log``: the newest readable snapshot at or below its end, then the
-        batch headers after it."""
-        self.producers.clear()
-        self.ongoing_txns.clear()
-        self.unreplicated_txns.clear()
-        self.map_end_offset = partition_log.log_start_offset
-        end = partition_log.log_end_offset
-        for path in reversed(self.snapshot_files()):
-            offset = int(path.name[: -len(SNAPSHOT_SUFFIX)])
-            if offset > end:
-                path.unlink(missing_ok=True)  # from a log since truncated
-                continue
-            try:
-                self._read_snapshot(path)
-                self.map_end_offset = offset
-                break
-            except CorruptRecordException as e:
-                log.warning("Ignoring producer state snapshot %s: %s", path, e)
-                self.producers.clear()
-                self.ongoing_txns.clear()
-        self._replay(partition_log, self.map_end_offset)
+        """Rebuild the state of ``log`` from its start: the newest readable snapshot between its
+        start and its end, keeping the producers the log still holds, then the batch headers after
+        it. From here on the log's start moves reach this manager (``truncate_head``)."""
+        partition_log.producer_state_manager = self
+        segments = partition_log.log_segments()  # the log's lock, taken before this one
+        with self._lock:
+            self.producers.clear()
+            self.ongoing_txns.clear()
+            self.unreplicated_txns.clear()
+            start, end = partition_log.log_start_offset, partition_log.log_end_offset
+            self.delete_snapshots_before(start)  # they describe records no longer in the log
+            self.map_end_offset = start
+            for path in reversed(self.snapshot_files()):
+                offset = _snapshot_offset(path)
+                if offset > end:
+                    path.unlink(missing_ok=True)  # from a log since truncated
+                    continue
+                try:
+                    self._read_snapshot(path, start)
+                    self.map_end_offset = offset
+                    break
+                except CorruptRecordException as e:
+                    log.warning("Ignoring producer state snapshot %s: %s", path, e)
+                    self.producers.clear()
+                    self.ongoing_txns.clear()
+            self._replay(segments, self.map_end_offset, end)
 
-    def _read_snapshot(self, path: Path) -> None:
+    def _read_snapshot(self, path: Path, log_start_offset: int) -> None:
         data = path.read_bytes()
         if len(data) < _SNAPSHOT_HEAD.size + 4:
             raise CorruptRecordException(f"snapshot of {len(data)} bytes is too short")
@@ -383,7 +456,11 @@ class ProducerStateManager:
             pid, epoch, last_seq, last_offset, delta, ts, coordinator_epoch, txn_first_offset = (
                 _ENTRY.unpack_from(body, 4 + i * _ENTRY.size)
             )
-            entry = ProducerStateEntry(pid, epoch, coordinator_epoch=coordinator_epoch)
+            entry = ProducerStateEntry(
+                pid, epoch, coordinator_epoch=coordinator_epoch, last_offset=last_offset
+            )
+            if not _is_retained(entry, log_start_offset):
+                continue  # Kafka's loadFromSnapshot: its writes are all below the log start
             if last_seq >= 0:
                 first_seq = (last_seq - delta) % _SEQ_MOD
                 entry.batches.append(
@@ -394,11 +471,11 @@ class ProducerStateManager:
                 self.ongoing_txns[txn_first_offset] = TxnMetadata(pid, txn_first_offset)
             self.producers[pid] = entry
 
-    def _replay(self, partition_log, from_offset: int) -> None:
-        """Replay the batch headers from ``from_offset``. A control batch is read whole (its marker);
-        an aborted transaction it ends goes back into its segment's transaction index if a crash
-        lost the entry (the index is written after the log)."""
-        for segment in partition_log.log_segments():
+    def _replay(self, segments, from_offset: int, log_end_offset: int) -> None:
+        """Replay the batch headers of ``segments`` from ``from_offset``. A control batch is read
+        whole (its marker); an aborted transaction it ends goes back into its segment's transaction
+        index if a crash lost the entry (the index is written after the log)."""
+        for segment in segments:
             if segment.next_offset() <= from_offset:
                 continue
             records = segment.log
@@ -426,7 +503,16 @@ class ProducerStateManager:
                     indexed = segment.txn_index.last_offset
                     if indexed is None or indexed < completed.last_offset:
                         segment.update_txn_index(completed, last_stable_offset)
-        self.map_end_offset = max(self.map_end_offset, partition_log.log_end_offset)
+        self.map_end_offset = max(self.map_end_offset, log_end_offset)
+
+
+def _is_retained(entry: ProducerStateEntry, log_start_offset: int) -> bool:
+    """Whether the log still holds the producer's last write (Kafka's ``isProducerRetained``)."""
+    return entry.last_offset >= log_start_offset
+
+
+def _snapshot_offset(path: Path) -> int:
+    return int(path.name[: -len(SNAPSHOT_SUFFIX)])
 
 
 def _seq_before(a: int, b: int) -> bool:
