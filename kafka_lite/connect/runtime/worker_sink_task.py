@@ -1,4 +1,4 @@
-"""A sink task in the worker: a consumer in group ``connect-<name>``, records put, flushed, then committed.
+"""A sink task in the worker: a consumer in group ``connect-<name>``, records put, then offsets committed.
 
 Mirrors: org.apache.kafka.connect.runtime.WorkerSinkTask and WorkerSinkTaskContext
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerSinkTask.java, Kafka 0.11)
@@ -11,9 +11,12 @@ polls the consumer (for at most the time to the next commit), converts the recor
 Connect data with the converters, and hands them to the task's ``put``. ``current_offsets``
 follows what was put: for each partition, the offset after its last record.
 
-A commit asks the task to ``flush`` first, and commits ``current_offsets`` to the group only if
-the flush returned. A task that fails to flush is rewound to the offsets last committed, so the
-records it may have lost are consumed again: at-least-once, like the source side.
+A commit hands ``current_offsets`` to the task's ``pre_commit`` and commits what it returns: by
+default the task flushes and returns them all, but a task that tracks what is really durable may
+return less, or ``{}`` to commit nothing. The worker commits a returned offset only for a partition
+it owns and no further than what was put, and skips the commit when nothing changed since the last.
+A task whose ``pre_commit`` fails is rewound to the offsets last committed, so the records it may
+have lost are consumed again: at-least-once, like the source side.
 
 All of it runs on the task's thread, the consumer being single-threaded; ``stop`` from the
 herder's thread only sets the flag and calls ``consumer.wakeup()`` to cut a poll short, and so does
@@ -21,7 +24,8 @@ herder's thread only sets the flag and calls ``consumer.wakeup()`` to cut a poll
 for a commit, so the offsets of what was put are stored; it keeps polling, which returns nothing
 but keeps it in the group, and ``put`` is not called. On a
 rebalance the consumer calls ``HandleRebalance``: before partitions are taken away their offsets
-are committed (synchronously), and the task opens the ones it is given.
+are committed (synchronously, through ``pre_commit`` too), and the task opens the ones it is given
+and may ask, through ``context.offset``, to start them from offsets it stored itself.
 """
 
 from __future__ import annotations
@@ -267,28 +271,64 @@ class WorkerSinkTask(WorkerTask):
             self.last_committed_offsets[tp] = OffsetAndMetadata(offset)
             self.current_offsets[tp] = OffsetAndMetadata(offset)
 
+    # --8<-- [start:commit_offsets]
     def commit_offsets(self, now: int, closing: bool) -> None:
-        """Flush the task, then commit ``current_offsets``; a failed flush rewinds to the last commit."""
+        """Ask the task which offsets are safe (``pre_commit``) and commit those it may commit."""
         if not self.current_offsets:
             return
         self.committing = True
         self.commit_seqno += 1
         self.commit_started = now
-        offsets = dict(self.current_offsets)
         try:
-            self.task.flush(offsets)
+            # The task gets a copy: what it returns is compared with current_offsets below.
+            task_provided_offsets = self.task.pre_commit(dict(self.current_offsets))
         except Exception as e:
-            log.error("Commit of %s offsets failed due to exception while flushing:", self, exc_info=True)
-            log.error("Rewinding offsets to last committed offsets")
-            for tp, committed in self.last_committed_offsets.items():
-                self.consumer.seek(tp, committed.offset)
-            self.current_offsets = dict(self.last_committed_offsets)
-            self._on_commit_completed(e, self.commit_seqno)
+            if closing:
+                # The partitions are going: nothing to rewind, their next owner starts from the last commit.
+                log.warning("%s Offset commit failed during close", self)
+                self._on_commit_completed(e, self.commit_seqno)
+            else:
+                # What the task was given since the last commit may be lost: consume it again.
+                log.error("%s Offset commit failed, rewinding to last committed offsets", self, exc_info=True)
+                for tp, committed in self.last_committed_offsets.items():
+                    log.debug("%s Rewinding topic partition %s to offset %s", self.id, tp, committed.offset)
+                    self.consumer.seek(tp, committed.offset)
+                self.current_offsets = dict(self.last_committed_offsets)
+                self._on_commit_completed(e, self.commit_seqno)
             return
         finally:
             if closing:
                 self.task.close(list(self.current_offsets))
-        self._do_commit(offsets, closing, self.commit_seqno)
+
+        if not task_provided_offsets:
+            # A task that stores its offsets in the sink itself commits none to Kafka.
+            log.debug("%s Skipping offset commit, task opted-out", self)
+            self._on_commit_completed(None, self.commit_seqno)
+            return
+
+        # Start from the last commit, so a partition the task says nothing about keeps its offset;
+        # take only what the task returns for a partition this task owns, and no further than was put.
+        commitable_offsets = dict(self.last_committed_offsets)
+        for tp, task_provided_offset in task_provided_offsets.items():
+            if tp in commitable_offsets:
+                if task_provided_offset.offset <= self.current_offsets[tp].offset:
+                    commitable_offsets[tp] = task_provided_offset
+                else:
+                    log.warning("Ignoring invalid task provided offset %s/%s -- not yet consumed", tp,
+                                task_provided_offset)  # fmt: skip
+            else:
+                log.warning("Ignoring invalid task provided offset %s/%s -- partition not assigned", tp,
+                            task_provided_offset)  # fmt: skip
+
+        if commitable_offsets == self.last_committed_offsets:
+            log.debug("%s Skipping offset commit, no change since last commit", self)
+            self._on_commit_completed(None, self.commit_seqno)
+            return
+
+        log.debug("%s Offsets to commit: %s", self, commitable_offsets)
+        self._do_commit(commitable_offsets, closing, self.commit_seqno)
+
+    # --8<-- [end:commit_offsets]
 
     def _do_commit(self, offsets: dict[TopicPartition, OffsetAndMetadata], closing: bool, seqno: int) -> None:
         log.info("%s Committing offsets", self)
@@ -369,10 +409,17 @@ class HandleRebalance(ConsumerRebalanceListener):
             wt._pause_all()
         elif wt.context.paused_partitions:
             wt.consumer.pause(*wt.context.paused_partitions)
-        try:
-            wt.task.open(partitions)
-        except Exception as e:
-            wt.rebalance_exception = e  # raised from the poll that ran this listener
+        # A failed closing commit (in on_partitions_revoked) is raised from this same poll, which ends
+        # the task: its new partitions are not opened. (Kafka also lets a WakeupException through
+        # here, which its closing commit rethrows; ours uses the wakeup up, see _do_commit_sync.)
+        if wt.rebalance_exception is None:
+            try:
+                wt.task.open(partitions)
+                # A task that keeps its own offsets reads them in open and hands them to
+                # context.offset(); seek there now, before this poll fetches from the committed ones.
+                wt.rewind()
+            except Exception as e:
+                wt.rebalance_exception = e  # raised from the poll that ran this listener
 
     def on_partitions_revoked(self, partitions: Collection[TopicPartition]) -> None:
         wt = self.worker_task
