@@ -14,24 +14,53 @@ classes a config can name are these.
 
 from __future__ import annotations
 
+from kafka_lite.connect.transforms.extract_field import ExtractFieldKey, ExtractFieldValue
 from kafka_lite.connect.transforms.hoist_field import HoistFieldKey, HoistFieldValue
 from kafka_lite.connect.transforms.insert_field import InsertFieldKey, InsertFieldValue
+from kafka_lite.connect.transforms.mask_field import MaskFieldKey, MaskFieldValue
+from kafka_lite.connect.transforms.regex_router import RegexRouter
+from kafka_lite.connect.transforms.replace_field import ReplaceFieldKey, ReplaceFieldValue
+from kafka_lite.connect.transforms.set_schema_metadata import SetSchemaMetadataKey, SetSchemaMetadataValue
+from kafka_lite.connect.transforms.timestamp_router import TimestampRouter
 from kafka_lite.connect.transforms.transformation import Transformation
+from kafka_lite.connect.transforms.value_to_key import ValueToKey
 
 _PACKAGE = "org.apache.kafka.connect.transforms."
 
 KAFKA_CLASS_NAMES: dict[str, type[Transformation]] = {
+    _PACKAGE + "ExtractField$Key": ExtractFieldKey,
+    _PACKAGE + "ExtractField$Value": ExtractFieldValue,
     _PACKAGE + "HoistField$Key": HoistFieldKey,
     _PACKAGE + "HoistField$Value": HoistFieldValue,
     _PACKAGE + "InsertField$Key": InsertFieldKey,
     _PACKAGE + "InsertField$Value": InsertFieldValue,
+    _PACKAGE + "MaskField$Key": MaskFieldKey,
+    _PACKAGE + "MaskField$Value": MaskFieldValue,
+    _PACKAGE + "RegexRouter": RegexRouter,
+    _PACKAGE + "ReplaceField$Key": ReplaceFieldKey,
+    _PACKAGE + "ReplaceField$Value": ReplaceFieldValue,
+    _PACKAGE + "SetSchemaMetadata$Key": SetSchemaMetadataKey,
+    _PACKAGE + "SetSchemaMetadata$Value": SetSchemaMetadataValue,
+    _PACKAGE + "TimestampRouter": TimestampRouter,
+    _PACKAGE + "ValueToKey": ValueToKey,
 }
 
 __all__ = [
     "KAFKA_CLASS_NAMES",
+    "ExtractFieldKey",
+    "ExtractFieldValue",
     "HoistFieldKey",
     "HoistFieldValue",
     "InsertFieldKey",
     "InsertFieldValue",
+    "MaskFieldKey",
+    "MaskFieldValue",
+    "RegexRouter",
+    "ReplaceFieldKey",
+    "ReplaceFieldValue",
+    "SetSchemaMetadataKey",
+    "SetSchemaMetadataValue",
+    "TimestampRouter",
     "Transformation",
+    "ValueToKey",
 ]
