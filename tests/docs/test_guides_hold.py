@@ -1105,6 +1105,11 @@ CLAIMS: dict[str, list[Claim]] = {
                 lambda: nowhere_in_package(r"def \w*expire_producer"),
                 lambda: in_source("kafka_lite.log.producer_state_manager", "producers do not expire"),
                 lambda: refused(BROKER, "producer.id.expiration.ms", "1", BROKER_BASE),
+                # what the log start forgets, as Kafka's ``truncateHead`` does
+                lambda: suite_has_test(
+                    "tests/log/test_producer_state_log_start.py",
+                    "test_delete_records_past_a_producers_writes_forgets_it_and_refuses_its_next_sequence",
+                ),
             ),
         ),
         holds(
