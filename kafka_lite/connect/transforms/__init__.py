@@ -15,6 +15,7 @@ classes a config can name are these.
 from __future__ import annotations
 
 from kafka_lite.connect.transforms.extract_field import ExtractFieldKey, ExtractFieldValue
+from kafka_lite.connect.transforms.flatten import FlattenKey, FlattenValue
 from kafka_lite.connect.transforms.hoist_field import HoistFieldKey, HoistFieldValue
 from kafka_lite.connect.transforms.insert_field import InsertFieldKey, InsertFieldValue
 from kafka_lite.connect.transforms.mask_field import MaskFieldKey, MaskFieldValue
@@ -30,6 +31,8 @@ _PACKAGE = "org.apache.kafka.connect.transforms."
 KAFKA_CLASS_NAMES: dict[str, type[Transformation]] = {
     _PACKAGE + "ExtractField$Key": ExtractFieldKey,
     _PACKAGE + "ExtractField$Value": ExtractFieldValue,
+    _PACKAGE + "Flatten$Key": FlattenKey,
+    _PACKAGE + "Flatten$Value": FlattenValue,
     _PACKAGE + "HoistField$Key": HoistFieldKey,
     _PACKAGE + "HoistField$Value": HoistFieldValue,
     _PACKAGE + "InsertField$Key": InsertFieldKey,
@@ -49,6 +52,8 @@ __all__ = [
     "KAFKA_CLASS_NAMES",
     "ExtractFieldKey",
     "ExtractFieldValue",
+    "FlattenKey",
+    "FlattenValue",
     "HoistFieldKey",
     "HoistFieldValue",
     "InsertFieldKey",
