@@ -192,9 +192,11 @@ class ProducerStateManager:
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = Path(log_dir)
         # Kafka's manager needs no lock: its appends and ``truncateHead`` both run under the log's.
-        # Here the partition's lock covers check, append and update, and the log start moves under
-        # the log's lock, which a thread holding the partition's may be waiting for; so the maps
-        # have a lock of their own, always taken last (nothing calls into the log while holding it).
+        # Here the partition's lock covers check, append and update, while the log start moves
+        # under the log's lock; taking the partition's there could deadlock with an append, which
+        # holds it while it waits for the log's. So the maps have a lock of their own, always taken
+        # last (nothing calls into the log while holding it). An append checked before a move and
+        # recorded after it finds its producer forgotten, and records it afresh.
         self._lock = threading.RLock()
         self.producers: dict[int, ProducerStateEntry] = {}
         self.map_end_offset = 0  # the log offset up to which ``producers`` is up to date
@@ -357,9 +359,9 @@ class ProducerStateManager:
         snapshots below it (Kafka 0.11's ``truncateHead``, called by ``Log.maybe_increment_log_start_offset``
         for a DeleteRecords and after retention deletes segments).
 
-        A forgotten producer's next batch is checked as a stranger's: it must open a new epoch at
-        sequence 0. One that continues its old sequence is refused, as the broker can no longer
-        tell a retry from a lost batch."""
+        A forgotten producer's next batch is checked as a stranger's: it must begin at sequence 0.
+        One that continues its old sequence is refused, as the broker can no longer tell whether
+        the batches before it were deleted or lost."""
         evicted = {pid for pid, entry in self.producers.items() if not _is_retained(entry, log_start_offset)}
         for pid in evicted:
             del self.producers[pid]
