@@ -14,6 +14,7 @@ classes a config can name are these.
 
 from __future__ import annotations
 
+from kafka_lite.connect.transforms.cast import CastKey, CastValue
 from kafka_lite.connect.transforms.extract_field import ExtractFieldKey, ExtractFieldValue
 from kafka_lite.connect.transforms.flatten import FlattenKey, FlattenValue
 from kafka_lite.connect.transforms.hoist_field import HoistFieldKey, HoistFieldValue
@@ -29,6 +30,8 @@ from kafka_lite.connect.transforms.value_to_key import ValueToKey
 _PACKAGE = "org.apache.kafka.connect.transforms."
 
 KAFKA_CLASS_NAMES: dict[str, type[Transformation]] = {
+    _PACKAGE + "Cast$Key": CastKey,
+    _PACKAGE + "Cast$Value": CastValue,
     _PACKAGE + "ExtractField$Key": ExtractFieldKey,
     _PACKAGE + "ExtractField$Value": ExtractFieldValue,
     _PACKAGE + "Flatten$Key": FlattenKey,
@@ -50,6 +53,8 @@ KAFKA_CLASS_NAMES: dict[str, type[Transformation]] = {
 
 __all__ = [
     "KAFKA_CLASS_NAMES",
+    "CastKey",
+    "CastValue",
     "ExtractFieldKey",
     "ExtractFieldValue",
     "FlattenKey",
