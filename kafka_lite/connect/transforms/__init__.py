@@ -23,6 +23,7 @@ from kafka_lite.connect.transforms.mask_field import MaskFieldKey, MaskFieldValu
 from kafka_lite.connect.transforms.regex_router import RegexRouter
 from kafka_lite.connect.transforms.replace_field import ReplaceFieldKey, ReplaceFieldValue
 from kafka_lite.connect.transforms.set_schema_metadata import SetSchemaMetadataKey, SetSchemaMetadataValue
+from kafka_lite.connect.transforms.timestamp_converter import TimestampConverterKey, TimestampConverterValue
 from kafka_lite.connect.transforms.timestamp_router import TimestampRouter
 from kafka_lite.connect.transforms.transformation import Transformation
 from kafka_lite.connect.transforms.value_to_key import ValueToKey
@@ -47,6 +48,8 @@ KAFKA_CLASS_NAMES: dict[str, type[Transformation]] = {
     _PACKAGE + "ReplaceField$Value": ReplaceFieldValue,
     _PACKAGE + "SetSchemaMetadata$Key": SetSchemaMetadataKey,
     _PACKAGE + "SetSchemaMetadata$Value": SetSchemaMetadataValue,
+    _PACKAGE + "TimestampConverter$Key": TimestampConverterKey,
+    _PACKAGE + "TimestampConverter$Value": TimestampConverterValue,
     _PACKAGE + "TimestampRouter": TimestampRouter,
     _PACKAGE + "ValueToKey": ValueToKey,
 }
@@ -70,6 +73,8 @@ __all__ = [
     "ReplaceFieldValue",
     "SetSchemaMetadataKey",
     "SetSchemaMetadataValue",
+    "TimestampConverterKey",
+    "TimestampConverterValue",
     "TimestampRouter",
     "Transformation",
     "ValueToKey",
