@@ -360,3 +360,20 @@ def test_the_worker_gives_each_task_a_chain_built_from_its_connectors_config(her
     (first,), (second,) = (chain.transformations for chain in chains)
     assert type(first) is Append and first.suffix == "!"
     assert second is not first, "each task's chain has instances of its own"
+
+
+# A config that passes validation would start the worker, which runs until stopped: fail instead.
+@pytest.mark.timeout(60)
+def test_connect_standalone_names_a_transformations_missing_setting_in_one_line(tmp_path, capsys):
+    from kafka_lite.cli.main import main
+    from tests.connect.cluster.test_standalone import quick_start_files
+
+    worker_config, source, _ = quick_start_files(tmp_path, "127.0.0.1:1")
+    with source.open("a") as f:  # Kafka's example without transforms.MakeMap.field
+        f.write(
+            "\ntransforms=MakeMap\ntransforms.MakeMap.type=org.apache.kafka.connect.transforms.HoistField$Value\n"
+        )
+    assert main(["connect", "standalone", str(worker_config), str(source)]) == 2
+    err = capsys.readouterr().err
+    assert "Missing required configuration 'transforms.MakeMap.field', which has no default value." in err
+    assert len(err.strip().splitlines()) == 1 and str(source) in err, err
