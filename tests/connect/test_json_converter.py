@@ -3,8 +3,14 @@ and reads it back to the same Connect data."""
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
+
 import pytest
 
+from kafka_lite.connect.data import date as date_type
+from kafka_lite.connect.data import time as time_type
+from kafka_lite.connect.data import timestamp as timestamp_type
 from kafka_lite.connect.data.schema import (
     BOOLEAN_SCHEMA,
     BYTES_SCHEMA,
@@ -15,6 +21,7 @@ from kafka_lite.connect.data.schema import (
     STRING_SCHEMA,
     SchemaBuilder,
 )
+from kafka_lite.connect.data.schema_and_value import SchemaAndValue
 from kafka_lite.connect.data.struct import Struct
 from kafka_lite.connect.errors import DataException
 from kafka_lite.connect.json.json_converter import JsonConverter, write_json
@@ -106,3 +113,62 @@ def test_strings_are_escaped_as_jackson_escapes_them():
 def test_a_required_null_without_default_is_a_data_error():
     with pytest.raises(DataException, match="null value for field that is required"):
         converter().from_connect_data("topic", STRING_SCHEMA, None)
+
+
+# -- logical types (Kafka 0.11's LOGICAL_CONVERTERS) ------------------------------------------------------
+
+INSTANT = datetime(2017, 6, 27, 12, 30, 15, 250000, tzinfo=UTC)  # 1498566615250 ms since the epoch
+
+
+@pytest.mark.parametrize(
+    ("schema", "logical", "payload"),
+    [
+        (timestamp_type.SCHEMA, INSTANT, 1498566615250),
+        (date_type.SCHEMA, datetime(2017, 6, 27, tzinfo=UTC), 17344),  # days since the epoch
+        (time_type.SCHEMA, datetime(1970, 1, 1, 12, 30, 15, 250000, tzinfo=UTC), 45015250),  # ms of the day
+    ],
+    ids=["Timestamp", "Date", "Time"],
+)
+def test_a_logical_value_is_written_as_its_primitive_and_read_back_as_itself(schema, logical, payload):
+    data = converter().from_connect_data("t", schema, logical)
+    envelope = json.loads(data)
+    assert envelope["payload"] == payload
+    assert envelope["schema"]["name"] == schema.name and envelope["schema"]["version"] == 1
+    assert converter().to_connect_data("t", data) == SchemaAndValue(schema, logical)
+
+
+def test_a_struct_field_of_a_logical_type_round_trips():
+    schema = SchemaBuilder.struct().field("line", STRING_SCHEMA).field("at", timestamp_type.SCHEMA).build()
+    value = Struct(schema).put("line", "foo").put("at", INSTANT)
+    data = converter().from_connect_data("t", schema, value)
+    assert json.loads(data)["payload"] == {"line": "foo", "at": 1498566615250}
+    assert converter().to_connect_data("t", data).value == value
+
+
+def test_a_logical_schema_with_a_value_of_the_wrong_type_is_refused_with_kafkas_message():
+    with pytest.raises(DataException, match="Invalid type for Timestamp, expected Date but was"):
+        converter().from_connect_data("t", timestamp_type.SCHEMA, 1498566615250)
+    envelope = b'{"schema":{"type":"int64","optional":false,"name":"org.apache.kafka.connect.data.Timestamp"},"payload":"x"}'
+    with pytest.raises(DataException):
+        converter().to_connect_data("t", envelope)
+    # A plain INT64 is a number, never taken for a time.
+    assert (
+        converter().to_connect_data("t", b'{"schema":{"type":"int64","optional":false},"payload":5}').value
+        == 5
+    )
+
+
+def test_a_record_whose_transformation_inserted_a_timestamp_is_written():
+    """InsertField's ``timestamp.field`` adds a Timestamp field to a struct: the converter writes it."""
+    from kafka_lite.connect.source.source_record import SourceRecord
+    from kafka_lite.connect.transforms.insert_field import InsertFieldValue
+
+    insert = InsertFieldValue()
+    insert.configure({"timestamp.field": "at"})
+    schema = SchemaBuilder.struct().field("line", STRING_SCHEMA).build()
+    record = SourceRecord(
+        None, None, "t", 0, None, None, schema, Struct(schema).put("line", "foo"), 1498566615250
+    )
+    transformed = insert.apply(record)
+    data = converter().from_connect_data("t", transformed.value_schema, transformed.value)
+    assert json.loads(data)["payload"] == {"line": "foo", "at": 1498566615250}

@@ -3,7 +3,8 @@
 Mirrors: org.apache.kafka.connect.json.JsonConverter and JsonSchema
          (connect/json/src/main/java/org/apache/kafka/connect/json/JsonConverter.java, Kafka 0.10.1)
 Book:    chapter 8, 8.3
-Differs: no logical types (``Decimal``, ``Date``, ...) and no schema caches (``schemas.cache.size``
+Differs: the logical types are 0.11.0's ``Date``, ``Time`` and ``Timestamp`` (which
+         transformations produce), without ``Decimal``; no schema caches (``schemas.cache.size``
          is read and ignored); JSON is written by ``write_json`` below, in Jackson's spelling.
 
 With ``schemas.enable=true`` (the default) every record carries its schema in an envelope::
@@ -29,9 +30,13 @@ import base64
 import json
 import math
 import struct as _struct
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from kafka_lite.connect.data import date as date_type
+from kafka_lite.connect.data import time as time_type
+from kafka_lite.connect.data import timestamp as timestamp_type
 from kafka_lite.connect.data.schema import Schema, SchemaBuilder, Type, schema_type
 from kafka_lite.connect.data.schema_and_value import NULL, SchemaAndValue
 from kafka_lite.connect.data.struct import Struct
@@ -51,6 +56,35 @@ TYPE_NAMES = {
     Type.STRING: "string", Type.ARRAY: "array", Type.MAP: "map", Type.STRUCT: "struct",
 }  # fmt: skip
 TYPES_BY_NAME = {name: type_ for type_, name in TYPE_NAMES.items()}
+
+
+# A logical type is a schema name on a primitive schema: its value is converted to and from the
+# primitive at the JSON boundary, by name, after the null checks (Kafka 0.11's LOGICAL_CONVERTERS).
+# Each entry: the logical type's module, and the name of the primitive it is stored as.
+LOGICAL_TYPES = {
+    date_type.LOGICAL_NAME: (date_type, "int32"),
+    time_type.LOGICAL_NAME: (time_type, "int32"),
+    timestamp_type.LOGICAL_NAME: (timestamp_type, "int64"),
+}
+
+
+def _to_json_logical(schema: Schema, value: Any) -> int:
+    logical, _ = LOGICAL_TYPES[schema.name]
+    if not isinstance(value, datetime):
+        raise DataException(
+            f"Invalid type for {schema.name.rsplit('.', 1)[1]}, expected Date but was {type(value)}"
+        )
+    return logical.from_logical(schema, value)
+
+
+def _to_connect_logical(schema: Schema, value: Any) -> datetime:
+    logical, primitive = LOGICAL_TYPES[schema.name]
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise DataException(
+            f"Invalid type for {schema.name.rsplit('.', 1)[1]}, underlying representation should be "
+            f"{primitive} but was {type(value)}"
+        )
+    return logical.to_logical(schema, value)
 
 
 class Float32(float):
@@ -192,6 +226,8 @@ def convert_to_json(schema: Schema | None, value: Any) -> Any:
         raise DataException(
             "Conversion error: null value for field that is required and has no default value"
         )
+    if schema is not None and schema.name in LOGICAL_TYPES:
+        return _to_json_logical(schema, value)
     type_ = schema.type if schema is not None else schema_type(value)
     if type_ is None:
         raise DataException(f"Python class {type(value)} does not have corresponding schema type.")
@@ -238,6 +274,14 @@ def _checked(value: Any, types: Any, type_: Type) -> Any:
 
 def convert_to_connect(schema: Schema | None, json_value: Any) -> Any:
     """A JSON tree as Connect data of ``schema``, or of the type the JSON implies when it is None."""
+    value = _convert_to_connect(schema, json_value)
+    # A null gave the schema's default, which is already a logical value, or None.
+    if schema is not None and schema.name in LOGICAL_TYPES and json_value is not None:
+        return _to_connect_logical(schema, value)
+    return value
+
+
+def _convert_to_connect(schema: Schema | None, json_value: Any) -> Any:
     if schema is not None:
         type_ = schema.type
         if json_value is None:
@@ -260,10 +304,12 @@ def convert_to_connect(schema: Schema | None, json_value: Any) -> Any:
         type_ = Type.MAP
     else:
         type_ = Type.STRING
-    if type_ in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
-        return int(json_value)
-    if type_ in (Type.FLOAT32, Type.FLOAT64):
-        return float(json_value)
+    if type_ in (Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.FLOAT32, Type.FLOAT64):
+        if not isinstance(json_value, int | float):
+            raise DataException(f"Invalid {type_.name} value: {json_value!r} is not a number")
+        return (
+            int(json_value) if type_ in (Type.INT8, Type.INT16, Type.INT32, Type.INT64) else float(json_value)
+        )
     if type_ in (Type.BOOLEAN, Type.STRING):
         return json_value
     if type_ is Type.BYTES:
