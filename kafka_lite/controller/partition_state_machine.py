@@ -126,9 +126,6 @@ class PartitionStateMachine:
             else:
                 self.states[tp] = P.OFFLINE
 
-    def partitions_in_state(self, state: PartitionState) -> set[TopicPartition]:
-        return {tp for tp, s in self.states.items() if s is state}
-
     # --8<-- [start:trigger_online_partition_state_change]
     def trigger_online_partition_state_change(self) -> None:
         """Every New or Offline partition, except those of topics being deleted, to Online with the

@@ -283,10 +283,6 @@ class ReplicaStateMachine:
         replicas = self.controller.context.replicas_for_topic(topic)
         return any(self.states.get(r) is R.DELETION_STARTED for r in replicas)
 
-    def replicas_in_deletion_states(self, topic: str) -> set[PartitionAndReplica]:
-        deletion = {R.DELETION_STARTED, R.DELETION_SUCCESSFUL, R.DELETION_INELIGIBLE}
-        return {r for r, s in self.states.items() if r[0] == topic and s in deletion}
-
 
 def pr_str(replica: PartitionAndReplica) -> str:
     """``PartitionAndReplica.toString`` in Kafka 0.10.1."""

@@ -28,7 +28,7 @@ import struct
 from abc import ABC, abstractmethod
 from typing import Any, Generic, TypeVar
 
-from kafka_lite.common.errors import SerializationException
+from kafka_lite.common.errors import IllegalArgumentException, SerializationException
 
 T = TypeVar("T")
 
@@ -202,6 +202,11 @@ class Serdes:
 
     @staticmethod
     def serde_from(serializer: Serializer[T], deserializer: Deserializer[T]) -> Serde[T]:
+        """A serde of a serializer and a deserializer written apart (Kafka's ``serdeFrom``)."""
+        if serializer is None:
+            raise IllegalArgumentException("serializer must not be null")
+        if deserializer is None:
+            raise IllegalArgumentException("deserializer must not be null")
         return Serde(serializer, deserializer)
 
     @staticmethod

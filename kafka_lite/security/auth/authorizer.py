@@ -24,7 +24,6 @@ from typing import Any
 from kafka_lite.common.errors import ConfigException
 from kafka_lite.common.security.auth.acl import Acl, Operation, Resource
 from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
-from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.network.request_channel import Session
 
 SIMPLE_ACL_AUTHORIZER = "kafka_lite.security.auth.simple_acl_authorizer:SimpleAclAuthorizer"
@@ -81,11 +80,3 @@ def authorizer_class(name: str) -> type[Authorizer]:
     if not (isinstance(cls, type) and issubclass(cls, Authorizer)):
         raise ConfigException("authorizer.class.name", name, f"{name} is not an {__name__}.Authorizer")
     return cls
-
-
-def create_authorizer(name: str, configs: Mapping[str, Any], time: Time = SYSTEM) -> Authorizer:
-    """Build and configure the authorizer ``name`` names (KafkaServer's ``CoreUtils.createObject``
-    then ``configure``)."""
-    authorizer = authorizer_class(name)(time=time)
-    authorizer.configure(configs)
-    return authorizer

@@ -1,6 +1,6 @@
 import pytest
 
-from kafka_lite.common.errors import SerializationException
+from kafka_lite.common.errors import IllegalArgumentException, SerializationException
 from kafka_lite.producer.serialization import check_serializer
 from kafka_lite.streams.serialization import Serdes
 
@@ -65,3 +65,14 @@ def test_json_equal_values_give_equal_bytes():
 def test_a_streams_serializer_is_a_producer_serializer():
     as_producer = check_serializer("key_serializer", Serdes.Long().serializer())
     assert as_producer(1) == b"\x00" * 7 + b"\x01"
+
+
+def test_serde_from_pairs_a_serializer_with_a_deserializer_and_refuses_a_missing_one():
+    strings = Serdes.String()
+    serde = Serdes.serde_from(strings.serializer(), Serdes.Long().deserializer())
+    assert serde.serializer().serialize("t", "a") == b"a"
+    assert serde.deserializer().deserialize("t", (7).to_bytes(8, "big")) == 7
+    with pytest.raises(IllegalArgumentException, match="serializer must not be null"):
+        Serdes.serde_from(None, strings.deserializer())
+    with pytest.raises(IllegalArgumentException, match="deserializer must not be null"):
+        Serdes.serde_from(strings.serializer(), None)

@@ -107,9 +107,6 @@ class Segments:
                 found.append(segment)
         return found
 
-    def all_segments(self) -> list[Segment]:
-        return sorted(self._segments.values(), key=lambda s: s.id)
-
     def flush(self) -> None:
         for segment in self._segments.values():
             segment.flush()
