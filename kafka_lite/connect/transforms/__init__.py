@@ -4,7 +4,8 @@ Mirrors: org.apache.kafka.connect.transforms (connect/api's Transformation and c
          Kafka 0.11.0)
 Book:    chapter 8, 8.3 (beyond the book: transformations came in Kafka 0.10.2)
 Differs: a transformation with a ``$Key`` and a ``$Value`` variant is three Python classes,
-         ``InsertField`` (abstract), ``InsertFieldKey`` and ``InsertFieldValue``.
+         ``InsertField`` (abstract), ``InsertFieldKey`` and ``InsertFieldValue``; the last two
+         take what Kafka's nested classes repeat from the mixins ``KeyPart`` and ``ValuePart``.
 
 A connector's config names a transformation by its Kafka class name
 (``transforms.addTopic.type=org.apache.kafka.connect.transforms.InsertField$Value``);

@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import re
 import struct as _struct
-from abc import abstractmethod
 from decimal import Decimal
 from typing import Any
 
@@ -35,6 +34,7 @@ from kafka_lite.connect.data.struct import Struct
 from kafka_lite.connect.errors import DataException
 from kafka_lite.connect.transforms.transformation import R, Transformation
 from kafka_lite.connect.transforms.util.lru_cache import LRUCache
+from kafka_lite.connect.transforms.util.record_part import KeyPart, RecordPart, ValuePart
 from kafka_lite.connect.transforms.util.requirements import require_map, require_struct
 from kafka_lite.connect.transforms.util.schema_util import copy_schema_basics
 from kafka_lite.connect.transforms.util.simple_config import SimpleConfig
@@ -101,7 +101,7 @@ class _SpecValidator:
         return "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"
 
 
-class Cast(Transformation[R]):
+class Cast(Transformation[R], RecordPart[R]):
     OVERVIEW_DOC = (
         "Cast fields or the entire key or value to a specific type, e.g. to force an integer field to a smaller "
         "width. Only simple primitive types are supported -- integers, floats, boolean, and string. "
@@ -190,15 +190,6 @@ class Cast(Transformation[R]):
         updated_schema = builder.build()
         self._schema_update_cache.put(value_schema, updated_schema)
         return updated_schema
-
-    @abstractmethod
-    def operating_schema(self, record: R) -> Schema | None: ...
-
-    @abstractmethod
-    def operating_value(self, record: R) -> Any: ...
-
-    @abstractmethod
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R: ...
 
 
 def convert_field_type(type_: Type) -> SchemaBuilder:
@@ -332,29 +323,9 @@ _CASTS = {
 }
 
 
-class CastKey(Cast[R]):
+class CastKey(KeyPart[R], Cast[R]):
     """``Cast$Key``: casts the record's key, or fields of it."""
 
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.key_schema
 
-    def operating_value(self, record: R) -> Any:
-        return record.key
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, updated_schema, updated_value,
-                                 record.value_schema, record.value, record.timestamp)  # fmt: skip
-
-
-class CastValue(Cast[R]):
+class CastValue(ValuePart[R], Cast[R]):
     """``Cast$Value``: casts the record's value, or fields of it."""
-
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.value_schema
-
-    def operating_value(self, record: R) -> Any:
-        return record.value
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, record.key_schema, record.key,
-                                 updated_schema, updated_value, record.timestamp)  # fmt: skip

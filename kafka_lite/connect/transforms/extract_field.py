@@ -16,13 +16,12 @@ gives a null; with a schema, the field must exist.
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from typing import Any
 
 from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Type
-from kafka_lite.connect.data.schema import Schema
 from kafka_lite.connect.errors import DataException
 from kafka_lite.connect.transforms.transformation import R, Transformation
+from kafka_lite.connect.transforms.util.record_part import KeyPart, RecordPart, ValuePart
 from kafka_lite.connect.transforms.util.requirements import require_map, require_struct
 from kafka_lite.connect.transforms.util.simple_config import SimpleConfig
 
@@ -31,7 +30,7 @@ FIELD_CONFIG = "field"
 PURPOSE = "field extraction"
 
 
-class ExtractField(Transformation[R]):
+class ExtractField(Transformation[R], RecordPart[R]):
     OVERVIEW_DOC = (
         "Extract the specified field from a Struct when schema present, or a Map in the case of schemaless data."
         "<p/>Use the concrete transformation type designed for the record key "
@@ -68,39 +67,10 @@ class ExtractField(Transformation[R]):
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
 
-    @abstractmethod
-    def operating_schema(self, record: R) -> Schema | None: ...
 
-    @abstractmethod
-    def operating_value(self, record: R) -> Any: ...
-
-    @abstractmethod
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R: ...
-
-
-class ExtractFieldKey(ExtractField[R]):
+class ExtractFieldKey(KeyPart[R], ExtractField[R]):
     """``ExtractField$Key``: the key becomes one of its fields."""
 
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.key_schema
 
-    def operating_value(self, record: R) -> Any:
-        return record.key
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, updated_schema, updated_value,
-                                 record.value_schema, record.value, record.timestamp)  # fmt: skip
-
-
-class ExtractFieldValue(ExtractField[R]):
+class ExtractFieldValue(ValuePart[R], ExtractField[R]):
     """``ExtractField$Value``: the value becomes one of its fields."""
-
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.value_schema
-
-    def operating_value(self, record: R) -> Any:
-        return record.value
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, record.key_schema, record.key,
-                                 updated_schema, updated_value, record.timestamp)  # fmt: skip

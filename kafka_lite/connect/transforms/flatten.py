@@ -16,7 +16,6 @@ Arrays and maps inside a struct have no flat form and are refused, as Kafka refu
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from typing import Any
 
 from kafka_lite.common.config import ConfigDef, Importance
@@ -26,6 +25,7 @@ from kafka_lite.connect.data.struct import Struct
 from kafka_lite.connect.errors import DataException
 from kafka_lite.connect.transforms.transformation import R, Transformation
 from kafka_lite.connect.transforms.util.lru_cache import LRUCache
+from kafka_lite.connect.transforms.util.record_part import KeyPart, RecordPart, ValuePart
 from kafka_lite.connect.transforms.util.requirements import require_map, require_struct
 from kafka_lite.connect.transforms.util.schema_util import copy_schema_basics
 from kafka_lite.connect.transforms.util.simple_config import SimpleConfig
@@ -39,7 +39,7 @@ PURPOSE = "flattening"
 _PRIMITIVES = frozenset(t for t in Type if t.is_primitive)
 
 
-class Flatten(Transformation[R]):
+class Flatten(Transformation[R], RecordPart[R]):
     OVERVIEW_DOC = (
         "Flatten a nested data structure, generating names for each field by concatenating the field names at each "
         "level with a configurable delimiter character. Applies to Struct when schema present, or a Map "
@@ -177,39 +177,10 @@ class Flatten(Transformation[R]):
     def _field_name(self, prefix: str, field_name: str) -> str:
         return field_name if not prefix else prefix + self._delimiter + field_name
 
-    @abstractmethod
-    def operating_schema(self, record: R) -> Schema | None: ...
 
-    @abstractmethod
-    def operating_value(self, record: R) -> Any: ...
-
-    @abstractmethod
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R: ...
-
-
-class FlattenKey(Flatten[R]):
+class FlattenKey(KeyPart[R], Flatten[R]):
     """``Flatten$Key``: flattens the record's key."""
 
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.key_schema
 
-    def operating_value(self, record: R) -> Any:
-        return record.key
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, updated_schema, updated_value,
-                                 record.value_schema, record.value, record.timestamp)  # fmt: skip
-
-
-class FlattenValue(Flatten[R]):
+class FlattenValue(ValuePart[R], Flatten[R]):
     """``Flatten$Value``: flattens the record's value."""
-
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.value_schema
-
-    def operating_value(self, record: R) -> Any:
-        return record.value
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, record.key_schema, record.key,
-                                 updated_schema, updated_value, record.timestamp)  # fmt: skip

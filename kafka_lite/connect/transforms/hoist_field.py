@@ -13,13 +13,13 @@ whose values are bare strings or numbers.
 Like most of Kafka's transformations it comes as an abstract class with a ``Key`` and a ``Value``
 subclass: the abstract class says what to do with "the data", and the subclass says which half
 of the record the data is (``operating_schema``, ``operating_value``) and how to put the result
-back (``new_record``). A connector's config picks one by its Kafka class name,
+back (``new_record``), all three from the mixin it inherits, ``KeyPart`` or ``ValuePart``
+(``transforms/util/record_part.py``). A connector's config picks one by its Kafka class name,
 ``transforms.wrap.type=org.apache.kafka.connect.transforms.HoistField$Value``.
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from typing import Any
 
 from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Type
@@ -27,12 +27,13 @@ from kafka_lite.connect.data.schema import Schema, SchemaBuilder
 from kafka_lite.connect.data.struct import Struct
 from kafka_lite.connect.transforms.transformation import R, Transformation
 from kafka_lite.connect.transforms.util.lru_cache import LRUCache
+from kafka_lite.connect.transforms.util.record_part import KeyPart, RecordPart, ValuePart
 from kafka_lite.connect.transforms.util.simple_config import SimpleConfig
 
 FIELD_CONFIG = "field"
 
 
-class HoistField(Transformation[R]):
+class HoistField(Transformation[R], RecordPart[R]):
     OVERVIEW_DOC = (
         "Wrap data using the specified field name in a Struct when schema present, or a Map in the case of "
         "schemaless data.<p/>Use the concrete transformation type designed for the record key "
@@ -71,39 +72,10 @@ class HoistField(Transformation[R]):
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
 
-    @abstractmethod
-    def operating_schema(self, record: R) -> Schema | None: ...
 
-    @abstractmethod
-    def operating_value(self, record: R) -> Any: ...
-
-    @abstractmethod
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R: ...
-
-
-class HoistFieldKey(HoistField[R]):
+class HoistFieldKey(KeyPart[R], HoistField[R]):
     """``HoistField$Key``: wraps the record's key."""
 
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.key_schema
 
-    def operating_value(self, record: R) -> Any:
-        return record.key
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, updated_schema, updated_value,
-                                 record.value_schema, record.value, record.timestamp)  # fmt: skip
-
-
-class HoistFieldValue(HoistField[R]):
+class HoistFieldValue(ValuePart[R], HoistField[R]):
     """``HoistField$Value``: wraps the record's value."""
-
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.value_schema
-
-    def operating_value(self, record: R) -> Any:
-        return record.value
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, record.key_schema, record.key,
-                                 updated_schema, updated_value, record.timestamp)  # fmt: skip

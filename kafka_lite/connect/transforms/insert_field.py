@@ -20,7 +20,6 @@ whose data the record lacks (no partition, no timestamp) is left out of a map an
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +39,7 @@ from kafka_lite.connect.data.schema import (
 from kafka_lite.connect.data.struct import Struct
 from kafka_lite.connect.transforms.transformation import R, Transformation
 from kafka_lite.connect.transforms.util.lru_cache import LRUCache
+from kafka_lite.connect.transforms.util.record_part import KeyPart, RecordPart, ValuePart
 from kafka_lite.connect.transforms.util.requirements import require_map, require_sink_record, require_struct
 from kafka_lite.connect.transforms.util.schema_util import copy_schema_basics
 from kafka_lite.connect.transforms.util.simple_config import SimpleConfig
@@ -79,7 +79,7 @@ class InsertionSpec:
         return cls(spec, True)
 
 
-class InsertField(Transformation[R]):
+class InsertField(Transformation[R], RecordPart[R]):
     OVERVIEW_DOC = (
         "Insert field(s) using attributes from the record metadata or a configured static value."
         "<p/>Use the concrete transformation type designed for the record key "
@@ -219,39 +219,10 @@ class InsertField(Transformation[R]):
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
 
-    @abstractmethod
-    def operating_schema(self, record: R) -> Schema | None: ...
 
-    @abstractmethod
-    def operating_value(self, record: R) -> Any: ...
-
-    @abstractmethod
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R: ...
-
-
-class InsertFieldKey(InsertField[R]):
+class InsertFieldKey(KeyPart[R], InsertField[R]):
     """``InsertField$Key``: inserts into the record's key."""
 
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.key_schema
 
-    def operating_value(self, record: R) -> Any:
-        return record.key
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, updated_schema, updated_value,
-                                 record.value_schema, record.value, record.timestamp)  # fmt: skip
-
-
-class InsertFieldValue(InsertField[R]):
+class InsertFieldValue(ValuePart[R], InsertField[R]):
     """``InsertField$Value``: inserts into the record's value."""
-
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.value_schema
-
-    def operating_value(self, record: R) -> Any:
-        return record.value
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, record.key_schema, record.key,
-                                 updated_schema, updated_value, record.timestamp)  # fmt: skip

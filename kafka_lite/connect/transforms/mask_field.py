@@ -16,17 +16,16 @@ as something else would break the schema.
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Type
-from kafka_lite.connect.data.schema import Schema
 from kafka_lite.connect.data.struct import Struct
 from kafka_lite.connect.errors import DataException
 from kafka_lite.connect.transforms.transformation import R, Transformation
 from kafka_lite.connect.transforms.util.non_empty_list_validator import NonEmptyListValidator
+from kafka_lite.connect.transforms.util.record_part import KeyPart, RecordPart, ValuePart
 from kafka_lite.connect.transforms.util.requirements import require_map, require_struct
 from kafka_lite.connect.transforms.util.simple_config import SimpleConfig
 
@@ -60,7 +59,7 @@ def masked(value: Any) -> Any:
     return masked_value
 
 
-class MaskField(Transformation[R]):
+class MaskField(Transformation[R], RecordPart[R]):
     OVERVIEW_DOC = (
         "Mask specified fields with a valid null value for the field type (i.e. 0, false, empty string, and so on)."
         "<p/>Use the concrete transformation type designed for the record key "
@@ -92,7 +91,7 @@ class MaskField(Transformation[R]):
         for field in self._masked_fields:
             # As Kafka's: a masked field the map lacks is added, with a null.
             updated_value[field] = masked(value.get(field))
-        return self.new_record(record, updated_value)
+        return self.new_record(record, self.operating_schema(record), updated_value)
 
     def _apply_with_schema(self, record: R) -> R:
         value = require_struct(self.operating_value(record), PURPOSE)
@@ -103,7 +102,7 @@ class MaskField(Transformation[R]):
                 field.name,
                 masked(orig_field_value) if field.name in self._masked_fields else orig_field_value,
             )
-        return self.new_record(record, updated_value)
+        return self.new_record(record, self.operating_schema(record), updated_value)
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
@@ -111,40 +110,10 @@ class MaskField(Transformation[R]):
     def close(self) -> None:
         pass
 
-    @abstractmethod
-    def operating_schema(self, record: R) -> Schema | None: ...
 
-    @abstractmethod
-    def operating_value(self, record: R) -> Any: ...
-
-    @abstractmethod
-    def new_record(self, record: R, updated_value: Any) -> R:
-        """The record with ``updated_value``: the schema does not change."""
-
-
-class MaskFieldKey(MaskField[R]):
+class MaskFieldKey(KeyPart[R], MaskField[R]):
     """``MaskField$Key``: masks fields of the record's key."""
 
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.key_schema
 
-    def operating_value(self, record: R) -> Any:
-        return record.key
-
-    def new_record(self, record: R, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, record.key_schema, updated_value,
-                                 record.value_schema, record.value, record.timestamp)  # fmt: skip
-
-
-class MaskFieldValue(MaskField[R]):
+class MaskFieldValue(ValuePart[R], MaskField[R]):
     """``MaskField$Value``: masks fields of the record's value."""
-
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.value_schema
-
-    def operating_value(self, record: R) -> Any:
-        return record.value
-
-    def new_record(self, record: R, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, record.key_schema, record.key,
-                                 record.value_schema, updated_value, record.timestamp)  # fmt: skip

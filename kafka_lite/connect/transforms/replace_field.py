@@ -14,7 +14,6 @@ one's name, version and doc, and has the kept fields in their old order.
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from typing import Any
 
 from kafka_lite.common.config import ConfigDef, Importance, Type
@@ -23,6 +22,7 @@ from kafka_lite.connect.data.schema import Schema, SchemaBuilder
 from kafka_lite.connect.data.struct import Struct
 from kafka_lite.connect.transforms.transformation import R, Transformation
 from kafka_lite.connect.transforms.util.lru_cache import LRUCache
+from kafka_lite.connect.transforms.util.record_part import KeyPart, RecordPart, ValuePart
 from kafka_lite.connect.transforms.util.requirements import require_map, require_struct
 from kafka_lite.connect.transforms.util.schema_util import copy_schema_basics
 from kafka_lite.connect.transforms.util.simple_config import SimpleConfig
@@ -60,7 +60,7 @@ class _RenameMappingsValidator:
         return "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"
 
 
-class ReplaceField(Transformation[R]):
+class ReplaceField(Transformation[R], RecordPart[R]):
     OVERVIEW_DOC = (
         "Filter or rename fields.<p/>Use the concrete transformation type designed for the record key "
         "(<code>org.apache.kafka.connect.transforms.ReplaceField$Key</code>) or value "
@@ -137,39 +137,10 @@ class ReplaceField(Transformation[R]):
     def close(self) -> None:
         self._schema_update_cache = None
 
-    @abstractmethod
-    def operating_schema(self, record: R) -> Schema | None: ...
 
-    @abstractmethod
-    def operating_value(self, record: R) -> Any: ...
-
-    @abstractmethod
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R: ...
-
-
-class ReplaceFieldKey(ReplaceField[R]):
+class ReplaceFieldKey(KeyPart[R], ReplaceField[R]):
     """``ReplaceField$Key``: filters and renames the key's fields."""
 
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.key_schema
 
-    def operating_value(self, record: R) -> Any:
-        return record.key
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, updated_schema, updated_value,
-                                 record.value_schema, record.value, record.timestamp)  # fmt: skip
-
-
-class ReplaceFieldValue(ReplaceField[R]):
+class ReplaceFieldValue(ValuePart[R], ReplaceField[R]):
     """``ReplaceField$Value``: filters and renames the value's fields."""
-
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.value_schema
-
-    def operating_value(self, record: R) -> Any:
-        return record.value
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, record.key_schema, record.key,
-                                 updated_schema, updated_value, record.timestamp)  # fmt: skip

@@ -16,7 +16,6 @@ does not refer to its schema and is kept as it is.
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from typing import Any
 
 from kafka_lite.common.config import ConfigDef, Importance, Type
@@ -25,6 +24,7 @@ from kafka_lite.connect.data.schema import Schema
 from kafka_lite.connect.data.schema import Type as SchemaType
 from kafka_lite.connect.data.struct import Struct
 from kafka_lite.connect.transforms.transformation import R, Transformation
+from kafka_lite.connect.transforms.util.record_part import KeyPart, RecordPart, ValuePart
 from kafka_lite.connect.transforms.util.requirements import require_schema
 from kafka_lite.connect.transforms.util.simple_config import SimpleConfig
 
@@ -34,7 +34,7 @@ class ConfigName:
     SCHEMA_VERSION = "schema.version"
 
 
-class SetSchemaMetadata(Transformation[R]):
+class SetSchemaMetadata(Transformation[R], RecordPart[R]):
     OVERVIEW_DOC = (
         "Set the schema name, version or both on the record's key "
         "(<code>org.apache.kafka.connect.transforms.SetSchemaMetadata$Key</code>) or value "
@@ -79,7 +79,10 @@ class SetSchemaMetadata(Transformation[R]):
             schema.key_schema if is_map else None,
             schema.value_schema if is_map or is_array else None,
         )
-        return self.new_record(record, updated_schema)
+        # A struct refers to its schema, so it is copied into a struct of the new one.
+        return self.new_record(
+            record, updated_schema, update_schema_in(self.operating_value(record), updated_schema)
+        )
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
@@ -87,35 +90,13 @@ class SetSchemaMetadata(Transformation[R]):
     def close(self) -> None:
         pass
 
-    @abstractmethod
-    def operating_schema(self, record: R) -> Schema | None: ...
 
-    @abstractmethod
-    def new_record(self, record: R, updated_schema: Schema) -> R: ...
-
-
-class SetSchemaMetadataKey(SetSchemaMetadata[R]):
+class SetSchemaMetadataKey(KeyPart[R], SetSchemaMetadata[R]):
     """``SetSchemaMetadata$Key``: renames the key's schema."""
 
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.key_schema
 
-    def new_record(self, record: R, updated_schema: Schema) -> R:
-        updated_key = update_schema_in(record.key, updated_schema)
-        return record.new_record(record.topic, record.kafka_partition, updated_schema, updated_key,
-                                 record.value_schema, record.value, record.timestamp)  # fmt: skip
-
-
-class SetSchemaMetadataValue(SetSchemaMetadata[R]):
+class SetSchemaMetadataValue(ValuePart[R], SetSchemaMetadata[R]):
     """``SetSchemaMetadata$Value``: renames the value's schema."""
-
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.value_schema
-
-    def new_record(self, record: R, updated_schema: Schema) -> R:
-        updated_value = update_schema_in(record.value, updated_schema)
-        return record.new_record(record.topic, record.kafka_partition, record.key_schema, record.key,
-                                 updated_schema, updated_value, record.timestamp)  # fmt: skip
 
 
 def update_schema_in(key_or_value: Any, updated_schema: Schema) -> Any:

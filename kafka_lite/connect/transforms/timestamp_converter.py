@@ -37,6 +37,7 @@ from kafka_lite.connect.data.struct import Struct
 from kafka_lite.connect.errors import ConnectException, DataException
 from kafka_lite.connect.transforms.transformation import R, Transformation
 from kafka_lite.connect.transforms.util.lru_cache import LRUCache
+from kafka_lite.connect.transforms.util.record_part import KeyPart, RecordPart, ValuePart
 from kafka_lite.connect.transforms.util.requirements import require_map, require_struct
 from kafka_lite.connect.transforms.util.schema_util import copy_schema_basics
 from kafka_lite.connect.transforms.util.simple_config import SimpleConfig
@@ -162,7 +163,7 @@ TRANSLATORS: dict[str, TimestampTranslator] = {
 }
 
 
-class TimestampConverter(Transformation[R]):
+class TimestampConverter(Transformation[R], RecordPart[R]):
     OVERVIEW_DOC = (
         "Convert timestamps between different formats such as Unix epoch, strings, and Connect Date/Timestamp types."
         "Applies to individual fields or to the entire value."
@@ -280,15 +281,6 @@ class TimestampConverter(Transformation[R]):
         raw_timestamp = source_translator.to_raw(self._config, timestamp)
         return TRANSLATORS[self._config.type].to_type(self._config, raw_timestamp)
 
-    @abstractmethod
-    def operating_schema(self, record: R) -> Schema | None: ...
-
-    @abstractmethod
-    def operating_value(self, record: R) -> Any: ...
-
-    @abstractmethod
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R: ...
-
 
 def timestamp_type_from_schema(schema: Schema) -> str:
     """The representation a schema says a timestamp has: a logical type by its name, else a string
@@ -320,29 +312,9 @@ def infer_timestamp_type(timestamp: Any) -> str:
     )
 
 
-class TimestampConverterKey(TimestampConverter[R]):
+class TimestampConverterKey(KeyPart[R], TimestampConverter[R]):
     """``TimestampConverter$Key``: converts the record's key, or a field of it."""
 
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.key_schema
 
-    def operating_value(self, record: R) -> Any:
-        return record.key
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, updated_schema, updated_value,
-                                 record.value_schema, record.value, record.timestamp)  # fmt: skip
-
-
-class TimestampConverterValue(TimestampConverter[R]):
+class TimestampConverterValue(ValuePart[R], TimestampConverter[R]):
     """``TimestampConverter$Value``: converts the record's value, or a field of it."""
-
-    def operating_schema(self, record: R) -> Schema | None:
-        return record.value_schema
-
-    def operating_value(self, record: R) -> Any:
-        return record.value
-
-    def new_record(self, record: R, updated_schema: Schema | None, updated_value: Any) -> R:
-        return record.new_record(record.topic, record.kafka_partition, record.key_schema, record.key,
-                                 updated_schema, updated_value, record.timestamp)  # fmt: skip
