@@ -1,9 +1,10 @@
 """Topic-level log settings: segment size and age, index interval, flush, retention, compaction.
 
-Mirrors: kafka.log.LogConfig (core/src/main/scala/kafka/log/LogConfig.scala, Kafka 0.10.1)
-         and the topic config names of org.apache.kafka.common.config.TopicConfig
-Book:    chapter 6, 6.1.3 (rolling), 6.1.5 (log management), 6.1.6 (compaction); chapter 10,
-         10.2 (message timestamps)
+Mirrors: kafka.log.LogConfig (core/src/main/scala/kafka/log/LogConfig.scala, Kafka 0.10.1; the
+         ``message.format.version`` values are 0.11.0's) and the topic config names of
+         org.apache.kafka.common.config.TopicConfig
+Book:    chapter 6, 6.1 (message formats), 6.1.3 (rolling), 6.1.5 (log management), 6.1.6
+         (compaction); chapter 10, 10.2 (message timestamps)
 Differs: defaults are Kafka 0.10.1's, except ``unclean.leader.election.enable=false``, Kafka 0.11's
          safer default. ``preallocate`` and ``compression.type`` are accepted and not applied:
          segments grow as they are written, and batches are stored as the producer compressed them.
@@ -25,6 +26,7 @@ from typing import Any
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidList, ValidString
 from kafka_lite.common.errors import ConfigException, Errors
 from kafka_lite.common.utils import LONG_MAX
+from kafka_lite.server.api_version import LATEST_VERSION, ApiVersion, ApiVersionValidator, api_version
 
 DAY_MS = 24 * 60 * 60 * 1000
 ALL_REPLICAS = "*"  # a throttled-replicas list naming every partition of the topic
@@ -87,6 +89,9 @@ CONFIG_DEF = (
     .define("message.timestamp.difference.max.ms", Type.LONG, LONG_MAX, Range.at_least(0), Importance.MEDIUM,
             "With CreateTime, refuse a record whose timestamp is further than this from the broker's time "
             "(INVALID_TIMESTAMP); ignored with LogAppendTime.")
+    .define("message.format.version", Type.STRING, LATEST_VERSION.version, ApiVersionValidator(), Importance.MEDIUM,
+            "The record format the log writes, named by a Kafka version (0.10.0: message sets v1; 0.11.0: "
+            "record batches v2); what a producer sends is converted to it on append.")
     .define("preallocate", Type.BOOLEAN, False, None, Importance.MEDIUM,
             "Pre-allocate segment files (kafka_lite accepts it and does not pre-allocate).")
     .define("min.insync.replicas", Type.INT, 1, Range.at_least(1), Importance.MEDIUM,
@@ -123,6 +128,7 @@ SERVER_DEFAULT_NAMES = {
     "delete.retention.ms": "log.cleaner.delete.retention.ms",
     "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
     "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+    "message.format.version": "log.message.format.version",
     "message.timestamp.type": "log.message.timestamp.type",
     "message.timestamp.difference.max.ms": "log.message.timestamp.difference.max.ms",
     "preallocate": "log.preallocate",
@@ -170,6 +176,8 @@ class LogConfig:
         self.delete_retention_ms: int = values["delete.retention.ms"]
         self.compaction_lag_ms: int = values["min.compaction.lag.ms"]
         self.min_cleanable_ratio: float = values["min.cleanable.dirty.ratio"]
+        # the ApiVersion the setting names; its ``message_format_version`` is the magic appends write
+        self.message_format_version: ApiVersion = api_version(values["message.format.version"])
         self.log_append_time: bool = values["message.timestamp.type"] == "LogAppendTime"
         self.message_timestamp_difference_max_ms: int = values["message.timestamp.difference.max.ms"]
         self.min_insync_replicas: int = values["min.insync.replicas"]

@@ -263,6 +263,9 @@ CONFIG_DEF = (
     .define("inter.broker.protocol.version", Type.STRING, LATEST_VERSION.version, ApiVersionValidator(), M,
             "The protocol brokers speak among themselves, for rolling upgrades: from 0.11.0-IV2 a "
             "follower truncates by leader epoch, below it to its high watermark.")
+    .define("log.message.format.version", Type.STRING, None, ApiVersionValidator(), M,
+            "The record format logs write unless a topic sets message.format.version (0.10.0: message "
+            "sets v1; 0.11.0: record batches v2); at most inter.broker.protocol.version, its default.")
     # Authorization (Kafka 0.10.2-0.11's SimpleAclAuthorizer; security/auth/)
     .define("authorizer.class.name", Type.STRING, "", None, L,
             "The authorizer: empty for none (every request allowed), or SimpleAclAuthorizer "
@@ -360,6 +363,16 @@ class KafkaConfig:
                 f"(the leader only)"
             )
         self.inter_broker_protocol_version: ApiVersion = api_version(v["inter.broker.protocol.version"])
+        # Kafka's default is the latest version, which an older inter.broker.protocol.version then
+        # refuses; here the format follows the protocol version unless set, so one setting suffices.
+        fmt = v["log.message.format.version"] or self.inter_broker_protocol_version.version
+        self.log_message_format_version: ApiVersion = api_version(fmt)
+        if self.log_message_format_version > self.inter_broker_protocol_version:
+            # a follower on the older protocol could not read the records the leader would write
+            raise ConfigException(
+                f"log.message.format.version {fmt} cannot be used when inter.broker.protocol.version is "
+                f"set to {v['inter.broker.protocol.version']}"
+            )
         # Kafka checks a class list when it parses the config: a bad name stops the broker at once.
         self.metric_reporter_classes = load_reporter_classes(v["metric.reporters"])
         # The authorizer's class, found now: a bad name stops the broker before it serves anyone.
@@ -448,6 +461,7 @@ class KafkaConfig:
             if self.values.get(name) is not None
         }
         props["log.retention.ms"] = self.log_retention_ms()
+        props["log.message.format.version"] = self.log_message_format_version.version
         props.setdefault("log.roll.ms", self.values["log.roll.hours"] * 3_600_000)
         props.setdefault("log.roll.jitter.ms", self.values["log.roll.jitter.hours"] * 3_600_000)
         return props

@@ -4,8 +4,8 @@ Mirrors: org.apache.kafka.common.record.LegacyRecord and AbstractLegacyRecordBat
          (clients/.../common/record/, Kafka 0.11.0), which replaced Kafka 0.10's
          kafka.message.Message and ByteBufferMessageSet (core/.../message/, the book's classes)
 Book:    chapter 6, 6.1 (messages, message sets, compressed wrapper messages)
-Differs: kafka_lite stores only v2; v0/v1 exist for old clients (Produce v0-2, Fetch v0-3) and for
-         learning. ``convert.py`` moves records between the families.
+Differs: none in the format. A topic whose ``message.format.version`` is below 0.11.0 stores these;
+         ``convert.py`` moves records between the families.
 
 One log entry (offset and size are the "log overhead", then the message itself)::
 
@@ -129,11 +129,28 @@ class LegacyRecordBatch:
     wrapper yields its inner messages with absolute offsets ("deep iteration").
     """
 
+    # What a v2 batch header carries and a message set has not (Kafka's ``AbstractLegacyRecordBatch``
+    # answers the same "none" values), so that a log holding both families reads alike.
+    producer_id = -1
+    producer_epoch = -1
+    base_sequence = -1
+    last_sequence = -1
+    partition_leader_epoch = -1
+    is_transactional = False
+    is_control_batch = False
+
     def __init__(self, buf: bytes | bytearray | memoryview, pos: int = 0) -> None:
         self._buf = buf
         self._pos = pos
         self.outer = _read_message(buf, pos)
         self.magic = self.outer.magic
+
+    @property
+    def num_records(self) -> int:
+        """One for a plain message; a wrapper's inner count, which costs a decompression."""
+        if self.compression_type == CompressionType.NONE:
+            return 1
+        return sum(1 for _ in self)
 
     @property
     def position(self) -> int:
