@@ -59,7 +59,7 @@ TYPES_BY_NAME = {name: type_ for type_, name in TYPE_NAMES.items()}
 
 
 # A logical type is a schema name on a primitive schema: its value is converted to and from the
-# primitive at the JSON boundary, by name, after the null checks (Kafka 0.11's LOGICAL_CONVERTERS).
+# primitive at the JSON boundary, by name, after the null checks (Kafka's LOGICAL_CONVERTERS).
 # Each entry: the logical type's module, and the name of the primitive it is stored as.
 LOGICAL_TYPES = {
     date_type.LOGICAL_NAME: (date_type, "int32"),

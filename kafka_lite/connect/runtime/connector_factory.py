@@ -4,7 +4,8 @@ Mirrors: org.apache.kafka.connect.runtime.ConnectorFactory
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/ConnectorFactory.java, Kafka 0.10.1)
 Book:    chapter 8, 8.3
 Differs: Kafka scans the class path for ``Connector`` subclasses; kafka_lite knows its own by
-         Kafka's class names, and others once ``register`` ed under a name.
+         Kafka's class names, and others once ``register`` ed under a name; the transformations
+         are 0.11.0's.
 
 A connector is named as Kafka names it: the full class name
 (``org.apache.kafka.connect.file.FileStreamSourceConnector``), the simple name
@@ -42,7 +43,7 @@ CONVERTERS: dict[str, type[Converter]] = {
     "org.apache.kafka.connect.converters.ByteArrayConverter": ByteArrayConverter,
 }
 
-# Kafka 0.11.0 ships these; their names have Java's $ before the nested Key or Value class.
+# The transformations Kafka ships; their names have Java's $ before the nested Key or Value class.
 TRANSFORMATIONS: dict[str, type[Transformation]] = dict(KAFKA_CLASS_NAMES)
 
 

@@ -4,8 +4,8 @@ Mirrors: org.apache.kafka.connect.runtime.distributed.DistributedConfig
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/distributed/DistributedConfig.java,
          Kafka 0.10.1)
 Book:    chapter 8, 8.3
-Differs: the security and metrics settings are not defined (they pass unchecked, as any setting
-         the worker does not know). Kafka 0.11's
+Differs: the metrics settings are not defined (they pass unchecked, as any setting the worker
+         does not know); the security settings are WorkerConfig's. Kafka 0.11's
          ``*.storage.partitions`` and ``*.storage.replication.factor`` say how a missing internal
          topic is created (0.10.1 leaves that to the broker's auto-creation).
 
@@ -88,7 +88,7 @@ DISTRIBUTED_CONFIG_DEF.keys.update(WORKER_CONFIG_DEF.keys)
                 "configurations are stored.")
     .define(STATUS_STORAGE_TOPIC_CONFIG, Type.STRING, importance=H,
             doc="The name of the compacted topic where connector and task statuses are stored.")
-    # Kafka 0.11's: how a worker creates a missing topic (see KafkaBasedLog).
+    # How a worker creates a missing internal topic (see KafkaBasedLog); the header dates them.
     .define(OFFSET_STORAGE_PARTITIONS_CONFIG, Type.INT, 25, Range.at_least(1), L,
             "The number of partitions of the offsets topic, when the worker creates it.")
     .define(OFFSET_STORAGE_REPLICATION_FACTOR_CONFIG, Type.SHORT, 3, Range.at_least(1), L,

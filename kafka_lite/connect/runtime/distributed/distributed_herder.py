@@ -3,9 +3,9 @@
 Mirrors: org.apache.kafka.connect.runtime.distributed.DistributedHerder, with its HerderRequest,
          ConfigUpdateListener and RebalanceListener
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/distributed/DistributedHerder.java,
-         Kafka 0.10.1; the request methods take the 0.11 Herder interface's arguments)
+         Kafka 0.10.1)
 Book:    chapter 8, 8.3
-Differs: ``task.class`` is written to the config topic as Kafka's class name, and found again
+Differs: the request methods take the 0.11 Herder interface's arguments; ``task.class`` is written to the config topic as Kafka's class name, and found again
          from the connector's class.
 
 Every Connect worker of a group runs one of these. Its thread calls ``tick`` in a loop, and does

@@ -1,9 +1,10 @@
 """Which half of a record a transformation works on: the key (``$Key``) or the value (``$Value``).
 
-No Kafka twin: each of Kafka's transformations that comes in two variants (``InsertField$Key`` and
-         ``InsertField$Value``, ``Cast$Key`` and ``Cast$Value``, ...) writes the same three methods
-         again in its nested ``Key`` and ``Value`` classes; here they are written once, as the mixins
-         ``KeyPart`` and ``ValuePart`` that every ``...Key`` and ``...Value`` class inherits.
+No Kafka twin: each of Kafka 0.11.0's transformations that comes in two variants
+         (``InsertField$Key`` and ``InsertField$Value``, ``Cast$Key`` and ``Cast$Value``, ...)
+         writes the same three methods again in its nested ``Key`` and ``Value`` classes; here
+         they are written once, as the mixins ``KeyPart`` and ``ValuePart`` that every ``...Key``
+         and ``...Value`` class inherits.
 Book:    chapter 8, 8.3 (beyond the book: transformations came in Kafka 0.10.2, KIP-66)
 
 The abstract transformation (``InsertField``) says what to do with "the data" and never names the
