@@ -5,8 +5,9 @@ Mirrors: org.apache.kafka.connect.runtime.distributed.DistributedHerder, with it
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/distributed/DistributedHerder.java,
          Kafka 0.10.1)
 Book:    chapter 8, 8.3
-Differs: the request methods take the 0.11 Herder interface's arguments; ``task.class`` is written to the config topic as Kafka's class name, and found again
-         from the connector's class.
+Differs: the request methods take the 0.11 Herder interface's arguments; ``task.class`` is
+         written to the config topic as Kafka's class name, and found again from the connector's
+         class.
 
 Every Connect worker of a group runs one of these. Its thread calls ``tick`` in a loop, and does
 all the herder's work there, so nothing here needs more than one lock:

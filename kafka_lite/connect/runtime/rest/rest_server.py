@@ -36,9 +36,11 @@ from fastapi_offline import FastAPIOffline
 from kafka_lite.connect.errors import ConnectException
 from kafka_lite.connect.runtime.herder import Herder
 from kafka_lite.connect.runtime.rest.errors import connect_exception_mapper
-from kafka_lite.connect.runtime.rest.resources.connector_plugins_resource import connector_plugins_router
-from kafka_lite.connect.runtime.rest.resources.connectors_resource import connectors_router
-from kafka_lite.connect.runtime.rest.resources.root_resource import root_router, version
+from kafka_lite.connect.runtime.rest.resources import (
+    connector_plugins_resource,
+    connectors_resource,
+    root_resource,
+)
 from kafka_lite.connect.runtime.worker_config import (
     REST_ADVERTISED_HOST_NAME_CONFIG,
     REST_ADVERTISED_PORT_CONFIG,
@@ -59,12 +61,15 @@ def rest_app(herder: Herder) -> FastAPI:
     app = FastAPIOffline(
         redoc_url=None,
         title="Kafka Connect REST API (kafka_lite)",
-        version=version(),
+        version=root_resource.version(),
         description="Kafka 0.11's Connect REST API: connectors, their tasks and statuses, and plugins.",
     )
-    app.include_router(root_router())
-    app.include_router(connectors_router(herder))
-    app.include_router(connector_plugins_router(herder))
+    # The routes are module-level, one app's or another's; each reaches its herder through the
+    # app's state (connectors_resource.herder_of), so two workers in one process keep their own.
+    app.state.herder = herder
+    app.include_router(root_resource.router)
+    app.include_router(connectors_resource.router)
+    app.include_router(connector_plugins_resource.router)
     connect_exception_mapper.register(app)
     return app
 

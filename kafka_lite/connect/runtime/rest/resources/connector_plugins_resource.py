@@ -22,9 +22,12 @@ from fastapi import APIRouter
 from kafka_lite.connect.errors import ConnectException
 from kafka_lite.connect.runtime import connector_factory
 from kafka_lite.connect.runtime.connector_config import CONNECTOR_CLASS_CONFIG
-from kafka_lite.connect.runtime.herder import Herder
 from kafka_lite.connect.runtime.rest.errors.connect_rest_exception import BadRequestException
-from kafka_lite.connect.runtime.rest.resources.connectors_resource import ConfigValue, config_strings
+from kafka_lite.connect.runtime.rest.resources.connectors_resource import (
+    ConfigValue,
+    HerderDep,
+    config_strings,
+)
 
 
 def _same_connector(included: str, requested: str) -> bool:
@@ -34,21 +37,22 @@ def _same_connector(included: str, requested: str) -> bool:
         raise BadRequestException(str(e)) from e
 
 
-def connector_plugins_router(herder: Herder) -> APIRouter:
-    router = APIRouter(prefix="/connector-plugins", tags=["connector-plugins"])
+router = APIRouter(prefix="/connector-plugins", tags=["connector-plugins"])
 
-    @router.put("/{connector_type}/config/validate", summary="Check a connector config, setting by setting")
-    def validate_configs(connector_type: str, connector_config: dict[str, ConfigValue]) -> dict[str, Any]:
-        config = config_strings(connector_config)
-        included = config.get(CONNECTOR_CLASS_CONFIG)
-        if included is not None and not _same_connector(included, connector_type):
-            raise BadRequestException(
-                f"Included connector type {included} does not match request type {connector_type}"
-            )
-        return herder.validate_connector_config(config).to_json()
 
-    @router.get("", summary="The connector classes this worker can run")
-    def list_connector_plugins() -> list[dict[str, Any]]:
-        return [plugin.to_json() for plugin in herder.connector_plugins()]
+@router.put("/{connector_type}/config/validate", summary="Check a connector config, setting by setting")
+def validate_configs(
+    herder: HerderDep, connector_type: str, connector_config: dict[str, ConfigValue]
+) -> dict[str, Any]:
+    config = config_strings(connector_config)
+    included = config.get(CONNECTOR_CLASS_CONFIG)
+    if included is not None and not _same_connector(included, connector_type):
+        raise BadRequestException(
+            f"Included connector type {included} does not match request type {connector_type}"
+        )
+    return herder.validate_connector_config(config).to_json()
 
-    return router
+
+@router.get("", summary="The connector classes this worker can run")
+def list_connector_plugins(herder: HerderDep) -> list[dict[str, Any]]:
+    return [plugin.to_json() for plugin in herder.connector_plugins()]

@@ -3,8 +3,10 @@
 Mirrors: org.apache.kafka.connect.runtime.rest.resources.ConnectorsResource
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/rest/resources/ConnectorsResource.java, Kafka 0.11)
 Book:    chapter 8, 8.3
-Differs: a FastAPI router where Kafka has a JAX-RS class; a config's values may be JSON numbers
-         or booleans, turned into strings (as Jackson does for Kafka's ``Map<String, String>``).
+Differs: a FastAPI router of functions where Kafka has a JAX-RS class of methods, the herder
+         reached through a dependency (``herder_of``) where Kafka's constructor takes it; a config's
+         values may be JSON numbers or booleans, turned into strings (as Jackson does for Kafka's
+         ``Map<String, String>``).
 
 Every handler asks the herder and waits for its callback (``FutureCallback``) at most
 ``REQUEST_TIMEOUT_MS``: the distributed herder answers on its own thread, after a rebalance if one
@@ -19,16 +21,21 @@ serve a request (a config write on a worker that is not the leader) answers its 
 that gets ``forward=false`` and still cannot serve it answers 409, because two hops that do not
 find the target mean the group changed meanwhile. The status, pause and resume calls read or write
 local state and are never forwarded.
+
+Each route is one of ``ConnectorsResource``'s methods under its name, in Kafka's order, with
+Kafka's path and status code. The herder is the application's (``app.state.herder``, set by
+``rest_app``): ``Depends(herder_of)`` hands it to each route, as Jersey hands Kafka's resource
+the herder its constructor was given.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel
 
 from kafka_lite.connect.runtime.connector_config import NAME_CONFIG
@@ -122,126 +129,145 @@ def created_connector_info(response: rest_client.HttpResponse) -> Created:
     return Created(response.status == 201, response.body)
 
 
-def connectors_router(herder: Herder) -> APIRouter:
-    router = APIRouter(prefix="/connectors", tags=["connectors"])
+def herder_of(request: Request) -> Herder:
+    """The herder this server answers for: ``rest_app`` keeps it in the application's state."""
+    return request.app.state.herder
 
-    def connector_path(connector: str, rest: str = "") -> str:
-        return f"/connectors/{quote(connector, safe='')}{rest}"
 
-    @router.get("", summary="List the connectors")
-    def list_connectors(forward: bool | None = None) -> list[str]:
-        cb = FutureCallback()
-        herder.connectors(cb)
-        return complete_or_forward_request(cb, "/connectors", "GET", None, forward)
+HerderDep = Annotated[Herder, Depends(herder_of)]
 
-    @router.post("", status_code=201, summary="Create a connector")
-    def create_connector(
-        response: Response, create_request: CreateConnectorRequest, forward: bool | None = None
-    ) -> dict[str, Any]:
-        name = create_request.name
-        if "/" in name:
-            raise BadRequestException("connector name should not contain '/'")
-        configs = config_strings(create_request.config)
-        configs.setdefault(NAME_CONFIG, name)
-        cb = FutureCallback()
-        herder.put_connector_config(name, configs, False, cb)
-        body = {"name": name, "config": configs}  # what a forwarded request sends, the name added
-        info = complete_or_forward_request(cb, "/connectors", "POST", body, forward, created_connector_info)
-        response.headers["Location"] = connector_path(name)
-        return to_json(info.result)
+router = APIRouter(prefix="/connectors", tags=["connectors"])
 
-    @router.get("/{connector}", summary="A connector's config and tasks")
-    def get_connector(connector: str, forward: bool | None = None) -> dict[str, Any]:
-        cb = FutureCallback()
-        herder.connector_info(connector, cb)
-        return to_json(complete_or_forward_request(cb, connector_path(connector), "GET", None, forward))
 
-    @router.get("/{connector}/config", summary="A connector's config")
-    def get_connector_config(connector: str, forward: bool | None = None) -> dict[str, str]:
-        cb = FutureCallback()
-        herder.connector_config(connector, cb)
-        return complete_or_forward_request(cb, connector_path(connector, "/config"), "GET", None, forward)
+def connector_path(connector: str, rest: str = "") -> str:
+    """The path a forwarded request is sent to: the connector's name quoted, ``/`` and all."""
+    return f"/connectors/{quote(connector, safe='')}{rest}"
 
-    @router.get("/{connector}/status", summary="A connector's state and its tasks'")
-    def get_connector_status(connector: str) -> dict[str, Any]:
-        return herder.connector_status(connector).to_json()
 
-    @router.put("/{connector}/config", summary="Create a connector, or replace its config")
-    def put_connector_config(
-        response: Response,
-        connector: str,
-        connector_config: dict[str, ConfigValue],
-        forward: bool | None = None,
-    ) -> dict[str, Any]:
-        config = config_strings(connector_config)
-        included_name = config.get(NAME_CONFIG)
-        if included_name is None:
-            config[NAME_CONFIG] = connector
-        elif included_name != connector:
-            raise BadRequestException(
-                f"Connector name configuration ({included_name}) doesn't match connector name in the URL "
-                f"({connector})"
-            )
-        cb = FutureCallback()
-        herder.put_connector_config(connector, config, True, cb)
-        created = complete_or_forward_request(
-            cb, connector_path(connector, "/config"), "PUT", config, forward, created_connector_info
+@router.get("", summary="List the connectors")
+def list_connectors(herder: HerderDep, forward: bool | None = None) -> list[str]:
+    cb = FutureCallback()
+    herder.connectors(cb)
+    return complete_or_forward_request(cb, "/connectors", "GET", None, forward)
+
+
+@router.post("", status_code=201, summary="Create a connector")
+def create_connector(
+    herder: HerderDep, response: Response, create_request: CreateConnectorRequest, forward: bool | None = None
+) -> dict[str, Any]:
+    name = create_request.name
+    if "/" in name:
+        raise BadRequestException("connector name should not contain '/'")
+    configs = config_strings(create_request.config)
+    configs.setdefault(NAME_CONFIG, name)
+    cb = FutureCallback()
+    herder.put_connector_config(name, configs, False, cb)
+    body = {"name": name, "config": configs}  # what a forwarded request sends, the name added
+    info = complete_or_forward_request(cb, "/connectors", "POST", body, forward, created_connector_info)
+    response.headers["Location"] = connector_path(name)
+    return to_json(info.result)
+
+
+@router.get("/{connector}", summary="A connector's config and tasks")
+def get_connector(herder: HerderDep, connector: str, forward: bool | None = None) -> dict[str, Any]:
+    cb = FutureCallback()
+    herder.connector_info(connector, cb)
+    return to_json(complete_or_forward_request(cb, connector_path(connector), "GET", None, forward))
+
+
+@router.get("/{connector}/config", summary="A connector's config")
+def get_connector_config(herder: HerderDep, connector: str, forward: bool | None = None) -> dict[str, str]:
+    cb = FutureCallback()
+    herder.connector_config(connector, cb)
+    return complete_or_forward_request(cb, connector_path(connector, "/config"), "GET", None, forward)
+
+
+@router.get("/{connector}/status", summary="A connector's state and its tasks'")
+def get_connector_status(herder: HerderDep, connector: str) -> dict[str, Any]:
+    return herder.connector_status(connector).to_json()
+
+
+@router.put("/{connector}/config", summary="Create a connector, or replace its config")
+def put_connector_config(
+    herder: HerderDep,
+    response: Response,
+    connector: str,
+    connector_config: dict[str, ConfigValue],
+    forward: bool | None = None,
+) -> dict[str, Any]:
+    config = config_strings(connector_config)
+    included_name = config.get(NAME_CONFIG)
+    if included_name is None:
+        config[NAME_CONFIG] = connector
+    elif included_name != connector:
+        raise BadRequestException(
+            f"Connector name configuration ({included_name}) doesn't match connector name in the URL "
+            f"({connector})"
         )
-        if created.created:
-            response.status_code = 201
-            response.headers["Location"] = connector_path(connector)
-        return to_json(created.result)
-
-    @router.post("/{connector}/restart", status_code=204, summary="Restart a connector (not its tasks)")
-    def restart_connector(connector: str, forward: bool | None = None) -> None:
-        cb = FutureCallback()
-        herder.restart_connector(connector, cb)
-        complete_or_forward_request(cb, connector_path(connector, "/restart"), "POST", None, forward)
-
-    @router.put("/{connector}/pause", status_code=202, summary="Pause a connector and its tasks")
-    def pause_connector(connector: str) -> Response:
-        herder.pause_connector(connector)
-        return Response(status_code=202)  # accepted: the tasks pause on their own threads, later
-
-    @router.put("/{connector}/resume", status_code=202, summary="Resume a paused connector")
-    def resume_connector(connector: str) -> Response:
-        herder.resume_connector(connector)
-        return Response(status_code=202)
-
-    @router.get("/{connector}/tasks", summary="A connector's tasks and their configs")
-    def get_task_configs(connector: str, forward: bool | None = None) -> list[dict[str, Any]]:
-        cb = FutureCallback()
-        herder.task_configs(connector, cb)
-        return to_json(
-            complete_or_forward_request(cb, connector_path(connector, "/tasks"), "GET", None, forward)
-        )
-
-    @router.post(
-        "/{connector}/tasks", status_code=204, summary="Set a connector's task configs (between workers)"
+    cb = FutureCallback()
+    herder.put_connector_config(connector, config, True, cb)
+    created = complete_or_forward_request(
+        cb, connector_path(connector, "/config"), "PUT", config, forward, created_connector_info
     )
-    def put_task_configs(
-        connector: str, task_configs: list[dict[str, ConfigValue]], forward: bool | None = None
-    ) -> None:
-        configs = [config_strings(config) for config in task_configs]
-        cb = FutureCallback()
-        herder.put_task_configs(connector, configs, cb)
-        complete_or_forward_request(cb, connector_path(connector, "/tasks"), "POST", configs, forward)
+    if created.created:
+        response.status_code = 201
+        response.headers["Location"] = connector_path(connector)
+    return to_json(created.result)
 
-    @router.get("/{connector}/tasks/{task}/status", summary="A task's state")
-    def get_task_status(connector: str, task: int) -> dict[str, Any]:
-        return herder.task_status(ConnectorTaskId(connector, task)).to_json()
 
-    @router.post("/{connector}/tasks/{task}/restart", status_code=204, summary="Restart a task")
-    def restart_task(connector: str, task: int, forward: bool | None = None) -> None:
-        cb = FutureCallback()
-        herder.restart_task(ConnectorTaskId(connector, task), cb)
-        path = connector_path(connector, f"/tasks/{task}/restart")
-        complete_or_forward_request(cb, path, "POST", None, forward)
+@router.post("/{connector}/restart", status_code=204, summary="Restart a connector (not its tasks)")
+def restart_connector(herder: HerderDep, connector: str, forward: bool | None = None) -> None:
+    cb = FutureCallback()
+    herder.restart_connector(connector, cb)
+    complete_or_forward_request(cb, connector_path(connector, "/restart"), "POST", None, forward)
 
-    @router.delete("/{connector}", status_code=204, summary="Stop and delete a connector")
-    def destroy_connector(connector: str, forward: bool | None = None) -> None:
-        cb = FutureCallback()
-        herder.delete_connector_config(connector, cb)
-        complete_or_forward_request(cb, connector_path(connector), "DELETE", None, forward)
 
-    return router
+@router.put("/{connector}/pause", status_code=202, summary="Pause a connector and its tasks")
+def pause_connector(herder: HerderDep, connector: str) -> Response:
+    herder.pause_connector(connector)
+    return Response(status_code=202)  # accepted: the tasks pause on their own threads, later
+
+
+@router.put("/{connector}/resume", status_code=202, summary="Resume a paused connector")
+def resume_connector(herder: HerderDep, connector: str) -> Response:
+    herder.resume_connector(connector)
+    return Response(status_code=202)
+
+
+@router.get("/{connector}/tasks", summary="A connector's tasks and their configs")
+def get_task_configs(herder: HerderDep, connector: str, forward: bool | None = None) -> list[dict[str, Any]]:
+    cb = FutureCallback()
+    herder.task_configs(connector, cb)
+    return to_json(complete_or_forward_request(cb, connector_path(connector, "/tasks"), "GET", None, forward))
+
+
+@router.post(
+    "/{connector}/tasks", status_code=204, summary="Set a connector's task configs (between workers)"
+)
+def put_task_configs(
+    herder: HerderDep, connector: str, task_configs: list[dict[str, ConfigValue]], forward: bool | None = None
+) -> None:
+    configs = [config_strings(config) for config in task_configs]
+    cb = FutureCallback()
+    herder.put_task_configs(connector, configs, cb)
+    complete_or_forward_request(cb, connector_path(connector, "/tasks"), "POST", configs, forward)
+
+
+@router.get("/{connector}/tasks/{task}/status", summary="A task's state")
+def get_task_status(herder: HerderDep, connector: str, task: int) -> dict[str, Any]:
+    return herder.task_status(ConnectorTaskId(connector, task)).to_json()
+
+
+@router.post("/{connector}/tasks/{task}/restart", status_code=204, summary="Restart a task")
+def restart_task(herder: HerderDep, connector: str, task: int, forward: bool | None = None) -> None:
+    cb = FutureCallback()
+    herder.restart_task(ConnectorTaskId(connector, task), cb)
+    path = connector_path(connector, f"/tasks/{task}/restart")
+    complete_or_forward_request(cb, path, "POST", None, forward)
+
+
+@router.delete("/{connector}", status_code=204, summary="Stop and delete a connector")
+def destroy_connector(herder: HerderDep, connector: str, forward: bool | None = None) -> None:
+    cb = FutureCallback()
+    herder.delete_connector_config(connector, cb)
+    complete_or_forward_request(cb, connector_path(connector), "DELETE", None, forward)

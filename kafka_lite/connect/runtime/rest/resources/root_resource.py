@@ -27,11 +27,9 @@ def version() -> str:
         return "unknown"
 
 
-def root_router() -> APIRouter:
-    router = APIRouter(tags=["root"])
+router = APIRouter(tags=["root"])
 
-    @router.get("/", summary="The worker's version")
-    def server_info() -> dict[str, Any]:
-        return ServerInfo(version(), "unknown").to_json()
 
-    return router
+@router.get("/", summary="The worker's version")
+def server_info() -> dict[str, Any]:
+    return ServerInfo(version(), "unknown").to_json()
