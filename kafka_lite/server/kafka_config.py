@@ -4,7 +4,7 @@ Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.
 Book:    chapter 2 (socket server settings), 5 (group.* and offsets.*, the coordinator's), 6.1 (log.*),
          7 (zookeeper.*, controller settings)
 Differs: only the settings kafka_lite implements are defined (a real ``server.properties``'s others
-         are logged and ignored); one listener, PLAINTEXT or SASL_PLAINTEXT; ``group.initial.rebalance.delay.ms``
+         are logged and ignored); listeners speak PLAINTEXT or SASL_PLAINTEXT (no TLS); ``group.initial.rebalance.delay.ms``
          has Kafka 0.11's default;
          ``offsets.commit.required.acks`` takes -1 or 1; ``metric.reporters`` takes Python classes.
 
@@ -14,9 +14,14 @@ classes as ``package.module:Class``. ``inter.broker.protocol.version`` (Kafka 0.
 only whether followers truncate by leader epoch (``api_version.py``). ``offsets.load.buffer.size``
 is not defined, since the group manager reads a partition's log segment by segment.
 
-Security (beyond the book; Kafka 0.10.2-0.11): ``listeners`` may be ``SASL_PLAINTEXT://host:port``;
+Listeners (Kafka 0.10.2, KIP-103): ``listeners`` is a list of ``NAME://host:port``; a name that is
+not a security protocol (``INTERNAL``) takes its protocol from ``listener.security.protocol.map``, and
+``inter.broker.listener.name`` picks the brokers' own listener (or ``security.inter.broker.protocol``
+names it by protocol, not both). ``_listener_settings`` checks them with Kafka's messages.
+
+Security (beyond the book; Kafka 0.10.2-0.11): a listener may be ``SASL_PLAINTEXT://host:port``;
 ``sasl.enabled.mechanisms`` (PLAIN, SCRAM-SHA-256) and each mechanism's JAAS entries, read at start-up
-from ``listener.name.sasl_plaintext.<mechanism>.sasl.jaas.config`` or the ``KafkaServer`` section of
+from ``listener.name.<listener>.<mechanism>.sasl.jaas.config`` or the ``KafkaServer`` section of
 the file ``java.security.auth.login.config`` names (a JVM system property in Kafka, a setting here);
 ``security.inter.broker.protocol`` and ``sasl.mechanism.inter.broker.protocol`` for the broker's own
 connections, which log in as the JAAS entry's ``username``/``password``. Kafka's default mechanism is
@@ -30,6 +35,7 @@ The ``log.*`` settings are the broker-wide defaults of the topic settings in ``l
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Mapping
@@ -39,7 +45,7 @@ from typing import Any
 from kazoo.hosts import collect_hosts
 
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidString
-from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.errors import ConfigException, KafkaException
 from kafka_lite.common.security.jaas_config import (
     JAVA_LOGIN_CONFIG_PARAM,
     AppConfigurationEntry,
@@ -65,8 +71,18 @@ from kafka_lite.server.api_version import (
 )
 from kafka_lite.server.metrics_reporter import CONFIG_DEF as REPORTER_CONFIG_DEF
 from kafka_lite.server.metrics_reporter import load_reporter_classes
+from kafka_lite.zk.zk_utils import EndPoint
 
 log = logging.getLogger(__name__)
+
+# Kafka's default map names each security protocol after itself; kafka_lite's listeners speak only
+# the first and the third (it has no TLS), which a listener naming SSL or SASL_SSL is told.
+DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP = (
+    "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+)
+_SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+_LISTENER_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
+
 H = Importance.HIGH
 M = Importance.MEDIUM
 L = Importance.LOW
@@ -98,9 +114,16 @@ CONFIG_DEF = (
     .define("broker.id", Type.INT, None, Range.at_least(0), H, "This broker's id, unique in the cluster.")
     .define("broker.rack", Type.STRING, None, None, M, "The broker's rack (Metadata v1+ reports it).")
     .define("listeners", Type.STRING, "PLAINTEXT://127.0.0.1:9092", None, H,
-            "The listener: PLAINTEXT://host:port (port 0 picks a free port).")
+            "The listeners, comma-separated NAME://host:port (port 0 picks a free port); a name that is "
+            "not a security protocol must be in listener.security.protocol.map.")
     .define("advertised.listeners", Type.STRING, None, None, H,
-            "The address clients are told to use, if not the listener's.")
+            "The listeners registered in ZooKeeper for clients and brokers, if not those of listeners; "
+            "their names must be among the listeners'.")
+    .define("listener.security.protocol.map", Type.STRING, DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP, None, L,
+            "NAME:PROTOCOL pairs: the security protocol of each listener name (Kafka 0.10.2, KIP-103).")
+    .define("inter.broker.listener.name", Type.STRING, None, None, M,
+            "The listener the brokers use among themselves (replica fetchers, the controller, the "
+            "transaction markers); not to be set with security.inter.broker.protocol.")
     .define("message.max.bytes", Type.INT, 1000012, Range.at_least(0), H, "The largest record batch accepted.")
     .define("num.network.threads", Type.INT, 3, Range.at_least(1), H, "Processor threads (one selector each).")
     .define("num.io.threads", Type.INT, 8, Range.at_least(1), H, "Request handler threads.")
@@ -293,7 +316,6 @@ for _topic_name, _server_name in SERVER_DEFAULT_NAMES.items():
 for _key in REPORTER_CONFIG_DEF.keys.values():
     CONFIG_DEF.define(_key.name, _key.type, _key.default, _key.validator, _key.importance, _key.doc)
 
-_LISTENER = re.compile(r"^(?P<protocol>PLAINTEXT|SASL_PLAINTEXT)://(?P<host>[^:/]*):(?P<port>\d+)$")
 # Per-listener settings (``listener.name.sasl_plaintext.plain.sasl.jaas.config``) are not in CONFIG_DEF:
 # their names are built from the listener's and the mechanism's. KafkaConfig keeps them aside.
 LISTENER_PREFIX = "listener.name."
@@ -325,12 +347,12 @@ class KafkaConfig:
             )
         self.broker_id: int = v["broker.id"]
         self.zk_connect: str = v["zookeeper.connect"]
-        self.security_protocol, self.host, self.port = _parse_listener("listeners", v["listeners"])
-        advertised = v["advertised.listeners"]
-        self.advertised_host, self.advertised_port = (
-            _parse_listener("advertised.listeners", advertised)[1:] if advertised else (self.host, self.port)
+        self._listener_settings()
+        self.sasl_jaas_entries_by_listener = self._sasl_server_contexts()
+        # the inter-broker listener's entries if it is a SASL one, else the first SASL listener's
+        self.sasl_jaas_entries = self.sasl_jaas_entries_by_listener.get(
+            self.inter_broker_listener_name, next(iter(self.sasl_jaas_entries_by_listener.values()), {})
         )
-        self.sasl_jaas_entries = self._sasl_server_contexts()
         dirs = v["log.dirs"] or v["log.dir"]
         self.log_dirs = [Path(d.strip()) for d in dirs.split(",") if d.strip()]
         if not self.log_dirs:
@@ -382,16 +404,74 @@ class KafkaConfig:
 
     # -- security ------------------------------------------------------------------------------------------
 
-    def _sasl_server_contexts(self) -> dict[str, list[AppConfigurationEntry]]:
-        """The JAAS entries of each enabled mechanism on a SASL listener, read now so that a missing or
-        malformed JAAS configuration stops the broker at start-up with a message naming it."""
+    # --8<-- [start:listeners]
+    def _listener_settings(self) -> None:
+        """``listeners``, ``advertised.listeners``, ``listener.security.protocol.map`` and the
+        inter-broker listener, checked as Kafka 0.10.2's ``KafkaConfig`` checks them (KIP-103).
+        ``security_protocol``, ``host`` and ``port`` are the first listener's."""
         v = self.values
-        if v["security.inter.broker.protocol"] != self.security_protocol:
+        self.listener_security_protocol_map = _protocol_map(v["listener.security.protocol.map"])
+        self.listeners = _parse_listeners("listeners", v["listeners"], self.listener_security_protocol_map)
+        advertised = v["advertised.listeners"]
+        self.advertised_listeners = (
+            _parse_listeners("advertised.listeners", advertised, self.listener_security_protocol_map)
+            if advertised
+            else list(self.listeners)
+        )
+        first = self.listeners[0]
+        self.security_protocol, self.host, self.port = first.security_protocol, first.host, first.port
+        self.inter_broker_listener_name, self.inter_broker_security_protocol = self._inter_broker_listener()
+        names = [e.listener_name for e in self.listeners]
+        advertised_names = [e.listener_name for e in self.advertised_listeners]
+        if not set(advertised_names) <= set(names):
             raise ConfigException(
-                f"security.inter.broker.protocol ({v['security.inter.broker.protocol']}) must be the "
-                f"protocol of a listener in listeners ({v['listeners']})"
+                f"advertised.listeners listener names must be equal to or a subset of the ones defined in "
+                f"listeners. Found {','.join(advertised_names)}. The valid options based on the current "
+                f"configuration are {','.join(names)}"
             )
-        if self.security_protocol != SASL_PLAINTEXT:
+        if self.inter_broker_listener_name not in advertised_names:
+            if v["inter.broker.listener.name"] is None:  # named by security.inter.broker.protocol
+                raise ConfigException(
+                    f"security.inter.broker.protocol ({self.inter_broker_security_protocol}) must be the "
+                    f"protocol of a listener in listeners ({v['listeners']}), or set inter.broker.listener.name"
+                )
+            raise ConfigException(
+                f"inter.broker.listener.name must be a listener name defined in advertised.listeners. The "
+                f"valid options based on currently configured listeners are {','.join(advertised_names)}"
+            )
+
+    def _inter_broker_listener(self) -> tuple[str, str]:
+        """Kafka's ``getInterBrokerListenerNameAndSecurityProtocol``: ``inter.broker.listener.name``
+        with its protocol from the map, or else the listener named by ``security.inter.broker.protocol``
+        (a protocol is its own listener name by default). Setting both is refused."""
+        name = self.values["inter.broker.listener.name"]
+        if name is None:
+            protocol = self.values["security.inter.broker.protocol"]
+            return protocol, protocol
+        if "security.inter.broker.protocol" in self.originals:
+            raise ConfigException(
+                "Only one of inter.broker.listener.name and security.inter.broker.protocol should be set."
+            )
+        name = name.strip().upper()  # Kafka's ListenerName.normalised
+        protocol = self.listener_security_protocol_map.get(name)
+        if protocol is None:
+            raise ConfigException(
+                f"Listener with name {name} defined in inter.broker.listener.name not found in "
+                f"listener.security.protocol.map."
+            )
+        return name, protocol
+
+    # --8<-- [end:listeners]
+
+    # -- security ------------------------------------------------------------------------------------------
+
+    def _sasl_server_contexts(self) -> dict[str, dict[str, list[AppConfigurationEntry]]]:
+        """The JAAS entries of each enabled mechanism on each SASL listener, by listener name, read now
+        so that a missing or malformed JAAS configuration stops the broker at start-up with a message
+        naming it. Each listener reads its own ``listener.name.<name>.<mechanism>.sasl.jaas.config``."""
+        v = self.values
+        sasl_listeners = [e.listener_name for e in self.listeners if e.security_protocol == SASL_PLAINTEXT]
+        if not sasl_listeners:
             return {}  # a real server.properties may name GSSAPI for a listener it does not have
         mechanisms = v["sasl.enabled.mechanisms"]
         if not mechanisms or any(m not in SASL_MECHANISMS for m in mechanisms):
@@ -400,19 +480,23 @@ class KafkaConfig:
                 ",".join(mechanisms),
                 f"kafka_lite's SASL mechanisms are {', '.join(SASL_MECHANISMS)}",
             )
-        if v["sasl.mechanism.inter.broker.protocol"] not in v["sasl.enabled.mechanisms"]:
+        inter_broker_sasl = self.inter_broker_security_protocol == SASL_PLAINTEXT
+        if (
+            inter_broker_sasl
+            and v["sasl.mechanism.inter.broker.protocol"] not in v["sasl.enabled.mechanisms"]
+        ):
             raise ConfigException(
                 f"sasl.mechanism.inter.broker.protocol ({v['sasl.mechanism.inter.broker.protocol']}) must be "
                 f"included in sasl.enabled.mechanisms ({','.join(v['sasl.enabled.mechanisms'])})"
             )
         configs = {**self.listener_configs, JAVA_LOGIN_CONFIG_PARAM: v[JAVA_LOGIN_CONFIG_PARAM]}
         contexts = {
-            mechanism: load_server_context(self.security_protocol, mechanism, configs)
-            for mechanism in v["sasl.enabled.mechanisms"]
+            name: {mechanism: load_server_context(name, mechanism, configs) for mechanism in mechanisms}
+            for name in sasl_listeners
         }
-        if v["security.inter.broker.protocol"] == SASL_PLAINTEXT:
+        if inter_broker_sasl:
             mechanism = v["sasl.mechanism.inter.broker.protocol"]
-            options = {k for e in contexts[mechanism] for k in e.options}
+            options = {k for e in contexts[self.inter_broker_listener_name][mechanism] for k in e.options}
             if not {"username", "password"} <= options:
                 raise ConfigException(
                     f"security.inter.broker.protocol is SASL_PLAINTEXT: the JAAS entry of the listener's "
@@ -421,14 +505,14 @@ class KafkaConfig:
         return contexts
 
     def inter_broker_channel_builder(self) -> ChannelBuilder:
-        """How this broker's own connections to brokers authenticate: ``security.inter.broker.protocol``
-        with ``sasl.mechanism.inter.broker.protocol``, as the ``username``/``password`` options of the
-        listener's JAAS entry for that mechanism (Kafka's broker logs in with its KafkaServer entry)."""
+        """How this broker's own connections to brokers authenticate: the inter-broker listener's
+        protocol with ``sasl.mechanism.inter.broker.protocol``, as the ``username``/``password`` options
+        of that listener's JAAS entry for the mechanism (Kafka's broker logs in with its KafkaServer entry)."""
         v = self.values
-        if v["security.inter.broker.protocol"] != SASL_PLAINTEXT:
+        if self.inter_broker_security_protocol != SASL_PLAINTEXT:
             return PLAINTEXT_CHANNEL_BUILDER
         mechanism = v["sasl.mechanism.inter.broker.protocol"]
-        entries = self.sasl_jaas_entries[mechanism]
+        entries = self.sasl_jaas_entries_by_listener[self.inter_broker_listener_name][mechanism]
         username = next((e.options["username"] for e in entries if "username" in e.options), None)
         password = next((e.options["password"] for e in entries if "password" in e.options), None)
         return client_channel_builder(
@@ -471,17 +555,62 @@ class KafkaConfig:
         return cls({**read_properties(path), **(overrides or {})})
 
 
-def _parse_listener(name: str, value: str) -> tuple[str, str, int]:
-    m = _LISTENER.match(value.strip())
-    if m is None:
-        raise ConfigException(
-            f"Invalid value {value!r} for configuration {name}: expected one PLAINTEXT://host:port or "
-            f"SASL_PLAINTEXT://host:port listener"
-        )
-    port = int(m["port"])
-    if port > 65535:
-        raise ConfigException(f"Invalid value {value!r} for configuration {name}: port {port} is above 65535")
-    return m["protocol"], m["host"] or "0.0.0.0", port
+def _protocol_map(value: str) -> dict[str, str]:
+    """``listener.security.protocol.map``: ``NAME:PROTOCOL`` pairs, each name once (Kafka's ``getMap``)."""
+    protocols: dict[str, str] = {}
+    for pair in (p.strip() for p in value.split(",") if p.strip()):
+        name, sep, protocol = pair.partition(":")
+        name, protocol = name.strip().upper(), protocol.strip().upper()
+        if not sep or not name:
+            raise ConfigException(
+                f"Invalid value {value!r} for configuration listener.security.protocol.map: "
+                f"expected NAME:PROTOCOL pairs, found {pair!r}"
+            )
+        if name in protocols:
+            raise ConfigException(
+                f"Invalid value {value!r} for configuration listener.security.protocol.map: "
+                f"listener name {name} appears more than once"
+            )
+        if protocol not in _SECURITY_PROTOCOLS:
+            raise ConfigException(
+                f"Invalid security protocol `{protocol}` defined in listener.security.protocol.map"
+            )
+        protocols[name] = protocol
+    return protocols
+
+
+def _parse_listeners(setting: str, value: str, protocol_map: Mapping[str, str]) -> list[EndPoint]:
+    """Kafka's ``CoreUtils.listenerListToEndPoints``: comma-separated ``NAME://host:port``, each
+    name and each non-zero port once. An empty host binds every interface (``0.0.0.0``)."""
+    endpoints = []
+    for item in (i.strip() for i in value.split(",") if i.strip()):
+        try:
+            endpoint = EndPoint.create(item, protocol_map)
+        except KafkaException as e:
+            raise ConfigException(
+                f"Error creating broker listeners from {value!r} ({setting}): {e}; each is NAME://host:port "
+                f"and a NAME that is not a protocol needs an entry in listener.security.protocol.map"
+            ) from None
+        if endpoint.security_protocol not in _LISTENER_PROTOCOLS:
+            raise ConfigException(
+                f"Invalid value {item!r} for configuration {setting}: {endpoint.listener_name} is "
+                f"{endpoint.security_protocol}, and kafka_lite's listeners are PLAINTEXT://host:port or "
+                f"SASL_PLAINTEXT://host:port (or names mapped to those protocols)"
+            )
+        if not 0 <= endpoint.port <= 65535:
+            raise ConfigException(
+                f"Invalid value {item!r} for configuration {setting}: port {endpoint.port} is not in 0..65535"
+            )
+        endpoints.append(dataclasses.replace(endpoint, host=endpoint.host or "0.0.0.0"))
+    if not endpoints:
+        raise ConfigException(f"Invalid value {value!r} for configuration {setting}: no listener given")
+    names = [e.listener_name for e in endpoints]
+    if len(set(names)) != len(names):
+        raise ConfigException(f"Each listener must have a different name, {setting}: {value}")
+    ports = [e.port for e in endpoints if e.port != 0]  # port 0 picks a free port, different each time
+    if len(set(ports)) != len(ports):
+        raise ConfigException(f"Each listener must have a different port, {setting}: {value}")
+    return endpoints
 
 
 def _parse_overrides(value: str) -> dict[str, int]:

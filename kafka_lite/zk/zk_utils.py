@@ -48,9 +48,10 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -133,8 +134,54 @@ class BrokerIdInUseException(KafkaException, NodeExistsError):
     a ``broker.id``. A ``NodeExistsError`` too, for code that catches kazoo's error."""
 
 
+class BrokerEndPointNotAvailableException(KafkaException):
+    """Kafka's ``BrokerEndPointNotAvailableException``: a broker has no end point for a listener."""
+
+
+# Kafka's ``EndPoint.DefaultSecurityProtocolMap``: each security protocol is also a listener name.
+DEFAULT_SECURITY_PROTOCOL_MAP = {"PLAINTEXT": "PLAINTEXT", "SASL_PLAINTEXT": "SASL_PLAINTEXT"}
+_END_POINT = re.compile(r"^(?P<name>.*)://\[?(?P<host>[0-9a-zA-Z\-%._:]*)\]?:(?P<port>-?[0-9]+)$")
+
+
+@dataclass(frozen=True)
+class EndPoint:
+    """One listener of a broker (Kafka 0.10.2's ``kafka.cluster.EndPoint``, KIP-103): its name, the
+    security protocol the name maps to, and its address. Before 0.10.2 the name *was* the protocol,
+    so a broker could not have two listeners of one protocol (an internal and an external
+    PLAINTEXT, say); the name is what clients, the controller and the followers now pick by."""
+
+    host: str
+    port: int
+    listener_name: str
+    security_protocol: str
+
+    @property
+    def connection_string(self) -> str:
+        return f"{self.listener_name}://{self.host}:{self.port}"
+
+    @classmethod
+    def create(cls, connection_string: str, protocol_map: Mapping[str, str] | None = None) -> EndPoint:
+        """Kafka's ``EndPoint.createEndPoint``: ``NAME://host:port`` with the name's protocol from
+        ``protocol_map`` (``listener.security.protocol.map``; by default each protocol is a name).
+        Names are upper-cased, as ``ListenerName.normalised`` does."""
+        m = _END_POINT.match(connection_string.strip())
+        if m is None:
+            raise KafkaException(f"Unable to parse {connection_string} to a broker endpoint")
+        name = m["name"].upper()
+        protocol = (DEFAULT_SECURITY_PROTOCOL_MAP if protocol_map is None else protocol_map).get(name)
+        if protocol is None:
+            raise KafkaException(f"No security protocol defined for listener {name}")
+        return cls(m["host"], int(m["port"]), name, protocol)
+
+
 @dataclass(frozen=True)
 class Broker:
+    """A live broker as its registration has it (Kafka's ``kafka.cluster.Broker``). ``host`` and
+    ``port`` are the registration's top-level pair (the first PLAINTEXT end point, for clients that
+    predate end points); ``endpoints`` are all its listeners, and ``end_point(name)`` picks one, as
+    Kafka's ``getBrokerEndPoint(listenerName)``. Given only ``host`` and ``port``, it has the one
+    end point ``PLAINTEXT://host:port``, which is what a registration before end points means."""
+
     id: int
     host: str
     port: int
@@ -142,6 +189,56 @@ class Broker:
     # The registration znode's creation zxid (Kafka 2.2's "broker epoch", KIP-380): a broker that
     # registered again has a new one, even under the same id, host and port.
     epoch: int = field(default=-1, compare=False)
+    endpoints: tuple[EndPoint, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.endpoints:
+            object.__setattr__(self, "endpoints", (EndPoint(self.host, self.port, "PLAINTEXT", "PLAINTEXT"),))
+        names = [e.listener_name for e in self.endpoints]
+        if len(set(names)) != len(names):
+            raise ValueError(
+                f"There is more than one end point with the same listener name: "
+                f"{','.join(e.connection_string for e in self.endpoints)}"
+            )
+
+    def end_point(self, listener_name: str) -> EndPoint:
+        for e in self.endpoints:
+            if e.listener_name == listener_name:
+                return e
+        raise BrokerEndPointNotAvailableException(
+            f"End point with listener name {listener_name} not found for broker {self.id}"
+        )
+
+    def has_listener(self, listener_name: str) -> bool:
+        return any(e.listener_name == listener_name for e in self.endpoints)
+
+
+def broker_from_registration(broker_id: int, info: dict, epoch: int = -1) -> Broker:
+    """Kafka's ``Broker.createBroker``: a ``/brokers/ids/<id>`` JSON of any version. Version 1 has
+    only ``host`` and ``port`` (a PLAINTEXT listener); versions 2 and 3 list ``endpoints`` named by
+    their protocol; version 4 (Kafka 0.10.2) adds ``listener_security_protocol_map`` for names that
+    are not protocols."""
+    version = info.get("version", 1)
+    if version < 1:
+        raise KafkaException(f"Unsupported version of broker registration: {info}")
+    if version == 1 or "endpoints" not in info:
+        endpoints = (EndPoint(info["host"], info["port"], "PLAINTEXT", "PLAINTEXT"),)
+    else:
+        protocol_map = info.get("listener_security_protocol_map")
+        endpoints = tuple(EndPoint.create(e, protocol_map) for e in info["endpoints"])
+    host, port = info.get("host"), info.get("port", -1)
+    if host is None or port == -1:  # no PLAINTEXT listener: Kafka writes null and -1
+        host, port = endpoints[0].host, endpoints[0].port
+    return Broker(broker_id, host, port, info.get("rack"), epoch, endpoints)
+
+
+def registration_version(endpoints: Sequence[EndPoint]) -> int:
+    """The version of a broker's registration JSON. Kafka 0.10.2 writes version 4, which adds
+    ``listener_security_protocol_map``, on every broker; kafka_lite writes it only when some
+    listener's name is not its security protocol (``INTERNAL`` for PLAINTEXT, say), the one case
+    version 3 (Kafka 0.10.1's) cannot say. A broker whose listeners are named by their protocols
+    keeps 0.10.1's bytes, which every reader of either version parses the same way."""
+    return 4 if any(e.listener_name != e.security_protocol for e in endpoints) else 3
 
 
 @dataclass(frozen=True)
@@ -403,20 +500,29 @@ class ZkUtils:
         jmx_port: int = -1,
         *,
         security_protocol: str = "PLAINTEXT",
+        endpoints: Sequence[EndPoint] | None = None,
     ) -> None:
         """The ephemeral ``/brokers/ids/<id>``: it lives as long as this broker's ZooKeeper session,
-        which is how the controller learns that a broker died (book 7.1). Its endpoint names the
-        listener's security protocol (``SASL_PLAINTEXT://host:port`` on a SASL listener)."""
+        which is how the controller learns that a broker died (book 7.1). It lists every advertised
+        listener in ``endpoints`` (``SASL_PLAINTEXT://host:port`` on a SASL listener); without
+        ``endpoints``, the one listener ``security_protocol://host:port``. ``host`` and ``port``
+        are also written at the top level, for readers older than end points (Kafka's
+        ``KafkaHealthcheck.register`` picks the first PLAINTEXT end point for them)."""
+        if endpoints is None:
+            endpoints = [EndPoint(host, port, security_protocol, security_protocol)]
+        version = registration_version(endpoints)
         info = {
-            "version": 3,
+            "version": version,
             "host": host,
             "port": port,
-            "endpoints": [f"{security_protocol}://{host}:{port}"],
+            "endpoints": [e.connection_string for e in endpoints],
             "jmx_port": jmx_port,
             "timestamp": str(self._now_ms()),
         }
         if rack is not None:
             info["rack"] = rack
+        if version >= 4:
+            info["listener_security_protocol_map"] = {e.listener_name: e.security_protocol for e in endpoints}
         path = f"{BROKER_IDS_PATH}/{broker_id}"
         # A broker restarted right after a crash finds its own node, left by its old session, which
         # ZooKeeper removes only when that session times out. Kafka 0.10.1's ZKCheckedEphemeral
@@ -434,7 +540,7 @@ class ZkUtils:
                 existing = self.get_broker(broker_id)
                 if existing is None:
                     continue  # the old session expired between our create and this read: create again
-                same = (existing.host, existing.port) == (host, port)
+                same = set(existing.endpoints) == set(endpoints)
                 if not same or time.monotonic() > deadline:
                     raise BrokerIdInUseException(
                         f"broker id {broker_id} is already registered at {path}: either there is another "
@@ -460,7 +566,7 @@ class ZkUtils:
         info, stat = self._read_json(f"{BROKER_IDS_PATH}/{broker_id}")
         if info is None:
             return None
-        return Broker(broker_id, info["host"], info["port"], info.get("rack"), stat.czxid)
+        return broker_from_registration(broker_id, info, stat.czxid)
 
     def get_all_brokers(self) -> list[Broker]:
         return [b for b in (self.get_broker(i) for i in self.get_all_broker_ids()) if b is not None]
