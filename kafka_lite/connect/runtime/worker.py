@@ -65,6 +65,9 @@ LONG_MAX = 2**63 - 1  # Java's Long.MAX_VALUE: Kafka's "block for ever"
 
 
 class Worker:
+    """A container of connectors and tasks, each task on a thread of its own: the worker starts and
+    stops what the herder names, and decides nothing about where anything runs."""
+
     def __init__(
         self,
         worker_id: str,
@@ -75,6 +78,9 @@ class Worker:
         self.worker_id = worker_id
         self.time = time
         self.config = config
+        # The converters a connector's records go through unless its config names its own. The
+        # internal ones serialize what the worker itself stores (offsets, configs, statuses), whatever
+        # format users pick for their data, so that every worker of a group reads the others' writes.
         self.default_key_converter = self._converter(
             config.get("key.converter"), config, "key.converter.", True
         )
@@ -85,6 +91,7 @@ class Worker:
             config.get(INTERNAL_KEY_CONVERTER_CLASS_CONFIG), config, "internal.key.converter.", True)  # fmt: skip
         self.internal_value_converter = self._converter(
             config.get(INTERNAL_VALUE_CONVERTER_CLASS_CONFIG), config, "internal.value.converter.", False)  # fmt: skip
+        # One store for all the source tasks of this worker, each writing under its connector's name.
         self.offset_backing_store = offset_backing_store
         self.offset_backing_store.configure(config.values)
         self.producer_props: dict[str, Any] = {
@@ -99,16 +106,21 @@ class Worker:
         }
         self.connectors: dict[str, WorkerConnector] = {}
         self.tasks: dict[ConnectorTaskId, WorkerTask] = {}
+        # Created in start(), whose thread commits every source task's offsets on a timer; a sink
+        # task commits on its own thread, its consumer not being safe to share.
         self.source_task_offset_committer: SourceTaskOffsetCommitter | None = None
 
     @staticmethod
     def _converter(name: str, config: Any, prefix: str, is_key: bool) -> Converter:
+        # A converter is told whether it serves keys or values: some (a schema registry's) store the two
+        # halves' schemas apart, under different subjects.
         converter = connector_factory.new_converter(name)
         converter.configure(config.originals_with_prefix(prefix), is_key)
         return converter
 
     def start(self) -> None:
         log.info("Worker starting")
+        # Before any task: a source task reads its last offsets in its start().
         self.offset_backing_store.start()
         self.source_task_offset_committer = SourceTaskOffsetCommitter(self.config, self.time)
         log.info("Worker started")
@@ -116,6 +128,8 @@ class Worker:
     def stop(self) -> None:
         log.info("Worker stopping")
         limit = self.time.milliseconds() + self.config.get(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG)
+        # Stopping connectors and tasks is the herder's job, which also records their statuses; what is
+        # left here is stopped so the process can exit, and the warning says the herder missed it.
         if self.connectors:
             log.warning("Shutting down connectors %s uncleanly; herder should have shut down connectors "
                         "before the Worker is stopped", sorted(self.connectors))  # fmt: skip
@@ -124,6 +138,8 @@ class Worker:
             log.warning("Shutting down tasks %s uncleanly; herder should have shut down tasks before the "
                         "Worker is stopped", sorted(map(str, self.tasks)))  # fmt: skip
             self.stop_and_await_tasks()
+        # After the tasks, whose last commits may still need the store; within what is left of the
+        # one graceful timeout, so a stuck commit cannot hold the worker's shutdown for ever.
         self.source_task_offset_committer.close(limit - self.time.milliseconds())
         self.offset_backing_store.stop()
         log.info("Worker stopped")
@@ -141,6 +157,8 @@ class Worker:
         """Create the connector and move it to ``initial_state``; False if it could not be created."""
         if conn_name in self.connectors:
             raise ConnectException(f"Connector with name {conn_name} already exists")
+        # A connector that cannot be created or started is reported FAILED and kept out of
+        # self.connectors: the herder goes on with the rest, and a restart may succeed later.
         try:
             conn_class = ConnectorConfig(conn_props).get(CONNECTOR_CLASS_CONFIG)
             log.info("Creating connector %s of type %s", conn_name, conn_class)
@@ -172,7 +190,10 @@ class Worker:
         result = []
         for task_props in connector.task_configs(max_tasks):
             task_config = dict(task_props)  # the connector's copy stays as it was
+            # The task class travels in the config, so that any worker of the group can start the task
+            # from the config topic alone, without the connector.
             task_config[TASK_CLASS_CONFIG] = connector.task_class()
+            # A sink task subscribes to the connector's topics; the connector need not repeat them.
             if sink_topics is not None:
                 task_config[TOPICS_CONFIG] = ",".join(sink_topics)
             result.append(task_config)
@@ -205,6 +226,7 @@ class Worker:
         worker_connector = self.connectors.get(conn_name)
         if worker_connector is not None:
             worker_connector.transition_to(state)
+        # The target state is per connector: its tasks follow it, each pausing on its own thread.
         for id, worker_task in list(self.tasks.items()):
             if id.connector == conn_name:
                 worker_task.transition_to(state)
@@ -221,15 +243,18 @@ class Worker:
     ) -> bool:
         """Create the task and start its thread; False (and FAILED reported) if it could not be created."""
         log.info("Creating task %s", id)
+        # A task runs once per worker: a restart is a stop that has been awaited, then a start.
         if id in self.tasks:
             raise ConnectException(f"Task already exists in this worker: {id}")
         try:
             conn_config = ConnectorConfig(conn_props)
             task_class = task_props[TASK_CLASS_CONFIG]
-            task = task_class()
+            task = task_class()  # the connector's SourceTask or SinkTask; worker_task below runs it
             log.info(
                 "Instantiated task %s with version %s of type %s", id, task.version(), task_class.__name__
             )
+            # A connector may name its own converters: one connector's topic may hold JSON while
+            # another's holds plain strings, on the same worker.
             key_converter = self.default_key_converter
             if conn_config.get(KEY_CONVERTER_CLASS_CONFIG) is not None:
                 key_converter = self._converter(
@@ -249,6 +274,7 @@ class Worker:
             return False
         self.tasks[id] = worker_task
         worker_task.start()
+        # A source task's offsets are committed on the committer's timer; a sink task's in its own loop.
         if isinstance(worker_task, WorkerSourceTask):
             self.source_task_offset_committer.schedule(id, worker_task)
         return True
@@ -263,12 +289,16 @@ class Worker:
         key_converter: Converter,
         value_converter: Converter,
     ) -> WorkerTask:
+        # Each task gets its own transformation instances: a transformation keeps state (a schema
+        # cache) and is called on the task's thread only.
         if isinstance(task, SourceTask):
             transformation_chain = TransformationChain(conn_config.transformations())
             offset_reader = OffsetStorageReaderImpl(self.offset_backing_store, id.connector,
                                                     self.internal_key_converter, self.internal_value_converter)  # fmt: skip
             offset_writer = OffsetStorageWriter(self.offset_backing_store, id.connector,
                                                 self.internal_key_converter, self.internal_value_converter)  # fmt: skip
+            # A producer per task: its client id names the task, and closing it when the task stops
+            # waits for that task's records only.
             producer = KafkaProducer(client_id=f"connect-{id}", **self.producer_props)
             return WorkerSourceTask(id, task, status_listener, initial_state, key_converter, value_converter,
                                     transformation_chain, producer, offset_reader, offset_writer, self.config,
@@ -284,23 +314,27 @@ class Worker:
             self._stop_task(id)
 
     def _stop_task(self, id: ConnectorTaskId) -> None:
-        task = self.tasks.get(id)
-        if task is None:
+        worker_task = self.tasks.get(id)
+        if worker_task is None:
             log.warning("Ignoring stop request for unowned task %s", id)
             return
         log.info("Stopping task %s", id)
-        if isinstance(task, WorkerSourceTask):
+        # Off the timer first (remove waits for a commit under way): the task commits one last time
+        # as it stops, and two commits of one task must not overlap.
+        if isinstance(worker_task, WorkerSourceTask):
             self.source_task_offset_committer.remove(id)
-        task.stop()
+        worker_task.stop()
 
     def await_stop_tasks(self, ids: list[ConnectorTaskId]) -> None:
         """Wait for the tasks to finish, within ``task.shutdown.graceful.timeout.ms`` in all."""
+        # One deadline for all: the tasks were all asked to stop first (stop_tasks), so they wind
+        # down together, and a rebalance waits one timeout however many tasks this worker had.
         limit = self.time.milliseconds() + self.config.get(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG)
         for id in ids:
-            task = self.tasks.pop(id, None)
-            if task is not None and not task.await_stop(limit - self.time.milliseconds()):
+            worker_task = self.tasks.pop(id, None)
+            if worker_task is not None and not worker_task.await_stop(limit - self.time.milliseconds()):
                 log.error("Graceful stop of task %s failed.", id)
-                task.cancel()  # it reports nothing more: it may be started again meanwhile
+                worker_task.cancel()  # it reports nothing more: it may be started again meanwhile
 
     def stop_and_await_task(self, id: ConnectorTaskId) -> None:
         self.stop_and_await_tasks([id])
