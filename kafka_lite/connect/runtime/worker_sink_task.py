@@ -59,10 +59,15 @@ log = logging.getLogger(__name__)
 
 
 class WorkerSinkTaskContext(SinkTaskContext):
+    """What a sink task may ask of the worker. Every request is recorded here and acted on by the
+    worker's loop on the same thread, between two polls, where the consumer may be touched."""
+
     def __init__(self, consumer: KafkaConsumer) -> None:
         self.consumer = consumer
-        self.offsets: dict[TopicPartition, int] = {}
-        self.timeout_ms = -1
+        self.offsets: dict[TopicPartition, int] = {}  # where to seek before the next poll
+        self.timeout_ms = -1  # the next poll's limit, for a task that wants to retry sooner
+        # The task's own pauses, kept apart from the worker's: resuming after a redelivery or a
+        # connector pause must not resume a partition the task paused itself.
         self.paused_partitions: set[TopicPartition] = set()
         self.commit_requested = False
 
@@ -108,11 +113,16 @@ class WorkerSinkTask(WorkerTask):
         self.transformation_chain = transformation_chain
         self.time = time
         self.task_config: dict[str, str] = {}
+        # Converted records not yet accepted by put: kept across polls while a put is retried.
         self.message_batch: list[SinkRecord] = []
+        # Two views of each partition: what Kafka has committed, and what the task has been given.
+        # A failed pre_commit goes back from the second to the first.
         self.last_committed_offsets: dict[TopicPartition, OffsetAndMetadata] = {}
         self.current_offsets: dict[TopicPartition, OffsetAndMetadata] = {}
         self.next_commit = 0
         self.committing = False
+        # Each commit is numbered, so the callback of one that timed out (and was given up on) cannot
+        # change the state of the commit after it.
         self.commit_seqno = 0
         self.commit_started = -1
         self.commit_failures = 0
@@ -144,6 +154,7 @@ class WorkerSinkTask(WorkerTask):
 
     def close(self) -> None:
         # The task's stop() is called here, on its own thread, after its last commit.
+        # autocommit=False: the consumer must not commit positions past what the task has flushed.
         try:
             self.task.stop()
         finally:
@@ -157,6 +168,8 @@ class WorkerSinkTask(WorkerTask):
             while not self.is_stopping():
                 self.iteration()
         finally:
+            # The partitions are given up as at a rebalance: a last, synchronous commit and the
+            # task's close, so the next owner starts after what this task wrote.
             self.close_partitions()
 
     def iteration(self) -> None:
@@ -174,6 +187,7 @@ class WorkerSinkTask(WorkerTask):
                 self.committing = False
             if self.should_pause() != self.paused:
                 self._apply_target_state()
+            # No longer than the time to the next commit, so a quiet topic does not delay it.
             self.poll(max(self.next_commit - now, 0))
         except WakeupException:
             # stop() or transition_to() woke the consumer.
@@ -182,6 +196,8 @@ class WorkerSinkTask(WorkerTask):
             self._apply_target_state()
 
     def _apply_target_state(self) -> None:
+        # A paused sink keeps polling with every partition paused: the polls fetch nothing but keep
+        # the consumer in its group, so the partitions are not handed to another task meanwhile.
         if self.should_pause():
             self._pause_all()
             self.paused = True
@@ -196,6 +212,8 @@ class WorkerSinkTask(WorkerTask):
         topics = self.task_config.get(TOPICS_CONFIG)
         if not topics:
             raise ConnectException("Sink tasks require a list of topics.")
+        # Subscribed, not assigned: the tasks of a connector share the group connect-<name>, and the
+        # group coordinator spreads the topics' partitions over them, moving them as tasks come and go.
         self.consumer.subscribe(topics.split(","), listener=HandleRebalance(self))
         self.task.initialize(self.context)
         self.task.start(self.task_config)
@@ -204,6 +222,7 @@ class WorkerSinkTask(WorkerTask):
 
     def poll(self, timeout_ms: int) -> None:
         self.rewind()
+        # A timeout the task set (after a RetriableException, say) holds for this one poll only.
         if self.context.timeout_ms > 0:
             timeout_ms = min(timeout_ms, self.context.timeout_ms)
             self.context.timeout(-1)
@@ -213,6 +232,8 @@ class WorkerSinkTask(WorkerTask):
 
     def _poll_consumer(self, timeout_ms: int) -> list:
         msgs = self.consumer.poll(timeout_ms)
+        # The rebalance listener runs inside poll, and the consumer only logs what a listener raises;
+        # so the listener parks its exception, and it ends the task from here.
         if self.rebalance_exception is not None:
             e, self.rebalance_exception = self.rebalance_exception, None
             raise e
@@ -238,7 +259,9 @@ class WorkerSinkTask(WorkerTask):
         if not self.message_batch and not self.paused_for_redelivery:
             return
         try:
+            # A copy: the batch is kept for a retry, and the task may hold on to the list it was given.
             self.task.put(list(self.message_batch))
+            # Only records put count toward a commit; offset + 1 is the next record to read.
             for record in self.message_batch:
                 tp = TopicPartition(record.topic, record.kafka_partition)
                 self.current_offsets[tp] = OffsetAndMetadata(record.kafka_offset + 1)
@@ -248,11 +271,16 @@ class WorkerSinkTask(WorkerTask):
                     self._resume_all()
                 self.paused_for_redelivery = False
         except RetriableException:
-            # The same batch is handed again on the next poll; the consumer fetches nothing new meanwhile.
+            # The sink is briefly unavailable (a database restarting). The same batch is handed again
+            # after the next poll; with every partition paused that poll fetches nothing new, but it
+            # still runs, so the consumer keeps its place in the group and its partitions while the
+            # sink recovers, and the batch is not read twice.
             log.error("RetriableException from SinkTask %s:", self.id, exc_info=True)
             self.paused_for_redelivery = True
             self._pause_all()
         except Exception as e:
+            # Anything else is the task's bug or a lasting failure: the task ends FAILED, its offsets
+            # left at the last commit, until a user restarts it.
             raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.") from e
 
     def _pause_all(self) -> None:
@@ -265,6 +293,7 @@ class WorkerSinkTask(WorkerTask):
 
     def rewind(self) -> None:
         """Seek to the offsets the task asked for through its context."""
+        # Both views move too: the task says where its data ends, and a commit must not go back past it.
         offsets, self.context.offsets = self.context.offsets, {}
         for tp, offset in offsets.items():
             self.consumer.seek(tp, offset)
@@ -274,6 +303,9 @@ class WorkerSinkTask(WorkerTask):
     # --8<-- [start:commit_offsets]
     def commit_offsets(self, now: int, closing: bool) -> None:
         """Ask the task which offsets are safe (``pre_commit``) and commit those it may commit."""
+        # put may only have buffered the records; an offset committed before the sink has them
+        # durably would, after a crash, skip them. So the task flushes first (pre_commit's default),
+        # and only the offsets it vouches for are committed.
         if not self.current_offsets:
             return
         self.committing = True
@@ -336,6 +368,8 @@ class WorkerSinkTask(WorkerTask):
             # Synchronously: the partitions are about to go, and their next owner reads these offsets.
             self._do_commit_sync(offsets, seqno)
         else:
+            # Asynchronously: the loop goes on putting records while the broker answers, and a failed
+            # commit costs only a redelivery, since the next commit covers the same partitions.
 
             def on_complete(committed, error) -> None:
                 if error is None:
@@ -373,6 +407,9 @@ class WorkerSinkTask(WorkerTask):
     def close_partitions(self) -> None:
         self.commit_offsets(self.time.milliseconds(), closing=True)
 
+    # The worker commits (auto-commit off), and only after the task has flushed; a connector with no
+    # committed offsets starts at the beginning of its topics (earliest), not missing what was written
+    # before it was created.
     def _create_consumer(self) -> KafkaConsumer:
         props = {
             "group.id": f"connect-{self.id.connector}",
@@ -411,7 +448,7 @@ class HandleRebalance(ConsumerRebalanceListener):
             wt.consumer.pause(*wt.context.paused_partitions)
         # A failed closing commit (in on_partitions_revoked) is raised from this same poll, which ends
         # the task: its new partitions are not opened. (Kafka also lets a WakeupException through
-        # here, which its closing commit rethrows; ours uses the wakeup up, see _do_commit_sync.)
+        # here, which its closing commit rethrows; kafka_lite's uses the wakeup up, see _do_commit_sync.)
         if wt.rebalance_exception is None:
             try:
                 wt.task.open(partitions)
