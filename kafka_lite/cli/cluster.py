@@ -577,7 +577,7 @@ def run_up(args: argparse.Namespace, console) -> int:
     else:
         zk_port, base_port = args.zookeeper_port or NAMED_ZOOKEEPER_PORT, args.base_port or NAMED_BASE_PORT
     # A lab cluster's request path is the learner's code under test: no reporter traffic through it.
-    # A secure cluster would refuse the reporter's producer, which does not log in.
+    # On a secure cluster the reporter logs in as the brokers do (their inter-broker login).
     state = start_cluster(
         args.dir,
         args.brokers,
@@ -586,7 +586,7 @@ def run_up(args: argparse.Namespace, console) -> int:
         args.override,
         args.lab,
         args.lab_dir,
-        metrics_reporter=args.metrics_reporter and args.lab is None and not args.secure,
+        metrics_reporter=args.metrics_reporter and args.lab is None,
         name=args.name,
         shared_zookeeper=shared,
         secure=args.secure,

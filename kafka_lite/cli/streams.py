@@ -8,6 +8,12 @@ until Ctrl-C or SIGTERM, then closing cleanly (every task committed and its stor
     kafka-lite streams wordcount --bootstrap-server 127.0.0.1:9092 --property commit.interval.ms=1000
     kafka-lite streams wordcount --bootstrap-server 127.0.0.1:9092 --state-dir /tmp/wc-2 \
         --property num.standby.replicas=1          # a second instance beside the first
+    kafka-lite streams wordcount --bootstrap-server 127.0.0.1:9093 --command-config alice.properties
+
+On a secure cluster the application logs in as Kafka's Streams does, with the client security
+settings among its own (``--property security.protocol=SASL_PLAINTEXT`` and so on), or all at once
+from ``--command-config``, the properties file Kafka's tools take (and ``cluster up --secure``
+writes): its settings become Streams settings, which every client of the application gets.
 
 ``reset`` is
 Kafka's ``kafka-streams-application-reset.sh`` (``kafka_lite.tools.streams_resetter``), flag for
@@ -30,7 +36,8 @@ import threading
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, admin_client
+from kafka_lite.cli import CliError, admin_client, properties_file
+from kafka_lite.cli.security import add_command_config
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.topic import validate_topic_name
 
@@ -69,6 +76,7 @@ def register_wordcount(commands: argparse._SubParsersAction) -> None:
                         help="any other Streams setting, such as commit.interval.ms=1000, "
                         "num.stream.threads=2, num.standby.replicas=1 or consumer.session.timeout.ms=6000; "
                         "repeatable")  # fmt: skip
+    add_command_config(parser, "Streams settings from a file, --property winning: ")
     parser.set_defaults(handler=run_wordcount)
 
 
@@ -97,6 +105,7 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
         except KafkaException as e:
             raise CliError(f"{option}: {e}", exit_code=2) from None
     props = {
+        **properties_file(args.command_config, "--command-config"),
         **parse_properties(args.property),
         "application.id": args.application_id,
         "bootstrap.servers": args.bootstrap_server,
@@ -104,15 +113,20 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
     if args.state_dir:
         props["state.dir"] = args.state_dir
     try:
-        StreamsConfig(props)  # every setting checked before anything connects
+        config = StreamsConfig(props)  # every setting checked before anything connects
+        login = config.get_admin_configs(args.application_id)  # the application's own login
     except KafkaException as e:
         raise CliError(str(e), exit_code=2) from None
-    with admin_client(args.bootstrap_server) as admin:
+    with admin_client(args.bootstrap_server, **login) as admin:
         if args.input_topic not in admin.list_topics():
             create = shlex.join(["kafka-lite", "topics", "--create", "--topic", args.input_topic, "--partitions", "3",
                                  "--replication-factor", "1", "--bootstrap-server", args.bootstrap_server])  # fmt: skip
+            # A secure cluster answers a topic the user may not Describe as unknown (Kafka 0.11).
+            hidden = ""
+            if login["security_protocol"] != "PLAINTEXT":
+                hidden = f" (or {login['sasl_plain_username']} may not see it: an ACL must allow Describe)"
             raise CliError(
-                f"the input topic {args.input_topic} does not exist: create it first, for example `{create}`"
+                f"the input topic {args.input_topic} does not exist{hidden}: create it first, for example `{create}`"
             )
     streams = KafkaStreams(build_wordcount(KStreamBuilder(), args.input_topic, args.output_topic), props)
     streams.set_state_listener(lambda new, old: console.print(f"state {old.value} -> {new.value}"))
@@ -135,7 +149,10 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
     console.print("closed")
     failed = [t for t in streams.threads if t.uncaught_exception is not None]
     if failed:
-        raise CliError(f"{failed[0].name} stopped on an error: {failed[0].uncaught_exception}")
+        # The exception's class names the error as Kafka's stack trace would (an authorization
+        # failure is ClusterAuthorizationException, GroupAuthorizationException, ...).
+        error = failed[0].uncaught_exception
+        raise CliError(f"{failed[0].name} stopped on an error: {type(error).__name__}: {error}")
     return 0
 
 
@@ -159,6 +176,7 @@ def register_reset(commands: argparse._SubParsersAction) -> None:
                         "through() and read back): offsets moved to the end")  # fmt: skip
     parser.add_argument("--zookeeper", metavar="HOST:PORT",
                         help="ignored: the tool reaches the cluster through the brokers only (Kafka 1.0 deprecated it)")  # fmt: skip
+    add_command_config(parser)
     parser.set_defaults(handler=run_reset)
 
 
@@ -200,6 +218,6 @@ def run_reset(args: argparse.Namespace, console: Console) -> int:
     def out(line: str) -> None:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
 
-    with admin_client(args.bootstrap_server) as admin:
+    with admin_client(args.bootstrap_server, command_config=args.command_config) as admin:
         StreamsResetter(admin, out).run(args.application_id, args.input_topics, args.intermediate_topics)
     return 0

@@ -48,6 +48,13 @@ as it measures any client's, as Kafka would):
     total_time_ms            double  received -> sent: the sum of the five above
     ======================== ======= ==============================================================
 
+On a secure cluster the reporter logs in as the broker itself: with the broker's inter-broker
+settings (``security.inter.broker.protocol``, ``sasl.mechanism.inter.broker.protocol``, or 0.10.2's
+``inter.broker.listener.name``) and the ``username``/``password`` of that listener's JAAS entry, the
+credentials the broker's own connections to other brokers use, as Confluent's metrics reporter
+reuses them. Its principal is then the brokers', a super user under ``SimpleAclAuthorizer``, so
+creating its topic and writing to it need no ACL of their own.
+
 Threads: ``request_completed`` runs on a processor thread, which serves every connection it owns, so
 it only appends the sample to a bounded buffer; when the buffer is full it drops the sample and
 counts it (``dropped``). The reporter's own thread wakes every ``request.metrics.reporter.interval.ms``,
@@ -70,7 +77,9 @@ from typing import Any
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type
 from kafka_lite.common.errors import ConfigException, Errors, KafkaException
+from kafka_lite.common.security.jaas_config import load_server_context
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.network.channel_builders import PLAINTEXT, SASL_PLAINTEXT
 from kafka_lite.network.request_metrics import PHASES, RequestMetrics, RequestSample
 from kafka_lite.producer.kafka_producer import KafkaProducer
 
@@ -116,6 +125,42 @@ MAX_DEFAULT_REPLICATION_FACTOR = 3
 # The topic rolls a segment every hour, so that retention (which deletes whole segments, never
 # the active one) frees an hour of samples at a time instead of waiting for a 1 GB segment.
 TOPIC_SEGMENT_MS = 3_600_000
+
+
+def inter_broker_login(configs: Mapping[str, Any]) -> dict[str, Any]:
+    """The broker's own login for its connections to brokers, as the reporter's clients take it
+    (kafka-python's argument names): nothing on a PLAINTEXT inter-broker listener; on a SASL one,
+    the inter-broker mechanism with the username and password of the listener's JAAS entry for it
+    (what ``KafkaConfig.inter_broker_channel_builder`` logs in with)."""
+    listener = (configs.get("inter.broker.listener.name") or "").strip().upper()  # ListenerName.normalised
+    if listener:  # Kafka 0.10.2 (KIP-103): a named listener, its protocol from the map
+        protocol = _listener_protocols(configs.get("listener.security.protocol.map")).get(listener, listener)
+    else:  # 0.10.1: the listener is named by its protocol
+        listener = protocol = configs.get("security.inter.broker.protocol") or PLAINTEXT
+    if protocol != SASL_PLAINTEXT:
+        return {}
+    mechanism = configs.get("sasl.mechanism.inter.broker.protocol") or "PLAIN"
+    entries = load_server_context(listener, mechanism, configs)
+    options = next((e.options for e in entries if {"username", "password"} <= e.options.keys()), None)
+    if options is None:
+        raise ConfigException(
+            f"the request metrics reporter logs in as the broker: the JAAS entry of listener {listener}'s "
+            f'{mechanism} mechanism needs the broker\'s own username="..." and password="..."'
+        )
+    return {
+        "security_protocol": SASL_PLAINTEXT,
+        "sasl_mechanism": mechanism,
+        "sasl_plain_username": options["username"],
+        "sasl_plain_password": options["password"],
+    }
+
+
+def _listener_protocols(setting: Any) -> dict[str, str]:
+    """``listener.security.protocol.map`` (``NAME:PROTOCOL,...``, or already parsed) as a dict."""
+    if isinstance(setting, Mapping):
+        return {str(k): str(v) for k, v in setting.items()}
+    entries = setting.split(",") if isinstance(setting, str) else list(setting or [])
+    return dict(entry.strip().split(":", 1) for entry in entries if ":" in entry)
 
 
 class MetricsReporter(ABC):
@@ -177,6 +222,7 @@ class RequestMetricsTopicReporter(MetricsReporter):
     def __init__(self) -> None:
         self.broker_id = -1
         self._configure_reporter(CONFIG_DEF.parse({}))
+        self.login: dict[str, Any] = {}  # the broker's own login (inter_broker_login), set by configure
         self.time: Time = SYSTEM
         self.dropped = 0  # samples that found the buffer full
         self.sent = 0  # samples handed to the producer
@@ -199,6 +245,7 @@ class RequestMetricsTopicReporter(MetricsReporter):
             raise ConfigException("Missing required configuration 'broker.id', which has no default value.")
         self.broker_id = int(configs["broker.id"])
         self._configure_reporter(CONFIG_DEF.parse({k: v for k, v in configs.items() if k in CONFIG_DEF.keys}))
+        self.login = inter_broker_login(configs)
 
     def _configure_reporter(self, values: Mapping[str, Any]) -> None:
         self.topic = values["request.metrics.reporter.topic"]
@@ -224,6 +271,7 @@ class RequestMetricsTopicReporter(MetricsReporter):
             # The reporter's thread is the only caller: waiting here delays samples, never a request.
             max_block_ms=max(self.interval_ms, 1000),
             time=self.time,
+            **self.login,
         )
         self._thread = threading.Thread(target=self.run, name=self.client_id, daemon=True)
         self._thread.start()
@@ -321,6 +369,7 @@ class RequestMetricsTopicReporter(MetricsReporter):
             client_id=self.client_id,
             request_timeout_ms=max(self.interval_ms, 2000),
             time=self.time,
+            **self.login,
         )
         try:
             cluster = admin.describe_cluster()

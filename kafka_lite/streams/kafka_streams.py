@@ -120,7 +120,7 @@ class KafkaStreams:
         self._state_directory: StateDirectory | None = None  # made at start, to hold its lock
 
         self.admin = KafkaAdminClient(
-            self.config[BOOTSTRAP_SERVERS_CONFIG], client_id=f"{client_id}-admin", time=time
+            self.config[BOOTSTRAP_SERVERS_CONFIG], time=time, **self.config.get_admin_configs(client_id)
         )
         internal_topic_manager = InternalTopicManager(self.admin, self.config[REPLICATION_FACTOR_CONFIG])
         self.streams_metadata_state = StreamsMetadataState(builder)

@@ -6,7 +6,7 @@ Mirrors: org.apache.kafka.streams.StreamsConfig
 Book:    chapter 9, 9.1.3 (the thread model: what a thread's clients are told)
 Differs: only the settings kafka_lite's Streams implements are defined; an unknown one is an error,
          except those prefixed ``consumer.`` or ``producer.`` (0.10.2's prefixes), which go to that
-         client. The settings whose value is a class in Kafka (``timestamp.extractor``,
+         client, and the client security settings below, which go to every client. The settings whose value is a class in Kafka (``timestamp.extractor``,
          ``default.deserialization.exception.handler`` of Kafka 1.0, ``partition.grouper``) take a
          Python class or instance and are checked where they are used. No ``zookeeper.connect``
          (0.10.2 dropped it: internal topics are created with CreateTopics), no ``key.serde`` /
@@ -25,6 +25,14 @@ What a stream thread's three clients are given (``StreamsConfig.getConsumerConfi
 each stream thread gets an equal share (``cache_size_per_thread``), its ``ThreadCache``, which its
 tasks' cached stores share. 0 turns the cache off in effect: every update is flushed as it is put.
 
+On a secure cluster the application logs in with Kafka's client security settings, given beside
+its own (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``): as Kafka's
+``getClientPropsWithPrefix`` does, every client gets them (the three above and the admin client
+that creates the internal topics), and a ``consumer.`` or ``producer.`` setting of the same name
+wins for that client. The principal then needs the ACLs Kafka's security guide lists for Streams:
+Read on the input topics, Write on the output topics, Read on the group ``application.id``, Create
+on the cluster (the internal topics), and Read, Write and Describe on the internal topics.
+
 Under ``processing.guarantee=exactly_once`` (Kafka 0.11, KIP-129) both consumers read with
 ``isolation.level=read_committed``, each task gets a producer of its own with
 ``transactional.id=<application.id>-<task id>``, and commits come every 100 ms unless
@@ -36,9 +44,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kafka_lite.clients.common_client_configs import CommonClientConfigs
+from kafka_lite.clients.common_client_configs import CommonClientConfigs, define_security_configs
 from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type, ValidString
 from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.security.jaas_config import client_credentials
 
 APPLICATION_ID_CONFIG = "application.id"
 APPLICATION_SERVER_CONFIG = "application.server"
@@ -73,6 +82,12 @@ OBJECT_CONFIGS = frozenset(
         DEFAULT_DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
     }
 )
+
+# The clients' security settings (Kafka's CommonClientConfigs and SaslConfigs names): checked here,
+# handed to every client the application builds.
+SECURITY_CONFIG_DEF = define_security_configs(ConfigDef())
+SECURITY_PROTOCOL_CONFIG = CommonClientConfigs.SECURITY_PROTOCOL_CONFIG
+SASL_MECHANISM_CONFIG = CommonClientConfigs.SASL_MECHANISM_CONFIG
 
 CONSUMER_PREFIX = "consumer."
 PRODUCER_PREFIX = "producer."
@@ -232,9 +247,12 @@ class StreamsConfig:
         self.objects: dict[str, Any] = {}
         self.consumer_props: dict[str, Any] = {}
         self.producer_props: dict[str, Any] = {}
+        self.security_props: dict[str, Any] = {}
         for name, value in props.items():
             dotted = name.replace("_", ".")
-            if dotted.startswith(CONSUMER_PREFIX):
+            if dotted in SECURITY_CONFIG_DEF.keys:
+                self.security_props[dotted] = value
+            elif dotted.startswith(CONSUMER_PREFIX):
                 self.consumer_props[name[len(CONSUMER_PREFIX) :]] = value
             elif dotted.startswith(PRODUCER_PREFIX):
                 self.producer_props[name[len(PRODUCER_PREFIX) :]] = value
@@ -243,6 +261,7 @@ class StreamsConfig:
             else:
                 streams_props[name] = value
         self.values = CONFIG_DEF.parse(streams_props)
+        self.security = SECURITY_CONFIG_DEF.parse(self.security_props)  # a bad protocol fails here
         if not self.values[APPLICATION_ID_CONFIG]:
             raise ConfigException(APPLICATION_ID_CONFIG, "", "The application id must not be empty")
         names = {name.replace("_", ".") for name in streams_props}
@@ -271,6 +290,7 @@ class StreamsConfig:
         """The main consumer's: in the application's group, committing by hand."""
         return {
             **CONSUMER_DEFAULT_OVERRIDES,
+            **self.security_props,
             **self.consumer_props,
             "bootstrap.servers": self.values[BOOTSTRAP_SERVERS_CONFIG],
             "group.id": self.values[APPLICATION_ID_CONFIG],
@@ -284,6 +304,7 @@ class StreamsConfig:
         """The restore consumer's: no group, its partitions (changelogs) assigned by hand."""
         configs = {
             **CONSUMER_DEFAULT_OVERRIDES,
+            **self.security_props,
             **self.consumer_props,
             "bootstrap.servers": self.values[BOOTSTRAP_SERVERS_CONFIG],
             "client.id": client_id + "-restore-consumer",
@@ -301,6 +322,7 @@ class StreamsConfig:
         another instance, fences this one and aborts its open transaction."""
         configs = {
             **PRODUCER_DEFAULT_OVERRIDES,
+            **self.security_props,
             **self.producer_props,
             "bootstrap.servers": self.values[BOOTSTRAP_SERVERS_CONFIG],
             "client.id": client_id + "-producer",
@@ -311,6 +333,23 @@ class StreamsConfig:
             configs["client.id"] = f"{client_id}-{task_id}-producer"
             configs["transactional.id"] = f"{self.values[APPLICATION_ID_CONFIG]}-{task_id}"
         return configs
+
+    def get_admin_configs(self, client_id: str) -> dict[str, Any]:
+        """The admin client's, which creates the internal topics (Kafka 0.10.2-0.11's
+        ``StreamsKafkaClient``, built from the same settings): its client id and the login.
+        ``KafkaAdminClient`` takes kafka-python's argument names, so the login's username and
+        password are read from ``sasl.jaas.config`` here."""
+        s = self.security
+        username, password = s["sasl.plain.username"], s["sasl.plain.password"]
+        if username is None and s["sasl.jaas.config"]:
+            username, password = client_credentials(s["sasl.jaas.config"])
+        return {
+            "client_id": client_id + "-admin",
+            "security_protocol": s[SECURITY_PROTOCOL_CONFIG],
+            "sasl_mechanism": s[SASL_MECHANISM_CONFIG],
+            "sasl_plain_username": username,
+            "sasl_plain_password": password,
+        }
 
     def _eos_consumer_overrides(self) -> dict[str, Any]:
         """Under exactly_once both consumers read only committed data: the input, and the changelogs

@@ -10,12 +10,22 @@ Differs: a converter setting is Kafka's class name, mapped to kafka_lite's class
 Settings with a prefix go to what the prefix names, the prefix removed: ``key.converter.*`` and
 ``value.converter.*`` to the converters, ``internal.key.converter.*`` to the offsets' converters,
 ``producer.*`` to every source task's producer, ``consumer.*`` to every sink task's consumer.
+
+On a secure cluster a worker logs in twice over, as Kafka's does. The client security settings at
+the top level (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``) are the worker's
+own: its group membership and the clients of its internal topics (offsets, and in distributed mode
+configs and statuses) log in with them. The tasks' clients do not inherit them: a source task's
+producer logs in with ``producer.security.protocol`` and so on, a sink task's consumer with
+``consumer.*``, so the connectors' data may be written under another principal than the worker's
+bookkeeping (Kafka's security guide repeats each setting under both prefixes for that reason).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from kafka_lite.clients.common_client_configs import define_security_configs
 from kafka_lite.common.config import AbstractConfig, ConfigDef, Importance, Range, Type
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
@@ -34,7 +44,7 @@ REST_ADVERTISED_HOST_NAME_CONFIG = "rest.advertised.host.name"
 REST_ADVERTISED_PORT_CONFIG = "rest.advertised.port"
 OFFSET_STORAGE_FILE_FILENAME_CONFIG = "offset.storage.file.filename"
 
-WORKER_CONFIG_DEF = (
+WORKER_CONFIG_DEF = define_security_configs(
     ConfigDef()
     .define(BOOTSTRAP_SERVERS_CONFIG, Type.LIST, "localhost:9092", None, H,
             "A list of host/port pairs to use for establishing the initial connection to the Kafka cluster.")
@@ -68,6 +78,17 @@ STANDALONE_CONFIG_DEF.keys.update(WORKER_CONFIG_DEF.keys)
 STANDALONE_CONFIG_DEF.define(
     OFFSET_STORAGE_FILE_FILENAME_CONFIG, Type.STRING, importance=H, doc="File to store offset data in"
 )
+
+
+# The worker's own login, handed to the clients of its group membership and its internal topics.
+SECURITY_CONFIGS = ("security.protocol", "sasl.mechanism", "sasl.plain.username", "sasl.plain.password",
+                    "sasl.jaas.config")  # fmt: skip
+
+
+def worker_security_configs(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The client security settings among the worker's parsed ``values`` (those set: a login the
+    worker was not given is left to the clients' defaults)."""
+    return {name: values[name] for name in SECURITY_CONFIGS if values.get(name) is not None}
 
 
 class WorkerConfig(AbstractConfig):

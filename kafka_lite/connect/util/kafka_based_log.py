@@ -30,9 +30,11 @@ from typing import Any
 
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.errors import KafkaException, TopicExistsException, WakeupException
+from kafka_lite.common.security.jaas_config import client_credentials
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.connect.errors import ConnectException
+from kafka_lite.connect.runtime.worker_config import worker_security_configs
 from kafka_lite.connect.util.callback import Callback, FutureCallback
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer
 from kafka_lite.producer.kafka_producer import KafkaProducer
@@ -135,7 +137,7 @@ class KafkaBasedLog:
 
     def _create_topic_if_missing(self) -> None:
         admin = KafkaAdminClient(self.producer_configs["bootstrap.servers"], client_id=f"{self.topic}-admin",
-                                 time=self.time)  # fmt: skip
+                                 time=self.time, **admin_login(self.producer_configs))  # fmt: skip
         try:
             cluster = admin.describe_cluster()
             if self.topic in cluster.topics():
@@ -226,11 +228,27 @@ def client_configs(worker_config: dict[str, Any], client_id: str) -> tuple[dict[
     """The producer's and the consumer's settings for a store's log, from the worker's settings.
 
     Kafka hands the clients every worker setting and lets them ignore what they do not know;
-    kafka_lite's clients refuse an unknown setting, so the log's clients get the cluster's address
-    and their client id."""
+    kafka_lite's clients refuse an unknown setting, so the log's clients get the cluster's address,
+    their client id and the worker's login (its top-level security settings: the internal topics
+    are the worker's, written and read as its principal)."""
     bootstrap = worker_config["bootstrap.servers"]
     if not isinstance(bootstrap, str):
         bootstrap = ",".join(bootstrap)
-    producer = {"bootstrap.servers": bootstrap, "client.id": f"{client_id}-producer"}
-    consumer = {"bootstrap.servers": bootstrap, "client.id": f"{client_id}-consumer"}
+    login = worker_security_configs(worker_config)
+    producer = {"bootstrap.servers": bootstrap, "client.id": f"{client_id}-producer", **login}
+    consumer = {"bootstrap.servers": bootstrap, "client.id": f"{client_id}-consumer", **login}
     return producer, consumer
+
+
+def admin_login(configs: dict[str, Any]) -> dict[str, Any]:
+    """The login of a log's clients as ``KafkaAdminClient`` takes it (kafka-python's argument names),
+    for the admin client that creates the topic: the same principal as the producer's."""
+    username, password = configs.get("sasl.plain.username"), configs.get("sasl.plain.password")
+    if username is None and configs.get("sasl.jaas.config"):
+        username, password = client_credentials(configs["sasl.jaas.config"])
+    return {
+        "security_protocol": configs.get("security.protocol", "PLAINTEXT"),
+        "sasl_mechanism": configs.get("sasl.mechanism", "PLAIN"),
+        "sasl_plain_username": username,
+        "sasl_plain_password": password,
+    }

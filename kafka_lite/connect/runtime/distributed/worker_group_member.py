@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import logging
 
-from kafka_lite.clients.client_utils import parse_bootstrap
+from kafka_lite.clients.client_utils import create_channel_builder, parse_bootstrap
 from kafka_lite.clients.metadata import Metadata
 from kafka_lite.clients.network_client import NetworkClient
 from kafka_lite.common.errors import IllegalArgumentException
@@ -65,8 +65,10 @@ class WorkerGroupMember:
         self.metadata = Metadata(refresh_backoff_ms=retry_backoff_ms,
                                  metadata_expire_ms=config.get(METADATA_MAX_AGE_CONFIG), time=time)  # fmt: skip
         self.metadata.bootstrap(parse_bootstrap(config.get(BOOTSTRAP_SERVERS_CONFIG)), time.milliseconds())
+        # The worker's own login (its top-level security settings): the group is the worker's.
+        channel_builder = create_channel_builder(config.values, self.client_id)
         network = NetworkClient(
-            Selector(time=time),
+            Selector(time=time, channel_builder=channel_builder),
             self.client_id,
             max_in_flight_requests_per_connection=MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION,
             reconnect_backoff_ms=config.get(RECONNECT_BACKOFF_MS_CONFIG),
