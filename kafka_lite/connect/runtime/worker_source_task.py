@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.connect.runtime.WorkerSourceTask and WorkerSourceTaskContext
          (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/WorkerSourceTask.java, Kafka 0.11)
 Book:    chapter 8, 8.3
-Differs: outstanding records are kept in dicts keyed by ``id()`` where Kafka uses
+Differs: outstanding records are kept in dicts keyed by ``identity(record)`` where Kafka uses
          ``IdentityHashMap`` s; Kafka's ``synchronized (this)``, ``wait`` and ``notifyAll`` are one
          ``threading.Condition``.
 
@@ -25,6 +25,7 @@ are written sends them again on restart: at-least-once.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import logging
 import threading
@@ -53,7 +54,16 @@ SEND_FAILED_BACKOFF_MS = 100
 PRODUCER_CLOSE_TIMEOUT_S = 30
 
 
+def identity(producer_record: ProducerRecord) -> int:
+    """A record's key in the outstanding maps: the object itself, as in Kafka's ``IdentityHashMap``.
+    Two equal records (the same line read twice) are two sends, each awaiting its own callback."""
+    return builtins.id(producer_record)
+
+
 class WorkerSourceTaskContext(SourceTaskContext):
+    """A source task's view of the worker: the reader of the offsets its connector stored, from
+    which it learns where to resume (a file's position, a table's last id)."""
+
     def __init__(self, reader: OffsetStorageReader) -> None:
         self.reader = reader
 
@@ -88,13 +98,17 @@ class WorkerSourceTask(WorkerTask):
         self.worker_config = worker_config
         self.time = time
         self.task_config: dict[str, str] = {}
+        # The records of the last poll not yet handed to the producer: after a retriable send error
+        # the rest of the batch waits here, so that poll is not called again and nothing is lost.
         self.to_send: list[SourceRecord] | None = None
         self.last_send_failed = False
-        # id(producer record) -> producer record: sent, not yet acknowledged.
+        # identity(producer record) -> producer record: sent, not yet acknowledged.
         self.outstanding_messages: dict[int, ProducerRecord] = {}
         self.outstanding_messages_backlog: dict[int, ProducerRecord] = {}
         self.flushing = False
         self.monitor = threading.Condition()  # Kafka's synchronized (this) / wait / notifyAll
+        # stop() may come while the task is still in start(), on another thread; the task's stop()
+        # must not run before its start() has finished, so the thread calls it once start() returns.
         self.finished_start = False
         self.started_shutdown_before_start_completed = False
 
@@ -110,6 +124,8 @@ class WorkerSourceTask(WorkerTask):
                 self.started_shutdown_before_start_completed = True
 
     def close(self) -> None:
+        # Bounded: records still unacknowledged after that are not committed, and are sent again by
+        # the next run of the task, at least once.
         self.producer.close(PRODUCER_CLOSE_TIMEOUT_S)
         self.transformation_chain.close()
 
@@ -129,12 +145,15 @@ class WorkerSourceTask(WorkerTask):
                     if self.await_unpause():
                         self.on_resume()
                     continue
+                # A new poll only once the last batch is all sent: the task is never asked for more
+                # while records it gave are still waiting.
                 if self.to_send is None:
                     log.debug("Nothing to send to Kafka. Polling source for additional records")
                     self.to_send = self.task.poll() or None
                 if self.to_send is None:
                     continue
                 log.debug("About to send %d records to Kafka", len(self.to_send))
+                # A retriable send error (the producer's buffer full, say) backs off, ended early by stop().
                 if not self.send_records():
                     self._stopping.wait(SEND_FAILED_BACKOFF_MS / 1000)
         finally:
@@ -157,12 +176,14 @@ class WorkerSourceTask(WorkerTask):
                 record.topic, value, key, record.kafka_partition, record.timestamp
             )
             log.debug("Appending record with key %r, value %r", record.key, record.value)
+            # Outstanding before send: the callback may run on the I/O thread before send returns.
+            # A record resent after a failed send is outstanding already.
             with self.monitor:
                 if not self.last_send_failed:
                     outstanding = (
                         self.outstanding_messages_backlog if self.flushing else self.outstanding_messages
                     )
-                    outstanding[id(producer_record)] = producer_record
+                    outstanding[identity(producer_record)] = producer_record
                     # The offset goes to the writer now; it is written only after this record is acked.
                     self.offset_writer.offset(record.source_partition, record.source_offset)
             try:
@@ -208,9 +229,9 @@ class WorkerSourceTask(WorkerTask):
 
     def _record_sent(self, producer_record: ProducerRecord) -> None:
         with self.monitor:
-            removed = self.outstanding_messages.pop(id(producer_record), None)
+            removed = self.outstanding_messages.pop(identity(producer_record), None)
             if removed is None and self.flushing:
-                removed = self.outstanding_messages_backlog.pop(id(producer_record), None)
+                removed = self.outstanding_messages_backlog.pop(identity(producer_record), None)
             if removed is None:
                 log.error("CRITICAL Saw callback for record that was not present in the outstanding message set: %s",
                           producer_record)  # fmt: skip
@@ -224,6 +245,8 @@ class WorkerSourceTask(WorkerTask):
         log.debug("%s Committing offsets", self)
         started = self.time.milliseconds()
         timeout = started + commit_timeout_ms
+        # Under the monitor, so no record is sent between the snapshot and the switch to the
+        # backlog: every record the snapshot's offsets cover is in outstanding_messages.
         with self.monitor:
             self.flushing = True
             flush_started = self.offset_writer.begin_flush()
@@ -244,6 +267,8 @@ class WorkerSourceTask(WorkerTask):
                 self._commit_source_task()
                 return True
 
+        # Outside the monitor: the write goes to the offsets topic (or a file) and may take a while,
+        # and the task's thread keeps sending meanwhile, into the backlog.
         flush_future = self.offset_writer.do_flush(
             lambda error, result: (
                 log.error("Failed to flush %s offsets to storage: %s", self, error) if error else None
@@ -276,6 +301,8 @@ class WorkerSourceTask(WorkerTask):
             log.exception("Exception thrown while calling task.commit()")
 
     def _finish_failed_flush(self) -> None:
+        # The snapshot goes back into the writer (cancel_flush), to be written by the next commit with
+        # whatever came since, and every record sent meanwhile is waited for again.
         with self.monitor:
             self.offset_writer.cancel_flush()
             self.outstanding_messages.update(self.outstanding_messages_backlog)
