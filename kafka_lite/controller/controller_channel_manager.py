@@ -4,7 +4,8 @@ Mirrors: kafka.controller.ControllerChannelManager, RequestSendThread and Contro
          (core/src/main/scala/kafka/controller/ControllerChannelManager.scala, Kafka 0.10.1)
 Book:    chapter 7, 7.1.7 (the controller's channel manager)
 Differs: the sending thread drives kafka_lite's own ``NetworkClient`` (chapter 2) the way Kafka's
-         drives its ``NetworkClient`` with ``NetworkClientBlockingOps``.
+         drives its ``NetworkClient`` with ``NetworkClientBlockingOps``. UpdateMetadata goes out at
+         version 3 (Kafka 0.10.2), where 0.10.1 sends 2: see ``update_metadata_live_brokers``.
 
 A thread per broker means a slow or dead broker delays only its own requests. Each thread sends one
 request at a time and retries it until it gets an answer (or the broker is removed), so a broker sees
@@ -20,7 +21,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,11 +31,43 @@ from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.network.channel_builders import PLAINTEXT_CHANNEL_BUILDER, ChannelBuilder
 from kafka_lite.network.selector import Selector
-from kafka_lite.zk.zk_utils import LeaderAndIsr
+from kafka_lite.zk.zk_utils import Broker, LeaderAndIsr
 
 log = logging.getLogger(__name__)
 
-UPDATE_METADATA_VERSION = 3  # Kafka 0.11's: end points with listener names
+# UpdateMetadata's security_protocol_type ids (Kafka's ``SecurityProtocol.id``)
+SECURITY_PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
+
+
+# --8<-- [start:update_metadata_live_brokers]
+def update_metadata_live_brokers(brokers: Iterable[Broker]) -> tuple[int, list[dict]]:
+    """UpdateMetadata's version and its ``live_brokers``: every end point of every broker, each with
+    its listener name. This is Kafka 0.10.2's request (KIP-103), not 0.10.1's: 0.10.1 sends version 2,
+    whose end points carry only a security protocol, so a broker can have one end point per protocol
+    and the protocol is the listener's name. A broker with a SASL_PLAINTEXT listener for clients and
+    a PLAINTEXT one named INTERNAL for the brokers needs version 3's ``listener_name`` for the
+    receiving broker to tell its listeners apart, and answer each client with its own listener's
+    addresses."""
+    live_brokers = [
+        {
+            "id": b.id,
+            "end_points": [
+                {
+                    "port": e.port,
+                    "host": e.host,
+                    "listener_name": e.listener_name,
+                    "security_protocol_type": SECURITY_PROTOCOL_IDS[e.security_protocol],
+                }
+                for e in b.endpoints
+            ],
+            "rack": b.rack,
+        }
+        for b in brokers
+    ]
+    return 3, live_brokers
+
+
+# --8<-- [end:update_metadata_live_brokers]
 
 
 @dataclass
@@ -258,8 +291,10 @@ class ControllerBrokerRequestBatch:
         channel = self.controller.channel_manager
         for broker_id, states in self.leader_and_isr.items():
             leaders = {s["leader"] for s in states.values()}
+            # the leaders' inter-broker addresses: the followers fetch from them there
+            listener = self.controller.inter_broker_listener_name
             live_leaders = [
-                {"id": b.id, "host": b.host, "port": b.port}
+                {"id": b.id, "host": b.end_point(listener).host, "port": b.end_point(listener).port}
                 for b in ctx.live_or_shutting_down_brokers()
                 if b.id in leaders
             ]
@@ -273,21 +308,7 @@ class ControllerBrokerRequestBatch:
                 broker_id, ApiKeys.LEADER_AND_ISR, 0, body, self.controller.on_leader_and_isr_response
             )
         if self.update_metadata_brokers:
-            live_brokers = [
-                {
-                    "id": b.id,
-                    "end_points": [
-                        {
-                            "port": b.port,
-                            "host": b.host,
-                            "listener_name": "PLAINTEXT",
-                            "security_protocol_type": 0,
-                        }
-                    ],
-                    "rack": b.rack,
-                }
-                for b in ctx.live_or_shutting_down_brokers()
-            ]
+            version, live_brokers = update_metadata_live_brokers(ctx.live_or_shutting_down_brokers())
             states = [s for s in self.update_metadata_partitions.values() if s is not None]
             body = {
                 "controller_id": cid,
@@ -296,7 +317,7 @@ class ControllerBrokerRequestBatch:
                 "live_brokers": live_brokers,
             }
             for broker_id in sorted(self.update_metadata_brokers):
-                channel.send_request(broker_id, ApiKeys.UPDATE_METADATA, UPDATE_METADATA_VERSION, body)
+                channel.send_request(broker_id, ApiKeys.UPDATE_METADATA, version, body)
         for broker_id, replicas in self.stop_replica.items():
             # One request for every replica that needs neither delete nor an answer; one each for the
             # others, so that each answer reaches its own callback.

@@ -153,6 +153,7 @@ class KafkaController:
         auto_rebalance_scheduler: Scheduler | None = None,
         delete_topic_enable: bool = False,
         channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
+        inter_broker_listener_name: str = "PLAINTEXT",
     ) -> None:
         """``log_config_props``: the broker's defaults of the topic settings (``KafkaConfig.log_config_props``),
         which a topic's overrides in ZooKeeper replace; the controller reads ``unclean.leader.election.enable``
@@ -160,13 +161,16 @@ class KafkaController:
         settings of those names; ``auto_rebalance_scheduler`` runs the rebalance check (a
         ``MockScheduler`` in tests; a ``KafkaScheduler`` on ``time`` by default).
         ``delete_topic_enable``: the broker's ``delete.topic.enable``. ``channel_builder``: how its
-        connections to the brokers authenticate (``security.inter.broker.protocol``)."""
+        connections to the brokers authenticate (``security.inter.broker.protocol``);
+        ``inter_broker_listener_name``: the listener it connects to them on (Kafka 0.10.2's
+        ``inter.broker.listener.name``)."""
         self.broker_id = broker_id
         self.zk = zk
         self.log_config_props = dict(log_config_props or {})
         self.time = time
         self.socket_timeout_ms = socket_timeout_ms
         self.channel_builder = channel_builder
+        self.inter_broker_listener_name = inter_broker_listener_name
         self.epoch = 0
         self.active_controller_id = -1
         self.context = ControllerContext()
@@ -443,6 +447,12 @@ class KafkaController:
 
         return callback
 
+    def _inter_broker_address(self, broker: Broker) -> tuple[str, int]:
+        """Where the controller reaches ``broker``: its inter-broker listener (Kafka 0.10.2's
+        ``broker.getBrokerEndPoint(config.interBrokerListenerName)``)."""
+        end_point = broker.end_point(self.inter_broker_listener_name)
+        return end_point.host, end_point.port
+
     def _initialize_controller_context(self) -> None:
         ctx = self.context
         ctx.clear()
@@ -451,7 +461,7 @@ class KafkaController:
         )
         for broker in self.zk.get_all_brokers():
             ctx.live_brokers_by_id[broker.id] = broker
-            self.channel_manager.add_broker(broker.id, broker.host, broker.port)
+            self.channel_manager.add_broker(broker.id, *self._inter_broker_address(broker))
         for topic in self.zk.get_all_topics():
             self._load_topic(topic)
         self.partition_state_machine.shutdown()
@@ -579,7 +589,7 @@ class KafkaController:
             if broker is None:
                 continue
             ctx.live_brokers_by_id[broker_id] = broker
-            self.channel_manager.add_broker(broker_id, broker.host, broker.port)
+            self.channel_manager.add_broker(broker_id, *self._inter_broker_address(broker))
         log.info(
             "Broker change: new %s, dead %s, bounced %s, live %s",
             new, dead, bounced, sorted(ctx.live_broker_ids()),

@@ -66,6 +66,10 @@ class Request:
     api_remote_complete_ns: int = 0  # the response ready (later, when it waited in a purgatory)
     response_dequeue_ns: int = 0
     principal: KafkaPrincipal = KafkaPrincipal.ANONYMOUS  # the connection's, set by the processor
+    # The listener the request came in on (Kafka 0.10.2's ``RequestChannel.Request.listenerName``):
+    # Metadata and FindCoordinator answer with the addresses of this listener.
+    listener_name: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
     api: ApiKeys = field(init=False)  # the header's api key, looked up once
     session: Session = field(init=False)
 

@@ -1,15 +1,20 @@
-"""The broker's socket server: one acceptor, N processors, and the request channel between them.
+"""The broker's socket server: an acceptor per listener, N processors each, and the request channel.
 
 Mirrors: kafka.network.SocketServer, Acceptor, Processor and ConnectionQuotas
-         (core/src/main/scala/kafka/network/SocketServer.scala, Kafka 0.10.1)
+         (core/src/main/scala/kafka/network/SocketServer.scala, Kafka 0.10.2: a listener per end point)
 Book:    chapter 2, 2.3 (the server side: 2.3.1 the acceptor, 2.3.2 the processors,
          2.3.3 the request channel and the handlers)
-Differs: one listener, PLAINTEXT or SASL_PLAINTEXT (its ``channel_builder`` gives each connection an
-         authenticator, which runs before any request is parsed); request parsing happens in the processor, as in Kafka 0.10, and a
+Differs: listeners are PLAINTEXT or SASL_PLAINTEXT (a SASL listener's ``channel_builder`` gives each
+         connection an authenticator, which runs before any request is parsed); request parsing happens in the processor, as in Kafka 0.10, and a
          request that fails to parse closes its connection with one warning line.
 Labs:    lab 4 (Processor.process_completed_receives and process_completed_sends)
 
-The threads (``ThreadPicture`` in the chapter guide draws them)::
+Each listener (``Listener``: a name such as ``PLAINTEXT`` or ``INTERNAL``, its security protocol,
+address and channel builder) has its own acceptor and ``num.network.threads`` processors, as Kafka
+0.10.2 starts them; every request carries its listener's name, so that the API layer answers a
+client with the addresses of the listener it came in on. The book's broker has one listener.
+
+The threads of one listener (``ThreadPicture`` in the chapter guide draws them)::
 
     Acceptor ──accept──▶ Processor i (own Selector) ──Request──▶ RequestChannel.request_queue
                               ▲                                        │
@@ -28,6 +33,8 @@ import queue
 import selectors
 import socket
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import parse_request_body, parse_request_header
@@ -80,6 +87,18 @@ class ConnectionQuotas:
             return self._counts.get(ip, 0)
 
 
+@dataclass(frozen=True)
+class Listener:
+    """One listener the socket server serves: an end point (Kafka's ``EndPoint``) with the channel
+    builder of its security protocol (Kafka's ``ChannelBuilders.serverChannelBuilder``)."""
+
+    listener_name: str
+    security_protocol: str
+    host: str
+    port: int
+    channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER
+
+
 class Processor(threading.Thread):
     """Owns a set of connections: reads requests from them, and writes their responses back."""
 
@@ -93,9 +112,13 @@ class Processor(threading.Thread):
         connections_max_idle_ms: int,
         time: Time = SYSTEM,
         channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
+        listener_name: str = "PLAINTEXT",
+        security_protocol: str = "PLAINTEXT",
     ) -> None:
-        super().__init__(name=f"kafka-network-thread-{processor_id}", daemon=True)
+        super().__init__(name=f"kafka-network-thread-{listener_name}-{processor_id}", daemon=True)
         self.id = processor_id
+        self.listener_name = listener_name
+        self.security_protocol = security_protocol
         self.request_channel = request_channel
         self.connection_quotas = connection_quotas
         self.metrics = metrics
@@ -196,10 +219,16 @@ class Processor(threading.Thread):
         if header.api_key == ApiKeys.API_VERSIONS and not ApiKeys.API_VERSIONS.is_version_supported(
             header.api_version
         ):
-            return Request(self.id, connection_id, header, {}, len(frame), ip, now, unsupported_version=True)
+            return Request(
+                self.id, connection_id, header, {}, len(frame), ip, now, unsupported_version=True,
+                listener_name=self.listener_name, security_protocol=self.security_protocol,
+            )  # fmt: skip
         body = parse_request_body(header, frame, body_start)
         principal = self.selector.channels[connection_id].principal()  # as it authenticated
-        return Request(self.id, connection_id, header, body, len(frame), ip, now, principal=principal)
+        return Request(
+            self.id, connection_id, header, body, len(frame), ip, now, principal=principal,
+            listener_name=self.listener_name, security_protocol=self.security_protocol,
+        )  # fmt: skip
 
     # --8<-- [start:sends]
     def process_completed_sends(self) -> None:
@@ -270,8 +299,9 @@ class Acceptor(threading.Thread):
         connection_quotas: ConnectionQuotas,
         send_buffer_size: int = -1,
         receive_buffer_size: int = -1,
+        listener_name: str = "PLAINTEXT",
     ) -> None:
-        super().__init__(name="kafka-socket-acceptor", daemon=True)
+        super().__init__(name=f"kafka-socket-acceptor-{listener_name}", daemon=True)
         self.processors = processors
         self.connection_quotas = connection_quotas
         self.send_buffer_size = send_buffer_size
@@ -338,7 +368,9 @@ class Acceptor(threading.Thread):
 
 
 class SocketServer:
-    """Starts the acceptor and processors; the handlers (``KafkaRequestHandlerPool``) read its channel."""
+    """Starts an acceptor and its processors per listener; the handlers (``KafkaRequestHandlerPool``)
+    read its one request channel. Given no ``listeners``, it serves one PLAINTEXT listener on
+    ``host:port`` with ``channel_builder`` (the book's broker)."""
 
     def __init__(
         self,
@@ -354,48 +386,91 @@ class SocketServer:
         receive_buffer_bytes: int = 102400,
         time: Time = SYSTEM,
         channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
+        listeners: Sequence[Listener] | None = None,
     ) -> None:
-        self.host = host
-        self.requested_port = port
+        self.listeners = list(listeners or [Listener("PLAINTEXT", "PLAINTEXT", host, port, channel_builder)])
+        self.host = self.listeners[0].host
+        self.requested_port = self.listeners[0].port
         self.time = time
-        self.request_channel = RequestChannel(num_network_threads, queued_max_requests, time)
+        self.request_channel = RequestChannel(
+            num_network_threads * len(self.listeners), queued_max_requests, time
+        )
         self.metrics = RequestMetrics(time)
         self.connection_quotas = ConnectionQuotas(max_connections_per_ip, max_connections_per_ip_overrides)
-        self.processors = [
-            Processor(
-                i,
-                self.request_channel,
-                self.connection_quotas,
-                self.metrics,
-                socket_request_max_bytes,
-                connections_max_idle_ms,
-                time,
-                channel_builder,
-            )
-            for i in range(num_network_threads)
-        ]
+        # Kafka's ``processorBeginIndex``..``processorEndIndex``: listener i owns the processors
+        # i*N..(i+1)*N-1, so that a processor's id is also its response queue's index.
+        self.processors_by_listener: dict[str, list[Processor]] = {}
+        self.processors: list[Processor] = []
+        for listener in self.listeners:
+            processors = [
+                Processor(
+                    len(self.processors) + i,
+                    self.request_channel,
+                    self.connection_quotas,
+                    self.metrics,
+                    socket_request_max_bytes,
+                    connections_max_idle_ms,
+                    time,
+                    listener.channel_builder,
+                    listener.listener_name,
+                    listener.security_protocol,
+                )
+                for i in range(num_network_threads)
+            ]
+            self.processors_by_listener[listener.listener_name] = processors
+            self.processors.extend(processors)
         self.request_channel.add_response_listener(lambda i: self.processors[i].wakeup())
         self._buffers = (send_buffer_bytes, receive_buffer_bytes)
-        self.acceptor: Acceptor | None = None
+        self.acceptors: dict[str, Acceptor] = {}
+
+    @property
+    def acceptor(self) -> Acceptor | None:
+        """The first listener's acceptor (the book's broker has only that one)."""
+        return self.acceptors.get(self.listeners[0].listener_name)
 
     @property
     def port(self) -> int:
-        """The bound port (the real one when configured with port 0)."""
-        return self.acceptor.port if self.acceptor else self.requested_port
+        """The first listener's bound port (the real one when configured with port 0)."""
+        return self.bound_port(self.listeners[0].listener_name)
+
+    def bound_port(self, listener_name: str) -> int:
+        """The port a listener is bound to (Kafka's ``boundPort(listenerName)``)."""
+        acceptor = self.acceptors.get(listener_name)
+        if acceptor is not None:
+            return acceptor.port
+        return next(x.port for x in self.listeners if x.listener_name == listener_name)
 
     def startup(self) -> None:
-        self.acceptor = Acceptor(
-            self.host, self.requested_port, self.processors, self.connection_quotas, *self._buffers
-        )
+        for listener in self.listeners:
+            try:
+                self.acceptors[listener.listener_name] = Acceptor(
+                    listener.host,
+                    listener.port,
+                    self.processors_by_listener[listener.listener_name],
+                    self.connection_quotas,
+                    *self._buffers,
+                    listener_name=listener.listener_name,
+                )
+            except OSError:  # one port taken: release the ones already bound, then stop the broker
+                for acceptor in self.acceptors.values():
+                    acceptor.server_socket.close()
+                self.acceptors.clear()
+                raise
         for p in self.processors:
             p.start()
-        self.acceptor.start()
-        log.info("Socket server listening on %s:%d", self.host, self.port)
+        for listener in self.listeners:
+            self.acceptors[listener.listener_name].start()
+            log.info(
+                "Socket server listening on %s:%d (%s, %s)", listener.host,
+                self.bound_port(listener.listener_name), listener.listener_name, listener.security_protocol,
+            )  # fmt: skip
 
     def shutdown(self) -> None:
-        if self.acceptor is not None:
-            self.acceptor.shutdown()
-            self.acceptor.join(5)
+        for acceptor in self.acceptors.values():
+            acceptor.shutdown()
+        for acceptor in self.acceptors.values():
+            if acceptor.is_alive():
+                acceptor.join(5)
         for p in self.processors:
             p.shutdown()
         for p in self.processors:

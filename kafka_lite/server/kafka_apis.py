@@ -429,7 +429,10 @@ class KafkaApis:
         ):
             authorized = [t for t in authorized if t not in non_existing]
             unauthorized_for_create = non_existing
-        known = self.metadata_cache.topic_metadata(authorized) if authorized else []
+        # Answered as seen from the request's listener (Kafka 0.10.2, KIP-103): a client that came in
+        # on SASL_PLAINTEXT is told the SASL_PLAINTEXT addresses, never the brokers' INTERNAL ones.
+        listener = request.listener_name
+        known = self.metadata_cache.topic_metadata(authorized, listener) if authorized else []
         found = {t["topic"] for t in known}
         for topic in authorized:
             if topic not in found:
@@ -441,7 +444,7 @@ class KafkaApis:
                 known.append(_topic_error_metadata(topic, Errors.UNKNOWN_TOPIC_OR_PARTITION))
         brokers = [
             {"node_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}
-            for b in self.metadata_cache.alive_brokers()
+            for b in self.metadata_cache.alive_endpoints(listener)
         ]
         self._send_response(
             request,
@@ -1371,7 +1374,9 @@ class KafkaApis:
                 (p["leader"] for p in topic_metadata["partition_metadata"] if p["partition_id"] == partition),
                 -1,
             )
-            broker = next((b for b in self.metadata_cache.alive_brokers() if b.id == leader), None)
+            # the coordinator's address on the listener the request came in on (Kafka 0.10.2)
+            alive = self.metadata_cache.alive_endpoints(request.listener_name)
+            broker = next((b for b in alive if b.id == leader), None)
             if broker is not None:
                 error, node = Errors.NONE, {"node_id": broker.id, "host": broker.host, "port": broker.port}
         self._send_find_coordinator_response(request, error, node)

@@ -55,7 +55,7 @@ from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.network.sasl_server_authenticator import AuthenticationStats
 from kafka_lite.network.selector import Selector
-from kafka_lite.network.socket_server import SocketServer
+from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.security.auth.authorizer import Authorizer
 from kafka_lite.server import quota_factory
 from kafka_lite.server.admin_manager import AdminManager
@@ -81,6 +81,7 @@ from kafka_lite.zk.zk_utils import (
     CONFIG_TYPE_TOPIC,
     CONFIG_TYPE_USER,
     Broker,
+    EndPoint,
     ZkUtils,
 )
 
@@ -102,7 +103,7 @@ class KafkaServer:
         self.zk: ZkUtils | None = None
         self.scheduler = KafkaScheduler(time=time)
         self.log_manager: LogManager | None = None
-        self.metadata_cache = MetadataCache(self.broker_id)
+        self.metadata_cache = MetadataCache(self.broker_id, config.inter_broker_listener_name)
         self.socket_server: SocketServer | None = None
         self.authentication_stats = AuthenticationStats()  # SASL authentications, by framing and outcome
         self.credential_cache = CredentialCache()  # SCRAM credentials, kept current from /config/users
@@ -147,8 +148,7 @@ class KafkaServer:
         )
         self.log_manager.startup()
         self.socket_server = SocketServer(
-            c.host,
-            c.port,
+            listeners=self._listeners(),
             num_network_threads=c["num.network.threads"],
             queued_max_requests=c["queued.max.requests"],
             socket_request_max_bytes=c["socket.request.max.bytes"],
@@ -158,12 +158,6 @@ class KafkaServer:
             send_buffer_bytes=c["socket.send.buffer.bytes"],
             receive_buffer_bytes=c["socket.receive.buffer.bytes"],
             time=self.time,
-            channel_builder=server_channel_builder(
-                c,
-                api_versions(KafkaApis.HANDLED),
-                self.authentication_stats,
-                scram_server=lambda: ScramSaslServer(self.credential_cache.get),
-            ),
         )
         self.socket_server.startup()
         self._add_metric_reporters()
@@ -191,6 +185,7 @@ class KafkaServer:
             leader_imbalance_per_broker_percentage=c["leader.imbalance.per.broker.percentage"],
             delete_topic_enable=c["delete.topic.enable"],
             channel_builder=c.inter_broker_channel_builder(),
+            inter_broker_listener_name=c.inter_broker_listener_name,
         )
         self.controller.startup()
         self.admin_manager = AdminManager(c, self.metadata_cache, self.zk, self.time)
@@ -231,15 +226,55 @@ class KafkaServer:
             self.time,
         )
         self.dynamic_config_manager.startup()
-        host = c.advertised_host if c.advertised_host != "0.0.0.0" else "127.0.0.1"
-        port = c.advertised_port or self.socket_server.port
-        self._registration = (self.broker_id, host, port, c["broker.rack"])
-        self.zk.register_broker(*self._registration, security_protocol=self.config.security_protocol)
+        self._register()
         self.zk.client.add_listener(self._on_zk_state)
         self._started = True
-        log.info("Broker %d started on %s:%d (cluster %s)", self.broker_id, host, port, self.cluster_id)
+        log.info(
+            "Broker %d started on %s (cluster %s)", self.broker_id,
+            ",".join(e.connection_string for e in self.advertised_endpoints()), self.cluster_id,
+        )  # fmt: skip
 
     # --8<-- [end:startup]
+
+    # --8<-- [start:listeners]
+    def _listeners(self) -> list[Listener]:
+        """Each of ``listeners`` with the channel builder of its security protocol (Kafka 0.10.2's
+        ``SocketServer.startup`` builds one per end point)."""
+        c = self.config
+        listeners = []
+        for e in c.listeners:
+            builder = server_channel_builder(
+                c,
+                api_versions(KafkaApis.HANDLED),
+                self.authentication_stats,
+                scram_server=lambda: ScramSaslServer(self.credential_cache.get),
+                listener=e,
+            )
+            listeners.append(Listener(e.listener_name, e.security_protocol, e.host, e.port, builder))
+        return listeners
+
+    def advertised_endpoints(self) -> list[EndPoint]:
+        """``advertised.listeners`` (or ``listeners``) as registered: port 0 becomes the port the
+        listener bound (Kafka's ``boundPort(listenerName)``), and a host that binds every interface
+        becomes 127.0.0.1 (Kafka asks for the machine's canonical host name)."""
+        endpoints = []
+        for e in self.config.advertised_listeners:
+            host = e.host if e.host not in ("", "0.0.0.0") else "127.0.0.1"
+            port = e.port or self.socket_server.bound_port(e.listener_name)
+            endpoints.append(EndPoint(host, port, e.listener_name, e.security_protocol))
+        return endpoints
+
+    def _register(self) -> None:
+        """Kafka's ``KafkaHealthcheck.register``: every advertised end point, and at the top level the
+        first PLAINTEXT one for readers older than end points (or the first of all, where Kafka writes
+        none)."""
+        endpoints = self.advertised_endpoints()
+        first = next((e for e in endpoints if e.security_protocol == "PLAINTEXT"), endpoints[0])
+        self.zk.register_broker(
+            self.broker_id, first.host, first.port, self.config["broker.rack"], endpoints=endpoints
+        )
+
+    # --8<-- [end:listeners]
 
     def _topic_configs(self) -> dict[str, LogConfig]:
         """Every topic's overrides from ZooKeeper, so that each log opens with its topic's settings
@@ -263,10 +298,12 @@ class KafkaServer:
         c = self.config
         configs = dict(c.values)
         if not configs["request.metrics.reporter.bootstrap.servers"]:
-            host = c.advertised_host if c.advertised_host != "0.0.0.0" else "127.0.0.1"
-            configs["request.metrics.reporter.bootstrap.servers"] = (
-                f"{host}:{c.advertised_port or self.socket_server.port}"
+            # it logs in as the broker's own connections do: the inter-broker listener's address
+            endpoints = self.advertised_endpoints()
+            own = next(
+                (e for e in endpoints if e.listener_name == c.inter_broker_listener_name), endpoints[0]
             )
+            configs["request.metrics.reporter.bootstrap.servers"] = f"{own.host}:{own.port}"
         for cls in c.metric_reporter_classes:
             reporter = cls()
             reporter.configure(configs)
@@ -370,7 +407,7 @@ class KafkaServer:
         if self._shutdown_done.is_set():
             return
         try:
-            self.zk.register_broker(*self._registration, security_protocol=self.config.security_protocol)
+            self._register()
             log.info("Broker %d re-registered in ZooKeeper under a new session", self.broker_id)
         except Exception as e:  # kazoo's errors are many; the next session change retries
             log.warning("Broker %d could not re-register in ZooKeeper: %s", self.broker_id, e)
@@ -459,7 +496,9 @@ class KafkaServer:
                     if prev_controller is not None:
                         client.close(str(prev_controller.id))
                     prev_controller = controller
-                    client.set_node(str(controller.id), controller.host, controller.port)
+                    # the controller's inter-broker listener (Kafka 0.10.2's controlled shutdown)
+                    address = controller.end_point(c.inter_broker_listener_name)
+                    client.set_node(str(controller.id), address.host, address.port)
                 # 2. The request, and the partitions it still leads.
                 if prev_controller is not None:
                     response = _blocking_send_and_receive(

@@ -2,6 +2,10 @@
 
 Mirrors: kafka.server.MetadataCache (core/src/main/scala/kafka/server/MetadataCache.scala, Kafka 0.10.1)
 Book:    chapter 7, 7.3.1 (the controller keeps each broker's metadata cache up to date)
+Differs: it keeps every end point of each live broker by listener name, as Kafka 0.10.2's
+         ``aliveNodes`` does (KIP-103), so that a Metadata request is answered with the addresses of
+         the listener it came in on; a broker without that listener is left out of the answer (Kafka
+         0.10.2 fails the request; later Kafkas leave it out).
 
 Only the controller writes it, through UpdateMetadata requests; Metadata requests from clients are
 answered from it, so any broker can answer for the whole cluster without asking ZooKeeper. A
@@ -15,7 +19,11 @@ from dataclasses import dataclass
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.zk.zk_utils import Broker, LeaderAndIsr
+from kafka_lite.zk.zk_utils import Broker, EndPoint, LeaderAndIsr
+
+# UpdateMetadata's ``security_protocol_type`` ids (Kafka's ``SecurityProtocol.id``)
+SECURITY_PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
+SECURITY_PROTOCOL_NAMES = {v: k for k, v in SECURITY_PROTOCOL_IDS.items()}
 
 
 @dataclass(frozen=True)
@@ -29,8 +37,12 @@ class PartitionState:
 
 
 class MetadataCache:
-    def __init__(self, broker_id: int) -> None:
+    """``inter_broker_listener_name``: the listener whose address ``alive_brokers()`` gives each
+    broker (``inter.broker.listener.name``), the one this broker's own connections use."""
+
+    def __init__(self, broker_id: int, inter_broker_listener_name: str = "PLAINTEXT") -> None:
         self.broker_id = broker_id
+        self.inter_broker_listener_name = inter_broker_listener_name
         self._lock = threading.RLock()
         self._brokers: dict[int, Broker] = {}
         self._partitions: dict[str, dict[int, PartitionState]] = {}
@@ -48,13 +60,14 @@ class MetadataCache:
             self.controller_id, self.controller_epoch = controller_id, controller_epoch
             brokers = {}
             for b in body["live_brokers"]:
-                if version == 0:
-                    host, port = b["host"], b["port"]
-                elif b["end_points"]:
-                    host, port = b["end_points"][0]["host"], b["end_points"][0]["port"]
-                else:
+                endpoints = _end_points(b, version)
+                if not endpoints:
                     continue  # a broker with no end point cannot be reached: leave it out
-                brokers[b["id"]] = Broker(b["id"], host, port, b.get("rack"))
+                # host and port: the inter-broker listener's, for the broker's own connections
+                own = next(
+                    (e for e in endpoints if e.listener_name == self.inter_broker_listener_name), endpoints[0]
+                )
+                brokers[b["id"]] = Broker(b["id"], own.host, own.port, b.get("rack"), endpoints=endpoints)
             self._brokers = brokers
             self._has_metadata = True
             for s in body["partition_states"]:
@@ -83,6 +96,18 @@ class MetadataCache:
         with self._lock:
             return sorted(self._brokers.values(), key=lambda b: b.id)
 
+    def alive_endpoints(self, listener_name: str) -> list[Broker]:
+        """The live brokers at their ``listener_name`` address, for a request that came in on that
+        listener (Kafka's ``getAliveBrokers.map(_.getNode(listenerName))``). A broker without the
+        listener is left out: a client could not reach it on the listener it speaks."""
+        with self._lock:
+            return [
+                Broker(b.id, e.host, e.port, b.rack, endpoints=(e,))
+                for b in sorted(self._brokers.values(), key=lambda b: b.id)
+                for e in b.endpoints
+                if e.listener_name == listener_name
+            ]
+
     def topics(self) -> list[str]:
         with self._lock:
             return sorted(self._partitions)
@@ -99,10 +124,15 @@ class MetadataCache:
         with self._lock:
             return dict(self._partitions.get(topic, {}))
 
-    def topic_metadata(self, topics: list[str]) -> list[dict]:
-        """The ``topic_metadata`` of a Metadata response (v1+ field names) for known ``topics``."""
+    def topic_metadata(self, topics: list[str], listener_name: str | None = None) -> list[dict]:
+        """The ``topic_metadata`` of a Metadata response (v1+ field names) for known ``topics``, as
+        seen from ``listener_name`` (every live broker when None): a broker without that listener
+        counts as not available, as Kafka's ``getAliveEndpoint`` finds no node for it."""
         result = []
         with self._lock:
+            reachable = {
+                i for i, b in self._brokers.items() if listener_name is None or b.has_listener(listener_name)
+            }
             for topic in topics:
                 parts = self._partitions.get(topic)
                 if parts is None:
@@ -110,9 +140,9 @@ class MetadataCache:
                 partition_metadata = []
                 for pid, state in sorted(parts.items()):
                     error = Errors.NONE
-                    if state.leader < 0 or state.leader not in self._brokers:
+                    if state.leader < 0 or state.leader not in reachable:
                         error = Errors.LEADER_NOT_AVAILABLE
-                    live_replicas = [r for r in state.replicas if r in self._brokers]
+                    live_replicas = [r for r in state.replicas if r in reachable]
                     if error is Errors.NONE and len(live_replicas) < len(state.replicas):
                         error = Errors.REPLICA_NOT_AVAILABLE
                     partition_metadata.append(
@@ -124,7 +154,7 @@ class MetadataCache:
                             if error is not Errors.LEADER_NOT_AVAILABLE
                             else LeaderAndIsr.NO_LEADER,
                             "replicas": list(state.replicas),
-                            "isr": [r for r in state.isr if r in self._brokers],
+                            "isr": [r for r in state.isr if r in reachable],
                         }
                     )
                 result.append(
@@ -136,3 +166,16 @@ class MetadataCache:
                     }
                 )
         return result
+
+
+def _end_points(live_broker: dict, version: int) -> tuple[EndPoint, ...]:
+    """A ``live_brokers`` entry's end points. Version 0 has one host and port (PLAINTEXT); versions 1
+    and 2 name each end point by its security protocol, which is then also its listener name;
+    version 3 (Kafka 0.10.2) carries the listener name."""
+    if version == 0:
+        return (EndPoint(live_broker["host"], live_broker["port"], "PLAINTEXT", "PLAINTEXT"),)
+    endpoints = []
+    for e in live_broker["end_points"]:
+        protocol = SECURITY_PROTOCOL_NAMES.get(e["security_protocol_type"], "PLAINTEXT")
+        endpoints.append(EndPoint(e["host"], e["port"], e.get("listener_name", protocol), protocol))
+    return tuple(endpoints)

@@ -7,9 +7,10 @@ Book:    beyond the book (Kafka 0.10.2–0.11's security)
 Differs: it lives with the broker (``server/``), since it reads the broker's config; the network layer
          stays free of configuration.
 
-A PLAINTEXT listener builds plain channels. A SASL_PLAINTEXT listener gives each connection a
+Each listener gets its own builder, from its security protocol (Kafka 0.10.2 builds one per end
+point). A PLAINTEXT listener builds plain channels. A SASL_PLAINTEXT listener gives each connection a
 ``SaslServerAuthenticator`` with the enabled mechanisms: PLAIN checks the ``user_<name>`` options of
-the listener's JAAS entry; SCRAM-SHA-256 checks the salted credentials kept in ZooKeeper, through the
+that listener's JAAS entry; SCRAM-SHA-256 checks the salted credentials kept in ZooKeeper, through the
 broker's credential cache.
 """
 
@@ -28,14 +29,19 @@ from kafka_lite.network.channel_builders import (
 )
 from kafka_lite.network.sasl_server_authenticator import AuthenticationStats, SaslServerAuthenticator
 from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.zk.zk_utils import EndPoint
 
 
 def sasl_servers(
-    config: KafkaConfig, scram_server: Callable[[], SaslServer] | None = None
+    config: KafkaConfig,
+    scram_server: Callable[[], SaslServer] | None = None,
+    listener_name: str | None = None,
 ) -> dict[str, Callable[[], SaslServer]]:
-    """A factory of each enabled mechanism's server (Kafka's ``SaslServerFactory`` per mechanism)."""
+    """A factory of each enabled mechanism's server (Kafka's ``SaslServerFactory`` per mechanism),
+    from the JAAS entries of ``listener_name`` (the first listener's when None)."""
+    listener_name = listener_name or config.listeners[0].listener_name
     factories: dict[str, Callable[[], SaslServer]] = {}
-    for mechanism, entries in config.sasl_jaas_entries.items():
+    for mechanism, entries in config.sasl_jaas_entries_by_listener.get(listener_name, {}).items():
         if mechanism == PLAIN:
             users = plain_users(entries)
             factories[PLAIN] = lambda users=users: PlainSaslServer(users)
@@ -49,11 +55,14 @@ def server_channel_builder(
     api_versions: list[dict[str, int]],
     stats: AuthenticationStats,
     scram_server: Callable[[], SaslServer] | None = None,
+    listener: EndPoint | None = None,
 ) -> ChannelBuilder:
-    if config.security_protocol != SASL_PLAINTEXT:
+    """The builder of ``listener``'s connections (the first listener's when None)."""
+    listener = listener or config.listeners[0]
+    if listener.security_protocol != SASL_PLAINTEXT:
         return PLAINTEXT_CHANNEL_BUILDER
     mechanisms = list(config["sasl.enabled.mechanisms"])
-    servers = sasl_servers(config, scram_server)
+    servers = sasl_servers(config, scram_server, listener.listener_name)
 
     def new_authenticator(channel_id: str, sock: socket.socket) -> SaslServerAuthenticator:
         try:
