@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 
 
 class HerderConnectorContext(ConnectorContext):
+    """What a running connector may ask of its herder: new task configs when what it watches
+    changes (a file added, a table created), without a user's request."""
+
     def __init__(self, herder: StandaloneHerder, conn_name: str) -> None:
         self.herder = herder
         self.conn_name = conn_name
@@ -59,6 +62,8 @@ class HerderConnectorContext(ConnectorContext):
         self.herder.request_task_reconfiguration(self.conn_name)
 
     def raise_error(self, e: Exception) -> None:
+        # The connector is FAILED already: WorkerConnector's context, which passes the error on to
+        # this one, reported it to the herder first. (Kafka's writes the same FAILED status again.)
         log.error("Connector %s raised an error", self.conn_name, exc_info=e)
 
 
@@ -67,11 +72,16 @@ class StandaloneHerder(AbstractHerder):
         super().__init__(worker, worker.worker_id, status_backing_store or MemoryStatusBackingStore())
         self.connector_configs: dict[str, dict[str, str]] = {}  # connector name -> its config
         self.connector_task_configs: dict[str, list[dict[str, Any]]] = {}  # name -> its tasks' configs
+        # Kept apart from the configs: a pause is not a config change, so it neither stops the
+        # connector nor recomputes its tasks.
         self.target_states: dict[str, TargetState] = {}
+        # Reentrant: a connector started under the lock may call request_task_reconfiguration from
+        # its start(), on this same thread.
         self._lock = threading.RLock()
 
     def start(self) -> None:
         log.info("Herder starting")
+        # The offset and status stores before any connector: a task reads its offsets as it starts.
         with self._lock:
             self.start_services()
         log.info("Herder started")
@@ -88,6 +98,9 @@ class StandaloneHerder(AbstractHerder):
 
     def generation(self) -> int:
         return 0  # one worker: no group, no generations
+
+    # Every request below answers its callback before returning: there is no herder thread to wait
+    # for and no other worker to forward to, so the REST layer's wait ends at once.
 
     # ---- reading the configs ----
 
@@ -114,6 +127,7 @@ class StandaloneHerder(AbstractHerder):
         ]
 
     def connector_config(self, conn_name: str, callback: Callback) -> None:
+        # Through connector_info, as Kafka's does: one place decides what "not found" means.
         def on_info(error: BaseException | None, info: ConnectorInfo | None) -> None:
             callback(error, None if error is not None else info.config)
 
@@ -144,6 +158,7 @@ class StandaloneHerder(AbstractHerder):
                         f"Connector name configuration ({config.get(NAME_CONFIG)}) doesn't match connector "
                         f"name {conn_name}"
                     )
+                # Validated before anything is stopped: a bad config leaves the running connector alone.
                 if self.maybe_add_config_errors(self.validate_connector_config(config), callback):
                     return
                 created = conn_name not in self.connector_configs
@@ -151,6 +166,8 @@ class StandaloneHerder(AbstractHerder):
                     if not allow_replace:
                         callback(AlreadyExistsException(f"Connector {conn_name} already exists"), None)
                         return
+                    # A replaced config restarts the connector; its tasks are restarted below only if
+                    # the configs it generates from the new one differ.
                     self.worker.stop_connector(conn_name)
                 if not self._start_connector(config):
                     callback(ConnectException(f"Failed to start connector: {conn_name}"), None)
@@ -168,6 +185,8 @@ class StandaloneHerder(AbstractHerder):
                 if conn_name not in self.connector_configs:
                     callback(NotFoundException(f"Connector {conn_name} not found"), None)
                     return
+                # Tasks before the connector, as in stop(); then the statuses go, so a connector later
+                # created under the same name does not show the old one's tasks.
                 self._remove_connector_tasks(conn_name)
                 self.worker.stop_connector(conn_name)
                 del self.connector_configs[conn_name]
@@ -179,6 +198,8 @@ class StandaloneHerder(AbstractHerder):
         callback(None, Created(False, None))
 
     def put_task_configs(self, conn_name: str, configs: list[dict[str, str]], callback: Callback) -> None:
+        # This route exists for a distributed follower to hand its task configs to the leader; a
+        # standalone worker generates and holds its own.
         # Java's UnsupportedOperationException: the REST API answers it with 500.
         raise NotImplementedError(
             "Kafka Connect in standalone mode does not support externally setting task configurations."
@@ -202,6 +223,8 @@ class StandaloneHerder(AbstractHerder):
             if not 0 <= id.task < len(task_configs):
                 callback(NotFoundException(f"Task {id} not found"), None)
                 return
+            # Awaited, not just asked: the old instance must have committed and closed its producer
+            # or consumer before the new one starts from those offsets.
             self.worker.stop_and_await_task(id)
             started = self.worker.start_task(id, self.connector_configs[id.connector], task_configs[id.task],
                                              self, self.target_states[id.connector])  # fmt: skip
@@ -215,6 +238,7 @@ class StandaloneHerder(AbstractHerder):
             if conn_name not in self.connector_configs:
                 callback(NotFoundException(f"Connector {conn_name} not found"), None)
                 return
+            # The connector only: its tasks keep running, as in Kafka, and are restarted one by one.
             self.worker.stop_connector(conn_name)
             started = self._start_connector(self.connector_configs[conn_name])
         if started:
@@ -234,12 +258,16 @@ class StandaloneHerder(AbstractHerder):
                 raise NotFoundException(f"Unknown connector {conn_name}")
             self.target_states[conn_name] = state
             self.worker.set_target_state(conn_name, state)
+            # A paused connector is stopped (WorkerConnector stops it) and watched nothing meanwhile:
+            # its task configs may be stale.
             if state is TargetState.STARTED:
                 self._update_connector_tasks(conn_name)
 
     # ---- the worker's side ----
 
     def _start_connector(self, config: dict[str, str]) -> bool:
+        # The config is kept even if the start fails: the connector stays listed, FAILED, and a
+        # restart can try again without the config being sent anew.
         conn_name = config[NAME_CONFIG]
         self.connector_configs[conn_name] = dict(config)
         target_state = self.target_states.setdefault(conn_name, TargetState.STARTED)
@@ -248,6 +276,8 @@ class StandaloneHerder(AbstractHerder):
             conn_name, self.connector_configs[conn_name], ctx, self, target_state
         )
 
+    # The connector decides how many tasks (at most tasks.max) and what each reads: a file source one
+    # task for its one file, a database source one per group of tables.
     def _recompute_task_configs(self, conn_name: str) -> list[dict[str, Any]]:
         config = ConnectorConfig(self.connector_configs[conn_name])
         sink_topics = None
@@ -261,6 +291,7 @@ class StandaloneHerder(AbstractHerder):
 
     def _remove_connector_tasks(self, conn_name: str) -> None:
         ids = self._task_ids(conn_name)
+        # All at once and awaited together: each source task commits its offsets on the way out.
         if ids:
             self.worker.stop_and_await_tasks(ids)
             del self.connector_task_configs[conn_name]
@@ -270,6 +301,8 @@ class StandaloneHerder(AbstractHerder):
             log.info("Skipping reconfiguration of connector %s since it is not running", conn_name)
             return
         new_task_configs = self._recompute_task_configs(conn_name)
+        # Unchanged configs leave the tasks running: a connector may ask for reconfiguration often
+        # (on every poll of what it watches), and a restart would cost every task a commit and a start.
         if new_task_configs != self.connector_task_configs.get(conn_name):
             self._remove_connector_tasks(conn_name)
             self.connector_task_configs[conn_name] = new_task_configs
