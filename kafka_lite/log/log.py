@@ -1,23 +1,30 @@
 """A partition's log: a sequence of segments, with offset assignment, reads, rolls, retention, recovery.
 
 Mirrors: kafka.log.Log (core/src/main/scala/kafka/log/Log.scala, Kafka 0.10.1, with 0.11.0's leader
-         epoch cache and log start offset, KIP-107) and the v2 in-place path of kafka.log.LogValidator
-         (``validate_messages_and_assign_offsets`` below; Kafka 0.11.0)
+         epoch cache, log start offset, KIP-107, and message format per topic) and the v2 in-place
+         path of kafka.log.LogValidator (``validate_messages_and_assign_offsets`` below; Kafka 0.11.0)
 Book:    chapter 6, 6.1.1-6.1.4 (partitions, segments, writing, rolling, reading); 6.2 (truncation)
 Differs: segments are found by ``bisect`` over sorted base offsets (Kafka: a ConcurrentSkipListMap);
-         a deleted segment is removed at once (Kafka waits ``file.delete.delay.ms``); only v2
-         batches are appended, validated by header and CRC without decoding a record (unless the
-         topic bounds its timestamps, ``log_validator.py``), and keep the producer's codec; a request ending in a partial batch is refused whole (Kafka trims it);
-         recovery does not re-assign leader epochs from the recovered batches.
+         a deleted segment is removed at once (Kafka waits ``file.delete.delay.ms``); v2 batches in
+         a v2 topic are validated by header and CRC without decoding a record (unless the topic
+         bounds its timestamps, ``log_validator.py``), and keep the producer's codec; a v0/v1 topic
+         rewrites every append, even one already in its format (Kafka patches a matching v1 set in
+         place); a request ending in a partial batch is refused whole (Kafka trims it); recovery
+         does not re-assign leader epochs from the recovered batches.
 
 Why: on Linux an open file outlives its unlinking, so in-flight reads survive an immediate delete.
-The broker converts a Produce v0-2 request's v0/v1 message sets to v2 before they reach the log, so
-every segment holds the format Kafka 0.11 writes. Decoding no record keeps the produce path from
-building a Python object per record; Kafka 0.11's LogValidator walks the records whatever the
-topic's settings (each timestamp, the keys of a compacted topic), and
-``compression.type`` is accepted, not applied. The epoch checkpoint is flushed at every change,
-before the records are, so recovery has no lost checkpoint to rebuild (Kafka's
-``LogSegment.recover`` rebuilds one).
+Decoding no record keeps the produce path from building a Python object per record; Kafka 0.11's
+LogValidator walks the records whatever the topic's settings (each timestamp, the keys of a
+compacted topic), and ``compression.type`` is accepted, not applied. The epoch checkpoint is
+flushed at every change, before the records are, so recovery has no lost checkpoint to rebuild
+(Kafka's ``LogSegment.recover`` rebuilds one).
+
+Formats (Kafka 0.11): the topic's ``message.format.version`` names the magic an append writes. What
+a producer sends in another magic is converted on append (``convert_and_assign_offsets`` in
+``log_validator.py``): the book's message sets up to v2, or v2 down to v1 or v0 for a topic kept at
+an older format. Changing the setting changes only what is written from then on, so one log may
+hold v0, v1 and v2 entries side by side; every reader here (segments, indexes, recovery, the
+cleaner, followers) walks them with ``iter_batches``, which tells the formats apart by the magic byte.
 
 The log end offset (LEO) is the next offset to assign. An append patches each batch's base offset
 with the LEO and advances it by the batch's record span, without decoding a record.
@@ -38,7 +45,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from kafka_lite.common.errors import (
     CorruptRecordException,
@@ -68,7 +75,12 @@ from kafka_lite.log.log_segment import (
     LogSegment,
     filename_prefix,
 )
-from kafka_lite.log.log_validator import DEFAULT_TIMESTAMP_DIFF_MAX_MS, validate_timestamps
+from kafka_lite.log.log_validator import (
+    DEFAULT_TIMESTAMP_DIFF_MAX_MS,
+    ValidationAndOffsetAssignResult,
+    convert_and_assign_offsets,
+    validate_timestamps,
+)
 from kafka_lite.log.offset_index import CorruptIndexException, InvalidOffsetException
 from kafka_lite.log.transaction_index import TXN_INDEX_SUFFIX, AbortedTxn
 
@@ -100,16 +112,8 @@ class LogAppendInfo:
     # each batch's base offset, and how the partition learns each producer batch's offsets.
     batch_spans: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
     offsets_monotonic: bool = True
-
-
-class ValidationAndOffsetAssignResult(NamedTuple):
-    """What the validator hands back to ``Log.append`` (Kafka's twin). Kafka's caller reads the last
-    offset from the ``LongRef`` counter it passed in; here it is returned."""
-
-    validated_records: MemoryRecords
-    max_timestamp: int
-    shallow_offset_of_max_timestamp: int
-    last_offset: int
+    # the magic every batch has, or -1 if they differ (Kafka asks ``records.hasMatchingMagic``)
+    magic: int = MAGIC_VALUE_V2
 
 
 # --8<-- [start:validate_messages_and_assign_offsets]
@@ -371,15 +375,31 @@ class Log:
             if assign_offsets:
                 # assign offsets to the batches, from the log end offset
                 append_info.first_offset = self._next_offset_metadata.message_offset
-                validated = validate_messages_and_assign_offsets(
-                    records,
-                    append_info.batch_spans,
-                    append_info.first_offset,
-                    now,
-                    self.config.log_append_time,
-                    leader_epoch,
-                    self.config.message_timestamp_difference_max_ms,
-                )
+                to_magic = self.config.message_format_version.message_format_version
+                if append_info.magic == to_magic == MAGIC_VALUE_V2:
+                    # the producer wrote the topic's format: offsets patched in place, no record decoded
+                    validated = validate_messages_and_assign_offsets(
+                        records,
+                        append_info.batch_spans,
+                        append_info.first_offset,
+                        now,
+                        self.config.log_append_time,
+                        leader_epoch,
+                        self.config.message_timestamp_difference_max_ms,
+                    )
+                else:
+                    # another format than the topic's (or a v0/v1 topic): records rewritten in its format
+                    validated = convert_and_assign_offsets(
+                        records,
+                        append_info.first_offset,
+                        now,
+                        to_magic,
+                        self.config.log_append_time,
+                        leader_epoch,
+                        is_from_client,
+                        self.config.message_timestamp_difference_max_ms,
+                    )
+                    self._check_converted_sizes(validated.validated_records, append_info)
                 records = validated.validated_records
                 append_info.max_timestamp = validated.max_timestamp
                 append_info.offset_of_max_timestamp = validated.shallow_offset_of_max_timestamp
@@ -427,6 +447,19 @@ class Log:
 
     # --8<-- [end:append]
 
+    def _check_converted_sizes(self, records: MemoryRecords, append_info: LogAppendInfo) -> None:
+        """Rebuilt records have new sizes (Kafka's ``messageSizeMaybeChanged``): each batch is checked
+        against ``max.message.bytes`` again, and the append's size and spans become theirs."""
+        append_info.valid_bytes = records.size_in_bytes()
+        append_info.batch_spans = []  # the partition reads spans for producer batches; none survive here
+        for batch in records.batches():
+            if batch.size_in_bytes > self.config.max_message_size:
+                raise RecordTooLargeException(
+                    f"Message batch size is {batch.size_in_bytes} bytes in append to partition {self.name} "
+                    f"after conversion to magic {batch.magic}, which exceeds the maximum configured size "
+                    f"of {self.config.max_message_size}."
+                )
+
     def _assign_epochs_of_batches(self, records: MemoryRecords) -> None:
         """A follower's append: each batch's ``partitionLeaderEpoch`` as its leader stamped it (a batch
         with none, -1, from a leader before Kafka 0.11, assigns nothing). Only a batch that begins a
@@ -442,9 +475,9 @@ class Log:
     ) -> LogAppendInfo:
         """Kafka's ``analyzeAndValidateRecords``: check every batch and gather what the append needs.
 
-        Each batch must be v2, at most ``max.message.bytes``, and pass ``ensure_valid`` (its size
-        fields and its CRC, computed over the batch's bytes). Only the headers are read: no record is
-        decoded.
+        Each batch must be at most ``max.message.bytes`` and pass ``ensure_valid`` (its size fields
+        and its CRC, computed over the batch's bytes). Only the headers are read: no record of a v2
+        batch is decoded (a v0/v1 wrapper's offsets are inside its compressed value).
         """
         shallow_message_count = 0
         valid_bytes_count = 0
@@ -453,13 +486,12 @@ class Log:
         monotonic = True
         max_timestamp, offset_of_max_timestamp = NO_TIMESTAMP, -1
         batch_spans = []
+        magic = None
         for batch in records.batches():
-            if batch.magic != MAGIC_VALUE_V2:
-                raise CorruptRecordException(
-                    f"batch at byte {batch.position} has magic {batch.magic}; the log stores magic 2 only "
-                    "(v0/v1 message sets are converted before they reach it)",
-                    position=batch.position,
-                )
+            if magic is None:
+                magic = batch.magic
+            elif batch.magic != magic:
+                magic = -1
             # only the broker writes transaction markers (Kafka 0.11's LogValidator)
             if is_from_client and batch.is_control_batch:
                 raise CorruptRecordException(
@@ -491,10 +523,12 @@ class Log:
             batch_codec = batch.compression_type
             if batch_codec != CompressionType.NONE:
                 source_codec = batch_codec
-            batch_spans.append((batch.position, batch.last_offset_delta, batch.max_timestamp))
+            if batch.magic == MAGIC_VALUE_V2:  # the in-place path's spans; other magics are rewritten
+                batch_spans.append((batch.position, batch.last_offset_delta, batch.max_timestamp))
         return LogAppendInfo(
             first_offset, last_offset, max_timestamp, offset_of_max_timestamp, NO_TIMESTAMP, source_codec,
             shallow_message_count, valid_bytes_count, batch_spans, monotonic,
+            MAGIC_VALUE_V2 if magic is None else magic,
         )  # fmt: skip
 
     def _update_log_end_offset(self, offset: int) -> None:

@@ -31,7 +31,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kafka_lite.common.record import MemoryRecordsBuilder
+from kafka_lite.common.record import MemoryRecords, MemoryRecordsBuilder
+from kafka_lite.common.record.compression import CompressionType
+from kafka_lite.common.record.constants import MAGIC_VALUE_V2
+from kafka_lite.common.record.legacy_record import build_legacy_entries
 from kafka_lite.common.record.memory_records import iter_batches
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.log.checkpoint import read_checkpoint, write_checkpoint
@@ -232,6 +235,9 @@ class Cleaner:
                 stats.records_kept += len(kept)
                 if not kept:
                     continue
+                if batch.magic < MAGIC_VALUE_V2:
+                    _write_legacy_kept(cleaned, batch, kept)
+                    continue
                 # Offsets are kept as they were (gaps are what compaction leaves); so are the codec,
                 # timestamps and producer fields of the batch the records came from.
                 builder = MemoryRecordsBuilder(
@@ -269,6 +275,29 @@ def group_segments_by_size(segments: Iterable[LogSegment], max_size: int) -> lis
     if current:
         groups.append(current)
     return groups
+
+
+def _write_legacy_kept(cleaned: LogSegment, batch, kept: list) -> None:
+    """A v0/v1 entry keeps its format (a log of a topic whose format was older holds them). Kept
+    whole, its bytes are copied; a wrapper that lost records is written again uncompressed, one
+    message per record at its own offset, since ``build_legacy_entries`` writes consecutive offsets
+    and a compacted wrapper has gaps (Kafka writes a wrapper whose inner offsets have the gaps)."""
+    max_ts = max(r.timestamp for r in kept)
+    offset_of_max = next(r.offset for r in kept if r.timestamp == max_ts)
+    if len(kept) == batch.num_records:
+        cleaned.append(kept[0].offset, max_ts, offset_of_max, MemoryRecords(bytes(batch.buffer())))
+        return
+    out = bytearray()
+    for r in kept:
+        out += build_legacy_entries(
+            [(r.timestamp, r.key, r.value)],
+            batch.magic,
+            r.offset,
+            CompressionType.NONE,
+            batch.timestamp_type,
+            r.timestamp,
+        )
+    cleaned.append(kept[0].offset, max_ts, offset_of_max, MemoryRecords(bytes(out)))
 
 
 def _batches(segment: LogSegment):

@@ -1,8 +1,11 @@
-"""The leader's timestamp checks on a produce request's batches, before offsets are assigned.
+"""The leader's checks on a produce request's batches, and their conversion to the topic's format.
 
 Mirrors: kafka.log.LogValidator (core/src/main/scala/kafka/log/LogValidator.scala, Kafka 0.11.0):
-         ``validateTimestamp`` and the walk over a batch's records that calls it
-Book:    chapter 10, 10.2 (message timestamps)
+         ``validateTimestamp`` and the walk over a batch's records that calls it; ``validateBatch``
+         and the conversion path (``convertAndAssignOffsetsNonCompressed``,
+         ``buildRecordsAndAssignOffsets``). The in-place path is ``Log``'s
+         ``validate_messages_and_assign_offsets``.
+Book:    chapter 6, 6.1 (message formats); chapter 10, 10.2 (message timestamps)
 Differs: a record's timestamp is decoded only when the topic's
          ``message.timestamp.difference.max.ms`` is below its default; Kafka decodes every record
          of every batch whatever the setting.
@@ -26,13 +29,29 @@ sets timestamps may send them out of order). So no header bounds every record fr
 only exact check reads each record. The default maximum, Java's ``Long.MAX_VALUE``, admits every
 timestamp, so the check can never fail and the produce path stays free of a Python object per
 record, as the rest of ``Log.append`` is (``log.py``'s header says why).
+
+Which path an append takes (Kafka 0.11's ``validateMessagesAndAssignOffsets``): batches in the
+topic's format, v2, keep their bytes and get their offsets patched in place; anything else is
+decoded and written again in the topic's format by ``convert_and_assign_offsets``. Kafka also
+converts when the codec must change (``compression.type`` not ``producer``), which kafka_lite does
+not apply. Converting costs the broker a decode and an encode per record; worse, it is paid again on
+the way out if a consumer cannot read what the log holds, and a down-converted fetch cannot be sent
+from the file with ``sendfile``.
 """
 
 from __future__ import annotations
 
-from kafka_lite.common.errors import InvalidTimestampException
-from kafka_lite.common.record import MemoryRecords
-from kafka_lite.common.record.constants import NO_TIMESTAMP, TimestampType
+from typing import NamedTuple
+
+from kafka_lite.common.errors import InvalidTimestampException, UnsupportedForMessageFormatException
+from kafka_lite.common.record import MemoryRecords, MemoryRecordsBuilder
+from kafka_lite.common.record.compression import CompressionType
+from kafka_lite.common.record.constants import (
+    MAGIC_VALUE_V0,
+    MAGIC_VALUE_V2,
+    NO_TIMESTAMP,
+    TimestampType,
+)
 from kafka_lite.common.utils import LONG_MAX
 
 # message.timestamp.difference.max.ms's default: any timestamp is within it
@@ -76,3 +95,112 @@ def validate_timestamp(
             f"{now + timestamp_diff_max_ms}]: the broker's time {now}, give or take "
             f"message.timestamp.difference.max.ms ({timestamp_diff_max_ms})."
         )
+
+
+class ValidationAndOffsetAssignResult(NamedTuple):
+    """What the validator hands back to ``Log.append`` (Kafka's twin). Kafka's caller reads the last
+    offset from the ``LongRef`` counter it passed in; here it is returned. ``message_size_maybe_changed``:
+    the records were rebuilt, so ``Log.append`` checks their sizes again."""
+
+    validated_records: MemoryRecords
+    max_timestamp: int
+    shallow_offset_of_max_timestamp: int
+    last_offset: int
+    message_size_maybe_changed: bool = False
+
+
+def validate_batch(batch, is_from_client: bool, to_magic: int) -> None:
+    """Kafka's ``validateBatch``, the part about the target format: a batch with a producer id
+    (idempotent) or a transactional one cannot be written below magic 2, which has no place for the
+    producer id, the epoch or the sequence. Deduplication and transaction markers would silently stop
+    working, so the produce fails instead, with UNSUPPORTED_FOR_MESSAGE_FORMAT. (The control-batch
+    check is ``Log._analyze_and_validate_records``'s, made for every append.)"""
+    if batch.is_transactional and to_magic < MAGIC_VALUE_V2:
+        raise UnsupportedForMessageFormatException(
+            f"Transactional records cannot be used with magic version {to_magic}"
+        )
+    if batch.producer_id >= 0 and to_magic < MAGIC_VALUE_V2:
+        raise UnsupportedForMessageFormatException(
+            f"Idempotent records cannot be used with magic version {to_magic}"
+        )
+
+
+# --8<-- [start:convert_and_assign_offsets]
+def convert_and_assign_offsets(
+    records: MemoryRecords,
+    first_offset: int,
+    now: int,
+    to_magic: int,
+    log_append_time: bool,
+    partition_leader_epoch: int,
+    is_from_client: bool,
+    timestamp_diff_max_ms: int = DEFAULT_TIMESTAMP_DIFF_MAX_MS,
+) -> ValidationAndOffsetAssignResult:
+    """Rewrite ``records`` in the topic's format ``to_magic``, assigning offsets from ``first_offset``.
+
+    The path of Kafka 0.11's ``validateMessagesAndAssignOffsets`` taken when a batch's magic is not
+    the topic's (``convertAndAssignOffsetsNonCompressed`` and ``buildRecordsAndAssignOffsets``): every
+    record is decoded and written again by one ``MemoryRecordsBuilder``, as Kafka writes them with
+    one builder. What the target has no field for is lost: headers below v2, timestamps in v0. The
+    producer's codec is kept (Kafka's ``compression.type=producer``): uncompressed records become one
+    message each; compressed ones one batch, or for v0/v1 one wrapper, whose offset is its last
+    inner offset and, in v1, whose inner offsets are relative (0, 1, 2 ...). A codec the target has
+    no form for (zstd below v2, lz4 in v0) is written uncompressed.
+    """
+    validate_timestamps(records, now, log_append_time, timestamp_diff_max_ms)
+    codec = CompressionType.NONE
+    items = []
+    for batch in records.batches():
+        validate_batch(batch, is_from_client, to_magic)
+        if batch.compression_type != CompressionType.NONE:
+            codec = batch.compression_type  # Kafka's sourceCodec: the last compressed batch's
+        items.extend(batch)
+    if codec == CompressionType.ZSTD and to_magic < MAGIC_VALUE_V2:
+        codec = CompressionType.NONE
+    if codec == CompressionType.LZ4 and to_magic == MAGIC_VALUE_V0:
+        codec = CompressionType.NONE
+    if to_magic == MAGIC_VALUE_V0:
+        timestamp_type = TimestampType.NO_TIMESTAMP_TYPE
+    else:
+        timestamp_type = TimestampType.LOG_APPEND_TIME if log_append_time else TimestampType.CREATE_TIME
+    builder = MemoryRecordsBuilder(
+        magic=to_magic,
+        compression=codec,
+        timestamp_type=timestamp_type,
+        base_offset=first_offset,
+        log_append_time=now if log_append_time else NO_TIMESTAMP,
+        partition_leader_epoch=partition_leader_epoch if to_magic == MAGIC_VALUE_V2 else -1,
+    )
+    offset = first_offset
+    max_timestamp, offset_of_max = NO_TIMESTAMP, first_offset
+    for record in items:
+        timestamp = NO_TIMESTAMP if to_magic == MAGIC_VALUE_V0 else record.timestamp
+        headers = record.headers if to_magic == MAGIC_VALUE_V2 else ()
+        builder.append_with_offset(offset, timestamp, record.key, record.value, headers)
+        if not log_append_time and timestamp > max_timestamp:
+            max_timestamp, offset_of_max = timestamp, offset
+        offset += 1
+    if log_append_time and to_magic > MAGIC_VALUE_V0:
+        max_timestamp = now
+    max_timestamp, offset_of_max = _max_timestamp_info(
+        to_magic, codec, offset - 1, max_timestamp, offset_of_max
+    )
+    return ValidationAndOffsetAssignResult(builder.build(), max_timestamp, offset_of_max, offset - 1, True)
+
+
+# --8<-- [end:convert_and_assign_offsets]
+
+
+def _max_timestamp_info(
+    magic: int, codec: CompressionType, last_offset: int, max_timestamp: int, offset_of_max: int
+) -> tuple[int, int]:
+    """Kafka's ``MemoryRecordsBuilder.info``: the largest timestamp and the offset of the *shallow*
+    entry holding it, which is what the time index stores. A v2 batch or a v0/v1 wrapper is one
+    shallow entry, named by its last offset; an uncompressed v0/v1 message set has one entry per
+    record (with ``LogAppendTime`` all share the time, and the first is named)."""
+    one_entry = codec != CompressionType.NONE or magic >= MAGIC_VALUE_V2
+    if max_timestamp == NO_TIMESTAMP:  # v0, or records without timestamps
+        return NO_TIMESTAMP, last_offset
+    if one_entry:
+        return max_timestamp, last_offset
+    return max_timestamp, offset_of_max

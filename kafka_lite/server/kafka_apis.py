@@ -51,9 +51,10 @@ AddPartitionsToTxn, AddOffsetsToTxn, EndTxn) are decided by the ``TransactionCoo
 way, the leader of the id's ``__transaction_state`` partition answering; TxnOffsetCommit goes to the
 group coordinator, which keeps the offsets pending until the transaction's marker.
 
-Produce and Fetch at old versions speak message sets v0/v1 (the book's format); the log stores v2
-batches only, so a Produce v0-2 is up-converted on the way in and a Fetch v0-3 down-converted on the
-way out. Fetch v4+ sends records straight from the segment file: with ``fetch.sendfile.enable`` as a
+Produce and Fetch at old versions speak message sets v0/v1 (the book's format). A Produce reaches
+the log as sent, and the log converts it to its topic's ``message.format.version`` (Kafka 0.11's
+LogValidator); a Fetch v0-3 gets every batch its version cannot read down-converted (v0-1 read magic
+0, v2-3 magic 1). Fetch v4+ sends records straight from the segment file: with ``fetch.sendfile.enable`` as a
 ``FileRegion`` that the processor hands to ``os.sendfile``, otherwise (the default) read with one
 ``pread`` and sent from memory; the benchmark page compares the two.
 
@@ -78,7 +79,7 @@ from kafka_lite.common.protocol.fetch_request import (
 from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0, RESPONSE_HEADER
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.constants import MAGIC_OFFSET, MAGIC_VALUE_V2
-from kafka_lite.common.record.convert import down_convert, up_convert
+from kafka_lite.common.record.convert import down_convert
 from kafka_lite.common.record.end_transaction_marker import (
     ControlRecordType,
     EndTransactionMarker,
@@ -607,15 +608,11 @@ class KafkaApis:
         if len(record_set) <= MAGIC_OFFSET:
             raise Errors.CORRUPT_MESSAGE.exception(f"record set of {len(record_set)} bytes is too short")
         magic = record_set[MAGIC_OFFSET]
-        records = MemoryRecords(record_set)
-        if magic == MAGIC_VALUE_V2:
-            return records
-        if version >= 3:  # Produce v3 carries record batches v2 only (Kafka rejects older formats there)
+        if version >= 3 and magic != MAGIC_VALUE_V2:
+            # Produce v3 carries record batches v2 only (Kafka rejects older formats there)
             raise Errors.CORRUPT_MESSAGE.exception(f"Produce v{version} requires magic 2, got magic {magic}")
-        try:
-            return up_convert(records)  # the log stores v2: convert the book's message sets on the way in
-        except KafkaException as e:
-            raise Errors.CORRUPT_MESSAGE.exception(str(e)) from None
+        # as sent: the log converts the records to its topic's message.format.version on append
+        return MemoryRecords(record_set)
 
     # -- Fetch -------------------------------------------------------------------------------------------------
 
@@ -716,6 +713,8 @@ class KafkaApis:
         if records is None or records.size_in_bytes() == 0:
             return b""
         if version < 4:  # Fetch v0-3 clients read message sets v0 (Fetch v0-1) or v1 (v2-3)
+            # Kafka 0.11 decides from the topic's format and misses the v2 batches a topic whose
+            # format was lowered still holds; each batch is looked at here, so none is missed.
             data = records.read_bytes() if isinstance(records, FileRecords) else bytes(records.buffer())
             return down_convert(MemoryRecords(data), 0 if version < 2 else 1).buffer()
         if isinstance(records, FileRecords):

@@ -103,10 +103,8 @@ def test_retention_by_time_and_size_keeps_the_active_segment(tmp_path):
     assert [r.offset for r in read_all(sized)][-1] == 47
 
 
-def test_validation_rejects_old_magic_bad_crc_and_oversize(tmp_path):
+def test_validation_rejects_bad_crc_and_oversize(tmp_path):
     log = _log(tmp_path, max_message_bytes=500)
-    with pytest.raises(CorruptRecordException, match="magic 1"):
-        log.append(MemoryRecords.with_records([(BASE_TS, b"k", b"v")], magic=1))
     damaged = bytearray(_records(2).buffer())
     damaged[-1] ^= 1
     with pytest.raises(CorruptRecordException, match="crc"):

@@ -6,10 +6,12 @@ Book:    chapter 6, 6.1 (message formats); the conversion itself is Kafka 0.11's
 Differs: none in substance: Kafka 0.11 also converts whole record sets eagerly (lazy down-conversion
          while sending came in Kafka 2.0, KIP-283).
 
-Where it is used: kafka_lite stores v2 only, as Kafka 0.11 does with its default message format.
-A Produce v0-2 request carries v0/v1 and is converted up before it is appended; a Fetch v0-3
-response must carry v0/v1 and is converted down. What is lost going down: headers (v0/v1 have none), producer ids and sequences, and for
-v0 the timestamps. Compression is kept: a compressed v2 batch becomes one compressed wrapper.
+Where it is used: a Fetch v0-3 response must carry v0/v1, so every batch of a newer magic is
+converted down, keeping its offsets (what the topic's own format is, ``message.format.version``,
+does not matter: one log may hold all three). What is lost going down: headers (v0/v1 have none),
+producer ids and sequences, and for v0 the timestamps. Compression is kept: a compressed v2 batch
+becomes one compressed wrapper. The conversion on append, to the topic's format with new offsets,
+is the log's (``kafka_lite/log/log_validator.py``).
 """
 
 from __future__ import annotations
