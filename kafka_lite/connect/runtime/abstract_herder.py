@@ -60,6 +60,9 @@ from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
 
 
 class AbstractHerder(Herder, TaskStatus.Listener, ConnectorStatus.Listener):
+    """The half of a herder that is the same in both modes: what the worker reports goes to the
+    status store, and configs are checked against the definitions before anything runs."""
+
     def __init__(self, worker: Worker, worker_id: str, status_backing_store: StatusBackingStore) -> None:
         self.worker = worker
         self.worker_id = worker_id
@@ -71,10 +74,13 @@ class AbstractHerder(Herder, TaskStatus.Listener, ConnectorStatus.Listener):
         """The group generation this worker's statuses are written under."""
 
     def start_services(self) -> None:
+        # The worker first (its offset store), then the statuses it will report into.
         self.worker.start()
         self.status_backing_store.start()
 
     def stop_services(self) -> None:
+        # By now the subclass has stopped every connector and task, so no status is written after
+        # the store stops.
         self.status_backing_store.stop()
         self.worker.stop()
 
@@ -93,6 +99,9 @@ class AbstractHerder(Herder, TaskStatus.Listener, ConnectorStatus.Listener):
     def on_resume(self, id: str | ConnectorTaskId) -> None:
         self.status_backing_store.put(self._status(id, State.RUNNING))
 
+    # The two states written on the way out go through put_safe: after a rebalance the next owner
+    # may already have written RUNNING under a newer generation, and this worker's late report must
+    # not hide it.
     def on_shutdown(self, id: str | ConnectorTaskId) -> None:
         self.status_backing_store.put_safe(self._status(id, State.UNASSIGNED))
 
@@ -108,6 +117,7 @@ class AbstractHerder(Herder, TaskStatus.Listener, ConnectorStatus.Listener):
     # ---- statuses ----
 
     def connector_status(self, conn_name: str) -> ConnectorStateInfo:
+        # From the store, which every worker of the group reads: any worker answers for any connector.
         connector = self.status_backing_store.get_connector(conn_name)
         if connector is None:
             raise NotFoundException(f"No status found for connector {conn_name}")
@@ -153,6 +163,8 @@ class AbstractHerder(Herder, TaskStatus.Listener, ConnectorStatus.Listener):
         enriched = enrich(base, connector_config, require_full_config=False)
         config_keys: dict[str, ConfigKey] = dict(enriched.keys)
         config_values = list(enriched.validate_all(connector_config).values())
+        # Then the connector's own settings (a file source's ``file``, a sink's table names), so a
+        # user interface shows the worker's settings and the connector's in one list.
         connector_def: ConfigDef = connector.config()
         config_keys.update(connector_def.keys)
         config_values += connector_def.validate_all(connector_config).values()

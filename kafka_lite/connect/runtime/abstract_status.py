@@ -22,7 +22,8 @@ from typing import Generic, TypeVar
 
 from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
 
-T = TypeVar("T")
+# The type of the id: a connector's name (str) or a task's ConnectorTaskId.
+IdT = TypeVar("IdT")
 
 
 class State(enum.Enum):
@@ -34,8 +35,8 @@ class State(enum.Enum):
 
 
 @dataclass(frozen=True)
-class AbstractStatus(Generic[T]):
-    id: T
+class AbstractStatus(Generic[IdT]):
+    id: IdT
     state: State
     worker_id: str
     generation: int

@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 
 class WorkerTask(ABC):
+    """A task's thread and its state: the loop itself is the subclass's ``execute``."""
+
     def __init__(
         self, id: ConnectorTaskId, status_listener: TaskStatus.Listener, initial_state: TargetState
     ) -> None:
@@ -45,6 +47,7 @@ class WorkerTask(ABC):
         # Set by stop(); an Event, so that a back-off can wait on it and end early.
         self._stopping = threading.Event()
         self._monitor = threading.Condition()  # Kafka's synchronized (this) / wait / notifyAll
+        # Kafka's CountDownLatch(1): set once the thread has closed the task, whatever the outcome.
         self._shutdown_latch = threading.Event()
         self.thread = threading.Thread(target=self.run, name=f"connect-task-{id}", daemon=True)
 
@@ -69,6 +72,7 @@ class WorkerTask(ABC):
         self._trigger_stop()
 
     def cancel(self) -> None:
+        # Only a flag: a thread cannot be killed, and one stuck in a connector's code may finish later.
         self.cancelled = True
 
     def is_stopping(self) -> bool:
@@ -83,6 +87,8 @@ class WorkerTask(ABC):
 
     def _do_run(self) -> None:
         try:
+            # Under the monitor, so that a stop() or a pause that arrives now is seen before the
+            # task reports itself RUNNING.
             with self._monitor:
                 if self.is_stopping():
                     return
@@ -94,10 +100,13 @@ class WorkerTask(ABC):
             log.info("%s started", self)
             self.execute()
         except BaseException:
+            # Logged here with the task's id, then raised on to run(), which reports FAILED.
             log.error("Task %s threw an uncaught and unrecoverable exception", self.id, exc_info=True)
             log.error("Task is being killed and will not recover until manually restarted")
             raise
         finally:
+            # Closed whatever happened: a failed task must still release its producer or consumer,
+            # or its consumer would hold its partitions until the group's session timed out.
             try:
                 self.close()
             except BaseException:
@@ -115,6 +124,8 @@ class WorkerTask(ABC):
             self._shutdown_latch.set()
 
     def _on_shutdown(self) -> None:
+        # Reported under the monitor, against a cancel() from the worker's thread: a cancelled task's
+        # UNASSIGNED would overwrite the status of the instance started in its place.
         with self._monitor:
             self._trigger_stop()
             if not self.cancelled:
@@ -147,6 +158,8 @@ class WorkerTask(ABC):
             return True
 
     def transition_to(self, state: TargetState) -> None:
+        # Called on the herder's thread; the task's thread sees it at its next should_pause, or
+        # wakes from await_unpause.
         with self._monitor:
             if self.is_stopping():
                 return  # a stopping task is not paused or resumed any more
