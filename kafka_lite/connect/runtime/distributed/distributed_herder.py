@@ -92,6 +92,8 @@ from kafka_lite.connect.util.connector_task_id import ConnectorTaskId
 
 log = logging.getLogger(__name__)
 
+# A failed task reconfiguration (the leader unreachable, say) is retried after this, as a request due
+# later, so the herder's one thread never sleeps on a retry.
 RECONFIGURE_CONNECTOR_TASKS_BACKOFF_MS = 250
 
 
@@ -106,6 +108,9 @@ class HerderRequest:
 
 
 class DistributedHerder(AbstractHerder):
+    """A worker's member of the Connect group: it learns its share of the work from the group's
+    leader, and keeps its worker running exactly that share of the config topic's connectors."""
+
     def __init__(
         self,
         config: DistributedConfig,
@@ -123,6 +128,8 @@ class DistributedHerder(AbstractHerder):
         self.worker_sync_timeout_ms = config.get(WORKER_SYNC_TIMEOUT_MS_CONFIG)
         self.worker_unsync_backoff_ms = config.get(WORKER_UNSYNC_BACKOFF_MS_CONFIG)
         self.member = WorkerGroupMember(config, rest_url, config_backing_store, RebalanceListener(self), time)
+        # Task configs a follower sends to the leader go out on this thread: an HTTP call may take
+        # longer than the herder's thread can go without polling the group.
         self.forward_request_executor = ThreadPoolExecutor(1, thread_name_prefix="connect-forward")
         self.herder_thread: threading.Thread | None = None
         self.stopping = threading.Event()
@@ -168,6 +175,7 @@ class DistributedHerder(AbstractHerder):
     def stop(self) -> None:
         log.info("Herder stopping")
         self.stopping.set()
+        # The herder's thread may be asleep in the group member's poll until its next request.
         self.member.wakeup()
         if self.herder_thread is not None:
             self.herder_thread.join()
@@ -200,7 +208,7 @@ class DistributedHerder(AbstractHerder):
             if not self.handle_rebalance_completed():
                 return
         except WakeupException:
-            # A request, or stop(): the next tick sees which. Requests wait until we are in the group.
+            # A request, or stop(): the next tick sees which. Requests wait until the worker is in the group.
             return
 
         now = self.time.milliseconds()
@@ -336,8 +344,8 @@ class DistributedHerder(AbstractHerder):
                      self.config_state.offset)  # fmt: skip
             return True
         except Exception as e:
-            # Out of the group at once (the session would drop us anyway), and wait before rejoining,
-            # so that a worker that cannot keep up does not rebalance the group over and over.
+            # Out of the group at once (the session would drop the worker anyway), and wait before
+            # rejoining, so that a worker that cannot keep up does not rebalance the group over and over.
             log.warning("Didn't reach end of config log quickly enough: %s", e)
             self.member.maybe_leave_group()
             self.time.sleep(self.worker_unsync_backoff_ms)
@@ -355,6 +363,8 @@ class DistributedHerder(AbstractHerder):
         log.info("Starting task %s", task_id)
         conn_config = self.config_state.connector_config(task_id.connector)
         task_config = dict(self.config_state.task_config(task_id))
+        # The topic holds the class's name, as any worker of the group may read it; the class is
+        # found again from the connector's.
         task_config[TASK_CLASS_CONFIG] = task_class(conn_config, task_config.get(TASK_CLASS_CONFIG))
         return self.worker.start_task(task_id, conn_config, task_config, self,
                                       self.config_state.target_state(task_id.connector))  # fmt: skip
@@ -411,7 +421,7 @@ class DistributedHerder(AbstractHerder):
                 self.config_backing_store.put_task_configs(conn_name, task_props)
                 callback(None, None)
             else:
-                # Not on this thread: waiting here for the leader could outlast our session.
+                # Not on this thread: waiting here for the leader could outlast this worker's session.
                 leader_url = self.leader_url()
                 self.forward_request_executor.submit(
                     self._forward, leader_url, conn_name, task_props, callback
@@ -433,6 +443,8 @@ class DistributedHerder(AbstractHerder):
     # -- requests -------------------------------------------------------------------------------------
 
     def add_request(self, action: Callable[[], None], callback: Callback, delay_ms: int = 0) -> HerderRequest:
+        # Every request runs on the herder's thread, in tick: the REST threads never touch the group
+        # member, the worker or the config snapshot, which belong to that thread alone.
         request = HerderRequest(
             self.time.milliseconds() + delay_ms, next(self._request_seq), action, callback
         )
@@ -444,7 +456,8 @@ class DistributedHerder(AbstractHerder):
         return request
 
     def check_rebalance_needed(self, callback: Callback) -> bool:
-        # Not to forward on leadership or an assignment that is about to change.
+        # Not to forward on leadership or an assignment that is about to change: the caller gets a
+        # 409 and retries once the group has settled.
         if self.needs_reconfig_rebalance:
             callback(
                 RebalanceNeededException("Request cannot be completed because a rebalance is expected"), None
@@ -489,6 +502,8 @@ class DistributedHerder(AbstractHerder):
         def action() -> None:
             if self.check_rebalance_needed(callback):
                 return
+            # One writer for the config topic: the log's order is then the order the leader decided,
+            # and two workers' writes cannot interleave half-way through a connector's task configs.
             if not self.is_leader():
                 callback(
                     NotLeaderException("Only the leader can set connector configs.", self.leader_url()), None
@@ -528,6 +543,7 @@ class DistributedHerder(AbstractHerder):
             if not self.config_state.contains(conn_name):
                 callback(NotFoundException(f"Connector {conn_name} not found"), None)
                 return
+            # A null record for the connector's key: compaction then drops its config for good.
             self.config_backing_store.remove_connector_config(conn_name)
             callback(None, Created(False, None))
 
@@ -570,6 +586,7 @@ class DistributedHerder(AbstractHerder):
         def action() -> None:
             if not self.check_known_connector(conn_name, callback):
                 return
+            # Only the worker running it can restart it; others point the caller there.
             if self.assignment is not None and conn_name in self.assignment.connectors:
                 self.worker.stop_connector(conn_name)
                 if self.start_connector(conn_name):
@@ -701,6 +718,9 @@ class RebalanceListener(WorkerRebalanceListener):
     def on_revoked(self, leader: str, connectors: list[str], tasks: list[ConnectorTaskId]) -> None:
         log.info("Rebalance started")
         h = self.herder
+        # Revoke before the rebalance completes: each task stops here, a source task committing its
+        # offsets and a sink task its consumer's, and the new owner starts only once every member has
+        # rejoined, so it resumes from those commits. Kafka 0.11 revokes all work at every rebalance.
         # The assignment stays: during the rebalance the leader is still the one to write configs.
         if h.rebalance_resolved:
             for connector in connectors:
