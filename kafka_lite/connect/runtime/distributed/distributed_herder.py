@@ -720,7 +720,7 @@ class RebalanceListener(WorkerRebalanceListener):
         h = self.herder
         # Revoke before the rebalance completes: each task stops here, a source task committing its
         # offsets and a sink task its consumer's, and the new owner starts only once every member has
-        # rejoined, so it resumes from those commits. Kafka 0.11 revokes all work at every rebalance.
+        # rejoined, so it resumes from those commits. Every rebalance revokes all of a worker's work.
         # The assignment stays: during the rebalance the leader is still the one to write configs.
         if h.rebalance_resolved:
             for connector in connectors:
