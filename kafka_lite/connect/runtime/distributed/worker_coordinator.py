@@ -64,6 +64,9 @@ class LeaderState:
 
 
 class WorkerCoordinator(AbstractCoordinator):
+    """The group membership a Connect worker needs: the consumer's coordinator protocol, with
+    connectors and tasks where a consumer has partitions."""
+
     def __init__(
         self,
         client: ConsumerNetworkClient,
@@ -83,14 +86,20 @@ class WorkerCoordinator(AbstractCoordinator):
         self.config_storage = config_storage
         self.listener = listener
         self.assignment_snapshot: Assignment | None = None
+        # Taken in metadata(): the config offset this worker advertises is the one of the snapshot
+        # it would assign from, were it chosen leader.
         self.config_snapshot: ClusterConfigState | None = None
         self.leader_state: LeaderState | None = None
+        # Set by the herder when the work changed (a connector added or removed, new task configs):
+        # the only way to deal work again is a rebalance of the whole group.
         self.rejoin_requested = False
 
     def request_rejoin(self) -> None:
         self.rejoin_requested = True
 
     def protocol_type(self) -> str:
+        # The coordinator refuses a member whose protocol type differs from the group's, so a consumer
+        # given a Connect cluster's group id by mistake fails to join instead of taking its work.
         return "connect"
 
     def poll(self, timeout_ms: int) -> None:
@@ -133,6 +142,8 @@ class WorkerCoordinator(AbstractCoordinator):
         all_configs = {
             member: deserialize_metadata(metadata) for member, metadata in all_member_metadata.items()
         }
+        # The highest offset any member has read: assigning from less could leave out a connector
+        # some member already knows of, which would then run nowhere until the next rebalance.
         max_offset = max(state.offset for state in all_configs.values())
         leader_offset = self._ensure_leader_config(max_offset)
         if leader_offset is None:
@@ -160,6 +171,7 @@ class WorkerCoordinator(AbstractCoordinator):
         connector_assignments: dict[str, list[str]] = {}
         task_assignments: dict[str, list[ConnectorTaskId]] = {}
         # Round robin over the members in id order: a connector, then each of its tasks, each to the next.
+        # Sorted, so that the same members and configs always give the same assignment, on any leader.
         members = cycle(sorted(all_configs))
         for connector_id in sorted(self.config_snapshot.connectors()):
             connector_assigned_to = next(members)
@@ -196,8 +208,11 @@ class WorkerCoordinator(AbstractCoordinator):
         return group_assignment
 
     def on_join_prepare(self, generation: int, member_id: str) -> None:
+        # Before JoinGroup is sent: the listener stops this worker's work now, so that by the time the
+        # new assignment exists, no worker still runs what it gives to another.
         self.leader_state = None
         log.debug("Revoking previous assignment %s", self.assignment_snapshot)
+        # A failed assignment started nothing, so there is nothing to revoke.
         if self.assignment_snapshot is not None and not self.assignment_snapshot.failed():
             snapshot = self.assignment_snapshot
             self.listener.on_revoked(snapshot.leader, snapshot.connectors, snapshot.tasks)
