@@ -50,6 +50,9 @@ MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION = 100  # Kafka's "a fixed large enough val
 
 
 class WorkerGroupMember:
+    """The herder's handle on the group: every call but ``wakeup`` comes from the herder's thread,
+    as the network client under it is not safe to share."""
+
     def __init__(
         self,
         config: DistributedConfig,
@@ -106,6 +109,8 @@ class WorkerGroupMember:
         log.debug("The Connect group member has stopped.")
 
     def ensure_active(self) -> None:
+        # A poll that waits for nothing: it joins (and rebalances) if needed, then returns, so the
+        # herder can act on an assignment before it sleeps in the tick's real poll.
         self.coordinator.poll(0)
 
     def poll(self, timeout_ms: int) -> None:
@@ -114,6 +119,8 @@ class WorkerGroupMember:
         self.coordinator.poll(timeout_ms)
 
     def wakeup(self) -> None:
+        # The one call from other threads (REST, the config store's): the herder's poll raises
+        # WakeupException and its tick looks at what was queued.
         self.client.wakeup()
 
     def member_id(self) -> str:
@@ -123,7 +130,9 @@ class WorkerGroupMember:
         self.coordinator.request_rejoin()
 
     def maybe_leave_group(self) -> None:
+        # A LeaveGroup, so the others rebalance now rather than after this member's session timeout.
         self.coordinator.maybe_leave_group()
 
     def owner_url(self, id: str | ConnectorTaskId) -> str | None:
+        # Only the leader saw the whole assignment; a follower answers None and forwards to the leader.
         return self.coordinator.owner_url(id)
