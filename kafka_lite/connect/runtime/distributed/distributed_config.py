@@ -81,6 +81,9 @@ DISTRIBUTED_CONFIG_DEF.keys.update(WORKER_CONFIG_DEF.keys)
     .define(WORKER_UNSYNC_BACKOFF_MS_CONFIG, Type.INT, WORKER_UNSYNC_BACKOFF_MS_DEFAULT, None, M,
             "How long a worker that could not catch up within worker.sync.timeout.ms stays out of "
             "the group before rejoining.")
+    # Compacted, all three: each key's latest record (a connector's config, a source partition's
+    # offset, a task's status) is kept however old, so a worker started much later still reads the
+    # current state, while the records it superseded are cleaned away.
     .define(OFFSET_STORAGE_TOPIC_CONFIG, Type.STRING, importance=H,
             doc="The name of the compacted topic where source connectors' offsets are stored.")
     .define(CONFIG_TOPIC_CONFIG, Type.STRING, importance=H,
