@@ -179,6 +179,10 @@ def test_a_mixed_log_reads_recovers_and_compacts_in_each_entrys_own_format(tmp_p
     inside = MemoryRecords(log.read(3, 10_000).records.read_bytes())
     assert [(b.magic, b.last_offset) for b in inside.batches()] == [(1, 4), (2, 5)]
     assert log.fetch_offset_by_timestamp(NOW + 1) == (NOW + 1, 1)
+    # a follower copies the leader's entries as they are, whatever its own topic config says
+    follower = Log(tmp_path / "follower" / "formats-0", LogConfig(), time=MockTime(start_ms=NOW))
+    follower.append(MemoryRecords(log.read(0, 10_000).records.read_bytes()), assign_offsets=False)
+    assert _segment_bytes(follower) == _segment_bytes(log)
     # recovery: indexes rebuilt from a log of both families
     log.close()
     for index in tmp_path.glob("formats-0/*.index"):
