@@ -33,8 +33,10 @@ with that copy first on ``PYTHONPATH``. Such a cluster's health is read from Zoo
 registered, a controller elected), not through the brokers' own request path, which is the code
 under test and may not answer.
 
-``up --secure`` starts a cluster as Kafka's security guide sets one up: each broker listens on
-``SASL_PLAINTEXT`` only, the brokers log in to each other as ``admin``, and ``SimpleAclAuthorizer``
+``up --secure`` starts a cluster as Kafka's security guide sets one up: each broker has a
+``SASL_PLAINTEXT`` listener for the clients on the cluster's port and a ``PLAINTEXT`` listener
+named ``INTERNAL`` for the brokers' own traffic on a free port of its own, bound to 127.0.0.1
+(``inter.broker.listener.name``, Kafka 0.10.2), which the status table's caption lists; ``SimpleAclAuthorizer``
 allows ``User:admin`` everything and anyone else only what an ACL grants (see ``cli/security.py``
 for the users and files). The tool's own requests to the brokers (``status``, the health waits) log
 in as admin. The request metrics reporter stays off on it: its producer has no login.
@@ -66,7 +68,7 @@ from kafka_lite.cli.lab import DEFAULT_WORKSPACE, dir_option
 from kafka_lite.grading.grader import build_overlay
 from kafka_lite.grading.labs import LabError, find
 from kafka_lite.server.metrics_reporter import REQUEST_METRICS_TOPIC, RequestMetricsTopicReporter
-from kafka_lite.utils.ports import port_free
+from kafka_lite.utils.ports import free_port, port_free
 
 if TYPE_CHECKING:  # the ZooKeeper client is imported where it is used, to keep the CLI's start-up light
     from kafka_lite.zk.zk_utils import ZkUtils
@@ -311,6 +313,10 @@ def start_cluster(
     # The learner's workspace first: a missing one is the mistake to report, whatever the ports.
     lab_state = _lab_overlay(directory, lab, lab_dir) if lab is not None else None
     ports = [(base_port + i, f"broker {i}") for i in range(brokers)]
+    # a secure cluster's brokers also listen on INTERNAL, on free ports beyond the brokers'
+    internal_ports = (
+        _internal_ports(brokers, {base_port + i for i in range(brokers)} | {zk_port}) if secure else []
+    )
     for port, what in ([] if shared_zookeeper else [(zk_port, "ZooKeeper")]) + ports:
         if not port_free(port):
             hint = " (choose others with --base-port)" if what.startswith("broker") and name else ""
@@ -352,7 +358,11 @@ def start_cluster(
             "\n".join(
                 [
                     f"broker.id={i}",
-                    *(security.broker_settings(base_port + i, users) if secure else listener),
+                    *(
+                        security.broker_settings(base_port + i, users, internal_ports[i])
+                        if secure
+                        else listener
+                    ),
                     f"log.dirs={broker_dir / 'data'}",
                     f"zookeeper.connect={zookeeper_connect(state)}",
                     "num.network.threads=2",
@@ -369,11 +379,23 @@ def start_cluster(
         )
         pid = _spawn(_broker_args(config, state), directory / "logs" / f"broker-{i}.log", _overlay(state))
         state["brokers"].append({"id": i, "pid": pid, "port": base_port + i})
+        if secure:
+            state["brokers"][-1]["internal_port"] = internal_ports[i]
     (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
     return state
 
 
 # --8<-- [end:up]
+
+
+def _internal_ports(brokers: int, taken: set[int]) -> list[int]:
+    """A free loopback port for each broker's INTERNAL listener, none of them a port in ``taken``."""
+    ports: list[int] = []
+    while len(ports) < brokers:
+        port = free_port()
+        if port not in taken and port not in ports:
+            ports.append(port)
+    return ports
 
 
 def _secure_users(state: dict) -> dict[str, str]:
@@ -559,7 +581,15 @@ def status_table(state: dict, health: dict) -> Table:
         lab = state["lab"]
         table.caption += f"\nbrokers run lab {lab['number']}'s files from {lab['workspace']}"
     if state.get("secure"):
-        table.caption += f"\nSASL_PLAINTEXT with ACLs; admin's login in {state['secure']['users']['admin']}"
+        table.caption += (
+            f"\nclients: SASL_PLAINTEXT with ACLs at the addresses above; admin's login in "
+            f"{state['secure']['users']['admin']}"
+        )
+        internal = [f"127.0.0.1:{b['internal_port']}" for b in state["brokers"] if "internal_port" in b]
+        if internal:
+            table.caption += (
+                f"\nbrokers among themselves: PLAINTEXT listener INTERNAL at {', '.join(internal)}"
+            )
     return table
 
 

@@ -7,8 +7,15 @@ SCRAM (a JAAS line in each broker's ``server.properties``, SCRAM credentials wri
 super user) and on the client properties file Kafka's tools take with ``--command-config``.
 Book:    beyond the book (Kafka 0.10.2–0.11's security)
 
-A secure local cluster has two users. ``admin`` is the brokers' own principal: the brokers log in
-with it to each other (``security.inter.broker.protocol``), and as the only super user it may do
+A secure local cluster's brokers have two listeners (Kafka 0.10.2's KIP-103), as Kafka's security
+guide sets up a cluster whose clients authenticate and whose brokers sit on a trusted network: the
+clients' ``SASL_PLAINTEXT`` listener on the cluster's ports, and a ``PLAINTEXT`` listener named
+``INTERNAL`` on a port of its own, bound to 127.0.0.1, which ``inter.broker.listener.name`` gives to
+the brokers' own connections (replica fetchers, the controller, transaction markers). A connection
+there does not authenticate, so its principal is ``User:ANONYMOUS``, which is therefore a super
+user beside admin: the port is for the brokers, reachable from this machine only.
+
+A secure local cluster has two users. ``admin`` is the super user for clients: as such it may do
 everything, which is why ``cluster status`` logs in as admin. ``alice`` is an ordinary user: she
 may do nothing until an ACL allows it, which is the lesson. Both passwords are drawn per cluster
 with ``secrets`` and kept in files only their owner may read (mode 0600): the brokers'
@@ -101,20 +108,24 @@ def jaas_line(mechanism: str, username: str, password: str, users: dict[str, str
     return f'{LOGIN_MODULES[mechanism]} required username="{username}" password="{password}"{accepted};'
 
 
-def broker_settings(port: int, users: dict[str, str]) -> list[str]:
-    """A secure broker's ``server.properties`` lines: one SASL listener, the brokers logging in to
-    each other as admin with PLAIN, and the authorizer with admin as the only super user. SCRAM's
-    JAAS entry has no users: its credentials are in ZooKeeper."""
+INTERNAL_LISTENER = "INTERNAL"  # the brokers' own listener on a secure cluster
+
+
+def broker_settings(port: int, users: dict[str, str], internal_port: int) -> list[str]:
+    """A secure broker's ``server.properties`` lines: the clients' SASL listener on ``port``, the
+    brokers' PLAINTEXT ``INTERNAL`` listener on ``internal_port`` (loopback only) as the inter-broker
+    listener, and the authorizer with admin and the internal listener's anonymous principal as super
+    users. SCRAM's JAAS entry has no users: its credentials are in ZooKeeper."""
     admin = users[ADMIN_USER]
     return [
-        f"listeners={SASL_PLAINTEXT}://127.0.0.1:{port}",
-        f"security.inter.broker.protocol={SASL_PLAINTEXT}",
-        f"sasl.mechanism.inter.broker.protocol={PLAIN}",
+        f"listeners={SASL_PLAINTEXT}://127.0.0.1:{port},{INTERNAL_LISTENER}://127.0.0.1:{internal_port}",
+        f"listener.security.protocol.map={SASL_PLAINTEXT}:{SASL_PLAINTEXT},{INTERNAL_LISTENER}:PLAINTEXT",
+        f"inter.broker.listener.name={INTERNAL_LISTENER}",
         f"sasl.enabled.mechanisms={PLAIN},{SCRAM_SHA_256}",
         f"listener.name.sasl_plaintext.plain.{SASL_JAAS_CONFIG}={jaas_line(PLAIN, ADMIN_USER, admin, users)}",
         f"listener.name.sasl_plaintext.scram-sha-256.{SASL_JAAS_CONFIG}={LOGIN_MODULES[SCRAM_SHA_256]} required;",
         "authorizer.class.name=SimpleAclAuthorizer",
-        f"super.users=User:{ADMIN_USER}",
+        f"super.users=User:{ADMIN_USER};User:ANONYMOUS",  # ANONYMOUS: the brokers, on INTERNAL
     ]  # fmt: skip
 
 

@@ -74,6 +74,13 @@ def test_a_secure_cluster_refuses_alice_until_an_acl_lets_her_write(tmp_path, ca
         assert alice["sasl_plain_password"] not in (d / "cluster.json").read_text()
         bootstrap = f"127.0.0.1:{base}"
         assert f"bootstrap servers: {bootstrap}" in out and files["alice"] in out
+        # the brokers' own listener: PLAINTEXT on a loopback port of its own, named in the caption
+        internal = state["brokers"][0]["internal_port"]
+        assert internal != base
+        settings = (d / "broker-0" / "server.properties").read_text()
+        assert f"listeners=SASL_PLAINTEXT://127.0.0.1:{base},INTERNAL://127.0.0.1:{internal}\n" in settings
+        assert "inter.broker.listener.name=INTERNAL\n" in settings
+        assert f"PLAINTEXT listener INTERNAL at 127.0.0.1:{internal}" in out
         assert f"--command-config {files['admin']}" in out and "KafkaConsumer(" in out
 
         # the listener is SASL only: a client that does not log in gets no metadata at all
