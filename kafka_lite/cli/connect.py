@@ -78,10 +78,12 @@ def worker_logging_and_stop_signals() -> threading.Event:
     return stop
 
 
-def wait_for(stop: threading.Event) -> None:
+def wait_for(stop: threading.Event, worker_thread: threading.Thread | None = None) -> None:
+    """Until a signal, or until ``worker_thread`` (the distributed herder's) ends by itself."""
     # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
     while not stop.wait(1):
-        pass
+        if worker_thread is not None and not worker_thread.is_alive():
+            return
 
 
 def run_standalone(args: argparse.Namespace, console: Console) -> int:
@@ -177,8 +179,11 @@ def run_distributed(args: argparse.Namespace, console: Console) -> int:
         url = connect.rest.advertised_url()
         console.print(f"Kafka Connect started (distributed, group {worker_props.get('group.id')}); "
                       f"REST API at {url}; Ctrl-C or SIGTERM stops it", soft_wrap=True)  # fmt: skip
-        wait_for(stop)
+        wait_for(stop, connect.herder.herder_thread)
     finally:
         connect.stop()
         console.print("Kafka Connect stopped")
+    failure = connect.herder.failure
+    if failure is not None:  # as Kafka's worker exits when its herder's thread dies
+        raise CliError(f"the herder stopped on an error: {type(failure).__name__}: {failure}")
     return 0

@@ -132,6 +132,7 @@ class DistributedHerder(AbstractHerder):
         # longer than the herder's thread can go without polling the group.
         self.forward_request_executor = ThreadPoolExecutor(1, thread_name_prefix="connect-forward")
         self.herder_thread: threading.Thread | None = None
+        self.failure: Exception | None = None  # what ended the herder's thread, if anything did
         self.stopping = threading.Event()
         # Kafka's synchronized (this): what the store's and the REST threads share with the herder's.
         self._lock = threading.RLock()
@@ -164,8 +165,11 @@ class DistributedHerder(AbstractHerder):
                 self.tick()
             self.halt()
             log.info("Herder stopped")
-        except Exception:
+        except Exception as e:
+            # Kafka's herder then ends the process (System.exit(1)); here the thread ends, and the
+            # command that runs the worker (kafka-lite connect distributed) exits with the error.
             log.exception("Uncaught exception in herder work thread, exiting: ")
+            self.failure = e
             raise
 
     def start_services(self) -> None:
