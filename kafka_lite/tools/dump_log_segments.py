@@ -12,7 +12,9 @@ Four file kinds, told apart by suffix: ``.log`` (batches; ``--deep`` adds each r
 ``.index`` (offset -> position), ``.timeindex`` (timestamp -> offset) and ``.txnindex`` (the
 aborted transactions, Kafka 0.11). An offset or time index is checked against the ``.log`` beside
 it: every entry must point at a batch that is really there. A transaction marker (a control batch)
-is shown as Kafka shows it: ``endTxnMarker: COMMIT coordinatorEpoch: 3``.
+is shown as Kafka shows it: ``endTxnMarker: COMMIT coordinatorEpoch: 3``. A v0/v1 entry, in the
+log of a topic whose ``message.format.version`` is or was older than 0.11.0, is named by its
+offset (a wrapper's last one), with no producer fields, and each of its messages shows its CRC.
 """
 
 from __future__ import annotations
@@ -88,12 +90,17 @@ def _dump_log(path: Path, base_offset: int, deep: bool, print_data: bool) -> Ite
     yield f"Starting offset: {base_offset}"
     for position, batch in _batches(path):
         ts_type = batch.timestamp_type.display_name
+        legacy = batch.magic < 2  # a v0/v1 entry (a topic at an older format): Kafka names it by offset
         yield (
-            f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {batch.num_records} "
-            f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} producerId: {batch.producer_id} "
-            f"producerEpoch: {batch.producer_epoch} partitionLeaderEpoch: {batch.partition_leader_epoch} "
-            f"isTransactional: {str(batch.is_transactional).lower()} isControl: {str(batch.is_control_batch).lower()} "
-            f"position: {position} {ts_type}: {batch.max_timestamp} size: {batch.size_in_bytes} magic: {batch.magic} "
+            (
+                f"offset: {batch.last_offset} "
+                if legacy
+                else f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {batch.num_records} "
+                f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} producerId: {batch.producer_id} "
+                f"producerEpoch: {batch.producer_epoch} partitionLeaderEpoch: {batch.partition_leader_epoch} "
+                f"isTransactional: {str(batch.is_transactional).lower()} isControl: {str(batch.is_control_batch).lower()} "
+            )
+            + f"position: {position} {ts_type}: {batch.max_timestamp} size: {batch.size_in_bytes} magic: {batch.magic} "
             f"compresscodec: {batch.compression_type.name} crc: {batch.checksum} isvalid: true"
             + (f" {_control_record(path, position, next(iter(batch)))}" if batch.is_control_batch else "")
         )
@@ -103,8 +110,13 @@ def _dump_log(path: Path, base_offset: int, deep: bool, print_data: bool) -> Ite
             for r in batch:
                 line = (
                     f"| offset: {r.offset} {ts_type}: {r.timestamp} keysize: {-1 if r.key is None else len(r.key)} "
-                    f"valuesize: {-1 if r.value is None else len(r.value)} sequence: {r.sequence} "
-                    f"headerKeys: [{','.join(h.key for h in r.headers)}]"
+                    f"valuesize: {-1 if r.value is None else len(r.value)} "
+                    # a v0/v1 message has its own CRC and no sequence or headers (Kafka prints the crc)
+                    + (
+                        f"crc: {r.checksum}"
+                        if legacy
+                        else f"sequence: {r.sequence} headerKeys: [{','.join(h.key for h in r.headers)}]"
+                    )
                 )
                 if batch.is_control_batch:
                     line += f" {_control_record(path, position, r)}"
