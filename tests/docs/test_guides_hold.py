@@ -438,14 +438,27 @@ def quotas_are_keyed_by_client_id_only() -> None:
     not_in_source("kafka_lite.server.config_handler:UserConfigHandler", "quota")
 
 
-def only_one_listener() -> None:
-    from kafka_lite.common.errors import ConfigException
-    from kafka_lite.server.kafka_config import KafkaConfig
+def a_broker_without_the_listener_is_left_out() -> None:
+    from kafka_lite.server.metadata_cache import MetadataCache
+    from kafka_lite.zk.zk_utils import EndPoint, registration_version
 
-    refused(BROKER, "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT", BROKER_BASE)
-    two = {**BROKER_BASE, "listeners": "PLAINTEXT://127.0.0.1:9092,SASL_PLAINTEXT://127.0.0.1:9093"}
-    with pytest.raises(ConfigException):
-        KafkaConfig(obj(BROKER).parse(two))
+    def end_point(port: int, name: str, protocol: int) -> dict:
+        return {"port": port, "host": "h", "listener_name": name, "security_protocol_type": protocol}
+
+    cache = MetadataCache(0)
+    live = [
+        {"id": 1, "end_points": [end_point(9092, "PLAINTEXT", 0)], "rack": None},
+        {
+            "id": 2,
+            "end_points": [end_point(9093, "INTERNAL", 0), end_point(9094, "SASL_PLAINTEXT", 2)],
+            "rack": None,
+        },
+    ]
+    cache.update_cache(0, 1, {"live_brokers": live, "partition_states": []}, 3)
+    assert_equal([b.id for b in cache.alive_endpoints("INTERNAL")], [2])
+    assert_equal([(b.id, b.port) for b in cache.alive_endpoints("PLAINTEXT")], [(1, 9092)])
+    assert_equal(registration_version([EndPoint("h", 1, "PLAINTEXT", "PLAINTEXT")]), 3)
+    assert_equal(registration_version([EndPoint("h", 1, "INTERNAL", "PLAINTEXT")]), 4)
 
 
 def only_plaintext_and_sasl_plaintext() -> None:
@@ -762,7 +775,7 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
     ],
     "ch06_storage/index.md": [
-        holds("A Fetch v0-3 gets each batch it cannot read down-converted", lambda: formats_per_topic()),
+        holds("Only v2 batches are stored", lambda: only_v2_is_stored()),
         holds("Appends check each batch's header and CRC", timestamps_are_decoded_only_when_bounded),
         holds(
             "Deleted segments are removed at once",
@@ -803,10 +816,7 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
     ],
     "ch06_storage/message_formats.md": [
-        holds(
-            "**Fetch down-conversion looks at every batch.**", lambda: down_conversion_looks_at_every_batch()
-        ),
-        holds("**A v0/v1 topic rewrites every append.**", lambda: a_legacy_topic_rewrites_every_append()),
+        holds("**Only v2 is stored.**", lambda: only_v2_is_stored()),
         holds(
             "**Views, not copies.**",
             all_of(
@@ -836,7 +846,7 @@ CLAIMS: dict[str, list[Claim]] = {
                 "kafka_lite.common.record.codec", "use_codec(os.environ.get(ENV_VAR, COMPILED))"
             ),
         ),
-        holds("**Appends do not decode records**", timestamps_are_decoded_only_when_bounded),
+        holds("**Appends do not decode records.**", timestamps_are_decoded_only_when_bounded),
         holds(
             "**Errors say where.**",
             lambda: a_crc_mismatch_points_at_the_crc_field(),
@@ -1156,7 +1166,9 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**PLAIN refuses an authorization id naming someone else**", plain_refuses_someone_elses_authzid
         ),
-        holds("**One listener per broker.**", only_one_listener),
+        holds(
+            "**A broker without the request's listener is left out", a_broker_without_the_listener_is_left_out
+        ),
         holds(
             "**Quotas per user** (KIP-55): the principal a login proves", quotas_are_keyed_by_client_id_only
         ),
@@ -1252,30 +1264,10 @@ def current_error_names() -> None:
         assert not hasattr(Errors, name), name
 
 
-def formats_per_topic() -> None:
-    defined(BROKER, "log.message.format.version", None, BROKER_BASE)  # unset: the protocol version's
-    defined(TOPIC, "message.format.version", "0.11.0-IV2")
-    down_conversion_looks_at_every_batch()
-    a_legacy_topic_rewrites_every_append()
-
-
-def down_conversion_looks_at_every_batch() -> None:
-    """A Fetch v2 of a v1 message set then a v2 batch (a topic whose format went up) gets both as v1."""
-    from kafka_lite.common.record import MemoryRecords
-    from kafka_lite.common.record.convert import down_convert
-
-    mixed = bytes(MemoryRecords.with_records([(1, b"k", b"v")], magic=2, base_offset=1).buffer())
-    mixed = bytes(MemoryRecords.with_records([(0, b"k", b"v")], magic=1).buffer()) + mixed
-    assert [b.magic for b in down_convert(MemoryRecords(mixed), 1).batches()] == [1, 1]
-    in_source("kafka_lite.server.kafka_apis:KafkaApis._fetched_bytes", "down_convert(")
-
-
-def a_legacy_topic_rewrites_every_append() -> None:
-    in_source(
-        "kafka_lite.log.log:Log.append",
-        "if append_info.magic == to_magic == MAGIC_VALUE_V2:",
-        "convert_and_assign_offsets(",
-    )
+def only_v2_is_stored() -> None:
+    refused(BROKER, "log.message.format.version", "0.10.0", BROKER_BASE)
+    refused(TOPIC, "message.format.version", "0.10.0")
+    exists("kafka_lite.common.record.convert")
 
 
 def zstd_is_written_and_read_but_produce_stops_at_v3() -> None:
