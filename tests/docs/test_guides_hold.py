@@ -775,7 +775,7 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
     ],
     "ch06_storage/index.md": [
-        holds("Only v2 batches are stored", lambda: only_v2_is_stored()),
+        holds("A Fetch v0-3 gets each batch it cannot read down-converted", lambda: formats_per_topic()),
         holds("Appends check each batch's header and CRC", timestamps_are_decoded_only_when_bounded),
         holds(
             "Deleted segments are removed at once",
@@ -816,7 +816,10 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
     ],
     "ch06_storage/message_formats.md": [
-        holds("**Only v2 is stored.**", lambda: only_v2_is_stored()),
+        holds(
+            "**Fetch down-conversion looks at every batch.**", lambda: down_conversion_looks_at_every_batch()
+        ),
+        holds("**A v0/v1 topic rewrites every append.**", lambda: a_legacy_topic_rewrites_every_append()),
         holds(
             "**Views, not copies.**",
             all_of(
@@ -846,7 +849,7 @@ CLAIMS: dict[str, list[Claim]] = {
                 "kafka_lite.common.record.codec", "use_codec(os.environ.get(ENV_VAR, COMPILED))"
             ),
         ),
-        holds("**Appends do not decode records.**", timestamps_are_decoded_only_when_bounded),
+        holds("**Appends do not decode records**", timestamps_are_decoded_only_when_bounded),
         holds(
             "**Errors say where.**",
             lambda: a_crc_mismatch_points_at_the_crc_field(),
@@ -1264,10 +1267,30 @@ def current_error_names() -> None:
         assert not hasattr(Errors, name), name
 
 
-def only_v2_is_stored() -> None:
-    refused(BROKER, "log.message.format.version", "0.10.0", BROKER_BASE)
-    refused(TOPIC, "message.format.version", "0.10.0")
-    exists("kafka_lite.common.record.convert")
+def formats_per_topic() -> None:
+    defined(BROKER, "log.message.format.version", None, BROKER_BASE)  # unset: the protocol version's
+    defined(TOPIC, "message.format.version", "0.11.0-IV2")
+    down_conversion_looks_at_every_batch()
+    a_legacy_topic_rewrites_every_append()
+
+
+def down_conversion_looks_at_every_batch() -> None:
+    """A Fetch v2 of a v1 message set then a v2 batch (a topic whose format went up) gets both as v1."""
+    from kafka_lite.common.record import MemoryRecords
+    from kafka_lite.common.record.convert import down_convert
+
+    mixed = bytes(MemoryRecords.with_records([(1, b"k", b"v")], magic=2, base_offset=1).buffer())
+    mixed = bytes(MemoryRecords.with_records([(0, b"k", b"v")], magic=1).buffer()) + mixed
+    assert [b.magic for b in down_convert(MemoryRecords(mixed), 1).batches()] == [1, 1]
+    in_source("kafka_lite.server.kafka_apis:KafkaApis._fetched_bytes", "down_convert(")
+
+
+def a_legacy_topic_rewrites_every_append() -> None:
+    in_source(
+        "kafka_lite.log.log:Log.append",
+        "if append_info.magic == to_magic == MAGIC_VALUE_V2:",
+        "convert_and_assign_offsets(",
+    )
 
 
 def zstd_is_written_and_read_but_produce_stops_at_v3() -> None:
