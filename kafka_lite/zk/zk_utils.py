@@ -3,6 +3,8 @@
 Mirrors: kafka.utils.ZkUtils (core/src/main/scala/kafka/utils/ZkUtils.scala, Kafka 0.10.1)
 Mirrors: kafka.utils.ReplicationUtils (core/src/main/scala/kafka/utils/ReplicationUtils.scala, Kafka 0.10.1)
 Mirrors: kafka.server.ZookeeperLeaderElector (core/src/main/scala/kafka/server/ZookeeperLeaderElector.scala, Kafka 0.10.1)
+Mirrors: kafka.cluster.EndPoint (core/src/main/scala/kafka/cluster/EndPoint.scala, Kafka 0.10.2)
+Mirrors: kafka.cluster.Broker (core/src/main/scala/kafka/cluster/Broker.scala, Kafka 0.10.2)
 Book:    chapter 7, 7.1 (what the controller keeps in ZooKeeper; 7.1.3, the ISR-change notifications
          its listener reads); chapter 6, 6.2.2 (a leader writing its partition's ISR)
 Differs: over kazoo (Python's ZooKeeper client) instead of ZkClient; watches are kazoo's
@@ -10,7 +12,8 @@ Differs: over kazoo (Python's ZooKeeper client) instead of ZkClient; watches are
 
 The layout (a learner can browse it with ``zkCli``)::
 
-    /brokers/ids/<id>                       ephemeral: a live broker's host and port
+    /brokers/ids/<id>                       ephemeral: a live broker's end points, one per listener
+                                            (version 4 adds each name's protocol, KIP-103)
     /brokers/topics/<topic>                 {"version":1,"partitions":{"0":[1,2]}}: the assignment
     /brokers/topics/<t>/partitions/<p>/state  {"leader","leader_epoch","isr","controller_epoch"}
     /controller                             ephemeral: {"brokerid": <the controller>}
