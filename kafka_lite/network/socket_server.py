@@ -1,12 +1,14 @@
 """The broker's socket server: an acceptor per listener, N processors each, and the request channel.
 
 Mirrors: kafka.network.SocketServer, Acceptor, Processor and ConnectionQuotas
-         (core/src/main/scala/kafka/network/SocketServer.scala, Kafka 0.10.2: a listener per end point)
+         (core/src/main/scala/kafka/network/SocketServer.scala, Kafka 0.10.1)
 Book:    chapter 2, 2.3 (the server side: 2.3.1 the acceptor, 2.3.2 the processors,
          2.3.3 the request channel and the handlers)
-Differs: listeners are PLAINTEXT or SASL_PLAINTEXT (a SASL listener's ``channel_builder`` gives each
-         connection an authenticator, which runs before any request is parsed); request parsing happens in the processor, as in Kafka 0.10, and a
-         request that fails to parse closes its connection with one warning line.
+Differs: listeners are named, as in Kafka 0.10.2 (KIP-103; 0.10.1 keys them by security protocol),
+         and are PLAINTEXT or SASL_PLAINTEXT (a SASL listener's ``channel_builder`` gives each
+         connection an authenticator, which runs before any request is parsed); request parsing
+         happens in the processor, as in Kafka 0.10, and a request that fails to parse closes its
+         connection with one warning line.
 Labs:    lab 4 (Processor.process_completed_receives and process_completed_sends)
 
 Each listener (``Listener``: a name such as ``PLAINTEXT`` or ``INTERNAL``, its security protocol,

@@ -265,9 +265,9 @@ class KafkaServer:
         return endpoints
 
     def _register(self) -> None:
-        """Kafka's ``KafkaHealthcheck.register``: every advertised end point, and at the top level the
-        first PLAINTEXT one for readers older than end points (or the first of all, where Kafka writes
-        none)."""
+        """Kafka 0.10.2's ``KafkaHealthcheck.register`` (KIP-103): every advertised end point with its
+        listener name, and at the top level the first PLAINTEXT one for readers older than end points
+        (or the first of all, where Kafka writes none)."""
         endpoints = self.advertised_endpoints()
         first = next((e for e in endpoints if e.security_protocol == "PLAINTEXT"), endpoints[0])
         self.zk.register_broker(
