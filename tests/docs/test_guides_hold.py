@@ -1182,10 +1182,6 @@ CLAIMS: dict[str, list[Claim]] = {
                 lambda: assert_not_in("OAUTHBEARER", obj("kafka_lite.common.security.sasl:MECHANISMS")),
             ),
         ),
-        holds(
-            "**Streams, Connect and MirrorMaker on a secure cluster.**",
-            lambda: no_command_config("streams", "connect", "mirror-maker"),
-        ),
     ],
     "data_pipeline/index.md": [
         holds(
@@ -1245,11 +1241,6 @@ def suite_has_test(path: str, name: str) -> None:
     assert re.search(rf"^def {name}\(", (ROOT / path).read_text(encoding="utf-8"), re.M), (
         f"{path} has no {name}"
     )
-
-
-def no_command_config(*commands: str) -> None:
-    for command in commands:
-        assert "--command-config" not in cli_options(command), f"kafka-lite {command} has --command-config"
 
 
 def used_only_in(name: str, allowed: str) -> bool:

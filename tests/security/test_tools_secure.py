@@ -18,6 +18,7 @@ import contextlib
 import io
 import json
 import re
+import shlex
 import struct
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_lite.cli import properties_file
 from kafka_lite.cli.main import main
 from kafka_lite.cli.security import command_config
 from kafka_lite.common.errors import ConfigException, KafkaException
@@ -47,6 +49,9 @@ from tests.support.topics import read_topic, topic_name
 from tests.support.waiting import wait_until
 
 KAFKA_LITE = str(Path(sys.executable).parent / "kafka-lite")
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "chapters" / "ch11_security" / "authorization.md"
+CONNECT_CONFIG = ROOT / "kafka_lite" / "connect" / "config" / "connect-distributed.properties"
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="{}" password="{}";'
 
@@ -137,9 +142,10 @@ def records(bootstrap: str, topic: str, login: dict) -> list:
         consumer.close()
 
 
-def cli(*args: str) -> subprocess.Popen:
+def cli(*args: str, cwd: Path | None = None) -> subprocess.Popen:
     """A kafka-lite command in its own process (it sets signal handlers), output and errors merged."""
-    return subprocess.Popen([KAFKA_LITE, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen([KAFKA_LITE, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)  # fmt: skip
 
 
 def exits_by_itself(process: subprocess.Popen, timeout_s: float = 60) -> tuple[int, str]:
@@ -237,18 +243,63 @@ def long_value(record) -> int:
     return struct.unpack(">q", record.value)[0]  # Serdes.Long: 8 bytes, big-endian
 
 
-@on_the_secure_cluster
-def test_streams_without_create_on_the_cluster_stops_with_cluster_authorization_failed(secure, tmp_path):
-    app, source, sink = topic_name("wc-denied"), topic_name("lines"), topic_name("counts")
+# -- the guide's commands ------------------------------------------------------------------------------
+
+
+def guide_commands(tool: str) -> list[str]:
+    """The commands of the guide's ``sh`` blocks under ``### <tool>``, a continued line as one."""
+    section = GUIDE.read_text(encoding="utf-8").split(f"\n### {tool}\n", 1)[1].split("\n#", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
+    return [
+        line.strip() for block in blocks for line in block.replace("\\\n", " ").splitlines() if line.strip()
+    ]
+
+
+def here(command: str, secure: SecureCluster, names: dict[str, str]) -> str:
+    """A guide command for this cluster: its address and users' files, and names of this test's own
+    for the guide's (ACLs only add up: a name another test granted would make a denial pass)."""
+    command = command.replace("127.0.0.1:9092", secure.bootstrap)
+    command = command.replace(".kafka-lite/admin.properties", secure.admin)
+    command = command.replace(".kafka-lite/alice.properties", secure.alice)
+    for guide_name, name in names.items():  # longest first where one name contains another
+        command = command.replace(guide_name, name)
+    return command
+
+
+def run_acls(commands: list[str]) -> None:
+    for command in commands:
+        argv = shlex.split(command)
+        assert argv[:2] == ["kafka-lite", "acls"], command
+        assert main(argv[1:]) == 0, command
+
+
+def run_shell(command: str, cwd: Path) -> None:
+    subprocess.run(["sh", "-c", command], cwd=cwd, check=True, timeout=30)
+
+
+# -- Streams --------------------------------------------------------------------------------------------
+
+
+def wordcount_commands(
+    secure: SecureCluster, app: str, source: str, sink: str
+) -> tuple[list[str], list[str]]:
+    """The guide's ACLs for word count, and the command that runs it with this test's names."""
     create_topic(secure, source, 2)
     create_topic(secure, sink)
-    # Everything Streams needs but Create on the cluster, which its internal topics need.
-    grant(secure, "--operation", "Read", "--topic", source, "--group", app)
-    grant(secure, "--operation", "Write", "--topic", sink)
-    wordcount = cli("streams", "wordcount", "--bootstrap-server", secure.bootstrap, "--command-config",
-                    secure.alice, "--application-id", app, "--input-topic", source, "--output-topic", sink,
-                    "--state-dir", str(tmp_path))  # fmt: skip
-    code, out = exits_by_itself(wordcount)
+    names = {"streams-wordcount-output": sink, "streams-plaintext-input": source, "streams-wordcount": app}
+    *grants, run = [here(c, secure, names) for c in guide_commands("Streams")]
+    argv = shlex.split(run)
+    assert argv[:3] == ["kafka-lite", "streams", "wordcount"], run
+    # The guide's run leaves the names to their defaults; a test names its own.
+    return grants, [*argv[1:], "--application-id", app, "--input-topic", source, "--output-topic", sink]
+
+
+@on_the_secure_cluster
+def test_streams_without_create_on_the_cluster_stops_with_cluster_authorization_failed(secure, tmp_path):
+    app = topic_name("wc-denied")
+    grants, wordcount = wordcount_commands(secure, app, topic_name("lines"), topic_name("counts"))
+    run_acls([grant for grant in grants if "--cluster" not in grant])  # all but Create on the cluster
+    code, out = exits_by_itself(cli(*wordcount, "--state-dir", str(tmp_path)))
     assert code == 1, out
     # the command's last line: the thread's error, named as Kafka's would be
     assert re.search(rf"StreamThread-1 stopped on an error: ClusterAuthorizationException: {app}-Counts-"
@@ -257,83 +308,84 @@ def test_streams_without_create_on_the_cluster_stops_with_cluster_authorization_
 
 @on_the_secure_cluster
 def test_streams_word_count_with_its_acls_counts_every_word(secure, tmp_path):
-    app, source, sink = topic_name("wc"), topic_name("lines"), topic_name("counts")
-    create_topic(secure, source, 2)
-    create_topic(secure, sink)
-    # Kafka's list for a Streams application: its input, its output, its group, and its internal
-    # topics, which it creates (Create on the cluster) and writes and reads back.
-    grant(secure, "--operation", "Read", "--topic", source)
-    grant(secure, "--operation", "Write", "--topic", sink)
-    grant(secure, "--operation", "Read", "--group", app)
-    grant(secure, "--operation", "Create", "--cluster")
-    internal = [f"{app}-Counts-repartition", f"{app}-Counts-changelog"]
-    grant(secure, "--operation", "Read", "--operation", "Write", "--operation", "Describe",
-          *(a for topic in internal for a in ("--topic", topic)))  # fmt: skip
+    source, sink = topic_name("lines"), topic_name("counts")
+    grants, wordcount = wordcount_commands(secure, topic_name("wc"), source, sink)
+    run_acls(grants)
     lines = [f"the {word} and the {i}" for i, word in enumerate(["cat", "dog", "cat", "owl"] * 5)]
     produce(secure.bootstrap, source, [line.encode() for line in lines], secure.login("admin"))
     expected = Counter(word for line in lines for word in line.split())
 
-    wordcount = cli("streams", "wordcount", "--bootstrap-server", secure.bootstrap, "--command-config",
-                    secure.alice, "--application-id", app, "--input-topic", source, "--output-topic", sink,
-                    "--state-dir", str(tmp_path), "--property", "commit.interval.ms=200")  # fmt: skip
+    def counts() -> dict[str, int]:  # the last count written for each word
+        return {r.key.decode(): long_value(r) for r in records(secure.bootstrap, sink, secure.login("admin"))}
+
+    process = cli(*wordcount, "--state-dir", str(tmp_path), "--property", "commit.interval.ms=200")
     try:
-
-        def counts() -> dict[str, int]:  # the last count written for each word
-            return {
-                r.key.decode(): long_value(r) for r in records(secure.bootstrap, sink, secure.login("admin"))
-            }
-
         wait_until(
             lambda: counts() == expected, timeout_s=40, what=f"the counts of {sum(expected.values())} words"
         )
     finally:
-        out = terminate(wordcount)
-    assert wordcount.returncode == 0 and "closed" in out, out
+        out = terminate(process)
+    assert process.returncode == 0 and "closed" in out, out
     assert sum(counts().values()) == len(lines) * 5  # five words a line, none lost
 
 
 # -- Connect distributed ------------------------------------------------------------------------------
 
 
-def worker_properties(secure: SecureCluster, group: str) -> dict[str, str]:
-    """A distributed worker logged in as alice three times over: at the top level for its group and
-    internal topics, with ``producer.`` for its source tasks and ``consumer.`` for its sink tasks."""
-    login = secure.properties("alice")
-    return {
-        "bootstrap.servers": secure.bootstrap, "group.id": group,
-        "key.converter": JSON, "value.converter": JSON, "internal.key.converter": JSON,
-        "internal.value.converter": JSON,
-        "config.storage.topic": f"{group}-configs", "offset.storage.topic": f"{group}-offsets",
-        "status.storage.topic": f"{group}-status", "offset.storage.partitions": "1",
-        "status.storage.partitions": "1", "config.storage.replication.factor": "1",
-        "offset.storage.replication.factor": "1", "status.storage.replication.factor": "1",
-        "rest.host.name": "127.0.0.1", "rest.port": "0", "offset.flush.interval.ms": "100",
-        "session.timeout.ms": "6000", "heartbeat.interval.ms": "500",
-        **login,
-        **{f"producer.{k}": v for k, v in login.items()},
-        **{f"consumer.{k}": v for k, v in login.items()},
-    }  # fmt: skip
+@dataclass
+class ConnectRun:
+    group: str
+    topic: str  # the connectors' topic
+    sink: str  # the sink connector's name
+    grants: list[str]  # the guide's ACL commands, with this test's names
+    worker: dict[str, str]  # the guide's worker.properties, made fast and named for this test
 
 
-def grant_internal_topics(secure: SecureCluster, group: str) -> None:
-    """A worker's own ACLs but its group's: its three topics, which it creates if missing."""
-    grant(secure, "--operation", "Create", "--cluster")
-    grant(secure, "--operation", "Read", "--operation", "Write", "--operation", "Describe",
-          *(a for kind in ("configs", "offsets", "status") for a in ("--topic", f"{group}-{kind}")))  # fmt: skip
+def connect_run(secure: SecureCluster, tmp_path: Path) -> ConnectRun:
+    group, topic = topic_name("connect"), topic_name("connect-data")
+    sink = f"{group}-sink"
+    create_topic(secure, topic)
+    names = {"connect-cluster": group, "connect-configs": f"{group}-configs",
+             "connect-offsets": f"{group}-offsets", "connect-status": f"{group}-status",
+             "connect-test": topic, "connect-local-file-sink": f"connect-{sink}"}  # fmt: skip
+    commands = guide_commands("Connect")
+    # the guide's two lines that write worker.properties, where they find Kafka's file and alice's
+    (tmp_path / ".kafka-lite").mkdir()
+    (tmp_path / ".kafka-lite" / "alice.properties").write_text(Path(secure.alice).read_text())
+    config_dir = tmp_path / "kafka_lite" / "connect" / "config"
+    config_dir.mkdir(parents=True)
+    (config_dir / "connect-distributed.properties").write_text(CONNECT_CONFIG.read_text())
+    for command in commands[:2]:
+        run_shell(command, tmp_path)
+    worker = properties_file(tmp_path / "worker.properties", "worker.properties")
+    for prefix in ("", "producer.", "consumer."):  # the login, three times over
+        assert worker[f"{prefix}security.protocol"] == "SASL_PLAINTEXT", worker
+        assert worker[f"{prefix}sasl.jaas.config"] == secure.properties("alice")["sasl.jaas.config"]
+    worker.update({
+        "bootstrap.servers": secure.bootstrap, "group.id": group, "config.storage.topic": f"{group}-configs",
+        "offset.storage.topic": f"{group}-offsets", "status.storage.topic": f"{group}-status",
+        "offset.storage.partitions": "1", "status.storage.partitions": "1",
+        "config.storage.replication.factor": "1", "offset.storage.replication.factor": "1",
+        "status.storage.replication.factor": "1", "rest.host.name": "127.0.0.1", "rest.port": "0",
+        "offset.flush.interval.ms": "100", "session.timeout.ms": "6000", "heartbeat.interval.ms": "500",
+    })  # fmt: skip
+    return ConnectRun(group, topic, sink, [here(c, secure, names) for c in commands[2:]], worker)
 
 
 @on_the_secure_cluster
 def test_connect_distributed_without_read_on_its_group_exits_with_group_authorization_failed(
     secure, tmp_path
 ):
-    group = topic_name("connect-denied")
-    grant_internal_topics(secure, group)
-    worker = tmp_path / "connect-distributed.properties"
-    worker.write_text("".join(f"{k}={v}\n" for k, v in worker_properties(secure, group).items()))
+    run = connect_run(secure, tmp_path)
+    run_acls(
+        [grant for grant in run.grants if f"--group {run.group}" not in grant]
+    )  # all but the workers' group
+    worker = tmp_path / "denied.properties"
+    worker.write_text("".join(f"{k}={v}\n" for k, v in run.worker.items()))
     code, out = exits_by_itself(cli("connect", "distributed", str(worker)))
     assert code == 1, out
     assert ("the herder stopped on an error: GroupAuthorizationException: Not authorized to access group: "
-            f"{group}") in out  # fmt: skip
+            f"{run.group}") in out  # fmt: skip
 
 
 def call(method, *args, timeout_s: float = 30):
@@ -352,34 +404,28 @@ def call(method, *args, timeout_s: float = 30):
 
 @on_the_secure_cluster
 def test_connect_distributed_with_its_acls_copies_a_file_through_a_topic(secure, tmp_path):
-    group, topic = topic_name("connect"), topic_name("connect-data")
-    sink_name = f"{group}-sink"
-    grant_internal_topics(secure, group)
-    grant(secure, "--operation", "Read", "--group", group)  # the workers' group
-    create_topic(secure, topic)
-    # the tasks': the source's producer writes the topic, the sink's consumer reads it in its group
-    grant(secure, "--operation", "Write", "--operation", "Read", "--topic", topic)
-    grant(secure, "--operation", "Read", "--group", f"connect-{sink_name}")
+    run = connect_run(secure, tmp_path)
+    run_acls(run.grants)
     source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
     lines = [f"line {i}" for i in range(25)]
     source.write_text("".join(f"{line}\n" for line in lines))
 
-    connect = connect_distributed(worker_properties(secure, group))
+    connect = connect_distributed(run.worker)
     connect.start()
     try:
-        call(connect.herder.put_connector_config, f"{group}-source", {
-            "name": f"{group}-source", "connector.class": "FileStreamSource", "tasks.max": "1",
-            "file": str(source), "topic": topic}, False)  # fmt: skip
-        call(connect.herder.put_connector_config, sink_name, {
-            "name": sink_name, "connector.class": "FileStreamSink", "tasks.max": "1", "file": str(sink),
-            "topics": topic}, False)  # fmt: skip
+        call(connect.herder.put_connector_config, f"{run.group}-source", {
+            "name": f"{run.group}-source", "connector.class": "FileStreamSource", "tasks.max": "1",
+            "file": str(source), "topic": run.topic}, False)  # fmt: skip
+        call(connect.herder.put_connector_config, run.sink, {
+            "name": run.sink, "connector.class": "FileStreamSink", "tasks.max": "1", "file": str(sink),
+            "topics": run.topic}, False)  # fmt: skip
         wait_until(lambda: sink.exists() and len(sink.read_text().splitlines()) >= len(lines), timeout_s=30,
                    what=f"{len(lines)} lines in the sink's file")  # fmt: skip
         assert connect.herder.failure is None
     finally:
         connect.stop()
     assert sink.read_text().splitlines() == lines
-    assert len(records(secure.bootstrap, topic, secure.login("admin"))) == len(lines)
+    assert len(records(secure.bootstrap, run.topic, secure.login("admin"))) == len(lines)
 
 
 # -- MirrorMaker, between the secure cluster and the session's plain one ------------------------------------
@@ -392,22 +438,20 @@ def write_properties(path: Path, props: dict[str, str]) -> Path:
 
 @on_the_secure_cluster
 def test_mirror_maker_copies_from_the_secure_cluster_with_read_on_topic_and_group(secure, cluster, tmp_path):
-    topic, group = topic_name("mirrored"), topic_name("mirror-maker")
+    topic = topic_name("mirrored")
     create_topic(secure, topic, 2)
     cluster.create_topic(topic, partitions=2)
     values = [f"record {i}".encode() for i in range(30)]
     produce(secure.bootstrap, topic, values, secure.login("admin"))
-    grant(
-        secure, "--operation", "Read", "--topic", topic, "--group", group
-    )  # Read on both: Kafka's --consumer
-    consumer = write_properties(tmp_path / "source.properties", {
-        **secure.properties("alice"), "bootstrap.servers": secure.bootstrap, "group.id": group,
-        "auto.offset.reset": "earliest"})  # fmt: skip
-    producer = write_properties(
-        tmp_path / "target.properties", {"bootstrap.servers": cluster.bootstrap_servers}
-    )
-    mirror = cli("mirror-maker", "--consumer.config", str(consumer), "--producer.config", str(producer),
-                 "--whitelist", topic, "--offset.commit.interval.ms", "200")  # fmt: skip
+    names = {"127.0.0.1:9192": cluster.bootstrap_servers, "mirror-orders": topic_name("mirroring"),
+             "orders": topic}  # fmt: skip
+    *setup, run = [here(c, secure, names) for c in guide_commands("MirrorMaker")]
+    run_acls(setup[:1])
+    for command in setup[1:]:  # the two files, as the guide writes them
+        run_shell(command, tmp_path)
+    argv = shlex.split(run)
+    assert argv[:2] == ["kafka-lite", "mirror-maker"], run
+    mirror = cli(*argv[1:], cwd=tmp_path)
     try:
         wait_until(lambda: len(read_topic(cluster.bootstrap_servers, topic)) >= len(values), timeout_s=30,
                    what=f"{len(values)} records mirrored")  # fmt: skip
