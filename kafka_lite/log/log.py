@@ -53,8 +53,10 @@ from kafka_lite.common.errors import (
     OffsetOutOfRangeException,
     RecordBatchTooLargeException,
     RecordTooLargeException,
+    UnsupportedForMessageFormatException,
 )
 from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.api_version import KAFKA_0_10_0_IV0
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import MAGIC_VALUE_V2, NO_TIMESTAMP
 from kafka_lite.common.record.default_record_batch import (
@@ -651,6 +653,16 @@ class Log:
 
         ``EARLIEST_TIMESTAMP`` (-2) and ``LATEST_TIMESTAMP`` (-1) answer the log start and end offsets.
         """
+        if self.config.message_format_version < KAFKA_0_10_0_IV0 and target_timestamp not in (
+            EARLIEST_TIMESTAMP,
+            LATEST_TIMESTAMP,
+        ):
+            # a v0 topic writes no timestamps, so there is nothing to search (Kafka 0.11's check)
+            raise UnsupportedForMessageFormatException(
+                f"Cannot search offsets based on timestamp because message format version for partition "
+                f"{self.name} is {self.config.message_format_version} which is earlier than the minimum "
+                f"required version {KAFKA_0_10_0_IV0}"
+            )
         segments = self.log_segments()
         if target_timestamp == EARLIEST_TIMESTAMP:
             return NO_TIMESTAMP, self.log_start_offset

@@ -25,8 +25,8 @@ from typing import Any
 
 from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidList, ValidString
 from kafka_lite.common.errors import ConfigException, Errors
+from kafka_lite.common.record.api_version import LATEST_VERSION, ApiVersion, ApiVersionValidator, api_version
 from kafka_lite.common.utils import LONG_MAX
-from kafka_lite.server.api_version import LATEST_VERSION, ApiVersion, ApiVersionValidator, api_version
 
 DAY_MS = 24 * 60 * 60 * 1000
 ALL_REPLICAS = "*"  # a throttled-replicas list naming every partition of the topic

@@ -93,10 +93,15 @@ def test_v2_gzip_to_a_v1_topic_becomes_one_wrapper_named_by_its_last_offset_with
     assert [(r.offset, r.value) for r in read_all(log)][2:] == [(2, b"3"), (3, b"4"), (4, b"5")]
 
 
-def test_v2_to_a_v0_topic_drops_the_timestamps(tmp_path):
+def test_v2_to_a_v0_topic_drops_the_timestamps_and_it_cannot_be_searched_by_time(tmp_path):
     log = _log(tmp_path, "0.9.0")
     log.append(_v2([(b"a", b"1"), (b"b", b"2")]))
     assert _segment_bytes(log) == v0_message(0, b"a", b"1") + v0_message(1, b"b", b"2")
+    with pytest.raises(
+        UnsupportedForMessageFormatException, match=r"earlier than the minimum required version 0\.10\.0-IV0"
+    ):
+        log.fetch_offset_by_timestamp(NOW)
+    assert log.fetch_offset_by_timestamp(-2) == (-1, 0)  # the earliest and latest need no timestamps
 
 
 def test_a_v1_message_set_to_a_v2_topic_becomes_one_batch_at_the_log_end(tmp_path):

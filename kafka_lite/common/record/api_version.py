@@ -3,7 +3,8 @@
 Mirrors: kafka.api.ApiVersion (core/src/main/scala/kafka/api/ApiVersion.scala, Kafka 0.11.0) and the
          validator KafkaConfig gives ``inter.broker.protocol.version``
 Book:    chapter 7 (the controller and brokers talk among themselves; a rolling upgrade keeps the
-         older protocol until every broker runs the new code)
+         older protocol until every broker runs the new code); chapter 6, 6.1 (each version names
+         the message format it writes, which ``message.format.version`` picks per topic)
 Differs: kafka_lite's brokers read the setting for one decision only, whether a follower truncates
          by leader epoch (``uses_leader_epochs_for_truncation``); the controller sends its
          requests at their Kafka 0.11 versions whatever the setting says, where Kafka picks each
@@ -14,6 +15,11 @@ third change made while 0.10.1 was developed), and a release's short name (``0.1
 internal version. A rolling upgrade sets the old version, restarts each broker on the new code, then
 sets the new version and restarts them again, so no broker sends a request another cannot read.
 Versions compare by their place in the table, never as strings.
+
+Why here, among the record formats: a topic's ``message.format.version`` and the broker's
+``log.message.format.version`` are named by these same versions, and the log, a layer below the
+broker, reads them to know which magic an append writes (Kafka's LogConfig imports ApiVersion too).
+The broker's modules import it from ``kafka_lite.server.api_version``, where Kafka's broker finds it.
 """
 
 from __future__ import annotations
