@@ -11,8 +11,8 @@ import pytest
 
 from kafka_lite import KafkaProducer
 from kafka_lite.cli.main import main
-from kafka_lite.clients.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
-from kafka_lite.common.errors import Errors
+from kafka_lite.clients.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+from kafka_lite.common.errors import Errors, KafkaException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.record import FileRecords, MemoryRecords
 from kafka_lite.common.record.memory_records import iter_batches
@@ -143,3 +143,21 @@ def test_an_idempotent_write_to_a_v1_topic_is_refused(cluster):
     finally:
         client.close()
     assert _leader_log(cluster, topic).log_end_offset == 0
+
+
+def test_a_bad_message_format_version_is_refused_by_create_topics_and_alter_configs(cluster):
+    admin = KafkaAdminClient(cluster.bootstrap_servers)
+    expected = r"configuration message\.format\.version: Version `0\.12\.0` is not a valid version"
+    try:
+        refused = topic_name("formats-bad")
+        with pytest.raises(KafkaException, match=expected):
+            admin.create_topics([NewTopic(refused, 1, 1, {}, {"message.format.version": "0.12.0"})])
+        assert refused not in admin.list_topics()
+        topic = topic_name("formats-alter")
+        cluster.create_topic(topic, partitions=1)
+        with pytest.raises(KafkaException, match=expected):
+            admin.alter_configs(
+                [ConfigResource(ConfigResourceType.TOPIC, topic, {"message.format.version": "0.12.0"})]
+            )
+    finally:
+        admin.close()
