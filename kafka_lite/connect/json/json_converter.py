@@ -17,7 +17,7 @@ integral number is an ``int``, an object a ``dict``. The envelope makes every re
 self-describing, at the cost of repeating the schema in each one; that cost is why schema
 registries exist.
 
-Both Kafka and we write objects with their fields in insertion order and no spaces. Where Python's
+Kafka's Jackson and kafka_lite both write objects with their fields in insertion order and no spaces. Where Python's
 ``json`` and Jackson differ in spelling, ``write_json`` follows Jackson: control characters are
 escaped as ``\\u001F`` (upper-case hex), doubles as Java's ``Double.toString`` (``1.0E20``), floats
 of a ``FLOAT32`` schema as ``Float.toString`` (``0.1``, not ``0.10000000149011612``), and bytes as

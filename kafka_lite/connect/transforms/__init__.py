@@ -9,7 +9,7 @@ Differs: a transformation with a ``$Key`` and a ``$Value`` variant is three Pyth
 
 A connector's config names a transformation by its Kafka class name
 (``transforms.addTopic.type=org.apache.kafka.connect.transforms.InsertField$Value``);
-``KAFKA_CLASS_NAMES`` maps each name to our class. kafka_lite loads no code by name, so the
+``KAFKA_CLASS_NAMES`` maps each name to kafka_lite's class. kafka_lite loads no code by name, so the
 classes a config can name are these.
 """
 

@@ -12,7 +12,7 @@ Differs: ``TimestampConverter$Key``/``$Value`` are ``TimestampConverterKey``/``T
 milliseconds since the epoch), ``string`` (written with ``format``, a ``SimpleDateFormat``
 pattern), or the logical types ``Timestamp``, ``Date`` (the day, time of day dropped) and ``Time``
 (the time of day, the day dropped). Every conversion goes through a raw instant (Kafka's
-``java.util.Date``, our UTC ``datetime``): the input's translator turns it into one, the target's
+``java.util.Date``, kafka_lite's UTC ``datetime``): the input's translator turns it into one, the target's
 turns it into the target type. With a schema, the input's representation is read from the
 schema (its logical name, else ``STRING`` means a string in ``format`` and ``INT64`` a Unix
 time); without one, from the value's class. ``field`` names the field to convert; empty (the

@@ -52,7 +52,7 @@ class TimestampRouter(Transformation[R]):
         config = SimpleConfig(self.CONFIG_DEF, props)
         self._topic_format = config.get_string(ConfigName.TOPIC_FORMAT)
         timestamp_format_str = config.get_string(ConfigName.TIMESTAMP_FORMAT)
-        # Kafka keeps one SimpleDateFormat per thread (it is not thread-safe); ours keeps no state
+        # Kafka keeps one SimpleDateFormat per thread (it is not thread-safe); kafka_lite's keeps no state
         # between calls, and an instance serves one task's thread anyway.
         try:
             self._timestamp_format = SimpleDateFormat(timestamp_format_str)

@@ -178,7 +178,7 @@ def _assemble(tokens: list[_Token], match: re.Match[str]) -> datetime:
         if t.numeric:
             number = int(value)
             if t.letter == "y" and t.count == 2 and len(value) == 2:
-                number += 2000  # Java picks the century that puts it within 80 years before now and 20 after; we take 20xx
+                number += 2000  # Java picks the century that puts it within 80 years before now and 20 after; here, 20xx
             key = {"k": "H", "K": "H", "h": "H"}.get(t.letter, t.letter)
             if t.letter == "k" and number == 24:
                 number = 0
