@@ -43,6 +43,8 @@ VALID_PREVIOUS_STATES: dict[State, set[State]] = {
 
 
 class WorkerConnector:
+    """One connector instance and the state it is in; the worker holds one per connector it runs."""
+
     def __init__(
         self,
         conn_name: str,
@@ -55,6 +57,8 @@ class WorkerConnector:
         self.ctx = ctx
         self.status_listener = status_listener
         self.state = State.INIT
+        # Kept from initialize: a resume starts the connector again with the config it had, since a
+        # pause is not a config change.
         self.config: dict[str, str] = {}
 
     def _move_to(self, target: State) -> None:
@@ -69,6 +73,8 @@ class WorkerConnector:
     def initialize(self, config: dict[str, str]) -> None:
         self.config = config
         log.debug("Initializing connector %s with config %s", self.conn_name, config)
+        # The connector gets a context of this class's, not the herder's own: an error it raises
+        # through it must fail this WorkerConnector's state too, not only its status.
         try:
             self.connector.initialize(_WorkerConnectorContext(self))
         except Exception as e:
@@ -115,11 +121,15 @@ class WorkerConnector:
         self._move_to(State.STOPPED)
 
     def transition_to(self, target_state: TargetState) -> None:
+        # FAILED is left only by a restart (a new WorkerConnector): resuming a failed connector would
+        # start it from a state nobody knows.
         if self.state is State.FAILED:
             log.warning("Cannot transition connector %s to %s since it has failed", self.conn_name,
                         target_state.value)  # fmt: skip
             return
         log.debug("Transition connector %s to %s", self.conn_name, target_state.value)
+        # The first start reports RUNNING through on_startup, a later one through on_resume; both
+        # write RUNNING, but a listener may tell the two apart.
         if target_state is TargetState.PAUSED:
             self._pause()
         elif self.state is State.INIT:
@@ -143,6 +153,8 @@ class WorkerConnector:
             log.error("Error while shutting down connector %s", self.conn_name, exc_info=True)
             self._move_to(State.FAILED)
         finally:
+            # Always reported: the herder writes UNASSIGNED (put_safe), so the connector's next owner,
+            # here or on another worker, starts from a clear status.
             self.status_listener.on_shutdown(self.conn_name)
 
     def __str__(self) -> str:
