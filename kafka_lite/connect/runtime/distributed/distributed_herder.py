@@ -143,6 +143,8 @@ class DistributedHerder(AbstractHerder):
         self.generation_id = -1
         self.rebalance_resolved = True  # no assignment to act on yet
         self.can_read_configs = True
+        # A snapshot, not the store itself: the store's thread applies records as they are read, and
+        # the herder acts on one consistent view between two ticks.
         self.config_state: ClusterConfigState = EMPTY
         # Changes the config store reported, for the next tick.
         self.needs_reconfig_rebalance = False
@@ -418,6 +420,7 @@ class DistributedHerder(AbstractHerder):
             ]  # fmt: skip
             current = [self.config_state.task_config(ConnectorTaskId(conn_name, i))
                        for i in range(self.config_state.task_count(conn_name))]  # fmt: skip
+            # Unchanged configs are not written again: each write of task configs rebalances the group.
             if task_props == current:
                 return
             log.debug("Change in task configurations of %s, writing updated task configurations", conn_name)
@@ -572,6 +575,8 @@ class DistributedHerder(AbstractHerder):
         self.add_request(action, forward_error_callback(callback))
 
     def put_task_configs(self, conn_name: str, configs: list[dict[str, str]], callback: Callback) -> None:
+        # The route a follower's reconfigure_connector posts to: its connector generated the configs,
+        # and the leader, the config topic's one writer, writes them.
         def action() -> None:
             if not self.is_leader():
                 callback(
@@ -609,6 +614,8 @@ class DistributedHerder(AbstractHerder):
             if id not in self.config_state.tasks(id.connector):
                 callback(NotFoundException(f"Unknown task: {id}"), None)
             elif self.assignment is not None and id in self.assignment.tasks:
+                # Awaited: the old instance commits and releases its consumer or producer before the
+                # new one starts from those offsets.
                 self.worker.stop_and_await_tasks([id])
                 if self.start_task(id):
                     callback(None, None)
