@@ -4,8 +4,9 @@ Mirrors: kafka.log.LogSegment (core/src/main/scala/kafka/log/LogSegment.scala, K
          transaction index, ``updateTxnIndex`` and ``collectAbortedTxns`` are Kafka 0.11.0's)
 Book:    chapter 6, 6.1.2 (writing to a segment), 6.1.3 (rolling), 6.1.4 (reading)
 Labs:    lab 2 (LogSegment.append, LogSegment.read)
-Differs: Kafka's segment holds a FileMessageSet of v0/v1 messages; ours holds v2 batches, so an
-         index entry points at a *batch* and the first offset of an append is a batch's base offset.
+Differs: the book's segment holds a FileMessageSet of v0/v1 messages; ours holds v2 batches, and
+         v0/v1 entries where the topic's ``message.format.version`` is or was older (Kafka 0.11's
+         FileRecords too), so an index entry points at a *batch* or an entry, at its first offset.
 
 The three files share a name, the segment's base offset padded to 20 digits
 (``00000000000000368769.log``), so a directory listing sorts segments by offset and a lookup by
