@@ -29,7 +29,7 @@ On a secure cluster the application logs in with Kafka's client security setting
 its own (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``): as Kafka's
 ``getClientPropsWithPrefix`` does, every client gets them (the three above and the admin client
 that creates the internal topics), and a ``consumer.`` or ``producer.`` setting of the same name
-wins for that client. The principal then needs the ACLs Kafka's security guide lists for Streams:
+wins for that client. The principal then needs the ACLs Kafka's Streams guide lists:
 Read on the input topics, Write on the output topics, Read on the group ``application.id``, Create
 on the cluster (the internal topics), and Read, Write and Describe on the internal topics.
 
