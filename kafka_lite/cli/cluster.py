@@ -117,7 +117,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dest="metrics_reporter",
         action="store_false",
         help=f"do not publish every request's metrics to the {REQUEST_METRICS_TOPIC} topic "
-        "(on by default, except with --lab or --secure)",
+        "(on by default, except with --lab)",
     )
     up.add_argument(
         "--secure",
