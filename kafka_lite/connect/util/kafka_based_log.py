@@ -128,10 +128,10 @@ class KafkaBasedLog:
 
     def send(self, key: bytes | None, value: bytes | None, callback: Callback | None = None) -> None:
         """Write one record; ``callback(error, metadata)`` runs on the producer's I/O thread."""
-        future = self.producer.send(self.topic, value=value, key=key)
-        if callback is not None:
-            future.add_callback(lambda metadata: callback(None, metadata))
-            future.add_errback(lambda e: callback(e, None))
+        # Kafka's producer.send(record, callback): the producer calls it once, when the record is
+        # acknowledged or has failed. Its order is (metadata, exception), Connect's (error, result).
+        on_completion = None if callback is None else (lambda metadata, e: callback(e, metadata))
+        self.producer.send(self.topic, value=value, key=key, callback=on_completion)
 
     # -- set-up -------------------------------------------------------------------------------------
 
