@@ -311,9 +311,9 @@ def test_streams_without_create_on_the_cluster_stops_with_cluster_authorization_
 
 
 @on_the_secure_cluster
-def test_streams_word_count_with_its_acls_counts_every_word(secure, tmp_path):
-    source, sink = topic_name("lines"), topic_name("counts")
-    grants, wordcount = wordcount_commands(secure, topic_name("wc"), source, sink)
+def test_streams_word_count_with_its_acls_counts_every_word(secure, tmp_path, capsys):
+    app, source, sink = topic_name("wc"), topic_name("lines"), topic_name("counts")
+    grants, wordcount = wordcount_commands(secure, app, source, sink)
     run_acls(grants)
     lines = [f"the {word} and the {i}" for i, word in enumerate(["cat", "dog", "cat", "owl"] * 5)]
     produce(secure.bootstrap, source, [line.encode() for line in lines], secure.login("admin"))
@@ -331,6 +331,15 @@ def test_streams_word_count_with_its_acls_counts_every_word(secure, tmp_path):
         out = terminate(process)
     assert process.returncode == 0 and "closed" in out, out
     assert sum(counts().values()) == len(lines) * 5  # five words a line, none lost
+
+    # The reset tool logs in with the same kind of file (as admin: it deletes the internal topics).
+    reset = ["streams", "reset", "--application-id", app, "--bootstrap-server", secure.bootstrap,
+             "--command-config", secure.admin, "--input-topics", source]  # fmt: skip
+    assert main(reset) == 0
+    assert f"{app}-Counts-changelog" in capsys.readouterr().out  # named as it is deleted
+    listed = ["topics", "--bootstrap-server", secure.bootstrap, "--command-config", secure.admin, "--list"]
+    assert wait_until(lambda: main(listed) == 0 and f"{app}-Counts" not in capsys.readouterr().out,
+                      what="the internal topics deleted")  # fmt: skip
 
 
 # -- Connect distributed ------------------------------------------------------------------------------
