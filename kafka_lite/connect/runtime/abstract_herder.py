@@ -108,25 +108,27 @@ class AbstractHerder(Herder, TaskStatus.Listener, ConnectorStatus.Listener):
     def on_failure(self, id: str | ConnectorTaskId, cause: BaseException) -> None:
         self.status_backing_store.put_safe(self._status(id, State.FAILED, trace(cause)))
 
-    def on_deletion(self, connector: str) -> None:
+    def on_deletion(self, conn_name: str) -> None:
         """A deleted connector's statuses, and its tasks', become DESTROYED (the store drops them)."""
-        for status in self.status_backing_store.get_all(connector):
+        for status in self.status_backing_store.get_all(conn_name):
             self.status_backing_store.put(self._status(status.id, State.DESTROYED))
-        self.status_backing_store.put(self._status(connector, State.DESTROYED))
+        self.status_backing_store.put(self._status(conn_name, State.DESTROYED))
 
     # ---- statuses ----
 
     def connector_status(self, conn_name: str) -> ConnectorStateInfo:
         # From the store, which every worker of the group reads: any worker answers for any connector.
-        connector = self.status_backing_store.get_connector(conn_name)
-        if connector is None:
+        connector_status = self.status_backing_store.get_connector(conn_name)
+        if connector_status is None:
             raise NotFoundException(f"No status found for connector {conn_name}")
         tasks = [
             TaskState(status.state.value, status.worker_id, status.trace, id=status.id.task)
             for status in self.status_backing_store.get_all(conn_name)
         ]
         tasks.sort(key=lambda t: t.id)
-        state = ConnectorState(connector.state.value, connector.worker_id, connector.trace)
+        state = ConnectorState(
+            connector_status.state.value, connector_status.worker_id, connector_status.trace
+        )
         return ConnectorStateInfo(conn_name, state, tasks)
 
     def task_status(self, id: ConnectorTaskId) -> TaskState:

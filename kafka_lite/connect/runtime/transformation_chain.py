@@ -16,12 +16,9 @@ the converters; a sink task to each converted record before ``put``. A transform
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Generic, TypeVar
+from typing import Generic
 
-from kafka_lite.connect.connector.connect_record import ConnectRecord
-from kafka_lite.connect.transforms.transformation import Transformation
-
-R = TypeVar("R", bound=ConnectRecord)
+from kafka_lite.connect.transforms.transformation import R, Transformation
 
 
 class TransformationChain(Generic[R]):

@@ -367,12 +367,12 @@ class DistributedHerder(AbstractHerder):
 
     def start_task(self, task_id: ConnectorTaskId) -> bool:
         log.info("Starting task %s", task_id)
-        conn_config = self.config_state.connector_config(task_id.connector)
+        conn_props = self.config_state.connector_config(task_id.connector)
         task_config = dict(self.config_state.task_config(task_id))
         # The topic holds the class's name, as any worker of the group may read it; the class is
         # found again from the connector's.
-        task_config[TASK_CLASS_CONFIG] = task_class(conn_config, task_config.get(TASK_CLASS_CONFIG))
-        return self.worker.start_task(task_id, conn_config, task_config, self,
+        task_config[TASK_CLASS_CONFIG] = task_class(conn_props, task_config.get(TASK_CLASS_CONFIG))
+        return self.worker.start_task(task_id, conn_props, task_config, self,
                                       self.config_state.target_state(task_id.connector))  # fmt: skip
 
     def start_connector(self, connector_name: str) -> bool:
@@ -764,24 +764,24 @@ def _log_error(what: str) -> Callback:
     return on_completion
 
 
-def task_class_name(conn_config: dict[str, str], cls: type | str) -> str:
+def task_class_name(conn_props: dict[str, str], cls: type | str) -> str:
     """``task.class`` as Kafka writes it: the connector's package and the task class's name
     (``org.apache.kafka.connect.file.FileStreamSourceTask``)."""
     if isinstance(cls, str):
         return cls
-    connector_cls = connector_factory.connector_class(conn_config[CONNECTOR_CLASS_CONFIG])
+    connector_cls = connector_factory.connector_class(conn_props[CONNECTOR_CLASS_CONFIG])
     for full_name, known in connector_factory.CONNECTORS.items():
         if known is connector_cls:
             return f"{full_name.rsplit('.', 1)[0]}.{cls.__name__}"
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def task_class(conn_config: dict[str, str], name: str | None) -> type:
+def task_class(conn_props: dict[str, str], name: str | None) -> type:
     """The task class a ``task.class`` names: the connector's own task class, checked by name."""
-    cls = connector_factory.new_connector(conn_config[CONNECTOR_CLASS_CONFIG]).task_class()
-    if name is not None and task_class_name(conn_config, cls) != name:
+    cls = connector_factory.new_connector(conn_props[CONNECTOR_CLASS_CONFIG]).task_class()
+    if name is not None and task_class_name(conn_props, cls) != name:
         raise ConnectException(f"Task class {name} is not the task class of connector class "
-                               f"{conn_config[CONNECTOR_CLASS_CONFIG]} ({cls.__name__})")  # fmt: skip
+                               f"{conn_props[CONNECTOR_CLASS_CONFIG]} ({cls.__name__})")  # fmt: skip
     return cls
 
 

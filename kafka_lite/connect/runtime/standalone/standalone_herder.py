@@ -279,11 +279,11 @@ class StandaloneHerder(AbstractHerder):
     # The connector decides how many tasks (at most tasks.max) and what each reads: a file source one
     # task for its one file, a database source one per group of tables.
     def _recompute_task_configs(self, conn_name: str) -> list[dict[str, Any]]:
-        config = ConnectorConfig(self.connector_configs[conn_name])
+        conn_config = ConnectorConfig(self.connector_configs[conn_name])
         sink_topics = None
         if self.worker.is_sink_connector(conn_name):
             sink_topics = SinkConnectorConfig(self.connector_configs[conn_name]).get(TOPICS_CONFIG)
-        return self.worker.connector_task_configs(conn_name, config.get(TASKS_MAX_CONFIG), sink_topics)
+        return self.worker.connector_task_configs(conn_name, conn_config.get(TASKS_MAX_CONFIG), sink_topics)
 
     def _create_connector_tasks(self, conn_name: str, initial_state: TargetState) -> None:
         for id, task_config in zip(self._task_ids(conn_name), self.connector_task_configs[conn_name]):
