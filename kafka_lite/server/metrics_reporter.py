@@ -52,8 +52,11 @@ On a secure cluster the reporter logs in as the broker itself: with the broker's
 settings (``security.inter.broker.protocol``, ``sasl.mechanism.inter.broker.protocol``, or 0.10.2's
 ``inter.broker.listener.name``) and the ``username``/``password`` of that listener's JAAS entry, the
 credentials the broker's own connections to other brokers use, as Confluent's metrics reporter
-reuses them. Its principal is then the brokers', a super user under ``SimpleAclAuthorizer``, so
-creating its topic and writing to it need no ACL of their own.
+reuses them; on a PLAINTEXT inter-broker listener (``cluster up --secure``'s ``INTERNAL``) there is
+nothing to log in with. Its principal is then the brokers' (``User:admin``, or ``User:ANONYMOUS`` on
+that PLAINTEXT listener), which the authorizer must allow everything anyway, as a super user, so
+creating its topic and writing to it need no ACL of their own. ``KafkaServer`` gives it the
+inter-broker listener's address.
 
 Threads: ``request_completed`` runs on a processor thread, which serves every connection it owns, so
 it only appends the sample to a bounded buffer; when the buffer is full it drops the sample and

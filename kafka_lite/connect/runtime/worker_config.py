@@ -11,13 +11,14 @@ Settings with a prefix go to what the prefix names, the prefix removed: ``key.co
 ``value.converter.*`` to the converters, ``internal.key.converter.*`` to the offsets' converters,
 ``producer.*`` to every source task's producer, ``consumer.*`` to every sink task's consumer.
 
-On a secure cluster a worker logs in twice over, as Kafka's does. The client security settings at
-the top level (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``) are the worker's
-own: its group membership and the clients of its internal topics (offsets, and in distributed mode
-configs and statuses) log in with them. The tasks' clients do not inherit them: a source task's
-producer logs in with ``producer.security.protocol`` and so on, a sink task's consumer with
-``consumer.*``, so the connectors' data may be written under another principal than the worker's
-bookkeeping (Kafka's security guide repeats each setting under both prefixes for that reason).
+On a secure cluster a worker logs in up to three times, as Kafka's does. The client security
+settings at the top level (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``) are the
+worker's own: its group membership and the clients of its internal topics (offsets, and in
+distributed mode configs and statuses) log in with them. The tasks' clients do not inherit them: a
+source task's producer logs in with ``producer.security.protocol`` and so on, a sink task's consumer
+with ``consumer.*``, so the connectors' data may be read and written under another principal than
+the worker's bookkeeping (Kafka's Connect guide: the settings "set up to three times in the worker
+configuration").
 """
 
 from __future__ import annotations
