@@ -585,11 +585,13 @@ def status_table(state: dict, health: dict) -> Table:
             f"\nclients: SASL_PLAINTEXT with ACLs at the addresses above; admin's login in "
             f"{state['secure']['users']['admin']}"
         )
-        internal = [f"127.0.0.1:{b['internal_port']}" for b in state["brokers"] if "internal_port" in b]
+        internal = [
+            f"broker {b['id']} at 127.0.0.1:{b['internal_port']}"
+            for b in state["brokers"]
+            if "internal_port" in b
+        ]
         if internal:
-            table.caption += (
-                f"\nbrokers among themselves: PLAINTEXT listener INTERNAL at {', '.join(internal)}"
-            )
+            table.caption += f"\nbrokers among themselves: PLAINTEXT listener INTERNAL, {', '.join(internal)}"
     return table
 
 
