@@ -11,7 +11,9 @@ Differs: only the settings kafka_lite implements are defined (a real ``server.pr
 kafka_lite's own settings: ``fetch.sendfile.enable`` switches between the two fetch paths, and
 ``request.metrics.reporter.*`` configure its request metrics reporter. ``metric.reporters`` names
 classes as ``package.module:Class``. ``inter.broker.protocol.version`` (Kafka 0.11's values) decides
-only whether followers truncate by leader epoch (``api_version.py``). ``offsets.load.buffer.size``
+only whether followers truncate by leader epoch (``api_version.py``), and is the default and the
+ceiling of ``log.message.format.version`` (Kafka's default is the latest format, which an older
+protocol version then refuses). ``offsets.load.buffer.size``
 is not defined, since the group manager reads a partition's log segment by segment.
 
 Listeners (Kafka 0.10.2, KIP-103): ``listeners`` is a list of ``NAME://host:port``; a name that is

@@ -5,8 +5,9 @@ Mirrors: kafka.api.ApiVersion (core/src/main/scala/kafka/api/ApiVersion.scala, K
 Book:    chapter 7 (the controller and brokers talk among themselves; a rolling upgrade keeps the
          older protocol until every broker runs the new code); chapter 6, 6.1 (each version names
          the message format it writes, which ``message.format.version`` picks per topic)
-Differs: kafka_lite's brokers read the setting for one decision only, whether a follower truncates
-         by leader epoch (``uses_leader_epochs_for_truncation``); the controller sends its
+Differs: kafka_lite's brokers read the setting for two decisions only, whether a follower truncates
+         by leader epoch (``uses_leader_epochs_for_truncation``) and which message formats logs may
+         write (``log.message.format.version``, at most this version); the controller sends its
          requests at their Kafka 0.11 versions whatever the setting says, where Kafka picks each
          request's version from it.
 
