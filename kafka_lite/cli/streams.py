@@ -76,7 +76,10 @@ def register_wordcount(commands: argparse._SubParsersAction) -> None:
                         help="any other Streams setting, such as commit.interval.ms=1000, "
                         "num.stream.threads=2, num.standby.replicas=1 or consumer.session.timeout.ms=6000; "
                         "repeatable")  # fmt: skip
-    add_command_config(parser, "Streams settings from a file, --property winning: ")
+    parser.add_argument("--command-config", metavar="FILE",
+                        help="client properties to log in with (security.protocol, sasl.mechanism, "
+                        "sasl.jaas.config), as Streams settings: every client of the application gets them; "
+                        "a --property wins over the file")  # fmt: skip
     parser.set_defaults(handler=run_wordcount)
 
 
