@@ -9,7 +9,9 @@ with the option names of Kafka's tool::
 
 The consumer config names the source cluster and the group (``bootstrap.servers``, ``group.id``),
 the producer config the target (``bootstrap.servers``); any other setting by Kafka's name may sit
-beside them. MirrorMaker copies until SIGTERM or Ctrl-C, which stop it cleanly, as Kafka's shutdown
+beside them. A secure cluster's login goes in the file of its side (``security.protocol``,
+``sasl.mechanism``, ``sasl.jaas.config``, the lines of a ``cluster up --secure`` user's properties
+file): the source's principal needs Read on the topics and the group, the target's Write on them. MirrorMaker copies until SIGTERM or Ctrl-C, which stop it cleanly, as Kafka's shutdown
 hook does: every thread flushes the producer and commits, then the producer closes; the exit code is
 then a JVM's after that signal (130 for SIGINT, 143 for SIGTERM). A thread that stops by itself (a
 failed send with ``--abort.on.send.failure true``) stops the others: one line on stderr, exit code 1.
