@@ -19,7 +19,12 @@ REST server's ``host:port``.
 ``bin/connect-distributed.sh`` (``ConnectDistributed``): one worker of the Connect cluster named by
 ``group.id``, which takes its connectors through the REST API (any worker's: followers forward to
 the leader). Kafka 0.10.1's ``connect-distributed.properties`` works unchanged; the worker creates
-the three internal topics, compacted, if they are missing.
+the three internal topics, compacted, if they are missing. As Kafka's worker exits when its herder's
+thread fails (a group it may not join, say), the command then stops, exit code 1, naming the error.
+
+On a secure cluster the worker properties carry the login three times over, as Kafka's do: at the
+top level for the worker itself, and again prefixed ``producer.`` and ``consumer.`` for its tasks
+(``worker_config.py``).
 """
 
 from __future__ import annotations
