@@ -7,10 +7,9 @@ Book:    chapter 6, 6.1.1-6.1.4 (partitions, segments, writing, rolling, reading
 Differs: segments are found by ``bisect`` over sorted base offsets (Kafka: a ConcurrentSkipListMap);
          a deleted segment is removed at once (Kafka waits ``file.delete.delay.ms``); v2 batches in
          a v2 topic are validated by header and CRC without decoding a record (unless the topic
-         bounds its timestamps, ``log_validator.py``), and keep the producer's codec; a v0/v1 topic
-         rewrites every append, even one already in its format (Kafka patches a matching v1 set in
-         place); a request ending in a partial batch is refused whole (Kafka trims it); recovery
-         does not re-assign leader epochs from the recovered batches.
+         bounds its timestamps, ``log_validator.py``), and keep the producer's codec; a request
+         ending in a partial batch is refused whole (Kafka trims it); recovery does not re-assign
+         leader epochs from the recovered batches.
 
 Why: on Linux an open file outlives its unlinking, so in-flight reads survive an immediate delete.
 Decoding no record keeps the produce path from building a Python object per record; Kafka 0.11's
@@ -22,7 +21,8 @@ flushed at every change, before the records are, so recovery has no lost checkpo
 Formats (Kafka 0.11): the topic's ``message.format.version`` names the magic an append writes. What
 a producer sends in another magic is converted on append (``convert_and_assign_offsets`` in
 ``log_validator.py``): the book's message sets up to v2, or v2 down to v1 or v0 for a topic kept at
-an older format. Changing the setting changes only what is written from then on, so one log may
+an older format; a message set already in a v0/v1 topic's format is numbered in place where it can
+be (``assign_offsets_legacy_in_place``), as a v2 batch is in a v2 topic. Changing the setting changes only what is written from then on, so one log may
 hold v0, v1 and v2 entries side by side; every reader here (segments, indexes, recovery, the
 cleaner, followers) walks them with ``iter_batches``, which tells the formats apart by the magic byte.
 
@@ -80,6 +80,7 @@ from kafka_lite.log.log_segment import (
 from kafka_lite.log.log_validator import (
     DEFAULT_TIMESTAMP_DIFF_MAX_MS,
     ValidationAndOffsetAssignResult,
+    assign_offsets_legacy_in_place,
     convert_and_assign_offsets,
     validate_timestamps,
 )
@@ -390,7 +391,19 @@ class Log:
                         self.config.message_timestamp_difference_max_ms,
                     )
                 else:
-                    # another format than the topic's (or a v0/v1 topic): records rewritten in its format
+                    validated = None
+                    if append_info.magic == to_magic:
+                        # a v0/v1 message set in its v0/v1 topic's format: in place where it can be
+                        validated = assign_offsets_legacy_in_place(
+                            records,
+                            append_info.first_offset,
+                            now,
+                            to_magic,
+                            self.config.log_append_time,
+                            self.config.message_timestamp_difference_max_ms,
+                        )
+                if validated is None:
+                    # another format than the topic's, or a set only a rebuild can number
                     validated = convert_and_assign_offsets(
                         records,
                         append_info.first_offset,

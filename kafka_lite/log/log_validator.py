@@ -48,10 +48,12 @@ from kafka_lite.common.record import MemoryRecords, MemoryRecordsBuilder
 from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import (
     MAGIC_VALUE_V0,
+    MAGIC_VALUE_V1,
     MAGIC_VALUE_V2,
     NO_TIMESTAMP,
     TimestampType,
 )
+from kafka_lite.common.record.legacy_record import set_last_offset, set_max_timestamp
 from kafka_lite.common.utils import LONG_MAX
 
 # message.timestamp.difference.max.ms's default: any timestamp is within it
@@ -123,6 +125,61 @@ def validate_batch(batch, is_from_client: bool, to_magic: int) -> None:
         raise UnsupportedForMessageFormatException(
             f"Idempotent records cannot be used with magic version {to_magic}"
         )
+
+
+# --8<-- [start:assign_offsets_legacy_in_place]
+def assign_offsets_legacy_in_place(
+    records: MemoryRecords,
+    first_offset: int,
+    now: int,
+    magic: int,
+    log_append_time: bool,
+    timestamp_diff_max_ms: int = DEFAULT_TIMESTAMP_DIFF_MAX_MS,
+) -> ValidationAndOffsetAssignResult | None:
+    """Assign offsets to a v0/v1 message set already in the topic's format ``magic``, where it lies;
+    None if it cannot be done in place, and ``convert_and_assign_offsets`` must rebuild it.
+
+    Kafka 0.11's ``assignOffsetsNonCompressed`` and the in-place case of
+    ``validateMessagesAndAssignOffsetsCompressed``. Each plain message gets the next offset (outside
+    the CRC); a v1 wrapper whose inner offsets are 0, 1, 2 ... (KIP-31) gets its last offset and
+    nothing inside it changes. A v0 wrapper carries absolute inner offsets, which only a rebuild can
+    set, and a v1 wrapper with other inner offsets is rebuilt too. With ``LogAppendTime`` each v1
+    entry takes the broker's time, and its CRC is redone.
+    """
+    validate_timestamps(records, now, log_append_time, timestamp_diff_max_ms)
+    batches = list(records.batches())
+    counts = []
+    for batch in batches:
+        if batch.compression_type == CompressionType.NONE:
+            counts.append(1)
+            continue
+        inner = batch.inner_offsets() if magic == MAGIC_VALUE_V1 else None
+        if inner != list(range(len(inner or ()))) or not inner:
+            return None  # v0, or inner offsets a v1 reader would misplace: rebuild
+        counts.append(len(inner))
+    records = records.writable()
+    buf = records.buffer()
+    offset = first_offset
+    max_timestamp, offset_of_max_timestamp = NO_TIMESTAMP, -1
+    for batch, count in zip(batches, counts, strict=True):
+        last = offset + count - 1
+        set_last_offset(buf, batch.position, last)
+        if magic == MAGIC_VALUE_V1:
+            if log_append_time:
+                set_max_timestamp(buf, batch.position, TimestampType.LOG_APPEND_TIME, now)
+            elif batch.outer.timestamp > max_timestamp:  # a wrapper's is its records' largest
+                max_timestamp, offset_of_max_timestamp = batch.outer.timestamp, last
+        offset = last + 1
+    compressed = any(b.compression_type != CompressionType.NONE for b in batches)
+    if magic == MAGIC_VALUE_V1 and (log_append_time or compressed):
+        # Kafka's shallow offset of the max timestamp: a wrapper is named by the last offset; with
+        # LogAppendTime, plain messages all share the time and the first is named
+        max_timestamp = now if log_append_time else max_timestamp
+        offset_of_max_timestamp = offset - 1 if compressed else first_offset
+    return ValidationAndOffsetAssignResult(records, max_timestamp, offset_of_max_timestamp, offset - 1)
+
+
+# --8<-- [end:assign_offsets_legacy_in_place]
 
 
 # --8<-- [start:convert_and_assign_offsets]

@@ -819,7 +819,6 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**Fetch down-conversion looks at every batch.**", lambda: down_conversion_looks_at_every_batch()
         ),
-        holds("**A v0/v1 topic rewrites every append.**", lambda: a_legacy_topic_rewrites_every_append()),
         holds(
             "**Views, not copies.**",
             all_of(
@@ -1262,7 +1261,6 @@ def formats_per_topic() -> None:
     defined(BROKER, "log.message.format.version", None, BROKER_BASE)  # unset: the protocol version's
     defined(TOPIC, "message.format.version", "0.11.0-IV2")
     down_conversion_looks_at_every_batch()
-    a_legacy_topic_rewrites_every_append()
 
 
 def down_conversion_looks_at_every_batch() -> None:
@@ -1274,14 +1272,6 @@ def down_conversion_looks_at_every_batch() -> None:
     mixed = bytes(MemoryRecords.with_records([(0, b"k", b"v")], magic=1).buffer()) + mixed
     assert [b.magic for b in down_convert(MemoryRecords(mixed), 1).batches()] == [1, 1]
     in_source("kafka_lite.server.kafka_apis:KafkaApis._fetched_bytes", "down_convert(")
-
-
-def a_legacy_topic_rewrites_every_append() -> None:
-    in_source(
-        "kafka_lite.log.log:Log.append",
-        "if append_info.magic == to_magic == MAGIC_VALUE_V2:",
-        "convert_and_assign_offsets(",
-    )
 
 
 def zstd_is_written_and_read_but_produce_stops_at_v3() -> None:

@@ -126,6 +126,48 @@ def test_a_v1_message_set_to_a_v2_topic_becomes_one_batch_at_the_log_end(tmp_pat
     ]
 
 
+def v1_wrapper(offset: int, inner: bytes, timestamp: int, attributes: int = 1) -> bytes:
+    """A gzip v1 wrapper by hand: a null key, the compressed inner set as its value."""
+    value = gzip.compress(inner, mtime=0)
+    body = struct.pack(">bbqi", 1, attributes, timestamp, -1) + struct.pack(">i", len(value)) + value
+    return struct.pack(">qiI", offset, 4 + len(body), zlib.crc32(body)) + body
+
+
+def test_a_v1_message_set_to_a_v1_topic_keeps_its_bytes_and_gets_offsets_in_place(tmp_path):
+    log = _log(tmp_path, "0.10.0")
+    log.append(_v2([(b"x", b"0")]))  # offset 0
+    plain = v1_message(7, NOW, b"a", b"1") + v1_message(8, NOW + 1, b"b", b"2")  # the producer's offsets
+    inner = v1_message(0, NOW + 2, b"c", b"3") + v1_message(1, NOW + 3, b"d", b"4")
+    wrapper = v1_wrapper(1, inner, NOW + 3)
+    assert log.append(MemoryRecords(bytearray(plain))).last_offset == 2
+    info = log.append(MemoryRecords(bytearray(wrapper)))
+    assert (info.first_offset, info.last_offset, info.max_timestamp, info.offset_of_max_timestamp) == (
+        3,
+        4,
+        NOW + 3,
+        4,
+    )
+    written = _segment_bytes(log)[len(v1_message(0, NOW, b"x", b"0")) :]
+    # only the offsets changed (they are outside the CRC); the wrapper's compressed bytes are the sender's
+    expected_plain = v1_message(1, NOW, b"a", b"1") + v1_message(2, NOW + 1, b"b", b"2")
+    assert written == expected_plain + struct.pack(">q", 4) + wrapper[8:]
+
+
+def test_a_v1_wrapper_whose_inner_offsets_do_not_start_at_0_is_rebuilt(tmp_path):
+    log = _log(tmp_path, "0.10.0")
+    inner = v1_message(5, NOW, b"c", b"3") + v1_message(6, NOW + 1, b"d", b"4")
+    log.append(MemoryRecords(bytearray(v1_wrapper(6, inner, NOW + 1))))
+    data = _segment_bytes(log)
+    assert struct.unpack_from(">q", data)[0] == 1  # the wrapper: its last offset
+    assert gzip.decompress(data[34:]) == v1_message(0, NOW, b"c", b"3") + v1_message(1, NOW + 1, b"d", b"4")
+
+
+def test_log_append_time_in_a_v1_topic_stamps_a_v1_message_in_place(tmp_path):
+    log = _log(tmp_path, "0.10.0", **{"message.timestamp.type": "LogAppendTime"})
+    log.append(MemoryRecords(bytearray(v1_message(9, 1_000, b"a", b"1"))))
+    assert _segment_bytes(log) == v1_message(0, NOW, b"a", b"1", attributes=0x08)  # CRC redone by hand
+
+
 def test_log_append_time_in_a_v1_topic_stamps_the_wrapper(tmp_path):
     log = _log(tmp_path, "0.10.0", **{"message.timestamp.type": "LogAppendTime"})
     log.append(_v2([(b"a", b"1"), (b"b", b"2")], compression=CompressionType.GZIP))

@@ -211,10 +211,37 @@ class LegacyRecordBatch:
 
     def __iter__(self) -> Iterator[LegacyRecord]:
         outer = self.outer
-        codec = self.compression_type
-        if codec == CompressionType.NONE:
+        if self.compression_type == CompressionType.NONE:
             yield outer
             return
+        inner = self._inner_messages()
+        if not inner:
+            return
+        # v1: inner offsets are relative; the wrapper holds the absolute offset of the last one.
+        # v0: inner offsets are already absolute.
+        delta = outer.offset - inner[-1].offset if self.magic == MAGIC_VALUE_V1 else 0
+        log_append = self.magic == MAGIC_VALUE_V1 and outer.timestamp_type == TimestampType.LOG_APPEND_TIME
+        for m in inner:
+            yield LegacyRecord(
+                m.offset + delta,
+                m.magic,
+                m.attributes,
+                outer.timestamp if log_append else m.timestamp,
+                m.key,
+                m.value,
+                m.checksum,
+                m.size_in_bytes,
+            )
+
+    def inner_offsets(self) -> list[int]:
+        """The offsets a wrapper's inner messages carry, as written (relative in v1): the broker
+        keeps a v1 wrapper as it is only if they are 0, 1, 2 ... (Kafka's ``expectedInnerOffset``)."""
+        return [m.offset for m in self._inner_messages()]
+
+    def _inner_messages(self) -> list[LegacyRecord]:
+        """A wrapper's inner messages, decompressed and checked, with the offsets they carry."""
+        outer = self.outer
+        codec = self.compression_type
         if outer.value is None:
             raise CorruptRecordException(
                 f"compressed wrapper at byte {self._pos} has a null value", position=self._pos
@@ -239,23 +266,7 @@ class LegacyRecordBatch:
                 )
             inner.append(message)
             pos += message.size_in_bytes
-        if not inner:
-            return
-        # v1: inner offsets are relative; the wrapper holds the absolute offset of the last one.
-        # v0: inner offsets are already absolute.
-        delta = outer.offset - inner[-1].offset if self.magic == MAGIC_VALUE_V1 else 0
-        log_append = self.magic == MAGIC_VALUE_V1 and outer.timestamp_type == TimestampType.LOG_APPEND_TIME
-        for m in inner:
-            yield LegacyRecord(
-                m.offset + delta,
-                m.magic,
-                m.attributes,
-                outer.timestamp if log_append else m.timestamp,
-                m.key,
-                m.value,
-                m.checksum,
-                m.size_in_bytes,
-            )
+        return inner
 
     def __repr__(self) -> str:
         return (
@@ -313,6 +324,28 @@ def _read_bytes(buf, cursor: int, end: int, message_pos: int, what: str) -> tupl
             position=cursor - 4,
         )
     return bytes(buf[cursor : cursor + length]), cursor + length
+
+
+def set_last_offset(buf: bytearray | memoryview, pos: int, offset: int) -> None:
+    """Write an entry's offset (a wrapper's: its last inner one), Kafka's ``AbstractLegacyRecordBatch.
+    setLastOffset``. The log overhead is outside the CRC: nothing else changes."""
+    struct.pack_into(">q", buf, pos, offset)
+
+
+def set_max_timestamp(
+    buf: bytearray | memoryview, pos: int, timestamp_type: TimestampType, timestamp: int
+) -> None:
+    """Write a v1 entry's timestamp and timestamp-type bit and redo its CRC, both being inside it
+    (Kafka's ``AbstractLegacyRecordBatch.setMaxTimestamp``, a no-op when nothing changes)."""
+    attributes_at = pos + LOG_OVERHEAD + CRC_LENGTH + 1
+    (attributes, current) = struct.unpack_from(">bq", buf, attributes_at)
+    bit = TIMESTAMP_TYPE_MASK if timestamp_type == TimestampType.LOG_APPEND_TIME else 0
+    if current == timestamp and attributes & TIMESTAMP_TYPE_MASK == bit:
+        return
+    struct.pack_into(">bq", buf, attributes_at, (attributes & ~TIMESTAMP_TYPE_MASK) | bit, timestamp)
+    (size,) = struct.unpack_from(">i", buf, pos + 8)
+    crc = crc32(memoryview(buf)[pos + LOG_OVERHEAD + CRC_LENGTH : pos + LOG_OVERHEAD + size])
+    struct.pack_into(">I", buf, pos + LOG_OVERHEAD, crc)
 
 
 # --8<-- [start:build_legacy_entries]
