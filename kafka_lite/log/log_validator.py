@@ -1,10 +1,11 @@
 """The leader's checks on a produce request's batches, and their conversion to the topic's format.
 
 Mirrors: kafka.log.LogValidator (core/src/main/scala/kafka/log/LogValidator.scala, Kafka 0.11.0):
-         ``validateTimestamp`` and the walk over a batch's records that calls it; ``validateBatch``
-         and the conversion path (``convertAndAssignOffsetsNonCompressed``,
-         ``buildRecordsAndAssignOffsets``). The in-place path is ``Log``'s
-         ``validate_messages_and_assign_offsets``.
+         ``validateTimestamp`` and the walk over a batch's records that calls it; ``validateBatch``;
+         the in-place path for message sets (``assignOffsetsNonCompressed`` and the in-place case
+         of ``validateMessagesAndAssignOffsetsCompressed``) and the conversion path
+         (``convertAndAssignOffsetsNonCompressed``, ``buildRecordsAndAssignOffsets``). The v2
+         in-place path is ``Log``'s ``validate_messages_and_assign_offsets``.
 Book:    chapter 6, 6.1 (message formats); chapter 10, 10.2 (message timestamps)
 Differs: a record's timestamp is decoded only when the topic's
          ``message.timestamp.difference.max.ms`` is below its default; Kafka decodes every record
@@ -31,8 +32,10 @@ timestamp, so the check can never fail and the produce path stays free of a Pyth
 record, as the rest of ``Log.append`` is (``log.py``'s header says why).
 
 Which path an append takes (Kafka 0.11's ``validateMessagesAndAssignOffsets``): batches in the
-topic's format, v2, keep their bytes and get their offsets patched in place; anything else is
-decoded and written again in the topic's format by ``convert_and_assign_offsets``. Kafka also
+topic's format keep their bytes and get their offsets patched in place (v2: ``Log``'s
+``validate_messages_and_assign_offsets``; v0/v1: ``assign_offsets_legacy_in_place``, unless a
+wrapper's inner offsets need rewriting); anything else is decoded and written again in the topic's
+format by ``convert_and_assign_offsets``. Kafka also
 converts when the codec must change (``compression.type`` not ``producer``), which kafka_lite does
 not apply. Converting costs the broker a decode and an encode per record; worse, it is paid again on
 the way out if a consumer cannot read what the log holds, and a down-converted fetch cannot be sent
