@@ -1,7 +1,6 @@
-"""Convert records between message format v2 and message sets v0/v1, at the edge for old clients.
+"""Convert record batches v2 down to message sets v0/v1, for old clients' fetches.
 
-Mirrors: org.apache.kafka.common.record.MemoryRecords/FileRecords ``downConvert`` and the
-         up-conversion in kafka.log.LogValidator (Kafka 0.11.0)
+Mirrors: org.apache.kafka.common.record.MemoryRecords/FileRecords ``downConvert`` (Kafka 0.11.0)
 Book:    chapter 6, 6.1 (message formats); the conversion itself is Kafka 0.11's
 Differs: none in substance: Kafka 0.11 also converts whole record sets eagerly (lazy down-conversion
          while sending came in Kafka 2.0, KIP-283).
@@ -20,13 +19,11 @@ from kafka_lite.common.record.compression import CompressionType
 from kafka_lite.common.record.constants import (
     MAGIC_VALUE_V0,
     MAGIC_VALUE_V1,
-    MAGIC_VALUE_V2,
     NO_TIMESTAMP,
     TimestampType,
 )
 from kafka_lite.common.record.legacy_record import build_legacy_entries
 from kafka_lite.common.record.memory_records import MemoryRecords
-from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
 
 
 def down_convert(records: MemoryRecords, to_magic: int) -> MemoryRecords:
@@ -63,29 +60,6 @@ def down_convert(records: MemoryRecords, to_magic: int) -> MemoryRecords:
             continue
         triples = [(_ts(r, to_magic), r.key, r.value) for r in items]
         out += build_legacy_entries(triples, to_magic, offsets[0], codec, ts_type, log_append_time)
-    return MemoryRecords(bytes(out))
-
-
-def up_convert(records: MemoryRecords) -> MemoryRecords:
-    """Rewrite each v0/v1 entry as a v2 batch (one batch per shallow entry), keeping offsets and codec."""
-    out = bytearray()
-    for batch in records.batches():
-        if batch.magic == MAGIC_VALUE_V2:
-            out += batch.buffer()
-            continue
-        items = list(batch)
-        ts_type = batch.timestamp_type
-        if ts_type == TimestampType.NO_TIMESTAMP_TYPE:
-            ts_type = TimestampType.CREATE_TIME  # v0 has no timestamps; v2 records carry -1
-        builder = MemoryRecordsBuilder(
-            compression=batch.compression_type,
-            timestamp_type=ts_type,
-            base_offset=items[0].offset,
-            log_append_time=batch.max_timestamp if ts_type == TimestampType.LOG_APPEND_TIME else NO_TIMESTAMP,
-        )
-        for r in items:
-            builder.append_with_offset(r.offset, r.timestamp, r.key, r.value)
-        out += builder.build().buffer()
     return MemoryRecords(bytes(out))
 
 
