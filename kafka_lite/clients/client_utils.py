@@ -1,5 +1,5 @@
-"""Helpers the clients share: the bootstrap servers' addresses, and the channel builder their
-security settings call for.
+"""Helpers the clients share: the bootstrap servers' addresses, the channel builder their security
+settings call for, and the login those settings name.
 
 Mirrors: org.apache.kafka.clients.ClientUtils.parseAndValidateAddresses and createChannelBuilder
          (clients/src/main/java/org/apache/kafka/clients/ClientUtils.java, Kafka 0.10.1)
@@ -34,9 +34,29 @@ def parse_bootstrap(servers: str | list[str]) -> list[tuple[str, int]]:
 def create_channel_builder(config: Mapping[str, Any], client_id: str) -> ChannelBuilder:
     """A client's channel builder from its parsed ``security.protocol``, ``sasl.mechanism`` and
     login: ``sasl.plain.username`` and ``sasl.plain.password``, else ``sasl.jaas.config``'s."""
-    username, password = config["sasl.plain.username"], config["sasl.plain.password"]
-    if username is None and config.get("sasl.jaas.config"):
-        username, password = client_credentials(config["sasl.jaas.config"])
+    username, password = login_credentials(config)
     return client_channel_builder(
         config["security.protocol"], config["sasl.mechanism"], username, password, client_id
     )
+
+
+def login_credentials(config: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The username and password a client logs in with: ``sasl.plain.username`` and
+    ``sasl.plain.password`` if given, else the options of ``sasl.jaas.config``'s one entry."""
+    username, password = config.get("sasl.plain.username"), config.get("sasl.plain.password")
+    if username is None and config.get("sasl.jaas.config"):
+        username, password = client_credentials(config["sasl.jaas.config"])
+    return username, password
+
+
+def admin_client_login(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A client's dotted security settings as ``KafkaAdminClient``'s arguments, which are
+    kafka-python's names: so a tool's admin client logs in as the same principal as its producer and
+    consumers (Streams' internal topics, Connect's offset, config and status topics)."""
+    username, password = login_credentials(config)
+    return {
+        "security_protocol": config.get("security.protocol") or "PLAINTEXT",
+        "sasl_mechanism": config.get("sasl.mechanism") or "PLAIN",
+        "sasl_plain_username": username,
+        "sasl_plain_password": password,
+    }

@@ -44,10 +44,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kafka_lite.clients.client_utils import admin_client_login
 from kafka_lite.clients.common_client_configs import CommonClientConfigs, define_security_configs
 from kafka_lite.common.config import NO_DEFAULT_VALUE, ConfigDef, Importance, Range, Type, ValidString
 from kafka_lite.common.errors import ConfigException
-from kafka_lite.common.security.jaas_config import client_credentials
 
 APPLICATION_ID_CONFIG = "application.id"
 APPLICATION_SERVER_CONFIG = "application.server"
@@ -339,17 +339,7 @@ class StreamsConfig:
         ``StreamsKafkaClient``, built from the same settings): its client id and the login.
         ``KafkaAdminClient`` takes kafka-python's argument names, so the login's username and
         password are read from ``sasl.jaas.config`` here."""
-        s = self.security
-        username, password = s["sasl.plain.username"], s["sasl.plain.password"]
-        if username is None and s["sasl.jaas.config"]:
-            username, password = client_credentials(s["sasl.jaas.config"])
-        return {
-            "client_id": client_id + "-admin",
-            "security_protocol": s[SECURITY_PROTOCOL_CONFIG],
-            "sasl_mechanism": s[SASL_MECHANISM_CONFIG],
-            "sasl_plain_username": username,
-            "sasl_plain_password": password,
-        }
+        return {"client_id": client_id + "-admin", **admin_client_login(self.security)}
 
     def _eos_consumer_overrides(self) -> dict[str, Any]:
         """Under exactly_once both consumers read only committed data: the input, and the changelogs
