@@ -205,6 +205,9 @@ class DistributedHerder(AbstractHerder):
 
     # --8<-- [start:tick]
     def tick(self) -> None:
+        """One turn of the herder's loop. All of the herder's work happens here, on its one thread, so
+        the group member, the worker and the config snapshot are never touched by two threads; the
+        REST and config store threads only queue requests or note changes, then wake the poll."""
         try:
             # Having failed to read the configs, catch up before joining: a member that joins and
             # leaves at once makes the whole group rebalance twice.
