@@ -293,7 +293,8 @@ class WorkerSinkTask(WorkerTask):
 
     def rewind(self) -> None:
         """Seek to the offsets the task asked for through its context."""
-        # Both views move too: the task says where its data ends, and a commit must not go back past it.
+        # Both views move there: the task knows where its data ends, and the next commit starts from
+        # that point, not from where the consumer was.
         offsets, self.context.offsets = self.context.offsets, {}
         for tp, offset in offsets.items():
             self.consumer.seek(tp, offset)

@@ -153,7 +153,7 @@ class WorkerSourceTask(WorkerTask):
                 if self.to_send is None:
                     continue
                 log.debug("About to send %d records to Kafka", len(self.to_send))
-                # A retriable send error (the producer's buffer full, say) backs off, ended early by stop().
+                # After a retriable send error, a back-off that stop() cuts short.
                 if not self.send_records():
                     self._stopping.wait(SEND_FAILED_BACKOFF_MS / 1000)
         finally:
@@ -245,8 +245,8 @@ class WorkerSourceTask(WorkerTask):
         log.debug("%s Committing offsets", self)
         started = self.time.milliseconds()
         timeout = started + commit_timeout_ms
-        # Under the monitor, so no record is sent between the snapshot and the switch to the
-        # backlog: every record the snapshot's offsets cover is in outstanding_messages.
+        # Under the monitor send_records records each offset under: no offset slips in between the
+        # snapshot and the switch to the backlog, so every record the snapshot covers is outstanding.
         with self.monitor:
             self.flushing = True
             flush_started = self.offset_writer.begin_flush()
