@@ -238,7 +238,8 @@ class StandaloneHerder(AbstractHerder):
             if conn_name not in self.connector_configs:
                 callback(NotFoundException(f"Connector {conn_name} not found"), None)
                 return
-            # The connector only: its tasks keep running, as in Kafka, and are restarted one by one.
+            # The connector only: its tasks keep running, as in Kafka; each is restarted on its own
+            # (restart_task).
             self.worker.stop_connector(conn_name)
             started = self._start_connector(self.connector_configs[conn_name])
         if started:
@@ -301,8 +302,8 @@ class StandaloneHerder(AbstractHerder):
             log.info("Skipping reconfiguration of connector %s since it is not running", conn_name)
             return
         new_task_configs = self._recompute_task_configs(conn_name)
-        # Unchanged configs leave the tasks running: a connector may ask for reconfiguration often
-        # (on every poll of what it watches), and a restart would cost every task a commit and a start.
+        # Unchanged configs leave the tasks running: a connector may ask for reconfiguration often,
+        # and a restart would cost every task a commit and a start.
         if new_task_configs != self.connector_task_configs.get(conn_name):
             self._remove_connector_tasks(conn_name)
             self.connector_task_configs[conn_name] = new_task_configs
