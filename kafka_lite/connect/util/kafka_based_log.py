@@ -29,8 +29,8 @@ from collections import deque
 from typing import Any
 
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
+from kafka_lite.clients.client_utils import admin_client_login
 from kafka_lite.common.errors import KafkaException, TopicExistsException, WakeupException
-from kafka_lite.common.security.jaas_config import client_credentials
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.connect.errors import ConnectException
@@ -137,7 +137,7 @@ class KafkaBasedLog:
 
     def _create_topic_if_missing(self) -> None:
         admin = KafkaAdminClient(self.producer_configs["bootstrap.servers"], client_id=f"{self.topic}-admin",
-                                 time=self.time, **admin_login(self.producer_configs))  # fmt: skip
+                                 time=self.time, **admin_client_login(self.producer_configs))  # fmt: skip
         try:
             cluster = admin.describe_cluster()
             if self.topic in cluster.topics():
@@ -238,17 +238,3 @@ def client_configs(worker_config: dict[str, Any], client_id: str) -> tuple[dict[
     producer = {"bootstrap.servers": bootstrap, "client.id": f"{client_id}-producer", **login}
     consumer = {"bootstrap.servers": bootstrap, "client.id": f"{client_id}-consumer", **login}
     return producer, consumer
-
-
-def admin_login(configs: dict[str, Any]) -> dict[str, Any]:
-    """The login of a log's clients as ``KafkaAdminClient`` takes it (kafka-python's argument names),
-    for the admin client that creates the topic: the same principal as the producer's."""
-    username, password = configs.get("sasl.plain.username"), configs.get("sasl.plain.password")
-    if username is None and configs.get("sasl.jaas.config"):
-        username, password = client_credentials(configs["sasl.jaas.config"])
-    return {
-        "security_protocol": configs.get("security.protocol", "PLAINTEXT"),
-        "sasl_mechanism": configs.get("sasl.mechanism", "PLAIN"),
-        "sasl_plain_username": username,
-        "sasl_plain_password": password,
-    }
