@@ -319,22 +319,14 @@ class ControllerBrokerRequestBatch:
             for broker_id in sorted(self.update_metadata_brokers):
                 channel.send_request(broker_id, ApiKeys.UPDATE_METADATA, version, body)
         for broker_id, replicas in self.stop_replica.items():
-            # One request for every replica that needs neither delete nor an answer; one each for the
-            # others, so that each answer reaches its own callback.
-            grouped = [(t, p) for t, p, delete, callback in replicas if not delete and callback is None]
-            if grouped:
-                channel.send_request(
-                    broker_id, ApiKeys.STOP_REPLICA, 0, _stop_replica(cid, controller_epoch, False, grouped)
-                )
+            # One request per replica, as 0.10.1 sends them (the protocol takes many partitions, and
+            # later Kafkas group them): each answer reaches its own replica's callback.
             for t, p, delete, callback in replicas:
-                if delete or callback is not None:
-                    body = _stop_replica(cid, controller_epoch, delete, [(t, p)])
-                    answer = (
-                        None
-                        if callback is None
-                        else (lambda response, cb=callback, b=broker_id: cb(response, b))
-                    )
-                    channel.send_request(broker_id, ApiKeys.STOP_REPLICA, 0, body, answer)
+                body = _stop_replica(cid, controller_epoch, delete, [(t, p)])
+                answer = (
+                    None if callback is None else (lambda response, cb=callback, b=broker_id: cb(response, b))
+                )
+                channel.send_request(broker_id, ApiKeys.STOP_REPLICA, 0, body, answer)
         self.leader_and_isr.clear()
         self.update_metadata_brokers.clear()
         self.update_metadata_partitions.clear()

@@ -13,7 +13,8 @@ Differs: election, failover, new topics, brokers joining and leaving, ISR-change
          reassignment and preferred-replica election (with the auto leader rebalance) are delegated
          to ``partition_reassignment.py`` and ``preferred_replica_election.py``. The listeners are
          registered after the context is read, not before (kazoo's watches report the children at
-         registration, see ``on_controller_failover``).
+         registration, see ``on_controller_failover``). Two later Kafkas' behaviours sit behind named
+         helpers: ``bounced_brokers`` (Kafka 2.2) and ``read_all_topics`` (Kafka 1.1).
 
 Election: every broker tries to create the ephemeral ``/controller`` znode; the one that succeeds is
 the controller, bumps ``/controller_epoch`` (so brokers can ignore a deposed controller's requests)
@@ -217,6 +218,20 @@ class KafkaController:
         answer) changes the controller's state."""
         self._put(name, action)
 
+    def take_event(self, timeout_s: float = 0) -> tuple[str, Callable[[], None]] | None:
+        """The test harness's way in (``kafka_lite.testing.controller_harness``), and its only one:
+        the next queued event as (name, action), not run, or None if none came within ``timeout_s``.
+
+        Kafka's own controller tests step a controller whose event thread runs; kafka_lite's
+        harness leaves the thread unstarted and runs each event on the caller's thread instead, so
+        that a notebook, a lab grader or a test sees the controller's state between two events
+        without a race. Everything else the harness does goes through the controller's public
+        entry points (``elect``, ``handle_broker_change``, ``handle_topic_change``, ``shutdown``)."""
+        try:
+            return self._events.get(timeout=timeout_s) if timeout_s > 0 else self._events.get_nowait()
+        except queue.Empty:
+            return None
+
     def _process_events(self) -> None:
         while True:
             event = self._events.get()
@@ -231,12 +246,13 @@ class KafkaController:
     def startup(self) -> None:
         self._thread.start()
         self.zk.watch_data(CONTROLLER_PATH, self._on_controller_znode)
-        self._put("Startup", self._elect)
+        self._put("Startup", self.elect)
 
     def shutdown(self) -> None:
         self._running = False
         self._events.put(None)
-        self._thread.join(10)
+        if self._thread.is_alive():  # a harness-stepped controller never started its thread
+            self._thread.join(10)
         self.on_controller_resignation()
 
     def is_active(self) -> bool:
@@ -247,11 +263,13 @@ class KafkaController:
     def _on_controller_znode(self, data, stat, *args) -> bool:
         if not self._running:
             return False
-        self._put("ControllerChange", self._elect if data is None else self._maybe_resign)
+        self._put("ControllerChange", self.elect if data is None else self._maybe_resign)
         return True
 
     # --8<-- [start:elect]
-    def _elect(self) -> None:
+    def elect(self) -> None:
+        """Kafka's ``ZookeeperLeaderElector.elect``: the Startup event, and what a vanished
+        ``/controller`` queues."""
         if self.zk.try_elect_controller(self.broker_id):
             self.active_controller_id = self.broker_id
             log.info("Broker %d is the controller", self.broker_id)
@@ -330,10 +348,10 @@ class KafkaController:
         self.preferred_replica_election.maybe_trigger_preferred_replica_election()
         self.send_update_metadata_request(sorted(self.context.live_or_shutting_down_broker_ids()))
         self.zk.watch_children(
-            BROKER_IDS_PATH, self._watcher(generation, "BrokerChange", self._on_broker_change)
+            BROKER_IDS_PATH, self._watcher(generation, "BrokerChange", self.handle_broker_change)
         )
         self.zk.watch_children(
-            BROKER_TOPICS_PATH, self._watcher(generation, "TopicChange", self._on_topic_change)
+            BROKER_TOPICS_PATH, self._watcher(generation, "TopicChange", self.handle_topic_change)
         )
         for topic in sorted(self.context.all_topics):
             self.register_partition_modifications_listener(topic)
@@ -501,13 +519,12 @@ class KafkaController:
     # -- ZooKeeper events --------------------------------------------------------------------------------------
 
     # --8<-- [start:on_topic_change]
-    def _on_topic_change(self, topics: list[str]) -> None:
+    def handle_topic_change(self, topics: list[str]) -> None:
+        """Kafka's ``TopicChangeListener.handleChildChange``: the children of ``/brokers/topics``
+        changed; the topics the controller does not know are new (book 7.1.3)."""
         if not self.is_active():
             return
-        # The watch's list was read when the watch fired; a deletion this controller completed since
-        # would bring its topic back from it. The topics are read again now, as Kafka 1.1's
-        # TopicChange event does.
-        topics = self.zk.get_all_topics()
+        topics = self.read_all_topics(topics)
         new_topics = sorted(set(topics) - self.context.all_topics)
         self.context.all_topics &= set(topics)
         new_partitions = []
@@ -517,6 +534,18 @@ class KafkaController:
         if new_partitions:
             log.info("New topics: %s, new partitions: %d", new_topics, len(new_partitions))
             self.on_new_partition_creation(new_partitions)
+
+    def read_all_topics(self, watched: list[str]) -> list[str]:
+        """The topics as ZooKeeper holds them now, read again rather than taken from the watch
+        (``watched``): Kafka 1.1's TopicChange event reads them when it is processed.
+
+        Kafka 0.10.1's listener is handed the children ZkClient read just before calling it, under
+        the controller's lock, so the list is as new as the event. kafka_lite's watch reads the list
+        when it fires and the event then waits in the queue; a topic deletion the controller
+        completed meanwhile would come back from the older list as a new topic, which is why it
+        borrows 1.1's read."""
+        del watched  # read when the watch fired: possibly older than what this event must act on
+        return self.zk.get_all_topics()
 
     def on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
         """New partitions go New -> Online with their replicas New -> Online (book 7.1.4)."""
@@ -565,39 +594,66 @@ class KafkaController:
     # --8<-- [end:partition_modifications]
 
     # --8<-- [start:on_broker_change]
-    def _on_broker_change(self, ids: list[str]) -> None:
-        """The broker-change listener. A broker that died and registered again between two reads of
-        ``/brokers/ids`` is in both lists: only its registration's epoch (the znode's creation zxid)
-        tells it *bounced*, and it is handled as a failure then a startup, as Kafka does since 2.2
-        (KIP-380; KAFKA-1120: 0.10.1 missed such a broker, which then never got its LeaderAndIsr)."""
+    def handle_broker_change(self, ids: list[str]) -> None:
+        """The broker-change listener (book 7.1.3; Kafka's ``BrokerChangeListener.handleChildChange``):
+        the ids now under ``/brokers/ids`` against the context's live or shutting-down brokers. New
+        ones start (``on_broker_startup``), vanished ones fail (``on_broker_failure``), in 0.10.1's
+        order; a broker that registered again in between is ``bounced_brokers``' (Kafka 2.2)."""
         if not self.is_active():
             return
         ctx = self.context
         current = {int(i) for i in ids}
-        new = sorted(current - ctx.live_or_shutting_down_broker_ids())
-        dead = sorted(ctx.live_or_shutting_down_broker_ids() - current)
+        known = ctx.live_or_shutting_down_broker_ids()
+        new = sorted(current - known)
+        dead = sorted(known - current)
         registered = {b: self.zk.get_broker(b) for b in current}
-        bounced = sorted(
-            b for b in current & ctx.live_or_shutting_down_broker_ids()
-            if registered[b] is not None and registered[b].epoch != ctx.live_brokers_by_id[b].epoch
+        bounced = self.bounced_brokers(registered)
+        log.info(
+            "Newly added brokers: %s, deleted brokers: %s, bounced brokers: %s, all live brokers: %s",
+            new, dead, bounced, sorted(current),
         )  # fmt: skip
-        for broker_id in dead + bounced:
+        for broker_id in new:
+            self._add_live_broker(registered[broker_id])
+        for broker_id in dead:
             ctx.live_brokers_by_id.pop(broker_id, None)
             self.channel_manager.remove_broker(broker_id)
-        for broker_id in new + bounced:
-            broker = registered[broker_id]
-            if broker is None:
-                continue
-            ctx.live_brokers_by_id[broker_id] = broker
-            self.channel_manager.add_broker(broker_id, *self._inter_broker_address(broker))
-        log.info(
-            "Broker change: new %s, dead %s, bounced %s, live %s",
-            new, dead, bounced, sorted(ctx.live_broker_ids()),
+        if new:
+            self.on_broker_startup(new)
+        if bounced:
+            self.on_broker_bounce(bounced, registered)
+        if dead:
+            self.on_broker_failure(dead)
+
+    def _add_live_broker(self, broker: Broker | None) -> None:
+        if broker is not None:  # its znode went again before it was read: the next event sees it dead
+            self.context.live_brokers_by_id[broker.id] = broker
+            self.channel_manager.add_broker(broker.id, *self._inter_broker_address(broker))
+
+    def bounced_brokers(self, registered: Mapping[int, Broker | None]) -> list[int]:
+        """The brokers that died and registered again between two reads of ``/brokers/ids``: in both
+        lists, but with a new registration epoch (the creation zxid of their znode). Kafka 2.2's
+        bounced brokers (KIP-380).
+
+        Kafka 0.10.1 compares ids only, so such a broker is neither new nor dead to it: it never gets
+        the LeaderAndIsr a restarted broker needs, and its partitions stay without a replica there.
+        kafka_lite borrows 2.2's check because its clusters restart brokers at once (``cluster
+        restart``, the durability checker), which makes the case common rather than rare."""
+        known = self.context.live_brokers_by_id
+        return sorted(
+            b for b, broker in registered.items()
+            if broker is not None and b in known and broker.epoch != known[b].epoch
         )  # fmt: skip
-        if dead or bounced:
-            self.on_broker_failure(dead + bounced)
-        if new or bounced:
-            self.on_broker_startup(new + bounced)
+
+    def on_broker_bounce(self, bounced: list[int], registered: Mapping[int, Broker | None]) -> None:
+        """Kafka 2.2's handling of ``bounced_brokers``: each is a failure, then a startup, as if the
+        controller had seen the two registrations apart."""
+        for broker_id in bounced:
+            self.context.live_brokers_by_id.pop(broker_id, None)
+            self.channel_manager.remove_broker(broker_id)
+        self.on_broker_failure(bounced)
+        for broker_id in bounced:
+            self._add_live_broker(registered[broker_id])
+        self.on_broker_startup(bounced)
 
     # --8<-- [end:on_broker_change]
 
@@ -644,9 +700,11 @@ class KafkaController:
         }
         if being_deleted:
             self.topic_deletion_manager.fail_replica_deletion(being_deleted)
-        # Kafka sends this only when no leader moved (an election's requests carry the metadata);
-        # sent always, every broker learns of the failure even when the election found no leader.
-        self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids()))
+        # With no partition to re-elect, nothing above told the brokers of the failure: an election's
+        # or a smaller ISR's LeaderAndIsr carries UpdateMetadata for its partitions (and the live
+        # brokers) in the same batch, so only then is a whole UpdateMetadata sent.
+        if not leaderless:
+            self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids()))
         # END SOLUTION
 
     def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
@@ -784,63 +842,6 @@ class KafkaController:
         (``AdminUtils.fetchEntityConfig``) each time, so an altered setting counts from the next one."""
         config = LogConfig.from_broker(self.log_config_props, self.zk.get_topic_config(topic))
         return config.unclean_leader_election_enable
-
-    def move_leadership(
-        self, tp: TopicPartition, new_leader: int | None = None, timeout_s: float = 30
-    ) -> int:
-        """Make another live in-sync replica lead ``tp`` and tell the brokers; return the new leader.
-
-        What a preferred-replica election does, with the new leader chosen by the caller (Kafka's
-        preferred-replica selector picks the first assigned replica). Tests use this to move a
-        leader under a client's feet.
-        """
-        done = threading.Event()
-        result: list = []
-
-        def move() -> None:
-            try:
-                result.append(self._move_leadership(tp, new_leader))
-            except Exception as e:
-                result.append(e)
-            done.set()
-
-        self._put("MoveLeadership", move)
-        if not done.wait(timeout_s):
-            raise TimeoutError(f"the controller did not move the leader of {tp} within {timeout_s} s")
-        if isinstance(result[0], Exception):
-            raise result[0]
-        return result[0]
-
-    def _move_leadership(self, tp: TopicPartition, new_leader: int | None) -> int:
-        if not self.is_active():
-            raise RuntimeError(f"broker {self.broker_id} is not the controller")
-        current = self.zk.get_partition_state(tp[0], tp[1])
-        live = self.context.live_broker_ids()
-        candidates = [
-            r for r in current.leader_and_isr.isr if r != current.leader_and_isr.leader and r in live
-        ]
-        if new_leader is None:
-            if not candidates:
-                raise RuntimeError(
-                    f"no other live in-sync replica for {tp}: ISR {current.leader_and_isr.isr}"
-                )
-            new_leader = candidates[0]
-        elif new_leader not in candidates:
-            raise RuntimeError(f"broker {new_leader} is not a live in-sync follower of {tp}")
-        old = current.leader_and_isr
-        proposed = LeaderAndIsr(new_leader, old.leader_epoch + 1, old.isr, old.zk_version)
-        ok, version = self.zk.conditional_update_partition_state(tp[0], tp[1], proposed, self.epoch)
-        if not ok:
-            raise RuntimeError(f"the state of {tp} changed under the controller; try again")
-        self.context.partition_leadership[tp] = (
-            LeaderAndIsr(new_leader, old.leader_epoch + 1, old.isr, version),
-            self.epoch,
-        )
-        batch = self.new_batch()
-        replicas = [r for r in self.context.partition_replica_assignment[tp] if r in live]
-        batch.add_leader_and_isr_request_for_brokers(replicas, tp)
-        batch.send_requests_to_brokers(self.epoch)
-        return new_leader
 
     def on_leader_and_isr_response(self, body: dict) -> None:
         for p in body.get("partitions", []):

@@ -8,8 +8,8 @@ Book:    chapter 7, 7.1.4 (the replica state machine)
 Differs: an invalid transition raises ``IllegalStateException`` where Kafka uses Scala's ``assert``
          (same message); the per-replica catch that logs a failed change sits in
          ``handle_state_changes``; the broker-change listener lives on ``KafkaController``; a
-         never-led partition's replica being deleted goes Offline, as in Kafka 1.1 (0.10.1 left it,
-         and the topic's deletion never completed).
+         never-led partition's replica being deleted goes Offline (``offline_without_leader_and_isr``,
+         Kafka 2.0's).
 
 ``REPLICA_VALID_PREVIOUS_STATES`` is the table of legal transitions, as data (0.10.1 passes the same
 lists to ``assertValidPreviousStates``). What each transition does::
@@ -211,7 +211,8 @@ class ReplicaStateMachine:
             # Without a leader the partition never went online: no broker has a log for it yet, and
             # the replica hears of it when a leader is elected.
         elif target is R.OFFLINE:
-            self._take_offline(replica, batch)
+            if not self._take_offline(replica, batch):
+                return
         # DeletionSuccessful, DeletionIneligible: only the state; the deletion manager acts on it.
         self.states[replica] = target
         self._changed(replica, current, target)
@@ -219,11 +220,12 @@ class ReplicaStateMachine:
     # --8<-- [end:handle_state_change]
 
     # --8<-- [start:take_offline]
-    def _take_offline(self, replica: PartitionAndReplica, batch) -> None:
+    def _take_offline(self, replica: PartitionAndReplica, batch) -> bool:
         """StopReplica without delete, so the replica stops fetching; then out of the ISR, which
         Kafka does here as an optimisation (the leader would shrink it after
         ``replica.lag.time.max.ms``), with the smaller ISR sent to the partition's other replicas.
-        Raises if the partition has no leader and ISR znode, unless its topic is being deleted."""
+        Raises if the partition has no leader and ISR znode, unless its topic is being deleted.
+        Returns whether the replica is Offline now."""
         topic, partition, replica_id = replica
         tp = (topic, partition)
         ctx = self.controller.context
@@ -238,13 +240,22 @@ class ReplicaStateMachine:
                     f"Failed to change state of replica {replica_id} for partition {tp_str(tp)} since the "
                     "leader and isr path in zookeeper is empty"
                 )
-            # A partition that never had a leader, being deleted: its replica goes Offline all the
-            # same, as in Kafka 1.1. 0.10.1 left it in its state, from which it could never reach
-            # DeletionStarted, and the topic's deletion never completed.
-            return
+            return self.offline_without_leader_and_isr()
         if not to_be_deleted:
             others = [r for r in ctx.partition_replica_assignment[tp] if r != replica_id]
             batch.add_leader_and_isr_request_for_brokers(others, tp)
+        return True
+
+    @staticmethod
+    def offline_without_leader_and_isr() -> bool:
+        """Whether a replica of a partition that never had a leader (no state znode) goes Offline when
+        its topic is being deleted: yes, as in Kafka 2.0, which moves such replicas to OfflineReplica.
+
+        Kafka 0.10.1 leaves the replica in its state: nothing is written, and the partition has no
+        ISR to leave. From New or Online the replica can never reach ReplicaDeletionStarted, so the
+        deletion of a topic created while none of its replicas' brokers was alive never completes.
+        kafka_lite borrows 2.0's answer so that such a topic can be deleted."""
+        return True
 
     # --8<-- [end:take_offline]
 

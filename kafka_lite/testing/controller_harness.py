@@ -8,9 +8,11 @@ was handed, so a notebook, a lab or a test sees what the controller decided with
 
 Brokers "start" and "die" by their ``/brokers/ids`` znode appearing and going. The controller's event
 thread is not started: ``ControllerHarness`` hands the controller each event on the caller's thread,
-in order, as the event thread would (``broker_change``, ``create_topic``, ``delete_topic``), or runs
-the events the controller's own ZooKeeper watches queued (``run_events``: reassignment and preferred
-replica election go through their admin znodes, as the tools write them). A controlled shutdown goes
+in order, as the event thread would (``broker_change``, ``create_topic``, ``delete_topic``), through
+the controller's public entry points (``elect``, ``handle_broker_change``, ``handle_topic_change``),
+or runs the events the controller's own ZooKeeper watches queued (``run_events``: reassignment and
+preferred replica election go through their admin znodes, as the tools write them), which it takes
+off the queue with ``KafkaController.take_event``, the controller's one seam for this harness. A controlled shutdown goes
 through ``shutdown_broker`` from a second thread, as a ControlledShutdown request's handler calls it.
 Book:    chapter 7, 7.1 (the controller's listeners, stepped by hand), 7.1.4-7.1.6 (the state machines,
          topic deletion, reassignment), 7.4 (a controlled shutdown's ``shutdownBroker``)
@@ -18,7 +20,6 @@ Book:    chapter 7, 7.1 (the controller's listeners, stepped by hand), 7.1.4-7.1
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 import uuid
@@ -96,7 +97,7 @@ class ControllerHarness:
 
     def elect(self) -> None:
         """The Startup event: broker 0 creates ``/controller`` and fails over."""
-        self.controller._elect()
+        self.controller.elect()
         assert self.controller.is_active(), "broker 0 did not become the controller"
 
     def failover_again(self) -> None:
@@ -117,12 +118,12 @@ class ControllerHarness:
 
     def broker_change(self) -> None:
         if self.controller.is_active():
-            self.controller._on_broker_change(self.zk.client.get_children(BROKER_IDS_PATH))
+            self.controller.handle_broker_change(self.zk.client.get_children(BROKER_IDS_PATH))
 
     def create_topic(self, topic: str, assignment: dict[int, list[int]]) -> None:
         """``kafka-topics --create``: the assignment under ``/brokers/topics``, and the topic-change event."""
         self.zk.create_topic(topic, assignment)
-        self.controller._on_topic_change(self.zk.get_all_topics())
+        self.controller.handle_topic_change(self.zk.get_all_topics())
 
     def run_events(self, *names: str, timeout_s: float = 10) -> list[str]:
         """Run the events named ``names`` that the controller's ZooKeeper watches queued, in order,
@@ -131,15 +132,12 @@ class ControllerHarness:
         ran: list[str] = []
         deadline = time.monotonic() + timeout_s
         while True:
-            try:
-                event = self.controller._events.get(timeout=0 if ran else 0.05)
-            except queue.Empty:
+            event = self.controller.take_event(0 if ran else 0.05)
+            if event is None:
                 if ran:
                     return ran
                 if time.monotonic() >= deadline:
-                    raise TimeoutError(f"no {names} event within {timeout_s} s") from None
-                continue
-            if event is None:
+                    raise TimeoutError(f"no {names} event within {timeout_s} s")
                 continue
             name, action = event
             if name in names:
@@ -171,10 +169,8 @@ class ControllerHarness:
         """The StopReplica answers the callbacks put on the event queue, run on this thread. The
         queue's other events (the ZooKeeper watches') are dropped: the caller hands the controller
         those itself."""
-        events = self.controller._events
-        while not events.empty():
-            event = events.get_nowait()
-            if event is not None and event[0] == "TopicDeletionStopReplicaResult":
+        while (event := self.controller.take_event()) is not None:
+            if event[0] == "TopicDeletionStopReplicaResult":
                 event[1]()
 
     def controlled_shutdown(self, broker_id: int):
@@ -199,11 +195,13 @@ class ControllerHarness:
     def handle_event(self, name: str) -> None:
         """Take events off the controller's queue until the one named ``name``, and handle it. The
         ones before it are what the watches queued, which the caller hands over itself."""
-        while True:
-            event = self.controller._events.get(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            event = self.controller.take_event(0.05)
             if event is not None and event[0] == name:
                 event[1]()
                 return
+        raise TimeoutError(f"no {name} event within 10 s")
 
     def follower_catches_up(self, topic: str, partition: int, isr: list[int]) -> None:
         """The leader writes a larger ISR (as ``Partition.maybe_expand_isr`` does) and the controller
@@ -320,8 +318,7 @@ class ControllerHarness:
         return rows
 
     def close(self) -> None:
-        self.controller._running = False
-        self.controller._resign()
+        self.controller.shutdown()
         self.zk.close()
 
 

@@ -321,7 +321,7 @@ def test_new_to_online_gives_way_to_a_state_another_controller_created(request, 
     h.zk.create_topic(t, {0: [1, 2]})
     h.zk.create_partition_state(t, 0, theirs, h.controller.epoch + 1)
     with caplog.at_level(logging.ERROR):
-        h.controller._on_topic_change(h.zk.get_all_topics())
+        h.controller.handle_topic_change(h.zk.get_all_topics())
     assert h.leader_and_isr(t) == theirs, (
         f"the state znode existed (a newer controller wrote it): it is left as it was, {show(theirs)}; "
         f"ZooKeeper has {show(h.leader_and_isr(t))}"
@@ -623,8 +623,9 @@ def test_a_leader_already_in_rar_keeps_leading_with_its_epoch_bumped(request):
 @pytest.mark.points(3)
 def test_a_dead_brokers_partitions_go_offline_then_online_and_its_replicas_offline(request):
     h = harness(request, *STAGE_1, *STAGE_2, *STAGE_4)
-    t = topic("failing")
+    t, quiet = topic("failing"), topic("quiet")
     h.create_topic(t, {0: [1, 2, 3], 1: [2, 1], 2: [1]})
+    h.create_topic(quiet, {0: [2]})
     h.transitions.clear()
     h.forget_requests()
     h.kill(1)
@@ -651,8 +652,33 @@ def test_a_dead_brokers_partitions_go_offline_then_online_and_its_replicas_offli
     )
     told = sorted({s.broker_id for s in h.requests(ApiKeys.UPDATE_METADATA)})
     assert told == [0, 2, 3], (
-        f"every live broker hears of the failure (UpdateMetadata to 0, 2, 3); sent to {told}"
+        "every live broker hears of the failure, through the UpdateMetadata that goes with each "
+        f"LeaderAndIsr (to 0, 2, 3); sent to {told}"
     )
+    announced = updated_partitions(h)
+    assert (quiet, 0) not in announced, (
+        "partitions needed a new leader, so no whole UpdateMetadata is sent: the elections' LeaderAndIsr "
+        f"carried the news, and {quiet}-0 (led by broker 2, no replica on broker 1) did not change; "
+        f"UpdateMetadata named {sorted(announced)}"
+    )
+
+    h.forget_requests()
+    h.kill(3)  # a follower only: no partition needs a new leader
+    told = sorted({s.broker_id for s in h.requests(ApiKeys.UPDATE_METADATA)})
+    announced = updated_partitions(h)
+    assert told == [0, 2] and (quiet, 0) in announced, (
+        "broker 3 led nothing: no election tells the brokers it died, so every live broker (0, 2) gets an "
+        f"UpdateMetadata of every partition, {quiet}-0 included; sent to {told}, naming {sorted(announced)}"
+    )
+
+
+def updated_partitions(h: ControllerHarness) -> set[tuple[str, int]]:
+    """The partitions the UpdateMetadata requests sent since the last step named."""
+    return {
+        (s["topic"], s["partition"])
+        for r in h.requests(ApiKeys.UPDATE_METADATA)
+        for s in r.body["partition_states"]
+    }
 
 
 # The cluster: three broker processes whose controllers run your files, with a short ZooKeeper session,

@@ -278,7 +278,9 @@ def test_a_deposed_controller_resigns_and_holds_nothing(cluster):
     cluster.create_topic(topic, {0: [1, 2]})
     cluster.controller.context.shutting_down_broker_ids.add(2)
     controller = cluster.controller
-    callback = controller._watcher(controller._watch_generation, "BrokerChange", controller._on_broker_change)
+    callback = controller._watcher(
+        controller._watch_generation, "BrokerChange", controller.handle_broker_change
+    )
     cluster.zk.client.delete(kafka_controller.CONTROLLER_PATH)
     assert cluster.zk.try_elect_controller(5)
     controller._maybe_resign()

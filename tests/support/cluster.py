@@ -154,16 +154,52 @@ class LiteCluster:
         )
 
     def move_leader(self, topic: str, partition: int, to: int | None = None) -> int:
-        """Move a partition's leadership (through the active controller) and wait until every broker
-        knows the new leader; return it."""
-        new = self.controller().move_leadership((topic, partition), to)
+        """Move a partition's leadership with Kafka's own operations, as an operator would: a
+        reassignment to the same replicas with ``to`` first makes it the preferred replica, a
+        preferred-replica election hands it the leadership, and a second reassignment puts the
+        replicas back in their order (the leader stays), so that only the leadership moved. ``to``
+        defaults to the first in-sync follower on a running broker. Waits until every running
+        broker knows the new leader; returns it."""
+        zk = next(s for s in self.servers if s.running).zk
+        tp = (topic, partition)
+        current = zk.get_partition_state(topic, partition).leader_and_isr
+        running = {s.broker_id for s in self.servers if s.running}
+        if to is None:
+            to = next((r for r in current.isr if r != current.leader and r in running), None)
+        assert to is not None and to != current.leader and to in current.isr, (
+            f"no in-sync follower {'' if to is None else to} to move {topic}-{partition}'s leadership to: "
+            f"leader {current.leader}, ISR {current.isr}"
+        )
+        assigned = zk.get_partition_assignment(topic)[partition]
+        preferred_first = [to] + [r for r in assigned if r != to]
+        if assigned != preferred_first:
+            self._reassign(zk, tp, preferred_first)
+        zk.create_preferred_replica_election_data([tp])
+        self._wait_for_leader(tp, to)
+        if assigned != preferred_first:
+            self._reassign(zk, tp, assigned)
+            self._wait_for_leader(tp, to)
+        return to
+
+    @staticmethod
+    def _reassign(zk, tp: tuple[str, int], replicas: list[int]) -> None:
+        """``kafka-reassign-partitions --execute`` for one partition, waited for until it is done."""
+        zk.create_partition_reassignment_data({tp: replicas})
+        wait_until(
+            lambda: (
+                tp not in zk.get_partitions_being_reassigned()
+                and zk.get_partition_assignment(tp[0])[tp[1]] == replicas
+            ),
+            what=f"the reassignment of {tp[0]}-{tp[1]} to {replicas}",
+        )
+
+    def _wait_for_leader(self, tp: tuple[str, int], leader: int) -> None:
         wait_until(
             lambda: all(
-                s.metadata_cache.partition_state(topic, partition).leader == new for s in self.servers
+                s.metadata_cache.partition_state(*tp).leader == leader for s in self.servers if s.running
             ),
-            what=f"every broker to know broker {new} leads {topic}-{partition}",
+            what=f"every broker to know broker {leader} leads {tp[0]}-{tp[1]}",
         )
-        return new
 
     def server(self, broker_id: int) -> KafkaServer:
         return next(s for s in self.servers if s.broker_id == broker_id)
