@@ -104,7 +104,7 @@ class PartitionReassignment:
             self.initiate_reassign_replicas_for_topic_partition(tp, ReassignedPartitionsContext(new_replicas))
 
     def watch_isr_changes_for_reassigned_partition(
-        self, tp: TopicPartition, ctx: ReassignedPartitionsContext
+        self, tp: TopicPartition, reassigned_partition_context: ReassignedPartitionsContext
     ) -> None:
         """Kafka's ``ReassignedPartitionsIsrChangeListener``: a watch on the partition's state znode,
         which the leader rewrites when a follower joins the ISR. It stops once the partition is no
@@ -112,21 +112,28 @@ class PartitionReassignment:
         self.controller.watch_data_events(
             topic_partition_state_path(tp[0], tp[1]),
             "PartitionReassignmentIsrChange",
-            lambda: self.handle_reassigned_isr_change(tp, ctx),
-            keep_watching=lambda: self.context.partitions_being_reassigned.get(tp) is ctx,
+            lambda: self.handle_reassigned_isr_change(tp, reassigned_partition_context),
+            keep_watching=lambda: (
+                self.context.partitions_being_reassigned.get(tp) is reassigned_partition_context
+            ),
         )
 
-    def handle_reassigned_isr_change(self, tp: TopicPartition, ctx: ReassignedPartitionsContext) -> None:
-        if not self.controller.is_active() or self.context.partitions_being_reassigned.get(tp) is not ctx:
+    def handle_reassigned_isr_change(
+        self, tp: TopicPartition, reassigned_partition_context: ReassignedPartitionsContext
+    ) -> None:
+        if (
+            not self.controller.is_active()
+            or self.context.partitions_being_reassigned.get(tp) is not reassigned_partition_context
+        ):
             return
         state = self.controller.zk.get_partition_state(tp[0], tp[1])
         if state is None:
             log.error(
                 "Error handling reassignment of partition %s to replicas %s as it was never created",
-                tp_str(tp), _ids(ctx.new_replicas),
+                tp_str(tp), _ids(reassigned_partition_context.new_replicas),
             )  # fmt: skip
             return
-        reassigned = set(ctx.new_replicas)
+        reassigned = set(reassigned_partition_context.new_replicas)
         caught_up = reassigned & set(state.leader_and_isr.isr)
         if caught_up == reassigned:
             log.info(
@@ -134,7 +141,7 @@ class PartitionReassignment:
                 "Resuming partition reassignment",
                 len(caught_up), len(reassigned), tp_str(tp),
             )  # fmt: skip
-            self.on_partition_reassignment(tp, ctx)
+            self.on_partition_reassignment(tp, reassigned_partition_context)
         else:
             log.info(
                 "%d/%d replicas have caught up with the leader for partition %s being reassigned. "
@@ -164,18 +171,18 @@ class PartitionReassignment:
         log.info("Resuming reassignment of partitions: %s", to_resume)
 
     def maybe_trigger_partition_reassignment(self) -> None:
-        for tp, ctx in list(self.context.partitions_being_reassigned.items()):
-            self.initiate_reassign_replicas_for_topic_partition(tp, ctx)
+        for tp, reassigned_partition_context in list(self.context.partitions_being_reassigned.items()):
+            self.initiate_reassign_replicas_for_topic_partition(tp, reassigned_partition_context)
 
     # -- the steps --------------------------------------------------------------------------------------------
 
     # --8<-- [start:initiate_reassign]
     def initiate_reassign_replicas_for_topic_partition(
-        self, tp: TopicPartition, ctx: ReassignedPartitionsContext
+        self, tp: TopicPartition, reassigned_partition_context: ReassignedPartitionsContext
     ) -> None:
         """Refuse what cannot be done (the error is logged and the partition leaves the path, so the
         tool's ``--verify`` reports it failed); otherwise watch the ISR and start the steps."""
-        new_replicas = ctx.new_replicas
+        new_replicas = reassigned_partition_context.new_replicas
         try:
             assigned = self.context.partition_replica_assignment.get(tp)
             if assigned is None:
@@ -195,11 +202,11 @@ class PartitionReassignment:
             log.info(
                 "Handling reassignment of partition %s to new replicas %s", tp_str(tp), _ids(new_replicas)
             )
-            self.context.partitions_being_reassigned[tp] = ctx
-            self.watch_isr_changes_for_reassigned_partition(tp, ctx)
+            self.context.partitions_being_reassigned[tp] = reassigned_partition_context
+            self.watch_isr_changes_for_reassigned_partition(tp, reassigned_partition_context)
             # a topic being reassigned is not deleted meanwhile: its replicas are moving
             self.controller.topic_deletion_manager.mark_topic_ineligible_for_deletion({tp[0]})
-            self.on_partition_reassignment(tp, ctx)
+            self.on_partition_reassignment(tp, reassigned_partition_context)
         except Exception as e:
             log.error("Error completing reassignment of partition %s: %s", tp_str(tp), e)
             # Taken off the path so that the tool is not blocked by it.
@@ -208,11 +215,13 @@ class PartitionReassignment:
     # --8<-- [end:initiate_reassign]
 
     # --8<-- [start:on_partition_reassignment]
-    def on_partition_reassignment(self, tp: TopicPartition, ctx: ReassignedPartitionsContext) -> None:
+    def on_partition_reassignment(
+        self, tp: TopicPartition, reassigned_partition_context: ReassignedPartitionsContext
+    ) -> None:
         """Run on the reassignment's start and on each ISR change: steps 1-3 until every RAR replica
         is in the ISR, then steps 4-12 (see the module docstring)."""
         # BEGIN SOLUTION
-        reassigned = list(ctx.new_replicas)
+        reassigned = list(reassigned_partition_context.new_replicas)
         if not self.are_replicas_in_isr(tp, reassigned):
             log.info(
                 "New replicas %s for partition %s being reassigned not yet caught up with the leader",
@@ -239,7 +248,7 @@ class PartitionReassignment:
         for replica in reassigned:
             rsm.handle_state_changes([(tp[0], tp[1], replica)], ReplicaState.ONLINE)
         # 6. AR becomes RAR in memory; 7. the leader moves to RAR if it must.
-        self.move_reassigned_partition_leader_if_required(tp, ctx)
+        self.move_reassigned_partition_leader_if_required(tp, reassigned_partition_context)
         # 8. Replicas in OAR - RAR -> OfflineReplica; 9. -> NonExistentReplica.
         self.stop_old_replicas_of_reassigned_partition(tp, old_replicas)
         # 10. AR in ZooKeeper becomes RAR.
@@ -328,12 +337,12 @@ class PartitionReassignment:
                 return LeaderIsrAndControllerEpoch(updated, controller.epoch)
 
     def move_reassigned_partition_leader_if_required(
-        self, tp: TopicPartition, ctx: ReassignedPartitionsContext
+        self, tp: TopicPartition, reassigned_partition_context: ReassignedPartitionsContext
     ) -> None:
         """Steps 6 and 7. AR becomes RAR in the context first, so that the LeaderAndIsr sent carries
         RAR: the leader then adds no old replica back to the ISR."""
         # BEGIN SOLUTION
-        reassigned = list(ctx.new_replicas)
+        reassigned = list(reassigned_partition_context.new_replicas)
         # The leader wrote the ISR that let the reassignment go on; its notification to the controller
         # may not have been processed yet, so the context is refreshed before it is read.
         self.controller.update_leader_and_isr_cache([tp])

@@ -189,8 +189,10 @@ class Broker:
     host: str
     port: int
     rack: str | None = None
-    # The registration znode's creation zxid (Kafka 2.2's "broker epoch", KIP-380): a broker that
-    # registered again has a new one, even under the same id, host and port.
+    # Not in 0.10.1's Broker: the registration znode's creation zxid, which tells two registrations
+    # under one id apart (the same id, host and port come back when a broker restarts). Kafka 2.2
+    # names it the broker epoch (KIP-380); the controller's ``bounced_brokers`` and ``cluster
+    # restart``'s wait for a new registration read it.
     epoch: int = field(default=-1, compare=False)
     endpoints: tuple[EndPoint, ...] = field(default=(), compare=False)
 
