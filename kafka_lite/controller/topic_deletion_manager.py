@@ -8,8 +8,9 @@ Book:    chapter 7, 7.1.5 (topic deletion)
 Differs: the steps run on the controller's event thread, called where 0.10.1 signals its
          DeleteTopicsThread (``resume_deletions``, 0.11's name), as Kafka 0.11 did when it moved the
          controller onto one thread: a second thread would need 0.10.1's controller lock back. A
-         never-led partition's replica still goes Offline when it is deleted (Kafka 1.1's rule, in
-         the replica state machine; 0.10.1 left it where it was and never completed the deletion).
+         never-led partition's replica still goes Offline when it is deleted (Kafka 2.0's rule, in
+         the replica state machine's ``offline_without_leader_and_isr``; 0.10.1 left it where it was
+         and never completed the deletion).
          A topic being reassigned or in a preferred election is marked ineligible as it is queued
          (0.10.1's listener marks it before, where the mark does not take).
 

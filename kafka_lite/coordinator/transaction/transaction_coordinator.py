@@ -27,6 +27,23 @@ partition answers. What each request does:
 
 Each request checks the producer id and epoch first: a producer id the id does not have is
 INVALID_PRODUCER_ID_MAPPING, an older epoch INVALID_PRODUCER_EPOCH (the producer is fenced).
+
+Why an epoch fences: a transactional id stands for one logical producer across restarts. When an
+application restarts (or a second copy starts), the new producer's InitProducerId bumps the epoch,
+and from then on the coordinator and every partition leader refuse the old epoch: a "zombie" that
+was only paused cannot commit, abort or append in the id's name. The bump is written to the log
+before it is answered, so a coordinator that takes over knows it too.
+
+Why commit in two phases: a transaction spans partitions on many brokers, and no single write can
+commit them all. The coordinator first appends its decision, PrepareCommit or PrepareAbort, to its
+own partition of ``__transaction_state``: from then on the outcome is fixed, whoever coordinates
+next. Only then does it write a marker into every partition of the transaction (WriteTxnMarkers);
+a read_committed consumer shows a partition's transactional records only once their commit marker
+is there. Last, CompleteCommit or CompleteAbort records that every marker is written. Writing the
+decision before any marker is what makes a crash harmless: a new coordinator that finds Prepare*
+in the log sends the markers again (a second marker for a transaction a partition has already
+closed closes nothing), while one that finds Ongoing knows no marker was written and may still
+abort.
 """
 
 from __future__ import annotations
@@ -55,7 +72,7 @@ from kafka_lite.utils.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
-T = TransactionState
+TxnState = TransactionState
 NO_PRODUCER_ID = -1
 
 
@@ -125,7 +142,7 @@ class TransactionCoordinator:
                 self.producer_id_manager.generate_producer_id(),
                 NO_PRODUCER_EPOCH,
                 transaction_timeout_ms,
-                T.EMPTY,
+                TxnState.EMPTY,
                 txn_last_update_timestamp=self.time.milliseconds(),
             )
             error, epoch_and_metadata = self.txn_manager.put_transaction_state_if_not_exists(
@@ -142,9 +159,11 @@ class TransactionCoordinator:
             )
         if error is not Errors.NONE:
             response_callback(_init_transaction_error(error))
-        elif new_metadata.txn_state is T.ONGOING:
-            # The epoch is bumped (fencing the producer of the open transaction); abort that
-            # transaction, and have the client retry until the abort is complete.
+        elif new_metadata.txn_state is TxnState.ONGOING:
+            # A new producer for an id whose transaction is still open: the old producer may have died
+            # mid-transaction, and its records must not stay undecided. The epoch is bumped (fencing
+            # the old producer) and that transaction aborted; the new producer retries until the abort
+            # is complete, and then gets the next epoch, so it never starts inside the old transaction.
             def send_retriable_error_callback(error: Errors) -> None:
                 response_callback(
                     _init_transaction_error(Errors.CONCURRENT_TRANSACTIONS if error is Errors.NONE else error)
@@ -188,9 +207,9 @@ class TransactionCoordinator:
         if txn_metadata.pending_transition_in_progress():
             return Errors.CONCURRENT_TRANSACTIONS, None  # the client backs off and retries
         state = txn_metadata.state
-        if state in (T.PREPARE_ABORT, T.PREPARE_COMMIT):
+        if state in (TxnState.PREPARE_ABORT, TxnState.PREPARE_COMMIT):
             return Errors.CONCURRENT_TRANSACTIONS, None
-        if state in (T.COMPLETE_ABORT, T.COMPLETE_COMMIT, T.EMPTY):
+        if state in (TxnState.COMPLETE_ABORT, TxnState.COMPLETE_COMMIT, TxnState.EMPTY):
             now = self.time.milliseconds()
             if txn_metadata.is_producer_epoch_exhausted():
                 new_producer_id = self.producer_id_manager.generate_producer_id()
@@ -198,7 +217,7 @@ class TransactionCoordinator:
                     new_producer_id, transaction_timeout_ms, now
                 )
             return Errors.NONE, txn_metadata.prepare_increment_producer_epoch(transaction_timeout_ms, now)
-        if state is T.ONGOING:
+        if state is TxnState.ONGOING:
             # This epoch is never returned to the client: the retry after the abort bumps it again
             # (and, if that exhausts the epochs, rotates the producer id).
             return Errors.NONE, txn_metadata.prepare_fence_producer_epoch()
@@ -231,10 +250,13 @@ class TransactionCoordinator:
             txn_metadata = epoch_and_metadata.transaction_metadata
             with txn_metadata.lock:
                 error = _check_producer(txn_metadata, producer_id, producer_epoch)
-                if error is Errors.NONE and txn_metadata.state in (T.PREPARE_COMMIT, T.PREPARE_ABORT):
+                if error is Errors.NONE and txn_metadata.state in (
+                    TxnState.PREPARE_COMMIT,
+                    TxnState.PREPARE_ABORT,
+                ):
                     error = Errors.CONCURRENT_TRANSACTIONS
                 already_added = (
-                    txn_metadata.state is T.ONGOING and partitions <= txn_metadata.topic_partitions
+                    txn_metadata.state is TxnState.ONGOING and partitions <= txn_metadata.topic_partitions
                 )
                 if error is Errors.NONE and not already_added:  # (already added: answer NONE at once)
                     new_metadata = txn_metadata.prepare_add_partitions(partitions, self.time.milliseconds())
@@ -303,7 +325,9 @@ class TransactionCoordinator:
                 response_callback(error)
                 return
             txn_metadata, complete_metadata = complete
-            # The decision is in the log: answer the client now, and write the markers after.
+            # The decision is in the log and cannot be undone: the client is answered now, and the
+            # markers follow. Waiting for them would make EndTxn as slow as the slowest partition
+            # leader, and gain nothing: a new coordinator would finish them from Prepare* anyway.
             response_callback(Errors.NONE)
             self.txn_marker_channel_manager.add_txn_markers_to_send(
                 transactional_id, coordinator_epoch, is_commit, txn_metadata, complete_metadata
@@ -329,21 +353,23 @@ class TransactionCoordinator:
             if error is not Errors.NONE:
                 return error, None
             state = txn_metadata.state
-            if state is T.ONGOING:
-                next_state = T.PREPARE_COMMIT if is_commit else T.PREPARE_ABORT
+            if state is TxnState.ONGOING:
+                # Phase one: the decision, appended before any marker is written (see the module's
+                # docstring for why).
+                next_state = TxnState.PREPARE_COMMIT if is_commit else TxnState.PREPARE_ABORT
                 transit = txn_metadata.prepare_abort_or_commit(next_state, self.time.milliseconds())
                 return Errors.NONE, (epoch_and_metadata.coordinator_epoch, transit)
             # A retry of an EndTxn already decided: done (Complete*), or being completed (Prepare*).
             same_result = {
-                T.COMPLETE_COMMIT: (is_commit, Errors.NONE),
-                T.COMPLETE_ABORT: (not is_commit, Errors.NONE),
-                T.PREPARE_COMMIT: (is_commit, Errors.CONCURRENT_TRANSACTIONS),
-                T.PREPARE_ABORT: (not is_commit, Errors.CONCURRENT_TRANSACTIONS),
+                TxnState.COMPLETE_COMMIT: (is_commit, Errors.NONE),
+                TxnState.COMPLETE_ABORT: (not is_commit, Errors.NONE),
+                TxnState.PREPARE_COMMIT: (is_commit, Errors.CONCURRENT_TRANSACTIONS),
+                TxnState.PREPARE_ABORT: (not is_commit, Errors.CONCURRENT_TRANSACTIONS),
             }
             if state in same_result:
                 matches, answer = same_result[state]
                 return (answer if matches else self._invalid_state(transactional_id, state, is_commit)), None
-            if state is T.EMPTY:
+            if state is TxnState.EMPTY:
                 return self._invalid_state(transactional_id, state, is_commit), None
             raise IllegalStateException(
                 f"Found transactionalId {transactional_id} with state {state}. "
@@ -368,13 +394,15 @@ class TransactionCoordinator:
                 "no metadata in the cache; this is not expected"
             )
         if epoch_and_metadata.coordinator_epoch != coordinator_epoch:
+            # The partition moved (and perhaps came back) while Prepare* was being written: another
+            # coordinator, loading the log, owns the markers now; writing them here too could race it.
             return Errors.NOT_COORDINATOR, None
         txn_metadata = epoch_and_metadata.transaction_metadata
         with txn_metadata.lock:
             error = _check_producer(txn_metadata, producer_id, producer_epoch)
             if error is not Errors.NONE:
                 return error, None
-            expected = T.PREPARE_COMMIT if is_commit else T.PREPARE_ABORT
+            expected = TxnState.PREPARE_COMMIT if is_commit else TxnState.PREPARE_ABORT
             if txn_metadata.state is not expected:
                 return self._invalid_state(transactional_id, txn_metadata.state, is_commit), None
             return Errors.NONE, (txn_metadata, txn_metadata.prepare_complete(self.time.milliseconds()))
@@ -388,7 +416,12 @@ class TransactionCoordinator:
     # -- timed-out transactions, start-up and shutdown -------------------------------------------------
 
     def abort_timed_out_transactions(self) -> None:
-        """Abort every transaction open longer than its timeout, as its producer would with EndTxn."""
+        """Abort every transaction open longer than its timeout, as its producer would with EndTxn.
+
+        A producer that dies mid-transaction leaves its partitions' last stable offset where the
+        transaction began: read_committed consumers of those partitions stop there until the
+        transaction ends. The timeout (``transaction.timeout.ms``, which the producer chooses and the
+        broker caps) bounds how long one dead producer can hold them back."""
         for txn in self.txn_manager.timed_out_transactions():
 
             def on_abort(error: Errors, txn_id: str = txn.transactional_id) -> None:

@@ -216,7 +216,12 @@ class TransactionMarkerChannelManager:
         new_metadata: TxnTransitMetadata,
     ) -> None:
         """Send the markers of a prepared transaction; when every partition has one, append
-        ``new_metadata`` (its Complete* state) to the log."""
+        ``new_metadata`` (its Complete* state) to the log.
+
+        Complete* is written only after the last marker, because it is what lets the id start its
+        next transaction (InitProducerId and AddPartitionsToTxn answer CONCURRENT_TRANSACTIONS while
+        the id is Prepare*): a producer that began again before every partition had its marker
+        could have its new records read as part of the old transaction's outcome."""
 
         def append_to_log_callback() -> None:
             error, epoch_and_metadata = self.txn_state_manager.get_transaction_state(transactional_id)
@@ -229,6 +234,8 @@ class TransactionMarkerChannelManager:
                     "is no metadata in the cache; this is not expected"
                 )
             elif epoch_and_metadata.coordinator_epoch != coordinator_epoch:
+                # Another coordinator took the partition over meanwhile and resends these markers
+                # from its own load of the log; it writes Complete* itself.
                 log.info("The coordinator epoch of %s moved on after its markers were written; not appending %s",
                          transactional_id, new_metadata)  # fmt: skip
             else:
@@ -454,6 +461,11 @@ class TransactionMarkerRequestCompletionHandler:
         retry: set[TopicPartition] = set()
         with txn_metadata.lock:
             for tp, error in errors.items():
+                # A partition whose message format cannot hold a marker needs none: the producer could
+                # not have written transactional records to it either. A retriable error
+                # is sent again (to whoever leads the partition then), for as long as it takes: the
+                # decision is in the log, so the only way forward is every marker written. A fenced
+                # coordinator or producer epoch means someone newer owns the transaction: stop.
                 if error is Errors.NONE or error in _PARTITION_GONE:
                     txn_metadata.remove_partition(tp)
                 elif error in _RETRIABLE:

@@ -67,35 +67,37 @@ class TransactionState(enum.Enum):
         return self.kafka_name
 
 
-T = TransactionState
+TxnState = TransactionState
 
 # --8<-- [start:table]
 # A transition to the key is legal only from the states listed (Kafka's ``validPreviousStates``).
 VALID_PREVIOUS_STATES: dict[TransactionState, frozenset[TransactionState]] = {
-    T.EMPTY: frozenset({T.EMPTY, T.COMPLETE_COMMIT, T.COMPLETE_ABORT}),
-    T.ONGOING: frozenset({T.ONGOING, T.EMPTY, T.COMPLETE_COMMIT, T.COMPLETE_ABORT}),
-    T.PREPARE_COMMIT: frozenset({T.ONGOING}),
-    T.PREPARE_ABORT: frozenset({T.ONGOING}),
-    T.COMPLETE_COMMIT: frozenset({T.PREPARE_COMMIT}),
-    T.COMPLETE_ABORT: frozenset({T.PREPARE_ABORT}),
-    T.DEAD: frozenset({T.EMPTY, T.COMPLETE_ABORT, T.COMPLETE_COMMIT}),
+    TxnState.EMPTY: frozenset({TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT}),
+    TxnState.ONGOING: frozenset(
+        {TxnState.ONGOING, TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT}
+    ),
+    TxnState.PREPARE_COMMIT: frozenset({TxnState.ONGOING}),
+    TxnState.PREPARE_ABORT: frozenset({TxnState.ONGOING}),
+    TxnState.COMPLETE_COMMIT: frozenset({TxnState.PREPARE_COMMIT}),
+    TxnState.COMPLETE_ABORT: frozenset({TxnState.PREPARE_ABORT}),
+    TxnState.DEAD: frozenset({TxnState.EMPTY, TxnState.COMPLETE_ABORT, TxnState.COMPLETE_COMMIT}),
 }
 # What moves a transaction along each edge, for the chapter's picture.
 TRANSITION_EVENTS: dict[tuple[TransactionState, TransactionState], str] = {
-    (T.EMPTY, T.EMPTY): "InitProducerId",
-    (T.COMPLETE_COMMIT, T.EMPTY): "InitProducerId",
-    (T.COMPLETE_ABORT, T.EMPTY): "InitProducerId",
-    (T.EMPTY, T.ONGOING): "AddPartitionsToTxn",
-    (T.ONGOING, T.ONGOING): "more partitions",
-    (T.COMPLETE_COMMIT, T.ONGOING): "AddPartitionsToTxn",
-    (T.COMPLETE_ABORT, T.ONGOING): "AddPartitionsToTxn",
-    (T.ONGOING, T.PREPARE_COMMIT): "EndTxn(commit)",
-    (T.ONGOING, T.PREPARE_ABORT): "EndTxn(abort),\ntimeout, fencing",
-    (T.PREPARE_COMMIT, T.COMPLETE_COMMIT): "markers written",
-    (T.PREPARE_ABORT, T.COMPLETE_ABORT): "markers written",
-    (T.EMPTY, T.DEAD): "id expired",
-    (T.COMPLETE_COMMIT, T.DEAD): "id expired",
-    (T.COMPLETE_ABORT, T.DEAD): "id expired",
+    (TxnState.EMPTY, TxnState.EMPTY): "InitProducerId",
+    (TxnState.COMPLETE_COMMIT, TxnState.EMPTY): "InitProducerId",
+    (TxnState.COMPLETE_ABORT, TxnState.EMPTY): "InitProducerId",
+    (TxnState.EMPTY, TxnState.ONGOING): "AddPartitionsToTxn",
+    (TxnState.ONGOING, TxnState.ONGOING): "more partitions",
+    (TxnState.COMPLETE_COMMIT, TxnState.ONGOING): "AddPartitionsToTxn",
+    (TxnState.COMPLETE_ABORT, TxnState.ONGOING): "AddPartitionsToTxn",
+    (TxnState.ONGOING, TxnState.PREPARE_COMMIT): "EndTxn(commit)",
+    (TxnState.ONGOING, TxnState.PREPARE_ABORT): "EndTxn(abort),\ntimeout, fencing",
+    (TxnState.PREPARE_COMMIT, TxnState.COMPLETE_COMMIT): "markers written",
+    (TxnState.PREPARE_ABORT, TxnState.COMPLETE_ABORT): "markers written",
+    (TxnState.EMPTY, TxnState.DEAD): "id expired",
+    (TxnState.COMPLETE_COMMIT, TxnState.DEAD): "id expired",
+    (TxnState.COMPLETE_ABORT, TxnState.DEAD): "id expired",
 }
 # --8<-- [end:table]
 
@@ -164,7 +166,7 @@ class TransactionMetadata:
 
     def remove_partition(self, tp: TopicPartition) -> None:
         """A partition's marker is written: it no longer waits (only while the transaction is prepared)."""
-        if self.state not in (T.PREPARE_COMMIT, T.PREPARE_ABORT):
+        if self.state not in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
             raise IllegalStateException(
                 f"Transaction metadata's current state is {self.state}, and its pending state is "
                 f"{self.pending_state} while trying to remove partitions whose txn marker has been sent, "
@@ -200,29 +202,35 @@ class TransactionMetadata:
             )
         next_epoch = 0 if self.producer_epoch == NO_PRODUCER_EPOCH else self.producer_epoch + 1
         return self._prepare_transition_to(
-            T.EMPTY, self.producer_id, next_epoch, new_txn_timeout_ms, frozenset(), -1, update_timestamp
+            TxnState.EMPTY,
+            self.producer_id,
+            next_epoch,
+            new_txn_timeout_ms,
+            frozenset(),
+            -1,
+            update_timestamp,
         )
 
     def prepare_producer_id_rotation(
         self, new_producer_id: int, new_txn_timeout_ms: int, update_timestamp: int
     ) -> TxnTransitMetadata:
         """The epochs of the producer id ran out: a new producer id, epoch 0."""
-        if self.state in (T.ONGOING, T.PREPARE_ABORT, T.PREPARE_COMMIT):
+        if self.state in (TxnState.ONGOING, TxnState.PREPARE_ABORT, TxnState.PREPARE_COMMIT):
             raise IllegalStateException("Cannot rotate producer ids while a transaction is still pending")
         return self._prepare_transition_to(
-            T.EMPTY, new_producer_id, 0, new_txn_timeout_ms, frozenset(), -1, update_timestamp
+            TxnState.EMPTY, new_producer_id, 0, new_txn_timeout_ms, frozenset(), -1, update_timestamp
         )
 
     def prepare_add_partitions(
         self, added: Iterable[TopicPartition], update_timestamp: int
     ) -> TxnTransitMetadata:
         """Ongoing with ``added`` too; the transaction starts now if none was open."""
-        if self.state in (T.EMPTY, T.COMPLETE_ABORT, T.COMPLETE_COMMIT):
+        if self.state in (TxnState.EMPTY, TxnState.COMPLETE_ABORT, TxnState.COMPLETE_COMMIT):
             new_start = update_timestamp
         else:
             new_start = self.txn_start_timestamp
         return self._prepare_transition_to(
-            T.ONGOING, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
+            TxnState.ONGOING, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
             frozenset(self.topic_partitions | set(added)), new_start, update_timestamp,
         )  # fmt: skip
 
@@ -235,7 +243,9 @@ class TransactionMetadata:
         )  # fmt: skip
 
     def prepare_complete(self, update_timestamp: int) -> TxnTransitMetadata:
-        new_state = T.COMPLETE_COMMIT if self.state is T.PREPARE_COMMIT else T.COMPLETE_ABORT
+        new_state = (
+            TxnState.COMPLETE_COMMIT if self.state is TxnState.PREPARE_COMMIT else TxnState.COMPLETE_ABORT
+        )
         return self._prepare_transition_to(
             new_state, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
             frozenset(), self.txn_start_timestamp, update_timestamp,
@@ -243,7 +253,7 @@ class TransactionMetadata:
 
     def prepare_dead(self) -> TxnTransitMetadata:
         return self._prepare_transition_to(
-            T.DEAD, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
+            TxnState.DEAD, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
             frozenset(), self.txn_start_timestamp, self.txn_last_update_timestamp,
         )  # fmt: skip
 
@@ -315,7 +325,7 @@ class TransactionMetadata:
             )
         if to_state is not transit.txn_state:
             self._throw_state_transition_failure(transit)
-        if to_state is T.EMPTY:  # from InitProducerId
+        if to_state is TxnState.EMPTY:  # from InitProducerId
             if (
                 (
                     self.producer_epoch != transit.producer_epoch
@@ -328,7 +338,7 @@ class TransactionMetadata:
             self.txn_timeout_ms = transit.txn_timeout_ms
             self.producer_epoch = transit.producer_epoch
             self.producer_id = transit.producer_id
-        elif to_state is T.ONGOING:  # from AddPartitionsToTxn
+        elif to_state is TxnState.ONGOING:  # from AddPartitionsToTxn
             if (
                 not self._valid_producer_epoch(transit)
                 or not self.topic_partitions <= transit.topic_partitions
@@ -338,7 +348,7 @@ class TransactionMetadata:
                 self._throw_state_transition_failure(transit)
             self.txn_start_timestamp = transit.txn_start_timestamp
             self.add_partitions(transit.topic_partitions)
-        elif to_state in (T.PREPARE_ABORT, T.PREPARE_COMMIT):  # from EndTxn
+        elif to_state in (TxnState.PREPARE_ABORT, TxnState.PREPARE_COMMIT):  # from EndTxn
             if (
                 not self._valid_producer_epoch(transit)
                 or self.topic_partitions != transit.topic_partitions
@@ -346,7 +356,7 @@ class TransactionMetadata:
                 or self.txn_start_timestamp != transit.txn_start_timestamp
             ):
                 self._throw_state_transition_failure(transit)
-        elif to_state in (T.COMPLETE_ABORT, T.COMPLETE_COMMIT):  # every marker written
+        elif to_state in (TxnState.COMPLETE_ABORT, TxnState.COMPLETE_COMMIT):  # every marker written
             if (
                 not self._valid_producer_epoch(transit)
                 or self.txn_timeout_ms != transit.txn_timeout_ms

@@ -7,12 +7,13 @@ Book:    beyond the book (Kafka 0.11's transactions, KIP-98); its model is the g
          storage, chapter 5, 5.2.2, and chapter 7, 7.2.3 (a new leader loads the partition)
 Differs: one lock (an ``RLock``) guards the cache, where Kafka has a read-write lock; the append is
          made after the cache's and the metadata's locks are released (as ``GroupMetadataManager``
-         does with its ``DelayedStore``), because our purgatory completes a delayed produce with a
-         blocking lock and the completion takes these locks, so holding them across
+         does with its ``DelayedStore``), because kafka_lite's purgatory completes a delayed produce
+         with a blocking lock and the completion takes these locks, so holding them across
          ``append_records`` could deadlock against a follower's fetch. The coordinator epoch is
          checked before and after the append, which catches a partition that moved meanwhile.
          The partition count is ``transaction.state.log.num.partitions`` (Kafka reads the topic's
-         count from ZooKeeper when the topic exists).
+         count from ZooKeeper when the topic exists). Expiring transactional ids borrows Kafka 3.0's
+         two guards (``may_expire``, ``expiration_written``).
 
 Every broker finds a transactional id's partition without asking anyone: Java's
 ``String.hashCode`` of the id, made non-negative by ``Utils.abs``, modulo the partition count, the
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-T = TransactionState
+TxnState = TransactionState
 
 DEFAULT_TRANSACTIONS_MAX_TIMEOUT_MS = 15 * 60 * 1000
 DEFAULT_TRANSACTIONAL_ID_EXPIRATION_MS = 7 * 24 * 60 * 60 * 1000
@@ -223,7 +224,7 @@ class TransactionStateManager:
                 for entry in entries
                 for txn_id, m in entry.metadata_per_transactional_id.items()
                 if not m.pending_transition_in_progress()
-                and m.state is T.ONGOING
+                and m.state is TxnState.ONGOING
                 and m.txn_start_timestamp + m.txn_timeout_ms < now
             ]
 
@@ -237,19 +238,21 @@ class TransactionStateManager:
 
     def remove_expired_transactional_ids(self) -> None:
         """Ids idle (Empty or Complete*) for ``transactional.id.expiration.ms`` are tombstoned in the
-        log, then dropped from the cache if nothing touched them meanwhile."""
+        log, then dropped from the cache if nothing touched them meanwhile.
+
+        Why expire at all: every transactional id a producer ever used holds a producer id, an
+        epoch and a cache entry on its coordinator, and a record in ``__transaction_state`` that
+        compaction keeps. A null value (the tombstone) lets compaction drop the record, and the id
+        starts afresh (a new producer id) if it comes back. The id goes Dead first, as a pending
+        transition, so that a request arriving meanwhile sees CONCURRENT_TRANSACTIONS rather
+        than an id that vanishes under it."""
         now = self.time.milliseconds()
         expired: dict[int, list[tuple[str, int, TxnTransitMetadata]]] = {}
         with self._state_lock:
             for entry in self._transaction_metadata_cache.values():
                 for txn_id, m in entry.metadata_per_transactional_id.items():
                     with m.lock:
-                        if (
-                            m.state in (T.EMPTY, T.COMPLETE_COMMIT, T.COMPLETE_ABORT)
-                            and not m.pending_transition_in_progress()
-                            and m.txn_last_update_timestamp
-                            <= now - self.config.transactional_id_expiration_ms
-                        ):
+                        if self.may_expire(m, now):
                             transit = m.prepare_dead()
                             expired.setdefault(self.partition_for(txn_id), []).append(
                                 (txn_id, entry.coordinator_epoch, transit)
@@ -272,16 +275,9 @@ class TransactionStateManager:
                         if m is None:
                             continue
                         with m.lock:
-                            if (
-                                response.error is Errors.NONE
-                                and entry.coordinator_epoch == coordinator_epoch
-                                and m.pending_state is T.DEAD
-                                and m.producer_epoch == transit.producer_epoch
-                            ):
+                            if self.expiration_written(response.error, entry, coordinator_epoch, m, transit):
                                 del entry.metadata_per_transactional_id[txn_id]
                                 log.info("Removed expired transactionalId %s", txn_id)
-                            else:
-                                m.pending_state = None
 
         self.replica_manager.append_records(
             self.config.request_timeout_ms,
@@ -291,6 +287,47 @@ class TransactionStateManager:
             remove_from_cache_callback,
             is_from_client=False,
         )
+
+    def may_expire(self, m: TransactionMetadata, now: int) -> bool:
+        """Whether the id ``m`` has been idle long enough to expire: Empty or Complete*, last updated
+        ``transactional.id.expiration.ms`` ago, and (Kafka 3.0's guard) no transition pending.
+
+        Kafka 0.11.0 checks only the state and the time, and calls ``prepareDead`` on an id whose
+        transition (an InitProducerId, say) is still being written: ``prepareDead`` throws, and the
+        exception ends the whole pass, so no id of any partition expires until that write is done.
+        kafka_lite borrows 3.0's guard, which skips that one id until the next pass."""
+        return (
+            m.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+            and not m.pending_transition_in_progress()
+            and m.txn_last_update_timestamp <= now - self.config.transactional_id_expiration_ms
+        )
+
+    @staticmethod
+    def expiration_written(
+        error: Errors,
+        entry: TxnMetadataCacheEntry,
+        coordinator_epoch: int,
+        m: TransactionMetadata,
+        transit: TxnTransitMetadata,
+    ) -> bool:
+        """After the tombstone's append (call with ``m``'s lock held): whether the id may leave the
+        cache. Yes if the append succeeded, this broker still owns the partition at the same
+        coordinator epoch, and nothing changed the id meanwhile (still pending Dead, same producer
+        epoch). Otherwise its pending Dead is cleared, as Kafka 3.0 does, and the id lives on.
+
+        Kafka 0.11.0 clears it only when the append succeeded and something else changed; after a
+        failed append it leaves the id pending Dead, and every later request for the id is answered
+        CONCURRENT_TRANSACTIONS until the broker stops owning the partition. kafka_lite borrows 3.0's
+        answer so that a failed write (a follower down under ``min.insync.replicas``) costs nothing."""
+        if (
+            error is Errors.NONE
+            and entry.coordinator_epoch == coordinator_epoch
+            and m.pending_state is TxnState.DEAD
+            and m.producer_epoch == transit.producer_epoch
+        ):
+            return True
+        m.pending_state = None
+        return False
 
     # -- loading and unloading a partition ------------------------------------------------------------
 
@@ -315,8 +352,8 @@ class TransactionStateManager:
                 self._add_loaded_transactions_to_cache(partition_id, coordinator_epoch, loaded)
                 for txn_id, m in loaded.items():
                     with m.lock:
-                        if m.state in (T.PREPARE_COMMIT, T.PREPARE_ABORT):
-                            is_commit = m.state is T.PREPARE_COMMIT
+                        if m.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                            is_commit = m.state is TxnState.PREPARE_COMMIT
                             pending.append(
                                 (txn_id, is_commit, m, m.prepare_complete(self.time.milliseconds()))
                             )
@@ -423,7 +460,15 @@ class TransactionStateManager:
         retry_on_error: Callable[[Errors], bool] = lambda _: False,
     ) -> None:
         """Append ``new_metadata`` with acks=-1; once every in-sync replica has it, complete the
-        transition (if the coordinator epoch is still ``coordinator_epoch``) and answer."""
+        transition (if the coordinator epoch is still ``coordinator_epoch``) and answer.
+
+        Why acks=-1 and a minimum ISR: the log is the coordinator's memory. A transition answered
+        on the leader's copy alone could be lost with that leader, and the next coordinator, loading
+        a log without it, would act as if a commit had never been decided or an epoch never bumped:
+        a fenced producer would be let back in. Why the coordinator epoch: it is the partition's
+        leader epoch when this broker loaded it, and it changes when leadership moves, even away
+        and back; a result carrying an older one belongs to a coordinator that no longer is, and
+        must change nothing."""
         key = transaction_log.key_to_bytes(transactional_id)
         value = transaction_log.value_to_bytes(new_metadata)
         tp = (TRANSACTION_STATE_TOPIC_NAME, self.partition_for(transactional_id))
@@ -463,6 +508,9 @@ class TransactionStateManager:
             is_from_client=False,
         )
 
+    # The cache changes only after the log has the transition (two steps, ``prepare_*`` then
+    # ``complete_transition_to``): what a client is told, and what the cache holds, are never ahead
+    # of what a new coordinator would load.
     def _complete_append(
         self,
         transactional_id: str,

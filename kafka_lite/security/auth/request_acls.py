@@ -43,7 +43,7 @@ class AclCheck:
 
 
 C = ResourceType.CLUSTER
-T = ResourceType.TOPIC
+TOPIC = ResourceType.TOPIC
 G = ResourceType.GROUP
 X = ResourceType.TRANSACTIONAL_ID
 O = Operation  # noqa: E741
@@ -53,12 +53,12 @@ _CLUSTER_ACTION = (
     AclCheck(C, O.CLUSTER_ACTION, E.CLUSTER_AUTHORIZATION_FAILED, "the whole request; nothing changes"),
 )
 _TOPIC_DESCRIBE = AclCheck(
-    T, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "each partition of the topic, as if it did not exist"
+    TOPIC, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "each partition of the topic, as if it did not exist"
 )
 _GROUP_READ = AclCheck(G, O.READ, E.GROUP_AUTHORIZATION_FAILED, "the whole request")
 # a topic whose configs are refused: its name is not confirmed to a caller who may not even Describe it
 _CONFIGS_TOPIC_DESCRIBE = AclCheck(
-    T, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "the refused topic resource, unnamed"
+    TOPIC, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "the refused topic resource, unnamed"
 )
 _TXN_WRITE = AclCheck(X, O.WRITE, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "the whole request")
 
@@ -68,15 +68,15 @@ REQUEST_ACLS: dict[ApiKeys, tuple[AclCheck, ...]] = {
         AclCheck(X, O.WRITE, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "every partition (a transactional producer)"),
         AclCheck(C, O.IDEMPOTENT_WRITE, E.CLUSTER_AUTHORIZATION_FAILED, "every partition (an idempotent producer)"),
         _TOPIC_DESCRIBE,
-        AclCheck(T, O.WRITE, E.TOPIC_AUTHORIZATION_FAILED, "each partition of the topic"),
+        AclCheck(TOPIC, O.WRITE, E.TOPIC_AUTHORIZATION_FAILED, "each partition of the topic"),
     ),
     ApiKeys.FETCH: (
         _TOPIC_DESCRIBE,
-        AclCheck(T, O.READ, E.TOPIC_AUTHORIZATION_FAILED, "each partition of the topic"),
+        AclCheck(TOPIC, O.READ, E.TOPIC_AUTHORIZATION_FAILED, "each partition of the topic"),
     ),
     ApiKeys.LIST_OFFSETS: (_TOPIC_DESCRIBE,),
     ApiKeys.METADATA: (
-        AclCheck(T, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "each topic named; left out of all topics"),
+        AclCheck(TOPIC, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "each topic named; left out of all topics"),
         AclCheck(C, O.CREATE, E.TOPIC_AUTHORIZATION_FAILED, "each topic it would auto-create"),
     ),
     ApiKeys.LEADER_AND_ISR: _CLUSTER_ACTION,
@@ -86,11 +86,11 @@ REQUEST_ACLS: dict[ApiKeys, tuple[AclCheck, ...]] = {
     ApiKeys.OFFSET_COMMIT: (
         AclCheck(G, O.READ, E.GROUP_AUTHORIZATION_FAILED, "every partition"),
         _TOPIC_DESCRIBE,
-        AclCheck(T, O.READ, E.TOPIC_AUTHORIZATION_FAILED, "each partition of the topic"),
+        AclCheck(TOPIC, O.READ, E.TOPIC_AUTHORIZATION_FAILED, "each partition of the topic"),
     ),
     ApiKeys.OFFSET_FETCH: (
         _GROUP_READ,
-        AclCheck(T, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "each partition named; left out of all"),
+        AclCheck(TOPIC, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "each partition named; left out of all"),
     ),
     ApiKeys.FIND_COORDINATOR: (
         AclCheck(G, O.DESCRIBE, E.GROUP_AUTHORIZATION_FAILED, "the whole request (a group)"),
@@ -108,12 +108,12 @@ REQUEST_ACLS: dict[ApiKeys, tuple[AclCheck, ...]] = {
     ApiKeys.API_VERSIONS: (),  # anyone may ask what the broker speaks
     ApiKeys.CREATE_TOPICS: (AclCheck(C, O.CREATE, E.CLUSTER_AUTHORIZATION_FAILED, "each topic; none created"),),
     ApiKeys.DELETE_TOPICS: (
-        AclCheck(T, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "each topic, as if it did not exist"),
-        AclCheck(T, O.DELETE, E.TOPIC_AUTHORIZATION_FAILED, "each topic; not deleted"),
+        AclCheck(TOPIC, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "each topic, as if it did not exist"),
+        AclCheck(TOPIC, O.DELETE, E.TOPIC_AUTHORIZATION_FAILED, "each topic; not deleted"),
     ),
     ApiKeys.DELETE_RECORDS: (
         _TOPIC_DESCRIBE,
-        AclCheck(T, O.DELETE, E.TOPIC_AUTHORIZATION_FAILED, "each partition of the topic; nothing deleted"),
+        AclCheck(TOPIC, O.DELETE, E.TOPIC_AUTHORIZATION_FAILED, "each partition of the topic; nothing deleted"),
     ),
     ApiKeys.INIT_PRODUCER_ID: (
         AclCheck(X, O.WRITE, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "the whole request (a transactional id)"),
@@ -124,8 +124,8 @@ REQUEST_ACLS: dict[ApiKeys, tuple[AclCheck, ...]] = {
     ),
     ApiKeys.ADD_PARTITIONS_TO_TXN: (
         AclCheck(X, O.WRITE, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "every partition"),
-        AclCheck(T, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "its partitions; the rest OPERATION_NOT_ATTEMPTED"),
-        AclCheck(T, O.WRITE, E.TOPIC_AUTHORIZATION_FAILED, "its partitions; the rest OPERATION_NOT_ATTEMPTED"),
+        AclCheck(TOPIC, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "its partitions; the rest OPERATION_NOT_ATTEMPTED"),
+        AclCheck(TOPIC, O.WRITE, E.TOPIC_AUTHORIZATION_FAILED, "its partitions; the rest OPERATION_NOT_ATTEMPTED"),
     ),
     ApiKeys.ADD_OFFSETS_TO_TXN: (_TXN_WRITE, _GROUP_READ),
     ApiKeys.END_TXN: (_TXN_WRITE,),
@@ -136,24 +136,24 @@ REQUEST_ACLS: dict[ApiKeys, tuple[AclCheck, ...]] = {
         AclCheck(X, O.WRITE, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "every partition"),
         AclCheck(G, O.READ, E.GROUP_AUTHORIZATION_FAILED, "every partition"),
         _TOPIC_DESCRIBE,
-        AclCheck(T, O.READ, E.TOPIC_AUTHORIZATION_FAILED, "each partition of the topic"),
+        AclCheck(TOPIC, O.READ, E.TOPIC_AUTHORIZATION_FAILED, "each partition of the topic"),
     ),
     ApiKeys.DESCRIBE_ACLS: (AclCheck(C, O.DESCRIBE, E.CLUSTER_AUTHORIZATION_FAILED, "the whole request"),),
     ApiKeys.CREATE_ACLS: (AclCheck(C, O.ALTER, E.CLUSTER_AUTHORIZATION_FAILED, "every ACL; none created"),),
     ApiKeys.DELETE_ACLS: (AclCheck(C, O.ALTER, E.CLUSTER_AUTHORIZATION_FAILED, "every filter; none deleted"),),
     ApiKeys.DESCRIBE_CONFIGS: (
         AclCheck(C, O.DESCRIBE_CONFIGS, E.CLUSTER_AUTHORIZATION_FAILED, "each broker resource"),
-        AclCheck(T, O.DESCRIBE_CONFIGS, E.TOPIC_AUTHORIZATION_FAILED, "each topic resource"),
+        AclCheck(TOPIC, O.DESCRIBE_CONFIGS, E.TOPIC_AUTHORIZATION_FAILED, "each topic resource"),
         _CONFIGS_TOPIC_DESCRIBE,
     ),
     ApiKeys.ALTER_CONFIGS: (
         AclCheck(C, O.ALTER_CONFIGS, E.CLUSTER_AUTHORIZATION_FAILED, "each broker resource; not altered"),
-        AclCheck(T, O.ALTER_CONFIGS, E.TOPIC_AUTHORIZATION_FAILED, "each topic resource; not altered"),
+        AclCheck(TOPIC, O.ALTER_CONFIGS, E.TOPIC_AUTHORIZATION_FAILED, "each topic resource; not altered"),
         _CONFIGS_TOPIC_DESCRIBE,
     ),
     ApiKeys.SASL_AUTHENTICATE: (),
     ApiKeys.CREATE_PARTITIONS: (
-        AclCheck(T, O.ALTER, E.TOPIC_AUTHORIZATION_FAILED, "each topic; no partition added"),
+        AclCheck(TOPIC, O.ALTER, E.TOPIC_AUTHORIZATION_FAILED, "each topic; no partition added"),
     ),
 }  # fmt: skip
 # --8<-- [end:request_acls]

@@ -33,7 +33,7 @@ from kafka_lite.utils.scheduler import MockScheduler
 
 pytestmark = pytest.mark.unit
 
-T = TransactionState
+TxnState = TransactionState
 PARTITIONS = 4
 TP0, TP1 = ("orders", 0), ("orders", 1)
 ABORT_INTERVAL_MS = 1000
@@ -114,7 +114,7 @@ class Coordinator:
     def drain(self) -> list:
         return self.markers.drain_queued_transaction_markers()
 
-    def logged_states(self, txn: str = TXN) -> list[T]:
+    def logged_states(self, txn: str = TXN) -> list[TxnState]:
         partition = self.replica_manager.get_partition(
             (TRANSACTION_STATE_TOPIC_NAME, self.coordinator.partition_for(txn))
         )
@@ -176,8 +176,8 @@ def test_init_producer_id_gives_epoch_0_then_bumps_it_and_fences_the_old_epoch(c
     assert (second.error, second.producer_id, second.producer_epoch) == (Errors.NONE, first.producer_id, 1)
     assert c.add(first.producer_id, 0) is Errors.INVALID_PRODUCER_EPOCH
     assert c.add(first.producer_id + 1, 1) is Errors.INVALID_PRODUCER_ID_MAPPING
-    assert c.metadata().state is T.EMPTY and c.metadata().topic_partitions == set()
-    assert c.logged_states() == [T.EMPTY, T.EMPTY]
+    assert c.metadata().state is TxnState.EMPTY and c.metadata().topic_partitions == set()
+    assert c.logged_states() == [TxnState.EMPTY, TxnState.EMPTY]
 
 
 def test_bad_init_requests_are_refused(c):
@@ -192,17 +192,22 @@ def test_bad_init_requests_are_refused(c):
 
 def test_a_commit_writes_markers_to_every_partition_then_complete_commit(c):
     pid = c.init().producer_id
-    assert c.add(pid, 0) is Errors.NONE and c.metadata().state is T.ONGOING
+    assert c.add(pid, 0) is Errors.NONE and c.metadata().state is TxnState.ONGOING
     assert c.end(pid, 0, True) is Errors.NONE  # answered once PrepareCommit is in the log
-    assert c.metadata().state is T.PREPARE_COMMIT
+    assert c.metadata().state is TxnState.PREPARE_COMMIT
     (request,) = c.drain()
     (marker,) = request.body["transaction_markers"]
     assert request.destination == 0
     assert (marker["producer_id"], marker["producer_epoch"], marker["transaction_result"]) == (pid, 0, True)
     assert marker["coordinator_epoch"] == 1 and marked_partitions(request) == {TP0, TP1}
     answer(request)
-    assert c.metadata().state is T.COMPLETE_COMMIT and c.metadata().topic_partitions == set()
-    assert c.logged_states() == [T.EMPTY, T.ONGOING, T.PREPARE_COMMIT, T.COMPLETE_COMMIT]
+    assert c.metadata().state is TxnState.COMPLETE_COMMIT and c.metadata().topic_partitions == set()
+    assert c.logged_states() == [
+        TxnState.EMPTY,
+        TxnState.ONGOING,
+        TxnState.PREPARE_COMMIT,
+        TxnState.COMPLETE_COMMIT,
+    ]
     # a retried EndTxn(commit) is answered NONE; an abort of it is an invalid state
     assert c.end(pid, 0, True) is Errors.NONE
     assert c.end(pid, 0, False) is Errors.INVALID_TXN_STATE
@@ -214,14 +219,14 @@ def test_markers_are_retried_on_not_leader_and_on_a_disconnect(c):
     c.end(pid, 0, False)
     (request,) = c.drain()
     answer(request, {TP1: Errors.NOT_LEADER_FOR_PARTITION})
-    assert c.metadata().state is T.PREPARE_ABORT and c.metadata().topic_partitions == {TP1}
+    assert c.metadata().state is TxnState.PREPARE_ABORT and c.metadata().topic_partitions == {TP1}
     (retry,) = c.drain()
     assert marked_partitions(retry) == {TP1}
     answer(retry, disconnected=True)
     (again,) = c.drain()
-    assert marked_partitions(again) == {TP1} and c.metadata().state is T.PREPARE_ABORT
+    assert marked_partitions(again) == {TP1} and c.metadata().state is TxnState.PREPARE_ABORT
     answer(again)
-    assert c.metadata().state is T.COMPLETE_ABORT
+    assert c.metadata().state is TxnState.COMPLETE_ABORT
     assert c.drain() == []
 
 
@@ -232,7 +237,7 @@ def test_a_marker_for_a_leader_not_alive_waits_in_the_unknown_broker_queue(c):
     c.end(pid, 0, True)
     assert c.markers.queued_markers(-1) == 1
     assert c.drain() == [] and c.markers.queued_markers(-1) == 1  # still no leader alive
-    assert c.metadata().state is T.PREPARE_COMMIT
+    assert c.metadata().state is TxnState.PREPARE_COMMIT
 
 
 def test_init_during_an_open_transaction_fences_it_aborts_it_and_answers_concurrent_transactions(c):
@@ -241,14 +246,14 @@ def test_init_during_an_open_transaction_fences_it_aborts_it_and_answers_concurr
     retry = c.init()
     assert retry.error is Errors.CONCURRENT_TRANSACTIONS
     m = c.metadata()
-    assert (m.state, m.producer_epoch) == (T.PREPARE_ABORT, 1)  # the old producer's epoch 0 is fenced
+    assert (m.state, m.producer_epoch) == (TxnState.PREPARE_ABORT, 1)  # the old producer's epoch 0 is fenced
     assert c.end(pid, 0, True) is Errors.INVALID_PRODUCER_EPOCH
     assert c.init().error is Errors.CONCURRENT_TRANSACTIONS  # while the abort completes
     (request,) = c.drain()
     (marker,) = request.body["transaction_markers"]
     assert (marker["producer_epoch"], marker["transaction_result"]) == (1, False)
     answer(request)
-    assert c.metadata().state is T.COMPLETE_ABORT
+    assert c.metadata().state is TxnState.COMPLETE_ABORT
     done = c.init()
     assert (done.error, done.producer_id, done.producer_epoch) == (Errors.NONE, pid, 2)
 
@@ -257,12 +262,12 @@ def test_the_sweep_aborts_a_transaction_open_beyond_its_timeout(c):
     pid = c.init(timeout_ms=5000).producer_id
     c.add(pid, 0)
     c.scheduler.advance(5000)  # the sweep ran at 1, 2, 3, 4 and 5 s: not yet beyond the timeout
-    assert c.metadata().state is T.ONGOING
+    assert c.metadata().state is TxnState.ONGOING
     c.scheduler.advance(ABORT_INTERVAL_MS)
-    assert c.metadata().state is T.PREPARE_ABORT
+    assert c.metadata().state is TxnState.PREPARE_ABORT
     (request,) = c.drain()
     answer(request)
-    assert c.metadata().state is T.COMPLETE_ABORT
+    assert c.metadata().state is TxnState.COMPLETE_ABORT
     assert c.end(pid, 0, True) is Errors.INVALID_TXN_STATE  # the producer learns its commit came too late
 
 
@@ -281,9 +286,9 @@ def test_a_new_coordinator_loads_the_log_and_completes_a_prepared_commit(c):
     # ...and a new coordinator (leader epoch 2) takes over from the same log
     new = Coordinator(c.replica_manager, c.time, epoch=2)
     m = new.metadata()
-    assert (m.producer_id, m.state, m.topic_partitions) == (pid, T.PREPARE_COMMIT, {TP0, TP1})
+    assert (m.producer_id, m.state, m.topic_partitions) == (pid, TxnState.PREPARE_COMMIT, {TP0, TP1})
     ongoing = new.metadata(other)
-    assert (ongoing.state, ongoing.topic_partitions) == (T.ONGOING, {TP0})
+    assert (ongoing.state, ongoing.topic_partitions) == (TxnState.ONGOING, {TP0})
     (request,) = new.drain()  # it sent the prepared commit's markers again, at its own epoch
     (marker,) = request.body["transaction_markers"]
     assert (marker["producer_id"], marker["coordinator_epoch"], marker["transaction_result"]) == (
@@ -292,7 +297,7 @@ def test_a_new_coordinator_loads_the_log_and_completes_a_prepared_commit(c):
         True,
     )
     answer(request)
-    assert new.metadata().state is T.COMPLETE_COMMIT
+    assert new.metadata().state is TxnState.COMPLETE_COMMIT
     assert new.end(other_pid, 0, False, txn=other) is Errors.NONE
 
 
@@ -310,11 +315,11 @@ def test_idle_transactional_ids_expire(c):
     c.add(pid, 0)
     c.time.sleep(8 * 24 * 3600 * 1000)
     c.state_manager.remove_expired_transactional_ids()
-    assert c.metadata().state is T.ONGOING  # an open transaction never expires
+    assert c.metadata().state is TxnState.ONGOING  # an open transaction never expires
     c.end(pid, 0, False)
     answer(c.drain()[0])
     c.state_manager.remove_expired_transactional_ids()
-    assert c.metadata().state is T.COMPLETE_ABORT  # updated just now
+    assert c.metadata().state is TxnState.COMPLETE_ABORT  # updated just now
     c.time.sleep(8 * 24 * 3600 * 1000)
     c.state_manager.remove_expired_transactional_ids()
     assert c.state_manager.get_transaction_state(TXN) == (Errors.NONE, None)

@@ -16,7 +16,7 @@ from kafka_lite.coordinator.transaction.transaction_metadata import TransactionS
 
 pytestmark = pytest.mark.unit
 
-T = TransactionState
+TxnState = TransactionState
 
 
 def test_key_golden_bytes():
@@ -27,7 +27,7 @@ def test_key_golden_bytes():
 
 def test_value_golden_bytes_of_an_ongoing_transaction():
     transit = TxnTransitMetadata(
-        producer_id=1000, producer_epoch=2, txn_timeout_ms=60_000, txn_state=T.ONGOING,
+        producer_id=1000, producer_epoch=2, txn_timeout_ms=60_000, txn_state=TxnState.ONGOING,
         topic_partitions=frozenset({("b", 1), ("a", 0), ("a", 3)}),
         txn_start_timestamp=1_500_000_000_000, txn_last_update_timestamp=1_500_000_000_123,
     )  # fmt: skip
@@ -45,20 +45,20 @@ def test_value_golden_bytes_of_an_ongoing_transaction():
     )  # fmt: skip
     assert value_to_bytes(transit) == expected
     m = read_txn_record_value("txn", expected)
-    assert (m.producer_id, m.producer_epoch, m.txn_timeout_ms, m.state) == (1000, 2, 60_000, T.ONGOING)
+    assert (m.producer_id, m.producer_epoch, m.txn_timeout_ms, m.state) == (1000, 2, 60_000, TxnState.ONGOING)
     assert m.topic_partitions == {("a", 0), ("a", 3), ("b", 1)}
     assert (m.txn_start_timestamp, m.txn_last_update_timestamp) == (1_500_000_000_000, 1_500_000_000_123)
 
 
 def test_an_empty_transaction_has_null_partitions():
-    transit = TxnTransitMetadata(5, 0, 1000, T.EMPTY, frozenset(), -1, 7)
+    transit = TxnTransitMetadata(5, 0, 1000, TxnState.EMPTY, frozenset(), -1, 7)
     value = value_to_bytes(transit)
     assert value == bytes.fromhex("0000" "0000000000000005" "0000" "000003e8" "00" "ffffffff"
                                   "0000000000000007" "ffffffffffffffff")  # fmt: skip
     m = read_txn_record_value("t", value)
-    assert m.state is T.EMPTY and m.topic_partitions == set() and m.txn_start_timestamp == -1
+    assert m.state is TxnState.EMPTY and m.topic_partitions == set() and m.txn_start_timestamp == -1
     with pytest.raises(TransactionLogRecordException, match="not expected to have any partitions"):
-        value_to_bytes(TxnTransitMetadata(5, 0, 1000, T.EMPTY, frozenset({("a", 0)}), -1, 7))
+        value_to_bytes(TxnTransitMetadata(5, 0, 1000, TxnState.EMPTY, frozenset({("a", 0)}), -1, 7))
 
 
 def test_a_tombstone_reads_as_none_and_bad_records_are_refused():
@@ -69,7 +69,7 @@ def test_a_tombstone_reads_as_none_and_bad_records_are_refused():
         read_txn_record_key(b"\x00\x01\x00\x01a")
     with pytest.raises(TransactionLogRecordException, match="too short"):
         read_txn_record_key(b"\x00")
-    good = value_to_bytes(TxnTransitMetadata(5, 0, 1000, T.EMPTY, frozenset(), -1, 7))
+    good = value_to_bytes(TxnTransitMetadata(5, 0, 1000, TxnState.EMPTY, frozenset(), -1, 7))
     with pytest.raises(TransactionLogRecordException, match="trailing"):
         read_txn_record_value("t", good + b"\x00")
     bad_state = bytearray(good)

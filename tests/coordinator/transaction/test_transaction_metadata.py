@@ -22,29 +22,34 @@ from kafka_lite.coordinator.transaction.transaction_metadata import (
 
 pytestmark = pytest.mark.unit
 
-T = TransactionState
+TxnState = TransactionState
 TP0, TP1 = ("orders", 0), ("orders", 1)
 
 
 def test_the_state_bytes_are_kafkas():
-    assert {s.kafka_name: s.byte for s in T} == {
+    assert {s.kafka_name: s.byte for s in TxnState} == {
         "Empty": 0, "Ongoing": 1, "PrepareCommit": 2, "PrepareAbort": 3,
         "CompleteCommit": 4, "CompleteAbort": 5, "Dead": 6,
     }  # fmt: skip
-    assert all(byte_to_state(s.byte) is s for s in T)
+    assert all(byte_to_state(s.byte) is s for s in TxnState)
     with pytest.raises(IllegalStateException, match="Unknown transaction state byte 7"):
         byte_to_state(7)
 
 
 def test_the_table_is_kafkas_valid_previous_states():
     assert VALID_PREVIOUS_STATES == {
-        T.EMPTY: {T.EMPTY, T.COMPLETE_COMMIT, T.COMPLETE_ABORT},
-        T.ONGOING: {T.ONGOING, T.EMPTY, T.COMPLETE_COMMIT, T.COMPLETE_ABORT},
-        T.PREPARE_COMMIT: {T.ONGOING},
-        T.PREPARE_ABORT: {T.ONGOING},
-        T.COMPLETE_COMMIT: {T.PREPARE_COMMIT},
-        T.COMPLETE_ABORT: {T.PREPARE_ABORT},
-        T.DEAD: {T.EMPTY, T.COMPLETE_ABORT, T.COMPLETE_COMMIT},
+        TxnState.EMPTY: {TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT},
+        TxnState.ONGOING: {
+            TxnState.ONGOING,
+            TxnState.EMPTY,
+            TxnState.COMPLETE_COMMIT,
+            TxnState.COMPLETE_ABORT,
+        },
+        TxnState.PREPARE_COMMIT: {TxnState.ONGOING},
+        TxnState.PREPARE_ABORT: {TxnState.ONGOING},
+        TxnState.COMPLETE_COMMIT: {TxnState.PREPARE_COMMIT},
+        TxnState.COMPLETE_ABORT: {TxnState.PREPARE_ABORT},
+        TxnState.DEAD: {TxnState.EMPTY, TxnState.COMPLETE_ABORT, TxnState.COMPLETE_COMMIT},
     }
     # the picture's edges are exactly the table's
     assert set(TRANSITION_EVENTS) == {
@@ -52,28 +57,30 @@ def test_the_table_is_kafkas_valid_previous_states():
     }
 
 
-def metadata(state: T, partitions=(TP0,)) -> TransactionMetadata:
-    start = -1 if state is T.EMPTY else 100
-    return TransactionMetadata("txn", 7, 3, 60_000, state, () if state is T.EMPTY else partitions, start, 100)
+def metadata(state: TxnState, partitions=(TP0,)) -> TransactionMetadata:
+    start = -1 if state is TxnState.EMPTY else 100
+    return TransactionMetadata(
+        "txn", 7, 3, 60_000, state, () if state is TxnState.EMPTY else partitions, start, 100
+    )
 
 
-def prepare(m: TransactionMetadata, target: T):
+def prepare(m: TransactionMetadata, target: TxnState):
     """The prepare_* method that aims at ``target`` (Kafka's call for that transition)."""
-    if target is T.EMPTY:
+    if target is TxnState.EMPTY:
         return m.prepare_increment_producer_epoch(60_000, 200)
-    if target is T.ONGOING:
+    if target is TxnState.ONGOING:
         return m.prepare_add_partitions({TP1}, 200)
-    if target in (T.PREPARE_COMMIT, T.PREPARE_ABORT):
+    if target in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
         return m.prepare_abort_or_commit(target, 200)
-    if target in (T.COMPLETE_COMMIT, T.COMPLETE_ABORT):
+    if target in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
         return m.prepare_complete(200)
     return m.prepare_dead()
 
 
 @pytest.mark.parametrize(
     "old,new",
-    [(o, n) for o, n in itertools.product(T, T) if not is_valid_transition(o, n) and n is not T.COMPLETE_ABORT
-     and n is not T.COMPLETE_COMMIT],
+    [(o, n) for o, n in itertools.product(TxnState, TxnState) if not is_valid_transition(o, n) and n is not TxnState.COMPLETE_ABORT
+     and n is not TxnState.COMPLETE_COMMIT],
     ids=str,
 )  # fmt: skip
 def test_every_transition_the_table_refuses_raises(old, new):
@@ -85,7 +92,9 @@ def test_every_transition_the_table_refuses_raises(old, new):
 
 
 @pytest.mark.parametrize(
-    "old", [s for s in T if s is not T.PREPARE_COMMIT and s is not T.PREPARE_ABORT], ids=str
+    "old",
+    [s for s in TxnState if s is not TxnState.PREPARE_COMMIT and s is not TxnState.PREPARE_ABORT],
+    ids=str,
 )
 def test_complete_is_refused_unless_prepared(old):
     """prepare_complete aims at CompleteCommit or CompleteAbort by the current state; from any
@@ -103,7 +112,7 @@ def test_complete_is_refused_unless_prepared(old):
 )
 def test_every_transition_the_table_allows_is_prepared(old, new):
     m = metadata(old)
-    if new in (T.COMPLETE_COMMIT, T.COMPLETE_ABORT):
+    if new in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
         transit = m.prepare_complete(200)
     else:
         transit = prepare(m, new)
@@ -112,42 +121,42 @@ def test_every_transition_the_table_allows_is_prepared(old, new):
 
 
 def test_a_second_prepare_while_one_is_pending_is_refused():
-    m = metadata(T.ONGOING)
-    m.prepare_abort_or_commit(T.PREPARE_COMMIT, 200)
+    m = metadata(TxnState.ONGOING)
+    m.prepare_abort_or_commit(TxnState.PREPARE_COMMIT, 200)
     with pytest.raises(IllegalStateException, match="while it already a pending state PrepareCommit"):
-        m.prepare_abort_or_commit(T.PREPARE_ABORT, 200)
+        m.prepare_abort_or_commit(TxnState.PREPARE_ABORT, 200)
 
 
 def test_a_whole_transaction_from_init_to_complete_commit():
-    m = TransactionMetadata("txn", 7, NO_PRODUCER_EPOCH, 60_000, T.EMPTY, txn_last_update_timestamp=0)
+    m = TransactionMetadata("txn", 7, NO_PRODUCER_EPOCH, 60_000, TxnState.EMPTY, txn_last_update_timestamp=0)
     m.complete_transition_to(m.prepare_increment_producer_epoch(30_000, 10))
-    assert (m.producer_epoch, m.txn_timeout_ms, m.state) == (0, 30_000, T.EMPTY)
+    assert (m.producer_epoch, m.txn_timeout_ms, m.state) == (0, 30_000, TxnState.EMPTY)
     m.complete_transition_to(m.prepare_add_partitions({TP0}, 20))
-    assert (m.state, m.topic_partitions, m.txn_start_timestamp) == (T.ONGOING, {TP0}, 20)
+    assert (m.state, m.topic_partitions, m.txn_start_timestamp) == (TxnState.ONGOING, {TP0}, 20)
     m.complete_transition_to(m.prepare_add_partitions({TP1}, 30))
     assert m.topic_partitions == {TP0, TP1} and m.txn_start_timestamp == 20  # the start stays
-    m.complete_transition_to(m.prepare_abort_or_commit(T.PREPARE_COMMIT, 40))
-    assert m.state is T.PREPARE_COMMIT and m.topic_partitions == {TP0, TP1}
+    m.complete_transition_to(m.prepare_abort_or_commit(TxnState.PREPARE_COMMIT, 40))
+    assert m.state is TxnState.PREPARE_COMMIT and m.topic_partitions == {TP0, TP1}
     complete = m.prepare_complete(50)
     m.remove_partition(TP0)
     m.remove_partition(TP1)
     m.complete_transition_to(complete)
-    assert (m.state, m.topic_partitions, m.txn_last_update_timestamp) == (T.COMPLETE_COMMIT, set(), 50)
+    assert (m.state, m.topic_partitions, m.txn_last_update_timestamp) == (TxnState.COMPLETE_COMMIT, set(), 50)
     # the next transaction starts anew
     m.complete_transition_to(m.prepare_add_partitions({TP1}, 60))
     assert m.txn_start_timestamp == 60
 
 
 def test_fencing_bumps_the_epoch_at_once_and_the_next_init_bumps_it_again():
-    m = metadata(T.ONGOING)
+    m = metadata(TxnState.ONGOING)
     transit = m.prepare_fence_producer_epoch()
     assert m.producer_epoch == transit.producer_epoch == 4 and m.pending_state is None
     with pytest.raises(IllegalStateException, match=r"Short\.MaxValue"):
-        TransactionMetadata("t", 1, SHORT_MAX, 1, T.ONGOING).prepare_fence_producer_epoch()
+        TransactionMetadata("t", 1, SHORT_MAX, 1, TxnState.ONGOING).prepare_fence_producer_epoch()
 
 
 def test_an_exhausted_epoch_rotates_the_producer_id():
-    m = TransactionMetadata("t", 1, SHORT_MAX - 1, 1000, T.COMPLETE_COMMIT, (), 5, 5)
+    m = TransactionMetadata("t", 1, SHORT_MAX - 1, 1000, TxnState.COMPLETE_COMMIT, (), 5, 5)
     assert m.is_producer_epoch_exhausted()
     with pytest.raises(IllegalStateException, match="Cannot allocate any more producer epochs"):
         m.prepare_increment_producer_epoch(1000, 10)
@@ -156,18 +165,18 @@ def test_an_exhausted_epoch_rotates_the_producer_id():
 
 
 def test_complete_refuses_a_transition_other_than_the_one_prepared():
-    m = metadata(T.ONGOING)
-    other = metadata(T.ONGOING).prepare_abort_or_commit(T.PREPARE_ABORT, 200)
-    m.prepare_abort_or_commit(T.PREPARE_COMMIT, 200)
+    m = metadata(TxnState.ONGOING)
+    other = metadata(TxnState.ONGOING).prepare_abort_or_commit(TxnState.PREPARE_ABORT, 200)
+    m.prepare_abort_or_commit(TxnState.PREPARE_COMMIT, 200)
     with pytest.raises(IllegalStateException, match="failed transition to state"):
         m.complete_transition_to(other)
     with pytest.raises(IllegalStateException, match="does not have a pending state"):
-        metadata(T.ONGOING).complete_transition_to(other)
+        metadata(TxnState.ONGOING).complete_transition_to(other)
 
 
 def test_dead_is_never_completed_and_partitions_are_removed_only_while_prepared():
-    m = metadata(T.EMPTY)
+    m = metadata(TxnState.EMPTY)
     with pytest.raises(IllegalStateException, match="only acceptable completion"):
         m.complete_transition_to(m.prepare_dead())
     with pytest.raises(IllegalStateException, match="txn marker has been sent"):
-        metadata(T.ONGOING).remove_partition(TP0)
+        metadata(TxnState.ONGOING).remove_partition(TP0)
