@@ -97,7 +97,7 @@ class Hooks:
 
             return wrapper
 
-        KafkaController._on_broker_change = timed("broker_change", KafkaController._on_broker_change)
+        KafkaController.handle_broker_change = timed("broker_change", KafkaController.handle_broker_change)
         KafkaController.on_controller_failover = timed("failover", KafkaController.on_controller_failover)
         original_send = ControllerChannelManager.send_request
 

@@ -15,11 +15,6 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="benchmarks/bench_controller.py wraps KafkaController._on_broker_change, named "
-    "handle_broker_change now (the broker-change listener's public entry point)",
-)
 def test_the_controller_benchmark_runs_with_a_few_partitions():
     # A subprocess: the benchmark wraps controller methods class-wide, which must not leak into tests.
     out = subprocess.run(
