@@ -10,9 +10,9 @@ Differs: a request with ``timeout`` <= 0 gets NONE for the topics it wrote (Kafk
          REQUEST_TIMED_OUT, meaning "written, not waited for"). Kafka's ``KafkaApis.createTopic`` (a
          topic created by a Metadata request) calls ``AdminUtils.createTopic`` itself; here it goes
          through ``create_topic`` below, so every write of a new topic to ZooKeeper is in this class.
-         DescribeConfigs and AlterConfigs of a topic that does not exist answer
-         UNKNOWN_TOPIC_OR_PARTITION (Kafka 2.1's; 0.11 described the defaults, and refused an alter
-         with UNKNOWN). DescribeConfigs v1's ``config_source`` and synonyms are Kafka 1.1's (KIP-226).
+         DescribeConfigs of a topic that does not exist answers UNKNOWN_TOPIC_OR_PARTITION (Kafka
+         2.1's; 0.11 described the defaults). DescribeConfigs v1's ``config_source`` and synonyms
+         are Kafka 1.1's (KIP-226).
 
 ``describe_configs`` answers a topic's settings (the broker's defaults with the topic's overrides
 from ZooKeeper over them) or this broker's own, each with where its value comes from.
@@ -442,7 +442,9 @@ class AdminManager:
                     )
                 validate_topic_name(topic)
                 if topic not in self.zk_utils.get_all_topics():
-                    raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"Topic '{topic}' does not exist.")
+                    # 0.11's answer: AdminUtils.validateTopicConfig throws an AdminOperationException,
+                    # which no error code maps, so the client gets UNKNOWN with its message.
+                    raise Errors.UNKNOWN.exception(f'Topic "{topic}" does not exist.')
                 for key, value in entries.items():
                     if value is None:
                         raise Errors.INVALID_REQUEST.exception(
