@@ -926,6 +926,47 @@ CLAIMS: dict[str, list[Claim]] = {
     ],
     "ch07_controller/index.md": [
         holds(
+            "**One event thread, as in Kafka 0.11**",
+            all_of(
+                lambda: in_source("kafka_lite.controller.kafka_controller", "controller-event-thread"),
+                lambda: exists("kafka_lite.controller.kafka_controller:KafkaController.take_event"),
+                lambda: not_in_source("kafka_lite.testing.controller_harness", "._events", "._running"),
+            ),
+        ),
+        holds(
+            "**Bounced brokers, as in Kafka 2.2**",
+            all_of(
+                lambda: exists("kafka_lite.controller.kafka_controller:KafkaController.bounced_brokers"),
+                lambda: suite_has_test(
+                    "tests/controller/test_as_kafka_0_10_1.py",
+                    "test_without_bounced_brokers_a_bounce_goes_unseen_as_in_0_10_1",
+                ),
+            ),
+        ),
+        holds(
+            "**The topics read again, as in Kafka 1.1**",
+            lambda: in_source(
+                "kafka_lite.controller.kafka_controller:KafkaController.handle_topic_change",
+                "read_all_topics",
+            ),
+        ),
+        holds(
+            "**A never-led replica goes Offline, as in Kafka 2.0**",
+            lambda: assert_true(
+                obj(
+                    "kafka_lite.controller.replica_state_machine:ReplicaStateMachine.offline_without_leader_and_isr"
+                )()
+            ),
+        ),
+        holds(
+            "**Listeners after the context**",
+            lambda: in_source(
+                "kafka_lite.controller.kafka_controller:KafkaController.on_controller_failover",
+                "self._initialize_controller_context()",
+                "BROKER_IDS_PATH",
+            ),
+        ),
+        holds(
             "**Rack-aware replica placement**",
             all_of(
                 lambda: defined(BROKER, "broker.rack", None, BROKER_BASE),
