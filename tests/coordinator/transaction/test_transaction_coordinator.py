@@ -12,7 +12,7 @@ import itertools
 import pytest
 
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse
-from kafka_lite.common.errors import Errors
+from kafka_lite.common.errors import Errors, IllegalStateException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import MockTime
 from kafka_lite.coordinator.transaction import transaction_log
@@ -21,10 +21,11 @@ from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE
 from kafka_lite.coordinator.transaction.transaction_marker_channel_manager import (
     TransactionMarkerChannelManager,
 )
-from kafka_lite.coordinator.transaction.transaction_metadata import TransactionState
+from kafka_lite.coordinator.transaction.transaction_metadata import TransactionMetadata, TransactionState
 from kafka_lite.coordinator.transaction.transaction_state_manager import (
     TransactionConfig,
     TransactionStateManager,
+    TxnMetadataCacheEntry,
 )
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.testing.in_process_replicas import in_process_brokers, leader_and_isr
@@ -324,3 +325,28 @@ def test_idle_transactional_ids_expire(c):
     c.state_manager.remove_expired_transactional_ids()
     assert c.state_manager.get_transaction_state(TXN) == (Errors.NONE, None)
     assert c.init().producer_id != pid  # a new producer id for the id now
+
+
+def test_expiry_borrows_kafka_3_0s_guards(c):
+    """``may_expire`` skips an id whose transition is still being written (0.11.0 calls
+    ``prepareDead`` on it, which raises and ends the whole pass); ``expiration_written`` clears the
+    pending Dead after a failed tombstone (0.11.0 leaves it, and the id answers
+    CONCURRENT_TRANSACTIONS from then on)."""
+    now = 8 * 24 * 3600 * 1000
+    m = TransactionMetadata("idle", 7, 0, 10_000, TxnState.EMPTY, txn_last_update_timestamp=0)
+    assert c.state_manager.may_expire(m, now)
+    m.prepare_increment_producer_epoch(10_000, now)  # an InitProducerId being written
+    assert not c.state_manager.may_expire(m, now)
+    with pytest.raises(IllegalStateException):
+        m.prepare_dead()  # what 0.11.0's pass would run into
+    m.pending_state = None
+
+    entry = TxnMetadataCacheEntry(3, {"idle": m})
+    transit = m.prepare_dead()
+    assert not TransactionStateManager.expiration_written(Errors.NOT_ENOUGH_REPLICAS, entry, 3, m, transit)
+    assert m.pending_state is None, "a failed tombstone leaves the id as it was"
+    transit = m.prepare_dead()
+    assert not TransactionStateManager.expiration_written(Errors.NONE, entry, 4, m, transit)
+    assert m.pending_state is None, "a coordinator epoch that moved on keeps the id too"
+    transit = m.prepare_dead()
+    assert TransactionStateManager.expiration_written(Errors.NONE, entry, 3, m, transit)
