@@ -218,13 +218,14 @@ class ControllerBrokerRequestBatch:
     def __init__(self, controller) -> None:
         self.controller = controller
         self.leader_and_isr: dict[int, dict[TopicPartition, dict]] = {}
-        self.update_metadata_brokers: set[int] = set()
-        self.update_metadata_partitions: dict[TopicPartition, dict | None] = {}
+        # broker id -> the partitions its UpdateMetadata names: a map per broker, as 0.10.1's
+        # updateMetadataRequestMap, so a broker hears what the step named for it
+        self.update_metadata: dict[int, dict[TopicPartition, dict]] = {}
         # broker id -> (topic, partition, delete, callback)
         self.stop_replica: dict[int, list[tuple[str, int, bool, Callable[[dict, int], None] | None]]] = {}
 
     def new_batch(self) -> None:
-        if self.leader_and_isr or self.update_metadata_brokers or self.stop_replica:
+        if self.leader_and_isr or self.update_metadata or self.stop_replica:
             raise RuntimeError(
                 "Controller to broker state change requests batch is not empty while creating a new one"
             )
@@ -270,18 +271,24 @@ class ControllerBrokerRequestBatch:
             self.stop_replica.setdefault(b, []).append((tp[0], tp[1], delete, callback))
 
     def add_update_metadata_request_for_brokers(self, broker_ids, partitions=None) -> None:
-        """UpdateMetadata for ``partitions`` (all known ones when None) to ``broker_ids``."""
+        """UpdateMetadata for ``partitions`` (all known ones when None) to ``broker_ids``. Each broker
+        gets an UpdateMetadata even when no partition is named: its live brokers are news too."""
         ctx = self.controller.context
+        brokers = [b for b in broker_ids if b >= 0]
+        for b in brokers:
+            self.update_metadata.setdefault(b, {})
         if partitions is None:
             partitions = list(ctx.partition_leadership)
         for tp in partitions:
             state = self._partition_state(tp)
-            if state is not None and self.controller.is_topic_queued_up_for_deletion(tp[0]):
+            if state is None:
+                continue  # no leader assigned yet: nothing to tell
+            if self.controller.is_topic_queued_up_for_deletion(tp[0]):
                 # A partition being deleted goes out with leader -2: each broker drops it from its
                 # metadata cache and clients hear UNKNOWN_TOPIC_OR_PARTITION from then on.
                 state = {**state, "leader": LeaderAndIsr.LEADER_DURING_DELETE}
-            self.update_metadata_partitions[tp] = state
-        self.update_metadata_brokers.update(broker_ids)
+            for b in brokers:
+                self.update_metadata[b][tp] = state
 
     # --8<-- [start:send_requests_to_brokers]
     def send_requests_to_brokers(self, controller_epoch: int) -> None:
@@ -307,16 +314,15 @@ class ControllerBrokerRequestBatch:
             channel.send_request(
                 broker_id, ApiKeys.LEADER_AND_ISR, 0, body, self.controller.on_leader_and_isr_response
             )
-        if self.update_metadata_brokers:
+        if self.update_metadata:
             version, live_brokers = update_metadata_live_brokers(ctx.live_or_shutting_down_brokers())
-            states = [s for s in self.update_metadata_partitions.values() if s is not None]
-            body = {
-                "controller_id": cid,
-                "controller_epoch": controller_epoch,
-                "partition_states": states,
-                "live_brokers": live_brokers,
-            }
-            for broker_id in sorted(self.update_metadata_brokers):
+            for broker_id, states in sorted(self.update_metadata.items()):
+                body = {
+                    "controller_id": cid,
+                    "controller_epoch": controller_epoch,
+                    "partition_states": list(states.values()),
+                    "live_brokers": live_brokers,
+                }
                 channel.send_request(broker_id, ApiKeys.UPDATE_METADATA, version, body)
         for broker_id, replicas in self.stop_replica.items():
             # One request per replica, as 0.10.1 sends them (the protocol takes many partitions, and
@@ -328,8 +334,7 @@ class ControllerBrokerRequestBatch:
                 )
                 channel.send_request(broker_id, ApiKeys.STOP_REPLICA, 0, body, answer)
         self.leader_and_isr.clear()
-        self.update_metadata_brokers.clear()
-        self.update_metadata_partitions.clear()
+        self.update_metadata.clear()
         self.stop_replica.clear()
 
     # --8<-- [end:send_requests_to_brokers]

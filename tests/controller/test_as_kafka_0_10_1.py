@@ -68,8 +68,26 @@ def test_a_failure_that_moves_no_leader_sends_every_partition_to_every_live_brok
     harness.kill(3)
     assert harness.sent_to(ApiKeys.UPDATE_METADATA) == {0, 1, 2}
     assert updated(harness) == {("moved", 0), ("still", 0)}
-    [body] = {id(r.body): r.body for r in harness.requests(ApiKeys.UPDATE_METADATA)}.values()
-    assert sorted(b["id"] for b in body["live_brokers"]) == [0, 1, 2]
+    for r in harness.requests(ApiKeys.UPDATE_METADATA):
+        assert sorted(b["id"] for b in r.body["live_brokers"]) == [0, 1, 2], r.broker_id
+
+
+def test_update_metadata_keeps_a_map_per_broker(harness):
+    """One batch asked to tell broker 1 about ``first``-0 and broker 2 about ``second``-0: each hears
+    its own partition only, as 0.10.1's ``updateMetadataRequestMap`` (a map per broker) sends them,
+    and a broker named with no partition still gets the live brokers."""
+    harness.create_topic("first", {0: [1]})
+    harness.create_topic("second", {0: [2]})
+    harness.next_step()
+    batch = harness.controller.new_batch()
+    batch.add_update_metadata_request_for_brokers([1], [("first", 0)])
+    batch.add_update_metadata_request_for_brokers([2], [("second", 0)])
+    batch.add_update_metadata_request_for_brokers([3], [])
+    batch.send_requests_to_brokers(harness.controller.epoch)
+    assert set(harness.states_sent(ApiKeys.UPDATE_METADATA, 1)) == {("first", 0)}
+    assert set(harness.states_sent(ApiKeys.UPDATE_METADATA, 2)) == {("second", 0)}
+    [to_3] = harness.requests(ApiKeys.UPDATE_METADATA, 3)
+    assert to_3.body["partition_states"] == [] and to_3.body["live_brokers"]
 
 
 def _bounce(harness, broker_id: int) -> None:
