@@ -22,7 +22,6 @@ import shlex
 import struct
 import subprocess
 import sys
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,18 +31,17 @@ import pytest
 from kafka_lite.cli import properties_file
 from kafka_lite.cli.main import main
 from kafka_lite.cli.security import command_config
+from kafka_lite.clients.client_utils import admin_client_login
 from kafka_lite.common.errors import ConfigException, KafkaException
 from kafka_lite.common.security.jaas_config import JAVA_LOGIN_CONFIG_PARAM
 from kafka_lite.connect.runtime.distributed.connect_distributed import connect_distributed
 from kafka_lite.connect.runtime.distributed.distributed_config import DistributedConfig
-from kafka_lite.connect.runtime.distributed.request_target_exception import RebalanceNeededException
-from kafka_lite.connect.util.callback import FutureCallback
-from kafka_lite.connect.util.kafka_based_log import admin_login, client_configs
-from kafka_lite.consumer.kafka_consumer import KafkaConsumer
+from kafka_lite.connect.util.kafka_based_log import client_configs
 from kafka_lite.producer.kafka_producer import KafkaProducer
 from kafka_lite.server.metrics_reporter import REQUEST_METRICS_TOPIC, inter_broker_login
 from kafka_lite.streams.streams_config import StreamsConfig
 from kafka_lite.utils.ports import free_port
+from tests.support.herder import call
 from tests.support.processes import base_port, terminate
 from tests.support.topics import read_topic, topic_name
 from tests.support.waiting import wait_until
@@ -124,22 +122,7 @@ def produce(bootstrap: str, topic: str, values: list[bytes], login: dict) -> Non
 
 def records(bootstrap: str, topic: str, login: dict) -> list:
     """Every record of ``topic`` up to its end now, read with no group as the given user."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="secure-reader", **login)
-    try:
-        partitions = [(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
-        assert partitions, f"{topic} has no partitions"
-        consumer.assign(partitions)
-        consumer.seek_to_beginning(*partitions)
-        end = consumer.end_offsets(partitions)
-        got: list = []
-        wait_until(
-            lambda: (got.extend(r for rs in consumer.poll(200).values() for r in rs)
-                     or all(consumer.position(tp) >= end[tp] for tp in partitions)),
-            what=f"the records of {topic} up to {end}",
-        )  # fmt: skip
-        return got
-    finally:
-        consumer.close()
+    return read_topic(bootstrap, topic, "secure-reader", **login)
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.Popen:
@@ -194,10 +177,10 @@ def test_a_connect_worker_logs_in_its_internal_clients_and_leaves_the_tasks_to_t
     for client in (producer, consumer):
         assert client["security.protocol"] == "SASL_PLAINTEXT"
         assert client["sasl.jaas.config"] == JAAS.format("worker", "pw-w")
-    assert admin_login(producer)["sasl_plain_username"] == "worker"
+    assert admin_client_login(producer)["sasl_plain_username"] == "worker"
     assert config.originals_with_prefix("producer.") == {"sasl.jaas.config": JAAS.format("task", "pw-t")}
     plain, _ = client_configs(DistributedConfig({**props, "security.protocol": "PLAINTEXT"}).values, "x")
-    assert admin_login(plain)["security_protocol"] == "PLAINTEXT"
+    assert admin_client_login(plain)["security_protocol"] == "PLAINTEXT"
 
 
 @pytest.mark.unit
@@ -399,20 +382,6 @@ def test_connect_distributed_without_read_on_its_group_exits_with_group_authoriz
     assert code == 1, out
     assert ("the herder stopped on an error: GroupAuthorizationException: Not authorized to access group: "
             f"{run.group}") in out  # fmt: skip
-
-
-def call(method, *args, timeout_s: float = 30):
-    """A herder request, asked again while a rebalance is due (the REST API's 409), as a client would."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        future = FutureCallback()
-        method(*args, future)
-        try:
-            return future.result(max(0.1, deadline - time.monotonic()))
-        except RebalanceNeededException:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)  # polling the herder, bounded by the deadline
 
 
 @on_the_secure_cluster

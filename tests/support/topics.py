@@ -31,13 +31,14 @@ def consume_all(bootstrap: str, topic: str, partitions: int, expected: int, **kw
         consumer.close()
 
 
-def read_topic(bootstrap: str, topic: str, client_id: str = "topic-reader") -> list:
+def read_topic(bootstrap: str, topic: str, client_id: str = "topic-reader", **login) -> list:
     """Every record of ``topic`` up to its end offsets at the time of the call, partition by
-    partition, read with kafka_lite's ``KafkaConsumer`` (no group)."""
+    partition, read with kafka_lite's ``KafkaConsumer`` (no group), as the user ``login`` names
+    (kafka-python's ``security_protocol``, ``sasl_*`` arguments) on a secure cluster."""
     from kafka_lite import KafkaConsumer
     from tests.support.waiting import wait_until
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id=client_id)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id=client_id, **login)
     try:
         partitions = [(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
         assert partitions, f"{topic} has no partitions"

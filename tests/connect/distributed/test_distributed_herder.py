@@ -24,12 +24,11 @@ from kafka_lite.connect.runtime.distributed.connect_distributed import Connect, 
 from kafka_lite.connect.runtime.distributed.distributed_herder import DistributedHerder
 from kafka_lite.connect.runtime.distributed.request_target_exception import (
     NotLeaderException,
-    RebalanceNeededException,
     RequestTargetException,
 )
 from kafka_lite.connect.runtime.rest.errors.connect_rest_exception import BadRequestException
-from kafka_lite.connect.util.callback import FutureCallback
 from kafka_lite.connect.util.connector_task_id import ConnectorTaskId as Id
+from tests.support.herder import call
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 
@@ -59,21 +58,6 @@ def worker_props(bootstrap: str, group: str) -> dict[str, str]:
         "rebalance.timeout.ms": str(REBALANCE_TIMEOUT_MS), "offset.flush.interval.ms": "100",
         "consumer.session.timeout.ms": "4000", "consumer.heartbeat.interval.ms": "500",
     }  # fmt: skip
-
-
-def call(method, *args, timeout_s: float = 30):
-    """A herder request, waited for: its result, or its exception raised. A request made while a
-    rebalance is due is refused (the REST API's 409); like a REST client, ask again once it is done."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        future = FutureCallback()
-        method(*args, future)
-        try:
-            return future.result(max(0.1, deadline - time.monotonic()))
-        except RebalanceNeededException:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
 
 
 def rest(method: str, url: str, body: object = None, timeout_s: float = 30) -> tuple[int, object]:
