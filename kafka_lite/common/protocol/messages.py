@@ -32,6 +32,7 @@ from kafka_lite.common.protocol.types import (
     STRING,
     ArrayOf,
     Field,
+    FlexibleSchema,
     Schema,
 )
 
@@ -60,6 +61,12 @@ REQUEST_HEADER = S(
 # that request only.
 REQUEST_HEADER_V0 = S(*REQUEST_HEADER.fields[:3])
 RESPONSE_HEADER = S(F("correlation_id", INT32, "The request's correlation id."))
+# The headers of flexible versions (KIP-482): request header v2 and response header v1 end with a
+# tagged-field section. The client id stays a NON-compact nullable string, so that a broker can read
+# api key, version, correlation id and client id the same way in every header version. None of the
+# versions a kafka_lite broker advertises uses them; the Raft RPCs do (``raft_messages.py``).
+REQUEST_HEADER_V2 = FlexibleSchema(*REQUEST_HEADER.fields)
+RESPONSE_HEADER_V1 = FlexibleSchema(*RESPONSE_HEADER.fields)
 
 # --- Produce (0) ------------------------------------------------------------------------------------------
 _PRODUCE_TOPIC = S(F("topic", STRING), F("data", A(S(F("partition", INT32), F("record_set", RECORDS)))))

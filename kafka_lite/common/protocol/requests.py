@@ -7,7 +7,8 @@ Book:    chapter 2, 2.3 (the server reads a size-prefixed frame, then the header
 
 A frame on the wire is ``int32 size`` + header + body. This module handles what follows the size:
 it reads the header (request header v1: api key, version, correlation id, client id; v0, without
-the client id, for ControlledShutdown v0 only), checks that
+the client id, for ControlledShutdown v0 only; v2, which adds tagged fields, for a flexible version),
+checks that
 the api key and version are ones kafka_lite speaks, and decodes the body with that version's
 schema. Each failure is a typed error that a broker turns into a closed connection and one
 warning line (as Kafka's ``SocketServer`` does), never a traceback.
@@ -19,8 +20,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
-from kafka_lite.common.protocol.messages import REQUEST_HEADER, REQUEST_HEADER_V0, RESPONSE_HEADER
-from kafka_lite.common.protocol.types import Reader, SchemaException, decode, encode
+from kafka_lite.common.protocol.messages import (
+    REQUEST_HEADER,
+    REQUEST_HEADER_V0,
+    REQUEST_HEADER_V2,
+    RESPONSE_HEADER,
+    RESPONSE_HEADER_V1,
+)
+from kafka_lite.common.protocol.types import Reader, Schema, SchemaException, decode, encode
+
+# The header schemas by header version (Kafka's RequestHeaderData and ResponseHeaderData versions).
+REQUEST_HEADERS: dict[int, Schema] = {0: REQUEST_HEADER_V0, 1: REQUEST_HEADER, 2: REQUEST_HEADER_V2}
+RESPONSE_HEADERS: dict[int, Schema] = {0: RESPONSE_HEADER, 1: RESPONSE_HEADER_V1}
 
 
 class UnknownApiKeyException(SchemaException):
@@ -42,14 +53,38 @@ class RequestHeader:
     def api(self) -> ApiKeys | None:
         return ApiKeys.for_id(self.api_key)
 
-    def encode(self) -> bytes:
-        return encode(REQUEST_HEADER, self.__dict__)
+    def encode(self, header_version: int = 1) -> bytes:
+        return encode(REQUEST_HEADERS[header_version], self.__dict__)
 
 
 def request_header_version(api_key: int, api_version: int) -> int:
     """The header a request is sent with: v1, except ControlledShutdown v0, whose header has no client
     id (Kafka 0.11's broker still reads it with the old Scala request class)."""
     return 0 if (api_key, api_version) == (ApiKeys.CONTROLLED_SHUTDOWN, 0) else 1
+
+
+def flexible_request_header_version(api_key: int, api_version: int, flexible: bool) -> int:
+    """The request header for a version that may be flexible (Kafka's
+    ``ApiMessageType.requestHeaderVersion``): v2 for a flexible version, else as
+    ``request_header_version``. The broker's own path keeps ``request_header_version``: no version
+    it advertises is flexible."""
+    return 2 if flexible else request_header_version(api_key, api_version)
+
+
+def response_header_version(api_key: int, flexible: bool) -> int:
+    """The response header (Kafka's ``ApiMessageType.responseHeaderVersion``): v1 for a flexible
+    version, else v0; ApiVersions' response always has v0, so that a client that asked with a
+    version the broker does not know can still read the error and the versions the broker has
+    (KIP-511)."""
+    if api_key == ApiKeys.API_VERSIONS:
+        return 0
+    return 1 if flexible else 0
+
+
+def parse_response_header(frame: bytes | bytearray | memoryview, header_version: int) -> tuple[int, int]:
+    """The correlation id at the start of a response frame, and where the body starts."""
+    r = Reader(frame)
+    return RESPONSE_HEADERS[header_version].read(r)["correlation_id"], r.pos
 
 
 def parse_request_header(
@@ -62,7 +97,7 @@ def parse_request_header(
         head = REQUEST_HEADER_V0.fields[:2]  # api key and version come first in every header
         header_version = request_header_version(*(f.type.read(r) for f in head)) if len(frame) >= 4 else 1
         r = Reader(frame)
-    value = (REQUEST_HEADER if header_version == 1 else REQUEST_HEADER_V0).read(r)
+    value = REQUEST_HEADERS[header_version].read(r)
     header = RequestHeader(
         value["api_key"], value["api_version"], value["correlation_id"], value.get("client_id")
     )

@@ -27,6 +27,7 @@ the byte offset.
 from __future__ import annotations
 
 import struct
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -413,6 +414,320 @@ class ArrayOf(Type):
                 ) from None
 
 
+# --- Flexible versions (KIP-482) ------------------------------------------------------------------
+# Kafka 2.4 added "flexible" versions to its message specs: in such a version every string, bytes
+# and array length is an unsigned varint holding length + 1 (0 meaning null), and every struct ends
+# with a section of tagged fields, which a newer sender may add without a new version and an older
+# reader skips. kafka_lite's broker advertises none of these versions (its client APIs stop at the
+# 0.11 era); the Raft quorum's RPCs, which Kafka 3.3 defines as flexible, are read and written with
+# them (``raft_messages.py``). Kafka writes these from generated ``*Data.java`` classes; here, as for
+# the older versions, a schema is data and one walk reads and writes it.
+
+
+def _read_compact_length(r: Reader, name: str, nullable: bool) -> int | None:
+    """The length of a compact string, bytes or array: an unsigned varint of length + 1, where 0
+    is null (Kafka's generated ``read``: ``readUnsignedVarint() - 1``, negative meaning null)."""
+    start = r.pos
+    try:
+        n = UNSIGNED_VARINT.read(r)
+    except SchemaException as e:
+        raise SchemaException(f"{name} length: {e.reason}", position=start) from None
+    if n == 0:
+        if nullable:
+            return None
+        raise SchemaException(f"non-nullable {name} was serialized as null", position=start)
+    return n - 1
+
+
+class _CompactString(Type):
+    """Unsigned varint (length + 1) + UTF-8; COMPACT_NULLABLE_STRING also allows 0 (None)."""
+
+    min_size = 1
+
+    def __init__(self, nullable: bool) -> None:
+        self.nullable = nullable
+        self.name = "COMPACT_NULLABLE_STRING" if nullable else "COMPACT_STRING"
+
+    def read(self, r: Reader) -> str | None:
+        start = r.pos
+        length = _read_compact_length(r, self.name, self.nullable)
+        if length is None:
+            return None
+        if length > 32767:  # Kafka's generated code: "string field ... had invalid length"
+            raise SchemaException(f"{self.name} had invalid length {length}", position=start)
+        end = r.pos + length
+        if end > r.end:
+            raise SchemaException(f"{self.name} of {length} bytes, {r.end - r.pos} remain", position=start)
+        try:
+            value = bytes(r.buf[r.pos : end]).decode("utf-8")
+        except UnicodeDecodeError:
+            raise SchemaException(f"{self.name} is not valid UTF-8", position=start) from None
+        r.pos = end
+        return value
+
+    def write(self, out: bytearray, value: str | None) -> None:
+        if value is None:
+            if not self.nullable:
+                raise SchemaException(f"null is not allowed for a {self.name}")
+            out.append(0)
+            return
+        data = value.encode("utf-8")
+        if len(data) > 32767:
+            raise SchemaException(f"string of {len(data)} bytes is longer than 32767")
+        UNSIGNED_VARINT.write(out, len(data) + 1)
+        out += data
+
+
+class CompactBytes(Type):
+    """Unsigned varint (length + 1) + bytes; nullable allows 0 (None). COMPACT_RECORDS decodes to a
+    ``memoryview`` into the frame and writes through ``RecordsWriter``, as RECORDS does."""
+
+    min_size = 1
+
+    def __init__(self, name: str, nullable: bool, records: bool = False) -> None:
+        self.name = name
+        self.nullable = nullable
+        self.records = records
+
+    def read(self, r: Reader) -> bytes | memoryview | None:
+        start = r.pos
+        length = _read_compact_length(r, self.name, self.nullable)
+        if length is None:
+            return None
+        end = r.pos + length
+        if end > r.end:
+            raise SchemaException(f"{self.name} of {length} bytes, {r.end - r.pos} remain", position=start)
+        begin, r.pos = r.pos, end
+        if self.records:
+            return memoryview(r.buf)[begin:end]
+        return bytes(r.buf[begin:end])
+
+    def write(self, out: bytearray, value: bytes | bytearray | memoryview | None) -> None:
+        if value is None:
+            if not self.nullable:
+                raise SchemaException(f"null is not allowed for {self.name}")
+            out.append(0)
+            return
+        UNSIGNED_VARINT.write(out, len(value) + 1)
+        if self.records and isinstance(out, RecordsWriter):
+            out.write_records(value)
+        else:
+            out += value
+
+
+class _Uuid(Type):
+    """16 bytes, most significant first (Kafka's ``Uuid``: two longs). Decodes to ``uuid.UUID``;
+    Kafka's ``Uuid.ZERO_UUID`` (all zero bits) is the default, meaning "no id"."""
+
+    name = "UUID"
+    min_size = 16
+
+    def read(self, r: Reader) -> uuid.UUID:
+        r.need(16, self.name)
+        value = uuid.UUID(bytes=bytes(r.buf[r.pos : r.pos + 16]))
+        r.pos += 16
+        return value
+
+    def write(self, out: bytearray, value: uuid.UUID | bytes) -> None:
+        data = value.bytes if isinstance(value, uuid.UUID) else bytes(value)
+        if len(data) != 16:
+            raise SchemaException(f"a UUID is 16 bytes, not {len(data)}")
+        out += data
+
+
+COMPACT_STRING = _CompactString(nullable=False)
+COMPACT_NULLABLE_STRING = _CompactString(nullable=True)
+COMPACT_BYTES = CompactBytes("COMPACT_BYTES", nullable=False)
+COMPACT_NULLABLE_BYTES = CompactBytes("COMPACT_NULLABLE_BYTES", nullable=True)
+COMPACT_RECORDS = CompactBytes("COMPACT_RECORDS", nullable=True, records=True)
+UUID = _Uuid()
+ZERO_UUID = uuid.UUID(int=0)
+
+
+class CompactArrayOf(ArrayOf):
+    """Unsigned varint (count + 1) + elements; ``nullable`` allows 0 (None)."""
+
+    min_size = 1
+
+    def __init__(self, element: Type, nullable: bool = False) -> None:
+        super().__init__(element, nullable)
+        self.name = f"COMPACT_ARRAY({element!r})"
+
+    def read(self, r: Reader) -> list | None:
+        start = r.pos
+        count = _read_compact_length(r, "array", self.nullable)
+        if count is None:
+            return None
+        if count * self._element_min > r.end - r.pos:
+            raise SchemaException(
+                f"array claims {count} elements of at least {self._element_min} bytes, {r.end - r.pos} bytes remain",
+                position=start,
+            )
+        values = []
+        for i in range(count):
+            try:
+                values.append(self.element.read(r))
+            except SchemaException as e:
+                raise e.under(f"[{i}]") from None
+        return values
+
+    def write(self, out: bytearray, values: Sequence | None) -> None:
+        if values is None:
+            if not self.nullable:
+                raise SchemaException("null is not allowed for a non-nullable array")
+            out.append(0)
+            return
+        UNSIGNED_VARINT.write(out, len(values) + 1)
+        for i, v in enumerate(values):
+            try:
+                self.element.write(out, v)
+            except SchemaException as e:
+                raise e.under(f"[{i}]") from None
+            except _WRITE_ERRORS as e:
+                raise SchemaException(
+                    f"cannot write {v!r} as {self.element!r}: {e}", field=f"[{i}]"
+                ) from None
+
+
+class TaggedField(Field):
+    """A field of a flexible struct's tagged section: read by its ``tag``, written only when its
+    value differs from its default (Kafka's ``"taggedVersions"``/``"tag"`` in a message spec)."""
+
+    __slots__ = ("tag",)
+
+    def __init__(self, tag: int, name: str, type: Type, doc: str = "", default: Any = None) -> None:
+        super().__init__(name, type, doc, default)
+        self.tag = tag
+
+    def __repr__(self) -> str:
+        return f"{self.name}: {self.type!r} (tag {self.tag})"
+
+
+UNKNOWN_TAGGED_FIELDS = "_unknown_tagged_fields"
+
+
+class FlexibleSchema(Schema):
+    """A struct in a flexible version: its fields in order, then the tagged-field section::
+
+        count uvarint, then per field:  tag uvarint  size uvarint  size bytes of the value
+
+    Known tags are read with their field's type; unknown ones are kept, as Kafka's generated
+    classes keep them in ``_unknownTaggedFields``, under the key ``_unknown_tagged_fields`` as
+    ``(tag, bytes)`` pairs (present only when there are some), and written back in tag order among
+    the known ones. A tagged field absent from the bytes reads as its default; one equal to its
+    default is not written (the generated ``write`` compares with the default, too). A known tagged
+    field must take exactly the bytes its size claims: Kafka's generated code reads the value and
+    trusts the size; here a size that disagrees is a SchemaException naming the field, so that a
+    malformed section cannot shift the rest of the frame.
+    """
+
+    def __init__(self, *fields: Field, name: str = "", tagged: Sequence[TaggedField] = ()) -> None:
+        super().__init__(*fields, *tagged, name=name)
+        self.fields = tuple(fields)
+        self.tagged = tuple(sorted(tagged, key=lambda f: f.tag))
+        self.by_tag = {f.tag: f for f in self.tagged}
+        if len(self.by_tag) != len(self.tagged):
+            raise ValueError(f"duplicate tags in schema: {[f.tag for f in self.tagged]}")
+        self.min_size = sum(f.type.min_size for f in fields) + 1  # + the tagged-field count
+
+    def read(self, r: Reader) -> dict[str, Any]:
+        value = super().read(r)
+        for f in self.tagged:  # a struct default is copied: each decoded value is the caller's own
+            value[f.name] = dict(f.default) if isinstance(f.default, dict) else f.default
+        unknown: list[tuple[int, bytes]] = []
+        try:
+            count = UNSIGNED_VARINT.read(r)
+        except SchemaException as e:
+            raise e.under("tagged_fields") from None
+        for _ in range(count):
+            tag, size = self._read_tag_and_size(r)
+            f = self.by_tag.get(tag)
+            if f is None:
+                unknown.append((tag, bytes(r.buf[r.pos : r.pos + size])))
+                r.pos += size
+                continue
+            bounded = Reader(r.buf, r.pos)
+            bounded.end = r.pos + size
+            try:
+                value[f.name] = f.type.read(bounded)
+                if bounded.pos != bounded.end:
+                    raise SchemaException(
+                        f"tagged field {tag} claims {size} bytes, its value took {bounded.pos - r.pos}",
+                        position=r.pos,
+                    )
+            except SchemaException as e:
+                raise e.under(f.name) from None
+            r.pos = bounded.end
+        if unknown:
+            value[UNKNOWN_TAGGED_FIELDS] = unknown
+        return value
+
+    @staticmethod
+    def _read_tag_and_size(r: Reader) -> tuple[int, int]:
+        """One tagged field's tag and size; a size beyond the frame names the tag that claims it."""
+        field = "tagged_fields"
+        try:
+            tag = UNSIGNED_VARINT.read(r)
+            field = f"tagged_fields[tag {tag}]"
+            start = r.pos
+            size = UNSIGNED_VARINT.read(r)
+        except SchemaException as e:
+            raise e.under(field) from None
+        if size > r.end - r.pos:
+            raise SchemaException(
+                f"tagged field {tag} claims {size} bytes, {r.end - r.pos} remain", field=field, position=start
+            )
+        return tag, size
+
+    def write(self, out: bytearray, value: Mapping[str, Any]) -> None:
+        start = len(out)
+        super().write(out, value)
+        try:
+            fields = self._tagged_to_write(value)
+            UNSIGNED_VARINT.write(out, len(fields))
+            for tag, data in fields:
+                UNSIGNED_VARINT.write(out, tag)
+                UNSIGNED_VARINT.write(out, len(data))
+                out += data
+        except SchemaException:
+            del out[start:]
+            raise
+
+    def _tagged_to_write(self, value: Mapping[str, Any]) -> list[tuple[int, bytes]]:
+        """(tag, bytes) of each tagged field to write, known and unknown, in tag order."""
+        fields = []
+        for f in self.tagged:
+            item = value.get(f.name, f.default)
+            if item is None and f.default is None:
+                continue
+            data = bytearray()
+            try:
+                f.type.write(data, item)
+            except SchemaException as e:
+                raise e.under(f.name) from None
+            except _WRITE_ERRORS as e:
+                raise SchemaException(f"cannot write {item!r} as {f.type!r}: {e}", field=f.name) from None
+            if f.default is not None and bytes(data) == encode(f.type, f.default):
+                continue
+            fields.append((f.tag, bytes(data)))
+        for tag, data in value.get(UNKNOWN_TAGGED_FIELDS) or ():
+            if tag in self.by_tag:  # RawTaggedFieldWriter: "Attempted to use tag N as an undefined tag."
+                raise SchemaException(
+                    f"Attempted to use tag {tag} as an undefined tag", field=UNKNOWN_TAGGED_FIELDS
+                )
+            fields.append((tag, bytes(data)))
+        fields.sort(key=lambda field: field[0])
+        tags = [tag for tag, _ in fields]
+        if len(set(tags)) != len(tags):
+            raise SchemaException(f"a tag appears twice among {tags}", field=UNKNOWN_TAGGED_FIELDS)
+        return fields
+
+
+def is_flexible(schema: Type | None) -> bool:
+    """Whether a message version is flexible: its top-level struct ends with tagged fields."""
+    return isinstance(schema, FlexibleSchema)
+
+
 def decode(
     schema: Type, buf: bytes | bytearray | memoryview, pos: int = 0, allow_trailing: bool = False
 ) -> Any:
@@ -433,7 +748,7 @@ def encode(schema: Type, value: Any) -> bytes:
 def walk(schema: Type, prefix: str = "") -> Iterable[tuple[str, Type]]:
     """Every field path in a schema (``topics[].partitions[].partition``): for docs and tests."""
     if isinstance(schema, Schema):
-        for f in schema.fields:
+        for f in (*schema.fields, *getattr(schema, "tagged", ())):
             path = f"{prefix}.{f.name}" if prefix else f.name
             yield path, f.type
             yield from walk(f.type, path)
