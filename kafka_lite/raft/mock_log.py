@@ -5,7 +5,9 @@ Mirrors: org.apache.kafka.raft.MockLog, with MockRawSnapshotWriter and MockRawSn
          (raft/src/test/java/org/apache/kafka/raft/ and .../snapshot/, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: a batch is kept as its bytes (epoch stamped in), where Kafka keeps its records and rebuilds
-         the batch on each read; the snapshot writer and reader live here, not in modules of their own.
+         the batch on each read; the snapshot writer and reader live here, not in modules of their own;
+         a batch begins an epoch when its epoch is newer than the log's last (Kafka's MockLog also
+         counts the snapshot's, so the first batch after a snapshot began no epoch).
 
 Kafka's Raft tests and its simulation run whole quorums in one thread on a mock clock; a log on disk
 would make them slow and a crash hard to stage. MockLog keeps three lists: the batches, the epoch
@@ -247,7 +249,10 @@ class MockLog(ReplicatedLog):
         return entry_id
 
     def _append_batch(self, batch: LogBatch) -> None:
-        if batch.epoch > self.last_fetched_epoch():
+        # Against the log's own epochs, not the snapshot's: the first batch after a snapshot must
+        # begin an epoch here, or a later truncate_to_latest_snapshot would see a log with no epoch.
+        latest = self._log_last_fetched_epoch()
+        if latest is None or batch.epoch > latest:
             self._epoch_start_offsets.append(EpochStartOffset(batch.epoch, batch.first_offset()))
         self._batches.append(batch)
 
