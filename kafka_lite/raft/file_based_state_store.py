@@ -15,8 +15,8 @@ rest before it reads it::
 
 A write must never leave half a file: a voter that crashed mid-write and came back with no vote
 could vote twice in one epoch. So, as Kafka does, the new state goes to ``quorum-state.tmp``, is
-fsynced, and is renamed over the old file (``os.replace`` is atomic on POSIX and Windows), and the
-directory is fsynced so the rename itself survives a power cut. A crash leaves the old file or the
+fsynced, and is renamed over the old file (``os.replace``, a single atomic rename on POSIX), and
+the directory is fsynced so the rename itself survives a power cut. A crash leaves the old file or the
 new one, never a mix.
 
 ``clusterId`` and ``appliedOffset`` are written as Kafka 3.3 writes them (empty, 0): nothing reads

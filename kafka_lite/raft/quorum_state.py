@@ -482,10 +482,6 @@ class QuorumState:
             return state
         raise IllegalStateException(f"Expected to be {name}, but the current state is {state}")
 
-    def leader_and_epoch(self) -> tuple[int | None, int]:
-        """(leader id or None, epoch): what the client reports to its listeners."""
-        return self.leader_id(), self.epoch()
-
     def is_follower(self) -> bool:
         return isinstance(self._state, FollowerState)
 

@@ -24,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_lite.clients.common_client_configs import CommonClientConfigs
 from kafka_lite.common.config import AbstractConfig, ConfigDef, Importance, Range, Type
-from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.errors import ConfigException, IllegalArgumentException
 
 QUORUM_PREFIX = "controller.quorum."
 
@@ -48,10 +49,10 @@ DEFAULT_QUORUM_ELECTION_BACKOFF_MAX_MS = 1_000
 QUORUM_LINGER_MS_CONFIG = QUORUM_PREFIX + "append.linger.ms"
 DEFAULT_QUORUM_LINGER_MS = 25
 
-QUORUM_REQUEST_TIMEOUT_MS_CONFIG = QUORUM_PREFIX + "request.timeout.ms"
+QUORUM_REQUEST_TIMEOUT_MS_CONFIG = QUORUM_PREFIX + CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG
 DEFAULT_QUORUM_REQUEST_TIMEOUT_MS = 2_000
 
-QUORUM_RETRY_BACKOFF_MS_CONFIG = QUORUM_PREFIX + "retry.backoff.ms"
+QUORUM_RETRY_BACKOFF_MS_CONFIG = QUORUM_PREFIX + CommonClientConfigs.RETRY_BACKOFF_MS_CONFIG
 DEFAULT_QUORUM_RETRY_BACKOFF_MS = 20
 
 # Kafka's non-routable address: a voter whose endpoint is not known yet.
@@ -70,7 +71,7 @@ class InetAddressSpec:
 
     def __post_init__(self) -> None:
         if (self.host, self.port) == NON_ROUTABLE_ADDRESS:
-            raise ValueError(f"Invalid address: {self.host}:{self.port}")
+            raise IllegalArgumentException(f"Invalid address: {self.host}:{self.port}")
 
 
 @dataclass(frozen=True)
