@@ -11,6 +11,7 @@ from kafka_lite.raft.election_state import ElectionState
 from kafka_lite.raft.follower_state import FollowerState
 from kafka_lite.raft.log_offset_metadata import LogOffsetMetadata
 from kafka_lite.raft.resigned_state import ResignedState
+from kafka_lite.raft.timer import LONG_MAX, Timer
 from kafka_lite.raft.unattached_state import UnattachedState
 from kafka_lite.raft.voted_state import VotedState
 
@@ -96,3 +97,25 @@ def test_resigned_tracks_end_quorum_epoch_acknowledgements():
     assert not state.can_grant_vote(1, True)
     time.advance(500)
     assert state.has_election_timeout_expired(time.milliseconds())
+
+
+def test_timer_reads_the_clock_it_is_given_and_never_goes_back():
+    time = MockTime()
+    timer = Timer(time, 100)
+    start = time.milliseconds()
+    timer.update(start + 60)
+    assert timer.remaining_ms() == 40 and timer.elapsed_ms() == 60
+    # An older reading does not move the timer back.
+    timer.update(start + 10)
+    assert timer.remaining_ms() == 40
+    timer.update(start + 100)
+    assert timer.is_expired() and timer.remaining_ms() == 0
+    # reset starts from the timer's own "now", not the clock's.
+    time.advance(500)
+    timer.reset(30)
+    assert timer.remaining_ms() == 30
+    timer.update()
+    assert timer.is_expired()
+    with pytest.raises(IllegalArgumentException, match="negative timeout"):
+        timer.reset(-1)
+    assert Timer(time, LONG_MAX).remaining_ms() == LONG_MAX - time.milliseconds()
