@@ -1,10 +1,11 @@
 """The Raft quorum's RPCs and data messages, as schemas in the style of ``messages.py``.
 
-Mirrors: the message specs of Kafka 3.3.0 (clients/src/main/resources/common/message/VoteRequest.json,
-         BeginQuorumEpoch*, EndQuorumEpoch*, DescribeQuorum*, FetchSnapshot*, Fetch* at v13,
-         LeaderChangeMessage.json, SnapshotHeaderRecord.json, SnapshotFooterRecord.json;
-         raft/src/main/resources/common/message/QuorumStateData.json) and the generated
-         ``*Data.java`` classes Kafka builds from them
+Mirrors: org.apache.kafka.common.message.VoteRequestData, BeginQuorumEpochRequestData,
+         EndQuorumEpochRequestData, DescribeQuorumRequestData, FetchSnapshotRequestData,
+         FetchRequestData, LeaderChangeMessage, SnapshotHeaderRecord and SnapshotFooterRecord, with
+         the requests' responses (generated from clients/src/main/resources/common/message/*.json,
+         Kafka 3.3.0; Fetch at v13); the quorum-state file's message, from
+         raft/src/main/resources/common/message/QuorumStateData.json
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: one table of schemas, read and written by ``types.Schema``'s walk, instead of one
          generated class per message; ``RaftApiKeys`` is an enum of its own rather than entries in

@@ -64,7 +64,7 @@ def request_header_version(api_key: int, api_version: int) -> int:
 
 
 def flexible_request_header_version(api_key: int, api_version: int, flexible: bool) -> int:
-    """The request header for a version that may be flexible (Kafka's
+    """The request header for a version that may be flexible (Kafka 2.4+'s
     ``ApiMessageType.requestHeaderVersion``): v2 for a flexible version, else as
     ``request_header_version``. The broker's own path keeps ``request_header_version``: no version
     it advertises is flexible."""
@@ -72,7 +72,7 @@ def flexible_request_header_version(api_key: int, api_version: int, flexible: bo
 
 
 def response_header_version(api_key: int, flexible: bool) -> int:
-    """The response header (Kafka's ``ApiMessageType.responseHeaderVersion``): v1 for a flexible
+    """The response header (Kafka 2.4+'s ``ApiMessageType.responseHeaderVersion``): v1 for a flexible
     version, else v0; ApiVersions' response always has v0, so that a client that asked with a
     version the broker does not know can still read the error and the versions the broker has
     (KIP-511)."""

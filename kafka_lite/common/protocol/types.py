@@ -22,6 +22,10 @@ a 4-byte count of two billion cannot make the decoder build a two-billion-elemen
 fixed-width read lets ``struct`` check that its bytes are there, as a ``ByteBuffer`` get does, and
 only a failed one builds the error. Every failure is a ``SchemaException`` naming the field path and
 the byte offset.
+
+The types of flexible versions (KIP-482, Kafka 2.4 and later: compact lengths, UUID, tagged fields)
+follow at the end, read and written as Kafka 3.3.0's generated ``*Data.java`` classes and its
+``RawTaggedFieldWriter`` do; kafka_lite uses them for the Raft quorum's RPCs only.
 """
 
 from __future__ import annotations

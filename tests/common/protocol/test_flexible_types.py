@@ -3,6 +3,8 @@ bytes that fail with a SchemaException naming the field."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from kafka_lite.common.protocol.raft_messages import (
@@ -21,6 +23,7 @@ from kafka_lite.common.protocol.types import (
     decode,
     encode,
 )
+from tests.common.protocol.test_raft_golden import RPC_CASES
 
 pytestmark = pytest.mark.unit
 
@@ -127,3 +130,22 @@ def test_a_failed_write_leaves_nothing_of_the_struct_behind():
             out, {"id": 1, "n": "?"}
         )
     assert e.value.field == "n" and out == b"x"
+
+
+def test_mutated_raft_frames_decode_or_raise_schema_exception():
+    """Hostile bytes in a flexible version: a flipped, cut or lengthened frame either decodes or fails
+    with the typed error, never with another exception."""
+    rng = random.Random(482)
+    for api, version, kind, _, golden in RPC_CASES:
+        schema = api.request_schema(version) if kind == "request" else api.response_schema(version)
+        for _ in range(150):
+            data = bytearray(golden)
+            if rng.random() < 0.5:
+                for _ in range(rng.randint(1, 3)):
+                    data[rng.randrange(len(data))] = rng.choice((0x00, 0x7F, 0x80, 0xFF, rng.randrange(256)))
+            else:
+                data = data[: rng.randrange(len(data))]
+            try:
+                decode(schema, bytes(data))
+            except SchemaException as e:
+                assert e.field or e.position is not None, f"{api.name} {kind}: {e} names no field or byte"
