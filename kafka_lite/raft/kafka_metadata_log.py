@@ -27,6 +27,7 @@ What this class adds is what Raft needs and a partition does not:
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.epoch.leader_epoch_checkpoint_file import EpochEntry
 from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
+from kafka_lite.log.log_segment import LogOffsetMetadata as SegmentLogOffsetMetadata
 from kafka_lite.raft import snapshots
 from kafka_lite.raft.file_raw_snapshot_reader import FileRawSnapshotReader
 from kafka_lite.raft.file_raw_snapshot_writer import FileRawSnapshotWriter
@@ -71,14 +73,18 @@ class KafkaMetadataLog(ReplicatedLog):
         self,
         log: Log,
         time: Time,
-        snapshots_: dict[OffsetAndEpoch, FileRawSnapshotReader | None],
+        recovered_snapshots: dict[OffsetAndEpoch, FileRawSnapshotReader | None],
         topic_partition: TopicPartition,
         max_fetch_size_in_bytes: int = MAX_FETCH_SIZE_BYTES,
     ) -> None:
         self.log = log
         self.time = time
         # snapshot id -> its reader once opened, None until then (Kafka's TreeMap of Options)
-        self._snapshots = snapshots_
+        self._snapshots = recovered_snapshots
+        # The Raft client's thread reads and deletes snapshots while the state machine's thread freezes
+        # them (``on_snapshot_frozen``): the map is guarded, as Kafka's ``snapshots synchronized``.
+        # Reentrant, since deleting asks for the latest snapshot id under it.
+        self._snapshots_lock = threading.RLock()
         self._topic_partition = topic_partition
         self.max_fetch_size_in_bytes = max_fetch_size_in_bytes
         self._high_watermark = LogOffsetMetadata(log.log_start_offset)
@@ -213,7 +219,9 @@ class KafkaMetadataLog(ReplicatedLog):
         # the snapshot is ahead of everything in the log: start the log afresh at its end
         self.log.truncate_fully_and_start_at(snapshot_id.offset)
         self._high_watermark = LogOffsetMetadata(snapshot_id.offset)
-        self._remove_snapshots(self._forget_snapshots_before(snapshot_id))
+        with self._snapshots_lock:
+            forgotten = self._forget_snapshots_before(snapshot_id)
+        self._remove_snapshots(forgotten)
         return True
 
     # -- high watermark ----------------------------------------------------------------------------------
@@ -262,58 +270,67 @@ class KafkaMetadataLog(ReplicatedLog):
         return self.store_snapshot(snapshot_id)
 
     def store_snapshot(self, snapshot_id: OffsetAndEpoch) -> RawSnapshotWriter | None:
-        if snapshot_id in self._snapshots:
-            return None
+        with self._snapshots_lock:
+            if snapshot_id in self._snapshots:
+                return None
         return FileRawSnapshotWriter.create(self.log.dir, snapshot_id, self)
 
     def read_snapshot(self, snapshot_id: OffsetAndEpoch) -> RawSnapshotReader | None:
-        if snapshot_id not in self._snapshots:
-            return None
-        reader = self._snapshots[snapshot_id]
-        if reader is None:  # known, never opened: open it now
-            try:
-                reader = FileRawSnapshotReader.open(self.log.dir, snapshot_id)
-            except FileNotFoundError:
-                path = snapshots.snapshot_path(self.log.dir, snapshot_id)
-                log.warning("Couldn't read %s; expected to find snapshot file %s", snapshot_id, path)
-                del self._snapshots[snapshot_id]
+        with self._snapshots_lock:
+            if snapshot_id not in self._snapshots:
                 return None
-            self._snapshots[snapshot_id] = reader
-        return reader
+            reader = self._snapshots[snapshot_id]
+            if reader is None:  # known, never opened: open it now
+                try:
+                    reader = FileRawSnapshotReader.open(self.log.dir, snapshot_id)
+                except FileNotFoundError:
+                    path = snapshots.snapshot_path(self.log.dir, snapshot_id)
+                    log.warning("Couldn't read %s; expected to find snapshot file %s", snapshot_id, path)
+                    del self._snapshots[snapshot_id]
+                    return None
+                self._snapshots[snapshot_id] = reader
+            return reader
 
     def latest_snapshot_id(self) -> OffsetAndEpoch | None:
-        return max(self._snapshots) if self._snapshots else None
+        with self._snapshots_lock:
+            return max(self._snapshots) if self._snapshots else None
 
     def earliest_snapshot_id(self) -> OffsetAndEpoch | None:
-        return min(self._snapshots) if self._snapshots else None
+        with self._snapshots_lock:
+            return min(self._snapshots) if self._snapshots else None
 
     def on_snapshot_frozen(self, snapshot_id: OffsetAndEpoch) -> None:
-        self._snapshots[snapshot_id] = None
+        with self._snapshots_lock:
+            self._snapshots[snapshot_id] = None
 
     def delete_before_snapshot(self, snapshot_id: OffsetAndEpoch) -> bool:
-        latest_snapshot_id = self.latest_snapshot_id()
-        if (
-            latest_snapshot_id is None
-            or snapshot_id not in self._snapshots
-            or not self.start_offset() < snapshot_id.offset <= latest_snapshot_id.offset
-        ):
-            return False
-        if snapshot_id.offset > self._high_watermark.offset:
-            # UnifiedLog.maybeIncrementLogStartOffset's refusal: entries above the high watermark
-            # are not committed, so no snapshot may stand for them
-            raise OffsetOutOfRangeException(
-                f"Cannot increment the log start offset to {snapshot_id.offset} of partition "
-                f"{self.log.name} since it is larger than the high watermark {self._high_watermark.offset}"
-            )
-        self.log.maybe_increment_log_start_offset(snapshot_id.offset)
-        # the segments wholly below the new log start hold only what the snapshot replaces
-        self.log.delete_old_segments()
-        self._remove_snapshots(self._forget_snapshots_before(snapshot_id))
+        with self._snapshots_lock:
+            latest_snapshot_id = self.latest_snapshot_id()
+            if (
+                latest_snapshot_id is None
+                or snapshot_id not in self._snapshots
+                or not self.start_offset() < snapshot_id.offset <= latest_snapshot_id.offset
+            ):
+                return False
+            if snapshot_id.offset > self._high_watermark.offset:
+                # UnifiedLog.maybeIncrementLogStartOffset's refusal: entries above the high watermark
+                # are not committed, so no snapshot may stand for them
+                raise OffsetOutOfRangeException(
+                    f"Cannot increment the log start offset to {snapshot_id.offset} of partition "
+                    f"{self.log.name} since it is larger than the high watermark {self._high_watermark.offset}"
+                )
+            self.log.maybe_increment_log_start_offset(snapshot_id.offset)
+            # the segments wholly below the new log start hold only what the snapshot replaces
+            self.log.delete_old_segments()
+            forgotten = self._forget_snapshots_before(snapshot_id)
+        # the files are removed outside the lock, as Kafka does on its scheduler
+        self._remove_snapshots(forgotten)
         return True
 
     def _forget_snapshots_before(
         self, log_start_snapshot_id: OffsetAndEpoch
     ) -> dict[OffsetAndEpoch, FileRawSnapshotReader | None]:
+        """Drop the snapshots older than ``log_start_snapshot_id`` from the map (the lock held)."""
         expired = {s: r for s, r in self._snapshots.items() if s < log_start_snapshot_id}
         for snapshot_id in expired:
             del self._snapshots[snapshot_id]
@@ -330,16 +347,18 @@ class KafkaMetadataLog(ReplicatedLog):
 
     def close(self) -> None:
         self.log.close()
-        for reader in self._snapshots.values():
-            if reader is not None:
-                reader.close()
-        self._snapshots.clear()
+        with self._snapshots_lock:
+            for reader in self._snapshots.values():
+                if reader is not None:
+                    reader.close()
+            self._snapshots.clear()
 
     def snapshot_count(self) -> int:
-        return len(self._snapshots)
+        with self._snapshots_lock:
+            return len(self._snapshots)
 
 
-def _to_raft_metadata(metadata) -> LogOffsetMetadata:
+def _to_raft_metadata(metadata: SegmentLogOffsetMetadata) -> LogOffsetMetadata:
     """The log's (offset, segment base, position) as the Raft layer's offset with its metadata."""
     if metadata.message_offset_only():
         return LogOffsetMetadata(metadata.message_offset)

@@ -1,8 +1,9 @@
 """A replicated log in memory, for the deterministic simulator and the lab: the same answers as
 ``KafkaMetadataLog``, no files, and a crash that loses what was not flushed.
 
-Mirrors: org.apache.kafka.raft.MockLog, with MockRawSnapshotWriter and MockRawSnapshotReader
-         (raft/src/test/java/org/apache/kafka/raft/ and .../snapshot/, Kafka 3.3.0)
+Mirrors: org.apache.kafka.raft.MockLog and org.apache.kafka.snapshot.MockRawSnapshotWriter and
+         org.apache.kafka.snapshot.MockRawSnapshotReader
+         (raft/src/test/java/org/apache/kafka/raft/MockLog.java and .../snapshot/, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: a batch is kept as its bytes (epoch stamped in), where Kafka keeps its records and rebuilds
          the batch on each read; the snapshot writer and reader live here, not in modules of their own;

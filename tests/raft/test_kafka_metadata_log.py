@@ -186,7 +186,9 @@ def test_a_follower_with_more_of_an_epoch_than_the_leader_diverges_at_the_epochs
     hand_worked_leader(log)
     # The follower has epoch 1 up to offset 5; here epoch 1 ended at 4.
     assert log.validate_offset_and_epoch(6, 1) == ValidOffsetAndEpoch.diverging(OffsetAndEpoch(4, 1))
+    assert log.validate_offset_and_epoch(5, 1) == ValidOffsetAndEpoch.diverging(OffsetAndEpoch(4, 1))
     # And ahead of the leader within its own epoch: they agree up to the leader's end.
+    assert log.validate_offset_and_epoch(8, 3) == ValidOffsetAndEpoch.diverging(OffsetAndEpoch(7, 3))
     assert log.validate_offset_and_epoch(9, 3) == ValidOffsetAndEpoch.diverging(OffsetAndEpoch(7, 3))
 
 
@@ -290,6 +292,9 @@ def test_delete_before_snapshot_moves_the_log_start_and_drops_older_snapshots(lo
     assert log.start_offset() == 10
     assert log.earliest_snapshot_id() == OffsetAndEpoch(10, 1)
     assert log.read_snapshot(OffsetAndEpoch(5, 1)) is None
+    # epochs before the log start: the snapshot at the start stands for them
+    assert log.end_offset_for_epoch(0) == OffsetAndEpoch(10, 1)
+    assert log.end_offset_for_epoch(2) == OffsetAndEpoch(15, 2)
     with pytest.raises(OffsetOutOfRangeException):
         log.read(5, Isolation.UNCOMMITTED)
     assert offsets(log.read(10, Isolation.UNCOMMITTED).records) == [10, 11, 12, 13, 14]
@@ -303,7 +308,10 @@ def test_a_follower_behind_the_log_start_is_sent_the_snapshot(log):
     log.delete_before_snapshot(OffsetAndEpoch(10, 1))
     snapshot = ValidOffsetAndEpoch.snapshot(OffsetAndEpoch(10, 1))
     assert log.validate_offset_and_epoch(5, 1) == snapshot  # its next entry is gone
-    assert log.validate_offset_and_epoch(10, 0) == snapshot  # at the start, but not after the snapshot
+    assert log.validate_offset_and_epoch(10, 0) == snapshot  # an epoch older than the snapshot's
+    # at the start, but its entry 9 is of epoch 2 where the snapshot's is of epoch 1
+    assert log.validate_offset_and_epoch(10, 2) == snapshot
+    assert log.validate_offset_and_epoch(12, 0) == snapshot  # past the start, from before every epoch
     # at the start, and its last entry is the snapshot's: it goes on from there
     assert log.validate_offset_and_epoch(10, 1) == ValidOffsetAndEpoch.valid(OffsetAndEpoch(10, 1))
     assert log.validate_offset_and_epoch(12, 2) == ValidOffsetAndEpoch.valid(OffsetAndEpoch(12, 2))
@@ -397,3 +405,20 @@ def test_delete_before_snapshot_deletes_the_segments_and_files_below_it(tmp_path
     assert names == ["00000000000000000030-0000000001.checkpoint"]
     assert (metadata_log.log.dir / names[0]).stat().st_mode & 0o222 == 0  # frozen snapshots are read-only
     metadata_log.close()
+
+
+def test_a_metadata_log_reopened_after_delete_before_snapshot_starts_at_the_snapshot(tmp_path):
+    metadata_log = open_metadata_log(tmp_path)
+    for _ in range(3):
+        append_as_leader(metadata_log, 10, epoch=1)
+        metadata_log.log.roll()
+    metadata_log.update_high_watermark(LogOffsetMetadata(30))
+    write_snapshot(metadata_log, OffsetAndEpoch(20, 1))
+    metadata_log.delete_before_snapshot(OffsetAndEpoch(20, 1))
+    metadata_log.close()
+    reopened = open_metadata_log(tmp_path)
+    assert reopened.start_offset() == 20  # the first segment left begins at the snapshot's end
+    assert reopened.earliest_snapshot_id() == OffsetAndEpoch(20, 1)
+    assert reopened.validate_offset_and_epoch(10, 1) == ValidOffsetAndEpoch.snapshot(OffsetAndEpoch(20, 1))
+    assert reopened.validate_offset_and_epoch(25, 1) == ValidOffsetAndEpoch.valid(OffsetAndEpoch(25, 1))
+    reopened.close()
