@@ -14,6 +14,8 @@ from kafka_lite.common.record.control_record_utils import (
     deserialize_snapshot_footer_record,
     deserialize_snapshot_header_record,
     with_leader_change_message,
+    with_snapshot_footer_record,
+    with_snapshot_header_record,
 )
 from kafka_lite.common.record.default_record import DefaultRecord
 from kafka_lite.common.record.end_transaction_marker import (
@@ -93,3 +95,19 @@ def test_snapshot_header_and_footer_records_read_by_their_types():
 
 def test_the_transaction_path_still_reads_a_raft_control_type_as_unknown():
     assert ControlRecordType.parse(control_record_key(LEADER_CHANGE)) is ControlRecordType.UNKNOWN
+
+
+def test_a_snapshot_begins_and_ends_with_control_batches_of_its_own():
+    header = _only_batch(
+        with_snapshot_header_record(0, 1000, 2, {"version": 0, "last_contained_log_timestamp": 900})
+    )
+    footer = _only_batch(with_snapshot_footer_record(9, 1000, 2, {"version": 0}))
+    for batch in (header, footer):
+        batch.ensure_valid()
+        assert batch.is_control_batch and batch.partition_leader_epoch == 2
+    ((header_record,), (footer_record,)) = (list(header), list(footer))
+    assert header_record.key == bytes.fromhex("0000 0003")  # SNAPSHOT_HEADER
+    assert header_record.value == bytes.fromhex("0000 0000000000000384 00")  # version, timestamp 900, tags
+    assert (footer_record.offset, footer_record.key) == (9, bytes.fromhex("0000 0004"))  # SNAPSHOT_FOOTER
+    assert deserialize_snapshot_header_record(header_record)["last_contained_log_timestamp"] == 900
+    assert deserialize_snapshot_footer_record(footer_record) == {"version": 0}

@@ -1,7 +1,8 @@
 """The Raft quorum's control records: LEADER_CHANGE, and the snapshot's header and footer.
 
 Mirrors: org.apache.kafka.common.record.ControlRecordUtils, the Raft types of ControlRecordType and
-         MemoryRecords.withLeaderChangeMessage (clients/src/main/java/.../common/record/, Kafka 3.3.0)
+         MemoryRecords.withLeaderChangeMessage, withSnapshotHeaderRecord, withSnapshotFooterRecord
+         (clients/src/main/java/.../common/record/, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: the three Raft control types are constants here, not members of ``ControlRecordType``,
          whose Kafka 0.11 members (ABORT, COMMIT; any other type UNKNOWN, skipped) the transaction
@@ -22,8 +23,9 @@ commit the records its predecessors left. Appending a record of its own epoch at
 no-op entry) lets it commit them as soon as a majority has that record. Kafka's no-op also says who
 the voters are and who voted, for anyone reading the log later.
 
-The leader stamps its epoch into the batch header (``partition_leader_epoch``), as into any batch it
-appends; the builder takes that epoch, as Kafka's ``withLeaderChangeMessage`` does.
+A snapshot starts and ends with control records, too (SNAPSHOT_HEADER, SNAPSHOT_FOOTER), each in a
+control batch of its own, built the same way. The builders take the leader epoch for the batch header
+(``partition_leader_epoch``), as Kafka's ``withLeaderChangeMessage`` and its snapshot twins do.
 """
 
 from __future__ import annotations
@@ -97,15 +99,14 @@ def deserialize_snapshot_footer_record(record) -> dict[str, Any]:
     return _deserialize(record, SNAPSHOT_FOOTER, SNAPSHOT_FOOTER_RECORD_V0)
 
 
-# --8<-- [start:with_leader_change_message]
-def with_leader_change_message(
-    initial_offset: int, timestamp: int, leader_epoch: int, message: dict[str, Any]
+def _control_batch(
+    initial_offset: int, timestamp: int, leader_epoch: int, type_id: int, value: bytes
 ) -> MemoryRecords:
-    """One control batch holding one LEADER_CHANGE record (Kafka's
-    ``MemoryRecords.withLeaderChangeMessage``): control, not transactional, no producer id, epoch or
-    sequence, uncompressed, create time; the batch header carries the leader's epoch."""
+    """One control batch of one record (Kafka's ``MemoryRecordsBuilder`` as ``withLeaderChangeMessage``
+    and the snapshot records' builders set it up): control, not transactional, no producer id, epoch
+    or sequence, uncompressed, create time; the batch header carries the leader's epoch."""
     records = MemoryRecords.with_records(
-        [(timestamp, control_record_key(LEADER_CHANGE), serialize_leader_change_message(message))],
+        [(timestamp, control_record_key(type_id), value)],
         compression=CompressionType.NONE, base_offset=initial_offset,
         timestamp_type=TimestampType.CREATE_TIME, is_control_batch=True,
     )  # fmt: skip
@@ -114,4 +115,35 @@ def with_leader_change_message(
     return MemoryRecords(bytes(buf))
 
 
+# --8<-- [start:with_leader_change_message]
+def with_leader_change_message(
+    initial_offset: int, timestamp: int, leader_epoch: int, message: dict[str, Any]
+) -> MemoryRecords:
+    """The control batch a new leader appends first in its epoch (Kafka's
+    ``MemoryRecords.withLeaderChangeMessage``)."""
+    return _control_batch(
+        initial_offset, timestamp, leader_epoch, LEADER_CHANGE, serialize_leader_change_message(message)
+    )
+
+
 # --8<-- [end:with_leader_change_message]
+
+
+def with_snapshot_header_record(
+    initial_offset: int, timestamp: int, leader_epoch: int, record: dict[str, Any]
+) -> MemoryRecords:
+    """The control batch a snapshot starts with (Kafka's ``MemoryRecords.withSnapshotHeaderRecord``):
+    ``{"version", "last_contained_log_timestamp"}``."""
+    return _control_batch(
+        initial_offset, timestamp, leader_epoch, SNAPSHOT_HEADER, encode(SNAPSHOT_HEADER_RECORD_V0, record)
+    )
+
+
+def with_snapshot_footer_record(
+    initial_offset: int, timestamp: int, leader_epoch: int, record: dict[str, Any]
+) -> MemoryRecords:
+    """The control batch a snapshot ends with (Kafka's ``MemoryRecords.withSnapshotFooterRecord``):
+    ``{"version"}``; a snapshot without it was not finished."""
+    return _control_batch(
+        initial_offset, timestamp, leader_epoch, SNAPSHOT_FOOTER, encode(SNAPSHOT_FOOTER_RECORD_V0, record)
+    )
