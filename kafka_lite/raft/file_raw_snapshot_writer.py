@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kafka_lite.common.errors import IllegalStateException
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.raft import snapshots
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
@@ -90,7 +91,7 @@ class FileRawSnapshotWriter(RawSnapshotWriter):
 
     def _check_if_frozen(self, operation: str) -> None:
         if self._frozen:
-            raise RuntimeError(
+            raise IllegalStateException(
                 f"{operation} is not supported. Snapshot is already frozen: id = {self._snapshot_id}; "
                 f"temp path = {self.temp_snapshot_path}"
             )

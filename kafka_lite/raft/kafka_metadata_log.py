@@ -6,6 +6,7 @@ Book:    beyond the book: chapter 12 (KRaft)
 Differs: the high watermark is kept here (Kafka 3.3's UnifiedLog holds it; 0.11's Log, which this
          wraps, leaves it to the partition); the leader epoch cache is read through
          ``end_offset_for_epoch`` below, 3.3's answer (epoch and offset), from 0.11's entries;
+         an append must start exactly at the log end (UnifiedLog refuses only an offset below it);
          expired snapshots are removed at once, and no size or time retention (``maybe_clean``).
 
 Kafka made the Raft log an ordinary partition log (``__cluster_metadata-0``) on purpose: segments,
@@ -15,8 +16,9 @@ where every Raft epoch begins, which is what ``validate_offset_and_epoch`` asks.
 
 What this class adds is what Raft needs and a partition does not:
 
-- the leader builds its batches with their offsets (the Raft client's accumulator numbers them), so
-  an append never renumbers: its first batch must start at the log end offset, as a follower's must;
+- the leader builds its batches with their offsets and its epoch (the Raft client's accumulator
+  numbers and stamps them), so an append never renumbers: its first batch must start at the log end
+  offset, as a follower's must;
 - ``truncate_to`` refuses to go below the high watermark: a committed entry is never removed;
 - snapshots (KIP-630): a snapshot of the state machine at ``(end offset, epoch)`` replaces the log
   before it. ``delete_before_snapshot`` moves the log start there and deletes the segments below it.
@@ -31,9 +33,13 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_lite.common.errors import KafkaException, OffsetOutOfRangeException
+from kafka_lite.common.errors import (
+    IllegalArgumentException,
+    IllegalStateException,
+    KafkaException,
+    OffsetOutOfRangeException,
+)
 from kafka_lite.common.record import MemoryRecords
-from kafka_lite.common.record.default_record_batch import set_partition_leader_epoch
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.epoch.leader_epoch_checkpoint_file import EpochEntry
@@ -132,17 +138,21 @@ class KafkaMetadataLog(ReplicatedLog):
 
     def append_as_leader(self, records: MemoryRecords, epoch: int) -> LogAppendInfo:
         if records.size_in_bytes() == 0:
-            raise ValueError("Attempt to append an empty record set")
-        # The leader's batches carry their offsets already; stamp the leader's epoch into each (outside
-        # the CRC), and the log records where the epoch begins, as for a follower.
-        records = records.writable()
+            raise IllegalArgumentException("Attempt to append an empty record set")
+        # The leader's batches come numbered and stamped (Kafka's RaftLeader origin: the log neither
+        # renumbers nor restamps them), so the epoch cache learns where the epoch begins from the
+        # batches, as on a follower. A batch of another epoch is a bug in the leader.
         for batch in records.batches():
-            set_partition_leader_epoch(records.buffer(), batch.position, epoch)
+            if batch.partition_leader_epoch != epoch:
+                raise IllegalArgumentException(
+                    f"Append from Raft leader did not set the batch epoch correctly: the batch at offset "
+                    f"{batch.base_offset} has epoch {batch.partition_leader_epoch}, the leader's is {epoch}"
+                )
         return self._append(records)
 
     def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
         if records.size_in_bytes() == 0:
-            raise ValueError("Attempt to append an empty record set")
+            raise IllegalArgumentException("Attempt to append an empty record set")
         return self._append(records)
 
     def _append(self, records: MemoryRecords) -> LogAppendInfo:
@@ -202,7 +212,7 @@ class KafkaMetadataLog(ReplicatedLog):
 
     def truncate_to(self, offset: int) -> None:
         if offset < self._high_watermark.offset:
-            raise ValueError(
+            raise IllegalArgumentException(
                 f"Attempt to truncate to offset {offset}, which is below the current high watermark "
                 f"{self._high_watermark.offset}"
             )
@@ -258,13 +268,13 @@ class KafkaMetadataLog(ReplicatedLog):
         high_watermark_offset = self._high_watermark.offset
         if snapshot_id.offset > high_watermark_offset:
             # a snapshot holds committed state only: a later leader may never have what is above
-            raise ValueError(
+            raise IllegalArgumentException(
                 f"Cannot create a snapshot with an id ({snapshot_id}) greater than the high-watermark "
                 f"({high_watermark_offset})"
             )
         valid_offset_and_epoch = self.validate_offset_and_epoch(snapshot_id.offset, snapshot_id.epoch)
         if valid_offset_and_epoch.kind != Kind.VALID:
-            raise ValueError(
+            raise IllegalArgumentException(
                 f"Snapshot id ({snapshot_id}) is not valid according to the log: {valid_offset_and_epoch}"
             )
         return self.store_snapshot(snapshot_id)
@@ -417,7 +427,7 @@ def _recover_snapshots(partition_log: Log) -> dict[OffsetAndEpoch, FileRawSnapsh
     if partition_log.log_start_offset > 0:
         latest = max(to_retain) if to_retain else None
         if latest is None or latest.offset < partition_log.log_start_offset:
-            raise RuntimeError(
+            raise IllegalStateException(
                 "Inconsistent snapshot state: there must be a snapshot at an offset larger then the current "
                 f"log start offset {partition_log.log_start_offset}, but the latest snapshot is {latest}"
             )

@@ -31,7 +31,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kafka_lite.common.errors import OffsetOutOfRangeException
+from kafka_lite.common.errors import (
+    IllegalArgumentException,
+    IllegalStateException,
+    KafkaException,
+    OffsetOutOfRangeException,
+)
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.default_record_batch import set_partition_leader_epoch
 from kafka_lite.common.topic_partition import TopicPartition
@@ -97,7 +102,7 @@ class MockLog(ReplicatedLog):
 
     def truncate_to(self, offset: int) -> None:
         if offset < self._high_watermark.offset:
-            raise ValueError(
+            raise IllegalArgumentException(
                 f"Illegal attempt to truncate to offset {offset} which is below the current high "
                 f"watermark {self._high_watermark}"
             )
@@ -124,17 +129,17 @@ class MockLog(ReplicatedLog):
 
     def update_high_watermark(self, offset_metadata: LogOffsetMetadata) -> None:
         if self._high_watermark.offset > offset_metadata.offset:
-            raise ValueError(
+            raise IllegalArgumentException(
                 f"Non-monotonic update of current high watermark {self._high_watermark} to new value "
                 f"{offset_metadata}"
             )
         if offset_metadata.offset > self.end_offset().offset:
-            raise ValueError(
+            raise IllegalArgumentException(
                 f"Attempt to update high watermark to {offset_metadata} which is larger than the current "
                 f"end offset {self.end_offset()}"
             )
         if offset_metadata.offset < self.start_offset():
-            raise ValueError(
+            raise IllegalArgumentException(
                 f"Attempt to update high watermark to {offset_metadata} which is smaller than the current "
                 f"start offset {self.start_offset()}"
             )
@@ -160,7 +165,7 @@ class MockLog(ReplicatedLog):
             return
         entry_metadata = self._metadata_for_offset(offset_metadata.offset)
         if entry_metadata is not None and entry_metadata != offset_metadata.metadata:
-            raise ValueError(
+            raise IllegalArgumentException(
                 f"High watermark {offset_metadata.offset} metadata uuid {offset_metadata.metadata.id} does "
                 f"not match the log's record entry maintained uuid {entry_metadata.id}"
             )
@@ -225,12 +230,12 @@ class MockLog(ReplicatedLog):
 
     def _append(self, records: MemoryRecords, epoch: int | None) -> LogAppendInfo:
         if records.size_in_bytes() == 0:
-            raise ValueError("Attempt to append an empty record set")
+            raise IllegalArgumentException("Attempt to append an empty record set")
         base_offset = self.end_offset().offset
         last_offset = base_offset
         for batch in records.batches():
             if batch.base_offset != self.end_offset().offset:
-                raise RuntimeError(
+                raise KafkaException(
                     f"Illegal append at offset {batch.base_offset} with current end offset of "
                     f"{self.end_offset().offset}"
                 )
@@ -332,13 +337,13 @@ class MockLog(ReplicatedLog):
             return None
         high_watermark_offset = self._high_watermark.offset
         if snapshot_id.offset > high_watermark_offset:
-            raise ValueError(
+            raise IllegalArgumentException(
                 f"Cannot create a snapshot with an id ({snapshot_id}) greater than the high-watermark "
                 f"({high_watermark_offset})"
             )
         valid_offset_and_epoch = self.validate_offset_and_epoch(snapshot_id.offset, snapshot_id.epoch)
         if valid_offset_and_epoch.kind != Kind.VALID:
-            raise ValueError(
+            raise IllegalArgumentException(
                 f"Snapshot id ({snapshot_id}) is not valid according to the log: {valid_offset_and_epoch}"
             )
         return self.store_snapshot(snapshot_id)
@@ -409,7 +414,7 @@ class MockRawSnapshotWriter(RawSnapshotWriter):
 
     def append(self, records: MemoryRecords | bytes | bytearray | memoryview) -> None:
         if self._frozen:
-            raise RuntimeError(f"Snapshot is already frozen {self._snapshot_id}")
+            raise IllegalStateException(f"Snapshot is already frozen {self._snapshot_id}")
         self._data += records.buffer() if isinstance(records, MemoryRecords) else records
 
     def is_frozen(self) -> bool:
@@ -417,7 +422,7 @@ class MockRawSnapshotWriter(RawSnapshotWriter):
 
     def freeze(self) -> None:
         if self._frozen:
-            raise RuntimeError(f"Snapshot is already frozen {self._snapshot_id}")
+            raise IllegalStateException(f"Snapshot is already frozen {self._snapshot_id}")
         self._frozen = True
         self._frozen_handler(bytes(self._data))
 

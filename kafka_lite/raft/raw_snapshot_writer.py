@@ -27,7 +27,7 @@ class RawSnapshotWriter(ABC):
 
     @abstractmethod
     def append(self, records: MemoryRecords | bytes | bytearray | memoryview) -> None:
-        """Append all of ``records``; raises ``RuntimeError`` once the snapshot is frozen."""
+        """Append all of ``records``; raises ``IllegalStateException`` once the snapshot is frozen."""
 
     @abstractmethod
     def is_frozen(self) -> bool: ...

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+from kafka_lite.common.errors import IllegalStateException
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.raft.isolation import Isolation
@@ -42,13 +43,14 @@ class ReplicatedLog(ABC):
 
     @abstractmethod
     def append_as_leader(self, records: MemoryRecords, epoch: int) -> LogAppendInfo:
-        """Append at the log end, stamping ``epoch`` into every batch. Raises ``ValueError`` for an
-        empty record set."""
+        """Append at the log end as the leader of ``epoch``: the batches carry their offsets, from the
+        log end offset on, and ``epoch`` as their ``partitionLeaderEpoch`` (the Raft client's
+        accumulator builds them so). Raises ``IllegalArgumentException`` for an empty record set."""
 
     @abstractmethod
     def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
         """Append batches copied from the leader: they keep their offsets and epochs, and the first
-        must start at the log end offset. Raises ``ValueError`` for an empty record set."""
+        must start at the log end offset. Raises ``IllegalArgumentException`` for an empty record set."""
 
     @abstractmethod
     def read(self, start_offset: int, isolation: Isolation) -> LogFetchInfo:
@@ -94,7 +96,7 @@ class ReplicatedLog(ABC):
     @abstractmethod
     def truncate_to(self, offset: int) -> None:
         """Remove every entry at or above ``offset``. Committed entries are never removed: an offset
-        below the high watermark raises ``ValueError``."""
+        below the high watermark raises ``IllegalArgumentException``."""
 
     @abstractmethod
     def truncate_to_latest_snapshot(self) -> bool:
@@ -119,7 +121,7 @@ class ReplicatedLog(ABC):
         ):
             latest_snapshot_id = self.latest_snapshot_id()
             if latest_snapshot_id is None:
-                raise RuntimeError(
+                raise IllegalStateException(
                     f"Log start offset ({self.start_offset()}) is greater than zero but latest snapshot "
                     "was not found"
                 )
@@ -169,7 +171,7 @@ class ReplicatedLog(ABC):
     @abstractmethod
     def create_new_snapshot(self, snapshot_id: OffsetAndEpoch) -> RawSnapshotWriter | None:
         """A writer for a snapshot of the state up to ``snapshot_id`` (end offset, epoch), checked
-        against the log: None if it exists or is below the log start; ``ValueError`` if it is above
+        against the log: None if it exists or is below the log start; ``IllegalArgumentException`` if it is above
         the high watermark or not a position in this log. The caller closes the writer."""
 
     @abstractmethod

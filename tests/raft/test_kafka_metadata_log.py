@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_lite.common.errors import KafkaException, OffsetOutOfRangeException
+from kafka_lite.common.errors import IllegalArgumentException, KafkaException, OffsetOutOfRangeException
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
 from kafka_lite.common.time import MockTime
@@ -34,7 +34,7 @@ def batch(base_offset: int, n: int, epoch: int = -1) -> MemoryRecords:
 
 def append_as_leader(log, n: int, epoch: int):
     """``n`` records in one batch at the log end, as the leader of ``epoch``."""
-    return log.append_as_leader(batch(log.end_offset().offset, n), epoch)
+    return log.append_as_leader(batch(log.end_offset().offset, n, epoch), epoch)
 
 
 def offsets(records) -> list[int]:
@@ -80,7 +80,7 @@ def test_an_empty_log_starts_at_zero_in_the_primordial_epoch(log):
     assert log.latest_snapshot_id() is None and log.earliest_snapshot_id() is None
 
 
-def test_a_leader_append_stamps_its_epoch_and_returns_its_offsets(log):
+def test_a_leader_append_keeps_its_epoch_and_returns_its_offsets(log):
     info = append_as_leader(log, 3, epoch=2)
     assert (info.first_offset, info.last_offset) == (0, 2)
     info = append_as_leader(log, 2, epoch=4)
@@ -114,14 +114,10 @@ def test_an_append_must_start_at_the_log_end_and_hold_records(log):
         log.append_as_leader(MemoryRecords(b""), 1)
     with pytest.raises(ValueError, match="empty record set"):
         log.append_as_follower(MemoryRecords(b""))
-    with pytest.raises(
-        (RuntimeError, KafkaException), match="Illegal append at offset 5 with current end offset of 2"
-    ):
+    with pytest.raises(KafkaException, match="Illegal append at offset 5 with current end offset of 2"):
         log.append_as_follower(batch(5, 1, epoch=1))
-    with pytest.raises(
-        (RuntimeError, KafkaException), match="Illegal append at offset 0 with current end offset of 2"
-    ):
-        log.append_as_leader(batch(0, 1), 1)
+    with pytest.raises(KafkaException, match="Illegal append at offset 0 with current end offset of 2"):
+        log.append_as_leader(batch(0, 1, epoch=1), 1)
     assert log.end_offset().offset == 2
 
 
@@ -380,6 +376,14 @@ def test_a_snapshot_ahead_of_the_log_at_open_empties_the_log(tmp_path):
     reopened = open_metadata_log(tmp_path)
     assert (reopened.start_offset(), reopened.end_offset().offset) == (30, 30)
     reopened.close()
+
+
+def test_the_metadata_log_refuses_a_leader_batch_of_another_epoch(tmp_path):
+    metadata_log = open_metadata_log(tmp_path)
+    with pytest.raises(IllegalArgumentException, match="did not set the batch epoch correctly"):
+        metadata_log.append_as_leader(batch(0, 2, epoch=1), 2)
+    assert metadata_log.end_offset().offset == 0
+    metadata_log.close()
 
 
 def test_the_metadata_logs_high_watermark_stays_within_the_log(tmp_path):
