@@ -376,7 +376,8 @@ class ArrayOf(Type):
         # A zero-size element (an empty schema) could make any count cheap to claim; count it as one byte.
         self._element_min = max(1, element.min_size)
 
-    def read(self, r: Reader) -> list | None:
+    def _read_count(self, r: Reader) -> int | None:
+        """The element count, or None for a null array."""
         start = r.pos
         try:
             (count,) = _INT32.unpack_from(r.buf, start)
@@ -387,6 +388,16 @@ class ArrayOf(Type):
             if count == -1 and self.nullable:
                 return None
             raise SchemaException(f"array count {count} is negative", position=start)
+        return count
+
+    def _write_count(self, out: bytearray, count: int | None) -> None:
+        out += b"\xff\xff\xff\xff" if count is None else _INT32.pack(count)
+
+    def read(self, r: Reader) -> list | None:
+        start = r.pos
+        count = self._read_count(r)
+        if count is None:
+            return None
         if count * self._element_min > r.end - r.pos:
             raise SchemaException(
                 f"array claims {count} elements of at least {self._element_min} bytes, {r.end - r.pos} bytes remain",
@@ -404,9 +415,9 @@ class ArrayOf(Type):
         if values is None:
             if not self.nullable:
                 raise SchemaException("null is not allowed for a non-nullable array")
-            out += b"\xff\xff\xff\xff"
+            self._write_count(out, None)
             return
-        out += _INT32.pack(len(values))
+        self._write_count(out, len(values))
         for i, v in enumerate(values):
             try:
                 self.element.write(out, v)
@@ -549,7 +560,8 @@ ZERO_UUID = uuid.UUID(int=0)
 
 
 class CompactArrayOf(ArrayOf):
-    """Unsigned varint (count + 1) + elements; ``nullable`` allows 0 (None)."""
+    """Unsigned varint (count + 1) + elements; ``nullable`` allows 0 (None). Only the count's
+    encoding differs from ``ArrayOf``; the elements are read and written the same way."""
 
     min_size = 1
 
@@ -557,40 +569,11 @@ class CompactArrayOf(ArrayOf):
         super().__init__(element, nullable)
         self.name = f"COMPACT_ARRAY({element!r})"
 
-    def read(self, r: Reader) -> list | None:
-        start = r.pos
-        count = _read_compact_length(r, "array", self.nullable)
-        if count is None:
-            return None
-        if count * self._element_min > r.end - r.pos:
-            raise SchemaException(
-                f"array claims {count} elements of at least {self._element_min} bytes, {r.end - r.pos} bytes remain",
-                position=start,
-            )
-        values = []
-        for i in range(count):
-            try:
-                values.append(self.element.read(r))
-            except SchemaException as e:
-                raise e.under(f"[{i}]") from None
-        return values
+    def _read_count(self, r: Reader) -> int | None:
+        return _read_compact_length(r, "array", self.nullable)
 
-    def write(self, out: bytearray, values: Sequence | None) -> None:
-        if values is None:
-            if not self.nullable:
-                raise SchemaException("null is not allowed for a non-nullable array")
-            out.append(0)
-            return
-        UNSIGNED_VARINT.write(out, len(values) + 1)
-        for i, v in enumerate(values):
-            try:
-                self.element.write(out, v)
-            except SchemaException as e:
-                raise e.under(f"[{i}]") from None
-            except _WRITE_ERRORS as e:
-                raise SchemaException(
-                    f"cannot write {v!r} as {self.element!r}: {e}", field=f"[{i}]"
-                ) from None
+    def _write_count(self, out: bytearray, count: int | None) -> None:
+        UNSIGNED_VARINT.write(out, 0 if count is None else count + 1)
 
 
 class TaggedField(Field):
