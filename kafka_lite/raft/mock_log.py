@@ -48,7 +48,6 @@ from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raw_snapshot_reader import RawSnapshotReader
 from kafka_lite.raft.raw_snapshot_writer import RawSnapshotWriter
 from kafka_lite.raft.replicated_log import ReplicatedLog
-from kafka_lite.raft.valid_offset_and_epoch import Kind
 
 log = logging.getLogger(__name__)
 
@@ -327,26 +326,6 @@ class MockLog(ReplicatedLog):
         )
 
     # -- snapshots -------------------------------------------------------------------------------------------------
-
-    def create_new_snapshot(self, snapshot_id: OffsetAndEpoch) -> RawSnapshotWriter | None:
-        if snapshot_id.offset < self.start_offset():
-            log.info(
-                "Cannot create a snapshot with an id (%s) less than the log start offset (%s)",
-                snapshot_id, self.start_offset(),
-            )  # fmt: skip
-            return None
-        high_watermark_offset = self._high_watermark.offset
-        if snapshot_id.offset > high_watermark_offset:
-            raise IllegalArgumentException(
-                f"Cannot create a snapshot with an id ({snapshot_id}) greater than the high-watermark "
-                f"({high_watermark_offset})"
-            )
-        valid_offset_and_epoch = self.validate_offset_and_epoch(snapshot_id.offset, snapshot_id.epoch)
-        if valid_offset_and_epoch.kind != Kind.VALID:
-            raise IllegalArgumentException(
-                f"Snapshot id ({snapshot_id}) is not valid according to the log: {valid_offset_and_epoch}"
-            )
-        return self.store_snapshot(snapshot_id)
 
     def store_snapshot(self, snapshot_id: OffsetAndEpoch) -> RawSnapshotWriter | None:
         if snapshot_id in self._snapshots:

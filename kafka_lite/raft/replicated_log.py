@@ -23,9 +23,10 @@ consistency check, asked by the follower instead of pushed by the leader):
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 
-from kafka_lite.common.errors import IllegalStateException
+from kafka_lite.common.errors import IllegalArgumentException, IllegalStateException
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.raft.isolation import Isolation
@@ -35,7 +36,9 @@ from kafka_lite.raft.log_offset_metadata import LogOffsetMetadata
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raw_snapshot_reader import RawSnapshotReader
 from kafka_lite.raft.raw_snapshot_writer import RawSnapshotWriter
-from kafka_lite.raft.valid_offset_and_epoch import ValidOffsetAndEpoch
+from kafka_lite.raft.valid_offset_and_epoch import Kind, ValidOffsetAndEpoch
+
+log = logging.getLogger(__name__)
 
 
 class ReplicatedLog(ABC):
@@ -168,11 +171,33 @@ class ReplicatedLog(ABC):
 
     # -- snapshots (KIP-630) -----------------------------------------------------------------------------
 
-    @abstractmethod
     def create_new_snapshot(self, snapshot_id: OffsetAndEpoch) -> RawSnapshotWriter | None:
         """A writer for a snapshot of the state up to ``snapshot_id`` (end offset, epoch), checked
-        against the log: None if it exists or is below the log start; ``IllegalArgumentException`` if it is above
-        the high watermark or not a position in this log. The caller closes the writer."""
+        against the log: None if it exists or is below the log start; ``IllegalArgumentException`` if
+        it is above the high watermark or not a position in this log. The caller closes the writer.
+
+        The same rules in every log (Kafka writes them out in each of its two): a snapshot holds
+        committed state only, since a later leader may never have what lies above the high
+        watermark, and it must end at a position this log has, or a follower loading it would hold
+        state no leader wrote."""
+        if snapshot_id.offset < self.start_offset():
+            log.info(
+                "Cannot create a snapshot with an id (%s) less than the log start offset (%s)",
+                snapshot_id, self.start_offset(),
+            )  # fmt: skip
+            return None
+        high_watermark_offset = self.high_watermark().offset
+        if snapshot_id.offset > high_watermark_offset:
+            raise IllegalArgumentException(
+                f"Cannot create a snapshot with an id ({snapshot_id}) greater than the high-watermark "
+                f"({high_watermark_offset})"
+            )
+        valid_offset_and_epoch = self.validate_offset_and_epoch(snapshot_id.offset, snapshot_id.epoch)
+        if valid_offset_and_epoch.kind != Kind.VALID:
+            raise IllegalArgumentException(
+                f"Snapshot id ({snapshot_id}) is not valid according to the log: {valid_offset_and_epoch}"
+            )
+        return self.store_snapshot(snapshot_id)
 
     @abstractmethod
     def store_snapshot(self, snapshot_id: OffsetAndEpoch) -> RawSnapshotWriter | None:
