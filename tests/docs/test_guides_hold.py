@@ -50,6 +50,7 @@ FOLDERS = (
     "ch09_streams",
     "ch10_advanced",
     "ch11_security",
+    "ch12_kraft",
     "data_pipeline",
 )
 # "Where kafka_lite differs from Kafka", "Where kafka_lite's producer differs from Kafka",
@@ -471,6 +472,32 @@ def only_plaintext_and_sasl_plaintext() -> None:
         refused(BROKER, name, base=BROKER_BASE)
     with pytest.raises(ConfigException):
         obj(CONSUMER).parse({**CLIENT_BASE, "security.protocol": "SASL_SSL"})
+
+
+def raft_timeouts_refuse_negative_values() -> None:
+    from kafka_lite.common.errors import ConfigException
+    from kafka_lite.raft import raft_config
+
+    base = {raft_config.QUORUM_VOTERS_CONFIG: "1@localhost:9093"}
+    for name in (raft_config.QUORUM_ELECTION_TIMEOUT_MS_CONFIG, raft_config.QUORUM_FETCH_TIMEOUT_MS_CONFIG):
+        with pytest.raises(ConfigException):
+            raft_config.CONFIG_DEF.parse({**base, name: -1})
+
+
+def no_raft_simulation() -> None:
+    found = [p.name for p in (PACKAGE / "raft").glob("*.py") if "simulat" in p.name]
+    assert not found, found
+
+
+def kraft_has_no_notebook_or_lab() -> None:
+    notebooks = list((CHAPTERS / "ch12_kraft").glob("*.ipynb"))
+    assert not notebooks, notebooks
+    labs = [
+        p.parent.name
+        for p in (ROOT / "labs").glob("*/lab.toml")
+        if "kafka_lite/raft/" in p.read_text("utf-8")
+    ]
+    assert not labs, labs
 
 
 # -- the table ------------------------------------------------------------------------------------
@@ -1220,6 +1247,62 @@ CLAIMS: dict[str, list[Claim]] = {
             all_of(
                 lambda: not_served("CREATE_DELEGATION_TOKEN"),
                 lambda: assert_not_in("OAUTHBEARER", obj("kafka_lite.common.security.sasl:MECHANISMS")),
+            ),
+        ),
+    ],
+    "ch12_kraft/index.md": [
+        holds(
+            "**The transitions are a table.**",
+            lambda: in_source(
+                "kafka_lite.raft.quorum_state:QuorumState",
+                "VOTER_TRANSITIONS if self.is_voter() else OBSERVER_TRANSITIONS",
+            ),
+        ),
+        holds(
+            "**The Raft APIs are a table of their own.**",
+            all_of(
+                lambda: exists("kafka_lite.common.protocol.raft_messages:RaftApiKeys.VOTE"),
+                lambda: not_served("VOTE"),
+                lambda: not_served("BEGIN_QUORUM_EPOCH"),
+                lambda: not_served("FETCH_SNAPSHOT"),
+            ),
+        ),
+        holds(
+            "**The metadata log keeps its high watermark itself.**",
+            all_of(
+                lambda: exists("kafka_lite.raft.kafka_metadata_log:KafkaMetadataLog.update_high_watermark"),
+                lambda: missing("kafka_lite.log.log:Log.high_watermark"),
+            ),
+        ),
+        holds(
+            "**Every snapshot is kept**",
+            all_of(
+                lambda: exists("kafka_lite.raft.kafka_metadata_log:KafkaMetadataLog.delete_before_snapshot"),
+                lambda: missing("kafka_lite.raft.kafka_metadata_log:KafkaMetadataLog.maybe_clean"),
+                lambda: missing("kafka_lite.raft.replicated_log:ReplicatedLog.maybe_clean"),
+            ),
+        ),
+        holds(
+            "**A snapshot is deleted at once**",
+            lambda: in_source(
+                "kafka_lite.raft.kafka_metadata_log:KafkaMetadataLog._remove_snapshots",
+                "snapshots.mark_for_delete(",
+                "snapshots.delete_if_exists(",
+            ),
+        ),
+        holds("**The timeouts refuse negative values**", raft_timeouts_refuse_negative_values),
+        holds(
+            "**`KafkaRaftClient`'s loop**",
+            lambda: missing("kafka_lite.raft.kafka_raft_client:KafkaRaftClient"),
+        ),
+        holds("**A deterministic simulation**", no_raft_simulation),
+        holds("**`kafka-lite raft test-server`**", lambda: missing("kafka_lite.cli.raft:register")),
+        holds("**This chapter's notebook and lab.**", kraft_has_no_notebook_or_lab),
+        holds(
+            "**Part 2**: the quorum controller",
+            all_of(
+                lambda: missing("kafka_lite.controller.quorum_controller:QuorumController"),
+                lambda: nowhere_in_package(r"process\.roles"),
             ),
         ),
     ],

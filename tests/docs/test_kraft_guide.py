@@ -1,0 +1,73 @@
+"""Chapter 12's guide: its transition tables say what ``quorum_state``'s tables say, and its bytes are
+the golden bytes the protocol tests hold the codec to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafka_lite.common.protocol import raft_messages
+from kafka_lite.common.protocol.types import decode
+from kafka_lite.raft import quorum_state
+from mkdocs_hooks import generated_tables
+from tests.common.protocol import test_raft_golden
+
+pytestmark = pytest.mark.docs
+
+GUIDE = Path(__file__).resolve().parents[2] / "chapters" / "ch12_kraft" / "index.md"
+RULES = {cell: rule for rule, cell in generated_tables.EPOCH_CELLS.items()}
+
+
+def rendered_guide() -> str:
+    return generated_tables.on_page_markdown(GUIDE.read_text(encoding="utf-8"), None, None, None)
+
+
+def tables_of(markdown: str) -> list[dict[str, dict[str, quorum_state.EpochRule]]]:
+    """Every "from \\ to" grid on the page, read back into a transition table."""
+    found = []
+    lines = markdown.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("| from \\ to |"):
+            continue
+        targets = [c.strip() for c in line.strip("|").split("|")][1:]
+        table: dict[str, dict[str, quorum_state.EpochRule]] = {}
+        for row in lines[i + 2 :]:
+            if not row.startswith("|"):
+                break
+            cells = [c.strip() for c in row.strip("|").split("|")]
+            source = cells[0].strip("*")
+            table[source] = {t: RULES[c] for t, c in zip(targets, cells[1:], strict=True) if c}
+        found.append(table)
+    return found
+
+
+def test_the_guides_transition_tables_are_the_codes_tables():
+    assert tables_of(rendered_guide()) == [quorum_state.VOTER_TRANSITIONS, quorum_state.OBSERVER_TRANSITIONS]
+
+
+def test_a_changed_table_would_show_on_the_page(monkeypatch):
+    # The page is drawn from the data at build time, not copied from it: change the data, the page changes.
+    changed = {
+        **quorum_state.VOTER_TRANSITIONS,
+        quorum_state.LEADER: {quorum_state.RESIGNED: quorum_state._S},
+    }
+    monkeypatch.setattr(quorum_state, "VOTER_TRANSITIONS", changed)
+    assert tables_of(rendered_guide())[0] == changed
+
+
+def test_every_epoch_rule_has_a_cell_and_the_guide_gives_each_cells_meaning():
+    assert set(generated_tables.EPOCH_CELLS) == set(quorum_state.EpochRule)
+    guide = GUIDE.read_text(encoding="utf-8")
+    assert "against the node's current epoch *e*" in guide
+
+
+def test_the_guides_vote_request_is_the_golden_bytes_field_by_field():
+    chunks = generated_tables.golden_chunks("VOTE_REQUEST")
+    value, golden = test_raft_golden.VOTE_REQUEST
+    assert bytes.fromhex("".join(chunk for chunk, _ in chunks)) == golden
+    assert all(comment for _, comment in chunks), chunks
+    assert decode(raft_messages.VOTE_REQUEST_V0, golden) == value
+    page = rendered_guide()
+    for chunk, comment in chunks:
+        assert f"| `{chunk}` | {comment} |" in page
