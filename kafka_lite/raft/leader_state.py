@@ -6,8 +6,8 @@ Mirrors: org.apache.kafka.raft.LeaderState and its ReplicaState
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: ``describe_quorum`` returns plain dataclasses with DescribeQuorum's fields, which the client
          puts in the response. The accumulator is whatever the caller gives (KafkaRaftClient's
-         BatchAccumulator); this class only closes it. ``appendLeaderChangeMessage`` stays with the
-         client, which owns the accumulator and the control records.
+         BatchAccumulator); this class closes it, and ``append_leader_change_message`` hands the
+         message to the accumulator as a dict of LeaderChangeMessage's fields.
 
 Each voter has a ``ReplicaState``: the end offset it last fetched from, when, and whether it has
 acknowledged this leader (answered BeginQuorumEpoch or sent a Fetch). Observers get one too, made on
@@ -149,6 +149,21 @@ class LeaderState(EpochState):
 
     def accumulator(self) -> Any:
         return self._accumulator
+
+    # --8<-- [start:append_leader_change_message]
+    def append_leader_change_message(self, current_time_ms: int) -> None:
+        """The leader's first entry in its epoch: who leads, the voters, and who voted for it (Raft's
+        no-op entry, which lets the leader commit its predecessors' entries; see the header)."""
+        message = {
+            "version": 0,
+            "leader_id": self._local_id,
+            "voters": [{"voter_id": v} for v in sorted(self._voter_states)],
+            "granting_voters": [{"voter_id": v} for v in sorted(self._granting_voters)],
+        }
+        self._accumulator.append_leader_change_message(message, current_time_ms)
+        self._accumulator.force_drain()
+
+    # --8<-- [end:append_leader_change_message]
 
     def is_resign_requested(self) -> bool:
         return self._resign_requested

@@ -1,0 +1,1 @@
+"""The Raft client's internals: the leader's batch accumulator and the batch builder."""

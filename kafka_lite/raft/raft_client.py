@@ -1,0 +1,91 @@
+"""What a state machine sees of the Raft quorum: append in its epoch, be told what is committed and
+who leads.
+
+Mirrors: org.apache.kafka.raft.RaftClient and RaftClient.Listener, LeaderAndEpoch, Batch,
+         org.apache.kafka.raft.errors.NotLeaderException
+         (raft/src/main/java/org/apache/kafka/raft/, Kafka 3.3.0)
+Book:    beyond the book: chapter 12 (KRaft)
+Differs: ``handle_commit`` gets a list of ``Batch`` (Kafka's ``BatchReader`` is an iterator that must
+         be closed); records are whatever the serde gives back.
+
+The listener's three callbacks all run on the Raft thread, in log order:
+
+* ``handle_commit(batches)``: batches now below the high watermark, each once, in offset order;
+* ``handle_snapshot(reader)``: the listener is behind the log start, so it loads a snapshot first;
+* ``handle_leader_change(leader)``: a new leader or epoch. For this node's own election it fires
+  only once the listener has caught up to the epoch's start, so the state machine has applied
+  everything committed before it starts writing as leader.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kafka_lite.common.errors import KafkaException
+
+
+class NotLeaderException(KafkaException):
+    """An append to a node that is not (or no longer) the leader of the epoch given."""
+
+
+@dataclass(frozen=True)
+class LeaderAndEpoch:
+    leader_id: int | None
+    epoch: int
+
+    def is_leader(self, node_id: int) -> bool:
+        return self.leader_id == node_id
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Committed records as the state machine reads them; a control batch has no records."""
+
+    base_offset: int
+    epoch: int
+    append_timestamp: int
+    last_offset: int
+    records: list[Any] = field(default_factory=list)
+    is_control: bool = False
+
+
+class RecordSerde(Protocol):
+    def serialize(self, record: Any) -> bytes: ...
+
+    def deserialize(self, data: bytes) -> Any: ...
+
+
+class Listener(ABC):
+    @abstractmethod
+    def handle_commit(self, batches: list[Batch]) -> None: ...
+
+    @abstractmethod
+    def handle_snapshot(self, reader: Any) -> None: ...
+
+    def handle_leader_change(self, leader: LeaderAndEpoch) -> None:  # noqa: B027 - optional, as Kafka's default
+        pass
+
+    def begin_shutdown(self) -> None:  # noqa: B027 - optional, as Kafka's default
+        pass
+
+
+class RaftClient(ABC):
+    @abstractmethod
+    def initialize(self) -> None: ...
+
+    @abstractmethod
+    def register(self, listener: Listener) -> None: ...
+
+    @abstractmethod
+    def leader_and_epoch(self) -> LeaderAndEpoch: ...
+
+    @abstractmethod
+    def schedule_append(self, epoch: int, records: list[Any]) -> int: ...
+
+    @abstractmethod
+    def resign(self, epoch: int) -> None: ...
+
+    @abstractmethod
+    def shutdown(self, timeout_ms: int) -> Any: ...

@@ -1,0 +1,274 @@
+"""KafkaRaftClient against a MockLog, a MockNetworkChannel and a MockTime (in the manner of Kafka's
+KafkaRaftClientTest): elections, the leader's first entry, fetching with divergence, the high
+watermark's Figure 8 rule, Kafka's errors for requests it refuses, and the election timers."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_lite.common.protocol.raft_messages import RaftApiKeys
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.control_record_utils import LEADER_CHANGE, deserialize_leader_change_message
+from kafka_lite.common.record.end_transaction_marker import ControlRecordType
+from kafka_lite.raft.election_state import ElectionState
+from kafka_lite.raft.raft_client import LeaderAndEpoch, NotLeaderException
+from kafka_lite.raft.raft_util import RaftErrors
+from tests.raft.raft_client_test_context import (
+    ELECTION_TIMEOUT_MS,
+    FETCH_TIMEOUT_MS,
+    RaftClientTestContext,
+    batch,
+)
+
+pytestmark = pytest.mark.unit
+
+LOCAL = 0
+VOTERS = {0, 1, 2}
+
+
+def become_leader(ctx: RaftClientTestContext) -> int:
+    """Stand (after the election timeout), win with node 1's vote, and write the first entry."""
+    ctx.expire_election_timeout()
+    ctx.poll()  # Unattached -> Candidate
+    ctx.poll()  # the Votes go out
+    epoch = ctx.quorum().epoch()
+    votes = ctx.drain_sent(RaftApiKeys.VOTE)
+    ctx.deliver_response(next(v for v in votes if v.destination_id == 1), ctx.vote_response(True, epoch))
+    ctx.poll()  # the granted vote: Leader
+    ctx.poll()  # the LeaderChange batch reaches the log
+    return epoch
+
+
+# -- elections ---------------------------------------------------------------------------------------------
+
+
+def test_single_voter_elects_itself_and_commits_an_append():
+    ctx = RaftClientTestContext(LOCAL, {LOCAL})
+    # A quorum of one stands at once and its own vote is a majority.
+    assert ctx.state_name() == "Leader"
+    assert ctx.quorum().epoch() == 1
+    ctx.poll()
+    assert ctx.log.end_offset().offset == 1  # the LeaderChange record
+    assert ctx.log.high_watermark().offset == 1
+    offset = ctx.client.schedule_append(1, ["a", "b"])
+    assert offset == 2
+    ctx.poll()
+    assert ctx.log.end_offset().offset == 3
+    assert ctx.log.high_watermark().offset == 3
+    assert ctx.listener.committed_records() == ["a", "b"]
+    # The control batch reached the listener as a batch without records, in its place.
+    assert [(b.base_offset, b.is_control) for b in ctx.listener.commits] == [(0, True), (1, False)]
+    assert ctx.listener.leader_changes[-1] == LeaderAndEpoch(LOCAL, 1)
+    with pytest.raises(NotLeaderException):
+        ctx.client.schedule_append(0, ["stale"])
+
+
+def test_candidate_sends_votes_wins_on_majority_and_begins_the_epoch():
+    ctx = RaftClientTestContext(LOCAL, VOTERS, log_batches=[batch(0, 1, ["x"])])
+    assert ctx.state_name() == "Unattached"
+    ctx.poll()
+    assert ctx.drain_sent(RaftApiKeys.VOTE) == []
+    ctx.expire_election_timeout()
+    ctx.poll()
+    assert ctx.state_name() == "Candidate"
+    assert ctx.quorum().epoch() == 2  # the log's epoch 1 plus one
+    ctx.poll()
+    votes = ctx.drain_sent(RaftApiKeys.VOTE)
+    assert sorted(v.destination_id for v in votes) == [1, 2]
+    partition = votes[0].data["topics"][0]["partitions"][0]
+    assert (partition["candidate_epoch"], partition["candidate_id"]) == (2, LOCAL)
+    assert (partition["last_offset_epoch"], partition["last_offset"]) == (1, 1)
+    # One grant is a majority of three with our own vote.
+    ctx.deliver_response(votes[0], ctx.vote_response(True, 2))
+    ctx.poll()
+    assert ctx.state_name() == "Leader"
+    assert ctx.log.end_offset().offset == 1  # the LeaderChange waits in the accumulator
+    ctx.poll()
+    begins = ctx.drain_sent(RaftApiKeys.BEGIN_QUORUM_EPOCH)
+    assert sorted(b.destination_id for b in begins) == [1, 2]
+    assert begins[0].data["topics"][0]["partitions"][0]["leader_epoch"] == 2
+    # The leader's first entry of its epoch is the LeaderChange control record, at the epoch start.
+    first = ctx.log.read_batches(1)[0]
+    assert (first.epoch, first.is_control_batch, first.first_offset()) == (2, True, 1)
+    record = next(MemoryRecords(first.data).records())
+    assert ControlRecordType.parse_type_id(record.key) == LEADER_CHANGE
+    message = deserialize_leader_change_message(record)
+    assert message["leader_id"] == LOCAL
+    assert sorted(v["voter_id"] for v in message["voters"]) == [0, 1, 2]
+    assert sorted(v["voter_id"] for v in message["granting_voters"]) == [0, votes[0].destination_id]
+    # An acknowledged BeginQuorumEpoch is not sent again; the other one still is, after its timeout.
+    ctx.deliver_response(begins[0], ctx.begin_epoch_response(2, LOCAL))
+    ctx.poll()
+    assert ctx.quorum().leader_state_or_throw().non_acknowledging_voters() == {begins[1].destination_id}
+
+
+def test_rejected_votes_start_the_backoff_and_a_new_election_follows():
+    ctx = RaftClientTestContext(LOCAL, VOTERS)
+    ctx.expire_election_timeout()
+    ctx.poll(2)
+    votes = ctx.drain_sent(RaftApiKeys.VOTE)
+    for v in votes:
+        ctx.deliver_response(v, ctx.vote_response(False, 1))
+    ctx.poll(2)
+    state = ctx.quorum().candidate_state_or_throw()
+    assert state.is_vote_rejected() and state.is_backing_off()
+    ctx.time.sleep(state.remaining_backoff_ms(ctx.time.milliseconds()))
+    ctx.poll()
+    assert (ctx.state_name(), ctx.quorum().epoch()) == ("Candidate", 2)
+    assert ctx.quorum().candidate_state_or_throw().retries() == 2
+
+
+def test_vote_response_with_a_newer_epoch_and_leader_makes_the_candidate_follow():
+    ctx = RaftClientTestContext(LOCAL, VOTERS)
+    ctx.expire_election_timeout()
+    ctx.poll(2)
+    vote = ctx.drain_sent(RaftApiKeys.VOTE)[0]
+    ctx.deliver_response(vote, ctx.vote_response(False, 4, leader_id=2))
+    ctx.poll()
+    assert (ctx.state_name(), ctx.quorum().epoch(), ctx.quorum().leader_id()) == ("Follower", 4, 2)
+    assert ctx.listener.leader_changes[-1] == LeaderAndEpoch(2, 4)
+
+
+def test_vote_granted_to_an_up_to_date_candidate_and_persisted():
+    ctx = RaftClientTestContext(LOCAL, VOTERS, log_batches=[batch(0, 1, ["x", "y"])])
+    request = ctx.deliver_vote_request(candidate_id=1, epoch=2, last_epoch=1, last_offset=2)
+    ctx.poll()
+    partition = ctx.partition_of(ctx.response_of(request))
+    assert (partition["error_code"], partition["vote_granted"], partition["leader_epoch"]) == (0, True, 2)
+    assert ctx.store.read_election_state() == ElectionState.with_voted_candidate(2, 1, VOTERS)
+    # A second candidate of the same epoch is refused: one vote per epoch.
+    other = ctx.deliver_vote_request(candidate_id=2, epoch=2, last_epoch=1, last_offset=2)
+    ctx.poll()
+    assert ctx.partition_of(ctx.response_of(other))["vote_granted"] is False
+
+
+def test_vote_refused_to_a_candidate_with_a_shorter_log():
+    ctx = RaftClientTestContext(LOCAL, VOTERS, log_batches=[batch(0, 1, ["x", "y"])])
+    request = ctx.deliver_vote_request(candidate_id=1, epoch=2, last_epoch=1, last_offset=1)
+    ctx.poll()
+    assert ctx.partition_of(ctx.response_of(request))["vote_granted"] is False
+    # The higher epoch is still learned, and no vote is written.
+    assert (ctx.state_name(), ctx.quorum().epoch()) == ("Unattached", 2)
+    assert not ctx.store.read_election_state().has_voted()
+
+
+# -- Kafka's errors ----------------------------------------------------------------------------------------
+
+
+def follower_context(epoch: int = 5, leader: int = 1, **kwargs) -> RaftClientTestContext:
+    return RaftClientTestContext(
+        LOCAL, VOTERS, ElectionState.with_elected_leader(epoch, leader, VOTERS), **kwargs
+    )
+
+
+@pytest.mark.parametrize(
+    ("candidate_id", "epoch", "error"),
+    [(9, 6, RaftErrors.INCONSISTENT_VOTER_SET), (2, 4, RaftErrors.FENCED_LEADER_EPOCH)],
+    ids=["non-voter", "old-epoch"],
+)
+def test_refused_vote_requests_change_nothing(candidate_id, epoch, error):
+    ctx = follower_context()
+    stored = ctx.store.read_election_state()
+    request = ctx.deliver_vote_request(candidate_id, epoch, last_epoch=5, last_offset=100)
+    ctx.poll()
+    partition = ctx.partition_of(ctx.response_of(request))
+    assert RaftErrors(partition["error_code"]) == error
+    assert partition["vote_granted"] is False
+    assert (partition["leader_epoch"], partition["leader_id"]) == (5, 1)
+    assert (ctx.state_name(), ctx.quorum().epoch(), ctx.quorum().leader_id()) == ("Follower", 5, 1)
+    assert ctx.store.read_election_state() == stored
+
+
+def leader_context() -> tuple[RaftClientTestContext, int]:
+    ctx = RaftClientTestContext(LOCAL, VOTERS)
+    return ctx, become_leader(ctx)
+
+
+@pytest.mark.parametrize(
+    ("epoch_delta", "error"),
+    [(-1, RaftErrors.FENCED_LEADER_EPOCH), (1, RaftErrors.UNKNOWN_LEADER_EPOCH)],
+    ids=["old-epoch", "future-epoch"],
+)
+def test_fetch_with_another_epoch_gets_kafkas_error_and_changes_nothing(epoch_delta, error):
+    ctx, epoch = leader_context()
+    request = ctx.deliver_fetch_request(1, epoch + epoch_delta, fetch_offset=0, last_fetched_epoch=0)
+    ctx.poll()
+    partition = ctx.partition_of(ctx.response_of(request), "responses")
+    assert RaftErrors(partition["error_code"]) == error
+    assert partition["records"] == b""
+    assert (ctx.state_name(), ctx.quorum().epoch()) == ("Leader", epoch)
+    # The refused fetch did not count as node 1 catching up.
+    assert ctx.quorum().leader_state_or_throw().voter_states()[1].end_offset is None
+
+
+def test_fetch_from_an_unknown_replica_is_served_as_an_observer_and_never_counts():
+    # Kafka has no error for a Fetch from a replica outside the voters: it is an observer (a broker
+    # reading the metadata log). It is served, tracked for DescribeQuorum, and left out of the majority.
+    ctx, epoch = leader_context()
+    request = ctx.deliver_fetch_request(9, epoch, fetch_offset=1, last_fetched_epoch=epoch)
+    ctx.poll()
+    partition = ctx.partition_of(ctx.response_of(request), "responses")
+    assert partition["error_code"] == 0
+    assert partition["high_watermark"] == -1
+    leader = ctx.quorum().leader_state_or_throw()
+    assert 9 in leader.observer_states() and 9 not in leader.voter_states()
+    assert leader.high_watermark() is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"fetch_offset": -1}, {"last_fetched_epoch": 99}, {"partition": 3}],
+    ids=["negative-offset", "epoch-above-leader-epoch", "unknown-partition"],
+)
+def test_malformed_fetch_is_an_invalid_request(change):
+    ctx, epoch = leader_context()
+    from kafka_lite.raft import raft_util
+    from tests.raft.raft_client_test_context import METADATA_PARTITION
+
+    data = raft_util.fetch_request(
+        raft_util.METADATA_TOPIC_ID, METADATA_PARTITION, None, 1, 0, epoch, 1, epoch, 100
+    )
+    data["topics"][0]["partitions"][0].update(change)
+    request = ctx.deliver_request(RaftApiKeys.FETCH, data)
+    ctx.poll()
+    data = ctx.response_of(request)
+    codes = [data["error_code"]] + [p["error_code"] for t in data["responses"] for p in t["partitions"]]
+    assert RaftErrors.INVALID_REQUEST in codes
+    assert ctx.quorum().leader_state_or_throw().voter_states()[1].end_offset is None
+
+
+def test_fetch_to_a_follower_is_not_leader_or_follower():
+    ctx = follower_context()
+    request = ctx.deliver_fetch_request(2, 5, fetch_offset=0, last_fetched_epoch=0)
+    ctx.poll()
+    partition = ctx.partition_of(ctx.response_of(request), "responses")
+    assert RaftErrors(partition["error_code"]) == RaftErrors.NOT_LEADER_OR_FOLLOWER
+    assert partition["current_leader"] == {"leader_id": 1, "leader_epoch": 5}
+
+
+# -- timers -----------------------------------------------------------------------------------------------
+
+
+def test_fetch_timeout_moves_a_follower_to_candidate():
+    ctx = follower_context()
+    ctx.poll()
+    assert len(ctx.drain_sent(RaftApiKeys.FETCH)) == 1
+    ctx.time.sleep(FETCH_TIMEOUT_MS - 1)
+    ctx.poll()
+    assert ctx.state_name() == "Follower"
+    ctx.time.sleep(1)
+    ctx.poll()
+    assert (ctx.state_name(), ctx.quorum().epoch()) == ("Candidate", 6)
+    ctx.poll()
+    assert sorted(v.destination_id for v in ctx.drain_sent(RaftApiKeys.VOTE)) == [1, 2]
+
+
+def test_election_timeout_moves_a_voted_node_to_candidate():
+    ctx = RaftClientTestContext(LOCAL, VOTERS, ElectionState.with_voted_candidate(3, 2, VOTERS))
+    assert ctx.state_name() == "Voted"
+    ctx.time.sleep(ELECTION_TIMEOUT_MS - 1)
+    ctx.poll()
+    assert ctx.state_name() == "Voted"
+    ctx.time.sleep(ELECTION_TIMEOUT_MS + 1)
+    ctx.poll()
+    assert (ctx.state_name(), ctx.quorum().epoch()) == ("Candidate", 4)
