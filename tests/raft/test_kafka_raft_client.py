@@ -272,3 +272,114 @@ def test_election_timeout_moves_a_voted_node_to_candidate():
     ctx.time.sleep(ELECTION_TIMEOUT_MS + 1)
     ctx.poll()
     assert (ctx.state_name(), ctx.quorum().epoch()) == ("Candidate", 4)
+
+
+# -- fetching and the high watermark ----------------------------------------------------------------------
+
+
+def fetched(request) -> dict:
+    return request.data["topics"][0]["partitions"][0]
+
+
+def test_follower_truncates_at_a_diverging_epoch_then_fetches_and_advances_its_high_watermark():
+    # Our log: epoch 1 at offsets 0-1, epoch 3 at 2-4 (a leader of epoch 3 that lost its election's
+    # entries). The leader of epoch 5 has epoch 1 at 0-1 and epoch 2 at 2-3 and never saw epoch 3, so
+    # it answers our fetch (offset 5, last epoch 3) with its end of the largest epoch <= 3: epoch 2,
+    # offset 4. We never had epoch 2, so we keep what precedes it here: offsets 0-1.
+    ctx = follower_context(log_batches=[batch(0, 1, ["a", "b"]), batch(2, 3, ["x", "y", "z"])])
+    ctx.poll()
+    request = ctx.drain_sent(RaftApiKeys.FETCH)[0]
+    assert request.destination_id == 1
+    assert (fetched(request)["fetch_offset"], fetched(request)["last_fetched_epoch"]) == (5, 3)
+    assert fetched(request)["current_leader_epoch"] == 5
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, diverging_epoch=(2, 4), high_watermark=0))
+    ctx.poll()
+    assert (ctx.log.end_offset().offset, ctx.log.last_fetched_epoch()) == (2, 1)
+    # The next fetch starts where the logs agree, and the leader's entries fill the log from there.
+    ctx.poll()
+    request = ctx.drain_sent(RaftApiKeys.FETCH)[0]
+    assert (fetched(request)["fetch_offset"], fetched(request)["last_fetched_epoch"]) == (2, 1)
+    records = bytes(batch(2, 2, ["c", "d"]).buffer())
+    # (A leader's high watermark falls on a batch boundary: its voters fetch whole batches.)
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, records=records, high_watermark=2))
+    ctx.poll()
+    assert (ctx.log.end_offset().offset, ctx.log.last_fetched_epoch()) == (4, 2)
+    assert ctx.log.high_watermark().offset == 2
+    assert ctx.quorum().high_watermark().offset == 2
+    assert ctx.listener.committed_records() == ["a", "b"]
+    # A high watermark past our log end is capped at it.
+    ctx.poll()
+    request = ctx.drain_sent(RaftApiKeys.FETCH)[0]
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, high_watermark=10))
+    ctx.poll()
+    assert ctx.log.high_watermark().offset == 4
+    assert ctx.listener.committed_records() == ["a", "b", "c", "d"]
+
+
+def test_follower_refuses_to_truncate_below_its_high_watermark():
+    ctx = follower_context(log_batches=[batch(0, 1, ["a", "b"])])
+    ctx.poll()
+    request = ctx.drain_sent(RaftApiKeys.FETCH)[0]
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, high_watermark=2))
+    ctx.poll(2)
+    request = ctx.drain_sent(RaftApiKeys.FETCH)[0]
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, diverging_epoch=(1, 1)))
+    with pytest.raises(Exception, match="below the current high watermark"):
+        ctx.poll()
+    assert ctx.log.end_offset().offset == 2
+
+
+def test_leader_answers_a_diverging_follower_with_its_epoch_end():
+    # The leader's log: epoch 1 at 0-2, then its own LeaderChange (epoch 2) at 3.
+    ctx = RaftClientTestContext(LOCAL, VOTERS, log_batches=[batch(0, 1, ["a", "b", "c"])])
+    epoch = become_leader(ctx)
+    assert epoch == 2
+    # Follower 1 has an epoch-1 entry at offset 3 (fetch offset 4) the leader never had.
+    request = ctx.deliver_fetch_request(1, epoch, fetch_offset=4, last_fetched_epoch=1)
+    ctx.poll()
+    partition = ctx.partition_of(ctx.response_of(request), "responses")
+    assert partition["diverging_epoch"] == {"epoch": 1, "end_offset": 3}
+    assert partition["records"] == b""
+    assert partition["current_leader"] == {"leader_id": LOCAL, "leader_epoch": 2}
+
+
+def test_leader_high_watermark_waits_for_an_entry_of_its_own_epoch():
+    # Raft's Figure 8: the leader (epoch 2) and follower 1 both hold epoch 1's entries 0-2, a
+    # majority; still they are not committed until the leader's own first entry (offset 3) is.
+    ctx = RaftClientTestContext(LOCAL, VOTERS, log_batches=[batch(0, 1, ["a", "b", "c"])])
+    epoch = become_leader(ctx)
+    leader = ctx.quorum().leader_state_or_throw()
+    assert leader.epoch_start_offset() == 3
+    assert ctx.log.end_offset().offset == 4
+    request = ctx.deliver_fetch_request(1, epoch, fetch_offset=3, last_fetched_epoch=1)
+    ctx.poll()
+    partition = ctx.partition_of(ctx.response_of(request), "responses")
+    assert partition["high_watermark"] == -1
+    assert leader.high_watermark() is None
+    assert ctx.log.high_watermark().offset == 0
+    assert ctx.listener.commits == []
+    # The follower returns for offset 4: it holds the LeaderChange, and everything up to it commits.
+    request = ctx.deliver_fetch_request(1, epoch, fetch_offset=4, last_fetched_epoch=epoch)
+    ctx.poll()
+    partition = ctx.partition_of(ctx.response_of(request), "responses")
+    assert partition["high_watermark"] == 4
+    assert ctx.log.high_watermark().offset == 4
+    assert ctx.listener.committed_records() == ["a", "b", "c"]
+    # Only now, caught up to the epoch start, is the state machine told it leads.
+    assert ctx.listener.leader_changes[-1] == LeaderAndEpoch(LOCAL, epoch)
+
+
+def test_leader_commits_an_append_once_a_majority_fetched_it():
+    ctx, epoch = leader_context()
+    ctx.client.schedule_append(epoch, ["v"])
+    ctx.poll()
+    assert ctx.log.end_offset().offset == 2
+    request = ctx.deliver_fetch_request(2, epoch, fetch_offset=0, last_fetched_epoch=0)
+    ctx.poll()
+    partition = ctx.partition_of(ctx.response_of(request), "responses")
+    # Node 2 gets the log from 0; both batches fit MockLog's two-batch read.
+    assert len(list(MemoryRecords(partition["records"]).batches())) == 2
+    request = ctx.deliver_fetch_request(2, epoch, fetch_offset=2, last_fetched_epoch=epoch)
+    ctx.poll()
+    assert ctx.partition_of(ctx.response_of(request), "responses")["high_watermark"] == 2
+    assert ctx.listener.committed_records() == ["v"]
