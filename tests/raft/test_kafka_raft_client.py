@@ -383,3 +383,65 @@ def test_leader_commits_an_append_once_a_majority_fetched_it():
     ctx.poll()
     assert ctx.partition_of(ctx.response_of(request), "responses")["high_watermark"] == 2
     assert ctx.listener.committed_records() == ["v"]
+
+
+# -- resigning, shutting down, describing -----------------------------------------------------------------
+
+
+def test_resign_sends_end_quorum_epoch_with_the_most_caught_up_successor_first():
+    ctx, epoch = leader_context()
+    request = ctx.deliver_fetch_request(2, epoch, fetch_offset=1, last_fetched_epoch=epoch)
+    ctx.poll()
+    assert ctx.response_of(request)
+    ctx.client.resign(epoch)
+    ctx.poll()
+    assert ctx.state_name() == "Resigned"
+    ctx.poll()
+    ends = ctx.drain_sent(RaftApiKeys.END_QUORUM_EPOCH)
+    assert sorted(e.destination_id for e in ends) == [1, 2]
+    assert ends[0].data["topics"][0]["partitions"][0]["preferred_successors"] == [2, 1]
+    with pytest.raises(Exception, match="larger than the current epoch"):
+        ctx.client.resign(epoch + 1)
+
+
+def test_end_quorum_epoch_makes_the_first_successor_stand_at_once():
+    ctx = follower_context()
+    from kafka_lite.raft import raft_util
+    from tests.raft.raft_client_test_context import METADATA_PARTITION
+
+    request = ctx.deliver_request(
+        RaftApiKeys.END_QUORUM_EPOCH,
+        raft_util.end_quorum_epoch_request(METADATA_PARTITION, None, 5, 1, [0, 2]),
+    )
+    ctx.poll()
+    assert ctx.partition_of(ctx.response_of(request))["error_code"] == 0
+    ctx.poll()
+    assert (ctx.state_name(), ctx.quorum().epoch()) == ("Candidate", 6)
+
+
+def test_graceful_shutdown_of_a_follower_completes_at_once():
+    ctx = follower_context()
+    future = ctx.client.shutdown(5_000)
+    ctx.poll()
+    assert future.done() and future.exception() is None
+
+
+def test_describe_quorum_from_the_leader_and_elsewhere():
+    from kafka_lite.raft import raft_util
+    from tests.raft.raft_client_test_context import METADATA_PARTITION
+
+    ctx, epoch = leader_context()
+    request = ctx.deliver_request(
+        RaftApiKeys.DESCRIBE_QUORUM, raft_util.describe_quorum_request(METADATA_PARTITION)
+    )
+    ctx.poll()
+    partition = ctx.partition_of(ctx.response_of(request))
+    assert (partition["leader_id"], partition["leader_epoch"]) == (LOCAL, epoch)
+    assert sorted(v["replica_id"] for v in partition["current_voters"]) == [0, 1, 2]
+    follower = follower_context()
+    request = follower.deliver_request(
+        RaftApiKeys.DESCRIBE_QUORUM, raft_util.describe_quorum_request(METADATA_PARTITION)
+    )
+    follower.poll()
+    error = follower.partition_of(follower.response_of(request))["error_code"]
+    assert RaftErrors(error) == RaftErrors.NOT_LEADER_OR_FOLLOWER
