@@ -92,23 +92,27 @@ def test_claimed_lengths_never_drive_allocation(claim):
             frame = bytearray(base)
             struct.pack_into(">i", frame, at, claim)
             frames.append(bytes(frame))
+    largest = max(len(f) for f in frames)
+    limit = 64 * largest + 64 * 1024
+
+    def peak(frame: bytes) -> int:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        try:
+            parse_request(frame)
+        except SchemaException:
+            pass
+        return tracemalloc.get_traced_memory()[1] - before
+
     tracemalloc.start()
     try:
-        worst = 0
-        for frame in frames:
-            tracemalloc.reset_peak()
-            before = tracemalloc.get_traced_memory()[0]
-            try:
-                parse_request(frame)
-            except SchemaException:
-                pass
-            worst = max(worst, tracemalloc.get_traced_memory()[1] - before)
+        # tracemalloc counts every thread's allocations, and a worker may have a session cluster's
+        # threads running: a frame over the limit is decoded twice more and judged by its least
+        # peak. An allocation the claim drives happens on every decode, so it still fails.
+        worst = max(min(peak(frame) for _ in range(3)) if peak(frame) >= limit else 0 for frame in frames)
     finally:
         tracemalloc.stop()
-    largest = max(len(f) for f in frames)
-    assert worst < 64 * largest + 64 * 1024, (
-        f"peak {worst} bytes while decoding frames of at most {largest} bytes"
-    )
+    assert worst < limit, f"peak {worst} bytes while decoding frames of at most {largest} bytes"
 
 
 def test_a_damaged_frame_decodes_to_what_re_encodes_to_its_bytes_or_fails_at_a_real_field():
