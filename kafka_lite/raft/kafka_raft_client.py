@@ -163,13 +163,15 @@ class KafkaRaftClient(RaftClient):
     def initialize(self) -> None:
         self._quorum.initialize(self._end_offset())
         current_time_ms = self._time.milliseconds()
-        # A quorum of one: stand at once, and win, since the node's own vote is a majority.
-        if self._quorum.is_voter() and not self._quorum.remote_voters() and not self._quorum.is_candidate():
-            self._transition_to_candidate(current_time_ms)
-        elif self._quorum.is_candidate():
+        if self._quorum.is_leader():
+            raise IllegalStateException("Voter cannot initialize as a Leader")
+        if self._quorum.is_candidate():
             self._on_become_candidate(current_time_ms)
         elif self._quorum.is_follower():
             self._on_become_follower(current_time_ms)
+        # A quorum of one: stand at once, and win, since the node's own vote is a majority.
+        if self._quorum.is_voter() and not self._quorum.remote_voters() and not self._quorum.is_candidate():
+            self._transition_to_candidate(current_time_ms)
         self._initialized = True
 
     def register(self, listener: Listener) -> None:
@@ -677,7 +679,9 @@ class KafkaRaftClient(RaftClient):
             return None if error == RaftErrors.NONE else True
         if error == RaftErrors.BROKER_NOT_AVAILABLE:
             return False
-        if error == RaftErrors.INCONSISTENT_VOTER_SET:
+        if error == RaftErrors.INCONSISTENT_GROUP_PROTOCOL:
+            # Kafka 3.3 checks this code here, though a voter refuses a stranger with
+            # INCONSISTENT_VOTER_SET; that one therefore ends as an unexpected error (a backoff).
             raise IllegalStateException("Received error indicating inconsistent voter sets")
         if error == RaftErrors.INVALID_REQUEST:
             raise IllegalStateException("Received unexpected invalid request error")
@@ -725,13 +729,20 @@ class KafkaRaftClient(RaftClient):
     def handle_vote_request(self, request: RaftRequest.Inbound, current_time_ms: int) -> dict:
         data = request.data
         if not self._has_valid_cluster_id(data.get("cluster_id")):
-            return self._build_vote_response(RaftErrors.INCONSISTENT_CLUSTER_ID, RaftErrors.NONE, False)
+            return raft_util.error_response(RaftApiKeys.VOTE, RaftErrors.INCONSISTENT_CLUSTER_ID)
         partition = raft_util.single_partition(data, self._log.topic_partition())
         if partition is None:
             # One Raft partition per quorum: anything else is a malformed request.
-            return self._build_vote_response(RaftErrors.INVALID_REQUEST, RaftErrors.NONE, False)
+            return raft_util.error_response(RaftApiKeys.VOTE, RaftErrors.INVALID_REQUEST)
         candidate_id = partition["candidate_id"]
         candidate_epoch = partition["candidate_epoch"]
+        if (
+            partition["last_offset"] < 0
+            or partition["last_offset_epoch"] < 0
+            or (partition["last_offset_epoch"] >= candidate_epoch)
+        ):
+            # A candidate's last entry is from an epoch before the one it stands in.
+            return self._build_vote_response(RaftErrors.NONE, RaftErrors.INVALID_REQUEST, False)
         error = self._validate_voter_only_request(candidate_id, candidate_epoch)
         if error is not None:
             return self._build_vote_response(RaftErrors.NONE, error, False)
@@ -806,10 +817,12 @@ class KafkaRaftClient(RaftClient):
     def handle_begin_quorum_epoch_request(self, request: RaftRequest.Inbound, current_time_ms: int) -> dict:
         data = request.data
         if not self._has_valid_cluster_id(data.get("cluster_id")):
-            return self._build_leader_response(RaftErrors.INCONSISTENT_CLUSTER_ID, RaftErrors.NONE)
+            return raft_util.error_response(
+                RaftApiKeys.BEGIN_QUORUM_EPOCH, RaftErrors.INCONSISTENT_CLUSTER_ID
+            )
         partition = raft_util.single_partition(data, self._log.topic_partition())
         if partition is None:
-            return self._build_leader_response(RaftErrors.INVALID_REQUEST, RaftErrors.NONE)
+            return raft_util.error_response(RaftApiKeys.BEGIN_QUORUM_EPOCH, RaftErrors.INVALID_REQUEST)
         request_leader_id = partition["leader_id"]
         request_epoch = partition["leader_epoch"]
         error = self._validate_voter_only_request(request_leader_id, request_epoch)
@@ -866,10 +879,10 @@ class KafkaRaftClient(RaftClient):
     def handle_end_quorum_epoch_request(self, request: RaftRequest.Inbound, current_time_ms: int) -> dict:
         data = request.data
         if not self._has_valid_cluster_id(data.get("cluster_id")):
-            return self._build_leader_response(RaftErrors.INCONSISTENT_CLUSTER_ID, RaftErrors.NONE)
+            return raft_util.error_response(RaftApiKeys.END_QUORUM_EPOCH, RaftErrors.INCONSISTENT_CLUSTER_ID)
         partition = raft_util.single_partition(data, self._log.topic_partition())
         if partition is None:
-            return self._build_leader_response(RaftErrors.INVALID_REQUEST, RaftErrors.NONE)
+            return raft_util.error_response(RaftApiKeys.END_QUORUM_EPOCH, RaftErrors.INVALID_REQUEST)
         request_leader_id = partition["leader_id"]
         request_epoch = partition["leader_epoch"]
         error = self._validate_voter_only_request(request_leader_id, request_epoch)
@@ -926,6 +939,13 @@ class KafkaRaftClient(RaftClient):
         return self._try_complete_fetch_request(data["replica_id"], partition, current_time_ms)
 
     def _try_complete_fetch_request(self, replica_id: int, partition: dict, current_time_ms: int) -> dict:
+        try:
+            return self._complete_fetch_request(replica_id, partition, current_time_ms)
+        except Exception:
+            log.exception("Caught unexpected error in fetch completion of request %s", partition)
+            return self._build_fetch_response(RaftErrors.UNKNOWN_SERVER_ERROR)
+
+    def _complete_fetch_request(self, replica_id: int, partition: dict, current_time_ms: int) -> dict:
         error = self._validate_leader_only_request(partition["current_leader_epoch"])
         if error is not None:
             return self._build_fetch_response(error)
@@ -1022,10 +1042,9 @@ class KafkaRaftClient(RaftClient):
 
     def _append_as_follower(self, records: MemoryRecords) -> None:
         info = self._log.append_as_follower(records)
-        # A voter's next fetch offset tells the leader it holds these entries, which counts towards
-        # committing them: so they must be on disk first. An observer's never count.
-        if self._quorum.is_voter():
-            self._log.flush(False)
+        # The next fetch offset tells the leader this replica holds these entries, and a voter's
+        # counts towards committing them: so they must be on disk before that fetch goes out.
+        self._log.flush(False)
         log.debug("Follower end offset updated to %s after append (%s)", self._end_offset(), info)
 
     def _update_follower_high_watermark(self, state: FollowerState, high_watermark: int | None) -> None:

@@ -169,7 +169,7 @@ def follower_context(epoch: int = 5, leader: int = 1, **kwargs) -> RaftClientTes
 def test_refused_vote_requests_change_nothing(candidate_id, epoch, error):
     ctx = follower_context()
     stored = ctx.store.read_election_state()
-    request = ctx.deliver_vote_request(candidate_id, epoch, last_epoch=5, last_offset=100)
+    request = ctx.deliver_vote_request(candidate_id, epoch, last_epoch=3, last_offset=100)
     ctx.poll()
     partition = ctx.partition_of(ctx.response_of(request))
     assert RaftErrors(partition["error_code"]) == error
@@ -445,3 +445,24 @@ def test_describe_quorum_from_the_leader_and_elsewhere():
     follower.poll()
     error = follower.partition_of(follower.response_of(request))["error_code"]
     assert RaftErrors(error) == RaftErrors.NOT_LEADER_OR_FOLLOWER
+
+
+def test_vote_whose_last_epoch_is_not_below_its_candidate_epoch_is_invalid():
+    ctx = follower_context()
+    request = ctx.deliver_vote_request(candidate_id=2, epoch=6, last_epoch=6, last_offset=0)
+    ctx.poll()
+    partition = ctx.partition_of(ctx.response_of(request))
+    assert RaftErrors(partition["error_code"]) == RaftErrors.INVALID_REQUEST
+    assert (ctx.state_name(), ctx.quorum().epoch()) == ("Follower", 5)
+
+
+def test_request_of_another_cluster_is_refused_at_the_top_level():
+    from kafka_lite.raft import raft_util
+    from tests.raft.raft_client_test_context import METADATA_PARTITION
+
+    ctx = follower_context()
+    data = raft_util.vote_request(METADATA_PARTITION, "other-cluster", 6, 2, 5, 10)
+    request = ctx.deliver_request(RaftApiKeys.VOTE, data)
+    ctx.poll()
+    assert RaftErrors(ctx.response_of(request)["error_code"]) == RaftErrors.INCONSISTENT_CLUSTER_ID
+    assert ctx.quorum().epoch() == 5
