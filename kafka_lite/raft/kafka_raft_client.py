@@ -5,8 +5,7 @@ Mirrors: org.apache.kafka.raft.KafkaRaftClient
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: no fetch or append purgatory: the leader answers a Fetch at once, even an empty one, and
          committed records reach the listener from the log, never from the accumulator's memory; no
-         FetchSnapshot handlers (a follower told to fetch a snapshot only opens the snapshot
-         writer); no metrics; the message queue is a plain deque that ``poll`` does not block on.
+         snapshot cleaning and no metrics; the message queue is a plain deque that ``poll`` does not block on.
 
 Everything happens in ``poll``, on one thread, in Kafka's order::
 
@@ -415,8 +414,20 @@ class KafkaRaftClient(RaftClient):
             log.info("Become candidate due to fetch timeout")
             self._transition_to_candidate(current_time_ms)
             return 0
-        backoff_ms = self._maybe_send_request(current_time_ms, state.leader_id(), self._build_fetch_request)
+        backoff_ms = self._maybe_send_fetch_or_fetch_snapshot(state, current_time_ms)
         return min(backoff_ms, state.remaining_fetch_time_ms(current_time_ms))
+
+    def _maybe_send_fetch_or_fetch_snapshot(self, state: FollowerState, current_time_ms: int) -> int:
+        # While a snapshot is being fetched, it is fetched alone: the log continues after it.
+        snapshot = state.fetching_snapshot()
+        if snapshot is not None:
+            size = snapshot.size_in_bytes()
+            return self._maybe_send_request(
+                current_time_ms,
+                state.leader_id(),
+                lambda: self._build_fetch_snapshot_request(snapshot.snapshot_id(), size),
+            )
+        return self._maybe_send_request(current_time_ms, state.leader_id(), self._build_fetch_request)
 
     def _poll_follower_as_observer(self, state: FollowerState, current_time_ms: int) -> int:
         if state.has_fetch_timeout_expired(current_time_ms):
@@ -429,9 +440,7 @@ class KafkaRaftClient(RaftClient):
         elif connection.is_backing_off(current_time_ms):
             backoff_ms = self._maybe_send_any_voter_fetch(current_time_ms)
         else:
-            backoff_ms = self._maybe_send_request(
-                current_time_ms, state.leader_id(), self._build_fetch_request
-            )
+            backoff_ms = self._maybe_send_fetch_or_fetch_snapshot(state, current_time_ms)
         return min(backoff_ms, state.remaining_fetch_time_ms(current_time_ms))
 
     def _maybe_send_any_voter_fetch(self, current_time_ms: int) -> int:
@@ -583,6 +592,14 @@ class KafkaRaftClient(RaftClient):
             self._log.last_fetched_epoch(), MAX_FETCH_SIZE_BYTES,
         )  # fmt: skip
 
+    def _build_fetch_snapshot_request(
+        self, snapshot_id: OffsetAndEpoch, snapshot_size: int
+    ) -> tuple[int, dict]:
+        return RaftApiKeys.FETCH_SNAPSHOT, raft_util.fetch_snapshot_request(
+            self._log.topic_partition(), self._cluster_id, self._quorum.local_id_or_sentinel(), self._quorum.epoch(),
+            (snapshot_id.offset, snapshot_id.epoch), snapshot_size,
+        )  # fmt: skip
+
     # -- inbound messages ------------------------------------------------------------------------------------
 
     def _handle_inbound_message(self, message: Any, current_time_ms: int) -> None:
@@ -604,6 +621,7 @@ class KafkaRaftClient(RaftClient):
             RaftApiKeys.BEGIN_QUORUM_EPOCH: self.handle_begin_quorum_epoch_request,
             RaftApiKeys.END_QUORUM_EPOCH: self.handle_end_quorum_epoch_request,
             RaftApiKeys.DESCRIBE_QUORUM: self.handle_describe_quorum_request,
+            RaftApiKeys.FETCH_SNAPSHOT: self.handle_fetch_snapshot_request,
         }
         handler = handlers.get(request.api_key)
         if handler is None:
@@ -621,6 +639,7 @@ class KafkaRaftClient(RaftClient):
             RaftApiKeys.VOTE: self.handle_vote_response,
             RaftApiKeys.BEGIN_QUORUM_EPOCH: self.handle_begin_quorum_epoch_response,
             RaftApiKeys.END_QUORUM_EPOCH: self.handle_end_quorum_epoch_response,
+            RaftApiKeys.FETCH_SNAPSHOT: self.handle_fetch_snapshot_response,
         }
         handler = handlers.get(response.api_key)
         if handler is None:
@@ -1056,6 +1075,95 @@ class KafkaRaftClient(RaftClient):
             log.debug("Follower high watermark updated to %d", new_high_watermark)
             self._log.update_high_watermark(state.high_watermark())
             self._update_listeners_progress(new_high_watermark)
+
+    # -- FetchSnapshot --------------------------------------------------------------------------------------
+
+    def handle_fetch_snapshot_request(self, request: RaftRequest.Inbound, current_time_ms: int) -> dict:
+        data = request.data
+        tp = self._log.topic_partition()
+        if not self._has_valid_cluster_id(data.get("cluster_id")):
+            return raft_util.error_response(RaftApiKeys.FETCH_SNAPSHOT, RaftErrors.INCONSISTENT_CLUSTER_ID)
+        partition = raft_util.single_partition(data, tp)
+        if partition is None:
+            return raft_util.error_response(RaftApiKeys.FETCH_SNAPSHOT, RaftErrors.INVALID_REQUEST)
+        leader_id, epoch = self._quorum.leader_id_or_sentinel(), self._quorum.epoch()
+        error = self._validate_leader_only_request(partition["current_leader_epoch"])
+        if error is not None:
+            return raft_util.fetch_snapshot_response(tp, error, leader_id, epoch)
+        snapshot_id = OffsetAndEpoch(
+            partition["snapshot_id"]["end_offset"], partition["snapshot_id"]["epoch"]
+        )
+        snapshot = self._log.read_snapshot(snapshot_id)
+        if snapshot is None:
+            # Deleted since the Fetch that named it: the follower starts over with a Fetch.
+            return raft_util.fetch_snapshot_response(tp, RaftErrors.SNAPSHOT_NOT_FOUND, leader_id, epoch)
+        snapshot_size = snapshot.size_in_bytes()
+        position = partition["position"]
+        if position < 0 or position >= snapshot_size:
+            return raft_util.fetch_snapshot_response(tp, RaftErrors.POSITION_OUT_OF_RANGE, leader_id, epoch)
+        # A slice of bytes, not whole batches: the follower appends them as they come, and only the
+        # finished snapshot is read as records.
+        records = bytes(snapshot.slice(position, min(data["max_bytes"], snapshot_size)))
+        return raft_util.fetch_snapshot_response(
+            tp, RaftErrors.NONE, leader_id, epoch, (snapshot_id.offset, snapshot_id.epoch), snapshot_size, position,
+            records,
+        )  # fmt: skip
+
+    def handle_fetch_snapshot_response(self, response: RaftResponse.Inbound, current_time_ms: int) -> bool:
+        top_level_error = RaftErrors.for_code(response.data["error_code"])
+        if top_level_error != RaftErrors.NONE:
+            return self._handle_top_level_error(top_level_error, response)
+        partition = raft_util.single_partition(response.data, self._log.topic_partition())
+        if partition is None:
+            return False
+        current_leader = partition["current_leader"]
+        error = RaftErrors.for_code(partition["error_code"])
+        handled = self._maybe_handle_common_response(
+            error,
+            self._optional_leader_id(current_leader["leader_id"]),
+            current_leader["leader_epoch"],
+            current_time_ms,
+        )
+        if handled is not None:
+            return handled
+        state = self._quorum.follower_state_or_throw()
+        response_id = partition["snapshot_id"]
+        if (
+            error == RaftErrors.SNAPSHOT_NOT_FOUND
+            or response_id["end_offset"] < 0
+            or response_id["epoch"] < 0
+        ):
+            # The leader deleted the snapshot first: start over with a Fetch.
+            state.set_fetching_snapshot(None)
+            state.reset_fetch_timeout(current_time_ms)
+            return True
+        snapshot_id = OffsetAndEpoch(response_id["end_offset"], response_id["epoch"])
+        snapshot = state.fetching_snapshot()
+        if snapshot is None:
+            raise IllegalStateException(f"Received unexpected fetch snapshot response: {partition}")
+        if snapshot.snapshot_id() != snapshot_id:
+            raise IllegalStateException(
+                f"Received fetch snapshot response with an invalid id. Expected {snapshot.snapshot_id()}; "
+                f"Received {snapshot_id}"
+            )
+        if snapshot.size_in_bytes() != partition["position"]:
+            raise IllegalStateException(
+                f"Received fetch snapshot response with an invalid position. Expected {snapshot.size_in_bytes()}; "
+                f"Received {partition['position']}"
+            )
+        snapshot.append(bytes(partition["unaligned_records"]))
+        if snapshot.size_in_bytes() == partition["size"]:
+            # Finished: the snapshot replaces the whole log, which goes on from its end offset.
+            snapshot.freeze()
+            state.set_fetching_snapshot(None)
+            if not self._log.truncate_to_latest_snapshot():
+                raise IllegalStateException(
+                    f"Full log truncation expected but didn't happen. Snapshot of {snapshot.snapshot_id()}, log end "
+                    f"offset {self._log.end_offset()}, last fetched {self._log.last_fetched_epoch()}"
+                )
+            self._update_follower_high_watermark(state, self._log.high_watermark().offset)
+        state.reset_fetch_timeout(current_time_ms)
+        return True
 
     # -- DescribeQuorum --------------------------------------------------------------------------------------
 

@@ -40,6 +40,8 @@ class RaftErrors(enum.IntEnum):
     FENCED_LEADER_EPOCH = 74
     UNKNOWN_LEADER_EPOCH = 76
     INCONSISTENT_VOTER_SET = 94
+    SNAPSHOT_NOT_FOUND = 98
+    POSITION_OUT_OF_RANGE = 99
     INCONSISTENT_CLUSTER_ID = 104
 
     @classmethod
@@ -100,6 +102,17 @@ def fetch_request(
     }  # fmt: skip
 
 
+def fetch_snapshot_request(
+    tp: TopicPartition, cluster_id: str | None, replica_id: int, current_leader_epoch: int,
+    snapshot_id: tuple[int, int], position: int, max_bytes: int = 0x7FFFFFFF,
+) -> dict[str, Any]:  # fmt: skip
+    """``snapshot_id`` is (end offset, epoch); ``position`` the byte to continue from."""
+    return {"replica_id": replica_id, "max_bytes": max_bytes, "cluster_id": cluster_id,
+        "topics": [{"name": tp.topic, "partitions": [{
+            "partition": tp.partition, "current_leader_epoch": current_leader_epoch,
+            "snapshot_id": {"end_offset": snapshot_id[0], "epoch": snapshot_id[1]}, "position": position}]}]}  # fmt: skip
+
+
 # -- responses ----------------------------------------------------------------------------------------------
 
 
@@ -141,6 +154,18 @@ def fetch_response(
             "preferred_read_replica": -1, "records": records, "diverging_epoch": diverging,
             "current_leader": {"leader_id": leader_id, "leader_epoch": leader_epoch},
             "snapshot_id": snapshot}]}]}  # fmt: skip
+
+
+def fetch_snapshot_response(
+    tp: TopicPartition, error: int, leader_id: int, leader_epoch: int, snapshot_id: tuple[int, int] = (-1, -1),
+    size: int = 0, position: int = 0, records: bytes = b"",
+) -> dict[str, Any]:  # fmt: skip
+    """A one-partition FetchSnapshot response; ``snapshot_id`` is (end offset, epoch)."""
+    return {"throttle_time_ms": 0, "error_code": RaftErrors.NONE, "topics": [{"name": tp.topic, "partitions": [{
+        "index": tp.partition, "error_code": error,
+        "snapshot_id": {"end_offset": snapshot_id[0], "epoch": snapshot_id[1]}, "size": size,
+        "position": position, "unaligned_records": records,
+        "current_leader": {"leader_id": leader_id, "leader_epoch": leader_epoch}}]}]}  # fmt: skip
 
 
 def describe_quorum_response(tp: TopicPartition, partition: dict[str, Any]) -> dict[str, Any]:

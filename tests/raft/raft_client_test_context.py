@@ -148,6 +148,14 @@ class RaftClientTestContext:
             leader_epoch=epoch, **kwargs,
         )  # fmt: skip
 
+    def fetch_snapshot_response(
+        self, snapshot_id: tuple[int, int], size: int, position: int, data: bytes
+    ) -> dict:
+        """The leader's (node 1, epoch 5) answer to a FetchSnapshot: ``snapshot_id`` is (end offset, epoch)."""
+        return raft_util.fetch_snapshot_response(
+            METADATA_PARTITION, RaftErrors.NONE, 1, 5, snapshot_id, size, position, data
+        )
+
     # -- requests to the client ------------------------------------------------------------------------------
 
     def deliver_request(self, api_key: int, data: dict) -> RaftRequest.Inbound:

@@ -466,3 +466,58 @@ def test_request_of_another_cluster_is_refused_at_the_top_level():
     ctx.poll()
     assert RaftErrors(ctx.response_of(request)["error_code"]) == RaftErrors.INCONSISTENT_CLUSTER_ID
     assert ctx.quorum().epoch() == 5
+
+
+# -- snapshots ----------------------------------------------------------------------------------------------
+
+
+def test_follower_told_of_a_snapshot_fetches_it_in_pieces_and_continues_after_it():
+    from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
+
+    ctx = follower_context()
+    ctx.poll()
+    request = ctx.drain_sent(RaftApiKeys.FETCH)[0]
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, snapshot_id=(4, 3)))
+    ctx.poll()
+    snapshot_bytes = bytes(batch(0, 4, ["s0", "s1", "s2"]).buffer())
+    half = len(snapshot_bytes) // 2
+    for position, piece in ((0, snapshot_bytes[:half]), (half, snapshot_bytes[half:])):
+        ctx.poll()
+        (request,) = ctx.drain_sent(RaftApiKeys.FETCH_SNAPSHOT)
+        assert ctx.drain_sent(RaftApiKeys.FETCH) == []  # no Fetch while the snapshot comes
+        partition = request.data["topics"][0]["partitions"][0]
+        assert partition["snapshot_id"] == {"end_offset": 3, "epoch": 4}
+        assert partition["position"] == position
+        ctx.deliver_response(
+            request, ctx.fetch_snapshot_response((3, 4), len(snapshot_bytes), position, piece)
+        )
+        ctx.poll()
+    assert ctx.log.latest_snapshot_id() == OffsetAndEpoch(3, 4)
+    assert (ctx.log.start_offset(), ctx.log.end_offset().offset, ctx.log.high_watermark().offset) == (3, 3, 3)
+    assert len(ctx.listener.snapshots) == 1
+    ctx.poll()
+    request = ctx.drain_sent(RaftApiKeys.FETCH)[0]
+    assert (fetched(request)["fetch_offset"], fetched(request)["last_fetched_epoch"]) == (3, 4)
+
+
+def test_leader_serves_a_snapshot_and_refuses_a_bad_position_or_unknown_id():
+    from kafka_lite.raft import raft_util
+    from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
+    from tests.raft.raft_client_test_context import METADATA_PARTITION
+
+    ctx, epoch = leader_context()
+    writer = ctx.log.store_snapshot(OffsetAndEpoch(1, 1))
+    writer.append(b"0123456789")
+    writer.freeze()
+
+    def ask(snapshot_id, position):
+        data = raft_util.fetch_snapshot_request(METADATA_PARTITION, None, 1, epoch, snapshot_id, position, 4)
+        request = ctx.deliver_request(RaftApiKeys.FETCH_SNAPSHOT, data)
+        ctx.poll()
+        return ctx.partition_of(ctx.response_of(request))
+
+    partition = ask((1, 1), 2)
+    assert (partition["error_code"], partition["size"], partition["position"]) == (0, 10, 2)
+    assert bytes(partition["unaligned_records"]) == b"2345"
+    assert RaftErrors(ask((1, 1), 10)["error_code"]) == RaftErrors.POSITION_OUT_OF_RANGE
+    assert RaftErrors(ask((7, 1), 0)["error_code"]) == RaftErrors.SNAPSHOT_NOT_FOUND
