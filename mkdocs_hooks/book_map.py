@@ -140,6 +140,10 @@ def sections_named(text: str, book: Book, where: str) -> list[str]:
         found.update(book.expand(first, last, where) if last else [first])
         if not last:
             book.require(first, where)
+    # "beyond the book: chapter 12 (KRaft)" names kafka_lite's own chapter after the book's last (its
+    # guide), not a chapter of the book: no section of the book to map it to.
+    own_chapters = text.startswith("beyond the book")
+    last = max(s.chapter for s in book.sections.values())
     for m in CHAPTERS.finditer(text):
         for item in m.group(1).split(","):
             whole = re.fullmatch(r"\s*(\d+)(?:\s*-\s*(\d+))?\s*", item)
@@ -147,6 +151,8 @@ def sections_named(text: str, book: Book, where: str) -> list[str]:
                 continue  # a section (DOTTED's), or not a number
             lo, hi = whole.groups()
             for chapter in range(int(lo), int(hi or lo) + 1):
+                if own_chapters and chapter > last:
+                    continue
                 book.require(str(chapter), where)
                 found.add(str(chapter))
     return most_specific(found, book)
@@ -435,7 +441,7 @@ def render_book_map(book_map: BookMap, base: str = "") -> str:
             last = max(s.chapter for s in book_map.book.sections.values())
             out.append(f"The book ends with chapter {last}. kafka_lite goes on with {chapters}")
             out.append(f"(notebooks: {', '.join(notebooks) or 'none'}; labs: {', '.join(labs) or 'none'}).\n")
-        out.append("These modules are Kafka from after the book's 0.10, which today's clients need:\n")
+        out.append("These modules are Kafka from after the book's 0.10:\n")
         out.append("| kafka_lite | its header's Book line |")
         out.append("|---|---|")
         for module in book_map.beyond:

@@ -127,6 +127,8 @@ def test_book_lines_are_read_as_sections():
     # Versions are not sections; a chapter named beside one of its sections gives way to it.
     assert sections_named("chapter 6, 6.1 (Kafka 0.11's format, v2)", book, "x") == ["6.1"]
     assert sections_named("chapter 10.2 (timestamps)", book, "x") == ["10.2"]
+    # a module beyond the book names kafka_lite's own chapter, which maps to no section of the book
+    assert sections_named("beyond the book: chapter 12 (KRaft)", book, "x") == []
 
 
 def test_a_section_the_book_does_not_have_is_an_error():
@@ -135,6 +137,8 @@ def test_a_section_the_book_does_not_have_is_an_error():
         ValueError, match=r"kafka_lite/x\.py: names section 6\.9, which the book does not have"
     ):
         sections_named("chapter 6, 6.9", book, "kafka_lite/x.py")
+    with pytest.raises(ValueError, match="names section 12"):
+        sections_named("chapter 12 (a chapter the book does not have)", book, "kafka_lite/x.py")
     with pytest.raises(ValueError, match="not a range of sibling sections"):
         sections_named("chapter 6, 6.1.4-6.1.2", book, "kafka_lite/x.py")
 

@@ -1252,6 +1252,13 @@ CLAIMS: dict[str, list[Claim]] = {
     ],
     "ch12_kraft/index.md": [
         holds(
+            "**The leader answers a Fetch at once.**",
+            all_of(
+                lambda: exists("kafka_lite.raft.kafka_raft_client:KafkaRaftClient.handle_fetch_request"),
+                lambda: not_in_source("kafka_lite.raft.kafka_raft_client:KafkaRaftClient", "Purgatory("),
+            ),
+        ),
+        holds(
             "**The transitions are a table.**",
             lambda: in_source(
                 "kafka_lite.raft.quorum_state:QuorumState",
@@ -1291,10 +1298,6 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds("**The timeouts refuse negative values**", raft_timeouts_refuse_negative_values),
-        holds(
-            "**`KafkaRaftClient`'s loop**",
-            lambda: missing("kafka_lite.raft.kafka_raft_client:KafkaRaftClient"),
-        ),
         holds("**A deterministic simulation**", no_raft_simulation),
         holds("**`kafka-lite raft test-server`**", lambda: missing("kafka_lite.cli.raft:register")),
         holds("**This chapter's notebook and lab.**", kraft_has_no_notebook_or_lab),
