@@ -7,6 +7,10 @@ Differs: no fetch or append purgatory: the leader answers a Fetch at once, even 
          committed records reach the listener from the log, never from the accumulator's memory; no
          snapshot cleaning and no metrics; the message queue is a plain deque that ``poll`` does not block on.
 
+One module for one class, as Kafka's KafkaRaftClient is one file: its handlers share the quorum,
+the log and the request manager, and reading one next to another (a request and its response, a
+state's poll and its transitions) is how the protocol is learnt.
+
 Everything happens in ``poll``, on one thread, in Kafka's order::
 
     poll()

@@ -4,7 +4,9 @@ hands it the answers.
 Mirrors: org.apache.kafka.raft.MockNetworkChannel
          (raft/src/test/java/org/apache/kafka/raft/MockNetworkChannel.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: in kafka_lite/raft/ rather than among the tests, since the Raft simulator runs on it too.
+Differs: in kafka_lite/raft/ rather than among the tests, since the Raft simulator runs on it too;
+         the known destinations are those given to ``update_endpoint`` (Kafka's takes them in its
+         constructor), and a request is awaited from its send, not from its drain.
 
 ``send`` keeps the request in the send queue and remembers it by correlation id; ``mock_receive``
 completes the matching request's future with a response, as a real channel does when the answer

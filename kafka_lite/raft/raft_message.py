@@ -1,13 +1,14 @@
 """The messages the Raft client exchanges with its peers: requests and responses, each with the
 correlation id that pairs them, as plain schema dicts.
 
-Mirrors: org.apache.kafka.raft.RaftMessage, RaftRequest (Inbound, Outbound) and RaftResponse
-         (Inbound, Outbound) (raft/src/main/java/org/apache/kafka/raft/, Kafka 3.3.0)
+Mirrors: org.apache.kafka.raft.RaftMessage, RaftRequest and RaftResponse
+         (raft/src/main/java/org/apache/kafka/raft/, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: ``data`` is the body dict of ``raft_messages.py``'s schemas with its ``api_key`` beside it,
          where Kafka's is a generated ``ApiMessage`` that knows its own key; the completion is a
          ``concurrent.futures.Future``, Kafka's a ``CompletableFuture``.
 
+Each of RaftRequest and RaftResponse has two nested classes, Inbound and Outbound, as Kafka's do.
 The client sees four kinds of message, and the direction decides who completes what:
 
 * ``RaftRequest.Outbound``: a request this node sends; the network channel completes its

@@ -1,11 +1,13 @@
 """Building and reading the Raft APIs' one-partition messages, and the error codes they carry.
 
-Mirrors: org.apache.kafka.raft.RaftUtil and the ``singletonRequest``/``singletonResponse`` helpers
-         of VoteRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, DescribeQuorumResponse
-         (raft/src/main/java/org/apache/kafka/raft/RaftUtil.java and clients/.../requests/, Kafka 3.3.0)
+Mirrors: org.apache.kafka.raft.RaftUtil
+         (raft/src/main/java/org/apache/kafka/raft/RaftUtil.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: ``RaftErrors`` holds the codes of Kafka 3.3's ``Errors`` that the Raft APIs answer with;
          kafka_lite's ``common/errors.py`` is 0.11's table, which has none of the Raft ones.
+
+The builders are also the ``singletonRequest``/``singletonResponse`` helpers of Kafka's VoteRequest,
+BeginQuorumEpochRequest, EndQuorumEpochRequest and DescribeQuorumResponse.
 
 Every Raft message carries topics and partitions, as Kafka's multi-partition APIs do, but a quorum
 replicates exactly one partition (``__cluster_metadata``-0). A message for any other partition is
