@@ -10,12 +10,15 @@ from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.control_record_utils import LEADER_CHANGE, deserialize_leader_change_message
 from kafka_lite.common.record.end_transaction_marker import ControlRecordType
+from kafka_lite.raft import raft_util
 from kafka_lite.raft.election_state import ElectionState
+from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_client import LeaderAndEpoch, NotLeaderException
 from kafka_lite.raft.raft_util import RaftErrors
 from tests.raft.raft_client_test_context import (
     ELECTION_TIMEOUT_MS,
     FETCH_TIMEOUT_MS,
+    METADATA_PARTITION,
     RaftClientTestContext,
     batch,
 )
@@ -222,8 +225,6 @@ def test_fetch_from_an_unknown_replica_is_served_as_an_observer_and_never_counts
 )
 def test_malformed_fetch_is_an_invalid_request(change):
     ctx, epoch = leader_context()
-    from kafka_lite.raft import raft_util
-    from tests.raft.raft_client_test_context import METADATA_PARTITION
 
     data = raft_util.fetch_request(
         raft_util.METADATA_TOPIC_ID, METADATA_PARTITION, None, 1, 0, epoch, 1, epoch, 100
@@ -406,8 +407,6 @@ def test_resign_sends_end_quorum_epoch_with_the_most_caught_up_successor_first()
 
 def test_end_quorum_epoch_makes_the_first_successor_stand_at_once():
     ctx = follower_context()
-    from kafka_lite.raft import raft_util
-    from tests.raft.raft_client_test_context import METADATA_PARTITION
 
     request = ctx.deliver_request(
         RaftApiKeys.END_QUORUM_EPOCH,
@@ -427,8 +426,6 @@ def test_graceful_shutdown_of_a_follower_completes_at_once():
 
 
 def test_describe_quorum_from_the_leader_and_elsewhere():
-    from kafka_lite.raft import raft_util
-    from tests.raft.raft_client_test_context import METADATA_PARTITION
 
     ctx, epoch = leader_context()
     request = ctx.deliver_request(
@@ -457,8 +454,6 @@ def test_vote_whose_last_epoch_is_not_below_its_candidate_epoch_is_invalid():
 
 
 def test_request_of_another_cluster_is_refused_at_the_top_level():
-    from kafka_lite.raft import raft_util
-    from tests.raft.raft_client_test_context import METADATA_PARTITION
 
     ctx = follower_context()
     data = raft_util.vote_request(METADATA_PARTITION, "other-cluster", 6, 2, 5, 10)
@@ -472,7 +467,6 @@ def test_request_of_another_cluster_is_refused_at_the_top_level():
 
 
 def test_follower_told_of_a_snapshot_fetches_it_in_pieces_and_continues_after_it():
-    from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 
     ctx = follower_context()
     ctx.poll()
@@ -501,9 +495,6 @@ def test_follower_told_of_a_snapshot_fetches_it_in_pieces_and_continues_after_it
 
 
 def test_leader_serves_a_snapshot_and_refuses_a_bad_position_or_unknown_id():
-    from kafka_lite.raft import raft_util
-    from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
-    from tests.raft.raft_client_test_context import METADATA_PARTITION
 
     ctx, epoch = leader_context()
     writer = ctx.log.store_snapshot(OffsetAndEpoch(1, 1))
@@ -521,3 +512,33 @@ def test_leader_serves_a_snapshot_and_refuses_a_bad_position_or_unknown_id():
     assert bytes(partition["unaligned_records"]) == b"2345"
     assert RaftErrors(ask((1, 1), 10)["error_code"]) == RaftErrors.POSITION_OUT_OF_RANGE
     assert RaftErrors(ask((7, 1), 0)["error_code"]) == RaftErrors.SNAPSHOT_NOT_FOUND
+
+
+def test_leader_shutdown_resigns_and_completes_once_another_leader_is_known():
+    ctx, epoch = leader_context()
+    future = ctx.client.shutdown(5_000)
+    ctx.poll()
+    assert ctx.state_name() == "Resigned" and not future.done()
+    ctx.poll()
+    assert sorted(e.destination_id for e in ctx.drain_sent(RaftApiKeys.END_QUORUM_EPOCH)) == [1, 2]
+
+    ctx.deliver_request(
+        RaftApiKeys.BEGIN_QUORUM_EPOCH,
+        raft_util.begin_quorum_epoch_request(METADATA_PARTITION, None, epoch + 1, 1),
+    )
+    ctx.poll(2)
+    assert (ctx.state_name(), ctx.quorum().leader_id()) == ("Follower", 1)
+    assert future.done() and future.exception() is None
+
+
+def test_observer_finds_the_leader_by_fetching_from_any_voter():
+    ctx = RaftClientTestContext(5, VOTERS)
+    assert ctx.quorum().is_observer()
+    ctx.poll()
+    (request,) = ctx.drain_sent(RaftApiKeys.FETCH)
+    assert request.destination_id in VOTERS and request.data["replica_id"] == 5
+    ctx.deliver_response(request, ctx.fetch_response(3, 1, error=RaftErrors.NOT_LEADER_OR_FOLLOWER))
+    ctx.poll()
+    assert (ctx.state_name(), ctx.quorum().epoch(), ctx.quorum().leader_id()) == ("Follower", 3, 1)
+    ctx.poll()
+    assert [r.destination_id for r in ctx.drain_sent(RaftApiKeys.FETCH)] == [1]
