@@ -630,11 +630,9 @@ class KafkaRaftClient(RaftClient):
         handler = handlers.get(request.api_key)
         if handler is None:
             raise IllegalArgumentException(f"Unexpected request type {request.api_key}")
-        try:
-            data = handler(request, current_time_ms)
-        except Exception:
-            log.exception("Caught unexpected error handling request %s", request)
-            data = raft_util.error_response(request.api_key, RaftErrors.UNKNOWN_SERVER_ERROR)
+        # An exception here is a bug, and goes up through poll() as in Kafka: only the leader's
+        # fetch completion turns one into an error code (UNKNOWN_SERVER_ERROR).
+        data = handler(request, current_time_ms)
         request.completion.set_result(RaftResponse.Outbound(request.correlation_id, request.api_key, data))
 
     def _handle_response(self, response: RaftResponse.Inbound, current_time_ms: int) -> None:
