@@ -485,7 +485,7 @@ def raft_timeouts_refuse_negative_values() -> None:
 
 
 def no_raft_simulation() -> None:
-    found = [p.name for p in (PACKAGE / "raft").glob("*.py") if "simulat" in p.name]
+    found = [p.relative_to(PACKAGE).as_posix() for p in (PACKAGE / "raft").rglob("*simulat*")]
     assert not found, found
 
 
