@@ -1,0 +1,245 @@
+"""The simulated cluster: each node's persistent state, the running Raft clients, kill and restart.
+
+Mirrors: RaftEventSimulationTest.Cluster, PersistentState and RaftNode
+         (raft/src/test/java/org/apache/kafka/raft/RaftEventSimulationTest.java, Kafka 3.3.0)
+Book:    beyond the book: chapter 12 (KRaft)
+Differs: voters only (no observers); each node draws from its own ``random.Random``, derived from
+         the seed, the node id and how often the node has started, where Kafka shares one.
+
+What a node keeps across a crash is its ``PersistentState``: the MockLog and the quorum state
+store. ``kill`` drops the running client and nothing else; ``start`` builds a fresh client over the
+same persistent state after ``MockLog.reopen``, which loses every entry not flushed, as a power cut
+would. ``kill_and_delete_persistent_state`` is the disk lost with the machine.
+
+The timeouts are Kafka's simulation's: an election timeout of 1 s, a fetch timeout of 3 s, and a
+short backoff, so that elections happen within a few simulated seconds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random as _random
+
+from kafka_lite.common.time import MockTime
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.raft.kafka_raft_client import KafkaRaftClient
+from kafka_lite.raft.mock_log import MockLog
+from kafka_lite.raft.mock_network_channel import MockNetworkChannel
+from kafka_lite.raft.mock_quorum_state_store import MockQuorumStateStore
+from kafka_lite.raft.raft_config import InetAddressSpec, RaftConfig
+from kafka_lite.raft.simulation.replicated_counter import IntSerde, ReplicatedCounter
+
+METADATA_PARTITION = TopicPartition("__cluster_metadata", 0)
+ELECTION_TIMEOUT_MS = 1000
+ELECTION_JITTER_MS = 100
+FETCH_TIMEOUT_MS = 3000
+RETRY_BACKOFF_MS = 50
+REQUEST_TIMEOUT_MS = 3000
+FETCH_MAX_WAIT_MS = 100
+LINGER_MS = 0
+SHUTDOWN_TIMEOUT_MS = 500
+
+
+class NodeCrashed(RuntimeError):
+    """An exception thrown out of a node's poll, tagged with the node."""
+
+    def __init__(self, node_id: int, cause: Exception) -> None:
+        super().__init__(f"Uncaught exception during poll of node {node_id}: {cause!r}")
+        self.node_ids = [node_id]
+
+
+class PersistentState:
+    """What survives a crash: the log (up to its last flush) and the election state."""
+
+    def __init__(self) -> None:
+        self.store = MockQuorumStateStore()
+        self.log = MockLog(METADATA_PARTITION)
+
+
+class RaftNode:
+    """One running incarnation of a node: its client, its channel and its counter."""
+
+    def __init__(
+        self, node_id: int, client: KafkaRaftClient, log: MockLog, channel: MockNetworkChannel,
+        store: MockQuorumStateStore,
+    ) -> None:  # fmt: skip
+        self.node_id = node_id
+        self.client = client
+        self.log = log
+        self.channel = channel
+        self.store = store
+        self.counter = ReplicatedCounter(node_id, client)
+        self.shutting_down = False
+
+    def initialize(self) -> None:
+        self.client.register(self.counter)
+        self.client.initialize()
+
+    def poll(self) -> None:
+        # As Kafka's: poll until the message queue is empty, so a burst of messages is handled
+        # in one event rather than one per poll interval.
+        try:
+            self.client.poll()
+            while self.client.message_queue_size() > 0:
+                self.client.poll()
+        except Exception as e:
+            raise NodeCrashed(self.node_id, e) from e
+
+    def high_watermark(self) -> int:
+        high_watermark = self.client.quorum().high_watermark()
+        return high_watermark.offset if high_watermark is not None else 0
+
+    def log_end_offset(self) -> int:
+        return self.log.end_offset().offset
+
+    def __repr__(self) -> str:
+        return f"Node(id={self.node_id}, hw={self.high_watermark()}, logEndOffset={self.log_end_offset()})"
+
+
+class Cluster:
+    def __init__(self, num_voters: int, seed: int, time: MockTime | None = None) -> None:
+        self.seed = seed
+        self.time = time or MockTime()
+        # Shared by every channel: correlation ids never collide between nodes.
+        self._correlation_ids = itertools.count()
+        self.voters = set(range(num_voters))
+        self.nodes: dict[int, PersistentState] = {
+            node_id: PersistentState() for node_id in sorted(self.voters)
+        }
+        self.running: dict[int, RaftNode] = {}
+        self._starts: dict[int, int] = dict.fromkeys(self.nodes, 0)
+
+    # -- membership -------------------------------------------------------------------------------------
+
+    def majority_size(self) -> int:
+        return len(self.voters) // 2 + 1
+
+    def start_all(self) -> None:
+        for node_id in self.nodes:
+            self.start(node_id)
+
+    def start(self, node_id: int) -> RaftNode:
+        state = self.nodes[node_id]
+        # The crash happens here rather than in kill: until the restart the unflushed tail is
+        # still in memory, which is what the MajorityReachedHighWatermark check reads.
+        state.log.reopen()
+        channel = MockNetworkChannel(self._correlation_ids)
+        connections = {v: InetAddressSpec("localhost", 9990 + v) for v in sorted(self.voters)}
+        for v, spec in connections.items():
+            channel.update_endpoint(v, (spec.host, spec.port))
+        config = RaftConfig(
+            connections, REQUEST_TIMEOUT_MS, RETRY_BACKOFF_MS, ELECTION_TIMEOUT_MS, ELECTION_JITTER_MS,
+            FETCH_TIMEOUT_MS, LINGER_MS,
+        )  # fmt: skip
+        self._starts[node_id] += 1
+        node_random = _random.Random(f"{self.seed}/node-{node_id}/start-{self._starts[node_id]}")
+        client = KafkaRaftClient(
+            IntSerde(), channel, state.log, state.store, self.time, node_random, config, node_id,
+            fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
+        )  # fmt: skip
+        node = RaftNode(node_id, client, state.log, channel, state.store)
+        node.initialize()
+        self.running[node_id] = node
+        return node
+
+    def kill(self, node_id: int) -> None:
+        self.running.pop(node_id, None)
+
+    def kill_all(self) -> None:
+        self.running.clear()
+
+    def kill_and_delete_persistent_state(self, node_id: int) -> None:
+        self.kill(node_id)
+        self.nodes[node_id] = PersistentState()
+
+    def shutdown(self, node_id: int) -> None:
+        """A graceful shutdown: a leader resigns first; the node stops once that is done."""
+        node = self.running[node_id]
+        node.shutting_down = True
+        node.client.shutdown(SHUTDOWN_TIMEOUT_MS).add_done_callback(lambda _: self._kill_if(node))
+
+    def _kill_if(self, node: RaftNode) -> None:
+        if self.running.get(node.node_id) is node:
+            self.kill(node.node_id)
+
+    def poll_if_running(self, node_id: int) -> None:
+        node = self.running.get(node_id)
+        if node is not None:
+            node.poll()
+
+    # -- what the scenarios and invariants ask ----------------------------------------------------------
+
+    def leader_node(self) -> RaftNode | None:
+        """The running leader of the highest epoch, if any."""
+        leaders = [n for n in self.running.values() if n.client.quorum().is_leader()]
+        return max(leaders, key=lambda n: n.client.quorum().epoch(), default=None)
+
+    def leader_high_watermark(self) -> int | None:
+        leader = self.leader_node()
+        if leader is None:
+            return None
+        high_watermark = leader.client.quorum().high_watermark()
+        return high_watermark.offset if high_watermark is not None else None
+
+    def latest_leader(self) -> int | None:
+        """The leader of the highest epoch any running node knows of."""
+        latest_leader, latest_epoch = None, 0
+        for node in self.running.values():
+            quorum = node.client.quorum()
+            if quorum.epoch() > latest_epoch:
+                latest_leader, latest_epoch = quorum.leader_id(), quorum.epoch()
+            elif quorum.epoch() == latest_epoch and quorum.leader_id() is not None:
+                latest_leader = quorum.leader_id()
+        return latest_leader
+
+    def has_leader(self, node_id: int) -> bool:
+        return self.latest_leader() == node_id
+
+    def has_consistent_leader(self) -> bool:
+        """Every running node has stored the same election, and it names a leader."""
+        elections = [node.store.read_election_state() for node in self.running.values()]
+        if not elections or elections[0] is None or not elections[0].has_leader():
+            return False
+        return all(election == elections[0] for election in elections)
+
+    def max_log_end_offset(self) -> int:
+        return max((n.log_end_offset() for n in self.running.values()), default=0)
+
+    def max_high_watermark_reached(self, node_ids: set[int] | None = None) -> int:
+        return max(
+            (n.high_watermark() for n in self.running.values() if node_ids is None or n.node_id in node_ids),
+            default=0,
+        )
+
+    def any_reached_high_watermark(self, offset: int) -> bool:
+        return any(n.high_watermark() > offset for n in self.running.values())
+
+    def all_reached_high_watermark(self, offset: int, node_ids: set[int] | None = None) -> bool:
+        if node_ids is None:
+            return all(n.high_watermark() >= offset for n in self.running.values())
+        return all(node_id in self.running and self.running[node_id].high_watermark() >= offset
+                   for node_id in node_ids)  # fmt: skip
+
+    def random_running(self, random: _random.Random) -> RaftNode | None:
+        nodes = [self.running[node_id] for node_id in sorted(self.running)]
+        return random.choice(nodes) if nodes else None
+
+    def with_current_leader(self, action) -> None:
+        for node_id in sorted(self.running):
+            node = self.running[node_id]
+            if node.client.quorum().is_leader():
+                action(node)
+
+
+class SequentialAppendAction:
+    """The workload: the leader's counter increments, when it has claimed its epoch."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+
+    def __call__(self) -> None:
+        def increment(node: RaftNode) -> None:
+            if not node.shutting_down and node.counter.is_writable():
+                node.counter.increment()
+
+        self._cluster.with_current_leader(increment)

@@ -1,0 +1,173 @@
+"""What must hold in every state a simulated quorum passes through, and what the run must end with.
+
+Mirrors: RaftEventSimulationTest.MonotonicHighWatermark, MonotonicEpoch, MajorityReachedHighWatermark,
+         SingleLeader, SnapshotAtLogStart and ConsistentCommittedData
+         (raft/src/test/java/org/apache/kafka/raft/RaftEventSimulationTest.java, Kafka 3.3.0)
+Book:    beyond the book: chapter 12 (KRaft)
+
+Each is one of Raft's safety properties, read off the nodes from outside:
+
+* ``SingleLeader``: at most one leader per epoch (the paper's Election Safety), read from what each
+  node has stored, since a stored election is what a node acts on after a restart;
+* ``MonotonicEpoch``: a node's stored epoch never goes back, and the running client agrees with it;
+* ``MonotonicHighWatermark``: the leader's high watermark never goes back: committed stays committed;
+* ``MajorityReachedHighWatermark``: a majority of voters' logs reach the leader's high watermark
+  (Raft's definition of committed, checked against the logs rather than the leader's bookkeeping);
+* ``SnapshotAtLogStart``: the log starts where its earliest snapshot ends;
+* ``ConsistentCommittedData`` (checked when a run ends): every offset below a node's high watermark
+  holds the same value on every node that has it (the paper's State Machine Safety).
+
+A broken one raises ``SimulationFailure`` naming itself, the seed, the simulated time and the nodes.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.raft.simulation.cluster import Cluster, RaftNode
+from kafka_lite.raft.simulation.event_scheduler import EventScheduler
+from kafka_lite.raft.valid_offset_and_epoch import Kind
+
+
+class MonotonicHighWatermark:
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+        self._high_watermark = 0
+
+    def verify(self, scheduler: EventScheduler) -> None:
+        new_high_watermark = self._cluster.leader_high_watermark()
+        if new_high_watermark is None:
+            return
+        old_high_watermark, self._high_watermark = self._high_watermark, new_high_watermark
+        if new_high_watermark < old_high_watermark:
+            leader = self._cluster.leader_node()
+            raise scheduler.fail(
+                "MonotonicHighWatermark", [leader.node_id],
+                f"Non-monotonic update of high watermark detected: {old_high_watermark} -> {new_high_watermark}",
+            )  # fmt: skip
+
+
+class MonotonicEpoch:
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+        self._node_epochs = dict.fromkeys(cluster.nodes, 0)
+
+    def verify(self, scheduler: EventScheduler) -> None:
+        for node_id, state in self._cluster.nodes.items():
+            election = state.store.read_election_state()
+            if election is None:
+                continue
+            old_epoch = self._node_epochs[node_id]
+            if old_epoch > election.epoch:
+                raise scheduler.fail(
+                    "MonotonicEpoch", [node_id],
+                    f"Non-monotonic update of epoch detected on node {node_id}: {old_epoch} -> {election.epoch}",
+                )  # fmt: skip
+            node = self._cluster.running.get(node_id)
+            if node is not None and node.client.quorum().epoch() != election.epoch:
+                raise scheduler.fail(
+                    "MonotonicEpoch", [node_id],
+                    f"node {node_id} runs in epoch {node.client.quorum().epoch()} but stored epoch "
+                    f"{election.epoch}",
+                )  # fmt: skip
+            self._node_epochs[node_id] = election.epoch
+
+
+class MajorityReachedHighWatermark:
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+
+    def verify(self, scheduler: EventScheduler) -> None:
+        high_watermark = self._cluster.leader_high_watermark()
+        if high_watermark is None:
+            return
+        reached = [
+            node_id for node_id, state in self._cluster.nodes.items()
+            if node_id in self._cluster.voters and state.log.end_offset().offset >= high_watermark
+        ]  # fmt: skip
+        if len(reached) < self._cluster.majority_size():
+            leader = self._cluster.leader_node()
+            raise scheduler.fail(
+                "MajorityReachedHighWatermark", [leader.node_id, *reached],
+                f"Insufficient nodes have reached current high watermark {high_watermark}: only {reached} "
+                f"of voters {sorted(self._cluster.voters)}",
+            )  # fmt: skip
+
+
+class SingleLeader:
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+        self._epoch = 0
+        self._leader_id: int | None = None
+
+    def verify(self, scheduler: EventScheduler) -> None:
+        for node_id, state in self._cluster.nodes.items():
+            election = state.store.read_election_state()
+            if election is None or election.epoch < self._epoch or not election.has_leader():
+                continue
+            if election.epoch == self._epoch and self._leader_id is not None:
+                if election.leader_id() != self._leader_id:
+                    raise scheduler.fail(
+                        "SingleLeader", [node_id, self._leader_id, election.leader_id()],
+                        f"two leaders in epoch {self._epoch}: {self._leader_id} and {election.leader_id()} "
+                        f"(stored by node {node_id})",
+                    )  # fmt: skip
+            else:
+                self._epoch = election.epoch
+                self._leader_id = election.leader_id()
+
+
+class SnapshotAtLogStart:
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+
+    def verify(self, scheduler: EventScheduler) -> None:
+        for node_id, state in self._cluster.nodes.items():
+            log = state.log
+            snapshot_id = log.earliest_snapshot_id()
+            if snapshot_id is None:
+                continue
+            log_start_offset = log.start_offset()
+            if log_start_offset > snapshot_id.offset:
+                raise scheduler.fail(
+                    "SnapshotAtLogStart", [node_id],
+                    f"invalid log start offset ({log_start_offset}) and snapshotId offset ({snapshot_id.offset})",
+                )  # fmt: skip
+            valid = log.validate_offset_and_epoch(snapshot_id.offset, snapshot_id.epoch)
+            if valid.kind is not Kind.VALID or valid.offset_and_epoch != snapshot_id:
+                raise scheduler.fail("SnapshotAtLogStart", [node_id], f"invalid leader epoch cache: {valid}")
+            if log_start_offset > 0 and log_start_offset != snapshot_id.offset:
+                raise scheduler.fail(
+                    "SnapshotAtLogStart", [node_id],
+                    f"missing snapshot at log start offset {log_start_offset} (earliest is {snapshot_id})",
+                )  # fmt: skip
+
+
+class ConsistentCommittedData:
+    """Every value below a node's high watermark, remembered across checks and compared on all nodes."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+        self._committed: dict[int, tuple[int, int]] = {}  # offset -> (value, the node it was first seen on)
+
+    def validate(self, scheduler: EventScheduler) -> None:
+        for node_id in sorted(self._cluster.running):
+            self._check(scheduler, self._cluster.running[node_id])
+
+    def _check(self, scheduler: EventScheduler, node: RaftNode) -> None:
+        high_watermark = node.client.quorum().high_watermark()
+        if high_watermark is None:
+            return  # nothing is known committed on this node yet
+        for batch in node.log.read_batches(node.log.start_offset(), high_watermark.offset):
+            if batch.is_control_batch:
+                continue
+            for record in MemoryRecords(batch.data).records():
+                value = struct.unpack(">i", bytes(record.value))[0]
+                first_value, first_node = self._committed.setdefault(record.offset, (value, node.node_id))
+                if value != first_value:
+                    raise scheduler.fail(
+                        "ConsistentCommittedData", [first_node, node.node_id],
+                        f"Committed sequence at offset {record.offset} changed on node {node.node_id}: "
+                        f"{first_value} (node {first_node}) -> {value}",
+                    )  # fmt: skip
