@@ -484,11 +484,6 @@ def raft_timeouts_refuse_negative_values() -> None:
             raft_config.CONFIG_DEF.parse({**base, name: -1})
 
 
-def no_raft_simulation() -> None:
-    found = [p.relative_to(PACKAGE).as_posix() for p in (PACKAGE / "raft").rglob("*simulat*")]
-    assert not found, found
-
-
 def kraft_has_no_notebook_or_lab() -> None:
     notebooks = list((CHAPTERS / "ch12_kraft").glob("*.ipynb"))
     assert not notebooks, notebooks
@@ -1298,7 +1293,6 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds("**The timeouts refuse negative values**", raft_timeouts_refuse_negative_values),
-        holds("**A deterministic simulation**", no_raft_simulation),
         holds("**`kafka-lite raft test-server`**", lambda: missing("kafka_lite.cli.raft:register")),
         holds("**This chapter's notebook and lab.**", kraft_has_no_notebook_or_lab),
         holds(

@@ -3,6 +3,10 @@ the golden bytes the protocol tests hold the codec to."""
 
 from __future__ import annotations
 
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +19,8 @@ from tests.common.protocol import test_raft_golden
 
 pytestmark = pytest.mark.docs
 
-GUIDE = Path(__file__).resolve().parents[2] / "chapters" / "ch12_kraft" / "index.md"
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "chapters" / "ch12_kraft" / "index.md"
 RULES = {cell: rule for rule, cell in generated_tables.EPOCH_CELLS.items()}
 
 
@@ -71,3 +76,16 @@ def test_the_guides_vote_request_is_the_golden_bytes_field_by_field():
     page = rendered_guide()
     for chunk, comment in chunks:
         assert f"| `{chunk}` | {comment} |" in page
+
+
+def test_the_guides_simulation_command_runs_as_written():
+    # The recipe, as the page gives it: the one ``sh`` block of the guide, run in the project's Python.
+    blocks = re.findall(r"```sh\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 1, blocks
+    command = shlex.split(blocks[0].strip())
+    assert command[:3] == ["python", "-m", "kafka_lite.raft.simulation"], command
+    done = subprocess.run(
+        [sys.executable, *command[1:]], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1/1 seeds passed" in done.stdout, done.stdout
