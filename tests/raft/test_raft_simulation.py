@@ -11,12 +11,16 @@ Each planted bug is patched in for one test only (``monkeypatch``), never into t
 from __future__ import annotations
 
 import logging
+import struct
 
 import pytest
 
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.default_record_batch import set_partition_leader_epoch
 from kafka_lite.raft import candidate_state, leader_state
 from kafka_lite.raft.election_state import ElectionState
 from kafka_lite.raft.mock_log import MockLog
+from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.simulation import __main__ as cli
 from kafka_lite.raft.simulation import cluster as cluster_module
 from kafka_lite.raft.simulation import scenarios
@@ -185,3 +189,36 @@ def test_monotonic_high_watermark_catches_a_commit_before_the_epochs_first_entry
     with pytest.raises(SimulationFailure) as failure:
         sim.scheduler.run_until(lambda: False, "the planted bug", 20_000)
     _assert_caught(failure, "MonotonicHighWatermark", "canElectNewLeaderAfterOldLeaderFailure", seed)
+
+
+def test_consistent_committed_data_catches_a_committed_record_rewritten_on_one_node() -> None:
+    seed = 4
+    sim = scenarios.can_elect_initial_leader(seed, num_voters=3, records=RECORDS)
+    follower = next(n for n in sim.cluster.running.values() if not n.client.quorum().is_leader())
+    committed = follower.log.read_batches(0, follower.client.quorum().high_watermark().offset)
+    victim = next(b for b in committed if not b.is_control_batch)
+    # The planted bug: one node's copy of a committed batch changes its values in place.
+    records = list(MemoryRecords(victim.data).records())
+    rewritten = MemoryRecords.with_records(
+        [(r.timestamp, None, struct.pack(">i", 1000 + i)) for i, r in enumerate(records)],
+        base_offset=victim.base_offset,
+    )
+    data = bytearray(rewritten.buffer())
+    set_partition_leader_epoch(data, 0, victim.epoch)
+    victim.data = bytes(data)
+    with pytest.raises(SimulationFailure) as failure:
+        sim.scheduler.run_until(lambda: True, "validation")
+    _assert_caught(failure, "ConsistentCommittedData", "canElectInitialLeader", seed)
+
+
+def test_snapshot_at_log_start_catches_a_snapshot_the_log_does_not_hold() -> None:
+    seed = 6
+    sim = scenarios.can_elect_initial_leader(seed, num_voters=3, records=RECORDS)
+    node = sim.cluster.running[sim.cluster.latest_leader()]
+    high_watermark = node.client.quorum().high_watermark().offset
+    # The planted bug: a snapshot stamped with an epoch the log never had at that offset.
+    writer = node.log.store_snapshot(OffsetAndEpoch(high_watermark, node.client.quorum().epoch() + 5))
+    writer.freeze()
+    with pytest.raises(SimulationFailure) as failure:
+        sim.scheduler.run_until(lambda: False, "the planted bug", 100)
+    _assert_caught(failure, "SnapshotAtLogStart", "canElectInitialLeader", seed)
