@@ -70,6 +70,8 @@ class RaftNode:
         self.store = store
         self.counter = ReplicatedCounter(node_id, client)
         self.shutting_down = False
+        # Set once a graceful shutdown completes: the client then no longer takes messages.
+        self.stopped = False
 
     def initialize(self) -> None:
         self.client.register(self.counter)
@@ -80,7 +82,7 @@ class RaftNode:
         # in one event rather than one per poll interval.
         try:
             self.client.poll()
-            while self.client.message_queue_size() > 0:
+            while not self.stopped and self.client.message_queue_size() > 0:
                 self.client.poll()
         except Exception as e:
             raise NodeCrashed(self.node_id, e) from e
@@ -159,6 +161,7 @@ class Cluster:
         node.client.shutdown(SHUTDOWN_TIMEOUT_MS).add_done_callback(lambda _: self._kill_if(node))
 
     def _kill_if(self, node: RaftNode) -> None:
+        node.stopped = True
         if self.running.get(node.node_id) is node:
             self.kill(node.node_id)
 
