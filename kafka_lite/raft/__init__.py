@@ -2,7 +2,7 @@
 controller Kafka runs since it left ZooKeeper (KIP-500, KIP-595, KIP-630).
 
 Mirrors: org.apache.kafka.raft (raft/src/main/java/org/apache/kafka/raft/, Kafka 3.3.0)
-Book:    beyond the book: chapter 12 (the book's controller is chapter 7's, on ZooKeeper)
+Book:    beyond the book: chapter 12 (KRaft)
 
 One module per Kafka class. Leader election is Raft's; replication is Kafka's own: followers pull
 from the leader with Fetch, and the leader answers a follower whose log diverged with the epoch and

@@ -3,7 +3,7 @@ into the log after ``append_linger_ms`` or as soon as a batch is full.
 
 Mirrors: org.apache.kafka.raft.internals.BatchAccumulator
          (raft/src/main/java/org/apache/kafka/raft/internals/BatchAccumulator.java, Kafka 3.3.0)
-Book:    beyond the book: chapter 12 (KRaft), and chapter 2's RecordAccumulator for the same idea
+Book:    beyond the book: chapter 12 (KRaft)
 Differs: a plain lock, no memory pool (a batch is freed with its bytes); ``append`` is Kafka's
          ``append`` and ``appendAtomic`` in one, chosen by ``is_atomic``.
 

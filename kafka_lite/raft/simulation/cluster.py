@@ -1,6 +1,6 @@
 """The simulated cluster: each node's persistent state, the running Raft clients, kill and restart.
 
-Mirrors: RaftEventSimulationTest.Cluster, PersistentState and RaftNode
+Mirrors: org.apache.kafka.raft.RaftEventSimulationTest (Cluster, PersistentState and RaftNode)
          (raft/src/test/java/org/apache/kafka/raft/RaftEventSimulationTest.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: voters only (no observers); each node draws from its own ``random.Random``, derived from

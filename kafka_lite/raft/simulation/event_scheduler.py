@@ -1,6 +1,6 @@
 """One queue of events over simulated time: what makes a simulated quorum deterministic.
 
-Mirrors: RaftEventSimulationTest.EventScheduler, Event and PeriodicEvent
+Mirrors: org.apache.kafka.raft.RaftEventSimulationTest (EventScheduler, Event and PeriodicEvent)
          (raft/src/test/java/org/apache/kafka/raft/RaftEventSimulationTest.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: ``run_until`` is bounded by simulated time as well as by a number of events, so a scenario

@@ -1,7 +1,7 @@
 """What must hold in every state a simulated quorum passes through, and what the run must end with.
 
-Mirrors: RaftEventSimulationTest.MonotonicHighWatermark, MonotonicEpoch, MajorityReachedHighWatermark,
-         SingleLeader, SnapshotAtLogStart and ConsistentCommittedData
+Mirrors: org.apache.kafka.raft.RaftEventSimulationTest (MonotonicHighWatermark, MonotonicEpoch,
+         MajorityReachedHighWatermark, SingleLeader, SnapshotAtLogStart and ConsistentCommittedData)
          (raft/src/test/java/org/apache/kafka/raft/RaftEventSimulationTest.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 

@@ -1,8 +1,8 @@
 """The simulated network: each node's sent requests delivered to their destination after a seeded
 latency, and the answers carried back, through per-node filters that drop traffic.
 
-Mirrors: RaftEventSimulationTest.MessageRouter, NetworkFilter, PermitAllTraffic, DropAllTraffic
-         and DropOutboundRequestsFrom
+Mirrors: org.apache.kafka.raft.RaftEventSimulationTest (MessageRouter, NetworkFilter, PermitAllTraffic,
+         DropAllTraffic and DropOutboundRequestsFrom)
          (raft/src/test/java/org/apache/kafka/raft/RaftEventSimulationTest.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: every message waits a latency drawn from the router's random before it arrives, where Kafka

@@ -1,8 +1,8 @@
 """The scenarios: a quorum warms up, something fails, and the quorum must recover within bounds.
 
-Mirrors: RaftEventSimulationTest's properties (canElectInitialLeader ... canRecoverFromSingleNode-
-         CommittedDataLoss) (raft/src/test/java/org/apache/kafka/raft/RaftEventSimulationTest.java,
-         Kafka 3.3.0)
+Mirrors: org.apache.kafka.raft.RaftEventSimulationTest, its seven properties (canElectInitialLeader
+         to canRecoverFromSingleNodeCommittedDataLoss)
+         (raft/src/test/java/org/apache/kafka/raft/RaftEventSimulationTest.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: the seed alone decides the run: the number of voters is drawn from it within Kafka's range
          (jqwik draws it beside the seed); record counts are Kafka's scaled by ``records`` (10 by
