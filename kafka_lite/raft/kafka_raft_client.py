@@ -793,23 +793,12 @@ class KafkaRaftClient(RaftClient):
         )  # fmt: skip
 
     def handle_vote_response(self, response: RaftResponse.Inbound, current_time_ms: int) -> bool:
-        top_level_error = RaftErrors.for_code(response.data["error_code"])
-        if top_level_error != RaftErrors.NONE:
-            return self._handle_top_level_error(top_level_error, response)
-        partition = raft_util.single_partition(response.data, self._log.topic_partition())
-        if partition is None:
-            return False
-        error = RaftErrors.for_code(partition["error_code"])
-        handled = self._maybe_handle_common_response(
-            error,
-            self._optional_leader_id(partition["leader_id"]),
-            partition["leader_epoch"],
-            current_time_ms,
+        return self._handle_partition_response(
+            response, current_time_ms, lambda partition: self._on_vote(response, partition, current_time_ms)
         )
-        if handled is not None:
-            return handled
-        if error != RaftErrors.NONE:
-            return self._handle_unexpected_error(error, response)
+
+    def _on_vote(self, response: RaftResponse.Inbound, partition: dict, current_time_ms: int) -> None:
+        """A voter's answer without error: a granted vote may make this candidate leader."""
         if self._quorum.is_leader():
             log.debug("Ignoring vote response %s since we already became leader for epoch %d",
                       partition, self._quorum.epoch())  # fmt: skip
@@ -831,7 +820,6 @@ class KafkaRaftClient(RaftClient):
         else:
             log.debug("Ignoring vote response %s since we are no longer a candidate in epoch %d",
                       partition, self._quorum.epoch())  # fmt: skip
-        return True
 
     # -- BeginQuorumEpoch ------------------------------------------------------------------------------------
 
@@ -858,9 +846,12 @@ class KafkaRaftClient(RaftClient):
             self._quorum.leader_id_or_sentinel(),
         )  # fmt: skip
 
-    def _handle_leader_response(
-        self, response: RaftResponse.Inbound, current_time_ms: int, on_success: Callable[[int], None]
+    def _handle_partition_response(
+        self, response: RaftResponse.Inbound, current_time_ms: int, on_success: Callable[[dict], None]
     ) -> bool:
+        """The checks every one-partition answer goes through, in Kafka's order: a top-level error, the
+        partition, then an epoch or leader newer than this node's (``_maybe_handle_common_response``);
+        only an answer that survives them reaches ``on_success`` with its partition."""
         top_level_error = RaftErrors.for_code(response.data["error_code"])
         if top_level_error != RaftErrors.NONE:
             return self._handle_top_level_error(top_level_error, response)
@@ -878,7 +869,7 @@ class KafkaRaftClient(RaftClient):
             return handled
         if error != RaftErrors.NONE:
             return self._handle_unexpected_error(error, response)
-        on_success(response.source_id)
+        on_success(partition)
         return True
 
     def handle_begin_quorum_epoch_response(
@@ -893,7 +884,9 @@ class KafkaRaftClient(RaftClient):
                     response,
                 )
 
-        return self._handle_leader_response(response, current_time_ms, acknowledge)
+        return self._handle_partition_response(
+            response, current_time_ms, lambda _: acknowledge(response.source_id)
+        )
 
     # -- EndQuorumEpoch --------------------------------------------------------------------------------------
 
@@ -937,7 +930,9 @@ class KafkaRaftClient(RaftClient):
             if self._quorum.is_resigned():
                 self._quorum.resigned_state_or_throw().acknowledge_resignation(remote_node_id)
 
-        return self._handle_leader_response(response, current_time_ms, acknowledge)
+        return self._handle_partition_response(
+            response, current_time_ms, lambda _: acknowledge(response.source_id)
+        )
 
     # -- Fetch -----------------------------------------------------------------------------------------------
 
