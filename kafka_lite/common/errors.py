@@ -7,7 +7,8 @@ Differs: Kafka writes ~55 exception classes by hand; here the table ``ERROR_TABL
          source and the classes are generated from it, so a code, its name, its exception and its
          retriability cannot disagree. Names are Kafka 0.11-2.5's (``NOT_COORDINATOR``; 2.6 renamed
          code 6 ``NOT_LEADER_OR_FOLLOWER``);
-         where Kafka 0.10 used another name, ``OLD_NAMES`` records it for the docs.
+         where Kafka 0.10 used another name, ``OLD_NAMES`` records it for the docs. The later codes
+         chapter 12's Raft answers with (Kafka 3.3.0's) are ``LATER_ERROR_TABLE``, read the same way.
 
 How it is used: a response decoder turns an ``error_code`` into an exception with
 ``Errors.for_code(code).exception()``; a broker handler catches an ``ApiException`` and answers with
@@ -441,6 +442,68 @@ OLD_NAMES = {
     16: "NOT_COORDINATOR_FOR_GROUP",
 }
 
+# The codes Kafka added after 0.11 that kafka_lite's Raft (chapter 12, Kafka 3.3.0) answers with. They
+# are a table of their own so that 0.11's table above stays the broker's and the clients' (no 0.11
+# broker sends these), yet they are ``Errors`` like every other code: one lookup, one exception
+# class per code. Same columns as ``ERROR_TABLE``; the facts are Kafka 3.3.0's
+# (``clients/.../protocol/Errors.java`` and ``common/errors/*Exception.java``). A voter fences a
+# request from an older epoch (74) and cannot yet answer one from a newer epoch (75); a sender outside
+# the voters is refused (94); a follower asks for a snapshot the leader no longer has (98) or a byte
+# past its end (99); Fetch v13 names topics by id (100, 103); a message from another cluster (104).
+LATER_ERROR_TABLE: tuple[tuple[int, str, str, str, str], ...] = (
+    (
+        74,
+        "FENCED_LEADER_EPOCH",
+        "FencedLeaderEpochException",
+        "M",
+        "The leader epoch in the request is older than the epoch on the broker.",
+    ),
+    (
+        75,
+        "UNKNOWN_LEADER_EPOCH",
+        "UnknownLeaderEpochException",
+        "R",
+        "The leader epoch in the request is newer than the epoch on the broker.",
+    ),
+    (
+        94,
+        "INCONSISTENT_VOTER_SET",
+        "InconsistentVoterSetException",
+        "A",
+        "The sender or the receiver of a request only voters send is not one of the expected voters.",
+    ),
+    (98, "SNAPSHOT_NOT_FOUND", "SnapshotNotFoundException", "A", "The requested snapshot was not found."),
+    (
+        99,
+        "POSITION_OUT_OF_RANGE",
+        "PositionOutOfRangeException",
+        "A",
+        "The requested position is negative or not less than the size of the snapshot.",
+    ),
+    (100, "UNKNOWN_TOPIC_ID", "UnknownTopicIdException", "M", "This broker does not host this topic id."),
+    (
+        103,
+        "INCONSISTENT_TOPIC_ID",
+        "InconsistentTopicIdException",
+        "M",
+        "The topic id of the log does not match the topic id in the request.",
+    ),
+    (
+        104,
+        "INCONSISTENT_CLUSTER_ID",
+        "InconsistentClusterIdException",
+        "A",
+        "The cluster id in the request does not match the one this server belongs to.",
+    ),
+)
+
+# Kafka 2.6+'s names for codes of the table above (Kafka 3.3's Raft code uses these; shown in the docs
+# beside the table's name).
+NEW_NAMES = {
+    -1: "UNKNOWN_SERVER_ERROR",
+    6: "NOT_LEADER_OR_FOLLOWER",
+}
+
 _BASES = {"A": ApiException, "R": RetriableException, "M": InvalidMetadataException}
 
 
@@ -490,7 +553,7 @@ NONE = Errors(0, "NONE", "No error.", None)
 _BY_CODE: dict[int, Errors] = {0: NONE}
 _BY_CLASS: dict[type, Errors] = {}
 
-for _code, _name, _cls_name, _base, _description in ERROR_TABLE:
+for _code, _name, _cls_name, _base, _description in ERROR_TABLE + LATER_ERROR_TABLE:
     _cls = type(
         _cls_name, (_BASES[_base],), {"__module__": __name__, "__doc__": f"{_name} ({_code}): {_description}"}
     )

@@ -3,8 +3,8 @@
 Mirrors: org.apache.kafka.raft.RaftUtil
          (raft/src/main/java/org/apache/kafka/raft/RaftUtil.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: ``RaftErrors`` holds the codes of Kafka 3.3's ``Errors`` that the Raft APIs answer with;
-         kafka_lite's ``common/errors.py`` is 0.11's table, which has none of the Raft ones.
+Differs: ``RaftErrors`` names the codes of Kafka 3.3's ``Errors`` that the Raft APIs use, as an
+         ``IntEnum`` whose values come from kafka_lite's error table (``common/errors.py``).
 
 The builders are also the ``singletonRequest``/``singletonResponse`` helpers of Kafka's VoteRequest,
 BeginQuorumEpochRequest, EndQuorumEpochRequest and DescribeQuorumResponse.
@@ -21,6 +21,7 @@ import enum
 import uuid
 from typing import Any
 
+from kafka_lite.common.errors import ApiException, Errors
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.topic_partition import TopicPartition
 
@@ -29,29 +30,47 @@ METADATA_TOPIC_ID = uuid.UUID(int=1)
 
 
 class RaftErrors(enum.IntEnum):
-    """The error codes of Kafka 3.3's ``Errors`` that the Raft APIs use."""
+    """The codes of Kafka's ``Errors`` that the Raft APIs use, under Kafka 3.3's names.
 
-    UNKNOWN_SERVER_ERROR = -1
-    NONE = 0
-    UNKNOWN_TOPIC_OR_PARTITION = 3
-    NOT_LEADER_OR_FOLLOWER = 6
-    BROKER_NOT_AVAILABLE = 8
-    INCONSISTENT_GROUP_PROTOCOL = 23
-    CLUSTER_AUTHORIZATION_FAILED = 31
-    INVALID_REQUEST = 42
-    FENCED_LEADER_EPOCH = 74
-    UNKNOWN_LEADER_EPOCH = 76
-    INCONSISTENT_VOTER_SET = 94
-    SNAPSHOT_NOT_FOUND = 98
-    POSITION_OUT_OF_RANGE = 99
-    INCONSISTENT_CLUSTER_ID = 104
+    Each value is read from kafka_lite's one error table (``common/errors.py``), so a code cannot
+    disagree with the broker's; an ``IntEnum`` so the handlers compare and encode it as the int the
+    wire carries. Two codes have Kafka 2.6+'s names here (``NEW_NAMES``): the table keeps 0.11's.
+    """
+
+    UNKNOWN_SERVER_ERROR = Errors.UNKNOWN.code
+    NONE = Errors.NONE.code
+    UNKNOWN_TOPIC_OR_PARTITION = Errors.UNKNOWN_TOPIC_OR_PARTITION.code
+    NOT_LEADER_OR_FOLLOWER = Errors.NOT_LEADER_FOR_PARTITION.code
+    REQUEST_TIMED_OUT = Errors.REQUEST_TIMED_OUT.code
+    BROKER_NOT_AVAILABLE = Errors.BROKER_NOT_AVAILABLE.code
+    NETWORK_EXCEPTION = Errors.NETWORK_EXCEPTION.code
+    INCONSISTENT_GROUP_PROTOCOL = Errors.INCONSISTENT_GROUP_PROTOCOL.code
+    CLUSTER_AUTHORIZATION_FAILED = Errors.CLUSTER_AUTHORIZATION_FAILED.code
+    UNSUPPORTED_VERSION = Errors.UNSUPPORTED_VERSION.code
+    INVALID_REQUEST = Errors.INVALID_REQUEST.code
+    FENCED_LEADER_EPOCH = Errors.FENCED_LEADER_EPOCH.code
+    UNKNOWN_LEADER_EPOCH = Errors.UNKNOWN_LEADER_EPOCH.code
+    INCONSISTENT_VOTER_SET = Errors.INCONSISTENT_VOTER_SET.code
+    SNAPSHOT_NOT_FOUND = Errors.SNAPSHOT_NOT_FOUND.code
+    POSITION_OUT_OF_RANGE = Errors.POSITION_OUT_OF_RANGE.code
+    INCONSISTENT_CLUSTER_ID = Errors.INCONSISTENT_CLUSTER_ID.code
 
     @classmethod
     def for_code(cls, code: int) -> RaftErrors:
+        """The member for ``code``; a code the Raft APIs do not use is UNKNOWN_SERVER_ERROR, as an
+        unknown code is for Kafka's ``Errors.forCode``."""
         try:
             return cls(code)
         except ValueError:
             return cls.UNKNOWN_SERVER_ERROR
+
+    def error(self) -> Errors:
+        """The entry of kafka_lite's error table: its description and exception class."""
+        return Errors.for_code(self.value)
+
+    def exception(self, message: str | None = None) -> ApiException:
+        """This error's exception (Kafka's ``Errors.exception()``); NONE has none."""
+        return self.error().exception(message)
 
 
 # -- requests -----------------------------------------------------------------------------------------------
