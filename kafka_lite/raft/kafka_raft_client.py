@@ -3,9 +3,9 @@
 Mirrors: org.apache.kafka.raft.KafkaRaftClient
          (raft/src/main/java/org/apache/kafka/raft/KafkaRaftClient.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: no fetch or append purgatory: the leader answers a Fetch at once, even an empty one, and
-         committed records reach the listener from the log, never from the accumulator's memory; no
-         snapshot cleaning and no metrics; the message queue is a plain deque that ``poll`` does not block on.
+Differs: no append purgatory: committed records reach the listener from the log, never from the
+         accumulator's memory; a held Fetch is answered on the Raft thread (its future only queues it
+         back) and is also released when the high watermark moves; no snapshot cleaning, no metrics.
 
 One module for one class, as Kafka's KafkaRaftClient is one file: its handlers share the quorum,
 the log and the request manager, and reading one next to another (a request and its response, a
@@ -17,9 +17,11 @@ Everything happens in ``poll``, on one thread, in Kafka's order::
       ├─ maybe_complete_shutdown
       ├─ poll_current_state      poll_leader / poll_candidate / poll_follower / poll_voted /
       │                          poll_unattached / poll_resigned: timers, and the requests this state
-      │                          sends (Vote, BeginQuorumEpoch, Fetch, EndQuorumEpoch)
-      ├─ one inbound message     a peer's request (handle_*_request, answered through its future) or
-      │                          the response to one of ours (handle_*_response)
+      │                          sends (Vote, BeginQuorumEpoch, Fetch, EndQuorumEpoch); returns how
+      │                          long until it needs polling again
+      ├─ one inbound message     waited for up to that long (a real node sleeps here): a peer's
+      │                          request (handle_*_request, answered through its future), the response
+      │                          to one of ours (handle_*_response), or a held Fetch come due
       └─ poll_listeners          committed batches and leader changes to the state machine
 
 The handlers follow one pattern. A request first has its epoch checked (``validate_voter_only_request``,
@@ -28,25 +30,41 @@ leader's APIs) UNKNOWN_LEADER_EPOCH, a sender outside the voters INCONSISTENT_VO
 changes on the receiving node. A response first goes through ``maybe_handle_common_response``: a newer
 epoch or a leader we did not know moves this node (to Follower or Unattached) before anything else,
 because in Raft every message carries the sender's epoch and the higher epoch always wins.
+
+The fetch purgatory. KRaft replicates by pull: a follower learns of new entries only by fetching.
+A leader that answered every Fetch at once would get the next one straight back from each follower
+with nothing new in between, and the quorum would spin. So, as a broker holds a consumer's Fetch
+(``fetch.max.wait.ms``), the leader holds a Fetch that would come back empty in ``fetch_purgatory``,
+for up to the request's ``max_wait_ms``: it is answered when the leader's log end passes its fetch
+offset (there is something to send), when the high watermark moves (the follower should learn of a
+commit now, not at the next append), when the wait expires (answered empty), or with
+NOT_LEADER_OR_FOLLOWER when this node stops leading (the follower should go and find the new leader).
 """
 
 from __future__ import annotations
 
 import logging
 import random as _random
-from collections import deque
 from collections.abc import Callable, Set
 from concurrent.futures import Future
 from typing import Any
 
-from kafka_lite.common.errors import IllegalArgumentException, IllegalStateException, KafkaException
+from kafka_lite.common.errors import (
+    Errors,
+    IllegalArgumentException,
+    IllegalStateException,
+    KafkaException,
+    NotLeaderForPartitionException,
+)
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import Time
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.candidate_state import CandidateState, binary_exponential_election_backoff_ms
+from kafka_lite.raft.expiration_service import ExpirationService, MockExpirationService
 from kafka_lite.raft.follower_state import FollowerState
 from kafka_lite.raft.internals.batch_accumulator import BatchAccumulator
+from kafka_lite.raft.internals.threshold_purgatory import ThresholdPurgatory
 from kafka_lite.raft.isolation import Isolation
 from kafka_lite.raft.leader_state import LeaderState
 from kafka_lite.raft.network_channel import NetworkChannel
@@ -63,6 +81,7 @@ from kafka_lite.raft.raft_client import (
 )
 from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.raft_message import RaftRequest, RaftResponse
+from kafka_lite.raft.raft_message_queue import MockMessageQueue, RaftMessageQueue
 from kafka_lite.raft.raft_util import METADATA_TOPIC_ID, RaftErrors
 from kafka_lite.raft.replicated_log import ReplicatedLog
 from kafka_lite.raft.request_manager import RequestManager
@@ -108,6 +127,20 @@ class _ListenerContext:
         self.listener.handle_leader_change(leader)
 
 
+class _CompletedFetch:
+    """A held Fetch whose purgatory future is done, queued back so the Raft thread answers it.
+
+    Kafka answers from the future's callback, on whichever thread completed it; the expiration
+    service's reaper is another thread, and in Python the handlers must not run beside the Raft
+    thread. So the callback only queues this, and ``poll`` takes it like any other message.
+    """
+
+    def __init__(self, request: RaftRequest.Inbound, partition: dict, future: Future) -> None:
+        self.request = request
+        self.partition = partition
+        self.future = future
+
+
 class _GracefulShutdown:
     def __init__(self, time: Time, timeout_ms: int) -> None:
         self.finish_timer = Timer(time, timeout_ms)
@@ -131,7 +164,12 @@ class KafkaRaftClient(RaftClient):
         cluster_id: str | None = None,
         fetch_max_wait_ms: int = MAX_FETCH_WAIT_MS,
         max_batch_size_bytes: int = MAX_BATCH_SIZE_BYTES,
+        message_queue: RaftMessageQueue | None = None,
+        expiration_service: ExpirationService | None = None,
     ) -> None:
+        """``message_queue`` and ``expiration_service`` default to the mocks, for tests and the
+        simulator on MockTime; a real node passes a BlockingMessageQueue and a
+        TimingWheelExpirationService (see ``kafka_lite/raft/tools/test_raft_server.py``)."""
         self._serde = serde
         self._channel = channel
         self._log = log_
@@ -154,8 +192,14 @@ class KafkaRaftClient(RaftClient):
         self._request_manager = RequestManager(
             voters, raft_config.retry_backoff_ms(), raft_config.request_timeout_ms(), random
         )
-        # Inbound requests and the responses to ours, in arrival order; only poll() takes from it.
-        self._message_queue: deque[RaftRequest.Inbound | RaftResponse.Inbound] = deque()
+        # Inbound requests, the responses to ours and held Fetches come due, in arrival order;
+        # only poll() takes from it.
+        self._message_queue = message_queue if message_queue is not None else MockMessageQueue()
+        self.expiration_service = (
+            expiration_service if expiration_service is not None else MockExpirationService(time)
+        )
+        # Fetches the leader holds until its log end passes their offset (see the header).
+        self._fetch_purgatory = ThresholdPurgatory(self.expiration_service)
         self._listener_contexts: dict[int, _ListenerContext] = {}
         self._pending_registrations: list[Listener] = []
         self._shutdown: _GracefulShutdown | None = None
@@ -180,6 +224,7 @@ class KafkaRaftClient(RaftClient):
     def register(self, listener: Listener) -> None:
         """Add ``listener``; it is caught up from the log start on the next polls."""
         self._pending_registrations.append(listener)
+        self._wakeup()
 
     def leader_and_epoch(self) -> LeaderAndEpoch:
         return LeaderAndEpoch(self._quorum.leader_id(), self._quorum.epoch())
@@ -189,7 +234,7 @@ class KafkaRaftClient(RaftClient):
 
     def handle(self, message: RaftRequest.Inbound) -> None:
         """A peer's request, from the network: queued for the Raft thread."""
-        self._message_queue.append(message)
+        self._message_queue.add(message)
 
     # --8<-- [start:schedule_append]
     def schedule_append(self, epoch: int, records: list[Any]) -> int:
@@ -205,7 +250,14 @@ class KafkaRaftClient(RaftClient):
         leader_state = self._quorum.maybe_leader_state()
         if leader_state is None:
             raise NotLeaderException("Append failed because the replication is not the current leader")
-        return leader_state.accumulator().append(epoch, records, is_atomic)
+        accumulator = leader_state.accumulator()
+        is_first_append = accumulator.is_empty()
+        offset = accumulator.append(epoch, records, is_atomic)
+        # Wake the Raft thread on the first append, so it sees the linger and sleeps no longer than
+        # that, or when the batch is already full enough to drain.
+        if is_first_append or accumulator.needs_drain(self._time.milliseconds()):
+            self._wakeup()
+        return offset
 
     # --8<-- [end:schedule_append]
 
@@ -237,6 +289,7 @@ class KafkaRaftClient(RaftClient):
         next election starts at once rather than after a fetch timeout."""
         log.info("Beginning graceful shutdown")
         self._shutdown = _GracefulShutdown(self._time, timeout_ms)
+        self._wakeup()
         return self._shutdown.complete_future
 
     # -- the loop --------------------------------------------------------------------------------------------
@@ -248,9 +301,9 @@ class KafkaRaftClient(RaftClient):
         start_poll_time_ms = self._time.milliseconds()
         if self._maybe_complete_shutdown(start_poll_time_ms):
             return
-        self._poll_current_state(start_poll_time_ms)
-        if self._message_queue:
-            message = self._message_queue.popleft()
+        poll_timeout_ms = self._poll_current_state(start_poll_time_ms)
+        message = self._message_queue.poll(poll_timeout_ms)
+        if message is not None:
             self._handle_inbound_message(message, self._time.milliseconds())
         self._poll_listeners()
 
@@ -321,15 +374,29 @@ class KafkaRaftClient(RaftClient):
         self._update_leader_end_offset(state, current_time_ms)
 
     def _update_leader_end_offset(self, state: LeaderState, current_time_ms: int) -> None:
-        if state.update_local_state(self._log.end_offset()):
+        end_offset = self._log.end_offset()
+        if state.update_local_state(end_offset):
             self._on_update_leader_high_watermark(state, current_time_ms)
+        # A held Fetch at an offset below the new end now has records to carry.
+        self._fetch_purgatory.maybe_complete(end_offset.offset, current_time_ms)
 
     def _on_update_leader_high_watermark(self, state: LeaderState, current_time_ms: int) -> None:
         high_watermark = state.high_watermark()
         if high_watermark is not None:
             log.debug("Leader high watermark updated to %s", high_watermark)
             self._log.update_high_watermark(high_watermark)
+            self._complete_fetches_on_high_watermark(current_time_ms)
             self._update_listeners_progress(high_watermark.offset)
+
+    def _complete_fetches_on_high_watermark(self, current_time_ms: int) -> None:
+        """Answer every held Fetch: each carries the new high watermark to its follower.
+
+        Kafka 3.3 releases a held Fetch only when the log end passes it, so a follower learns a
+        commit with the next append's records, or after ``max_wait_ms`` when none come. Here the
+        followers also learn it at once, which is what lets the kill/restart checker expect every
+        committed record on every voter soon after the leader saw it committed.
+        """
+        self._fetch_purgatory.complete_all(current_time_ms)
 
     def _on_become_leader(self, current_time_ms: int) -> None:
         end_offset = self._log.end_offset().offset
@@ -503,6 +570,9 @@ class KafkaRaftClient(RaftClient):
         self._reset_connections()
 
     def _transition_to_resigned(self, preferred_successors: list[int]) -> None:
+        self._fetch_purgatory.complete_all_exceptionally(
+            NotLeaderForPartitionException("Not handling request since this node is resigning")
+        )
         self._quorum.transition_to_resigned(preferred_successors)
         self._maybe_fire_leader_change()
         self._reset_connections()
@@ -518,6 +588,12 @@ class KafkaRaftClient(RaftClient):
         self._on_become_follower(current_time_ms)
 
     def _on_become_follower(self, current_time_ms: int) -> None:
+        # Held Fetches go back at once, so their senders look for the new leader rather than wait.
+        self._fetch_purgatory.complete_all_exceptionally(
+            NotLeaderForPartitionException(
+                "Cannot process the fetch request because the node is no longer the leader."
+            )
+        )
         # Requests sent in the old state (Votes, a Fetch to the old leader) are no longer awaited.
         self._reset_connections()
 
@@ -560,7 +636,7 @@ class KafkaRaftClient(RaftClient):
                     )  # fmt: skip
                 else:
                     response = future.result()
-                self._message_queue.append(response)
+                self._message_queue.add(response)
 
             request.completion.add_done_callback(on_complete)
             self._channel.send(request)
@@ -607,7 +683,9 @@ class KafkaRaftClient(RaftClient):
     # -- inbound messages ------------------------------------------------------------------------------------
 
     def _handle_inbound_message(self, message: Any, current_time_ms: int) -> None:
-        if isinstance(message, RaftRequest.Inbound):
+        if isinstance(message, _CompletedFetch):
+            self._on_held_fetch_done(message)
+        elif isinstance(message, RaftRequest.Inbound):
             self._handle_request(message, current_time_ms)
         elif isinstance(message, RaftResponse.Inbound):
             connection = self._request_manager.get_or_create(message.source_id)
@@ -633,7 +711,10 @@ class KafkaRaftClient(RaftClient):
         # An exception here is a bug, and goes up through poll() as in Kafka: only the leader's
         # fetch completion turns one into an error code (UNKNOWN_SERVER_ERROR).
         data = handler(request, current_time_ms)
-        request.completion.set_result(RaftResponse.Outbound(request.correlation_id, request.api_key, data))
+        if data is not None:  # None: a Fetch held in the purgatory, answered later
+            request.completion.set_result(
+                RaftResponse.Outbound(request.correlation_id, request.api_key, data)
+            )
 
     def _handle_response(self, response: RaftResponse.Inbound, current_time_ms: int) -> None:
         handlers = {
@@ -937,7 +1018,7 @@ class KafkaRaftClient(RaftClient):
     # -- Fetch -----------------------------------------------------------------------------------------------
 
     # --8<-- [start:handle_fetch_request]
-    def handle_fetch_request(self, request: RaftRequest.Inbound, current_time_ms: int) -> dict:
+    def handle_fetch_request(self, request: RaftRequest.Inbound, current_time_ms: int) -> dict | None:
         data = request.data
         tp = self._log.topic_partition()
         if not self._has_valid_cluster_id(data.get("cluster_id")):
@@ -952,7 +1033,45 @@ class KafkaRaftClient(RaftClient):
             or partition["last_fetched_epoch"] > partition["current_leader_epoch"]
         ):
             return self._build_fetch_response(RaftErrors.INVALID_REQUEST)
-        return self._try_complete_fetch_request(data["replica_id"], partition, current_time_ms)
+        response = self._try_complete_fetch_request(data["replica_id"], partition, current_time_ms)
+        answered = raft_util.single_partition(response, tp, "responses")
+        if (
+            answered is None
+            or answered["error_code"] != RaftErrors.NONE
+            or answered["records"]
+            or answered["diverging_epoch"]["epoch"] >= 0
+            or answered["snapshot_id"]["epoch"] >= 0
+            or data["max_wait_ms"] == 0
+        ):
+            return response
+        # Nothing to send yet: hold the Fetch until the log end passes its offset (or the rest of
+        # the header's list). Its future's callback may run on the expiration reaper's thread, so it
+        # only queues the Fetch back; ``_on_held_fetch_done`` answers it on this thread.
+        future = self._fetch_purgatory.await_(partition["fetch_offset"], data["max_wait_ms"])
+        future.add_done_callback(
+            lambda done: self._message_queue.add(_CompletedFetch(request, partition, done))
+        )
+        return None
+
+    def _on_held_fetch_done(self, held: _CompletedFetch) -> None:
+        request, partition = held.request, held.partition
+        exception = held.future.exception()
+        if exception is not None:
+            # Expired: nothing new came, so answer with what there is now. Any other error (the
+            # node stopped leading) is the answer.
+            error = Errors.for_exception(exception)
+            if error is not Errors.REQUEST_TIMED_OUT:
+                log.debug("Failed to handle fetch from %s at %s due to %s", request.data["replica_id"],
+                          partition["fetch_offset"], error.name)  # fmt: skip
+                data = self._build_fetch_response(RaftErrors.for_code(error.code))
+                request.completion.set_result(
+                    RaftResponse.Outbound(request.correlation_id, request.api_key, data)
+                )
+                return
+        data = self._try_complete_fetch_request(
+            request.data["replica_id"], partition, self._time.milliseconds()
+        )
+        request.completion.set_result(RaftResponse.Outbound(request.correlation_id, request.api_key, data))
 
     def _try_complete_fetch_request(self, replica_id: int, partition: dict, current_time_ms: int) -> dict:
         try:
@@ -1237,7 +1356,10 @@ class KafkaRaftClient(RaftClient):
         return OffsetAndEpoch(self._log.end_offset().offset, self._log.last_fetched_epoch())
 
     def message_queue_size(self) -> int:
-        return len(self._message_queue)
+        return self._message_queue.size()
+
+    def _wakeup(self) -> None:
+        self._message_queue.wakeup()
 
     def close(self) -> None:
         leader_state = self._quorum.maybe_leader_state()

@@ -1,0 +1,106 @@
+"""The Raft thread's inbound queue: peers' requests, answers to ours, and wakeups.
+
+Mirrors: org.apache.kafka.raft.RaftMessageQueue, internals.BlockingMessageQueue and MockMessageQueue
+         (raft/src/main/java/org/apache/kafka/raft/RaftMessageQueue.java,
+         raft/src/main/java/org/apache/kafka/raft/internals/BlockingMessageQueue.java,
+         raft/src/test/java/org/apache/kafka/raft/MockMessageQueue.java, Kafka 3.3.0)
+Book:    beyond the book: chapter 12 (KRaft)
+Differs: the three in one module, the mock here rather than among the tests (the simulator runs on it).
+
+``KafkaRaftClient.poll`` ends by taking at most one message, waiting for it up to the time its
+state's poll said nothing else needs doing (the next election timeout, fetch, linger). A real node
+waits in ``BlockingMessageQueue.poll`` and so sleeps instead of spinning; anything that changes what
+the next poll would do (a response, an append scheduled, a shutdown) adds a message or calls
+``wakeup``, which ends the wait at once. Tests and the simulator move time themselves, so their
+``MockMessageQueue`` never waits: a poll with nothing queued returns None at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections import deque
+from typing import Any
+
+from kafka_lite.common.time import SYSTEM, Time
+
+
+class RaftMessageQueue(ABC):
+    @abstractmethod
+    def poll(self, timeout_ms: int) -> Any | None:
+        """The next message, waiting up to ``timeout_ms``; None on timeout or after a wakeup."""
+
+    @abstractmethod
+    def add(self, message: Any) -> None:
+        """Queue ``message`` for the Raft thread (from any thread)."""
+
+    @abstractmethod
+    def is_empty(self) -> bool: ...
+
+    @abstractmethod
+    def wakeup(self) -> None:
+        """End a blocked ``poll`` now, with None if nothing is queued."""
+
+    @abstractmethod
+    def size(self) -> int: ...
+
+
+class BlockingMessageQueue(RaftMessageQueue):
+    """The real node's queue. Kafka's is a LinkedBlockingQueue with a wakeup marker put into it;
+    here a deque under a condition, waited on through ``Time.wait_for`` so a MockTime can drive the
+    timeout in tests, with a wakeup flag in place of the marker."""
+
+    def __init__(self, time: Time = SYSTEM) -> None:
+        self._time = time
+        self._condition = threading.Condition()
+        self._messages: deque = deque()
+        self._woken = False
+
+    def poll(self, timeout_ms: int) -> Any | None:
+        with self._condition:
+            self._time.wait_for(self._condition, lambda: self._messages or self._woken, max(timeout_ms, 0))
+            self._woken = False
+            return self._messages.popleft() if self._messages else None
+
+    def add(self, message: Any) -> None:
+        with self._condition:
+            self._messages.append(message)
+            self._condition.notify_all()
+
+    def is_empty(self) -> bool:
+        with self._condition:
+            return not self._messages
+
+    def wakeup(self) -> None:
+        with self._condition:
+            self._woken = True
+            self._condition.notify_all()
+
+    def size(self) -> int:
+        with self._condition:
+            return len(self._messages)
+
+
+class MockMessageQueue(RaftMessageQueue):
+    def __init__(self) -> None:
+        self._messages: deque = deque()
+        self.last_poll_timeout_ms: int | None = None
+        self.wakeup_requested = False
+
+    def poll(self, timeout_ms: int) -> Any | None:
+        # The timeout is recorded so a test can check what the client would have slept for.
+        self.last_poll_timeout_ms = timeout_ms
+        self.wakeup_requested = False
+        return self._messages.popleft() if self._messages else None
+
+    def add(self, message: Any) -> None:
+        self._messages.append(message)
+
+    def is_empty(self) -> bool:
+        return not self._messages
+
+    def wakeup(self) -> None:
+        self.wakeup_requested = True
+
+    def size(self) -> int:
+        return len(self._messages)

@@ -1,0 +1,173 @@
+"""The leader's fetch purgatory (Kafka 3.3's ThresholdPurgatory over an ExpirationService) and the
+Raft thread's message queue: a Fetch with nothing to carry is held, and answered when the log end
+passes it, when the high watermark moves, when its max wait expires (on MockTime), or with
+NOT_LEADER_OR_FOLLOWER when the leader resigns."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kafka_lite.common.protocol.raft_messages import RaftApiKeys
+from kafka_lite.common.time import MockTime
+from kafka_lite.raft import raft_util
+from kafka_lite.raft.expiration_service import MockExpirationService
+from kafka_lite.raft.internals.threshold_purgatory import ThresholdPurgatory
+from kafka_lite.raft.raft_message_queue import BlockingMessageQueue
+from kafka_lite.raft.raft_util import RaftErrors
+from tests.raft.raft_client_test_context import METADATA_PARTITION, RaftClientTestContext
+from tests.raft.test_kafka_raft_client import become_leader
+
+pytestmark = pytest.mark.unit
+
+LOCAL = 0
+MAX_WAIT_MS = 500
+
+
+def leader(voters: set[int]) -> tuple[RaftClientTestContext, int]:
+    ctx = RaftClientTestContext(LOCAL, voters)
+    if len(voters) == 3:
+        return ctx, become_leader(ctx)
+    # Five voters: stand, and win with the votes of nodes 1 and 2.
+    ctx.expire_election_timeout()
+    ctx.poll(2)
+    epoch = ctx.quorum().epoch()
+    for vote in ctx.drain_sent(RaftApiKeys.VOTE):
+        if vote.destination_id in (1, 2):
+            ctx.deliver_response(vote, ctx.vote_response(True, epoch))
+    ctx.poll(3)
+    assert ctx.state_name() == "Leader"
+    return ctx, epoch
+
+
+def fetch(
+    ctx: RaftClientTestContext, replica_id: int, epoch: int, fetch_offset: int, last_fetched_epoch: int
+):
+    data = raft_util.fetch_request(
+        raft_util.METADATA_TOPIC_ID, METADATA_PARTITION, None, replica_id, MAX_WAIT_MS, epoch, fetch_offset,
+        last_fetched_epoch, 1 << 20,
+    )  # fmt: skip
+    request = ctx.deliver_request(RaftApiKeys.FETCH, data)
+    ctx.poll()
+    return request
+
+
+def answer(ctx: RaftClientTestContext, request) -> dict:
+    return ctx.partition_of(ctx.response_of(request), "responses")
+
+
+def test_a_fetch_with_records_to_carry_is_answered_at_once():
+    ctx, epoch = leader({0, 1, 2})
+    request = fetch(ctx, 1, epoch, fetch_offset=0, last_fetched_epoch=0)
+    partition = answer(ctx, request)
+    assert partition["error_code"] == 0 and partition["records"]  # the LeaderChange record
+    assert ctx.client._fetch_purgatory.num_waiting() == 0
+
+
+def test_a_held_fetch_is_answered_when_the_log_end_passes_it():
+    ctx, epoch = leader({0, 1, 2})
+    end = ctx.log.end_offset().offset
+    request = fetch(ctx, 1, epoch, fetch_offset=end, last_fetched_epoch=epoch)
+    assert not request.completion.done()
+    assert ctx.client._fetch_purgatory.num_waiting() == 1
+    ctx.client.schedule_append(epoch, ["a"])
+    ctx.poll()  # the batch reaches the log: the held Fetch is queued back
+    ctx.poll()  # and answered, with the new record
+    partition = answer(ctx, request)
+    assert partition["error_code"] == 0
+    assert bytes(partition["records"]) and b"a" in bytes(partition["records"])
+    assert ctx.client._fetch_purgatory.num_waiting() == 0
+
+
+def test_a_held_fetch_is_answered_when_the_high_watermark_moves():
+    # Five voters, so that one follower at the log end is not yet a majority.
+    ctx, epoch = leader({0, 1, 2, 3, 4})
+    end = ctx.log.end_offset().offset
+    held = fetch(ctx, 1, epoch, fetch_offset=end, last_fetched_epoch=epoch)
+    assert not held.completion.done()
+    assert ctx.log.high_watermark().offset < end
+    # Node 2 reaching the log end makes three of five: the high watermark moves to it.
+    second = fetch(ctx, 2, epoch, fetch_offset=end, last_fetched_epoch=epoch)
+    assert ctx.log.high_watermark().offset == end
+    ctx.poll()  # node 1's Fetch, released by the move, is answered
+    partition = answer(ctx, held)
+    assert (partition["error_code"], partition["high_watermark"]) == (0, end)
+    assert partition["records"] == b""
+    # The Fetch that moved the high watermark waits for the next change, as Kafka's does.
+    assert not second.completion.done()
+
+
+def test_a_held_fetch_expires_empty_after_its_max_wait_on_mock_time():
+    ctx, epoch = leader({0, 1, 2})
+    end = ctx.log.end_offset().offset
+    request = fetch(ctx, 1, epoch, fetch_offset=end, last_fetched_epoch=epoch)
+    expiration = ctx.client.expiration_service
+    assert isinstance(expiration, MockExpirationService)
+    ctx.time.sleep(MAX_WAIT_MS - 1)
+    expiration.tick()
+    ctx.poll(2)
+    assert not request.completion.done()
+    ctx.time.sleep(1)
+    expiration.tick()
+    ctx.poll()
+    partition = answer(ctx, request)
+    assert (partition["error_code"], partition["records"]) == (0, b"")
+    assert partition["high_watermark"] == ctx.log.high_watermark().offset
+    assert ctx.client._fetch_purgatory.num_waiting() == 0
+
+
+def test_a_held_fetch_gets_not_leader_when_the_leader_resigns():
+    ctx, epoch = leader({0, 1, 2})
+    end = ctx.log.end_offset().offset
+    request = fetch(ctx, 1, epoch, fetch_offset=end, last_fetched_epoch=epoch)
+    ctx.client.resign(epoch)
+    ctx.poll()  # Resigned: the purgatory is emptied with NOT_LEADER_OR_FOLLOWER
+    assert ctx.state_name() == "Resigned"
+    ctx.poll()
+    partition = answer(ctx, request)
+    assert RaftErrors(partition["error_code"]) == RaftErrors.NOT_LEADER_OR_FOLLOWER
+    assert partition["records"] == b""
+
+
+def test_a_zero_max_wait_is_never_held():
+    ctx, epoch = leader({0, 1, 2})
+    end = ctx.log.end_offset().offset
+    request = ctx.deliver_fetch_request(1, epoch, fetch_offset=end, last_fetched_epoch=epoch)  # max wait 0
+    ctx.poll()
+    assert answer(ctx, request)["error_code"] == 0
+
+
+def test_threshold_purgatory_completes_only_reached_thresholds():
+    time = MockTime()
+    expiration = MockExpirationService(time)
+    purgatory = ThresholdPurgatory(expiration)
+    low, high = purgatory.await_(5, 100), purgatory.await_(9, 100)
+    purgatory.maybe_complete(5, time.milliseconds())
+    assert low.done() and low.result() == time.milliseconds()
+    assert not high.done() and purgatory.num_waiting() == 1
+    time.sleep(100)
+    expiration.tick()
+    assert type(high.exception()).__name__ == "TimeoutException"
+    assert purgatory.num_waiting() == 0
+
+
+def test_blocking_queue_waits_until_its_timeout_on_mock_time_and_wakes_on_add():
+    time = MockTime()
+    queue = BlockingMessageQueue(time)
+    result: list = []
+    poller = threading.Thread(target=lambda: result.append(queue.poll(1_000)))
+    poller.start()
+    poller.join(0.2)
+    assert poller.is_alive()  # mock time has not moved: still waiting
+    queue.add("vote")
+    poller.join(5)
+    assert result == ["vote"] and queue.is_empty()
+    # A wakeup ends the wait with nothing; a timeout on mock time ends it once the clock passes it.
+    queue.wakeup()
+    assert queue.poll(1_000) is None
+    poller = threading.Thread(target=lambda: result.append(queue.poll(1_000)))
+    poller.start()
+    time.sleep(1_000)
+    poller.join(5)
+    assert not poller.is_alive() and result[-1] is None
