@@ -93,36 +93,57 @@ def CA(element, nullable: bool = False) -> CompactArrayOf:
 TOPIC_NAME = "The topic name (``__cluster_metadata`` for the metadata quorum)."
 CLUSTER_ID = "The cluster id if known, so that a voter of another cluster is refused."
 
+# How a topic names itself in each message: by name (flexible or not), or by id in Fetch v13.
+_TOPIC_NAME = F("topic_name", COMPACT_STRING, TOPIC_NAME)
+_TOPIC_NAME_V0 = F("topic_name", STRING, TOPIC_NAME)
+_PARTITION_INDEX = F("partition_index", INT32, "The partition index.")
+# What the answers of Vote, BeginQuorumEpoch, EndQuorumEpoch and DescribeQuorum say first of their
+# partition: its error, and the leader as the responder knows it, so that any answer (even a
+# refusal) teaches the sender a newer epoch. Kafka's specs repeat these four fields in each.
+_PARTITION_ANSWER = (
+    _PARTITION_INDEX,
+    F("error_code", INT16),
+    F("leader_id", INT32, "The id of the current leader, or -1 if the leader is unknown."),
+    F("leader_epoch", INT32, "The latest known leader epoch."),
+)
+
+
+def _topics(
+    topic: Field, *partition: Field, tagged: tuple[TaggedField, ...] = (), flexible: bool = True,
+    name: str = "topics",
+) -> Field:  # fmt: skip
+    """Kafka's multi-partition nesting, which every Raft message keeps though a quorum has one
+    partition: an array ``name`` of topics, each ``topic`` then an array ``partitions`` of structs
+    with the fields ``partition`` (and ``tagged``). Compact arrays and flexible structs when
+    ``flexible``; plain ones otherwise. The spec's ``Topics``/``Partitions`` pair, written once."""
+    if flexible:
+        return F(name, CA(FS(topic, F("partitions", CA(FS(*partition, tagged=tagged))))))
+    return F(name, A(S(topic, F("partitions", A(S(*partition))))))
+
+
 # --- Vote (52), flexible v0 -----------------------------------------------------------------------------
 # A candidate asks every voter for its vote in the epoch it has just bumped; the voter grants it only
 # if it has not voted in that epoch and the candidate's log is at least as long as its own (the last
 # offset and its epoch decide that, as in the Raft paper's election restriction).
 VOTE_REQUEST_V0 = FS(
     F("cluster_id", COMPACT_NULLABLE_STRING, CLUSTER_ID, None),
-    F("topics", CA(FS(
-        F("topic_name", COMPACT_STRING, TOPIC_NAME),
-        F("partitions", CA(FS(
-            F("partition_index", INT32, "The partition index."),
-            F("candidate_epoch", INT32, "The bumped epoch of the candidate sending the request."),
-            F("candidate_id", INT32, "The id of the voter sending the request."),
-            F("last_offset_epoch", INT32, "The epoch of the last record written to the metadata log."),
-            F("last_offset", INT64, "The offset of the last record written to the metadata log."),
-        ))),
-    ))),
-)  # fmt: skip
+    _topics(
+        _TOPIC_NAME,
+        _PARTITION_INDEX,
+        F("candidate_epoch", INT32, "The bumped epoch of the candidate sending the request."),
+        F("candidate_id", INT32, "The id of the voter sending the request."),
+        F("last_offset_epoch", INT32, "The epoch of the last record written to the metadata log."),
+        F("last_offset", INT64, "The offset of the last record written to the metadata log."),
+    ),
+)
 VOTE_RESPONSE_V0 = FS(
     F("error_code", INT16, "The top level error code."),
-    F("topics", CA(FS(
-        F("topic_name", COMPACT_STRING, TOPIC_NAME),
-        F("partitions", CA(FS(
-            F("partition_index", INT32, "The partition index."),
-            F("error_code", INT16),
-            F("leader_id", INT32, "The id of the current leader, or -1 if the leader is unknown."),
-            F("leader_epoch", INT32, "The latest known leader epoch."),
-            F("vote_granted", BOOLEAN, "True if the vote was granted."),
-        ))),
-    ))),
-)  # fmt: skip
+    _topics(
+        _TOPIC_NAME,
+        *_PARTITION_ANSWER,
+        F("vote_granted", BOOLEAN, "True if the vote was granted."),
+    ),
+)
 
 # --- BeginQuorumEpoch (53) and EndQuorumEpoch (54), v0, not flexible ------------------------------------
 # The new leader tells every voter it has won (so they stop waiting for their election timeout); a
@@ -130,51 +151,40 @@ VOTE_RESPONSE_V0 = FS(
 # so that the best-placed voter starts the next election soonest.
 _LEADER_RESPONSE = S(
     F("error_code", INT16, "The top level error code."),
-    F("topics", A(S(
-        F("topic_name", STRING, TOPIC_NAME),
-        F("partitions", A(S(
-            F("partition_index", INT32, "The partition index."),
-            F("error_code", INT16),
-            F("leader_id", INT32, "The id of the current leader, or -1 if the leader is unknown."),
-            F("leader_epoch", INT32, "The latest known leader epoch."),
-        ))),
-    ))),
-)  # fmt: skip
+    _topics(
+        _TOPIC_NAME_V0,
+        *_PARTITION_ANSWER,
+        flexible=False,
+    ),
+)
 BEGIN_QUORUM_EPOCH_REQUEST_V0 = S(
     F("cluster_id", NULLABLE_STRING, CLUSTER_ID, None),
-    F("topics", A(S(
-        F("topic_name", STRING, TOPIC_NAME),
-        F("partitions", A(S(
-            F("partition_index", INT32, "The partition index."),
-            F("leader_id", INT32, "The id of the newly elected leader."),
-            F("leader_epoch", INT32, "The epoch of the newly elected leader."),
-        ))),
-    ))),
-)  # fmt: skip
+    _topics(
+        _TOPIC_NAME_V0,
+        _PARTITION_INDEX,
+        F("leader_id", INT32, "The id of the newly elected leader."),
+        F("leader_epoch", INT32, "The epoch of the newly elected leader."),
+        flexible=False,
+    ),
+)
 BEGIN_QUORUM_EPOCH_RESPONSE_V0 = _LEADER_RESPONSE
 END_QUORUM_EPOCH_REQUEST_V0 = S(
     F("cluster_id", NULLABLE_STRING, CLUSTER_ID, None),
-    F("topics", A(S(
-        F("topic_name", STRING, TOPIC_NAME),
-        F("partitions", A(S(
-            F("partition_index", INT32, "The partition index."),
-            F("leader_id", INT32, "The id of the leader that is resigning."),
-            F("leader_epoch", INT32, "The current epoch."),
-            F("preferred_successors", A(INT32), "The voters to start the next election, best first."),
-        ))),
-    ))),
-)  # fmt: skip
+    _topics(
+        _TOPIC_NAME_V0,
+        _PARTITION_INDEX,
+        F("leader_id", INT32, "The id of the leader that is resigning."),
+        F("leader_epoch", INT32, "The current epoch."),
+        F("preferred_successors", A(INT32), "The voters to start the next election, best first."),
+        flexible=False,
+    ),
+)
 END_QUORUM_EPOCH_RESPONSE_V0 = _LEADER_RESPONSE
 
 # --- DescribeQuorum (55), flexible v0-1 ------------------------------------------------------------------
 # An admin asks the leader how far each voter and observer has replicated. v1 (KIP-836) adds the two
 # timestamps to each replica's state; the request did not change.
-DESCRIBE_QUORUM_REQUEST_V0 = FS(
-    F("topics", CA(FS(
-        F("topic_name", COMPACT_STRING, TOPIC_NAME),
-        F("partitions", CA(FS(F("partition_index", INT32, "The partition index.")))),
-    ))),
-)  # fmt: skip
+DESCRIBE_QUORUM_REQUEST_V0 = FS(_topics(_TOPIC_NAME, _PARTITION_INDEX))
 _REPLICA_STATE_V0 = FS(
     F("replica_id", INT32),
     F("log_end_offset", INT64, "The last known log end offset of the replica, or -1 if unknown."),
@@ -189,19 +199,14 @@ _REPLICA_STATE_V1 = FS(
 def _describe_quorum_response(replica_state: FlexibleSchema) -> FlexibleSchema:
     return FS(
         F("error_code", INT16, "The top level error code."),
-        F("topics", CA(FS(
-            F("topic_name", COMPACT_STRING, TOPIC_NAME),
-            F("partitions", CA(FS(
-                F("partition_index", INT32, "The partition index."),
-                F("error_code", INT16),
-                F("leader_id", INT32, "The id of the current leader, or -1 if the leader is unknown."),
-                F("leader_epoch", INT32, "The latest known leader epoch."),
-                F("high_watermark", INT64),
-                F("current_voters", CA(replica_state)),
-                F("observers", CA(replica_state)),
-            ))),
-        ))),
-    )  # fmt: skip
+        _topics(
+            _TOPIC_NAME,
+            *_PARTITION_ANSWER,
+            F("high_watermark", INT64),
+            F("current_voters", CA(replica_state)),
+            F("observers", CA(replica_state)),
+        ),
+    )
 
 
 DESCRIBE_QUORUM_RESPONSE_V0 = _describe_quorum_response(_REPLICA_STATE_V0)
@@ -218,34 +223,30 @@ _LEADER_ID_AND_EPOCH = FS(
 FETCH_SNAPSHOT_REQUEST_V0 = FS(
     F("replica_id", INT32, "The broker id of the follower.", -1),
     F("max_bytes", INT32, "The most bytes to fetch from all of the snapshots.", 0x7FFFFFFF),
-    F("topics", CA(FS(
+    _topics(
         F("name", COMPACT_STRING, TOPIC_NAME),
-        F("partitions", CA(FS(
-            F("partition", INT32, "The partition index."),
-            F("current_leader_epoch", INT32, "The current leader epoch, -1 for unknown."),
-            F("snapshot_id", _SNAPSHOT_ID, "The end offset and epoch of the snapshot to fetch."),
-            F("position", INT64, "The byte position within the snapshot to start fetching from."),
-        ))),
-    ))),
+        F("partition", INT32, "The partition index."),
+        F("current_leader_epoch", INT32, "The current leader epoch, -1 for unknown."),
+        F("snapshot_id", _SNAPSHOT_ID, "The end offset and epoch of the snapshot to fetch."),
+        F("position", INT64, "The byte position within the snapshot to start fetching from."),
+    ),
     tagged=(T(0, "cluster_id", COMPACT_NULLABLE_STRING, CLUSTER_ID, None),),
-)  # fmt: skip
+)
 FETCH_SNAPSHOT_RESPONSE_V0 = FS(
     F("throttle_time_ms", INT32, "How long the response was delayed by a quota (ms).", 0),
     F("error_code", INT16, "The top level error code."),
-    F("topics", CA(FS(
+    _topics(
         F("name", COMPACT_STRING, TOPIC_NAME),
-        F("partitions", CA(FS(
-            F("index", INT32, "The partition index."),
-            F("error_code", INT16, "0, or the error fetching this partition."),
-            F("snapshot_id", _SNAPSHOT_ID, "The end offset and epoch of the snapshot fetched."),
-            F("size", INT64, "The total size of the snapshot."),
-            F("position", INT64, "The byte position of the first byte in unaligned_records."),
-            F("unaligned_records", CompactBytes("COMPACT_RECORDS", nullable=False, records=True),
-              "Snapshot bytes, which need not end on a record boundary."),
-            # The spec gives LeaderId and LeaderEpoch no default here, so Kafka's (an int's 0) holds.
-            tagged=(T(0, "current_leader", _LEADER_ID_AND_EPOCH, "", {"leader_id": 0, "leader_epoch": 0}),),
-        ))),
-    ))),
+        F("index", INT32, "The partition index."),
+        F("error_code", INT16, "0, or the error fetching this partition."),
+        F("snapshot_id", _SNAPSHOT_ID, "The end offset and epoch of the snapshot fetched."),
+        F("size", INT64, "The total size of the snapshot."),
+        F("position", INT64, "The byte position of the first byte in unaligned_records."),
+        F("unaligned_records", CompactBytes("COMPACT_RECORDS", nullable=False, records=True),
+          "Snapshot bytes, which need not end on a record boundary."),
+        # The spec gives LeaderId and LeaderEpoch no default here, so Kafka's (an int's 0) holds.
+        tagged=(T(0, "current_leader", _LEADER_ID_AND_EPOCH, "", {"leader_id": 0, "leader_epoch": 0}),),
+    ),
 )  # fmt: skip
 
 # --- Fetch (1) at v13, flexible -------------------------------------------------------------------------
@@ -260,17 +261,15 @@ FETCH_REQUEST_V13 = FS(
     F("isolation_level", INT8, "0 read uncommitted, 1 read committed.", 0),
     F("session_id", INT32, "The fetch session id.", 0),
     F("session_epoch", INT32, "The fetch session epoch.", -1),
-    F("topics", CA(FS(
+    _topics(
         F("topic_id", UUID, "The topic's id (KIP-516), which replaced its name in v13."),
-        F("partitions", CA(FS(
-            F("partition", INT32, "The partition index."),
-            F("current_leader_epoch", INT32, "The current leader epoch of the partition.", -1),
-            F("fetch_offset", INT64, "The offset to fetch from."),
-            F("last_fetched_epoch", INT32, "The epoch of the last fetched record, or -1.", -1),
-            F("log_start_offset", INT64, "The follower's log start offset.", -1),
-            F("partition_max_bytes", INT32, "The most bytes to fetch from this partition."),
-        ))),
-    ))),
+        F("partition", INT32, "The partition index."),
+        F("current_leader_epoch", INT32, "The current leader epoch of the partition.", -1),
+        F("fetch_offset", INT64, "The offset to fetch from."),
+        F("last_fetched_epoch", INT32, "The epoch of the last fetched record, or -1.", -1),
+        F("log_start_offset", INT64, "The follower's log start offset.", -1),
+        F("partition_max_bytes", INT32, "The most bytes to fetch from this partition."),
+    ),
     F("forgotten_topics_data", CA(FS(
         F("topic_id", UUID),
         F("partitions", CA(INT32), "The partitions to forget."),
@@ -285,27 +284,26 @@ FETCH_RESPONSE_V13 = FS(
     F("throttle_time_ms", INT32, "How long the response was delayed by a quota (ms).", 0),
     F("error_code", INT16, "The top level error code.", 0),
     F("session_id", INT32, "The fetch session id, or 0.", 0),
-    F("responses", CA(FS(
+    _topics(
         F("topic_id", UUID, "The topic's id."),
-        F("partitions", CA(FS(
-            F("partition_index", INT32, "The partition index."),
-            F("error_code", INT16, "0, or the error fetching this partition."),
-            F("high_watermark", INT64, "The current high watermark."),
-            F("last_stable_offset", INT64, "The last stable offset.", -1),
-            F("log_start_offset", INT64, "The current log start offset.", -1),
-            F("aborted_transactions", CA(FS(F("producer_id", INT64), F("first_offset", INT64)), nullable=True)),
-            F("preferred_read_replica", INT32, "The replica a consumer should read from next.", -1),
-            F("records", COMPACT_RECORDS, "The record data."),
-            tagged=(
-                T(0, "diverging_epoch", _EPOCH_END_OFFSET, "Where the follower's log diverged.",
-                  {"epoch": -1, "end_offset": -1}),
-                T(1, "current_leader", _CURRENT_LEADER, "The leader as this replica knows it.",
-                  {"leader_id": -1, "leader_epoch": -1}),
-                T(2, "snapshot_id", _FETCH_SNAPSHOT_ID, "The snapshot to fetch instead.",
-                  {"end_offset": -1, "epoch": -1}),
-            ),
-        ))),
-    ))),
+        _PARTITION_INDEX,
+        F("error_code", INT16, "0, or the error fetching this partition."),
+        F("high_watermark", INT64, "The current high watermark."),
+        F("last_stable_offset", INT64, "The last stable offset.", -1),
+        F("log_start_offset", INT64, "The current log start offset.", -1),
+        F("aborted_transactions", CA(FS(F("producer_id", INT64), F("first_offset", INT64)), nullable=True)),
+        F("preferred_read_replica", INT32, "The replica a consumer should read from next.", -1),
+        F("records", COMPACT_RECORDS, "The record data."),
+        tagged=(
+            T(0, "diverging_epoch", _EPOCH_END_OFFSET, "Where the follower's log diverged.",
+              {"epoch": -1, "end_offset": -1}),
+            T(1, "current_leader", _CURRENT_LEADER, "The leader as this replica knows it.",
+              {"leader_id": -1, "leader_epoch": -1}),
+            T(2, "snapshot_id", _FETCH_SNAPSHOT_ID, "The snapshot to fetch instead.",
+              {"end_offset": -1, "epoch": -1}),
+        ),
+        name="responses",
+    ),
 )  # fmt: skip
 
 # --- Data messages: no api key and no header ------------------------------------------------------------

@@ -137,32 +137,45 @@ class _Boolean(Type):
 
 
 class _String(Type):
-    """int16 length + UTF-8; NULLABLE_STRING also allows length -1 (None)."""
+    """int16 length + UTF-8; NULLABLE_STRING also allows length -1 (None). The compact forms of
+    flexible versions (``_CompactString``) differ only in how the length is written, so they override
+    ``_read_length``/``_write_length`` and nothing else, as ``CompactArrayOf`` does for a count."""
 
     min_size = 2
 
-    def __init__(self, nullable: bool) -> None:
+    def __init__(self, nullable: bool, name: str = "") -> None:
         self.nullable = nullable
-        self.name = "NULLABLE_STRING" if nullable else "STRING"
+        self.name = name or ("NULLABLE_STRING" if nullable else "STRING")
 
-    def read(self, r: Reader) -> str | None:
+    def _read_length(self, r: Reader) -> int | None:
+        """The byte length, or None for a null string."""
         start = r.pos
         try:
             (length,) = _INT16.unpack_from(r.buf, start)
         except struct.error:
             raise r.underflow(2, f"{self.name} length") from None
+        r.pos += 2
         if length < 0:
             if length == -1 and self.nullable:
-                r.pos += 2
                 return None
             raise SchemaException(f"{self.name} length {length} is negative", position=start)
-        end = start + 2 + length
+        return length
+
+    def _write_length(self, out: bytearray, length: int | None) -> None:
+        out += b"\xff\xff" if length is None else _INT16.pack(length)
+
+    def read(self, r: Reader) -> str | None:
+        start = r.pos
+        length = self._read_length(r)
+        if length is None:
+            return None
+        if length > 32767:  # only a varint length can claim more; Kafka's "had invalid length"
+            raise SchemaException(f"{self.name} had invalid length {length}", position=start)
+        end = r.pos + length
         if end > r.end:
-            raise SchemaException(
-                f"{self.name} of {length} bytes, {r.end - start - 2} remain", position=start
-            )
+            raise SchemaException(f"{self.name} of {length} bytes, {r.end - r.pos} remain", position=start)
         try:
-            value = bytes(r.buf[start + 2 : end]).decode("utf-8")
+            value = bytes(r.buf[r.pos : end]).decode("utf-8")
         except UnicodeDecodeError:
             raise SchemaException(f"{self.name} is not valid UTF-8", position=start) from None
         r.pos = end
@@ -171,20 +184,21 @@ class _String(Type):
     def write(self, out: bytearray, value: str | None) -> None:
         if value is None:
             if not self.nullable:
-                raise SchemaException("null is not allowed for a STRING")
-            out += b"\xff\xff"
+                raise SchemaException(f"null is not allowed for a {self.name}")
+            self._write_length(out, None)
             return
         data = value.encode("utf-8")
         if len(data) > 32767:
             raise SchemaException(f"string of {len(data)} bytes is longer than 32767")
-        out += _INT16.pack(len(data))
+        self._write_length(out, len(data))
         out += data
 
 
 class _Bytes(Type):
     """int32 length + bytes; NULLABLE_BYTES also allows -1 (None). RECORDS is nullable bytes that
     hold record batches: it decodes to a ``memoryview`` into the frame, never a copy, and writes its
-    value through ``RecordsWriter.write_records`` when the output is one."""
+    value through ``RecordsWriter.write_records`` when the output is one. ``CompactBytes`` overrides
+    the two length hooks only."""
 
     min_size = 4
 
@@ -193,34 +207,43 @@ class _Bytes(Type):
         self.nullable = nullable
         self.records = records
 
-    def read(self, r: Reader) -> bytes | memoryview | None:
+    def _read_length(self, r: Reader) -> int | None:
+        """The byte length, or None for null bytes."""
         start = r.pos
         try:
             (length,) = _INT32.unpack_from(r.buf, start)
         except struct.error:
             raise r.underflow(4, f"{self.name} length") from None
+        r.pos += 4
         if length < 0:
             if length == -1 and self.nullable:
-                r.pos += 4
                 return None
             raise SchemaException(f"{self.name} length {length} is negative", position=start)
-        end = start + 4 + length
+        return length
+
+    def _write_length(self, out: bytearray, length: int | None) -> None:
+        out += b"\xff\xff\xff\xff" if length is None else _INT32.pack(length)
+
+    def read(self, r: Reader) -> bytes | memoryview | None:
+        start = r.pos
+        length = self._read_length(r)
+        if length is None:
+            return None
+        end = r.pos + length
         if end > r.end:
-            raise SchemaException(
-                f"{self.name} of {length} bytes, {r.end - start - 4} remain", position=start
-            )
-        r.pos = end
+            raise SchemaException(f"{self.name} of {length} bytes, {r.end - r.pos} remain", position=start)
+        begin, r.pos = r.pos, end
         if self.records:
-            return memoryview(r.buf)[start + 4 : end]
-        return bytes(r.buf[start + 4 : end])
+            return memoryview(r.buf)[begin:end]
+        return bytes(r.buf[begin:end])
 
     def write(self, out: bytearray, value: bytes | bytearray | memoryview | None) -> None:
         if value is None:
             if not self.nullable:
                 raise SchemaException(f"null is not allowed for {self.name}")
-            out += b"\xff\xff\xff\xff"
+            self._write_length(out, None)
             return
-        out += _INT32.pack(len(value))
+        self._write_length(out, len(value))
         if self.records and isinstance(out, RecordsWriter):
             out.write_records(value)
         else:
@@ -454,80 +477,32 @@ def _read_compact_length(r: Reader, name: str, nullable: bool) -> int | None:
     return n - 1
 
 
-class _CompactString(Type):
+class _CompactString(_String):
     """Unsigned varint (length + 1) + UTF-8; COMPACT_NULLABLE_STRING also allows 0 (None)."""
 
     min_size = 1
 
     def __init__(self, nullable: bool) -> None:
-        self.nullable = nullable
-        self.name = "COMPACT_NULLABLE_STRING" if nullable else "COMPACT_STRING"
+        super().__init__(nullable, "COMPACT_NULLABLE_STRING" if nullable else "COMPACT_STRING")
 
-    def read(self, r: Reader) -> str | None:
-        start = r.pos
-        length = _read_compact_length(r, self.name, self.nullable)
-        if length is None:
-            return None
-        if length > 32767:  # Kafka's generated code: "string field ... had invalid length"
-            raise SchemaException(f"{self.name} had invalid length {length}", position=start)
-        end = r.pos + length
-        if end > r.end:
-            raise SchemaException(f"{self.name} of {length} bytes, {r.end - r.pos} remain", position=start)
-        try:
-            value = bytes(r.buf[r.pos : end]).decode("utf-8")
-        except UnicodeDecodeError:
-            raise SchemaException(f"{self.name} is not valid UTF-8", position=start) from None
-        r.pos = end
-        return value
+    def _read_length(self, r: Reader) -> int | None:
+        return _read_compact_length(r, self.name, self.nullable)
 
-    def write(self, out: bytearray, value: str | None) -> None:
-        if value is None:
-            if not self.nullable:
-                raise SchemaException(f"null is not allowed for a {self.name}")
-            out.append(0)
-            return
-        data = value.encode("utf-8")
-        if len(data) > 32767:
-            raise SchemaException(f"string of {len(data)} bytes is longer than 32767")
-        UNSIGNED_VARINT.write(out, len(data) + 1)
-        out += data
+    def _write_length(self, out: bytearray, length: int | None) -> None:
+        UNSIGNED_VARINT.write(out, 0 if length is None else length + 1)
 
 
-class CompactBytes(Type):
+class CompactBytes(_Bytes):
     """Unsigned varint (length + 1) + bytes; nullable allows 0 (None). COMPACT_RECORDS decodes to a
     ``memoryview`` into the frame and writes through ``RecordsWriter``, as RECORDS does."""
 
     min_size = 1
 
-    def __init__(self, name: str, nullable: bool, records: bool = False) -> None:
-        self.name = name
-        self.nullable = nullable
-        self.records = records
+    def _read_length(self, r: Reader) -> int | None:
+        return _read_compact_length(r, self.name, self.nullable)
 
-    def read(self, r: Reader) -> bytes | memoryview | None:
-        start = r.pos
-        length = _read_compact_length(r, self.name, self.nullable)
-        if length is None:
-            return None
-        end = r.pos + length
-        if end > r.end:
-            raise SchemaException(f"{self.name} of {length} bytes, {r.end - r.pos} remain", position=start)
-        begin, r.pos = r.pos, end
-        if self.records:
-            return memoryview(r.buf)[begin:end]
-        return bytes(r.buf[begin:end])
-
-    def write(self, out: bytearray, value: bytes | bytearray | memoryview | None) -> None:
-        if value is None:
-            if not self.nullable:
-                raise SchemaException(f"null is not allowed for {self.name}")
-            out.append(0)
-            return
-        UNSIGNED_VARINT.write(out, len(value) + 1)
-        if self.records and isinstance(out, RecordsWriter):
-            out.write_records(value)
-        else:
-            out += value
+    def _write_length(self, out: bytearray, length: int | None) -> None:
+        UNSIGNED_VARINT.write(out, 0 if length is None else length + 1)
 
 
 class _Uuid(Type):
