@@ -99,11 +99,19 @@ class CandidateState(EpochState):
 
     def is_vote_granted(self) -> bool:
         """A majority has granted: the election is won."""
-        return self._num_in(_State.GRANTED) >= self.majority_size()
+        # BEGIN SOLUTION
+        # The candidate's own vote is already among the granted ones (see __init__).
+        granted = self._num_in(_State.GRANTED)
+        return granted >= self.majority_size()
+        # END SOLUTION
 
     def is_vote_rejected(self) -> bool:
         """Even if every voter yet to answer granted, there would be no majority: the election is lost."""
-        return self._num_in(_State.GRANTED) + self._num_in(_State.UNRECORDED) < self.majority_size()
+        # BEGIN SOLUTION
+        granted = self._num_in(_State.GRANTED)
+        still_possible = self._num_in(_State.UNRECORDED)
+        return granted + still_possible < self.majority_size()
+        # END SOLUTION
 
     def record_granted_vote(self, remote_node_id: int) -> bool:
         """Count ``remote_node_id``'s grant; True if it had not answered before. A voter cannot

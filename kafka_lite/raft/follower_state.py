@@ -109,6 +109,7 @@ class FollowerState(EpochState):
         self._fetching_snapshot = new_snapshot
 
     def can_grant_vote(self, candidate_id: int, is_log_up_to_date: bool) -> bool:
+        # BEGIN SOLUTION
         # The epoch has a leader: a vote now could only elect a second one.
         log.debug(
             "Rejecting vote request from candidate %d since we already have a leader %d in epoch %d",
@@ -117,6 +118,7 @@ class FollowerState(EpochState):
             self._epoch,
         )
         return False
+        # END SOLUTION
 
     def close(self) -> None:
         if self._fetching_snapshot is not None:

@@ -194,6 +194,9 @@ class LeaderState(EpochState):
         return {s.node_id for s in self._voter_states.values() if not s.has_acknowledged_leader}
 
     def _maybe_update_high_watermark(self) -> bool:
+        """Move the high watermark to the offset a majority of voters has reached, if that is past
+        the epoch start offset and ahead of the current one; True when it moved."""
+        # BEGIN SOLUTION
         # The largest offset a majority of voters (the leader among them) has reached.
         followers = self._followers_by_descending_fetch_offset()
         index_of_hw = len(self._voter_states) // 2
@@ -222,6 +225,7 @@ class LeaderState(EpochState):
                 list(self._voter_states.values()),
             )
         return False
+        # END SOLUTION
 
     def _set_high_watermark(
         self, update: LogOffsetMetadata, index_of_hw: int, followers: list[ReplicaState]

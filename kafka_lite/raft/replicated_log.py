@@ -110,6 +110,7 @@ class ReplicatedLog(ABC):
     def validate_offset_and_epoch(self, offset: int, epoch: int) -> ValidOffsetAndEpoch:
         """Check a follower's fetch position, ``offset`` and the ``epoch`` of the entry before it,
         against this log: VALID, DIVERGING with where to truncate, or SNAPSHOT with what to fetch."""
+        # BEGIN SOLUTION
         if self.start_offset() == 0 and offset == 0:
             # an empty follower against a log that still begins at 0: nothing can disagree yet
             return ValidOffsetAndEpoch.valid(OffsetAndEpoch(0, 0))
@@ -136,12 +137,14 @@ class ReplicatedLog(ABC):
             # epoch than this log: both logs agree only up to where this log's epoch ends
             return ValidOffsetAndEpoch.diverging(end_offset_and_epoch)
         return ValidOffsetAndEpoch.valid(OffsetAndEpoch(offset, epoch))
+        # END SOLUTION
 
     # --8<-- [end:validate_offset_and_epoch]
 
     def truncate_to_end_offset(self, end_offset: OffsetAndEpoch) -> int:
         """The follower's side of a DIVERGING answer: truncate to where the leader's ``end_offset``
         (an offset and epoch) and this log agree, and return that offset."""
+        # BEGIN SOLUTION
         leader_epoch = end_offset.epoch
         if leader_epoch == 0:
             truncation_offset = min(end_offset.offset, self.end_offset().offset)
@@ -155,6 +158,7 @@ class ReplicatedLog(ABC):
                 truncation_offset = local_end_offset.offset
         self.truncate_to(truncation_offset)
         return truncation_offset
+        # END SOLUTION
 
     # -- flushing ---------------------------------------------------------------------------------------
 

@@ -64,12 +64,14 @@ class UnattachedState(EpochState):
         return self._high_watermark
 
     def can_grant_vote(self, candidate_id: int, is_log_up_to_date: bool) -> bool:
+        # BEGIN SOLUTION
         if not is_log_up_to_date:
             log.debug(
                 "Rejecting vote request from candidate %d since candidate epoch/offset is not up to date with us",
                 candidate_id,
             )
         return is_log_up_to_date
+        # END SOLUTION
 
     def __repr__(self) -> str:
         return (

@@ -67,6 +67,7 @@ class VotedState(EpochState):
         self._election_timer.reset(timeout_ms)
 
     def can_grant_vote(self, candidate_id: int, is_log_up_to_date: bool) -> bool:
+        # BEGIN SOLUTION
         if self._voted_id == candidate_id:
             return True
         log.debug(
@@ -76,6 +77,7 @@ class VotedState(EpochState):
             self._epoch,
         )
         return False
+        # END SOLUTION
 
     def high_watermark(self) -> LogOffsetMetadata | None:
         return self._high_watermark

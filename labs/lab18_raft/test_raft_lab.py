@@ -1,0 +1,510 @@
+"""Lab 18 graded tests: kafka_lite's own Raft (Kafka 3.3), graded on the deterministic simulator.
+
+Each stage has two kinds of test. The unit tests drive the learner's functions directly (an epoch
+state, a candidate's tally, a MockLog, a LeaderState) and name the rule a wrong answer breaks. The
+simulation tests run whole quorums of KafkaRaftClients over the simulated network
+(``kafka_lite.raft.simulation``) on fixed seeds, then on a batch of seeds drawn afresh on each run:
+a failure names its seed, the invariant broken and the command that replays it.
+
+The simulations of stages 1 and 2 must not need the later stages' code, so they hold those out:
+stage 1's quorums drop every Fetch request (no follower replicates, so no fetch is validated and
+followers time out into new elections again and again) and stage 1's and 2's leaders never move
+their high watermark (``LeaderState._maybe_update_high_watermark`` answers False: nothing is
+committed). What they check is what does not need a commit: one leader per epoch, epochs that
+never go back, and (stage 2) logs that end up identical after they diverged. Stage 3 runs
+``python -m kafka_lite.raft.simulation``'s own scenarios, whole.
+
+Before a simulation starts, the stage's functions are checked to be written, so the untouched
+starter fails at once on the lab's own NotImplementedError rather than inside a simulated node.
+``KAFKA_LITE_LAB18_SEEDS`` (``7`` or ``0..199``) replaces the drawn batch: the handout's repeat runner.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+
+import pytest
+
+from kafka_lite.common.protocol.raft_messages import RaftApiKeys
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.time import MockTime
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.raft.candidate_state import CandidateState
+from kafka_lite.raft.follower_state import FollowerState
+from kafka_lite.raft.leader_state import LeaderState
+from kafka_lite.raft.log_offset_metadata import LogOffsetMetadata
+from kafka_lite.raft.mock_log import MockLog
+from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
+from kafka_lite.raft.raft_message import RaftRequest
+from kafka_lite.raft.replicated_log import ReplicatedLog
+from kafka_lite.raft.simulation import scenarios
+from kafka_lite.raft.simulation.event_scheduler import SimulationFailure
+from kafka_lite.raft.simulation.invariants import MonotonicEpoch, SingleLeader
+from kafka_lite.raft.simulation.message_router import DropAllTraffic, NetworkFilter, PermitAllTraffic
+from kafka_lite.raft.simulation.replicated_counter import ReplicatedCounter
+from kafka_lite.raft.unattached_state import UnattachedState
+from kafka_lite.raft.valid_offset_and_epoch import ValidOffsetAndEpoch
+from kafka_lite.raft.voted_state import VotedState
+from kafka_lite.testing.lab_stubs import written
+
+pytestmark = [pytest.mark.lab(18), pytest.mark.timeout(60)]
+
+SEEDS_ENV = "KAFKA_LITE_LAB18_SEEDS"
+RANDOM_BATCH = 4  # seeds drawn afresh per run, per stage
+TP = TopicPartition("__cluster_metadata", 0)
+STAGE1 = (
+    UnattachedState.can_grant_vote,
+    VotedState.can_grant_vote,
+    FollowerState.can_grant_vote,
+    CandidateState.is_vote_granted,
+    CandidateState.is_vote_rejected,
+)
+STAGE2 = (ReplicatedLog.validate_offset_and_epoch, ReplicatedLog.truncate_to_end_offset)
+STAGE3 = (LeaderState._maybe_update_high_watermark,)
+
+
+@pytest.fixture(autouse=True)
+def _quiet_raft_logs():
+    # A simulated quorum logs every vote and truncation; the failures say what matters.
+    logging.disable(logging.WARNING)
+    yield
+    logging.disable(logging.NOTSET)
+
+
+def drawn_seeds() -> list[int]:
+    """``$KAFKA_LITE_LAB18_SEEDS`` (one seed, or an inclusive range ``A..B``), else a fresh batch."""
+    wanted = os.environ.get(SEEDS_ENV, "").strip()
+    if wanted:
+        low, _, high = wanted.partition("..")
+        return list(range(int(low), int(high or low) + 1))
+    return random.SystemRandom().sample(range(100_000, 1_000_000), RANDOM_BATCH)
+
+
+def replayed(failure: SimulationFailure, test: str, reference: bool) -> AssertionError:
+    """The simulator's failure, with the commands that replay its seed."""
+    lines = [
+        f"{failure.check} violated (seed {failure.seed}, simulated time {failure.time_ms} ms, nodes "
+        f"{failure.nodes}): {failure.detail}",
+        f"replay it on your code: {SEEDS_ENV}={failure.seed} kafka-lite lab grade 18 -k {test}",
+    ]
+    if reference:
+        lines.append(
+            f"the reference on the same seed: .venv/bin/python -m kafka_lite.raft.simulation "
+            f"{failure.scenario} --seed {failure.seed}"
+        )
+    return AssertionError("\n".join(lines))
+
+
+# -- stage 1: the election -------------------------------------------------------------------------------
+
+VOTERS = {0, 1, 2}
+
+
+def unattached(epoch: int = 5) -> UnattachedState:
+    return UnattachedState(MockTime(), epoch, VOTERS, None, 1000)
+
+
+def candidate(voters: set[int], local_id: int = 0) -> CandidateState:
+    return CandidateState(MockTime(), local_id, 5, voters, None, 1, 1000)
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_an_unattached_voter_grants_only_a_candidate_whose_log_is_up_to_date():
+    assert unattached().can_grant_vote(1, is_log_up_to_date=True) is True, (
+        "Unattached, no vote cast in this epoch yet: a candidate whose log is at least as up to date "
+        "as ours gets the vote"
+    )
+    assert unattached().can_grant_vote(1, is_log_up_to_date=False) is False, (
+        "Unattached granted a vote to a candidate whose log is behind ours: Raft's election "
+        "restriction (the paper's 5.4.1) refuses it, or the winner could lack an entry the last "
+        "leader committed"
+    )
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_a_voted_voter_grants_one_vote_per_epoch_again_only_to_its_candidate():
+    voted = VotedState(MockTime(), 5, 1, VOTERS, None, 1000)
+    assert voted.can_grant_vote(2, is_log_up_to_date=True) is False, (
+        "Voted for candidate 1 in epoch 5, it granted candidate 2 too: one vote per epoch, or two "
+        "candidates can each gather a majority and epoch 5 has two leaders"
+    )
+    assert voted.can_grant_vote(1, is_log_up_to_date=True) is True, (
+        "Voted for candidate 1 in epoch 5, it refused candidate 1's Vote again: a retried request "
+        "(its answer lost) must get the same answer"
+    )
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_a_follower_refuses_every_vote_in_its_leaders_epoch():
+    follower = FollowerState(MockTime(), 5, 1, VOTERS, None, 3000)
+    assert follower.can_grant_vote(2, is_log_up_to_date=True) is False, (
+        "a Follower of leader 1 in epoch 5 granted a vote in epoch 5: the epoch already has its leader, "
+        "and a vote could only elect a second one"
+    )
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_a_candidate_wins_with_a_majority_of_voters_its_own_vote_counted_once():
+    three = candidate({0, 1, 2})
+    assert not three.is_vote_granted(), (
+        "a candidate of 3 voters with only its own vote claims the election: its own vote counts once, "
+        "and a majority of 3 is 2"
+    )
+    three.record_granted_vote(1)
+    assert three.is_vote_granted(), "a candidate of 3 voters with its own vote and voter 1's has a majority"
+    alone = candidate({0})
+    assert alone.is_vote_granted(), "the only voter wins its election with its own vote"
+    five = candidate({0, 1, 2, 3, 4})
+    five.record_granted_vote(1)
+    assert not five.is_vote_granted(), "2 of 5 votes are not a majority"
+    five.record_granted_vote(3)
+    assert five.is_vote_granted(), "3 of 5 votes (its own, 1's and 3's) are a majority"
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_a_candidate_has_lost_once_the_rejections_leave_no_majority():
+    five = candidate({0, 1, 2, 3, 4})
+    five.record_rejected_vote(1)
+    five.record_rejected_vote(2)
+    assert not five.is_vote_rejected(), (
+        "2 rejections of 5: the candidate, 3 and 4 can still make a majority, the election is not lost"
+    )
+    five.record_rejected_vote(3)
+    assert five.is_vote_rejected(), (
+        "3 rejections of 5 voters: even if voter 4 granted, 2 votes are no majority, and the candidate "
+        "should give up (and back off) now rather than wait for its election timeout"
+    )
+
+
+class DropFetches(NetworkFilter):
+    """Fetch requests are lost: nobody replicates, followers time out, and elections go on and on."""
+
+    def accept_outbound(self, message) -> bool:
+        return not (isinstance(message, RaftRequest.Outbound) and message.api_key == RaftApiKeys.FETCH)
+
+
+def never_commit(monkeypatch) -> None:
+    # Held out of stages 1 and 2: their simulations check nothing that needs a commit.
+    monkeypatch.setattr(LeaderState, "_maybe_update_high_watermark", lambda self: False)
+
+
+def elections(seed: int, monkeypatch, test: str) -> int:
+    """Fifteen simulated seconds of elections among 3 or 5 voters that never replicate; returns the
+    number of epochs that elected a leader. SingleLeader and MonotonicEpoch run after every event."""
+    never_commit(monkeypatch)
+    num_voters = random.Random(f"{seed}/lab18").choice([3, 5])
+    sim = scenarios.setup(
+        "lab18-elections", seed, num_voters, invariants=lambda c: [SingleLeader(c), MonotonicEpoch(c)]
+    )
+    for node_id in sim.cluster.nodes:
+        sim.router.filter(node_id, DropFetches())
+    led: set[int] = set()
+
+    def note_leaders() -> bool:
+        for node in sim.cluster.running.values():
+            if node.client.quorum().is_leader():
+                led.add(node.client.quorum().epoch())
+        return False
+
+    try:
+        sim.scheduler.run_until(note_leaders, "fifteen seconds", 15_000)
+    except SimulationFailure as failure:
+        if failure.check != "fifteen seconds" or "not reached" not in failure.detail:
+            raise replayed(failure, test, reference=False) from None
+    if len(led) < 2:
+        raise AssertionError(
+            f"seed {seed}: only {len(led)} epochs elected a leader in 15 simulated seconds of {num_voters} "
+            f"voters whose followers time out every 3 s: elections do not complete (is a majority of "
+            f"grants counted as a win?)\nreplay it on your code: {SEEDS_ENV}={seed} kafka-lite lab grade 18 -k {test}"
+        )
+    return len(led)
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_elections_on_fixed_seeds_elect_one_leader_per_epoch(monkeypatch):
+    written(*STAGE1)
+    for seed in range(4):
+        elections(seed, monkeypatch, "test_elections_on_random_seeds")
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_elections_on_random_seeds_elect_one_leader_per_epoch(monkeypatch):
+    written(*STAGE1)
+    for seed in drawn_seeds():
+        elections(seed, monkeypatch, "test_elections_on_random_seeds")
+
+
+# -- stage 2: fetch, and truncation at the diverging epoch --------------------------------------------------
+
+
+def append(log: MockLog, n: int, epoch: int) -> None:
+    """``n`` records at the log end, as the leader of ``epoch``, one batch each (a log truncates whole
+    batches)."""
+    for i in range(n):
+        records = MemoryRecords.with_records([(0, None, b"%d" % i)], base_offset=log.end_offset().offset)
+        log.append_as_leader(records, epoch)
+
+
+def leader_log() -> MockLog:
+    """Epoch 1 at offsets 0-3, epoch 3 at 4-6, end offset 7 (epoch 2's leader wrote nothing here)."""
+    log = MockLog(TP)
+    append(log, 4, 1)
+    append(log, 3, 3)
+    return log
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_a_fetch_position_the_leaders_log_holds_is_valid():
+    log = leader_log()
+    for offset, epoch in [(0, 0), (3, 1), (4, 1), (6, 3), (7, 3)]:
+        got = log.validate_offset_and_epoch(offset, epoch)
+        assert got == ValidOffsetAndEpoch.valid(OffsetAndEpoch(offset, epoch)), (
+            f"leader log epochs (1 @ 0) (3 @ 4), end 7; a follower fetching offset {offset} whose last "
+            f"entry is of epoch {epoch} agrees with it up to there: VALID, got {got}"
+        )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_a_diverging_fetch_is_told_the_end_of_the_largest_epoch_not_above_its_own():
+    log = leader_log()
+    cases = [
+        ((6, 2), (4, 1), "epoch 2 is not in the leader's log; the largest epoch below it, 1, ends at 4"),
+        ((6, 1), (4, 1), "the follower has more of epoch 1 than the leader, whose epoch 1 ends at 4"),
+        ((9, 3), (7, 3), "the follower is ahead of the leader within epoch 3, which ends at 7 here"),
+    ]
+    for (offset, epoch), (end, end_epoch), why in cases:
+        got = log.validate_offset_and_epoch(offset, epoch)
+        want = ValidOffsetAndEpoch.diverging(OffsetAndEpoch(end, end_epoch))
+        assert got == want, (
+            f"leader log epochs (1 @ 0) (3 @ 4), end 7; fetch offset {offset}, last epoch {epoch}: "
+            f"{why}, so the answer is {want}, got {got}"
+        )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_a_fetch_from_before_the_log_start_is_sent_the_latest_snapshot():
+    log = MockLog(TP)
+    append(log, 10, 1)
+    append(log, 10, 2)
+    log.update_high_watermark(LogOffsetMetadata(20))
+    for snapshot_id in (OffsetAndEpoch(10, 1), OffsetAndEpoch(15, 2)):
+        writer = log.store_snapshot(snapshot_id)
+        writer.append(b"state")
+        writer.freeze()
+        writer.close()
+    log.delete_before_snapshot(OffsetAndEpoch(10, 1))
+    got = log.validate_offset_and_epoch(5, 1)
+    assert got == ValidOffsetAndEpoch.snapshot(OffsetAndEpoch(15, 2)), (
+        f"the log starts at 10 (a snapshot stands for offsets 0-9); a follower fetching offset 5 must load "
+        f"a snapshot, the latest one (15, 2) so it skips as far ahead as it can: got {got}"
+    )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_a_follower_truncates_to_where_its_log_and_the_leaders_agree():
+    follower = MockLog(TP)
+    append(follower, 6, 1)  # epoch 1 at offsets 0-5: more of epoch 1 than the leader's (which ends at 4)
+    got = follower.truncate_to_end_offset(OffsetAndEpoch(4, 1))
+    assert (got, follower.end_offset().offset) == (4, 4), (
+        f"both logs have epoch 1, the leader's ends at 4 and ours at 6: they agree up to 4, the shorter "
+        f"end; truncate_to_end_offset returned {got} and the log ends at {follower.end_offset().offset}"
+    )
+    follower = MockLog(TP)
+    append(follower, 4, 1)
+    append(follower, 3, 4)  # epoch 4 at 4-6: the leader's answer names epoch 3, which we never had
+    got = follower.truncate_to_end_offset(OffsetAndEpoch(6, 3))
+    assert (got, follower.end_offset().offset) == (4, 4), (
+        "the leader says its epoch 3 ends at 6, and this log has no epoch 3: its largest epoch below 3 is "
+        "1, which ends at 4 here, so only offsets 0-3 are known to agree; truncating to the leader's "
+        f"offset would keep entries of epoch 4 the leader never had: returned {got}, log end "
+        f"{follower.end_offset().offset}"
+    )
+    short = MockLog(TP)
+    append(short, 2, 1)
+    got = short.truncate_to_end_offset(OffsetAndEpoch(4, 1))
+    assert (got, short.end_offset().offset) == (2, 2), (
+        f"the leader's epoch 1 ends at 4 and ours at 2: nothing to remove, return 2; returned {got}"
+    )
+
+
+def batches(node) -> list[tuple[int, int, bytes]]:
+    return [(b.base_offset, b.epoch, bytes(b.data)) for b in node.log.read_batches(0)]
+
+
+def divergence(seed: int, monkeypatch, test: str) -> None:
+    """A leader cut off keeps appending entries nobody fetches while the others elect a leader and
+    append their own; after the cut heals, every log must become the new leader's. Nothing commits."""
+    never_commit(monkeypatch)
+    # Only this test appends (the simulator's counter would append on every leader, without end).
+    monkeypatch.setattr(ReplicatedCounter, "is_writable", lambda self: False)
+    num_voters = random.Random(f"{seed}/lab18").choice([3, 5])
+    sim = scenarios.setup(
+        "lab18-divergence", seed, num_voters, invariants=lambda c: [SingleLeader(c), MonotonicEpoch(c)]
+    )
+    rng = random.Random(f"{seed}/lab18/appends")
+
+    def append_on(node_id: int, n: int) -> None:
+        node = sim.cluster.running[node_id]
+        for _ in range(n):
+            node.client.schedule_append(node.client.quorum().epoch(), [rng.randrange(1000)])
+
+    def all_logs_equal(node_ids) -> bool:
+        logs = [batches(sim.cluster.running[n]) for n in node_ids]
+        return all(log == logs[0] for log in logs)
+
+    everyone = set(sim.cluster.nodes)
+    try:
+        sim.scheduler.run_until(sim.cluster.has_consistent_leader, "a leader", scenarios.ELECTION_BOUND_MS)
+        old = sim.cluster.latest_leader()
+        append_on(old, rng.randint(2, 5))
+        sim.scheduler.run_until(lambda: all_logs_equal(everyone), "every log the leader's", 5_000)
+        sim.router.filter(old, DropAllTraffic())
+        append_on(old, rng.randint(3, 8))  # entries of the old epoch nobody else will have
+        others = everyone - {old}
+        sim.scheduler.run_until(
+            lambda: sim.cluster.latest_leader() not in (None, old),
+            "a new leader",
+            scenarios.ELECTION_BOUND_MS,
+        )
+        new = sim.cluster.latest_leader()
+        sim.scheduler.run_until(lambda: all_logs_equal(others), "the majority's logs equal", 5_000)
+        append_on(new, rng.randint(1, 4))
+        sim.router.filter(old, PermitAllTraffic())
+        sim.scheduler.run_until(
+            lambda: (
+                all_logs_equal(everyone)
+                and sim.cluster.running[old].log.end_offset().offset
+                == sim.cluster.running[new].log.end_offset().offset
+            ),
+            f"every log, the old leader {old}'s too, equal to the new leader {new}'s",
+            10_000,
+        )
+    except SimulationFailure as failure:
+        detail = "\n".join(
+            f"  node {n}: last batches (base offset, epoch) {[(o, e) for o, e, _ in batches(node)][-8:]}"
+            for n, node in sorted(sim.cluster.running.items())
+        )
+        failure.detail += f"\n{detail}"
+        raise replayed(failure, test, reference=False) from None
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_diverged_logs_converge_on_fixed_seeds(monkeypatch):
+    written(*STAGE2)
+    for seed in range(4):
+        divergence(seed, monkeypatch, "test_diverged_logs_converge_on_random_seeds")
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_diverged_logs_converge_on_random_seeds(monkeypatch):
+    written(*STAGE2)
+    for seed in drawn_seeds():
+        divergence(seed, monkeypatch, "test_diverged_logs_converge_on_random_seeds")
+
+
+# -- stage 3: the high watermark ----------------------------------------------------------------------------
+
+
+def leader(voters: set[int], epoch_start_offset: int, log_end: int) -> LeaderState:
+    state = LeaderState(0, 5, epoch_start_offset, voters, {0}, None)
+    state.update_local_state(LogOffsetMetadata(log_end))
+    return state
+
+
+def hw(state: LeaderState) -> int | None:
+    high_watermark = state.high_watermark()
+    return None if high_watermark is None else high_watermark.offset
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(2)
+def test_the_high_watermark_is_the_offset_a_majority_of_voters_has_reached():
+    state = leader({0, 1, 2}, epoch_start_offset=10, log_end=15)
+    assert hw(state) is None, "a leader alone of 3 voters has no majority: no high watermark yet"
+    state.update_replica_state(1, 0, LogOffsetMetadata(12))
+    assert hw(state) == 12, (
+        f"voters' end offsets: leader 15, voter 1 12, voter 2 none; the largest offset a majority (2 of 3) "
+        f"has reached is 12 (the leader counted once), got {hw(state)}"
+    )
+    five = leader({0, 1, 2, 3, 4}, epoch_start_offset=10, log_end=20)
+    for voter, offset in [(1, 18), (2, 14), (3, 11), (4, 16)]:
+        five.update_replica_state(voter, 0, LogOffsetMetadata(offset))
+    assert hw(five) == 16, (
+        f"end offsets 20, 18, 16, 14, 11: three of five voters have reached 16, got {hw(five)}"
+    )
+    five.update_replica_state(9, 0, LogOffsetMetadata(20))  # an observer
+    assert hw(five) == 16, "an observer's fetch never counts toward the high watermark"
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(2)
+def test_the_high_watermark_moves_only_past_the_epoch_start_offset():
+    state = leader({0, 1, 2}, epoch_start_offset=10, log_end=11)
+    state.update_replica_state(1, 0, LogOffsetMetadata(10))
+    assert hw(state) is None, (
+        "the majority has reached 10, the epoch start offset: that is only the entries of earlier epochs, "
+        "and Raft commits those only once an entry of the leader's own epoch (the LeaderChange record "
+        f"at 10) is on a majority (the paper's 5.4.2, Figure 8); got {hw(state)}"
+    )
+    state.update_replica_state(1, 0, LogOffsetMetadata(11))
+    assert hw(state) == 11, "the LeaderChange record at 10 is on a majority: the high watermark is 11"
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(2)
+def test_the_high_watermark_never_moves_back():
+    state = leader({0, 1, 2}, epoch_start_offset=10, log_end=15)
+    state.update_replica_state(1, 0, LogOffsetMetadata(14))
+    assert hw(state) == 14
+    state.update_replica_state(1, 0, LogOffsetMetadata(12))  # voter 1 truncated, or its fetch is late
+    assert hw(state) == 14, (
+        f"the majority's offset fell to 12 after 14 was reported committed: the high watermark stays at "
+        f"14 (what was committed stays committed), got {hw(state)}"
+    )
+
+
+STAGE3_SCENARIOS = [
+    "canElectInitialLeader",
+    "canRecoverAfterAllNodesKilled",
+    "canRecoverFromSingleNodeCommittedDataLoss",
+]
+
+
+def whole_scenario(scenario: str, seed: int, test: str) -> None:
+    try:
+        scenarios.SCENARIOS[scenario](seed)
+    except SimulationFailure as failure:
+        raise replayed(failure, test, reference=True) from None
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(2)
+def test_the_simulators_scenarios_on_fixed_seeds():
+    written(*STAGE3)
+    for scenario in STAGE3_SCENARIOS:
+        for seed in range(2):
+            whole_scenario(scenario, seed, "test_the_simulators_scenarios_on_random_seeds")
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(1)
+def test_the_simulators_scenarios_on_random_seeds():
+    written(*STAGE3)
+    for i, seed in enumerate(drawn_seeds()):
+        scenario = STAGE3_SCENARIOS[i % len(STAGE3_SCENARIOS)]
+        whole_scenario(scenario, seed, "test_the_simulators_scenarios_on_random_seeds")
