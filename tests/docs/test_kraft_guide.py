@@ -89,3 +89,12 @@ def test_the_guides_simulation_command_runs_as_written():
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1/1 seeds passed" in done.stdout, done.stdout
+
+
+def test_the_guide_links_its_lab_and_no_longer_lists_it_as_not_yet():
+    text = GUIDE.read_text(encoding="utf-8")
+    lab = ROOT / "labs" / "lab18_raft"
+    assert (lab / "lab.toml").is_file() and (lab / "README.md").is_file()
+    assert "[Lab 18: Raft](../../labs/lab18_raft/README.md)" in text
+    not_yet = text.split("\n## Not yet in kafka_lite\n", 1)[1].split("--8<--", 1)[0]
+    assert not re.search(r"\blab\b", not_yet, re.I), f"the lab is still listed as not yet:\n{not_yet}"
