@@ -406,6 +406,11 @@ def _api(api_key: int, version: int) -> RaftApiKeys:
     return api
 
 
+# The first four bytes of every request header, read before the header's version is known; as a
+# schema, so that a frame too short for them is refused naming the field it stops in.
+_API_KEY_AND_VERSION = S(F("api_key", INT16), F("api_version", INT16))
+
+
 def encode_raft_request(header: RequestHeader, body: dict[str, Any]) -> bytes:
     """Header (v1 or v2, as the version calls for) and body of a Raft request, without the size."""
     api = _api(header.api_key, header.api_version)
@@ -417,8 +422,8 @@ def encode_raft_request(header: RequestHeader, body: dict[str, Any]) -> bytes:
 def parse_raft_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, dict[str, Any]]:
     """Header and body of a Raft request frame: api key and version (the first four bytes of every
     header) choose the header version, then the body's schema."""
-    r = Reader(frame)
-    api_key, version = INT16.read(r), INT16.read(r)
+    first = _API_KEY_AND_VERSION.read(Reader(frame))
+    api_key, version = first["api_key"], first["api_version"]
     api = _api(api_key, version)
     r = Reader(frame)
     value = REQUEST_HEADERS[api.request_header_version(version)].read(r)
