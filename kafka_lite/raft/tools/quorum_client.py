@@ -1,0 +1,65 @@
+"""One request to one voter over a plain blocking socket: how a tool asks the quorum who leads.
+
+No Kafka twin: the small, synchronous side of Kafka 3.3's ``kafka-metadata-quorum.sh describe``
+(which asks through the Admin client), written with the quorum's own codec so that a tool, a test or
+a learner at a prompt can send any Raft request (DescribeQuorum above all) without a NetworkClient.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+from typing import Any
+
+from kafka_lite.common.protocol.raft_messages import RaftApiKeys, encode_raft_request, parse_raft_response
+from kafka_lite.common.protocol.requests import RequestHeader
+from kafka_lite.raft import raft_util
+from kafka_lite.raft.tools.raft_manager import METADATA_PARTITION
+
+_SIZE = struct.Struct(">i")
+
+
+def _read_exactly(sock: socket.socket, n: int) -> bytes:
+    data = bytearray()
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("the voter closed the connection")
+        data += chunk
+    return bytes(data)
+
+
+def send_request(
+    address: tuple[str, int], api_key: int, body: dict[str, Any], timeout_s: float = 2.0
+) -> dict:
+    """Send one request at the API's latest version and return the decoded response body."""
+    api = RaftApiKeys(api_key)
+    frame = encode_raft_request(RequestHeader(api, api.latest_version, 1, "raft-tool"), body)
+    with socket.create_connection(address, timeout=timeout_s) as sock:
+        sock.sendall(_SIZE.pack(len(frame)) + frame)
+        (size,) = _SIZE.unpack(_read_exactly(sock, 4))
+        _, response = parse_raft_response(api, api.latest_version, _read_exactly(sock, size))
+    return response
+
+
+def describe_quorum(address: tuple[str, int], timeout_s: float = 2.0) -> dict:
+    """The partition of a DescribeQuorum answer: ``error_code``, ``leader_id``, ``leader_epoch``,
+    ``high_watermark`` and each voter's ``log_end_offset``. Only the leader answers without error."""
+    response = send_request(
+        address, RaftApiKeys.DESCRIBE_QUORUM, raft_util.describe_quorum_request(METADATA_PARTITION), timeout_s
+    )
+    if response["error_code"] != 0:
+        return {"error_code": response["error_code"]}
+    return response["topics"][0]["partitions"][0]
+
+
+def find_leader(addresses: dict[int, tuple[str, int]], timeout_s: float = 0.5) -> dict | None:
+    """The DescribeQuorum answer of whichever voter leads now, or None if none answers as leader."""
+    for address in addresses.values():
+        try:
+            answer = describe_quorum(address, timeout_s)
+        except OSError:
+            continue
+        if answer.get("error_code") == 0 and answer.get("leader_id", -1) >= 0:
+            return answer
+    return None

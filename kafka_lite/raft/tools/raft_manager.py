@@ -1,0 +1,150 @@
+"""One Raft voter as a process: its log and quorum-state file on disk, its listener, its channel to
+the other voters, and the thread that polls the Raft client.
+
+Mirrors: kafka.raft.KafkaRaftManager and RaftIoThread
+         (core/src/main/scala/kafka/raft/RaftManager.scala, Kafka 3.3.0)
+Book:    beyond the book: chapter 12 (KRaft)
+Differs: no snapshot generation and no metrics; the listener is the raft layer's RaftSocketServer
+         (Kafka's controller runs a SocketServer of its own for it).
+
+What KafkaRaftManager builds, in its order: the log (``<data-dir>/__cluster_metadata-0``, a
+KafkaMetadataLog), the quorum-state file (``quorum-state``, where the epoch and vote survive a
+crash), the network channel with every voter's address, the expiration service (the timing wheel)
+and a blocking message queue, then the KafkaRaftClient over all of them. ``startup`` opens the
+listener, initializes the client (reading the quorum-state file) and starts the RaftIoThread, which
+does nothing but ``client.poll()``: the client sleeps in its message queue until a message, a
+wakeup or its next timer, so an idle voter costs no CPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from pathlib import Path
+
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.file_records import FileRecords
+from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.raft.file_based_state_store import FileBasedStateStore
+from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
+from kafka_lite.raft.kafka_network_channel import KafkaNetworkChannel
+from kafka_lite.raft.kafka_raft_client import KafkaRaftClient
+from kafka_lite.raft.log_append_info import LogAppendInfo
+from kafka_lite.raft.log_fetch_info import LogFetchInfo
+from kafka_lite.raft.raft_client import RecordSerde
+from kafka_lite.raft.raft_config import InetAddressSpec, RaftConfig
+from kafka_lite.raft.raft_message_queue import BlockingMessageQueue
+from kafka_lite.raft.raft_socket_server import RaftSocketServer
+from kafka_lite.raft.timing_wheel_expiration_service import TimingWheelExpirationService
+
+log = logging.getLogger(__name__)
+
+METADATA_PARTITION = TopicPartition("__cluster_metadata", 0)
+# Kafka's KafkaRaftManager: the leader holds a follower's Fetch for up to this long.
+FETCH_MAX_WAIT_MS = 500
+
+
+class _ProcessMetadataLog(KafkaMetadataLog):
+    """KafkaMetadataLog as a process runs it, with two adjustments.
+
+    Appends are not a client's: the leader's LeaderChange control batch, and the same batch on a
+    follower, are the quorum's own records. Kafka appends them with origin RaftLeader or
+    Replication, which let control batches through; kafka_lite's ``Log.append`` says the same with
+    ``is_from_client=False``.
+
+    Reads come back in memory (``MemoryRecords``) rather than as a slice of the segment file: the
+    Raft client walks the batches it hands its listeners, and encodes a Fetch answer's records, as
+    MemoryRecords. A copy per read, which the quorum's small batches can afford.
+    """
+
+    def read(self, start_offset: int, isolation) -> LogFetchInfo:
+        info = super().read(start_offset, isolation)
+        if isinstance(info.records, FileRecords):
+            return LogFetchInfo(MemoryRecords(info.records.read_bytes()), info.start_offset_metadata)
+        return info
+
+    def _append(self, records) -> LogAppendInfo:
+        first = next(records.batches())
+        end_offset = self.log.log_end_offset
+        if first.base_offset != end_offset:
+            return super()._append(records)  # the same refusal as the parent's
+        append_info = self.log.append(records, assign_offsets=False, is_from_client=False)
+        return LogAppendInfo(append_info.first_offset, append_info.last_offset)
+
+
+class RaftIoThread(threading.Thread):
+    """Polls the client until shut down (Kafka's RaftIoThread, a ShutdownableThread)."""
+
+    def __init__(self, client: KafkaRaftClient, name: str) -> None:
+        super().__init__(name=name, daemon=True)
+        self._client = client
+        self._running = threading.Event()
+        self._running.set()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            while self._running.is_set():
+                self._client.poll()
+        except BaseException as e:  # a bug in a handler: stop polling and let the process say so
+            log.exception("Raft IO thread failed")
+            self.error = e
+
+    def initiate_shutdown(self, timeout_ms: int) -> None:
+        """Kafka's: a graceful shutdown of the client (a leader resigns and tells the voters, so
+        the next election starts now), and the loop stops once that is done or has timed out."""
+        self._client.shutdown(timeout_ms).add_done_callback(lambda _: self._running.clear())
+
+
+class KafkaRaftManager:
+    def __init__(
+        self,
+        node_id: int,
+        data_dir: Path,
+        raft_config: RaftConfig,
+        serde: RecordSerde,
+        time: Time = SYSTEM,
+        fetch_max_wait_ms: int = FETCH_MAX_WAIT_MS,
+    ) -> None:
+        self.node_id = node_id
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.raft_config = raft_config
+        self.log = _ProcessMetadataLog.create(
+            METADATA_PARTITION,
+            self.data_dir / f"{METADATA_PARTITION.topic}-{METADATA_PARTITION.partition}",
+            time,
+        )
+        self.channel = KafkaNetworkChannel(time, raft_config.request_timeout_ms(), f"raft-{node_id}")
+        for voter_id, spec in raft_config.quorum_voter_connections().items():
+            if isinstance(spec, InetAddressSpec):
+                self.channel.update_endpoint(voter_id, (spec.host, spec.port))
+        self.expiration_service = TimingWheelExpirationService(time=time)
+        self.client = KafkaRaftClient(
+            serde, self.channel, self.log, FileBasedStateStore(self.data_dir / "quorum-state"), time,
+            random.Random(), raft_config, node_id, fetch_max_wait_ms=fetch_max_wait_ms,
+            message_queue=BlockingMessageQueue(time), expiration_service=self.expiration_service,
+        )  # fmt: skip
+        own = raft_config.quorum_voter_connections().get(node_id)
+        if not isinstance(own, InetAddressSpec):
+            raise ValueError(f"node {node_id} is not among the voters with an address")
+        self.socket_server = RaftSocketServer(own.host, own.port, self.client.handle, time)
+        self.io_thread = RaftIoThread(self.client, f"raft-io-thread-{node_id}")
+
+    def startup(self) -> None:
+        self.socket_server.startup()
+        self.channel.start()
+        self.client.initialize()
+        self.io_thread.start()
+
+    def shutdown(self, timeout_ms: int = 2_000) -> None:
+        if self.io_thread.is_alive():
+            self.io_thread.initiate_shutdown(timeout_ms)
+            self.io_thread.join(timeout=timeout_ms / 1000 + 1)
+        self.socket_server.shutdown()
+        self.channel.close()
+        self.expiration_service.shutdown()
+        self.client.close()
+        self.log.close()
