@@ -10,6 +10,8 @@ frame, a bad varint, a tagged field longer than the frame and an unknown version
 
 from __future__ import annotations
 
+import os
+import random
 import re
 
 import pytest
@@ -27,9 +29,18 @@ from kafka_lite.common.protocol.types import SchemaException, encode, is_flexibl
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.election_state import ElectionState
+from kafka_lite.raft.file_based_state_store import FileBasedStateStore
+from kafka_lite.raft.kafka_raft_client import KafkaRaftClient
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_util import METADATA_TOPIC_ID, RaftErrors
-from tests.raft.raft_client_test_context import METADATA_PARTITION, RaftClientTestContext, batch
+from tests.raft.raft_client_test_context import (
+    FETCH_MAX_WAIT_MS,
+    METADATA_PARTITION,
+    MockListener,
+    RaftClientTestContext,
+    StringSerde,
+    batch,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -506,3 +517,57 @@ def test_an_unknown_version_or_api_is_refused_naming_the_header_field(api_key, s
         else:
             parse_raft_response(0, 0, frame)
     assert refused.value.field == "api_key"
+
+
+# -- the quorum-state file ---------------------------------------------------------------------------------
+
+
+def follower_on_a_state_file(path) -> RaftClientTestContext:
+    """``follower()``, its election state in a real quorum-state file (Kafka's FileBasedStateStore)."""
+    ctx = follower()
+    store = FileBasedStateStore(path)
+    store.write_election_state(ElectionState.with_elected_leader(EPOCH, 1, VOTERS))
+    ctx.store = store
+    ctx.client = KafkaRaftClient(
+        StringSerde(), ctx.channel, ctx.log, store, ctx.time, random.Random(1), ctx.config, LOCAL,
+        fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
+    )  # fmt: skip
+    ctx.client.register(MockListener())
+    ctx.client.initialize()
+    return ctx
+
+
+@pytest.mark.parametrize(
+    ("api_key", "data"),
+    [
+        (RaftApiKeys.VOTE, vote(EPOCH + 1, candidate=9)),
+        (RaftApiKeys.VOTE, vote(EPOCH - 1)),
+        (RaftApiKeys.BEGIN_QUORUM_EPOCH, begin_epoch(EPOCH - 1)),
+        (RaftApiKeys.END_QUORUM_EPOCH, end_epoch(EPOCH + 1, 9)),
+        (RaftApiKeys.FETCH, fetch(EPOCH + 1, replica=2)),
+        (RaftApiKeys.VOTE, vote(EPOCH + 1, cluster_id=OTHER_CLUSTER)),
+        (RaftApiKeys.BEGIN_QUORUM_EPOCH, begin_epoch(EPOCH + 1, tp=TopicPartition("orders", 0))),
+    ],
+    ids=["vote-non-voter", "vote-past-epoch", "begin-past-epoch", "end-non-voter", "fetch-future-epoch",
+         "another-cluster", "another-topic"],
+)  # fmt: skip
+def test_a_refused_request_does_not_rewrite_the_quorum_state_file(tmp_path, api_key, data):
+    ctx = follower_on_a_state_file(tmp_path / "quorum-state")
+    before = (tmp_path / "quorum-state").read_bytes(), os.stat(tmp_path / "quorum-state")
+    answer(ctx, api_key, data)
+    after = (tmp_path / "quorum-state").read_bytes(), os.stat(tmp_path / "quorum-state")
+    assert after[0] == before[0]
+    # Not even written again with the same content: Kafka writes the file only on a transition.
+    assert (after[1].st_ino, after[1].st_mtime_ns) == (before[1].st_ino, before[1].st_mtime_ns)
+    assert (ctx.state_name(), ctx.quorum().epoch(), ctx.quorum().leader_id()) == ("Follower", EPOCH, 1)
+
+
+def test_the_state_file_probe_sees_a_transition(tmp_path):
+    """The check above can fail: a request from a newer epoch does rewrite the file."""
+    path = tmp_path / "quorum-state"
+    ctx = follower_on_a_state_file(path)
+    before = path.read_bytes()
+    answer(ctx, RaftApiKeys.BEGIN_QUORUM_EPOCH, begin_epoch(EPOCH + 1, leader_id=2))
+    assert path.read_bytes() != before
+    stored = FileBasedStateStore(path).read_election_state()
+    assert stored == ElectionState.with_elected_leader(EPOCH + 1, 2, VOTERS)
