@@ -5,6 +5,10 @@ is that, as a command::
 
     python -m kafka_lite.raft.simulation canElectInitialLeader --seed 7
     python -m kafka_lite.raft.simulation canRecoverAfterAllNodesKilled --seeds 0..99
+    python -m kafka_lite.raft.simulation all --seeds 0..499
+
+``all`` runs every scenario on each seed; a failure prints the invariant, the seed, the simulated
+time, the nodes and the one command that replays it.
 """
 
 from __future__ import annotations
@@ -25,23 +29,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m kafka_lite.raft.simulation", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("scenario", choices=sorted(SCENARIOS))
+    parser.add_argument("scenario", choices=["all", *sorted(SCENARIOS)])
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--seed", type=int)
     group.add_argument("--seeds", type=_seed_range, help="an inclusive range, A..B")
     args = parser.parse_args(argv)
     seeds = [args.seed] if args.seed is not None else args.seeds
+    names = sorted(SCENARIOS) if args.scenario == "all" else [args.scenario]
     failures = 0
-    for seed in seeds:
-        try:
-            sim = SCENARIOS[args.scenario](seed)
-        except SimulationFailure as e:
-            failures += 1
-            print(f"seed {seed}: FAILED\n{e}")
-            continue
-        print(f"seed {seed}: ok ({sim.scheduler.elapsed_ms()} ms simulated, leader {sim.cluster.latest_leader()}, "
-              f"high watermark {sim.cluster.max_high_watermark_reached()})")  # fmt: skip
-    print(f"{len(seeds) - failures}/{len(seeds)} seeds passed")
+    for name in names:
+        prefix = f"{name} " if len(names) > 1 else ""
+        for seed in seeds:
+            try:
+                sim = SCENARIOS[name](seed)
+            except SimulationFailure as e:
+                failures += 1
+                print(f"{prefix}seed {seed}: FAILED\n{e}")
+                continue
+            print(f"{prefix}seed {seed}: ok ({sim.scheduler.elapsed_ms()} ms simulated, leader {sim.cluster.latest_leader()}, "
+                  f"high watermark {sim.cluster.max_high_watermark_reached()})")  # fmt: skip
+    runs = len(names) * len(seeds)
+    print(f"{runs - failures}/{runs} {'runs' if len(names) > 1 else 'seeds'} passed")
     return 1 if failures else 0
 
 

@@ -3,13 +3,19 @@
 Mirrors: org.apache.kafka.raft.RaftEventSimulationTest (Cluster, PersistentState and RaftNode)
          (raft/src/test/java/org/apache/kafka/raft/RaftEventSimulationTest.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: voters only (no observers); each node draws from its own ``random.Random``, derived from
-         the seed, the node id and how often the node has started, where Kafka shares one.
+Differs: each node draws from its own ``random.Random``, derived from the seed, the node id and how
+         often the node has started, where Kafka shares one.
 
 What a node keeps across a crash is its ``PersistentState``: the MockLog and the quorum state
 store. ``kill`` drops the running client and nothing else; ``start`` builds a fresh client over the
 same persistent state after ``MockLog.reopen``, which loses every entry not flushed, as a power cut
 would. ``kill_and_delete_persistent_state`` is the disk lost with the machine.
+
+Nodes ``0 .. num_voters - 1`` are the voters; the ids after them are observers, as in Kafka's
+simulation: an observer is configured with the same voter set, is in none of it, and so never
+stands for election and never counts toward the high watermark. It finds the leader by fetching
+from a voter and then replicates from the leader like a follower, which is how a broker that is not
+a controller reads the metadata log. Its committed data must end up the same as every voter's.
 
 The timeouts are Kafka's simulation's: an election timeout of 1 s, a fetch timeout of 3 s, and a
 short backoff, so that elections happen within a few simulated seconds.
@@ -99,14 +105,17 @@ class RaftNode:
 
 
 class Cluster:
-    def __init__(self, num_voters: int, seed: int, time: MockTime | None = None) -> None:
+    def __init__(
+        self, num_voters: int, seed: int, time: MockTime | None = None, num_observers: int = 0
+    ) -> None:
         self.seed = seed
         self.time = time or MockTime()
         # Shared by every channel: correlation ids never collide between nodes.
         self._correlation_ids = itertools.count()
         self.voters = set(range(num_voters))
+        self.observers = set(range(num_voters, num_voters + num_observers))
         self.nodes: dict[int, PersistentState] = {
-            node_id: PersistentState() for node_id in sorted(self.voters)
+            node_id: PersistentState() for node_id in sorted(self.voters | self.observers)
         }
         self.running: dict[int, RaftNode] = {}
         self._starts: dict[int, int] = dict.fromkeys(self.nodes, 0)

@@ -111,9 +111,24 @@ class EventScheduler:
         for invariant in self.invariants:
             invariant.verify(self)
 
-    def run_until(self, exit_condition: Callable[[], bool], what: str, within_ms: int | None = None) -> None:
+    def run_for(self, duration_ms: int) -> None:
+        """Run every event due within ``duration_ms`` of simulated time: a scenario's "sleep"."""
+        deadline_ms = self.time.milliseconds() + duration_ms
+        self.run_until(
+            lambda: bool(self._queue) and self._queue[0].deadline_ms > deadline_ms, "run for a while"
+        )
+        self.time.sleep(max(deadline_ms - self.time.milliseconds(), 0))
+
+    def run_until(
+        self,
+        exit_condition: Callable[[], bool],
+        what: str,
+        within_ms: int | None = None,
+        validate: bool = True,
+    ) -> None:
         """Run events until ``exit_condition`` holds; fail if it has not within ``within_ms`` of
-        simulated time (or ``MAX_ITERATIONS`` events)."""
+        simulated time (or ``MAX_ITERATIONS`` events). The validations run at the end unless
+        ``validate`` is False (a scenario's short pauses; its next wait validates)."""
         deadline_ms = None if within_ms is None else self.time.milliseconds() + within_ms
         for _ in range(MAX_ITERATIONS):
             if exit_condition():
@@ -148,5 +163,6 @@ class EventScheduler:
                 f"{within_ms} ms of simulated time" if within_ms is not None else f"{MAX_ITERATIONS} events"
             )
             raise self.fail(what, [], f"not reached within {bound}")
-        for validation in self.validations:
-            validation.validate(self)
+        if validate:
+            for validation in self.validations:
+                validation.validate(self)

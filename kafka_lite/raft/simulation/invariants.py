@@ -15,7 +15,9 @@ Each is one of Raft's safety properties, read off the nodes from outside:
   (Raft's definition of committed, checked against the logs rather than the leader's bookkeeping);
 * ``SnapshotAtLogStart``: the log starts where its earliest snapshot ends;
 * ``ConsistentCommittedData`` (checked when a run ends): every offset below a node's high watermark
-  holds the same value on every node that has it (the paper's State Machine Safety).
+  holds the same value on every node that has it (the paper's State Machine Safety);
+* ``CommittedValuesKept`` (MIT 6.5840's churn check, not Kafka's): every counter value a state
+  machine was seen to apply is, at the end, in every node's log, in order.
 
 A broken one raises ``SimulationFailure`` naming itself, the seed, the simulated time and the nodes.
 """
@@ -171,3 +173,57 @@ class ConsistentCommittedData:
                         f"Committed sequence at offset {record.offset} changed on node {node.node_id}: "
                         f"{first_value} (node {first_node}) -> {value}",
                     )  # fmt: skip
+
+
+class CommittedValuesKept:
+    """What the state machines applied, sampled during the run, checked against the logs at the end.
+
+    ``record`` notes the highest counter value any running node has applied; ``verify_kept`` reads
+    each node's committed records and asks for the counter's sequence without a gap or a repeat,
+    reaching every value seen. Where ConsistentCommittedData compares logs with logs, this compares
+    the logs with what the application was told was committed: a value applied and later lost from
+    every log is caught here even if all the logs agree."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+        self.max_applied = 0
+        self._applied_by = -1
+
+    def record(self) -> None:
+        for node_id in sorted(self._cluster.running):
+            applied = self._cluster.running[node_id].counter.committed
+            if applied > self.max_applied:
+                self.max_applied, self._applied_by = applied, node_id
+
+    def verify_kept(self, scheduler: EventScheduler, max_applied: int) -> None:
+        """Every node's committed log holds the counter's sequence up to ``max_applied`` at least
+        (the highest value recorded when the wait for the end began)."""
+        for node_id in sorted(self._cluster.running):
+            node = self._cluster.running[node_id]
+            values = _committed_values(node)
+            # Below the log start the values are in the snapshot; the log must go on from there.
+            first = values[0] if values else None
+            expected_first = 1 if node.log.start_offset() == 0 else first
+            if values and (first != expected_first or values != list(range(first, first + len(values)))):
+                raise scheduler.fail(
+                    "CommittedValuesKept", [node_id],
+                    f"the committed values on node {node_id} are not the counter's sequence: {values[:20]}",
+                )  # fmt: skip
+            last = values[-1] if values else node.counter.committed
+            if last < max_applied:
+                raise scheduler.fail(
+                    "CommittedValuesKept", [node_id, self._applied_by],
+                    f"value {max_applied} was applied by node {self._applied_by} as committed, but the "
+                    f"log of node {node_id} ends its committed values at {last}",
+                )  # fmt: skip
+
+
+def _committed_values(node: RaftNode) -> list[int]:
+    high_watermark = node.client.quorum().high_watermark()
+    if high_watermark is None:
+        return []
+    values = []
+    for batch in node.log.read_batches(node.log.start_offset(), high_watermark.offset):
+        if not batch.is_control_batch:
+            values.extend(struct.unpack(">i", bytes(r.value))[0] for r in MemoryRecords(batch.data).records())
+    return values

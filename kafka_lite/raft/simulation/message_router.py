@@ -7,13 +7,20 @@ Mirrors: org.apache.kafka.raft.RaftEventSimulationTest (MessageRouter, NetworkFi
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: every message waits a latency drawn from the router's random before it arrives, where Kafka
          hands it over at once; a response goes back only to the incarnation of the node that sent
-         the request (a restarted node has a new channel that never sent it).
+         the request (a restarted node has a new channel that never sent it); ``UnreliableNetwork``
+         is MIT 6.5840's unreliable labrpc network, which Kafka's simulation does not have.
 
 A filter sits on each node and sees its traffic twice: outbound when the node sends, inbound when a
 message reaches it. ``DropAllTraffic`` cuts a node off; ``DropOutboundRequestsFrom`` keeps a node
 from reaching some others, and ``partition`` puts one on every node so that two sets of nodes cannot
 reach each other while each set still works. A dropped request is never answered: the sender's
 request times out, as over a real network that lost the packet.
+
+``UnreliableNetwork`` is the network of MIT 6.5840's Raft tests (its ``labrpc`` with ``unreliable``
+and ``longreordering`` set): a message may be lost, most are held up a little, and some are held
+up for longer than an election timeout, so that they arrive after messages sent later, from an
+epoch that is over. A filter says how long to hold a message with ``delay_ms``; the router adds it
+to the latency.
 """
 
 from __future__ import annotations
@@ -32,6 +39,9 @@ class NetworkFilter:
 
     def accept_outbound(self, message: RaftMessage) -> bool:
         return True
+
+    def delay_ms(self, message: RaftMessage) -> int:
+        return 0
 
 
 class PermitAllTraffic(NetworkFilter):
@@ -56,6 +66,40 @@ class DropOutboundRequestsFrom(NetworkFilter):
         if isinstance(message, RaftRequest.Outbound):
             return message.destination_id not in self.unreachable
         return True
+
+
+class UnreliableNetwork(NetworkFilter):
+    """Loses a message with ``drop_probability`` each way; holds most up to ``short_delay_ms`` and,
+    with ``long_reordering``, one in ``long_delay_one_in`` for up to ``long_delay_ms`` more.
+
+    The figures are 6.5840's: a tenth of requests and of replies lost, a short delay of up to 27 ms,
+    and long delays from 200 ms to 2.2 s, longer than an election timeout (1 s here), so that an
+    old leader's AppendEntries (here a Fetch answer or a BeginQuorumEpoch) can arrive after its
+    successor has taken over. The seeded random is the filter's own, so a replay drops the same
+    messages."""
+
+    def __init__(
+        self, random: _random.Random, drop_probability: float = 0.1, short_delay_ms: int = 27,
+        long_reordering: bool = True, long_delay_one_in: int = 10, long_delay_ms: tuple[int, int] = (200, 2200),
+    ) -> None:  # fmt: skip
+        self._random = random
+        self.drop_probability = drop_probability
+        self.short_delay_ms = short_delay_ms
+        self.long_reordering = long_reordering
+        self.long_delay_one_in = long_delay_one_in
+        self.long_delay_ms = long_delay_ms
+
+    def accept_inbound(self, message: RaftMessage) -> bool:
+        return True  # each message is judged once, when it leaves
+
+    def accept_outbound(self, message: RaftMessage) -> bool:
+        return self._random.random() >= self.drop_probability
+
+    def delay_ms(self, message: RaftMessage) -> int:
+        delay_ms = self._random.randint(0, self.short_delay_ms)
+        if self.long_reordering and self._random.randrange(self.long_delay_one_in) == 0:
+            delay_ms += self._random.randint(*self.long_delay_ms)
+        return delay_ms
 
 
 class MessageRouter:
@@ -93,10 +137,11 @@ class MessageRouter:
         for node_id in sorted(self._cluster.running):
             sender = self._cluster.running[node_id]
             for request in sender.channel.drain_send_queue():
-                if self.filters[node_id].accept_outbound(request):
+                network_filter = self.filters[node_id]
+                if network_filter.accept_outbound(request):
                     self._scheduler.schedule_once(
                         lambda sender=sender, request=request: self._deliver_request(sender, request),
-                        self._latency_ms(),
+                        self._latency_ms() + network_filter.delay_ms(request),
                         check_invariants=False,
                     )
 
@@ -113,10 +158,11 @@ class MessageRouter:
 
         def on_answered(future) -> None:
             response = future.result()
-            if self.filters[destination_id].accept_outbound(response):
+            network_filter = self.filters[destination_id]
+            if network_filter.accept_outbound(response):
                 self._scheduler.schedule_once(
                     lambda: self._deliver_response(sender, destination_id, response),
-                    self._latency_ms(),
+                    self._latency_ms() + network_filter.delay_ms(response),
                     check_invariants=False,
                 )
 

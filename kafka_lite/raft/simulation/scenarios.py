@@ -4,8 +4,8 @@ Mirrors: org.apache.kafka.raft.RaftEventSimulationTest, its seven properties (ca
          to canRecoverFromSingleNodeCommittedDataLoss)
          (raft/src/test/java/org/apache/kafka/raft/RaftEventSimulationTest.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: the seed alone decides the run: the number of voters is drawn from it within Kafka's range
-         (jqwik draws it beside the seed); record counts are Kafka's scaled by ``records`` (10 by
+Differs: the seed alone decides the run: the numbers of voters and observers are drawn from it
+         (jqwik draws them beside the seed; observers 0 to 2 here); record counts are Kafka's scaled by ``records`` (10 by
          default, as Kafka's); each wait has a bound in simulated time, not only in events; after the
          partition heals, the majority's high watermark plus ``records`` is the target (see there).
 
@@ -15,6 +15,13 @@ leader's counter appends every ``APPEND_INTERVAL_MS`` plus a jitter. The bounds 
 needs an election timeout (1 to 2 s) plus, on a split vote, a backoff and another timeout; a leader
 lost silently is noticed after the fetch timeout (3 s). ``ELECTION_BOUND_MS`` allows several
 rounds of that; a run that needs more has a liveness bug, not bad luck.
+
+Two more scenarios come from MIT 6.5840's Raft lab, which tests a student's Raft the same way:
+``figure_8_unreliable`` (its TestFigure8Unreliable3C: leaders crash just after appending, over a
+network that loses and reorders messages, the situation of the Raft paper's Figure 8) and ``churn``
+(its TestReliableChurn3C: nodes disconnect, crash and restart at random while the counter is
+written). Both end with the network healed and every node back, and ask for one more value
+committed everywhere.
 """
 
 from __future__ import annotations
@@ -26,11 +33,13 @@ from dataclasses import dataclass
 from kafka_lite.raft.simulation.cluster import (
     ELECTION_TIMEOUT_MS,
     FETCH_TIMEOUT_MS,
+    REQUEST_TIMEOUT_MS,
     Cluster,
     SequentialAppendAction,
 )
 from kafka_lite.raft.simulation.event_scheduler import EventScheduler
 from kafka_lite.raft.simulation.invariants import (
+    CommittedValuesKept,
     ConsistentCommittedData,
     MajorityReachedHighWatermark,
     MonotonicEpoch,
@@ -38,11 +47,17 @@ from kafka_lite.raft.simulation.invariants import (
     SingleLeader,
     SnapshotAtLogStart,
 )
-from kafka_lite.raft.simulation.message_router import DropAllTraffic, MessageRouter, PermitAllTraffic
+from kafka_lite.raft.simulation.message_router import (
+    DropAllTraffic,
+    MessageRouter,
+    PermitAllTraffic,
+    UnreliableNetwork,
+)
 
 # Several election rounds after the failure is noticed; committing after that is quick.
 ELECTION_BOUND_MS = FETCH_TIMEOUT_MS + 8 * ELECTION_TIMEOUT_MS
 PROGRESS_BOUND_MS = ELECTION_BOUND_MS + 5_000
+OBSERVER_BOUND_MS = 10 * REQUEST_TIMEOUT_MS
 # How often each node polls and the leader appends: a third of Kafka's rates (3 ms + up to 5, and
 # 2 ms + up to 3). The timeouts are Kafka's, so elections play out the same; what the slower beat
 # buys is three times fewer events per simulated second, and so twenty seeds per scenario in the
@@ -70,11 +85,13 @@ def default_invariants(cluster: Cluster) -> list:
 
 
 def setup(
-    scenario: str, seed: int, num_voters: int, deliver_jitter_ms: int = 1, invariants: Callable | None = None
-) -> Simulation:
-    """A started cluster of ``num_voters`` with polling, delivery and appends scheduled."""
+    scenario: str, seed: int, num_voters: int, deliver_jitter_ms: int = 1, invariants: Callable | None = None,
+    num_observers: int = 0,
+) -> Simulation:  # fmt: skip
+    """A started cluster of ``num_voters`` and ``num_observers`` with polling, delivery and appends
+    scheduled."""
     random = _random.Random(seed)
-    cluster = Cluster(num_voters, seed)
+    cluster = Cluster(num_voters, seed, num_observers=num_observers)
     scheduler = EventScheduler(random, cluster.time, seed, scenario)
     for invariant in (invariants or default_invariants)(cluster):
         scheduler.add_invariant(invariant)
@@ -99,10 +116,41 @@ def _voters(seed: int, low: int, high: int) -> int:
     return _random.Random(f"{seed}/voters").randint(low, high)
 
 
+def _observers_or_drawn(seed: int, num_observers: int | None) -> int:
+    if num_observers is not None:
+        return num_observers
+    return _random.Random(f"{seed}/observers").randint(0, 2)
+
+
 def _warm_up(sim: Simulation, records: int, any_node: bool = True) -> None:
     sim.scheduler.run_until(sim.cluster.has_consistent_leader, "an initial leader", ELECTION_BOUND_MS)
-    reached = sim.cluster.any_reached_high_watermark if any_node else sim.cluster.all_reached_high_watermark
-    sim.scheduler.run_until(lambda: reached(records), f"high watermark {records}", PROGRESS_BOUND_MS)
+    if any_node:
+        sim.scheduler.run_until(
+            lambda: sim.cluster.any_reached_high_watermark(records),
+            f"high watermark {records}",
+            PROGRESS_BOUND_MS,
+        )
+    else:
+        _run_until_all_reached(sim, records, f"high watermark {records}")
+
+
+def _run_until_all_reached(sim: Simulation, offset: int, what: str, node_ids: set[int] | None = None) -> None:
+    """Every node of ``node_ids`` (every running node) reaches ``offset``: the voters within the
+    progress bound, then the observers within ``OBSERVER_BOUND_MS``.
+
+    An observer whose leader died or was cut off finds the new one the way Kafka's does: when its
+    Fetch to the old leader times out (the request timeout, 3 s) it fetches from a random voter,
+    which may be the old leader again. Kafka's simulation waits for it without a time bound; here
+    the bound allows ten such draws."""
+
+    def reached(kinds: set[int]) -> bool:
+        # With no ``node_ids``, the nodes running at each check (a node shutting down leaves).
+        wanted = (set(sim.cluster.running) if node_ids is None else node_ids) & kinds
+        return sim.cluster.all_reached_high_watermark(offset, wanted)
+
+    sim.scheduler.run_until(lambda: reached(sim.cluster.voters), what, PROGRESS_BOUND_MS)
+    everyone = sim.cluster.voters | sim.cluster.observers
+    sim.scheduler.run_until(lambda: reached(everyone), f"{what} (observers)", OBSERVER_BOUND_MS)
 
 
 def _leader(sim: Simulation) -> int:
@@ -115,16 +163,32 @@ def _leader(sim: Simulation) -> int:
 # -- the scenarios -------------------------------------------------------------------------------------
 
 
-def can_elect_initial_leader(seed: int, num_voters: int | None = None, records: int = 10) -> Simulation:
-    sim = setup("canElectInitialLeader", seed, num_voters or _voters(seed, 1, 5))
+def can_elect_initial_leader(
+    seed: int, num_voters: int | None = None, records: int = 10, num_observers: int | None = None
+) -> Simulation:
+    sim = setup(
+        "canElectInitialLeader",
+        seed,
+        num_voters or _voters(seed, 1, 5),
+        num_observers=_observers_or_drawn(seed, num_observers),
+    )
     _warm_up(sim, records, any_node=False)
     return sim
 
 
 def can_elect_new_leader_after_old_leader_failure(
-    seed: int, num_voters: int | None = None, records: int = 10, graceful: bool | None = None
+    seed: int,
+    num_voters: int | None = None,
+    records: int = 10,
+    num_observers: int | None = None,
+    graceful: bool | None = None,
 ) -> Simulation:
-    sim = setup("canElectNewLeaderAfterOldLeaderFailure", seed, num_voters or _voters(seed, 3, 5))
+    sim = setup(
+        "canElectNewLeaderAfterOldLeaderFailure",
+        seed,
+        num_voters or _voters(seed, 3, 5),
+        num_observers=_observers_or_drawn(seed, num_observers),
+    )
     if graceful is None:
         graceful = _random.Random(f"{seed}/graceful").random() < 0.5
     _warm_up(sim, records)
@@ -134,56 +198,62 @@ def can_elect_new_leader_after_old_leader_failure(
         sim.cluster.shutdown(leader_id)
     else:
         sim.cluster.kill(leader_id)
-    sim.scheduler.run_until(
-        lambda: sim.cluster.all_reached_high_watermark(2 * records),
-        "a new leader's progress",
-        PROGRESS_BOUND_MS,
-    )
+    _run_until_all_reached(sim, 2 * records, "a new leader's progress")
     high_watermark = sim.cluster.max_high_watermark_reached()
     # The old leader comes back as a follower and catches up.
     sim.cluster.kill(leader_id)
     sim.cluster.start(leader_id)
-    sim.scheduler.run_until(
-        lambda: sim.cluster.all_reached_high_watermark(high_watermark + records), "the restarted node catching up",
-        PROGRESS_BOUND_MS,
-    )  # fmt: skip
+    _run_until_all_reached(sim, high_watermark + records, "the restarted node catching up")
     return sim
 
 
 def can_recover_after_all_nodes_killed(
-    seed: int, num_voters: int | None = None, records: int = 10
+    seed: int, num_voters: int | None = None, records: int = 10, num_observers: int | None = None
 ) -> Simulation:
-    sim = setup("canRecoverAfterAllNodesKilled", seed, num_voters or _voters(seed, 1, 5))
+    sim = setup(
+        "canRecoverAfterAllNodesKilled",
+        seed,
+        num_voters or _voters(seed, 1, 5),
+        num_observers=_observers_or_drawn(seed, num_observers),
+    )
     _warm_up(sim, records)
     high_watermark = sim.cluster.max_high_watermark_reached()
     # Everyone dies; a bare majority comes back, with only what it had flushed, and must go on.
     sim.cluster.kill_all()
     for node_id in sorted(sim.cluster.nodes)[: sim.cluster.majority_size()]:
         sim.cluster.start(node_id)
-    sim.scheduler.run_until(
-        lambda: sim.cluster.all_reached_high_watermark(high_watermark + records), "progress after the restart",
-        PROGRESS_BOUND_MS,
-    )  # fmt: skip
+    _run_until_all_reached(sim, high_watermark + records, "progress after the restart")
     return sim
 
 
 def can_elect_new_leader_after_old_leader_partitioned_away(
-    seed: int, num_voters: int | None = None, records: int = 10
+    seed: int, num_voters: int | None = None, records: int = 10, num_observers: int | None = None
 ) -> Simulation:
-    sim = setup("canElectNewLeaderAfterOldLeaderPartitionedAway", seed, num_voters or _voters(seed, 3, 5), 2)
+    sim = setup(
+        "canElectNewLeaderAfterOldLeaderPartitionedAway",
+        seed,
+        num_voters or _voters(seed, 3, 5),
+        2,
+        num_observers=_observers_or_drawn(seed, num_observers),
+    )
     _warm_up(sim, records)
     leader_id = _leader(sim)
     sim.router.filter(leader_id, DropAllTraffic())
     others = set(sim.cluster.nodes) - {leader_id}
-    sim.scheduler.run_until(
-        lambda: sim.cluster.all_reached_high_watermark(2 * records, others), "progress without the old leader",
-        PROGRESS_BOUND_MS,
-    )  # fmt: skip
+    _run_until_all_reached(sim, 2 * records, "progress without the old leader", others)
     return sim
 
 
-def can_make_progress_if_majority_is_reachable(seed: int, records: int = 10) -> Simulation:
-    sim = setup("canMakeProgressIfMajorityIsReachable", seed, 5, 2)
+def can_make_progress_if_majority_is_reachable(
+    seed: int, records: int = 10, num_observers: int | None = None
+) -> Simulation:
+    sim = setup(
+        "canMakeProgressIfMajorityIsReachable",
+        seed,
+        5,
+        2,
+        num_observers=_observers_or_drawn(seed, num_observers),
+    )
     _warm_up(sim, records)
     minority, majority = {0, 1}, {2, 3, 4}
     sim.router.partition(minority, majority)
@@ -212,16 +282,20 @@ def can_make_progress_if_majority_is_reachable(seed: int, records: int = 10) -> 
     # end, but a leader cut off in the minority goes on appending entries that will never commit,
     # and that target then measures how fast a follower fetches, not whether the quorum healed.
     target = majority_high_watermark + records
-    sim.scheduler.run_until(
-        lambda: sim.cluster.all_reached_high_watermark(target), "everyone catching up", PROGRESS_BOUND_MS
-    )
+    _run_until_all_reached(sim, target, "everyone catching up")
     return sim
 
 
 def can_make_progress_after_back_to_back_leader_failures(
-    seed: int, num_voters: int | None = None, records: int = 10
+    seed: int, num_voters: int | None = None, records: int = 10, num_observers: int | None = None
 ) -> Simulation:
-    sim = setup("canMakeProgressAfterBackToBackLeaderFailures", seed, num_voters or _voters(seed, 3, 5), 5)
+    sim = setup(
+        "canMakeProgressAfterBackToBackLeaderFailures",
+        seed,
+        num_voters or _voters(seed, 3, 5),
+        5,
+        num_observers=_observers_or_drawn(seed, num_observers),
+    )
     _warm_up(sim, records)
     leader_id = _leader(sim)
     sim.router.filter(leader_id, DropAllTraffic())
@@ -242,13 +316,14 @@ def can_make_progress_after_back_to_back_leader_failures(
 
 
 def can_recover_from_single_node_committed_data_loss(
-    seed: int, num_voters: int | None = None, records: int = 10
+    seed: int, num_voters: int | None = None, records: int = 10, num_observers: int | None = None
 ) -> Simulation:
     # Without MonotonicEpoch and MajorityReachedHighWatermark: a node that lost its disk breaks both
     # by construction, while Raft still keeps every committed record.
     sim = setup(
         "canRecoverFromSingleNodeCommittedDataLoss", seed, num_voters or _voters(seed, 3, 5), 5,
         invariants=lambda cluster: [MonotonicHighWatermark(cluster), SingleLeader(cluster)],
+        num_observers=_observers_or_drawn(seed, num_observers),
     )  # fmt: skip
     sim.scheduler.run_until(
         lambda: sim.cluster.any_reached_high_watermark(records),
@@ -264,10 +339,110 @@ def can_recover_from_single_node_committed_data_loss(
     )  # fmt: skip
     high_watermark = sim.cluster.max_high_watermark_reached()
     sim.cluster.start(node.node_id)
-    sim.scheduler.run_until(
-        lambda: sim.cluster.all_reached_high_watermark(high_watermark + records), "the emptied node catching up",
-        PROGRESS_BOUND_MS,
-    )  # fmt: skip
+    _run_until_all_reached(sim, high_watermark + records, "the emptied node catching up")
+    return sim
+
+
+# -- MIT 6.5840's scenarios -------------------------------------------------------------------------------
+
+
+def _heal_and_commit_everywhere(sim: Simulation, records: int, kept: CommittedValuesKept) -> None:
+    """The end of both: network healed, every node back, and every node's state machine ``records``
+    values past the highest any node applied during the run (a node that crashed comes back with
+    a high watermark of 0, so the running nodes' high watermarks alone would understate it)."""
+    sim.router.heal()
+    for node_id in sorted(set(sim.cluster.nodes) - set(sim.cluster.running)):
+        sim.cluster.start(node_id)
+    kept.record()
+    applied = kept.max_applied
+    for node_ids, bound_ms in (
+        (sim.cluster.voters, PROGRESS_BOUND_MS),
+        (set(sim.cluster.nodes), OBSERVER_BOUND_MS),
+    ):
+        sim.scheduler.run_until(
+            lambda node_ids=node_ids: all(sim.cluster.running[i].counter.committed >= applied + records for i in node_ids),
+            f"every node applying value {applied + records} after the heal", bound_ms,
+        )  # fmt: skip
+    kept.verify_kept(sim.scheduler, applied)
+
+
+def _restart_a_voter_if_below_majority(sim: Simulation) -> None:
+    # 6.5840 restarts a random crashed server whenever fewer than a majority are up.
+    down_voters = sorted(sim.cluster.voters - set(sim.cluster.running))
+    if len(sim.cluster.voters) - len(down_voters) < sim.cluster.majority_size():
+        sim.cluster.start(sim.random.choice(down_voters))
+
+
+def figure_8_unreliable(
+    seed: int, num_voters: int | None = None, records: int = 10, num_observers: int | None = None,
+    rounds: int = 20,
+) -> Simulation:  # fmt: skip
+    """6.5840's TestFigure8Unreliable3C, with its crashes: a leader crashes a few milliseconds after
+    it appended, again and again, over a network that loses and reorders messages.
+
+    A leader killed just after an append leaves entries of its epoch on a minority; the next leader
+    may overwrite them, and an old leader back from a crash may win again and try to finish
+    replicating them. That is the paper's Figure 8: such an entry must never be counted as committed
+    by counting replicas alone, only by committing an entry of the leader's own epoch after it."""
+    sim = setup(
+        "figure_8_unreliable", seed, num_voters or 5, num_observers=_observers_or_drawn(seed, num_observers)
+    )
+    kept = CommittedValuesKept(sim.cluster)
+    sim.scheduler.schedule(kept.record, 0, 50, 10, check_invariants=False)
+    network = UnreliableNetwork(_random.Random(f"{seed}/unreliable"))
+    for node_id in sim.cluster.nodes:
+        sim.router.filter(node_id, network)
+    for _ in range(rounds):
+        # 6.5840 crashes whoever leads at each step; its elections take a few hundred milliseconds,
+        # ours one to two seconds, so each round first waits for a leader, then lets it append for
+        # a few milliseconds (one round in ten, up to half an election timeout) and crashes it.
+        # The wait is not an assertion: over this network an election may take many rounds, and
+        # only after the heal is progress required.
+        waited_ms = 0
+        while sim.cluster.leader_node() is None and waited_ms < ELECTION_BOUND_MS:
+            sim.scheduler.run_for(POLL_INTERVAL_MS)
+            waited_ms += POLL_INTERVAL_MS
+        if sim.random.randrange(10) == 0:
+            sim.scheduler.run_for(sim.random.randrange(ELECTION_TIMEOUT_MS // 2))
+        else:
+            sim.scheduler.run_for(sim.random.randrange(13))
+        leader = sim.cluster.leader_node()
+        if leader is not None:
+            sim.cluster.kill(leader.node_id)
+        _restart_a_voter_if_below_majority(sim)
+    _heal_and_commit_everywhere(sim, records, kept)
+    return sim
+
+
+def churn(
+    seed: int, num_voters: int | None = None, records: int = 10, num_observers: int | None = None,
+    rounds: int = 20, unreliable: bool = False,
+) -> Simulation:  # fmt: skip
+    """6.5840's TestReliableChurn3C (TestUnreliableChurn3C with ``unreliable``): every 0.7 of an
+    election timeout, a random node may be disconnected, one brought back (restarted if it had
+    crashed) and one crashed, while the counter keeps being written.
+
+    What is checked at the end is what the application was promised: every value any node applied
+    as committed, at any moment, is in every node's log, in order (``CommittedValuesKept``)."""
+    sim = setup("churn", seed, num_voters or 5, num_observers=_observers_or_drawn(seed, num_observers))
+    kept = CommittedValuesKept(sim.cluster)
+    sim.scheduler.schedule(kept.record, 0, 50, 10, check_invariants=False)
+    network = UnreliableNetwork(_random.Random(f"{seed}/unreliable")) if unreliable else PermitAllTraffic()
+    for node_id in sim.cluster.nodes:
+        sim.router.filter(node_id, network)
+    nodes = sorted(sim.cluster.nodes)
+    for _ in range(rounds):
+        if sim.random.randrange(1000) < 200:
+            sim.router.filter(sim.random.choice(nodes), DropAllTraffic())
+        if sim.random.randrange(1000) < 500:
+            node_id = sim.random.choice(nodes)
+            if node_id not in sim.cluster.running:
+                sim.cluster.start(node_id)
+            sim.router.filter(node_id, network)
+        if sim.random.randrange(1000) < 200:
+            sim.cluster.kill(sim.random.choice(nodes))
+        sim.scheduler.run_for(ELECTION_TIMEOUT_MS * 7 // 10)
+    _heal_and_commit_everywhere(sim, records, kept)
     return sim
 
 
@@ -279,4 +454,6 @@ SCENARIOS: dict[str, Callable[..., Simulation]] = {
     "canMakeProgressIfMajorityIsReachable": can_make_progress_if_majority_is_reachable,
     "canMakeProgressAfterBackToBackLeaderFailures": can_make_progress_after_back_to_back_leader_failures,
     "canRecoverFromSingleNodeCommittedDataLoss": can_recover_from_single_node_committed_data_loss,
+    "figure_8_unreliable": figure_8_unreliable,
+    "churn": churn,
 }
