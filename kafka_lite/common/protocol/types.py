@@ -136,6 +136,23 @@ class _Boolean(Type):
         out.append(1 if value else 0)
 
 
+def _read_size(r: Reader, fmt: struct.Struct, what: str, nullable: bool) -> int | None:
+    """A length or count in the book's framing: a signed int of ``fmt`` (int16 for a string, int32
+    for bytes and arrays), -1 meaning null where ``nullable``. ``_read_compact_length`` is the
+    flexible versions' twin."""
+    start = r.pos
+    try:
+        (size,) = fmt.unpack_from(r.buf, start)
+    except struct.error:
+        raise r.underflow(fmt.size, what) from None
+    r.pos += fmt.size
+    if size < 0:
+        if size == -1 and nullable:
+            return None
+        raise SchemaException(f"{what} {size} is negative", position=start)
+    return size
+
+
 class _String(Type):
     """int16 length + UTF-8; NULLABLE_STRING also allows length -1 (None). The compact forms of
     flexible versions (``_CompactString``) differ only in how the length is written, so they override
@@ -149,20 +166,10 @@ class _String(Type):
 
     def _read_length(self, r: Reader) -> int | None:
         """The byte length, or None for a null string."""
-        start = r.pos
-        try:
-            (length,) = _INT16.unpack_from(r.buf, start)
-        except struct.error:
-            raise r.underflow(2, f"{self.name} length") from None
-        r.pos += 2
-        if length < 0:
-            if length == -1 and self.nullable:
-                return None
-            raise SchemaException(f"{self.name} length {length} is negative", position=start)
-        return length
+        return _read_size(r, _INT16, f"{self.name} length", self.nullable)
 
     def _write_length(self, out: bytearray, length: int | None) -> None:
-        out += b"\xff\xff" if length is None else _INT16.pack(length)
+        out += _INT16.pack(-1 if length is None else length)
 
     def read(self, r: Reader) -> str | None:
         start = r.pos
@@ -209,20 +216,10 @@ class _Bytes(Type):
 
     def _read_length(self, r: Reader) -> int | None:
         """The byte length, or None for null bytes."""
-        start = r.pos
-        try:
-            (length,) = _INT32.unpack_from(r.buf, start)
-        except struct.error:
-            raise r.underflow(4, f"{self.name} length") from None
-        r.pos += 4
-        if length < 0:
-            if length == -1 and self.nullable:
-                return None
-            raise SchemaException(f"{self.name} length {length} is negative", position=start)
-        return length
+        return _read_size(r, _INT32, f"{self.name} length", self.nullable)
 
     def _write_length(self, out: bytearray, length: int | None) -> None:
-        out += b"\xff\xff\xff\xff" if length is None else _INT32.pack(length)
+        out += _INT32.pack(-1 if length is None else length)
 
     def read(self, r: Reader) -> bytes | memoryview | None:
         start = r.pos
@@ -401,20 +398,10 @@ class ArrayOf(Type):
 
     def _read_count(self, r: Reader) -> int | None:
         """The element count, or None for a null array."""
-        start = r.pos
-        try:
-            (count,) = _INT32.unpack_from(r.buf, start)
-        except struct.error:
-            raise r.underflow(4, "array count") from None
-        r.pos += 4
-        if count < 0:
-            if count == -1 and self.nullable:
-                return None
-            raise SchemaException(f"array count {count} is negative", position=start)
-        return count
+        return _read_size(r, _INT32, "array count", self.nullable)
 
     def _write_count(self, out: bytearray, count: int | None) -> None:
-        out += b"\xff\xff\xff\xff" if count is None else _INT32.pack(count)
+        out += _INT32.pack(-1 if count is None else count)
 
     def read(self, r: Reader) -> list | None:
         start = r.pos
