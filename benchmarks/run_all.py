@@ -63,6 +63,7 @@ SHORT: dict[str, list[str]] = {
     "bench_mirror_maker": ["--records", "50000", "--rounds", "5", "--part", "a"],
     "bench_transactions": ["--records", "10000", "--rounds", "5"],
     "bench_security": ["--records", "20000", "--rounds", "5"],
+    "bench_raft": ["--rounds", "5", "--seconds", "3"],
 }
 
 
