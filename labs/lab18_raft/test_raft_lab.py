@@ -14,8 +14,9 @@ committed). What they check is what does not need a commit: one leader per epoch
 never go back, and (stage 2) logs that end up identical after they diverged. Stage 3 runs
 ``python -m kafka_lite.raft.simulation``'s own scenarios, whole.
 
-Before a simulation starts, the stage's functions are checked to be written, so the untouched
-starter fails at once on the lab's own NotImplementedError rather than inside a simulated node.
+Before a simulation starts, the stage's functions, then those of the stages it runs on, are checked
+to be written, so the untouched starter fails at once on the lab's own NotImplementedError (naming
+the first function still to write) rather than inside a simulated node.
 ``KAFKA_LITE_LAB18_SEEDS`` (``7`` or ``0..199``) replaces the drawn batch: the handout's repeat runner.
 """
 
@@ -73,13 +74,22 @@ def _quiet_raft_logs():
     logging.disable(logging.NOTSET)
 
 
-def drawn_seeds() -> list[int]:
-    """``$KAFKA_LITE_LAB18_SEEDS`` (one seed, or an inclusive range ``A..B``), else a fresh batch."""
+def wanted_seeds() -> list[int] | None:
+    """``$KAFKA_LITE_LAB18_SEEDS``: one seed, or an inclusive range ``A..B``; None when unset."""
     wanted = os.environ.get(SEEDS_ENV, "").strip()
-    if wanted:
-        low, _, high = wanted.partition("..")
-        return list(range(int(low), int(high or low) + 1))
-    return random.SystemRandom().sample(range(100_000, 1_000_000), RANDOM_BATCH)
+    if not wanted:
+        return None
+    low, _, high = wanted.partition("..")
+    return list(range(int(low), int(high or low) + 1))
+
+
+def drawn_seeds() -> list[int]:
+    """The seeds a random-seed test runs: the repeat runner's, else a batch drawn afresh."""
+    return wanted_seeds() or random.SystemRandom().sample(range(100_000, 1_000_000), RANDOM_BATCH)
+
+
+# A repeat run of many seeds gets a second per seed, never less than the usual minute.
+REPEAT_TIMEOUT_S = max(60, len(wanted_seeds() or ()))
 
 
 def replayed(failure: SimulationFailure, test: str, reference: bool) -> AssertionError:
@@ -237,6 +247,7 @@ def test_elections_on_fixed_seeds_elect_one_leader_per_epoch(monkeypatch):
 
 @pytest.mark.stage(1)
 @pytest.mark.points(1)
+@pytest.mark.timeout(REPEAT_TIMEOUT_S)
 def test_elections_on_random_seeds_elect_one_leader_per_epoch(monkeypatch):
     written(*STAGE1)
     for seed in drawn_seeds():
@@ -404,15 +415,16 @@ def divergence(seed: int, monkeypatch, test: str) -> None:
 @pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_diverged_logs_converge_on_fixed_seeds(monkeypatch):
-    written(*STAGE2)
+    written(*STAGE2, *STAGE1)
     for seed in range(4):
         divergence(seed, monkeypatch, "test_diverged_logs_converge_on_random_seeds")
 
 
 @pytest.mark.stage(2)
 @pytest.mark.points(1)
+@pytest.mark.timeout(REPEAT_TIMEOUT_S)
 def test_diverged_logs_converge_on_random_seeds(monkeypatch):
-    written(*STAGE2)
+    written(*STAGE2, *STAGE1)
     for seed in drawn_seeds():
         divergence(seed, monkeypatch, "test_diverged_logs_converge_on_random_seeds")
 
@@ -481,7 +493,7 @@ def test_the_high_watermark_never_moves_back():
 STAGE3_SCENARIOS = [
     "canElectInitialLeader",
     "canRecoverAfterAllNodesKilled",
-    "canRecoverFromSingleNodeCommittedDataLoss",
+    "canMakeProgressIfMajorityIsReachable",
 ]
 
 
@@ -495,7 +507,7 @@ def whole_scenario(scenario: str, seed: int, test: str) -> None:
 @pytest.mark.stage(3)
 @pytest.mark.points(2)
 def test_the_simulators_scenarios_on_fixed_seeds():
-    written(*STAGE3)
+    written(*STAGE3, *STAGE2, *STAGE1)
     for scenario in STAGE3_SCENARIOS:
         for seed in range(2):
             whole_scenario(scenario, seed, "test_the_simulators_scenarios_on_random_seeds")
@@ -503,8 +515,9 @@ def test_the_simulators_scenarios_on_fixed_seeds():
 
 @pytest.mark.stage(3)
 @pytest.mark.points(1)
+@pytest.mark.timeout(REPEAT_TIMEOUT_S)
 def test_the_simulators_scenarios_on_random_seeds():
-    written(*STAGE3)
+    written(*STAGE3, *STAGE2, *STAGE1)
     for i, seed in enumerate(drawn_seeds()):
         scenario = STAGE3_SCENARIOS[i % len(STAGE3_SCENARIOS)]
         whole_scenario(scenario, seed, "test_the_simulators_scenarios_on_random_seeds")
