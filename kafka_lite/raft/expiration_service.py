@@ -27,6 +27,8 @@ from concurrent.futures import Future
 from kafka_lite.common.errors import TimeoutException
 from kafka_lite.common.time import Time
 
+_COMPACT_AT = 1024
+
 
 class ExpirationService(ABC):
     @abstractmethod
@@ -47,6 +49,11 @@ class MockExpirationService(ExpirationService):
     def fail_after(self, timeout_ms: int) -> Future:
         future: Future = Future()
         deadline_ms = self._time.milliseconds() + timeout_ms
+        if len(self._queue) >= _COMPACT_AT:
+            # Nobody may tick (a simulation that never expires a held Fetch): drop the futures
+            # completed meanwhile, so the queue holds only what can still expire.
+            self._queue = [entry for entry in self._queue if not entry[2].done()]
+            heapq.heapify(self._queue)
         heapq.heappush(self._queue, (deadline_ms, next(self._sequence), future))
         return future
 

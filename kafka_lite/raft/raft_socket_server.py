@@ -49,9 +49,16 @@ MAX_REQUEST_SIZE = 100 * 1024 * 1024
 
 
 class RaftProcessor(threading.Thread):
-    def __init__(self, handler: Callable[[RaftRequest.Inbound], None], time: Time = SYSTEM) -> None:
+    def __init__(
+        self,
+        handler: Callable[[RaftRequest.Inbound], None],
+        connection_quotas: ConnectionQuotas,
+        time: Time = SYSTEM,
+    ) -> None:
         super().__init__(name="raft-network-thread", daemon=True)
         self._handler = handler
+        self._connection_quotas = connection_quotas
+        self._ips: dict[str, str] = {}  # connection id -> remote ip, for the quota on close
         self._time = time
         self.selector = Selector(MAX_REQUEST_SIZE, time=time)
         self._new_connections: queue.SimpleQueue[socket.socket] = queue.SimpleQueue()
@@ -73,6 +80,7 @@ class RaftProcessor(threading.Thread):
                 self.selector.poll(300)
                 self.process_completed_receives()
                 self.process_completed_sends()
+                self.process_disconnected()
             except Exception:  # one bad event must not stop the listener
                 log.exception("Raft processor got an unexpected error")
         self.selector.close_all()
@@ -86,12 +94,17 @@ class RaftProcessor(threading.Thread):
                 sock.close()
                 continue
             connection_id = f"{local[0]}:{local[1]}-{remote[0]}:{remote[1]}-{next(self._ids)}"
+            self._ips[connection_id] = remote[0]
             self.selector.register(connection_id, sock)
 
     def process_new_responses(self) -> None:
         while not self._responses.empty():
             connection_id, frame = self._responses.get_nowait()
-            if connection_id in self.selector.channels:  # else the peer went away meanwhile
+            if connection_id not in self.selector.channels:
+                continue  # the peer went away meanwhile
+            if frame is None:  # the request failed without an answer: nothing can be sent back
+                self._close(connection_id)
+            else:
                 self.selector.send(NetworkSend(connection_id, frame))
 
     def process_completed_receives(self) -> None:
@@ -101,7 +114,7 @@ class RaftProcessor(threading.Thread):
                 header, body = parse_raft_request(receive.payload())
             except (SchemaException, ValueError, IndexError) as e:
                 log.warning("Closing connection %s: invalid Raft request: %s", connection_id, e)
-                self.selector.close(connection_id)
+                self._close(connection_id)
                 continue
             self.selector.mute(connection_id)  # one request in flight per connection
             request = RaftRequest.Inbound(
@@ -120,6 +133,8 @@ class RaftProcessor(threading.Thread):
         exception = done.exception()
         if exception is not None:
             log.warning("Closing connection %s: no answer to its request: %s", connection_id, exception)
+            self._responses.put((connection_id, None))
+            self.selector.wakeup()
             return
         response = done.result()
         if response.api_key == RaftApiKeys.FETCH:
@@ -132,6 +147,20 @@ class RaftProcessor(threading.Thread):
         for send in self.selector.completed_sends:
             if send.destination in self.selector.channels:
                 self.selector.unmute(send.destination)
+
+    def process_disconnected(self) -> None:
+        for connection_id in self.selector.disconnected:
+            self._forget(connection_id)
+
+    def _close(self, connection_id: str) -> None:
+        self.selector.close(connection_id)
+        self._forget(connection_id)
+
+    def _forget(self, connection_id: str) -> None:
+        """Give the address's slot under the acceptor's connection quota back."""
+        ip = self._ips.pop(connection_id, None)
+        if ip is not None:
+            self._connection_quotas.dec(ip)
 
     def connection_count(self) -> int:
         return len(self.selector.channels)
@@ -160,10 +189,10 @@ class RaftSocketServer:
     def __init__(
         self, host: str, port: int, handler: Callable[[RaftRequest.Inbound], None], time: Time = SYSTEM
     ) -> None:
-        self.processor = RaftProcessor(handler, time)
-        self.acceptor = Acceptor(
-            host, port, [self.processor], ConnectionQuotas(1_000), listener_name="CONTROLLER"
-        )
+        # Kafka's max.connections.per.ip is unbounded by default; a quorum has a few peers and tools.
+        quotas = ConnectionQuotas(1_000)
+        self.processor = RaftProcessor(handler, quotas, time)
+        self.acceptor = Acceptor(host, port, [self.processor], quotas, listener_name="CONTROLLER")
 
     @property
     def port(self) -> int:

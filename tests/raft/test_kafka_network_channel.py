@@ -93,6 +93,8 @@ def test_a_truncated_frame_is_dropped_with_its_connection(voter):
         sock.sendall(_SIZE.pack(len(frame)) + frame[: len(frame) // 2])
     # The peer hung up mid-frame: nothing was handed to the client.
     wait_until(lambda: voter.socket_server.processor.connection_count() == 0, 5, "the connection to close")
+    # Its slot under the listener's connections-per-address quota is given back.
+    wait_until(lambda: voter.socket_server.acceptor.connection_quotas.get("127.0.0.1") == 0, 5, "the quota")
     assert voter.client.quorum().epoch() == 0
     answer = send_request(_address(voter), RaftApiKeys.VOTE, _vote(epoch=2))
     assert answer["topics"][0]["partitions"][0]["vote_granted"] is True

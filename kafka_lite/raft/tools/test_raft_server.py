@@ -105,7 +105,7 @@ class RaftWorkloadGenerator(Listener):
         self.latencies_ms: list[float] = []
         self.committed = 0
         self.leader_epochs: list[int] = []
-        self._first_append_ms: int | None = None
+        self.first_append_ms: int | None = None
         self._committed_fd = (
             os.open(committed_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if committed_file else None
         )
@@ -145,7 +145,7 @@ class RaftWorkloadGenerator(Listener):
                 self._leading_epoch = None
                 # Uncommitted appends of a lost epoch may or may not commit: stop timing them.
                 self._append_times_ms.clear()
-        self._say({"event": "leader_change", "node_id": self._node_id, "leader_id": leader.leader_id,
+        self.say({"event": "leader_change", "node_id": self._node_id, "leader_id": leader.leader_id,
                    "epoch": leader.epoch})  # fmt: skip
 
     # -- the workload thread --------------------------------------------------------------------------------
@@ -199,10 +199,10 @@ class RaftWorkloadGenerator(Listener):
                 for key in keys:
                     self._append_times_ms.pop(key, None)
             return
-        if self._first_append_ms is None:
-            self._first_append_ms = now
+        if self.first_append_ms is None:
+            self.first_append_ms = now
 
-    def _say(self, event: dict) -> None:
+    def say(self, event: dict) -> None:
         if self._out is not None:
             self._out.write(json.dumps(event) + "\n")
             self._out.flush()
@@ -234,7 +234,7 @@ def run_test_server(
         signal.signal(signum, lambda *_: stop.set())
     start_ms = time.milliseconds()
     manager.startup()
-    workload._say({"event": "started", "node_id": node_id, "port": manager.socket_server.port})
+    workload.say({"event": "started", "node_id": node_id, "port": manager.socket_server.port})
     workload.start()
     try:
         while not stop.is_set() and manager.io_thread.is_alive():
@@ -245,7 +245,7 @@ def run_test_server(
         workload.stop()
         manager.shutdown()
         workload.close()
-    measured_from = workload._first_append_ms or start_ms
+    measured_from = workload.first_append_ms or start_ms
     error = repr(manager.io_thread.error) if manager.io_thread.error is not None else None
     return WorkloadReport(
         node_id, workload.committed, (time.milliseconds() - measured_from) / 1000, workload.latencies_ms,
