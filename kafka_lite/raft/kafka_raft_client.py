@@ -5,7 +5,9 @@ Mirrors: org.apache.kafka.raft.KafkaRaftClient
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: no append purgatory: committed records reach the listener from the log, never from the
          accumulator's memory; a held Fetch is answered on the Raft thread (its future only queues it
-         back) and is also released when the high watermark moves; no snapshot cleaning, no metrics.
+         back) and is also released when the high watermark moves; ``create_snapshot`` takes the
+         snapshot's id (Kafka 3.3 takes its last committed offset and epoch and adds one); no
+         snapshot cleaning (the log start moves with ``delete_before_snapshot``), no metrics.
 
 One module for one class, as Kafka's KafkaRaftClient is one file: its handlers share the quorum,
 the log and the request manager, and reading one next to another (a request and its response, a
@@ -83,6 +85,8 @@ from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.raft_message import RaftRequest, RaftResponse
 from kafka_lite.raft.raft_message_queue import MockMessageQueue, RaftMessageQueue
 from kafka_lite.raft.raft_util import METADATA_TOPIC_ID, RaftErrors
+from kafka_lite.raft.records_snapshot_reader import RecordsSnapshotReader
+from kafka_lite.raft.records_snapshot_writer import RecordsSnapshotWriter
 from kafka_lite.raft.replicated_log import ReplicatedLog
 from kafka_lite.raft.request_manager import RequestManager
 from kafka_lite.raft.timer import LONG_MAX, Timer
@@ -106,6 +110,11 @@ class _ListenerContext:
 
     def next_expected_offset(self) -> int:
         return self.next_offset if self.next_offset is not None else 0
+
+    def fire_handle_snapshot(self, reader: RecordsSnapshotReader) -> None:
+        # The listener's state is now the snapshot's: it goes on from the snapshot's end offset.
+        self.next_offset = reader.snapshot_id().offset
+        self.listener.handle_snapshot(reader)
 
     def fire_handle_commit(self, batches: list[Batch]) -> None:
         if batches:
@@ -283,6 +292,22 @@ class KafkaRaftClient(RaftClient):
             raise IllegalArgumentException(f"Cannot resign from epoch {epoch} since we are not the leader")
         # The resignation itself happens on the Raft thread, in poll_leader.
         leader_state.request_resign()
+
+    # --8<-- [start:create_snapshot]
+    def create_snapshot(
+        self, snapshot_id: OffsetAndEpoch, last_contained_log_time: int
+    ) -> RecordsSnapshotWriter | None:
+        """A writer for the state machine's snapshot of everything before ``snapshot_id.offset``, in
+        epoch ``snapshot_id.epoch``: the caller appends its state, then freezes and closes it. None
+        when that snapshot exists already; the log refuses one above the high watermark.
+
+        Any node may snapshot, leader or not: each compacts its own log, from what it has applied."""
+        return RecordsSnapshotWriter.create_with_header(
+            lambda: self._log.create_new_snapshot(snapshot_id), self._max_batch_size_bytes, self._time,
+            last_contained_log_time, self._serde,
+        )  # fmt: skip
+
+    # --8<-- [end:create_snapshot]
 
     def shutdown(self, timeout_ms: int) -> Future:
         """Begin a graceful shutdown: a leader resigns and tells the voters (EndQuorumEpoch), so the
@@ -1312,24 +1337,32 @@ class KafkaRaftClient(RaftClient):
         else:
             self._maybe_fire_leader_change()
 
+    # --8<-- [start:update_listeners_progress]
     def _update_listeners_progress(self, high_watermark: int) -> None:
         for context in self._listener_contexts.values():
             next_offset = context.next_expected_offset()
+            # What the listener needs next is gone from the log: a snapshot stands for it. The
+            # latest one is loaded (it holds the whole state up to its end), then the log from there.
             if next_offset < self._log.start_offset() and next_offset < high_watermark:
-                snapshot = self._log.latest_snapshot()
+                snapshot = self._latest_snapshot()
                 if snapshot is None:
                     raise IllegalStateException(
                         f"Snapshot expected since next offset of {context.listener} is {next_offset}, log start "
                         f"offset is {self._log.start_offset()} and high-watermark is {high_watermark}"
                     )
-                context.listener.handle_snapshot(snapshot)
-                context.next_offset = snapshot.snapshot_id().offset
-                next_offset = context.next_offset
+                context.fire_handle_snapshot(snapshot)
+                next_offset = context.next_expected_offset()
             if next_offset < high_watermark:
                 info = self._log.read(next_offset, Isolation.COMMITTED)
                 batches = self._read_batches(info.records)
                 if batches:
                     context.fire_handle_commit(batches)
+
+    # --8<-- [end:update_listeners_progress]
+
+    def _latest_snapshot(self) -> RecordsSnapshotReader | None:
+        raw = self._log.latest_snapshot()
+        return None if raw is None else RecordsSnapshotReader.of(raw, self._serde)
 
     def _read_batches(self, records: Any) -> list[Batch]:
         batches = []

@@ -11,7 +11,9 @@ Differs: ``handle_commit`` gets a list of ``Batch`` (Kafka's ``BatchReader`` is 
 The listener's three callbacks all run on the Raft thread, in log order:
 
 * ``handle_commit(batches)``: batches now below the high watermark, each once, in offset order;
-* ``handle_snapshot(reader)``: the listener is behind the log start, so it loads a snapshot first;
+* ``handle_snapshot(reader)``: the listener is behind the log start, so it loads the latest snapshot
+  (a ``RecordsSnapshotReader``: batches of the state machine's records) before any further commit;
+  a leader never gets one, since it has applied everything up to its epoch's start before it leads;
 * ``handle_leader_change(leader)``: a new leader or epoch. For this node's own election it fires
   only once the listener has caught up to the epoch's start, so the state machine has applied
   everything committed before it starts writing as leader.
@@ -86,6 +88,11 @@ class RaftClient(ABC):
 
     @abstractmethod
     def resign(self, epoch: int) -> None: ...
+
+    @abstractmethod
+    def create_snapshot(self, snapshot_id: Any, last_contained_log_time: int) -> Any:
+        """A ``RecordsSnapshotWriter`` for the state up to ``snapshot_id`` (an ``OffsetAndEpoch``:
+        the first offset not contained, and the epoch of the last contained), or None if it exists."""
 
     @abstractmethod
     def shutdown(self, timeout_ms: int) -> Any: ...

@@ -17,7 +17,7 @@ import pytest
 
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.default_record_batch import set_partition_leader_epoch
-from kafka_lite.raft import candidate_state, leader_state
+from kafka_lite.raft import candidate_state, kafka_raft_client, leader_state
 from kafka_lite.raft.election_state import ElectionState
 from kafka_lite.raft.mock_log import MockLog
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
@@ -95,6 +95,14 @@ def test_churn(seed: int) -> None:
     sim = scenarios.churn(seed, num_voters=3, records=RECORDS, rounds=5)
     assert set(sim.cluster.running) == set(sim.cluster.nodes)
     assert min(n.counter.committed for n in sim.cluster.running.values()) >= RECORDS
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_snapshot_install(seed: int) -> None:
+    sim = scenarios.snapshot_install(seed, num_voters=3, records=RECORDS)
+    # Every log was cleaned: each starts at a snapshot, and a node behind it loaded one.
+    assert all(n.log.start_offset() > 0 for n in sim.cluster.running.values())
+    assert any(n.counter.snapshots_loaded > 0 for n in sim.cluster.running.values())
 
 
 def test_observers_end_with_the_committed_data() -> None:
@@ -292,3 +300,48 @@ def test_snapshot_at_log_start_catches_a_snapshot_the_log_does_not_hold() -> Non
     with pytest.raises(SimulationFailure) as failure:
         sim.scheduler.run_until(lambda: False, "the planted bug", 100)
     _assert_caught(failure, "SnapshotAtLogStart", "canElectInitialLeader", seed)
+
+
+def test_leader_never_load_snapshot_catches_a_client_that_reloads_on_every_clean(monkeypatch) -> None:
+    original = kafka_raft_client.KafkaRaftClient._update_listeners_progress
+
+    def reload_when_the_log_start_moves(self, high_watermark: int) -> None:
+        # The planted bug: state reloaded from the latest snapshot whenever the log is cleaned,
+        # on every node, the leader included.
+        log_start = self._log.start_offset()
+        if log_start > getattr(self, "_planted_log_start", 0):
+            self._planted_log_start = log_start
+            for context in self._listener_contexts.values():
+                context.fire_handle_snapshot(self._latest_snapshot())
+        original(self, high_watermark)
+
+    monkeypatch.setattr(
+        kafka_raft_client.KafkaRaftClient, "_update_listeners_progress", reload_when_the_log_start_moves
+    )
+    seed = 1
+    with pytest.raises(SimulationFailure) as failure:
+        scenarios.snapshot_install(seed, num_voters=3, records=RECORDS)
+    _assert_caught(failure, "LeaderNeverLoadSnapshot", "snapshot_install", seed)
+
+
+def test_snapshot_at_log_start_catches_a_log_that_keeps_only_its_latest_snapshot(monkeypatch) -> None:
+    original = MockLog.store_snapshot
+
+    def store_snapshot(self, snapshot_id):
+        writer = original(self, snapshot_id)
+        if writer is not None:
+            freeze = writer.freeze
+
+            def freeze_and_forget_the_older() -> None:
+                # The planted bug: a new snapshot replaces the older ones, the one the log starts at too.
+                freeze()
+                self._forget_snapshots_before(snapshot_id)
+
+            writer.freeze = freeze_and_forget_the_older
+        return writer
+
+    monkeypatch.setattr(MockLog, "store_snapshot", store_snapshot)
+    seed = 2
+    with pytest.raises(SimulationFailure) as failure:
+        scenarios.snapshot_install(seed, num_voters=3, records=RECORDS)
+    _assert_caught(failure, "SnapshotAtLogStart", "snapshot_install", seed)

@@ -174,6 +174,23 @@ class Cluster:
         if self.running.get(node.node_id) is node:
             self.kill(node.node_id)
 
+    def clean_log_if_running(self, node_id: int) -> None:
+        """Move the node's log start to its latest snapshot, once that snapshot is committed.
+
+        Kafka's KafkaMetadataLog.maybeClean does this when the log outgrows its retention (bytes or
+        time), every minute; the simulation's cleaner keeps no retention, so a log holds only what
+        came after its latest snapshot, and a node that was away comes back behind the leader's log
+        start and must fetch the snapshot."""
+        node = self.running.get(node_id)
+        if node is None:
+            return
+        snapshot_id = node.log.latest_snapshot_id()
+        if (
+            snapshot_id is not None
+            and node.log.start_offset() < snapshot_id.offset <= node.log.high_watermark().offset
+        ):
+            node.log.delete_before_snapshot(snapshot_id)
+
     def poll_if_running(self, node_id: int) -> None:
         node = self.running.get(node_id)
         if node is not None:

@@ -1,7 +1,8 @@
 """What must hold in every state a simulated quorum passes through, and what the run must end with.
 
 Mirrors: org.apache.kafka.raft.RaftEventSimulationTest (MonotonicHighWatermark, MonotonicEpoch,
-         MajorityReachedHighWatermark, SingleLeader, SnapshotAtLogStart and ConsistentCommittedData)
+         MajorityReachedHighWatermark, SingleLeader, SnapshotAtLogStart, LeaderNeverLoadSnapshot and
+         ConsistentCommittedData)
          (raft/src/test/java/org/apache/kafka/raft/RaftEventSimulationTest.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 
@@ -14,6 +15,9 @@ Each is one of Raft's safety properties, read off the nodes from outside:
 * ``MajorityReachedHighWatermark``: a majority of voters' logs reach the leader's high watermark
   (Raft's definition of committed, checked against the logs rather than the leader's bookkeeping);
 * ``SnapshotAtLogStart``: the log starts where its earliest snapshot ends;
+* ``LeaderNeverLoadSnapshot``: a node whose state machine may write (it leads) has loaded no snapshot
+  since it took the lead: a leader's log holds everything committed, so it never falls behind its
+  own log start;
 * ``ConsistentCommittedData`` (checked when a run ends): every offset below a node's high watermark
   holds the same value on every node that has it (the paper's State Machine Safety);
 * ``CommittedValuesKept`` (MIT 6.5840's churn check, not Kafka's): every counter value a state
@@ -143,6 +147,22 @@ class SnapshotAtLogStart:
                 raise scheduler.fail(
                     "SnapshotAtLogStart", [node_id],
                     f"missing snapshot at log start offset {log_start_offset} (earliest is {snapshot_id})",
+                )  # fmt: skip
+
+
+class LeaderNeverLoadSnapshot:
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+
+    def verify(self, scheduler: EventScheduler) -> None:
+        for node_id in sorted(self._cluster.running):
+            counter = self._cluster.running[node_id].counter
+            # The counter resets its count on every leader change, so a writable counter with a
+            # load counted loaded it while leading.
+            if counter.is_writable() and counter.handle_snapshot_calls() != 0:
+                raise scheduler.fail(
+                    "LeaderNeverLoadSnapshot", [node_id],
+                    f"node {node_id} leads and loaded {counter.handle_snapshot_calls()} snapshot(s) in its epoch",
                 )  # fmt: skip
 
 

@@ -3,7 +3,9 @@
 Mirrors: org.apache.kafka.raft.ReplicatedCounter
          (raft/src/main/java/org/apache/kafka/raft/ReplicatedCounter.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: no snapshots (the client has no createSnapshot here), so ``handle_snapshot`` only counts.
+Differs: the snapshot interval is a constructor argument (Kafka's is fixed at 10 records), and
+         ``snapshots_loaded`` counts every load where ``handle_snapshot_calls`` resets on each leader
+         change, as Kafka's does.
 
 Why a counter: the leader appends 1, 2, 3, ... so every committed record says which one must come
 next. A node that applies 5 after 3 has lost a committed record, and one that applies 3 twice has
@@ -19,7 +21,9 @@ from __future__ import annotations
 import logging
 import struct
 
+from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_client import Batch, LeaderAndEpoch, Listener, NotLeaderException, RaftClient
+from kafka_lite.raft.records_snapshot_reader import RecordsSnapshotReader
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +47,14 @@ class IntSerde:
 
 
 class ReplicatedCounter(Listener):
-    def __init__(self, node_id: int, client: RaftClient) -> None:
+    def __init__(self, node_id: int, client: RaftClient, snapshot_delay_in_records: int = 10) -> None:
         self.node_id = node_id
         self._client = client
+        self._snapshot_delay_in_records = snapshot_delay_in_records
         self.committed = 0
         self._uncommitted = 0
+        self._last_offset_snapshotted = -1
+        self.snapshots_loaded = 0
         self._claimed_epoch: int | None = None
         self._handle_snapshot_calls = 0
 
@@ -71,6 +78,7 @@ class ReplicatedCounter(Listener):
             self._client.resign(epoch)
 
     def handle_commit(self, batches: list[Batch]) -> None:
+        last_committed_offset, last_committed_epoch, last_committed_timestamp = -1, 0, -1
         for batch in batches:
             for next_committed in batch.records:
                 if next_committed != self.committed + 1:
@@ -80,9 +88,40 @@ class ReplicatedCounter(Listener):
                         self.node_id,
                     )
                 self.committed = next_committed
+            last_committed_offset = batch.last_offset
+            last_committed_epoch = batch.epoch
+            last_committed_timestamp = batch.append_timestamp
+        if self._last_offset_snapshotted + self._snapshot_delay_in_records < last_committed_offset:
+            self._snapshot(
+                OffsetAndEpoch(last_committed_offset + 1, last_committed_epoch), last_committed_timestamp
+            )
 
-    def handle_snapshot(self, reader) -> None:
+    def _snapshot(self, snapshot_id: OffsetAndEpoch, last_contained_log_time: int) -> None:
+        log.debug("Generating new snapshot %s since the previous one includes %d", snapshot_id,
+                  self._last_offset_snapshotted)  # fmt: skip
+        snapshot = self._client.create_snapshot(snapshot_id, last_contained_log_time)
+        if snapshot is not None:
+            with snapshot:
+                snapshot.append([self.committed])
+                snapshot.freeze()
+        # None: that snapshot exists already (this node loaded it or wrote it before a restart).
+        self._last_offset_snapshotted = snapshot_id.offset - 1
+
+    def handle_snapshot(self, reader: RecordsSnapshotReader) -> None:
+        log.debug("Loading snapshot %s", reader.snapshot_id())
+        for batch in reader:
+            if len(batch.records) != 1:
+                raise CounterError(
+                    f"Expected the snapshot at {reader.snapshot_id()} to only contain one record {batch.records}",
+                    self.node_id,
+                )
+            for value in batch.records:
+                self.committed = value
+                self._uncommitted = value
+        self._last_offset_snapshotted = reader.last_contained_log_offset()
         self._handle_snapshot_calls += 1
+        self.snapshots_loaded += 1
+        log.debug("Finished loading snapshot. Set value: %d", self.committed)
 
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
         if leader.is_leader(self.node_id):

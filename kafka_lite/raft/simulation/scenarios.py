@@ -41,6 +41,7 @@ from kafka_lite.raft.simulation.event_scheduler import EventScheduler
 from kafka_lite.raft.simulation.invariants import (
     CommittedValuesKept,
     ConsistentCommittedData,
+    LeaderNeverLoadSnapshot,
     MajorityReachedHighWatermark,
     MonotonicEpoch,
     MonotonicHighWatermark,
@@ -58,6 +59,12 @@ from kafka_lite.raft.simulation.message_router import (
 ELECTION_BOUND_MS = FETCH_TIMEOUT_MS + 8 * ELECTION_TIMEOUT_MS
 PROGRESS_BOUND_MS = ELECTION_BOUND_MS + 5_000
 OBSERVER_BOUND_MS = 10 * REQUEST_TIMEOUT_MS
+# How often each node's log is cleaned up to its latest snapshot, when a scenario cleans logs.
+CLEAN_INTERVAL_MS = 100
+# 6.5840's "log size bounded after snapshots": the committed entries a log holds past its start.
+# A snapshot comes every 10 committed offsets and a clean every 100 ms (up to 110), in which the
+# leader appends at most one record per APPEND_INTERVAL_MS: so about 30, and never hundreds.
+LOG_SIZE_BOUND = 100
 # How often each node polls and the leader appends: a third of Kafka's rates (3 ms + up to 5, and
 # 2 ms + up to 3). The timeouts are Kafka's, so elections play out the same; what the slower beat
 # buys is three times fewer events per simulated second, and so twenty seeds per scenario in the
@@ -80,16 +87,16 @@ class Simulation:
 def default_invariants(cluster: Cluster) -> list:
     return [
         MonotonicHighWatermark(cluster), MonotonicEpoch(cluster), MajorityReachedHighWatermark(cluster),
-        SingleLeader(cluster), SnapshotAtLogStart(cluster),
+        SingleLeader(cluster), SnapshotAtLogStart(cluster), LeaderNeverLoadSnapshot(cluster),
     ]  # fmt: skip
 
 
 def setup(
     scenario: str, seed: int, num_voters: int, deliver_jitter_ms: int = 1, invariants: Callable | None = None,
-    num_observers: int = 0,
+    num_observers: int = 0, log_cleaning: bool = False,
 ) -> Simulation:  # fmt: skip
     """A started cluster of ``num_voters`` and ``num_observers`` with polling, delivery and appends
-    scheduled."""
+    scheduled; with ``log_cleaning``, each node's log start follows its latest snapshot."""
     random = _random.Random(seed)
     cluster = Cluster(num_voters, seed, num_observers=num_observers)
     scheduler = EventScheduler(random, cluster.time, seed, scenario)
@@ -105,6 +112,11 @@ def setup(
             POLL_INTERVAL_MS,
             POLL_JITTER_MS,
         )
+    if log_cleaning:
+        for node_id in sorted(cluster.nodes):
+            scheduler.schedule(
+                lambda node_id=node_id: cluster.clean_log_if_running(node_id), 0, CLEAN_INTERVAL_MS, 10
+            )
     scheduler.schedule(router.deliver_all, 0, 2, deliver_jitter_ms, check_invariants=False)
     scheduler.schedule(
         SequentialAppendAction(cluster), 0, APPEND_INTERVAL_MS, APPEND_JITTER_MS, check_invariants=False
@@ -446,6 +458,66 @@ def churn(
     return sim
 
 
+def snapshot_install(
+    seed: int, num_voters: int | None = None, records: int = 10, num_observers: int | None = None,
+    crash: bool | None = None,
+) -> Simulation:  # fmt: skip
+    """6.5840's TestSnapshotInstall3D (``crash``: TestSnapshotInstallCrash3D) and TestSnapshotSize3D:
+    a voter is cut off (or crashes) while the others go on, snapshot and clean their logs past
+    everything it holds; back, it can only catch up by fetching the leader's snapshot (FetchSnapshot),
+    loading it (``handle_snapshot``) and fetching the log from the snapshot's end. Meanwhile no
+    node's log grows past ``LOG_SIZE_BOUND`` committed entries: snapshots keep logs short."""
+    sim = setup(
+        "snapshot_install", seed, num_voters or _voters(seed, 3, 5),
+        num_observers=_observers_or_drawn(seed, num_observers), log_cleaning=True,
+    )  # fmt: skip
+    if crash is None:
+        crash = _random.Random(f"{seed}/crash").random() < 0.5
+    sim.scheduler.schedule(lambda: _check_log_size(sim), 0, CLEAN_INTERVAL_MS, 10, check_invariants=False)
+    _warm_up(sim, records)
+    leader_id = _leader(sim)
+    away_id = sim.random.choice(sorted(sim.cluster.voters - {leader_id}))
+    held = sim.cluster.running[away_id].log_end_offset()
+    if crash:
+        sim.cluster.kill(away_id)
+    else:
+        sim.router.filter(away_id, DropAllTraffic())
+
+    def leader_cleaned_past_held() -> bool:
+        leader = sim.cluster.leader_node()
+        return leader is not None and leader.node_id != away_id and leader.log.start_offset() > held
+
+    sim.scheduler.run_until(
+        leader_cleaned_past_held, f"the leader's log start past {held}", PROGRESS_BOUND_MS
+    )
+    if crash:
+        sim.cluster.start(away_id)
+    else:
+        sim.router.filter(away_id, PermitAllTraffic())
+    target = sim.cluster.max_high_watermark_reached() + records
+    _run_until_all_reached(sim, target, "the absent node catching up from a snapshot")
+    node = sim.cluster.running[away_id]
+    if node.log.start_offset() <= held or node.counter.snapshots_loaded == 0:
+        raise sim.scheduler.fail(
+            "caught up by snapshot", [away_id],
+            f"node {away_id} held up to {held} and caught up without loading a snapshot "
+            f"(log start {node.log.start_offset()}, snapshots loaded {node.counter.snapshots_loaded})",
+        )  # fmt: skip
+    return sim
+
+
+def _check_log_size(sim: Simulation) -> None:
+    for node_id in sorted(sim.cluster.running):
+        node = sim.cluster.running[node_id]
+        size = node.high_watermark() - node.log.start_offset()
+        if size > LOG_SIZE_BOUND:
+            raise sim.scheduler.fail(
+                "log size bounded", [node_id],
+                f"node {node_id} holds {size} committed entries past its log start {node.log.start_offset()} "
+                f"(bound {LOG_SIZE_BOUND}): its snapshots do not shorten its log",
+            )  # fmt: skip
+
+
 SCENARIOS: dict[str, Callable[..., Simulation]] = {
     "canElectInitialLeader": can_elect_initial_leader,
     "canElectNewLeaderAfterOldLeaderFailure": can_elect_new_leader_after_old_leader_failure,
@@ -456,4 +528,5 @@ SCENARIOS: dict[str, Callable[..., Simulation]] = {
     "canRecoverFromSingleNodeCommittedDataLoss": can_recover_from_single_node_committed_data_loss,
     "figure_8_unreliable": figure_8_unreliable,
     "churn": churn,
+    "snapshot_install": snapshot_install,
 }
