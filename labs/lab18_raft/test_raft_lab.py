@@ -97,7 +97,7 @@ def replayed(failure: SimulationFailure, test: str, reference: bool) -> Assertio
     lines = [
         f"{failure.check} violated (seed {failure.seed}, simulated time {failure.time_ms} ms, nodes "
         f"{failure.nodes}): {failure.detail}",
-        f"replay it on your code: {SEEDS_ENV}={failure.seed} kafka-lite lab grade 18 -k {test}",
+        f"replay it on your code: {SEEDS_ENV}={failure.seed} .venv/bin/kafka-lite lab grade 18 -k {test}",
     ]
     if reference:
         lines.append(
@@ -232,7 +232,7 @@ def elections(seed: int, monkeypatch, test: str) -> int:
         raise AssertionError(
             f"seed {seed}: only {len(led)} epochs elected a leader in 15 simulated seconds of {num_voters} "
             f"voters whose followers time out every 3 s: elections do not complete (is a majority of "
-            f"grants counted as a win?)\nreplay it on your code: {SEEDS_ENV}={seed} kafka-lite lab grade 18 -k {test}"
+            f"grants counted as a win?)\nreplay it on your code: {SEEDS_ENV}={seed} .venv/bin/kafka-lite lab grade 18 -k {test}"
         )
     return len(led)
 
