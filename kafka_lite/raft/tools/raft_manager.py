@@ -5,7 +5,8 @@ Mirrors: kafka.raft.KafkaRaftManager and RaftIoThread
          (core/src/main/scala/kafka/raft/RaftManager.scala, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: no snapshot generation and no metrics; the listener is the raft layer's RaftSocketServer
-         (Kafka's controller runs a SocketServer of its own for it).
+         (Kafka's controller runs a SocketServer of its own for it); a Fetch is held for at most
+         half the fetch timeout (see FETCH_MAX_WAIT_MS).
 
 What KafkaRaftManager builds, in its order: the log (``<data-dir>/__cluster_metadata-0``, a
 KafkaMetadataLog), the quorum-state file (``quorum-state``, where the epoch and vote survive a
@@ -42,7 +43,10 @@ from kafka_lite.raft.timing_wheel_expiration_service import TimingWheelExpiratio
 log = logging.getLogger(__name__)
 
 METADATA_PARTITION = TopicPartition("__cluster_metadata", 0)
-# Kafka's KafkaRaftManager: the leader holds a follower's Fetch for up to this long.
+# Kafka's KafkaRaftManager: the leader holds a follower's Fetch for up to this long. A voter run
+# with a fetch timeout shorter than twice this (the kill/restart test's profile) holds it for half
+# the timeout instead: a follower that waits out a held Fetch must still hear from its leader in
+# time, or an idle quorum would elect a new leader for nothing.
 FETCH_MAX_WAIT_MS = 500
 
 
@@ -124,7 +128,8 @@ class KafkaRaftManager:
         self.expiration_service = TimingWheelExpirationService(time=time)
         self.client = KafkaRaftClient(
             serde, self.channel, self.log, FileBasedStateStore(self.data_dir / "quorum-state"), time,
-            random.Random(), raft_config, node_id, fetch_max_wait_ms=fetch_max_wait_ms,
+            random.Random(), raft_config, node_id,
+            fetch_max_wait_ms=min(fetch_max_wait_ms, raft_config.fetch_timeout_ms() // 2),
             message_queue=BlockingMessageQueue(time), expiration_service=self.expiration_service,
         )  # fmt: skip
         own = raft_config.quorum_voter_connections().get(node_id)
