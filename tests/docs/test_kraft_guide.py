@@ -98,3 +98,25 @@ def test_the_guide_links_its_lab_and_no_longer_lists_it_as_not_yet():
     assert "[Lab 18: Raft](../../labs/lab18_raft/README.md)" in text
     not_yet = text.split("\n## Not yet in kafka_lite\n", 1)[1].split("--8<--", 1)[0]
     assert not re.search(r"\blab\b", not_yet, re.I), f"the lab is still listed as not yet:\n{not_yet}"
+
+
+def test_the_labs_repeat_runner_names_its_tests_and_runs_as_written(monkeypatch, capsys):
+    # Lab 18's handout: each line of its repeat runner sets the seeds and picks a random-seed test of
+    # the lab by name. One is run as written (the reference graded instead of a workspace, two seeds).
+    from kafka_lite.cli.main import main
+
+    handout = (ROOT / "labs" / "lab18_raft" / "README.md").read_text(encoding="utf-8")
+    runner = handout.split("### The repeat runner\n", 1)[1]
+    (block,) = re.findall(r"```sh\n(.*?)```", runner.split("\n## ", 1)[0], re.S)
+    tests = (ROOT / "labs" / "lab18_raft" / "test_raft_lab.py").read_text(encoding="utf-8")
+    commands = [shlex.split(line) for line in block.strip().splitlines()]
+    for command in commands:
+        seeds, program, *args = command
+        assert re.fullmatch(r"KAFKA_LITE_LAB18_SEEDS=\d+\.\.\d+", seeds), command
+        assert program == ".venv/bin/kafka-lite" and args[:3] == ["lab", "grade", "18"], command
+        # -k selects by substring: the name must start a test function's, one of the random-seed ones.
+        assert args[3] == "-k" and re.search(rf"def {args[4]}\w*\(", tests), command
+        assert args[4].endswith("_on_random_seeds"), command
+    monkeypatch.setenv("KAFKA_LITE_LAB18_SEEDS", "3..4")
+    assert main([*commands[0][2:], "--reference"]) == 0
+    assert "1/1 done" in capsys.readouterr().out
