@@ -162,7 +162,9 @@ class KafkaMetadataLog(ReplicatedLog):
             raise KafkaException(
                 f"Illegal append at offset {first.base_offset} with current end offset of {end_offset}"
             )
-        append_info = self.log.append(records, assign_offsets=False)
+        # Not a client's append: the leader's LeaderChange record and a snapshot's neighbours are
+        # control batches, which Kafka's log accepts from the RaftLeader origin and from followers.
+        append_info = self.log.append(records, assign_offsets=False, is_from_client=False)
         return LogAppendInfo(append_info.first_offset, append_info.last_offset)
 
     # -- epochs and offsets -------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ from kafka_lite.common.errors import (
 )
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.candidate_state import CandidateState, binary_exponential_election_backoff_ms
@@ -1365,6 +1366,10 @@ class KafkaRaftClient(RaftClient):
         return None if raw is None else RecordsSnapshotReader.of(raw, self._serde)
 
     def _read_batches(self, records: Any) -> list[Batch]:
+        # A log on disk reads as a slice of its segment file; its batches are decoded from memory,
+        # as Kafka's RecordsIterator reads a FileRecords into buffers.
+        if isinstance(records, FileRecords):
+            records = MemoryRecords(records.read_bytes())
         batches = []
         for batch in records.batches():
             values = [] if batch.is_control_batch else [self._serde.deserialize(r.value) for r in batch]

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_lite.common.errors import IllegalStateException
+from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_client import Batch, RecordSerde
 from kafka_lite.raft.raw_snapshot_reader import RawSnapshotReader
@@ -31,7 +33,10 @@ class RecordsSnapshotReader:
     @classmethod
     def of(cls, snapshot: RawSnapshotReader, serde: RecordSerde) -> RecordsSnapshotReader:
         def batches() -> Iterator[Batch]:
-            for batch in snapshot.records().batches():
+            records = snapshot.records()
+            if isinstance(records, FileRecords):  # a snapshot file, read into memory to decode
+                records = MemoryRecords(records.read_bytes())
+            for batch in records.batches():
                 values = [] if batch.is_control_batch else [serde.deserialize(r.value) for r in batch]
                 yield Batch(batch.base_offset, batch.partition_leader_epoch, batch.max_timestamp,
                             batch.last_offset, values, batch.is_control_batch)  # fmt: skip

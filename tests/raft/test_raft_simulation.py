@@ -19,6 +19,7 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.default_record_batch import set_partition_leader_epoch
 from kafka_lite.raft import candidate_state, kafka_raft_client, leader_state
 from kafka_lite.raft.election_state import ElectionState
+from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
 from kafka_lite.raft.mock_log import MockLog
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.simulation import __main__ as cli
@@ -102,6 +103,16 @@ def test_snapshot_install(seed: int) -> None:
     # Every log was cleaned: each starts at a snapshot, and a node behind it loaded one.
     assert all(n.log.start_offset() > 0 for n in sim.cluster.running.values())
     assert any(n.counter.snapshots_loaded > 0 for n in sim.cluster.running.values())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_snapshot_install_on_disk(seed: int, tmp_path) -> None:
+    # Each node over KafkaMetadataLog and a quorum-state file in its own directory: snapshots are
+    # files, FetchSnapshot reads one, and a restart opens the log again from its segments.
+    sim = scenarios.snapshot_install(seed, num_voters=3, records=RECORDS, data_dir=tmp_path)
+    assert all(isinstance(n.log, KafkaMetadataLog) for n in sim.cluster.running.values())
+    loaded = [n for n in sim.cluster.running.values() if n.counter.snapshots_loaded > 0]
+    assert loaded and all(any(n.log.log.dir.glob("*.checkpoint")) for n in loaded)
 
 
 def test_observers_end_with_the_committed_data() -> None:

@@ -9,7 +9,9 @@ Differs: each node draws from its own ``random.Random``, derived from the seed, 
 What a node keeps across a crash is its ``PersistentState``: the MockLog and the quorum state
 store. ``kill`` drops the running client and nothing else; ``start`` builds a fresh client over the
 same persistent state after ``MockLog.reopen``, which loses every entry not flushed, as a power cut
-would. ``kill_and_delete_persistent_state`` is the disk lost with the machine.
+would. ``kill_and_delete_persistent_state`` is the disk lost with the machine. Given a directory, the nodes
+keep their state on disk instead (``DiskPersistentState``: KafkaMetadataLog and the quorum-state
+file), as Kafka's simulation can.
 
 Nodes ``0 .. num_voters - 1`` are the voters; the ids after them are observers, as in Kafka's
 simulation: an observer is configured with the same voter set, is in none of it, and so never
@@ -25,9 +27,13 @@ from __future__ import annotations
 
 import itertools
 import random as _random
+import shutil
+from pathlib import Path
 
 from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.raft.file_based_state_store import FileBasedStateStore
+from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
 from kafka_lite.raft.kafka_raft_client import KafkaRaftClient
 from kafka_lite.raft.mock_log import MockLog
 from kafka_lite.raft.mock_network_channel import MockNetworkChannel
@@ -60,6 +66,38 @@ class PersistentState:
     def __init__(self) -> None:
         self.store = MockQuorumStateStore()
         self.log = MockLog(METADATA_PARTITION)
+
+    def reopen(self) -> None:
+        self.log.reopen()
+
+    def delete(self) -> None:
+        pass  # nothing outside this object to remove
+
+
+class DiskPersistentState:
+    """The real thing, as Kafka's simulation can run it: the node's KafkaMetadataLog and its
+    quorum-state file in a directory of its own. A crash is the process dying: on restart the log
+    is opened again from its files (its recovery runs, its snapshots are found again), and what the
+    operating system had been given survives, flushed or not."""
+
+    def __init__(self, node_dir: Path, time: MockTime) -> None:
+        self._node_dir = node_dir
+        self._time = time
+        node_dir.mkdir(parents=True, exist_ok=True)
+        self.store = FileBasedStateStore(node_dir / "quorum-state")
+        self.log = self._open_log()
+
+    def _open_log(self) -> KafkaMetadataLog:
+        log_dir = self._node_dir / f"{METADATA_PARTITION.topic}-{METADATA_PARTITION.partition}"
+        return KafkaMetadataLog.create(METADATA_PARTITION, log_dir, self._time)
+
+    def reopen(self) -> None:
+        self.log.close()
+        self.log = self._open_log()
+
+    def delete(self) -> None:
+        self.log.close()
+        shutil.rmtree(self._node_dir)
 
 
 class RaftNode:
@@ -106,19 +144,27 @@ class RaftNode:
 
 class Cluster:
     def __init__(
-        self, num_voters: int, seed: int, time: MockTime | None = None, num_observers: int = 0
-    ) -> None:
+        self, num_voters: int, seed: int, time: MockTime | None = None, num_observers: int = 0,
+        data_dir: Path | None = None,
+    ) -> None:  # fmt: skip
         self.seed = seed
         self.time = time or MockTime()
+        # With a directory, each node keeps its log and election on disk (DiskPersistentState).
+        self._data_dir = data_dir
         # Shared by every channel: correlation ids never collide between nodes.
         self._correlation_ids = itertools.count()
         self.voters = set(range(num_voters))
         self.observers = set(range(num_voters, num_voters + num_observers))
         self.nodes: dict[int, PersistentState] = {
-            node_id: PersistentState() for node_id in sorted(self.voters | self.observers)
+            node_id: self._new_persistent_state(node_id) for node_id in sorted(self.voters | self.observers)
         }
         self.running: dict[int, RaftNode] = {}
         self._starts: dict[int, int] = dict.fromkeys(self.nodes, 0)
+
+    def _new_persistent_state(self, node_id: int) -> PersistentState | DiskPersistentState:
+        if self._data_dir is None:
+            return PersistentState()
+        return DiskPersistentState(self._data_dir / f"node-{node_id}", self.time)
 
     # -- membership -------------------------------------------------------------------------------------
 
@@ -133,7 +179,7 @@ class Cluster:
         state = self.nodes[node_id]
         # The crash happens here rather than in kill: until the restart the unflushed tail is
         # still in memory, which is what the MajorityReachedHighWatermark check reads.
-        state.log.reopen()
+        state.reopen()
         channel = MockNetworkChannel(self._correlation_ids)
         connections = {v: InetAddressSpec("localhost", 9990 + v) for v in sorted(self.voters)}
         for v, spec in connections.items():
@@ -161,7 +207,8 @@ class Cluster:
 
     def kill_and_delete_persistent_state(self, node_id: int) -> None:
         self.kill(node_id)
-        self.nodes[node_id] = PersistentState()
+        self.nodes[node_id].delete()
+        self.nodes[node_id] = self._new_persistent_state(node_id)
 
     def shutdown(self, node_id: int) -> None:
         """A graceful shutdown: a leader resigns first; the node stops once that is done."""

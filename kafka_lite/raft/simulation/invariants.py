@@ -31,6 +31,7 @@ from __future__ import annotations
 import struct
 
 from kafka_lite.common.record import MemoryRecords
+from kafka_lite.raft.isolation import Isolation
 from kafka_lite.raft.simulation.cluster import Cluster, RaftNode
 from kafka_lite.raft.simulation.event_scheduler import EventScheduler
 from kafka_lite.raft.valid_offset_and_epoch import Kind
@@ -181,18 +182,14 @@ class ConsistentCommittedData:
         high_watermark = node.client.quorum().high_watermark()
         if high_watermark is None:
             return  # nothing is known committed on this node yet
-        for batch in node.log.read_batches(node.log.start_offset(), high_watermark.offset):
-            if batch.is_control_batch:
-                continue
-            for record in MemoryRecords(batch.data).records():
-                value = struct.unpack(">i", bytes(record.value))[0]
-                first_value, first_node = self._committed.setdefault(record.offset, (value, node.node_id))
-                if value != first_value:
-                    raise scheduler.fail(
-                        "ConsistentCommittedData", [first_node, node.node_id],
-                        f"Committed sequence at offset {record.offset} changed on node {node.node_id}: "
-                        f"{first_value} (node {first_node}) -> {value}",
-                    )  # fmt: skip
+        for offset, value in _committed_records(node.log, high_watermark.offset):
+            first_value, first_node = self._committed.setdefault(offset, (value, node.node_id))
+            if value != first_value:
+                raise scheduler.fail(
+                    "ConsistentCommittedData", [first_node, node.node_id],
+                    f"Committed sequence at offset {offset} changed on node {node.node_id}: "
+                    f"{first_value} (node {first_node}) -> {value}",
+                )  # fmt: skip
 
 
 class CommittedValuesKept:
@@ -242,8 +239,36 @@ def _committed_values(node: RaftNode) -> list[int]:
     high_watermark = node.client.quorum().high_watermark()
     if high_watermark is None:
         return []
-    values = []
-    for batch in node.log.read_batches(node.log.start_offset(), high_watermark.offset):
-        if not batch.is_control_batch:
-            values.extend(struct.unpack(">i", bytes(r.value))[0] for r in MemoryRecords(batch.data).records())
-    return values
+    return [value for _, value in _committed_records(node.log, high_watermark.offset)]
+
+
+def _committed_records(log, high_watermark: int) -> list[tuple[int, int]]:
+    """(offset, counter value) of each state record from the log start up to ``high_watermark``:
+    MockLog hands its batches over directly; a KafkaMetadataLog on disk is read as a follower
+    reads it, one fetch after another."""
+    found = []
+    if hasattr(log, "read_batches"):
+        batches = [MemoryRecords(b.data) for b in log.read_batches(log.start_offset(), high_watermark)
+                   if not b.is_control_batch]  # fmt: skip
+        records = (r for records in batches for r in records.records())
+    else:
+        records = _read_all(log, high_watermark)
+    for record in records:
+        if record.offset < high_watermark:
+            found.append((record.offset, struct.unpack(">i", bytes(record.value))[0]))
+    return found
+
+
+def _read_all(log, high_watermark: int):
+    offset = log.start_offset()
+    while offset < high_watermark:
+        info = log.read(offset, Isolation.UNCOMMITTED)
+        batches = list(MemoryRecords(info.records.read_bytes()).batches())
+        if not batches:
+            return
+        for batch in batches:
+            if batch.last_offset >= high_watermark:
+                return  # a batch not wholly committed, left out as MockLog's read_batches leaves it
+            if not batch.is_control_batch:
+                yield from batch
+            offset = batch.last_offset + 1

@@ -28,6 +28,7 @@ from __future__ import annotations
 import random as _random
 from collections.abc import Iterable
 
+from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.raft.raft_message import RaftMessage, RaftRequest, RaftResponse
 from kafka_lite.raft.simulation.cluster import Cluster, RaftNode
 from kafka_lite.raft.simulation.event_scheduler import EventScheduler
@@ -148,7 +149,10 @@ class MessageRouter:
     def _deliver_request(self, sender: RaftNode, outbound: RaftRequest.Outbound) -> None:
         destination_id = outbound.destination_id
         inbound = RaftRequest.Inbound(
-            outbound.correlation_id, outbound.api_key, outbound.data, self._cluster.time.milliseconds()
+            outbound.correlation_id,
+            outbound.api_key,
+            _as_sent(outbound.data),
+            self._cluster.time.milliseconds(),
         )
         if not self.filters[destination_id].accept_inbound(inbound):
             return
@@ -170,8 +174,22 @@ class MessageRouter:
         destination.client.handle(inbound)
 
     def _deliver_response(self, sender: RaftNode, source_id: int, outbound: RaftResponse.Outbound) -> None:
-        inbound = RaftResponse.Inbound(outbound.correlation_id, outbound.api_key, outbound.data, source_id)
+        inbound = RaftResponse.Inbound(
+            outbound.correlation_id, outbound.api_key, _as_sent(outbound.data), source_id
+        )
         if not self.filters[sender.node_id].accept_inbound(inbound):
             return
         if self._cluster.running.get(sender.node_id) is sender:
             sender.channel.mock_receive(inbound)
+
+
+def _as_sent(data):
+    """The message as the receiver would decode it: records a leader on disk hands over as a slice
+    of its segment file (sent with sendfile over a socket) arrive as bytes."""
+    if isinstance(data, FileRecords):
+        return data.read_bytes()
+    if isinstance(data, dict):
+        return {key: _as_sent(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_as_sent(value) for value in data]
+    return data

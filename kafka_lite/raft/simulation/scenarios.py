@@ -29,6 +29,7 @@ from __future__ import annotations
 import random as _random
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from kafka_lite.raft.simulation.cluster import (
     ELECTION_TIMEOUT_MS,
@@ -93,12 +94,12 @@ def default_invariants(cluster: Cluster) -> list:
 
 def setup(
     scenario: str, seed: int, num_voters: int, deliver_jitter_ms: int = 1, invariants: Callable | None = None,
-    num_observers: int = 0, log_cleaning: bool = False,
+    num_observers: int = 0, log_cleaning: bool = False, data_dir: Path | None = None,
 ) -> Simulation:  # fmt: skip
     """A started cluster of ``num_voters`` and ``num_observers`` with polling, delivery and appends
     scheduled; with ``log_cleaning``, each node's log start follows its latest snapshot."""
     random = _random.Random(seed)
-    cluster = Cluster(num_voters, seed, num_observers=num_observers)
+    cluster = Cluster(num_voters, seed, num_observers=num_observers, data_dir=data_dir)
     scheduler = EventScheduler(random, cluster.time, seed, scenario)
     for invariant in (invariants or default_invariants)(cluster):
         scheduler.add_invariant(invariant)
@@ -220,13 +221,15 @@ def can_elect_new_leader_after_old_leader_failure(
 
 
 def can_recover_after_all_nodes_killed(
-    seed: int, num_voters: int | None = None, records: int = 10, num_observers: int | None = None
-) -> Simulation:
+    seed: int, num_voters: int | None = None, records: int = 10, num_observers: int | None = None,
+    data_dir: Path | None = None,
+) -> Simulation:  # fmt: skip
     sim = setup(
         "canRecoverAfterAllNodesKilled",
         seed,
         num_voters or _voters(seed, 1, 5),
         num_observers=_observers_or_drawn(seed, num_observers),
+        data_dir=data_dir,
     )
     _warm_up(sim, records)
     high_watermark = sim.cluster.max_high_watermark_reached()
@@ -460,7 +463,7 @@ def churn(
 
 def snapshot_install(
     seed: int, num_voters: int | None = None, records: int = 10, num_observers: int | None = None,
-    crash: bool | None = None,
+    crash: bool | None = None, data_dir: Path | None = None,
 ) -> Simulation:  # fmt: skip
     """6.5840's TestSnapshotInstall3D (``crash``: TestSnapshotInstallCrash3D) and TestSnapshotSize3D:
     a voter is cut off (or crashes) while the others go on, snapshot and clean their logs past
@@ -469,7 +472,7 @@ def snapshot_install(
     node's log grows past ``LOG_SIZE_BOUND`` committed entries: snapshots keep logs short."""
     sim = setup(
         "snapshot_install", seed, num_voters or _voters(seed, 3, 5),
-        num_observers=_observers_or_drawn(seed, num_observers), log_cleaning=True,
+        num_observers=_observers_or_drawn(seed, num_observers), log_cleaning=True, data_dir=data_dir,
     )  # fmt: skip
     if crash is None:
         crash = _random.Random(f"{seed}/crash").random() < 0.5
