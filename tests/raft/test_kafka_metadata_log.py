@@ -9,6 +9,7 @@ import pytest
 
 from kafka_lite.common.errors import IllegalArgumentException, KafkaException, OffsetOutOfRangeException
 from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record.control_record_utils import with_leader_change_message
 from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
 from kafka_lite.common.time import MockTime
 from kafka_lite.raft import snapshots
@@ -426,3 +427,18 @@ def test_a_metadata_log_reopened_after_delete_before_snapshot_starts_at_the_snap
     assert reopened.validate_offset_and_epoch(10, 1) == ValidOffsetAndEpoch.snapshot(OffsetAndEpoch(20, 1))
     assert reopened.validate_offset_and_epoch(25, 1) == ValidOffsetAndEpoch.valid(OffsetAndEpoch(25, 1))
     reopened.close()
+
+
+def test_the_leaders_control_batches_are_appended_and_read_back(log):
+    # A new leader's first batch is its LeaderChange control record; the log takes it from the
+    # leader (Kafka's RaftLeader origin), where a client's control batch would be refused.
+    append_as_leader(log, 2, epoch=1)
+    change = with_leader_change_message(
+        2, 0, 2, {"version": 0, "leader_id": 0, "voters": [{"voter_id": 0}], "granting_voters": []}
+    )
+    log.initialize_leader_epoch(2)
+    log.append_as_leader(change, 2)
+    assert log.end_offset().offset == 3 and log.last_fetched_epoch() == 2
+    read = log.read(2, Isolation.UNCOMMITTED).records
+    data = read.read_bytes() if hasattr(read, "read_bytes") else bytes(read.buffer())
+    assert [b.is_control_batch for b in MemoryRecords(data).batches()] == [True]
