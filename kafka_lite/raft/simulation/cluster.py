@@ -271,9 +271,10 @@ class Cluster:
     def has_leader(self, node_id: int) -> bool:
         return self.latest_leader() == node_id
 
-    def has_consistent_leader(self) -> bool:
-        """Every running node has stored the same election, and it names a leader."""
-        elections = [node.store.read_election_state() for node in self.running.values()]
+    def has_consistent_leader(self, node_ids: set[int] | None = None) -> bool:
+        """Every running node (of ``node_ids``) has stored the same election, and it names a leader."""
+        elections = [node.store.read_election_state() for node in self.running.values()
+                     if node_ids is None or node.node_id in node_ids]  # fmt: skip
         if not elections or elections[0] is None or not elections[0].has_leader():
             return False
         return all(election == elections[0] for election in elections)

@@ -348,10 +348,14 @@ def can_recover_from_single_node_committed_data_loss(
     node = sim.cluster.random_running(sim.random)
     # Lose one node's disk; as long as a leader is elected without it, nothing committed is lost.
     sim.cluster.kill_and_delete_persistent_state(node.node_id)
+    # The voters elect; the observers learn of it later (see _run_until_all_reached).
     sim.scheduler.run_until(
-        lambda: not sim.cluster.has_leader(node.node_id) and sim.cluster.has_consistent_leader(),
+        lambda: not sim.cluster.has_leader(node.node_id) and sim.cluster.has_consistent_leader(sim.cluster.voters),
         "a leader other than the lost node", ELECTION_BOUND_MS,
     )  # fmt: skip
+    sim.scheduler.run_until(
+        sim.cluster.has_consistent_leader, "a leader other than the lost node (observers)", OBSERVER_BOUND_MS
+    )
     high_watermark = sim.cluster.max_high_watermark_reached()
     sim.cluster.start(node.node_id)
     _run_until_all_reached(sim, high_watermark + records, "the emptied node catching up")
