@@ -6,6 +6,7 @@ Mirrors: org.apache.kafka.raft.CandidateState
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: the backoff rule lives here, beside the state it serves, rather than in KafkaRaftClient,
          so the client and the simulation draw it from one place.
+Labs:    lab 18, stage 1 (``CandidateState.is_vote_granted``, ``is_vote_rejected``)
 
 A candidate's life: it votes for itself, asks the others (Vote), and records each answer. A majority
 of grants makes it leader. Enough rejections that a majority can no longer be reached, or the

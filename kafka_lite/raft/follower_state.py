@@ -5,6 +5,7 @@ Mirrors: org.apache.kafka.raft.FollowerState
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: the snapshot being fetched (Kafka's ``fetchingSnapshot``, a RawSnapshotWriter) is held as
          whatever writer the caller sets, closed when replaced or when the state closes.
+Labs:    lab 18, stage 1 (``FollowerState.can_grant_vote``)
 
 Kafka's replication is pull: the follower sends Fetch to the leader, and each successful answer
 resets the fetch timer. If ``controller.quorum.fetch.timeout.ms`` passes with no answer, a voter

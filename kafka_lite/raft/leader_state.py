@@ -8,6 +8,7 @@ Differs: ``describe_quorum`` returns plain dataclasses with DescribeQuorum's fie
          puts in the response. The accumulator is whatever the caller gives (KafkaRaftClient's
          BatchAccumulator); this class closes it, and ``append_leader_change_message`` hands the
          message to the accumulator as a dict of LeaderChangeMessage's fields.
+Labs:    lab 18, stage 3 (``LeaderState._maybe_update_high_watermark``)
 
 Each voter has a ``ReplicaState``: the end offset it last fetched from, when, and whether it has
 acknowledged this leader (answered BeginQuorumEpoch or sent a Fetch). Observers get one too, made on

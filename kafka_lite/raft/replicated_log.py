@@ -5,6 +5,7 @@ Mirrors: org.apache.kafka.raft.ReplicatedLog (raft/src/main/java/org/apache/kafk
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: Java's ``Optional`` is ``None``; ``topic_id`` and ``maybe_clean`` (size and time retention of
          snapshots) are left out: the quorum here keeps every snapshot until ``delete_before_snapshot``.
+Labs:    lab 18, stage 2 (``ReplicatedLog.validate_offset_and_epoch``, ``truncate_to_end_offset``)
 
 Two classes implement it: ``KafkaMetadataLog`` over the broker's own ``Log`` (segments on disk, the
 leader epoch cache), and ``MockLog``, in memory, for the simulator. Everything the Raft client knows

@@ -3,6 +3,7 @@
 Mirrors: org.apache.kafka.raft.UnattachedState
          (raft/src/main/java/org/apache/kafka/raft/UnattachedState.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
+Labs:    lab 18, stage 1 (``UnattachedState.can_grant_vote``)
 
 A voter lands here when it sees a higher epoch than its own (a Vote or a Fetch carrying it) before it
 learns who leads that epoch; and on a fresh start. It votes for the first candidate whose log is at

@@ -3,6 +3,7 @@
 Mirrors: org.apache.kafka.raft.VotedState
          (raft/src/main/java/org/apache/kafka/raft/VotedState.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
+Labs:    lab 18, stage 1 (``VotedState.can_grant_vote``)
 
 One vote per epoch is what makes a Raft leader unique: two candidates cannot both gather a majority
 when no voter votes twice. So in this state the node grants its vote again only to the same
