@@ -47,6 +47,7 @@ SECTIONS = {
     "bench_mirror_maker": "MirrorMaker",
     "bench_transactions": "transactions",
     "bench_security": "security",
+    "bench_raft": "Raft quorum",
 }
 
 

@@ -484,17 +484,6 @@ def raft_timeouts_refuse_negative_values() -> None:
             raft_config.CONFIG_DEF.parse({**base, name: -1})
 
 
-def kraft_has_no_notebook_or_lab() -> None:
-    notebooks = list((CHAPTERS / "ch12_kraft").glob("*.ipynb"))
-    assert not notebooks, notebooks
-    labs = [
-        p.parent.name
-        for p in (ROOT / "labs").glob("*/lab.toml")
-        if "kafka_lite/raft/" in p.read_text("utf-8")
-    ]
-    assert not labs, labs
-
-
 # -- the table ------------------------------------------------------------------------------------
 
 CLAIMS: dict[str, list[Claim]] = {
@@ -1247,13 +1236,6 @@ CLAIMS: dict[str, list[Claim]] = {
     ],
     "ch12_kraft/index.md": [
         holds(
-            "**The leader answers a Fetch at once.**",
-            all_of(
-                lambda: exists("kafka_lite.raft.kafka_raft_client:KafkaRaftClient.handle_fetch_request"),
-                lambda: not_in_source("kafka_lite.raft.kafka_raft_client:KafkaRaftClient", "Purgatory("),
-            ),
-        ),
-        holds(
             "**The transitions are a table.**",
             lambda: in_source(
                 "kafka_lite.raft.quorum_state:QuorumState",
@@ -1293,8 +1275,47 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds("**The timeouts refuse negative values**", raft_timeouts_refuse_negative_values),
-        holds("**`kafka-lite raft test-server`**", lambda: missing("kafka_lite.cli.raft:register")),
-        holds("**This chapter's notebook and lab.**", kraft_has_no_notebook_or_lab),
+        holds(
+            "**The held Fetch is answered on the Raft thread, and also when the high watermark moves.**",
+            all_of(
+                lambda: in_source(
+                    "kafka_lite.raft.kafka_raft_client:KafkaRaftClient._on_update_leader_high_watermark",
+                    "self._complete_fetches_on_high_watermark(",
+                ),
+                lambda: in_source(
+                    "kafka_lite.raft.kafka_raft_client:KafkaRaftClient._complete_fetches_on_high_watermark",
+                    "self._fetch_purgatory.complete_all(",
+                ),
+            ),
+        ),
+        holds(
+            "**The quorum's listener is a small server of its own**",
+            all_of(
+                lambda: exists("kafka_lite.raft.raft_socket_server:RaftProcessor"),
+                lambda: not_in_source("kafka_lite.raft.raft_socket_server", "SocketServer("),
+            ),
+        ),
+        holds(
+            "**No append purgatory, no snapshot generation in `test-server`, no metrics.**",
+            all_of(
+                lambda: not_in_source(
+                    "kafka_lite.raft.kafka_raft_client:KafkaRaftClient", "append_purgatory"
+                ),
+                lambda: not_in_source("kafka_lite.raft.tools.test_raft_server", "create_snapshot("),
+                lambda: not_in_source("kafka_lite.raft.kafka_raft_client", "KafkaRaftMetrics"),
+            ),
+        ),
+        holds(
+            "**`create_snapshot` takes the snapshot's id**",
+            lambda: in_source(
+                "kafka_lite.raft.kafka_raft_client:KafkaRaftClient.create_snapshot",
+                "snapshot_id: OffsetAndEpoch",
+            ),
+        ),
+        holds(
+            "**The simulation cleans logs at once.**",
+            lambda: exists("kafka_lite.raft.simulation.cluster:Cluster.clean_log_if_running"),
+        ),
         holds(
             "**Part 2**: the quorum controller",
             all_of(

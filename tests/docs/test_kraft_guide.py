@@ -79,8 +79,11 @@ def test_the_guides_vote_request_is_the_golden_bytes_field_by_field():
 
 
 def test_the_guides_simulation_command_runs_as_written():
-    # The recipe, as the page gives it: the one ``sh`` block of the guide, run in the project's Python.
-    blocks = re.findall(r"```sh\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
+    # The replay recipe, as the page gives it: the one ``sh`` block of the simulation's opening
+    # section, run in the project's Python.
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text.split("\n## A quorum on one clock: the simulation\n", 1)[1].split("\n### ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
     assert len(blocks) == 1, blocks
     command = shlex.split(blocks[0].strip())
     assert command[:3] == ["python", "-m", "kafka_lite.raft.simulation"], command
@@ -120,3 +123,23 @@ def test_the_labs_repeat_runner_names_its_tests_and_runs_as_written(monkeypatch,
     monkeypatch.setenv("KAFKA_LITE_LAB18_SEEDS", "3..4")
     assert main([*commands[0][2:], "--reference"]) == 0
     assert "1/1 done" in capsys.readouterr().out
+
+
+def test_the_guides_quorum_commands_parse_as_written():
+    # Each `kafka-lite raft` command of the page's quorum section, its shell variable filled in and its
+    # continuation lines joined, is one the CLI accepts (running them is the process test's work).
+    from kafka_lite.cli.main import build_parser
+
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text.split("\n## A quorum of processes", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    script = "\n".join(blocks).replace("\\\n", " ")
+    voters = re.search(r"^VOTERS=(\S+)$", script, re.M).group(1)
+    commands = [
+        line.replace("$VOTERS", voters) for line in script.splitlines() if line.startswith("kafka-lite raft ")
+    ]
+    assert {shlex.split(c)[2] for c in commands} == {"test-server", "describe", "check"}, commands
+    parser = build_parser()
+    for command in commands:
+        args = parser.parse_args(shlex.split(command)[1:])
+        assert args.handler is not None, command
