@@ -162,9 +162,17 @@ class NetworkClient:
         request.correlation_id = next(self._correlation) & 0x7FFFFFFF
         request.created_ms = now
         header = RequestHeader(request.api, request.version, request.correlation_id, self.client_id)
-        request.send = NetworkSend(request.destination, encode_request(header, request.body))
+        request.send = NetworkSend(request.destination, self._encode_request(header, request.body))
         self.in_flight.add(request)
         self.selector.send(request.send)
+
+    def _encode_request(self, header: RequestHeader, body: dict) -> bytes:
+        """A request's frame in the client APIs' schemas. The Raft quorum's client overrides this and
+        ``_parse_response``: its APIs are a table of their own (chapter 12)."""
+        return encode_request(header, body)
+
+    def _parse_response(self, request: ClientRequest, payload: bytes) -> tuple[int, dict]:
+        return parse_response(request.api, request.version, payload)
 
     # --8<-- [start:poll]
     def poll(self, timeout_ms: int, now: int | None = None) -> list[ClientResponse]:
@@ -196,7 +204,7 @@ class NetworkClient:
     def _handle_completed_receives(self, responses: list[ClientResponse], now: int) -> None:
         for receive in self.selector.completed_receives:
             request = self.in_flight.complete_next(receive.source)
-            correlation_id, body = parse_response(request.api, request.version, receive.payload())
+            correlation_id, body = self._parse_response(request, receive.payload())
             if correlation_id != request.correlation_id:
                 # Kafka treats this as a broken invariant of the connection, not a recoverable error.
                 raise RuntimeError(

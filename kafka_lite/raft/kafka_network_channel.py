@@ -34,7 +34,6 @@ from kafka_lite.common.protocol.raft_messages import RaftApiKeys, encode_raft_re
 from kafka_lite.common.protocol.requests import RequestHeader
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.network.selector import Selector
-from kafka_lite.network.transfer import NetworkSend
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.network_channel import NetworkChannel
 from kafka_lite.raft.raft_message import RaftRequest, RaftResponse
@@ -51,25 +50,11 @@ class _RaftNetworkClient(NetworkClient):
     """The NetworkClient with the quorum's codec: request header v1/v2 as the version calls for, and
     the schemas of ``RAFT_REQUESTS``/``RAFT_RESPONSES``."""
 
-    def send(self, request: ClientRequest, now: int) -> None:
-        if not self.is_ready(request.destination, now):
-            raise RuntimeError(f"Attempt to send a request to node {request.destination} which is not ready.")
-        request.correlation_id = next(self._correlation) & 0x7FFFFFFF
-        request.created_ms = now
-        header = RequestHeader(request.api, request.version, request.correlation_id, self.client_id)
-        request.send = NetworkSend(request.destination, encode_raft_request(header, request.body))
-        self.in_flight.add(request)
-        self.selector.send(request.send)
+    def _encode_request(self, header: RequestHeader, body: dict) -> bytes:
+        return encode_raft_request(header, body)
 
-    def _handle_completed_receives(self, responses: list[ClientResponse], now: int) -> None:
-        for receive in self.selector.completed_receives:
-            request = self.in_flight.complete_next(receive.source)
-            correlation_id, body = parse_raft_response(request.api, request.version, receive.payload())
-            if correlation_id != request.correlation_id:
-                raise RuntimeError(
-                    f"Correlation id for response ({correlation_id}) does not match request ({request.correlation_id})"
-                )
-            responses.append(ClientResponse(request, now, body))
+    def _parse_response(self, request: ClientRequest, payload: bytes) -> tuple[int, dict]:
+        return parse_raft_response(request.api, request.version, payload)
 
 
 @dataclass

@@ -5,10 +5,11 @@ Mirrors: kafka.network.SocketServer's Acceptor and Processor, as Kafka 3.3 runs 
          controller listener (core/src/main/scala/kafka/network/SocketServer.scala, Kafka 3.3.0),
          with the hand-over of kafka.raft.RaftManager.handleRequest (core/src/main/scala/kafka/raft/)
 Book:    beyond the book: chapter 12 (KRaft); the socket server is chapter 2's (2.3)
-Differs: one processor and no request channel or handler threads: a decoded request goes straight to
-         the Raft client's message queue, whose one thread is the only handler there is, and the
-         answer comes back through the request's completion; the broker's SocketServer parses
-         with the client table, which does not hold the quorum's RPCs (see raft_messages.py).
+Differs: one processor, the broker's with the quorum's codec, and no request channel or handler
+         threads: a decoded request goes straight to the Raft client's message queue, whose one
+         thread is the only handler there is, and the answer comes back through the request's
+         completion; the broker's SocketServer parses with the client table, which does not hold
+         the quorum's RPCs (see raft_messages.py).
 
 Kafka 3.3's controller runs a SocketServer of its own on ``controller.listener.names``, and its
 ControllerApis passes the Raft RPCs to ``KafkaRaftManager.handleRequest``, which wraps each in a
@@ -29,16 +30,13 @@ from __future__ import annotations
 
 import logging
 import queue
-import socket
-import threading
 from collections.abc import Callable
 
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys, encode_raft_response, parse_raft_request
 from kafka_lite.common.protocol.types import SchemaException
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.network.selector import Selector
-from kafka_lite.network.socket_server import Acceptor, ConnectionQuotas
+from kafka_lite.network.socket_server import Acceptor, ConnectionQuotas, Processor
 from kafka_lite.network.transfer import NetworkSend
 from kafka_lite.raft.raft_message import RaftRequest
 
@@ -46,56 +44,29 @@ log = logging.getLogger(__name__)
 
 # Kafka's socket.request.max.bytes default: a larger size prefix is refused before it is read.
 MAX_REQUEST_SIZE = 100 * 1024 * 1024
+# Kafka's connections.max.idle.ms default.
+CONNECTIONS_MAX_IDLE_MS = 600_000
 
 
-class RaftProcessor(threading.Thread):
+class RaftProcessor(Processor):
+    """The broker's Processor (its loop, connections, quotas and close) with the quorum's codec: a
+    request goes to the Raft client, not to a request channel, and its answer comes back through the
+    request's completion."""
+
     def __init__(
         self,
         handler: Callable[[RaftRequest.Inbound], None],
         connection_quotas: ConnectionQuotas,
         time: Time = SYSTEM,
     ) -> None:
-        super().__init__(name="raft-network-thread", daemon=True)
+        # No request channel and no request metrics: the Raft thread is the only handler.
+        super().__init__(
+            0, None, connection_quotas, None, MAX_REQUEST_SIZE, CONNECTIONS_MAX_IDLE_MS, time,
+            listener_name="CONTROLLER",
+        )  # fmt: skip
         self._handler = handler
-        self._connection_quotas = connection_quotas
-        self._ips: dict[str, str] = {}  # connection id -> remote ip, for the quota on close
-        self._time = time
-        self.selector = Selector(MAX_REQUEST_SIZE, time=time)
-        self._new_connections: queue.SimpleQueue[socket.socket] = queue.SimpleQueue()
-        # (connection id, response frame), put by whichever thread completed the request.
-        self._responses: queue.SimpleQueue[tuple[str, bytes]] = queue.SimpleQueue()
-        self._ids = iter(range(1 << 62))
-        self._running = threading.Event()
-        self._running.set()
-
-    def accept(self, sock: socket.socket) -> None:
-        self._new_connections.put(sock)
-        self.selector.wakeup()
-
-    def run(self) -> None:
-        while self._running.is_set():
-            try:
-                self.configure_new_connections()
-                self.process_new_responses()
-                self.selector.poll(300)
-                self.process_completed_receives()
-                self.process_completed_sends()
-                self.process_disconnected()
-            except Exception:  # one bad event must not stop the listener
-                log.exception("Raft processor got an unexpected error")
-        self.selector.close_all()
-
-    def configure_new_connections(self) -> None:
-        while not self._new_connections.empty():
-            sock = self._new_connections.get_nowait()
-            try:
-                local, remote = sock.getsockname(), sock.getpeername()
-            except OSError:
-                sock.close()
-                continue
-            connection_id = f"{local[0]}:{local[1]}-{remote[0]}:{remote[1]}-{next(self._ids)}"
-            self._ips[connection_id] = remote[0]
-            self.selector.register(connection_id, sock)
+        # (connection id, response frame or None), put by whichever thread completed the request.
+        self._responses: queue.SimpleQueue[tuple[str, bytes | None]] = queue.SimpleQueue()
 
     def process_new_responses(self) -> None:
         while not self._responses.empty():
@@ -118,7 +89,7 @@ class RaftProcessor(threading.Thread):
                 continue
             self.selector.mute(connection_id)  # one request in flight per connection
             request = RaftRequest.Inbound(
-                header.correlation_id, header.api_key, body, self._time.milliseconds()
+                header.correlation_id, header.api_key, body, self.time.milliseconds()
             )
             request.completion.add_done_callback(
                 lambda done, cid=connection_id, version=header.api_version: self._on_answered(
@@ -147,27 +118,6 @@ class RaftProcessor(threading.Thread):
         for send in self.selector.completed_sends:
             if send.destination in self.selector.channels:
                 self.selector.unmute(send.destination)
-
-    def process_disconnected(self) -> None:
-        for connection_id in self.selector.disconnected:
-            self._forget(connection_id)
-
-    def _close(self, connection_id: str) -> None:
-        self.selector.close(connection_id)
-        self._forget(connection_id)
-
-    def _forget(self, connection_id: str) -> None:
-        """Give the address's slot under the acceptor's connection quota back."""
-        ip = self._ips.pop(connection_id, None)
-        if ip is not None:
-            self._connection_quotas.dec(ip)
-
-    def connection_count(self) -> int:
-        return len(self.selector.channels)
-
-    def shutdown(self) -> None:
-        self._running.clear()
-        self.selector.wakeup()
 
 
 def _read_file_records(fetch_response: dict) -> None:
