@@ -62,6 +62,7 @@ from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.candidate_state import CandidateState, binary_exponential_election_backoff_ms
 from kafka_lite.raft.expiration_service import ExpirationService, MockExpirationService
@@ -1225,9 +1226,15 @@ class KafkaRaftClient(RaftClient):
         tp = self._log.topic_partition()
         if not self._has_valid_cluster_id(data.get("cluster_id")):
             return raft_util.error_response(RaftApiKeys.FETCH_SNAPSHOT, RaftErrors.INCONSISTENT_CLUSTER_ID)
+        topics = data.get("topics") or []
+        if len(topics) != 1 or len(topics[0].get("partitions") or []) != 1:
+            return raft_util.error_response(RaftApiKeys.FETCH_SNAPSHOT, RaftErrors.INVALID_REQUEST)
         partition = raft_util.single_partition(data, tp)
         if partition is None:
-            return raft_util.error_response(RaftApiKeys.FETCH_SNAPSHOT, RaftErrors.INVALID_REQUEST)
+            # One partition of another topic (or another partition of ours): Kafka 3.3 answers it as
+            # a partition this node does not have, under the name asked for, with no leader named.
+            unknown = TopicPartition(topics[0]["name"], topics[0]["partitions"][0]["partition"])
+            return raft_util.fetch_snapshot_response(unknown, RaftErrors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1)
         leader_id, epoch = self._quorum.leader_id_or_sentinel(), self._quorum.epoch()
         error = self._validate_leader_only_request(partition["current_leader_epoch"])
         if error is not None:

@@ -352,11 +352,6 @@ def test_request_for_another_partition_is_an_invalid_request_and_changes_nothing
     assert node_state(ctx) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="KafkaRaftClient answers a FetchSnapshot for another partition with a top-level INVALID_REQUEST; "
-    "Kafka 3.3 answers UNKNOWN_TOPIC_OR_PARTITION for the partition asked for: /tmp/briefs53/patch-D.diff",
-)
 @pytest.mark.parametrize(
     "tp", [TopicPartition("__cluster_metadata", 1), TopicPartition("orders", 0)], ids=["partition", "topic"]
 )
