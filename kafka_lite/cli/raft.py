@@ -53,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     server.set_defaults(handler=run_test_server)
 
     describe = commands.add_parser("describe", help="ask the voters who leads (DescribeQuorum)")
-    describe.add_argument("--voters", required=True, metavar="ID@HOST:PORT,...")
+    describe.add_argument("--voters", required=True, metavar="ID@HOST:PORT,...",
+                          help="the quorum's voters, as controller.quorum.voters; the leader answers")  # fmt: skip
     describe.set_defaults(handler=run_describe)
 
     check = commands.add_parser("check", help="is every record a leader saw committed in every voter's log?")

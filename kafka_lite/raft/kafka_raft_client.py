@@ -8,6 +8,7 @@ Differs: no append purgatory: committed records reach the listener from the log,
          back) and is also released when the high watermark moves; ``create_snapshot`` takes the
          snapshot's id (Kafka 3.3 takes its last committed offset and epoch and adds one); no
          snapshot cleaning (the log start moves with ``delete_before_snapshot``), no metrics.
+Labs:    lab 18, stage 4 (``_ListenerContext.fire_handle_snapshot``)
 
 One module for one class, as Kafka's KafkaRaftClient is one file: its handlers share the quorum,
 the log and the request manager, and reading one next to another (a request and its response, a
@@ -114,9 +115,11 @@ class _ListenerContext:
         return self.next_offset if self.next_offset is not None else 0
 
     def fire_handle_snapshot(self, reader: RecordsSnapshotReader) -> None:
+        # BEGIN SOLUTION
         # The listener's state is now the snapshot's: it goes on from the snapshot's end offset.
         self.next_offset = reader.snapshot_id().offset
         self.listener.handle_snapshot(reader)
+        # END SOLUTION
 
     def fire_handle_commit(self, batches: list[Batch]) -> None:
         if batches:

@@ -9,6 +9,7 @@ Differs: a batch is kept as its bytes (epoch stamped in), where Kafka keeps its 
          the batch on each read; the snapshot writer and reader live here, not in modules of their own;
          a batch begins an epoch when its epoch is newer than the log's last (Kafka's MockLog also
          counts the snapshot's, so the first batch after a snapshot began no epoch).
+Labs:    lab 18, stage 4 (``MockLog.delete_before_snapshot``)
 
 Kafka's Raft tests and its simulation run whole quorums in one thread on a mock clock; a log on disk
 would make them slow and a crash hard to stage. MockLog keeps three lists: the batches, the epoch
@@ -349,6 +350,7 @@ class MockLog(ReplicatedLog):
         pass  # the writer's callback already put the snapshot in the map
 
     def delete_before_snapshot(self, snapshot_id: OffsetAndEpoch) -> bool:
+        # BEGIN SOLUTION
         if self.start_offset() > snapshot_id.offset:
             raise OffsetOutOfRangeException(
                 f"New log start ({snapshot_id}) is less than the current log start offset ({self.start_offset()})"
@@ -370,6 +372,7 @@ class MockLog(ReplicatedLog):
         if dropped:
             self._epoch_start_offsets.insert(0, EpochStartOffset(dropped[-1].epoch, snapshot_id.offset))
         return True
+        # END SOLUTION
 
     def _forget_snapshots_before(self, snapshot_id: OffsetAndEpoch) -> None:
         for older in [s for s in self._snapshots if s < snapshot_id]:

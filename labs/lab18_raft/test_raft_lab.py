@@ -11,8 +11,9 @@ stage 1's quorums drop every Fetch request (no follower replicates, so no fetch 
 followers time out into new elections again and again) and stage 1's and 2's leaders never move
 their high watermark (``LeaderState._maybe_update_high_watermark`` answers False: nothing is
 committed). What they check is what does not need a commit: one leader per epoch, epochs that
-never go back, and (stage 2) logs that end up identical after they diverged. Stage 3 runs
-``python -m kafka_lite.raft.simulation``'s own scenarios, whole.
+never go back, and (stage 2) logs that end up identical after they diverged. Stages 3 and 4 run
+``python -m kafka_lite.raft.simulation``'s own scenarios, whole (stage 4's is ``snapshot_install``,
+the only one of them whose logs are cleaned: no earlier stage's simulation moves a log start).
 
 Before a simulation starts, the stage's functions, then those of the stages it runs on, are checked
 to be written, so the untouched starter fails at once on the lab's own NotImplementedError (naming
@@ -28,6 +29,7 @@ import random
 
 import pytest
 
+from kafka_lite.common.errors import OffsetOutOfRangeException
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.default_record_batch import set_partition_leader_epoch
@@ -35,18 +37,22 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.raft.candidate_state import CandidateState
 from kafka_lite.raft.follower_state import FollowerState
+from kafka_lite.raft.isolation import Isolation
 from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
+from kafka_lite.raft.kafka_raft_client import _ListenerContext
 from kafka_lite.raft.leader_state import LeaderState
 from kafka_lite.raft.log_offset_metadata import LogOffsetMetadata
 from kafka_lite.raft.mock_log import MockLog
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_message import RaftRequest
+from kafka_lite.raft.records_snapshot_reader import RecordsSnapshotReader
+from kafka_lite.raft.records_snapshot_writer import RecordsSnapshotWriter
 from kafka_lite.raft.replicated_log import ReplicatedLog
 from kafka_lite.raft.simulation import scenarios
 from kafka_lite.raft.simulation.event_scheduler import SimulationFailure
 from kafka_lite.raft.simulation.invariants import MonotonicEpoch, SingleLeader
 from kafka_lite.raft.simulation.message_router import DropAllTraffic, NetworkFilter, PermitAllTraffic
-from kafka_lite.raft.simulation.replicated_counter import ReplicatedCounter
+from kafka_lite.raft.simulation.replicated_counter import IntSerde, ReplicatedCounter
 from kafka_lite.raft.unattached_state import UnattachedState
 from kafka_lite.raft.valid_offset_and_epoch import ValidOffsetAndEpoch
 from kafka_lite.raft.voted_state import VotedState
@@ -66,6 +72,7 @@ STAGE1 = (
 )
 STAGE2 = (ReplicatedLog.validate_offset_and_epoch, ReplicatedLog.truncate_to_end_offset)
 STAGE3 = (LeaderState._maybe_update_high_watermark,)
+STAGE4 = (MockLog.delete_before_snapshot, _ListenerContext.fire_handle_snapshot)
 
 
 @pytest.fixture(autouse=True)
@@ -526,3 +533,96 @@ def test_the_simulators_scenarios_on_random_seeds():
     for i, seed in enumerate(drawn_seeds()):
         scenario = STAGE3_SCENARIOS[i % len(STAGE3_SCENARIOS)]
         whole_scenario(scenario, seed, "test_the_simulators_scenarios_on_random_seeds")
+
+
+# -- stage 4: snapshots: the log start and the listener's load ---------------------------------------------
+
+
+def snapshot(log: MockLog, snapshot_id: OffsetAndEpoch, value: int) -> None:
+    """A counter's snapshot, as the simulator's ReplicatedCounter writes one: one record, its value."""
+    writer = RecordsSnapshotWriter.create_with_header(
+        lambda: log.store_snapshot(snapshot_id), 1024, MockTime(), 0, IntSerde()
+    )
+    with writer:
+        writer.append([value])
+        writer.freeze()
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(2)
+def test_the_log_start_moves_to_a_snapshot_and_the_older_snapshots_go():
+    log = MockLog(TP)
+    append(log, 10, 1)
+    append(log, 10, 2)
+    log.update_high_watermark(LogOffsetMetadata(16))
+    snapshot(log, OffsetAndEpoch(10, 1), 10)
+    snapshot(log, OffsetAndEpoch(15, 2), 15)
+    assert log.delete_before_snapshot(OffsetAndEpoch(15, 2)) is True, "the log holds snapshot (15, 2): True"
+    got = (log.start_offset(), log.earliest_snapshot_id(), log.latest_snapshot_id())
+    assert got == (15, OffsetAndEpoch(15, 2), OffsetAndEpoch(15, 2)), (
+        "after delete_before_snapshot((15, 2)) the log starts at 15, where the snapshot ends, and the older "
+        "snapshot (10, 1) is gone: the earliest snapshot is the one at the log start, which a follower "
+        f"fetching from below it is sent; got (log start, earliest, latest) = {got}"
+    )
+    first = log.read_batches(15)[0].base_offset if log.read_batches(15) else None
+    assert first == 15, f"the entries from 15 on stay: the first batch read from 15 starts at {first}"
+    with pytest.raises(OffsetOutOfRangeException):
+        log.read(14, Isolation.UNCOMMITTED)  # below the log start: the snapshot stands for it
+    log.update_high_watermark(LogOffsetMetadata(18))
+    snapshot(
+        log, OffsetAndEpoch(20, 2), 20
+    )  # a follower's copy of the leader's snapshot, past our high watermark
+    with pytest.raises(OffsetOutOfRangeException, match="greater than the high watermark"):
+        log.delete_before_snapshot(OffsetAndEpoch(20, 2))
+    assert log.start_offset() == 15, (
+        "the log start never moves past the high watermark: entries above it are not committed, and a "
+        "snapshot must only stand for committed ones"
+    )
+    assert log.delete_before_snapshot(OffsetAndEpoch(17, 2)) is False, "no snapshot (17, 2): False"
+    assert log.start_offset() == 15, "a snapshot the log does not hold moves nothing"
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(2)
+def test_a_listener_that_loads_a_snapshot_takes_its_state_and_goes_on_from_its_end():
+    log = MockLog(TP)
+    append(log, 12, 1)
+    log.update_high_watermark(LogOffsetMetadata(12))
+    snapshot(log, OffsetAndEpoch(12, 1), 41)
+    counter = ReplicatedCounter(0, None)  # the simulator's state machine, as a listener
+    context = _ListenerContext(counter)
+    context.fire_handle_snapshot(
+        RecordsSnapshotReader.of(log.read_snapshot(OffsetAndEpoch(12, 1)), IntSerde())
+    )
+    assert (counter.snapshots_loaded, counter.committed) == (1, 41), (
+        "the listener is handed the snapshot and loads its state from it (the counter's value, 41); got "
+        f"snapshots loaded {counter.snapshots_loaded}, value {counter.committed}"
+    )
+    assert context.next_expected_offset() == 12, (
+        "the snapshot stands for offsets 0-11: the listener goes on from its end offset, 12, or it would be "
+        f"given entries it already holds (or no longer in the log); next expected offset {context.next_expected_offset()}"
+    )
+
+
+def snapshot_install(seed: int, test: str) -> None:
+    try:
+        scenarios.SCENARIOS["snapshot_install"](seed)
+    except SimulationFailure as failure:
+        raise replayed(failure, test, reference=True) from None
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(2)
+def test_a_voter_catches_up_by_snapshot_on_fixed_seeds():
+    written(*STAGE4, *STAGE3, *STAGE2, *STAGE1)
+    for seed in range(2):
+        snapshot_install(seed, "test_a_voter_catches_up_by_snapshot_on_random_seeds")
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(1)
+@pytest.mark.timeout(max(REPEAT_TIMEOUT_S, 2 * len(wanted_seeds() or ())))
+def test_a_voter_catches_up_by_snapshot_on_random_seeds():
+    written(*STAGE4, *STAGE3, *STAGE2, *STAGE1)
+    for seed in wanted_seeds() or drawn_seeds()[:2]:
+        snapshot_install(seed, "test_a_voter_catches_up_by_snapshot_on_random_seeds")
