@@ -24,16 +24,12 @@ import random
 import threading
 from pathlib import Path
 
-from kafka_lite.common.record import MemoryRecords
-from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.raft.file_based_state_store import FileBasedStateStore
 from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
 from kafka_lite.raft.kafka_network_channel import KafkaNetworkChannel
 from kafka_lite.raft.kafka_raft_client import KafkaRaftClient
-from kafka_lite.raft.log_append_info import LogAppendInfo
-from kafka_lite.raft.log_fetch_info import LogFetchInfo
 from kafka_lite.raft.raft_client import RecordSerde
 from kafka_lite.raft.raft_config import InetAddressSpec, RaftConfig
 from kafka_lite.raft.raft_message_queue import BlockingMessageQueue
@@ -48,34 +44,6 @@ METADATA_PARTITION = TopicPartition("__cluster_metadata", 0)
 # the timeout instead: a follower that waits out a held Fetch must still hear from its leader in
 # time, or an idle quorum would elect a new leader for nothing.
 FETCH_MAX_WAIT_MS = 500
-
-
-class _ProcessMetadataLog(KafkaMetadataLog):
-    """KafkaMetadataLog as a process runs it, with two adjustments.
-
-    Appends are not a client's: the leader's LeaderChange control batch, and the same batch on a
-    follower, are the quorum's own records. Kafka appends them with origin RaftLeader or
-    Replication, which let control batches through; kafka_lite's ``Log.append`` says the same with
-    ``is_from_client=False``.
-
-    Reads come back in memory (``MemoryRecords``) rather than as a slice of the segment file: the
-    Raft client walks the batches it hands its listeners, and encodes a Fetch answer's records, as
-    MemoryRecords. A copy per read, which the quorum's small batches can afford.
-    """
-
-    def read(self, start_offset: int, isolation) -> LogFetchInfo:
-        info = super().read(start_offset, isolation)
-        if isinstance(info.records, FileRecords):
-            return LogFetchInfo(MemoryRecords(info.records.read_bytes()), info.start_offset_metadata)
-        return info
-
-    def _append(self, records) -> LogAppendInfo:
-        first = next(records.batches())
-        end_offset = self.log.log_end_offset
-        if first.base_offset != end_offset:
-            return super()._append(records)  # the same refusal as the parent's
-        append_info = self.log.append(records, assign_offsets=False, is_from_client=False)
-        return LogAppendInfo(append_info.first_offset, append_info.last_offset)
 
 
 class RaftIoThread(threading.Thread):
@@ -116,7 +84,7 @@ class KafkaRaftManager:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.raft_config = raft_config
-        self.log = _ProcessMetadataLog.create(
+        self.log = KafkaMetadataLog.create(
             METADATA_PARTITION,
             self.data_dir / f"{METADATA_PARTITION.topic}-{METADATA_PARTITION.partition}",
             time,
