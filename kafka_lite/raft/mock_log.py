@@ -8,7 +8,11 @@ Book:    beyond the book: chapter 12 (KRaft)
 Differs: a batch is kept as its bytes (epoch stamped in), where Kafka keeps its records and rebuilds
          the batch on each read; the snapshot writer and reader live here, not in modules of their own;
          a batch begins an epoch when its epoch is newer than the log's last (Kafka's MockLog also
-         counts the snapshot's, so the first batch after a snapshot began no epoch).
+         counts the snapshot's, so the first batch after a snapshot began no epoch);
+         ``truncate_to_latest_snapshot`` compares a snapshot with the log's end before it was stored,
+         where Kafka's MockLog compares it with ``endOffset()``, which for a log with no batches is
+         that very snapshot's end (a follower whose log was emptied by its own snapshot then fails
+         to install the leader's; KafkaMetadataLog, whose end a snapshot never moves, does not).
 Labs:    lab 18, stage 4 (``MockLog.delete_before_snapshot``)
 
 Kafka's Raft tests and its simulation run whole quorums in one thread on a mock clock; a log on disk
@@ -115,7 +119,7 @@ class MockLog(ReplicatedLog):
             return False
         last_epoch = self._log_last_fetched_epoch() or 0
         if snapshot_id.epoch > last_epoch or (
-            snapshot_id.epoch == last_epoch and snapshot_id.offset > self.end_offset().offset
+            snapshot_id.epoch == last_epoch and snapshot_id.offset > self._log_end_offset_before(snapshot_id)
         ):
             self._batches.clear()
             self._epoch_start_offsets.clear()
@@ -124,6 +128,17 @@ class MockLog(ReplicatedLog):
             self.flush()
             return True
         return False
+
+    def _log_end_offset_before(self, snapshot_id: OffsetAndEpoch) -> int:
+        """The log's end as it stood before ``snapshot_id`` was stored. ``end_offset`` of a log with no
+        batches is its latest snapshot's end, and once a fetched snapshot is frozen that is the fetched
+        one: an emptied log (every batch deleted before a snapshot of its own) would then look as far
+        along as the snapshot and never be truncated to it. KafkaMetadataLog has no such case: a
+        snapshot never moves the end of its log."""
+        if self._batches:
+            return self._batches[-1].last_offset() + 1
+        older = [s for s in self._snapshots if s < snapshot_id]
+        return max(older).offset if older else 0
 
     # -- high watermark -------------------------------------------------------------------------------------
 

@@ -326,6 +326,22 @@ def test_truncate_to_latest_snapshot_when_the_leaders_snapshot_is_ahead(log):
     assert log.truncate_to_latest_snapshot() is False  # the log is past its snapshot now
 
 
+def test_an_emptied_log_is_truncated_to_a_fetched_snapshot_of_its_own_epoch(log):
+    # A follower snapshots everything it holds and deletes every batch before that snapshot; then
+    # the leader, its log start now past the follower, sends a later snapshot of the same epoch.
+    append_as_leader(log, 6, epoch=1)
+    log.update_high_watermark(LogOffsetMetadata(6))
+    write_snapshot(log, OffsetAndEpoch(6, 1))
+    assert log.delete_before_snapshot(OffsetAndEpoch(6, 1)) is True
+    assert (log.start_offset(), log.end_offset().offset) == (6, 6)  # no batch left
+    write_snapshot(log, OffsetAndEpoch(9, 1), trusted=True)  # fetched from the leader, frozen
+    # the snapshot is ahead of the log's entries even though an empty MockLog ends at its latest
+    # snapshot: the log starts afresh there
+    assert log.truncate_to_latest_snapshot() is True
+    assert (log.start_offset(), log.end_offset().offset, log.high_watermark().offset) == (9, 9, 9)
+    assert log.earliest_snapshot_id() == OffsetAndEpoch(9, 1)
+
+
 def test_a_snapshot_behind_the_log_does_not_truncate_it(log):
     append_as_leader(log, 5, epoch=2)
     write_snapshot(log, OffsetAndEpoch(3, 2), trusted=True)
