@@ -127,6 +127,16 @@ def test_snapshot_install_on_a_follower_emptied_by_its_own_snapshot(seed: int) -
     assert any(n.counter.snapshots_loaded > 0 for n in sim.cluster.running.values())
 
 
+def test_back_to_back_failures_leave_time_to_commit_the_first_leaders_uncommitted_tail() -> None:
+    # A voter whose log is behind keeps standing and delays the second election for seconds; the
+    # first leader, cut off, appends all the while, and back it wins with the longest log: progress
+    # waits for its tail to reach a majority.
+    sim = scenarios.can_make_progress_after_back_to_back_leader_failures(163)
+    assert sim.cluster.max_high_watermark_reached() > scenarios.PROGRESS_BOUND_MS // (
+        scenarios.POLL_INTERVAL_MS + scenarios.POLL_JITTER_MS
+    )
+
+
 def test_observers_end_with_the_committed_data() -> None:
     sim = scenarios.can_elect_initial_leader(1, num_voters=3, records=RECORDS, num_observers=2)
     observers = [sim.cluster.running[node_id] for node_id in sorted(sim.cluster.observers)]
