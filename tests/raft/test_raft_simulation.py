@@ -27,6 +27,7 @@ from kafka_lite.raft.simulation import cluster as cluster_module
 from kafka_lite.raft.simulation import scenarios
 from kafka_lite.raft.simulation.event_scheduler import SimulationFailure
 from kafka_lite.raft.simulation.message_router import DropAllTraffic, PermitAllTraffic, UnreliableNetwork
+from kafka_lite.raft.simulation.replicated_counter import ReplicatedCounter
 
 pytestmark = pytest.mark.unit
 
@@ -135,6 +136,25 @@ def test_back_to_back_failures_leave_time_to_commit_the_first_leaders_uncommitte
     assert sim.cluster.max_high_watermark_reached() > scenarios.PROGRESS_BOUND_MS // (
         scenarios.POLL_INTERVAL_MS + scenarios.POLL_JITTER_MS
     )
+
+
+def test_a_leader_with_nothing_to_append_keeps_its_followers(monkeypatch) -> None:
+    # The leader holds each empty Fetch up to its max wait; when that passes it must answer, or its
+    # followers hear nothing until their fetch timeout and elect another leader (churn seed 250:
+    # a new leader whose counter had not yet claimed its epoch lost its followers so).
+    sim = scenarios.setup("idle leader", 3, num_voters=3)
+    scenarios._warm_up(sim, RECORDS)
+    leader_id, epoch = (
+        scenarios._leader(sim),
+        sim.cluster.running[scenarios._leader(sim)].client.quorum().epoch(),
+    )
+    monkeypatch.setattr(ReplicatedCounter, "is_writable", lambda self: False)
+    end_offset = sim.cluster.running[leader_id].log_end_offset()
+    sim.scheduler.run_for(cluster_module.FETCH_TIMEOUT_MS + cluster_module.ELECTION_TIMEOUT_MS)
+    assert sim.cluster.running[leader_id].log_end_offset() == end_offset  # nothing was appended
+    for node in sim.cluster.running.values():
+        quorum = node.client.quorum()
+        assert (quorum.epoch(), quorum.leader_id_or_sentinel()) == (epoch, leader_id)
 
 
 def test_observers_end_with_the_committed_data() -> None:

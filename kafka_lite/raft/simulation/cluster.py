@@ -125,6 +125,11 @@ class RaftNode:
         # As Kafka's: poll until the message queue is empty, so a burst of messages is handled
         # in one event rather than one per poll interval.
         try:
+            # Kafka's MockExpirationService hears the simulated clock move and fails every held
+            # Fetch whose max wait has passed; ours is told. Without it a leader whose log stands
+            # still (its listener catching up before its counter may append) would hold its
+            # followers' Fetches until their fetch timeout, and they would elect another leader.
+            self.client.expiration_service.tick()
             self.client.poll()
             while not self.stopped and self.client.message_queue_size() > 0:
                 self.client.poll()
