@@ -333,14 +333,15 @@ def can_make_progress_after_back_to_back_leader_failures(
 def _catch_up_allowance_ms(sim: Simulation) -> int:
     """Time for a new leader to commit the uncommitted tail of its own log.
 
-    The first leader, cut off, is still leader of its epoch in its own view and goes on appending
-    (as in Kafka, where SequentialAppendAction appends on every node that believes it leads). If the
-    second election drags on, that tail grows to hundreds of entries; back, the first leader has the
-    longest log, so it wins the next election, and nothing past the old high watermark commits
-    until a majority has fetched all of it, two batches a Fetch (MockLog's read). Kafka's runUntil
-    allows 500,000 events, minutes of simulated time; our bounds are in time, so this phase gets,
-    on top of the usual bound, the longest poll interval for each entry of the longest uncommitted
-    tail (two for each Fetch of two batches: twice what such a catch-up takes on average)."""
+    A leader cut off is still leader of its epoch in its own view and goes on appending (as in
+    Kafka, where SequentialAppendAction appends on every node that believes it leads). If the next
+    election drags on, that tail grows to hundreds of entries; back, that node may have the longest
+    log of the latest epoch and win again (the first leader after back-to-back failures does, a
+    node healed after churn can), and nothing past the old high watermark commits until a majority
+    has fetched all of it, two batches a Fetch (MockLog's read). Kafka's runUntil allows 500,000
+    events, minutes of simulated time; our bounds are in time, so such a phase gets, on top of the
+    usual bound, the longest poll interval for each entry of the longest uncommitted tail (two for
+    each Fetch of two batches: twice what such a catch-up takes on average)."""
     tail = max(node.log_end_offset() for node in sim.cluster.running.values())
     return max(0, tail - sim.cluster.max_high_watermark_reached()) * (POLL_INTERVAL_MS + POLL_JITTER_MS)
 
@@ -390,7 +391,7 @@ def _heal_and_commit_everywhere(sim: Simulation, records: int, kept: CommittedVa
     kept.record()
     applied = kept.max_applied
     for node_ids, bound_ms in (
-        (sim.cluster.voters, PROGRESS_BOUND_MS),
+        (sim.cluster.voters, PROGRESS_BOUND_MS + _catch_up_allowance_ms(sim)),
         (set(sim.cluster.nodes), OBSERVER_BOUND_MS),
     ):
         sim.scheduler.run_until(
