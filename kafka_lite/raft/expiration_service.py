@@ -50,8 +50,9 @@ class MockExpirationService(ExpirationService):
         future: Future = Future()
         deadline_ms = self._time.milliseconds() + timeout_ms
         if len(self._queue) >= _COMPACT_AT:
-            # Nobody may tick (a simulation that never expires a held Fetch): drop the futures
-            # completed meanwhile, so the queue holds only what can still expire.
+            # A caller may tick seldom (a unit test that drives one client and never moves its
+            # clock far): drop the futures completed meanwhile, so the queue holds only what can
+            # still expire.
             self._queue = [entry for entry in self._queue if not entry[2].done()]
             heapq.heapify(self._queue)
         heapq.heappush(self._queue, (deadline_ms, next(self._sequence), future))

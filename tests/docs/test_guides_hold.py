@@ -1313,6 +1313,18 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
+            "**The simulation's log and clock are kafka_lite's own in two places.**",
+            all_of(
+                lambda: in_source(
+                    "kafka_lite.raft.mock_log:MockLog.truncate_to_latest_snapshot",
+                    "self._log_end_offset_before(",
+                ),
+                lambda: in_source(
+                    "kafka_lite.raft.simulation.cluster:RaftNode.poll", "expiration_service.tick()"
+                ),
+            ),
+        ),
+        holds(
             "**The simulation cleans logs at once.**",
             lambda: exists("kafka_lite.raft.simulation.cluster:Cluster.clean_log_if_running"),
         ),
