@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 
 class UnattachedState(EpochState):
+    """The node knows the epoch, but neither its leader nor a vote of its own in it."""
+
     def __init__(
         self,
         time: Time,

@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 
 
 class VotedState(EpochState):
+    """The node voted for a candidate in this epoch (a vote it keeps across a restart) and waits to
+    hear who won."""
+
     def __init__(
         self,
         time: Time,
