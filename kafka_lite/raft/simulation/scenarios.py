@@ -147,9 +147,12 @@ def _warm_up(sim: Simulation, records: int, any_node: bool = True) -> None:
         _run_until_all_reached(sim, records, f"high watermark {records}")
 
 
-def _run_until_all_reached(sim: Simulation, offset: int, what: str, node_ids: set[int] | None = None) -> None:
+def _run_until_all_reached(
+    sim: Simulation, offset: int, what: str, node_ids: set[int] | None = None, catch_up_ms: int = 0
+) -> None:
     """Every node of ``node_ids`` (every running node) reaches ``offset``: the voters within the
-    progress bound, then the observers within ``OBSERVER_BOUND_MS``.
+    progress bound (plus ``catch_up_ms`` for a node known to be far behind), then the observers
+    within ``OBSERVER_BOUND_MS``.
 
     An observer whose leader died or was cut off finds the new one the way Kafka's does: when its
     Fetch to the old leader times out (the request timeout, 3 s) it fetches from a random voter,
@@ -161,7 +164,7 @@ def _run_until_all_reached(sim: Simulation, offset: int, what: str, node_ids: se
         wanted = (set(sim.cluster.running) if node_ids is None else node_ids) & kinds
         return sim.cluster.all_reached_high_watermark(offset, wanted)
 
-    sim.scheduler.run_until(lambda: reached(sim.cluster.voters), what, PROGRESS_BOUND_MS)
+    sim.scheduler.run_until(lambda: reached(sim.cluster.voters), what, PROGRESS_BOUND_MS + catch_up_ms)
     everyone = sim.cluster.voters | sim.cluster.observers
     sim.scheduler.run_until(lambda: reached(everyone), f"{what} (observers)", OBSERVER_BOUND_MS)
 
@@ -213,10 +216,14 @@ def can_elect_new_leader_after_old_leader_failure(
         sim.cluster.kill(leader_id)
     _run_until_all_reached(sim, 2 * records, "a new leader's progress")
     high_watermark = sim.cluster.max_high_watermark_reached()
-    # The old leader comes back as a follower and catches up.
+    # The old leader comes back as a follower and catches up. If the election took long, the new
+    # leader went on committing meanwhile and the returning node is far behind: it fetches what it
+    # missed two batches a Fetch, in time that grows with what it missed.
     sim.cluster.kill(leader_id)
-    sim.cluster.start(leader_id)
-    _run_until_all_reached(sim, high_watermark + records, "the restarted node catching up")
+    behind = max(0, high_watermark - sim.cluster.start(leader_id).log_end_offset())
+    _run_until_all_reached(
+        sim, high_watermark + records, "the restarted node catching up", catch_up_ms=_fetch_time_ms(behind)
+    )
     return sim
 
 
@@ -340,10 +347,15 @@ def _catch_up_allowance_ms(sim: Simulation) -> int:
     node healed after churn can), and nothing past the old high watermark commits until a majority
     has fetched all of it, two batches a Fetch (MockLog's read). Kafka's runUntil allows 500,000
     events, minutes of simulated time; our bounds are in time, so such a phase gets, on top of the
-    usual bound, the longest poll interval for each entry of the longest uncommitted tail (two for
-    each Fetch of two batches: twice what such a catch-up takes on average)."""
+    usual bound, ``_fetch_time_ms`` of the longest uncommitted tail."""
     tail = max(node.log_end_offset() for node in sim.cluster.running.values())
-    return max(0, tail - sim.cluster.max_high_watermark_reached()) * (POLL_INTERVAL_MS + POLL_JITTER_MS)
+    return _fetch_time_ms(max(0, tail - sim.cluster.max_high_watermark_reached()))
+
+
+def _fetch_time_ms(entries: int) -> int:
+    """Time for a follower to fetch ``entries`` it lacks: the longest poll interval for each entry
+    (two for each Fetch of two batches, about twice what such a catch-up takes on average)."""
+    return entries * (POLL_INTERVAL_MS + POLL_JITTER_MS)
 
 
 def can_recover_from_single_node_committed_data_loss(
