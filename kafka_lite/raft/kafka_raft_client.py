@@ -6,8 +6,9 @@ Book:    beyond the book: chapter 12 (KRaft)
 Differs: no append purgatory: committed records reach the listener from the log, never from the
          accumulator's memory; a held Fetch is answered on the Raft thread (its future only queues it
          back) and is also released when the high watermark moves; ``create_snapshot`` takes the
-         snapshot's id (Kafka 3.3 takes its last committed offset and epoch and adds one); no
-         snapshot cleaning (the log start moves with ``delete_before_snapshot``), no metrics.
+         snapshot's id (Kafka 3.3 takes its last committed offset and epoch and adds one); the
+         leader flushes before it counts its own end offset (``_flush_leader_log``); no snapshot
+         cleaning (the log start moves with ``delete_before_snapshot``), no metrics.
 Labs:    lab 18, stage 4 (``_ListenerContext.fire_handle_snapshot``)
 
 One module for one class, as Kafka's KafkaRaftClient is one file: its handlers share the quorum,
@@ -399,7 +400,11 @@ class KafkaRaftClient(RaftClient):
 
     def _flush_leader_log(self, state: LeaderState, current_time_ms: int) -> None:
         # The leader counts its own entry towards the majority only once it is on disk: the same
-        # promise a follower makes when it fetches the next offset.
+        # promise a follower makes when it fetches the next offset. Kafka 3.3 counts first and
+        # flushes after, "so that parked fetches can return sooner"; but between the two the high
+        # watermark can pass an entry that only one follower holds durably, and a leader that
+        # crashed there would lose it from its own log. Here held Fetches are answered on this
+        # thread after the flush anyway, so the earlier count would gain them nothing.
         self._log.flush(False)
         self._update_leader_end_offset(state, current_time_ms)
 

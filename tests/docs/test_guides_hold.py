@@ -176,6 +176,16 @@ def not_in_source(path: str, *texts: str) -> None:
         assert text not in source, f"{path} has {text!r}"
 
 
+def in_order(path: str, *texts: str) -> None:
+    """Each of ``texts`` is in the source of ``path``, each after the one before it."""
+    source = source_of(path)
+    at = 0
+    for text in texts:
+        found = source.find(text, at)
+        assert found >= 0, f"{path} has no {text!r} after {source[:at][-40:]!r}"
+        at = found + len(text)
+
+
 def nowhere_in_package(*patterns: str) -> None:
     """No module of kafka_lite (code, docstrings or comments) matches any of ``patterns``: a feature
     by that name would have to mention it."""
@@ -1286,6 +1296,14 @@ CLAIMS: dict[str, list[Claim]] = {
                     "kafka_lite.raft.kafka_raft_client:KafkaRaftClient._complete_fetches_on_high_watermark",
                     "self._fetch_purgatory.complete_all(",
                 ),
+            ),
+        ),
+        holds(
+            "**The leader flushes before it counts its own entry.**",
+            lambda: in_order(
+                "kafka_lite.raft.kafka_raft_client:KafkaRaftClient._flush_leader_log",
+                "self._log.flush(",
+                "self._update_leader_end_offset(",
             ),
         ),
         holds(
