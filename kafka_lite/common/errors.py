@@ -450,6 +450,10 @@ OLD_NAMES = {
 # request from an older epoch (74) and cannot yet answer one from a newer epoch (75); a sender outside
 # the voters is refused (94); a follower asks for a snapshot the leader no longer has (98) or a byte
 # past its end (99); Fetch v13 names topics by id (100, 103); a message from another cluster (104).
+# The quorum controller (chapter 12's metadata module) refuses a broker's request from an older
+# registration (77), a second broker under a registered id (101) or an unknown one (102), an
+# AlterPartition built on an older partition epoch (95) or naming a fenced replica (107), and tells
+# a leader its change went through under a new leader (108).
 LATER_ERROR_TABLE: tuple[tuple[int, str, str, str, str], ...] = (
     (
         74,
@@ -480,7 +484,29 @@ LATER_ERROR_TABLE: tuple[tuple[int, str, str, str, str], ...] = (
         "A",
         "The requested position is negative or not less than the size of the snapshot.",
     ),
+    (77, "STALE_BROKER_EPOCH", "StaleBrokerEpochException", "A", "Broker epoch has changed."),
+    (
+        95,
+        "INVALID_UPDATE_VERSION",
+        "InvalidUpdateVersionException",
+        "A",
+        "The given update version was invalid.",
+    ),
     (100, "UNKNOWN_TOPIC_ID", "UnknownTopicIdException", "M", "This broker does not host this topic id."),
+    (
+        101,
+        "DUPLICATE_BROKER_REGISTRATION",
+        "DuplicateBrokerRegistrationException",
+        "A",
+        "This broker ID is already in use.",
+    ),
+    (
+        102,
+        "BROKER_ID_NOT_REGISTERED",
+        "BrokerIdNotRegisteredException",
+        "A",
+        "The given broker ID was not registered.",
+    ),
     (
         103,
         "INCONSISTENT_TOPIC_ID",
@@ -494,6 +520,20 @@ LATER_ERROR_TABLE: tuple[tuple[int, str, str, str, str], ...] = (
         "InconsistentClusterIdException",
         "A",
         "The cluster id in the request does not match the one this server belongs to.",
+    ),
+    (
+        107,
+        "INELIGIBLE_REPLICA",
+        "IneligibleReplicaException",
+        "A",
+        "The new ISR contains at least one ineligible replica.",
+    ),
+    (
+        108,
+        "NEW_LEADER_ELECTED",
+        "NewLeaderElectedException",
+        "A",
+        "The AlterPartition request successfully updated the partition state but the leader has changed.",
     ),
 )
 
