@@ -29,6 +29,14 @@ the file ``java.security.auth.login.config`` names (a JVM system property in Kaf
 connections, which log in as the JAAS entry's ``username``/``password``. Kafka's default mechanism is
 GSSAPI, which kafka_lite lacks, so the default here is PLAIN.
 
+KRaft (beyond the book: chapter 12, Kafka 3.3.0, KIP-500/KIP-631): ``process.roles`` empty (the
+default) is ZooKeeper mode, as chapters 1-11 run; ``broker``, ``controller`` or ``broker,controller``
+is KRaft mode, where ``node.id`` names the node (``broker.id`` follows it), the controllers are the
+voters of ``controller.quorum.voters`` and listen on ``controller.listener.names``, and
+``zookeeper.connect`` is not needed. ``_validate_kraft`` holds Kafka 3.3's rules for which roles need
+which of these, with its messages. The ``controller.quorum.*`` settings are defined once, in
+``raft/raft_config.py``, and added here as the request metrics reporter's are.
+
 The ``log.*`` settings are the broker-wide defaults of the topic settings in ``log_config.py``;
 ``log_config_props`` hands them over under the names ``LogConfig.from_broker`` expects. As in Kafka,
 ``log.retention.ms`` wins over ``log.retention.minutes``, which wins over ``log.retention.hours``
@@ -46,7 +54,7 @@ from typing import Any
 
 from kazoo.hosts import collect_hosts
 
-from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidString
+from kafka_lite.common.config import ConfigDef, Importance, Range, Type, ValidList, ValidString
 from kafka_lite.common.errors import ConfigException, KafkaException
 from kafka_lite.common.security.jaas_config import (
     JAVA_LOGIN_CONFIG_PARAM,
@@ -63,6 +71,8 @@ from kafka_lite.network.channel_builders import (
     ChannelBuilder,
     client_channel_builder,
 )
+from kafka_lite.raft.raft_config import CONFIG_DEF as RAFT_CONFIG_DEF
+from kafka_lite.raft.raft_config import QUORUM_VOTERS_CONFIG, parse_voter_connections
 from kafka_lite.security.auth.authorizer import authorizer_class
 from kafka_lite.server.api_version import (
     LATEST_VERSION,
@@ -84,6 +94,12 @@ DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP = (
 )
 _SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _LISTENER_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
+
+# KRaft's process roles (Kafka's ProcessRole: BrokerRole, ControllerRole), as process.roles spells them.
+BROKER_ROLE = "broker"
+CONTROLLER_ROLE = "controller"
+# node.id's default: no node id, which only ZooKeeper mode accepts (Kafka's Defaults.EmptyNodeId).
+EMPTY_NODE_ID = -1
 
 H = Importance.HIGH
 M = Importance.MEDIUM
@@ -237,6 +253,34 @@ CONFIG_DEF = (
     .define("controlled.shutdown.retry.backoff.ms", Type.LONG, 5000, None, M,
             "How long a broker waits after a failed controlled-shutdown attempt before the next, "
             "to let the cluster's state settle (a follower catching up, a controller elected).")
+    # KRaft (Kafka 3.3.0; beyond the book: chapter 12). The controller.quorum.* settings are added below.
+    .define("process.roles", Type.LIST, [], ValidList.in_(BROKER_ROLE, CONTROLLER_ROLE), H,
+            "The roles that this process plays: 'broker', 'controller', or 'broker,controller' if it is "
+            "both. Only for clusters in KRaft (Kafka Raft) mode; leave it empty (the default) for a "
+            "ZooKeeper cluster, as chapters 1-11 run.")
+    .define("node.id", Type.INT, EMPTY_NODE_ID, None, H,
+            "The node id of the roles this process plays when process.roles is not empty; required in "
+            "KRaft mode, where broker.id takes its value.")
+    .define("controller.listener.names", Type.STRING, None, None, H,
+            "Comma-separated names of the controller's listeners; required in KRaft mode. A broker "
+            "talks to the controller quorum over the first. A ZooKeeper-mode broker leaves it unset.")
+    .define("initial.broker.registration.timeout.ms", Type.INT, 60000, None, M,
+            "How long a KRaft broker waits for its first registration with the controller quorum before "
+            "it gives up and exits.")
+    .define("broker.heartbeat.interval.ms", Type.INT, 2000, None, M,
+            "How often a KRaft broker sends the controller a heartbeat.")
+    .define("broker.session.timeout.ms", Type.INT, 9000, None, M,
+            "How long a KRaft broker's lease lasts without a heartbeat; after it the controller fences "
+            "the broker.")
+    .define("metadata.log.dir", Type.STRING, None, None, H,
+            "Where a KRaft node keeps the metadata log (__cluster_metadata); if unset, in the first "
+            "directory of log.dirs.")
+    .define("metadata.log.max.record.bytes.between.snapshots", Type.LONG, 20 * 1024 * 1024, Range.at_least(1),
+            H, "The bytes of metadata log between the latest snapshot and the high watermark after which "
+            "a new snapshot is written.")
+    .define("metadata.max.idle.interval.ms", Type.INT, 500, Range.at_least(0), L,
+            "How often the active controller writes a no-op record to the metadata log when nothing "
+            "else is written; 0 writes none.")
     # Group coordinator
     .define("group.min.session.timeout.ms", Type.INT, 6000, None, M,
             "The shortest session timeout a group member may ask for.")
@@ -318,6 +362,11 @@ for _topic_name, _server_name in SERVER_DEFAULT_NAMES.items():
 for _key in REPORTER_CONFIG_DEF.keys.values():
     CONFIG_DEF.define(_key.name, _key.type, _key.default, _key.validator, _key.importance, _key.doc)
 
+# The Raft quorum's settings (controller.quorum.voters, controller.quorum.election.timeout.ms, ...):
+# defined with RaftConfig, as Kafka's KafkaConfig takes RaftConfig's names, defaults and docs.
+for _key in RAFT_CONFIG_DEF.keys.values():
+    CONFIG_DEF.define(_key.name, _key.type, _key.default, _key.validator, _key.importance, _key.doc)
+
 # Per-listener settings (``listener.name.sasl_plaintext.plain.sasl.jaas.config``) are not in CONFIG_DEF:
 # their names are built from the listener's and the mechanism's. KafkaConfig keeps them aside.
 LISTENER_PREFIX = "listener.name."
@@ -327,7 +376,7 @@ class KafkaConfig:
     """Parsed broker settings; ``values`` holds every setting by its dotted name."""
 
     def __init__(self, props: Mapping[str, Any]) -> None:
-        self.values = CONFIG_DEF.parse(props, allow_unknown=True)
+        self.values = CONFIG_DEF.parse(populate_synonyms(props), allow_unknown=True)
         self.listener_configs = {k: v for k, v in props.items() if k.startswith(LISTENER_PREFIX)}
         # what the file set, as given: DescribeConfigs tells a broker's own setting from a default
         self.originals = {k: v for k, v in props.items() if k in CONFIG_DEF.keys}
@@ -339,16 +388,9 @@ class KafkaConfig:
             for k in unknown:
                 del self.values[k]
         v = self.values
-        if v["zookeeper.connect"] is None:
-            raise ConfigException(
-                "Missing required configuration 'zookeeper.connect', which has no default value."
-            )
-        if v["broker.id"] is None:
-            raise ConfigException(
-                "Missing required configuration 'broker.id' (kafka_lite does not generate ids)."
-            )
+        self._kraft_settings()
         self.broker_id: int = v["broker.id"]
-        self.zk_connect: str = v["zookeeper.connect"]
+        self.zk_connect: str | None = v["zookeeper.connect"]  # None in KRaft mode
         self._listener_settings()
         self.sasl_jaas_entries_by_listener = self._sasl_server_contexts()
         # the inter-broker listener's entries if it is a SASL one, else the first SASL listener's
@@ -404,6 +446,176 @@ class KafkaConfig:
             authorizer_class(v["authorizer.class.name"]) if v["authorizer.class.name"] else None
         )
 
+    # -- KRaft (Kafka 3.3.0) ----------------------------------------------------------------------------
+
+    # --8<-- [start:kraft]
+    def _kraft_settings(self) -> None:
+        """``process.roles`` and the ids, with the first checks of Kafka 3.3's ``validateValues``: which
+        of ``node.id``, ``broker.id`` and ``zookeeper.connect`` each mode needs. The checks that need
+        the listeners are ``_validate_kraft``'s."""
+        v = self.values
+        self.process_roles: frozenset[str] = _parse_process_roles(v["process.roles"])
+        self.node_id: int = v["node.id"]
+        self.controller_listener_names: list[str] = [
+            name.strip().upper()  # normalised, as kafka_lite's listener names are
+            for name in (v["controller.listener.names"] or "").split(",")
+            if name.strip()
+        ]
+        self.quorum_voters: list[str] = v[QUORUM_VOTERS_CONFIG]
+        self.initial_registration_timeout_ms: int = v["initial.broker.registration.timeout.ms"]
+        self.broker_heartbeat_interval_ms: int = v["broker.heartbeat.interval.ms"]
+        self.broker_session_timeout_ms: int = v["broker.session.timeout.ms"]
+        self.metadata_snapshot_max_new_record_bytes: int = v[
+            "metadata.log.max.record.bytes.between.snapshots"
+        ]
+        self.metadata_max_idle_interval_ms: int = v["metadata.max.idle.interval.ms"]
+        # populate_synonyms gave each id the other's value when only one was set
+        both_unset = v["broker.id"] is None and self.node_id == EMPTY_NODE_ID
+        if not both_unset and self.node_id != v["broker.id"]:
+            raise ConfigException("You must set `node.id` to the same value as `broker.id`.")
+        if self.requires_zookeeper:
+            if v["zookeeper.connect"] is None:
+                raise ConfigException(
+                    "Missing required configuration 'zookeeper.connect', which has no default value "
+                    "(a ZooKeeper-mode broker needs it; a KRaft node sets process.roles instead)."
+                )
+            if v["broker.id"] is None:
+                raise ConfigException(
+                    "Missing required configuration 'broker.id' (kafka_lite does not generate ids)."
+                )
+            if self.controller_listener_names:
+                raise ConfigException(
+                    f"controller.listener.names must be empty when not running in KRaft mode: "
+                    f"{self.controller_listener_names}"
+                )
+        elif self.node_id < 0:
+            raise ConfigException(
+                "Missing configuration `node.id` which is required when `process.roles` is defined (i.e. "
+                "when running in KRaft mode)."
+            )
+
+    def _validate_kraft(self) -> None:
+        """Kafka 3.3's rules for a KRaft node's voters and listeners, by its roles. A controller is a
+        voter and listens on a controller listener; a broker is not a voter, reaches the controllers
+        over ``controller.listener.names``' first name, and never advertises a controller listener
+        to clients (they talk to brokers only)."""
+        roles = self.process_roles
+        if not roles:
+            return
+        voters = parse_voter_connections(self.quorum_voters)
+        if not voters:
+            raise ConfigException(
+                f"If using process.roles, {QUORUM_VOTERS_CONFIG} must contain a parseable set of voters."
+            )
+        controller_names = self.controller_listener_names
+        listener_names = {e.listener_name for e in self.listeners}
+        voter_ids = "{" + ", ".join(str(i) for i in sorted(voters)) + "}"
+        if BROKER_ROLE in roles and {e.listener_name for e in self.advertised_listeners} & set(
+            controller_names
+        ):
+            raise ConfigException(
+                "The advertised.listeners config must not contain KRaft controller listeners from "
+                "controller.listener.names when process.roles contains the broker role because Kafka "
+                "clients that send requests via advertised listeners do not send requests to KRaft "
+                "controllers -- they only send requests to KRaft brokers."
+            )
+        if roles == {BROKER_ROLE}:
+            if self.node_id in voters:
+                raise ConfigException(
+                    f"If process.roles contains just the 'broker' role, the node id {self.node_id} must not "
+                    f"be included in the set of voters {QUORUM_VOTERS_CONFIG}={voter_ids}"
+                )
+            if not controller_names:
+                raise ConfigException(
+                    "controller.listener.names must contain at least one value when running KRaft with "
+                    "just the broker role"
+                )
+            if self.controller_listeners:
+                raise ConfigException(
+                    "controller.listener.names must not contain a value appearing in the 'listeners' "
+                    "configuration when running KRaft with just the broker role"
+                )
+            for name in controller_names:
+                if name not in self.listener_security_protocol_map:
+                    raise ConfigException(
+                        f"Controller listener with name {name} defined in controller.listener.names not "
+                        f"found in listener.security.protocol.map (an explicit security mapping for each "
+                        f"controller listener is required if listener.security.protocol.map is non-empty, "
+                        f"or if there are security protocols other than PLAINTEXT in use)"
+                    )
+            if len(controller_names) > 1:
+                log.warning(
+                    "controller.listener.names has multiple entries; only the first will be used since "
+                    "process.roles=broker: %s", controller_names,
+                )  # fmt: skip
+            return
+        if roles == {CONTROLLER_ROLE} and self.advertised_listeners:
+            source = "advertised.listeners" if self.values["advertised.listeners"] else "listeners"
+            raise ConfigException(
+                f"The {source} config must only contain KRaft controller listeners from "
+                f"controller.listener.names when process.roles=controller"
+            )
+        if self.node_id not in voters:
+            raise ConfigException(
+                f"If process.roles contains the 'controller' role, the node id {self.node_id} must be "
+                f"included in the set of voters {QUORUM_VOTERS_CONFIG}={voter_ids}"
+            )
+        if not self.controller_listeners:
+            raise ConfigException(
+                "controller.listener.names must contain at least one value appearing in the 'listeners' "
+                "configuration when running the KRaft controller role"
+            )
+        if not set(controller_names) <= listener_names:
+            raise ConfigException(
+                "controller.listener.names must only contain values appearing in the 'listeners' "
+                "configuration when running the KRaft controller role"
+            )
+
+    # --8<-- [end:kraft]
+
+    def _effective_listener_security_protocol_map(self) -> dict[str, str]:
+        """``listener.security.protocol.map``, to which a KRaft node that leaves it unset and uses
+        neither SASL nor TLS adds ``NAME:PLAINTEXT`` for each controller listener name, so that
+        ``CONTROLLER://:9093`` needs no mapping (Kafka 3.3's ``effectiveListenerSecurityProtocolMap``)."""
+        protocols = _protocol_map(self.values["listener.security.protocol.map"])
+        if self.requires_zookeeper or "listener.security.protocol.map" in self.originals:
+            return protocols
+        listener_names = [
+            item.strip().partition("://")[0].upper()
+            for item in self.values["listeners"].split(",")
+            if item.strip()
+        ]
+        secure = {"SSL", "SASL_SSL", "SASL_PLAINTEXT"}
+        if secure & {*self.controller_listener_names, *listener_names}:
+            return protocols
+        return {**protocols, **{name: "PLAINTEXT" for name in self.controller_listener_names}}
+
+    @property
+    def requires_zookeeper(self) -> bool:
+        """ZooKeeper mode: no process roles (Kafka's ``requiresZookeeper``)."""
+        return not self.process_roles
+
+    @property
+    def uses_self_managed_quorum(self) -> bool:
+        """KRaft mode: the metadata lives in the controllers' Raft quorum, not in ZooKeeper."""
+        return bool(self.process_roles)
+
+    @property
+    def is_kraft_co_resident_mode(self) -> bool:
+        """One process both broker and controller (``process.roles=broker,controller``)."""
+        return self.process_roles == {BROKER_ROLE, CONTROLLER_ROLE}
+
+    @property
+    def controller_listeners(self) -> list[EndPoint]:
+        """The listeners named in ``controller.listener.names``: where a controller takes requests."""
+        return [e for e in self.listeners if e.listener_name in self.controller_listener_names]
+
+    @property
+    def metadata_log_dir(self) -> Path:
+        """Where the metadata log lives: ``metadata.log.dir``, else the first of ``log.dirs``."""
+        configured = self.values["metadata.log.dir"]
+        return Path(configured) if configured else self.log_dirs[0]
+
     # -- security ------------------------------------------------------------------------------------------
 
     # --8<-- [start:listeners]
@@ -412,17 +624,25 @@ class KafkaConfig:
         inter-broker listener, checked as Kafka 0.10.2's ``KafkaConfig`` checks them (KIP-103).
         ``security_protocol``, ``host`` and ``port`` are the first listener's."""
         v = self.values
-        self.listener_security_protocol_map = _protocol_map(v["listener.security.protocol.map"])
+        self.listener_security_protocol_map = self._effective_listener_security_protocol_map()
         self.listeners = _parse_listeners("listeners", v["listeners"], self.listener_security_protocol_map)
         advertised = v["advertised.listeners"]
         self.advertised_listeners = (
             _parse_listeners("advertised.listeners", advertised, self.listener_security_protocol_map)
             if advertised
-            else list(self.listeners)
+            else [e for e in self.listeners if e.listener_name not in self.controller_listener_names]
         )
         first = self.listeners[0]
         self.security_protocol, self.host, self.port = first.security_protocol, first.host, first.port
         self.inter_broker_listener_name, self.inter_broker_security_protocol = self._inter_broker_listener()
+        self._validate_kraft()
+        if self.process_roles and BROKER_ROLE not in self.process_roles:
+            return  # a KRaft controller alone serves no clients and no replicas: it advertises nothing
+        if not self.advertised_listeners:
+            raise ConfigException(
+                "There must be at least one advertised listener. Perhaps all listeners appear in "
+                "controller.listener.names?"
+            )
         names = [e.listener_name for e in self.listeners]
         advertised_names = [e.listener_name for e in self.advertised_listeners]
         if not set(advertised_names) <= set(names):
@@ -555,6 +775,26 @@ class KafkaConfig:
     @classmethod
     def from_file(cls, path: str | Path, overrides: Mapping[str, Any] | None = None) -> KafkaConfig:
         return cls({**read_properties(path), **(overrides or {})})
+
+
+def populate_synonyms(props: Mapping[str, Any]) -> dict[str, Any]:
+    """``broker.id`` and ``node.id`` name one thing: when only one is set, the other takes its value
+    (Kafka 3.3's ``KafkaConfig.populateSynonyms``). A ``node.id`` of -1 means unset."""
+    output = dict(props)
+    broker_key = next((k for k in output if k.replace("_", ".") == "broker.id"), None)
+    node_key = next((k for k in output if k.replace("_", ".") == "node.id"), None)
+    if broker_key is None and node_key is not None and str(output[node_key]).strip() != str(EMPTY_NODE_ID):
+        output["broker.id"] = output[node_key]
+    elif broker_key is not None and node_key is None:
+        output["node.id"] = output[broker_key]
+    return output
+
+
+def _parse_process_roles(roles: list[str]) -> frozenset[str]:
+    """``process.roles`` as a set; ``ValidList`` has refused unknown roles, so only duplicates remain."""
+    if len(set(roles)) != len(roles):
+        raise ConfigException(f"Duplicate role names found in `process.roles`: {roles}")
+    return frozenset(roles)
 
 
 def _protocol_map(value: str) -> dict[str, str]:
