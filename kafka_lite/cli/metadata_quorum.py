@@ -1,0 +1,88 @@
+"""``kafka-lite metadata-quorum``: Kafka's ``kafka-metadata-quorum.sh``, describing the KRaft quorum.
+
+No Kafka twin for this module itself: the command-line face of
+``kafka_lite.tools.metadata_quorum_command``, flag for flag with Kafka 3.3's tool, plus
+``--bootstrap-controller`` (Kafka 3.7's)::
+
+    kafka-lite metadata-quorum --bootstrap-server 127.0.0.1:9990,127.0.0.1:9991 describe --status
+    kafka-lite metadata-quorum --bootstrap-controller 127.0.0.1:9990 describe --replication
+
+At Kafka 3.3 the bootstrap server is a broker, whose Admin client sends DescribeQuorum on and the
+broker forwards it to the active controller. kafka_lite's brokers are not KRaft brokers yet, so
+either option names voters' own listeners (``controller.quorum.voters``' addresses), and the tool
+asks each in turn until the leader answers; name every voter to be sure of reaching it.
+Like Kafka's, every bad argument is one line on stderr and exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kafka_lite.cli import CliError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "metadata-quorum",
+        help="describe the KRaft metadata quorum: its leader, high watermark and each replica's lag",
+        description="This tool describes kraft metadata quorum status.",
+    )
+    parser.add_argument("--bootstrap-server", metavar="HOST:PORT,...",
+                        help="A comma-separated list of host:port pairs to use for establishing the connection "
+                             "to the Kafka cluster (here: the voters' listeners, until kafka_lite has KRaft brokers "
+                             "to forward the request)")  # fmt: skip
+    parser.add_argument("--bootstrap-controller", metavar="HOST:PORT,...",
+                        help="A comma-separated list of host:port pairs to use for establishing the connection "
+                             "to the Kafka controllers (Kafka 3.7 added this option; 3.3 has only --bootstrap-server)")  # fmt: skip
+    commands = parser.add_subparsers(dest="quorum_command", metavar="COMMAND")
+    describe = commands.add_parser("describe", help="Describe the metadata quorum info")
+    status = describe.add_argument_group("Status")
+    status.add_argument("--status", action="store_true",
+                        help="A short summary of the quorum status and the other provides detailed information "
+                             "about the status of replication.")  # fmt: skip
+    replication = describe.add_argument_group("Replication")
+    replication.add_argument(
+        "--replication", action="store_true", help="Detailed information about the status of replication"
+    )
+    parser.set_defaults(handler=run)
+
+
+def bootstrap_addresses(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """The addresses of whichever connection option was given (exactly one must be, as Kafka 3.7's
+    mutually exclusive, required group has it)."""
+    if args.bootstrap_server is not None and args.bootstrap_controller is not None:
+        raise CliError("--bootstrap-server and --bootstrap-controller: give one of them, not both")
+    if args.bootstrap_server is None and args.bootstrap_controller is None:
+        raise CliError("one of --bootstrap-server or --bootstrap-controller is required")
+    option, value = (
+        ("--bootstrap-server", args.bootstrap_server)
+        if args.bootstrap_server is not None
+        else ("--bootstrap-controller", args.bootstrap_controller)
+    )
+    addresses = []
+    for item in value.split(","):
+        host, sep, port = item.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise CliError(f"{option}: {item.strip()!r} is not HOST:PORT (a port from 1 to 65535)")
+        addresses.append((host, int(port)))
+    return addresses
+
+
+def run(args: argparse.Namespace, console) -> int:
+    from kafka_lite.raft.tools.quorum_client import describe_quorum
+    from kafka_lite.tools.metadata_quorum_command import QuorumAdmin, TerseFailure, describe
+
+    addresses = bootstrap_addresses(args)
+    if args.quorum_command != "describe":
+        raise CliError("a command is required: describe --status | --replication")
+    admin = QuorumAdmin(addresses, describe_quorum)
+    try:
+        lines = describe(admin, args.status, args.replication)
+    except TerseFailure as e:
+        raise CliError(str(e)) from None
+    # Straight to stdout: the replication table ends each column with a tab, as Kafka's
+    # prettyPrintTable does, which a rich console would expand into spaces.
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.flush()
+    return 0
