@@ -59,6 +59,13 @@ from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.security.auth.authorizer import Authorizer
 from kafka_lite.server import quota_factory
 from kafka_lite.server.admin_manager import AdminManager
+from kafka_lite.server.broker_metadata_checkpoint import (
+    BROKER_ID_KEY,
+    META_PROPERTIES,
+    BrokerMetadataCheckpoint,
+    ZkMetaProperties,
+    get_broker_metadata,
+)
 from kafka_lite.server.config_handler import (
     BrokerConfigHandler,
     ClientIdConfigHandler,
@@ -86,8 +93,6 @@ from kafka_lite.zk.zk_utils import (
 )
 
 log = logging.getLogger(__name__)
-
-META_PROPERTIES = "meta.properties"
 
 
 class InconsistentBrokerIdException(KafkaException):
@@ -424,25 +429,25 @@ class KafkaServer:
         return self.socket_server.port
 
     def _check_broker_id(self) -> None:
-        """Each log directory remembers the broker id it belongs to (``meta.properties``): starting a
-        broker with another id on the same data is refused, as Kafka refuses it."""
+        """Each log directory remembers the broker id it belongs to (``meta.properties``, version 0):
+        starting a broker with another id on the same data is refused, as Kafka refuses it, and so is
+        a directory formatted for a KRaft node (version 1). A directory without the file gets one."""
+        stored = get_broker_metadata(self.config.log_dirs, ignore_missing=True)
+        if stored.version != 0:
+            raise KafkaException(
+                f"Found unexpected version in loaded `meta.properties`: {stored}. Zk-based brokers only "
+                f"support version 0 (which is implicit when the `version` field is missing)."
+            )
+        if stored.props and stored.require(BROKER_ID_KEY, stored.broker_id) != self.broker_id:
+            raise InconsistentBrokerIdException(
+                f"Configured broker.id {self.broker_id} doesn't match stored broker.id {stored.broker_id} in "
+                f"{stored.source}. If you moved your data, make sure your configured broker.id matches."
+            )
         for d in self.config.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
-            meta = Path(d) / META_PROPERTIES
-            if meta.exists():
-                props = dict(
-                    line.split("=", 1)
-                    for line in meta.read_text().splitlines()
-                    if "=" in line and not line.startswith("#")
-                )
-                stored = int(props.get("broker.id", "-1"))
-                if stored != self.broker_id:
-                    raise InconsistentBrokerIdException(
-                        f"Configured broker.id {self.broker_id} doesn't match stored broker.id {stored} in "
-                        f"{meta}. If you moved your data, make sure your configured broker.id matches."
-                    )
-            else:
-                meta.write_text(f"#{self.time.milliseconds()}\nversion=0\nbroker.id={self.broker_id}\n")
+            checkpoint = BrokerMetadataCheckpoint(Path(d) / META_PROPERTIES, self.time)
+            if not checkpoint.file.exists():
+                checkpoint.write(ZkMetaProperties(self.broker_id).to_properties())
 
     # --8<-- [start:controlled_shutdown]
     def controlled_shutdown(self) -> bool:
