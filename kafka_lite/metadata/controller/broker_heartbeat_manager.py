@@ -1,0 +1,277 @@
+"""The active controller's soft state of each broker: when it last heartbeat, which metadata
+offset it has reached, and whether it is shutting down.
+
+Mirrors: org.apache.kafka.controller.BrokerHeartbeatManager
+         (metadata/src/main/java/org/apache/kafka/controller/BrokerHeartbeatManager.java, Kafka 3.3.0)
+Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.1 has the ZooKeeper controller learn a
+         broker died from its ephemeral znode, whose ZooKeeper session is what this replaces
+Differs: the unfenced brokers are a dict kept in last-contact order, where Kafka keeps a
+         doubly linked list sorted by last contact: every touch happens "now", on a monotonic clock,
+         so putting a touched broker at the end keeps the order, and a dict removes and appends
+         in O(1) as the list does. The active brokers are a set whose lowest offset is found by a
+         scan (Kafka: a TreeSet), since it is asked only while a broker is shutting down.
+
+Soft state is state that is not in the metadata log: heartbeats are far too frequent to write,
+and they mean nothing to a standby. Only the active controller has a heartbeat manager (the
+cluster control manager makes one in ``activate``); a newly active controller starts every
+registered broker with a fresh session, so after a failover a dead broker takes up to one more
+session timeout to be fenced. That is the price of a metadata log without heartbeats in it.
+
+A broker's session is valid while it is unfenced and heartbeat within ``broker.session.timeout.ms``.
+The unfenced brokers are kept oldest contact first, so the one broker that may have expired is
+the first: ``find_one_stale_broker`` looks at it alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kafka_lite.common.time import Time
+from kafka_lite.metadata.controller.broker_control_states import BrokerControlState, BrokerControlStates
+from kafka_lite.metadata.placement.usable_broker import UsableBroker
+
+log = logging.getLogger(__name__)
+
+LONG_MAX = 2**63 - 1
+DEFAULT_SESSION_TIMEOUT_MS = 9000  # broker.session.timeout.ms
+
+
+class BrokerHeartbeatState:
+    def __init__(self, broker_id: int) -> None:
+        self.id = broker_id
+        # The last heartbeat, in monotonic nanoseconds.
+        self.last_contact_ns = 0
+        # The last metadata offset the broker reported.
+        self.metadata_offset = -1
+        # The offset at which the broker may finish its controlled shutdown, or -1 if it is not
+        # shutting down.
+        self.controlled_shut_down_offset = -1
+        # True unless the broker is in the unfenced list (Kafka reads it off the list's links).
+        self.fenced = True
+
+    def shutting_down(self) -> bool:
+        return self.controlled_shut_down_offset >= 0
+
+    def __repr__(self) -> str:
+        return (
+            f"BrokerHeartbeatState(id={self.id}, last_contact_ns={self.last_contact_ns}, "
+            f"metadata_offset={self.metadata_offset}, fenced={self.fenced}, "
+            f"controlled_shut_down_offset={self.controlled_shut_down_offset})"
+        )
+
+
+class BrokerHeartbeatManager:
+    def __init__(self, time: Time, session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS) -> None:
+        self.time = time
+        self.session_timeout_ns = session_timeout_ms * 1_000_000
+        self.brokers: dict[int, BrokerHeartbeatState] = {}
+        # The unfenced brokers, oldest contact first.
+        self.unfenced: dict[int, BrokerHeartbeatState] = {}
+        # The unfenced brokers that are not shutting down.
+        self.active: set[int] = set()
+
+    def fence(self, broker_id: int) -> None:
+        """Take a broker out of the unfenced list: its session is over."""
+        broker = self.brokers.get(broker_id)
+        if broker is not None:
+            self._untrack(broker)
+
+    def remove(self, broker_id: int) -> None:
+        broker = self.brokers.pop(broker_id, None)
+        if broker is not None:
+            self._untrack(broker)
+
+    def _untrack(self, broker: BrokerHeartbeatState) -> None:
+        if not broker.fenced:
+            del self.unfenced[broker.id]
+            broker.fenced = True
+            self.active.discard(broker.id)
+
+    def has_valid_session(self, broker_id: int) -> bool:
+        broker = self.brokers.get(broker_id)
+        return broker is not None and self._has_valid_session(broker)
+
+    def _has_valid_session(self, broker: BrokerHeartbeatState) -> bool:
+        if broker.fenced:
+            return False
+        return broker.last_contact_ns + self.session_timeout_ns >= self.time.nanoseconds()
+
+    def is_broker_unfenced(self, broker_id: int) -> bool:
+        broker = self.brokers.get(broker_id)
+        return broker is not None and not broker.fenced
+
+    def register(self, broker_id: int, fenced: bool) -> None:
+        """Track a broker the log says is registered, and follow the log's fencing of it."""
+        broker = self.brokers.get(broker_id)
+        if broker is None:
+            self.touch(broker_id, fenced, -1)
+        elif broker.fenced != fenced:
+            self.touch(broker_id, fenced, broker.metadata_offset)
+
+    def touch(self, broker_id: int, fenced: bool, metadata_offset: int) -> None:
+        """A heartbeat (or a registration): contact is now, at ``metadata_offset``."""
+        broker = self.brokers.get(broker_id)
+        if broker is None:
+            broker = self.brokers[broker_id] = BrokerHeartbeatState(broker_id)
+        else:
+            # Its place in the unfenced list depends on the contact time being changed: take it out,
+            # and put it back at the end below.
+            self._untrack(broker)
+        broker.last_contact_ns = self.time.nanoseconds()
+        broker.metadata_offset = metadata_offset
+        if fenced:
+            # A fenced broker leaves controlled shutdown; its next heartbeat shuts it down at once.
+            broker.controlled_shut_down_offset = -1
+        else:
+            self.unfenced[broker_id] = broker
+            broker.fenced = False
+            if not broker.shutting_down():
+                self.active.add(broker_id)
+
+    def lowest_active_offset(self) -> int:
+        """The lowest metadata offset an active broker has reported (LONG_MAX with none)."""
+        if not self.active:
+            return LONG_MAX
+        return min(self.brokers[broker_id].metadata_offset for broker_id in self.active)
+
+    def update_controlled_shutdown_offset(self, broker_id: int, controlled_shut_down_offset: int) -> None:
+        """Mark a broker as shutting down: it may go once every active broker has reached
+        ``controlled_shut_down_offset`` (the records moving its leaderships away)."""
+        broker = self.brokers.get(broker_id)
+        if broker is None:
+            raise RuntimeError(f"Unable to locate broker {broker_id}")
+        if broker.fenced:
+            raise RuntimeError("Fenced brokers cannot enter controlled shutdown.")
+        self.active.discard(broker_id)
+        broker.controlled_shut_down_offset = controlled_shut_down_offset
+        log.debug(
+            "Updated the controlled shutdown offset for broker %d to %d.",
+            broker_id,
+            controlled_shut_down_offset,
+        )
+
+    def next_check_time_ns(self) -> int:
+        """When the oldest unfenced session expires, if nobody hears from it first."""
+        first = next(iter(self.unfenced.values()), None)
+        if first is None:
+            return LONG_MAX
+        return first.last_contact_ns + self.session_timeout_ns
+
+    def find_one_stale_broker(self) -> int | None:
+        """The broker whose session has expired, if any: only the oldest contact can be."""
+        first = next(iter(self.unfenced.values()), None)
+        if first is not None and not self._has_valid_session(first):
+            return first.id
+        return None
+
+    def find_stale_brokers(self) -> list[int]:
+        """Every unfenced broker whose session has expired, oldest first."""
+        stale = []
+        for broker in self.unfenced.values():
+            if self._has_valid_session(broker):
+                break
+            stale.append(broker.id)
+        return stale
+
+    def usable_brokers(self, id_to_rack: Callable[[int], str | None]) -> Iterator[UsableBroker]:
+        """The brokers a new replica may go to: every registered broker not shutting down."""
+        for broker in list(self.brokers.values()):
+            if not broker.shutting_down():
+                yield UsableBroker(broker.id, id_to_rack(broker.id), broker.fenced)
+
+    def current_broker_state(self, broker: BrokerHeartbeatState) -> BrokerControlState:
+        if broker.shutting_down():
+            return BrokerControlState.CONTROLLED_SHUTDOWN
+        if broker.fenced:
+            return BrokerControlState.FENCED
+        return BrokerControlState.UNFENCED
+
+    def calculate_next_broker_state(
+        self,
+        broker_id: int,
+        request: dict[str, Any],
+        register_broker_record_offset: int,
+        has_leaderships: Callable[[], bool],
+    ) -> BrokerControlStates:
+        """Where a heartbeat moves its broker: Kafka 3.3's decision table, case by case.
+
+        ``request`` is a BrokerHeartbeat request (``want_fence``, ``want_shut_down``,
+        ``current_metadata_offset``); ``register_broker_record_offset`` the offset of the broker's
+        registration record, which it must have replayed before it serves anything.
+        """
+        broker = self.brokers.get(broker_id) or BrokerHeartbeatState(broker_id)
+        current = self.current_broker_state(broker)
+        S = BrokerControlState
+        if current is S.FENCED:
+            if request["want_shut_down"]:
+                log.info("Fenced broker %d has requested and been granted an immediate shutdown.", broker_id)
+                return BrokerControlStates(current, S.SHUTDOWN_NOW)
+            if not request["want_fence"]:
+                if request["current_metadata_offset"] >= register_broker_record_offset:
+                    log.info(
+                        "The request from broker %d to unfence has been granted because it has caught up with "
+                        "the offset of its register broker record %d.",
+                        broker_id,
+                        register_broker_record_offset,
+                    )
+                    return BrokerControlStates(current, S.UNFENCED)
+                log.debug(
+                    "The request from broker %d to unfence cannot yet be granted because it has not caught "
+                    "up with the offset of its register broker record %d. It is still at offset %d.",
+                    broker_id,
+                    register_broker_record_offset,
+                    request["current_metadata_offset"],
+                )
+            return BrokerControlStates(current, S.FENCED)
+        if current is S.UNFENCED:
+            if request["want_fence"]:
+                if request["want_shut_down"]:
+                    log.info(
+                        "Unfenced broker %d has requested and been granted an immediate shutdown.", broker_id
+                    )
+                    return BrokerControlStates(current, S.SHUTDOWN_NOW)
+                log.info("Unfenced broker %d has requested and been granted fencing", broker_id)
+                return BrokerControlStates(current, S.FENCED)
+            if request["want_shut_down"]:
+                if has_leaderships():
+                    log.info(
+                        "Unfenced broker %d has requested and been granted a controlled shutdown.", broker_id
+                    )
+                    return BrokerControlStates(current, S.CONTROLLED_SHUTDOWN)
+                log.info(
+                    "Unfenced broker %d has requested and been granted an immediate shutdown.", broker_id
+                )
+                return BrokerControlStates(current, S.SHUTDOWN_NOW)
+            return BrokerControlStates(current, S.UNFENCED)
+        if current is S.CONTROLLED_SHUTDOWN:
+            if has_leaderships():
+                log.debug(
+                    "Broker %d is in controlled shutdown state, but can not shut down because more leaders "
+                    "still need to be moved.",
+                    broker_id,
+                )
+                return BrokerControlStates(current, S.CONTROLLED_SHUTDOWN)
+            # It leads nothing. It may go once every active broker has seen the records that moved
+            # its leaderships (their offsets have passed its controlled-shutdown offset), so no
+            # client is sent to it by a broker with older metadata.
+            lowest_active_offset = self.lowest_active_offset()
+            if broker.controlled_shut_down_offset <= lowest_active_offset:
+                log.info(
+                    "The request from broker %d to shut down has been granted since the lowest active offset "
+                    "%d is now greater than the broker's controlled shutdown offset %d.",
+                    broker_id,
+                    lowest_active_offset,
+                    broker.controlled_shut_down_offset,
+                )
+                return BrokerControlStates(current, S.SHUTDOWN_NOW)
+            log.debug(
+                "The request from broker %d to shut down can not yet be granted because the lowest active "
+                "offset %d is not greater than the broker's shutdown offset %d.",
+                broker_id,
+                lowest_active_offset,
+                broker.controlled_shut_down_offset,
+            )
+            return BrokerControlStates(current, S.CONTROLLED_SHUTDOWN)
+        return BrokerControlStates(current, S.SHUTDOWN_NOW)
