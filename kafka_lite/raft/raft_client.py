@@ -87,6 +87,11 @@ class RaftClient(ABC):
     def schedule_append(self, epoch: int, records: list[Any]) -> int: ...
 
     @abstractmethod
+    def schedule_atomic_append(self, epoch: int, records: list[Any]) -> int:
+        """As ``schedule_append``, all in one batch: committed together or not at all (the quorum
+        controller appends each result this way, so no reader sees half of one)."""
+
+    @abstractmethod
     def resign(self, epoch: int) -> None: ...
 
     @abstractmethod
