@@ -2,8 +2,8 @@
 
 Mirrors: kafka.tools.DumpLogSegments (core/src/main/scala/kafka/tools/DumpLogSegments.scala,
          Kafka 0.11.0), run as ``kafka-run-class.sh kafka.tools.DumpLogSegments`` (``kafka-dump-log.sh``
-         from Kafka 2.0)
-         and, for the KRaft metadata log, its ClusterMetadataLogMessageParser (Kafka 3.3.0)
+         from Kafka 2.0); the KRaft metadata log's snapshots, Raft control records and
+         ``--cluster-metadata-decoder`` (its ClusterMetadataLogMessageParser) as Kafka 3.3.0 has them
 Book:    chapter 6, 6.1 (reading segment files by hand is the best way to see the layout); the
          metadata decoder is beyond the book: chapter 12 (KRaft)
 Differs: output lines follow Kafka's wording but not every option (no ``--offsets-decoder``);
@@ -232,8 +232,6 @@ def _message_json(message: Message, version: int) -> dict[str, Any]:
 def _json_value(value: Any, version: int) -> Any:
     if isinstance(value, Message):
         return _message_json(value, version)
-    if isinstance(value, dict):
-        return {k: _json_value(v, version) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_json_value(v, version) for v in value]
     if isinstance(value, uuid.UUID):
@@ -250,7 +248,8 @@ def _camel(name: str) -> str:
 
 
 def _to_json(value: dict[str, Any]) -> str:
-    """Compact JSON with camelCase keys, as Jackson prints Kafka's ObjectNode."""
+    """Compact JSON with camelCase keys, as Jackson prints Kafka's ObjectNode. ``value`` holds plain
+    values only: a control record's decoded dict, or a metadata record already made JSON-ready."""
 
     def camel_keys(v: Any) -> Any:
         if isinstance(v, dict):
@@ -259,7 +258,7 @@ def _to_json(value: dict[str, Any]) -> str:
             return [camel_keys(item) for item in v]
         return v
 
-    return json.dumps(camel_keys(_json_value(value, 0)), separators=(",", ":"))
+    return json.dumps(camel_keys(value), separators=(",", ":"))
 
 
 def _in_file(e: CorruptRecordException, batch_position: int) -> str:
