@@ -27,6 +27,9 @@ import uuid
 from typing import ClassVar
 
 from kafka_lite.common.metadata.api_message import ApiMessage, Message
+from kafka_lite.common.protocol.controller_messages import (
+    UINT16,
+)  # a listener's port, as in BrokerRegistration
 from kafka_lite.common.protocol.types import (
     BOOLEAN,
     COMPACT_NULLABLE_STRING,
@@ -41,15 +44,11 @@ from kafka_lite.common.protocol.types import (
     Field,
     FlexibleSchema,
     TaggedField,
-    _Number,
 )
 
 F = Field
 T = TaggedField
 FS = FlexibleSchema
-# No API of the book's era sends an unsigned 16-bit number, so types.py has none; a broker's port
-# is the one here.
-UINT16 = _Number("UINT16", ">H", 0, 2**16 - 1)
 INT32_ARRAY = CompactArrayOf(INT32)
 NULLABLE_INT32_ARRAY = CompactArrayOf(INT32, nullable=True)
 
