@@ -22,9 +22,10 @@ offset (a wrapper's last one), with no producer fields, and each of its messages
 The KRaft metadata log (chapter 12). ``__cluster_metadata-0`` is an ordinary log of segments, and a
 snapshot of it (``<end offset>-<epoch>.checkpoint``, 20 and 10 digits) is a file of ordinary record
 batches, so both dump as any ``.log`` does; a snapshot's first line names its id instead of a base
-offset. Its control batches are Raft's own (Kafka 3.3): LEADER_CHANGE, the first entry of every
-leader's epoch, and a snapshot's SNAPSHOT_HEADER and SNAPSHOT_FOOTER, each shown with its message as
-JSON. With ``cluster_metadata`` (``--cluster-metadata-decoder``), every other record's value is
+offset, and ``bootstrap.checkpoint`` (the records ``kafka-lite storage format`` leaves for an empty
+metadata log to start with) is named as Kafka names it. Its control batches are Raft's own (Kafka
+3.3): LEADER_CHANGE, the first entry of every leader's epoch, and a snapshot's SNAPSHOT_HEADER and
+SNAPSHOT_FOOTER, each shown with its message as JSON. With ``cluster_metadata`` (``--cluster-metadata-decoder``), every other record's value is
 decoded with ``MetadataRecordSerde`` and printed as Kafka's parser prints it, one JSON object of the
 record's type, version and fields (camelCase, as Kafka's generated JSON converters write them)::
 
@@ -57,6 +58,9 @@ _SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex)$")
 # A frozen Raft snapshot: end offset and epoch (Kafka's Snapshots.parse; a ``.checkpoint.part`` is
 # one still being written, a ``.checkpoint.deleted`` one on its way out, and neither is dumped).
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+# The records ``kafka-lite storage format`` writes for an empty metadata log to start with, in a
+# snapshot's format (Kafka's BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME).
+BINARY_BOOTSTRAP_FILENAME = "bootstrap.checkpoint"
 
 
 class DumpError(Exception):
@@ -71,10 +75,12 @@ def dump(
     (Kafka's ``--cluster-metadata-decoder`` sets ``shouldPrintDataLog``)."""
     m = _SEGMENT_NAME.match(path.name)
     snapshot = _SNAPSHOT_NAME.match(path.name)
-    if not m and not snapshot:
+    bootstrap = path.name == BINARY_BOOTSTRAP_FILENAME
+    if not m and not snapshot and not bootstrap:
         raise DumpError(
             f"{path} is not a Kafka segment file (expected a 20-digit offset and .log, .index, "
-            ".timeindex or .txnindex, or a snapshot <20-digit offset>-<10-digit epoch>.checkpoint)"
+            ".timeindex or .txnindex, a snapshot <20-digit offset>-<10-digit epoch>.checkpoint, "
+            f"or {BINARY_BOOTSTRAP_FILENAME})"
         )
     if not path.is_file():
         raise DumpError(f"{path} does not exist or is not a file")
@@ -83,8 +89,12 @@ def dump(
     yield f"Dumping {path}"
     parser = ClusterMetadataLogMessageParser() if cluster_metadata else None
     print_data = print_data or cluster_metadata
-    if snapshot:
-        yield f"Snapshot end offset: {int(snapshot.group(1))}, epoch: {int(snapshot.group(2))}"
+    if snapshot or bootstrap:
+        yield (
+            "KRaft bootstrap snapshot"
+            if bootstrap
+            else f"Snapshot end offset: {int(snapshot.group(1))}, epoch: {int(snapshot.group(2))}"
+        )
         yield from _dump_log(path, deep or print_data, print_data, parser)
         return
     base_offset = int(m.group(1))

@@ -228,3 +228,25 @@ def test_a_snapshot_still_being_written_is_not_a_file_to_dump(tmp_path, capsys, 
     code, _, err = _dump(capsys, monkeypatch, "--cluster-metadata-decoder", partial)
     assert code == 1
     assert "is not a Kafka segment file" in err and ".checkpoint" in err
+
+
+def test_the_bootstrap_checkpoint_storage_format_writes_dumps_as_a_snapshot(tmp_path, capsys, monkeypatch):
+    from kafka_lite.metadata.controller.quorum_features import MetadataVersion
+    from kafka_lite.server.storage_tool import write_bootstrap_checkpoint
+
+    write_bootstrap_checkpoint(tmp_path, MetadataVersion.IBP_3_3_IV3, MockTime())
+    path = tmp_path / "bootstrap.checkpoint"
+    code, lines, err = _dump(capsys, monkeypatch, "--cluster-metadata-decoder", path)
+    assert code == 0, err
+    assert lines[:2] == [f"Dumping {path}", "KRaft bootstrap snapshot"]
+    assert any("SnapshotHeader " in line for line in lines) and any(
+        "SnapshotFooter " in line for line in lines
+    )
+    # The one record: metadata.version's level, 7 for 3.3-IV3.
+    assert [json.loads(p) for p in _payloads(lines).values()] == [
+        {
+            "type": "FEATURE_LEVEL_RECORD",
+            "version": 0,
+            "data": {"name": "metadata.version", "featureLevel": 7},
+        }
+    ]
