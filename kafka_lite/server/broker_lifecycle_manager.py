@@ -53,7 +53,7 @@ import random
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from kafka_lite.clients.network_client import ClientResponse
 from kafka_lite.common.errors import Errors, TimeoutException
@@ -61,6 +61,7 @@ from kafka_lite.common.protocol.controller_messages import ControllerApiKeys
 from kafka_lite.common.time import Time
 from kafka_lite.metadata.broker_state import BrokerState
 from kafka_lite.metadata.controller.event_queue import Event, EventQueue, RejectedExecutionException
+from kafka_lite.metadata.version_range import VersionRange
 from kafka_lite.server.broker_to_controller_channel_manager import ControllerRequestCompletionHandler
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ class BrokerLifecycleManager:
         self._initial_registration_succeeded = False
         self._cluster_id: str | None = None
         self._advertised_listeners: list[dict] = []
-        self._supported_features: dict[str, Any] = {}
+        self._supported_features: dict[str, VersionRange] = {}
         self._channel_manager: BrokerToControllerChannelManager | None = None
 
     # -- what other threads call ------------------------------------------------------------------------
@@ -197,13 +198,13 @@ class BrokerLifecycleManager:
         channel_manager: BrokerToControllerChannelManager,
         cluster_id: str,
         advertised_listeners: list[dict],
-        supported_features: Mapping[str, Any],
+        supported_features: Mapping[str, VersionRange],
     ) -> None:
         """Register with the controller quorum and begin heartbeating.
 
         ``advertised_listeners`` are BrokerRegistration's listener entries (``name``, ``host``,
         ``port``, ``security_protocol`` as its id); ``supported_features`` maps a feature's name to
-        its VersionRange (``min``, ``max``)."""
+        the levels this broker supports."""
         self.event_queue.append(
             _Event(
                 lambda: self._startup(
@@ -241,7 +242,7 @@ class BrokerLifecycleManager:
         channel_manager: BrokerToControllerChannelManager,
         cluster_id: str,
         advertised_listeners: list[dict],
-        supported_features: Mapping[str, Any],
+        supported_features: Mapping[str, VersionRange],
     ) -> None:
         self._highest_metadata_offset_provider = highest_metadata_offset_provider
         self._channel_manager = channel_manager

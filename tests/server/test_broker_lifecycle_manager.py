@@ -17,6 +17,7 @@ from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.controller_messages import ControllerApiKeys
 from kafka_lite.common.time import MockTime
 from kafka_lite.metadata.broker_state import BrokerState
+from kafka_lite.metadata.version_range import VersionRange
 from kafka_lite.server.broker_lifecycle_manager import BrokerLifecycleManager, ExponentialBackoff
 from kafka_lite.server.broker_to_controller_channel_manager import (
     ControllerRequestCompletionHandler,
@@ -179,6 +180,16 @@ def test_registration_carries_the_broker_and_a_fresh_incarnation(context):
     }  # fmt: skip
     assert isinstance(body["incarnation_id"], uuid.UUID)
     assert Context().manager.incarnation_id != context.manager.incarnation_id
+
+
+def test_registration_lists_the_features_the_broker_supports(context):
+    features = {"metadata.version": VersionRange(1, 7), "other.feature": VersionRange(0, 2)}
+    context.manager.start(lambda: 0, context.channel, CLUSTER_ID, LISTENERS, features)
+    context.queue.run_pending()
+    assert context.channel.take(REGISTRATION_API)["features"] == [
+        {"name": "metadata.version", "min_supported_version": 1, "max_supported_version": 7},
+        {"name": "other.feature", "min_supported_version": 0, "max_supported_version": 2},
+    ]
 
 
 def test_registration_is_retried_with_backoff_until_answered(context):

@@ -2,7 +2,8 @@
 with the controller's RPC schemas and answer as the test says. A request reaches the active
 controller and its answer comes back; NOT_CONTROLLER or a dropped connection sends it again to
 whichever node the provider names next; with no controller it times out; answers come in order.
-RaftControllerNodeProvider maps the Raft leader's id to its voter address."""
+RaftControllerNodeProvider maps the Raft leader's id to its voter address. And the lifecycle manager
+over the channel, on its own KafkaEventQueue, through a broker's whole life."""
 
 from __future__ import annotations
 
@@ -21,13 +22,17 @@ from kafka_lite.common.protocol.controller_messages import (
     parse_controller_request,
 )
 from kafka_lite.common.time import SYSTEM
+from kafka_lite.metadata.broker_state import BrokerState
+from kafka_lite.metadata.controller.kafka_event_queue import KafkaEventQueue
 from kafka_lite.raft.raft_client import LeaderAndEpoch
+from kafka_lite.server.broker_lifecycle_manager import BrokerLifecycleManager
 from kafka_lite.server.broker_to_controller_channel_manager import (
     BrokerToControllerChannelManager,
     ControllerNodeProvider,
     ControllerRequestCompletionHandler,
     RaftControllerNodeProvider,
 )
+from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.utils.ports import free_ports
 from tests.support.waiting import wait_until
 
@@ -253,3 +258,61 @@ def test_raft_provider_names_the_leaders_voter_address():
     assert provider.get() == Node(3, "controller-3", 9094)
     raft_client.leader = LeaderAndEpoch(2, 6)
     assert provider.get() == Node(2, "localhost", 9093)
+
+
+class TinyQuorumController:
+    """Answers a broker as the quorum controller would, reduced to its decisions: registration gives
+    epoch 7; a heartbeat is caught up from metadata offset 10, fenced while it asks to be, and may
+    shut down as soon as it asks to."""
+
+    def register(self, body: dict) -> dict:
+        return {"throttle_time_ms": 0, "error_code": 0, "broker_epoch": 7}
+
+    def heartbeat(self, body: dict) -> dict:
+        return _answer(
+            is_caught_up=body["current_metadata_offset"] >= 10,
+            is_fenced=body["want_fence"],
+            should_shut_down=body["want_shut_down"],
+        )
+
+    def respond(self, body: dict) -> dict:
+        return self.register(body) if "incarnation_id" in body else self.heartbeat(body)
+
+
+def test_a_brokers_life_over_the_channel_on_its_own_event_queue(controllers):
+    """The lifecycle manager on a real KafkaEventQueue, its answers coming back on the channel's thread."""
+    controller = controllers(3000, TinyQuorumController().respond)
+    config = KafkaConfig({
+        "process.roles": "broker", "node.id": 1, "log.dirs": "/tmp/foo",
+        "controller.quorum.voters": "3000@127.0.0.1:9093", "controller.listener.names": "CONTROLLER",
+        "listeners": "PLAINTEXT://localhost:9092",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "broker.heartbeat.interval.ms": 20,
+    })  # fmt: skip
+    manager = BrokerLifecycleManager(config, SYSTEM, KafkaEventQueue(SYSTEM, "broker-1-lifecycle-"))
+    channel = BrokerToControllerChannelManager(SettableNodeProvider(controller.node), SYSTEM, 1)
+    offset = [0]
+    listeners = [{"name": "PLAINTEXT", "host": "localhost", "port": 9092, "security_protocol": 0}]
+    try:
+        manager.start(lambda: offset[0], channel, "x4AJGXQSRnephtTZzujw4w", listeners, {})
+        wait_until(lambda: manager.broker_epoch == 7, 10, "the broker epoch")
+        assert manager.state == BrokerState.STARTING  # offset 0: not caught up
+        offset[0] = 12
+        manager.initial_catch_up_future.result(timeout=10)
+        assert manager.state == BrokerState.RECOVERY
+        manager.set_ready_to_unfence().result(timeout=10)
+        assert manager.state == BrokerState.RUNNING
+        manager.begin_controlled_shutdown()
+        manager.controlled_shutdown_future.result(timeout=10)
+        assert manager.state == BrokerState.SHUTTING_DOWN
+        # Registration first, then heartbeats wanting fence until ready, and the last wanting to stop.
+        assert "incarnation_id" in controller.received[0]
+        heartbeats = controller.received[1:]
+        assert (
+            heartbeats[0]["want_fence"]
+            and not heartbeats[-1]["want_fence"]
+            and heartbeats[-1]["want_shut_down"]
+        )
+    finally:
+        manager.close()
+    assert not channel.request_thread.is_alive()
