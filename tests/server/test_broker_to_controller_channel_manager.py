@@ -24,7 +24,9 @@ from kafka_lite.common.protocol.controller_messages import (
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.metadata.broker_state import BrokerState
 from kafka_lite.metadata.controller.kafka_event_queue import KafkaEventQueue
-from kafka_lite.raft.raft_client import LeaderAndEpoch
+from kafka_lite.raft.raft_config import InetAddressSpec, RaftConfig
+from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
+from kafka_lite.raft.tools.test_raft_server import ByteArraySerde
 from kafka_lite.server.broker_lifecycle_manager import BrokerLifecycleManager
 from kafka_lite.server.broker_to_controller_channel_manager import (
     BrokerToControllerChannelManager,
@@ -237,27 +239,35 @@ def test_a_request_before_start_is_refused():
         channel.send_request(HEARTBEAT_API, HEARTBEAT, Recorder().handler)
 
 
-class _LeaderOnly:
-    """The one thing the provider asks of the Raft client."""
+def _raft_voter(tmp_path, node_id: int, voters: dict[int, int]) -> KafkaRaftManager:
+    """A real Raft voter of ``voters`` (id -> port), started."""
+    connections = {i: InetAddressSpec("127.0.0.1", port) for i, port in voters.items()}
+    config = RaftConfig(connections, 2_000, 20, 60_000, 60_000, 60_000, 5)
+    manager = KafkaRaftManager(node_id, tmp_path / f"voter-{node_id}", config, ByteArraySerde())
+    manager.startup()
+    return manager
 
-    def __init__(self) -> None:
-        self.leader = LeaderAndEpoch(None, 0)
 
-    def leader_and_epoch(self) -> LeaderAndEpoch:
-        return self.leader
-
-
-@pytest.mark.unit
-def test_raft_provider_names_the_leaders_voter_address():
-    raft_client = _LeaderOnly()
-    voters = RaftControllerNodeProvider.voter_nodes(["2@localhost:9093", "3@controller-3:9094"])
-    assert voters == [Node(2, "localhost", 9093), Node(3, "controller-3", 9094)]
-    provider = RaftControllerNodeProvider(raft_client, voters, "CONTROLLER")
-    assert provider.get() is None  # no leader known yet
-    raft_client.leader = LeaderAndEpoch(3, 5)
-    assert provider.get() == Node(3, "controller-3", 9094)
-    raft_client.leader = LeaderAndEpoch(2, 6)
-    assert provider.get() == Node(2, "localhost", 9093)
+def test_raft_provider_names_the_raft_leaders_voter_address(tmp_path):
+    port = free_ports(3)
+    quorum_voters = [f"{i}@127.0.0.1:{port + i - 1}" for i in (1, 2, 3)]
+    voter_nodes = RaftControllerNodeProvider.voter_nodes(quorum_voters)
+    assert voter_nodes == [Node(i, "127.0.0.1", port + i - 1) for i in (1, 2, 3)]
+    # Voter 1 of three, alone: no election can succeed, so there is no controller to name.
+    lonely = _raft_voter(tmp_path / "three", 1, {i: port + i - 1 for i in (1, 2, 3)})
+    try:
+        provider = RaftControllerNodeProvider(lonely.client, voter_nodes, "CONTROLLER")
+        assert lonely.client.leader_and_epoch().leader_id is None
+        assert provider.get() is None
+    finally:
+        lonely.shutdown(timeout_ms=50)
+    # Voter 2 as the only voter of its quorum elects itself: the provider names voter 2's address.
+    sole = _raft_voter(tmp_path / "one", 2, {2: port + 1})
+    try:
+        provider = RaftControllerNodeProvider(sole.client, voter_nodes, "CONTROLLER")
+        assert wait_until(provider.get, 10, "the Raft leader") == Node(2, "127.0.0.1", port + 1)
+    finally:
+        sole.shutdown(timeout_ms=200)
 
 
 class TinyQuorumController:
