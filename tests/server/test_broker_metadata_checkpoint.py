@@ -24,7 +24,8 @@ from kafka_lite.server.broker_metadata_checkpoint import (
     get_broker_metadata,
     initialize_log_dirs,
 )
-from kafka_lite.server.kafka_config import read_properties
+from kafka_lite.server.kafka_config import KafkaConfig, read_properties
+from kafka_lite.server.kafka_server import InconsistentBrokerIdException, KafkaServer
 
 pytestmark = pytest.mark.unit
 
@@ -169,3 +170,29 @@ def test_a_kraft_node_refuses_a_metadata_log_outside_the_metadata_dir(tmp_path):
     (tmp_path / "a" / METADATA_PARTITION_DIR).mkdir()
     with pytest.raises(KafkaException, match="Found unexpected metadata location in data directory"):
         initialize_log_dirs([tmp_path / "a"], tmp_path / "meta", node_id=1)
+
+
+# -- the ZooKeeper broker's own file ----------------------------------------------------------------------
+
+
+def zookeeper_broker(tmp_path: Path, broker_id: int = 0) -> KafkaServer:
+    dirs = f"{tmp_path / 'a'},{tmp_path / 'b'}"
+    config = KafkaConfig({"broker.id": broker_id, "zookeeper.connect": "127.0.0.1:2181", "log.dirs": dirs})
+    return KafkaServer(config, MockTime())
+
+
+def test_a_zookeeper_broker_writes_version_0_into_each_directory(tmp_path):
+    zookeeper_broker(tmp_path, broker_id=3)._check_broker_id()
+    for d in ("a", "b"):
+        assert read_properties(tmp_path / d / META_PROPERTIES) == {"version": "0", "broker.id": "3"}
+    zookeeper_broker(tmp_path, broker_id=3)._check_broker_id()  # and starts again on them
+
+
+def test_a_zookeeper_broker_refuses_another_brokers_or_a_kraft_nodes_directories(tmp_path):
+    zookeeper_broker(tmp_path, broker_id=3)._check_broker_id()
+    with pytest.raises(InconsistentBrokerIdException, match=r"doesn't match stored broker\.id 3"):
+        zookeeper_broker(tmp_path, broker_id=4)._check_broker_id()
+    for d in ("a", "b"):
+        write(tmp_path / d, MetaProperties(CLUSTER_ID, 3).to_properties())
+    with pytest.raises(KafkaException, match=r"Zk-based brokers only support version 0"):
+        zookeeper_broker(tmp_path, broker_id=3)._check_broker_id()
