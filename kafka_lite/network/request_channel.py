@@ -70,11 +70,15 @@ class Request:
     # Metadata and FindCoordinator answer with the addresses of this listener.
     listener_name: str = "PLAINTEXT"
     security_protocol: str = "PLAINTEXT"
-    api: ApiKeys = field(init=False)  # the header's api key, looked up once
+    # The header's API, looked up once. A broker's listener reads it from the client table; a
+    # controller's processor passes the member of the table it parsed with (see listener_type.py),
+    # since api key 1 there is Raft's Fetch v13, and 62 is BrokerRegistration, which ApiKeys lacks.
+    api: Any = None
     session: Session = field(init=False)
 
     def __post_init__(self) -> None:
-        self.api = ApiKeys(self.header.api_key)
+        if self.api is None:
+            self.api = ApiKeys(self.header.api_key)
         self.session = Session(self.principal, self.client_address)
 
 

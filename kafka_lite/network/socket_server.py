@@ -11,6 +11,13 @@ Differs: listeners are named, as in Kafka 0.10.2 (KIP-103; 0.10.1 keys them by s
          connection with one warning line.
 Labs:    lab 4 (Processor.process_completed_receives and process_completed_sends)
 
+A KRaft controller (beyond the book: chapter 12, Kafka 3.3.0) runs this same socket server on its
+``controller.listener.names``, built for ``ListenerType.CONTROLLER``: its processors parse with the
+controller's table (Raft's RPCs, the controller's, and the admin APIs a broker forwards; see
+``common/protocol/listener_type.py``) instead of the client table, as Kafka 3.3's ``SocketServer``
+is built with an ``ApiVersionManager`` of one listener type. A broker's listeners keep the client
+table and the path below exactly.
+
 Each listener (``Listener``: a name such as ``PLAINTEXT`` or ``INTERNAL``, its security protocol,
 address and channel builder) has its own acceptor and ``num.network.threads`` processors, as Kafka
 0.10.2 starts them; every request carries its listener's name, so that the API layer answers a
@@ -39,6 +46,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.listener_type import (
+    ListenerType,
+    parse_listener_request_body,
+    parse_listener_request_header,
+)
 from kafka_lite.common.protocol.requests import parse_request_body, parse_request_header
 from kafka_lite.common.protocol.types import SchemaException
 from kafka_lite.common.time import SYSTEM, Time
@@ -116,9 +128,11 @@ class Processor(threading.Thread):
         channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
         listener_name: str = "PLAINTEXT",
         security_protocol: str = "PLAINTEXT",
+        listener_type: ListenerType = ListenerType.ZK_BROKER,
     ) -> None:
         super().__init__(name=f"kafka-network-thread-{listener_name}-{processor_id}", daemon=True)
         self.id = processor_id
+        self.listener_type = listener_type
         self.listener_name = listener_name
         self.security_protocol = security_protocol
         self.request_channel = request_channel
@@ -215,6 +229,8 @@ class Processor(threading.Thread):
     # --8<-- [end:receives]
 
     def _parse(self, connection_id: str, frame: bytearray) -> Request:
+        if self.listener_type is ListenerType.CONTROLLER:
+            return self._parse_for_listener(connection_id, frame)
         now = self.time.nanoseconds()
         ip = self._ips.get(connection_id, "")
         header, body_start = parse_request_header(frame)
@@ -230,6 +246,24 @@ class Processor(threading.Thread):
         return Request(
             self.id, connection_id, header, body, len(frame), ip, now, principal=principal,
             listener_name=self.listener_name, security_protocol=self.security_protocol,
+        )  # fmt: skip
+
+    def _parse_for_listener(self, connection_id: str, frame: bytearray) -> Request:
+        """``_parse`` with the listener type's table (a controller's): the header's api key names
+        the API there, and its version the header's and the body's schema. An ApiVersions at a
+        version we do not speak is still handed on, to be answered with UNSUPPORTED_VERSION."""
+        now = self.time.nanoseconds()
+        ip = self._ips.get(connection_id, "")
+        header, api, body_start = parse_listener_request_header(self.listener_type, frame)
+        unsupported = header.api_key == ApiKeys.API_VERSIONS and not api.is_version_supported(
+            header.api_version
+        )
+        body = {} if unsupported else parse_listener_request_body(api, header, frame, body_start)
+        principal = self.selector.channels[connection_id].principal()
+        return Request(
+            self.id, connection_id, header, body, len(frame), ip, now, unsupported_version=unsupported,
+            principal=principal, listener_name=self.listener_name, security_protocol=self.security_protocol,
+            api=api,
         )  # fmt: skip
 
     # --8<-- [start:sends]
@@ -389,7 +423,9 @@ class SocketServer:
         time: Time = SYSTEM,
         channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
         listeners: Sequence[Listener] | None = None,
+        listener_type: ListenerType = ListenerType.ZK_BROKER,
     ) -> None:
+        self.listener_type = listener_type
         self.listeners = list(listeners or [Listener("PLAINTEXT", "PLAINTEXT", host, port, channel_builder)])
         self.host = self.listeners[0].host
         self.requested_port = self.listeners[0].port
@@ -416,6 +452,7 @@ class SocketServer:
                     listener.channel_builder,
                     listener.listener_name,
                     listener.security_protocol,
+                    listener_type,
                 )
                 for i in range(num_network_threads)
             ]

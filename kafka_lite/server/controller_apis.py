@@ -1,0 +1,445 @@
+"""The controller's request handlers: Raft's RPCs to the Raft manager, the rest to the quorum controller.
+
+Mirrors: kafka.server.ControllerApis (core/src/main/scala/kafka/server/ControllerApis.scala, Kafka 3.3.0)
+Book:    beyond the book: chapter 12 (KRaft); KafkaApis (chapter 2, 2.3.4) is the broker's twin
+Differs: no authorizer, quotas or throttling (every answer says 0 ms); DeleteTopics names topics
+         only (kafka_lite's DeleteTopics is v0-1, before topic ids), so the controller deletes by
+         name; no Envelope, SASL, ACL, client-quota, reassignment, ElectLeaders or UpdateFeatures
+         handlers, since the controller's table (listener_type.py) has none of those APIs.
+
+What ``KafkaApis`` is to a broker, this is to a controller: the request handler threads call
+``handle`` with each request its socket server parsed, and it answers through the request channel.
+There are two kinds of request, and neither is answered on the handler thread:
+
+- **Raft's RPCs** (Fetch, Vote, BeginQuorumEpoch, EndQuorumEpoch, DescribeQuorum, FetchSnapshot) go
+  to ``raft_manager.handle_request``, which queues them for the Raft thread and returns the future
+  of the answer. A follower's Fetch may be held there until records arrive or its wait runs out.
+- **The controller's operations** (BrokerRegistration, BrokerHeartbeat, CreateTopics ...) go to the
+  ``QuorumController``, whose every operation returns a future: it completes on the controller's
+  event thread, once the records the operation wrote are committed (or at once, for a read or a
+  refusal). A standby's futures fail with NOT_CONTROLLER, which is what tells a broker to look for
+  the active controller elsewhere.
+
+Either way ``handle`` only hands the request on and attaches a callback to the future; the callback
+builds the response on whichever thread completes the future, and the request channel carries it to
+the processor that owns the connection. So a handler thread never waits for a commit, and two
+handler threads serve a whole cluster's heartbeats.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from kafka_lite.common.errors import Errors
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.controller_messages import ControllerApiKeys
+from kafka_lite.common.protocol.listener_type import SimpleApiVersionManager, encode_listener_response
+from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0, RESPONSE_HEADER
+from kafka_lite.common.protocol.raft_messages import RaftApiKeys
+from kafka_lite.common.protocol.types import ArrayOf, CompactArrayOf, encode
+from kafka_lite.common.record.file_records import FileRecords
+from kafka_lite.common.time import Time
+from kafka_lite.metadata.controller.configuration_control_manager import ConfigResource, ConfigResourceType
+from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
+
+log = logging.getLogger(__name__)
+
+
+class ControllerApis:
+    """Handles one controller listener's requests (Kafka's ``ControllerApis``)."""
+
+    def __init__(
+        self,
+        request_channel: RequestChannel,
+        time: Time,
+        controller: Any,
+        raft_manager: Any,
+        node_id: int,
+        delete_topic_enable: bool,
+        api_version_manager: SimpleApiVersionManager,
+    ) -> None:
+        self.request_channel = request_channel
+        self.time = time
+        self.controller = controller
+        self.raft_manager = raft_manager
+        self.node_id = node_id
+        self.delete_topic_enable = delete_topic_enable
+        self.api_version_manager = api_version_manager
+        # --8<-- [start:handlers]
+        # In the order of 3.3's ``handle`` match, keeping only the APIs the table has.
+        self._handlers: dict[int, Callable[[Request], None]] = {
+            RaftApiKeys.FETCH: self.handle_fetch,
+            RaftApiKeys.FETCH_SNAPSHOT: self.handle_fetch_snapshot,
+            ApiKeys.CREATE_TOPICS: self.handle_create_topics,
+            ApiKeys.DELETE_TOPICS: self.handle_delete_topics,
+            ApiKeys.API_VERSIONS: self.handle_api_versions_request,
+            ApiKeys.ALTER_CONFIGS: self.handle_legacy_alter_configs,
+            RaftApiKeys.VOTE: self.handle_vote,
+            RaftApiKeys.BEGIN_QUORUM_EPOCH: self.handle_begin_quorum_epoch,
+            RaftApiKeys.END_QUORUM_EPOCH: self.handle_end_quorum_epoch,
+            RaftApiKeys.DESCRIBE_QUORUM: self.handle_describe_quorum,
+            ControllerApiKeys.ALTER_PARTITION: self.handle_alter_partition_request,
+            ControllerApiKeys.BROKER_REGISTRATION: self.handle_broker_registration,
+            ControllerApiKeys.BROKER_HEARTBEAT: self.handle_broker_heartbeat_request,
+            ControllerApiKeys.UNREGISTER_BROKER: self.handle_unregister_broker,
+            ControllerApiKeys.ALLOCATE_PRODUCER_IDS: self.handle_allocate_producer_ids_request,
+            ApiKeys.CREATE_PARTITIONS: self.handle_create_partitions,
+        }
+        # --8<-- [end:handlers]
+
+    # --8<-- [start:handle]
+    def handle(self, request: Request) -> None:
+        try:
+            handler = self._handlers.get(request.header.api_key)
+            if handler is None:  # the socket server parses only the table's APIs: a bug if reached
+                raise Errors.UNSUPPORTED_VERSION.exception(f"Unsupported ApiKey {request.header.api_key}")
+            handler(request)
+        except Exception as e:  # a failure on the handler thread itself, before any future
+            log.error("[ControllerApis nodeId=%d] Unexpected error handling request %s", self.node_id,
+                      request.header, exc_info=e)  # fmt: skip
+            self.handle_error(request, e)
+        finally:
+            if not request.api_local_complete_ns:
+                request.api_local_complete_ns = self.time.nanoseconds()
+
+    # --8<-- [end:handle]
+
+    # -- Raft's RPCs ---------------------------------------------------------------------------------------
+
+    def handle_fetch(self, request: Request) -> None:
+        self._handle_raft_request(request)
+
+    def handle_fetch_snapshot(self, request: Request) -> None:
+        self._handle_raft_request(request)
+
+    def handle_vote(self, request: Request) -> None:
+        self._handle_raft_request(request)
+
+    def handle_begin_quorum_epoch(self, request: Request) -> None:
+        self._handle_raft_request(request)
+
+    def handle_end_quorum_epoch(self, request: Request) -> None:
+        self._handle_raft_request(request)
+
+    def handle_describe_quorum(self, request: Request) -> None:
+        self._handle_raft_request(request)
+
+    # --8<-- [start:raft]
+    def _handle_raft_request(self, request: Request) -> None:
+        future = self.raft_manager.handle_request(
+            request.header.api_key, request.header.correlation_id, request.body, self.time.milliseconds()
+        )
+
+        def done(f: Future) -> None:
+            exception = f.exception()
+            if exception is not None:
+                self._send_response(request, _top_level_error(request, Errors.for_exception(exception)))
+                return
+            data = f.result()
+            if request.header.api_key == RaftApiKeys.FETCH:
+                _read_file_records(data)
+            self._send_response(request, data)
+
+        future.add_done_callback(self._guarded(request, done))
+
+    # --8<-- [end:raft]
+
+    # -- the controller's RPCs, from brokers ---------------------------------------------------------------
+
+    # --8<-- [start:registration]
+    def handle_broker_registration(self, request: Request) -> None:
+        def done(f: Future) -> None:
+            exception = f.exception()
+            if exception is not None:
+                body = {"throttle_time_ms": 0, "error_code": Errors.for_exception(exception).code}
+            else:
+                body = {
+                    "throttle_time_ms": 0,
+                    "error_code": Errors.NONE.code,
+                    "broker_epoch": f.result().epoch,
+                }
+            self._send_response(request, body)
+
+        self.controller.register_broker(request.body).add_done_callback(self._guarded(request, done))
+
+    def handle_broker_heartbeat_request(self, request: Request) -> None:
+        def done(f: Future) -> None:
+            exception = f.exception()
+            if exception is not None:
+                body = {"throttle_time_ms": 0, "error_code": Errors.for_exception(exception).code}
+            else:
+                reply = f.result()
+                body = {
+                    "throttle_time_ms": 0, "error_code": Errors.NONE.code, "is_caught_up": reply.is_caught_up,
+                    "is_fenced": reply.is_fenced, "should_shut_down": reply.should_shut_down,
+                }  # fmt: skip
+            self._send_response(request, body)
+
+        self.controller.process_broker_heartbeat(request.body).add_done_callback(self._guarded(request, done))
+
+    # --8<-- [end:registration]
+
+    def handle_unregister_broker(self, request: Request) -> None:
+        def done(f: Future) -> None:
+            exception = f.exception()
+            code = Errors.NONE.code if exception is None else Errors.for_exception(exception).code
+            self._send_response(request, {"throttle_time_ms": 0, "error_code": code})
+
+        self.controller.unregister_broker(request.body["broker_id"]).add_done_callback(
+            self._guarded(request, done)
+        )
+
+    def handle_alter_partition_request(self, request: Request) -> None:
+        def done(f: Future) -> None:
+            exception = f.exception()
+            if exception is not None:
+                body = {
+                    "throttle_time_ms": 0,
+                    "error_code": Errors.for_exception(exception).code,
+                    "topics": [],
+                }
+            else:
+                body = f.result()
+            self._send_response(request, body)
+
+        self.controller.alter_partition(request.body).add_done_callback(self._guarded(request, done))
+
+    def handle_allocate_producer_ids_request(self, request: Request) -> None:
+        self._on_result(request, self.controller.allocate_producer_ids(request.body), lambda body: body)
+
+    # -- the admin APIs a broker forwards ------------------------------------------------------------------
+
+    # --8<-- [start:create_topics]
+    def handle_create_topics(self, request: Request) -> None:
+        """3.3's ``createTopics``: a name given twice is refused (INVALID_REQUEST) and left out of
+        what the controller sees; every other topic is the controller's to create or refuse."""
+        body = request.body
+        names: set[str] = set()
+        duplicates: set[str] = set()
+        for topic in body["create_topic_requests"]:
+            if topic["topic"] in names:
+                duplicates.add(topic["topic"])
+            names.add(topic["topic"])
+        effective = dict(body)
+        effective["create_topic_requests"] = [
+            t for t in body["create_topic_requests"] if t["topic"] not in duplicates
+        ]
+
+        def with_duplicates(response: dict[str, Any]) -> dict[str, Any]:
+            for name in sorted(duplicates):
+                response["topic_errors"].append(
+                    {
+                        "topic": name,
+                        "error_code": Errors.INVALID_REQUEST.code,
+                        "error_message": "Duplicate topic name.",
+                    }
+                )
+            return response
+
+        self._on_result(request, self.controller.create_topics(effective), with_duplicates)
+
+    # --8<-- [end:create_topics]
+
+    def handle_delete_topics(self, request: Request) -> None:
+        if not self.delete_topic_enable:
+            # DeleteTopics v0-2 have no TOPIC_DELETION_DISABLED (v3+): INVALID_REQUEST, as 3.3 answers them.
+            raise Errors.INVALID_REQUEST.exception("Topic deletion is disabled.")
+        provided: list[str] = []
+        duplicates: set[str] = set()
+        for name in request.body["topics"]:
+            if name in provided:
+                duplicates.add(name)
+            else:
+                provided.append(name)
+        names = [n for n in provided if n not in duplicates]
+
+        def to_response(results: dict[str, Any]) -> dict[str, Any]:
+            errors = [
+                {"topic": name, "error_code": Errors.INVALID_REQUEST.code} for name in sorted(duplicates)
+            ]
+            errors += [{"topic": name, "error_code": error.error.code} for name, error in results.items()]
+            return {"throttle_time_ms": 0, "topic_error_codes": errors}
+
+        self._on_result(request, self.controller.delete_topics(names), to_response)
+
+    def handle_api_versions_request(self, request: Request) -> None:
+        if request.unsupported_version:
+            # KIP-35: the v0 layout with UNSUPPORTED_VERSION and the versions we have, so a client can
+            # retry at one of them (as the broker's KafkaApis answers).
+            body = {
+                "error_code": Errors.UNSUPPORTED_VERSION.code,
+                "api_versions": self.api_version_manager.api_versions,
+            }
+            frame = encode(RESPONSE_HEADER, {"correlation_id": request.header.correlation_id})
+            self._send_frame(request, frame + encode(API_VERSIONS_RESPONSE_V0, body))
+            return
+        self._send_response(request, self.api_version_manager.api_versions_response(0))
+
+    def handle_legacy_alter_configs(self, request: Request) -> None:
+        responses: list[dict[str, Any]] = []
+        duplicates: set[ConfigResource] = set()
+        changes: dict[ConfigResource, dict[str, str | None]] = {}
+        for resource in request.body["resources"]:
+            kind = _resource_type(resource["resource_type"])
+            if kind is ConfigResourceType.UNKNOWN:
+                responses.append(_resource_error(
+                    resource, Errors.UNSUPPORTED_VERSION, f"Unknown resource type {resource['resource_type']}."
+                ))  # fmt: skip
+                continue
+            config_resource = ConfigResource(kind, resource["resource_name"])
+            if config_resource in duplicates:
+                continue
+            configs = {c["config_name"]: c["config_value"] for c in resource["config_entries"]}
+            if changes.pop(config_resource, None) is not None:
+                duplicates.add(config_resource)
+                responses.append(_resource_error(resource, Errors.INVALID_REQUEST, "Duplicate resource."))
+            else:
+                changes[config_resource] = configs
+
+        def to_response(results: dict[ConfigResource, Any]) -> dict[str, Any]:
+            for config_resource, error in results.items():
+                responses.append({
+                    "error_code": error.error.code, "error_message": error.message,
+                    "resource_type": int(config_resource.type), "resource_name": config_resource.name,
+                })  # fmt: skip
+            return {"throttle_time_ms": 0, "resources": responses}
+
+        future = self.controller.legacy_alter_configs(changes, request.body["validate_only"])
+        self._on_result(request, future, to_response)
+
+    def handle_create_partitions(self, request: Request) -> None:
+        body = request.body
+        seen: set[str] = set()
+        duplicates: set[str] = set()
+        for topic in body["topic_partitions"]:
+            (duplicates if topic["topic"] in seen else seen).add(topic["topic"])
+        topics = [t for t in body["topic_partitions"] if t["topic"] not in duplicates]
+
+        def to_response(results: list[dict[str, Any]]) -> dict[str, Any]:
+            errors = [
+                {
+                    "topic": name,
+                    "error_code": Errors.INVALID_REQUEST.code,
+                    "error_message": "Duplicate topic name.",
+                }
+                for name in sorted(duplicates)
+            ]
+            return {"throttle_time_ms": 0, "topic_errors": errors + list(results)}
+
+        self._on_result(
+            request, self.controller.create_partitions(topics, body["validate_only"]), to_response
+        )
+
+    # -- answering -----------------------------------------------------------------------------------------
+
+    def _on_result(self, request: Request, future: Future, to_body: Callable[[Any], dict[str, Any]]) -> None:
+        """Answer with ``to_body`` of the future's result, or with the request's error response
+        (Kafka's ``requestHelper.handleError``) if it failed."""
+
+        def done(f: Future) -> None:
+            exception = f.exception()
+            if exception is not None:
+                self.handle_error(request, exception)
+            else:
+                self._send_response(request, to_body(f.result()))
+
+        future.add_done_callback(self._guarded(request, done))
+
+    def _guarded(self, request: Request, callback: Callable[[Future], None]) -> Callable[[Future], None]:
+        """``callback``, with a failure of its own answered as the request's error (Kafka's
+        ``handlerFuture.whenComplete``): a response is owed to the connection, which stays muted
+        until it gets one."""
+
+        def run(future: Future) -> None:
+            try:
+                callback(future)
+            except Exception as e:
+                log.error("[ControllerApis nodeId=%d] Unexpected error handling request %s", self.node_id,
+                          request.header, exc_info=e)  # fmt: skip
+                self.handle_error(request, e)
+
+        return run
+
+    def handle_error(self, request: Request, exception: BaseException) -> None:
+        """The request's error response for ``exception`` (Kafka's ``AbstractRequest.getErrorResponse``):
+        every topic or resource it named given the error, or the top-level error code."""
+        error = Errors.for_exception(exception)
+        message = str(exception) if error is not Errors.UNKNOWN else None
+        body = request.body
+        key = request.header.api_key
+        if key == ApiKeys.CREATE_TOPICS:
+            topics = body.get("create_topic_requests", [])
+            response = {"topic_errors": [_topic_error(t["topic"], error, message) for t in topics]}
+        elif key == ApiKeys.DELETE_TOPICS:
+            response = {
+                "topic_error_codes": [{"topic": t, "error_code": error.code} for t in body.get("topics", [])]
+            }
+        elif key == ApiKeys.CREATE_PARTITIONS:
+            topics = body.get("topic_partitions", [])
+            response = {"topic_errors": [_topic_error(t["topic"], error, message) for t in topics]}
+        elif key == ApiKeys.ALTER_CONFIGS:
+            response = {"resources": [_resource_error(r, error, message) for r in body.get("resources", [])]}
+        else:
+            response = _top_level_error(request, error)
+        response["throttle_time_ms"] = 0
+        self._send_response(request, response)
+
+    def _send_response(self, request: Request, body: dict[str, Any]) -> None:
+        header = request.header
+        self._send_frame(
+            request, encode_listener_response(request.api, header.api_version, header.correlation_id, body)
+        )
+
+    def _send_frame(self, request: Request, frame: bytes) -> None:
+        now = self.time.nanoseconds()
+        if not request.api_local_complete_ns:
+            request.api_local_complete_ns = now
+        request.api_remote_complete_ns = now
+        self.request_channel.send_response(Response(request.processor, request, ResponseAction.SEND, [frame]))
+
+
+def _top_level_error(request: Request, error: Errors) -> dict[str, Any]:
+    """A response with only its top-level error code set, every other field empty: how Kafka
+    answers a Raft RPC or a controller RPC that failed as a whole."""
+    body: dict[str, Any] = {}
+    for field in request.api.response_schema(request.header.api_version).fields:
+        if field.name == "error_code":
+            body[field.name] = error.code
+        elif isinstance(field.type, ArrayOf | CompactArrayOf):
+            body[field.name] = []
+        elif field.default is None:
+            body[field.name] = 0
+    return body
+
+
+def _topic_error(topic: str, error: Errors, message: str | None) -> dict[str, Any]:
+    return {"topic": topic, "error_code": error.code, "error_message": message}
+
+
+def _resource_error(resource: dict[str, Any], error: Errors, message: str | None) -> dict[str, Any]:
+    return {
+        "error_code": error.code, "error_message": message,
+        "resource_type": resource["resource_type"], "resource_name": resource["resource_name"],
+    }  # fmt: skip
+
+
+def _resource_type(type_id: int) -> ConfigResourceType:
+    """Kafka's ``ConfigResource.Type.forId``: an id it does not know is UNKNOWN."""
+    try:
+        return ConfigResourceType(type_id)
+    except ValueError:
+        return ConfigResourceType.UNKNOWN
+
+
+def _read_file_records(fetch_response: dict[str, Any]) -> None:
+    """Replace a Fetch answer's records, a slice of a segment file, by its bytes, on the thread that
+    completed the fetch, while the slice still holds what the read saw (the broker sends such a
+    slice with sendfile; the controller's Fetch answers are small, and copied)."""
+    for topic in fetch_response.get("responses", []):
+        for partition in topic["partitions"]:
+            records = partition.get("records")
+            if isinstance(records, FileRecords):
+                partition["records"] = records.read_bytes()
