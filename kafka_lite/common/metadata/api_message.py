@@ -28,22 +28,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+# A record read or written at a version its class does not have: the same exception a request of an
+# unknown version raises (Kafka's generated read and write throw UnsupportedVersionException too).
+from kafka_lite.common.protocol.requests import UnsupportedVersionException
 from kafka_lite.common.protocol.types import (
     UNKNOWN_TAGGED_FIELDS,
     ArrayOf,
     Field,
     FlexibleSchema,
     Reader,
-    SchemaException,
 )
-
-
-class UnsupportedVersionException(SchemaException):
-    """A record read or written at a version its class does not have (Kafka's
-    ``UnsupportedVersionException`` from a generated ``read``/``write``)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
 
 
 class Message:
