@@ -1,0 +1,294 @@
+"""The quorum controller, as Kafka 3.3's QuorumControllerTest: three controllers over one
+LocalLogManager log, each on a deterministic event queue, stepped on MockTime.
+
+What the tests hold: a write is answered only once committed; a renounce reverts what was not
+committed and fails its futures with NOT_CONTROLLER; a standby replays to the leader's state; a
+controller restarted after a snapshot loads it and replays only the tail; the periodic fencing event
+fences a broker that stopped heartbeating; the first leader of an empty log writes metadata.version.
+"""
+
+import uuid
+
+import pytest
+
+from kafka_lite.common.errors import Errors
+from kafka_lite.common.metadata import ConfigRecord, FeatureLevelRecord, FenceBrokerRecord, ProducerIdsRecord
+from kafka_lite.metadata.controller.configuration_control_manager import ApiError, ConfigResource, OpType
+from kafka_lite.metadata.controller.quorum_features import MetadataVersion
+from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID, QuorumControllerTestEnv
+
+pytestmark = pytest.mark.unit
+
+CLUSTER_DEFAULT = ConfigResource(ConfigResource.Type.BROKER, "")
+
+
+def _set(key, value):
+    return {CLUSTER_DEFAULT: {key: (OpType.SET, value)}}
+
+
+def _records(env):
+    return [record.message for batch in env.shared.batches for record in batch.records]
+
+
+def _registration(broker_id):
+    return {
+        "broker_id": broker_id,
+        "cluster_id": CLUSTER_ID,
+        "incarnation_id": uuid.UUID(int=broker_id + 1),
+        "listeners": [
+            {"name": "PLAINTEXT", "host": "localhost", "port": 9092 + broker_id, "security_protocol": 0}
+        ],
+        "features": [{"name": "metadata.version", "min_supported_version": 1, "max_supported_version": 7}],
+        "rack": None,
+    }
+
+
+def _heartbeat(broker_id, epoch, offset, **flags):
+    return {"broker_id": broker_id, "broker_epoch": epoch, "current_metadata_offset": offset,
+            "want_fence": False, "want_shut_down": False, **flags}  # fmt: skip
+
+
+def _register_and_unfence(env, active, broker_id):
+    future = active.register_broker(_registration(broker_id))
+    env.poll()
+    epoch = future.result(timeout=0).epoch
+    heartbeat = active.process_broker_heartbeat(_heartbeat(broker_id, epoch, active.last_committed_offset()))
+    env.poll()
+    assert not heartbeat.result(timeout=0).is_fenced
+    return epoch
+
+
+def test_the_first_leader_of_an_empty_log_writes_metadata_version_and_standbys_replay_it():
+    env = QuorumControllerTestEnv()
+    active = env.elect(0)
+    assert active.is_active() and not env.controllers[1].is_active()
+    assert _records(env) == [FeatureLevelRecord(name="metadata.version", feature_level=7)]
+    for controller in env.controllers.values():
+        assert controller.feature_control.metadata_version() is MetadataVersion.IBP_3_3_IV3
+        assert controller.last_committed_offset() == 0
+
+
+def test_a_write_is_answered_only_once_committed():
+    env = QuorumControllerTestEnv()
+    active = env.elect(0)
+    env.shared.set_auto_commit(False)
+    future = active.incremental_alter_configs(_set("log.retention.ms", "1000"))
+    env.poll()
+    # Applied at once in the leader's memory, so the next write sees it, but not answered.
+    assert active.configuration_control.config_properties(CLUSTER_DEFAULT) == {"log.retention.ms": "1000"}
+    assert not future.done()
+    assert env.controllers[1].configuration_control.config_properties(CLUSTER_DEFAULT) == {}
+    # A read answers from the committed state.
+    described = active.describe_configs({CLUSTER_DEFAULT: []})
+    env.poll()
+    assert described.result(timeout=0)[CLUSTER_DEFAULT].result == {}
+    env.shared.commit_all()
+    env.poll()
+    assert future.result(timeout=0) == {CLUSTER_DEFAULT: ApiError.NONE}
+    assert env.controllers[1].configuration_control.config_properties(CLUSTER_DEFAULT) == {
+        "log.retention.ms": "1000"
+    }
+
+
+def test_a_write_that_writes_nothing_waits_behind_uncommitted_writes():
+    env = QuorumControllerTestEnv()
+    active = env.elect(0)
+    env.shared.set_auto_commit(False)
+    first = active.incremental_alter_configs(_set("a", "1"))
+    # A broker config is written even when unchanged, so a validate-only write is the one with no records.
+    no_records = active.incremental_alter_configs(_set("b", "2"), validate_only=True)
+    env.poll()
+    assert not first.done() and not no_records.done()
+    env.shared.commit_all()
+    env.poll()
+    assert first.done() and no_records.result(timeout=0) == {CLUSTER_DEFAULT: ApiError.NONE}
+
+
+def test_a_standby_refuses_writes_with_not_controller():
+    env = QuorumControllerTestEnv()
+    env.elect(0)
+    future = env.controllers[1].incremental_alter_configs(_set("a", "1"))
+    env.poll()
+    with pytest.raises(Errors.NOT_CONTROLLER.exception_class, match="appears to be node 0"):
+        future.result(timeout=0)
+
+
+def test_a_new_leader_makes_the_old_one_revert_what_was_not_committed_and_fail_its_futures():
+    env = QuorumControllerTestEnv()
+    old = env.elect(0)
+    committed = old.incremental_alter_configs(_set("kept", "1"))
+    env.poll()
+    assert committed.result(timeout=0) == {CLUSTER_DEFAULT: ApiError.NONE}
+    env.shared.set_auto_commit(False)
+    lost = old.incremental_alter_configs(_set("lost", "2"))
+    env.poll()
+    assert old.configuration_control.config_properties(CLUSTER_DEFAULT) == {"kept": "1", "lost": "2"}
+    new = env.elect(1)
+    assert not old.is_active() and new.is_active()
+    with pytest.raises(Errors.NOT_CONTROLLER.exception_class):
+        lost.result(timeout=0)
+    for controller in env.controllers.values():
+        assert controller.configuration_control.config_properties(CLUSTER_DEFAULT) == {"kept": "1"}
+    # The new leader goes on from the committed state.
+    env.shared.set_auto_commit(True)
+    again = new.incremental_alter_configs(_set("after", "3"))
+    env.poll()
+    assert again.result(timeout=0) == {CLUSTER_DEFAULT: ApiError.NONE}
+    assert old.configuration_control.config_properties(CLUSTER_DEFAULT) == {"kept": "1", "after": "3"}
+
+
+def test_an_unexpected_failure_renounces_and_reverts():
+    env = QuorumControllerTestEnv()
+    active = env.elect(0)
+    env.shared.set_auto_commit(False)
+    pending = active.incremental_alter_configs(_set("x", "1"))
+    env.poll()
+
+    def broken():
+        raise ValueError("a bug in a manager")
+
+    failed = active._append_write_event("broken", broken)
+    env.poll()
+    with pytest.raises(Errors.UNKNOWN.exception_class, match="a bug in a manager"):
+        failed.result(timeout=0)
+    with pytest.raises(Errors.NOT_CONTROLLER.exception_class):
+        pending.result(timeout=0)
+    assert not active.is_active()
+    assert active.configuration_control.config_properties(CLUSTER_DEFAULT) == {}
+
+
+def test_standbys_replay_to_the_leaders_state():
+    env = QuorumControllerTestEnv()
+    active = env.elect(2)
+    epoch = _register_and_unfence(env, active, 1)
+    block = active.allocate_producer_ids({"broker_id": 1, "broker_epoch": epoch})
+    active.incremental_alter_configs(_set("a", "1"))
+    active.legacy_alter_configs({CLUSTER_DEFAULT: {"b": "2"}})
+    env.poll()
+    assert block.result(timeout=0)["producer_id_start"] == 0
+    second = active.allocate_producer_ids({"broker_id": 1, "broker_epoch": epoch})
+    env.poll()
+    assert second.result(timeout=0) == {
+        "throttle_time_ms": 0, "error_code": 0, "producer_id_start": 1000, "producer_id_len": 1000,
+    }  # fmt: skip
+    for controller in env.controllers.values():
+        assert controller.configuration_control.config_properties(CLUSTER_DEFAULT) == {"b": "2"}
+        assert controller.producer_id_control.next_producer_id() == 2000
+        assert controller.cluster_control.unfenced(1)
+        assert controller.last_committed_offset() == active.last_committed_offset()
+
+
+def test_a_stale_broker_epoch_is_refused():
+    env = QuorumControllerTestEnv()
+    active = env.elect(0)
+    epoch = _register_and_unfence(env, active, 1)
+    future = active.allocate_producer_ids({"broker_id": 1, "broker_epoch": epoch + 1})
+    env.poll()
+    with pytest.raises(Errors.STALE_BROKER_EPOCH.exception_class):
+        future.result(timeout=0)
+    assert active.is_active()  # the request's own error: no renounce
+
+
+def test_a_controller_restarted_after_a_snapshot_loads_it_and_replays_only_the_tail():
+    env = QuorumControllerTestEnv(snapshot_max_new_records=5)
+    active = env.elect(0)
+    for i in range(6):
+        active.incremental_alter_configs(_set(f"k{i}", str(i)))
+    env.poll()
+    snapshot = env.shared.latest_snapshot()
+    assert snapshot is not None
+    assert env.shared.log_start_offset == snapshot.snapshot_id.offset
+    for i in range(6, 8):
+        active.incremental_alter_configs(_set(f"k{i}", str(i)))
+    env.poll()
+    env.stop(1)
+    restarted = env.add_controller(1)
+    env.poll()
+    tail = [
+        r
+        for batch in env.shared.batches
+        if batch.last_offset >= snapshot.snapshot_id.offset
+        for r in batch.records
+    ]
+    snapshot_records = [r for batch in snapshot.batches for r in batch]
+    assert restarted.records_replayed_from_snapshot == len(snapshot_records)
+    assert restarted.records_replayed_from_log == len(tail)
+    expected = {f"k{i}": str(i) for i in range(8)}
+    assert restarted.configuration_control.config_properties(CLUSTER_DEFAULT) == expected
+    assert restarted.feature_control.metadata_version() is MetadataVersion.IBP_3_3_IV3
+    assert restarted.last_committed_offset() == active.last_committed_offset()
+    assert any(isinstance(r.message, ConfigRecord) for r in snapshot_records)
+
+
+def test_the_fencing_event_fences_a_broker_that_stops_heartbeating():
+    env = QuorumControllerTestEnv(session_timeout_ms=9000)
+    active = env.elect(0)
+    epoch1 = _register_and_unfence(env, active, 1)
+    epoch2 = _register_and_unfence(env, active, 2)
+    env.advance(5000)
+    beat = active.process_broker_heartbeat(_heartbeat(2, epoch2, active.last_committed_offset()))
+    env.poll()
+    assert not beat.result(timeout=0).is_fenced
+    env.advance(3999)  # broker 1's last heartbeat was 8.999 s ago: still in its session
+    assert active.cluster_control.unfenced(1)
+    env.advance(2)  # now 9.001 s: the session has expired (it is valid up to 9 s), broker 2's has not
+    assert not active.cluster_control.unfenced(1)
+    assert active.cluster_control.unfenced(2)
+    assert FenceBrokerRecord(id=1, epoch=epoch1) in _records(env)
+    for controller in env.controllers.values():
+        assert not controller.cluster_control.unfenced(1)
+    env.advance(5000)
+    assert not active.cluster_control.unfenced(2)
+
+
+def test_producer_ids_continue_across_a_failover():
+    env = QuorumControllerTestEnv()
+    active = env.elect(0)
+    epoch = _register_and_unfence(env, active, 1)
+    first = active.allocate_producer_ids({"broker_id": 1, "broker_epoch": epoch})
+    env.poll()
+    new = env.elect(1)
+    second = new.allocate_producer_ids({"broker_id": 1, "broker_epoch": epoch})
+    env.poll()
+    assert first.result(timeout=0)["producer_id_start"] == 0
+    assert second.result(timeout=0)["producer_id_start"] == 1000
+    assert [r for r in _records(env) if isinstance(r, ProducerIdsRecord)][-1].next_producer_id == 2000
+
+
+def test_topics_through_the_controller_configs_found_by_id_and_gone_with_the_topic():
+    env = QuorumControllerTestEnv()
+    active = env.elect(0)
+    for broker_id in (1, 2, 3):
+        _register_and_unfence(env, active, broker_id)
+    topic = {
+        "topic": "foo", "num_partitions": 2, "replication_factor": 3, "replica_assignment": [],
+        "config_entries": [{"config_name": "retention.ms", "config_value": "1000"}],
+    }  # fmt: skip
+    created = active.create_topics(
+        {"create_topic_requests": [topic], "timeout": 30_000, "validate_only": False}
+    )
+    env.poll()
+    assert [e["error_code"] for e in created.result(timeout=0)["topic_errors"]] == [0]
+    foo = ConfigResource(ConfigResource.Type.TOPIC, "foo")
+    bar = ConfigResource(ConfigResource.Type.TOPIC, "bar")
+    altered = active.incremental_alter_configs(
+        {foo: {"cleanup.policy": (OpType.APPEND, "compact")}, bar: {"retention.ms": (OpType.SET, "1")}}
+    )
+    ids = active.find_topic_ids(["foo"])
+    env.poll()
+    assert altered.result(timeout=0) == {
+        foo: ApiError.NONE,
+        bar: ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'bar' does not exist."),
+    }
+    topic_id = ids.result(timeout=0)["foo"]
+    for controller in env.controllers.values():
+        assert controller.replication_control.get_topic_id("foo") == topic_id
+        assert controller.configuration_control.config_properties(foo) == {
+            "retention.ms": "1000", "cleanup.policy": "delete,compact",
+        }  # fmt: skip
+    deleted = active.delete_topics(["foo"])
+    env.poll()
+    deleted.result(timeout=0)
+    for controller in env.controllers.values():
+        assert controller.replication_control.get_topic_id("foo") is None
+        assert controller.configuration_control.config_properties(foo) == {}
