@@ -27,9 +27,6 @@ import uuid
 from typing import ClassVar
 
 from kafka_lite.common.metadata.api_message import ApiMessage, Message
-from kafka_lite.common.protocol.controller_messages import (
-    UINT16,
-)  # a listener's port, as in BrokerRegistration
 from kafka_lite.common.protocol.types import (
     BOOLEAN,
     COMPACT_NULLABLE_STRING,
@@ -38,6 +35,7 @@ from kafka_lite.common.protocol.types import (
     INT16,
     INT32,
     INT64,
+    UINT16,
     UUID,
     ZERO_UUID,
     CompactArrayOf,

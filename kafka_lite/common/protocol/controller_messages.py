@@ -59,6 +59,7 @@ from kafka_lite.common.protocol.types import (
     INT16,
     INT32,
     INT64,
+    UINT16,
     UUID,
     ZERO_UUID,
     CompactArrayOf,
@@ -67,7 +68,6 @@ from kafka_lite.common.protocol.types import (
     Reader,
     Schema,
     SchemaException,
-    _Number,
     decode,
     encode,
     is_flexible,
@@ -76,10 +76,6 @@ from kafka_lite.common.protocol.types import (
 F = Field
 FS = FlexibleSchema
 CA = CompactArrayOf
-
-# No API of the book's era sends an unsigned 16-bit number, so types.py has none; a listener's port
-# is the one place Kafka 3.3's messages use it (here and in RegisterBrokerRecord).
-UINT16 = _Number("UINT16", ">H", 0, 2**16 - 1)
 
 THROTTLE_TIME_MS = F("throttle_time_ms", INT32, "How long the response was delayed by a quota (ms).", 0)
 ERROR_CODE = F("error_code", INT16, "The error code, or 0 if there was no error.", 0)

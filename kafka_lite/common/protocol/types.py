@@ -311,6 +311,8 @@ INT16 = _Number("INT16", ">h", -(2**15), 2**15 - 1)
 INT32 = _Number("INT32", ">i", -(2**31), 2**31 - 1)
 INT64 = _Number("INT64", ">q", -(2**63), 2**63 - 1)
 UINT32 = _Number("UINT32", ">I", 0, 2**32 - 1)
+# Kafka 3.3's flexible messages give a listener's port as uint16 (BrokerRegistration, RegisterBrokerRecord).
+UINT16 = _Number("UINT16", ">H", 0, 2**16 - 1)
 BOOLEAN = _Boolean()
 VARINT = _Varint("VARINT", signed=True, max_bytes=5)
 VARLONG = _Varint("VARLONG", signed=True, max_bytes=10)
