@@ -1347,10 +1347,10 @@ CLAIMS: dict[str, list[Claim]] = {
             lambda: exists("kafka_lite.raft.simulation.cluster:Cluster.clean_log_if_running"),
         ),
         holds(
-            "**Part 2**: the quorum controller",
+            "**Brokers without ZooKeeper.**",
             all_of(
-                lambda: missing("kafka_lite.controller.quorum_controller:QuorumController"),
-                lambda: nowhere_in_package(r"process\.roles"),
+                lambda: missing("kafka_lite.server.broker_server:BrokerServer"),
+                lambda: nowhere_in_package(r"--kraft"),
             ),
         ),
     ],
