@@ -6,6 +6,10 @@ Book:    chapter 2, 2.3 (the server side)
 The config file is a Kafka ``server.properties`` (``broker.id``, ``listeners``, ``log.dirs``,
 ``zookeeper.connect`` ...); ``--override k=v`` replaces one setting, as Kafka's script allows. Log
 lines go to stderr in Kafka's layout: ``[time] LEVEL message (logger)``.
+
+With ``process.roles`` set, the same command starts a KRaft node (chapter 12) instead, as Kafka 3.3's
+``kafka.Kafka.buildServer`` picks ``KafkaRaftServer`` over ``KafkaServer``: its directories must
+have been formatted with ``kafka-lite storage format`` first.
 """
 
 from __future__ import annotations
@@ -45,7 +49,6 @@ def parse_overrides(items: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace, console) -> int:
     from kafka_lite.server.kafka_config import KafkaConfig
-    from kafka_lite.server.kafka_server import KafkaServer
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     logging.getLogger("kazoo").setLevel(logging.WARNING)
@@ -53,7 +56,10 @@ def run(args: argparse.Namespace, console) -> int:
         config = KafkaConfig.from_file(args.config, parse_overrides(args.override))
     except ConfigException as e:
         raise CliError(str(e), exit_code=2) from None
-    server = KafkaServer(config)
+    try:
+        server = build_server(config)
+    except KafkaException as e:  # a KRaft node's directories not formatted, or for another node
+        raise CliError(f"node {config.node_id} failed to start: {e}") from None
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -61,7 +67,7 @@ def run(args: argparse.Namespace, console) -> int:
         server.startup()
     except (KafkaException, OSError) as e:
         server.shutdown()
-        raise CliError(f"broker {config.broker_id} failed to start: {e}") from None
+        raise CliError(f"{_describe(config)} failed to start: {e}") from None
     # The process's garbage-collector setting, as kafka-run-class.sh's JVM settings are the JVM's
     # (G1 with -XX:MaxGCPauseMillis=20: Kafka bounds its collector's pauses, because every request
     # stalls while one lasts). Python's full collection walks every object the process has, holding
@@ -79,3 +85,19 @@ def run(args: argparse.Namespace, console) -> int:
         pass
     server.shutdown()
     return 0
+
+
+def build_server(config):
+    """A KRaft node when ``process.roles`` is set, else the book's ZooKeeper-mode broker (Kafka's
+    ``kafka.Kafka.buildServer``)."""
+    if config.process_roles:
+        from kafka_lite.server.kafka_raft_server import KafkaRaftServer
+
+        return KafkaRaftServer(config)
+    from kafka_lite.server.kafka_server import KafkaServer
+
+    return KafkaServer(config)
+
+
+def _describe(config) -> str:
+    return f"node {config.node_id}" if config.process_roles else f"broker {config.broker_id}"

@@ -1,0 +1,147 @@
+"""The controller role of a KRaft node: its listener, the quorum controller, and the handlers between.
+
+Mirrors: kafka.server.ControllerServer (core/src/main/scala/kafka/server/ControllerServer.scala,
+         Kafka 3.3.0)
+Book:    beyond the book: chapter 12 (KRaft); the socket server and handler pool are chapter 2's (2.3)
+Differs: no authorizer, metrics, quotas, create-topic or alter-config policies; the socket server
+         binds its ports when its processing starts (``SocketServer.startup``), where Kafka's binds
+         them when it is built and starts processing at ``enableRequestProcessing``; the bootstrap
+         metadata version is the controller's default, not read from ``bootstrap.checkpoint``.
+
+The Raft manager is built and started by ``KafkaRaftServer`` before this, so that the quorum
+controller can register with its client as it is built. ``startup`` then builds, in Kafka's order::
+
+    SocketServer(controller listeners, ListenerType.CONTROLLER)
+      ──▶ QuorumController(raft_manager.client, on its own KafkaEventQueue)
+      ──▶ ControllerApis(request channel, controller, raft manager)
+      ──▶ KafkaRequestHandlerPool(num.io.threads)
+      ──▶ the socket server's processing enabled
+
+and ``shutdown`` undoes it in reverse: the controller's queue is told to stop first (so no new
+write starts), then the listener, the handlers, and the controller's thread last.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+
+from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.protocol.listener_type import ListenerType, SimpleApiVersionManager
+from kafka_lite.common.time import Time
+from kafka_lite.metadata.controller.kafka_event_queue import KafkaEventQueue
+from kafka_lite.metadata.controller.quorum_controller import QuorumController
+from kafka_lite.network.socket_server import Listener, SocketServer
+from kafka_lite.server.broker_metadata_checkpoint import MetaProperties
+from kafka_lite.server.controller_apis import ControllerApis
+from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
+
+log = logging.getLogger(__name__)
+
+
+class ProcessStatus(enum.Enum):
+    """Kafka's ``Server.ProcessStatus``: where a server is in its start and stop."""
+
+    SHUTDOWN = "shutdown"
+    STARTING = "starting"
+    STARTED = "started"
+    SHUTTING_DOWN = "shutting down"
+
+
+class ControllerServer:
+    def __init__(
+        self, meta_properties: MetaProperties, config: KafkaConfig, raft_manager, time: Time
+    ) -> None:
+        self.meta_properties = meta_properties
+        self.config = config
+        self.raft_manager = raft_manager
+        self.time = time
+        self._lock = threading.Lock()
+        self.status = ProcessStatus.SHUTDOWN
+        self.socket_server: SocketServer | None = None
+        self.controller: QuorumController | None = None
+        self.controller_apis: ControllerApis | None = None
+        self.handler_pool: KafkaRequestHandlerPool | None = None
+
+    @property
+    def cluster_id(self) -> str:
+        return self.meta_properties.cluster_id
+
+    def _maybe_change_status(self, from_: ProcessStatus, to: ProcessStatus) -> bool:
+        with self._lock:
+            if self.status is not from_:
+                return False
+            self.status = to
+            return True
+
+    # --8<-- [start:startup]
+    def startup(self) -> None:
+        if not self._maybe_change_status(ProcessStatus.SHUTDOWN, ProcessStatus.STARTING):
+            return
+        config = self.config
+        try:
+            log.info("[ControllerServer id=%d] Starting controller", config.node_id)
+            self._maybe_change_status(ProcessStatus.STARTING, ProcessStatus.STARTED)
+            if not config.controller_listeners:
+                raise ConfigException("No controller.listener.names defined for controller")
+            api_version_manager = SimpleApiVersionManager(ListenerType.CONTROLLER)
+            self.socket_server = SocketServer(
+                num_network_threads=config.values["num.network.threads"],
+                queued_max_requests=config.values["queued.max.requests"],
+                listeners=[
+                    Listener(e.listener_name, e.security_protocol, e.host, e.port)
+                    for e in config.controller_listeners
+                ],
+                listener_type=ListenerType.CONTROLLER,
+                time=self.time,
+            )
+            self.controller = QuorumController(
+                config.node_id, self.cluster_id, self.time,
+                KafkaEventQueue(self.time, f"quorum-controller-{config.node_id}-"),
+                self.raft_manager.client,
+                session_timeout_ms=config.values["broker.session.timeout.ms"],
+                default_replication_factor=config.values["default.replication.factor"],
+                default_num_partitions=config.values["num.partitions"],
+            )  # fmt: skip
+            self.controller_apis = ControllerApis(
+                self.socket_server.request_channel, self.time, self.controller, self.raft_manager,
+                config.node_id, config.values["delete.topic.enable"], api_version_manager,
+            )  # fmt: skip
+            self.handler_pool = KafkaRequestHandlerPool(
+                self.socket_server.request_channel, self.controller_apis, config.values["num.io.threads"]
+            )
+            # Kafka's enableRequestProcessing: from here the listener reads requests.
+            self.socket_server.startup()
+        except BaseException:
+            log.exception("[ControllerServer id=%d] Fatal error during controller startup. Prepare to shutdown",
+                          config.node_id)  # fmt: skip
+            self.shutdown()
+            raise
+
+    # --8<-- [end:startup]
+
+    def bound_port(self, listener_name: str | None = None) -> int:
+        """The port of a controller listener (the first one by default)."""
+        assert self.socket_server is not None
+        return self.socket_server.bound_port(listener_name or self.config.controller_listener_names[0])
+
+    # --8<-- [start:shutdown]
+    def shutdown(self) -> None:
+        if not self._maybe_change_status(ProcessStatus.STARTED, ProcessStatus.SHUTTING_DOWN):
+            return
+        try:
+            log.info("[ControllerServer id=%d] shutting down", self.config.node_id)
+            if self.controller is not None:
+                self.controller.begin_shutdown()
+            if self.socket_server is not None:
+                self.socket_server.shutdown()
+            if self.handler_pool is not None:
+                self.handler_pool.shutdown()
+            if self.controller is not None:
+                self.controller.close()
+        finally:
+            self._maybe_change_status(ProcessStatus.SHUTTING_DOWN, ProcessStatus.SHUTDOWN)
+
+    # --8<-- [end:shutdown]

@@ -1,0 +1,85 @@
+"""A KRaft node: the Raft manager of ``__cluster_metadata``, and the roles ``process.roles`` names.
+
+Mirrors: kafka.server.KafkaRaftServer (core/src/main/scala/kafka/server/KafkaRaftServer.scala,
+         Kafka 3.3.0)
+Book:    beyond the book: chapter 12 (KRaft)
+Differs: only the controller role runs; a node whose ``process.roles`` has ``broker`` is refused
+         at start-up, naming the role (the broker role is ``BrokerServer``'s, to come); no metrics.
+
+What ``kafka-lite broker start`` runs when ``process.roles`` is set, as Kafka's ``kafka.Kafka``
+builds a ``KafkaRaftServer`` instead of a ``KafkaServer``. Building it does what must hold before
+anything starts:
+
+1. ``initialize_log_dirs``: every one of ``log.dirs`` and ``metadata.log.dir`` holds the same
+   version-1 ``meta.properties``, written by ``kafka-lite storage format``, for this ``node.id``.
+   A KRaft node never formats a directory itself (with no ZooKeeper to hand out a cluster id, a
+   node that made one up would start a cluster of its own), so an unformatted directory stops it
+   with an error naming the directory and the command.
+2. The Raft manager for ``__cluster_metadata``: its log in ``metadata.log.dir``, records read and
+   written with the metadata record serde, and no listener of its own (the controller's socket
+   server takes the voters' requests and ControllerApis hands them over).
+3. The roles: a ``ControllerServer`` when ``process.roles`` has ``controller``.
+
+``startup`` starts the Raft manager first, so that the controller registers with a running client;
+``shutdown`` stops it first too, before the controller, because the controller's socket server is
+the one the Raft manager's graceful resignation is answered through.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kafka_lite.common.errors import KafkaException
+from kafka_lite.common.metadata.metadata_record_serde import MetadataRecordSerde
+from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.raft.raft_config import RaftConfig
+from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
+from kafka_lite.server.broker_metadata_checkpoint import initialize_log_dirs
+from kafka_lite.server.controller_server import ControllerServer
+from kafka_lite.server.kafka_config import BROKER_ROLE, CONTROLLER_ROLE, KafkaConfig
+
+log = logging.getLogger(__name__)
+
+METADATA_TOPIC = "__cluster_metadata"
+
+
+class KafkaRaftServer:
+    # --8<-- [start:init]
+    def __init__(self, config: KafkaConfig, time: Time = SYSTEM) -> None:
+        self.config = config
+        self.time = time
+        self.meta_properties = initialize_log_dirs(config.log_dirs, config.metadata_log_dir, config.node_id)
+        # The broker role (BrokerServer) is the next part of chapter 12; until it lands, a node that
+        # asks for it is refused here, before anything is built, rather than run as half of itself.
+        if BROKER_ROLE in config.process_roles:
+            raise KafkaException(
+                f"process.roles={','.join(sorted(config.process_roles))}: kafka_lite runs the controller "
+                "role of a KRaft node only; set process.roles=controller"
+            )
+        self.raft_manager = KafkaRaftManager(
+            config.node_id, config.metadata_log_dir, RaftConfig.from_config(config.values),
+            MetadataRecordSerde(), time, serve_own_listener=False,
+        )  # fmt: skip
+        # Kafka builds the BrokerServer here when process.roles has "broker".
+        self.broker = None
+        self.controller = (
+            ControllerServer(self.meta_properties, config, self.raft_manager, time)
+            if CONTROLLER_ROLE in config.process_roles
+            else None
+        )
+
+    # --8<-- [end:init]
+
+    # --8<-- [start:startup]
+    def startup(self) -> None:
+        self.raft_manager.startup()
+        if self.controller is not None:
+            self.controller.startup()
+        log.info("[KafkaRaftServer nodeId=%d] Kafka Server started", self.config.node_id)
+
+    def shutdown(self) -> None:
+        self.raft_manager.shutdown()
+        if self.controller is not None:
+            self.controller.shutdown()
+
+    # --8<-- [end:startup]
