@@ -1,7 +1,8 @@
 """The quorum controller, as Kafka 3.3's QuorumControllerTest: three controllers over one
 LocalLogManager log, each on a deterministic event queue, stepped on MockTime.
 
-What the tests hold: a write is answered only once committed; a renounce reverts what was not
+What the tests hold (and, over a real one-voter KafkaRaftClient on disk with a KafkaEventQueue
+thread, the last test): a write is answered only once committed; a renounce reverts what was not
 committed and fails its futures with NOT_CONTROLLER; a standby replays to the leader's state; a
 controller restarted after a snapshot loads it and replays only the tail; the periodic fencing event
 fences a broker that stopped heartbeating; the first leader of an empty log writes metadata.version.
@@ -12,12 +13,22 @@ import uuid
 import pytest
 
 from kafka_lite.common.errors import Errors
-from kafka_lite.common.metadata import ConfigRecord, FeatureLevelRecord, FenceBrokerRecord, ProducerIdsRecord
+from kafka_lite.common.metadata import (
+    ConfigRecord,
+    FeatureLevelRecord,
+    FenceBrokerRecord,
+    MetadataRecordSerde,
+    ProducerIdsRecord,
+)
+from kafka_lite.common.time import SYSTEM
 from kafka_lite.metadata.controller.configuration_control_manager import ApiError, ConfigResource, OpType
+from kafka_lite.metadata.controller.kafka_event_queue import KafkaEventQueue
+from kafka_lite.metadata.controller.quorum_controller import QuorumController
 from kafka_lite.metadata.controller.quorum_features import MetadataVersion
+from kafka_lite.raft.raft_config import RaftConfig
+from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID, QuorumControllerTestEnv
-
-pytestmark = pytest.mark.unit
+from tests.support.waiting import wait_until
 
 CLUSTER_DEFAULT = ConfigResource(ConfigResource.Type.BROKER, "")
 
@@ -58,6 +69,7 @@ def _register_and_unfence(env, active, broker_id):
     return epoch
 
 
+@pytest.mark.unit
 def test_the_first_leader_of_an_empty_log_writes_metadata_version_and_standbys_replay_it():
     env = QuorumControllerTestEnv()
     active = env.elect(0)
@@ -68,6 +80,7 @@ def test_the_first_leader_of_an_empty_log_writes_metadata_version_and_standbys_r
         assert controller.last_committed_offset() == 0
 
 
+@pytest.mark.unit
 def test_a_write_is_answered_only_once_committed():
     env = QuorumControllerTestEnv()
     active = env.elect(0)
@@ -90,6 +103,7 @@ def test_a_write_is_answered_only_once_committed():
     }
 
 
+@pytest.mark.unit
 def test_a_write_that_writes_nothing_waits_behind_uncommitted_writes():
     env = QuorumControllerTestEnv()
     active = env.elect(0)
@@ -104,6 +118,7 @@ def test_a_write_that_writes_nothing_waits_behind_uncommitted_writes():
     assert first.done() and no_records.result(timeout=0) == {CLUSTER_DEFAULT: ApiError.NONE}
 
 
+@pytest.mark.unit
 def test_a_standby_refuses_writes_with_not_controller():
     env = QuorumControllerTestEnv()
     env.elect(0)
@@ -113,6 +128,7 @@ def test_a_standby_refuses_writes_with_not_controller():
         future.result(timeout=0)
 
 
+@pytest.mark.unit
 def test_a_new_leader_makes_the_old_one_revert_what_was_not_committed_and_fail_its_futures():
     env = QuorumControllerTestEnv()
     old = env.elect(0)
@@ -137,6 +153,7 @@ def test_a_new_leader_makes_the_old_one_revert_what_was_not_committed_and_fail_i
     assert old.configuration_control.config_properties(CLUSTER_DEFAULT) == {"kept": "1", "after": "3"}
 
 
+@pytest.mark.unit
 def test_an_unexpected_failure_renounces_and_reverts():
     env = QuorumControllerTestEnv()
     active = env.elect(0)
@@ -157,6 +174,7 @@ def test_an_unexpected_failure_renounces_and_reverts():
     assert active.configuration_control.config_properties(CLUSTER_DEFAULT) == {}
 
 
+@pytest.mark.unit
 def test_standbys_replay_to_the_leaders_state():
     env = QuorumControllerTestEnv()
     active = env.elect(2)
@@ -178,6 +196,7 @@ def test_standbys_replay_to_the_leaders_state():
         assert controller.last_committed_offset() == active.last_committed_offset()
 
 
+@pytest.mark.unit
 def test_a_stale_broker_epoch_is_refused():
     env = QuorumControllerTestEnv()
     active = env.elect(0)
@@ -189,6 +208,7 @@ def test_a_stale_broker_epoch_is_refused():
     assert active.is_active()  # the request's own error: no renounce
 
 
+@pytest.mark.unit
 def test_a_controller_restarted_after_a_snapshot_loads_it_and_replays_only_the_tail():
     env = QuorumControllerTestEnv(snapshot_max_new_records=5)
     active = env.elect(0)
@@ -220,6 +240,7 @@ def test_a_controller_restarted_after_a_snapshot_loads_it_and_replays_only_the_t
     assert any(isinstance(r.message, ConfigRecord) for r in snapshot_records)
 
 
+@pytest.mark.unit
 def test_the_fencing_event_fences_a_broker_that_stops_heartbeating():
     env = QuorumControllerTestEnv(session_timeout_ms=9000)
     active = env.elect(0)
@@ -241,6 +262,7 @@ def test_the_fencing_event_fences_a_broker_that_stops_heartbeating():
     assert not active.cluster_control.unfenced(2)
 
 
+@pytest.mark.unit
 def test_producer_ids_continue_across_a_failover():
     env = QuorumControllerTestEnv()
     active = env.elect(0)
@@ -255,6 +277,7 @@ def test_producer_ids_continue_across_a_failover():
     assert [r for r in _records(env) if isinstance(r, ProducerIdsRecord)][-1].next_producer_id == 2000
 
 
+@pytest.mark.unit
 def test_topics_through_the_controller_configs_found_by_id_and_gone_with_the_topic():
     env = QuorumControllerTestEnv()
     active = env.elect(0)
@@ -292,3 +315,40 @@ def test_topics_through_the_controller_configs_found_by_id_and_gone_with_the_top
     for controller in env.controllers.values():
         assert controller.replication_control.get_topic_id("foo") is None
         assert controller.configuration_control.config_properties(foo) == {}
+
+
+def _start_real_controller(data_dir, **args):
+    config = RaftConfig.from_config({"controller.quorum.voters": "1@127.0.0.1:1"})
+    manager = KafkaRaftManager(1, data_dir, config, MetadataRecordSerde(), SYSTEM, serve_own_listener=False)
+    controller = QuorumController(
+        1, CLUSTER_ID, SYSTEM, KafkaEventQueue(SYSTEM, "controller-1-"), manager.client, **args
+    )
+    manager.startup()
+    return manager, controller
+
+
+@pytest.mark.integration
+def test_over_real_raft_a_write_commits_and_a_restart_replays_it_from_disk(tmp_path):
+    manager, controller = _start_real_controller(tmp_path, snapshot_max_new_records=3)
+    try:
+        wait_until(controller.is_active, 10, "the only voter's controller to become active")
+        for i in range(4):
+            future = controller.incremental_alter_configs(_set(f"k{i}", str(i)))
+            assert future.result(timeout=5) == {CLUSTER_DEFAULT: ApiError.NONE}
+        # The bootstrap record and three configs make four records: a snapshot is due.
+        wait_until(lambda: manager.log.latest_snapshot_id() is not None, 5, "the controller's snapshot")
+    finally:
+        controller.close()
+        manager.shutdown()
+    manager, restarted = _start_real_controller(tmp_path)
+    try:
+        wait_until(restarted.is_active, 10, "the restarted controller to become active")
+        described = restarted.describe_configs({CLUSTER_DEFAULT: []}).result(timeout=5)
+        assert described[CLUSTER_DEFAULT].result == {f"k{i}": str(i) for i in range(4)}
+        assert restarted.feature_control.metadata_version() is MetadataVersion.IBP_3_3_IV3
+        # The log still starts at 0 (nothing has cleaned it below the snapshot), so Raft hands the
+        # listener the log itself: the bootstrap record and the four configs, and no new bootstrap.
+        assert (restarted.records_replayed_from_snapshot, restarted.records_replayed_from_log) == (0, 5)
+    finally:
+        restarted.close()
+        manager.shutdown()
