@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import pytest
@@ -24,6 +25,8 @@ from kafka_lite.server.broker_to_controller_channel_manager import (
 )
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.testing.deterministic_event_queue import DeterministicEventQueue
+from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID as ENV_CLUSTER_ID
+from kafka_lite.testing.quorum_controller_test_env import QuorumControllerTestEnv
 
 REGISTRATION_API = ControllerApiKeys.BROKER_REGISTRATION
 HEARTBEAT_API = ControllerApiKeys.BROKER_HEARTBEAT
@@ -82,7 +85,7 @@ class Context:
         self.queue = DeterministicEventQueue(self.time)
         self.channel = MockChannelManager()
         self.highest_metadata_offset = 0
-        config = KafkaConfig({
+        self.manager_config = KafkaConfig({
             "process.roles": "broker", "node.id": 1, "broker.rack": "rack-a", "log.dirs": "/tmp/foo",
             "controller.quorum.voters": "2@localhost:9093", "controller.listener.names": "CONTROLLER",
             "listeners": "PLAINTEXT://localhost:9092",
@@ -92,7 +95,7 @@ class Context:
             "broker.session.timeout.ms": SESSION_TIMEOUT_MS,
         })  # fmt: skip
         # Jitter drawn from a seeded generator: the backoffs below are checked against their bounds.
-        self.manager = BrokerLifecycleManager(config, self.time, self.queue, random.Random(7))
+        self.manager = BrokerLifecycleManager(self.manager_config, self.time, self.queue, random.Random(7))
 
     def start(self) -> None:
         self.manager.start(lambda: self.highest_metadata_offset, self.channel, CLUSTER_ID, LISTENERS, {})
@@ -321,3 +324,113 @@ def test_a_controlled_shutdown_before_running_shuts_down_at_once(context):
     assert context.manager.state == BrokerState.SHUTTING_DOWN
     assert context.manager.controlled_shutdown_future.done()
     assert context.manager.initial_catch_up_future.cancelled()
+
+
+class InProcessControllerChannel:
+    """The broker's channel, in one process: each request goes to the active QuorumController's
+    operation, and the reply comes back as the controller's listener would encode it (Kafka's
+    ControllerApis turns a BrokerRegistrationReply into a broker epoch, a BrokerHeartbeatReply into
+    is_caught_up, is_fenced and should_shut_down, an exception into its error code)."""
+
+    def __init__(self, env: QuorumControllerTestEnv) -> None:
+        self._env = env
+        self.sent: list[dict] = []
+        self.answers: list[dict] = []
+
+    def start(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        pass
+
+    def send_request(self, api, body: dict, handler: ControllerRequestCompletionHandler) -> None:
+        self.sent.append(body)
+        controller = self._env.active()
+        if api == REGISTRATION_API:
+            future = controller.register_broker(body)
+
+            def answer(reply) -> dict:
+                return {"broker_epoch": reply.epoch}
+        else:
+            future = controller.process_broker_heartbeat(body)
+
+            def answer(reply) -> dict:
+                return {"is_caught_up": reply.is_caught_up, "is_fenced": reply.is_fenced,
+                        "should_shut_down": reply.should_shut_down}  # fmt: skip
+
+        def done(f: Future) -> None:
+            exc = f.exception()
+            error = Errors.NONE if exc is None else Errors.for_exception(exc)
+            fields = answer(f.result()) if exc is None else {}
+            response = {"throttle_time_ms": 0, "error_code": error.code, **fields}
+            self.answers.append(response)
+            handler.on_complete(ClientResponse(ClientRequest("0", api, 0, body), 0, response))
+
+        future.add_done_callback(done)
+
+
+def test_a_brokers_life_against_the_quorum_controller():
+    """Registration, catching up, unfencing and a controlled shutdown, each answer the quorum
+    controller's own decision, on one MockTime."""
+    env = QuorumControllerTestEnv(3)
+    controller = env.elect(0)
+    queue = DeterministicEventQueue(env.time)
+    config = KafkaConfig({
+        "process.roles": "broker", "node.id": 5, "log.dirs": "/tmp/foo",
+        "controller.quorum.voters": "0@127.0.0.1:9093", "controller.listener.names": "CONTROLLER",
+        "listeners": "PLAINTEXT://localhost:9092",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    })  # fmt: skip
+    manager = BrokerLifecycleManager(config, env.time, queue)
+    channel = InProcessControllerChannel(env)
+    applied = [-1]  # the metadata offset the broker has replayed
+
+    def run(ms: int = 0) -> None:
+        env.time.sleep(ms)
+        while env.poll() + queue.run_pending():
+            pass
+
+    features = {"metadata.version": VersionRange(1, 7)}
+    manager.start(lambda: applied[0], channel, ENV_CLUSTER_ID, LISTENERS, features)
+    run()
+    # The broker epoch is the offset of the broker's RegisterBrokerRecord.
+    registration = controller.cluster_control.registration(5)
+    assert manager.broker_epoch == registration.epoch > 0
+    assert channel.sent[0]["incarnation_id"] == registration.incarnation_id
+    # Behind its own registration, the broker is not caught up: STARTING, heartbeating every 10 ms.
+    run(10)
+    assert manager.state == BrokerState.STARTING
+    applied[0] = controller.last_committed_offset()
+    run(10)
+    assert manager.state == BrokerState.RECOVERY
+    assert not controller.cluster_control.unfenced(5)  # it still asks to stay fenced
+    manager.set_ready_to_unfence()
+    run()  # the heartbeat without want_fence goes at once; the controller unfences the broker
+    run(HEARTBEAT_INTERVAL_MS)
+    assert controller.cluster_control.unfenced(5)
+    assert manager.state == BrokerState.RUNNING
+    manager.begin_controlled_shutdown()
+    run()
+    for _ in range(3):  # leading nothing, the broker may go as soon as it has seen its own fencing
+        applied[0] = controller.last_committed_offset()
+        run(HEARTBEAT_INTERVAL_MS)
+    assert channel.sent[-1]["want_shut_down"] is True
+    assert manager.state == BrokerState.SHUTTING_DOWN
+    assert manager.controlled_shutdown_future.done()
+
+
+def test_a_broker_of_another_cluster_is_refused_and_keeps_trying():
+    env = QuorumControllerTestEnv(1)
+    env.elect(0)
+    queue = DeterministicEventQueue(env.time)
+    manager = BrokerLifecycleManager(Context().manager_config, env.time, queue)
+    channel = InProcessControllerChannel(env)
+    manager.start(lambda: 0, channel, CLUSTER_ID, LISTENERS, {"metadata.version": VersionRange(1, 7)})
+    for ms in (0, SESSION_TIMEOUT_MS, SESSION_TIMEOUT_MS, SESSION_TIMEOUT_MS):
+        env.time.sleep(ms)
+        while env.poll() + queue.run_pending():
+            pass
+    # INCONSISTENT_CLUSTER_ID every time: registrations only, never an epoch.
+    assert len(channel.sent) == 4 and all("cluster_id" in body for body in channel.sent)
+    assert {a["error_code"] for a in channel.answers} == {Errors.INCONSISTENT_CLUSTER_ID.code}
+    assert manager.broker_epoch == -1 and manager.state == BrokerState.STARTING
