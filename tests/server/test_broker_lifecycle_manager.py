@@ -2,7 +2,9 @@
 records each request and answers as the test says (Kafka's BrokerLifecycleManagerTest and its
 MockBrokerToControllerChannelManager): registration retried until answered, the state through
 STARTING, RECOVERY and RUNNING, want_fence until the broker is ready, a controlled shutdown's
-want_shut_down until should_shut_down, heartbeats at the interval and no faster."""
+want_shut_down until should_shut_down, heartbeats at the interval and no faster. Then the same
+manager against the QuorumController itself, through a channel that hands each request to the
+active controller in-process."""
 
 from __future__ import annotations
 
