@@ -387,6 +387,7 @@ class BrokerLifecycleManager:
         )
         handler(self, response.body)
 
+    # --8<-- [start:heartbeat_answers]
     # What a successful heartbeat answer does in each state, in 3.3's order.
 
     def _answer_while_starting(self, body: dict) -> None:
@@ -443,8 +444,11 @@ class BrokerLifecycleManager:
         BrokerState.SHUTTING_DOWN: _answer_while_shutting_down,
     }
 
+    # --8<-- [end:heartbeat_answers]
+
     # -- when to talk to the controller next ------------------------------------------------------------
 
+    # --8<-- [start:schedule_next_communication]
     def _schedule_next_communication_immediately(self) -> None:
         self._schedule_next_communication(0)
 
@@ -466,6 +470,8 @@ class BrokerLifecycleManager:
             self._time.nanoseconds() + interval_ns,
             _Event(self._communicate, "CommunicationEvent"),
         )
+
+    # --8<-- [end:schedule_next_communication]
 
     def _on_queue(
         self, handle: Callable[[ClientResponse | None], None], name: str

@@ -295,6 +295,7 @@ class BrokerToControllerRequestThread(threading.Thread):
         with self._queue_lock:
             self._request_queue.appendleft(item)
 
+    # --8<-- [start:handle_response]
     def handle_response(self, queue_item: BrokerToControllerQueueItem, response: ClientResponse) -> None:
         if response.disconnected:
             self._update_controller_address(None)
@@ -308,6 +309,8 @@ class BrokerToControllerRequestThread(threading.Thread):
             self._put_first(queue_item)
         else:
             queue_item.callback.on_complete(response)
+
+    # --8<-- [end:handle_response]
 
     # -- one pass of InterBrokerSendThread --------------------------------------------------------------
 
