@@ -1,9 +1,9 @@
 """Three controller-only KRaft nodes as processes (formatted with ``kafka-lite storage format``,
 started with ``kafka-lite broker start``), one quorum for the module: the active controller found
 with DescribeQuorum, then over the wire a registration answered with an epoch, a heartbeat, a
-CreateTopics whose records are then in the metadata log, NOT_CONTROLLER from a standby; and after
-the active controller is SIGKILLed, another becomes active and answers. Also a node refused on an
-unformatted directory, naming it and the command."""
+CreateTopics whose records are then in the metadata log, the listener's ApiVersions, NOT_CONTROLLER
+from a standby; and after the active controller is SIGKILLed, another becomes active and answers.
+Also a node refused on an unformatted directory, naming it and the command."""
 
 from __future__ import annotations
 
@@ -167,6 +167,13 @@ def test_the_active_controller_registers_creates_topics_and_a_successor_takes_ov
     dumped = capsys.readouterr().out
     assert '"type":"TOPIC_RECORD"' in dumped.replace(" ", "") and '"name":"orders"' in dumped.replace(" ", "")
     assert dumped.count("PARTITION_RECORD") == 2 and "REGISTER_BROKER_RECORD" in dumped
+
+    # The listener's table, as its ApiVersions lists it: the quorum's and the controller's RPCs and
+    # the forwarded admin APIs, no Produce.
+    versions = call(quorum.addresses[active], ApiKeys.API_VERSIONS, 1, {})
+    listed = {v["api_key"] for v in versions["api_versions"]}
+    assert {ControllerApiKeys.BROKER_REGISTRATION, 52, ApiKeys.CREATE_TOPICS} <= listed
+    assert ApiKeys.PRODUCE not in listed
 
     standby = next(n for n in NODES if n != active)
     refused = call(quorum.addresses[standby], ControllerApiKeys.BROKER_REGISTRATION, 0,
