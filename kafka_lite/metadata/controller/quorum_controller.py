@@ -401,6 +401,12 @@ class QuorumController:
         new_bytes = 0
         for batch in batches:
             if batch.is_control or not batch.records:
+                # Raft's own records (a new epoch's LeaderChange) hold no metadata but take an
+                # offset. A standby counts it as committed, so that, once it claims, its first
+                # write's offsets (a broker's epoch among them) follow on from it. The active
+                # controller sees none of a later epoch's: it renounces before they arrive.
+                if not self.is_active():
+                    self._update_last_committed_state(batch.last_offset, batch.epoch, batch.append_timestamp)
                 continue
             if self.is_active():
                 # The leader replayed these records when it wrote them: now they are committed,

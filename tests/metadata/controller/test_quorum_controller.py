@@ -337,6 +337,9 @@ def test_over_real_raft_a_write_commits_and_a_restart_replays_it_from_disk(tmp_p
             assert future.result(timeout=5) == {CLUSTER_DEFAULT: ApiError.NONE}
         # The bootstrap record and three configs make four records: a snapshot is due.
         wait_until(lambda: manager.log.latest_snapshot_id() is not None, 5, "the controller's snapshot")
+        # A broker's epoch is the offset its registration record will have in the real log (after
+        # Raft's own LeaderChange record); the restarted controller reads the record's offset back.
+        broker_epoch = controller.register_broker(_registration(1)).result(timeout=5).epoch
     finally:
         controller.close()
         manager.shutdown()
@@ -347,8 +350,9 @@ def test_over_real_raft_a_write_commits_and_a_restart_replays_it_from_disk(tmp_p
         assert described[CLUSTER_DEFAULT].result == {f"k{i}": str(i) for i in range(4)}
         assert restarted.feature_control.metadata_version() is MetadataVersion.IBP_3_3_IV3
         # The log still starts at 0 (nothing has cleaned it below the snapshot), so Raft hands the
-        # listener the log itself: the bootstrap record and the four configs, and no new bootstrap.
-        assert (restarted.records_replayed_from_snapshot, restarted.records_replayed_from_log) == (0, 5)
+        # listener the log itself: the bootstrap record, the four configs and the registration, and no new bootstrap.
+        assert (restarted.records_replayed_from_snapshot, restarted.records_replayed_from_log) == (0, 6)
+        assert restarted.cluster_control.register_broker_record_offset(1) == broker_epoch
     finally:
         restarted.close()
         manager.shutdown()
