@@ -34,12 +34,15 @@ from kafka_lite.common.protocol.requests import (
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.metadata.controller.quorum_features import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 from kafka_lite.network.request_channel import Request, RequestChannel
+from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.tools.raft_manager import METADATA_PARTITION, KafkaRaftManager
 from kafka_lite.server.controller_apis import ControllerApis
+from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID, QuorumControllerTestEnv
 from tests.support.waiting import wait_until
+from tests.support.wire import WireClient
 
 CONTROLLER = ListenerType.CONTROLLER
 FEATURES = [
@@ -314,3 +317,43 @@ class _NoSerde:
 
     def deserialize(self, data: bytes) -> bytes:
         return data
+
+
+# -- over a real socket server of ListenerType.CONTROLLER -------------------------------------------------
+
+
+@pytest.fixture
+def controller_listener(env):
+    """A socket server built for the controller's listener type, with ControllerApis behind it."""
+    server = SocketServer(
+        num_network_threads=1, listeners=[Listener("CONTROLLER", "PLAINTEXT", "127.0.0.1", 0)],
+        listener_type=CONTROLLER,
+    )  # fmt: skip
+    apis = ControllerApis(server.request_channel, SYSTEM, env.controllers[0], None, 0, True,
+                          SimpleApiVersionManager(CONTROLLER))  # fmt: skip
+    pool = KafkaRequestHandlerPool(server.request_channel, apis, 1)
+    server.startup()
+    try:
+        yield server.port
+    finally:
+        server.shutdown()
+        pool.shutdown()
+
+
+@pytest.mark.integration
+def test_a_controller_listener_answers_api_versions_and_closes_on_a_client_only_api(controller_listener):
+    client = WireClient(controller_listener)
+    try:
+        body = client.call(ApiKeys.API_VERSIONS, 1, {})
+        assert {v["api_key"] for v in body["api_versions"]} == set(CONTROLLER_APIS)
+        # A version we do not speak is still answered, in v0's layout, so the client can retry lower.
+        client.send_raw(RequestHeader(ApiKeys.API_VERSIONS, 9, 5, "c").encode(1))
+        correlation_id, refused = parse_response(ApiKeys.API_VERSIONS, 0, client.read_frame())
+        assert (correlation_id, refused["error_code"]) == (5, Errors.UNSUPPORTED_VERSION.code)
+        assert len(refused["api_versions"]) == len(CONTROLLER_APIS)
+        # Produce is not an API of this listener: the connection is closed, as for any frame that
+        # does not parse.
+        client.send(ApiKeys.PRODUCE, 2, {"acks": 1, "timeout": 1, "topic_data": []})
+        assert wait_until(client.closed_by_peer, 5, "the controller to close the connection")
+    finally:
+        client.close()

@@ -7,6 +7,7 @@ Also a node refused on an unformatted directory, naming it and the command."""
 
 from __future__ import annotations
 
+import re
 import socket
 import struct
 import subprocess
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kafka_lite.cli.main import main
-from kafka_lite.common.errors import Errors
+from kafka_lite.common.errors import Errors, KafkaException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.controller_messages import (
     ControllerApiKeys,
@@ -27,6 +28,8 @@ from kafka_lite.common.protocol.controller_messages import (
 from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_response
 from kafka_lite.metadata.controller.quorum_features import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 from kafka_lite.raft.tools.quorum_client import find_leader
+from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.server.kafka_raft_server import KafkaRaftServer
 from kafka_lite.server.storage_tool import random_uuid
 from kafka_lite.utils.ports import free_ports
 from tests.support.waiting import wait_until
@@ -199,3 +202,16 @@ def test_a_node_on_an_unformatted_directory_is_refused_naming_it(tmp_path, capsy
     assert main(["broker", "start", str(config)]) == 1
     err = capsys.readouterr().err
     assert str(tmp_path / "data") in err and "kafka-lite storage format" in err
+
+
+@pytest.mark.integration
+def test_a_node_with_the_broker_role_is_refused_naming_the_role(tmp_path):
+    # The broker role (BrokerServer) is not built yet: refused before anything starts.
+    config_file = tmp_path / "node.properties"
+    text = properties(1, "1@127.0.0.1:9", 9, tmp_path / "data")
+    text = text.replace("process.roles=controller", "process.roles=broker,controller")
+    text = text.replace("listeners=CONTROLLER://", "listeners=PLAINTEXT://127.0.0.1:8,CONTROLLER://")
+    config_file.write_text(text)
+    assert main(["storage", "format", "-t", random_uuid(), "-c", str(config_file)]) == 0
+    with pytest.raises(KafkaException, match=re.escape("process.roles=broker,controller: kafka_lite runs")):
+        KafkaRaftServer(KafkaConfig.from_file(config_file))
