@@ -86,11 +86,10 @@ from kafka_lite.metadata.controller.quorum_features import (
 from kafka_lite.metadata.controller.replication_control_manager import ReplicationControlManager
 from kafka_lite.metadata.controller.snapshot_generator import (
     MAX_BATCHES_PER_GENERATE_CALL,
-    Section,
+    CommittedImage,
     SnapshotGenerator,
-    batches_of,
+    sections,
 )
-from kafka_lite.metadata.image import MetadataDelta, MetadataImage
 from kafka_lite.metadata.timeline import SnapshotRegistry
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_client import Batch, LeaderAndEpoch, Listener, RaftClient
@@ -176,7 +175,7 @@ class QuorumController:
         self._last_committed_epoch = -1
         self._last_committed_timestamp = -1
         # What a snapshot is written from: the committed records as an image.
-        self._image_records = _CommittedImage()
+        self._image_records = CommittedImage()
         self._snapshot_max_new_record_bytes = snapshot_max_new_record_bytes
         self._snapshot_max_new_records = snapshot_max_new_records
         self._new_bytes_since_last_snapshot = 0
@@ -603,7 +602,7 @@ class QuorumController:
             log.info("Skipping generation of snapshot %s since it already exists", snapshot_id)
             return
         self._snapshot_generator = SnapshotGenerator(
-            writer, MAX_BATCHES_PER_GENERATE_CALL, _sections(self._image_records.records())
+            writer, MAX_BATCHES_PER_GENERATE_CALL, sections(self._image_records.records())
         )
         self._reschedule_snapshot_generator(0)
 
@@ -872,48 +871,6 @@ class _BrokerHeartbeatOperation(ControllerWriteOperation[Any]):
             self._c.cluster_control.heartbeat_manager().update_controlled_shutdown_offset(
                 self._broker_id, offset
             )
-
-
-class _CommittedImage:
-    """The committed records as a ``MetadataImage``: what a snapshot is written from."""
-
-    def __init__(self) -> None:
-        self.image = MetadataImage.EMPTY
-
-    def replay(self, last_offset: int, epoch: int, records: list[ApiMessageAndVersion]) -> None:
-        delta = MetadataDelta(self.image)
-        for record in records:
-            delta.replay(last_offset, epoch, record.message)
-        self.image = delta.apply()
-
-    def load_snapshot(self, last_offset: int, epoch: int, records: list[ApiMessageAndVersion]) -> None:
-        self.image = MetadataImage.EMPTY
-        self.replay(last_offset, epoch, records)
-
-    def records(self) -> list[ApiMessageAndVersion]:
-        out: list[ApiMessageAndVersion] = []
-        self.image.write(out)
-        return out
-
-
-_SECTIONS = {
-    FeatureLevelRecord: "features",
-    RegisterBrokerRecord: "cluster", FenceBrokerRecord: "cluster", UnfenceBrokerRecord: "cluster",
-    TopicRecord: "replication", PartitionRecord: "replication",
-    ConfigRecord: "configuration",
-    ProducerIdsRecord: "producerIds",
-}  # fmt: skip
-
-
-def _sections(records: list[ApiMessageAndVersion]) -> list[Section]:
-    """The image's records, cut where the kind of record changes, as Kafka's sections."""
-    runs: list[tuple[str, list[ApiMessageAndVersion]]] = []
-    for record in records:
-        name = _SECTIONS.get(type(record.message), "other")
-        if not runs or runs[-1][0] != name:
-            runs.append((name, []))
-        runs[-1][1].append(record)
-    return [Section(name, batches_of(run)) for name, run in runs]
 
 
 def _unknown_server_exception(exc: BaseException) -> ApiException:

@@ -20,6 +20,19 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from kafka_lite.common.metadata import (
+    ConfigRecord,
+    FeatureLevelRecord,
+    FenceBrokerRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RegisterBrokerRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
+)
+from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
+from kafka_lite.metadata.image import MetadataDelta, MetadataImage
+
 log = logging.getLogger(__name__)
 
 MAX_BATCHES_PER_GENERATE_CALL = 10
@@ -80,3 +93,45 @@ class SnapshotGenerator:
             if self._generate_batch():
                 return None
         return 0
+
+
+class CommittedImage:
+    """The committed records as a ``MetadataImage``: what a snapshot is written from."""
+
+    def __init__(self) -> None:
+        self.image = MetadataImage.EMPTY
+
+    def replay(self, last_offset: int, epoch: int, records: list[ApiMessageAndVersion]) -> None:
+        delta = MetadataDelta(self.image)
+        for record in records:
+            delta.replay(last_offset, epoch, record.message)
+        self.image = delta.apply()
+
+    def load_snapshot(self, last_offset: int, epoch: int, records: list[ApiMessageAndVersion]) -> None:
+        self.image = MetadataImage.EMPTY
+        self.replay(last_offset, epoch, records)
+
+    def records(self) -> list[ApiMessageAndVersion]:
+        out: list[ApiMessageAndVersion] = []
+        self.image.write(out)
+        return out
+
+
+_SECTIONS = {
+    FeatureLevelRecord: "features",
+    RegisterBrokerRecord: "cluster", FenceBrokerRecord: "cluster", UnfenceBrokerRecord: "cluster",
+    TopicRecord: "replication", PartitionRecord: "replication",
+    ConfigRecord: "configuration",
+    ProducerIdsRecord: "producerIds",
+}  # fmt: skip
+
+
+def sections(records: list[ApiMessageAndVersion]) -> list[Section]:
+    """The image's records, cut where the kind of record changes, as Kafka's sections."""
+    runs: list[tuple[str, list[ApiMessageAndVersion]]] = []
+    for record in records:
+        name = _SECTIONS.get(type(record.message), "other")
+        if not runs or runs[-1][0] != name:
+            runs.append((name, []))
+        runs[-1][1].append(record)
+    return [Section(name, batches_of(run)) for name, run in runs]
