@@ -57,12 +57,10 @@ from kafka_lite.common.metadata.metadata_record_serde import MetadataRecordSerde
 from kafka_lite.common.time import Time
 from kafka_lite.metadata.controller.cluster_control_manager import ClusterControlManager
 from kafka_lite.metadata.controller.configuration_control_manager import (
-    ApiError,
     ConfigResource,
     ConfigResourceType,
     ConfigurationControlManager,
     OpType,
-    ResultOrError,
 )
 from kafka_lite.metadata.controller.controller_purgatory import ControllerPurgatory
 from kafka_lite.metadata.controller.controller_result import ControllerResult, ControllerResultAndOffset
@@ -74,7 +72,6 @@ from kafka_lite.metadata.controller.event_queue import (
 )
 from kafka_lite.metadata.controller.feature_control_manager import (
     FeatureControlManager,
-    FinalizedControllerFeatures,
 )
 from kafka_lite.metadata.controller.producer_id_control_manager import ProducerIdControlManager
 from kafka_lite.metadata.controller.quorum_features import (
@@ -902,13 +899,3 @@ def _then_apply(future: Future, fn: Callable[[Any], Any]) -> Future:
 
     future.add_done_callback(done)
     return out
-
-
-__all__ = [
-    "ApiError",
-    "ControllerWriteOperation",
-    "FinalizedControllerFeatures",
-    "QuorumController",
-    "QuorumMetaLogListener",
-    "ResultOrError",
-]
