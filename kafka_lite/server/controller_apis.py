@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
@@ -45,6 +45,10 @@ from kafka_lite.common.time import Time
 from kafka_lite.metadata.controller.configuration_control_manager import ConfigResource, ConfigResourceType
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
 
+if TYPE_CHECKING:
+    from kafka_lite.metadata.controller.quorum_controller import QuorumController
+    from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
+
 log = logging.getLogger(__name__)
 
 
@@ -55,8 +59,8 @@ class ControllerApis:
         self,
         request_channel: RequestChannel,
         time: Time,
-        controller: Any,
-        raft_manager: Any,
+        controller: QuorumController,
+        raft_manager: KafkaRaftManager,
         node_id: int,
         delete_topic_enable: bool,
         api_version_manager: SimpleApiVersionManager,

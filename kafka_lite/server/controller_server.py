@@ -33,6 +33,7 @@ from kafka_lite.common.time import Time
 from kafka_lite.metadata.controller.kafka_event_queue import KafkaEventQueue
 from kafka_lite.metadata.controller.quorum_controller import QuorumController
 from kafka_lite.network.socket_server import Listener, SocketServer
+from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.server.broker_metadata_checkpoint import MetaProperties
 from kafka_lite.server.controller_apis import ControllerApis
 from kafka_lite.server.kafka_config import KafkaConfig
@@ -52,7 +53,7 @@ class ProcessStatus(enum.Enum):
 
 class ControllerServer:
     def __init__(
-        self, meta_properties: MetaProperties, config: KafkaConfig, raft_manager, time: Time
+        self, meta_properties: MetaProperties, config: KafkaConfig, raft_manager: KafkaRaftManager, time: Time
     ) -> None:
         self.meta_properties = meta_properties
         self.config = config
