@@ -3,7 +3,7 @@ heartbeat moves it between.
 
 Mirrors: org.apache.kafka.controller.BrokerControlState and BrokerControlStates
          (metadata/src/main/java/org/apache/kafka/controller/, Kafka 3.3.0)
-Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.5 reads the ZooKeeper controller's
+Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.4 reads the ZooKeeper controller's
          controlled shutdown, which CONTROLLED_SHUTDOWN replaces
 
     FENCED              -> UNFENCED             its heartbeat's metadata offset reaches its registration

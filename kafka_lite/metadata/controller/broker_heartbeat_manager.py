@@ -3,7 +3,7 @@ offset it has reached, and whether it is shutting down.
 
 Mirrors: org.apache.kafka.controller.BrokerHeartbeatManager
          (metadata/src/main/java/org/apache/kafka/controller/BrokerHeartbeatManager.java, Kafka 3.3.0)
-Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.1 has the ZooKeeper controller learn a
+Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.1.1-7.1.2 has the ZooKeeper controller learn a
          broker died from its ephemeral znode, whose ZooKeeper session is what this replaces
 Differs: the unfenced brokers are a dict kept in last-contact order, where Kafka keeps a
          doubly linked list sorted by last contact: every touch happens "now", on a monotonic clock,

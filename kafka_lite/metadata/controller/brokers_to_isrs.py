@@ -4,7 +4,6 @@ Mirrors: org.apache.kafka.controller.BrokersToIsrs and TopicIdPartition
          (metadata/src/main/java/org/apache/kafka/controller/, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft); chapter 7's controller answers the same questions by
          scanning its ControllerContext's partitionLeadershipInfo
-Labs:    chapter 12's lab (``update``)
 
 When a broker is fenced the controller must take it out of every ISR and move every leadership it
 held; when one is unfenced, it may lead the partitions that have no leader. Scanning every

@@ -3,7 +3,7 @@ where to reach them, and who is fenced.
 
 Mirrors: org.apache.kafka.controller.ClusterControlManager
          (metadata/src/main/java/org/apache/kafka/controller/ClusterControlManager.java, Kafka 3.3.0)
-Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.1 has brokers register as ephemeral
+Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.1.1-7.1.2 has brokers register as ephemeral
          znodes under /brokers/ids, which a RegisterBrokerRecord replaces
 Differs: fencing is replayed from FenceBrokerRecord/UnfenceBrokerRecord, which kafka_lite writes at
          every metadata.version (3.3 writes BrokerRegistrationChangeRecord from 3.3-IV0; it is

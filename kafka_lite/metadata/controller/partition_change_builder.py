@@ -3,9 +3,8 @@ asked for, build the PartitionChangeRecord (or nothing, when nothing changes).
 
 Mirrors: org.apache.kafka.controller.PartitionChangeBuilder
          (metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java, Kafka 3.3.0)
-Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.3 reads the ZooKeeper controller's
+Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.1.4 reads the ZooKeeper controller's
          OfflinePartitionLeaderSelector and ControlledShutdownLeaderSelector, which this replaces
-Labs:    chapter 12's lab (``build`` and the election)
 
 Every caller works the same way: an AlterPartition from a leader sets a new ISR, a fenced broker's
 partitions get an ISR without it, a preferred election asks for the first replica. The builder

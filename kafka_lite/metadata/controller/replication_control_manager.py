@@ -3,7 +3,7 @@ partitions, and every change of a partition's leader and ISR.
 
 Mirrors: org.apache.kafka.controller.ReplicationControlManager
          (metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java, Kafka 3.3.0)
-Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.2-7.5 reads the ZooKeeper controller's
+Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.1.4-7.1.5 and 7.4 read the ZooKeeper controller's
          partition and replica state machines, TopicDeletionManager and controlled shutdown,
          which this one class replaces
 Differs: fencing writes FenceBrokerRecord/UnfenceBrokerRecord and controlled shutdown no
