@@ -20,13 +20,16 @@ from kafka_lite.common.metadata import (
     MetadataRecordSerde,
     ProducerIdsRecord,
 )
-from kafka_lite.common.time import SYSTEM
+from kafka_lite.common.time import SYSTEM, MockTime
 from kafka_lite.metadata.controller.configuration_control_manager import ApiError, ConfigResource, OpType
 from kafka_lite.metadata.controller.kafka_event_queue import KafkaEventQueue
 from kafka_lite.metadata.controller.quorum_controller import QuorumController
 from kafka_lite.metadata.controller.quorum_features import MetadataVersion
+from kafka_lite.metadata.controller.snapshot_generator import Section, SnapshotGenerator
+from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
+from kafka_lite.testing.local_log_manager import LocalSnapshotWriter, SharedLogData
 from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID, QuorumControllerTestEnv
 from tests.support.waiting import wait_until
 
@@ -356,3 +359,20 @@ def test_over_real_raft_a_write_commits_and_a_restart_replays_it_from_disk(tmp_p
     finally:
         restarted.close()
         manager.shutdown()
+
+
+@pytest.mark.unit
+def test_the_snapshot_generator_writes_a_few_batches_per_call_then_freezes():
+    shared = SharedLogData(MockTime())
+    writer = LocalSnapshotWriter(shared, OffsetAndEpoch(0, 0), 0)
+    sections = [
+        Section("features", [["f1"]]),
+        Section("empty", []),
+        Section("configs", [["c1", "c2"], ["c3"]]),
+    ]
+    generator = SnapshotGenerator(writer, 2, sections)
+    assert generator.generate_batches() == 0  # two batches written, more to come
+    assert not writer.is_frozen()
+    assert generator.generate_batches() is None  # the last batch, then the footer
+    assert writer.is_frozen()
+    assert shared.latest_snapshot().batches == (("f1",), ("c1", "c2"), ("c3",))
