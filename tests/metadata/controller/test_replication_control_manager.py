@@ -501,3 +501,17 @@ def test_a_reverted_snapshot_undoes_a_topic_and_a_leader_change(ctx):
     assert set(ctx.replication_control.brokers_to_isrs.partitions_led_by_broker(1)) == {
         TopicIdPartition(foo, 0)
     }
+
+
+def test_reads_see_the_state_as_of_a_committed_offset(ctx):
+    committed = ctx.next_offset - 1
+    ctx.registry.get_or_create_snapshot(committed)
+    foo = ctx.create_test_topic("foo", [[0, 1]])
+    rc = ctx.replication_control
+    assert rc.find_topic_ids(committed, ["foo"])["foo"].error is Errors.UNKNOWN_TOPIC_OR_PARTITION
+    assert rc.find_topic_names(committed, [foo])[foo].error is Errors.UNKNOWN_TOPIC_ID
+    now = ctx.next_offset - 1
+    ctx.registry.get_or_create_snapshot(now)
+    assert rc.find_topic_ids(now, ["foo"]) == {"foo": foo}
+    assert rc.find_topic_names(now, [foo]) == {foo: "foo"}
+    assert rc.find_all_topic_ids(now) == {"foo": foo}
