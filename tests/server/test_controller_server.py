@@ -3,7 +3,9 @@ started with ``kafka-lite broker start``), one quorum for the module: the active
 with DescribeQuorum, then over the wire a registration answered with an epoch, a heartbeat, a
 CreateTopics whose records are then in the metadata log, the listener's ApiVersions, NOT_CONTROLLER
 from a standby; and after the active controller is SIGKILLed, another becomes active and answers.
-Also a node refused on an unformatted directory, naming it and the command."""
+Also a node refused on an unformatted directory, naming it and the command, and a broker's channel to
+the controller (BrokerToControllerChannelManager) registering and heartbeating with a node in this
+process."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from kafka_lite.cli.main import main
+from kafka_lite.clients.metadata import Node
 from kafka_lite.common.errors import Errors, KafkaException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.controller_messages import (
@@ -26,8 +29,14 @@ from kafka_lite.common.protocol.controller_messages import (
     parse_controller_response,
 )
 from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_response
+from kafka_lite.common.time import SYSTEM
 from kafka_lite.metadata.controller.quorum_features import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 from kafka_lite.raft.tools.quorum_client import find_leader
+from kafka_lite.server.broker_to_controller_channel_manager import (
+    BrokerToControllerChannelManager,
+    ControllerRequestCompletionHandler,
+    RaftControllerNodeProvider,
+)
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_raft_server import KafkaRaftServer
 from kafka_lite.server.storage_tool import random_uuid
@@ -215,3 +224,44 @@ def test_a_node_with_the_broker_role_is_refused_naming_the_role(tmp_path):
     assert main(["storage", "format", "-t", random_uuid(), "-c", str(config_file)]) == 0
     with pytest.raises(KafkaException, match=re.escape("process.roles=broker,controller: kafka_lite runs")):
         KafkaRaftServer(KafkaConfig.from_file(config_file))
+
+
+@pytest.mark.integration
+def test_a_brokers_channel_registers_and_heartbeats_with_a_controller_node(tmp_path):
+    """The broker's side (BrokerToControllerChannelManager, finding the controller through the Raft
+    leader's voter address) against a real controller node, in this process."""
+    port = free_ports(1)
+    config_file = tmp_path / "node.properties"
+    config_file.write_text(properties(1, f"1@127.0.0.1:{port}", port, tmp_path / "data"))
+    cluster_id = random_uuid()
+    assert main(["storage", "format", "-t", cluster_id, "-c", str(config_file)]) == 0
+    server = KafkaRaftServer(KafkaConfig.from_file(config_file))
+    server.startup()
+    channel = None
+    try:
+        provider = RaftControllerNodeProvider(
+            server.raft_manager.client, [Node(1, "127.0.0.1", port)], "CONTROLLER"
+        )
+        channel = BrokerToControllerChannelManager(provider, SYSTEM, 7, "registration", 10_000, 5_000)
+        channel.start()
+        answers: list[dict] = []
+        handler = ControllerRequestCompletionHandler(
+            on_complete=lambda r: answers.append(r.body),
+            on_timeout=lambda: answers.append({"error_code": "timed out"}),
+        )
+        channel.send_request(ControllerApiKeys.BROKER_REGISTRATION, registration(cluster_id, 7), handler)
+        (registered,) = wait_until(lambda: answers, 10, "the registration's answer")
+        assert registered["error_code"] == 0 and registered["broker_epoch"] > 0
+        heartbeat = {"broker_id": 7, "broker_epoch": registered["broker_epoch"], "current_metadata_offset": 0,
+                     "want_fence": True, "want_shut_down": False}  # fmt: skip
+        channel.send_request(ControllerApiKeys.BROKER_HEARTBEAT, heartbeat, handler)
+        wait_until(lambda: len(answers) == 2, 10, "the heartbeat's answer")
+        assert (answers[1]["error_code"], answers[1]["is_caught_up"], answers[1]["is_fenced"]) == (
+            0,
+            False,
+            True,
+        )
+    finally:
+        if channel is not None:
+            channel.shutdown()
+        server.shutdown()
