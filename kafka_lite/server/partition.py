@@ -21,6 +21,8 @@ The ISR changes in two places: ``maybe_expand_isr`` when a follower's fetch reac
 ``maybe_shrink_isr`` (run by the replica manager's scheduler) when a follower has not caught up for
 too long. Each change is written to ZooKeeper with a conditional update on the version this broker
 read, so a controller's decision in between wins; the replica manager then announces the change.
+A KRaft broker (chapter 12) cannot write metadata: its leader asks the controller instead, through
+the ``AlterPartitionManager``, and adopts the ISR the controller answers with (``_update_isr``).
 
 Locking is Kafka's ``leaderIsrUpdateLock``: appends take it shared (many producers append at once,
 the log has its own lock); leadership and ISR changes take it exclusive, so an append never sees a
@@ -31,7 +33,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import replace
+import uuid
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from kafka_lite.common.errors import (
@@ -56,9 +59,31 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# AlterPartition errors after which a leader waits for the metadata log (Kafka 3.3): the controller
+# knows a newer state of the partition than this leader, or does not know the partition at all.
+AWAIT_METADATA_ERRORS = frozenset(
+    {
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
+        Errors.UNKNOWN_TOPIC_ID,
+        Errors.FENCED_LEADER_EPOCH,
+        Errors.INVALID_UPDATE_VERSION,
+        Errors.INVALID_REQUEST,
+        Errors.NEW_LEADER_ELECTED,
+    }
+)
+
 
 class NotAssignedReplicaException(KafkaException):
     """A fetch from a broker that holds no replica of the partition (Kafka's, in kafka.common)."""
+
+
+@dataclass(frozen=True)
+class PendingIsrChange:
+    """A KRaft leader's ISR change sent to the controller and not yet answered (Kafka 3.3's
+    ``PendingExpandIsr``/``PendingShrinkIsr``): the ISR asked for, and the request as sent."""
+
+    new_isr: frozenset[Replica]
+    sent_leader_and_isr: LeaderAndIsr
 
 
 class Partition:
@@ -68,6 +93,10 @@ class Partition:
         self.time = time
         self.replica_manager = replica_manager
         self.local_broker_id = replica_manager.broker_id
+        # KRaft (chapter 12): ISR changes go to the controller through this; None: into ZooKeeper.
+        self.alter_partition_manager = replica_manager.alter_partition_manager
+        self.topic_id: uuid.UUID | None = None  # known in KRaft, from the metadata log
+        self.pending_isr_change: PendingIsrChange | None = None
         self.assigned_replica_map: dict[int, Replica] = {}
         self.leader_replica_id = LeaderAndIsr.NO_LEADER
         self.in_sync_replicas: set[Replica] = set()
@@ -178,6 +207,7 @@ class Partition:
             self.in_sync_replicas = new_in_sync_replicas
             self.leader_epoch = state["leader_epoch"]
             self.zk_version = state["zk_version"]
+            self.pending_isr_change = None  # the controller's state overrides a change it has not answered
             is_new_leader = self.leader_replica_id != self.local_broker_id
             self.leader_replica_id = self.local_broker_id
             leader_replica = self.get_replica()
@@ -216,6 +246,7 @@ class Partition:
             self.in_sync_replicas = set()
             self.leader_epoch = state["leader_epoch"]
             self.zk_version = state["zk_version"]
+            self.pending_isr_change = None
             changed = self.leader_replica_id != new_leader
             self.leader_replica_id = new_leader
             return changed
@@ -276,6 +307,7 @@ class Partition:
                 replica not in self.in_sync_replicas
                 and replica_id in self.assigned_replica_map
                 and replica.log_end_offset >= leader_replica.high_watermark
+                and self.pending_isr_change is None  # KRaft: one change in flight at a time
             ):
                 new_in_sync_replicas = self.in_sync_replicas | {replica}
                 log.info(
@@ -367,8 +399,8 @@ class Partition:
         fetch at all) and slow ones (fetching, but never reaching the leader's LEO) alike."""
         with self.leader_isr_update_lock.write_lock():
             leader_replica = self.leader_replica_if_local()
-            if leader_replica is None:
-                return
+            if leader_replica is None or self.pending_isr_change is not None:
+                return  # not the leader, or (KRaft) a change is waiting for the controller's answer
             out_of_sync = self.get_out_of_sync_replicas(leader_replica, replica_max_lag_time_ms)
             if not out_of_sync:
                 return
@@ -394,7 +426,10 @@ class Partition:
     def _update_isr(self, new_isr: set[Replica]) -> None:
         """Write the new ISR to ZooKeeper, conditional on the version this broker last saw; adopt it
         only if the write succeeds (else the controller changed the partition, and its LeaderAndIsr
-        is on its way)."""
+        is on its way). A KRaft broker asks the controller instead (``_submit_alter_partition``)."""
+        if self.alter_partition_manager is not None:
+            self._submit_alter_partition(new_isr)
+            return
         new_leader_and_isr = LeaderAndIsr(
             self.local_broker_id, self.leader_epoch, sorted(r.broker_id for r in new_isr), self.zk_version
         )
@@ -410,6 +445,91 @@ class Partition:
                 "Cached zkVersion %d of %s-%d not equal to that in ZooKeeper, skip updating ISR",
                 self.zk_version, self.topic, self.partition_id,
             )  # fmt: skip
+
+    # --8<-- [start:alter_partition]
+    def _submit_alter_partition(self, new_isr: set[Replica]) -> None:
+        """KRaft: ask the controller for ``new_isr`` (under the ISR lock), as Kafka 3.3's
+        ``submitAlterPartition``. The ISR stays as it is until the answer: a shrink adopted early
+        could move the HW past what a dropped follower has, were the controller to refuse it
+        (3.3 also counts an expanding follower at once, a stricter HW; kafka_lite waits for both)."""
+        sent = LeaderAndIsr(
+            self.local_broker_id, self.leader_epoch, sorted(r.broker_id for r in new_isr), self.zk_version
+        )
+        pending = PendingIsrChange(frozenset(new_isr), sent)
+        self.pending_isr_change = pending
+        log.debug("Submitting ISR state change %s for %s-%d", sent, self.topic, self.partition_id)
+
+        def on_answer(leader_and_isr: LeaderAndIsr | None, error: Errors) -> None:
+            self._handle_alter_partition_answer(pending, leader_and_isr, error)
+
+        if not self.alter_partition_manager.submit(self.tp, self.topic_id, sent, on_answer):
+            self.pending_isr_change = None  # OPERATION_NOT_ATTEMPTED: the state is as it was
+
+    def _handle_alter_partition_answer(
+        self, pending: PendingIsrChange, leader_and_isr: LeaderAndIsr | None, error: Errors
+    ) -> None:
+        """The controller answered (on the channel's thread). An answer to a change the metadata
+        log has since overtaken is ignored; a retriable error sends the change again."""
+        hw_incremented = should_retry = False
+        with self.leader_isr_update_lock.write_lock():
+            if self.pending_isr_change is not pending:
+                log.debug("Ignoring the answer to %s: the partition's state has changed since", pending)
+            elif leader_and_isr is not None:
+                hw_incremented = self._handle_alter_partition_update(leader_and_isr)
+            else:
+                should_retry = self._handle_alter_partition_error(error)
+            if should_retry and not self.alter_partition_manager.submit(
+                self.tp, self.topic_id, pending.sent_leader_and_isr,
+                lambda state, e: self._handle_alter_partition_answer(pending, state, e),
+            ):  # fmt: skip
+                self.pending_isr_change = None
+        if hw_incremented:
+            self.try_complete_delayed_requests()
+
+    def _handle_alter_partition_update(self, leader_and_isr: LeaderAndIsr) -> bool:
+        """Take the controller's ISR and partition epoch, unless the answer is older than what this
+        leader knows (then the change stays pending until the metadata log brings the state).
+        Returns whether the HW moved."""
+        if leader_and_isr.leader_epoch != self.leader_epoch:
+            log.debug(
+                "Ignoring new ISR %s since we have a stale leader epoch %d.",
+                leader_and_isr,
+                self.leader_epoch,
+            )
+            return False
+        if leader_and_isr.zk_version < self.zk_version:
+            log.debug(
+                "Ignoring new ISR %s since we have a newer version %d.", leader_and_isr, self.zk_version
+            )
+            return False
+        self.in_sync_replicas = {self.get_or_create_replica(r) for r in leader_and_isr.isr}
+        self.zk_version = leader_and_isr.zk_version
+        self.pending_isr_change = None
+        log.info("ISR updated to %s and version updated to %d", self.isr, self.zk_version)
+        leader_replica = self.leader_replica_if_local()
+        return leader_replica is not None and self.maybe_increment_leader_hw(leader_replica)
+
+    def _handle_alter_partition_error(self, error: Errors) -> bool:
+        """Kafka 3.3's ``handleAlterPartitionError``; returns whether to send the change again."""
+        if error in (Errors.OPERATION_NOT_ATTEMPTED, Errors.INELIGIBLE_REPLICA):
+            # The controller says the change was not applied and our partition epoch is current:
+            # back to the state before the change, free to try another.
+            self.pending_isr_change = None
+            log.info(
+                "Failed to alter partition %s-%d: the controller rejected it with %s", *self.tp, error.name
+            )
+            return False
+        if error in AWAIT_METADATA_ERRORS:
+            # Our state is older than the controller's (or the request was wrong for it): stay
+            # pending, changing nothing, until the metadata log brings the new state.
+            log.debug(
+                "Failed to alter partition %s-%d with %s; awaiting the latest metadata", *self.tp, error.name
+            )
+            return False
+        log.warning("Failed to update ISR of %s-%d due to unexpected %s. Retrying.", *self.tp, error.name)
+        return True
+
+    # --8<-- [end:alter_partition]
 
     # --8<-- [start:check_enough_replicas_reach_offset]
     def check_enough_replicas_reach_offset(self, required_offset: int) -> tuple[bool, Errors]:

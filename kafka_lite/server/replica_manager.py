@@ -38,10 +38,12 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kafka_lite.common.errors import (
     ApiException,
     Errors,
+    IllegalStateException,
     InvalidTopicException,
     KafkaException,
     NotLeaderForPartitionException,
@@ -77,6 +79,10 @@ from kafka_lite.server.replication_quota_manager import UNBOUNDED_QUOTA, Replica
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import Scheduler
 from kafka_lite.zk.zk_utils import LeaderAndIsr, ZkUtils
+
+if TYPE_CHECKING:
+    from kafka_lite.metadata.image import MetadataImage, PartitionInfo, TopicsDelta
+    from kafka_lite.server.alter_partition_manager import AlterPartitionManager
 
 log = logging.getLogger(__name__)
 
@@ -179,10 +185,13 @@ class ReplicaManager:
         delayed_delete_records_purgatory: DelayedOperationPurgatory | None = None,
         *,
         quota_manager: ReplicationQuotaManager,
+        alter_partition_manager: AlterPartitionManager | None = None,
     ) -> None:
         """``zk_utils`` None keeps ISR changes on this broker alone, and the purgatories may be given
         (with a ``MockTimer``), as in Kafka: for notebooks and unit tests. ``quota_manager`` is the
-        follower side of the replication throttle, which the fetcher threads obey."""
+        follower side of the replication throttle, which the fetcher threads obey.
+        ``alter_partition_manager``: a KRaft broker's; a leader's ISR changes then go to the
+        controller as AlterPartition requests instead of into ZooKeeper (chapter 12)."""
         self.config = config
         self.broker_id = config.broker_id
         self.time = time
@@ -192,6 +201,7 @@ class ReplicaManager:
         self.topic_config_lookup = topic_config_lookup
         self.metadata_cache = metadata_cache
         self.quota_manager = quota_manager
+        self.alter_partition_manager = alter_partition_manager
         self.controller_epoch = -1
         self._partitions: dict[TopicPartition, Partition] = {}
         self._replica_state_change_lock = threading.RLock()
@@ -403,6 +413,119 @@ class ReplicaManager:
         return new_followers
 
     # --8<-- [end:make_leaders]
+
+    # -- the metadata log (KRaft, chapter 12) -------------------------------------------------------------------
+
+    # --8<-- [start:apply_delta]
+    def apply_delta(self, delta: TopicsDelta, new_image: MetadataImage) -> None:
+        """Apply a KRaft topics delta (Kafka 3.3's ``applyDelta``): what a LeaderAndIsr or a
+        StopReplica request told a ZooKeeper broker, read from the metadata log instead.
+
+        Deletes go first, since the same delta may create a topic of the same name again; then the
+        partitions this broker now leads, then those it follows. There is no controller epoch to
+        check: the metadata log is one ordered history, so no decision arrives out of order."""
+        # Before taking the lock, compute the local changes
+        local_changes = delta.local_changes(self.broker_id)
+        with self._replica_state_change_lock:
+            if local_changes.deletes:
+                log.info("Deleting %d partition(s).", len(local_changes.deletes))
+                self._stop_partitions(local_changes.deletes, delete=True)
+            if local_changes.leaders or local_changes.followers:
+                if local_changes.leaders:
+                    self._apply_local_leaders_delta(local_changes.leaders)
+                if local_changes.followers:
+                    self._apply_local_followers_delta(new_image, local_changes.followers)
+                self._maybe_start_high_watermark_checkpoint()
+                self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
+
+    def _apply_local_leaders_delta(self, local_leaders: dict[TopicPartition, PartitionInfo]) -> None:
+        """Stop fetching, then lead with the registration's leader epoch, ISR and partition epoch
+        (the log created if this broker has none yet)."""
+        log.info("Transitioning %d partition(s) to local leaders.", len(local_leaders))
+        self.replica_fetcher_manager.remove_fetcher_for_partitions(set(local_leaders))
+        for tp, info in local_leaders.items():
+            partition = self._get_or_create_partition_for_delta(tp, info)
+            partition.make_leader(info.partition.to_leader_and_isr_partition_state(tp), controller_epoch=-1)
+
+    def _apply_local_followers_delta(
+        self, new_image: MetadataImage, local_followers: dict[TopicPartition, PartitionInfo]
+    ) -> None:
+        """Follow every partition named (so a replica with no leader steps down, and its HW is
+        checkpointed); restart the fetcher of those whose leader epoch moved, from the leader's
+        address on the inter-broker listener as the image has it. The fetcher truncates first
+        (``ReplicaFetcherThread.maybe_truncate``), as after a LeaderAndIsr."""
+        log.info("Transitioning %d partition(s) to local followers.", len(local_followers))
+        to_start_fetching: dict[TopicPartition, Partition] = {}
+        for tp, info in local_followers.items():
+            partition = self._get_or_create_partition_for_delta(tp, info)
+            # 3.3's makeFollower answers "is this a new leader epoch"; kafka_lite's answers "is this a
+            # new leader", so the epoch is compared here, before the state changes.
+            is_new_leader_epoch = info.partition.leader_epoch != partition.leader_epoch
+            partition.make_follower(info.partition.to_leader_and_isr_partition_state(tp), controller_epoch=-1)
+            if is_new_leader_epoch:
+                to_start_fetching[tp] = partition
+        if not to_start_fetching:
+            return
+        # Stopping the fetchers first, so that each starts again from the right position.
+        self.replica_fetcher_manager.remove_fetcher_for_partitions(set(to_start_fetching))
+        listener_name = self.config.inter_broker_listener_name
+        partition_and_offsets = {}
+        for tp, partition in to_start_fetching.items():
+            leader = new_image.cluster.broker(partition.leader_replica_id)
+            node = leader.node(listener_name) if leader is not None else None
+            if node is None:
+                log.info(
+                    "Unable to start fetching %s-%d from leader %d: it is not alive",
+                    *tp,
+                    partition.leader_replica_id,
+                )
+                continue
+            partition_and_offsets[tp] = BrokerAndInitialOffset(
+                node.id, node.host, node.port, partition.high_watermark()
+            )
+        self.replica_fetcher_manager.add_fetcher_for_partitions(partition_and_offsets)
+        for tp in to_start_fetching:
+            # produces waiting for acks here, and fetches, learn that this broker leads no more
+            self.try_complete_delayed_produce(tp)
+            self.try_complete_delayed_fetch(tp)
+
+    def _get_or_create_partition_for_delta(self, tp: TopicPartition, info: PartitionInfo) -> Partition:
+        """The partition with its local log, opened or created. A partition of the same name but
+        another topic id is a broken history: the delete of the old topic would have come first."""
+        partition = self._partitions.get(tp)
+        if partition is not None and partition.topic_id not in (None, info.topic_id):
+            raise IllegalStateException(
+                f"Topic {tp[0]}-{tp[1]} exists, but its ID is {partition.topic_id}, not {info.topic_id} as expected"
+            )
+        partition = self.get_or_create_partition(tp)
+        partition.topic_id = info.topic_id
+        partition.get_or_create_replica()
+        return partition
+
+    def _stop_partitions(self, tps: set[TopicPartition], delete: bool) -> None:
+        """Kafka 3.3's ``stopPartitions``: no more fetching, the partitions forgotten, their logs
+        deleted; the requests waiting on them answered."""
+        self.replica_fetcher_manager.remove_fetcher_for_partitions(set(tps))
+        for tp in sorted(tps):
+            partition = self._partitions.pop(tp, None)
+            if partition is not None:
+                partition.close()
+            if delete:
+                self.log_manager.delete_log(tp)
+            self.try_complete_delayed_fetch(tp)
+            self.try_complete_delayed_produce(tp)
+
+    def _maybe_start_high_watermark_checkpoint(self) -> None:
+        """The HW checkpoint starts once there are partitions whose HW means something."""
+        if not self._hw_thread_initialized:
+            self.scheduler.schedule(
+                "highwatermark-checkpoint", self.checkpoint_high_watermarks,
+                delay_ms=self.config["replica.high.watermark.checkpoint.interval.ms"],
+                period_ms=self.config["replica.high.watermark.checkpoint.interval.ms"],
+            )  # fmt: skip
+            self._hw_thread_initialized = True
+
+    # --8<-- [end:apply_delta]
 
     def maybe_update_metadata_cache(self, body: dict, version: int, metadata_cache: MetadataCache) -> Errors:
         """Apply an UpdateMetadata request unless it comes from an older controller than the newest
