@@ -8,8 +8,9 @@ Differs: no Helix and no ZooKeeper: the controller is an object in the workers' 
          state a dict, a transition a direct call that the worker applies between two polls
          (Helix sends messages through ZooKeeper), and the balancing the obvious one (fewest
          partitions first). A worker leaves by ``remove_worker`` (a clean stop); the controller does
-         not watch for crashed workers. Workers copy with MirrorMaker's consumer wrapper, producer
-         and thread, so flush-then-commit is MirrorMaker's.
+         not watch for crashed workers, but a transition sent to one fails at once. Workers copy
+         with MirrorMaker's consumer wrapper, producer and thread, so flush-then-commit is
+         MirrorMaker's.
 
 MirrorMaker (``mirror_maker.py``) shares the source partitions through a consumer group: when one
 consumer leaves or joins, the group rebalances, and under 0.10.1's protocol *every* consumer gives up
@@ -115,6 +116,7 @@ class AssignedMirrorMakerConsumer(MirrorMakerNewConsumer):
         super().__init__(consumer, whitelist="")  # no subscription: the controller names partitions
         self.transitions: queue.Queue[Transition] = queue.Queue()
         self.woken = threading.Event()  # a transition (or a stop) is waiting
+        self.stopping = False  # stop() was called: a wakeup from now on means "stop"
         self.current_state: dict[TopicPartition, PartitionState] = {}  # Helix's CurrentState
         self.listener: ConsumerRebalanceListener | None = None
 
@@ -133,9 +135,32 @@ class AssignedMirrorMakerConsumer(MirrorMakerNewConsumer):
             return iter(())
         return super().poll()
 
-    def stop(self) -> None:
+    def wake(self) -> None:
+        """A transition is waiting: cut short a poll waiting for records (or for the controller), so
+        that the transition waits for no timeout."""
         self.woken.set()
-        super().stop()
+        self.consumer.wakeup()
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.wake()
+
+    def commit(self) -> None:
+        # The consumer's wakeup() has two callers here, where MirrorMaker has one: the thread's stop
+        # and the controller's wake(). MirrorMaker's commit_offsets reads a wakeup in a commit as a
+        # stop: it commits again and re-raises, and the thread ends. A transition's wakeup that
+        # lands in a commit (the copy loop commits every interval, and a slow commit makes the window
+        # wide) must not end the worker, whose partitions would then stop being copied and whose
+        # transitions nobody would apply: commit again and go on; the transition waits in its queue
+        # for the next poll, which comes first thing.
+        while True:
+            try:
+                super().commit()
+            except WakeupException:
+                if self.stopping:
+                    raise  # commit_offsets commits again, then lets the stop happen
+                continue
+            return
 
     def apply_transitions(self) -> None:
         self.woken.clear()
@@ -167,9 +192,8 @@ class AssignedMirrorMakerConsumer(MirrorMakerNewConsumer):
             try:
                 self.listener.on_partitions_revoked([tp])
             except WakeupException:
-                # The controller's own wakeup (see WorkerInstance._send) landed in the commit, which
-                # MirrorMaker's commit_offsets has already retried. A stop is not lost: the thread's
-                # loop checks its flag before the next poll.
+                # A stop's wakeup landed in the commit, which has been made again (see commit). The
+                # stop is not lost: the thread's loop checks its flag before the next poll.
                 pass
         self.current_state[tp] = to_state
         # assign() keeps the position of every partition it keeps; a new one starts from the
@@ -202,7 +226,7 @@ class WorkerInstance:
         self.consumer = AssignedMirrorMakerConsumer(consumer)
         self.thread = MirrorMakerThread(
             self.consumer, 0, self.producer, message_handler or DefaultMirrorMakerMessageHandler(),
-            offset_commit_interval_ms, self.state, on_abnormal_exit=lambda: None, time=time,
+            offset_commit_interval_ms, self.state, on_abnormal_exit=self._fail_transitions, time=time,
         )  # fmt: skip
         self.thread.name = f"mirror-worker-{instance_id}"
 
@@ -236,9 +260,25 @@ class WorkerInstance:
 
     def _send(self, transition: Transition) -> Transition:
         self.consumer.transitions.put(transition)
-        # A poll may be waiting for records: cut it short, so the transition waits for no timeout.
-        self.consumer.stop()
+        self.consumer.wake()
+        # Checked after the put: a thread that stops on an error sets the flag, then fails what is
+        # queued, so one of the two sees this transition.
+        if self.state.exited_abnormally:
+            self._fail_transitions()
         return transition
+
+    def _fail_transitions(self) -> None:
+        """The thread stopped on an error (a failed send, say): fail every transition waiting for it,
+        so that the controller hears now, not after ``TRANSITION_TIMEOUT_MS`` (Helix's controller
+        sees a participant's ZooKeeper session end)."""
+        error = KafkaException(f"worker {self.instance_id} stopped: {self.state.failure!r}")
+        while True:
+            try:
+                transition = self.consumer.transitions.get_nowait()
+            except queue.Empty:
+                return
+            transition.error = error
+            transition.done.set()
 
     def assignment(self) -> set[TopicPartition]:
         return self.consumer.assignment()

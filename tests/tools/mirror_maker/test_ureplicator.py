@@ -9,9 +9,11 @@ from collections import Counter
 
 import pytest
 
+from kafka_lite import KafkaProducer
 from kafka_lite.clients.admin import OffsetSpec
-from kafka_lite.common.errors import IllegalStateException
+from kafka_lite.common.errors import IllegalStateException, WakeupException
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.tools.mirror_maker import MirrorMakerMessageHandler, MirrorMakerState, commit_offsets
 from kafka_lite.tools.ureplicator import (
     AssignedMirrorMakerConsumer,
     HelixMirrorMakerManager,
@@ -43,6 +45,73 @@ def test_a_partition_goes_offline_only_from_online():
         "Partition TopicPartition(topic='t', partition=0) should be in the ['ONLINE'] states before "
         "moving to OFFLINE state. Instead it is in OFFLINE state"
     )
+
+
+def source_worker(cluster, target, group: str, instance_id: str = "w0", **options) -> WorkerInstance:
+    return WorkerInstance.from_configs(
+        instance_id,
+        {"bootstrap.servers": cluster.bootstrap_servers, "group.id": group, "auto.offset.reset": "earliest"},
+        {"bootstrap.servers": target.bootstrap_servers},
+        **options,
+    )
+
+
+@pytest.mark.integration
+def test_a_transitions_wakeup_in_a_commit_commits_and_goes_on_but_a_stops_ends_the_thread(cluster, target):
+    # The copy loop commits every interval; the controller's wakeup may land in any of those
+    # commits. MirrorMaker's commit_offsets reads a wakeup as a stop (commit again, then raise, and
+    # the thread ends): a transition's must not end the worker. A wakeup waits for the next
+    # blocking call, so one made before the commit lands in it, as one made during it would.
+    source = topic_name("ureplicator-wakeup")
+    cluster.create_topic(source, partitions=1)
+    group = topic_name("ureplicator-wakeup-group")
+    tp = TopicPartition(source, 0)
+    worker = source_worker(cluster, target, group)
+    consumer, state = worker.consumer, MirrorMakerState()
+    try:
+        consumer.offsets[tp] = 3
+        consumer.wake()
+        commit_offsets(consumer, state)  # no WakeupException: the thread would go on
+        assert committed_offsets(cluster, group, source, 1) == {tp: 3}
+
+        consumer.offsets[tp] = 5
+        consumer.stop()
+        with pytest.raises(WakeupException):
+            commit_offsets(consumer, state)
+        assert committed_offsets(cluster, group, source, 1) == {tp: 5}, "a stop commits first, too"
+    finally:
+        consumer.cleanup()
+        worker.producer.close()
+
+
+class FailingHandler(MirrorMakerMessageHandler):
+    def handle(self, record):
+        raise RuntimeError(f"cannot handle offset {record.offset}")
+
+
+@pytest.mark.integration
+def test_a_transition_sent_to_a_worker_that_stopped_on_an_error_fails_at_once(cluster, target):
+    source = topic_name("ureplicator-failed")
+    cluster.create_topic(source, partitions=1)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
+    producer.send(source, b"v", partition=0)
+    producer.close()
+    worker = source_worker(
+        cluster, target, topic_name("ureplicator-failed-group"), message_handler=FailingHandler()
+    )
+    controller = HelixMirrorMakerManager()
+    try:
+        controller.add_worker(worker)
+        controller.add_topic_to_mirror_maker(source, 1)
+        wait_until(
+            lambda: worker.state.exited_abnormally, 20, "the worker's thread stopping on the handler's error"
+        )
+
+        transition = worker.on_become_offline_from_online(TopicPartition(source, 0))
+        assert transition.done.is_set(), "failed at once, not after TRANSITION_TIMEOUT_MS"
+        assert str(transition.error) == "worker w0 stopped: RuntimeError('cannot handle offset 0')"
+    finally:
+        controller.shutdown()
 
 
 @pytest.mark.integration
