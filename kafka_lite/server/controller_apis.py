@@ -1,15 +1,15 @@
 """The controller's request handlers: Raft's RPCs to the Raft manager, the rest to the quorum controller.
 
 Mirrors: kafka.server.ControllerApis (core/src/main/scala/kafka/server/ControllerApis.scala, Kafka 3.3.0)
-Book:    beyond the book: chapter 12 (KRaft); KafkaApis (chapter 2, 2.3.4) is the broker's twin
+Book:    beyond the book: chapter 12 (KRaft)
 Differs: no authorizer, quotas or throttling (every answer says 0 ms); DeleteTopics names topics
          only (kafka_lite's DeleteTopics is v0-1, before topic ids), so the controller deletes by
          name; no Envelope, SASL, ACL, client-quota, reassignment, ElectLeaders or UpdateFeatures
          handlers, since the controller's table (listener_type.py) has none of those APIs.
 
-What ``KafkaApis`` is to a broker, this is to a controller: the request handler threads call
-``handle`` with each request its socket server parsed, and it answers through the request channel.
-There are two kinds of request, and neither is answered on the handler thread:
+What ``KafkaApis`` is to a broker (chapter 2, 2.3.4), this is to a controller: the request handler
+threads call ``handle`` with each request its socket server parsed, and it answers through the
+request channel. There are two kinds of request, and neither is answered on the handler thread:
 
 - **Raft's RPCs** (Fetch, Vote, BeginQuorumEpoch, EndQuorumEpoch, DescribeQuorum, FetchSnapshot) go
   to ``raft_manager.handle_request``, which queues them for the Raft thread and returns the future
@@ -289,9 +289,8 @@ class ControllerApis:
         for resource in request.body["resources"]:
             kind = _resource_type(resource["resource_type"])
             if kind is ConfigResourceType.UNKNOWN:
-                responses.append(_resource_error(
-                    resource, Errors.UNSUPPORTED_VERSION, f"Unknown resource type {resource['resource_type']}."
-                ))  # fmt: skip
+                message = f"Unknown resource type {resource['resource_type']}."
+                responses.append(_resource_error(resource, Errors.UNSUPPORTED_VERSION, message))
                 continue
             config_resource = ConfigResource(kind, resource["resource_name"])
             if config_resource in duplicates:

@@ -2,12 +2,13 @@
 
 Mirrors: kafka.server.ControllerServer (core/src/main/scala/kafka/server/ControllerServer.scala,
          Kafka 3.3.0)
-Book:    beyond the book: chapter 12 (KRaft); the socket server and handler pool are chapter 2's (2.3)
+Book:    beyond the book: chapter 12 (KRaft)
 Differs: no authorizer, metrics, quotas, create-topic or alter-config policies; the socket server
          binds its ports when its processing starts (``SocketServer.startup``), where Kafka's binds
          them when it is built and starts processing at ``enableRequestProcessing``; the bootstrap
          metadata version is the controller's default, not read from ``bootstrap.checkpoint``.
 
+The socket server and the handler pool are chapter 2's (2.3), built for the controller's listener.
 The Raft manager is built and started by ``KafkaRaftServer`` before this, so that the quorum
 controller can register with its client as it is built. ``startup`` then builds, in Kafka's order::
 
@@ -116,8 +117,10 @@ class ControllerServer:
             # Kafka's enableRequestProcessing: from here the listener reads requests.
             self.socket_server.startup()
         except BaseException:
-            log.exception("[ControllerServer id=%d] Fatal error during controller startup. Prepare to shutdown",
-                          config.node_id)  # fmt: skip
+            log.exception(
+                "[ControllerServer id=%d] Fatal error during controller startup. Prepare to shutdown",
+                config.node_id,
+            )
             self.shutdown()
             raise
 

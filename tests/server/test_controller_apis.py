@@ -111,7 +111,9 @@ class Harness:
 def registration(broker_id: int) -> dict:
     return {
         "broker_id": broker_id, "cluster_id": CLUSTER_ID, "incarnation_id": uuid.UUID(int=broker_id),
-        "listeners": [{"name": "PLAINTEXT", "host": "localhost", "port": 9092 + broker_id, "security_protocol": 0}],
+        "listeners": [
+            {"name": "PLAINTEXT", "host": "localhost", "port": 9092 + broker_id, "security_protocol": 0}
+        ],
         "features": FEATURES, "rack": None,
     }  # fmt: skip
 

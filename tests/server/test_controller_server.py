@@ -169,8 +169,9 @@ def test_the_active_controller_registers_creates_topics_and_a_successor_takes_ov
     assert (answer["error_code"], answer["is_caught_up"], answer["is_fenced"]) == (0, True, False)
 
     # The broker is unfenced, so the topic has a broker to be placed on.
-    request = {"create_topic_requests": [{"topic": "orders", "num_partitions": 2, "replication_factor": 1,
-               "replica_assignment": [], "config_entries": []}], "timeout": 5000, "validate_only": False}  # fmt: skip
+    topic = {"topic": "orders", "num_partitions": 2, "replication_factor": 1, "replica_assignment": [],
+             "config_entries": []}  # fmt: skip
+    request = {"create_topic_requests": [topic], "timeout": 5000, "validate_only": False}
     created = call(quorum.addresses[active], ApiKeys.CREATE_TOPICS, 2, request)
     assert [(t["topic"], t["error_code"]) for t in created["topic_errors"]] == [("orders", 0)]
     # Answered only once committed: the records are in the active controller's metadata log.

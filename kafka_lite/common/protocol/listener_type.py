@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.common.message.ApiMessageType.ListenerType and ApiKeys.apisForListener
          (clients/src/main/java/org/apache/kafka/common/protocol/ApiKeys.java, Kafka 3.3.0), which
          read each API's ``"listeners"`` from its JSON spec
-Book:    beyond the book: chapter 12 (KRaft); the processor that parses with it is chapter 2's (2.3.2)
+Book:    beyond the book: chapter 12 (KRaft)
 Differs: the table is written here, not generated from the specs' ``"listeners"`` lists, and holds
          only what kafka_lite has: the broker's table stays ``ApiKeys`` as it is; the controller's is
          Raft's RPCs, the controller's RPCs, the four admin APIs a KRaft broker forwards and
@@ -12,9 +12,9 @@ Differs: the table is written here, not generated from the specs' ``"listeners"`
 In Kafka 3.3 every API's spec says which listeners take it: ``"listeners": ["zkBroker", "broker"]``
 for Produce, ``["controller"]`` for Vote, ``["zkBroker", "broker", "controller"]`` for CreateTopics
 (a KRaft broker forwards it to the controller, which does the work). A ``SocketServer`` is built for
-one ``ListenerType``, and its processors parse a request only if its api key is one of that type's:
-a Vote sent to a broker's client port is an unknown API there, and a Produce sent to a controller is
-one too. The ApiVersions answer of the listener lists exactly the same table (Kafka's
+one ``ListenerType``, and its processors (chapter 2, 2.3.2) parse a request only if its api key is
+one of that type's: a Vote sent to a broker's client port is an unknown API there, and a Produce sent
+to a controller is one too. The ApiVersions answer of the listener lists exactly the same table (Kafka's
 ``SimpleApiVersionManager(ListenerType.CONTROLLER)``), so a client learns the truth of what it may
 send.
 
