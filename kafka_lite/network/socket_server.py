@@ -249,9 +249,10 @@ class Processor(threading.Thread):
         )  # fmt: skip
 
     def _parse_for_listener(self, connection_id: str, frame: bytearray) -> Request:
-        """``_parse`` with the listener type's table (a controller's): the header's api key names
-        the API there, and its version the header's and the body's schema. An ApiVersions at a
-        version we do not speak is still handed on, to be answered with UNSUPPORTED_VERSION."""
+        """``_parse`` with the listener type's table, as Kafka 3.3's processor parses a controller's
+        requests (chapter 12): the header's api key names the API in that table, and its version
+        chooses the header's and the body's schema. An ApiVersions at a version we do not speak is
+        still handed on, to be answered with UNSUPPORTED_VERSION."""
         now = self.time.nanoseconds()
         ip = self._ips.get(connection_id, "")
         header, api, body_start = parse_listener_request_header(self.listener_type, frame)
