@@ -144,6 +144,7 @@ class MetadataDelta:
 
     # -- the new image ---------------------------------------------------------------------------
 
+    # --8<-- [start:apply]
     def apply(self) -> MetadataImage:
         image = self.image
         return MetadataImage(
@@ -154,6 +155,8 @@ class MetadataDelta:
             image.configs if self.configs_delta is None else self.configs_delta.apply(),
             image.producer_ids if self.producer_ids_delta is None else self.producer_ids_delta.apply(),
         )
+
+    # --8<-- [end:apply]
 
     def __repr__(self) -> str:
         return (

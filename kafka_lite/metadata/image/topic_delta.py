@@ -46,6 +46,7 @@ class TopicDelta:
         partitions.update(self.partition_changes)
         return TopicImage(self.image.name, self.image.id, partitions)
 
+    # --8<-- [start:local_changes]
     def local_changes(self, broker_id: int) -> LocalReplicaChanges:
         """This topic's changed partitions as ``broker_id`` sees them. A partition it no longer
         replicates (and did) is to delete; one it leads or follows is listed only if the
@@ -62,6 +63,8 @@ class TopicDelta:
                 where = changes.leaders if partition.leader == broker_id else changes.followers
                 where[tp] = PartitionInfo(self.id(), partition)
         return changes
+
+    # --8<-- [end:local_changes]
 
     def __repr__(self) -> str:
         return f"TopicDelta(partition_changes={self.partition_changes})"

@@ -6,6 +6,7 @@ Mirrors: org.apache.kafka.timeline.Snapshot
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: Kafka links snapshots into a doubly linked list through ``prev``/``next``; the registry here
          keeps them in a Python list in epoch order, so a snapshot holds only its epoch and deltas.
+         After a revert the deltas are cleared (Kafka keeps them, equal by then to the current state).
 
 The deltas are keyed by the identity of their owner, as Kafka's ``IdentityHashMap``: two timeline
 maps with equal contents are still two structures with two histories.

@@ -44,6 +44,7 @@ class TimelineObject(Generic[T]):
         self._value = initial_value
         snapshot_registry.register(self)
 
+    # --8<-- [start:get_and_set]
     def get(self, epoch: int = LATEST_EPOCH) -> T:
         if epoch == LATEST_EPOCH:
             return self._value
@@ -60,6 +61,8 @@ class TimelineObject(Generic[T]):
         if snapshot is not None and snapshot.get_delta(self) is None:
             snapshot.set_delta(self, _ObjectContainer(self._value))
         self._value = new_value
+
+    # --8<-- [end:get_and_set]
 
     def execute_revert(self, target_epoch: int, delta: _ObjectContainer[T]) -> None:
         self._value = delta.value
