@@ -515,6 +515,12 @@ class ReplicaManager:
             self.try_complete_delayed_fetch(tp)
             self.try_complete_delayed_produce(tp)
 
+    def delete_stray_replicas(self, tps: list[TopicPartition]) -> None:
+        """Delete the logs the metadata image says this broker should not have (Kafka 3.3's
+        ``deleteStrayReplicas``, called on the first publish after a restart)."""
+        with self._replica_state_change_lock:
+            self._stop_partitions(set(tps), delete=True)
+
     def _maybe_start_high_watermark_checkpoint(self) -> None:
         """The HW checkpoint starts once there are partitions whose HW means something."""
         if not self._hw_thread_initialized:
