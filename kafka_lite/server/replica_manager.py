@@ -63,6 +63,7 @@ from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.log.log_segment import LogOffsetMetadata
+from kafka_lite.metadata.leader_constants import NO_LEADER
 from kafka_lite.server.delayed_delete_records import (
     INVALID_LOW_WATERMARK,
     DelayedDeleteRecords,
@@ -202,6 +203,7 @@ class ReplicaManager:
         self.metadata_cache = metadata_cache
         self.quota_manager = quota_manager
         self.alter_partition_manager = alter_partition_manager
+        self.is_in_controlled_shutdown = False  # KRaft: set by begin_controlled_shutdown
         self.controller_epoch = -1
         self._partitions: dict[TopicPartition, Partition] = {}
         self._replica_state_change_lock = threading.RLock()
@@ -456,14 +458,26 @@ class ReplicaManager:
         (``ReplicaFetcherThread.maybe_truncate``), as after a LeaderAndIsr."""
         log.info("Transitioning %d partition(s) to local followers.", len(local_followers))
         to_start_fetching: dict[TopicPartition, Partition] = {}
+        to_stop_fetching: set[TopicPartition] = set()
         for tp, info in local_followers.items():
             partition = self._get_or_create_partition_for_delta(tp, info)
             # 3.3's makeFollower answers "is this a new leader epoch"; kafka_lite's answers "is this a
             # new leader", so the epoch is compared here, before the state changes.
             is_new_leader_epoch = info.partition.leader_epoch != partition.leader_epoch
             partition.make_follower(info.partition.to_leader_and_isr_partition_state(tp), controller_epoch=-1)
-            if is_new_leader_epoch:
+            if self.is_in_controlled_shutdown and (
+                info.partition.leader == NO_LEADER or self.broker_id not in info.partition.isr
+            ):
+                # A broker shutting down stops fetching what it could not help keep: a partition
+                # with no leader, or one whose ISR the controller has already taken it out of.
+                to_stop_fetching.add(tp)
+            elif is_new_leader_epoch:
                 to_start_fetching[tp] = partition
+        if to_stop_fetching:
+            self._stop_partitions(to_stop_fetching, delete=False)
+            log.info(
+                "Stopped fetchers as part of controlled shutdown for %d partitions", len(to_stop_fetching)
+            )
         if not to_start_fetching:
             return
         # Stopping the fetchers first, so that each starts again from the right position.
@@ -503,17 +517,23 @@ class ReplicaManager:
         return partition
 
     def _stop_partitions(self, tps: set[TopicPartition], delete: bool) -> None:
-        """Kafka 3.3's ``stopPartitions``: no more fetching, the partitions forgotten, their logs
-        deleted; the requests waiting on them answered."""
+        """Kafka 3.3's ``stopPartitions``: no more fetching; with ``delete``, the partitions
+        forgotten and their logs deleted. The requests waiting on them are answered."""
         self.replica_fetcher_manager.remove_fetcher_for_partitions(set(tps))
         for tp in sorted(tps):
-            partition = self._partitions.pop(tp, None)
-            if partition is not None:
-                partition.close()
             if delete:
+                partition = self._partitions.pop(tp, None)
+                if partition is not None:
+                    partition.close()
                 self.log_manager.delete_log(tp)
             self.try_complete_delayed_fetch(tp)
             self.try_complete_delayed_produce(tp)
+
+    def begin_controlled_shutdown(self) -> None:
+        """The broker has begun a controlled shutdown (Kafka 3.3's ``beginControlledShutdown``):
+        from now on ``apply_delta`` stops the fetchers of followed partitions this broker cannot
+        help, rather than starting them."""
+        self.is_in_controlled_shutdown = True
 
     def delete_stray_replicas(self, tps: list[TopicPartition]) -> None:
         """Delete the logs the metadata image says this broker should not have (Kafka 3.3's

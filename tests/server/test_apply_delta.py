@@ -141,3 +141,17 @@ def test_a_partition_of_another_topic_id_is_refused(broker0):
     broker0.get_partition(FOO0).topic_id = FOO_AGAIN  # a history the log cannot have
     with pytest.raises(IllegalStateException, match="but its ID is"):
         apply(broker0, image, change(FOO, 0, isr=[0]))
+
+
+def test_in_controlled_shutdown_a_follower_stops_what_it_cannot_help(broker0):
+    image = start(broker0)
+    broker0.begin_controlled_shutdown()
+    assert FOO1 in broker0.replica_fetcher_manager.added
+    # the controller takes the shutting-down broker out of foo-1's ISR
+    image = apply(broker0, image, change(FOO, 1, isr=[1, 2]))
+    assert FOO1 not in broker0.replica_fetcher_manager.added, "stopped, not restarted"
+    p = broker0.get_partition(FOO1)
+    assert p is not None and p.log is not None, "stopped, not deleted"
+    # a partition left with no leader is stopped too
+    apply(broker0, image, change(FOO, 0, isr=[1, 2], leader=-1))
+    assert FOO0 not in broker0.replica_fetcher_manager.added and broker0.get_partition(FOO0).log is not None

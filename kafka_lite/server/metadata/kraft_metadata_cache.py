@@ -30,6 +30,7 @@ import uuid
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.metadata.broker_registration import BrokerRegistration
+from kafka_lite.metadata.controller.configuration_control_manager import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.image.metadata_image import MetadataImage
 from kafka_lite.metadata.leader_constants import NO_LEADER
 from kafka_lite.server.metadata_cache import SECURITY_PROTOCOL_NAMES, PartitionState
@@ -127,6 +128,11 @@ class KRaftMetadataCache:
     def num_partitions(self, topic: str) -> int | None:
         found = self._image.topics.get_topic(topic)
         return None if found is None else len(found.partitions)
+
+    def topic_config(self, topic: str) -> dict[str, str]:
+        """The topic's dynamic configs as the image has them: what a KRaft broker's ReplicaManager
+        takes as its ``topic_config_lookup`` (a ZooKeeper broker reads ``/config/topics/<name>``)."""
+        return self._image.configs.config_properties(ConfigResource(ConfigResourceType.TOPIC, topic))
 
     def partition_state(self, topic: str, partition: int) -> PartitionState | None:
         found = self._image.topics.get_topic(topic)

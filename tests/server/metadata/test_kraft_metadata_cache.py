@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from kafka_lite.common.errors import Errors
+from kafka_lite.common.metadata import ConfigRecord
 from kafka_lite.server.metadata.kraft_metadata_cache import KRaftMetadataCache
 from tests.server.metadata.records import change, fence, image_of, partition, register, topic, unfence
 
@@ -93,3 +94,11 @@ def test_a_leader_without_the_listener_is_not_available(cache):
 def test_the_controller_named_is_a_live_broker(cache):
     named = {cache.controller_id for _ in range(50)}
     assert named == {0, 1}, "a random unfenced broker, which forwards to the active controller"
+
+
+def test_topic_configs_from_config_records(cache):
+    set_it = ConfigRecord(resource_type=2, resource_name="foo", name="retention.ms", value="60000")
+    other = ConfigRecord(resource_type=2, resource_name="bar", name="retention.ms", value="1")
+    cache.set_image(image_of(set_it, other, image=cache.current_image()))
+    assert cache.topic_config("foo") == {"retention.ms": "60000"}
+    assert cache.topic_config("baz") == {}
