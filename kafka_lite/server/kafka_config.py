@@ -2,7 +2,7 @@
 
 Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.scala, Kafka 0.10.1)
 Book:    chapter 2 (socket server settings), 5 (group.* and offsets.*, the coordinator's), 6.1 (log.*),
-         7 (zookeeper.*, controller settings); beyond the book: chapter 12 (KRaft's settings, Kafka 3.3.0)
+         7 (zookeeper.*, controller settings) (beyond the book: KRaft's settings, Kafka 3.3.0's)
 Differs: only the settings kafka_lite implements are defined (a real ``server.properties``'s others
          are logged and ignored); listeners speak PLAINTEXT or SASL_PLAINTEXT (no TLS); ``group.initial.rebalance.delay.ms``
          has Kafka 0.11's default;

@@ -4,8 +4,8 @@ Mirrors: kafka.tools.DumpLogSegments (core/src/main/scala/kafka/tools/DumpLogSeg
          Kafka 0.11.0), run as ``kafka-run-class.sh kafka.tools.DumpLogSegments`` (``kafka-dump-log.sh``
          from Kafka 2.0); the KRaft metadata log's snapshots, Raft control records and
          ``--cluster-metadata-decoder`` (its ClusterMetadataLogMessageParser) as Kafka 3.3.0 has them
-Book:    chapter 6, 6.1 (reading segment files by hand is the best way to see the layout); the
-         metadata decoder is beyond the book: chapter 12 (KRaft)
+Book:    chapter 6, 6.1 (reading segment files by hand is the best way to see the layout; the
+         metadata decoder is beyond the book, KRaft's)
 Differs: output lines follow Kafka's wording but not every option (no ``--offsets-decoder``);
          damage stops the dump with a one-line reason naming the byte offset, where Kafka prints
          what it can and a stack trace; a control batch's line names its marker without ``--deep``;

@@ -69,16 +69,19 @@ def test_known_rows(book_map):
     assert [lab.number for lab in row.labs] == [3]
 
     row = book_map.rows["7.1.4"]
-    # the state machines, the pictures drawn from their tables, and the harness that steps them
+    # the state machines, the pictures drawn from their tables, and the harness that steps them; and,
+    # beyond the book, the quorum controller's classes that replace them (chapter 12)
     assert row.modules == [
         "kafka_lite/controller/partition_leader_selector.py",
         "kafka_lite/controller/partition_state_machine.py",
         "kafka_lite/controller/replica_state_machine.py",
         "kafka_lite/diagrams/state_machines.py",
+        "kafka_lite/metadata/controller/partition_change_builder.py",
+        "kafka_lite/metadata/controller/replication_control_manager.py",
         "kafka_lite/testing/controller_harness.py",
     ]
     assert [n.name for n in row.notebooks] == ["controller", "controller_events"]
-    assert [lab.number for lab in row.labs] == [13]  # the selectors and the elections
+    assert [lab.number for lab in row.labs] == [13, 19]  # the selectors and elections; the quorum controller's
     # the harness's notebook steps a reassignment too
     assert [n.name for n in book_map.rows["7.1.6"].notebooks] == ["controller_events"]
 

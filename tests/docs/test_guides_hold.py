@@ -1354,6 +1354,119 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
     ],
+    "ch12_kraft/quorum_controller.md": [
+        holds(
+            "**A record is a table and a small class, not a generated class.**",
+            all_of(
+                lambda: exists("kafka_lite.common.metadata.api_message:ApiMessage"),
+                lambda: in_source("kafka_lite.common.metadata.records", "REGISTER_BROKER_RECORD_V0 = FS("),
+                lambda: kraft_nullable_strings_start_as_none(),
+            ),
+        ),
+        holds("**Thirteen record types, not twenty-one.**", lambda: kraft_thirteen_record_types()),
+        holds(
+            "**Fencing writes `FenceBrokerRecord` and `UnfenceBrokerRecord`**",
+            all_of(
+                lambda: in_source(
+                    "kafka_lite.metadata.controller.replication_control_manager",
+                    "FenceBrokerRecord(",
+                    "UnfenceBrokerRecord(",
+                ),
+                lambda: not_in_source(
+                    "kafka_lite.metadata.controller.replication_control_manager",
+                    "BrokerRegistrationChangeRecord(",
+                ),
+                lambda: in_source(
+                    "kafka_lite.metadata.controller.cluster_control_manager", "BrokerRegistrationChangeRecord"
+                ),
+            ),
+        ),
+        holds(
+            "**The controller's snapshot is written from a `MetadataImage`**",
+            lambda: in_source(
+                "kafka_lite.metadata.controller.snapshot_generator", "MetadataImage", "MetadataDelta"
+            ),
+        ),
+        holds(
+            "**The timeline map is a dict and per-snapshot old values**",
+            all_of(
+                lambda: nowhere_in_package(r"class SnapshottableHashTable"),
+                lambda: exists("kafka_lite.metadata.timeline.timeline_hash_map:TimelineHashMap"),
+            ),
+        ),
+        holds(
+            "**Activation schedules the fencing check**",
+            lambda: in_source(
+                "kafka_lite.metadata.controller.quorum_controller:_CompleteActivation",
+                "_reschedule_maybe_fence_stale_brokers()",
+            ),
+        ),
+        holds(
+            "**`maybe_fence_stale_brokers` fences every expired broker in one result**",
+            lambda: in_source(
+                "kafka_lite.metadata.controller.replication_control_manager:ReplicationControlManager.maybe_fence_stale_brokers",
+                "find_stale_brokers(",
+            ),
+        ),
+        prose(
+            "**A topic's ConfigRecords are written only if the topic is created.**",
+            "behaviour, held by tests/metadata/controller/test_replication_control_manager.py's "
+            "test_a_refused_topic_writes_none_of_its_configs",
+        ),
+        holds(
+            "**`unclean.leader.election.enable=true` on a topic allows an unclean election**",
+            lambda: in_source(
+                "kafka_lite.metadata.controller.replication_control_manager:ReplicationControlManager._unclean_leader_election_enabled_for_topic",
+                "UNCLEAN_LEADER_ELECTION_ENABLE",
+            ),
+        ),
+        holds(
+            "**Topic configs are checked against kafka_lite's `LogConfig` definitions**",
+            lambda: in_source("kafka_lite.metadata.controller.configuration_control_manager", "LogConfig"),
+        ),
+        holds(
+            "**The lifecycle manager's event queue is passed in",
+            all_of(
+                lambda: assert_param(
+                    "kafka_lite.server.broker_lifecycle_manager:BrokerLifecycleManager", "event_queue"
+                ),
+                lambda: in_source("kafka_lite.server.broker_lifecycle_manager", ".prepend("),
+            ),
+        ),
+        holds(
+            "**No ApiVersions with the controller.**",
+            lambda: not_in_source("kafka_lite.server.broker_to_controller_channel_manager", "API_VERSIONS"),
+        ),
+        holds(
+            "**`kafka-lite storage format` lives in `server/`**",
+            all_of(
+                lambda: exists("kafka_lite.server.storage_tool"),
+                lambda: missing("kafka_lite.tools.storage_tool"),
+            ),
+        ),
+        holds(
+            "**`dump-log` prints a LEADER_CHANGE record's message**",
+            lambda: in_source("kafka_lite.tools.dump_log_segments", "LeaderChange {"),
+        ),
+        holds(
+            "**`metadata-quorum` asks the voters themselves**",
+            lambda: in_source("kafka_lite.cli.metadata_quorum", "--bootstrap-controller"),
+        ),
+        holds(
+            "**Left out:** leader rebalancing",
+            lambda: nowhere_in_package(
+                r"class (AclControlManager|ClientQuotaControlManager|ScramControlManager)",
+                r"def (elect_leaders|maybe_balance_partition_leaders|alter_partition_reassignments)\(",
+            ),
+        ),
+        holds(
+            "**Brokers without ZooKeeper.**",
+            all_of(
+                lambda: missing("kafka_lite.server.broker_server:BrokerServer"),
+                lambda: nowhere_in_package(r"--kraft"),
+            ),
+        ),
+    ],
     "data_pipeline/index.md": [
         holds(
             "The driver and the executors use kafka_lite's clients",
@@ -1458,6 +1571,23 @@ def one_varint_writer() -> None:
     assert "max_bytes" in inspect.signature(obj("kafka_lite.common.record.varint:read_varint")).parameters
     nowhere_in_package(r"def write_varlong")
     in_source("kafka_lite.common.record.varint:read_varlong", "read_varint(")  # the same reader, 10 bytes
+
+
+def kraft_nullable_strings_start_as_none() -> None:
+    from kafka_lite.common.metadata import ConfigRecord, RegisterBrokerRecord
+
+    assert RegisterBrokerRecord().rack is None and ConfigRecord().value is None
+
+
+def kraft_thirteen_record_types() -> None:
+    from kafka_lite.common.metadata import MetadataRecordType
+
+    assert len(MetadataRecordType) == 13, [t.name for t in MetadataRecordType]
+    assert "ACCESS_CONTROL_ENTRY_RECORD" not in MetadataRecordType.__members__
+
+
+def assert_param(path: str, name: str) -> None:
+    assert name in inspect.signature(obj(path)).parameters, f"{path} takes no {name!r}"
 
 
 def exactly_once_is_0_11s() -> None:

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.controller.ControllerPurgatory and DeferredEvent
          (metadata/src/main/java/org/apache/kafka/controller/, Kafka 3.3.0)
-Book:    beyond the book: chapter 12 (KRaft); chapter 8's DelayedOperationPurgatory is the broker's
+Book:    beyond the book: chapter 12 (KRaft); chapter 6's (6.3) DelayedOperationPurgatory is the broker's
 Differs: an ordered dict, since offsets are added in increasing order (Kafka's TreeMap).
 
 The controller applies a write's records to its memory at once, but must not answer the request
