@@ -1453,6 +1453,27 @@ CLAIMS: dict[str, list[Claim]] = {
             lambda: in_source("kafka_lite.cli.metadata_quorum", "--bootstrap-controller"),
         ),
         holds(
+            "**The controller's listener serves only kafka_lite's APIs**",
+            lambda: kraft_controller_listener_apis(),
+        ),
+        holds(
+            "**The bootstrap `metadata.version` is the controller's default**",
+            lambda: not_in_source("kafka_lite.server.kafka_raft_server", "bootstrap.checkpoint"),
+        ),
+        holds(
+            "**The broker writes no metadata snapshots of its own**",
+            lambda: not_in_source("kafka_lite.server.metadata.broker_metadata_listener", "create_snapshot("),
+        ),
+        prose(
+            "**A partition waiting for an AlterPartition answer counts no changed follower**",
+            "behaviour, held by tests/server/test_alter_partition_manager.py (the partition keeps its ISR "
+            "until the controller answers)",
+        ),
+        holds(
+            "**`KRaftMetadataCache` has the interface of kafka_lite's `MetadataCache`**",
+            lambda: kraft_metadata_cache_has_the_caches_interface(),
+        ),
+        holds(
             "**Left out:** leader rebalancing",
             lambda: nowhere_in_package(
                 r"class (AclControlManager|ClientQuotaControlManager|ScramControlManager)",
@@ -1588,6 +1609,27 @@ def kraft_thirteen_record_types() -> None:
 
 def assert_param(path: str, name: str) -> None:
     assert name in inspect.signature(obj(path)).parameters, f"{path} takes no {name!r}"
+
+
+def kraft_controller_listener_apis() -> None:
+    from kafka_lite.common.protocol.listener_type import ListenerType, apis_for_listener
+
+    keys = set(apis_for_listener(ListenerType.CONTROLLER))
+    assert {19, 20, 33, 37, 52, 62, 63} <= keys, sorted(keys)  # CreateTopics ... BrokerHeartbeat
+    assert not keys & {17, 36, 43, 44, 58}, sorted(
+        keys
+    )  # SASL, ElectLeaders, IncrementalAlterConfigs, Envelope
+    not_in_source("kafka_lite.server.controller_apis", "self.authorizer", "authorize(")
+
+
+def kraft_metadata_cache_has_the_caches_interface() -> None:
+    from kafka_lite.server.metadata.kraft_metadata_cache import KRaftMetadataCache
+    from kafka_lite.server.metadata_cache import MetadataCache
+
+    # UpdateMetadata's update_cache aside: a KRaft cache gets its image with set_image.
+    public = {n for n in vars(MetadataCache) if not n.startswith("_")} - {"update_cache"}
+    assert "set_image" in vars(KRaftMetadataCache) and "update_cache" not in vars(KRaftMetadataCache)
+    assert public <= set(dir(KRaftMetadataCache)), sorted(public - set(dir(KRaftMetadataCache)))
 
 
 def exactly_once_is_0_11s() -> None:
