@@ -42,7 +42,7 @@ from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.protocol.types import ArrayOf, CompactArrayOf, encode
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
-from kafka_lite.metadata.controller.configuration_control_manager import ConfigResource, ConfigResourceType
+from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
 
 if TYPE_CHECKING:

@@ -44,7 +44,7 @@ from kafka_lite.common.record.control_record_utils import (
     with_snapshot_header_record,
 )
 from kafka_lite.common.time import SYSTEM, Time
-from kafka_lite.metadata.controller.quorum_features import (
+from kafka_lite.metadata.metadata_version import (
     METADATA_VERSION_FEATURE_NAME,
     MINIMUM_BOOTSTRAP_VERSION,
     MINIMUM_KRAFT_VERSION,

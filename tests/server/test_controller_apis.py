@@ -32,7 +32,7 @@ from kafka_lite.common.protocol.requests import (
     parse_response,
 )
 from kafka_lite.common.time import SYSTEM
-from kafka_lite.metadata.controller.quorum_features import METADATA_VERSION_FEATURE_NAME, MetadataVersion
+from kafka_lite.metadata.metadata_version import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 from kafka_lite.network.request_channel import Request, RequestChannel
 from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.raft import raft_util

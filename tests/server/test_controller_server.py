@@ -30,7 +30,7 @@ from kafka_lite.common.protocol.controller_messages import (
 )
 from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_response
 from kafka_lite.common.time import SYSTEM
-from kafka_lite.metadata.controller.quorum_features import METADATA_VERSION_FEATURE_NAME, MetadataVersion
+from kafka_lite.metadata.metadata_version import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 from kafka_lite.raft.tools.quorum_client import find_leader
 from kafka_lite.server.broker_to_controller_channel_manager import (
     BrokerToControllerChannelManager,

@@ -231,7 +231,7 @@ def test_a_snapshot_still_being_written_is_not_a_file_to_dump(tmp_path, capsys, 
 
 
 def test_the_bootstrap_checkpoint_storage_format_writes_dumps_as_a_snapshot(tmp_path, capsys, monkeypatch):
-    from kafka_lite.metadata.controller.quorum_features import MetadataVersion
+    from kafka_lite.metadata.metadata_version import MetadataVersion
     from kafka_lite.server.storage_tool import write_bootstrap_checkpoint
 
     write_bootstrap_checkpoint(tmp_path, MetadataVersion.IBP_3_3_IV3, MockTime())

@@ -51,7 +51,7 @@ from kafka_lite.metadata.controller.feature_control_manager import (
     FeatureControlManager,
     FinalizedControllerFeatures,
 )
-from kafka_lite.metadata.controller.quorum_features import (
+from kafka_lite.metadata.metadata_version import (
     METADATA_VERSION_FEATURE_NAME,
     MINIMUM_KRAFT_VERSION,
     MetadataVersion,

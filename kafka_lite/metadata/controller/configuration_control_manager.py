@@ -1,8 +1,7 @@
 """The controller's dynamic configurations: topic and broker configs, kept as ConfigRecords.
 
-Mirrors: org.apache.kafka.controller.ConfigurationControlManager, org.apache.kafka.common.config.
-         ConfigResource, org.apache.kafka.common.requests.ApiError, kafka.server.
-         ControllerConfigurationValidator (metadata/ and core/, Kafka 3.3.0)
+Mirrors: org.apache.kafka.controller.ConfigurationControlManager, org.apache.kafka.common.requests.
+         ApiError, kafka.server.ControllerConfigurationValidator (metadata/ and core/, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.1.6 reads the ZooKeeper config znodes
 Differs: topic configs are validated with kafka_lite's own LogConfig definitions (log/log_config.py),
          not Kafka 3.3's longer list; there is no AlterConfigPolicy and no KafkaConfigSchema (a
@@ -35,33 +34,11 @@ from kafka_lite.common.metadata import ConfigRecord
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.common.topic import validate_topic_name
 from kafka_lite.log import log_config
+from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.controller.controller_result import ControllerResult
 from kafka_lite.metadata.timeline import LATEST_EPOCH, SnapshotRegistry, TimelineHashMap
 
 log = logging.getLogger(__name__)
-
-
-class ConfigResourceType(enum.IntEnum):
-    """The kinds of resource a config belongs to, with their ids on the wire and in ConfigRecord."""
-
-    UNKNOWN = 0
-    TOPIC = 2
-    BROKER = 4
-    BROKER_LOGGER = 8
-
-
-@dataclass(frozen=True)
-class ConfigResource:
-    """A topic or a broker whose configs are set (Kafka's ``ConfigResource``). A BROKER with an
-    empty name is the cluster-wide default every broker falls back to."""
-
-    Type: ClassVar[type[ConfigResourceType]] = ConfigResourceType
-
-    type: ConfigResourceType
-    name: str
-
-    def is_default(self) -> bool:
-        return self.name == ""
 
 
 class OpType(enum.IntEnum):

@@ -23,13 +23,12 @@ from kafka_lite.common.metadata import FeatureLevelRecord
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.metadata.controller.configuration_control_manager import ApiError
 from kafka_lite.metadata.controller.controller_result import ControllerResult
-from kafka_lite.metadata.controller.quorum_features import (
+from kafka_lite.metadata.controller.quorum_features import QuorumFeatures, check_if_metadata_changed
+from kafka_lite.metadata.metadata_version import (
     LATEST_METADATA_VERSION,
     METADATA_VERSION_FEATURE_NAME,
     MINIMUM_BOOTSTRAP_VERSION,
     MetadataVersion,
-    QuorumFeatures,
-    check_if_metadata_changed,
 )
 from kafka_lite.metadata.timeline import LATEST_EPOCH, SnapshotRegistry, TimelineHashMap, TimelineObject
 from kafka_lite.metadata.version_range import VersionRange

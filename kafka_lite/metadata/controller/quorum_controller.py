@@ -55,13 +55,9 @@ from kafka_lite.common.metadata import (
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.common.metadata.metadata_record_serde import MetadataRecordSerde
 from kafka_lite.common.time import Time
+from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.controller.cluster_control_manager import ClusterControlManager
-from kafka_lite.metadata.controller.configuration_control_manager import (
-    ConfigResource,
-    ConfigResourceType,
-    ConfigurationControlManager,
-    OpType,
-)
+from kafka_lite.metadata.controller.configuration_control_manager import ConfigurationControlManager, OpType
 from kafka_lite.metadata.controller.controller_purgatory import ControllerPurgatory
 from kafka_lite.metadata.controller.controller_result import ControllerResult, ControllerResultAndOffset
 from kafka_lite.metadata.controller.event_queue import (
@@ -74,18 +70,18 @@ from kafka_lite.metadata.controller.feature_control_manager import (
     FeatureControlManager,
 )
 from kafka_lite.metadata.controller.producer_id_control_manager import ProducerIdControlManager
-from kafka_lite.metadata.controller.quorum_features import (
-    METADATA_VERSION_FEATURE_NAME,
-    MINIMUM_KRAFT_VERSION,
-    MetadataVersion,
-    QuorumFeatures,
-)
+from kafka_lite.metadata.controller.quorum_features import QuorumFeatures
 from kafka_lite.metadata.controller.replication_control_manager import ReplicationControlManager
 from kafka_lite.metadata.controller.snapshot_generator import (
     MAX_BATCHES_PER_GENERATE_CALL,
     CommittedImage,
     SnapshotGenerator,
     sections,
+)
+from kafka_lite.metadata.metadata_version import (
+    METADATA_VERSION_FEATURE_NAME,
+    MINIMUM_KRAFT_VERSION,
+    MetadataVersion,
 )
 from kafka_lite.metadata.timeline import SnapshotRegistry
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch

@@ -49,22 +49,21 @@ from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVers
 from kafka_lite.common.topic import validate_topic_name
 from kafka_lite.metadata import replicas as Replicas
 from kafka_lite.metadata.broker_heartbeat_reply import BrokerHeartbeatReply
+from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.controller.broker_control_states import BrokerControlState
 from kafka_lite.metadata.controller.brokers_to_isrs import BrokersToIsrs, TopicIdPartition
 from kafka_lite.metadata.controller.cluster_control_manager import ClusterControlManager
 from kafka_lite.metadata.controller.configuration_control_manager import (
     ApiError,
-    ConfigResource,
-    ConfigResourceType,
     ConfigurationControlManager,
     OpType,
 )
 from kafka_lite.metadata.controller.controller_result import ControllerResult
 from kafka_lite.metadata.controller.feature_control_manager import FeatureControlManager
 from kafka_lite.metadata.controller.partition_change_builder import Election, PartitionChangeBuilder
-from kafka_lite.metadata.controller.quorum_features import MetadataVersion
 from kafka_lite.metadata.leader_constants import NO_LEADER, NO_LEADER_CHANGE
 from kafka_lite.metadata.leader_recovery_state import LeaderRecoveryState
+from kafka_lite.metadata.metadata_version import MetadataVersion
 from kafka_lite.metadata.partition_registration import PartitionRegistration
 from kafka_lite.metadata.placement import PlacementSpec, UsableBroker
 from kafka_lite.metadata.timeline import (

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.metadata.broker_registration import BrokerRegistration
-from kafka_lite.metadata.controller.quorum_features import MetadataVersion
+from kafka_lite.metadata.metadata_version import MetadataVersion
 
 
 def register_broker_record_version(metadata_version: MetadataVersion) -> int:

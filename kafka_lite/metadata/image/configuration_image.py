@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.common.metadata.records import ConfigRecord
-from kafka_lite.metadata.controller.configuration_control_manager import ConfigResource
+from kafka_lite.metadata.config_resource import ConfigResource
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ it, named by the topic name that ``TopicsDelta`` returns (configs are kept by na
 from __future__ import annotations
 
 from kafka_lite.common.metadata.records import ConfigRecord
-from kafka_lite.metadata.controller.configuration_control_manager import ConfigResource, ConfigResourceType
+from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.image.configuration_delta import ConfigurationDelta
 from kafka_lite.metadata.image.configuration_image import ConfigurationImage
 from kafka_lite.metadata.image.configurations_image import ConfigurationsImage

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
-from kafka_lite.metadata.controller.configuration_control_manager import ConfigResource
+from kafka_lite.metadata.config_resource import ConfigResource
 from kafka_lite.metadata.image.configuration_image import ConfigurationImage
 
 

@@ -10,8 +10,8 @@ A level of 0 removes the feature (it is no longer finalized), kept as a change t
 from __future__ import annotations
 
 from kafka_lite.common.metadata.records import FeatureLevelRecord
-from kafka_lite.metadata.controller.quorum_features import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 from kafka_lite.metadata.image.features_image import FeaturesImage
+from kafka_lite.metadata.metadata_version import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 
 
 class FeaturesDelta:

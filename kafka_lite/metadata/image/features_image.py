@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.common.metadata.records import FeatureLevelRecord
-from kafka_lite.metadata.controller.quorum_features import (
+from kafka_lite.metadata.metadata_version import (
     METADATA_VERSION_FEATURE_NAME,
     MINIMUM_BOOTSTRAP_VERSION,
     MINIMUM_KRAFT_VERSION,

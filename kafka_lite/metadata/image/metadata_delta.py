@@ -24,13 +24,13 @@ from kafka_lite.common.metadata.api_message import ApiMessage
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.common.metadata.metadata_record_type import MetadataRecordType
 from kafka_lite.common.metadata.records import FeatureLevelRecord, RemoveTopicRecord
-from kafka_lite.metadata.controller.quorum_features import MetadataVersion
 from kafka_lite.metadata.image.cluster_delta import ClusterDelta
 from kafka_lite.metadata.image.configurations_delta import ConfigurationsDelta
 from kafka_lite.metadata.image.features_delta import FeaturesDelta
 from kafka_lite.metadata.image.metadata_image import MetadataImage
 from kafka_lite.metadata.image.producer_ids_delta import ProducerIdsDelta
 from kafka_lite.metadata.image.topics_delta import TopicsDelta
+from kafka_lite.metadata.metadata_version import MetadataVersion
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 
 

@@ -32,7 +32,7 @@ from typing import Protocol
 
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.log_manager import LogManager
-from kafka_lite.metadata.controller.configuration_control_manager import ConfigResourceType
+from kafka_lite.metadata.config_resource import ConfigResourceType
 from kafka_lite.metadata.image import MetadataDelta, MetadataImage, TopicDelta, TopicsImage
 from kafka_lite.server.config_handler import ConfigHandler
 from kafka_lite.server.metadata.kraft_metadata_cache import KRaftMetadataCache

@@ -30,7 +30,7 @@ import uuid
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.metadata.broker_registration import BrokerRegistration
-from kafka_lite.metadata.controller.configuration_control_manager import ConfigResource, ConfigResourceType
+from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.image.metadata_image import MetadataImage
 from kafka_lite.metadata.leader_constants import NO_LEADER
 from kafka_lite.server.metadata_cache import SECURITY_PROTOCOL_NAMES, PartitionState

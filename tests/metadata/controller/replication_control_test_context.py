@@ -27,12 +27,12 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.metadata.controller.cluster_control_manager import ClusterControlManager
 from kafka_lite.metadata.controller.configuration_control_manager import ConfigurationControlManager
 from kafka_lite.metadata.controller.feature_control_manager import FeatureControlManager
-from kafka_lite.metadata.controller.quorum_features import (
+from kafka_lite.metadata.controller.replication_control_manager import ReplicationControlManager
+from kafka_lite.metadata.metadata_version import (
     METADATA_VERSION_FEATURE_NAME,
     MINIMUM_KRAFT_VERSION,
     MetadataVersion,
 )
-from kafka_lite.metadata.controller.replication_control_manager import ReplicationControlManager
 from kafka_lite.metadata.placement import StripedReplicaPlacer
 from kafka_lite.metadata.timeline import SnapshotRegistry
 

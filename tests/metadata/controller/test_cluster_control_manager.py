@@ -19,7 +19,7 @@ from kafka_lite.common.metadata import (
     UnregisterBrokerRecord,
 )
 from kafka_lite.metadata.controller.cluster_control_manager import ClusterControlManager
-from kafka_lite.metadata.controller.quorum_features import METADATA_VERSION_FEATURE_NAME, MetadataVersion
+from kafka_lite.metadata.metadata_version import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 from kafka_lite.metadata.placement import PlacementSpec, UsableBroker
 from tests.metadata.controller.replication_control_test_context import (
     SESSION_TIMEOUT_MS,

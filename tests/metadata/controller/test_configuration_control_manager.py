@@ -6,9 +6,9 @@ import pytest
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.metadata import ConfigRecord
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
+from kafka_lite.metadata.config_resource import ConfigResource
 from kafka_lite.metadata.controller.configuration_control_manager import (
     ApiError,
-    ConfigResource,
     ConfigurationControlManager,
     OpType,
 )

@@ -7,11 +7,8 @@ from kafka_lite.common.metadata import FeatureLevelRecord
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.metadata.controller.configuration_control_manager import ApiError
 from kafka_lite.metadata.controller.feature_control_manager import SAFE_DOWNGRADE, FeatureControlManager
-from kafka_lite.metadata.controller.quorum_features import (
-    MetadataVersion,
-    QuorumFeatures,
-    check_if_metadata_changed,
-)
+from kafka_lite.metadata.controller.quorum_features import QuorumFeatures, check_if_metadata_changed
+from kafka_lite.metadata.metadata_version import MetadataVersion
 from kafka_lite.metadata.timeline import SnapshotRegistry
 from kafka_lite.metadata.version_range import VersionRange
 

@@ -21,8 +21,8 @@ from kafka_lite.common.metadata import (
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
 )
+from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.controller.brokers_to_isrs import TopicIdPartition
-from kafka_lite.metadata.controller.configuration_control_manager import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.leader_constants import NO_LEADER
 from kafka_lite.metadata.leader_recovery_state import LeaderRecoveryState
 from tests.metadata.controller.replication_control_test_context import (

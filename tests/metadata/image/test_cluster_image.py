@@ -17,8 +17,8 @@ from kafka_lite.common.metadata import (
     UnregisterBrokerRecord,
 )
 from kafka_lite.metadata.broker_registration import BrokerRegistration, Endpoint
-from kafka_lite.metadata.controller.quorum_features import MetadataVersion
 from kafka_lite.metadata.image import ClusterDelta, ClusterImage
+from kafka_lite.metadata.metadata_version import MetadataVersion
 from kafka_lite.metadata.version_range import VersionRange
 from tests.metadata.image.image_test_utils import replay_all, round_trip
 

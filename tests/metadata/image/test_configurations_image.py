@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_lite.common.metadata import ApiMessageAndVersion, ConfigRecord
-from kafka_lite.metadata.controller.configuration_control_manager import ConfigResource, ConfigResourceType
+from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.image import ConfigurationImage, ConfigurationsDelta, ConfigurationsImage
 from tests.metadata.image.image_test_utils import replay_all, round_trip
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_lite.common.metadata import ApiMessageAndVersion, FeatureLevelRecord
-from kafka_lite.metadata.controller.quorum_features import MetadataVersion
 from kafka_lite.metadata.image import FeaturesDelta, FeaturesImage
+from kafka_lite.metadata.metadata_version import MetadataVersion
 from tests.metadata.image.image_test_utils import replay_all, round_trip
 
 pytestmark = pytest.mark.unit

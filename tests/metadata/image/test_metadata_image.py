@@ -14,9 +14,9 @@ from kafka_lite.common.metadata import (
     NoOpRecord,
     RemoveTopicRecord,
 )
-from kafka_lite.metadata.controller.configuration_control_manager import ConfigResource, ConfigResourceType
-from kafka_lite.metadata.controller.quorum_features import MetadataVersion
+from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.image import MetadataDelta, MetadataImage
+from kafka_lite.metadata.metadata_version import MetadataVersion
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from tests.metadata.image import (
     test_cluster_image,
