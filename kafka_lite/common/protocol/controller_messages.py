@@ -47,9 +47,8 @@ from kafka_lite.common.protocol.requests import (
     REQUEST_HEADERS,
     RESPONSE_HEADERS,
     RequestHeader,
-    flexible_request_header_version,
+    SchemaTableApi,
     parse_response_header,
-    response_header_version,
 )
 from kafka_lite.common.protocol.types import (
     BOOLEAN,
@@ -70,7 +69,6 @@ from kafka_lite.common.protocol.types import (
     SchemaException,
     decode,
     encode,
-    is_flexible,
 )
 
 F = Field
@@ -201,7 +199,7 @@ ALLOCATE_PRODUCER_IDS_RESPONSE_V0 = FS(
 
 
 # --8<-- [start:tables]
-class ControllerApiKeys(enum.IntEnum):
+class ControllerApiKeys(SchemaTableApi, enum.IntEnum):
     """The controller's APIs a broker calls, with Kafka's ids (``ApiKeys`` in Kafka 3.3)."""
 
     ALTER_PARTITION = 56
@@ -210,33 +208,8 @@ class ControllerApiKeys(enum.IntEnum):
     UNREGISTER_BROKER = 64
     ALLOCATE_PRODUCER_IDS = 67
 
-    @property
-    def api_name(self) -> str:
-        return "".join(part.capitalize() for part in self.name.split("_"))
-
-    @property
-    def oldest_version(self) -> int:
-        return next(v for v, s in enumerate(CONTROLLER_REQUESTS[self]) if s is not None)
-
-    @property
-    def latest_version(self) -> int:
-        return len(CONTROLLER_REQUESTS[self]) - 1
-
-    def is_version_supported(self, version: int) -> bool:
-        schemas = CONTROLLER_REQUESTS[self]
-        return 0 <= version < len(schemas) and schemas[version] is not None
-
-    def request_schema(self, version: int) -> Schema:
-        return CONTROLLER_REQUESTS[self][version]
-
-    def response_schema(self, version: int) -> Schema:
-        return CONTROLLER_RESPONSES[self][version]
-
-    def request_header_version(self, version: int) -> int:
-        return flexible_request_header_version(self, version, is_flexible(self.request_schema(version)))
-
-    def response_header_version(self, version: int) -> int:
-        return response_header_version(self, is_flexible(self.response_schema(version)))
+    def _tables(self) -> tuple[dict, dict]:
+        return CONTROLLER_REQUESTS, CONTROLLER_RESPONSES
 
 
 CONTROLLER_REQUESTS: dict[int, list[Schema | None]] = {

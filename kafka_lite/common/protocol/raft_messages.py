@@ -38,9 +38,8 @@ from kafka_lite.common.protocol.requests import (
     REQUEST_HEADERS,
     RESPONSE_HEADERS,
     RequestHeader,
-    flexible_request_header_version,
+    SchemaTableApi,
     parse_response_header,
-    response_header_version,
 )
 from kafka_lite.common.protocol.types import (
     BOOLEAN,
@@ -65,7 +64,6 @@ from kafka_lite.common.protocol.types import (
     TaggedField,
     decode,
     encode,
-    is_flexible,
 )
 
 F = Field
@@ -334,7 +332,7 @@ SNAPSHOT_FOOTER_RECORD_V0 = FS(F("version", INT16, "The version of the snapshot 
 
 
 # --8<-- [start:tables]
-class RaftApiKeys(enum.IntEnum):
+class RaftApiKeys(SchemaTableApi, enum.IntEnum):
     """The APIs the quorum's listener speaks, with Kafka's ids (``ApiKeys`` in Kafka 3.3)."""
 
     FETCH = 1
@@ -344,33 +342,8 @@ class RaftApiKeys(enum.IntEnum):
     DESCRIBE_QUORUM = 55
     FETCH_SNAPSHOT = 59
 
-    @property
-    def api_name(self) -> str:
-        return "".join(part.capitalize() for part in self.name.split("_"))
-
-    @property
-    def oldest_version(self) -> int:
-        return next(v for v, s in enumerate(RAFT_REQUESTS[self]) if s is not None)
-
-    @property
-    def latest_version(self) -> int:
-        return len(RAFT_REQUESTS[self]) - 1
-
-    def is_version_supported(self, version: int) -> bool:
-        schemas = RAFT_REQUESTS[self]
-        return 0 <= version < len(schemas) and schemas[version] is not None
-
-    def request_schema(self, version: int) -> Schema:
-        return RAFT_REQUESTS[self][version]
-
-    def response_schema(self, version: int) -> Schema:
-        return RAFT_RESPONSES[self][version]
-
-    def request_header_version(self, version: int) -> int:
-        return flexible_request_header_version(self, version, is_flexible(self.request_schema(version)))
-
-    def response_header_version(self, version: int) -> int:
-        return response_header_version(self, is_flexible(self.response_schema(version)))
+    def _tables(self) -> tuple[dict, dict]:
+        return RAFT_REQUESTS, RAFT_RESPONSES
 
 
 RAFT_REQUESTS: dict[int, list[Schema | None]] = {

@@ -27,7 +27,7 @@ from kafka_lite.common.protocol.messages import (
     RESPONSE_HEADER,
     RESPONSE_HEADER_V1,
 )
-from kafka_lite.common.protocol.types import Reader, Schema, SchemaException, decode, encode
+from kafka_lite.common.protocol.types import Reader, Schema, SchemaException, decode, encode, is_flexible
 
 # The header schemas by header version (Kafka's RequestHeaderData and ResponseHeaderData versions).
 REQUEST_HEADERS: dict[int, Schema] = {0: REQUEST_HEADER_V0, 1: REQUEST_HEADER, 2: REQUEST_HEADER_V2}
@@ -79,6 +79,44 @@ def response_header_version(api_key: int, flexible: bool) -> int:
     if api_key == ApiKeys.API_VERSIONS:
         return 0
     return 1 if flexible else 0
+
+
+class SchemaTableApi:
+    """What an api-key table of Kafka 3.3's flexible era answers for each of its keys, read from its
+    request and response schemas by version: the enum that mixes it in (``RaftApiKeys``,
+    ``ControllerApiKeys``) gives its two tables in ``_tables``. A version without a schema (None) is
+    one the table does not speak."""
+
+    def _tables(self) -> tuple[dict, dict]:
+        raise NotImplementedError
+
+    @property
+    def api_name(self) -> str:
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
+    @property
+    def oldest_version(self) -> int:
+        return next(v for v, s in enumerate(self._tables()[0][self]) if s is not None)
+
+    @property
+    def latest_version(self) -> int:
+        return len(self._tables()[0][self]) - 1
+
+    def is_version_supported(self, version: int) -> bool:
+        schemas = self._tables()[0][self]
+        return 0 <= version < len(schemas) and schemas[version] is not None
+
+    def request_schema(self, version: int):
+        return self._tables()[0][self][version]
+
+    def response_schema(self, version: int):
+        return self._tables()[1][self][version]
+
+    def request_header_version(self, version: int) -> int:
+        return flexible_request_header_version(self, version, is_flexible(self.request_schema(version)))
+
+    def response_header_version(self, version: int) -> int:
+        return response_header_version(self, is_flexible(self.response_schema(version)))
 
 
 def parse_response_header(frame: bytes | bytearray | memoryview, header_version: int) -> tuple[int, int]:
