@@ -339,14 +339,7 @@ class ReplicaManager:
             if to_follow:
                 leaders = {b["id"]: b for b in body.get("live_leaders", [])}
                 new_followers = self.make_followers(to_follow, body["controller_epoch"], leaders)
-            # the HW checkpoint starts once there are partitions whose HW means something
-            if not self._hw_thread_initialized:
-                self.scheduler.schedule(
-                    "highwatermark-checkpoint", self.checkpoint_high_watermarks,
-                    delay_ms=self.config["replica.high.watermark.checkpoint.interval.ms"],
-                    period_ms=self.config["replica.high.watermark.checkpoint.interval.ms"],
-                )  # fmt: skip
-                self._hw_thread_initialized = True
+            self._maybe_start_high_watermark_checkpoint()
             self.replica_fetcher_manager.shutdown_idle_fetcher_threads()
             if on_leadership_change is not None:
                 on_leadership_change(new_leaders, new_followers)
