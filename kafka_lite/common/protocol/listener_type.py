@@ -46,11 +46,11 @@ from kafka_lite.common.protocol.requests import (
     RESPONSE_HEADERS,
     RequestHeader,
     UnknownApiKeyException,
-    UnsupportedVersionException,
+    decode_request_body,
     request_header_version,
     response_header_version,
 )
-from kafka_lite.common.protocol.types import INT16, Field, Reader, Schema, decode, encode
+from kafka_lite.common.protocol.types import INT16, Field, Reader, Schema, encode
 
 
 class ListenerType(enum.Enum):
@@ -172,14 +172,7 @@ def parse_listener_request_header(
 
 def parse_listener_request_body(api: Any, header: RequestHeader, frame, body_start: int) -> dict[str, Any]:
     """The body after ``header``, decoded with its API's schema at its version."""
-    if not api.is_version_supported(header.api_version):
-        raise UnsupportedVersionException(
-            f"{api.api_name} v{header.api_version} is not supported (versions "
-            f"{api.oldest_version}-{api.latest_version})",
-            field="api_version",
-            position=2,
-        )
-    return decode(api.request_schema(header.api_version), frame, body_start)
+    return decode_request_body(api, header, frame, body_start)
 
 
 def encode_listener_response(api: Any, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:

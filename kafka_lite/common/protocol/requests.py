@@ -156,6 +156,14 @@ def parse_request_body(
     api = header.api
     if api is None:
         raise UnknownApiKeyException(f"unknown api key {header.api_key}", field="api_key", position=0)
+    return decode_request_body(api, header, frame, body_start)
+
+
+def decode_request_body(
+    api: Any, header: RequestHeader, frame: bytes | bytearray | memoryview, body_start: int
+) -> dict[str, Any]:
+    """The body after ``header``, decoded with ``api``'s schema at the header's version (``api`` is an
+    entry of any api-key table); a version the table does not speak is refused, naming its range."""
     if not api.is_version_supported(header.api_version):
         raise UnsupportedVersionException(
             f"{api.api_name} v{header.api_version} is not supported (versions "
