@@ -27,7 +27,10 @@ Differs: WriteTxnMarkers answers only once the group coordinator has taken a com
 ``KafkaApis`` is given what it uses, as Kafka's constructor is: the request channel, the replica
 manager, the admin manager, the group and transaction coordinators, the controller, the metadata cache, the producer
 id manager, the quota managers, the config, the cluster id and the time. It owns no state of its own
-beyond the purgatory of early requests.
+beyond the purgatory of early requests. A KRaft broker (chapter 12) is also given a
+``ForwardingManager``: its CreateTopics, DeleteTopics, CreatePartitions and AlterConfigs go to the
+active controller as they came (``forward_to_controller``), and a topic is auto-created by a
+CreateTopics sent the same way; a ZooKeeper broker has none and decides them as above.
 
 The group APIs (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
 OffsetFetch, DescribeGroups, ListGroups) are translated here and decided by the ``GroupCoordinator``.
@@ -125,6 +128,7 @@ from kafka_lite.server.delayed_client_request import FIRST_METADATA, DelayedClie
 from kafka_lite.server.delayed_create_topics import CreateTopicsResults
 from kafka_lite.server.delayed_delete_records import INVALID_LOW_WATERMARK, DeleteRecordsPartitionResult
 from kafka_lite.server.delayed_delete_topics import DeleteTopicsResults
+from kafka_lite.server.forwarding_manager import FORWARDED_APIS, ForwardingManager
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.partition import Partition
@@ -218,6 +222,7 @@ class KafkaApis:
         cluster_id: str,
         time: Time,
         authorizer: Authorizer | None = None,
+        forwarding_manager: ForwardingManager | None = None,
     ) -> None:
         self.request_channel = request_channel
         self.replica_manager = replica_manager
@@ -232,6 +237,9 @@ class KafkaApis:
         self.cluster_id = cluster_id
         self.time = time
         self.authorizer = authorizer  # None: every request is allowed
+        # A KRaft broker's (chapter 12): the admin requests go to the active controller through it,
+        # and topics are auto-created by asking the controller. None on a ZooKeeper broker.
+        self.forwarding_manager = forwarding_manager
         self.client_request_purgatory = DelayedOperationPurgatory("ClientRequest", time)
         self._handlers = {
             ApiKeys.PRODUCE: self.handle_produce_request,
@@ -271,6 +279,10 @@ class KafkaApis:
             ApiKeys.CREATE_ACLS: self.handle_create_acls_request,
             ApiKeys.DELETE_ACLS: self.handle_delete_acls_request,
         }
+        if forwarding_manager is not None:
+            # Kafka 3.3's maybeForwardToController: a KRaft broker decides none of these itself.
+            for api in FORWARDED_APIS:
+                self._handlers[api] = self.forward_to_controller
         self._api_versions = api_versions(self.HANDLED)
 
     # --8<-- [start:handle]
@@ -299,6 +311,26 @@ class KafkaApis:
             # (the request's "remote" time). A response already sent has set this itself.
             if not request.api_local_complete_ns:
                 request.api_local_complete_ns = self.time.nanoseconds()
+
+    # --8<-- [start:forward_to_controller]
+    def forward_to_controller(self, request: Request) -> None:
+        """A KRaft broker's CreateTopics, DeleteTopics, CreatePartitions or AlterConfigs: sent to the
+        active controller as it came, and the controller's answer sent back to the client as this
+        broker's (Kafka 3.3's ``maybeForwardToController``). If no controller answered within the
+        channel's retry time the connection is closed, and the client retries on another."""
+        assert self.forwarding_manager is not None
+
+        def response_callback(body: dict | None) -> None:
+            if body is None:
+                self.request_channel.close_connection(request)
+            else:
+                self._send_response(request, body)
+
+        self.forwarding_manager.forward_request(
+            request.api, request.header.api_version, request.body, response_callback
+        )
+
+    # --8<-- [end:forward_to_controller]
 
     def _waits_for_first_metadata(self, request: Request) -> bool:
         """A client request before the controller's first UpdateMetadata (ApiVersions never waits)."""
@@ -465,7 +497,12 @@ class KafkaApis:
         error = Errors.UNKNOWN_TOPIC_OR_PARTITION
         try:
             validate_topic_name(topic)
-            if self.config["auto.create.topics.enable"] and allow_auto_create:
+            if self.config["auto.create.topics.enable"] and allow_auto_create and self.forwarding_manager:
+                self._auto_create_topic(
+                    topic, self.config["num.partitions"], self.config["default.replication.factor"], {}
+                )
+                error = Errors.LEADER_NOT_AVAILABLE
+            elif self.config["auto.create.topics.enable"] and allow_auto_create:
                 self.admin_manager.create_topic(
                     topic, self.config["num.partitions"], self.config["default.replication.factor"]
                 )
@@ -1412,6 +1449,14 @@ class KafkaApis:
         alive = len(self.metadata_cache.alive_brokers())
         if alive:
             replication_factor = min(replication_factor, alive)
+        if self.forwarding_manager is not None:
+            self._auto_create_topic(topic, num_partitions, replication_factor, configs)
+            return {
+                "topic_error_code": Errors.LEADER_NOT_AVAILABLE.code,
+                "topic": topic,
+                "is_internal": True,
+                "partition_metadata": [],
+            }
         details = TopicDetails(num_partitions, replication_factor, {}, configs)
         results: CreateTopicsResults = {}
         # a timeout of 0: written to ZooKeeper, answered at once, nothing waits for the leaders
@@ -1428,6 +1473,28 @@ class KafkaApis:
         else:
             log.warning("Cannot create topic %s: %s", topic, message)
         return {"topic_error_code": error.code, "topic": topic, "is_internal": True, "partition_metadata": []}
+
+    def _auto_create_topic(
+        self, topic: str, num_partitions: int, replication_factor: int, configs: dict[str, str]
+    ) -> None:
+        """A KRaft broker's auto-created topic (Kafka 3.3's ``DefaultAutoTopicCreationManager``): a
+        CreateTopics sent to the controller, not waited for. The client is told LEADER_NOT_AVAILABLE
+        and asks again; once the controller's records reach this broker the topic is in its cache."""
+        assert self.forwarding_manager is not None
+        entry = {
+            "topic": topic,
+            "num_partitions": num_partitions,
+            "replication_factor": replication_factor,
+            "replica_assignment": [],
+            "config_entries": [{"config_name": k, "config_value": v} for k, v in configs.items()],
+        }
+
+        def on_response(body: dict | None) -> None:
+            errors = [] if body is None else [t["error_code"] for t in body["topic_errors"]]
+            if body is None or errors[0] not in (Errors.NONE.code, Errors.TOPIC_ALREADY_EXISTS.code):
+                log.warning("Cannot auto-create topic %s: %s", topic, body)
+
+        self.forwarding_manager.create_topics([entry], on_response)
 
     # --8<-- [end:find_coordinator]
 

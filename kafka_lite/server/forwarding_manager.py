@@ -1,0 +1,134 @@
+"""A KRaft broker's admin requests, sent on to the active controller and its answers handed back.
+
+Mirrors: kafka.server.ForwardingManager and ForwardingManagerImpl
+         (core/src/main/scala/kafka/server/ForwardingManager.scala, Kafka 3.3.0), with the part of
+         kafka.server.DefaultAutoTopicCreationManager (AutoTopicCreationManager.scala) that sends
+         the CreateTopics of an auto-created topic
+Book:    beyond the book: chapter 12 (KRaft)
+Differs: the client's request is sent as it is, not wrapped in an Envelope (KIP-590): kafka_lite has
+         no principals to carry and its controller serves these APIs at the client table's
+         versions; a request is sent at the table's latest version, an older one's missing fields
+         filled with their defaults; no ApiVersions exchange with the controller.
+
+In KRaft mode a broker never changes metadata itself. A CreateTopics, DeleteTopics,
+CreatePartitions or AlterConfigs that a client sends to any broker is *forwarded*: the broker hands
+it to the active controller through a ``BrokerToControllerChannelManager`` of its own (the
+"forwarding" channel), and when the controller answers, the broker sends that answer to the client
+as its own. The client never learns which node is the controller; it never needed to in chapter 7
+either, where the ZooKeeper broker wrote znodes the controller watched.
+
+The channel follows the controller from node to node (NOT_CONTROLLER sends the request again to the
+next one), so a forwarded request fails only when no controller answered within the channel's
+retry time; the caller then hears ``None``.
+
+This channel speaks the *client* table: its network client is chapter 2's ``NetworkClient`` with its
+own codec, where the lifecycle's channel speaks the controller's RPC table
+(``_ControllerNetworkClient``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from kafka_lite.clients.network_client import ClientResponse, NetworkClient
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.time import Time
+from kafka_lite.network.selector import Selector
+from kafka_lite.server.broker_to_controller_channel_manager import (
+    BrokerToControllerChannelManager,
+    BrokerToControllerRequestThread,
+    ControllerNodeProvider,
+    ControllerRequestCompletionHandler,
+)
+
+log = logging.getLogger(__name__)
+
+# The client APIs a KRaft broker forwards (Kafka 3.3's KafkaApis calls maybeForwardToController for
+# these, and more that kafka_lite does not serve: ACLs, quotas, SCRAM, reassignments).
+FORWARDED_APIS = (
+    ApiKeys.CREATE_TOPICS,
+    ApiKeys.DELETE_TOPICS,
+    ApiKeys.CREATE_PARTITIONS,
+    ApiKeys.ALTER_CONFIGS,
+)
+
+# Fields a version newer than the client's added to a forwarded request, with the value the older
+# version means: CreateTopics v0 has no validate_only, and a v0 request creates.
+_ADDED_REQUEST_FIELDS: dict[ApiKeys, dict[str, Any]] = {ApiKeys.CREATE_TOPICS: {"validate_only": False}}
+
+
+class ForwardingChannelManager(BrokerToControllerChannelManager):
+    """The "forwarding" channel: the lifecycle channel's request thread over a ``NetworkClient`` with
+    the client table's codec (the forwarded APIs are client APIs)."""
+
+    def __init__(
+        self,
+        controller_node_provider: ControllerNodeProvider,
+        time: Time,
+        broker_id: int,
+        retry_timeout_ms: int,
+        request_timeout_ms: int = 30_000,
+    ) -> None:
+        self._channel_name = "forwarding"
+        self._broker_id = broker_id
+        network_client = NetworkClient(
+            Selector(time=time), str(broker_id), max_in_flight_requests_per_connection=1,
+            request_timeout_ms=request_timeout_ms, time=time,
+        )  # fmt: skip
+        self.request_thread = BrokerToControllerRequestThread(
+            network_client, controller_node_provider, time,
+            f"BrokerToControllerChannelManager broker={broker_id} name=forwarding",
+            request_timeout_ms, retry_timeout_ms,
+        )  # fmt: skip
+
+
+class ForwardingManager:
+    def __init__(self, channel_manager: BrokerToControllerChannelManager) -> None:
+        self.channel_manager = channel_manager
+
+    def start(self) -> None:
+        self.channel_manager.start()
+
+    def shutdown(self) -> None:
+        self.channel_manager.shutdown()
+
+    # --8<-- [start:forward_request]
+    def forward_request(
+        self,
+        api: ApiKeys,
+        version: int,
+        body: dict[str, Any],
+        response_callback: Callable[[dict | None], None],
+    ) -> None:
+        """Send a client's request (``body``, decoded at ``version``) to the active controller;
+        ``response_callback`` gets the controller's answer, or ``None`` if none came in time.
+
+        The answer is at the table's latest version; the caller encodes it at the client's, which
+        leaves out the fields the client's version does not have."""
+        forwarded = {**_ADDED_REQUEST_FIELDS.get(api, {}), **body} if version < api.latest_version else body
+
+        def on_complete(response: ClientResponse) -> None:
+            response_callback(response.body)
+
+        def on_timeout() -> None:
+            log.warning("Forwarded %s v%d timed out: no active controller answered", api.api_name, version)
+            response_callback(None)
+
+        self.channel_manager.send_request(
+            api, forwarded, ControllerRequestCompletionHandler(on_complete, on_timeout)
+        )
+
+    # --8<-- [end:forward_request]
+
+    def create_topics(
+        self, topics: list[dict[str, Any]], response_callback: Callable[[dict | None], None]
+    ) -> None:
+        """CreateTopics of ``topics`` (CreateTopics' ``create_topic_requests`` entries), as 3.3's
+        auto-topic-creation manager sends it: the broker answers its own client at once (a topic
+        being created is LEADER_NOT_AVAILABLE) and does not wait for this answer."""
+        body = {"create_topic_requests": topics, "timeout": 0, "validate_only": False}
+        self.forward_request(
+            ApiKeys.CREATE_TOPICS, ApiKeys.CREATE_TOPICS.latest_version, body, response_callback
+        )
