@@ -10,6 +10,8 @@ Differs: the unfenced brokers are a dict kept in last-contact order, where Kafka
          so putting a touched broker at the end keeps the order, and a dict removes and appends
          in O(1) as the list does. The active brokers are a set whose lowest offset is found by a
          scan (Kafka: a TreeSet), since it is asked only while a broker is shutting down.
+Labs:    lab 19, stage 2 (``touch``, ``_has_valid_session``, ``find_one_stale_broker``,
+         ``calculate_next_broker_state``) and stage 3 (``next_check_time_ns``)
 
 Soft state is state that is not in the metadata log: heartbeats are far too frequent to write,
 and they mean nothing to a standby. Only the active controller has a heartbeat manager (the
@@ -94,9 +96,12 @@ class BrokerHeartbeatManager:
         return broker is not None and self._has_valid_session(broker)
 
     def _has_valid_session(self, broker: BrokerHeartbeatState) -> bool:
+        """True if the broker is unfenced and its last contact is within the session timeout."""
+        # BEGIN SOLUTION
         if broker.fenced:
             return False
         return broker.last_contact_ns + self.session_timeout_ns >= self.time.nanoseconds()
+        # END SOLUTION
 
     def is_broker_unfenced(self, broker_id: int) -> bool:
         broker = self.brokers.get(broker_id)
@@ -112,6 +117,7 @@ class BrokerHeartbeatManager:
 
     def touch(self, broker_id: int, fenced: bool, metadata_offset: int) -> None:
         """A heartbeat (or a registration): contact is now, at ``metadata_offset``."""
+        # BEGIN SOLUTION
         broker = self.brokers.get(broker_id)
         if broker is None:
             broker = self.brokers[broker_id] = BrokerHeartbeatState(broker_id)
@@ -129,6 +135,7 @@ class BrokerHeartbeatManager:
             broker.fenced = False
             if not broker.shutting_down():
                 self.active.add(broker_id)
+        # END SOLUTION
 
     def lowest_active_offset(self) -> int:
         """The lowest metadata offset an active broker has reported (LONG_MAX with none)."""
@@ -154,17 +161,21 @@ class BrokerHeartbeatManager:
 
     def next_check_time_ns(self) -> int:
         """When the oldest unfenced session expires, if nobody hears from it first."""
+        # BEGIN SOLUTION
         first = next(iter(self.unfenced.values()), None)
         if first is None:
             return LONG_MAX
         return first.last_contact_ns + self.session_timeout_ns
+        # END SOLUTION
 
     def find_one_stale_broker(self) -> int | None:
         """The broker whose session has expired, if any: only the oldest contact can be."""
+        # BEGIN SOLUTION
         first = next(iter(self.unfenced.values()), None)
         if first is not None and not self._has_valid_session(first):
             return first.id
         return None
+        # END SOLUTION
 
     def find_stale_brokers(self) -> list[int]:
         """Every unfenced broker whose session has expired, oldest first."""
@@ -201,6 +212,7 @@ class BrokerHeartbeatManager:
         ``current_metadata_offset``); ``register_broker_record_offset`` the offset of the broker's
         registration record, which it must have replayed before it serves anything.
         """
+        # BEGIN SOLUTION
         broker = self.brokers.get(broker_id) or BrokerHeartbeatState(broker_id)
         current = self.current_broker_state(broker)
         S = BrokerControlState
@@ -275,3 +287,4 @@ class BrokerHeartbeatManager:
             )
             return BrokerControlStates(current, S.CONTROLLED_SHUTDOWN)
         return BrokerControlStates(current, S.SHUTDOWN_NOW)
+        # END SOLUTION

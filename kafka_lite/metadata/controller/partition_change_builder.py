@@ -5,6 +5,8 @@ Mirrors: org.apache.kafka.controller.PartitionChangeBuilder
          (metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.1.4 reads the ZooKeeper controller's
          OfflinePartitionLeaderSelector and ControlledShutdownLeaderSelector, which this replaces
+Labs:    lab 19, stage 1 (``_elect_any_leader``, ``_try_election``,
+         ``trigger_leader_epoch_bump_if_needed``, ``build``)
 
 Every caller works the same way: an AlterPartition from a leader sets a new ISR, a fenced broker's
 partitions get an ISR without it, a preferred election asks for the first replica. The builder
@@ -142,6 +144,8 @@ class PartitionChangeBuilder:
         return ElectionResult(NO_LEADER, False)
 
     def _elect_any_leader(self) -> ElectionResult:
+        """The leader of an ONLINE or UNCLEAN election, and whether it was chosen uncleanly."""
+        # BEGIN SOLUTION
         if self._is_valid_new_leader(self.partition.leader):
             # The current leader still qualifies: no reason to move it.
             return ElectionResult(self.partition.leader, False)
@@ -153,11 +157,14 @@ class PartitionChangeBuilder:
                 if self.is_acceptable_leader(replica):
                     return ElectionResult(replica, True)
         return ElectionResult(NO_LEADER, False)
+        # END SOLUTION
 
     def _is_valid_new_leader(self, replica: int) -> bool:
         return replica in self.target_isr and self.is_acceptable_leader(replica)
 
     def _try_election(self, record: PartitionChangeRecord) -> None:
+        """Elect, and write the winner into ``record`` if it is not the current leader."""
+        # BEGIN SOLUTION
         result = self.elect_leader()
         if result.node != self.partition.leader:
             log.debug(
@@ -179,6 +186,7 @@ class PartitionChangeBuilder:
                     record.leader_recovery_state = int(LeaderRecoveryState.RECOVERING)
         else:
             log.debug("Failed to find a new leader with current state: %r", self)
+        # END SOLUTION
 
     def trigger_leader_epoch_bump_if_needed(self, record: PartitionChangeRecord) -> None:
         """Bump the leader epoch when the leader stays but a replica or an ISR member goes.
@@ -189,11 +197,13 @@ class PartitionChangeBuilder:
         what asks ``PartitionRegistration.merge`` for the bump. Growing the ISR bumps only the
         partition epoch.
         """
+        # BEGIN SOLUTION
         if record.leader == NO_LEADER_CHANGE:
             if not set(self.partition.isr) <= set(self.target_isr) or not set(self.partition.replicas) <= set(
                 self.target_replicas
             ):
                 record.leader = self.partition.leader
+        # END SOLUTION
 
     def _complete_reassignment_if_needed(self) -> None:
         if not self.target_removing and not self.target_adding:
@@ -215,6 +225,8 @@ class PartitionChangeBuilder:
         self.target_adding = []
 
     def build(self) -> ApiMessageAndVersion | None:
+        """The PartitionChangeRecord of what differs from the partition, or None if nothing does."""
+        # BEGIN SOLUTION
         record = PartitionChangeRecord(topic_id=self.topic_id, partition_id=self.partition_id)
 
         self._complete_reassignment_if_needed()
@@ -238,6 +250,7 @@ class PartitionChangeBuilder:
         if change_record_is_no_op(record):
             return None
         return ApiMessageAndVersion(record, PartitionChangeRecord.highest_supported_version())
+        # END SOLUTION
 
     def __repr__(self) -> str:
         return (

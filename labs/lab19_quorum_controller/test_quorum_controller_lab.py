@@ -1,0 +1,670 @@
+"""Lab 19 graded tests: the quorum controller's elections and fencing (Kafka 3.3), unit by unit, then
+inside the real QuorumController.
+
+Stage 1 drives ``PartitionChangeBuilder`` directly: a partition as it is, the targets a caller asks
+for, and the record ``build`` returns, compared field by field with the one Kafka 3.3 writes (and
+``PartitionRegistration.merge``, given, shows what the partition becomes). Stage 2 drives
+``BrokerHeartbeatManager`` on a MockTime clock: sessions, the stale broker, the decision table of a
+heartbeat. Stage 3 runs the learner's two pieces where they live: three ``QuorumController``s over
+one ``LocalLogManager`` log, each on a deterministic event queue (``QuorumControllerTestEnv``), with
+brokers that register, heartbeat, stop heartbeating or shut down, and checks what the controller
+wrote to the log; a failure shows the scenario and the records, offset by offset.
+
+Before a controller runs, the stage's function, then stages 1 and 2's, are checked to be written:
+the controller turns an exception inside an event into an error reply (and a renounce), so the
+untouched starter would otherwise fail on a confusing reply rather than the lab's own
+NotImplementedError naming the function to write.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from kafka_lite.common.metadata import (
+    FenceBrokerRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RegisterBrokerRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
+)
+from kafka_lite.common.time import MockTime
+from kafka_lite.metadata.controller.broker_control_states import BrokerControlState
+from kafka_lite.metadata.controller.broker_heartbeat_manager import BrokerHeartbeatManager
+from kafka_lite.metadata.controller.partition_change_builder import (
+    Election,
+    ElectionResult,
+    PartitionChangeBuilder,
+)
+from kafka_lite.metadata.leader_constants import NO_LEADER, NO_LEADER_CHANGE
+from kafka_lite.metadata.leader_recovery_state import LeaderRecoveryState
+from kafka_lite.metadata.partition_registration import PartitionRegistration
+from kafka_lite.testing.lab_stubs import written
+from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID, QuorumControllerTestEnv
+
+pytestmark = [pytest.mark.lab(19), pytest.mark.timeout(60)]
+
+STAGE1 = (
+    PartitionChangeBuilder._elect_any_leader,
+    PartitionChangeBuilder._try_election,
+    PartitionChangeBuilder.trigger_leader_epoch_bump_if_needed,
+    PartitionChangeBuilder.build,
+)
+STAGE2 = (
+    BrokerHeartbeatManager.touch,
+    BrokerHeartbeatManager._has_valid_session,
+    BrokerHeartbeatManager.find_one_stale_broker,
+    BrokerHeartbeatManager.calculate_next_broker_state,
+)
+STAGE3 = (BrokerHeartbeatManager.next_check_time_ns,)
+
+FENCED = BrokerControlState.FENCED
+UNFENCED = BrokerControlState.UNFENCED
+CONTROLLED_SHUTDOWN = BrokerControlState.CONTROLLED_SHUTDOWN
+SHUTDOWN_NOW = BrokerControlState.SHUTDOWN_NOW
+
+# -- stage 1: the election -------------------------------------------------------------------------------
+
+TOPIC_ID = uuid.UUID("15bae675-c7e2-47e2-820d-8f244c85a6ae")
+
+
+def partition(
+    replicas, isr, leader, leader_epoch=10, partition_epoch=20, state=LeaderRecoveryState.RECOVERED
+):
+    return PartitionRegistration(
+        replicas=tuple(replicas),
+        isr=tuple(isr),
+        removing_replicas=(),
+        adding_replicas=(),
+        leader=leader,
+        leader_recovery_state=state,
+        leader_epoch=leader_epoch,
+        partition_epoch=partition_epoch,
+    )
+
+
+def may_lead(*brokers):
+    """The builder's ``is_acceptable_leader``: only these brokers (registered, unfenced, not shutting
+    down, in the controller's words) may lead."""
+    return lambda replica: replica in brokers
+
+
+def change(**fields) -> PartitionChangeRecord:
+    """The record Kafka 3.3 writes: every field not given says "no change"."""
+    return PartitionChangeRecord(topic_id=TOPIC_ID, partition_id=0, **fields)
+
+
+def built(part, acceptable, target_isr=None, election=Election.ONLINE):
+    builder = PartitionChangeBuilder(part, TOPIC_ID, 0, acceptable)
+    if target_isr is not None:
+        builder.set_target_isr(target_isr)
+    builder.set_election(election)
+    record = builder.build()
+    return None if record is None else record.message
+
+
+def explain(case: str, part, got, expected, rule: str) -> str:
+    return (
+        f"{case}\n  the partition: replicas {list(part.replicas)}, isr {list(part.isr)}, leader "
+        f"{part.leader}, leader epoch {part.leader_epoch}\n  expected: {expected!r}\n  got:      {got!r}\n"
+        f"  the rule: {rule}"
+    )
+
+
+def elected(part, acceptable, target_isr, election=Election.ONLINE):
+    builder = PartitionChangeBuilder(part, TOPIC_ID, 0, acceptable).set_target_isr(target_isr)
+    return builder.set_election(election).elect_leader()
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_the_new_leader_is_the_first_replica_in_replica_order_that_is_in_the_isr_and_may_lead():
+    # Broker 2, the leader, is fenced: the ISR loses it and a new leader is chosen.
+    part = partition(replicas=(2, 3, 1), isr=(1, 2, 3), leader=2)
+    got = elected(part, may_lead(1, 3), target_isr=[1, 3])
+    expected = ElectionResult(3, False)
+    assert got == expected, explain(
+        "elect_leader(): leader 2 fenced, target ISR [1, 3], brokers 1 and 3 may lead", part, got, expected,
+        "the new leader is the first replica, in the partition's replica order (not the ISR's order), "
+        "that is in the target ISR and may lead",
+    )  # fmt: skip
+    # Broker 3 is shutting down: it is in the ISR but may not lead; broker 5 may lead but is not in it.
+    part = partition(replicas=(2, 5, 3, 1), isr=(2, 3, 1), leader=2)
+    got = elected(part, may_lead(1, 5), target_isr=[3, 1])
+    expected = ElectionResult(1, False)
+    assert got == expected, explain(
+        "elect_leader(): leader 2 fenced, target ISR [3, 1], broker 3 in it but shutting down, broker 5 "
+        "alive but out of it", part, got, expected,
+        "a clean election takes only a replica that is both in the target ISR and may lead: broker 5 "
+        "has not copied every committed record, broker 3 may not lead",
+    )  # fmt: skip
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_a_leader_that_may_still_lead_keeps_its_leadership():
+    part = partition(replicas=(1, 2, 3), isr=(1, 2, 3), leader=2)
+    got = elected(part, may_lead(1, 2, 3), target_isr=[1, 2, 3])
+    expected = ElectionResult(2, False)
+    assert got == expected, explain(
+        "elect_leader(): every broker may lead, the ISR unchanged; the leader (2) is not the first replica",
+        part, got, expected,
+        "the current leader stays while it is in the target ISR and may lead: moving it to the first "
+        "replica is the preferred election's job, not every change's",
+    )  # fmt: skip
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_an_unclean_election_only_when_the_topic_allows_it():
+    # The ISR's only member, broker 1, is fenced; brokers 2 and 3 are alive but behind.
+    part = partition(replicas=(1, 2, 3), isr=(1,), leader=1)
+    got = built(part, may_lead(2, 3), target_isr=[], election=Election.ONLINE)
+    expected = change(leader=NO_LEADER)
+    assert got == expected, explain(
+        "the last ISR member fenced, unclean.leader.election.enable=false", part, got, expected,
+        "with nobody in the ISR able to lead, a clean election finds no leader: NO_LEADER (-1), and the "
+        "ISR is not emptied (its last member keeps its place, KIP-841)",
+    )  # fmt: skip
+    got = built(part, may_lead(2, 3), target_isr=[], election=Election.UNCLEAN)
+    expected = change(leader=2, isr=[2], leader_recovery_state=int(LeaderRecoveryState.RECOVERING))
+    assert got == expected, explain(
+        "the last ISR member fenced, unclean.leader.election.enable=true", part, got, expected,
+        "an unclean election takes the first replica, in replica order, that may lead; it becomes the "
+        "whole ISR, and the partition is RECOVERING (1) until the new leader has settled its log",
+    )  # fmt: skip
+    part = partition(replicas=(1, 2, 3), isr=(1, 3), leader=1)
+    got = built(part, may_lead(2, 3), target_isr=[3], election=Election.UNCLEAN)
+    expected = change(leader=3, isr=[3])
+    assert got == expected, explain(
+        "leader 1 fenced, broker 3 in the ISR, unclean elections allowed", part, got, expected,
+        "an unclean election is the last resort: while an ISR member may lead, it is a clean one "
+        "(no RECOVERING state, no data lost)",
+    )  # fmt: skip
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_no_leader_when_nobody_in_the_isr_may_lead():
+    part = partition(replicas=(1, 2, 3), isr=(1, 2), leader=1)
+    got = elected(part, may_lead(3), target_isr=[2])
+    expected = ElectionResult(NO_LEADER, False)
+    assert got == expected, explain(
+        "elect_leader(): leader 1 fenced, broker 2 (the rest of the ISR) shutting down, broker 3 out of "
+        "the ISR, unclean.leader.election.enable=false", part, got, expected,
+        "no acceptable replica in the target ISR and no unclean election: the leader is NO_LEADER (-1), "
+        "never a replica that is out of the ISR or may not lead",
+    )  # fmt: skip
+    got = elected(part, may_lead(3), target_isr=[2], election=Election.UNCLEAN)
+    expected = ElectionResult(3, True)
+    assert got == expected, explain(
+        "elect_leader(): the same, with unclean.leader.election.enable=true", part, got, expected,
+        "an unclean election, once nobody in the ISR may lead, takes the first replica in replica order "
+        "that may lead, and says it was unclean",
+    )  # fmt: skip
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_no_record_when_nothing_changes():
+    part = partition(replicas=(1, 2, 3), isr=(1, 2), leader=1)
+    got = built(part, may_lead(1, 2, 3), target_isr=[1, 2])
+    assert got is None, explain(
+        "the target ISR is the ISR, the leader may lead", part, got, None,
+        "a change with every field at 'no change' is no record at all: build returns None",
+    )  # fmt: skip
+    part = partition(replicas=(1, 2, 3), isr=(3,), leader=NO_LEADER)
+    got = built(part, may_lead(1, 2), target_isr=[3])
+    assert got is None, explain(
+        "a partition without a leader whose last ISR member (3) is still fenced", part, got, None,
+        "no leader before and none after (broker 3 may not lead, and no unclean election), the ISR as "
+        "it was: nothing to write",
+    )  # fmt: skip
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_the_leader_epoch_is_bumped_when_the_isr_shrinks_not_when_it_grows():
+    part = partition(replicas=(1, 2, 3), isr=(1, 2, 3), leader=1, leader_epoch=10, partition_epoch=20)
+    builder = PartitionChangeBuilder(part, TOPIC_ID, 0, may_lead(1, 2)).set_target_isr([1, 2])
+    got = change(isr=[1, 2])
+    builder.trigger_leader_epoch_bump_if_needed(got)
+    expected = change(leader=1, isr=[1, 2])
+    assert got == expected, explain(
+        "trigger_leader_epoch_bump_if_needed(a record with isr [1, 2]): broker 3 leaves the ISR, leader 1 "
+        "stays", part, got, expected,
+        "a replica leaving the ISR bumps the leader epoch, so that it is refused if it fetches with the "
+        "old one: the record names the (same) leader, which is what makes merge bump the epoch",
+    )  # fmt: skip
+    after = part.merge(got)
+    assert (after.leader, after.leader_epoch, after.partition_epoch) == (1, 11, 21), after
+    elected_now = change(leader=2, isr=[2])
+    builder.trigger_leader_epoch_bump_if_needed(elected_now)
+    assert elected_now == change(leader=2, isr=[2]), (
+        f"a record that already elects a leader bumps the epoch by itself: the bump must leave it be; "
+        f"got {elected_now!r}"
+    )
+    shrunk = partition(replicas=(1, 2, 3), isr=(1, 2), leader=1, leader_epoch=10, partition_epoch=20)
+    builder = PartitionChangeBuilder(shrunk, TOPIC_ID, 0, may_lead(1, 2, 3)).set_target_isr([1, 2, 3])
+    got = change(isr=[1, 2, 3])
+    builder.trigger_leader_epoch_bump_if_needed(got)
+    expected = change(isr=[1, 2, 3])
+    assert got == expected, explain(
+        "trigger_leader_epoch_bump_if_needed(a record with isr [1, 2, 3]): broker 3 rejoins the ISR, "
+        "leader 1 stays", shrunk, got, expected,
+        "an ISR that grows changes the partition epoch only: the leader field stays NO_LEADER_CHANGE "
+        f"({NO_LEADER_CHANGE}), so followers are not fenced for nothing",
+    )  # fmt: skip
+    after = shrunk.merge(got)
+    assert (after.leader, after.leader_epoch, after.partition_epoch) == (1, 10, 21), after
+
+
+# -- stage 2: the session and fencing ----------------------------------------------------------------------
+
+SESSION_MS = 9000
+
+
+def manager(time=None):
+    return BrokerHeartbeatManager(time or MockTime(), session_timeout_ms=SESSION_MS)
+
+
+def heartbeat(broker_id=1, offset=100, want_fence=False, want_shut_down=False):
+    return {
+        "broker_id": broker_id,
+        "broker_epoch": 7,
+        "current_metadata_offset": offset,
+        "want_fence": want_fence,
+        "want_shut_down": want_shut_down,
+    }
+
+
+def next_state(m, request, registration_offset=50, leads=False):
+    states = m.calculate_next_broker_state(request["broker_id"], request, registration_offset, lambda: leads)
+    return states.current, states.next
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_a_session_lasts_the_session_timeout_after_the_last_touch():
+    time = MockTime()
+    m = manager(time)
+    m.touch(1, False, 40)
+    assert m.brokers[1].metadata_offset == 40, "touch records the metadata offset the heartbeat reported"
+    assert m.has_valid_session(1), "an unfenced broker touched just now has a valid session"
+    time.sleep(SESSION_MS)
+    assert m.has_valid_session(1), (
+        f"{SESSION_MS} ms after its last heartbeat, exactly broker.session.timeout.ms, the session is "
+        "still valid: it expires only once the timeout has passed (last contact + timeout >= now)"
+    )
+    time.sleep(1)
+    assert not m.has_valid_session(1), (
+        f"{SESSION_MS + 1} ms after its last heartbeat the session has expired: the broker is stale"
+    )
+    m.touch(1, False, 41)
+    assert m.has_valid_session(1), "a heartbeat after the expiry starts a new session: contact is now"
+    m.touch(2, True, 41)
+    assert not m.has_valid_session(2), (
+        "a fenced broker has no session to keep, however recent its heartbeat: only unfenced brokers "
+        "are in the unfenced list"
+    )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_the_stale_broker_is_the_one_heard_from_longest_ago():
+    time = MockTime()
+    m = manager(time)
+    for broker_id in (1, 2, 3):
+        m.touch(broker_id, False, 10)
+        time.sleep(1000)
+    m.touch(1, False, 11)  # broker 1 heartbeats again at 3 s: now broker 2 is the oldest contact
+    assert m.find_one_stale_broker() is None, "nobody's session has expired yet (the oldest is 2 s old)"
+    time.sleep(SESSION_MS - 1000)  # 11 s: broker 2 last heard at 1 s (10 s ago), broker 3 at 2 s (9 s ago)
+    found = m.find_one_stale_broker()
+    assert found == 2, (
+        f"at 11 s, broker 2 (last heartbeat at 1 s) is stale; broker 1 heartbeat again at 3 s and broker "
+        f"3 at 2 s is exactly at its timeout: find_one_stale_broker should be 2, got {found}. A touched "
+        "broker goes to the end of the unfenced list (newest contact), so the first one is the oldest"
+    )
+    m.fence(2)
+    assert m.find_one_stale_broker() is None, (
+        "broker 3's session is valid up to and including 9 s after its heartbeat; broker 2 is fenced"
+    )
+    time.sleep(1)
+    assert m.find_one_stale_broker() == 3, "at 11.001 s broker 3's session has expired too"
+    m.touch(3, True, 12)
+    assert m.find_one_stale_broker() is None, "a fenced broker is never stale: it has no session"
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_a_fenced_broker_is_unfenced_once_it_has_caught_up_with_its_registration():
+    m = manager()
+    m.touch(1, True, 10)
+    cases = [
+        (heartbeat(offset=49), FENCED, "it has not replayed its own registration record (offset 50) yet"),
+        (heartbeat(offset=50), UNFENCED, "it has caught up with its registration record's offset"),
+        (heartbeat(offset=60, want_fence=True), FENCED, "it asks to stay fenced (it is still starting)"),
+        (heartbeat(offset=60, want_shut_down=True), SHUTDOWN_NOW, "a fenced broker that wants to shut down "
+         "leads nothing and serves nobody: it may go at once"),
+    ]  # fmt: skip
+    for request, expected, why in cases:
+        got = next_state(m, request)
+        assert got == (FENCED, expected), (
+            f"a FENCED broker, registration at offset 50, heartbeat {request}: expected FENCED -> "
+            f"{expected.name} ({why}); got {got[0].name} -> {got[1].name}"
+        )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_an_unfenced_broker_is_fenced_or_shut_down_as_it_asks():
+    m = manager()
+    m.touch(1, False, 60)
+    cases = [
+        (heartbeat(offset=60), False, UNFENCED, "an ordinary heartbeat"),
+        (heartbeat(offset=60, want_fence=True), False, FENCED, "it asks to be fenced"),
+        (heartbeat(offset=60, want_fence=True, want_shut_down=True), True, SHUTDOWN_NOW,
+         "it asks to be fenced and to shut down"),
+        (heartbeat(offset=60, want_shut_down=True), True, CONTROLLED_SHUTDOWN,
+         "it wants to shut down and still leads partitions: they move away first"),
+        (heartbeat(offset=60, want_shut_down=True), False, SHUTDOWN_NOW,
+         "it wants to shut down and leads nothing"),
+    ]  # fmt: skip
+    for request, leads, expected, why in cases:
+        got = next_state(m, request, leads=leads)
+        assert got == (UNFENCED, expected), (
+            f"an UNFENCED broker ({'leading partitions' if leads else 'leading nothing'}), heartbeat "
+            f"{request}: expected UNFENCED -> {expected.name} ({why}); got {got[0].name} -> {got[1].name}"
+        )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_a_controlled_shutdown_waits_until_the_broker_leads_nothing_and_the_others_have_seen_it():
+    m = manager()
+    for broker_id in (1, 2, 3):
+        m.touch(broker_id, False, 90)
+    m.update_controlled_shutdown_offset(1, 100)  # the records moving broker 1's leaderships end at 100
+    request = heartbeat(offset=100, want_shut_down=True)
+    got = next_state(m, request, leads=True)
+    assert got == (CONTROLLED_SHUTDOWN, CONTROLLED_SHUTDOWN), (
+        f"broker 1 in controlled shutdown still leads partitions: it stays in CONTROLLED_SHUTDOWN; got "
+        f"{got[0].name} -> {got[1].name}"
+    )
+    got = next_state(m, request, leads=False)
+    assert got == (CONTROLLED_SHUTDOWN, CONTROLLED_SHUTDOWN), (
+        "broker 1 leads nothing now, but brokers 2 and 3 have reported only offset 90, below its "
+        "controlled-shutdown offset 100: they have not seen the records that moved its leaderships, and "
+        f"would still send clients to it. It stays; got {got[0].name} -> {got[1].name}"
+    )
+    m.touch(2, False, 100)
+    m.touch(3, False, 101)
+    got = next_state(m, request, leads=True)
+    assert got == (CONTROLLED_SHUTDOWN, CONTROLLED_SHUTDOWN), (
+        "every active broker has reached broker 1's controlled-shutdown offset, but broker 1 still leads "
+        "partitions (a leadership that could not move yet): it stays in CONTROLLED_SHUTDOWN; got "
+        f"{got[0].name} -> {got[1].name}"
+    )
+    got = next_state(m, request, leads=False)
+    assert got == (CONTROLLED_SHUTDOWN, SHUTDOWN_NOW), (
+        "broker 1 leads nothing and every active broker has reached offset 100 (the lowest active "
+        f"offset, 100, is at or past its controlled-shutdown offset): SHUTDOWN_NOW; got {got[0].name} -> "
+        f"{got[1].name}"
+    )
+
+
+# -- stage 3: the controller at work ---------------------------------------------------------------------
+
+BROKERS = (1, 2, 3)
+# Partition -> replicas: every broker leads one partition and broker 1 two (partitions 0 and 3).
+ASSIGNMENT = {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2], 3: [1, 3, 2]}
+HEARTBEAT_MS = 1500
+
+
+def registration(broker_id):
+    return {
+        "broker_id": broker_id,
+        "cluster_id": CLUSTER_ID,
+        "incarnation_id": uuid.UUID(int=broker_id + 1),
+        "listeners": [
+            {"name": "PLAINTEXT", "host": "localhost", "port": 9092 + broker_id, "security_protocol": 0}
+        ],
+        "features": [{"name": "metadata.version", "min_supported_version": 1, "max_supported_version": 7}],
+        "rack": None,
+    }
+
+
+class Cluster:
+    """Three controllers over one log, three brokers registered and unfenced, topic foo created with
+    ASSIGNMENT (and, if asked, a topic bar of one replica on broker 1)."""
+
+    def __init__(self, with_bar=False):
+        written(*STAGE3, *STAGE1, *STAGE2)
+        self.env = QuorumControllerTestEnv(num_controllers=3, session_timeout_ms=SESSION_MS)
+        self.active = self.env.elect(0)
+        self.epochs = {}
+        for broker_id in BROKERS:
+            future = self.active.register_broker(registration(broker_id))
+            self.env.poll()
+            self.epochs[broker_id] = future.result(timeout=0).epoch
+        for broker_id in BROKERS:
+            reply = self.heartbeat(broker_id)
+            assert not reply.is_fenced, f"broker {broker_id} caught up with its registration: {reply}"
+        topics = [self._topic("foo", ASSIGNMENT)] + ([self._topic("bar", {0: [1]})] if with_bar else [])
+        created = self.active.create_topics(
+            {"create_topic_requests": topics, "timeout": 30_000, "validate_only": False}
+        )
+        self.env.poll()
+        errors = [t["error_code"] for t in created.result(timeout=0)["topic_errors"]]
+        assert errors == [0] * len(topics), f"CreateTopics failed: {created.result(timeout=0)}"
+        self.mark = self.end()
+
+    @staticmethod
+    def _topic(name, assignment):
+        return {
+            "topic": name, "num_partitions": -1, "replication_factor": -1, "config_entries": [],
+            "replica_assignment": [{"partition_id": p, "replicas": r} for p, r in assignment.items()],
+        }  # fmt: skip
+
+    def heartbeat(self, broker_id, want_shut_down=False, offset=None):
+        request = {
+            "broker_id": broker_id,
+            "broker_epoch": self.epochs[broker_id],
+            "current_metadata_offset": self.active.last_committed_offset() if offset is None else offset,
+            "want_fence": False,
+            "want_shut_down": want_shut_down,
+        }
+        future = self.active.process_broker_heartbeat(request)
+        self.env.poll()
+        return future.result(timeout=0)
+
+    def advance(self, ms, beating=()):
+        """Let ``ms`` pass, the brokers in ``beating`` heartbeating every HEARTBEAT_MS."""
+        while ms > 0:
+            step = min(ms, HEARTBEAT_MS)
+            self.env.advance(step)
+            ms -= step
+            if ms > 0 or step == HEARTBEAT_MS:
+                for broker_id in beating:
+                    self.heartbeat(broker_id)
+
+    def end(self):
+        return self.env.shared.end_offset
+
+    def records(self, since=0):
+        """(offset, record) of every record in the log from offset ``since``."""
+        return [
+            (batch.base_offset + i, r.message)
+            for batch in self.env.shared.batches
+            for i, r in enumerate(batch.records)
+            if batch.base_offset + i >= since
+        ]
+
+    def timeline(self, since=0):
+        names = {}
+        lines = []
+        for offset, record in self.records(since):
+            if isinstance(record, TopicRecord):
+                names[record.topic_id] = record.name
+            if isinstance(record, RegisterBrokerRecord | PartitionRecord):
+                continue  # the set-up, the same in every run
+            lines.append(f"    {offset:>4}  {record!r}")
+        return "\n".join(lines) or "    (nothing)"
+
+    def partitions(self, topic="foo"):
+        """Each partition of ``topic`` as the log's records make it: its PartitionRecord, merged with
+        every PartitionChangeRecord after it."""
+        topic_id = next(
+            r.topic_id for _, r in self.records() if isinstance(r, TopicRecord) and r.name == topic
+        )
+        parts = {}
+        for _, record in self.records():
+            if isinstance(record, PartitionRecord) and record.topic_id == topic_id:
+                parts[record.partition_id] = PartitionRegistration.from_record(record)
+            elif isinstance(record, PartitionChangeRecord) and record.topic_id == topic_id:
+                parts[record.partition_id] = parts[record.partition_id].merge(record)
+        return parts
+
+    def fences(self, broker_id, since=0):
+        return [o for o, r in self.records(since) if isinstance(r, FenceBrokerRecord) and r.id == broker_id]
+
+
+def show(parts):
+    return "\n".join(
+        f"    partition {p}: replicas {list(part.replicas)}, isr {list(part.isr)}, leader {part.leader}, "
+        f"leader epoch {part.leader_epoch}"
+        for p, part in sorted(parts.items())
+    )
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(3)
+def test_a_broker_that_stops_heartbeating_is_fenced_after_the_session_timeout():
+    cluster = Cluster()
+    before = cluster.partitions()
+    scenario = (
+        f"scenario: brokers 1, 2, 3 heartbeat at time 0; then only 2 and 3 do, every {HEARTBEAT_MS} ms; "
+        f"broker.session.timeout.ms={SESSION_MS}"
+    )
+    cluster.advance(SESSION_MS, beating=(2, 3))
+    assert not cluster.fences(1), (
+        f"{scenario}\n  at {SESSION_MS} ms broker 1's session is still valid (it expires once the "
+        f"timeout has passed), but the controller fenced it:\n{cluster.timeline(cluster.mark)}"
+    )
+    cluster.advance(1, beating=(2, 3))
+    assert cluster.fences(1) and not cluster.fences(2) and not cluster.fences(3), (
+        f"{scenario}\n  at {SESSION_MS + 1} ms broker 1's session has expired and only broker 1's: the "
+        "fencing check runs when the oldest session expires and fences its broker, writing a "
+        f"FenceBrokerRecord. The records since the set-up:\n{cluster.timeline(cluster.mark)}"
+    )
+    after = cluster.partitions()
+    expected = {0: (2, (2, 3)), 1: (2, (2, 3)), 2: (3, (3, 2)), 3: (3, (3, 2))}
+    got = {p: (part.leader, part.isr) for p, part in after.items()}
+    assert got == expected and all(after[p].leader_epoch == before[p].leader_epoch + 1 for p in after), (
+        f"{scenario}\n  after the fencing, each partition of foo (replicas as assigned) should have "
+        "broker 1 out of its ISR, a leader that is the first replica in replica order still in the ISR "
+        "(partitions 0 and 3 lose leader 1; 1 and 2 keep theirs), and its leader epoch bumped once "
+        f"(a new leader, or the ISR shrunk).\n  expected (leader, isr): {expected}\n  the partitions "
+        f"before:\n{show(before)}\n  after:\n{show(after)}\n  the records since the set-up:\n"
+        f"{cluster.timeline(cluster.mark)}"
+    )
+    for node, controller in cluster.env.controllers.items():
+        assert not controller.cluster_control.unfenced(1), f"controller {node} replayed the fencing"
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(2)
+def test_brokers_that_stop_one_after_the_other_are_fenced_each_at_its_own_timeout():
+    cluster = Cluster()
+    scenario = (
+        f"scenario: broker 1 stops heartbeating at time 0, broker 2 at {2 * HEARTBEAT_MS} ms, broker 3 "
+        f"goes on every {HEARTBEAT_MS} ms; broker.session.timeout.ms={SESSION_MS}"
+    )
+    cluster.advance(2 * HEARTBEAT_MS, beating=(2, 3))
+    fence1 = cluster.end()
+    cluster.advance(SESSION_MS - 2 * HEARTBEAT_MS + 1, beating=(3,))
+    assert cluster.fences(1, cluster.mark) and not cluster.fences(2, cluster.mark), (
+        f"{scenario}\n  at {SESSION_MS + 1} ms broker 1 should be fenced and broker 2 not yet. The "
+        "controller checks when the oldest session (the first unfenced broker's) expires: "
+        f"next_check_time_ns.\n  the records since the set-up:\n{cluster.timeline(cluster.mark)}"
+    )
+    cluster.advance(2 * HEARTBEAT_MS - 1, beating=(3,))
+    assert cluster.fences(2, fence1) == [], (
+        f"{scenario}\n  at {SESSION_MS + 2 * HEARTBEAT_MS} ms broker 2's session is still valid:\n"
+        f"{cluster.timeline(cluster.mark)}"
+    )
+    cluster.advance(1, beating=(3,))
+    assert cluster.fences(2, fence1) and not cluster.fences(3), (
+        f"{scenario}\n  at {SESSION_MS + 2 * HEARTBEAT_MS + 1} ms broker 2's session has expired: once "
+        "broker 1 is fenced the next check is due when broker 2's session expires.\n  the records since "
+        f"the set-up:\n{cluster.timeline(cluster.mark)}"
+    )
+    parts = cluster.partitions()
+    assert all(part.leader == 3 and part.isr == (3,) for part in parts.values()), (
+        f"{scenario}\n  only broker 3 is left: it leads every partition, alone in its ISR:\n{show(parts)}"
+    )
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(2)
+def test_a_partition_whose_last_isr_member_is_fenced_waits_for_it_to_come_back():
+    cluster = Cluster(with_bar=True)
+    scenario = (
+        "scenario: topic bar has one replica, on broker 1; broker 1 stops heartbeating, then comes back"
+    )
+    cluster.advance(SESSION_MS + 1, beating=(2, 3))
+    bar = cluster.partitions("bar")[0]
+    assert cluster.fences(1) and (bar.leader, bar.isr) == (NO_LEADER, (1,)), (
+        f"{scenario}\n  once broker 1 is fenced, bar-0 has no leader (-1) and keeps broker 1 in its ISR "
+        f"(the ISR is never emptied: it is the last replica known to hold every committed record); "
+        f"got leader {bar.leader}, isr {list(bar.isr)}.\n  the records since the set-up:\n"
+        f"{cluster.timeline(cluster.mark)}"
+    )
+    back = cluster.end()
+    reply = cluster.heartbeat(1)
+    bar = cluster.partitions("bar")[0]
+    assert not reply.is_fenced and (bar.leader, bar.isr) == (1, (1,)), (
+        f"{scenario}\n  broker 1 heartbeats again, caught up: it is unfenced and elected leader of bar-0 "
+        f"again; got reply {reply}, leader {bar.leader}, isr {list(bar.isr)}.\n  the records since it "
+        f"came back:\n{cluster.timeline(back)}"
+    )
+    assert any(isinstance(r, UnfenceBrokerRecord) for _, r in cluster.records(back))
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(3)
+def test_a_controlled_shutdown_moves_the_leaders_away_before_the_broker_may_go():
+    cluster = Cluster()
+    scenario = "scenario: broker 1, leader of foo-0 and foo-3, asks to shut down"
+    reply = cluster.heartbeat(1, want_shut_down=True)
+    parts = cluster.partitions()
+    assert reply.in_controlled_shutdown and not reply.should_shut_down and not reply.is_fenced, (
+        f"{scenario}\n  broker 1 leads partitions: it enters controlled shutdown (in_controlled_shutdown, "
+        f"not should_shut_down, not fenced: it still serves while its leaders move); got {reply}"
+    )
+    expected = {0: (2, (2, 3)), 1: (2, (2, 3)), 2: (3, (3, 2)), 3: (3, (3, 2))}
+    got = {p: (part.leader, part.isr) for p, part in parts.items()}
+    assert got == expected and not cluster.fences(1), (
+        f"{scenario}\n  entering controlled shutdown moves broker 1's leaderships to the first replica "
+        "in replica order left in each ISR and takes it out of the ISRs, without fencing it.\n  "
+        f"expected (leader, isr): {expected}\n  the partitions:\n{show(parts)}\n  the records since the "
+        f"set-up:\n{cluster.timeline(cluster.mark)}"
+    )
+    moved = cluster.end() - 1  # the last offset of the records that moved the leaderships
+    reply = cluster.heartbeat(1, want_shut_down=True)
+    assert reply.in_controlled_shutdown and not reply.should_shut_down, (
+        f"{scenario}\n  broker 1 leads nothing now, but brokers 2 and 3 last reported offsets below "
+        f"{moved}, where its leaderships moved: they would still send clients to it, so it must wait; got "
+        f"{reply}"
+    )
+    cluster.heartbeat(2)
+    cluster.heartbeat(3)
+    reply = cluster.heartbeat(1, want_shut_down=True)
+    assert reply.should_shut_down and cluster.fences(1), (
+        f"{scenario}\n  brokers 2 and 3 have reported offsets past {moved}: broker 1 may shut down now "
+        f"(should_shut_down) and is fenced; got {reply}.\n  the records since the set-up:\n"
+        f"{cluster.timeline(cluster.mark)}"
+    )
