@@ -461,6 +461,7 @@ class Cluster:
         errors = [t["error_code"] for t in created.result(timeout=0)["topic_errors"]]
         assert errors == [0] * len(topics), f"CreateTopics failed: {created.result(timeout=0)}"
         self.mark = self.end()
+        self.start_ms = self.env.time.milliseconds()  # the scenarios' time 0
 
     @staticmethod
     def _topic(name, assignment):
@@ -494,24 +495,24 @@ class Cluster:
     def end(self):
         return self.env.shared.end_offset
 
-    def records(self, since=0):
-        """(offset, record) of every record in the log from offset ``since``."""
+    def records(self, since=0, with_time=False):
+        """(offset, record) of every record in the log from offset ``since`` (with ``with_time``,
+        (offset, ms since the set-up, record))."""
         return [
-            (batch.base_offset + i, r.message)
+            (batch.base_offset + i, batch.append_timestamp - self.start_ms, r.message)
+            if with_time
+            else (batch.base_offset + i, r.message)
             for batch in self.env.shared.batches
             for i, r in enumerate(batch.records)
             if batch.base_offset + i >= since
         ]
 
     def timeline(self, since=0):
-        names = {}
         lines = []
-        for offset, record in self.records(since):
-            if isinstance(record, TopicRecord):
-                names[record.topic_id] = record.name
+        for offset, ms, record in self.records(since, with_time=True):
             if isinstance(record, RegisterBrokerRecord | PartitionRecord):
                 continue  # the set-up, the same in every run
-            lines.append(f"    {offset:>4}  {record!r}")
+            lines.append(f"    offset {offset:>3}, written at {ms:>5} ms: {record!r}")
         return "\n".join(lines) or "    (nothing)"
 
     def partitions(self, topic="foo"):
