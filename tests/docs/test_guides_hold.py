@@ -1480,13 +1480,6 @@ CLAIMS: dict[str, list[Claim]] = {
                 r"def (elect_leaders|maybe_balance_partition_leaders|alter_partition_reassignments)\(",
             ),
         ),
-        holds(
-            "**Brokers without ZooKeeper.**",
-            all_of(
-                lambda: missing("kafka_lite.server.broker_server:BrokerServer"),
-                lambda: nowhere_in_package(r"--kraft"),
-            ),
-        ),
     ],
     "data_pipeline/index.md": [
         holds(
