@@ -21,9 +21,9 @@ The channel follows the controller from node to node (NOT_CONTROLLER sends the r
 next one), so a forwarded request fails only when no controller answered within the channel's
 retry time; the caller then hears ``None``.
 
-This channel speaks the *client* table: its network client is chapter 2's ``NetworkClient`` with its
-own codec, where the lifecycle's channel speaks the controller's RPC table
-(``_ControllerNetworkClient``).
+The channel speaks both tables, as 3.3's one "forwarding" channel carries both the forwarded
+requests and the broker's AllocateProducerIds: a client API in the client table's codec (chapter 2's
+``NetworkClient``'s own), a controller RPC in the controller table's.
 """
 
 from __future__ import annotations
@@ -32,8 +32,14 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from kafka_lite.clients.network_client import ClientResponse, NetworkClient
+from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.controller_messages import (
+    ControllerApiKeys,
+    encode_controller_request,
+    parse_controller_response,
+)
+from kafka_lite.common.protocol.requests import RequestHeader
 from kafka_lite.common.time import Time
 from kafka_lite.network.selector import Selector
 from kafka_lite.server.broker_to_controller_channel_manager import (
@@ -59,9 +65,24 @@ FORWARDED_APIS = (
 _ADDED_REQUEST_FIELDS: dict[ApiKeys, dict[str, Any]] = {ApiKeys.CREATE_TOPICS: {"validate_only": False}}
 
 
+class _ForwardingNetworkClient(NetworkClient):
+    """The NetworkClient with both codecs: the controller's RPCs in theirs, client APIs in the client
+    table's."""
+
+    def _encode_request(self, header: RequestHeader, body: dict) -> bytes:
+        if isinstance(header.api_key, ControllerApiKeys):
+            return encode_controller_request(header, body)
+        return super()._encode_request(header, body)
+
+    def _parse_response(self, request: ClientRequest, payload: bytes) -> tuple[int, dict]:
+        if isinstance(request.api, ControllerApiKeys):
+            return parse_controller_response(request.api, request.version, payload)
+        return super()._parse_response(request, payload)
+
+
 class ForwardingChannelManager(BrokerToControllerChannelManager):
-    """The "forwarding" channel: the lifecycle channel's request thread over a ``NetworkClient`` with
-    the client table's codec (the forwarded APIs are client APIs)."""
+    """The "forwarding" channel: the lifecycle channel's request thread over a network client that
+    speaks the client table as well as the controller's."""
 
     def __init__(
         self,
@@ -73,7 +94,7 @@ class ForwardingChannelManager(BrokerToControllerChannelManager):
     ) -> None:
         self._channel_name = "forwarding"
         self._broker_id = broker_id
-        network_client = NetworkClient(
+        network_client = _ForwardingNetworkClient(
             Selector(time=time), str(broker_id), max_in_flight_requests_per_connection=1,
             request_timeout_ms=request_timeout_ms, time=time,
         )  # fmt: skip

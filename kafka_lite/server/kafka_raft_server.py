@@ -3,8 +3,8 @@
 Mirrors: kafka.server.KafkaRaftServer (core/src/main/scala/kafka/server/KafkaRaftServer.scala,
          Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: only the controller role runs; a node whose ``process.roles`` has ``broker`` is refused
-         at start-up, naming the role (the broker role is ``BrokerServer``'s, to come); no metrics.
+Differs: no metrics; shutdown stops the broker, then the Raft manager, then the controller (the
+         reasons below).
 
 What ``kafka-lite broker start`` runs when ``process.roles`` is set, as Kafka's ``kafka.Kafka``
 builds a ``KafkaRaftServer`` instead of a ``KafkaServer``. Building it does what must hold before
@@ -18,23 +18,28 @@ anything starts:
 2. The Raft manager for ``__cluster_metadata``: its log in ``metadata.log.dir``, records read and
    written with the metadata record serde, and no listener of its own (the controller's socket
    server takes the voters' requests and ControllerApis hands them over).
-3. The roles: a ``ControllerServer`` when ``process.roles`` has ``controller``.
+3. The roles: a ``BrokerServer`` when ``process.roles`` has ``broker``, a ``ControllerServer`` when
+   it has ``controller``; a node with both (*combined* mode) runs both over the one Raft manager. A
+   broker-only node is not among ``controller.quorum.voters``: its Raft client is an *observer*,
+   fetching the log from the voters and never voting.
 
-``startup`` starts the Raft manager first, so that the controller registers with a running client;
-``shutdown`` stops it first too, before the controller, because the controller's socket server is
-the one the Raft manager's graceful resignation is answered through.
+``startup`` starts the Raft manager first, so that the controller and the broker register with a
+running client, then the controller, then the broker (whose start-up waits for an active
+controller). ``shutdown`` stops the broker first, while the controller it asks for its controlled
+shutdown still runs; then the Raft manager, before the controller, because the controller's socket
+server is the one the Raft manager's graceful resignation is answered through.
 """
 
 from __future__ import annotations
 
 import logging
 
-from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.metadata.metadata_record_serde import MetadataRecordSerde
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.server.broker_metadata_checkpoint import initialize_log_dirs
+from kafka_lite.server.broker_server import BrokerServer
 from kafka_lite.server.controller_server import ControllerServer
 from kafka_lite.server.kafka_config import BROKER_ROLE, CONTROLLER_ROLE, KafkaConfig
 
@@ -49,19 +54,15 @@ class KafkaRaftServer:
         self.config = config
         self.time = time
         self.meta_properties = initialize_log_dirs(config.log_dirs, config.metadata_log_dir, config.node_id)
-        # The broker role (BrokerServer) is the next part of chapter 12; until it lands, a node that
-        # asks for it is refused here, before anything is built, rather than run as half of itself.
-        if BROKER_ROLE in config.process_roles:
-            raise KafkaException(
-                f"process.roles={','.join(sorted(config.process_roles))}: kafka_lite runs the controller "
-                "role of a KRaft node only; set process.roles=controller"
-            )
         self.raft_manager = KafkaRaftManager(
             config.node_id, config.metadata_log_dir, RaftConfig.from_config(config.values),
             MetadataRecordSerde(), time, serve_own_listener=False,
         )  # fmt: skip
-        # Kafka builds the BrokerServer here when process.roles has "broker".
-        self.broker = None
+        self.broker = (
+            BrokerServer(self.meta_properties, config, self.raft_manager, time)
+            if BROKER_ROLE in config.process_roles
+            else None
+        )
         self.controller = (
             ControllerServer(self.meta_properties, config, self.raft_manager, time)
             if CONTROLLER_ROLE in config.process_roles
@@ -75,9 +76,13 @@ class KafkaRaftServer:
         self.raft_manager.startup()
         if self.controller is not None:
             self.controller.startup()
+        if self.broker is not None:
+            self.broker.startup()
         log.info("[KafkaRaftServer nodeId=%d] Kafka Server started", self.config.node_id)
 
     def shutdown(self) -> None:
+        if self.broker is not None:
+            self.broker.shutdown()
         self.raft_manager.shutdown()
         if self.controller is not None:
             self.controller.shutdown()

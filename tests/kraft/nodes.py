@@ -1,0 +1,98 @@
+"""KRaft nodes as processes for tests: each formatted with ``kafka-lite storage format`` and started
+with ``kafka-lite broker start``, as a user runs them; ``process.roles=broker,controller`` (combined)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from kafka_lite.cli.main import main
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.server.storage_tool import random_uuid
+from kafka_lite.utils.ports import free_ports
+from tests.support.waiting import wait_until
+from tests.support.wire import WireClient
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def combined_properties(node_id: int, voters: str, controller_port: int, broker_port: int, root: Path) -> str:
+    # Quick elections and short broker sessions, so that a killed node's partitions move within a
+    # few seconds; small internal topics; one network thread and two handlers per node.
+    return "\n".join([
+        "process.roles=broker,controller", f"node.id={node_id}", f"controller.quorum.voters={voters}",
+        f"listeners=PLAINTEXT://127.0.0.1:{broker_port},CONTROLLER://127.0.0.1:{controller_port}",
+        "controller.listener.names=CONTROLLER", "inter.broker.listener.name=PLAINTEXT",
+        f"log.dirs={root / f'node-{node_id}' / 'data'}",
+        f"metadata.log.dir={root / f'node-{node_id}' / 'metadata'}",
+        "controller.quorum.election.timeout.ms=300", "controller.quorum.fetch.timeout.ms=1000",
+        "broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500",
+        "num.network.threads=1", "num.io.threads=2", "offsets.topic.num.partitions=2",
+        "transaction.state.log.num.partitions=2", "group.initial.rebalance.delay.ms=0",
+        "replica.fetch.wait.max.ms=100",
+    ]) + "\n"  # fmt: skip
+
+
+class CombinedNodes:
+    def __init__(self, root: Path, node_ids: tuple[int, ...]) -> None:
+        port = free_ports(2 * len(node_ids))
+        self.root = root
+        self.controller_ports = {n: port + 2 * i for i, n in enumerate(node_ids)}
+        self.broker_ports = {n: port + 2 * i + 1 for i, n in enumerate(node_ids)}
+        voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in self.controller_ports.items())
+        self.configs = {}
+        for n in node_ids:
+            self.configs[n] = root / f"node-{n}.properties"
+            self.configs[n].write_text(
+                combined_properties(n, voters, self.controller_ports[n], self.broker_ports[n], root)
+            )
+        self.cluster_id = random_uuid()
+        self.processes: dict[int, subprocess.Popen] = {}
+
+    def bootstrap(self, *node_ids: int) -> str:
+        return ",".join(f"127.0.0.1:{self.broker_ports[n]}" for n in node_ids or self.processes)
+
+    def start_all(self) -> None:
+        for n, config in self.configs.items():
+            assert main(["storage", "format", "-t", self.cluster_id, "-c", str(config)]) == 0
+            out = open(self.root / f"node-{n}.txt", "w")
+            self.processes[n] = subprocess.Popen(
+                [sys.executable, "-m", "kafka_lite.cli.main", "broker", "start", str(config)],
+                stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
+            )  # fmt: skip
+            out.close()
+        everyone = set(self.configs)
+        for n in self.configs:
+            wait_until(
+                lambda n=n: self.brokers_seen(n) == everyone, 20, f"node {n} serving, every broker unfenced"
+            )
+
+    def metadata(self, node_id: int, topics: list[str] | None) -> dict:
+        client = WireClient(self.broker_ports[node_id], timeout_s=5)
+        try:
+            return client.call(ApiKeys.METADATA, 1, {"topics": topics})
+        finally:
+            client.close()
+
+    def brokers_seen(self, node_id: int) -> set[int]:
+        """The brokers node ``node_id`` tells clients of: the registered, unfenced ones."""
+        return {b["node_id"] for b in self.metadata(node_id, [])["brokers"]}
+
+    def partition(self, node_id: int, topic: str, partition: int = 0) -> dict | None:
+        """The partition's leader and ISR as node ``node_id``'s metadata cache has them."""
+        for t in self.metadata(node_id, [topic])["topic_metadata"]:
+            for p in t["partition_metadata"]:
+                if p["partition_id"] == partition and p["partition_error_code"] == 0:
+                    return p
+        return None
+
+    def kill(self, node_id: int) -> None:
+        process = self.processes.pop(node_id)
+        process.kill()
+        process.wait(timeout=10)
+
+    def stop_all(self) -> None:
+        # Killed, not stopped: nothing is read from them afterwards.
+        for n in list(self.processes):
+            self.kill(n)
