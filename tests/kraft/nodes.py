@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from kafka_lite.cli.main import main
+from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.server.storage_tool import random_uuid
 from kafka_lite.utils.ports import free_ports
@@ -15,6 +16,7 @@ from tests.support.waiting import wait_until
 from tests.support.wire import WireClient
 
 ROOT = Path(__file__).resolve().parents[2]
+NONE, REPLICA_NOT_AVAILABLE = Errors.NONE.code, Errors.REPLICA_NOT_AVAILABLE.code
 
 
 def combined_properties(node_id: int, voters: str, controller_port: int, broker_port: int, root: Path) -> str:
@@ -83,7 +85,11 @@ class CombinedNodes:
         """The partition's leader and ISR as node ``node_id``'s metadata cache has them."""
         for t in self.metadata(node_id, [topic])["topic_metadata"]:
             for p in t["partition_metadata"]:
-                if p["partition_id"] == partition and p["partition_error_code"] == 0:
+                # REPLICA_NOT_AVAILABLE names the leader too: a replica's broker is down
+                if p["partition_id"] == partition and p["partition_error_code"] in (
+                    NONE,
+                    REPLICA_NOT_AVAILABLE,
+                ):
                     return p
         return None
 

@@ -1,0 +1,87 @@
+"""Three combined KRaft nodes as processes (each broker and controller, one metadata quorum), and
+unmodified kafka-python: a topic of replication factor 3 created through any node, records produced
+with acks=all and read back; then the partition's leader SIGKILLed: the controller (a new one, if the
+killed node was it) fences it when its session runs out, moves the leadership to a survivor and
+shrinks the ISR, and the records are read from the new leader, which takes acks=all writes again."""
+
+from __future__ import annotations
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import KafkaAdminClient, NewTopic
+
+from tests.kraft.nodes import CombinedNodes
+from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.compat
+
+NODES = (1, 2, 3)
+TOPIC = "kraft-replicated"
+FIRST = [f"before-{i}".encode() for i in range(10)]
+AFTER = [f"after-{i}".encode() for i in range(5)]
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory):
+    cluster = CombinedNodes(tmp_path_factory.mktemp("kraft-combined-cluster"), NODES)
+    try:
+        cluster.start_all()
+        yield cluster
+    finally:
+        cluster.stop_all()
+
+
+def produce(bootstrap: str, values: list[bytes]) -> list[int]:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0, retries=5)
+    try:
+        return [producer.send(TOPIC, value, partition=0).get(timeout=15).offset for value in values]
+    finally:
+        producer.close()
+
+
+def read_all(bootstrap: str, count: int) -> list[bytes]:
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=15_000
+    )
+    try:
+        consumer.assign([TopicPartition(TOPIC, 0)])
+        seen = []
+        for message in consumer:
+            seen.append(message.value)
+            if len(seen) == count:
+                break
+        return seen
+    finally:
+        consumer.close()
+
+
+def test_a_replicated_topic_survives_its_leader_killed(nodes):
+    admin = KafkaAdminClient(bootstrap_servers=nodes.bootstrap(2), request_timeout_ms=10_000)
+    try:
+        response = admin.create_topics([NewTopic(TOPIC, num_partitions=1, replication_factor=3)])
+        assert [(t["name"], t["error_code"]) for t in response["topics"]] == [(TOPIC, 0)]
+    finally:
+        admin.close()
+    state = wait_until(
+        lambda: all(nodes.partition(n, TOPIC) for n in NODES) and nodes.partition(1, TOPIC),
+        10, "every node's cache holding the new partition",
+    )  # fmt: skip
+    assert sorted(state["replicas"]) == [1, 2, 3] and sorted(state["isr"]) == [1, 2, 3]
+    assert produce(nodes.bootstrap(*NODES), FIRST) == list(range(len(FIRST)))
+    assert read_all(nodes.bootstrap(*NODES), len(FIRST)) == FIRST
+
+    old_leader = state["leader"]
+    survivors = [n for n in NODES if n != old_leader]
+    nodes.kill(old_leader)
+    moved = wait_until(
+        lambda: (p := nodes.partition(survivors[0], TOPIC)) and p["leader"] in survivors and old_leader not in p["isr"] and p,
+        15, "the partition led by a survivor, the killed node out of the ISR",
+    )  # fmt: skip
+    assert sorted(moved["isr"]) == survivors
+    assert wait_until(
+        lambda: nodes.brokers_seen(survivors[1]) == set(survivors), 10, "the killed broker fenced"
+    )
+    bootstrap = nodes.bootstrap(*survivors)
+    assert read_all(bootstrap, len(FIRST)) == FIRST, "every acknowledged record on the new leader"
+    assert produce(bootstrap, AFTER) == list(range(len(FIRST), len(FIRST) + len(AFTER)))
+    assert read_all(bootstrap, len(FIRST) + len(AFTER)) == FIRST + AFTER
