@@ -1347,9 +1347,9 @@ CLAIMS: dict[str, list[Claim]] = {
             lambda: exists("kafka_lite.raft.simulation.cluster:Cluster.clean_log_if_running"),
         ),
         holds(
-            "**Brokers without ZooKeeper.**",
+            "**A KRaft cluster from one command, and its checks.**",
             all_of(
-                lambda: missing("kafka_lite.server.broker_server:BrokerServer"),
+                lambda: exists("kafka_lite.server.broker_server:BrokerServer"),
                 lambda: nowhere_in_package(r"--kraft"),
             ),
         ),
