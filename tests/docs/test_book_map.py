@@ -81,7 +81,7 @@ def test_known_rows(book_map):
         "kafka_lite/testing/controller_harness.py",
     ]
     assert [n.name for n in row.notebooks] == ["controller", "controller_events"]
-    assert [lab.number for lab in row.labs] == [13, 19]  # the selectors and elections; the quorum controller's
+    assert [lab.number for lab in row.labs] == [13, 19]  # the selectors; the quorum controller's
     # the harness's notebook steps a reassignment too
     assert [n.name for n in book_map.rows["7.1.6"].notebooks] == ["controller_events"]
 
