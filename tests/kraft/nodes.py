@@ -32,7 +32,7 @@ def combined_properties(node_id: int, voters: str, controller_port: int, broker_
         "broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500",
         "num.network.threads=1", "num.io.threads=2", "offsets.topic.num.partitions=2",
         "transaction.state.log.num.partitions=2", "group.initial.rebalance.delay.ms=0",
-        "replica.fetch.wait.max.ms=100",
+        "replica.fetch.wait.max.ms=100", "delete.topic.enable=true",
     ]) + "\n"  # fmt: skip
 
 

@@ -1,17 +1,28 @@
 """One combined KRaft node (``process.roles=broker,controller``) as a process, formatted with
-``kafka-lite storage format`` and started with ``kafka-lite broker start``, and unmodified kafka-python
-against it: a topic created (CreateTopics forwarded to the controller), records produced with
-acks=all, read back in a consumer group (its ``__consumer_offsets`` auto-created through the
-controller) and the group's offsets committed and read back."""
+``kafka-lite storage format`` and started with ``kafka-lite broker start``, and unmodified clients
+against it. kafka-python: a topic created (CreateTopics forwarded to the controller), records
+produced with acks=all, read back in a consumer group (its ``__consumer_offsets`` auto-created
+through the controller) and the group's offsets committed and read back; partitions added, configs
+altered (a bad value refused by the controller) and the topic deleted, each decided by the
+controller. confluent-kafka's idempotent producer (its producer id from a block the controller
+allocated), kcat and aiokafka round-trip records."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
+import subprocess
+
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
+from kafka_lite.cli.main import main
+from kafka_lite.common.errors import Errors
+from kafka_lite.common.protocol.api_keys import ApiKeys
 from tests.kraft.nodes import CombinedNodes
 from tests.support.waiting import wait_until
+from tests.support.wire import WireClient
 
 pytestmark = pytest.mark.compat
 
@@ -66,3 +77,109 @@ def test_kafka_python_creates_produces_and_consumes_in_a_group(node):
     assert sorted(seen) == sorted(RECORDS)
     assert committed == {0: 10, 1: 10}
     assert node.partition(1, "__consumer_offsets") is not None, "created through the controller"
+
+
+def alter_retention(node: CombinedNodes, value: str) -> list[tuple[int, str]]:
+    client = WireClient(node.broker_ports[1])
+    try:
+        entry = {"config_name": "retention.ms", "config_value": value}
+        body = {
+            "resources": [{"resource_type": 2, "resource_name": "kraft-admin", "config_entries": [entry]}],
+            "validate_only": False,
+        }
+        answer = client.call(ApiKeys.ALTER_CONFIGS, 0, body)
+    finally:
+        client.close()
+    return [(r["error_code"], r["resource_name"]) for r in answer["resources"]]
+
+
+def test_admin_requests_are_decided_by_the_controller(node):
+    admin = KafkaAdminClient(bootstrap_servers=node.bootstrap(1), request_timeout_ms=10_000)
+    try:
+        admin.create_topics([NewTopic("kraft-admin", num_partitions=1, replication_factor=1)])
+        wait_until(lambda: node.partition(1, "kraft-admin", 0), 10, "the topic led")
+        grown = admin.create_partitions({"kraft-admin": NewPartitions(total_count=3)})
+        assert [(t.name, t.error_code) for t in grown.results] == [("kraft-admin", 0)]
+        wait_until(lambda: node.partition(1, "kraft-admin", 2), 10, "the new partitions led")
+        # AlterConfigs over the wire (kafka-python reads the configs back with DescribeConfigs first)
+        assert alter_retention(node, "60000") == [(Errors.NONE.code, "kraft-admin")]
+        assert alter_retention(node, "soon") == [(Errors.INVALID_CONFIG.code, "kraft-admin")]
+        deleted = admin.delete_topics(["kraft-admin"])
+        assert [(t["name"], t["error_code"]) for t in deleted["topics"]] == [("kraft-admin", 0)]
+    finally:
+        admin.close()
+    wait_until(lambda: node.partition(1, "kraft-admin", 0) is None, 10, "the topic gone from the cache")
+
+
+def test_confluent_kafka_idempotent_producer_gets_its_id_from_the_controllers_block(node, capsys):
+    from confluent_kafka import Consumer, Producer
+
+    producer = Producer({"bootstrap.servers": node.bootstrap(1), "enable.idempotence": True, "acks": "all"})
+    delivered = []
+    for i in range(5):
+        producer.produce(
+            "kraft-idempotent",
+            f"ck-{i}".encode(),
+            partition=0,
+            on_delivery=lambda e, m: delivered.append((e, m.offset())),
+        )
+    assert producer.flush(15) == 0
+    assert delivered == [(None, i) for i in range(5)]
+    consumer = Consumer(
+        {"bootstrap.servers": node.bootstrap(1), "group.id": "ck-readers", "auto.offset.reset": "earliest"}
+    )
+    try:
+        consumer.subscribe(["kraft-idempotent"])
+        values = []
+        deadline_polls = 150
+        while len(values) < 5 and deadline_polls:
+            message = consumer.poll(0.1)
+            deadline_polls -= 1
+            if message is not None and message.error() is None:
+                values.append(message.value())
+    finally:
+        consumer.close()
+    assert values == [f"ck-{i}".encode() for i in range(5)]
+    # the block the producer's id came from: a ProducerIdsRecord in the metadata log, for broker 1
+    capsys.readouterr()
+    segment = node.root / "node-1" / "metadata" / "__cluster_metadata-0" / "00000000000000000000.log"
+    assert main(["dump-log", "--cluster-metadata-decoder", str(segment)]) == 0
+    assert '"type":"PRODUCER_IDS_RECORD","version":0,"data":{"brokerId":1' in capsys.readouterr().out
+
+
+def test_kcat_lists_the_node_and_round_trips_records(node):
+    kcat = shutil.which("kcat") or shutil.which("kafkacat")
+    if kcat is None:
+        pytest.fail("kcat is not installed: scripts/bootstrap installs it (apt-get install kcat)")
+
+    def run(*args: str, input: bytes | None = None) -> bytes:
+        command = [kcat, "-b", node.bootstrap(1), *args]
+        return subprocess.run(command, input=input, capture_output=True, timeout=60, check=True).stdout
+
+    run("-P", "-t", "kraft-kcat", "-p", "0", "-X", "acks=all", input=b"one\ntwo\nthree\n")
+    assert run("-C", "-t", "kraft-kcat", "-o", "beginning", "-e", "-q").split() == [b"one", b"two", b"three"]
+    listing = run("-L").decode()
+    assert "1 brokers:" in listing and 'topic "kraft-kcat" with 1 partitions' in listing
+
+
+def test_aiokafka_produces_and_reads_back(node):
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    async def scenario() -> list[bytes]:
+        producer = AIOKafkaProducer(bootstrap_servers=node.bootstrap(1), acks="all")
+        await producer.start()
+        try:
+            for i in range(3):
+                await producer.send_and_wait("kraft-aio", f"aio-{i}".encode(), partition=0)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(
+            "kraft-aio", bootstrap_servers=node.bootstrap(1), auto_offset_reset="earliest"
+        )
+        await consumer.start()
+        try:
+            return [(await consumer.getone()).value for _ in range(3)]
+        finally:
+            await consumer.stop()
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 30)) == [b"aio-0", b"aio-1", b"aio-2"]
