@@ -31,7 +31,8 @@ def combined_properties(node_id: int, voters: str, controller_port: int, broker_
         "controller.quorum.election.timeout.ms=300", "controller.quorum.fetch.timeout.ms=1000",
         "broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500",
         "num.network.threads=1", "num.io.threads=2", "offsets.topic.num.partitions=2",
-        "transaction.state.log.num.partitions=2", "group.initial.rebalance.delay.ms=0",
+        "transaction.state.log.num.partitions=2", "transaction.state.log.min.isr=1",
+        "group.initial.rebalance.delay.ms=0",
         "replica.fetch.wait.max.ms=100", "delete.topic.enable=true",
     ]) + "\n"  # fmt: skip
 

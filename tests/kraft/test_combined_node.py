@@ -5,7 +5,8 @@ produced with acks=all, read back in a consumer group (its ``__consumer_offsets`
 through the controller) and the group's offsets committed and read back; partitions added, configs
 altered (a bad value refused by the controller) and the topic deleted, each decided by the
 controller. confluent-kafka's idempotent producer (its producer id from a block the controller
-allocated), kcat and aiokafka round-trip records."""
+allocated) and its transactions (committed read, aborted skipped, ``__transaction_state``
+auto-created through the controller); kcat and aiokafka round-trip records."""
 
 from __future__ import annotations
 
@@ -130,13 +131,7 @@ def test_confluent_kafka_idempotent_producer_gets_its_id_from_the_controllers_bl
     )
     try:
         consumer.subscribe(["kraft-idempotent"])
-        values = []
-        deadline_polls = 150
-        while len(values) < 5 and deadline_polls:
-            message = consumer.poll(0.1)
-            deadline_polls -= 1
-            if message is not None and message.error() is None:
-                values.append(message.value())
+        values = read_values(consumer, 5)
     finally:
         consumer.close()
     assert values == [f"ck-{i}".encode() for i in range(5)]
@@ -145,6 +140,20 @@ def test_confluent_kafka_idempotent_producer_gets_its_id_from_the_controllers_bl
     segment = node.root / "node-1" / "metadata" / "__cluster_metadata-0" / "00000000000000000000.log"
     assert main(["dump-log", "--cluster-metadata-decoder", str(segment)]) == 0
     assert '"type":"PRODUCER_IDS_RECORD","version":0,"data":{"brokerId":1' in capsys.readouterr().out
+
+
+def read_values(consumer, count: int) -> list[bytes]:
+    """The next ``count`` record values a confluent-kafka consumer polls."""
+    values: list[bytes] = []
+
+    def poll_once() -> bool:
+        message = consumer.poll(0.1)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+        return len(values) >= count
+
+    wait_until(poll_once, 15, f"{count} records", interval_s=0)
+    return values
 
 
 def test_kcat_lists_the_node_and_round_trips_records(node):
@@ -183,3 +192,31 @@ def test_aiokafka_produces_and_reads_back(node):
             await consumer.stop()
 
     assert asyncio.run(asyncio.wait_for(scenario(), 30)) == [b"aio-0", b"aio-1", b"aio-2"]
+
+
+def test_confluent_kafka_transactions_commit_and_abort(node):
+    from confluent_kafka import Consumer, Producer
+
+    producer = Producer({"bootstrap.servers": node.bootstrap(1), "transactional.id": "kraft-tx"})
+    producer.init_transactions(15)  # __transaction_state auto-created through the controller
+    producer.begin_transaction()
+    for value in (b"kept-1", b"kept-2"):
+        producer.produce("kraft-tx", value, partition=0)
+    producer.commit_transaction(15)
+    producer.begin_transaction()
+    producer.produce("kraft-tx", b"dropped", partition=0)
+    producer.abort_transaction(15)
+    producer.begin_transaction()
+    producer.produce("kraft-tx", b"kept-3", partition=0)
+    producer.commit_transaction(15)
+    consumer = Consumer(
+        {"bootstrap.servers": node.bootstrap(1), "group.id": "kraft-tx-readers", "auto.offset.reset": "earliest",
+         "isolation.level": "read_committed"}
+    )  # fmt: skip
+    try:
+        consumer.subscribe(["kraft-tx"])
+        values = read_values(consumer, 3)
+    finally:
+        consumer.close()
+    assert values == [b"kept-1", b"kept-2", b"kept-3"]
+    assert node.partition(1, "__transaction_state") is not None
