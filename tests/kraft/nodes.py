@@ -1,5 +1,6 @@
 """KRaft nodes as processes for tests: each formatted with ``kafka-lite storage format`` and started
-with ``kafka-lite broker start``, as a user runs them; ``process.roles=broker,controller`` (combined)."""
+with ``kafka-lite broker start``, as a user runs them; ``process.roles=broker,controller`` (combined),
+or ``broker`` alone (an observer of the quorum)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,18 @@ ROOT = Path(__file__).resolve().parents[2]
 NONE, REPLICA_NOT_AVAILABLE = Errors.NONE.code, Errors.REPLICA_NOT_AVAILABLE.code
 
 
-def combined_properties(node_id: int, voters: str, controller_port: int, broker_port: int, root: Path) -> str:
+def node_properties(
+    node_id: int, voters: str, controller_port: int | None, broker_port: int, root: Path
+) -> str:
+    """A combined node's settings; with no ``controller_port``, a broker-only node's."""
+    roles, listeners = "broker", f"PLAINTEXT://127.0.0.1:{broker_port}"
+    if controller_port is not None:
+        roles, listeners = "broker,controller", f"{listeners},CONTROLLER://127.0.0.1:{controller_port}"
     # Quick elections and short broker sessions, so that a killed node's partitions move within a
     # few seconds; small internal topics; one network thread and two handlers per node.
     return "\n".join([
-        "process.roles=broker,controller", f"node.id={node_id}", f"controller.quorum.voters={voters}",
-        f"listeners=PLAINTEXT://127.0.0.1:{broker_port},CONTROLLER://127.0.0.1:{controller_port}",
+        f"process.roles={roles}", f"node.id={node_id}", f"controller.quorum.voters={voters}",
+        f"listeners={listeners}",
         "controller.listener.names=CONTROLLER", "inter.broker.listener.name=PLAINTEXT",
         f"log.dirs={root / f'node-{node_id}' / 'data'}",
         f"metadata.log.dir={root / f'node-{node_id}' / 'metadata'}",
@@ -38,17 +45,20 @@ def combined_properties(node_id: int, voters: str, controller_port: int, broker_
 
 
 class CombinedNodes:
-    def __init__(self, root: Path, node_ids: tuple[int, ...]) -> None:
-        port = free_ports(2 * len(node_ids))
+    """Combined nodes ``node_ids`` (the controller quorum's voters), and ``broker_only`` nodes."""
+
+    def __init__(self, root: Path, node_ids: tuple[int, ...], broker_only: tuple[int, ...] = ()) -> None:
+        everyone = node_ids + broker_only
+        port = free_ports(2 * len(everyone))
         self.root = root
         self.controller_ports = {n: port + 2 * i for i, n in enumerate(node_ids)}
-        self.broker_ports = {n: port + 2 * i + 1 for i, n in enumerate(node_ids)}
+        self.broker_ports = {n: port + 2 * i + 1 for i, n in enumerate(everyone)}
         voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in self.controller_ports.items())
         self.configs = {}
-        for n in node_ids:
+        for n in everyone:
             self.configs[n] = root / f"node-{n}.properties"
             self.configs[n].write_text(
-                combined_properties(n, voters, self.controller_ports[n], self.broker_ports[n], root)
+                node_properties(n, voters, self.controller_ports.get(n), self.broker_ports[n], root)
             )
         self.cluster_id = random_uuid()
         self.processes: dict[int, subprocess.Popen] = {}

@@ -1,8 +1,9 @@
-"""Three combined KRaft nodes as processes (each broker and controller, one metadata quorum), and
-unmodified kafka-python: a topic of replication factor 3 created through any node, records produced
-with acks=all and read back; then the partition's leader SIGKILLed: the controller (a new one, if the
-killed node was it) fences it when its session runs out, moves the leadership to a survivor and
-shrinks the ISR, and the records are read from the new leader, which takes acks=all writes again."""
+"""Three combined KRaft nodes (each broker and controller, one metadata quorum) and a broker-only node
+(an observer of the quorum) as processes, and unmodified kafka-python: a topic of replication factor
+3 created through a node, records produced with acks=all through the broker-only node and read back;
+then the partition's leader SIGKILLed: the controller (a new one, if the killed node was it) fences
+it when its session runs out, moves the leadership to a surviving replica and shrinks the ISR, and
+the records are read from the new leader, which takes acks=all writes again."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
+from kafka_lite.raft.tools.quorum_client import find_leader
 from tests.kraft.nodes import CombinedNodes
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.compat
 
-NODES = (1, 2, 3)
+VOTERS = (1, 2, 3)
+OBSERVER = 4
+EVERYONE = (*VOTERS, OBSERVER)
 TOPIC = "kraft-replicated"
 FIRST = [f"before-{i}".encode() for i in range(10)]
 AFTER = [f"after-{i}".encode() for i in range(5)]
@@ -23,7 +27,9 @@ AFTER = [f"after-{i}".encode() for i in range(5)]
 
 @pytest.fixture(scope="module")
 def nodes(tmp_path_factory):
-    cluster = CombinedNodes(tmp_path_factory.mktemp("kraft-combined-cluster"), NODES)
+    cluster = CombinedNodes(
+        tmp_path_factory.mktemp("kraft-combined-cluster"), VOTERS, broker_only=(OBSERVER,)
+    )
     try:
         cluster.start_all()
         yield cluster
@@ -55,6 +61,16 @@ def read_all(bootstrap: str, count: int) -> list[bytes]:
         consumer.close()
 
 
+def test_the_broker_only_node_observes_the_quorum_and_votes_in_nothing(nodes):
+    quorum = wait_until(
+        lambda: find_leader({n: ("127.0.0.1", nodes.controller_ports[n]) for n in VOTERS}),
+        10,
+        "the quorum's leader",
+    )
+    assert sorted(v["replica_id"] for v in quorum["current_voters"]) == list(VOTERS)
+    assert OBSERVER in {o["replica_id"] for o in quorum["observers"]}
+
+
 def test_a_replicated_topic_survives_its_leader_killed(nodes):
     admin = KafkaAdminClient(bootstrap_servers=nodes.bootstrap(2), request_timeout_ms=10_000)
     try:
@@ -63,23 +79,25 @@ def test_a_replicated_topic_survives_its_leader_killed(nodes):
     finally:
         admin.close()
     state = wait_until(
-        lambda: all(nodes.partition(n, TOPIC) for n in NODES) and nodes.partition(1, TOPIC),
+        lambda: all(nodes.partition(n, TOPIC) for n in EVERYONE) and nodes.partition(OBSERVER, TOPIC),
         10, "every node's cache holding the new partition",
     )  # fmt: skip
-    assert sorted(state["replicas"]) == [1, 2, 3] and sorted(state["isr"]) == [1, 2, 3]
-    assert produce(nodes.bootstrap(*NODES), FIRST) == list(range(len(FIRST)))
-    assert read_all(nodes.bootstrap(*NODES), len(FIRST)) == FIRST
+    replicas = state["replicas"]
+    assert len(set(replicas)) == 3 and sorted(state["isr"]) == sorted(replicas)
+    assert produce(nodes.bootstrap(OBSERVER), FIRST) == list(range(len(FIRST)))
+    assert read_all(nodes.bootstrap(OBSERVER), len(FIRST)) == FIRST
 
     old_leader = state["leader"]
-    survivors = [n for n in NODES if n != old_leader]
+    survivors = [n for n in EVERYONE if n != old_leader]
+    replicas_left = sorted(r for r in replicas if r != old_leader)
     nodes.kill(old_leader)
     moved = wait_until(
-        lambda: (p := nodes.partition(survivors[0], TOPIC)) and p["leader"] in survivors and old_leader not in p["isr"] and p,
-        15, "the partition led by a survivor, the killed node out of the ISR",
+        lambda: (p := nodes.partition(survivors[0], TOPIC)) and p["leader"] in replicas_left and old_leader not in p["isr"] and p,
+        15, "the partition led by a surviving replica, the killed node out of the ISR",
     )  # fmt: skip
-    assert sorted(moved["isr"]) == survivors
+    assert sorted(moved["isr"]) == replicas_left
     assert wait_until(
-        lambda: nodes.brokers_seen(survivors[1]) == set(survivors), 10, "the killed broker fenced"
+        lambda: nodes.brokers_seen(survivors[-1]) == set(survivors), 10, "the killed broker fenced"
     )
     bootstrap = nodes.bootstrap(*survivors)
     assert read_all(bootstrap, len(FIRST)) == FIRST, "every acknowledged record on the new leader"
