@@ -81,6 +81,7 @@ from kafka_lite.server.metadata.broker_metadata_publisher import BrokerMetadataP
 from kafka_lite.server.metadata.kraft_metadata_cache import KRaftMetadataCache
 from kafka_lite.server.metadata_cache import SECURITY_PROTOCOL_IDS
 from kafka_lite.server.producer_id_manager import RPCProducerIdManager
+from kafka_lite.server.quota_factory import QuotaManagers
 from kafka_lite.server.replica_manager import ReplicaManager
 from kafka_lite.utils.scheduler import KafkaScheduler
 
@@ -110,6 +111,7 @@ class BrokerServer:
         self.status = ProcessStatus.SHUTDOWN
         self.lifecycle_manager: BrokerLifecycleManager | None = None
         self.scheduler: KafkaScheduler | None = None
+        self.quota_managers: QuotaManagers | None = None
         self.metadata_cache: KRaftMetadataCache | None = None
         self.log_manager: LogManager | None = None
         self.client_to_controller_channel_manager: ForwardingChannelManager | None = None

@@ -15,7 +15,7 @@ from kafka_lite.raft.tools.quorum_client import find_leader
 from tests.kraft.nodes import CombinedNodes
 from tests.support.waiting import wait_until
 
-pytestmark = pytest.mark.compat
+pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("kraft_combined_cluster")]
 
 VOTERS = (1, 2, 3)
 OBSERVER = 4

@@ -25,7 +25,7 @@ from tests.kraft.nodes import CombinedNodes
 from tests.support.waiting import wait_until
 from tests.support.wire import WireClient
 
-pytestmark = pytest.mark.compat
+pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("kraft_combined_node")]
 
 TOPIC = "kraft-orders"
 RECORDS = [f"order-{i}".encode() for i in range(20)]
