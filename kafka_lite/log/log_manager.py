@@ -43,6 +43,9 @@ RECOVERY_POINT_CHECKPOINT_FILE = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT_FILE = "log-start-offset-checkpoint"  # Kafka 0.11 (KIP-107)
 log = logging.getLogger(__name__)
 
+# A KRaft node's metadata log (chapter 12), owned by its Raft manager even in one of log.dirs.
+METADATA_TOPIC = "__cluster_metadata"
+
 
 class LogManager:
     def __init__(
@@ -86,6 +89,10 @@ class LogManager:
             log_start_offsets = read_checkpoint(d / LOG_START_OFFSET_CHECKPOINT_FILE)
             for partition_dir in sorted(p for p in d.iterdir() if p.is_dir()):
                 tp = parse_topic_partition(partition_dir)
+                if tp[0] == METADATA_TOPIC:
+                    # A KRaft node's metadata log may share a log dir: its Raft manager owns it
+                    # (Kafka 3.3's loadLogs skips it too), and it is no replica to load or delete.
+                    continue
                 config = self.topic_configs.get(tp[0], self.default_config)
                 log_ = Log(
                     partition_dir, config, recovery_point=recovery_points.get(tp, 0), time=self.time,

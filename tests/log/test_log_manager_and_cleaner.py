@@ -66,6 +66,23 @@ def test_logs_spread_over_directories_and_survive_restart(tmp_path):
     assert not any((d / CLEAN_SHUTDOWN_FILE).exists() for d in dirs)  # only a clean stop writes it
 
 
+def test_a_kraft_nodes_metadata_log_in_a_log_dir_is_left_to_its_raft_manager(tmp_path):
+    # A KRaft node's metadata.log.dir defaults to its first log dir, so __cluster_metadata-0 sits
+    # beside the replicas; the LogManager neither loads it nor (so) takes it for a stray to delete.
+    time = MockTime(start_ms=BASE_TS)
+    d = tmp_path / "d1"
+    manager, _ = _manager([d], time)
+    manager.create_log(("orders", 0)).append(_kv([(b"k", b"v")]))
+    manager.shutdown()
+    metadata = d / "__cluster_metadata-0"
+    metadata.mkdir()
+    (metadata / "00000000000000000000.log").write_bytes(b"the Raft manager's")
+    again, _ = _manager([d], time)
+    assert [(log.topic, log.partition) for log in again.all_logs()] == [("orders", 0)]
+    again.shutdown()
+    assert (metadata / "00000000000000000000.log").read_bytes() == b"the Raft manager's"
+
+
 def test_retention_runs_on_schedule(tmp_path):
     time = MockTime(start_ms=BASE_TS)
     manager, scheduler = _manager([tmp_path], time, segment_bytes=300, retention_ms=10 * MINUTE)

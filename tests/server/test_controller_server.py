@@ -9,7 +9,6 @@ process."""
 
 from __future__ import annotations
 
-import re
 import socket
 import struct
 import subprocess
@@ -21,7 +20,7 @@ import pytest
 
 from kafka_lite.cli.main import main
 from kafka_lite.clients.metadata import Node
-from kafka_lite.common.errors import Errors, KafkaException
+from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.controller_messages import (
     ControllerApiKeys,
@@ -32,6 +31,7 @@ from kafka_lite.common.protocol.requests import RequestHeader, encode_request, p
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.metadata.metadata_version import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 from kafka_lite.raft.tools.quorum_client import find_leader
+from kafka_lite.server.broker_server import BrokerServer
 from kafka_lite.server.broker_to_controller_channel_manager import (
     BrokerToControllerChannelManager,
     ControllerRequestCompletionHandler,
@@ -215,16 +215,16 @@ def test_a_node_on_an_unformatted_directory_is_refused_naming_it(tmp_path, capsy
 
 
 @pytest.mark.integration
-def test_a_node_with_the_broker_role_is_refused_naming_the_role(tmp_path):
-    # The broker role (BrokerServer) is not built yet: refused before anything starts.
+def test_a_node_with_both_roles_builds_a_broker_and_a_controller_over_one_raft_manager(tmp_path):
     config_file = tmp_path / "node.properties"
     text = properties(1, "1@127.0.0.1:9", 9, tmp_path / "data")
     text = text.replace("process.roles=controller", "process.roles=broker,controller")
     text = text.replace("listeners=CONTROLLER://", "listeners=PLAINTEXT://127.0.0.1:8,CONTROLLER://")
     config_file.write_text(text)
     assert main(["storage", "format", "-t", random_uuid(), "-c", str(config_file)]) == 0
-    with pytest.raises(KafkaException, match=re.escape("process.roles=broker,controller: kafka_lite runs")):
-        KafkaRaftServer(KafkaConfig.from_file(config_file))
+    server = KafkaRaftServer(KafkaConfig.from_file(config_file))
+    assert isinstance(server.broker, BrokerServer) and server.controller is not None
+    assert server.broker.raft_manager is server.controller.raft_manager is server.raft_manager
 
 
 @pytest.mark.integration
