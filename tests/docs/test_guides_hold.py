@@ -1474,6 +1474,30 @@ CLAIMS: dict[str, list[Claim]] = {
             lambda: kraft_metadata_cache_has_the_caches_interface(),
         ),
         holds(
+            "**A forwarded request is sent as it came, not in an `Envelope`**",
+            all_of(
+                lambda: not_in_source("kafka_lite.common.protocol.api_keys", "ENVELOPE"),
+                lambda: in_source("kafka_lite.server.kafka_apis", "def forward_to_controller("),
+            ),
+        ),
+        holds(
+            "**The broker starts its log manager, replica manager and coordinators itself**",
+            lambda: in_source(
+                "kafka_lite.server.broker_server:BrokerServer.startup",
+                "log_manager.startup()",
+                "replica_manager.startup()",
+            ),
+        ),
+        holds(
+            "**A KRaft broker answers no DescribeConfigs**",
+            lambda: not_in_source("kafka_lite.server.broker_server", "AdminManager(", "SASL_PLAINTEXT"),
+        ),
+        prose(
+            "**The next producer id block is asked for when the current one runs out**",
+            "behaviour of RPCProducerIdManager.generate_producer_id, which asks only when its block is "
+            "used up; nothing to hold it to but the method itself",
+        ),
+        holds(
             "**Left out:** leader rebalancing",
             lambda: nowhere_in_package(
                 r"class (AclControlManager|ClientQuotaControlManager|ScramControlManager)",
