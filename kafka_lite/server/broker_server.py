@@ -75,7 +75,7 @@ from kafka_lite.server.forwarding_manager import ForwardingChannelManager, Forwa
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
-from kafka_lite.server.kafka_server import KafkaServer
+from kafka_lite.server.kafka_server import build_group_coordinator, build_transaction_coordinator
 from kafka_lite.server.metadata.broker_metadata_listener import BrokerMetadataListener
 from kafka_lite.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher
 from kafka_lite.server.metadata.kraft_metadata_cache import KRaftMetadataCache
@@ -200,11 +200,15 @@ class BrokerServer:
                 lambda: self.lifecycle_manager.broker_epoch,
                 self.client_to_controller_channel_manager,
             )
-            # The coordinators are chapter 2's and 10's, built from the same settings the ZooKeeper
-            # broker reads (its builders read only this server's config, time, scheduler, replica
-            # manager, metadata cache and producer id manager).
-            self.group_coordinator = KafkaServer._group_coordinator(self)  # type: ignore[arg-type]
-            self.transaction_coordinator = KafkaServer._transaction_coordinator(self)  # type: ignore[arg-type]
+            # The coordinators are chapter 5's and 10's, built from the same settings the ZooKeeper
+            # broker reads.
+            self.group_coordinator = build_group_coordinator(
+                broker_id, c, self.replica_manager, self.scheduler, time
+            )
+            self.transaction_coordinator = build_transaction_coordinator(
+                broker_id, c, self.scheduler, self.replica_manager, self.metadata_cache,
+                self.producer_id_manager, time,
+            )  # fmt: skip
             self.metadata_listener = BrokerMetadataListener(
                 broker_id, time, KafkaEventQueue(time, f"broker-{broker_id}-metadata-loader-")
             )

@@ -194,9 +194,14 @@ class KafkaServer:
         )
         self.controller.startup()
         self.admin_manager = AdminManager(c, self.metadata_cache, self.zk, self.time)
-        self.group_coordinator = self._group_coordinator()
+        self.group_coordinator = build_group_coordinator(
+            self.broker_id, c, self.replica_manager, self.scheduler, self.time
+        )
         self.group_coordinator.startup()
-        self.transaction_coordinator = self._transaction_coordinator()
+        self.transaction_coordinator = build_transaction_coordinator(
+            self.broker_id, c, self.scheduler, self.replica_manager, self.metadata_cache,
+            self.producer_id_manager, self.time,
+        )  # fmt: skip
         self.transaction_coordinator.startup(c["transaction.abort.timed.out.transaction.cleanup.interval.ms"])
         # Kafka's ``authorizer``: built from authorizer.class.name and configured with every setting
         self.authorizer = self._authorizer()
@@ -313,82 +318,6 @@ class KafkaServer:
             reporter = cls()
             reporter.configure(configs)
             self.socket_server.metrics.add_reporter(reporter)
-
-    # --8<-- [start:group_coordinator]
-    def _group_coordinator(self) -> GroupCoordinator:
-        """The group coordinator and its storage, from the broker's ``group.*`` and ``offset*``
-        settings (Kafka's ``GroupCoordinator.apply``): its own purgatories for delayed heartbeats
-        and joins, and a group manager that keeps groups and offsets in ``__consumer_offsets``
-        through the replica manager."""
-        c = self.config
-        offset_config = OffsetConfig(
-            max_metadata_size=c["offset.metadata.max.bytes"],
-            offsets_retention_ms=c["offsets.retention.minutes"] * 60 * 1000,
-            offsets_retention_check_interval_ms=c["offsets.retention.check.interval.ms"],
-            offsets_topic_num_partitions=c["offsets.topic.num.partitions"],
-            offsets_topic_segment_bytes=c["offsets.topic.segment.bytes"],
-            offset_commit_timeout_ms=c["offsets.commit.timeout.ms"],
-            offset_commit_required_acks=c["offsets.commit.required.acks"],
-        )
-        group_config = GroupConfig(
-            group_min_session_timeout_ms=c["group.min.session.timeout.ms"],
-            group_max_session_timeout_ms=c["group.max.session.timeout.ms"],
-            group_initial_rebalance_delay_ms=c["group.initial.rebalance.delay.ms"],
-        )
-        group_manager = GroupMetadataManager(
-            self.broker_id, offset_config, self.replica_manager, self.time, self.scheduler
-        )
-        return GroupCoordinator(
-            self.broker_id,
-            group_config,
-            group_manager,
-            DelayedOperationPurgatory("Heartbeat", self.time, broker_id=self.broker_id),
-            DelayedOperationPurgatory("Rebalance", self.time, broker_id=self.broker_id),
-            self.time,
-        )
-
-    # --8<-- [end:group_coordinator]
-
-    def _transaction_coordinator(self) -> TransactionCoordinator:
-        """The transaction coordinator and its parts, from the broker's ``transaction*`` settings
-        (Kafka's ``TransactionCoordinator.apply``): a state manager over ``__transaction_state``, and
-        a marker channel manager with its own network client to the other brokers."""
-        c = self.config
-        txn_config = TransactionConfig(
-            transactional_id_expiration_ms=c["transactional.id.expiration.ms"],
-            transaction_max_timeout_ms=c["transaction.max.timeout.ms"],
-            transaction_log_num_partitions=c["transaction.state.log.num.partitions"],
-            transaction_log_replication_factor=c["transaction.state.log.replication.factor"],
-            transaction_log_segment_bytes=c["transaction.state.log.segment.bytes"],
-            transaction_log_min_insync_replicas=c["transaction.state.log.min.isr"],
-            abort_timed_out_transactions_interval_ms=c[
-                "transaction.abort.timed.out.transaction.cleanup.interval.ms"
-            ],
-            remove_expired_transactional_ids_interval_ms=c[
-                "transaction.remove.expired.transaction.cleanup.interval.ms"
-            ],
-        )
-        txn_state_manager = TransactionStateManager(
-            self.broker_id, self.scheduler, self.replica_manager, txn_config, self.time
-        )
-        network_client = NetworkClient(
-            Selector(time=self.time, channel_builder=self.config.inter_broker_channel_builder()),
-            f"broker-{self.broker_id}-txn-marker-sender",
-            max_in_flight_requests_per_connection=1,
-            request_timeout_ms=txn_config.request_timeout_ms,
-            time=self.time,
-        )
-        txn_marker_channel_manager = TransactionMarkerChannelManager(
-            self.broker_id, self.metadata_cache, network_client, txn_state_manager, self.time
-        )
-        return TransactionCoordinator(
-            self.broker_id,
-            self.scheduler,
-            self.producer_id_manager,
-            txn_state_manager,
-            txn_marker_channel_manager,
-            self.time,
-        )
 
     # --8<-- [start:new_session]
     def _on_zk_state(self, state) -> None:
@@ -608,6 +537,91 @@ class KafkaServer:
         log.info("Broker %d shut down", self.broker_id)
 
     # --8<-- [end:shutdown]
+
+
+# --8<-- [start:group_coordinator]
+def build_group_coordinator(
+    broker_id: int, config: KafkaConfig, replica_manager: ReplicaManager, scheduler, time: Time
+) -> GroupCoordinator:
+    """The group coordinator and its storage, from the broker's ``group.*`` and ``offset*``
+    settings (Kafka's ``GroupCoordinator.apply``): its own purgatories for delayed heartbeats
+    and joins, and a group manager that keeps groups and offsets in ``__consumer_offsets``
+    through the replica manager. A ZooKeeper broker and a KRaft broker build it alike."""
+    c = config
+    offset_config = OffsetConfig(
+        max_metadata_size=c["offset.metadata.max.bytes"],
+        offsets_retention_ms=c["offsets.retention.minutes"] * 60 * 1000,
+        offsets_retention_check_interval_ms=c["offsets.retention.check.interval.ms"],
+        offsets_topic_num_partitions=c["offsets.topic.num.partitions"],
+        offsets_topic_segment_bytes=c["offsets.topic.segment.bytes"],
+        offset_commit_timeout_ms=c["offsets.commit.timeout.ms"],
+        offset_commit_required_acks=c["offsets.commit.required.acks"],
+    )
+    group_config = GroupConfig(
+        group_min_session_timeout_ms=c["group.min.session.timeout.ms"],
+        group_max_session_timeout_ms=c["group.max.session.timeout.ms"],
+        group_initial_rebalance_delay_ms=c["group.initial.rebalance.delay.ms"],
+    )
+    group_manager = GroupMetadataManager(broker_id, offset_config, replica_manager, time, scheduler)
+    return GroupCoordinator(
+        broker_id,
+        group_config,
+        group_manager,
+        DelayedOperationPurgatory("Heartbeat", time, broker_id=broker_id),
+        DelayedOperationPurgatory("Rebalance", time, broker_id=broker_id),
+        time,
+    )
+
+
+# --8<-- [end:group_coordinator]
+
+
+def build_transaction_coordinator(
+    broker_id: int,
+    config: KafkaConfig,
+    scheduler,
+    replica_manager: ReplicaManager,
+    metadata_cache,
+    producer_id_manager,
+    time: Time,
+) -> TransactionCoordinator:
+    """The transaction coordinator and its parts, from the broker's ``transaction*`` settings
+    (Kafka's ``TransactionCoordinator.apply``): a state manager over ``__transaction_state``, and
+    a marker channel manager with its own network client to the other brokers."""
+    c = config
+    txn_config = TransactionConfig(
+        transactional_id_expiration_ms=c["transactional.id.expiration.ms"],
+        transaction_max_timeout_ms=c["transaction.max.timeout.ms"],
+        transaction_log_num_partitions=c["transaction.state.log.num.partitions"],
+        transaction_log_replication_factor=c["transaction.state.log.replication.factor"],
+        transaction_log_segment_bytes=c["transaction.state.log.segment.bytes"],
+        transaction_log_min_insync_replicas=c["transaction.state.log.min.isr"],
+        abort_timed_out_transactions_interval_ms=c[
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+        ],
+        remove_expired_transactional_ids_interval_ms=c[
+            "transaction.remove.expired.transaction.cleanup.interval.ms"
+        ],
+    )
+    txn_state_manager = TransactionStateManager(broker_id, scheduler, replica_manager, txn_config, time)
+    network_client = NetworkClient(
+        Selector(time=time, channel_builder=config.inter_broker_channel_builder()),
+        f"broker-{broker_id}-txn-marker-sender",
+        max_in_flight_requests_per_connection=1,
+        request_timeout_ms=txn_config.request_timeout_ms,
+        time=time,
+    )
+    txn_marker_channel_manager = TransactionMarkerChannelManager(
+        broker_id, metadata_cache, network_client, txn_state_manager, time
+    )
+    return TransactionCoordinator(
+        broker_id,
+        scheduler,
+        producer_id_manager,
+        txn_state_manager,
+        txn_marker_channel_manager,
+        time,
+    )
 
 
 def _tps(partitions: list[tuple[str, int]]) -> str:
