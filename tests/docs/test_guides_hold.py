@@ -1425,6 +1425,15 @@ CLAIMS: dict[str, list[Claim]] = {
             lambda: in_source("kafka_lite.metadata.controller.configuration_control_manager", "LogConfig"),
         ),
         holds(
+            "**Left out:** leader rebalancing",
+            lambda: nowhere_in_package(
+                r"class (AclControlManager|ClientQuotaControlManager|ScramControlManager)",
+                r"def (elect_leaders|maybe_balance_partition_leaders|alter_partition_reassignments)\(",
+            ),
+        ),
+    ],
+    "ch12_kraft/kraft_brokers.md": [
+        holds(
             "**The lifecycle manager's event queue is passed in",
             all_of(
                 lambda: assert_param(
@@ -1496,13 +1505,6 @@ CLAIMS: dict[str, list[Claim]] = {
             "**The next producer id block is asked for when the current one runs out**",
             "behaviour of RPCProducerIdManager.generate_producer_id, which asks only when its block is "
             "used up; nothing to hold it to but the method itself",
-        ),
-        holds(
-            "**Left out:** leader rebalancing",
-            lambda: nowhere_in_package(
-                r"class (AclControlManager|ClientQuotaControlManager|ScramControlManager)",
-                r"def (elect_leaders|maybe_balance_partition_leaders|alter_partition_reassignments)\(",
-            ),
         ),
     ],
     "data_pipeline/index.md": [

@@ -1,5 +1,5 @@
-"""Chapter 12's part 2 (the quorum controller): its side-by-side table names code that exists, and its
-commands are ones the CLI takes."""
+"""Chapter 12's parts 2 and 3 (the quorum controller, brokers and nodes): the side-by-side table names
+code that exists, and their commands are ones the CLI takes."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ pytestmark = pytest.mark.docs
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "chapters" / "ch12_kraft" / "quorum_controller.md"
+PART_3 = ROOT / "chapters" / "ch12_kraft" / "kraft_brokers.md"
 
 # Where each class the side-by-side table names lives: chapter 7's controller on the left, the quorum
 # controller on the right.
@@ -58,7 +59,7 @@ def test_every_method_the_side_by_side_table_names_exists():
 def test_the_pages_commands_parse_as_written():
     from kafka_lite.cli.main import build_parser
 
-    text = PAGE.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8") + PART_3.read_text(encoding="utf-8")
     script = "\n".join(re.findall(r"```sh\n(.*?)```", text, re.S)).replace("\\\n", " ")
     commands = [line.split("#")[0].strip() for line in script.splitlines() if line.startswith("kafka-lite ")]
     assert {shlex.split(c)[1] for c in commands} == {"storage", "dump-log", "metadata-quorum", "broker"}, (
