@@ -15,7 +15,7 @@ Differs: a request with ``timeout`` <= 0 gets NONE for the topics it wrote (Kafk
          are Kafka 1.1's (KIP-226).
 
 ``describe_configs`` answers a topic's settings (the broker's defaults with the topic's overrides
-from ZooKeeper over them) or this broker's own, each with where its value comes from.
+from its config repository over them: ZooKeeper, or a KRaft broker's metadata image) or this broker's own, each with where its value comes from.
 ``alter_configs`` validates a topic's new overrides, the whole set, and writes them to ZooKeeper with
 a change notification (``ZkUtils.change_topic_config``); every broker's ``DynamicConfigManager`` then
 applies them to its logs. A broker's settings cannot be altered: in Kafka 0.11 they are the file's.
@@ -61,6 +61,7 @@ from kafka_lite.server.delayed_delete_topics import (
 )
 from kafka_lite.server.kafka_config import CONFIG_DEF as BROKER_CONFIG_DEF
 from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.server.metadata.config_repository import ConfigRepository, ZkConfigRepository
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.zk.admin_utils import assign_replicas_to_brokers
@@ -157,12 +158,22 @@ class TopicDetails:
 
 
 class AdminManager:
+    """``config_repository``: where DescribeConfigs reads topics and their overrides; ZooKeeper's
+    unless given. A KRaft broker passes its ``KRaftMetadataCache`` and no ``zk_utils``: it forwards
+    every request that writes to the active controller, and answers only DescribeConfigs here."""
+
     def __init__(
-        self, config: KafkaConfig, metadata_cache: MetadataCache, zk_utils: ZkUtils, time: Time = SYSTEM
+        self,
+        config: KafkaConfig,
+        metadata_cache: MetadataCache,
+        zk_utils: ZkUtils | None,
+        time: Time = SYSTEM,
+        config_repository: ConfigRepository | None = None,
     ) -> None:
         self.config = config
         self.metadata_cache = metadata_cache
         self.zk_utils = zk_utils
+        self.config_repository = config_repository or ZkConfigRepository(zk_utils)
         self.topic_purgatory = DelayedOperationPurgatory("topic", time)
 
     def has_delayed_topic_operations(self) -> bool:
@@ -370,9 +381,9 @@ class AdminManager:
         """The broker's defaults with the topic's overrides over them (Kafka's ``LogConfig.fromProps``),
         in the definition's order."""
         validate_topic_name(topic)
-        if topic not in self.zk_utils.get_all_topics():
+        if not self.config_repository.contains(topic):
             raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"Topic '{topic}' does not exist.")
-        overrides = self.zk_utils.get_topic_config(topic)
+        overrides = self.config_repository.topic_config(topic)
         values = LogConfig.from_broker(self.config.log_config_props(), overrides).values
         entries = []
         for name, key in LOG_CONFIG_DEF.keys.items():

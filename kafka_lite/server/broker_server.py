@@ -30,7 +30,7 @@ chapter 12's in the places ZooKeeper had:
     group and transaction coordinators (producer ids from the controller)
     BrokerMetadataListener         the lifecycle manager started (registration, heartbeats), the
                                    listener registered with the Raft manager
-    KafkaApis
+    KafkaApis                      with an AdminManager that describes configs from the image
     wait: initial catch-up         the controller says the broker has replayed the log to its
                                    registration
     start publishing, and wait     the first image: the cache filled, partitions led and followed
@@ -62,6 +62,7 @@ from kafka_lite.metadata.version_range import VersionRange
 from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.server import quota_factory
+from kafka_lite.server.admin_manager import AdminManager
 from kafka_lite.server.alter_partition_manager import AlterPartitionManager
 from kafka_lite.server.broker_lifecycle_manager import BrokerLifecycleManager
 from kafka_lite.server.broker_metadata_checkpoint import MetaProperties
@@ -124,6 +125,7 @@ class BrokerServer:
         self.transaction_coordinator = None
         self.metadata_listener: BrokerMetadataListener | None = None
         self.metadata_publisher: BrokerMetadataPublisher | None = None
+        self.admin_manager: AdminManager | None = None
         self.apis: KafkaApis | None = None
         self.request_handler_pool: KafkaRequestHandlerPool | None = None
 
@@ -223,10 +225,16 @@ class BrokerServer:
             )  # fmt: skip
             # From here the Raft client hands the metadata log's batches to the listener.
             self.raft_manager.register(self.metadata_listener)
+            # DescribeConfigs is answered here, from the image (Kafka 3.3's ConfigHelper over the
+            # KRaftMetadataCache); every admin request that writes is forwarded to the controller.
+            self.admin_manager = AdminManager(
+                c, self.metadata_cache, None, time, config_repository=self.metadata_cache
+            )
             self.apis = KafkaApis(
-                self.socket_server.request_channel, self.replica_manager, None, self.group_coordinator,
-                self.transaction_coordinator, None, self.metadata_cache, self.producer_id_manager,
-                self.quota_managers, c, self.cluster_id, time, forwarding_manager=self.forwarding_manager,
+                self.socket_server.request_channel, self.replica_manager, self.admin_manager,
+                self.group_coordinator, self.transaction_coordinator, None, self.metadata_cache,
+                self.producer_id_manager, self.quota_managers, c, self.cluster_id, time,
+                forwarding_manager=self.forwarding_manager,
             )  # fmt: skip
             # Block until the controller says we have replayed the log up to our registration.
             self.lifecycle_manager.initial_catch_up_future.result()
@@ -310,6 +318,7 @@ class BrokerServer:
             for step in (
                 self.request_handler_pool and self.request_handler_pool.shutdown,
                 self.apis and self.apis.shutdown,
+                self.admin_manager and self.admin_manager.shutdown,
                 self.metadata_listener and self.metadata_listener.close,
                 self.scheduler and self.scheduler.shutdown,
                 self.transaction_coordinator and self.transaction_coordinator.shutdown,

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewPartitions, NewTopic
 
 from kafka_lite.cli.main import main
 from kafka_lite.common.errors import Errors
@@ -225,3 +225,52 @@ def test_confluent_kafka_transactions_commit_and_abort(node):
         consumer.close()
     assert values == [b"kept-1", b"kept-2", b"kept-3"]
     assert node.partition(1, "__transaction_state") is not None
+
+
+def describe_configs_error(node: CombinedNodes, resource_type: int, name: str) -> tuple[int, str | None]:
+    client = WireClient(node.broker_ports[1])
+    try:
+        resource = {"resource_type": resource_type, "resource_name": name, "config_names": None}
+        body = {"resources": [resource], "include_synonyms": False}
+        [answer] = client.call(ApiKeys.DESCRIBE_CONFIGS, 1, body)["resources"]
+    finally:
+        client.close()
+    return answer["error_code"], answer["error_message"]
+
+
+def test_kafka_python_describes_configs_from_the_image(node):
+    """DescribeConfigs is the broker's own answer, from the ConfigRecords it has replayed; the
+    AlterConfigs between the two descriptions is the controller's."""
+    topic = ConfigResource(ConfigResourceType.TOPIC, "kraft-configs")
+    admin = KafkaAdminClient(bootstrap_servers=node.bootstrap(1), request_timeout_ms=10_000)
+    try:
+        admin.create_topics([NewTopic("kraft-configs", 1, 1, topic_configs={"retention.ms": "12345"})])
+        wait_until(lambda: node.partition(1, "kraft-configs", 0), 10, "the topic led")
+        described = admin.describe_configs([topic], config_filter="all")["topic"]["kraft-configs"]
+        assert described["retention.ms"]["value"] == "12345"
+        assert described["retention.ms"]["config_source"] == "DYNAMIC_TOPIC_CONFIG"  # TOPIC_CONFIG, 1
+        assert described["cleanup.policy"]["config_source"] == "DEFAULT_CONFIG"
+
+        admin.alter_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, "kraft-configs", {"retention.ms": "54321"})]
+        )
+
+        def retention() -> str | None:
+            found = admin.describe_configs([topic])["topic"]["kraft-configs"].get("retention.ms")
+            return found and found["value"]
+
+        # the broker answers once it has replayed the controller's ConfigRecord
+        wait_until(lambda: retention() == "54321", 10, "the altered retention.ms described")
+        broker = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")], config_filter="all")
+        node_id = broker["broker"]["1"]["node.id"]
+        assert (node_id["value"], node_id["config_source"], node_id["read_only"]) == (
+            "1",
+            "STATIC_BROKER_CONFIG",
+            True,
+        )
+    finally:
+        admin.close()
+    assert describe_configs_error(node, 2, "no-such-topic") == (
+        Errors.UNKNOWN_TOPIC_OR_PARTITION.code,
+        "Topic 'no-such-topic' does not exist.",
+    )
