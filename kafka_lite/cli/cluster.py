@@ -40,6 +40,11 @@ named ``INTERNAL`` for the brokers' own traffic on a free port of its own, bound
 allows ``User:admin`` everything and anyone else only what an ACL grants (see ``cli/security.py``
 for the users and files). The tool's own requests to the brokers (``status``, the health waits) log
 in as admin. The request metrics reporter stays off on it: its producer has no login.
+
+``up --kraft`` starts a KRaft cluster instead (Kafka 3.3, beyond the book): no ZooKeeper, nodes
+formatted with one cluster id, combined nodes or, with ``--controllers C``, controller-only nodes
+beside broker-only ones. What KRaft adds lives in ``cli/cluster_kraft.py``; every action works on
+either, told apart by the state's ``kraft`` key.
 """
 
 from __future__ import annotations
@@ -124,6 +129,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="SASL_PLAINTEXT listeners (PLAIN, SCRAM-SHA-256) with users admin and alice, and ACLs "
         "(SimpleAclAuthorizer, super user admin); passwords in <dir>/<user>.properties",
+    )
+    up.add_argument(
+        "--kraft",
+        action="store_true",
+        help="a KRaft cluster (Kafka 3.3), no ZooKeeper: --brokers combined nodes (broker and controller)",
+    )
+    up.add_argument(
+        "--controllers",
+        type=int,
+        default=0,
+        metavar="C",
+        help="with --kraft: C controller-only nodes (ids 1000..), and --brokers broker-only nodes",
     )
     up.add_argument(
         "--lab", type=int, metavar="N", help="run the brokers with your files of lab N (from --lab-dir)"
@@ -225,7 +242,18 @@ def zookeeper_connect(state: dict) -> str:
 
 
 def bootstrap_servers(state: dict) -> str:
-    return ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"])
+    """The nodes with a broker's PLAINTEXT listener (a KRaft controller-only node has none)."""
+    return ",".join(f"127.0.0.1:{b['port']}" for b in state["brokers"] if "port" in b)
+
+
+def save_state(state: dict) -> None:
+    (Path(state["dir"]) / STATE_FILE).write_text(json.dumps(state, indent=2))
+
+
+def log_path(state: dict, node: dict) -> Path:
+    """A broker's log, ``logs/broker-N.log``; a KRaft controller-only node's, ``logs/controller-N.log``."""
+    name = "controller" if node.get("roles") == ["controller"] else "broker"
+    return Path(state["dir"]) / "logs" / f"{name}-{node['id']}.log"
 
 
 def _spawn(args: list[str], log_path: Path, overlay: str | None = None) -> int:
@@ -294,13 +322,17 @@ def start_cluster(
     name: str | None = None,
     shared_zookeeper: dict | None = None,
     secure: bool = False,
+    kraft: bool = False,
+    controllers: int = 0,
 ) -> dict:
     """Write the configs, start ZooKeeper and the brokers, and return the state (not yet waited on).
     With ``lab``, the brokers run on that lab's files from the workspace under ``lab_dir``. With
     ``metrics_reporter``, every broker publishes its request metrics (``metric.reporters``). A
     ``name``d cluster keeps its metadata under the chroot ``/name``; with ``shared_zookeeper`` (the
     first cluster's state entry for it) it uses that ZooKeeper instead of starting one. ``secure``
-    gives the brokers SASL listeners and the authorizer (``cli/security.py``)."""
+    gives the brokers SASL listeners and the authorizer (``cli/security.py``). ``kraft`` starts KRaft
+    nodes instead, and no ZooKeeper: ``brokers`` combined nodes, or with ``controllers`` that many
+    controller-only nodes and ``brokers`` broker-only ones (``cli/cluster_kraft.py``)."""
     existing = load_state(directory)
     if existing and any(_alive(p) for p in _pids(existing)):
         raise CliError(
@@ -308,19 +340,30 @@ def start_cluster(
         )
     if brokers < 1:
         raise CliError(f"--brokers must be at least 1, got {brokers}", exit_code=2)
+    if controllers and not kraft:
+        raise CliError(
+            "--controllers needs --kraft: a ZooKeeper cluster's controller is a broker", exit_code=2
+        )
+    if controllers < 0:
+        raise CliError(f"--controllers must be at least 0, got {controllers}", exit_code=2)
     directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)
     # The learner's workspace first: a missing one is the mistake to report, whatever the ports.
     lab_state = _lab_overlay(directory, lab, lab_dir) if lab is not None else None
     ports = [(base_port + i, f"broker {i}") for i in range(brokers)]
+    if kraft:
+        from kafka_lite.cli import cluster_kraft
+
+        _check_ports_free(ports, name)
+        state = {"dir": str(directory), "brokers": [], "overrides": list(overrides)}
+        if lab_state is not None:
+            state["lab"] = lab_state
+        return cluster_kraft.start_nodes(state, directory, brokers, controllers, base_port)
     # a secure cluster's brokers also listen on INTERNAL, on free ports beyond the brokers'
     internal_ports = (
         _internal_ports(brokers, {base_port + i for i in range(brokers)} | {zk_port}) if secure else []
     )
-    for port, what in ([] if shared_zookeeper else [(zk_port, "ZooKeeper")]) + ports:
-        if not port_free(port):
-            hint = " (choose others with --base-port)" if what.startswith("broker") and name else ""
-            raise CliError(f"port {port} for {what} is already in use{hint}", exit_code=2)
+    _check_ports_free(([] if shared_zookeeper else [(zk_port, "ZooKeeper")]) + ports, name)
     if shared_zookeeper:
         zookeeper = dict(shared_zookeeper)
     else:
@@ -381,11 +424,18 @@ def start_cluster(
         state["brokers"].append({"id": i, "pid": pid, "port": base_port + i})
         if secure:
             state["brokers"][-1]["internal_port"] = internal_ports[i]
-    (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
+    save_state(state)
     return state
 
 
 # --8<-- [end:up]
+
+
+def _check_ports_free(ports: list[tuple[int, str]], name: str | None) -> None:
+    for port, what in ports:
+        if not port_free(port):
+            hint = " (choose others with --base-port)" if what.startswith("broker") and name else ""
+            raise CliError(f"port {port} for {what} is already in use{hint}", exit_code=2)
 
 
 def _internal_ports(brokers: int, taken: set[int]) -> list[int]:
@@ -445,9 +495,10 @@ def _wait_for_port(port: int, pid: int, log_path: Path) -> None:
 
 def cluster_health(state: dict) -> dict:
     """Processes alive, and what the brokers' metadata says (brokers registered, controller)."""
-    from kafka_lite.clients.admin import KafkaAdminClient
-    from kafka_lite.common.errors import KafkaException
+    if state.get("kraft"):
+        from kafka_lite.cli import cluster_kraft
 
+        return cluster_kraft.kraft_health(state)
     health = {
         "zookeeper_alive": _alive(state["zookeeper"]["pid"]),
         "brokers_alive": {b["id"]: _alive(b["pid"]) for b in state["brokers"]},
@@ -460,6 +511,15 @@ def cluster_health(state: dict) -> dict:
         return health
     if state.get("lab"):
         return _health_from_zookeeper(state, health)
+    return metadata_health(state, health, live)
+
+
+def metadata_health(state: dict, health: dict, live: list[dict]) -> dict:
+    """Into ``health``, what the ``live`` brokers' metadata says: the brokers it lists, its
+    controller, the topics and the partitions' leaders and replicas."""
+    from kafka_lite.clients.admin import KafkaAdminClient
+    from kafka_lite.common.errors import KafkaException
+
     try:
         admin = KafkaAdminClient(
             ",".join(f"127.0.0.1:{b['port']}" for b in live),
@@ -518,6 +578,10 @@ def _health_from_zookeeper(state: dict, health: dict) -> dict:
 
 
 def is_healthy(state: dict, health: dict) -> bool:
+    if state.get("kraft"):
+        from kafka_lite.cli import cluster_kraft
+
+        return cluster_kraft.is_healthy(state, health)
     ids = sorted(b["id"] for b in state["brokers"])
     return (
         health["zookeeper_alive"]
@@ -533,17 +597,22 @@ def wait_healthy(state: dict, timeout_s: float = HEALTHY_TIMEOUT_S) -> dict:
         health = cluster_health(state)
         if is_healthy(state, health):
             return health
-        dead = [i for i, alive in health["brokers_alive"].items() if not alive]
-        if dead or not health["zookeeper_alive"]:
-            what = f"broker {dead[0]}" if dead else "ZooKeeper"
-            log = Path(state["dir"]) / "logs" / (f"broker-{dead[0]}.log" if dead else "zookeeper.log")
-            raise CliError(f"{what} exited; see {log}")
+        dead = [b for b in state["brokers"] if not health["brokers_alive"][b["id"]]]
+        if dead:
+            what = log_path(state, dead[0]).stem.replace("-", " ")
+            raise CliError(f"{what} exited; see {log_path(state, dead[0])}")
+        if not health.get("zookeeper_alive", True):
+            raise CliError(f"ZooKeeper exited; see {Path(state['dir']) / 'logs' / 'zookeeper.log'}")
         if time.monotonic() > deadline:
             raise CliError(f"the cluster was not healthy within {timeout_s:.0f} s; see {state['dir']}/logs")
         time.sleep(0.2)  # polling the brokers' metadata; bounded by the deadline
 
 
 def status_table(state: dict, health: dict) -> Table:
+    if state.get("kraft"):
+        from kafka_lite.cli import cluster_kraft
+
+        return cluster_kraft.status_table(state, health)
     named = f" {state['name']!r}" if state.get("name") else ""
     table = Table(title=f"kafka_lite cluster{named} in {state['dir']}")
     leaders = health.get("leaders")  # known from the brokers' metadata, not for a lab's cluster
@@ -600,6 +669,7 @@ def run_up(args: argparse.Namespace, console) -> int:
     if args.secure and args.lab is not None:
         # The lab's brokers run the learner's network code, which need not speak SASL.
         raise CliError("--secure does not go with --lab: a lab cluster is PLAINTEXT", exit_code=2)
+    _check_kraft_flags(args)
     shared = _shared_zookeeper(args) if args.name is not None else None
     if args.name is None:
         zk_port, base_port = (
@@ -622,6 +692,8 @@ def run_up(args: argparse.Namespace, console) -> int:
         name=args.name,
         shared_zookeeper=shared,
         secure=args.secure,
+        kraft=args.kraft,
+        controllers=args.controllers,
     )
     try:
         health = wait_healthy(state)
@@ -656,11 +728,33 @@ def run_up(args: argparse.Namespace, console) -> int:
     return 0
 
 
+def _check_kraft_flags(args: argparse.Namespace) -> None:
+    """--kraft's refusals (--controllers without it is start_cluster's)."""
+    if not args.kraft:
+        return
+    if args.secure:
+        raise CliError(
+            "--kraft does not go with --secure: KRaft at Kafka 3.3 has no SCRAM, whose credentials "
+            "live in ZooKeeper",
+            exit_code=2,
+        )
+    if args.name is not None:
+        raise CliError(
+            "--kraft does not go with --name: a named cluster shares the first cluster's ZooKeeper, "
+            "and a KRaft cluster has none",
+            exit_code=2,
+        )
+    if args.zookeeper_port is not None:
+        raise CliError(
+            "--kraft does not go with --zookeeper-port: a KRaft cluster has no ZooKeeper", exit_code=2
+        )
+
+
 def _shared_zookeeper(args: argparse.Namespace) -> dict | None:
     """The first cluster's ZooKeeper, for a named cluster to share: if it runs, and unless
     ``--zookeeper-port`` asks for another one."""
     first = load_state(args.first_dir)
-    if first is None or not _alive(first["zookeeper"]["pid"]):
+    if first is None or "zookeeper" not in first or not _alive(first["zookeeper"]["pid"]):
         return None
     zk = first["zookeeper"]
     if args.zookeeper_port not in (None, zk["port"]):
@@ -680,7 +774,8 @@ def _where(state: dict) -> str:
 def _topics_command(state: dict, health: dict) -> str:
     """``kafka-lite topics`` pointed at this cluster, for a hint to run as it is printed: a live
     broker to ask and, on a secure cluster, the admin's login (only a super user sees every topic)."""
-    live = [b for b in state["brokers"] if health["brokers_alive"].get(b["id"])] or state["brokers"]
+    brokers = [b for b in state["brokers"] if "port" in b]  # not a KRaft controller-only node
+    live = [b for b in brokers if health["brokers_alive"].get(b["id"])] or brokers
     login = (
         f" --command-config {shlex.quote(state['secure']['users'][security.ADMIN_USER])}"
         if state.get("secure")
@@ -763,6 +858,8 @@ def run_status(args: argparse.Namespace, console) -> int:
 
 def _pids(state: dict) -> list[int]:
     """The processes this cluster started (a shared ZooKeeper is the first cluster's)."""
+    if "zookeeper" not in state:  # KRaft
+        return [b["pid"] for b in state["brokers"]]
     zk = state["zookeeper"]
     return [b["pid"] for b in state["brokers"]] + ([] if zk.get("shared_with") else [zk["pid"]])
 
@@ -812,7 +909,15 @@ def stop_cluster(state: dict) -> None:
 
     A leadership may move more than once on the way down. Under ``inter.broker.protocol.version``
     0.10, a follower of a new leader truncates its log to its high watermark: the records it drops
-    are fetched again only after the next start, so the stopped replicas' logs may differ by a tail."""
+    are fetched again only after the next start, so the stopped replicas' logs may differ by a tail.
+
+    A KRaft cluster stops in the same spirit, its active controller last (``cluster_kraft.stop_nodes``)."""
+    if state.get("kraft"):
+        from kafka_lite.cli import cluster_kraft
+
+        cluster_kraft.stop_nodes(state)
+        (Path(state["dir"]) / STATE_FILE).unlink(missing_ok=True)
+        return
     controller = _controller_id(state)
     last = [b for b in state["brokers"] if b["id"] == controller]
     for group in ([b for b in state["brokers"] if b not in last], last):
@@ -935,11 +1040,11 @@ def run_shutdown(args: argparse.Namespace, console) -> int:
     shutdown (its leaderships move to other in-sync replicas, its follower replicas leave the ISR,
     book 7.4), then shuts down cleanly. What its log said about the leaderships is shown."""
     state, broker = _running_broker(args)
-    log_path = Path(state["dir"]) / "logs" / f"broker-{args.broker}.log"
-    start = log_path.stat().st_size if log_path.exists() else 0
+    log = log_path(state, broker)
+    start = log.stat().st_size if log.exists() else 0
     started = time.monotonic()
     _terminate(broker["pid"], SHUTDOWN_TIMEOUT_S)
-    for line in _controlled_shutdown_lines(log_path, start):
+    for line in _controlled_shutdown_lines(log, start):
         console.print(line, highlight=False, markup=False)
     console.print(
         f"broker {args.broker} (pid {broker['pid']}) shut down in {time.monotonic() - started:.1f} s; "
@@ -969,6 +1074,11 @@ def run_restart(args: argparse.Namespace, console) -> int:
     if state is None:
         raise CliError(f"no cluster in {args.dir}")
     broker = _broker_entry(state, args.broker)
+    if state.get("kraft"):
+        from kafka_lite.cli import cluster_kraft
+
+        console.print(status_table(state, cluster_kraft.restart_node(state, broker)))
+        return 0
     if _alive(broker["pid"]):
         _terminate(broker["pid"], 30)
     if not _alive(state["zookeeper"]["pid"]):
@@ -982,7 +1092,7 @@ def run_restart(args: argparse.Namespace, console) -> int:
         broker["pid"] = _spawn(
             _broker_args(config, state), directory / "logs" / f"broker-{args.broker}.log", _overlay(state)
         )
-        (directory / STATE_FILE).write_text(json.dumps(state, indent=2))
+        save_state(state)
         health = wait_rejoined(state, zk, args.broker, registered_before)
     finally:
         zk.close()

@@ -1,0 +1,381 @@
+"""``kafka-lite cluster up --kraft``: a local KRaft cluster, its nodes as separate processes, no ZooKeeper.
+
+No Kafka twin: what a Kafka 3.3 user does by hand with ``kafka-storage.sh random-uuid``, one
+``kafka-storage.sh format`` and one ``kafka-server-start.sh`` per node, and reads back with
+``kafka-metadata-quorum.sh describe --status``, in one command. ``cli/cluster.py`` holds what both
+modes share (the state file, processes, signals, the partitions table); this module holds what
+KRaft adds: the nodes' roles and settings, the quorum in the health and the status table, the order
+of a stop and what "back" means for a restarted node.
+
+Two layouts, as Kafka's KRaft quick start and its production guide describe them:
+
+- *combined* (``--kraft --brokers N``): N nodes with ``process.roles=broker,controller``, all of
+  them voters; node N is broker N on base port + N and has a CONTROLLER listener of its own.
+- *separate* (``--kraft --controllers C --brokers N``): C controller-only nodes, ids 1000 to
+  1000 + C - 1 (the voters), and N broker-only nodes, ids 0 to N - 1, which observe the quorum.
+
+Broker ids are 0 to N - 1 in both, so ``cluster kill 0`` names the same node either way. The
+CONTROLLER listeners take free ports, recorded in ``cluster.json`` with ``controller.quorum.voters``
+and the cluster id that ``storage format`` wrote into every node's directories.
+
+Two facts of Kafka 3.3 shape the status table. A Metadata response lists only the registered,
+unfenced brokers, so a client sees a fenced broker only as a live process it is not told about; and
+its ``controller_id`` is a random live broker (brokers cannot reach the active controller's id
+through their metadata), so the active controller is asked of the quorum: DescribeQuorum, which
+only the Raft leader answers. The request metrics reporter stays off: a KRaft broker
+(``BrokerServer``) loads no ``metric.reporters``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import time
+from pathlib import Path
+
+from rich.table import Table
+
+from kafka_lite.cli import CliError
+from kafka_lite.cli import cluster as base
+
+BROKER_ROLE, CONTROLLER_ROLE = "broker", "controller"
+# A controller-only node's id: far from the brokers' 0..N-1, so that the two never meet.
+CONTROLLER_ID_BASE = 1000
+# Kafka 3.3's default, what a restart waits for a killed broker's session to expire.
+DEFAULT_SESSION_TIMEOUT_MS = 9000
+# A voter this close to the leader's log end offset is caught up (the leader appends while we ask).
+CAUGHT_UP_RECORDS = 5
+
+
+# -- the nodes -----------------------------------------------------------------------------------------------
+
+
+def is_broker(node: dict) -> bool:
+    return BROKER_ROLE in node["roles"]
+
+
+def is_controller(node: dict) -> bool:
+    return CONTROLLER_ROLE in node["roles"]
+
+
+def process_name(node: dict) -> str:
+    """``broker-N`` or, for a controller-only node, ``controller-N``: its directory and log's name."""
+    return f"broker-{node['id']}" if is_broker(node) else f"controller-{node['id']}"
+
+
+def plan_nodes(brokers: int, controllers: int, base_port: int, taken: set[int]) -> list[dict]:
+    """Each node's id, roles and ports (no pid yet). ``taken`` are ports no CONTROLLER listener may use."""
+    broker_ports = {base_port + i for i in range(brokers)}
+    if controllers == 0:  # combined: every node both a broker and a voter
+        extra = base._internal_ports(brokers, taken | broker_ports)
+        return [
+            {
+                "id": i,
+                "roles": [BROKER_ROLE, CONTROLLER_ROLE],
+                "port": base_port + i,
+                "controller_port": extra[i],
+            }
+            for i in range(brokers)
+        ]
+    extra = base._internal_ports(controllers, taken | broker_ports)
+    return [
+        {"id": CONTROLLER_ID_BASE + c, "roles": [CONTROLLER_ROLE], "controller_port": extra[c]}
+        for c in range(controllers)
+    ] + [{"id": i, "roles": [BROKER_ROLE], "port": base_port + i} for i in range(brokers)]
+
+
+def quorum_voters(nodes: list[dict]) -> str:
+    """``controller.quorum.voters``: every controller-role node, ``id@host:port``."""
+    return ",".join(f"{n['id']}@127.0.0.1:{n['controller_port']}" for n in nodes if is_controller(n))
+
+
+def node_properties(node: dict, voters: str, node_dir: Path) -> str:
+    """A node's ``server.properties`` in Kafka 3.3's names. ``broker.session.timeout.ms`` and
+    ``broker.heartbeat.interval.ms`` stay at Kafka's defaults (9 s, 2 s): ``--override`` shortens them
+    for a test that wants fencing within a second or two."""
+    listeners = [f"PLAINTEXT://127.0.0.1:{node['port']}"] if is_broker(node) else []
+    if is_controller(node):
+        listeners.append(f"CONTROLLER://127.0.0.1:{node['controller_port']}")
+    lines = [
+        f"process.roles={','.join(node['roles'])}",
+        f"node.id={node['id']}",
+        f"controller.quorum.voters={voters}",
+        f"listeners={','.join(listeners)}",
+        "controller.listener.names=CONTROLLER",
+        *(["inter.broker.listener.name=PLAINTEXT"] if is_broker(node) else []),
+        f"log.dirs={node_dir / 'data'}",
+        # the metadata log apart from the partitions' data, so that `dump-log` finds it by name
+        f"metadata.log.dir={node_dir / 'metadata'}",
+        "num.network.threads=2",
+        "num.io.threads=4",
+        "delete.topic.enable=true",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def format_storage(config: Path, cluster_id: str) -> None:
+    """``kafka-lite storage format -t <id> -c <config>``, in this process: one cluster id for every node."""
+    from kafka_lite.server.storage_tool import TerseFailure, load_config, run_format
+
+    try:
+        run_format(load_config(config), cluster_id, None, False, io.StringIO())
+    except TerseFailure as e:
+        raise CliError(f"formatting {config.parent.name}: {e}") from None
+
+
+def start_nodes(state: dict, directory: Path, brokers: int, controllers: int, base_port: int) -> dict:
+    """Format every node's directories with one new cluster id, then start the nodes: the voters
+    first, so that the brokers find a quorum to register with. Returns the state, written to disk."""
+    from kafka_lite.server.storage_tool import random_uuid
+
+    nodes = plan_nodes(brokers, controllers, base_port, set())
+    voters = quorum_voters(nodes)
+    state["kraft"] = {"cluster_id": random_uuid(), "voters": voters}
+    for node in nodes:
+        node_dir = directory / process_name(node)
+        node_dir.mkdir(exist_ok=True)
+        config = node_dir / "server.properties"
+        config.write_text(node_properties(node, voters, node_dir))
+        format_storage(config, state["kraft"]["cluster_id"])
+    for node in nodes:
+        node["pid"] = spawn_node(state, node)
+        state["brokers"].append(node)
+    base.save_state(state)
+    return state
+
+
+def spawn_node(state: dict, node: dict) -> int:
+    directory = Path(state["dir"])
+    config = directory / process_name(node) / "server.properties"
+    return base._spawn(base._broker_args(config, state), base.log_path(state, node), base._overlay(state))
+
+
+# -- health --------------------------------------------------------------------------------------------------
+
+
+def describe_quorum(state: dict):
+    """The quorum as its leader describes it (a ``QuorumInfo``), or None if no voter answers as leader."""
+    from kafka_lite.raft.tools.quorum_client import find_leader
+    from kafka_lite.tools.metadata_quorum_command import QuorumInfo
+
+    addresses = {
+        n["id"]: ("127.0.0.1", n["controller_port"])
+        for n in state["brokers"]
+        if is_controller(n) and base._alive(n["pid"]) and not base._stopped(n["pid"])
+    }
+    answer = find_leader(addresses)
+    return None if answer is None else QuorumInfo.from_partition(answer)
+
+
+def kraft_health(state: dict) -> dict:
+    """Processes alive, the quorum (its leader is the active controller) and what the brokers'
+    metadata says: the unfenced brokers, topics and partitions."""
+    health = {
+        "brokers_alive": {n["id"]: base._alive(n["pid"]) for n in state["brokers"]},
+        "registered": [],
+        "controller": None,
+        "topics": [],
+        "quorum": describe_quorum(state),
+    }
+    live = [n for n in state["brokers"] if is_broker(n) and health["brokers_alive"][n["id"]]]
+    if live:
+        base.metadata_health(state, health, live)
+    # Whatever the Metadata response said: its controller_id is a random broker in KRaft.
+    health["controller"] = health["quorum"].leader_id if health["quorum"] is not None else None
+    return health
+
+
+def is_healthy(state: dict, health: dict) -> bool:
+    brokers = sorted(n["id"] for n in state["brokers"] if is_broker(n))
+    return (
+        all(health["brokers_alive"].values())
+        and health["controller"] is not None
+        and health["registered"] == brokers
+    )
+
+
+def voter_lag(health: dict, node_id: int) -> int | None:
+    """How many records the voter's log ends behind the leader's, or None if the quorum is unknown."""
+    quorum = health.get("quorum")
+    if quorum is None:
+        return None
+    ends = {v.replica_id: v.log_end_offset for v in quorum.voters}
+    if node_id not in ends:
+        return None
+    return max(0, ends[quorum.leader_id] - ends[node_id])
+
+
+def node_state(node: dict, health: dict) -> str:
+    """The state column: what the process is, what the quorum and the brokers' metadata make of it."""
+    if not health["brokers_alive"][node["id"]]:
+        return "[red]stopped"
+    parts = ["[yellow]paused[/]"] if base._stopped(node["pid"]) else []
+    if is_controller(node):
+        lag = voter_lag(health, node["id"])
+        if health["controller"] == node["id"]:
+            parts.append("[bold]active controller[/]")
+        elif lag is None:
+            parts.append("voter")
+        else:
+            parts.append("voter" + (f", {lag} behind" if lag else ", caught up"))
+    if is_broker(node):
+        # Kafka 3.3's Metadata lists only unfenced brokers: alive but not listed is how a client
+        # sees a fenced broker (or one not yet registered, which the controller holds fenced too).
+        parts.append("unfenced" if node["id"] in health["registered"] else "[red]fenced[/]")
+    return ", ".join(parts)
+
+
+def status_table(state: dict, health: dict) -> Table:
+    """One row per node, as ``kafka-metadata-quorum --status`` and the brokers' metadata see it."""
+    table = Table(title=f"kafka_lite KRaft cluster in {state['dir']}")
+    leaders = health.get("leaders")
+    for col in ("process", "pid", "address", "roles", "state", *(["leads"] if leaders is not None else [])):
+        table.add_column(col)
+    for node in state["brokers"]:
+        addresses = [f"PLAINTEXT 127.0.0.1:{node['port']}"] if is_broker(node) else []
+        if is_controller(node):
+            addresses.append(f"CONTROLLER 127.0.0.1:{node['controller_port']}")
+        alive = health["brokers_alive"][node["id"]]
+        led = leaders[node["id"]] if leaders is not None else 0
+        leads = (
+            []
+            if leaders is None
+            else [(f"{led} partition" + "s" * (led != 1)) if alive and is_broker(node) else "-"]
+        )
+        table.add_row(
+            process_name(node).replace("-", " "),
+            str(node["pid"]),
+            "\n".join(addresses),
+            ",".join(node["roles"]),
+            node_state(node, health),
+            *leads,
+        )
+    table.caption = quorum_caption(health) + f"\ntopics: {', '.join(health['topics']) or '(none)'}"
+    if leaders is not None and (health["under_replicated"] or health["offline"]):
+        table.caption += (
+            f"\n{health['under_replicated']} partitions under-replicated, {health['offline']} without a "
+            "leader"
+        )
+    if state.get("lab"):
+        lab = state["lab"]
+        table.caption += f"\nnodes run lab {lab['number']}'s files from {lab['workspace']}"
+    table.caption += "\nno request metrics reporter: a KRaft broker loads no metric.reporters"
+    return table
+
+
+def quorum_caption(health: dict) -> str:
+    """``describe --status`` in one line: leader, epoch, high watermark and the furthest voter's lag."""
+    quorum = health.get("quorum")
+    if quorum is None:
+        return "quorum: no leader answers DescribeQuorum"
+    ends = [v.log_end_offset for v in quorum.voters]
+    leader_end = next(v.log_end_offset for v in quorum.voters if v.replica_id == quorum.leader_id)
+    return (
+        f"quorum: leader {quorum.leader_id}, epoch {quorum.leader_epoch}, high watermark "
+        f"{quorum.high_watermark}, max follower lag {leader_end - min(ends)}"
+    )
+
+
+# -- stop and restart ----------------------------------------------------------------------------------------
+
+
+def stop_nodes(state: dict) -> None:
+    """Broker-only nodes first, while the controllers they ask for a controlled shutdown still run;
+    then every voter together, the active controller signalled last.
+
+    Not one voter after another: a combined node's broker asks the quorum to let it go, and that
+    needs a majority of voters to commit the records. A combined node stopped after the others
+    would wait for a majority that no longer runs (Kafka 3.3's broker waits five minutes for it).
+    Signalled together, each broker's controlled shutdown is committed while the voters still run,
+    and only then does each node stop its Raft client."""
+    quorum = describe_quorum(state)
+    active = quorum.leader_id if quorum is not None else None
+    voters = sorted((n for n in state["brokers"] if is_controller(n)), key=lambda n: n["id"] == active)
+    for group in ([n for n in state["brokers"] if not is_controller(n)], voters):
+        for node in group:
+            try:
+                os.kill(node["pid"], signal.SIGCONT)  # a paused node must run to handle the SIGTERM
+                os.kill(node["pid"], signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for node in group:
+            base._terminate(node["pid"], 30)
+
+
+def session_timeout_s(state: dict) -> float:
+    """``broker.session.timeout.ms`` as the nodes run with it: the last ``--override`` of it, else Kafka's."""
+    value = DEFAULT_SESSION_TIMEOUT_MS
+    for override in state.get("overrides", []):
+        key, _, text = override.partition("=")
+        if key.strip() == "broker.session.timeout.ms" and text.strip().isdigit():
+            value = int(text)
+    return value / 1000
+
+
+def listed_brokers(state: dict, excluding: int | None = None) -> list[int] | None:
+    """The unfenced brokers the live broker-role nodes (but ``excluding``) tell clients of; None if
+    none answers."""
+    live = [
+        n
+        for n in state["brokers"]
+        if is_broker(n) and n["id"] != excluding and base._alive(n["pid"]) and not base._stopped(n["pid"])
+    ]
+    if not live:
+        return []
+    health = {"registered": None}
+    base.metadata_health(state, health, live)
+    return health["registered"]
+
+
+def restart_node(state: dict, node: dict) -> dict:
+    """Start ``node`` again and wait until it is really back, not its old self in the metadata.
+
+    A killed broker's registration outlives it until its session expires (``broker.session.timeout.ms``),
+    and the controller refuses a new registration while the old one lives; a broker stopped by a
+    controlled shutdown is fenced already. So the new process starts once no live broker lists the
+    node, and is back when they list it again. A voter is back when the leader's DescribeQuorum
+    shows its log caught up."""
+    if base._alive(node["pid"]):
+        os.kill(node["pid"], signal.SIGCONT)  # a paused node must run to handle the SIGTERM
+        base._terminate(node["pid"], 30)
+    if is_broker(node):
+        deadline = time.monotonic() + session_timeout_s(state) + 5
+        while node["id"] in (listed_brokers(state, excluding=node["id"]) or []):
+            if time.monotonic() > deadline:
+                raise CliError(
+                    f"broker {node['id']} is still listed by the other brokers {session_timeout_s(state) + 5:.0f} s "
+                    "after it stopped: is the active controller running?"
+                )
+            time.sleep(0.2)  # polling the brokers' metadata; bounded by the deadline
+    started_ms = time.time() * 1000  # the leader stamps a follower's fetches with its wall clock
+    node["pid"] = spawn_node(state, node)
+    base.save_state(state)
+    deadline = time.monotonic() + base.HEALTHY_TIMEOUT_S
+    while True:
+        if not base._alive(node["pid"]):
+            raise CliError(f"{process_name(node).replace('-', ' ')} exited; see {base.log_path(state, node)}")
+        health = kraft_health(state)
+        if is_back(node, health, started_ms):
+            return health
+        if time.monotonic() > deadline:
+            raise CliError(
+                f"{process_name(node).replace('-', ' ')} was not back within {base.HEALTHY_TIMEOUT_S} s; "
+                f"see {base.log_path(state, node)}"
+            )
+        time.sleep(0.2)  # polling the quorum and the brokers' metadata; bounded by the deadline
+
+
+def is_back(node: dict, health: dict, started_ms: float) -> bool:
+    """Listed by the brokers, for a broker; for a voter, leading, or fetching from the leader since
+    ``started_ms`` and caught up (the leader's view of a stopped voter is its last fetch, which may
+    look caught up when the log has not moved since)."""
+    if is_broker(node) and node["id"] not in health["registered"]:
+        return False
+    if not is_controller(node) or health["controller"] == node["id"]:
+        return True
+    quorum = health["quorum"]
+    voter = next((v for v in quorum.voters if v.replica_id == node["id"]), None) if quorum else None
+    if voter is None or (voter.last_fetch_timestamp or 0) < started_ms:
+        return False
+    return voter_lag(health, node["id"]) <= CAUGHT_UP_RECORDS
