@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 from kafka_lite.cli.main import main
 from kafka_lite.common.errors import Errors
+from kafka_lite.common.metadata.metadata_record_serde import MetadataRecordSerde
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.record.file_records import FileRecords
+from kafka_lite.metadata.metadata_version import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 from kafka_lite.server.storage_tool import random_uuid
 from kafka_lite.utils.ports import free_ports
 from tests.support.waiting import wait_until
@@ -113,3 +117,34 @@ class CombinedNodes:
         # Killed, not stopped: nothing is read from them afterwards.
         for n in list(self.processes):
             self.kill(n)
+
+
+def metadata_records(log_dir: Path, since: int = 0) -> list[tuple[int, object]]:
+    """``(offset, record)`` of every metadata record at ``since`` or later in the metadata log under
+    ``log_dir`` (a node's ``metadata.log.dir``), read from its segment files;
+    a batch still being written at the tail is left for the next read."""
+    found = []
+    for segment in sorted((log_dir / "__cluster_metadata-0").glob("*.log")):
+        records = FileRecords.open(segment, mutable=False)
+        try:
+            for _, batch in records.batches():
+                if batch.is_control_batch:
+                    continue
+                for record in batch:
+                    if record.offset >= since:
+                        found.append((record.offset, MetadataRecordSerde().deserialize(record.value).message))
+        finally:
+            records.close()
+    return found
+
+
+def registration(cluster_id: str, broker_id: int) -> dict:
+    """A BrokerRegistration v0 body as a broker sends it, its incarnation id made from its id."""
+    return {
+        "broker_id": broker_id, "cluster_id": cluster_id, "incarnation_id": uuid.UUID(int=broker_id),
+        "listeners": [{"name": "PLAINTEXT", "host": "127.0.0.1", "port": 9092, "security_protocol": 0}],
+        "features": [{"name": METADATA_VERSION_FEATURE_NAME,
+                      "min_supported_version": MetadataVersion.IBP_3_0_IV1.feature_level,
+                      "max_supported_version": MetadataVersion.IBP_3_3_IV3.feature_level}],
+        "rack": None,
+    }  # fmt: skip
