@@ -3,14 +3,15 @@ would send it: raw requests to one combined node (``process.roles=broker,control
 with Kafka 3.3's errors, and nothing for the refused request in the metadata log.
 
 A registration under another cluster id (INCONSISTENT_CLUSTER_ID) or under the live broker's id
-with another incarnation id (DUPLICATE_BROKER_REGISTRATION); a heartbeat, or a producer id block
-asked for, under a broker epoch that is not the registered one, or from a broker id never
-registered (STALE_BROKER_EPOCH: 3.3's ``checkBrokerEpoch`` answers both so); a fenced broker that
-is not caught up stays fenced; CreateTopics the controller refuses (an invalid name, a replication
-factor above the live brokers, a topic that exists, a config that is not a topic config or not a
-valid value). Each check reads the metadata log's records past the offset it saw before, and an
-accepted request beside the refused ones shows that what is written is there to be seen. Last,
-garbage bytes and a cut request close the connection, and the node keeps answering."""
+with another incarnation id (DUPLICATE_BROKER_REGISTRATION); a heartbeat, an ISR change or a
+producer id block asked for under a broker epoch that is not the registered one, and a heartbeat
+from a broker id never registered (STALE_BROKER_EPOCH for both, as 3.3 answers them); a fenced
+broker that is not caught up stays fenced; CreateTopics the controller refuses (an invalid name, a
+replication factor above the live brokers, a topic that exists, a config that is not a topic
+config or not a valid value). Each check reads the metadata log's records from the offset it saw
+before, and an accepted request beside the refused ones shows that what is written is there to be
+seen. Last, garbage bytes, a cut request and a negative size close their connection and only it,
+and the node keeps answering."""
 
 from __future__ import annotations
 
@@ -131,8 +132,11 @@ def test_heartbeats_and_requests_under_a_stale_or_unknown_broker_epoch_are_refus
     producer_ids = call(
         node, ControllerApiKeys.ALLOCATE_PRODUCER_IDS, 0, {"broker_id": NODE, "broker_epoch": 123_456}
     )
+    isr_change = call(
+        node, ControllerApiKeys.ALTER_PARTITION, 0, {"broker_id": NODE, "broker_epoch": 123_456, "topics": []}
+    )
     assert stale["error_code"] == unknown["error_code"] == Errors.STALE_BROKER_EPOCH.code
-    assert producer_ids["error_code"] == Errors.STALE_BROKER_EPOCH.code
+    assert producer_ids["error_code"] == isr_change["error_code"] == Errors.STALE_BROKER_EPOCH.code
     written = written_since(node, before)
     assert about_broker(written, 42) == []
     assert [r for r in about_broker(written, NODE) if r.broker_epoch == 123_456] == []
