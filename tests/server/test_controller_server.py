@@ -13,7 +13,6 @@ import socket
 import struct
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,6 @@ from kafka_lite.common.protocol.controller_messages import (
 )
 from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_response
 from kafka_lite.common.time import SYSTEM
-from kafka_lite.metadata.metadata_version import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 from kafka_lite.raft.tools.quorum_client import find_leader
 from kafka_lite.server.broker_server import BrokerServer
 from kafka_lite.server.broker_to_controller_channel_manager import (
@@ -41,6 +39,7 @@ from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_raft_server import KafkaRaftServer
 from kafka_lite.server.storage_tool import random_uuid
 from kafka_lite.utils.ports import free_ports
+from tests.kraft.nodes import registration
 from tests.support.waiting import wait_until
 
 NODES = (1, 2, 3)
@@ -132,17 +131,6 @@ def _read(sock: socket.socket, n: int) -> bytes:
             raise ConnectionError("the controller closed the connection")
         data += chunk
     return data
-
-
-def registration(cluster_id: str, broker_id: int) -> dict:
-    return {
-        "broker_id": broker_id, "cluster_id": cluster_id, "incarnation_id": uuid.UUID(int=broker_id),
-        "listeners": [{"name": "PLAINTEXT", "host": "127.0.0.1", "port": 9092, "security_protocol": 0}],
-        "features": [{"name": METADATA_VERSION_FEATURE_NAME,
-                      "min_supported_version": MetadataVersion.IBP_3_0_IV1.feature_level,
-                      "max_supported_version": MetadataVersion.IBP_3_3_IV3.feature_level}],
-        "rack": None,
-    }  # fmt: skip
 
 
 def register(quorum: Quorum, broker_id: int):
