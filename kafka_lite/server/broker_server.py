@@ -46,7 +46,6 @@ and the logs last.
 from __future__ import annotations
 
 import logging
-import threading
 
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.utils import LONG_MAX
@@ -71,7 +70,6 @@ from kafka_lite.server.broker_to_controller_channel_manager import (
     RaftControllerNodeProvider,
 )
 from kafka_lite.server.config_handler import BrokerConfigHandler, TopicConfigHandler
-from kafka_lite.server.controller_server import ProcessStatus
 from kafka_lite.server.forwarding_manager import ForwardingChannelManager, ForwardingManager
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
@@ -81,6 +79,7 @@ from kafka_lite.server.metadata.broker_metadata_listener import BrokerMetadataLi
 from kafka_lite.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher
 from kafka_lite.server.metadata.kraft_metadata_cache import KRaftMetadataCache
 from kafka_lite.server.metadata_cache import SECURITY_PROTOCOL_IDS
+from kafka_lite.server.process_status import ProcessStatus, ProcessStatusHolder
 from kafka_lite.server.producer_id_manager import RPCProducerIdManager
 from kafka_lite.server.quota_factory import QuotaManagers
 from kafka_lite.server.replica_manager import ReplicaManager
@@ -108,8 +107,7 @@ class BrokerServer:
         self.raft_manager = raft_manager
         self.time = time
         self.broker_id = config.node_id
-        self._lock = threading.Lock()
-        self.status = ProcessStatus.SHUTDOWN
+        self.process_status = ProcessStatusHolder()
         self.lifecycle_manager: BrokerLifecycleManager | None = None
         self.scheduler: KafkaScheduler | None = None
         self.quota_managers: QuotaManagers | None = None
@@ -133,16 +131,9 @@ class BrokerServer:
     def cluster_id(self) -> str:
         return self.meta_properties.cluster_id
 
-    def _maybe_change_status(self, from_: ProcessStatus, to: ProcessStatus) -> bool:
-        with self._lock:
-            if self.status is not from_:
-                return False
-            self.status = to
-            return True
-
     # --8<-- [start:startup]
     def startup(self) -> None:
-        if not self._maybe_change_status(ProcessStatus.SHUTDOWN, ProcessStatus.STARTING):
+        if not self.process_status.maybe_change_status(ProcessStatus.SHUTDOWN, ProcessStatus.STARTING):
             return
         c, time, broker_id = self.config, self.time, self.broker_id
         try:
@@ -263,10 +254,10 @@ class BrokerServer:
             )
             # Ready: the controller unfences us at our next heartbeat, and clients are told of us.
             self.lifecycle_manager.set_ready_to_unfence().result()
-            self._maybe_change_status(ProcessStatus.STARTING, ProcessStatus.STARTED)
+            self.process_status.maybe_change_status(ProcessStatus.STARTING, ProcessStatus.STARTED)
             log.info("[BrokerServer id=%d] Broker started (cluster %s)", broker_id, self.cluster_id)
         except BaseException:
-            self._maybe_change_status(ProcessStatus.STARTING, ProcessStatus.STARTED)
+            self.process_status.maybe_change_status(ProcessStatus.STARTING, ProcessStatus.STARTED)
             log.exception(
                 "[BrokerServer id=%d] Fatal error during broker startup. Prepare to shutdown", broker_id
             )
@@ -297,7 +288,7 @@ class BrokerServer:
 
     # --8<-- [start:shutdown]
     def shutdown(self) -> None:
-        if not self._maybe_change_status(ProcessStatus.STARTED, ProcessStatus.SHUTTING_DOWN):
+        if not self.process_status.maybe_change_status(ProcessStatus.STARTED, ProcessStatus.SHUTTING_DOWN):
             return
         try:
             log.info("[BrokerServer id=%d] shutting down", self.broker_id)
@@ -337,6 +328,6 @@ class BrokerServer:
                     except Exception:  # Kafka's CoreUtils.swallow: one part failing stops no other
                         log.exception("[BrokerServer id=%d] error while shutting down", self.broker_id)
         finally:
-            self._maybe_change_status(ProcessStatus.SHUTTING_DOWN, ProcessStatus.SHUTDOWN)
+            self.process_status.maybe_change_status(ProcessStatus.SHUTTING_DOWN, ProcessStatus.SHUTDOWN)
 
     # --8<-- [end:shutdown]

@@ -24,9 +24,7 @@ write starts), then the listener, the handlers, and the controller's thread last
 
 from __future__ import annotations
 
-import enum
 import logging
-import threading
 
 from kafka_lite.common.errors import ConfigException
 from kafka_lite.common.protocol.listener_type import ListenerType, SimpleApiVersionManager
@@ -39,17 +37,9 @@ from kafka_lite.server.broker_metadata_checkpoint import MetaProperties
 from kafka_lite.server.controller_apis import ControllerApis
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
+from kafka_lite.server.process_status import ProcessStatus, ProcessStatusHolder
 
 log = logging.getLogger(__name__)
-
-
-class ProcessStatus(enum.Enum):
-    """Kafka's ``Server.ProcessStatus``: where a server is in its start and stop."""
-
-    SHUTDOWN = "shutdown"
-    STARTING = "starting"
-    STARTED = "started"
-    SHUTTING_DOWN = "shutting down"
 
 
 class ControllerServer:
@@ -60,8 +50,7 @@ class ControllerServer:
         self.config = config
         self.raft_manager = raft_manager
         self.time = time
-        self._lock = threading.Lock()
-        self.status = ProcessStatus.SHUTDOWN
+        self.process_status = ProcessStatusHolder()
         self.socket_server: SocketServer | None = None
         self.controller: QuorumController | None = None
         self.controller_apis: ControllerApis | None = None
@@ -71,21 +60,14 @@ class ControllerServer:
     def cluster_id(self) -> str:
         return self.meta_properties.cluster_id
 
-    def _maybe_change_status(self, from_: ProcessStatus, to: ProcessStatus) -> bool:
-        with self._lock:
-            if self.status is not from_:
-                return False
-            self.status = to
-            return True
-
     # --8<-- [start:startup]
     def startup(self) -> None:
-        if not self._maybe_change_status(ProcessStatus.SHUTDOWN, ProcessStatus.STARTING):
+        if not self.process_status.maybe_change_status(ProcessStatus.SHUTDOWN, ProcessStatus.STARTING):
             return
         config = self.config
         try:
             log.info("[ControllerServer id=%d] Starting controller", config.node_id)
-            self._maybe_change_status(ProcessStatus.STARTING, ProcessStatus.STARTED)
+            self.process_status.maybe_change_status(ProcessStatus.STARTING, ProcessStatus.STARTED)
             if not config.controller_listeners:
                 raise ConfigException("No controller.listener.names defined for controller")
             api_version_manager = SimpleApiVersionManager(ListenerType.CONTROLLER)
@@ -133,7 +115,7 @@ class ControllerServer:
 
     # --8<-- [start:shutdown]
     def shutdown(self) -> None:
-        if not self._maybe_change_status(ProcessStatus.STARTED, ProcessStatus.SHUTTING_DOWN):
+        if not self.process_status.maybe_change_status(ProcessStatus.STARTED, ProcessStatus.SHUTTING_DOWN):
             return
         try:
             log.info("[ControllerServer id=%d] shutting down", self.config.node_id)
@@ -146,6 +128,6 @@ class ControllerServer:
             if self.controller is not None:
                 self.controller.close()
         finally:
-            self._maybe_change_status(ProcessStatus.SHUTTING_DOWN, ProcessStatus.SHUTDOWN)
+            self.process_status.maybe_change_status(ProcessStatus.SHUTTING_DOWN, ProcessStatus.SHUTDOWN)
 
     # --8<-- [end:shutdown]
