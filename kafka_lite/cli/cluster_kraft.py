@@ -46,6 +46,9 @@ CONTROLLER_ID_BASE = 1000
 DEFAULT_SESSION_TIMEOUT_MS = 9000
 # A voter this close to the leader's log end offset is caught up (the leader appends while we ask).
 CAUGHT_UP_RECORDS = 5
+# How long ``down`` lets voters without a majority try to finish their controlled shutdown (it
+# cannot: nothing commits without a majority) before it kills them.
+LOST_MAJORITY_GRACE_S = 3
 
 
 # -- the nodes -----------------------------------------------------------------------------------------------
@@ -287,20 +290,42 @@ def stop_nodes(state: dict) -> None:
     Not one voter after another: a combined node's broker asks the quorum to let it go, and that
     needs a majority of voters to commit the records. A combined node stopped after the others
     would wait for a majority that no longer runs (Kafka 3.3's broker waits five minutes for it).
-    Signalled together, each broker's controlled shutdown is committed while the voters still run,
-    and only then does each node stop its Raft client."""
+    Signalled together, each broker's controlled shutdown is usually committed while the voters
+    still run. When it is not (an election under way as they stop), the voters left without a
+    majority get ``LOST_MAJORITY_GRACE_S`` and then SIGKILL: their next start recovers their logs."""
     quorum = describe_quorum(state)
     active = quorum.leader_id if quorum is not None else None
     voters = sorted((n for n in state["brokers"] if is_controller(n)), key=lambda n: n["id"] == active)
-    for group in ([n for n in state["brokers"] if not is_controller(n)], voters):
-        for node in group:
-            try:
-                os.kill(node["pid"], signal.SIGCONT)  # a paused node must run to handle the SIGTERM
-                os.kill(node["pid"], signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        for node in group:
-            base._terminate(node["pid"], 30)
+    brokers = [n for n in state["brokers"] if not is_controller(n)]
+    _signal_all(brokers, signal.SIGTERM)
+    for node in brokers:
+        base._terminate(node["pid"], 30)
+    _signal_all(voters, signal.SIGTERM)
+    deadline, lost_since = time.monotonic() + 30, None
+    while left := [n for n in voters if base._alive(n["pid"])]:
+        for node in left:
+            base._reap(node["pid"])
+        if 2 * len(left) > len(voters):
+            lost_since = None
+        elif lost_since is None:
+            lost_since = time.monotonic()
+        if time.monotonic() > deadline or (
+            lost_since is not None and time.monotonic() - lost_since > LOST_MAJORITY_GRACE_S
+        ):
+            _signal_all(left, signal.SIGKILL)
+            for node in left:
+                base._wait_gone(node["pid"], 10)
+            return
+        time.sleep(0.05)  # polling the process table; bounded by the deadline
+
+
+def _signal_all(nodes: list[dict], signum: int) -> None:
+    for node in nodes:
+        try:
+            os.kill(node["pid"], signal.SIGCONT)  # a paused node must run to handle the SIGTERM
+            os.kill(node["pid"], signum)
+        except ProcessLookupError:
+            pass
 
 
 def session_timeout_s(state: dict) -> float:

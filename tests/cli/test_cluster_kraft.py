@@ -1,0 +1,171 @@
+"""``kafka-lite cluster up --kraft``: three combined KRaft nodes as real processes on free ports, their
+status against the quorum's own answer, the active controller killed and restarted, a broker paused
+until it is fenced and resumed; one controller-only node beside one broker-only node taking records;
+the flags KRaft refuses."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+from kafka import KafkaProducer
+
+from kafka_lite.cli.main import main
+from tests.support.processes import base_port
+from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+# Quick elections and short broker sessions, so that a killed controller is replaced and a paused
+# broker fenced within a few seconds; a little slower than tests/kraft/nodes.py's, since a resumed
+# voter (no pre-vote in Kafka 3.3) starts elections that a loaded machine must settle.
+QUICK = [
+    "controller.quorum.election.timeout.ms=500",
+    "controller.quorum.fetch.timeout.ms=2000",
+    "broker.session.timeout.ms=2000",
+    "broker.heartbeat.interval.ms=250",
+    "offsets.topic.num.partitions=2",
+    "num.network.threads=1",
+    "num.io.threads=2",
+]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(") ", 1)[1][0] != "Z"
+
+
+def _up(directory, brokers: int, *extra: str) -> dict:
+    """``cluster up --kraft --detach`` on free ports (new ones if a port was taken meanwhile)."""
+    for _ in range(3):
+        args = ["cluster", "up", "--kraft", "--detach", "--dir", str(directory), "--brokers", str(brokers),
+                "--base-port", str(base_port(brokers)), *extra]  # fmt: skip
+        if main(args + [a for o in QUICK for a in ("--override", o)]) == 0:
+            return json.loads((directory / "cluster.json").read_text())
+    pytest.fail("kafka-lite cluster up --kraft failed three times on fresh ports (see the captured stderr)")
+
+
+def _down(directory, state: dict) -> None:
+    assert main(["cluster", "down", "--dir", str(directory)]) == 0
+    pids = [n["pid"] for n in state["brokers"]]
+    assert not [p for p in pids if _alive(p)], "down leaves no process behind"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("kraft-cluster") / "state"
+    _up(directory, 3)
+    try:
+        yield directory
+    finally:
+        _down(directory, json.loads((directory / "cluster.json").read_text()))
+
+
+def _status(directory, capsys) -> dict[int, str]:
+    """``cluster status``: each node's row, by id."""
+    capsys.readouterr()
+    main(["cluster", "status", "--dir", str(directory)])
+    out = capsys.readouterr().out
+    return {
+        int(m.group(1)): m.group(0) for m in re.finditer(r"^│ (?:broker|controller) (\d+) .*$", out, re.M)
+    }
+
+
+def _active(rows: dict[int, str]) -> list[int]:
+    return [n for n, row in rows.items() if "active controller" in row]
+
+
+def _quorum_leader(directory, capsys) -> int:
+    """The leader as ``kafka-lite metadata-quorum describe --status`` has it, from the voters' addresses."""
+    state = json.loads((directory / "cluster.json").read_text())
+    voters = ",".join(address.split("@")[1] for address in state["kraft"]["voters"].split(","))
+    capsys.readouterr()
+    assert main(["metadata-quorum", "--bootstrap-controller", voters, "describe", "--status"]) == 0
+    return int(re.search(r"LeaderId:\s+(\d+)", capsys.readouterr().out).group(1))
+
+
+def test_status_names_the_quorums_leader_as_the_active_controller(cluster, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    state = json.loads((cluster / "cluster.json").read_text())
+    assert "zookeeper" not in state and state["kraft"]["cluster_id"]
+    assert [n["roles"] for n in state["brokers"]] == [["broker", "controller"]] * 3
+    rows = _status(cluster, capsys)
+    assert sorted(rows) == [0, 1, 2] and all("unfenced" in row for row in rows.values())
+    assert _active(rows) == [_quorum_leader(cluster, capsys)]
+
+
+def test_killing_the_active_controller_elects_another_and_restart_brings_it_back(
+    cluster, capsys, monkeypatch
+):
+    monkeypatch.setenv("COLUMNS", "200")
+    [killed] = _active(_status(cluster, capsys))
+    assert main(["cluster", "kill", str(killed), "--dir", str(cluster)]) == 0
+    rows = wait_until(
+        lambda: (rows := _status(cluster, capsys)) and _active(rows) not in ([], [killed]) and rows,
+        15,
+        "another node named the active controller",
+    )
+    assert "stopped" in rows[killed]
+    assert main(["cluster", "restart", str(killed), "--dir", str(cluster)]) == 0
+    # restart returns once the node is back: registered anew (unfenced) and its voter caught up
+    rows = _status(cluster, capsys)
+    assert "unfenced" in rows[killed] and "stopped" not in rows[killed]
+
+
+def test_a_paused_broker_is_fenced_after_its_session_and_unfenced_once_resumed(cluster, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    rows = _status(cluster, capsys)
+    paused = next(n for n in rows if n not in _active(rows))  # the quorum keeps its leader
+    assert main(["cluster", "pause", str(paused), "--dir", str(cluster)]) == 0
+    try:
+        row = wait_until(
+            lambda: "fenced" in (row := _status(cluster, capsys)[paused]) and "unfenced" not in row and row,
+            15,
+            f"node {paused} shown fenced once its session expired",
+        )
+        assert "paused" in row
+    finally:
+        assert main(["cluster", "resume", str(paused), "--dir", str(cluster)]) == 0
+    wait_until(lambda: "unfenced" in _status(cluster, capsys)[paused], 30, f"node {paused} unfenced again")
+
+
+def test_a_controller_only_node_and_a_broker_only_node_take_records(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    directory = tmp_path / "state"
+    state = _up(directory, 1, "--controllers", "1")
+    try:
+        assert [(n["id"], n["roles"]) for n in state["brokers"]] == [(1000, ["controller"]), (0, ["broker"])]
+        assert "port" not in state["brokers"][0] and "controller_port" not in state["brokers"][1]
+        rows = _status(directory, capsys)
+        assert "active controller" in rows[1000] and "unfenced" in rows[0]
+        bootstrap = f"127.0.0.1:{state['brokers'][1]['port']}"
+        assert main(["topics", "--bootstrap-server", bootstrap, "--create", "--topic", "t", "--partitions", "1",
+                     "--replication-factor", "1"]) == 0  # fmt: skip
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0, retries=5)
+        try:
+            assert producer.send("t", b"v").get(timeout=15).offset == 0
+        finally:
+            producer.close()
+    finally:
+        _down(directory, state)
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--controllers", "1"], "--controllers needs --kraft"),
+        (["--kraft", "--secure"], "KRaft at Kafka 3.3 has no SCRAM"),
+        (["--kraft", "--name", "other"], "a KRaft cluster has none"),
+        (["--kraft", "--controllers", "-1"], "--controllers must be at least 0"),
+    ],
+)
+def test_flags_kraft_refuses_exit_with_code_2_and_say_why(tmp_path, capsys, flags, message):
+    assert main(["cluster", "up", "--dir", str(tmp_path / "state"), *flags]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "state" / "cluster.json").exists()
