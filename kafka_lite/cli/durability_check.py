@@ -2,8 +2,9 @@
 
 No Kafka twin: the command-line face of ``kafka_lite.testing.durability_checker`` (Kafka's system
 tests' ProduceConsumeValidateTest with a broker-bounce nemesis). With a cluster already running in
-``--dir`` it uses it; otherwise it starts one there (3 brokers, a short ZooKeeper session) and stops
-it at the end. Exit code 1 when an acknowledged record was lost or read out of order.
+``--dir`` it uses it, ZooKeeper or KRaft; otherwise it starts one there (3 brokers, a short ZooKeeper
+session; with ``--kraft`` three combined KRaft nodes, quick elections and short broker sessions)
+and stops it at the end. Exit code 1 when an acknowledged record was lost or read out of order.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--victim", choices=("leader", "controller"), default="leader",
                         help="whom each round kills: the partition's leader or the controller's broker")  # fmt: skip
-    parser.add_argument("--records-per-round", type=positive_int("rounds"), default=100, metavar="M",
+    parser.add_argument("--records-per-round", type=positive_int("records"), default=100, metavar="M",
                         help="acknowledgements to wait for before each kill (default 100)")  # fmt: skip
+    parser.add_argument("--kraft", action="store_true",
+                        help="when no cluster runs in --dir: start three combined KRaft nodes, no ZooKeeper")  # fmt: skip
     parser.set_defaults(handler=run)
 
 
@@ -37,8 +40,9 @@ def run(args: argparse.Namespace, console) -> int:
     existing = load_state(args.dir)
     own = None
     if existing is None or not all(_alive(p) for p in _pids(existing)):
-        console.print(f"starting a 3-broker cluster in {args.dir}", highlight=False)
-        own = durability_checker.start(args.dir)
+        kind = "KRaft cluster of 3 combined nodes" if args.kraft else "3-broker cluster"
+        console.print(f"starting a {kind} in {args.dir}", highlight=False)
+        own = durability_checker.start(args.dir, kraft=args.kraft)
     try:
         report = durability_checker.check(
             args.dir, args.rounds, args.victim, args.records_per_round,

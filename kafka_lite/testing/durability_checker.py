@@ -11,7 +11,9 @@ and compared with what was acknowledged (``verifiable_client.validate``).
 Book: chapter 7, 7.1.3 (a dead broker's partitions get a new leader from the ISR) and chapter 6
 (acks=all with ``min.insync.replicas``: an acknowledged record is on every replica of the ISR).
 Differs: Kafka's system tests bounce with ``kill -9`` over ssh; here the brokers are local processes
-of ``kafka-lite cluster``.
+of ``kafka-lite cluster``. On a KRaft cluster (``kafka-lite cluster up --kraft``, beyond the book,
+chapter 12) the same rounds run, with the controller the quorum's leader and the partition's leader
+and ISR read from the brokers' metadata rather than from ZooKeeper.
 """
 
 from __future__ import annotations
@@ -25,30 +27,50 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kafka_lite.cli import cluster_kraft
 from kafka_lite.cli.cluster import (
     _alive,
+    _stopped,
     bootstrap_servers,
     load_state,
+    metadata_health,
     run_restart,
     start_cluster,
     stop_cluster,
     wait_healthy,
+    zookeeper_connect,
 )
 from kafka_lite.tools.verifiable_client import Acknowledgement, ConsumedValue, Verdict, consume, validate
 
-# The brokers' settings a checker's cluster starts with: a short ZooKeeper session (the cluster's
-# ZooKeeper ticks every 500 ms, so 1-20 s sessions are allowed) so a killed broker is noticed in
-# about two seconds, and followers that fetch often so a restarted broker is back in the ISR soon.
-CLUSTER_OVERRIDES = [
-    "zookeeper.session.timeout.ms=2000",
+# What every checker's cluster runs with: followers that fetch often, so that a restarted broker is
+# back in the ISR soon.
+REPLICATION_OVERRIDES = [
     "replica.fetch.wait.max.ms=100",
     "replica.fetch.backoff.ms=100",
     "replica.lag.time.max.ms=4000",
     "log.cleaner.enable=false",
 ]
+# A ZooKeeper cluster's: a short session (the cluster's ZooKeeper ticks every 500 ms, so 1-20 s
+# sessions are allowed), so that a killed broker is noticed in about two seconds.
+CLUSTER_OVERRIDES = ["zookeeper.session.timeout.ms=2000", *REPLICATION_OVERRIDES]
+# A KRaft cluster's. A voter that has heard nothing from the leader for the fetch timeout stands for
+# election; an election not won within the election timeout (plus a random part of it) starts again.
+# Kafka's defaults are 2 s and 1 s. Here both are 300 ms, and equal: a killed active controller is
+# then replaced about one election timeout after its last answer, where with the fetch timeout the
+# longer the survivors would first wait that out before any election began. A broker heartbeats every
+# 200 ms and is fenced 1.5 s after its last heartbeat, so that a killed broker's partitions move
+# about as soon as a ZooKeeper broker's do.
+KRAFT_OVERRIDES = [
+    "controller.quorum.election.timeout.ms=300",
+    "controller.quorum.fetch.timeout.ms=300",
+    "broker.session.timeout.ms=1500",
+    "broker.heartbeat.interval.ms=200",
+    *REPLICATION_OVERRIDES,
+]
 VICTIMS = ("leader", "controller")
 PACE_S = 0.01  # between two flushes of 50 sends
 STEP_TIMEOUT_S = 60.0  # each wait of a round: an election, a restart, the ISR
+FAILOVER_POLL_S = 0.02  # how often a round asks who took over from the victim: the failover's resolution
 
 
 @dataclass
@@ -59,6 +81,8 @@ class DurabilityReport:
     rounds: int
     out_of_order: dict[int, int] = field(default_factory=dict)
     failed_sends: int = 0
+    # per round, seconds from the SIGKILL to the first answer naming another leader or controller
+    failovers_s: list[float] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -73,11 +97,12 @@ class DurabilityReport:
             f"duplicated    {len(v.duplicated)}",
             f"lost          {len(v.lost)}",
             f"failed sends  {self.failed_sends}",
+            *([f"failover      {max(self.failovers_s):.2f} s at the most"] if self.failovers_s else []),
             *(f"out-of-order  partition {p}: {n}" for p, n in sorted(self.out_of_order.items())),
         ]
 
 
-def wait_for(condition, what: str, timeout_s: float = STEP_TIMEOUT_S):
+def wait_for(condition, what: str, timeout_s: float = STEP_TIMEOUT_S, poll_s: float = 0.05):
     """Until ``condition()`` is truthy, or raise ``TimeoutError`` naming ``what``."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -89,7 +114,7 @@ def wait_for(condition, what: str, timeout_s: float = STEP_TIMEOUT_S):
             return result
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out after {timeout_s:.0f} s waiting for {what}")
-        time.sleep(0.05)  # polling, bounded by the deadline
+        time.sleep(poll_s)  # polling, bounded by the deadline
 
 
 class _Producer(threading.Thread):
@@ -168,16 +193,83 @@ def out_of_order(consumed: list[ConsumedValue], prefix: str) -> dict[int, int]:
     return counts
 
 
-def _victim_of(zk, victim: str, topic: str) -> int:
+class _ZooKeeperView:
+    """Who the controller is and who leads and follows in sync, as ZooKeeper says (book 7.1)."""
+
+    def __init__(self, state: dict) -> None:
+        from kafka_lite.zk.zk_utils import ZkUtils
+
+        self.zk = ZkUtils(zookeeper_connect(state), connection_timeout_ms=5000)
+
+    def controller(self) -> int:
+        return self.zk.get_controller_id()
+
+    def leader_and_isr(self, topic: str) -> tuple[int, list[int]]:
+        leader_and_isr = self.zk.get_partition_state(topic, 0).leader_and_isr
+        return leader_and_isr.leader, leader_and_isr.isr
+
+    def close(self) -> None:
+        self.zk.close()
+
+
+class _KRaftView:
+    """The same on a KRaft cluster (Kafka 3.3, beyond the book, chapter 12), where no one store holds
+    them: the active controller is the quorum's leader, which DescribeQuorum to a live voter names,
+    and the partition's leader and ISR are what the live brokers' metadata caches have from the
+    metadata log. (A Metadata response's ``controller_id`` is a random broker there.)"""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def controller(self) -> int:
+        quorum = cluster_kraft.describe_quorum(load_state(self.directory))
+        return -1 if quorum is None else quorum.leader_id
+
+    def leader_and_isr(self, topic: str) -> tuple[int, list[int]]:
+        state = load_state(self.directory)
+        serving = [
+            n
+            for n in state["brokers"]
+            if cluster_kraft.is_broker(n) and _alive(n["pid"]) and not _stopped(n["pid"])
+        ]
+        # A partition whose replica is down comes with REPLICA_NOT_AVAILABLE, and its leader and ISR.
+        health = metadata_health(state, {}, serving)
+        for name, partition, leader, _, isr in health.get("partitions", []):
+            if (name, partition) == (topic, 0):
+                return -1 if leader is None else leader, list(isr)
+        raise LookupError(f"no live broker knows {topic}-0")
+
+    def close(self) -> None:
+        pass
+
+
+def _view(directory: Path, state: dict):
+    return _KRaftView(directory) if "kraft" in state else _ZooKeeperView(state)
+
+
+def _victim_of(view, victim: str, topic: str) -> int:
     if victim == "controller":
-        return zk.get_controller_id()
-    return zk.get_partition_state(topic, 0).leader_and_isr.leader
+        return view.controller()
+    return view.leader_and_isr(topic)[0]
 
 
-def _kill(state: dict, broker_id: int) -> None:
+def _kill(state: dict, broker_id: int) -> float:
+    """SIGKILL the broker and wait until it is gone; the ``time.monotonic()`` of the signal."""
     pid = next(b["pid"] for b in state["brokers"] if b["id"] == broker_id)
+    killed_at = time.monotonic()
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not _alive(pid), f"broker {broker_id} (pid {pid}) to die", 10)
+    return killed_at
+
+
+def _failover_s(view, victim: str, topic: str, target: int, killed_at: float) -> float:
+    """Seconds from the SIGKILL of ``target`` to the first answer that names another ``victim``."""
+    wait_for(
+        lambda: _victim_of(view, victim, topic) not in (target, -1),
+        f"a new {victim} after broker {target} was killed",
+        poll_s=FAILOVER_POLL_S,
+    )
+    return time.monotonic() - killed_at
 
 
 def check(
@@ -190,7 +282,6 @@ def check(
 ) -> DurabilityReport:
     """Run the check on the cluster in ``directory`` (which must be running, 3 brokers or more)."""
     from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
-    from kafka_lite.zk.zk_utils import ZkUtils
 
     if victim not in VICTIMS:
         raise ValueError(f"victim must be one of {VICTIMS}, got {victim!r}")
@@ -204,38 +295,41 @@ def check(
         admin.create_topics([NewTopic(topic, 1, 3, configs={"min.insync.replicas": "2"})])
     finally:
         admin.close()
-    zk = ZkUtils(f"127.0.0.1:{state['zookeeper']['port']}", connection_timeout_ms=5000)
+    view = _view(directory, state)
+    failovers_s: list[float] = []
     try:
-        wait_for(lambda: len(zk.get_partition_state(topic, 0).leader_and_isr.isr) == 3, f"{topic}'s ISR of 3")
+        wait_for(lambda: len(view.leader_and_isr(topic)[1]) == 3, f"{topic}'s ISR of 3")
         producer = _Producer(servers, topic)
         producer.start()
         try:
             for r in range(1, rounds + 1):
                 wait_for(lambda r=r: len(producer.acknowledged) >= r * records_per_round,
                          f"{records_per_round} acknowledgements in round {r}")  # fmt: skip
-                target = _victim_of(zk, victim, topic)
-                _kill(load_state(directory), target)
-                wait_for(
-                    lambda t=target: _victim_of(zk, victim, topic) not in (t, -1),
-                    f"a new {victim} after broker {target} was killed",
-                )
+                target = _victim_of(view, victim, topic)
+                killed_at = _kill(load_state(directory), target)
+                failovers_s.append(_failover_s(view, victim, topic, target, killed_at))
+                # A KRaft restart also waits for the old registration to be fenced and the new one
+                # unfenced: run_restart does both before it returns.
                 run_restart(argparse.Namespace(dir=directory, broker=target), _Quiet())
                 wait_for(
-                    lambda t=target: t in zk.get_partition_state(topic, 0).leader_and_isr.isr,
+                    lambda t=target: t in view.leader_and_isr(topic)[1],
                     f"broker {target} back in {topic}'s ISR",
                 )
                 log(
-                    f"round {r}: killed broker {target} ({victim}), {len(producer.acknowledged)} acknowledged"
+                    f"round {r}: killed broker {target} ({victim}), a new {victim} after "
+                    f"{failovers_s[-1]:.2f} s, {len(producer.acknowledged)} acknowledged"
                 )
             wait_for(lambda: len(producer.acknowledged) >= (rounds + 1) * records_per_round,
                      "the last round's acknowledgements")  # fmt: skip
         finally:
             producer.stop()
     finally:
-        zk.close()
+        view.close()
     consumed = consume(servers, topic)
     verdict = validate(producer.acknowledged, consumed)
-    return DurabilityReport(verdict, rounds, out_of_order(consumed, producer.prefix), len(producer.failed))
+    return DurabilityReport(
+        verdict, rounds, out_of_order(consumed, producer.prefix), len(producer.failed), failovers_s
+    )
 
 
 class _Quiet:
@@ -245,12 +339,14 @@ class _Quiet:
         pass
 
 
-def start(directory: Path, brokers: int = 3) -> dict:
-    """A cluster of ``brokers`` in ``directory`` with the checker's settings, waited on until healthy."""
+def start(directory: Path, brokers: int = 3, kraft: bool = False) -> dict:
+    """A cluster of ``brokers`` in ``directory`` with the checker's settings, waited on until healthy:
+    with ``kraft``, as many combined nodes (broker and controller, the quorum's voters), no ZooKeeper."""
     from kafka_lite.utils.ports import free_ports
 
-    zk_port = free_ports(brokers + 1)
-    state = start_cluster(directory, brokers, zk_port, zk_port + 1, CLUSTER_OVERRIDES)
+    zk_port = free_ports(brokers + 1)  # with ``kraft`` the first is left unused
+    overrides = KRAFT_OVERRIDES if kraft else CLUSTER_OVERRIDES
+    state = start_cluster(directory, brokers, zk_port, zk_port + 1, overrides, kraft=kraft)
     try:
         wait_healthy(state)
     except BaseException:
