@@ -60,8 +60,8 @@ from kafka_lite.common.errors import Errors, TimeoutException
 from kafka_lite.common.protocol.controller_messages import ControllerApiKeys
 from kafka_lite.common.time import Time
 from kafka_lite.metadata.broker_state import BrokerState
-from kafka_lite.metadata.controller.event_queue import Event, EventQueue, RejectedExecutionException
 from kafka_lite.metadata.version_range import VersionRange
+from kafka_lite.queue.event_queue import Event, EventQueue, RejectedExecutionException
 from kafka_lite.server.broker_to_controller_channel_manager import ControllerRequestCompletionHandler
 
 if TYPE_CHECKING:
@@ -402,6 +402,7 @@ class BrokerLifecycleManager:
         self._schedule_next_communication(STARTING_HEARTBEAT_MS * NS_PER_MS)
 
     def _answer_in_recovery(self, body: dict) -> None:
+        # BEGIN SOLUTION
         if not body["is_fenced"]:
             log.info("%sThe broker has been unfenced. Transitioning from RECOVERY to RUNNING.", self._prefix)
             _complete(self.initial_unfence_future)
@@ -409,12 +410,14 @@ class BrokerLifecycleManager:
         else:
             log.info("%sThe broker is in RECOVERY.", self._prefix)
         self._schedule_next_communication_after_success()
+        # END SOLUTION
 
     def _answer_while_running(self, body: dict) -> None:
         log.debug("%sThe broker is RUNNING. Processing heartbeat response.", self._prefix)
         self._schedule_next_communication_after_success()
 
     def _answer_in_pending_controlled_shutdown(self, body: dict) -> None:
+        # BEGIN SOLUTION
         if not body["should_shut_down"]:
             log.info("%sThe broker is in PENDING_CONTROLLED_SHUTDOWN state, still waiting for the active "
                      "controller.", self._prefix)  # fmt: skip
@@ -426,6 +429,7 @@ class BrokerLifecycleManager:
             log.info("%sThe controller has asked us to exit controlled shutdown.", self._prefix)
             self.begin_shutdown()
         self._got_controlled_shutdown_response = True
+        # END SOLUTION
 
     def _answer_while_shutting_down(self, body: dict) -> None:
         log.info("%sThe broker is SHUTTING_DOWN. Ignoring heartbeat response.", self._prefix)

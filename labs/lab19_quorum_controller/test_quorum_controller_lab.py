@@ -18,10 +18,26 @@ NotImplementedError naming the function to write.
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 import uuid
+from pathlib import Path
 
 import pytest
 
+from kafka_lite.cli import cluster_kraft
+from kafka_lite.cli.cluster import (
+    _alive,
+    _wait_gone,
+    bootstrap_servers,
+    load_state,
+    metadata_health,
+    start_cluster,
+    wait_healthy,
+)
+from kafka_lite.cli.main import main
+from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.metadata import (
     FenceBrokerRecord,
     PartitionChangeRecord,
@@ -41,8 +57,10 @@ from kafka_lite.metadata.controller.partition_change_builder import (
 from kafka_lite.metadata.leader_constants import NO_LEADER, NO_LEADER_CHANGE
 from kafka_lite.metadata.leader_recovery_state import LeaderRecoveryState
 from kafka_lite.metadata.partition_registration import PartitionRegistration
+from kafka_lite.server.broker_lifecycle_manager import BrokerLifecycleManager
 from kafka_lite.testing.lab_stubs import written
 from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID, QuorumControllerTestEnv
+from kafka_lite.utils.ports import free_ports
 
 pytestmark = [pytest.mark.lab(19), pytest.mark.timeout(60)]
 
@@ -669,3 +687,240 @@ def test_a_controlled_shutdown_moves_the_leaders_away_before_the_broker_may_go()
         f"(should_shut_down) and is fenced; got {reply}.\n  the records since the set-up:\n"
         f"{cluster.timeline(cluster.mark)}"
     )
+
+
+# -- stage 4: the controller on a real cluster -----------------------------------------------------------
+
+# Three combined KRaft nodes (`kafka-lite cluster up --kraft`), each a broker and a voter, whose
+# processes import your files: the active controller elects with your builder and fences with your
+# sessions, and every broker heartbeats through your answers. Elections within about 300 ms, a broker
+# heartbeating every 200 ms and fenced 1.5 s after its last heartbeat, so that a killed node's
+# partitions move within a couple of seconds.
+SESSION_S, HEARTBEAT_S = 1.5, 0.2
+REAL_CLUSTER_OVERRIDES = [
+    "controller.quorum.election.timeout.ms=300",
+    "controller.quorum.fetch.timeout.ms=300",
+    f"broker.session.timeout.ms={int(SESSION_S * 1000)}",
+    f"broker.heartbeat.interval.ms={int(HEARTBEAT_S * 1000)}",
+    "replica.fetch.wait.max.ms=100",
+    "replica.fetch.backoff.ms=100",
+    "replica.lag.time.max.ms=4000",
+    "offsets.topic.num.partitions=2",
+    "num.network.threads=1",
+    "num.io.threads=2",
+    "log.cleaner.enable=false",
+]
+STAGE4 = (
+    BrokerLifecycleManager._answer_in_recovery,
+    BrokerLifecycleManager._answer_in_pending_controlled_shutdown,
+)
+STEP_S = 30  # each wait: an election, a fence, a restart
+SHUTDOWN_S = 20  # a controlled shutdown of a node that leads two partitions takes well under a second
+
+
+class KRaftLabCluster:
+    """The cluster as the tests see it: the quorum's leader through DescribeQuorum, and the brokers,
+    leaders and ISRs through the live brokers' Metadata (which lists only unfenced brokers)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.topics: list[str] = []  # whose ISRs a restarted node must be back in
+
+    @property
+    def state(self) -> dict:
+        return load_state(self.directory)  # a restart writes the node's new pid there
+
+    def cli(self, *args: str) -> None:
+        """``kafka-lite cluster ACTION ... --dir DIR``, as you would type it."""
+        code = main(["cluster", *args, "--dir", str(self.directory)])
+        assert code == 0, f"kafka-lite cluster {' '.join(args)} failed ({code}); see {self.directory}/logs"
+
+    def pid(self, node: int) -> int:
+        return next(n["pid"] for n in self.state["brokers"] if n["id"] == node)
+
+    def active_controller(self) -> int | None:
+        quorum = cluster_kraft.describe_quorum(self.state)
+        return None if quorum is None else quorum.leader_id
+
+    def active(self) -> int:
+        """The active controller, once the quorum has one (node 0 is one: not a falsy answer)."""
+        return self.wait(lambda: [self.active_controller()] if self.active_controller() is not None else None,
+                         "an active controller")[0]  # fmt: skip
+
+    def listed(self, excluding: int | None = None) -> list[int]:
+        """The brokers the live nodes (but ``excluding``) list: the registered, unfenced ones."""
+        return cluster_kraft.listed_brokers(self.state, excluding=excluding) or []
+
+    def partitions(self, topic: str, excluding: int | None = None) -> dict[int, tuple[int | None, list[int]]]:
+        """Partition -> (leader, ISR), as the live brokers' metadata (but ``excluding``'s) has them."""
+        live = [n for n in self.state["brokers"] if n["id"] != excluding and _alive(n["pid"])]
+        health = metadata_health(self.state, {}, live)
+        return {p: (leader, list(isr)) for t, p, leader, _, isr in health.get("partitions", []) if t == topic}
+
+    def create_topic(self, name: str, assignment: dict[int, list[int]]) -> None:
+        admin = KafkaAdminClient(bootstrap_servers(self.state))
+        try:
+            admin.create_topics([NewTopic(name, -1, -1, assignment)])
+        finally:
+            admin.close()
+        self.wait(
+            lambda: (
+                {p: sorted(isr) for p, (_, isr) in self.partitions(name).items()}
+                == {p: sorted(r) for p, r in assignment.items()}
+            ),
+            f"{name}'s partitions {assignment} online, every replica in its ISR",
+        )
+
+    def wait(self, condition, what: str, timeout_s: float = STEP_S, poll_s: float = 0.05):
+        """Until ``condition()`` is truthy (and return it), or fail naming ``what``."""
+        deadline = time.monotonic() + timeout_s
+        while not (result := condition()):
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"timed out after {timeout_s} s waiting for {what}; the nodes' logs are in "
+                    f"{self.directory / 'logs'}"
+                )
+            time.sleep(poll_s)  # polling the cluster; bounded by the deadline
+        return result
+
+    def restart(self, node: int) -> None:
+        """Start ``node`` again (the command waits for its old registration to go and the node to be
+        listed again), then until it is back in every ISR it left, so that the next test finds the
+        cluster whole."""
+        self.cli("restart", str(node))
+        self.wait(
+            lambda: all(node in isr for t in self.topics for _, isr in self.partitions(t).values()),
+            f"node {node} back in the ISRs of {self.topics}",
+        )
+
+
+@pytest.fixture(scope="module")
+def kraft_cluster(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("lab19-cluster")
+    port = free_ports(4)  # the first is a ZooKeeper port, which a KRaft cluster leaves unused
+    state = start_cluster(directory, 3, port, port + 1, REAL_CLUSTER_OVERRIDES, kraft=True)
+    try:
+        wait_healthy(state)
+        yield KRaftLabCluster(directory)
+    finally:
+        # Killed, not stopped: nothing is read from them afterwards, and three controlled shutdowns
+        # would only cost time.
+        for node in load_state(directory)["brokers"]:
+            if _alive(node["pid"]):
+                os.kill(node["pid"], signal.SIGKILL)
+                _wait_gone(node["pid"], 10)
+
+
+def real_cluster(request) -> KRaftLabCluster:
+    written(*STAGE4, *STAGE1, *STAGE2, *STAGE3)
+    return request.getfixturevalue("kraft_cluster")
+
+
+def lab_topic(c: KRaftLabCluster, prefix: str, assignment: dict[int, list[int]]) -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    c.create_topic(name, assignment)
+    c.topics.append(name)
+    return name
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(4)
+def test_a_killed_broker_is_fenced_at_its_session_timeout_and_its_partitions_move_within_the_isr(request):
+    c = real_cluster(request)
+    active = c.active()
+    victim, a, b = [n for n in (0, 1, 2) if n != active] + [active]
+    # The victim leads partitions 0 and 1, follows in 2; partition 1's replica order is not the ISR's.
+    assignment = {0: [victim, a, b], 1: [victim, b, a], 2: [a, victim, b]}
+    t = lab_topic(c, "lab19-fence", assignment)
+    killed_at = time.monotonic()
+    c.cli("kill", str(victim))
+    try:
+        c.wait(lambda: victim not in c.listed(excluding=victim),
+               f"node {victim}, killed, to be fenced (no longer listed by the live brokers)", poll_s=0.02)  # fmt: skip
+        fenced_after = time.monotonic() - killed_at
+        # Its last heartbeat went out at most an interval before the kill; a loaded machine may
+        # delay one more.
+        assert fenced_after >= SESSION_S - 2 * HEARTBEAT_S, (
+            f"node {victim} was fenced {fenced_after:.2f} s after it was killed: its session "
+            f"(broker.session.timeout.ms, {SESSION_S} s after its last heartbeat, which came every "
+            f"{HEARTBEAT_S} s) had not expired"
+        )
+        expected = {0: (a, [a, b]), 1: (b, [b, a]), 2: (a, [a, b])}
+        c.wait(lambda: all(leader is not None and victim not in isr
+                           for leader, isr in c.partitions(t, excluding=victim).values()),
+               f"{t}'s partitions to leave node {victim}")  # fmt: skip
+        got = c.partitions(t, excluding=victim)
+        assert {p: (leader, sorted(isr)) for p, (leader, isr) in got.items()} == {
+            p: (leader, sorted(isr)) for p, (leader, isr) in expected.items()
+        }, (
+            f"{t} assigned {assignment}, node {victim} killed: each partition it led goes to the first "
+            f"replica in replica order that is in the ISR (partition 1 to node {b}, not the ISR's first), "
+            f"partition 2 keeps its leader, and node {victim} leaves every ISR. "
+            f"(leader, ISR) expected {expected}, the brokers say {got}"
+        )
+    finally:
+        c.restart(victim)
+    assert victim in c.listed(), f"node {victim}, restarted, is unfenced (listed again): {c.listed()}"
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(4)
+def test_a_killed_active_controller_is_replaced_and_the_new_one_fences_it(request):
+    c = real_cluster(request)
+    old = c.active()
+    a, b = [n for n in (0, 1, 2) if n != old]
+    t = lab_topic(c, "lab19-controller", {0: [old, a, b], 1: [b, old, a]})
+    c.cli("kill", str(old))
+    try:
+        c.wait(lambda: c.active_controller() not in (None, old),
+               f"another voter to become the active controller after node {old} was killed")  # fmt: skip
+        new = c.active()
+        c.wait(lambda: old not in c.listed(excluding=old),
+               f"the new active controller, node {new}, to fence node {old} once its session expired")  # fmt: skip
+        c.wait(lambda: all(old not in isr for _, isr in c.partitions(t, excluding=old).values()),
+               f"node {old} to leave {t}'s ISRs")  # fmt: skip
+        got = c.partitions(t, excluding=old)
+        assert got[0][0] == a and got[1][0] == b, (
+            f"{t} assigned {{0: {[old, a, b]}, 1: {[b, old, a]}}}: partition 0's leader, node {old}, "
+            f"killed with the controller, is replaced by node {a} (the first in replica order in the "
+            f"ISR) and partition 1 keeps node {b}; the brokers say (leader, ISR) {got}"
+        )
+    finally:
+        c.restart(old)
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(4)
+def test_a_controlled_shutdown_moves_the_nodes_leaderships_away_before_it_stops(request):
+    c = real_cluster(request)
+    active = c.active()
+    leaving, a, b = [n for n in (0, 1, 2) if n != active] + [active]
+    t = lab_topic(c, "lab19-shutdown", {0: [leaving, a, b], 1: [leaving, b, a], 2: [a, leaving, b]})
+    pid = c.pid(leaving)
+    os.kill(pid, signal.SIGTERM)  # what `kafka-lite cluster shutdown` sends
+    try:
+        if not _wait_gone(pid, SHUTDOWN_S):
+            os.kill(pid, signal.SIGKILL)
+            _wait_gone(pid, 10)
+            pytest.fail(
+                f"node {leaving} had not stopped {SHUTDOWN_S} s after SIGTERM: its controlled shutdown "
+                "never ended. It heartbeats with want_shut_down; once the controller answers "
+                f"should_shut_down the broker stops (see {c.directory / 'logs' / f'broker-{leaving}.log'})"
+            )
+        # Read at once: a killed node would still lead here for its whole session.
+        listed, got = c.listed(excluding=leaving), c.partitions(t, excluding=leaving)
+        assert leaving not in listed, (
+            f"node {leaving} stopped under control: the controller fenced it as it let it go; the "
+            f"brokers still list it: {listed}"
+        )
+        expected = {0: a, 1: b, 2: a}
+        assert {p: leader for p, (leader, _) in got.items()} == expected and all(
+            leaving not in isr for _, isr in got.values()
+        ), (
+            f"when node {leaving} stopped, its leaderships had moved (to the first replica in replica "
+            f"order in the ISR: leaders {expected}) and it had left every ISR, since the controller "
+            f"lets a broker go only once it leads nothing and the others have seen so; the brokers "
+            f"say (leader, ISR) {got}"
+        )
+    finally:
+        c.restart(leaving)
