@@ -724,7 +724,6 @@ class KRaftLabCluster:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.topics: list[str] = []  # whose ISRs a restarted node must be back in
 
     @property
     def state(self) -> dict:
@@ -784,14 +783,16 @@ class KRaftLabCluster:
         return result
 
     def restart(self, node: int) -> None:
-        """Start ``node`` again (the command waits for its old registration to go and the node to be
-        listed again), then until it is back in every ISR it left, so that the next test finds the
-        cluster whole."""
+        """Start ``node`` again: the command waits for its old registration to go and the node to be
+        listed again."""
         self.cli("restart", str(node))
-        self.wait(
-            lambda: all(node in isr for t in self.topics for _, isr in self.partitions(t).values()),
-            f"node {node} back in the ISRs of {self.topics}",
-        )
+
+    def make_whole(self) -> None:
+        """Restart whatever node an earlier test left stopped, so that each test finds the cluster
+        whole (done here, not at each test's end, so that the last test restarts nothing)."""
+        for node in self.state["brokers"]:
+            if not _alive(node["pid"]):
+                self.restart(node["id"])
 
 
 @pytest.fixture(scope="module")
@@ -813,13 +814,14 @@ def kraft_cluster(tmp_path_factory):
 
 def real_cluster(request) -> KRaftLabCluster:
     written(*STAGE4, *STAGE1, *STAGE2, *STAGE3)
-    return request.getfixturevalue("kraft_cluster")
+    c = request.getfixturevalue("kraft_cluster")
+    c.make_whole()
+    return c
 
 
 def lab_topic(c: KRaftLabCluster, prefix: str, assignment: dict[int, list[int]]) -> str:
     name = f"{prefix}-{uuid.uuid4().hex[:6]}"
     c.create_topic(name, assignment)
-    c.topics.append(name)
     return name
 
 
@@ -861,6 +863,8 @@ def test_a_killed_broker_is_fenced_at_its_session_timeout_and_its_partitions_mov
     finally:
         c.restart(victim)
     assert victim in c.listed(), f"node {victim}, restarted, is unfenced (listed again): {c.listed()}"
+    c.wait(lambda: all(victim in isr for _, isr in c.partitions(t).values()),
+           f"node {victim}, restarted, to rejoin the ISR of each partition of {t}")  # fmt: skip
 
 
 @pytest.mark.stage(4)
@@ -870,23 +874,20 @@ def test_a_killed_active_controller_is_replaced_and_the_new_one_fences_it(reques
     old = c.active()
     a, b = [n for n in (0, 1, 2) if n != old]
     t = lab_topic(c, "lab19-controller", {0: [old, a, b], 1: [b, old, a]})
-    c.cli("kill", str(old))
-    try:
-        c.wait(lambda: c.active_controller() not in (None, old),
-               f"another voter to become the active controller after node {old} was killed")  # fmt: skip
-        new = c.active()
-        c.wait(lambda: old not in c.listed(excluding=old),
-               f"the new active controller, node {new}, to fence node {old} once its session expired")  # fmt: skip
-        c.wait(lambda: all(old not in isr for _, isr in c.partitions(t, excluding=old).values()),
-               f"node {old} to leave {t}'s ISRs")  # fmt: skip
-        got = c.partitions(t, excluding=old)
-        assert got[0][0] == a and got[1][0] == b, (
-            f"{t} assigned {{0: {[old, a, b]}, 1: {[b, old, a]}}}: partition 0's leader, node {old}, "
-            f"killed with the controller, is replaced by node {a} (the first in replica order in the "
-            f"ISR) and partition 1 keeps node {b}; the brokers say (leader, ISR) {got}"
-        )
-    finally:
-        c.restart(old)
+    c.cli("kill", str(old))  # restarted by the next test's make_whole
+    c.wait(lambda: c.active_controller() not in (None, old),
+           f"another voter to become the active controller after node {old} was killed")  # fmt: skip
+    new = c.active()
+    c.wait(lambda: old not in c.listed(excluding=old),
+           f"the new active controller, node {new}, to fence node {old} once its session expired")  # fmt: skip
+    c.wait(lambda: all(old not in isr for _, isr in c.partitions(t, excluding=old).values()),
+           f"node {old} to leave {t}'s ISRs")  # fmt: skip
+    got = c.partitions(t, excluding=old)
+    assert got[0][0] == a and got[1][0] == b, (
+        f"{t} assigned {{0: {[old, a, b]}, 1: {[b, old, a]}}}: partition 0's leader, node {old}, "
+        f"killed with the controller, is replaced by node {a} (the first in replica order in the "
+        f"ISR) and partition 1 keeps node {b}; the brokers say (leader, ISR) {got}"
+    )
 
 
 @pytest.mark.stage(4)
@@ -897,30 +898,29 @@ def test_a_controlled_shutdown_moves_the_nodes_leaderships_away_before_it_stops(
     leaving, a, b = [n for n in (0, 1, 2) if n != active] + [active]
     t = lab_topic(c, "lab19-shutdown", {0: [leaving, a, b], 1: [leaving, b, a], 2: [a, leaving, b]})
     pid = c.pid(leaving)
-    os.kill(pid, signal.SIGTERM)  # what `kafka-lite cluster shutdown` sends
-    try:
-        if not _wait_gone(pid, SHUTDOWN_S):
-            os.kill(pid, signal.SIGKILL)
-            _wait_gone(pid, 10)
-            pytest.fail(
-                f"node {leaving} had not stopped {SHUTDOWN_S} s after SIGTERM: its controlled shutdown "
-                "never ended. It heartbeats with want_shut_down; once the controller answers "
-                f"should_shut_down the broker stops (see {c.directory / 'logs' / f'broker-{leaving}.log'})"
-            )
-        # Read at once: a killed node would still lead here for its whole session.
-        listed, got = c.listed(excluding=leaving), c.partitions(t, excluding=leaving)
-        assert leaving not in listed, (
-            f"node {leaving} stopped under control: the controller fenced it as it let it go; the "
-            f"brokers still list it: {listed}"
+    # What `kafka-lite cluster shutdown` sends, with a shorter deadline than its SIGKILL's; the node
+    # is restarted by the next test's make_whole.
+    os.kill(pid, signal.SIGTERM)
+    if not _wait_gone(pid, SHUTDOWN_S):
+        os.kill(pid, signal.SIGKILL)
+        _wait_gone(pid, 10)
+        pytest.fail(
+            f"node {leaving} had not stopped {SHUTDOWN_S} s after SIGTERM: its controlled shutdown "
+            "never ended. It heartbeats with want_shut_down; once the controller answers "
+            f"should_shut_down the broker stops (see {c.directory / 'logs' / f'broker-{leaving}.log'})"
         )
-        expected = {0: a, 1: b, 2: a}
-        assert {p: leader for p, (leader, _) in got.items()} == expected and all(
-            leaving not in isr for _, isr in got.values()
-        ), (
-            f"when node {leaving} stopped, its leaderships had moved (to the first replica in replica "
-            f"order in the ISR: leaders {expected}) and it had left every ISR, since the controller "
-            f"lets a broker go only once it leads nothing and the others have seen so; the brokers "
-            f"say (leader, ISR) {got}"
-        )
-    finally:
-        c.restart(leaving)
+    # Read at once: a killed node would still lead here for its whole session.
+    listed, got = c.listed(excluding=leaving), c.partitions(t, excluding=leaving)
+    assert leaving not in listed, (
+        f"node {leaving} stopped under control: the controller fenced it as it let it go; the "
+        f"brokers still list it: {listed}"
+    )
+    expected = {0: a, 1: b, 2: a}
+    assert {p: leader for p, (leader, _) in got.items()} == expected and all(
+        leaving not in isr for _, isr in got.values()
+    ), (
+        f"when node {leaving} stopped, its leaderships had moved (to the first replica in replica "
+        f"order in the ISR: leaders {expected}) and it had left every ISR, since the controller "
+        f"lets a broker go only once it leads nothing and the others have seen so; the brokers "
+        f"say (leader, ISR) {got}"
+    )
