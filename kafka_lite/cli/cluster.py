@@ -94,7 +94,8 @@ SHUTDOWN_RETRY_BACKOFF_MS = 500  # the local brokers' controlled.shutdown.retry.
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "cluster",
-        help="a local ZooKeeper + N brokers: up, status, down, kill, shutdown, restart, pause, resume",
+        help="a local ZooKeeper + N brokers (or KRaft nodes, --kraft): up, status, down, kill, shutdown, "
+        "restart, pause, resume",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
@@ -250,10 +251,14 @@ def save_state(state: dict) -> None:
     (Path(state["dir"]) / STATE_FILE).write_text(json.dumps(state, indent=2))
 
 
+def process_label(node: dict) -> str:
+    """``broker N``, or ``controller N`` for a KRaft controller-only node (which has no broker role)."""
+    return f"{'controller' if node.get('roles') == ['controller'] else 'broker'} {node['id']}"
+
+
 def log_path(state: dict, node: dict) -> Path:
-    """A broker's log, ``logs/broker-N.log``; a KRaft controller-only node's, ``logs/controller-N.log``."""
-    name = "controller" if node.get("roles") == ["controller"] else "broker"
-    return Path(state["dir"]) / "logs" / f"{name}-{node['id']}.log"
+    """A node's log: ``logs/broker-N.log``, or ``logs/controller-N.log``."""
+    return Path(state["dir"]) / "logs" / f"{process_label(node).replace(' ', '-')}.log"
 
 
 def _spawn(args: list[str], log_path: Path, overlay: str | None = None) -> int:
@@ -358,7 +363,7 @@ def start_cluster(
         state = {"dir": str(directory), "brokers": [], "overrides": list(overrides)}
         if lab_state is not None:
             state["lab"] = lab_state
-        return cluster_kraft.start_nodes(state, directory, brokers, controllers, base_port)
+        return cluster_kraft.start_nodes(state, brokers, controllers, base_port)
     # a secure cluster's brokers also listen on INTERNAL, on free ports beyond the brokers'
     internal_ports = (
         _internal_ports(brokers, {base_port + i for i in range(brokers)} | {zk_port}) if secure else []
@@ -599,8 +604,7 @@ def wait_healthy(state: dict, timeout_s: float = HEALTHY_TIMEOUT_S) -> dict:
             return health
         dead = [b for b in state["brokers"] if not health["brokers_alive"][b["id"]]]
         if dead:
-            what = log_path(state, dead[0]).stem.replace("-", " ")
-            raise CliError(f"{what} exited; see {log_path(state, dead[0])}")
+            raise CliError(f"{process_label(dead[0])} exited; see {log_path(state, dead[0])}")
         if not health.get("zookeeper_alive", True):
             raise CliError(f"ZooKeeper exited; see {Path(state['dir']) / 'logs' / 'zookeeper.log'}")
         if time.monotonic() > deadline:
@@ -640,15 +644,7 @@ def status_table(state: dict, health: dict) -> Table:
         led = leaders[b["id"]] if leaders is not None else 0
         leads = [] if leaders is None else [(f"{led} partition" + "s" * (led != 1)) if alive else "-"]
         table.add_row(f"broker {b['id']}", str(b["pid"]), f"127.0.0.1:{b['port']}", text, *leads)
-    table.caption = f"topics: {', '.join(health['topics']) or '(none)'}"
-    if leaders is not None and (health["under_replicated"] or health["offline"]):
-        table.caption += (
-            f"\n{health['under_replicated']} partitions under-replicated, {health['offline']} without a "
-            "leader"
-        )
-    if state.get("lab"):
-        lab = state["lab"]
-        table.caption += f"\nbrokers run lab {lab['number']}'s files from {lab['workspace']}"
+    table.caption = topics_caption(state, health, "brokers")
     if state.get("secure"):
         table.caption += (
             f"\nclients: SASL_PLAINTEXT with ACLs at the addresses above; admin's login in "
@@ -664,12 +660,30 @@ def status_table(state: dict, health: dict) -> Table:
     return table
 
 
+def topics_caption(state: dict, health: dict, processes: str) -> str:
+    """The status table's caption in both modes: the topics, the partitions that need a look, and
+    the lab whose files the ``processes`` run."""
+    caption = f"topics: {', '.join(health['topics']) or '(none)'}"
+    if health.get("leaders") is not None and (health["under_replicated"] or health["offline"]):
+        caption += (
+            f"\n{health['under_replicated']} partitions under-replicated, {health['offline']} without a "
+            "leader"
+        )
+    if state.get("lab"):
+        lab = state["lab"]
+        caption += f"\n{processes} run lab {lab['number']}'s files from {lab['workspace']}"
+    return caption
+
+
 def run_up(args: argparse.Namespace, console) -> int:
     started = time.monotonic()
     if args.secure and args.lab is not None:
         # The lab's brokers run the learner's network code, which need not speak SASL.
         raise CliError("--secure does not go with --lab: a lab cluster is PLAINTEXT", exit_code=2)
-    _check_kraft_flags(args)
+    if args.kraft:
+        from kafka_lite.cli import cluster_kraft
+
+        cluster_kraft.check_flags(args)
     shared = _shared_zookeeper(args) if args.name is not None else None
     if args.name is None:
         zk_port, base_port = (
@@ -726,28 +740,6 @@ def run_up(args: argparse.Namespace, console) -> int:
             signal.signal(sig, signal.SIG_IGN)
         stop_cluster(state)
     return 0
-
-
-def _check_kraft_flags(args: argparse.Namespace) -> None:
-    """--kraft's refusals (--controllers without it is start_cluster's)."""
-    if not args.kraft:
-        return
-    if args.secure:
-        raise CliError(
-            "--kraft does not go with --secure: KRaft at Kafka 3.3 has no SCRAM, whose credentials "
-            "live in ZooKeeper",
-            exit_code=2,
-        )
-    if args.name is not None:
-        raise CliError(
-            "--kraft does not go with --name: a named cluster shares the first cluster's ZooKeeper, "
-            "and a KRaft cluster has none",
-            exit_code=2,
-        )
-    if args.zookeeper_port is not None:
-        raise CliError(
-            "--kraft does not go with --zookeeper-port: a KRaft cluster has no ZooKeeper", exit_code=2
-        )
 
 
 def _shared_zookeeper(args: argparse.Namespace) -> dict | None:
@@ -1009,7 +1001,7 @@ def _running_broker(args: argparse.Namespace) -> tuple[dict, dict]:
         raise CliError(f"no cluster in {args.dir}")
     broker = _broker_entry(state, args.broker)
     if not _alive(broker["pid"]):
-        raise CliError(f"broker {args.broker} is not running")
+        raise CliError(f"{process_label(broker)} is not running")
     return state, broker
 
 
@@ -1021,7 +1013,7 @@ def run_kill(args: argparse.Namespace, console) -> int:
     os.kill(broker["pid"], signal.SIGKILL)
     _wait_gone(broker["pid"], 10)
     console.print(
-        f"broker {args.broker} (pid {broker['pid']}) killed; `kafka-lite cluster status {_where(state)}` "
+        f"{process_label(broker)} (pid {broker['pid']}) killed; `kafka-lite cluster status {_where(state)}` "
         "shows the rest",
         highlight=False,
         soft_wrap=True,  # a command to copy: one line, never broken
@@ -1047,7 +1039,7 @@ def run_shutdown(args: argparse.Namespace, console) -> int:
     for line in _controlled_shutdown_lines(log, start):
         console.print(line, highlight=False, markup=False)
     console.print(
-        f"broker {args.broker} (pid {broker['pid']}) shut down in {time.monotonic() - started:.1f} s; "
+        f"{process_label(broker)} (pid {broker['pid']}) shut down in {time.monotonic() - started:.1f} s; "
         f"`kafka-lite cluster restart {args.broker} {_where(state)}` starts it again",
         highlight=False,
         soft_wrap=True,  # a command to copy: one line, never broken
@@ -1160,7 +1152,7 @@ def _signal_broker(args: argparse.Namespace, signum: int, stopped: bool) -> dict
     while _stopped(broker["pid"]) != stopped:
         if time.monotonic() > deadline:
             raise CliError(
-                f"broker {args.broker} (pid {broker['pid']}) did not {'stop' if stopped else 'resume'}"
+                f"{process_label(broker)} (pid {broker['pid']}) did not {'stop' if stopped else 'resume'}"
             )
         time.sleep(0.005)  # polling the process state; bounded by the deadline
     return broker
@@ -1169,7 +1161,7 @@ def _signal_broker(args: argparse.Namespace, signum: int, stopped: bool) -> dict
 def run_pause(args: argparse.Namespace, console) -> int:
     broker = _signal_broker(args, signal.SIGSTOP, stopped=True)
     console.print(
-        f"broker {args.broker} (pid {broker['pid']}) paused; `kafka-lite cluster resume {args.broker} "
+        f"{process_label(broker)} (pid {broker['pid']}) paused; `kafka-lite cluster resume {args.broker} "
         f"{_where(load_state(args.dir))}` lets it run again",
         highlight=False,
         soft_wrap=True,  # a command to copy: one line, never broken
@@ -1179,5 +1171,5 @@ def run_pause(args: argparse.Namespace, console) -> int:
 
 def run_resume(args: argparse.Namespace, console) -> int:
     broker = _signal_broker(args, signal.SIGCONT, stopped=False)
-    console.print(f"broker {args.broker} (pid {broker['pid']}) resumed", highlight=False)
+    console.print(f"{process_label(broker)} (pid {broker['pid']}) resumed", highlight=False)
     return 0

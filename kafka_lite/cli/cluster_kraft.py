@@ -28,6 +28,7 @@ only the Raft leader answers. The request metrics reporter stays off: a KRaft br
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
 import signal
@@ -51,6 +52,26 @@ CAUGHT_UP_RECORDS = 5
 LOST_MAJORITY_GRACE_S = 3
 
 
+def check_flags(args: argparse.Namespace) -> None:
+    """What ``up --kraft`` refuses (``--controllers`` without ``--kraft`` is start_cluster's to refuse)."""
+    if args.secure:
+        raise CliError(
+            "--kraft does not go with --secure: KRaft at Kafka 3.3 has no SCRAM, whose credentials "
+            "live in ZooKeeper",
+            exit_code=2,
+        )
+    if args.name is not None:
+        raise CliError(
+            "--kraft does not go with --name: a named cluster shares the first cluster's ZooKeeper, "
+            "and a KRaft cluster has none",
+            exit_code=2,
+        )
+    if args.zookeeper_port is not None:
+        raise CliError(
+            "--kraft does not go with --zookeeper-port: a KRaft cluster has no ZooKeeper", exit_code=2
+        )
+
+
 # -- the nodes -----------------------------------------------------------------------------------------------
 
 
@@ -62,9 +83,9 @@ def is_controller(node: dict) -> bool:
     return CONTROLLER_ROLE in node["roles"]
 
 
-def process_name(node: dict) -> str:
-    """``broker-N`` or, for a controller-only node, ``controller-N``: its directory and log's name."""
-    return f"broker-{node['id']}" if is_broker(node) else f"controller-{node['id']}"
+def node_directory(state: dict, node: dict) -> Path:
+    """``broker-N/`` or ``controller-N/``: the node's config, data and metadata log."""
+    return Path(state["dir"]) / base.process_label(node).replace(" ", "-")
 
 
 def plan_nodes(brokers: int, controllers: int, base_port: int, taken: set[int]) -> list[dict]:
@@ -127,7 +148,7 @@ def format_storage(config: Path, cluster_id: str) -> None:
         raise CliError(f"formatting {config.parent.name}: {e}") from None
 
 
-def start_nodes(state: dict, directory: Path, brokers: int, controllers: int, base_port: int) -> dict:
+def start_nodes(state: dict, brokers: int, controllers: int, base_port: int) -> dict:
     """Format every node's directories with one new cluster id, then start the nodes: the voters
     first, so that the brokers find a quorum to register with. Returns the state, written to disk."""
     from kafka_lite.server.storage_tool import random_uuid
@@ -136,7 +157,7 @@ def start_nodes(state: dict, directory: Path, brokers: int, controllers: int, ba
     voters = quorum_voters(nodes)
     state["kraft"] = {"cluster_id": random_uuid(), "voters": voters}
     for node in nodes:
-        node_dir = directory / process_name(node)
+        node_dir = node_directory(state, node)
         node_dir.mkdir(exist_ok=True)
         config = node_dir / "server.properties"
         config.write_text(node_properties(node, voters, node_dir))
@@ -149,8 +170,7 @@ def start_nodes(state: dict, directory: Path, brokers: int, controllers: int, ba
 
 
 def spawn_node(state: dict, node: dict) -> int:
-    directory = Path(state["dir"])
-    config = directory / process_name(node) / "server.properties"
+    config = node_directory(state, node) / "server.properties"
     return base._spawn(base._broker_args(config, state), base.log_path(state, node), base._overlay(state))
 
 
@@ -247,23 +267,17 @@ def status_table(state: dict, health: dict) -> Table:
             else [(f"{led} partition" + "s" * (led != 1)) if alive and is_broker(node) else "-"]
         )
         table.add_row(
-            process_name(node).replace("-", " "),
+            base.process_label(node),
             str(node["pid"]),
             "\n".join(addresses),
             ",".join(node["roles"]),
             node_state(node, health),
             *leads,
         )
-    table.caption = quorum_caption(health) + f"\ntopics: {', '.join(health['topics']) or '(none)'}"
-    if leaders is not None and (health["under_replicated"] or health["offline"]):
-        table.caption += (
-            f"\n{health['under_replicated']} partitions under-replicated, {health['offline']} without a "
-            "leader"
-        )
-    if state.get("lab"):
-        lab = state["lab"]
-        table.caption += f"\nnodes run lab {lab['number']}'s files from {lab['workspace']}"
-    table.caption += "\nno request metrics reporter: a KRaft broker loads no metric.reporters"
+    table.caption = (
+        f"{quorum_caption(health)}\n{base.topics_caption(state, health, 'nodes')}"
+        "\nno request metrics reporter: a KRaft broker loads no metric.reporters"
+    )
     return table
 
 
@@ -379,13 +393,13 @@ def restart_node(state: dict, node: dict) -> dict:
     deadline = time.monotonic() + base.HEALTHY_TIMEOUT_S
     while True:
         if not base._alive(node["pid"]):
-            raise CliError(f"{process_name(node).replace('-', ' ')} exited; see {base.log_path(state, node)}")
+            raise CliError(f"{base.process_label(node)} exited; see {base.log_path(state, node)}")
         health = kraft_health(state)
         if is_back(node, health, started_ms):
             return health
         if time.monotonic() > deadline:
             raise CliError(
-                f"{process_name(node).replace('-', ' ')} was not back within {base.HEALTHY_TIMEOUT_S} s; "
+                f"{base.process_label(node)} was not back within {base.HEALTHY_TIMEOUT_S} s; "
                 f"see {base.log_path(state, node)}"
             )
         time.sleep(0.2)  # polling the quorum and the brokers' metadata; bounded by the deadline
