@@ -43,6 +43,7 @@ SECTIONS = {
     "bench_replication": "replication",
     "bench_request_cost": "request cost",
     "bench_controller": "controller",
+    "bench_kraft_controller": "KRaft controller",
     "bench_streams": "Streams",
     "bench_mirror_maker": "MirrorMaker",
     "bench_transactions": "transactions",

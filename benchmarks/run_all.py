@@ -45,7 +45,7 @@ TIMEOUT_S = 900
 
 # Each script's short form, in the page's order. The sizes keep a whole run to about a quarter of an
 # hour on a 2-core machine; the ratios hold at these sizes, which is what the page states. Medians are
-# of five rounds, but for the controller's (three rounds of 1,000 partitions, a minute and a half each)
+# of five rounds, but for the controllers' (three rounds of 1,000 partitions, a minute and a half each)
 # and Spark's (three reads of each kind, after a warm-up read of each).
 SHORT: dict[str, list[str]] = {
     "bench_log_append": ["--mib", "32", "--repeat", "5"],
@@ -59,6 +59,7 @@ SHORT: dict[str, list[str]] = {
     "bench_replication": ["--records", "200000", "--rounds", "5", "--seconds", "5"],
     "bench_request_cost": ["--requests", "2000", "--rounds", "5"],
     "bench_controller": ["--rounds", "3"],
+    "bench_kraft_controller": ["--rounds", "3"],
     "bench_streams": ["--rounds", "5", "--lines", "5000", "--records", "20000", "--restore-records", "50000"],
     "bench_mirror_maker": ["--records", "50000", "--rounds", "5", "--part", "a"],
     "bench_transactions": ["--records", "10000", "--rounds", "5"],
