@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from kafka_lite.common.errors import Errors, IllegalArgumentException
 from kafka_lite.common.time import Time
-from kafka_lite.metadata.controller.event_queue import (
+from kafka_lite.queue.event_queue import (
     DeadlineFunction,
     Event,
     EventInsertionType,

@@ -51,7 +51,6 @@ from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
-from kafka_lite.metadata.controller.kafka_event_queue import KafkaEventQueue
 from kafka_lite.metadata.metadata_version import (
     LATEST_METADATA_VERSION,
     METADATA_VERSION_FEATURE_NAME,
@@ -59,6 +58,7 @@ from kafka_lite.metadata.metadata_version import (
 )
 from kafka_lite.metadata.version_range import VersionRange
 from kafka_lite.network.socket_server import Listener, SocketServer
+from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.server import quota_factory
 from kafka_lite.server.admin_manager import AdminManager

@@ -29,9 +29,9 @@ import logging
 from kafka_lite.common.errors import ConfigException
 from kafka_lite.common.protocol.listener_type import ListenerType, SimpleApiVersionManager
 from kafka_lite.common.time import Time
-from kafka_lite.metadata.controller.kafka_event_queue import KafkaEventQueue
 from kafka_lite.metadata.controller.quorum_controller import QuorumController
 from kafka_lite.network.socket_server import Listener, SocketServer
+from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.server.broker_metadata_checkpoint import MetaProperties
 from kafka_lite.server.controller_apis import ControllerApis

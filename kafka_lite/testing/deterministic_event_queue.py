@@ -11,8 +11,8 @@ deadline.
 from __future__ import annotations
 
 from kafka_lite.common.time import Time
-from kafka_lite.metadata.controller.event_queue import DeadlineFunction, Event, EventInsertionType, EventQueue
-from kafka_lite.metadata.controller.kafka_event_queue import NEVER, EventContext, EventHandler
+from kafka_lite.queue.event_queue import DeadlineFunction, Event, EventInsertionType, EventQueue
+from kafka_lite.queue.kafka_event_queue import NEVER, EventContext, EventHandler
 
 
 class DeterministicEventQueue(EventQueue):

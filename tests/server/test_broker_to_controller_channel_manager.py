@@ -23,7 +23,7 @@ from kafka_lite.common.protocol.controller_messages import (
 )
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.metadata.broker_state import BrokerState
-from kafka_lite.metadata.controller.kafka_event_queue import KafkaEventQueue
+from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
 from kafka_lite.raft.raft_config import InetAddressSpec, RaftConfig
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.raft.tools.test_raft_server import ByteArraySerde

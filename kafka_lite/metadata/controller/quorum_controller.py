@@ -60,12 +60,6 @@ from kafka_lite.metadata.controller.cluster_control_manager import ClusterContro
 from kafka_lite.metadata.controller.configuration_control_manager import ConfigurationControlManager, OpType
 from kafka_lite.metadata.controller.controller_purgatory import ControllerPurgatory
 from kafka_lite.metadata.controller.controller_result import ControllerResult, ControllerResultAndOffset
-from kafka_lite.metadata.controller.event_queue import (
-    EarliestDeadlineFunction,
-    Event,
-    EventQueue,
-    RejectedExecutionException,
-)
 from kafka_lite.metadata.controller.feature_control_manager import (
     FeatureControlManager,
 )
@@ -84,6 +78,12 @@ from kafka_lite.metadata.metadata_version import (
     MetadataVersion,
 )
 from kafka_lite.metadata.timeline import SnapshotRegistry
+from kafka_lite.queue.event_queue import (
+    EarliestDeadlineFunction,
+    Event,
+    EventQueue,
+    RejectedExecutionException,
+)
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_client import Batch, LeaderAndEpoch, Listener, RaftClient
 

@@ -36,8 +36,8 @@ from typing import Any, Protocol
 
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.common.time import Time
-from kafka_lite.metadata.controller.event_queue import Event, EventQueue, FunctionEvent
 from kafka_lite.metadata.image import MetadataDelta, MetadataImage
+from kafka_lite.queue.event_queue import Event, EventQueue, FunctionEvent
 from kafka_lite.raft.raft_client import Batch, LeaderAndEpoch, Listener
 
 log = logging.getLogger(__name__)

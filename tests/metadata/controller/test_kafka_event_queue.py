@@ -8,13 +8,13 @@ import pytest
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.time import SYSTEM, MockTime
-from kafka_lite.metadata.controller.event_queue import (
+from kafka_lite.queue.event_queue import (
     EarliestDeadlineFunction,
     Event,
     FunctionEvent,
     RejectedExecutionException,
 )
-from kafka_lite.metadata.controller.kafka_event_queue import KafkaEventQueue
+from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
 from kafka_lite.testing.deterministic_event_queue import DeterministicEventQueue
 
 pytestmark = pytest.mark.unit

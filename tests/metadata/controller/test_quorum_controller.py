@@ -23,10 +23,10 @@ from kafka_lite.common.metadata import (
 from kafka_lite.common.time import SYSTEM, MockTime
 from kafka_lite.metadata.config_resource import ConfigResource
 from kafka_lite.metadata.controller.configuration_control_manager import ApiError, OpType
-from kafka_lite.metadata.controller.kafka_event_queue import KafkaEventQueue
 from kafka_lite.metadata.controller.quorum_controller import QuorumController
 from kafka_lite.metadata.controller.snapshot_generator import Section, SnapshotGenerator
 from kafka_lite.metadata.metadata_version import MetadataVersion
+from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
