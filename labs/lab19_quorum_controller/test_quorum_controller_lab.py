@@ -825,15 +825,21 @@ def lab_topic(c: KRaftLabCluster, prefix: str, assignment: dict[int, list[int]])
     return name
 
 
+def led_by_a_follower(c: KRaftLabCluster, prefix: str) -> tuple[int, int, int, dict, str]:
+    """A node that is not the active controller (``n``), the other two (``a``, then the active
+    controller ``b``), and a new topic where ``n`` leads partitions 0 and 1 and follows in 2, partition
+    1's replica order not the ISR's: ``(n, a, b, assignment, topic)``."""
+    active = c.active()
+    n, a, b = [node for node in (0, 1, 2) if node != active] + [active]
+    assignment = {0: [n, a, b], 1: [n, b, a], 2: [a, n, b]}
+    return n, a, b, assignment, lab_topic(c, prefix, assignment)
+
+
 @pytest.mark.stage(4)
 @pytest.mark.points(4)
 def test_a_killed_broker_is_fenced_at_its_session_timeout_and_its_partitions_move_within_the_isr(request):
     c = real_cluster(request)
-    active = c.active()
-    victim, a, b = [n for n in (0, 1, 2) if n != active] + [active]
-    # The victim leads partitions 0 and 1, follows in 2; partition 1's replica order is not the ISR's.
-    assignment = {0: [victim, a, b], 1: [victim, b, a], 2: [a, victim, b]}
-    t = lab_topic(c, "lab19-fence", assignment)
+    victim, a, b, assignment, t = led_by_a_follower(c, "lab19-fence")
     killed_at = time.monotonic()
     c.cli("kill", str(victim))
     try:
@@ -894,9 +900,7 @@ def test_a_killed_active_controller_is_replaced_and_the_new_one_fences_it(reques
 @pytest.mark.points(4)
 def test_a_controlled_shutdown_moves_the_nodes_leaderships_away_before_it_stops(request):
     c = real_cluster(request)
-    active = c.active()
-    leaving, a, b = [n for n in (0, 1, 2) if n != active] + [active]
-    t = lab_topic(c, "lab19-shutdown", {0: [leaving, a, b], 1: [leaving, b, a], 2: [a, leaving, b]})
+    leaving, a, b, _, t = led_by_a_follower(c, "lab19-shutdown")
     pid = c.pid(leaving)
     # What `kafka-lite cluster shutdown` sends, with a shorter deadline than its SIGKILL's; the node
     # is restarted by the next test's make_whole.
