@@ -34,11 +34,15 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from kafka_lite.cli import CliError
 from kafka_lite.cli import cluster as base
+
+if TYPE_CHECKING:  # imported where used, to keep the CLI's start-up light
+    from kafka_lite.tools.metadata_quorum_command import QuorumInfo
 
 BROKER_ROLE, CONTROLLER_ROLE = "broker", "controller"
 # A controller-only node's id: far from the brokers' 0..N-1, so that the two never meet.
@@ -177,7 +181,7 @@ def spawn_node(state: dict, node: dict) -> int:
 # -- health --------------------------------------------------------------------------------------------------
 
 
-def describe_quorum(state: dict):
+def describe_quorum(state: dict) -> QuorumInfo | None:
     """The quorum as its leader describes it (a ``QuorumInfo``), or None if no voter answers as leader."""
     from kafka_lite.raft.tools.quorum_client import find_leader
     from kafka_lite.tools.metadata_quorum_command import QuorumInfo
@@ -191,6 +195,16 @@ def describe_quorum(state: dict):
     return None if answer is None else QuorumInfo.from_partition(answer)
 
 
+def answering_brokers(state: dict, excluding: int | None = None) -> list[dict]:
+    """The broker-role nodes running, not paused: a paused one is alive but answers nothing, and
+    asking it would only wait out the request timeout."""
+    return [
+        n
+        for n in state["brokers"]
+        if is_broker(n) and n["id"] != excluding and base._alive(n["pid"]) and not base._stopped(n["pid"])
+    ]
+
+
 def kraft_health(state: dict) -> dict:
     """Processes alive, the quorum (its leader is the active controller) and what the brokers'
     metadata says: the unfenced brokers, topics and partitions."""
@@ -201,7 +215,7 @@ def kraft_health(state: dict) -> dict:
         "topics": [],
         "quorum": describe_quorum(state),
     }
-    live = [n for n in state["brokers"] if is_broker(n) and health["brokers_alive"][n["id"]]]
+    live = answering_brokers(state)
     if live:
         base.metadata_health(state, health, live)
     # Whatever the Metadata response said: its controller_id is a random broker in KRaft.
@@ -355,11 +369,7 @@ def session_timeout_s(state: dict) -> float:
 def listed_brokers(state: dict, excluding: int | None = None) -> list[int] | None:
     """The unfenced brokers the live broker-role nodes (but ``excluding``) tell clients of; None if
     none answers."""
-    live = [
-        n
-        for n in state["brokers"]
-        if is_broker(n) and n["id"] != excluding and base._alive(n["pid"]) and not base._stopped(n["pid"])
-    ]
+    live = answering_brokers(state, excluding)
     if not live:
         return []
     health = {"registered": None}
