@@ -715,6 +715,9 @@ STAGE4 = (
     BrokerLifecycleManager._answer_in_pending_controlled_shutdown,
 )
 STEP_S = 30  # each wait: an election, a fence, a restart
+# A test's backstop, over the module's 60 s for the in-process stages: the first test also starts the
+# cluster, and a restart waits out a session, then a node's start-up; each step has its own deadline.
+REAL_CLUSTER_TIMEOUT_S = 180
 SHUTDOWN_S = 20  # a controlled shutdown of a node that leads two partitions takes well under a second
 
 
@@ -836,6 +839,7 @@ def led_by_a_follower(c: KRaftLabCluster, prefix: str) -> tuple[int, int, int, d
 
 
 @pytest.mark.stage(4)
+@pytest.mark.timeout(REAL_CLUSTER_TIMEOUT_S)
 @pytest.mark.points(4)
 def test_a_killed_broker_is_fenced_at_its_session_timeout_and_its_partitions_move_within_the_isr(request):
     c = real_cluster(request)
@@ -874,6 +878,7 @@ def test_a_killed_broker_is_fenced_at_its_session_timeout_and_its_partitions_mov
 
 
 @pytest.mark.stage(4)
+@pytest.mark.timeout(REAL_CLUSTER_TIMEOUT_S)
 @pytest.mark.points(4)
 def test_a_killed_active_controller_is_replaced_and_the_new_one_fences_it(request):
     c = real_cluster(request)
@@ -897,6 +902,7 @@ def test_a_killed_active_controller_is_replaced_and_the_new_one_fences_it(reques
 
 
 @pytest.mark.stage(4)
+@pytest.mark.timeout(REAL_CLUSTER_TIMEOUT_S)
 @pytest.mark.points(4)
 def test_a_controlled_shutdown_moves_the_nodes_leaderships_away_before_it_stops(request):
     c = real_cluster(request)
