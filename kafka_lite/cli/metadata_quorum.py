@@ -70,13 +70,13 @@ def bootstrap_addresses(args: argparse.Namespace) -> list[tuple[str, int]]:
 
 
 def run(args: argparse.Namespace, console) -> int:
-    from kafka_lite.raft.tools.quorum_client import describe_quorum
+    from kafka_lite.raft.tools.quorum_client import describe_cluster, describe_quorum
     from kafka_lite.tools.metadata_quorum_command import QuorumAdmin, TerseFailure, describe
 
     addresses = bootstrap_addresses(args)
     if args.quorum_command != "describe":
         raise CliError("a command is required: describe --status | --replication")
-    admin = QuorumAdmin(addresses, describe_quorum)
+    admin = QuorumAdmin(addresses, describe_quorum, describe_cluster)
     try:
         lines = describe(admin, args.status, args.replication)
     except TerseFailure as e:

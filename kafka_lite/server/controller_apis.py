@@ -5,7 +5,8 @@ Book:    beyond the book: chapter 12 (KRaft)
 Differs: no authorizer, quotas or throttling (every answer says 0 ms); DeleteTopics names topics
          only (kafka_lite's DeleteTopics is v0-1, before topic ids), so the controller deletes by
          name; no Envelope, SASL, ACL, client-quota, reassignment, ElectLeaders or UpdateFeatures
-         handlers, since the controller's table (listener_type.py) has none of those APIs.
+         handlers, since the controller's table (listener_type.py) has none of those APIs;
+         DescribeCluster is answered as Kafka 3.7 answers it (``handle_describe_cluster``).
 
 What ``KafkaApis`` is to a broker (chapter 2, 2.3.4), this is to a controller: the request handler
 threads call ``handle`` with each request its socket server parsed, and it answers through the
@@ -29,13 +30,13 @@ handler threads serve a whole cluster's heartbeats.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
-from kafka_lite.common.protocol.controller_messages import ControllerApiKeys
+from kafka_lite.common.protocol.controller_messages import ENDPOINT_TYPE_CONTROLLERS, ControllerApiKeys
 from kafka_lite.common.protocol.listener_type import SimpleApiVersionManager, encode_listener_response
 from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0, RESPONSE_HEADER
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
@@ -64,7 +65,12 @@ class ControllerApis:
         node_id: int,
         delete_topic_enable: bool,
         api_version_manager: SimpleApiVersionManager,
+        *,
+        cluster_id: str,
+        controller_nodes: Sequence[tuple[int, str, int]],
     ) -> None:
+        """``controller_nodes``: each voter's ``(id, host, port)`` on the controller listener, from
+        ``controller.quorum.voters``."""
         self.request_channel = request_channel
         self.time = time
         self.controller = controller
@@ -72,6 +78,8 @@ class ControllerApis:
         self.node_id = node_id
         self.delete_topic_enable = delete_topic_enable
         self.api_version_manager = api_version_manager
+        self.cluster_id = cluster_id
+        self.controller_nodes = list(controller_nodes)
         # --8<-- [start:handlers]
         # In the order of 3.3's ``handle`` match, keeping only the APIs the table has.
         self._handlers: dict[int, Callable[[Request], None]] = {
@@ -91,6 +99,7 @@ class ControllerApis:
             ControllerApiKeys.UNREGISTER_BROKER: self.handle_unregister_broker,
             ControllerApiKeys.ALLOCATE_PRODUCER_IDS: self.handle_allocate_producer_ids_request,
             ApiKeys.CREATE_PARTITIONS: self.handle_create_partitions,
+            ControllerApiKeys.DESCRIBE_CLUSTER: self.handle_describe_cluster,  # Kafka 3.7's
         }
         # --8<-- [end:handlers]
 
@@ -150,6 +159,37 @@ class ControllerApis:
         future.add_done_callback(self._guarded(request, done))
 
     # --8<-- [end:raft]
+
+    def handle_describe_cluster(self, request: Request) -> None:
+        """DescribeCluster v1 asking for the controllers: the cluster id, the Raft leader as the
+        controller, and every voter as a node. This is Kafka 3.7's ``handleDescribeCluster`` (KIP-919,
+        for the admin's ``--bootstrap-controller``), which 3.3's controllers do not have; 3.7 lists
+        the controllers that registered (ControllerRegistrationRecord, also 3.7), where kafka_lite
+        lists ``controller.quorum.voters``. A request for the brokers is refused with INVALID_REQUEST
+        (3.7: MISMATCHED_ENDPOINT_TYPE, an error code kafka_lite's table does not have): a
+        controller knows the brokers only as registrations, and a broker answers for them."""
+        if request.body["endpoint_type"] != ENDPOINT_TYPE_CONTROLLERS:
+            message = (
+                f"DescribeCluster on a controller listener describes the controllers (endpoint type "
+                f"{ENDPOINT_TYPE_CONTROLLERS}), not endpoint type {request.body['endpoint_type']}: "
+                "ask a broker for the brokers"
+            )
+            self._send_response(request, {
+                **_top_level_error(request, Errors.INVALID_REQUEST), "error_message": message,
+                "cluster_id": self.cluster_id,
+            })  # fmt: skip
+            return
+        leader_id = self.raft_manager.leader_and_epoch().leader_id
+        self._send_response(request, {
+            "throttle_time_ms": 0, "error_code": Errors.NONE.code, "error_message": None,
+            "endpoint_type": ENDPOINT_TYPE_CONTROLLERS, "cluster_id": self.cluster_id,
+            "controller_id": -1 if leader_id is None else leader_id,
+            "brokers": [
+                {"broker_id": node_id, "host": host, "port": port, "rack": None}
+                for node_id, host, port in self.controller_nodes
+            ],
+            "cluster_authorized_operations": -(2**31),  # not asked for: Kafka's "omitted" value
+        })  # fmt: skip
 
     # -- the controller's RPCs, from brokers ---------------------------------------------------------------
 

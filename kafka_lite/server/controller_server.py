@@ -32,6 +32,7 @@ from kafka_lite.common.time import Time
 from kafka_lite.metadata.controller.quorum_controller import QuorumController
 from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
+from kafka_lite.raft.raft_config import quorum_voter_strings_to_nodes
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.server.broker_metadata_checkpoint import MetaProperties
 from kafka_lite.server.controller_apis import ControllerApis
@@ -92,6 +93,8 @@ class ControllerServer:
             self.controller_apis = ControllerApis(
                 self.socket_server.request_channel, self.time, self.controller, self.raft_manager,
                 config.node_id, config.values["delete.topic.enable"], api_version_manager,
+                cluster_id=self.cluster_id,
+                controller_nodes=quorum_voter_strings_to_nodes(config.quorum_voters),
             )  # fmt: skip
             self.handler_pool = KafkaRequestHandlerPool(
                 self.socket_server.request_channel, self.controller_apis, config.values["num.io.threads"]

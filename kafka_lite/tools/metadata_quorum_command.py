@@ -102,16 +102,20 @@ class QuorumAdmin:
     answers as leader. ``describe_quorum(address)`` sends the request and returns the answer's
     partition data (``kafka_lite.raft.tools.quorum_client.describe_quorum``, passed in by the CLI).
 
-    A voter's Raft listener answers only the quorum's requests, not DescribeCluster, so the cluster
-    id is unknown here and prints as Kafka prints a null one."""
+    ``describe_cluster(address)`` asks for the cluster id with DescribeCluster, which a KRaft
+    controller answers on its listener as Kafka 3.7's does (KIP-919, with ``--bootstrap-controller``);
+    a bare Raft voter (``raft test-server``) does not, and then the id prints as Kafka prints a null
+    one."""
 
     def __init__(
         self,
         addresses: Sequence[tuple[str, int]],
         describe_quorum: Callable[[tuple[str, int]], dict[str, Any]],
+        describe_cluster: Callable[[tuple[str, int]], dict[str, Any]] | None = None,
     ) -> None:
         self._addresses = list(addresses)
         self._describe_quorum = describe_quorum
+        self._describe_cluster = describe_cluster
 
     def describe_metadata_quorum(self) -> QuorumInfo:
         answers = []
@@ -131,6 +135,16 @@ class QuorumAdmin:
         )
 
     def cluster_id(self) -> str | None:
+        """The first address's answer to DescribeCluster (any controller knows the id), or None."""
+        if self._describe_cluster is None:
+            return None
+        for address in self._addresses:
+            try:
+                answer = self._describe_cluster(address)
+            except OSError:  # not a KRaft controller, or not reachable: ask the next one
+                continue
+            if answer.get("error_code") == 0:
+                return answer["cluster_id"]
         return None
 
 

@@ -274,3 +274,11 @@ def test_kafka_python_describes_configs_from_the_image(node):
         Errors.UNKNOWN_TOPIC_OR_PARTITION.code,
         "Topic 'no-such-topic' does not exist.",
     )
+
+
+def test_metadata_quorum_status_names_the_cluster_the_controller_answers_for(node, capsys):
+    """--bootstrap-controller asks the controller itself: DescribeCluster for the id (Kafka 3.7)."""
+    address = f"127.0.0.1:{node.controller_ports[1]}"
+    assert main(["metadata-quorum", "--bootstrap-controller", address, "describe", "--status"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == [f"ClusterId:              {node.cluster_id}", "LeaderId:               1"]

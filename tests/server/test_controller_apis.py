@@ -12,6 +12,7 @@ import pytest
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.controller_messages import (
+    ENDPOINT_TYPE_CONTROLLERS,
     ControllerApiKeys,
     encode_controller_request,
     parse_controller_response,
@@ -36,6 +37,7 @@ from kafka_lite.metadata.metadata_version import METADATA_VERSION_FEATURE_NAME, 
 from kafka_lite.network.request_channel import Request, RequestChannel
 from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.raft import raft_util
+from kafka_lite.raft.raft_client import LeaderAndEpoch
 from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.tools.raft_manager import METADATA_PARTITION, KafkaRaftManager
 from kafka_lite.server.controller_apis import ControllerApis
@@ -45,6 +47,7 @@ from tests.support.waiting import wait_until
 from tests.support.wire import WireClient
 
 CONTROLLER = ListenerType.CONTROLLER
+VOTERS = [(0, "127.0.0.1", 9093), (1, "127.0.0.1", 9094), (2, "127.0.0.1", 9095)]
 FEATURES = [
     {
         "name": METADATA_VERSION_FEATURE_NAME,
@@ -81,7 +84,7 @@ class Harness:
         self.channel = RequestChannel(1, 10)
         self.apis = ControllerApis(
             self.channel, env.time, env.controllers[node_id], raft_manager, node_id, delete_topic_enable,
-            SimpleApiVersionManager(CONTROLLER),
+            SimpleApiVersionManager(CONTROLLER), cluster_id=CLUSTER_ID, controller_nodes=VOTERS,
         )  # fmt: skip
 
     def send(self, api_key: int, version: int, body: dict) -> Request:
@@ -313,6 +316,33 @@ def test_describe_quorum_goes_to_the_raft_manager_and_its_answer_comes_back(env,
         manager.shutdown()
 
 
+class _LeaderIs:
+    """A Raft manager that only says who leads."""
+
+    def __init__(self, leader_id: int | None) -> None:
+        self.leader_id = leader_id
+
+    def leader_and_epoch(self) -> LeaderAndEpoch:
+        return LeaderAndEpoch(self.leader_id, 3)
+
+
+@pytest.mark.unit
+def test_describe_cluster_names_the_cluster_the_raft_leader_and_the_voters(env):
+    """Kafka 3.7's answer on a controller listener (KIP-919), for the admin's --bootstrap-controller."""
+    api = ControllerApiKeys.DESCRIBE_CLUSTER
+    harness = Harness(env, 1, raft_manager=_LeaderIs(2))
+    body = harness.call(api, 1, {"endpoint_type": ENDPOINT_TYPE_CONTROLLERS})
+    assert (body["error_code"], body["cluster_id"], body["controller_id"]) == (0, CLUSTER_ID, 2)
+    assert [(b["broker_id"], b["host"], b["port"]) for b in body["brokers"]] == VOTERS
+    assert (
+        Harness(env, 1, raft_manager=_LeaderIs(None)).call(api, 1, {"endpoint_type": 2})["controller_id"]
+        == -1
+    )
+    refused = harness.call(api, 1, {"endpoint_type": 1})  # the brokers are a broker's to describe
+    assert (refused["error_code"], refused["brokers"]) == (Errors.INVALID_REQUEST.code, [])
+    assert "describes the controllers (endpoint type 2), not endpoint type 1" in refused["error_message"]
+
+
 class _NoSerde:
     def serialize(self, record: bytes) -> bytes:
         return record
@@ -332,7 +362,8 @@ def controller_listener(env):
         listener_type=CONTROLLER,
     )  # fmt: skip
     apis = ControllerApis(server.request_channel, SYSTEM, env.controllers[0], None, 0, True,
-                          SimpleApiVersionManager(CONTROLLER))  # fmt: skip
+                          SimpleApiVersionManager(CONTROLLER), cluster_id=CLUSTER_ID,
+                          controller_nodes=VOTERS)  # fmt: skip
     pool = KafkaRequestHandlerPool(server.request_channel, apis, 1)
     server.startup()
     try:

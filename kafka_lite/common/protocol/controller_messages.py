@@ -4,7 +4,7 @@
 Mirrors: org.apache.kafka.common.message.BrokerRegistrationRequestData, BrokerHeartbeatRequestData,
          UnregisterBrokerRequestData, AlterPartitionRequestData and AllocateProducerIdsRequestData,
          with their responses (generated from clients/src/main/resources/common/message/*.json,
-         Kafka 3.3.0)
+         Kafka 3.3.0); DescribeClusterRequestData v1 from Kafka 3.7
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: one table of schemas, read and written by ``types.Schema``'s walk, instead of one
          generated class per message; ``ControllerApiKeys`` is an enum of its own rather than
@@ -25,6 +25,9 @@ What each RPC does, in the order a broker's life uses them:
 - AllocateProducerIds (67): a broker's transaction coordinator asks for a block of producer ids
   (KIP-730), which the controller records (ProducerIdsRecord) instead of a znode.
 - UnregisterBroker (64): an admin removes a broker that will not come back.
+- DescribeCluster (60), v1: not a broker's but an admin's, asked of a controller directly (Kafka
+  3.7's ``--bootstrap-controller``, KIP-919): the cluster id, the active controller and the
+  controllers. Kafka 3.3's controllers do not answer it.
 
 All of them are flexible from v0 (compact strings and arrays, tagged fields), so they travel with
 request header v2 and response header v1.
@@ -198,11 +201,38 @@ ALLOCATE_PRODUCER_IDS_RESPONSE_V0 = FS(
 )
 
 
+# --- DescribeCluster (60), v1 on the controller listener (Kafka 3.7, KIP-919) ------------------------------
+# v0 (Kafka 2.8, KIP-700) describes brokers and is a broker's; v1 adds the endpoint type, and a
+# controller answers v1 asking for controllers (2). The controller listener takes v1 only.
+ENDPOINT_TYPE_BROKERS = 1
+ENDPOINT_TYPE_CONTROLLERS = 2
+DESCRIBE_CLUSTER_REQUEST_V1 = FS(
+    F("include_cluster_authorized_operations", BOOLEAN, "Whether to include cluster authorized operations.", False),
+    F("endpoint_type", INT8, "The endpoint type to describe. 1=brokers, 2=controllers.", ENDPOINT_TYPE_BROKERS),
+)  # fmt: skip
+DESCRIBE_CLUSTER_RESPONSE_V1 = FS(
+    THROTTLE_TIME_MS,
+    ERROR_CODE,
+    F("error_message", COMPACT_NULLABLE_STRING, "The top-level error message, or null.", None),
+    F("endpoint_type", INT8, "The endpoint type that was described.", ENDPOINT_TYPE_BROKERS),
+    F("cluster_id", COMPACT_STRING, "The cluster id that the responding node belongs to.", ""),
+    F("controller_id", INT32, "The id of the controller (a controller answers the active one).", -1),
+    F("brokers", CA(FS(
+        F("broker_id", INT32, "The node's id.", 0),
+        F("host", COMPACT_STRING, "The node's hostname.", ""),
+        F("port", INT32, "The node's port.", 0),
+        F("rack", COMPACT_NULLABLE_STRING, "The node's rack, or null.", None),
+    )), "Each node described (a controller's answer: each controller).", []),
+    F("cluster_authorized_operations", INT32, "The authorized operations' bitfield.", -(2**31)),
+)  # fmt: skip
+
+
 # --8<-- [start:tables]
 class ControllerApiKeys(SchemaTableApi, enum.IntEnum):
     """The controller's APIs a broker calls, with Kafka's ids (``ApiKeys`` in Kafka 3.3)."""
 
     ALTER_PARTITION = 56
+    DESCRIBE_CLUSTER = 60  # an admin's, not a broker's: Kafka 3.7's --bootstrap-controller asks it
     BROKER_REGISTRATION = 62
     BROKER_HEARTBEAT = 63
     UNREGISTER_BROKER = 64
@@ -216,6 +246,7 @@ CONTROLLER_REQUESTS: dict[int, list[Schema | None]] = {
     ControllerApiKeys.ALTER_PARTITION: [
         ALTER_PARTITION_REQUEST_V0, ALTER_PARTITION_REQUEST_V1, ALTER_PARTITION_REQUEST_V2,
     ],
+    ControllerApiKeys.DESCRIBE_CLUSTER: [None, DESCRIBE_CLUSTER_REQUEST_V1],
     ControllerApiKeys.BROKER_REGISTRATION: [BROKER_REGISTRATION_REQUEST_V0],
     ControllerApiKeys.BROKER_HEARTBEAT: [BROKER_HEARTBEAT_REQUEST_V0],
     ControllerApiKeys.UNREGISTER_BROKER: [UNREGISTER_BROKER_REQUEST_V0],
@@ -225,6 +256,7 @@ CONTROLLER_RESPONSES: dict[int, list[Schema | None]] = {
     ControllerApiKeys.ALTER_PARTITION: [
         ALTER_PARTITION_RESPONSE_V0, ALTER_PARTITION_RESPONSE_V1, ALTER_PARTITION_RESPONSE_V2,
     ],
+    ControllerApiKeys.DESCRIBE_CLUSTER: [None, DESCRIBE_CLUSTER_RESPONSE_V1],
     ControllerApiKeys.BROKER_REGISTRATION: [BROKER_REGISTRATION_RESPONSE_V0],
     ControllerApiKeys.BROKER_HEARTBEAT: [BROKER_HEARTBEAT_RESPONSE_V0],
     ControllerApiKeys.UNREGISTER_BROKER: [UNREGISTER_BROKER_RESPONSE_V0],

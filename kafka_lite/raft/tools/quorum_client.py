@@ -11,6 +11,12 @@ import socket
 import struct
 from typing import Any
 
+from kafka_lite.common.protocol.controller_messages import (
+    ENDPOINT_TYPE_CONTROLLERS,
+    ControllerApiKeys,
+    encode_controller_request,
+    parse_controller_response,
+)
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys, encode_raft_request, parse_raft_response
 from kafka_lite.common.protocol.requests import RequestHeader
 from kafka_lite.raft import raft_util
@@ -51,6 +57,20 @@ def describe_quorum(address: tuple[str, int], timeout_s: float = 2.0) -> dict:
     if response["error_code"] != 0:
         return {"error_code": response["error_code"]}
     return response["topics"][0]["partitions"][0]
+
+
+def describe_cluster(address: tuple[str, int], timeout_s: float = 2.0) -> dict:
+    """A controller's DescribeCluster v1 answer for the controllers (Kafka 3.7, KIP-919): its
+    ``error_code``, ``cluster_id``, ``controller_id`` and the controllers as ``brokers``. A voter
+    that is not a KRaft controller (``raft test-server``) closes the connection: ConnectionError."""
+    api = ControllerApiKeys.DESCRIBE_CLUSTER
+    header = RequestHeader(api, api.latest_version, 1, "raft-tool")
+    frame = encode_controller_request(header, {"endpoint_type": ENDPOINT_TYPE_CONTROLLERS})
+    with socket.create_connection(address, timeout=timeout_s) as sock:
+        sock.sendall(_SIZE.pack(len(frame)) + frame)
+        (size,) = _SIZE.unpack(_read_exactly(sock, 4))
+        _, response = parse_controller_response(api, api.latest_version, _read_exactly(sock, size))
+    return response
 
 
 def find_leader(addresses: dict[int, tuple[str, int]], timeout_s: float = 0.5) -> dict | None:

@@ -240,6 +240,36 @@ ALLOCATE_PRODUCER_IDS_RESPONSE = (
         "00",  # tagged fields
     ),
 )
+# DescribeCluster v1 from Kafka 3.7's spec (KIP-919): what an admin asks a controller directly.
+DESCRIBE_CLUSTER_REQUEST_V1 = (
+    {"include_cluster_authorized_operations": False, "endpoint_type": 2},
+    h(
+        "00",  # include_cluster_authorized_operations: false
+        "02",  # endpoint_type: int8, 2 = controllers
+        "00",  # tagged fields
+    ),
+)  # fmt: skip
+DESCRIBE_CLUSTER_RESPONSE_V1 = (
+    {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "endpoint_type": 2, "cluster_id": "c1",
+     "controller_id": 1, "brokers": [{"broker_id": 1, "host": "h", "port": 9093, "rack": None}],
+     "cluster_authorized_operations": -(2**31)},
+    h(
+        "00000000",  # throttle_time_ms
+        "0000",  # error_code
+        "00",  # error_message: compact nullable string, null
+        "02",  # endpoint_type
+        "03 6331",  # cluster_id "c1"
+        "00000001",  # controller_id
+        "02",  # brokers: compact array, 1 + 1
+        "00000001",  # broker_id
+        "02 68",  # host "h"
+        "00002385",  # port 9093: int32
+        "00",  # rack: null
+        "00",  # the node's tagged fields
+        "80000000",  # cluster_authorized_operations: INT32_MIN, "not asked for"
+        "00",  # tagged fields
+    ),
+)  # fmt: skip
 
 A = ControllerApiKeys
 RPC_CASES = [
@@ -257,6 +287,8 @@ RPC_CASES = [
     (A.ALTER_PARTITION, 2, "response", *ALTER_PARTITION_RESPONSE_V2),
     (A.ALLOCATE_PRODUCER_IDS, 0, "request", *ALLOCATE_PRODUCER_IDS_REQUEST),
     (A.ALLOCATE_PRODUCER_IDS, 0, "response", *ALLOCATE_PRODUCER_IDS_RESPONSE),
+    (A.DESCRIBE_CLUSTER, 1, "request", *DESCRIBE_CLUSTER_REQUEST_V1),
+    (A.DESCRIBE_CLUSTER, 1, "response", *DESCRIBE_CLUSTER_RESPONSE_V1),
 ]
 
 
