@@ -1,6 +1,6 @@
 """Fixtures shared across tiers: for the integration and compatibility tiers, one real ZooKeeper per
-test session (per xdist worker) and a 3-broker kafka_lite cluster in its own chroot;
-for the docs and browser tiers, the docs site, built once per run."""
+test session (per xdist worker) and a 3-broker kafka_lite cluster in its own chroot, and a KRaft
+cluster of three combined nodes; for the docs and browser tiers, the docs site, built once per run."""
 
 from __future__ import annotations
 
@@ -34,6 +34,20 @@ def cluster(zookeeper, tmp_path_factory):
     c.start()
     yield c
     c.stop()
+
+
+@pytest.fixture(scope="session")
+def kraft_cluster(tmp_path_factory):
+    """Three combined KRaft nodes as ``cluster up --kraft`` starts them: the compat tier's second
+    mode (tests/compat/conftest.py) and the KRaft run of kafka_lite's tools, started once per worker."""
+    from tests.support.kraft_cluster import KRaftCluster
+
+    c = KRaftCluster(tmp_path_factory.mktemp("kraft-cluster"))
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()
 
 
 @pytest.fixture(scope="session")

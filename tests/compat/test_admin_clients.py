@@ -10,10 +10,11 @@ from confluent_kafka import TopicPartition as ConfluentTopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin import ConfigResource as ConfluentConfigResource
 from confluent_kafka.admin import NewPartitions as ConfluentNewPartitions
-from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.errors import InvalidPartitionsError, KafkaError
 
+from tests.support.cluster import LiteCluster
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 
@@ -28,8 +29,23 @@ def _produce(cluster, topic: str, count: int, partition: int = 0) -> None:
     producer.close()
 
 
-def _leader_log(cluster, topic: str, partition: int = 0):
-    return cluster.server(cluster.leader_of(topic, partition)).log_manager.get_log((topic, partition))
+def _log_start_offset(cluster, topic: str, partition: int = 0) -> int:
+    """The leader's log start offset, as a client asks for it (ListOffsets, earliest)."""
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        tp = TopicPartition(topic, partition)
+        return consumer.beginning_offsets([tp])[tp]
+    finally:
+        consumer.close()
+
+
+def _wait_for_leader_log(cluster, topic: str, applied, what: str) -> None:
+    """On the ZooKeeper cluster, until the leader's log (in process) has taken a config change. A
+    KRaft cluster's brokers are processes: there the describe that follows is the check."""
+    if isinstance(cluster, LiteCluster):
+        leader = cluster.server(cluster.leader_of(topic, 0))
+        log = leader.log_manager.get_log((topic, 0))
+        wait_until(lambda: applied(log.config), what=what)
 
 
 # -- kafka-python ----------------------------------------------------------------------------------------
@@ -58,9 +74,15 @@ def test_kafka_python_describes_and_alters_a_topics_configs(cluster, kafka_pytho
     kafka_python_admin.alter_configs(
         [ConfigResource(ConfigResourceType.TOPIC, topic, {"retention.ms": "60000"})]
     )
-    log = _leader_log(cluster, topic)
-    wait_until(lambda: log.config.retention_ms == 60000, what="the leader's log to take retention.ms")
-    assert _configs_of(kafka_python_admin.describe_configs([resource]))["retention.ms"] == "60000"
+    _wait_for_leader_log(
+        cluster, topic, lambda config: config.retention_ms == 60000, "the leader's log to take retention.ms"
+    )
+    # A KRaft broker answers from the config records it has read of the metadata log: it may lag the
+    # controller's answer to the alter by a fetch
+    wait_until(
+        lambda: _configs_of(kafka_python_admin.describe_configs([resource]))["retention.ms"] == "60000",
+        what="the topic described with retention.ms 60000",
+    )
 
 
 def test_kafka_python_creates_partitions_and_deletes_records(cluster, kafka_python_admin):
@@ -74,10 +96,10 @@ def test_kafka_python_creates_partitions_and_deletes_records(cluster, kafka_pyth
     _produce(cluster, topic, 5)
     result = kafka_python_admin.delete_records({TopicPartition(topic, 0): 3})
     assert result[TopicPartition(topic, 0)]["low_watermark"] == 3
-    assert _leader_log(cluster, topic).log_start_offset == 3
+    assert _log_start_offset(cluster, topic) == 3
     with pytest.raises(KafkaError):  # beyond the high watermark: OFFSET_OUT_OF_RANGE
         kafka_python_admin.delete_records({TopicPartition(topic, 0): 50})
-    assert _leader_log(cluster, topic).log_start_offset == 3
+    assert _log_start_offset(cluster, topic) == 3
 
 
 # -- confluent-kafka -----------------------------------------------------------------------------------------
@@ -88,32 +110,45 @@ def confluent_admin(cluster):
     return AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
 
 
+def _cleanup_policy(confluent_admin, resource):
+    [described] = confluent_admin.describe_configs([resource]).values()
+    return described.result(15)["cleanup.policy"]
+
+
 # confluent-kafka deprecates AlterConfigs for IncrementalAlterConfigs (Kafka 2.3), which Kafka 0.11 has not
 @pytest.mark.filterwarnings("ignore:alter_configs has been deprecated:DeprecationWarning")
 def test_confluent_kafka_describes_and_alters_a_topics_configs(cluster, confluent_admin):
     topic = topic_name("ck-configs")
     cluster.create_topic(topic, partitions=1)
     resource = ConfluentConfigResource("topic", topic)
-    [described] = confluent_admin.describe_configs([resource]).values()
-    entries = described.result(15)
-    assert entries["cleanup.policy"].value == "delete" and entries["cleanup.policy"].is_default
+    policy = _cleanup_policy(confluent_admin, resource)
+    assert policy.value == "delete" and policy.is_default
 
     altered = ConfluentConfigResource(
         "topic", topic, set_config={"cleanup.policy": "compact", "retention.ms": "60000"}
     )
     [future] = confluent_admin.alter_configs([altered]).values()
     future.result(15)
-    log = _leader_log(cluster, topic)
-    wait_until(lambda: log.config.compact and not log.config.delete, what="the leader's log to be compacted")
-    [described] = confluent_admin.describe_configs([resource]).values()
-    entries = described.result(15)
-    assert entries["cleanup.policy"].value == "compact" and not entries["cleanup.policy"].is_default
+    _wait_for_leader_log(
+        cluster,
+        topic,
+        lambda config: config.compact and not config.delete,
+        "the leader's log to be compacted",
+    )
+    # as above: a KRaft broker's answer may lag the alter by a fetch of the metadata log
+    policy = wait_until(
+        lambda: (p := _cleanup_policy(confluent_admin, resource)).value == "compact" and p,
+        what="the topic described with cleanup.policy compact",
+    )
+    assert not policy.is_default
 
     bad = ConfluentConfigResource("topic", topic, set_config={"no.such.config": "1"})
     [future] = confluent_admin.alter_configs([bad]).values()
     with pytest.raises(ConfluentKafkaException, match=r"no\.such\.config"):
         future.result(15)
-    assert log.config.compact  # the refused request changed nothing
+    assert (
+        _cleanup_policy(confluent_admin, resource).value == "compact"
+    )  # the refused request changed nothing
 
 
 def test_confluent_kafka_creates_partitions_and_deletes_records(cluster, confluent_admin):
@@ -127,4 +162,4 @@ def test_confluent_kafka_creates_partitions_and_deletes_records(cluster, conflue
     [future] = confluent_admin.delete_records([ConfluentTopicPartition(topic, 1, 2)]).values()
     deleted = future.result(15)
     assert deleted.low_watermark == 2
-    assert _leader_log(cluster, topic, 1).log_start_offset == 2
+    assert _log_start_offset(cluster, topic, 1) == 2

@@ -1,5 +1,9 @@
 """Unmodified aiokafka against a 3-broker kafka_lite cluster, default settings unless a test says
-otherwise (aiokafka 0.14: ApiVersions v0, Produce v3 with record batches v2, acks=1)."""
+otherwise (aiokafka 0.14: ApiVersions v0, Produce v3 with record batches v2, acks=1).
+
+On the KRaft cluster the codec-and-acks sweep runs one pair, acks=all with none: a codec is the
+client's business, which no controller sees (``codec_and_acks_sweep``). A test that moves a
+leadership runs on ZooKeeper only."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from kafka_lite.testing.logs import read_all
+from tests.support.kraft_cluster import codec_and_acks_sweep, zookeeper_only
 from tests.support.topics import topic_name
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
@@ -53,8 +58,7 @@ def test_admin_create_and_list(cluster):
     asyncio.run(scenario())
 
 
-@pytest.mark.parametrize("codec", [None, "gzip", "snappy", "lz4"], ids=lambda c: c or "none")
-@pytest.mark.parametrize("acks", [0, 1, "all"], ids=lambda a: f"acks={a}")
+@codec_and_acks_sweep([0, 1, "all"], [None, "gzip", "snappy", "lz4"], on_kraft=("all", None))
 def test_produce_and_consume_every_codec_and_acks(cluster, acks, codec):
     name = topic_name("aio")
     cluster.create_topic(name, partitions=3)
@@ -112,6 +116,8 @@ def test_consume_from_an_offset_and_offsets_for_times(cluster):
     asyncio.run(scenario())
 
 
+# ZooKeeper only: the leadership moves by a ZooKeeper reassignment, and the new leader's log is read in process
+@zookeeper_only
 def test_producer_recovers_from_not_leader_for_partition(cluster):
     name = topic_name("aio-move")
     cluster.create_topic(name, partitions=1, replication_factor=2)

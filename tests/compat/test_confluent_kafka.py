@@ -1,5 +1,9 @@
 """Unmodified confluent-kafka (librdkafka) against a 3-broker kafka_lite cluster, default settings
-unless a test says otherwise (librdkafka: acks=all, ApiVersions v3 -> UNSUPPORTED_VERSION -> v0)."""
+unless a test says otherwise (librdkafka: acks=all, ApiVersions v3 -> UNSUPPORTED_VERSION -> v0).
+
+On the KRaft cluster the codec-and-acks sweep runs one pair, acks=all with snappy: a codec is the
+client's business, which no controller sees (``codec_and_acks_sweep``). A test that moves a
+leadership runs on ZooKeeper only."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafka_lite.testing.logs import read_all
+from tests.support.kraft_cluster import codec_and_acks_sweep, zookeeper_only
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 
@@ -72,13 +77,10 @@ def test_admin_delete_topics(cluster):
         futures[missing].result(timeout=15)
     # the controller answered once its own metadata dropped the topic; the other brokers follow
     wait_until(lambda: name not in admin.list_topics(timeout=10).topics, what=f"{name} out of the metadata")
-    wait_until(
-        lambda: not list(cluster.directory.glob(f"broker-*/{name}-*")), what=f"{name}'s directories deleted"
-    )
+    wait_until(lambda: not list(cluster.directory.glob(f"**/{name}-*")), what=f"{name}'s directories deleted")
 
 
-@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4"])
-@pytest.mark.parametrize("acks", ["0", "1", "all"], ids=lambda a: f"acks={a}")
+@codec_and_acks_sweep(["0", "1", "all"], ["none", "gzip", "snappy", "lz4"], on_kraft=("all", "snappy"))
 def test_produce_and_consume_every_codec_and_acks(cluster, acks, codec):
     name = topic_name("ck")
     cluster.create_topic(name, partitions=3)
@@ -136,6 +138,8 @@ def test_offsets_for_times(cluster):
         consumer.close()
 
 
+# ZooKeeper only: the leadership moves by a ZooKeeper reassignment, and the new leader's log is read in process
+@zookeeper_only
 def test_producer_recovers_from_not_leader_for_partition(cluster):
     name = topic_name("ck-move")
     cluster.create_topic(name, partitions=1, replication_factor=2)

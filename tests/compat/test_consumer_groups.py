@@ -46,6 +46,8 @@ from kafka_lite.coordinator.offsets_topic_records import (
     read_group_message_value,
     read_message_key,
 )
+from tests.support.cluster import LiteCluster
+from tests.support.kraft_cluster import zookeeper_only
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
 
@@ -323,17 +325,42 @@ def group_in_coordinator(cluster, group: str):
     return cluster.server(leader).group_coordinator.group_manager.get_group(group)
 
 
-def stable_assignment(cluster, group: str) -> dict[str, frozenset] | None:
-    """The Stable group's assignment by client id (each client id once), or None if not Stable."""
+def described_group(cluster, group: str):
+    """The group as its coordinator describes it to clients (DescribeGroups)."""
+    admin = cluster.admin()
+    try:
+        (described,) = admin.describe_consumer_groups([group])
+        return described
+    finally:
+        admin.close()
+
+
+def group_members(cluster, group: str) -> list[tuple[str, frozenset]] | None:
+    """The group's members as (client id, partitions) while it is Stable, else None. On
+    the ZooKeeper cluster read in process under the group's lock, which costs its brokers (in this
+    process) nothing however often a wait asks; a KRaft cluster's coordinator is asked with
+    DescribeGroups, which answers the same under the same lock."""
+    if not isinstance(cluster, LiteCluster):
+        g = described_group(cluster, group)
+        if g.state != GroupState.STABLE.value:
+            return None
+        return [(m.client_id, frozenset(p for _, p in m.assignment)) for m in g.members]
     g = group_in_coordinator(cluster, group)
     if g is None:
         return None
     with g.lock:
         if not g.is_(GroupState.STABLE):
             return None
-        members = g.all_member_metadata()
-        owned = {m.client_id: frozenset(p for _, p in deserialize_assignment(m.assignment).partitions)
-                 for m in members}  # fmt: skip
+        return [(m.client_id, frozenset(p for _, p in deserialize_assignment(m.assignment).partitions))
+                for m in g.all_member_metadata()]  # fmt: skip
+
+
+def stable_assignment(cluster, group: str) -> dict[str, frozenset] | None:
+    """The Stable group's assignment by client id (each client id once), or None if not Stable."""
+    members = group_members(cluster, group)
+    if members is None:
+        return None
+    owned = dict(members)
     return owned if len(owned) == len(members) else None
 
 
@@ -533,7 +560,9 @@ def describe(capsys, bootstrap: str, group: str) -> dict[int, dict[str, str]]:
 
 
 def member_ids(cluster, group: str) -> dict[str, str]:
-    """The group's member ids by client id, from its coordinator."""
+    """The group's member ids by client id, from its coordinator (in process on ZooKeeper)."""
+    if not isinstance(cluster, LiteCluster):
+        return {m.client_id: m.member_id for m in described_group(cluster, group).members}
     g = group_in_coordinator(cluster, group)
     with g.lock:
         return {m.client_id: m.member_id for m in g.all_member_metadata()}
@@ -599,6 +628,8 @@ def test_kcat_balanced_consumer_joins_consumes_and_is_described(cluster, kcat, c
 PYTHON_SESSION_TIMEOUT_MS = 2000  # kafka-python's member stops polling for longer than this
 
 
+# ZooKeeper only: the member's heartbeats are read from the coordinator's group in process
+@zookeeper_only
 def test_subscribing_consumers_of_three_libraries_are_described_and_heartbeats_keep_one_not_polling(
     cluster, capsys, monkeypatch
 ):

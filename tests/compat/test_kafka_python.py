@@ -1,5 +1,9 @@
 """Unmodified kafka-python against a 3-broker kafka_lite cluster, with its default settings unless a
-test says otherwise (kafka-python 3.x: idempotent producer, acks=all, Metadata v4 / Produce v3)."""
+test says otherwise (kafka-python 3.x: idempotent producer, acks=all, Metadata v4 / Produce v3).
+
+On the KRaft cluster the codec-and-acks sweep runs one pair, acks=all with gzip: a codec is the
+client's business, which no controller sees (``codec_and_acks_sweep``). A test that moves a
+leadership runs on ZooKeeper only."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from kafka.admin import NewTopic
 from kafka.errors import UnknownTopicOrPartitionError
 
 from kafka_lite.testing.logs import read_all
+from tests.support.kraft_cluster import codec_and_acks_sweep, zookeeper_only
 from tests.support.topics import consume_all, topic_name
 from tests.support.waiting import wait_until
 
@@ -46,7 +51,7 @@ def test_admin_delete_topics(cluster):
         # the controller answered once its own metadata dropped the topic; the other brokers follow
         wait_until(lambda: name not in admin.list_topics(), what=f"{name} out of the metadata")
         wait_until(
-            lambda: not list(cluster.directory.glob(f"broker-*/{name}-*")),
+            lambda: not list(cluster.directory.glob(f"**/{name}-*")),
             what=f"{name}'s directories deleted",
         )
         with pytest.raises(UnknownTopicOrPartitionError):
@@ -55,8 +60,7 @@ def test_admin_delete_topics(cluster):
         admin.close()
 
 
-@pytest.mark.parametrize("codec", CODECS, ids=lambda c: c or "none")
-@pytest.mark.parametrize("acks", [0, 1, "all"], ids=lambda a: f"acks={a}")
+@codec_and_acks_sweep([0, 1, "all"], CODECS, on_kraft=("all", "gzip"))
 def test_produce_and_consume_every_codec_and_acks(cluster, acks, codec):
     name = topic_name("kp")
     cluster.create_topic(name, partitions=3)
@@ -109,6 +113,8 @@ def test_consume_from_an_offset_and_offsets_for_times(cluster):
     consumer.close()
 
 
+# ZooKeeper only: the leadership moves by a ZooKeeper reassignment, and the new leader's log is read in process
+@zookeeper_only
 def test_producer_recovers_from_not_leader_for_partition(cluster):
     """The partition's leadership moves (as a controller's election would) while the producer's
     metadata still names the old leader: the old leader answers NOT_LEADER_FOR_PARTITION, the producer

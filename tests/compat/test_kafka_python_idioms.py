@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.kraft_cluster import zookeeper_only
 from tests.support.topics import topic_name
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
@@ -50,6 +51,9 @@ def run(source: str, bootstrap: str, tmp_path: Path, name: str) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+# ZooKeeper only, to keep the tier short: the idioms are the clients'; their group and commit
+# requests run on KRaft in test_consumer_groups.py's mixed group, kafka_lite's consumer among them
+@zookeeper_only
 def test_a_kafka_python_program_gives_the_same_results_on_kafka_lite(cluster, tmp_path):
     lite_source = kafka_lite_program()
     assert "from kafka import" not in lite_source and "kafka_lite" in lite_source

@@ -1,5 +1,8 @@
 """kcat (Debian's, on librdkafka 2.0.2: it picks features by exact API versions) against a 3-broker
-kafka_lite cluster."""
+kafka_lite cluster.
+
+On the KRaft cluster the codec-and-acks sweep runs one pair, acks=all with lz4: a codec is the
+client's business, which no controller sees (``codec_and_acks_sweep``)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import uuid
 
 import pytest
 
+from tests.support.kraft_cluster import codec_and_acks_sweep
 from tests.support.topics import topic_name
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
@@ -37,8 +41,7 @@ def test_metadata_lists_brokers_and_topics(cluster, kcat):
     assert f'topic "{name}" with 3 partitions' in out
 
 
-@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4"])
-@pytest.mark.parametrize("acks", ["0", "1", "all"], ids=lambda a: f"acks={a}")
+@codec_and_acks_sweep(["0", "1", "all"], ["none", "gzip", "snappy", "lz4"], on_kraft=("all", "lz4"))
 def test_produce_and_consume_every_codec_and_acks(cluster, kcat, acks, codec):
     name = topic_name("kcat")
     cluster.create_topic(name, partitions=3)

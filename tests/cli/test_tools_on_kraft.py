@@ -1,0 +1,64 @@
+"""kafka_lite's own tools against a KRaft cluster as ``kafka-lite cluster up --kraft`` starts it (three
+combined nodes, no ZooKeeper): ``topics --create`` and ``--describe`` (the controller creates the
+topic, every partition on the three nodes, all in sync), ``console-producer`` with acks=all,
+``console-consumer --group`` reading everything and committing it, and ``consumer-groups
+--describe`` showing the group's committed offsets with no lag. The same commands run on the
+ZooKeeper cluster in the other tests of tests/cli."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+
+from kafka_lite.cli.main import main
+from tests.support.topics import topic_name
+
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("cluster")]
+
+LINES = [f"k{i}|v{i}" for i in range(12)]
+
+
+def run(capsys, *args: str) -> str:
+    """The command's stdout; it must exit 0 and print no traceback."""
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    assert code == 0 and "Traceback" not in err, f"{args[0]} exited {code}: {err}"
+    return out
+
+
+def table(out: str) -> list[list[str]]:
+    """A rich table's body rows as lists of cells."""
+    return [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+
+
+def test_topics_console_producer_and_consumer_and_consumer_groups(kraft_cluster, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # a row stays one line however narrow the terminal
+    bootstrap = ["--bootstrap-server", kraft_cluster.bootstrap_servers]
+    topic, group = topic_name("kraft-tools"), topic_name("g-kraft-tools")
+
+    run(capsys, "topics", *bootstrap, "--create", "--topic", topic, "--partitions", "3",
+        "--replication-factor", "3")  # fmt: skip
+    kraft_cluster.wait_for_leaders(topic, 3)
+    rows = table(run(capsys, "topics", *bootstrap, "--describe", "--topic", topic))
+    assert [r[1] for r in rows] == ["0", "1", "2"], rows
+    for row in rows:
+        assert row[2] in {"0", "1", "2"}, f"a leader among the nodes: {row}"
+        assert sorted(row[3].split(",")) == sorted(row[4].split(",")) == ["0", "1", "2"], row
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("".join(f"{x}\n" for x in LINES).encode())))
+    assert run(capsys, "console-producer", *bootstrap, "--topic", topic, "--property", "parse.key=true",
+               "--property", "key.separator=|", "--request-required-acks", "all") == ""  # fmt: skip
+
+    out = run(capsys, "console-consumer", *bootstrap, "--topic", topic, "--group", group, "--from-beginning",
+              "--max-messages", str(len(LINES)), "--property", "print.key=true", "--property",
+              "key.separator=|", "--timeout-ms", "20000")  # fmt: skip
+    assert sorted(out.splitlines()) == sorted(LINES)
+
+    described = run(capsys, "consumer-groups", *bootstrap, "--describe", "--group", group)
+    header, *lines = described.splitlines()
+    cells = [dict(zip(header.split(), line.split(), strict=False)) for line in lines]
+    assert sorted(c["PARTITION"] for c in cells) == ["0", "1", "2"], described
+    assert sum(int(c["CURRENT-OFFSET"]) for c in cells) == len(LINES), described
+    assert all(c["LAG"] == "0" and c["CURRENT-OFFSET"] == c["LOG-END-OFFSET"] for c in cells), described
