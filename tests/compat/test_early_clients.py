@@ -5,6 +5,9 @@ An answer listing no brokers is what stalls librdkafka (and makes kafka-python g
 bootstrapping). Every client here starts before the broker and keeps trying to connect (every
 10 ms) until the port opens, so its first requests arrive as early as they can: every one of them
 must be answered, and with the cluster as the controller describes it.
+
+ZooKeeper only: it holds the ZooKeeper controller's first UpdateMetadata to an in-process broker;
+a KRaft broker learns the cluster from the metadata log instead, and serves once unfenced.
 """
 
 from __future__ import annotations

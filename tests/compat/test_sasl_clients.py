@@ -12,6 +12,9 @@ Which framing each client here uses, as the broker counts it (``KafkaServer.auth
 
 One broker, shared by the module, with inter-broker traffic (its controller to itself) on SASL/PLAIN
 as the ``admin`` user of its own JAAS line.
+
+ZooKeeper only: SCRAM credentials live in ZooKeeper until Kafka 3.5, and the tests read the
+in-process broker's counts.
 """
 
 from __future__ import annotations
