@@ -5,8 +5,9 @@ Mirrors: kafka.server.ControllerServer (core/src/main/scala/kafka/server/Control
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: no authorizer, metrics, quotas, create-topic or alter-config policies; the socket server
          binds its ports when its processing starts (``SocketServer.startup``), where Kafka's binds
-         them when it is built and starts processing at ``enableRequestProcessing``; the bootstrap
-         metadata version is the controller's default, not read from ``bootstrap.checkpoint``.
+         them when it is built and starts processing at ``enableRequestProcessing``; of the
+         bootstrap metadata the controller takes the metadata.version (the file holds no other
+         record).
 
 The socket server and the handler pool are chapter 2's (2.3), built for the controller's listener.
 The Raft manager is built and started by ``KafkaRaftServer`` before this, so that the quorum
@@ -29,6 +30,7 @@ import logging
 from kafka_lite.common.errors import ConfigException
 from kafka_lite.common.protocol.listener_type import ListenerType, SimpleApiVersionManager
 from kafka_lite.common.time import Time
+from kafka_lite.metadata.bootstrap_directory import BootstrapMetadata
 from kafka_lite.metadata.controller.quorum_controller import QuorumController
 from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
@@ -45,9 +47,15 @@ log = logging.getLogger(__name__)
 
 class ControllerServer:
     def __init__(
-        self, meta_properties: MetaProperties, config: KafkaConfig, raft_manager: KafkaRaftManager, time: Time
+        self,
+        meta_properties: MetaProperties,
+        config: KafkaConfig,
+        raft_manager: KafkaRaftManager,
+        time: Time,
+        bootstrap_metadata: BootstrapMetadata,
     ) -> None:
         self.meta_properties = meta_properties
+        self.bootstrap_metadata = bootstrap_metadata
         self.config = config
         self.raft_manager = raft_manager
         self.time = time
@@ -89,6 +97,7 @@ class ControllerServer:
                 session_timeout_ms=config.values["broker.session.timeout.ms"],
                 default_replication_factor=config.values["default.replication.factor"],
                 default_num_partitions=config.values["num.partitions"],
+                bootstrap_metadata_version=self.bootstrap_metadata.metadata_version,
             )  # fmt: skip
             self.controller_apis = ControllerApis(
                 self.socket_server.request_channel, self.time, self.controller, self.raft_manager,

@@ -15,10 +15,11 @@ anything starts:
    A KRaft node never formats a directory itself (with no ZooKeeper to hand out a cluster id, a
    node that made one up would start a cluster of its own), so an unformatted directory stops it
    with an error naming the directory and the command.
-2. The Raft manager for ``__cluster_metadata``: its log in ``metadata.log.dir``, records read and
+2. ``bootstrap.checkpoint`` from ``metadata.log.dir``: the metadata.version an empty log starts at.
+3. The Raft manager for ``__cluster_metadata``: its log in ``metadata.log.dir``, records read and
    written with the metadata record serde, and no listener of its own (the controller's socket
    server takes the voters' requests and ControllerApis hands them over).
-3. The roles: a ``BrokerServer`` when ``process.roles`` has ``broker``, a ``ControllerServer`` when
+4. The roles: a ``BrokerServer`` when ``process.roles`` has ``broker``, a ``ControllerServer`` when
    it has ``controller``; a node with both (*combined* mode) runs both over the one Raft manager. A
    broker-only node is not among ``controller.quorum.voters``: its Raft client is an *observer*,
    fetching the log from the voters and never voting.
@@ -36,6 +37,7 @@ import logging
 
 from kafka_lite.common.metadata.metadata_record_serde import MetadataRecordSerde
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.metadata.bootstrap_directory import read_bootstrap_directory
 from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.server.broker_metadata_checkpoint import initialize_log_dirs
@@ -54,6 +56,9 @@ class KafkaRaftServer:
         self.config = config
         self.time = time
         self.meta_properties = initialize_log_dirs(config.log_dirs, config.metadata_log_dir, config.node_id)
+        # What the first active controller writes into an empty log: the metadata.version the
+        # directory was formatted with (``storage format --release-version``).
+        bootstrap_metadata = read_bootstrap_directory(config.metadata_log_dir)
         self.raft_manager = KafkaRaftManager(
             config.node_id, config.metadata_log_dir, RaftConfig.from_config(config.values),
             MetadataRecordSerde(), time, serve_own_listener=False,
@@ -64,7 +69,7 @@ class KafkaRaftServer:
             else None
         )
         self.controller = (
-            ControllerServer(self.meta_properties, config, self.raft_manager, time)
+            ControllerServer(self.meta_properties, config, self.raft_manager, time, bootstrap_metadata)
             if CONTROLLER_ROLE in config.process_roles
             else None
         )

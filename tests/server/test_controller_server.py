@@ -20,6 +20,7 @@ import pytest
 from kafka_lite.cli.main import main
 from kafka_lite.clients.metadata import Node
 from kafka_lite.common.errors import Errors
+from kafka_lite.common.metadata import FeatureLevelRecord
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.controller_messages import (
     ControllerApiKeys,
@@ -28,6 +29,7 @@ from kafka_lite.common.protocol.controller_messages import (
 )
 from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_response
 from kafka_lite.common.time import SYSTEM
+from kafka_lite.metadata.metadata_version import MetadataVersion
 from kafka_lite.raft.tools.quorum_client import find_leader
 from kafka_lite.server.broker_server import BrokerServer
 from kafka_lite.server.broker_to_controller_channel_manager import (
@@ -39,10 +41,11 @@ from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_raft_server import KafkaRaftServer
 from kafka_lite.server.storage_tool import random_uuid
 from kafka_lite.utils.ports import free_ports
-from tests.kraft.nodes import registration
+from tests.kraft.nodes import metadata_records, registration
 from tests.support.waiting import wait_until
 
 NODES = (1, 2, 3)
+BOOTSTRAP_VERSION = MetadataVersion.IBP_3_3_IV2
 ROOT = Path(__file__).resolve().parents[2]
 _SIZE = struct.Struct(">i")
 
@@ -93,7 +96,16 @@ class Quorum:
 def quorum(tmp_path_factory):
     q = Quorum(tmp_path_factory.mktemp("kraft-controllers"))
     for n in NODES:
-        assert main(["storage", "format", "-t", q.cluster_id, "-c", str(q.configs[n])]) == 0
+        # Not the latest metadata.version: the log must start at the one formatted with.
+        format_args = [
+            "-t",
+            q.cluster_id,
+            "-c",
+            str(q.configs[n]),
+            "--release-version",
+            BOOTSTRAP_VERSION.version,
+        ]
+        assert main(["storage", "format", *format_args]) == 0
         q.start(n)
     try:
         wait_until(lambda: find_leader(q.addresses) is not None, 20, "a leader of the metadata quorum")
@@ -168,6 +180,9 @@ def test_the_active_controller_registers_creates_topics_and_a_successor_takes_ov
     dumped = capsys.readouterr().out
     assert '"type":"TOPIC_RECORD"' in dumped.replace(" ", "") and '"name":"orders"' in dumped.replace(" ", "")
     assert dumped.count("PARTITION_RECORD") == 2 and "REGISTER_BROKER_RECORD" in dumped
+    # The first record the first leader wrote: bootstrap.checkpoint's metadata.version.
+    [level] = [r for _, r in metadata_records(quorum.log_dir(active)) if isinstance(r, FeatureLevelRecord)]
+    assert (level.name, level.feature_level) == ("metadata.version", BOOTSTRAP_VERSION.feature_level)
 
     # The listener's table, as its ApiVersions lists it: the quorum's and the controller's RPCs and
     # the forwarded admin APIs, no Produce.
