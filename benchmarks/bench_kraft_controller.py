@@ -69,7 +69,7 @@ POLL_S = 0.01
 DETECTION_MS = 2000
 FAILOVER_GOAL = 0.1  # KRaft's failover from the choice, as a share of the ZooKeeper controller's
 REELECTION_GOAL_S = 1.0
-ROUND_TIMEOUT_S = 60
+ROUND_TIMEOUT_S = 180
 REJOIN_TIMEOUT_S = 300
 COMMON = ["auto.create.topics.enable=false", "auto.leader.rebalance.enable=false"]
 OVERRIDES = {
@@ -340,6 +340,7 @@ def reelection_round(mode: Mode, r: int) -> str:
     died = kill(mode, victim)
     decided = [] if mode.kraft else watch(broker_znode_gone(mode, victim), done)
     seen: dict[int, float] = {}
+    last = "no surviving broker answered Metadata"
     deadline = time.monotonic() + ROUND_TIMEOUT_S
     try:
         while len(seen) < len(survivors):
@@ -349,13 +350,19 @@ def reelection_round(mode: Mode, r: int) -> str:
                 cluster = metadata(node["port"], [TOPIC])
                 if cluster is None:
                     continue
+                last = (
+                    f"broker {node['id']} lists brokers {sorted(cluster.nodes)}, leaders "
+                    f"{dict(led_by(cluster, TOPIC))}"
+                )
                 now = time.time()
                 if mode.kraft and not decided and victim not in cluster.nodes:
                     decided.append(now)  # fenced: the broker has left the Metadata's brokers
                 if victim not in led_by(cluster, TOPIC) and sum(led_by(cluster, TOPIC).values()) > 0:
                     seen[node["id"]] = now
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{mode.name}: broker {victim}'s partitions not re-elected in time")
+                raise RuntimeError(
+                    f"{mode.name}: broker {victim}'s partitions not re-elected in {ROUND_TIMEOUT_S} s: {last}"
+                )
             time.sleep(POLL_S)
         wait_until(lambda: decided, what=f"{mode.name}: the decision", timeout_s=ROUND_TIMEOUT_S)
     finally:
