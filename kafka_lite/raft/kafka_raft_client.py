@@ -293,9 +293,15 @@ class KafkaRaftClient(RaftClient):
             log.debug("Ignoring call to resign from epoch %d since it is smaller than the current epoch %d",
                       epoch, current_epoch)  # fmt: skip
             return
+        if self._quorum.leader_id() != self._quorum.local_id_or_throw():
+            raise IllegalArgumentException(f"Cannot resign from epoch {epoch} since we are not the leader")
+        # A resigned leader still names itself as its epoch's leader (a node restarted from a
+        # leader's quorum state starts resigned, and its listener hears of that epoch with itself as
+        # leader): it has nothing left to resign, as Kafka 3.3's resign has it.
         leader_state = self._quorum.maybe_leader_state()
         if leader_state is None:
-            raise IllegalArgumentException(f"Cannot resign from epoch {epoch} since we are not the leader")
+            log.debug("Ignoring call to resign from epoch %d since this node is no longer the leader", epoch)
+            return
         # The resignation itself happens on the Raft thread, in poll_leader.
         leader_state.request_resign()
 
