@@ -36,7 +36,7 @@ from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
-from kafka_lite.common.errors import ApiException, Errors, IllegalArgumentException
+from kafka_lite.common.errors import ApiException, Errors
 from kafka_lite.common.metadata import (
     BrokerRegistrationChangeRecord,
     ConfigRecord,
@@ -482,13 +482,7 @@ class QuorumController:
     def _renounce(self) -> None:
         if self._cur_claim_epoch == -1:
             raise RuntimeError("Cannot renounce leadership because we are not the current leader.")
-        try:
-            self._raft_client.resign(self._cur_claim_epoch)
-        except IllegalArgumentException:
-            # A node restarted as the leader it was starts out resigned in that epoch (QuorumState's
-            # initialization), so its Raft client leads nothing to resign from; the controller must
-            # still renounce, failing the writes that wait, or their callers wait forever.
-            log.info("The Raft client no longer leads epoch %d: nothing to resign", self._cur_claim_epoch)
+        self._raft_client.resign(self._cur_claim_epoch)
         self._cur_claim_epoch = -1
         # Every write waiting for its commit may never commit: the client must retry at the new leader.
         self.purgatory.fail_all(self._new_not_controller_exception())
