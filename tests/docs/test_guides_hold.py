@@ -1347,10 +1347,14 @@ CLAIMS: dict[str, list[Claim]] = {
             lambda: exists("kafka_lite.raft.simulation.cluster:Cluster.clean_log_if_running"),
         ),
         holds(
-            "**A KRaft cluster from one command, and its checks.**",
+            "**A secure KRaft cluster, a named one, and its request metrics.**",
             all_of(
-                lambda: exists("kafka_lite.server.broker_server:BrokerServer"),
-                lambda: nowhere_in_package(r"--kraft"),
+                lambda: in_source(
+                    "kafka_lite.cli.cluster_kraft",
+                    "--kraft does not go with --secure",
+                    "--kraft does not go with --name",
+                ),
+                lambda: not_in_source("kafka_lite.server.broker_server", "metric_reporters", "metric.reporters"),
             ),
         ),
     ],
@@ -1466,10 +1470,6 @@ CLAIMS: dict[str, list[Claim]] = {
             lambda: kraft_controller_listener_apis(),
         ),
         holds(
-            "**The bootstrap `metadata.version` is the controller's default**",
-            lambda: not_in_source("kafka_lite.server.kafka_raft_server", "bootstrap.checkpoint"),
-        ),
-        holds(
             "**The broker writes no metadata snapshots of its own**",
             lambda: not_in_source("kafka_lite.server.metadata.broker_metadata_listener", "create_snapshot("),
         ),
@@ -1498,8 +1498,11 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
-            "**A KRaft broker answers no DescribeConfigs**",
-            lambda: not_in_source("kafka_lite.server.broker_server", "AdminManager(", "SASL_PLAINTEXT"),
+            "**A KRaft broker listens on PLAINTEXT only.**",
+            all_of(
+                lambda: not_in_source("kafka_lite.server.broker_server", "SASL_PLAINTEXT"),
+                lambda: in_source("kafka_lite.server.broker_server", "config_repository=self.metadata_cache"),
+            ),
         ),
         prose(
             "**The next producer id block is asked for when the current one runs out**",
