@@ -259,7 +259,12 @@ def node_state(node: dict, health: dict) -> str:
     if is_broker(node):
         # Kafka 3.3's Metadata lists only unfenced brokers: alive but not listed is how a client
         # sees a fenced broker (or one not yet registered, which the controller holds fenced too).
-        parts.append("unfenced" if node["id"] in health["registered"] else "[red]fenced[/]")
+        # With no Metadata answer at all (just after a kill, the client may try the dead node
+        # first) nothing is known of fencing, and the row says so rather than "fenced".
+        if "leaders" not in health:
+            parts.append("[yellow]no metadata answer[/]")
+        else:
+            parts.append("unfenced" if node["id"] in health["registered"] else "[red]fenced[/]")
     return ", ".join(parts)
 
 

@@ -270,9 +270,16 @@ class KafkaAdminClient:
 
         deadline = self.time.milliseconds() + self.request_timeout_ms
         while True:
-            response = self._call(
-                self._node(self._least_loaded_node()), ApiKeys.METADATA, 1, {"topics": None}
-            )
+            try:
+                response = self._call(
+                    self._node(self._least_loaded_node()), ApiKeys.METADATA, 1, {"topics": None}
+                )
+            except DisconnectException:
+                # A broker that just died is still in the metadata: its refused connection blacks it
+                # out for the reconnect backoff, so the next least loaded node is another one.
+                if self.time.milliseconds() >= deadline:
+                    raise
+                continue
             if response["brokers"]:  # a broker that has not yet seen the cluster knows no brokers
                 cluster = Cluster.from_metadata_response(response)
                 self.metadata.update(cluster, self.time.milliseconds())
@@ -732,9 +739,17 @@ class KafkaAdminClient:
 
     def _call(self, node: Node, api: ApiKeys, version: int, body: dict) -> dict:
         node_id = node.id_string
+        # Until the node is ready, or its connection failed (refused: no use waiting out the timeout).
         self._poll_until(
-            lambda: self.client.ready(node_id, self.time.milliseconds()), f"a connection to node {node_id}"
+            lambda: (
+                self.client.ready(node_id, self.time.milliseconds()) or self.client.connection_failed(node_id)
+            ),
+            f"a connection to node {node_id}",
         )
+        if not self.client.is_ready(node_id, self.time.milliseconds()):
+            raise DisconnectException(
+                f"the connection to node {node_id} failed before {api.api_name} was sent"
+            )
         done: list[ClientResponse] = []
         self.client.send(
             ClientRequest(node_id, api, version, body, callback=done.append), self.time.milliseconds()
