@@ -15,19 +15,10 @@ import pytest
 from kafka_lite.cli.main import main
 from kafka_lite.utils.ports import free_port
 from kafka_lite.zk.zk_utils import ZkUtils
-from tests.support.processes import base_port
+from tests.support.processes import alive, base_port
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().split(") ", 1)[1][0] != "Z"
 
 
 def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
@@ -102,7 +93,7 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
         # a crash and a restart: the killed broker is gone from the cluster, then back with its data
         killed = state["brokers"][2]["pid"]
         assert main(["cluster", "kill", "2", *args]) == 0
-        assert not _alive(killed)
+        assert not alive(killed)
         capsys.readouterr()
         zk = ZkUtils(f"127.0.0.1:{state['zookeeper']['port']}")
         try:
@@ -134,7 +125,7 @@ def test_up_status_topics_down_leave_no_process(tmp_path, capsys, monkeypatch):
     finally:
         downed = main(["cluster", "down", *args])
     assert downed == 0
-    assert not [p for p in pids if _alive(p)], "cluster down leaves no process behind"
+    assert not [p for p in pids if alive(p)], "cluster down leaves no process behind"
     assert not [p for p in _java_children() if str(d) in p], "no ZooKeeper JVM either"
     assert main(["cluster", "status", *args]) == 1
     assert "no cluster" in capsys.readouterr().err
@@ -156,7 +147,7 @@ def test_a_foreground_cluster_stops_on_sigterm_and_sighup_as_on_ctrl_c(tmp_path,
         wait_until(lambda: b"stops the cluster" in out.read_bytes(), timeout_s=60, what="the cluster healthy")
         state = json.loads((d / "cluster.json").read_text())
         pids = [b["pid"] for b in state["brokers"]] + [state["zookeeper"]["pid"]]
-        assert all(_alive(p) for p in pids)
+        assert all(alive(p) for p in pids)
         up.send_signal(sig)
         assert up.wait(timeout=60) == 0, out.read_text()
     finally:  # whatever failed, nothing is left running
@@ -165,7 +156,7 @@ def test_a_foreground_cluster_stops_on_sigterm_and_sighup_as_on_ctrl_c(tmp_path,
             up.wait()
         if (d / "cluster.json").exists():
             main(["cluster", "down", "--dir", str(d)])
-    assert not [p for p in pids if _alive(p)], "the signal stopped the brokers and ZooKeeper too"
+    assert not [p for p in pids if alive(p)], "the signal stopped the brokers and ZooKeeper too"
     assert not (d / "cluster.json").exists()
 
 
@@ -263,7 +254,7 @@ def _lab_cluster_serves(tmp_path, name: str, solved: frozenset[str]) -> bool:
         return list(metadata.brokers) == [0]
     finally:
         assert main(["cluster", "down", *args]) == 0
-        assert not [p for p in [state["brokers"][0]["pid"], state["zookeeper"]["pid"]] if _alive(p)]
+        assert not [p for p in [state["brokers"][0]["pid"], state["zookeeper"]["pid"]] if alive(p)]
 
 
 def test_cluster_up_with_lab_runs_the_workspaces_processor(tmp_path, capsys, monkeypatch):

@@ -6,14 +6,13 @@ the flags KRaft refuses."""
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
 from kafka import KafkaProducer
 
 from kafka_lite.cli.main import main
-from tests.support.processes import base_port
+from tests.support.processes import alive, base_port
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -32,15 +31,6 @@ QUICK = [
 ]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().split(") ", 1)[1][0] != "Z"
-
-
 def _up(directory, brokers: int, *extra: str) -> dict:
     """``cluster up --kraft --detach`` on free ports (new ones if a port was taken meanwhile)."""
     for _ in range(3):
@@ -54,7 +44,7 @@ def _up(directory, brokers: int, *extra: str) -> dict:
 def _down(directory, state: dict) -> None:
     assert main(["cluster", "down", "--dir", str(directory)]) == 0
     pids = [n["pid"] for n in state["brokers"]]
-    assert not [p for p in pids if _alive(p)], "down leaves no process behind"
+    assert not [p for p in pids if alive(p)], "down leaves no process behind"
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import pytest
 
 from kafka_lite.cli.cluster import load_state, stop_cluster
 from kafka_lite.testing import durability_checker
+from tests.support.durability import check_no_acknowledged_record_is_lost
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("durability")]
 
@@ -35,15 +36,7 @@ def cluster_dir(tmp_path_factory) -> Iterator:
 
 @pytest.mark.parametrize("victim", ["leader", "controller"])
 def test_no_acknowledged_record_is_lost_when_the_victim_is_killed(cluster_dir, victim):
-    started = time.monotonic()
-    lines: list[str] = []
-    report = durability_checker.check(cluster_dir, ROUNDS, victim, RECORDS_PER_ROUND, log=lines.append)
-    summary = "\n".join(lines + report.lines()) + f"\nwall time {time.monotonic() - started:.1f} s"
-    print(summary)
-    assert len(lines) == ROUNDS, summary  # every round killed, re-elected, restarted, rejoined
-    assert report.verdict.acknowledged >= (ROUNDS + 1) * RECORDS_PER_ROUND, summary
-    assert report.verdict.lost == [], summary
-    assert not any(report.out_of_order.values()), summary
+    check_no_acknowledged_record_is_lost(cluster_dir, ROUNDS, victim, RECORDS_PER_ROUND)
 
 
 def test_a_new_controller_finishes_the_deletion_and_settles_the_reassignment_the_old_one_left(cluster_dir):

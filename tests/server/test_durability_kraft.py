@@ -21,6 +21,7 @@ import pytest
 from kafka_lite.cli import cluster_kraft
 from kafka_lite.cli.cluster import load_state, run_pause, run_resume, stop_cluster, wait_healthy
 from kafka_lite.testing import durability_checker
+from tests.support.durability import check_no_acknowledged_record_is_lost
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("durability_kraft")]
@@ -53,15 +54,7 @@ def moved_off(leader_and_isr: tuple[int, list[int]], broker: int, others: list[i
 @pytest.mark.parametrize("victim", ["leader", "controller"])
 def test_no_acknowledged_record_is_lost_when_the_victim_is_killed(cluster_dir, victim):
     wait_healthy(load_state(cluster_dir))
-    started = time.monotonic()
-    lines: list[str] = []
-    report = durability_checker.check(cluster_dir, ROUNDS, victim, RECORDS_PER_ROUND, log=lines.append)
-    summary = "\n".join(lines + report.lines()) + f"\nwall time {time.monotonic() - started:.1f} s"
-    print(summary)
-    assert len(lines) == ROUNDS, summary  # every round killed, re-elected, restarted, rejoined
-    assert report.verdict.acknowledged >= (ROUNDS + 1) * RECORDS_PER_ROUND, summary
-    assert report.verdict.lost == [], summary
-    assert not any(report.out_of_order.values()), summary
+    report, summary = check_no_acknowledged_record_is_lost(cluster_dir, ROUNDS, victim, RECORDS_PER_ROUND)
     if victim == "controller":
         # The survivors stand once the fetch timeout (equal to the election timeout) has passed
         # without a word from the leader; a second is left for a split vote's retry and the

@@ -3,6 +3,7 @@ crash (SIGKILL), on ports found free; a command stopped as an operator stops it 
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 
@@ -43,3 +44,13 @@ def terminate(process: subprocess.Popen, timeout_s: float = 30) -> str:
         process.kill()
         out, _ = process.communicate()
     return out
+
+
+def alive(pid: int) -> bool:
+    """The process runs (a zombie, an exited child not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(") ", 1)[1][0] != "Z"
