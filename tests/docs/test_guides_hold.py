@@ -1354,7 +1354,9 @@ CLAIMS: dict[str, list[Claim]] = {
                     "--kraft does not go with --secure",
                     "--kraft does not go with --name",
                 ),
-                lambda: not_in_source("kafka_lite.server.broker_server", "metric_reporters", "metric.reporters"),
+                lambda: not_in_source(
+                    "kafka_lite.server.broker_server", "metric_reporters", "metric.reporters"
+                ),
             ),
         ),
     ],
