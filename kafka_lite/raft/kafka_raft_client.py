@@ -5,10 +5,11 @@ Mirrors: org.apache.kafka.raft.KafkaRaftClient
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: no append purgatory: committed records reach the listener from the log, never from the
          accumulator's memory; a held Fetch is answered on the Raft thread (its future only queues it
-         back) and is also released when the high watermark moves; ``create_snapshot`` takes the
-         snapshot's id (Kafka 3.3 takes its last committed offset and epoch and adds one); the
-         leader flushes before it counts its own end offset (``_flush_leader_log``); no snapshot
-         cleaning (the log start moves with ``delete_before_snapshot``), no metrics.
+         back), is also released when the high watermark moves, and is not held when it moved
+         it; ``create_snapshot`` takes the snapshot's id (Kafka 3.3 takes its last committed
+         offset and epoch and adds one); the leader flushes before it counts its own end offset
+         (``_flush_leader_log``); no snapshot cleaning (the log start moves with
+         ``delete_before_snapshot``), no metrics.
 Labs:    lab 18, stage 4 (``_ListenerContext.fire_handle_snapshot``)
 
 One module for one class, as Kafka's KafkaRaftClient is one file: its handlers share the quorum,
@@ -434,7 +435,8 @@ class KafkaRaftClient(RaftClient):
 
         Kafka 3.3 releases a held Fetch only when the log end passes it, so a follower learns a
         commit with the next append's records, or after ``max_wait_ms`` when none come. Here the
-        followers also learn it at once, which is what lets the kill/restart checker expect every
+        followers also learn it at once (and the Fetch that moved it is answered, not held: see
+        ``handle_fetch_request``), which is what lets the kill/restart checker expect every
         committed record on every voter soon after the leader saw it committed.
         """
         self._fetch_purgatory.complete_all(current_time_ms)
@@ -1074,6 +1076,7 @@ class KafkaRaftClient(RaftClient):
             or partition["last_fetched_epoch"] > partition["current_leader_epoch"]
         ):
             return self._build_fetch_response(RaftErrors.INVALID_REQUEST)
+        high_watermark = self._log.high_watermark().offset
         response = self._try_complete_fetch_request(data["replica_id"], partition, current_time_ms)
         answered = raft_util.single_partition(response, tp, "responses")
         if (
@@ -1083,6 +1086,10 @@ class KafkaRaftClient(RaftClient):
             or answered["diverging_epoch"]["epoch"] >= 0
             or answered["snapshot_id"]["epoch"] >= 0
             or data["max_wait_ms"] == 0
+            # This Fetch moved the high watermark: the Fetches held until now were answered with the
+            # new one, and so is this one, or its follower would learn of the commit its own fetch
+            # offset made only when the wait runs out.
+            or self._log.high_watermark().offset != high_watermark
         ):
             return response
         # Nothing to send yet: hold the Fetch until the log end passes its offset (or the rest of

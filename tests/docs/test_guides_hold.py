@@ -1296,6 +1296,10 @@ CLAIMS: dict[str, list[Claim]] = {
                     "kafka_lite.raft.kafka_raft_client:KafkaRaftClient._complete_fetches_on_high_watermark",
                     "self._fetch_purgatory.complete_all(",
                 ),
+                lambda: in_source(
+                    "kafka_lite.raft.kafka_raft_client:KafkaRaftClient.handle_fetch_request",
+                    "or self._log.high_watermark().offset != high_watermark",
+                ),
             ),
         ),
         holds(
