@@ -44,6 +44,7 @@ from kafka_lite.common.record.control_record_utils import (
     with_snapshot_header_record,
 )
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.metadata.bootstrap_directory import BINARY_BOOTSTRAP_FILENAME
 from kafka_lite.metadata.metadata_version import (
     METADATA_VERSION_FEATURE_NAME,
     MINIMUM_BOOTSTRAP_VERSION,
@@ -60,8 +61,6 @@ from kafka_lite.server.broker_metadata_checkpoint import (
     RawMetaProperties,
 )
 from kafka_lite.server.kafka_config import KafkaConfig, read_properties
-
-BINARY_BOOTSTRAP_FILENAME = "bootstrap.checkpoint"
 
 # Kafka's Uuid.METADATA_TOPIC_ID and ZERO_UUID: reserved, never handed out.
 _RESERVED_UUIDS = (uuid.UUID(int=1), uuid.UUID(int=0))
