@@ -11,8 +11,7 @@ import pytest
 from kafka_lite.cli.main import main
 from kafka_lite.utils.ports import free_port
 from kafka_lite.zk.zk_utils import ZkUtils
-from tests.cli.test_cluster import _alive
-from tests.support.processes import base_port
+from tests.support.processes import alive, base_port
 
 
 @pytest.mark.integration
@@ -44,16 +43,16 @@ def test_a_named_cluster_runs_beside_the_first_on_its_zookeeper(tmp_path, capsys
         # The first cluster's down would take the named cluster's ZooKeeper with it: refused.
         capsys.readouterr()
         assert main(["cluster", "down", *first]) == 1
-        assert "kafka-lite cluster down --dir" in capsys.readouterr().err and _alive(a["zookeeper"]["pid"])
+        assert "kafka-lite cluster down --dir" in capsys.readouterr().err and alive(a["zookeeper"]["pid"])
         # The named cluster's down stops its broker, not the ZooKeeper it shares.
         assert main(["cluster", "down", *named]) == 0
-        assert not _alive(b["brokers"][0]["pid"]) and _alive(a["zookeeper"]["pid"])
+        assert not alive(b["brokers"][0]["pid"]) and alive(a["zookeeper"]["pid"])
         assert main(["cluster", "status", *first]) == 0
     finally:
         main(["cluster", "down", *named])
         downed = main(["cluster", "down", *first])
     assert downed == 0
-    assert pids and not [p for p in pids if _alive(p)], "no process left behind"
+    assert pids and not [p for p in pids if alive(p)], "no process left behind"
 
 
 def test_a_bad_name_and_a_taken_port_are_reported(tmp_path, capsys):

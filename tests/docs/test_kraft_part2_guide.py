@@ -62,9 +62,13 @@ def test_the_pages_commands_parse_as_written():
     text = PAGE.read_text(encoding="utf-8") + PART_3.read_text(encoding="utf-8")
     script = "\n".join(re.findall(r"```sh\n(.*?)```", text, re.S)).replace("\\\n", " ")
     commands = [line.split("#")[0].strip() for line in script.splitlines() if line.startswith("kafka-lite ")]
-    assert {shlex.split(c)[1] for c in commands} == {"storage", "dump-log", "metadata-quorum", "broker"}, (
-        commands
-    )
+    assert {shlex.split(c)[1] for c in commands} == {
+        "storage",
+        "dump-log",
+        "metadata-quorum",
+        "broker",
+        "cluster",
+    }, commands
     parser = build_parser()
     for command in commands:
         args = parser.parse_args(shlex.split(command)[1:])
