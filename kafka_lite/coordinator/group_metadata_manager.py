@@ -474,8 +474,13 @@ class GroupMetadataManager:
             if log_ is None:
                 log.warning("Attempted to load offsets and group metadata from %s-%d, but found no log", *tp)
                 return
+            # To the log's end, not the high watermark (Kafka 0.11's bound; 0.10 stopped at the HW):
+            # a commit the old leader acknowledged is on every in-sync replica, but the new leader
+            # learns the HW that covers it only from the old leader's next fetch answer, which a
+            # crash prevents. The new leader's log is the one its followers now truncate to, so its
+            # tail stays, and a load up to the HW would lose that commit for good.
             loaded_offsets, loaded_groups, removed_groups, pending_offsets = self._read_partition(
-                log_, partition.high_watermark()
+                log_, log_.log_end_offset
             )
             self._cache_loaded(
                 offsets_partition,
@@ -498,11 +503,11 @@ class GroupMetadataManager:
                 self._loading_partitions.discard(offsets_partition)
 
     # --8<-- [start:read_partition]
-    def _read_partition(self, log_: Any, high_watermark: int) -> tuple[
+    def _read_partition(self, log_: Any, end_offset: int) -> tuple[
         dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]], dict[str, StoredGroupMetadata], set[str],
         dict[int, dict[GroupTopicPartition, tuple[OffsetAndMetadata, int]]],
     ]:  # fmt: skip
-        """Every record from the log's start to the HW, the last value per key winning and a
+        """Every record from the log's start to ``end_offset``, the last value per key winning and a
         tombstone deleting what came before it. Offsets of a transaction (a transactional batch)
         wait per producer for its marker (a control batch): a commit applies them where no later
         plain commit wrote the partition, an abort drops them (Kafka 0.11's loadGroupsAndOffsets).
@@ -514,12 +519,12 @@ class GroupMetadataManager:
         loaded_groups: dict[str, StoredGroupMetadata] = {}
         removed_groups: set[str] = set()
         offset = log_.log_start_offset
-        while offset < high_watermark and not self._shutting_down:
-            batches = read_batches(log_, offset, 5 * 1024 * 1024, max_offset=high_watermark)
+        while offset < end_offset and not self._shutting_down:
+            batches = read_batches(log_, offset, 5 * 1024 * 1024, max_offset=end_offset)
             if not batches:
                 break
             for batch in batches:
-                if batch.last_offset < offset or batch.base_offset >= high_watermark:
+                if batch.last_offset < offset or batch.base_offset >= end_offset:
                     continue
                 if batch.is_control_batch:
                     committed = pending_offsets.pop(batch.producer_id, {})
@@ -529,7 +534,7 @@ class GroupMetadataManager:
                                 loaded_offsets[key], loaded_at[key] = value, at
                     continue
                 for record in batch:
-                    if record.offset < offset or record.offset >= high_watermark:
+                    if record.offset < offset or record.offset >= end_offset:
                         continue
                     key = read_message_key(record.key)
                     if isinstance(key, OffsetKey):
