@@ -734,6 +734,10 @@ CLAIMS: dict[str, list[Claim]] = {
             "The initial rebalance delay is Kafka 0.11's",
             lambda: defined(BROKER, "group.initial.rebalance.delay.ms", 3000, BROKER_BASE),
         ),
+        holds(
+            "A new coordinator loads its partition to the log's end",
+            lambda: in_source("kafka_lite.coordinator.group_metadata_manager", "log_, log_.log_end_offset"),
+        ),
         holds("OffsetFetch without partitions answers all", lambda: served("OFFSET_FETCH", range(0, 4))),
         holds(
             "The range assignor takes topics in sorted order",
