@@ -30,7 +30,6 @@ from pathlib import Path
 from kafka_lite.cli import cluster_kraft
 from kafka_lite.cli.cluster import (
     _alive,
-    _stopped,
     bootstrap_servers,
     load_state,
     metadata_health,
@@ -227,13 +226,8 @@ class _KRaftView:
 
     def leader_and_isr(self, topic: str) -> tuple[int, list[int]]:
         state = load_state(self.directory)
-        serving = [
-            n
-            for n in state["brokers"]
-            if cluster_kraft.is_broker(n) and _alive(n["pid"]) and not _stopped(n["pid"])
-        ]
         # A partition whose replica is down comes with REPLICA_NOT_AVAILABLE, and its leader and ISR.
-        health = metadata_health(state, {}, serving)
+        health = metadata_health(state, {}, cluster_kraft.answering_brokers(state))
         for name, partition, leader, _, isr in health.get("partitions", []):
             if (name, partition) == (topic, 0):
                 return -1 if leader is None else leader, list(isr)
