@@ -11,9 +11,11 @@ export SPARK_LOCAL_IP := 127.0.0.1
 # workers), and without the cache each one compiles every module it imports again, a second or more
 # of CPU apiece.
 unexport PYTHONDONTWRITEBYTECODE
-# pytest-xdist workers: one per core (`make test WORKERS=4` to choose). The tests that share a
-# cluster, a Spark session or the docs site carry an xdist_group mark and run on one worker.
-WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+# pytest-xdist workers: one more than the cores (`make test WORKERS=4` to choose). A worker whose test
+# waits on a cluster (a session expiring, an election, a rebalance) leaves its core idle, and the
+# extra worker's tests take it. The tests that share a cluster, a Spark session or the docs site
+# carry an xdist_group mark and run on one worker.
+WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
 
 .PHONY: bootstrap run test quick lint unit integration compat spark notebooks docs browser labs docs-serve clean bench
 
