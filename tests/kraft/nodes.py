@@ -9,6 +9,7 @@ import sys
 import uuid
 from pathlib import Path
 
+from kafka_lite.cli import cluster_kraft
 from kafka_lite.cli.main import main
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.metadata.metadata_record_serde import MetadataRecordSerde
@@ -24,28 +25,27 @@ ROOT = Path(__file__).resolve().parents[2]
 NONE, REPLICA_NOT_AVAILABLE = Errors.NONE.code, Errors.REPLICA_NOT_AVAILABLE.code
 
 
+# Quick elections and short broker sessions, so that a killed node's partitions move within a few
+# seconds; small internal topics; one network thread and two handlers per node. Written after the
+# settings ``cluster up --kraft`` gives a node, and so taking their place (a later key wins).
+FAST = [
+    "controller.quorum.election.timeout.ms=300", "controller.quorum.fetch.timeout.ms=1000",
+    "broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500",
+    "num.network.threads=1", "num.io.threads=2", "offsets.topic.num.partitions=2",
+    "transaction.state.log.num.partitions=2", "transaction.state.log.min.isr=1",
+    "group.initial.rebalance.delay.ms=0", "replica.fetch.wait.max.ms=100",
+]  # fmt: skip
+
+
 def node_properties(
     node_id: int, voters: str, controller_port: int | None, broker_port: int, root: Path
 ) -> str:
-    """A combined node's settings; with no ``controller_port``, a broker-only node's."""
-    roles, listeners = "broker", f"PLAINTEXT://127.0.0.1:{broker_port}"
+    """A combined node's settings; with no ``controller_port``, a broker-only node's: those
+    ``cluster up --kraft`` writes (``cluster_kraft.node_properties``), then ``FAST``."""
+    node = {"id": node_id, "roles": ["broker"], "port": broker_port}
     if controller_port is not None:
-        roles, listeners = "broker,controller", f"{listeners},CONTROLLER://127.0.0.1:{controller_port}"
-    # Quick elections and short broker sessions, so that a killed node's partitions move within a
-    # few seconds; small internal topics; one network thread and two handlers per node.
-    return "\n".join([
-        f"process.roles={roles}", f"node.id={node_id}", f"controller.quorum.voters={voters}",
-        f"listeners={listeners}",
-        "controller.listener.names=CONTROLLER", "inter.broker.listener.name=PLAINTEXT",
-        f"log.dirs={root / f'node-{node_id}' / 'data'}",
-        f"metadata.log.dir={root / f'node-{node_id}' / 'metadata'}",
-        "controller.quorum.election.timeout.ms=300", "controller.quorum.fetch.timeout.ms=1000",
-        "broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500",
-        "num.network.threads=1", "num.io.threads=2", "offsets.topic.num.partitions=2",
-        "transaction.state.log.num.partitions=2", "transaction.state.log.min.isr=1",
-        "group.initial.rebalance.delay.ms=0",
-        "replica.fetch.wait.max.ms=100", "delete.topic.enable=true",
-    ]) + "\n"  # fmt: skip
+        node.update(roles=["broker", "controller"], controller_port=controller_port)
+    return cluster_kraft.node_properties(node, voters, root / f"node-{node_id}") + "\n".join(FAST) + "\n"
 
 
 class CombinedNodes:
