@@ -60,9 +60,9 @@ def build_site(out: Path, executed: Path | None = None) -> Path:
 def execute_notebooks(executed: Path) -> None:
     """Execute each notebook the site shows run into ``executed``. Processes that share ``executed``
     (the run's xdist workers that need the site) share the work: each notebook is executed by whoever
-    takes its lock first, one at a time in each process (a process per core already, and one more), and a process
-    that finds all the rest taken waits for them instead of running them again. A failure fails the
-    test that asked, with the cell's error."""
+    takes its lock first, one at a time in each process (the workers already fill the cores), and a
+    process that finds all the rest taken waits for them instead of running them again. A failure
+    fails the test that asked, with the cell's error."""
     notebooks = [p for p in sorted((ROOT / "chapters").rglob("*.ipynb")) if _executed_by_the_build(p)]
     first = [_execute_once(nb, executed, wait=False) for nb in notebooks]
     # Those another process was executing: wait for it, and run any it could not.
