@@ -195,6 +195,38 @@ def nowhere_in_package(*patterns: str) -> None:
             assert not found, f"{module.relative_to(ROOT)} has {found.group(0)!r}"
 
 
+def tested_by(*node_ids: str) -> Callable[[], None]:
+    """The item is behaviour a test of the suite exercises: each ``path.py::test_name`` (or
+    ``path.py::Class::test_name``) exists and asserts something. The test itself runs in the suite,
+    so the item holds while it passes; this check keeps the item tied to it when either moves."""
+
+    def check() -> None:
+        import ast
+
+        for node_id in node_ids:
+            path, *names = node_id.split("::")
+            assert (ROOT / path).is_file(), f"{path} is gone"
+            scope: list[ast.stmt] = ast.parse((ROOT / path).read_text(encoding="utf-8")).body
+            found: ast.AST | None = None
+            for name in names:
+                found = next(
+                    (n for n in scope if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name),
+                    None,
+                )
+                assert found is not None, f"{node_id}: {path} has no {name}"
+                scope = found.body
+            asserts = [
+                n
+                for n in ast.walk(found)
+                if isinstance(n, ast.Assert)
+                or (isinstance(n, ast.Attribute) and n.attr in ("raises", "fail"))
+                or (isinstance(n, ast.Name) and n.id.startswith(("assert", "check", "wait_until")))
+            ]
+            assert asserts, f"{node_id} asserts nothing"
+
+    return check
+
+
 def served(api: str, versions: range | None = None) -> None:
     from kafka_lite.common.protocol.api_keys import ApiKeys
     from kafka_lite.server.kafka_apis import KafkaApis
