@@ -630,9 +630,7 @@ class KafkaApis:
             if not self._authorize_transactional_id(request.session, transactional_id):
                 return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         elif self.authorizer is not None and any(  # with no authorizer, no need to look at the batches
-            getattr(batch, "producer_id", -1) >= 0
-            for records in entries.values()
-            for batch in records.batches()
+            batch.producer_id >= 0 for records in entries.values() for batch in records.batches()
         ):
             if not self._authorize(request.session, Operation.IDEMPOTENT_WRITE, CLUSTER_RESOURCE):
                 return Errors.CLUSTER_AUTHORIZATION_FAILED
