@@ -862,8 +862,8 @@ class GroupCoordinator:
         """The topic of ``topic_partitions`` was deleted: every group's committed offsets for them go,
         each with a tombstone in ``__consumer_offsets`` so that the next leader does not load them
         back, and an Empty group left without offsets dies (Kafka 0.11's ``handleDeletedPartitions``;
-        0.10.1 has no such step, and a deleted topic's offsets lingered until they expired, to be
-        handed to a topic created again under the name). A ZooKeeper broker calls it from
+        0.10.1 has no such step: there a deleted topic's offsets stay until they expire, and a topic
+        created again under the name inherits them). A ZooKeeper broker calls it from
         UpdateMetadata, a KRaft broker from its metadata publisher."""
         self.group_manager.cleanup_group_metadata(topic_partitions)
 
