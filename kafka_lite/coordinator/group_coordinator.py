@@ -4,8 +4,8 @@ sessions and timeouts behind them; OffsetCommit and OffsetFetch.
 Mirrors: kafka.coordinator.GroupCoordinator, GroupConfig and JoinGroupResult
          (core/src/main/scala/kafka/coordinator/GroupCoordinator.scala, Kafka 0.10.1), with Kafka
          0.11's ``group.initial.rebalance.delay.ms`` (GroupCoordinator.prepareRebalance and
-         InitialDelayedJoin, KIP-134) and its transactional offsets (handleTxnCommitOffsets,
-         handleTxnCompletion, KIP-98)
+         InitialDelayedJoin, KIP-134), its transactional offsets (handleTxnCommitOffsets,
+         handleTxnCompletion, KIP-98) and its handleDeletedPartitions (KAFKA-2000, from 0.10.2)
 Book:    chapter 5, 5.2.1-5.2.4 (the callbacks, the checks before a request, the responses),
          5.3 (the delayed join), 5.3.4-5.3.5 (a member rejoining a stable group, and one not yet
          stable: ``_do_join_group``), 5.4.2-5.4.7 (the state transitions, JoinGroup, SyncGroup,
@@ -857,6 +857,15 @@ class GroupCoordinator:
             failed(Errors.COORDINATOR_LOAD_IN_PROGRESS)
         else:
             callback(Errors.NONE, self.group_manager.get_offsets(group_id, partitions))
+
+    def handle_deleted_partitions(self, topic_partitions: Sequence[TopicPartition]) -> None:
+        """The topic of ``topic_partitions`` was deleted: every group's committed offsets for them go,
+        each with a tombstone in ``__consumer_offsets`` so that the next leader does not load them
+        back, and an Empty group left without offsets dies (Kafka 0.11's ``handleDeletedPartitions``;
+        0.10.1 has no such step: there a deleted topic's offsets stay until they expire, and a topic
+        created again under the name inherits them). A ZooKeeper broker calls it from
+        UpdateMetadata, a KRaft broker from its metadata publisher."""
+        self.group_manager.cleanup_group_metadata(topic_partitions)
 
     # -- loading and unloading -----------------------------------------------------------------------------
 

@@ -12,8 +12,8 @@ The five states (Kafka 0.10.1 added ``Empty``; 0.10.0 had the other four) and wh
 between them, from Kafka's comments on each state and its ``GroupCoordinator``:
 
 - ``Empty``: no members; the group lingers while it has committed offsets. A JoinGroup from a new
-  member starts a rebalance; when its last offsets expire, or its ``__consumer_offsets`` partition
-  moves to another broker, it dies.
+  member starts a rebalance; when its last offsets expire or their topics are deleted, or its
+  ``__consumer_offsets`` partition moves to another broker, it dies.
 - ``PreparingRebalance``: the coordinator parks every member's JoinGroup until all known members
   have rejoined or the rebalance timeout (the largest of the members') passes. Then it starts the
   next generation: ``AwaitingSync`` if any member joined, ``Empty`` if none is left.
@@ -44,6 +44,7 @@ import logging
 import threading
 import uuid
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kafka_lite.common.errors import IllegalStateException
@@ -426,6 +427,23 @@ class GroupMetadata:
             del self._offsets[tp]
             self._offset_append_positions.pop(tp, None)
         return expired
+
+    def remove_offsets(
+        self, topic_partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Remove and return the committed offsets of ``topic_partitions`` (their topic was
+        deleted), dropping any commit of them still pending, plain or transactional (Kafka 0.11's
+        ``removeOffsets``, which came with KAFKA-2000 in 0.10.2)."""
+        removed = {}
+        for tp in topic_partitions:
+            self._pending_offset_commits.pop(tp, None)
+            for pending in self._pending_transactional_offset_commits.values():
+                pending.pop(tp, None)
+            offset = self._offsets.pop(tp, None)
+            self._offset_append_positions.pop(tp, None)
+            if offset is not None:
+                removed[tp] = offset
+        return removed
 
     def all_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
         return dict(self._offsets)

@@ -2,8 +2,8 @@
 ``__consumer_offsets`` and loads them back.
 
 Mirrors: class kafka.coordinator.GroupMetadataManager (the groups cache, loading and unloading a
-         partition's groups, storing groups and offsets, fetching offsets, expiring them, and
-         partitionFor; core/src/main/scala/kafka/coordinator/GroupMetadataManager.scala, Kafka
+         partition's groups, storing groups and offsets, fetching offsets, expiring them (and
+         removing a deleted topic's, as 0.11 does), and partitionFor; core/src/main/scala/kafka/coordinator/GroupMetadataManager.scala, Kafka
          0.10.1), kafka.common.OffsetMetadataAndError (in
          core/src/main/scala/kafka/common/OffsetMetadataAndError.scala), OffsetConfig
          (kafka/coordinator/OffsetConfig.scala) and DelayedStore, as GroupMetadataManager.scala
@@ -28,7 +28,8 @@ the topic, a task on the scheduler reads the partition's log from its start to t
 the last value per key winning and a tombstone deleting, and caches the groups; meanwhile requests
 for them get COORDINATOR_LOAD_IN_PROGRESS. Every ``offsets.retention.check.interval.ms`` the
 offsets whose expiry passed are removed and tombstoned, and an Empty group left without offsets
-dies.
+dies; a deleted topic's offsets go the same way as soon as the broker learns of the deletion
+(Kafka 0.10.2's ``cleanupGroupMetadata(deletedTopicPartitions)``, read here in its 0.11 form).
 
 ``partition_for`` is how every broker, and every tool, finds a group's partition without asking
 anyone: Java's ``String.hashCode`` of the group id, made non-negative by Kafka's ``Utils.abs``,
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -653,27 +654,35 @@ class GroupMetadataManager:
 
         self.scheduler.schedule(f"{GROUP_METADATA_TOPIC_NAME}-{offsets_partition}", remove_groups_and_offsets)
 
-    # -- expiring offsets --------------------------------------------------------------------------------
+    # -- expiring offsets, and those of deleted topics --------------------------------------------------
 
     # --8<-- [start:cleanup_group_metadata]
-    def cleanup_group_metadata(self) -> int:
-        """Remove the offsets whose expiry passed, write their tombstones, and drop (with a group
-        tombstone) an Empty group left without offsets. Returns how many offsets expired."""
+    def cleanup_group_metadata(self, deleted_topic_partitions: Sequence[TopicPartition] | None = None) -> int:
+        """Remove the offsets whose expiry passed, or with ``deleted_topic_partitions`` those of a
+        deleted topic's partitions; write their tombstones, and drop (with a group tombstone) an
+        Empty group left without offsets. Returns how many offsets went.
+
+        The one method serves both, as Kafka 0.11's ``cleanupGroupMetadata(deletedTopicPartitions)``
+        does (KAFKA-2000, Kafka 0.10.2; 0.10.1 has only the expiry and keeps a deleted topic's
+        offsets until they expire)."""
         start_ms = self.time.milliseconds()
-        expired_count = 0
+        removed_count = 0
         with self._partition_lock:
             groups = list(self._groups_cache.values())
         for group in groups:
             with group.lock:
                 if group.is_(GroupState.DEAD):
                     continue
-                expired = group.remove_expired_offsets(start_ms)
+                if deleted_topic_partitions is None:
+                    removed = group.remove_expired_offsets(start_ms)
+                else:
+                    removed = group.remove_offsets(deleted_topic_partitions)
                 if group.is_(GroupState.EMPTY) and not group.has_offsets():
                     log.info(
                         "Group %s transitioned to Dead in generation %d", group.group_id, group.generation_id
                     )
                     group.transition_to(GroupState.DEAD)
-                tombstones = [(start_ms, offset_commit_key(group.group_id, tp), None) for tp in expired]
+                tombstones = [(start_ms, offset_commit_key(group.group_id, tp), None) for tp in removed]
                 if group.is_(GroupState.DEAD):
                     with self._partition_lock:
                         if self._groups_cache.get(group.group_id) is group:
@@ -681,7 +690,7 @@ class GroupMetadataManager:
                     # a group of generation 0 only stored offsets: it never wrote a metadata record
                     if group.generation_id > 0:
                         tombstones.append((start_ms, group_metadata_key(group.group_id), None))
-            expired_count += len(expired)
+            removed_count += len(removed)
             if tombstones:
                 tp = self._offsets_partition(group.group_id)
                 partition = self.replica_manager.get_partition(tp)
@@ -691,14 +700,17 @@ class GroupMetadataManager:
                     partition.append_records_to_leader(MemoryRecords.with_records(tombstones))
                 except KafkaException as e:
                     log.error(
-                        "Failed to mark %d expired offsets for deletion in %s-%d: %s", len(expired), *tp, e
+                        "Failed to mark %d expired/deleted offsets for deletion in %s-%d: %s",
+                        len(removed),
+                        *tp,
+                        e,
                     )
         log.info(
-            "Removed %d expired offsets in %d milliseconds.",
-            expired_count,
+            "Removed %d expired/deleted offsets in %d milliseconds.",
+            removed_count,
             self.time.milliseconds() - start_ms,
         )
-        return expired_count
+        return removed_count
 
     # --8<-- [end:cleanup_group_metadata]
 

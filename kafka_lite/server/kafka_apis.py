@@ -630,9 +630,7 @@ class KafkaApis:
             if not self._authorize_transactional_id(request.session, transactional_id):
                 return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         elif self.authorizer is not None and any(  # with no authorizer, no need to look at the batches
-            getattr(batch, "producer_id", -1) >= 0
-            for records in entries.values()
-            for batch in records.batches()
+            batch.producer_id >= 0 for records in entries.values() for batch in records.batches()
         ):
             if not self._authorize(request.session, Operation.IDEMPOTENT_WRITE, CLUSTER_RESOURCE):
                 return Errors.CLUSTER_AUTHORIZATION_FAILED
@@ -1872,12 +1870,15 @@ class KafkaApis:
         # The replica manager checks the epoch against the newest it has seen in any of the three
         # controller requests, and updates the cache under the same lock (Kafka's
         # ``maybeUpdateMetadataCache``): a deposed controller's UpdateMetadata changes nothing.
-        error = self.replica_manager.maybe_update_metadata_cache(
+        error, deleted_partitions = self.replica_manager.maybe_update_metadata_cache(
             body, request.header.api_version, self.metadata_cache
         )
         if error is not Errors.NONE:
             self._send_response(request, {"error_code": error.code})
             return
+        if deleted_partitions:
+            # a deleted topic's committed offsets go with it (Kafka 0.10.2, KAFKA-2000)
+            self.coordinator.handle_deleted_partitions(deleted_partitions)
         if self.admin_manager.has_delayed_topic_operations():
             for topic in {s["topic"] for s in body["partition_states"]}:
                 self.admin_manager.try_complete_delayed_topic_operations(topic)

@@ -126,6 +126,7 @@ class KafkaServer:
         self._shutting_down = False
         self._shutdown_lock = threading.Lock()
         self._shutdown_done = threading.Event()
+        self._session_lost = False  # ZooKeeper expired our session; register again on reconnecting
 
     # --8<-- [start:startup]
     def startup(self) -> None:
@@ -332,7 +333,7 @@ class KafkaServer:
         if state == KazooState.LOST:
             log.warning("Broker %d: ZooKeeper session expired", self.broker_id)
             self._session_lost = True
-        elif state == KazooState.CONNECTED and getattr(self, "_session_lost", False):
+        elif state == KazooState.CONNECTED and self._session_lost:
             self._session_lost = False
             # A listener must not block kazoo's thread: re-register from a thread of our own.
             threading.Thread(target=self._register_again, name="zk-session-handler", daemon=True).start()

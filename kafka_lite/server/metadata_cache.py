@@ -54,7 +54,9 @@ class MetadataCache:
     def update_cache(
         self, controller_id: int, controller_epoch: int, body: dict, version: int
     ) -> list[TopicPartition]:
-        """Apply an UpdateMetadata request; return the partitions it deleted."""
+        """Apply an UpdateMetadata request; return the partitions it deleted, whose committed offsets
+        the group coordinator then removes (Kafka 0.10.2's ``updateCache`` returns them for that,
+        KAFKA-2000; 0.10.1's returns nothing)."""
         deleted = []
         with self._lock:
             self.controller_id, self.controller_epoch = controller_id, controller_epoch

@@ -546,11 +546,15 @@ class ReplicaManager:
 
     # --8<-- [end:apply_delta]
 
-    def maybe_update_metadata_cache(self, body: dict, version: int, metadata_cache: MetadataCache) -> Errors:
+    def maybe_update_metadata_cache(
+        self, body: dict, version: int, metadata_cache: MetadataCache
+    ) -> tuple[Errors, list[TopicPartition]]:
         """Apply an UpdateMetadata request unless it comes from an older controller than the newest
         this broker has heard from (Kafka's ``maybeUpdateMetadataCache``). One epoch, under the same
         lock, for LeaderAndIsr, StopReplica and UpdateMetadata: once a new controller has spoken
-        through any of them, the old one changes nothing here."""
+        through any of them, the old one changes nothing here. Returns the error (where Kafka
+        throws ControllerMovedException) and the partitions the request deleted from the cache
+        (Kafka 0.10.2 returns them, for the group coordinator)."""
         with self._replica_state_change_lock:
             if body["controller_epoch"] < self.controller_epoch:
                 log.warning(
@@ -558,10 +562,12 @@ class ReplicaManager:
                     "Latest known controller epoch is %d",
                     self.broker_id, body["controller_id"], body["controller_epoch"], self.controller_epoch,
                 )  # fmt: skip
-                return Errors.STALE_CONTROLLER_EPOCH
-            metadata_cache.update_cache(body["controller_id"], body["controller_epoch"], body, version)
+                return Errors.STALE_CONTROLLER_EPOCH, []
+            deleted_partitions = metadata_cache.update_cache(
+                body["controller_id"], body["controller_epoch"], body, version
+            )
             self.controller_epoch = body["controller_epoch"]
-            return Errors.NONE
+            return Errors.NONE, deleted_partitions
 
     def stop_replicas(self, body: dict) -> tuple[Errors, dict[TopicPartition, Errors]]:
         with self._replica_state_change_lock:

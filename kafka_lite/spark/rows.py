@@ -77,7 +77,7 @@ def records_in_range(batches: Iterable[Any], range_: OffsetRange) -> Iterator[tu
     """``(record, timestamp_type)`` for each data record with an offset in ``range_``, in order."""
     start, end = range_.from_offset, range_.until_offset
     for batch in batches:
-        if getattr(batch, "is_control_batch", False):
+        if batch.is_control_batch:
             continue  # transaction markers: not records a consumer sees
         timestamp_type = int(batch.timestamp_type)
         for record in batch:
@@ -142,7 +142,7 @@ def to_arrow(
     for batch in batches:
         if batch.base_offset >= range_.until_offset:
             break
-        if getattr(batch, "is_control_batch", False):
+        if batch.is_control_batch:
             continue  # transaction markers: not records a consumer sees
         timestamp_type = int(batch.timestamp_type)
         # The reference DefaultRecordBatch, or its compiled twin: see common/record/codec.py.

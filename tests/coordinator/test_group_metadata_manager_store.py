@@ -1,8 +1,8 @@
 """GroupMetadataManager over real replica managers on a MockTime: offsets committed and fetched
 through the coordinator, the records on disk in Kafka's schemas, a group and its offsets loaded
-back by a new leader from the same log, expiry writing tombstones, tombstones deleting on load,
-and the commit's errors (after Kafka 0.10.1's GroupMetadataManagerTest and
-GroupCoordinatorResponseTest)."""
+back by a new leader from the same log, expiry writing tombstones, a deleted topic's offsets
+removed with tombstones (Kafka 0.11's handleDeletedPartitions), tombstones deleting on load, and the
+commit's errors (after Kafka 0.10.1's GroupMetadataManagerTest and GroupCoordinatorResponseTest)."""
 
 from __future__ import annotations
 
@@ -391,6 +391,51 @@ def test_an_empty_group_whose_offsets_all_expire_dies_with_a_group_tombstone(bro
     ]
     broker.new_coordinator()
     assert broker.manager.get_group(GROUP_ID) is None, "the tombstones leave nothing to load"
+
+
+# -- deleted topics ------------------------------------------------------------------------------------------
+
+
+def test_a_deleted_topics_offsets_are_removed_and_tombstoned(broker):
+    leader, _, generation = stable_group_of_two(broker)
+    broker.commit(
+        {TP0: OffsetAndMetadata(5), TP1: OffsetAndMetadata(6), TP2: OffsetAndMetadata(7)}, leader, generation
+    )
+    before = len(broker.records())
+
+    broker.coordinator.handle_deleted_partitions([TP0, TP1])
+    # Kafka answers a partition without an offset -1, no metadata, no error (OffsetFetch v1+)
+    assert broker.fetch([TP0, TP1, TP2])[1] == {
+        TP0: (-1, "", Errors.NONE),
+        TP1: (-1, "", Errors.NONE),
+        TP2: (7, "", Errors.NONE),
+    }
+    assert broker.fetch(None)[1] == {TP2: (7, "", Errors.NONE)}, "all the group's offsets: the deleted go"
+    tombstones = [(read_message_key(r.key), r.value) for r in broker.records()[before:]]
+    assert tombstones == [
+        (OffsetKey(1, GroupTopicPartition(GROUP_ID, TP0)), None),
+        (OffsetKey(1, GroupTopicPartition(GROUP_ID, TP1)), None),
+    ]
+    assert broker.manager.get_group(GROUP_ID).current_state is GroupState.STABLE, "members keep the group"
+
+    broker.new_coordinator()
+    assert broker.fetch([TP0, TP2])[1] == {TP0: (-1, "", Errors.NONE), TP2: (7, "", Errors.NONE)}, (
+        "the tombstones delete the offsets for the next leader too"
+    )
+
+
+def test_a_simple_consumer_group_left_without_offsets_by_a_deletion_dies(broker):
+    broker.commit({TP0: OffsetAndMetadata(5)})
+    broker.commit({TP0: OffsetAndMetadata(3)}, group_id=OTHER_GROUP_ID)
+    before = len(broker.records())
+
+    broker.coordinator.handle_deleted_partitions([TP0])
+    assert broker.manager.get_group(GROUP_ID) is None and broker.manager.get_group(OTHER_GROUP_ID) is None
+    # generation 0 never wrote a group record, so only the offset's tombstone is written
+    assert [(read_message_key(r.key), r.value) for r in broker.records()[before:]] == [
+        (OffsetKey(1, GroupTopicPartition(GROUP_ID, TP0)), None)
+    ]
+    assert broker.fetch([TP0])[1] == {TP0: (-1, "", Errors.NONE)}
 
 
 # -- errors --------------------------------------------------------------------------------------------------

@@ -699,7 +699,8 @@ def encode(schema: Type, value: Any) -> bytes:
 def walk(schema: Type, prefix: str = "") -> Iterable[tuple[str, Type]]:
     """Every field path in a schema (``topics[].partitions[].partition``): for docs and tests."""
     if isinstance(schema, Schema):
-        for f in (*schema.fields, *getattr(schema, "tagged", ())):
+        tagged = schema.tagged if isinstance(schema, FlexibleSchema) else ()
+        for f in (*schema.fields, *tagged):
             path = f"{prefix}.{f.name}" if prefix else f.name
             yield path, f.type
             yield from walk(f.type, path)

@@ -32,6 +32,8 @@ import struct
 
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.raft.isolation import Isolation
+from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
+from kafka_lite.raft.mock_log import MockLog
 from kafka_lite.raft.simulation.cluster import Cluster, RaftNode
 from kafka_lite.raft.simulation.event_scheduler import EventScheduler
 from kafka_lite.raft.valid_offset_and_epoch import Kind
@@ -250,12 +252,12 @@ def _committed_values(node: RaftNode) -> list[int]:
     return [value for _, value in _committed_records(node.log, high_watermark.offset)]
 
 
-def _committed_records(log, high_watermark: int) -> list[tuple[int, int]]:
+def _committed_records(log: MockLog | KafkaMetadataLog, high_watermark: int) -> list[tuple[int, int]]:
     """(offset, counter value) of each state record from the log start up to ``high_watermark``:
     MockLog hands its batches over directly; a KafkaMetadataLog on disk is read as a follower
     reads it, one fetch after another."""
     found = []
-    if hasattr(log, "read_batches"):
+    if isinstance(log, MockLog):
         batches = [MemoryRecords(b.data) for b in log.read_batches(log.start_offset(), high_watermark)
                    if not b.is_control_batch]  # fmt: skip
         records = (r for records in batches for r in records.records())

@@ -27,7 +27,7 @@ config-change notifications, did on a ZooKeeper broker; here it all comes from t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from kafka_lite.common.topic_partition import TopicPartition
@@ -45,11 +45,14 @@ TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
 
 
 class GroupCoordinatorElections(Protocol):
-    """What the publisher tells kafka_lite's GroupCoordinator (Kafka's onElection/onResignation)."""
+    """What the publisher tells kafka_lite's GroupCoordinator (Kafka's onElection/onResignation,
+    and handleDeletedPartitions)."""
 
     def on_elected(self, offsets_partition: int) -> None: ...
 
     def on_resigned(self, offsets_partition: int) -> None: ...
+
+    def handle_deleted_partitions(self, topic_partitions: Sequence[TopicPartition]) -> None: ...
 
 
 class TransactionCoordinatorElections(Protocol):
@@ -202,7 +205,7 @@ class BrokerMetadataPublisher:
 
     def _handle_deleted_partitions(self, delta: MetadataDelta) -> None:
         """The committed offsets of a deleted topic's partitions go with it (Kafka's
-        ``handleDeletedPartitions``), if the coordinator has that step."""
+        ``handleDeletedPartitions``)."""
         topics_delta = delta.topics_delta
         deleted = [
             TopicPartition(topic.name, partition_id)
@@ -210,9 +213,8 @@ class BrokerMetadataPublisher:
             if (topic := topics_delta.image.get_topic(topic_id)) is not None
             for partition_id in topic.partitions
         ]
-        handle = getattr(self.group_coordinator, "handle_deleted_partitions", None)
-        if deleted and handle is not None:
-            handle(deleted)
+        if deleted:
+            self.group_coordinator.handle_deleted_partitions(deleted)
 
     def _apply_config_changes(self, delta: MetadataDelta, new_image: MetadataImage, name: str) -> None:
         """Each changed resource's whole config set, to its handler: a topic's to the log manager's

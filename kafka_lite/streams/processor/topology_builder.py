@@ -42,6 +42,7 @@ from kafka_lite.streams.processor.internals.quick_union import QuickUnion
 from kafka_lite.streams.processor.internals.sink_node import SinkNode
 from kafka_lite.streams.processor.internals.source_node import SourceNode
 from kafka_lite.streams.processor.processor import ProcessorSupplier
+from kafka_lite.streams.processor.state_store import StateStoreSupplier
 
 
 @dataclass
@@ -87,7 +88,7 @@ class _SinkNodeFactory:
 
 @dataclass
 class _StateStoreFactory:
-    supplier: Any
+    supplier: StateStoreSupplier
     users: list[str] = field(default_factory=list)  # the processors connected to the store, in order
 
 
@@ -230,7 +231,7 @@ class TopologyBuilder:
 
     # -- state stores ----------------------------------------------------------------------------------
 
-    def add_state_store(self, supplier: Any, *processor_names: str) -> TopologyBuilder:
+    def add_state_store(self, supplier: StateStoreSupplier, *processor_names: str) -> TopologyBuilder:
         """A store (one per task, from ``supplier.get()``), connected to ``processor_names``."""
         if supplier is None:
             raise ValueError("supplier can't be null")
@@ -312,9 +313,9 @@ class TopologyBuilder:
                     sink_topics.add(self._maybe_decorate_topic(self.node_to_sink_topic[node]))
                 for state_factory in self.state_factories.values():
                     supplier = state_factory.supplier
-                    if _logging_enabled(supplier) and node in state_factory.users:
+                    if supplier.logging_enabled() and node in state_factory.users:
                         name = store_changelog_topic(self._require_application_id(), supplier.name)
-                        state_changelog_topics[name] = _log_config(supplier)
+                        state_changelog_topics[name] = dict(supplier.log_config())
             topic_groups[group_id] = TopicsInfo(
                 frozenset(sink_topics), frozenset(source_topics), inter_source_topics, state_changelog_topics
             )
@@ -393,14 +394,3 @@ class TopologyBuilder:
                 if store in state_store_map
             },
         )
-
-
-def _logging_enabled(supplier: Any) -> bool:
-    # Kafka's suppliers always answer; a supplier without the method logs, as Kafka's Stores default.
-    logging_enabled = getattr(supplier, "logging_enabled", None)
-    return True if logging_enabled is None else bool(logging_enabled())
-
-
-def _log_config(supplier: Any) -> dict[str, str]:
-    log_config = getattr(supplier, "log_config", None)
-    return {} if log_config is None else dict(log_config())

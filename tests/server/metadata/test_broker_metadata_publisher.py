@@ -1,7 +1,8 @@
 """BrokerMetadataPublisher: one publish reaches the metadata cache, the replica manager (a real one,
 with its LogManager in a tmp dir), a real group coordinator (its groups loaded and unloaded as
-__consumer_offsets partitions come and go), the transaction coordinator's elections, and the topic
-config handler (the logs' settings); on the first publish, stray logs are deleted."""
+__consumer_offsets partitions come and go, and a deleted topic's committed offsets removed), the
+transaction coordinator's elections, and the topic config handler (the logs' settings); on the
+first publish, stray logs are deleted."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import uuid
 
 import pytest
 
+from kafka_lite.common.errors import Errors
 from kafka_lite.common.metadata import ConfigRecord, RemoveTopicRecord
 from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.coordinator.group_coordinator import GroupConfig
+from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
 from kafka_lite.metadata.image import MetadataImage
 from kafka_lite.server import quota_factory
 from kafka_lite.server.config_handler import TopicConfigHandler
@@ -109,6 +112,24 @@ def test_the_group_coordinator_loads_and_unloads_as_leadership_moves(broker):
     publish(publisher, image, change(OFFSETS, groups.partition, leader=1))
     groups.scheduler.tick()
     assert not groups.group_manager.is_group_local(GROUP), "resigned once another broker leads it"
+
+
+def test_a_deleted_topics_committed_offsets_go_with_it(broker):
+    publisher, _, groups, _ = broker
+    image = start(publisher)
+    groups.scheduler.tick()
+    foo_0 = TopicPartition("foo", 0)
+    committed = []
+    groups.coordinator.handle_commit_offsets(GROUP, "", -1, {foo_0: OffsetAndMetadata(5)}, committed.append)
+    assert committed == [{foo_0: Errors.NONE}]
+
+    publish(publisher, image, RemoveTopicRecord(topic_id=FOO))
+    fetched = []
+    groups.coordinator.handle_fetch_offsets(
+        GROUP, [foo_0], lambda error, offsets: fetched.append((error, offsets))
+    )
+    # what Kafka answers for a partition the group has no offset for (OffsetFetch v1+)
+    assert fetched == [(Errors.NONE, {foo_0: (-1, "", Errors.NONE)})]
 
 
 def test_the_transaction_coordinator_follows_its_partitions_with_the_leader_epoch(broker):
