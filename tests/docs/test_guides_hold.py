@@ -1127,6 +1127,11 @@ CLAIMS: dict[str, list[Claim]] = {
             all_of(
                 lambda: exists("kafka_lite.server.replica:Replica.log_end_offset_metadata"),
                 lambda: exists("kafka_lite.server.replica:Replica.high_watermark_metadata"),
+                # the positions are what a waiting fetch compares, without reading the log
+                tested_by(
+                    "tests/server/test_delayed_fetch.py::"
+                    "test_a_waiting_fetch_completes_at_min_bytes_counting_by_position_not_by_reading"
+                ),
             ),
         ),
         holds(
@@ -1158,7 +1163,9 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds(
             "The idempotent producers' state is kept in `Partition`",
-            lambda: in_source("kafka_lite.server.partition:Partition", "ProducerStateManager"),
+            tested_by(
+                "tests/server/test_broker_parts.py::test_producer_state_survives_a_restart_through_snapshot_and_log"
+            ),
         ),
     ],
     "ch07_controller/index.md": [
@@ -1792,12 +1799,6 @@ def suite_has_test(path: str, name: str) -> None:
     )
 
 
-def used_only_in(name: str, allowed: str) -> bool:
-    return all(
-        name not in text for module, text in package_texts() if module.relative_to(ROOT).as_posix() != allowed
-    )
-
-
 def current_error_names() -> None:
     from kafka_lite.common.errors import Errors
 
@@ -1807,35 +1808,11 @@ def current_error_names() -> None:
         assert not hasattr(Errors, name), name
 
 
-def formats_per_topic() -> None:
-    defined(BROKER, "log.message.format.version", None, BROKER_BASE)  # unset: the protocol version's
-    defined(TOPIC, "message.format.version", "0.11.0-IV2")
-    down_conversion_looks_at_every_batch()
-
-
-def down_conversion_looks_at_every_batch() -> None:
-    """A Fetch v2 of a v1 message set then a v2 batch (a topic whose format went up) gets both as v1."""
-    from kafka_lite.common.record import MemoryRecords
-    from kafka_lite.common.record.convert import down_convert
-
-    mixed = bytes(MemoryRecords.with_records([(1, b"k", b"v")], magic=2, base_offset=1).buffer())
-    mixed = bytes(MemoryRecords.with_records([(0, b"k", b"v")], magic=1).buffer()) + mixed
-    assert [b.magic for b in down_convert(MemoryRecords(mixed), 1).batches()] == [1, 1]
-    in_source("kafka_lite.server.kafka_apis:KafkaApis._fetched_bytes", "down_convert(")
-
-
 def zstd_is_written_and_read_but_produce_stops_at_v3() -> None:
     from kafka_lite.common.record.compression import CompressionType
 
     assert {"GZIP", "SNAPPY", "LZ4", "ZSTD"} <= set(CompressionType.__members__)
     served("PRODUCE", range(0, 4))  # clients send zstd only with Produce v7 (Kafka 2.1)
-
-
-def one_varint_writer() -> None:
-    exists("kafka_lite.common.record.varint:write_varint")
-    assert "max_bytes" in inspect.signature(obj("kafka_lite.common.record.varint:read_varint")).parameters
-    nowhere_in_package(r"def write_varlong")
-    in_source("kafka_lite.common.record.varint:read_varlong", "read_varint(")  # the same reader, 10 bytes
 
 
 def kraft_nullable_strings_start_as_none() -> None:
