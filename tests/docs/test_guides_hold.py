@@ -738,6 +738,15 @@ def every_codec_is_written_and_read() -> None:
     )()
 
 
+def without_a_group_auto_commit_cannot_be_asked_for() -> None:
+    from kafka_lite.common.errors import ConfigException
+
+    with pytest.raises(
+        ConfigException, match=r"enable\.auto\.commit cannot be set to true without a group\.id"
+    ):
+        consumer(enable_auto_commit=True)
+
+
 # -- the table ------------------------------------------------------------------------------------
 
 CLAIMS: dict[str, list[Claim]] = {
@@ -752,7 +761,15 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
     ],
     "ch02_producer/index.md": [
-        holds("Python's shape for the API", the_producers_shapes_are_kafka_pythons),
+        holds(
+            "Python's shape for the API",
+            all_of(
+                the_producers_shapes_are_kafka_pythons,
+                tested_by(
+                    "tests/producer/test_kafka_producer.py::test_a_bad_topic_fails_its_future_without_touching_the_network"
+                ),
+            ),
+        ),
         holds("The buffer pool keeps the accounting", the_buffer_pool_hands_out_reservations),
         holds(
             "Splitting a batch the broker refuses",
@@ -814,7 +831,14 @@ CLAIMS: dict[str, list[Claim]] = {
     "ch04_new_consumer/index.md": [
         holds(
             "`fetch_hold_back_caught_up` (off by default) is ours",
-            lambda: defined(CONSUMER, "fetch.hold.back.caught.up", False, CLIENT_BASE),
+            all_of(
+                lambda: defined(CONSUMER, "fetch.hold.back.caught.up", False, CLIENT_BASE),
+                tested_by(
+                    "tests/consumer/test_fetcher_logic.py::"
+                    "test_kafkas_rule_fetches_a_caught_up_partition_alone_while_its_brokers_other_partitions_are_buffered",
+                    "tests/consumer/test_fetcher_logic.py::test_the_hold_back_keeps_a_caught_up_partition_for_its_brokers_next_fetch",
+                ),
+            ),
         ),
         holds(
             "`ConsumerRecord` and `OffsetAndMetadata` are kafka-python's",
@@ -831,7 +855,10 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds("The methods take kafka-python's shapes", the_consumers_methods_take_kafka_pythons_shapes),
         holds("`subscribe` and `assign` refuse a topic name", a_consumer_refuses_a_bad_topic_name),
-        holds("Without a `group_id` there is no coordinator", without_a_group_there_is_no_coordinator),
+        holds(
+            "Without a `group_id` there is no coordinator",
+            all_of(without_a_group_there_is_no_coordinator, without_a_group_auto_commit_cannot_be_asked_for),
+        ),
         holds(
             "`partition.assignment.strategy` defaults to range, then round-robin",
             lambda: defined(CONSUMER, "partition.assignment.strategy", ["range", "roundrobin"], CLIENT_BASE),
@@ -962,7 +989,13 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds(
             "The initial rebalance delay is Kafka 0.11's",
-            lambda: defined(BROKER, "group.initial.rebalance.delay.ms", 3000, BROKER_BASE),
+            all_of(
+                lambda: defined(BROKER, "group.initial.rebalance.delay.ms", 3000, BROKER_BASE),
+                tested_by(
+                    "tests/coordinator/test_group_coordinator.py::test_initial_delay_without_new_members_ends_after_one_delay",
+                    "tests/coordinator/test_group_coordinator.py::test_initial_delay_extends_at_most_to_the_rebalance_timeout",
+                ),
+            ),
         ),
         holds(
             "A new coordinator loads its partition to the log's end",
