@@ -822,8 +822,9 @@ CLAIMS: dict[str, list[Claim]] = {
                 ),
                 # every committed offset goes to __consumer_offsets, and is read back from it
                 tested_by(
+                    "tests/server/test_group_apis.py::test_an_offset_commit_v0_goes_to_the_offsets_topic_not_to_zookeeper",
                     "tests/coordinator/test_group_metadata_manager_store.py::"
-                    "test_a_simple_consumers_offsets_load_back_without_group_metadata"
+                    "test_a_simple_consumers_offsets_load_back_without_group_metadata",
                 ),
             ),
         ),
