@@ -644,9 +644,15 @@ def test_resigning_kills_an_empty_group_and_leaves_other_partitions_alone(h):
     assert h.leave(a) is Errors.NONE and h.state() is G.EMPTY
     other_join = h.join(group_id=other)
     group = h.group()
+
+    def held() -> list[str]:  # what Kafka's NumGroups gauge counts
+        return sorted(g.group_id for g in h.group_manager.current_groups())
+
+    assert held() == sorted([GROUP_ID, other])
     h.resign(h.partition)
     assert group.current_state is G.DEAD
     assert h.group_manager.get_group(other).current_state is G.PREPARING_REBALANCE and other_join == []
+    assert held() == [other]
 
 
 # -- bad input against a real offsets log --------------------------------------------------------------------

@@ -1027,8 +1027,9 @@ CLAIMS: dict[str, list[Claim]] = {
             "**The coordinator's metrics.**",
             all_of(
                 lambda: nowhere_in_package(r"NumGroups\b", r"NumOffsets\b"),
-                lambda: exists(
-                    "kafka_lite.coordinator.group_metadata_manager:GroupMetadataManager.current_groups"
+                tested_by(
+                    "tests/coordinator/test_group_coordinator.py::"
+                    "test_resigning_kills_an_empty_group_and_leaves_other_partitions_alone"
                 ),
             ),
         ),
@@ -1046,7 +1047,12 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds(
             "`TimingWheel.add`'s last branch",
-            lambda: exists("kafka_lite.utils.timer.timing_wheel:TimingWheel._add_to_overflow_wheel"),
+            all_of(
+                lambda: exists("kafka_lite.utils.timer.timing_wheel:TimingWheel._add_to_overflow_wheel"),
+                tested_by(
+                    "tests/utils/timer/test_system_timer.py::test_the_wheels_order_tasks_like_kafkas_timer_test"
+                ),
+            ),
         ),
         holds(
             "The purgatory has no metrics gauges",
