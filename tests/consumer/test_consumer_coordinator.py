@@ -521,6 +521,27 @@ def test_an_async_commits_callback_runs_on_a_later_poll(make):
     assert done == [({(TOPIC, 1): OffsetAndMetadata(5)}, None)]
 
 
+def test_an_auto_commit_with_the_coordinator_unknown_starts_looking_for_it(make):
+    """Partitions assigned by hand: nothing joins, so nothing else finds the coordinator. The auto-commit
+    looks for it (Kafka 1.1, KAFKA-6362) and commits once it is known; 0.10.1 to 1.0 only wait."""
+    clock = MockTime()
+    server, coordinator, subscriptions, _ = make(auto_commit=True, time=clock)
+    subscriptions.unsubscribe()
+    subscriptions.assign_from_user([(TOPIC, 0)])
+    subscriptions.seek((TOPIC, 0), 7)
+    assert coordinator.poll(clock.milliseconds()) and coordinator.coordinator_unknown()
+
+    def committed() -> bool:
+        coordinator.client.poll(50)
+        clock.advance(5000)  # auto.commit.interval.ms
+        coordinator.poll(clock.milliseconds())
+        return bool(server.committed)
+
+    wait_until(committed, what="the auto-commit once the coordinator is known")
+    assert server.committed == {(TOPIC, 0): 7}
+    assert server.apis()[:2] == [ApiKeys.FIND_COORDINATOR, ApiKeys.OFFSET_COMMIT]
+
+
 def test_committed_offsets_are_fetched_and_partitions_without_one_left_out(make):
     server, coordinator, subscriptions, _ = make()
     join(coordinator)

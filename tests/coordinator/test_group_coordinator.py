@@ -369,6 +369,10 @@ def test_each_rebalance_logs_why_it_began(h, caplog):
         return [line.rsplit("(reason: ", 1)[1].rstrip(")") for line in lines]
 
     (a, b), _ = h.stable_group()
+    lines = [r.getMessage() for r in caplog.records if "Preparing to rebalance" in r.getMessage()]
+    assert [line.split(" (reason")[0].split("group ", 1)[1] for line in lines] == [
+        f"{GROUP_ID} in state EMPTY with old generation 0 (__consumer_offsets-{h.partition})"
+    ], "the line names the group, the state it left and its generation"
     assert reasons() == [f"adding new member {a}"], "the second join found the group already rebalancing"
     assert h.leave(b) is Errors.NONE
     assert reasons() == [f"removing member {b} on LeaveGroup"]
@@ -640,9 +644,15 @@ def test_resigning_kills_an_empty_group_and_leaves_other_partitions_alone(h):
     assert h.leave(a) is Errors.NONE and h.state() is G.EMPTY
     other_join = h.join(group_id=other)
     group = h.group()
+
+    def held() -> list[str]:  # what Kafka's NumGroups gauge counts
+        return sorted(g.group_id for g in h.group_manager.current_groups())
+
+    assert held() == sorted([GROUP_ID, other])
     h.resign(h.partition)
     assert group.current_state is G.DEAD
     assert h.group_manager.get_group(other).current_state is G.PREPARING_REBALANCE and other_join == []
+    assert held() == [other]
 
 
 # -- bad input against a real offsets log --------------------------------------------------------------------

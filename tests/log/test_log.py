@@ -103,6 +103,23 @@ def test_retention_by_time_and_size_keeps_the_active_segment(tmp_path):
     assert [r.offset for r in read_all(sized)][-1] == 47
 
 
+def test_a_deleted_segments_files_are_removed_at_once_and_a_read_still_in_it_fails(tmp_path):
+    """No ``.deleted`` files waiting ``file.delete.delay.ms``: the segment is closed and unlinked at
+    once, so a read handed out before (a fetch answer not yet sent) can no longer be read. Kafka's
+    delay is what lets such a read finish; chapter 6's list of differences says so."""
+    time = MockTime(start_ms=BASE_TS + 1000)
+    log = _log(tmp_path, time, segment_bytes=1000, retention_ms=3_600_000)
+    for _ in range(12):
+        log.append(_records(4, ts=BASE_TS))
+    in_flight = log.read(0, 10_000).records  # a fetch's view of the first segment
+    time.advance(3_600_001)
+    assert log.delete_old_segments() > 1
+    segment_files = {p.name for p in log.dir.iterdir() if p.name[0].isdigit()}
+    assert {name.split(".", 1)[0] for name in segment_files} == {f"{log.log_end_offset:020d}"}, segment_files
+    with pytest.raises(OSError):
+        in_flight.read_bytes()
+
+
 def test_validation_rejects_bad_crc_and_oversize(tmp_path):
     log = _log(tmp_path, max_message_bytes=500)
     damaged = bytearray(_records(2).buffer())

@@ -131,6 +131,7 @@ def test_partitions_for_waits_for_metadata_and_metrics_count_what_was_sent():
                 metrics["record-error-total"],
             ) == (1, 1, 0)
             assert metrics["buffer-available-bytes"] == metrics["buffer-total-bytes"] == 32 * 1024 * 1024
+            assert not [name for name in metrics if name.endswith("-rate")], "counters, not rates"
             with pytest.raises(InvalidTopicException, match="illegal"):
                 producer.partitions_for("no/slashes")
     finally:

@@ -270,6 +270,22 @@ def test_out_of_order_for_the_next_expected_batch_fails_it_and_resets_the_produc
     s.close()
 
 
+def test_a_batch_that_fails_for_good_resets_the_producer_id_for_the_batches_behind_it(broker):
+    # NOT_LEADER with no retry left: the broker may or may not hold the batch's sequences, so the next
+    # batch starts again from sequence 0 under a new id. Kafka 0.11 resets only on OUT_OF_ORDER (above).
+    broker.script = [NOT_LEADER_FOR_PARTITION]
+    s = Setup(broker, retries=0, acks=-1, idempotent=True)
+    lost = s.send(b"a")
+    s.run_until(lost.is_done, "the response")
+    with pytest.raises(NotLeaderForPartitionException):
+        lost.get(0)
+    after = s.send(b"b")
+    s.run_until(after.is_done, "the next batch, under a new producer id")
+    assert sent_sequences(broker) == [(1000, 0, 0), (1001, 0, 0)]
+    assert broker.producer_ids_given == 2
+    s.close()
+
+
 def test_without_a_producer_id_batches_still_expire_after_request_timeout(broker):
     s = Setup(broker, retries=3, acks=-1, idempotent=True, request_timeout_ms=1000)
     broker.close()  # no broker will hand out a producer id

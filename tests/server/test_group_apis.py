@@ -358,6 +358,33 @@ def join_body(
     }
 
 
+def test_an_offset_commit_v0_goes_to_the_offsets_topic_not_to_zookeeper(cluster):
+    """Kafka's broker writes an OffsetCommit v0 (the old consumer's) to ZooKeeper; kafka_lite's keeps
+    every commit in __consumer_offsets, so v1's OffsetFetch, which reads only that topic, finds it."""
+    topic, group = topic_name("grp-v0"), group_name("v0")
+    cluster.create_topic(topic, partitions=1, replication_factor=1)
+    coordinator = find_coordinator(cluster, group, 0)["coordinator"]
+    server = cluster.server(coordinator["node_id"])
+    offsets_log = server.replica_manager.get_partition(
+        (GROUP_METADATA_TOPIC_NAME, server.group_coordinator.partition_for(group))
+    ).log
+    before = offsets_log.log_end_offset
+    client = WireClient(coordinator["port"])
+    commit = {"group_id": group, "topics": [{"topic": topic, "partitions": [{"partition": 0, "offset": 7, "metadata": "v0"}]}]}  # fmt: skip
+    [answer] = client.call(ApiKeys.OFFSET_COMMIT, 0, commit)["responses"]
+    assert answer["partition_responses"] == [{"partition": 0, "error_code": 0}]
+    assert offsets_log.log_end_offset == before + 1, (
+        "the commit was appended to the group's offsets partition"
+    )
+    [fetched] = client.call(
+        ApiKeys.OFFSET_FETCH, 1, {"group_id": group, "topics": [{"topic": topic, "partitions": [0]}]}
+    )["responses"]
+    assert fetched["partition_responses"] == [
+        {"partition": 0, "offset": 7, "metadata": "v0", "error_code": 0}
+    ]
+    assert server.zk.get_children(f"/consumers/{group}/offsets") == [], "nothing went to ZooKeeper"
+
+
 def test_bad_group_requests_get_errors_and_the_broker_keeps_serving(cluster):
     group = group_name("bad")
     coordinator = find_coordinator(cluster, group, 1)["coordinator"]

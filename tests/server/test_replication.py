@@ -116,6 +116,43 @@ def test_a_stuck_follower_leaves_the_isr_and_returns_once_caught_up(brokers):
     assert partition.isr == [0, 1, 2]
 
 
+def test_the_isr_check_runs_every_half_of_replica_lag_time_max_ms(brokers):
+    """Kafka 0.11's period: a stuck follower is out within one and a half times the lag bound (0.10.1
+    checked every whole bound, so a laggard could stay in for up to twice it)."""
+    _, (leader, f1, _) = brokers
+    partition = leader.get_partition(TP)
+    produce(leader, 1, b"a")
+    for _ in range(2):
+        replicate(leader, f1, TP)  # follower 1 is caught up; follower 2 never fetches
+    for _ in range(2):
+        leader.scheduler.advance(LAG_MS // 2)  # the broker's own task, on its scheduler
+        replicate(leader, f1, TP)
+    assert partition.isr == [0, 1, 2], "caught up within replica.lag.time.max.ms: everyone stays"
+    leader.scheduler.advance(LAG_MS // 2)
+    assert partition.isr == [0, 1], "the check at one and a half times the bound drops follower 2"
+
+
+def test_a_new_leader_starts_its_followers_lag_clocks_afresh(brokers):
+    """A follower made leader has no fetch history of the others: it counts their lag from its election
+    (Kafka 0.10.2, KAFKA-4485), not from whenever it last saw them, so the ISR it was given stays."""
+    time, (b0, b1, b2) = brokers
+    produce(b0, 1, b"a")
+    for follower in (b1, b2):
+        replicate(b0, follower, TP)
+        replicate(b0, follower, TP)
+    time.sleep(3 * LAG_MS)  # a long while later, broker 1 is elected
+    for m in (b0, b1, b2):
+        m.become_leader_or_follower(
+            leader_and_isr(TP, leader=1, isr=[0, 1, 2], replicas=[0, 1, 2], leader_epoch=2)
+        )
+    partition = b1.get_partition(TP)
+    b1.maybe_shrink_isr()
+    assert partition.isr == [0, 1, 2], "the followers' clocks start at the election"
+    time.sleep(LAG_MS + 1)  # then they must fetch like any follower
+    b1.maybe_shrink_isr()
+    assert partition.isr == [1]
+
+
 def test_followers_of_an_idle_partition_stay_in_the_isr(brokers):
     """A fetch that brings nothing still renews the follower's catch-up time: partitions with no
     writes (most of ``__consumer_offsets``) keep their ISR however long they stay idle."""
