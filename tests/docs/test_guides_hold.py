@@ -227,6 +227,9 @@ def tested_by(*node_ids: str) -> Callable[[], None]:
     return check
 
 
+tested_by.__test__ = False  # a check's maker, not a test, whatever its name says
+
+
 def served(api: str, versions: range | None = None) -> None:
     from kafka_lite.common.protocol.api_keys import ApiKeys
     from kafka_lite.server.kafka_apis import KafkaApis
@@ -974,6 +977,14 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
     ],
     "ch05_coordinator/index.md": [
+        holds(
+            "A deleted topic's committed offsets are removed",
+            tested_by(
+                "tests/coordinator/test_group_metadata_manager_store.py::test_a_deleted_topics_offsets_are_removed_and_tombstoned",
+                "tests/server/metadata/test_broker_metadata_publisher.py::test_a_deleted_topics_committed_offsets_go_with_it",
+                "tests/compat/test_deleted_topic_offsets.py::test_a_deleted_topics_committed_offsets_go_with_it",
+            ),
+        ),
         holds("Errors carry the protocol's current names", lambda: current_error_names()),
         holds(
             "A JoinGroup to an Empty group with an empty protocol type",
