@@ -565,6 +565,37 @@ def a_topic_change_reads_the_topics_again() -> None:
     assert_equal(controller.context.all_topics, set())
 
 
+def kafkas_class_names_map_to_kafka_lites() -> None:
+    """A Kafka class name gives kafka_lite's class of that role; a module path is never imported,
+    even one naming a kafka_lite class; a class of one's own is known once registered."""
+    from kafka_lite.connect.errors import ConnectException
+    from kafka_lite.connect.file.file_stream_source_connector import FileStreamSourceConnector
+    from kafka_lite.connect.json.json_converter import JsonConverter
+    from kafka_lite.connect.runtime import connector_factory as factory
+    from kafka_lite.connect.transforms.transformation import Transformation
+
+    assert isinstance(factory.new_converter("org.apache.kafka.connect.json.JsonConverter"), JsonConverter)
+    assert factory.connector_class("FileStreamSource") is FileStreamSourceConnector
+    insert_field = factory.transformation_class("org.apache.kafka.connect.transforms.InsertField$Value")
+    assert insert_field is not None and issubclass(insert_field, Transformation), insert_field
+    with pytest.raises(ConnectException):
+        factory.new_converter("kafka_lite.connect.json.json_converter.JsonConverter")
+    with pytest.raises(ConnectException):
+        factory.connector_class(
+            "kafka_lite.connect.file.file_stream_source_connector.FileStreamSourceConnector"
+        )
+    assert factory.transformation_class("kafka_lite.connect.transforms.insert_field.InsertField") is None
+
+    class Mine(Transformation):
+        pass
+
+    factory.register("com.example.Mine", Mine)
+    try:
+        assert factory.transformation_class("com.example.Mine") is Mine
+    finally:
+        del factory.TRANSFORMATIONS["com.example.Mine"]
+
+
 # -- the table ------------------------------------------------------------------------------------
 
 CLAIMS: dict[str, list[Claim]] = {
@@ -1065,32 +1096,28 @@ CLAIMS: dict[str, list[Claim]] = {
                 lambda: assert_not_in("--blacklist", cli_options("mirror-maker")),
                 lambda: assert_not_in("--consumer.rebalance.listener", cli_options("mirror-maker")),
                 lambda: assert_in("--whitelist", cli_options("mirror-maker")),
+                tested_by(
+                    "tests/tools/test_mirror_maker.py::test_the_default_handler_copies_key_value_timestamp_and_headers_but_not_the_partition"
+                ),
             ),
         ),
         holds(
             "**uReplicator is a sketch of the idea",
-            lambda: not_in_source("kafka_lite.tools.ureplicator", "import kazoo", "from kazoo", "helix"),
+            all_of(
+                tested_by(
+                    "tests/tools/mirror_maker/test_ureplicator.py::test_workers_leaving_and_joining_move_only_their_partitions_and_lose_nothing"
+                ),
+                lambda: not_in_source("kafka_lite.tools.ureplicator", "import kazoo", "from kazoo", "helix"),
+            ),
         ),
         holds(
             "**Connect's REST API is 0.11's**",
-            lambda: in_source("kafka_lite.connect.runtime.rest.rest_server", "from fastapi import FastAPI"),
-        ),
-        holds(
-            "**Class names map to kafka_lite's**",
-            all_of(
-                lambda: assert_true(
-                    obj("kafka_lite.connect.runtime.connector_factory:new_converter")(
-                        "org.apache.kafka.connect.json.JsonConverter"
-                    )
-                ),
-                lambda: assert_true(
-                    obj("kafka_lite.connect.runtime.connector_factory:transformation_class")(
-                        "org.apache.kafka.connect.transforms.InsertField$Value"
-                    )
-                ),
-                lambda: not_in_source("kafka_lite.connect.runtime.connector_factory", "importlib"),
+            tested_by(
+                "tests/connect/test_rest_server.py::test_the_server_serves_every_path_of_kafka_0_11_and_its_interactive_page",
+                "tests/connect/test_rest_server.py::test_a_stale_config_is_409_and_no_answer_in_time_is_500",
             ),
         ),
+        holds("**Class names map to kafka_lite's**", kafkas_class_names_map_to_kafka_lites),
         holds("**No Connect metrics**", lambda: nowhere_in_package(r"class \w*ConnectMetrics\b")),
         holds(
             "**MirrorMaker 2**",
