@@ -596,6 +596,52 @@ def kafkas_class_names_map_to_kafka_lites() -> None:
         del factory.TRANSFORMATIONS["com.example.Mine"]
 
 
+def internal_topics_are_created_with_create_topics() -> None:
+    """A missing internal topic is asked of the admin client's CreateTopics (no ZooKeeper to write),
+    and the application's consumers ask for metadata without creating topics."""
+    from kafka_lite.streams.processor.internals.internal_topic_manager import (
+        InternalTopicConfig,
+        InternalTopicManager,
+    )
+    from kafka_lite.streams.streams_config import StreamsConfig
+
+    class Admin:
+        def __init__(self) -> None:
+            self.created: list = []
+
+        def describe_cluster(self):
+            return self
+
+        def partition_count_for_topic(self, topic: str) -> None:
+            return None  # no internal topic exists yet
+
+        def create_topics(self, topics) -> None:
+            self.created += [(t.name, t.num_partitions, t.configs) for t in topics]
+
+    admin = Admin()
+    InternalTopicManager(admin, 1).make_ready([InternalTopicConfig.changelog("app-store-changelog", 2, {})])
+    assert_equal(admin.created, [("app-store-changelog", 2, {"cleanup.policy": "compact"})])
+    assert_equal(StreamsConfig(STREAMS_BASE).get_consumer_configs("c")["allow.auto.create.topics"], False)
+
+
+def session_stores_keep_every_session_in_memory() -> None:
+    """No changelog, and no retention: a session far older than the newest is still found."""
+    from collections import namedtuple
+
+    from kafka_lite.streams.state.internals.in_memory_session_store import InMemorySessionStoreSupplier
+
+    supplier = InMemorySessionStoreSupplier("sessions")
+    assert supplier.logging_enabled() is False and supplier.log_config() == {}
+    store = supplier.get()
+    assert store.persistent() is False
+    window, session = namedtuple("Window", "start end"), namedtuple("Session", "key window")
+    old, new = session("k", window(0, 10)), session("k", window(10**12, 10**12 + 10))
+    store.put(old, 1)
+    store.put(new, 2)
+    with store.find_sessions("k", 0, 10**13) as found:
+        assert_equal([entry.key for entry in found], [old, new])
+
+
 # -- the table ------------------------------------------------------------------------------------
 
 CLAIMS: dict[str, list[Claim]] = {
@@ -1129,35 +1175,35 @@ CLAIMS: dict[str, list[Claim]] = {
             "**Versions.**",
             all_of(
                 lambda: exists("kafka_lite.streams.kafka_streams:KafkaStreams.local_threads_metadata"),
-                lambda: exists("kafka_lite.streams.test_utils.topology_test_driver:TopologyTestDriver"),
-                lambda: exists(
-                    "kafka_lite.streams.processor.internals.stream_thread:StreamThread.process_and_punctuate"
-                ),
-                lambda: exists(
-                    "kafka_lite.streams.processor.internals.stream_thread:StreamThread._commit_after_state_is_written"
+                tested_by(
+                    "tests/streams/test_stream_thread_loop.py::test_one_record_from_each_task_in_turn_then_punctuations_and_requested_commits",
+                    "tests/streams/test_stream_thread_loop.py::test_shutdown_commits_the_input_offsets_only_after_the_cached_counts_are_written",
+                    "tests/streams/test_topology_test_driver.py::test_word_count_output_and_store_equal_the_count_by_hand",
+                    "tests/streams/kstream/test_windowed_aggregations.py::test_a_record_in_the_gap_merges_two_sessions",
                 ),
             ),
         ),
         holds(
             "**Punctuation by stream time only**",
-            lambda: nowhere_in_package(r"PunctuationType\b", r"WALL_CLOCK_TIME"),
+            all_of(
+                lambda: nowhere_in_package(r"PunctuationType\b", r"WALL_CLOCK_TIME"),
+                tested_by(
+                    "tests/streams/test_topology_test_driver.py::test_punctuation_follows_stream_time_not_the_wall_clock"
+                ),
+            ),
         ),
         holds(
             "**A record that cannot be deserialized**",
-            all_of(
-                lambda: exists(
-                    "kafka_lite.streams.deserialization_exception_handler:LogAndFailExceptionHandler"
-                ),
-                lambda: exists(
-                    "kafka_lite.streams.deserialization_exception_handler:LogAndContinueExceptionHandler"
-                ),
+            tested_by(
+                "tests/streams/test_deserialization_exception_handler.py::test_log_and_fail_stops_the_task_naming_the_record",
+                "tests/streams/test_deserialization_exception_handler.py::test_log_and_continue_skips_the_record_and_goes_on",
             ),
         ),
         holds(
             "**Internal topics are created with CreateTopics**",
             all_of(
                 lambda: refused(STREAMS, "zookeeper.connect", "127.0.0.1:2181", STREAMS_BASE),
-                lambda: in_source("kafka_lite.streams.streams_config", "allow.auto.create.topics"),
+                internal_topics_are_created_with_create_topics,
             ),
         ),
         holds(
@@ -1188,16 +1234,11 @@ CLAIMS: dict[str, list[Claim]] = {
                     ],
                     10485760,
                 ),
-                lambda: in_source(
-                    "kafka_lite.streams.state.internals.caching_key_value_store:CachingKeyValueStore._apply",
-                    "self._forward_and_put(entry)",
-                ),
-                lambda: in_source(
-                    "kafka_lite.streams.kstream.internals.forwarding_cache_flush_listener", "self.my_node"
-                ),
-                lambda: suite_has_test(
-                    "tests/streams/kstream/test_record_cache.py",
-                    "test_a_commit_interval_of_word_count_writes_one_record_per_word",
+                tested_by(
+                    "tests/streams/kstream/test_record_cache.py::test_a_commit_interval_of_word_count_writes_one_record_per_word",
+                    "tests/streams/kstream/test_record_cache.py::test_a_table_source_forwards_its_keys_last_value_at_the_commit",
+                    "tests/streams/state/test_caching_stores.py::test_a_window_put_is_stamped_with_the_records_context_and_forwarded_in_it",
+                    "tests/streams/state/test_caching_stores.py::test_window_fetch_merges_the_cache_with_the_store_below_by_window_start",
                 ),
             ),
         ),
@@ -1212,13 +1253,7 @@ CLAIMS: dict[str, list[Claim]] = {
             "**A RocksDB session store**",
             all_of(
                 lambda: nowhere_in_package(r"class RocksDBSessionStore"),
-                lambda: exists(
-                    "kafka_lite.streams.state.internals.in_memory_session_store:InMemorySessionStore"
-                ),
-                lambda: in_source(
-                    "kafka_lite.streams.state.internals.in_memory_session_store",
-                    "with no changelog and no retention",
-                ),
+                session_stores_keep_every_session_in_memory,
             ),
         ),
     ],
