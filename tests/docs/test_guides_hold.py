@@ -1263,8 +1263,8 @@ CLAIMS: dict[str, list[Claim]] = {
             all_of(
                 quotas_are_keyed_by_client_id_only,
                 client_quotas_must_be_above_zero,
-                lambda: in_source(
-                    "kafka_lite.server.kafka_apis:KafkaApis", "self.quotas.request.record_no_throttle"
+                tested_by(
+                    "tests/server/test_client_quota_manager.py::test_the_request_quota_throttles_at_most_one_window_and_exempts_what_it_is_told"
                 ),
             ),
         ),
@@ -1275,41 +1275,43 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**Transactions are Kafka 0.11's protocol",
             all_of(
-                lambda: exists("kafka_lite.errors:ProducerFencedError"),
+                lambda: assert_true(
+                    obj("kafka_lite.errors:ProducerFencedError")
+                    is obj("kafka_lite.common.errors:ProducerFencedException")
+                ),
                 lambda: assert_equal(obj("kafka_lite.log.producer_state_manager:BATCHES_TO_RETAIN"), 5),
-                lambda: in_source(
-                    "kafka_lite.producer.kafka_producer:KafkaProducer._await", "self.max_block_time_ms"
+                tested_by(
+                    "tests/producer/test_transaction_manager.py::test_a_fenced_epoch_is_fatal_and_every_later_call_says_fenced",
+                    "tests/producer/test_transaction_manager.py::test_init_transactions_waits_no_longer_than_max_block_ms",
                 ),
             ),
         ),
         holds(
             "**WriteTxnMarkers answers once the group has taken the offsets.**",
-            lambda: in_source(
-                "kafka_lite.server.kafka_apis:KafkaApis.handle_write_txn_markers_request",
-                "self.coordinator.handle_txn_completion(producer_id, offsets_partitions, is_commit, finish)",
+            tested_by(
+                "tests/coordinator/test_txn_offset_commits.py::test_the_marker_handler_is_told_only_once_the_group_has_taken_the_offsets"
             ),
         ),
         holds(
             "**Streams under exactly_once empties a task's directory**",
-            lambda: suite_has_test(
-                "tests/streams/test_exactly_once.py",
-                "test_under_exactly_once_a_task_directory_without_a_checkpoint_is_wiped",
+            tested_by(
+                "tests/streams/test_exactly_once.py::test_under_exactly_once_a_task_directory_without_a_checkpoint_is_wiped"
             ),
         ),
         holds(
             "**Compaction and transactions**",
-            lambda: not_in_source("kafka_lite.log.log_cleaner", "abort"),
+            tested_by(
+                "tests/log/test_transactions.py::test_the_cleaner_compacts_transactions_as_plain_keyed_records_and_forgets_the_aborts"
+            ),
         ),
         holds(
             "**Producer expiry on the partition**",
             all_of(
                 lambda: nowhere_in_package(r"def \w*expire_producer"),
-                lambda: in_source("kafka_lite.log.producer_state_manager", "producers do not expire"),
                 lambda: refused(BROKER, "producer.id.expiration.ms", "1", BROKER_BASE),
                 # what the log start forgets, as Kafka's ``truncateHead`` does
-                lambda: suite_has_test(
-                    "tests/log/test_producer_state_log_start.py",
-                    "test_delete_records_past_a_producers_writes_forgets_it_and_refuses_its_next_sequence",
+                tested_by(
+                    "tests/log/test_producer_state_log_start.py::test_delete_records_past_a_producers_writes_forgets_it_and_refuses_its_next_sequence"
                 ),
             ),
         ),
