@@ -1336,14 +1336,20 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds(
             "**A failed login is answered, then closed 100 ms later**",
-            lambda: assert_equal(obj("kafka_lite.network.socket_server:FAILED_AUTHENTICATION_DELAY_MS"), 100),
+            all_of(
+                lambda: assert_equal(
+                    obj("kafka_lite.network.socket_server:FAILED_AUTHENTICATION_DELAY_MS"), 100
+                ),
+                tested_by(
+                    "tests/network/test_selector.py::test_a_failed_authentication_closes_the_connection_after_the_delay_on_mock_time",
+                    "tests/network/test_sasl_authenticators.py::test_wrong_password_v1_answers_error_58_then_closes_and_logs_user_and_address",
+                ),
+            ),
         ),
         holds(
             "**A denial is logged at INFO**",
-            lambda: in_source(
-                "kafka_lite.security.auth.simple_acl_authorizer",
-                'getLogger("kafka.authorizer.logger")',
-                "logging.DEBUG if authorized else logging.INFO",
+            tested_by(
+                "tests/security/test_simple_acl_authorizer.py::test_a_denial_is_logged_with_principal_operation_resource_and_host"
             ),
         ),
         holds(
