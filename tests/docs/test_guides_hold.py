@@ -642,6 +642,18 @@ def session_stores_keep_every_session_in_memory() -> None:
         assert_equal([entry.key for entry in found], [old, new])
 
 
+def kraft_refuses_secure_and_named_clusters() -> None:
+    """``cluster up --kraft`` refuses ``--secure`` and ``--name``, each with a one-line error."""
+    from kafka_lite.cli import CliError
+    from kafka_lite.cli.cluster_kraft import check_flags
+
+    for flag, args in (("--secure", {"secure": True}), ("--name", {"name": "second"})):
+        namespace = argparse.Namespace(**{"secure": False, "name": None, "zookeeper_port": None, **args})
+        with pytest.raises(CliError, match=f"--kraft does not go with {flag}"):
+            check_flags(namespace)
+    check_flags(argparse.Namespace(secure=False, name=None, zookeeper_port=None))
+
+
 # -- the table ------------------------------------------------------------------------------------
 
 CLAIMS: dict[str, list[Claim]] = {
@@ -1372,9 +1384,9 @@ CLAIMS: dict[str, list[Claim]] = {
     "ch12_kraft/index.md": [
         holds(
             "**The transitions are a table.**",
-            lambda: in_source(
-                "kafka_lite.raft.quorum_state:QuorumState",
-                "VOTER_TRANSITIONS if self.is_voter() else OBSERVER_TRANSITIONS",
+            tested_by(
+                "tests/raft/test_quorum_state.py::test_voter_transitions_follow_the_table",
+                "tests/raft/test_quorum_state.py::test_observer_transitions_follow_the_table",
             ),
         ),
         holds(
@@ -1389,57 +1401,56 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**The metadata log keeps its high watermark itself.**",
             all_of(
-                lambda: exists("kafka_lite.raft.kafka_metadata_log:KafkaMetadataLog.update_high_watermark"),
                 lambda: missing("kafka_lite.log.log:Log.high_watermark"),
+                tested_by(
+                    "tests/raft/test_kafka_metadata_log.py::test_the_metadata_logs_high_watermark_stays_within_the_log",
+                    "tests/raft/test_kafka_metadata_log.py::test_a_committed_read_stops_at_the_high_watermark",
+                ),
             ),
         ),
         holds(
             "**Every snapshot is kept**",
             all_of(
-                lambda: exists("kafka_lite.raft.kafka_metadata_log:KafkaMetadataLog.delete_before_snapshot"),
                 lambda: missing("kafka_lite.raft.kafka_metadata_log:KafkaMetadataLog.maybe_clean"),
                 lambda: missing("kafka_lite.raft.replicated_log:ReplicatedLog.maybe_clean"),
+                tested_by(
+                    "tests/raft/test_kafka_metadata_log.py::test_delete_before_snapshot_moves_the_log_start_and_drops_older_snapshots"
+                ),
             ),
         ),
         holds(
             "**A snapshot is deleted at once**",
-            lambda: in_source(
-                "kafka_lite.raft.kafka_metadata_log:KafkaMetadataLog._remove_snapshots",
-                "snapshots.mark_for_delete(",
-                "snapshots.delete_if_exists(",
+            tested_by(
+                "tests/raft/test_kafka_metadata_log.py::test_delete_before_snapshot_deletes_the_segments_and_files_below_it"
             ),
         ),
         holds("**The timeouts refuse negative values**", raft_timeouts_refuse_negative_values),
         holds(
             "**The held Fetch is answered on the Raft thread, and also when the high watermark moves.**",
-            all_of(
-                lambda: in_source(
-                    "kafka_lite.raft.kafka_raft_client:KafkaRaftClient._on_update_leader_high_watermark",
-                    "self._complete_fetches_on_high_watermark(",
-                ),
-                lambda: in_source(
-                    "kafka_lite.raft.kafka_raft_client:KafkaRaftClient._complete_fetches_on_high_watermark",
-                    "self._fetch_purgatory.complete_all(",
-                ),
-                lambda: in_source(
-                    "kafka_lite.raft.kafka_raft_client:KafkaRaftClient.handle_fetch_request",
-                    "or self._log.high_watermark().offset != high_watermark",
-                ),
+            tested_by(
+                "tests/raft/test_fetch_purgatory.py::test_a_held_fetch_is_answered_when_the_log_end_passes_it",
+                "tests/raft/test_fetch_purgatory.py::test_a_held_fetch_is_answered_when_the_high_watermark_moves",
+                "tests/raft/test_fetch_purgatory.py::test_a_held_fetch_expires_empty_after_its_max_wait_on_mock_time",
             ),
         ),
         holds(
             "**The leader flushes before it counts its own entry.**",
-            lambda: in_order(
-                "kafka_lite.raft.kafka_raft_client:KafkaRaftClient._flush_leader_log",
-                "self._log.flush(",
-                "self._update_leader_end_offset(",
+            tested_by(
+                "tests/raft/test_kafka_raft_client.py::test_the_leader_flushes_an_append_before_it_counts_it_towards_the_high_watermark"
             ),
         ),
         holds(
             "**The quorum's listener is a small server of its own**",
             all_of(
-                lambda: exists("kafka_lite.raft.raft_socket_server:RaftProcessor"),
-                lambda: not_in_source("kafka_lite.raft.raft_socket_server", "SocketServer("),
+                lambda: assert_true(
+                    not issubclass(
+                        obj("kafka_lite.raft.raft_socket_server:RaftSocketServer"),
+                        obj("kafka_lite.network.socket_server:SocketServer"),
+                    )
+                ),
+                tested_by(
+                    "tests/raft/test_kafka_network_channel.py::test_a_bad_frame_closes_its_connection_and_the_voter_carries_on"
+                ),
             ),
         ),
         holds(
@@ -1449,40 +1460,30 @@ CLAIMS: dict[str, list[Claim]] = {
                     "kafka_lite.raft.kafka_raft_client:KafkaRaftClient", "append_purgatory"
                 ),
                 lambda: not_in_source("kafka_lite.raft.tools.test_raft_server", "create_snapshot("),
-                lambda: not_in_source("kafka_lite.raft.kafka_raft_client", "KafkaRaftMetrics"),
+                lambda: nowhere_in_package(r"class KafkaRaftMetrics\b"),
             ),
         ),
         holds(
             "**`create_snapshot` takes the snapshot's id**",
-            lambda: in_source(
-                "kafka_lite.raft.kafka_raft_client:KafkaRaftClient.create_snapshot",
-                "snapshot_id: OffsetAndEpoch",
+            tested_by(
+                "tests/raft/test_records_snapshots.py::test_create_snapshot_takes_committed_state_only"
             ),
         ),
         holds(
             "**The simulation's log and clock are kafka_lite's own in two places.**",
-            all_of(
-                lambda: in_source(
-                    "kafka_lite.raft.mock_log:MockLog.truncate_to_latest_snapshot",
-                    "self._log_end_offset_before(",
-                ),
-                lambda: in_source(
-                    "kafka_lite.raft.simulation.cluster:RaftNode.poll", "expiration_service.tick()"
-                ),
+            tested_by(
+                "tests/raft/test_raft_simulation.py::test_snapshot_install_on_a_follower_emptied_by_its_own_snapshot",
+                "tests/raft/test_raft_simulation.py::test_a_leader_with_nothing_to_append_keeps_its_followers",
             ),
         ),
         holds(
             "**The simulation cleans logs at once.**",
-            lambda: exists("kafka_lite.raft.simulation.cluster:Cluster.clean_log_if_running"),
+            tested_by("tests/raft/test_raft_simulation.py::test_snapshot_install"),
         ),
         holds(
             "**A secure KRaft cluster, a named one, and its request metrics.**",
             all_of(
-                lambda: in_source(
-                    "kafka_lite.cli.cluster_kraft",
-                    "--kraft does not go with --secure",
-                    "--kraft does not go with --name",
-                ),
+                kraft_refuses_secure_and_named_clusters,
                 lambda: not_in_source(
                     "kafka_lite.server.broker_server", "metric_reporters", "metric.reporters"
                 ),
