@@ -654,6 +654,53 @@ def kraft_refuses_secure_and_named_clusters() -> None:
     check_flags(argparse.Namespace(secure=False, name=None, zookeeper_port=None))
 
 
+def a_kraft_record_is_a_schema_table_and_a_small_class() -> None:
+    from kafka_lite.common.metadata import RegisterBrokerRecord
+    from kafka_lite.common.metadata.api_message import ApiMessage
+    from kafka_lite.common.protocol.types import FlexibleSchema
+
+    assert issubclass(RegisterBrokerRecord, ApiMessage)
+    assert all(isinstance(schema, FlexibleSchema) for schema in RegisterBrokerRecord.SCHEMAS)
+    own = {name for name in vars(RegisterBrokerRecord) if not name.startswith("__")}
+    assert own <= {"API_KEY", "SCHEMAS", "STRUCTS", "FIELDS"}, (
+        f"RegisterBrokerRecord has code of its own: {own}"
+    )
+    kraft_nullable_strings_start_as_none()
+
+
+def the_controllers_snapshot_is_its_image_of_the_committed_records() -> None:
+    """Two writes of one key replayed: the snapshot's records are the image's, one per key, not
+    the log's two."""
+    from kafka_lite.common.metadata import ConfigRecord
+    from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
+    from kafka_lite.metadata.controller.snapshot_generator import CommittedImage
+
+    def config(value: str) -> ApiMessageAndVersion:
+        return ApiMessageAndVersion(ConfigRecord(resource_type=4, resource_name="", name="k", value=value), 0)
+
+    committed = CommittedImage()
+    committed.replay(1, 1, [config("1"), config("2")])
+    assert_equal([r.message for r in committed.records()], [config("2").message])
+
+
+def topic_configs_are_log_configs_names() -> None:
+    """A topic config of 0.10.1's LogConfig is taken; one Kafka added later (2.3's
+    ``max.compaction.lag.ms``) is INVALID_CONFIG, naming it."""
+    from kafka_lite.common.errors import Errors
+    from kafka_lite.metadata.config_resource import ConfigResource
+    from kafka_lite.metadata.controller.configuration_control_manager import (
+        ConfigurationControlManager,
+        OpType,
+    )
+    from kafka_lite.metadata.timeline.snapshot_registry import SnapshotRegistry
+
+    topic = ConfigResource(ConfigResource.Type.TOPIC, "t")
+    manager = ConfigurationControlManager(SnapshotRegistry())
+    for key, error in (("retention.ms", Errors.NONE), ("max.compaction.lag.ms", Errors.INVALID_CONFIG)):
+        answer = manager.incremental_alter_configs({topic: {key: (OpType.SET, "1")}}, True).response[topic]
+        assert answer.error is error, f"{key}: {answer}"
+
+
 # -- the table ------------------------------------------------------------------------------------
 
 CLAIMS: dict[str, list[Claim]] = {
@@ -1494,47 +1541,42 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**A record is a table and a small class, not a generated class.**",
             all_of(
-                lambda: exists("kafka_lite.common.metadata.api_message:ApiMessage"),
-                lambda: in_source("kafka_lite.common.metadata.records", "REGISTER_BROKER_RECORD_V0 = FS("),
-                lambda: kraft_nullable_strings_start_as_none(),
+                a_kraft_record_is_a_schema_table_and_a_small_class,
+                tested_by("tests/common/metadata/test_records.py::test_defaults_are_the_specs"),
             ),
         ),
         holds("**Thirteen record types, not twenty-one.**", lambda: kraft_thirteen_record_types()),
         holds(
             "**Fencing writes `FenceBrokerRecord` and `UnfenceBrokerRecord`**",
-            all_of(
-                lambda: in_source(
-                    "kafka_lite.metadata.controller.replication_control_manager",
-                    "FenceBrokerRecord(",
-                    "UnfenceBrokerRecord(",
-                ),
-                lambda: not_in_source(
-                    "kafka_lite.metadata.controller.replication_control_manager",
-                    "BrokerRegistrationChangeRecord(",
-                ),
-                lambda: in_source(
-                    "kafka_lite.metadata.controller.cluster_control_manager", "BrokerRegistrationChangeRecord"
-                ),
+            tested_by(
+                "tests/metadata/controller/test_replication_control_manager.py::test_a_broker_is_unfenced_only_once_it_has_caught_up_with_its_registration",
+                "tests/metadata/controller/test_replication_control_manager.py::test_controlled_shutdown_moves_the_leaders_away_before_shutdown_now",
+                "tests/metadata/controller/test_cluster_control_manager.py::test_replay_of_a_broker_registration_change_record",
             ),
         ),
         holds(
             "**The controller's snapshot is written from a `MetadataImage`**",
-            lambda: in_source(
-                "kafka_lite.metadata.controller.snapshot_generator", "MetadataImage", "MetadataDelta"
+            all_of(
+                the_controllers_snapshot_is_its_image_of_the_committed_records,
+                tested_by(
+                    "tests/metadata/controller/test_quorum_controller.py::test_a_controller_restarted_after_a_snapshot_loads_it_and_replays_only_the_tail"
+                ),
             ),
         ),
         holds(
             "**The timeline map is a dict and per-snapshot old values**",
             all_of(
                 lambda: nowhere_in_package(r"class SnapshottableHashTable"),
-                lambda: exists("kafka_lite.metadata.timeline.timeline_hash_map:TimelineHashMap"),
+                tested_by(
+                    "tests/metadata/timeline/test_timeline_properties.py::test_timeline_structures_match_a_full_copy_per_snapshot"
+                ),
             ),
         ),
         holds(
             "**Activation schedules the fencing check**",
-            lambda: in_source(
-                "kafka_lite.metadata.controller.quorum_controller:_CompleteActivation",
-                "_reschedule_maybe_fence_stale_brokers()",
+            tested_by(
+                "tests/metadata/controller/test_quorum_controller.py::test_a_new_leader_fences_a_broker_that_never_heartbeats_to_it",
+                "tests/metadata/controller/test_quorum_controller.py::test_the_fencing_event_fences_a_broker_that_stops_heartbeating",
             ),
         ),
         holds(
@@ -1544,21 +1586,26 @@ CLAIMS: dict[str, list[Claim]] = {
                 "find_stale_brokers(",
             ),
         ),
-        prose(
+        holds(
             "**A topic's ConfigRecords are written only if the topic is created.**",
-            "behaviour, held by tests/metadata/controller/test_replication_control_manager.py's "
-            "test_a_refused_topic_writes_none_of_its_configs",
+            tested_by(
+                "tests/metadata/controller/test_replication_control_manager.py::test_a_refused_topic_writes_none_of_its_configs"
+            ),
         ),
         holds(
             "**`unclean.leader.election.enable=true` on a topic allows an unclean election**",
-            lambda: in_source(
-                "kafka_lite.metadata.controller.replication_control_manager:ReplicationControlManager._unclean_leader_election_enabled_for_topic",
-                "UNCLEAN_LEADER_ELECTION_ENABLE",
+            tested_by(
+                "tests/metadata/controller/test_replication_control_manager.py::test_a_topic_that_allows_unclean_election_elects_outside_the_isr"
             ),
         ),
         holds(
             "**Topic configs are checked against kafka_lite's `LogConfig` definitions**",
-            lambda: in_source("kafka_lite.metadata.controller.configuration_control_manager", "LogConfig"),
+            all_of(
+                topic_configs_are_log_configs_names,
+                tested_by(
+                    "tests/metadata/controller/test_configuration_control_manager.py::test_a_bad_topic_config_is_invalid_config_naming_it"
+                ),
+            ),
         ),
         holds(
             "**Left out:** leader rebalancing",
