@@ -701,6 +701,52 @@ def topic_configs_are_log_configs_names() -> None:
         assert answer.error is error, f"{key}: {answer}"
 
 
+def a_kraft_broker_config_may_name_a_sasl_listener() -> None:
+    """The configuration takes a SASL_PLAINTEXT listener in KRaft mode; the broker then serves it
+    with no channel builder of its own (the socket server's default, PLAINTEXT)."""
+    from kafka_lite.server.kafka_config import KafkaConfig
+
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="a" user_a="a";'
+    config = KafkaConfig(
+        {
+            "process.roles": "broker",
+            "node.id": 1,
+            "controller.quorum.voters": "0@localhost:9093",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+            "listeners": "SASL_PLAINTEXT://localhost:9092",
+            "security.inter.broker.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism.inter.broker.protocol": "PLAIN",
+            "sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+        }
+    )
+    assert_equal([e.security_protocol for e in config.listeners], ["SASL_PLAINTEXT"])
+    not_in_source("kafka_lite.server.broker_server", "channel_builder", "authorizer=")
+
+
+def the_next_producer_id_block_is_asked_for_when_the_block_runs_out() -> None:
+    """Blocks of ten: the tenth id asks nothing (Kafka 3.3 asks at the ninth, 90 %), the eleventh asks."""
+    from types import SimpleNamespace
+
+    from kafka_lite.server.producer_id_manager import RPCProducerIdManager
+
+    class Controller:
+        asked = 0
+
+        def send_request(self, api, body, handler) -> None:
+            Controller.asked += 1
+            start = (Controller.asked - 1) * 10
+            answer = {"error_code": 0, "producer_id_start": start, "producer_id_len": 10}
+            handler.on_complete(SimpleNamespace(body=answer))
+
+    manager = RPCProducerIdManager(1, lambda: 7, Controller())
+    assert_equal([manager.generate_producer_id() for _ in range(10)], list(range(10)))
+    assert_equal(Controller.asked, 1)
+    assert_equal(manager.generate_producer_id(), 10)
+    assert_equal(Controller.asked, 2)
+
+
 # -- the table ------------------------------------------------------------------------------------
 
 CLAIMS: dict[str, list[Claim]] = {
@@ -1622,27 +1668,49 @@ CLAIMS: dict[str, list[Claim]] = {
                 lambda: assert_param(
                     "kafka_lite.server.broker_lifecycle_manager:BrokerLifecycleManager", "event_queue"
                 ),
-                lambda: in_source("kafka_lite.server.broker_lifecycle_manager", ".prepend("),
+                tested_by(
+                    "tests/server/test_broker_lifecycle_manager.py::test_the_state_moves_starting_recovery_running_on_the_controllers_answers",
+                    "tests/server/test_broker_to_controller_channel_manager.py::test_a_brokers_life_over_the_channel_on_its_own_event_queue",
+                ),
             ),
         ),
         holds(
             "**No ApiVersions with the controller.**",
-            lambda: not_in_source("kafka_lite.server.broker_to_controller_channel_manager", "API_VERSIONS"),
+            all_of(
+                lambda: not_in_source(
+                    "kafka_lite.server.broker_to_controller_channel_manager", "API_VERSIONS"
+                ),
+                tested_by(
+                    "tests/server/test_broker_to_controller_channel_manager.py::test_a_request_reaches_the_active_controller_and_its_answer_comes_back"
+                ),
+            ),
         ),
         holds(
             "**`kafka-lite storage format` lives in `server/`**",
             all_of(
                 lambda: exists("kafka_lite.server.storage_tool"),
                 lambda: missing("kafka_lite.tools.storage_tool"),
+                tested_by(
+                    "tests/cli/test_storage_cli.py::test_format_writes_meta_properties_v1_and_the_bootstrap_into_every_directory",
+                    "tests/cli/test_storage_cli.py::test_format_refuses_a_release_version_it_cannot_bootstrap",
+                ),
             ),
         ),
         holds(
             "**`dump-log` prints a LEADER_CHANGE record's message**",
-            lambda: in_source("kafka_lite.tools.dump_log_segments", "LeaderChange {"),
+            tested_by(
+                "tests/tools/test_dump_metadata_log.py::test_the_leader_change_control_record_shows_who_leads_and_who_voted"
+            ),
         ),
         holds(
             "**`metadata-quorum` asks the voters themselves**",
-            lambda: in_source("kafka_lite.cli.metadata_quorum", "--bootstrap-controller"),
+            all_of(
+                lambda: assert_in("--bootstrap-controller", cli_options("metadata-quorum")),
+                tested_by(
+                    "tests/cli/test_metadata_quorum_cli.py::test_status_names_the_leader_its_epoch_and_the_voters",
+                    "tests/cli/test_metadata_quorum_cli.py::test_a_follower_alone_cannot_answer",
+                ),
+            ),
         ),
         holds(
             "**The controller's listener serves only kafka_lite's APIs**",
@@ -1650,12 +1718,21 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds(
             "**The broker writes no metadata snapshots of its own**",
-            lambda: not_in_source("kafka_lite.server.metadata.broker_metadata_listener", "create_snapshot("),
+            all_of(
+                lambda: not_in_source(
+                    "kafka_lite.server.metadata.broker_metadata_listener", "create_snapshot("
+                ),
+                tested_by(
+                    "tests/server/metadata/test_broker_metadata_listener.py::test_a_snapshot_replaces_the_image"
+                ),
+            ),
         ),
-        prose(
+        holds(
             "**A partition waiting for an AlterPartition answer counts no changed follower**",
-            "behaviour, held by tests/server/test_alter_partition_manager.py (the partition keeps its ISR "
-            "until the controller answers)",
+            tested_by(
+                "tests/server/test_alter_partition_manager.py::test_a_shrink_is_asked_of_the_controller_and_adopted_from_its_answer",
+                "tests/server/test_alter_partition_manager.py::test_an_expansion_is_asked_for_too",
+            ),
         ),
         holds(
             "**`KRaftMetadataCache` has the interface of kafka_lite's `MetadataCache`**",
@@ -1664,8 +1741,12 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**A forwarded request is sent as it came, not in an `Envelope`**",
             all_of(
-                lambda: not_in_source("kafka_lite.common.protocol.api_keys", "ENVELOPE"),
-                lambda: in_source("kafka_lite.server.kafka_apis", "def forward_to_controller("),
+                lambda: assert_not_in(
+                    "ENVELOPE", obj("kafka_lite.common.protocol.api_keys:ApiKeys").__members__
+                ),
+                tested_by(
+                    "tests/kraft/test_forwarding.py::test_a_v0_create_topics_is_forwarded_and_the_controllers_answer_handed_back"
+                ),
             ),
         ),
         holds(
@@ -1679,14 +1760,20 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**A KRaft broker listens on PLAINTEXT only.**",
             all_of(
-                lambda: not_in_source("kafka_lite.server.broker_server", "SASL_PLAINTEXT"),
-                lambda: in_source("kafka_lite.server.broker_server", "config_repository=self.metadata_cache"),
+                a_kraft_broker_config_may_name_a_sasl_listener,
+                tested_by(
+                    "tests/kraft/test_combined_node.py::test_kafka_python_describes_configs_from_the_image"
+                ),
             ),
         ),
-        prose(
+        holds(
             "**The next producer id block is asked for when the current one runs out**",
-            "behaviour of RPCProducerIdManager.generate_producer_id, which asks only when its block is "
-            "used up; nothing to hold it to but the method itself",
+            all_of(
+                the_next_producer_id_block_is_asked_for_when_the_block_runs_out,
+                tested_by(
+                    "tests/kraft/test_forwarding.py::test_producer_ids_come_in_blocks_from_the_controller"
+                ),
+            ),
         ),
     ],
     "data_pipeline/index.md": [
