@@ -1394,7 +1394,8 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**WriteTxnMarkers answers once the group has taken the offsets.**",
             tested_by(
-                "tests/coordinator/test_txn_offset_commits.py::test_the_marker_handler_is_told_only_once_the_group_has_taken_the_offsets"
+                "tests/coordinator/test_txn_offset_commits.py::test_the_marker_handler_is_told_only_once_the_group_has_taken_the_offsets",
+                "tests/coordinator/test_txn_offset_commits.py::test_write_txn_markers_is_answered_only_once_the_group_has_taken_the_offsets",
             ),
         ),
         holds(
