@@ -1369,7 +1369,8 @@ CLAIMS: dict[str, list[Claim]] = {
                 quotas_are_keyed_by_client_id_only,
                 client_quotas_must_be_above_zero,
                 tested_by(
-                    "tests/server/test_client_quota_manager.py::test_the_request_quota_throttles_at_most_one_window_and_exempts_what_it_is_told"
+                    "tests/server/test_client_quota_manager.py::test_the_request_quota_throttles_at_most_one_window_and_exempts_what_it_is_told",
+                    "tests/server/test_client_quota_manager.py::test_the_request_quota_holds_back_fetch_but_answers_metadata_at_once",
                 ),
             ),
         ),
