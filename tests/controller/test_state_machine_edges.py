@@ -50,6 +50,8 @@ from kafka_lite.testing.controller_harness import (
     running_controller,
 )
 from kafka_lite.zk.zk_utils import (
+    BROKER_IDS_PATH,
+    BROKER_TOPICS_PATH,
     PREFERRED_REPLICA_ELECTION_PATH,
     REASSIGN_PARTITIONS_PATH,
     LeaderAndIsr,
@@ -268,6 +270,24 @@ def test_a_failover_bumps_the_epoch_and_resumes_pending_work_in_kafkas_order(clu
         "KafkaController.send_update_metadata_request",
         "TopicDeletionManager.resume_deletions",
     ]
+
+
+def test_a_failover_watches_the_brokers_and_topics_only_after_reading_them(cluster, monkeypatch):
+    """A kazoo watch reports the children at once, so the failover reads the context first and
+    registers the broker and topic watches after (``on_controller_failover`` says why): their first
+    events then carry lists at least as new as the context. Kafka registers its listeners first."""
+    controller = cluster.controller
+    calls: list[str] = []
+    read, watch = controller._initialize_controller_context, controller.zk.watch_children
+    monkeypatch.setattr(
+        controller, "_initialize_controller_context", lambda: (calls.append("read"), read())[1]
+    )
+    monkeypatch.setattr(
+        controller.zk, "watch_children", lambda path, cb: (calls.append(path), watch(path, cb))[1]
+    )
+    cluster.failover_again()
+    assert calls.index("read") < calls.index(BROKER_IDS_PATH), calls
+    assert calls.index("read") < calls.index(BROKER_TOPICS_PATH), calls
 
 
 def test_a_deposed_controller_resigns_and_holds_nothing(cluster):

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_lite.common.errors import Errors
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_request, parse_response
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.end_transaction_marker import (
     ControlRecordType,
@@ -17,6 +19,11 @@ from kafka_lite.common.record.end_transaction_marker import (
 from kafka_lite.common.time import MockTime
 from kafka_lite.coordinator.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, partition_for
 from kafka_lite.coordinator.offset_and_metadata import OffsetAndMetadata
+from kafka_lite.network.request_channel import Request, RequestChannel
+from kafka_lite.server import quota_factory
+from kafka_lite.server.kafka_apis import KafkaApis
+from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.testing.in_process_replicas import in_process_brokers, records_bytes
 from tests.coordinator.test_group_metadata_manager_store import GROUP_ID, PARTITIONS, TP0, TP1, Broker
 
@@ -145,3 +152,36 @@ def test_the_marker_handler_is_told_only_once_the_group_has_taken_the_offsets(br
     assert seen_at_completion == [], "the completion runs on the scheduler, not in the appending thread"
     broker.scheduler.tick()
     assert seen_at_completion == [{TP0: 20, TP1: 21}]
+
+
+def test_write_txn_markers_is_answered_only_once_the_group_has_taken_the_offsets(broker):
+    """The partition leader's side: WriteTxnMarkers for ``__consumer_offsets`` appends the marker,
+    and its response waits for the group coordinator, whose completion runs on its scheduler."""
+    txn_commit(broker, 7, {TP0: 20, TP1: 21})
+    config = KafkaConfig({"zookeeper.connect": "unused:2181", "broker.id": 0})
+    quotas = quota_factory.instantiate(config, broker.time)
+    channel = RequestChannel(1, 16)
+    apis = KafkaApis(
+        channel, broker.replica_manager, None, broker.coordinator, None, None, MetadataCache(0), None, quotas,
+        config, "cluster", broker.time,
+    )  # fmt: skip
+    marker = {"producer_id": 7, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
+              "topics": [{"topic": GROUP_METADATA_TOPIC_NAME, "partitions": [OFFSETS_PARTITION]}]}  # fmt: skip
+    header, body = parse_request(
+        encode_request(
+            RequestHeader(ApiKeys.WRITE_TXN_MARKERS, 0, 1, "txn"), {"transaction_markers": [marker]}
+        )
+    )
+    try:
+        apis.handle(Request(0, "coordinator", header, body, 0, "127.0.0.1", 0))
+        assert channel.receive_response(0) is None, "answered before the group took the offsets"
+        broker.scheduler.tick()
+        assert offsets(broker) == {TP0: 20, TP1: 21}
+        response = channel.receive_response(0)
+        assert response is not None, "no answer once the group took the offsets"
+        frame = b"".join(bytes(p) for p in response.pieces)
+        [answer] = parse_response(ApiKeys.WRITE_TXN_MARKERS, 0, frame)[1]["transaction_markers"]
+        [topic] = answer["topics"]
+        assert [p["error_code"] for p in topic["partitions"]] == [Errors.NONE.code]
+    finally:
+        quotas.shutdown()

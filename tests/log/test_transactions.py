@@ -21,10 +21,13 @@ from kafka_lite.common.record.end_transaction_marker import (
     EndTransactionMarker,
     build_end_transaction_marker_batch,
 )
+from kafka_lite.common.time import MockTime
 from kafka_lite.log.log import Log
+from kafka_lite.log.log_cleaner import Cleaner, LogToClean
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.producer_state_manager import CompletedTxn, ProducerStateManager, scan_producer_batches
 from kafka_lite.log.transaction_index import ENTRY_SIZE, AbortedTxn, TransactionIndex
+from kafka_lite.testing.in_process_replicas import records_bytes
 
 pytestmark = pytest.mark.unit
 
@@ -274,3 +277,48 @@ def test_a_lost_txn_index_entry_is_rebuilt_when_the_producer_state_is_replayed(t
     again = _log(tmp_path)
     ProducerStateManager(again.dir).load(again)  # the entry is there already: not added twice
     assert again.collect_aborted_transactions(0, 3) == [AbortedTxn(1, 0, 2, 3)]
+
+
+def test_the_cleaner_compacts_transactions_as_plain_keyed_records_and_forgets_the_aborts(tmp_path):
+    """Not Kafka 0.11's transactional cleaning, which drops aborted batches and keeps markers: here
+    an aborted record supersedes an earlier one with its key, a marker is compacted by its control
+    key (a later abort marker replaces an earlier one) and written back as an ordinary batch, and
+    the cleaned segments' transaction indexes are empty, so nothing is known aborted any more."""
+    log = _log(tmp_path, segment_bytes=300, cleanup_policy="compact")
+    state = ProducerStateManager(log.dir)
+
+    def txn(pid, *keys):
+        return MemoryRecords.with_records(
+            [(1000, k, b"v") for k in keys], producer_id=pid, producer_epoch=0, base_sequence=0,
+            is_transactional=True,
+        )  # fmt: skip
+
+    _append(log, state, txn(1, b"a", b"b"))  # 0-1, aborted
+    _append(log, state, _marker(1, 0, commit=False), is_from_client=False)  # 2
+    _append(log, state, txn(2, b"a"))  # 3, aborted
+    _append(log, state, _marker(2, 0, commit=False), is_from_client=False)  # 4
+    _append(log, state, txn(3, b"c"))  # 5, committed
+    _append(log, state, _marker(3, 0, commit=True), is_from_client=False)  # 6
+    log.roll()
+    assert [(t.producer_id, t.first_offset) for t in log.collect_aborted_transactions(0, 7)] == [
+        (1, 0),
+        (2, 3),
+    ]
+
+    Cleaner(MockTime()).clean(LogToClean(("t", 0), log, 0, log.log_end_offset, 0, log.size_in_bytes()))
+
+    abort, commit = bytes(4), b"\x00\x00\x00\x01"  # a marker's key: version 0, then its type
+    segments = [
+        MemoryRecords(records_bytes(log.read(s.base_offset, 1 << 20).records)) for s in log.log_segments()
+    ]
+    kept = [
+        (r.offset, r.key, b.is_control_batch) for records in segments for b in records.batches() for r in b
+    ]
+    assert kept == [
+        (1, b"b", False),
+        (3, b"a", False),
+        (4, abort, False),
+        (5, b"c", False),
+        (6, commit, False),
+    ]
+    assert log.collect_aborted_transactions(0, 7) == []

@@ -10,7 +10,9 @@ import time
 
 import pytest
 
+from kafka_lite.common.errors import SaslAuthenticationException
 from kafka_lite.common.time import MockTime
+from kafka_lite.network.channel_builders import SaslChannelBuilder
 from kafka_lite.network.selector import Selector
 from kafka_lite.network.transfer import NetworkSend
 
@@ -150,6 +152,50 @@ def test_idle_connections_expire_on_mock_time(server):
         peer.close()
     finally:
         selector.close_all()
+
+
+class Refusing:
+    """An authenticator that refuses whatever the peer sends, as a wrong password is refused."""
+
+    attempts = 0
+
+    def authenticate(self, sock: socket.socket) -> None:
+        Refusing.attempts += 1
+        raise SaslAuthenticationException("Authentication failed: Invalid username or password")
+
+    def has_pending_send(self) -> bool:
+        return False
+
+    def complete(self) -> bool:
+        return False
+
+
+def test_a_failed_authentication_closes_the_connection_after_the_delay_on_mock_time():
+    """Kafka 2.1's connection.failed.authentication.delay.ms: the refused connection stays open,
+    reading and writing nothing, until the delay has passed on the selector's clock."""
+    clock = MockTime()
+    selector = Selector(
+        time=clock,
+        channel_builder=SaslChannelBuilder(lambda _id, _sock: Refusing()),
+        failed_authentication_delay_ms=100,
+    )
+    ours, peer = socket.socketpair()
+    try:
+        Refusing.attempts = 0
+        selector.register("c", ours)
+        peer.sendall(b"\x00\x00\x00\x01x")  # the peer's first frame, which the authenticator refuses
+        poll_until(selector, lambda _seen: Refusing.attempts, "the authenticator to refuse the peer")
+        assert Refusing.attempts == 1 and "c" in selector.channels and selector.disconnected == []
+        clock.advance(99)
+        selector.poll(0)
+        assert "c" in selector.channels, "closed before the delay passed"
+        clock.advance(1)
+        selector.poll(0)
+        assert selector.disconnected == ["c"] and "c" not in selector.channels
+        assert isinstance(selector.authentication_failures["c"], SaslAuthenticationException)
+    finally:
+        selector.close_all()
+        peer.close()
 
 
 def test_idle_connections_close_oldest_first_one_a_poll(server):

@@ -16,6 +16,7 @@ from kafka_lite.common.errors import (
     IllegalStateException,
     KafkaException,
     ProducerFencedException,
+    TimeoutException,
     TopicAuthorizationException,
 )
 from kafka_lite.consumer.offset_and_metadata import OffsetAndMetadata
@@ -320,3 +321,14 @@ def test_send_outside_a_transaction_raises_and_transactional_calls_need_a_transa
             plain.begin_transaction()
     finally:
         plain.close(0)
+
+
+def test_init_transactions_waits_no_longer_than_max_block_ms():
+    """No coordinator answers (nothing listens): the call gives up after ``max_block_ms``, as a
+    kafka-python producer's blocking calls do, rather than waiting without a bound."""
+    producer = KafkaProducer(bootstrap_servers=BOOTSTRAP, transactional_id="txn-a", max_block_ms=0)
+    try:
+        with pytest.raises(TimeoutException, match="after 0 ms"):
+            producer.init_transactions()
+    finally:
+        producer.close(0)

@@ -66,6 +66,29 @@ def test_single_voter_elects_itself_and_commits_an_append():
         ctx.client.schedule_append(0, ["stale"])
 
 
+def test_the_leader_flushes_an_append_before_it_counts_it_towards_the_high_watermark(monkeypatch):
+    """A single voter's own entry is the whole majority: when its log is flushed, the high watermark
+    has not passed the new entries yet; right after, it has. Kafka 3.3 counts first, then flushes."""
+    ctx = RaftClientTestContext(LOCAL, {LOCAL})
+    ctx.poll(3)
+    assert ctx.state_name() == "Leader"
+    at_flush: list[tuple[int, int]] = []
+    flush = ctx.log.flush
+    monkeypatch.setattr(
+        ctx.log,
+        "flush",
+        lambda *a, **k: (
+            at_flush.append((ctx.log.end_offset().offset, ctx.log.high_watermark().offset)),
+            flush(*a, **k),
+        )[1],
+    )
+    start = ctx.log.end_offset().offset
+    ctx.client.schedule_append(ctx.quorum().epoch(), ["a", "b"])
+    ctx.poll(2)
+    assert at_flush == [(start + 2, start)], "the high watermark moved before the entries were on disk"
+    assert ctx.log.high_watermark().offset == start + 2
+
+
 def test_candidate_sends_votes_wins_on_majority_and_begins_the_epoch():
     ctx = RaftClientTestContext(LOCAL, VOTERS, log_batches=[batch(0, 1, ["x"])])
     assert ctx.state_name() == "Unattached"

@@ -257,5 +257,6 @@ def test_an_expansion_is_asked_for_too(leader, channel, time):
     follower_fetch(replica_manager, 2, FOO0, 0)  # at the HW: back in
     ((body, _),) = channel.sent
     assert body["topics"][0]["partitions"][0]["new_isr"] == [0, 2]
+    assert p.isr == [0], "the follower counts towards the HW only once the controller answers"
     channel.answer(response(ok(FOO0, 0, 2, [0, 2], 6)))
     assert p.isr == [0, 2]

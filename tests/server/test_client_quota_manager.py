@@ -7,8 +7,11 @@ from __future__ import annotations
 import pytest
 
 from kafka_lite.common.errors import ConfigException
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_request
 from kafka_lite.common.quota import Quota
 from kafka_lite.common.time import MockTime
+from kafka_lite.network.request_channel import Request, RequestChannel, ResponseAction
 from kafka_lite.server import quota_factory
 from kafka_lite.server.client_quota_manager import (
     DEFAULT_ENTITY_NAME,
@@ -19,8 +22,11 @@ from kafka_lite.server.client_quota_manager import (
     nanos_to_percentage,
 )
 from kafka_lite.server.config_handler import ClientIdConfigHandler, validate_client_config
+from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.replication_quota_manager import QuotaType
+from kafka_lite.testing.in_process_replicas import in_process_brokers, leader_and_isr
 from kafka_lite.utils.timer.delay_queue import DelayQueue
 from tests.support.waiting import wait_until
 
@@ -242,3 +248,43 @@ def test_an_unknown_client_config_is_refused():
     with pytest.raises(ConfigException, match=r"Unknown Dynamic Configuration 'retention\.ms'"):
         validate_client_config({"retention.ms": "5"})
     assert validate_client_config({"request_percentage": "0.5"})["request_percentage"] == 0.5
+
+
+def test_the_request_quota_holds_back_fetch_but_answers_metadata_at_once(tmp_path, time):
+    """Over its request quota, a client's Fetch response waits (at most one window), while its
+    Metadata is answered at once: kafka_lite holds back Produce and Fetch only, Kafka 0.11 every API."""
+    config = KafkaConfig({"zookeeper.connect": "unused:2181", "broker.id": 0})
+    quotas = quota_factory.instantiate(config, time)
+    quotas.request.update_quota("c", Quota.upper_bound(10.0))
+    quotas.request.record_no_throttle("c", nanos_to_percentage(5_000_000_000))  # far over 10 %
+    channel = RequestChannel(1, 16)
+    with in_process_brokers(tmp_path, time, count=1) as (replica_manager,):
+        replica_manager.become_leader_or_follower(leader_and_isr(("t", 0), 0, [0], [0]))
+        cache = MetadataCache(0)  # told of broker 0, as an UpdateMetadata would: requests need not wait
+        end_point = {"port": 9092, "host": "h", "listener_name": "PLAINTEXT", "security_protocol_type": 0}
+        cache.update_cache(
+            0,
+            1,
+            {"live_brokers": [{"id": 0, "end_points": [end_point], "rack": None}], "partition_states": []},
+            3,
+        )
+        apis = KafkaApis(
+            channel, replica_manager, None, None, None, None, cache, None, quotas, config, "c1", time
+        )
+
+        def call(api: ApiKeys, body: dict) -> None:
+            header, parsed = parse_request(encode_request(RequestHeader(api, 0, 1, "c"), body))
+            apis.handle(Request(0, "c-connection", header, parsed, 0, "127.0.0.1", 0))
+
+        try:
+            call(ApiKeys.METADATA, {"topics": []})
+            metadata = channel.receive_response(0)
+            assert metadata is not None and metadata.action is ResponseAction.SEND, "Metadata was held back"
+            fetch = {"partition": 0, "fetch_offset": 0, "max_bytes": 1024}
+            call(ApiKeys.FETCH, {"replica_id": -1, "max_wait_time": 0, "min_bytes": 0,
+                                 "topics": [{"topic": "t", "partitions": [fetch]}]})  # fmt: skip
+            assert channel.receive_response(0) is None, "Fetch was answered over the request quota"
+            time.sleep(1000)  # one window: the most a request quota holds a response
+            wait_until(lambda: channel.receive_response(0) is not None, timeout_s=5, what="the held Fetch")
+        finally:
+            quotas.shutdown()

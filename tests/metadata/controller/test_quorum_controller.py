@@ -213,6 +213,22 @@ def test_a_stale_broker_epoch_is_refused():
 
 
 @pytest.mark.unit
+def test_a_new_leader_fences_a_broker_that_never_heartbeats_to_it():
+    """Activation schedules the fencing check: a broker that died with the old leader is fenced one
+    session after the new leader took over, without ever having heartbeated to it (Kafka 3.3 waits
+    for a first heartbeat to the new leader, so it would stay unfenced)."""
+    env = QuorumControllerTestEnv(session_timeout_ms=9000)
+    old = env.elect(0)
+    epoch = _register_and_unfence(env, old, 1)
+    new = env.elect(1)
+    env.advance(9000)  # the session the new leader gave it at activation: valid up to 9 s
+    assert new.cluster_control.unfenced(1)
+    env.advance(1)
+    assert not new.cluster_control.unfenced(1)
+    assert FenceBrokerRecord(id=1, epoch=epoch) in _records(env)
+
+
+@pytest.mark.unit
 def test_a_controller_restarted_after_a_snapshot_loads_it_and_replays_only_the_tail():
     env = QuorumControllerTestEnv(snapshot_max_new_records=5)
     active = env.elect(0)

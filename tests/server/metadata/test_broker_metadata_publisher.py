@@ -92,6 +92,21 @@ def start(publisher) -> MetadataImage:
     )
 
 
+def test_the_first_publish_starts_nothing(broker, monkeypatch):
+    """The broker starts its log manager, replica manager and coordinators before the first publish
+    (Kafka 3.3's publisher starts them on its first publish): publishing only hands them the image."""
+    publisher, replica_manager, groups, _ = broker
+    started: list[str] = []
+    for name, part in (
+        ("log manager", replica_manager.log_manager),
+        ("replica manager", replica_manager),
+        ("group coordinator", groups.coordinator),
+    ):
+        monkeypatch.setattr(part, "startup", lambda *a, _name=name, **k: started.append(_name))
+    start(publisher)
+    assert started == []
+
+
 def test_the_cache_and_the_replica_manager_take_the_image(broker):
     publisher, replica_manager, _, _ = broker
     image = start(publisher)
