@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 from kafka_lite.cli import cluster_kraft
+from kafka_lite.cli.cluster import HEALTHY_TIMEOUT_S
 from kafka_lite.cli.main import main
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.metadata.metadata_record_serde import MetadataRecordSerde
@@ -35,6 +36,14 @@ FAST = [
     "transaction.state.log.num.partitions=2", "transaction.state.log.min.isr=1",
     "group.initial.rebalance.delay.ms=0", "replica.fetch.wait.max.ms=100",
 ]  # fmt: skip
+
+
+def fast_setting_s(name: str) -> float:
+    """A ``*.ms`` setting of ``FAST``, in seconds: what the tests' waits derive their deadlines from."""
+    values = [line.split("=", 1)[1] for line in FAST if line.split("=", 1)[0] == name]
+    if not values:
+        raise KeyError(f"{name} is not one of the FAST settings: {[line.split('=', 1)[0] for line in FAST]}")
+    return int(values[-1]) / 1000
 
 
 def node_properties(
@@ -81,9 +90,17 @@ class CombinedNodes:
             out.close()
         everyone = set(self.configs)
         for n in self.configs:
-            wait_until(
-                lambda n=n: self.brokers_seen(n) == everyone, 20, f"node {n} serving, every broker unfenced"
-            )
+            # A start-up's length is the machine's, not a setting's: the deadline is the one
+            # `kafka-lite cluster up` gives its nodes, and a node that exits fails the wait at once.
+            result = wait_until(
+                lambda n=n: self.exited() or self.brokers_seen(n) == everyone,
+                HEALTHY_TIMEOUT_S, f"node {n} serving, every broker unfenced",
+            )  # fmt: skip
+            assert result is True, f"node(s) {result} exited while starting; see {self.root}/node-N.txt"
+
+    def exited(self) -> list[int]:
+        """The nodes whose processes have ended."""
+        return [n for n, process in self.processes.items() if process.poll() is not None]
 
     def metadata(self, node_id: int, topics: list[str] | None) -> dict:
         client = WireClient(self.broker_ports[node_id], timeout_s=5)
