@@ -136,23 +136,31 @@ class CombinedNodes:
             self.kill(n)
 
 
-def metadata_records(log_dir: Path, since: int = 0) -> list[tuple[int, object]]:
-    """``(offset, record)`` of every metadata record at ``since`` or later in the metadata log under
-    ``log_dir`` (a node's ``metadata.log.dir``), read from its segment files;
-    a batch still being written at the tail is left for the next read."""
+def metadata_batches(log_dir: Path) -> list[tuple[int, list[tuple[int, object]]]]:
+    """The metadata log under ``log_dir`` (a node's ``metadata.log.dir``) as its segment files hold it
+    now, batch by batch: ``(append_ms, [(offset, record), ...])``, ``append_ms`` being the leader's
+    wall clock when it began the batch. Raft's control batches, and a batch still being written at
+    the tail, are left out."""
     found = []
     for segment in sorted((log_dir / "__cluster_metadata-0").glob("*.log")):
         records = FileRecords.open(segment, mutable=False)
         try:
             for _, batch in records.batches():
-                if batch.is_control_batch:
-                    continue
-                for record in batch:
-                    if record.offset >= since:
-                        found.append((record.offset, MetadataRecordSerde().deserialize(record.value).message))
+                if not batch.is_control_batch:
+                    found.append((batch.max_timestamp, [
+                        (record.offset, MetadataRecordSerde().deserialize(record.value).message) for record in batch
+                    ]))  # fmt: skip
         finally:
             records.close()
     return found
+
+
+def metadata_records(log_dir: Path, since: int = 0) -> list[tuple[int, object]]:
+    """``(offset, record)`` of every metadata record at ``since`` or later in the metadata log under
+    ``log_dir``, as ``metadata_batches`` reads it."""
+    return [
+        (offset, r) for _, records in metadata_batches(log_dir) for offset, r in records if offset >= since
+    ]
 
 
 def registration(cluster_id: str, broker_id: int) -> dict:
