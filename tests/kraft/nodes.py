@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 from kafka_lite.cli import cluster_kraft
+from kafka_lite.cli.cluster import HEALTHY_TIMEOUT_S
 from kafka_lite.cli.main import main
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.metadata.metadata_record_serde import MetadataRecordSerde
@@ -35,6 +36,14 @@ FAST = [
     "transaction.state.log.num.partitions=2", "transaction.state.log.min.isr=1",
     "group.initial.rebalance.delay.ms=0", "replica.fetch.wait.max.ms=100",
 ]  # fmt: skip
+
+
+def fast_setting_s(name: str) -> float:
+    """A ``*.ms`` setting of ``FAST``, in seconds: what the tests' waits derive their deadlines from."""
+    values = [line.split("=", 1)[1] for line in FAST if line.split("=", 1)[0] == name]
+    if not values:
+        raise KeyError(f"{name} is not one of the FAST settings: {[line.split('=', 1)[0] for line in FAST]}")
+    return int(values[-1]) / 1000
 
 
 def node_properties(
@@ -81,9 +90,17 @@ class CombinedNodes:
             out.close()
         everyone = set(self.configs)
         for n in self.configs:
-            wait_until(
-                lambda n=n: self.brokers_seen(n) == everyone, 20, f"node {n} serving, every broker unfenced"
-            )
+            # A start-up's length is the machine's, not a setting's: the deadline is the one
+            # `kafka-lite cluster up` gives its nodes, and a node that exits fails the wait at once.
+            result = wait_until(
+                lambda n=n: self.exited() or self.brokers_seen(n) == everyone,
+                HEALTHY_TIMEOUT_S, f"node {n} serving, every broker unfenced",
+            )  # fmt: skip
+            assert result is True, f"node(s) {result} exited while starting; see {self.root}/node-N.txt"
+
+    def exited(self) -> list[int]:
+        """The nodes whose processes have ended."""
+        return [n for n, process in self.processes.items() if process.poll() is not None]
 
     def metadata(self, node_id: int, topics: list[str] | None) -> dict:
         client = WireClient(self.broker_ports[node_id], timeout_s=5)
@@ -119,23 +136,31 @@ class CombinedNodes:
             self.kill(n)
 
 
-def metadata_records(log_dir: Path, since: int = 0) -> list[tuple[int, object]]:
-    """``(offset, record)`` of every metadata record at ``since`` or later in the metadata log under
-    ``log_dir`` (a node's ``metadata.log.dir``), read from its segment files;
-    a batch still being written at the tail is left for the next read."""
+def metadata_batches(log_dir: Path) -> list[tuple[int, list[tuple[int, object]]]]:
+    """The metadata log under ``log_dir`` (a node's ``metadata.log.dir``) as its segment files hold it
+    now, batch by batch: ``(append_ms, [(offset, record), ...])``, ``append_ms`` being the leader's
+    wall clock when it began the batch. Raft's control batches, and a batch still being written at
+    the tail, are left out."""
     found = []
     for segment in sorted((log_dir / "__cluster_metadata-0").glob("*.log")):
         records = FileRecords.open(segment, mutable=False)
         try:
             for _, batch in records.batches():
-                if batch.is_control_batch:
-                    continue
-                for record in batch:
-                    if record.offset >= since:
-                        found.append((record.offset, MetadataRecordSerde().deserialize(record.value).message))
+                if not batch.is_control_batch:
+                    found.append((batch.max_timestamp, [
+                        (record.offset, MetadataRecordSerde().deserialize(record.value).message) for record in batch
+                    ]))  # fmt: skip
         finally:
             records.close()
     return found
+
+
+def metadata_records(log_dir: Path, since: int = 0) -> list[tuple[int, object]]:
+    """``(offset, record)`` of every metadata record at ``since`` or later in the metadata log under
+    ``log_dir``, as ``metadata_batches`` reads it."""
+    return [
+        (offset, r) for _, records in metadata_batches(log_dir) for offset, r in records if offset >= since
+    ]
 
 
 def registration(cluster_id: str, broker_id: int) -> dict:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_lite.cli.cluster import HEALTHY_TIMEOUT_S
 from kafka_lite.cli.main import main
 from kafka_lite.clients.metadata import Node
 from kafka_lite.common.errors import Errors
@@ -86,6 +87,10 @@ class Quorum:
         )  # fmt: skip
         out.close()
 
+    def exited(self) -> list[int]:
+        """The nodes whose processes have ended."""
+        return [n for n, process in self.processes.items() if process.poll() is not None]
+
     def kill(self, node_id: int) -> None:
         process = self.processes.pop(node_id)
         process.kill()
@@ -108,7 +113,11 @@ def quorum(tmp_path_factory):
         assert main(["storage", "format", *format_args]) == 0
         q.start(n)
     try:
-        wait_until(lambda: find_leader(q.addresses) is not None, 20, "a leader of the metadata quorum")
+        # A start-up's length is the machine's, not a setting's: the deadline is the one `kafka-lite
+        # cluster up` gives its nodes, and a node that exits fails the wait at once.
+        result = wait_until(lambda: q.exited() or find_leader(q.addresses) is not None, HEALTHY_TIMEOUT_S,
+                            "a leader of the metadata quorum")  # fmt: skip
+        assert result is True, f"node(s) {result} exited while starting; see {q.root}/node-N.txt"
         yield q
     finally:
         # Killed, not stopped: nothing is read from them afterwards.
