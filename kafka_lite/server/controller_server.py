@@ -32,6 +32,7 @@ from kafka_lite.common.protocol.listener_type import ListenerType, SimpleApiVers
 from kafka_lite.common.time import Time
 from kafka_lite.metadata.bootstrap_directory import BootstrapMetadata
 from kafka_lite.metadata.controller.quorum_controller import QuorumController
+from kafka_lite.metadata.fault_handler import ProcessExitingFaultHandler
 from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
 from kafka_lite.raft.raft_config import quorum_voter_strings_to_nodes
@@ -94,6 +95,7 @@ class ControllerServer:
                 config.node_id, self.cluster_id, self.time,
                 KafkaEventQueue(self.time, f"quorum-controller-{config.node_id}-"),
                 self.raft_manager.client,
+                fatal_fault_handler=ProcessExitingFaultHandler(),
                 session_timeout_ms=config.values["broker.session.timeout.ms"],
                 default_replication_factor=config.values["default.replication.factor"],
                 default_num_partitions=config.values["num.partitions"],

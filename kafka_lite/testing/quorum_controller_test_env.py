@@ -17,6 +17,7 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.metadata.controller.quorum_controller import QuorumController
 from kafka_lite.testing.deterministic_event_queue import DeterministicEventQueue
 from kafka_lite.testing.local_log_manager import LocalLogManager, SharedLogData
+from kafka_lite.testing.mock_fault_handler import MockFaultHandler
 
 CLUSTER_ID = "06B-K3N1TBCNYFgruEVP0Q"
 
@@ -28,6 +29,8 @@ class QuorumControllerTestEnv:
         self.time = time or MockTime()
         self.shared = SharedLogData(self.time)
         self.controller_args = controller_args
+        # One for every controller, as in Kafka's environment: a fault is recorded, not fatal.
+        self.fatal_fault_handler = MockFaultHandler("fatalFaultHandler")
         self.queues: dict[int, DeterministicEventQueue] = {}
         self.controllers: dict[int, QuorumController] = {}
         self.raft_clients: dict[int, LocalLogManager] = {}
@@ -39,8 +42,9 @@ class QuorumControllerTestEnv:
         queue = DeterministicEventQueue(self.time)
         raft_client = LocalLogManager(node_id, self.shared)
         controller = QuorumController(
-            node_id, CLUSTER_ID, self.time, queue, raft_client, **self.controller_args
-        )
+            node_id, CLUSTER_ID, self.time, queue, raft_client,
+            fatal_fault_handler=self.fatal_fault_handler, **self.controller_args,
+        )  # fmt: skip
         self.queues[node_id] = queue
         self.raft_clients[node_id] = raft_client
         self.controllers[node_id] = controller

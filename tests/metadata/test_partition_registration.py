@@ -9,7 +9,7 @@ import pytest
 
 from kafka_lite.common.metadata import MetadataRecordSerde, PartitionChangeRecord, PartitionRecord
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.metadata import replicas as Replicas
+from kafka_lite.metadata import replicas as replica_lists
 from kafka_lite.metadata.leader_constants import NO_LEADER, NO_LEADER_CHANGE
 from kafka_lite.metadata.leader_recovery_state import LeaderRecoveryState
 from kafka_lite.metadata.partition_registration import PartitionRegistration
@@ -132,15 +132,15 @@ def test_leader_recovery_state_change_to() -> None:
 
 
 def test_replicas_helpers() -> None:
-    assert Replicas.validate((1, 2, 3))
-    assert not Replicas.validate((1, 1))
-    assert not Replicas.validate((-1, 2))
-    assert Replicas.validate_isr((1, 2, 3), (3, 1))
-    assert not Replicas.validate_isr((1, 2, 3), (4,))
-    assert not Replicas.validate_isr((1, 2, 3), (1, 1))
-    assert Replicas.contains_all([1, 2, 3], (3, 1))
-    assert not Replicas.contains_all([1, 2], (3,))
-    assert Replicas.copy_without((1, 2, 3, 2), 2) == (1, 3)
-    assert Replicas.copy_without((1, 2, 3), [1, 3]) == (2,)
-    assert Replicas.copy_with((1, 2), 3) == (1, 2, 3)
-    assert Replicas.to_list(None) is None
+    assert replica_lists.validate((1, 2, 3))
+    assert not replica_lists.validate((1, 1))
+    assert not replica_lists.validate((-1, 2))
+    assert replica_lists.validate_isr((1, 2, 3), (3, 1))
+    assert not replica_lists.validate_isr((1, 2, 3), (4,))
+    assert not replica_lists.validate_isr((1, 2, 3), (1, 1))
+    assert replica_lists.contains_all([1, 2, 3], (3, 1))
+    assert not replica_lists.contains_all([1, 2], (3,))
+    assert replica_lists.copy_without((1, 2, 3, 2), 2) == (1, 3)
+    assert replica_lists.copy_without((1, 2, 3), [1, 3]) == (2,)
+    assert replica_lists.copy_with((1, 2), 3) == (1, 2, 3)
+    assert replica_lists.to_list(None) is None

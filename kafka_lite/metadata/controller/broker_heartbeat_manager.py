@@ -177,15 +177,6 @@ class BrokerHeartbeatManager:
         return None
         # END SOLUTION
 
-    def find_stale_brokers(self) -> list[int]:
-        """Every unfenced broker whose session has expired, oldest first."""
-        stale = []
-        for broker in self.unfenced.values():
-            if self._has_valid_session(broker):
-                break
-            stale.append(broker.id)
-        return stale
-
     def usable_brokers(self, id_to_rack: Callable[[int], str | None]) -> Iterator[UsableBroker]:
         """The brokers a new replica may go to: every registered broker not shutting down."""
         for broker in list(self.brokers.values()):
@@ -215,11 +206,10 @@ class BrokerHeartbeatManager:
         # BEGIN SOLUTION
         broker = self.brokers.get(broker_id) or BrokerHeartbeatState(broker_id)
         current = self.current_broker_state(broker)
-        S = BrokerControlState
-        if current is S.FENCED:
+        if current is BrokerControlState.FENCED:
             if request["want_shut_down"]:
                 log.info("Fenced broker %d has requested and been granted an immediate shutdown.", broker_id)
-                return BrokerControlStates(current, S.SHUTDOWN_NOW)
+                return BrokerControlStates(current, BrokerControlState.SHUTDOWN_NOW)
             if not request["want_fence"]:
                 if request["current_metadata_offset"] >= register_broker_record_offset:
                     log.info(
@@ -228,7 +218,7 @@ class BrokerHeartbeatManager:
                         broker_id,
                         register_broker_record_offset,
                     )
-                    return BrokerControlStates(current, S.UNFENCED)
+                    return BrokerControlStates(current, BrokerControlState.UNFENCED)
                 log.debug(
                     "The request from broker %d to unfence cannot yet be granted because it has not caught "
                     "up with the offset of its register broker record %d. It is still at offset %d.",
@@ -236,35 +226,35 @@ class BrokerHeartbeatManager:
                     register_broker_record_offset,
                     request["current_metadata_offset"],
                 )
-            return BrokerControlStates(current, S.FENCED)
-        if current is S.UNFENCED:
+            return BrokerControlStates(current, BrokerControlState.FENCED)
+        if current is BrokerControlState.UNFENCED:
             if request["want_fence"]:
                 if request["want_shut_down"]:
                     log.info(
                         "Unfenced broker %d has requested and been granted an immediate shutdown.", broker_id
                     )
-                    return BrokerControlStates(current, S.SHUTDOWN_NOW)
+                    return BrokerControlStates(current, BrokerControlState.SHUTDOWN_NOW)
                 log.info("Unfenced broker %d has requested and been granted fencing", broker_id)
-                return BrokerControlStates(current, S.FENCED)
+                return BrokerControlStates(current, BrokerControlState.FENCED)
             if request["want_shut_down"]:
                 if has_leaderships():
                     log.info(
                         "Unfenced broker %d has requested and been granted a controlled shutdown.", broker_id
                     )
-                    return BrokerControlStates(current, S.CONTROLLED_SHUTDOWN)
+                    return BrokerControlStates(current, BrokerControlState.CONTROLLED_SHUTDOWN)
                 log.info(
                     "Unfenced broker %d has requested and been granted an immediate shutdown.", broker_id
                 )
-                return BrokerControlStates(current, S.SHUTDOWN_NOW)
-            return BrokerControlStates(current, S.UNFENCED)
-        if current is S.CONTROLLED_SHUTDOWN:
+                return BrokerControlStates(current, BrokerControlState.SHUTDOWN_NOW)
+            return BrokerControlStates(current, BrokerControlState.UNFENCED)
+        if current is BrokerControlState.CONTROLLED_SHUTDOWN:
             if has_leaderships():
                 log.debug(
                     "Broker %d is in controlled shutdown state, but can not shut down because more leaders "
                     "still need to be moved.",
                     broker_id,
                 )
-                return BrokerControlStates(current, S.CONTROLLED_SHUTDOWN)
+                return BrokerControlStates(current, BrokerControlState.CONTROLLED_SHUTDOWN)
             # It leads nothing. It may go once every active broker has seen the records that moved
             # its leaderships (their offsets have passed its controlled-shutdown offset), so no
             # client is sent to it by a broker with older metadata.
@@ -277,7 +267,7 @@ class BrokerHeartbeatManager:
                     lowest_active_offset,
                     broker.controlled_shut_down_offset,
                 )
-                return BrokerControlStates(current, S.SHUTDOWN_NOW)
+                return BrokerControlStates(current, BrokerControlState.SHUTDOWN_NOW)
             log.debug(
                 "The request from broker %d to shut down can not yet be granted because the lowest active "
                 "offset %d is not greater than the broker's shutdown offset %d.",
@@ -285,6 +275,6 @@ class BrokerHeartbeatManager:
                 lowest_active_offset,
                 broker.controlled_shut_down_offset,
             )
-            return BrokerControlStates(current, S.CONTROLLED_SHUTDOWN)
-        return BrokerControlStates(current, S.SHUTDOWN_NOW)
+            return BrokerControlStates(current, BrokerControlState.CONTROLLED_SHUTDOWN)
+        return BrokerControlStates(current, BrokerControlState.SHUTDOWN_NOW)
         # END SOLUTION

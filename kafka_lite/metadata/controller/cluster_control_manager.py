@@ -124,9 +124,6 @@ class ClusterControlManager:
     def registration(self, broker_id: int) -> BrokerRegistration | None:
         return self._broker_registrations.get(broker_id)
 
-    def fenced_broker_ids(self) -> set[int]:
-        return {r.id for r in self._broker_registrations.values() if r.fenced}
-
     def register_broker_record_offset(self, broker_id: int) -> int | None:
         return self._register_broker_record_offsets.get(broker_id)
 

@@ -93,9 +93,6 @@ class ResultOrError:
     error: ApiError
     result: dict[str, str] | None = None
 
-    def is_error(self) -> bool:
-        return self.error.is_failure()
-
 
 def validate_config(resource: ConfigResource, configs: Mapping[str, str]) -> None:
     """What the controller checks of a resource's configs, all of them as they would be after the

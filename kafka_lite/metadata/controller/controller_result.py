@@ -10,7 +10,7 @@ and returns a ``ControllerResult`` without changing anything; the controller the
 records, replays them into the managers (so the next operation sees them), and answers the request
 only once the log has committed them. ``is_atomic`` asks for the records to go into one batch, so
 that a standby or a broker replaying the log never sees half of them (a topic without all of its
-partitions); a non-atomic result, such as fencing many brokers, may be split across batches.
+partitions); a non-atomic result may be split across batches.
 """
 
 from __future__ import annotations

@@ -49,9 +49,6 @@ class FinalizedControllerFeatures:
     def get(self, feature_name: str) -> int | None:
         return self.feature_map.get(feature_name)
 
-    def feature_names(self) -> list[str]:
-        return list(self.feature_map)
-
 
 class FeatureControlManager:
     def __init__(

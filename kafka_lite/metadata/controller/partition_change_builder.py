@@ -112,14 +112,6 @@ class PartitionChangeBuilder:
         self.election = election
         return self
 
-    def set_target_removing(self, target_removing: Sequence[int]) -> PartitionChangeBuilder:
-        self.target_removing = list(target_removing)
-        return self
-
-    def set_target_adding(self, target_adding: Sequence[int]) -> PartitionChangeBuilder:
-        self.target_adding = list(target_adding)
-        return self
-
     def set_target_leader_recovery_state(self, state: LeaderRecoveryState) -> PartitionChangeBuilder:
         self.target_leader_recovery_state = LeaderRecoveryState(state)
         return self

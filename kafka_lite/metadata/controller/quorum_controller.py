@@ -5,7 +5,8 @@ Mirrors: org.apache.kafka.controller.QuorumController (metadata/src/main/java/or
 Book:    beyond the book: chapter 12 (KRaft); chapter 7 reads the ZooKeeper controller it replaces
 Differs: no leader rebalancing, NoOpRecord heartbeats, ACLs, quotas or reassignments; activation
          also schedules the fencing check (3.3 waits for the first heartbeat); the snapshot is
-         written from a MetadataImage of the committed records.
+         written from a MetadataImage of the committed records; a standby counts Raft's
+         LeaderChange batches as committed, as Kafka 3.6 does (``_handle_raft_control_batch``).
 
 In ZooKeeper mode the controller (chapter 7) keeps the cluster's state in ZooKeeper and a cache, and
 pushes changes to the brokers. In KRaft the state *is* a log: the active controller is the Raft
@@ -27,6 +28,11 @@ brokers replay the same records. Three ideas carry the whole class:
     request ──► ControllerWriteEvent ──► manager.op() ──► replay ──► raft.schedule_atomic_append
                                                                             │
     future ◄── purgatory.complete_up_to(offset) ◄── handle_commit ◄─────────┘
+
+What cannot be answered with an error goes to the fatal fault handler the server passes in: a
+record the active controller cannot apply, a failed claim or renounce, a snapshot offered to the
+active controller. Its memory may then no longer match its log, and a real server's handler ends
+the process (``ProcessExitingFaultHandler``), as Kafka 3.3's does.
 """
 
 from __future__ import annotations
@@ -72,6 +78,7 @@ from kafka_lite.metadata.controller.snapshot_generator import (
     SnapshotGenerator,
     sections,
 )
+from kafka_lite.metadata.fault_handler import FaultHandler
 from kafka_lite.metadata.metadata_version import (
     METADATA_VERSION_FEATURE_NAME,
     MINIMUM_KRAFT_VERSION,
@@ -125,6 +132,7 @@ class QuorumController:
         queue: EventQueue,
         raft_client: RaftClient,
         *,
+        fatal_fault_handler: FaultHandler,
         session_timeout_ms: int = 9000,
         default_replication_factor: int = 1,
         default_num_partitions: int = 1,
@@ -140,6 +148,8 @@ class QuorumController:
         self._time = time
         self._queue = queue
         self._raft_client = raft_client
+        # Kafka's fatalFaultHandler: no default, so that no server runs on a test's handler.
+        self._fatal_fault_handler = fatal_fault_handler
         self._max_records_per_batch = max_records_per_batch
         self._bootstrap_metadata_version = bootstrap_metadata_version
         self.snapshot_registry = SnapshotRegistry()
@@ -197,19 +207,19 @@ class QuorumController:
             self.started = False
 
         def run(self) -> None:
-            c = self.controller
-            controller_epoch = c._cur_claim_epoch
+            controller = self.controller
+            controller_epoch = controller._cur_claim_epoch
             # 1. Only the active controller writes: a standby's records would not be in its epoch.
-            if not c.is_active():
-                raise c._new_not_controller_exception()
+            if not controller.is_active():
+                raise controller._new_not_controller_exception()
             self.started = True
             # 2. The manager decides, from the latest (possibly uncommitted) state, and changes nothing.
             result = self.op.generate_records_and_result()
             if not result.records:
                 # A read after all. It read uncommitted state if writes are still waiting, so it
                 # waits behind the last of them; with none waiting it may answer now.
-                self.op.process_batch_end_offset(c._write_offset)
-                offset = c.purgatory.highest_pending_offset()
+                self.op.process_batch_end_offset(controller._write_offset)
+                offset = controller.purgatory.highest_pending_offset()
                 self.result_and_offset = ControllerResultAndOffset(
                     -1 if offset is None else offset, [], result.response
                 )
@@ -219,13 +229,13 @@ class QuorumController:
                 # 3. Replay and append, batch by batch: replay first, so a record the managers
                 #    cannot apply is never written; then an in-memory snapshot at the batch's last
                 #    offset, the point a later resignation may revert to.
-                offset = c._append_records(controller_epoch, result)
+                offset = controller._append_records(controller_epoch, result)
                 self.op.process_batch_end_offset(offset)
-                c._write_offset = offset
+                controller._write_offset = offset
                 self.result_and_offset = ControllerResultAndOffset(offset, result.records, result.response)
             # 4. Park the future until handle_commit reaches the offset.
             if not self.future.done():
-                c.purgatory.add(self.result_and_offset.offset, self)
+                controller.purgatory.add(self.result_and_offset.offset, self)
 
         def handle_exception(self, exc: BaseException) -> None:
             self.complete(exc)
@@ -261,8 +271,18 @@ class QuorumController:
             ]
         offset = self._write_offset
         for batch in batches:
-            for message in batch:
-                self._replay(message.message, None, offset + len(batch))
+            for index, message in enumerate(batch, 1):
+                try:
+                    self._replay(message.message, None, offset + len(batch))
+                except Exception as exc:
+                    # The managers hold part of the batch and cannot take the rest: their memory
+                    # matches no log, and no reply repairs that. Fatal, as in Kafka 3.3 (a server's
+                    # handler ends the process; a test's records the fault, and the event renounces).
+                    raise self._fatal_fault_handler.handle_fault(
+                        f"Unable to apply {type(message.message).__name__} record, which was {index} of "
+                        f"{len(batch)} record(s) in the batch following last write offset {offset}.",
+                        exc,
+                    ) from exc
             try:
                 offset = self._raft_client.schedule_atomic_append(epoch, batch)
             except ApiException as exc:
@@ -393,12 +413,7 @@ class QuorumController:
         new_bytes = 0
         for batch in batches:
             if batch.is_control or not batch.records:
-                # Raft's own records (a new epoch's LeaderChange) hold no metadata but take an
-                # offset. A standby counts it as committed, so that, once it claims, its first
-                # write's offsets (a broker's epoch among them) follow on from it. The active
-                # controller sees none of a later epoch's: it renounces before they arrive.
-                if not self.is_active():
-                    self._update_last_committed_state(batch.last_offset, batch.epoch, batch.append_timestamp)
+                self._handle_raft_control_batch(batch)
                 continue
             if self.is_active():
                 # The leader replayed these records when it wrote them: now they are committed,
@@ -418,9 +433,25 @@ class QuorumController:
 
     # --8<-- [end:handle_commit]
 
+    def _handle_raft_control_batch(self, batch: Batch) -> None:
+        """Count Raft's own batch (a new epoch's LeaderChange) as committed, on a standby only.
+
+        Kafka 3.6's behaviour (KAFKA-15345: Raft hands its control batches to the listener, as
+        kafka_lite's Raft does); Kafka 3.3's reader drops them, and its controller never sees one.
+        Such a batch holds no metadata but takes an offset. A standby counts it, so that its last
+        committed offset is the log's, and a claim writes on from there rather than from before
+        every epoch that wrote nothing. The active controller leaves its own epoch's uncounted:
+        Raft hands that batch over after the claim, there is no in-memory snapshot at its offset,
+        and a renounce before the first write commits must find one at the last committed offset.
+        The cost: until then its last committed offset is one behind Raft's, which no read of
+        committed state notices (the batch holds no metadata).
+        """
+        if not self.is_active():
+            self._update_last_committed_state(batch.last_offset, batch.epoch, batch.append_timestamp)
+
     def _handle_snapshot(self, reader: Any) -> None:
         if self.is_active():
-            raise RuntimeError(
+            raise self._fatal_fault_handler.handle_fault(
                 f"Asked to load snapshot ({reader.snapshot_id()}) when it is the active controller "
                 f"({self._cur_claim_epoch})"
             )
@@ -464,39 +495,47 @@ class QuorumController:
 
     # --8<-- [start:claim]
     def _claim(self, epoch: int) -> None:
-        if self._cur_claim_epoch != -1:
-            raise RuntimeError("Cannot claim leadership because we are already the active controller.")
-        self._cur_claim_epoch = epoch
-        self._write_offset = self._last_committed_offset
-        self.cluster_control.activate()
-        # The active controller may revert to its last committed offset at any time: there must be
-        # an in-memory snapshot there before its first write.
-        self.snapshot_registry.get_or_create_snapshot(self._last_committed_offset)
-        # Prepended: activation runs before any request that queued while this node was a standby.
-        self._queue.prepend(
-            QuorumController.ControllerWriteEvent(
-                self, f"completeActivation[{epoch}]", _CompleteActivation(self)
+        try:
+            if self._cur_claim_epoch != -1:
+                raise RuntimeError("Cannot claim leadership because we are already the active controller.")
+            self._cur_claim_epoch = epoch
+            self._write_offset = self._last_committed_offset
+            self.cluster_control.activate()
+            # The active controller may revert to its last committed offset at any time: there must
+            # be an in-memory snapshot there before its first write.
+            self.snapshot_registry.get_or_create_snapshot(self._last_committed_offset)
+            # Prepended: activation runs before any request that queued while this node was a standby.
+            self._queue.prepend(
+                QuorumController.ControllerWriteEvent(
+                    self, f"completeActivation[{epoch}]", _CompleteActivation(self)
+                )
             )
-        )
+        except Exception as exc:
+            # Half a claim leaves a leader that cannot write or a standby that thinks it may.
+            self._fatal_fault_handler.handle_fault("exception while claiming leadership", exc)
 
     def _renounce(self) -> None:
-        if self._cur_claim_epoch == -1:
-            raise RuntimeError("Cannot renounce leadership because we are not the current leader.")
-        self._raft_client.resign(self._cur_claim_epoch)
-        self._cur_claim_epoch = -1
-        # Every write waiting for its commit may never commit: the client must retry at the new leader.
-        self.purgatory.fail_all(self._new_not_controller_exception())
-        if not self.snapshot_registry.has_snapshot(self._last_committed_offset):
-            raise RuntimeError(
-                f"Unable to find last committed offset {self._last_committed_offset} in snapshot registry."
-            )
-        # Undo everything replayed after the last commit: a standby's state is the committed log.
-        self.snapshot_registry.revert_to_snapshot(self._last_committed_offset)
-        self._new_bytes_since_last_snapshot = 0
-        self._new_records_since_last_snapshot = 0
-        self._write_offset = -1
-        self.cluster_control.deactivate()
-        self._cancel_maybe_fence_replicas()
+        try:
+            if self._cur_claim_epoch == -1:
+                raise RuntimeError("Cannot renounce leadership because we are not the current leader.")
+            self._raft_client.resign(self._cur_claim_epoch)
+            self._cur_claim_epoch = -1
+            # Every write waiting for its commit may never commit: the client must retry at the new leader.
+            self.purgatory.fail_all(self._new_not_controller_exception())
+            if not self.snapshot_registry.has_snapshot(self._last_committed_offset):
+                raise RuntimeError(
+                    f"Unable to find last committed offset {self._last_committed_offset} in snapshot registry."
+                )
+            # Undo everything replayed after the last commit: a standby's state is the committed log.
+            self.snapshot_registry.revert_to_snapshot(self._last_committed_offset)
+            self._new_bytes_since_last_snapshot = 0
+            self._new_records_since_last_snapshot = 0
+            self._write_offset = -1
+            self.cluster_control.deactivate()
+            self._cancel_maybe_fence_replicas()
+        except Exception as exc:
+            # A standby that could not revert would replay the log on top of uncommitted state.
+            self._fatal_fault_handler.handle_fault("exception while renouncing leadership", exc)
 
     # --8<-- [end:claim]
 
@@ -630,9 +669,6 @@ class QuorumController:
         self._snapshot_generator.writer().close()
         self._snapshot_generator = None
         self._queue.cancel_deferred(GENERATE_SNAPSHOT)
-
-    def snapshot_in_progress(self) -> bool:
-        return self._snapshot_generator is not None
 
     # ======================================================================================================
     # The public operations: each returns a concurrent.futures.Future
@@ -811,21 +847,21 @@ class _CompleteActivation(ControllerWriteOperation[None]):
 
     def __init__(self, controller: QuorumController) -> None:
         super().__init__()
-        self._c = controller
+        self._controller = controller
 
     def generate_records_and_result(self) -> ControllerResult[None]:
-        c = self._c
+        controller = self._controller
         records: list[ApiMessageAndVersion] = []
-        if c.records_replayed_from_log == 0 and c.records_replayed_from_snapshot == 0:
+        if controller.records_replayed_from_log == 0 and controller.records_replayed_from_snapshot == 0:
             log.info("The metadata log appears to be empty. Appending 1 bootstrap record(s) at metadata.version %s.",
-                     c._bootstrap_metadata_version)  # fmt: skip
-            level = c._bootstrap_metadata_version.feature_level
+                     controller._bootstrap_metadata_version)  # fmt: skip
+            level = controller._bootstrap_metadata_version.feature_level
             records.append(
                 ApiMessageAndVersion(
                     FeatureLevelRecord(name=METADATA_VERSION_FEATURE_NAME, feature_level=level), 0
                 )
             )
-        elif c.feature_control.metadata_version() == MINIMUM_KRAFT_VERSION:
+        elif controller.feature_control.metadata_version() == MINIMUM_KRAFT_VERSION:
             log.info("No metadata.version feature level record was found in the log. Treating the log as version %s.",
                      MINIMUM_KRAFT_VERSION)  # fmt: skip
         return ControllerResult.of(records, None)
@@ -833,35 +869,35 @@ class _CompleteActivation(ControllerWriteOperation[None]):
     def process_batch_end_offset(self, offset: int) -> None:
         # Every broker registered before the failover has a fresh session from activate(): check
         # them when the first of those sessions would expire.
-        self._c._reschedule_maybe_fence_stale_brokers()
+        self._controller._reschedule_maybe_fence_stale_brokers()
 
 
 class _BrokerHeartbeatOperation(ControllerWriteOperation[Any]):
     def __init__(self, controller: QuorumController, request: dict) -> None:
         super().__init__()
-        self._c = controller
+        self._controller = controller
         self._request = request
         self._broker_id = request["broker_id"]
         self._in_controlled_shutdown = False
 
     def generate_records_and_result(self) -> ControllerResult[Any]:
-        c = self._c
+        controller = self._controller
         # The offset of the broker's registration: it is unfenced once it has caught up to it. The
         # broker epoch the heartbeat carries is checked by the manager, so an old registration's
         # offset here does no harm.
-        offset = c.cluster_control.register_broker_record_offset(self._broker_id)
+        offset = controller.cluster_control.register_broker_record_offset(self._broker_id)
         if offset is None:
             raise Errors.STALE_BROKER_EPOCH.exception(
                 f"Receive a heartbeat from broker {self._broker_id} before registration"
             )
-        result = c.replication_control.process_broker_heartbeat(self._request, offset)
+        result = controller.replication_control.process_broker_heartbeat(self._request, offset)
         self._in_controlled_shutdown = result.response.in_controlled_shutdown
-        c._reschedule_maybe_fence_stale_brokers()
+        controller._reschedule_maybe_fence_stale_brokers()
         return result
 
     def process_batch_end_offset(self, offset: int) -> None:
         if self._in_controlled_shutdown:
-            self._c.cluster_control.heartbeat_manager().update_controlled_shutdown_offset(
+            self._controller.cluster_control.heartbeat_manager().update_controlled_shutdown_offset(
                 self._broker_id, offset
             )
 

@@ -47,7 +47,6 @@ from kafka_lite.common.metadata import (
 )
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.common.topic import validate_topic_name
-from kafka_lite.metadata import replicas as Replicas
 from kafka_lite.metadata.broker_heartbeat_reply import BrokerHeartbeatReply
 from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.controller.broker_control_states import BrokerControlState
@@ -66,12 +65,11 @@ from kafka_lite.metadata.leader_recovery_state import LeaderRecoveryState
 from kafka_lite.metadata.metadata_version import MetadataVersion
 from kafka_lite.metadata.partition_registration import PartitionRegistration
 from kafka_lite.metadata.placement import PlacementSpec, UsableBroker
+from kafka_lite.metadata.replicas import copy_without, validate_isr
 from kafka_lite.metadata.timeline import (
-    LATEST_EPOCH,
     SnapshotRegistry,
     TimelineHashMap,
     TimelineHashSet,
-    TimelineInteger,
 )
 
 log = logging.getLogger(__name__)
@@ -90,6 +88,9 @@ def unify_collision_chars(topic: str) -> str:
 
 
 class TopicControlInfo:
+    """A topic as the controller holds it. ``parts`` is a timeline map of its own, so a revert puts
+    back each partition as it was at the offset reverted to, not only the topic's existence."""
+
     def __init__(self, name: str, snapshot_registry: SnapshotRegistry, topic_id: uuid.UUID) -> None:
         self.name = name
         self.id = topic_id
@@ -97,7 +98,8 @@ class TopicControlInfo:
 
 
 class _ClusterDescriber:
-    """The placer's view of the cluster: the cluster control manager's usable brokers."""
+    """The placer's view of the cluster: the cluster control manager's usable brokers. The placer
+    sees only this, not the manager, so a placer can be tested against a list of brokers."""
 
     def __init__(self, cluster_control: ClusterControlManager) -> None:
         self._cluster_control = cluster_control
@@ -107,6 +109,8 @@ class _ClusterDescriber:
 
 
 class ReplicationControlManager:
+    """Every topic and partition in the cluster, and the operations that change them."""
+
     def __init__(
         self,
         snapshot_registry: SnapshotRegistry,
@@ -126,20 +130,24 @@ class ReplicationControlManager:
         self.feature_control = feature_control or cluster_control.feature_control
         self.random_uuid = random_uuid
         self.cluster_describer = _ClusterDescriber(cluster_control)
-        self.global_partition_count = TimelineInteger(snapshot_registry)
+        # Every map is a timeline structure of the one registry: a renounce reverts them together
+        # with the other managers' state, to the same offset.
+        # Name -> id: requests name topics, records carry ids.
         self.topics_by_name: TimelineHashMap[str, uuid.UUID] = TimelineHashMap(snapshot_registry)
         # Normalized name ('.' as '_') -> the topics that normalize to it, to refuse a collision.
         self.topics_with_collision_chars: TimelineHashMap[str, TimelineHashSet[str]] = TimelineHashMap(
             snapshot_registry
         )
         self.topics: TimelineHashMap[uuid.UUID, TopicControlInfo] = TimelineHashMap(snapshot_registry)
+        # Broker -> the partitions whose ISR holds it: fencing a broker visits only its partitions,
+        # not every partition in the cluster.
         self.brokers_to_isrs = BrokersToIsrs(snapshot_registry)
-        # Partitions whose leader is not their preferred (first) replica.
-        self.imbalanced_partitions: TimelineHashSet[TopicIdPartition] = TimelineHashSet(snapshot_registry)
 
     # --- replay: the only code that changes the state -----------------------------------------------
 
     def replay(self, record: Any) -> None:
+        """Apply one committed (or, on the active controller, just decided) record. The active
+        controller and every standby run this same code, which is why they agree."""
         if isinstance(record, TopicRecord):
             self._replay_topic(record)
         elif isinstance(record, PartitionRecord):
@@ -152,6 +160,7 @@ class ReplicationControlManager:
             raise ValueError(f"ReplicationControlManager cannot replay {type(record).__name__}")
 
     def _replay_topic(self, record: TopicRecord) -> None:
+        # A topic starts with no partitions: its PartitionRecords follow in the same batch.
         self.topics_by_name.put(record.name, record.topic_id)
         if has_collision_chars(record.name):
             normalized = unify_collision_chars(record.name)
@@ -186,7 +195,6 @@ class ReplicationControlManager:
             self.brokers_to_isrs.update(
                 record.topic_id, record.partition_id, None, new_info.isr, NO_LEADER, new_info.leader
             )
-            self.global_partition_count.increment()
         elif new_info != prev_info:
             # A PartitionRecord for a partition that exists replaces it (a snapshot's record, say).
             topic.parts.put(record.partition_id, new_info)
@@ -198,7 +206,6 @@ class ReplicationControlManager:
                 prev_info.leader,
                 new_info.leader,
             )
-        self._update_imbalance(TopicIdPartition(record.topic_id, record.partition_id), new_info)
 
     def _replay_partition_change(self, record: PartitionChangeRecord) -> None:
         topic = self.topics.get(record.topic_id)
@@ -213,6 +220,8 @@ class ReplicationControlManager:
                 f"Tried to create partition {record.topic_id}:{record.partition_id}, but no partition with that "
                 "id was found."
             )
+        # A PartitionChangeRecord carries only what changed: every field it leaves unset keeps the
+        # partition's value (merge), so the record stays small however many replicas there are.
         new_info = prev_info.merge(record)
         topic.parts.put(record.partition_id, new_info)
         self.brokers_to_isrs.update(
@@ -226,15 +235,10 @@ class ReplicationControlManager:
         log.debug(
             "Replayed partition change %r for topic %s: %s", record, topic.name, new_info.diff(prev_info)
         )
-        self._update_imbalance(TopicIdPartition(record.topic_id, record.partition_id), new_info)
-
-    def _update_imbalance(self, tp: TopicIdPartition, partition: PartitionRegistration) -> None:
-        if partition.has_preferred_leader():
-            self.imbalanced_partitions.remove(tp)
-        else:
-            self.imbalanced_partitions.add(tp)
 
     def _replay_remove_topic(self, record: RemoveTopicRecord) -> None:
+        # One record removes the topic and everything under it: a delete is never half done in
+        # the log, whatever the number of partitions.
         topic = self.topics.remove(record.topic_id)
         if topic is None:
             raise Errors.UNKNOWN_TOPIC_ID.exception(f"Can't find topic with ID {record.topic_id} to remove.")
@@ -248,11 +252,10 @@ class ReplicationControlManager:
                     self.topics_with_collision_chars.remove(normalized)
         # A deleted topic's configs go with it: the log holds no ConfigRecords deleting them.
         self.configuration_control.delete_topic_configs(topic.name)
-        for partition_id, partition in topic.parts.items():
+        for partition in topic.parts.values():
             for broker_id in partition.isr:
                 self.brokers_to_isrs.remove_topic_entry_for_broker(topic.id, broker_id)
-            self.imbalanced_partitions.remove(TopicIdPartition(topic.id, partition_id))
-            self.global_partition_count.decrement()
+        # A partition with no leader is filed under NO_LEADER in the index: it goes too.
         self.brokers_to_isrs.remove_topic_entry_for_broker(topic.id, NO_LEADER)
         log.info("Removed topic %s with ID %s.", topic.name, record.topic_id)
 
@@ -280,6 +283,8 @@ class ReplicationControlManager:
         return dict(self.topics_by_name.items(offset))
 
     def find_topic_names(self, offset: int, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, str | ApiError]:
+        """Each id's topic name as of ``offset``; the zero id names no topic, and asking for it is
+        the request's mistake (INVALID_REQUEST), not an unknown topic."""
         results: dict[uuid.UUID, str | ApiError] = {}
         for topic_id in ids:
             if topic_id is None or topic_id == ZERO_UUID:
@@ -292,6 +297,8 @@ class ReplicationControlManager:
         return results
 
     def _is_leader_recovery_supported(self) -> bool:
+        # A partition can be RECOVERING (after an unclean election, KIP-704) only once every node
+        # reads the field: metadata.version 3.2-IV0.
         return self.feature_control.metadata_version().is_at_least(MetadataVersion.IBP_3_2_IV0)
 
     def _unclean_leader_election_enabled_for_topic(self, name: str) -> bool:
@@ -300,6 +307,8 @@ class ReplicationControlManager:
 
     def _builder(self, partition: PartitionRegistration, topic: TopicControlInfo, partition_id: int,
                  is_acceptable_leader: Callable[[int], bool]) -> PartitionChangeBuilder:  # fmt: skip
+        """A builder for one partition's change, set up as every caller needs it: Kafka 3.3 repeats
+        these lines in each caller."""
         builder = PartitionChangeBuilder(
             partition, topic.id, partition_id, is_acceptable_leader, self._is_leader_recovery_supported()
         )
@@ -313,6 +322,7 @@ class ReplicationControlManager:
         """A CreateTopics request's records: per topic created, its TopicRecord, its ConfigRecords
         and one PartitionRecord per partition, in one atomic batch; per topic refused, nothing."""
         topics = request["create_topic_requests"]
+        # A topic's first error is its answer: each check below skips a topic already refused.
         topic_errors: dict[str, ApiError] = {}
         self._validate_new_topic_names(topic_errors, topics)
         for topic in topics:
@@ -320,12 +330,16 @@ class ReplicationControlManager:
                 topic_errors[topic["topic"]] = ApiError(
                     Errors.TOPIC_ALREADY_EXISTS, f"Topic '{topic['topic']}' already exists."
                 )
-        # The configs, checked by the configuration manager as a new resource's would be.
+        # The configs go through the configuration manager, as a new resource's would, so a topic's
+        # configs are checked by the same rules as an IncrementalAlterConfigs on it. ``True``:
+        # the topic does not exist yet, so the manager must not ask whether it does.
         config_changes = self._compute_config_changes(topic_errors, topics)
         config_result = self.configuration_control.incremental_alter_configs(config_changes, True)
         for resource, error in config_result.response.items():
             if error.is_failure():
                 topic_errors[resource.name] = error
+        # Kafka 3.3 appends every topic's ConfigRecords here, before any TopicRecord; kafka_lite
+        # keeps them per topic, to write them after their own TopicRecord and only if it is written.
         config_records: dict[str, list[ApiMessageAndVersion]] = {}
         for config_record in config_result.records:
             config_records.setdefault(config_record.message.resource_name, []).append(config_record)
@@ -338,10 +352,12 @@ class ReplicationControlManager:
             try:
                 error = self._create_topic(topic, config_records.get(name, []), records)
             except ApiException as e:
+                # validate_manual_partition_assignment and the placer raise; the rest returns.
                 error = ApiError.from_throwable(e)
             if error.is_failure():
                 topic_errors[name] = error
 
+        # One answer per topic, in the request's order.
         results = []
         for topic in topics:
             error = topic_errors.get(topic["topic"], ApiError.NONE)
@@ -352,6 +368,8 @@ class ReplicationControlManager:
             "%sCreateTopics result(s): %s", "Validate-only " if request.get("validate_only") else "", results
         )
         response = {"throttle_time_ms": 0, "topic_errors": results}
+        # validate_only ran every check above and writes nothing: the answer is what a real
+        # request would have got.
         if request.get("validate_only"):
             return ControllerResult.of([], response)
         return ControllerResult.of(records, response)
@@ -362,80 +380,20 @@ class ReplicationControlManager:
         config_records: list[ApiMessageAndVersion],
         records: list[ApiMessageAndVersion],
     ) -> ApiError:
-        new_parts: dict[int, PartitionRegistration] = {}
-        assignments = topic.get("replica_assignment") or []
-        if assignments:
-            if topic["replication_factor"] != -1:
-                return ApiError(
-                    Errors.INVALID_REQUEST,
-                    "A manual partition assignment was specified, but replication factor was not set to -1.",
-                )
-            if topic["num_partitions"] != -1:
-                return ApiError(
-                    Errors.INVALID_REQUEST,
-                    "A manual partition assignment was specified, but numPartitions was not set to -1.",
-                )
-            replication_factor: int | None = None
-            for assignment in assignments:
-                partition_id = assignment["partition_id"]
-                if partition_id in new_parts:
-                    return ApiError(
-                        Errors.INVALID_REPLICA_ASSIGNMENT,
-                        f"Found multiple manual partition assignments for partition {partition_id}",
-                    )
-                self.validate_manual_partition_assignment(assignment["replicas"], replication_factor)
-                replication_factor = len(assignment["replicas"])
-                isr = [b for b in assignment["replicas"] if self.cluster_control.active(b)]
-                if not isr:
-                    return ApiError(
-                        Errors.INVALID_REPLICA_ASSIGNMENT,
-                        f"All brokers specified in the manual partition assignment for partition {partition_id} "
-                        "are fenced or in controlled shutdown.",
-                    )
-                new_parts[partition_id] = self._new_partition(assignment["replicas"], isr)
-            if sorted(new_parts) != list(range(len(new_parts))):
-                return ApiError(
-                    Errors.INVALID_REPLICA_ASSIGNMENT,
-                    "partitions should be a consecutive 0-based integer sequence",
-                )
-        elif topic["replication_factor"] < -1 or topic["replication_factor"] == 0:
-            return ApiError(
-                Errors.INVALID_REPLICATION_FACTOR,
-                "Replication factor must be larger than 0, or -1 to use the default value.",
-            )
-        elif topic["num_partitions"] < -1 or topic["num_partitions"] == 0:
-            return ApiError(
-                Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
-            )
+        """One topic of a CreateTopics: its partitions from the request's own assignment, or from
+        the replica placer; then its records appended to ``records``. NONE, or why not.
+
+        Kafka 3.3's ``createTopic`` holds both ways of finding the partitions inline, one branch
+        each; here each branch is a method, so that this one reads as the three steps it takes.
+        """
+        if topic.get("replica_assignment"):
+            new_parts = self._partitions_from_manual_assignment(topic)
         else:
-            num_partitions = (
-                self.default_num_partitions if topic["num_partitions"] == -1 else topic["num_partitions"]
-            )
-            replication_factor = (
-                self.default_replication_factor
-                if topic["replication_factor"] == -1
-                else topic["replication_factor"]
-            )
-            try:
-                placements = self.cluster_control.replica_placer().place(
-                    PlacementSpec(0, num_partitions, replication_factor), self.cluster_describer
-                )
-            except Errors.INVALID_REPLICATION_FACTOR.exception_class as e:
-                return ApiError(
-                    Errors.INVALID_REPLICATION_FACTOR,
-                    f"Unable to replicate the partition {replication_factor} time(s): {e}",
-                )
-            for partition_id, replicas in enumerate(placements):
-                isr = [b for b in replicas if self.cluster_control.active(b)]
-                # The placer leads with an unfenced broker, but one shutting down is unfenced too:
-                # with no active replica the partition could not come online.
-                if not isr:
-                    return ApiError(
-                        Errors.INVALID_REPLICATION_FACTOR,
-                        f"Unable to replicate the partition {replication_factor} time(s): All brokers are "
-                        "currently fenced or in controlled shutdown.",
-                    )
-                new_parts[partition_id] = self._new_partition(replicas, isr)
+            new_parts = self._partitions_from_replica_placer(topic)
+        if isinstance(new_parts, ApiError):
+            return new_parts
+        # The id is chosen here, not by the client: a name can be reused after a delete, an id
+        # never is, so a broker that still holds the old topic's log tells the two apart.
         topic_id = self.random_uuid()
         records.append(
             ApiMessageAndVersion(
@@ -446,6 +404,97 @@ class ReplicationControlManager:
         for partition_id in sorted(new_parts):
             records.append(new_parts[partition_id].to_record(topic_id, partition_id))
         return ApiError.NONE
+
+    def _partitions_from_manual_assignment(
+        self, topic: dict[str, Any]
+    ) -> dict[int, PartitionRegistration] | ApiError:
+        """A manual assignment (``replica_assignment``): every partition's replicas as the request
+        lists them. The counts come from the list itself, so the request must leave them at -1."""
+        if topic["replication_factor"] != -1:
+            return ApiError(
+                Errors.INVALID_REQUEST,
+                "A manual partition assignment was specified, but replication factor was not set to -1.",
+            )
+        if topic["num_partitions"] != -1:
+            return ApiError(
+                Errors.INVALID_REQUEST,
+                "A manual partition assignment was specified, but numPartitions was not set to -1.",
+            )
+        new_parts: dict[int, PartitionRegistration] = {}
+        # The first partition's replica count is the one every later partition must match.
+        replication_factor: int | None = None
+        for assignment in topic["replica_assignment"]:
+            partition_id = assignment["partition_id"]
+            if partition_id in new_parts:
+                return ApiError(
+                    Errors.INVALID_REPLICA_ASSIGNMENT,
+                    f"Found multiple manual partition assignments for partition {partition_id}",
+                )
+            self.validate_manual_partition_assignment(assignment["replicas"], replication_factor)
+            replication_factor = len(assignment["replicas"])
+            # The ISR starts as the replicas that can serve now; a fenced one joins once it has
+            # caught up, through its leader's AlterPartition.
+            isr = [b for b in assignment["replicas"] if self.cluster_control.active(b)]
+            if not isr:
+                return ApiError(
+                    Errors.INVALID_REPLICA_ASSIGNMENT,
+                    f"All brokers specified in the manual partition assignment for partition {partition_id} "
+                    "are fenced or in controlled shutdown.",
+                )
+            new_parts[partition_id] = self._new_partition(assignment["replicas"], isr)
+        # Partition ids are positions: a gap would be a partition no one could produce to.
+        if sorted(new_parts) != list(range(len(new_parts))):
+            return ApiError(
+                Errors.INVALID_REPLICA_ASSIGNMENT,
+                "partitions should be a consecutive 0-based integer sequence",
+            )
+        return new_parts
+
+    def _partitions_from_replica_placer(
+        self, topic: dict[str, Any]
+    ) -> dict[int, PartitionRegistration] | ApiError:
+        """No assignment: the counts asked for (-1 is the controller's default, KIP-464), and the
+        replica placer spreads the replicas over the usable brokers."""
+        if topic["replication_factor"] < -1 or topic["replication_factor"] == 0:
+            return ApiError(
+                Errors.INVALID_REPLICATION_FACTOR,
+                "Replication factor must be larger than 0, or -1 to use the default value.",
+            )
+        if topic["num_partitions"] < -1 or topic["num_partitions"] == 0:
+            return ApiError(
+                Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
+            )
+        num_partitions = (
+            self.default_num_partitions if topic["num_partitions"] == -1 else topic["num_partitions"]
+        )
+        replication_factor = (
+            self.default_replication_factor
+            if topic["replication_factor"] == -1
+            else topic["replication_factor"]
+        )
+        try:
+            placements = self.cluster_control.replica_placer().place(
+                PlacementSpec(0, num_partitions, replication_factor), self.cluster_describer
+            )
+        except Errors.INVALID_REPLICATION_FACTOR.exception_class as e:
+            # Too few usable brokers: the placer's reason, with the factor that was asked for.
+            return ApiError(
+                Errors.INVALID_REPLICATION_FACTOR,
+                f"Unable to replicate the partition {replication_factor} time(s): {e}",
+            )
+        new_parts: dict[int, PartitionRegistration] = {}
+        for partition_id, replicas in enumerate(placements):
+            isr = [b for b in replicas if self.cluster_control.active(b)]
+            # The placer leads with an unfenced broker, but one shutting down is unfenced too:
+            # with no active replica the partition could not come online.
+            if not isr:
+                return ApiError(
+                    Errors.INVALID_REPLICATION_FACTOR,
+                    f"Unable to replicate the partition {replication_factor} time(s): All brokers are "
+                    "currently fenced or in controlled shutdown.",
+                )
+            new_parts[partition_id] = self._new_partition(replicas, isr)
+        return new_parts
 
     @staticmethod
     def _new_partition(replicas: list[int], isr: list[int]) -> PartitionRegistration:
@@ -464,6 +513,9 @@ class ReplicationControlManager:
     def _validate_new_topic_names(
         self, topic_errors: dict[str, ApiError], topics: list[dict[str, Any]]
     ) -> None:
+        """A name must be a legal topic name, and must not collide with an existing topic's once
+        '.' and '_' are read as one: metric names replace '.' with '_', so "a.b" and "a_b" would
+        report under one name."""
         for topic in topics:
             name = topic["topic"]
             if name in topic_errors:
@@ -485,6 +537,8 @@ class ReplicationControlManager:
     def _compute_config_changes(
         topic_errors: dict[str, ApiError], topics: list[dict[str, Any]]
     ) -> dict[ConfigResource, dict[str, tuple[OpType, str | None]]]:
+        """Each topic's configs as SET operations on its resource. A null value is refused here:
+        on a new topic there is nothing to delete, and a null could only be a client's mistake."""
         config_changes: dict[ConfigResource, dict[str, tuple[OpType, str | None]]] = {}
         for topic in topics:
             if topic["topic"] in topic_errors:
@@ -508,10 +562,15 @@ class ReplicationControlManager:
     def validate_manual_partition_assignment(
         self, assignment: list[int], replication_factor: int | None
     ) -> None:
+        """One partition's replicas, as a client listed them: not empty, every broker registered
+        (a fenced one may come back; one never registered is a typo), none twice (two replicas
+        on one broker are one copy), and as many as the partitions before it (``None`` for the
+        first), since a topic has one replication factor."""
         if not assignment:
             raise Errors.INVALID_REPLICA_ASSIGNMENT.exception(
                 "The manual partition assignment includes an empty replica list."
             )
+        # Sorted, so a broker listed twice shows up as two neighbours.
         prev_broker_id = None
         for broker_id in sorted(assignment):
             if broker_id not in self.cluster_control.broker_registrations():
@@ -532,7 +591,10 @@ class ReplicationControlManager:
     # --- DeleteTopics and CreatePartitions -----------------------------------------------------------
 
     def delete_topics(self, names: Iterable[str]) -> ControllerResult[dict[str, ApiError]]:
-        """One RemoveTopicRecord per existing topic; replaying it drops the partitions and configs."""
+        """One RemoveTopicRecord per existing topic; replaying it drops the partitions and configs.
+
+        No partition is told to stop first, as chapter 7's TopicDeletionManager tells every
+        replica: a broker replaying the record deletes its own logs of the topic."""
         records: list[ApiMessageAndVersion] = []
         results: dict[str, ApiError] = {}
         for name in names:
@@ -556,6 +618,8 @@ class ReplicationControlManager:
         results = []
         for topic in topics:
             error = ApiError.NONE
+            # A topic's records are kept only if all of its partitions can be made: a refused
+            # topic must add none of them.
             topic_records: list[ApiMessageAndVersion] = []
             try:
                 self._create_partitions(topic, topic_records)
@@ -568,6 +632,9 @@ class ReplicationControlManager:
         return ControllerResult.of([] if validate_only else records, results)
 
     def _create_partitions(self, topic: dict[str, Any], records: list[ApiMessageAndVersion]) -> None:
+        """One topic of a CreatePartitions: its new partitions' records appended to ``records``,
+        or an ApiException saying why not. Partitions can only be added: a key's partition is its
+        hash modulo the count, and removing one would strand the records already in it."""
         name = topic["topic"]
         count = topic["new_partitions"]["count"]
         assignments = topic["new_partitions"].get("assignment")
@@ -588,6 +655,7 @@ class ReplicationControlManager:
                 f"Attempted to add {additional} additional partition(s), but only {len(assignments)} assignment(s) "
                 "were specified."
             )
+        # New partitions take the replication factor of the ones the topic has.
         replication_factor = len(next(iter(topic_info.parts.values())).replicas)
         if assignments is not None:
             placements = []
@@ -600,6 +668,8 @@ class ReplicationControlManager:
                     )
                 placements.append(list(assignment))
         else:
+            # The spec names the first new partition, as Kafka's does; the striped placer starts
+            # from a random broker whatever it is, and spreads the new partitions' leaders anew.
             placements = self.cluster_control.replica_placer().place(
                 PlacementSpec(current, additional, replication_factor), self.cluster_describer
             )
@@ -618,9 +688,16 @@ class ReplicationControlManager:
         self, request: dict[str, Any], version: int | None = None
     ) -> ControllerResult[dict[str, Any]]:
         """A partition leader's AlterPartition (v0-1 name topics, v2 by id): each partition's new ISR
-        checked against what the controller holds, then built into a PartitionChangeRecord."""
+        checked against what the controller holds, then built into a PartitionChangeRecord.
+
+        The leader is the one broker that sees its followers fetch, so it proposes the ISR; the
+        controller disposes, because only the controller knows which brokers are fenced or shutting
+        down and which leader epoch is current. Each partition is answered on its own: one stale
+        partition does not fail the rest of the request.
+        """
         if version is None:
             version = 2 if any("topic_id" in t and "topic_name" not in t for t in request["topics"]) else 1
+        # A leader from an earlier registration (a restarted broker) must not change anything.
         self.cluster_control.check_broker_epoch(request["broker_id"], request["broker_epoch"])
         broker_id = request["broker_id"]
         records: list[ApiMessageAndVersion] = []
@@ -634,6 +711,8 @@ class ReplicationControlManager:
                     "partitions": response_partitions,
                 }
             )
+            # v2 names a topic by id, so a topic deleted and created again under the same name is
+            # not mistaken for the old one; v0-1 can only name it.
             topic_id = (
                 topic_data.get("topic_id")
                 if version > 1
@@ -653,53 +732,62 @@ class ReplicationControlManager:
                 continue
             topic = self.topics.get(topic_id)
             for partition_data in topic_data["partitions"]:
-                partition_id = partition_data["partition_index"]
-                partition = topic.parts.get(partition_id)
-                error = self._validate_alter_partition_data(
-                    broker_id, topic, partition_id, partition, version, partition_data
-                )
-                if error is not Errors.NONE:
-                    response_partitions.append({"partition_index": partition_id, "error_code": error.code})
-                    continue
-                builder = self._builder(partition, topic, partition_id, self.cluster_control.active)
-                builder.set_target_isr(partition_data["new_isr"])
-                builder.set_target_leader_recovery_state(
-                    LeaderRecoveryState.of(partition_data.get("leader_recovery_state", 0))
-                )
-                record = builder.build()
-                if record is not None:
-                    records.append(record)
-                    change = record.message
-                    partition = partition.merge(change)
-                    log.debug(
-                        "Node %d has altered ISR for %s-%d to %s.",
-                        broker_id,
-                        topic.name,
-                        partition_id,
-                        change.isr,
-                    )
-                    if change.leader not in (broker_id, NO_LEADER_CHANGE):
-                        # Only a completed reassignment moves the leader here; the leader must
-                        # fetch new metadata before it tries again.
-                        error = Errors.NEW_LEADER_ELECTED if version > 1 else Errors.FENCED_LEADER_EPOCH
-                        response_partitions.append(
-                            {"partition_index": partition_id, "error_code": error.code}
-                        )
-                        continue
                 response_partitions.append(
-                    {
-                        "partition_index": partition_id,
-                        "error_code": Errors.NONE.code,
-                        "leader_id": partition.leader,
-                        "leader_epoch": partition.leader_epoch,
-                        "isr": list(partition.isr),
-                        "leader_recovery_state": int(partition.leader_recovery_state),
-                        "partition_epoch": partition.partition_epoch,
-                    }
+                    self._alter_one_partition(broker_id, topic, version, partition_data, records)
                 )
         return ControllerResult.of(
             records, {"throttle_time_ms": 0, "error_code": Errors.NONE.code, "topics": response_topics}
         )
+
+    def _alter_one_partition(
+        self,
+        broker_id: int,
+        topic: TopicControlInfo,
+        version: int,
+        partition_data: dict[str, Any],
+        records: list[ApiMessageAndVersion],
+    ) -> dict[str, Any]:
+        """One partition of an AlterPartition: checked, built, its record appended to ``records``,
+        and its answer. The body of Kafka 3.3's per-partition loop in ``alterPartition``."""
+        partition_id = partition_data["partition_index"]
+        partition = topic.parts.get(partition_id)
+        error = self._validate_alter_partition_data(
+            broker_id, topic, partition_id, partition, version, partition_data
+        )
+        if error is not Errors.NONE:
+            return {"partition_index": partition_id, "error_code": error.code}
+        # The builder, not this method, decides the record: the leader asked for an ISR, and the
+        # builder keeps the rules (a leader that must move, the ISR never emptied) in one place.
+        builder = self._builder(partition, topic, partition_id, self.cluster_control.active)
+        builder.set_target_isr(partition_data["new_isr"])
+        builder.set_target_leader_recovery_state(
+            LeaderRecoveryState.of(partition_data.get("leader_recovery_state", 0))
+        )
+        record = builder.build()
+        if record is not None:
+            records.append(record)
+            change = record.message
+            # The answer shows the partition as the record leaves it (new ISR, bumped partition
+            # epoch), so the leader carries on without waiting for the record to reach it.
+            partition = partition.merge(change)
+            log.debug(
+                "Node %d has altered ISR for %s-%d to %s.", broker_id, topic.name, partition_id, change.isr
+            )
+            if change.leader not in (broker_id, NO_LEADER_CHANGE):
+                # Only a completed reassignment moves the leader here; the leader must fetch new
+                # metadata before it tries again, so it gets an error along with the record.
+                error = Errors.NEW_LEADER_ELECTED if version > 1 else Errors.FENCED_LEADER_EPOCH
+                return {"partition_index": partition_id, "error_code": error.code}
+        # No record: the partition already is what the leader asked for, and the answer says so.
+        return {
+            "partition_index": partition_id,
+            "error_code": Errors.NONE.code,
+            "leader_id": partition.leader,
+            "leader_epoch": partition.leader_epoch,
+            "isr": list(partition.isr),
+            "leader_recovery_state": int(partition.leader_recovery_state),
+            "partition_epoch": partition.partition_epoch,
+        }
 
     def _validate_alter_partition_data(
         self,
@@ -740,7 +828,7 @@ class ReplicationControlManager:
                      where, partition.partition_epoch, partition_data["partition_epoch"])  # fmt: skip
             return Errors.INVALID_UPDATE_VERSION
         new_isr = list(partition_data["new_isr"])
-        if not Replicas.validate_isr(partition.replicas, new_isr):
+        if not validate_isr(partition.replicas, new_isr):
             log.error("Rejecting %s because it specified an invalid ISR %s.", where, new_isr)
             return Errors.INVALID_REQUEST
         if partition.leader not in new_isr:
@@ -791,7 +879,11 @@ class ReplicationControlManager:
     # --- brokers coming and going --------------------------------------------------------------------
 
     def handle_broker_fenced(self, broker_id: int, records: list[ApiMessageAndVersion]) -> None:
-        """Take the broker out of every ISR and leadership, then fence it."""
+        """Take the broker out of every ISR and leadership, then fence it.
+
+        The partition changes come before the FenceBrokerRecord, in the same batch: a broker
+        replaying the log never sees a fenced broker still leading, even for one record.
+        """
         registration = self.cluster_control.broker_registrations().get(broker_id)
         if registration is None:
             raise RuntimeError(f"Can't find broker registration for broker {broker_id}")
@@ -807,6 +899,7 @@ class ReplicationControlManager:
     def handle_broker_unregistered(
         self, broker_id: int, broker_epoch: int, records: list[ApiMessageAndVersion]
     ) -> None:
+        """As fencing, but the broker leaves the cluster: an UnregisterBrokerRecord, not a fence."""
         self.generate_leader_and_isr_updates(
             "handleBrokerUnregistered",
             broker_id,
@@ -822,7 +915,11 @@ class ReplicationControlManager:
         self, broker_id: int, broker_epoch: int, records: list[ApiMessageAndVersion]
     ) -> None:
         """Unfence the broker, then let it lead the partitions that have no leader and keep it in
-        their ISR (a partition whose last ISR member comes back)."""
+        their ISR (a partition whose last ISR member comes back).
+
+        The UnfenceBrokerRecord goes first, the opposite of fencing: a leader must be unfenced in
+        the log before any record names it leader.
+        """
         records.append(ApiMessageAndVersion(UnfenceBrokerRecord(id=broker_id, epoch=broker_epoch), 0))
         self.generate_leader_and_isr_updates(
             "handleBrokerUnfenced",
@@ -857,6 +954,10 @@ class ReplicationControlManager:
         and leadership, or lets ``broker_to_add`` lead (NO_LEADER: nobody)."""
         old_size = len(records)
 
+        # While these records are built, the cluster control manager still shows the broker as it
+        # was: ``broker_to_add`` still fenced, ``broker_to_remove`` still active. So the first may
+        # lead though it looks fenced, and the second may not though it looks active (it is out
+        # of the target ISR too, but an unclean election looks outside the ISR).
         def is_acceptable_leader(replica: int) -> bool:
             return replica != broker_to_remove and (
                 replica == broker_to_add or self.cluster_control.active(replica)
@@ -872,7 +973,8 @@ class ReplicationControlManager:
             if partition is None:
                 raise RuntimeError(f"Partition {tp} existed in isrMembers, but not in the partitions map.")
             builder = self._builder(partition, topic, tp.partition_id, is_acceptable_leader)
-            builder.set_target_isr(Replicas.copy_without(partition.isr, broker_to_remove))
+            # With broker_to_remove NO_LEADER the ISR stays as it is: only the leader may change.
+            builder.set_target_isr(copy_without(partition.isr, broker_to_remove))
             record = builder.build()
             if record is not None:
                 records.append(record)
@@ -897,8 +999,10 @@ class ReplicationControlManager:
                 raise Errors.STALE_BROKER_EPOCH.exception(
                     f"Receive a heartbeat from broker {broker_id} before registration"
                 )
+        # A heartbeat from an earlier incarnation of the broker must not keep the new one alive.
         self.cluster_control.check_broker_epoch(broker_id, broker_epoch)
         heartbeat_manager = self.cluster_control.heartbeat_manager()
+        # The heartbeat manager decides the move (Kafka 3.3's table); this method writes it.
         states = heartbeat_manager.calculate_next_broker_state(
             broker_id,
             request,
@@ -914,7 +1018,11 @@ class ReplicationControlManager:
             elif states.next is BrokerControlState.CONTROLLED_SHUTDOWN:
                 self.handle_broker_in_controlled_shutdown(broker_id, broker_epoch, records)
             elif states.next is BrokerControlState.SHUTDOWN_NOW:
+                # A broker that may stop now is fenced: it serves nothing from here on.
                 self.handle_broker_fenced(broker_id, records)
+        # Touched after the records are decided, so the session runs from this heartbeat. Done
+        # here, outside the records, because sessions are not in the log: a new active controller
+        # starts every session afresh.
         heartbeat_manager.touch(broker_id, states.next.fenced(), request["current_metadata_offset"])
         reply = BrokerHeartbeatReply(
             is_caught_up=request["current_metadata_offset"] >= register_broker_record_offset,
@@ -925,6 +1033,8 @@ class ReplicationControlManager:
         return ControllerResult.of(records, reply)
 
     def unregister_broker(self, broker_id: int) -> ControllerResult[None]:
+        """An administrator's UnregisterBroker: the broker is taken out of every ISR and leadership
+        and its registration removed, so a broker id that will not come back frees its partitions."""
         registration = self.cluster_control.broker_registrations().get(broker_id)
         if registration is None:
             raise Errors.BROKER_ID_NOT_REGISTERED.exception(
@@ -935,8 +1045,11 @@ class ReplicationControlManager:
         return ControllerResult.of(records, None)
 
     def maybe_fence_one_stale_broker(self) -> ControllerResult[None]:
-        """Fence the broker whose session expired first, if any. One at a time, as Kafka does, so
-        the next broker's records are computed from partitions that already show this one's."""
+        """Fence the broker whose session expired first, if any. One at a time, as Kafka does: the
+        quorum controller reschedules the check after each, so several stale brokers are fenced one
+        event each, and each broker's records are built from partitions that already show the one
+        before it gone. Building a second broker's records from the same, not yet replayed, state
+        would undo the first one's ISR change."""
         records: list[ApiMessageAndVersion] = []
         heartbeat_manager = self.cluster_control.heartbeat_manager()
         broker_id = heartbeat_manager.find_one_stale_broker()
@@ -945,42 +1058,3 @@ class ReplicationControlManager:
             self.handle_broker_fenced(broker_id, records)
             heartbeat_manager.fence(broker_id)
         return ControllerResult.of(records, None)
-
-    def maybe_fence_stale_brokers(self) -> ControllerResult[None]:
-        """Fence every broker whose session has expired, in one result.
-
-        Each partition gets one record that takes all of them out at once: building a record per
-        broker from the same, not yet replayed, partition state would have the second record undo
-        the first one's ISR change.
-        """
-        heartbeat_manager = self.cluster_control.heartbeat_manager()
-        stale = heartbeat_manager.find_stale_brokers()
-        records: list[ApiMessageAndVersion] = []
-        if not stale:
-            return ControllerResult.of(records, None)
-        log.info("Fencing broker(s) %s because their sessions have timed out.", stale)
-        stale_set = set(stale)
-        affected: dict[TopicIdPartition, None] = {}
-        for broker_id in stale:
-            for tp in self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id):
-                affected[tp] = None
-
-        def is_acceptable_leader(replica: int) -> bool:
-            return replica not in stale_set and self.cluster_control.active(replica)
-
-        for tp in affected:
-            topic = self.topics.get(tp.topic_id)
-            partition = topic.parts.get(tp.partition_id)
-            builder = self._builder(partition, topic, tp.partition_id, is_acceptable_leader)
-            builder.set_target_isr(Replicas.copy_without(partition.isr, stale_set))
-            record = builder.build()
-            if record is not None:
-                records.append(record)
-        for broker_id in stale:
-            registration = self.cluster_control.registration(broker_id)
-            records.append(ApiMessageAndVersion(FenceBrokerRecord(id=broker_id, epoch=registration.epoch), 0))
-            heartbeat_manager.fence(broker_id)
-        return ControllerResult.at_least_once(records, None)
-
-    def partition_count(self, epoch: int = LATEST_EPOCH) -> int:
-        return self.global_partition_count.get(epoch)

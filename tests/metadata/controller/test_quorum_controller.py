@@ -18,19 +18,24 @@ from kafka_lite.common.metadata import (
     FeatureLevelRecord,
     FenceBrokerRecord,
     MetadataRecordSerde,
+    PartitionChangeRecord,
     ProducerIdsRecord,
 )
+from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.common.time import SYSTEM, MockTime
 from kafka_lite.metadata.config_resource import ConfigResource
 from kafka_lite.metadata.controller.configuration_control_manager import ApiError, OpType
+from kafka_lite.metadata.controller.controller_result import ControllerResult
 from kafka_lite.metadata.controller.quorum_controller import QuorumController
 from kafka_lite.metadata.controller.snapshot_generator import Section, SnapshotGenerator
 from kafka_lite.metadata.metadata_version import MetadataVersion
 from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
+from kafka_lite.raft.raft_client import Batch
 from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.testing.local_log_manager import LocalSnapshotWriter, SharedLogData
+from kafka_lite.testing.mock_fault_handler import MockFaultHandler
 from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID, QuorumControllerTestEnv
 from tests.support.waiting import wait_until
 
@@ -176,6 +181,32 @@ def test_an_unexpected_failure_renounces_and_reverts():
         pending.result(timeout=0)
     assert not active.is_active()
     assert active.configuration_control.config_properties(CLUSTER_DEFAULT) == {}
+    # A manager's bug is the request's failure, not a fault: the records were never applied.
+    assert env.fatal_fault_handler.first_exception is None
+
+
+@pytest.mark.unit
+def test_a_record_the_active_controller_cannot_apply_is_a_fatal_fault():
+    env = QuorumControllerTestEnv()
+    active = env.elect(0)
+    # A change to a partition of a topic that does not exist: replay refuses it.
+    unknown = PartitionChangeRecord(topic_id=uuid.UUID(int=7), partition_id=0, leader=1)
+    failed = active._append_write_event(
+        "errorEvent", lambda: ControllerResult.of([ApiMessageAndVersion(unknown, 0)], None)
+    )
+    env.poll()
+    fault = env.fatal_fault_handler.first_exception
+    assert fault is not None, "the fatal fault handler was not called"
+    assert "Unable to apply PartitionChangeRecord record, which was 1 of 1 record(s) in the batch" in str(
+        fault
+    )
+    assert isinstance(fault.__cause__, RuntimeError)
+    # A server's handler ends the process here. Under a test's handler the controller goes on as
+    # Kafka 3.3's does: the write fails, the record never reaches the log, and the node renounces.
+    with pytest.raises(Errors.UNKNOWN.exception_class):
+        failed.result(timeout=0)
+    assert unknown not in _records(env)
+    assert not active.is_active()
 
 
 @pytest.mark.unit
@@ -283,6 +314,60 @@ def test_the_fencing_event_fences_a_broker_that_stops_heartbeating():
 
 
 @pytest.mark.unit
+def test_brokers_whose_sessions_end_together_are_fenced_one_event_each():
+    env = QuorumControllerTestEnv(session_timeout_ms=9000)
+    active = env.elect(0)
+    # Brokers 1, 2 and 3 are heard from at one MockTime instant.
+    epochs = {broker_id: _register_and_unfence(env, active, broker_id) for broker_id in (1, 2, 3)}
+    topic = {
+        "topic": "foo", "num_partitions": -1, "replication_factor": -1,
+        "replica_assignment": [{"partition_id": 0, "replicas": [1, 2, 3]}],
+    }  # fmt: skip
+    active.create_topics({"create_topic_requests": [topic], "timeout": 30_000, "validate_only": False})
+    env.poll()
+    foo = active.replication_control.get_topic_id("foo")
+    env.advance(5000)
+    beat = active.process_broker_heartbeat(_heartbeat(3, epochs[3], active.last_committed_offset()))
+    env.poll()
+    assert not beat.result(timeout=0).is_fenced
+    written_before = len(env.shared.batches)
+    env.advance(4001)  # 9.001 s after brokers 1 and 2 were last heard from: both sessions are over
+    # Each write event is one batch. The first fences broker 1 alone, so it still takes broker 2,
+    # whose session is just as over, as the new leader; the event it rescheduled fences broker 2.
+    assert [[r.message for r in batch.records] for batch in env.shared.batches[written_before:]] == [
+        [
+            PartitionChangeRecord(topic_id=foo, partition_id=0, isr=[2, 3], leader=2),
+            FenceBrokerRecord(id=1, epoch=epochs[1]),
+        ],
+        [
+            PartitionChangeRecord(topic_id=foo, partition_id=0, isr=[3], leader=3),
+            FenceBrokerRecord(id=2, epoch=epochs[2]),
+        ],
+    ]
+    assert active.cluster_control.unfenced(3)
+    assert env.queues[0].deferred_tags() == ["maybeFenceReplicas"]  # next: broker 3's session
+
+
+@pytest.mark.unit
+def test_a_leader_change_batch_counts_as_committed_on_a_standby_and_not_on_the_active():
+    env = QuorumControllerTestEnv()
+    active = env.elect(0)
+    standby = env.controllers[1]
+    committed = active.last_committed_offset()
+    # What Raft hands the listener when an epoch starts: a control batch, no records, one offset.
+    leader_change = Batch(committed + 1, 2, 0, committed + 1, [], is_control=True)
+    for controller in (active, standby):
+        controller._listener.handle_commit([leader_change])
+    env.poll()
+    assert standby.last_committed_offset() == committed + 1
+    assert active.last_committed_offset() == committed
+    # So the active controller still finds an in-memory snapshot at its last committed offset.
+    env.elect(1)
+    assert not active.is_active()
+    assert env.fatal_fault_handler.first_exception is None
+
+
+@pytest.mark.unit
 def test_producer_ids_continue_across_a_failover():
     env = QuorumControllerTestEnv()
     active = env.elect(0)
@@ -341,8 +426,9 @@ def _start_real_controller(data_dir, **args):
     config = RaftConfig.from_config({"controller.quorum.voters": "1@127.0.0.1:1"})
     manager = KafkaRaftManager(1, data_dir, config, MetadataRecordSerde(), SYSTEM, serve_own_listener=False)
     controller = QuorumController(
-        1, CLUSTER_ID, SYSTEM, KafkaEventQueue(SYSTEM, "controller-1-"), manager.client, **args
-    )
+        1, CLUSTER_ID, SYSTEM, KafkaEventQueue(SYSTEM, "controller-1-"), manager.client,
+        fatal_fault_handler=MockFaultHandler("fatalFaultHandler"), **args,
+    )  # fmt: skip
     manager.startup()
     return manager, controller
 
