@@ -1866,10 +1866,9 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
-            "**`maybe_fence_stale_brokers` fences every expired broker in one result**",
-            lambda: in_source(
-                "kafka_lite.metadata.controller.replication_control_manager:ReplicationControlManager.maybe_fence_stale_brokers",
-                "find_stale_brokers(",
+            "**A standby counts Raft's LeaderChange batches as committed.**",
+            tested_by(
+                "tests/metadata/controller/test_quorum_controller.py::test_a_leader_change_batch_counts_as_committed_on_a_standby_and_not_on_the_active"
             ),
         ),
         holds(
