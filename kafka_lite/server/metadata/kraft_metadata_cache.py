@@ -98,10 +98,6 @@ class KRaftMetadataCache:
         broker = self._image.cluster.broker(broker_id)
         return broker is not None and broker.fenced
 
-    def is_broker_shutting_down(self, broker_id: int) -> bool:
-        broker = self._image.cluster.broker(broker_id)
-        return broker is not None and broker.in_controlled_shutdown
-
     @property
     def controller_id(self) -> int:
         """A random live broker, or -1 (Kafka's ``getRandomAliveBroker``): a client that sends it an
