@@ -99,7 +99,7 @@ from kafka_lite.common.security.auth.acl import (
     binding_to_wire,
 )
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import validate_topic_name
+from kafka_lite.common.topic import is_internal, validate_topic_name
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import INT32_MAX, LONG_MAX
 from kafka_lite.controller.kafka_controller import KafkaController
@@ -465,7 +465,13 @@ class KafkaApis:
         # Answered as seen from the request's listener (Kafka 0.10.2, KIP-103): a client that came in
         # on SASL_PLAINTEXT is told the SASL_PLAINTEXT addresses, never the brokers' INTERNAL ones.
         listener = request.listener_name
-        known = self.metadata_cache.topic_metadata(authorized, listener) if authorized else []
+        # v0 carries each replica as a broker, and a broker it cannot describe is left out
+        # (Kafka's errorUnavailableEndpoints); v1+ name every replica by id.
+        known = (
+            self.metadata_cache.topic_metadata(authorized, listener, error_unavailable_endpoints=version == 0)
+            if authorized
+            else []
+        )
         found = {t["topic"] for t in known}
         for topic in authorized:
             if topic not in found:
@@ -2062,11 +2068,10 @@ def _partition_errors_by_topic(errors: dict[TopicPartition, Errors]) -> list[dic
 
 def _topic_error_metadata(topic: str, error: Errors) -> dict:
     """A Metadata entry that only carries an error (no partitions)."""
-    is_internal = topic in (GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME)
     return {
         "topic_error_code": error.code,
         "topic": topic,
-        "is_internal": is_internal,
+        "is_internal": is_internal(topic),
         "partition_metadata": [],
     }
 
