@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import logging
 
+from kafka_lite.common.protocol.listener_type import ListenerType
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.log.log_config import LogConfig
@@ -174,6 +175,7 @@ class BrokerServer:
                 queued_max_requests=c["queued.max.requests"],
                 socket_request_max_bytes=c["socket.request.max.bytes"],
                 time=time,
+                listener_type=ListenerType.BROKER,
             )  # fmt: skip
             self.socket_server.startup()
             self.alter_partition_manager = AlterPartitionManager(

@@ -1471,9 +1471,10 @@ CLAIMS: dict[str, list[Claim]] = {
             "**`dump-log` prints a LEADER_CHANGE record's message**",
             lambda: in_source("kafka_lite.tools.dump_log_segments", "LeaderChange {"),
         ),
-        holds(
-            "**`metadata-quorum` asks the voters themselves**",
-            lambda: in_source("kafka_lite.cli.metadata_quorum", "--bootstrap-controller"),
+        prose(
+            "**`metadata-quorum` tries each address in turn until one answers as the leader**",
+            "behaviour, held by tests/cli/test_tools_on_kraft.py (through each broker) and "
+            "tests/cli/test_metadata_quorum_cli.py (a follower alone cannot answer)",
         ),
         holds(
             "**The controller's listener serves only kafka_lite's APIs**",
