@@ -10,9 +10,7 @@ Differs: a request with ``timeout`` <= 0 gets NONE for the topics it wrote (Kafk
          REQUEST_TIMED_OUT, meaning "written, not waited for"). Kafka's ``KafkaApis.createTopic`` (a
          topic created by a Metadata request) calls ``AdminUtils.createTopic`` itself; here it goes
          through ``create_topic`` below, so every write of a new topic to ZooKeeper is in this class.
-         DescribeConfigs of a topic that does not exist answers UNKNOWN_TOPIC_OR_PARTITION (Kafka
-         2.1's; 0.11 described the defaults). DescribeConfigs v1's ``config_source`` and synonyms
-         are Kafka 1.1's (KIP-226).
+         DescribeConfigs v1's ``config_source`` and synonyms are Kafka 1.1's (KIP-226).
 
 ``describe_configs`` answers a topic's settings (the broker's defaults with the topic's overrides
 from its config repository over them: ZooKeeper, or a KRaft broker's metadata image) or this broker's own, each with where its value comes from.
@@ -62,6 +60,7 @@ from kafka_lite.server.delayed_delete_topics import (
 from kafka_lite.server.kafka_config import CONFIG_DEF as BROKER_CONFIG_DEF
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata.config_repository import ConfigRepository, ZkConfigRepository
+from kafka_lite.server.metadata.kraft_metadata_cache import KRaftMetadataCache
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.zk.admin_utils import assign_replicas_to_brokers
@@ -158,9 +157,8 @@ class TopicDetails:
 
 
 class AdminManager:
-    """``config_repository``: where DescribeConfigs reads topics and their overrides; ZooKeeper's
-    unless given. A KRaft broker passes its ``KRaftMetadataCache`` and no ``zk_utils``: it forwards
-    every request that writes to the active controller, and answers only DescribeConfigs here."""
+    """``config_repository``: where DescribeConfigs reads topics' overrides; ZooKeeper's unless
+    given. A KRaft broker's is ``KRaftAdminManager``, below."""
 
     def __init__(
         self,
@@ -381,9 +379,7 @@ class AdminManager:
         """The broker's defaults with the topic's overrides over them (Kafka's ``LogConfig.fromProps``),
         in the definition's order."""
         validate_topic_name(topic)
-        if not self.config_repository.contains(topic):
-            raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"Topic '{topic}' does not exist.")
-        overrides = self.config_repository.topic_config(topic)
+        overrides = self._topic_overrides(topic)
         values = LogConfig.from_broker(self.config.log_config_props(), overrides).values
         entries = []
         for name, key in LOG_CONFIG_DEF.keys.items():
@@ -407,6 +403,12 @@ class AdminManager:
                 )
             )  # fmt: skip
         return entries
+
+    def _topic_overrides(self, topic: str) -> dict[str, str]:
+        """The topic's overrides as Kafka 0.11 reads them (``AdminUtils.fetchEntityConfig``): the
+        config znode's, none for a topic without one. A topic that does not exist has none either,
+        so it is described with the broker's defaults and no error."""
+        return self.config_repository.topic_config(topic)
 
     def _broker_config_entries(self, broker: str, include_synonyms: bool) -> list[ConfigEntry]:
         """This broker's own settings, read-only: Kafka 0.11 changes them only in the file."""
@@ -479,6 +481,21 @@ class AdminManager:
 
     def shutdown(self) -> None:
         self.topic_purgatory.shutdown()
+
+
+class KRaftAdminManager(AdminManager):
+    """A KRaft broker's: it answers DescribeConfigs only, from its metadata image (every request
+    that writes goes to the controller), and a topic the image does not have is
+    UNKNOWN_TOPIC_OR_PARTITION, as Kafka 3.3's ``ConfigHelper.describeConfigs`` answers (Kafka 2.0
+    began asking the metadata cache first), where 0.11 describes the defaults of any name."""
+
+    def __init__(self, config: KafkaConfig, metadata_cache: KRaftMetadataCache, time: Time = SYSTEM) -> None:
+        super().__init__(config, metadata_cache, None, time, config_repository=metadata_cache)
+
+    def _topic_overrides(self, topic: str) -> dict[str, str]:
+        if not self.config_repository.contains(topic):
+            raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"Topic '{topic}' does not exist.")
+        return self.config_repository.topic_config(topic)
 
 
 def add_partitions_assignment(
