@@ -62,7 +62,6 @@ from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.server import quota_factory
-from kafka_lite.server.admin_manager import KRaftAdminManager
 from kafka_lite.server.alter_partition_manager import AlterPartitionManager
 from kafka_lite.server.broker_lifecycle_manager import BrokerLifecycleManager
 from kafka_lite.server.broker_metadata_checkpoint import MetaProperties
@@ -71,6 +70,7 @@ from kafka_lite.server.broker_to_controller_channel_manager import (
     RaftControllerNodeProvider,
 )
 from kafka_lite.server.config_handler import BrokerConfigHandler, TopicConfigHandler
+from kafka_lite.server.config_helper import KRaftAdminManager
 from kafka_lite.server.forwarding_manager import ForwardingChannelManager, ForwardingManager
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig

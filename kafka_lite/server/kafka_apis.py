@@ -284,16 +284,20 @@ class KafkaApis:
         }
         handled: tuple = self.HANDLED
         if forwarding_manager is not None:
-            # Kafka 3.3's maybeForwardToController: a KRaft broker decides none of these itself.
-            for api in FORWARDED_APIS:
-                self._handlers[api] = self.forward_to_controller
-            # and its forwardToControllerOrFail: only the quorum's leader knows how far each voter
-            # has fetched, and a broker's listener takes DescribeQuorum so that
-            # kafka-metadata-quorum.sh needs only a broker's address. A ZooKeeper broker's listener
-            # does not take it (common/protocol/listener_type.py).
-            self._handlers[RaftApiKeys.DESCRIBE_QUORUM] = self.forward_to_controller
-            handled += (RaftApiKeys.DESCRIBE_QUORUM,)
+            handled += self._forward_to_controller_in_kraft_mode()
         self._api_versions = api_versions(handled)
+
+    def _forward_to_controller_in_kraft_mode(self) -> tuple:
+        """A KRaft broker's handlers, as Kafka 3.3's: the admin requests go to the controller
+        (``maybeForwardToController``: a KRaft broker decides none of them itself), and so does
+        DescribeQuorum (``forwardToControllerOrFail``: only the quorum's leader knows how far each
+        voter has fetched, and a broker takes the request so that kafka-metadata-quorum.sh needs
+        only a broker's address; a ZooKeeper broker's listener does not take it, see
+        common/protocol/listener_type.py). Returns the APIs this adds to ApiVersions' list."""
+        for api in FORWARDED_APIS:
+            self._handlers[api] = self.forward_to_controller
+        self._handlers[RaftApiKeys.DESCRIBE_QUORUM] = self.forward_to_controller
+        return (RaftApiKeys.DESCRIBE_QUORUM,)
 
     # --8<-- [start:handle]
     def handle(self, request: Request) -> None:

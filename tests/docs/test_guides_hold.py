@@ -1512,7 +1512,7 @@ CLAIMS: dict[str, list[Claim]] = {
             "**A KRaft broker listens on PLAINTEXT only.**",
             all_of(
                 lambda: not_in_source("kafka_lite.server.broker_server", "SASL_PLAINTEXT"),
-                lambda: in_source("kafka_lite.server.broker_server", "config_repository=self.metadata_cache"),
+                lambda: in_source("kafka_lite.server.config_helper", "config_repository=metadata_cache"),
             ),
         ),
         prose(
