@@ -43,5 +43,5 @@ def test_a_broker_forwards_describe_quorum_in_kraft_mode_and_refuses_it_in_zooke
             assert sorted(r["replica_id"] for r in answer["current_voters"]) == [0, 1, 2], answer
         else:
             assert RaftApiKeys.DESCRIBE_QUORUM not in advertised, address
-            with pytest.raises(ConnectionError):
+            with pytest.raises(ConnectionError, match="takes no DescribeQuorum"):
                 describe_quorum((host, int(port)), timeout_s=REQUEST_TIMEOUT_S)

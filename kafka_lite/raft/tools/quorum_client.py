@@ -57,10 +57,16 @@ def send_request(
 
 def describe_quorum(address: tuple[str, int], timeout_s: float = 2.0) -> dict:
     """The partition of a DescribeQuorum answer: ``error_code``, ``leader_id``, ``leader_epoch``,
-    ``high_watermark`` and each voter's ``log_end_offset``. Only the leader answers without error."""
-    response = send_request(
-        address, RaftApiKeys.DESCRIBE_QUORUM, raft_util.describe_quorum_request(METADATA_PARTITION), timeout_s
-    )
+    ``high_watermark`` and each voter's ``log_end_offset``. Only the leader answers without error,
+    and a KRaft broker forwards the request to it; a node that takes no DescribeQuorum (a ZooKeeper
+    broker) closes the connection: ConnectionError, saying so."""
+    request = raft_util.describe_quorum_request(METADATA_PARTITION)
+    try:
+        response = send_request(address, RaftApiKeys.DESCRIBE_QUORUM, request, timeout_s)
+    except ConnectionError as e:
+        raise ConnectionError(
+            f"{e}: it takes no DescribeQuorum (a ZooKeeper broker has no quorum to describe)"
+        ) from None
     if response["error_code"] != 0:
         return {"error_code": response["error_code"]}
     return response["topics"][0]["partitions"][0]
