@@ -1,10 +1,14 @@
-"""KafkaApis in process: a KRaft broker hands a DescribeQuorum to its forwarding manager and sends the
-controller's answer back behind the flexible response header; ApiVersions lists it only then. A
-ZooKeeper broker (no forwarding manager) has no handler and closes the connection. The controller's
-side is a recording channel; tests/compat/test_describe_quorum.py asks real brokers."""
+"""KafkaApis in process, over a KRaft broker's metadata cache and a recording forwarding channel.
+
+A KRaft broker hands a DescribeQuorum to its forwarding manager and sends the controller's answer
+back behind the flexible response header; ApiVersions lists it only then. A ZooKeeper broker (no
+forwarding manager) has no handler and closes the connection. tests/compat/test_describe_quorum.py
+asks real brokers. And a Metadata request's version chooses the partition rule
+(tests/server/test_partition_metadata.py): v0 leaves out a replica no client can reach."""
 
 from __future__ import annotations
 
+import uuid
 from types import SimpleNamespace
 
 import pytest
@@ -19,7 +23,7 @@ from kafka_lite.server.forwarding_manager import ForwardingManager
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.metadata.kraft_metadata_cache import KRaftMetadataCache
-from tests.server.metadata.records import image_of, register
+from tests.server.metadata.records import image_of, partition, register, topic
 
 pytestmark = pytest.mark.unit
 
@@ -44,11 +48,11 @@ class RecordingChannel:
         self.sent.append((api, body, handler))
 
 
-def _apis(forwarding: ForwardingManager | None) -> tuple[KafkaApis, RequestChannel]:
+def _apis(forwarding: ForwardingManager | None, *records) -> tuple[KafkaApis, RequestChannel]:
     time = MockTime()
     config = KafkaConfig({"broker.id": 0, "zookeeper.connect": "127.0.0.1:2181", "log.dirs": "/tmp/unused"})
     cache = KRaftMetadataCache(0)
-    cache.set_image(image_of(register(0)))  # requests do not wait for a first image
+    cache.set_image(image_of(register(0), *records))  # requests do not wait for a first image
     channel = RequestChannel(1, 10, time)
     apis = KafkaApis(
         channel, None, None, None, None, None, cache, None, quota_factory.instantiate(config, time),
@@ -89,3 +93,16 @@ def test_a_zookeeper_broker_has_no_describe_quorum_and_closes_the_connection():
     apis.handle(_request(ApiKeys.API_VERSIONS, 0, {}))
     _, versions = parse_response(ApiKeys.API_VERSIONS, 0, b"".join(channel.receive_response(0).pieces))
     assert RaftApiKeys.DESCRIBE_QUORUM not in {v["api_key"] for v in versions["api_versions"]}
+
+
+def test_the_metadata_version_chooses_whether_an_unreachable_replica_is_left_out():
+    orders = uuid.UUID(int=1)
+    records = (register(2, fenced=True), topic("orders", orders), partition(orders, 0, [0, 2]))
+    apis, channel = _apis(None, *records)
+    seen = {}
+    for version in (0, 1):
+        apis.handle(_request(ApiKeys.METADATA, version, {"topics": ["orders"]}))
+        _, answer = parse_response(ApiKeys.METADATA, version, b"".join(channel.receive_response(0).pieces))
+        [p] = answer["topic_metadata"][0]["partition_metadata"]
+        seen[version] = (p["partition_error_code"], p["leader"], p["replicas"], p["isr"])
+    assert seen == {0: (9, 0, [0], [0]), 1: (0, 0, [0, 2], [0, 2])}  # 9: REPLICA_NOT_AVAILABLE
