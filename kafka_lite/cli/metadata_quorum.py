@@ -7,11 +7,13 @@ No Kafka twin for this module itself: the command-line face of
     kafka-lite metadata-quorum --bootstrap-server 127.0.0.1:9990,127.0.0.1:9991 describe --status
     kafka-lite metadata-quorum --bootstrap-controller 127.0.0.1:9990 describe --replication
 
-At Kafka 3.3 the bootstrap server is a broker, whose Admin client sends DescribeQuorum on and the
-broker forwards it to the active controller. kafka_lite's brokers are not KRaft brokers yet, so
-either option names voters' own listeners (``controller.quorum.voters``' addresses), and the tool
-asks each in turn until the leader answers; name every voter to be sure of reaching it.
-Like Kafka's, every bad argument is one line on stderr and exit code 1.
+As in Kafka 3.3, ``--bootstrap-server`` names brokers of a KRaft cluster (``cluster up --kraft``):
+a broker forwards DescribeQuorum to the active controller, and answers the cluster id from its
+Metadata. ``--bootstrap-controller`` names the voters' own listeners (``controller.quorum.voters``'
+addresses), of which only the leader answers DescribeQuorum. Either way the tool asks each address
+in turn until one answers as the leader would, so a voters' list works after either option (as it
+does for ``raft test-server``'s quorum, which has no brokers). A ZooKeeper broker knows no quorum
+and closes the connection. Like Kafka's, every bad argument is one line on stderr and exit code 1.
 """
 
 from __future__ import annotations
@@ -30,8 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT,...",
                         help="A comma-separated list of host:port pairs to use for establishing the connection "
-                             "to the Kafka cluster (here: the voters' listeners, until kafka_lite has KRaft brokers "
-                             "to forward the request)")  # fmt: skip
+                             "to the Kafka cluster")  # fmt: skip
     parser.add_argument("--bootstrap-controller", metavar="HOST:PORT,...",
                         help="A comma-separated list of host:port pairs to use for establishing the connection "
                              "to the Kafka controllers (Kafka 3.7 added this option; 3.3 has only --bootstrap-server)")  # fmt: skip
@@ -70,13 +71,19 @@ def bootstrap_addresses(args: argparse.Namespace) -> list[tuple[str, int]]:
 
 
 def run(args: argparse.Namespace, console) -> int:
-    from kafka_lite.raft.tools.quorum_client import describe_cluster, describe_quorum
+    from kafka_lite.raft.tools.quorum_client import (
+        describe_cluster,
+        describe_cluster_of_broker,
+        describe_quorum,
+    )
     from kafka_lite.tools.metadata_quorum_command import QuorumAdmin, TerseFailure, describe
 
     addresses = bootstrap_addresses(args)
     if args.quorum_command != "describe":
         raise CliError("a command is required: describe --status | --replication")
-    admin = QuorumAdmin(addresses, describe_quorum, describe_cluster)
+    # The cluster id: a controller answers DescribeCluster (Kafka 3.7), a broker its Metadata.
+    cluster = describe_cluster if args.bootstrap_controller is not None else describe_cluster_of_broker
+    admin = QuorumAdmin(addresses, describe_quorum, cluster)
     try:
         lines = describe(admin, args.status, args.replication)
     except TerseFailure as e:

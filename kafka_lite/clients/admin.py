@@ -1,17 +1,17 @@
 """An admin client: topics, the cluster, and consumer groups, over the Kafka protocol.
 
 Mirrors: org.apache.kafka.clients.admin.AdminClient (KIP-117, Kafka 0.11.0): createTopics,
-         deleteTopics, listTopics, describeCluster, describeConfigs, alterConfigs; Kafka 1.0's
-         createPartitions and 1.1's deleteRecords (KIP-204); its consumer-group calls as Kafka 2.0
-         added them (KIP-222: listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets)
-         with Kafka 2.5's alterConsumerGroupOffsets and listOffsets (KIP-396), which replace what Kafka 0.10.1's
-         Scala kafka.admin.AdminClient did for kafka-consumer-groups.sh. Method names are Kafka's
-         in snake_case (``list_consumer_groups`` ...), as kafka-python 2 named them.
+         deleteTopics, listTopics, describeCluster, describeConfigs, alterConfigs, and the ACL calls
+         (KIP-140). Method names are Kafka's in snake_case (``list_consumer_groups`` ...), as
+         kafka-python 2 named them.
 Book:    chapter 7 (topic creation goes to the controller, which writes the assignment to ZooKeeper);
          chapter 5, 5.2 (the coordinator of a group, its states and members, committed offsets)
 Differs: calls block until done or ``request.timeout.ms`` (Kafka's return futures); one request at a
          time. Create and delete go to the controller named in the latest metadata, as Kafka 0.11
-         sends them.
+         sends them. The calls later Kafkas added, each named with its version in its docstring:
+         createPartitions (1.0), deleteRecords (1.1), the consumer-group calls (2.0, KIP-222) that
+         replace what 0.10.1's Scala ``kafka.admin.AdminClient`` did for kafka-consumer-groups.sh,
+         alterConsumerGroupOffsets and listOffsets (2.5, KIP-396).
          A retriable error (no coordinator yet, a coordinator still loading, a moved leader) is
          retried after ``retry.backoff.ms`` until the request timeout, as Kafka's AdminClient retries.
 
@@ -132,9 +132,9 @@ class ConfigResource:
 
 @dataclass(frozen=True)
 class ConfigEntry:
-    """One described config (Kafka's ``ConfigEntry``): its value (None for a secret), and whether it
-    is the definition's default, set in the broker's file, or a topic's override (``source``, from
-    DescribeConfigs v1: 1 topic, 4 broker file, 5 default)."""
+    """One described config (Kafka 0.11's ``ConfigEntry``): its value (None for a secret), and whether
+    it is the definition's default, set in the broker's file, or a topic's override (``source``, from
+    DescribeConfigs v1, Kafka 1.1's: 1 topic, 4 broker file, 5 default)."""
 
     name: str
     value: str | None
@@ -152,8 +152,8 @@ CONFIG_SOURCE_DEFAULT = 5  # DescribeConfigsResponse.ConfigSource.DEFAULT_CONFIG
 
 
 class ConsumerGroupListing(NamedTuple):
-    """One group a broker coordinates (Kafka's ``ConsumerGroupListing``); a tuple, as kafka-python's
-    ``list_consumer_groups`` returns ``(group_id, protocol_type)``."""
+    """One group a broker coordinates (Kafka 2.0's ``ConsumerGroupListing``, KIP-222); a tuple, as
+    kafka-python's ``list_consumer_groups`` returns ``(group_id, protocol_type)``."""
 
     group_id: str
     protocol_type: str
@@ -166,7 +166,7 @@ class ConsumerGroupListing(NamedTuple):
 
 @dataclass(frozen=True)
 class MemberDescription:
-    """One member of a group (Kafka's ``MemberDescription``; ``member_id`` is its ``consumerId``):
+    """One member of a group (Kafka 2.0's ``MemberDescription``, KIP-222; ``member_id`` is its ``consumerId``):
     the host is the address the coordinator saw the member's JoinGroup come from."""
 
     member_id: str
@@ -177,7 +177,7 @@ class MemberDescription:
 
 @dataclass(frozen=True)
 class ConsumerGroupDescription:
-    """A group as its coordinator describes it (Kafka's ``ConsumerGroupDescription``).
+    """A group as its coordinator describes it (Kafka 2.0's ``ConsumerGroupDescription``, KIP-222).
 
     ``state`` is the coordinator's state name (Empty, PreparingRebalance, AwaitingSync, Stable, or
     Dead for a group it does not know). Only a Stable group has a ``partition_assignor`` and
@@ -197,7 +197,7 @@ class ConsumerGroupDescription:
 
 @dataclass(frozen=True)
 class OffsetSpec:
-    """Which offset of a partition ``list_offsets`` asks for (Kafka's ``OffsetSpec``): the earliest,
+    """Which offset of a partition ``list_offsets`` asks for (Kafka 2.5's ``OffsetSpec``): the earliest,
     the latest (the log end offset), or the first offset whose record's timestamp is at or after a
     time, with ListOffsets' own timestamps -2 and -1 standing for earliest and latest."""
 
@@ -223,7 +223,7 @@ class OffsetSpec:
 
 @dataclass(frozen=True)
 class ListOffsetsResultInfo:
-    """An offset ``list_offsets`` found (Kafka's ``ListOffsetsResultInfo``). For a time with no record
+    """An offset ``list_offsets`` found (Kafka 2.5's ``ListOffsetsResultInfo``). For a time with no record
     at or after it, the offset and the timestamp are -1, as the broker answers."""
 
     offset: int
@@ -262,7 +262,8 @@ class KafkaAdminClient:
     # -- the calls ------------------------------------------------------------------------------------------
 
     def describe_cluster(self) -> Cluster:
-        """The cluster as a broker describes it now: brokers, controller, cluster id, partitions.
+        """The cluster as a broker describes it now: brokers, controller, cluster id, partitions
+        (Kafka 0.11's ``describeCluster``).
 
         As Kafka's describeCluster, a Metadata request of the call's own to the least loaded broker:
         the client's metadata refresh waits ``retry.backoff.ms`` after the last one, and a tool that
@@ -294,7 +295,8 @@ class KafkaAdminClient:
     def create_topics(
         self, topics: list[NewTopic], timeout_ms: int = 30_000, validate_only: bool = False
     ) -> None:
-        """Create topics through the controller; raise the first per-topic error, named."""
+        """Create topics through the controller; raise the first per-topic error, named (Kafka 0.11's
+        ``createTopics``)."""
         controller = self.describe_cluster().controller
         if controller is None:
             raise KafkaException("The cluster has no controller right now; retry later")
@@ -443,7 +445,7 @@ class KafkaAdminClient:
     def delete_topics(self, topics: list[str], timeout_ms: int = 30_000) -> None:
         """Delete topics through the controller, which answers once they are gone from its metadata;
         raise the first per-topic error, named (REQUEST_TIMED_OUT: still there at ``timeout_ms``,
-        as when the brokers' ``delete.topic.enable`` is false)."""
+        as when the brokers' ``delete.topic.enable`` is false) (Kafka 0.11's ``deleteTopics``)."""
         controller = self.describe_cluster().controller
         if controller is None:
             raise KafkaException("The cluster has no controller right now; retry later")
@@ -460,7 +462,8 @@ class KafkaAdminClient:
     def list_consumer_groups(self) -> list[ConsumerGroupListing]:
         """Every group of the cluster, sorted by id: ListGroups to each broker, since a broker knows only
         the groups it coordinates. Groups of any protocol type come back (Kafka Connect's workers
-        form "connect" groups); ``ConsumerGroupListing.protocol_type`` tells them apart."""
+        form "connect" groups); ``ConsumerGroupListing.protocol_type`` tells them apart (Kafka 2.0's
+        ``listConsumerGroups``, KIP-222)."""
         groups: set[ConsumerGroupListing] = set()
         for node in sorted(self.describe_cluster().nodes.values(), key=lambda n: n.id):
             groups.update(
@@ -470,7 +473,8 @@ class KafkaAdminClient:
 
     def describe_consumer_groups(self, group_ids: Iterable[str]) -> list[ConsumerGroupDescription]:
         """Each group as its coordinator describes it, in the order asked. A group the coordinator
-        does not know comes back in state Dead, with no members, as the broker answers."""
+        does not know comes back in state Dead, with no members, as the broker answers (Kafka 2.0's
+        ``describeConsumerGroups``, KIP-222)."""
         return [
             self._retrying(lambda g=group_id: self._describe_group(g), f"describing group '{group_id}'")
             for group_id in group_ids
@@ -481,7 +485,7 @@ class KafkaAdminClient:
     ) -> dict[TopicPartition, OffsetAndMetadata]:
         """The group's committed offsets: for ``partitions``, or for every partition it has committed
         (``None``). A partition without a committed offset is left out, as Kafka's consumer leaves
-        out the -1 the coordinator answers for it."""
+        out the -1 the coordinator answers for it (Kafka 2.0's ``listConsumerGroupOffsets``, KIP-222)."""
         wanted = None if partitions is None else sorted(set(partitions))
         return self._retrying(
             lambda: self._fetch_offsets(group_id, wanted), f"the committed offsets of group '{group_id}'"
@@ -493,7 +497,7 @@ class KafkaAdminClient:
         """Commit ``offsets`` for the group from outside it: generation -1 and no member id, as Kafka's
         reset tool commits. The coordinator takes such a commit only while the group has no active
         members (state Empty, or a group it does not know yet); otherwise it answers UNKNOWN_MEMBER_ID
-        and this raises, naming the partitions."""
+        and this raises, naming the partitions (Kafka 2.5's ``alterConsumerGroupOffsets``, KIP-396)."""
         if not offsets:
             return
         self._retrying(
@@ -504,7 +508,8 @@ class KafkaAdminClient:
         self, specs: dict[TopicPartition, OffsetSpec]
     ) -> dict[TopicPartition, ListOffsetsResultInfo]:
         """For each partition, the offset its spec asks for, from the partition's leader (ListOffsets
-        v1, KIP-79): the log start offset, the log end offset, or the first offset at a time."""
+        v1, KIP-79): the log start offset, the log end offset, or the first offset at a time (Kafka
+        2.5's ``listOffsets``, KIP-396)."""
         # A partition the cluster does not have fails at once (retrying cannot make it appear).
         cluster = self.describe_cluster()
         for tp in sorted(specs):
@@ -523,7 +528,8 @@ class KafkaAdminClient:
         return {tp: results[tp] for tp in specs}
 
     def find_coordinator(self, group_id: str) -> Node:
-        """The broker coordinating ``group_id`` (FindCoordinator v1, asked of the least loaded broker)."""
+        """The broker coordinating ``group_id`` (FindCoordinator v1, asked of the least loaded broker):
+        kafka-python's call; Kafka's Admin (2.0, KIP-222) finds coordinators inside its group calls."""
         return self._retrying(
             lambda: self._find_coordinator(group_id), f"the coordinator of group '{group_id}'"
         )

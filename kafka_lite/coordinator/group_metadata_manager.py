@@ -49,6 +49,7 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.end_transaction_marker import ControlRecordType
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
+from kafka_lite.common.topic import GROUP_METADATA_TOPIC_NAME
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import abs_int, java_string_hash
 from kafka_lite.coordinator.group_metadata import GroupMetadata, GroupState
@@ -74,7 +75,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID: an offset commit outside a transaction
 NO_PRODUCER_EPOCH = -1
 

@@ -16,7 +16,8 @@ A KRaft controller (beyond the book: chapter 12, Kafka 3.3.0) runs this same soc
 controller's table (Raft's RPCs, the controller's, and the admin APIs a broker forwards; see
 ``common/protocol/listener_type.py``) instead of the client table, as Kafka 3.3's ``SocketServer``
 is built with an ``ApiVersionManager`` of one listener type. A broker's listeners keep the client
-table and the path below exactly.
+table and the path below exactly; a KRaft broker's (``ListenerType.BROKER``) parses DescribeQuorum,
+the one api key it takes from Raft's table, as the controller's listener does.
 
 Each listener (``Listener``: a name such as ``PLAINTEXT`` or ``INTERNAL``, its security protocol,
 address and channel builder) has its own acceptor and ``num.network.threads`` processors, as Kafka
@@ -241,6 +242,10 @@ class Processor(threading.Thread):
                 self.id, connection_id, header, {}, len(frame), ip, now, unsupported_version=True,
                 listener_name=self.listener_name, security_protocol=self.security_protocol,
             )  # fmt: skip
+        if header.api is None and self.listener_type is ListenerType.BROKER:
+            # Not the client table's: a KRaft broker's listener also takes DescribeQuorum, in
+            # Raft's table, whose flexible header the listener's parse reads.
+            return self._parse_for_listener(connection_id, frame)
         body = parse_request_body(header, frame, body_start)
         principal = self.selector.channels[connection_id].principal()  # as it authenticated
         return Request(

@@ -1,18 +1,16 @@
 """The admin manager: the topic and config requests that end as writes to ZooKeeper, and the waits
 for the controller to act on them.
 
-Mirrors: kafka.server.AdminManager (core/src/main/scala/kafka/server/AdminManager.scala, Kafka 0.10.1),
-         with 0.10.2's ``validate_only``, 0.11.0's describeConfigs and alterConfigs, and 1.0's
-         createPartitions (KIP-195)
+Mirrors: kafka.server.AdminManager (core/src/main/scala/kafka/server/AdminManager.scala, Kafka 0.11.0)
 Book:    chapter 7, 7.1.3 (a new topic appears in ZooKeeper; the controller acts on it), 7.1.5
          (topic deletion)
 Differs: a request with ``timeout`` <= 0 gets NONE for the topics it wrote (Kafka answers
          REQUEST_TIMED_OUT, meaning "written, not waited for"). Kafka's ``KafkaApis.createTopic`` (a
          topic created by a Metadata request) calls ``AdminUtils.createTopic`` itself; here it goes
          through ``create_topic`` below, so every write of a new topic to ZooKeeper is in this class.
-         DescribeConfigs of a topic that does not exist answers UNKNOWN_TOPIC_OR_PARTITION (Kafka
-         2.1's; 0.11 described the defaults). DescribeConfigs v1's ``config_source`` and synonyms
-         are Kafka 1.1's (KIP-226).
+         Two later Kafkas' operations sit beside 0.11's, each in methods whose docstrings name it:
+         CreatePartitions (Kafka 1.0, KIP-195), and DescribeConfigs v1's ``config_source`` and
+         synonyms (Kafka 1.1, KIP-226). A KRaft broker's answers are ``server/config_helper.py``'s.
 
 ``describe_configs`` answers a topic's settings (the broker's defaults with the topic's overrides
 from its config repository over them: ZooKeeper, or a KRaft broker's metadata image) or this broker's own, each with where its value comes from.
@@ -94,8 +92,8 @@ class ConfigSource(enum.IntEnum):
     DEFAULT_CONFIG = 5  # the definition's default
 
 
-# The broker settings a topic setting falls back to, first to last (Kafka 1.1's
-# ``LogConfig.TopicConfigSynonyms``): the ms form wins over the minutes and the hours.
+# The broker settings a topic setting falls back to, first to last (``LogConfig.TopicConfigSynonyms``,
+# which ``topic_config_synonyms`` reads): the ms form wins over the minutes and the hours.
 BROKER_SYNONYMS = {
     "retention.ms": ["log.retention.ms", "log.retention.minutes", "log.retention.hours"],
     "segment.ms": ["log.roll.ms", "log.roll.hours"],
@@ -107,6 +105,8 @@ Resource = tuple[ResourceType, str]  # (type, name): a topic's name, or a broker
 
 @dataclass
 class ConfigSynonym:
+    """One place that sets a config, and its value there (Kafka 1.1's ``ConfigSynonym``, KIP-226)."""
+
     name: str
     value: str | None
     source: ConfigSource
@@ -158,9 +158,8 @@ class TopicDetails:
 
 
 class AdminManager:
-    """``config_repository``: where DescribeConfigs reads topics and their overrides; ZooKeeper's
-    unless given. A KRaft broker passes its ``KRaftMetadataCache`` and no ``zk_utils``: it forwards
-    every request that writes to the active controller, and answers only DescribeConfigs here."""
+    """``config_repository``: where DescribeConfigs reads topics' overrides; ZooKeeper's unless
+    given. A KRaft broker's is ``KRaftAdminManager`` (server/config_helper.py)."""
 
     def __init__(
         self,
@@ -191,7 +190,8 @@ class AdminManager:
         response_callback: Callable[[CreateTopicsResults], None],
     ) -> None:
         """Create each topic of ``create_info``; ``response_callback`` gets every topic's error once
-        the created ones have leaders, or at ``timeout`` ms."""
+        the created ones have leaders, or at ``timeout`` ms (Kafka 0.10.1's ``createTopics``, with
+        0.10.2's ``validate_only``)."""
         # 1. Validate each topic, and write its assignment to ZooKeeper (unless only validating).
         metadata = [self._create_one(topic, details, validate_only) for topic, details in create_info.items()]
         # 2. Nothing to wait for: answer now.
@@ -241,7 +241,8 @@ class AdminManager:
         self, timeout: int, topics: set[str], response_callback: Callable[[DeleteTopicsResults], None]
     ) -> None:
         """Mark each topic for deletion; ``response_callback`` gets every topic's error once the marked
-        ones are gone from this broker's metadata cache, or at ``timeout`` ms (REQUEST_TIMED_OUT)."""
+        ones are gone from this broker's metadata cache, or at ``timeout`` ms (REQUEST_TIMED_OUT)
+        (Kafka 0.10.1's ``deleteTopics``)."""
         # 1. Write each topic's mark; one already there is waited for like a new one.
         metadata = [self._delete_one(topic) for topic in sorted(topics)]
         # 2. Nothing to wait for: answer now.
@@ -300,7 +301,7 @@ class AdminManager:
                     f"Partition {p} is assigned to brokers {sorted(unknown)}, which are not alive"
                 )
 
-    # -- CreatePartitions (Kafka 1.0) ----------------------------------------------------------------------
+    # -- CreatePartitions ---------------------------------------------------------------------------------
 
     # --8<-- [start:create_partitions]
     def create_partitions(
@@ -332,6 +333,8 @@ class AdminManager:
     def _add_partitions(
         self, topic: str, details: NewPartitionsDetails, all_broker_ids: list[int], validate_only: bool
     ) -> CreateTopicMetadata:
+        """One topic of a CreatePartitions (Kafka 1.0, KIP-195): its grown assignment checked and
+        written, or its error."""
         try:
             validate_topic_name(topic)  # a name that is no znode name must not reach ZooKeeper
             existing = self.zk_utils.get_partition_assignment(topic)
@@ -349,13 +352,14 @@ class AdminManager:
             log.info("Error processing create partitions request for topic %s: %s", topic, e)
             return CreateTopicMetadata(topic, (), Errors.for_exception(e), str(e))
 
-    # -- DescribeConfigs, AlterConfigs (Kafka 0.11) ------------------------------------------------------------
+    # -- DescribeConfigs, AlterConfigs -------------------------------------------------------------------------
 
     # --8<-- [start:describe_configs]
     def describe_configs(
         self, resource_to_config_names: dict[Resource, list[str] | None], include_synonyms: bool = False
     ) -> dict[Resource, DescribeConfigsResult]:
-        """Each resource's configs (``None``: all of them), or its error."""
+        """Each resource's configs (``None``: all of them), or its error (Kafka 0.11's
+        ``describeConfigs``; ``include_synonyms`` is DescribeConfigs v1's)."""
         results = {}
         for resource, names in resource_to_config_names.items():
             resource_type, name = resource
@@ -378,28 +382,14 @@ class AdminManager:
         return results
 
     def _topic_config_entries(self, topic: str, include_synonyms: bool) -> list[ConfigEntry]:
-        """The broker's defaults with the topic's overrides over them (Kafka's ``LogConfig.fromProps``),
-        in the definition's order."""
+        """The broker's defaults with the topic's overrides over them (Kafka 0.11's
+        ``LogConfig.fromProps``), in the definition's order."""
         validate_topic_name(topic)
-        if not self.config_repository.contains(topic):
-            raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"Topic '{topic}' does not exist.")
-        overrides = self.config_repository.topic_config(topic)
+        overrides = self._topic_overrides(topic)
         values = LogConfig.from_broker(self.config.log_config_props(), overrides).values
         entries = []
         for name, key in LOG_CONFIG_DEF.keys.items():
-            # the throttled-replicas lists have no broker setting: their default is the topic key's
-            server_names = BROKER_SYNONYMS.get(name, [SERVER_DEFAULT_NAMES.get(name, name)])
-            synonyms = []
-            if name in overrides:
-                synonyms.append(ConfigSynonym(name, overrides[name], ConfigSource.TOPIC_CONFIG))
-            for server_name in server_names:
-                if server_name in self.config.originals and server_name in BROKER_CONFIG_DEF.keys:
-                    value = _to_string(self.config[server_name], BROKER_CONFIG_DEF.keys[server_name].type)
-                    synonyms.append(ConfigSynonym(server_name, value, ConfigSource.STATIC_BROKER_CONFIG))
-            default = ConfigSynonym(
-                server_names[0], _to_string(key.default, key.type), ConfigSource.DEFAULT_CONFIG
-            )
-            synonyms.append(default)
+            synonyms = self._topic_config_synonyms(name, overrides)
             entries.append(
                 ConfigEntry(
                     name, _to_string(values[name], key.type), synonyms[0].source, read_only=False,
@@ -408,8 +398,34 @@ class AdminManager:
             )  # fmt: skip
         return entries
 
+    def _topic_config_synonyms(self, name: str, overrides: dict[str, str]) -> list[ConfigSynonym]:
+        """Every place that sets topic config ``name``, the one in force first (Kafka 1.1's
+        ``createTopicConfigEntry``, KIP-226): the topic's override, the broker's file under each
+        synonym, the definition's default. The first one's source is the entry's ``config_source``."""
+        key = LOG_CONFIG_DEF.keys[name]
+        # the throttled-replicas lists have no broker setting: their default is the topic key's
+        server_names = BROKER_SYNONYMS.get(name, [SERVER_DEFAULT_NAMES.get(name, name)])
+        synonyms = []
+        if name in overrides:
+            synonyms.append(ConfigSynonym(name, overrides[name], ConfigSource.TOPIC_CONFIG))
+        for server_name in server_names:
+            if server_name in self.config.originals and server_name in BROKER_CONFIG_DEF.keys:
+                value = _to_string(self.config[server_name], BROKER_CONFIG_DEF.keys[server_name].type)
+                synonyms.append(ConfigSynonym(server_name, value, ConfigSource.STATIC_BROKER_CONFIG))
+        synonyms.append(
+            ConfigSynonym(server_names[0], _to_string(key.default, key.type), ConfigSource.DEFAULT_CONFIG)
+        )
+        return synonyms
+
+    def _topic_overrides(self, topic: str) -> dict[str, str]:
+        """The topic's overrides as Kafka 0.11 reads them (``AdminUtils.fetchEntityConfig``): the
+        config znode's, none for a topic without one. A topic that does not exist has none either,
+        so it is described with the broker's defaults and no error."""
+        return self.config_repository.topic_config(topic)
+
     def _broker_config_entries(self, broker: str, include_synonyms: bool) -> list[ConfigEntry]:
-        """This broker's own settings, read-only: Kafka 0.11 changes them only in the file."""
+        """This broker's own settings, read-only: Kafka 0.11 changes them only in the file. Their
+        source (the file or the default) is DescribeConfigs v1's, Kafka 1.1's (KIP-226)."""
         try:
             broker_id = int(broker)
         except ValueError:
@@ -442,7 +458,8 @@ class AdminManager:
         self, configs: dict[Resource, dict[str, str | None]], validate_only: bool
     ) -> dict[Resource, tuple[Errors, str | None]]:
         """Replace each topic's overrides with the given set (AlterConfigs is not incremental: a key
-        left out goes back to the broker's default); each resource's error and message."""
+        left out goes back to the broker's default); each resource's error and message (Kafka
+        0.11's ``alterConfigs``)."""
         results: dict[Resource, tuple[Errors, str | None]] = {}
         for resource, entries in configs.items():
             resource_type, topic = resource
@@ -492,7 +509,7 @@ def add_partitions_assignment(
     ``AdminUtils.addPartitions``): the given ``assignments``, checked, or Kafka's assignment over
     ``all_broker_ids`` with partition 0's replication factor, starting at the broker that leads
     partition 0, so the new leaders continue the round-robin the topic began with. Used by
-    CreatePartitions and by ``kafka-lite topics --alter --zookeeper``."""
+    CreatePartitions (Kafka 1.0, KIP-195) and by ``kafka-lite topics --alter --zookeeper``."""
     if 0 not in existing:
         raise Errors.INVALID_REPLICA_ASSIGNMENT.exception(
             f"Unexpected existing replica assignment for topic '{topic}', partition id 0 is missing. "

@@ -30,7 +30,7 @@ chapter 12's in the places ZooKeeper had:
     group and transaction coordinators (producer ids from the controller)
     BrokerMetadataListener         the lifecycle manager started (registration, heartbeats), the
                                    listener registered with the Raft manager
-    KafkaApis                      with an AdminManager that describes configs from the image
+    KafkaApis                      with a KRaftAdminManager that describes configs from the image
     wait: initial catch-up         the controller says the broker has replayed the log to its
                                    registration
     start publishing, and wait     the first image: the cache filled, partitions led and followed
@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import logging
 
+from kafka_lite.common.protocol.listener_type import ListenerType
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.log.log_config import LogConfig
@@ -61,7 +62,6 @@ from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.server import quota_factory
-from kafka_lite.server.admin_manager import AdminManager
 from kafka_lite.server.alter_partition_manager import AlterPartitionManager
 from kafka_lite.server.broker_lifecycle_manager import BrokerLifecycleManager
 from kafka_lite.server.broker_metadata_checkpoint import MetaProperties
@@ -70,6 +70,7 @@ from kafka_lite.server.broker_to_controller_channel_manager import (
     RaftControllerNodeProvider,
 )
 from kafka_lite.server.config_handler import BrokerConfigHandler, TopicConfigHandler
+from kafka_lite.server.config_helper import KRaftAdminManager
 from kafka_lite.server.forwarding_manager import ForwardingChannelManager, ForwardingManager
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
@@ -123,7 +124,7 @@ class BrokerServer:
         self.transaction_coordinator = None
         self.metadata_listener: BrokerMetadataListener | None = None
         self.metadata_publisher: BrokerMetadataPublisher | None = None
-        self.admin_manager: AdminManager | None = None
+        self.admin_manager: KRaftAdminManager | None = None
         self.apis: KafkaApis | None = None
         self.request_handler_pool: KafkaRequestHandlerPool | None = None
 
@@ -174,6 +175,7 @@ class BrokerServer:
                 queued_max_requests=c["queued.max.requests"],
                 socket_request_max_bytes=c["socket.request.max.bytes"],
                 time=time,
+                listener_type=ListenerType.BROKER,
             )  # fmt: skip
             self.socket_server.startup()
             self.alter_partition_manager = AlterPartitionManager(
@@ -218,9 +220,7 @@ class BrokerServer:
             self.raft_manager.register(self.metadata_listener)
             # DescribeConfigs is answered here, from the image (Kafka 3.3's ConfigHelper over the
             # KRaftMetadataCache); every admin request that writes is forwarded to the controller.
-            self.admin_manager = AdminManager(
-                c, self.metadata_cache, None, time, config_repository=self.metadata_cache
-            )
+            self.admin_manager = KRaftAdminManager(c, self.metadata_cache, time)
             self.apis = KafkaApis(
                 self.socket_server.request_channel, self.replica_manager, self.admin_manager,
                 self.group_coordinator, self.transaction_coordinator, None, self.metadata_cache,

@@ -11,7 +11,8 @@ Differs: the client's request is sent as it is, not wrapped in an Envelope (KIP-
          filled with their defaults; no ApiVersions exchange with the controller.
 
 In KRaft mode a broker never changes metadata itself. A CreateTopics, DeleteTopics,
-CreatePartitions or AlterConfigs that a client sends to any broker is *forwarded*: the broker hands
+CreatePartitions or AlterConfigs that a client sends to any broker is *forwarded*, and so is a
+DescribeQuorum (which only the quorum's leader can answer): the broker hands
 it to the active controller through a ``BrokerToControllerChannelManager`` of its own (the
 "forwarding" channel), and when the controller answers, the broker sends that answer to the client
 as its own. The client never learns which node is the controller; it never needed to in chapter 7
@@ -39,6 +40,7 @@ from kafka_lite.common.protocol.controller_messages import (
     encode_controller_request,
     parse_controller_response,
 )
+from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.protocol.requests import RequestHeader
 from kafka_lite.common.time import Time
 from kafka_lite.network.selector import Selector
@@ -66,16 +68,16 @@ _ADDED_REQUEST_FIELDS: dict[ApiKeys, dict[str, Any]] = {ApiKeys.CREATE_TOPICS: {
 
 
 class _ForwardingNetworkClient(NetworkClient):
-    """The NetworkClient with both codecs: the controller's RPCs in theirs, client APIs in the client
-    table's."""
+    """The NetworkClient with both codecs: the controller's RPCs and Raft's DescribeQuorum in the
+    controller listener's, client APIs in the client table's."""
 
     def _encode_request(self, header: RequestHeader, body: dict) -> bytes:
-        if isinstance(header.api_key, ControllerApiKeys):
+        if isinstance(header.api_key, (ControllerApiKeys, RaftApiKeys)):
             return encode_controller_request(header, body)
         return super()._encode_request(header, body)
 
     def _parse_response(self, request: ClientRequest, payload: bytes) -> tuple[int, dict]:
-        if isinstance(request.api, ControllerApiKeys):
+        if isinstance(request.api, (ControllerApiKeys, RaftApiKeys)):
             return parse_controller_response(request.api, request.version, payload)
         return super()._parse_response(request, payload)
 
@@ -118,7 +120,7 @@ class ForwardingManager:
     # --8<-- [start:forward_request]
     def forward_request(
         self,
-        api: ApiKeys,
+        api: ApiKeys | RaftApiKeys,
         version: int,
         body: dict[str, Any],
         response_callback: Callable[[dict | None], None],

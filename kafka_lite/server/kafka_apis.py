@@ -80,6 +80,9 @@ from kafka_lite.common.protocol.fetch_request import (
     READ_UNCOMMITTED,
 )
 from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0, RESPONSE_HEADER
+from kafka_lite.common.protocol.raft_messages import RaftApiKeys
+from kafka_lite.common.protocol.requests import RESPONSE_HEADERS
+from kafka_lite.common.protocol.types import Schema
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.constants import MAGIC_OFFSET, MAGIC_VALUE_V2
 from kafka_lite.common.record.convert import down_convert
@@ -99,7 +102,7 @@ from kafka_lite.common.security.auth.acl import (
     binding_to_wire,
 )
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import validate_topic_name
+from kafka_lite.common.topic import is_internal, validate_topic_name
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.common.utils import INT32_MAX, LONG_MAX
 from kafka_lite.controller.kafka_controller import KafkaController
@@ -279,11 +282,22 @@ class KafkaApis:
             ApiKeys.CREATE_ACLS: self.handle_create_acls_request,
             ApiKeys.DELETE_ACLS: self.handle_delete_acls_request,
         }
+        handled: tuple = self.HANDLED
         if forwarding_manager is not None:
-            # Kafka 3.3's maybeForwardToController: a KRaft broker decides none of these itself.
-            for api in FORWARDED_APIS:
-                self._handlers[api] = self.forward_to_controller
-        self._api_versions = api_versions(self.HANDLED)
+            handled += self._forward_to_controller_in_kraft_mode()
+        self._api_versions = api_versions(handled)
+
+    def _forward_to_controller_in_kraft_mode(self) -> tuple:
+        """A KRaft broker's handlers, as Kafka 3.3's: the admin requests go to the controller
+        (``maybeForwardToController``: a KRaft broker decides none of them itself), and so does
+        DescribeQuorum (``forwardToControllerOrFail``: only the quorum's leader knows how far each
+        voter has fetched, and a broker takes the request so that kafka-metadata-quorum.sh needs
+        only a broker's address; a ZooKeeper broker's listener does not take it, see
+        common/protocol/listener_type.py). Returns the APIs this adds to ApiVersions' list."""
+        for api in FORWARDED_APIS:
+            self._handlers[api] = self.forward_to_controller
+        self._handlers[RaftApiKeys.DESCRIBE_QUORUM] = self.forward_to_controller
+        return (RaftApiKeys.DESCRIBE_QUORUM,)
 
     # --8<-- [start:handle]
     def handle(self, request: Request) -> None:
@@ -314,10 +328,11 @@ class KafkaApis:
 
     # --8<-- [start:forward_to_controller]
     def forward_to_controller(self, request: Request) -> None:
-        """A KRaft broker's CreateTopics, DeleteTopics, CreatePartitions or AlterConfigs: sent to the
-        active controller as it came, and the controller's answer sent back to the client as this
-        broker's (Kafka 3.3's ``maybeForwardToController``). If no controller answered within the
-        channel's retry time the connection is closed, and the client retries on another."""
+        """A KRaft broker's CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs or
+        DescribeQuorum: sent to the active controller as it came, and the controller's answer sent
+        back to the client as this broker's (Kafka 3.3's ``maybeForwardToController`` and
+        ``forwardToControllerOrFail``). If no controller answered within the channel's retry time
+        the connection is closed, and the client retries on another."""
         assert self.forwarding_manager is not None
 
         def response_callback(body: dict | None) -> None:
@@ -336,7 +351,7 @@ class KafkaApis:
         """A client request before the controller's first UpdateMetadata (ApiVersions never waits)."""
         return (
             not self.metadata_cache.has_metadata()
-            and not request.api.inter_broker
+            and not _inter_broker(request.api)
             and request.api is not ApiKeys.API_VERSIONS
         )
 
@@ -357,7 +372,7 @@ class KafkaApis:
             # KIP-124: this handler's time counts against the client id's request quota; the
             # brokers' own requests (and a follower's fetch) are exempt, as replication must not wait.
             thread_time = nanos_to_percentage(self.time.nanoseconds() - start_ns)
-            if request.api.inter_broker or request.body.get("replica_id", -1) >= 0:
+            if _inter_broker(request.api) or request.body.get("replica_id", -1) >= 0:
                 self.quotas.request.record_exempt(thread_time)
             else:
                 self.quotas.request.record_no_throttle(request.header.client_id or "", thread_time)
@@ -368,7 +383,7 @@ class KafkaApis:
         """Encode ``body`` with the request's response schema (or ``schema``) behind the response
         header, and hand it to the request's processor."""
         out = PieceWriter()
-        RESPONSE_HEADER.write(out, {"correlation_id": request.header.correlation_id})
+        _response_header(request).write(out, {"correlation_id": request.header.correlation_id})
         (schema or request.api.response_schema(request.header.api_version)).write(out, body)
         now = self.time.nanoseconds()
         if not request.api_local_complete_ns:  # answered by the handler itself: no remote phase
@@ -465,7 +480,13 @@ class KafkaApis:
         # Answered as seen from the request's listener (Kafka 0.10.2, KIP-103): a client that came in
         # on SASL_PLAINTEXT is told the SASL_PLAINTEXT addresses, never the brokers' INTERNAL ones.
         listener = request.listener_name
-        known = self.metadata_cache.topic_metadata(authorized, listener) if authorized else []
+        # v0 carries each replica as a broker, and a broker it cannot describe is left out
+        # (Kafka's errorUnavailableEndpoints); v1+ name every replica by id.
+        known = (
+            self.metadata_cache.topic_metadata(authorized, listener, error_unavailable_endpoints=version == 0)
+            if authorized
+            else []
+        )
         found = {t["topic"] for t in known}
         for topic in authorized:
             if topic not in found:
@@ -2053,6 +2074,20 @@ class KafkaApis:
         self.quotas.shutdown()
 
 
+def _inter_broker(api: ApiKeys | RaftApiKeys) -> bool:
+    """Whether ``api`` is sent only between brokers. DescribeQuorum, the one API of Raft's table a
+    KRaft broker takes, comes from an admin tool."""
+    return isinstance(api, ApiKeys) and api.inter_broker
+
+
+def _response_header(request: Request) -> Schema:
+    """Response header v0, as every version of the client table has it (none is flexible); a
+    forwarded DescribeQuorum is flexible from v0, and its answer goes behind header v1."""
+    if isinstance(request.api, RaftApiKeys):
+        return RESPONSE_HEADERS[request.api.response_header_version(request.header.api_version)]
+    return RESPONSE_HEADER
+
+
 def _partition_errors_by_topic(errors: dict[TopicPartition, Errors]) -> list[dict]:
     """``{(topic, partition): error}`` as the responses' ``topics: [{topic, partitions: [...]}]``."""
     by_topic: dict[str, list] = {}
@@ -2063,11 +2098,10 @@ def _partition_errors_by_topic(errors: dict[TopicPartition, Errors]) -> list[dic
 
 def _topic_error_metadata(topic: str, error: Errors) -> dict:
     """A Metadata entry that only carries an error (no partitions)."""
-    is_internal = topic in (GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME)
     return {
         "topic_error_code": error.code,
         "topic": topic,
-        "is_internal": is_internal,
+        "is_internal": is_internal(topic),
         "partition_metadata": [],
     }
 

@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 
 from kafka_lite.common.errors import Errors
+from kafka_lite.common.topic import is_internal
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.zk.zk_utils import Broker, EndPoint, LeaderAndIsr
 
@@ -126,48 +127,77 @@ class MetadataCache:
         with self._lock:
             return dict(self._partitions.get(topic, {}))
 
-    def topic_metadata(self, topics: list[str], listener_name: str | None = None) -> list[dict]:
+    def topic_metadata(
+        self, topics: list[str], listener_name: str | None = None, error_unavailable_endpoints: bool = False
+    ) -> list[dict]:
         """The ``topic_metadata`` of a Metadata response (v1+ field names) for known ``topics``, as
         seen from ``listener_name`` (every live broker when None): a broker without that listener
-        counts as not available, as Kafka's ``getAliveEndpoint`` finds no node for it."""
-        result = []
+        counts as not available, as Kafka's ``getAliveEndpoint`` finds no node for it.
+        ``error_unavailable_endpoints`` is Metadata v0's rule (``partition_metadata`` says what)."""
         with self._lock:
             reachable = {
                 i for i, b in self._brokers.items() if listener_name is None or b.has_listener(listener_name)
             }
-            for topic in topics:
-                parts = self._partitions.get(topic)
-                if parts is None:
-                    continue
-                partition_metadata = []
-                for pid, state in sorted(parts.items()):
-                    error = Errors.NONE
-                    if state.leader < 0 or state.leader not in reachable:
-                        error = Errors.LEADER_NOT_AVAILABLE
-                    live_replicas = [r for r in state.replicas if r in reachable]
-                    if error is Errors.NONE and len(live_replicas) < len(state.replicas):
-                        error = Errors.REPLICA_NOT_AVAILABLE
-                    partition_metadata.append(
-                        {
-                            # REPLICA_NOT_AVAILABLE still names a usable leader: clients only log it.
-                            "partition_error_code": error.code,
-                            "partition_id": pid,
-                            "leader": state.leader
-                            if error is not Errors.LEADER_NOT_AVAILABLE
-                            else LeaderAndIsr.NO_LEADER,
-                            "replicas": list(state.replicas),
-                            "isr": [r for r in state.isr if r in reachable],
-                        }
-                    )
-                result.append(
-                    {
-                        "topic_error_code": 0,
-                        "topic": topic,
-                        "is_internal": topic.startswith("__"),
-                        "partition_metadata": partition_metadata,
-                    }
-                )
-        return result
+            return [
+                topic_metadata_of(topic, self._partitions[topic], reachable, error_unavailable_endpoints)
+                for topic in topics
+                if topic in self._partitions
+            ]
+
+
+# --8<-- [start:partition_metadata]
+def topic_metadata_of(
+    topic: str, partitions: dict[int, PartitionState], reachable: set[int], error_unavailable_endpoints: bool
+) -> dict:
+    """One known topic's entry in a Metadata response, its partitions in id order (Kafka 0.11's
+    ``MetadataCache.getTopicMetadata``). Both caches answer with it: the ZooKeeper broker's from
+    UpdateMetadata, the KRaft broker's from its image."""
+    return {
+        "topic_error_code": Errors.NONE.code,
+        "topic": topic,
+        "is_internal": is_internal(topic),
+        "partition_metadata": [
+            partition_metadata(pid, state, reachable, error_unavailable_endpoints)
+            for pid, state in sorted(partitions.items())
+        ],
+    }
+
+
+def partition_metadata(
+    partition_id: int, state: PartitionState, reachable: set[int], error_unavailable_endpoints: bool
+) -> dict:
+    """A partition's entry, with Kafka 0.10.1's and 0.11's ``getPartitionMetadata`` errors (3.3's
+    KRaftMetadataCache keeps them):
+
+    * a leader no client can reach (``reachable``: alive, with the request's listener) is
+      LEADER_NOT_AVAILABLE, no leader named and an empty ISR;
+    * Metadata v0 (``error_unavailable_endpoints``) lists only the reachable replicas and ISR
+      members, and a partition missing any of them is REPLICA_NOT_AVAILABLE: v0 carries each
+      replica as a whole broker, and a broker it cannot describe is left out. Its leader is still
+      named and usable, and clients only log the error;
+    * v1+ lists every replica and ISR member by id, reachable or not, so nothing is missing and
+      nothing is an error (Kafka fills in an unreachable one as a node with no address)."""
+    if error_unavailable_endpoints:
+        replicas = [r for r in state.replicas if r in reachable]
+        isr = [r for r in state.isr if r in reachable]
+    else:
+        replicas, isr = list(state.replicas), list(state.isr)
+    if state.leader not in reachable:
+        error, leader, isr = Errors.LEADER_NOT_AVAILABLE, LeaderAndIsr.NO_LEADER, []
+    elif len(replicas) < len(state.replicas) or len(isr) < len(state.isr):
+        error, leader = Errors.REPLICA_NOT_AVAILABLE, state.leader
+    else:
+        error, leader = Errors.NONE, state.leader
+    return {
+        "partition_error_code": error.code,
+        "partition_id": partition_id,
+        "leader": leader,
+        "replicas": replicas,
+        "isr": isr,
+    }
+
+
+# --8<-- [end:partition_metadata]
 
 
 def _end_points(live_broker: dict, version: int) -> tuple[EndPoint, ...]:

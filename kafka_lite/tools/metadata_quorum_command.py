@@ -5,8 +5,9 @@ Mirrors: kafka.admin.MetadataQuorumCommand (core/src/main/scala/kafka/admin/Meta
          admin client's QuorumInfo and ToolsUtils.prettyPrintTable
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: the admin is any object with ``describe_metadata_quorum()`` and ``cluster_id()``;
-         ``QuorumAdmin`` asks voters directly, trying each address until the leader answers, where
-         Kafka 3.3's Admin asks a broker that forwards the request to the active controller.
+         ``QuorumAdmin`` tries each address until one answers as the leader (a broker, which
+         forwards the request to the active controller, or a voter), where Kafka 3.3's Admin sends
+         it to one broker.
 
 The tool asks one question, DescribeQuorum, which only the leader answers (a follower says
 NOT_LEADER_OR_FOLLOWER): the leader is the one replica that knows how far every other has fetched,
@@ -98,14 +99,15 @@ class Admin(Protocol):
 
 
 class QuorumAdmin:
-    """An Admin over the voters' own listeners: DescribeQuorum to each address in turn, until one
-    answers as leader. ``describe_quorum(address)`` sends the request and returns the answer's
-    partition data (``kafka_lite.raft.tools.quorum_client.describe_quorum``, passed in by the CLI).
+    """An Admin over brokers or voters: DescribeQuorum to each address in turn, until one answers as
+    leader (a KRaft broker forwards it to the leader; a voter answers only if it leads).
+    ``describe_quorum(address)`` sends the request and returns the answer's partition data
+    (``kafka_lite.raft.tools.quorum_client.describe_quorum``, passed in by the CLI).
 
-    ``describe_cluster(address)`` asks for the cluster id with DescribeCluster, which a KRaft
-    controller answers on its listener as Kafka 3.7's does (KIP-919, with ``--bootstrap-controller``);
-    a bare Raft voter (``raft test-server``) does not, and then the id prints as Kafka prints a null
-    one."""
+    ``describe_cluster(address)`` asks for the cluster id: a broker from its Metadata, a KRaft
+    controller with DescribeCluster, which it answers on its listener as Kafka 3.7's does (KIP-919,
+    with ``--bootstrap-controller``); a bare Raft voter (``raft test-server``) answers neither, and
+    then the id prints as Kafka prints a null one."""
 
     def __init__(
         self,

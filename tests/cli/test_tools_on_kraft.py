@@ -62,3 +62,25 @@ def test_topics_console_producer_and_consumer_and_consumer_groups(kraft_cluster,
     assert sorted(c["PARTITION"] for c in cells) == ["0", "1", "2"], described
     assert sum(int(c["CURRENT-OFFSET"]) for c in cells) == len(LINES), described
     assert all(c["LAG"] == "0" and c["CURRENT-OFFSET"] == c["LOG-END-OFFSET"] for c in cells), described
+
+
+def _status(out: str) -> dict[str, str]:
+    """``describe --status``'s ``Name: value`` lines."""
+    return {name: value.strip() for name, _, value in (line.partition(":") for line in out.splitlines())}
+
+
+def test_metadata_quorum_through_each_broker_as_kafka_3_3s_tool_asks(kraft_cluster, capsys):
+    """``kafka-metadata-quorum.sh --bootstrap-server <a broker> describe --status``: each broker on
+    its own forwards DescribeQuorum to the active controller, and the answer is the one the voters
+    give (a broker that did not forward would close the connection: the tool would fail)."""
+    voters = ",".join(a.split("@")[1] for a in kraft_cluster.state["kraft"]["voters"].split(","))
+    from_voters = _status(
+        run(capsys, "metadata-quorum", "--bootstrap-controller", voters, "describe", "--status")
+    )
+    for port in kraft_cluster.ports.values():
+        status = _status(
+            run(capsys, "metadata-quorum", "--bootstrap-server", f"127.0.0.1:{port}", "describe", "--status")
+        )
+        assert status["ClusterId"] == kraft_cluster.state["kraft"]["cluster_id"], status
+        assert (status["LeaderId"], status["CurrentVoters"]) == (from_voters["LeaderId"], "[0,1,2]"), status
+        assert int(status["HighWatermark"]) >= int(from_voters["HighWatermark"]) > 0, status

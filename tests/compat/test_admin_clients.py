@@ -163,3 +163,22 @@ def test_confluent_kafka_creates_partitions_and_deletes_records(cluster, conflue
     deleted = future.result(15)
     assert deleted.low_watermark == 2
     assert _log_start_offset(cluster, topic, 1) == 2
+
+
+def test_confluent_kafka_describes_a_topic_that_does_not_exist_as_each_mode_answers(cluster, confluent_admin):
+    """ZooKeeper mode answers as Kafka 0.11: the missing topic's (absent) config znode read, the
+    broker's defaults described, no error. KRaft mode answers as Kafka 3.3: UNKNOWN_TOPIC_OR_PARTITION."""
+    # The brokers learned first: librdkafka drops its bootstrap connections once it knows them, and a
+    # request in flight on one fails with _DESTROY_BROKER.
+    confluent_admin.list_topics(timeout=15)
+    [described] = confluent_admin.describe_configs(
+        [ConfluentConfigResource("topic", topic_name("nowhere"))]
+    ).values()
+    if isinstance(cluster, LiteCluster):
+        configs = described.result(15)
+        assert configs["cleanup.policy"].value == "delete" and configs["cleanup.policy"].is_default
+        assert "retention.ms" in configs and "max.message.bytes" in configs
+    else:
+        with pytest.raises(ConfluentKafkaException) as refused:
+            described.result(15)
+        assert refused.value.args[0].name() == "UNKNOWN_TOPIC_OR_PART", refused.value

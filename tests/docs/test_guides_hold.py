@@ -1942,10 +1942,11 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
-            "**`metadata-quorum` asks the voters themselves**",
+            "**`metadata-quorum` tries each address in turn until one answers as the leader**",
             all_of(
                 lambda: assert_in("--bootstrap-controller", cli_options("metadata-quorum")),
                 tested_by(
+                    "tests/cli/test_tools_on_kraft.py::test_metadata_quorum_through_each_broker_as_kafka_3_3s_tool_asks",
                     "tests/cli/test_metadata_quorum_cli.py::test_status_names_the_leader_its_epoch_and_the_voters",
                     "tests/cli/test_metadata_quorum_cli.py::test_a_follower_alone_cannot_answer",
                 ),
@@ -2001,7 +2002,8 @@ CLAIMS: dict[str, list[Claim]] = {
             all_of(
                 a_kraft_broker_config_may_name_a_sasl_listener,
                 tested_by(
-                    "tests/kraft/test_combined_node.py::test_kafka_python_describes_configs_from_the_image"
+                    "tests/kraft/test_combined_node.py::test_kafka_python_describes_configs_from_the_image",
+                    "tests/compat/test_admin_clients.py::test_confluent_kafka_describes_a_topic_that_does_not_exist_as_each_mode_answers",
                 ),
             ),
         ),

@@ -266,7 +266,10 @@ def test_the_metadata_cache_answers_per_listener_and_leaves_out_a_broker_without
     assert [(b.id, b.port) for b in cache.alive_brokers()] == [(7, 9093), (8, 9192)]
 
     seen_on_sasl = {
-        p["partition_id"]: p for p in cache.topic_metadata(["t"], "SASL_PLAINTEXT")[0]["partition_metadata"]
+        p["partition_id"]: p
+        for p in cache.topic_metadata(["t"], "SASL_PLAINTEXT", error_unavailable_endpoints=True)[0][
+            "partition_metadata"
+        ]
     }
     assert seen_on_sasl[0]["leader"] == 7 and seen_on_sasl[0]["isr"] == [7]
     assert seen_on_sasl[0]["partition_error_code"] == 9  # REPLICA_NOT_AVAILABLE: 8 has no such listener

@@ -163,7 +163,7 @@ def test_metadata_cache_reports_missing_leaders_and_replicas():
         "partition_states": [_state("t", 0, 0, [0, 1]), _state("t", 1, 2, [2]), _state("t", 2, 1, [1, 2])],
     }
     cache.update_cache(0, 1, body, 3)
-    (meta,) = cache.topic_metadata(["t", "unknown"])
+    (meta,) = cache.topic_metadata(["t", "unknown"], error_unavailable_endpoints=True)  # as Metadata v0
     errors = {p["partition_id"]: p["partition_error_code"] for p in meta["partition_metadata"]}
     assert errors == {
         0: 0,

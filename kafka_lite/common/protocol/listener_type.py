@@ -5,9 +5,9 @@ Mirrors: org.apache.kafka.common.message.ApiMessageType.ListenerType and ApiKeys
          read each API's ``"listeners"`` from its JSON spec
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: the table is written here, not generated from the specs' ``"listeners"`` lists, and holds
-         only what kafka_lite has: the broker's table stays ``ApiKeys`` as it is; the controller's is
-         Raft's RPCs, the controller's RPCs, the four admin APIs a KRaft broker forwards and
-         ApiVersions.
+         only what kafka_lite has: the broker's table stays ``ApiKeys`` as it is, a KRaft broker's
+         with DescribeQuorum beside it; the controller's is Raft's RPCs, the controller's RPCs, the
+         four admin APIs a KRaft broker forwards and ApiVersions.
 
 In Kafka 3.3 every API's spec says which listeners take it: ``"listeners": ["zkBroker", "broker"]``
 for Produce, ``["controller"]`` for Vote, ``["zkBroker", "broker", "controller"]`` for CreateTopics
@@ -17,6 +17,12 @@ one of that type's: a Vote sent to a broker's client port is an unknown API ther
 to a controller is one too. The ApiVersions answer of the listener lists exactly the same table (Kafka's
 ``SimpleApiVersionManager(ListenerType.CONTROLLER)``), so a client learns the truth of what it may
 send.
+
+A KRaft broker's listener (``BROKER``) reads the client table and one api key of Raft's:
+DescribeQuorum (``"listeners": ["broker", "controller"]``), which the broker forwards to the active
+controller. A ZooKeeper broker's (``ZK_BROKER``) reads the client table alone, so a DescribeQuorum
+sent to it closes the connection, as a 3.3 ZooKeeper broker's ``SocketServer`` refuses an API its
+listener does not enable.
 
 Three tables of schemas meet on the controller's listener, each answering the same questions (which
 versions, which schema, which header):
@@ -123,21 +129,31 @@ if len(CONTROLLER_APIS) != len(RaftApiKeys) + len(ControllerApiKeys) + len(CONTR
     raise ValueError("an api key is in two of the controller listener's tables")
 
 
+# The quorum's APIs a KRaft broker's listener takes too (their specs list "broker" in Kafka 3.3):
+# DescribeQuorum, which the broker forwards to the active controller so that an admin tool needs
+# only a broker's address. A ZooKeeper broker's listener has no quorum to ask and takes none.
+BROKER_QUORUM_APIS: dict[int, RaftApiKeys] = {int(RaftApiKeys.DESCRIBE_QUORUM): RaftApiKeys.DESCRIBE_QUORUM}
+
+
 def apis_for_listener(listener_type: ListenerType) -> dict[int, Any]:
     """The APIs a listener of this type serves, by api key (Kafka's ``ApiKeys.apisForListener``).
-    A broker's listeners serve the whole client table, as kafka_lite's broker always has."""
+    A broker's listeners serve the whole client table, as kafka_lite's broker always has; a KRaft
+    broker's also DescribeQuorum."""
     if listener_type is ListenerType.CONTROLLER:
         return CONTROLLER_APIS
-    return {int(api): api for api in ApiKeys}
+    client_apis = {int(api): api for api in ApiKeys}
+    return {**client_apis, **BROKER_QUORUM_APIS} if listener_type is ListenerType.BROKER else client_apis
 
 
 def listener_api(listener_type: ListenerType, api_key: int) -> Any:
     """The API ``api_key`` names on a listener of this type; an ``UnknownApiKeyException`` if it
     serves no such API."""
-    if listener_type is not ListenerType.CONTROLLER:
-        api = ApiKeys.for_id(api_key)
-    else:
+    if listener_type is ListenerType.CONTROLLER:
         api = CONTROLLER_APIS.get(api_key)
+    else:
+        api = ApiKeys.for_id(api_key)
+        if api is None and listener_type is ListenerType.BROKER:
+            api = BROKER_QUORUM_APIS.get(api_key)
     if api is None:
         raise UnknownApiKeyException(
             f"api key {api_key} is not an API of the {listener_type.value} listener",

@@ -13,10 +13,12 @@ Differs: one table of schemas, read and written by ``types.Schema``'s walk, inst
 
 Why a table of its own. In Kafka 3.3 these APIs are scoped to the controller listener (their JSON
 says ``"listeners": ["controller"]``): a broker's client listener neither advertises them in its
-ApiVersions answer nor serves them. kafka_lite's broker advertises exactly the APIs of ``REQUESTS``
-that ``KafkaApis`` handles, and its docs and client-compatibility tests walk ``ApiKeys``; so the
-quorum's RPCs live in ``RAFT_REQUESTS``/``RAFT_RESPONSES``, which only the quorum's own listener reads,
-and a broker's answers do not change. Fetch is there too, at v13, the version a Raft follower sends
+ApiVersions answer nor serves them. The one exception is DescribeQuorum (``["broker",
+"controller"]``), which a KRaft broker takes and forwards to the active controller
+(``common/protocol/listener_type.py``). kafka_lite's broker advertises exactly the APIs of
+``REQUESTS`` that ``KafkaApis`` handles, and its docs and client-compatibility tests walk
+``ApiKeys``; so the quorum's RPCs live in ``RAFT_REQUESTS``/``RAFT_RESPONSES``, which the quorum's
+own listener reads, and a ZooKeeper broker's answers do not change. Fetch is there too, at v13, the version a Raft follower sends
 in Kafka 3.3 (``KafkaNetworkChannel`` builds it with ``ApiKeys.FETCH``'s whole range, and both ends
 speak up to 13): the quorum's Fetch is Kafka's Fetch, but at a flexible version with topic ids that
 the client-facing table (which stops at v5) does not have.

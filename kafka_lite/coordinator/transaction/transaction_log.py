@@ -38,14 +38,13 @@ from kafka_lite.common.protocol.types import (
     SchemaException,
     decode,
 )
+from kafka_lite.common.topic import TRANSACTION_STATE_TOPIC_NAME  # noqa: F401 (the log's topic, named here too)
 from kafka_lite.coordinator.transaction.transaction_metadata import (
     TransactionMetadata,
     TransactionState,
     TxnTransitMetadata,
     byte_to_state,
 )
-
-TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
 
 # Kafka's TransactionLog defaults and enforced settings
 DEFAULT_NUM_PARTITIONS = 50

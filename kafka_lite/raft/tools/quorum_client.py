@@ -1,4 +1,5 @@
-"""One request to one voter over a plain blocking socket: how a tool asks the quorum who leads.
+"""One request to one voter (or broker) over a plain blocking socket: how a tool asks the quorum who
+leads.
 
 No Kafka twin: the small, synchronous side of Kafka 3.3's ``kafka-metadata-quorum.sh describe``
 (which asks through the Admin client), written with the quorum's own codec so that a tool, a test or
@@ -11,6 +12,7 @@ import socket
 import struct
 from typing import Any
 
+from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.controller_messages import (
     ENDPOINT_TYPE_CONTROLLERS,
     ControllerApiKeys,
@@ -18,7 +20,7 @@ from kafka_lite.common.protocol.controller_messages import (
     parse_controller_response,
 )
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys, encode_raft_request, parse_raft_response
-from kafka_lite.common.protocol.requests import RequestHeader
+from kafka_lite.common.protocol.requests import RequestHeader, encode_request, parse_response
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.tools.raft_manager import METADATA_PARTITION
 
@@ -30,9 +32,17 @@ def _read_exactly(sock: socket.socket, n: int) -> bytes:
     while len(data) < n:
         chunk = sock.recv(n - len(data))
         if not chunk:
-            raise ConnectionError("the voter closed the connection")
+            raise ConnectionError("the node closed the connection")
         data += chunk
     return bytes(data)
+
+
+def _round_trip(address: tuple[str, int], frame: bytes, timeout_s: float) -> bytes:
+    """Send one request frame (without its size) and return the response frame that answers it."""
+    with socket.create_connection(address, timeout=timeout_s) as sock:
+        sock.sendall(_SIZE.pack(len(frame)) + frame)
+        (size,) = _SIZE.unpack(_read_exactly(sock, 4))
+        return _read_exactly(sock, size)
 
 
 def send_request(
@@ -41,19 +51,22 @@ def send_request(
     """Send one request at the API's latest version and return the decoded response body."""
     api = RaftApiKeys(api_key)
     frame = encode_raft_request(RequestHeader(api, api.latest_version, 1, "raft-tool"), body)
-    with socket.create_connection(address, timeout=timeout_s) as sock:
-        sock.sendall(_SIZE.pack(len(frame)) + frame)
-        (size,) = _SIZE.unpack(_read_exactly(sock, 4))
-        _, response = parse_raft_response(api, api.latest_version, _read_exactly(sock, size))
+    _, response = parse_raft_response(api, api.latest_version, _round_trip(address, frame, timeout_s))
     return response
 
 
 def describe_quorum(address: tuple[str, int], timeout_s: float = 2.0) -> dict:
     """The partition of a DescribeQuorum answer: ``error_code``, ``leader_id``, ``leader_epoch``,
-    ``high_watermark`` and each voter's ``log_end_offset``. Only the leader answers without error."""
-    response = send_request(
-        address, RaftApiKeys.DESCRIBE_QUORUM, raft_util.describe_quorum_request(METADATA_PARTITION), timeout_s
-    )
+    ``high_watermark`` and each voter's ``log_end_offset``. Only the leader answers without error,
+    and a KRaft broker forwards the request to it; a node that takes no DescribeQuorum (a ZooKeeper
+    broker) closes the connection: ConnectionError, saying so."""
+    request = raft_util.describe_quorum_request(METADATA_PARTITION)
+    try:
+        response = send_request(address, RaftApiKeys.DESCRIBE_QUORUM, request, timeout_s)
+    except ConnectionError as e:
+        raise ConnectionError(
+            f"{e}: it takes no DescribeQuorum (a ZooKeeper broker has no quorum to describe)"
+        ) from None
     if response["error_code"] != 0:
         return {"error_code": response["error_code"]}
     return response["topics"][0]["partitions"][0]
@@ -66,11 +79,19 @@ def describe_cluster(address: tuple[str, int], timeout_s: float = 2.0) -> dict:
     api = ControllerApiKeys.DESCRIBE_CLUSTER
     header = RequestHeader(api, api.latest_version, 1, "raft-tool")
     frame = encode_controller_request(header, {"endpoint_type": ENDPOINT_TYPE_CONTROLLERS})
-    with socket.create_connection(address, timeout=timeout_s) as sock:
-        sock.sendall(_SIZE.pack(len(frame)) + frame)
-        (size,) = _SIZE.unpack(_read_exactly(sock, 4))
-        _, response = parse_controller_response(api, api.latest_version, _read_exactly(sock, size))
+    _, response = parse_controller_response(api, api.latest_version, _round_trip(address, frame, timeout_s))
     return response
+
+
+def describe_cluster_of_broker(address: tuple[str, int], timeout_s: float = 2.0) -> dict:
+    """A broker's cluster id, as ``describe_cluster`` gives a controller's (``error_code`` and
+    ``cluster_id``), from a Metadata v2 answer for no topics: what Kafka 3.3's Admin
+    ``describeCluster`` asks a broker that has no DescribeCluster, as kafka_lite's has none. A
+    node that is not a broker (a voter) closes the connection: ConnectionError."""
+    version = 2  # the first Metadata with the cluster id (KIP-78)
+    frame = encode_request(RequestHeader(ApiKeys.METADATA, version, 1, "raft-tool"), {"topics": []})
+    _, response = parse_response(ApiKeys.METADATA, version, _round_trip(address, frame, timeout_s))
+    return {"error_code": 0, "cluster_id": response["cluster_id"]}
 
 
 def find_leader(addresses: dict[int, tuple[str, int]], timeout_s: float = 0.5) -> dict | None:

@@ -187,18 +187,6 @@ class BrokerMetadataListener(Listener):
         self.begin_shutdown()
         self.event_queue.close()
 
-    def get_image_records(self) -> Future:
-        """The records that rebuild the current image (for tests), as a future."""
-        future: Future = Future()
-
-        def write() -> None:
-            records: list[ApiMessageAndVersion] = []
-            self._image.write(records)
-            future.set_result(records)
-
-        self.event_queue.append(FunctionEvent(write))
-        return future
-
 
 class _StartPublishingEvent(Event):
     """Kafka's StartPublishingEvent: its future fails if the event cannot run (the queue is closing)."""

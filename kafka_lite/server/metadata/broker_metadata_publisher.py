@@ -30,6 +30,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
+from kafka_lite.common.topic import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.metadata.config_resource import ConfigResourceType
@@ -39,9 +40,6 @@ from kafka_lite.server.metadata.kraft_metadata_cache import KRaftMetadataCache
 from kafka_lite.server.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
-
-GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
-TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
 
 
 class GroupCoordinatorElections(Protocol):

@@ -5,9 +5,9 @@ Mirrors: kafka.server.metadata.KRaftMetadataCache
          (core/src/main/scala/kafka/server/metadata/KRaftMetadataCache.scala, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: it offers the interface of kafka_lite's ``MetadataCache`` (server/metadata_cache.py), which
-         KafkaApis reads, rather than Kafka 3.3's (``getTopicMetadata``, ``getAliveBrokerNodes``...);
-         a topic's answer has that cache's shape (every replica, the ISR members that are reachable),
-         with 3.3's errors.
+         KafkaApis reads, rather than Kafka 3.3's (``getTopicMetadata``, ``getAliveBrokerNodes``...),
+         and answers a topic with that cache's ``topic_metadata``: 3.3's errors, which are 0.11's,
+         except that a partition with no reachable leader lists no ISR (3.3 lists it).
 
 Where the ZooKeeper broker's cache is written by the controller's UpdateMetadata (under a lock, entry
 by entry), this one holds a single immutable image and ``set_image`` swaps in the next one: a reader
@@ -27,13 +27,11 @@ from __future__ import annotations
 import random
 import uuid
 
-from kafka_lite.common.errors import Errors
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.metadata.broker_registration import BrokerRegistration
 from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.metadata.image.metadata_image import MetadataImage
-from kafka_lite.metadata.leader_constants import NO_LEADER
-from kafka_lite.server.metadata_cache import SECURITY_PROTOCOL_NAMES, PartitionState
+from kafka_lite.server.metadata_cache import SECURITY_PROTOCOL_NAMES, PartitionState, topic_metadata_of
 from kafka_lite.zk.zk_utils import Broker, EndPoint
 
 
@@ -98,10 +96,6 @@ class KRaftMetadataCache:
         broker = self._image.cluster.broker(broker_id)
         return broker is not None and broker.fenced
 
-    def is_broker_shutting_down(self, broker_id: int) -> bool:
-        broker = self._image.cluster.broker(broker_id)
-        return broker is not None and broker.in_controlled_shutdown
-
     @property
     def controller_id(self) -> int:
         """A random live broker, or -1 (Kafka's ``getRandomAliveBroker``): a client that sends it an
@@ -151,49 +145,24 @@ class KRaftMetadataCache:
         return set() if found is None else {TopicPartition(topic, pid) for pid in found.partitions}
 
     # --8<-- [start:topic_metadata]
-    def topic_metadata(self, topics: list[str], listener_name: str | None = None) -> list[dict]:
-        """The ``topic_metadata`` of a Metadata response for the known ``topics``, as
-        ``MetadataCache.topic_metadata`` gives it. A broker is reachable if it is unfenced and has
-        ``listener_name`` (any listener when None). A leader that is not reachable is
-        LEADER_NOT_AVAILABLE, with no leader named; a reachable leader with a replica or an ISR
-        member that is not is REPLICA_NOT_AVAILABLE (clients only log it)."""
+    def topic_metadata(
+        self, topics: list[str], listener_name: str | None = None, error_unavailable_endpoints: bool = False
+    ) -> list[dict]:
+        """The ``topic_metadata`` of a Metadata response for the known ``topics``, by the rule
+        ``MetadataCache`` answers with (``server/metadata_cache.py``'s ``partition_metadata``). A
+        broker is reachable if it is unfenced and has ``listener_name`` (any listener when None):
+        a fenced broker is to a client what a dead one was in chapter 7."""
         image = self._image
         reachable = {
             b.id
             for b in image.cluster.brokers.values()
             if not b.fenced and (listener_name is None or listener_name in b.listeners)
         }
-        result = []
-        for name in topics:
-            topic = image.topics.get_topic(name)
-            if topic is None:
-                continue
-            partition_metadata = []
-            for pid, p in sorted(topic.partitions.items()):
-                if p.leader not in reachable:
-                    error = Errors.LEADER_NOT_AVAILABLE
-                elif any(r not in reachable for r in p.replicas) or any(r not in reachable for r in p.isr):
-                    error = Errors.REPLICA_NOT_AVAILABLE
-                else:
-                    error = Errors.NONE
-                partition_metadata.append(
-                    {
-                        "partition_error_code": error.code,
-                        "partition_id": pid,
-                        "leader": NO_LEADER if error is Errors.LEADER_NOT_AVAILABLE else p.leader,
-                        "replicas": list(p.replicas),
-                        "isr": [r for r in p.isr if r in reachable],
-                    }
-                )
-            result.append(
-                {
-                    "topic_error_code": 0,
-                    "topic": name,
-                    "is_internal": name.startswith("__"),
-                    "partition_metadata": partition_metadata,
-                }
-            )
-        return result
+        return [
+            topic_metadata_of(name, self.partitions(name), reachable, error_unavailable_endpoints)
+            for name in topics
+            if image.topics.get_topic(name) is not None
+        ]
 
     # --8<-- [end:topic_metadata]
 

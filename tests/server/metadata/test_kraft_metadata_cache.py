@@ -1,5 +1,6 @@
 """KRaftMetadataCache: chapter 7's cache questions answered from a MetadataImage built from records
-(live brokers are the unfenced ones, partitions as their registrations say, 3.3's Metadata errors)."""
+(live brokers are the unfenced ones, partitions as their registrations say); its Metadata errors
+are tests/server/test_partition_metadata.py's."""
 
 from __future__ import annotations
 
@@ -73,22 +74,13 @@ def test_a_change_record_moves_leader_epoch_and_partition_epoch(cache):
     assert (state.leader, state.leader_epoch, state.isr, state.zk_version) == (1, 4, (0,), 6)
 
 
-def test_topic_metadata_errors_as_kafka_3_3(cache):
-    (answer,) = cache.topic_metadata(["foo", "unknown"], "PLAINTEXT")
-    by_id = {p["partition_id"]: p for p in answer["partition_metadata"]}
-    assert by_id[0]["partition_error_code"] == Errors.NONE.code and by_id[0]["leader"] == 0
-    # a fenced leader is not available: no leader is named
-    assert by_id[1]["partition_error_code"] == Errors.LEADER_NOT_AVAILABLE.code and by_id[1]["leader"] == -1
-    assert by_id[1]["replicas"] == [2, 0] and by_id[1]["isr"] == [0]
-    # a live leader with a fenced replica: usable, but REPLICA_NOT_AVAILABLE
-    assert by_id[2]["partition_error_code"] == Errors.REPLICA_NOT_AVAILABLE.code and by_id[2]["leader"] == 1
-
-
 def test_a_leader_without_the_listener_is_not_available(cache):
-    (answer,) = cache.topic_metadata(["foo"], "EXTERNAL")
+    (answer,) = cache.topic_metadata(["foo"], "EXTERNAL", error_unavailable_endpoints=True)
     by_id = {p["partition_id"]: p for p in answer["partition_metadata"]}
     assert by_id[2]["partition_error_code"] == Errors.LEADER_NOT_AVAILABLE.code, "broker 1 has no EXTERNAL"
+    # Metadata v0 leaves broker 1 out of partition 0's lists: a replica it cannot describe
     assert by_id[0]["partition_error_code"] == Errors.REPLICA_NOT_AVAILABLE.code
+    assert by_id[0]["replicas"] == [0] and by_id[0]["isr"] == [0]
 
 
 def test_the_controller_named_is_a_live_broker(cache):
