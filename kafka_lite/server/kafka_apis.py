@@ -1286,7 +1286,7 @@ class KafkaApis:
             errors = dict.fromkeys(partitions, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         for topic, partition in partitions if not errors else ():
             error = self._topic_refusal(request.session, Operation.WRITE, topic)
-            if error is None and topic.startswith("__"):  # no transaction writes an internal topic
+            if error is None and is_internal(topic):  # no transaction writes an internal topic
                 error = Errors.TOPIC_AUTHORIZATION_FAILED
             elif error is None and self.metadata_cache.partition_state(topic, partition) is None:
                 error = Errors.UNKNOWN_TOPIC_OR_PARTITION

@@ -55,7 +55,7 @@ from kafka_lite.common.protocol.fetch_request import DEBUGGING_CONSUMER_ID, READ
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import validate_topic_name
+from kafka_lite.common.topic import is_internal, validate_topic_name
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.checkpoint import read_checkpoint, write_checkpoint
 from kafka_lite.log.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
@@ -706,7 +706,7 @@ class ReplicaManager:
         results = {}
         for tp, records in entries.items():
             try:
-                if tp[0].startswith("__") and not internal_topics_allowed:
+                if is_internal(tp[0]) and not internal_topics_allowed:
                     raise InvalidTopicException(f"Cannot append to internal topic {tp[0]}")
                 partition = self.get_leader_partition(tp)
                 info = partition.append_records_to_leader(records, required_acks, is_from_client)
@@ -762,7 +762,7 @@ class ReplicaManager:
         results = {}
         for tp, requested_offset in offset_per_partition.items():
             try:
-                if tp[0].startswith("__"):
+                if is_internal(tp[0]):
                     raise InvalidTopicException(f"Cannot delete records of internal topic {tp[0]}")
                 partition = self.get_partition(tp)
                 if partition is None:
