@@ -19,15 +19,20 @@ state's poll and its transitions) is how the protocol is learnt.
 Everything happens in ``poll``, on one thread, in Kafka's order::
 
     poll()
+      ├─ poll_listeners          new listeners registered; committed batches and leader changes to
+      │                          the state machine
       ├─ maybe_complete_shutdown
       ├─ poll_current_state      poll_leader / poll_candidate / poll_follower / poll_voted /
       │                          poll_unattached / poll_resigned: timers, and the requests this state
       │                          sends (Vote, BeginQuorumEpoch, Fetch, EndQuorumEpoch); returns how
       │                          long until it needs polling again
-      ├─ one inbound message     waited for up to that long (a real node sleeps here): a peer's
-      │                          request (handle_*_request, answered through its future), the response
-      │                          to one of ours (handle_*_response), or a held Fetch come due
-      └─ poll_listeners          committed batches and leader changes to the state machine
+      └─ one inbound message     waited for up to that long (a real node sleeps here): a peer's
+                                 request (handle_*_request, answered through its future), the response
+                                 to one of ours (handle_*_response), or a held Fetch come due
+
+A commit the inbound message brings (a follower's high watermark moved by a Fetch response, a
+leader's by a follower's Fetch) reaches the listeners at once, from the handler; ``poll_listeners``
+at the start of the next poll catches up only the listeners registered since, or left behind.
 
 The handlers follow one pattern. A request first has its epoch checked (``validate_voter_only_request``,
 ``validate_leader_only_request``): an epoch below ours is FENCED_LEADER_EPOCH, above ours (for the
@@ -68,7 +73,7 @@ from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.candidate_state import CandidateState, binary_exponential_election_backoff_ms
-from kafka_lite.raft.expiration_service import ExpirationService, MockExpirationService
+from kafka_lite.raft.expiration_service import ExpirationService
 from kafka_lite.raft.follower_state import FollowerState
 from kafka_lite.raft.internals.batch_accumulator import BatchAccumulator
 from kafka_lite.raft.internals.threshold_purgatory import ThresholdPurgatory
@@ -88,7 +93,7 @@ from kafka_lite.raft.raft_client import (
 )
 from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.raft_message import RaftRequest, RaftResponse
-from kafka_lite.raft.raft_message_queue import MockMessageQueue, RaftMessageQueue
+from kafka_lite.raft.raft_message_queue import RaftMessageQueue
 from kafka_lite.raft.raft_util import METADATA_TOPIC_ID, RaftErrors
 from kafka_lite.raft.records_snapshot_reader import RecordsSnapshotReader
 from kafka_lite.raft.records_snapshot_writer import RecordsSnapshotWriter
@@ -180,12 +185,14 @@ class KafkaRaftClient(RaftClient):
         cluster_id: str | None = None,
         fetch_max_wait_ms: int = MAX_FETCH_WAIT_MS,
         max_batch_size_bytes: int = MAX_BATCH_SIZE_BYTES,
-        message_queue: RaftMessageQueue | None = None,
-        expiration_service: ExpirationService | None = None,
+        *,
+        message_queue: RaftMessageQueue,
+        expiration_service: ExpirationService,
     ) -> None:
-        """``message_queue`` and ``expiration_service`` default to the mocks, for tests and the
-        simulator on MockTime; a real node passes a BlockingMessageQueue and a
-        TimingWheelExpirationService (see ``kafka_lite/raft/tools/test_raft_server.py``)."""
+        """``message_queue`` is what ``poll`` waits on and ``expiration_service`` bounds a held Fetch:
+        a real node passes a ``BlockingMessageQueue`` and a ``TimingWheelExpirationService`` (see
+        ``kafka_lite/raft/tools/raft_manager.py``); the simulator and the tests pass the mocks of
+        ``kafka_lite/raft/simulation/``, which move only with the mock clock."""
         self._serde = serde
         self._channel = channel
         self._log = log_
@@ -210,12 +217,9 @@ class KafkaRaftClient(RaftClient):
         )
         # Inbound requests, the responses to ours and held Fetches come due, in arrival order;
         # only poll() takes from it.
-        self._message_queue = message_queue if message_queue is not None else MockMessageQueue()
-        self.expiration_service = (
-            expiration_service if expiration_service is not None else MockExpirationService(time)
-        )
+        self._message_queue = message_queue
         # Fetches the leader holds until its log end passes their offset (see the header).
-        self._fetch_purgatory = ThresholdPurgatory(self.expiration_service)
+        self._fetch_purgatory = ThresholdPurgatory(expiration_service)
         self._listener_contexts: dict[int, _ListenerContext] = {}
         self._pending_registrations: list[Listener] = []
         self._shutdown: _GracefulShutdown | None = None
@@ -336,6 +340,7 @@ class KafkaRaftClient(RaftClient):
     def poll(self) -> None:
         if not self._initialized:
             raise IllegalStateException("Replica needs to be initialized before polling")
+        self._poll_listeners()
         start_poll_time_ms = self._time.milliseconds()
         if self._maybe_complete_shutdown(start_poll_time_ms):
             return
@@ -343,7 +348,6 @@ class KafkaRaftClient(RaftClient):
         message = self._message_queue.poll(poll_timeout_ms)
         if message is not None:
             self._handle_inbound_message(message, self._time.milliseconds())
-        self._poll_listeners()
 
     # --8<-- [end:poll]
 

@@ -1342,7 +1342,7 @@ CLAIMS: dict[str, list[Claim]] = {
             "**The simulation's log and clock are kafka_lite's own in two places.**",
             all_of(
                 lambda: in_source(
-                    "kafka_lite.raft.mock_log:MockLog.truncate_to_latest_snapshot",
+                    "kafka_lite.raft.simulation.mock_log:MockLog.truncate_to_latest_snapshot",
                     "self._log_end_offset_before(",
                 ),
                 lambda: in_source(

@@ -13,10 +13,10 @@ import pytest
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.time import MockTime
 from kafka_lite.raft import raft_util
-from kafka_lite.raft.expiration_service import MockExpirationService
 from kafka_lite.raft.internals.threshold_purgatory import ThresholdPurgatory
 from kafka_lite.raft.raft_message_queue import BlockingMessageQueue
 from kafka_lite.raft.raft_util import RaftErrors
+from kafka_lite.raft.simulation.mock_expiration_service import MockExpirationService
 from tests.raft.raft_client_test_context import METADATA_PARTITION, RaftClientTestContext
 from tests.raft.test_kafka_raft_client import become_leader
 
@@ -114,8 +114,7 @@ def test_a_held_fetch_expires_empty_after_its_max_wait_on_mock_time():
     ctx, epoch = leader({0, 1, 2})
     end = ctx.log.end_offset().offset
     request = held_fetch(ctx, epoch, end)
-    expiration = ctx.client.expiration_service
-    assert isinstance(expiration, MockExpirationService)
+    expiration = ctx.expiration_service
     ctx.time.sleep(MAX_WAIT_MS - 1)
     expiration.tick()
     ctx.poll(2)
@@ -145,9 +144,16 @@ def test_a_held_fetch_gets_not_leader_when_the_leader_resigns():
 def test_a_zero_max_wait_is_never_held():
     ctx, epoch = leader({0, 1, 2})
     end = ctx.log.end_offset().offset
-    request = ctx.deliver_fetch_request(1, epoch, fetch_offset=end, last_fetched_epoch=epoch)  # max wait 0
+    # Node 1's Fetch moves the high watermark to the end first, so node 2's, at the same offset, has
+    # nothing to carry and moves nothing: only its zero max wait keeps it from being held.
+    first = fetch(ctx, 1, epoch, fetch_offset=end, last_fetched_epoch=epoch)
+    assert answer(ctx, first)["high_watermark"] == end
+    request = ctx.deliver_fetch_request(2, epoch, fetch_offset=end, last_fetched_epoch=epoch)  # max wait 0
     ctx.poll()
-    assert answer(ctx, request)["error_code"] == 0
+    assert request.completion.done(), "a Fetch with a zero max wait was held"
+    partition = answer(ctx, request)
+    assert (partition["error_code"], partition["high_watermark"], partition["records"]) == (0, end, b"")
+    assert ctx.client._fetch_purgatory.num_waiting() == 0
 
 
 def test_threshold_purgatory_completes_only_reached_thresholds():
@@ -164,22 +170,58 @@ def test_threshold_purgatory_completes_only_reached_thresholds():
     assert purgatory.num_waiting() == 0
 
 
+class _WaitSignallingTime(MockTime):
+    """A MockTime that says when a thread first blocks on it, so a test knows the poller is waiting
+    without guessing how long a loaded machine takes to get there."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = threading.Event()
+
+    def _wait(self, condition: threading.Condition, remaining_ms: int) -> None:
+        self.waiting.set()
+        super()._wait(condition, remaining_ms)
+
+
+# A bound for a thread to reach a point it reaches at once when the code is right; only a bug (or a
+# hang) spends it.
+_THREAD_DEADLINE_S = 10
+
+
+def _poll_in_thread(
+    queue: BlockingMessageQueue, time: _WaitSignallingTime, timeout_ms: int, result: list
+) -> threading.Thread:
+    def run() -> None:
+        result.append(queue.poll(timeout_ms))
+        time.waiting.set()  # a poll that never waited must not leave the test waiting for it
+
+    poller = threading.Thread(target=run, daemon=True)
+    poller.start()
+    return poller
+
+
+def _finish(poller: threading.Thread) -> None:
+    poller.join(_THREAD_DEADLINE_S)
+    assert not poller.is_alive(), f"the poll did not return within {_THREAD_DEADLINE_S} s"
+
+
 def test_blocking_queue_waits_until_its_timeout_on_mock_time_and_wakes_on_add():
-    time = MockTime()
+    time = _WaitSignallingTime()
     queue = BlockingMessageQueue(time)
     result: list = []
-    poller = threading.Thread(target=lambda: result.append(queue.poll(1_000)))
-    poller.start()
-    poller.join(0.2)
-    assert poller.is_alive()  # mock time has not moved: still waiting
+    poller = _poll_in_thread(queue, time, 1_000, result)
+    # The poller blocks on the clock having found nothing, or returns: only a wrong poll returns.
+    assert time.waiting.wait(_THREAD_DEADLINE_S), "the poll neither waited on the clock nor returned"
+    assert result == [], "the poll returned before mock time moved or a message came"
     queue.add("vote")
-    poller.join(5)
+    _finish(poller)
     assert result == ["vote"] and queue.is_empty()
     # A wakeup ends the wait with nothing; a timeout on mock time ends it once the clock passes it.
     queue.wakeup()
     assert queue.poll(1_000) is None
-    poller = threading.Thread(target=lambda: result.append(queue.poll(1_000)))
-    poller.start()
+    time.waiting.clear()
+    poller = _poll_in_thread(queue, time, 1_000, result)
+    assert time.waiting.wait(_THREAD_DEADLINE_S), "the poll neither waited on the clock nor returned"
     time.sleep(1_000)
-    poller.join(5)
-    assert not poller.is_alive() and result[-1] is None
+    _finish(poller)
+    assert result == ["vote", None]

@@ -366,7 +366,10 @@ def test_leader_high_watermark_waits_for_an_entry_of_its_own_epoch():
     assert partition["high_watermark"] == 4
     assert ctx.log.high_watermark().offset == 4
     assert ctx.listener.committed_records() == ["a", "b", "c"]
-    # Only now, caught up to the epoch start, is the state machine told it leads.
+    # Only now, caught up to the epoch start, is the state machine told it leads: on the next poll,
+    # whose leader's poll checks the listener's position, as Kafka 3.3's pollLeader does.
+    assert LeaderAndEpoch(LOCAL, epoch) not in ctx.listener.leader_changes
+    ctx.poll()
     assert ctx.listener.leader_changes[-1] == LeaderAndEpoch(LOCAL, epoch)
 
 
@@ -393,7 +396,9 @@ def test_resign_sends_end_quorum_epoch_with_the_most_caught_up_successor_first()
     ctx, epoch = leader_context()
     request = ctx.deliver_fetch_request(2, epoch, fetch_offset=1, last_fetched_epoch=epoch)
     ctx.poll()
-    assert ctx.response_of(request)
+    # Node 2 holds the LeaderChange record (offset 0): with the leader, a majority of three.
+    partition = ctx.partition_of(ctx.response_of(request), "responses")
+    assert (partition["error_code"], partition["high_watermark"], partition["records"]) == (0, 1, b"")
     ctx.client.resign(epoch)
     ctx.poll()
     assert ctx.state_name() == "Resigned"
