@@ -9,7 +9,10 @@ Differs: no append purgatory: committed records reach the listener from the log,
          it; ``create_snapshot`` takes the snapshot's id (Kafka 3.3 takes its last committed
          offset and epoch and adds one); the leader flushes before it counts its own end offset
          (``_flush_leader_log``); no snapshot cleaning (the log start moves with
-         ``delete_before_snapshot``), no metrics.
+         ``delete_before_snapshot``), no metrics; a listener's position moves when a batch is
+         handed to it, not when it closes Kafka's ``BatchReader`` (see ``raft_client.py``: no
+         back-pressure, and the new leader's ``handle_leader_change`` waits for batches handed
+         over, not acknowledged).
 Labs:    lab 18, stage 4 (``_ListenerContext.fire_handle_snapshot``)
 
 One module for one class, as Kafka's KafkaRaftClient is one file: its handlers share the quorum,
@@ -111,7 +114,8 @@ MAX_FETCH_WAIT_MS = 500
 
 
 class _ListenerContext:
-    """A registered listener and how far it has read (Kafka's ``ListenerContext``)."""
+    """A registered listener and how far it has been handed the log (Kafka's ``ListenerContext``,
+    whose ``nextOffset`` moves only when the listener closes a ``BatchReader``: see the header)."""
 
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
@@ -1087,12 +1091,11 @@ class KafkaRaftClient(RaftClient):
             answered is None
             or answered["error_code"] != RaftErrors.NONE
             or answered["records"]
-            or answered["diverging_epoch"]["epoch"] >= 0
-            or answered["snapshot_id"]["epoch"] >= 0
             or data["max_wait_ms"] == 0
+            or self._sends_the_follower_to_truncate_or_to_a_snapshot(answered)
             # This Fetch moved the high watermark: the Fetches held until now were answered with the
             # new one, and so is this one, or its follower would learn of the commit its own fetch
-            # offset made only when the wait runs out.
+            # offset made only when the wait runs out (kafka_lite's own: see the header).
             or self._log.high_watermark().offset != high_watermark
         ):
             return response
@@ -1104,6 +1107,19 @@ class KafkaRaftClient(RaftClient):
             lambda done: self._message_queue.add(_CompletedFetch(request, partition, done))
         )
         return None
+
+    @staticmethod
+    def _sends_the_follower_to_truncate_or_to_a_snapshot(partition: dict) -> bool:
+        """Whether the answer names a diverging epoch or a snapshot id: it is then sent at once.
+
+        Kafka 3.6 (KAFKA-15100, which fixed this beside its expiration-service race). Kafka 3.3
+        holds any answer without records, these too; but a
+        follower told to truncate or to fetch a snapshot can do nothing else until it has, so
+        holding the answer only delays it by the max wait. And the purgatory releases a Fetch when
+        the log end passes its fetch offset: a follower whose log runs past the leader's (the
+        usual divergence) waits the whole max wait, each round, while its fetch timeout runs.
+        """
+        return partition["diverging_epoch"]["epoch"] >= 0 or partition["snapshot_id"]["epoch"] >= 0
 
     def _on_held_fetch_done(self, held: _CompletedFetch) -> None:
         request, partition = held.request, held.partition
@@ -1364,6 +1380,17 @@ class KafkaRaftClient(RaftClient):
         high_watermark = self._quorum.high_watermark()
         if high_watermark is not None:
             self._update_listeners_progress(high_watermark.offset)
+        self._tell_new_listeners_the_leader()
+
+    def _tell_new_listeners_the_leader(self) -> None:
+        """Tell every listener the current leader and epoch, unless it has heard them already.
+
+        Kafka 3.7.1 and 3.8 (KAFKA-16286). Kafka 3.3 tells listeners of a leader only when this
+        node changes state (a leader also in its own poll), so a listener registered after a
+        follower's last transition hears of no leader until the next election: a standby
+        controller registered late would not know which controller is active. A leader's own
+        election still waits until the listener has read up to the epoch's start.
+        """
         leader_state = self._quorum.maybe_leader_state()
         if leader_state is not None:
             self._maybe_fire_leader_change_for_leader(leader_state)
