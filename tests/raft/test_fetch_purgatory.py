@@ -11,13 +11,14 @@ import threading
 import pytest
 
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
-from kafka_lite.common.time import MockTime
+from kafka_lite.common.time import MockTime, SystemTime
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.internals.threshold_purgatory import ThresholdPurgatory
+from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_message_queue import BlockingMessageQueue
 from kafka_lite.raft.raft_util import RaftErrors
 from kafka_lite.raft.simulation.mock_expiration_service import MockExpirationService
-from tests.raft.raft_client_test_context import METADATA_PARTITION, RaftClientTestContext
+from tests.raft.raft_client_test_context import METADATA_PARTITION, RaftClientTestContext, batch
 from tests.raft.test_kafka_raft_client import become_leader
 
 pytestmark = pytest.mark.unit
@@ -156,6 +157,34 @@ def test_a_zero_max_wait_is_never_held():
     assert ctx.client._fetch_purgatory.num_waiting() == 0
 
 
+def test_a_fetch_told_to_truncate_is_answered_at_once():
+    # Kafka 3.6's rule (KAFKA-15100): the answer carries no records, but the follower can do
+    # nothing else until it has truncated. The leader's log: epoch 1 at 0-2, its LeaderChange at 3.
+    ctx = RaftClientTestContext(LOCAL, {0, 1, 2}, log_batches=[batch(0, 1, ["a", "b", "c"])])
+    epoch = become_leader(ctx)
+    # Node 1 has an epoch-1 entry at offset 3 the leader never had; its offset is the leader's end,
+    # so nothing the leader appends soon would release a held Fetch.
+    request = fetch(ctx, 1, epoch, fetch_offset=4, last_fetched_epoch=1)
+    assert request.completion.done(), "a Fetch answered with a diverging epoch was held"
+    partition = answer(ctx, request)
+    assert (partition["diverging_epoch"], partition["records"]) == ({"epoch": 1, "end_offset": 3}, b"")
+    assert ctx.client._fetch_purgatory.num_waiting() == 0
+
+
+def test_a_fetch_sent_to_a_snapshot_is_answered_at_once():
+    # As above (KAFKA-15100): a follower sent to a snapshot fetches nothing else before it.
+    ctx, epoch = leader({0, 1, 2})
+    writer = ctx.log.store_snapshot(OffsetAndEpoch(1, epoch))
+    writer.append(bytes(batch(0, epoch, ["s"]).buffer()))
+    writer.freeze()
+    # Node 1's last entry is of an epoch older than anything from the snapshot on.
+    request = fetch(ctx, 1, epoch, fetch_offset=1, last_fetched_epoch=0)
+    assert request.completion.done(), "a Fetch answered with a snapshot id was held"
+    partition = answer(ctx, request)
+    assert (partition["snapshot_id"], partition["records"]) == ({"end_offset": 1, "epoch": epoch}, b"")
+    assert ctx.client._fetch_purgatory.num_waiting() == 0
+
+
 def test_threshold_purgatory_completes_only_reached_thresholds():
     time = MockTime()
     expiration = MockExpirationService(time)
@@ -170,9 +199,11 @@ def test_threshold_purgatory_completes_only_reached_thresholds():
     assert purgatory.num_waiting() == 0
 
 
-class _WaitSignallingTime(MockTime):
-    """A MockTime that says when a thread first blocks on it, so a test knows the poller is waiting
-    without guessing how long a loaded machine takes to get there."""
+class _WaitSignalling:
+    """A clock that says when a thread blocks on it, so a test knows the poller is waiting without
+    guessing how long a loaded machine takes to get there. The poller still holds the queue's lock
+    when it says so, and lets go of it only in the wait: an ``add`` or a ``wakeup`` made after the
+    signal finds it waiting."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -183,13 +214,21 @@ class _WaitSignallingTime(MockTime):
         super()._wait(condition, remaining_ms)
 
 
+class _WaitSignallingTime(_WaitSignalling, MockTime):
+    pass
+
+
+class _WaitSignallingSystemTime(_WaitSignalling, SystemTime):
+    pass
+
+
 # A bound for a thread to reach a point it reaches at once when the code is right; only a bug (or a
 # hang) spends it.
 _THREAD_DEADLINE_S = 10
 
 
 def _poll_in_thread(
-    queue: BlockingMessageQueue, time: _WaitSignallingTime, timeout_ms: int, result: list
+    queue: BlockingMessageQueue, time: _WaitSignalling, timeout_ms: int, result: list
 ) -> threading.Thread:
     def run() -> None:
         result.append(queue.poll(timeout_ms))
@@ -205,7 +244,7 @@ def _finish(poller: threading.Thread) -> None:
     assert not poller.is_alive(), f"the poll did not return within {_THREAD_DEADLINE_S} s"
 
 
-def test_blocking_queue_waits_until_its_timeout_on_mock_time_and_wakes_on_add():
+def test_blocking_queue_waits_until_its_timeout_on_mock_time():
     time = _WaitSignallingTime()
     queue = BlockingMessageQueue(time)
     result: list = []
@@ -225,3 +264,22 @@ def test_blocking_queue_waits_until_its_timeout_on_mock_time_and_wakes_on_add():
     time.sleep(1_000)
     _finish(poller)
     assert result == ["vote", None]
+
+
+@pytest.mark.parametrize("end_the_wait", ["add", "wakeup"])
+def test_blocking_queue_ends_a_long_wait_on_the_system_clock_at_an_add_or_a_wakeup(end_the_wait):
+    # A ten-minute poll: only the add or the wakeup ends it within the deadline. On the system
+    # clock, as a real node polls: a MockTime re-checks on its own every 50 ms of real time.
+    time = _WaitSignallingSystemTime()
+    queue = BlockingMessageQueue(time)
+    result: list = []
+    poller = _poll_in_thread(queue, time, 600_000, result)
+    assert time.waiting.wait(_THREAD_DEADLINE_S), "the poll neither waited on the clock nor returned"
+    assert result == []
+    if end_the_wait == "add":
+        queue.add("vote")
+    else:
+        queue.wakeup()
+    _finish(poller)
+    assert result == (["vote"] if end_the_wait == "add" else [None])
+    assert queue.is_empty()

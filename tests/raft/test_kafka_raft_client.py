@@ -19,6 +19,7 @@ from tests.raft.raft_client_test_context import (
     ELECTION_TIMEOUT_MS,
     FETCH_TIMEOUT_MS,
     METADATA_PARTITION,
+    MockListener,
     RaftClientTestContext,
     batch,
 )
@@ -315,6 +316,19 @@ def test_follower_truncates_at_a_diverging_epoch_then_fetches_and_advances_its_h
     ctx.poll()
     assert ctx.log.high_watermark().offset == 4
     assert ctx.listener.committed_records() == ["a", "b", "c", "d"]
+
+
+def test_a_listener_registered_after_the_last_transition_is_told_the_leader():
+    # Kafka 3.7.1 and 3.8's rule (KAFKA-16286): Kafka 3.3 would tell it only at the next election.
+    ctx = follower_context()
+    ctx.poll(2)
+    assert ctx.listener.leader_changes == [LeaderAndEpoch(1, 5)]
+    late = MockListener()
+    ctx.client.register(late)
+    ctx.poll()
+    assert late.leader_changes == [LeaderAndEpoch(1, 5)]
+    ctx.poll()
+    assert late.leader_changes == [LeaderAndEpoch(1, 5)]  # once
 
 
 def test_follower_refuses_to_truncate_below_its_high_watermark():
