@@ -1,33 +1,21 @@
 """Futures that fail on their own once a time limit passes: how the Raft client bounds a held Fetch.
 
-Mirrors: org.apache.kafka.raft.ExpirationService and MockExpirationService
-         (raft/src/main/java/org/apache/kafka/raft/ExpirationService.java and
-         raft/src/test/java/org/apache/kafka/raft/MockExpirationService.java, Kafka 3.3.0)
+Mirrors: org.apache.kafka.raft.ExpirationService
+         (raft/src/main/java/org/apache/kafka/raft/ExpirationService.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: the mock is here rather than among the tests, since the Raft simulator runs on it too (as
-         MockNetworkChannel is); Kafka's mock hears MockTime's clock move through a listener, ours
-         is told with ``tick()`` by whoever moves the clock, since kafka_lite's MockTime has no
-         listeners.
 
 The Raft client asks the service for a future with a deadline (``fail_after``) and puts it in its
 fetch purgatory. Either the client completes it first (the Fetch has something to answer with), or
 the service fails it with a TimeoutException when the deadline passes. The real process uses
 ``TimingWheelExpirationService``, Kafka's timing wheel with a reaper thread; tests and the simulator
-use ``MockExpirationService``, which fails nothing until the mock clock has passed the deadline and
-someone calls ``tick``, so every expiry happens at a point the test chose.
+use ``kafka_lite.raft.simulation.mock_expiration_service``, which expires nothing until told the
+mock clock has moved.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 from abc import ABC, abstractmethod
 from concurrent.futures import Future
-
-from kafka_lite.common.errors import TimeoutException
-from kafka_lite.common.time import Time
-
-_COMPACT_AT = 1024
 
 
 class ExpirationService(ABC):
@@ -37,32 +25,3 @@ class ExpirationService(ABC):
 
     def shutdown(self) -> None:  # noqa: B027 - only the real service has a thread to stop
         pass
-
-
-class MockExpirationService(ExpirationService):
-    def __init__(self, time: Time) -> None:
-        self._time = time
-        # (deadline, sequence, future): the sequence keeps futures with one deadline in creation order.
-        self._queue: list[tuple[int, int, Future]] = []
-        self._sequence = itertools.count()
-
-    def fail_after(self, timeout_ms: int) -> Future:
-        future: Future = Future()
-        deadline_ms = self._time.milliseconds() + timeout_ms
-        if len(self._queue) >= _COMPACT_AT:
-            # A caller may tick seldom (a unit test that drives one client and never moves its
-            # clock far): drop the futures completed meanwhile, so the queue holds only what can
-            # still expire.
-            self._queue = [entry for entry in self._queue if not entry[2].done()]
-            heapq.heapify(self._queue)
-        heapq.heappush(self._queue, (deadline_ms, next(self._sequence), future))
-        return future
-
-    def tick(self) -> None:
-        """Fail every future whose deadline the clock has reached (Kafka's ``onTimeUpdated``)."""
-        now_ms = self._time.milliseconds()
-        while self._queue and self._queue[0][0] <= now_ms:
-            deadline_ms, _, future = heapq.heappop(self._queue)
-            if not future.done():
-                future.set_exception(TimeoutException(f"Future failed to be completed before timeout of "
-                                                      f"{deadline_ms} ms was reached"))  # fmt: skip

@@ -343,10 +343,6 @@ class KafkaMetadataLog(ReplicatedLog):
                     reader.close()
             self._snapshots.clear()
 
-    def snapshot_count(self) -> int:
-        with self._snapshots_lock:
-            return len(self._snapshots)
-
 
 def _to_raft_metadata(metadata: SegmentLogOffsetMetadata) -> LogOffsetMetadata:
     """The log's (offset, segment base, position) as the Raft layer's offset with its metadata."""

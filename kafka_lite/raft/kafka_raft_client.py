@@ -9,7 +9,10 @@ Differs: no append purgatory: committed records reach the listener from the log,
          it; ``create_snapshot`` takes the snapshot's id (Kafka 3.3 takes its last committed
          offset and epoch and adds one); the leader flushes before it counts its own end offset
          (``_flush_leader_log``); no snapshot cleaning (the log start moves with
-         ``delete_before_snapshot``), no metrics.
+         ``delete_before_snapshot``), no metrics; a listener's position moves when a batch is
+         handed to it, not when it closes Kafka's ``BatchReader`` (see ``raft_client.py``: no
+         back-pressure, and the new leader's ``handle_leader_change`` waits for batches handed
+         over, not acknowledged).
 Labs:    lab 18, stage 4 (``_ListenerContext.fire_handle_snapshot``)
 
 One module for one class, as Kafka's KafkaRaftClient is one file: its handlers share the quorum,
@@ -19,15 +22,20 @@ state's poll and its transitions) is how the protocol is learnt.
 Everything happens in ``poll``, on one thread, in Kafka's order::
 
     poll()
+      ├─ poll_listeners          new listeners registered; committed batches and leader changes to
+      │                          the state machine
       ├─ maybe_complete_shutdown
       ├─ poll_current_state      poll_leader / poll_candidate / poll_follower / poll_voted /
       │                          poll_unattached / poll_resigned: timers, and the requests this state
       │                          sends (Vote, BeginQuorumEpoch, Fetch, EndQuorumEpoch); returns how
       │                          long until it needs polling again
-      ├─ one inbound message     waited for up to that long (a real node sleeps here): a peer's
-      │                          request (handle_*_request, answered through its future), the response
-      │                          to one of ours (handle_*_response), or a held Fetch come due
-      └─ poll_listeners          committed batches and leader changes to the state machine
+      └─ one inbound message     waited for up to that long (a real node sleeps here): a peer's
+                                 request (handle_*_request, answered through its future), the response
+                                 to one of ours (handle_*_response), or a held Fetch come due
+
+A commit the inbound message brings (a follower's high watermark moved by a Fetch response, a
+leader's by a follower's Fetch) reaches the listeners at once, from the handler; ``poll_listeners``
+at the start of the next poll catches up only the listeners registered since, or left behind.
 
 The handlers follow one pattern. A request first has its epoch checked (``validate_voter_only_request``,
 ``validate_leader_only_request``): an epoch below ours is FENCED_LEADER_EPOCH, above ours (for the
@@ -68,7 +76,7 @@ from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.candidate_state import CandidateState, binary_exponential_election_backoff_ms
-from kafka_lite.raft.expiration_service import ExpirationService, MockExpirationService
+from kafka_lite.raft.expiration_service import ExpirationService
 from kafka_lite.raft.follower_state import FollowerState
 from kafka_lite.raft.internals.batch_accumulator import BatchAccumulator
 from kafka_lite.raft.internals.threshold_purgatory import ThresholdPurgatory
@@ -88,7 +96,7 @@ from kafka_lite.raft.raft_client import (
 )
 from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.raft_message import RaftRequest, RaftResponse
-from kafka_lite.raft.raft_message_queue import MockMessageQueue, RaftMessageQueue
+from kafka_lite.raft.raft_message_queue import RaftMessageQueue
 from kafka_lite.raft.raft_util import METADATA_TOPIC_ID, RaftErrors
 from kafka_lite.raft.records_snapshot_reader import RecordsSnapshotReader
 from kafka_lite.raft.records_snapshot_writer import RecordsSnapshotWriter
@@ -106,7 +114,8 @@ MAX_FETCH_WAIT_MS = 500
 
 
 class _ListenerContext:
-    """A registered listener and how far it has read (Kafka's ``ListenerContext``)."""
+    """A registered listener and how far it has been handed the log (Kafka's ``ListenerContext``,
+    whose ``nextOffset`` moves only when the listener closes a ``BatchReader``: see the header)."""
 
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
@@ -180,12 +189,14 @@ class KafkaRaftClient(RaftClient):
         cluster_id: str | None = None,
         fetch_max_wait_ms: int = MAX_FETCH_WAIT_MS,
         max_batch_size_bytes: int = MAX_BATCH_SIZE_BYTES,
-        message_queue: RaftMessageQueue | None = None,
-        expiration_service: ExpirationService | None = None,
+        *,
+        message_queue: RaftMessageQueue,
+        expiration_service: ExpirationService,
     ) -> None:
-        """``message_queue`` and ``expiration_service`` default to the mocks, for tests and the
-        simulator on MockTime; a real node passes a BlockingMessageQueue and a
-        TimingWheelExpirationService (see ``kafka_lite/raft/tools/test_raft_server.py``)."""
+        """``message_queue`` is what ``poll`` waits on and ``expiration_service`` bounds a held Fetch:
+        a real node passes a ``BlockingMessageQueue`` and a ``TimingWheelExpirationService`` (see
+        ``kafka_lite/raft/tools/raft_manager.py``); the simulator and the tests pass the mocks of
+        ``kafka_lite/raft/simulation/``, which move only with the mock clock."""
         self._serde = serde
         self._channel = channel
         self._log = log_
@@ -210,12 +221,9 @@ class KafkaRaftClient(RaftClient):
         )
         # Inbound requests, the responses to ours and held Fetches come due, in arrival order;
         # only poll() takes from it.
-        self._message_queue = message_queue if message_queue is not None else MockMessageQueue()
-        self.expiration_service = (
-            expiration_service if expiration_service is not None else MockExpirationService(time)
-        )
+        self._message_queue = message_queue
         # Fetches the leader holds until its log end passes their offset (see the header).
-        self._fetch_purgatory = ThresholdPurgatory(self.expiration_service)
+        self._fetch_purgatory = ThresholdPurgatory(expiration_service)
         self._listener_contexts: dict[int, _ListenerContext] = {}
         self._pending_registrations: list[Listener] = []
         self._shutdown: _GracefulShutdown | None = None
@@ -336,6 +344,7 @@ class KafkaRaftClient(RaftClient):
     def poll(self) -> None:
         if not self._initialized:
             raise IllegalStateException("Replica needs to be initialized before polling")
+        self._poll_listeners()
         start_poll_time_ms = self._time.milliseconds()
         if self._maybe_complete_shutdown(start_poll_time_ms):
             return
@@ -343,7 +352,6 @@ class KafkaRaftClient(RaftClient):
         message = self._message_queue.poll(poll_timeout_ms)
         if message is not None:
             self._handle_inbound_message(message, self._time.milliseconds())
-        self._poll_listeners()
 
     # --8<-- [end:poll]
 
@@ -1083,12 +1091,11 @@ class KafkaRaftClient(RaftClient):
             answered is None
             or answered["error_code"] != RaftErrors.NONE
             or answered["records"]
-            or answered["diverging_epoch"]["epoch"] >= 0
-            or answered["snapshot_id"]["epoch"] >= 0
             or data["max_wait_ms"] == 0
+            or self._sends_the_follower_to_truncate_or_to_a_snapshot(answered)
             # This Fetch moved the high watermark: the Fetches held until now were answered with the
             # new one, and so is this one, or its follower would learn of the commit its own fetch
-            # offset made only when the wait runs out.
+            # offset made only when the wait runs out (kafka_lite's own: see the header).
             or self._log.high_watermark().offset != high_watermark
         ):
             return response
@@ -1100,6 +1107,19 @@ class KafkaRaftClient(RaftClient):
             lambda done: self._message_queue.add(_CompletedFetch(request, partition, done))
         )
         return None
+
+    @staticmethod
+    def _sends_the_follower_to_truncate_or_to_a_snapshot(partition: dict) -> bool:
+        """Whether the answer names a diverging epoch or a snapshot id: it is then sent at once.
+
+        Kafka 3.6 (KAFKA-15100, which fixed this beside its expiration-service race). Kafka 3.3
+        holds any answer without records, these too; but a
+        follower told to truncate or to fetch a snapshot can do nothing else until it has, so
+        holding the answer only delays it by the max wait. And the purgatory releases a Fetch when
+        the log end passes its fetch offset: a follower whose log runs past the leader's (the
+        usual divergence) waits the whole max wait, each round, while its fetch timeout runs.
+        """
+        return partition["diverging_epoch"]["epoch"] >= 0 or partition["snapshot_id"]["epoch"] >= 0
 
     def _on_held_fetch_done(self, held: _CompletedFetch) -> None:
         request, partition = held.request, held.partition
@@ -1360,6 +1380,17 @@ class KafkaRaftClient(RaftClient):
         high_watermark = self._quorum.high_watermark()
         if high_watermark is not None:
             self._update_listeners_progress(high_watermark.offset)
+        self._tell_new_listeners_the_leader()
+
+    def _tell_new_listeners_the_leader(self) -> None:
+        """Tell every listener the current leader and epoch, unless it has heard them already.
+
+        Kafka 3.7.1 and 3.8 (KAFKA-16286). Kafka 3.3 tells listeners of a leader only when this
+        node changes state (a leader also in its own poll), so a listener registered after a
+        follower's last transition hears of no leader until the next election: a standby
+        controller registered late would not know which controller is active. A leader's own
+        election still waits until the listener has read up to the epoch's start.
+        """
         leader_state = self._quorum.maybe_leader_state()
         if leader_state is not None:
             self._maybe_fire_leader_change_for_leader(leader_state)

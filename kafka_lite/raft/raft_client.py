@@ -5,8 +5,14 @@ Mirrors: org.apache.kafka.raft.RaftClient and RaftClient.Listener, LeaderAndEpoc
          org.apache.kafka.raft.errors.NotLeaderException
          (raft/src/main/java/org/apache/kafka/raft/, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: ``handle_commit`` gets a list of ``Batch`` (Kafka's ``BatchReader`` is an iterator that must
-         be closed); records are whatever the serde gives back.
+Differs: ``handle_commit`` gets a list of ``Batch``, and the client counts it read when it hands it
+         over. Kafka's listener gets a ``BatchReader`` and must close it: only the close moves the
+         listener's acknowledged offset, and a new leader's ``handle_leader_change`` waits for
+         that offset to reach its epoch's start. What this costs: no back-pressure (Kafka sends a
+         listener no more log until it has closed a reader whose end it could not know beforehand;
+         here a slow state machine's own queue grows instead), and the leader's promise below
+         holds only for a listener that applies its callbacks in the order it gets them. Records
+         are whatever the serde gives back.
 
 The listener's three callbacks all run on the Raft thread, in log order:
 
@@ -15,8 +21,10 @@ The listener's three callbacks all run on the Raft thread, in log order:
   (a ``RecordsSnapshotReader``: batches of the state machine's records) before any further commit;
   a leader never gets one, since it has applied everything up to its epoch's start before it leads;
 * ``handle_leader_change(leader)``: a new leader or epoch. For this node's own election it fires
-  only once the listener has caught up to the epoch's start, so the state machine has applied
-  everything committed before it starts writing as leader.
+  only once the listener has been handed everything up to the epoch's start, so a state machine
+  that applies its callbacks in order (on the Raft thread, or queued in order to a thread of its
+  own, as the quorum controller and the broker's metadata listener do) has applied everything
+  committed before it starts writing as leader.
 """
 
 from __future__ import annotations

@@ -1,18 +1,17 @@
 """The Raft thread's inbound queue: peers' requests, answers to ours, and wakeups.
 
-Mirrors: org.apache.kafka.raft.RaftMessageQueue, internals.BlockingMessageQueue and MockMessageQueue
+Mirrors: org.apache.kafka.raft.RaftMessageQueue and internals.BlockingMessageQueue
          (raft/src/main/java/org/apache/kafka/raft/RaftMessageQueue.java,
-         raft/src/main/java/org/apache/kafka/raft/internals/BlockingMessageQueue.java,
-         raft/src/test/java/org/apache/kafka/raft/MockMessageQueue.java, Kafka 3.3.0)
+         raft/src/main/java/org/apache/kafka/raft/internals/BlockingMessageQueue.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: the three in one module, the mock here rather than among the tests (the simulator runs on it).
+Differs: the interface and the real queue in one module.
 
 ``KafkaRaftClient.poll`` ends by taking at most one message, waiting for it up to the time its
 state's poll said nothing else needs doing (the next election timeout, fetch, linger). A real node
 waits in ``BlockingMessageQueue.poll`` and so sleeps instead of spinning; anything that changes what
 the next poll would do (a response, an append scheduled, a shutdown) adds a message or calls
 ``wakeup``, which ends the wait at once. Tests and the simulator move time themselves, so their
-``MockMessageQueue`` never waits: a poll with nothing queued returns None at once.
+queue (``kafka_lite.raft.simulation.mock_message_queue``) never waits.
 """
 
 from __future__ import annotations
@@ -79,28 +78,3 @@ class BlockingMessageQueue(RaftMessageQueue):
     def size(self) -> int:
         with self._condition:
             return len(self._messages)
-
-
-class MockMessageQueue(RaftMessageQueue):
-    def __init__(self) -> None:
-        self._messages: deque = deque()
-        self.last_poll_timeout_ms: int | None = None
-        self.wakeup_requested = False
-
-    def poll(self, timeout_ms: int) -> Any | None:
-        # The timeout is recorded so a test can check what the client would have slept for.
-        self.last_poll_timeout_ms = timeout_ms
-        self.wakeup_requested = False
-        return self._messages.popleft() if self._messages else None
-
-    def add(self, message: Any) -> None:
-        self._messages.append(message)
-
-    def is_empty(self) -> bool:
-        return not self._messages
-
-    def wakeup(self) -> None:
-        self.wakeup_requested = True
-
-    def size(self) -> int:
-        return len(self._messages)

@@ -33,9 +33,6 @@ class Timer:
     def is_expired(self) -> bool:
         return self._current_time_ms >= self._deadline_ms
 
-    def not_expired(self) -> bool:
-        return not self.is_expired()
-
     def update(self, current_time_ms: int | None = None) -> None:
         """Move the timer's clock to ``current_time_ms`` (the Time's reading when omitted), never back."""
         if current_time_ms is None:

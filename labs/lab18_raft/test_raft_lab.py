@@ -42,7 +42,6 @@ from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
 from kafka_lite.raft.kafka_raft_client import _ListenerContext
 from kafka_lite.raft.leader_state import LeaderState
 from kafka_lite.raft.log_offset_metadata import LogOffsetMetadata
-from kafka_lite.raft.mock_log import MockLog
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_message import RaftRequest
 from kafka_lite.raft.records_snapshot_reader import RecordsSnapshotReader
@@ -52,6 +51,7 @@ from kafka_lite.raft.simulation import scenarios
 from kafka_lite.raft.simulation.event_scheduler import SimulationFailure
 from kafka_lite.raft.simulation.invariants import MonotonicEpoch, SingleLeader
 from kafka_lite.raft.simulation.message_router import DropAllTraffic, NetworkFilter, PermitAllTraffic
+from kafka_lite.raft.simulation.mock_log import MockLog
 from kafka_lite.raft.simulation.replicated_counter import IntSerde, ReplicatedCounter
 from kafka_lite.raft.unattached_state import UnattachedState
 from kafka_lite.raft.valid_offset_and_epoch import ValidOffsetAndEpoch

@@ -14,13 +14,15 @@ from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.election_state import ElectionState
 from kafka_lite.raft.kafka_raft_client import KafkaRaftClient
-from kafka_lite.raft.mock_log import MockLog
-from kafka_lite.raft.mock_network_channel import MockNetworkChannel
-from kafka_lite.raft.mock_quorum_state_store import MockQuorumStateStore
 from kafka_lite.raft.raft_client import Batch, LeaderAndEpoch, Listener
 from kafka_lite.raft.raft_config import InetAddressSpec, RaftConfig
 from kafka_lite.raft.raft_message import RaftRequest, RaftResponse
 from kafka_lite.raft.raft_util import METADATA_TOPIC_ID, RaftErrors
+from kafka_lite.raft.simulation.mock_expiration_service import MockExpirationService
+from kafka_lite.raft.simulation.mock_log import MockLog
+from kafka_lite.raft.simulation.mock_message_queue import MockMessageQueue
+from kafka_lite.raft.simulation.mock_network_channel import MockNetworkChannel
+from kafka_lite.raft.simulation.mock_quorum_state_store import MockQuorumStateStore
 
 METADATA_PARTITION = TopicPartition("__cluster_metadata", 0)
 ELECTION_TIMEOUT_MS = 10_000
@@ -98,13 +100,21 @@ class RaftClientTestContext:
             connections, REQUEST_TIMEOUT_MS, RETRY_BACKOFF_MS, ELECTION_TIMEOUT_MS, ELECTION_BACKOFF_MAX_MS,
             FETCH_TIMEOUT_MS, append_linger_ms,
         )  # fmt: skip
-        self.client = KafkaRaftClient(
-            StringSerde(), self.channel, self.log, self.store, self.time, random.Random(seed), self.config,
-            local_id, fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
-        )  # fmt: skip
+        self.seed = seed
+        self.client = self.new_client(self.store)
         self.listener = MockListener()
         self.client.register(self.listener)
         self.client.initialize()
+
+    def new_client(self, store: Any) -> KafkaRaftClient:
+        """A client of this context's node over ``store``, on a fresh mock queue and expiration
+        service (``self.expiration_service``, which a test ticks after moving the clock)."""
+        self.expiration_service = MockExpirationService(self.time)
+        return KafkaRaftClient(
+            StringSerde(), self.channel, self.log, store, self.time, random.Random(self.seed), self.config,
+            self.local_id, fetch_max_wait_ms=FETCH_MAX_WAIT_MS, message_queue=MockMessageQueue(),
+            expiration_service=self.expiration_service,
+        )  # fmt: skip
 
     # -- driving ---------------------------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ frame, a bad varint, a tagged field longer than the frame and an unknown version
 from __future__ import annotations
 
 import os
-import random
 import re
 
 import pytest
@@ -30,15 +29,12 @@ from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.election_state import ElectionState
 from kafka_lite.raft.file_based_state_store import FileBasedStateStore
-from kafka_lite.raft.kafka_raft_client import KafkaRaftClient
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_util import METADATA_TOPIC_ID, RaftErrors
 from tests.raft.raft_client_test_context import (
-    FETCH_MAX_WAIT_MS,
     METADATA_PARTITION,
     MockListener,
     RaftClientTestContext,
-    StringSerde,
     batch,
 )
 
@@ -557,10 +553,7 @@ def follower_on_a_state_file(path) -> RaftClientTestContext:
     store = FileBasedStateStore(path)
     store.write_election_state(ElectionState.with_elected_leader(EPOCH, 1, VOTERS))
     ctx.store = store
-    ctx.client = KafkaRaftClient(
-        StringSerde(), ctx.channel, ctx.log, store, ctx.time, random.Random(1), ctx.config, LOCAL,
-        fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
-    )  # fmt: skip
+    ctx.client = ctx.new_client(store)
     ctx.client.register(MockListener())
     ctx.client.initialize()
     return ctx

@@ -10,7 +10,7 @@ import pytest
 
 from kafka_lite.raft.election_state import ElectionState
 from kafka_lite.raft.file_based_state_store import DATA_VERSION, FileBasedStateStore
-from kafka_lite.raft.mock_quorum_state_store import MockQuorumStateStore
+from kafka_lite.raft.simulation.mock_quorum_state_store import MockQuorumStateStore
 
 pytestmark = pytest.mark.unit
 

@@ -16,8 +16,8 @@ from kafka_lite.raft import snapshots
 from kafka_lite.raft.isolation import Isolation
 from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
 from kafka_lite.raft.log_offset_metadata import LogOffsetMetadata
-from kafka_lite.raft.mock_log import MockLog
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
+from kafka_lite.raft.simulation.mock_log import MockLog
 from kafka_lite.raft.valid_offset_and_epoch import ValidOffsetAndEpoch
 
 pytestmark = pytest.mark.unit

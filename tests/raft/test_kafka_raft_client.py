@@ -19,6 +19,7 @@ from tests.raft.raft_client_test_context import (
     ELECTION_TIMEOUT_MS,
     FETCH_TIMEOUT_MS,
     METADATA_PARTITION,
+    MockListener,
     RaftClientTestContext,
     batch,
 )
@@ -340,6 +341,19 @@ def test_follower_truncates_at_a_diverging_epoch_then_fetches_and_advances_its_h
     assert ctx.listener.committed_records() == ["a", "b", "c", "d"]
 
 
+def test_a_listener_registered_after_the_last_transition_is_told_the_leader():
+    # Kafka 3.7.1 and 3.8's rule (KAFKA-16286): Kafka 3.3 would tell it only at the next election.
+    ctx = follower_context()
+    ctx.poll(2)
+    assert ctx.listener.leader_changes == [LeaderAndEpoch(1, 5)]
+    late = MockListener()
+    ctx.client.register(late)
+    ctx.poll()
+    assert late.leader_changes == [LeaderAndEpoch(1, 5)]
+    ctx.poll()
+    assert late.leader_changes == [LeaderAndEpoch(1, 5)]  # once
+
+
 def test_follower_refuses_to_truncate_below_its_high_watermark():
     ctx = follower_context(log_batches=[batch(0, 1, ["a", "b"])])
     ctx.poll()
@@ -389,7 +403,10 @@ def test_leader_high_watermark_waits_for_an_entry_of_its_own_epoch():
     assert partition["high_watermark"] == 4
     assert ctx.log.high_watermark().offset == 4
     assert ctx.listener.committed_records() == ["a", "b", "c"]
-    # Only now, caught up to the epoch start, is the state machine told it leads.
+    # Only now, caught up to the epoch start, is the state machine told it leads: on the next poll,
+    # whose leader's poll checks the listener's position, as Kafka 3.3's pollLeader does.
+    assert LeaderAndEpoch(LOCAL, epoch) not in ctx.listener.leader_changes
+    ctx.poll()
     assert ctx.listener.leader_changes[-1] == LeaderAndEpoch(LOCAL, epoch)
 
 
@@ -416,7 +433,9 @@ def test_resign_sends_end_quorum_epoch_with_the_most_caught_up_successor_first()
     ctx, epoch = leader_context()
     request = ctx.deliver_fetch_request(2, epoch, fetch_offset=1, last_fetched_epoch=epoch)
     ctx.poll()
-    assert ctx.response_of(request)
+    # Node 2 holds the LeaderChange record (offset 0): with the leader, a majority of three.
+    partition = ctx.partition_of(ctx.response_of(request), "responses")
+    assert (partition["error_code"], partition["high_watermark"], partition["records"]) == (0, 1, b"")
     ctx.client.resign(epoch)
     ctx.poll()
     assert ctx.state_name() == "Resigned"

@@ -9,8 +9,8 @@ import pytest
 from kafka_lite.common.errors import OffsetOutOfRangeException
 from kafka_lite.raft.isolation import Isolation
 from kafka_lite.raft.log_offset_metadata import LogOffsetMetadata
-from kafka_lite.raft.mock_log import MockLog
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
+from kafka_lite.raft.simulation.mock_log import MockLog
 from tests.raft.test_kafka_metadata_log import TP, append_as_leader, offsets, write_snapshot
 
 pytestmark = pytest.mark.unit

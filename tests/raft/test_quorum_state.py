@@ -12,7 +12,6 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.raft.election_state import ElectionState
 from kafka_lite.raft.file_based_state_store import FileBasedStateStore
 from kafka_lite.raft.log_offset_metadata import LogOffsetMetadata
-from kafka_lite.raft.mock_quorum_state_store import MockQuorumStateStore
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.quorum_state import (
     CANDIDATE,
@@ -27,6 +26,7 @@ from kafka_lite.raft.quorum_state import (
     EpochRule,
     QuorumState,
 )
+from kafka_lite.raft.simulation.mock_quorum_state_store import MockQuorumStateStore
 from kafka_lite.raft.timer import LONG_MAX
 
 pytestmark = pytest.mark.unit

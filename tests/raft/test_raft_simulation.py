@@ -20,13 +20,13 @@ from kafka_lite.common.record.default_record_batch import set_partition_leader_e
 from kafka_lite.raft import candidate_state, kafka_raft_client, leader_state
 from kafka_lite.raft.election_state import ElectionState
 from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
-from kafka_lite.raft.mock_log import MockLog
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.simulation import __main__ as cli
 from kafka_lite.raft.simulation import cluster as cluster_module
 from kafka_lite.raft.simulation import scenarios
 from kafka_lite.raft.simulation.event_scheduler import SimulationFailure
 from kafka_lite.raft.simulation.message_router import DropAllTraffic, PermitAllTraffic, UnreliableNetwork
+from kafka_lite.raft.simulation.mock_log import MockLog
 from kafka_lite.raft.simulation.replicated_counter import ReplicatedCounter
 
 pytestmark = pytest.mark.unit

@@ -12,10 +12,10 @@ from kafka_lite.common.record.control_record_utils import (
     deserialize_snapshot_header_record,
 )
 from kafka_lite.common.time import MockTime
-from kafka_lite.raft.mock_log import MockLog
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.records_snapshot_reader import RecordsSnapshotReader
 from kafka_lite.raft.records_snapshot_writer import RecordsSnapshotWriter
+from kafka_lite.raft.simulation.mock_log import MockLog
 from tests.raft.raft_client_test_context import (
     METADATA_PARTITION,
     MockListener,

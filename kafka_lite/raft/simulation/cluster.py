@@ -35,10 +35,12 @@ from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.raft.file_based_state_store import FileBasedStateStore
 from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
 from kafka_lite.raft.kafka_raft_client import KafkaRaftClient
-from kafka_lite.raft.mock_log import MockLog
-from kafka_lite.raft.mock_network_channel import MockNetworkChannel
-from kafka_lite.raft.mock_quorum_state_store import MockQuorumStateStore
 from kafka_lite.raft.raft_config import InetAddressSpec, RaftConfig
+from kafka_lite.raft.simulation.mock_expiration_service import MockExpirationService
+from kafka_lite.raft.simulation.mock_log import MockLog
+from kafka_lite.raft.simulation.mock_message_queue import MockMessageQueue
+from kafka_lite.raft.simulation.mock_network_channel import MockNetworkChannel
+from kafka_lite.raft.simulation.mock_quorum_state_store import MockQuorumStateStore
 from kafka_lite.raft.simulation.replicated_counter import IntSerde, ReplicatedCounter
 
 METADATA_PARTITION = TopicPartition("__cluster_metadata", 0)
@@ -105,10 +107,11 @@ class RaftNode:
 
     def __init__(
         self, node_id: int, client: KafkaRaftClient, log: MockLog, channel: MockNetworkChannel,
-        store: MockQuorumStateStore,
+        store: MockQuorumStateStore, expiration_service: MockExpirationService,
     ) -> None:  # fmt: skip
         self.node_id = node_id
         self.client = client
+        self.expiration_service = expiration_service
         self.log = log
         self.channel = channel
         self.store = store
@@ -129,7 +132,7 @@ class RaftNode:
             # Fetch whose max wait has passed; ours is told. Without it a leader whose log stands
             # still (its listener catching up before its counter may append) would hold its
             # followers' Fetches until their fetch timeout, and they would elect another leader.
-            self.client.expiration_service.tick()
+            self.expiration_service.tick()
             self.client.poll()
             while not self.stopped and self.client.message_queue_size() > 0:
                 self.client.poll()
@@ -195,11 +198,13 @@ class Cluster:
         )  # fmt: skip
         self._starts[node_id] += 1
         node_random = _random.Random(f"{self.seed}/node-{node_id}/start-{self._starts[node_id]}")
+        expiration_service = MockExpirationService(self.time)
         client = KafkaRaftClient(
             IntSerde(), channel, state.log, state.store, self.time, node_random, config, node_id,
-            fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
+            fetch_max_wait_ms=FETCH_MAX_WAIT_MS, message_queue=MockMessageQueue(),
+            expiration_service=expiration_service,
         )  # fmt: skip
-        node = RaftNode(node_id, client, state.log, channel, state.store)
+        node = RaftNode(node_id, client, state.log, channel, state.store, expiration_service)
         node.initialize()
         self.running[node_id] = node
         return node

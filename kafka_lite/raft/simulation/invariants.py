@@ -20,8 +20,8 @@ Each is one of Raft's safety properties, read off the nodes from outside:
   own log start;
 * ``ConsistentCommittedData`` (checked when a run ends): every offset below a node's high watermark
   holds the same value on every node that has it (the paper's State Machine Safety);
-* ``CommittedValuesKept`` (MIT 6.5840's churn check, not Kafka's): every counter value a state
-  machine was seen to apply is, at the end, in every node's log, in order.
+* ``CommittedValuesKept`` (the churn check of MIT's 6.5840 Raft lab, not Kafka's): every counter
+  value a state machine was seen to apply is, at the end, in every node's log, in order.
 
 A broken one raises ``SimulationFailure`` naming itself, the seed, the simulated time and the nodes.
 """
@@ -33,9 +33,9 @@ import struct
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.raft.isolation import Isolation
 from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
-from kafka_lite.raft.mock_log import MockLog
 from kafka_lite.raft.simulation.cluster import Cluster, RaftNode
 from kafka_lite.raft.simulation.event_scheduler import EventScheduler
+from kafka_lite.raft.simulation.mock_log import MockLog
 from kafka_lite.raft.valid_offset_and_epoch import Kind
 
 

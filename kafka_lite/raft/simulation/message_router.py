@@ -16,7 +16,7 @@ from reaching some others, and ``partition`` puts one on every node so that two 
 reach each other while each set still works. A dropped request is never answered: the sender's
 request times out, as over a real network that lost the packet.
 
-``UnreliableNetwork`` is the network of MIT 6.5840's Raft tests (its ``labrpc`` with ``unreliable``
+``UnreliableNetwork`` is the network of the Raft tests of MIT's 6.5840 (its ``labrpc`` with ``unreliable``
 and ``longreordering`` set): a message may be lost, most are held up a little, and some are held
 up for longer than an election timeout, so that they arrive after messages sent later, from an
 epoch that is over. A filter says how long to hold a message with ``delay_ms``; the router adds it

@@ -16,7 +16,7 @@ needs an election timeout (1 to 2 s) plus, on a split vote, a backoff and anothe
 lost silently is noticed after the fetch timeout (3 s). ``ELECTION_BOUND_MS`` allows several
 rounds of that; a run that needs more has a liveness bug, not bad luck.
 
-Two more scenarios come from MIT 6.5840's Raft lab, which tests a student's Raft the same way:
+Two more scenarios come from the Raft lab of MIT's 6.5840, which tests a student's Raft the same way:
 ``figure_8_unreliable`` (its TestFigure8Unreliable3C: leaders crash just after appending, over a
 network that loses and reorders messages, the situation of the Raft paper's Figure 8) and ``churn``
 (its TestReliableChurn3C: nodes disconnect, crash and restart at random while the counter is
@@ -62,7 +62,7 @@ PROGRESS_BOUND_MS = ELECTION_BOUND_MS + 5_000
 OBSERVER_BOUND_MS = 10 * REQUEST_TIMEOUT_MS
 # How often each node's log is cleaned up to its latest snapshot, when a scenario cleans logs.
 CLEAN_INTERVAL_MS = 100
-# 6.5840's "log size bounded after snapshots": the committed entries a log holds past its start.
+# the 6.5840 lab's "log size bounded after snapshots": the committed entries a log holds past its start.
 # A snapshot comes every 10 committed offsets and a clean every 100 ms (up to 110), in which the
 # leader appends at most one record per APPEND_INTERVAL_MS: so about 30, and never hundreds.
 LOG_SIZE_BOUND = 100
@@ -390,7 +390,7 @@ def can_recover_from_single_node_committed_data_loss(
     return sim
 
 
-# -- MIT 6.5840's scenarios -------------------------------------------------------------------------------
+# -- MIT's 6.5840 scenarios --------------------------------------------------------------------------------
 
 
 def _heal_and_commit_everywhere(sim: Simulation, records: int, kept: CommittedValuesKept) -> None:

@@ -3,11 +3,10 @@
 Mirrors: org.apache.kafka.raft.MockQuorumStateStore
          (raft/src/test/java/org/apache/kafka/raft/MockQuorumStateStore.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: in kafka_lite/raft/ rather than with the tests, because the Raft simulation (a runtime
-         teaching tool here) restarts its nodes over one of these.
 
 A restart in a test is a new ``QuorumState`` over the same store: what it reads back is exactly what
-the previous one wrote, which is all Raft asks of stable storage.
+the previous one wrote, which is all Raft asks of stable storage. Beside the simulator, which
+restarts its nodes over one of these, as Kafka keeps it beside its tests: the runtime never imports it.
 """
 
 from __future__ import annotations

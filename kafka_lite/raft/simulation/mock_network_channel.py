@@ -4,14 +4,15 @@ hands it the answers.
 Mirrors: org.apache.kafka.raft.MockNetworkChannel
          (raft/src/test/java/org/apache/kafka/raft/MockNetworkChannel.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: in kafka_lite/raft/ rather than among the tests, since the Raft simulator runs on it too;
-         the known destinations are those given to ``update_endpoint`` (Kafka's takes them in its
+Differs: the known destinations are those given to ``update_endpoint`` (Kafka's takes them in its
          constructor), and a request is awaited from its send, not from its drain.
 
 ``send`` keeps the request in the send queue and remembers it by correlation id; ``mock_receive``
 completes the matching request's future with a response, as a real channel does when the answer
 arrives. Correlation ids come from a counter shared by every channel of one simulated cluster, so
 that no two nodes' ids collide (Kafka passes an ``AtomicInteger`` in for the same reason).
+
+Beside the simulator, as Kafka keeps it beside its tests: the runtime never imports it.
 """
 
 from __future__ import annotations
@@ -54,9 +55,6 @@ class MockNetworkChannel(NetworkChannel):
         taken = [r for r in self._send_queue if api_key is None or r.api_key == api_key]
         self._send_queue = [r for r in self._send_queue if r not in taken]
         return taken
-
-    def has_sent_requests(self) -> bool:
-        return bool(self._send_queue)
 
     def mock_receive(self, response: RaftResponse.Inbound) -> None:
         """Deliver ``response`` to the request it answers."""
