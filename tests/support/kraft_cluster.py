@@ -45,14 +45,16 @@ def codec_and_acks_sweep(acks: list, codecs: list, on_kraft: tuple) -> pytest.Ma
 # ``--override``s: a quick first election, and heartbeats every 200 ms so that a starting broker is
 # unfenced soon; but Kafka's broker session (9 s) and a long quorum fetch timeout, since nothing here
 # kills a node, and on a busy machine a short one fences a live broker or unseats a live leader,
-# moving partitions and group coordinators under the clients. One network thread and two handlers
-# per node; then the compat tier's settings, as
+# moving partitions and group coordinators under the clients. A follower's fetch waits up to 500 ms
+# at its leader (Kafka's default), which a produce answers at once: a shorter wait only makes the
+# idle cluster, which lives for the worker's session, poll more. One network thread and two
+# handlers per node; then the compat tier's settings, as
 # tests/support/cluster.py's FAST has them: a few internal partitions replicated on every node,
 # short group sessions allowed, an abandoned transaction aborted within a second.
 OVERRIDES = [
     "controller.quorum.election.timeout.ms=300", "controller.quorum.fetch.timeout.ms=4000",
     "broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=9000",
-    "num.network.threads=1", "num.io.threads=2", "replica.fetch.wait.max.ms=100",
+    "num.network.threads=1", "num.io.threads=2", "replica.fetch.wait.max.ms=500",
     "log.cleaner.enable=false",
     "offsets.topic.num.partitions=4", "offsets.topic.replication.factor=3",
     "transaction.state.log.num.partitions=4", "transaction.state.log.replication.factor=3",
