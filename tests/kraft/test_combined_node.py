@@ -6,14 +6,10 @@ through the controller) and the group's offsets committed and read back; partiti
 altered (a bad value refused by the controller) and the topic deleted, each decided by the
 controller. confluent-kafka's idempotent producer (its producer id from a block the controller
 allocated) and its transactions (committed read, aborted skipped, ``__transaction_state``
-auto-created through the controller); kcat and aiokafka round-trip records."""
+auto-created through the controller). kcat's and aiokafka's round trips on KRaft are the
+compatibility tier's (tests/compat, its ``[kraft]`` cases), not run a second time here."""
 
 from __future__ import annotations
-
-import asyncio
-import shutil
-import subprocess
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -155,48 +151,6 @@ def read_values(consumer, count: int) -> list[bytes]:
 
     wait_until(poll_once, 15, f"{count} records", interval_s=0)
     return values
-
-
-def test_kcat_lists_the_node_and_round_trips_records(node):
-    kcat = shutil.which("kcat") or shutil.which("kafkacat")
-    if kcat is None:
-        pytest.fail("kcat is not installed: scripts/bootstrap installs it (apt-get install kcat)")
-
-    def run(*args: str, input: bytes | None = None) -> bytes:
-        command = [kcat, "-b", node.bootstrap(1), *args]
-        return subprocess.run(command, input=input, capture_output=True, timeout=60, check=True).stdout
-
-    run("-P", "-t", "kraft-kcat", "-p", "0", "-X", "acks=all", input=b"one\ntwo\nthree\n")
-    assert run("-C", "-t", "kraft-kcat", "-o", "beginning", "-e", "-q").split() == [b"one", b"two", b"three"]
-    listing = run("-L").decode()
-    assert "1 brokers:" in listing and 'topic "kraft-kcat" with 1 partitions' in listing
-
-
-def test_aiokafka_produces_and_reads_back(node):
-    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-
-    async def scenario() -> list[bytes]:
-        producer = AIOKafkaProducer(bootstrap_servers=node.bootstrap(1), acks="all")
-        await producer.start()
-        try:
-            for i in range(3):
-                await producer.send_and_wait("kraft-aio", f"aio-{i}".encode(), partition=0)
-        finally:
-            await producer.stop()
-        consumer = AIOKafkaConsumer(
-            "kraft-aio", bootstrap_servers=node.bootstrap(1), auto_offset_reset="earliest"
-        )
-        await consumer.start()
-        try:
-            return [(await consumer.getone()).value for _ in range(3)]
-        finally:
-            await consumer.stop()
-
-    # On a thread of its own: a test run earlier on the same xdist worker can leave the worker's
-    # thread marked as inside a running event loop, where asyncio.run refuses to start.
-    with ThreadPoolExecutor(1) as pool:
-        values = pool.submit(asyncio.run, asyncio.wait_for(scenario(), 30)).result()
-    assert values == [b"aio-0", b"aio-1", b"aio-2"]
 
 
 def test_confluent_kafka_transactions_commit_and_abort(node):
