@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_lite.streams.processor.internals.processor_state_manager import store_changelog_topic
 from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.serialization import Serde
-from kafka_lite.streams.state.internals import window_store_utils as keys
+from kafka_lite.streams.state.internals import window_store_utils
 from kafka_lite.streams.state.internals.cached_state_store import CacheFlushListener
 from kafka_lite.streams.state.internals.lru_cache_entry import LRUCacheEntry
 from kafka_lite.streams.state.internals.merged_sorted_cache_key_value_store_iterator import (
@@ -81,8 +81,8 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
         from kafka_lite.streams.kstream.windows import TimeWindow, Windowed
 
         for entry in entries:
-            raw_key = keys.key_from_binary_key(entry.key)
-            timestamp = keys.timestamp_from_binary_key(entry.key)
+            raw_key = window_store_utils.key_from_binary_key(entry.key)
+            timestamp = window_store_utils.timestamp_from_binary_key(entry.key)
             windowed_key = Windowed(
                 self.serdes.key_from(raw_key), TimeWindow(timestamp, timestamp + self.window_size)
             )
@@ -118,7 +118,7 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
         context = self.context
         if timestamp is None:
             timestamp = context.timestamp()
-        binary_key = keys.to_binary_key(self.serdes.raw_key(key), timestamp, 0)
+        binary_key = window_store_utils.to_binary_key(self.serdes.raw_key(key), timestamp, 0)
         entry = LRUCacheEntry(
             self.serdes.raw_value(value),
             True,
@@ -137,10 +137,14 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
         )
 
     def _cache_range(self, raw_key: bytes, time_from: int, time_to: int) -> MemoryLRUCacheBytesIterator:
-        binary_from = keys.to_binary_key(raw_key, time_from, 0)
-        binary_to = keys.to_binary_key(raw_key, time_to, 0)
+        binary_from = window_store_utils.to_binary_key(raw_key, time_from, 0)
+        binary_to = window_store_utils.to_binary_key(raw_key, time_to, 0)
         cache = self.cache.named_cache(self.cache_name)
         if cache is None:
             return self.cache.range(self.cache_name, binary_from, binary_to)
-        own = (k for k in cache.key_range(binary_from, binary_to) if keys.key_from_binary_key(k) == raw_key)
+        own = (
+            k
+            for k in cache.key_range(binary_from, binary_to)
+            if window_store_utils.key_from_binary_key(k) == raw_key
+        )
         return MemoryLRUCacheBytesIterator(own, cache)
