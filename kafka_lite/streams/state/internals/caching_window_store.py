@@ -22,10 +22,15 @@ aggregate forwarded on flush carries the timestamp of the record that made it. T
 ``(Windowed(key, TimeWindow(start, start + window size)), new, old)`` with the old value fetched from
 the store below, then puts the entry there. ``fetch`` merges the cache with the store below
 (``MergedSortedCachedWindowStoreIterator``).
+
+``flush``, ``put`` and ``fetch`` hold the store's lock, as Kafka's are ``synchronized``: a query's
+``fetch`` lists the segments below and copies the cache's keys while no flush of the stream thread
+is creating or dropping a segment, or moving entries from the cache down.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from kafka_lite.streams.processor.internals.processor_state_manager import store_changelog_topic
@@ -64,6 +69,7 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
         self.cache: ThreadCache | None = None
         self.context: Any = None
         self.serdes: StateSerdes | None = None
+        self._lock = threading.RLock()  # Kafka's synchronized methods
 
     def init(self, context: Any, root: StateStore) -> None:
         self.underlying.init(context, root)
@@ -107,8 +113,9 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
         self.flush_listener = flush_listener
 
     def flush(self) -> None:
-        self.cache.flush(self.cache_name)
-        self.underlying.flush()
+        with self._lock:
+            self.cache.flush(self.cache_name)
+            self.underlying.flush()
 
     def close(self) -> None:
         self.flush()
@@ -127,13 +134,16 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
             context.partition(),
             context.topic(),
         )
-        self.cache.put(self.cache_name, binary_key, entry)
+        with self._lock:
+            self.cache.put(self.cache_name, binary_key, entry)
 
     def fetch(self, key: Any, time_from: int, time_to: int) -> WindowStoreIterator[int, Any]:
         raw_key = self.serdes.raw_key(key)
-        store_iterator = DelegatingPeekingKeyValueIterator(self.underlying.fetch(raw_key, time_from, time_to))
+        with self._lock:
+            below = self.underlying.fetch(raw_key, time_from, time_to)
+            cached = self._cache_range(raw_key, time_from, time_to)
         return MergedSortedCachedWindowStoreIterator(
-            self._cache_range(raw_key, time_from, time_to), store_iterator, self.serdes
+            cached, DelegatingPeekingKeyValueIterator(below), self.serdes
         )
 
     def _cache_range(self, raw_key: bytes, time_from: int, time_to: int) -> MemoryLRUCacheBytesIterator:
