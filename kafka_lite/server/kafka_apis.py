@@ -280,7 +280,7 @@ class KafkaApis:
             ApiKeys.DELETE_ACLS: self.handle_delete_acls_request,
         }
         if forwarding_manager is not None:
-            # Kafka 3.3's maybeForwardToController: a KRaft broker decides none of these itself.
+            # A KRaft broker decides none of these itself: forward_to_controller sends them on.
             for api in FORWARDED_APIS:
                 self._handlers[api] = self.forward_to_controller
         self._api_versions = api_versions(self.HANDLED)
