@@ -3,7 +3,7 @@
 Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.scala, Kafka 0.10.1,
          with 0.11.0's transaction, group and inter-broker protocol settings)
 Book:    chapter 2 (socket server settings), 5 (group.* and offsets.*, the coordinator's), 6.1 (log.*),
-         7 (zookeeper.*, controller settings); beyond the book, chapter 12 (KRaft's settings)
+         7 (zookeeper.*, controller settings) (beyond the book: KRaft's settings)
 Differs: only the settings kafka_lite implements are defined (a real ``server.properties``'s others
          are logged and ignored); listeners speak PLAINTEXT or SASL_PLAINTEXT (no TLS);
          ``offsets.commit.required.acks`` takes -1 or 1; ``metric.reporters`` takes Python classes.
