@@ -23,8 +23,8 @@ The same set carries the topic's replication throttles (KIP-73): ``leader.replic
 and ``follower.replication.throttled.replicas``, lists of ``partition:broker`` (or ``*``). Each broker
 keeps the partitions its own id is paired with and marks them in its leader or follower quota
 manager; a list removed removes the throttle. How fast throttled replication may go is a broker's
-dynamic config, at ``/config/brokers/<id>`` (Kafka 0.10.1 names each broker; ``<default>`` for all of
-them is Kafka 1.1's): ``leader.replication.throttled.rate`` and ``follower.replication.throttled.rate``
+dynamic config, at ``/config/brokers/<id>`` (each broker by its id: ``BrokerConfigHandler`` says why
+there is no ``<default>``): ``leader.replication.throttled.rate`` and ``follower.replication.throttled.rate``
 in bytes per second, unbounded when absent. ``BrokerConfigHandler`` sets them as each side's quota.
 
 Client quotas live at ``/config/clients/<client-id>``, and at ``/config/clients/<default>`` for every
@@ -156,7 +156,10 @@ def parse_throttled_partitions(value: str, broker_id: int, prop: str) -> list[in
 
 class BrokerConfigHandler:
     """A broker's dynamic configs: the two replication throttle rates. Every broker sees every
-    broker's change and keeps only its own."""
+    broker's change and keeps only its own.
+
+    Each broker is named by its id, as in Kafka 0.10.1 and 0.11: a broker-wide ``<default>`` entity
+    is Kafka 1.1's (KIP-226, dynamic broker configs), which kafka_lite's ``configs`` tool refuses."""
 
     def __init__(self, broker_id: int, quotas: QuotaManagers) -> None:
         self.broker_id = broker_id

@@ -99,7 +99,7 @@ class ControllerApis:
             ControllerApiKeys.UNREGISTER_BROKER: self.handle_unregister_broker,
             ControllerApiKeys.ALLOCATE_PRODUCER_IDS: self.handle_allocate_producer_ids_request,
             ApiKeys.CREATE_PARTITIONS: self.handle_create_partitions,
-            ControllerApiKeys.DESCRIBE_CLUSTER: self.handle_describe_cluster,  # Kafka 3.7's
+            ControllerApiKeys.DESCRIBE_CLUSTER: self.handle_describe_cluster,  # a later Kafka's: see its docstring
         }
         # --8<-- [end:handlers]
 

@@ -1,12 +1,15 @@
 """The broker's settings (``server.properties``), with Kafka's names, defaults and checks.
 
-Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.scala, Kafka 0.10.1)
+Mirrors: kafka.server.KafkaConfig (core/src/main/scala/kafka/server/KafkaConfig.scala, Kafka 0.10.1,
+         with 0.11.0's transaction, group and inter-broker protocol settings)
 Book:    chapter 2 (socket server settings), 5 (group.* and offsets.*, the coordinator's), 6.1 (log.*),
-         7 (zookeeper.*, controller settings) (beyond the book: KRaft's settings, Kafka 3.3.0's)
+         7 (zookeeper.*, controller settings) (beyond the book: KRaft's settings)
 Differs: only the settings kafka_lite implements are defined (a real ``server.properties``'s others
-         are logged and ignored); listeners speak PLAINTEXT or SASL_PLAINTEXT (no TLS); ``group.initial.rebalance.delay.ms``
-         has Kafka 0.11's default;
+         are logged and ignored); listeners speak PLAINTEXT or SASL_PLAINTEXT (no TLS);
          ``offsets.commit.required.acks`` takes -1 or 1; ``metric.reporters`` takes Python classes.
+         KRaft's settings and their checks (``_kraft_settings``, ``_validate_kraft``) are Kafka
+         3.3.0's (KIP-500, KIP-631), for chapter 12's KRaft nodes; ``log.initial.task.delay.ms`` is
+         Kafka 3.8's, so that tests need not wait the 30 s Kafka 0.11 always waits.
 
 kafka_lite's own settings: ``fetch.sendfile.enable`` switches between the two fetch paths, and
 ``request.metrics.reporter.*`` configure its request metrics reporter. ``metric.reporters`` names
@@ -29,12 +32,12 @@ the file ``java.security.auth.login.config`` names (a JVM system property in Kaf
 connections, which log in as the JAAS entry's ``username``/``password``. Kafka's default mechanism is
 GSSAPI, which kafka_lite lacks, so the default here is PLAIN.
 
-KRaft (beyond the book: chapter 12, Kafka 3.3.0, KIP-500/KIP-631): ``process.roles`` empty (the
+KRaft (beyond the book: chapter 12): ``process.roles`` empty (the
 default) is ZooKeeper mode, as chapters 1-11 run; ``broker``, ``controller`` or ``broker,controller``
 is KRaft mode, where ``node.id`` names the node (``broker.id`` follows it), the controllers are the
 voters of ``controller.quorum.voters`` and listen on ``controller.listener.names``, and
-``zookeeper.connect`` is not needed. ``_validate_kraft`` holds Kafka 3.3's rules for which roles need
-which of these, with its messages. The ``controller.quorum.*`` settings are defined once, in
+``zookeeper.connect`` is not needed. ``_kraft_settings`` and ``_validate_kraft`` hold the rules for
+which roles need which of these, with Kafka's messages. The ``controller.quorum.*`` settings are defined once, in
 ``raft/raft_config.py``, and added here as the request metrics reporter's are.
 
 The ``log.*`` settings are the broker-wide defaults of the topic settings in ``log_config.py``;
@@ -190,8 +193,8 @@ CONFIG_DEF = (
     .define("log.retention.check.interval.ms", Type.LONG, 300000, Range.at_least(1), M,
             "How often the retention task runs.")
     .define("log.initial.task.delay.ms", Type.LONG, 30000, Range.at_least(0), M,
-            "How long after start-up the retention and flush tasks first run (Kafka 3.8's setting, for "
-            "tests; Kafka 0.11 always waits 30 s).")
+            "How long after start-up the retention and flush tasks first run; tests shorten it "
+            "(Kafka 0.11 always waits 30 s).")
     .define("log.flush.scheduler.interval.ms", Type.LONG, LONG_MAX, None, H, "How often the flusher runs.")
     .define("log.flush.offset.checkpoint.interval.ms", Type.INT, 60000, Range.at_least(0), H,
             "How often recovery points are checkpointed.")
@@ -253,7 +256,7 @@ CONFIG_DEF = (
     .define("controlled.shutdown.retry.backoff.ms", Type.LONG, 5000, None, M,
             "How long a broker waits after a failed controlled-shutdown attempt before the next, "
             "to let the cluster's state settle (a follower catching up, a controller elected).")
-    # KRaft (Kafka 3.3.0; beyond the book: chapter 12). The controller.quorum.* settings are added below.
+    # KRaft (beyond the book: chapter 12). The controller.quorum.* settings are added below.
     .define("process.roles", Type.LIST, [], ValidList.in_(BROKER_ROLE, CONTROLLER_ROLE), H,
             "The roles that this process plays: 'broker', 'controller', or 'broker,controller' if it is "
             "both. Only for clusters in KRaft (Kafka Raft) mode; leave it empty (the default) for a "
@@ -446,7 +449,7 @@ class KafkaConfig:
             authorizer_class(v["authorizer.class.name"]) if v["authorizer.class.name"] else None
         )
 
-    # -- KRaft (Kafka 3.3.0) ----------------------------------------------------------------------------
+    # -- KRaft (chapter 12) -----------------------------------------------------------------------------
 
     # --8<-- [start:kraft]
     def _kraft_settings(self) -> None:

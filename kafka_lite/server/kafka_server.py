@@ -412,6 +412,14 @@ class KafkaServer:
             )
         return succeeded
 
+    def _controller_address(self, controller: Broker) -> EndPoint:
+        """Where the controlled shutdown reaches the controller: its end point on the inter-broker
+        listener, found by the listener's name as Kafka 0.10.2 finds it (KIP-103); 0.10.1 finds it by
+        the inter-broker security protocol. kafka_lite's brokers register their end points by
+        listener name (``cluster up --secure`` names the brokers' own ``INTERNAL``), so the name is
+        what finds it."""
+        return controller.end_point(self.config.inter_broker_listener_name)
+
     def _network_client_controlled_shutdown(self, retries: int) -> bool:
         c = self.config
         timeout_ms = c["controller.socket.timeout.ms"]
@@ -431,8 +439,7 @@ class KafkaServer:
                     if prev_controller is not None:
                         client.close(str(prev_controller.id))
                     prev_controller = controller
-                    # the controller's inter-broker listener (Kafka 0.10.2's controlled shutdown)
-                    address = controller.end_point(c.inter_broker_listener_name)
+                    address = self._controller_address(controller)
                     client.set_node(str(controller.id), address.host, address.port)
                 # 2. The request, and the partitions it still leads.
                 if prev_controller is not None:

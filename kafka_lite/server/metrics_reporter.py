@@ -49,8 +49,8 @@ as it measures any client's, as Kafka would):
     ======================== ======= ==============================================================
 
 On a secure cluster the reporter logs in as the broker itself: with the broker's inter-broker
-settings (``security.inter.broker.protocol``, ``sasl.mechanism.inter.broker.protocol``, or 0.10.2's
-``inter.broker.listener.name``) and the ``username``/``password`` of that listener's JAAS entry, the
+settings (``security.inter.broker.protocol``, ``sasl.mechanism.inter.broker.protocol``, or a named
+listener, ``inter.broker.listener.name``: ``inter_broker_login``) and the ``username``/``password`` of that listener's JAAS entry, the
 credentials the broker's own connections to other brokers use, as Confluent's metrics reporter
 reuses them; on a PLAINTEXT inter-broker listener (``cluster up --secure``'s ``INTERNAL``) there is
 nothing to log in with. Its principal is then the brokers' (``User:admin``, or ``User:ANONYMOUS`` on
@@ -134,7 +134,11 @@ def inter_broker_login(configs: Mapping[str, Any]) -> dict[str, Any]:
     """The broker's own login for its connections to brokers, as the reporter's clients take it
     (kafka-python's argument names): nothing on a PLAINTEXT inter-broker listener; on a SASL one,
     the inter-broker mechanism with the username and password of the listener's JAAS entry for it
-    (what ``KafkaConfig.inter_broker_channel_builder`` logs in with)."""
+    (what ``KafkaConfig.inter_broker_channel_builder`` logs in with).
+
+    A named inter-broker listener is Kafka 0.10.2's (KIP-103), its protocol taken from
+    ``listener.security.protocol.map``; Kafka 0.10.1 names the listener by its protocol. Both are
+    read, since kafka_lite's brokers have named listeners (``KafkaConfig``'s)."""
     listener = (configs.get("inter.broker.listener.name") or "").strip().upper()  # ListenerName.normalised
     if listener:  # Kafka 0.10.2 (KIP-103): a named listener, its protocol from the map
         protocol = _listener_protocols(configs.get("listener.security.protocol.map")).get(listener, listener)

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# AlterPartition errors after which a leader waits for the metadata log (Kafka 3.3): the controller
+# AlterPartition errors after which a leader waits for the metadata log (_handle_alter_partition_error): the controller
 # knows a newer state of the partition than this leader, or does not know the partition at all.
 AWAIT_METADATA_ERRORS = frozenset(
     {

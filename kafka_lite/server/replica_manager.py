@@ -251,10 +251,12 @@ class ReplicaManager:
             return partition
 
     def get_leader_partition(self, tp: TopicPartition) -> Partition:
+        """The partition ``tp``, if this broker hosts it. If not, Kafka 2.0's answer: a partition the
+        cluster has but this broker does not host is "not the leader" (NOT_LEADER_FOR_PARTITION),
+        the precise answer that sends the client to the right broker; 0.10 to 1.1 answer
+        UNKNOWN_TOPIC_OR_PARTITION."""
         partition = self._partitions.get(tp)
         if partition is None or partition.log is None:
-            # Kafka 2.0's rule (0.10 to 1.1 said UNKNOWN here): a partition the cluster has but this broker does
-            # not host is "not the leader", the precise answer that sends the client to the right broker.
             state = self.metadata_cache.partition_state(*tp) if self.metadata_cache is not None else None
             if state is not None:
                 raise NotLeaderForPartitionException(
@@ -445,8 +447,8 @@ class ReplicaManager:
     def _apply_local_followers_delta(
         self, new_image: MetadataImage, local_followers: dict[TopicPartition, PartitionInfo]
     ) -> None:
-        """Follow every partition named (so a replica with no leader steps down, and its HW is
-        checkpointed); restart the fetcher of those whose leader epoch moved, from the leader's
+        """Kafka 3.3's ``applyLocalFollowersDelta``, for a KRaft broker (chapter 12). Follow every
+        partition named (so a replica with no leader steps down, and its HW is checkpointed); restart the fetcher of those whose leader epoch moved, from the leader's
         address on the inter-broker listener as the image has it. The fetcher truncates first
         (``ReplicaFetcherThread.maybe_truncate``), as after a LeaderAndIsr."""
         log.info("Transitioning %d partition(s) to local followers.", len(local_followers))

@@ -11,7 +11,9 @@ Differs: only the settings kafka_lite's Streams implements are defined; an unkno
          Python class or instance and are checked where they are used. No ``zookeeper.connect``
          (0.10.2 dropped it: internal topics are created with CreateTopics), no ``key.serde`` /
          ``value.serde`` (kafka_lite's DSL names its serdes where it uses them), and no metrics
-         settings.
+         settings. The consumers get Kafka 2.3's ``allow.auto.create.topics=false`` (KIP-361): the
+         leader's assignor creates the repartition topics with their partition count, and a broker
+         must not create one first, with its default count, because a thread asked for its metadata.
 
 What a stream thread's three clients are given (``StreamsConfig.getConsumerConfigs`` and friends)::
 
@@ -228,8 +230,7 @@ CONFIG_DEF = (
 )
 # --8<-- [end:config_def]
 
-# Kafka 2.3 added the last: the leader's assignor creates the repartition topics with their partition
-# count, and a broker must not create them first, with its default count, because a thread asked.
+# The last keeps a broker from creating a repartition topic a thread asks about (Differs says why).
 CONSUMER_DEFAULT_OVERRIDES = {
     "max.poll.records": 1000,
     "auto.offset.reset": "earliest",

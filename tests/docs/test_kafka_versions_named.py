@@ -3,7 +3,7 @@ named where it lives.
 
 For each module of the packages below, its own versions are those its header's ``Mirrors:`` lines
 name (``Kafka 0.10.1``, ``Kafka 0.11.0``). Every mention of a later version (``Kafka 2.2``, ``1.1's``,
-``since 2.0``, or a KIP of a later version) must lie in the header's ``Differs:`` paragraph, or inside
+``since 2.0``, or a KIP or a JIRA issue fixed in a later version) must lie in the header's ``Differs:`` paragraph, or inside
 a function or class whose own docstring names that version: a named helper, whose docstring says
 which version and why. Anything else is a later Kafka's behaviour inline, printed as
 ``path:line: text``.
@@ -36,15 +36,26 @@ KIP_VERSIONS = {
     "KIP-380": "2.2",
 }
 
-_VERSION = r"(\d+\.\d+(?:\.\d+)?)"
+# The JIRA issues the code names, with the Kafka version that fixed them: a ``KAFKA-n`` written
+# without its version still says which Kafka the behaviour is from.
+JIRA_VERSIONS = {
+    "KAFKA-4561": "0.10.2",
+    "KAFKA-4843": "0.11.0",
+    "KAFKA-6502": "3.2",
+}
+
+# A Kafka version's minor number has one or two digits: "MIT 6.5840's" is a course, not a Kafka.
+_VERSION = r"(\d+\.\d{1,2}(?:\.\d+){0,2})(?![\d.]*\d)"
 MENTION = re.compile(
-    rf"Kafka {_VERSION}|\b{_VERSION}'s\b|\bsince {_VERSION}\b(?!\s*(?:s|ms|%))|\b(KIP-\d+)\b"
+    rf"Kafka {_VERSION}|\b{_VERSION}'s\b|\bsince {_VERSION}\b(?!\s*(?:s|ms|%))|\b(KIP-\d+|KAFKA-\d+)\b"
 )
+ISSUE_VERSIONS = {**KIP_VERSIONS, **JIRA_VERSIONS}
 HEADER_KEY = re.compile(r"^(Mirrors|Book|Differs|Labs|No Kafka twin):")
 
 
 def version(text: str) -> tuple[int, ...]:
-    parts = [int(p) for p in text.split(".")]
+    """``2.2`` -> (2, 2, 0); a bug-fix release's fourth number (``0.10.1.1``) is its minor's."""
+    parts = [int(p) for p in text.split(".")][:3]
     return tuple(parts + [0] * (3 - len(parts)))
 
 
@@ -52,8 +63,8 @@ def mentions(line: str) -> list[str]:
     """The Kafka versions a line names (as written: ``2.2``, ``0.10.1``)."""
     found = []
     for m in MENTION.finditer(line):
-        kip = m.group(4)
-        text = KIP_VERSIONS.get(kip) if kip else next(g for g in m.groups()[:3] if g)
+        issue = m.group(4)
+        text = ISSUE_VERSIONS.get(issue) if issue else next(g for g in m.groups()[:3] if g)
         if text is not None and version(text) >= (0, 8, 0):
             found.append(text)
     return found
@@ -108,14 +119,14 @@ def offenders(path: Path, root: Path = ROOT) -> list[str]:
             continue
         enclosing = [(lines, doc) for lines, doc in helpers if lineno in lines]
         innermost = min(enclosing, key=lambda h: len(h[0]), default=None)
-        if innermost is not None and all(v in innermost[1] or _kip_named(v, innermost[1]) for v in later):
+        if innermost is not None and all(v in innermost[1] or _issue_named(v, innermost[1]) for v in later):
             continue
         found.append(f"{path.relative_to(root)}:{lineno}: {line.strip()}")
     return found
 
 
-def _kip_named(v: str, docstring: str) -> bool:
-    return any(kip in docstring for kip, kv in KIP_VERSIONS.items() if kv == v)
+def _issue_named(v: str, docstring: str) -> bool:
+    return any(issue in docstring for issue, iv in ISSUE_VERSIONS.items() if iv == v)
 
 
 def package_offenders(package: str) -> list[str]:
@@ -128,6 +139,10 @@ def package_offenders(package: str) -> list[str]:
         "kafka_lite/controller",
         "kafka_lite/coordinator/transaction",
         "kafka_lite/connect",
+        "kafka_lite/raft",
+        "kafka_lite/metadata",
+        "kafka_lite/server",  # the KRaft broker too: server/metadata, broker_server.py, controller_server.py
+        "kafka_lite/streams",
     ],
 )
 def test_a_later_kafka_version_is_named_only_in_differs_or_a_named_helper(package):
@@ -151,3 +166,47 @@ def test_the_lint_finds_an_inline_mention_and_spares_differs_and_helpers(tmp_pat
         "    return 2  # as Kafka 2.0 does (KIP-380)\n"
     )
     assert offenders(module, tmp_path) == ["kafka_lite/m.py:15: return 2  # as Kafka 2.0 does (KIP-380)"]
+
+
+def test_the_lint_reads_a_jira_issue_as_its_version_and_a_course_number_as_no_version(tmp_path):
+    module = tmp_path / "kafka_lite" / "m.py"
+    module.parent.mkdir()
+    module.write_text(
+        '"""A module.\n\nMirrors: kafka.X (X.scala, Kafka 0.10.1)\n"""\n\n\n'
+        "def inline():\n"
+        '    """Nothing named."""\n'
+        "    a = 1  # as 0.10.1.1's bug-fix release has it\n"
+        "    b = 2  # as MIT 6.5840's Raft lab tests it\n"
+        "    return a + b  # committed past, as KAFKA-6502 does\n\n\n"
+        "def helper():\n"
+        '    """The fix of KAFKA-6502."""\n'
+        "    return 3  # committed past, as KAFKA-6502 does\n"
+    )
+    assert offenders(module, tmp_path) == [
+        "kafka_lite/m.py:11: return a + b  # committed past, as KAFKA-6502 does"
+    ]
+
+
+# The KRaft modules (chapter 12) read as Kafka 3.3, whatever the book's version.
+KRAFT_MODULES = [
+    "kafka_lite/raft",
+    "kafka_lite/metadata",
+    "kafka_lite/server/metadata",
+    "kafka_lite/server/broker_server.py",
+    "kafka_lite/server/controller_server.py",
+    "kafka_lite/server/kafka_raft_server.py",
+]
+
+
+def test_the_kraft_modules_name_kafka_3_3_in_their_mirrors():
+    wrong = []
+    for entry in KRAFT_MODULES:
+        path = ROOT / entry
+        for module in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            text = module.read_text()
+            paragraphs = header_paragraphs(ast.parse(text))
+            if "No Kafka twin" in paragraphs:
+                continue
+            if (3, 3, 0) not in own_versions(text.splitlines(), paragraphs):
+                wrong.append(str(module.relative_to(ROOT)))
+    assert not wrong, "KRaft modules whose Mirrors: paragraph does not name Kafka 3.3:\n" + "\n".join(wrong)

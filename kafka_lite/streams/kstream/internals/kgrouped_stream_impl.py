@@ -16,8 +16,8 @@ The result is a ``KTable`` whose rows are the store's entries. ``_do_aggregate``
 processor and the store supplier, so it does not care whether the store is a key-value or a window
 store: given ``windows``, each method adds ``KStreamWindowAggregate``/``KStreamWindowReduce`` over a
 window store whose retention is ``windows.maintain_ms()``, and the table's keys are ``Windowed``.
-Given ``SessionWindows`` (0.10.2's), they add ``KStreamSessionWindowAggregate`` over an in-memory
-session store (``InMemorySessionStore``), and ``aggregate`` needs a ``session_merger``.
+Given ``SessionWindows``, they add ``KStreamSessionWindowAggregate`` over an in-memory session store
+(``InMemorySessionStore``, by ``_session_aggregate``), and ``aggregate`` needs a ``session_merger``.
 """
 
 from __future__ import annotations
@@ -150,6 +150,8 @@ class KGroupedStreamImpl(AbstractStream):
         aggregator: Callable[[Any, Any, Any], Any],
         session_merger: Callable[[Any, Any, Any], Any],
     ) -> KTableImpl:
+        """Kafka 0.10.2's session windows (KIP-94), which 0.10.1 has not: the book's 9.2.4 teaches
+        them beside the fixed windows. The store is in memory and not cached (the header says why)."""
         return self._do_aggregate(
             KStreamSessionWindowAggregate(windows, store_name, initializer, aggregator, session_merger),
             AGGREGATE_NAME,

@@ -1,7 +1,8 @@
 """A task's state manager: registers its stores, restores them from their changelogs, checkpoints them.
 
 Mirrors: org.apache.kafka.streams.processor.internals.ProcessorStateManager
-         (streams/src/main/java/.../processor/internals/ProcessorStateManager.java, Kafka 0.10.1)
+         (streams/src/main/java/.../processor/internals/ProcessorStateManager.java, Kafka 0.10.1,
+         with 0.11's exactly_once)
 Book:    chapter 9, 9.1.4 (state stores, their changelogs, restoring and checkpointing)
 Differs: a changelog partition that does not exist is not waited for (0.10.1 asks ``partitionsFor``
          for up to 5 s); ``flush`` sets no current node. The checkpoint is written by

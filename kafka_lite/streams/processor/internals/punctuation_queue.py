@@ -17,7 +17,7 @@ The first firing re-bases the schedule on the stream time it fires at (Kafka's `
 is firstly triggered ... reschedule based on the currTimestamp"); after that, a schedule moves by
 whole intervals, so after a jump in stream time it catches up, once per missed interval, each call
 passing the current stream time. Stream time moves only with records: with no input, nothing fires
-(0.10.1 has no wall-clock punctuation; Kafka 1.0 adds it).
+(``may_punctuate``).
 """
 
 from __future__ import annotations
@@ -69,7 +69,10 @@ class PunctuationQueue:
 
     # --8<-- [start:may_punctuate]
     def may_punctuate(self, timestamp: int, punctuator: Punctuator) -> bool:
-        """Fire every schedule due at or before ``timestamp``; True if any fired."""
+        """Fire every schedule due at or before ``timestamp``, a stream time; True if any fired.
+
+        Stream time only, as 0.10.1 has it: wall-clock punctuation is Kafka 1.0's (KIP-138), so an
+        application with no input punctuates nothing here."""
         punctuated = False
         while self.pq and self.pq[0][0] <= timestamp:
             sched = heapq.heappop(self.pq)[2]

@@ -15,7 +15,7 @@ What a skipped record's offset becomes (Kafka 1.0, as here): the consumer's posi
 it, so the running task does not fetch it again; the task commits the offset of the last record it
 *processed*, so the skipped offset is committed with the next readable record of its partition. If
 the skipped record is the last one of the partition, a restart reads it again and skips it again
-(Kafka 3.2 commits past it too, KAFKA-6502).
+(``deserialize`` says which later Kafka commits past it).
 """
 
 from __future__ import annotations
@@ -47,7 +47,11 @@ class RecordDeserializer:
     def deserialize(
         self, processor_context: ProcessorContext, raw_record: ConsumerRecord
     ) -> ConsumerRecord | None:
-        """The record with key and value deserialized; None if it cannot be and the handler skips it."""
+        """The record with key and value deserialized; None if it cannot be and the handler skips it.
+
+        A skipped record's offset is committed with its partition's next readable record, as Kafka
+        1.0 does; Kafka 3.2 commits past a skipped last record too (KAFKA-6502), which kafka_lite,
+        reading as 1.0, does not."""
         try:
             return raw_record._replace(
                 key=self.source_node.deserialize_key(raw_record.topic, raw_record.key),

@@ -140,7 +140,8 @@ class StreamTask:
             task_id, self, config, record_collector, state_mgr, cache
         )
         # A queue for each partition, read by the source node of the partition's topic; a record its
-        # deserializers cannot read goes to the handler, told the task through the context (Kafka 1.0).
+        # deserializers cannot read goes to the deserialization exception handler (Differs names its
+        # version), told the task through the context.
         handler = default_deserialization_exception_handler(config)
         partition_queues = {
             tp: RecordQueue(tp, topology.source(tp.topic), handler, self.processor_context)

@@ -19,7 +19,7 @@ A thread owns three clients and a set of tasks::
     producer          shared by the thread's tasks for their output and their changelogs; under
                       exactly_once (0.11) there is none: each task has a transactional producer
 
-The run loop, as Kafka 0.11.0 has it::
+The run loop (``run_loop``)::
 
     while running:
         records = consumer.poll(poll.ms)
@@ -38,7 +38,7 @@ A rebalance happens inside ``consumer.poll``. The listener's ``on_partitions_rev
 task and closes it (its stores checkpointed), and ``on_partitions_assigned`` builds the new tasks
 (restoring their stores from the changelogs before the first record) and the standby tasks. 0.10.1
 closes every task on every rebalance, even one that stays: what is checkpointed makes reopening it
-cheap (Kafka 0.10.2 keeps them suspended instead).
+cheap (``on_partitions_revoked`` says what later Kafkas do).
 """
 
 from __future__ import annotations
@@ -139,6 +139,8 @@ class _RebalanceListener(ConsumerRebalanceListener):
         self.thread = thread
 
     def on_partitions_revoked(self, partitions: Collection[TopicPartition]) -> None:
+        """Commit and close every task, as 0.10.1 does, even one the next assignment gives back;
+        Kafka 0.10.2 suspends them instead, and resumes those it is given again."""
         thread = self.thread
         log.info("%s partitions %s revoked at the beginning of consumer rebalance.",
                  thread.log_prefix, sorted(partitions))  # fmt: skip
@@ -177,6 +179,12 @@ class _RebalanceListener(ConsumerRebalanceListener):
 # --8<-- [end:rebalance_listener]
 
 
+def _thread_name(client_id: str) -> str:
+    """``<client.id>-StreamThread-<n>``, as Kafka 1.0 names a stream thread (0.10.1: ``StreamThread-<n>``),
+    so that a thread's name says which instance it belongs to."""
+    return f"{client_id}-StreamThread-{next(_STREAM_THREAD_ID_SEQUENCE)}"
+
+
 class StreamThread(threading.Thread):
     def __init__(
         self,
@@ -188,9 +196,7 @@ class StreamThread(threading.Thread):
         time: Time,
         internal_topic_manager: InternalTopicManager | None = None,
     ) -> None:
-        # <client.id>-StreamThread-<n>, as Kafka 1.0 names them (0.10.1: StreamThread-<n>), so that a
-        # thread's name says which instance it belongs to.
-        super().__init__(name=f"{client_id}-StreamThread-{next(_STREAM_THREAD_ID_SEQUENCE)}", daemon=True)
+        super().__init__(name=_thread_name(client_id), daemon=True)
         self.application_id = application_id
         self.builder = builder
         self.config = config

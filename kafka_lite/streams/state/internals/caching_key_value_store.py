@@ -31,6 +31,12 @@ puts the value in the cache as a clean entry (a later get is a hit; an eviction 
 flush). A read from another thread (an Interactive Query) does not fill the cache: it must not
 evict, and so flush, on the stream thread's behalf. ``range`` and ``all`` merge the cache with the
 store below (``MergedSortedCacheKeyValueStoreIterator``).
+
+The methods Kafka makes ``synchronized`` (``flush``, ``get``, the writes, ``approximate_num_entries``)
+hold the store's lock: a query's ``get`` then never runs between the stream thread's read of the
+old value and its write of the new one (``put_if_absent``, ``delete``), nor inside a flush. ``range``
+and ``all`` take no lock, as in Kafka: the cache's keys are copied under the cache's own lock and
+the store below guards its own iterators.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ class CachingKeyValueStore(WrappedStateStore, KeyValueStore[Any, Any]):
         self.context: Any = None
         self.serdes: StateSerdes | None = None
         self._stream_thread: threading.Thread | None = None
+        self._lock = threading.RLock()  # Kafka's synchronized methods
 
     def init(self, context: Any, root: StateStore) -> None:
         self.underlying.init(context, root)
@@ -109,8 +116,9 @@ class CachingKeyValueStore(WrappedStateStore, KeyValueStore[Any, Any]):
         self.flush_listener = flush_listener
 
     def flush(self) -> None:
-        self.cache.flush(self.cache_name)
-        self.underlying.flush()
+        with self._lock:
+            self.cache.flush(self.cache_name)
+            self.underlying.flush()
 
     def close(self) -> None:
         self.flush()
@@ -118,7 +126,8 @@ class CachingKeyValueStore(WrappedStateStore, KeyValueStore[Any, Any]):
 
     # --8<-- [start:get_put]
     def get(self, key: Any) -> Any:
-        return self._get(self.serdes.raw_key(key))
+        with self._lock:
+            return self._get(self.serdes.raw_key(key))
 
     def _get(self, raw_key: bytes) -> Any:
         entry = self.cache.get(self.cache_name, raw_key)
@@ -134,7 +143,8 @@ class CachingKeyValueStore(WrappedStateStore, KeyValueStore[Any, Any]):
         return self.serdes.value_from(entry.value)
 
     def put(self, key: Any, value: Any) -> None:
-        self._put(self.serdes.raw_key(key), value)
+        with self._lock:
+            self._put(self.serdes.raw_key(key), value)
 
     def _put(self, raw_key: bytes, value: Any) -> None:
         context = self.context
@@ -151,22 +161,25 @@ class CachingKeyValueStore(WrappedStateStore, KeyValueStore[Any, Any]):
     # --8<-- [end:get_put]
 
     def put_if_absent(self, key: Any, value: Any) -> Any:
-        raw_key = self.serdes.raw_key(key)
-        v = self._get(raw_key)
-        if v is None:
-            self._put(raw_key, value)
-        return v
+        with self._lock:
+            raw_key = self.serdes.raw_key(key)
+            v = self._get(raw_key)
+            if v is None:
+                self._put(raw_key, value)
+            return v
 
     def put_all(self, entries: Iterable[KeyValue | tuple[Any, Any]]) -> None:
-        for key, value in entries:
-            self.put(key, value)
+        with self._lock:
+            for key, value in entries:
+                self.put(key, value)
 
     def delete(self, key: Any) -> Any:
         """Put a None entry: the delete reaches the store, its changelog and downstream on flush."""
-        raw_key = self.serdes.raw_key(key)
-        v = self._get(raw_key)
-        self._put(raw_key, None)
-        return v
+        with self._lock:
+            raw_key = self.serdes.raw_key(key)
+            v = self._get(raw_key)
+            self._put(raw_key, None)
+            return v
 
     def range(self, from_key: Any, to_key: Any) -> KeyValueIterator[Any, Any]:
         raw_from = self.serdes.raw_key(from_key)
@@ -182,4 +195,5 @@ class CachingKeyValueStore(WrappedStateStore, KeyValueStore[Any, Any]):
 
     def approximate_num_entries(self) -> int:
         """The store's count, as Kafka's: the keys only in the cache are not counted yet."""
-        return self.underlying.approximate_num_entries()
+        with self._lock:
+            return self.underlying.approximate_num_entries()

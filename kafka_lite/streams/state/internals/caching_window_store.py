@@ -22,16 +22,21 @@ aggregate forwarded on flush carries the timestamp of the record that made it. T
 ``(Windowed(key, TimeWindow(start, start + window size)), new, old)`` with the old value fetched from
 the store below, then puts the entry there. ``fetch`` merges the cache with the store below
 (``MergedSortedCachedWindowStoreIterator``).
+
+``flush``, ``put`` and ``fetch`` hold the store's lock, as Kafka's are ``synchronized``: a query's
+``fetch`` lists the segments below and copies the cache's keys while no flush of the stream thread
+is creating or dropping a segment, or moving entries from the cache down.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from kafka_lite.streams.processor.internals.processor_state_manager import store_changelog_topic
 from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.serialization import Serde
-from kafka_lite.streams.state.internals import window_store_utils as keys
+from kafka_lite.streams.state.internals import window_store_utils
 from kafka_lite.streams.state.internals.cached_state_store import CacheFlushListener
 from kafka_lite.streams.state.internals.lru_cache_entry import LRUCacheEntry
 from kafka_lite.streams.state.internals.merged_sorted_cache_key_value_store_iterator import (
@@ -64,6 +69,7 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
         self.cache: ThreadCache | None = None
         self.context: Any = None
         self.serdes: StateSerdes | None = None
+        self._lock = threading.RLock()  # Kafka's synchronized methods
 
     def init(self, context: Any, root: StateStore) -> None:
         self.underlying.init(context, root)
@@ -81,8 +87,8 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
         from kafka_lite.streams.kstream.windows import TimeWindow, Windowed
 
         for entry in entries:
-            raw_key = keys.key_from_binary_key(entry.key)
-            timestamp = keys.timestamp_from_binary_key(entry.key)
+            raw_key = window_store_utils.key_from_binary_key(entry.key)
+            timestamp = window_store_utils.timestamp_from_binary_key(entry.key)
             windowed_key = Windowed(
                 self.serdes.key_from(raw_key), TimeWindow(timestamp, timestamp + self.window_size)
             )
@@ -107,8 +113,9 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
         self.flush_listener = flush_listener
 
     def flush(self) -> None:
-        self.cache.flush(self.cache_name)
-        self.underlying.flush()
+        with self._lock:
+            self.cache.flush(self.cache_name)
+            self.underlying.flush()
 
     def close(self) -> None:
         self.flush()
@@ -118,7 +125,7 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
         context = self.context
         if timestamp is None:
             timestamp = context.timestamp()
-        binary_key = keys.to_binary_key(self.serdes.raw_key(key), timestamp, 0)
+        binary_key = window_store_utils.to_binary_key(self.serdes.raw_key(key), timestamp, 0)
         entry = LRUCacheEntry(
             self.serdes.raw_value(value),
             True,
@@ -127,20 +134,27 @@ class CachingWindowStore(WrappedStateStore, WindowStore[Any, Any]):
             context.partition(),
             context.topic(),
         )
-        self.cache.put(self.cache_name, binary_key, entry)
+        with self._lock:
+            self.cache.put(self.cache_name, binary_key, entry)
 
     def fetch(self, key: Any, time_from: int, time_to: int) -> WindowStoreIterator[int, Any]:
         raw_key = self.serdes.raw_key(key)
-        store_iterator = DelegatingPeekingKeyValueIterator(self.underlying.fetch(raw_key, time_from, time_to))
+        with self._lock:
+            below = self.underlying.fetch(raw_key, time_from, time_to)
+            cached = self._cache_range(raw_key, time_from, time_to)
         return MergedSortedCachedWindowStoreIterator(
-            self._cache_range(raw_key, time_from, time_to), store_iterator, self.serdes
+            cached, DelegatingPeekingKeyValueIterator(below), self.serdes
         )
 
     def _cache_range(self, raw_key: bytes, time_from: int, time_to: int) -> MemoryLRUCacheBytesIterator:
-        binary_from = keys.to_binary_key(raw_key, time_from, 0)
-        binary_to = keys.to_binary_key(raw_key, time_to, 0)
+        binary_from = window_store_utils.to_binary_key(raw_key, time_from, 0)
+        binary_to = window_store_utils.to_binary_key(raw_key, time_to, 0)
         cache = self.cache.named_cache(self.cache_name)
         if cache is None:
             return self.cache.range(self.cache_name, binary_from, binary_to)
-        own = (k for k in cache.key_range(binary_from, binary_to) if keys.key_from_binary_key(k) == raw_key)
+        own = (
+            k
+            for k in cache.key_range(binary_from, binary_to)
+            if window_store_utils.key_from_binary_key(k) == raw_key
+        )
         return MemoryLRUCacheBytesIterator(own, cache)

@@ -14,12 +14,18 @@ kept sorted in a list of short lists, so a new key costs a search and an insert 
 (Kafka's ``TreeMap`` costs O(log n) for the same). ``irange`` walks the keys between two bounds, as
 ``TreeMap.subMap(from, true, to, true)`` does.
 
+Each read and write holds the store's lock, as Kafka's are ``synchronized``: the stream thread
+writes while an Interactive Query reads from its own thread, and a ``SortedDict`` walked while
+another thread inserts or removes a key skips keys or repeats them. ``range`` and ``all`` copy
+their entries under the lock, so the iterator they return needs none.
+
 Not persistent: after a restart the task restores it by replaying its whole changelog, which is why
 the change-logging layer matters most for this store.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -49,6 +55,7 @@ class InMemoryKeyValueStore(KeyValueStore[bytes, bytes]):
         self._logged = logged
         self._map: SortedDict = SortedDict()  # bytes -> bytes, in key order (Kafka's TreeMap)
         self._open = False
+        self._lock = threading.RLock()  # Kafka's synchronized methods
 
     @property
     def name(self) -> str:
@@ -68,28 +75,40 @@ class InMemoryKeyValueStore(KeyValueStore[bytes, bytes]):
         return self._open
 
     def get(self, key: bytes) -> bytes | None:
-        return self._map.get(key)
+        with self._lock:
+            return self._map.get(key)
 
     def put(self, key: bytes, value: bytes | None) -> None:
-        if value is None:
-            self.delete(key)
-            return
-        self._map[key] = value
+        with self._lock:
+            if value is None:
+                self._map.pop(key, None)
+            else:
+                self._map[key] = value
+
+    def put_if_absent(self, key: bytes, value: bytes) -> bytes | None:
+        with self._lock:
+            return super().put_if_absent(key, value)
 
     def put_all(self, entries: Iterable[KeyValue | tuple[bytes, bytes]]) -> None:
-        for key, value in entries:
-            self.put(key, value)
+        with self._lock:
+            for key, value in entries:
+                self.put(key, value)
 
     def delete(self, key: bytes) -> bytes | None:
-        return self._map.pop(key, None)
+        with self._lock:
+            return self._map.pop(key, None)
 
     def range(self, from_key: bytes, to_key: bytes) -> KeyValueIterator[bytes, bytes]:
         """The entries with ``from_key <= key <= to_key``, both ends included, in key order."""
-        entries = self._map
-        return InMemoryKeyValueIterator([KeyValue(k, entries[k]) for k in entries.irange(from_key, to_key)])
+        with self._lock:
+            entries = self._map
+            return InMemoryKeyValueIterator(
+                [KeyValue(k, entries[k]) for k in entries.irange(from_key, to_key)]
+            )
 
     def all(self) -> KeyValueIterator[bytes, bytes]:
-        return InMemoryKeyValueIterator([KeyValue(k, v) for k, v in self._map.items()])
+        with self._lock:
+            return InMemoryKeyValueIterator([KeyValue(k, v) for k, v in self._map.items()])
 
     def approximate_num_entries(self) -> int:
         return len(self._map)

@@ -166,9 +166,6 @@ class NamedCache:
     def size(self) -> int:
         return len(self.entries)
 
-    def dirty_size(self) -> int:
-        return len(self.dirty_keys)
-
     def _remove_sorted(self, key: bytes) -> None:
         i = bisect.bisect_left(self.sorted_keys, key)
         del self.sorted_keys[i]

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kafka_lite.streams.processor.state_store import StateStore
-from kafka_lite.streams.state.internals import window_store_utils as keys
+from kafka_lite.streams.state.internals import window_store_utils
 from kafka_lite.streams.state.internals.segments import Segment, Segments
 from kafka_lite.streams.state.key_value_store import KeyValue, KeyValueIterator
 
@@ -29,16 +29,16 @@ class SegmentIterator(KeyValueIterator[bytes, bytes]):
         self._entries = self._scan(segments, key, time_from, time_to)
 
     def _scan(self, segments: list[Segment], key: bytes, time_from: int, time_to: int) -> Iterator[KeyValue]:
-        lower = keys.lower_range_fixed_size(key, time_from)
-        upper = keys.upper_range_fixed_size(key, time_to)
+        lower = window_store_utils.lower_range_fixed_size(key, time_from)
+        upper = window_store_utils.upper_range_fixed_size(key, time_to)
         for segment in segments:
             if not segment.is_open():  # dropped since the fetch began
                 continue
             with segment.range(lower, upper) as self._current:
                 for entry in self._current:
                     # WindowKeySchema.hasNextCondition: the range may hold other keys' entries.
-                    if keys.key_from_binary_key(entry.key) == key and (
-                        time_from <= keys.timestamp_from_binary_key(entry.key) <= time_to
+                    if window_store_utils.key_from_binary_key(entry.key) == key and (
+                        time_from <= window_store_utils.timestamp_from_binary_key(entry.key) <= time_to
                     ):
                         yield entry
 
@@ -73,18 +73,18 @@ class RocksDBSegmentedBytesStore(StateStore):
         return SegmentIterator(self.segments.segments(time_from, time_to), key, time_from, time_to)
 
     def put(self, key: bytes, value: bytes | None) -> None:
-        segment_id = self.segments.segment_id(keys.timestamp_from_binary_key(key))
+        segment_id = self.segments.segment_id(window_store_utils.timestamp_from_binary_key(key))
         segment = self.segments.get_or_create_segment(segment_id, self._context)
         if segment is not None:
             segment.put(key, value)
 
     def remove(self, key: bytes) -> None:
-        segment = self.segments.get_segment_for_timestamp(keys.timestamp_from_binary_key(key))
+        segment = self.segments.get_segment_for_timestamp(window_store_utils.timestamp_from_binary_key(key))
         if segment is not None:
             segment.delete(key)
 
     def get(self, key: bytes) -> bytes | None:
-        segment = self.segments.get_segment_for_timestamp(keys.timestamp_from_binary_key(key))
+        segment = self.segments.get_segment_for_timestamp(window_store_utils.timestamp_from_binary_key(key))
         return None if segment is None else segment.get(key)
 
     def flush(self) -> None:

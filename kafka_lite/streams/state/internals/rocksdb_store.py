@@ -14,12 +14,19 @@ why: no compression (the CPU goes to processing; the changelog topic is what is 
 universal compaction (fewer rewrites of data that is mostly overwritten), a 16 MB write buffer, up to
 three of them, a 50 MB block cache in 4 KB blocks, and no write-ahead log, because the changelog
 topic already is one: after a crash the task replays it from the last checkpoint.
+
+The store's reads, writes, ``flush`` and ``close`` hold its lock, and an iterator's steps and
+``close`` hold the iterator's, as Kafka's are ``synchronized``: an Interactive Query reads from its
+own thread, and a ``close`` must not free the database (or an iterator) under a read in progress.
+``put_all`` writes one batch, which RocksDB applies atomically, and is not ``synchronized`` in Kafka
+either.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -80,24 +87,27 @@ class RocksDBIterator(KeyValueIterator[bytes, bytes]):
             self._iter.seek(from_key)
         self._to_key = to_key
         self._open = True
+        self._lock = threading.Lock()  # Kafka's synchronized hasNext, next and close
 
     def __next__(self) -> KeyValue:
-        if not self._open:
-            raise InvalidStateStoreException(f"RocksDB store {self._store.name} has closed")
-        if not self._iter.valid():
-            raise StopIteration
-        key = self._iter.key()
-        if self._to_key is not None and key > self._to_key:
-            raise StopIteration
-        entry = KeyValue(key, self._iter.value())
-        self._iter.next()
-        return entry
+        with self._lock:
+            if not self._open:
+                raise InvalidStateStoreException(f"RocksDB store {self._store.name} has closed")
+            if not self._iter.valid():
+                raise StopIteration
+            key = self._iter.key()
+            if self._to_key is not None and key > self._to_key:
+                raise StopIteration
+            entry = KeyValue(key, self._iter.value())
+            self._iter.next()
+            return entry
 
     def close(self) -> None:
-        if self._open:
-            self._open = False
-            self._iter = None
-            self._store._open_iterators.discard(self)
+        with self._lock:
+            if self._open:
+                self._open = False
+                self._iter = None
+                self._store._open_iterators.discard(self)
 
 
 class RocksDBStore(KeyValueStore[bytes, bytes]):
@@ -110,6 +120,7 @@ class RocksDBStore(KeyValueStore[bytes, bytes]):
         self._db: Rdict | None = None
         self._open = False
         self.db_dir: Path | None = None
+        self._lock = threading.RLock()  # Kafka's synchronized methods
 
     @property
     def name(self) -> str:
@@ -146,11 +157,13 @@ class RocksDBStore(KeyValueStore[bytes, bytes]):
         return self._db
 
     def get(self, key: bytes) -> bytes | None:
-        return self._validate_store_open().get(key)
+        with self._lock:
+            return self._validate_store_open().get(key)
 
     def put(self, key: bytes, value: bytes | None) -> None:
-        self._validate_store_open()
-        self._put_internal(key, value)
+        with self._lock:
+            self._validate_store_open()
+            self._put_internal(key, value)
 
     def _put_internal(self, key: bytes, value: bytes | None) -> None:
         """A put, or a delete when ``value`` is None; also the restore callback."""
@@ -158,6 +171,10 @@ class RocksDBStore(KeyValueStore[bytes, bytes]):
             self._db.delete(key)
         else:
             self._db.put(key, value)
+
+    def put_if_absent(self, key: bytes, value: bytes) -> bytes | None:
+        with self._lock:
+            return super().put_if_absent(key, value)
 
     def put_all(self, entries: Iterable[KeyValue | tuple[bytes, bytes]]) -> None:
         """All the entries in one write batch: RocksDB applies it whole."""
@@ -171,15 +188,18 @@ class RocksDBStore(KeyValueStore[bytes, bytes]):
         db.write(batch)
 
     def delete(self, key: bytes) -> bytes | None:
-        value = self.get(key)
-        self.put(key, None)
-        return value
+        with self._lock:
+            value = self.get(key)
+            self.put(key, None)
+            return value
 
     def range(self, from_key: bytes, to_key: bytes) -> KeyValueIterator[bytes, bytes]:
-        return self._new_iterator(from_key, to_key)
+        with self._lock:
+            return self._new_iterator(from_key, to_key)
 
     def all(self) -> KeyValueIterator[bytes, bytes]:
-        return self._new_iterator(None, None)
+        with self._lock:
+            return self._new_iterator(None, None)
 
     def _new_iterator(self, from_key: bytes | None, to_key: bytes | None) -> RocksDBIterator:
         iterator = RocksDBIterator(self, self._validate_store_open(), from_key, to_key)
@@ -192,19 +212,21 @@ class RocksDBStore(KeyValueStore[bytes, bytes]):
         return value or 0
 
     def flush(self) -> None:
-        if self._db is not None and self._open:
-            self._db.flush(True)
+        with self._lock:
+            if self._db is not None and self._open:
+                self._db.flush(True)
 
     def close(self) -> None:
-        if not self._open:
-            return
-        self._open = False
-        # An open iterator holds the database; close them first, as Kafka's closeOpenIterators does.
-        for iterator in list(self._open_iterators):
-            iterator.close()
-        self._db.flush(True)
-        self._db.close()
-        self._db = None
+        with self._lock:
+            if not self._open:
+                return
+            self._open = False
+            # An open iterator holds the database; close them first, as Kafka's closeOpenIterators does.
+            for iterator in list(self._open_iterators):
+                iterator.close()
+            self._db.flush(True)
+            self._db.close()
+            self._db = None
 
     def destroy(self) -> None:
         """Delete the database's directory (a dropped window segment)."""

@@ -16,7 +16,7 @@ from typing import Any
 from kafka_lite.streams.processor.internals.processor_state_manager import store_changelog_topic
 from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.serialization import Serde
-from kafka_lite.streams.state.internals import window_store_utils as keys
+from kafka_lite.streams.state.internals import window_store_utils
 from kafka_lite.streams.state.internals.metered_key_value_store import SerializedKeyValueIterator
 from kafka_lite.streams.state.internals.wrapped_state_store import WrappedStateStore
 from kafka_lite.streams.state.key_value_store import KeyValue
@@ -28,7 +28,9 @@ class WindowStoreIteratorWrapper(SerializedKeyValueIterator):
     """Binary-keyed entries as ``KeyValue(timestamp, value)``, the value deserialized."""
 
     def _entry(self, binary_key: bytes, value: bytes) -> KeyValue:
-        return KeyValue(keys.timestamp_from_binary_key(binary_key), self._serdes.value_from(value))
+        return KeyValue(
+            window_store_utils.timestamp_from_binary_key(binary_key), self._serdes.value_from(value)
+        )
 
 
 class RocksDBWindowStore(WrappedStateStore, WindowStore[Any, Any]):
@@ -61,7 +63,7 @@ class RocksDBWindowStore(WrappedStateStore, WindowStore[Any, Any]):
         if timestamp is None:
             timestamp = self._context.timestamp()
         self._maybe_update_seqnum_for_dups()
-        binary_key = keys.to_binary_key(self.serdes.raw_key(key), timestamp, self.seqnum)
+        binary_key = window_store_utils.to_binary_key(self.serdes.raw_key(key), timestamp, self.seqnum)
         self.bytes_store.put(binary_key, self.serdes.raw_value(value))
 
     def fetch(self, key: Any, time_from: int, time_to: int) -> WindowStoreIterator[int, Any]:
@@ -70,4 +72,4 @@ class RocksDBWindowStore(WrappedStateStore, WindowStore[Any, Any]):
 
     def _maybe_update_seqnum_for_dups(self) -> None:
         if self.retain_duplicates:
-            self.seqnum = (self.seqnum + 1) & keys.INT_MAX
+            self.seqnum = (self.seqnum + 1) & window_store_utils.INT_MAX

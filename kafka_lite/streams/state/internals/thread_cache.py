@@ -24,11 +24,16 @@ The budget is the thread's, not the store's: after a put, while all the named ca
 more than the budget, the cache that was just put into evicts its least recently used entry
 (``NamedCache.evict``, which flushes that cache if the entry is dirty). A budget of 0 evicts
 every put at once: each update is written and forwarded as it is made, as without a cache.
+
+Each ``NamedCache`` guards itself; the map of them is guarded by this cache's lock, as Kafka's
+``getCache`` and ``getOrCreateCache`` are ``synchronized``: the stream thread adds a store's cache
+when a task starts while a query on another thread looks one up, and ``size_bytes`` sums them.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 
 from kafka_lite.streams.state.internals.lru_cache_entry import LRUCacheEntry
 from kafka_lite.streams.state.internals.named_cache import DirtyEntry, DirtyEntryFlushListener, NamedCache
@@ -44,6 +49,7 @@ class ThreadCache:
         self.name = name
         self.max_cache_size_bytes = max_cache_size_bytes
         self.caches: dict[str, NamedCache] = {}
+        self._lock = threading.Lock()  # Kafka's synchronized getCache and getOrCreateCache
         # Kafka's internal stats, logged on each flush.
         self.num_puts = 0
         self.num_gets = 0
@@ -56,7 +62,7 @@ class ThreadCache:
 
     def flush(self, namespace: str) -> None:
         self.num_flushes += 1
-        cache = self.caches.get(namespace)
+        cache = self._get_cache(namespace)
         if cache is None:
             return
         cache.flush()
@@ -65,7 +71,7 @@ class ThreadCache:
 
     def get(self, namespace: str, key: bytes) -> LRUCacheEntry | None:
         self.num_gets += 1
-        cache = self.caches.get(namespace)
+        cache = self._get_cache(namespace)
         return None if cache is None else cache.get(key)
 
     # --8<-- [start:put]
@@ -94,37 +100,46 @@ class ThreadCache:
             cache.put(key, value)
 
     def delete(self, namespace: str, key: bytes) -> LRUCacheEntry | None:
-        cache = self.caches.get(namespace)
+        cache = self._get_cache(namespace)
         return None if cache is None else cache.delete(key)
 
     def range(self, namespace: str, from_key: bytes, to_key: bytes) -> MemoryLRUCacheBytesIterator:
-        cache = self.caches.get(namespace)
+        cache = self._get_cache(namespace)
         if cache is None:
             return MemoryLRUCacheBytesIterator(iter(()), NamedCache(namespace))
         return MemoryLRUCacheBytesIterator(cache.key_range(from_key, to_key), cache)
 
     def all(self, namespace: str) -> MemoryLRUCacheBytesIterator:
-        cache = self.caches.get(namespace)
+        cache = self._get_cache(namespace)
         if cache is None:
             return MemoryLRUCacheBytesIterator(iter(()), NamedCache(namespace))
         return MemoryLRUCacheBytesIterator(cache.all_keys(), cache)
 
     def size(self) -> int:
         """How many entries all the named caches hold."""
-        return sum(cache.size() for cache in self.caches.values())
+        return sum(cache.size() for cache in self._all_caches())
 
     def size_bytes(self) -> int:
-        return sum(cache.size_in_bytes() for cache in self.caches.values())
+        return sum(cache.size_in_bytes() for cache in self._all_caches())
 
     def named_cache(self, namespace: str) -> NamedCache | None:
         """The cache of one store of one task (``<task id>-<store>``), to look at its entries."""
-        return self.caches.get(namespace)
+        return self._get_cache(namespace)
+
+    def _get_cache(self, namespace: str) -> NamedCache | None:
+        with self._lock:
+            return self.caches.get(namespace)
 
     def _get_or_create_cache(self, name: str) -> NamedCache:
-        cache = self.caches.get(name)
-        if cache is None:
-            cache = self.caches[name] = NamedCache(name)
-        return cache
+        with self._lock:
+            cache = self.caches.get(name)
+            if cache is None:
+                cache = self.caches[name] = NamedCache(name)
+            return cache
+
+    def _all_caches(self) -> list[NamedCache]:
+        with self._lock:
+            return list(self.caches.values())
 
 
 class MemoryLRUCacheBytesIterator:

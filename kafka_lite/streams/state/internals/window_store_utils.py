@@ -42,10 +42,6 @@ def timestamp_from_binary_key(binary_key: bytes) -> int:
     return _SUFFIX.unpack_from(binary_key, len(binary_key) - SUFFIX_SIZE)[0]
 
 
-def sequence_number_from_binary_key(binary_key: bytes) -> int:
-    return _SUFFIX.unpack_from(binary_key, len(binary_key) - SUFFIX_SIZE)[1]
-
-
 def lower_range_fixed_size(key: bytes, time_from: int) -> bytes:
     """The first binary key ``key`` can have at ``time_from`` or later."""
     return to_binary_key(key, max(0, time_from), 0)
