@@ -1646,7 +1646,9 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**Compaction and transactions**",
             tested_by(
-                "tests/log/test_transactions.py::test_the_cleaner_compacts_transactions_as_plain_keyed_records_and_forgets_the_aborts"
+                "tests/log/test_transactions.py::test_after_cleaning_a_read_committed_read_returns_no_aborted_record",
+                "tests/log/test_transactions.py::test_the_cleaner_drops_aborted_records_and_keeps_the_markers_as_control_batches",
+                "tests/log/test_transactions.py::test_committed_transactional_records_compact_by_key_as_others_do",
             ),
         ),
         holds(
