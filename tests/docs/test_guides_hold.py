@@ -1323,7 +1323,7 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "Deleted segments are removed at once",
             tested_by(
-                "tests/log/test_log.py::test_a_deleted_segments_files_are_removed_at_once_and_a_read_still_in_it_fails"
+                "tests/log/test_log.py::test_a_deleted_segments_files_are_removed_at_once_and_a_read_still_in_it_finishes"
             ),
         ),
         holds(
