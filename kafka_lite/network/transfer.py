@@ -182,12 +182,17 @@ class FileRegion:
     A response encoder that meets one (``PieceWriter`` below) writes its length prefix and leaves the
     bytes to ``ResponseSend``, which sends them with ``os.sendfile``: Kafka's ``FileRecords.writeTo``
     over ``FileChannel.transferTo``, the zero-copy path of book 2.3 and 6.1.
+
+    ``owner`` is what keeps ``fd`` open (the log's slice the bytes come from): a segment deleted
+    while the response waits for its socket is unlinked, and its descriptor is closed only when
+    the last slice of it goes, so the region holds one until it is sent, never a number that
+    another file may have taken since.
     """
 
-    __slots__ = ("fd", "length", "position")
+    __slots__ = ("fd", "length", "owner", "position")
 
-    def __init__(self, fd: int, position: int, length: int) -> None:
-        self.fd, self.position, self.length = fd, position, length
+    def __init__(self, fd: int, position: int, length: int, owner: object = None) -> None:
+        self.fd, self.position, self.length, self.owner = fd, position, length, owner
 
     def __len__(self) -> int:
         return self.length

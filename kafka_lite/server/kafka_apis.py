@@ -774,7 +774,7 @@ class KafkaApis:
             data = records.read_bytes() if isinstance(records, FileRecords) else bytes(records.buffer())
             return down_convert(MemoryRecords(data), 0 if version < 2 else 1).buffer()
         if isinstance(records, FileRecords):
-            region = FileRegion(records.fd, records.start, records.size_in_bytes())
+            region = FileRegion(records.fd, records.start, records.size_in_bytes(), owner=records)
             return region if self.config["fetch.sendfile.enable"] else region.read()
         return records.buffer()
 

@@ -639,6 +639,16 @@ class KafkaConfig:
         self.security_protocol, self.host, self.port = first.security_protocol, first.host, first.port
         self.inter_broker_listener_name, self.inter_broker_security_protocol = self._inter_broker_listener()
         self._validate_kraft()
+        if self.process_roles:
+            # Ours, not Kafka's: a KRaft node here builds its socket servers with no channel builder
+            # or authorizer, so a secure listener would speak PLAINTEXT with no authentication at all.
+            for endpoint in self.listeners:
+                if endpoint.security_protocol != "PLAINTEXT":
+                    raise ConfigException(
+                        f"Listener {endpoint.listener_name} uses {endpoint.security_protocol}, but a KRaft "
+                        "node (process.roles set) serves PLAINTEXT listeners only: security on KRaft is "
+                        "not built yet"
+                    )
         if self.process_roles and BROKER_ROLE not in self.process_roles:
             return  # a KRaft controller alone serves no clients and no replicas: it advertises nothing
         if not self.advertised_listeners:

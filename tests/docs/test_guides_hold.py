@@ -925,28 +925,34 @@ def topic_configs_are_log_configs_names() -> None:
         assert answer.error is error, f"{key}: {answer}"
 
 
-def a_kraft_broker_config_may_name_a_sasl_listener() -> None:
-    """The configuration takes a SASL_PLAINTEXT listener in KRaft mode; the broker then serves it
-    with no channel builder of its own (the socket server's default, PLAINTEXT)."""
+def a_kraft_broker_config_refuses_a_sasl_listener() -> None:
+    """The configuration refuses a SASL_PLAINTEXT listener in KRaft mode, naming it, and takes the
+    same listener in ZooKeeper mode: a KRaft broker's socket server has no channel builder of its
+    own, so it could serve the listener only as PLAINTEXT."""
+    from kafka_lite.common.errors import ConfigException
     from kafka_lite.server.kafka_config import KafkaConfig
 
     jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="a" user_a="a";'
-    config = KafkaConfig(
-        {
-            "process.roles": "broker",
-            "node.id": 1,
-            "controller.quorum.voters": "0@localhost:9093",
-            "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-            "listeners": "SASL_PLAINTEXT://localhost:9092",
-            "security.inter.broker.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism.inter.broker.protocol": "PLAIN",
-            "sasl.enabled.mechanisms": "PLAIN",
-            "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
-        }
-    )
-    assert_equal([e.security_protocol for e in config.listeners], ["SASL_PLAINTEXT"])
-    not_in_source("kafka_lite.server.broker_server", "channel_builder", "authorizer=")
+    sasl = {
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "listeners": "SASL_PLAINTEXT://localhost:9092",
+        "security.inter.broker.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism.inter.broker.protocol": "PLAIN",
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+    }
+    kraft = {
+        "process.roles": "broker",
+        "node.id": 1,
+        "controller.quorum.voters": "0@localhost:9093",
+        "controller.listener.names": "CONTROLLER",
+    }
+    with pytest.raises(
+        ConfigException, match=r"Listener SASL_PLAINTEXT uses SASL_PLAINTEXT.*PLAINTEXT listeners only"
+    ):
+        KafkaConfig({**kraft, **sasl})
+    zookeeper = KafkaConfig({"broker.id": 1, "zookeeper.connect": "localhost:2181", **sasl})
+    assert_equal([e.security_protocol for e in zookeeper.listeners], ["SASL_PLAINTEXT"])
 
 
 def the_next_producer_id_block_is_asked_for_when_the_block_runs_out() -> None:
@@ -1317,7 +1323,8 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "Deleted segments are removed at once",
             tested_by(
-                "tests/log/test_log.py::test_a_deleted_segments_files_are_removed_at_once_and_a_read_still_in_it_fails"
+                "tests/log/test_log.py::test_a_deleted_segments_files_are_removed_at_once_and_a_read_still_in_it_finishes",
+                "tests/log/test_log.py::test_a_fetch_answers_region_left_for_sendfile_reads_its_deleted_segment",
             ),
         ),
         holds(
@@ -1646,7 +1653,9 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**Compaction and transactions**",
             tested_by(
-                "tests/log/test_transactions.py::test_the_cleaner_compacts_transactions_as_plain_keyed_records_and_forgets_the_aborts"
+                "tests/log/test_transactions.py::test_after_cleaning_a_read_committed_read_returns_no_aborted_record",
+                "tests/log/test_transactions.py::test_the_cleaner_drops_aborted_records_and_keeps_the_markers_as_control_batches",
+                "tests/log/test_transactions.py::test_committed_transactional_records_compact_by_key_as_others_do",
             ),
         ),
         holds(
@@ -2000,7 +2009,7 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**A KRaft broker listens on PLAINTEXT only.**",
             all_of(
-                a_kraft_broker_config_may_name_a_sasl_listener,
+                a_kraft_broker_config_refuses_a_sasl_listener,
                 tested_by(
                     "tests/kraft/test_combined_node.py::test_kafka_python_describes_configs_from_the_image",
                     "tests/compat/test_admin_clients.py::test_confluent_kafka_describes_a_topic_that_does_not_exist_as_each_mode_answers",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import os
+
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -18,6 +21,7 @@ from kafka_lite.common.record import CompressionType, MemoryRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.log.log import CLEAN_SHUTDOWN_FILE, Log
 from kafka_lite.log.log_config import LogConfig
+from kafka_lite.network.transfer import FileRegion
 from kafka_lite.testing.logs import crash_mid_write, read_all
 
 pytestmark = pytest.mark.unit
@@ -103,21 +107,70 @@ def test_retention_by_time_and_size_keeps_the_active_segment(tmp_path):
     assert [r.offset for r in read_all(sized)][-1] == 47
 
 
-def test_a_deleted_segments_files_are_removed_at_once_and_a_read_still_in_it_fails(tmp_path):
-    """No ``.deleted`` files waiting ``file.delete.delay.ms``: the segment is closed and unlinked at
-    once, so a read handed out before (a fetch answer not yet sent) can no longer be read. Kafka's
-    delay is what lets such a read finish; chapter 6's list of differences says so."""
+def _open_file(fd: int) -> str:
+    """What descriptor ``fd`` of this process names ("" when closed), as Linux's /proc shows it."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except FileNotFoundError:
+        return ""
+
+
+def test_a_deleted_segments_files_are_removed_at_once_and_a_read_still_in_it_finishes(tmp_path):
+    """No ``.deleted`` files waiting ``file.delete.delay.ms``: the segment's files are unlinked at
+    once, and a read handed out before (a fetch answer not yet sent) keeps the file's descriptor
+    open, so it still reads the segment's bytes, never those of a file opened since."""
     time = MockTime(start_ms=BASE_TS + 1000)
     log = _log(tmp_path, time, segment_bytes=1000, retention_ms=3_600_000)
     for _ in range(12):
         log.append(_records(4, ts=BASE_TS))
     in_flight = log.read(0, 10_000).records  # a fetch's view of the first segment
+    expected = in_flight.read_bytes()
     time.advance(3_600_001)
     assert log.delete_old_segments() > 1
     segment_files = {p.name for p in log.dir.iterdir() if p.name[0].isdigit()}
     assert {name.split(".", 1)[0] for name in segment_files} == {f"{log.log_end_offset:020d}"}, segment_files
-    with pytest.raises(OSError):
-        in_flight.read_bytes()
+    # Files opened now would take the descriptor numbers a delete that closed them had freed.
+    others = [tmp_path / f"other-{i}" for i in range(4)]
+    fds = []
+    for other in others:
+        other.write_bytes(b"x" * len(expected))
+        fds.append(os.open(other, os.O_RDONLY))
+    try:
+        assert in_flight.read_bytes() == expected
+        # the descriptor is let go with the last read: it names the unlinked segment until then
+        fd, deleted = in_flight.fd, f"{0:020d}.log (deleted)"
+        assert _open_file(fd).endswith(deleted)
+        del in_flight
+        gc.collect()
+        assert not _open_file(fd).endswith(deleted)  # closed (or, since, another file's number)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_a_fetch_answers_region_left_for_sendfile_reads_its_deleted_segment(tmp_path):
+    """The zero-copy path (``fetch.sendfile.enable``): the response holds a ``FileRegion``, a
+    descriptor and a range, until its socket takes it; the slice it was made from is gone by then.
+    The region keeps the slice, so a segment deleted meanwhile still sends its own bytes."""
+    time = MockTime(start_ms=BASE_TS + 1000)
+    log = _log(tmp_path, time, segment_bytes=1000, retention_ms=3_600_000)
+    for _ in range(12):
+        log.append(_records(4, ts=BASE_TS))
+    records = log.read(0, 10_000).records
+    expected = records.read_bytes()
+    region = FileRegion(records.fd, records.start, records.size_in_bytes(), owner=records)
+    del records
+    gc.collect()
+    time.advance(3_600_001)
+    assert log.delete_old_segments() > 1
+    others = [os.open(tmp_path / f"other-{i}", os.O_RDWR | os.O_CREAT) for i in range(4)]
+    try:
+        for fd in others:
+            os.write(fd, b"x" * len(expected))
+        assert region.read() == expected
+    finally:
+        for fd in others:
+            os.close(fd)
 
 
 def test_validation_rejects_bad_crc_and_oversize(tmp_path):

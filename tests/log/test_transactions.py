@@ -22,11 +22,13 @@ from kafka_lite.common.record.end_transaction_marker import (
     build_end_transaction_marker_batch,
 )
 from kafka_lite.common.time import MockTime
+from kafka_lite.consumer.internals.fetcher import AbortedTransactions
 from kafka_lite.log.log import Log
 from kafka_lite.log.log_cleaner import Cleaner, LogToClean
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.producer_state_manager import CompletedTxn, ProducerStateManager, scan_producer_batches
 from kafka_lite.log.transaction_index import ENTRY_SIZE, AbortedTxn, TransactionIndex
+from kafka_lite.server.replica_manager import ReplicaManager
 from kafka_lite.testing.in_process_replicas import records_bytes
 
 pytestmark = pytest.mark.unit
@@ -279,46 +281,125 @@ def test_a_lost_txn_index_entry_is_rebuilt_when_the_producer_state_is_replayed(t
     assert again.collect_aborted_transactions(0, 3) == [AbortedTxn(1, 0, 2, 3)]
 
 
-def test_the_cleaner_compacts_transactions_as_plain_keyed_records_and_forgets_the_aborts(tmp_path):
-    """Not Kafka 0.11's transactional cleaning, which drops aborted batches and keeps markers: here
-    an aborted record supersedes an earlier one with its key, a marker is compacted by its control
-    key (a later abort marker replaces an earlier one) and written back as an ordinary batch, and
-    the cleaned segments' transaction indexes are empty, so nothing is known aborted any more."""
+# -- the cleaner and transactions (Kafka 0.11's transactional cleaning) -----------------------------------------
+
+
+def _txn_keyed(pid, *keys, value=b"v"):
+    return MemoryRecords.with_records(
+        [(1000, k, value) for k in keys], producer_id=pid, producer_epoch=0, base_sequence=0,
+        is_transactional=True,
+    )  # fmt: skip
+
+
+def _transactional_log(tmp_path):
+    """Two aborted transactions and a committed one, rolled so that all of it is cleanable."""
     log = _log(tmp_path, segment_bytes=300, cleanup_policy="compact")
     state = ProducerStateManager(log.dir)
-
-    def txn(pid, *keys):
-        return MemoryRecords.with_records(
-            [(1000, k, b"v") for k in keys], producer_id=pid, producer_epoch=0, base_sequence=0,
-            is_transactional=True,
-        )  # fmt: skip
-
-    _append(log, state, txn(1, b"a", b"b"))  # 0-1, aborted
+    _append(log, state, _txn_keyed(1, b"a", b"b", value=b"aborted"))  # 0-1, aborted
     _append(log, state, _marker(1, 0, commit=False), is_from_client=False)  # 2
-    _append(log, state, txn(2, b"a"))  # 3, aborted
+    _append(log, state, _txn_keyed(2, b"a", value=b"aborted"))  # 3, aborted
     _append(log, state, _marker(2, 0, commit=False), is_from_client=False)  # 4
-    _append(log, state, txn(3, b"c"))  # 5, committed
+    _append(log, state, _txn_keyed(3, b"c", value=b"committed"))  # 5, committed
     _append(log, state, _marker(3, 0, commit=True), is_from_client=False)  # 6
     log.roll()
+    return log, state
+
+
+def _clean(log):
+    Cleaner(MockTime()).clean(LogToClean(("t", 0), log, 0, log.log_end_offset, 0, log.size_in_bytes()))
+
+
+def _read_committed(log) -> list[tuple[int, bytes, bytes]]:
+    """What a read_committed consumer gets from the whole log: Fetch by Fetch, the broker's aborted
+    transactions for each read, the consumer's filtering of them, and control batches skipped."""
+    out, offset = [], log.log_start_offset
+    while offset < log.log_end_offset:
+        records = log.read(offset, 1 << 20).records
+        aborted = AbortedTransactions(("t", 0), ReplicaManager._aborted_transactions(log, offset, records))
+        batches = list(MemoryRecords(records_bytes(records)).batches())
+        for batch in batches:
+            if not aborted.skips(batch) and not batch.is_control_batch:
+                out.extend((r.offset, r.key, r.value) for r in batch if r.offset >= offset)
+        offset = batches[-1].last_offset + 1
+    return out
+
+
+def _batches_in(log):
+    return [
+        b
+        for s in log.log_segments()
+        for b in MemoryRecords(records_bytes(log.read(s.base_offset, 1 << 20).records)).batches()
+    ]
+
+
+def test_after_cleaning_a_read_committed_read_returns_no_aborted_record(tmp_path):
+    log, state = _transactional_log(tmp_path)
+    # The producers are still active: each one's last batch keeps its last record (Kafka's
+    # retainLastBatchSequence), so an aborted record stays in the log and only the transaction
+    # index, rebuilt by the cleaner, keeps it from a read_committed consumer.
+    log.producer_state_manager = state
+    before = log.collect_aborted_transactions(0, log.log_end_offset)
+    assert _read_committed(log) == [(5, b"c", b"committed")]
+
+    _clean(log)
+
+    assert _read_committed(log) == [(5, b"c", b"committed")]
+    assert log.collect_aborted_transactions(0, log.log_end_offset) == before
+    kept = [(r.offset, r.value) for b in _batches_in(log) if not b.is_control_batch for r in b]
+    assert kept == [(1, b"aborted"), (3, b"aborted"), (5, b"committed")], "the last sequences stay"
+
+
+def test_the_cleaner_drops_aborted_records_and_keeps_the_markers_as_control_batches(tmp_path):
+    log, _ = _transactional_log(tmp_path)
+
+    _clean(log)
+
+    abort, commit = bytes(4), b"\x00\x00\x00\x01"  # a marker's key: version 0, then its type
+    kept = [
+        (r.offset, r.key, b.is_control_batch, b.is_transactional, b.producer_id)
+        for b in _batches_in(log)
+        for r in b
+    ]
+    # No producer is active, so the aborted records all go; the two ABORT markers have equal keys
+    # and both stay, as does the COMMIT marker, each still a transactional control batch.
+    assert kept == [
+        (2, abort, True, True, 1),
+        (4, abort, True, True, 2),
+        (5, b"c", False, True, 3),
+        (6, commit, True, True, 3),
+    ]
+    assert _read_committed(log) == [(5, b"c", b"committed")]
     assert [(t.producer_id, t.first_offset) for t in log.collect_aborted_transactions(0, 7)] == [
         (1, 0),
         (2, 3),
     ]
 
-    Cleaner(MockTime()).clean(LogToClean(("t", 0), log, 0, log.log_end_offset, 0, log.size_in_bytes()))
 
-    abort, commit = bytes(4), b"\x00\x00\x00\x01"  # a marker's key: version 0, then its type
-    segments = [
-        MemoryRecords(records_bytes(log.read(s.base_offset, 1 << 20).records)) for s in log.log_segments()
-    ]
+def test_committed_transactional_records_compact_by_key_as_others_do(tmp_path):
+    log = _log(tmp_path, segment_bytes=300, cleanup_policy="compact")
+    state = ProducerStateManager(log.dir)
+    _append(log, state, _txn_keyed(1, b"a", b"b", value=b"first"))  # 0-1
+    _append(log, state, _marker(1, 0, commit=True), is_from_client=False)  # 2
+    _append(log, state, _txn_keyed(2, b"a", value=b"second"))  # 3
+    _append(log, state, _marker(2, 0, commit=True), is_from_client=False)  # 4
+    _append(log, state, MemoryRecords.with_records([(1000, b"c", b"plain")]))  # 5
+    _append(log, state, _txn_keyed(3, b"a", value=b"aborted"))  # 6: no later value of a
+    _append(log, state, _marker(3, 0, commit=False), is_from_client=False)  # 7
+    log.roll()
+
+    _clean(log)
+
     kept = [
-        (r.offset, r.key, b.is_control_batch) for records in segments for b in records.batches() for r in b
+        (r.offset, r.key, r.value, b.is_transactional, b.producer_id, r.sequence)
+        for b in _batches_in(log)
+        if not b.is_control_batch
+        for r in b
     ]
+    # Producer 1's batch lost its first record: built again, it keeps its flags and producer
+    # fields, and its record keeps its offset and sequence.
     assert kept == [
-        (1, b"b", False),
-        (3, b"a", False),
-        (4, abort, False),
-        (5, b"c", False),
-        (6, commit, False),
+        (1, b"b", b"first", True, 1, 1),
+        (3, b"a", b"second", True, 2, 0),
+        (5, b"c", b"plain", False, -1, -1),
     ]
-    assert log.collect_aborted_transactions(0, 7) == []
+    assert _read_committed(log) == [(1, b"b", b"first"), (3, b"a", b"second"), (5, b"c", b"plain")]

@@ -224,6 +224,25 @@ def test_an_unset_map_gives_controller_listeners_plaintext_only_without_sasl():
     )
 
 
+def test_a_kraft_node_refuses_a_sasl_listener():
+    # a KRaft node's socket server has no SASL: the listener would serve without authentication
+    refused(
+        {
+            **BROKER,
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+            "listeners": "SASL_PLAINTEXT://127.0.0.1:9092",
+            "security.inter.broker.protocol": "SASL_PLAINTEXT",
+        },
+        r"Listener SASL_PLAINTEXT uses SASL_PLAINTEXT, but a KRaft node \(process\.roles set\) serves "
+        r"PLAINTEXT listeners only: security on KRaft is not built yet",
+    )
+    refused(
+        {**COMBINED, "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT"},
+        r"Listener CONTROLLER uses SASL_PLAINTEXT, but a KRaft node",
+    )
+    assert KafkaConfig(BROKER).listeners[0].security_protocol == "PLAINTEXT"
+
+
 def test_a_controller_only_node_listens_on_controller_listeners_only():
     refused(
         {**CONTROLLER, "listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"},

@@ -4,7 +4,11 @@ Mirrors: org.apache.kafka.common.record.FileRecords and FileLogInputStream
          (clients/.../common/record/, Kafka 0.11.0); Kafka 0.10's kafka.log.FileMessageSet
 Book:    chapter 6, 6.1.2-6.1.4 (writing to and reading from a segment's message set)
 Differs: Kafka holds a FileChannel and reads with positional reads; so do we (``os.pread``). A
-         slice is ``[start, end)`` of the same open file, like Kafka's ``FileRecords.read``.
+         slice is ``[start, end)`` of the same open file, like Kafka's ``FileRecords.read``. The
+         descriptor is closed when the file's owner has closed it *and* no slice still refers to
+         it (``_FileChannel``): a segment deleted at once (kafka_lite has no
+         ``file.delete.delay.ms``) is unlinked, and a read handed out before still finishes from
+         the unlinked file, where Kafka waits the delay before deleting the renamed ``.deleted`` file.
 
 A ``FileRecords`` can be sent to a socket with ``os.sendfile``, the zero-copy path Kafka's
 ``FileRecords.writeTo`` takes through ``FileChannel.transferTo``, or read once (``os.pread``) and
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import os
 import struct
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -37,15 +42,32 @@ class BatchHeader(NamedTuple):
     max_timestamp: int
 
 
+class _FileChannel:
+    """One open descriptor, shared by a file and every slice read from it; closed when the last of
+    them lets go. Were the owner's ``close`` to close it at once, a slice handed out earlier would
+    read a closed descriptor, or, once the number is reused by another ``open``, another file's bytes."""
+
+    __slots__ = ("__weakref__", "_finalizer", "fd")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._finalizer = weakref.finalize(self, os.close, fd)
+
+
 class FileRecords:
     """The records in ``path`` between byte ``start`` and ``end`` (the whole file unless a slice)."""
 
-    def __init__(self, path: Path, fd: int, start: int, end: int, is_slice: bool) -> None:
+    def __init__(self, path: Path, channel: _FileChannel, start: int, end: int, is_slice: bool) -> None:
         self.path = Path(path)
-        self._fd = fd
+        self._channel: _FileChannel | None = channel
         self.start = start
         self._end = end
         self.is_slice = is_slice
+
+    @property
+    def _fd(self) -> int:
+        # -1 once closed: a call on a closed file then fails (EBADF) and never reaches another file
+        return self._channel.fd if self._channel is not None else -1
 
     @classmethod
     def open(cls, path: str | os.PathLike, mutable: bool = True, create: bool = True) -> FileRecords:
@@ -55,7 +77,7 @@ class FileRecords:
             flags |= os.O_CREAT
         fd = os.open(path, flags, 0o644)
         size = os.fstat(fd).st_size
-        return cls(Path(path), fd, 0, size, False)
+        return cls(Path(path), _FileChannel(fd), 0, size, False)
 
     @property
     def fd(self) -> int:
@@ -87,9 +109,9 @@ class FileRecords:
         os.fsync(self._fd)
 
     def close(self) -> None:
-        if self._fd >= 0 and not self.is_slice:
-            os.close(self._fd)
-        self._fd = -1
+        """Let go of the descriptor: it closes now unless a slice still holds it, then when the last
+        one is dropped."""
+        self._channel = None
 
     def truncate_to(self, target_size: int) -> int:
         """Cut the file to ``target_size`` bytes; return how many were removed."""
@@ -110,7 +132,7 @@ class FileRecords:
             raise ValueError(f"invalid read of {size} bytes at position {position}")
         start = self.start + position
         end = min(start + size, self._end)
-        return FileRecords(self.path, self._fd, start, max(start, end), True)
+        return FileRecords(self.path, self._channel, start, max(start, end), True)
 
     def read_bytes(self, position: int = 0, size: int | None = None) -> bytes:
         """Copy bytes out of the file (``position`` relative to this view's start)."""
