@@ -105,10 +105,28 @@ def build_overlay(lab: Lab, workspace: Path, overlay: Path, package_root: Path =
         raise LabError(f"{missing[0]} is missing: run `kafka-lite lab start {lab.number}` to create it")
     if overlay.exists():
         shutil.rmtree(overlay)
-    shutil.copytree(package_root, overlay / package_root.name, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_package(package_root, overlay)
     for rel in lab.files:
         shutil.copyfile(workspace / rel, overlay / rel)
+        drop_compiled(overlay / rel)
     return overlay
+
+
+def copy_package(package_root: Path, overlay: Path) -> None:
+    """The package copied to ``overlay/<package>`` with its compiled modules (``__pycache__``).
+
+    A grading's Python writes no bytecode into the overlay it throws away, so without the checkout's
+    it would compile every module it imports, every run: a second or more before its first test.
+    A compiled module is read only while its source is unchanged (Python checks the source's time
+    and size, which the copy keeps); the files a grading puts in place of the reference's lose
+    theirs with ``drop_compiled``."""
+    shutil.copytree(package_root, overlay / package_root.name)
+
+
+def drop_compiled(source: Path) -> None:
+    """Remove the compiled copies of ``source`` beside it, so Python compiles the file now there."""
+    for compiled in (source.parent / "__pycache__").glob(f"{source.stem}.*.pyc"):
+        compiled.unlink()
 
 
 def grade(
@@ -138,12 +156,11 @@ def grade(
         if workspace is not None:
             build_overlay(lab, workspace, overlay, package_root)
         else:
-            shutil.copytree(
-                package_root, overlay / package_root.name, ignore=shutil.ignore_patterns("__pycache__")
-            )
+            copy_package(package_root, overlay)
             for rel in lab.files if mark_entries else ():
                 marked = starter.mark_entries((overlay / rel).read_text(encoding="utf-8"), rel)
                 (overlay / rel).write_text(marked, encoding="utf-8")
+                drop_compiled(overlay / rel)
         report_path = tmp_path / "report.json"
         # The reporting plugin is copied beside the overlay under its own name, so it loads even when
         # the overlay's package is not kafka_lite's (the machinery's own tests grade a toy package).
