@@ -38,7 +38,7 @@ def test_the_overlay_reads_the_checkouts_compiled_modules(package, tmp_path):
     overlay = tmp_path / "overlay"
     copy_package(package, overlay)
     # Python takes the copied one as valid: it names the copy's source time and size. (The
-    # checkout's source now says otherwise, behind Python's back, so the value tells which was run.)
+    # copy's source now says otherwise, behind Python's back, so the value tells which was run.)
     source = overlay / "toy" / "m.py"
     stat = source.stat()
     source.write_text("X = 3\n")
