@@ -7,8 +7,11 @@ ones, and this is where.
 
 from __future__ import annotations
 
+import os
 import random
 import socket
+import tempfile
+import time
 from pathlib import Path
 
 
@@ -29,9 +32,48 @@ def free_ports(count: int) -> int:
     rng = random.Random()
     for _ in range(200):
         base = rng.randrange(first, last)
-        if all(port_free(base + i) for i in range(count)):
+        if all(port_free(base + i) for i in range(count)) and _reserve(range(base, base + count)):
             return base
     raise OSError(f"found no {count} free consecutive loopback ports between {first} and {last + count - 1}")
+
+
+# Ports handed out, remembered for a while by every process on the machine: a server that is down
+# for a moment (a broker killed and restarted on its configured port) leaves its port free to bind,
+# and another cluster starting meanwhile must not take it. A file per port, created exclusively.
+RESERVATIONS = Path(tempfile.gettempdir()) / "kafka-lite-ports"
+RESERVATION_S = 6 * 3600
+
+
+def _reserve(ports: range) -> bool:
+    """Take ``ports`` for this caller, unless another took one of them within ``RESERVATION_S``."""
+    RESERVATIONS.mkdir(exist_ok=True)
+    taken = []
+    for port in ports:
+        if not _reserve_one(RESERVATIONS / str(port)):
+            for path in taken:
+                path.unlink(missing_ok=True)
+            return False
+        taken.append(RESERVATIONS / str(port))
+    return True
+
+
+def _reserve_one(path: Path) -> bool:
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        pass
+    try:
+        if time.time() - path.stat().st_mtime < RESERVATION_S:
+            return False
+        path.unlink()  # an old reservation: its cluster is long gone
+    except FileNotFoundError:
+        pass
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        return False  # another process took it first
 
 
 def _outgoing_port_range() -> tuple[int, int]:
