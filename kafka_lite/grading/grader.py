@@ -107,8 +107,7 @@ def build_overlay(lab: Lab, workspace: Path, overlay: Path, package_root: Path =
         shutil.rmtree(overlay)
     copy_package(package_root, overlay)
     for rel in lab.files:
-        shutil.copyfile(workspace / rel, overlay / rel)
-        drop_compiled(overlay / rel)
+        replace_file(overlay / rel, (workspace / rel).read_bytes())
     return overlay
 
 
@@ -119,8 +118,28 @@ def copy_package(package_root: Path, overlay: Path) -> None:
     it would compile every module it imports, every run: a second or more before its first test.
     A compiled module is read only while its source is unchanged (Python checks the source's time
     and size, which the copy keeps); the files a grading puts in place of the reference's lose
-    theirs with ``drop_compiled``."""
-    shutil.copytree(package_root, overlay / package_root.name)
+    theirs (``replace_file``).
+
+    Each file is a hard link to the checkout's where the two share a file system (a real copy
+    elsewhere): the package's thousand-odd files, read by every grading, are then not written again
+    for each one. A linked file is the checkout's own, so nothing may write into it: a grading
+    replaces a file only through ``replace_file``, which unlinks it first."""
+    shutil.copytree(package_root, overlay / package_root.name, copy_function=_link_or_copy)
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system, or one without hard links
+        shutil.copy2(source, target)
+
+
+def replace_file(path: Path, content: bytes) -> None:
+    """Put ``content`` at ``path`` in an overlay as a file of its own (never writing through a link
+    into the checkout), and remove its compiled copies, so Python compiles the file now there."""
+    path.unlink()
+    path.write_bytes(content)
+    drop_compiled(path)
 
 
 def drop_compiled(source: Path) -> None:
@@ -159,8 +178,7 @@ def grade(
             copy_package(package_root, overlay)
             for rel in lab.files if mark_entries else ():
                 marked = starter.mark_entries((overlay / rel).read_text(encoding="utf-8"), rel)
-                (overlay / rel).write_text(marked, encoding="utf-8")
-                drop_compiled(overlay / rel)
+                replace_file(overlay / rel, marked.encode("utf-8"))
         report_path = tmp_path / "report.json"
         # The reporting plugin is copied beside the overlay under its own name, so it loads even when
         # the overlay's package is not kafka_lite's (the machinery's own tests grade a toy package).

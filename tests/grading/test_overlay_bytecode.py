@@ -1,6 +1,7 @@
 """A grading's overlay keeps the checkout's compiled modules, so its Python need not compile the
 whole package again; a file the grading puts in place of the reference's loses its compiled copy,
-even one written in the same second and of the same size (which Python's own check would miss)."""
+even one written in the same second and of the same size (which Python's own check would miss).
+The overlay's files are links to the checkout's, so a replaced file must leave the checkout's alone."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 
 import pytest
 
-from kafka_lite.grading.grader import copy_package, drop_compiled
+from kafka_lite.grading.grader import copy_package, replace_file
 
 pytestmark = pytest.mark.unit
 
@@ -41,6 +42,7 @@ def test_the_overlay_reads_the_checkouts_compiled_modules(package, tmp_path):
     # copy's source now says otherwise, behind Python's back, so the value tells which was run.)
     source = overlay / "toy" / "m.py"
     stat = source.stat()
+    source.unlink()
     source.write_text("X = 3\n")
     os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert _value_imported(overlay).split()[0] == "1", "the overlay compiled its copy again"
@@ -51,7 +53,18 @@ def test_a_replaced_file_is_compiled_anew_even_in_the_same_second_and_size(packa
     copy_package(package, overlay)
     replaced = overlay / "toy" / "m.py"
     stat = replaced.stat()
-    replaced.write_text("X = 2\n")  # the same size...
+    replace_file(replaced, b"X = 2\n")  # the same size...
     os.utime(replaced, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # ...and the same time
-    drop_compiled(replaced)
     assert _value_imported(overlay).split()[0] == "2"
+
+
+def test_a_replaced_file_leaves_the_checkouts_file_and_compiled_copy_as_they_were(package, tmp_path):
+    overlay = tmp_path / "overlay"
+    copy_package(package, overlay)
+    compiled = sorted((package / "__pycache__").glob("m.*.pyc"))
+    before = [c.read_bytes() for c in compiled]
+    replace_file(overlay / "toy" / "m.py", b"X = 4\n")
+    assert (package / "m.py").read_text() == "X = 1\n"
+    assert compiled and [c.read_bytes() for c in compiled] == before
+    assert _value_imported(package.parent).split()[0] == "1"
+    assert _value_imported(overlay).split()[0] == "4"
