@@ -18,6 +18,10 @@ crash). Its ``f`` says what it does:
 - ``crash`` is a client thrown away: its process never runs again; the next op of its thread is a
   new process's.
 
+The nemesis (the faults) records its actions in the same history, as process ``"nemesis"``: its
+``f`` names the fault (``kill``, ``pause``, ``partition``...) and its value says whom it struck. The
+checker skips them; they tell a reader when each fault began and ended.
+
 An op may carry ``rebalance_log``: the keys a consumer's rebalance took away or gave it during the op.
 Values are unique per key, so a value read names its send.
 
@@ -39,6 +43,7 @@ from kafka_lite.common.time import Time
 TYPES = ("invoke", "ok", "info", "fail")
 FUNCTIONS = ("send", "poll", "txn", "assign", "subscribe", "crash")
 _MOPS = ("send", "poll")
+NEMESIS = "nemesis"  # the process that the faults' operations carry
 
 
 class HistoryError(ValueError):
@@ -53,7 +58,7 @@ class Op:
 
     index: int
     type: str
-    process: int
+    process: int | str  # an int, or NEMESIS for a fault
     f: str
     value: Any
     time: int
@@ -180,6 +185,11 @@ def op_from_json(data: Any) -> Op:
         if data["type"] not in TYPES:
             raise _LineError(f"'type' should be one of {', '.join(TYPES)}, not {data['type']!r}")
         f = data["f"]
+        if data["process"] == NEMESIS:
+            if not isinstance(f, str):
+                raise _LineError(f"a fault's 'f' should be a string, not {f!r}")
+            return Op(data["index"], data["type"], NEMESIS, f, data.get("value"), _int(data["time"], "'time'"),
+                      None if data.get("error") is None else str(data["error"]))  # fmt: skip
         if f not in FUNCTIONS:
             raise _LineError(f"'f' should be one of {', '.join(FUNCTIONS)}, not {f!r}")
         value = data.get("value")
@@ -232,13 +242,15 @@ def read_history(path: Path) -> list[Op]:
         raise HistoryError(f"{path}: cannot read the history: {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise HistoryError(f"{path}: not a history (not UTF-8 text)") from None
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             data = json.loads(line)
         except json.JSONDecodeError as e:
-            cut = e.pos >= len(line.rstrip()) and number == len(text.splitlines())
+            # The writer ends every line it finishes: a last line without its end was cut short.
+            cut = number == len(lines) and not text.endswith("\n")
             what = "cut short (the run stopped while writing it?)" if cut else f"not JSON ({e.msg})"
             raise HistoryError(f"{path} line {number}: {what}") from None
         try:
@@ -269,7 +281,7 @@ class HistoryWriter:
     def path(self) -> Path:
         return self._path
 
-    def invoke(self, process: int, f: str, value: Any, **fields: Any) -> Op:
+    def invoke(self, process: int | str, f: str, value: Any, **fields: Any) -> Op:
         return self._append("invoke", process, f, value, fields)
 
     def complete(self, invocation: Op, type: str, value: Any = None, **fields: Any) -> Op:
@@ -281,8 +293,8 @@ class HistoryWriter:
             type, invocation.process, invocation.f, invocation.value if value is None else value, fields
         )
 
-    def _append(self, type: str, process: int, f: str, value: Any, fields: dict) -> Op:
-        if f not in FUNCTIONS:
+    def _append(self, type: str, process: int | str, f: str, value: Any, fields: dict) -> Op:
+        if f not in FUNCTIONS and process != NEMESIS:
             raise ValueError(f"an op's f is one of {', '.join(FUNCTIONS)}, not {f!r}")
         with self._lock:
             op = Op(
