@@ -36,19 +36,28 @@ FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP = "follower.replication.throttled.r
 _THROTTLED_REPLICA = re.compile(r"[0-9]+:[0-9]+")
 
 
-def throttled_replica_list_validator(name: str, value: list[str]) -> None:
+class ThrottledReplicaListValidator:
     """A throttled-replicas list is ``partition:broker`` pairs, or ``*`` alone (Kafka's
     ``ThrottledReplicaListValidator``, which Kafka keeps in ConfigHandler.scala; the message is Kafka
     1.0's, which says what is allowed more plainly than 0.10.1's). Kafka 0.10.1 also passes a ``*``
-    followed by pairs, which its broker then fails to parse; here that is refused."""
-    if value == [ALL_REPLICAS] or all(_THROTTLED_REPLICA.fullmatch(item) for item in value):
-        return
-    raise ConfigException(
-        name,
-        ",".join(value),
-        f"{name} must be the literal '*' or a list of replicas in the following format: "
-        "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
-    )
+    followed by pairs, which its broker then fails to parse; here that is refused. Its text is what
+    the config table's "valid values" column shows, as Kafka's validator's ``toString`` is."""
+
+    def __call__(self, name: str, value: list[str]) -> None:
+        if value == [ALL_REPLICAS] or all(_THROTTLED_REPLICA.fullmatch(item) for item in value):
+            return
+        raise ConfigException(
+            name,
+            ",".join(value),
+            f"{name} must be the literal '*' or a list of replicas in the following format: "
+            "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
+        )
+
+    def __str__(self) -> str:
+        return "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
+
+
+throttled_replica_list_validator = ThrottledReplicaListValidator()
 
 
 # --8<-- [start:config_def]

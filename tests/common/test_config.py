@@ -90,3 +90,14 @@ def test_markdown_table_lists_every_key():
     for name in _defs().names():
         assert f"`{name}`" in table
     assert "(required)" in table
+
+
+def test_the_log_config_table_says_each_validators_rule_in_words():
+    """The docs' log config table (chapter 6) shows each validator's text, as Kafka's generated config
+    docs show a validator's toString: a rule a reader can use, never a Python object's repr."""
+    from kafka_lite.log.log_config import CONFIG_DEF, FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP
+
+    table = CONFIG_DEF.to_markdown()
+    assert " at 0x" not in table and "<function" not in table and "object>" not in table
+    row = next(line for line in table.splitlines() if f"`{FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP}`" in line)
+    assert "[partitionId]:[brokerId],[partitionId]:[brokerId],..." in row
