@@ -642,24 +642,7 @@ class KafkaLiteClient:
         return isinstance(e, self.errors.TimeoutException)
 
     def classify(self, e: BaseException) -> Failure:
-        """Jepsen's ``with-errors``, for kafka_lite's exceptions (Java's names, so the same table)."""
-        errors, name = self.errors, type(e).__name__
-        if isinstance(e, (errors.ProducerFencedException, errors.OutOfOrderSequenceException)):
-            return Failure("fail", name, end_process=True)
-        if isinstance(e, (errors.TopicAuthorizationException, errors.GroupAuthorizationException)):
-            return Failure("fail", name, end_process=True)
-        if isinstance(e, (errors.InvalidTopicException, errors.UnknownTopicOrPartitionException,
-                          errors.InvalidReplicationFactorException, errors.NotControllerException,
-                          errors.BrokerNotAvailableException)):  # fmt: skip
-            return Failure("fail", name)
-        if "in an error state" in str(e) or "has failed with errors" in str(e):
-            return Failure("fail", f"txn-in-error-state: {e}", end_process=True)
-        # Timeouts, disconnects, a leader that moved (KAFKA-13574), the broker's unknown errors:
-        # the request may have been carried out. So may anything not known to be definite, and a
-        # client that threw it is not to be trusted again (Jepsen's process crash).
-        known = isinstance(e, (errors.TimeoutException, errors.DisconnectException, errors.NetworkException,
-                               errors.NotLeaderForPartitionException, errors.UnknownServerException))  # fmt: skip
-        return Failure("info", f"{name}: {e}", end_process=not known)
+        return classify_kafka_lite(e)
 
     def close(self) -> None:
         # At once, as Jepsen's close-producer! and close-consumer!: a crashed client waits for nothing.
@@ -667,6 +650,28 @@ class KafkaLiteClient:
             self.producer.close(0)
         finally:
             self.consumer.close(autocommit=False, timeout_ms=0)
+
+
+def classify_kafka_lite(e: BaseException) -> Failure:
+    """Jepsen's ``with-errors``, for kafka_lite's exceptions (Java's names, so Jepsen's table)."""
+    from kafka_lite.common import errors
+
+    name = type(e).__name__
+    if isinstance(e, (errors.ProducerFencedException, errors.OutOfOrderSequenceException,
+                      errors.TopicAuthorizationException, errors.GroupAuthorizationException)):  # fmt: skip
+        return Failure("fail", name, end_process=True)
+    if isinstance(e, (errors.InvalidTopicException, errors.UnknownTopicOrPartitionException,
+                      errors.InvalidReplicationFactorException, errors.NotControllerException,
+                      errors.BrokerNotAvailableException)):  # fmt: skip
+        return Failure("fail", name)
+    if "in an error state" in str(e) or "has failed with errors" in str(e):
+        return Failure("fail", f"txn-in-error-state: {e}", end_process=True)
+    # Timeouts, disconnects, a leader that moved (KAFKA-13574), the broker's unknown errors: the
+    # request may have been carried out. So may anything not known to be definite, and a client
+    # that threw it is not to be trusted again (Jepsen's process crash).
+    known = isinstance(e, (errors.TimeoutException, errors.DisconnectException, errors.NetworkException,
+                           errors.NotLeaderForPartitionException, errors.UnknownServerException))  # fmt: skip
+    return Failure("info", f"{name}: {e}", end_process=not known)
 
 
 class _KafkaLiteRebalanceLog:

@@ -1,0 +1,61 @@
+"""A short run in each mode, against a cluster the run starts: the workload's operations all
+completed, every acknowledged send read back at its offset in the final phase, and the checker's
+verdict (once the checker is there) valid. Each mode runs in an xdist group of its own, with the
+faults' tests of the same mode, so that no other cluster's processes share its worker."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+
+import pytest
+
+from kafka_lite.jepsen.history import pairs, read_history
+from kafka_lite.jepsen.run import RunConfig, run
+
+SECONDS = 6  # of workload: a few hundred operations, a key or two rotated, a crash or two
+
+
+def check_run(directory, mode: str, txn: bool) -> None:
+    phases: list[str] = []
+    result = run(RunConfig(mode=mode, txn=txn, seconds=SECONDS, seed=1, directory=directory, processes=3),
+                 progress=lambda phase, fraction: phases.append(phase))  # fmt: skip
+    assert list(dict.fromkeys(phases)) == ["cluster", "workload", "final", "check"]
+    history = read_history(result.history_path)
+    client_ops = [op for op in history if op.process != "nemesis"]
+    assert result.ops == sum(op.is_invoke for op in client_ops) >= 30
+    assert all(completion is not None for _, completion in pairs(client_ops))
+    acknowledged, read = {}, {}
+    for op in client_ops:
+        if op.is_ok:
+            for mop in op.mops():
+                if mop[0] == "send":
+                    acknowledged[(mop[1], mop[2][1])] = mop[2][0]
+                else:
+                    read.update({(k, v): o for k, records in mop[1].items() for o, v in records})
+    assert acknowledged and {kv: read.get(kv) for kv in acknowledged} == acknowledged
+    if importlib.util.find_spec("kafka_lite.jepsen.checker") is not None:
+        assert result.result["valid"], result.result
+    assert not [t for t in threading.enumerate() if t.name.startswith("jepsen-worker")]
+
+
+@pytest.mark.integration
+@pytest.mark.xdist_group("jepsen_zookeeper")
+def test_a_short_run_in_zookeeper_mode_reads_back_every_acknowledged_send(tmp_path):
+    check_run(tmp_path, "zookeeper", txn=False)
+
+
+@pytest.mark.integration
+@pytest.mark.xdist_group("jepsen_kraft")
+def test_a_short_transactional_run_in_kraft_mode_reads_back_every_committed_send(tmp_path):
+    check_run(tmp_path, "kraft", txn=True)
+
+
+@pytest.mark.unit
+def test_bad_run_settings_are_named(tmp_path):
+    with pytest.raises(ValueError, match="mode must be one of zookeeper, kraft, not 'raft'"):
+        RunConfig(mode="raft", directory=tmp_path)
+    with pytest.raises(ValueError, match=r"unknown faults \['flood'\]"):
+        RunConfig(faults=frozenset({"flood", "kill"}), directory=tmp_path)
+    with pytest.raises(ValueError, match="processes must be at least 1"):
+        RunConfig(processes=0, directory=tmp_path)
