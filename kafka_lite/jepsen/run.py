@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.jepsen.clients import client_factory
 from kafka_lite.jepsen.history import HistoryWriter, read_history
 from kafka_lite.jepsen.workload import (
     TOPIC,
@@ -29,7 +30,6 @@ from kafka_lite.jepsen.workload import (
     Generator,
     Worker,
     WorkloadConfig,
-    client_factory,
     run_final_phase,
     run_main_phase,
 )

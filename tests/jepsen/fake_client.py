@@ -4,7 +4,8 @@ is tested without a cluster."""
 
 from __future__ import annotations
 
-from kafka_lite.jepsen.workload import Failure, classify_kafka_lite
+from kafka_lite.jepsen.clients import classify_kafka_lite
+from kafka_lite.jepsen.workload import Failure
 
 
 class Log:

@@ -14,11 +14,16 @@ from kafka_lite.jepsen.history import pairs, read_history
 from kafka_lite.jepsen.run import RunConfig, run
 
 SECONDS = 6  # of workload: a few hundred operations, a key or two rotated, a crash or two
+# The final phase reads everything back within a round or two; a run whose reads never reach the
+# offsets acknowledged gives up after this, and the test then says which were not read.
+FINAL_LIMIT_S = 30
 
 
 def check_run(directory, mode: str, txn: bool) -> None:
     phases: list[str] = []
-    result = run(RunConfig(mode=mode, txn=txn, seconds=SECONDS, seed=1, directory=directory, processes=3),
+    config = RunConfig(mode=mode, txn=txn, seconds=SECONDS, seed=1, directory=directory, processes=3,
+                       final_limit_s=FINAL_LIMIT_S)  # fmt: skip
+    result = run(config,
                  progress=lambda phase, fraction: phases.append(phase))  # fmt: skip
     assert list(dict.fromkeys(phases)) == ["cluster", "workload", "final", "check"]
     history = read_history(result.history_path)
