@@ -18,6 +18,7 @@ coordinator's clock while it is being committed.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +30,8 @@ from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceLis
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer
 from kafka_lite.jepsen.workload import CONSUMER_GROUP, SEND_TIMEOUT_S, TOPIC, Failure, WorkloadConfig
 from kafka_lite.producer.kafka_producer import KafkaProducer
+
+CONSUMER_CALL_TIMEOUT_S = 10.0  # Jepsen's default.api.timeout.ms
 
 
 def new_transactional_id(process: int) -> str:
@@ -72,9 +75,23 @@ class KafkaLiteClient:
         metadata = self.producer.send(TOPIC, v, partition=k).get(timeout=SEND_TIMEOUT_S)
         return None if metadata.offset < 0 else metadata.offset
 
+    def _within_deadline(self, call: Callable[[], Any]) -> Any:
+        """``call()``, woken (``WakeupException``, an info) if it outlives ``CONSUMER_CALL_TIMEOUT_S``.
+        Kafka 0.10.1's ``poll`` blocks for as long as a rebalance takes and ``commitSync`` for as
+        long as a commit does; Jepsen's client gets a bound from Kafka 2.0's
+        ``default.api.timeout.ms`` (KIP-266). Here the consumer's own ``wakeup`` gives the same
+        bound, so that a partitioned consumer cannot keep a run from ending."""
+        timer = threading.Timer(CONSUMER_CALL_TIMEOUT_S, self.consumer.wakeup)
+        timer.daemon = True
+        timer.start()
+        try:
+            return call()
+        finally:
+            timer.cancel()
+
     def poll(self, poll_ms: int) -> dict[int, list[tuple[int, int]]]:
         try:
-            records = self.consumer.poll(timeout_ms=poll_ms)
+            records = self._within_deadline(lambda: self.consumer.poll(timeout_ms=poll_ms))
         except errors.IllegalStateException as e:
             if "not subscribed to any" in str(e):  # nothing assigned yet: an empty poll, as Jepsen's
                 return {}
@@ -100,7 +117,7 @@ class KafkaLiteClient:
         self.consumer.seek(TopicPartition(TOPIC, k), offset)
 
     def commit_sync(self) -> None:
-        self.consumer.commit_sync()
+        self._within_deadline(self.consumer.commit_sync)
 
     def begin_transaction(self) -> None:
         self.producer.begin_transaction()

@@ -1,6 +1,7 @@
-"""A short run in each mode, against a cluster the run starts: the workload's operations all
-completed, every acknowledged send read back at its offset in the final phase, and the checker's
-verdict (once the checker is there) valid. Each mode runs in an xdist group of its own, with the
+"""A short run in each mode, against a cluster the run starts (kafka_lite's clients against the
+ZooKeeper cluster, librdkafka's against the KRaft one): the workload's operations all completed,
+every acknowledged send read back at its offset in the final phase, and the checker's verdict
+(once the checker is there) valid. Each mode runs in an xdist group of its own, with the
 faults' tests of the same mode, so that no other cluster's processes share its worker."""
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ SECONDS = 6  # of workload: a few hundred operations, a key or two rotated, a cr
 FINAL_LIMIT_S = 30
 
 
-def check_run(directory, mode: str, txn: bool) -> None:
+def check_run(directory, mode: str, client: str) -> None:
     phases: list[str] = []
-    config = RunConfig(mode=mode, txn=txn, seconds=SECONDS, seed=1, directory=directory, processes=3,
+    config = RunConfig(mode=mode, client=client, seconds=SECONDS, seed=1, directory=directory, processes=3,
                        final_limit_s=FINAL_LIMIT_S)  # fmt: skip
     result = run(config,
                  progress=lambda phase, fraction: phases.append(phase))  # fmt: skip
@@ -47,13 +48,13 @@ def check_run(directory, mode: str, txn: bool) -> None:
 @pytest.mark.integration
 @pytest.mark.xdist_group("jepsen_zookeeper")
 def test_a_short_run_in_zookeeper_mode_reads_back_every_acknowledged_send(tmp_path):
-    check_run(tmp_path, "zookeeper", txn=False)
+    check_run(tmp_path, "zookeeper", client="kafka_lite")
 
 
 @pytest.mark.integration
 @pytest.mark.xdist_group("jepsen_kraft")
-def test_a_short_transactional_run_in_kraft_mode_reads_back_every_committed_send(tmp_path):
-    check_run(tmp_path, "kraft", txn=True)
+def test_a_short_run_in_kraft_mode_with_librdkafkas_client_reads_back_every_acknowledged_send(tmp_path):
+    check_run(tmp_path, "kraft", client="confluent")
 
 
 @pytest.mark.unit
