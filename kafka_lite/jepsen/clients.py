@@ -49,18 +49,13 @@ def _value_int(data: bytes) -> int:
 class KafkaLiteClient:
     """kafka_lite's ``KafkaProducer`` and ``KafkaConsumer``, as Jepsen's client holds Java's."""
 
-    def __init__(self, bootstrap_servers: str, process: int, config: WorkloadConfig, time: Time) -> None:
+    def __init__(self, bootstrap_servers: str, process: int, config: WorkloadConfig, time: Time,
+                 reader: bool = False) -> None:  # fmt: skip
         self.rebalance_log: list = []
         self.subscribed = False
-        transactional = {"transactional_id": new_transactional_id(process)} if config.txn else {}
-        self.producer = KafkaProducer(
-            bootstrap_servers=bootstrap_servers, acks="all", enable_idempotence=True,
-            request_timeout_ms=3000, max_block_ms=10_000, reconnect_backoff_ms=50,
-            transaction_timeout_ms=10_000, value_serializer=_value_bytes, time=time, **transactional,
-        )  # fmt: skip
+        self.reader = reader  # a consumer alone: its polls are not transactions
+        self.producer = None if reader else self._producer(bootstrap_servers, process, config, time)
         try:
-            if config.txn:
-                self.producer.init_transactions()
             self.consumer = KafkaConsumer(
                 bootstrap_servers=bootstrap_servers, group_id=CONSUMER_GROUP, enable_auto_commit=False,
                 auto_offset_reset="earliest", session_timeout_ms=6000, heartbeat_interval_ms=300,
@@ -68,8 +63,25 @@ class KafkaLiteClient:
                 isolation_level="read_committed" if config.txn else "read_uncommitted", time=time,
             )  # fmt: skip
         except BaseException:
-            self.producer.close(0)
+            if self.producer is not None:
+                self.producer.close(0)
             raise
+
+    @staticmethod
+    def _producer(bootstrap_servers: str, process: int, config: WorkloadConfig, time: Time) -> KafkaProducer:
+        transactional = {"transactional_id": new_transactional_id(process)} if config.txn else {}
+        producer = KafkaProducer(
+            bootstrap_servers=bootstrap_servers, acks="all", enable_idempotence=True,
+            request_timeout_ms=3000, max_block_ms=10_000, reconnect_backoff_ms=50,
+            transaction_timeout_ms=10_000, value_serializer=_value_bytes, time=time, **transactional,
+        )  # fmt: skip
+        if config.txn:
+            try:
+                producer.init_transactions()
+            except BaseException:
+                producer.close(0)
+                raise
+        return producer
 
     def send(self, k: int, v: int) -> int | None:
         metadata = self.producer.send(TOPIC, v, partition=k).get(timeout=SEND_TIMEOUT_S)
@@ -152,7 +164,8 @@ class KafkaLiteClient:
     def close(self) -> None:
         # At once, as Jepsen's close-producer! and close-consumer!: a crashed client waits for nothing.
         try:
-            self.producer.close(0)
+            if self.producer is not None:
+                self.producer.close(0)
         finally:
             self.consumer.close(autocommit=False, timeout_ms=0)
 
@@ -194,22 +207,26 @@ class ConfluentClient:
     """confluent-kafka's ``Producer`` and ``Consumer`` (librdkafka): the same workload through
     another implementation of the client protocol."""
 
-    def __init__(self, bootstrap_servers: str, process: int, config: WorkloadConfig, time: Time) -> None:
+    def __init__(self, bootstrap_servers: str, process: int, config: WorkloadConfig, time: Time,
+                 reader: bool = False) -> None:  # fmt: skip
         import confluent_kafka
 
         self.ck = confluent_kafka
         self.rebalance_log: list = []
         self.subscribed = False
-        producer_config = {
-            "bootstrap.servers": bootstrap_servers, "enable.idempotence": True, "acks": "all",
-            "request.timeout.ms": 3000, "message.timeout.ms": int(SEND_TIMEOUT_S * 1000),
-            "reconnect.backoff.max.ms": 1000, "transaction.timeout.ms": 10_000,
-        }  # fmt: skip
-        if config.txn:
-            producer_config["transactional.id"] = new_transactional_id(process)
-        self.producer = confluent_kafka.Producer(producer_config)
-        if config.txn:
-            self.producer.init_transactions(SEND_TIMEOUT_S)
+        self.reader = reader  # a consumer alone: its polls are not transactions
+        self.producer = None
+        if not reader:
+            producer_config = {
+                "bootstrap.servers": bootstrap_servers, "enable.idempotence": True, "acks": "all",
+                "request.timeout.ms": 3000, "message.timeout.ms": int(SEND_TIMEOUT_S * 1000),
+                "reconnect.backoff.max.ms": 1000, "transaction.timeout.ms": 10_000,
+            }  # fmt: skip
+            if config.txn:
+                producer_config["transactional.id"] = new_transactional_id(process)
+            self.producer = confluent_kafka.Producer(producer_config)
+            if config.txn:
+                self.producer.init_transactions(SEND_TIMEOUT_S)
         self.consumer = confluent_kafka.Consumer({
             "bootstrap.servers": bootstrap_servers, "group.id": CONSUMER_GROUP, "enable.auto.commit": False,
             "auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 300,
@@ -315,7 +332,8 @@ class ConfluentClient:
 
     def close(self) -> None:
         try:
-            self.producer.purge()
+            if self.producer is not None:
+                self.producer.purge()
         finally:
             self.consumer.close()
 
@@ -326,7 +344,11 @@ def _kafka_error(e: BaseException, ck) -> Any:
     return None
 
 
-def client_factory(config: WorkloadConfig, bootstrap_servers: str, time: Time) -> Callable[[int], Any]:
-    """What a worker calls for a new process's client."""
+def client_factory(
+    config: WorkloadConfig, bootstrap_servers: str, time: Time, reader: bool = False
+) -> Callable[[int], Any]:
+    """What a worker calls for a new process's client; with ``reader``, a consumer alone, as the
+    final phase needs: it only polls, so a transaction coordinator that does not answer (no
+    ``init_transactions``) cannot keep it from reading back what was written."""
     cls = KafkaLiteClient if config.client == "kafka_lite" else ConfluentClient
-    return lambda process: cls(bootstrap_servers, process, config, time)
+    return lambda process: cls(bootstrap_servers, process, config, time, reader)

@@ -193,6 +193,8 @@ def run(
             targets = FinalTargets(generator.offsets)
             final_end_ns = time.nanoseconds() + int(config.final_limit_s * 1e9)
             keys = generator.keys_used()
+            for worker in workers:
+                worker.open_client = client_factory(workload, cluster.bootstrap_servers, time, reader=True)
             _in_threads(workers, lambda w: run_final_phase(w, keys, targets, time, final_end_ns, stopping,
                                                            random.Random(rng.random())),
                         lambda: report("final", 1.0 - len(targets.remaining) / max(1, len(generator.offsets))),

@@ -340,7 +340,7 @@ def execute(client, op: dict, config: WorkloadConfig, rng: random.Random, poll_m
 def _run_txn(
     client, f: str, value: list, config: WorkloadConfig, rng: random.Random, poll_ms: int
 ) -> Outcome:
-    if not config.txn:
+    if not config.txn or client.reader:
         _run_mops(client, value, poll_ms)
         return _maybe_commit_consumer(client, f, config)
     # Jepsen's with-txn: errors before the commit abort the transaction, except those that end the
@@ -511,7 +511,10 @@ def run_final_phase(worker: Worker, keys: Iterable[int], targets: FinalTargets, 
                     stopping: threading.Event, rng: random.Random) -> None:  # fmt: skip
     """``final-polls``: rounds of a crash (a fresh client), an assign of every key sought to its
     beginning, then 1 s polls (0 to 0.4 s apart) for at most ``FINAL_ROUND_S``; until every key's
-    target is reached by some process, or ``end_ns``."""
+    target is reached by some process, or ``end_ns``. The worker's clients are readers by then
+    (``clients.client_factory``): Jepsen's final polls open the workload's whole client, and under
+    ``txn`` poll inside transactions; here a consumer alone reads, so that a transaction
+    coordinator that no longer answers leaves the reads, which the analysis needs, possible."""
     keys = sorted(keys)
     while not targets.done() and not stopping.is_set() and time.nanoseconds() < end_ns:
         worker.invoke({"f": "crash", "value": None})

@@ -23,6 +23,7 @@ class FakeClient:
         self.positions: dict[int, int] = {}
         self.rebalance_log: list = []
         self.subscribed = False
+        self.reader = False
         self.closed = False
         self.calls: list[str] = []
         self.fail_sends_with: BaseException | None = None

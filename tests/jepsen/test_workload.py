@@ -265,3 +265,16 @@ def test_bad_settings_are_named():
         WorkloadConfig(abort_p=2)
     with pytest.raises(ValueError, match="client must be one of kafka_lite, confluent"):
         WorkloadConfig(client="kafka-python")
+
+
+def test_a_reader_polls_outside_transactions_even_under_txn():
+    """The final phase's clients are consumers alone: a poll of theirs begins no transaction, so a
+    transaction coordinator that does not answer cannot keep the final phase from reading."""
+    log = Log()
+    log.partitions[0] = [1]
+    client = FakeClient(log, 0)
+    client.reader = True
+    client.assign([0], seek_to_beginning=True)
+    outcome = run_op(client, {"f": "poll", "value": [["poll"]]}, WorkloadConfig(txn=True, abort_p=0))
+    assert (outcome.type, outcome.value) == ("ok", [("poll", {0: [(0, 1)]})])
+    assert client.calls == ["assign [0] True"]
