@@ -65,3 +65,52 @@ def test_bad_run_settings_are_named(tmp_path):
         RunConfig(faults=frozenset({"flood", "kill"}), directory=tmp_path)
     with pytest.raises(ValueError, match="processes must be at least 1"):
         RunConfig(processes=0, directory=tmp_path)
+
+
+class FakeCluster:
+    """Stands in for the run's cluster: remembers the topic, and whether it was stopped."""
+
+    def __init__(self) -> None:
+        self.topics: dict[str, int] = {}
+        self.stopped = False
+        self.bootstrap_servers = "fake:9092"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopped = True
+
+    def create_topic(self, topic, partitions, replication_factor=3, configs=None) -> None:
+        self.topics[topic] = partitions
+
+
+@pytest.mark.unit
+def test_an_interrupted_run_closes_every_client_stops_the_cluster_and_leaves_its_history(
+    tmp_path, monkeypatch
+):
+    from kafka_lite.jepsen import run as run_module
+    from tests.jepsen.fake_client import FakeClient, Log
+
+    cluster, log, opened = FakeCluster(), Log(), []
+
+    def factory(workload, servers, time, reader=False):
+        def open_client(process):
+            opened.append(FakeClient(log, process))
+            return opened[-1]
+
+        return open_client
+
+    def progress(phase, fraction):
+        if phase == "workload" and len(log.partitions) > 0:
+            raise KeyboardInterrupt  # Ctrl-C while the workers run
+
+    monkeypatch.setattr(run_module, "_cluster", lambda config, time: cluster)
+    monkeypatch.setattr(run_module, "client_factory", factory)
+    with pytest.raises(KeyboardInterrupt):
+        run(RunConfig(seconds=60, directory=tmp_path, processes=2), progress=progress)
+    assert cluster.stopped and cluster.topics == {"jepsen": 48}
+    assert opened and all(client.closed for client in opened)
+    assert not [t for t in threading.enumerate() if t.name.startswith("jepsen-worker")]
+    history = read_history(tmp_path / "history.jsonl")
+    assert history and all(completion is not None for _, completion in pairs(history))
