@@ -195,8 +195,7 @@ def run(
             keys = generator.keys_used()
             for worker in workers:
                 worker.open_client = client_factory(workload, cluster.bootstrap_servers, time, reader=True)
-            _in_threads(workers, lambda w: run_final_phase(w, keys, targets, time, final_end_ns, stopping,
-                                                           random.Random(rng.random())),
+            _in_threads(workers, lambda w: run_final_phase(w, keys, targets, time, final_end_ns, stopping, w.rng),
                         lambda: report("final", 1.0 - len(targets.remaining) / max(1, len(generator.offsets))),
                         stopping)  # fmt: skip
         finally:
