@@ -14,7 +14,7 @@ import pytest
 from kafka_lite.jepsen.history import pairs, read_history
 from kafka_lite.jepsen.run import RunConfig, run
 
-SECONDS = 6  # of workload: a few hundred operations, a key or two rotated, a crash or two
+SECONDS = 5  # of workload: a few hundred operations, a key or two rotated, a crash or two
 # The final phase reads everything back within a round or two; a run whose reads never reach the
 # offsets acknowledged gives up after this, and the test then says which were not read.
 FINAL_LIMIT_S = 30
