@@ -1,0 +1,648 @@
+"""The pictures of a checked history: what each process saw of each key, with the anomalies marked.
+
+No Kafka twin: a port of the pictures Jepsen's Kafka checker draws (``key-order-viz`` and
+``render-order-viz!``, ``plot-realtime-lag!`` and ``plot-unseen!`` in
+``jepsen/src/jepsen/tests/kafka.clj``), drawn as one self-contained HTML page of inline SVG (no
+network, no script) instead of Jepsen's one SVG per key and its gnuplot PNGs, so a learner opens one
+file beside the history and reads it in any browser.
+
+The order picture of a key puts offsets across (x is the offset Kafka gave the record, as in
+Jepsen) and operations down, grouped by process in the order each process made them: a row is one
+completed operation, a cell one record it read (blue) or wrote (green) at that offset. A process
+that reads its partition in order draws a staircase; a skip is a gap in it, a nonmonotonic poll a
+step back, a lost write a green cell no blue cell ever sits under. The checker's examples are drawn
+on top: their values ringed in red (skipped values dashed), their offsets shaded, their operations'
+rows tinted, each caption naming the class and saying in a sentence what Kafka promised.
+
+A long run has thousands of offsets and operations per key; drawing them all (as Jepsen does) makes
+a picture nobody can read. A key's picture keeps a window of offsets around its anomalies and the
+operations that touch it, closest first; the lag and unseen plots drop points that would not move
+a pixel, as Jepsen's ``downsample-plot`` does.
+"""
+
+from __future__ import annotations
+
+import html
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafka_lite.jepsen.history import NEMESIS, Op
+
+PAGE_NAME = "pictures.html"
+MAX_KEYS = 12  # keys drawn on one page: those with the most anomalies first
+MAX_COLUMNS = 96  # offsets drawn across one key's picture
+MAX_ROWS = 240  # operations drawn down one key's picture
+CONTEXT = 6  # offsets drawn either side of a marked one
+SAMPLE_KEYS = 2  # keys drawn when the history is valid, so a clean staircase is there to compare with
+
+# What each class means, in a sentence a learner reads beside the picture.
+EXPLANATIONS = {
+    "inconsistent-offsets": "clients saw different values at one offset; a partition's log holds one record per offset",
+    "duplicate": "one value sits at more than one offset; an idempotent producer writes each record once",
+    "G1a": "an ok poll read a value whose send failed (an aborted read)",
+    "precommitted-read": "a transaction read its own send; Kafka hides a transaction's records until it commits",
+    "lost-write": "a send that must have committed sits below an offset a client read, yet no ok poll read it",
+    "poll-skip": "a process's poll began past the record after the last one it had read",
+    "nonmonotonic-poll": "a process's poll began at or before a record it had already read",
+    "int-poll-skip": "one poll jumped over records between two it returned",
+    "int-nonmonotonic-poll": "one poll went back (or stood still) between two records it returned",
+    "int-send-skip": "two sends of one transaction landed with other records between them (transactions interleave)",
+    "int-nonmonotonic-send": "a later send of one transaction landed at or below an earlier one",
+    "nonmonotonic-send": "a process's send landed at or below its previous send to the key",
+    "unseen": "acknowledged sends that no ok poll read, even after the final phase read every key",
+    "G0": "a cycle of write-write dependencies (Kafka isolates no writes)",
+    "G0-process": "a cycle of write-write and process-order dependencies",
+    "G0-realtime": "a cycle of write-write and real-time dependencies",
+    "G1c": "a cycle of write-read (and write-write) dependencies: each transaction saw the other's effect",
+    "G1c-process": "a G1c cycle closed by one process's order",
+    "G1c-realtime": "a G1c cycle closed by real time",
+}
+
+# The fields of an example, in the order a description names them.
+_DESCRIBED = ("value", "values", "offset", "offsets", "index", "delta", "count", "skipped")
+_OP_FIELDS = ("op", "ops", "writer", "reader", "writers", "readers", "cycle")
+
+
+# -- the checker's examples, as marks on a key --------------------------------------------------
+
+
+@dataclass
+class Mark:
+    """What one example of the checker names on one key: the picture rings its values, shades its
+    offsets and tints its operations' rows."""
+
+    error_class: str
+    key: int
+    values: set = field(default_factory=set)
+    skipped: set = field(default_factory=set)
+    offsets: set = field(default_factory=set)
+    ops: set = field(default_factory=set)
+    text: str = ""
+
+
+def _as_key(k: Any) -> int | None:
+    try:
+        return int(k)
+    except (TypeError, ValueError):
+        return None
+
+
+def _ints(x: Any) -> set[int]:
+    """The integers in a field that holds one or a list (Jepsen's values may also hold nil)."""
+    items = x if isinstance(x, (list, tuple, set, frozenset)) else [x]
+    return {i for i in items if isinstance(i, int) and not isinstance(i, bool)}
+
+
+def _op_indexes(x: Any) -> set[int]:
+    """Op indexes from a field holding an index, an op as a dict (``{"index": ...}``) or a list."""
+    if isinstance(x, dict):
+        return _ints(x.get("index"))
+    if isinstance(x, (list, tuple)):
+        return _union(_op_indexes(i) for i in x)
+    return _ints(x)
+
+
+def _short(values: Iterable, limit: int = 8) -> str:
+    items = [str(v) for v in values]
+    return ", ".join(items[:limit]) + (f" ... ({len(items)} in all)" if len(items) > limit else "")
+
+
+def describe(error_class: str, example: dict) -> str:
+    """One line naming what an example of ``error_class`` holds: the key, values, offsets, gap and
+    the operations (``#index``). The table of ``kafka-lite jepsen`` and the pictures' captions both
+    print it."""
+    parts = []
+    if "key" in example:
+        parts.append(f"key {example['key']}")
+    for name in _DESCRIBED:
+        if name in example and example[name] is not None:
+            value = example[name]
+            parts.append(f"{name} {_short(value) if isinstance(value, (list, tuple, set)) else value}")
+    ops = sorted(_union(_op_indexes(example.get(n)) for n in _OP_FIELDS))
+    if ops:
+        parts.append("ops " + _short(f"#{i}" for i in ops))
+    steps = example.get("steps")
+    if isinstance(steps, list) and steps:
+        parts.append(f"{len(steps)} steps")
+    return ", ".join(parts) if parts else str(example)[:120]
+
+
+def worst_example(error_class: str, errs: Sequence[dict]) -> dict | None:
+    """The example a summary shows first: Jepsen's ``condense-error`` keeps skips with the largest
+    gap last and nonmonotonic steps with the smallest first; any other class's first is its worst."""
+    if not errs:
+        return None
+    return errs[-1] if error_class.endswith("skip") else errs[0]
+
+
+def _examples(result: dict) -> Iterable[tuple[str, dict]]:
+    for error_class, entry in sorted((result.get("errors") or {}).items()):
+        errs = entry.get("errs") if isinstance(entry, dict) else entry
+        if isinstance(errs, list):
+            for example in errs:
+                if isinstance(example, dict):
+                    yield error_class, example
+
+
+def _unseen_messages(result: dict) -> dict[int, set[int]]:
+    """Per key, the acknowledged values never read: Jepsen's unseen map keeps them in ``messages``,
+    at the top of the result or under its ``unseen`` error."""
+    found: dict[int, set[int]] = defaultdict(set)
+    for holder in (result.get("unseen"), (result.get("errors") or {}).get("unseen")):
+        messages = holder.get("messages") if isinstance(holder, dict) else None
+        for k, values in (messages or {}).items():
+            if _as_key(k) is not None:
+                found[_as_key(k)] |= _ints(values)
+    return found
+
+
+def marks_by_key(result: dict) -> dict[int, list[Mark]]:
+    """Every key an example of the result names, with its marks. A cycle's example names its keys
+    in its steps; its marks tint the cycle's operations on each of them."""
+    marks: dict[int, list[Mark]] = defaultdict(list)
+    for error_class, example in _examples(result):
+        text = describe(error_class, example)
+        ops = _union(_op_indexes(example.get(n)) for n in _OP_FIELDS)
+        keys = {_as_key(example.get("key"))} - {None}
+        steps = example.get("steps") if isinstance(example.get("steps"), list) else []
+        for step in steps:
+            if isinstance(step, dict):
+                keys |= {_as_key(step.get("key"))} - {None}
+                ops |= _op_indexes(step.get("op"))
+        for k in keys:
+            step_values = _union(
+                _ints(s.get("value")) for s in steps if isinstance(s, dict) and _as_key(s.get("key")) == k
+            )
+            marks[k].append(Mark(
+                error_class, k,
+                values=_ints(example.get("value")) | _ints(example.get("values")) | step_values,
+                skipped=_ints(example.get("skipped")),
+                offsets=_ints(example.get("offset")) | _ints(example.get("offsets")),
+                ops=ops, text=text,
+            ))  # fmt: skip
+    for k, values in _unseen_messages(result).items():
+        marks[k].append(Mark("unseen", k, values=values, text=f"key {k}, values {_short(sorted(values))}"))
+    return marks
+
+
+# -- what each operation saw of a key ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    offset: int
+    value: int
+    wrote: bool  # a send's record, else a poll's
+
+
+@dataclass
+class Row:
+    op: Op
+    cells: list[Cell]
+
+
+def key_rows(history: Iterable[Op], keys: set[int]) -> dict[int, list[Row]]:
+    """Per key, each completed client operation that read or wrote it at a known offset, in
+    history order (Jepsen draws every completion, ok, info and fail alike)."""
+    rows: dict[int, list[Row]] = defaultdict(list)
+    for op in history:
+        if op.is_invoke or op.process == NEMESIS:
+            continue
+        cells: dict[int, list[Cell]] = defaultdict(list)
+        for mop in op.mops():
+            if mop[0] == "send" and isinstance(mop[2], tuple) and mop[2][0] is not None:
+                cells[mop[1]].append(Cell(mop[2][0], mop[2][1], True))
+            elif mop[0] == "poll" and len(mop) > 1:
+                for k, records in mop[1].items():
+                    cells[k].extend(Cell(offset, v, False) for offset, v in records if offset is not None)
+        for k, found in cells.items():
+            if k in keys and found:
+                rows[k].append(Row(op, found))
+    return rows
+
+
+def _columns(rows: list[Row], marks: list[Mark]) -> list[range]:
+    """The offsets a key's picture draws, as ranges left to right: all of them when they fit,
+    else windows around the marked offsets and values (the first offsets when nothing is marked)."""
+    offsets = sorted({c.offset for r in rows for c in r.cells})
+    if not offsets:
+        return []
+    if offsets[-1] - offsets[0] < MAX_COLUMNS:
+        return [range(offsets[0], offsets[-1] + 1)]
+    marked_values = _union(m.values | m.skipped for m in marks)
+    marked_ops = _union(m.ops for m in marks)
+    centres = _union(m.offsets for m in marks)
+    for r in rows:
+        for c in r.cells:
+            if c.value in marked_values or r.op.index in marked_ops:
+                centres.add(c.offset)
+    if not centres:
+        return [range(offsets[0], offsets[0] + MAX_COLUMNS)]
+    windows: list[range] = []
+    budget = MAX_COLUMNS
+    for centre in sorted(centres):
+        start, stop = max(offsets[0], centre - CONTEXT), min(offsets[-1], centre + CONTEXT) + 1
+        if windows and start <= windows[-1].stop:
+            start = windows[-1].start
+            budget += len(windows.pop())
+        width = min(stop - start, budget)
+        if width <= 0:
+            break
+        windows.append(range(start, start + width))
+        budget -= width
+    return windows
+
+
+def _pick_rows(rows: list[Row], visible: set[int], marked_ops: set[int]) -> list[Row]:
+    """The rows with a cell in a visible column; past MAX_ROWS, the marked ones and then those
+    nearest a marked one in the history, so the anomaly keeps its surroundings."""
+    shown = [r for r in rows if any(c.offset in visible for c in r.cells)]
+    if len(shown) <= MAX_ROWS:
+        return shown
+    anchors = sorted(r.op.index for r in shown if r.op.index in marked_ops) or [shown[0].op.index]
+
+    def distance(row: Row) -> int:
+        from bisect import bisect_left
+
+        i = bisect_left(anchors, row.op.index)
+        near = [anchors[j] for j in (i - 1, i) if 0 <= j < len(anchors)]
+        return min(abs(row.op.index - a) for a in near)
+
+    kept = sorted(shown, key=distance)[:MAX_ROWS]
+    return sorted(kept, key=lambda r: r.op.index)
+
+
+# -- SVG ----------------------------------------------------------------------------------------
+
+_ROW_H = 16
+_LEFT = 210
+_TOP = 30
+_TYPE_STROKE = {"ok": "#9aa0a6", "info": "#f29900", "fail": "#e52592"}
+
+
+def _el(parent: ET.Element | None, tag: str, text: str | None = None, **attrs: Any) -> ET.Element:
+    attrs = {k.rstrip("_").replace("_", "-"): str(v) for k, v in attrs.items()}
+    e = ET.Element(tag, attrs) if parent is None else ET.SubElement(parent, tag, attrs)
+    if text is not None:
+        e.text = text
+    return e
+
+
+def _value_colour(value: int) -> str:
+    # The golden angle spreads neighbouring values far apart on the colour wheel, so the values
+    # that fight over one offset are told apart at a glance (Jepsen colours them at random).
+    return f"hsl({value * 137.508 % 360:.0f}, 70%, 78%)"
+
+
+def _seconds(ns: int) -> str:
+    return f"{ns / 1e9:.3f} s"
+
+
+class _OrderPicture:
+    """One key's order picture, laid out: which offsets are columns, which operations rows, and
+    what the checker's marks ring, shade and tint."""
+
+    def __init__(self, key: int, rows: list[Row], marks: list[Mark]) -> None:
+        self.key = key
+        self.windows = _columns(rows, marks)
+        self.x_of: dict[int, int] = {}
+        column = 0
+        for n, window in enumerate(self.windows):
+            column += 1 if n else 0  # one empty column stands for the offsets left out between windows
+            for offset in window:
+                self.x_of[offset] = column
+                column += 1
+        self.marked_ops = _union(m.ops for m in marks)
+        self.marked_values = _union(m.values for m in marks)
+        self.skipped_values = _union(m.skipped for m in marks)
+        self.marked_offsets = _union(m.offsets for m in marks)
+        self.rows = rows
+        self.shown = _pick_rows(rows, set(self.x_of), self.marked_ops)
+        self.values_at: dict[int, set[int]] = defaultdict(set)
+        for r in rows:
+            for c in r.cells:
+                self.values_at[c.offset].add(c.value)
+        widest = max(
+            [len(str(c.value)) for r in self.shown for c in r.cells] + [len(str(max(self.x_of, default=0)))]
+        )
+        self.cw = max(22, 6 * widest + 10)
+        self.by_process = _by_process(self.shown)
+        self.width = _LEFT + column * self.cw + 10
+        self.height = _TOP + (len(self.shown) + len(self.by_process)) * _ROW_H + 10
+
+    def svg(self) -> ET.Element:
+        offsets_touched = {c.offset for r in self.rows for c in r.cells}
+        svg = _el(None, "svg", xmlns="http://www.w3.org/2000/svg", width=self.width, height=self.height,
+                  viewBox=f"0 0 {self.width} {self.height}", class_="order", data_key=self.key,
+                  data_rows=len(self.shown), data_windowed=str(len(self.x_of) < len(offsets_touched)).lower())  # fmt: skip
+        _el(svg, "title", f"key {self.key}: offsets across, each process's operations down")
+        self._draw_offsets(svg)
+        # A process's rows left out (no cell in view, or past MAX_ROWS) leave a dashed line behind.
+        place = {
+            id(r): n for process_rows in _by_process(self.rows).values() for n, r in enumerate(process_rows)
+        }
+        y = _TOP
+        for process, process_rows in self.by_process.items():
+            _el(svg, "line", x1=4, x2=self.width - 4, y1=y + 1, y2=y + 1, stroke="#dadce0")
+            _el(svg, "text", f"process {process}", x=6, y=y + 12, class_="process")
+            y += _ROW_H
+            before = -1
+            for r in process_rows:
+                if place[id(r)] != before + 1 and before >= 0:
+                    _el(svg, "line", x1=18, x2=self.width - 4, y1=y, y2=y, stroke="#9aa0a6",
+                        stroke_dasharray="2,3", class_="rows-left-out")  # fmt: skip
+                before = place[id(r)]
+                self._draw_row(svg, r, y)
+                y += _ROW_H
+        return svg
+
+    def _draw_offsets(self, svg: ET.Element) -> None:
+        first = min(self.x_of, default=0)
+        for offset, col in self.x_of.items():
+            x = _LEFT + col * self.cw
+            if offset in self.marked_offsets:
+                _el(svg, "rect", x=x, y=_TOP - 14, width=self.cw, height=self.height - _TOP + 4,
+                    class_="marked-offset", fill="#fde2e1", data_offset=offset)  # fmt: skip
+            if offset % 5 == 0 or offset == first or offset in self.marked_offsets or len(self.x_of) <= 20:
+                _el(
+                    svg,
+                    "text",
+                    str(offset),
+                    x=x + self.cw / 2,
+                    y=_TOP - 4,
+                    class_="offset",
+                    text_anchor="middle",
+                )
+        for window in self.windows[1:]:
+            x = _LEFT + (self.x_of[window.start] - 1) * self.cw
+            _el(svg, "text", "...", x=x + self.cw / 2, y=_TOP - 4, text_anchor="middle", class_="gap")
+        _el(svg, "text", "offset", x=_LEFT - 8, y=_TOP - 4, text_anchor="end", class_="axis")
+
+    def _draw_row(self, svg: ET.Element, row: Row, y: int) -> None:
+        op = row.op
+        marked = op.index in self.marked_ops
+        g = _el(svg, "g", class_="row marked-op" if marked else "row", data_op=op.index)
+        if marked:
+            _el(g, "rect", x=2, y=y, width=self.width - 4, height=_ROW_H, fill="#fce8e6")
+        label = f"#{op.index} {op.type} {op.f} {_seconds(op.time)}"
+        _el(g, "text", label, x=18, y=y + 12, class_="label marked" if marked else "label")
+        for c in row.cells:
+            if c.offset in self.x_of:
+                self._draw_cell(g, op, c, _LEFT + self.x_of[c.offset] * self.cw, y)
+
+    def _draw_cell(self, g: ET.Element, op: Op, c: Cell, x: float, y: int) -> None:
+        classes = ["cell", "write" if c.wrote else "read"]
+        if len(self.values_at[c.offset]) > 1:
+            fill = _value_colour(c.value)
+            classes.append("conflict")
+        else:
+            fill = "#ceead6" if c.wrote else "#d2e3fc"
+        stroke, stroke_width, dash = _TYPE_STROKE.get(op.type, "#9aa0a6"), 1, {}
+        if c.value in self.marked_values:
+            stroke, stroke_width = "#c5221f", 2.5
+            classes.append("marked")
+        elif c.value in self.skipped_values:
+            stroke, stroke_width, dash = "#c5221f", 1.5, {"stroke_dasharray": "3,2"}
+            classes.append("skipped")
+        cell = _el(g, "g", class_=" ".join(classes), data_offset=c.offset, data_value=c.value)
+        _el(cell, "rect", x=x + 1, y=y + 1, width=self.cw - 2, height=_ROW_H - 2, rx=2, fill=fill, stroke=stroke,
+            stroke_width=stroke_width, **dash)  # fmt: skip
+        _el(cell, "text", str(c.value), x=x + self.cw / 2, y=y + 12, text_anchor="middle")
+        what = "wrote" if c.wrote else "read"
+        _el(cell, "title", f"process {op.process}, op #{op.index} ({op.type} {op.f}) {what} "
+                           f"value {c.value} at offset {c.offset}")  # fmt: skip
+
+
+def _union(sets: Iterable[set]) -> set:
+    out: set = set()
+    for s in sets:
+        out |= s
+    return out
+
+
+def _by_process(rows: list[Row]) -> dict[Any, list[Row]]:
+    grouped: dict[Any, list[Row]] = {}
+    for r in rows:
+        grouped.setdefault(r.op.process, []).append(r)
+    return grouped
+
+
+def order_svg(key: int, rows: list[Row], marks: list[Mark]) -> ET.Element:
+    """The order picture of one key: offsets across, each process's operations down, in the order
+    it made them."""
+    return _OrderPicture(key, rows, marks).svg()
+
+
+def downsample(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Jepsen's ``downsample-plot``: drop a point that moves less than 1/200 of the x range and 1/100
+    of the y range from the last one kept; keep any point that goes back in x."""
+    if not points:
+        return []
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    dx, dy = (max(xs) - min(xs)) / 200, (max(ys) - min(ys)) / 100
+    kept: list[tuple[float, float]] = []
+    last_x = last_y = float("-inf")
+    for x, y in points:
+        if x < last_x or abs(x - last_x) > dx or abs(y - last_y) > dy:
+            kept.append((x, y))
+            last_x, last_y = x, y
+    return kept
+
+
+_SERIES_COLOURS = ("#1a73e8", "#d93025", "#188038", "#f29900", "#9334e6", "#12b5cb", "#e52592", "#5f6368")
+
+
+def line_chart(title: str, y_label: str, series: dict[str, list[tuple[float, float]]],
+               events: Sequence[tuple[float, str]] = ()) -> ET.Element:  # fmt: skip
+    """A plot of each series (x in seconds), downsampled, with vertical lines at ``events`` (the
+    nemesis's actions), as Jepsen's perf plots shade its faults."""
+    w, h, left, bottom, top = 760, 300, 60, 40, 24
+    series = {name: downsample(points) for name, points in series.items() if points}
+    xs = [x for pts in series.values() for x, _ in pts] + [x for x, _ in events]
+    ys = [y for pts in series.values() for _, y in pts]
+    x_max, y_max = max(xs, default=1.0) or 1.0, max(ys, default=1.0) or 1.0
+    svg = _el(None, "svg", xmlns="http://www.w3.org/2000/svg", width=w + 160, height=h, class_="chart")
+    _el(svg, "text", title, x=left, y=16, class_="chart-title")
+
+    def px(x: float, y: float) -> tuple[float, float]:
+        return left + x / x_max * (w - left), h - bottom - y / y_max * (h - bottom - top)
+
+    _el(svg, "line", x1=left, x2=w, y1=h - bottom, y2=h - bottom, stroke="#5f6368")
+    _el(svg, "line", x1=left, x2=left, y1=top, y2=h - bottom, stroke="#5f6368")
+    for i in range(5):
+        x_val, y_val = x_max * i / 4, y_max * i / 4
+        _el(svg, "text", f"{x_val:.3g}", x=px(x_val, 0)[0], y=h - bottom + 14, text_anchor="middle")
+        _el(svg, "text", f"{y_val:.3g}", x=left - 4, y=px(0, y_val)[1] + 4, text_anchor="end")
+    _el(svg, "text", "time (s)", x=(left + w) / 2, y=h - 6, text_anchor="middle", class_="axis")
+    _el(svg, "text", y_label, x=12, y=top - 6, class_="axis")
+    for x, label in events:
+        ex = px(x, 0)[0]
+        line = _el(svg, "line", x1=ex, x2=ex, y1=top, y2=h - bottom, stroke="#f29900",
+                   stroke_dasharray="4,3", class_="event")  # fmt: skip
+        _el(line, "title", label)
+        _el(svg, "text", label[:16], x=ex + 2, y=top + 8, fill="#b06000", class_="event-label")
+    for n, (name, points) in enumerate(series.items()):
+        colour = _SERIES_COLOURS[n % len(_SERIES_COLOURS)]
+        path = " ".join(f"{px(x, y)[0]:.1f},{px(x, y)[1]:.1f}" for x, y in points)
+        _el(svg, "polyline", points=path, fill="none", stroke=colour, stroke_width=1.5, class_="series",
+            data_name=name)  # fmt: skip
+        _el(svg, "text", name, x=w + 10, y=top + 14 * n + 10, fill=colour)
+    return svg
+
+
+# -- the page -----------------------------------------------------------------------------------
+
+_STYLE = """
+body { font-family: Helvetica, Arial, sans-serif; margin: 24px; color: #202124; }
+h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 32px; }
+.valid { color: #188038; font-weight: bold; } .invalid { color: #c5221f; font-weight: bold; }
+table.summary { border-collapse: collapse; } table.summary td, table.summary th
+  { border: 1px solid #dadce0; padding: 3px 8px; text-align: left; font-size: 13px; }
+.scroll { overflow: auto; max-height: 80vh; border: 1px solid #dadce0; }
+svg text { font-size: 10px; } svg .process { font-weight: bold; font-size: 11px; }
+svg .label.marked { fill: #c5221f; font-weight: bold; } svg .chart-title { font-size: 13px; }
+ul.captions li { margin: 4px 0; } .class { font-weight: bold; } .allowed { color: #5f6368; }
+"""
+
+_LEGEND = """<p>How to read a key's picture: offsets run left to right; each process's operations run
+top to bottom in the order it made them (the row's label gives the op's index, type, function and time).
+A <b style="background:#d2e3fc">blue</b> cell is a record a poll read, a
+<b style="background:#ceead6">green</b> one a record a send wrote, at that offset; a grey border means the
+op was ok, orange info (outcome unknown), pink fail. Two colours at one offset are values that fight over it.
+The anomaly is in red: its values ringed (skipped values dashed), its offsets shaded, its operations'
+rows tinted. Hover over a cell for the op that read or wrote it.</p>"""
+
+
+def _summary_table(result: dict, anchors: dict[int, str]) -> str:
+    bad = set(result.get("bad_error_types") or ())
+    rows = []
+    for error_class, entry in sorted((result.get("errors") or {}).items()):
+        errs = entry.get("errs", []) if isinstance(entry, dict) else []
+        count = entry.get("count", len(errs)) if isinstance(entry, dict) else ""
+        worst = worst_example(error_class, errs)
+        text = html.escape(describe(error_class, worst)) if worst else ""
+        key = _as_key(worst.get("key")) if worst else None
+        if key in anchors:
+            text = f'<a href="#{anchors[key]}">{text}</a>'
+        allowed = "no" if error_class in bad else "yes"
+        rows.append(
+            f"<tr><td>{html.escape(error_class)}</td><td>{count}</td><td>{allowed}</td><td>{text}</td></tr>"
+        )
+    if not rows:
+        return "<p>No anomaly of any class.</p>"
+    head = "<tr><th>class</th><th>count</th><th>allowed?</th><th>worst example</th></tr>"
+    return f'<table class="summary">{head}{"".join(rows)}</table>'
+
+
+def _captions(marks: list[Mark], bad: set[str]) -> str:
+    if not marks:
+        return "<p>No anomaly on this key: each process read it in offset order.</p>"
+    items = []
+    for m in marks[:16]:
+        allowed = ' <span class="allowed">(allowed)</span>' if m.error_class not in bad else ""
+        items.append(f'<li><span class="class">{html.escape(m.error_class)}</span>{allowed}: '
+                     f"{html.escape(EXPLANATIONS.get(m.error_class, ''))}. <i>{html.escape(m.text)}</i></li>")  # fmt: skip
+    more = f"<li>... and {len(marks) - 16} more examples</li>" if len(marks) > 16 else ""
+    return f'<ul class="captions">{"".join(items)}{more}</ul>'
+
+
+def _keys_to_draw(history: Sequence[Op], marks: dict[int, list[Mark]]) -> list[int]:
+    if marks:
+        return sorted(marks, key=lambda k: (-len(marks[k]), k))[:MAX_KEYS]
+    counts: dict[int, int] = defaultdict(int)
+    for op in history:
+        if op.process != NEMESIS and not op.is_invoke:
+            for mop in op.mops():
+                for k in [mop[1]] if mop[0] == "send" else (mop[1] if len(mop) > 1 else {}):
+                    counts[k] += 1
+    return sorted(counts, key=lambda k: (-counts[k], k))[:SAMPLE_KEYS]
+
+
+def _nemesis_events(history: Sequence[Op]) -> list[tuple[float, str]]:
+    return [(op.time / 1e9, f"{op.f} {op.value if op.value is not None else ''}".strip())
+            for op in history if op.process == NEMESIS and not op.is_invoke]  # fmt: skip
+
+
+def _lag_chart(analysis: dict | None, events) -> ET.Element | None:
+    """Jepsen's realtime lag by process: at each poll, the largest lag over the keys it holds."""
+    lags = (analysis or {}).get("realtime_lag") or []
+    worst: dict[tuple, float] = {}
+    for lag in lags:
+        at = (lag["process"], lag["time"])
+        worst[at] = max(worst.get(at, 0.0), lag["lag"] / 1e9)
+    series: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for (process, time), lag in sorted(worst.items(), key=lambda item: item[0][1]):
+        series[f"process {process}"].append((time / 1e9, lag))
+    if not series:
+        return None
+    busiest = dict(sorted(series.items(), key=lambda s: -max(y for _, y in s[1]))[:8])
+    return line_chart("realtime lag (the 8 processes that lagged most)", "lag (s)", busiest, events)
+
+
+def _unseen_chart(analysis: dict | None, events) -> ET.Element | None:
+    """Jepsen's unseen plot: per key, the acknowledged sends no ok poll had read yet, over time."""
+    points = (analysis or {}).get("unseen") or []
+    if not isinstance(points, list):
+        return None
+    series: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for point in points:
+        for k, n in (point.get("unseen") or {}).items():
+            series[f"key {k}"].append((point["time"] / 1e9, float(n)))
+    if not any(y for pts in series.values() for _, y in pts):
+        return None
+    largest = dict(sorted(series.items(), key=lambda s: -max(y for _, y in s[1]))[:8])
+    return line_chart("unseen acknowledged sends (the 8 keys with most)", "records", largest, events)
+
+
+def render_page(history: Sequence[Op], result: dict, analysis: dict | None = None, title: str = "") -> str:
+    """The whole page, as well-formed XHTML (so it parses as XML as well as in any browser)."""
+    marks = marks_by_key(result)
+    keys = _keys_to_draw(history, marks)
+    rows = key_rows(history, set(keys))
+    anchors = {k: f"key-{k}" for k in keys}
+    bad = set(result.get("bad_error_types") or ())
+    valid = result.get("valid")
+    verdict = '<span class="valid">valid</span>' if valid else '<span class="invalid">not valid</span>'
+    stats = result.get("stats") or {}
+    parts = [
+        "<!DOCTYPE html>",
+        '<html xmlns="http://www.w3.org/1999/xhtml"><head><meta charset="utf-8"/>',
+        f"<title>{html.escape(title or 'Jepsen check')}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{html.escape(title or 'Jepsen check')}: {verdict}</h1>",
+        "<p>" + html.escape(", ".join(f"{k} {v}" for k, v in stats.items())) + "</p>",
+        _summary_table(result, anchors),
+        _LEGEND,
+    ]
+    if len(marks) > len(keys):
+        parts.append(f"<p>{len(marks) - len(keys)} more keys with anomalies are not drawn.</p>")
+    for k in keys:
+        parts.append(f'<h2 id="{anchors[k]}">key {k}</h2>')
+        parts.append(_captions(marks.get(k, []), bad))
+        svg = order_svg(k, rows[k], marks.get(k, []))
+        if svg.get("data-rows") != str(len(rows[k])) or svg.get("data-windowed") == "true":
+            parts.append(f"<p>A window of this key: {svg.get('data-rows')} of the {len(rows[k])} operations "
+                         f"that touched it, offsets around the anomaly.</p>")  # fmt: skip
+        parts.append(f'<div class="scroll">{ET.tostring(svg, encoding="unicode")}</div>')
+    events = _nemesis_events(history)
+    for chart in (_lag_chart(analysis, events), _unseen_chart(analysis, events)):
+        if chart is not None:
+            parts.append(ET.tostring(chart, encoding="unicode"))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_pictures(
+    history: Sequence[Op], result: dict, analysis: dict | None, out_dir: Path, *, title: str = "Jepsen check"
+) -> list[Path]:
+    """Write the page of pictures for a checked history into ``out_dir`` and return the files
+    written. ``result`` is the checker's result map; ``analysis`` (optional) its analysis, whose
+    realtime lag and unseen series are plotted when present."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    page = out_dir / PAGE_NAME
+    page.write_text(render_page(history, result, analysis, title=title), encoding="utf-8")
+    return [page]
