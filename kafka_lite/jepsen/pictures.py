@@ -60,11 +60,14 @@ EXPLANATIONS = {
     "G1c": "a cycle of write-read (and write-write) dependencies: each transaction saw the other's effect",
     "G1c-process": "a G1c cycle closed by one process's order",
     "G1c-realtime": "a G1c cycle closed by real time",
+    "empty-transaction-graph": "the history holds no send, poll or txn: a run that checked nothing passes nothing",
 }
 
 # The fields of an example, in the order a description names them.
-_DESCRIBED = ("value", "values", "offset", "offsets", "index", "delta", "count", "skipped")
-_OP_FIELDS = ("op", "ops", "writer", "reader", "writers", "readers", "cycle")
+_DESCRIBED = ("value", "values", "offset", "offsets", "index", "max_read_index", "delta", "count", "skipped")
+# The fields that name operations: one op (an index, or the op as a dict) or a list of them.
+_OP_FIELDS = ("op", "writer", "reader", "max_read")
+_OPS_FIELDS = ("ops", "writers", "readers", "cycle")
 
 
 # -- the checker's examples, as marks on a key --------------------------------------------------
@@ -106,6 +109,14 @@ def _op_indexes(x: Any) -> set[int]:
     return _ints(x)
 
 
+def _example_ops(example: dict) -> set[int]:
+    # A list field lists ops; the same name holding a number is a count (a history with no client
+    # op says how many ops it had), not an op.
+    return _union(_op_indexes(example.get(n)) for n in _OP_FIELDS) | _union(
+        _op_indexes(example[n]) for n in _OPS_FIELDS if isinstance(example.get(n), (list, tuple))
+    )
+
+
 def _short(values: Iterable, limit: int = 8) -> str:
     items = [str(v) for v in values]
     return ", ".join(items[:limit]) + (f" ... ({len(items)} in all)" if len(items) > limit else "")
@@ -122,12 +133,17 @@ def describe(error_class: str, example: dict) -> str:
         if name in example and example[name] is not None:
             value = example[name]
             parts.append(f"{name} {_short(value) if isinstance(value, (list, tuple, set)) else value}")
-    ops = sorted(_union(_op_indexes(example.get(n)) for n in _OP_FIELDS))
-    if ops:
-        parts.append("ops " + _short(f"#{i}" for i in ops))
-    steps = example.get("steps")
-    if isinstance(steps, list) and steps:
-        parts.append(f"{len(steps)} steps")
+    cycle, steps = example.get("cycle"), example.get("steps")
+    if isinstance(cycle, list) and cycle:
+        kinds = [s.get("type") for s in steps if isinstance(s, dict)] if isinstance(steps, list) else []
+        parts.append("cycle " + " -> ".join(f"#{i.get('index') if isinstance(i, dict) else i}" for i in cycle)
+                     + (f" ({', '.join(str(k) for k in kinds)})" if kinds else ""))  # fmt: skip
+    else:
+        ops = sorted(_example_ops(example))
+        if ops:
+            parts.append("ops " + _short(f"#{i}" for i in ops))
+        elif isinstance(example.get("ops"), int):
+            parts.append(f"ops {example['ops']}")
     return ", ".join(parts) if parts else str(example)[:120]
 
 
@@ -166,7 +182,7 @@ def marks_by_key(result: dict) -> dict[int, list[Mark]]:
     marks: dict[int, list[Mark]] = defaultdict(list)
     for error_class, example in _examples(result):
         text = describe(error_class, example)
-        ops = _union(_op_indexes(example.get(n)) for n in _OP_FIELDS)
+        ops = _example_ops(example)
         keys = {_as_key(example.get("key"))} - {None}
         steps = example.get("steps") if isinstance(example.get("steps"), list) else []
         for step in steps:
@@ -175,7 +191,9 @@ def marks_by_key(result: dict) -> dict[int, list[Mark]]:
                 ops |= _op_indexes(step.get("op"))
         for k in keys:
             step_values = _union(
-                _ints(s.get("value")) for s in steps if isinstance(s, dict) and _as_key(s.get("key")) == k
+                _ints(s.get("value")) | _ints(s.get("next_value"))
+                for s in steps
+                if isinstance(s, dict) and _as_key(s.get("key")) == k
             )
             marks[k].append(Mark(
                 error_class, k,
@@ -185,6 +203,8 @@ def marks_by_key(result: dict) -> dict[int, list[Mark]]:
                 ops=ops, text=text,
             ))  # fmt: skip
     for k, values in _unseen_messages(result).items():
+        if any(m.error_class == "unseen" for m in marks[k]):
+            continue  # the unseen error's own example already names them
         marks[k].append(Mark("unseen", k, values=values, text=f"key {k}, values {_short(sorted(values))}"))
     return marks
 
