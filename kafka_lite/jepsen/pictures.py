@@ -164,18 +164,6 @@ def _examples(result: dict) -> Iterable[tuple[str, dict]]:
                     yield error_class, example
 
 
-def _unseen_messages(result: dict) -> dict[int, set[int]]:
-    """Per key, the acknowledged values never read: Jepsen's unseen map keeps them in ``messages``,
-    at the top of the result or under its ``unseen`` error."""
-    found: dict[int, set[int]] = defaultdict(set)
-    for holder in (result.get("unseen"), (result.get("errors") or {}).get("unseen")):
-        messages = holder.get("messages") if isinstance(holder, dict) else None
-        for k, values in (messages or {}).items():
-            if _as_key(k) is not None:
-                found[_as_key(k)] |= _ints(values)
-    return found
-
-
 def marks_by_key(result: dict) -> dict[int, list[Mark]]:
     """Every key an example of the result names, with its marks. A cycle's example names its keys
     in its steps; its marks tint the cycle's operations on each of them."""
@@ -202,10 +190,6 @@ def marks_by_key(result: dict) -> dict[int, list[Mark]]:
                 offsets=_ints(example.get("offset")) | _ints(example.get("offsets")),
                 ops=ops, text=text,
             ))  # fmt: skip
-    for k, values in _unseen_messages(result).items():
-        if any(m.error_class == "unseen" for m in marks[k]):
-            continue  # the unseen error's own example already names them
-        marks[k].append(Mark("unseen", k, values=values, text=f"key {k}, values {_short(sorted(values))}"))
     return marks
 
 
@@ -496,7 +480,9 @@ def line_chart(title: str, y_label: str, series: dict[str, list[tuple[float, flo
     for i in range(5):
         x_val, y_val = x_max * i / 4, y_max * i / 4
         _el(svg, "text", f"{x_val:.3g}", x=px(x_val, 0)[0], y=h - bottom + 14, text_anchor="middle")
-        _el(svg, "text", f"{y_val:.3g}", x=left - 4, y=px(0, y_val)[1] + 4, text_anchor="end")
+        _el(
+            svg, "text", f"{y_val:.3g}", x=left - 4, y=px(0, y_val)[1] + 4, text_anchor="end", class_="y-tick"
+        )
     _el(svg, "text", "time (s)", x=(left + w) / 2, y=h - 6, text_anchor="middle", class_="axis")
     _el(svg, "text", y_label, x=12, y=top - 6, class_="axis")
     for x, label in events:
