@@ -230,35 +230,38 @@ def key_rows(history: Iterable[Op], keys: set[int]) -> dict[int, list[Row]]:
 
 
 def _columns(rows: list[Row], marks: list[Mark]) -> list[range]:
-    """The offsets a key's picture draws, as ranges left to right: all of them when they fit,
-    else windows around the marked offsets and values (the first offsets when nothing is marked)."""
-    offsets = sorted({c.offset for r in rows for c in r.cells})
+    """The offsets a key's picture draws, as ranges left to right: all of them when they fit, else
+    windows around each mark's offsets and values, the first marks first (the caller puts the
+    classes that make the history invalid first), until MAX_COLUMNS are taken."""
+    offsets_of_value: dict[int, set[int]] = defaultdict(set)
+    offsets_of_op: dict[int, set[int]] = defaultdict(set)
+    for r in rows:
+        for c in r.cells:
+            offsets_of_value[c.value].add(c.offset)
+            offsets_of_op[r.op.index].add(c.offset)
+    offsets = sorted(_union(offsets_of_value.values()))
     if not offsets:
         return []
     if offsets[-1] - offsets[0] < MAX_COLUMNS:
         return [range(offsets[0], offsets[-1] + 1)]
-    marked_values = _union(m.values | m.skipped for m in marks)
-    marked_ops = _union(m.ops for m in marks)
-    centres = _union(m.offsets for m in marks)
-    for r in rows:
-        for c in r.cells:
-            if c.value in marked_values or r.op.index in marked_ops:
-                centres.add(c.offset)
-    if not centres:
+    wanted: list[int] = []
+    for m in marks:
+        centres = m.offsets | _union(offsets_of_value[v] for v in m.values | m.skipped)
+        # An example that names no value or offset here (a cycle's op) is drawn where its ops are.
+        wanted.extend(sorted(centres or _union(offsets_of_op[i] for i in m.ops)))
+    if not wanted:
         return [range(offsets[0], offsets[0] + MAX_COLUMNS)]
-    windows: list[range] = []
-    budget = MAX_COLUMNS
-    for centre in sorted(centres):
-        start, stop = max(offsets[0], centre - CONTEXT), min(offsets[-1], centre + CONTEXT) + 1
-        if windows and start <= windows[-1].stop:
-            start = windows[-1].start
-            budget += len(windows.pop())
-        width = min(stop - start, budget)
-        if width <= 0:
-            break
-        windows.append(range(start, start + width))
-        budget -= width
-    return windows
+    chosen: set[int] = set()
+    for centre in wanted:
+        window = set(range(max(offsets[0], centre - CONTEXT), min(offsets[-1], centre + CONTEXT) + 1))
+        if len(chosen | window) <= MAX_COLUMNS:
+            chosen |= window
+        elif len(chosen) < MAX_COLUMNS:
+            chosen.add(centre)  # no room left for its surroundings: the marked offset alone
+    ordered = sorted(chosen)
+    starts = [o for i, o in enumerate(ordered) if i == 0 or ordered[i - 1] != o - 1]
+    ends = [o for i, o in enumerate(ordered) if i == len(ordered) - 1 or ordered[i + 1] != o + 1]
+    return [range(a, b + 1) for a, b in zip(starts, ends, strict=True)]
 
 
 def _pick_rows(rows: list[Row], visible: set[int], marked_ops: set[int]) -> list[Row]:
@@ -627,8 +630,10 @@ def render_page(history: Sequence[Op], result: dict, analysis: dict | None = Non
         parts.append(f"<p>{len(marks) - len(keys)} more keys with anomalies are not drawn.</p>")
     for k in keys:
         parts.append(f'<h2 id="{anchors[k]}">key {k}</h2>')
-        parts.append(_captions(marks.get(k, []), bad))
-        svg = order_svg(k, rows[k], marks.get(k, []))
+        # The classes that make the history invalid come first: in the captions and in the window.
+        key_marks = sorted(marks.get(k, []), key=lambda m: m.error_class not in bad)
+        parts.append(_captions(key_marks, bad))
+        svg = order_svg(k, rows[k], key_marks)
         if svg.get("data-rows") != str(len(rows[k])) or svg.get("data-windowed") == "true":
             parts.append(f"<p>A window of this key: {svg.get('data-rows')} of the {len(rows[k])} operations "
                          f"that touched it, offsets around the anomaly.</p>")  # fmt: skip

@@ -180,6 +180,25 @@ def test_a_long_history_is_drawn_as_a_window_around_its_anomaly(tmp_path):
     assert "A window of this key" in _text(page)
 
 
+def test_the_window_makes_room_for_what_makes_the_history_invalid_first(tmp_path):
+    steps = [
+        step for offset in range(500) for step in (_send(0, 0, offset, offset), _poll(1, 0, (offset, offset)))
+    ]
+    history = _history(tmp_path / "h.jsonl", steps)
+    many = {"key": 0, "values": [0, 400], "delta": 400, "skipped": list(range(1, 400, 3)), "op": 1}
+    result = _result("int-send-skip", many, allowed=True)  # allowed, and first by name
+    result["errors"]["lost-write"] = {"count": 1, "errs": [{"key": 0, "value": 450, "writer": 901}]}
+    result["bad_error_types"] = ["lost-write"]
+
+    page = _page(tmp_path, history, result)
+
+    cells = _cells(page, 0)
+    assert len({offset for _, offset, *_ in cells}) <= pictures.MAX_COLUMNS
+    assert {(offset, value) for _, offset, value, _, c in cells if "marked" in c} >= {(450, 450)}
+    captions = [li.find(f"{XHTML}span").text for li in page.iter(f"{XHTML}li")]
+    assert captions == ["lost-write", "int-send-skip"]
+
+
 def test_past_max_rows_the_rows_nearest_the_anomaly_are_kept(tmp_path):
     polls = [_poll(1, 0, (0, 1), (1, 2)) for _ in range(pictures.MAX_ROWS * 2)]
     history = _history(tmp_path / "h.jsonl", [_send(0, 0, 1, 0), _send(0, 0, 2, 1), *polls])
