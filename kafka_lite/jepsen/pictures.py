@@ -119,7 +119,7 @@ def _example_ops(example: dict) -> set[int]:
 
 def _short(values: Iterable, limit: int = 8) -> str:
     items = [str(v) for v in values]
-    return ", ".join(items[:limit]) + (f" ... ({len(items)} in all)" if len(items) > limit else "")
+    return ", ".join(items[:limit]) + (f" ... ({len(items) - limit} more)" if len(items) > limit else "")
 
 
 def describe(error_class: str, example: dict) -> str:
@@ -499,6 +499,9 @@ def line_chart(title: str, y_label: str, series: dict[str, list[tuple[float, flo
         path = " ".join(f"{px(x, y)[0]:.1f},{px(x, y)[1]:.1f}" for x, y in points)
         _el(svg, "polyline", points=path, fill="none", stroke=colour, stroke_width=1.5, class_="series",
             data_name=name)  # fmt: skip
+        for x, y in points:  # points as well as lines (Jepsen's linespoints): a lone poll still shows
+            cx, cy = px(x, y)
+            _el(svg, "circle", cx=f"{cx:.1f}", cy=f"{cy:.1f}", r=2, fill=colour)
         _el(svg, "text", name, x=w + 10, y=top + 14 * n + 10, fill=colour)
     return svg
 

@@ -240,6 +240,8 @@ def test_the_lag_plot_draws_each_process_and_the_faults(tmp_path):
     ] == ["kill [2]"]
     ticks = [t.text for t in chart.iter(f"{SVG}text") if t.get("class") == "y-tick"]
     assert ticks == ["0", "0.375", "0.75", "1.12", "1.5"]  # the poll's worst lag over its keys tops the axis
+    # One poll is one point: a line through it alone would draw nothing, so each point is a dot too.
+    assert [dot.get("cy") for dot in chart.iter(f"{SVG}circle")] == ["24.0"]  # the top of the axis
 
 
 def test_downsample_keeps_what_moves_a_pixel_as_jepsen_does():
