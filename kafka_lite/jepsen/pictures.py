@@ -216,15 +216,20 @@ def key_rows(history: Iterable[Op], keys: set[int]) -> dict[int, list[Row]]:
     for op in history:
         if op.is_invoke or op.process == NEMESIS:
             continue
-        cells: dict[int, list[Cell]] = defaultdict(list)
+        # Cells only for the keys drawn: a long history has a hundred thousand ops, and most of
+        # their records belong to keys nobody looks at.
+        cells: dict[int, list[Cell]] = {}
         for mop in op.mops():
-            if mop[0] == "send" and isinstance(mop[2], tuple) and mop[2][0] is not None:
-                cells[mop[1]].append(Cell(mop[2][0], mop[2][1], True))
-            elif mop[0] == "poll" and len(mop) > 1:
+            if mop[0] == "send":
+                k, sent = mop[1], mop[2]
+                if k in keys and isinstance(sent, tuple) and sent[0] is not None:
+                    cells.setdefault(k, []).append(Cell(sent[0], sent[1], True))
+            elif len(mop) > 1:
                 for k, records in mop[1].items():
-                    cells[k].extend(Cell(offset, v, False) for offset, v in records if offset is not None)
+                    if k in keys:
+                        cells.setdefault(k, []).extend(Cell(o, v, False) for o, v in records if o is not None)
         for k, found in cells.items():
-            if k in keys and found:
+            if found:
                 rows[k].append(Row(op, found))
     return rows
 
