@@ -97,7 +97,6 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
 def run_run(args: argparse.Namespace, console: Console) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from kafka_lite.jepsen import checker
     from kafka_lite.jepsen import run as jepsen_run
     from kafka_lite.jepsen.history import read_history
 
@@ -122,8 +121,6 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
         outcome = jepsen_run.run(config, progress)
     history = read_history(outcome.history_path)
     result = outcome.result
-    if result is None:  # a run made where the checker was missing: check its history here
-        result = checker.check(history, subscribe=True, txn=args.txn)
     console.print(f"{outcome.ops} operations, {outcome.faults} faults; history {outcome.history_path}",
                   highlight=False, soft_wrap=True)  # fmt: skip
     print_result(console, result)

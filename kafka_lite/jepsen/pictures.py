@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import html
 import xml.etree.ElementTree as ET
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -278,8 +279,6 @@ def _pick_rows(rows: list[Row], visible: set[int], marked_ops: set[int]) -> list
     anchors = sorted(r.op.index for r in shown if r.op.index in marked_ops) or [shown[0].op.index]
 
     def distance(row: Row) -> int:
-        from bisect import bisect_left
-
         i = bisect_left(anchors, row.op.index)
         near = [anchors[j] for j in (i - 1, i) if 0 <= j < len(anchors)]
         return min(abs(row.op.index - a) for a in near)
@@ -567,9 +566,15 @@ def _captions(marks: list[Mark], bad: set[str]) -> str:
     return f'<ul class="captions">{"".join(items)}{more}</ul>'
 
 
-def _keys_to_draw(history: Sequence[Op], marks: dict[int, list[Mark]]) -> list[int]:
+def _keys_to_draw(history: Sequence[Op], marks: dict[int, list[Mark]], bad: set[str]) -> list[int]:
+    """The keys with the most examples of classes that make the history invalid, then with the
+    most examples; for a valid history, the keys most operations touched."""
     if marks:
-        return sorted(marks, key=lambda k: (-len(marks[k]), k))[:MAX_KEYS]
+
+        def weight(k: int) -> tuple:
+            return -sum(m.error_class in bad for m in marks[k]), -len(marks[k]), k
+
+        return sorted(marks, key=weight)[:MAX_KEYS]
     counts: dict[int, int] = defaultdict(int)
     for op in history:
         if op.process != NEMESIS and not op.is_invoke:
@@ -618,10 +623,10 @@ def _unseen_chart(analysis: dict | None, events) -> ET.Element | None:
 def render_page(history: Sequence[Op], result: dict, analysis: dict | None = None, title: str = "") -> str:
     """The whole page, as well-formed XHTML (so it parses as XML as well as in any browser)."""
     marks = marks_by_key(result)
-    keys = _keys_to_draw(history, marks)
+    bad = set(result.get("bad_error_types") or ())
+    keys = _keys_to_draw(history, marks, bad)
     rows = key_rows(history, set(keys))
     anchors = {k: f"key-{k}" for k in keys}
-    bad = set(result.get("bad_error_types") or ())
     valid = result.get("valid")
     verdict = '<span class="valid">valid</span>' if valid else '<span class="invalid">not valid</span>'
     stats = result.get("stats") or {}
@@ -635,7 +640,9 @@ def render_page(history: Sequence[Op], result: dict, analysis: dict | None = Non
         _LEGEND,
     ]
     if len(marks) > len(keys):
-        parts.append(f"<p>{len(marks) - len(keys)} more keys with anomalies are not drawn.</p>")
+        left = len(marks) - len(keys)
+        parts.append(f"<p>Not drawn: {left} more key{'s' if left > 1 else ''} with anomalies (the page draws "
+                     f"{MAX_KEYS} at most).</p>")  # fmt: skip
     for k in keys:
         parts.append(f'<h2 id="{anchors[k]}">key {k}</h2>')
         # The classes that make the history invalid come first: in the captions and in the window.

@@ -197,6 +197,22 @@ def test_the_window_makes_room_for_what_makes_the_history_invalid_first(tmp_path
     assert {(offset, value) for _, offset, value, _, c in cells if "marked" in c} >= {(450, 450)}
     captions = [li.find(f"{XHTML}span").text for li in page.iter(f"{XHTML}li")]
     assert captions == ["lost-write", "int-send-skip"]
+    # Between the windows, the sends left out of process 0's rows leave a dashed line.
+    assert [line for line in page.iter(f"{SVG}line") if line.get("class") == "rows-left-out"]
+
+
+def test_the_keys_drawn_are_those_with_what_makes_the_history_invalid(tmp_path, monkeypatch):
+    monkeypatch.setattr(pictures, "MAX_KEYS", 1)
+    history = _history(tmp_path / "h.jsonl", [_send(0, k, 1, 0) for k in range(3)])
+    skips = [{"key": 1, "values": [1, 3], "delta": 2, "op": 3}] * 3  # allowed, and more of them
+    result = _result("int-send-skip", *skips, allowed=True)
+    result["errors"]["G1a"] = {"count": 1, "errs": [{"key": 2, "value": 1, "writer": 5, "reader": 5}]}
+    result["bad_error_types"] = ["G1a"]
+
+    page = _page(tmp_path, history, result)
+
+    assert [svg.get("data-key") for svg in page.iter(f"{SVG}svg")] == ["2"]
+    assert "Not drawn: 1 more key with anomalies (the page draws 1 at most)." in _text(page)
 
 
 def test_past_max_rows_the_rows_nearest_the_anomaly_are_kept(tmp_path):
