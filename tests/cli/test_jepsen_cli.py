@@ -175,3 +175,25 @@ def test_faults_read_as_a_set():
     fault_list = jepsen_cli.fault_list
     assert fault_list("kill, pause,kill") == {"kill", "pause"}
     assert fault_list("none") == fault_list("") == frozenset()
+
+
+def test_the_checker_itself_finds_a_duplicate_and_passes_a_clean_history(capsys, tmp_path):
+    pytest.importorskip("kafka_lite.jepsen.checker")
+    time = MockTime()
+    with (
+        HistoryWriter(tmp_path / "dup.jsonl", time) as dup,
+        HistoryWriter(tmp_path / "clean.jsonl", time) as clean,
+    ):
+        for writer, offsets in ((dup, (0, 1, 2)), (clean, (0, 1))):
+            for value, offset in zip((1, 2, 1), offsets, strict=False):  # the retry of 1 lands a second time
+                send = writer.invoke(0, "send", [("send", 0, value)])
+                writer.complete(send, "ok", [("send", 0, (offset, value))])
+            poll = writer.invoke(1, "poll", [("poll",)])
+            writer.complete(poll, "ok", [("poll", {0: [(o, (1, 2, 1)[o]) for o in offsets]})])
+
+    code, out, _ = _run(capsys, "check", str(tmp_path / "dup.jsonl"))
+    [duplicate] = [line for line in out.splitlines() if "│ duplicate" in line]
+    assert code == 1 and [cell.strip() for cell in duplicate.split("│")[1:4]] == ["duplicate", "1", "no"]
+
+    code, out, _ = _run(capsys, "check", str(tmp_path / "clean.jsonl"))
+    assert code == 0 and out.splitlines()[-1] == "valid: no anomaly outside the allowed set"
