@@ -476,7 +476,7 @@ def line_chart(title: str, y_label: str, series: dict[str, list[tuple[float, flo
     xs = [x for pts in series.values() for x, _ in pts] + [x for x, _ in events]
     ys = [y for pts in series.values() for _, y in pts]
     x_max, y_max = max(xs, default=1.0) or 1.0, max(ys, default=1.0) or 1.0
-    svg = _el(None, "svg", xmlns="http://www.w3.org/2000/svg", width=w + 160, height=h, class_="chart")
+    svg = _el(None, "svg", xmlns="http://www.w3.org/2000/svg", width=w + 180, height=h, class_="chart")
     _el(svg, "text", title, x=left, y=16, class_="chart-title")
 
     def px(x: float, y: float) -> tuple[float, float]:
@@ -506,7 +506,7 @@ def line_chart(title: str, y_label: str, series: dict[str, list[tuple[float, flo
         for x, y in points:  # points as well as lines (Jepsen's linespoints): a lone poll still shows
             cx, cy = px(x, y)
             _el(svg, "circle", cx=f"{cx:.1f}", cy=f"{cy:.1f}", r=2, fill=colour)
-        _el(svg, "text", name, x=w + 10, y=top + 14 * n + 10, fill=colour)
+        _el(svg, "text", name, x=w + 30, y=top + 14 * n + 10, fill=colour)  # clear of a fault's label
     return svg
 
 
@@ -589,6 +589,18 @@ def _nemesis_events(history: Sequence[Op]) -> list[tuple[float, str]]:
             for op in history if op.process == NEMESIS and not op.is_invoke]  # fmt: skip
 
 
+def _final_phase(history: Sequence[Op]) -> list[tuple[float, str]]:
+    """When the final phase began and ended: as Jepsen finds it, the history's longest tail of
+    polls, assigns and crashes (the faults' ops aside)."""
+    client = [op for op in history if op.process != NEMESIS]
+    tail = 0
+    while tail < len(client) and client[-1 - tail].f in ("poll", "assign", "crash"):
+        tail += 1
+    if not tail:
+        return []
+    return [(client[-tail].time / 1e9, "final phase"), (client[-1].time / 1e9, "end")]
+
+
 def _lag_chart(analysis: dict | None, events) -> ET.Element | None:
     """Jepsen's realtime lag by process: at each poll, the largest lag over the keys it holds."""
     lags = (analysis or {}).get("realtime_lag") or []
@@ -654,7 +666,7 @@ def render_page(history: Sequence[Op], result: dict, analysis: dict | None = Non
                          f"that touched it, offsets around the anomaly.</p>")  # fmt: skip
         parts.append(f'<div class="scroll">{ET.tostring(svg, encoding="unicode")}</div>')
     events = _nemesis_events(history)
-    for chart in (_lag_chart(analysis, events), _unseen_chart(analysis, events)):
+    for chart in (_lag_chart(analysis, events), _unseen_chart(analysis, events + _final_phase(history))):
         if chart is not None:
             parts.append(ET.tostring(chart, encoding="unicode"))
     parts.append("</body></html>")

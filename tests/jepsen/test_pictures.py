@@ -246,9 +246,14 @@ def test_the_lag_plot_draws_each_process_and_the_faults(tmp_path):
             {"process": 1, "key": 1, "time": 2_000_000, "lag": 500_000_000}]  # fmt: skip
     result = {"valid": True, "error_types": [], "bad_error_types": [], "errors": {}, "stats": {}}
 
-    page = _page(tmp_path, history, result, {"realtime_lag": lags})
+    unseen = [{"time": 1_000_000, "unseen": {0: 1}}, {"time": 4_000_000, "unseen": {0: 0}}]
 
-    [chart] = [s for s in page.iter(f"{SVG}svg") if s.get("class") == "chart"]
+    page = _page(tmp_path, history, result, {"realtime_lag": lags, "unseen": unseen})
+
+    chart, unseen_chart = [s for s in page.iter(f"{SVG}svg") if s.get("class") == "chart"]
+    # The unseen plot also marks the final phase: the history's tail of polls, here the last poll.
+    assert [(line.find(f"{SVG}title").text, line.get("x1")) for line in unseen_chart.iter(f"{SVG}line")
+            if line.get("class") == "event"] == [("kill [2]", "410.0"), ("final phase", "410.0"), ("end", "585.0")]  # fmt: skip
     [series] = chart.iter(f"{SVG}polyline")
     assert series.get("data-name") == "process 1"
     assert [
