@@ -208,30 +208,39 @@ class Cell:
 class Row:
     op: Op
     cells: list[Cell]
+    unplaced: list[int] = field(default_factory=list)  # values it sent whose offsets nobody knows
 
 
 def key_rows(history: Iterable[Op], keys: set[int]) -> dict[int, list[Row]]:
-    """Per key, each completed client operation that read or wrote it at a known offset, in
-    history order (Jepsen draws every completion, ok, info and fail alike)."""
+    """Per key, each completed client operation that read or wrote it, in history order (Jepsen
+    draws every completion, ok, info and fail alike). A send that failed or timed out has no
+    offset: its value is kept aside, so an example that names it (an aborted read's writer) can
+    still show its row."""
     rows: dict[int, list[Row]] = defaultdict(list)
     for op in history:
         if op.is_invoke or op.process == NEMESIS:
             continue
         # Cells only for the keys drawn: a long history has a hundred thousand ops, and most of
         # their records belong to keys nobody looks at.
-        cells: dict[int, list[Cell]] = {}
+        touched: dict[int, Row] = {}
         for mop in op.mops():
             if mop[0] == "send":
                 k, sent = mop[1], mop[2]
-                if k in keys and isinstance(sent, tuple) and sent[0] is not None:
-                    cells.setdefault(k, []).append(Cell(sent[0], sent[1], True))
+                if k not in keys:
+                    continue
+                row = touched.setdefault(k, Row(op, []))
+                if isinstance(sent, tuple) and sent[0] is not None:
+                    row.cells.append(Cell(sent[0], sent[1], True))
+                else:
+                    row.unplaced.append(sent[1] if isinstance(sent, tuple) else sent)
             elif len(mop) > 1:
                 for k, records in mop[1].items():
                     if k in keys:
-                        cells.setdefault(k, []).extend(Cell(o, v, False) for o, v in records if o is not None)
-        for k, found in cells.items():
-            if found:
-                rows[k].append(Row(op, found))
+                        row = touched.setdefault(k, Row(op, []))
+                        row.cells.extend(Cell(o, v, False) for o, v in records if o is not None)
+        for k, row in touched.items():
+            if row.cells or row.unplaced:
+                rows[k].append(row)
     return rows
 
 
@@ -271,9 +280,11 @@ def _columns(rows: list[Row], marks: list[Mark]) -> list[range]:
 
 
 def _pick_rows(rows: list[Row], visible: set[int], marked_ops: set[int]) -> list[Row]:
-    """The rows with a cell in a visible column; past MAX_ROWS, the marked ones and then those
-    nearest a marked one in the history, so the anomaly keeps its surroundings."""
-    shown = [r for r in rows if any(c.offset in visible for c in r.cells)]
+    """The rows with a cell in a visible column, and marked rows of sends with no offset; past
+    MAX_ROWS, the marked ones and then those nearest a marked one in the history, so the anomaly
+    keeps its surroundings."""
+    shown = [r for r in rows if any(c.offset in visible for c in r.cells)
+             or (r.unplaced and r.op.index in marked_ops)]  # fmt: skip
     if len(shown) <= MAX_ROWS:
         return shown
     anchors = sorted(r.op.index for r in shown if r.op.index in marked_ops) or [shown[0].op.index]
@@ -342,14 +353,15 @@ class _OrderPicture:
         )
         self.cw = max(22, 6 * widest + 10)
         self.by_process = _by_process(self.shown)
-        self.width = _LEFT + column * self.cw + 10
+        self.unplaced_x = _LEFT + column * self.cw + 6  # sends with no offset are named right of the offsets
+        self.width = self.unplaced_x + (150 if any(r.unplaced for r in self.shown) else 4)
         self.height = _TOP + (len(self.shown) + len(self.by_process)) * _ROW_H + 10
 
     def svg(self) -> ET.Element:
         offsets_touched = {c.offset for r in self.rows for c in r.cells}
         svg = _el(None, "svg", xmlns="http://www.w3.org/2000/svg", width=self.width, height=self.height,
                   viewBox=f"0 0 {self.width} {self.height}", class_="order", data_key=self.key,
-                  data_rows=len(self.shown), data_windowed=str(len(self.x_of) < len(offsets_touched)).lower())  # fmt: skip
+                  data_rows=len(self.shown), data_offsets=len(set(self.x_of) & offsets_touched))  # fmt: skip
         _el(svg, "title", f"key {self.key}: offsets across, each process's operations down")
         self._draw_offsets(svg)
         # A process's rows left out (no cell in view, or past MAX_ROWS) leave a dashed line behind.
@@ -404,6 +416,10 @@ class _OrderPicture:
         for c in row.cells:
             if c.offset in self.x_of:
                 self._draw_cell(g, op, c, _LEFT + self.x_of[c.offset] * self.cw, y)
+        if row.unplaced:
+            marked_values = [v for v in row.unplaced if v in self.marked_values]
+            _el(g, "text", f"sent {_short(row.unplaced, 4)}, offset unknown", x=self.unplaced_x, y=y + 12,
+                class_="unplaced marked" if marked_values else "unplaced", data_values=_short(row.unplaced, 4))  # fmt: skip
 
     def _draw_cell(self, g: ET.Element, op: Op, c: Cell, x: float, y: int) -> None:
         classes = ["cell", "write" if c.wrote else "read"]
@@ -520,7 +536,7 @@ table.summary { border-collapse: collapse; } table.summary td, table.summary th
   { border: 1px solid #dadce0; padding: 3px 8px; text-align: left; font-size: 13px; }
 .scroll { overflow: auto; max-height: 80vh; border: 1px solid #dadce0; }
 svg text { font-size: 10px; } svg .process { font-weight: bold; font-size: 11px; }
-svg .label.marked { fill: #c5221f; font-weight: bold; } svg .chart-title { font-size: 13px; }
+svg .label.marked, svg .unplaced.marked { fill: #c5221f; font-weight: bold; } svg .chart-title { font-size: 13px; }
 ul.captions li { margin: 4px 0; } .class { font-weight: bold; } .allowed { color: #5f6368; }
 """
 
@@ -661,9 +677,10 @@ def render_page(history: Sequence[Op], result: dict, analysis: dict | None = Non
         key_marks = sorted(marks.get(k, []), key=lambda m: m.error_class not in bad)
         parts.append(_captions(key_marks, bad))
         svg = order_svg(k, rows[k], key_marks)
-        if svg.get("data-rows") != str(len(rows[k])) or svg.get("data-windowed") == "true":
-            parts.append(f"<p>A window of this key: {svg.get('data-rows')} of the {len(rows[k])} operations "
-                         f"that touched it, offsets around the anomaly.</p>")  # fmt: skip
+        offsets = {c.offset for r in rows[k] for c in r.cells}
+        if svg.get("data-rows") != str(len(rows[k])) or svg.get("data-offsets") != str(len(offsets)):
+            parts.append(f"<p>Drawn: {svg.get('data-rows')} of the {len(rows[k])} operations that touched this "
+                         f"key, {svg.get('data-offsets')} of its {len(offsets)} offsets, around the anomaly.</p>")  # fmt: skip
         parts.append(f'<div class="scroll">{ET.tostring(svg, encoding="unicode")}</div>')
     events = _nemesis_events(history)
     for chart in (_lag_chart(analysis, events), _unseen_chart(analysis, events + _final_phase(history))):

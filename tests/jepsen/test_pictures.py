@@ -19,13 +19,16 @@ XHTML = "{http://www.w3.org/1999/xhtml}"
 
 
 def _history(path: Path, steps) -> list:
-    """A history from ``(process, f, invocation value, completion value)`` steps, each 1 ms apart."""
+    """A history from ``(process, f, invocation value, completion value[, type])`` steps, each 1 ms
+    apart; the completion is ok unless the step says (a fault's is info)."""
     time = MockTime()
     with HistoryWriter(path, time) as writer:
-        for process, f, value, completed in steps:
+        for process, f, value, completed, *typed in steps:
             invocation = writer.invoke(process, f, value)
             time.sleep(1)
-            writer.complete(invocation, "ok" if process != NEMESIS else "info", completed)
+            writer.complete(
+                invocation, typed[0] if typed else "ok" if process != NEMESIS else "info", completed
+            )
     return read_history(path)
 
 
@@ -177,7 +180,7 @@ def test_a_long_history_is_drawn_as_a_window_around_its_anomaly(tmp_path):
     assert offsets == set(range(1500 - pictures.CONTEXT, 1500 + pictures.CONTEXT + 1))
     assert [(op, offset) for op, offset, _, _, c in cells if "marked" in c] == [(6001, 1500)]
     assert len({op for op, *_ in cells}) == int(svg.get("data-rows")) <= pictures.MAX_ROWS
-    assert "A window of this key" in _text(page)
+    assert "Drawn: 25 of the 5999 operations that touched this key, 13 of its 3000 offsets" in _text(page)
 
 
 def test_the_window_makes_room_for_what_makes_the_history_invalid_first(tmp_path):
@@ -226,7 +229,27 @@ def test_past_max_rows_the_rows_nearest_the_anomaly_are_kept(tmp_path):
     rows = sorted({op for op, *_ in _cells(page, 0)})
     assert len(rows) == pictures.MAX_ROWS
     assert rows == list(range(middle - pictures.MAX_ROWS, middle + pictures.MAX_ROWS, 2))
-    assert "A window of this key" in _text(page)
+    assert (
+        f"Drawn: {pictures.MAX_ROWS} of the {len(polls) + 2} operations that touched this key, 2 of its 2"
+        in _text(page)
+    )
+
+
+def test_an_aborted_reads_failed_send_shows_in_its_row_without_an_offset(tmp_path):
+    history = _history(tmp_path / "h.jsonl", [
+        _send(0, 0, 1, 0),
+        (0, "send", [("send", 0, 2)], None, "fail"),  # completed as the invocation: no offset
+        _poll(1, 0, (0, 1), (1, 2)),
+    ])  # fmt: skip
+    result = _result("G1a", {"key": 0, "value": 2, "writer": 3, "reader": 5})
+
+    page = _page(tmp_path, history, result)
+
+    [unplaced] = [t for t in page.iter(f"{SVG}text") if "unplaced" in t.get("class", "")]
+    assert (unplaced.text, unplaced.get("class")) == ("sent 2, offset unknown", "unplaced marked")
+    rows = {int(g.get("data-op")): g.get("class") for g in page.iter(f"{SVG}g") if g.get("data-op")}
+    assert rows == {1: "row", 3: "row marked-op", 5: "row marked-op"}
+    assert [(offset, value) for _, offset, value, _, c in _cells(page, 0) if "marked" in c] == [(1, 2)]
 
 
 def test_the_page_needs_no_network(tmp_path):
