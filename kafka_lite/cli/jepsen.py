@@ -121,6 +121,8 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
         outcome = jepsen_run.run(config, progress)
     history = read_history(outcome.history_path)
     result = outcome.result
+    if result is None:
+        raise CliError(f"the run's history was not checked (no checker): {outcome.history_path}")
     console.print(f"{outcome.ops} operations, {outcome.faults} faults; history {outcome.history_path}",
                   highlight=False, soft_wrap=True)  # fmt: skip
     print_result(console, result)
@@ -140,7 +142,8 @@ def _draw(console: Console, history, result: dict, out_dir: Path, history_path: 
 
 def result_table(result: dict) -> Table:
     """The result map as a table: each class found, its count, whether the options allow it, and
-    its worst example (the one Jepsen's ``condense-error`` puts first)."""
+    the worst of the examples Jepsen's ``condense-error`` keeps (the largest skip, the furthest step
+    back, the shortest cycle)."""
     from kafka_lite.jepsen.pictures import describe, worst_example
 
     bad = set(result.get("bad_error_types") or ())
