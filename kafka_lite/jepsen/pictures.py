@@ -165,6 +165,13 @@ def _examples(result: dict) -> Iterable[tuple[str, dict]]:
                     yield error_class, example
 
 
+def _example_keys(example: dict) -> list[int]:
+    """The keys an example names: its own, or (a cycle's) those of its steps, in order."""
+    steps = example.get("steps") if isinstance(example.get("steps"), list) else []
+    named = [example.get("key")] + [s.get("key") for s in steps if isinstance(s, dict)]
+    return list(dict.fromkeys(k for k in map(_as_key, named) if k is not None))
+
+
 def marks_by_key(result: dict) -> dict[int, list[Mark]]:
     """Every key an example of the result names, with its marks. A cycle's example names its keys
     in its steps; its marks tint the cycle's operations on each of them."""
@@ -172,17 +179,14 @@ def marks_by_key(result: dict) -> dict[int, list[Mark]]:
     for error_class, example in _examples(result):
         text = describe(error_class, example)
         ops = _example_ops(example)
-        keys = {_as_key(example.get("key"))} - {None}
-        steps = example.get("steps") if isinstance(example.get("steps"), list) else []
+        steps = [s for s in example.get("steps") or () if isinstance(s, dict)]
         for step in steps:
-            if isinstance(step, dict):
-                keys |= {_as_key(step.get("key"))} - {None}
-                ops |= _op_indexes(step.get("op"))
-        for k in keys:
+            ops |= _op_indexes(step.get("op"))
+        for k in _example_keys(example):
             step_values = _union(
                 _ints(s.get("value")) | _ints(s.get("next_value"))
                 for s in steps
-                if isinstance(s, dict) and _as_key(s.get("key")) == k
+                if _as_key(s.get("key")) == k
             )
             marks[k].append(Mark(
                 error_class, k,
@@ -557,8 +561,9 @@ def _summary_table(result: dict, anchors: dict[int, str]) -> str:
         count = entry.get("count", len(errs)) if isinstance(entry, dict) else ""
         worst = worst_example(error_class, errs)
         text = html.escape(describe(error_class, worst)) if worst else ""
-        key = _as_key(worst.get("key")) if worst else None
-        if key in anchors:
+        keys = _example_keys(worst) if worst else []
+        key = next((k for k in keys if k in anchors), None)
+        if key is not None:
             text = f'<a href="#{anchors[key]}">{text}</a>'
         allowed = "no" if error_class in bad else "yes"
         rows.append(

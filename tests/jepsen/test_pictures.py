@@ -313,3 +313,13 @@ def test_a_cycle_is_described_by_its_ops_and_marks_every_key_it_crosses():
     assert pictures.describe("G1c", example) == "cycle #3 -> #7 -> #3 (wr, ww)"
     marks = pictures.marks_by_key(_result("G1c", example))
     assert {k: (m.values, m.ops) for k, [m] in marks.items()} == {1: ({4}, {3, 7}), 2: ({5, 6}, {3, 7})}
+
+
+def test_a_cycles_worst_example_leads_to_the_first_key_it_crosses(tmp_path):
+    history = _history(tmp_path / "h.jsonl", [_send(0, 1, 4, 0), _poll(1, 1, (0, 4)), _send(1, 2, 5, 0)])
+    example = {"cycle": [1, 3, 1], "steps": [{"type": "wr", "key": 1, "value": 4}, {"type": "process"}]}
+
+    page = _page(tmp_path, history, _result("G1c", example))
+
+    assert [e.get("href") for e in page.iter() if e.get("href")] == ["#key-1"]
+    assert [svg.get("data-key") for svg in page.iter(f"{SVG}svg")] == ["1"]
