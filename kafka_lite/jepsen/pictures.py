@@ -512,12 +512,13 @@ def line_chart(title: str, y_label: str, series: dict[str, list[tuple[float, flo
         )
     _el(svg, "text", "time (s)", x=(left + w) / 2, y=h - 6, text_anchor="middle", class_="axis")
     _el(svg, "text", y_label, x=12, y=top - 6, class_="axis")
-    for x, label in events:
+    for n, (x, label) in enumerate(events):
         ex = px(x, 0)[0]
         line = _el(svg, "line", x1=ex, x2=ex, y1=top, y2=h - bottom, stroke="#f29900",
                    stroke_dasharray="4,3", class_="event")  # fmt: skip
         _el(line, "title", label)
-        _el(svg, "text", label[:16], x=ex + 2, y=top + 8, fill="#b06000", class_="event-label")
+        # Labels step down in three rows, so faults close in time do not write over each other.
+        _el(svg, "text", label[:24], x=ex + 2, y=top + 8 + 11 * (n % 3), fill="#b06000", class_="event-label")
     for n, (name, points) in enumerate(series.items()):
         colour = _SERIES_COLOURS[n % len(_SERIES_COLOURS)]
         path = " ".join(f"{px(x, y)[0]:.1f},{px(x, y)[1]:.1f}" for x, y in points)
@@ -605,9 +606,19 @@ def _keys_to_draw(history: Sequence[Op], marks: dict[int, list[Mark]], bad: set[
     return sorted(counts, key=lambda k: (-counts[k], k))[:SAMPLE_KEYS]
 
 
+def _fault_label(op: Op) -> str:
+    """A fault's action in a few words: ``kill nodes=2 as=any`` for ``{"nodes": [2], "as": "any"}``."""
+
+    def text(v: Any) -> str:
+        return ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+
+    if isinstance(op.value, dict):
+        return " ".join([op.f, *(f"{k}={text(v)}" for k, v in op.value.items())])
+    return op.f if op.value is None else f"{op.f} {text(op.value)}"
+
+
 def _nemesis_events(history: Sequence[Op]) -> list[tuple[float, str]]:
-    return [(op.time / 1e9, f"{op.f} {op.value if op.value is not None else ''}".strip())
-            for op in history if op.process == NEMESIS and not op.is_invoke]  # fmt: skip
+    return [(op.time / 1e9, _fault_label(op)) for op in history if op.process == NEMESIS and not op.is_invoke]
 
 
 def _final_phase(history: Sequence[Op]) -> list[tuple[float, str]]:

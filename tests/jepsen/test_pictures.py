@@ -263,7 +263,7 @@ def test_the_page_needs_no_network(tmp_path):
 
 def test_the_lag_plot_draws_each_process_and_the_faults(tmp_path):
     history = _history(tmp_path / "h.jsonl", [
-        _send(0, 0, 1, 0), (NEMESIS, "kill", [2], [2]), _poll(1, 0, (0, 1)),
+        _send(0, 0, 1, 0), (NEMESIS, "kill", {"nodes": [2], "as": "leader"}, None), _poll(1, 0, (0, 1)),
     ])  # fmt: skip
     lags = [{"process": 1, "key": 0, "time": 2_000_000, "lag": 1_500_000_000},
             {"process": 1, "key": 1, "time": 2_000_000, "lag": 500_000_000}]  # fmt: skip
@@ -276,12 +276,18 @@ def test_the_lag_plot_draws_each_process_and_the_faults(tmp_path):
     chart, unseen_chart = [s for s in page.iter(f"{SVG}svg") if s.get("class") == "chart"]
     # The unseen plot also marks the final phase: the history's tail of polls, here the last poll.
     assert [(line.find(f"{SVG}title").text, line.get("x1")) for line in unseen_chart.iter(f"{SVG}line")
-            if line.get("class") == "event"] == [("kill [2]", "410.0"), ("final phase", "410.0"), ("end", "585.0")]  # fmt: skip
+            if line.get("class") == "event"] == [("kill nodes=2 as=leader", "410.0"), ("final phase", "410.0"), ("end", "585.0")]  # fmt: skip
+    # The kill and the final phase began together: their labels sit on different lines.
+    assert [t.get("y") for t in unseen_chart.iter(f"{SVG}text") if t.get("class") == "event-label"] == [
+        "32",
+        "43",
+        "54",
+    ]
     [series] = chart.iter(f"{SVG}polyline")
     assert series.get("data-name") == "process 1"
     assert [
         line.find(f"{SVG}title").text for line in chart.iter(f"{SVG}line") if line.get("class") == "event"
-    ] == ["kill [2]"]
+    ] == ["kill nodes=2 as=leader"]
     ticks = [t.text for t in chart.iter(f"{SVG}text") if t.get("class") == "y-tick"]
     assert ticks == ["0", "0.375", "0.75", "1.12", "1.5"]  # the poll's worst lag over its keys tops the axis
     # One poll is one point: a line through it alone would draw nothing, so each point is a dot too.
