@@ -1,10 +1,10 @@
 """The pictures of a checked history: what each process saw of each key, with the anomalies marked.
 
 No Kafka twin: a port of the pictures Jepsen's Kafka checker draws (``key-order-viz`` and
-``render-order-viz!``, ``plot-realtime-lag!`` and ``plot-unseen!`` in
-``jepsen/src/jepsen/tests/kafka.clj``), drawn as one self-contained HTML page of inline SVG (no
-network, no script) instead of Jepsen's one SVG per key and its gnuplot PNGs, so a learner opens one
-file beside the history and reads it in any browser.
+``render-order-viz!`` in ``jepsen/src/jepsen/tests/kafka.clj``; its lag and unseen plots are in
+``plots``), drawn as one self-contained HTML page of inline SVG (no network, no script) instead of
+Jepsen's one SVG per key and its gnuplot PNGs, so a learner opens one file beside the history and
+reads it in any browser.
 
 The order picture of a key puts offsets across (x is the offset Kafka gave the record, as in
 Jepsen) and operations down, grouped by process in the order each process made them: a row is one
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_lite.jepsen.history import NEMESIS, Op
+from kafka_lite.jepsen.plots import element, final_phase, lag_chart, nemesis_events, unseen_chart
 
 PAGE_NAME = "pictures.html"
 MAX_KEYS = 12  # keys drawn on one page: those with the most anomalies first
@@ -310,14 +311,6 @@ _TOP = 30
 _TYPE_STROKE = {"ok": "#9aa0a6", "info": "#f29900", "fail": "#e52592"}
 
 
-def _el(parent: ET.Element | None, tag: str, text: str | None = None, **attrs: Any) -> ET.Element:
-    attrs = {k.rstrip("_").replace("_", "-"): str(v) for k, v in attrs.items()}
-    e = ET.Element(tag, attrs) if parent is None else ET.SubElement(parent, tag, attrs)
-    if text is not None:
-        e.text = text
-    return e
-
-
 def _value_colour(value: int) -> str:
     # The golden angle spreads neighbouring values far apart on the colour wheel, so the values
     # that fight over one offset are told apart at a glance (Jepsen colours them at random).
@@ -363,10 +356,10 @@ class _OrderPicture:
 
     def svg(self) -> ET.Element:
         offsets_touched = {c.offset for r in self.rows for c in r.cells}
-        svg = _el(None, "svg", xmlns="http://www.w3.org/2000/svg", width=self.width, height=self.height,
+        svg = element(None, "svg", xmlns="http://www.w3.org/2000/svg", width=self.width, height=self.height,
                   viewBox=f"0 0 {self.width} {self.height}", class_="order", data_key=self.key,
                   data_rows=len(self.shown), data_offsets=len(set(self.x_of) & offsets_touched))  # fmt: skip
-        _el(svg, "title", f"key {self.key}: offsets across, each process's operations down")
+        element(svg, "title", f"key {self.key}: offsets across, each process's operations down")
         self._draw_offsets(svg)
         # A process's rows left out (no cell in view, or past MAX_ROWS) leave a dashed line behind.
         place = {
@@ -374,13 +367,13 @@ class _OrderPicture:
         }
         y = _TOP
         for process, process_rows in self.by_process.items():
-            _el(svg, "line", x1=4, x2=self.width - 4, y1=y + 1, y2=y + 1, stroke="#dadce0")
-            _el(svg, "text", f"process {process}", x=6, y=y + 12, class_="process")
+            element(svg, "line", x1=4, x2=self.width - 4, y1=y + 1, y2=y + 1, stroke="#dadce0")
+            element(svg, "text", f"process {process}", x=6, y=y + 12, class_="process")
             y += _ROW_H
             before = -1
             for r in process_rows:
                 if place[id(r)] != before + 1 and before >= 0:
-                    _el(svg, "line", x1=18, x2=self.width - 4, y1=y, y2=y, stroke="#9aa0a6",
+                    element(svg, "line", x1=18, x2=self.width - 4, y1=y, y2=y, stroke="#9aa0a6",
                         stroke_dasharray="2,3", class_="rows-left-out")  # fmt: skip
                 before = place[id(r)]
                 self._draw_row(svg, r, y)
@@ -392,10 +385,10 @@ class _OrderPicture:
         for offset, col in self.x_of.items():
             x = _LEFT + col * self.cw
             if offset in self.marked_offsets:
-                _el(svg, "rect", x=x, y=_TOP - 14, width=self.cw, height=self.height - _TOP + 4,
+                element(svg, "rect", x=x, y=_TOP - 14, width=self.cw, height=self.height - _TOP + 4,
                     class_="marked-offset", fill="#fde2e1", data_offset=offset)  # fmt: skip
             if offset % 5 == 0 or offset == first or offset in self.marked_offsets or len(self.x_of) <= 20:
-                _el(
+                element(
                     svg,
                     "text",
                     str(offset),
@@ -406,23 +399,23 @@ class _OrderPicture:
                 )
         for window in self.windows[1:]:
             x = _LEFT + (self.x_of[window.start] - 1) * self.cw
-            _el(svg, "text", "...", x=x + self.cw / 2, y=_TOP - 4, text_anchor="middle", class_="gap")
-        _el(svg, "text", "offset", x=_LEFT - 8, y=_TOP - 4, text_anchor="end", class_="axis")
+            element(svg, "text", "...", x=x + self.cw / 2, y=_TOP - 4, text_anchor="middle", class_="gap")
+        element(svg, "text", "offset", x=_LEFT - 8, y=_TOP - 4, text_anchor="end", class_="axis")
 
     def _draw_row(self, svg: ET.Element, row: Row, y: int) -> None:
         op = row.op
         marked = op.index in self.marked_ops
-        g = _el(svg, "g", class_="row marked-op" if marked else "row", data_op=op.index)
+        g = element(svg, "g", class_="row marked-op" if marked else "row", data_op=op.index)
         if marked:
-            _el(g, "rect", x=2, y=y, width=self.width - 4, height=_ROW_H, fill="#fce8e6")
+            element(g, "rect", x=2, y=y, width=self.width - 4, height=_ROW_H, fill="#fce8e6")
         label = f"#{op.index} {op.type} {op.f} {_seconds(op.time)}"
-        _el(g, "text", label, x=18, y=y + 12, class_="label marked" if marked else "label")
+        element(g, "text", label, x=18, y=y + 12, class_="label marked" if marked else "label")
         for c in row.cells:
             if c.offset in self.x_of:
                 self._draw_cell(g, op, c, _LEFT + self.x_of[c.offset] * self.cw, y)
         if row.unplaced:
             marked_values = [v for v in row.unplaced if v in self.marked_values]
-            _el(g, "text", f"sent {_short(row.unplaced, 4)}, offset unknown", x=self.unplaced_x, y=y + 12,
+            element(g, "text", f"sent {_short(row.unplaced, 4)}, offset unknown", x=self.unplaced_x, y=y + 12,
                 class_="unplaced marked" if marked_values else "unplaced", data_values=_short(row.unplaced, 4))  # fmt: skip
 
     def _draw_cell(self, g: ET.Element, op: Op, c: Cell, x: float, y: int) -> None:
@@ -439,12 +432,12 @@ class _OrderPicture:
         elif c.value in self.skipped_values:
             stroke, stroke_width, dash = "#c5221f", 1.5, {"stroke_dasharray": "3,2"}
             classes.append("skipped")
-        cell = _el(g, "g", class_=" ".join(classes), data_offset=c.offset, data_value=c.value)
-        _el(cell, "rect", x=x + 1, y=y + 1, width=self.cw - 2, height=_ROW_H - 2, rx=2, fill=fill, stroke=stroke,
+        cell = element(g, "g", class_=" ".join(classes), data_offset=c.offset, data_value=c.value)
+        element(cell, "rect", x=x + 1, y=y + 1, width=self.cw - 2, height=_ROW_H - 2, rx=2, fill=fill, stroke=stroke,
             stroke_width=stroke_width, **dash)  # fmt: skip
-        _el(cell, "text", str(c.value), x=x + self.cw / 2, y=y + 12, text_anchor="middle")
+        element(cell, "text", str(c.value), x=x + self.cw / 2, y=y + 12, text_anchor="middle")
         what = "wrote" if c.wrote else "read"
-        _el(cell, "title", f"process {op.process}, op #{op.index} ({op.type} {op.f}) {what} "
+        element(cell, "title", f"process {op.process}, op #{op.index} ({op.type} {op.f}) {what} "
                            f"value {c.value} at offset {c.offset}")  # fmt: skip
 
 
@@ -466,69 +459,6 @@ def order_svg(key: int, rows: list[Row], marks: list[Mark]) -> ET.Element:
     """The order picture of one key: offsets across, each process's operations down, in the order
     it made them."""
     return _OrderPicture(key, rows, marks).svg()
-
-
-def downsample(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Jepsen's ``downsample-plot``: drop a point that moves less than 1/200 of the x range and 1/100
-    of the y range from the last one kept; keep any point that goes back in x."""
-    if not points:
-        return []
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    dx, dy = (max(xs) - min(xs)) / 200, (max(ys) - min(ys)) / 100
-    kept: list[tuple[float, float]] = []
-    last_x = last_y = float("-inf")
-    for x, y in points:
-        if x < last_x or abs(x - last_x) > dx or abs(y - last_y) > dy:
-            kept.append((x, y))
-            last_x, last_y = x, y
-    return kept
-
-
-_SERIES_COLOURS = ("#1a73e8", "#d93025", "#188038", "#f29900", "#9334e6", "#12b5cb", "#e52592", "#5f6368")
-
-
-def line_chart(title: str, y_label: str, series: dict[str, list[tuple[float, float]]],
-               events: Sequence[tuple[float, str]] = ()) -> ET.Element:  # fmt: skip
-    """A plot of each series (x in seconds), downsampled, with vertical lines at ``events`` (the
-    nemesis's actions), as Jepsen's perf plots shade its faults."""
-    w, h, left, bottom, top = 760, 300, 60, 40, 24
-    series = {name: downsample(points) for name, points in series.items() if points}
-    xs = [x for pts in series.values() for x, _ in pts] + [x for x, _ in events]
-    ys = [y for pts in series.values() for _, y in pts]
-    x_max, y_max = max(xs, default=1.0) or 1.0, max(ys, default=1.0) or 1.0
-    svg = _el(None, "svg", xmlns="http://www.w3.org/2000/svg", width=w + 180, height=h, class_="chart")
-    _el(svg, "text", title, x=left, y=16, class_="chart-title")
-
-    def px(x: float, y: float) -> tuple[float, float]:
-        return left + x / x_max * (w - left), h - bottom - y / y_max * (h - bottom - top)
-
-    _el(svg, "line", x1=left, x2=w, y1=h - bottom, y2=h - bottom, stroke="#5f6368")
-    _el(svg, "line", x1=left, x2=left, y1=top, y2=h - bottom, stroke="#5f6368")
-    for i in range(5):
-        x_val, y_val = x_max * i / 4, y_max * i / 4
-        _el(svg, "text", f"{x_val:.3g}", x=px(x_val, 0)[0], y=h - bottom + 14, text_anchor="middle")
-        _el(
-            svg, "text", f"{y_val:.3g}", x=left - 4, y=px(0, y_val)[1] + 4, text_anchor="end", class_="y-tick"
-        )
-    _el(svg, "text", "time (s)", x=(left + w) / 2, y=h - 6, text_anchor="middle", class_="axis")
-    _el(svg, "text", y_label, x=12, y=top - 6, class_="axis")
-    for n, (x, label) in enumerate(events):
-        ex = px(x, 0)[0]
-        line = _el(svg, "line", x1=ex, x2=ex, y1=top, y2=h - bottom, stroke="#f29900",
-                   stroke_dasharray="4,3", class_="event")  # fmt: skip
-        _el(line, "title", label)
-        # Labels step down in three rows, so faults close in time do not write over each other.
-        _el(svg, "text", label[:24], x=ex + 2, y=top + 8 + 11 * (n % 3), fill="#b06000", class_="event-label")
-    for n, (name, points) in enumerate(series.items()):
-        colour = _SERIES_COLOURS[n % len(_SERIES_COLOURS)]
-        path = " ".join(f"{px(x, y)[0]:.1f},{px(x, y)[1]:.1f}" for x, y in points)
-        _el(svg, "polyline", points=path, fill="none", stroke=colour, stroke_width=1.5, class_="series",
-            data_name=name)  # fmt: skip
-        for x, y in points:  # points as well as lines (Jepsen's linespoints): a lone poll still shows
-            cx, cy = px(x, y)
-            _el(svg, "circle", cx=f"{cx:.1f}", cy=f"{cy:.1f}", r=2, fill=colour)
-        _el(svg, "text", name, x=w + 30, y=top + 14 * n + 10, fill=colour)  # clear of a fault's label
-    return svg
 
 
 # -- the page -----------------------------------------------------------------------------------
@@ -606,64 +536,6 @@ def _keys_to_draw(history: Sequence[Op], marks: dict[int, list[Mark]], bad: set[
     return sorted(counts, key=lambda k: (-counts[k], k))[:SAMPLE_KEYS]
 
 
-def _fault_label(op: Op) -> str:
-    """A fault's action in a few words: ``kill nodes=2 as=any`` for ``{"nodes": [2], "as": "any"}``."""
-
-    def text(v: Any) -> str:
-        return ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
-
-    if isinstance(op.value, dict):
-        return " ".join([op.f, *(f"{k}={text(v)}" for k, v in op.value.items())])
-    return op.f if op.value is None else f"{op.f} {text(op.value)}"
-
-
-def _nemesis_events(history: Sequence[Op]) -> list[tuple[float, str]]:
-    return [(op.time / 1e9, _fault_label(op)) for op in history if op.process == NEMESIS and not op.is_invoke]
-
-
-def _final_phase(history: Sequence[Op]) -> list[tuple[float, str]]:
-    """When the final phase began and ended: as Jepsen finds it, the history's longest tail of
-    polls, assigns and crashes (the faults' ops aside)."""
-    client = [op for op in history if op.process != NEMESIS]
-    tail = 0
-    while tail < len(client) and client[-1 - tail].f in ("poll", "assign", "crash"):
-        tail += 1
-    if not tail:
-        return []
-    return [(client[-tail].time / 1e9, "final phase"), (client[-1].time / 1e9, "end")]
-
-
-def _lag_chart(analysis: dict | None, events) -> ET.Element | None:
-    """Jepsen's realtime lag by process: at each poll, the largest lag over the keys it holds."""
-    lags = (analysis or {}).get("realtime_lag") or []
-    worst: dict[tuple, float] = {}
-    for lag in lags:
-        at = (lag["process"], lag["time"])
-        worst[at] = max(worst.get(at, 0.0), lag["lag"] / 1e9)
-    series: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for (process, time), lag in sorted(worst.items(), key=lambda item: item[0][1]):
-        series[f"process {process}"].append((time / 1e9, lag))
-    if not series:
-        return None
-    busiest = dict(sorted(series.items(), key=lambda s: -max(y for _, y in s[1]))[:8])
-    return line_chart("realtime lag (the 8 processes that lagged most)", "lag (s)", busiest, events)
-
-
-def _unseen_chart(analysis: dict | None, events) -> ET.Element | None:
-    """Jepsen's unseen plot: per key, the acknowledged sends no ok poll had read yet, over time."""
-    points = (analysis or {}).get("unseen") or []
-    if not isinstance(points, list):
-        return None
-    series: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for point in points:
-        for k, n in (point.get("unseen") or {}).items():
-            series[f"key {k}"].append((point["time"] / 1e9, float(n)))
-    if not any(y for pts in series.values() for _, y in pts):
-        return None
-    largest = dict(sorted(series.items(), key=lambda s: -max(y for _, y in s[1]))[:8])
-    return line_chart("unseen acknowledged sends (the 8 keys with most)", "records", largest, events)
-
-
 def render_page(history: Sequence[Op], result: dict, analysis: dict | None = None, title: str = "") -> str:
     """The whole page, as well-formed XHTML (so it parses as XML as well as in any browser)."""
     marks = marks_by_key(result)
@@ -698,8 +570,8 @@ def render_page(history: Sequence[Op], result: dict, analysis: dict | None = Non
             parts.append(f"<p>Drawn: {svg.get('data-rows')} of the {len(rows[k])} operations that touched this "
                          f"key, {svg.get('data-offsets')} of its {len(offsets)} offsets, around the anomaly.</p>")  # fmt: skip
         parts.append(f'<div class="scroll">{ET.tostring(svg, encoding="unicode")}</div>')
-    events = _nemesis_events(history)
-    for chart in (_lag_chart(analysis, events), _unseen_chart(analysis, events + _final_phase(history))):
+    events = nemesis_events(history)
+    for chart in (lag_chart(analysis, events), unseen_chart(analysis, events + final_phase(history))):
         if chart is not None:
             parts.append(ET.tostring(chart, encoding="unicode"))
     parts.append("</body></html>")

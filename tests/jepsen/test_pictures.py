@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kafka_lite.common.time import MockTime
-from kafka_lite.jepsen import pictures
+from kafka_lite.jepsen import pictures, plots
 from kafka_lite.jepsen.history import NEMESIS, HistoryWriter, read_history
 
 pytestmark = pytest.mark.unit
@@ -298,8 +298,8 @@ def test_downsample_keeps_what_moves_a_pixel_as_jepsen_does():
     points = [(0.0, 0.0), (0.001, 0.0), (0.002, 0.0), (50.0, 0.0), (50.001, 5.0), (49.9, 5.0), (100.0, 10.0)]
     # dx = 100/200, dy = 10/100: the two points a hair after the first go; a jump in y stays, and so
     # does a step back in x, however small.
-    assert pictures.downsample(points) == [(0.0, 0.0), (50.0, 0.0), (50.001, 5.0), (49.9, 5.0), (100.0, 10.0)]
-    assert pictures.downsample([]) == []
+    assert plots.downsample(points) == [(0.0, 0.0), (50.0, 0.0), (50.001, 5.0), (49.9, 5.0), (100.0, 10.0)]
+    assert plots.downsample([]) == []
 
 
 @pytest.mark.parametrize(
