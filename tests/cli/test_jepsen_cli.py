@@ -46,8 +46,12 @@ def checker(monkeypatch):
         fake.calls.append((len(history), options))
         return fake.result
 
+    def analysis(history, **options):
+        fake.calls.append(("analysis", len(history), options))
+        return {}
+
     fake.check = check
-    fake.analysis = lambda history, **options: {}
+    fake.analysis = analysis
     monkeypatch.setattr(kafka_lite.jepsen, "checker", fake, raising=False)
     return fake
 
@@ -107,10 +111,11 @@ def test_pictures_are_drawn_into_the_directory_asked_for(capsys, history_file, c
     checker.result = _result(False, {"duplicate": {"count": 1, "errs": [{"key": 0, "value": 1, "offsets": [0, 1]}]}},
                              ["duplicate"])  # fmt: skip
 
-    code, out, _ = _run(capsys, "check", str(history_file), "--pictures", str(tmp_path / "pics"))
+    code, out, _ = _run(capsys, "check", str(history_file), "--pictures", str(tmp_path / "pics"), "--ww-deps")
 
     page = tmp_path / "pics" / "pictures.html"
     assert code == 1 and f"pictures: {page}" in out
+    assert checker.calls[1] == ("analysis", 4, {"ww_deps": True})  # the analysis the check made
     assert 'class="cell read marked"' in page.read_text(encoding="utf-8")
 
 
