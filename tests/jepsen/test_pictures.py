@@ -1,5 +1,6 @@
 """The pictures of a checked history: each key's offsets as each process saw them, the checker's
-examples marked where the learner looks for them, and a long history cut to a window."""
+examples marked where the learner looks for them, a long history cut to a window; and the plots of
+realtime lag and unseen sends, with the faults on them."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def _page(tmp_path: Path, history, result, analysis=None) -> ET.Element:
     return ET.fromstring(text.split("\n", 1)[1])  # the rest is well-formed XHTML
 
 
-def _cells(page: ET.Element, key: int) -> list[tuple[int, int, bool, str]]:
+def _cells(page: ET.Element, key: int) -> list[tuple[int, int, int, bool, set[str]]]:
     """(row's op index, offset, value, wrote?, classes) of every cell drawn for ``key``."""
     [svg] = [s for s in page.iter(f"{SVG}svg") if s.get("data-key") == str(key)]
     cells = []
