@@ -1,0 +1,740 @@
+"""The nemesis: a cluster behind fault proxies, and the faults a Jepsen run strikes it with.
+
+No Kafka twin: Jepsen's nemeses (``jepsen.nemesis``: kill, pause and partition, healed on a
+schedule) as its Kafka workload combines them, for kafka_lite's local clusters. Beyond the book:
+the book's chapters 6 and 7 (replication, the controller) and 12 (KRaft) say what Kafka does when a
+broker dies, stalls or is cut off; this module makes those things happen while clients run.
+
+``FaultyCluster`` starts a cluster as ``kafka-lite cluster up`` does (ZooKeeper and three brokers,
+or with ``kraft`` three combined KRaft nodes) with a fault proxy on loopback in front of every
+listener. Each broker listens on one port and advertises the proxy's (KIP-103's listeners); each
+voter is reached at a proxy's port (``controller.quorum.voters``); each broker reaches ZooKeeper at
+a proxy port of its own (``zookeeper.connect``), so a broker can be cut from ZooKeeper alone. The
+tool's own look at the cluster (who leads, who is the controller) goes around the proxies, to the
+listeners themselves: what the nemesis asks must not depend on the faults it made.
+
+The proxy knows who is at the far end of a connection to a broker or a controller from the first
+request's header: kafka_lite's brokers, fetchers, controller channels and Raft clients name their
+node in their ``client_id`` (``NODE_CLIENT_IDS``); anyone else is a client. A connection to
+ZooKeeper comes from the node whose port it arrived at. A network partition is a set of pairs that
+cannot talk: the proxy closes (resets) every connection between such a pair and closes every new
+one as it arrives; healing allows them again. No root needed, no packet dropped in the kernel.
+
+``Nemesis`` runs the schedule in a thread: wait, strike one fault, hold it past the session and
+fetch timeouts, heal it, and again; every action is a pair of ``"nemesis"`` operations in the
+history (the invocation, then ``ok``, or ``info`` when the action failed part-way). Faults:
+
+- ``kill``: SIGKILL a node (a partition's leader, the controller, or any node), restart it later.
+- ``pause``: SIGSTOP a node, held past the session and fetch timeouts, then SIGCONT.
+- ``partition``: one node cut from everyone and from the clients; a minority and a majority (the
+  clients on either side); the controller isolated; in ZooKeeper mode, a broker cut from ZooKeeper
+  alone.
+
+Differs: Jepsen cuts with iptables on real machines and kills over ssh; here the nodes are local
+processes and the cut is the proxy's, so a node's connections to itself are never cut, and a
+packet is never lost without the connection breaking too (a partition here is a TCP reset, not
+silence until a timeout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import atexit
+import contextlib
+import os
+import random
+import re
+import signal
+import struct
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from kafka_lite.cli import cluster as launcher
+from kafka_lite.cli import cluster_kraft
+from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.jepsen.history import NEMESIS, HistoryWriter
+from kafka_lite.testing.durability_checker import CLUSTER_OVERRIDES, KRAFT_OVERRIDES
+from kafka_lite.utils.ports import free_ports
+
+CLIENTS = "clients"  # everyone who is not a node: the workload's producers and consumers
+ZOOKEEPER = "zookeeper"
+FAULTS = ("kill", "pause", "partition")
+TARGETS = ("leader", "controller", "any")  # whom a kill or a pause strikes
+SHAPES = ("isolated", "majority-minority", "controller-isolated", "cut-from-zookeeper")
+
+# Who opens a connection to a broker's or a controller's listener, by the ``client_id`` in the
+# header of its first request: each of kafka_lite's node-to-node clients names its node there. A
+# client_id that matches none of these is a client's.
+NODE_CLIENT_IDS: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"replica-fetcher-(\d+)-\d+"), "a follower's replica fetcher (ReplicaFetcherThread)"),
+    (re.compile(r"controller-(\d+)"), "the ZooKeeper controller's channel to a broker (ControllerChannelManager)"),
+    (re.compile(r"broker-(\d+)-controlled-shutdown"), "a broker asking the controller for a controlled shutdown"),
+    (re.compile(r"broker-(\d+)-txn-marker-sender"), "a transaction coordinator's marker sender"),
+    (re.compile(r"raft-(\d+)"), "a KRaft node's Raft client: votes and fetches of the metadata log"),
+    (re.compile(r"(\d+)"), "a KRaft broker's channels to the active controller: heartbeat, alter-partition, forwarding"),
+)  # fmt: skip
+
+FRAME_HEADER = struct.Struct(">hhih")  # api_key, api_version, correlation_id, client_id's length
+PROXY_BUFFER = 65536
+HOLD_FACTOR = 1.5  # a pause or a kill is held this many times the longest timeout it must outlast
+STEP_TIMEOUT_S = 60.0  # each wait for the cluster: a restart, an election, the ISR complete again
+POLL_MS = 100
+
+
+def node_of_client_id(client_id: str | None) -> int | str:
+    """The node a connection's first request comes from (``NODE_CLIENT_IDS``), else ``CLIENTS``."""
+    for pattern, _ in NODE_CLIENT_IDS:
+        match = pattern.fullmatch(client_id or "")
+        if match:
+            return int(match.group(1))
+    return CLIENTS
+
+
+def client_id_of(frame: bytes) -> str | None:
+    """The ``client_id`` of a request frame (without its length prefix); None if it has none."""
+    if len(frame) < FRAME_HEADER.size:
+        raise ValueError(f"a request header is at least {FRAME_HEADER.size} bytes, got {len(frame)}")
+    _, _, _, length = FRAME_HEADER.unpack_from(frame)
+    if length < 0:
+        return None
+    end = FRAME_HEADER.size + length
+    if end > len(frame):
+        raise ValueError(f"a client_id of {length} bytes does not fit a {len(frame)}-byte request")
+    return frame[FRAME_HEADER.size : end].decode("utf-8", errors="replace")
+
+
+def cut_between(components: Iterable[Iterable[int | str]]) -> set[frozenset]:
+    """The pairs that cannot talk when only members of one component can: every pair across two."""
+    groups = [set(c) for c in components]
+    return {frozenset((a, b)) for i, g in enumerate(groups) for h in groups[i + 1 :] for a in g for b in h}
+
+
+def wait_until(time: Time, condition: Callable[[], Any], what: str, timeout_s: float = STEP_TIMEOUT_S) -> Any:
+    """Call ``condition`` until it returns something truthy and return that, or raise
+    ``TimeoutError`` naming ``what`` after ``timeout_s`` of ``time``. An exception from ``condition``
+    counts as not yet (a node restarting, a request timing out) and is named if time runs out."""
+    deadline = time.hi_res_clock_ms() + timeout_s * 1000
+    last_error: Exception | None = None
+    while True:
+        try:
+            result = condition()
+        except Exception as e:
+            result, last_error = None, e
+        if result:
+            return result
+        if time.hi_res_clock_ms() > deadline:
+            suffix = f" (last error: {last_error!r})" if last_error else ""
+            raise TimeoutError(f"timed out after {timeout_s:.0f} s waiting for {what}{suffix}")
+        time.sleep(POLL_MS)  # polling, bounded by the deadline
+
+
+# -- the fault proxy ---------------------------------------------------------------------------------------
+
+
+class _Link:
+    """One proxied connection: who is at each end, and both sockets' writers (to reset them)."""
+
+    def __init__(self, source: int | str, target: int | str, downstream: asyncio.StreamWriter) -> None:
+        self.source = source
+        self.target = target
+        self.writers = [downstream]
+
+    def reset(self) -> None:
+        for writer in self.writers:
+            writer.transport.abort()  # a reset, not a goodbye: as a cut cable, not a closed socket
+
+
+class FaultProxy:
+    """TCP proxies on loopback, each in front of one listener, on one event loop in its own thread.
+
+    ``listen(port, upstream, target, source)``: connections to ``port`` go to ``upstream``, the
+    listener of ``target``; they come from ``source``, or when it is None from whoever the first
+    request's client_id names. ``cut(pairs)`` makes the given pairs unable to talk; ``cut(())``
+    heals."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="fault-proxy", daemon=True)
+        self._thread.start()
+        self._servers: dict[int, asyncio.AbstractServer] = {}
+        self._upstreams: dict[int, int] = {}
+        self._links: set[_Link] = set()
+        self._tasks: set[asyncio.Task] = set()  # every connection's, to end them all on close
+        self._cut: frozenset[frozenset] = frozenset()
+
+    def _run(self, coroutine, timeout_s: float = 10.0):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout_s)
+
+    @property
+    def ports(self) -> list[int]:
+        return sorted(self._servers)
+
+    def listen(self, port: int, upstream: int, target: int | str, source: int | str | None = None) -> None:
+        async def serve(reader, writer):
+            task = asyncio.current_task()
+            self._tasks.add(task)
+            try:
+                await self._serve(reader, writer, port, target, source)
+            finally:
+                self._tasks.discard(task)
+
+        async def start():
+            self._servers[port] = await asyncio.start_server(serve, "127.0.0.1", port, reuse_address=True)
+
+        self._upstreams[port] = upstream
+        self._run(start())
+
+    def allows(self, source: int | str, target: int | str) -> bool:
+        return frozenset((source, target)) not in self._cut
+
+    async def _serve(self, reader, writer, port: int, target: int | str, source: int | str | None) -> None:
+        link = None
+        try:
+            first = b""
+            if source is None:  # a broker's or a controller's listener: the first request names its sender
+                size = await reader.readexactly(4)
+                frame = await reader.readexactly(int.from_bytes(size, "big", signed=True))
+                source, first = node_of_client_id(client_id_of(frame)), size + frame
+            if not self.allows(source, target):
+                return
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self._upstreams[port])
+            link = _Link(source, target, writer)
+            link.writers.append(up_writer)
+            self._links.add(link)
+            up_writer.write(first)
+            pumps = [
+                asyncio.ensure_future(_pump(reader, up_writer)),
+                asyncio.ensure_future(_pump(up_reader, writer)),
+            ]
+            # Either side closing ends the connection: Kafka's and ZooKeeper's protocols never half-close.
+            _, pending = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+            for pump in pending:
+                pump.cancel()
+        except (OSError, asyncio.IncompleteReadError, ValueError):
+            pass  # a peer gone, a connection refused upstream, a frame too short: the connection ends
+        finally:
+            if link is not None:
+                self._links.discard(link)
+                link.reset()
+            writer.transport.abort()
+
+    def cut(self, pairs: Iterable[frozenset]) -> None:
+        """From now on the ``pairs`` (two-member frozensets) cannot talk; returns once every open
+        connection between them is reset. An empty ``pairs`` heals every cut."""
+
+        async def apply():
+            self._cut = frozenset(pairs)
+            for link in list(self._links):
+                if not self.allows(link.source, link.target):
+                    self._links.discard(link)
+                    link.reset()
+
+        self._run(apply())
+
+    def links(self) -> list[tuple[int | str, int | str]]:
+        """The open connections, as (source, target) pairs."""
+
+        async def read():
+            return [(link.source, link.target) for link in self._links]
+
+        return self._run(read())
+
+    def close(self) -> None:
+        """Stop listening, reset every connection and end the loop's thread. Idempotent."""
+        if not self._thread.is_alive():
+            return
+
+        async def shut():
+            for server in self._servers.values():
+                server.close()
+            for link in list(self._links):
+                link.reset()
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            for server in self._servers.values():
+                await server.wait_closed()
+
+        with contextlib.suppress(TimeoutError, RuntimeError):
+            self._run(shut())
+        self._servers.clear()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+
+async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(OSError):
+        while data := await reader.read(PROXY_BUFFER):
+            writer.write(data)
+            await writer.drain()
+
+
+# -- the cluster ------------------------------------------------------------------------------------------
+
+
+class _Quiet:
+    """A console that prints nothing: ``cluster restart``'s status table is no part of a run."""
+
+    def print(self, *args, **kwargs) -> None:
+        pass
+
+
+class FaultyCluster:
+    """A local cluster with a fault proxy in front of every listener (see the module's docstring).
+
+    A context manager; ``stop`` (also on exit, at interpreter exit, and on SIGTERM or SIGHUP when
+    started from the main thread) heals every cut, SIGKILLs every process it started and closes
+    every proxy, so that a run leaves nothing behind however it ends."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        kraft: bool,
+        brokers: int = 3,
+        time: Time = SYSTEM,
+        overrides: Iterable[str] = (),
+    ) -> None:
+        if brokers < 1:
+            raise ValueError(f"a faulty cluster needs at least 1 broker, got {brokers}")
+        self.directory = Path(directory)
+        self.kraft = kraft
+        self.time = time
+        self.overrides = [*(KRAFT_OVERRIDES if kraft else CLUSTER_OVERRIDES), *overrides]
+        self.node_ids = list(range(brokers))
+        self.bootstrap_servers = ""
+        self.proxy: FaultProxy | None = None
+        self.fronts: dict[str, dict[int, int]] = {}
+        self.killed: set[int] = set()
+        self.paused: set[int] = set()
+        self.cut: set[frozenset] = set()
+        self.topics: dict[str, int] = {}  # the topics created here, with their partition counts
+        self._pids: set[int] = set()  # every process this cluster started, restarts too
+        self._zk = None
+        self._signals: dict[int, Any] = {}
+        self._lock = threading.RLock()
+
+    # -- start and stop -------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        brokers = len(self.node_ids)
+        self.proxy = FaultProxy()
+        atexit.register(self.stop)
+        self._stop_on_signals()
+        try:
+            zk_port = free_ports(
+                brokers + 1
+            )  # ZooKeeper's, then the brokers' (with kraft the first is unused)
+            roles = ("broker", "controller") if self.kraft else ("broker", "zookeeper")
+            first = free_ports(len(roles) * brokers)
+            self.fronts = {
+                role: {n: first + r * brokers + n for n in self.node_ids} for r, role in enumerate(roles)
+            }
+            for n in self.node_ids:
+                self.proxy.listen(self.fronts["broker"][n], zk_port + 1 + n, n)
+                if not self.kraft:
+                    self.proxy.listen(self.fronts["zookeeper"][n], zk_port, ZOOKEEPER, source=n)
+            state = launcher.start_cluster(
+                self.directory,
+                brokers,
+                zk_port,
+                zk_port + 1,
+                self.overrides,
+                kraft=self.kraft,
+                fronts=self.fronts,
+            )
+            self._pids.update(launcher._pids(state))
+            for node in state["brokers"] if self.kraft else ():
+                self.proxy.listen(self.fronts["controller"][node["id"]], node["controller_port"], node["id"])
+            launcher.wait_healthy(state)
+            if not self.kraft:
+                from kafka_lite.zk.zk_utils import ZkUtils
+
+                self._zk = ZkUtils(launcher.zookeeper_connect(state), connection_timeout_ms=5000)
+            self.bootstrap_servers = ",".join(f"127.0.0.1:{p}" for p in self.fronts["broker"].values())
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Heal, SIGKILL every process this cluster started, close the proxies. Idempotent."""
+        with self._lock:
+            if self.proxy is not None:
+                self.proxy.cut(())
+            self.cut.clear()
+            if self._zk is not None:  # before ZooKeeper goes, so that the client says goodbye
+                with contextlib.suppress(Exception):
+                    self._zk.close()
+                self._zk = None
+            state = self.state
+            if state is not None:
+                self._pids.update(launcher._pids(state))
+            for pid in self._pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            for pid in self._pids:
+                launcher._wait_gone(pid, 10)
+            self._pids.clear()
+            (self.directory / launcher.STATE_FILE).unlink(missing_ok=True)
+            if self.proxy is not None:
+                self.proxy.close()
+            self.killed.clear()
+            self.paused.clear()
+            self._restore_signals()
+            atexit.unregister(self.stop)
+
+    def __enter__(self) -> FaultyCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _stop_on_signals(self) -> None:
+        """SIGTERM and SIGHUP end a run as Ctrl-C does (``KeyboardInterrupt``, so ``stop`` runs),
+        where the process would otherwise die with the nodes still running in their own sessions.
+        Only from the main thread, and only where nobody handles those signals already."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def interrupt(signum, frame):
+            raise KeyboardInterrupt
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                self._signals[sig] = signal.signal(sig, interrupt)
+
+    def _restore_signals(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            for sig, previous in self._signals.items():
+                signal.signal(sig, previous)
+            self._signals.clear()
+
+    # -- what the cluster says, asked around the proxies ----------------------------------------------------
+
+    @property
+    def state(self) -> dict | None:
+        return launcher.load_state(self.directory)
+
+    def _node(self, node_id: int) -> dict:
+        state = self.state
+        if state is None:
+            raise RuntimeError(f"no cluster runs in {self.directory}")
+        for node in state["brokers"]:
+            if node["id"] == node_id:
+                return node
+        raise ValueError(f"there is no node {node_id} (nodes: {self.node_ids})")
+
+    def _answering(self, state: dict) -> list[dict]:
+        """The broker nodes running, not paused: a paused one would only let a request time out."""
+        return [
+            n
+            for n in state["brokers"]
+            if "port" in n and launcher._alive(n["pid"]) and not launcher._stopped(n["pid"])
+        ]
+
+    def _partitions(self, nodes: list[dict] | None = None) -> list[tuple]:
+        """(topic, partition, leader, replicas, isr) as the metadata of ``nodes`` (by default the
+        answering ones, whichever of them answers) has them."""
+        state = self.state
+        health: dict = {}
+        launcher.metadata_health(state, health, self._answering(state) if nodes is None else nodes)
+        return health.get("partitions", [])
+
+    def leader_of(self, topic: str, partition: int) -> int | None:
+        """The partition's leader: ZooKeeper's word in ZooKeeper mode, the brokers' metadata in KRaft."""
+        if self._zk is not None:
+            found = self._zk.get_partition_state(topic, partition)
+            leader = None if found is None else found.leader_and_isr.leader
+        else:
+            rows = [r for r in self._partitions() if r[:2] == (topic, partition)]
+            leader = rows[0][2] if rows else None
+        return leader if leader is not None and leader >= 0 else None
+
+    def controller(self) -> int | None:
+        """The ZooKeeper controller, or KRaft's active controller (the quorum's leader)."""
+        if self._zk is not None:
+            controller = self._zk.get_controller_id()
+            return controller if controller >= 0 else None
+        quorum = cluster_kraft.describe_quorum(self.state)
+        return None if quorum is None else quorum.leader_id
+
+    def create_topic(
+        self, topic: str, partitions: int, replication_factor: int = 3, configs: dict | None = None
+    ) -> None:
+        """Create the topic and wait until every partition has a leader and its whole ISR."""
+        from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
+
+        admin = KafkaAdminClient(bootstrap_servers=launcher.bootstrap_servers(self.state))
+        try:
+            admin.create_topics(
+                [NewTopic(topic, partitions, replication_factor, configs=dict(configs or {}))]
+            )
+        finally:
+            admin.close()
+        self.topics[topic] = partitions
+        wait_until(self.time, self._topics_whole, f"{topic}'s {partitions} partitions led, their ISRs full")
+
+    def _topics_whole(self) -> bool:
+        """Every broker's metadata has each partition of the created topics led, its ISR full: a
+        broker told later than the others would refuse a client the partition for a while."""
+        for node in self._node_entries():
+            rows = {
+                (t, p): (leader, replicas, isr) for t, p, leader, replicas, isr in self._partitions([node])
+            }
+            for topic, count in self.topics.items():
+                for p in range(count):
+                    leader, replicas, isr = rows.get((topic, p), (None, [], []))
+                    if leader is None or sorted(isr) != sorted(replicas):
+                        return False
+        return True
+
+    def _node_entries(self) -> list[dict]:
+        return [n for n in self.state["brokers"] if "port" in n]
+
+    def is_whole(self) -> bool:
+        """No fault in force, every node registered, a controller, and the created topics' every
+        partition led with its whole ISR."""
+        state = self.state
+        if self.killed or self.paused or self.cut or state is None:
+            return False
+        if any(launcher._stopped(node["pid"]) for node in state["brokers"]):
+            return False
+        return launcher.is_healthy(state, launcher.cluster_health(state)) and self._topics_whole()
+
+    def wait_whole(self, timeout_s: float = STEP_TIMEOUT_S) -> None:
+        wait_until(self.time, self.is_whole, "the cluster to be whole", timeout_s)
+
+    def hold_s(self) -> float:
+        """How long a kill or a pause is held: past the longest of the timeouts after which the
+        others act on a silent node (its session, a follower's lag, a voter's fetch), so that they do."""
+        names = (
+            ("broker.session.timeout.ms", "controller.quorum.fetch.timeout.ms")
+            if self.kraft
+            else ("zookeeper.session.timeout.ms",)
+        )
+        timeouts = [self.setting_ms(name) for name in (*names, "replica.lag.time.max.ms")]
+        return HOLD_FACTOR * max(t for t in timeouts if t is not None) / 1000
+
+    def setting_ms(self, name: str) -> int | None:
+        """A setting the nodes run with (the last override of it), or None if left at Kafka's default."""
+        value = None
+        for override in self.overrides:
+            key, _, text = override.partition("=")
+            if key.strip() == name:
+                value = int(text)
+        return value
+
+    # -- faults ---------------------------------------------------------------------------------------------
+
+    def kill(self, node_id: int) -> None:
+        node = self._node(node_id)
+        with self._lock:
+            os.kill(node["pid"], signal.SIGKILL)
+            self.killed.add(node_id)
+        wait_until(self.time, lambda: not launcher._alive(node["pid"]), f"node {node_id} to die", 10)
+
+    def restart(self, node_id: int) -> None:
+        """Start a killed node again and wait until the cluster has it back (``cluster restart``)."""
+        launcher.run_restart(argparse.Namespace(dir=self.directory, broker=node_id), _Quiet())
+        with self._lock:
+            self._pids.add(self._node(node_id)["pid"])
+            self.killed.discard(node_id)
+
+    def pause(self, node_id: int) -> None:
+        self._signal(node_id, signal.SIGSTOP, stopped=True)
+        self.paused.add(node_id)
+
+    def resume(self, node_id: int) -> None:
+        self._signal(node_id, signal.SIGCONT, stopped=False)
+        self.paused.discard(node_id)
+
+    def _signal(self, node_id: int, signum: int, stopped: bool) -> None:
+        pid = self._node(node_id)["pid"]
+        os.kill(pid, signum)
+        what = f"node {node_id} to {'stop' if stopped else 'run again'}"
+        wait_until(self.time, lambda: launcher._stopped(pid) == stopped, what, 10)
+
+    def partition(self, pairs: Iterable[frozenset]) -> None:
+        """Cut the ``pairs`` (node ids, ``ZOOKEEPER``, ``CLIENTS``), on top of any cut in force."""
+        known = {*self.node_ids, CLIENTS, *(() if self.kraft else (ZOOKEEPER,))}
+        pairs = set(pairs)
+        for pair in pairs:
+            if len(pair) != 2 or not pair <= known:
+                raise ValueError(
+                    f"cannot cut {sorted(pair, key=str)}: a cut is two of {sorted(known, key=str)}"
+                )
+        self.cut |= pairs
+        self.proxy.cut(self.cut)
+
+    def heal(self) -> None:
+        self.cut.clear()
+        self.proxy.cut(())
+
+
+# -- the schedule -----------------------------------------------------------------------------------------
+
+
+class Nemesis:
+    """Strikes ``faults`` (a subset of ``FAULTS``) in a thread: wait ``interval_s``, strike one fault
+    chosen by ``rng``, hold it (``FaultyCluster.hold_s``), heal it, and again until ``stop``."""
+
+    def __init__(
+        self,
+        cluster: FaultyCluster,
+        faults: set[str],
+        history: HistoryWriter,
+        rng: random.Random,
+        time: Time,
+        interval_s: float = 10.0,
+    ) -> None:
+        unknown = set(faults) - set(FAULTS)
+        if unknown or not faults:
+            raise ValueError(f"faults are some of {', '.join(FAULTS)}; got {sorted(faults)}")
+        if interval_s < 0:
+            raise ValueError(f"interval_s must be at least 0, got {interval_s}")
+        self.cluster = cluster
+        self.faults = sorted(faults)
+        self.history = history
+        self.rng = rng
+        self.time = time
+        self.interval_s = interval_s
+        self.faults_done = 0
+        self.error: BaseException | None = None
+        self._stopping = False
+        self._condition = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._heal: Callable[[], None] | None = None  # the fault in force's healing, once struck
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="nemesis", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self._wait(self.interval_s):
+                self.run_one(self.rng.choice(self.faults))
+        except BaseException as e:  # reported by stop(): a nemesis that died must not pass for a quiet one
+            self.error = e
+
+    def _wait(self, seconds: float) -> bool:
+        """Wait ``seconds`` or until ``stop``; True if stopping."""
+        with self._condition:
+            return self.time.wait_for(self._condition, lambda: self._stopping, int(seconds * 1000))
+
+    def run_one(self, fault: str) -> None:
+        """Strike ``fault``, hold it (cut short by ``stop``), heal it."""
+        if fault not in FAULTS:
+            raise ValueError(f"a fault is one of {', '.join(FAULTS)}, not {fault!r}")
+        self._heal = getattr(self, f"_{fault}")()
+        self._wait(self.cluster.hold_s())
+        self._heal_now()
+        self.faults_done += 1
+
+    def _heal_now(self) -> None:
+        heal, self._heal = self._heal, None
+        if heal is not None:
+            heal()
+
+    def stop(self) -> None:
+        """Stop the schedule, heal whatever is in force (and anything left struck), and wait until
+        the cluster is whole. Raises what ended the schedule's thread, if anything did."""
+        with self._condition:
+            self._stopping = True
+            self._condition.notify_all()
+        if self._thread is not None:
+            self._thread.join(STEP_TIMEOUT_S * 2)
+            if self._thread.is_alive():
+                raise TimeoutError("the nemesis did not finish healing its last fault")
+        self._heal_now()
+        c = self.cluster
+        for node in sorted(c.paused):
+            self._record("resume", {"nodes": [node]}, lambda node=node: c.resume(node))
+        for node in sorted(c.killed):
+            self._record("restart", {"nodes": [node]}, lambda node=node: c.restart(node))
+        if c.cut:
+            self._record("heal", {"cut": _pairs_value(c.cut)}, c.heal)
+        c.wait_whole()
+        if self.error is not None:
+            raise RuntimeError(f"the nemesis failed: {self.error!r}") from self.error
+
+    def _record(self, f: str, value: dict, action: Callable[[], None]) -> None:
+        """Invoke, act, complete: ``ok``, or ``info`` naming the error (the action's outcome is then
+        unknown: a restart may have started the process and not seen it back)."""
+        invocation = self.history.invoke(NEMESIS, f, value)
+        try:
+            action()
+        except Exception as e:
+            self.history.complete(invocation, "info", error=f"{type(e).__name__}: {e}")
+            raise
+        self.history.complete(invocation, "ok")
+
+    # -- the faults: each strikes, records, and returns its healing -------------------------------------
+
+    def _victim(self) -> tuple[int, str]:
+        """A node to kill or pause, and what it was: a partition's leader, the controller, or any."""
+        target = self.rng.choice(TARGETS)
+        node = None
+        if target == "leader" and self.cluster.topics:
+            topic = self.rng.choice(sorted(self.cluster.topics))
+            partition = self.rng.randrange(self.cluster.topics[topic])
+            node, target = self.cluster.leader_of(topic, partition), f"leader of {topic}-{partition}"
+        elif target == "controller":
+            node = self.cluster.controller()
+        if node is None:
+            node, target = self.rng.choice(self.cluster.node_ids), "any"
+        return node, target
+
+    def _kill(self) -> Callable[[], None]:
+        node, target = self._victim()
+        self._record("kill", {"nodes": [node], "as": target}, lambda: self.cluster.kill(node))
+        return lambda: self._record("restart", {"nodes": [node]}, lambda: self.cluster.restart(node))
+
+    def _pause(self) -> Callable[[], None]:
+        node, target = self._victim()
+        self._record("pause", {"nodes": [node], "as": target}, lambda: self.cluster.pause(node))
+        return lambda: self._record("resume", {"nodes": [node]}, lambda: self.cluster.resume(node))
+
+    def _partition(self) -> Callable[[], None]:
+        shapes = [s for s in SHAPES if not (s == "cut-from-zookeeper" and self.cluster.kraft)]
+        shape, pairs = self.shape(self.rng.choice(shapes))
+        value = {"shape": shape, "cut": _pairs_value(pairs)}
+        self._record("partition", value, lambda: self.cluster.partition(pairs))
+        return lambda: self._record("heal", value, self.cluster.heal)
+
+    def shape(self, shape: str) -> tuple[str, set[frozenset]]:
+        """The pairs ``shape`` cuts (see ``SHAPES``), drawn with ``rng``; with the shape's name."""
+        c = self.cluster
+        nodes = list(c.node_ids)
+        others = {CLIENTS, *(() if c.kraft else (ZOOKEEPER,))}
+        if shape == "controller-isolated":
+            controller = c.controller()
+            if controller is None:
+                shape = "isolated"  # no controller to isolate: an election is under way
+            else:
+                return shape, cut_between([{controller}, (set(nodes) - {controller}) | others])
+        if shape == "isolated":
+            node = self.rng.choice(nodes)
+            return shape, cut_between([{node}, (set(nodes) - {node}) | others])
+        if shape == "majority-minority":
+            self.rng.shuffle(nodes)
+            minority, majority = set(nodes[: len(nodes) // 2 or 1]), set(nodes[len(nodes) // 2 or 1 :])
+            clients = minority if self.rng.random() < 0.5 else majority
+            clients.add(CLIENTS)
+            majority |= others - {CLIENTS}  # ZooKeeper stays with the majority
+            return shape, cut_between([minority, majority])
+        if shape == "cut-from-zookeeper":
+            if c.kraft:
+                raise ValueError("a KRaft cluster has no ZooKeeper to cut a node from")
+            return shape, {frozenset((self.rng.choice(nodes), ZOOKEEPER))}
+        raise ValueError(f"a partition's shape is one of {', '.join(SHAPES)}, not {shape!r}")
+
+
+def _pairs_value(pairs: Iterable[frozenset]) -> list[list]:
+    """The cut as the history records it: sorted pairs, node ids before names."""
+    key = lambda x: (isinstance(x, str), str(x))  # noqa: E731
+    return sorted((sorted(pair, key=key) for pair in pairs), key=lambda p: [key(x) for x in p])
