@@ -221,9 +221,15 @@ class FaultProxy:
                 link.reset()
             writer.transport.abort()
 
+    @property
+    def closed(self) -> bool:
+        return not self._thread.is_alive()
+
     def cut(self, pairs: Iterable[frozenset]) -> None:
         """From now on the ``pairs`` (two-member frozensets) cannot talk; returns once every open
         connection between them is reset. An empty ``pairs`` heals every cut."""
+        if self.closed:
+            raise RuntimeError("the fault proxy is closed")
 
         async def apply():
             self._cut = frozenset(pairs)
@@ -244,7 +250,7 @@ class FaultProxy:
 
     def close(self) -> None:
         """Stop listening, reset every connection and end the loop's thread. Idempotent."""
-        if not self._thread.is_alive():
+        if self.closed:
             return
 
         async def shut():
@@ -257,6 +263,10 @@ class FaultProxy:
             await asyncio.gather(*self._tasks, return_exceptions=True)
             for server in self._servers.values():
                 await server.wait_closed()
+            # An aborted transport closes its socket in a callback of the loop's next rounds: let
+            # them run before the loop stops, or the sockets would outlive the proxy.
+            for _ in range(3):
+                await asyncio.sleep(0)
 
         with contextlib.suppress(TimeoutError, RuntimeError):
             self._run(shut())
@@ -313,6 +323,7 @@ class FaultyCluster:
         self.paused: set[int] = set()
         self.cut: set[frozenset] = set()
         self.topics: dict[str, int] = {}  # the topics created here, with their partition counts
+        self._replication: dict[str, int] = {}
         self._pids: set[int] = set()  # every process this cluster started, restarts too
         self._zk = None
         self._signals: dict[int, Any] = {}
@@ -363,7 +374,7 @@ class FaultyCluster:
     def stop(self) -> None:
         """Heal, SIGKILL every process this cluster started, close the proxies. Idempotent."""
         with self._lock:
-            if self.proxy is not None:
+            if self.proxy is not None and not self.proxy.closed:
                 self.proxy.cut(())
             self.cut.clear()
             if self._zk is not None:  # before ZooKeeper goes, so that the client says goodbye
@@ -373,12 +384,17 @@ class FaultyCluster:
             state = self.state
             if state is not None:
                 self._pids.update(launcher._pids(state))
+            # Each process started in a session of its own, as its group's leader: the group's
+            # signal reaches its children too (ZooKeeper's JVM under its launcher).
             for pid in self._pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
             for pid in self._pids:
                 launcher._wait_gone(pid, 10)
-            self._pids.clear()
+            pids, self._pids = self._pids, set()
+            wait_until(
+                self.time, lambda: not _groups_running(pids), f"the process groups {sorted(pids)} to end", 10
+            )
             (self.directory / launcher.STATE_FILE).unlink(missing_ok=True)
             if self.proxy is not None:
                 self.proxy.close()
@@ -420,7 +436,7 @@ class FaultyCluster:
     def state(self) -> dict | None:
         return launcher.load_state(self.directory)
 
-    def _node(self, node_id: int) -> dict:
+    def node(self, node_id: int) -> dict:
         state = self.state
         if state is None:
             raise RuntimeError(f"no cluster runs in {self.directory}")
@@ -437,23 +453,34 @@ class FaultyCluster:
             if "port" in n and launcher._alive(n["pid"]) and not launcher._stopped(n["pid"])
         ]
 
-    def _partitions(self, nodes: list[dict] | None = None) -> list[tuple]:
-        """(topic, partition, leader, replicas, isr) as the metadata of ``nodes`` (by default the
-        answering ones, whichever of them answers) has them."""
+    def partitions(self, asking: Iterable[int] | None = None) -> list[tuple]:
+        """(topic, partition, leader, replicas, isr) as the metadata of the nodes ``asking`` (by
+        default the answering ones, whichever of them answers first) has them."""
         state = self.state
+        nodes = self._answering(state) if asking is None else [self.node(n) for n in asking]
         health: dict = {}
-        launcher.metadata_health(state, health, self._answering(state) if nodes is None else nodes)
+        launcher.metadata_health(state, health, nodes)
         return health.get("partitions", [])
 
     def leader_of(self, topic: str, partition: int) -> int | None:
         """The partition's leader: ZooKeeper's word in ZooKeeper mode, the brokers' metadata in KRaft."""
+        return self.leader_and_isr(topic, partition)[0]
+
+    def leader_and_isr(
+        self, topic: str, partition: int, asking: Iterable[int] | None = None
+    ) -> tuple[int | None, list[int]]:
+        """The partition's leader (None if it has none) and ISR: in ZooKeeper mode as ZooKeeper has
+        them (the brokers learn them from the controller, which a partition may cut off), in KRaft
+        as the metadata of the nodes ``asking`` has them (see ``partitions``)."""
         if self._zk is not None:
             found = self._zk.get_partition_state(topic, partition)
-            leader = None if found is None else found.leader_and_isr.leader
+            leader, isr = (
+                (None, []) if found is None else (found.leader_and_isr.leader, found.leader_and_isr.isr)
+            )
         else:
-            rows = [r for r in self._partitions() if r[:2] == (topic, partition)]
-            leader = rows[0][2] if rows else None
-        return leader if leader is not None and leader >= 0 else None
+            rows = [r for r in self.partitions(asking) if r[:2] == (topic, partition)]
+            leader, isr = (rows[0][2], rows[0][4]) if rows else (None, [])
+        return (leader if leader is not None and leader >= 0 else None), list(isr)
 
     def controller(self) -> int | None:
         """The ZooKeeper controller, or KRaft's active controller (the quorum's leader)."""
@@ -477,24 +504,26 @@ class FaultyCluster:
         finally:
             admin.close()
         self.topics[topic] = partitions
+        self._replication[topic] = replication_factor
         wait_until(self.time, self._topics_whole, f"{topic}'s {partitions} partitions led, their ISRs full")
 
     def _topics_whole(self) -> bool:
-        """Every broker's metadata has each partition of the created topics led, its ISR full: a
-        broker told later than the others would refuse a client the partition for a while."""
-        for node in self._node_entries():
-            rows = {
-                (t, p): (leader, replicas, isr) for t, p, leader, replicas, isr in self._partitions([node])
-            }
-            for topic, count in self.topics.items():
-                for p in range(count):
-                    leader, replicas, isr = rows.get((topic, p), (None, [], []))
-                    if leader is None or sorted(isr) != sorted(replicas):
-                        return False
+        """Each partition of the created topics led, its ISR full (``leader_and_isr``), and every
+        broker's metadata naming that leader: a broker told later than the others would refuse a
+        client the partition for a while. (A ZooKeeper-mode broker's metadata is not asked for the
+        ISR: the controller passes ISR changes on in batches, seconds late.)"""
+        leaders = {}
+        for topic, count in self.topics.items():
+            for p in range(count):
+                leader, isr = self.leader_and_isr(topic, p)
+                if leader is None or len(isr) < self._replication[topic]:
+                    return False
+                leaders[topic, p] = leader
+        for node in self.node_ids:
+            told = {(t, p): leader for t, p, leader, _, _ in self.partitions([node])}
+            if any(told.get(tp) != leader for tp, leader in leaders.items()):
+                return False
         return True
-
-    def _node_entries(self) -> list[dict]:
-        return [n for n in self.state["brokers"] if "port" in n]
 
     def is_whole(self) -> bool:
         """No fault in force, every node registered, a controller, and the created topics' every
@@ -532,7 +561,7 @@ class FaultyCluster:
     # -- faults ---------------------------------------------------------------------------------------------
 
     def kill(self, node_id: int) -> None:
-        node = self._node(node_id)
+        node = self.node(node_id)
         with self._lock:
             os.kill(node["pid"], signal.SIGKILL)
             self.killed.add(node_id)
@@ -542,7 +571,7 @@ class FaultyCluster:
         """Start a killed node again and wait until the cluster has it back (``cluster restart``)."""
         launcher.run_restart(argparse.Namespace(dir=self.directory, broker=node_id), _Quiet())
         with self._lock:
-            self._pids.add(self._node(node_id)["pid"])
+            self._pids.add(self.node(node_id)["pid"])
             self.killed.discard(node_id)
 
     def pause(self, node_id: int) -> None:
@@ -554,7 +583,7 @@ class FaultyCluster:
         self.paused.discard(node_id)
 
     def _signal(self, node_id: int, signum: int, stopped: bool) -> None:
-        pid = self._node(node_id)["pid"]
+        pid = self.node(node_id)["pid"]
         os.kill(pid, signum)
         what = f"node {node_id} to {'stop' if stopped else 'run again'}"
         wait_until(self.time, lambda: launcher._stopped(pid) == stopped, what, 10)
@@ -574,6 +603,21 @@ class FaultyCluster:
     def heal(self) -> None:
         self.cut.clear()
         self.proxy.cut(())
+
+
+def _groups_running(groups: set[int]) -> list[int]:
+    """The processes (zombies aside) whose process group is one of ``groups``."""
+    running = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(") ", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # a process that ended as we looked
+        if fields[0] != "Z" and int(fields[2]) in groups:
+            running.append(int(entry.name))
+    return running
 
 
 # -- the schedule -----------------------------------------------------------------------------------------
