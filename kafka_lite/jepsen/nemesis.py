@@ -82,6 +82,13 @@ PROXY_BUFFER = 65536
 HOLD_FACTOR = 1.5  # a pause or a kill is held this many times the longest timeout it must outlast
 STEP_TIMEOUT_S = 60.0  # each wait for the cluster: a restart, an election, the ISR complete again
 POLL_MS = 100
+# Kafka's defaults of the timeouts a fault is held past (0.10.1's for the first two, 3.3's for KRaft's).
+KAFKA_TIMEOUTS_MS = {
+    "zookeeper.session.timeout.ms": 6000,
+    "replica.lag.time.max.ms": 10_000,
+    "broker.session.timeout.ms": 9000,
+    "controller.quorum.fetch.timeout.ms": 2000,
+}
 
 
 def node_of_client_id(client_id: str | None) -> int | str:
@@ -137,10 +144,10 @@ def wait_until(time: Time, condition: Callable[[], Any], what: str, timeout_s: f
 class _Link:
     """One proxied connection: who is at each end, and both sockets' writers (to reset them)."""
 
-    def __init__(self, source: int | str, target: int | str, downstream: asyncio.StreamWriter) -> None:
+    def __init__(self, source: int | str, target: int | str, *writers: asyncio.StreamWriter) -> None:
         self.source = source
         self.target = target
-        self.writers = [downstream]
+        self.writers = writers
 
     def reset(self) -> None:
         for writer in self.writers:
@@ -201,9 +208,10 @@ class FaultProxy:
             if not self.allows(source, target):
                 return
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self._upstreams[port])
-            link = _Link(source, target, writer)
-            link.writers.append(up_writer)
+            link = _Link(source, target, writer, up_writer)
             self._links.add(link)
+            if not self.allows(source, target):  # cut while the upstream connection was being made
+                return
             up_writer.write(first)
             pumps = [
                 asyncio.ensure_future(_pump(reader, up_writer)),
@@ -445,22 +453,55 @@ class FaultyCluster:
                 return node
         raise ValueError(f"there is no node {node_id} (nodes: {self.node_ids})")
 
-    def _answering(self, state: dict) -> list[dict]:
-        """The broker nodes running, not paused: a paused one would only let a request time out."""
-        return [
-            n
-            for n in state["brokers"]
-            if "port" in n and launcher._alive(n["pid"]) and not launcher._stopped(n["pid"])
-        ]
-
     def partitions(self, asking: Iterable[int] | None = None) -> list[tuple]:
         """(topic, partition, leader, replicas, isr) as the metadata of the nodes ``asking`` (by
-        default the answering ones, whichever of them answers first) has them."""
+        default every broker running, not paused) has them: each asked node's rows in turn, a
+        Metadata request to its own listener each."""
         state = self.state
-        nodes = self._answering(state) if asking is None else [self.node(n) for n in asking]
-        health: dict = {}
-        launcher.metadata_health(state, health, nodes)
-        return health.get("partitions", [])
+        if asking is None:
+            asking = [n["id"] for n in state["brokers"] if "port" in n and self._answering(n)]
+        rows = []
+        for node_id in asking:
+            cluster = self.metadata_of(node_id)
+            rows += [
+                (p.topic, p.partition, None if p.leader is None else p.leader.id, list(p.replicas),
+                 list(p.in_sync_replicas))
+                for p in cluster.partitions.values()
+            ]  # fmt: skip
+        return rows
+
+    @staticmethod
+    def _answering(node: dict) -> bool:
+        """Running, not paused: a paused node would only let a request time out."""
+        return launcher._alive(node["pid"]) and not launcher._stopped(node["pid"])
+
+    def metadata_of(self, node_id: int, timeout_ms: int = 2000):
+        """The node's metadata (a ``Cluster``), from a Metadata request to its listener itself, around
+        the proxy. A client's ``describe_cluster`` would ask whichever node it likes best."""
+        from kafka_lite.clients.metadata import Cluster
+        from kafka_lite.clients.network_client import ClientRequest, NetworkClient
+        from kafka_lite.common.protocol.api_keys import ApiKeys
+        from kafka_lite.network.selector import Selector
+
+        client = NetworkClient(Selector(time=self.time), "jepsen-nemesis", time=self.time)
+        client.set_node(str(node_id), "127.0.0.1", self.node(node_id)["port"])
+        answers: list = []
+        try:
+            deadline = self.time.milliseconds() + timeout_ms
+            sent = False
+            while not answers and self.time.milliseconds() < deadline:
+                if not sent and client.ready(str(node_id), self.time.milliseconds()):
+                    request = ClientRequest(
+                        str(node_id), ApiKeys.METADATA, 1, {"topics": None}, callback=answers.append
+                    )
+                    client.send(request, self.time.milliseconds())
+                    sent = True
+                client.poll(POLL_MS)
+        finally:
+            client.close_all()
+        if not answers or answers[0].disconnected:
+            raise ConnectionError(f"node {node_id} did not answer a Metadata request within {timeout_ms} ms")
+        return Cluster.from_metadata_response(answers[0].body)
 
     def leader_of(self, topic: str, partition: int) -> int | None:
         """The partition's leader: ZooKeeper's word in ZooKeeper mode, the brokers' metadata in KRaft."""
@@ -546,12 +587,11 @@ class FaultyCluster:
             if self.kraft
             else ("zookeeper.session.timeout.ms",)
         )
-        timeouts = [self.setting_ms(name) for name in (*names, "replica.lag.time.max.ms")]
-        return HOLD_FACTOR * max(t for t in timeouts if t is not None) / 1000
+        return HOLD_FACTOR * max(self.setting_ms(name) for name in (*names, "replica.lag.time.max.ms")) / 1000
 
-    def setting_ms(self, name: str) -> int | None:
-        """A setting the nodes run with (the last override of it), or None if left at Kafka's default."""
-        value = None
+    def setting_ms(self, name: str) -> int:
+        """One of ``KAFKA_TIMEOUTS_MS`` as the nodes run with it: its last override, else Kafka's default."""
+        value = KAFKA_TIMEOUTS_MS[name]
         for override in self.overrides:
             key, _, text = override.partition("=")
             if key.strip() == name:

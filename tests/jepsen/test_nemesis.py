@@ -18,10 +18,12 @@ from pathlib import Path
 import pytest
 
 from kafka_lite.cli import cluster as launcher
+from kafka_lite.common.time import MockTime
 from kafka_lite.jepsen.history import NEMESIS, HistoryWriter, read_history
 from kafka_lite.jepsen.nemesis import (
     CLIENTS,
     STEP_TIMEOUT_S,
+    ZOOKEEPER,
     FaultyCluster,
     Nemesis,
     client_id_of,
@@ -92,6 +94,49 @@ def test_the_first_requests_client_id_names_the_node_it_comes_from():
              "broker-2-txn-marker-sender", "raft-1", "0"]  # fmt: skip
     assert [node_of_client_id(c) for c in named] == [2, 1, 0, 2, 1, 0]
     assert [node_of_client_id(c) for c in ("producer-1", "consumer-3", "", None, "raft-x")] == [CLIENTS] * 5
+
+
+@pytest.mark.unit
+def test_the_shapes_of_a_partition(tmp_path):
+    cluster = FaultyCluster(tmp_path / "zk", kraft=False)  # not started: a shape needs only the nodes
+    with HistoryWriter(tmp_path / "history.jsonl", MockTime()) as history:
+        nemesis = Nemesis(cluster, {"partition"}, history, random.Random(5), MockTime())
+        everyone = {0, 1, 2, ZOOKEEPER, CLIENTS}
+        for _ in range(10):
+            _, isolated = nemesis.shape("isolated")
+            alone = set.intersection(*(set(pair) for pair in isolated))
+            assert len(alone) == 1 and alone <= {0, 1, 2}
+            assert isolated == {frozenset((*alone, x)) for x in everyone - alone}
+
+            _, split = nemesis.shape("majority-minority")
+            minority = {n for n in (0, 1, 2) if all(frozenset((n, m)) in split for m in {0, 1, 2} - {n})}
+            assert len(minority) == 1  # one node of three
+            majority = {0, 1, 2} - minority | {ZOOKEEPER}  # ZooKeeper stays with the majority
+            clients_side = majority if frozenset((CLIENTS, *minority)) in split else minority
+            clients_side.add(CLIENTS)
+            assert split == cut_between([minority, majority])
+
+            _, from_zookeeper = nemesis.shape("cut-from-zookeeper")
+            assert len(from_zookeeper) == 1 and ZOOKEEPER in next(iter(from_zookeeper))
+
+
+@pytest.mark.unit
+def test_bad_faults_shapes_and_cuts_are_named(tmp_path):
+    kraft = FaultyCluster(tmp_path / "kraft", kraft=True)
+    with HistoryWriter(tmp_path / "history.jsonl", MockTime()) as history:
+        with pytest.raises(ValueError, match="explode"):
+            Nemesis(kraft, {"kill", "explode"}, history, random.Random(1), MockTime())
+        nemesis = Nemesis(kraft, {"partition"}, history, random.Random(1), MockTime())
+        with pytest.raises(ValueError, match="no ZooKeeper"):
+            nemesis.shape("cut-from-zookeeper")
+        with pytest.raises(ValueError, match="'ring'"):
+            nemesis.shape("ring")
+    with pytest.raises(ValueError, match=r"cannot cut \[0, 7\]"):
+        kraft.partition({frozenset((0, 7))})
+    with pytest.raises(ValueError, match=r"cannot cut \[0, 'zookeeper'\]"):
+        kraft.partition({frozenset((0, ZOOKEEPER))})  # a KRaft cluster has none
+    with pytest.raises(ValueError, match="at least 1 broker, got 0"):
+        FaultyCluster(tmp_path / "none", kraft=True, brokers=0)
 
 
 def test_the_proxy_carries_kafka_traffic_and_knows_who_sends_it(faulty):
