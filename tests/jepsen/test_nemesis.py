@@ -221,6 +221,8 @@ def test_the_schedule_strikes_and_stop_heals_whatever_is_in_force(faulty, tmp_pa
         ("heal", "ok"),
     ]
     assert ops[0].value["cut"] and ops[2].value == ops[0].value
+    # stop cut the hold short: the heal came about as soon as the cut was seen, not a hold later
+    assert (ops[2].time - ops[1].time) / 1e9 < faulty.hold_s()
     assert nemesis.faults_done == 1
     assert faulty.cut == set() and faulty.is_whole()
 
