@@ -13,12 +13,10 @@ a proxy port of its own (``zookeeper.connect``), so a broker can be cut from Zoo
 tool's own look at the cluster (who leads, who is the controller) goes around the proxies, to the
 listeners themselves: what the nemesis asks must not depend on the faults it made.
 
-The proxy knows who is at the far end of a connection to a broker or a controller from the first
-request's header: kafka_lite's brokers, fetchers, controller channels and Raft clients name their
-node in their ``client_id`` (``NODE_CLIENT_IDS``); anyone else is a client. A connection to
-ZooKeeper comes from the node whose port it arrived at. A network partition is a set of pairs that
-cannot talk: the proxy closes (resets) every connection between such a pair and closes every new
-one as it arrives; healing allows them again. No root needed, no packet dropped in the kernel.
+The proxy (``fault_proxy.py``) knows who is at each end of a connection: a node, ZooKeeper, or
+the clients (everyone else). A network partition is a set of pairs that cannot talk: the proxy
+resets every connection between such a pair and every new one as it arrives; healing allows them
+again. No root needed.
 
 ``Nemesis`` runs the schedule in a thread: wait, strike one fault, hold it past the session and
 fetch timeouts, heal it, and again; every action is a pair of ``"nemesis"`` operations in the
@@ -31,22 +29,17 @@ history (the invocation, then ``ok``, or ``info`` when the action failed part-wa
   alone.
 
 Differs: Jepsen cuts with iptables on real machines and kills over ssh; here the nodes are local
-processes and the cut is the proxy's, so a node's connections to itself are never cut, and a
-packet is never lost without the connection breaking too (a partition here is a TCP reset, not
-silence until a timeout).
+processes and the cut is the proxy's (a reset, not silence: see ``fault_proxy.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import atexit
 import contextlib
 import os
 import random
-import re
 import signal
-import struct
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -55,30 +48,18 @@ from typing import Any
 from kafka_lite.cli import cluster as launcher
 from kafka_lite.cli import cluster_kraft
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.jepsen.fault_proxy import CLIENTS, FaultProxy
 from kafka_lite.jepsen.history import NEMESIS, HistoryWriter
-from kafka_lite.testing.durability_checker import CLUSTER_OVERRIDES, KRAFT_OVERRIDES
+from kafka_lite.testing.durability_checker import CLUSTER_OVERRIDES, KRAFT_OVERRIDES, _Quiet
 from kafka_lite.utils.ports import free_ports
 
-CLIENTS = "clients"  # everyone who is not a node: the workload's producers and consumers
-ZOOKEEPER = "zookeeper"
+ZOOKEEPER = "zookeeper"  # the ZooKeeper-mode cluster's ZooKeeper, as one end of a cut
 FAULTS = ("kill", "pause", "partition")
-TARGETS = ("leader", "controller", "any")  # whom a kill or a pause strikes
+# Whom a kill or a pause strikes: a partition's leader, the controller, any node, or any node but
+# the controller (a bystander, whose fault moves leaderships but not the controller's duties).
+TARGETS = ("leader", "controller", "any", "bystander")
 SHAPES = ("isolated", "majority-minority", "controller-isolated", "cut-from-zookeeper")
 
-# Who opens a connection to a broker's or a controller's listener, by the ``client_id`` in the
-# header of its first request: each of kafka_lite's node-to-node clients names its node there. A
-# client_id that matches none of these is a client's.
-NODE_CLIENT_IDS: tuple[tuple[re.Pattern, str], ...] = (
-    (re.compile(r"replica-fetcher-(\d+)-\d+"), "a follower's replica fetcher (ReplicaFetcherThread)"),
-    (re.compile(r"controller-(\d+)"), "the ZooKeeper controller's channel to a broker (ControllerChannelManager)"),
-    (re.compile(r"broker-(\d+)-controlled-shutdown"), "a broker asking the controller for a controlled shutdown"),
-    (re.compile(r"broker-(\d+)-txn-marker-sender"), "a transaction coordinator's marker sender"),
-    (re.compile(r"raft-(\d+)"), "a KRaft node's Raft client: votes and fetches of the metadata log"),
-    (re.compile(r"(\d+)"), "a KRaft broker's channels to the active controller: heartbeat, alter-partition, forwarding"),
-)  # fmt: skip
-
-FRAME_HEADER = struct.Struct(">hhih")  # api_key, api_version, correlation_id, client_id's length
-PROXY_BUFFER = 65536
 HOLD_FACTOR = 1.5  # a pause or a kill is held this many times the longest timeout it must outlast
 STEP_TIMEOUT_S = 60.0  # each wait for the cluster: a restart, an election, the ISR complete again
 POLL_MS = 100
@@ -89,28 +70,6 @@ KAFKA_TIMEOUTS_MS = {
     "broker.session.timeout.ms": 9000,
     "controller.quorum.fetch.timeout.ms": 2000,
 }
-
-
-def node_of_client_id(client_id: str | None) -> int | str:
-    """The node a connection's first request comes from (``NODE_CLIENT_IDS``), else ``CLIENTS``."""
-    for pattern, _ in NODE_CLIENT_IDS:
-        match = pattern.fullmatch(client_id or "")
-        if match:
-            return int(match.group(1))
-    return CLIENTS
-
-
-def client_id_of(frame: bytes) -> str | None:
-    """The ``client_id`` of a request frame (without its length prefix); None if it has none."""
-    if len(frame) < FRAME_HEADER.size:
-        raise ValueError(f"a request header is at least {FRAME_HEADER.size} bytes, got {len(frame)}")
-    _, _, _, length = FRAME_HEADER.unpack_from(frame)
-    if length < 0:
-        return None
-    end = FRAME_HEADER.size + length
-    if end > len(frame):
-        raise ValueError(f"a client_id of {length} bytes does not fit a {len(frame)}-byte request")
-    return frame[FRAME_HEADER.size : end].decode("utf-8", errors="replace")
 
 
 def cut_between(components: Iterable[Iterable[int | str]]) -> set[frozenset]:
@@ -138,167 +97,7 @@ def wait_until(time: Time, condition: Callable[[], Any], what: str, timeout_s: f
         time.sleep(POLL_MS)  # polling, bounded by the deadline
 
 
-# -- the fault proxy ---------------------------------------------------------------------------------------
-
-
-class _Link:
-    """One proxied connection: who is at each end, and both sockets' writers (to reset them)."""
-
-    def __init__(self, source: int | str, target: int | str, *writers: asyncio.StreamWriter) -> None:
-        self.source = source
-        self.target = target
-        self.writers = writers
-
-    def reset(self) -> None:
-        for writer in self.writers:
-            writer.transport.abort()  # a reset, not a goodbye: as a cut cable, not a closed socket
-
-
-class FaultProxy:
-    """TCP proxies on loopback, each in front of one listener, on one event loop in its own thread.
-
-    ``listen(port, upstream, target, source)``: connections to ``port`` go to ``upstream``, the
-    listener of ``target``; they come from ``source``, or when it is None from whoever the first
-    request's client_id names. ``cut(pairs)`` makes the given pairs unable to talk; ``cut(())``
-    heals."""
-
-    def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="fault-proxy", daemon=True)
-        self._thread.start()
-        self._servers: dict[int, asyncio.AbstractServer] = {}
-        self._upstreams: dict[int, int] = {}
-        self._links: set[_Link] = set()
-        self._tasks: set[asyncio.Task] = set()  # every connection's, to end them all on close
-        self._cut: frozenset[frozenset] = frozenset()
-
-    def _run(self, coroutine, timeout_s: float = 10.0):
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout_s)
-
-    @property
-    def ports(self) -> list[int]:
-        return sorted(self._servers)
-
-    def listen(self, port: int, upstream: int, target: int | str, source: int | str | None = None) -> None:
-        async def serve(reader, writer):
-            task = asyncio.current_task()
-            self._tasks.add(task)
-            try:
-                await self._serve(reader, writer, port, target, source)
-            finally:
-                self._tasks.discard(task)
-
-        async def start():
-            self._servers[port] = await asyncio.start_server(serve, "127.0.0.1", port, reuse_address=True)
-
-        self._upstreams[port] = upstream
-        self._run(start())
-
-    def allows(self, source: int | str, target: int | str) -> bool:
-        return frozenset((source, target)) not in self._cut
-
-    async def _serve(self, reader, writer, port: int, target: int | str, source: int | str | None) -> None:
-        link = None
-        try:
-            first = b""
-            if source is None:  # a broker's or a controller's listener: the first request names its sender
-                size = await reader.readexactly(4)
-                frame = await reader.readexactly(int.from_bytes(size, "big", signed=True))
-                source, first = node_of_client_id(client_id_of(frame)), size + frame
-            if not self.allows(source, target):
-                return
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self._upstreams[port])
-            link = _Link(source, target, writer, up_writer)
-            self._links.add(link)
-            if not self.allows(source, target):  # cut while the upstream connection was being made
-                return
-            up_writer.write(first)
-            pumps = [
-                asyncio.ensure_future(_pump(reader, up_writer)),
-                asyncio.ensure_future(_pump(up_reader, writer)),
-            ]
-            # Either side closing ends the connection: Kafka's and ZooKeeper's protocols never half-close.
-            _, pending = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
-            for pump in pending:
-                pump.cancel()
-        except (OSError, asyncio.IncompleteReadError, ValueError):
-            pass  # a peer gone, a connection refused upstream, a frame too short: the connection ends
-        finally:
-            if link is not None:
-                self._links.discard(link)
-                link.reset()
-            writer.transport.abort()
-
-    @property
-    def closed(self) -> bool:
-        return not self._thread.is_alive()
-
-    def cut(self, pairs: Iterable[frozenset]) -> None:
-        """From now on the ``pairs`` (two-member frozensets) cannot talk; returns once every open
-        connection between them is reset. An empty ``pairs`` heals every cut."""
-        if self.closed:
-            raise RuntimeError("the fault proxy is closed")
-
-        async def apply():
-            self._cut = frozenset(pairs)
-            for link in list(self._links):
-                if not self.allows(link.source, link.target):
-                    self._links.discard(link)
-                    link.reset()
-
-        self._run(apply())
-
-    def links(self) -> list[tuple[int | str, int | str]]:
-        """The open connections, as (source, target) pairs."""
-
-        async def read():
-            return [(link.source, link.target) for link in self._links]
-
-        return self._run(read())
-
-    def close(self) -> None:
-        """Stop listening, reset every connection and end the loop's thread. Idempotent."""
-        if self.closed:
-            return
-
-        async def shut():
-            for server in self._servers.values():
-                server.close()
-            for link in list(self._links):
-                link.reset()
-            for task in self._tasks:
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-            for server in self._servers.values():
-                await server.wait_closed()
-            # An aborted transport closes its socket in a callback of the loop's next rounds: let
-            # them run before the loop stops, or the sockets would outlive the proxy.
-            for _ in range(3):
-                await asyncio.sleep(0)
-
-        with contextlib.suppress(TimeoutError, RuntimeError):
-            self._run(shut())
-        self._servers.clear()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
-
-
-async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(OSError):
-        while data := await reader.read(PROXY_BUFFER):
-            writer.write(data)
-            await writer.drain()
-
-
 # -- the cluster ------------------------------------------------------------------------------------------
-
-
-class _Quiet:
-    """A console that prints nothing: ``cluster restart``'s status table is no part of a run."""
-
-    def print(self, *args, **kwargs) -> None:
-        pass
 
 
 class FaultyCluster:
@@ -546,38 +345,64 @@ class FaultyCluster:
             admin.close()
         self.topics[topic] = partitions
         self._replication[topic] = replication_factor
-        wait_until(self.time, self._topics_whole, f"{topic}'s {partitions} partitions led, their ISRs full")
+        wait_until(
+            self.time,
+            lambda: self._topics_not_whole() is None,
+            f"{topic}'s {partitions} partitions led, their ISRs full",
+        )
 
-    def _topics_whole(self) -> bool:
-        """Each partition of the created topics led, its ISR full (``leader_and_isr``), and every
-        broker's metadata naming that leader: a broker told later than the others would refuse a
-        client the partition for a while. (A ZooKeeper-mode broker's metadata is not asked for the
-        ISR: the controller passes ISR changes on in batches, seconds late.)"""
+    def _topics_not_whole(self) -> str | None:
+        """What keeps the created topics from being whole, or None: each partition led, its ISR full
+        (``leader_and_isr``), and every broker's metadata naming that leader (a broker told later
+        than the others would refuse a client the partition for a while). A ZooKeeper-mode broker's
+        metadata is not asked for the ISR: the controller passes ISR changes on in batches, seconds late."""
         leaders = {}
         for topic, count in self.topics.items():
             for p in range(count):
                 leader, isr = self.leader_and_isr(topic, p)
                 if leader is None or len(isr) < self._replication[topic]:
-                    return False
+                    return f"{topic}-{p} has leader {leader} and ISR {isr}"
                 leaders[topic, p] = leader
         for node in self.node_ids:
             told = {(t, p): leader for t, p, leader, _, _ in self.partitions([node])}
-            if any(told.get(tp) != leader for tp, leader in leaders.items()):
-                return False
-        return True
+            for (topic, p), leader in leaders.items():
+                if told.get((topic, p)) != leader:
+                    return f"node {node}'s metadata has leader {told.get((topic, p))} for {topic}-{p}, not {leader}"
+        return None
+
+    def not_whole(self) -> str | None:
+        """Why the cluster is not whole, or None when it is: no fault in force, every node
+        registered, a controller, and every partition of the created topics led, its ISR full."""
+        state = self.state
+        if state is None:
+            return f"no cluster runs in {self.directory}"
+        faults = [f"{name} {sorted(nodes, key=str)}" for name, nodes in
+                  (("killed", self.killed), ("paused", self.paused), ("cut", self.cut)) if nodes]  # fmt: skip
+        if faults:
+            return ", ".join(faults)
+        stopped = [node["id"] for node in state["brokers"] if launcher._stopped(node["pid"])]
+        if stopped:
+            return f"nodes {stopped} are stopped"
+        health = launcher.cluster_health(state)
+        if not launcher.is_healthy(state, health):
+            return f"not healthy: registered {health['registered']}, controller {health['controller']}"
+        return self._topics_not_whole()
 
     def is_whole(self) -> bool:
-        """No fault in force, every node registered, a controller, and the created topics' every
-        partition led with its whole ISR."""
-        state = self.state
-        if self.killed or self.paused or self.cut or state is None:
-            return False
-        if any(launcher._stopped(node["pid"]) for node in state["brokers"]):
-            return False
-        return launcher.is_healthy(state, launcher.cluster_health(state)) and self._topics_whole()
+        return self.not_whole() is None
 
     def wait_whole(self, timeout_s: float = STEP_TIMEOUT_S) -> None:
-        wait_until(self.time, self.is_whole, "the cluster to be whole", timeout_s)
+        """Until the cluster is whole (``not_whole``), or raise ``TimeoutError`` saying what is not."""
+        reason: list[str | None] = [None]
+
+        def whole() -> bool:
+            reason[0] = self.not_whole()
+            return reason[0] is None
+
+        try:
+            wait_until(self.time, whole, "the cluster to be whole", timeout_s)
+        except TimeoutError as e:
+            raise TimeoutError(f"{e}; at the end: {reason[0]}") from None
 
     def hold_s(self) -> float:
         """How long a kill or a pause is held: past the longest of the timeouts after which the
@@ -710,11 +535,14 @@ class Nemesis:
         with self._condition:
             return self.time.wait_for(self._condition, lambda: self._stopping, int(seconds * 1000))
 
-    def run_one(self, fault: str) -> None:
-        """Strike ``fault``, hold it (cut short by ``stop``), heal it."""
+    def run_one(self, fault: str, target: str | None = None) -> None:
+        """Strike ``fault``, hold it (cut short by ``stop``), heal it. A kill or a pause strikes a
+        node of the kind ``target`` names (``TARGETS``), or of a kind drawn at random."""
         if fault not in FAULTS:
             raise ValueError(f"a fault is one of {', '.join(FAULTS)}, not {fault!r}")
-        self._heal = getattr(self, f"_{fault}")()
+        if target is not None and fault == "partition":
+            raise ValueError(f"a partition strikes no one node: no target, not {target!r}")
+        self._heal = self._partition() if fault == "partition" else getattr(self, f"_{fault}")(target)
         self._wait(self.cluster.hold_s())
         self._heal_now()
         self.faults_done += 1
@@ -759,9 +587,13 @@ class Nemesis:
 
     # -- the faults: each strikes, records, and returns its healing -------------------------------------
 
-    def _victim(self) -> tuple[int, str]:
-        """A node to kill or pause, and what it was: a partition's leader, the controller, or any."""
-        target = self.rng.choice(TARGETS)
+    def _victim(self, target: str | None) -> tuple[int, str]:
+        """A node to kill or pause (of the kind ``target`` names, one drawn from ``TARGETS`` if None),
+        and what it was."""
+        if target is None:
+            target = self.rng.choice(TARGETS)
+        elif target not in TARGETS:
+            raise ValueError(f"a target is one of {', '.join(TARGETS)}, not {target!r}")
         node = None
         if target == "leader" and self.cluster.topics:
             topic = self.rng.choice(sorted(self.cluster.topics))
@@ -769,17 +601,22 @@ class Nemesis:
             node, target = self.cluster.leader_of(topic, partition), f"leader of {topic}-{partition}"
         elif target == "controller":
             node = self.cluster.controller()
+        elif target == "bystander":
+            controller = self.cluster.controller()
+            node = self.rng.choice(
+                [n for n in self.cluster.node_ids if n != controller] or self.cluster.node_ids
+            )
         if node is None:
             node, target = self.rng.choice(self.cluster.node_ids), "any"
         return node, target
 
-    def _kill(self) -> Callable[[], None]:
-        node, target = self._victim()
+    def _kill(self, target: str | None = None) -> Callable[[], None]:
+        node, target = self._victim(target)
         self._record("kill", {"nodes": [node], "as": target}, lambda: self.cluster.kill(node))
         return lambda: self._record("restart", {"nodes": [node]}, lambda: self.cluster.restart(node))
 
-    def _pause(self) -> Callable[[], None]:
-        node, target = self._victim()
+    def _pause(self, target: str | None = None) -> Callable[[], None]:
+        node, target = self._victim(target)
         self._record("pause", {"nodes": [node], "as": target}, lambda: self.cluster.pause(node))
         return lambda: self._record("resume", {"nodes": [node]}, lambda: self.cluster.resume(node))
 
