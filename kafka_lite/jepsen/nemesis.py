@@ -63,6 +63,7 @@ SHAPES = ("isolated", "majority-minority", "controller-isolated", "cut-from-zook
 HOLD_FACTOR = 1.5  # a pause or a kill is held this many times the longest timeout it must outlast
 STEP_TIMEOUT_S = 60.0  # each wait for the cluster: a restart, an election, the ISR complete again
 POLL_MS = 100
+ISR_TIMEOUT_S = 30.0  # after the cluster serves again, how long its ISRs get to be full again
 # Kafka's defaults of the timeouts a fault is held past (0.10.1's for the first two, 3.3's for KRaft's).
 KAFKA_TIMEOUTS_MS = {
     "zookeeper.session.timeout.ms": 6000,
@@ -351,17 +352,18 @@ class FaultyCluster:
             f"{topic}'s {partitions} partitions led, their ISRs full",
         )
 
-    def _topics_not_whole(self) -> str | None:
-        """What keeps the created topics from being whole, or None: each partition led, its ISR full
-        (``leader_and_isr``), and every broker's metadata naming that leader (a broker told later
-        than the others would refuse a client the partition for a while). A ZooKeeper-mode broker's
-        metadata is not asked for the ISR: the controller passes ISR changes on in batches, seconds late."""
+    def _topics_not_whole(self, isr: bool = True) -> str | None:
+        """What keeps the created topics from being whole, or None: each partition led, with ``isr``
+        its ISR full (``leader_and_isr``), and every broker's metadata naming that leader (a broker
+        told later than the others would refuse a client the partition for a while). A
+        ZooKeeper-mode broker's metadata is not asked for the ISR: the controller passes ISR changes
+        on in batches, seconds late."""
         leaders = {}
         for topic, count in self.topics.items():
             for p in range(count):
-                leader, isr = self.leader_and_isr(topic, p)
-                if leader is None or len(isr) < self._replication[topic]:
-                    return f"{topic}-{p} has leader {leader} and ISR {isr}"
+                leader, in_sync = self.leader_and_isr(topic, p)
+                if leader is None or (isr and len(in_sync) < self._replication[topic]):
+                    return f"{topic}-{p} has leader {leader} and ISR {in_sync}"
                 leaders[topic, p] = leader
         for node in self.node_ids:
             told = {(t, p): leader for t, p, leader, _, _ in self.partitions([node])}
@@ -370,9 +372,10 @@ class FaultyCluster:
                     return f"node {node}'s metadata has leader {told.get((topic, p))} for {topic}-{p}, not {leader}"
         return None
 
-    def not_whole(self) -> str | None:
+    def not_whole(self, isr: bool = True) -> str | None:
         """Why the cluster is not whole, or None when it is: no fault in force, every node
-        registered, a controller, and every partition of the created topics led, its ISR full."""
+        registered, a controller, and every partition of the created topics led (with ``isr``, its
+        ISR full too; without, the cluster serves its clients, and may yet be short of replicas)."""
         state = self.state
         if state is None:
             return f"no cluster runs in {self.directory}"
@@ -386,17 +389,17 @@ class FaultyCluster:
         health = launcher.cluster_health(state)
         if not launcher.is_healthy(state, health):
             return f"not healthy: registered {health['registered']}, controller {health['controller']}"
-        return self._topics_not_whole()
+        return self._topics_not_whole(isr)
 
     def is_whole(self) -> bool:
         return self.not_whole() is None
 
-    def wait_whole(self, timeout_s: float = STEP_TIMEOUT_S) -> None:
+    def wait_whole(self, timeout_s: float = STEP_TIMEOUT_S, isr: bool = True) -> None:
         """Until the cluster is whole (``not_whole``), or raise ``TimeoutError`` saying what is not."""
         reason: list[str | None] = [None]
 
         def whole() -> bool:
-            reason[0] = self.not_whole()
+            reason[0] = self.not_whole(isr)
             return reason[0] is None
 
         try:
@@ -553,8 +556,9 @@ class Nemesis:
             heal()
 
     def stop(self) -> None:
-        """Stop the schedule, heal whatever is in force (and anything left struck), and wait until
-        the cluster is whole. Raises what ended the schedule's thread, if anything did."""
+        """Stop the schedule, heal whatever is in force (and anything left struck), wait until the
+        cluster serves its clients again, then until it is whole (``_record_whole``). Raises what
+        ended the schedule's thread, if anything did."""
         with self._condition:
             self._stopping = True
             self._condition.notify_all()
@@ -570,9 +574,27 @@ class Nemesis:
             self._record("restart", {"nodes": [node]}, lambda node=node: c.restart(node))
         if c.cut:
             self._record("heal", {"cut": _pairs_value(c.cut)}, c.heal)
-        c.wait_whole()
+        c.wait_whole(isr=False)
+        self._record_whole()
         if self.error is not None:
             raise RuntimeError(f"the nemesis failed: {self.error!r}") from self.error
+
+    def _record_whole(self) -> None:
+        """Wait until every partition's ISR is full again, as a ``whole`` operation: ok, or info
+        naming what is still short after ``ISR_TIMEOUT_S``. Not an error: under Kafka 0.10's
+        ZooKeeper controller an ISR can stay short for good after a fault. A controller paused past
+        its session resumes believing it still is one and removes a replica from an ISR in
+        ZooKeeper that its successor's leader has just grown; the leader ignores that old
+        controller's LeaderAndIsr, keeps the larger ISR in memory, and never writes it again
+        (Kafka fences such a controller's writes from 2.2 on, KAFKA-6082). The run's final phase
+        needs a cluster that serves, which ``stop`` has already waited for."""
+        invocation = self.history.invoke(NEMESIS, "whole", {"nodes": list(self.cluster.node_ids)})
+        try:
+            self.cluster.wait_whole(ISR_TIMEOUT_S)
+        except TimeoutError as e:
+            self.history.complete(invocation, "info", error=str(e))
+        else:
+            self.history.complete(invocation, "ok")
 
     def _record(self, f: str, value: dict, action: Callable[[], None]) -> None:
         """Invoke, act, complete: ``ok``, or ``info`` naming the error (the action's outcome is then

@@ -225,6 +225,8 @@ def test_the_schedule_strikes_and_stop_heals_whatever_is_in_force(faulty, tmp_pa
         ("partition", "ok"),
         ("heal", "invoke"),
         ("heal", "ok"),
+        ("whole", "invoke"),
+        ("whole", "ok"),
     ]
     assert ops[0].value["cut"] and ops[2].value == ops[0].value
     # stop cut the hold short: the heal came about as soon as the cut was seen, not a hold later
