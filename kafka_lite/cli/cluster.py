@@ -237,9 +237,10 @@ def load_state(directory: Path) -> dict | None:
         raise CliError(f"{path} is unreadable ({e}); remove it if no cluster runs there") from None
 
 
-def zookeeper_connect(state: dict) -> str:
-    """The cluster's ``zookeeper.connect``: host and port, and a named cluster's chroot."""
-    return f"127.0.0.1:{state['zookeeper']['port']}{state['zookeeper'].get('chroot', '')}"
+def zookeeper_connect(state: dict, port: int | None = None) -> str:
+    """The cluster's ``zookeeper.connect``: host and port (``port`` in front of ZooKeeper's own, if
+    given), and a named cluster's chroot."""
+    return f"127.0.0.1:{port or state['zookeeper']['port']}{state['zookeeper'].get('chroot', '')}"
 
 
 def bootstrap_servers(state: dict) -> str:
@@ -329,6 +330,7 @@ def start_cluster(
     secure: bool = False,
     kraft: bool = False,
     controllers: int = 0,
+    fronts: dict[str, dict[int, int]] | None = None,
 ) -> dict:
     """Write the configs, start ZooKeeper and the brokers, and return the state (not yet waited on).
     With ``lab``, the brokers run on that lab's files from the workspace under ``lab_dir``. With
@@ -337,7 +339,12 @@ def start_cluster(
     first cluster's state entry for it) it uses that ZooKeeper instead of starting one. ``secure``
     gives the brokers SASL listeners and the authorizer (``cli/security.py``). ``kraft`` starts KRaft
     nodes instead, and no ZooKeeper: ``brokers`` combined nodes, or with ``controllers`` that many
-    controller-only nodes and ``brokers`` broker-only ones (``cli/cluster_kraft.py``)."""
+    controller-only nodes and ``brokers`` broker-only ones (``cli/cluster_kraft.py``).
+
+    ``fronts`` puts a port of someone else's (a proxy's) in front of each node, by role and node id:
+    ``"broker"``, the port its PLAINTEXT listener is advertised at (``advertised.listeners``, KIP-103:
+    listen on one port, advertise another); ``"zookeeper"``, the port it reaches ZooKeeper at; and
+    ``"controller"``, the port the other voters reach its CONTROLLER listener at."""
     existing = load_state(directory)
     if existing and any(_alive(p) for p in _pids(existing)):
         raise CliError(
@@ -351,6 +358,8 @@ def start_cluster(
         )
     if controllers < 0:
         raise CliError(f"--controllers must be at least 0, got {controllers}", exit_code=2)
+    if fronts is not None and secure:
+        raise CliError("a secure cluster's listeners cannot be fronted: its clients log in", exit_code=2)
     directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)
     # The learner's workspace first: a missing one is the mistake to report, whatever the ports.
@@ -363,7 +372,7 @@ def start_cluster(
         state = {"dir": str(directory), "brokers": [], "overrides": list(overrides)}
         if lab_state is not None:
             state["lab"] = lab_state
-        return cluster_kraft.start_nodes(state, brokers, controllers, base_port)
+        return cluster_kraft.start_nodes(state, brokers, controllers, base_port, fronts)
     # a secure cluster's brokers also listen on INTERNAL, on free ports beyond the brokers'
     internal_ports = (
         _internal_ports(brokers, {base_port + i for i in range(brokers)} | {zk_port}) if secure else []
@@ -411,8 +420,13 @@ def start_cluster(
                         if secure
                         else listener
                     ),
+                    *(
+                        [f"advertised.listeners=PLAINTEXT://127.0.0.1:{fronts['broker'][i]}"]
+                        if fronts
+                        else []
+                    ),
                     f"log.dirs={broker_dir / 'data'}",
-                    f"zookeeper.connect={zookeeper_connect(state)}",
+                    f"zookeeper.connect={zookeeper_connect(state, fronts['zookeeper'][i] if fronts else None)}",
                     "num.network.threads=2",
                     "num.io.threads=4",
                     # a learning cluster: topics may be deleted (Kafka 0.10.1's default is false)

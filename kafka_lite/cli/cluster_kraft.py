@@ -114,8 +114,11 @@ def plan_nodes(brokers: int, controllers: int, base_port: int, taken: set[int]) 
 
 
 def quorum_voters(nodes: list[dict]) -> str:
-    """``controller.quorum.voters``: every controller-role node, ``id@host:port``."""
-    return ",".join(f"{n['id']}@127.0.0.1:{n['controller_port']}" for n in nodes if is_controller(n))
+    """``controller.quorum.voters``: every controller-role node, ``id@host:port``, where the others
+    reach it (its ``voter_port`` when a proxy fronts its CONTROLLER listener)."""
+    return ",".join(
+        f"{n['id']}@127.0.0.1:{n.get('voter_port', n['controller_port'])}" for n in nodes if is_controller(n)
+    )
 
 
 def node_properties(node: dict, voters: str, node_dir: Path) -> str:
@@ -130,6 +133,11 @@ def node_properties(node: dict, voters: str, node_dir: Path) -> str:
         f"node.id={node['id']}",
         f"controller.quorum.voters={voters}",
         f"listeners={','.join(listeners)}",
+        *(
+            [f"advertised.listeners=PLAINTEXT://127.0.0.1:{node['advertised_port']}"]
+            if "advertised_port" in node
+            else []
+        ),
         "controller.listener.names=CONTROLLER",
         *(["inter.broker.listener.name=PLAINTEXT"] if is_broker(node) else []),
         f"log.dirs={node_dir / 'data'}",
@@ -152,12 +160,25 @@ def format_storage(config: Path, cluster_id: str) -> None:
         raise CliError(f"formatting {config.parent.name}: {e}") from None
 
 
-def start_nodes(state: dict, brokers: int, controllers: int, base_port: int) -> dict:
+def start_nodes(
+    state: dict,
+    brokers: int,
+    controllers: int,
+    base_port: int,
+    fronts: dict[str, dict[int, int]] | None = None,
+) -> dict:
     """Format every node's directories with one new cluster id, then start the nodes: the voters
-    first, so that the brokers find a quorum to register with. Returns the state, written to disk."""
+    first, so that the brokers find a quorum to register with. Returns the state, written to disk.
+    ``fronts`` (see ``cluster.start_cluster``) gives each node the ports a proxy takes in front of its
+    listeners: its PLAINTEXT listener is advertised there, and the voters reach its CONTROLLER there."""
     from kafka_lite.server.storage_tool import random_uuid
 
     nodes = plan_nodes(brokers, controllers, base_port, set())
+    for node in nodes if fronts else ():
+        if is_broker(node):
+            node["advertised_port"] = fronts["broker"][node["id"]]
+        if is_controller(node):
+            node["voter_port"] = fronts["controller"][node["id"]]
     voters = quorum_voters(nodes)
     state["kraft"] = {"cluster_id": random_uuid(), "voters": voters}
     for node in nodes:

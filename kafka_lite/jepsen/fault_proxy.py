@@ -1,0 +1,217 @@
+"""The fault proxy: TCP proxies on loopback in front of a cluster's listeners, able to cut the network.
+
+No Kafka twin: a loopback stand-in for Jepsen's network partitions (``jepsen.net``, iptables rules
+on real machines), used by the nemesis (``nemesis.py``). Beyond the book.
+
+Each proxy port forwards to one listener: a broker's, a KRaft voter's CONTROLLER listener, or
+ZooKeeper's client port. The proxy knows who is at each end of a connection. The target is the
+listener's node. The source of a connection to ZooKeeper is the node whose proxy port it arrived
+at (each node has its own); the source of a connection to a broker or a controller is named by the
+``client_id`` in the header of its first request (a length-prefixed frame: api_key, api_version,
+correlation_id, client_id): kafka_lite's brokers, fetchers, controller channels and Raft clients
+name their node there (``NODE_CLIENT_IDS``); anyone else is a client (``CLIENTS``).
+
+A cut is a set of pairs that cannot talk. ``cut`` resets every open connection between such a pair
+and, from then on, resets every new one at its first request; ``cut(())`` heals.
+
+Differs: Jepsen's partitions drop packets, so a connection across the cut hangs until a timeout;
+here it is reset at once, and a node's connections to itself are never cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import struct
+import threading
+from collections.abc import Iterable
+
+CLIENTS = "clients"  # everyone who is not a node: the workload's producers and consumers, tools
+
+# Who opens a connection to a broker's or a controller's listener, by the ``client_id`` in the
+# header of its first request: each of kafka_lite's node-to-node clients names its node there. A
+# client_id that matches none of these is a client's.
+NODE_CLIENT_IDS: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"replica-fetcher-(\d+)-\d+"), "a follower's replica fetcher (ReplicaFetcherThread)"),
+    (re.compile(r"controller-(\d+)"), "the ZooKeeper controller's channel to a broker (ControllerChannelManager)"),
+    (re.compile(r"broker-(\d+)-controlled-shutdown"), "a broker asking the controller for a controlled shutdown"),
+    (re.compile(r"broker-(\d+)-txn-marker-sender"), "a transaction coordinator's marker sender"),
+    (re.compile(r"raft-(\d+)"), "a KRaft node's Raft client: votes and fetches of the metadata log"),
+    (re.compile(r"(\d+)"), "a KRaft broker's channels to the active controller: heartbeat, alter-partition, forwarding"),
+)  # fmt: skip
+
+FRAME_HEADER = struct.Struct(">hhih")  # api_key, api_version, correlation_id, client_id's length
+PROXY_BUFFER = 65536
+
+
+def node_of_client_id(client_id: str | None) -> int | str:
+    """The node a connection's first request comes from (``NODE_CLIENT_IDS``), else ``CLIENTS``."""
+    for pattern, _ in NODE_CLIENT_IDS:
+        match = pattern.fullmatch(client_id or "")
+        if match:
+            return int(match.group(1))
+    return CLIENTS
+
+
+def client_id_of(frame: bytes) -> str | None:
+    """The ``client_id`` of a request frame (without its length prefix); None if it has none."""
+    if len(frame) < FRAME_HEADER.size:
+        raise ValueError(f"a request header is at least {FRAME_HEADER.size} bytes, got {len(frame)}")
+    _, _, _, length = FRAME_HEADER.unpack_from(frame)
+    if length < 0:
+        return None
+    end = FRAME_HEADER.size + length
+    if end > len(frame):
+        raise ValueError(f"a client_id of {length} bytes does not fit a {len(frame)}-byte request")
+    return frame[FRAME_HEADER.size : end].decode("utf-8", errors="replace")
+
+
+class _Link:
+    """One proxied connection: who is at each end, and both sockets' writers (to reset them)."""
+
+    def __init__(self, source: int | str, target: int | str, *writers: asyncio.StreamWriter) -> None:
+        self.source = source
+        self.target = target
+        self.writers = writers
+
+    def reset(self) -> None:
+        for writer in self.writers:
+            writer.transport.abort()  # a reset, not a goodbye: as a cut cable, not a closed socket
+
+
+class FaultProxy:
+    """TCP proxies on loopback, each in front of one listener, on one event loop in its own thread.
+
+    ``listen(port, upstream, target, source)``: connections to ``port`` go to ``upstream``, the
+    listener of ``target``; they come from ``source``, or when it is None from whoever the first
+    request's client_id names. ``cut(pairs)`` makes the given pairs unable to talk; ``cut(())``
+    heals."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="fault-proxy", daemon=True)
+        self._thread.start()
+        self._servers: dict[int, asyncio.AbstractServer] = {}
+        self._upstreams: dict[int, int] = {}
+        self._links: set[_Link] = set()
+        self._tasks: set[asyncio.Task] = set()  # every connection's, to end them all on close
+        self._cut: frozenset[frozenset] = frozenset()
+
+    def _run(self, coroutine, timeout_s: float = 10.0):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout_s)
+
+    @property
+    def ports(self) -> list[int]:
+        return sorted(self._servers)
+
+    def listen(self, port: int, upstream: int, target: int | str, source: int | str | None = None) -> None:
+        async def serve(reader, writer):
+            task = asyncio.current_task()
+            self._tasks.add(task)
+            try:
+                await self._serve(reader, writer, port, target, source)
+            finally:
+                self._tasks.discard(task)
+
+        async def start():
+            self._servers[port] = await asyncio.start_server(serve, "127.0.0.1", port, reuse_address=True)
+
+        self._upstreams[port] = upstream
+        self._run(start())
+
+    def allows(self, source: int | str, target: int | str) -> bool:
+        return frozenset((source, target)) not in self._cut
+
+    async def _serve(self, reader, writer, port: int, target: int | str, source: int | str | None) -> None:
+        link = None
+        try:
+            first = b""
+            if source is None:  # a broker's or a controller's listener: the first request names its sender
+                size = await reader.readexactly(4)
+                frame = await reader.readexactly(int.from_bytes(size, "big", signed=True))
+                source, first = node_of_client_id(client_id_of(frame)), size + frame
+            if not self.allows(source, target):
+                return
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self._upstreams[port])
+            link = _Link(source, target, writer, up_writer)
+            self._links.add(link)
+            if not self.allows(source, target):  # cut while the upstream connection was being made
+                return
+            up_writer.write(first)
+            pumps = [
+                asyncio.ensure_future(_pump(reader, up_writer)),
+                asyncio.ensure_future(_pump(up_reader, writer)),
+            ]
+            # Either side closing ends the connection: Kafka's and ZooKeeper's protocols never half-close.
+            _, pending = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+            for pump in pending:
+                pump.cancel()
+        except (OSError, asyncio.IncompleteReadError, ValueError):
+            pass  # a peer gone, a connection refused upstream, a frame too short: the connection ends
+        finally:
+            if link is not None:
+                self._links.discard(link)
+                link.reset()
+            writer.transport.abort()
+
+    @property
+    def closed(self) -> bool:
+        return not self._thread.is_alive()
+
+    def cut(self, pairs: Iterable[frozenset]) -> None:
+        """From now on the ``pairs`` (two-member frozensets) cannot talk; returns once every open
+        connection between them is reset. An empty ``pairs`` heals every cut."""
+        if self.closed:
+            raise RuntimeError("the fault proxy is closed")
+
+        async def apply():
+            self._cut = frozenset(pairs)
+            for link in list(self._links):
+                if not self.allows(link.source, link.target):
+                    self._links.discard(link)
+                    link.reset()
+
+        self._run(apply())
+
+    def links(self) -> list[tuple[int | str, int | str]]:
+        """The open connections, as (source, target) pairs."""
+
+        async def read():
+            return [(link.source, link.target) for link in self._links]
+
+        return self._run(read())
+
+    def close(self) -> None:
+        """Stop listening, reset every connection and end the loop's thread. Idempotent."""
+        if self.closed:
+            return
+
+        async def shut():
+            for server in self._servers.values():
+                server.close()
+            for link in list(self._links):
+                link.reset()
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            for server in self._servers.values():
+                await server.wait_closed()
+            # An aborted transport closes its socket in a callback of the loop's next rounds: let
+            # them run before the loop stops, or the sockets would outlive the proxy.
+            for _ in range(3):
+                await asyncio.sleep(0)
+
+        with contextlib.suppress(TimeoutError, RuntimeError):
+            self._run(shut())
+        self._servers.clear()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+
+async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(OSError):
+        while data := await reader.read(PROXY_BUFFER):
+            writer.write(data)
+            await writer.drain()
