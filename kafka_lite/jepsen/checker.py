@@ -33,9 +33,13 @@ reads, so a skip is measured in records, not offsets.
 
 from __future__ import annotations
 
+import gc
 import itertools
+import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from operator import itemgetter
 from typing import Any
 
 import networkx as nx
@@ -43,6 +47,7 @@ import networkx as nx
 from kafka_lite.jepsen.history import NEMESIS, Op
 
 CLIENT_FUNCTIONS = ("send", "poll", "txn")
+_first, _second = itemgetter(0), itemgetter(1)
 
 # The edges of the dependency graph, as bits so one pair of ops carries every relation between them.
 WW = 1  # a wrote the value just before b's in some key's version order
@@ -139,10 +144,13 @@ class VersionOrder:
 
 class _Index:
     """The indexes every rule reads, built in one pass over the history (Jepsen's ``op-reads``,
-    ``writer-of``, ``readers-of``, ``reads-by-type``, ``writes-by-type``, ``by-process``)."""
+    ``writer-of``, ``reads-by-type``, ``writes-by-type``, ``by-process``). Readers are found
+    through ``reads`` and ``writer_of`` rather than a ``readers-of`` map: only a lost write's
+    example needs to name one."""
 
     def __init__(self, history: Iterable[Op]) -> None:
         self.ops: list[Op] = [op for op in history if op.process != NEMESIS]
+        self.completions: list[Op] = []  # the completed send, poll and txn ops, in order
         self.reads: dict[int, dict[Any, list]] = {}  # completion index -> key -> values in order
         self.read_offsets: dict[int, dict[Any, list]] = {}  # ... -> key -> offsets polled
         self.writes: dict[int, dict[Any, list]] = {}  # completion index -> key -> values sent
@@ -150,7 +158,6 @@ class _Index:
         self.invocation: dict[int, Op] = {}  # completion index -> its invocation
         self.completion: dict[int, Op] = {}  # invocation index -> its completion
         self.writer_of: dict[Any, dict[Any, Op]] = defaultdict(dict)
-        self.readers_of: dict[Any, dict[Any, list[Op]]] = defaultdict(lambda: defaultdict(list))
         self.ok_reads: dict[Any, set] = defaultdict(set)
         self.failed_writes: dict[Any, set] = defaultdict(set)
         self.by_process: dict[Any, list[Op]] = defaultdict(list)
@@ -165,7 +172,14 @@ class _Index:
                 self.invocation[op.index] = invocation
                 self.completion[invocation.index] = op
             if op.f in CLIENT_FUNCTIONS:
+                self.completions.append(op)
                 self._index_mops(op)
+        # Key -> value -> where its writer completed ok (infinity when it did not): an op invoked
+        # later follows the writer in real time.
+        self.done_at: dict[Any, dict[Any, float]] = {
+            k: {v: op.index if op.is_ok else math.inf for v, op in writers.items()}
+            for k, writers in self.writer_of.items()
+        }
 
     def _index_mops(self, op: Op) -> None:
         reads: dict[Any, list] = {}
@@ -180,23 +194,20 @@ class _Index:
                 write_offsets.setdefault(k, []).append(offset)
             elif len(mop) > 1:
                 for k, pairs in mop[1].items():
-                    reads.setdefault(k, []).extend(value for _, value in pairs)
-                    read_offsets.setdefault(k, []).extend(offset for offset, _ in pairs)
+                    reads.setdefault(k, []).extend(map(_second, pairs))
+                    read_offsets.setdefault(k, []).extend(map(_first, pairs))
         self.reads[op.index], self.read_offsets[op.index] = reads, read_offsets
         self.writes[op.index], self.write_offsets[op.index] = writes, write_offsets
         for k, values in writes.items():
-            for value in values:
-                self.writer_of[k][value] = op  # the last op to send it, as Jepsen's writer-of
+            self.writer_of[k].update(dict.fromkeys(values, op))  # the last op to send it wins
             if op.is_fail:
                 self.failed_writes[k].update(values)
-        for k, values in reads.items():
-            for value in values:
-                self.readers_of[k][value].append(op)
-            if op.is_ok:
+        if op.is_ok:
+            for k, values in reads.items():
                 self.ok_reads[k].update(values)
 
-    def client_completions(self) -> Iterable[Op]:
-        return (op for op in self.ops if not op.is_invoke and op.f in CLIENT_FUNCTIONS)
+    def readers(self, k: Any, value: Any) -> Iterable[Op]:
+        return (op for op in self.completions if value in self.reads[op.index].get(k, ()))
 
     def must_have_committed(self, op: Op) -> bool:
         """ok, or info with one of its sends read by an ok op: a read of an uncommitted write would
@@ -204,9 +215,8 @@ class _Index:
         if op.is_ok:
             return True
         return op.is_info and any(
-            value in self.ok_reads.get(k, ())
+            not self.ok_reads.get(k, set()).isdisjoint(values)
             for k, values in self.writes.get(op.index, {}).items()
-            for value in values
         )
 
 
@@ -216,18 +226,25 @@ def version_orders(index: _Index) -> tuple[dict[Any, VersionOrder], list[dict]]:
     Polls count whatever their op's outcome: a consumer must never be handed a record that is not
     in the log, so even an aborted transaction's polls are evidence. Sends count only when their
     op must have committed: a failed send's offset may have been given to another record."""
-    logs: dict[Any, dict[Any, set]] = defaultdict(lambda: defaultdict(set))
-    for op in index.client_completions():
+    first: dict[Any, dict] = defaultdict(dict)  # key -> offset -> the first value seen there
+    more: dict[Any, dict] = defaultdict(lambda: defaultdict(set))  # key -> offset -> other values
+
+    def saw(k: Any, offsets: list, values: list) -> None:
+        log = first[k]
+        for offset, value in zip(offsets, values, strict=True):
+            if log.setdefault(offset, value) != value:
+                more[k][offset].add(value)
+
+    for op in index.completions:
         if index.must_have_committed(op):
             for k, offsets in index.write_offsets[op.index].items():
-                for offset, value in zip(offsets, index.writes[op.index][k], strict=True):
-                    if offset is not None:
-                        logs[k][offset].add(value)
+                saw(k, offsets, index.writes[op.index][k])
         for k, offsets in index.read_offsets[op.index].items():
-            for offset, value in zip(offsets, index.reads[op.index][k], strict=True):
-                if offset is not None:
-                    logs[k][offset].add(value)
-    orders = {k: VersionOrder(log) for k, log in sorted(logs.items())}
+            saw(k, offsets, index.reads[op.index][k])
+    orders = {}
+    for k, log in sorted(first.items()):
+        log.pop(None, None)  # an offset nobody knows places nothing
+        orders[k] = VersionOrder({offset: {value, *more[k].get(offset, ())} for offset, value in log.items()})
     errors = [
         {"key": k, "offset": offset, "index": i, "values": values}
         for k, order in orders.items()
@@ -240,21 +257,25 @@ def version_orders(index: _Index) -> tuple[dict[Any, VersionOrder], list[dict]]:
 def g1a_cases(index: _Index) -> list[dict]:
     """An ok op read a value whose send failed: an aborted read. A read_committed consumer must
     never see a record its transaction aborted."""
-    return [
-        {"key": k, "value": value, "writer": index.writer_of[k][value].index, "reader": op.index}
-        for op in index.client_completions()
-        if op.is_ok
-        for k, values in index.reads[op.index].items()
-        for value in values
-        if value in index.failed_writes.get(k, ())
-    ]
+    errors = []
+    for op in index.completions:
+        if op.is_ok:
+            for k, values in index.reads[op.index].items():
+                failed = index.failed_writes.get(k)
+                if failed and not failed.isdisjoint(values):
+                    errors.extend(
+                        {"key": k, "value": v, "writer": index.writer_of[k][v].index, "reader": op.index}
+                        for v in values
+                        if v in failed
+                    )
+    return errors
 
 
 def precommitted_read_cases(index: _Index) -> list[dict]:
     """An op read a value it sent itself. Kafka hides a transaction's records from every consumer
     (its own included) until the commit marker is written, so this is a read of uncommitted data."""
     errors = []
-    for op in index.client_completions():
+    for op in index.completions:
         reads = index.reads[op.index]
         for k, values in index.writes[op.index].items():
             own = set(values) & set(reads.get(k, ()))
@@ -285,7 +306,7 @@ def lost_write_cases(index: _Index, orders: dict[Any, VersionOrder]) -> list[dic
             if value in read or writer is None or not index.must_have_committed(writer):
                 continue
             witnesses = last_index_values[bound]
-            readers = index.readers_of[k].get(witnesses[0], []) if witnesses else []
+            readers = list(itertools.islice(index.readers(k, witnesses[0]), 1)) if witnesses else []
             errors.append({
                 "key": k, "value": value, "index": first_index[value], "max_read_index": bound,
                 "writer": writer.index, "max_read": readers[0].index if readers else None,
@@ -303,6 +324,25 @@ def _step(order: VersionOrder | None, v1: Any, v2: Any) -> tuple[int, list]:
     return i2 - i1, order.by_index[i1 + 1 : i2]
 
 
+def _internal_cases(
+    op: Op, k: Any, values: list, order: VersionOrder | None, skips: list, backs: list
+) -> None:
+    """Successive values of one key within one op, held against the version order: a step of more
+    than one record is a skip, of less than one (back, or the same record again) nonmonotonic."""
+    if order is None or len(values) < 2:
+        return
+    indexes = [order.by_value.get(v) for v in values]
+    for j in range(1, len(values)):
+        i1, i2 = indexes[j - 1], indexes[j]
+        if i1 is None or i2 is None or i2 - i1 == 1:
+            continue
+        error = {"key": k, "values": [values[j - 1], values[j]], "delta": i2 - i1, "op": op.index}
+        if i2 - i1 > 1:
+            skips.append({**error, "skipped": order.by_index[i1 + 1 : i2]})
+        else:
+            backs.append(error)
+
+
 def _rebalanced_keys(op: Op) -> set:
     keys: set = set()
     for entry in op.rebalance_log:
@@ -315,19 +355,13 @@ def int_poll_cases(index: _Index, orders: dict[Any, VersionOrder]) -> dict[str, 
     (``int-poll-skip``) or go back or repeat (``int-nonmonotonic-poll``). A consumer's position
     only moves forward one record at a time; a rebalance during the op (its ``rebalance_log``)
     resets the position, so its keys are exempt."""
-    skips, nonmonotonic = [], []
-    for op in index.client_completions():
-        exempt = _rebalanced_keys(op)
+    skips: list[dict] = []
+    nonmonotonic: list[dict] = []
+    for op in index.completions:
+        exempt = _rebalanced_keys(op) if op.rebalance_log else ()
         for k, values in index.reads[op.index].items():
-            if k in exempt:
-                continue
-            for v1, v2 in itertools.pairwise(values):
-                delta, skipped = _step(orders.get(k), v1, v2)
-                error = {"key": k, "values": [v1, v2], "delta": delta, "op": op.index}
-                if delta > 1:
-                    skips.append({**error, "skipped": skipped})
-                elif delta < 1:
-                    nonmonotonic.append(error)
+            if k not in exempt:
+                _internal_cases(op, k, values, orders.get(k), skips, nonmonotonic)
     return {"int-poll-skip": skips, "int-nonmonotonic-poll": nonmonotonic}
 
 
@@ -335,16 +369,11 @@ def int_send_cases(index: _Index, orders: dict[Any, VersionOrder]) -> dict[str, 
     """Within one op, two successive sends to a key that land apart (``int-send-skip``: other
     producers' records between them, normal) or in the wrong order (``int-nonmonotonic-send``: a
     producer's records must reach a partition in the order it sent them)."""
-    skips, nonmonotonic = [], []
-    for op in index.client_completions():
+    skips: list[dict] = []
+    nonmonotonic: list[dict] = []
+    for op in index.completions:
         for k, values in index.writes[op.index].items():
-            for v1, v2 in itertools.pairwise(values):
-                delta, skipped = _step(orders.get(k), v1, v2)
-                error = {"key": k, "values": [v1, v2], "delta": delta, "op": op.index}
-                if delta > 1:
-                    skips.append({**error, "skipped": skipped})
-                elif delta < 1:
-                    nonmonotonic.append(error)
+            _internal_cases(op, k, values, orders.get(k), skips, nonmonotonic)
     return {"int-send-skip": skips, "int-nonmonotonic-send": nonmonotonic}
 
 
@@ -440,7 +469,7 @@ def unseen(index: _Index) -> list[dict]:
     out: list[dict] = []
     pending: dict[Any, set] = {}
     polled: dict[Any, set] = defaultdict(set)
-    for op in index.client_completions():
+    for op in index.completions:
         if not op.is_ok:
             continue
         for k, values in index.reads[op.index].items():
@@ -459,9 +488,10 @@ def _max_offsets(index: _Index, op: Op) -> dict:
     """The highest offset of each key this op polled (-1 for a key polled empty) or sent
     (Jepsen's ``op->max-offsets``)."""
     offsets = {}
-    for k, polled in index.read_offsets.get(op.index, {}).items():
-        offsets[k] = max((o for o in polled if o is not None), default=-1)
-    for k, sent in index.write_offsets.get(op.index, {}).items():
+    for k, polled in index.read_offsets[op.index].items():
+        known = [o for o in polled if o is not None] if None in polled else polled
+        offsets[k] = max(known, default=-1)
+    for k, sent in index.write_offsets[op.index].items():
         known = [o for o in sent if o is not None]
         if known:
             offsets[k] = max(offsets.get(k, -1), *known)
@@ -477,10 +507,12 @@ def realtime_lag(index: _Index) -> list[dict]:
     by at least t - expired[k][o + 1]. Assign starts untracked keys at -1 (the workload reads from
     the beginning); subscribe forgets everything, since the group decides what the process holds."""
     expired: dict[Any, list] = defaultdict(list)
-    for op in index.ops:
-        if not (op.is_ok or op.is_info) or op.f not in CLIENT_FUNCTIONS:
+    max_offsets: dict[int, dict] = {}
+    for op in index.completions:
+        if not (op.is_ok or op.is_info):
             continue
-        for k, known in _max_offsets(index, op).items():
+        max_offsets[op.index] = known_offsets = _max_offsets(index, op)
+        for k, known in known_offsets.items():
             times = expired[k]
             if len(times) <= known:
                 times.extend([None] * (known + 1 - len(times)))
@@ -502,7 +534,7 @@ def realtime_lag(index: _Index) -> list[dict]:
             invocation = index.invocation.get(op.index)
             began = invocation.time if invocation is not None else op.time
             held = positions[op.process]
-            for k, offset in _max_offsets(index, op).items():
+            for k, offset in max_offsets[op.index].items():
                 held[k] = max(held.get(k, -1), offset)
             for k, offset in held.items():
                 times = expired.get(k, ())
@@ -516,50 +548,84 @@ def worst_realtime_lag(lags: list[dict]) -> dict | None:
     return max(lags, key=lambda lag: lag["lag"], default=None)
 
 
-def dependency_edges(index: _Index, orders: dict[Any, VersionOrder], ww_deps: bool) -> dict[tuple, int]:
-    """Every pair of completed send/poll/txn ops with a relation, as (a, b) -> bits of WW, WR,
-    PROCESS, REALTIME (Jepsen's ``ww-graph``, ``wr-graph`` and Elle's process and realtime graphs).
-    The realtime edges are Elle's transitive reduction: each ok op links to the ops invoked after
-    it completed, until an op completing after it has taken over that role."""
-    edges: dict[tuple, int] = {}
+def _link(edges: dict[int, dict[int, int]], a: Op, b: Op, rel: int) -> None:
+    if a is not b:
+        row = edges.setdefault(a.index, {})
+        row[b.index] = row.get(b.index, 0) | rel
 
-    def link(a: Op, b: Op, rel: int) -> None:
-        if a.index != b.index:
-            edges[a.index, b.index] = edges.get((a.index, b.index), 0) | rel
 
-    for k, readers_of_k in index.readers_of.items():
-        for value, readers in readers_of_k.items():
-            writer = index.writer_of[k].get(value)
-            if writer is not None:  # a value nobody sent has no writer to depend on
-                for reader in readers:
-                    link(writer, reader, WR)
-    if ww_deps:
-        for k, writers in index.writer_of.items():
-            order = orders.get(k)
-            for value, writer in writers.items():
-                previous = order.previous_value(value) if order else None
-                if previous is not None and previous in writers:
-                    link(writers[previous], writer, WW)
+def _follows_in_real_time(index: _Index, a: Op, b: Op) -> bool:
+    """a is ok and completed before b was invoked: the realtime edges already lead from a to b."""
+    invocation = index.invocation.get(b.index)
+    return a.is_ok and invocation is not None and a.index < invocation.index
+
+
+def order_edges(index: _Index) -> dict[int, dict[int, int]]:
+    """The PROCESS and REALTIME edges between completed send, poll and txn ops, as a -> b -> bits
+    (Elle's process and realtime graphs). The realtime edges are Elle's transitive reduction: each
+    ok op links to the ops invoked after it completed, until an op completing after it has taken
+    over that role; a path still leads from every op to every op invoked after it completed."""
+    edges: dict[int, dict[int, int]] = {}
     last_ok: dict[Any, Op] = {}
-    buffer: set[int] = set()  # ok ops no later ok op is yet known to follow
-    predecessors: dict[int, set[int]] = {}
-    by_index = {op.index: op for op in index.ops}
+    buffer: dict[int, Op] = {}  # ok ops no later ok op is yet known to follow
+    predecessors: dict[int, list[int]] = {}
     for op in index.ops:
         if op.f not in CLIENT_FUNCTIONS:
             continue
         if op.is_invoke:
             completion = index.completion.get(op.index)
             if completion is not None:
-                for a in buffer:
-                    link(by_index[a], completion, REALTIME)
-                predecessors[completion.index] = set(buffer)
+                for a in buffer.values():
+                    _link(edges, a, completion, REALTIME)
+                predecessors[completion.index] = list(buffer)
         elif op.is_ok:
-            buffer -= predecessors.pop(op.index, set())
-            buffer.add(op.index)
+            for a in predecessors.pop(op.index, ()):
+                buffer.pop(a, None)
+            buffer[op.index] = op
             if op.process in last_ok:
-                link(last_ok[op.process], op, PROCESS)
+                _link(edges, last_ok[op.process], op, PROCESS)
             last_ok[op.process] = op
     return edges
+
+
+def data_edges(
+    index: _Index,
+    orders: dict[Any, VersionOrder],
+    ww_deps: bool,
+    edges: dict[int, dict[int, int]],
+    among: set[int] | None = None,
+) -> None:
+    """Adds the WR edges (writer -> each reader of its value, Jepsen's ``wr-graph``) and, with
+    ``ww_deps``, the WW edges (the writer of a key's previous value -> the writer of the next,
+    ``ww-graph``) to ``edges``. Over the whole history (``among`` None) an edge that real time
+    already implies is left out: it joins nothing the realtime edges do not, and the components
+    come out the same. Within one component (``among``, its op indexes) every edge goes in, so each
+    cycle's steps can be named."""
+    ops = index.completions if among is None else [op for op in index.completions if op.index in among]
+    for reader in ops:
+        invocation = index.invocation.get(reader.index)
+        invoked = invocation.index if invocation is not None and among is None else -1
+        for k, values in index.reads[reader.index].items():
+            # Only the values whose writer did not complete ok before this op began need an edge.
+            done = index.done_at.get(k, {})
+            for value in [v for v in values if done.get(v, invoked) > invoked] if invoked >= 0 else values:
+                writer = index.writer_of[k].get(value)  # a value nobody sent has no writer to depend on
+                if writer is not None and (among is None or writer.index in among):
+                    _link(edges, writer, reader, WR)
+    if not ww_deps:
+        return
+    for writer in ops:
+        for k, values in index.writes[writer.index].items():
+            writers, order = index.writer_of[k], orders.get(k)
+            for value in values:
+                previous = order.previous_value(value) if order else None
+                before = writers.get(previous) if previous is not None else None
+                if before is None or writers[value] is not writer:
+                    continue
+                if among is None and _follows_in_real_time(index, before, writer):
+                    continue
+                if among is None or before.index in among:
+                    _link(edges, before, writer, WW)
 
 
 def _mop_index(op: Op, f: str, k: Any, value: Any) -> int | None:
@@ -659,16 +725,22 @@ def _path_back(scc: nx.DiGraph, source: int, target: int, through: int | None) -
     return nx.shortest_path(scc, source, x) + nx.shortest_path(scc, y, target)
 
 
-def cycle_cases(edges: dict[tuple, int], explainer: _Explainer) -> dict[str, list[dict]]:
+def cycle_cases(index: _Index, orders: dict[Any, VersionOrder], ww_deps: bool) -> dict[str, list[dict]]:
     """The G0 and G1c families, one cycle per class per strongly connected component, searched in
     Elle's order and skipping the classes a class already found there implies."""
+    edges = order_edges(index)
+    data_edges(index, orders, ww_deps, edges)
     graph = nx.DiGraph()
-    graph.add_edges_from((a, b, {"rels": rels}) for (a, b), rels in edges.items())
+    graph.add_edges_from((a, b) for a, row in edges.items() for b in row)
+    explainer = _Explainer(index, orders)
     found: dict[str, list[dict]] = defaultdict(list)
     for component in nx.strongly_connected_components(graph):
         if len(component) < 2:
             continue
-        scc = graph.subgraph(component)
+        within = {a: {b: rels for b, rels in edges.get(a, {}).items() if b in component} for a in component}
+        data_edges(index, orders, ww_deps, within, among=component)
+        scc = nx.DiGraph()
+        scc.add_edges_from((a, b, {"rels": rels}) for a, row in within.items() for b, rels in row.items())
         implied: set[str] = set()
         for name, allowed, required in CYCLE_SPECS:
             if name in implied:
@@ -691,6 +763,25 @@ def analysis(history: Iterable[Op], *, ww_deps: bool = False) -> dict:
     found to its error dicts (op indexes, keys, values); ``version_orders`` maps each key to its
     values per dense index and ``offsets`` to the offset of each dense index; ``unseen`` and
     ``realtime_lag`` are Jepsen's series (times in ns)."""
+    with _cyclic_gc_paused():
+        return _analysis(history, ww_deps)
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """The analysis builds millions of small lists, sets and dicts and frees none of them until it
+    ends; CPython's cyclic collector would walk the whole history again every few thousand of
+    them, for nothing. So it waits, as ``timeit`` makes it wait, and runs as before afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _analysis(history: Iterable[Op], ww_deps: bool) -> dict:
     index = _Index(history)
     orders, inconsistent = version_orders(index)
     lags = realtime_lag(index)
@@ -711,10 +802,9 @@ def analysis(history: Iterable[Op], *, ww_deps: bool = False) -> dict:
         errors["unseen"] = [
             {"key": k, "count": n, "values": last["messages"][k]} for k, n in last["unseen"].items() if n
         ]
-    edges = dependency_edges(index, orders, ww_deps)
-    if not any(True for _ in index.client_completions()):
+    if not index.completions:
         errors["empty-transaction-graph"] = [{"ops": len(index.ops)}]
-    errors.update(cycle_cases(edges, _Explainer(index, orders)))
+    errors.update(cycle_cases(index, orders, ww_deps))
     return {
         "errors": {name: errs for name, errs in errors.items() if errs},
         "version_orders": {k: order.log for k, order in orders.items()},

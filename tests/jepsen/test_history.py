@@ -1,0 +1,81 @@
+"""The history file: what the writer records the reader gives back, op for op, and every way a file
+can be bad is an error naming the file, the line and what is wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kafka_lite.common.time import MockTime
+from kafka_lite.jepsen.history import NEMESIS, HistoryError, HistoryWriter, pairs, read_history
+
+pytestmark = pytest.mark.unit
+
+
+def write_run(path):
+    time = MockTime()
+    with HistoryWriter(path, time) as writer:
+        assign = writer.invoke(0, "assign", [0, 1], seek_to_beginning=True)
+        writer.complete(assign, "ok")
+        txn = writer.invoke(1, "txn", [("send", 0, 5), ("send", 1, 6)])
+        time.sleep(2)
+        writer.complete(txn, "ok", [("send", 0, (0, 5)), ("send", 1, (None, 6))])
+        poll = writer.invoke(0, "poll", [("poll",)])
+        fault = writer.invoke(NEMESIS, "kill", {"node": 2})
+        writer.complete(
+            poll, "info", [("poll", {0: [(0, 5)]})], error="timeout", rebalance_log=[1], client="kafka_lite"
+        )
+        writer.complete(fault, "info")
+        writer.invoke(2, "send", [("send", 1, 7)])  # never completed: the run stopped
+        return writer.ops()
+
+
+def test_what_the_writer_records_the_reader_gives_back(tmp_path):
+    path = tmp_path / "history.jsonl"
+    written = write_run(path)
+    read = read_history(path)
+    assert read == written
+    assert [op.extra for op in read] == [op.extra for op in written]
+    assert read[3].time == 2_000_000  # nanoseconds since the run began, from the writer's clock
+    assert read[3].value == [("send", 0, (0, 5)), ("send", 1, (None, 6))]
+    assert (read[6].error, read[6].rebalance_log, read[6].extra) == (
+        "timeout",
+        (1,),
+        {"client": "kafka_lite"},
+    )
+    assert read[0].seek_to_beginning is True
+    completed = {invocation.index: (c.index if c else None) for invocation, c in pairs(read)}
+    assert completed == {0: 1, 2: 3, 4: 6, 5: 7, 8: None}
+
+
+def bad_history(tmp_path, lines: list[str], end: str = "\n"):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + end, encoding="utf-8")
+    with pytest.raises(HistoryError) as raised:
+        read_history(path)
+    return str(raised.value)
+
+
+GOOD = json.dumps({"index": 0, "type": "invoke", "process": 0, "f": "poll", "time": 0, "value": [["poll"]]})
+
+
+@pytest.mark.parametrize(
+    ("second", "end", "message"),
+    [
+        ('{"index": 1, "type": "ok", "pro', "", "line 2: cut short (the run stopped while writing it?)"),
+        ('{"index": 1, "type": "ok", "pro', "\n", "line 2: not JSON (Unterminated string starting at)"),
+        ('{"index": 1, "type": "ok", "f": "poll", "time": 3}', "\n", "line 2: missing 'process'"),
+        ('{"index": 1, "type": "ok", "process": 0, "f": "poll", "time": "3", "value": []}', "\n",
+         "line 2: 'time' should be an integer, not '3'"),
+        ('{"index": 1, "type": "ok", "process": 0, "f": "poll", "time": 3, "value": [["poll", {"x": []}]]}', "\n",
+         "line 2: micro-operation 0's key should be an integer key, not 'x'"),
+        ('{"index": 1, "type": "done", "process": 0, "f": "poll", "time": 3}', "\n",
+         "line 2: 'type' should be one of invoke, ok, info, fail, not 'done'"),
+        ('{"index": 7, "type": "ok", "process": 0, "f": "poll", "time": 3, "value": []}', "\n",
+         "line 2: 'index' is 7, but this is operation 1"),
+    ],
+    ids=["truncated", "not-json", "missing-field", "wrong-type", "wrong-key-type", "unknown-type", "wrong-index"],
+)  # fmt: skip
+def test_a_bad_line_is_named_with_what_is_wrong(tmp_path, second, end, message):
+    assert bad_history(tmp_path, [GOOD, second], end) == f"{tmp_path / 'bad.jsonl'} {message}"
