@@ -231,6 +231,8 @@ def version_orders(index: _Index) -> tuple[dict[Any, VersionOrder], list[dict]]:
 
     def saw(k: Any, offsets: list, values: list) -> None:
         log = first[k]
+        if list(map(log.get, offsets)) == values:
+            return  # a re-read of records already seen: nothing new
         for offset, value in zip(offsets, values, strict=True):
             if log.setdefault(offset, value) != value:
                 more[k][offset].add(value)
@@ -331,7 +333,9 @@ def _internal_cases(
     than one record is a skip, of less than one (back, or the same record again) nonmonotonic."""
     if order is None or len(values) < 2:
         return
-    indexes = [order.by_value.get(v) for v in values]
+    indexes = list(map(order.by_value.get, values))
+    if indexes[0] is not None and indexes == list(range(indexes[0], indexes[0] + len(indexes))):
+        return  # one record after another, the usual case
     for j in range(1, len(values)):
         i1, i2 = indexes[j - 1], indexes[j]
         if i1 is None or i2 is None or i2 - i1 == 1:
@@ -535,11 +539,12 @@ def realtime_lag(index: _Index) -> list[dict]:
             began = invocation.time if invocation is not None else op.time
             held = positions[op.process]
             for k, offset in max_offsets[op.index].items():
-                held[k] = max(held.get(k, -1), offset)
+                if offset > held.get(k, -1):
+                    held[k] = offset
             for k, offset in held.items():
                 times = expired.get(k, ())
                 at = times[offset + 1] if offset + 1 < len(times) else None
-                lag = 0 if at is None else max(0, began - at)
+                lag = began - at if at is not None and began > at else 0
                 lags.append({"time": began, "process": op.process, "key": k, "lag": lag})
     return lags
 
@@ -608,6 +613,11 @@ def data_edges(
         for k, values in index.reads[reader.index].items():
             # Only the values whose writer did not complete ok before this op began need an edge.
             done = index.done_at.get(k, {})
+            if (
+                invoked >= 0
+                and max(map(done.get, values, itertools.repeat(invoked)), default=invoked) <= invoked
+            ):
+                continue  # every writer completed ok before this op began
             for value in [v for v in values if done.get(v, invoked) > invoked] if invoked >= 0 else values:
                 writer = index.writer_of[k].get(value)  # a value nobody sent has no writer to depend on
                 if writer is not None and (among is None or writer.index in among):
