@@ -168,6 +168,20 @@ def test_lost_write_of_an_info_transaction_proved_committed_by_a_read():
     ]
 
 
+def test_a_write_whose_op_may_not_have_committed_is_not_lost():
+    # e's send is info and nobody ok read it; an aborted poll places it at offset 1, below c.
+    history = h(
+        (1, "invoke", "send", [send(X, "e")]),
+        (1, "info", "send", [send(X, (1, "e"))]),
+        (2, "invoke", "poll", [POLL]),
+        (2, "fail", "poll", [poll({X: [(1, "e")]})]),
+        (0, "invoke", "poll", [POLL]),
+        (0, "ok", "poll", [poll({X: [(2, "c")]})]),
+    )
+    assert analysis(history)["version_orders"] == {X: [["e"], ["c"]]}
+    assert errors(history) == {}
+
+
 # --- poll-skip and nonmonotonic-poll -----------------------------------------------------------
 
 # Process 0 reads offsets 1, 2, then 4, then 7; others show 3 and 6 exist (5 may be a hole).
@@ -327,6 +341,14 @@ def test_nonmonotonic_send_a_process_sends_below_its_last_send(between, nonmonot
     if nonmonotonic:
         later = len(history) - 1
         assert errs["nonmonotonic-send"] == [{"key": X, "values": ["d", "a"], "delta": -3, "ops": [1, later]}]
+
+
+def test_nonmonotonic_send_a_send_landing_where_the_last_one_did():
+    # The same value sent again by the process lands at the same index: no step forward.
+    history = h(*SEND_12, (0, "invoke", "send", [send(X, "b")]), (0, "ok", "send", [send(X, (2, "b"))]))
+    errs = errors(history)
+    assert set(errs) == {"nonmonotonic-send", "unseen"}
+    assert errs["nonmonotonic-send"] == [{"key": X, "values": ["b", "b"], "delta": 0, "ops": [1, 3]}]
 
 
 def test_int_poll_skip_within_one_poll_and_across_two_polls_of_one_op():
@@ -505,6 +527,25 @@ def test_realtime_lag():
     assert check(history)["worst_realtime_lag"] == {"process": 0, "key": X, "lag_s": 17e-9, "time_s": 22e-9}
 
 
+def test_realtime_lag_forgets_positions_on_subscribe():
+    # After subscribe the group decides which keys the process holds: nothing is tracked until a
+    # poll returns a key.
+    history = h(
+        (0, "invoke", "assign", [X]),
+        (0, "ok", "assign", [X]),
+        (1, "invoke", "send", [send(X, "a")]),
+        (1, "ok", "send", [send(X, (0, "a"))]),
+        (0, "invoke", "subscribe", [X]),
+        (0, "ok", "subscribe", [X]),
+        (0, "invoke", "poll", [POLL]),
+        (0, "ok", "poll", [poll({})]),
+        (0, "invoke", "poll", [POLL]),
+        (0, "ok", "poll", [poll({X: [(0, "a")]})]),
+    )
+    lags = [(lag["time"], lag["key"], lag["lag"]) for lag in analysis(history)["realtime_lag"]]
+    assert lags == [(8, X, 0)]
+
+
 def test_unseen_counts_acknowledged_sends_no_ok_op_has_read():
     history = h(
         (0, "invoke", "poll", [POLL]),
@@ -554,6 +595,22 @@ def test_g0_two_transactions_order_their_writes_differently():
             {"type": "ww", "key": Y, "value": "b", "next_value": "a", "a_mop_index": 1, "b_mop_index": 1},
         ],
     }]  # fmt: skip
+
+
+def test_a_g0_in_a_component_makes_the_classes_it_implies_redundant_there():
+    # x: a, b; y: b, c, a. wc began after wb completed, so wb -> wc is a realtime edge as well as
+    # a ww one; the component's G0 implies its G0-realtime, which is not reported.
+    history = h(
+        (0, "invoke", "send", [send(X, "a"), send(Y, "a")]),
+        (1, "invoke", "send", [send(X, "b"), send(Y, "b")]),
+        (0, "ok", "send", [send(X, (0, "a")), send(Y, (2, "a"))]),
+        (1, "ok", "send", [send(X, (1, "b")), send(Y, (0, "b"))]),
+        (2, "invoke", "send", [send(Y, "c")]),
+        (2, "ok", "send", [send(Y, (1, "c"))]),
+    )
+    errs = errors(history, ww_deps=True)
+    assert set(errs) == {"G0", "unseen"}
+    assert errs["G0"][0]["cycle"] == [2, 3, 5, 2]
 
 
 def test_g1c_each_transaction_reads_the_others_write():
