@@ -4,10 +4,13 @@ No Kafka twin: a port of the analysis in Jepsen's Kafka workload (``analysis``, 
 ``allowed-error-types`` and ``checker`` in ``jepsen/src/jepsen/tests/kafka.clj``), with Elle's cycle
 search (``elle.txn``) done by networkx. Jepsen's names, in snake_case, throughout.
 Differs: Jepsen searches each strongly connected component with a time-boxed BFS; here the shortest
-cycle through at most ``CANDIDATE_EDGES`` edges of the kind a class needs is reported, so a huge
-component yields a short cycle, not always the shortest. A history with no send, poll or txn op is
-``empty-transaction-graph`` (Elle's name for the same verdict: a run that checked nothing passes
-nothing).
+         cycle through at most ``CANDIDATE_EDGES`` edges of the kind a class needs is reported, so
+         a huge component yields a short cycle, not always the shortest. Process edges are built
+         beside the realtime ones (Jepsen asks Elle for realtime only, so it names a cycle one
+         process closes ``-realtime``). Where an offset holds two values the version order takes
+         the smallest (Jepsen's pick depends on hashing); a value nobody sent is skipped where
+         Jepsen stops with an error. A history with no send, poll or txn op is
+         ``empty-transaction-graph``, Elle's verdict on a run that checked nothing.
 
 Kafka promises, for each partition (here a key): one value per offset, offsets that only grow, each
 acknowledged record kept, an idempotent producer's record written once, a read_committed consumer
@@ -54,7 +57,6 @@ WW = 1  # a wrote the value just before b's in some key's version order
 WR = 2  # b read a value a wrote
 PROCESS = 4  # one process ran a, then b
 REALTIME = 8  # a completed before b was invoked
-_REL_NAMES = {WW: "ww", WR: "wr", PROCESS: "process", REALTIME: "realtime"}
 
 # Elle's cycle classes as (name, edges allowed, edges required), in Elle's order of depth: a class
 # found in a component makes the classes it implies (below) redundant there.
