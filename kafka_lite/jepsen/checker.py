@@ -690,8 +690,8 @@ def _shortest_cycle(graph: nx.DiGraph, allowed: int, required: tuple, candidates
     """The shortest cycle found in ``graph`` using only ``allowed`` edges and at least one edge of
     each ``required`` kind, as [(a, b, rel), ...]. It starts from up to ``candidates`` edges of
     the first required kind (any edge when none is required) in each component of the filtered
-    graph; a second required kind is met on the way back, through whichever of its edges makes
-    the shortest detour."""
+    graph, and comes back through whichever edge of a second required kind makes the shortest
+    detour."""
     sub = nx.DiGraph(
         (a, b, {"rels": d["rels"] & allowed}) for a, b, d in graph.edges(data=True) if d["rels"] & allowed
     )
@@ -703,7 +703,9 @@ def _shortest_cycle(graph: nx.DiGraph, allowed: int, required: tuple, candidates
         first = required[0] if required else allowed
         starts = [(a, b) for a, b, rels in scc.edges(data="rels") if rels & first][:candidates]
         for a, b in starts:
-            path = _path_back(scc, b, a, required[1] if len(required) > 1 else None)
+            # A second required kind is met on the way back, unless this edge is of that kind too.
+            through = required[1] if len(required) > 1 and not scc[a][b]["rels"] & required[1] else None
+            path = _path_back(scc, b, a, through)
             if path is not None and (best is None or len(path) + 1 < len(best)):
                 best = [(a, b), *itertools.pairwise(path)]
     if best is None:
