@@ -74,8 +74,31 @@ GOOD = json.dumps({"index": 0, "type": "invoke", "process": 0, "f": "poll", "tim
          "line 2: 'type' should be one of invoke, ok, info, fail, not 'done'"),
         ('{"index": 7, "type": "ok", "process": 0, "f": "poll", "time": 3, "value": []}', "\n",
          "line 2: 'index' is 7, but this is operation 1"),
+        ("[1, 2]", "\n", "line 2: an operation is a JSON object, not list"),
+        ('{"index": 1, "type": "ok", "process": 0, "f": "read", "time": 3}', "\n",
+         "line 2: 'f' should be one of send, poll, txn, assign, subscribe, crash, not 'read'"),
+        ('{"index": 1, "type": "ok", "process": 0, "f": "txn", "time": 3, "value": {"send": 1}}', "\n",
+         "line 2: a txn's value should be a list of micro-operations, not {'send': 1}"),
+        ('{"index": 1, "type": "ok", "process": 0, "f": "send", "time": 3, "value": [["send", 0, [1, 2, 3]]]}', "\n",
+         "line 2: micro-operation 0: a completed send's value is [offset, value], not [1, 2, 3]"),
+        ('{"index": 1, "type": "ok", "process": 0, "f": "poll", "time": 3, "value": [], "rebalance_log": 4}', "\n",
+         "line 2: 'rebalance_log' should be a list, not 4"),
     ],
-    ids=["truncated", "not-json", "missing-field", "wrong-type", "wrong-key-type", "unknown-type", "wrong-index"],
+    ids=[
+        "truncated", "not-json", "missing-field", "wrong-type", "wrong-key-type", "unknown-type", "wrong-index",
+        "not-an-object", "unknown-f", "not-micro-operations", "bad-completed-send", "bad-rebalance-log",
+    ],
 )  # fmt: skip
 def test_a_bad_line_is_named_with_what_is_wrong(tmp_path, second, end, message):
     assert bad_history(tmp_path, [GOOD, second], end) == f"{tmp_path / 'bad.jsonl'} {message}"
+
+
+def test_a_file_that_is_not_a_history_is_named(tmp_path):
+    binary = tmp_path / "history.bin"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(HistoryError, match=r"history\.bin: not a history \(not UTF-8 text\)$"):
+        read_history(binary)
+    with pytest.raises(
+        HistoryError, match=r"missing\.jsonl: cannot read the history: No such file or directory$"
+    ):
+        read_history(tmp_path / "missing.jsonl")
