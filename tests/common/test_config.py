@@ -99,5 +99,7 @@ def test_the_log_config_table_says_each_validators_rule_in_words():
 
     table = CONFIG_DEF.to_markdown()
     assert " at 0x" not in table and "<function" not in table and "object>" not in table
-    row = next(line for line in table.splitlines() if f"`{FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP}`" in line)
+    row = next(
+        line for line in table.splitlines() if f"`{FOLLOWER_REPLICATION_THROTTLED_REPLICAS_PROP}`" in line
+    )
     assert "[partitionId]:[brokerId],[partitionId]:[brokerId],..." in row
