@@ -71,8 +71,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check.add_argument("--ww-deps", action="store_true",
                        help="infer write-write dependencies from the log's order (G1c becomes allowed)")  # fmt: skip
     check.add_argument("--subscribe", action="store_true",
-                       help="the consumers subscribed (poll-skip and nonmonotonic-poll become allowed)")  # fmt: skip
-    check.add_argument("--txn", action="store_true", help="the run used transactions")
+                       help="the consumers subscribed (poll-skip and nonmonotonic-poll become allowed); "
+                            "implied when the history holds a subscribe")  # fmt: skip
+    check.add_argument("--txn", action="store_true",
+                       help="the run used transactions; implied when the history holds a txn")  # fmt: skip
     check.add_argument("--pictures", type=Path, default=None, metavar="DIR",
                        help="also draw the pictures (one HTML page) into DIR")  # fmt: skip
     check.set_defaults(handler=run_check)
@@ -87,7 +89,11 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
         raise CliError(str(e), exit_code=2) from None
     from kafka_lite.jepsen import checker
 
-    result = checker.check(history, ww_deps=args.ww_deps, subscribe=args.subscribe, txn=args.txn)
+    # As the run that wrote it checks it: a run whose consumers subscribed allows what a rebalance
+    # does to their polls (Jepsen's allowed set follows the test's sub-via), and the history says so.
+    subscribe = args.subscribe or any(op.f == "subscribe" for op in history)
+    txn = args.txn or any(op.f == "txn" for op in history)
+    result = checker.check(history, ww_deps=args.ww_deps, subscribe=subscribe, txn=txn)
     print_result(console, result)
     if args.pictures is not None:
         _draw(console, history, result, args.pictures, args.history, args.ww_deps)

@@ -202,3 +202,20 @@ def test_the_checker_itself_finds_a_duplicate_and_passes_a_clean_history(capsys,
 
     code, out, _ = _run(capsys, "check", str(tmp_path / "clean.jsonl"))
     assert code == 0 and out.splitlines()[-1] == "valid: no anomaly outside the allowed set"
+
+
+def test_a_history_whose_consumers_subscribed_is_checked_as_its_run_checked_it(capsys, tmp_path, checker):
+    """The run allows what a rebalance does to a subscriber's polls, and so does a check of its
+    history without flags: the subscribe (and the txn) ops in the history say how it was made."""
+    path = tmp_path / "history.jsonl"
+    with HistoryWriter(path, MockTime()) as writer:
+        subscribe = writer.invoke(0, "subscribe", [0])
+        writer.complete(subscribe, "ok")
+        txn = writer.invoke(0, "txn", [("send", 0, 1), ("poll",)])
+        writer.complete(txn, "ok", [("send", 0, (0, 1)), ("poll", {0: [(0, 1)]})])
+    checker.result = _result(True, {}, [])
+
+    code, _, _ = _run(capsys, "check", str(path))
+
+    assert code == 0
+    assert checker.calls == [(4, {"ww_deps": False, "subscribe": True, "txn": True})]
