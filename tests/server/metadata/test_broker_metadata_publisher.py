@@ -153,6 +153,11 @@ def test_the_transaction_coordinator_follows_its_partitions_with_the_leader_epoc
     assert txns.calls == [("emigration", 0, 4)], "a follower's partition: resign (it may have led it)"
     image = publish(publisher, image, change(TXNS, 0, leader=0))
     assert txns.calls[-1] == ("immigration", 0, 5)
+    calls = len(txns.calls)
+    image = publish(publisher, image, change(TXNS, 0, isr=[0]))
+    assert txns.calls[calls:] == [("immigration", 0, 5)], (
+        "an ISR change elects the coordinator again, at the leader epoch it already has (Kafka 3.3)"
+    )
     publish(publisher, image, RemoveTopicRecord(topic_id=TXNS))
     assert txns.calls[-1] == ("emigration", 0, 5), "a deleted topic's partitions led here: resign"
 
