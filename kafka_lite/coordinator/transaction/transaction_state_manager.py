@@ -14,7 +14,7 @@ Differs: one lock (an ``RLock``) guards the cache, where Kafka has a read-write 
          The partition count is ``transaction.state.log.num.partitions`` (Kafka reads the topic's
          count from ZooKeeper when the topic exists). Expiring transactional ids borrows Kafka 3.0's
          two guards (``may_expire``, ``expiration_written``); a load replaces the partition's cached
-         transactions, as Kafka 2.5's does, since KRaft loads a partition again at the same epoch.
+         transactions, as Kafka 2.5's does, since KRaft loads a partition it already leads again.
 
 Every broker finds a transactional id's partition without asking anyone: Java's
 ``String.hashCode`` of the id, made non-negative by ``Utils.abs``, modulo the partition count, the
@@ -424,10 +424,12 @@ class TransactionStateManager:
         Kafka 0.11.0 refuses a second load while an entry is cached (``IllegalStateException``), which
         leaves the partition in loading for good: every request for its ids is answered
         COORDINATOR_LOAD_IN_PROGRESS, and no open transaction of it can end, by its producer or by
-        the timeout sweep. A ZooKeeper broker never loads twice at one leader epoch, but KRaft's
-        publisher (Kafka 3.3) elects the coordinator again whenever a led partition's ISR changes,
-        at the leader epoch it already has. The log is the truth, so the fresh load replaces the
-        cache, as Kafka does from 2.5 on."""
+        the timeout sweep. A ZooKeeper broker loads only when it becomes a partition's leader (its
+        ``ReplicaManager`` reports only new leaders), after resigning it; KRaft's publisher (Kafka
+        3.3) elects the coordinator again, without resigning, whenever a partition led here
+        changes: its ISR (at the same leader epoch) or a record naming the same leader (the next
+        epoch). The log is the truth, so the fresh load replaces the cache, as Kafka does from 2.5
+        on."""
         previous = self._transaction_metadata_cache.get(partition_id)
         self._transaction_metadata_cache[partition_id] = TxnMetadataCacheEntry(coordinator_epoch, loaded)
         if previous is not None:

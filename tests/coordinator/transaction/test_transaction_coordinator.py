@@ -352,11 +352,13 @@ def test_expiry_borrows_kafka_3_0s_guards(c):
     assert TransactionStateManager.expiration_written(Errors.NONE, entry, 3, m, transit)
 
 
-def test_an_election_at_the_same_epoch_reloads_the_partition(c):
-    """KRaft's publisher elects the coordinator again, at the leader epoch it already has, whenever
-    a led partition's ISR changes (a follower dies or comes back). The reload replaces the cache,
-    as Kafka 2.5's does; 0.11.0's refused it and left the partition loading for good: every
-    request answered COORDINATOR_LOAD_IN_PROGRESS, and open transactions never ended."""
+@pytest.mark.parametrize("epoch", [1, 2], ids=["same-epoch", "next-epoch"])
+def test_an_election_while_leading_reloads_the_partition(c, epoch):
+    """KRaft's publisher elects the coordinator again, without a resignation first, whenever a
+    partition led here changes: its ISR (the leader epoch stays) or a record naming the same
+    leader (the epoch goes up). The reload replaces the cache, as Kafka 2.5's does; 0.11.0's
+    refused it and left the partition loading for good: every request answered
+    COORDINATOR_LOAD_IN_PROGRESS, and open transactions never ended."""
     pid = c.init(timeout_ms=5000).producer_id
     c.add(pid, 0)  # left open, as by a producer that died
     other = "txn-b"
@@ -364,7 +366,7 @@ def test_an_election_at_the_same_epoch_reloads_the_partition(c):
     c.add(other_pid, 0, [TP0], txn=other)
     assert c.end(other_pid, 0, True, txn=other) is Errors.NONE  # its markers queued, not yet sent
     for p in range(PARTITIONS):
-        c.coordinator.handle_txn_immigration(p, 1)
+        c.coordinator.handle_txn_immigration(p, epoch)
     assert c.init(txn="txn-c").error is Errors.COORDINATOR_LOAD_IN_PROGRESS
     c.scheduler.tick()
     assert c.init(txn="txn-c").error is Errors.NONE
@@ -373,7 +375,7 @@ def test_an_election_at_the_same_epoch_reloads_the_partition(c):
     (marker,) = request.body["transaction_markers"]
     assert (marker["producer_id"], marker["coordinator_epoch"], marker["transaction_result"]) == (
         other_pid,
-        1,
+        epoch,
         True,
     )
     answer(request)
