@@ -354,9 +354,9 @@ def test_expiry_borrows_kafka_3_0s_guards(c):
 
 @pytest.mark.parametrize("epoch", [1, 2], ids=["same-epoch", "next-epoch"])
 def test_an_election_while_leading_reloads_the_partition(c, epoch):
-    """KRaft's publisher elects the coordinator again, without a resignation first, whenever a
-    partition led here changes: its ISR (the leader epoch stays) or a record naming the same
-    leader (the epoch goes up). The reload replaces the cache, as Kafka 2.5's does; 0.11.0's
+    """KRaft's publisher elects the coordinator again, without a resignation first, when a record
+    names the leader of a partition led here again (the next epoch); Kafka 3.3's did so on every
+    ISR change too (the same epoch). The reload replaces the cache, as Kafka 2.5's does; 0.11.0's
     refused it and left the partition loading for good: every request answered
     COORDINATOR_LOAD_IN_PROGRESS, and open transactions never ended."""
     pid = c.init(timeout_ms=5000).producer_id
