@@ -275,6 +275,12 @@ class TransactionCoordinator:
     # -- leadership of __transaction_state partitions -------------------------------------------------
 
     def handle_txn_immigration(self, txn_topic_partition_id: int, coordinator_epoch: int) -> None:
+        """Load the partition's transactions, after dropping any markers of it still queued (Kafka
+        3.3's ``onElection``): the load sends the markers of every prepared transaction again, so
+        any queued before it (by EndTxn, or by an earlier load, since KRaft elects again on any
+        change to a partition led here) would be sent twice, for metadata the cache no longer
+        holds."""
+        self.txn_marker_channel_manager.remove_markers_for_txn_topic_partition(txn_topic_partition_id)
         self.txn_manager.load_transactions_for_txn_topic_partition(
             txn_topic_partition_id, coordinator_epoch, self.txn_marker_channel_manager.add_txn_markers_to_send
         )

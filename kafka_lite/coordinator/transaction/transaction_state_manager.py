@@ -13,7 +13,8 @@ Differs: one lock (an ``RLock``) guards the cache, where Kafka has a read-write 
          checked before and after the append, which catches a partition that moved meanwhile.
          The partition count is ``transaction.state.log.num.partitions`` (Kafka reads the topic's
          count from ZooKeeper when the topic exists). Expiring transactional ids borrows Kafka 3.0's
-         two guards (``may_expire``, ``expiration_written``).
+         two guards (``may_expire``, ``expiration_written``); a load replaces the partition's cached
+         transactions, as Kafka 2.5's does, since KRaft loads a partition it already leads again.
 
 Every broker finds a transactional id's partition without asking anyone: Java's
 ``String.hashCode`` of the id, made non-negative by ``Utils.abs``, modulo the partition count, the
@@ -39,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kafka_lite.common.errors import Errors, IllegalStateException
+from kafka_lite.common.errors import Errors
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
@@ -417,14 +418,25 @@ class TransactionStateManager:
     def _add_loaded_transactions_to_cache(
         self, partition_id: int, coordinator_epoch: int, loaded: dict[str, TransactionMetadata]
     ) -> None:
-        current = self._transaction_metadata_cache.get(partition_id)
-        if current is not None:
-            raise IllegalStateException(
-                f"The metadata cache for txn partition {partition_id} has already exist with epoch "
-                f"{current.coordinator_epoch} and {len(current.metadata_per_transactional_id)} entries while "
-                "trying to add to it; this should not happen"
-            )
+        """Cache the partition's loaded transactions, replacing what an earlier load left (Kafka 2.5,
+        KAFKA-9307).
+
+        Kafka 0.11.0 refuses a second load while an entry is cached (``IllegalStateException``), which
+        leaves the partition in loading for good: every request for its ids is answered
+        COORDINATOR_LOAD_IN_PROGRESS, and no open transaction of it can end, by its producer or by
+        the timeout sweep. A ZooKeeper broker loads only when it becomes a partition's leader (its
+        ``ReplicaManager`` reports only new leaders), after resigning it; KRaft's publisher (Kafka
+        3.3) elects the coordinator again, without resigning, whenever a partition led here
+        changes: its ISR (at the same leader epoch) or a record naming the same leader (the next
+        epoch). The log is the truth, so the fresh load replaces the cache, as Kafka does from 2.5
+        on."""
+        previous = self._transaction_metadata_cache.get(partition_id)
         self._transaction_metadata_cache[partition_id] = TxnMetadataCacheEntry(coordinator_epoch, loaded)
+        if previous is not None:
+            log.warning("Unloaded %d cached transaction metadata (coordinator epoch %d) from %s-%d as part "
+                        "of loading metadata at epoch %d", len(previous.metadata_per_transactional_id),
+                        previous.coordinator_epoch, TRANSACTION_STATE_TOPIC_NAME, partition_id,
+                        coordinator_epoch)  # fmt: skip
 
     def remove_transactions_for_txn_topic_partition(self, partition_id: int, coordinator_epoch: int) -> None:
         """This broker no longer leads ``partition_id``: drop its transactions (on the scheduler);

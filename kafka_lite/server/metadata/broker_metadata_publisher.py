@@ -8,7 +8,9 @@ Differs: the broker starts its log manager, replica manager and coordinators its
          first publish (3.3's publisher starts them then); stray logs are found by name (a
          kafka_lite log does not record its topic id); cluster-wide broker configs (a BROKER
          resource with an empty name) are not applied, since kafka_lite's broker config handler
-         takes one broker's id; no client quotas, ACLs or SCRAM credentials in the log.
+         takes one broker's id; no client quotas, ACLs or SCRAM credentials in the log. A
+         coordinator is elected only for a partition new here or at a new leader epoch, not on
+         every ISR change (Kafka 3.8's rule, ``elected_leaders``).
 
 What one publish does, in 3.3's order (each step guarded: one failing does not stop the others)::
 
@@ -34,7 +36,13 @@ from kafka_lite.common.topic import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.metadata.config_resource import ConfigResourceType
-from kafka_lite.metadata.image import MetadataDelta, MetadataImage, TopicDelta, TopicsImage
+from kafka_lite.metadata.image import (
+    LocalReplicaChanges,
+    MetadataDelta,
+    MetadataImage,
+    TopicDelta,
+    TopicsImage,
+)
 from kafka_lite.server.config_handler import ConfigHandler
 from kafka_lite.server.metadata.kraft_metadata_cache import KRaftMetadataCache
 from kafka_lite.server.replica_manager import ReplicaManager
@@ -89,6 +97,28 @@ def find_stray_partitions(
                      list(partition.replicas), broker_id)  # fmt: skip
             stray.append(tp)
     return stray
+
+
+def elected_leaders(
+    topic_delta: TopicDelta, changes: LocalReplicaChanges
+) -> list[tuple[TopicPartition, int]]:
+    """Of the partitions ``changes`` (the topic's local changes) has this broker lead, those it
+    was elected to lead, with their leader epochs: new, or at a new leader epoch (Kafka 3.8,
+    KAFKA-15468, its ``LocalReplicaChanges.electedLeaders``).
+
+    Kafka 3.3 elects the coordinators for every partition led here whose partition epoch moved,
+    and an ISR change alone moves it: each follower that dies or comes back makes the
+    coordinators load their partitions again. While a transaction coordinator reloads, its ids
+    answer COORDINATOR_LOAD_IN_PROGRESS, and a transition whose append was waiting for that
+    follower completes against metadata loaded afresh, which has no transition pending, so its
+    client is never answered. kafka_lite borrows 3.8's rule: the leader epoch, not the partition
+    epoch, marks an election."""
+    elected = []
+    for tp, info in changes.leaders.items():
+        previous = topic_delta.image.partitions.get(tp.partition)
+        if previous is None or previous.leader_epoch != info.partition.leader_epoch:
+            elected.append((tp, info.partition.leader_epoch))
+    return elected
 
 
 class BrokerMetadataPublisher:
@@ -169,8 +199,8 @@ class BrokerMetadataPublisher:
         resignation: Callable[[int, int | None], None],
     ) -> None:
         """Tell a coordinator which partitions of its topic it now leads (election, with the leader
-        epoch) and which it no longer does (resignation): all of a deleted topic's it led, and those
-        the topic's delta makes this broker delete or follow."""
+        epoch, see ``elected_leaders``) and which it no longer does (resignation): all of a deleted
+        topic's it led, and those the topic's delta makes this broker delete or follow."""
         topics_delta = delta.topics_delta
         if topics_delta is not None and topics_delta.topic_was_deleted(topic_name):
             for partition_id, partition in topics_delta.image.get_topic(topic_name).partitions.items():
@@ -182,8 +212,8 @@ class BrokerMetadataPublisher:
         changes = topic_delta.local_changes(self.broker_id)
         for tp in changes.deletes:
             resignation(tp.partition, None)
-        for tp, info in changes.leaders.items():
-            election(tp.partition, info.partition.leader_epoch)
+        for tp, leader_epoch in elected_leaders(topic_delta, changes):
+            election(tp.partition, leader_epoch)
         for tp, info in changes.followers.items():
             resignation(tp.partition, info.partition.leader_epoch)
 

@@ -350,3 +350,38 @@ def test_expiry_borrows_kafka_3_0s_guards(c):
     assert m.pending_state is None, "a coordinator epoch that moved on keeps the id too"
     transit = m.prepare_dead()
     assert TransactionStateManager.expiration_written(Errors.NONE, entry, 3, m, transit)
+
+
+@pytest.mark.parametrize("epoch", [1, 2], ids=["same-epoch", "next-epoch"])
+def test_an_election_while_leading_reloads_the_partition(c, epoch):
+    """KRaft's publisher elects the coordinator again, without a resignation first, when a record
+    names the leader of a partition led here again (the next epoch); Kafka 3.3's did so on every
+    ISR change too (the same epoch). The reload replaces the cache, as Kafka 2.5's does; 0.11.0's
+    refused it and left the partition loading for good: every request answered
+    COORDINATOR_LOAD_IN_PROGRESS, and open transactions never ended."""
+    pid = c.init(timeout_ms=5000).producer_id
+    c.add(pid, 0)  # left open, as by a producer that died
+    other = "txn-b"
+    other_pid = c.init(txn=other).producer_id
+    c.add(other_pid, 0, [TP0], txn=other)
+    assert c.end(other_pid, 0, True, txn=other) is Errors.NONE  # its markers queued, not yet sent
+    for p in range(PARTITIONS):
+        c.coordinator.handle_txn_immigration(p, epoch)
+    assert c.init(txn="txn-c").error is Errors.COORDINATOR_LOAD_IN_PROGRESS
+    c.scheduler.tick()
+    assert c.init(txn="txn-c").error is Errors.NONE
+    # the prepared commit's markers are queued once: the reload's, the earlier ones dropped
+    (request,) = c.drain()
+    (marker,) = request.body["transaction_markers"]
+    assert (marker["producer_id"], marker["coordinator_epoch"], marker["transaction_result"]) == (
+        other_pid,
+        epoch,
+        True,
+    )
+    answer(request)
+    assert c.metadata(other).state is TxnState.COMPLETE_COMMIT
+    # and the sweep still aborts the transaction left open
+    c.scheduler.advance(5000 + ABORT_INTERVAL_MS)
+    assert c.metadata().state is TxnState.PREPARE_ABORT
+    answer(c.drain()[0])
+    assert c.metadata().state is TxnState.COMPLETE_ABORT

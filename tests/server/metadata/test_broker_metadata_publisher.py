@@ -153,8 +153,13 @@ def test_the_transaction_coordinator_follows_its_partitions_with_the_leader_epoc
     assert txns.calls == [("emigration", 0, 4)], "a follower's partition: resign (it may have led it)"
     image = publish(publisher, image, change(TXNS, 0, leader=0))
     assert txns.calls[-1] == ("immigration", 0, 5)
+    calls = len(txns.calls)
+    image = publish(publisher, image, change(TXNS, 0, isr=[0]))
+    assert txns.calls[calls:] == [], "an ISR change is no election (Kafka 3.8's rule; 3.3 elected again)"
+    image = publish(publisher, image, change(TXNS, 0, leader=0))
+    assert txns.calls[calls:] == [("immigration", 0, 6)], "the same leader named again: the next epoch"
     publish(publisher, image, RemoveTopicRecord(topic_id=TXNS))
-    assert txns.calls[-1] == ("emigration", 0, 5), "a deleted topic's partitions led here: resign"
+    assert txns.calls[-1] == ("emigration", 0, 6), "a deleted topic's partitions led here: resign"
 
 
 def test_topic_configs_reach_the_logs(broker):
