@@ -49,6 +49,7 @@ SECTIONS = {
     "bench_transactions": "transactions",
     "bench_security": "security",
     "bench_raft": "Raft quorum",
+    "bench_jepsen_checker": "Jepsen checker",
 }
 
 
