@@ -49,6 +49,7 @@ SECTIONS = {
     "bench_transactions": "transactions",
     "bench_security": "security",
     "bench_raft": "Raft quorum",
+    "bench_jepsen_checker": "Jepsen checker",
 }
 
 
@@ -100,11 +101,12 @@ def cell(text: str) -> str:
 
 def preamble(results: dict) -> str:
     m = results["machine"]
-    minutes = results.get("seconds", 0) / 60
+    seconds = results.get("seconds", 0)
+    took = f"{seconds / 60:.0f} minutes" if seconds >= 90 else f"{seconds:.0f} seconds"
     earlier = [b for b in results["benchmarks"] if b.get("from_earlier_run")]
     text = (
         f"Every benchmark in its short form, run once, one after another, on {results['date']} "
-        f"(commit {results['commit']}), in {minutes:.0f} minutes, with\n\n"
+        f"(commit {results['commit']}), in {took}, with\n\n"
         f"```sh\n{results['command']}\n```\n\n"
         f"on {m['cores']} cores, {m['memory_gib']} GiB of memory, {m['cpu']}, Python {m['python']}, "
         f"{m['system']} (load average {', '.join(str(x) for x in m['load_average'])} when it started). "

@@ -65,6 +65,7 @@ SHORT: dict[str, list[str]] = {
     "bench_transactions": ["--records", "10000", "--rounds", "5"],
     "bench_security": ["--records", "20000", "--rounds", "5"],
     "bench_raft": ["--rounds", "5", "--seconds", "3"],
+    "bench_jepsen_checker": ["--rounds", "5"],
 }
 
 

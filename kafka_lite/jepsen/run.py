@@ -15,6 +15,7 @@ interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 from collections.abc import Callable
@@ -52,6 +53,7 @@ class RunConfig:
     processes: int = 4
     workload: WorkloadConfig | None = None  # the generator's settings; derived from the above if None
     final_limit_s: float = FINAL_LIMIT_S
+    nemesis_interval_s: float = 10.0  # the nemesis's quiet time before each fault (``Nemesis``'s interval)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -64,6 +66,8 @@ class RunConfig:
                              f"{self.final_limit_s}")  # fmt: skip
         if self.processes < 1:
             raise ValueError(f"processes must be at least 1, not {self.processes}")
+        if self.nemesis_interval_s < 0:
+            raise ValueError(f"nemesis_interval_s must be at least 0, not {self.nemesis_interval_s}")
         if self.workload is not None and (self.workload.txn, self.workload.client) != (self.txn, self.client):
             raise ValueError("the workload's txn and client must be the run's")
 
@@ -150,11 +154,18 @@ def _check(history_path: Path, config: RunConfig) -> dict | None:
 
 
 def run(
-    config: RunConfig, progress: Callable[[str, float], None] | None = None, time: Time = SYSTEM
+    config: RunConfig,
+    progress: Callable[[str, float], None] | None = None,
+    time: Time = SYSTEM,
+    cluster=None,
 ) -> RunResult:
     """Run the workload against a new cluster and check its history (see the module's docstring).
-    ``progress(phase, fraction)`` hears of each phase (``PHASES``) as it goes."""
+    ``progress(phase, fraction)`` hears of each phase (``PHASES``) as it goes. Given ``cluster``, a
+    started ``FaultyCluster`` of ``config.mode``, the run uses it instead and leaves it running (a
+    test's cluster, shared with other tests); its topic must not exist yet."""
     report = progress or (lambda phase, fraction: None)
+    if cluster is not None and cluster.kraft != (config.mode == "kraft"):
+        raise ValueError(f"the cluster given is not a {config.mode} mode cluster")
     workload = config.workload_config()
     config.directory.mkdir(parents=True, exist_ok=True)
     history_path = config.directory / "history.jsonl"
@@ -163,7 +174,8 @@ def run(
     nemesis = None
     faults_done = 0
     report("cluster", 0.0)
-    with _cluster(config, time) as cluster, HistoryWriter(history_path, time) as history:
+    owned = _cluster(config, time) if cluster is None else contextlib.nullcontext(cluster)
+    with owned as cluster, HistoryWriter(history_path, time) as history:
         cluster.create_topic(TOPIC, workload.partitions, 3, {"min.insync.replicas": "2"})
         report("cluster", 1.0)
         open_client = client_factory(workload, cluster.bootstrap_servers, time)
@@ -178,7 +190,8 @@ def run(
             if config.faults:
                 from kafka_lite.jepsen.nemesis import Nemesis
 
-                nemesis = Nemesis(cluster, set(config.faults), history, random.Random(rng.random()), time)
+                nemesis = Nemesis(cluster, set(config.faults), history, random.Random(rng.random()), time,
+                                  interval_s=config.nemesis_interval_s)  # fmt: skip
                 nemesis.start()
             start_ns = time.nanoseconds()
             end_ns = start_ns + int(config.seconds * 1e9)

@@ -1,10 +1,11 @@
-"""The nemesis and its fault proxy on real clusters: the proxy carries Kafka's traffic, a partition stops it across
-the cut and healing lets it through again, kill and pause leave the cluster whole once healed, and
-stopping leaves no process and no listening port behind.
+"""The nemesis and its fault proxy on real clusters: the proxy carries Kafka's traffic, a partition
+stops it across the cut and healing lets it through again, and the schedule strikes and heals on
+stop. Kill and pause, and stopping the cluster without leaving anything behind, are proven by the
+Jepsen run of each mode (``test_run.py``), on the same cluster.
 
-One ``FaultyCluster`` per mode (ZooKeeper and three brokers; three combined KRaft nodes) serves a
-module's tests, in order; each mode in an xdist group of its own. Every wait ends when its
-condition holds, within a deadline from the cluster's settings (``STEP_TIMEOUT_S``, the hold).
+The package's ``FaultyCluster`` of each mode (``conftest.py``) serves this module's tests, in order,
+with a topic of their own. Every wait ends when its condition holds, within a deadline from the
+cluster's settings (``STEP_TIMEOUT_S``, the hold).
 """
 
 from __future__ import annotations
@@ -12,15 +13,13 @@ from __future__ import annotations
 import random
 import socket
 import struct
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from kafka_lite.cli import cluster as launcher
 from kafka_lite.common.time import MockTime
 from kafka_lite.jepsen.fault_proxy import CLIENTS, client_id_of, node_of_client_id
-from kafka_lite.jepsen.history import NEMESIS, HistoryWriter, read_history
+from kafka_lite.jepsen.history import HistoryWriter, read_history
 from kafka_lite.jepsen.nemesis import (
     STEP_TIMEOUT_S,
     ZOOKEEPER,
@@ -30,27 +29,17 @@ from kafka_lite.jepsen.nemesis import (
     wait_until,
 )
 from kafka_lite.utils.ports import port_free
+from tests.jepsen.leftovers import processes_under
 from tests.support.topics import read_topic
 
-TOPIC = "jepsen"
+TOPIC = "nemesis"  # not the run's "jepsen", which the run creates on the same cluster
 PARTITIONS = 3
-# A follower out of the ISR after 2.5 s: the hold of a kill or a pause (1.5 times the longest
-# timeout) is then under 4 s.
-OVERRIDES = ["replica.lag.time.max.ms=2500"]
 
 
-@pytest.fixture(
-    scope="module",
-    params=[
-        pytest.param(False, id="zookeeper", marks=[pytest.mark.integration, pytest.mark.xdist_group("jepsen_zookeeper")]),
-        pytest.param(True, id="kraft", marks=[pytest.mark.integration, pytest.mark.xdist_group("jepsen_kraft")]),
-    ],
-)  # fmt: skip
-def faulty(request, tmp_path_factory) -> Iterator[FaultyCluster]:
-    directory = tmp_path_factory.mktemp("faulty-kraft" if request.param else "faulty-zookeeper")
-    with FaultyCluster(directory, kraft=request.param, overrides=OVERRIDES) as cluster:
-        cluster.create_topic(TOPIC, PARTITIONS)
-        yield cluster
+@pytest.fixture(scope="module")
+def faulty(faulty_cluster) -> FaultyCluster:
+    faulty_cluster.create_topic(TOPIC, PARTITIONS)
+    return faulty_cluster
 
 
 def api_versions_answered(port: int) -> bool:
@@ -64,21 +53,6 @@ def api_versions_answered(port: int) -> bool:
     except OSError:  # reset by the proxy
         return False
     return len(answer) == 8 and struct.unpack(">ii", answer)[1] == 7
-
-
-def processes_under(directory: Path) -> list[str]:
-    """The running processes whose command line names ``directory`` (a cluster's nodes and
-    ZooKeeper), as "pid: command line"."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if str(directory) in cmdline and launcher._alive(int(entry.name)):
-                pids.append(f"{entry.name}: {cmdline}")
-    return pids
 
 
 @pytest.mark.unit
@@ -191,28 +165,6 @@ def test_a_partition_stops_traffic_across_the_cut_and_healing_restores_it(faulty
     faulty.wait_whole()
 
 
-def test_kill_and_pause_are_healed_and_leave_the_cluster_whole(faulty, tmp_path):
-    pids = {n: faulty.node(n)["pid"] for n in faulty.node_ids}
-    with HistoryWriter(tmp_path / "history.jsonl", faulty.time) as history:
-        nemesis = Nemesis(faulty, {"kill", "pause"}, history, random.Random(7), faulty.time, interval_s=0)
-        nemesis.run_one("kill", "controller")
-        faulty.wait_whole()
-        # A bystander: a ZooKeeper-mode controller paused past its session resumes believing it
-        # still is one, and the race can leave a partition's ISR in ZooKeeper short of its
-        # leader's for good. That is the cluster's to fix, not this test's to find; the schedule
-        # pauses controllers too.
-        nemesis.run_one("pause", "bystander")
-        faulty.wait_whole()
-    ops = read_history(tmp_path / "history.jsonl")
-    assert [(op.process, op.f, op.type) for op in ops] == [
-        (NEMESIS, f, t) for f in ("kill", "restart", "pause", "resume") for t in ("invoke", "ok")
-    ]
-    killed = ops[0].value["nodes"][0]
-    assert faulty.node(killed)["pid"] != pids[killed]  # a new process: killed, then restarted
-    assert (ops[6].time - ops[5].time) / 1e9 >= faulty.hold_s()  # frozen past the timeouts
-    assert nemesis.faults_done == 2
-
-
 def test_the_schedule_strikes_and_stop_heals_whatever_is_in_force(faulty, tmp_path):
     with HistoryWriter(tmp_path / "history.jsonl", faulty.time) as history:
         nemesis = Nemesis(faulty, {"partition"}, history, random.Random(3), faulty.time, interval_s=0)
@@ -233,22 +185,6 @@ def test_the_schedule_strikes_and_stop_heals_whatever_is_in_force(faulty, tmp_pa
     assert (ops[2].time - ops[1].time) / 1e9 < faulty.hold_s()
     assert nemesis.faults_done == 1
     assert faulty.cut == set() and faulty.is_whole()
-
-
-def test_stop_leaves_no_process_and_no_listening_port(faulty):
-    directory = faulty.directory
-    state = faulty.state
-    ports = [port for ports in faulty.fronts.values() for port in ports.values()]
-    for node in state["brokers"]:
-        ports += [node[k] for k in ("port", "controller_port") if k in node]
-    if "zookeeper" in state:
-        ports.append(state["zookeeper"]["port"])
-    assert processes_under(directory) and not any(port_free(p) for p in ports)
-    faulty.stop()
-    assert processes_under(directory) == []
-    assert [p for p in ports if not port_free(p)] == []
-    assert faulty.proxy.closed
-    faulty.stop()  # a second stop (the fixture's) is harmless
 
 
 @pytest.mark.integration

@@ -1,34 +1,52 @@
-"""A short run in each mode, against a cluster the run starts (kafka_lite's clients against the
-ZooKeeper cluster, librdkafka's against the KRaft one): the workload's operations all completed,
-every acknowledged send read back at its offset in the final phase, and the checker's verdict
-(once the checker is there) valid. Each mode runs in an xdist group of its own, with the
-faults' tests of the same mode, so that no other cluster's processes share its worker."""
+"""A short run in each mode with kills and pauses, on the package's cluster of that mode
+(``conftest.py``; kafka_lite's clients against the ZooKeeper cluster, librdkafka's against the KRaft
+one): the checker's verdict valid, every acknowledged send read back at its offset in the final
+phase, both faults struck and healed (a killed node restarted as a new process, each fault held
+past the timeouts), and then stopping the cluster leaves no process and no listening port behind.
+The run's test comes after the nemesis's tests of its mode, and the stop test last, since it ends
+the shared cluster."""
 
 from __future__ import annotations
 
-import importlib.util
+import contextlib
+import pprint
 import threading
 
 import pytest
 
-from kafka_lite.jepsen.history import pairs, read_history
+from kafka_lite.jepsen.history import NEMESIS, pairs, read_history
+from kafka_lite.jepsen.nemesis import wait_until
 from kafka_lite.jepsen.run import RunConfig, run
+from kafka_lite.utils.ports import port_free
+from tests.jepsen.leftovers import processes_under
 
-SECONDS = 5  # of workload: a few hundred operations, a key or two rotated, a crash or two
+# Of workload: a few hundred operations, a key or two rotated, a crash or two. The nemesis strikes
+# NEMESIS_INTERVAL_S after each healing and holds a fault under 4 s (the conftest's settings): seed
+# 7's pauses a node other than the controller at about 2 s, resumes it, then kills the controller
+# at about 8 s and restarts it, both held to their end within the run.
+SECONDS = 16
+NEMESIS_INTERVAL_S = 2.0
+SEED = 7
 # The final phase reads everything back within a round or two; a run whose reads never reach the
 # offsets acknowledged gives up after this, and the test then says which were not read.
 FINAL_LIMIT_S = 30
+HEALED_BY = {"kill": "restart", "pause": "resume"}
 
 
-def check_run(directory, mode: str, client: str) -> None:
+def test_a_short_run_with_kills_and_pauses_is_valid(faulty_cluster, tmp_path):
+    faulty = faulty_cluster
+    mode, client = ("kraft", "confluent") if faulty.kraft else ("zookeeper", "kafka_lite")
+    pids = {n: faulty.node(n)["pid"] for n in faulty.node_ids}
     phases: list[str] = []
-    config = RunConfig(mode=mode, client=client, seconds=SECONDS, seed=1, directory=directory, processes=3,
-                       final_limit_s=FINAL_LIMIT_S)  # fmt: skip
-    result = run(config,
-                 progress=lambda phase, fraction: phases.append(phase))  # fmt: skip
+    config = RunConfig(mode=mode, client=client, faults=frozenset({"kill", "pause"}), seconds=SECONDS,
+                       seed=SEED, directory=tmp_path, processes=3, final_limit_s=FINAL_LIMIT_S,
+                       nemesis_interval_s=NEMESIS_INTERVAL_S)  # fmt: skip
+    result = run(config, progress=lambda phase, fraction: phases.append(phase), cluster=faulty)
     assert list(dict.fromkeys(phases)) == ["cluster", "workload", "final", "check"]
+    assert result.result["valid"], pprint.pformat(result.result, sort_dicts=False)
+
     history = read_history(result.history_path)
-    client_ops = [op for op in history if op.process != "nemesis"]
+    client_ops = [op for op in history if op.process != NEMESIS]
     assert result.ops == sum(op.is_invoke for op in client_ops) >= 30
     assert all(completion is not None for _, completion in pairs(client_ops))
     acknowledged, read = {}, {}
@@ -40,21 +58,46 @@ def check_run(directory, mode: str, client: str) -> None:
                 else:
                     read.update({(k, v): o for k, records in mop[1].items() for o, v in records})
     assert acknowledged and {kv: read.get(kv) for kv in acknowledged} == acknowledged
-    if importlib.util.find_spec("kafka_lite.jepsen.checker") is not None:
-        assert result.result["valid"], result.result
     assert not [t for t in threading.enumerate() if t.name.startswith("jepsen-worker")]
 
+    # The faults: each struck, healed on the same node, and held past the timeouts (but the last,
+    # which the run's end may cut short); the cluster serves again.
+    actions = [(invocation, completion) for invocation, completion in pairs(history)
+               if invocation.process == NEMESIS and invocation.f != "whole"]  # fmt: skip
+    assert all(c is not None and c.is_ok for _, c in actions), actions
+    struck = [i for i, (invocation, _) in enumerate(actions) if invocation.f in HEALED_BY]
+    assert {actions[i][0].f for i in struck} == {"kill", "pause"}, [inv.f for inv, _ in actions]
+    assert result.faults == len(struck)
+    for n, i in enumerate(struck):
+        (fault, done), (heal, _) = actions[i], actions[i + 1]
+        assert (heal.f, heal.value["nodes"]) == (HEALED_BY[fault.f], fault.value["nodes"])
+        if n < len(struck) - 1:
+            assert (heal.time - done.time) / 1e9 >= faulty.hold_s(), (fault, heal)
+    killed = {actions[i][0].value["nodes"][0] for i in struck if actions[i][0].f == "kill"}
+    assert all(faulty.node(n)["pid"] != pids[n] for n in killed)  # killed, then restarted
+    assert faulty.not_whole(isr=False) is None
 
-@pytest.mark.integration
-@pytest.mark.xdist_group("jepsen_zookeeper")
-def test_a_short_run_in_zookeeper_mode_reads_back_every_acknowledged_send(tmp_path):
-    check_run(tmp_path, "zookeeper", client="kafka_lite")
 
-
-@pytest.mark.integration
-@pytest.mark.xdist_group("jepsen_kraft")
-def test_a_short_run_in_kraft_mode_with_librdkafkas_client_reads_back_every_acknowledged_send(tmp_path):
-    check_run(tmp_path, "kraft", client="confluent")
+def test_stop_leaves_no_process_and_no_listening_port(faulty_cluster):
+    faulty = faulty_cluster
+    directory = faulty.directory
+    state = faulty.state
+    ports = [port for ports in faulty.fronts.values() for port in ports.values()]
+    for node in state["brokers"]:
+        ports += [node[k] for k in ("port", "controller_port") if k in node]
+    if "zookeeper" in state:
+        ports.append(state["zookeeper"]["port"])
+    assert processes_under(directory) and not any(port_free(p) for p in ports)
+    faulty.stop()
+    assert processes_under(directory) == []
+    # A socket of a killed process lingers a moment in the kernel, in a closing state, until its
+    # peer's end (the proxy's, the tool's) is gone too: a leftover listener would never free its port.
+    busy = lambda: [p for p in ports if not port_free(p)]  # noqa: E731
+    with contextlib.suppress(TimeoutError):
+        wait_until(faulty.time, lambda: not busy(), "the cluster's ports to be free", 10)
+    assert busy() == []
+    assert faulty.proxy.closed
+    faulty.stop()  # a second stop (the fixture's) is harmless
 
 
 @pytest.mark.unit
@@ -65,6 +108,10 @@ def test_bad_run_settings_are_named(tmp_path):
         RunConfig(faults=frozenset({"flood", "kill"}), directory=tmp_path)
     with pytest.raises(ValueError, match="processes must be at least 1"):
         RunConfig(processes=0, directory=tmp_path)
+    with pytest.raises(ValueError, match="nemesis_interval_s must be at least 0, not -1"):
+        RunConfig(nemesis_interval_s=-1, directory=tmp_path)
+    with pytest.raises(ValueError, match="the cluster given is not a kraft mode cluster"):
+        run(RunConfig(mode="kraft", directory=tmp_path), cluster=FakeCluster())
 
 
 class FakeCluster:
@@ -73,6 +120,7 @@ class FakeCluster:
     def __init__(self) -> None:
         self.topics: dict[str, int] = {}
         self.stopped = False
+        self.kraft = False
         self.bootstrap_servers = "fake:9092"
 
     def __enter__(self):

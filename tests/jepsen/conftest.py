@@ -1,0 +1,29 @@
+"""One ``FaultyCluster`` per mode (ZooKeeper and three brokers; three combined KRaft nodes), shared by
+the nemesis's tests and the Jepsen run of that mode, in that order (files run in name order). Each
+mode in an xdist group of its own, so that no other cluster's processes share its worker; the
+run's test stops the cluster last (``test_run.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from kafka_lite.jepsen.nemesis import FaultyCluster
+
+# A follower out of the ISR after 2.5 s: the hold of a kill or a pause (1.5 times the longest
+# timeout) is then under 4 s, so a short run has room for several faults.
+OVERRIDES = ["replica.lag.time.max.ms=2500"]
+
+
+@pytest.fixture(
+    scope="package",
+    params=[
+        pytest.param(False, id="zookeeper", marks=[pytest.mark.integration, pytest.mark.xdist_group("jepsen_zookeeper")]),
+        pytest.param(True, id="kraft", marks=[pytest.mark.integration, pytest.mark.xdist_group("jepsen_kraft")]),
+    ],
+)  # fmt: skip
+def faulty_cluster(request, tmp_path_factory) -> Iterator[FaultyCluster]:
+    directory = tmp_path_factory.mktemp("faulty-kraft" if request.param else "faulty-zookeeper")
+    with FaultyCluster(directory, kraft=request.param, overrides=OVERRIDES) as cluster:
+        yield cluster
