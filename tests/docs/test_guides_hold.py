@@ -51,6 +51,7 @@ FOLDERS = (
     "ch10_advanced",
     "ch11_security",
     "ch12_kraft",
+    "ch13_jepsen",
     "data_pipeline",
 )
 # "Where kafka_lite differs from Kafka", "Where kafka_lite's producer differs from Kafka",
@@ -2023,6 +2024,62 @@ CLAIMS: dict[str, list[Claim]] = {
                 tested_by(
                     "tests/kraft/test_forwarding.py::test_producer_ids_come_in_blocks_from_the_controller"
                 ),
+            ),
+        ),
+    ],
+    "ch13_jepsen/index.md": [
+        holds(
+            "**Keys are the partitions of one topic made up front.**",
+            all_of(
+                lambda: assert_equal(obj("kafka_lite.jepsen.workload:WorkloadConfig")().partitions, 48),
+                tested_by(
+                    "tests/jepsen/test_run.py::test_an_interrupted_run_closes_every_client_stops_the_cluster_and_leaves_its_history",
+                    "tests/jepsen/test_workload.py::test_keys_rotate_after_their_writes_and_stay_within_the_topics_partitions",
+                ),
+            ),
+        ),
+        holds(
+            "**The network is cut by a proxy, and a cut resets.**",
+            all_of(
+                lambda: exists("kafka_lite.jepsen.fault_proxy:FaultProxy"),
+                tested_by(
+                    "tests/jepsen/test_nemesis.py::test_a_partition_stops_traffic_across_the_cut_and_healing_restores_it"
+                ),
+            ),
+        ),
+        holds(
+            "**The cycle search is bounded differently.**",
+            all_of(
+                lambda: assert_true(obj("kafka_lite.jepsen.checker:CANDIDATE_EDGES") > 0),
+                tested_by(
+                    "tests/jepsen/test_checker.py::test_a_g0_in_a_component_makes_the_classes_it_implies_redundant_there",
+                    "tests/jepsen/test_checker.py::test_g0_closed_by_a_process",
+                ),
+            ),
+        ),
+        holds(
+            "**The pictures are one HTML page.**",
+            all_of(
+                lambda: assert_equal(obj("kafka_lite.jepsen.pictures:PAGE_NAME"), "pictures.html"),
+                tested_by(
+                    "tests/jepsen/test_pictures.py::test_the_page_needs_no_network",
+                    "tests/jepsen/test_pictures.py::test_a_long_history_is_drawn_as_a_window_around_its_anomaly",
+                ),
+            ),
+        ),
+        holds(
+            "**The final phase reads with a consumer alone.**",
+            tested_by(
+                "tests/jepsen/test_workload.py::test_a_reader_polls_outside_transactions_even_under_txn"
+            ),
+        ),
+        holds(
+            "**The results table and the planted bugs.**",
+            # a table across modes, nemeses and seeds needs a command that takes several seeds; the
+            # planted bugs, tests of their own beside the checker's
+            all_of(
+                lambda: assert_not_in("--seeds", cli_options("jepsen")),
+                lambda: assert_equal(sorted((ROOT / "tests" / "jepsen").glob("*planted*")), []),
             ),
         ),
     ],

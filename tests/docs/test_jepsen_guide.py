@@ -1,0 +1,134 @@
+"""Chapter 13's guide: each small history on the page yields the classes the page names for it, the
+allowed set and the client_id table are the code's, and the page's commands run as written.
+
+Cheap on purpose: the histories are checked in process, the check command runs on one of the page's
+own histories, and the run command is parsed, not run (the chapter's notebook runs that same
+workload against a cluster, and ``tests/jepsen/test_run.py`` runs one in each mode)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from kafka_lite.jepsen.checker import allowed_error_types, analysis
+from kafka_lite.jepsen.fault_proxy import NODE_CLIENT_IDS
+from kafka_lite.jepsen.history import op_from_json
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "chapters" / "ch13_jepsen" / "index.md"
+# A history the page checks: its marker (hidden on the rendered page) names the classes it yields,
+# and the checker's options in brackets, right above the JSON lines.
+MARKED = re.compile(r"<!-- history yields(?: \((\w+)\))?: ([^>]+?) -->\n\n```json\n(.*?)```", re.S)
+
+
+def text() -> str:
+    return GUIDE.read_text(encoding="utf-8")
+
+
+def section(heading: str) -> str:
+    return text().split(f"\n{heading}\n", 1)[1].split("\n#", 1)[0]
+
+
+def marked_histories() -> list[tuple[str, set[str], str]]:
+    return [
+        (option or "", {name.strip() for name in names.split(",")}, block)
+        for option, names, block in MARKED.findall(text())
+    ]
+
+
+def ops_of(block: str) -> list:
+    ops = [op_from_json(json.loads(line)) for line in block.strip().splitlines()]
+    assert [op.index for op in ops] == list(range(len(ops))), "the lines are a whole history, in order"
+    return ops
+
+
+def test_the_page_shows_a_history_for_each_class_it_teaches_by_example():
+    shown = set().union(*(names for _, names, _ in marked_histories()))
+    assert shown >= {
+        "inconsistent-offsets", "duplicate", "lost-write", "unseen", "G1a", "precommitted-read",
+        "poll-skip", "nonmonotonic-poll", "int-send-skip", "G0", "G1c",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "option,names,block", marked_histories(), ids=lambda v: v if isinstance(v, str) else None
+)
+def test_each_history_yields_exactly_the_classes_the_page_names(option, names, block):
+    assert option in ("", "ww_deps"), option
+    errors = analysis(ops_of(block), ww_deps=option == "ww_deps")["errors"]
+    assert set(errors) == names
+
+
+def test_the_real_lines_are_operations_the_history_reader_accepts():
+    block = section("## The history").split("```json\n", 1)[1].split("```", 1)[0]
+    ops = [op_from_json(json.loads(line)) for line in block.strip().splitlines()]
+    assert {op.f for op in ops} == {"send", "poll", "kill"}
+    assert {op.type for op in ops} == {"invoke", "ok", "info"}
+    assert any(op.rebalance_log for op in ops)
+
+
+def test_the_allowed_set_is_the_checkers():
+    allowed = section("### What is allowed, and why")
+    items = allowed.split("\n- ")[1:]
+
+    def named(item: str) -> set[str]:
+        # The bold names before the colon, but the one that says when ("when consumers **subscribe**").
+        return set(re.findall(r"\*\*([\w-]+)\*\*", item.split(":", 1)[0])) - {"subscribe"}
+
+    always = set().union(*(named(i) for i in items if ", always" in i.split(":", 1)[0]))
+    assert always == allowed_error_types()
+    under = {
+        "subscribe": set().union(*(named(i) for i in items if "**subscribe**" in i.split(":", 1)[0])),
+        "ww_deps": set().union(*(named(i) for i in items if "ww edges are inferred" in i.split(":", 1)[0])),
+    }
+    assert always | under["subscribe"] == allowed_error_types(subscribe=True)
+    assert always | under["ww_deps"] == allowed_error_types(ww_deps=True)
+
+
+def test_the_client_id_table_is_the_proxys():
+    rows = re.findall(r"^\| `(.+?)` \| (.+?) \|$", section("### Cutting the network without root"), re.M)
+    assert rows == [(pattern.pattern, who) for pattern, who in NODE_CLIENT_IDS]
+
+
+def commands() -> list[str]:
+    blocks = re.findall(r"```sh\n(.*?)```", section("## Running it"), re.S)
+    return [line for block in blocks for line in block.strip().splitlines()]
+
+
+def test_the_run_command_parses_as_written_and_writes_where_check_reads():
+    from kafka_lite.cli.main import build_parser
+
+    run, check = commands()
+    args = build_parser().parse_args(shlex.split(run)[1:])
+    assert (args.jepsen_command, args.mode, sorted(args.faults), args.seconds, args.seed) == (
+        "run", "zookeeper", ["kill"], 10, 1
+    )  # fmt: skip
+    checked = build_parser().parse_args(shlex.split(check)[1:])
+    assert checked.history == args.dir / "history.jsonl"
+
+
+def test_the_check_command_runs_as_written_and_subscribe_allows_a_rebalances_step_back(
+    tmp_path, monkeypatch, capsys
+):
+    # The page's nonmonotonic-poll history saved where the run leaves its history, then checked as
+    # the page says; without --subscribe the same history is not valid.
+    from kafka_lite.cli.main import main
+
+    (block,) = [b for _, names, b in marked_histories() if names == {"nonmonotonic-poll"}]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".kafka-lite-jepsen").mkdir()
+    (tmp_path / ".kafka-lite-jepsen" / "history.jsonl").write_text(block, encoding="utf-8")
+    _, check = commands()
+    argv = shlex.split(check)
+    assert argv[0] == "kafka-lite" and "--subscribe" in argv
+    assert main(argv[1:]) == 0
+    out = capsys.readouterr().out
+    assert "nonmonotonic-poll" in out and "valid: no anomaly outside the allowed set" in out
+    assert main([a for a in argv[1:] if a != "--subscribe"]) == 1
+    assert "not valid: nonmonotonic-poll" in capsys.readouterr().out
