@@ -132,3 +132,16 @@ def test_the_check_command_runs_as_written_and_subscribe_allows_a_rebalances_ste
     assert "nonmonotonic-poll" in out and "valid: no anomaly outside the allowed set" in out
     assert main([a for a in argv[1:] if a != "--subscribe"]) == 1
     assert "not valid: nonmonotonic-poll" in capsys.readouterr().out
+
+
+def test_the_book_map_has_the_chapter_and_its_notebook_but_none_of_its_modules():
+    # The page's "Beyond the book" note says so: the modules carry no Book line, the chapter does count.
+    from mkdocs_hooks.book_map import build_book_map
+
+    book_map = build_book_map()
+    assert book_map.guides[13] == "chapters/ch13_jepsen/index.md"
+    assert [n.path for n in book_map.notebooks if n.chapter == 13] == [
+        "chapters/ch13_jepsen/jepsen_run.ipynb"
+    ]
+    assert not [path for path in book_map.modules if path.startswith("kafka_lite/jepsen/")]
+    assert "the book map lists none of them" in " ".join(text().split())
