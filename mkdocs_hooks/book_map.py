@@ -16,7 +16,8 @@ so the map cannot drift from the code:
 Pages use four markers: ``<!-- book-map -->`` (the whole map), ``<!-- chapter-plan -->`` (each
 chapter's size: its modules' lines, notebooks and labs, to plan a course by),
 ``<!-- book-sections: N -->`` (the sections of chapter N, Chinese beside English) and, in a chapter after the book's last (chapter 11,
-security), ``<!-- beyond-the-book -->`` (a note saying so, where a book chapter has its sections). A guide's heading that starts with a section number,
+security), ``<!-- beyond-the-book -->`` (a note saying so, where a book chapter has its sections;
+``<!-- beyond-the-book: a tool -->`` for a chapter whose modules are a tool beside Kafka, chapter 13's). A guide's heading that starts with a section number,
 ``## 6.1.2 Writing to the log``, gets the book's title appended: ``· 写入日志``. A guide is its
 chapter's ``index.md`` and, for a chapter too long for one page, the pages of its folder that the
 index links to (``chapters/ch06_storage/log.md``): see ``guide_pages``. In both tables a section the
@@ -531,16 +532,26 @@ def render_chapter_sections(
 
 
 BEYOND_MARKER = "<!-- beyond-the-book -->"
+# A chapter after the book's last that is no part of Kafka: a tool that tests what the others built.
+BEYOND_TOOL_MARKER = "<!-- beyond-the-book: a tool -->"
 
 
-def render_beyond_the_book(book: Book, base: str = "../../") -> str:
-    """The note a chapter after the book's last carries where a book chapter has its sections."""
+def render_beyond_the_book(book: Book, base: str = "../../", tool: bool = False) -> str:
+    """The note a chapter after the book's last carries where a book chapter has its sections;
+    with ``tool``, the note of a chapter whose modules are a tool beside Kafka (their headers name
+    no section, so the map lists none of them)."""
     last = max(s.chapter for s in book.sections.values())
+    about = (
+        "This chapter is kafka_lite's own: a tool that tests, from the outside, the cluster the "
+        "other chapters built. Its modules are no part of Kafka and the book map lists none of them; "
+        f"the chapter and its notebook are under [Beyond the book]({base}book_map.md#beyond)."
+        if tool
+        else "This chapter is Kafka after the book, which every Kafka user meets; its modules are "
+        f"listed under [Beyond the book]({base}book_map.md#beyond) in the book map."
+    )
     return (
         f'!!! note "Beyond the book"\n\n'
-        f"    《{book.title}》 ends with chapter {last}, on Kafka 0.10's source. This chapter is "
-        "Kafka after the book, which every Kafka user meets; its modules are listed under "
-        f"[Beyond the book]({base}book_map.md#beyond) in the book map."
+        f"    《{book.title}》 ends with chapter {last}, on Kafka 0.10's source. {about}"
     )
 
 
@@ -616,6 +627,10 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         markdown = markdown.replace("<!-- chapter-plan -->", render_chapter_plan(book_map, base))
     if BEYOND_MARKER in markdown:
         markdown = markdown.replace(BEYOND_MARKER, render_beyond_the_book(book_map.book, base))
+    if BEYOND_TOOL_MARKER in markdown:
+        markdown = markdown.replace(
+            BEYOND_TOOL_MARKER, render_beyond_the_book(book_map.book, base, tool=True)
+        )
     for m in re.finditer(r"<!-- book-sections: (\d+) -->", markdown):
         table = render_chapter_sections(book_map.book, int(m.group(1)), base, book_map.anchors)
         markdown = markdown.replace(m.group(0), table)

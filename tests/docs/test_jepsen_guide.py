@@ -135,8 +135,9 @@ def test_the_check_command_runs_as_written_and_subscribe_allows_a_rebalances_ste
 
 
 def test_the_book_map_has_the_chapter_and_its_notebook_but_none_of_its_modules():
-    # The page's "Beyond the book" note says so: the modules carry no Book line, the chapter does count.
-    from mkdocs_hooks.book_map import build_book_map
+    # The page's "Beyond the book" note (the hook's, for a tool) says so: the modules carry no Book
+    # line, the chapter does count.
+    from mkdocs_hooks.book_map import build_book_map, render_beyond_the_book
 
     book_map = build_book_map()
     assert book_map.guides[13] == "chapters/ch13_jepsen/index.md"
@@ -144,4 +145,6 @@ def test_the_book_map_has_the_chapter_and_its_notebook_but_none_of_its_modules()
         "chapters/ch13_jepsen/jepsen_run.ipynb"
     ]
     assert not [path for path in book_map.modules if path.startswith("kafka_lite/jepsen/")]
-    assert "the book map lists none of them" in " ".join(text().split())
+    assert "<!-- beyond-the-book: a tool -->" in text()
+    note = " ".join(render_beyond_the_book(book_map.book, "../../", tool=True).split())
+    assert "the book map lists none of them" in note and "ends with chapter 10" in note
