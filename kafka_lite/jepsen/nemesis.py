@@ -586,7 +586,7 @@ class Nemesis:
         its session resumes believing it still is one and removes a replica from an ISR in
         ZooKeeper that its successor's leader has just grown; the leader ignores that old
         controller's LeaderAndIsr, keeps the larger ISR in memory, and never writes it again
-        (Kafka fences such a controller's writes from 2.2 on, KAFKA-6082). The run's final phase
+        (Kafka fences such a controller's writes from 2.1 on, KAFKA-6082). The run's final phase
         needs a cluster that serves, which ``stop`` has already waited for."""
         invocation = self.history.invoke(NEMESIS, "whole", {"nodes": list(self.cluster.node_ids)})
         try:

@@ -122,6 +122,9 @@ def test_after_clean_up_a_restart_restores_every_store_from_its_changelog(cluste
     streams.start()
     try:
         wait_running(streams)
+        # RUNNING comes at start (Kafka 0.10.1's states have no REBALANCING): the tasks, each of
+        # which restores its store as it is made, come with the first assignment.
+        wait_until(lambda: len(restored_records(streams)) == 3, 30, "the three counting tasks restored")
         # The whole changelog is replayed: at least each word's last count, and, through the record
         # cache, at most one record per update (fewer when updates of a word met in one commit).
         changelog = read_topic(bootstrap, f"{app_id}-Counts-changelog")
