@@ -245,6 +245,7 @@ class KafkaController:
 
     def startup(self) -> None:
         self._thread.start()
+        self.register_session_expiration_listener()
         self.zk.watch_data(CONTROLLER_PATH, self._on_controller_znode)
         self._put("Startup", self.elect)
 
@@ -279,6 +280,31 @@ class KafkaController:
             log.info("Broker %d: the controller is broker %d", self.broker_id, self.active_controller_id)
 
     # --8<-- [end:elect]
+
+    # --8<-- [start:session_expiration]
+    def register_session_expiration_listener(self) -> None:
+        """Kafka's ``SessionExpirationListener``: hear when ZooKeeper expires this broker's session."""
+        self.zk.client.add_listener(self._on_zk_session_state)
+
+    def _on_zk_session_state(self, state) -> None:
+        """ZooKeeper expired our session (kazoo's LOST): the ephemeral ``/controller`` went with it, and
+        another broker may be the controller already. Resign first, ahead of anything the watches
+        report once the new session is up (Kafka's ``handleNewSession`` runs before ZkClient fires its
+        listeners again). A controller that went on handling those reports would write leaders and
+        ISRs over the new controller's, whose cache would no longer match ZooKeeper. The
+        ``/controller`` watch then runs the election again."""
+        from kazoo.protocol.states import KazooState
+
+        if state == KazooState.LOST:
+            self._put("SessionExpiration", self._handle_session_expiration)
+
+    def _handle_session_expiration(self) -> None:
+        was_active = self.active_controller_id == self.broker_id
+        self.active_controller_id = -1  # unknown until the /controller watch reads it again
+        if was_active:
+            self.on_controller_resignation()
+
+    # --8<-- [end:session_expiration]
 
     def _maybe_resign(self) -> None:
         was_active = self.active_controller_id == self.broker_id
