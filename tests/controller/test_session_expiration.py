@@ -60,7 +60,9 @@ def test_an_expired_controller_resigns_before_handling_what_its_watches_report(z
             elif emptied.is_set():
                 break
             else:
-                assert time.monotonic() < deadline, f"the new session's watch did not report in 20 s; ran {ran}"
+                assert time.monotonic() < deadline, (
+                    f"the new session's watch did not report in 20 s; ran {ran}"
+                )
 
         assert ran[:1] == ["SessionExpiration"], ran
         assert not controller.is_active()
