@@ -20,7 +20,7 @@ from kafka_lite.streams.examples.wordcount import build_wordcount
 from kafka_lite.streams.kstream.kstream_builder import KStreamBuilder
 from kafka_lite.streams.state.queryable_store_types import QueryableStoreTypes
 from tests.streams.cluster.support import oracle_counts, running
-from tests.streams.cluster.test_streams_failover import WORDS, LineWriter, start_instance
+from tests.streams.cluster.test_streams_failover import WORDS, LineWriter, start_instance, wait_naming_output
 from tests.support.topics import read_topic, topic_name
 from tests.support.waiting import wait_until, wait_while_progressing
 
@@ -107,8 +107,9 @@ def test_word_count_exactly_once_survives_a_sigkill_with_every_count_equal_to_th
             def active_tasks() -> int:
                 return sum(len(th.active_tasks) for th in survivor.local_threads_metadata())
 
-            wait_until(lambda: survivor.state().value == "RUNNING" and 0 < active_tasks() < 2 * PARTITIONS,
-                       120, "the tasks shared between the two instances")  # fmt: skip
+            wait_naming_output(tmp_path / "killed", lambda: survivor.state().value == "RUNNING"
+                               and 0 < active_tasks() < 2 * PARTITIONS,
+                               120, "the tasks shared between the two instances")  # fmt: skip
             writer.start()
             wait_until(lambda: writer.sent >= 200, 30, "input arriving")
             process.send_signal(signal.SIGKILL)  # mid-stream: its open transactions never commit

@@ -32,18 +32,33 @@ def start_instance(
     bootstrap: str, app_id: str, source: str, sink: str, state_dir: Path, **settings
 ) -> subprocess.Popen:
     """``kafka-lite streams wordcount`` in a process of its own, so that SIGKILL is a real crash;
-    ``settings`` (dotted names) are added to the fast ones."""
+    ``settings`` (dotted names) are added to the fast ones. Its output goes to ``output_of(state_dir)``:
+    a pipe nobody reads fills up, and the instance would stop at its next log line."""
     properties = [
         a
         for k, v in {**FAST, "num.standby.replicas": 1, **settings}.items()
         for a in ("--property", f"{k}={v}")
     ]
-    return subprocess.Popen(
-        [str(Path(sys.executable).parent / "kafka-lite"), "streams", "wordcount", "--bootstrap-server", bootstrap,
-         "--application-id", app_id, "--input-topic", source, "--output-topic", sink,
-         "--state-dir", str(state_dir), *properties],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    with output_of(state_dir).open("w") as out:
+        return subprocess.Popen(
+            [str(Path(sys.executable).parent / "kafka-lite"), "streams", "wordcount", "--bootstrap-server", bootstrap,
+             "--application-id", app_id, "--input-topic", source, "--output-topic", sink,
+             "--state-dir", str(state_dir), *properties],
+            stdout=out, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+
+
+def output_of(state_dir: Path) -> Path:
+    return state_dir.parent / f"{state_dir.name}.out"
+
+
+def wait_naming_output(state_dir: Path, condition, timeout_s: float, what: str) -> None:
+    """``wait_until``, its failure ending with the last lines the other instance wrote."""
+    try:
+        wait_until(condition, timeout_s, what)
+    except AssertionError as e:
+        tail = output_of(state_dir).read_text(errors="replace")[-3000:]
+        raise AssertionError(f"{e}; the other instance's output ends:\n{tail}") from None
 
 
 class LineWriter(threading.Thread):
@@ -85,8 +100,9 @@ def test_a_killed_instance_s_tasks_move_to_the_survivor_with_their_state(cluster
                 return {t.task_id for th in survivor.local_threads_metadata() for t in getattr(th, kind)}
 
             # The two instances share the 8 tasks; each keeps standbys of the other's count tasks.
-            wait_until(lambda: survivor.state().value == "RUNNING" and 0 < len(tasks("active_tasks")) < 2 * PARTITIONS
-                       and tasks("standby_tasks"), 60, "the tasks shared between the two instances")  # fmt: skip
+            wait_naming_output(tmp_path / "killed", lambda: survivor.state().value == "RUNNING"
+                               and 0 < len(tasks("active_tasks")) < 2 * PARTITIONS and tasks("standby_tasks"),
+                               60, "the tasks shared between the two instances")  # fmt: skip
             moved = {t for t in tasks("standby_tasks")}
             writer.start()
             wait_until(lambda: writer.sent >= 200, 30, "input arriving")
