@@ -279,6 +279,9 @@ class ModuleImports:
                 elif target and Rules.package_of(target) and target not in (self.module, self.package):
                     if self._ours(target):  # f"kafka_lite.server.{name}": at least that package
                         found.append(Import(node.lineno, target, how))
+                elif target and target == self.package != self.module:
+                    # f"kafka_lite.cli.{name}" in kafka_lite.cli.main: a module of its own package
+                    found.append(Import(node.lineno, target, how))
                 elif has_tables:
                     continue  # it reads this module's lazy table, checked entry by entry below
                 elif not target or self._ours(target):
@@ -481,6 +484,7 @@ UPWARD = {
     "    from kafka_lite import KafkaServer\n"
     "    return __import__('kafka_lite.cli.main')\n",
     "log/dynamic.py": "import importlib\ndef h(name):\n    return importlib.import_module(f'kafka_lite.{name}')\n",
+    "log/siblings.py": "import importlib\ndef s(name):\n    return importlib.import_module(f'kafka_lite.log.{name}')\n",
     "clients/__init__.py": "",
     "clients/admin.py": "from kafka_lite.log.log import Log\nfrom . import network_client\n",
     "clients/network_client.py": "from kafka_lite.network.selector import Selector\n",
