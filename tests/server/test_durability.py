@@ -20,9 +20,9 @@ from tests.support.durability import check_no_acknowledged_record_is_lost
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("durability")]
 
-# Five kills of each victim: the Jepsen runs (tests/jepsen/test_run.py) kill and pause nodes in both
+# Three kills of each victim: the Jepsen runs (tests/jepsen/test_run.py) kill and pause nodes in both
 # modes too, and check every acknowledged send against what the final reads find.
-ROUNDS = 5
+ROUNDS = 3
 RECORDS_PER_ROUND = 50
 
 
