@@ -418,9 +418,10 @@ def main(argv: list[str] | None = None) -> int:
     args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     write_pages(results)
     failed = [run_name(*key_of(r)) for r in done if r["valid"] is not True]
+    runs = f"{len(done)} run{'' if len(done) == 1 else 's'}"
+    named = f": {', '.join(failed)}" if failed else ""
     console.print(
-        f"{len(done)} runs, {len(failed)} not valid or failed{': ' + ', '.join(failed) if failed else ''}; "
-        f"rows in {shown(args.json)}, the table on the pages",
+        f"{runs}, {len(failed)} not valid or failed{named}; rows in {shown(args.json)}, the table on the pages",
         highlight=False,
     )
     if interrupted:
