@@ -99,6 +99,10 @@ class WorkloadConfig:
             raise ValueError(f"client must be one of {', '.join(CLIENTS)}, not {self.client!r}")
         check_topic(self.topic)
 
+    @property
+    def max_txn_length(self) -> int:
+        return 4 if self.txn else 1  # Jepsen's kafka workload fixes these
+
 
 def check_topic(topic: str) -> None:
     """Raise ``ValueError`` naming what is wrong with ``topic`` as a workload's topic: a name Kafka
@@ -109,10 +113,6 @@ def check_topic(topic: str) -> None:
         raise ValueError(f"the workload's topic {topic!r}: {e}") from None
     if is_internal(topic):
         raise ValueError(f"the workload's topic {topic!r} is one of the brokers' own; name another")
-
-    @property
-    def max_txn_length(self) -> int:
-        return 4 if self.txn else 1  # Jepsen's kafka workload fixes these
 
 
 # -- the generator -----------------------------------------------------------------------------------
