@@ -72,8 +72,9 @@ CASES = [
         seconds=5,
         final_limit_s=10.0,
     ),
-    # A kill holds acks=all sends past their request timeout until the ISR shrinks: they are retried.
-    Case("sequence-check-off", frozenset({"duplicate"}), 2, frozenset({"kill"})),
+    # A kill holds acks=all sends past their request timeout until the ISR shrinks: they are
+    # retried. Many processes, so that some have a send in flight as the kill lands.
+    Case("sequence-check-off", frozenset({"duplicate"}), 3, frozenset({"kill"}), processes=8, rate=400.0),
 ]
 
 
