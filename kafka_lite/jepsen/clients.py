@@ -28,7 +28,7 @@ from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.consumer_rebalance_listener import ConsumerRebalanceListener
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer
-from kafka_lite.jepsen.workload import CONSUMER_GROUP, SEND_TIMEOUT_S, TOPIC, Failure, WorkloadConfig
+from kafka_lite.jepsen.workload import SEND_TIMEOUT_S, Failure, WorkloadConfig
 from kafka_lite.producer.kafka_producer import KafkaProducer
 
 CONSUMER_CALL_TIMEOUT_S = 10.0  # Jepsen's default.api.timeout.ms
@@ -54,10 +54,12 @@ class KafkaLiteClient:
         self.rebalance_log: list = []
         self.subscribed = False
         self.reader = reader  # a consumer alone: its polls are not transactions
+        self.topic = config.topic
+        self.group = config.consumer_group
         self.producer = None if reader else self._producer(bootstrap_servers, process, config, time)
         try:
             self.consumer = KafkaConsumer(
-                bootstrap_servers=bootstrap_servers, group_id=CONSUMER_GROUP, enable_auto_commit=False,
+                bootstrap_servers=bootstrap_servers, group_id=self.group, enable_auto_commit=False,
                 auto_offset_reset="earliest", session_timeout_ms=6000, heartbeat_interval_ms=300,
                 request_timeout_ms=10_000, reconnect_backoff_ms=50, value_deserializer=_value_int,
                 isolation_level="read_committed" if config.txn else "read_uncommitted", time=time,
@@ -84,7 +86,7 @@ class KafkaLiteClient:
         return producer
 
     def send(self, k: int, v: int) -> int | None:
-        metadata = self.producer.send(TOPIC, v, partition=k).get(timeout=SEND_TIMEOUT_S)
+        metadata = self.producer.send(self.topic, v, partition=k).get(timeout=SEND_TIMEOUT_S)
         return None if metadata.offset < 0 else metadata.offset
 
     def _within_deadline(self, call: Callable[[], Any]) -> Any:
@@ -114,7 +116,7 @@ class KafkaLiteClient:
         if self.subscribed:  # Kafka refuses an assign on top of a subscription
             self.consumer.unsubscribe()
             self.subscribed = False
-        partitions = [TopicPartition(TOPIC, k) for k in keys]
+        partitions = [TopicPartition(self.topic, k) for k in keys]
         self.consumer.assign(partitions)
         if seek_to_beginning:
             self.consumer.seek_to_beginning(*partitions)
@@ -122,11 +124,11 @@ class KafkaLiteClient:
     def subscribe(self) -> None:
         if not self.subscribed:
             self.consumer.unsubscribe()
-        self.consumer.subscribe([TOPIC], listener=_KafkaLiteRebalanceLog(self.rebalance_log))
+        self.consumer.subscribe([self.topic], listener=_KafkaLiteRebalanceLog(self.rebalance_log))
         self.subscribed = True
 
     def seek(self, k: int, offset: int) -> None:
-        self.consumer.seek(TopicPartition(TOPIC, k), offset)
+        self.consumer.seek(TopicPartition(self.topic, k), offset)
 
     def commit_sync(self) -> None:
         self._within_deadline(self.consumer.commit_sync)
@@ -137,7 +139,7 @@ class KafkaLiteClient:
     def send_offsets_to_transaction(self, offsets: dict[int, int]) -> None:
         if offsets:
             self.producer.send_offsets_to_transaction(
-                {TopicPartition(TOPIC, k): o for k, o in offsets.items()}, CONSUMER_GROUP
+                {TopicPartition(self.topic, k): o for k, o in offsets.items()}, self.group
             )
 
     def commit_transaction(self) -> None:
@@ -215,6 +217,7 @@ class ConfluentClient:
         self.rebalance_log: list = []
         self.subscribed = False
         self.reader = reader  # a consumer alone: its polls are not transactions
+        self.topic = config.topic
         self.producer = None
         if not reader:
             producer_config = {
@@ -228,7 +231,7 @@ class ConfluentClient:
             if config.txn:
                 self.producer.init_transactions(SEND_TIMEOUT_S)
         self.consumer = confluent_kafka.Consumer({
-            "bootstrap.servers": bootstrap_servers, "group.id": CONSUMER_GROUP, "enable.auto.commit": False,
+            "bootstrap.servers": bootstrap_servers, "group.id": config.consumer_group, "enable.auto.commit": False,
             "auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 300,
             "enable.partition.eof": False,
             "isolation.level": "read_committed" if config.txn else "read_uncommitted",
@@ -236,7 +239,7 @@ class ConfluentClient:
 
     def send(self, k: int, v: int) -> int | None:
         delivered: list = []
-        self.producer.produce(TOPIC, _value_bytes(v), partition=k,
+        self.producer.produce(self.topic, _value_bytes(v), partition=k,
                               on_delivery=lambda err, msg: delivered.append((err, msg)))  # fmt: skip
         self.producer.flush(SEND_TIMEOUT_S)
         if not delivered:
@@ -261,7 +264,7 @@ class ConfluentClient:
             self.consumer.unsubscribe()
             self.subscribed = False
         offset = self.ck.OFFSET_BEGINNING if seek_to_beginning else self.ck.OFFSET_STORED
-        self.consumer.assign([self.ck.TopicPartition(TOPIC, k, offset) for k in keys])
+        self.consumer.assign([self.ck.TopicPartition(self.topic, k, offset) for k in keys])
 
     def subscribe(self) -> None:
         log = self.rebalance_log
@@ -271,12 +274,12 @@ class ConfluentClient:
 
         if not self.subscribed:
             self.consumer.unassign()
-        self.consumer.subscribe([TOPIC], on_assign=noting("assigned"), on_revoke=noting("revoked"),
+        self.consumer.subscribe([self.topic], on_assign=noting("assigned"), on_revoke=noting("revoked"),
                                 on_lost=noting("lost"))  # fmt: skip
         self.subscribed = True
 
     def seek(self, k: int, offset: int) -> None:
-        self.consumer.seek(self.ck.TopicPartition(TOPIC, k, offset))
+        self.consumer.seek(self.ck.TopicPartition(self.topic, k, offset))
 
     def commit_sync(self) -> None:
         try:
@@ -290,7 +293,7 @@ class ConfluentClient:
 
     def send_offsets_to_transaction(self, offsets: dict[int, int]) -> None:
         if offsets:
-            partitions = [self.ck.TopicPartition(TOPIC, k, o) for k, o in offsets.items()]
+            partitions = [self.ck.TopicPartition(self.topic, k, o) for k, o in offsets.items()]
             self.producer.send_offsets_to_transaction(
                 partitions, self.consumer.consumer_group_metadata(), SEND_TIMEOUT_S
             )

@@ -6,11 +6,11 @@ cluster up, run the generator's workers (and the nemesis) for ``seconds``, heal,
 generator, check the history, tear everything down. Beyond the book.
 
 ``run(config)`` starts a cluster of its own in ``config.directory`` (ZooKeeper or KRaft mode),
-creates the topic (``replication.factor`` 3, ``min.insync.replicas`` 2: the settings under which
-Kafka promises that an acknowledged write survives one broker's loss), runs ``processes`` worker
-threads, and writes the history as it goes to ``history.jsonl`` beside the cluster, so an
-interrupted run leaves a history that can be checked. Everything it started stops, also when it is
-interrupted.
+creates the topic (``config.topic``; ``replication.factor`` 3, ``min.insync.replicas`` 2: the
+settings under which Kafka promises that an acknowledged write survives one broker's loss), runs
+``processes`` worker threads, and writes the history as it goes to ``history.jsonl`` beside the
+cluster, so an interrupted run leaves a history that can be checked. Everything it started stops,
+also when it is interrupted.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from kafka_lite.jepsen.workload import (
     Generator,
     Worker,
     WorkloadConfig,
+    check_topic,
     run_final_phase,
     run_main_phase,
 )
@@ -54,6 +55,7 @@ class RunConfig:
     workload: WorkloadConfig | None = None  # the generator's settings; derived from the above if None
     final_limit_s: float = FINAL_LIMIT_S
     nemesis_interval_s: float = 10.0  # the nemesis's quiet time before each fault (``Nemesis``'s interval)
+    topic: str = TOPIC  # created by the run: a cluster that runs again needs a new one each time
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -68,11 +70,14 @@ class RunConfig:
             raise ValueError(f"processes must be at least 1, not {self.processes}")
         if self.nemesis_interval_s < 0:
             raise ValueError(f"nemesis_interval_s must be at least 0, not {self.nemesis_interval_s}")
-        if self.workload is not None and (self.workload.txn, self.workload.client) != (self.txn, self.client):
-            raise ValueError("the workload's txn and client must be the run's")
+        check_topic(self.topic)
+        if self.workload is not None and (self.workload.txn, self.workload.client, self.workload.topic) != (
+            self.txn, self.client, self.topic
+        ):  # fmt: skip
+            raise ValueError("the workload's txn, client and topic must be the run's")
 
     def workload_config(self) -> WorkloadConfig:
-        return self.workload or WorkloadConfig(txn=self.txn, client=self.client)
+        return self.workload or WorkloadConfig(txn=self.txn, client=self.client, topic=self.topic)
 
 
 @dataclass
@@ -162,7 +167,7 @@ def run(
     """Run the workload against a new cluster and check its history (see the module's docstring).
     ``progress(phase, fraction)`` hears of each phase (``PHASES``) as it goes. Given ``cluster``, a
     started ``FaultyCluster`` of ``config.mode``, the run uses it instead and leaves it running (a
-    test's cluster, shared with other tests); its topic must not exist yet."""
+    test's cluster, shared with other tests); its topic (``config.topic``) must not exist yet."""
     report = progress or (lambda phase, fraction: None)
     if cluster is not None and cluster.kraft != (config.mode == "kraft"):
         raise ValueError(f"the cluster given is not a {config.mode} mode cluster")
@@ -176,7 +181,7 @@ def run(
     report("cluster", 0.0)
     owned = _cluster(config, time) if cluster is None else contextlib.nullcontext(cluster)
     with owned as cluster, HistoryWriter(history_path, time) as history:
-        cluster.create_topic(TOPIC, workload.partitions, 3, {"min.insync.replicas": "2"})
+        cluster.create_topic(workload.topic, workload.partitions, 3, {"min.insync.replicas": "2"})
         report("cluster", 1.0)
         open_client = client_factory(workload, cluster.bootstrap_servers, time)
         # Each worker draws from its own generator of random numbers, seeded from the run's, so

@@ -25,7 +25,8 @@ certainly did not happen) or ``info`` (it may have), as Jepsen's client maps Jav
 client that completes ``info`` (or is broken) is thrown away and its thread's next operation is a
 new process's, with a new client (Jepsen's interpreter does the same).
 
-Key k is partition k of topic ``jepsen``. Differs: Jepsen's keys are unbounded and each new one a
+Key k is partition k of the workload's topic (``jepsen`` unless another is named; each run needs a
+topic of its own, as every key's log must start empty). Differs: Jepsen's keys are unbounded and each new one a
 new topic-partition made on demand; here the topic is created up front with ``partitions``
 partitions, so once every partition has been a key the keys stop rotating and the active keys take
 the writes (their values stay unique: a key's counter only grows).
@@ -41,11 +42,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_lite.common.errors import InvalidTopicException
 from kafka_lite.common.time import Time
+from kafka_lite.common.topic import is_internal, validate_topic_name
 from kafka_lite.jepsen.history import HistoryWriter, Op
 
 TOPIC = "jepsen"
-CONSUMER_GROUP = "jepsen-group"  # every consumer is in one group, as Jepsen's are
+CONSUMER_GROUP = "jepsen-group"  # every consumer of a run is in one group, as Jepsen's are
 POLL_MS = 100  # one poll micro-operation waits this long for records
 FINAL_POLL_MS = 1000  # a poll of the final phase
 FINAL_ROUND_S = 10.0  # a final-phase round: crash, assign and seek, then polls for this long
@@ -70,6 +73,13 @@ class WorkloadConfig:
     crash_interval_s: float = 30.0  # about how long a client lives before it is crashed
     rate: float = 100.0  # operations a second, over all processes
     client: str = "kafka_lite"
+    topic: str = TOPIC  # key k is this topic's partition k
+
+    @property
+    def consumer_group(self) -> str:
+        """The run's group: one per topic, so that a run's consumers never wait in a rebalance for
+        those a run before it left behind in the group."""
+        return CONSUMER_GROUP if self.topic == TOPIC else f"{self.topic}-group"
 
     def __post_init__(self) -> None:
         if self.key_count < 1 or self.max_writes_per_key < 1:
@@ -87,10 +97,22 @@ class WorkloadConfig:
                              f"{self.crash_interval_s}")  # fmt: skip
         if self.client not in CLIENTS:
             raise ValueError(f"client must be one of {', '.join(CLIENTS)}, not {self.client!r}")
+        check_topic(self.topic)
 
     @property
     def max_txn_length(self) -> int:
         return 4 if self.txn else 1  # Jepsen's kafka workload fixes these
+
+
+def check_topic(topic: str) -> None:
+    """Raise ``ValueError`` naming what is wrong with ``topic`` as a workload's topic: a name Kafka
+    refuses, or one of the brokers' own topics."""
+    try:
+        validate_topic_name(topic)
+    except InvalidTopicException as e:
+        raise ValueError(f"the workload's topic {topic!r}: {e}") from None
+    if is_internal(topic):
+        raise ValueError(f"the workload's topic {topic!r} is one of the brokers' own; name another")
 
 
 # -- the generator -----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 
 from kafka_lite.common.errors import WakeupException
 from kafka_lite.common.time import SYSTEM
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.jepsen import clients
 from kafka_lite.jepsen.workload import WorkloadConfig
 from kafka_lite.utils.ports import free_ports
@@ -40,3 +41,18 @@ def test_a_commit_that_finds_no_coordinator_is_woken_at_the_deadline_and_is_an_i
         assert (failure.type, failure.end_process) == ("info", True)
     finally:
         client.close()
+
+
+def test_a_workload_with_a_topic_of_its_own_reads_it_in_a_group_of_its_own():
+    nobody = f"127.0.0.1:{free_ports(1)}"
+    client = clients.KafkaLiteClient(nobody, 0, WorkloadConfig(topic="planted-1"), SYSTEM, reader=True)
+    try:
+        client.assign([0, 2], seek_to_beginning=False)
+        assert client.consumer.assignment() == {
+            TopicPartition("planted-1", 0),
+            TopicPartition("planted-1", 2),
+        }
+        assert client.consumer.group_id == "planted-1-group"
+    finally:
+        client.close()
+    assert WorkloadConfig().consumer_group == "jepsen-group"  # the default topic's, as before

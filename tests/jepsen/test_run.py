@@ -17,6 +17,7 @@ import pytest
 from kafka_lite.jepsen.history import NEMESIS, pairs, read_history
 from kafka_lite.jepsen.nemesis import wait_until
 from kafka_lite.jepsen.run import RunConfig, run
+from kafka_lite.jepsen.workload import WorkloadConfig
 from kafka_lite.utils.ports import port_free
 from tests.jepsen.leftovers import processes_under
 
@@ -112,6 +113,16 @@ def test_bad_run_settings_are_named(tmp_path):
         RunConfig(processes=0, directory=tmp_path)
     with pytest.raises(ValueError, match="nemesis_interval_s must be at least 0, not -1"):
         RunConfig(nemesis_interval_s=-1, directory=tmp_path)
+    with pytest.raises(
+        ValueError, match="the workload's topic 'planted bugs': Topic name \"planted bugs\" is illegal"
+    ):
+        RunConfig(topic="planted bugs", directory=tmp_path)
+    with pytest.raises(
+        ValueError, match="the workload's topic '__consumer_offsets' is one of the brokers' own"
+    ):
+        RunConfig(topic="__consumer_offsets", directory=tmp_path)
+    with pytest.raises(ValueError, match="the workload's txn, client and topic must be the run's"):
+        RunConfig(topic="planted", workload=WorkloadConfig(), directory=tmp_path)
     with pytest.raises(ValueError, match="the cluster given is not a kraft mode cluster"):
         run(RunConfig(mode="kraft", directory=tmp_path), cluster=FakeCluster())
 
