@@ -181,12 +181,15 @@ class NetworkClient:
             now = self.time.milliseconds()
         metadata_timeout = self._maybe_update_metadata(now)
         self.selector.poll(min(timeout_ms, metadata_timeout, self.request_timeout_ms))
+        # What completed did so during the selector's wait: stamped with the time after it, so that a
+        # response's latency counts that wait and a request's timeout is judged now.
+        updated_now = self.time.milliseconds()
         responses: list[ClientResponse] = []
-        self._handle_completed_sends(responses, now)
-        self._handle_completed_receives(responses, now)
-        self._handle_disconnections(responses, now)
+        self._handle_completed_sends(responses, updated_now)
+        self._handle_completed_receives(responses, updated_now)
+        self._handle_disconnections(responses, updated_now)
         self._handle_connections()
-        self._handle_timed_out_requests(responses, now)
+        self._handle_timed_out_requests(responses, updated_now)
         for response in responses:
             if response.request.callback is not None:
                 response.request.callback(response)

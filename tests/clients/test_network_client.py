@@ -266,6 +266,37 @@ class RecordingSelector(Selector):
         return super().poll(timeout_ms)
 
 
+class SlowSelector(Selector):
+    """The real selector, each of whose polls takes 40 ms of the mock clock."""
+
+    def __init__(self, clock: MockTime) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def poll(self, timeout_ms):
+        self.clock.sleep(40)
+        return super().poll(timeout_ms)
+
+
+def test_a_responses_latency_counts_the_wait_in_the_poll_that_received_it():
+    """Kafka's ``NetworkClient.poll`` stamps what completed with the time after the selector's wait
+    (``updatedNow``): a latency counts that wait, and is never negative."""
+    server, clock = AnswerServer(), MockTime()
+    client = NetworkClient(SlowSelector(clock), client_id="test", reconnect_backoff_ms=1000, time=clock)
+    client.set_node("0", "127.0.0.1", server.port)
+    try:
+        _connect(client, clock)
+        request = ClientRequest("0", ApiKeys.API_VERSIONS, 0, {})
+        client.send(request, clock.milliseconds())
+        sent_ms = clock.milliseconds()
+        (response,) = _poll_until(client, clock, lambda rs: len(rs) == 1, "the response")
+        assert response.received_ms == clock.milliseconds()
+        assert response.request_latency_ms == clock.milliseconds() - sent_ms >= 40
+    finally:
+        client.close_all()
+        server.close()
+
+
 def test_with_every_broker_down_a_due_refresh_waits_the_reconnect_backoff_not_zero():
     """The metadata is due for a refresh and the only broker refuses connections: each poll starts
     a connection when the back-off allows and otherwise waits for it, rather than returning at once,
