@@ -18,18 +18,12 @@ from pathlib import Path
 import pytest
 
 from kafka_lite.jepsen.run import RunResult
+from tests.docs.test_benchmark_page import SMALL
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
 
-MACHINE = {
-    "cores": 2,
-    "memory_gib": 23.4,
-    "cpu": "AMD EPYC",
-    "python": "3.11.2",
-    "system": "Linux 6.1",
-    "load_average": [1.5, 1.2, 1.0],
-}
+MACHINE = SMALL["machine"]  # the benchmark page's test's machine
 
 
 def row(
