@@ -3,6 +3,7 @@
 Mirrors: kafka.controller.KafkaController, ControllerContext and IsrChangeNotificationListener
          (core/src/main/scala/kafka/controller/KafkaController.scala, Kafka 0.10.1),
          PartitionStateMachine's PartitionModificationsListener, kafka.server.ZookeeperLeaderElector,
+         KafkaController's SessionExpirationListener,
          and Kafka 0.11's
          ControllerEventManager (one thread processing the controller's events in order)
 Book:    chapter 7, 7.1 (election 7.1.1, the controller context 7.1.2, ZooKeeper listeners 7.1.3),
