@@ -41,6 +41,7 @@ import shutil
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -272,8 +273,11 @@ def run_with_bar(key: tuple, args: argparse.Namespace, console: Console) -> dict
         )
 
 
-def run_matrix(args: argparse.Namespace, console: Console) -> tuple[list[dict], bool]:
-    """Run every key of the matrix, one after another; the rows done, and whether Ctrl-C stopped it."""
+def run_matrix(
+    args: argparse.Namespace, console: Console, save: Callable[[list[dict]], None]
+) -> tuple[list[dict], bool]:
+    """Run every key of the matrix, one after another, ``save``-ing the rows done after each (a run
+    of hours stopped part-way keeps what it measured); the rows done, and whether Ctrl-C stopped it."""
     keys = matrix(args)
     done: list[dict] = []
     for i, key in enumerate(keys, 1):
@@ -287,6 +291,7 @@ def run_matrix(args: argparse.Namespace, console: Console) -> tuple[list[dict], 
             return done, True
         console.print(f"  {outcome_text(row)}", highlight=False)
         done.append(row)
+        save(done)
     return done, False
 
 
@@ -410,12 +415,16 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "commit": commit(),
     }
-    done, interrupted = run_matrix(args, console)
     kept = [{**r, "from_earlier_run": True} for r in (earlier or {}).get("rows", [])]
-    results["rows"] = merge(kept, done)
-    results["seconds"] = round(time.monotonic() - started)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+
+    def save(done: list[dict]) -> None:
+        results["rows"] = merge(kept, done)
+        results["seconds"] = round(time.monotonic() - started)
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+
+    done, interrupted = run_matrix(args, console, save)
+    save(done)
     write_pages(results)
     failed = [run_name(*key_of(r)) for r in done if r["valid"] is not True]
     runs = f"{len(done)} run{'' if len(done) == 1 else 's'}"
