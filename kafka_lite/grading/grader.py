@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,6 +148,11 @@ def drop_compiled(source: Path) -> None:
         compiled.unlink()
 
 
+def run_pytest(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run a grading's pytest command line in a Python process of its own; its output captured."""
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+
+
 def grade(
     lab: Lab,
     workspace: Path | None,
@@ -156,13 +161,17 @@ def grade(
     stages: Collection[int] = (),
     keyword: str | None = None,
     mark_entries: bool = False,
+    run: Callable[[list[str], Path, dict[str, str]], subprocess.CompletedProcess] = run_pytest,
 ) -> GradeReport:
     """Run lab ``lab``'s tests against the student's files in ``workspace`` (None: the reference);
     only the tests of the stages in ``stages`` (one for ``lab grade --stage``; the self-check grades a
     stage with those it needs), and only those matching pytest's ``-k keyword``, when given.
 
     ``mark_entries`` (the reference only): grade the reference with each solution region marked
-    (``starter.mark_entries``), so each result names the regions its test reached."""
+    (``starter.mark_entries``), so each result names the regions its test reached.
+
+    ``run`` runs the pytest command line (``run_pytest``: a new Python process; the lab self-check,
+    which grades a hundred times a run, forks a warm one instead)."""
     if mark_entries and workspace is not None:
         raise ValueError("only the reference is graded with its regions marked")
     chosen = sorted(set(stages))
@@ -216,7 +225,7 @@ def grade(
         # Run from the temp dir with importlib imports: ``python -m`` would put the working directory,
         # and pytest's default import mode each conftest's directory, on sys.path *ahead* of the
         # overlay, and the reference package in the checkout would shadow the student's files.
-        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+        proc = run(cmd, tmp_path, env)
         learners = feedback.path_mapper(tmp_path, overlay, package_root, workspace, lab.files)
         mine = [(workspace or package_root.parent) / rel for rel in lab.files]
         results: tuple[TestResult, ...] = ()

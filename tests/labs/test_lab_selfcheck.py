@@ -45,6 +45,7 @@ import pytest
 from kafka_lite.grading.grader import GradeReport, grade
 from kafka_lite.grading.labs import REPO_ROOT, Lab, Mistake, discover
 from kafka_lite.grading.starter import find_regions, write_mistaken, write_starter
+from tests.labs import pytest_forks
 
 pytestmark = pytest.mark.labs
 LABS = discover()
@@ -81,7 +82,7 @@ _group_runs: dict[tuple[int, str], GradeReport] = {}  # a group's run, by lab an
 
 def _reference(lab: Lab) -> GradeReport:
     if (lab.number, "reference") not in _graded:
-        _graded[lab.number, "reference"] = grade(lab, None, mark_entries=True)
+        _graded[lab.number, "reference"] = grade(lab, None, mark_entries=True, run=pytest_forks.run)
     return _graded[lab.number, "reference"]
 
 
@@ -89,7 +90,7 @@ def _starter(lab: Lab, tmp_path_factory) -> GradeReport:
     if (lab.number, "starter") not in _graded:
         workspace = tmp_path_factory.mktemp(f"{lab.slug}-starter")
         write_starter(lab, REPO_ROOT, workspace)
-        _graded[lab.number, "starter"] = grade(lab, workspace)
+        _graded[lab.number, "starter"] = grade(lab, workspace, run=pytest_forks.run)
     return _graded[lab.number, "starter"]
 
 
@@ -171,7 +172,7 @@ def test_solving_one_stage_earns_exactly_its_points(lab, stage, tmp_path_factory
     if to_grade:
         workspace = tmp_path_factory.mktemp(f"{lab.slug}-stage{stage.number}")
         write_starter(lab, REPO_ROOT, workspace, solved=regions)
-        report = grade(lab, workspace, stages=to_grade)
+        report = grade(lab, workspace, stages=to_grade, run=pytest_forks.run)
         assert not report.collection_failed, report.output[-3000:]
         got |= {s.number: s.earned for s in report.stage_scores()}
         failing += [
@@ -389,7 +390,9 @@ def _grade_mistakes(lab: Lab, mistakes: list[Mistake], tmp_path_factory, mark: b
     workspace = tmp_path_factory.mktemp(f"{lab.slug}-{mistakes[0].name}")
     write_mistaken(lab, mistakes, REPO_ROOT, workspace, mark=mark)
     tests = sorted(set().union(*(_mistake_tests(lab, m) for m in mistakes)))
-    return grade(lab, workspace, stages={m.stage for m in mistakes}, keyword=" or ".join(tests))
+    return grade(
+        lab, workspace, stages={m.stage for m in mistakes}, keyword=" or ".join(tests), run=pytest_forks.run
+    )
 
 
 def _judged_together(lab: Lab, mistake: Mistake, tmp_path_factory) -> GradeReport | None:
