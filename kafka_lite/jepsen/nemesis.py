@@ -338,10 +338,18 @@ class FaultyCluster:
 
         On a loaded machine a creation can outlast its request's timeout; the request sent again
         finds the topic the first one made and is answered TOPIC_ALREADY_EXISTS. A topic of that
-        name with the partitions asked for is taken as this call's own."""
+        name with the partitions asked for is taken as this call's own.
+
+        A broker answers a CreateTopics from its metadata cache's live brokers, which hears of a
+        broker registered again after a fault from the controller's UpdateMetadata, after ZooKeeper
+        does: asked meanwhile for three replicas, it counts two brokers and refuses. So the creation
+        waits until every node's metadata names every node."""
         from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
         from kafka_lite.common.errors import TopicExistsException
 
+        wait_until(
+            self.time, lambda: self._brokers_unknown() is None, "every node's metadata to name every node"
+        )
         admin = KafkaAdminClient(bootstrap_servers=launcher.bootstrap_servers(self.state))
         try:
             admin.create_topics(
@@ -360,6 +368,14 @@ class FaultyCluster:
             lambda: self._topics_not_whole() is None,
             f"{topic}'s {partitions} partitions led, their ISRs full",
         )
+
+    def _brokers_unknown(self) -> str | None:
+        """A node whose metadata lacks a live broker (which, and what it names), or None."""
+        for node in self.node_ids:
+            named = sorted(self.metadata_of(node).nodes)
+            if named != sorted(self.node_ids):
+                return f"node {node}'s metadata names brokers {named}"
+        return None
 
     def _topics_not_whole(self, isr: bool = True) -> str | None:
         """What keeps the created topics from being whole, or None: each partition led, with ``isr``

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_lite.jepsen import nemesis
 from kafka_lite.jepsen.run import RunConfig, run
 from kafka_lite.jepsen.workload import WorkloadConfig
 from kafka_lite.server.replica_manager import FetchMetadata
@@ -49,6 +50,7 @@ class Case:
     rate: float = 100.0  # the workload's operations a second
     sub_p: float = 1 / 64  # the workload's chance of an assign or subscribe before an operation
     final_limit_s: float = 30.0  # as the run's test: a healthy cluster's final phase ends well within it
+    shapes: tuple[str, ...] = ()  # the partitions the nemesis draws from (its ``SHAPES`` if empty)
 
 
 CASES = [
@@ -75,6 +77,31 @@ CASES = [
     # A kill holds acks=all sends past their request timeout until the ISR shrinks: they are
     # retried. Many processes, so that some have a send in flight as the kill lands.
     Case("sequence-check-off", frozenset({"duplicate"}), 3, frozenset({"kill"}), processes=8, rate=400.0),
+    # A leader cut from ZooKeeper alone still serves the clients, and leads in its own eyes until it
+    # hears from ZooKeeper again, seconds after the controller has moved its partitions to followers
+    # that stopped copying from it. What it appends meanwhile is lost when it rejoins and truncates.
+    # A correct leader acknowledges none of it: acks=all waits for the whole ISR, which has stopped
+    # fetching. This one acknowledges its own appends: lost writes, their offsets taken by others.
+    Case(
+        "acks-before-isr",
+        frozenset({"lost-write", "inconsistent-offsets"}),
+        2,
+        frozenset({"partition"}),
+        seconds=8,
+        shapes=("cut-from-zookeeper",),
+    ),
+    # The same cut: a correct leader keeps what it appends from consumers (above the high watermark,
+    # which the departed followers no longer move); this one hands it to them before it is lost. It
+    # shows only when the key goes on being written after the heal, so that the offsets a consumer
+    # read are given other values: longer runs, and more of them.
+    Case(
+        "fetch-past-hw",
+        frozenset({"inconsistent-offsets", "lost-write"}),
+        3,
+        frozenset({"partition"}),
+        seconds=10,
+        shapes=("cut-from-zookeeper",),
+    ),
 ]
 
 
@@ -112,8 +139,10 @@ def bug_file(faulty_cluster, tmp_path_factory):
 
 @ZOOKEEPER_MODE
 @pytest.mark.parametrize("case", CASES, ids=[case.bug for case in CASES])
-def test_the_checker_catches_a_planted_bug(faulty_cluster, bug_file, case, tmp_path):
+def test_the_checker_catches_a_planted_bug(faulty_cluster, bug_file, case, tmp_path, monkeypatch):
     found: dict[int, list[str]] = {}
+    if case.shapes:
+        monkeypatch.setattr(nemesis, "SHAPES", case.shapes)
     bug_file.write(case.bug)
     try:
         for seed in range(1, case.seeds + 1):
