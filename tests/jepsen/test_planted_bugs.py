@@ -102,6 +102,18 @@ CASES = [
         seconds=10,
         shapes=("cut-from-zookeeper",),
     ),
+    # KIP-101's truncation: the same cut leaves the old leader with a tail the new leader wrote other
+    # records over. A correct follower drops it when it rejoins; this one keeps it and copies on from
+    # its end. A later kill may make it the leader again, and consumers then read its tail: offsets
+    # with two values, and the records the producers sent again after the cut at two offsets.
+    Case(
+        "no-epoch-truncation",
+        frozenset({"inconsistent-offsets", "duplicate", "lost-write"}),
+        3,
+        frozenset({"partition", "kill"}),
+        seconds=20,
+        shapes=("cut-from-zookeeper",),
+    ),
 ]
 
 
