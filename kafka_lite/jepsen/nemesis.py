@@ -25,8 +25,8 @@ history (the invocation, then ``ok``, or ``info`` when the action failed part-wa
 - ``kill``: SIGKILL a node (a partition's leader, the controller, or any node), restart it later.
 - ``pause``: SIGSTOP a node, held past the session and fetch timeouts, then SIGCONT.
 - ``partition``: one node cut from everyone and from the clients; a minority and a majority (the
-  clients on either side); the controller isolated; in ZooKeeper mode, a broker cut from ZooKeeper
-  alone.
+  clients on either side); the controller isolated; the consumers' group coordinator isolated; in
+  ZooKeeper mode, a broker cut from ZooKeeper alone.
 
 Differs: Jepsen cuts with iptables on real machines and kills over ssh; here the nodes are local
 processes and the cut is the proxy's (a reset, not silence: see ``fault_proxy.py``).
@@ -58,7 +58,13 @@ FAULTS = ("kill", "pause", "partition")
 # Whom a kill or a pause strikes: a partition's leader, the controller, any node, or any node but
 # the controller (a bystander, whose fault moves leaderships but not the controller's duties).
 TARGETS = ("leader", "controller", "any", "bystander")
-SHAPES = ("isolated", "majority-minority", "controller-isolated", "cut-from-zookeeper")
+SHAPES = (
+    "isolated",
+    "majority-minority",
+    "controller-isolated",
+    "coordinator-isolated",
+    "cut-from-zookeeper",
+)
 
 HOLD_FACTOR = 1.5  # a pause or a kill is held this many times the longest timeout it must outlast
 STEP_TIMEOUT_S = 60.0  # each wait for the cluster: a restart, an election, the ISR complete again
@@ -131,6 +137,7 @@ class FaultyCluster:
         self.paused: set[int] = set()
         self.cut: set[frozenset] = set()
         self.topics: dict[str, int] = {}  # the topics created here, with their partition counts
+        self.groups: set[str] = set()  # the consumer groups of the runs on this cluster
         self._replication: dict[str, int] = {}
         self._pids: set[int] = set()  # every process this cluster started, restarts too
         self._zk = None
@@ -302,6 +309,18 @@ class FaultyCluster:
         if not answers or answers[0].disconnected:
             raise ConnectionError(f"node {node_id} did not answer a Metadata request within {timeout_ms} ms")
         return Cluster.from_metadata_response(answers[0].body)
+
+    def coordinator(self) -> int | None:
+        """The group coordinator of the runs' consumer groups (the first, by name): the leader of the
+        ``__consumer_offsets`` partition that holds the group (``partition_for``). None if there is
+        no group yet, or no such topic (the first FindCoordinator creates it)."""
+        from kafka_lite.common.topic import GROUP_METADATA_TOPIC_NAME
+        from kafka_lite.coordinator.group_metadata_manager import partition_for
+
+        count = len({p for t, p, *_ in self.partitions() if t == GROUP_METADATA_TOPIC_NAME})  # rows per node
+        if not self.groups or not count:
+            return None
+        return self.leader_of(GROUP_METADATA_TOPIC_NAME, partition_for(min(self.groups), count))
 
     def leader_of(self, topic: str, partition: int) -> int | None:
         """The partition's leader: ZooKeeper's word in ZooKeeper mode, the brokers' metadata in KRaft."""
@@ -679,12 +698,12 @@ class Nemesis:
         c = self.cluster
         nodes = list(c.node_ids)
         others = {CLIENTS, *(() if c.kraft else (ZOOKEEPER,))}
-        if shape == "controller-isolated":
-            controller = c.controller()
-            if controller is None:
-                shape = "isolated"  # no controller to isolate: an election is under way
+        if shape in ("controller-isolated", "coordinator-isolated"):
+            node = c.controller() if shape == "controller-isolated" else c.coordinator()
+            if node is None:
+                shape = "isolated"  # none to isolate: an election under way, or no group yet
             else:
-                return shape, cut_between([{controller}, (set(nodes) - {controller}) | others])
+                return shape, cut_between([{node}, (set(nodes) - {node}) | others])
         if shape == "isolated":
             node = self.rng.choice(nodes)
             return shape, cut_between([{node}, (set(nodes) - {node}) | others])

@@ -165,6 +165,26 @@ def test_a_partition_stops_traffic_across_the_cut_and_healing_restores_it(faulty
     faulty.wait_whole()
 
 
+def test_the_coordinator_isolated_is_the_one_a_client_finds(faulty, tmp_path):
+    from kafka_lite.clients.admin import KafkaAdminClient
+
+    group = "nemesis-coordinator-group"
+    with HistoryWriter(tmp_path / "history.jsonl", faulty.time) as history:
+        nemesis = Nemesis(faulty, {"partition"}, history, random.Random(2), faulty.time)
+        assert nemesis.shape("coordinator-isolated")[0] == "isolated"  # no group of a run yet
+        faulty.groups.add(group)
+        admin = KafkaAdminClient(bootstrap_servers=faulty.bootstrap_servers)
+        try:
+            found = admin.find_coordinator(group).id  # creates __consumer_offsets if it is not there
+        finally:
+            admin.close()
+        faulty.wait_whole()
+        shape, cut = nemesis.shape("coordinator-isolated")
+    everyone = {*faulty.node_ids, CLIENTS, *(() if faulty.kraft else (ZOOKEEPER,))}
+    assert shape == "coordinator-isolated"
+    assert cut == {frozenset((found, x)) for x in everyone - {found}}
+
+
 def test_the_schedule_strikes_and_stop_heals_whatever_is_in_force(faulty, tmp_path):
     with HistoryWriter(tmp_path / "history.jsonl", faulty.time) as history:
         nemesis = Nemesis(faulty, {"partition"}, history, random.Random(3), faulty.time, interval_s=0)
