@@ -3,7 +3,9 @@
 Each case breaks one of Kafka's rules in the broker processes (``planted/sitecustomize.py``: a
 method patched by pytest's ``MonkeyPatch`` as the process starts; kafka_lite has no switch for it)
 and runs short Jepsen runs on the package's ZooKeeper-mode cluster (``conftest.py``), seed 1, 2, ...
-until one's result holds a class the bug must show, within the case's number of seeds.
+until one's result holds a class the bug must show, within the case's number of seeds. A case may
+limit the nemesis's partitions to the one shape that brings its bug out (the nemesis's ``SHAPES``,
+patched for the case).
 
 The module's fixture restarts each node once with the planted module (this process's environment
 names it: a restarted node inherits it, as does a node the nemesis kills and restarts); a case puts
