@@ -128,10 +128,11 @@ def test_bad_run_settings_are_named(tmp_path):
 
 
 class FakeCluster:
-    """Stands in for the run's cluster: remembers the topic, and whether it was stopped."""
+    """Stands in for the run's cluster: remembers the topic and the group, and whether it was stopped."""
 
     def __init__(self) -> None:
         self.topics: dict[str, int] = {}
+        self.groups: set[str] = set()
         self.stopped = False
         self.kraft = False
         self.bootstrap_servers = "fake:9092"
@@ -170,7 +171,7 @@ def test_an_interrupted_run_closes_every_client_stops_the_cluster_and_leaves_its
     monkeypatch.setattr(run_module, "client_factory", factory)
     with pytest.raises(KeyboardInterrupt):
         run(RunConfig(seconds=60, directory=tmp_path, processes=2), progress=progress)
-    assert cluster.stopped and cluster.topics == {"jepsen": 48}
+    assert cluster.stopped and cluster.topics == {"jepsen": 48} and cluster.groups == {"jepsen-group"}
     assert opened and all(client.closed for client in opened)
     assert not [t for t in threading.enumerate() if t.name.startswith("jepsen-worker")]
     history = read_history(tmp_path / "history.jsonl")
