@@ -182,7 +182,7 @@ def run(
     owned = _cluster(config, time) if cluster is None else contextlib.nullcontext(cluster)
     with owned as cluster, HistoryWriter(history_path, time) as history:
         cluster.create_topic(workload.topic, workload.partitions, 3, {"min.insync.replicas": "2"})
-        cluster.groups.add(workload.consumer_group())
+        cluster.groups.add(workload.consumer_group)
         report("cluster", 1.0)
         open_client = client_factory(workload, cluster.bootstrap_servers, time)
         # Each worker draws from its own generator of random numbers, seeded from the run's, so
