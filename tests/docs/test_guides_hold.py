@@ -2073,11 +2073,6 @@ CLAIMS: dict[str, list[Claim]] = {
                 "tests/jepsen/test_workload.py::test_a_reader_polls_outside_transactions_even_under_txn"
             ),
         ),
-        holds(
-            "**The results table.**",
-            # a table across modes, nemeses and seeds needs a command that takes several seeds
-            lambda: assert_not_in("--seeds", cli_options("jepsen")),
-        ),
     ],
     "data_pipeline/index.md": [
         holds(
