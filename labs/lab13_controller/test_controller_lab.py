@@ -27,6 +27,7 @@ import pytest
 from kafka_lite.cli.cluster import bootstrap_servers, load_state, stop_cluster
 from kafka_lite.cli.main import main
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
+from kafka_lite.common.errors import InvalidReplicaAssignmentException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.controller.kafka_controller import ControllerContext, KafkaController
 from kafka_lite.controller.partition_leader_selector import (
@@ -699,11 +700,20 @@ class LabCluster:
         assert code == 0, f"kafka-lite cluster {' '.join(args)} failed ({code}); see {self.directory}/logs"
 
     def create_topic(self, name: str, assignment: dict[int, list[int]]) -> None:
-        admin = KafkaAdminClient(self.bootstrap_servers)
-        try:
-            admin.create_topics([NewTopic(name, -1, -1, assignment)])
-        finally:
-            admin.close()
+        # A broker checks an assignment against its metadata cache's live brokers, which hears of a
+        # broker started again (the last test's) from the controller after ZooKeeper does: until
+        # then it refuses a replica on that broker, and the creation is asked again.
+        def created() -> bool:
+            admin = KafkaAdminClient(self.bootstrap_servers)
+            try:
+                admin.create_topics([NewTopic(name, -1, -1, assignment)])
+                return True
+            except InvalidReplicaAssignmentException:
+                return False
+            finally:
+                admin.close()
+
+        self.wait(created, f"[{name}] created with the assignment {assignment}")
         for p, replicas in assignment.items():
             self.wait(lambda p=p, r=replicas: sorted(self.state_of(name, p).isr) == sorted(r),
                       f"[{name},{p}] to be online with every replica in its ISR")  # fmt: skip

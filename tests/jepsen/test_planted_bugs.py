@@ -3,9 +3,7 @@
 Each case breaks one of Kafka's rules in the broker processes (``planted/sitecustomize.py``: a
 method patched by pytest's ``MonkeyPatch`` as the process starts; kafka_lite has no switch for it)
 and runs short Jepsen runs on the package's ZooKeeper-mode cluster (``conftest.py``), seed 1, 2, ...
-until one's result holds a class the bug must show, within the case's number of seeds. A case may
-limit the nemesis's partitions to the one shape that brings its bug out (the nemesis's ``SHAPES``,
-patched for the case).
+until one's result holds a class the bug must show, within the case's number of seeds.
 
 The module's fixture restarts each node once with the planted module (this process's environment
 names it: a restarted node inherits it, as does a node the nemesis kills and restarts); a case puts
@@ -23,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from kafka_lite.jepsen import nemesis
 from kafka_lite.jepsen.run import RunConfig, run
 from kafka_lite.jepsen.workload import WorkloadConfig
 from kafka_lite.server.replica_manager import FetchMetadata
@@ -52,7 +49,6 @@ class Case:
     rate: float = 100.0  # the workload's operations a second
     sub_p: float = 1 / 64  # the workload's chance of an assign or subscribe before an operation
     final_limit_s: float = 30.0  # as the run's test: a healthy cluster's final phase ends well within it
-    shapes: tuple[str, ...] = ()  # the partitions the nemesis draws from (its ``SHAPES`` if empty)
 
 
 CASES = [
@@ -79,43 +75,6 @@ CASES = [
     # A kill holds acks=all sends past their request timeout until the ISR shrinks: they are
     # retried. Many processes, so that some have a send in flight as the kill lands.
     Case("sequence-check-off", frozenset({"duplicate"}), 3, frozenset({"kill"}), processes=8, rate=400.0),
-    # A leader cut from ZooKeeper alone still serves the clients, and leads in its own eyes until it
-    # hears from ZooKeeper again, seconds after the controller has moved its partitions to followers
-    # that stopped copying from it. What it appends meanwhile is lost when it rejoins and truncates.
-    # A correct leader acknowledges none of it: acks=all waits for the whole ISR, which has stopped
-    # fetching. This one acknowledges its own appends: lost writes, their offsets taken by others.
-    Case(
-        "acks-before-isr",
-        frozenset({"lost-write", "inconsistent-offsets"}),
-        2,
-        frozenset({"partition"}),
-        seconds=8,
-        shapes=("cut-from-zookeeper",),
-    ),
-    # The same cut: a correct leader keeps what it appends from consumers (above the high watermark,
-    # which the departed followers no longer move); this one hands it to them before it is lost. It
-    # shows only when the key goes on being written after the heal, so that the offsets a consumer
-    # read are given other values: longer runs, and more of them.
-    Case(
-        "fetch-past-hw",
-        frozenset({"inconsistent-offsets", "lost-write"}),
-        3,
-        frozenset({"partition"}),
-        seconds=10,
-        shapes=("cut-from-zookeeper",),
-    ),
-    # KIP-101's truncation: the same cut leaves the old leader with a tail the new leader wrote other
-    # records over. A correct follower drops it when it rejoins; this one keeps it and copies on from
-    # its end. A later kill may make it the leader again, and consumers then read its tail: offsets
-    # with two values, and the records the producers sent again after the cut at two offsets.
-    Case(
-        "no-epoch-truncation",
-        frozenset({"inconsistent-offsets", "duplicate", "lost-write"}),
-        3,
-        frozenset({"partition", "kill"}),
-        seconds=20,
-        shapes=("cut-from-zookeeper",),
-    ),
 ]
 
 
@@ -153,10 +112,8 @@ def bug_file(faulty_cluster, tmp_path_factory):
 
 @ZOOKEEPER_MODE
 @pytest.mark.parametrize("case", CASES, ids=[case.bug for case in CASES])
-def test_the_checker_catches_a_planted_bug(faulty_cluster, bug_file, case, tmp_path, monkeypatch):
+def test_the_checker_catches_a_planted_bug(faulty_cluster, bug_file, case, tmp_path):
     found: dict[int, list[str]] = {}
-    if case.shapes:
-        monkeypatch.setattr(nemesis, "SHAPES", case.shapes)
     bug_file.write(case.bug)
     try:
         for seed in range(1, case.seeds + 1):
