@@ -115,8 +115,13 @@ class ReplicaFetcherManager:
 
     def pause(self) -> None:
         """A test hook: every fetcher of this broker stops fetching (the broker itself runs on), so
-        that tests can watch a follower fall out of the ISR and consumers stop at the HW."""
+        that tests can watch a follower fall out of the ISR and consumers stop at the HW. It returns
+        once every round under way has ended, so a fetch already at the leader (a long poll) cannot
+        still copy a record produced after the pause."""
         self._unpaused.clear()
+        for thread in self.fetcher_threads():
+            with thread.round_lock:
+                pass
 
     def resume(self) -> None:
         self._unpaused.set()

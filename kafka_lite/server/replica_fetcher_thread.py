@@ -136,6 +136,8 @@ class ReplicaFetcherThread(threading.Thread):
             unpaused = threading.Event()
             unpaused.set()
         self.unpaused = unpaused
+        # held for each round of the loop, so that a pause can wait out a fetch already sent
+        self.round_lock = threading.Lock()
 
     # -- the partitions this thread fetches ------------------------------------------------------------------
 
@@ -163,7 +165,8 @@ class ReplicaFetcherThread(threading.Thread):
         log.info("%s starting", self.name)
         while self._running:
             try:
-                self.do_work()
+                with self.round_lock:
+                    self.do_work()
             except Exception:  # one bad round must not end replication for every partition here
                 log.exception("%s: error in a fetch round", self.name)
                 with self.partition_map_cond:

@@ -3,13 +3,17 @@ fetcher (a fetch to the leader, then an append of what came back). No sockets, n
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
+from kafka_lite.server.replica_fetcher_manager import ReplicaFetcherManager
 from kafka_lite.server.replica_manager import ReplicaManager
 from kafka_lite.testing.in_process_replicas import (
+    InProcessFetcherThread,
     follower_fetch,
     in_process_replica_manager,
     leader_and_isr,
@@ -375,3 +379,34 @@ def test_a_follower_told_of_a_dead_leader_fetches_once_the_same_leader_is_back(t
     finally:
         follower.shutdown(checkpoint_hw=False)
         follower.log_manager.shutdown()
+
+
+def test_a_pause_waits_out_the_fetch_already_under_way(brokers):
+    """A paused follower copies nothing produced after the pause: ``pause`` returns only once the
+    round already under way (a fetch the leader may hold for ``replica.fetch.wait.max.ms``) has
+    appended what it brought back."""
+    _, (leader, f1, _) = brokers
+    in_round, answered = threading.Event(), threading.Event()
+
+    class HeldFetcher(InProcessFetcherThread):
+        def process_fetch_request(self, fetch_request):  # the fetch held at the leader until answered
+            in_round.set()
+            answered.wait()
+            replicate(leader, f1, TP)
+
+    manager = ReplicaFetcherManager(f1.config, f1, f1.time, f1.quota_manager)
+    thread = HeldFetcher(f1, leader)
+    thread.unpaused = manager._unpaused
+    thread.add_partitions({TP: 0})
+    manager.fetcher_thread_map[(leader.broker_id, 0)] = thread
+    thread.start()
+    try:
+        assert in_round.wait(10), "the fetcher never sent its first fetch"
+        produce(leader, 1, b"a")  # reaches the leader while the fetch is held
+        answer = threading.Timer(0.05, answered.set)
+        answer.start()
+        manager.pause()
+        assert f1.get_partition(TP).get_replica().log_end_offset == 1, "pause returned mid-round"
+    finally:
+        manager.resume()
+        thread.shutdown()
