@@ -3,7 +3,9 @@
 Each case breaks one of Kafka's rules in the broker processes (``planted/sitecustomize.py``: a
 method patched by pytest's ``MonkeyPatch`` as the process starts; kafka_lite has no switch for it)
 and runs short Jepsen runs on the package's ZooKeeper-mode cluster (``conftest.py``), seed 1, 2, ...
-until one's result holds a class the bug must show, within the case's number of seeds.
+until one's result holds a class the bug must show, within the case's number of seeds. Three
+cases replace the nemesis's schedule with one fault scripted on the cluster's state
+(``ScriptedCut``): a fault struck on a clock misses its moment on a loaded machine.
 
 The module's fixture restarts each node once with the planted module (this process's environment
 names it: a restarted node inherits it, as does a node the nemesis kills and restarts); a case puts
@@ -21,10 +23,12 @@ from pathlib import Path
 
 import pytest
 
+from kafka_lite.jepsen import nemesis
+from kafka_lite.jepsen.nemesis import ZOOKEEPER, Nemesis, wait_until
 from kafka_lite.jepsen.run import RunConfig, run
 from kafka_lite.jepsen.workload import WorkloadConfig
 from kafka_lite.server.replica_manager import FetchMetadata
-from tests.jepsen.planted.sitecustomize import BUG_FILE_VARIABLE, BugFile, plant_all
+from tests.jepsen.planted.sitecustomize import BUG_FILE_VARIABLE, BUGS, BugFile, plant_all
 
 PLANTED = Path(__file__).parent / "planted"
 
@@ -49,6 +53,96 @@ class Case:
     rate: float = 100.0  # the workload's operations a second
     sub_p: float = 1 / 64  # the workload's chance of an assign or subscribe before an operation
     final_limit_s: float = 30.0  # as the run's test: a healthy cluster's final phase ends well within it
+    script: type[ScriptedCut] | None = None  # the one fault struck, in place of the nemesis's schedule
+    keys: int = 4  # the workload's keys active at a time
+    partitions: int = 6  # the topic's, every key there can be
+
+
+HOLD_S = 3.0  # how long a leader cut from ZooKeeper serves alone once its partitions have moved
+
+
+class ScriptedCut(Nemesis):
+    """One fault, struck when the cluster's state calls for it rather than on a clock: the leader of
+    the run's last partition cut from ZooKeeper alone. (The generator draws its last key slot's key
+    for half its operations; with as many partitions as keys, no key is ever retired, and that key
+    is the last partition's.) Its session expires and the controller moves the partition to a
+    follower, which stops copying from it; but it hears of this only when it reaches ZooKeeper
+    again, and meanwhile the clients still reach it. Once ZooKeeper names another leader, the cut
+    is held ``HOLD_S`` while the workload writes, then healed. ``stop`` waits for the script to end."""
+
+    def _run(self) -> None:
+        try:
+            if not self._wait(self.interval_s):
+                self._script()
+        except BaseException as e:  # reported by stop(), as the schedule's own errors are
+            self.error = e
+
+    def _script(self) -> None:
+        c = self.cluster
+        topic = list(c.topics)[-1]  # the run's own: the last created on the shared cluster
+        partition = c.topics[topic] - 1
+        replicas = next(r[3] for r in c.partitions() if r[:2] == (topic, partition))  # assignment order
+        node = c.leader_of(topic, partition)
+        cut = {frozenset((node, ZOOKEEPER)), *self.also_cut(node, replicas)}
+        value = {"shape": "cut-from-zookeeper", "cut": nemesis._pairs_value(cut)}
+        self._record("partition", value, lambda: c.partition(cut))
+        self._heal = lambda: self._record("heal", value, c.heal)
+        wait_until(
+            self.time,
+            lambda: c.leader_of(topic, partition) not in (None, node),
+            f"the controller to move {topic}-{partition} from node {node}",
+        )
+        self.time.sleep(int(HOLD_S * 1000))  # the workload writes; the cut node still leads in its own eyes
+        self._heal_now()
+        self.faults_done += 1
+        self.after_heal(node, topic, partition)
+
+    def also_cut(self, node: int, replicas: list[int]) -> set[frozenset]:
+        return set()
+
+    def after_heal(self, node: int, topic: str, partition: int) -> None:
+        pass
+
+
+class CutThenLeadAgain(ScriptedCut):
+    """The cut, with the partition's last replica cut from its leader too, so that it stops copying
+    at once and the replica the controller elects (the next in the assignment) has at least what the
+    last one has. Then, once the healed node is back in the partition's ISR, a preferred replica
+    election gives the partition back to it (its first replica, it led it at first), before the
+    final phase reads."""
+
+    def also_cut(self, node: int, replicas: list[int]) -> set[frozenset]:
+        if replicas[0] != node:
+            raise AssertionError(f"node {node} leads, but the preferred replica is {replicas[0]}: {replicas}")
+        return {frozenset((node, replicas[-1]))}
+
+    def after_heal(self, node: int, topic: str, partition: int) -> None:
+        c = self.cluster
+        wait_until(
+            self.time,
+            lambda: node in c.leader_and_isr(topic, partition)[1],
+            f"node {node} back in the ISR of {topic}-{partition}",
+        )
+        value = {"nodes": [node], "partitions": [partition]}
+        self._record("elect", value, lambda: _elect_preferred(c, {(topic, partition)}))
+        wait_until(
+            self.time,
+            lambda: c.leader_of(topic, partition) == node,
+            f"node {node} to lead {topic}-{partition} again",
+        )
+
+
+def _elect_preferred(cluster, partitions: set[tuple[str, int]]) -> None:
+    """Ask the controller for a preferred replica election, as ``kafka-lite preferred-replica-election``
+    does: by writing the partitions to ZooKeeper."""
+    from kafka_lite.cli.cluster import zookeeper_connect
+    from kafka_lite.zk.zk_utils import ZkUtils
+
+    zk = ZkUtils(zookeeper_connect(cluster.state), connection_timeout_ms=5000)
+    try:
+        zk.create_preferred_replica_election_data(partitions)
+    finally:
+        zk.close()
 
 
 CASES = [
@@ -75,6 +169,45 @@ CASES = [
     # A kill holds acks=all sends past their request timeout until the ISR shrinks: they are
     # retried. Many processes, so that some have a send in flight as the kill lands.
     Case("sequence-check-off", frozenset({"duplicate"}), 3, frozenset({"kill"}), processes=8, rate=400.0),
+    # The leader cut from ZooKeeper (``ScriptedCut``). A correct one acknowledges nothing it appends
+    # once its followers have stopped copying (acks=all waits for the whole ISR); this one
+    # acknowledges its own appends, and loses them when it rejoins and truncates: lost writes, their
+    # offsets given to other records; or, when the key is not written up to those offsets again
+    # before the run ends, acknowledged offsets the final phase never reaches (unseen).
+    Case(
+        "acks-before-isr",
+        frozenset({"lost-write", "inconsistent-offsets", "unseen"}),
+        2,
+        seconds=12,
+        final_limit_s=10.0,
+        script=ScriptedCut,
+        keys=3,
+        partitions=3,
+    ),
+    # The same cut. A correct leader keeps what it appends from consumers (above the high watermark,
+    # which its departed followers no longer move); this one serves it before losing it: offsets
+    # read with two values, a value read at an offset and then written at another.
+    Case(
+        "fetch-past-hw",
+        frozenset({"inconsistent-offsets", "duplicate", "lost-write"}),
+        2,
+        seconds=12,
+        script=ScriptedCut,
+        keys=3,
+        partitions=3,
+    ),
+    # KIP-101: the cut leaves the old leader a tail its successor wrote other records over. A correct
+    # follower drops it when it rejoins; this one keeps it and copies on from its end. Led again by
+    # it (``CutThenLeadAgain``), the partitions serve that tail.
+    Case(
+        "no-epoch-truncation",
+        frozenset({"inconsistent-offsets", "lost-write", "duplicate"}),
+        2,
+        seconds=12,
+        script=CutThenLeadAgain,
+        keys=3,
+        partitions=3,
+    ),
 ]
 
 
@@ -112,15 +245,18 @@ def bug_file(faulty_cluster, tmp_path_factory):
 
 @ZOOKEEPER_MODE
 @pytest.mark.parametrize("case", CASES, ids=[case.bug for case in CASES])
-def test_the_checker_catches_a_planted_bug(faulty_cluster, bug_file, case, tmp_path):
+def test_the_checker_catches_a_planted_bug(faulty_cluster, bug_file, case, tmp_path, monkeypatch):
     found: dict[int, list[str]] = {}
+    if case.script is not None:
+        monkeypatch.setattr(nemesis, "Nemesis", case.script)  # the run builds its nemesis from the module
     bug_file.write(case.bug)
     try:
         for seed in range(1, case.seeds + 1):
             topic = f"planted-{case.bug}-{seed}"
-            workload = WorkloadConfig(txn=case.txn, topic=topic, key_count=4, partitions=6, rate=case.rate,
-                                      sub_p=case.sub_p)  # fmt: skip
-            config = RunConfig(mode="zookeeper", faults=case.faults, seconds=case.seconds, seed=seed, txn=case.txn,
+            workload = WorkloadConfig(txn=case.txn, topic=topic, key_count=case.keys, partitions=case.partitions,
+                                      rate=case.rate, sub_p=case.sub_p)  # fmt: skip
+            faults = frozenset({"partition"}) if case.script else case.faults  # a nemesis, then the script's
+            config = RunConfig(mode="zookeeper", faults=faults, seconds=case.seconds, seed=seed, txn=case.txn,
                                directory=tmp_path / topic, processes=case.processes, workload=workload,
                                final_limit_s=case.final_limit_s, nemesis_interval_s=1.0, topic=topic)  # fmt: skip
             result = run(config, cluster=faulty_cluster).result
@@ -158,3 +294,15 @@ def test_a_planted_method_is_kafka_lites_own_but_while_the_bug_file_names_its_bu
     finally:
         patch.undo()
     assert consumers.fetch_only_committed
+
+
+@pytest.mark.unit
+def test_chapter_13s_table_is_the_cases():
+    """The guide's table of planted bugs lists each case with the seeds it is caught within."""
+    guide = (Path(__file__).parents[2] / "chapters/ch13_jepsen/index.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in guide.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].startswith("`") and cells[0].strip("`") in BUGS:
+            rows[cells[0].strip("`")] = int(cells[4])
+    assert rows == {case.bug: case.seeds for case in CASES}
