@@ -113,13 +113,14 @@ class ReplicaFetcherManager:
             for key in idle:
                 self.fetcher_thread_map.pop(key).shutdown()
 
-    def pause(self) -> None:
+    def pause(self, wait: bool = True) -> None:
         """A test hook: every fetcher of this broker stops fetching (the broker itself runs on), so
-        that tests can watch a follower fall out of the ISR and consumers stop at the HW. It returns
-        once every round under way has ended, so a fetch already at the leader (a long poll) cannot
-        still copy a record produced after the pause."""
+        that tests can watch a follower fall out of the ISR and consumers stop at the HW. With
+        ``wait`` it returns once every round under way has ended, so a fetch already at the leader
+        (a long poll) cannot still copy a record produced after the pause; without, at once, while
+        that fetch may still be held (up to ``replica.fetch.wait.max.ms``)."""
         self._unpaused.clear()
-        for thread in self.fetcher_threads():
+        for thread in self.fetcher_threads() if wait else ():
             with thread.round_lock:
                 pass
 

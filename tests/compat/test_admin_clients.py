@@ -14,9 +14,11 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.errors import InvalidPartitionsError, KafkaError
 
+from kafka_lite.common.protocol.api_keys import ApiKeys
 from tests.support.cluster import LiteCluster
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
+from tests.support.wire import WireClient
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("cluster")]
 
@@ -46,6 +48,23 @@ def _wait_for_leader_log(cluster, topic: str, applied, what: str) -> None:
         leader = cluster.server(cluster.leader_of(topic, 0))
         log = leader.log_manager.get_log((topic, 0))
         wait_until(lambda: applied(log.config), what=what)
+
+
+def _described_by_every_broker(cluster, topic: str, key: str) -> set[str | None]:
+    """The values of the topic's config ``key`` that the brokers answer, each asked on its own (a
+    client's describe goes to whichever broker it likes; a KRaft broker answers from the metadata
+    log as far as it has read it)."""
+    ports = [s.port for s in cluster.servers] if isinstance(cluster, LiteCluster) else cluster.ports.values()
+    values = set()
+    for port in ports:
+        client = WireClient(port)
+        try:
+            body = {"resources": [{"resource_type": 2, "resource_name": topic, "config_names": [key]}]}
+            [answer] = client.call(ApiKeys.DESCRIBE_CONFIGS, 0, body)["resources"]
+        finally:
+            client.close()
+        values |= {entry["config_value"] for entry in answer["config_entries"]}
+    return values
 
 
 # -- kafka-python ----------------------------------------------------------------------------------------
@@ -141,14 +160,18 @@ def test_confluent_kafka_describes_and_alters_a_topics_configs(cluster, confluen
         what="the topic described with cleanup.policy compact",
     )
     assert not policy.is_default
+    wait_until(
+        lambda: _described_by_every_broker(cluster, topic, "cleanup.policy") == {"compact"},
+        what="every broker to describe cleanup.policy compact",
+    )
 
     bad = ConfluentConfigResource("topic", topic, set_config={"no.such.config": "1"})
     [future] = confluent_admin.alter_configs([bad]).values()
     with pytest.raises(ConfluentKafkaException, match=r"no\.such\.config"):
         future.result(15)
-    assert (
-        _cleanup_policy(confluent_admin, resource).value == "compact"
-    )  # the refused request changed nothing
+    # the refused request changed nothing, on any broker
+    assert _cleanup_policy(confluent_admin, resource).value == "compact"
+    assert _described_by_every_broker(cluster, topic, "cleanup.policy") == {"compact"}
 
 
 def test_confluent_kafka_creates_partitions_and_deletes_records(cluster, confluent_admin):

@@ -79,9 +79,9 @@ class Rf3:
         purgatory = self.cluster.server(self.leader).replica_manager.delayed_fetch_purgatory
         return [op for op in purgatory.watched_operations(self.tp) if not op.fetch_metadata.is_from_follower]
 
-    def pause(self, *broker_ids: int) -> None:
+    def pause(self, *broker_ids: int, wait: bool = True) -> None:
         for b in broker_ids:
-            self.cluster.server(b).replica_manager.replica_fetcher_manager.pause()
+            self.cluster.server(b).replica_manager.replica_fetcher_manager.pause(wait)
 
     def resume(self) -> None:
         for s in self.cluster.servers:
@@ -103,11 +103,13 @@ def test_acks_all_returns_only_when_every_isr_member_has_the_batch(rf3):
     assert all(rf3.leader_view_of_leo(b) >= end for b in rf3.followers), "and the leader knew it"
     # With one follower paused (but still in the ISR), the answer waits for it.
     slow = rf3.followers[0]
-    rf3.pause(slow)
+    # At once, not after the follower's held fetch returns: the follower stays in the ISR only
+    # replica.lag.time.max.ms after its last fetch, and the check below must come within that.
+    rf3.pause(slow, wait=False)
     client = rf3.client()
     client.send(ApiKeys.PRODUCE, 3, produce_body(rf3.topic, 0, batch(b"c"), acks=-1))
     wait_until(lambda: rf3.waiting_produces(), what="the produce to wait in the purgatory")
-    # (a fetch in flight when the pause began may still bring the batch to the follower, but the
+    # (the fetch in flight when the pause began may still bring the batch to the follower, but the
     # leader learns it only from the follower's next fetch)
     assert rf3.leader_view_of_leo(slow) < end + 1 and slow in rf3.isr()
     rf3.resume()
