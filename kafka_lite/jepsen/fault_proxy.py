@@ -14,6 +14,13 @@ name their node there (``NODE_CLIENT_IDS``); anyone else is a client (``CLIENTS`
 A cut is a set of pairs that cannot talk. ``cut`` resets every open connection between such a pair
 and, from then on, resets every new one at its first request; ``cut(())`` heals.
 
+A hold delays requests in the network: ``hold(matches)`` keeps back every request to a broker or
+a controller that ``matches`` picks (by sender, listener, api key and the request's bytes), and
+every later request on its connection (TCP keeps a connection's bytes in order), until its
+``release``. A request already held reaches the listener even if its sender has gone meanwhile, as
+bytes already on the wire do; the listener's answer then goes nowhere. A delayed Produce that
+lands after the transaction it belongs to has ended is the kind of thing this makes happen.
+
 Differs: Jepsen's partitions drop packets, so a connection across the cut hangs until a timeout;
 here it is reset at once, and a node's connections to itself are never cut.
 """
@@ -43,6 +50,7 @@ NODE_CLIENT_IDS: tuple[tuple[re.Pattern, str], ...] = (
 
 FRAME_HEADER = struct.Struct(">hhih")  # api_key, api_version, correlation_id, client_id's length
 PROXY_BUFFER = 65536
+LATE_ANSWER_S = 30.0  # how long a connection whose sender has gone waits for the answers to its held requests
 
 
 def node_of_client_id(client_id: str | None) -> int | str:
@@ -67,13 +75,46 @@ def client_id_of(frame: bytes) -> str | None:
     return frame[FRAME_HEADER.size : end].decode("utf-8", errors="replace")
 
 
+class Hold:
+    """Requests held back in the network (see the module's docstring), until ``release``.
+
+    ``matches(source, target, api_key, frame)``: the sender and the listener's node (as in a cut),
+    the request's api key, and the request itself (a frame without its length prefix, header and
+    body). ``held`` is set once it has held a request."""
+
+    def __init__(self, proxy: FaultProxy, matches) -> None:
+        self._proxy = proxy
+        self.matches = matches
+        self.held = threading.Event()
+        self.released = False
+        self._release = asyncio.Event()  # of the proxy's loop, made there
+
+    async def wait(self) -> None:
+        self.held.set()
+        await self._release.wait()
+
+    def release(self) -> None:
+        """Let the held requests go on, in their order; nothing is held by this hold any more."""
+
+        async def release():
+            self.released = True
+            self._release.set()
+
+        self._proxy._run(release())
+
+
 class _Link:
-    """One proxied connection: who is at each end, and both sockets' writers (to reset them)."""
+    """One proxied connection: who is at each end, both sockets' writers (to reset them), and, for
+    a broker's or a controller's listener, how many of its requests went up and answers came back."""
 
     def __init__(self, source: int | str, target: int | str, *writers: asyncio.StreamWriter) -> None:
         self.source = source
         self.target = target
         self.writers = writers
+        self.held = False  # a request of this connection was held
+        self.forwarded = 0
+        self.answered = 0
+        self.answer = asyncio.Event()  # set at each answer
 
     def reset(self) -> None:
         for writer in self.writers:
@@ -97,6 +138,7 @@ class FaultProxy:
         self._links: set[_Link] = set()
         self._tasks: set[asyncio.Task] = set()  # every connection's, to end them all on close
         self._cut: frozenset[frozenset] = frozenset()
+        self._holds: list[Hold] = []
 
     def _run(self, coroutine, timeout_s: float = 10.0):
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout_s)
@@ -138,13 +180,19 @@ class FaultProxy:
             self._links.add(link)
             if not self.allows(source, target):  # cut while the upstream connection was being made
                 return
-            up_writer.write(first)
-            pumps = [
-                asyncio.ensure_future(_pump(reader, up_writer)),
-                asyncio.ensure_future(_pump(up_reader, writer)),
-            ]
+            if first:  # Kafka's protocol: requests one frame at a time, so that they can be held
+                requests = asyncio.ensure_future(self._pump_requests(first, reader, up_writer, link))
+                answers = asyncio.ensure_future(_pump_answers(up_reader, writer, link))
+            else:
+                requests = asyncio.ensure_future(_pump(reader, up_writer))
+                answers = asyncio.ensure_future(_pump(up_reader, writer))
             # Either side closing ends the connection: Kafka's and ZooKeeper's protocols never half-close.
-            _, pending = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+            done, pending = await asyncio.wait([requests, answers], return_when=asyncio.FIRST_COMPLETED)
+            if requests in done and link.held:
+                # The sender has gone, but what it sent was on the wire: the listener gets it, and
+                # answers it before the connection ends.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(_all_answered(link), LATE_ANSWER_S)
             for pump in pending:
                 pump.cancel()
         except (OSError, asyncio.IncompleteReadError, ValueError):
@@ -154,6 +202,37 @@ class FaultProxy:
                 self._links.discard(link)
                 link.reset()
             writer.transport.abort()
+
+    async def _pump_requests(self, first: bytes, reader, writer, link: _Link) -> None:
+        """The sender's requests, one frame at a time, each waiting out any hold that matches it
+        (and so each after it: the connection's order is kept)."""
+        frame = first[4:]
+        while True:
+            for hold in list(self._holds):
+                if not hold.released and hold.matches(link.source, link.target, _api_key(frame), frame):
+                    link.held = True
+                    await hold.wait()
+            writer.write(len(frame).to_bytes(4, "big", signed=True) + frame)
+            await writer.drain()
+            link.forwarded += 1
+            try:
+                size = await reader.readexactly(4)
+                frame = await reader.readexactly(int.from_bytes(size, "big", signed=True))
+            except (asyncio.IncompleteReadError, OSError):
+                return
+
+    def hold(self, matches) -> Hold:
+        """Hold back the requests ``matches`` picks (see ``Hold``), from now until the hold's
+        ``release``."""
+        if self.closed:
+            raise RuntimeError("the fault proxy is closed")
+
+        async def add():
+            hold = Hold(self, matches)
+            self._holds = [h for h in self._holds if not h.released] + [hold]
+            return hold
+
+        return self._run(add())
 
     @property
     def closed(self) -> bool:
@@ -208,6 +287,35 @@ class FaultProxy:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         self._loop.close()
+
+
+def _api_key(frame: bytes) -> int:
+    return int.from_bytes(frame[:2], "big", signed=True)
+
+
+async def _pump_answers(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, link: _Link) -> None:
+    """The listener's answers, one frame at a time, counted; those for a sender that has gone are
+    dropped (the listener's connection stays until it has answered what was held)."""
+    while True:
+        try:
+            size = await reader.readexactly(4)
+            frame = await reader.readexactly(int.from_bytes(size, "big", signed=True))
+        except (asyncio.IncompleteReadError, OSError):
+            return
+        link.answered += 1
+        link.answer.set()
+        if not writer.transport.is_closing():
+            writer.write(size + frame)
+            with contextlib.suppress(OSError):
+                await writer.drain()
+
+
+async def _all_answered(link: _Link) -> None:
+    """Until the listener has answered every request sent up (a Produce with acks=0, which has no
+    answer, waits out ``LATE_ANSWER_S``)."""
+    while link.answered < link.forwarded:
+        link.answer.clear()
+        await link.answer.wait()
 
 
 async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -2068,6 +2068,17 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
+            "**A follower that does not truncate, caught in the suite.**",
+            # planted, and no case of the planted-bug test holds it caught
+            lambda: assert_equal(
+                sorted(
+                    set(obj("tests.jepsen.planted.sitecustomize:BUGS"))
+                    - {case.bug for case in obj("tests.jepsen.test_planted_bugs:CASES")}
+                ),
+                ["no-epoch-truncation"],
+            ),
+        ),
+        holds(
             "**The transaction protocol's own anomalies.**",
             # reproducing them is a lab's work (lab 20), which is not there yet
             lambda: assert_equal(sorted(p.name for p in (ROOT / "labs").glob("lab20*")), []),

@@ -3,7 +3,7 @@
 Each case breaks one of Kafka's rules in the broker processes (``planted/sitecustomize.py``: a
 method patched by pytest's ``MonkeyPatch`` as the process starts; kafka_lite has no switch for it)
 and runs short Jepsen runs on the package's ZooKeeper-mode cluster (``conftest.py``), seed 1, 2, ...
-until one's result holds a class the bug must show, within the case's number of seeds. Three
+until one's result holds a class the bug must show, within the case's number of seeds. Two
 cases replace the nemesis's schedule with one fault scripted on the cluster's state
 (``ScriptedCut``): a fault struck on a clock misses its moment on a loaded machine.
 
@@ -81,9 +81,8 @@ class ScriptedCut(Nemesis):
         c = self.cluster
         topic = list(c.topics)[-1]  # the run's own: the last created on the shared cluster
         partition = c.topics[topic] - 1
-        replicas = next(r[3] for r in c.partitions() if r[:2] == (topic, partition))  # assignment order
         node = c.leader_of(topic, partition)
-        cut = {frozenset((node, ZOOKEEPER)), *self.also_cut(node, replicas)}
+        cut = {frozenset((node, ZOOKEEPER))}
         value = {"shape": "cut-from-zookeeper", "cut": nemesis._pairs_value(cut)}
         self._record("partition", value, lambda: c.partition(cut))
         self._heal = lambda: self._record("heal", value, c.heal)
@@ -95,54 +94,6 @@ class ScriptedCut(Nemesis):
         self.time.sleep(int(HOLD_S * 1000))  # the workload writes; the cut node still leads in its own eyes
         self._heal_now()
         self.faults_done += 1
-        self.after_heal(node, topic, partition)
-
-    def also_cut(self, node: int, replicas: list[int]) -> set[frozenset]:
-        return set()
-
-    def after_heal(self, node: int, topic: str, partition: int) -> None:
-        pass
-
-
-class CutThenLeadAgain(ScriptedCut):
-    """The cut, with the partition's last replica cut from its leader too, so that it stops copying
-    at once and the replica the controller elects (the next in the assignment) has at least what the
-    last one has. Then, once the healed node is back in the partition's ISR, a preferred replica
-    election gives the partition back to it (its first replica, it led it at first), before the
-    final phase reads."""
-
-    def also_cut(self, node: int, replicas: list[int]) -> set[frozenset]:
-        if replicas[0] != node:
-            raise AssertionError(f"node {node} leads, but the preferred replica is {replicas[0]}: {replicas}")
-        return {frozenset((node, replicas[-1]))}
-
-    def after_heal(self, node: int, topic: str, partition: int) -> None:
-        c = self.cluster
-        wait_until(
-            self.time,
-            lambda: node in c.leader_and_isr(topic, partition)[1],
-            f"node {node} back in the ISR of {topic}-{partition}",
-        )
-        value = {"nodes": [node], "partitions": [partition]}
-        self._record("elect", value, lambda: _elect_preferred(c, {(topic, partition)}))
-        wait_until(
-            self.time,
-            lambda: c.leader_of(topic, partition) == node,
-            f"node {node} to lead {topic}-{partition} again",
-        )
-
-
-def _elect_preferred(cluster, partitions: set[tuple[str, int]]) -> None:
-    """Ask the controller for a preferred replica election, as ``kafka-lite preferred-replica-election``
-    does: by writing the partitions to ZooKeeper."""
-    from kafka_lite.cli.cluster import zookeeper_connect
-    from kafka_lite.zk.zk_utils import ZkUtils
-
-    zk = ZkUtils(zookeeper_connect(cluster.state), connection_timeout_ms=5000)
-    try:
-        zk.create_preferred_replica_election_data(partitions)
-    finally:
-        zk.close()
 
 
 CASES = [
@@ -193,18 +144,6 @@ CASES = [
         2,
         seconds=12,
         script=ScriptedCut,
-        keys=3,
-        partitions=3,
-    ),
-    # KIP-101: the cut leaves the old leader a tail its successor wrote other records over. A correct
-    # follower drops it when it rejoins; this one keeps it and copies on from its end. Led again by
-    # it (``CutThenLeadAgain``), the partitions serve that tail.
-    Case(
-        "no-epoch-truncation",
-        frozenset({"inconsistent-offsets", "lost-write", "duplicate"}),
-        2,
-        seconds=12,
-        script=CutThenLeadAgain,
         keys=3,
         partitions=3,
     ),
