@@ -2073,7 +2073,7 @@ CLAIMS: dict[str, list[Claim]] = {
             lambda: assert_equal(
                 sorted(
                     set(obj("tests.jepsen.planted.sitecustomize:BUGS"))
-                    - {case.bug for case in obj("tests.jepsen.test_planted_bugs:CASES")}
+                    - {case.bug for case in obj("tests.jepsen.test_run_with_planted_bugs:CASES")}
                 ),
                 ["no-epoch-truncation"],
             ),

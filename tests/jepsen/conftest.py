@@ -1,7 +1,7 @@
 """One ``FaultyCluster`` per mode (ZooKeeper and three brokers; three combined KRaft nodes), shared by
 the nemesis's tests and the Jepsen run of that mode, in that order (files run in name order). Each
-mode in an xdist group of its own, so that no other cluster's processes share its worker; the
-run's test stops the cluster last (``test_run.py``)."""
+mode in an xdist group of its own, so that no other cluster's processes share its worker; the stop
+test (``test_stop.py``, last in name order) stops the cluster."""
 
 from __future__ import annotations
 

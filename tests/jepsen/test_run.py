@@ -2,24 +2,20 @@
 (``conftest.py``; kafka_lite's clients against the ZooKeeper cluster, librdkafka's against the KRaft
 one): the checker's verdict valid, every acknowledged send read back at its offset in the final
 phase, both faults struck and healed (a killed node restarted as a new process, each fault held
-past the timeouts), and then stopping the cluster leaves no process and no listening port behind.
-The run's test comes after the nemesis's tests of its mode, and the stop test last, since it ends
-the shared cluster."""
+past the timeouts). The run's test comes after the nemesis's tests of its mode, and before the
+planted bugs' (``test_run_with_planted_bugs.py``), whose brokers keep their planted module until
+the stop test (``test_stop.py``) ends the shared cluster."""
 
 from __future__ import annotations
 
-import contextlib
 import pprint
 import threading
 
 import pytest
 
 from kafka_lite.jepsen.history import NEMESIS, pairs, read_history
-from kafka_lite.jepsen.nemesis import wait_until
 from kafka_lite.jepsen.run import RunConfig, run
 from kafka_lite.jepsen.workload import WorkloadConfig
-from kafka_lite.utils.ports import port_free
-from tests.jepsen.leftovers import processes_under
 
 # Of workload: a few hundred operations, a key or two rotated, a crash or two. The nemesis strikes
 # NEMESIS_INTERVAL_S after each healing and holds a fault under 4 s (the conftest's settings): seed
@@ -79,28 +75,6 @@ def test_a_short_run_with_kills_and_pauses_is_valid(faulty_cluster, tmp_path):
     # Serving again: every node's metadata names each partition's leader. A broker hears of the last
     # election in an UpdateMetadata of its own, which may come a moment after the run has ended.
     faulty.wait_whole(isr=False)
-
-
-def test_stop_leaves_no_process_and_no_listening_port(faulty_cluster):
-    faulty = faulty_cluster
-    directory = faulty.directory
-    state = faulty.state
-    ports = [port for ports in faulty.fronts.values() for port in ports.values()]
-    for node in state["brokers"]:
-        ports += [node[k] for k in ("port", "controller_port") if k in node]
-    if "zookeeper" in state:
-        ports.append(state["zookeeper"]["port"])
-    assert processes_under(directory) and not any(port_free(p) for p in ports)
-    faulty.stop()
-    assert processes_under(directory) == []
-    # A socket of a killed process lingers a moment in the kernel, in a closing state, until its
-    # peer's end (the proxy's, the tool's) is gone too: a leftover listener would never free its port.
-    busy = lambda: [p for p in ports if not port_free(p)]  # noqa: E731
-    with contextlib.suppress(TimeoutError):
-        wait_until(faulty.time, lambda: not busy(), "the cluster's ports to be free", 10)
-    assert busy() == []
-    assert faulty.proxy.closed
-    faulty.stop()  # a second stop (the fixture's) is harmless
 
 
 @pytest.mark.unit

@@ -1,7 +1,7 @@
 """Planted bugs: broker processes with one of Kafka's rules broken, for the Jepsen checker to catch.
 
 Python imports ``sitecustomize`` as it starts, from the first directory on its path that has one.
-The planted-bug tests (``test_planted_bugs.py``) put this directory first on ``PYTHONPATH`` and
+The planted-bug tests (``test_run_with_planted_bugs.py``) put this directory first on ``PYTHONPATH`` and
 name a file in ``KAFKA_LITE_PLANTED_BUG_FILE`` before they restart the brokers; each broker process
 then patches kafka_lite's classes with pytest's ``MonkeyPatch`` before it runs, one method per bug
 in ``BUGS``. A patched method does what the bug does while the file names that bug, and calls

@@ -9,9 +9,9 @@ cases replace the nemesis's schedule with one fault scripted on the cluster's st
 
 The module's fixture restarts each node once with the planted module (this process's environment
 names it: a restarted node inherits it, as does a node the nemesis kills and restarts); a case puts
-its bug in force by naming it in the bug file, and takes it out again. At the end the fixture
-restarts every node without the planted module, before the run's test (``test_run.py``) checks the
-cluster valid and stops it.
+its bug in force by naming it in the bug file, and takes it out again. The module comes after the
+run's test (``test_run.py``), which checks the clean cluster valid; the nodes keep the planted
+module, no bug in force, until the stop test (``test_stop.py``) ends the cluster.
 """
 
 from __future__ import annotations
@@ -157,20 +157,18 @@ def planted_in(pid: int) -> str | None:
     return values.get(BUG_FILE_VARIABLE)
 
 
-def restart_unless_planted(cluster, bug_file: BugFile | None) -> None:
-    """Restart every node not started with ``bug_file`` (None: with none), under this process's
-    environment, then wait until the cluster is whole."""
-    wanted = None if bug_file is None else str(bug_file.path)
+def restart_unless_planted(cluster, bug_file: BugFile) -> None:
+    """Restart every node not started with ``bug_file``, under this process's environment, then
+    wait until the cluster is whole."""
     for node in cluster.node_ids:
-        if planted_in(cluster.node(node)["pid"]) != wanted:
+        if planted_in(cluster.node(node)["pid"]) != str(bug_file.path):
             cluster.restart(node)
     cluster.wait_whole()
 
 
 @pytest.fixture(scope="module")
 def bug_file(faulty_cluster, tmp_path_factory):
-    """Every node of the cluster restarted with the planted module, no bug in force; at the end,
-    every node restarted without it."""
+    """Every node of the cluster restarted with the planted module, no bug in force."""
     bug_file = BugFile(tmp_path_factory.mktemp("planted") / "bug")
     bug_file.write("")
     with pytest.MonkeyPatch.context() as environment:
@@ -179,7 +177,6 @@ def bug_file(faulty_cluster, tmp_path_factory):
         environment.setenv(BUG_FILE_VARIABLE, str(bug_file.path))
         restart_unless_planted(faulty_cluster, bug_file)
         yield bug_file
-    restart_unless_planted(faulty_cluster, None)
 
 
 @ZOOKEEPER_MODE

@@ -1,0 +1,85 @@
+"""A hanging transaction, reproduced on Kafka 0.11's protocol: a transactional Produce delayed in the
+network until its transaction has been aborted opens a transaction on its partition that no marker
+will close, and every read_committed consumer of the partition stops at its first offset.
+
+The delay is the fault proxy's (``FaultProxy.hold``): the producer's Produce to the partition's
+leader is held, and so is its one retry (``retries=1``), so the send fails once both have timed
+out; the application aborts the transaction, and the coordinator writes the ABORT marker; then the
+held Produce is let go and lands after the marker, the first batch of its producer there. (Had a
+retry been written first, the late one would be a duplicate of it, and refused.) Kafka's fix is
+KIP-890: the leader asks the coordinator whether the partition is in a transaction before it takes
+a transactional write."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.consumer.kafka_consumer import KafkaConsumer
+from kafka_lite.jepsen.fault_proxy import CLIENTS
+from kafka_lite.producer.kafka_producer import KafkaProducer
+from tests.support.waiting import wait_until
+
+ZOOKEEPER_MODE = pytest.mark.parametrize(
+    "faulty_cluster",
+    [pytest.param(False, id="zookeeper", marks=[pytest.mark.integration, pytest.mark.xdist_group("jepsen_zookeeper")])],
+    indirect=True,
+)  # fmt: skip
+
+
+def end_offset(bootstrap_servers: str, tp: TopicPartition, isolation_level: str) -> int:
+    """The partition's end as a consumer of ``isolation_level`` sees it: the high watermark, or under
+    read_committed the last stable offset."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, isolation_level=isolation_level)
+    try:
+        return consumer.end_offsets([tp])[tp]
+    finally:
+        consumer.close()
+
+
+@ZOOKEEPER_MODE
+def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hanging(faulty_cluster):
+    cluster = faulty_cluster
+    topic = "hanging-transaction"
+    tp = TopicPartition(topic, 0)
+    cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "2"})
+    leader = cluster.leader_of(topic, 0)
+    producer = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, transactional_id="hanging", acks="all",
+        request_timeout_ms=2000, transaction_timeout_ms=10_000, reconnect_backoff_ms=50, retries=1,
+    )  # fmt: skip
+    hold = cluster.proxy.hold(
+        lambda source, target, api_key, frame: (
+            source == CLIENTS and target == leader and api_key == ApiKeys.PRODUCE
+        )
+    )
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        late = producer.send(topic, b"late", partition=0)
+        assert hold.held.wait(30), "the Produce never reached the proxy"
+        producer.abort_transaction()  # once the held Produce has timed out: EndTxn, then the ABORT marker
+        assert late.failed(), "the send failed: its request timed out, and its one retry too"
+        wait_until(  # the coordinator sends its markers after it has answered the EndTxn
+            lambda: end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 1,
+            what="the ABORT marker, alone in the partition",
+        )
+    finally:
+        hold.release()  # the Produce lands, after the marker
+        producer.close(0)
+    wait_until(
+        lambda: end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 2,
+        what="the delayed Produce written after the marker",
+    )
+    others = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
+    try:
+        for i in range(3):
+            others.send(topic, b"after-%d" % i, partition=0)
+        others.flush()
+    finally:
+        others.close()
+    assert end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 5
+    assert end_offset(cluster.bootstrap_servers, tp, "read_committed") == 1, (
+        "read_committed consumers stop at the delayed batch: a transaction no marker will close"
+    )
