@@ -11,6 +11,7 @@ import pytest
 
 from kafka_lite.jepsen.fault_proxy import CLIENTS, FRAME_HEADER, FaultProxy
 from kafka_lite.utils.ports import free_ports
+from tests.support.wire import WireClient
 
 pytestmark = pytest.mark.unit
 
@@ -25,18 +26,7 @@ def request(api_key: int, correlation_id: int, client_id: str = "a-client") -> b
 
 
 def read_frame(sock: socket.socket) -> bytes:
-    (size,) = struct.unpack(">i", read_exactly(sock, 4))
-    return read_exactly(sock, size)
-
-
-def read_exactly(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise EOFError(f"closed after {len(data)} of {n} bytes")
-        data += chunk
-    return data
+    return WireClient.over(sock).read_frame()
 
 
 class Listener:
