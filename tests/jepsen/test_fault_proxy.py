@@ -102,6 +102,7 @@ def test_a_held_request_and_those_behind_it_wait_for_the_release(proxied):
     held, other = connect(port), connect(port)
     held.sendall(request(METADATA, 1) + request(PRODUCE, 2) + request(METADATA, 3))
     assert hold.held.wait(WAIT_S)
+    listener.wait_for(lambda: 1 in listener.received, "the request before the held one")
     other.sendall(request(METADATA, 10))  # another connection is not held
     listener.wait_for(lambda: 10 in listener.received, "the other connection's request")
     assert listener.received == [1, 10], "the Produce, and the request behind it, went up while held"
