@@ -16,13 +16,15 @@ from kafka_lite.jepsen.nemesis import FaultyCluster
 OVERRIDES = ["replica.lag.time.max.ms=2500"]
 
 
-@pytest.fixture(
-    scope="package",
-    params=[
-        pytest.param(False, id="zookeeper", marks=[pytest.mark.integration, pytest.mark.xdist_group("jepsen_zookeeper")]),
-        pytest.param(True, id="kraft", marks=[pytest.mark.integration, pytest.mark.xdist_group("jepsen_kraft")]),
-    ],
-)  # fmt: skip
+ZOOKEEPER = pytest.param(False, id="zookeeper", marks=[pytest.mark.integration, pytest.mark.xdist_group("jepsen_zookeeper")])  # fmt: skip
+KRAFT = pytest.param(
+    True, id="kraft", marks=[pytest.mark.integration, pytest.mark.xdist_group("jepsen_kraft")]
+)
+# For a test of the ZooKeeper-mode cluster alone: the package's cluster of that mode, with its marks.
+ZOOKEEPER_MODE = pytest.mark.parametrize("faulty_cluster", [ZOOKEEPER], indirect=True)
+
+
+@pytest.fixture(scope="package", params=[ZOOKEEPER, KRAFT])
 def faulty_cluster(request, tmp_path_factory) -> Iterator[FaultyCluster]:
     directory = tmp_path_factory.mktemp("faulty-kraft" if request.param else "faulty-zookeeper")
     with FaultyCluster(directory, kraft=request.param, overrides=OVERRIDES) as cluster:

@@ -12,20 +12,13 @@ a transactional write."""
 
 from __future__ import annotations
 
-import pytest
-
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer
 from kafka_lite.jepsen.fault_proxy import CLIENTS
 from kafka_lite.producer.kafka_producer import KafkaProducer
+from tests.jepsen.conftest import ZOOKEEPER_MODE
 from tests.support.waiting import wait_until
-
-ZOOKEEPER_MODE = pytest.mark.parametrize(
-    "faulty_cluster",
-    [pytest.param(False, id="zookeeper", marks=[pytest.mark.integration, pytest.mark.xdist_group("jepsen_zookeeper")])],
-    indirect=True,
-)  # fmt: skip
 
 
 def end_offset(bootstrap_servers: str, tp: TopicPartition, isolation_level: str) -> int:

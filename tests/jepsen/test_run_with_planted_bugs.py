@@ -28,17 +28,13 @@ from kafka_lite.jepsen.nemesis import ZOOKEEPER, Nemesis, wait_until
 from kafka_lite.jepsen.run import RunConfig, run
 from kafka_lite.jepsen.workload import WorkloadConfig
 from kafka_lite.server.replica_manager import FetchMetadata
+from tests.jepsen.conftest import ZOOKEEPER_MODE
 from tests.jepsen.planted.sitecustomize import BUG_FILE_VARIABLE, BUGS, BugFile, plant_all
 
 PLANTED = Path(__file__).parent / "planted"
 
-# ZooKeeper mode only: the planted code is the brokers', and a KRaft node's is the same. The
-# package's cluster of that mode, with its marks (``conftest.py``).
-ZOOKEEPER_MODE = pytest.mark.parametrize(
-    "faulty_cluster",
-    [pytest.param(False, id="zookeeper", marks=[pytest.mark.integration, pytest.mark.xdist_group("jepsen_zookeeper")])],
-    indirect=True,
-)  # fmt: skip
+# ZooKeeper mode only (``conftest.py``'s ``ZOOKEEPER_MODE``): the planted code is the brokers', and
+# a KRaft node's is the same.
 
 
 @dataclass(frozen=True)
