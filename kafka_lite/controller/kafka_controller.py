@@ -275,12 +275,30 @@ class KafkaController:
         if self.zk.try_elect_controller(self.broker_id):
             self.active_controller_id = self.broker_id
             log.info("Broker %d is the controller", self.broker_id)
-            self.on_controller_failover()
+            try:
+                self.on_controller_failover()
+            except Exception:
+                log.exception("Error while becoming the controller on broker %d", self.broker_id)
+                self.resign()
         else:
             self.active_controller_id = self.zk.get_controller_id()
             log.info("Broker %d: the controller is broker %d", self.broker_id, self.active_controller_id)
 
     # --8<-- [end:elect]
+
+    def resign(self) -> None:
+        """Kafka's ``ZookeeperLeaderElector.resign``, taken when a failover fails half way (a ZooKeeper
+        read lost its connection): a controller that kept ``/controller`` with a half-read context
+        would count live brokers dead and refuse their controlled shutdowns, and no other broker would
+        stand while its znode lived. So it lets go of everything it holds and deletes ``/controller``;
+        every broker's watch then runs the election again, this one's included.
+
+        Kafka's elector only forgets the leader id here and lets the next failover start afresh;
+        kafka_lite clears the context and state machines at once, so that a broker that loses the
+        next election holds nothing it read as controller."""
+        self.active_controller_id = -1
+        self.on_controller_resignation()
+        self.zk.delete_controller_path(self.broker_id)
 
     # --8<-- [start:session_expiration]
     def register_session_expiration_listener(self) -> None:

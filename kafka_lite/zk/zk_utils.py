@@ -59,7 +59,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, SessionExpiredError
+from kazoo.retry import KazooRetry, RetryFailedError
 
 from kafka_lite.common.errors import Errors, KafkaException
 from kafka_lite.common.topic_partition import TopicPartition
@@ -973,6 +974,30 @@ class ZkUtils:
             return False
 
     # --8<-- [end:elect]
+
+    def delete_controller_path(self, broker_id: int) -> None:
+        """Delete ``/controller`` if it still names ``broker_id`` (the elector's ``resign``).
+
+        ZkClient retries an operation through a lost connection until it reconnects; kazoo raises
+        ``ConnectionLoss`` instead, so the delete is retried here, for as long as the session could
+        still be alive (once it has expired, the ephemeral znode went with it). The znode is deleted
+        only at the version read, so a newer controller's znode is never taken."""
+        retry = KazooRetry(max_tries=-1, deadline=2 * self.session_timeout_ms / 1000, ignore_expire=False)
+
+        def delete_if_ours() -> None:
+            try:
+                data, stat = self.client.get(CONTROLLER_PATH)
+                if json.loads(data)["brokerid"] == broker_id:
+                    self.client.delete(CONTROLLER_PATH, version=stat.version)
+            except (NoNodeError, BadVersionError):
+                pass
+
+        try:
+            retry(delete_if_ours)
+        except SessionExpiredError:
+            pass
+        except RetryFailedError:
+            log.warning("Could not delete %s for broker %d before its session could expire", CONTROLLER_PATH, broker_id)
 
     def get_controller_id(self) -> int:
         value, _ = self._read_json(CONTROLLER_PATH)

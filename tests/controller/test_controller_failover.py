@@ -4,9 +4,15 @@ ZooKeeper, tells every broker, and serves a topic creation. The deposed controll
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
+from kazoo.exceptions import ConnectionLoss
 
 from kafka_lite.clients.admin import NewTopic
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.testing.controller_harness import ControllerHarness
+from kafka_lite.zk.zk_utils import ZkUtils
 from tests.support.cluster import LiteCluster
 from tests.support.topics import topic_name
 from tests.support.waiting import wait_until
@@ -71,3 +77,47 @@ def test_the_new_controller_has_the_context_and_serves_a_topic_creation(zookeepe
         wait_until(led, what=f"leaders for {created} on every running broker")
     finally:
         cluster.stop()
+
+
+def test_a_failover_that_loses_zookeeper_half_way_resigns_and_the_election_runs_again(zookeeper, monkeypatch):
+    """Kafka's elector resigns when becoming the controller throws: ``/controller`` deleted, so every
+    broker's watch elects again. A controller that kept the znode with a half-read context (no live
+    brokers) would refuse every controlled shutdown and never tell a restarted broker the metadata."""
+    zk = ZkUtils(f"{zookeeper.connect_string}/half_failover_{uuid.uuid4().hex}")
+    zk.setup_common_paths()
+    for b in (0, 1, 2):
+        zk.register_broker(b, "127.0.0.1", 9000 + b)
+    zk.create_topic("t", {0: [1, 2], 1: [2, 0]})
+    harness = ControllerHarness(zk)
+    try:
+        controller = harness.controller
+        real_read = zk.get_partition_assignment
+        lost: list[str] = []
+
+        def connection_lost_once(topic):
+            if not lost:
+                lost.append(topic)
+                raise ConnectionLoss()
+            return real_read(topic)
+
+        monkeypatch.setattr(zk, "get_partition_assignment", connection_lost_once)
+        controller.elect()
+
+        assert lost == ["t"], "the failover read the topic"
+        assert not controller.is_active()
+        assert zk.get_controller_id() == -1, "/controller was deleted, so the election runs again"
+        assert (controller.epoch, controller.context.live_brokers_by_id) == (0, {})
+        assert controller.partition_state_machine.states == {} and controller.replica_state_machine.states == {}
+        assert harness.sent_to(ApiKeys.UPDATE_METADATA) == set()
+
+        # The /controller watch's election, with ZooKeeper answering this time.
+        harness.elect()
+        assert controller.context.live_broker_ids() == {0, 1, 2}
+        assert harness.leader_and_isr("t", 1).leader == 2
+        assert harness.sent_to(ApiKeys.UPDATE_METADATA) == {0, 1, 2}
+
+        # A resign deletes only its own /controller.
+        zk.delete_controller_path(1)
+        assert zk.get_controller_id() == 0
+    finally:
+        harness.close()
