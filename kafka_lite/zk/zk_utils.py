@@ -997,7 +997,11 @@ class ZkUtils:
         except SessionExpiredError:
             pass
         except RetryFailedError:
-            log.warning("Could not delete %s for broker %d before its session could expire", CONTROLLER_PATH, broker_id)
+            log.warning(
+                "Could not delete %s for broker %d before its session could expire",
+                CONTROLLER_PATH,
+                broker_id,
+            )
 
     def get_controller_id(self) -> int:
         value, _ = self._read_json(CONTROLLER_PATH)

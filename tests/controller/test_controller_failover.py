@@ -107,7 +107,9 @@ def test_a_failover_that_loses_zookeeper_half_way_resigns_and_the_election_runs_
         assert not controller.is_active()
         assert zk.get_controller_id() == -1, "/controller was deleted, so the election runs again"
         assert (controller.epoch, controller.context.live_brokers_by_id) == (0, {})
-        assert controller.partition_state_machine.states == {} and controller.replica_state_machine.states == {}
+        assert (
+            controller.partition_state_machine.states == {} and controller.replica_state_machine.states == {}
+        )
         assert harness.sent_to(ApiKeys.UPDATE_METADATA) == set()
 
         # The /controller watch's election, with ZooKeeper answering this time.
