@@ -79,9 +79,9 @@ from kafka_lite.common.protocol.fetch_request import (
     READ_COMMITTED,
     READ_UNCOMMITTED,
 )
-from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0, RESPONSE_HEADER
+from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
-from kafka_lite.common.protocol.requests import RESPONSE_HEADERS
+from kafka_lite.common.protocol.requests import RESPONSE_HEADERS, client_response_header_version
 from kafka_lite.common.protocol.types import Schema
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.constants import MAGIC_OFFSET, MAGIC_VALUE_V2
@@ -2081,11 +2081,11 @@ def _inter_broker(api: ApiKeys | RaftApiKeys) -> bool:
 
 
 def _response_header(request: Request) -> Schema:
-    """Response header v0, as every version of the client table has it (none is flexible); a
-    forwarded DescribeQuorum is flexible from v0, and its answer goes behind header v1."""
+    """Response header v0 for the client table's versions but its flexible ones (AddPartitionsToTxn
+    v3+), whose answers go behind header v1, as a forwarded DescribeQuorum's (flexible from v0)."""
     if isinstance(request.api, RaftApiKeys):
         return RESPONSE_HEADERS[request.api.response_header_version(request.header.api_version)]
-    return RESPONSE_HEADER
+    return RESPONSE_HEADERS[client_response_header_version(request.api, request.header.api_version)]
 
 
 def _partition_errors_by_topic(errors: dict[TopicPartition, Errors]) -> list[dict]:

@@ -52,9 +52,9 @@ from kafka_lite.common.protocol.requests import (
     RESPONSE_HEADERS,
     RequestHeader,
     UnknownApiKeyException,
+    client_response_header_version,
     decode_request_body,
     request_header_version,
-    response_header_version,
 )
 from kafka_lite.common.protocol.types import INT16, Field, Reader, Schema, encode
 
@@ -105,7 +105,7 @@ class ClientApi:
         return request_header_version(self.api, version)
 
     def response_header_version(self, version: int) -> int:
-        return response_header_version(self.api, flexible=False)
+        return client_response_header_version(self.api, version)
 
 
 # The client APIs a controller serves (their specs list "controller" among their listeners in Kafka

@@ -23,6 +23,7 @@ from __future__ import annotations
 from kafka_lite.common.protocol.types import (
     BOOLEAN,
     BYTES,
+    COMPACT_STRING,
     INT8,
     INT16,
     INT32,
@@ -31,6 +32,7 @@ from kafka_lite.common.protocol.types import (
     RECORDS,
     STRING,
     ArrayOf,
+    CompactArrayOf,
     Field,
     FlexibleSchema,
     Schema,
@@ -411,6 +413,45 @@ _TOPIC_PARTITIONS = S(F("topic", STRING), F("partitions", A(INT32)))
 _PARTITION_ERRORS = S(F("topic", STRING), F("partition_errors", A(S(F("partition", INT32), ERROR))))
 ADD_PARTITIONS_TO_TXN_REQUEST_V0 = S(*_TXN_HEAD, F("topics", A(_TOPIC_PARTITIONS), "Partitions to add."))
 ADD_PARTITIONS_TO_TXN_RESPONSE_V0 = S(THROTTLE, F("errors", A(_PARTITION_ERRORS)))
+# v2 (Kafka 2.7) only allows PRODUCER_FENCED in the answer; v3 (2.8) is v0's body, flexible. v4
+# (Kafka 3.6, KIP-890 part 1) is for brokers: a partition leader batches the transactions it needs
+# verified, and ``verify_only`` asks whether the partitions are in the transaction without adding
+# them. kafka_lite advertises v2-v4 only with that verification on (``KafkaApis.advertised_versions``).
+_FLEXIBLE_TXN_HEAD = (
+    F("transactional_id", COMPACT_STRING, "The producer's transactional.id."),
+    *_TXN_HEAD[1:],
+)
+_FLEXIBLE_TOPIC_PARTITIONS = FlexibleSchema(
+    F("topic", COMPACT_STRING), F("partitions", CompactArrayOf(INT32))
+)
+ADD_PARTITIONS_TO_TXN_REQUEST_V3 = FlexibleSchema(
+    *_FLEXIBLE_TXN_HEAD, F("topics", CompactArrayOf(_FLEXIBLE_TOPIC_PARTITIONS), "Partitions to add.")
+)
+ADD_PARTITIONS_TO_TXN_RESPONSE_V3 = FlexibleSchema(
+    THROTTLE,
+    F("errors", CompactArrayOf(FlexibleSchema(
+        F("topic", COMPACT_STRING),
+        F("partition_errors", CompactArrayOf(FlexibleSchema(F("partition", INT32), ERROR))),
+    ))),
+)  # fmt: skip
+ADD_PARTITIONS_TO_TXN_REQUEST_V4 = FlexibleSchema(
+    F("transactions", CompactArrayOf(FlexibleSchema(
+        *_FLEXIBLE_TXN_HEAD,
+        F("verify_only", BOOLEAN, "Only check that the partitions are in the transaction; add none."),
+        F("topics", CompactArrayOf(_FLEXIBLE_TOPIC_PARTITIONS), "The partitions to add or check."),
+    )), "The transactions, one entry per transactional id."),
+)  # fmt: skip
+ADD_PARTITIONS_TO_TXN_RESPONSE_V4 = FlexibleSchema(
+    THROTTLE,
+    F("error_code", INT16, "A top-level error (the whole request refused), or 0."),
+    F("results_by_transaction", CompactArrayOf(FlexibleSchema(
+        F("transactional_id", COMPACT_STRING),
+        F("topic_results", CompactArrayOf(FlexibleSchema(
+            F("topic", COMPACT_STRING),
+            F("partition_errors", CompactArrayOf(FlexibleSchema(F("partition", INT32), ERROR))),
+        ))),
+    ))),
+)  # fmt: skip
 ADD_OFFSETS_TO_TXN_REQUEST_V0 = S(
     *_TXN_HEAD, F("consumer_group_id", STRING, "The group whose offsets the transaction will commit.")
 )
@@ -581,7 +622,8 @@ REQUESTS: dict[int, list[Schema | None]] = {
     21: [DELETE_RECORDS_REQUEST_V0],
     22: [INIT_PRODUCER_ID_REQUEST_V0, INIT_PRODUCER_ID_REQUEST_V0],
     23: [OFFSETS_FOR_LEADER_EPOCH_REQUEST_V0],
-    24: [ADD_PARTITIONS_TO_TXN_REQUEST_V0] * 2,  # v1 (Kafka 2.0) changed only the throttling rule
+    24: [ADD_PARTITIONS_TO_TXN_REQUEST_V0] * 3  # v1 (Kafka 2.0) changed only the throttling rule
+    + [ADD_PARTITIONS_TO_TXN_REQUEST_V3, ADD_PARTITIONS_TO_TXN_REQUEST_V4],
     25: [ADD_OFFSETS_TO_TXN_REQUEST_V0] * 2,
     26: [END_TXN_REQUEST_V0] * 2,
     27: [WRITE_TXN_MARKERS_REQUEST_V0],
@@ -637,7 +679,8 @@ RESPONSES: dict[int, list[Schema | None]] = {
     21: [DELETE_RECORDS_RESPONSE_V0],
     22: [INIT_PRODUCER_ID_RESPONSE_V0, INIT_PRODUCER_ID_RESPONSE_V0],
     23: [OFFSETS_FOR_LEADER_EPOCH_RESPONSE_V0],
-    24: [ADD_PARTITIONS_TO_TXN_RESPONSE_V0] * 2,
+    24: [ADD_PARTITIONS_TO_TXN_RESPONSE_V0] * 3
+    + [ADD_PARTITIONS_TO_TXN_RESPONSE_V3, ADD_PARTITIONS_TO_TXN_RESPONSE_V4],
     25: [ADD_OFFSETS_TO_TXN_RESPONSE_V0] * 2,
     26: [END_TXN_RESPONSE_V0] * 2,
     27: [WRITE_TXN_MARKERS_RESPONSE_V0],

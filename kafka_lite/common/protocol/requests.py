@@ -58,16 +58,34 @@ class RequestHeader:
 
 
 def request_header_version(api_key: int, api_version: int) -> int:
-    """The header a request is sent with: v1, except ControlledShutdown v0, whose header has no client
-    id (Kafka 0.11's broker still reads it with the old Scala request class)."""
-    return 0 if (api_key, api_version) == (ApiKeys.CONTROLLED_SHUTDOWN, 0) else 1
+    """The header a request of the client table is sent with: v1; v0, without a client id, for
+    ControlledShutdown v0 (Kafka 0.11's broker still reads it with the old Scala request class); v2
+    for a flexible version (AddPartitionsToTxn v3+, the one flexible entry of the table)."""
+    if (api_key, api_version) == (ApiKeys.CONTROLLED_SHUTDOWN, 0):
+        return 0
+    return 2 if _is_flexible_request(api_key, api_version) else 1
+
+
+def client_response_header_version(api_key: int, api_version: int) -> int:
+    """The response header for a version of the client table: v1 for a flexible one, else v0."""
+    api = ApiKeys.for_id(api_key)
+    flexible = api is not None and api.is_version_supported(api_version)
+    return response_header_version(api_key, flexible and is_flexible(api.response_schema(api_version)))
+
+
+def _is_flexible_request(api_key: int, api_version: int) -> bool:
+    api = ApiKeys.for_id(api_key)
+    return (
+        api is not None
+        and api.is_version_supported(api_version)
+        and is_flexible(api.request_schema(api_version))
+    )
 
 
 def flexible_request_header_version(api_key: int, api_version: int, flexible: bool) -> int:
     """The request header for a version that may be flexible (Kafka 2.4+'s
     ``ApiMessageType.requestHeaderVersion``): v2 for a flexible version, else as
-    ``request_header_version``. The broker's own path keeps ``request_header_version``: no version
-    it advertises is flexible."""
+    ``request_header_version``."""
     return 2 if flexible else request_header_version(api_key, api_version)
 
 
@@ -176,13 +194,14 @@ def decode_request_body(
 
 def encode_request(header: RequestHeader, body: dict[str, Any]) -> bytes:
     api = ApiKeys(header.api_key)
-    return header.encode() + encode(api.request_schema(header.api_version), body)
+    return header.encode(request_header_version(api, header.api_version)) + encode(
+        api.request_schema(header.api_version), body
+    )
 
 
 def encode_response(api: ApiKeys, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
-    return encode(RESPONSE_HEADER, {"correlation_id": correlation_id}) + encode(
-        api.response_schema(version), body
-    )
+    head = RESPONSE_HEADERS[client_response_header_version(api, version)]
+    return encode(head, {"correlation_id": correlation_id}) + encode(api.response_schema(version), body)
 
 
 def parse_response(
@@ -190,5 +209,5 @@ def parse_response(
 ) -> tuple[int, dict[str, Any]]:
     """Correlation id and body of a response frame for a request of ``api`` at ``version``."""
     r = Reader(frame)
-    correlation_id = RESPONSE_HEADER.read(r)["correlation_id"]
+    correlation_id = RESPONSE_HEADERS[client_response_header_version(api, version)].read(r)["correlation_id"]
     return correlation_id, decode(api.response_schema(version), frame, r.pos)

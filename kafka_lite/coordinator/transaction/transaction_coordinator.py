@@ -230,6 +230,47 @@ class TransactionCoordinator:
 
     # -- AddPartitionsToTxn ----------------------------------------------------------------------------
 
+    def kafka_3_6_handle_verify_partitions_in_transaction(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartition],
+    ) -> dict[TopicPartition, Errors]:
+        """KIP-890 part 1 (Kafka 3.6's ``handleVerifyPartitionsInTransaction``): a partition leader asks,
+        before the first transactional write of a producer it has no open transaction for, whether
+        the partition is in that producer's transaction. Kafka 0.11's leader never asks, so a Produce
+        delayed in the network past the transaction's abort opens a transaction on the partition that
+        no marker will close (a hanging transaction); asked, the coordinator answers
+        INVALID_TXN_STATE, because the abort took the partition out of the transaction.
+
+        Nothing is written: the answer is read under the metadata's lock. A Prepare* state answers
+        CONCURRENT_TRANSACTIONS (its markers are on their way); a pending transition is not waited
+        for, because the leader's append checks again that nothing ended the transaction meanwhile
+        (its verification guard)."""
+        partitions = frozenset(partitions)
+        if not transactional_id:
+            return dict.fromkeys(partitions, Errors.INVALID_REQUEST)
+        error, epoch_and_metadata = self.txn_manager.get_transaction_state(transactional_id)
+        if error is Errors.NONE and epoch_and_metadata is None:
+            error = Errors.INVALID_PRODUCER_ID_MAPPING
+        if error is not Errors.NONE:
+            return dict.fromkeys(partitions, error)
+        txn_metadata = epoch_and_metadata.transaction_metadata
+        with txn_metadata.lock:
+            if txn_metadata.producer_id != producer_id:
+                error = Errors.INVALID_PRODUCER_ID_MAPPING
+            elif txn_metadata.producer_epoch != producer_epoch:
+                error = Errors.INVALID_PRODUCER_EPOCH  # 3.6's PRODUCER_FENCED, under 0.11's name
+            elif txn_metadata.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                error = Errors.CONCURRENT_TRANSACTIONS
+            if error is not Errors.NONE:
+                return dict.fromkeys(partitions, error)
+            return {
+                tp: Errors.NONE if tp in txn_metadata.topic_partitions else Errors.INVALID_TXN_STATE
+                for tp in partitions
+            }
+
     def handle_add_partitions_to_transaction(
         self,
         transactional_id: str,
