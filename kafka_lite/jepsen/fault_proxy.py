@@ -88,6 +88,15 @@ class Hold:
         self.held = threading.Event()
         self.released = False
         self._release = asyncio.Event()  # of the proxy's loop, made there
+        self._links: set[_Link] = set()  # the connections it held a request of
+
+    @property
+    def answered(self) -> bool:
+        """Released, and every request held has been answered by its listener (with what came
+        after it on the same connection): what a late request did is then there to see."""
+        return self.released and all(
+            link.waiting == 0 and link.answered >= link.forwarded for link in self._links
+        )
 
     async def wait(self) -> None:
         self.held.set()
@@ -113,6 +122,7 @@ class _Link:
         self.writers = writers
         self.held = False  # a request of this connection was held
         self.forwarded = 0
+        self.waiting = 0  # requests held, not yet forwarded
         self.answered = 0
         self.answer = asyncio.Event()  # set at each answer
 
@@ -208,13 +218,18 @@ class FaultProxy:
         (and so each after it: the connection's order is kept)."""
         frame = first[4:]
         while True:
-            for hold in list(self._holds):
-                if not hold.released and hold.matches(link.source, link.target, _api_key(frame), frame):
-                    link.held = True
+            holds = [h for h in list(self._holds) if not h.released and h.matches(link.source, link.target, _api_key(frame), frame)]  # fmt: skip
+            if holds:
+                link.held = True
+                link.waiting += 1
+                for hold in holds:
+                    hold._links.add(link)
                     await hold.wait()
+            link.forwarded += 1  # counted before it goes (its answer cannot come first), then not waiting
+            if holds:
+                link.waiting -= 1
             writer.write(len(frame).to_bytes(4, "big", signed=True) + frame)
             await writer.drain()
-            link.forwarded += 1
             try:
                 size = await reader.readexactly(4)
                 frame = await reader.readexactly(int.from_bytes(size, "big", signed=True))

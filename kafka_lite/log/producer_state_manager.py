@@ -11,7 +11,8 @@ Differs: the state is kept beside the ``Log`` by the partition, not inside ``Log
          own; completed transactions leave the "unreplicated" set when the LSO is next asked for,
          not at each HW move. Snapshots are written, as in Kafka, when the log rolls (by the
          partition) and at clean shutdown; producers do not expire, they leave only with the log
-         start (``truncate_head``).
+         start (``truncate_head``). KIP-890 part 1's verification entries (Kafka 3.6) hold the
+         guard only, not the lowest sequence that 3.6.1 added to them.
 
 Why a broker needs this: an idempotent producer (kafka-python's default) numbers its batches per
 partition (``producer_id``, ``producer_epoch``, ``base_sequence`` in the batch header). When a
@@ -117,6 +118,21 @@ class TxnMetadata:
     last_offset: int | None = None
 
 
+class VerificationStateEntry:
+    """KIP-890 part 1 (Kafka 3.6's ``VerificationStateEntry``): a producer's first transactional write
+    to this partition waiting for its coordinator to say that the partition is in the transaction.
+    The guard is a fresh object per entry; the verified append must bring back this very object,
+    and any transactional batch or marker written meanwhile removes the entry. So a verification
+    answered before an abort marker landed cannot let the write in after it (the ABA case: verified,
+    aborted, a new transaction begun without this partition, then the stale answer arrives)."""
+
+    __slots__ = ("timestamp", "verification_guard")
+
+    def __init__(self, timestamp: int) -> None:
+        self.timestamp = timestamp
+        self.verification_guard = object()
+
+
 @dataclass
 class ProducerStateEntry:
     producer_id: int
@@ -204,16 +220,50 @@ class ProducerStateManager:
         self.ongoing_txns: dict[int, TxnMetadata] = {}
         # completed transactions whose marker may still be above the high watermark (``unreplicatedTxns``)
         self.unreplicated_txns: dict[int, TxnMetadata] = {}
+        # producers whose first transactional write here awaits its coordinator's verification
+        self.verification_states: dict[int, VerificationStateEntry] = {}
+
+    # -- KIP-890 part 1: verification before the first transactional write (Kafka 3.6) -----------------
+
+    @_synchronized
+    def has_ongoing_transaction(self, producer_id: int) -> bool:
+        entry = self.producers.get(producer_id)
+        return entry is not None and entry.current_txn_first_offset >= 0
+
+    @_synchronized
+    def kafka_3_6_maybe_start_transaction_verification(self, producer_id: int, now_ms: int) -> object | None:
+        """The guard a leader's first transactional write of ``producer_id`` must carry back after the
+        coordinator verified it (Kafka 3.6's ``maybeStartTransactionVerification``); None when the
+        producer has a transaction open here, which the coordinator already knows of (the write that
+        opened it was verified), so no question is needed."""
+        if self.has_ongoing_transaction(producer_id):
+            return None
+        entry = self.verification_states.get(producer_id)
+        if entry is None:
+            entry = self.verification_states[producer_id] = VerificationStateEntry(now_ms)
+        return entry.verification_guard
+
+    def _verification_guard(self, producer_id: int) -> object | None:
+        entry = self.verification_states.get(producer_id)
+        return None if entry is None else entry.verification_guard
 
     # --8<-- [start:check]
     @_synchronized
-    def check(self, batches: list[ProducerBatch], is_from_client: bool = True) -> ProducerBatch | None:
+    def check(
+        self,
+        batches: list[ProducerBatch],
+        is_from_client: bool = True,
+        verification_guard: object | None = None,
+        verification_required: bool = False,
+    ) -> ProducerBatch | None:
         """Validate an append's idempotent batches against the state; raise Kafka's error for a
         fenced epoch or a sequence gap. Return the earlier write when the (single) batch is a retry
         of one already in the log, so the caller answers with its offsets and writes nothing.
 
         A control batch (a transaction marker) is checked only when the broker writes it: from a
-        client the log refuses it outright."""
+        client the log refuses it outright. ``verification_required`` (KIP-890 part 1, on): a
+        client's transactional batch with no transaction open here must carry the guard its
+        verification started with."""
         pending: dict[int, tuple[int, int]] = {}  # producer -> (epoch, last seq) within this append
         for batch in batches:
             entry = self.producers.get(batch.producer_id)
@@ -249,6 +299,8 @@ class ProducerStateManager:
                         f"Duplicate batch of producer {batch.producer_id} (sequences "
                         f"{batch.first_seq}..{batch.last_seq}) inside a multi-batch append"
                     )
+            if verification_required:  # after the duplicate check, as in Kafka: a retry is answered
+                self._kafka_3_6_check_verified(entry, batch, verification_guard)
             if batch.epoch != epoch:  # a new epoch (or a new producer) starts at sequence 0
                 if batch.first_seq != 0:
                     raise OutOfOrderSequenceException(
@@ -269,6 +321,22 @@ class ProducerStateManager:
         return None
 
     # --8<-- [end:check]
+
+    def _kafka_3_6_check_verified(
+        self, entry: ProducerStateEntry | None, batch: ProducerBatch, verification_guard: object | None
+    ) -> None:
+        """Kafka 3.6's ``batchMissingRequiredVerification``: a transactional batch that would open a
+        transaction here is written only with the guard of a verification still current. A
+        transaction already open here needs none: the coordinator knew of it when it began, and
+        its end marker closes it before any later write could need a new verification."""
+        if not batch.is_transactional or (entry is not None and entry.current_txn_first_offset >= 0):
+            return
+        if verification_guard is None or verification_guard is not self._verification_guard(
+            batch.producer_id
+        ):
+            raise InvalidTxnStateException(
+                f"Record of producer {batch.producer_id} was not part of an ongoing transaction"
+            )
 
     @staticmethod
     def _check_end_txn_marker(entry: ProducerStateEntry | None, batch: ProducerBatch) -> None:
@@ -304,6 +372,10 @@ class ProducerStateManager:
             self.producers[batch.producer_id] = entry
         self.map_end_offset = max(self.map_end_offset, batch.last_offset + 1)
         entry.last_offset = batch.last_offset
+        if batch.is_transactional or batch.is_control:
+            # a transaction opened (its first offset is known) or closed: either way the
+            # verification that let it in is used up (Kafka 3.6's updateProducers)
+            self.verification_states.pop(batch.producer_id, None)
         if batch.is_control:
             return self._append_end_txn_marker(entry, batch) if batch.marker is not None else None
         entry.batches.append(batch)

@@ -75,7 +75,11 @@ from kafka_lite.server.forwarding_manager import ForwardingChannelManager, Forwa
 from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
-from kafka_lite.server.kafka_server import build_group_coordinator, build_transaction_coordinator
+from kafka_lite.server.kafka_server import (
+    build_add_partitions_to_txn_manager,
+    build_group_coordinator,
+    build_transaction_coordinator,
+)
 from kafka_lite.server.metadata.broker_metadata_listener import BrokerMetadataListener
 from kafka_lite.server.metadata.broker_metadata_publisher import BrokerMetadataPublisher
 from kafka_lite.server.metadata.kraft_metadata_cache import KRaftMetadataCache
@@ -189,6 +193,9 @@ class BrokerServer:
                 c, time, None, self.scheduler, self.log_manager, self.metadata_cache.topic_config,
                 self.metadata_cache, quota_manager=self.quota_managers.follower,
                 alter_partition_manager=self.alter_partition_manager,
+                add_partitions_to_txn_manager_factory=lambda: build_add_partitions_to_txn_manager(
+                    broker_id, c, self.metadata_cache, time
+                ),
             )  # fmt: skip
             self.producer_id_manager = RPCProducerIdManager(
                 broker_id,
@@ -242,7 +249,7 @@ class BrokerServer:
                     "topics": TopicConfigHandler(
                         self.log_manager, c.log_config_props(), broker_id, self.quota_managers
                     ),
-                    "brokers": BrokerConfigHandler(broker_id, self.quota_managers),
+                    "brokers": BrokerConfigHandler(broker_id, self.quota_managers, self.replica_manager),
                 },
             )  # fmt: skip
             # The first publish: the cache filled, this broker's partitions led and followed.

@@ -75,6 +75,7 @@ class ConfigHandler(Protocol):
 LEADER_REPLICATION_THROTTLED_RATE_PROP = "leader.replication.throttled.rate"
 FOLLOWER_REPLICATION_THROTTLED_RATE_PROP = "follower.replication.throttled.rate"
 DEFAULT_REPLICATION_THROTTLED_RATE = LONG_MAX
+TRANSACTION_PARTITION_VERIFICATION_ENABLE_PROP = "transaction.partition.verification.enable"
 BROKER_CONFIG_DEF = (
     ConfigDef()
     .define(LEADER_REPLICATION_THROTTLED_RATE_PROP, Type.LONG, DEFAULT_REPLICATION_THROTTLED_RATE,
@@ -85,6 +86,10 @@ BROKER_CONFIG_DEF = (
             Range.at_least(0), Importance.MEDIUM,
             "The bound (bytes/s) on what this broker fetches, as follower, for the replicas its topics' "
             "follower.replication.throttled.replicas name. Set only dynamically.")
+    # Kafka 3.6 (KIP-890 part 1), dynamic there as here: None stands for "the broker's own setting"
+    .define(TRANSACTION_PARTITION_VERIFICATION_ENABLE_PROP, Type.BOOLEAN, None, None, Importance.LOW,
+            "Overrides the broker's transaction.partition.verification.enable: a partition leader "
+            "asks the transaction coordinator before a producer's first transactional write there.")
 )  # fmt: skip
 
 
@@ -155,15 +160,17 @@ def parse_throttled_partitions(value: str, broker_id: int, prop: str) -> list[in
 
 
 class BrokerConfigHandler:
-    """A broker's dynamic configs: the two replication throttle rates. Every broker sees every
-    broker's change and keeps only its own.
+    """A broker's dynamic configs: the two replication throttle rates, and Kafka 3.6's
+    ``transaction.partition.verification.enable``. Every broker sees every broker's change and keeps
+    only its own.
 
     Each broker is named by its id, as in Kafka 0.10.1 and 0.11: a broker-wide ``<default>`` entity
     is Kafka 1.1's (KIP-226, dynamic broker configs), which kafka_lite's ``configs`` tool refuses."""
 
-    def __init__(self, broker_id: int, quotas: QuotaManagers) -> None:
+    def __init__(self, broker_id: int, quotas: QuotaManagers, replica_manager=None) -> None:
         self.broker_id = broker_id
         self.quotas = quotas
+        self.replica_manager = replica_manager
 
     def process_config_changes(self, broker_id: str, properties: Mapping[str, str]) -> None:
         """A rate absent is unbounded again; one that does not parse raises ``ConfigException`` and
@@ -175,6 +182,10 @@ class BrokerConfigHandler:
         follower = values[FOLLOWER_REPLICATION_THROTTLED_RATE_PROP]
         self.quotas.leader.update_quota(Quota.upper_bound(leader))
         self.quotas.follower.update_quota(Quota.upper_bound(follower))
+        if self.replica_manager is not None:
+            self.replica_manager.kafka_3_6_update_transaction_verification(
+                values[TRANSACTION_PARTITION_VERIFICATION_ENABLE_PROP]
+            )
         log.info(
             "Broker %d throttles replication at %d B/s as leader, %d B/s as follower",
             self.broker_id,

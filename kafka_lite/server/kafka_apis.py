@@ -578,12 +578,17 @@ class KafkaApis:
         if not entries:  # nothing valid to append: answer with the errors
             send_response_callback({})
             return
+        transactional_id = body.get("transactional_id")
         self.replica_manager.append_records(
             body["timeout"],
             acks,
             request.header.client_id == ADMIN_CLIENT_ID,
             entries,
             send_response_callback,
+            transactional_id=transactional_id,
+            transaction_state_partition=(
+                self.txn_coordinator.partition_for(transactional_id) if transactional_id else None
+            ),
         )
 
     def _send_produce_response(
@@ -1278,7 +1283,10 @@ class KafkaApis:
         """Partitions join the producer's transaction. A partition this broker does not know fails
         the whole request: it gets UNKNOWN_TOPIC_OR_PARTITION (an internal topic
         TOPIC_AUTHORIZATION_FAILED, as Kafka's authorizer check gives it), the others
-        OPERATION_NOT_ATTEMPTED, and the transaction is left as it was."""
+        OPERATION_NOT_ATTEMPTED, and the transaction is left as it was. v4 is a broker's (KIP-890)."""
+        if request.header.api_version >= 4:
+            self._kafka_3_6_handle_add_partitions_to_txn_v4(request)
+            return
         body = request.body
         partitions = [(t["topic"], p) for t in body["topics"] for p in t["partitions"]]
         errors: dict[TopicPartition, Errors] = {}
@@ -1314,6 +1322,55 @@ class KafkaApis:
         )
 
     # --8<-- [end:add_partitions_to_txn]
+
+    def _kafka_3_6_handle_add_partitions_to_txn_v4(self, request: Request) -> None:
+        """AddPartitionsToTxn v4 (Kafka 3.6, KIP-890 part 1): a partition leader's batch of
+        transactions, each either to verify (``verify_only``: is the partition in the producer's
+        transaction?) or to add as v3 adds. Only a broker may send it (CLUSTER_ACTION); anyone else
+        is refused as a whole. The answer waits for every transaction's result."""
+        transactions = request.body["transactions"]
+        if not self._authorize(request.session, Operation.CLUSTER_ACTION, CLUSTER_RESOURCE):
+            body = {"throttle_time_ms": 0, "error_code": Errors.CLUSTER_AUTHORIZATION_FAILED.code,
+                    "results_by_transaction": []}  # fmt: skip
+            self._send_response(request, body)
+            return
+        results: dict[str, dict[TopicPartition, Errors]] = {}
+        lock = threading.Lock()
+
+        def complete(transactional_id: str, errors: dict[TopicPartition, Errors]) -> None:
+            with lock:
+                results[transactional_id] = errors
+                if len(results) < len(transactions):
+                    return
+            by_txn = []
+            for txn in transactions:
+                by_topic: dict[str, list[dict]] = {}
+                for (topic, partition), error in results[txn["transactional_id"]].items():
+                    by_topic.setdefault(topic, []).append({"partition": partition, "error_code": error.code})
+                topic_results = [{"topic": t, "partition_errors": ps} for t, ps in by_topic.items()]
+                by_txn.append({"transactional_id": txn["transactional_id"], "topic_results": topic_results})
+            self._send_response(
+                request, {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": by_txn}
+            )
+
+        if not transactions:
+            self._send_response(
+                request, {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": []}
+            )
+        for txn in transactions:
+            tid, partitions = (
+                txn["transactional_id"],
+                [(t["topic"], p) for t in txn["topics"] for p in t["partitions"]],
+            )
+            if txn["verify_only"]:
+                complete(tid, self.txn_coordinator.kafka_3_6_handle_verify_partitions_in_transaction(
+                    tid, txn["producer_id"], txn["producer_epoch"], partitions,
+                ))  # fmt: skip
+            else:
+                self.txn_coordinator.handle_add_partitions_to_transaction(
+                    tid, txn["producer_id"], txn["producer_epoch"], partitions,
+                    lambda error, tid=tid, partitions=partitions: complete(tid, dict.fromkeys(partitions, error)),
+                )  # fmt: skip
 
     def handle_add_offsets_to_txn_request(self, request: Request) -> None:
         """The group's ``__consumer_offsets`` partition joins the transaction, so that the offsets

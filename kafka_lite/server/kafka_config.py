@@ -327,6 +327,12 @@ CONFIG_DEF = (
             Range.at_least(1), L, "How often the coordinator aborts transactions open beyond their timeout.")
     .define("transaction.remove.expired.transaction.cleanup.interval.ms", Type.INT, 3600000,
             Range.at_least(1), L, "How often the coordinator removes expired transactional ids.")
+    .define("transaction.partition.verification.enable", Type.BOOLEAN, False, None, L,
+            "Kafka 3.6 (KIP-890 part 1): a partition leader asks the transaction coordinator whether a "
+            "partition is in the producer's transaction before its first transactional write there, so "
+            "that a write delayed past the transaction's end is refused (INVALID_TXN_STATE) instead of "
+            "opening a transaction no marker closes. Kafka's default is true; kafka_lite's false keeps "
+            "Kafka 0.11's protocol.")
     # Metrics reporters (the request.metrics.reporter.* settings are added below)
     .define("metric.reporters", Type.LIST, [], None, L,
             "Classes (package.module:Class) told of every completed request, e.g. "

@@ -58,6 +58,7 @@ from kafka_lite.network.selector import Selector
 from kafka_lite.network.socket_server import Listener, SocketServer
 from kafka_lite.security.auth.authorizer import Authorizer
 from kafka_lite.server import quota_factory
+from kafka_lite.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
 from kafka_lite.server.admin_manager import AdminManager
 from kafka_lite.server.broker_metadata_checkpoint import (
     BROKER_ID_KEY,
@@ -177,6 +178,9 @@ class KafkaServer:
             self.zk.get_topic_config,
             self.metadata_cache,
             quota_manager=self.quota_managers.follower,
+            add_partitions_to_txn_manager_factory=lambda: build_add_partitions_to_txn_manager(
+                self.broker_id, c, self.metadata_cache, self.time
+            ),
         )
         self.replica_manager.startup()
         self.producer_id_manager = ProducerIdManager(self.broker_id, self.zk)
@@ -230,7 +234,9 @@ class KafkaServer:
                 CONFIG_TYPE_TOPIC: TopicConfigHandler(
                     self.log_manager, c.log_config_props(), self.broker_id, self.quota_managers
                 ),
-                CONFIG_TYPE_BROKER: BrokerConfigHandler(self.broker_id, self.quota_managers),
+                CONFIG_TYPE_BROKER: BrokerConfigHandler(
+                    self.broker_id, self.quota_managers, self.replica_manager
+                ),
                 CONFIG_TYPE_CLIENT: ClientIdConfigHandler(self.quota_managers),
                 CONFIG_TYPE_USER: UserConfigHandler(self.credential_cache),
             },
@@ -582,6 +588,23 @@ def build_group_coordinator(
 
 
 # --8<-- [end:group_coordinator]
+
+
+def build_add_partitions_to_txn_manager(
+    broker_id: int, config: KafkaConfig, metadata_cache, time: Time
+) -> AddPartitionsToTxnManager:
+    """KIP-890 part 1's sender of verifications (Kafka 3.6 builds it beside the replica manager), with
+    a network client of its own to the coordinators, started."""
+    network_client = NetworkClient(
+        Selector(time=time, channel_builder=config.inter_broker_channel_builder()),
+        f"broker-{broker_id}-add-partitions-to-txn-sender",
+        max_in_flight_requests_per_connection=1,
+        request_timeout_ms=TransactionConfig.request_timeout_ms,  # Kafka's request.timeout.ms, 30 s
+        time=time,
+    )
+    manager = AddPartitionsToTxnManager(broker_id, metadata_cache, network_client, time)
+    manager.start()
+    return manager
 
 
 def build_transaction_coordinator(

@@ -554,11 +554,18 @@ class Partition:
 
     # --8<-- [start:append]
     def append_records_to_leader(
-        self, records: MemoryRecords, required_acks: int = 1, is_from_client: bool = True
+        self,
+        records: MemoryRecords,
+        required_acks: int = 1,
+        is_from_client: bool = True,
+        verification_guard: object | None = None,
+        verification_required: bool = False,
     ) -> LogAppendInfo:
         """The produce path: check leadership and ``min.insync.replicas``, check the idempotent
         producers' sequences, append, and move the HW if the ISR is the leader alone.
-        ``is_from_client=False``: the broker's transaction markers, which a client may not write."""
+        ``is_from_client=False``: the broker's transaction markers, which a client may not write.
+        ``verification_required`` (KIP-890 part 1 on): a transactional write that opens a
+        transaction here must bring ``verification_guard``, the guard its verification began with."""
         with self.leader_isr_update_lock.read_lock():
             leader_replica = self.leader_replica_if_local()
             if leader_replica is None:
@@ -574,7 +581,10 @@ class Partition:
                     f"Number of insync replicas for partition {self.topic}-{self.partition_id} is "
                     f"{in_sync_size}, below required minimum {min_isr}"
                 )
-            info = self._append_with_producer_state(log_, records, True, is_from_client)
+            with self.producer_state_lock:
+                info = self._append_and_update_producer_state(
+                    log_, records, True, is_from_client, verification_guard, verification_required
+                )
             # followers waiting in a long poll have new data to fetch
             self.replica_manager.try_complete_delayed_fetch(self.tp)
             # with the leader alone in the ISR, its LEO is the HW
@@ -584,6 +594,19 @@ class Partition:
         return info
 
     # --8<-- [end:append]
+
+    def kafka_3_6_maybe_start_transaction_verification(self, producer_id: int) -> object | None:
+        """KIP-890 part 1: the guard of a verification for ``producer_id``'s transactional write, or
+        None if it has a transaction open here (Kafka 3.6's ``Partition.maybeStartTransactionVerification``);
+        only the leader is asked."""
+        with self.leader_isr_update_lock.read_lock():
+            if self.leader_replica_if_local() is None:
+                raise NotLeaderForPartitionException(
+                    f"Leader not local for partition {self.topic}-{self.partition_id} on broker {self.local_broker_id}"
+                )
+            return self.producer_state.kafka_3_6_maybe_start_transaction_verification(
+                producer_id, self.time.milliseconds()
+            )
 
     def append_records_to_follower(self, records: MemoryRecords) -> LogAppendInfo:
         """The replica fetcher's path: the leader's batches, with the leader's offsets."""
@@ -599,11 +622,19 @@ class Partition:
             return self._append_and_update_producer_state(log_, records, assign_offsets, is_from_client)
 
     def _append_and_update_producer_state(
-        self, log_: Log, records: MemoryRecords, assign_offsets: bool, is_from_client: bool
+        self,
+        log_: Log,
+        records: MemoryRecords,
+        assign_offsets: bool,
+        is_from_client: bool,
+        verification_guard: object | None = None,
+        verification_required: bool = False,
     ) -> LogAppendInfo:
         batches = scan_producer_batches(records.buffer())
         if batches and assign_offsets:
-            duplicate = self.producer_state.check(list(batches.values()), is_from_client)
+            duplicate = self.producer_state.check(
+                list(batches.values()), is_from_client, verification_guard, verification_required
+            )
             if duplicate is not None:  # a retry of a batch already written: answer, write nothing
                 return LogAppendInfo(
                     duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, duplicate.last_offset,

@@ -55,7 +55,7 @@ from kafka_lite.common.protocol.fetch_request import DEBUGGING_CONSUMER_ID, READ
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
-from kafka_lite.common.topic import is_internal, validate_topic_name
+from kafka_lite.common.topic import TRANSACTION_STATE_TOPIC_NAME, is_internal, validate_topic_name
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.checkpoint import read_checkpoint, write_checkpoint
 from kafka_lite.log.epoch.leader_epoch_file_cache import UNDEFINED_EPOCH_OFFSET
@@ -63,6 +63,7 @@ from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
 from kafka_lite.log.log_segment import LogOffsetMetadata
+from kafka_lite.log.producer_state_manager import scan_producer_batches
 from kafka_lite.metadata.leader_constants import NO_LEADER
 from kafka_lite.server.delayed_delete_records import (
     INVALID_LOW_WATERMARK,
@@ -83,6 +84,7 @@ from kafka_lite.zk.zk_utils import LeaderAndIsr, ZkUtils
 
 if TYPE_CHECKING:
     from kafka_lite.metadata.image import MetadataImage, PartitionInfo, TopicsDelta
+    from kafka_lite.server.add_partitions_to_txn_manager import AddPartitionsToTxnManager
     from kafka_lite.server.alter_partition_manager import AlterPartitionManager
 
 log = logging.getLogger(__name__)
@@ -187,6 +189,7 @@ class ReplicaManager:
         *,
         quota_manager: ReplicationQuotaManager,
         alter_partition_manager: AlterPartitionManager | None = None,
+        add_partitions_to_txn_manager_factory: Callable[[], AddPartitionsToTxnManager] | None = None,
     ) -> None:
         """``zk_utils`` None keeps ISR changes on this broker alone, and the purgatories may be given
         (with a ``MockTimer``), as in Kafka: for notebooks and unit tests. ``quota_manager`` is the
@@ -203,10 +206,16 @@ class ReplicaManager:
         self.metadata_cache = metadata_cache
         self.quota_manager = quota_manager
         self.alter_partition_manager = alter_partition_manager
+        # KIP-890 part 1 (Kafka 3.6): who asks the coordinators, made the first time the setting is
+        # on (statically or dynamically), so a broker of Kafka 0.11's protocol runs no thread for it
+        self._add_partitions_to_txn_manager_factory = add_partitions_to_txn_manager_factory
+        self.add_partitions_to_txn_manager: AddPartitionsToTxnManager | None = None
+        self.transaction_partition_verification_enable = False
         self.is_in_controlled_shutdown = False  # KRaft: set by begin_controlled_shutdown
         self.controller_epoch = -1
         self._partitions: dict[TopicPartition, Partition] = {}
         self._replica_state_change_lock = threading.RLock()
+        self.kafka_3_6_update_transaction_verification(None)
         self.replica_fetcher_manager = self.create_replica_fetcher_manager()
         self._hw_thread_initialized = False
         self._isr_changes = _IsrChanges()
@@ -676,11 +685,41 @@ class ReplicaManager:
         entries: dict[TopicPartition, MemoryRecords],
         response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
         is_from_client: bool = True,
+        transactional_id: str | None = None,
+        transaction_state_partition: int | None = None,
     ) -> None:
         """Append to each partition this broker leads, then answer: at once, or for acks=-1 once every
         in-sync replica has the records (a ``DelayedProduce`` waits for the HW to reach them).
-        ``is_from_client=False``: the broker's transaction markers (Kafka 0.11)."""
-        results = self.append_to_local_log(internal_topics_allowed, entries, required_acks, is_from_client)
+        ``is_from_client=False``: the broker's transaction markers (Kafka 0.11).
+        ``transactional_id`` and its ``__transaction_state`` partition: a transactional producer's
+        Produce, whose first write to a partition is verified first when KIP-890 part 1 is on."""
+        if transaction_state_partition is not None and self.kafka_3_6_transaction_verification_enabled():
+            self._kafka_3_6_verify_then_append(
+                timeout_ms, required_acks, internal_topics_allowed, entries, response_callback,
+                transactional_id, transaction_state_partition,
+            )  # fmt: skip
+            return
+        self._append_entries(
+            timeout_ms, required_acks, internal_topics_allowed, entries, response_callback, is_from_client, {}
+        )
+
+    def _append_entries(
+        self,
+        timeout_ms: int,
+        required_acks: int,
+        internal_topics_allowed: bool,
+        entries: dict[TopicPartition, MemoryRecords],
+        response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
+        is_from_client: bool,
+        verification_guards: dict[TopicPartition, object],
+        refused: dict[TopicPartition, PartitionResponse] | None = None,
+    ) -> None:
+        """Append ``entries`` and answer for them and for the ``refused`` ones (Kafka 3.6's
+        ``appendEntries``, called at once or when the verification comes back)."""
+        results = self.append_to_local_log(
+            internal_topics_allowed, entries, required_acks, is_from_client, verification_guards
+        )
+        results.update(refused or {})
         if self._delayed_request_required(required_acks, entries, results):
             produce_status = {
                 tp: ProducePartitionStatus(response.last_offset + 1, response)
@@ -691,6 +730,109 @@ class ReplicaManager:
             self.delayed_produce_purgatory.try_complete_else_watch(operation, list(produce_status))
         else:
             response_callback(results)
+
+    # -- KIP-890 part 1: verify, then append (Kafka 3.6) --------------------------------------------------
+
+    def kafka_3_6_transaction_verification_enabled(self) -> bool:
+        """``transaction.partition.verification.enable`` (Kafka 3.6, KIP-890 part 1; Kafka's default
+        is true). kafka_lite's default is false: its transactions are Kafka 0.11's, as chapter 10
+        reads them, hanging transactions included."""
+        return (
+            self.transaction_partition_verification_enable and self.add_partitions_to_txn_manager is not None
+        )
+
+    def kafka_3_6_update_transaction_verification(self, enabled: bool | None) -> None:
+        """The setting changed dynamically (None: back to the broker's own); the sender of the
+        verifications is started the first time it is on."""
+        if enabled is None:
+            enabled = bool(self.config["transaction.partition.verification.enable"])
+        with self._replica_state_change_lock:
+            if (
+                enabled
+                and self.add_partitions_to_txn_manager is None
+                and self._add_partitions_to_txn_manager_factory
+            ):
+                self.add_partitions_to_txn_manager = self._add_partitions_to_txn_manager_factory()
+            if enabled != self.transaction_partition_verification_enable:
+                log.info(
+                    "Broker %d: transaction.partition.verification.enable=%s",
+                    self.broker_id,
+                    str(enabled).lower(),
+                )
+            self.transaction_partition_verification_enable = enabled
+
+    def _kafka_3_6_verify_then_append(
+        self,
+        timeout_ms: int,
+        required_acks: int,
+        internal_topics_allowed: bool,
+        entries: dict[TopicPartition, MemoryRecords],
+        response_callback: Callable[[dict[TopicPartition, PartitionResponse]], None],
+        transactional_id: str | None,
+        transaction_state_partition: int,
+    ) -> None:
+        """Kafka 3.6's ``appendRecords`` with verification: the partitions where this producer has no
+        transaction open get a verification guard and a question to the coordinator; the rest, and
+        those the coordinator then confirms, are appended (each confirmed one only with its guard
+        still current); the others are answered with the coordinator's error, a retriable one where
+        the coordinator could not say yet."""
+        guards: dict[TopicPartition, object] = {}
+        refused: dict[TopicPartition, PartitionResponse] = {}
+        unverified: list[TopicPartition] = []
+        producer = None
+        for tp, records in entries.items():
+            transactional = [
+                b for b in scan_producer_batches(records.buffer()).values() if b.is_transactional
+            ]
+            if not transactional:
+                continue
+            try:
+                guard = self.get_leader_partition(tp).kafka_3_6_maybe_start_transaction_verification(
+                    transactional[0].producer_id
+                )
+            except ApiException as e:
+                refused[tp] = PartitionResponse(Errors.for_exception(e), message=str(e))
+                continue
+            if guard is not None:
+                guards[tp] = guard
+                unverified.append(tp)
+                producer = (transactional[0].producer_id, transactional[0].epoch)
+
+        def append_entries(errors: dict[TopicPartition, Errors]) -> None:
+            failed = dict(refused)
+            for tp, error in errors.items():
+                failed[tp] = _unverified_response(error)
+            verified = {tp: r for tp, r in entries.items() if tp not in failed}
+            self._append_entries(
+                timeout_ms,
+                required_acks,
+                internal_topics_allowed,
+                verified,
+                response_callback,
+                True,
+                guards,
+                failed,
+            )
+
+        if not unverified:
+            append_entries({})
+            return
+        node, error = self._transaction_coordinator(transaction_state_partition)
+        if error is not Errors.NONE:
+            append_entries(dict.fromkeys(unverified, error))
+            return
+        self.add_partitions_to_txn_manager.add_txn_data(
+            node, transactional_id or "", producer[0], producer[1], unverified, append_entries
+        )
+
+    def _transaction_coordinator(self, transaction_state_partition: int) -> tuple[int, Errors]:
+        """The broker leading the ``__transaction_state`` partition, as this broker's metadata has it
+        (Kafka 3.6's ``getTransactionCoordinator``); COORDINATOR_NOT_AVAILABLE if none is alive."""
+        state = self.metadata_cache.partition_state(TRANSACTION_STATE_TOPIC_NAME, transaction_state_partition)
+        alive = {b.id for b in self.metadata_cache.alive_brokers()}
+        if state is None or state.leader not in alive:
+            return -1, Errors.COORDINATOR_NOT_AVAILABLE
+        return state.leader, Errors.NONE
 
     @staticmethod
     def _delayed_request_required(required_acks: int, entries: dict, results: dict) -> bool:
@@ -703,15 +845,23 @@ class ReplicaManager:
         entries: dict[TopicPartition, MemoryRecords],
         required_acks: int,
         is_from_client: bool = True,
+        verification_guards: dict[TopicPartition, object] | None = None,
     ) -> dict[TopicPartition, PartitionResponse]:
         """An error in one partition leaves the others."""
         results = {}
+        verification_required = is_from_client and self.kafka_3_6_transaction_verification_enabled()
         for tp, records in entries.items():
             try:
                 if is_internal(tp[0]) and not internal_topics_allowed:
                     raise InvalidTopicException(f"Cannot append to internal topic {tp[0]}")
                 partition = self.get_leader_partition(tp)
-                info = partition.append_records_to_leader(records, required_acks, is_from_client)
+                info = partition.append_records_to_leader(
+                    records,
+                    required_acks,
+                    is_from_client,
+                    (verification_guards or {}).get(tp),
+                    verification_required,
+                )
                 results[tp] = PartitionResponse(
                     Errors.NONE, info.first_offset, info.log_append_time, last_offset=info.last_offset
                 )
@@ -931,8 +1081,10 @@ class ReplicaManager:
         return partition.high_watermark(), partition.log.log_start_offset
 
     def shutdown(self, checkpoint_hw: bool = True) -> None:
-        """Stop the fetchers and the purgatories; write the HWs one last time."""
+        """Stop the fetchers, the verifications' sender and the purgatories; write the HWs one last time."""
         self.replica_fetcher_manager.shutdown()
+        if self.add_partitions_to_txn_manager is not None:
+            self.add_partitions_to_txn_manager.shutdown()
         self.delayed_fetch_purgatory.shutdown()
         self.delayed_produce_purgatory.shutdown()
         self.delayed_delete_records_purgatory.shutdown()
@@ -966,3 +1118,22 @@ class ReplicaManager:
             else:
                 result[tp] = (Errors.NONE, partition.log.leader_epoch_cache.end_offset_for(leader_epoch))
         return result
+
+
+def _unverified_response(error: Errors) -> PartitionResponse:
+    """What a producer is told for a partition its coordinator did not confirm (Kafka 3.6): not in the
+    transaction is INVALID_TXN_STATE; a coordinator that could not answer yet becomes
+    NOT_ENOUGH_REPLICAS, an error every producer of Kafka 0.11 retries."""
+    if error is Errors.INVALID_TXN_STATE:
+        return PartitionResponse(error, message="Partition was not added to the transaction")
+    if error in (
+        Errors.CONCURRENT_TRANSACTIONS,
+        Errors.COORDINATOR_LOAD_IN_PROGRESS,
+        Errors.COORDINATOR_NOT_AVAILABLE,
+        Errors.NOT_COORDINATOR,
+    ):
+        return PartitionResponse(
+            Errors.NOT_ENOUGH_REPLICAS,
+            message=f"Unable to verify the partition has been added to the transaction. Underlying error: {error.name}",
+        )
+    return PartitionResponse(error)

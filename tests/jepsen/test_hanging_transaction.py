@@ -6,12 +6,20 @@ The delay is the fault proxy's (``FaultProxy.hold``): the producer's Produce to 
 leader is held, and so is its one retry (``retries=1``), so the send fails once both have timed
 out; the application aborts the transaction, and the coordinator writes the ABORT marker; then the
 held Produce is let go and lands after the marker, the first batch of its producer there. (Had a
-retry been written first, the late one would be a duplicate of it, and refused.) Kafka's fix is
-KIP-890: the leader asks the coordinator whether the partition is in a transaction before it takes
-a transactional write."""
+retry been written first, the late one would be a duplicate of it, and refused.)
+
+Kafka's fix is KIP-890 part 1 (Kafka 3.6): the leader asks the coordinator whether the partition is
+in the producer's transaction before it takes a transactional write that would open one there. The
+same script with ``transaction.partition.verification.enable`` on (set dynamically on every broker,
+as Kafka 3.6 allows): the late Produce is refused with INVALID_TXN_STATE, and the last stable offset
+moves on with the high watermark."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from kafka_lite.cli import cluster as launcher
+from kafka_lite.cli.main import main
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer
@@ -31,15 +39,37 @@ def end_offset(bootstrap_servers: str, tp: TopicPartition, isolation_level: str)
         consumer.close()
 
 
-@ZOOKEEPER_MODE
-def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hanging(faulty_cluster):
-    cluster = faulty_cluster
-    topic = "hanging-transaction"
+VERIFICATION = "transaction.partition.verification.enable"
+
+
+def set_verification(cluster, enabled: bool) -> None:
+    """Every broker's dynamic ``transaction.partition.verification.enable``, through the ``configs``
+    tool as an operator would; each broker's log says when it has taken it."""
+    state = cluster.state
+    said = f"{VERIFICATION}={str(enabled).lower()}"
+    logs = [Path(state["dir"]) / "logs" / f"broker-{n}.log" for n in cluster.node_ids]
+    before = [log.read_text().count(said) for log in logs]
+    change = ["--add-config", f"{VERIFICATION}=true"] if enabled else ["--delete-config", VERIFICATION]
+    for n in cluster.node_ids:
+        entity = ["--entity-type", "brokers", "--entity-name", str(n)]
+        assert (
+            main(["configs", "--zookeeper", launcher.zookeeper_connect(state), "--alter", *entity, *change])
+            == 0
+        )
+    for log, count in zip(logs, before, strict=True):
+        wait_until(
+            lambda log=log, count=count: log.read_text().count(said) > count, what=f"{log.name}: {said}"
+        )
+
+
+def run_the_script(cluster, topic: str) -> tuple[TopicPartition, bool]:
+    """The transactional Produce and its retry held until the transaction has been aborted, then let
+    go; three plain records after it. Returns the partition and whether the late Produce landed."""
     tp = TopicPartition(topic, 0)
     cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "2"})
     leader = cluster.leader_of(topic, 0)
     producer = KafkaProducer(
-        bootstrap_servers=cluster.bootstrap_servers, transactional_id="hanging", acks="all",
+        bootstrap_servers=cluster.bootstrap_servers, transactional_id=topic, acks="all",
         request_timeout_ms=2000, transaction_timeout_ms=10_000, reconnect_backoff_ms=50, retries=1,
     )  # fmt: skip
     hold = cluster.proxy.hold(
@@ -59,12 +89,10 @@ def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hang
             what="the ABORT marker, alone in the partition",
         )
     finally:
-        hold.release()  # the Produce lands, after the marker
+        hold.release()  # the Produce reaches the leader, after the marker
         producer.close(0)
-    wait_until(
-        lambda: end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 2,
-        what="the delayed Produce written after the marker",
-    )
+    wait_until(lambda: hold.answered, what="the leader's answer to the delayed Produce")
+    landed = end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 2
     others = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
     try:
         for i in range(3):
@@ -72,7 +100,28 @@ def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hang
         others.flush()
     finally:
         others.close()
+    return tp, landed
+
+
+@ZOOKEEPER_MODE
+def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hanging(faulty_cluster):
+    cluster = faulty_cluster
+    tp, landed = run_the_script(cluster, "hanging-transaction")
+    assert landed, "the delayed Produce was written after the marker"
     assert end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 5
     assert end_offset(cluster.bootstrap_servers, tp, "read_committed") == 1, (
         "read_committed consumers stop at the delayed batch: a transaction no marker will close"
     )
+
+
+@ZOOKEEPER_MODE
+def test_kip_890_part_1_refuses_the_delayed_produce_and_nothing_hangs(faulty_cluster):
+    cluster = faulty_cluster
+    set_verification(cluster, True)
+    try:
+        tp, landed = run_the_script(cluster, "verified-transaction")
+    finally:
+        set_verification(cluster, False)
+    assert not landed, "the leader asked the coordinator, and the partition was in no transaction"
+    assert end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 4
+    assert end_offset(cluster.bootstrap_servers, tp, "read_committed") == 4, "the last stable offset moved on"

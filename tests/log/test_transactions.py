@@ -403,3 +403,43 @@ def test_committed_transactional_records_compact_by_key_as_others_do(tmp_path):
         (5, b"c", b"plain", False, -1, -1),
     ]
     assert _read_committed(log) == [(1, b"b", b"first"), (3, b"a", b"second"), (5, b"c", b"plain")]
+
+
+# -- KIP-890 part 1: the verification guard (Kafka 3.6) -------------------------------------------------------
+
+
+def test_a_transactional_write_that_would_open_a_transaction_needs_its_verifications_guard(tmp_path):
+    state = ProducerStateManager(tmp_path)
+    first = _batches(_txn(1, 0, 0), 0)
+    with pytest.raises(InvalidTxnStateException, match="not part of an ongoing transaction"):
+        state.check(first, verification_required=True)  # never verified
+    guard = state.kafka_3_6_maybe_start_transaction_verification(1, now_ms=0)
+    assert state.kafka_3_6_maybe_start_transaction_verification(1, now_ms=5) is guard, (
+        "one entry per producer"
+    )
+    with pytest.raises(InvalidTxnStateException):
+        state.check(first, verification_guard=object(), verification_required=True)  # someone else's guard
+    assert state.check(first, verification_guard=guard, verification_required=True) is None
+    _apply(state, _txn(1, 0, 0), 0)  # the transaction opens here: the guard is used up
+    assert state.kafka_3_6_maybe_start_transaction_verification(1, now_ms=0) is None, "open: no question"
+    assert state.check(_batches(_txn(1, 0, 2), 2), verification_required=True) is None, (
+        "later writes need none"
+    )
+    assert state.check(first, verification_required=False) is not None, (
+        "off: Kafka 0.11's check (a duplicate)"
+    )
+
+
+def test_an_abort_marker_between_verification_and_append_voids_the_guard(tmp_path):
+    """The ABA case of Kafka 3.6's comment: verified while the transaction was open, aborted, and the
+    stale verification's write arrives after the marker. The marker removed the entry, so the guard
+    it carries is no longer the partition's."""
+    state = ProducerStateManager(tmp_path)
+    guard = state.kafka_3_6_maybe_start_transaction_verification(1, now_ms=0)
+    _apply(state, _marker(1, 0, commit=False), 0)  # the coordinator's ABORT, with no data here
+    late = _batches(_txn(1, 0, 0), 1)
+    with pytest.raises(InvalidTxnStateException):
+        state.check(late, verification_guard=guard, verification_required=True)
+    fresh = state.kafka_3_6_maybe_start_transaction_verification(1, now_ms=0)
+    assert fresh is not guard
+    assert state.check(late, verification_guard=fresh, verification_required=True) is None
