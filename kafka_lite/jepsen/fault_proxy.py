@@ -88,15 +88,17 @@ class Hold:
         self.held = threading.Event()
         self.released = False
         self._release = asyncio.Event()  # of the proxy's loop, made there
-        self._links: set[_Link] = set()  # the connections it held a request of
+        self._waiting = 0  # requests held and not yet forwarded
+        # each request it held: its connection, and its number among that connection's requests
+        self._forwarded: list[tuple[_Link, int]] = []
+        # (request, answer) of each request it held, once answered (frames without their length)
+        self.exchanges: list[tuple[bytes, bytes]] = []
 
     @property
     def answered(self) -> bool:
-        """Released, and every request held has been answered by its listener (with what came
-        after it on the same connection): what a late request did is then there to see."""
-        return self.released and all(
-            link.waiting == 0 and link.answered >= link.forwarded for link in self._links
-        )
+        """Released, and every request it held has been answered by its listener (a connection's
+        answers come in its requests' order): what a late request did is then there to see."""
+        return self.released and self._waiting == 0 and all(link.answered >= n for link, n in self._forwarded)
 
     async def wait(self) -> None:
         self.held.set()
@@ -122,7 +124,7 @@ class _Link:
         self.writers = writers
         self.held = False  # a request of this connection was held
         self.forwarded = 0
-        self.waiting = 0  # requests held, not yet forwarded
+        self.watched: dict[int, tuple[Hold, bytes]] = {}  # a held request's number: its hold, the request
         self.answered = 0
         self.answer = asyncio.Event()  # set at each answer
 
@@ -219,15 +221,15 @@ class FaultProxy:
         frame = first[4:]
         while True:
             holds = [h for h in list(self._holds) if not h.released and h.matches(link.source, link.target, _api_key(frame), frame)]  # fmt: skip
-            if holds:
-                link.held = True
-                link.waiting += 1
-                for hold in holds:
-                    hold._links.add(link)
-                    await hold.wait()
-            link.forwarded += 1  # counted before it goes (its answer cannot come first), then not waiting
-            if holds:
-                link.waiting -= 1
+            link.held = link.held or bool(holds)
+            for hold in holds:
+                hold._waiting += 1
+                await hold.wait()
+            link.forwarded += 1  # counted before it goes: its answer cannot come first
+            for hold in holds:
+                hold._forwarded.append((link, link.forwarded))
+                link.watched[link.forwarded] = (hold, frame)
+                hold._waiting -= 1
             writer.write(len(frame).to_bytes(4, "big", signed=True) + frame)
             await writer.drain()
             try:
@@ -317,6 +319,10 @@ async def _pump_answers(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
             frame = await reader.readexactly(int.from_bytes(size, "big", signed=True))
         except (asyncio.IncompleteReadError, OSError):
             return
+        watched = link.watched.pop(link.answered + 1, None)
+        if watched is not None:  # recorded before it counts as answered
+            hold, request = watched
+            hold.exchanges.append((request, frame))
         link.answered += 1
         link.answer.set()
         if not writer.transport.is_closing():

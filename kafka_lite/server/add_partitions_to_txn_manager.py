@@ -87,6 +87,7 @@ class AddPartitionsToTxnManager:
         self._lock = threading.Lock()
         self._nodes_to_transactions: dict[int, _NodeTransactions] = {}
         self._inflight_nodes: set[int] = set()  # touched by the send thread only
+        self._unsent: list[tuple[int, ClientRequest]] = []  # waiting for their coordinator's connection
         self._running = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -148,27 +149,41 @@ class AddPartitionsToTxnManager:
         """One round: a request to each coordinator with questions and none in flight, then the
         network polled (Kafka's ``generateRequests`` and the send thread's poll)."""
         now = self.time.milliseconds()
-        poll_timeout = 100
         for node, transactions in self._generate_requests():
+            body = {"transactions": [t.to_struct() for t in transactions]}
+            request = ClientRequest(
+                str(node), ApiKeys.ADD_PARTITIONS_TO_TXN, VERIFY_VERSION, body,
+                callback=self._handler(node, transactions),
+            )  # fmt: skip
+            request.created_ms = now
+            self._inflight_nodes.add(node)
+            self._unsent.append((node, request))
+        poll_timeout = self._send_unsent(now)
+        self.network_client.poll(poll_timeout, now)
+
+    def _send_unsent(self, now: int) -> int:
+        """Send each request whose coordinator is connected; one still unconnected waits (the
+        connection is being made) until the request timeout, then fails as a disconnect, so its
+        producers retry (Kafka's ``InterBrokerSendThread.sendRequests`` and ``failExpiredRequests``).
+        Returns how long the poll may wait."""
+        poll_timeout = 100
+        waiting = []
+        for node, request in self._unsent:
             destination = str(node)
             broker = next((b for b in self.metadata_cache.alive_brokers() if b.id == node), None)
             if broker is not None:
                 self.network_client.set_node(destination, broker.host, broker.port)
-            body = {"transactions": [t.to_struct() for t in transactions]}
-            handler = self._handler(node, transactions)
-            request = ClientRequest(
-                destination, ApiKeys.ADD_PARTITIONS_TO_TXN, VERIFY_VERSION, body, callback=handler
-            )
-            self._inflight_nodes.add(node)
             if broker is not None and self.network_client.ready(destination, now):
                 self.network_client.send(request, now)
-            else:  # not connected yet: answered as a disconnect, so the producers retry
-                request.created_ms = now
-                handler(ClientResponse(request, now, disconnected=True))
+            elif now - request.created_ms >= self.network_client.request_timeout_ms:
+                request.callback(ClientResponse(request, now, disconnected=True))
+            else:
+                waiting.append((node, request))
                 poll_timeout = min(
                     poll_timeout, max(self.network_client.connection_delay(destination, now), 10)
                 )
-        self.network_client.poll(poll_timeout, now)
+        self._unsent = waiting
+        return poll_timeout
 
     def _generate_requests(self) -> list[tuple[int, list[_Transaction]]]:
         requests = []

@@ -9,7 +9,8 @@ Book:    chapter 6, 6.1.5 (log management: retention and compaction read the log
          (the admin tools change configs through ZooKeeper), 7.1.6 (the reassignment's throttles);
          chapter 10, 10.1 (client quotas)
 Differs: no user quota handler (quotas are per client id); a client quota must be a number above 0
-         (Kafka 0.11 parses it and takes what parses).
+         (Kafka 0.11 parses it and takes what parses). A broker's dynamic
+         ``transaction.partition.verification.enable`` is Kafka 3.6's (KIP-890 part 1).
 
 A topic's overrides in ZooKeeper are the topic's whole set; the handler rebuilds the ``LogConfig`` from
 the broker's defaults plus that set (an override removed falls back to the default) and hands it to
@@ -86,7 +87,7 @@ BROKER_CONFIG_DEF = (
             Range.at_least(0), Importance.MEDIUM,
             "The bound (bytes/s) on what this broker fetches, as follower, for the replicas its topics' "
             "follower.replication.throttled.replicas name. Set only dynamically.")
-    # Kafka 3.6 (KIP-890 part 1), dynamic there as here: None stands for "the broker's own setting"
+    # None stands for "the broker's own setting" (see the header's Differs)
     .define(TRANSACTION_PARTITION_VERIFICATION_ENABLE_PROP, Type.BOOLEAN, None, None, Importance.LOW,
             "Overrides the broker's transaction.partition.verification.enable: a partition leader "
             "asks the transaction coordinator before a producer's first transactional write there.")

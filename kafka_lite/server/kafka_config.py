@@ -9,7 +9,8 @@ Differs: only the settings kafka_lite implements are defined (a real ``server.pr
          ``offsets.commit.required.acks`` takes -1 or 1; ``metric.reporters`` takes Python classes.
          KRaft's settings and their checks (``_kraft_settings``, ``_validate_kraft``) are Kafka
          3.3.0's (KIP-500, KIP-631), for chapter 12's KRaft nodes; ``log.initial.task.delay.ms`` is
-         Kafka 3.8's, so that tests need not wait the 30 s Kafka 0.11 always waits.
+         Kafka 3.8's, so that tests need not wait the 30 s Kafka 0.11 always waits;
+         ``transaction.partition.verification.enable`` is Kafka 3.6's (KIP-890 part 1), off here.
 
 kafka_lite's own settings: ``fetch.sendfile.enable`` switches between the two fetch paths, and
 ``request.metrics.reporter.*`` configure its request metrics reporter. ``metric.reporters`` names
@@ -328,7 +329,7 @@ CONFIG_DEF = (
     .define("transaction.remove.expired.transaction.cleanup.interval.ms", Type.INT, 3600000,
             Range.at_least(1), L, "How often the coordinator removes expired transactional ids.")
     .define("transaction.partition.verification.enable", Type.BOOLEAN, False, None, L,
-            "Kafka 3.6 (KIP-890 part 1): a partition leader asks the transaction coordinator whether a "
+            "A partition leader asks the transaction coordinator whether a "
             "partition is in the producer's transaction before its first transactional write there, so "
             "that a write delayed past the transaction's end is refused (INVALID_TXN_STATE) instead of "
             "opening a transaction no marker closes. Kafka's default is true; kafka_lite's false keeps "

@@ -15,7 +15,9 @@ Differs: the ISR check runs every half of ``replica.lag.time.max.ms`` (Kafka 0.1
          fetch completes waiting produces only through the HW it moves (0.10.1 also re-checked them
          after every partition of it); OffsetsForLeaderEpoch is 0.11's (KIP-101); ISR changes are
          counted in ``metrics``, with no meters or gauges. Fetch's isolation level, the LSO and the
-         aborted transactions, and appends not from a client, are Kafka 0.11's (KIP-98).
+         aborted transactions, and appends not from a client, are Kafka 0.11's (KIP-98); the
+         verification before a transactional write is Kafka 3.6's (KIP-890 part 1, its helpers
+         named ``kafka_3_6_*``).
 
 Errors are per partition, as Kafka returns them: a produce to a partition this broker does not lead
 gets NOT_LEADER_FOR_PARTITION (the client refreshes its metadata and retries at the right broker),
@@ -206,7 +208,7 @@ class ReplicaManager:
         self.metadata_cache = metadata_cache
         self.quota_manager = quota_manager
         self.alter_partition_manager = alter_partition_manager
-        # KIP-890 part 1 (Kafka 3.6): who asks the coordinators, made the first time the setting is
+        # who asks the coordinators (kafka_3_6_update_transaction_verification), made the first time the setting is
         # on (statically or dynamically), so a broker of Kafka 0.11's protocol runs no thread for it
         self._add_partitions_to_txn_manager_factory = add_partitions_to_txn_manager_factory
         self.add_partitions_to_txn_manager: AddPartitionsToTxnManager | None = None
@@ -731,7 +733,7 @@ class ReplicaManager:
         else:
             response_callback(results)
 
-    # -- KIP-890 part 1: verify, then append (Kafka 3.6) --------------------------------------------------
+    # -- verify, then append ------------------------------------------------------------------------------
 
     def kafka_3_6_transaction_verification_enabled(self) -> bool:
         """``transaction.partition.verification.enable`` (Kafka 3.6, KIP-890 part 1; Kafka's default

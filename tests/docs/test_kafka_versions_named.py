@@ -34,6 +34,7 @@ KIP_VERSIONS = {
     "KIP-195": "1.0",
     "KIP-226": "1.1",
     "KIP-380": "2.2",
+    "KIP-890": "3.6",
 }
 
 # The JIRA issues the code names, with the Kafka version that fixed them: a ``KAFKA-n`` written

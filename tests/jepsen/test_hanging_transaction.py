@@ -16,55 +16,20 @@ moves on with the high watermark."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from kafka_lite.cli import cluster as launcher
-from kafka_lite.cli.main import main
+from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.consumer.kafka_consumer import KafkaConsumer
 from kafka_lite.jepsen.fault_proxy import CLIENTS
 from kafka_lite.producer.kafka_producer import KafkaProducer
 from tests.jepsen.conftest import ZOOKEEPER_MODE
+from tests.jepsen.transactions import end_offset, produce_errors, set_verification
 from tests.support.waiting import wait_until
 
 
-def end_offset(bootstrap_servers: str, tp: TopicPartition, isolation_level: str) -> int:
-    """The partition's end as a consumer of ``isolation_level`` sees it: the high watermark, or under
-    read_committed the last stable offset."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, isolation_level=isolation_level)
-    try:
-        return consumer.end_offsets([tp])[tp]
-    finally:
-        consumer.close()
-
-
-VERIFICATION = "transaction.partition.verification.enable"
-
-
-def set_verification(cluster, enabled: bool) -> None:
-    """Every broker's dynamic ``transaction.partition.verification.enable``, through the ``configs``
-    tool as an operator would; each broker's log says when it has taken it."""
-    state = cluster.state
-    said = f"{VERIFICATION}={str(enabled).lower()}"
-    logs = [Path(state["dir"]) / "logs" / f"broker-{n}.log" for n in cluster.node_ids]
-    before = [log.read_text().count(said) for log in logs]
-    change = ["--add-config", f"{VERIFICATION}=true"] if enabled else ["--delete-config", VERIFICATION]
-    for n in cluster.node_ids:
-        entity = ["--entity-type", "brokers", "--entity-name", str(n)]
-        assert (
-            main(["configs", "--zookeeper", launcher.zookeeper_connect(state), "--alter", *entity, *change])
-            == 0
-        )
-    for log, count in zip(logs, before, strict=True):
-        wait_until(
-            lambda log=log, count=count: log.read_text().count(said) > count, what=f"{log.name}: {said}"
-        )
-
-
-def run_the_script(cluster, topic: str) -> tuple[TopicPartition, bool]:
+def run_the_script(cluster, topic: str) -> tuple[TopicPartition, bool, list[Errors]]:
     """The transactional Produce and its retry held until the transaction has been aborted, then let
-    go; three plain records after it. Returns the partition and whether the late Produce landed."""
+    go; three plain records after it. Returns the partition, whether the late Produce landed, and
+    the leader's answers to the held Produce requests."""
     tp = TopicPartition(topic, 0)
     cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "2"})
     leader = cluster.leader_of(topic, 0)
@@ -92,6 +57,7 @@ def run_the_script(cluster, topic: str) -> tuple[TopicPartition, bool]:
         hold.release()  # the Produce reaches the leader, after the marker
         producer.close(0)
     wait_until(lambda: hold.answered, what="the leader's answer to the delayed Produce")
+    late_errors = produce_errors(hold)
     landed = end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 2
     others = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
     try:
@@ -100,14 +66,15 @@ def run_the_script(cluster, topic: str) -> tuple[TopicPartition, bool]:
         others.flush()
     finally:
         others.close()
-    return tp, landed
+    return tp, landed, late_errors
 
 
 @ZOOKEEPER_MODE
 def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hanging(faulty_cluster):
     cluster = faulty_cluster
-    tp, landed = run_the_script(cluster, "hanging-transaction")
+    tp, landed, late_errors = run_the_script(cluster, "hanging-transaction")
     assert landed, "the delayed Produce was written after the marker"
+    assert late_errors[0] is Errors.NONE, late_errors
     assert end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 5
     assert end_offset(cluster.bootstrap_servers, tp, "read_committed") == 1, (
         "read_committed consumers stop at the delayed batch: a transaction no marker will close"
@@ -119,9 +86,13 @@ def test_kip_890_part_1_refuses_the_delayed_produce_and_nothing_hangs(faulty_clu
     cluster = faulty_cluster
     set_verification(cluster, True)
     try:
-        tp, landed = run_the_script(cluster, "verified-transaction")
+        tp, landed, late_errors = run_the_script(cluster, "verified-transaction")
     finally:
         set_verification(cluster, False)
     assert not landed, "the leader asked the coordinator, and the partition was in no transaction"
+    # The Produce and its retry arrive together: the leader's question for the first is replaced by
+    # the second's (NETWORK_EXCEPTION, as Kafka's AddPartitionsToTxnManager answers the older of
+    # two for one transactional id), which the coordinator answers.
+    assert late_errors[-1] is Errors.INVALID_TXN_STATE and Errors.NONE not in late_errors, late_errors
     assert end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 4
     assert end_offset(cluster.bootstrap_servers, tp, "read_committed") == 4, "the last stable offset moved on"

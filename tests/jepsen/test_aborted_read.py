@@ -1,0 +1,128 @@
+"""An aborted read, reproduced on Kafka 0.11's transaction protocol, with KIP-890's first part on as
+well: the write of a transaction the application aborted is read by read_committed consumers.
+
+The script (every delay the fault proxy's ``hold``): the producer sends record 1 in a transaction,
+and its Produce (and the one retry) is held until the send has failed; the application aborts, and
+the coordinator writes ABORT. The same producer, with the same epoch, begins a second transaction
+and sends record 2 to the same partition: its AddPartitionsToTxn puts the partition in the new
+transaction, and its Produce waits behind the first. Now the first Produce is let go. The partition has no
+transaction open for the producer, so under 0.11 the batch simply opens one; under KIP-890 part 1 the
+leader asks the coordinator, which answers truthfully that the partition is in the producer's
+(new) transaction. Either way record 1 joins the second transaction, and the second commit makes it
+visible. Jepsen's checker, given the history the clients saw, calls it G1a: a read of a failed write.
+
+Only KIP-890's second part closes it: the epoch bumped at the end of every transaction fences the
+late Produce, which still carries the first transaction's epoch."""
+
+from __future__ import annotations
+
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.consumer.kafka_consumer import KafkaConsumer
+from kafka_lite.jepsen.checker import check
+from kafka_lite.jepsen.fault_proxy import CLIENTS
+from kafka_lite.jepsen.history import Op
+from kafka_lite.producer.kafka_producer import KafkaProducer
+from tests.jepsen.conftest import ZOOKEEPER_MODE
+from tests.jepsen.transactions import end_offset, set_verification
+from tests.support.waiting import wait_until
+
+KEY = 0  # the history's key: the partition
+
+
+def record(value: int) -> bytes:
+    """The record of a history value: long enough that no other request's bytes contain it."""
+    return b"aborted-read-value-%d" % value
+
+
+def value_of(record_value: bytes) -> int:
+    return int(record_value.rsplit(b"-", 1)[1])
+
+
+def read_committed(bootstrap_servers: str, tp: TopicPartition) -> list[tuple[int, int]]:
+    """Every record a read_committed consumer reads from the start of ``tp``, as (offset, value)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, isolation_level="read_committed")
+    try:
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        end = consumer.end_offsets([tp])[tp]
+        read: list[tuple[int, int]] = []
+        wait_until(
+            lambda: (
+                read.extend(
+                    (r.offset, value_of(r.value)) for rs in consumer.poll(timeout_ms=200).values() for r in rs
+                )
+                or consumer.position(tp) >= end
+            ),
+            what=f"the read_committed records of {tp} up to {end}",
+        )
+        return read
+    finally:
+        consumer.close()
+
+
+def holding(cluster, leader: int, value: bytes):
+    """A hold of the producer's Produce requests to ``leader`` that carry ``value``."""
+    return cluster.proxy.hold(
+        lambda source, target, api_key, frame: (
+            source == CLIENTS and target == leader and api_key == ApiKeys.PRODUCE and value in frame
+        )
+    )
+
+
+@ZOOKEEPER_MODE
+def test_a_late_write_of_an_aborted_transaction_is_committed_by_the_next(faulty_cluster):
+    cluster = faulty_cluster
+    topic = "aborted-read"
+    tp = TopicPartition(topic, 0)
+    cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "2"})
+    leader = cluster.leader_of(topic, 0)
+    set_verification(cluster, True)  # KIP-890 part 1 does not close this one
+    producer = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, transactional_id=topic, acks="all",
+        request_timeout_ms=2000, transaction_timeout_ms=20_000, reconnect_backoff_ms=50, retries=1,
+    )  # fmt: skip
+    first, second = holding(cluster, leader, record(1)), holding(cluster, leader, record(2))
+    history = []
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        history.append(("invoke", [("send", KEY, 1)]))
+        late = producer.send(topic, record(1), partition=0)
+        assert first.held.wait(30), "the first Produce never reached the proxy"
+        producer.abort_transaction()  # once the held Produce has timed out: EndTxn, then the ABORT marker
+        assert late.failed()
+        history.append(("fail", [("send", KEY, 1)]))
+        wait_until(lambda: end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 1, what="ABORT")
+
+        producer.begin_transaction()
+        history.append(("invoke", [("send", KEY, 2)]))
+        sent = producer.send(topic, record(2), partition=0)
+        wait_until(
+            lambda: producer.transaction_manager.is_partition_added(tp),
+            what="the partition added to the second transaction",
+        )
+        # The late Produce goes first; the second one waits behind it (on its connection, or held).
+        first.release()
+        wait_until(lambda: first.answered, what="the leader's answer to the late Produce")
+        second.release()
+        producer.commit_transaction()
+        offset = sent.get(10).offset
+        history.append(("ok", [("send", KEY, (offset, 2))]))
+    finally:
+        first.release()
+        second.release()
+        producer.close(0)
+        set_verification(cluster, False)
+
+    polled = read_committed(cluster.bootstrap_servers, tp)
+    assert 1 in [v for _, v in polled], f"record 1, whose transaction was aborted, is read: {polled}"
+    ops = [Op(i, type, 0, "txn", value, i) for i, (type, value) in enumerate(history)]
+    n = len(ops)
+    ops += [
+        Op(n, "invoke", 1, "poll", [("poll",)], n),
+        Op(n + 1, "ok", 1, "poll", [("poll", {KEY: polled})], n + 1),
+    ]
+    result = check(ops, txn=True)
+    assert not result["valid"]
+    assert "G1a" in result["error_types"], result["errors"]

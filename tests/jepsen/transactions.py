@@ -1,0 +1,60 @@
+"""What the transaction reproductions share: a partition's end as each isolation level sees it, and
+KIP-890 part 1's setting switched on every broker of a running cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kafka_lite.cli import cluster as launcher
+from kafka_lite.cli.main import main
+from kafka_lite.common.errors import Errors
+from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import parse_response
+from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.consumer.kafka_consumer import KafkaConsumer
+from tests.support.waiting import wait_until
+
+
+def end_offset(bootstrap_servers: str, tp: TopicPartition, isolation_level: str) -> int:
+    """The partition's end as a consumer of ``isolation_level`` sees it: the high watermark, or under
+    read_committed the last stable offset."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, isolation_level=isolation_level)
+    try:
+        return consumer.end_offsets([tp])[tp]
+    finally:
+        consumer.close()
+
+
+VERIFICATION = "transaction.partition.verification.enable"
+
+
+def set_verification(cluster, enabled: bool) -> None:
+    """Every broker's dynamic ``transaction.partition.verification.enable``, through the ``configs``
+    tool as an operator would; each broker's log says when it has taken it."""
+    state = cluster.state
+    said = f"{VERIFICATION}={str(enabled).lower()}"
+    logs = [Path(state["dir"]) / "logs" / f"broker-{n}.log" for n in cluster.node_ids]
+    before = [log.read_text().count(said) for log in logs]
+    change = ["--add-config", f"{VERIFICATION}=true"] if enabled else ["--delete-config", VERIFICATION]
+    for n in cluster.node_ids:
+        entity = ["--entity-type", "brokers", "--entity-name", str(n)]
+        assert (
+            main(["configs", "--zookeeper", launcher.zookeeper_connect(state), "--alter", *entity, *change])
+            == 0
+        )
+    for log, count in zip(logs, before, strict=True):
+        wait_until(
+            lambda log=log, count=count: log.read_text().count(said) > count, what=f"{log.name}: {said}"
+        )
+
+
+def produce_errors(hold) -> list[Errors]:
+    """The leader's answer to each Produce ``hold`` held, in order: its partition's error."""
+    errors = []
+    for request, answer in hold.exchanges:
+        version = int.from_bytes(request[2:4], "big")
+        _, body = parse_response(ApiKeys.PRODUCE, version, answer)
+        (topic,) = body["responses"]
+        (partition,) = topic["partition_responses"]
+        errors.append(Errors.for_code(partition["error_code"]))
+    return errors
