@@ -37,6 +37,7 @@ from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.server.inter_broker_send_thread import InterBrokerSendThread
 from kafka_lite.server.metadata_cache import MetadataCache
 
 log = logging.getLogger(__name__)
@@ -76,20 +77,18 @@ class _NodeTransactions:
     by_id: dict[str, _Transaction] = field(default_factory=dict)
 
 
-class AddPartitionsToTxnManager:
+class AddPartitionsToTxnManager(InterBrokerSendThread):
     def __init__(
         self, broker_id: int, metadata_cache: MetadataCache, network_client: NetworkClient, time: Time
     ) -> None:
+        super().__init__(f"AddPartitionsToTxnSenderThread-{broker_id}", network_client)
         self.broker_id = broker_id
         self.metadata_cache = metadata_cache
-        self.network_client = network_client
         self.time = time
         self._lock = threading.Lock()
         self._nodes_to_transactions: dict[int, _NodeTransactions] = {}
         self._inflight_nodes: set[int] = set()  # touched by the send thread only
         self._unsent: list[tuple[int, ClientRequest]] = []  # waiting for their coordinator's connection
-        self._running = threading.Event()
-        self._thread: threading.Thread | None = None
 
     # -- the request handlers' side ----------------------------------------------------------------------
 
@@ -122,28 +121,7 @@ class AddPartitionsToTxnManager:
             transaction.answer(error)
         self.network_client.wakeup()
 
-    # -- the send thread (Kafka's InterBrokerSendThread) -----------------------------------------------
-
-    def start(self) -> None:
-        self._running.set()
-        self._thread = threading.Thread(
-            target=self._run, name=f"AddPartitionsToTxnSenderThread-{self.broker_id}", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self) -> None:
-        while self._running.is_set():
-            try:
-                self.do_work()
-            except Exception:
-                log.exception("Error in the AddPartitionsToTxn sender thread")
-        self.network_client.close_all()
-
-    def shutdown(self) -> None:
-        self._running.clear()
-        self.network_client.wakeup()
-        if self._thread is not None:
-            self._thread.join(5)
+    # -- the send thread ---------------------------------------------------------------------------------
 
     def do_work(self) -> None:
         """One round: a request to each coordinator with questions and none in flight, then the

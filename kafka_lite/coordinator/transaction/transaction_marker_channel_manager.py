@@ -2,9 +2,8 @@
 every partition in it, retried until each answers, then the Complete state written.
 
 Mirrors: kafka.coordinator.transaction.TransactionMarkerChannelManager, TxnMarkerQueue,
-         TransactionMarkerRequestCompletionHandler, DelayedTxnMarker and InterBrokerSendThread
-         (core/src/main/scala/kafka/coordinator/transaction/*.scala and
-         core/src/main/scala/kafka/common/InterBrokerSendThread.scala, Kafka 0.11.0)
+         TransactionMarkerRequestCompletionHandler and DelayedTxnMarker
+         (core/src/main/scala/kafka/coordinator/transaction/*.scala, Kafka 0.11.0)
 Book:    beyond the book (Kafka 0.11's transactions, KIP-98); its model is the controller's channel
          to the brokers, chapter 7, 7.1.7
 Differs: the transactions waiting for their markers are a map from transactional id to what to do
@@ -12,9 +11,9 @@ Differs: the transactions waiting for their markers are a map from transactional
          that has neither timer nor reaper (so it only ever serves as that map). The send thread
          polls at most every 100 ms besides being woken when markers are queued.
 
-One thread (Kafka's ``InterBrokerSendThread``) drives one ``NetworkClient`` to every broker. Each
-round it drains the queues into one WriteTxnMarkers request per destination broker and sends it; a
-broker not ready counts as a disconnect. The answer goes to a completion handler that, per
+One thread (an ``InterBrokerSendThread``, ``server/inter_broker_send_thread.py``) drives one
+``NetworkClient`` to every broker. Each round it drains the queues into one WriteTxnMarkers request
+per destination broker and sends it; a broker not ready counts as a disconnect. The answer goes to a completion handler that, per
 transactional id and partition, either removes the partition from the transaction (its marker is
 written), or queues it again, to whoever leads it now (NOT_LEADER_FOR_PARTITION, an unknown
 partition, too few replicas, a timeout, a disconnect), or gives up on the transaction (the
@@ -41,6 +40,7 @@ from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.coordinator.transaction.transaction_metadata import TransactionMetadata, TxnTransitMetadata
 from kafka_lite.coordinator.transaction.transaction_state_manager import TransactionStateManager
+from kafka_lite.server.inter_broker_send_thread import InterBrokerSendThread
 from kafka_lite.server.metadata_cache import MetadataCache
 
 log = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ class RequestAndCompletionHandler:
     handler: Callable[[ClientResponse], None]
 
 
-class TransactionMarkerChannelManager:
+class TransactionMarkerChannelManager(InterBrokerSendThread):
     def __init__(
         self,
         broker_id: int,
@@ -135,9 +135,9 @@ class TransactionMarkerChannelManager:
         txn_state_manager: TransactionStateManager,
         time: Time,
     ) -> None:
+        super().__init__(f"TxnMarkerSenderThread-{broker_id}", network_client)
         self.broker_id = broker_id
         self.metadata_cache = metadata_cache
-        self.network_client = network_client
         self.txn_state_manager = txn_state_manager
         self.time = time
         # the queues, the waiting transactions and the retries, under one lock
@@ -147,25 +147,8 @@ class TransactionMarkerChannelManager:
         self._txn_log_append_retry_queue: list[TxnLogAppend] = []
         # transactional id -> (its metadata, called once every partition has its marker)
         self._waiting: dict[str, tuple[TransactionMetadata, Callable[[], None]]] = {}
-        self._running = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    # -- the send thread (Kafka's InterBrokerSendThread) -----------------------------------------------
-
-    def start(self) -> None:
-        self._running.set()
-        self._thread = threading.Thread(
-            target=self._run, name=f"TxnMarkerSenderThread-{self.broker_id}", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self) -> None:
-        while self._running.is_set():
-            try:
-                self.do_work()
-            except Exception:
-                log.exception("Error in the transaction marker sender thread")
-        self.network_client.close_all()
+    # -- the send thread ---------------------------------------------------------------------------------
 
     # --8<-- [start:do_work]
     def do_work(self) -> None:
@@ -197,10 +180,7 @@ class TransactionMarkerChannelManager:
     # --8<-- [end:do_work]
 
     def shutdown(self) -> None:
-        self._running.clear()
-        self.network_client.wakeup()
-        if self._thread is not None:
-            self._thread.join(5)
+        super().shutdown()
         with self._lock:
             self._markers_queue_per_broker.clear()
             self._waiting.clear()

@@ -105,7 +105,7 @@ def sequence_check_off(planted: Callable) -> list:
     from kafka_lite.log.producer_state_manager import ProducerStateManager
 
     check = ProducerStateManager.check
-    broken = lambda self, batches, is_from_client=True: check(self, batches, False)  # noqa: E731
+    broken = lambda self, batches, is_from_client=True, *rest: check(self, batches, False, *rest)  # noqa: E731
     return [(ProducerStateManager, "check", planted(check, broken))]
 
 
