@@ -7,13 +7,15 @@ Mirrors: org.apache.kafka.common.protocol.Protocol (the REQUESTS/RESPONSES table
 Book:    chapter 2 (the request/response formats); chapters 4-7 use the group and controller APIs
 Differs: schemas are shared Python values rather than Java constants; a version whose body did not
          change points at the same schema object (Kafka does the same: ``PRODUCE_REQUEST_V1 =
-         PRODUCE_REQUEST_V0``).
+         PRODUCE_REQUEST_V0``). AddPartitionsToTxn v2-v4 are Kafka 2.7's to 3.6's, v4 the brokers'
+         verification of KIP-890 part 1.
 
 The versions are a Kafka 0.11-era set that kafka-python, confluent-kafka (librdkafka), aiokafka and
 kcat all work with: client APIs from version 0 (old librdkafka asks for exact versions), plus
 ApiVersions v2 and InitProducerId v1, with Kafka 1.0's CreatePartitions and 1.1's DescribeConfigs v1
-(the admin clients ask for them); inter-broker APIs at their Kafka 0.11 versions; none of the
-later "flexible" versions (tagged fields, compact strings). ``REQUESTS[api_key][version]`` and
+(the admin clients ask for them); inter-broker APIs at their Kafka 0.11 versions; and
+AddPartitionsToTxn up to v4, whose v3 and v4 are the table's only "flexible" versions (tagged
+fields, compact strings). ``REQUESTS[api_key][version]`` and
 ``RESPONSES[...]`` are the schemas; ApiVersions advertises the range each table spans, the docs print
 them and the tests walk them.
 """
@@ -414,9 +416,8 @@ _PARTITION_ERRORS = S(F("topic", STRING), F("partition_errors", A(S(F("partition
 ADD_PARTITIONS_TO_TXN_REQUEST_V0 = S(*_TXN_HEAD, F("topics", A(_TOPIC_PARTITIONS), "Partitions to add."))
 ADD_PARTITIONS_TO_TXN_RESPONSE_V0 = S(THROTTLE, F("errors", A(_PARTITION_ERRORS)))
 # v2 (Kafka 2.7) only allows PRODUCER_FENCED in the answer; v3 (2.8) is v0's body, flexible. v4
-# (Kafka 3.6, KIP-890 part 1) is for brokers: a partition leader batches the transactions it needs
-# verified, and ``verify_only`` asks whether the partitions are in the transaction without adding
-# them. kafka_lite advertises v2-v4 only with that verification on (``KafkaApis.advertised_versions``).
+# is for brokers: a partition leader batches the transactions it needs verified, and
+# ``verify_only`` asks whether the partitions are in the transaction without adding them.
 _FLEXIBLE_TXN_HEAD = (
     F("transactional_id", COMPACT_STRING, "The producer's transactional.id."),
     *_TXN_HEAD[1:],
