@@ -232,7 +232,9 @@ def test_replicas_converge_to_the_same_batches_at_the_same_offsets(rf3):
     assert all(contents(f) == leader for f in rf3.followers)
 
 
-def test_list_offsets_keeps_consumers_below_the_hw_and_lets_a_debugging_consumer_ask_a_follower(rf3, monkeypatch):
+def test_list_offsets_keeps_consumers_below_the_hw_and_lets_a_debugging_consumer_ask_a_follower(
+    rf3, monkeypatch
+):
     """ListOffsets as Kafka 0.10.1 answers it: a consumer (replica id -1) hears of nothing above the
     HW, a latest or a lookup by time alike; a broker or the debugging consumer (-2) gets the log end,
     and only the debugging consumer may ask a follower, of that follower's own replica."""
