@@ -45,6 +45,7 @@ SUBCOMMANDS = (
     "connect",
     "get-offsets",
     "delete-records",
+    "transactions",
     "perf",
     "replay",
     "replica-verification",

@@ -442,6 +442,62 @@ class KafkaAdminClient:
                     low_watermarks[tp] = p["low_watermark"]
         return low_watermarks
 
+    def describe_producers(
+        self, partitions: list[TopicPartition], broker_id: int | None = None
+    ) -> dict[TopicPartition, list[dict]]:
+        """Each partition's producers as its leader's replica knows them, or ``broker_id``'s (Kafka
+        3.0's ``describeProducers``, KIP-664): producer id and epoch, last sequence and timestamp,
+        the epoch of the coordinator that wrote its last marker, and where its open transaction
+        began (-1: none). Raise the first partition's error, named."""
+        cluster = self.describe_cluster()
+        by_node: dict[Node, list[TopicPartition]] = {}
+        for tp in sorted(partitions):
+            if tp[0] not in cluster.topics():
+                raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"{_name(tp)}: the topic does not exist")
+            node = cluster.nodes.get(broker_id) if broker_id is not None else cluster.leader_for(*tp)
+            if node is None:
+                what = (
+                    f"broker {broker_id} is not alive"
+                    if broker_id is not None
+                    else "it has no leader right now"
+                )
+                raise Errors.LEADER_NOT_AVAILABLE.exception(f"{_name(tp)}: {what}")
+            by_node.setdefault(node, []).append(tp)
+        producers = {}
+        for node, tps in by_node.items():
+            topics = _by_topic(tps, lambda tp: tp[1])
+            body = {"topics": [{"topic": t, "partition_indexes": ps} for t, ps in topics.items()]}
+            response = self._call(node, ApiKeys.DESCRIBE_PRODUCERS, 0, body)
+            for topic in response["topics"]:
+                for p in topic["partitions"]:
+                    tp = TopicPartition(topic["topic"], p["partition_index"])
+                    _raise_for(p["error_code"], f"DescribeProducers of {_name(tp)} at broker {node.id}")
+                    producers[tp] = p["active_producers"]
+        return producers
+
+    def abort_transaction(
+        self, tp: TopicPartition, producer_id: int, producer_epoch: int, coordinator_epoch: int
+    ) -> None:
+        """Write an ABORT marker for ``producer_id``'s open transaction on ``tp``, as its coordinator
+        would (Kafka 3.0's ``abortTransaction``, KIP-664: WriteTxnMarkers sent by the admin to the
+        partition's leader, which only a principal allowed ClusterAction may send). For a
+        transaction no coordinator knows of: a hanging one."""
+        leader = self.describe_cluster().leader_for(*tp)
+        if leader is None:
+            raise Errors.LEADER_NOT_AVAILABLE.exception(f"{_name(tp)} has no leader right now")
+        marker = {
+            "producer_id": producer_id,
+            "producer_epoch": producer_epoch,
+            "transaction_result": False,
+            "topics": [{"topic": tp[0], "partitions": [tp[1]]}],
+            "coordinator_epoch": coordinator_epoch,
+        }
+        response = self._call(leader, ApiKeys.WRITE_TXN_MARKERS, 0, {"transaction_markers": [marker]})
+        for result in response["transaction_markers"]:
+            for topic in result["topics"]:
+                for p in topic["partitions"]:
+                    _raise_for(p["error_code"], f"the ABORT marker for producer {producer_id} on {_name(tp)}")
+
     def delete_topics(self, topics: list[str], timeout_ms: int = 30_000) -> None:
         """Delete topics through the controller, which answers once they are gone from its metadata;
         raise the first per-topic error, named (REQUEST_TIMED_OUT: still there at ``timeout_ms``,

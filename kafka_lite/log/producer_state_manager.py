@@ -223,6 +223,23 @@ class ProducerStateManager:
         # producers whose first transactional write here awaits its coordinator's verification
         self.verification_states: dict[int, VerificationStateEntry] = {}
 
+    @_synchronized
+    def active_producers(self) -> list[dict]:
+        """Every producer this partition knows, as DescribeProducers answers it (Kafka 3.0's
+        ``activeProducers``, KIP-664): an open transaction's first offset is what the last stable
+        offset stops at, so the admin can find a transaction no coordinator will end."""
+        return [
+            {
+                "producer_id": e.producer_id,
+                "producer_epoch": e.epoch,
+                "last_sequence": e.last_seq,
+                "last_timestamp": e.batches[-1].timestamp if e.batches else -1,
+                "coordinator_epoch": e.coordinator_epoch,
+                "current_txn_start_offset": e.current_txn_first_offset,
+            }
+            for e in self.producers.values()
+        ]
+
     # -- KIP-890 part 1: verification before the first transactional write (Kafka 3.6) -----------------
 
     @_synchronized

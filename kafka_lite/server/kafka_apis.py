@@ -208,6 +208,7 @@ class KafkaApis:
         ApiKeys.DESCRIBE_CONFIGS,
         ApiKeys.ALTER_CONFIGS,
         ApiKeys.CREATE_PARTITIONS,
+        ApiKeys.DESCRIBE_PRODUCERS,
     )
 
     def __init__(
@@ -271,6 +272,7 @@ class KafkaApis:
             ApiKeys.DESCRIBE_CONFIGS: self.handle_describe_configs_request,
             ApiKeys.ALTER_CONFIGS: self.handle_alter_configs_request,
             ApiKeys.CREATE_PARTITIONS: self.handle_create_partitions_request,
+            ApiKeys.DESCRIBE_PRODUCERS: self.handle_describe_producers_request,
             ApiKeys.DELETE_TOPICS: self.handle_delete_topics_request,
             ApiKeys.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKeys.ADD_PARTITIONS_TO_TXN: self.handle_add_partitions_to_txn_request,
@@ -1322,6 +1324,27 @@ class KafkaApis:
         )
 
     # --8<-- [end:add_partitions_to_txn]
+
+    def handle_describe_producers_request(self, request: Request) -> None:
+        """Kafka 3.0's DescribeProducers (KIP-664): each partition's producers as this broker's
+        replica knows them; a topic the caller may not Read is answered TOPIC_AUTHORIZATION_FAILED."""
+        topics = []
+        refused = {
+            "error_code": Errors.TOPIC_AUTHORIZATION_FAILED.code,
+            "error_message": None,
+            "active_producers": [],
+        }
+        for topic in request.body["topics"]:
+            name = topic["topic"]
+            allowed = self._authorize_topic(request.session, Operation.READ, name)
+            partitions = [
+                self.replica_manager.active_producer_state((name, p))
+                if allowed
+                else {"partition_index": p, **refused}
+                for p in topic["partition_indexes"]
+            ]
+            topics.append({"topic": name, "partitions": partitions})
+        self._send_response(request, {"throttle_time_ms": 0, "topics": topics})
 
     def _kafka_3_6_handle_add_partitions_to_txn_v4(self, request: Request) -> None:
         """AddPartitionsToTxn v4 (Kafka 3.6, KIP-890 part 1): a partition leader's batch of

@@ -253,6 +253,26 @@ class ReplicaManager:
     def get_partition(self, tp: TopicPartition) -> Partition | None:
         return self._partitions.get(tp)
 
+    def active_producer_state(self, tp: TopicPartition) -> dict:
+        """DescribeProducers' answer for ``tp`` from this broker's replica, leader or follower (Kafka
+        3.0's ``activeProducerState``, KIP-664)."""
+        partition = self.get_partition(tp)
+        if partition is None or partition.producer_state is None:
+            known = self.metadata_cache is not None and self.metadata_cache.partition_state(*tp) is not None
+            error = Errors.NOT_LEADER_FOR_PARTITION if known else Errors.UNKNOWN_TOPIC_OR_PARTITION
+            return {
+                "partition_index": tp[1],
+                "error_code": error.code,
+                "error_message": None,
+                "active_producers": [],
+            }
+        return {
+            "partition_index": tp[1],
+            "error_code": 0,
+            "error_message": None,
+            "active_producers": partition.producer_state.active_producers(),
+        }
+
     def get_or_create_partition(self, tp: TopicPartition) -> Partition:
         with self._replica_state_change_lock:
             partition = self._partitions.get(tp)

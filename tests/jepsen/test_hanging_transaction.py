@@ -16,6 +16,7 @@ moves on with the high watermark."""
 
 from __future__ import annotations
 
+from kafka_lite.cli.main import main
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.topic_partition import TopicPartition
@@ -69,8 +70,14 @@ def run_the_script(cluster, topic: str) -> tuple[TopicPartition, bool, list[Erro
     return tp, landed, late_errors
 
 
+def transactions(capsys, cluster, *args: str) -> list[list[str]]:
+    """``kafka-lite transactions`` as an operator runs it; its table's rows, split into cells."""
+    assert main(["transactions", "--bootstrap-server", cluster.bootstrap_servers, *args]) == 0
+    return [line.split() for line in capsys.readouterr().out.splitlines()]
+
+
 @ZOOKEEPER_MODE
-def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hanging(faulty_cluster):
+def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hanging(faulty_cluster, capsys):
     cluster = faulty_cluster
     tp, landed, late_errors = run_the_script(cluster, "hanging-transaction")
     assert landed, "the delayed Produce was written after the marker"
@@ -79,6 +86,27 @@ def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hang
     assert end_offset(cluster.bootstrap_servers, tp, "read_committed") == 1, (
         "read_committed consumers stop at the delayed batch: a transaction no marker will close"
     )
+    # Kafka 3.0's tool (KIP-664) finds it: open at offset 1 on the partition, and aborts it.
+    header, *hanging = transactions(
+        capsys, cluster, "find-hanging", "--topic", tp[0], "--max-transaction-timeout", "0"
+    )
+    assert header[:6] == [
+        "Topic",
+        "Partition",
+        "ProducerId",
+        "ProducerEpoch",
+        "CoordinatorEpoch",
+        "StartOffset",
+    ]
+    assert [(row[0], row[1], row[5]) for row in hanging] == [(tp[0], "0", "1")], hanging
+    transactions(capsys, cluster, "abort", "--topic", tp[0], "--partition", "0", "--start-offset", "1")
+    wait_until(
+        lambda: end_offset(cluster.bootstrap_servers, tp, "read_committed") == 6,
+        what="the last stable offset",
+    )
+    assert end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 6, "the tool's ABORT marker, at 5"
+    (_, *open_now) = transactions(capsys, cluster, "describe-producers", "--topic", tp[0], "--partition", "0")
+    assert all(row[-1] == "None" for row in open_now), open_now
 
 
 @ZOOKEEPER_MODE

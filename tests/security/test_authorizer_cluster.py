@@ -203,6 +203,7 @@ def request_bodies(topic: str, broker_id: int) -> dict[ApiKeys, dict]:
         ApiKeys.CREATE_PARTITIONS: {"topic_partitions": [{"topic": topic, "new_partitions": {"count": 5,
                                                                                           "assignment": None}}],
                                     "timeout": 1000, "validate_only": False},
+        ApiKeys.DESCRIBE_PRODUCERS: {"topics": [{"topic": topic, "partition_indexes": [0]}]},
     }  # fmt: skip
 
 

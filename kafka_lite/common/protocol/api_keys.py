@@ -53,6 +53,7 @@ class ApiKeys(enum.IntEnum):
     ALTER_CONFIGS = 33
     SASL_AUTHENTICATE = 36  # Kafka 1.0 (KIP-152)
     CREATE_PARTITIONS = 37  # Kafka 1.0 (KIP-195)
+    DESCRIBE_PRODUCERS = 61  # Kafka 3.0 (KIP-664): finding and aborting hanging transactions
 
     @property
     def api_name(self) -> str:

@@ -8,13 +8,13 @@ Book:    chapter 2 (the request/response formats); chapters 4-7 use the group an
 Differs: schemas are shared Python values rather than Java constants; a version whose body did not
          change points at the same schema object (Kafka does the same: ``PRODUCE_REQUEST_V1 =
          PRODUCE_REQUEST_V0``). AddPartitionsToTxn v2-v4 are Kafka 2.7's to 3.6's, v4 the brokers'
-         verification of KIP-890 part 1.
+         verification of KIP-890 part 1; DescribeProducers is Kafka 3.0's (KIP-664).
 
 The versions are a Kafka 0.11-era set that kafka-python, confluent-kafka (librdkafka), aiokafka and
 kcat all work with: client APIs from version 0 (old librdkafka asks for exact versions), plus
 ApiVersions v2 and InitProducerId v1, with Kafka 1.0's CreatePartitions and 1.1's DescribeConfigs v1
 (the admin clients ask for them); inter-broker APIs at their Kafka 0.11 versions; and
-AddPartitionsToTxn up to v4, whose v3 and v4 are the table's only "flexible" versions (tagged
+AddPartitionsToTxn up to v4 and DescribeProducers, the table's only "flexible" versions (tagged
 fields, compact strings). ``REQUESTS[api_key][version]`` and
 ``RESPONSES[...]`` are the schemas; ApiVersions advertises the range each table spans, the docs print
 them and the tests walk them.
@@ -25,6 +25,7 @@ from __future__ import annotations
 from kafka_lite.common.protocol.types import (
     BOOLEAN,
     BYTES,
+    COMPACT_NULLABLE_STRING,
     COMPACT_STRING,
     INT8,
     INT16,
@@ -405,6 +406,34 @@ DELETE_RECORDS_RESPONSE_V0 = S(
     ))),
 )  # fmt: skip
 
+# --- DescribeProducers (61): KIP-664, flexible from v0 ------------------------------------------------------
+# What a partition's replica knows of its producers: the admin's way to find a hanging transaction
+# (``kafka-lite transactions``), which the partition's last stable offset stops at.
+DESCRIBE_PRODUCERS_REQUEST_V0 = FlexibleSchema(
+    F("topics", CompactArrayOf(FlexibleSchema(
+        F("topic", COMPACT_STRING), F("partition_indexes", CompactArrayOf(INT32)),
+    ))),
+)  # fmt: skip
+DESCRIBE_PRODUCERS_RESPONSE_V0 = FlexibleSchema(
+    THROTTLE,
+    F("topics", CompactArrayOf(FlexibleSchema(
+        F("topic", COMPACT_STRING),
+        F("partitions", CompactArrayOf(FlexibleSchema(
+            F("partition_index", INT32),
+            ERROR,
+            F("error_message", COMPACT_NULLABLE_STRING, "Details of the error, or null."),
+            F("active_producers", CompactArrayOf(FlexibleSchema(
+                F("producer_id", INT64),
+                F("producer_epoch", INT32),
+                F("last_sequence", INT32, "-1: none."),
+                F("last_timestamp", INT64, "-1: none."),
+                F("coordinator_epoch", INT32, "Of the coordinator that wrote its last marker; -1: none."),
+                F("current_txn_start_offset", INT64, "Where its open transaction began; -1: none open."),
+            ))),
+        ))),
+    ))),
+)  # fmt: skip
+
 # --- Transactions (24-28): Kafka 0.11, KIP-98 ------------------------------------------------------------------
 _TXN_HEAD = (
     F("transactional_id", STRING, "The producer's transactional.id."),
@@ -636,6 +665,7 @@ REQUESTS: dict[int, list[Schema | None]] = {
     33: [ALTER_CONFIGS_REQUEST_V0],
     36: [SASL_AUTHENTICATE_REQUEST_V0],
     37: [CREATE_PARTITIONS_REQUEST_V0, CREATE_PARTITIONS_REQUEST_V0],
+    61: [DESCRIBE_PRODUCERS_REQUEST_V0],
 }
 RESPONSES: dict[int, list[Schema | None]] = {
     0: [PRODUCE_RESPONSE_V0, PRODUCE_RESPONSE_V1, PRODUCE_RESPONSE_V2, PRODUCE_RESPONSE_V2],
@@ -693,5 +723,6 @@ RESPONSES: dict[int, list[Schema | None]] = {
     33: [ALTER_CONFIGS_RESPONSE_V0],
     36: [SASL_AUTHENTICATE_RESPONSE_V0],
     37: [CREATE_PARTITIONS_RESPONSE_V0, CREATE_PARTITIONS_RESPONSE_V0],
+    61: [DESCRIBE_PRODUCERS_RESPONSE_V0],
 }
 # --8<-- [end:tables]

@@ -155,6 +155,9 @@ REQUEST_ACLS: dict[ApiKeys, tuple[AclCheck, ...]] = {
     ApiKeys.CREATE_PARTITIONS: (
         AclCheck(TOPIC, O.ALTER, E.TOPIC_AUTHORIZATION_FAILED, "each topic; no partition added"),
     ),
+    ApiKeys.DESCRIBE_PRODUCERS: (
+        AclCheck(TOPIC, O.READ, E.TOPIC_AUTHORIZATION_FAILED, "each partition of the topic"),
+    ),
 }  # fmt: skip
 # --8<-- [end:request_acls]
 

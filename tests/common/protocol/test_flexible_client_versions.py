@@ -1,4 +1,5 @@
-"""The client table's flexible versions, AddPartitionsToTxn v3 and v4 (Kafka 2.8 and 3.6, KIP-890 part 1):
+"""The client table's flexible versions, AddPartitionsToTxn v3 and v4 (Kafka 2.8 and 3.6, KIP-890 part 1)
+and DescribeProducers v0 (Kafka 3.0, KIP-664):
 golden bytes worked by hand from Kafka 3.6.0's message specs, one line per field; each case decoded
 from its bytes and encoded back to them, and kafka-python's message classes (an independent codec)
 writing the same bytes. Then the frames: header v2 on the request, v1 on the response."""
@@ -6,6 +7,8 @@ writing the same bytes. Then the frames: header v2 on the request, v1 on the res
 from __future__ import annotations
 
 import pytest
+from kafka.protocol.admin.transactions import DescribeProducersRequest as KpDescribeProducers
+from kafka.protocol.admin.transactions import DescribeProducersResponse as KpDescribeProducersResponse
 from kafka.protocol.producer.transaction import AddPartitionsToTxnRequest as KpRequest
 from kafka.protocol.producer.transaction import AddPartitionsToTxnResponse as KpResponse
 
@@ -92,11 +95,56 @@ ADD_RESPONSE_V3 = (
     ),
 )  # fmt: skip
 
+DESCRIBE_PRODUCERS_REQUEST_V0 = (
+    {"topics": [{"topic": "t", "partition_indexes": [0]}]},
+    h(
+        "02",  # topics: 1 + 1
+        "02 74",  # name "t"
+        "02 00000000",  # partition_indexes: [0]
+        "00",  # the topic's tagged fields
+        "00",  # the request's tagged fields
+    ),
+)  # fmt: skip
+DESCRIBE_PRODUCERS_RESPONSE_V0 = (
+    {"throttle_time_ms": 0, "topics": [{"topic": "t", "partitions": [
+        {"partition_index": 0, "error_code": 0, "error_message": None, "active_producers": [
+            {"producer_id": 7, "producer_epoch": 1, "last_sequence": 3, "last_timestamp": 1000,
+             "coordinator_epoch": 2, "current_txn_start_offset": 1}]}]}]},
+    h(
+        "00000000",  # throttle_time_ms
+        "02",  # topics: 1 + 1
+        "02 74",  # name "t"
+        "02",  # partitions: 1 + 1
+        "00000000",  # partition_index 0
+        "0000",  # error_code NONE
+        "00",  # error_message: compact nullable string, null
+        "02",  # active_producers: 1 + 1
+        "0000000000000007",  # producer_id
+        "00000001",  # producer_epoch: int32 here, as the spec has it
+        "00000003",  # last_sequence
+        "00000000000003e8",  # last_timestamp 1000
+        "00000002",  # coordinator_epoch
+        "0000000000000001",  # current_txn_start_offset
+        "00",  # the producer's tagged fields
+        "00",  # the partition's tagged fields
+        "00",  # the topic's tagged fields
+        "00",  # the response's tagged fields
+    ),
+)  # fmt: skip
+
 CASES = {
     "verify request v4": (API.request_schema(4), *VERIFY_REQUEST_V4),
     "verify response v4": (API.response_schema(4), *VERIFY_RESPONSE_V4),
     "add request v3": (API.request_schema(3), *ADD_REQUEST_V3),
     "add response v3": (API.response_schema(3), *ADD_RESPONSE_V3),
+    "describe producers request v0": (
+        ApiKeys.DESCRIBE_PRODUCERS.request_schema(0),
+        *DESCRIBE_PRODUCERS_REQUEST_V0,
+    ),
+    "describe producers response v0": (
+        ApiKeys.DESCRIBE_PRODUCERS.response_schema(0),
+        *DESCRIBE_PRODUCERS_RESPONSE_V0,
+    ),
 }
 
 
@@ -116,6 +164,12 @@ def test_kafka_python_writes_the_same_bytes():
     add = KpRequest(v3_and_below_transactional_id="txn", v3_and_below_producer_id=7, v3_and_below_producer_epoch=2,
                     v3_and_below_topics=[topic(name="t", partitions=[3])])  # fmt: skip
     assert bytes(add.encode(version=3)) == ADD_REQUEST_V3[1]
+    producers = KpDescribeProducers(
+        topics=[KpDescribeProducers.TopicRequest(name="t", partition_indexes=[0])]
+    )
+    assert bytes(producers.encode(version=0)) == DESCRIBE_PRODUCERS_REQUEST_V0[1]
+    (topic,) = KpDescribeProducersResponse.decode(DESCRIBE_PRODUCERS_RESPONSE_V0[1], version=0).topics
+    assert topic.partitions[0].active_producers[0].current_txn_start_offset == 1
     answered = KpResponse.decode(VERIFY_RESPONSE_V4[1], version=4)
     (result,) = answered.results_by_transaction
     assert [p.partition_error_code for p in result.topic_results[0].results_by_partition] == [0, 48]
