@@ -32,12 +32,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kafka_lite.clients.inter_broker_send_thread import InterBrokerSendThread
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.server.inter_broker_send_thread import InterBrokerSendThread
 from kafka_lite.server.metadata_cache import MetadataCache
 
 log = logging.getLogger(__name__)

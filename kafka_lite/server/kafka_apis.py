@@ -1357,18 +1357,19 @@ class KafkaApis:
                     "results_by_transaction": []}  # fmt: skip
             self._send_response(request, body)
             return
-        results: dict[str, dict[TopicPartition, Errors]] = {}
+        # by position: two entries may name one transactional id (Kafka's collection keeps the last)
+        results: list[dict[TopicPartition, Errors] | None] = [None] * len(transactions)
         lock = threading.Lock()
 
-        def complete(transactional_id: str, errors: dict[TopicPartition, Errors]) -> None:
+        def complete(index: int, errors: dict[TopicPartition, Errors]) -> None:
             with lock:
-                results[transactional_id] = errors
-                if len(results) < len(transactions):
+                results[index] = errors
+                if any(r is None for r in results):
                     return
             by_txn = []
-            for txn in transactions:
+            for txn, errors_of in zip(transactions, results, strict=True):
                 by_topic: dict[str, list[dict]] = {}
-                for (topic, partition), error in results[txn["transactional_id"]].items():
+                for (topic, partition), error in errors_of.items():
                     by_topic.setdefault(topic, []).append({"partition": partition, "error_code": error.code})
                 topic_results = [{"topic": t, "partition_errors": ps} for t, ps in by_topic.items()]
                 by_txn.append({"transactional_id": txn["transactional_id"], "topic_results": topic_results})
@@ -1380,19 +1381,19 @@ class KafkaApis:
             self._send_response(
                 request, {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": []}
             )
-        for txn in transactions:
+        for index, txn in enumerate(transactions):
             tid, partitions = (
                 txn["transactional_id"],
                 [(t["topic"], p) for t in txn["topics"] for p in t["partitions"]],
             )
             if txn["verify_only"]:
-                complete(tid, self.txn_coordinator.kafka_3_6_handle_verify_partitions_in_transaction(
+                complete(index, self.txn_coordinator.kafka_3_6_handle_verify_partitions_in_transaction(
                     tid, txn["producer_id"], txn["producer_epoch"], partitions,
                 ))  # fmt: skip
             else:
                 self.txn_coordinator.handle_add_partitions_to_transaction(
                     tid, txn["producer_id"], txn["producer_epoch"], partitions,
-                    lambda error, tid=tid, partitions=partitions: complete(tid, dict.fromkeys(partitions, error)),
+                    lambda error, index=index, partitions=partitions: complete(index, dict.fromkeys(partitions, error)),
                 )  # fmt: skip
 
     def handle_add_offsets_to_txn_request(self, request: Request) -> None:

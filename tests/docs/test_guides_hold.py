@@ -1639,6 +1639,25 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
+            "**KIP-890's verification (Kafka 3.6) is off unless asked for**",
+            all_of(
+                lambda: assert_equal(
+                    obj("kafka_lite.server.kafka_config:CONFIG_DEF")
+                    .keys["transaction.partition.verification.enable"]
+                    .default,
+                    False,
+                ),
+                lambda: assert_equal(
+                    obj("kafka_lite.log.producer_state_manager:VerificationStateEntry").__slots__,
+                    ("timestamp", "verification_guard"),
+                ),
+                tested_by(
+                    "tests/jepsen/test_hanging_transaction.py::test_kip_890_part_1_refuses_the_delayed_produce_and_nothing_hangs",
+                    "tests/log/test_transactions.py::test_an_abort_marker_between_verification_and_append_voids_the_guard",
+                ),
+            ),
+        ),
+        holds(
             "**WriteTxnMarkers answers once the group has taken the offsets.**",
             tested_by(
                 "tests/coordinator/test_txn_offset_commits.py::test_the_marker_handler_is_told_only_once_the_group_has_taken_the_offsets",
@@ -1657,6 +1676,15 @@ CLAIMS: dict[str, list[Claim]] = {
                 "tests/log/test_transactions.py::test_after_cleaning_a_read_committed_read_returns_no_aborted_record",
                 "tests/log/test_transactions.py::test_the_cleaner_drops_aborted_records_and_keeps_the_markers_as_control_batches",
                 "tests/log/test_transactions.py::test_committed_transactional_records_compact_by_key_as_others_do",
+            ),
+        ),
+        holds(
+            "**KIP-890's second part**",
+            all_of(
+                lambda: served("END_TXN", range(0, 2)),  # v5 carries the bumped epoch back
+                tested_by(
+                    "tests/jepsen/test_aborted_read.py::test_a_late_write_of_an_aborted_transaction_is_committed_by_the_next"
+                ),
             ),
         ),
         holds(

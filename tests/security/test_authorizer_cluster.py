@@ -179,7 +179,9 @@ def request_bodies(topic: str, broker_id: int) -> dict[ApiKeys, dict]:
                                  "timeout": 1000},
         ApiKeys.DELETE_TOPICS: {"topics": [topic], "timeout": 1000},
         ApiKeys.INIT_PRODUCER_ID: {"transactional_id": txn, "transaction_timeout_ms": 10000},
-        ApiKeys.ADD_PARTITIONS_TO_TXN: {"transactional_id": txn, "producer_id": 1, "producer_epoch": 0, "topics": tps},
+        # its latest version, v4, is a leader's batch of verifications (KIP-890); a client's v3 below
+        ApiKeys.ADD_PARTITIONS_TO_TXN: {"transactions": [{"transactional_id": txn, "producer_id": 1, "producer_epoch": 0,
+                                                          "verify_only": True, "topics": tps}]},
         ApiKeys.ADD_OFFSETS_TO_TXN: {"transactional_id": txn, "producer_id": 1, "producer_epoch": 0,
                                      "consumer_group_id": group},
         ApiKeys.END_TXN: {"transactional_id": txn, "producer_id": 1, "producer_epoch": 0, "transaction_result": True},
@@ -254,6 +256,11 @@ def test_every_api_refuses_a_principal_allowed_nothing(secured, topic, tmp_path_
     assert not [b for b in bodies if b not in {ApiKeys(e["api_key"]) for e in listed}], (
         "a body for an API not served"
     )
+    # AddPartitionsToTxn as a client sends it (v3), refused by the client's checks
+    client_add = {**bodies[ApiKeys.ADD_PARTITIONS_TO_TXN]["transactions"][0]}
+    del client_add["verify_only"]
+    answer = apis.call(ApiKeys.ADD_PARTITIONS_TO_TXN, client_add, version=3)
+    assert error_codes(answer) == {Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code}, answer
     # the controller's requests changed nothing: no ghost partition, the topic's replica still there
     assert cluster_state(secured, topic) == before
     out = Path(tmp_path_factory.mktemp("acl-table")) / "request_acls_observed.md"

@@ -11,7 +11,7 @@ Differs: the transactions waiting for their markers are a map from transactional
          that has neither timer nor reaper (so it only ever serves as that map). The send thread
          polls at most every 100 ms besides being woken when markers are queued.
 
-One thread (an ``InterBrokerSendThread``, ``server/inter_broker_send_thread.py``) drives one
+One thread (an ``InterBrokerSendThread``, ``clients/inter_broker_send_thread.py``) drives one
 ``NetworkClient`` to every broker. Each round it drains the queues into one WriteTxnMarkers request
 per destination broker and sends it; a broker not ready counts as a disconnect. The answer goes to a completion handler that, per
 transactional id and partition, either removes the partition from the transaction (its marker is
@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_lite.clients.inter_broker_send_thread import InterBrokerSendThread
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
 from kafka_lite.common.errors import Errors, IllegalStateException
 from kafka_lite.common.protocol.api_keys import ApiKeys
@@ -40,7 +41,6 @@ from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.coordinator.transaction.transaction_metadata import TransactionMetadata, TxnTransitMetadata
 from kafka_lite.coordinator.transaction.transaction_state_manager import TransactionStateManager
-from kafka_lite.server.inter_broker_send_thread import InterBrokerSendThread
 from kafka_lite.server.metadata_cache import MetadataCache
 
 log = logging.getLogger(__name__)

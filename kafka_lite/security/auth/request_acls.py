@@ -123,6 +123,7 @@ REQUEST_ACLS: dict[ApiKeys, tuple[AclCheck, ...]] = {
         AclCheck(C, O.CLUSTER_ACTION, E.CLUSTER_AUTHORIZATION_FAILED, "every partition"),
     ),
     ApiKeys.ADD_PARTITIONS_TO_TXN: (
+        AclCheck(C, O.CLUSTER_ACTION, E.CLUSTER_AUTHORIZATION_FAILED, "v4 (a leader's verification): the whole request"),
         AclCheck(X, O.WRITE, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "every partition"),
         AclCheck(TOPIC, O.DESCRIBE, E.UNKNOWN_TOPIC_OR_PARTITION, "its partitions; the rest OPERATION_NOT_ATTEMPTED"),
         AclCheck(TOPIC, O.WRITE, E.TOPIC_AUTHORIZATION_FAILED, "its partitions; the rest OPERATION_NOT_ATTEMPTED"),

@@ -8,7 +8,8 @@ Book:    beyond the book (Kafka 0.11's transaction markers); its model is the co
 Differs: the subclass's ``do_work`` makes, sends and polls its requests itself, where Kafka's thread
          asks the subclass for ``generateRequests`` and sends them.
 
-Two kinds of sender use it: the transaction coordinator's marker writer
+It lives beside the ``NetworkClient`` it drives, below the broker's packages, so that both the
+coordinator's and the server's senders can build on it. Two kinds of sender use it: the transaction coordinator's marker writer
 (``TransactionMarkerChannelManager``) and the leaders' verification of transactional writes
 (``AddPartitionsToTxnManager``).
 """
