@@ -17,6 +17,8 @@ _SCALARS = {
     t.BYTES: st.binary(max_size=24),
     t.NULLABLE_BYTES: st.none() | st.binary(max_size=24),
     t.RECORDS: st.none() | st.binary(max_size=48),
+    t.COMPACT_STRING: st.text(max_size=12),
+    t.COMPACT_NULLABLE_STRING: st.none() | st.text(max_size=12),
 }
 
 
