@@ -132,7 +132,12 @@ def test_find_coordinator_names_the_leader_of_the_ids_transaction_state_partitio
     partition = abs_int(java_string_hash(txn.transactional_id)) % TXN_PARTITIONS
     leader = cluster.leader_of(TRANSACTION_STATE_TOPIC_NAME, partition)
     assert (node["node_id"], node["port"]) == (leader, cluster.server(leader).port)
-    meta = cluster.server(leader).metadata_cache.partitions(TRANSACTION_STATE_TOPIC_NAME)
+    # The broker that answered FindCoordinator knew the topic; the leader hears of it in its own
+    # UpdateMetadata, which may come a moment later when the request created the topic.
+    meta = wait_until(
+        lambda: cluster.server(leader).metadata_cache.partitions(TRANSACTION_STATE_TOPIC_NAME) or None,
+        what=f"broker {leader}'s metadata of {TRANSACTION_STATE_TOPIC_NAME}",
+    )
     assert len(meta) == TXN_PARTITIONS and all(len(p.replicas) == 3 for p in meta.values())
 
 
