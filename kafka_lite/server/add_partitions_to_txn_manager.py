@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kafka_lite.clients.inter_broker_send_thread import InterBrokerSendThread
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
@@ -70,13 +70,6 @@ class _Transaction:
         self.callback(dict.fromkeys(self.partitions, error))
 
 
-@dataclass
-class _NodeTransactions:
-    """Kafka's ``TransactionDataAndCallbacks``: what one coordinator will be asked next."""
-
-    by_id: dict[str, _Transaction] = field(default_factory=dict)
-
-
 class AddPartitionsToTxnManager(InterBrokerSendThread):
     def __init__(
         self, broker_id: int, metadata_cache: MetadataCache, network_client: NetworkClient, time: Time
@@ -86,7 +79,9 @@ class AddPartitionsToTxnManager(InterBrokerSendThread):
         self.metadata_cache = metadata_cache
         self.time = time
         self._lock = threading.Lock()
-        self._nodes_to_transactions: dict[int, _NodeTransactions] = {}
+        # per coordinator, the questions it will be asked next, one per transactional id (Kafka's
+        # TransactionDataAndCallbacks)
+        self._nodes_to_transactions: dict[int, dict[str, _Transaction]] = {}
         self._inflight_nodes: set[int] = set()  # touched by the send thread only
         self._unsent: list[tuple[int, ClientRequest]] = []  # waiting for their coordinator's connection
 
@@ -106,8 +101,8 @@ class AddPartitionsToTxnManager(InterBrokerSendThread):
         incoming = _Transaction(transactional_id, producer_id, producer_epoch, list(partitions), callback)
         answer_now: list[tuple[_Transaction, Errors]] = []
         with self._lock:
-            queued = self._nodes_to_transactions.setdefault(node, _NodeTransactions())
-            existing = queued.by_id.get(transactional_id)
+            queued = self._nodes_to_transactions.setdefault(node, {})
+            existing = queued.get(transactional_id)
             if existing is not None and existing.producer_epoch > producer_epoch:
                 answer_now.append((incoming, Errors.INVALID_PRODUCER_EPOCH))  # the incoming one is fenced
             else:
@@ -116,7 +111,7 @@ class AddPartitionsToTxnManager(InterBrokerSendThread):
                     answer_now.append(
                         (existing, Errors.NETWORK_EXCEPTION if same else Errors.INVALID_PRODUCER_EPOCH)
                     )
-                queued.by_id[transactional_id] = incoming
+                queued[transactional_id] = incoming
         for transaction, error in answer_now:  # outside the lock: a callback appends and answers
             transaction.answer(error)
         self.network_client.wakeup()
@@ -168,7 +163,7 @@ class AddPartitionsToTxnManager(InterBrokerSendThread):
         with self._lock:
             for node in [n for n in self._nodes_to_transactions if n not in self._inflight_nodes]:
                 queued = self._nodes_to_transactions.pop(node)
-                requests.append((node, list(queued.by_id.values())))
+                requests.append((node, list(queued.values())))
         return requests
 
     def _handler(self, node: int, transactions: list[_Transaction]) -> Callable[[ClientResponse], None]:

@@ -257,20 +257,17 @@ class ReplicaManager:
         """DescribeProducers' answer for ``tp`` from this broker's replica, leader or follower (Kafka
         3.0's ``activeProducerState``, KIP-664)."""
         partition = self.get_partition(tp)
+        error, producers = Errors.NONE, []
         if partition is None or partition.producer_state is None:
             known = self.metadata_cache is not None and self.metadata_cache.partition_state(*tp) is not None
             error = Errors.NOT_LEADER_FOR_PARTITION if known else Errors.UNKNOWN_TOPIC_OR_PARTITION
-            return {
-                "partition_index": tp[1],
-                "error_code": error.code,
-                "error_message": None,
-                "active_producers": [],
-            }
+        else:
+            producers = partition.producer_state.active_producers()
         return {
             "partition_index": tp[1],
-            "error_code": 0,
+            "error_code": error.code,
             "error_message": None,
-            "active_producers": partition.producer_state.active_producers(),
+            "active_producers": producers,
         }
 
     def get_or_create_partition(self, tp: TopicPartition) -> Partition:
