@@ -83,6 +83,13 @@ class Rf3:
         for b in broker_ids:
             self.cluster.server(b).replica_manager.replica_fetcher_manager.pause(wait)
 
+    def keep_isr(self, monkeypatch) -> None:
+        """The leader keeps its ISR for the rest of the test. Paused followers leave it once
+        replica.lag.time.max.ms (2 s here) has passed, and the high watermark then jumps to the log
+        end; a loaded machine can take that long over a test's requests. A test about what the HW
+        hides, not about the ISR, keeps it."""
+        monkeypatch.setattr(self.partition(self.leader), "maybe_shrink_isr", lambda lag_ms: None)
+
     def resume(self) -> None:
         for s in self.cluster.servers:
             s.replica_manager.replica_fetcher_manager.resume()
@@ -95,7 +102,7 @@ def rf3(cluster):
     partition.resume()
 
 
-def test_acks_all_returns_only_when_every_isr_member_has_the_batch(rf3):
+def test_acks_all_returns_only_when_every_isr_member_has_the_batch(rf3, monkeypatch):
     answer = rf3.produce(-1, b"a", b"b")
     assert answer["error_code"] == 0
     end = answer["base_offset"] + 2
@@ -105,6 +112,7 @@ def test_acks_all_returns_only_when_every_isr_member_has_the_batch(rf3):
     slow = rf3.followers[0]
     # At once, not after the follower's held fetch returns: the follower stays in the ISR only
     # replica.lag.time.max.ms after its last fetch, and the check below must come within that.
+    rf3.keep_isr(monkeypatch)  # a member it waits for, however slow the machine
     rf3.pause(slow, wait=False)
     client = rf3.client()
     client.send(ApiKeys.PRODUCE, 3, produce_body(rf3.topic, 0, batch(b"c"), acks=-1))
@@ -157,8 +165,9 @@ def test_below_min_insync_replicas_acks_all_fails_and_nothing_becomes_readable(c
         strict.resume()
 
 
-def test_consumers_never_see_records_above_the_high_watermark(rf3):
+def test_consumers_never_see_records_above_the_high_watermark(rf3, monkeypatch):
     rf3.produce(-1, b"committed")
+    rf3.keep_isr(monkeypatch)
     rf3.pause(*rf3.followers)
     answer = rf3.produce(1, b"u1", b"u2")  # acks=1: the leader alone has them
     assert answer["error_code"] == 0
@@ -257,10 +266,7 @@ def test_list_offsets_keeps_consumers_below_the_hw_and_lets_a_debugging_consumer
     wait_until(
         lambda: all(rf3.leo(b) == committed["base_offset"] + 1 for b in (0, 1, 2)), what="the replicas"
     )
-    # The paused followers would leave the ISR once replica.lag.time.max.ms (2 s here) has passed,
-    # and the HW would jump to the log end; a loaded machine can take that long over the requests
-    # below. This test is about ListOffsets, so the leader keeps its ISR while it runs.
-    monkeypatch.setattr(rf3.partition(rf3.leader), "maybe_shrink_isr", lambda lag_ms: None)
+    rf3.keep_isr(monkeypatch)  # this test is about ListOffsets
     rf3.pause(*rf3.followers)
     for ts in (5000, 6000):  # acks=1: on the leader alone, above the HW
         assert (
