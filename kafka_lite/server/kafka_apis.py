@@ -114,6 +114,7 @@ from kafka_lite.coordinator.transaction.transaction_coordinator import (
     TransactionCoordinator,
 )
 from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
+from kafka_lite.coordinator.transaction.transaction_metadata import TV_0, TV_2
 from kafka_lite.log.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction, Session
 from kafka_lite.network.transfer import FileRegion, PieceWriter
@@ -1427,12 +1428,22 @@ class KafkaApis:
             error = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
             self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code})
             return
+
+        def send_response_callback(error: Errors, producer_id: int, producer_epoch: int) -> None:
+            # producer_id and producer_epoch are on the wire from v5 only; earlier versions drop them
+            self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code,
+                                          "producer_id": producer_id, "producer_epoch": producer_epoch})  # fmt: skip
+
+        # Kafka 4.0's rule: an EndTxn of v5 or later comes from a producer of transaction version 2,
+        # which takes a new epoch at the end of every transaction (KIP-890 part 2).
+        client_transaction_version = TV_2 if request.header.api_version > 4 else TV_0
         self.txn_coordinator.handle_end_transaction(
             body["transactional_id"],
             body["producer_id"],
             body["producer_epoch"],
             body["transaction_result"],
-            lambda error: self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code}),
+            send_response_callback,
+            client_transaction_version,
         )
 
     def handle_txn_offset_commit_request(self, request: Request) -> None:

@@ -417,7 +417,7 @@ def test_the_coordinator_runs_a_transaction_on_your_state_machine(coordinator):
     state().pending_state = None  # that append "failed": Kafka's state manager clears the pending state
     assert in_flight.txn_state is T.PREPARE_COMMIT
 
-    txn_coordinator.handle_end_transaction("txn-a", pid, 0, True, answers.append)
+    txn_coordinator.handle_end_transaction("txn-a", pid, 0, True, lambda error, *_: answers.append(error))
     assert answers[-1] is Errors.NONE and state().state is T.PREPARE_COMMIT, told("EndTxn(commit)")
     for request in markers.drain_queued_transaction_markers():
         answer_markers(request)

@@ -488,6 +488,19 @@ ADD_OFFSETS_TO_TXN_REQUEST_V0 = S(
 ADD_OFFSETS_TO_TXN_RESPONSE_V0 = S(THROTTLE, ERROR)
 END_TXN_REQUEST_V0 = S(*_TXN_HEAD, F("transaction_result", BOOLEAN, "false: abort; true: commit."))
 END_TXN_RESPONSE_V0 = S(THROTTLE, ERROR)
+# v2 (Kafka 2.7) only lets the answer be PRODUCER_FENCED, v3 (2.8) is flexible, v4 (3.6) only lets it be
+# TRANSACTION_ABORTABLE. v5 (4.0, KIP-890 part 2) says the producer bumps its epoch at every
+# transaction's end: the answer carries the producer id and epoch the next transaction uses.
+END_TXN_REQUEST_V3 = FlexibleSchema(
+    *_FLEXIBLE_TXN_HEAD, F("transaction_result", BOOLEAN, "false: abort; true: commit.")
+)
+END_TXN_RESPONSE_V3 = FlexibleSchema(THROTTLE, ERROR)
+END_TXN_RESPONSE_V5 = FlexibleSchema(
+    THROTTLE,
+    ERROR,
+    F("producer_id", INT64, "The producer id the next transaction uses, or -1 on an error.", -1),
+    F("producer_epoch", INT16, "Its epoch, one more than the request's (0 with a new producer id).", -1),
+)
 _TXN_MARKER_ENTRY = S(
     F("producer_id", INT64), F("producer_epoch", INT16),
     F("transaction_result", BOOLEAN, "false: an abort marker; true: a commit marker."),
@@ -655,7 +668,7 @@ REQUESTS: dict[int, list[Schema | None]] = {
     24: [ADD_PARTITIONS_TO_TXN_REQUEST_V0] * 3  # v1 (Kafka 2.0) changed only the throttling rule
     + [ADD_PARTITIONS_TO_TXN_REQUEST_V3, ADD_PARTITIONS_TO_TXN_REQUEST_V4],
     25: [ADD_OFFSETS_TO_TXN_REQUEST_V0] * 2,
-    26: [END_TXN_REQUEST_V0] * 2,
+    26: [END_TXN_REQUEST_V0] * 3 + [END_TXN_REQUEST_V3] * 3,
     27: [WRITE_TXN_MARKERS_REQUEST_V0],
     28: [TXN_OFFSET_COMMIT_REQUEST_V0] * 2,
     29: [DESCRIBE_ACLS_REQUEST_V0],
@@ -713,7 +726,7 @@ RESPONSES: dict[int, list[Schema | None]] = {
     24: [ADD_PARTITIONS_TO_TXN_RESPONSE_V0] * 3
     + [ADD_PARTITIONS_TO_TXN_RESPONSE_V3, ADD_PARTITIONS_TO_TXN_RESPONSE_V4],
     25: [ADD_OFFSETS_TO_TXN_RESPONSE_V0] * 2,
-    26: [END_TXN_RESPONSE_V0] * 2,
+    26: [END_TXN_RESPONSE_V0] * 3 + [END_TXN_RESPONSE_V3] * 2 + [END_TXN_RESPONSE_V5],
     27: [WRITE_TXN_MARKERS_RESPONSE_V0],
     28: [TXN_OFFSET_COMMIT_RESPONSE_V0] * 2,
     29: [DESCRIBE_ACLS_RESPONSE_V0],

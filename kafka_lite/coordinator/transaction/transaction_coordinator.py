@@ -62,6 +62,10 @@ from kafka_lite.coordinator.transaction.transaction_marker_channel_manager impor
 )
 from kafka_lite.coordinator.transaction.transaction_metadata import (
     NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    SHORT_MAX,
+    TV_0,
+    TV_2,
     TransactionMetadata,
     TransactionState,
     TxnTransitMetadata,
@@ -73,7 +77,9 @@ from kafka_lite.utils.scheduler import Scheduler
 log = logging.getLogger(__name__)
 
 TxnState = TransactionState
-NO_PRODUCER_ID = -1
+# EndTxn's answer (Kafka's ``EndTxnCallback``): the error, and the producer id and epoch the producer's
+# next transaction uses (KIP-890 part 2; -1 and -1 on an error)
+EndTxnCallback = Callable[[Errors, int, int], None]
 
 
 class InitProducerIdResult(NamedTuple):
@@ -86,8 +92,10 @@ def _init_transaction_error(error: Errors) -> InitProducerIdResult:
     return InitProducerIdResult(NO_PRODUCER_ID, NO_PRODUCER_EPOCH, error)
 
 
-# (an error, or the coordinator epoch and the prepared transition)
-_Prepared = tuple[Errors, "tuple[int, TxnTransitMetadata] | None"]
+# (an error, or the coordinator epoch and the prepared transition; and the producer id and epoch a
+# retry of an EndTxn already complete is answered with)
+_Prepared = tuple[Errors, "tuple[int, TxnTransitMetadata] | None", tuple[int, int]]
+_NO_PRODUCER = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
 
 
 class TransactionCoordinator:
@@ -164,7 +172,7 @@ class TransactionCoordinator:
             # mid-transaction, and its records must not stay undecided. The epoch is bumped (fencing
             # the old producer) and that transaction aborted; the new producer retries until the abort
             # is complete, and then gets the next epoch, so it never starts inside the old transaction.
-            def send_retriable_error_callback(error: Errors) -> None:
+            def send_retriable_error_callback(error: Errors, _producer_id: int, _producer_epoch: int) -> None:
                 response_callback(
                     _init_transaction_error(Errors.CONCURRENT_TRANSACTIONS if error is Errors.NONE else error)
                 )
@@ -341,19 +349,21 @@ class TransactionCoordinator:
         producer_id: int,
         producer_epoch: int,
         is_commit: bool,
-        response_callback: Callable[[Errors], None],
+        response_callback: EndTxnCallback,
+        client_transaction_version: int = TV_0,
     ) -> None:
-        """Decide the transaction (Prepare* in the log), answer, then have its markers written."""
+        """Decide the transaction (Prepare* in the log), answer, then have its markers written.
+        ``client_transaction_version`` 2 (EndTxn v5, KIP-890 part 2) bumps the epoch as it decides."""
         if not transactional_id:
-            response_callback(Errors.INVALID_REQUEST)
+            response_callback(Errors.INVALID_REQUEST, NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
             return
-        error, prepared = self._prepare_end_transaction(
-            transactional_id, producer_id, producer_epoch, is_commit
+        error, prepared, current = self._prepare_end_transaction(
+            transactional_id, producer_id, producer_epoch, is_commit, client_transaction_version
         )
         if prepared is None:
             log.debug("Aborting append of %s to transaction log and returning %s error to client for %s's "
                       "EndTransaction request", _result(is_commit), error.name, transactional_id)  # fmt: skip
-            response_callback(error)
+            response_callback(error, *current)
             return
         coordinator_epoch, new_metadata = prepared
 
@@ -363,19 +373,21 @@ class TransactionCoordinator:
                          "EndTransaction request of %s, since appending %s to transaction log with coordinator "
                          "epoch %d failed", error.name, transactional_id, _result(is_commit), new_metadata,
                          coordinator_epoch)  # fmt: skip
-                response_callback(error)
+                response_callback(error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
                 return
             error, complete = self._prepare_complete(
                 transactional_id, producer_id, producer_epoch, is_commit, coordinator_epoch
             )
             if complete is None:
-                response_callback(error)
+                response_callback(error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
                 return
             txn_metadata, complete_metadata = complete
             # The decision is in the log and cannot be undone: the client is answered now, and the
             # markers follow. Waiting for them would make EndTxn as slow as the slowest partition
             # leader, and gain nothing: a new coordinator would finish them from Prepare* anyway.
-            response_callback(Errors.NONE)
+            # The answer names the producer id and epoch the producer's next transaction takes:
+            # under KIP-890 part 2 the ones the completion leaves, else the same.
+            response_callback(Errors.NONE, complete_metadata.producer_id, complete_metadata.producer_epoch)
             self.txn_marker_channel_manager.add_txn_markers_to_send(
                 transactional_id, coordinator_epoch, is_commit, txn_metadata, complete_metadata
             )
@@ -387,25 +399,44 @@ class TransactionCoordinator:
     # --8<-- [end:handle_end_transaction]
 
     def _prepare_end_transaction(
-        self, transactional_id: str, producer_id: int, producer_epoch: int, is_commit: bool
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        is_commit: bool,
+        client_transaction_version: int,
     ) -> _Prepared:
         error, epoch_and_metadata = self.txn_manager.get_transaction_state(transactional_id)
         if error is not Errors.NONE:
-            return error, None
+            return error, None, _NO_PRODUCER
         if epoch_and_metadata is None:
-            return Errors.INVALID_PRODUCER_ID_MAPPING, None
+            return Errors.INVALID_PRODUCER_ID_MAPPING, None, _NO_PRODUCER
         txn_metadata = epoch_and_metadata.transaction_metadata
         with txn_metadata.lock:
-            error = _check_producer(txn_metadata, producer_id, producer_epoch)
+            if txn_metadata.client_transaction_version >= TV_2:
+                error = _kafka_4_0_check_end_txn_producer(txn_metadata, producer_id, producer_epoch)
+            else:
+                error = _check_producer(txn_metadata, producer_id, producer_epoch)
             if error is not Errors.NONE:
-                return error, None
+                return error, None, _NO_PRODUCER
             state = txn_metadata.state
             if state is TxnState.ONGOING:
                 # Phase one: the decision, appended before any marker is written (see the module's
                 # docstring for why).
                 next_state = TxnState.PREPARE_COMMIT if is_commit else TxnState.PREPARE_ABORT
-                transit = txn_metadata.prepare_abort_or_commit(next_state, self.time.milliseconds())
-                return Errors.NONE, (epoch_and_metadata.coordinator_epoch, transit)
+                now = self.time.milliseconds()
+                if client_transaction_version >= TV_2:
+                    next_producer_id = (
+                        self.producer_id_manager.generate_producer_id()
+                        if txn_metadata.is_producer_epoch_exhausted()
+                        else NO_PRODUCER_ID
+                    )
+                    transit = txn_metadata.kafka_4_0_prepare_abort_or_commit(
+                        next_state, next_producer_id, now
+                    )
+                else:
+                    transit = txn_metadata.prepare_abort_or_commit(next_state, now)
+                return Errors.NONE, (epoch_and_metadata.coordinator_epoch, transit), _NO_PRODUCER
             # A retry of an EndTxn already decided: done (Complete*), or being completed (Prepare*).
             same_result = {
                 TxnState.COMPLETE_COMMIT: (is_commit, Errors.NONE),
@@ -415,9 +446,13 @@ class TransactionCoordinator:
             }
             if state in same_result:
                 matches, answer = same_result[state]
-                return (answer if matches else self._invalid_state(transactional_id, state, is_commit)), None
+                if not matches:
+                    return self._invalid_state(transactional_id, state, is_commit), None, _NO_PRODUCER
+                # a retry answered NONE learns the producer id and epoch the next transaction takes
+                current = (txn_metadata.producer_id, txn_metadata.producer_epoch)
+                return answer, None, current if answer is Errors.NONE else _NO_PRODUCER
             if state is TxnState.EMPTY:
-                return self._invalid_state(transactional_id, state, is_commit), None
+                return self._invalid_state(transactional_id, state, is_commit), None, _NO_PRODUCER
             raise IllegalStateException(
                 f"Found transactionalId {transactional_id} with state {state}. "
                 "This is illegal as we should never have transitioned to this state."
@@ -446,13 +481,20 @@ class TransactionCoordinator:
             return Errors.NOT_COORDINATOR, None
         txn_metadata = epoch_and_metadata.transaction_metadata
         with txn_metadata.lock:
-            error = _check_producer(txn_metadata, producer_id, producer_epoch)
+            # the decision just written may have bumped the epoch (KIP-890 part 2)
+            bumped = _kafka_4_0_end_txn_epoch_bumped(txn_metadata, producer_epoch)
+            error = _check_producer(
+                txn_metadata, producer_id, producer_epoch + 1 if bumped else producer_epoch
+            )
             if error is not Errors.NONE:
                 return error, None
             expected = TxnState.PREPARE_COMMIT if is_commit else TxnState.PREPARE_ABORT
             if txn_metadata.state is not expected:
                 return self._invalid_state(transactional_id, txn_metadata.state, is_commit), None
-            return Errors.NONE, (txn_metadata, txn_metadata.prepare_complete(self.time.milliseconds()))
+            now = self.time.milliseconds()
+            if txn_metadata.client_transaction_version >= TV_2:
+                return Errors.NONE, (txn_metadata, txn_metadata.kafka_4_0_prepare_complete(now))
+            return Errors.NONE, (txn_metadata, txn_metadata.prepare_complete(now))
 
     @staticmethod
     def _invalid_state(transactional_id: str, state: TransactionState, is_commit: bool) -> Errors:
@@ -471,7 +513,9 @@ class TransactionCoordinator:
         broker caps) bounds how long one dead producer can hold them back."""
         for txn in self.txn_manager.timed_out_transactions():
 
-            def on_abort(error: Errors, txn_id: str = txn.transactional_id) -> None:
+            def on_abort(
+                error: Errors, _producer_id: int, _epoch: int, txn_id: str = txn.transactional_id
+            ) -> None:
                 if error is Errors.NONE:
                     log.info(
                         "Completed rollback ongoing transaction of transactionalId: %s due to timeout", txn_id
@@ -519,6 +563,44 @@ def _check_producer(txn_metadata: TransactionMetadata, producer_id: int, produce
         return Errors.INVALID_PRODUCER_ID_MAPPING
     if txn_metadata.producer_epoch != producer_epoch:
         return Errors.INVALID_PRODUCER_EPOCH
+    if txn_metadata.pending_transition_in_progress():
+        return Errors.CONCURRENT_TRANSACTIONS
+    return Errors.NONE
+
+
+def _kafka_4_0_end_txn_epoch_bumped(txn_metadata: TransactionMetadata, producer_epoch: int) -> bool:
+    """Kafka 4.0's ``endTxnEpochBumped``: under transaction version 2 every EndTxn bumps the epoch,
+    so the producer's epoch one below the coordinator's is that of the EndTxn that bumped it, being
+    retried, and not a fenced producer."""
+    return (
+        txn_metadata.client_transaction_version >= TV_2 and txn_metadata.producer_epoch == producer_epoch + 1
+    )
+
+
+def _kafka_4_0_check_end_txn_producer(
+    txn_metadata: TransactionMetadata, producer_id: int, producer_epoch: int
+) -> Errors:
+    """KIP-890 part 2 (Kafka 4.0's ``endTransaction``): an EndTxn for an id whose last EndTxn bumped
+    the epoch. The same epoch no longer means a retry, it means the next transaction's EndTxn; a
+    retry carries the epoch before the bump (or, once the epochs ran out and the completion gave
+    the producer a new id, the old id at the epoch before the last). Anything else is fenced."""
+    state = txn_metadata.state
+    retry_on_overflow = (
+        txn_metadata.previous_producer_id == producer_id
+        and producer_epoch == SHORT_MAX - 1
+        and txn_metadata.producer_epoch == 0
+    )
+    retry_on_epoch_bump = _kafka_4_0_end_txn_epoch_bumped(txn_metadata, producer_epoch)
+    if state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+        valid_epoch = retry_on_epoch_bump
+    elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+        valid_epoch = retry_on_epoch_bump or retry_on_overflow
+    else:
+        valid_epoch = producer_epoch == txn_metadata.producer_epoch
+    if txn_metadata.producer_id != producer_id and not retry_on_overflow:
+        return Errors.INVALID_PRODUCER_ID_MAPPING
+    if not valid_epoch:
+        return Errors.INVALID_PRODUCER_EPOCH  # 4.0's PRODUCER_FENCED, under 0.11's name
     if txn_metadata.pending_transition_in_progress():
         return Errors.CONCURRENT_TRANSACTIONS
     return Errors.NONE

@@ -28,6 +28,7 @@ over after a crash finishes the commit or abort from the log alone.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 import threading
@@ -40,6 +41,12 @@ from kafka_lite.common.topic_partition import TopicPartition
 log = logging.getLogger(__name__)
 
 NO_PRODUCER_EPOCH = -1  # RecordBatch.NO_PRODUCER_EPOCH
+NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID
+# Kafka 4.0's transaction versions (the ``transaction.version`` feature): 0 is Kafka 0.11's protocol,
+# 2 bumps the producer's epoch at the end of every transaction (KIP-890 part 2). Level 1 changes only
+# how ``__transaction_state`` is written, which kafka_lite does not take.
+TV_0 = 0
+TV_2 = 2
 SHORT_MAX = 2**15 - 1
 
 
@@ -68,6 +75,9 @@ class TransactionState(enum.Enum):
 
 
 TxnState = TransactionState
+_ENDING_STATES = frozenset(
+    {TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT}
+)
 
 # --8<-- [start:table]
 # A transition to the key is legal only from the states listed (Kafka's ``validPreviousStates``).
@@ -132,6 +142,14 @@ class TxnTransitMetadata:
     topic_partitions: frozenset[TopicPartition]
     txn_start_timestamp: int
     txn_last_update_timestamp: int
+    # Kafka 4.0's, for KIP-890 part 2 (``kafka_4_0_*`` below); their defaults are 0.11's transitions
+    last_producer_epoch: int = NO_PRODUCER_EPOCH
+    next_producer_id: int = NO_PRODUCER_ID
+    prev_producer_id: int = NO_PRODUCER_ID
+    client_transaction_version: int = TV_0
+
+    def supports_epoch_bump(self) -> bool:
+        return self.client_transaction_version >= TV_2
 
 
 class TransactionMetadata:
@@ -159,6 +177,13 @@ class TransactionMetadata:
         self.txn_last_update_timestamp = txn_last_update_timestamp
         # the state this metadata is going to, while its log append is on the way
         self.pending_state: TransactionState | None = None
+        # KIP-890 part 2 (Kafka 4.0): the transaction version of the producer's last EndTxn; the epoch
+        # before the last bump (a retried EndTxn still carries it); the producer id the next one
+        # takes when the epochs run out, and the one before it (a retry may carry that).
+        self.client_transaction_version = TV_0
+        self.last_producer_epoch = NO_PRODUCER_EPOCH
+        self.next_producer_id = NO_PRODUCER_ID
+        self.previous_producer_id = NO_PRODUCER_ID
         self.lock = threading.RLock()
 
     def add_partitions(self, partitions: Iterable[TopicPartition]) -> None:
@@ -241,6 +266,58 @@ class TransactionMetadata:
             new_state, self.producer_id, self.producer_epoch, self.txn_timeout_ms,
             frozenset(self.topic_partitions), self.txn_start_timestamp, update_timestamp,
         )  # fmt: skip
+
+    def kafka_4_0_prepare_abort_or_commit(
+        self, new_state: TransactionState, next_producer_id: int, update_timestamp: int
+    ) -> TxnTransitMetadata:
+        """KIP-890 part 2 (Kafka 4.0's ``prepareAbortOrCommit`` with transaction version 2): the decision
+        carries the producer's next epoch, so the markers written from it fence every write and
+        every EndTxn still on its way with the old one. Under 0.11's rule the epoch stays, and a
+        Produce delayed past the end of its transaction, or a retried EndTxn, lands in the
+        producer's next transaction, which has the same epoch. ``next_producer_id``: the epochs
+        ran out, and the transaction's completion gives the producer that id, at epoch 0."""
+        transit = self._prepare_transition_to(
+            new_state, self.producer_id, self.producer_epoch + 1, self.txn_timeout_ms,
+            frozenset(self.topic_partitions), self.txn_start_timestamp, update_timestamp,
+        )  # fmt: skip
+        return dataclasses.replace(
+            transit, last_producer_epoch=self.producer_epoch, next_producer_id=next_producer_id,
+            client_transaction_version=TV_2,
+        )  # fmt: skip
+
+    def kafka_4_0_prepare_complete(self, update_timestamp: int) -> TxnTransitMetadata:
+        """Complete* after a transaction version 2 decision: the epoch it bumped to stays; if the
+        epochs ran out, the producer id the decision set aside takes over, at epoch 0."""
+        rotated = self.next_producer_id != NO_PRODUCER_ID
+        producer_id, epoch = (
+            (self.next_producer_id, 0) if rotated else (self.producer_id, self.producer_epoch)
+        )
+        new_state = (
+            TxnState.COMPLETE_COMMIT if self.state is TxnState.PREPARE_COMMIT else TxnState.COMPLETE_ABORT
+        )
+        transit = self._prepare_transition_to(
+            new_state, producer_id, epoch, self.txn_timeout_ms, frozenset(), self.txn_start_timestamp,
+            update_timestamp,
+        )  # fmt: skip
+        return dataclasses.replace(
+            transit, last_producer_epoch=self.producer_epoch,
+            prev_producer_id=self.producer_id if rotated else self.previous_producer_id,
+            client_transaction_version=TV_2,
+        )  # fmt: skip
+
+    def kafka_4_0_complete_epoch_bump(self, transit: TxnTransitMetadata) -> None:
+        """After ``complete_transition_to``: what a transaction version 2 transition changes beyond
+        0.11's. Kafka 4.0 does this inside ``completeTransitionTo``; kafka_lite keeps that method as
+        Kafka 0.11 has it (lab 16 asks for it) and applies the bump here."""
+        self.client_transaction_version = transit.client_transaction_version
+        if not transit.supports_epoch_bump() or transit.txn_state not in _ENDING_STATES:
+            return
+        self.producer_epoch = transit.producer_epoch
+        self.last_producer_epoch = transit.last_producer_epoch
+        self.next_producer_id = transit.next_producer_id
+        if transit.txn_state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            self.producer_id = transit.producer_id
+            self.previous_producer_id = transit.prev_producer_id
 
     def prepare_complete(self, update_timestamp: int) -> TxnTransitMetadata:
         new_state = (
@@ -383,7 +460,17 @@ class TransactionMetadata:
     # --8<-- [end:complete_transition_to]
 
     def _valid_producer_epoch(self, transit: TxnTransitMetadata) -> bool:
-        return transit.producer_epoch == self.producer_epoch and transit.producer_id == self.producer_id
+        """The transition keeps this producer id and epoch. A transaction version 2 decision (KIP-890
+        part 2, Kafka 4.0's ``validProducerEpoch``) is compared by the epoch it bumped from, and a
+        completion that took a new producer id by the id and epoch it came from."""
+        epoch, producer_id = transit.producer_epoch, transit.producer_id
+        if transit.supports_epoch_bump():
+            completing = transit.txn_state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+            if completing and transit.producer_epoch == 0:  # only a new producer id starts at 0
+                epoch, producer_id = transit.last_producer_epoch, transit.prev_producer_id
+            elif transit.txn_state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                epoch = transit.last_producer_epoch
+        return epoch == self.producer_epoch and producer_id == self.producer_id
 
     def _valid_producer_epoch_bump(self, transit: TxnTransitMetadata) -> bool:
         return transit.producer_epoch == self.producer_epoch + 1 or (

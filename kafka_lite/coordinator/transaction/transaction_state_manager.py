@@ -546,6 +546,7 @@ class TransactionStateManager:
             metadata = epoch_and_metadata.transaction_metadata
             with metadata.lock:
                 metadata.complete_transition_to(new_metadata)
+                metadata.kafka_4_0_complete_epoch_bump(new_metadata)
             return Errors.NONE
         if state_error is Errors.NONE and epoch_and_metadata is not None:
             metadata = epoch_and_metadata.transaction_metadata

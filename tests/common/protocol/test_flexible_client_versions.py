@@ -1,5 +1,5 @@
-"""The client table's flexible versions, AddPartitionsToTxn v3 and v4 (Kafka 2.8 and 3.6, KIP-890 part 1)
-and DescribeProducers v0 (Kafka 3.0, KIP-664):
+"""The client table's flexible versions, AddPartitionsToTxn v3 and v4 (Kafka 2.8 and 3.6, KIP-890 part 1),
+EndTxn v5 (Kafka 4.0, KIP-890 part 2) and DescribeProducers v0 (Kafka 3.0, KIP-664):
 golden bytes worked by hand from Kafka 3.6.0's message specs, one line per field; each case decoded
 from its bytes and encoded back to them, and kafka-python's message classes (an independent codec)
 writing the same bytes. Then the frames: header v2 on the request, v1 on the response."""
@@ -11,6 +11,8 @@ from kafka.protocol.admin.transactions import DescribeProducersRequest as KpDesc
 from kafka.protocol.admin.transactions import DescribeProducersResponse as KpDescribeProducersResponse
 from kafka.protocol.producer.transaction import AddPartitionsToTxnRequest as KpRequest
 from kafka.protocol.producer.transaction import AddPartitionsToTxnResponse as KpResponse
+from kafka.protocol.producer.transaction import EndTxnRequest as KpEndTxn
+from kafka.protocol.producer.transaction import EndTxnResponse as KpEndTxnResponse
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import (
@@ -95,6 +97,35 @@ ADD_RESPONSE_V3 = (
     ),
 )  # fmt: skip
 
+END_TXN_REQUEST_V5 = (
+    {"transactional_id": "txn", "producer_id": 7, "producer_epoch": 2, "transaction_result": True},
+    h(
+        "04 74786e",  # transactional_id: compact string
+        "0000000000000007",  # producer_id
+        "0002",  # producer_epoch
+        "01",  # committed: true
+        "00",  # the request's tagged fields
+    ),
+)  # fmt: skip
+END_TXN_RESPONSE_V5 = (
+    {"throttle_time_ms": 0, "error_code": 0, "producer_id": 7, "producer_epoch": 3},
+    h(
+        "00000000",  # throttle_time_ms
+        "0000",  # error_code NONE
+        "0000000000000007",  # producer_id: the same id
+        "0003",  # producer_epoch: the request's, bumped
+        "00",  # the response's tagged fields
+    ),
+)  # fmt: skip
+END_TXN_RESPONSE_V3 = (
+    {"throttle_time_ms": 0, "error_code": 47},
+    h(
+        "00000000",  # throttle_time_ms
+        "002f",  # error_code INVALID_PRODUCER_EPOCH (47)
+        "00",  # the response's tagged fields
+    ),
+)  # fmt: skip
+
 DESCRIBE_PRODUCERS_REQUEST_V0 = (
     {"topics": [{"topic": "t", "partition_indexes": [0]}]},
     h(
@@ -137,6 +168,14 @@ CASES = {
     "verify response v4": (API.response_schema(4), *VERIFY_RESPONSE_V4),
     "add request v3": (API.request_schema(3), *ADD_REQUEST_V3),
     "add response v3": (API.response_schema(3), *ADD_RESPONSE_V3),
+    # v3 and v4 ask the same as v5 (v4 only lets the answer be TRANSACTION_ABORTABLE) ...
+    "end txn request v3": (ApiKeys.END_TXN.request_schema(3), *END_TXN_REQUEST_V5),
+    "end txn request v4": (ApiKeys.END_TXN.request_schema(4), *END_TXN_REQUEST_V5),
+    # ... and answer without the producer: its fields are v5's
+    "end txn response v3": (ApiKeys.END_TXN.response_schema(3), *END_TXN_RESPONSE_V3),
+    "end txn response v4": (ApiKeys.END_TXN.response_schema(4), *END_TXN_RESPONSE_V3),
+    "end txn request v5": (ApiKeys.END_TXN.request_schema(5), *END_TXN_REQUEST_V5),
+    "end txn response v5": (ApiKeys.END_TXN.response_schema(5), *END_TXN_RESPONSE_V5),
     "describe producers request v0": (
         ApiKeys.DESCRIBE_PRODUCERS.request_schema(0),
         *DESCRIBE_PRODUCERS_REQUEST_V0,
@@ -170,6 +209,11 @@ def test_kafka_python_writes_the_same_bytes():
     assert bytes(producers.encode(version=0)) == DESCRIBE_PRODUCERS_REQUEST_V0[1]
     (topic,) = KpDescribeProducersResponse.decode(DESCRIBE_PRODUCERS_RESPONSE_V0[1], version=0).topics
     assert topic.partitions[0].active_producers[0].current_txn_start_offset == 1
+    end = KpEndTxn(transactional_id="txn", producer_id=7, producer_epoch=2, committed=True)
+    assert bytes(end.encode(version=5)) == END_TXN_REQUEST_V5[1]
+    ended = KpEndTxnResponse(throttle_time_ms=0, error_code=0, producer_id=7, producer_epoch=3)
+    assert bytes(ended.encode(version=5)) == END_TXN_RESPONSE_V5[1]
+    assert bytes(KpEndTxnResponse(throttle_time_ms=0, error_code=47).encode(version=3)) == END_TXN_RESPONSE_V3[1]
     answered = KpResponse.decode(VERIFY_RESPONSE_V4[1], version=4)
     (result,) = answered.results_by_transaction
     assert [p.partition_error_code for p in result.topic_results[0].results_by_partition] == [0, 48]

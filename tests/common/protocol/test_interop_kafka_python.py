@@ -90,6 +90,9 @@ def test_every_client_api_and_version_is_covered():
         (ApiKeys.ADD_PARTITIONS_TO_TXN, 3),
         (ApiKeys.ADD_PARTITIONS_TO_TXN, 4),
         (ApiKeys.DESCRIBE_PRODUCERS, 0),
+        (ApiKeys.END_TXN, 3),
+        (ApiKeys.END_TXN, 4),
+        (ApiKeys.END_TXN, 5),
     }
     every = {
         (a, v) for a in ApiKeys if not a.inter_broker for v in range(a.oldest_version, a.latest_version + 1)

@@ -21,7 +21,13 @@ from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE
 from kafka_lite.coordinator.transaction.transaction_marker_channel_manager import (
     TransactionMarkerChannelManager,
 )
-from kafka_lite.coordinator.transaction.transaction_metadata import TransactionMetadata, TransactionState
+from kafka_lite.coordinator.transaction.transaction_metadata import (
+    SHORT_MAX,
+    TV_0,
+    TV_2,
+    TransactionMetadata,
+    TransactionState,
+)
 from kafka_lite.coordinator.transaction.transaction_state_manager import (
     TransactionConfig,
     TransactionStateManager,
@@ -102,8 +108,14 @@ class Coordinator:
         return answers[0]
 
     def end(self, pid: int, epoch: int, commit: bool, txn: str = TXN) -> Errors:
+        return self.end_with(pid, epoch, commit, txn=txn)[0]
+
+    def end_with(self, pid: int, epoch: int, commit: bool, version: int = TV_0, txn: str = TXN):
+        """EndTxn's whole answer: (error, producer id, producer epoch)."""
         answers: list = []
-        self.coordinator.handle_end_transaction(txn, pid, epoch, commit, answers.append)
+        self.coordinator.handle_end_transaction(
+            txn, pid, epoch, commit, lambda *answer: answers.append(answer), version
+        )
         assert len(answers) == 1
         return answers[0]
 
@@ -212,6 +224,60 @@ def test_a_commit_writes_markers_to_every_partition_then_complete_commit(c):
     # a retried EndTxn(commit) is answered NONE; an abort of it is an invalid state
     assert c.end(pid, 0, True) is Errors.NONE
     assert c.end(pid, 0, False) is Errors.INVALID_TXN_STATE
+
+
+def test_kip_890_part_2_an_end_txn_of_version_2_bumps_the_epoch_its_markers_carry_and_fences_the_old(c):
+    pid = c.init().producer_id
+    assert c.add(pid, 0) is Errors.NONE
+    # the answer names the epoch the next transaction takes
+    assert c.end_with(pid, 0, False, TV_2) == (Errors.NONE, pid, 1)
+    assert (c.metadata().state, c.metadata().producer_epoch) == (TxnState.PREPARE_ABORT, 1)
+    (request,) = c.drain()
+    (marker,) = request.body["transaction_markers"]
+    assert (marker["producer_epoch"], marker["transaction_result"]) == (1, False), "the markers fence epoch 0"
+    answer(request)
+    assert (c.metadata().state, c.metadata().producer_epoch) == (TxnState.COMPLETE_ABORT, 1)
+    # A retry of that EndTxn (epoch 0) is recognised and told the new epoch; a commit of it is not one.
+    assert c.end_with(pid, 0, False, TV_2) == (Errors.NONE, pid, 1)
+    assert c.end_with(pid, 0, True, TV_2)[0] is Errors.INVALID_TXN_STATE
+    # The next transaction is epoch 1's; once it is open, an EndTxn still carrying epoch 0 (delayed
+    # in the network, under 0.11's rule the same epoch and so this transaction's end) is fenced.
+    assert c.add(pid, 0) is Errors.INVALID_PRODUCER_EPOCH
+    assert c.add(pid, 1) is Errors.NONE
+    assert c.end_with(pid, 0, False, TV_2) == (Errors.INVALID_PRODUCER_EPOCH, -1, -1)
+    assert c.end_with(pid, 1, True, TV_2) == (Errors.NONE, pid, 2)
+    assert c.logged_states() == [TxnState.EMPTY, TxnState.ONGOING, TxnState.PREPARE_ABORT, TxnState.COMPLETE_ABORT,
+                                 TxnState.ONGOING, TxnState.PREPARE_COMMIT]  # fmt: skip
+
+
+def test_kip_890_part_2_a_retry_while_the_markers_are_written_is_concurrent_and_version_0_keeps_the_epoch(c):
+    pid = c.init().producer_id
+    c.add(pid, 0)
+    assert c.end_with(pid, 0, True, TV_2) == (Errors.NONE, pid, 1)
+    assert c.end_with(pid, 0, True, TV_2)[0] is Errors.CONCURRENT_TRANSACTIONS  # markers not yet written
+    assert c.end_with(pid, 1, True, TV_2)[0] is Errors.INVALID_PRODUCER_EPOCH  # no EndTxn has epoch 1 yet
+    answer(c.drain()[0])
+    # a producer of transaction version 0 (EndTxn v4 or older) keeps Kafka 0.11's rule
+    assert c.add(pid, 1) is Errors.NONE
+    assert c.end_with(pid, 1, True, TV_0) == (Errors.NONE, pid, 1)
+    answer(c.drain()[0])
+    assert c.metadata().producer_epoch == 1
+    assert c.end_with(pid, 1, True, TV_0) == (Errors.NONE, pid, 1)  # its retry, as 0.11 answers it
+
+
+def test_kip_890_part_2_the_last_epoch_gives_the_producer_a_new_id_when_its_transaction_completes(c):
+    pid = c.init().producer_id
+    metadata = c.metadata()
+    metadata.producer_epoch = SHORT_MAX - 1  # as many transactions later
+    c.add(pid, SHORT_MAX - 1)
+    error, new_pid, epoch = c.end_with(pid, SHORT_MAX - 1, True, TV_2)
+    assert (error, epoch) == (Errors.NONE, 0) and new_pid != pid
+    assert metadata.producer_epoch == SHORT_MAX, "the markers carry the epoch no producer is given"
+    (request,) = c.drain()
+    assert request.body["transaction_markers"][0]["producer_epoch"] == SHORT_MAX
+    answer(request)
+    assert (metadata.producer_id, metadata.producer_epoch, metadata.previous_producer_id) == (new_pid, 0, pid)
+    assert c.end_with(pid, SHORT_MAX - 1, True, TV_2) == (Errors.NONE, new_pid, 0)  # the retry learns the new id
 
 
 def test_markers_are_retried_on_not_leader_and_on_a_disconnect(c):
