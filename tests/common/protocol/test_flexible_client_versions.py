@@ -213,7 +213,8 @@ def test_kafka_python_writes_the_same_bytes():
     assert bytes(end.encode(version=5)) == END_TXN_REQUEST_V5[1]
     ended = KpEndTxnResponse(throttle_time_ms=0, error_code=0, producer_id=7, producer_epoch=3)
     assert bytes(ended.encode(version=5)) == END_TXN_RESPONSE_V5[1]
-    assert bytes(KpEndTxnResponse(throttle_time_ms=0, error_code=47).encode(version=3)) == END_TXN_RESPONSE_V3[1]
+    fenced = KpEndTxnResponse(throttle_time_ms=0, error_code=47)
+    assert bytes(fenced.encode(version=3)) == END_TXN_RESPONSE_V3[1]
     answered = KpResponse.decode(VERIFY_RESPONSE_V4[1], version=4)
     (result,) = answered.results_by_transaction
     assert [p.partition_error_code for p in result.topic_results[0].results_by_partition] == [0, 48]

@@ -277,7 +277,8 @@ def test_kip_890_part_2_the_last_epoch_gives_the_producer_a_new_id_when_its_tran
     assert request.body["transaction_markers"][0]["producer_epoch"] == SHORT_MAX
     answer(request)
     assert (metadata.producer_id, metadata.producer_epoch, metadata.previous_producer_id) == (new_pid, 0, pid)
-    assert c.end_with(pid, SHORT_MAX - 1, True, TV_2) == (Errors.NONE, new_pid, 0)  # the retry learns the new id
+    retried = c.end_with(pid, SHORT_MAX - 1, True, TV_2)
+    assert retried == (Errors.NONE, new_pid, 0), "the retry learns the new id"
 
 
 def test_markers_are_retried_on_not_leader_and_on_a_disconnect(c):
