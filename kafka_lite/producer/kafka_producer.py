@@ -126,6 +126,7 @@ class KafkaProducer:
                 self.config["transactional.id"],
                 self.config["transaction.timeout.ms"],
                 self.config["retry.backoff.ms"],
+                self.config["transaction.version"],
             )
             if self.config["enable.idempotence"]
             else None

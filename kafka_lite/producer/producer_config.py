@@ -67,6 +67,11 @@ CONFIG_DEF = (
             "the same id fences the old one and completes its open transaction. Implies enable.idempotence.")
     .define("transaction.timeout.ms", Type.INT, 60_000, Range.at_least(1), L,
             "How long the transaction coordinator waits for a transaction to end before aborting it.")
+    .define("transaction.version", Type.INT, 0, Range.between(0, 2), L,
+            "2: take a new epoch at the end of every transaction (KIP-890 part 2, EndTxn v5); 0: Kafka "
+            "0.11's transactions. Kafka 4.0's producer reads it from the cluster's finalized feature of "
+            "this name in the brokers' ApiVersions answer; kafka_lite's client negotiates no versions, "
+            "so it is set here.")
 )  # fmt: skip
 # --8<-- [end:config_def]
 define_security_configs(CONFIG_DEF)

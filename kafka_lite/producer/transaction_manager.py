@@ -125,12 +125,14 @@ class TransactionManager:
         transactional_id: str | None = None,
         transaction_timeout_ms: int = 0,
         retry_backoff_ms: int = 100,
+        transaction_version: int = 0,
     ) -> None:
         # Reentrant: a handler's response runs under it and calls back into the manager.
         self._lock = threading.RLock()
         self.transactional_id = transactional_id
         self.transaction_timeout_ms = transaction_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
+        self.transaction_version = transaction_version
         self.log_prefix = "" if transactional_id is None else f"[TransactionalId {transactional_id}] "
         self.producer_id_and_epoch = NONE
         self.init_producer_id_in_flight = False  # the idempotent producer's InitProducerId
@@ -431,6 +433,20 @@ class TransactionManager:
         with self._lock:
             self.set_producer_id_and_epoch(ProducerIdAndEpoch(producer_id, epoch))
             self.transition_to(State.READY)
+
+    def is_transaction_v2_enabled(self) -> bool:
+        """KIP-890 part 2 (Kafka 4.0's ``isTransactionV2Enabled``): every EndTxn takes a new epoch."""
+        return self.transaction_version >= 2
+
+    def kafka_4_0_adopt_bumped_epoch(self, producer_id: int, epoch: int) -> None:
+        """EndTxn v5 answered with the producer id and epoch the next transaction uses (KIP-890 part
+        2, Kafka 4.0's ``EndTxnHandler``): a new epoch starts every partition's sequence at 0. The
+        transaction's batches are all complete (EndTxn waits for them), so none is in flight."""
+        with self._lock:
+            self.set_producer_id_and_epoch(ProducerIdAndEpoch(producer_id, epoch))
+            self.next_sequence.clear()
+            self.last_acked_sequence.clear()
+            self.in_flight_batches_by_sequence.clear()
 
     def complete_transaction(self) -> None:
         with self._lock:

@@ -438,6 +438,8 @@ class EndTxnHandler(TxnRequestHandler):
     def __init__(self, manager: TransactionManager, commit: bool) -> None:
         super().__init__(manager, TransactionalRequestResult("EndTxn"))
         self.commit = commit
+        # v5 tells the coordinator to bump the epoch, and its answer carries the new one
+        self.version = 5 if manager.is_transaction_v2_enabled() else 0
 
     def is_end_txn(self) -> bool:
         return True
@@ -450,6 +452,8 @@ class EndTxnHandler(TxnRequestHandler):
         if self.retried_at_the_coordinator(error):
             return
         if error is Errors.NONE:
+            if self.version >= 5:
+                self.manager.kafka_4_0_adopt_bumped_epoch(body["producer_id"], body["producer_epoch"])
             self.manager.complete_transaction()
             self.result.done()
         elif error in (

@@ -12,10 +12,13 @@ leader asks the coordinator, which answers truthfully that the partition is in t
 visible. Jepsen's checker, given the history the clients saw, calls it G1a: a read of a failed write.
 
 Only KIP-890's second part closes it: the epoch bumped at the end of every transaction fences the
-late Produce, which still carries the first transaction's epoch."""
+late Produce, which still carries the first transaction's epoch. The same script with the producer
+at transaction version 2 (EndTxn v5): the abort's markers carry the next epoch, the late Produce is
+refused as a fenced producer's, and the history is valid."""
 
 from __future__ import annotations
 
+from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer
@@ -24,7 +27,7 @@ from kafka_lite.jepsen.fault_proxy import CLIENTS
 from kafka_lite.jepsen.history import Op
 from kafka_lite.producer.kafka_producer import KafkaProducer
 from tests.jepsen.conftest import ZOOKEEPER_MODE
-from tests.jepsen.transactions import end_offset, set_verification
+from tests.jepsen.transactions import end_offset, produce_errors, set_verification
 from tests.support.waiting import wait_until
 
 KEY = 0  # the history's key: the partition
@@ -70,17 +73,16 @@ def holding(cluster, leader: int, value: bytes):
     )
 
 
-@ZOOKEEPER_MODE
-def test_a_late_write_of_an_aborted_transaction_is_committed_by_the_next(faulty_cluster):
-    cluster = faulty_cluster
-    topic = "aborted-read"
+def the_script(cluster, topic: str, transaction_version: int):
+    """Run the script above; return the producer's history, what a read_committed consumer reads,
+    and the leader's answers to the late Produce."""
     tp = TopicPartition(topic, 0)
     cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "2"})
     leader = cluster.leader_of(topic, 0)
-    set_verification(cluster, True)  # KIP-890 part 1 does not close this one
     producer = KafkaProducer(
         bootstrap_servers=cluster.bootstrap_servers, transactional_id=topic, acks="all",
         request_timeout_ms=2000, transaction_timeout_ms=20_000, reconnect_backoff_ms=50, retries=1,
+        transaction_version=transaction_version,
     )  # fmt: skip
     first, second = holding(cluster, leader, record(1)), holding(cluster, leader, record(2))
     history = []
@@ -113,16 +115,45 @@ def test_a_late_write_of_an_aborted_transaction_is_committed_by_the_next(faulty_
         first.release()
         second.release()
         producer.close(0)
-        set_verification(cluster, False)
+    return history, read_committed(cluster.bootstrap_servers, tp), produce_errors(first)
 
-    polled = read_committed(cluster.bootstrap_servers, tp)
-    assert 1 in [v for _, v in polled], f"record 1, whose transaction was aborted, is read: {polled}"
+
+def checked(history, polled):
+    """Jepsen's checker on the producer's history and one read_committed poll of it all."""
     ops = [Op(i, type, 0, "txn", value, i) for i, (type, value) in enumerate(history)]
     n = len(ops)
     ops += [
         Op(n, "invoke", 1, "poll", [("poll",)], n),
         Op(n + 1, "ok", 1, "poll", [("poll", {KEY: polled})], n + 1),
     ]
-    result = check(ops, txn=True)
+    return check(ops, txn=True)
+
+
+@ZOOKEEPER_MODE
+def test_a_late_write_of_an_aborted_transaction_is_committed_by_the_next(faulty_cluster):
+    set_verification(faulty_cluster, True)  # KIP-890 part 1 does not close this one
+    try:
+        history, polled, late = the_script(faulty_cluster, "aborted-read", transaction_version=0)
+    finally:
+        set_verification(faulty_cluster, False)
+    assert Errors.NONE in late, f"the late Produce was appended: {late}"
+    assert 1 in [v for _, v in polled], f"record 1, whose transaction was aborted, is read: {polled}"
+    result = checked(history, polled)
     assert not result["valid"]
     assert "G1a" in result["error_types"], result["errors"]
+
+
+@ZOOKEEPER_MODE
+def test_with_both_parts_of_kip_890_the_late_write_is_fenced_and_the_history_is_valid(faulty_cluster):
+    set_verification(faulty_cluster, True)
+    try:
+        history, polled, late = the_script(faulty_cluster, "aborted-read-kip-890", transaction_version=2)
+    finally:
+        set_verification(faulty_cluster, False)
+    # The Produce and its retry arrive together; the leader asks about the second only (the first is
+    # answered NETWORK_EXCEPTION, as in the hanging transaction's test), and the epoch 0 it carries is
+    # one the abort's markers and the coordinator have left behind.
+    assert late[-1] is Errors.INVALID_PRODUCER_EPOCH and Errors.NONE not in late, f"not fenced: {late}"
+    assert [v for _, v in polled] == [2], f"only the committed record is read: {polled}"
+    result = checked(history, polled)
+    assert result["valid"], result["errors"]
