@@ -1434,9 +1434,7 @@ class KafkaApis:
             self._send_response(request, {"throttle_time_ms": 0, "error_code": error.code,
                                           "producer_id": producer_id, "producer_epoch": producer_epoch})  # fmt: skip
 
-        # Kafka 4.0's rule: an EndTxn of v5 or later comes from a producer of transaction version 2,
-        # which takes a new epoch at the end of every transaction (KIP-890 part 2).
-        client_transaction_version = TV_2 if request.header.api_version > 4 else TV_0
+        client_transaction_version = _kafka_4_0_client_transaction_version(request.header.api_version)
         self.txn_coordinator.handle_end_transaction(
             body["transactional_id"],
             body["producer_id"],
@@ -2204,3 +2202,10 @@ def _unknown_filter_field(acl_filter: AclBindingFilter) -> str | None:
         if getattr(acl_filter, name).code == 0:
             return name.replace("_", " ")
     return None
+
+
+def _kafka_4_0_client_transaction_version(end_txn_version: int) -> int:
+    """Kafka 4.0's rule (KIP-890 part 2): an EndTxn of v5 or later comes from a producer of
+    transaction version 2, which takes a new epoch at the end of every transaction; an older one
+    keeps Kafka 0.11's epoch for the producer's life."""
+    return TV_2 if end_txn_version > 4 else TV_0

@@ -1658,6 +1658,22 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
+            "**KIP-890's second part (Kafka 4.0) is the producer's choice, `transaction.version=2`.**",
+            all_of(
+                lambda: assert_equal(
+                    obj("kafka_lite.producer.producer_config:CONFIG_DEF").keys["transaction.version"].default,
+                    0,
+                ),
+                lambda: served("END_TXN", range(0, 6)),
+                tested_by(
+                    "tests/jepsen/test_aborted_read.py::test_a_late_write_of_an_aborted_transaction_is_committed_by_the_next",
+                    "tests/jepsen/test_aborted_read.py::test_with_both_parts_of_kip_890_the_late_write_is_fenced_and_the_history_is_valid",
+                    "tests/coordinator/transaction/test_transaction_coordinator.py::test_kip_890_part_2_an_end_txn_of_version_2_bumps_the_epoch_its_markers_carry_and_fences_the_old",
+                    "tests/coordinator/transaction/test_transaction_coordinator.py::test_kip_890_part_2_a_retry_while_the_markers_are_written_is_concurrent_and_version_0_keeps_the_epoch",
+                ),
+            ),
+        ),
+        holds(
             "**WriteTxnMarkers answers once the group has taken the offsets.**",
             tested_by(
                 "tests/coordinator/test_txn_offset_commits.py::test_the_marker_handler_is_told_only_once_the_group_has_taken_the_offsets",
@@ -1679,12 +1695,10 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
-            "**KIP-890's second part**",
+            "**KIP-890's partitions added with the Produce**",
             all_of(
-                lambda: served("END_TXN", range(0, 2)),  # v5 carries the bumped epoch back
-                tested_by(
-                    "tests/jepsen/test_aborted_read.py::test_a_late_write_of_an_aborted_transaction_is_committed_by_the_next"
-                ),
+                lambda: served("PRODUCE", range(0, 4)),  # v12 is the one that adds the partition
+                lambda: served("ADD_PARTITIONS_TO_TXN", range(0, 5)),
             ),
         ),
         holds(

@@ -8,6 +8,8 @@ Book:    beyond the book (Kafka 0.11's transactions, KIP-98); its model is the g
 Differs: a result is ``(error, value)`` where Kafka's is an ``Either``; the sweep that aborts timed-out
          transactions runs every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``
          (Kafka 0.11.0 defines the setting but schedules the sweep at its one-minute default).
+         An EndTxn of transaction version 2 (Kafka 4.0, KIP-890 part 2) bumps the epoch with the
+         decision, and is answered with the producer id and epoch (the ``kafka_4_0_*`` helpers).
 
 Every broker runs one; for a transactional id, the one that leads its ``__transaction_state``
 partition answers. What each request does:
@@ -78,7 +80,7 @@ log = logging.getLogger(__name__)
 
 TxnState = TransactionState
 # EndTxn's answer (Kafka's ``EndTxnCallback``): the error, and the producer id and epoch the producer's
-# next transaction uses (KIP-890 part 2; -1 and -1 on an error)
+# next transaction uses (-1 and -1 on an error)
 EndTxnCallback = Callable[[Errors, int, int], None]
 
 
@@ -386,7 +388,7 @@ class TransactionCoordinator:
             # markers follow. Waiting for them would make EndTxn as slow as the slowest partition
             # leader, and gain nothing: a new coordinator would finish them from Prepare* anyway.
             # The answer names the producer id and epoch the producer's next transaction takes:
-            # under KIP-890 part 2 the ones the completion leaves, else the same.
+            # those the completion leaves (a new epoch under transaction version 2).
             response_callback(Errors.NONE, complete_metadata.producer_id, complete_metadata.producer_epoch)
             self.txn_marker_channel_manager.add_txn_markers_to_send(
                 transactional_id, coordinator_epoch, is_commit, txn_metadata, complete_metadata
@@ -481,7 +483,7 @@ class TransactionCoordinator:
             return Errors.NOT_COORDINATOR, None
         txn_metadata = epoch_and_metadata.transaction_metadata
         with txn_metadata.lock:
-            # the decision just written may have bumped the epoch (KIP-890 part 2)
+            # the decision just written may have bumped the epoch (transaction version 2)
             bumped = _kafka_4_0_end_txn_epoch_bumped(txn_metadata, producer_epoch)
             error = _check_producer(
                 txn_metadata, producer_id, producer_epoch + 1 if bumped else producer_epoch

@@ -4,7 +4,10 @@ Mirrors: kafka.coordinator.transaction.TransactionMetadata, TxnTransitMetadata a
          (core/src/main/scala/kafka/coordinator/transaction/TransactionMetadata.scala, Kafka 0.11.0)
 Book:    beyond the book (Kafka 0.11's transactions, KIP-98)
 Differs: the metadata carries its own lock, where Kafka synchronizes on the object; a refused
-         transition raises with the table's valid previous states in the message.
+         transition raises with the table's valid previous states in the message. Kafka 4.0's
+         transaction version 2 (KIP-890 part 2: the ``kafka_4_0_*`` methods, and the fields of the
+         epoch bump on the metadata and its transitions) is kept out of 0.11's transitions, which
+         lab 16 asks for, and is not written to ``__transaction_state``.
 Labs:    lab 16, stage 2 (``is_valid_transition``, ``_prepare_transition_to``, ``complete_transition_to``,
          ``pending_transition_in_progress``)
 
@@ -42,9 +45,9 @@ log = logging.getLogger(__name__)
 
 NO_PRODUCER_EPOCH = -1  # RecordBatch.NO_PRODUCER_EPOCH
 NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID
-# Kafka 4.0's transaction versions (the ``transaction.version`` feature): 0 is Kafka 0.11's protocol,
-# 2 bumps the producer's epoch at the end of every transaction (KIP-890 part 2). Level 1 changes only
-# how ``__transaction_state`` is written, which kafka_lite does not take.
+# The transaction versions (the ``transaction.version`` feature): 0 is Kafka 0.11's protocol, 2 bumps
+# the producer's epoch at the end of every transaction. Level 1 changes only how
+# ``__transaction_state`` is written, which kafka_lite does not take.
 TV_0 = 0
 TV_2 = 2
 SHORT_MAX = 2**15 - 1
@@ -142,7 +145,7 @@ class TxnTransitMetadata:
     topic_partitions: frozenset[TopicPartition]
     txn_start_timestamp: int
     txn_last_update_timestamp: int
-    # Kafka 4.0's, for KIP-890 part 2 (``kafka_4_0_*`` below); their defaults are 0.11's transitions
+    # the epoch bump's (``kafka_4_0_*`` below); their defaults are 0.11's transitions
     last_producer_epoch: int = NO_PRODUCER_EPOCH
     next_producer_id: int = NO_PRODUCER_ID
     prev_producer_id: int = NO_PRODUCER_ID
@@ -177,7 +180,7 @@ class TransactionMetadata:
         self.txn_last_update_timestamp = txn_last_update_timestamp
         # the state this metadata is going to, while its log append is on the way
         self.pending_state: TransactionState | None = None
-        # KIP-890 part 2 (Kafka 4.0): the transaction version of the producer's last EndTxn; the epoch
+        # Transaction version 2's: the transaction version of the producer's last EndTxn; the epoch
         # before the last bump (a retried EndTxn still carries it); the producer id the next one
         # takes when the epochs run out, and the one before it (a retry may carry that).
         self.client_transaction_version = TV_0
@@ -267,6 +270,7 @@ class TransactionMetadata:
             frozenset(self.topic_partitions), self.txn_start_timestamp, update_timestamp,
         )  # fmt: skip
 
+    # --8<-- [start:kafka_4_0_prepare_abort_or_commit]
     def kafka_4_0_prepare_abort_or_commit(
         self, new_state: TransactionState, next_producer_id: int, update_timestamp: int
     ) -> TxnTransitMetadata:
@@ -284,6 +288,8 @@ class TransactionMetadata:
             transit, last_producer_epoch=self.producer_epoch, next_producer_id=next_producer_id,
             client_transaction_version=TV_2,
         )  # fmt: skip
+
+    # --8<-- [end:kafka_4_0_prepare_abort_or_commit]
 
     def kafka_4_0_prepare_complete(self, update_timestamp: int) -> TxnTransitMetadata:
         """Complete* after a transaction version 2 decision: the epoch it bumped to stays; if the
