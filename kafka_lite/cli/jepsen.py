@@ -24,7 +24,7 @@ from rich.table import Table
 from kafka_lite.cli import CliError, positive_int, whole_number
 
 MODES = ("zookeeper", "kraft")
-FAULTS = ("kill", "pause", "partition")
+FAULTS = ("kill", "pause", "partition", "delay")
 CLIENTS = ("kafka_lite", "confluent")
 
 
@@ -60,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--seed", type=whole_number("seed"), default=0,
                      help="the generator's and the nemesis's random seed (default 0)")  # fmt: skip
     run.add_argument("--txn", action="store_true", help="transactions of up to 4 sends and polls")
+    run.add_argument("--kip-890", action="store_true",
+                     help="both parts of KIP-890: the brokers verify a transactional write's partition, "
+                          "kafka_lite's producers bump their epoch at every transaction's end")  # fmt: skip
     run.add_argument("--client", choices=CLIENTS, default="kafka_lite",
                      help="the clients: kafka_lite's or confluent-kafka's (librdkafka)")  # fmt: skip
     run.add_argument("--dir", type=Path, default=Path(".kafka-lite-jepsen"),
@@ -108,12 +111,14 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
 
     try:
         config = jepsen_run.RunConfig(mode=args.mode, faults=args.faults, seconds=args.seconds, seed=args.seed,
-                                      txn=args.txn, client=args.client, directory=args.dir)  # fmt: skip
+                                      txn=args.txn, client=args.client, directory=args.dir,
+                                      kip_890=args.kip_890)  # fmt: skip
     except ValueError as e:
         raise CliError(str(e), exit_code=2) from None
     faults = ", ".join(sorted(args.faults)) or "no faults"
     console.print(f"jepsen: {args.mode} mode, {faults}, {args.seconds} s, seed {args.seed}"
-                  f"{', transactions' if args.txn else ''}, in {args.dir}", highlight=False, soft_wrap=True)  # fmt: skip
+                  f"{', transactions' if args.txn else ''}{', KIP-890' if args.kip_890 else ''}, in {args.dir}",
+                  highlight=False, soft_wrap=True)  # fmt: skip
     err_console = Console(stderr=True)
     bar = Progress(TextColumn("[bold]{task.description:<9}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                    TimeElapsedColumn(), console=err_console, transient=True,

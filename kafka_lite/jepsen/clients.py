@@ -75,7 +75,8 @@ class KafkaLiteClient:
         producer = KafkaProducer(
             bootstrap_servers=bootstrap_servers, acks="all", enable_idempotence=True,
             request_timeout_ms=3000, max_block_ms=10_000, reconnect_backoff_ms=50,
-            transaction_timeout_ms=10_000, value_serializer=_value_bytes, time=time, **transactional,
+            transaction_timeout_ms=10_000, value_serializer=_value_bytes, time=time,
+            transaction_version=config.transaction_version, **transactional,
         )  # fmt: skip
         if config.txn:
             try:

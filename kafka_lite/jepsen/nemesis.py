@@ -27,6 +27,12 @@ history (the invocation, then ``ok``, or ``info`` when the action failed part-wa
 - ``partition``: one node cut from everyone and from the clients; a minority and a majority (the
   clients on either side); the controller isolated; the consumers' group coordinator isolated; in
   ZooKeeper mode, a broker cut from ZooKeeper alone.
+- ``delay``: the clients' Produce requests to one node (a partition's leader, or as ``target``
+  says) held in the network past the workload's transaction timeout (``DELAY_S``), then let go in
+  their order. A producer retries a Produce that timed out, and its retries are held too; the
+  application gives up first, and the coordinator aborts the transaction it left open. The late
+  writes then reach the leader after their transaction has ended, as the 2024 analysis of Kafka's
+  transactions had them do. Nothing is lost on the way: a delay is not a drop.
 
 Differs: Jepsen cuts with iptables on real machines and kills over ssh; here the nodes are local
 processes and the cut is the proxy's (a reset, not silence: see ``fault_proxy.py``).
@@ -47,6 +53,7 @@ from typing import Any
 
 from kafka_lite.cli import cluster as launcher
 from kafka_lite.cli import cluster_kraft
+from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.jepsen.fault_proxy import CLIENTS, FaultProxy
 from kafka_lite.jepsen.history import NEMESIS, HistoryWriter
@@ -54,7 +61,7 @@ from kafka_lite.testing.durability_checker import CLUSTER_OVERRIDES, KRAFT_OVERR
 from kafka_lite.utils.ports import free_ports
 
 ZOOKEEPER = "zookeeper"  # the ZooKeeper-mode cluster's ZooKeeper, as one end of a cut
-FAULTS = ("kill", "pause", "partition")
+FAULTS = ("kill", "pause", "partition", "delay")
 # Whom a kill or a pause strikes: a partition's leader, the controller, any node, or any node but
 # the controller (a bystander, whose fault moves leaderships but not the controller's duties).
 TARGETS = ("leader", "controller", "any", "bystander")
@@ -67,6 +74,12 @@ SHAPES = (
 )
 
 HOLD_FACTOR = 1.5  # a pause or a kill is held this many times the longest timeout it must outlast
+# A delay is held past the workload's transaction timeout (10 s) and the coordinator's sweep after it
+# (``SWEEP_OVERRIDE``): a transaction whose producer gave up is aborted before its late writes land.
+DELAY_S = 15.0
+# The transaction coordinator looks for transactions past their timeout every second (Kafka's default
+# is a minute), so that one a crashed client left open is aborted within a run.
+SWEEP_OVERRIDE = "transaction.abort.timed.out.transaction.cleanup.interval.ms=1000"
 STEP_TIMEOUT_S = 60.0  # each wait for the cluster: a restart, an election, the ISR complete again
 POLL_MS = 100
 ISR_TIMEOUT_S = 30.0  # after the cluster serves again, how long its ISRs get to be full again
@@ -128,7 +141,7 @@ class FaultyCluster:
         self.directory = Path(directory)
         self.kraft = kraft
         self.time = time
-        self.overrides = [*(KRAFT_OVERRIDES if kraft else CLUSTER_OVERRIDES), *overrides]
+        self.overrides = [*(KRAFT_OVERRIDES if kraft else CLUSTER_OVERRIDES), SWEEP_OVERRIDE, *overrides]
         self.node_ids = list(range(brokers))
         self.bootstrap_servers = ""
         self.proxy: FaultProxy | None = None
@@ -590,7 +603,7 @@ class Nemesis:
         if target is not None and fault == "partition":
             raise ValueError(f"a partition strikes no one node: no target, not {target!r}")
         self._heal = self._partition() if fault == "partition" else getattr(self, f"_{fault}")(target)
-        self._wait(self.cluster.hold_s())
+        self._wait(DELAY_S if fault == "delay" else self.cluster.hold_s())
         self._heal_now()
         self.faults_done += 1
 
@@ -685,6 +698,19 @@ class Nemesis:
         node, target = self._victim(target)
         self._record("pause", {"nodes": [node], "as": target}, lambda: self.cluster.pause(node))
         return lambda: self._record("resume", {"nodes": [node]}, lambda: self.cluster.resume(node))
+
+    def _delay(self, target: str | None = None) -> Callable[[], None]:
+        node, target = self._victim(target or "leader")
+        proxy = self.cluster.proxy
+        held = []
+
+        def hold() -> None:
+            held.append(proxy.hold(lambda source, to, api_key, frame: (
+                source == CLIENTS and to == node and api_key == ApiKeys.PRODUCE
+            )))  # fmt: skip
+
+        self._record("delay", {"nodes": [node], "as": target, "requests": "Produce"}, hold)
+        return lambda: self._record("release", {"nodes": [node]}, lambda: held[0].release())
 
     def _partition(self) -> Callable[[], None]:
         shapes = [s for s in SHAPES if not (s == "cut-from-zookeeper" and self.cluster.kraft)]

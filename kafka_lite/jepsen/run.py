@@ -37,7 +37,13 @@ from kafka_lite.jepsen.workload import (
 )
 
 MODES = ("zookeeper", "kraft")
-FAULTS = ("kill", "pause", "partition")
+FAULTS = (
+    "kill",
+    "pause",
+    "partition",
+    "delay",
+)  # the nemesis's (``nemesis.FAULTS``), which may not be installed
+VERIFICATION = "transaction.partition.verification.enable"  # KIP-890 part 1's broker setting
 FINAL_LIMIT_S = 120.0  # the final phase gives up after this (Jepsen's is 200 s)
 PHASES = ("cluster", "workload", "final", "check")
 
@@ -56,6 +62,10 @@ class RunConfig:
     final_limit_s: float = FINAL_LIMIT_S
     nemesis_interval_s: float = 10.0  # the nemesis's quiet time before each fault (``Nemesis``'s interval)
     topic: str = TOPIC  # created by the run: a cluster that runs again needs a new one each time
+    # Both parts of KIP-890: the brokers verify a transactional write's partition with the coordinator
+    # (``transaction.partition.verification.enable``) and kafka_lite's producers bump their epoch at
+    # every transaction's end (``transaction.version=2``). A cluster given to ``run`` brings the first.
+    kip_890: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -71,13 +81,19 @@ class RunConfig:
         if self.nemesis_interval_s < 0:
             raise ValueError(f"nemesis_interval_s must be at least 0, not {self.nemesis_interval_s}")
         check_topic(self.topic)
-        if self.workload is not None and (self.workload.txn, self.workload.client, self.workload.topic) != (
-            self.txn, self.client, self.topic
-        ):  # fmt: skip
-            raise ValueError("the workload's txn, client and topic must be the run's")
+        ours = (self.txn, self.client, self.topic, self.transaction_version)
+        if self.workload is not None and (
+            self.workload.txn, self.workload.client, self.workload.topic, self.workload.transaction_version
+        ) != ours:  # fmt: skip
+            raise ValueError("the workload's txn, client, topic and transaction version must be the run's")
+
+    @property
+    def transaction_version(self) -> int:
+        return 2 if self.kip_890 else 0
 
     def workload_config(self) -> WorkloadConfig:
-        return self.workload or WorkloadConfig(txn=self.txn, client=self.client, topic=self.topic)
+        return self.workload or WorkloadConfig(txn=self.txn, client=self.client, topic=self.topic,
+                                               transaction_version=self.transaction_version)  # fmt: skip
 
 
 @dataclass
@@ -143,10 +159,15 @@ def _cluster(config: RunConfig, time: Time):
     try:
         from kafka_lite.jepsen.nemesis import FaultyCluster
     except ImportError:
-        if config.faults:
-            raise ValueError("faults need kafka_lite.jepsen.nemesis, which is not installed") from None
-        FaultyCluster = _PlainCluster
-    return FaultyCluster(config.directory / "cluster", kraft=config.mode == "kraft", time=time)
+        if config.faults or config.kip_890:
+            raise ValueError(
+                "faults and kip_890 need kafka_lite.jepsen.nemesis, which is not installed"
+            ) from None
+        return _PlainCluster(config.directory / "cluster", kraft=config.mode == "kraft", time=time)
+    overrides = [f"{VERIFICATION}=true"] if config.kip_890 else []
+    return FaultyCluster(
+        config.directory / "cluster", kraft=config.mode == "kraft", time=time, overrides=overrides
+    )
 
 
 def _check(history_path: Path, config: RunConfig) -> dict | None:

@@ -74,6 +74,9 @@ class WorkloadConfig:
     rate: float = 100.0  # operations a second, over all processes
     client: str = "kafka_lite"
     topic: str = TOPIC  # key k is this topic's partition k
+    # kafka_lite's producers' ``transaction.version``: 2 bumps the epoch at every transaction's end
+    # (KIP-890 part 2). librdkafka takes its own from the brokers.
+    transaction_version: int = 0
 
     @property
     def consumer_group(self) -> str:

@@ -157,7 +157,7 @@ def test_a_missing_history_is_named(capsys, tmp_path):
     ("args", "message"),
     [
         (["--mode", "raft"], "argument --mode: invalid choice: 'raft'"),
-        (["--faults", "kill,flood"], "argument --faults: 'flood': choose from kill, pause, partition"),
+        (["--faults", "kill,flood"], "argument --faults: 'flood': choose from kill, pause, partition, delay"),
         (["--seconds", "0"], "argument --seconds: 0 seconds: give at least 1"),
         (["--seconds", "soon"], "argument --seconds: 'soon' is not a whole number of seconds"),
         (["--seed", "-1"], "argument --seed: -1 seed: cannot be negative"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import socket
 import struct
+import time
 
 import pytest
 
@@ -205,6 +206,39 @@ def test_the_schedule_strikes_and_stop_heals_whatever_is_in_force(faulty, tmp_pa
     assert (ops[2].time - ops[1].time) / 1e9 < faulty.hold_s()
     assert nemesis.faults_done == 1
     assert faulty.cut == set() and faulty.is_whole()
+
+
+def test_a_delay_holds_the_clients_produce_to_the_leader_until_it_is_released(faulty, tmp_path):
+    from kafka_lite.common.protocol.api_keys import ApiKeys
+    from kafka_lite.common.record import MemoryRecords
+    from tests.support.wire import WireClient, produce_body
+
+    late = bytes(MemoryRecords.with_records([(int(time.time() * 1000), None, b"late")]).buffer())
+
+    with HistoryWriter(tmp_path / "history.jsonl", faulty.time) as history:
+        nemesis = Nemesis(faulty, {"delay"}, history, random.Random(4), faulty.time)
+        release = nemesis._delay()  # a partition's leader: with one topic here, one of TOPIC's
+        (strike,) = [op for op in read_history(tmp_path / "history.jsonl") if op.type == "ok"]
+        node = strike.value["nodes"][0]
+        partition = int(strike.value["as"].rsplit("-", 1)[1])
+        client, other = WireClient(faulty.fronts["broker"][node]), WireClient(faulty.fronts["broker"][node])
+        try:
+            client.send(ApiKeys.PRODUCE, 3, produce_body(TOPIC, partition, late))
+            assert other.call(ApiKeys.API_VERSIONS, 0, {}), "other requests go on"
+            client.sock.settimeout(1.0)
+            with pytest.raises(socket.timeout):
+                client.read_frame()  # held: no answer while the delay is in force
+            client.sock.settimeout(STEP_TIMEOUT_S)
+            release()
+            assert client.read_frame(), "answered once released"
+        finally:
+            client.close()
+            other.close()
+    ops = read_history(tmp_path / "history.jsonl")
+    assert [(op.f, op.type) for op in ops] == [("delay", "invoke"), ("delay", "ok"),
+                                               ("release", "invoke"), ("release", "ok")]  # fmt: skip
+    assert ops[0].value["requests"] == "Produce" and ops[0].value["as"].startswith(f"leader of {TOPIC}-")
+    assert b"late" in [r.value for r in read_topic(faulty.bootstrap_servers, TOPIC)]
 
 
 @pytest.mark.integration

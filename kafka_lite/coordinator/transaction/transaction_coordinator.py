@@ -415,7 +415,7 @@ class TransactionCoordinator:
             return Errors.INVALID_PRODUCER_ID_MAPPING, None, _NO_PRODUCER
         txn_metadata = epoch_and_metadata.transaction_metadata
         with txn_metadata.lock:
-            if txn_metadata.client_transaction_version >= TV_2:
+            if TV_2 in (txn_metadata.client_transaction_version, client_transaction_version):
                 error = _kafka_4_0_check_end_txn_producer(txn_metadata, producer_id, producer_epoch)
             else:
                 error = _check_producer(txn_metadata, producer_id, producer_epoch)
@@ -585,7 +585,15 @@ def _kafka_4_0_check_end_txn_producer(
     """KIP-890 part 2 (Kafka 4.0's ``endTransaction``): an EndTxn for an id whose last EndTxn bumped
     the epoch. The same epoch no longer means a retry, it means the next transaction's EndTxn; a
     retry carries the epoch before the bump (or, once the epochs ran out and the completion gave
-    the producer a new id, the old id at the epoch before the last). Anything else is fenced."""
+    the producer a new id, the old id at the epoch before the last). Anything else is fenced.
+
+    Kafka 4.0 takes these rules when the transaction's last transition was of version 2; kafka_lite
+    also when the EndTxn is. The difference is a transaction the coordinator aborted itself, past
+    its timeout, under 0.11's rule (kafka_lite's producers add their partitions with 0.11's
+    AddPartitionsToTxn, so only an EndTxn says version 2): 0.11 answers the producer's EndTxn for
+    it as a retry, NONE, with the epoch unchanged, and the producer would start its next
+    transaction at that epoch with its sequences at 0, which the partitions read as duplicates of
+    the last one. Here that EndTxn is fenced."""
     state = txn_metadata.state
     retry_on_overflow = (
         txn_metadata.previous_producer_id == producer_id

@@ -265,6 +265,19 @@ def test_kip_890_part_2_a_retry_while_the_markers_are_written_is_concurrent_and_
     assert c.end_with(pid, 1, True, TV_0) == (Errors.NONE, pid, 1)  # its retry, as 0.11 answers it
 
 
+def test_kip_890_part_2_an_end_txn_for_a_transaction_the_timeout_aborted_is_fenced(c):
+    """The sweep aborts under 0.11's rule, keeping the epoch; a version 2 EndTxn for that
+    transaction is no retry of one of the producer's, and a NONE would make it reuse the epoch."""
+    pid = c.init().producer_id
+    c.add(pid, 0)
+    c.time.sleep(c.metadata().txn_timeout_ms + 1)
+    c.coordinator.abort_timed_out_transactions()
+    answer(c.drain()[0])
+    assert (c.metadata().state, c.metadata().producer_epoch) == (TxnState.COMPLETE_ABORT, 0)
+    assert c.end_with(pid, 0, False, TV_2) == (Errors.INVALID_PRODUCER_EPOCH, -1, -1)
+    assert c.end_with(pid, 0, False, TV_0)[0] is Errors.NONE  # 0.11's answer, to 0.11's producer
+
+
 def test_kip_890_part_2_the_last_epoch_gives_the_producer_a_new_id_when_its_transaction_completes(c):
     pid = c.init().producer_id
     metadata = c.metadata()
