@@ -124,7 +124,7 @@ CASES = [
     Case(
         "acks-before-isr",
         frozenset({"lost-write", "inconsistent-offsets", "unseen"}),
-        2,
+        3,
         seconds=12,
         final_limit_s=10.0,
         script=ScriptedCut,
@@ -137,7 +137,7 @@ CASES = [
     Case(
         "fetch-past-hw",
         frozenset({"inconsistent-offsets", "duplicate", "lost-write"}),
-        2,
+        3,
         seconds=12,
         script=ScriptedCut,
         keys=3,
