@@ -47,10 +47,17 @@ from kafka_lite.diagrams.streams import (
     word_count_topology,
 )
 from kafka_lite.diagrams.timer import timer_diagram, timing_wheel
+from kafka_lite.diagrams.transaction_timeline import (
+    aborted_read_0_11,
+    aborted_read_kip_890,
+    transaction_timeline_diagram,
+)
 
 __all__ = [
     "DIAGRAMS",
     "MirrorMakerShape",
+    "aborted_read_0_11",
+    "aborted_read_kip_890",
     "accumulator_diagram",
     "cluster_diagram",
     "concepts",
@@ -83,10 +90,13 @@ __all__ = [
     "timing_wheel",
     "topology_diagram",
     "transaction_state_machine",
+    "transaction_timeline_diagram",
     "word_count_topology",
 ]
 
 DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
+    "aborted_read_0_11": aborted_read_0_11,
+    "aborted_read_kip_890": aborted_read_kip_890,
     "cluster": concepts,
     "connect_cluster": connect_cluster,
     "group_state_machine": group_state_machine,

@@ -20,6 +20,8 @@ every later request on its connection (TCP keeps a connection's bytes in order),
 ``release``. A request already held reaches the listener even if its sender has gone meanwhile, as
 bytes already on the wire do; the listener's answer then goes nowhere. A delayed Produce that
 lands after the transaction it belongs to has ended is the kind of thing this makes happen.
+``tap(matches)`` delays nothing: it records the requests it picks and their answers, with the time
+each crossed, as a packet capture would (the timelines of chapter 10 are drawn from one).
 
 Differs: Jepsen's partitions drop packets, so a connection across the cut hangs until a timeout;
 here it is reset at once, and a node's connections to itself are never cut.
@@ -32,7 +34,9 @@ import contextlib
 import re
 import struct
 import threading
+import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 CLIENTS = "clients"  # everyone who is not a node: the workload's producers and consumers, tools
 
@@ -44,6 +48,7 @@ NODE_CLIENT_IDS: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"controller-(\d+)"), "the ZooKeeper controller's channel to a broker (ControllerChannelManager)"),
     (re.compile(r"broker-(\d+)-controlled-shutdown"), "a broker asking the controller for a controlled shutdown"),
     (re.compile(r"broker-(\d+)-txn-marker-sender"), "a transaction coordinator's marker sender"),
+    (re.compile(r"broker-(\d+)-add-partitions-to-txn-sender"), "a partition leader asking a coordinator to verify (KIP-890)"),
     (re.compile(r"raft-(\d+)"), "a KRaft node's Raft client: votes and fetches of the metadata log"),
     (re.compile(r"(\d+)"), "a KRaft broker's channels to the active controller: heartbeat, alter-partition, forwarding"),
 )  # fmt: skip
@@ -114,6 +119,38 @@ class Hold:
         self._proxy._run(release())
 
 
+@dataclass
+class Exchange:
+    """One request a tap saw and its answer: who sent it and to whom, the frames (without their
+    length prefix), and when each crossed the proxy (``time.monotonic_ns``): the request coming
+    in, going on to the listener (later, if a hold kept it), and the answer going back."""
+
+    source: int | str
+    target: int | str
+    request: bytes
+    received_ns: int
+    forwarded_ns: int = 0
+    answer: bytes | None = None
+    answered_ns: int = 0
+
+
+class Tap:
+    """A record of the requests ``matches`` picks (as a hold's ``matches``) and their answers, in the
+    order they came in, until ``close``. It delays nothing."""
+
+    def __init__(self, proxy: FaultProxy, matches) -> None:
+        self._proxy = proxy
+        self.matches = matches
+        self.exchanges: list[Exchange] = []
+        self.closed = False
+
+    def close(self) -> None:
+        async def close():
+            self.closed = True
+
+        self._proxy._run(close())
+
+
 class _Link:
     """One proxied connection: who is at each end, both sockets' writers (to reset them), and, for
     a broker's or a controller's listener, how many of its requests went up and answers came back."""
@@ -125,6 +162,7 @@ class _Link:
         self.held = False  # a request of this connection was held
         self.forwarded = 0
         self.watched: dict[int, tuple[Hold, bytes]] = {}  # a held request's number: its hold, the request
+        self.tapped: dict[int, list[Exchange]] = {}  # a tapped request's number: its exchanges
         self.answered = 0
         self.answer = asyncio.Event()  # set at each answer
 
@@ -151,6 +189,7 @@ class FaultProxy:
         self._tasks: set[asyncio.Task] = set()  # every connection's, to end them all on close
         self._cut: frozenset[frozenset] = frozenset()
         self._holds: list[Hold] = []
+        self._taps: list[Tap] = []
 
     def _run(self, coroutine, timeout_s: float = 10.0):
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout_s)
@@ -220,6 +259,8 @@ class FaultProxy:
         (and so each after it: the connection's order is kept)."""
         frame = first[4:]
         while True:
+            received_ns = time.monotonic_ns()
+            taps = [t for t in self._taps if not t.closed and t.matches(link.source, link.target, _api_key(frame), frame)]  # fmt: skip
             holds = [h for h in list(self._holds) if not h.released and h.matches(link.source, link.target, _api_key(frame), frame)]  # fmt: skip
             link.held = link.held or bool(holds)
             for hold in holds:
@@ -230,6 +271,13 @@ class FaultProxy:
                 hold._forwarded.append((link, link.forwarded))
                 link.watched[link.forwarded] = (hold, frame)
                 hold._waiting -= 1
+            if taps:
+                seen = [
+                    Exchange(link.source, link.target, frame, received_ns, time.monotonic_ns()) for _ in taps
+                ]
+                for tap, exchange in zip(taps, seen, strict=True):
+                    tap.exchanges.append(exchange)
+                link.tapped[link.forwarded] = seen
             writer.write(len(frame).to_bytes(4, "big", signed=True) + frame)
             await writer.drain()
             try:
@@ -248,6 +296,18 @@ class FaultProxy:
             hold = Hold(self, matches)
             self._holds = [h for h in self._holds if not h.released] + [hold]
             return hold
+
+        return self._run(add())
+
+    def tap(self, matches) -> Tap:
+        """Record the requests ``matches`` picks, and their answers (see ``Tap``), from now on."""
+        if self.closed:
+            raise RuntimeError("the fault proxy is closed")
+
+        async def add():
+            tap = Tap(self, matches)
+            self._taps = [t for t in self._taps if not t.closed] + [tap]
+            return tap
 
         return self._run(add())
 
@@ -323,6 +383,8 @@ async def _pump_answers(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
         if watched is not None:  # recorded before it counts as answered
             hold, request = watched
             hold.exchanges.append((request, frame))
+        for exchange in link.tapped.pop(link.answered + 1, ()):
+            exchange.answer, exchange.answered_ns = frame, time.monotonic_ns()
         link.answered += 1
         link.answer.set()
         if not writer.transport.is_closing():

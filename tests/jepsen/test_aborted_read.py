@@ -18,13 +18,19 @@ refused as a fenced producer's, and the history is valid."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer
+from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
+from kafka_lite.coordinator.transaction.transaction_state_manager import partition_for
 from kafka_lite.jepsen.checker import check
 from kafka_lite.jepsen.fault_proxy import CLIENTS
 from kafka_lite.jepsen.history import Op
+from kafka_lite.jepsen.timeline import timeline, write_timeline
 from kafka_lite.producer.kafka_producer import KafkaProducer
 from tests.jepsen.conftest import ZOOKEEPER_MODE
 from tests.jepsen.transactions import end_offset, produce_errors, set_verification
@@ -73,18 +79,57 @@ def holding(cluster, leader: int, value: bytes):
     )
 
 
+TRANSACTION_APIS = {ApiKeys.INIT_PRODUCER_ID, ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.PRODUCE, ApiKeys.END_TXN,
+                    ApiKeys.WRITE_TXN_MARKERS}  # fmt: skip
+TIMELINES = Path(__file__).parents[2] / "chapters/ch10_advanced/timelines"
+# Set to write the chapter's timelines from this run (``KAFKA_LITE_WRITE_TIMELINES=1 pytest <this file>``).
+WRITE_TIMELINES = "KAFKA_LITE_WRITE_TIMELINES"
+
+
+def elsewhere(cluster, topic: str, leader: int) -> str:
+    """A transactional id whose coordinator is not ``leader`` (so that the timeline shows the two
+    apart): ``topic``, or ``topic-1``, ``topic-2``... The id's ``__transaction_state`` partition is
+    Kafka's ``partitionFor``; the topic is there once a first transactional producer has looked for
+    its coordinator."""
+    partitions = 50  # transaction.state.log.num.partitions
+    if (
+        cluster.leader_of(TRANSACTION_STATE_TOPIC_NAME, 0) is None
+    ):  # a first transactional producer creates it
+        warm_up = KafkaProducer(
+            bootstrap_servers=cluster.bootstrap_servers, transactional_id=f"{topic}-warm-up"
+        )
+        try:
+            warm_up.init_transactions()
+        finally:
+            warm_up.close(0)
+        wait_until(
+            lambda: all(
+                cluster.leader_of(TRANSACTION_STATE_TOPIC_NAME, p) is not None for p in range(partitions)
+            ),
+            what=f"{TRANSACTION_STATE_TOPIC_NAME}'s leaders",
+        )
+    for n in range(20):
+        candidate = topic if n == 0 else f"{topic}-{n}"
+        coordinator = cluster.leader_of(TRANSACTION_STATE_TOPIC_NAME, partition_for(candidate, partitions))
+        if coordinator not in (None, leader):
+            return candidate
+    return topic
+
+
 def the_script(cluster, topic: str, transaction_version: int):
     """Run the script above; return the producer's history, what a read_committed consumer reads,
-    and the leader's answers to the late Produce."""
+    the leader's answers to the late Produce, and the timeline of the transaction's requests."""
     tp = TopicPartition(topic, 0)
     cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "2"})
     leader = cluster.leader_of(topic, 0)
     producer = KafkaProducer(
-        bootstrap_servers=cluster.bootstrap_servers, transactional_id=topic, acks="all",
+        bootstrap_servers=cluster.bootstrap_servers, transactional_id=elsewhere(cluster, topic, leader), acks="all",
         request_timeout_ms=2000, transaction_timeout_ms=20_000, reconnect_backoff_ms=50, retries=1,
         transaction_version=transaction_version,
     )  # fmt: skip
     first, second = holding(cluster, leader, record(1)), holding(cluster, leader, record(2))
+    tap = cluster.proxy.tap(lambda source, target, api_key, frame: api_key in TRANSACTION_APIS and (
+        source != CLIENTS or api_key != ApiKeys.WRITE_TXN_MARKERS))  # fmt: skip
     history = []
     try:
         producer.init_transactions()
@@ -114,8 +159,35 @@ def the_script(cluster, topic: str, transaction_version: int):
     finally:
         first.release()
         second.release()
+        coordinator = producer.transaction_manager.transaction_coordinator
         producer.close(0)
-    return history, read_committed(cluster.bootstrap_servers, tp), produce_errors(first)
+        tap.close()
+    parties = {CLIENTS: "producer", leader: f"leader (broker {leader})"}
+    if coordinator is not None and coordinator.id != leader:
+        parties[coordinator.id] = f"coordinator (broker {coordinator.id})"
+    elif coordinator is not None:
+        parties[leader] = f"leader and coordinator (broker {leader})"
+    rows = timeline(tap.exchanges, parties)
+    return history, read_committed(cluster.bootstrap_servers, tp), produce_errors(first), (parties, rows)
+
+
+def late_answer(rows) -> tuple[int, str]:
+    """The leader's last answer to the late Produce of record 1 and its retry (each is answered in
+    turn, once both have arrived), with its row's index."""
+    arrived = [i for i, r in enumerate(rows) if "arriving late" in r["text"] and "value-1" in r["text"]]
+    answers = [
+        (i, r["text"]) for i, r in enumerate(rows) if i > arrived[-1] and r["text"].startswith("Produce:")
+    ]
+    return answers[len(arrived) - 1]
+
+
+def abort_marker(rows) -> int:
+    return next(i for i, r in enumerate(rows) if "ABORT marker" in r["text"])
+
+
+def keep_timeline(name: str, title: str, parties: dict, rows) -> None:
+    if os.environ.get(WRITE_TIMELINES):
+        write_timeline(TIMELINES / f"{name}.json", title, list(dict.fromkeys(parties.values())), rows)
 
 
 def checked(history, polled):
@@ -133,10 +205,17 @@ def checked(history, polled):
 def test_a_late_write_of_an_aborted_transaction_is_committed_by_the_next(faulty_cluster):
     set_verification(faulty_cluster, True)  # KIP-890 part 1 does not close this one
     try:
-        history, polled, late = the_script(faulty_cluster, "aborted-read", transaction_version=0)
+        history, polled, late, (parties, rows) = the_script(
+            faulty_cluster, "aborted-read", transaction_version=0
+        )
     finally:
         set_verification(faulty_cluster, False)
     assert Errors.NONE in late, f"the late Produce was appended: {late}"
+    index, answer = late_answer(rows)
+    assert index > abort_marker(rows) and answer.startswith("Produce: offset"), rows
+    keep_timeline(
+        "aborted_read_0_11", "An aborted read: Kafka 0.11's epoch rule, with KIP-890 part 1", parties, rows
+    )
     assert 1 in [v for _, v in polled], f"record 1, whose transaction was aborted, is read: {polled}"
     result = checked(history, polled)
     assert not result["valid"]
@@ -147,9 +226,14 @@ def test_a_late_write_of_an_aborted_transaction_is_committed_by_the_next(faulty_
 def test_with_both_parts_of_kip_890_the_late_write_is_fenced_and_the_history_is_valid(faulty_cluster):
     set_verification(faulty_cluster, True)
     try:
-        history, polled, late = the_script(faulty_cluster, "aborted-read-kip-890", transaction_version=2)
+        history, polled, late, (parties, rows) = the_script(
+            faulty_cluster, "aborted-read-kip-890", transaction_version=2
+        )
     finally:
         set_verification(faulty_cluster, False)
+    index, answer = late_answer(rows)
+    assert index > abort_marker(rows) and answer == "Produce: INVALID_PRODUCER_EPOCH", rows
+    keep_timeline("aborted_read_kip_890", "The same script with both parts of KIP-890", parties, rows)
     # The Produce and its retry arrive together; the leader asks about the second only (the first is
     # answered NETWORK_EXCEPTION, as in the hanging transaction's test), and the epoch 0 it carries is
     # one the abort's markers and the coordinator have left behind.

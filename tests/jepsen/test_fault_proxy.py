@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 
 import pytest
 
@@ -128,3 +129,28 @@ def test_a_held_request_reaches_the_listener_after_its_sender_has_gone(proxied):
     listener.wait_for(lambda: listener.received == [7], "the held Produce")
     listener.wait_for(lambda: listener.ended == 1, "the connection's end")
     assert listener.answered == [7], "the connection ended before the held Produce was answered"
+
+
+def test_a_tap_records_the_requests_it_picks_and_their_answers_with_when_a_hold_let_them_go(proxied):
+    listener, proxy, port = proxied
+    tap = proxy.tap(lambda source, target, api_key, frame: api_key == PRODUCE)
+    hold = proxy.hold(lambda source, target, api_key, frame: FRAME_HEADER.unpack_from(frame)[2] == 2)
+    sender = connect(port)
+    sender.sendall(request(METADATA, 1) + request(PRODUCE, 2) + request(PRODUCE, 3))
+    assert hold.held.wait(WAIT_S)
+    released_ns = time.monotonic_ns()
+    hold.release()
+    listener.wait_for(lambda: listener.received == [1, 2, 3], "every request")
+    assert [struct.unpack(">i", read_frame(sender))[0] for _ in range(3)] == [1, 2, 3]
+    tap.close()
+    sender.sendall(request(PRODUCE, 4))  # after the tap's close: not recorded
+    listener.wait_for(lambda: 4 in listener.received, "the request after the close")
+    sender.close()
+    assert [FRAME_HEADER.unpack_from(e.request)[2] for e in tap.exchanges] == [2, 3], "Produce only"
+    held, after = tap.exchanges
+    assert held.received_ns < released_ns < held.forwarded_ns, "held: it went on after the release"
+    assert (held.source, held.target) == (CLIENTS, 0)
+    assert [struct.unpack(">i", e.answer)[0] for e in tap.exchanges] == [2, 3]
+    # the connection's next request is read once the held one has gone on (TCP keeps their order)
+    assert held.received_ns < held.forwarded_ns <= after.received_ns <= after.forwarded_ns
+    assert held.forwarded_ns <= held.answered_ns <= after.answered_ns

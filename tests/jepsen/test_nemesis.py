@@ -64,8 +64,8 @@ def test_the_first_requests_client_id_names_the_node_it_comes_from():
     with pytest.raises(ValueError, match="does not fit"):
         client_id_of(struct.pack(">hhih", 18, 0, 1, 50) + b"short")
     named = ["replica-fetcher-2-0", "controller-1", "broker-0-controlled-shutdown",
-             "broker-2-txn-marker-sender", "raft-1", "0"]  # fmt: skip
-    assert [node_of_client_id(c) for c in named] == [2, 1, 0, 2, 1, 0]
+             "broker-2-txn-marker-sender", "broker-1-add-partitions-to-txn-sender", "raft-1", "0"]  # fmt: skip
+    assert [node_of_client_id(c) for c in named] == [2, 1, 0, 2, 1, 1, 0]
     assert [node_of_client_id(c) for c in ("producer-1", "consumer-3", "", None, "raft-x")] == [CLIENTS] * 5
 
 

@@ -1,0 +1,87 @@
+"""A transaction's requests as a sequence diagram: the producer, the partition's leader and the
+transaction coordinator as lanes, each request and answer an arrow between two of them, in the
+order the network carried them.
+
+No Kafka twin: the timelines of the 2024 analysis of Kafka's transactions, drawn for chapter 10.
+Book:    beyond the book (Kafka 0.11's transactions; KIP-890)
+
+Nothing here is drawn by hand. ``tests/jepsen/test_aborted_read.py`` runs the aborted read on a
+cluster behind the fault proxy, twice (Kafka 0.11's epoch rule, then both parts of KIP-890), taps
+the transaction's requests (``FaultProxy.tap``) and keeps each run's timeline
+(``kafka_lite.jepsen.timeline``) in ``chapters/ch10_advanced/timelines/``; this module draws one.
+A row is one request (blue; red when it was held in the network) or one answer (green; orange when
+it is an error), its arrow spanning the lanes from the sender to the receiver.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import graphviz
+
+from kafka_lite.diagrams.style import new_graph
+from kafka_lite.jepsen.timeline import read_timeline
+
+TIMELINES = Path(__file__).resolve().parents[2] / "chapters" / "ch10_advanced" / "timelines"
+COLOURS = {"request": "#dbeafe", "held": "#fecaca", "answer": "#dcfce7", "error": "#fed7aa"}
+HEAD = "#f3f4f6"
+TABLE = '<<table border="0" cellborder="1" cellspacing="0" cellpadding="2">{}</table>>'
+WIDTH = 34  # characters a lane's text is wrapped at
+
+
+def transaction_timeline_diagram(timeline: dict) -> graphviz.Digraph:
+    """``timeline`` (``read_timeline``'s) as a table: the time, then one column per party."""
+    parties = timeline["parties"]
+    lanes = len(parties)
+    rows = [
+        f'<tr><td colspan="{lanes + 1}" bgcolor="{HEAD}"><b>{html.escape(timeline["title"])}</b></td></tr>',
+        f'<tr><td bgcolor="{HEAD}">s</td>'
+        + "".join(f'<td bgcolor="{HEAD}">{html.escape(p)}</td>' for p in parties)
+        + "</tr>",
+    ]
+    for row in timeline["rows"]:
+        sender, receiver = parties.index(row["from"]), parties.index(row["to"])
+        low, high = sorted((sender, receiver))
+        text = row["text"]
+        colour = COLOURS[row["kind"]]
+        arrow = "→" if receiver > sender else "←" if receiver < sender else "↺"
+        label = f"{text} {arrow}" if arrow == "→" else f"{arrow} {text}"
+        cells = ["<td></td>"] * low
+        cells.append(
+            f'<td colspan="{high - low + 1}" bgcolor="{colour}">{_wrapped(label, WIDTH * (high - low + 1))}</td>'
+        )
+        cells += ["<td></td>"] * (lanes - 1 - high)
+        rows.append(f"<tr><td>{row['t']:.2f}</td>{''.join(cells)}</tr>")
+    rows.append(
+        f'<tr><td colspan="{lanes + 1}" border="0">blue: a request; red: one held in the network; '
+        "green: an answer; orange: an answer with an error</td></tr>"
+    )
+    g = new_graph("transaction_timeline", fontsize=9)
+    g.attr("node", shape="plain")
+    g.node("timeline", TABLE.format("".join(rows)))
+    return g
+
+
+def _wrapped(text: str, width: int) -> str:
+    """``text`` in lines of about ``width`` characters, HTML-escaped."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return "<br/>".join(html.escape(line) for line in lines)
+
+
+def aborted_read_0_11() -> graphviz.Digraph:
+    """The docs' picture: the aborted read under Kafka 0.11's epoch rule (KIP-890 part 1 on)."""
+    return transaction_timeline_diagram(read_timeline(TIMELINES / "aborted_read_0_11.json"))
+
+
+def aborted_read_kip_890() -> graphviz.Digraph:
+    """The docs' picture: the same script with both parts of KIP-890."""
+    return transaction_timeline_diagram(read_timeline(TIMELINES / "aborted_read_kip_890.json"))
