@@ -50,6 +50,6 @@ def test_each_row_is_an_arrow_across_the_lanes_from_its_sender_to_its_receiver()
     body = rows[2:-1]
     assert len(body) == 4
     assert 'colspan="3" bgcolor="#dbeafe">EndTxn(abort) →' in body[0]
-    assert body[1].startswith("<td>0.50</td><td></td><td") and '← WriteTxnMarkers' in body[1]
+    assert body[1].startswith("<td>0.50</td><td></td><td") and "← WriteTxnMarkers" in body[1]
     assert 'colspan="2" bgcolor="#fed7aa">← Produce: X' in body[2] and body[2].endswith("<td></td>")
     assert 'bgcolor="#fecaca"' in body[3]
