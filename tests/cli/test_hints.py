@@ -95,8 +95,11 @@ def test_the_cluster_commands_hints_run(tmp_path, capsys, monkeypatch):
             return out if code == 0 and len(rows) == 22 else None
 
         try:
+            # The controller shrinks the 22 ISRs one ZooKeeper write at a time: a loaded machine has
+            # taken over 15 s. Bounded by the controlled shutdown's own limit: the broker's
+            # controlled.shutdown.max.retries (3) times controller.socket.timeout.ms (30 s).
             wait_until(every_partition_listed, what="the under-replicated partitions' hint listing all 22",
-                       interval_s=0.2)  # fmt: skip
+                       interval_s=0.2, timeout_s=90)  # fmt: skip
         except AssertionError as e:
             raise AssertionError(f"{e}; the last hint {last['hint']!r} printed:\n{last['output']}") from None
         code, out, _ = run(capsys, restart)

@@ -217,13 +217,14 @@ def test_a_delay_holds_the_clients_produce_to_the_leader_until_it_is_released(fa
 
     with HistoryWriter(tmp_path / "history.jsonl", faulty.time) as history:
         nemesis = Nemesis(faulty, {"delay"}, history, random.Random(4), faulty.time)
-        release = nemesis._delay()  # a partition's leader: with one topic here, one of TOPIC's
+        release = nemesis._delay()  # the leader of a partition of a topic the cluster has
         (strike,) = [op for op in read_history(tmp_path / "history.jsonl") if op.type == "ok"]
         node = strike.value["nodes"][0]
-        partition = int(strike.value["as"].rsplit("-", 1)[1])
+        topic, partition = strike.value["as"].removeprefix("leader of ").rsplit("-", 1)
+        partition = int(partition)
         client, other = WireClient(faulty.fronts["broker"][node]), WireClient(faulty.fronts["broker"][node])
         try:
-            client.send(ApiKeys.PRODUCE, 3, produce_body(TOPIC, partition, late))
+            client.send(ApiKeys.PRODUCE, 3, produce_body(topic, partition, late))
             assert other.call(ApiKeys.API_VERSIONS, 0, {}), "other requests go on"
             client.sock.settimeout(1.0)
             with pytest.raises(socket.timeout):
@@ -237,8 +238,8 @@ def test_a_delay_holds_the_clients_produce_to_the_leader_until_it_is_released(fa
     ops = read_history(tmp_path / "history.jsonl")
     assert [(op.f, op.type) for op in ops] == [("delay", "invoke"), ("delay", "ok"),
                                                ("release", "invoke"), ("release", "ok")]  # fmt: skip
-    assert ops[0].value["requests"] == "Produce" and ops[0].value["as"].startswith(f"leader of {TOPIC}-")
-    assert b"late" in [r.value for r in read_topic(faulty.bootstrap_servers, TOPIC)]
+    assert ops[0].value["requests"] == "Produce" and topic in faulty.topics
+    assert b"late" in [r.value for r in read_topic(faulty.bootstrap_servers, topic)]
 
 
 @pytest.mark.integration

@@ -95,8 +95,14 @@ def test_bad_run_settings_are_named(tmp_path):
         ValueError, match="the workload's topic '__consumer_offsets' is one of the brokers' own"
     ):
         RunConfig(topic="__consumer_offsets", directory=tmp_path)
-    with pytest.raises(ValueError, match="the workload's txn, client and topic must be the run's"):
+    with pytest.raises(
+        ValueError, match="the workload's txn, client, topic and transaction version must be the run's"
+    ):
         RunConfig(topic="planted", workload=WorkloadConfig(), directory=tmp_path)
+    with pytest.raises(
+        ValueError, match="the workload's txn, client, topic and transaction version must be the run's"
+    ):
+        RunConfig(kip_890=True, workload=WorkloadConfig(), directory=tmp_path)  # a producer without part 2
     with pytest.raises(ValueError, match="the cluster given is not a kraft mode cluster"):
         run(RunConfig(mode="kraft", directory=tmp_path), cluster=FakeCluster())
 
