@@ -31,7 +31,7 @@ from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.fetch_request import CONSUMER_REPLICA_ID
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.time import MockTime
-from kafka_lite.diagrams.style import new_graph
+from kafka_lite.diagrams.style import new_graph, wrapped
 from kafka_lite.server.replica_manager import (
     FetchMetadata,
     FetchPartitionRequest,
@@ -221,7 +221,7 @@ def replication_round_diagram(steps: list[RoundStep]) -> graphviz.Digraph:
         rows.append(
             f'<tr><td>{i}</td><td bgcolor="{colour}" align="left" balign="left">'
             f"{html.escape(sender)} → {html.escape(receiver)}<br/>{html.escape(step.message)}</td>"
-            f'<td align="left" balign="left">{_wrapped(step.effect)}</td>'
+            f'<td align="left" balign="left">{wrapped(step.effect)}</td>'
             f"<td>{step.leader_log_end_offset}, {step.high_watermark}</td>"
             f"<td>{step.follower_log_end_offsets[0]}</td><td>{step.follower_log_end_offsets[1]}</td></tr>"
         )
@@ -233,21 +233,6 @@ def replication_round_diagram(steps: list[RoundStep]) -> graphviz.Digraph:
     g.attr("node", shape="plain")
     g.node("round", TABLE.format("".join(rows)))
     return g
-
-
-def _wrapped(text: str, width: int = 44) -> str:
-    """``text`` broken into lines of about ``width`` characters at "; " and spaces, HTML-escaped."""
-    lines: list[str] = []
-    for clause in text.split("; ") if text else []:
-        line = ""
-        for word in clause.split(" "):
-            if line and len(line) + 1 + len(word) > width:
-                lines.append(line)
-                line = word
-            else:
-                line = f"{line} {word}" if line else word
-        lines.append(line)
-    return "<br/>".join(html.escape(line) for line in lines)
 
 
 def replication_round() -> graphviz.Digraph:

@@ -11,6 +11,8 @@ tight node and rank separations. ``tests/diagrams`` renders every diagram and ch
 
 from __future__ import annotations
 
+import html
+
 import graphviz
 
 FONT = "Helvetica"
@@ -25,3 +27,18 @@ def new_graph(name: str, rankdir: str = "LR", fontsize: int = 11, **graph_attrs:
     g.attr("node", fontname=FONT, fontsize=str(fontsize))
     g.attr("edge", fontname=FONT, fontsize=str(fontsize - 1))
     return g
+
+
+def wrapped(text: str, width: int = 44) -> str:
+    """``text`` broken into lines of about ``width`` characters at "; " and spaces, HTML-escaped."""
+    lines: list[str] = []
+    for clause in text.split("; ") if text else []:
+        line = ""
+        for word in clause.split(" "):
+            if line and len(line) + 1 + len(word) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return "<br/>".join(html.escape(line) for line in lines)

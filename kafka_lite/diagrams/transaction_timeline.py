@@ -20,7 +20,7 @@ from pathlib import Path
 
 import graphviz
 
-from kafka_lite.diagrams.style import new_graph
+from kafka_lite.diagrams.style import new_graph, wrapped
 from kafka_lite.jepsen.timeline import read_timeline
 
 TIMELINES = Path(__file__).resolve().parents[2] / "chapters" / "ch10_advanced" / "timelines"
@@ -49,7 +49,7 @@ def transaction_timeline_diagram(timeline: dict) -> graphviz.Digraph:
         label = f"{text} {arrow}" if arrow == "→" else f"{arrow} {text}"
         cells = ["<td></td>"] * low
         cells.append(
-            f'<td colspan="{high - low + 1}" bgcolor="{colour}">{_wrapped(label, WIDTH * (high - low + 1))}</td>'
+            f'<td colspan="{high - low + 1}" bgcolor="{colour}">{wrapped(label, WIDTH * (high - low + 1))}</td>'
         )
         cells += ["<td></td>"] * (lanes - 1 - high)
         rows.append(f"<tr><td>{row['t']:.2f}</td>{''.join(cells)}</tr>")
@@ -61,20 +61,6 @@ def transaction_timeline_diagram(timeline: dict) -> graphviz.Digraph:
     g.attr("node", shape="plain")
     g.node("timeline", TABLE.format("".join(rows)))
     return g
-
-
-def _wrapped(text: str, width: int) -> str:
-    """``text`` in lines of about ``width`` characters, HTML-escaped."""
-    lines: list[str] = []
-    line = ""
-    for word in text.split(" "):
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    lines.append(line)
-    return "<br/>".join(html.escape(line) for line in lines)
 
 
 def aborted_read_0_11() -> graphviz.Digraph:
