@@ -96,6 +96,17 @@ def test_the_client_id_table_is_the_proxys():
     assert rows == [(pattern.pattern, who) for pattern, who in NODE_CLIENT_IDS]
 
 
+def test_the_delay_findings_commands_parse_as_written():
+    """The commands of the delay's finding: the same run, under 0.11's protocol and with KIP-890."""
+    from kafka_lite.cli.main import build_parser
+
+    blocks = re.findall(r"```sh\n(.*?)```", section("### A finding: Kafka's own transactions, delayed"), re.S)
+    old, kip_890 = (build_parser().parse_args(shlex.split(block.strip())[1:]) for block in blocks)
+    for args in (old, kip_890):
+        assert (args.jepsen_command, args.txn, sorted(args.faults), args.seed) == ("run", True, ["delay"], 1)
+    assert (old.kip_890, kip_890.kip_890) == (False, True)
+
+
 def commands() -> list[str]:
     blocks = re.findall(r"```sh\n(.*?)```", section("## Running it"), re.S)
     return [line for block in blocks for line in block.strip().splitlines()]
