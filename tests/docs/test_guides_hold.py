@@ -2110,6 +2110,15 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
+            "**A leader that serves past the high watermark, caught in the suite.**",
+            lambda: assert_equal(
+                "fetch-past-hw"
+                in set(obj("tests.jepsen.planted.sitecustomize:BUGS"))
+                - {case.bug for case in obj("tests.jepsen.test_run_with_planted_bugs:CASES")},
+                True,
+            ),
+        ),
+        holds(
             "**A follower that does not truncate, caught in the suite.**",
             # planted, and no case of the planted-bug test holds it caught
             lambda: assert_equal(
@@ -2117,7 +2126,7 @@ CLAIMS: dict[str, list[Claim]] = {
                     set(obj("tests.jepsen.planted.sitecustomize:BUGS"))
                     - {case.bug for case in obj("tests.jepsen.test_run_with_planted_bugs:CASES")}
                 ),
-                ["no-epoch-truncation"],
+                ["fetch-past-hw", "no-epoch-truncation"],
             ),
         ),
         holds(

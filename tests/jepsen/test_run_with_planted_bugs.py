@@ -3,9 +3,9 @@
 Each case breaks one of Kafka's rules in the broker processes (``planted/sitecustomize.py``: a
 method patched by pytest's ``MonkeyPatch`` as the process starts; kafka_lite has no switch for it)
 and runs short Jepsen runs on the package's ZooKeeper-mode cluster (``conftest.py``), seed 1, 2, ...
-until one's result holds a class the bug must show, within the case's number of seeds. Two
-cases replace the nemesis's schedule with one fault scripted on the cluster's state
-(``ScriptedCut``): a fault struck on a clock misses its moment on a loaded machine.
+until one's result holds a class the bug must show, within the case's number of seeds. One case
+replaces the nemesis's schedule with one fault scripted on the cluster's state (``ScriptedCut``):
+a fault struck on a clock misses its moment on a loaded machine.
 
 The module's fixture restarts each node once with the planted module (this process's environment
 names it: a restarted node inherits it, as does a node the nemesis kills and restarts); a case puts
@@ -124,21 +124,9 @@ CASES = [
     Case(
         "acks-before-isr",
         frozenset({"lost-write", "inconsistent-offsets", "unseen"}),
-        3,
+        2,
         seconds=12,
         final_limit_s=10.0,
-        script=ScriptedCut,
-        keys=3,
-        partitions=3,
-    ),
-    # The same cut. A correct leader keeps what it appends from consumers (above the high watermark,
-    # which its departed followers no longer move); this one serves it before losing it: offsets
-    # read with two values, a value read at an offset and then written at another.
-    Case(
-        "fetch-past-hw",
-        frozenset({"inconsistent-offsets", "duplicate", "lost-write"}),
-        3,
-        seconds=12,
         script=ScriptedCut,
         keys=3,
         partitions=3,
