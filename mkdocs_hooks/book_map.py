@@ -539,12 +539,12 @@ BEYOND_TOOL_MARKER = "<!-- beyond-the-book: a tool -->"
 def render_beyond_the_book(book: Book, base: str = "../../", tool: bool = False) -> str:
     """The note a chapter after the book's last carries where a book chapter has its sections;
     with ``tool``, the note of a chapter whose modules are a tool beside Kafka (their headers name
-    no section, so the map lists none of them)."""
+    no section, but for the one a lab has you write, so the map lists only that one)."""
     last = max(s.chapter for s in book.sections.values())
     about = (
         "This chapter is kafka_lite's own: a tool that tests, from the outside, the cluster the "
-        "other chapters built. Its modules are no part of Kafka and the book map lists none of them; "
-        f"the chapter and its notebook are under [Beyond the book]({base}book_map.md#beyond)."
+        "other chapters built. Its modules are no part of Kafka, and the book map lists only the one "
+        f"a lab has you write, with the chapter and its notebook, under [Beyond the book]({base}book_map.md#beyond)."
         if tool
         else "This chapter is Kafka after the book, which every Kafka user meets; its modules are "
         f"listed under [Beyond the book]({base}book_map.md#beyond) in the book map."

@@ -7,6 +7,7 @@ the result map printed as a table instead of EDN.
 
     kafka-lite jepsen run --mode kraft --faults kill,pause --seconds 60 --seed 1 --dir jepsen-1
     kafka-lite jepsen check jepsen-1/history.jsonl --pictures jepsen-1
+    kafka-lite jepsen cut jepsen-1/history.jsonl --keys 3 --out key-3.jsonl
 
 Exit code 0 when the history is valid, 1 when it is not (an anomaly outside the allowed set), 2 for
 bad usage or a history that cannot be read (its line named).
@@ -40,6 +41,17 @@ def fault_list(text: str) -> frozenset[str]:
             f"{', '.join(repr(u) for u in unknown)}: choose from {', '.join(FAULTS)} (comma-separated), or none"
         )
     return frozenset(names)
+
+
+def key_list(text: str) -> frozenset[int]:
+    """An argparse type: a comma-separated list of keys, each a whole number."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    bad = [name for name in names if not name.isdigit()]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(repr(b) for b in bad) or 'nothing'}: a key is a partition number (0, 1, ...), comma-separated"
+        )
+    return frozenset(int(name) for name in names)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -82,6 +94,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="also draw the pictures (one HTML page) into DIR")  # fmt: skip
     check.set_defaults(handler=run_check)
 
+    cut = commands.add_parser("cut", help="write a history as if only some keys had existed, to read or keep")
+    cut.add_argument("history", type=Path, metavar="HISTORY", help="a history file (JSON lines)")
+    cut.add_argument("--keys", type=key_list, required=True, metavar="KEY,...",
+                     help="the keys (partitions) to keep, comma-separated")  # fmt: skip
+    cut.add_argument("--out", type=Path, required=True, metavar="FILE", help="where to write the cut history")
+    cut.set_defaults(handler=run_cut)
+
 
 def run_check(args: argparse.Namespace, console: Console) -> int:
     from kafka_lite.jepsen.history import HistoryError, read_history
@@ -101,6 +120,25 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
     if args.pictures is not None:
         _draw(console, history, result, args.pictures, args.history, args.ww_deps)
     return 0 if result["valid"] else 1
+
+
+def run_cut(args: argparse.Namespace, console: Console) -> int:
+    from kafka_lite.jepsen.history import HistoryError, read_history, restricted_to_keys, write_history
+
+    try:
+        history = read_history(args.history)
+    except HistoryError as e:
+        raise CliError(str(e), exit_code=2) from None
+    cut = restricted_to_keys(history, args.keys)
+    try:
+        write_history(args.out, cut)
+    except OSError as e:
+        raise CliError(f"{args.out}: cannot write the history: {e.strerror or e}", exit_code=2) from None
+    keys = ", ".join(map(str, sorted(args.keys)))
+    console.print(
+        f"{args.out}: {len(cut)} of {len(history)} operations, keys {keys}", highlight=False, soft_wrap=True
+    )
+    return 0
 
 
 def run_run(args: argparse.Namespace, console: Console) -> int:

@@ -3,6 +3,9 @@
 No Kafka twin: a port of the analysis in Jepsen's Kafka workload (``analysis``, ``condense-error``,
 ``allowed-error-types`` and ``checker`` in ``jepsen/src/jepsen/tests/kafka.clj``), with Elle's cycle
 search (``elle.txn``) done by networkx. Jepsen's names, in snake_case, throughout.
+Book:    beyond the book: chapter 13 (testing Kafka's promises)
+Labs:    lab 20 (``version_orders``, ``duplicate_cases``; ``lost_write_cases``; ``g1a_cases``,
+         ``precommitted_read_cases``; the wr edges of ``data_edges``)
 Differs: Jepsen searches each strongly connected component with a time-boxed BFS; here the shortest
          cycle through at most ``CANDIDATE_EDGES`` edges of the kind a class needs is reported, so
          a huge component yields a short cycle, not always the shortest. Process edges are built
@@ -228,6 +231,7 @@ def version_orders(index: _Index) -> tuple[dict[Any, VersionOrder], list[dict]]:
     Polls count whatever their op's outcome: a consumer must never be handed a record that is not
     in the log, so even an aborted transaction's polls are evidence. Sends count only when their
     op must have committed: a failed send's offset may have been given to another record."""
+    # BEGIN SOLUTION
     first: dict[Any, dict] = defaultdict(dict)  # key -> offset -> the first value seen there
     more: dict[Any, dict] = defaultdict(lambda: defaultdict(set))  # key -> offset -> other values
 
@@ -256,11 +260,13 @@ def version_orders(index: _Index) -> tuple[dict[Any, VersionOrder], list[dict]]:
         if len(values) > 1
     ]
     return orders, errors
+    # END SOLUTION
 
 
 def g1a_cases(index: _Index) -> list[dict]:
     """An ok op read a value whose send failed: an aborted read. A read_committed consumer must
     never see a record its transaction aborted."""
+    # BEGIN SOLUTION
     errors = []
     for op in index.completions:
         if op.is_ok:
@@ -273,11 +279,13 @@ def g1a_cases(index: _Index) -> list[dict]:
                         if v in failed
                     )
     return errors
+    # END SOLUTION
 
 
 def precommitted_read_cases(index: _Index) -> list[dict]:
     """An op read a value it sent itself. Kafka hides a transaction's records from every consumer
     (its own included) until the commit marker is written, so this is a read of uncommitted data."""
+    # BEGIN SOLUTION
     errors = []
     for op in index.completions:
         reads = index.reads[op.index]
@@ -287,6 +295,7 @@ def precommitted_read_cases(index: _Index) -> list[dict]:
                 errors.append({"op": op.index, "key": k, "value": min(own)})
                 break
     return errors
+    # END SOLUTION
 
 
 def lost_write_cases(index: _Index, orders: dict[Any, VersionOrder]) -> list[dict]:
@@ -296,6 +305,7 @@ def lost_write_cases(index: _Index, orders: dict[Any, VersionOrder]) -> list[dic
     value whose *last* index is at or below the bound should have been read too (first and last
     because, with inconsistent offsets, a value may sit at several). Only values whose writer must
     have committed count: an unacknowledged send may never have reached the log."""
+    # BEGIN SOLUTION
     errors = []
     for k, read in sorted(index.ok_reads.items()):
         order = orders.get(k)
@@ -316,6 +326,7 @@ def lost_write_cases(index: _Index, orders: dict[Any, VersionOrder]) -> list[dic
                 "writer": writer.index, "max_read": readers[0].index if readers else None,
             })  # fmt: skip
     return errors
+    # END SOLUTION
 
 
 def _step(order: VersionOrder | None, v1: Any, v2: Any) -> tuple[int, list]:
@@ -454,6 +465,7 @@ def nonmonotonic_send_cases(index: _Index, orders: dict[Any, VersionOrder]) -> l
 
 def duplicate_cases(orders: dict[Any, VersionOrder]) -> list[dict]:
     """A value at more than one offset of a key: an idempotent producer's retry written twice."""
+    # BEGIN SOLUTION
     errors = []
     for k, order in orders.items():
         offsets_of: dict[Any, list] = defaultdict(list)
@@ -466,6 +478,7 @@ def duplicate_cases(orders: dict[Any, VersionOrder]) -> list[dict]:
             if len(offsets) > 1
         )
     return errors
+    # END SOLUTION
 
 
 def unseen(index: _Index) -> list[dict]:
@@ -609,6 +622,7 @@ def data_edges(
     come out the same. Within one component (``among``, its op indexes) every edge goes in, so each
     cycle's steps can be named."""
     ops = index.completions if among is None else [op for op in index.completions if op.index in among]
+    # BEGIN SOLUTION
     for reader in ops:
         invocation = index.invocation.get(reader.index)
         invoked = invocation.index if invocation is not None and among is None else -1
@@ -624,6 +638,7 @@ def data_edges(
                 writer = index.writer_of[k].get(value)  # a value nobody sent has no writer to depend on
                 if writer is not None and (among is None or writer.index in among):
                     _link(edges, writer, reader, WR)
+    # END SOLUTION
     if not ww_deps:
         return
     for writer in ops:

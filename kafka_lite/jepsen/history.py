@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from kafka_lite.common.time import Time
 TYPES = ("invoke", "ok", "info", "fail")
 FUNCTIONS = ("send", "poll", "txn", "assign", "subscribe", "crash")
 _MOPS = ("send", "poll")
+_MOP_FUNCTIONS = ("send", "poll", "txn")  # the functions whose value is a list of micro-operations
 NEMESIS = "nemesis"  # the process that the faults' operations carry
 
 
@@ -310,7 +311,7 @@ class HistoryWriter:
                 extra=fields,
             )
             self._ops.append(op)
-            self._file.write(json.dumps(op.to_json(), separators=(",", ":")) + "\n")
+            self._file.write(_line(op))
             self._file.flush()
             return op
 
@@ -345,3 +346,70 @@ def pairs(history: Iterable[Op]) -> Iterator[tuple[Op, Op | None]]:
                 completed[invocation.index] = op
     for invocation in invocations:
         yield invocation, completed.get(invocation.index)
+
+
+def restricted_to_keys(history: Iterable[Op], keys: Iterable[int]) -> list[Op]:
+    """The history as if only ``keys`` had existed: each op's sends and polls of other keys left out,
+    an op left with nothing of ``keys`` (no send, no record polled, no key assigned) left out with
+    its invocation, and the ops numbered again.
+
+    Every promise the checker holds a run to is a key's (the version order, lost writes, skips) or
+    a chain through the keys it names (a cycle's reads and writes); an op left out touched none of
+    them, and real time and each process's order still run past it. So a key's anomalies survive
+    the cut, and the cut adds none: a small history to read whole, or to keep as an example."""
+    keys = set(keys)
+    history = list(history)
+    dropped: set[int] = set()
+    for invocation, completion in pairs(history):
+        last = completion or invocation
+        if last.process != NEMESIS and not _touches(_op_restricted(last, keys)):
+            dropped.update(op.index for op in (invocation, completion) if op is not None)
+    out: list[Op] = []
+    for op in history:
+        if op.index not in dropped:
+            out.append(replace(_op_restricted(op, keys), index=len(out)))
+    return out
+
+
+def _op_restricted(op: Op, keys: set) -> Op:
+    value = op.value
+    if op.f in _MOP_FUNCTIONS and value is not None:
+        value = [_mop_restricted(mop, keys) for mop in value if mop[0] == "poll" or mop[1] in keys]
+    elif op.f in ("assign", "subscribe") and value is not None:
+        value = [k for k in value if k in keys]
+    rebalance_log = tuple(filter(None, (_entry_restricted(entry, keys) for entry in op.rebalance_log)))
+    return replace(op, value=value, rebalance_log=rebalance_log)
+
+
+def _touches(op: Op) -> bool:
+    """The op (cut already) still sends, reads a record, or takes a key; a crash always counts."""
+    if op.f in _MOP_FUNCTIONS:
+        return any(mop[0] == "send" or (len(mop) > 1 and any(mop[1].values())) for mop in op.mops())
+    if op.f in ("assign", "subscribe"):
+        return bool(op.value)
+    return True
+
+
+def _entry_restricted(entry: Any, keys: set) -> Any:
+    """A rebalance log's entry (a key, or a dict naming ``keys``) cut to ``keys``; None if nothing is left."""
+    if not isinstance(entry, dict):
+        return entry if entry in keys else None
+    kept = [k for k in entry.get("keys", ()) if k in keys]
+    return {**entry, "keys": kept} if kept else None
+
+
+def _mop_restricted(mop: Any, keys: set) -> Any:
+    if mop[0] == "poll" and len(mop) > 1:
+        return ("poll", {k: records for k, records in mop[1].items() if k in keys})
+    return mop
+
+
+def write_history(path: Path, history: Iterable[Op]) -> None:
+    """``history`` as JSON lines, as a run's writer leaves it."""
+    with open(path, "w", encoding="utf-8") as f:
+        for op in history:
+            f.write(_line(op))
+
+
+def _line(op: Op) -> str:
+    return json.dumps(op.to_json(), separators=(",", ":")) + "\n"

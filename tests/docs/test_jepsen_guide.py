@@ -115,7 +115,7 @@ def commands() -> list[str]:
 def test_the_run_command_parses_as_written_and_writes_where_check_reads():
     from kafka_lite.cli.main import build_parser
 
-    run, check = commands()
+    run, check, _ = commands()
     args = build_parser().parse_args(shlex.split(run)[1:])
     assert (args.jepsen_command, args.mode, sorted(args.faults), args.seconds, args.seed) == (
         "run", "zookeeper", ["kill"], 10, 1
@@ -136,7 +136,7 @@ def test_the_check_command_runs_as_written_and_a_subscribe_in_the_history_allows
     monkeypatch.chdir(tmp_path)
     saved = tmp_path / ".kafka-lite-jepsen" / "history.jsonl"
     saved.parent.mkdir()
-    _, check = commands()
+    _, check, _ = commands()
     argv = shlex.split(check)[1:]
     assert shlex.split(check)[0] == "kafka-lite" and "--subscribe" not in argv
 
@@ -154,9 +154,35 @@ def test_the_check_command_runs_as_written_and_a_subscribe_in_the_history_allows
     assert "nonmonotonic-poll" in out and "valid: no anomaly outside the allowed set" in out
 
 
+def test_the_cut_command_runs_as_written_on_the_runs_history(tmp_path, monkeypatch, capsys):
+    # A history of keys 1 and 3 where the run leaves it: the cut keeps key 3's send and the poll's
+    # record of it, drops the send to key 1, and says how many operations it kept.
+    from kafka_lite.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    _, check, cut = commands()
+    argv = shlex.split(cut)[1:]
+    saved = tmp_path / shlex.split(check)[-1]
+    saved.parent.mkdir()
+    ops = [
+        ("invoke", 0, "send", [["send", 1, 10]]), ("ok", 0, "send", [["send", 1, [0, 10]]]),
+        ("invoke", 1, "send", [["send", 3, 30]]), ("ok", 1, "send", [["send", 3, [0, 30]]]),
+        ("invoke", 2, "poll", [["poll"]]), ("ok", 2, "poll", [["poll", {"1": [[0, 10]], "3": [[0, 30]]}]]),
+    ]  # fmt: skip
+    saved.write_text("".join(json.dumps({"index": i, "type": t, "process": p, "f": f, "value": v, "time": i}) + "\n"
+                             for i, (t, p, f, v) in enumerate(ops)))  # fmt: skip
+    assert main(argv) == 0
+    assert "4 of 6 operations, keys 3" in capsys.readouterr().out
+    kept = [
+        json.loads(line)["value"]
+        for line in (tmp_path / argv[argv.index("--out") + 1]).read_text().splitlines()
+    ]
+    assert kept == [[["send", 3, 30]], [["send", 3, [0, 30]]], [["poll"]], [["poll", {"3": [[0, 30]]}]]]
+
+
 def test_the_book_map_has_the_chapter_and_its_notebook_but_none_of_its_modules():
-    # The page's "Beyond the book" note (the hook's, for a tool) says so: the modules carry no Book
-    # line, the chapter does count.
+    # The page's "Beyond the book" note (the hook's, for a tool) says so: of the modules only lab 20's
+    # carries a Book line, the chapter does count.
     from mkdocs_hooks.book_map import build_book_map, render_beyond_the_book
 
     book_map = build_book_map()
@@ -164,7 +190,10 @@ def test_the_book_map_has_the_chapter_and_its_notebook_but_none_of_its_modules()
     assert [n.path for n in book_map.notebooks if n.chapter == 13] == [
         "chapters/ch13_jepsen/jepsen_run.ipynb"
     ]
-    assert not [path for path in book_map.modules if path.startswith("kafka_lite/jepsen/")]
+    assert [path for path in book_map.modules if path.startswith("kafka_lite/jepsen/")] == [
+        "kafka_lite/jepsen/checker.py"
+    ]  # lab 20's
+    assert [lab.files for lab in book_map.labs if lab.number == 20] == [["kafka_lite/jepsen/checker.py"]]
     assert "<!-- beyond-the-book: a tool -->" in text()
     note = " ".join(render_beyond_the_book(book_map.book, "../../", tool=True).split())
-    assert "the book map lists none of them" in note and "ends with chapter 10" in note
+    assert "the book map lists only the one a lab has you write" in note and "ends with chapter 10" in note

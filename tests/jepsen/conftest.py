@@ -22,6 +22,9 @@ KRAFT = pytest.param(
 )
 # For a test of the ZooKeeper-mode cluster alone: the package's cluster of that mode, with its marks.
 ZOOKEEPER_MODE = pytest.mark.parametrize("faulty_cluster", [ZOOKEEPER], indirect=True)
+# Set to a folder to keep there the histories of the runs that lab 20 records (the planted bugs' and
+# chapter 10's reproductions'): labs/lab20_jepsen_checker/histories/README.md.
+KEEP_HISTORIES = "KAFKA_LITE_KEEP_HISTORIES"
 
 
 @pytest.fixture(scope="package", params=[ZOOKEEPER, KRAFT])

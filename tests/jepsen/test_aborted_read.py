@@ -29,10 +29,10 @@ from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE
 from kafka_lite.coordinator.transaction.transaction_state_manager import partition_for
 from kafka_lite.jepsen.checker import check
 from kafka_lite.jepsen.fault_proxy import CLIENTS
-from kafka_lite.jepsen.history import Op
+from kafka_lite.jepsen.history import Op, write_history
 from kafka_lite.jepsen.timeline import timeline, write_timeline
 from kafka_lite.producer.kafka_producer import KafkaProducer
-from tests.jepsen.conftest import ZOOKEEPER_MODE
+from tests.jepsen.conftest import KEEP_HISTORIES, ZOOKEEPER_MODE
 from tests.jepsen.transactions import end_offset, produce_errors, set_verification
 from tests.support.waiting import wait_until
 
@@ -190,14 +190,17 @@ def keep_timeline(name: str, title: str, parties: dict, rows) -> None:
         write_timeline(TIMELINES / f"{name}.json", title, list(dict.fromkeys(parties.values())), rows)
 
 
-def checked(history, polled):
-    """Jepsen's checker on the producer's history and one read_committed poll of it all."""
+def checked(history, polled, name: str):
+    """Jepsen's checker on the producer's history and one read_committed poll of it all; the history
+    is kept as ``name``.jsonl when ``KAFKA_LITE_KEEP_HISTORIES`` names a folder (lab 20's)."""
     ops = [Op(i, type, 0, "txn", value, i) for i, (type, value) in enumerate(history)]
     n = len(ops)
     ops += [
         Op(n, "invoke", 1, "poll", [("poll",)], n),
         Op(n + 1, "ok", 1, "poll", [("poll", {KEY: polled})], n + 1),
     ]
+    if os.environ.get(KEEP_HISTORIES):
+        write_history(Path(os.environ[KEEP_HISTORIES]) / f"{name}.jsonl", ops)
     return check(ops, txn=True)
 
 
@@ -217,7 +220,7 @@ def test_a_late_write_of_an_aborted_transaction_is_committed_by_the_next(faulty_
         "aborted_read_0_11", "An aborted read: Kafka 0.11's epoch rule, with KIP-890 part 1", parties, rows
     )
     assert 1 in [v for _, v in polled], f"record 1, whose transaction was aborted, is read: {polled}"
-    result = checked(history, polled)
+    result = checked(history, polled, "aborted-read-script")
     assert not result["valid"]
     assert "G1a" in result["error_types"], result["errors"]
 
@@ -239,5 +242,5 @@ def test_with_both_parts_of_kip_890_the_late_write_is_fenced_and_the_history_is_
     # one the abort's markers and the coordinator have left behind.
     assert late[-1] is Errors.INVALID_PRODUCER_EPOCH and Errors.NONE not in late, f"not fenced: {late}"
     assert [v for _, v in polled] == [2], f"only the committed record is read: {polled}"
-    result = checked(history, polled)
+    result = checked(history, polled, "aborted-read-script-kip-890")
     assert result["valid"], result["errors"]

@@ -8,7 +8,17 @@ import json
 import pytest
 
 from kafka_lite.common.time import MockTime
-from kafka_lite.jepsen.history import NEMESIS, HistoryError, HistoryWriter, pairs, read_history
+from kafka_lite.jepsen.checker import check
+from kafka_lite.jepsen.history import (
+    NEMESIS,
+    HistoryError,
+    HistoryWriter,
+    Op,
+    pairs,
+    read_history,
+    restricted_to_keys,
+    write_history,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -102,3 +112,44 @@ def test_a_file_that_is_not_a_history_is_named(tmp_path):
         HistoryError, match=r"missing\.jsonl: cannot read the history: No such file or directory$"
     ):
         read_history(tmp_path / "missing.jsonl")
+
+
+def test_a_cut_keeps_the_keys_asked_for_and_the_ops_that_touch_them(tmp_path):
+    written = write_run(tmp_path / "history.jsonl")
+    cut = restricted_to_keys(written, [1])
+    # The assign keeps key 1; the txn its send to key 1; the poll read only key 0, so it goes with its
+    # invocation; the nemesis's fault stays; the unfinished send to key 1 stays.
+    assert [(op.index, op.type, op.process, op.f, op.value) for op in cut] == [
+        (0, "invoke", 0, "assign", [1]),
+        (1, "ok", 0, "assign", [1]),
+        (2, "invoke", 1, "txn", [("send", 1, 6)]),
+        (3, "ok", 1, "txn", [("send", 1, (None, 6))]),
+        (4, "invoke", NEMESIS, "kill", {"node": 2}),
+        (5, "info", NEMESIS, "kill", {"node": 2}),
+        (6, "invoke", 2, "send", [("send", 1, 7)]),
+    ]
+    assert [op.time for op in cut] == [written[i].time for i in (0, 1, 2, 3, 5, 7, 8)]
+    path = tmp_path / "cut.jsonl"
+    write_history(path, cut)
+    assert read_history(path) == cut
+
+
+def test_a_cut_keeps_each_anomaly_of_its_keys_and_adds_none():
+    # Key 0: a lost write (2 below 3, never read, so also unseen, and skipped by the poll). Key 1: a G1a (the failed 9, read by an ok poll).
+    # Key 2: clean. Cut to 0 and 2, then to 1, then to 2: each keeps its own and only its own.
+    ops: list[Op] = []
+
+    def op(process, type, f, invoked, completed):
+        ops.append(Op(len(ops), "invoke", process, f, invoked, len(ops)))
+        ops.append(Op(len(ops), type, process, f, completed, len(ops)))
+
+    for v in (1, 2, 3):
+        op(0, "ok", "send", [("send", 0, v)], [("send", 0, (v - 1, v))])
+    op(1, "fail", "txn", [("send", 1, 9), ("send", 2, 20)], [("send", 1, (0, 9)), ("send", 2, (0, 20))])
+    op(2, "ok", "send", [("send", 2, 21)], [("send", 2, (1, 21))])
+    op(3, "ok", "poll", [("poll",)], [("poll", {0: [(0, 1), (2, 3)], 1: [(0, 9)], 2: [(1, 21)]})])
+    key_0 = ["int-poll-skip", "lost-write", "unseen"]
+    assert check(ops)["bad_error_types"] == ["G1a", *key_0]
+    assert check(restricted_to_keys(ops, [0, 2]))["bad_error_types"] == key_0
+    assert check(restricted_to_keys(ops, [1]))["bad_error_types"] == ["G1a"]
+    assert check(restricted_to_keys(ops, [2]))["valid"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import pprint
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from kafka_lite.jepsen.nemesis import ZOOKEEPER, Nemesis, wait_until
 from kafka_lite.jepsen.run import RunConfig, run
 from kafka_lite.jepsen.workload import WorkloadConfig
 from kafka_lite.server.replica_manager import FetchMetadata
-from tests.jepsen.conftest import ZOOKEEPER_MODE
+from tests.jepsen.conftest import KEEP_HISTORIES, ZOOKEEPER_MODE
 from tests.jepsen.planted.sitecustomize import BUG_FILE_VARIABLE, BUGS, BugFile, plant_all
 
 PLANTED = Path(__file__).parent / "planted"
@@ -93,14 +94,19 @@ class ScriptedCut(Nemesis):
 
 
 CASES = [
-    # Consumers take their keys sooner, so that they poll while transactions are open.
+    # Consumers take their keys sooner, so that they poll while transactions are open; six processes
+    # on two keys, so that open transactions read each other's writes (G1c as well).
     Case(
         "read-committed-ignores-lso",
-        frozenset({"G1a", "precommitted-read"}),
+        frozenset({"G1a", "precommitted-read", "G1c"}),
         2,
         txn=True,
-        seconds=5,
+        seconds=8,
         sub_p=0.25,
+        processes=6,
+        rate=150.0,
+        keys=2,
+        partitions=2,
     ),
     # A partition left with an open transaction holds every read_committed consumer at its LSO for
     # good, so the final phase never reads it to its end: unseen, once the final phase has had a
@@ -185,6 +191,10 @@ def test_the_checker_catches_a_planted_bug(faulty_cluster, bug_file, case, tmp_p
                 break
     finally:
         bug_file.write("")
+    if os.environ.get(KEEP_HISTORIES):
+        shutil.copyfile(
+            tmp_path / topic / "history.jsonl", Path(os.environ[KEEP_HISTORIES]) / f"{case.bug}.jsonl"
+        )
     assert case.shows & set(found[seed]), (
         f"{case.bug} not caught in {case.seeds} seeds: the classes found, by seed: {found}\n"
         f"the last result: {pprint.pformat(result, sort_dicts=False)}"
