@@ -1703,7 +1703,9 @@ CLAIMS: dict[str, list[Claim]] = {
         ),
         holds(
             "**A notebook stepping the hanging transaction**",
-            lambda: assert_equal(sorted(p.name for p in (CHAPTERS / "ch10_advanced").glob("*hanging*.ipynb")), []),
+            lambda: assert_equal(
+                sorted(p.name for p in (CHAPTERS / "ch10_advanced").glob("*hanging*.ipynb")), []
+            ),
         ),
         holds(
             "**Producer expiry on the partition**",
