@@ -23,9 +23,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from kafka_lite.cli import CliError, positive_int, whole_number
+from kafka_lite.jepsen import FAULTS
 
 MODES = ("zookeeper", "kraft")
-FAULTS = ("kill", "pause", "partition", "delay")
 CLIENTS = ("kafka_lite", "confluent")
 
 

@@ -6,3 +6,7 @@ in one module per part of Jepsen's design: ``history`` (operations as clients sa
 ``pictures`` (what each process saw of each key, with the anomalies marked). Nothing in the runtime
 imports this package: it checks a cluster from the outside, as a user's clients see it.
 """
+
+# The nemesis's faults (``nemesis.py`` says what each does), here so that the command line and the
+# run's settings name them without importing the nemesis and the cluster launcher behind it.
+FAULTS = ("kill", "pause", "partition", "delay")

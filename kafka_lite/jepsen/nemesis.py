@@ -55,13 +55,13 @@ from kafka_lite.cli import cluster as launcher
 from kafka_lite.cli import cluster_kraft
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.jepsen import FAULTS
 from kafka_lite.jepsen.fault_proxy import CLIENTS, FaultProxy
 from kafka_lite.jepsen.history import NEMESIS, HistoryWriter
 from kafka_lite.testing.durability_checker import CLUSTER_OVERRIDES, KRAFT_OVERRIDES, _Quiet
 from kafka_lite.utils.ports import free_ports
 
 ZOOKEEPER = "zookeeper"  # the ZooKeeper-mode cluster's ZooKeeper, as one end of a cut
-FAULTS = ("kill", "pause", "partition", "delay")
 # Whom a kill or a pause strikes: a partition's leader, the controller, any node, or any node but
 # the controller (a bystander, whose fault moves leaderships but not the controller's duties).
 TARGETS = ("leader", "controller", "any", "bystander")
@@ -603,9 +603,15 @@ class Nemesis:
         if target is not None and fault == "partition":
             raise ValueError(f"a partition strikes no one node: no target, not {target!r}")
         self._heal = self._partition() if fault == "partition" else getattr(self, f"_{fault}")(target)
-        self._wait(DELAY_S if fault == "delay" else self.cluster.hold_s())
+        self._wait(self._hold_s(fault))
         self._heal_now()
         self.faults_done += 1
+
+    def _hold_s(self, fault: str) -> float:
+        """How long ``fault`` is held: a delay past the workload's transaction timeout, so that the
+        coordinator aborts the transaction first; the others past the cluster's session and fetch
+        timeouts (``hold_s``), so that the cluster acts on them."""
+        return DELAY_S if fault == "delay" else self.cluster.hold_s()
 
     def _heal_now(self) -> None:
         heal, self._heal = self._heal, None

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.jepsen import FAULTS
 from kafka_lite.jepsen.clients import client_factory
 from kafka_lite.jepsen.history import HistoryWriter, read_history
 from kafka_lite.jepsen.workload import (
@@ -37,12 +38,6 @@ from kafka_lite.jepsen.workload import (
 )
 
 MODES = ("zookeeper", "kraft")
-FAULTS = (
-    "kill",
-    "pause",
-    "partition",
-    "delay",
-)  # the nemesis's (``nemesis.FAULTS``), which may not be installed
 VERIFICATION = "transaction.partition.verification.enable"  # KIP-890 part 1's broker setting
 FINAL_LIMIT_S = 120.0  # the final phase gives up after this (Jepsen's is 200 s)
 PHASES = ("cluster", "workload", "final", "check")
