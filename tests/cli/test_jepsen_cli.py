@@ -176,6 +176,38 @@ def test_run_names_the_argument_it_cannot_use(capsys, monkeypatch, args, message
     assert f"kafka-lite jepsen run: error: {message}" in err
 
 
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        ("x", "'x': a key is a partition number"),
+        ("1,-2", "'-2': a key is a partition number"),
+        (",", "nothing: a key"),
+    ],
+)
+def test_cut_names_keys_it_cannot_use(capsys, history_file, tmp_path, keys, message):
+    with pytest.raises(SystemExit) as exit:
+        main(["jepsen", "cut", str(history_file), "--keys", keys, "--out", str(tmp_path / "cut.jsonl")])
+    assert exit.value.code == 2
+    assert f"kafka-lite jepsen cut: error: argument --keys: {message}" in capsys.readouterr().err
+    assert not (tmp_path / "cut.jsonl").exists()
+
+
+def test_cut_names_a_history_it_cannot_read_and_a_file_it_cannot_write(capsys, history_file, tmp_path):
+    code, _, err = _run(
+        capsys, "cut", str(tmp_path / "nowhere.jsonl"), "--keys", "0", "--out", str(tmp_path / "c")
+    )
+    assert (code, err) == (
+        2,
+        f"kafka-lite jepsen: {tmp_path / 'nowhere.jsonl'}: cannot read the history: No such file or directory\n",
+    )
+    out = tmp_path / "no-such-dir" / "cut.jsonl"
+    code, _, err = _run(capsys, "cut", str(history_file), "--keys", "0", "--out", str(out))
+    assert (code, err) == (
+        2,
+        f"kafka-lite jepsen: {out}: cannot write the history: No such file or directory\n",
+    )
+
+
 def test_faults_read_as_a_set():
     fault_list = jepsen_cli.fault_list
     assert fault_list("kill, pause,kill") == {"kill", "pause"}
