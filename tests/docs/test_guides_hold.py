@@ -1702,12 +1702,6 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
-            "**A notebook stepping the hanging transaction**",
-            lambda: assert_equal(
-                sorted(p.name for p in (CHAPTERS / "ch10_advanced").glob("*hanging*.ipynb")), []
-            ),
-        ),
-        holds(
             "**Producer expiry on the partition**",
             all_of(
                 lambda: nowhere_in_package(r"def \w*expire_producer"),
