@@ -523,7 +523,7 @@ def realtime_lag(index: _Index) -> list[dict]:
 
     ``expired[k][o]`` is the earliest time offset o is known to exist (an op completed having sent
     or polled it or a later one). A process that has read up to offset o, polling at time t, lags
-    by at least t - expired[k][o + 1]. Assign starts untracked keys at -1 (the workload reads from
+    by at least ``t - expired[k][o + 1]``. Assign starts untracked keys at -1 (the workload reads from
     the beginning); subscribe forgets everything, since the group decides what the process holds."""
     expired: dict[Any, list] = defaultdict(list)
     max_offsets: dict[int, dict] = {}

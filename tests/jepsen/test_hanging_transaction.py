@@ -23,7 +23,7 @@ from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.jepsen.fault_proxy import CLIENTS
 from kafka_lite.producer.kafka_producer import KafkaProducer
 from tests.jepsen.conftest import ZOOKEEPER_MODE
-from tests.jepsen.transactions import end_offset, produce_errors, set_verification
+from tests.jepsen.transactions import end_offset, page_commands, produce_errors, set_verification
 from tests.support.waiting import wait_until
 
 
@@ -86,10 +86,12 @@ def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hang
     assert end_offset(cluster.bootstrap_servers, tp, "read_committed") == 1, (
         "read_committed consumers stop at the delayed batch: a transaction no marker will close"
     )
-    # Kafka 3.0's tool (KIP-664) finds it: open at offset 1 on the partition, and aborts it.
-    header, *hanging = transactions(
-        capsys, cluster, "find-hanging", "--topic", tp[0], "--max-transaction-timeout", "0"
-    )
+    # Kafka 3.0's tool (KIP-664) finds it: open at offset 1 on the partition, and aborts it; the
+    # chapter's two commands, as its page writes them.
+    find_hanging, abort = page_commands(cluster, "transactions")
+    assert tp[0] == "hanging-transaction" and find_hanging[3] == "find-hanging" and abort[3] == "abort"
+    assert main(find_hanging) == 0
+    header, *hanging = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert header[:6] == [
         "Topic",
         "Partition",
@@ -99,7 +101,8 @@ def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hang
         "StartOffset",
     ]
     assert [(row[0], row[1], row[5]) for row in hanging] == [(tp[0], "0", "1")], hanging
-    transactions(capsys, cluster, "abort", "--topic", tp[0], "--partition", "0", "--start-offset", "1")
+    assert main(abort) == 0
+    assert "Aborted the transaction" in capsys.readouterr().out
     wait_until(
         lambda: end_offset(cluster.bootstrap_servers, tp, "read_committed") == 6,
         what="the last stable offset",

@@ -3,6 +3,8 @@ KIP-890 part 1's setting switched on every broker of a running cluster."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 
 from kafka_lite.cli import cluster as launcher
@@ -13,6 +15,27 @@ from kafka_lite.common.protocol.requests import parse_response
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer
 from tests.support.waiting import wait_until
+
+GUIDE = Path(__file__).resolve().parents[2] / "chapters/ch10_advanced/transactions.md"
+PAGE_BOOTSTRAP, PAGE_ZOOKEEPER = "127.0.0.1:9092", "127.0.0.1:2181"  # the addresses the page writes
+
+
+def page_commands(cluster, tool: str) -> list[list[str]]:
+    """The ``kafka-lite <tool>`` commands of chapter 10's transactions page, as written there (lines
+    continued with a backslash joined), each as the arguments of ``main``, with the page's addresses
+    made this cluster's."""
+    blocks = re.findall(r"```sh\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
+    lines = [line for block in blocks for line in block.replace("\\\n", " ").splitlines()]
+    addresses = {
+        PAGE_BOOTSTRAP: cluster.bootstrap_servers,
+        PAGE_ZOOKEEPER: launcher.zookeeper_connect(cluster.state),
+    }
+    commands = []
+    for line in lines:
+        words = shlex.split(line)
+        if words[:2] == [".venv/bin/kafka-lite", tool]:
+            commands.append([addresses.get(word, word) for word in words[1:]])
+    return commands
 
 
 def end_offset(bootstrap_servers: str, tp: TopicPartition, isolation_level: str) -> int:
@@ -35,13 +58,16 @@ def set_verification(cluster, enabled: bool) -> None:
     said = f"{VERIFICATION}={str(enabled).lower()}"
     logs = [Path(state["dir"]) / "logs" / f"broker-{n}.log" for n in cluster.node_ids]
     before = [log.read_text().count(said) for log in logs]
-    change = ["--add-config", f"{VERIFICATION}=true"] if enabled else ["--delete-config", VERIFICATION]
+    # On: the page's command, as written, for each broker (the page's names broker 0). Off: the same
+    # command with --delete-config.
+    (on,) = page_commands(cluster, "configs")
+    assert on[on.index("--add-config") + 1] == f"{VERIFICATION}=true", on
     for n in cluster.node_ids:
-        entity = ["--entity-type", "brokers", "--entity-name", str(n)]
-        assert (
-            main(["configs", "--zookeeper", launcher.zookeeper_connect(state), "--alter", *entity, *change])
-            == 0
-        )
+        argv = [str(n) if i and on[i - 1] == "--entity-name" else word for i, word in enumerate(on)]
+        if not enabled:
+            at = argv.index("--add-config")
+            argv[at : at + 2] = ["--delete-config", VERIFICATION]
+        assert main(argv) == 0, argv
     for log, count in zip(logs, before, strict=True):
         wait_until(
             lambda log=log, count=count: log.read_text().count(said) > count, what=f"{log.name}: {said}"
