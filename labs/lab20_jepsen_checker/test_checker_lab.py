@@ -21,8 +21,10 @@ from pathlib import Path
 import pytest
 
 from kafka_lite.jepsen.checker import (
+    WR,
     _Index,
     cycle_cases,
+    data_edges,
     duplicate_cases,
     g1a_cases,
     lost_write_cases,
@@ -202,7 +204,15 @@ def test_an_acknowledged_write_below_a_value_somebody_read_is_lost_if_nobody_rea
     s = Script()
     for v in (1, 2, 3, 4):
         s.op(0, send(0, v, v - 1), f="send")
-    s.op(1, poll({0: [(0, 1), (2, 3)]}), f="poll")  # 3 read; 2, below it, never
+    reader = s.op(1, poll({0: [(0, 1), (2, 3)]}), f="poll")  # 3 read; 2, below it, never
+    index = _Index(s.ops)
+    (error,) = lost_write_cases(index, version_orders(index)[0]) or [None]
+    expected = {"key": 0, "value": 2, "index": 1, "max_read_index": 2, "writer": 3, "max_read": reader}
+    assert error == expected, (
+        "a lost write names its key and value, the value's dense index, the bound (the dense index of "
+        "the highest value read), the completion of the op that sent it, and an op that read the value "
+        f"at the bound: expected {expected}, got {error}"
+    )
     assert lost(s.ops) == [(0, 2)], (
         "key 0 holds 1, 2, 3, 4 at offsets 0 to 3, all acknowledged; a poll read 1 and 3. A consumer "
         "reads a partition in order, so 2, below the highest value read, should have been read too: it "
@@ -294,7 +304,7 @@ def test_an_ok_read_of_a_failed_write_is_g1a():
 @pytest.mark.points(2)
 def test_a_transaction_that_reads_its_own_write_read_it_before_it_committed():
     s = Script()
-    own = s.op(0, send(0, 1, 0), poll({0: [(0, 1)]}))
+    own = s.op(0, send(0, 3, 0), send(0, 1, 1), poll({0: [(0, 3), (1, 1)]}))  # 3 read first; 1 is smaller
     s.op(1, send(1, 5, 0), poll({1: [(0, 4)]}))  # 4 is someone else's
     both = s.op(2, send(2, 7, 0), send(2, 8, 1), poll({2: [(0, 7), (1, 8)]}), type="info")
     got = sorted(precommitted_read_cases(_Index(s.ops)), key=lambda e: e["op"])
@@ -370,6 +380,22 @@ def test_a_chain_is_no_cycle_and_a_cycle_closed_by_a_processs_order_is_g1c_proce
         f"process 0 ran op {t1}, then op {t3}, and op {t1} read 2, which op {t3} wrote: the wr edge {t3} -> {t1} "
         f"and the process's order {t1} -> {t3} close a cycle, which the checker names G1c-process (a G1c "
         f"needs a process's order to close it). Expected {{'G1c-process': [[{t1}, {t3}, {t1}]]}}, got {got}"
+    )
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(1)
+def test_within_a_component_only_the_writers_in_it_link():
+    s = Script()
+    outside = s.op(0, send(0, 1, 0))
+    writer = s.op(1, send(0, 2, 1))
+    reader = s.op(2, poll({0: [(0, 1), (1, 2)]}))
+    edges: dict = {}
+    data_edges(_Index(s.ops), {}, False, edges, among={writer, reader})
+    assert edges == {writer: {reader: WR}}, (
+        f"with among={{{writer}, {reader}}} (one component's ops), op {reader} read 1 (written by op "
+        f"{outside}, outside the component) and 2 (written by op {writer}): only the edge {writer} -> {reader} "
+        f"goes in, an edge to an op the search is not looking at would join it in. Got {edges}"
     )
 
 
