@@ -102,13 +102,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cut.set_defaults(handler=run_cut)
 
 
-def run_check(args: argparse.Namespace, console: Console) -> int:
+def _read(path: Path) -> list:
+    """The history at ``path``; one that cannot be read is the command's error (exit code 2)."""
     from kafka_lite.jepsen.history import HistoryError, read_history
 
     try:
-        history = read_history(args.history)
+        return read_history(path)
     except HistoryError as e:
         raise CliError(str(e), exit_code=2) from None
+
+
+def run_check(args: argparse.Namespace, console: Console) -> int:
+    history = _read(args.history)
     from kafka_lite.jepsen import checker
 
     # As the run that wrote it checks it: a run whose consumers subscribed allows what a rebalance
@@ -123,12 +128,9 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
 
 
 def run_cut(args: argparse.Namespace, console: Console) -> int:
-    from kafka_lite.jepsen.history import HistoryError, read_history, restricted_to_keys, write_history
+    from kafka_lite.jepsen.history import restricted_to_keys, write_history
 
-    try:
-        history = read_history(args.history)
-    except HistoryError as e:
-        raise CliError(str(e), exit_code=2) from None
+    history = _read(args.history)
     cut = restricted_to_keys(history, args.keys)
     try:
         write_history(args.out, cut)

@@ -86,7 +86,7 @@ class Op:
 
     def mops(self) -> list:
         """The op's micro-operations (empty for assign, subscribe and crash)."""
-        return list(self.value) if self.f in ("send", "poll", "txn") and self.value is not None else []
+        return list(self.value) if self.f in _MOP_FUNCTIONS and self.value is not None else []
 
     def to_json(self) -> dict:
         data: dict[str, Any] = {
@@ -108,7 +108,7 @@ class Op:
 
 
 def _value_to_json(f: str, value: Any) -> Any:
-    if f not in ("send", "poll", "txn") or value is None:
+    if f not in _MOP_FUNCTIONS or value is None:
         return list(value) if isinstance(value, (tuple, list)) else value
     out = []
     for mop in value:
@@ -194,7 +194,7 @@ def op_from_json(data: Any) -> Op:
         if f not in FUNCTIONS:
             raise _LineError(f"'f' should be one of {', '.join(FUNCTIONS)}, not {f!r}")
         value = data.get("value")
-        if f in ("send", "poll", "txn"):
+        if f in _MOP_FUNCTIONS:
             if not isinstance(value, list):
                 raise _LineError(f"a {f}'s value should be a list of micro-operations, not {value!r}")
             completed = data["type"] != "invoke"
