@@ -299,8 +299,32 @@ class FaultyCluster:
         """The node's metadata (a ``Cluster``), from a Metadata request to its listener itself, around
         the proxy. A client's ``describe_cluster`` would ask whichever node it likes best."""
         from kafka_lite.clients.metadata import Cluster
+
+        return Cluster.from_metadata_response(
+            self._ask(node_id, ApiKeys.METADATA, 1, {"topics": None}, timeout_ms)
+        )
+
+    def log_end_offset(self, node_id: int, topic: str, partition: int, timeout_ms: int = 2000) -> int | None:
+        """The partition's log end offset in the node's own replica, leader or follower (a debugging
+        consumer's ListOffsets, which any replica answers, around the proxy), or None if the node
+        has no replica of it."""
+        from kafka_lite.common.protocol.fetch_request import DEBUGGING_CONSUMER_ID
+        from kafka_lite.log.log import LATEST_TIMESTAMP
+
+        body = {
+            "replica_id": DEBUGGING_CONSUMER_ID,
+            "topics": [
+                {"topic": topic, "partitions": [{"partition": partition, "timestamp": LATEST_TIMESTAMP}]}
+            ],
+        }
+        answer = self._ask(node_id, ApiKeys.LIST_OFFSETS, 1, body, timeout_ms)
+        found = answer["responses"][0]["partition_responses"][0]
+        return found["offset"] if found["error_code"] == 0 else None
+
+    def _ask(self, node_id: int, api: ApiKeys, version: int, body: dict, timeout_ms: int) -> dict:
+        """One request to the node's listener itself, around the proxy (so a cut does not stop it);
+        the answer's body."""
         from kafka_lite.clients.network_client import ClientRequest, NetworkClient
-        from kafka_lite.common.protocol.api_keys import ApiKeys
         from kafka_lite.network.selector import Selector
 
         client = NetworkClient(Selector(time=self.time), "jepsen-nemesis", time=self.time)
@@ -311,17 +335,17 @@ class FaultyCluster:
             sent = False
             while not answers and self.time.milliseconds() < deadline:
                 if not sent and client.ready(str(node_id), self.time.milliseconds()):
-                    request = ClientRequest(
-                        str(node_id), ApiKeys.METADATA, 1, {"topics": None}, callback=answers.append
-                    )
-                    client.send(request, self.time.milliseconds())
+                    client.send(ClientRequest(str(node_id), api, version, body, callback=answers.append),
+                                self.time.milliseconds())  # fmt: skip
                     sent = True
                 client.poll(POLL_MS)
         finally:
             client.close_all()
         if not answers or answers[0].disconnected:
-            raise ConnectionError(f"node {node_id} did not answer a Metadata request within {timeout_ms} ms")
-        return Cluster.from_metadata_response(answers[0].body)
+            raise ConnectionError(
+                f"node {node_id} did not answer a {api.name} request within {timeout_ms} ms"
+            )
+        return answers[0].body
 
     def coordinator(self) -> int | None:
         """The group coordinator of the runs' consumer groups (the first, by name): the leader of the

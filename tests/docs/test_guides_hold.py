@@ -1999,6 +1999,7 @@ CLAIMS: dict[str, list[Claim]] = {
                 lambda: assert_in("--bootstrap-controller", cli_options("metadata-quorum")),
                 tested_by(
                     "tests/cli/test_tools_on_kraft.py::test_metadata_quorum_through_each_broker_as_kafka_3_3s_tool_asks",
+                    "tests/cli/test_tools_on_kraft.py::test_metadata_quorum_through_any_one_controller_finds_the_leader",
                     "tests/cli/test_metadata_quorum_cli.py::test_status_names_the_leader_its_epoch_and_the_voters",
                     "tests/cli/test_metadata_quorum_cli.py::test_a_follower_alone_cannot_answer",
                 ),
@@ -2107,26 +2108,6 @@ CLAIMS: dict[str, list[Claim]] = {
                     "tests/jepsen/test_pictures.py::test_the_page_needs_no_network",
                     "tests/jepsen/test_pictures.py::test_a_long_history_is_drawn_as_a_window_around_its_anomaly",
                 ),
-            ),
-        ),
-        holds(
-            "**A leader that serves past the high watermark, caught in the suite.**",
-            lambda: assert_equal(
-                "fetch-past-hw"
-                in set(obj("tests.jepsen.planted.sitecustomize:BUGS"))
-                - {case.bug for case in obj("tests.jepsen.test_run_with_planted_bugs:CASES")},
-                True,
-            ),
-        ),
-        holds(
-            "**A follower that does not truncate, caught in the suite.**",
-            # planted, and no case of the planted-bug test holds it caught
-            lambda: assert_equal(
-                sorted(
-                    set(obj("tests.jepsen.planted.sitecustomize:BUGS"))
-                    - {case.bug for case in obj("tests.jepsen.test_run_with_planted_bugs:CASES")}
-                ),
-                ["fetch-past-hw", "no-epoch-truncation"],
             ),
         ),
         holds(

@@ -128,6 +128,11 @@ def test_the_proxy_carries_kafka_traffic_and_knows_who_sends_it(faulty):
         producer.close()
     records = read_topic(faulty.bootstrap_servers, TOPIC)
     assert sorted(int(r.value) for r in records) == list(range(10))
+    # acks=all: every replica, leader or follower, has them; each node answers for its own log.
+    ends = [{faulty.log_end_offset(n, TOPIC, p) for n in faulty.node_ids} for p in range(PARTITIONS)]
+    assert all(len(end) == 1 for end in ends), ends
+    assert sum(end.pop() for end in ends) == len(records)
+    assert faulty.log_end_offset(faulty.node_ids[0], "no-such-topic", 0) is None
     # Every follower fetches from its leader through the leader's proxy, named as itself, not a client.
     links = set(faulty.proxy.links())
     for p in range(PARTITIONS):

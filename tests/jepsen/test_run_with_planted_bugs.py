@@ -16,6 +16,7 @@ module, no bug in force, until the stop test (``test_stop.py``) ends the cluster
 
 from __future__ import annotations
 
+import json
 import os
 import pprint
 import shutil
@@ -24,7 +25,10 @@ from pathlib import Path
 
 import pytest
 
+from kafka_lite.cli import cluster as launcher
+from kafka_lite.cli.main import main
 from kafka_lite.jepsen import nemesis
+from kafka_lite.jepsen.fault_proxy import CLIENTS
 from kafka_lite.jepsen.nemesis import ZOOKEEPER, Nemesis, wait_until
 from kafka_lite.jepsen.run import RunConfig, run
 from kafka_lite.jepsen.workload import WorkloadConfig
@@ -67,6 +71,11 @@ class ScriptedCut(Nemesis):
     again, and meanwhile the clients still reach it. Once ZooKeeper names another leader, the cut
     is held ``HOLD_S`` while the workload writes, then healed. ``stop`` waits for the script to end."""
 
+    shape_name = "cut-from-zookeeper"
+
+    def cut(self, node: int) -> set[frozenset]:
+        return {frozenset((node, ZOOKEEPER))}
+
     def _run(self) -> None:
         try:
             if not self._wait(self.interval_s):
@@ -75,12 +84,23 @@ class ScriptedCut(Nemesis):
             self.error = e
 
     def _script(self) -> None:
+        topic, partition, node = self._target()
+        self._cut_until_moved(topic, partition, node)
+        self.time.sleep(int(HOLD_S * 1000))  # the workload writes; the cut node still leads in its own eyes
+        self._heal_now()
+        self.faults_done += 1
+
+    def _target(self) -> tuple[str, int, int]:
+        """The run's last partition and its leader."""
         c = self.cluster
         topic = list(c.topics)[-1]  # the run's own: the last created on the shared cluster
         partition = c.topics[topic] - 1
-        node = c.leader_of(topic, partition)
-        cut = {frozenset((node, ZOOKEEPER))}
-        value = {"shape": "cut-from-zookeeper", "cut": nemesis._pairs_value(cut)}
+        return topic, partition, c.leader_of(topic, partition)
+
+    def _cut_until_moved(self, topic: str, partition: int, node: int) -> None:
+        c = self.cluster
+        cut = self.cut(node)
+        value = {"shape": self.shape_name, "cut": nemesis._pairs_value(cut)}
         self._record("partition", value, lambda: c.partition(cut))
         self._heal = lambda: self._record("heal", value, c.heal)
         wait_until(
@@ -88,12 +108,98 @@ class ScriptedCut(Nemesis):
             lambda: c.leader_of(topic, partition) not in (None, node),
             f"the controller to move {topic}-{partition} from node {node}",
         )
-        self.time.sleep(int(HOLD_S * 1000))  # the workload writes; the cut node still leads in its own eyes
+
+
+class ScriptedIsolation(ScriptedCut):
+    """The same script, the leader cut from ZooKeeper and from the other brokers, while the clients
+    still reach it: its followers stop copying at the cut, so that everything it appends from then on
+    stays above its high watermark, and its consumers go on fetching from it until the cut heals
+    (nothing tells them it has stopped leading)."""
+
+    shape_name = "cut-from-the-cluster"
+
+    def cut(self, node: int) -> set[frozenset]:
+        return nemesis.cut_between([{node}, (set(self.cluster.node_ids) - {node}) | {ZOOKEEPER}])
+
+
+class ScriptedReturn(ScriptedIsolation):
+    """The isolation, then the cut node made the partition's leader again. Once ZooKeeper names
+    another leader, the cut node is cut from the clients too, so that its log stops growing, and the
+    cut is held until the new leader's log is longer: a follower whose log ran past its leader's
+    could neither fetch nor (with unclean election off) truncate, and would stop. Healed, and once
+    the node is back in the ISR, a preferred replica election for the partition, asked for as an
+    operator asks for one (``kafka-lite preferred-replica-election``); the run's topic is new, so the
+    node that led it first, the one cut, is its first replica, the preferred one. What it serves from
+    then on is the log it rejoined with: the records it appended alone under the cut, which the new
+    leader never had, are gone if it truncated to where its epoch ends in the new leader's log
+    (KIP-101), and are still there, below everything it copied since, if it did not."""
+
+    shape_name = "cut-from-the-cluster, then elected again"
+
+    def _script(self) -> None:
+        c = self.cluster
+        topic, partition, node = self._target()
+        self._cut_until_moved(topic, partition, node)
+        alone = {frozenset((node, CLIENTS))}
+        self._record("partition", {"shape": "cut-from-the-clients", "cut": nemesis._pairs_value(alone)},
+                     lambda: c.partition(alone))  # fmt: skip
+        ahead = c.log_end_offset(node, topic, partition)
+        wait_until(self.time, lambda: (c.log_end_offset(c.leader_of(topic, partition), topic, partition) or 0) > ahead,
+                   f"the new leader of {topic}-{partition} past offset {ahead}, node {node}'s log end")  # fmt: skip
         self._heal_now()
         self.faults_done += 1
+        wait_until(self.time, lambda: node in c.leader_and_isr(topic, partition)[1],
+                   f"node {node} back in the ISR of {topic}-{partition}")  # fmt: skip
+        value = {"topic": topic, "partition": partition, "preferred": node}
+        self._record("elect-preferred", value, lambda: self._elect_preferred(topic, partition))
+        wait_until(self.time, lambda: c.leader_of(topic, partition) == node,
+                   f"node {node} to lead {topic}-{partition} again")  # fmt: skip
+        self.time.sleep(int(HOLD_S * 1000))  # the workload reads and writes where it leads
+
+    def _elect_preferred(self, topic: str, partition: int) -> None:
+        wanted = self.cluster.directory / f"elect-{topic}-{partition}.json"
+        wanted.write_text(json.dumps({"partitions": [{"topic": topic, "partition": partition}]}))
+        zookeeper = launcher.zookeeper_connect(self.cluster.state)
+        code = main(
+            ["preferred-replica-election", "--zookeeper", zookeeper, "--path-to-json-file", str(wanted)]
+        )
+        if code != 0:
+            raise RuntimeError(f"preferred-replica-election for {topic}-{partition} exited with {code}")
 
 
 CASES = [
+    # The leader cut from the cluster, then elected again (``ScriptedReturn``): a follower that kept
+    # what it appended alone serves it as leader, at offsets where the new leader acknowledged other
+    # records. Eight processes at 400 operations a second, so that the new leader takes sends from
+    # processes that never reached the old one before the old one's blocked sends are retried: the
+    # two logs then differ at the same offsets (retries alone mostly arrive in the old order).
+    Case(
+        "no-epoch-truncation",
+        frozenset({"inconsistent-offsets", "lost-write"}),
+        5,
+        seconds=20,
+        final_limit_s=10.0,
+        script=ScriptedReturn,
+        keys=3,
+        partitions=3,
+        processes=8,
+        rate=400.0,
+    ),
+    # The leader cut from the cluster while the clients reach it (``ScriptedIsolation``): its
+    # consumers read what it appended alone, which it truncates once it rejoins. As many processes
+    # and as fast as the case above, so that some poll while others' sends are blocked on it.
+    Case(
+        "fetch-past-hw",
+        frozenset({"inconsistent-offsets", "lost-write"}),
+        4,
+        seconds=12,
+        final_limit_s=10.0,
+        script=ScriptedIsolation,
+        keys=3,
+        partitions=3,
+        processes=8,
+        rate=400.0,
+    ),
     # Consumers take their keys sooner, so that they poll while transactions are open; six processes
     # on two keys, so that open transactions read each other's writes (G1c as well).
     Case(
@@ -156,6 +262,25 @@ def restart_unless_planted(cluster, bug_file: BugFile) -> None:
     cluster.wait_whole()
 
 
+def restore_whole(cluster, bug_file: BugFile) -> None:
+    """Take the bug out of force, and bring back any replica it left stopped. A planted follower
+    that kept records its leader never had can end up ahead of its leader's log: it can then
+    neither fetch nor (with unclean election off) truncate, and kafka_lite stops fetching that
+    partition (Kafka halts the broker). Restarted with no bug in force, it truncates to where its
+    epoch ends in its leader's log (KIP-101) and catches up, and the next seed or case starts
+    from a whole cluster."""
+    bug_file.write("")
+    behind = {
+        node
+        for topic, partitions in cluster.topics.items()
+        for partition in range(partitions)
+        for node in set(cluster.node_ids) - set(cluster.leader_and_isr(topic, partition)[1])
+    }
+    for node in sorted(behind):
+        cluster.restart(node)
+    cluster.wait_whole()
+
+
 @pytest.fixture(scope="module")
 def bug_file(faulty_cluster, tmp_path_factory):
     """Every node of the cluster restarted with the planted module, no bug in force."""
@@ -175,9 +300,9 @@ def test_the_checker_catches_a_planted_bug(faulty_cluster, bug_file, case, tmp_p
     found: dict[int, list[str]] = {}
     if case.script is not None:
         monkeypatch.setattr(nemesis, "Nemesis", case.script)  # the run builds its nemesis from the module
-    bug_file.write(case.bug)
     try:
         for seed in range(1, case.seeds + 1):
+            bug_file.write(case.bug)
             topic = f"planted-{case.bug}-{seed}"
             workload = WorkloadConfig(txn=case.txn, topic=topic, key_count=case.keys, partitions=case.partitions,
                                       rate=case.rate, sub_p=case.sub_p)  # fmt: skip
@@ -187,6 +312,7 @@ def test_the_checker_catches_a_planted_bug(faulty_cluster, bug_file, case, tmp_p
                                final_limit_s=case.final_limit_s, nemesis_interval_s=1.0, topic=topic)  # fmt: skip
             result = run(config, cluster=faulty_cluster).result
             found[seed] = result["error_types"]
+            restore_whole(faulty_cluster, bug_file)
             if case.shows & set(result["bad_error_types"]):
                 break
     finally:
