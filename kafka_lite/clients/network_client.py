@@ -146,7 +146,7 @@ class NetworkClient:
         try:
             self.selector.connect(node, address)
         except OSError as e:
-            log.warning("Connection to node %s failed: %s", node, e)
+            log.debug("Connection to node %s failed: %s", node, e)  # the selector warns, once
             self.connection_states.disconnected(node, now)
 
     def least_loaded_node(self, now: int) -> str | None:

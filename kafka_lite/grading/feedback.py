@@ -80,7 +80,9 @@ TRAPS = (
 # aiokafka's, and librdkafka's own lines on stderr (confluent-kafka). One pattern per line shape.
 CLIENT_NOISE = (
     # pytest's "WARNING  logger:file.py:197 message", or logging's own "WARNING:logger:message"
-    re.compile(r"^\s*WARNING[\s:]+kafka_lite\.(network\.selector|clients\.\w+):.*(refused|disconnected)"),
+    re.compile(
+        r"^\s*WARNING[\s:]+kafka_lite\.(network\.selector|clients\.\w+):.*(refused|disconnected|established again)"
+    ),
     re.compile(
         r"^\s*(WARNING|ERROR)[\s:]+kafka\.(conn|client|client_async):.*"
         r"(refused|[Cc]onnect attempt|Disconnect|DNS lookup failed|Unable to connect)"

@@ -49,6 +49,7 @@ class Selector:
         self.max_receive_size = max_receive_size
         self.failed_authentication_delay_ms = failed_authentication_delay_ms
         self._delayed_closes: dict[str, tuple[int, Exception]] = {}  # channel id -> (close at, why)
+        self._unreachable: set[str] = set()  # ids whose last connect failed: warned once
         # Builds each connection's channel: with an authenticator on a SASL listener or client
         # (Kafka's ChannelBuilder, chosen by security.protocol), with none on PLAINTEXT.
         self.channel_builder = channel_builder
@@ -93,7 +94,9 @@ class Selector:
         code = sock.connect_ex(address)
         if code not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK):
             sock.close()
-            raise OSError(code, f"connect to {address} failed immediately")
+            error = OSError(code, f"connect to {address} failed immediately")
+            self._connect_failed(channel_id, error)
+            raise error
         channel = self.channel_builder.build_channel(channel_id, sock, self.max_receive_size)
         channel.interest = selectors.EVENT_WRITE  # a connect completes when the socket turns writable
         self._add(channel)
@@ -193,6 +196,8 @@ class Selector:
                 # A frame cut short or impossible is.
                 if isinstance(e, (PeerClosedException, ConnectionResetError, BrokenPipeError)):
                     log.debug("Connection with %s closed by peer: %s", channel.id, e)
+                elif not channel.connected:
+                    self._connect_failed(channel.id, e)
                 else:
                     log.warning("Connection with %s disconnected: %s", channel.id, e)
                 self.close(channel.id)
@@ -214,7 +219,7 @@ class Selector:
         if not channel.connected and mask & selectors.EVENT_WRITE:
             channel.finish_connect()
             if channel.ready():
-                self.connected.append(channel.id)
+                self._mark_connected(channel.id)
             self._update_interest(channel)
             return
         if channel.connected and not channel.ready():
@@ -222,7 +227,7 @@ class Selector:
             # only then does the connection count as connected (the client) or carry requests.
             channel.prepare()
             if channel.ready():
-                self.connected.append(channel.id)
+                self._mark_connected(channel.id)
             self._update_interest(channel)
             return
         if channel.connected and mask & selectors.EVENT_READ and not channel.muted:
@@ -234,6 +239,26 @@ class Selector:
             if send is not None:
                 self.completed_sends.append(send)
         self._update_interest(channel)
+
+    def _connect_failed(self, id: str, error: Exception) -> None:
+        """A connection that could not be made. Kafka's NetworkClient warns at each attempt, once
+        every ``reconnect.backoff.ms`` for as long as the peer is down (Kafka 1.1's exponential
+        backoff, KIP-144, spaces the attempts out). Here the first failure warns and the rest
+        are debug, until a connection to the same id is made again, which is said once: a reader
+        watching a quorum or a cluster through a node's death sees one line, not one every 50 ms."""
+        if id in self._unreachable:
+            log.debug("Connection to %s could not be established: %s", id, error)
+        else:
+            self._unreachable.add(id)
+            log.warning(
+                "Connection to %s could not be established: %s (retrying; said again once it is)", id, error
+            )
+
+    def _mark_connected(self, id: str) -> None:
+        self.connected.append(id)
+        if id in self._unreachable:
+            self._unreachable.discard(id)
+            log.warning("Connection to %s established again", id)
 
     def _close_after_failed_authentication(self, channel: KafkaChannel, error: Exception) -> None:
         """Close a channel whose authentication failed: at once, or after

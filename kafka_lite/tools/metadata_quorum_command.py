@@ -95,12 +95,30 @@ class Admin(Protocol):
 
     def describe_metadata_quorum(self) -> QuorumInfo: ...
 
+    def _active_controller(self) -> tuple[str, int] | None:
+        """The quorum's leader and its address, as a controller's DescribeCluster names them among
+        the controllers, or None (no controller among the addresses, or no leader now). Kafka 3.7's
+        Admin, given ``--bootstrap-controller``, learns the controllers so and sends DescribeQuorum
+        to the active one (KIP-919), so that one controller's address is enough."""
+        if self._describe_cluster is None:
+            return None
+        for address in self._addresses:
+            try:
+                answer = self._describe_cluster(address)
+            except OSError:
+                continue
+            nodes = {n["broker_id"]: (n["host"], n["port"]) for n in answer.get("brokers", [])}
+            if answer.get("error_code") == 0 and answer.get("controller_id") in nodes:
+                return nodes[answer["controller_id"]]
+        return None
+
     def cluster_id(self) -> str | None: ...
 
 
 class QuorumAdmin:
-    """An Admin over brokers or voters: DescribeQuorum to each address in turn, until one answers as
-    leader (a KRaft broker forwards it to the leader; a voter answers only if it leads).
+    """An Admin over brokers or voters: DescribeQuorum to the active controller when a controller
+    among the addresses names it, then to each address in turn, until one answers as leader (a
+    KRaft broker forwards it to the leader; a voter answers only if it leads).
     ``describe_quorum(address)`` sends the request and returns the answer's partition data
     (``kafka_lite.raft.tools.quorum_client.describe_quorum``, passed in by the CLI).
 
@@ -121,7 +139,10 @@ class QuorumAdmin:
 
     def describe_metadata_quorum(self) -> QuorumInfo:
         answers = []
-        for host, port in self._addresses:
+        active = self._active_controller()
+        for host, port in (
+            [active, *(a for a in self._addresses if a != active)] if active else self._addresses
+        ):
             try:
                 partition = self._describe_quorum((host, port))
             except OSError as e:
@@ -135,6 +156,23 @@ class QuorumAdmin:
             "no address answered DescribeQuorum as the quorum's leader (only the leader can): "
             + "; ".join(answers)
         )
+
+    def _active_controller(self) -> tuple[str, int] | None:
+        """The quorum's leader and its address, as a controller's DescribeCluster names them among
+        the controllers, or None (no controller among the addresses, or no leader now). Kafka 3.7's
+        Admin, given ``--bootstrap-controller``, learns the controllers so and sends DescribeQuorum
+        to the active one (KIP-919), so that one controller's address is enough."""
+        if self._describe_cluster is None:
+            return None
+        for address in self._addresses:
+            try:
+                answer = self._describe_cluster(address)
+            except OSError:
+                continue
+            nodes = {n["broker_id"]: (n["host"], n["port"]) for n in answer.get("brokers", [])}
+            if answer.get("error_code") == 0 and answer.get("controller_id") in nodes:
+                return nodes[answer["controller_id"]]
+        return None
 
     def cluster_id(self) -> str | None:
         """The first address's answer to DescribeCluster (any controller knows the id), or None."""

@@ -69,6 +69,19 @@ def _status(out: str) -> dict[str, str]:
     return {name: value.strip() for name, _, value in (line.partition(":") for line in out.splitlines())}
 
 
+def test_metadata_quorum_through_any_one_controller_finds_the_leader(kraft_cluster, capsys):
+    """``--bootstrap-controller`` with one controller's address, as chapter 12's page writes it: a
+    follower's DescribeCluster names the active controller, which is asked (Kafka 3.7's Admin)."""
+    addresses = [a.split("@")[1] for a in kraft_cluster.state["kraft"]["voters"].split(",")]
+    leaders = {
+        _status(run(capsys, "metadata-quorum", "--bootstrap-controller", address, "describe", "--status"))[
+            "LeaderId"
+        ]
+        for address in addresses
+    }
+    assert len(leaders) == 1 and leaders != {"-1"}, leaders
+
+
 def test_metadata_quorum_through_each_broker_as_kafka_3_3s_tool_asks(kraft_cluster, capsys):
     """``kafka-metadata-quorum.sh --bootstrap-server <a broker> describe --status``: each broker on
     its own forwards DescribeQuorum to the active controller, and the answer is the one the voters

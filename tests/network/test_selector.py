@@ -138,6 +138,30 @@ def test_a_refused_connect_is_a_disconnect():
         selector.close_all()
 
 
+def test_a_peer_that_stays_down_is_warned_of_once_and_its_return_once(caplog):
+    """A client retries a dead peer every reconnect.backoff.ms: one warning when it cannot connect,
+    none for the retries, one when it connects again."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    address = listener.getsockname()
+    listener.close()  # nothing listens there now
+    selector = Selector()
+    caplog.set_level("DEBUG", logger="kafka_lite.network.selector")
+    try:
+        for _ in range(3):
+            selector.connect("gone", address)
+            poll_until(selector, lambda seen: "gone" in seen["disconnected"], "the refused connect")
+        with socket.create_server(address) as back:
+            selector.connect("gone", address)
+            poll_until(selector, lambda seen: "gone" in seen["connected"], "the connect once it listens")
+            back.accept()[0].close()
+    finally:
+        selector.close_all()
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 2, warnings
+    assert "could not be established" in warnings[0] and "established again" in warnings[1], warnings
+    assert sum("could not be established" in r.getMessage() for r in caplog.records) == 3
+
+
 def test_idle_connections_expire_on_mock_time(server):
     clock = MockTime()
     selector = Selector(connections_max_idle_ms=1000, time=clock)

@@ -70,13 +70,21 @@ def produce_lines(bootstrap: str, topic: str, lines: list[str]) -> None:
 
 @contextmanager
 def running(builder: KStreamBuilder, bootstrap: str, app_id: str, state_dir: Path, **overrides):
-    """A started ``KafkaStreams``, closed on the way out (even when the test fails)."""
+    """A started ``KafkaStreams``, closed on the way out (even when the test fails); a failure
+    inside names any stream thread that died, and its error."""
     props = {"application.id": app_id, "bootstrap.servers": bootstrap, "state.dir": str(state_dir), **FAST}
     props.update({k.replace("_", "."): v for k, v in overrides.items()})
     streams = KafkaStreams(builder, props)
+    died: list[tuple[str, BaseException]] = []
+    streams.set_uncaught_exception_handler(lambda thread, e: died.append((thread.name, e)))
     streams.start()
     try:
         yield streams
+    except BaseException as e:
+        # A wait that timed out because a stream thread died says which, and of what.
+        for name, cause in died:
+            e.add_note(f"stream thread {name} died of {cause!r} (caused by {cause.__cause__!r})")
+        raise
     finally:
         assert streams.close(30_000), "the stream threads did not stop within 30 s"
 
