@@ -22,6 +22,19 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
+def with_causes(error: BaseException) -> str:
+    """``Type: message``, then a ``Caused by: Type: message`` line for each error under it, as a
+    Java stack trace names its causes: an application that stops on a wrapper ("Failed to
+    rebalance") shows what went wrong underneath."""
+    lines, seen = [f"{type(error).__name__}: {error}"], {id(error)}
+    cause = error.__cause__ or error.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        lines.append(f"Caused by: {type(cause).__name__}: {cause}")
+        cause = cause.__cause__ or cause.__context__
+    return "\n".join(lines)
+
+
 def brokers_not_answering(error: Exception, bootstrap_server: str) -> CliError:
     """A client's timeout, as the one line that says which brokers did not answer."""
     return CliError(f"{error} (from --bootstrap-server {bootstrap_server}: are the brokers up?)")

@@ -39,7 +39,7 @@ from typing import Any
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, properties_file
+from kafka_lite.cli import CliError, properties_file, with_causes
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "connect" / "config"
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
@@ -190,5 +190,5 @@ def run_distributed(args: argparse.Namespace, console: Console) -> int:
         console.print("Kafka Connect stopped")
     failure = connect.herder.failure
     if failure is not None:  # as Kafka's worker exits when its herder's thread dies
-        raise CliError(f"the herder stopped on an error: {type(failure).__name__}: {failure}")
+        raise CliError(f"the herder stopped on an error: {with_causes(failure)}")
     return 0

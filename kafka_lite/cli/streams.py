@@ -36,7 +36,7 @@ import threading
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, admin_client, properties_file
+from kafka_lite.cli import CliError, admin_client, properties_file, with_causes
 from kafka_lite.cli.security import add_command_config
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.topic import validate_topic_name
@@ -155,7 +155,7 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
         # The exception's class names the error as Kafka's stack trace would (an authorization
         # failure is ClusterAuthorizationException, GroupAuthorizationException, ...).
         error = failed[0].uncaught_exception
-        raise CliError(f"{failed[0].name} stopped on an error: {type(error).__name__}: {error}")
+        raise CliError(f"{failed[0].name} stopped on an error: {with_causes(error)}")
     return 0
 
 

@@ -176,7 +176,18 @@ class ProcessorStateManager:
 
             # From the checkpoint if the store kept its state on disk, else from the beginning.
             if store_partition in self.checkpointed_offsets:
-                consumer.seek(store_partition, self.checkpointed_offsets[store_partition])
+                checkpoint = self.checkpointed_offsets[store_partition]
+                if checkpoint > end_offset:
+                    # 0.10.1 seeks there anyway and fails below, saying only that the log end moved.
+                    raise IllegalStateException(
+                        f"{self.log_prefix} Log end offset should not change while restoring: store "
+                        f"{topic}'s checkpoint is offset {checkpoint}, past the changelog's end "
+                        f"{end_offset}. {self.base_dir} holds state restored from a changelog this "
+                        "cluster does not have (another cluster's, or one deleted since): remove it, or "
+                        "call KafkaStreams.clean_up() before start, and the store is restored from the "
+                        "changelog this cluster has"
+                    )
+                consumer.seek(store_partition, checkpoint)
             else:
                 consumer.seek_to_beginning(store_partition)
 
