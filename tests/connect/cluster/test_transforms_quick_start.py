@@ -58,39 +58,44 @@ def delete_topic(cluster) -> None:
 
 
 def test_kafkas_transformations_example_writes_each_line_as_a_map_with_its_source(cluster, tmp_path):
+    """The section's commands, run as written, twice in the same directory: the second run (its
+    offsets file removed by the block itself) writes the three lines again."""
     blocks = guide_blocks()
     (properties,), (run_block, read_block), (expected,) = blocks["properties"], blocks["sh"], blocks["text"]
     # Kafka's file source config with Kafka's transformation lines, as its documentation has them.
     assert "transforms=MakeMap, InsertSource" in properties
     assert "transforms.MakeMap.type=org.apache.kafka.connect.transforms.HoistField$Value" in properties
-    delete_then_write, write_test_txt, make_worker_config, run_worker = commands(run_block)
+    *set_up, run_worker = commands(run_block)
     (read_topic_command,) = commands(read_block)
 
     # The properties files where the guide's commands find them: Kafka's, with the session cluster's
-    # address and any free REST port (quick_start_files).
+    # address and any free REST port (quick_start_files), and the offsets file beside them, not in /tmp.
     config_dir = tmp_path / "kafka_lite" / "connect" / "config"
     config_dir.mkdir(parents=True)
     quick_start_files(config_dir, cluster.bootstrap_servers)
     (tmp_path / "connect-file-source.properties").write_text(properties)
-    for command in (delete_then_write, write_test_txt, make_worker_config):
-        run(command, tmp_path, cluster.bootstrap_servers)
-    worker_config = (tmp_path / "connect-standalone.properties").read_text()
-    assert "value.converter.schemas.enable=false" in worker_config
-    assert "connect-transforms.offsets" in worker_config
+    for attempt in ("first", "second"):
+        delete_topic(cluster)  # the block deletes it too, but does not wait until it is gone
+        for command in set_up:
+            run(command.replace("/tmp/", f"{config_dir}/"), tmp_path, cluster.bootstrap_servers)
+        worker_config = (tmp_path / "connect-standalone.properties").read_text()
+        assert "value.converter.schemas.enable=false" in worker_config
+        assert f"{config_dir}/connect-transforms.offsets" in worker_config
 
-    command = shlex.split(run_worker)
-    assert command[0] == "kafka-lite"
-    process = subprocess.Popen([KAFKA_LITE, *command[1:]], cwd=tmp_path,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
-    try:
-        wait_until(lambda: has_three_records(cluster), timeout_s=20, what=f"{TOPIC} to hold test.txt's lines")
-        printed = run(read_topic_command, tmp_path, cluster.bootstrap_servers).stdout
-    finally:
-        out = terminate(process)
-        delete_topic(cluster)
-    assert process.returncode == 0, out
-    assert printed.splitlines() == expected.splitlines(), out
-    assert printed.splitlines()[0] == '{"line":"foo","data_source":"test-file-source"}'
+        command = shlex.split(run_worker)
+        assert command[0] == "kafka-lite"
+        process = subprocess.Popen([KAFKA_LITE, *command[1:]], cwd=tmp_path,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        try:
+            wait_until(lambda: has_three_records(cluster), timeout_s=20,
+                       what=f"{TOPIC} to hold test.txt's lines ({attempt} run)")  # fmt: skip
+            printed = run(read_topic_command, tmp_path, cluster.bootstrap_servers).stdout
+        finally:
+            out = terminate(process)
+        assert process.returncode == 0, out
+        assert printed.splitlines() == expected.splitlines(), (attempt, out)
+        assert printed.splitlines()[0] == '{"line":"foo","data_source":"test-file-source"}'
+    delete_topic(cluster)
 
 
 def has_three_records(cluster) -> bool:
