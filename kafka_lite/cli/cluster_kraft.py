@@ -293,24 +293,23 @@ def status_table(state: dict, health: dict) -> Table:
     """One row per node, as ``kafka-metadata-quorum --status`` and the brokers' metadata see it."""
     table = Table(title=f"kafka_lite KRaft cluster in {state['dir']}")
     leaders = health.get("leaders")
+    # An address is what the next command needs (a controller's port is random): each listener's
+    # name and address on lines of their own, so that in a narrow terminal the columns around it
+    # wrap and the address stays whole.
     for col in ("process", "pid", "address", "roles", "state", *(["leads"] if leaders is not None else [])):
         table.add_column(col)
     for node in state["brokers"]:
-        addresses = [f"PLAINTEXT 127.0.0.1:{node['port']}"] if is_broker(node) else []
+        addresses = [f"PLAINTEXT\n127.0.0.1:{node['port']}"] if is_broker(node) else []
         if is_controller(node):
-            addresses.append(f"CONTROLLER 127.0.0.1:{node['controller_port']}")
+            addresses.append(f"CONTROLLER\n127.0.0.1:{node['controller_port']}")
         alive = health["brokers_alive"][node["id"]]
         led = leaders[node["id"]] if leaders is not None else 0
-        leads = (
-            []
-            if leaders is None
-            else [(f"{led} partition" + "s" * (led != 1)) if alive and is_broker(node) else "-"]
-        )
+        leads = [] if leaders is None else [str(led) if alive and is_broker(node) else "-"]
         table.add_row(
             base.process_label(node),
             str(node["pid"]),
             "\n".join(addresses),
-            ",".join(node["roles"]),
+            ",\n".join(node["roles"]),
             node_state(node, health),
             *leads,
         )

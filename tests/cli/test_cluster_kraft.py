@@ -5,6 +5,7 @@ the flags KRaft refuses."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 
@@ -159,3 +160,27 @@ def test_flags_kraft_refuses_exit_with_code_2_and_say_why(tmp_path, capsys, flag
     assert main(["cluster", "up", "--dir", str(tmp_path / "state"), *flags]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "state" / "cluster.json").exists()
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_status_table_keeps_every_address_whole_in_a_narrow_terminal(width):
+    """A controller's port is random and the next command needs it: at 80 columns the columns
+    around the address wrap, and each address shows whole (as rich would print it to a terminal)."""
+    from rich.console import Console
+
+    from kafka_lite.cli.cluster_kraft import status_table
+
+    nodes = [{"id": i, "pid": 4_000_000 + i, "port": 19092 + i, "controller_port": 40123 + i,
+              "roles": ["broker", "controller"]} for i in range(3)]  # fmt: skip
+    state = {"dir": "/home/learner/.kafka-lite/cluster-kraft", "brokers": nodes}
+    health = {"brokers_alive": {0: True, 1: True, 2: False}, "leaders": {0: 2, 1: 1, 2: 0},
+              "registered": [0, 1], "controller": 0, "quorum": None, "topics": ["orders"],
+              "under_replicated": 0, "offline": 0}  # fmt: skip
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(status_table(state, health))
+    shown = console.export_text()
+    assert max(len(line) for line in shown.splitlines()) <= width, shown
+    for node in nodes:
+        for port in (node["port"], node["controller_port"]):
+            assert re.search(rf"│ 127\.0\.0\.1:{port}\s+│", shown), (port, shown)
