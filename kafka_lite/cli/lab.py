@@ -387,8 +387,9 @@ def run_grade(args: argparse.Namespace, console: Console) -> int:
         )
     try:
         report = grade(
-            lab, workspace, stages=() if args.stage is None else [args.stage], keyword=args.keyword
-        )
+            lab, workspace, stages=() if args.stage is None else [args.stage], keyword=args.keyword,
+            grade_command=f"{_command()} lab grade {lab.number}{dir_option(args.dir)}",
+        )  # fmt: skip
     except LabError as e:
         raise CliError(str(e), exit_code=2) from None
     if args.json:

@@ -27,6 +27,9 @@ from pathlib import Path
 from kafka_lite.grading import feedback, region_entries, starter
 from kafka_lite.grading.labs import PACKAGE_ROOT, REPO_ROOT, Lab, LabError
 
+# The command that grades the workspace being graded, for the tests' "run it again" hints.
+GRADE_COMMAND_ENV = "KAFKA_LITE_LAB_GRADE_COMMAND"
+
 TEST_TIMEOUT_S = 60  # per test: a student's infinite loop must not hang grading
 
 
@@ -162,6 +165,7 @@ def grade(
     keyword: str | None = None,
     mark_entries: bool = False,
     run: Callable[[list[str], Path, dict[str, str]], subprocess.CompletedProcess] = run_pytest,
+    grade_command: str | None = None,
 ) -> GradeReport:
     """Run lab ``lab``'s tests against the student's files in ``workspace`` (None: the reference);
     only the tests of the stages in ``stages`` (one for ``lab grade --stage``; the self-check grades a
@@ -171,7 +175,9 @@ def grade(
     (``starter.mark_entries``), so each result names the regions its test reached.
 
     ``run`` runs the pytest command line (``run_pytest``: a new Python process; the lab self-check,
-    which grades a hundred times a run, forks a warm one instead)."""
+    which grades a hundred times a run, forks a warm one instead). ``grade_command`` is how the
+    learner grades this workspace (``lab grade N --dir D`` for one started elsewhere): a test that
+    prints a command to run again says that one (``GRADE_COMMAND_ENV``)."""
     if mark_entries and workspace is not None:
         raise ValueError("only the reference is graded with its regions marked")
     chosen = sorted(set(stages))
@@ -201,6 +207,7 @@ def grade(
             **os.environ,
             "PYTHONPATH": os.pathsep.join(p for p in path if p),
             "KAFKA_LITE_LAB": str(lab.number),
+            GRADE_COMMAND_ENV: grade_command or f".venv/bin/kafka-lite lab grade {lab.number}",
             "KAFKA_LITE_GRADE_REPORT": str(report_path),
             "PYTHONDONTWRITEBYTECODE": "1",
             "KAFKA_LITE_STAGE": ",".join(str(n) for n in chosen),

@@ -35,6 +35,7 @@ from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.default_record_batch import set_partition_leader_epoch
 from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.grading.grader import GRADE_COMMAND_ENV
 from kafka_lite.raft.candidate_state import CandidateState
 from kafka_lite.raft.follower_state import FollowerState
 from kafka_lite.raft.isolation import Isolation
@@ -61,6 +62,8 @@ from kafka_lite.testing.lab_stubs import written
 pytestmark = [pytest.mark.lab(18), pytest.mark.timeout(60)]
 
 SEEDS_ENV = "KAFKA_LITE_LAB18_SEEDS"
+# How the learner grades this workspace (``lab grade 18``, with ``--dir`` for one started elsewhere).
+GRADE_COMMAND = os.environ.get(GRADE_COMMAND_ENV, ".venv/bin/kafka-lite lab grade 18")
 RANDOM_BATCH = 4  # seeds drawn afresh per run, per stage
 TP = TopicPartition("__cluster_metadata", 0)
 STAGE1 = (
@@ -106,7 +109,7 @@ def replayed(failure: SimulationFailure, test: str, reference: bool) -> Assertio
     lines = [
         f"{failure.check} violated (seed {failure.seed}, simulated time {failure.time_ms} ms, nodes "
         f"{failure.nodes}): {failure.detail}",
-        f"replay it on your code: {SEEDS_ENV}={failure.seed} .venv/bin/kafka-lite lab grade 18 -k {test}",
+        f"replay it on your code: {SEEDS_ENV}={failure.seed} {GRADE_COMMAND} -k {test}",
     ]
     if reference:
         lines.append(
@@ -241,7 +244,7 @@ def elections(seed: int, monkeypatch, test: str) -> int:
         raise AssertionError(
             f"seed {seed}: only {len(led)} epochs elected a leader in 15 simulated seconds of {num_voters} "
             f"voters whose followers time out every 3 s: elections do not complete (is a majority of "
-            f"grants counted as a win?)\nreplay it on your code: {SEEDS_ENV}={seed} .venv/bin/kafka-lite lab grade 18 -k {test}"
+            f"grants counted as a win?)\nreplay it on your code: {SEEDS_ENV}={seed} {GRADE_COMMAND} -k {test}"
         )
     return len(led)
 

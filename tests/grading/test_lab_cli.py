@@ -211,3 +211,29 @@ def test_lab_13s_cluster_runs_the_learners_controller(tmp_path, capsys, monkeypa
     out = capsys.readouterr().out
     assert "the first live assigned replica in the" in out and "leads with a newer leader epoch" in out, out
     assert "0/3" in out, out
+
+
+def test_a_workspace_started_elsewhere_is_graded_with_a_rerun_command_that_names_its_dir(
+    tmp_path, capsys, monkeypatch
+):
+    """A test that prints a command to run again (lab 18's replay of a seed) gets the one that
+    grades this workspace: with ``--dir``, since the workspace is not the default one."""
+    import functools
+    import subprocess
+
+    from kafka_lite.cli import lab as lab_cli
+    from kafka_lite.grading.grader import GRADE_COMMAND_ENV, grade
+
+    monkeypatch.chdir(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    assert main(["lab", "start", "18", "--dir", str(elsewhere)]) == 0
+    seen: dict[str, str] = {}
+
+    def run(cmd, cwd, env):  # the grading run, recorded instead of run
+        seen.update(env)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(lab_cli, "grade", functools.partial(grade, run=run))
+    main(["lab", "grade", "18", "--dir", str(elsewhere)])
+    capsys.readouterr()
+    assert seen[GRADE_COMMAND_ENV].endswith(f"lab grade 18 --dir {elsewhere}"), seen[GRADE_COMMAND_ENV]
