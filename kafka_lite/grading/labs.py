@@ -18,6 +18,10 @@ says::
     passing = "the varint tests pass: 8/8 points"
     needs = []                             # earlier stages this one cannot work without
 
+The lab's planted mistakes are kept apart from its folder, in a file of the self-check's
+(``tests/labs/mistakes/labNN_slug.toml``, read by ``load_mistakes``): each quotes the reference's own
+lines, and nothing a learner reads beside the handout may. It holds::
+
     [[mistakes]]                           # planted mistakes, each breaking one requirement of the handout
     name = "reassigned-leader-not-checked-alive"    # the self-check's case id, unique in the lab
     stage = 1                              # the stage that must lose points
@@ -37,7 +41,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import kafka_lite
@@ -84,7 +88,7 @@ class Lab:
     time: str = ""
     builds_on: tuple[str, ...] = ()
     stages: tuple[Stage, ...] = ()
-    mistakes: tuple[Mistake, ...] = ()
+    mistakes: tuple[Mistake, ...] = ()  # the self-check's (load_mistakes); none as discovered
 
     @property
     def uses_spark(self) -> bool:
@@ -146,7 +150,11 @@ def _load(directory: Path, repo_root: Path) -> Lab:
     if not isinstance(builds_on, list) or not all(isinstance(b, str) for b in builds_on):
         raise LabError(f"{spec_path}: builds_on must be a list of strings")
     stages = _load_stages(spec_path, spec.get("stages", []), files, repo_root)
-    mistakes = _load_mistakes(spec_path, spec.get("mistakes", []), stages)
+    if "mistakes" in spec:
+        raise LabError(
+            f"{spec_path}: planted mistakes quote the reference; keep them in the self-check's file "
+            "(load_mistakes), not beside the handout"
+        )
     return Lab(
         int(spec["number"]),
         directory.name,
@@ -156,7 +164,6 @@ def _load(directory: Path, repo_root: Path) -> Lab:
         str(spec.get("time", "")),
         tuple(builds_on),
         stages,
-        mistakes,
     )
 
 
@@ -205,6 +212,20 @@ def _load_stages(spec_path: Path, raw: list, files: tuple[str, ...], repo_root: 
 
 _MISTAKE_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _MISTAKE_TEXT = ("name", "region", "description", "old", "new")
+
+
+def load_mistakes(lab: Lab, path: Path) -> Lab:
+    """``lab`` with the planted mistakes of the file ``path`` (its ``[[mistakes]]`` tables)."""
+    try:
+        spec = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LabError(f"lab {lab.number} has no planted mistakes: {path} does not exist") from None
+    except tomllib.TOMLDecodeError as e:
+        raise LabError(f"{path}: {e}") from None
+    unknown = sorted(set(spec) - {"mistakes"})
+    if unknown:
+        raise LabError(f"{path}: unknown keys {', '.join(unknown)} (it holds [[mistakes]] tables only)")
+    return replace(lab, mistakes=_load_mistakes(path, spec.get("mistakes", []), lab.stages))
 
 
 def _load_mistakes(spec_path: Path, raw: object, stages: tuple[Stage, ...]) -> tuple[Mistake, ...]:

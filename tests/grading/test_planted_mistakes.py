@@ -1,4 +1,5 @@
-"""Planted mistakes: lab.toml's [[mistakes]] read and checked, and a mistaken workspace written and graded."""
+"""Planted mistakes: a self-check file's [[mistakes]] read and checked against the lab, never lab.toml's;
+and a mistaken workspace written and graded."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from kafka_lite.grading import region_entries
 from kafka_lite.grading.grader import grade
-from kafka_lite.grading.labs import LabError, discover
+from kafka_lite.grading.labs import LabError, discover, load_mistakes
 from kafka_lite.grading.starter import RegionError, plant_mistake, write_mistaken
 from tests.grading.test_starter_and_grader import TOY_TOML, _toy_lab
 
@@ -27,12 +28,13 @@ tests = ["test_add"]
 
 
 def _lab(tmp_path, mistakes=MISTAKE):
-    repo = _toy_lab(tmp_path, toml=TOY_TOML + mistakes)
+    repo = _toy_lab(tmp_path, toml=TOY_TOML)
     (lab,) = discover(repo / "labs", repo)
-    return repo, lab
+    (tmp_path / "mistakes.toml").write_text(mistakes, encoding="utf-8")
+    return repo, load_mistakes(lab, tmp_path / "mistakes.toml")
 
 
-def test_a_mistake_is_read_from_lab_toml(tmp_path):
+def test_a_mistake_is_read_from_the_self_checks_file(tmp_path):
     _, lab = _lab(tmp_path)
     (mistake,) = lab.mistakes
     assert (mistake.name, mistake.stage, mistake.region, mistake.old, mistake.new, mistake.tests) == (
@@ -71,8 +73,25 @@ def test_discovery_checks_each_mistake(tmp_path, edit, message):
 
 
 def test_mistakes_must_be_tables(tmp_path):
-    repo = _toy_lab(tmp_path, toml="mistakes = 1\n" + TOY_TOML)
     with pytest.raises(LabError, match=r"mistakes must be \[\[mistakes\]\] tables"):
+        _lab(tmp_path, "mistakes = 1\n")
+
+
+def test_a_mistakes_file_holds_mistakes_only_and_must_be_there(tmp_path):
+    with pytest.raises(LabError, match=r"unknown keys title \(it holds \[\[mistakes\]\] tables only\)"):
+        _lab(tmp_path, 'title = "x"\n' + MISTAKE)
+    repo = _toy_lab(tmp_path / "again", toml=TOY_TOML)
+    (lab,) = discover(repo / "labs", repo)
+    with pytest.raises(LabError, match=r"has no planted mistakes: .*nowhere.toml does not exist"):
+        load_mistakes(lab, tmp_path / "nowhere.toml")
+
+
+def test_lab_toml_may_not_plant_mistakes_beside_the_handout(tmp_path):
+    """A mistake quotes the reference's lines: lab.toml, which sits beside the handout, may not hold one."""
+    repo = _toy_lab(tmp_path, toml=TOY_TOML + MISTAKE)
+    with pytest.raises(
+        LabError, match=r"planted mistakes quote the reference; keep them in the self-check's file"
+    ):
         discover(repo / "labs", repo)
 
 

@@ -24,7 +24,7 @@ what those two runs do not already prove:
 Regions a reference's run reached outside every test's call (in a shared fixture's set-up, say)
 count for every test.
 
-A lab's ``[[mistakes]]`` (lab.toml) each plant one mistake in the whole reference, one per requirement
+A lab's ``[[mistakes]]`` (``mistakes/labNN_slug.toml``, beside this file) each plant one mistake in the whole reference, one per requirement
 of the handout's Behaviour section; graded on the tests the mistake names (or its stage's), the
 mistaken reference must lose points there: a requirement whose mistake scores full marks is one the
 graded tests do not check. A lab's mistakes are graded together where the same argument allows, in
@@ -39,16 +39,19 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 import pytest
 
 from kafka_lite.grading.grader import GradeReport, grade
-from kafka_lite.grading.labs import REPO_ROOT, Lab, Mistake, discover
+from kafka_lite.grading.labs import REPO_ROOT, Lab, Mistake, discover, load_mistakes
 from kafka_lite.grading.starter import find_regions, write_mistaken, write_starter
 from tests.labs import pytest_forks
 
 pytestmark = pytest.mark.labs
-LABS = discover()
+# Each lab with its planted mistakes, which live here (``mistakes/``), away from the lab's folder.
+MISTAKES = Path(__file__).parent / "mistakes"
+LABS = [load_mistakes(lab, MISTAKES / f"{lab.slug}.toml") for lab in discover()]
 
 
 def _params(cases, ids):
@@ -340,7 +343,7 @@ def _graded_tests(lab: Lab) -> dict[str, int]:
 @pytest.mark.parametrize("lab", LAB_CASES)
 def test_every_lab_plants_mistakes_its_stages_tests_can_catch(lab):
     """At least one planted mistake per lab, and the tests each one names are graded tests of its stage."""
-    assert lab.mistakes, f"{lab.directory / 'lab.toml'} plants no [[mistakes]]"
+    assert lab.mistakes, f"{MISTAKES / lab.slug}.toml plants no [[mistakes]]"
     graded = _graded_tests(lab)
     for mistake in lab.mistakes:
         for test in mistake.tests:
@@ -365,7 +368,7 @@ def _reached(report: GradeReport, test: str) -> set[str]:
 
 def _planted_together(lab: Lab) -> list[list[Mistake]]:
     """The lab's mistakes in groups to plant together: distinct regions, and no test of one reached
-    another's region in the reference's run (in lab.toml's order, each into the first group it fits)."""
+    another's region in the reference's run (in the mistakes file's order, each into the first group it fits)."""
     if lab.number in _groups:
         return _groups[lab.number]
     reference = _reference(lab)
