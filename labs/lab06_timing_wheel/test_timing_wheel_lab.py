@@ -16,6 +16,7 @@ the leader knows it, who is in the ISR, and the HW.
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 
@@ -392,6 +393,49 @@ def test_the_overflow_wheel_is_made_once():
     )
     _add(wheel, _entry("farther", 300))
     assert wheel.overflow_wheel is upper and _where(wheel, far) == (2, 5)
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_two_threads_that_both_find_no_overflow_wheel_make_one(monkeypatch):
+    """Two threads each found no overflow wheel and go to make one at the same moment. Making a
+    wheel waits (up to half a second) for the other thread to be making one too."""
+    from kafka_lite.utils.timer import timing_wheel
+
+    wheel = _wheel(tick_ms=1, wheel_size=20, start_ms=0)
+    both = threading.Barrier(2, timeout=0.5)
+    made: list[TimingWheel] = []
+
+    class Rendezvous(TimingWheel):
+        def __init__(self, *args, **kwargs) -> None:
+            try:
+                both.wait()  # the other thread is making one too, or half a second has passed
+            except threading.BrokenBarrierError:
+                pass
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(timing_wheel, "TimingWheel", Rendezvous)
+    raised: list[BaseException] = []
+
+    def make() -> None:
+        try:
+            wheel._add_overflow_wheel()
+        except BaseException as e:  # raised again below, in the test's own thread
+            raised.append(e)
+
+    threads = [threading.Thread(target=make) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    if raised:
+        raise raised[0]
+    assert len(made) == 1, (
+        f"two threads that both found no overflow wheel made {len(made)} wheels: the second to "
+        "finish replaced the first, and every task a thread had added to the first meanwhile is lost"
+    )
+    assert wheel.overflow_wheel is made[0]
 
 
 def _level_of(timer: MockTimer, task: TimerTask) -> int | None:
