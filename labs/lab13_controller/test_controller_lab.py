@@ -31,6 +31,7 @@ from kafka_lite.common.errors import InvalidReplicaAssignmentException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.controller.kafka_controller import ControllerContext, KafkaController
 from kafka_lite.controller.partition_leader_selector import (
+    LeaderElectionNotNeededException,
     NoReplicaOnlineException,
     OfflinePartitionLeaderSelector,
     ReassignedPartitionLeaderSelector,
@@ -458,6 +459,38 @@ def test_a_state_a_newer_controller_wrote_aborts_the_election(request, caplog):
     assert any("aborted leader election" in m and "another controller" in m for m in errors(caplog)), (
         "the election raises a StateChangeFailedException: 'aborted leader election for partition ... since the "
         f"LeaderAndIsr path was already written by another controller ...'; the errors logged: {errors(caplog)}"
+    )
+
+
+class SettledSelector:
+    """A selector that finds no election to hold, as the preferred replica selector does when the
+    preferred replica already leads (a preferred replica election over partitions that need none)."""
+
+    def select_leader(self, tp, current):
+        raise LeaderElectionNotNeededException(
+            f"Preferred replica {current.leader} is already the current leader for partition {list(tp)}"
+        )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_an_election_the_selector_finds_not_needed_changes_nothing_and_is_no_error(request, caplog):
+    h = harness(request, *STAGE_2)
+    t = topic("settled")
+    h.create_topic(t, {0: [1, 2]})
+    before = h.leader_and_isr(t)
+    h.forget_requests()
+    with caplog.at_level(logging.ERROR):
+        h.controller.partition_state_machine.handle_state_changes([(t, 0)], P.ONLINE, SettledSelector())
+    assert errors(caplog) == [], (
+        "a partition whose leader is already the one the selector wants is no failure, yet the "
+        f"election logged errors: {errors(caplog)}"
+    )
+    assert h.leader_and_isr(t) == before, (
+        f"nothing to elect, yet ZooKeeper now has {show(h.leader_and_isr(t))} where it had {show(before)}"
+    )
+    assert states_sent(h, ApiKeys.LEADER_AND_ISR, t) == {}, (
+        "nobody is told of an election that did not happen"
     )
 
 
