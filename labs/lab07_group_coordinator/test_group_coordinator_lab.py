@@ -19,13 +19,20 @@ a transition the state table does not allow raises GroupMetadata's own error, in
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from kafka_lite.common.errors import Errors
 from kafka_lite.consumer.range_assignor import RangeAssignor
 from kafka_lite.coordinator.group_coordinator import GroupConfig, JoinGroupResult
 from kafka_lite.coordinator.group_metadata import GroupState
-from kafka_lite.testing.group_coordinator import REBALANCE_MS, SESSION_MS, CoordinatorHarness
+from kafka_lite.testing.group_coordinator import (
+    REBALANCE_MS,
+    SESSION_MS,
+    CoordinatorHarness,
+    InMemoryReplicaManager,
+)
 
 pytestmark = [pytest.mark.lab(7), pytest.mark.timeout(10)]
 
@@ -157,8 +164,44 @@ class Harness(CoordinatorHarness):
     manager appends each group record to an in-memory replica manager, which answers NONE at once
     unless ``answer_stores`` is False (then the test answers: ``h.stores[i][1](error)``)."""
 
-    def __init__(self, answer_stores: bool = True) -> None:
-        super().__init__(GroupConfig(100, 30_000, INITIAL_DELAY_MS), GROUP_ID, answer_appends=answer_stores)
+    def __init__(
+        self, answer_stores: bool = True, replica_manager: InMemoryReplicaManager | None = None
+    ) -> None:
+        super().__init__(
+            GroupConfig(100, 30_000, INITIAL_DELAY_MS), GROUP_ID, answer_appends=answer_stores,
+            replica_manager=replica_manager,
+        )  # fmt: skip
+
+
+class LockWatchingReplicaManager(InMemoryReplicaManager):
+    """Notes, at each append, whether another thread could take the group's lock at that moment (a
+    real append may call back under other locks, or on another thread that needs the group)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.group = None
+        self.lock_free_at_append: list[bool] = []
+
+    def append_records(self, *args, **kwargs) -> None:
+        free: list[bool] = []
+
+        def try_the_lock() -> None:
+            taken = self.group.lock.acquire(timeout=0)
+            if taken:
+                self.group.lock.release()
+            free.append(taken)
+
+        other = threading.Thread(target=try_the_lock)
+        other.start()
+        other.join(10)
+        self.lock_free_at_append.extend(free)
+        super().append_records(*args, **kwargs)
+
+
+def watched_harness() -> tuple[Harness, LockWatchingReplicaManager]:
+    appends = LockWatchingReplicaManager()
+    h = Harness(replica_manager=appends)
+    return h, appends
 
 
 def only(answers: list, what: str, h: Harness):
@@ -283,6 +326,25 @@ def test_when_no_member_is_left_the_group_is_empty_and_stored_so():
 
 
 @pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_a_group_unloaded_before_its_join_completes_goes_no_further():
+    h = Harness()
+    first = h.join(client_id="a")
+    group = h.group()
+    h.resign(h.partition)  # another broker leads the group's partition now
+    answered, generation = list(first), group.generation_id
+    h.advance(2 * INITIAL_DELAY_MS)  # the delayed join comes due
+    assert (group.current_state, group.generation_id) == (G.DEAD, generation), (
+        f"the group was unloaded (Dead) before its join completed, yet the join moved it to "
+        f"{group.current_state.name} in generation {group.generation_id}\n{h.picture()}"
+    )
+    assert first == answered and h.stores == [], (
+        f"a group this broker no longer leads was answered {first[len(answered) :]} and stored "
+        f"{[assignment for assignment, _ in h.stores]} after it was unloaded"
+    )
+
+
+@pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_a_rejoin_with_new_metadata_completes_onto_the_protocol_all_support():
     h = Harness()
@@ -302,6 +364,21 @@ def test_a_rejoin_with_new_metadata_completes_onto_the_protocol_all_support():
 
 
 # -- stage 3: _do_sync_group -------------------------------------------------------------------------------
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(1)
+def test_the_leaders_assignment_is_stored_with_the_groups_lock_free():
+    h, appends = watched_harness()
+    leader, follower = two_joined(h)
+    appends.group = h.group()
+    h.sync(follower, 1)
+    h.sync(leader, 1, {leader: b"A", follower: b"B"})
+    assert appends.lock_free_at_append == [True], (
+        "when the leader's assignment was appended, another thread could not take the group's lock "
+        f"(free at each append: {appends.lock_free_at_append}): an append that calls back under "
+        "another lock, or on a thread that needs the group, would deadlock"
+    )
 
 
 @pytest.mark.stage(3)
