@@ -2111,6 +2111,25 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
+            "**Bugs planted in KRaft's own code.**",
+            all_of(
+                # the planted-bug test runs on the ZooKeeper-mode cluster alone
+                lambda: assert_equal(
+                    [
+                        m.args[1][0].id
+                        for m in obj(
+                            "tests.jepsen.test_run_with_planted_bugs:test_the_checker_catches_a_planted_bug"
+                        ).pytestmark
+                        if m.name == "parametrize" and m.args[0] == "faulty_cluster"
+                    ],
+                    ["zookeeper"],
+                ),
+                tested_by(
+                    "tests/raft/test_raft_simulation.py::test_single_leader_catches_a_candidate_counting_its_own_vote_twice"
+                ),
+            ),
+        ),
+        holds(
             "**The final phase reads with a consumer alone.**",
             tested_by(
                 "tests/jepsen/test_workload.py::test_a_reader_polls_outside_transactions_even_under_txn"
