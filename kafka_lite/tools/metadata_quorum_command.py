@@ -95,23 +95,6 @@ class Admin(Protocol):
 
     def describe_metadata_quorum(self) -> QuorumInfo: ...
 
-    def _active_controller(self) -> tuple[str, int] | None:
-        """The quorum's leader and its address, as a controller's DescribeCluster names them among
-        the controllers, or None (no controller among the addresses, or no leader now). Kafka 3.7's
-        Admin, given ``--bootstrap-controller``, learns the controllers so and sends DescribeQuorum
-        to the active one (KIP-919), so that one controller's address is enough."""
-        if self._describe_cluster is None:
-            return None
-        for address in self._addresses:
-            try:
-                answer = self._describe_cluster(address)
-            except OSError:
-                continue
-            nodes = {n["broker_id"]: (n["host"], n["port"]) for n in answer.get("brokers", [])}
-            if answer.get("error_code") == 0 and answer.get("controller_id") in nodes:
-                return nodes[answer["controller_id"]]
-        return None
-
     def cluster_id(self) -> str | None: ...
 
 
