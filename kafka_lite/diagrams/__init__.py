@@ -35,6 +35,7 @@ from kafka_lite.diagrams.spark import micro_batch, micro_batch_diagram
 from kafka_lite.diagrams.state_machines import (
     group_state_machine,
     partition_state_machine,
+    raft_state_machine,
     replica_state_machine,
     sasl_state_machine,
     state_machine,
@@ -72,6 +73,7 @@ __all__ = [
     "mirror_maker",
     "mirror_maker_diagram",
     "partition_state_machine",
+    "raft_state_machine",
     "record_accumulator",
     "record_batch_v2",
     "replica_state_machine",
@@ -103,6 +105,7 @@ DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "micro_batch": micro_batch,
     "mirror_maker": mirror_maker,
     "partition_state_machine": partition_state_machine,
+    "raft_state_machine": raft_state_machine,
     "replica_state_machine": replica_state_machine,
     "record_accumulator": record_accumulator,
     "record_batch_v2": record_batch_v2,

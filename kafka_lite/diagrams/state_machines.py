@@ -40,11 +40,15 @@ from kafka_lite.coordinator.transaction.transaction_metadata import (
 )
 from kafka_lite.diagrams.style import new_graph
 from kafka_lite.network import sasl_server_authenticator as sasl
+from kafka_lite.raft import quorum_state as raft
 
 
-def _name(state: enum.Enum) -> str:
+def _name(state: enum.Enum | str) -> str:
     """The state's name as Kafka prints it: the value of the string enums, ``kafka_name`` of the
-    transaction states (whose value is the byte ``__transaction_state`` stores)."""
+    transaction states (whose value is the byte ``__transaction_state`` stores); a Raft state is
+    its name already."""
+    if isinstance(state, str):
+        return state
     return getattr(state, "kafka_name", None) or str(state.value)
 
 
@@ -53,7 +57,7 @@ def transitions(valid_previous: dict[enum.Enum, set[enum.Enum]]) -> list[tuple[e
     return [
         (source, target)
         for target, sources in valid_previous.items()
-        for source in sorted(sources, key=lambda s: s.value)
+        for source in sorted(sources, key=_name)
     ]
 
 
@@ -160,4 +164,39 @@ def sasl_state_machine(current: sasl.SaslState | None = None) -> graphviz.Digrap
         sasl.TRANSITION_EVENTS,
         sasl.SaslState.HANDSHAKE_OR_VERSIONS_REQUEST,
         current,
+    )
+
+
+# What moves a voter into each state, in a word (QuorumState's javadoc: a higher epoch learnt; a vote
+# granted; the election or fetch timer expiring; a majority of votes; the epoch's leader heard of; a
+# graceful shutdown), and each epoch rule as an edge shows it.
+RAFT_TRIGGERS = {
+    raft.UNATTACHED: "epoch",
+    raft.VOTED: "votes",
+    raft.CANDIDATE: "timeout",
+    raft.LEADER: "majority",
+    raft.FOLLOWER: "leader",
+    raft.RESIGNED: "resigns",
+}
+RAFT_EPOCH_SIGNS = {
+    raft.EpochRule.SAME: "=",
+    raft.EpochRule.HIGHER: ">",
+    raft.EpochRule.SAME_OR_HIGHER: "≥",
+    raft.EpochRule.NEXT: "+1",
+}
+
+
+def raft_state_machine(current: str | None = None) -> graphviz.Digraph:
+    """A KRaft voter's six states (Kafka 3.3's ``QuorumState``), from Unattached, drawn from
+    ``VOTER_TRANSITIONS``: each edge is labelled with what crosses it and the epoch it may go to,
+    against the voter's own (``=`` the same, ``>`` a higher, ``≥`` the same or a higher, ``+1`` the
+    next); ``current`` highlighted."""
+    valid_previous: dict[str, set[str]] = {state: set() for state in raft.STATE_NAMES}
+    events: dict[tuple[str, str], str] = {}
+    for source, targets in raft.VOTER_TRANSITIONS.items():
+        for target, rule in targets.items():
+            valid_previous[target].add(source)
+            events[(source, target)] = f"{RAFT_TRIGGERS[target]} {RAFT_EPOCH_SIGNS[rule]}"
+    return state_machine(
+        "raft_state_machine", valid_previous, events, raft.UNATTACHED, current, nodesep="0.15"
     )

@@ -23,8 +23,11 @@ from kafka_lite.coordinator.group_metadata import (
 )
 from kafka_lite.diagrams import DIAGRAMS
 from kafka_lite.diagrams.state_machines import (
+    RAFT_EPOCH_SIGNS,
+    RAFT_TRIGGERS,
     group_state_machine,
     partition_state_machine,
+    raft_state_machine,
     replica_state_machine,
     state_machine,
     transitions,
@@ -55,6 +58,20 @@ def test_every_edge_of_the_picture_is_a_transition_of_the_table_with_its_event(d
     # The labels are the events of the table beside the transitions, not retyped.
     for (s, t), event in events.items():
         assert edges[(s.value, t.value)] == event
+
+
+def test_the_raft_machine_draws_every_move_of_voter_transitions_with_its_trigger_and_epoch():
+    from kafka_lite.raft.quorum_state import VOTER_TRANSITIONS
+
+    edges = {}
+    for a, b, attrs in EDGE.findall(raft_state_machine().source):
+        edges[(a, b)] = re.search(r'label="([^"]*)"', attrs).group(1)
+    assert edges == {
+        (source, target): f"{RAFT_TRIGGERS[target]} {RAFT_EPOCH_SIGNS[rule]}"
+        for source, targets in VOTER_TRANSITIONS.items()
+        for target, rule in targets.items()
+    }
+    assert "raft_state_machine" in DIAGRAMS
 
 
 @pytest.mark.parametrize(("draw", "table", "events"), MACHINES, ids=IDS)
