@@ -142,3 +142,29 @@ def test_the_guides_quorum_commands_parse_as_written():
     for command in commands:
         args = parser.parse_args(shlex.split(command)[1:])
         assert args.handler is not None, command
+
+
+def test_the_reading_paths_name_classes_and_methods_that_exist():
+    """Each name a reading path gives (``Class.method``, ``method``) is a class or function of
+    kafka_lite's, so a path cannot send a reader to a method that was renamed or removed."""
+    import ast
+
+    defined = set()
+    for path in (ROOT / "kafka_lite").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+    pages = {
+        GUIDE: "\n## Reading it: three paths through the code",
+        GUIDE.with_name("quorum_controller.md"): "\n## Reading it: one fencing",
+    }
+    named = []
+    for page, heading in pages.items():
+        section = page.read_text(encoding="utf-8").split(heading, 1)[1].split("\n## ", 1)[0]
+        refs = re.findall(r"`([^`]+)`", section)
+        named += [
+            ref for ref in refs if re.fullmatch(r"[A-Za-z_]\w*(\.\w+)*", ref) and not ref.endswith(".py")
+        ]
+    assert len(named) > 40, named
+    missing = sorted({part for ref in named for part in ref.split(".") if part not in defined})
+    assert not missing, f"the reading paths name what kafka_lite does not define: {missing}"
