@@ -192,10 +192,16 @@ class Lab:
     sections: list[str]
     time: str = ""  # what its handout says it takes: "about 2 hours"
 
+    own_chapter: int | None = None  # the chapter after the book's its files' Book lines name, if any
+
     @property
     def home_chapter(self) -> int | None:
-        """The chapter most of the sections it writes code for belong to (the later on a tie); None
-        for a lab of a chapter after the book's last, whose code names no section."""
+        """The chapter after the book's last that its files belong to, if they name one (a KRaft
+        lab whose code also reads chapter 7's is chapter 12's); else the chapter most of the
+        sections it writes code for belong to (the later on a tie); None for a lab whose code
+        names neither."""
+        if self.own_chapter is not None:
+            return self.own_chapter
         counts: dict[int, int] = {}
         for number in self.sections:
             chapter = int(number.split(".")[0])
@@ -316,6 +322,7 @@ def read_labs(root: Path, book: Book, modules: dict[str, Module]) -> list[Lab]:
             raise ValueError(f"{rel}: {', '.join(unknown)} has no Book line (or does not exist)")
         sections = {n for f in data["files"] for n in modules[f].sections}
         readme = (toml.parent / "README.md").relative_to(root).as_posix()
+        own = sorted({c for f in data["files"] if (c := own_chapter(modules[f].book)) is not None})
         labs.append(
             Lab(
                 data["number"],
@@ -324,6 +331,7 @@ def read_labs(root: Path, book: Book, modules: dict[str, Module]) -> list[Lab]:
                 list(data["files"]),
                 most_specific(sections, book),
                 str(data.get("time", "")),
+                own[-1] if own else None,
             )
         )
     return sorted(labs, key=lambda lab: lab.number)
@@ -450,6 +458,17 @@ def render_book_map(book_map: BookMap, base: str = "") -> str:
     return "\n".join(out) + "\n"
 
 
+OWN_CHAPTER = re.compile(r"^beyond the book[:,]\s*chapter (\d+)\b")
+
+
+def own_chapter(book_line: str) -> int | None:
+    """The chapter after the book's last a Book line puts its module in (``beyond the book: chapter
+    12 (KRaft)``), or None (a module of the book's chapters, or of Kafka after 0.10 with no chapter
+    of its own)."""
+    m = OWN_CHAPTER.match(book_line)
+    return int(m.group(1)) if m else None
+
+
 def module_lines(root: Path, path: str) -> int:
     """Every line of a module, its docstrings and comments included: they are read too."""
     return len((root / path).read_text(encoding="utf-8").splitlines())
@@ -458,8 +477,8 @@ def module_lines(root: Path, path: str) -> int:
 def render_chapter_plan(book_map: BookMap, base: str = "", root: Path = ROOT) -> str:
     """One row per chapter: the modules whose Book line names its sections (a module serving two
     chapters counts in both) and their lines, its notebooks, and its labs with the time each
-    handout gives (a lab listed once, under its ``home_chapter``). The chapters after the book's
-    last share one row with every module from Kafka after 0.10."""
+    handout gives (a lab listed once, under its ``home_chapter``). Each chapter after the book's last
+    has its own row too, and the rest of Kafka after 0.10 one more."""
     last = max(s.chapter for s in book_map.book.sections.values())
     later = sorted(c for c in book_map.guides if c > last)
     rows: list[tuple[str, list[str], list[Notebook], list[Lab]]] = []
@@ -477,14 +496,26 @@ def render_chapter_plan(book_map: BookMap, base: str = "", root: Path = ROOT) ->
         notebooks = [n for n in book_map.notebooks if n.chapter == chapter]
         labs = [lab for lab in book_map.labs if lab.home_chapter == chapter]
         rows.append((name, modules, notebooks, labs))
-    if book_map.beyond:
-        names = ", ".join(f"[{_title(book_map.guides[c])}]({base}{book_map.guides[c]})" for c in later)
+    # Each chapter after the book's last has a row of its own: the modules whose Book line puts
+    # them in it, its notebooks and labs; the rest of Kafka after 0.10 (0.11's transactions and
+    # idempotence, read in chapter 10's guide) shares one row.
+    for chapter in later:
+        guide = book_map.guides[chapter]
         rows.append(
             (
-                f"[Beyond the book]({base}book_map.md#beyond)"
-                + (f": {names} and 0.11's parts" if names else ""),
-                [m.path for m in book_map.beyond],
-                [n for n in book_map.notebooks if n.chapter in later],
+                f"[{_title(guide).replace('Chapter ', '', 1).replace(': ', ' · ', 1)}]({base}{guide})",
+                [m.path for m in book_map.beyond if own_chapter(m.book) == chapter],
+                [n for n in book_map.notebooks if n.chapter == chapter],
+                [lab for lab in book_map.labs if lab.home_chapter == chapter],
+            )
+        )
+    rest = [m.path for m in book_map.beyond if own_chapter(m.book) not in later]
+    if rest:
+        rows.append(
+            (
+                f"[Beyond the book]({base}book_map.md#beyond): Kafka after 0.10 in no chapter of its own",
+                rest,
+                [],
                 [lab for lab in book_map.labs if lab.home_chapter is None],
             )
         )

@@ -9,7 +9,7 @@ authorizer (``--authorizer-properties zookeeper.connect=...``), and so does this
 which the brokers check against the caller's own ACLs (Alter, Describe on the cluster). On a SASL
 listener the caller logs in with ``--command-config FILE``, Kafka's client properties file
 (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``).
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 
 Each ``--allow-principal`` is given every ``--operation`` (All if none) from every ``--allow-host``
 (``*`` if none), on every resource named; likewise the deny options. An operation a resource type does

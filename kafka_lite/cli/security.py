@@ -5,7 +5,7 @@ No Kafka twin: modelled on what Kafka's security guide has an operator do by han
 SCRAM (a JAAS line in each broker's ``server.properties``, SCRAM credentials written with
 ``kafka-configs.sh --entity-type users``, ``SimpleAclAuthorizer`` with the brokers' principal as a
 super user) and on the client properties file Kafka's tools take with ``--command-config``.
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 
 A secure local cluster's brokers have two listeners (Kafka 0.10.2's KIP-103), as Kafka's security
 guide sets up a cluster whose clients authenticate and whose brokers sit on a trusted network: the

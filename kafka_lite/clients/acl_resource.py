@@ -5,7 +5,7 @@ Mirrors: org.apache.kafka.common.acl.{AclBinding, AclBindingFilter} and
          (clients/src/main/java/org/apache/kafka/common/, Kafka 0.11.0), under kafka-python's names
          (``kafka.admin.acl_resource``: ``ACL``, ``ACLFilter``, ``ResourcePattern``,
          ``ResourcePatternFilter``, ``ACLOperation``, ``ACLPermissionType``, ``ResourceType``)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: no pattern types (Kafka 2.0's prefixed ACLs): every pattern is a literal name or ``*``;
          the enums are the broker's own (``common/security/auth/acl.py``), with kafka-python's names.
 

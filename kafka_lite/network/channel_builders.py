@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.common.network.ChannelBuilder, PlaintextChannelBuilder and
          SaslChannelBuilder (clients/src/main/java/org/apache/kafka/common/network/, Kafka 0.11)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: no TLS, so no SslChannelBuilder; the builder is handed the authenticator's collaborators
          (mechanisms, credentials) rather than reading them from the configs itself.
 

@@ -4,7 +4,7 @@ connection carries any request.
 Mirrors: org.apache.kafka.common.security.authenticator.SaslClientAuthenticator (clients/src/main/java/
          org/apache/kafka/common/security/authenticator/SaslClientAuthenticator.java, Kafka 1.0, whose
          ApiVersions step chooses between SaslHandshake v0 and v1 + SaslAuthenticate, KIP-152)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: the mechanism's client is kafka_lite's own (``PlainSaslClient``, ``ScramSaslClient``), not
          one looked up through Java's ``Sasl.createSaslClient``.
 

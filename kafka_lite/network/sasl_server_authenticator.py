@@ -4,7 +4,7 @@ any request reaches the handlers.
 Mirrors: org.apache.kafka.common.security.authenticator.SaslServerAuthenticator (clients/src/main/
          java/org/apache/kafka/common/security/authenticator/SaslServerAuthenticator.java, Kafka 0.11,
          with Kafka 1.0's SaslHandshake v1 and SaslAuthenticate of KIP-152)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: no GSSAPI, so no 0.9-style first packet that is a raw Kerberos token: the first frame must be
          a Kafka request. Any request other than ApiVersions, SaslHandshake or (v1) SaslAuthenticate
          closes the connection, as Kafka does; a SaslAuthenticate whose token fails is answered with

@@ -3,7 +3,7 @@ servers built from the broker's JAAS configuration.
 
 Mirrors: org.apache.kafka.common.network.ChannelBuilders.serverChannelBuilder (clients/src/main/java/
          org/apache/kafka/common/network/ChannelBuilders.java, Kafka 0.11)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: it lives with the broker (``server/``), since it reads the broker's config; the network layer
          stays free of configuration.
 

@@ -2,5 +2,5 @@
 listener speaks.
 
 Mirrors: org.apache.kafka.common.security (clients/src/main/java/org/apache/kafka/common/security/, Kafka 0.11.0)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 """

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.common.security.JaasConfig and JaasContext (clients/src/main/java/org/
          apache/kafka/common/security/, Kafka 0.11)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: there is no Java login: an entry is only read for its options (the PLAIN users, the
          broker's own username and password); the module class names are checked, not loaded.
 

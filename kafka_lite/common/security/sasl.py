@@ -2,7 +2,7 @@
 
 Mirrors: javax.security.sasl.SaslServer (the interface Kafka's PlainSaslServer and ScramSaslServer
          implement) and org.apache.kafka.common.config.SaslConfigs' mechanism names (Kafka 0.11)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: no ``SaslServerFactory`` lookup: the authenticator builds the mechanism's class from the
          ``SASL_SERVERS`` table below.
 

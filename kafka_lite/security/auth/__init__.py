@@ -2,5 +2,5 @@
 each request needs.
 
 Mirrors: kafka.security.auth (core/src/main/scala/kafka/security/auth/, Kafka 0.11.0)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 """

@@ -2,7 +2,7 @@
 
 Mirrors: kafka.security.auth.Authorizer (core/src/main/scala/kafka/security/auth/Authorizer.scala,
          Kafka 0.11.0)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: ``remove_acls(resource)`` (Kafka's overload without ACLs) is ``remove_all_acls``, and the
          three ``getAcls`` overloads are ``get_acls(resource)``, ``get_acls_for_principal`` and
          ``get_all_acls``; the class is named in ``authorizer.class.name`` as ``package.module:Class``,

@@ -2,7 +2,7 @@
 
 Mirrors: the ``authorize(...)`` calls of kafka.server.KafkaApis
          (core/src/main/scala/kafka/server/KafkaApis.scala, Kafka 0.11.0; CreatePartitions: 1.0)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: nothing: this is the table of what ``kafka_apis.py`` checks, in its order, for the guide to
          render and for the test that walks every API the broker serves with a principal allowed
          nothing (``tests/security/test_authorizer_cluster.py``), which holds the two equal.

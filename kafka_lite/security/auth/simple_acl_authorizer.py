@@ -2,7 +2,7 @@
 
 Mirrors: kafka.security.auth.SimpleAclAuthorizer
          (core/src/main/scala/kafka/security/auth/SimpleAclAuthorizer.scala, Kafka 0.11.0)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: a denial is logged at INFO on ``kafka.authorizer.logger`` (0.11 logs every decision at
          DEBUG; later Kafkas log denials at INFO), so that a refused client is visible in the
          broker's log without turning on debug logging.

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.common.security.auth (clients/src/main/java/org/apache/kafka/common/security/auth/,
          Kafka 0.11.0)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 """
 
 from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal

@@ -5,7 +5,7 @@ Mirrors: kafka.security.auth.{Acl, Resource, ResourceType, Operation, Permission
          filters of org.apache.kafka.common.acl.{AclOperation, AclPermissionType, AclBinding,
          AclBindingFilter} and org.apache.kafka.common.resource.{ResourceType, ResourceFilter}
          (clients/src/main/java/org/apache/kafka/common/, Kafka 0.11.0)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: one set of enums serves the broker, the admin client and the tool (Kafka keeps a Scala set
          in core and a Java set in clients, converted back and forth); each member carries both its
          Scala name (``Read``, written in ZooKeeper's JSON) and its wire code (Java's ``READ = 3``).

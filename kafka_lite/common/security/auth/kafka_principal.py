@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.common.security.auth.KafkaPrincipal (clients/src/main/java/org/apache/kafka/
          common/security/auth/KafkaPrincipal.java, Kafka 0.11)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 
 A PLAINTEXT connection is ``User:ANONYMOUS``; a SASL connection is ``User:<the name it proved>``. ACLs
 name principals in the same written form, and ``User:*`` matches every one of them.

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.common.security.plain.PlainLoginModule (clients/src/main/java/org/apache/
          kafka/common/security/plain/PlainLoginModule.java, Kafka 0.11), whose username and password
          the JDK's PLAIN ``SaslClient`` sends
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 
 The client sends its token first (PLAIN has an initial response) and is then done: the server's
 answer is empty on success, and a failure is the server closing the connection (SaslHandshake v0)

@@ -3,7 +3,7 @@ JAAS entry's ``user_<name>`` options.
 
 Mirrors: org.apache.kafka.common.security.plain.PlainSaslServer (clients/src/main/java/org/apache/
          kafka/common/security/plain/PlainSaslServer.java, Kafka 0.11)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: the expected passwords are handed in as a dict, read from the JAAS entry once per
          listener, instead of being looked up in the ``JaasContext`` at each login.
 Labs:    lab 17, stage 1 (``PlainSaslServer.evaluate_response``)

@@ -3,7 +3,7 @@
 Mirrors: org.apache.kafka.common.security.scram.ScramCredentialUtils and
          org.apache.kafka.common.security.authenticator.CredentialCache (clients/src/main/java/org/
          apache/kafka/common/security/, Kafka 0.11)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 
 ``/config/users/alice`` holds, as a user's config, one entry per mechanism::
 

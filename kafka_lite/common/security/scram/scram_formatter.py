@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.common.security.scram.ScramFormatter and ScramMechanism (clients/src/main/
          java/org/apache/kafka/common/security/scram/, Kafka 0.11)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: SHA-256 only (Kafka also has SCRAM-SHA-512); written on ``hashlib`` and ``hmac``, as Kafka's
          class is on ``javax.crypto.Mac``, so each RFC 5802 formula reads as one line.
 

@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.common.security.scram.ScramMessages (clients/src/main/java/org/apache/kafka/
          common/security/scram/ScramMessages.java, Kafka 0.11)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: no channel binding and no extensions, as Kafka 0.11 has none.
 
 ::

@@ -3,7 +3,7 @@ checks that the broker knows the user's ServerKey before trusting it.
 
 Mirrors: org.apache.kafka.common.security.scram.ScramSaslClient (clients/src/main/java/org/apache/
          kafka/common/security/scram/ScramSaslClient.java, Kafka 0.11)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 
 States: SEND_CLIENT_FIRST_MESSAGE → RECEIVE_SERVER_FIRST_MESSAGE → RECEIVE_SERVER_FINAL_MESSAGE →
 COMPLETE. The server's nonce must extend ours and its iteration count must be at least 4096 (a

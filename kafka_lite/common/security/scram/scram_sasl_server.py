@@ -2,7 +2,7 @@
 
 Mirrors: org.apache.kafka.common.security.scram.ScramSaslServer (clients/src/main/java/org/apache/
          kafka/common/security/scram/ScramSaslServer.java, Kafka 0.11)
-Book:    beyond the book (Kafka 0.10.2–0.11's security)
+Book:    beyond the book: chapter 11 (security, Kafka 0.10.2–0.11)
 Differs: SHA-256 only; the credential comes straight from the broker's ``CredentialCache`` (Kafka asks
          a ``ScramServerCallbackHandler``, which reads the same cache).
 
