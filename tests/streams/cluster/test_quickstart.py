@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import wait_until
+
 REPO = Path(__file__).resolve().parents[3]
 GUIDE = REPO / "chapters" / "ch09_streams" / "index.md"
 README = REPO / "README.md"
@@ -76,6 +78,24 @@ def test_the_guides_word_count_quick_start_prints_the_counts_it_shows(cluster, t
     assert (tmp_path / ".kafka-lite" / "streams" / "streams-wordcount").is_dir(), (
         "the store under --state-dir"
     )
+
+    # A second run against a new cluster: the topics gone, the internal ones too, as on a cluster
+    # just made; the state directory is still there. The demo stops and names what to remove.
+    admin = cluster.admin()
+    try:
+        ours = [t for t in admin.list_topics() if t.startswith("streams-")]
+        admin.delete_topics(ours, timeout_ms=10_000)
+        wait_until(lambda: not set(ours) & set(admin.list_topics()), 20, "the quick start's topics deleted")
+    finally:
+        admin.close()
+    assert bash(here[setup], tmp_path, timeout=60).returncode == 0
+    again = subprocess.run(["bash", "-c", "exec " + here[app].strip()], cwd=tmp_path, text=True,
+                           capture_output=True, timeout=90)  # fmt: skip
+    assert again.returncode == 1, again.stdout + again.stderr
+    said = " ".join((again.stdout + again.stderr).split())
+    assert "Caused by: IllegalStateException" in said, said
+    assert "holds state restored from a changelog this cluster does not have" in said, said
+    assert ".kafka-lite/streams/streams-wordcount/" in said, said
 
 
 @pytest.mark.unit
