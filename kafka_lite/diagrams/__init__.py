@@ -28,6 +28,7 @@ from kafka_lite.diagrams.connect import (
 from kafka_lite.diagrams.log import log_diagram, segment_diagram, segment_with_index
 from kafka_lite.diagrams.network import socket_server_threads
 from kafka_lite.diagrams.producer import accumulator_diagram, record_accumulator
+from kafka_lite.diagrams.raft_election import raft_election
 from kafka_lite.diagrams.record import record_batch_v2
 from kafka_lite.diagrams.replication import replication, replication_diagram
 from kafka_lite.diagrams.replication_round import replication_round, replication_round_diagram
@@ -73,6 +74,7 @@ __all__ = [
     "mirror_maker",
     "mirror_maker_diagram",
     "partition_state_machine",
+    "raft_election",
     "raft_state_machine",
     "record_accumulator",
     "record_batch_v2",
@@ -105,6 +107,7 @@ DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "micro_batch": micro_batch,
     "mirror_maker": mirror_maker,
     "partition_state_machine": partition_state_machine,
+    "raft_election": raft_election,
     "raft_state_machine": raft_state_machine,
     "replica_state_machine": replica_state_machine,
     "record_accumulator": record_accumulator,

@@ -30,13 +30,16 @@ TABLE = '<<table border="0" cellborder="1" cellspacing="0" cellpadding="2">{}</t
 WIDTH = 34  # characters a lane's text is wrapped at
 
 
-def transaction_timeline_diagram(timeline: dict) -> graphviz.Digraph:
-    """``timeline`` (``read_timeline``'s) as a table: the time, then one column per party."""
+def transaction_timeline_diagram(
+    timeline: dict, time_header: str = "s", time_format: str = "{:.2f}"
+) -> graphviz.Digraph:
+    """``timeline`` (``read_timeline``'s) as a table: the time (in ``time_header``'s unit, written
+    with ``time_format``), then one column per party."""
     parties = timeline["parties"]
     lanes = len(parties)
     rows = [
         f'<tr><td colspan="{lanes + 1}" bgcolor="{HEAD}"><b>{html.escape(timeline["title"])}</b></td></tr>',
-        f'<tr><td bgcolor="{HEAD}">s</td>'
+        f'<tr><td bgcolor="{HEAD}">{time_header}</td>'
         + "".join(f'<td bgcolor="{HEAD}">{html.escape(p)}</td>' for p in parties)
         + "</tr>",
     ]
@@ -52,7 +55,7 @@ def transaction_timeline_diagram(timeline: dict) -> graphviz.Digraph:
             f'<td colspan="{high - low + 1}" bgcolor="{colour}">{wrapped(label, WIDTH * (high - low + 1))}</td>'
         )
         cells += ["<td></td>"] * (lanes - 1 - high)
-        rows.append(f"<tr><td>{row['t']:.2f}</td>{''.join(cells)}</tr>")
+        rows.append(f"<tr><td>{time_format.format(row['t'])}</td>{''.join(cells)}</tr>")
     rows.append(
         f'<tr><td colspan="{lanes + 1}" border="0">blue: a request; red: one held in the network; '
         "green: an answer; orange: an answer with an error</td></tr>"

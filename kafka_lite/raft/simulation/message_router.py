@@ -112,6 +112,9 @@ class MessageRouter:
         self._random = random
         self._max_latency_ms = max_latency_ms
         self.filters: dict[int, NetworkFilter] = {node_id: PermitAllTraffic() for node_id in cluster.nodes}
+        # When a list, every message delivered, in order: (time ms, from, to, api key, "request" or
+        # "response", its data as received). For pictures of a run (chapter 12's election).
+        self.trace: list[tuple[int, int, int, int, str, dict]] | None = None
 
     def filter(self, node_id: int, network_filter: NetworkFilter) -> None:
         self.filters[node_id] = network_filter
@@ -159,6 +162,11 @@ class MessageRouter:
         destination = self._cluster.running.get(destination_id)
         if destination is None:
             return  # a dead node answers nothing
+        if self.trace is not None:
+            now = self._cluster.time.milliseconds()
+            self.trace.append(
+                (now, sender.node_id, destination_id, outbound.api_key, "request", inbound.data)
+            )
 
         def on_answered(future) -> None:
             response = future.result()
@@ -180,6 +188,11 @@ class MessageRouter:
         if not self.filters[sender.node_id].accept_inbound(inbound):
             return
         if self._cluster.running.get(sender.node_id) is sender:
+            if self.trace is not None:
+                now = self._cluster.time.milliseconds()
+                self.trace.append(
+                    (now, source_id, sender.node_id, outbound.api_key, "response", inbound.data)
+                )
             sender.channel.mock_receive(inbound)
 
 
