@@ -25,6 +25,7 @@ from kafka_lite.diagrams.connect import (
     mirror_maker,
     mirror_maker_diagram,
 )
+from kafka_lite.diagrams.kraft_fencing import kraft_fencing
 from kafka_lite.diagrams.log import log_diagram, segment_diagram, segment_with_index
 from kafka_lite.diagrams.network import socket_server_threads
 from kafka_lite.diagrams.producer import accumulator_diagram, record_accumulator
@@ -68,6 +69,7 @@ __all__ = [
     "connect_workers_from_status",
     "describe_cluster",
     "group_state_machine",
+    "kraft_fencing",
     "log_diagram",
     "micro_batch",
     "micro_batch_diagram",
@@ -104,6 +106,7 @@ DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "cluster": concepts,
     "connect_cluster": connect_cluster,
     "group_state_machine": group_state_machine,
+    "kraft_fencing": kraft_fencing,
     "micro_batch": micro_batch,
     "mirror_maker": mirror_maker,
     "partition_state_machine": partition_state_machine,

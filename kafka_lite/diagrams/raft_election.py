@@ -94,6 +94,9 @@ def _describe(api: RaftApiKeys, kind: str, data: dict) -> tuple[str, bool]:
 
 def raft_election() -> graphviz.Digraph:
     """The first election of the simulation's seed ``SEED``, as a sequence diagram."""
-    g = transaction_timeline_diagram(election_timeline(), time_header="ms", time_format="{:.0f}")
+    legend = "blue: a request; green: its answer; orange: an answer with an error"
+    g = transaction_timeline_diagram(
+        election_timeline(), time_header="ms", time_format="{:.0f}", legend=legend
+    )
     g.name = "raft_election"
     return g

@@ -30,11 +30,14 @@ TABLE = '<<table border="0" cellborder="1" cellspacing="0" cellpadding="2">{}</t
 WIDTH = 34  # characters a lane's text is wrapped at
 
 
+LEGEND = "blue: a request; red: one held in the network; green: an answer; orange: an answer with an error"
+
+
 def transaction_timeline_diagram(
-    timeline: dict, time_header: str = "s", time_format: str = "{:.2f}"
+    timeline: dict, time_header: str = "s", time_format: str = "{:.2f}", legend: str = LEGEND
 ) -> graphviz.Digraph:
     """``timeline`` (``read_timeline``'s) as a table: the time (in ``time_header``'s unit, written
-    with ``time_format``), then one column per party."""
+    with ``time_format``), then one column per party; ``legend`` below it says what the colours are."""
     parties = timeline["parties"]
     lanes = len(parties)
     rows = [
@@ -56,10 +59,7 @@ def transaction_timeline_diagram(
         )
         cells += ["<td></td>"] * (lanes - 1 - high)
         rows.append(f"<tr><td>{time_format.format(row['t'])}</td>{''.join(cells)}</tr>")
-    rows.append(
-        f'<tr><td colspan="{lanes + 1}" border="0">blue: a request; red: one held in the network; '
-        "green: an answer; orange: an answer with an error</td></tr>"
-    )
+    rows.append(f'<tr><td colspan="{lanes + 1}" border="0">{html.escape(legend)}</td></tr>')
     g = new_graph("transaction_timeline", fontsize=9)
     g.attr("node", shape="plain")
     g.node("timeline", TABLE.format("".join(rows)))
