@@ -3,6 +3,8 @@ the real ``StreamTask``; its output and its store equal a count made by hand."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from kafka_lite.common.time import MockTime
@@ -104,6 +106,9 @@ def test_word_count_output_and_store_equal_the_count_by_hand():
     assert driver.consumer.committed(TopicPartition("text-lines", 0)) == OffsetAndMetadata(3)
     driver.close()
     assert not store.is_open()
+    state_dir = driver._temp_state_dir.name
+    driver.close()  # a second close does nothing, and fails on nothing
+    assert not store.is_open() and not os.path.exists(state_dir)
 
 
 def test_read_output_is_none_when_nothing_is_left():

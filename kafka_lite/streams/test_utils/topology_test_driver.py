@@ -177,6 +177,7 @@ class TopologyTestDriver:
         self.offsets = dict.fromkeys(self.partitions, 0)  # the next offset of each input partition
         # The real state manager, over an empty restore consumer (every changelog starts empty, as in
         # Kafka 1.1's driver) and, unless ``state.dir`` is given, a directory removed with the driver.
+        self._closed = False
         self._temp_state_dir = tempfile.TemporaryDirectory(prefix="kafka-streams-")
         state_directory = StateDirectory(
             self.application_id, config.get(STATE_DIR_CONFIG, self._temp_state_dir.name), self.time
@@ -280,7 +281,11 @@ class TopologyTestDriver:
         self.time.advance(advance_ms)
 
     def close(self) -> None:
-        """Close the processors, then the stores (as a stream thread closes a task)."""
+        """Close the processors, then the stores (as a stream thread closes a task), and remove the
+        state directory; a second call does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         self.task.close()
         self.task.close_state_manager()
         self._temp_state_dir.cleanup()

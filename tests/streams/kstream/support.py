@@ -10,11 +10,18 @@ STRING = Serdes.String()
 LONG = Serdes.Long()
 
 
+# The drivers a test made, closed after it (conftest.py): a driver left to the garbage collector
+# removes its state directory while its stores may still hold files open there.
+OPEN_DRIVERS: list[TopologyTestDriver] = []
+
+
 def driver_for(builder, **config) -> TopologyTestDriver:
-    """A driver for ``builder``; ``config`` adds settings, dotted names spelled with underscores
-    (``cache_max_bytes_buffering=0``)."""
+    """A driver for ``builder``, closed once the test ends; ``config`` adds settings, dotted names
+    spelled with underscores (``cache_max_bytes_buffering=0``)."""
     settings = {name.replace("_", "."): value for name, value in config.items()}
-    return TopologyTestDriver(builder, {"application.id": APPLICATION_ID, **settings})
+    driver = TopologyTestDriver(builder, {"application.id": APPLICATION_ID, **settings})
+    OPEN_DRIVERS.append(driver)
+    return driver
 
 
 def read_all(driver: TopologyTestDriver, topic: str, key_serde=STRING, value_serde=STRING) -> list[tuple]:
