@@ -38,7 +38,7 @@ from typing import BinaryIO, TextIO
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, brokers_not_answering, key_values, properties_file
+from kafka_lite.cli import CliError, brokers_not_answering, key_values, properties_file, with_causes
 from kafka_lite.cli.serde_classes import DeserializingFormatter, UnknownClassException, deserializer_for
 from kafka_lite.common.errors import KafkaException, TimeoutException, WakeupException
 from kafka_lite.tools.console_consumer import (
@@ -152,7 +152,7 @@ def run(
     except ConsoleConsumerException as e:  # an option the cluster shows to be wrong (--partition)
         raise CliError(str(e), exit_code=2) from None
     except KafkaException as e:
-        raise CliError(f"{type(e).__name__}: {e}") from None
+        raise CliError(with_causes(e)) from None
     finally:
         try:
             consumer.close()  # commits (when the group auto-commits) and leaves the group

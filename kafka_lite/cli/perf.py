@@ -29,7 +29,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kafka_lite.cli import CliError, key_values, positive_int, properties_file, whole_number
+from kafka_lite.cli import CliError, key_values, positive_int, properties_file, whole_number, with_causes
 from kafka_lite.common.errors import KafkaException
 
 
@@ -187,8 +187,7 @@ def run_producer(args: argparse.Namespace, console: Console) -> int:
     if stats.first_error is not None:
         e = stats.first_error
         raise CliError(
-            f"{stats.errors} of the {stats.iteration} records sent failed, the first with "
-            f"{type(e).__name__}: {e}"
+            f"{stats.errors} of the {stats.iteration} records sent failed, the first with " + with_causes(e)
         )
     return 0
 
@@ -234,7 +233,7 @@ def run_consumer(args: argparse.Namespace, console: Console) -> int:
                 progress=lambda n: progress.update(task, completed=n),
             )  # fmt: skip
     except KafkaException as e:
-        raise CliError(f"{type(e).__name__}: {e}") from None
+        raise CliError(with_causes(e)) from None
     finally:
         consumer.close()
     if not args.show_detailed_stats:

@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kafka_lite.cli import CliError, positive_int
+from kafka_lite.cli import CliError, positive_int, with_causes
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.tools import replay as tool
 
@@ -160,8 +160,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if stats.first_error is not None:
         e = stats.first_error
         raise CliError(
-            f"{stats.errors} of the {stats.total_sent} records sent failed, the first with "
-            f"{type(e).__name__}: {e}"
+            f"{stats.errors} of the {stats.total_sent} records sent failed, the first with " + with_causes(e)
         )
     return 0
 

@@ -19,7 +19,7 @@ import argparse
 import time
 import uuid
 
-from kafka_lite.cli import CliError, positive_int
+from kafka_lite.cli import CliError, positive_int, with_causes
 
 ACKS = {"0": 0, "1": 1, "-1": -1, "all": -1}
 # How long to wait for the high watermarks to pass the acknowledged offsets before reading back. With
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace, console) -> int:
         caught_up = _wait_for_high_watermarks(args.bootstrap_server, args.topic, produced.acknowledged)
         consumed = consume(args.bootstrap_server, args.topic)
     except KafkaException as e:
-        raise CliError(f"{type(e).__name__}: {e}") from None
+        raise CliError(with_causes(e)) from None
     # Only this run's values: the topic may hold other runs' records, which are none of its business.
     mine = [c for c in consumed if c.value.startswith(prefix + "-")]
     verdict = validate(produced.acknowledged, mine)
