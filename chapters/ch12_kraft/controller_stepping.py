@@ -8,8 +8,6 @@ No Kafka twin: notebook tooling over ``kafka_lite.testing.quorum_controller_test
 
 from __future__ import annotations
 
-import uuid
-
 from rich.console import Console
 from rich.table import Table
 
@@ -24,7 +22,7 @@ from kafka_lite.common.metadata import (
     UnfenceBrokerRecord,
 )
 from kafka_lite.metadata.leader_constants import NO_LEADER, NO_LEADER_CHANGE
-from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID, QuorumControllerTestEnv
+from kafka_lite.testing.quorum_controller_test_env import QuorumControllerTestEnv
 
 console = Console(width=120, force_jupyter=False, force_terminal=True, color_system="standard")
 
@@ -45,25 +43,11 @@ class ControllerSteps:
 
     def register(self, broker_id: int, start: int = 1):
         """``start``: the broker process's start, counted; each start has a new incarnation id."""
-        return self.env.active().register_broker({
-            "broker_id": broker_id, "cluster_id": CLUSTER_ID, "incarnation_id": uuid.UUID(int=100 * broker_id + start),
-            "listeners": [{"name": "PLAINTEXT", "host": "localhost", "port": 9092 + broker_id, "security_protocol": 0}],
-            "features": [{"name": "metadata.version", "min_supported_version": 1, "max_supported_version": 7}],
-            "rack": None,
-        })  # fmt: skip
+        return self.env.register_broker(broker_id, incarnation=100 * broker_id + start)
 
     def heartbeat(self, broker_id: int, metadata_offset: int | None = None, want_shut_down: bool = False):
-        """One heartbeat, sent and answered; ``metadata_offset`` is how far the broker has replayed the
-        log (by default, all that is committed)."""
-        active = self.env.active()
-        if metadata_offset is None:
-            metadata_offset = active.last_committed_offset()
-        future = active.process_broker_heartbeat({
-            "broker_id": broker_id, "broker_epoch": self.epochs[broker_id],
-            "current_metadata_offset": metadata_offset, "want_fence": False, "want_shut_down": want_shut_down,
-        })  # fmt: skip
-        self.env.poll()
-        return future.result(timeout=0)
+        """One heartbeat with the broker's epoch, sent and answered (``env.heartbeat``)."""
+        return self.env.heartbeat(broker_id, self.epochs[broker_id], metadata_offset, want_shut_down)
 
     def create_topic(
         self, name: str, num_partitions: int, replication_factor: int, configs: dict | None = None

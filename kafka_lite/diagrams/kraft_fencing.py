@@ -16,7 +16,6 @@ as the log commits them; ``transaction_timeline_diagram`` (chapter 10's) draws t
 from __future__ import annotations
 
 import random
-import uuid
 
 import graphviz
 
@@ -31,7 +30,7 @@ from kafka_lite.common.metadata import (
 )
 from kafka_lite.diagrams.transaction_timeline import transaction_timeline_diagram
 from kafka_lite.metadata.placement.striped_replica_placer import StripedReplicaPlacer
-from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID, QuorumControllerTestEnv
+from kafka_lite.testing.quorum_controller_test_env import QuorumControllerTestEnv
 
 BROKERS = (1, 2)
 SESSION_TIMEOUT_MS = 9000  # broker.session.timeout.ms, Kafka's default
@@ -65,13 +64,7 @@ def fencing_timeline() -> dict:
 
     def register(broker_id: int) -> None:
         row(f"broker {broker_id}", CONTROLLER, "BrokerRegistration", "request")
-        future = controller.register_broker({
-            "broker_id": broker_id, "cluster_id": CLUSTER_ID, "incarnation_id": uuid.UUID(int=broker_id),
-            "listeners": [{"name": "PLAINTEXT", "host": "localhost", "port": 9092 + broker_id,
-                           "security_protocol": 0}],
-            "features": [{"name": "metadata.version", "min_supported_version": 1, "max_supported_version": 7}],
-            "rack": None,
-        })  # fmt: skip
+        future = env.register_broker(broker_id, incarnation=broker_id)
         env.poll()
         epochs[broker_id] = future.result(timeout=0).epoch
         committed()
@@ -80,12 +73,7 @@ def fencing_timeline() -> dict:
     def heartbeat(broker_id: int) -> None:
         offset = controller.last_committed_offset()
         row(f"broker {broker_id}", CONTROLLER, f"BrokerHeartbeat: replayed to offset {offset}", "request")
-        future = controller.process_broker_heartbeat({
-            "broker_id": broker_id, "broker_epoch": epochs[broker_id], "current_metadata_offset": offset,
-            "want_fence": False, "want_shut_down": False,
-        })  # fmt: skip
-        env.poll()
-        reply = future.result(timeout=0)
+        reply = env.heartbeat(broker_id, epochs[broker_id], offset)
         committed()
         row(CONTROLLER, f"broker {broker_id}", "fenced" if reply.is_fenced else "unfenced", "answer")
 

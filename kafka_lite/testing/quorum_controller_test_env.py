@@ -11,6 +11,8 @@ Differs: ``poll()`` runs the log's deliveries and every controller's queue on th
 
 from __future__ import annotations
 
+import uuid
+from concurrent.futures import Future
 from typing import Any
 
 from kafka_lite.common.time import MockTime
@@ -80,3 +82,35 @@ class QuorumControllerTestEnv:
     def advance(self, ms: int) -> None:
         self.time.sleep(ms)
         self.poll()
+
+    # -- what a broker sends, as dicts of the requests' fields ------------------------------------------------
+
+    def register_broker(self, broker_id: int, incarnation: int) -> Future:
+        """A BrokerRegistration to the active controller, for a broker process whose start is
+        ``incarnation`` (each start has a new incarnation id); the future holds its answer once the
+        registration has committed (run ``poll``)."""
+        return self.active().register_broker({
+            "broker_id": broker_id, "cluster_id": CLUSTER_ID, "incarnation_id": uuid.UUID(int=incarnation),
+            "listeners": [{"name": "PLAINTEXT", "host": "localhost", "port": 9092 + broker_id, "security_protocol": 0}],
+            "features": [{"name": "metadata.version", "min_supported_version": 1, "max_supported_version": 7}],
+            "rack": None,
+        })  # fmt: skip
+
+    def heartbeat(
+        self,
+        broker_id: int,
+        broker_epoch: int,
+        metadata_offset: int | None = None,
+        want_shut_down: bool = False,
+    ) -> Any:
+        """One BrokerHeartbeat, sent to the active controller and answered; ``metadata_offset`` is how
+        far the broker has replayed the log (by default, all that is committed)."""
+        active = self.active()
+        if metadata_offset is None:
+            metadata_offset = active.last_committed_offset()
+        future = active.process_broker_heartbeat({
+            "broker_id": broker_id, "broker_epoch": broker_epoch, "current_metadata_offset": metadata_offset,
+            "want_fence": False, "want_shut_down": want_shut_down,
+        })  # fmt: skip
+        self.poll()
+        return future.result(timeout=0)
