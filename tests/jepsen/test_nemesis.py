@@ -229,7 +229,8 @@ def test_a_delay_holds_the_clients_produce_to_the_leader_until_it_is_released(fa
         partition = int(partition)
         client, other = WireClient(faulty.fronts["broker"][node]), WireClient(faulty.fronts["broker"][node])
         try:
-            client.send(ApiKeys.PRODUCE, 3, produce_body(topic, partition, late))
+            # acks=all: answered once the ISR has the record, so that a read right after sees it
+            client.send(ApiKeys.PRODUCE, 3, produce_body(topic, partition, late, acks=-1))
             assert other.call(ApiKeys.API_VERSIONS, 0, {}), "other requests go on"
             client.sock.settimeout(1.0)
             with pytest.raises(socket.timeout):
