@@ -192,7 +192,7 @@ class Lab:
     sections: list[str]
     time: str = ""  # what its handout says it takes: "about 2 hours"
 
-    own_chapter: int | None = None  # the chapter after the book's its files' Book lines name, if any
+    own_chapter: int | None = None  # a chapter after the book's last that its files' Book lines name
 
     @property
     def home_chapter(self) -> int | None:
@@ -322,6 +322,7 @@ def read_labs(root: Path, book: Book, modules: dict[str, Module]) -> list[Lab]:
             raise ValueError(f"{rel}: {', '.join(unknown)} has no Book line (or does not exist)")
         sections = {n for f in data["files"] for n in modules[f].sections}
         readme = (toml.parent / "README.md").relative_to(root).as_posix()
+        # The latest such chapter, should its files name two (none does).
         own = sorted({c for f in data["files"] if (c := own_chapter(modules[f].book)) is not None})
         labs.append(
             Lab(
@@ -503,7 +504,7 @@ def render_chapter_plan(book_map: BookMap, base: str = "", root: Path = ROOT) ->
         guide = book_map.guides[chapter]
         rows.append(
             (
-                f"[{_title(guide).replace('Chapter ', '', 1).replace(': ', ' · ', 1)}]({base}{guide})",
+                f"[{chapter} · {_title(guide).split(': ', 1)[1]}]({base}{guide})",  # "Chapter 12: KRaft..."
                 [m.path for m in book_map.beyond if own_chapter(m.book) == chapter],
                 [n for n in book_map.notebooks if n.chapter == chapter],
                 [lab for lab in book_map.labs if lab.home_chapter == chapter],

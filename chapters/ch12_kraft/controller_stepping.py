@@ -93,15 +93,8 @@ class ControllerSteps:
 
     def log_rows(self, start: int = 0) -> list[tuple]:
         """The shared log's records from offset ``start``: (offset, epoch, record, committed)."""
-        rows = []
-        for batch in self.env.shared.batches:
-            for i, record in enumerate(batch.records):
-                offset = batch.base_offset + i
-                if offset >= start:
-                    rows.append(
-                        (offset, batch.epoch, record.message, offset < self.env.shared.high_watermark)
-                    )
-        return rows
+        committed = self.env.shared.high_watermark
+        return [(offset, epoch, m, offset < committed) for offset, epoch, m in self.env.shared.entries(start)]
 
     def show_records(self, title: str, rows: list[tuple], first_column: str = "offset") -> None:
         table = Table(title=f"{title}  (t = {self.seconds()} s)")

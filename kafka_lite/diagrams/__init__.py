@@ -53,7 +53,7 @@ from kafka_lite.diagrams.timer import timer_diagram, timing_wheel
 from kafka_lite.diagrams.transaction_timeline import (
     aborted_read_0_11,
     aborted_read_kip_890,
-    transaction_timeline_diagram,
+    timeline_diagram,
 )
 
 __all__ = [
@@ -92,11 +92,11 @@ __all__ = [
     "state_machine",
     "streams_thread_model",
     "thread_model",
+    "timeline_diagram",
     "timer_diagram",
     "timing_wheel",
     "topology_diagram",
     "transaction_state_machine",
-    "transaction_timeline_diagram",
     "word_count_topology",
 ]
 

@@ -10,7 +10,7 @@ build draws the same run. Two brokers register and heartbeat until they are unfe
 placed on both; then broker 2 falls silent, broker 1 heartbeats on, and once broker 2's session
 (``broker.session.timeout.ms``) has passed the controller takes it out of every ISR and leadership
 and fences it. The rows are the brokers' requests as the controller answers them, and the records
-as the log commits them; ``transaction_timeline_diagram`` (chapter 10's) draws them.
+as the log commits them; ``timeline_diagram`` (chapter 10's) draws them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from kafka_lite.common.metadata import (
     TopicRecord,
     UnfenceBrokerRecord,
 )
-from kafka_lite.diagrams.transaction_timeline import transaction_timeline_diagram
+from kafka_lite.diagrams.transaction_timeline import timeline_diagram
 from kafka_lite.metadata.placement.striped_replica_placer import StripedReplicaPlacer
 from kafka_lite.testing.quorum_controller_test_env import QuorumControllerTestEnv
 
@@ -39,7 +39,7 @@ CONTROLLER, LOG = "active controller", "metadata log"
 
 
 def fencing_timeline() -> dict:
-    """The run as a timeline (``transaction_timeline_diagram``'s shape, times in seconds)."""
+    """The run as a timeline (``timeline_diagram``'s shape, times in seconds)."""
     env = QuorumControllerTestEnv(
         1, session_timeout_ms=SESSION_TIMEOUT_MS, replica_placer=StripedReplicaPlacer(random.Random(1))
     )
@@ -47,7 +47,7 @@ def fencing_timeline() -> dict:
     controller = env.elect(0)
     start = env.time.milliseconds()
     rows: list[dict] = []
-    seen = [env.shared.end_offset]  # the log's records already shown
+    shown = env.shared.end_offset  # the log's records below it are shown (or are the set-up's)
     epochs: dict[int, int] = {}
 
     def row(sender: str, receiver: str, text: str, kind: str) -> None:
@@ -55,12 +55,12 @@ def fencing_timeline() -> dict:
                      "text": text, "kind": kind})  # fmt: skip
 
     def committed() -> None:
-        for batch in env.shared.batches:
-            for i, record in enumerate(batch.records):
-                offset = batch.base_offset + i
-                if seen[0] <= offset < env.shared.high_watermark:
-                    row(CONTROLLER, LOG, f"{offset}: {_describe(record.message)}", "request")
-        seen[0] = max(seen[0], env.shared.high_watermark)
+        """A row for each record committed since the last call."""
+        nonlocal shown
+        for offset, _, message in env.shared.entries(shown):
+            if offset < env.shared.high_watermark:
+                row(CONTROLLER, LOG, f"{offset}: {_describe(message)}", "request")
+        shown = max(shown, env.shared.high_watermark)
 
     def register(broker_id: int) -> None:
         row(f"broker {broker_id}", CONTROLLER, "BrokerRegistration", "request")
@@ -127,6 +127,6 @@ def _describe(message) -> str:
 def kraft_fencing() -> graphviz.Digraph:
     """The run, as a sequence diagram."""
     legend = "blue: a request, or a record the controller writes; green: an answer"
-    g = transaction_timeline_diagram(fencing_timeline(), time_header="s", time_format="{:.0f}", legend=legend)
-    g.name = "kraft_fencing"
-    return g
+    return timeline_diagram(
+        fencing_timeline(), name="kraft_fencing", time_header="s", time_format="{:.0f}", legend=legend
+    )

@@ -6,9 +6,10 @@ recorded by its ``MessageRouter``'s ``trace``.
 Book:    beyond the book: chapter 12 (KRaft)
 
 Nothing here is drawn by hand: ``election_timeline`` runs the simulation on one seed, on simulated
-time (so every build draws the same run), from three voters starting Unattached until the first
-leader's followers have each fetched from it, and keeps the messages; ``transaction_timeline_diagram``
-(chapter 10's) draws them. Each row is what the receiver read, at the simulated time it arrived.
+time (so every build draws the same run), from three voters starting Unattached until each of the
+first leader's followers has learnt from a Fetch answer that the leader's first entry is committed,
+and keeps the messages; ``timeline_diagram`` (chapter 10's) draws them. Each row is what the receiver
+read, at the simulated time it arrived.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import graphviz
 
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.diagrams.transaction_timeline import transaction_timeline_diagram
+from kafka_lite.diagrams.transaction_timeline import timeline_diagram
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.simulation import scenarios
 
@@ -27,7 +28,7 @@ METADATA = TopicPartition("__cluster_metadata", 0)
 
 
 def election_timeline(seed: int = SEED) -> dict:
-    """The messages of the run's first election, as a timeline (``transaction_timeline_diagram``'s
+    """The messages of the run's first election, as a timeline (``timeline_diagram``'s
     shape, times in ms from the run's start): from the first Vote until each follower has learnt,
     in a Fetch answer, that the new leader's first entry (its LeaderChange record) is committed."""
     sim = scenarios.setup("election picture", seed, VOTERS)
@@ -95,8 +96,6 @@ def _describe(api: RaftApiKeys, kind: str, data: dict) -> tuple[str, bool]:
 def raft_election() -> graphviz.Digraph:
     """The first election of the simulation's seed ``SEED``, as a sequence diagram."""
     legend = "blue: a request; green: its answer; orange: an answer with an error"
-    g = transaction_timeline_diagram(
-        election_timeline(), time_header="ms", time_format="{:.0f}", legend=legend
+    return timeline_diagram(
+        election_timeline(), name="raft_election", time_header="ms", time_format="{:.0f}", legend=legend
     )
-    g.name = "raft_election"
-    return g

@@ -10,7 +10,9 @@ cluster behind the fault proxy, twice (Kafka 0.11's epoch rule, then both parts 
 the transaction's requests (``FaultProxy.tap``) and keeps each run's timeline
 (``kafka_lite.jepsen.timeline``) in ``chapters/ch10_advanced/timelines/``; this module draws one.
 A row is one request (blue; red when it was held in the network) or one answer (green; orange when
-it is an error), its arrow spanning the lanes from the sender to the receiver.
+it is an error), its arrow spanning the lanes from the sender to the receiver. ``timeline_diagram``
+draws any run so recorded: chapter 12's election and fencing (``raft_election.py``,
+``kraft_fencing.py``) are drawn with it too.
 """
 
 from __future__ import annotations
@@ -33,11 +35,17 @@ WIDTH = 34  # characters a lane's text is wrapped at
 LEGEND = "blue: a request; red: one held in the network; green: an answer; orange: an answer with an error"
 
 
-def transaction_timeline_diagram(
-    timeline: dict, time_header: str = "s", time_format: str = "{:.2f}", legend: str = LEGEND
+def timeline_diagram(
+    timeline: dict,
+    name: str = "transaction_timeline",
+    time_header: str = "s",
+    time_format: str = "{:.2f}",
+    legend: str = LEGEND,
 ) -> graphviz.Digraph:
-    """``timeline`` (``read_timeline``'s) as a table: the time (in ``time_header``'s unit, written
-    with ``time_format``), then one column per party; ``legend`` below it says what the colours are."""
+    """``timeline`` (``read_timeline``'s shape: a title, the parties, and rows of a time, a sender, a
+    receiver, a text and a kind) as a table named ``name``: the time (in ``time_header``'s unit,
+    written with ``time_format``), then one column per party; ``legend`` below it says what the
+    colours are."""
     parties = timeline["parties"]
     lanes = len(parties)
     rows = [
@@ -60,7 +68,7 @@ def transaction_timeline_diagram(
         cells += ["<td></td>"] * (lanes - 1 - high)
         rows.append(f"<tr><td>{time_format.format(row['t'])}</td>{''.join(cells)}</tr>")
     rows.append(f'<tr><td colspan="{lanes + 1}" border="0">{html.escape(legend)}</td></tr>')
-    g = new_graph("transaction_timeline", fontsize=9)
+    g = new_graph(name, fontsize=9)
     g.attr("node", shape="plain")
     g.node("timeline", TABLE.format("".join(rows)))
     return g
@@ -68,9 +76,9 @@ def transaction_timeline_diagram(
 
 def aborted_read_0_11() -> graphviz.Digraph:
     """The docs' picture: the aborted read under Kafka 0.11's epoch rule (KIP-890 part 1 on)."""
-    return transaction_timeline_diagram(read_timeline(TIMELINES / "aborted_read_0_11.json"))
+    return timeline_diagram(read_timeline(TIMELINES / "aborted_read_0_11.json"))
 
 
 def aborted_read_kip_890() -> graphviz.Digraph:
     """The docs' picture: the same script with both parts of KIP-890."""
-    return transaction_timeline_diagram(read_timeline(TIMELINES / "aborted_read_kip_890.json"))
+    return timeline_diagram(read_timeline(TIMELINES / "aborted_read_kip_890.json"))

@@ -8,7 +8,8 @@ Differs: no staged receives: Kafka 0.10.1 hands out at most one receive per chan
          anyway (the next one stays in the socket buffer), which gives the same ordering. No SSL. A channel
          that authenticates (SASL) is listed in ``connected`` once it is authenticated, not when its
          TCP connect completes, so a client sends nothing on it before (Kafka 0.10 lists it at once
-         and checks ``isChannelReady``).
+         and checks ``isChannelReady``). A peer that cannot be reached is warned of once, and once
+         when it is reached again, where Kafka warns at every attempt (``_connect_failed``).
 
 ``poll(timeout_ms)`` waits for I/O, finishes connects, advances sends and receives, and leaves the
 results in four lists that the caller (``NetworkClient``, or the broker's ``Processor``) reads after
@@ -240,25 +241,27 @@ class Selector:
                 self.completed_sends.append(send)
         self._update_interest(channel)
 
-    def _connect_failed(self, id: str, error: Exception) -> None:
+    def _connect_failed(self, channel_id: str, error: Exception) -> None:
         """A connection that could not be made. Kafka's NetworkClient warns at each attempt, once
-        every ``reconnect.backoff.ms`` for as long as the peer is down (Kafka 1.1's exponential
-        backoff, KIP-144, spaces the attempts out). Here the first failure warns and the rest
-        are debug, until a connection to the same id is made again, which is said once: a reader
-        watching a quorum or a cluster through a node's death sees one line, not one every 50 ms."""
-        if id in self._unreachable:
-            log.debug("Connection to %s could not be established: %s", id, error)
+        every ``reconnect.backoff.ms`` for as long as the peer is down. Here the first failure warns
+        and the rest are debug, until a connection to the same id is made again: a reader watching
+        a quorum or a cluster through a node's death sees one line, not one every 50 ms."""
+        if channel_id in self._unreachable:
+            log.debug("Connection to %s could not be established: %s", channel_id, error)
         else:
-            self._unreachable.add(id)
+            self._unreachable.add(channel_id)
             log.warning(
-                "Connection to %s could not be established: %s (retrying; said again once it is)", id, error
+                "Connection to %s could not be established: %s (retrying; said again once it is)",
+                channel_id,
+                error,
             )
 
-    def _mark_connected(self, id: str) -> None:
-        self.connected.append(id)
-        if id in self._unreachable:
-            self._unreachable.discard(id)
-            log.warning("Connection to %s established again", id)
+    def _mark_connected(self, channel_id: str) -> None:
+        self.connected.append(channel_id)
+        if channel_id in self._unreachable:
+            self._unreachable.discard(channel_id)
+            # At the warning's own level: whoever was told the peer was lost is told it is back.
+            log.warning("Connection to %s established again", channel_id)
 
     def _close_after_failed_authentication(self, channel: KafkaChannel, error: Exception) -> None:
         """Close a channel whose authentication failed: at once, or after

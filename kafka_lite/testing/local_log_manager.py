@@ -162,6 +162,16 @@ class SharedLogData:
     def latest_snapshot(self) -> LocalSnapshot | None:
         return self.snapshots[max(self.snapshots)] if self.snapshots else None
 
+    def entries(self, start: int = 0) -> list[tuple[int, int, Any]]:
+        """``(offset, epoch, record)`` of each record the log holds from offset ``start``; those below
+        ``high_watermark`` are committed."""
+        return [
+            (batch.base_offset + i, batch.epoch, record.message)
+            for batch in self.batches
+            for i, record in enumerate(batch.records)
+            if batch.base_offset + i >= start
+        ]
+
     # -- what the managers do ---------------------------------------------------------------------------------
 
     def append(self, node_id: int, epoch: int, records: list[Any]) -> int:

@@ -6,7 +6,8 @@ Mirrors: org.apache.kafka.controller.QuorumControllerTestEnv (metadata/src/test/
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: ``poll()`` runs the log's deliveries and every controller's queue on the caller's thread
          until nothing is left to do at the current MockTime; Kafka's environment runs threads and
-         waits on futures.
+         waits on futures. It also sends a broker's registration and heartbeats, which Kafka's
+         ``QuorumControllerTest`` builds in helpers of its own (``sendBrokerheartbeat``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ Book:    beyond the book: chapter 12 (KRaft)
 Differs: the admin is any object with ``describe_metadata_quorum()`` and ``cluster_id()``;
          ``QuorumAdmin`` tries each address until one answers as the leader (a broker, which
          forwards the request to the active controller, or a voter), where Kafka 3.3's Admin sends
-         it to one broker.
+         it to one broker; with controllers' addresses it asks the active controller first, as
+         Kafka 3.7's Admin does (``_kafka_3_7_active_controller``).
 
 The tool asks one question, DescribeQuorum, which only the leader answers (a follower says
 NOT_LEADER_OR_FOLLOWER): the leader is the one replica that knows how far every other has fetched,
@@ -122,7 +123,7 @@ class QuorumAdmin:
 
     def describe_metadata_quorum(self) -> QuorumInfo:
         answers = []
-        active = self._active_controller()
+        active = self._kafka_3_7_active_controller()
         for host, port in (
             [active, *(a for a in self._addresses if a != active)] if active else self._addresses
         ):
@@ -140,7 +141,7 @@ class QuorumAdmin:
             + "; ".join(answers)
         )
 
-    def _active_controller(self) -> tuple[str, int] | None:
+    def _kafka_3_7_active_controller(self) -> tuple[str, int] | None:
         """The quorum's leader and its address, as a controller's DescribeCluster names them among
         the controllers, or None (no controller among the addresses, or no leader now). Kafka 3.7's
         Admin, given ``--bootstrap-controller``, learns the controllers so and sends DescribeQuorum

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from kafka_lite.diagrams.transaction_timeline import TIMELINES, transaction_timeline_diagram
+from kafka_lite.diagrams.transaction_timeline import TIMELINES, timeline_diagram
 from kafka_lite.jepsen.timeline import read_timeline
 from tests.jepsen.test_aborted_read import abort_marker, late_answer
 
@@ -46,7 +46,7 @@ def test_each_row_is_an_arrow_across_the_lanes_from_its_sender_to_its_receiver()
             {"t": 2.0, "from": "producer", "to": "leader", "kind": "held", "text": "Produce, arriving late"},
         ],
     }
-    rows = re.findall(r"<tr>(.*?)</tr>", transaction_timeline_diagram(timeline).source)
+    rows = re.findall(r"<tr>(.*?)</tr>", timeline_diagram(timeline).source)
     body = rows[2:-1]
     assert len(body) == 4
     assert 'colspan="3" bgcolor="#dbeafe">EndTxn(abort) →' in body[0]

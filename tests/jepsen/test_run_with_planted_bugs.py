@@ -3,13 +3,14 @@
 Each case breaks one of Kafka's rules in the broker processes (``planted/sitecustomize.py``: a
 method patched by pytest's ``MonkeyPatch`` as the process starts; kafka_lite has no switch for it)
 and runs short Jepsen runs on the package's ZooKeeper-mode cluster (``conftest.py``), seed 1, 2, ...
-until one's result holds a class the bug must show, within the case's number of seeds. One case
-replaces the nemesis's schedule with one fault scripted on the cluster's state (``ScriptedCut``):
-a fault struck on a clock misses its moment on a loaded machine.
+until one's result holds a class the bug must show, within the case's number of seeds. Three cases
+replace the nemesis's schedule with one fault scripted on the cluster's state (``ScriptedCut`` and
+its two subclasses): a fault struck on a clock misses its moment on a loaded machine.
 
 The module's fixture restarts each node once with the planted module (this process's environment
 names it: a restarted node inherits it, as does a node the nemesis kills and restarts); a case puts
-its bug in force by naming it in the bug file, and takes it out again. The module comes after the
+its bug in force by naming it in the bug file, and takes it out again after each run, restarting
+any replica the bug left out of an ISR (``restore_whole``). The module comes after the
 run's test (``test_run.py``), which checks the clean cluster valid; the nodes keep the planted
 module, no bug in force, until the stop test (``test_stop.py``) ends the cluster.
 """
@@ -59,7 +60,9 @@ class Case:
     partitions: int = 6  # the topic's, every key there can be
 
 
-HOLD_S = 3.0  # how long a leader cut from ZooKeeper serves alone once its partitions have moved
+# How long a cut leader serves alone once its partitions have moved (and a leader elected again by
+# ``ScriptedReturn`` leads before the script ends).
+HOLD_S = 3.0
 
 
 class ScriptedCut(Nemesis):
