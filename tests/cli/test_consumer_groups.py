@@ -41,10 +41,13 @@ def _kafka_python_member(bootstrap: str, topic: str, group: str, client_id: str)
     """A kafka-python member of ``group`` subscribed to ``topic``. The topic's metadata first, then the
     subscription: kafka-python then joins knowing the partitions. (Joining before, its leader assigns
     nothing, and rejoins when the metadata arrives; kafka-python 3.0 has been seen to stall for good
-    when that metadata and the SyncGroup answer cross.)"""
+    when that metadata and the SyncGroup answer cross.) The rebalance timeout (``max.poll.interval.ms``,
+    which a JoinGroup carries) is 20 s, not 5 minutes: a member that keeps heartbeating but never
+    rejoins holds every other member's JoinGroup until that timeout, and then the coordinator
+    removes it and the rest go on, as Kafka's does."""
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, client_id=client_id,
                              enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=6000,
-                             heartbeat_interval_ms=500)  # fmt: skip
+                             heartbeat_interval_ms=500, max_poll_interval_ms=20_000)  # fmt: skip
     assert consumer.partitions_for_topic(topic), f"no metadata for {topic}"
     consumer.subscribe([topic])
     return consumer
