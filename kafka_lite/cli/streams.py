@@ -30,6 +30,7 @@ A sub-command registers itself on the group's parser with a ``register_*`` funct
 from __future__ import annotations
 
 import argparse
+import logging
 import shlex
 import signal
 import threading
@@ -131,32 +132,41 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
             raise CliError(
                 f"the input topic {args.input_topic} does not exist{hidden}: create it first, for example `{create}`"
             )
-    streams = KafkaStreams(build_wordcount(KStreamBuilder(), args.input_topic, args.output_topic), props)
-    streams.set_state_listener(lambda new, old: console.print(f"state {old.value} -> {new.value}"))
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    # Kafka's demo logs its warnings to the console (log4j's WARN): a store deleted and restored from
+    # scratch, a task that failed to commit. The library's other loggers stay quiet, as ``main`` set.
+    warnings = logging.StreamHandler()
+    warnings.setLevel(logging.WARNING)
+    warnings.setFormatter(logging.Formatter("WARN %(message)s"))
+    logging.getLogger("kafka_lite.streams").addHandler(warnings)
     try:
-        streams.start()
-    except KafkaException as e:
+        streams = KafkaStreams(build_wordcount(KStreamBuilder(), args.input_topic, args.output_topic), props)
+        streams.set_state_listener(lambda new, old: console.print(f"state {old.value} -> {new.value}"))
+        stop = threading.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+        try:
+            streams.start()
+        except KafkaException as e:
+            streams.close()
+            raise CliError(str(e)) from None
+        console.print(
+            f"word count {args.application_id}: {args.input_topic} -> {args.output_topic}; Ctrl-C or SIGTERM stops it"
+        )
+        # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
+        while not stop.wait(1):
+            if not any(thread.is_alive() for thread in streams.threads):
+                break  # every stream thread died: its error is in the log
         streams.close()
-        raise CliError(str(e)) from None
-    console.print(
-        f"word count {args.application_id}: {args.input_topic} -> {args.output_topic}; Ctrl-C or SIGTERM stops it"
-    )
-    # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
-    while not stop.wait(1):
-        if not any(thread.is_alive() for thread in streams.threads):
-            break  # every stream thread died: its error is in the log
-    streams.close()
-    console.print("closed")
-    failed = [t for t in streams.threads if t.uncaught_exception is not None]
-    if failed:
-        # The exception's class names the error as Kafka's stack trace would (an authorization
-        # failure is ClusterAuthorizationException, GroupAuthorizationException, ...).
-        error = failed[0].uncaught_exception
-        raise CliError(f"{failed[0].name} stopped on an error: {with_causes(error)}")
-    return 0
+        console.print("closed")
+        failed = [t for t in streams.threads if t.uncaught_exception is not None]
+        if failed:
+            # The exception's class names the error as Kafka's stack trace would (an authorization
+            # failure is ClusterAuthorizationException, GroupAuthorizationException, ...).
+            error = failed[0].uncaught_exception
+            raise CliError(f"{failed[0].name} stopped on an error: {with_causes(error)}")
+        return 0
+    finally:
+        logging.getLogger("kafka_lite.streams").removeHandler(warnings)
 
 
 def register_reset(commands: argparse._SubParsersAction) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_lite.common.errors import IllegalArgumentException, IllegalStateException
+from kafka_lite.common.errors import IllegalArgumentException
 from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.mock_consumer import MockConsumer
@@ -153,18 +153,18 @@ def test_a_changelog_grown_past_the_checkpoint_restores_only_its_tail(tmp_path):
     assert second.restored_offsets == {COUNTS: 5}
 
 
-def test_a_checkpoint_past_the_changelogs_end_names_the_directory_to_remove(tmp_path):
+def test_a_checkpoint_past_the_changelogs_end_wipes_the_store_and_restores_it_from_scratch(tmp_path):
     """A state directory kept from another cluster: its checkpoint is past the end of this cluster's
-    changelog. The task fails, as 0.10.1's does, and says which directory to remove."""
+    changelog, and its store holds keys this changelog never had. As Kafka 1.1 reinitializes such a
+    store, it is deleted and restored from the changelog's beginning."""
     first = _state_manager(tmp_path, _changelog((b"a", b"1"), (b"b", b"1"), (b"c", b"1")))
     _register(first, RocksDBStore("counts", logged=True))
     first.close({COUNTS: 2})  # checkpoint 3
-    second = _state_manager(tmp_path, _changelog((b"a", b"1")))  # the new cluster's changelog: 1 record
-    with pytest.raises(IllegalStateException) as failed:
-        _register(second, RocksDBStore("counts", logged=True))
-    message = str(failed.value)
-    assert "checkpoint is offset 3, past the changelog's end 1" in message, message
-    assert f"{second.base_dir} holds state restored from a changelog this cluster does not have" in message
+    second = _state_manager(tmp_path, _changelog((b"x", b"9")))  # the new cluster's changelog: 1 record
+    counts = _register(second, RocksDBStore("counts", logged=True))
+    assert _contents(counts) == {b"x": b"9"}, "the old cluster's keys are gone; the new changelog's is in"
+    assert second.restored == {"counts": 1}
+    assert second.restored_offsets == {COUNTS: 1}
 
 
 def test_a_store_registered_twice_is_refused_with_kafkas_message(tmp_path):

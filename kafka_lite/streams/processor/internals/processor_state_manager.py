@@ -7,6 +7,9 @@ Book:    chapter 9, 9.1.4 (state stores, their changelogs, restoring and checkpo
 Differs: a changelog partition that does not exist is not waited for (0.10.1 asks ``partitionsFor``
          for up to 5 s); ``flush`` sets no current node. The checkpoint is written by
          ``checkpoint``, which ``close`` calls, as 0.11 factors it; 0.10.1 writes it inside ``close``.
+         A store whose checkpoint is past its changelog's end is deleted and restored from scratch,
+         as Kafka 1.1 reinitializes it (``kafka_1_1_reinitialize_stores_past_changelog_end``);
+         0.10.1's restore fails there and stops the application.
 
 What a task's state looks like on disk and in Kafka::
 
@@ -58,6 +61,7 @@ from kafka_lite.streams.errors import LockException, ProcessorStateException
 from kafka_lite.streams.processor.state_store import StateStore
 from kafka_lite.streams.processor.task_id import TaskId
 from kafka_lite.streams.state.internals.offset_checkpoint import CHECKPOINT_FILE_NAME, OffsetCheckpoint
+from kafka_lite.streams.state.internals.rocksdb_store import DB_FILE_DIR
 from kafka_lite.streams.state.state_directory import LOCK_FILE_NAME, StateDirectory
 
 log = logging.getLogger(__name__)
@@ -115,6 +119,8 @@ class ProcessorStateManager:
         self.eos_enabled = eos_enabled
         if eos_enabled and not clean_stop and not is_standby:
             self._wipe_state()
+        elif not is_standby:
+            self.kafka_1_1_reinitialize_stores_past_changelog_end()
 
     def _wipe_state(self) -> None:
         """Delete the task directory's stores (all but the lock): they restore from committed data."""
@@ -126,6 +132,45 @@ class ProcessorStateManager:
             wiped.append(path.name)
         if wiped:
             log.info("%s No checkpoint under exactly_once: wiped %s", self.log_prefix, sorted(wiped))
+
+    def kafka_1_1_reinitialize_stores_past_changelog_end(self) -> None:
+        """Wipe each store whose checkpoint is past its changelog's end, so that it restores from the
+        beginning. Such a checkpoint comes from a state directory kept across clusters (or across a
+        changelog deleted and created again): the store holds state this changelog never had.
+
+        0.10.1 seeks to the checkpoint anyway and its restore fails with "Log end offset should not
+        change while restoring", and the application stops. Kafka 1.1's restore consumer has no offset
+        reset: a position the changelog cannot serve raises ``InvalidOffsetException``, and
+        ``StoreChangelogReader`` then reinitializes the task's stores for those partitions (closes
+        them, deletes their directories, drops their checkpoints, restores from the beginning). Here
+        the stores are not open yet, so reinitializing is deleting their directories and checkpoints."""
+        consumer = self.restore_consumer
+        for store_partition, checkpoint in list(self.checkpointed_offsets.items()):
+            consumer.assign([store_partition])
+            try:
+                consumer.seek_to_end(store_partition)
+                end_offset = consumer.position(store_partition)
+            finally:
+                consumer.assign([])
+            if checkpoint <= end_offset:
+                continue
+            store_name = self._store_for(store_partition.topic)
+            log.warning(
+                "%s Store %s's checkpoint is offset %d, past its changelog's end %d: state from a "
+                "changelog this cluster does not have. Deleting the store to restore it from scratch.",
+                self.log_prefix, store_name, checkpoint, end_offset,
+            )  # fmt: skip
+            # A key-value store lives in rocksdb/<name>, a window or session store's segments in <name>.
+            for directory in (self.base_dir / DB_FILE_DIR / store_name, self.base_dir / store_name):
+                shutil.rmtree(directory, ignore_errors=True)
+            del self.checkpointed_offsets[store_partition]
+
+    def _store_for(self, topic: str) -> str:
+        """The store a changelog (or a table's source topic) restores."""
+        for store_name, source_topic in self.source_store_to_source_topic.items():
+            if source_topic == topic:
+                return store_name
+        return topic.removeprefix(self.application_id + "-").removesuffix(STATE_CHANGELOG_TOPIC_SUFFIX)
 
     # -- registering and restoring ----------------------------------------------------------------------
 
@@ -177,16 +222,6 @@ class ProcessorStateManager:
             # From the checkpoint if the store kept its state on disk, else from the beginning.
             if store_partition in self.checkpointed_offsets:
                 checkpoint = self.checkpointed_offsets[store_partition]
-                if checkpoint > end_offset:
-                    # 0.10.1 seeks there anyway and fails below, saying only that the log end moved.
-                    raise IllegalStateException(
-                        f"{self.log_prefix} Log end offset should not change while restoring: store "
-                        f"{topic}'s checkpoint is offset {checkpoint}, past the changelog's end "
-                        f"{end_offset}. {self.base_dir} holds state restored from a changelog this "
-                        "cluster does not have (another cluster's, or one deleted since): remove it, or "
-                        "call KafkaStreams.clean_up() before start, and the store is restored from the "
-                        "changelog this cluster has"
-                    )
                 consumer.seek(store_partition, checkpoint)
             else:
                 consumer.seek_to_beginning(store_partition)
