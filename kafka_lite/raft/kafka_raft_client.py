@@ -887,6 +887,7 @@ class KafkaRaftClient(RaftClient):
         if partition is None:
             # One Raft partition per quorum: anything else is a malformed request.
             return raft_util.error_response(RaftApiKeys.VOTE, RaftErrors.INVALID_REQUEST)
+        # BEGIN SOLUTION
         candidate_id = partition["candidate_id"]
         candidate_epoch = partition["candidate_epoch"]
         if (
@@ -913,6 +914,7 @@ class KafkaRaftClient(RaftClient):
         log.info("Vote request %s with epoch %d is %s", partition, candidate_epoch,
                  "granted" if vote_granted else "rejected")  # fmt: skip
         return self._build_vote_response(RaftErrors.NONE, RaftErrors.NONE, vote_granted)
+        # END SOLUTION
 
     # --8<-- [end:handle_vote_request]
 
@@ -931,6 +933,7 @@ class KafkaRaftClient(RaftClient):
 
     def _on_vote(self, response: RaftResponse.Inbound, partition: dict, current_time_ms: int) -> None:
         """A voter's answer without error: a granted vote may make this candidate leader."""
+        # BEGIN SOLUTION
         if self._quorum.is_leader():
             log.debug("Ignoring vote response %s since we already became leader for epoch %d",
                       partition, self._quorum.epoch())  # fmt: skip
@@ -952,6 +955,7 @@ class KafkaRaftClient(RaftClient):
         else:
             log.debug("Ignoring vote response %s since we are no longer a candidate in epoch %d",
                       partition, self._quorum.epoch())  # fmt: skip
+        # END SOLUTION
 
     # -- BeginQuorumEpoch ------------------------------------------------------------------------------------
 
@@ -1152,6 +1156,7 @@ class KafkaRaftClient(RaftClient):
         error = self._validate_leader_only_request(partition["current_leader_epoch"])
         if error is not None:
             return self._build_fetch_response(error)
+        # BEGIN SOLUTION
         state = self._quorum.leader_state_or_throw()
         # Does the follower's log match ours up to its fetch offset? Raft's consistency check, done
         # by the leader (KIP-595) rather than by the follower as in the paper's AppendEntries.
@@ -1168,6 +1173,7 @@ class KafkaRaftClient(RaftClient):
                 bytes(info.records.buffer()) if isinstance(info.records, MemoryRecords) else info.records
             )
         return self._build_fetch_response(RaftErrors.NONE, records, valid, state.high_watermark())
+        # END SOLUTION
 
     # --8<-- [end:handle_fetch_request]
 
@@ -1206,6 +1212,7 @@ class KafkaRaftClient(RaftClient):
             return handled
         if error != RaftErrors.NONE:
             return self._handle_unexpected_error(error, response)
+        # BEGIN SOLUTION
         state = self._quorum.follower_state_or_throw()
         diverging_epoch = partition["diverging_epoch"]
         snapshot_id = partition["snapshot_id"]
@@ -1240,6 +1247,7 @@ class KafkaRaftClient(RaftClient):
             self._update_follower_high_watermark(state, high_watermark if high_watermark >= 0 else None)
         state.reset_fetch_timeout(current_time_ms)
         return True
+        # END SOLUTION
 
     # --8<-- [end:handle_fetch_response]
 

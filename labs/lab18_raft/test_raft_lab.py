@@ -37,14 +37,16 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.grading.grader import GRADE_COMMAND_ENV
 from kafka_lite.raft.candidate_state import CandidateState
+from kafka_lite.raft.election_state import ElectionState
 from kafka_lite.raft.follower_state import FollowerState
 from kafka_lite.raft.isolation import Isolation
 from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
-from kafka_lite.raft.kafka_raft_client import _ListenerContext
+from kafka_lite.raft.kafka_raft_client import KafkaRaftClient, _ListenerContext
 from kafka_lite.raft.leader_state import LeaderState
 from kafka_lite.raft.log_offset_metadata import LogOffsetMetadata
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_message import RaftRequest
+from kafka_lite.raft.raft_util import RaftErrors
 from kafka_lite.raft.records_snapshot_reader import RecordsSnapshotReader
 from kafka_lite.raft.records_snapshot_writer import RecordsSnapshotWriter
 from kafka_lite.raft.replicated_log import ReplicatedLog
@@ -58,6 +60,7 @@ from kafka_lite.raft.unattached_state import UnattachedState
 from kafka_lite.raft.valid_offset_and_epoch import ValidOffsetAndEpoch
 from kafka_lite.raft.voted_state import VotedState
 from kafka_lite.testing.lab_stubs import written
+from kafka_lite.testing.raft_client_test_context import RaftClientTestContext, batch
 
 pytestmark = [pytest.mark.lab(18), pytest.mark.timeout(60)]
 
@@ -67,13 +70,20 @@ GRADE_COMMAND = os.environ.get(GRADE_COMMAND_ENV, ".venv/bin/kafka-lite lab grad
 RANDOM_BATCH = 4  # seeds drawn afresh per run, per stage
 TP = TopicPartition("__cluster_metadata", 0)
 STAGE1 = (
+    KafkaRaftClient.handle_vote_request,
+    KafkaRaftClient._on_vote,
     UnattachedState.can_grant_vote,
     VotedState.can_grant_vote,
     FollowerState.can_grant_vote,
     CandidateState.is_vote_granted,
     CandidateState.is_vote_rejected,
 )
-STAGE2 = (ReplicatedLog.validate_offset_and_epoch, ReplicatedLog.truncate_to_end_offset)
+STAGE2 = (
+    KafkaRaftClient._complete_fetch_request,
+    KafkaRaftClient.handle_fetch_response,
+    ReplicatedLog.validate_offset_and_epoch,
+    ReplicatedLog.truncate_to_end_offset,
+)
 STAGE3 = (LeaderState._maybe_update_high_watermark,)
 STAGE4 = (MockLog.delete_before_snapshot, _ListenerContext.fire_handle_snapshot)
 
@@ -122,86 +132,189 @@ def replayed(failure: SimulationFailure, test: str, reference: bool) -> Assertio
 # -- stage 1: the election -------------------------------------------------------------------------------
 
 VOTERS = {0, 1, 2}
+LOCAL = 0  # the node under test; 1 and 2 are the other voters
 
 
-def unattached(epoch: int = 5) -> UnattachedState:
-    return UnattachedState(MockTime(), epoch, VOTERS, None, 1000)
+def node(election: ElectionState | None = None, log: list[tuple[int, int]] = ()) -> RaftClientTestContext:
+    """Node 0 of voters {0, 1, 2}, its log holding ``count`` entries of each ``(epoch, count)``."""
+    batches, offset = [], 0
+    for epoch, count in log:
+        batches.append(batch(offset, epoch, [f"e{epoch}-{i}" for i in range(count)]))
+        offset += count
+    return RaftClientTestContext(LOCAL, VOTERS, election, log_batches=batches)
 
 
-def candidate(voters: set[int], local_id: int = 0) -> CandidateState:
-    return CandidateState(MockTime(), local_id, 5, voters, None, 1, 1000)
+def vote(ctx: RaftClientTestContext, candidate: int, epoch: int, last_epoch: int, last_offset: int) -> dict:
+    """Candidate ``candidate``'s Vote request of ``epoch`` (its last entry ``last_epoch``, ending at
+    ``last_offset``) delivered to the node; the partition of the node's answer."""
+    request = ctx.deliver_vote_request(candidate, epoch, last_epoch, last_offset)
+    ctx.poll()
+    return ctx.partition_of(ctx.response_of(request))
+
+
+def voted_for(ctx: RaftClientTestContext) -> tuple[int, int | None]:
+    """What the node's quorum-state file says: its epoch and the candidate it voted for in it."""
+    stored = ctx.store.read_election_state()
+    return stored.epoch, stored.voted_id_opt
+
+
+def candidate_of(voters: set[int]) -> tuple[RaftClientTestContext, list]:
+    """Node 0 of ``voters`` after its election timeout: a candidate of epoch 1 whose Vote requests
+    are out; returns them."""
+    ctx = RaftClientTestContext(LOCAL, voters)
+    ctx.expire_election_timeout()
+    ctx.poll(2)
+    assert ctx.state_name() == "Candidate", f"node 0 is {ctx.state_name()} after its election timeout"
+    return ctx, sorted(ctx.drain_sent(RaftApiKeys.VOTE), key=lambda r: r.destination_id)
+
+
+def answer(ctx: RaftClientTestContext, request, granted: bool) -> None:
+    ctx.deliver_response(request, ctx.vote_response(granted, 1))
+    ctx.poll()
 
 
 @pytest.mark.stage(1)
 @pytest.mark.points(2)
-def test_an_unattached_voter_grants_only_a_candidate_whose_log_is_up_to_date():
-    assert unattached().can_grant_vote(1, is_log_up_to_date=True) is True, (
-        "Unattached, no vote cast in this epoch yet: a candidate whose log is at least as up to date "
-        "as ours gets the vote"
+def test_a_voter_grants_a_candidate_whose_log_is_as_up_to_date_and_remembers_the_vote():
+    ctx = node(log=[(1, 2)])  # entries 0 and 1, of epoch 1
+    answer_ = vote(ctx, candidate=1, epoch=2, last_epoch=1, last_offset=2)
+    assert answer_["vote_granted"] is True, (
+        "candidate 1 of epoch 2, whose last entry (epoch 1, ending at offset 2) is exactly the voter's, "
+        "was refused"
     )
-    assert unattached().can_grant_vote(1, is_log_up_to_date=False) is False, (
-        "Unattached granted a vote to a candidate whose log is behind ours: Raft's election "
-        "restriction (the paper's 5.4.1) refuses it, or the winner could lack an entry the last "
-        "leader committed"
+    assert answer_["leader_epoch"] == 2, "the answer does not carry the candidate's epoch 2"
+    assert voted_for(ctx) == (2, 1), (
+        f"the voter granted candidate 1 in epoch 2, but its quorum-state file says (epoch, voted for) = "
+        f"{voted_for(ctx)}: a voter restarted now could vote again in epoch 2"
+    )
+    ahead = node(log=[(1, 2)])
+    assert vote(ahead, candidate=2, epoch=3, last_epoch=2, last_offset=1)["vote_granted"] is True, (
+        "a candidate whose last entry is of a later epoch (2, ending at 1) than the voter's (1, ending at 2) "
+        "was refused: it is more up to date, whatever the offsets"
     )
 
 
 @pytest.mark.stage(1)
 @pytest.mark.points(2)
-def test_a_voted_voter_grants_one_vote_per_epoch_again_only_to_its_candidate():
-    voted = VotedState(MockTime(), 5, 1, VOTERS, None, 1000)
-    assert voted.can_grant_vote(2, is_log_up_to_date=True) is False, (
-        "Voted for candidate 1 in epoch 5, it granted candidate 2 too: one vote per epoch, or two "
-        "candidates can each gather a majority and epoch 5 has two leaders"
+def test_a_voter_refuses_a_candidate_whose_log_is_behind_and_still_moves_to_its_epoch():
+    for last_epoch, last_offset, why in ((1, 3, "of an earlier epoch"), (2, 1, "shorter in the same epoch")):
+        ctx = node(log=[(1, 2), (2, 2)])  # epoch 1 at 0-1, epoch 2 at 2-3: the last entry (2, ending at 4)
+        answer_ = vote(ctx, candidate=1, epoch=3, last_epoch=last_epoch, last_offset=last_offset)
+        assert answer_["vote_granted"] is False, (
+            f"candidate 1's last entry ({last_epoch}, ending at {last_offset}), {why} than the voter's "
+            "(2, ending at 4), got the vote: the winner could lack an entry a majority holds"
+        )
+        assert (ctx.state_name(), ctx.quorum().epoch()) == ("Unattached", 3), (
+            f"after refusing candidate 1 of epoch 3 the voter is {ctx.state_name()} in epoch "
+            f"{ctx.quorum().epoch()}: a request of a later epoch tells it that epoch has begun"
+        )
+        assert voted_for(ctx) == (3, None), f"the voter's quorum-state file says {voted_for(ctx)}"
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_one_vote_per_epoch_across_retries_and_restarts():
+    ctx = node(log=[(1, 2)])
+    assert vote(ctx, candidate=1, epoch=2, last_epoch=1, last_offset=2)["vote_granted"] is True
+    assert vote(ctx, candidate=2, epoch=2, last_epoch=1, last_offset=2)["vote_granted"] is False, (
+        "a voter that granted candidate 1 in epoch 2 granted candidate 2 in epoch 2 too: two "
+        "candidates of one epoch can then each gather a majority"
     )
-    assert voted.can_grant_vote(1, is_log_up_to_date=True) is True, (
-        "Voted for candidate 1 in epoch 5, it refused candidate 1's Vote again: a retried request "
-        "(its answer lost) must get the same answer"
+    assert vote(ctx, candidate=1, epoch=2, last_epoch=1, last_offset=2)["vote_granted"] is True, (
+        "candidate 1 asked again in epoch 2 (its first answer was lost) and was refused the vote the "
+        "voter had already given it"
+    )
+    ctx.client = ctx.new_client(ctx.store)  # the voter restarts, over its quorum-state file
+    ctx.client.register(ctx.listener)
+    ctx.client.initialize()
+    assert vote(ctx, candidate=2, epoch=2, last_epoch=1, last_offset=2)["vote_granted"] is False, (
+        "the voter, restarted, granted candidate 2 in epoch 2, where it had voted for candidate 1 "
+        "before the restart"
+    )
+    assert vote(ctx, candidate=2, epoch=3, last_epoch=1, last_offset=2)["vote_granted"] is True, (
+        "candidate 2 of epoch 3 was refused by a voter that had voted only in epoch 2"
     )
 
 
 @pytest.mark.stage(1)
 @pytest.mark.points(1)
-def test_a_follower_refuses_every_vote_in_its_leaders_epoch():
-    follower = FollowerState(MockTime(), 5, 1, VOTERS, None, 3000)
-    assert follower.can_grant_vote(2, is_log_up_to_date=True) is False, (
-        "a Follower of leader 1 in epoch 5 granted a vote in epoch 5: the epoch already has its leader, "
-        "and a vote could only elect a second one"
+def test_an_epoch_with_a_leader_gives_no_vote_and_a_stale_candidate_learns_the_epoch():
+    ctx = node(ElectionState.with_elected_leader(5, 1, VOTERS), log=[(1, 2)])
+    answer_ = vote(ctx, candidate=2, epoch=5, last_epoch=1, last_offset=2)
+    assert answer_["vote_granted"] is False, (
+        "a follower of leader 1 in epoch 5 granted candidate 2 a vote in epoch 5, which already has a leader"
+    )
+    stale = vote(ctx, candidate=2, epoch=4, last_epoch=1, last_offset=2)
+    assert (stale["vote_granted"], RaftErrors(stale["error_code"])) == (
+        False,
+        RaftErrors.FENCED_LEADER_EPOCH,
+    ), (
+        f"candidate 2 of epoch 4, behind the voter's 5, was answered granted={stale['vote_granted']}, "
+        f"error {RaftErrors(stale['error_code']).name}"
+    )
+    assert (stale["leader_epoch"], stale["leader_id"]) == (5, 1), (
+        "the answer to a stale candidate does not name the current epoch and its leader"
+    )
+    assert (ctx.state_name(), ctx.quorum().epoch(), ctx.quorum().leader_id()) == ("Follower", 5, 1), (
+        f"the follower is {ctx.state_name()} in epoch {ctx.quorum().epoch()} after refusing both"
+    )
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_a_candidate_whose_last_entry_is_not_of_an_earlier_epoch_is_refused_as_malformed():
+    for last_epoch, last_offset in ((6, 0), (7, 3), (-1, 0), (2, -1)):
+        ctx = node(ElectionState.with_elected_leader(5, 1, VOTERS))
+        answer_ = vote(ctx, candidate=2, epoch=6, last_epoch=last_epoch, last_offset=last_offset)
+        assert RaftErrors(answer_["error_code"]) == RaftErrors.INVALID_REQUEST, (
+            f"a candidate of epoch 6 whose last entry is ({last_epoch}, ending at {last_offset}) was answered "
+            f"{RaftErrors(answer_['error_code']).name}: a candidate's log can hold entries only of epochs "
+            "before its candidacy, at offsets from 0"
+        )
+        assert (ctx.state_name(), ctx.quorum().epoch()) == ("Follower", 5), (
+            f"a malformed Vote request moved the voter to {ctx.state_name()} in epoch {ctx.quorum().epoch()}"
+        )
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(2)
+def test_a_candidate_leads_once_a_majority_of_voters_granted_its_own_vote_counted_once():
+    ctx, requests = candidate_of({0, 1, 2})
+    assert [r.destination_id for r in requests] == [1, 2], "the candidate did not ask voters 1 and 2"
+    answer(ctx, requests[0], granted=True)
+    assert ctx.state_name() == "Leader", (
+        f"a candidate of 3 voters granted by voter 1 (2 of 3, with its own) is {ctx.state_name()}"
+    )
+    five, requests = candidate_of({0, 1, 2, 3, 4})
+    answer(five, requests[0], granted=True)
+    assert five.state_name() == "Candidate", (
+        f"a candidate of 5 voters granted by voter 1 alone (2 of 5, with its own) is {five.state_name()}"
+    )
+    answer(five, requests[2], granted=True)
+    assert five.state_name() == "Leader", (
+        f"a candidate of 5 voters granted by 1 and 3 (3 of 5, with its own) is {five.state_name()}"
     )
 
 
 @pytest.mark.stage(1)
 @pytest.mark.points(2)
-def test_a_candidate_wins_with_a_majority_of_voters_its_own_vote_counted_once():
-    three = candidate({0, 1, 2})
-    assert not three.is_vote_granted(), (
-        "a candidate of 3 voters with only its own vote claims the election: its own vote counts once, "
-        "and a majority of 3 is 2"
+def test_a_candidate_gives_up_and_backs_off_once_the_rejections_leave_no_majority():
+    ctx, requests = candidate_of({0, 1, 2, 3, 4})
+    answer(ctx, requests[0], granted=False)
+    answer(ctx, requests[1], granted=False)
+    state = ctx.quorum().candidate_state_or_throw()
+    assert not state.is_backing_off(), (
+        "2 of 5 voters refused and the candidate stopped its election: with itself, 3 and 4 it can "
+        "still have 3 of 5"
     )
-    three.record_granted_vote(1)
-    assert three.is_vote_granted(), "a candidate of 3 voters with its own vote and voter 1's has a majority"
-    alone = candidate({0})
-    assert alone.is_vote_granted(), "the only voter wins its election with its own vote"
-    five = candidate({0, 1, 2, 3, 4})
-    five.record_granted_vote(1)
-    assert not five.is_vote_granted(), "2 of 5 votes are not a majority"
-    five.record_granted_vote(3)
-    assert five.is_vote_granted(), "3 of 5 votes (its own, 1's and 3's) are a majority"
-
-
-@pytest.mark.stage(1)
-@pytest.mark.points(2)
-def test_a_candidate_has_lost_once_the_rejections_leave_no_majority():
-    five = candidate({0, 1, 2, 3, 4})
-    five.record_rejected_vote(1)
-    five.record_rejected_vote(2)
-    assert not five.is_vote_rejected(), (
-        "2 rejections of 5: the candidate, 3 and 4 can still make a majority, the election is not lost"
+    answer(ctx, requests[2], granted=False)
+    assert ctx.quorum().candidate_state_or_throw().is_backing_off(), (
+        "3 of 5 voters refused and the candidate still waits for its election timeout: no majority "
+        "is left, and a split vote clears sooner when it backs off now"
     )
-    five.record_rejected_vote(3)
-    assert five.is_vote_rejected(), (
-        "3 rejections of 5 voters: even if voter 4 granted, 2 votes are no majority, and the candidate "
-        "should give up (and back off) now rather than wait for its election timeout"
+    answer(ctx, requests[3], granted=True)
+    assert ctx.state_name() == "Candidate", (
+        f"after 3 refusals of 5, one late grant made the candidate {ctx.state_name()}"
     )
 
 
@@ -425,6 +538,61 @@ def divergence(seed: int, monkeypatch, test: str) -> None:
         )
         failure.detail += f"\n{detail}"
         raise replayed(failure, test, reference=False) from None
+
+
+def fetch(ctx: RaftClientTestContext, replica: int, epoch: int, offset: int, last_epoch: int) -> dict:
+    """Replica ``replica``'s Fetch (of ``epoch``, from ``offset``, its last entry of ``last_epoch``)
+    delivered to the node; the partition of the node's answer."""
+    request = ctx.deliver_fetch_request(replica, epoch, fetch_offset=offset, last_fetched_epoch=last_epoch)
+    ctx.poll()
+    return ctx.partition_of(ctx.response_of(request), "responses")
+
+
+def next_fetch(ctx: RaftClientTestContext):
+    """The follower's next Fetch request, and where it fetches from: (fetch offset, last fetched epoch)."""
+    ctx.poll()
+    request = ctx.drain_sent(RaftApiKeys.FETCH)[-1]
+    partition = request.data["topics"][0]["partitions"][0]
+    return request, (partition["fetch_offset"], partition["last_fetched_epoch"])
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_the_leader_answers_a_fetch_with_its_entries_or_with_where_the_logs_part(monkeypatch):
+    never_commit(monkeypatch)
+    ctx = node(log=[(1, 3)])  # epoch 1 at 0-2; as leader of epoch 2 it writes its LeaderChange at 3
+    epoch = ctx.become_leader()
+    agreeing = fetch(ctx, replica=1, epoch=epoch, offset=3, last_epoch=1)
+    assert agreeing["diverging_epoch"]["epoch"] == -1 and agreeing["records"], (
+        "follower 1, whose log is the leader's up to offset 3, fetched from 3 and got no entries "
+        f"(diverging epoch {agreeing['diverging_epoch']})"
+    )
+    assert next(MemoryRecords(bytes(agreeing["records"])).batches()).base_offset == 3, (
+        "the entries sent to a fetch from offset 3 do not start at 3"
+    )
+    parted = fetch(ctx, replica=2, epoch=epoch, offset=5, last_epoch=1)
+    assert parted["diverging_epoch"] == {"epoch": 1, "end_offset": 3}, (
+        "follower 2 fetched from offset 5 with its last entry of epoch 1, where the leader's epoch 1 "
+        f"ends at 3; the answer named the diverging epoch {parted['diverging_epoch']}"
+    )
+    assert not parted["records"], "a follower whose log parts from the leader's was sent entries to append"
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_a_follower_told_it_diverged_truncates_and_fetches_from_where_the_logs_agree():
+    leader_5 = ElectionState.with_elected_leader(5, 1, VOTERS)
+    ctx = node(leader_5, log=[(1, 2), (3, 3)])  # epoch 1 at 0-1, epoch 3 at 2-4: a lost leader's tail
+    request, position = next_fetch(ctx)
+    assert position == (5, 3)
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, diverging_epoch=(2, 4)))
+    ctx.poll()
+    assert ctx.log.end_offset().offset == 2, (
+        "the leader of epoch 5 has epoch 2 up to offset 4 and never had epoch 3; the follower's log "
+        f"(epoch 1 at 0-1, epoch 3 at 2-4) now ends at {ctx.log.end_offset().offset}"
+    )
+    _, position = next_fetch(ctx)
+    assert position == (2, 1), f"after the truncation the follower fetched from (offset, epoch) {position}"
 
 
 @pytest.mark.stage(2)

@@ -31,7 +31,7 @@ from kafka_lite.raft.election_state import ElectionState
 from kafka_lite.raft.file_based_state_store import FileBasedStateStore
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_util import METADATA_TOPIC_ID, RaftErrors
-from tests.raft.raft_client_test_context import (
+from kafka_lite.testing.raft_client_test_context import (
     METADATA_PARTITION,
     MockListener,
     RaftClientTestContext,

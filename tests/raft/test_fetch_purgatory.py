@@ -18,8 +18,7 @@ from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_message_queue import BlockingMessageQueue
 from kafka_lite.raft.raft_util import RaftErrors
 from kafka_lite.raft.simulation.mock_expiration_service import MockExpirationService
-from tests.raft.raft_client_test_context import METADATA_PARTITION, RaftClientTestContext, batch
-from tests.raft.test_kafka_raft_client import become_leader
+from kafka_lite.testing.raft_client_test_context import METADATA_PARTITION, RaftClientTestContext, batch
 
 pytestmark = pytest.mark.unit
 
@@ -30,7 +29,7 @@ MAX_WAIT_MS = 500
 def leader(voters: set[int]) -> tuple[RaftClientTestContext, int]:
     ctx = RaftClientTestContext(LOCAL, voters)
     if len(voters) == 3:
-        return ctx, become_leader(ctx)
+        return ctx, ctx.become_leader()
     # Five voters: stand, and win with the votes of nodes 1 and 2.
     ctx.expire_election_timeout()
     ctx.poll(2)
@@ -161,7 +160,7 @@ def test_a_fetch_told_to_truncate_is_answered_at_once():
     # Kafka 3.6's rule (KAFKA-15100): the answer carries no records, but the follower can do
     # nothing else until it has truncated. The leader's log: epoch 1 at 0-2, its LeaderChange at 3.
     ctx = RaftClientTestContext(LOCAL, {0, 1, 2}, log_batches=[batch(0, 1, ["a", "b", "c"])])
-    epoch = become_leader(ctx)
+    epoch = ctx.become_leader()
     # Node 1 has an epoch-1 entry at offset 3 the leader never had; its offset is the leader's end,
     # so nothing the leader appends soon would release a held Fetch.
     request = fetch(ctx, 1, epoch, fetch_offset=4, last_fetched_epoch=1)

@@ -15,7 +15,7 @@ from kafka_lite.raft.election_state import ElectionState
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_client import LeaderAndEpoch, NotLeaderException
 from kafka_lite.raft.raft_util import RaftErrors
-from tests.raft.raft_client_test_context import (
+from kafka_lite.testing.raft_client_test_context import (
     ELECTION_TIMEOUT_MS,
     FETCH_TIMEOUT_MS,
     METADATA_PARTITION,
@@ -28,19 +28,6 @@ pytestmark = pytest.mark.unit
 
 LOCAL = 0
 VOTERS = {0, 1, 2}
-
-
-def become_leader(ctx: RaftClientTestContext) -> int:
-    """Stand (after the election timeout), win with node 1's vote, and write the first entry."""
-    ctx.expire_election_timeout()
-    ctx.poll()  # Unattached -> Candidate
-    ctx.poll()  # the Votes go out
-    epoch = ctx.quorum().epoch()
-    votes = ctx.drain_sent(RaftApiKeys.VOTE)
-    ctx.deliver_response(next(v for v in votes if v.destination_id == 1), ctx.vote_response(True, epoch))
-    ctx.poll()  # the granted vote: Leader
-    ctx.poll()  # the LeaderChange batch reaches the log
-    return epoch
 
 
 # -- elections ---------------------------------------------------------------------------------------------
@@ -208,7 +195,7 @@ def test_refused_vote_requests_change_nothing(candidate_id, epoch, error):
 
 def leader_context() -> tuple[RaftClientTestContext, int]:
     ctx = RaftClientTestContext(LOCAL, VOTERS)
-    return ctx, become_leader(ctx)
+    return ctx, ctx.become_leader()
 
 
 @pytest.mark.parametrize(
@@ -370,7 +357,7 @@ def test_follower_refuses_to_truncate_below_its_high_watermark():
 def test_leader_answers_a_diverging_follower_with_its_epoch_end():
     # The leader's log: epoch 1 at 0-2, then its own LeaderChange (epoch 2) at 3.
     ctx = RaftClientTestContext(LOCAL, VOTERS, log_batches=[batch(0, 1, ["a", "b", "c"])])
-    epoch = become_leader(ctx)
+    epoch = ctx.become_leader()
     assert epoch == 2
     # Follower 1 has an epoch-1 entry at offset 3 (fetch offset 4) the leader never had.
     request = ctx.deliver_fetch_request(1, epoch, fetch_offset=4, last_fetched_epoch=1)
@@ -385,7 +372,7 @@ def test_leader_high_watermark_waits_for_an_entry_of_its_own_epoch():
     # Raft's Figure 8: the leader (epoch 2) and follower 1 both hold epoch 1's entries 0-2, a
     # majority; still they are not committed until the leader's own first entry (offset 3) is.
     ctx = RaftClientTestContext(LOCAL, VOTERS, log_batches=[batch(0, 1, ["a", "b", "c"])])
-    epoch = become_leader(ctx)
+    epoch = ctx.become_leader()
     leader = ctx.quorum().leader_state_or_throw()
     assert leader.epoch_start_offset() == 3
     assert ctx.log.end_offset().offset == 4

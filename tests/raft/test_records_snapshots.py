@@ -16,7 +16,7 @@ from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.records_snapshot_reader import RecordsSnapshotReader
 from kafka_lite.raft.records_snapshot_writer import RecordsSnapshotWriter
 from kafka_lite.raft.simulation.mock_log import MockLog
-from tests.raft.raft_client_test_context import (
+from kafka_lite.testing.raft_client_test_context import (
     METADATA_PARTITION,
     MockListener,
     RaftClientTestContext,
