@@ -278,7 +278,7 @@ def test_advance_clock_moves_the_overflow_wheel_by_its_own_tick():
     expected = [(6, 6, 4), (7, 7, 4), (9, 9, 8), (3, 9, 8), (16, 16, 16)]
     assert clocks == expected, (
         "when the clock moves, the overflow wheel's clock moves to the same time, rounded down to ITS "
-        "tick (4 ms): call its advance_clock with this wheel's new current_time.\n"
+        "tick (4 ms); here it did not.\n"
         f"  (time_ms, clock, overflow clock) expected {expected}\n"
         f"                                   got      {clocks}"
     )
