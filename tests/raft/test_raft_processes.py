@@ -122,11 +122,9 @@ def test_no_committed_record_is_lost_when_the_leader_is_killed_ten_times(tmp_pat
     assert not report.conflicts, report.conflicts
     # The leader's workload goes on committing until the voters stop, and a voter stopped first misses
     # what the other two commit after it: Raft promises a committed record to a majority (and so to
-    # every later leader), never to every voter. A record committed after the heal may miss one voter.
+    # every later leader), never to every voter. The checker counts such a record as behind on the
+    # voter that ends before it, not lost.
     everything = check([quorum.data_dir(v) for v in VOTERS])
-    missed = [offset for lost in everything.lost.values() for offset in lost]
-    assert all(missed.count(offset) == 1 for offset in missed), everything.lines()
-    assert not set(missed) & set(read_committed([healed_file])[0]), everything.lines()
-    assert not everything.conflicts, everything.conflicts
+    assert everything.ok, everything.lines()
     assert kafka_lite_main(["raft", "check", *(str(quorum.data_dir(v)) for v in VOTERS),
                             "--committed-file", str(healed_file)]) == 0  # fmt: skip

@@ -11,6 +11,13 @@ its log in ``__cluster_metadata-0`` (read here segment by segment with ``FileRec
 of ``<offset> <key>`` lines. A record counts as found on a voter when the voter's log holds a record
 with that key at that offset; committed records on one offset must all agree (two leaders that each
 saw a different record committed there would be a safety violation, reported as conflicting).
+
+Raft promises a committed record to a majority of the voters, and to every voter that replicates
+far enough: a voter stopped while the others went on committing simply ends before the newest
+records. So a committed record missing from a voter whose log ends before its offset counts as
+*behind* on that voter, not lost, as long as a majority of the voters checked holds it. It is lost on
+a voter whose log reaches past its offset without it (overwritten), and on every voter that lacks it
+when no majority holds it.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ class CheckReport:
     found: dict[str, int]
     lost: dict[str, list[int]] = field(default_factory=dict)
     conflicts: list[str] = field(default_factory=list)
+    behind: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def lost_count(self) -> int:
@@ -81,7 +89,9 @@ class CheckReport:
         for voter, found in self.found.items():
             lost = self.lost.get(voter, [])
             sample = f" (first offsets: {', '.join(map(str, lost[:5]))})" if lost else ""
-            out.append(f"{voter}: found {found}, lost {len(lost)}{sample}")
+            behind = self.behind.get(voter, [])
+            tail = f", behind {len(behind)} (its log ends before offset {behind[0]})" if behind else ""
+            out.append(f"{voter}: found {found}, lost {len(lost)}{sample}{tail}")
         out.append(f"lost: {self.lost_count}")
         out.extend(f"conflicting: {c}" for c in self.conflicts)
         if self.committed == 0:
@@ -97,10 +107,19 @@ def check(data_dirs: Iterable[Path], committed_files: Iterable[Path] | None = No
         committed_files = [d / COMMITTED_FILE_NAME for d in data_dirs if (d / COMMITTED_FILE_NAME).exists()]
     committed, conflicts = read_committed(committed_files)
     report = CheckReport(len(committed), {}, {}, conflicts)
-    for data_dir in data_dirs:
-        log = read_voter_log(data_dir)
-        lost = sorted(offset for offset, key in committed.items() if log.get(offset) != key)
-        report.found[str(data_dir)] = len(committed) - len(lost)
+    logs = {str(d): read_voter_log(d) for d in data_dirs}
+    majority = len(logs) // 2 + 1
+    held_by = {
+        offset: sum(log.get(offset) == key for log in logs.values()) for offset, key in committed.items()
+    }
+    for voter, log in logs.items():
+        log_end = max(log, default=-1) + 1
+        missing = sorted(offset for offset, key in committed.items() if log.get(offset) != key)
+        behind = [o for o in missing if o >= log_end and held_by[o] >= majority]
+        lost = [o for o in missing if o < log_end or held_by[o] < majority]
+        report.found[voter] = len(committed) - len(missing)
         if lost:
-            report.lost[str(data_dir)] = lost
+            report.lost[voter] = lost
+        if behind:
+            report.behind[voter] = behind
     return report
