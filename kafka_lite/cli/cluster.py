@@ -316,6 +316,26 @@ def _lab_overlay(directory: Path, lab_number: int, lab_dir: Path) -> dict:
 
 
 # --8<-- [start:up]
+def _refuse_the_other_modes_data(directory: Path, kraft: bool) -> None:
+    """A state directory keeps its nodes' data after ``down``, so the next ``up`` carries on with it.
+    Data of the other mode cannot be carried on (a KRaft node's directories are formatted with a
+    cluster id and hold a metadata log; a ZooKeeper broker's are neither): say so, and what to do."""
+    kraft_nodes = sorted(p.parent.parent.name for p in directory.glob("*/metadata/meta.properties"))
+    zookeeper_nodes = sorted(
+        p.parent.parent.name
+        for p in directory.glob("broker-*/data/meta.properties")
+        if not (p.parent.parent / "metadata").exists()
+    )
+    other, nodes, flag = ("ZooKeeper", zookeeper_nodes, "") if kraft else ("KRaft", kraft_nodes, " --kraft")
+    if nodes:
+        raise CliError(
+            f"{directory} holds the data of a {other} cluster ({', '.join(nodes)}) from an earlier "
+            f"`cluster up{flag}`: remove it (`rm -rf {directory}`) to start a "
+            f"{'KRaft' if kraft else 'ZooKeeper'} cluster there, or give --dir another directory",
+            exit_code=2,
+        )
+
+
 def start_cluster(
     directory: Path,
     brokers: int,
@@ -352,6 +372,7 @@ def start_cluster(
         )
     if brokers < 1:
         raise CliError(f"--brokers must be at least 1, got {brokers}", exit_code=2)
+    _refuse_the_other_modes_data(directory, kraft)
     if controllers and not kraft:
         raise CliError(
             "--controllers needs --kraft: a ZooKeeper cluster's controller is a broker", exit_code=2

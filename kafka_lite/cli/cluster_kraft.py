@@ -167,7 +167,8 @@ def start_nodes(
     base_port: int,
     fronts: dict[str, dict[int, int]] | None = None,
 ) -> dict:
-    """Format every node's directories with one new cluster id, then start the nodes: the voters
+    """Format every node's directories with one new cluster id (or keep the cluster an earlier ``up``
+    left there: ``kept_cluster_id``), then start the nodes: the voters
     first, so that the brokers find a quorum to register with. Returns the state, written to disk.
     ``fronts`` (see ``cluster.start_cluster``) gives each node the ports a proxy takes in front of its
     listeners: its PLAINTEXT listener is advertised there, and the voters reach its CONTROLLER there."""
@@ -180,18 +181,44 @@ def start_nodes(
         if is_controller(node):
             node["voter_port"] = fronts["controller"][node["id"]]
     voters = quorum_voters(nodes)
-    state["kraft"] = {"cluster_id": random_uuid(), "voters": voters}
+    kept = kept_cluster_id(state, nodes)
+    state["kraft"] = {"cluster_id": kept or random_uuid(), "voters": voters}
     for node in nodes:
         node_dir = node_directory(state, node)
         node_dir.mkdir(exist_ok=True)
         config = node_dir / "server.properties"
         config.write_text(node_properties(node, voters, node_dir))
-        format_storage(config, state["kraft"]["cluster_id"])
+        if kept is None:
+            format_storage(config, state["kraft"]["cluster_id"])
     for node in nodes:
         node["pid"] = spawn_node(state, node)
         state["brokers"].append(node)
     base.save_state(state)
     return state
+
+
+def kept_cluster_id(state: dict, nodes: list[dict]) -> str | None:
+    """The cluster id of the KRaft cluster an earlier ``up`` left in the state directory, if any: its
+    nodes then start again on their formatted directories, their metadata logs and data as they were
+    (with new ports: Kafka 3.3's voters are configuration, not metadata). Only the same nodes can carry
+    on; another layout is refused, naming what to do."""
+    from kafka_lite.server.broker_metadata_checkpoint import META_PROPERTIES, BrokerMetadataCheckpoint
+
+    found = {}
+    for meta in sorted(Path(state["dir"]).glob(f"*/metadata/{META_PROPERTIES}")):
+        raw = BrokerMetadataCheckpoint(meta).read_raw()
+        if raw is not None:
+            found[meta.parent.parent.name] = raw.cluster_id
+    if not found:
+        return None
+    planned = sorted(node_directory(state, n).name for n in nodes)
+    if sorted(found) != planned or len(set(found.values())) != 1:
+        raise CliError(
+            f"{state['dir']} holds a KRaft cluster of nodes {', '.join(sorted(found))} (cluster id "
+            f"{', '.join(sorted(set(found.values())))}), not of {', '.join(planned)}: give `cluster up --kraft` "
+            f"the same --brokers and --controllers to carry on with it, or remove {state['dir']} to start a new one"
+        )
+    return next(iter(found.values()))
 
 
 def spawn_node(state: dict, node: dict) -> int:

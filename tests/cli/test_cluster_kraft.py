@@ -126,7 +126,9 @@ def test_a_paused_broker_is_fenced_after_its_session_and_unfenced_once_resumed(c
     wait_until(lambda: "unfenced" in _status(cluster, capsys)[paused], 30, f"node {paused} unfenced again")
 
 
-def test_a_controller_only_node_and_a_broker_only_node_take_records(tmp_path, capsys, monkeypatch):
+def test_a_controller_only_node_and_a_broker_only_node_take_records_and_again_after_a_second_up(
+    tmp_path, capsys, monkeypatch
+):
     monkeypatch.setenv("COLUMNS", "200")
     directory = tmp_path / "state"
     state = _up(directory, 1, "--controllers", "1")
@@ -141,6 +143,19 @@ def test_a_controller_only_node_and_a_broker_only_node_take_records(tmp_path, ca
         producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0, retries=5)
         try:
             assert producer.send("t", b"v").get(timeout=15).offset == 0
+        finally:
+            producer.close()
+    finally:
+        _down(directory, state)
+
+    # Up again on the same directory, as a reader who runs the quick start a second time: the nodes
+    # carry on from their metadata logs and data, so the topic and its record are still there.
+    state = _up(directory, 1, "--controllers", "1")
+    try:
+        bootstrap = f"127.0.0.1:{state['brokers'][1]['port']}"
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0, retries=5)
+        try:
+            assert producer.send("t", b"w").get(timeout=15).offset == 1, "the first up's record is gone"
         finally:
             producer.close()
     finally:
@@ -184,3 +199,41 @@ def test_the_status_table_keeps_every_address_whole_in_a_narrow_terminal(width):
     for node in nodes:
         for port in (node["port"], node["controller_port"]):
             assert re.search(rf"│ 127\.0\.0\.1:{port}\s+│", shown), (port, shown)
+
+
+@pytest.mark.unit
+def test_a_second_up_keeps_the_cluster_id_of_the_same_nodes_and_refuses_another_layout(tmp_path):
+    from kafka_lite.cli import CliError
+    from kafka_lite.cli.cluster_kraft import kept_cluster_id, plan_nodes
+
+    state = {"dir": str(tmp_path)}
+    combined = plan_nodes(3, 0, 19092, set())
+    assert kept_cluster_id(state, combined) is None, "an empty directory holds no cluster"
+    for name in ("broker-0", "broker-1", "broker-2"):
+        (tmp_path / name / "metadata").mkdir(parents=True)
+        (tmp_path / name / "metadata" / "meta.properties").write_text(
+            "cluster.id=MkU3OEVBNTcwNTJENDM2Qg\nnode.id=0\nversion=1\n"
+        )
+    assert kept_cluster_id(state, combined) == "MkU3OEVBNTcwNTJENDM2Qg"
+    with pytest.raises(
+        CliError, match=r"holds a KRaft cluster of nodes broker-0, broker-1, broker-2 .* remove"
+    ):
+        kept_cluster_id(state, plan_nodes(1, 1, 19092, set()))
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "left, flags, message",
+    [
+        ("broker-0/data/meta.properties", ["--kraft"], "holds the data of a ZooKeeper cluster (broker-0) from an "
+         "earlier `cluster up`: remove it"),
+        ("broker-0/metadata/meta.properties", [], "holds the data of a KRaft cluster (broker-0) from an earlier "
+         "`cluster up --kraft`: remove it"),
+    ],
+)  # fmt: skip
+def test_up_on_the_other_modes_data_says_what_to_remove(tmp_path, capsys, left, flags, message):
+    (tmp_path / left).parent.mkdir(parents=True)
+    (tmp_path / left).write_text("version=0\nbroker.id=0\n")
+    assert main(["cluster", "up", "--dir", str(tmp_path), *flags]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert message in err, err

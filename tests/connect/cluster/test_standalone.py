@@ -165,26 +165,38 @@ def test_the_guides_quick_start_copies_test_txt_into_test_sink_txt_until_sigterm
     assert lines_of(source) == ["foo", "bar"]
     command = shlex.split(run_worker)
     assert command[0] == "kafka-lite"
-    process = subprocess.Popen([KAFKA_LITE, *command[1:]], cwd=tmp_path,
+    out = run_the_worker_and_append(command, source, sink, "Kafka Connect")
+    assert "connector local-file-source (FileStreamSource): 1 task(s) running" in out
+    assert re.search(r"REST API at http://127\.0\.0\.1:\d+/ \(try http://127\.0\.0\.1:\d+/docs\)", out), out
+    # The clean stop committed the source's offset: the position after the last line.
+    assert re.search(
+        rf"\\\"position\\\":{source.stat().st_size}\b", (config_dir / "connect.offsets").read_text()
+    )
+    # The same command again, as a reader who runs the quick start a second time: the source carries
+    # on from its offsets file and the sink from its group's offsets, so nothing is copied twice.
+    run_the_worker_and_append(command, source, sink, "once more")
+    assert lines_of(sink) == ["foo", "bar", "Kafka Connect", "once more"]
+
+
+def run_the_worker_and_append(command: list[str], source: Path, sink: Path, line: str) -> str:
+    """Run the quick start's worker until test.sink.txt equals test.txt, append ``line`` to test.txt
+    ("lines appended to test.txt follow"), wait for it in test.sink.txt, then SIGTERM the worker;
+    what the worker printed."""
+    process = subprocess.Popen([KAFKA_LITE, *command[1:]], cwd=source.parent,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     try:
         wait_until(
             lambda: lines_of(sink) == lines_of(source), timeout_s=15, what="test.sink.txt to equal test.txt"
         )
         with source.open("a") as f:
-            f.write("Kafka Connect\n")  # "lines appended to test.txt follow"
-        wait_until(lambda: lines_of(sink) == ["foo", "bar", "Kafka Connect"], timeout_s=15,
-                   what="the appended line in test.sink.txt")  # fmt: skip
+            f.write(line + "\n")
+        wait_until(lambda: lines_of(sink) == lines_of(source), timeout_s=15,
+                   what=f"the appended line {line!r} in test.sink.txt")  # fmt: skip
     finally:
         out = terminate(process)
     assert process.returncode == 0, out
-    assert "connector local-file-source (FileStreamSource): 1 task(s) running" in out
-    assert re.search(r"REST API at http://127\.0\.0\.1:\d+/ \(try http://127\.0\.0\.1:\d+/docs\)", out), out
-    assert out.rstrip().endswith("Kafka Connect stopped")
-    # The clean stop committed the source's offset: the position after the last line.
-    assert re.search(
-        rf"\\\"position\\\":{source.stat().st_size}\b", (config_dir / "connect.offsets").read_text()
-    )
+    assert out.rstrip().endswith("Kafka Connect stopped"), out
+    return out
 
 
 @pytest.mark.parametrize(
