@@ -66,8 +66,13 @@ def test_the_controller_processes_run_as_written_twice(tmp_path):
 
     for attempt in ("first", "second"):
         for n in (1, 2, 3):
-            formatted = subprocess.run(["bash", "-c", format_.replace("node-1", f"node-{n}")], cwd=tmp_path,
-                                       capture_output=True, text=True, timeout=60)  # fmt: skip
+            formatted = subprocess.run(
+                ["bash", "-c", format_.replace("node-1", f"node-{n}")],
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             if attempt == "first":
                 assert formatted.returncode == 0, formatted.stdout + formatted.stderr
             else:
@@ -81,15 +86,23 @@ def test_the_controller_processes_run_as_written_twice(tmp_path):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,
-            )  # fmt: skip
+            )
             for n in (1, 2, 3)
         ]
         try:
             status = wait_until(
-                lambda: (done := subprocess.run(["bash", "-c", describe], capture_output=True, text=True,
-                                                timeout=30)).returncode == 0 and done.stdout,  # fmt: skip
-                60, f"the quorum to answer describe --status ({attempt} round)",
-            )  # fmt: skip
+                lambda: (
+                    (
+                        done := subprocess.run(
+                            ["bash", "-c", describe], capture_output=True, text=True, timeout=30
+                        )
+                    ).returncode
+                    == 0
+                    and done.stdout
+                ),
+                60,
+                f"the quorum to answer describe --status ({attempt} round)",
+            )
             assert re.search(r"^LeaderId:\s+[123]$", status, re.M), status
         finally:
             for node in nodes:  # Ctrl-C in each terminal
