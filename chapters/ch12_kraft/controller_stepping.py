@@ -24,7 +24,7 @@ from kafka_lite.common.metadata import (
 from kafka_lite.metadata.leader_constants import NO_LEADER, NO_LEADER_CHANGE
 from kafka_lite.testing.quorum_controller_test_env import QuorumControllerTestEnv
 
-console = Console(width=120, force_jupyter=False, force_terminal=True, color_system="standard")
+console = Console(width=100, force_jupyter=False, force_terminal=True, color_system="standard")
 
 
 class ControllerSteps:

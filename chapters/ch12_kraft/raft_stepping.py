@@ -19,7 +19,7 @@ from kafka_lite.raft.simulation.event_scheduler import EventScheduler
 from kafka_lite.raft.simulation.message_router import MessageRouter
 from kafka_lite.raft.simulation.replicated_counter import IntSerde
 
-console = Console(width=120, force_jupyter=False, force_terminal=True, color_system="standard")
+console = Console(width=100, force_jupyter=False, force_terminal=True, color_system="standard")
 
 
 class SteppedQuorum:

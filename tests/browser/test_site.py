@@ -353,8 +353,8 @@ def test_notebook_pages_render_outputs(looks, site_url):
         assert look.outputs > 0, f"{path}: no outputs"
 
 
-# Each text output that draws a table: how many rows its first line was broken into, and whether its
-# box scrolls sideways.
+# Each text output that draws a table: how many rows its first line was broken into, whether its
+# box scrolls sideways, how many characters its top line has and how many the box shows.
 _OUTPUT_TABLES = """
 outs => outs.filter(o => /[┏┌╭]/.test(o.textContent)).map(o => {
   const pre = o.querySelector("pre"), walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
@@ -365,7 +365,10 @@ outs => outs.filter(o => /[┏┌╭]/.test(o.textContent)).map(o => {
   range.setStart(node, start);
   range.setEnd(node, end < 0 ? node.data.length : end);
   const scrolls = [o, pre].some(e => e.scrollWidth > e.clientWidth + 1);
-  return {rows: range.getClientRects().length, scrolls,
+  const chars = (end < 0 ? node.data.length : end) - start;
+  const charWidth = range.getBoundingClientRect().width / chars;
+  return {rows: range.getClientRects().length, scrolls, chars,
+          fit: Math.floor(Math.min(o.clientWidth, pre.clientWidth) / charWidth),
           top: node.data.slice(start, start + 20)};
 })
 """
@@ -374,8 +377,9 @@ outs => outs.filter(o => /[┏┌╭]/.test(o.textContent)).map(o => {
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_notebook_tables_fit_the_page(looks, site_url, viewport):
     """A table a notebook prints keeps each row on one line, and the page never scrolls sideways: an
-    output wider than its column scrolls inside its own box. On a phone some table must need that,
-    or the check would show nothing."""
+    output wider than its column scrolls inside its own box. On a desktop every table fits its box,
+    whole (a column the reader is asked to predict must not be scrolled out of sight); on a phone
+    some table must need the scroll, or the check would show nothing."""
     tables = scrolling = 0
     looks.open_ahead(_notebook_pages(site_url[1]))
     for path in _notebook_pages(site_url[1]):
@@ -389,6 +393,11 @@ def test_notebook_tables_fit_the_page(looks, site_url, viewport):
                 f"{path} at {viewport['width']}px: a table's top line {table['top']!r}... is broken "
                 f"into {table['rows']} lines"
             )
+            if viewport is DESKTOP:
+                assert table["chars"] <= table["fit"], (
+                    f"{path} at {viewport['width']}px: a table ({table['top']!r}...) is {table['chars']} "
+                    f"characters wide, its box shows {table['fit']}: print it narrower"
+                )
     assert tables >= 5, f"only {tables} printed tables in the notebooks"
     if viewport is PHONE:
         assert scrolling, "no printed table is wider than its column at this width: the check shows nothing"
