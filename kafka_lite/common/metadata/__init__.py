@@ -16,6 +16,7 @@ from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVers
 from kafka_lite.common.metadata.metadata_record_serde import MetadataParseException, MetadataRecordSerde
 from kafka_lite.common.metadata.metadata_record_type import MetadataRecordType
 from kafka_lite.common.metadata.records import (
+    AccessControlEntryRecord,
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
@@ -27,6 +28,7 @@ from kafka_lite.common.metadata.records import (
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
     TopicRecord,
     UnfenceBrokerRecord,
@@ -34,6 +36,7 @@ from kafka_lite.common.metadata.records import (
 )
 
 __all__ = [
+    "AccessControlEntryRecord",
     "ApiMessage",
     "ApiMessageAndVersion",
     "BrokerEndpoint",
@@ -51,6 +54,7 @@ __all__ = [
     "PartitionRecord",
     "ProducerIdsRecord",
     "RegisterBrokerRecord",
+    "RemoveAccessControlEntryRecord",
     "RemoveTopicRecord",
     "TopicRecord",
     "UnfenceBrokerRecord",

@@ -4,7 +4,7 @@ Mirrors: org.apache.kafka.common.metadata.MetadataRecordType (generated from
          metadata/src/main/resources/common/metadata/*.json, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
 Differs: only the record types kafka_lite keeps; an id of one Kafka has and kafka_lite does not
-         (an ACL, a client quota, ...) is named in the error that refuses it (``not_kept``).
+         (a client quota, a delegation token, ...) is named in the error that refuses it (``not_kept``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import enum
 
 from kafka_lite.common.metadata.api_message import ApiMessage
 from kafka_lite.common.metadata.records import (
+    AccessControlEntryRecord,
     BrokerRegistrationChangeRecord,
     ConfigRecord,
     FeatureLevelRecord,
@@ -22,6 +23,7 @@ from kafka_lite.common.metadata.records import (
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
     TopicRecord,
     UnfenceBrokerRecord,
@@ -44,6 +46,8 @@ class MetadataRecordType(enum.IntEnum):
     FEATURE_LEVEL_RECORD = 12
     PRODUCER_IDS_RECORD = 15
     BROKER_REGISTRATION_CHANGE_RECORD = 17
+    ACCESS_CONTROL_ENTRY_RECORD = 18
+    REMOVE_ACCESS_CONTROL_ENTRY_RECORD = 19
     NO_OP_RECORD = 20
 
     @staticmethod
@@ -89,6 +93,8 @@ _CLASSES: dict[MetadataRecordType, type[ApiMessage]] = {
         FeatureLevelRecord,
         ProducerIdsRecord,
         BrokerRegistrationChangeRecord,
+        AccessControlEntryRecord,
+        RemoveAccessControlEntryRecord,
         NoOpRecord,
     )
 }
@@ -99,6 +105,4 @@ NOT_KEPT = {
     10: "DelegationTokenRecord",
     11: "UserScramCredentialRecord",
     14: "ClientQuotaRecord",
-    18: "AccessControlEntryRecord",
-    19: "RemoveAccessControlEntryRecord",
 }

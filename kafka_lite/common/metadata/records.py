@@ -335,6 +335,46 @@ class BrokerRegistrationChangeRecord(ApiMessage):
     in_controlled_shutdown: int
 
 
+# --- AccessControlEntryRecord (18) and RemoveAccessControlEntryRecord (19), v0 ----------------------
+# KIP-801: an ACL is metadata. The controller gives each ACL an id when it creates it, and a removal
+# names only that id; every controller and broker replays both into its StandardAuthorizer. The
+# enums are their codes (ResourceType, PatternType, AclOperation, AclPermissionType).
+ACCESS_CONTROL_ENTRY_RECORD_V0 = FS(
+    F("id", UUID, "The unique ID of this ACL.", ZERO_UUID),
+    F("resource_type", INT8, "The resource type.", 0),
+    F("resource_name", COMPACT_STRING, "The resource name.", ""),
+    F("pattern_type", INT8, "The resource name pattern type.", 0),
+    F("principal", COMPACT_STRING, "The principal name.", ""),
+    F("host", COMPACT_STRING, "The host name.", ""),
+    F("operation", INT8, "The AclOperation.", 0),
+    F("permission_type", INT8, "The AclPermissionType.", 0),
+)
+
+
+class AccessControlEntryRecord(ApiMessage):
+    API_KEY = 18
+    SCHEMAS = (ACCESS_CONTROL_ENTRY_RECORD_V0,)
+    id: uuid.UUID
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+REMOVE_ACCESS_CONTROL_ENTRY_RECORD_V0 = FS(
+    F("id", UUID, "The ID of the AccessControlEntry to remove.", ZERO_UUID),
+)
+
+
+class RemoveAccessControlEntryRecord(ApiMessage):
+    API_KEY = 19
+    SCHEMAS = (REMOVE_ACCESS_CONTROL_ENTRY_RECORD_V0,)
+    id: uuid.UUID
+
+
 # --- NoOpRecord (20), v0 ------------------------------------------------------------------------------
 # No fields: the active controller appends one now and then so that the log's high watermark moves and
 # every broker can tell it is caught up even when nothing else changes.

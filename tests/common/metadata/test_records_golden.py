@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from kafka_lite.common.metadata import (
+    AccessControlEntryRecord,
     ApiMessageAndVersion,
     BrokerEndpoint,
     BrokerFeature,
@@ -24,6 +25,7 @@ from kafka_lite.common.metadata import (
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
     TopicRecord,
     UnfenceBrokerRecord,
@@ -293,6 +295,33 @@ CASES = {
             "02",  # tagged fields: two
             "00 01 ff",  # tag 0 (fenced), 1 byte: -1, unfenced
             "01 01 01",  # tag 1 (in_controlled_shutdown), new in v1: 1
+        ),
+    ),
+    "access_control_entry": (
+        ApiMessageAndVersion(
+            AccessControlEntryRecord(id=TOPIC_ID, resource_type=2, resource_name="foo", pattern_type=3,
+                                     principal="User:alice", host="*", operation=3, permission_type=3),
+            0,
+        ),
+        h(
+            "01 12 00",  # frame version 1, api key 18, version 0
+            TOPIC_ID_HEX,  # id: uuid
+            "02",  # resource_type 2 (TOPIC): int8
+            "04 666f6f",  # resource_name: compact string, 3 + 1, "foo"
+            "03",  # pattern_type 3 (LITERAL)
+            "0b 557365723a616c696365",  # principal: 10 + 1, "User:alice"
+            "02 2a",  # host "*"
+            "03",  # operation 3 (READ)
+            "03",  # permission_type 3 (ALLOW)
+            "00",  # tagged fields: none
+        ),
+    ),
+    "remove_access_control_entry": (
+        ApiMessageAndVersion(RemoveAccessControlEntryRecord(id=TOPIC_ID), 0),
+        h(
+            "01 13 00",  # frame version 1, api key 19, version 0
+            TOPIC_ID_HEX,  # id: uuid
+            "00",  # tagged fields: none
         ),
     ),
     "no_op": (
