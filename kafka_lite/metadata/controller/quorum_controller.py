@@ -38,12 +38,14 @@ the process (``ProcessExitingFaultHandler``), as Kafka 3.3's does.
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
 from kafka_lite.common.errors import ApiException, Errors
 from kafka_lite.common.metadata import (
+    AccessControlEntryRecord,
     BrokerRegistrationChangeRecord,
     ConfigRecord,
     FeatureLevelRecord,
@@ -53,6 +55,7 @@ from kafka_lite.common.metadata import (
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
     TopicRecord,
     UnfenceBrokerRecord,
@@ -60,8 +63,11 @@ from kafka_lite.common.metadata import (
 )
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.common.metadata.metadata_record_serde import MetadataRecordSerde
+from kafka_lite.common.security.auth.acl import AclBinding, AclBindingFilter
 from kafka_lite.common.time import Time
+from kafka_lite.metadata.authorizer.standard_authorizer import StandardAuthorizer
 from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
+from kafka_lite.metadata.controller.acl_control_manager import AclControlManager
 from kafka_lite.metadata.controller.cluster_control_manager import ClusterControlManager
 from kafka_lite.metadata.controller.configuration_control_manager import ConfigurationControlManager, OpType
 from kafka_lite.metadata.controller.controller_purgatory import ControllerPurgatory
@@ -142,6 +148,8 @@ class QuorumController:
         snapshot_max_new_record_bytes: int = DEFAULT_SNAPSHOT_MAX_NEW_RECORD_BYTES,
         snapshot_max_new_records: int = LONG_MAX,
         max_records_per_batch: int = MAX_RECORDS_PER_BATCH,
+        authorizer: StandardAuthorizer | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self._node_id = node_id
         self._cluster_id = cluster_id
@@ -169,6 +177,7 @@ class QuorumController:
             self.configuration_control, self.cluster_control,
         )  # fmt: skip
         self.producer_id_control = ProducerIdControlManager(self.cluster_control, self.snapshot_registry)
+        self.acl_control = AclControlManager(self.snapshot_registry, authorizer, rng)
 
         # The epoch this node leads in, or -1 while it is a standby.
         self._cur_claim_epoch = -1
@@ -397,6 +406,8 @@ class QuorumController:
             self.feature_control.replay(message)
         elif isinstance(message, ProducerIdsRecord):
             self.producer_id_control.replay(message)
+        elif isinstance(message, AccessControlEntryRecord | RemoveAccessControlEntryRecord):
+            self.acl_control.replay(message, snapshot_id)
         elif isinstance(message, NoOpRecord):
             pass  # it exists to advance the log; there is nothing to apply
         else:
@@ -466,6 +477,7 @@ class QuorumController:
         self._image_records.load_snapshot(
             reader.last_contained_log_offset(), reader.last_contained_log_epoch(), records
         )
+        self.acl_control.complete_snapshot_load()
         self._update_last_committed_state(reader.last_contained_log_offset(), reader.last_contained_log_epoch(),
                                           reader.last_contained_log_timestamp())  # fmt: skip
         self.snapshot_registry.get_or_create_snapshot(self._last_committed_offset)
@@ -744,6 +756,18 @@ class QuorumController:
                 self.configuration_control.legacy_alter_configs(new_configs, False), validate_only
             ),
         )
+
+    def create_acls(self, bindings: list[AclBinding]) -> Future:
+        """CreateAcls: each binding's ``AclCreateResult``, once its record (if any) is committed."""
+        if not bindings:
+            return _completed([])
+        return self._append_write_event("createAcls", lambda: self.acl_control.create_acls(bindings))
+
+    def delete_acls(self, filters: list[AclBindingFilter]) -> Future:
+        """DeleteAcls: each filter's ``AclDeleteResult``, once the removals are committed."""
+        if not filters:
+            return _completed([])
+        return self._append_write_event("deleteAcls", lambda: self.acl_control.delete_acls(filters))
 
     def allocate_producer_ids(self, request: dict) -> Future:
         future = self._append_write_event(

@@ -24,6 +24,7 @@ from kafka_lite.common.metadata.api_message import ApiMessage
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
 from kafka_lite.common.metadata.metadata_record_type import MetadataRecordType
 from kafka_lite.common.metadata.records import FeatureLevelRecord, RemoveTopicRecord
+from kafka_lite.metadata.image.acls_delta import AclsDelta
 from kafka_lite.metadata.image.cluster_delta import ClusterDelta
 from kafka_lite.metadata.image.configurations_delta import ConfigurationsDelta
 from kafka_lite.metadata.image.features_delta import FeaturesDelta
@@ -44,6 +45,7 @@ class MetadataDelta:
         self.topics_delta: TopicsDelta | None = None
         self.configs_delta: ConfigurationsDelta | None = None
         self.producer_ids_delta: ProducerIdsDelta | None = None
+        self.acls_delta: AclsDelta | None = None
 
     # -- the parts, made on first use ------------------------------------------------------------
 
@@ -66,6 +68,11 @@ class MetadataDelta:
         if self.configs_delta is None:
             self.configs_delta = ConfigurationsDelta(self.image.configs)
         return self.configs_delta
+
+    def get_or_create_acls_delta(self) -> AclsDelta:
+        if self.acls_delta is None:
+            self.acls_delta = AclsDelta(self.image.acls)
+        return self.acls_delta
 
     def get_or_create_producer_ids_delta(self) -> ProducerIdsDelta:
         if self.producer_ids_delta is None:
@@ -116,6 +123,9 @@ class MetadataDelta:
     def _replay_producer_ids(self, record: ApiMessage) -> None:
         self.get_or_create_producer_ids_delta().replay(record)
 
+    def _replay_acl(self, record: ApiMessage) -> None:
+        self.get_or_create_acls_delta().replay(record)
+
     def _replay_no_op(self, record: ApiMessage) -> None:
         pass  # it moves the offset, which replay has already recorded
 
@@ -132,6 +142,8 @@ class MetadataDelta:
         MetadataRecordType.CONFIG_RECORD: _replay_config,
         MetadataRecordType.FEATURE_LEVEL_RECORD: _replay_feature_level,
         MetadataRecordType.PRODUCER_IDS_RECORD: _replay_producer_ids,
+        MetadataRecordType.ACCESS_CONTROL_ENTRY_RECORD: _replay_acl,
+        MetadataRecordType.REMOVE_ACCESS_CONTROL_ENTRY_RECORD: _replay_acl,
         MetadataRecordType.NO_OP_RECORD: _replay_no_op,
     }
 
@@ -141,6 +153,7 @@ class MetadataDelta:
         self.get_or_create_topics_delta().finish_snapshot()
         self.get_or_create_configs_delta().finish_snapshot()
         self.get_or_create_producer_ids_delta().finish_snapshot()
+        self.get_or_create_acls_delta().finish_snapshot()
 
     # -- the new image ---------------------------------------------------------------------------
 
@@ -154,6 +167,7 @@ class MetadataDelta:
             image.topics if self.topics_delta is None else self.topics_delta.apply(),
             image.configs if self.configs_delta is None else self.configs_delta.apply(),
             image.producer_ids if self.producer_ids_delta is None else self.producer_ids_delta.apply(),
+            image.acls if self.acls_delta is None else self.acls_delta.apply(),
         )
 
     # --8<-- [end:apply]
@@ -163,5 +177,5 @@ class MetadataDelta:
             f"MetadataDelta(highest_offset={self.highest_offset}, highest_epoch={self.highest_epoch}, "
             f"features_delta={self.features_delta}, cluster_delta={self.cluster_delta}, "
             f"topics_delta={self.topics_delta}, configs_delta={self.configs_delta}, "
-            f"producer_ids_delta={self.producer_ids_delta})"
+            f"producer_ids_delta={self.producer_ids_delta}, acls_delta={self.acls_delta})"
         )

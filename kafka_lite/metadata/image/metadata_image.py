@@ -4,7 +4,7 @@ and what a metadata snapshot holds.
 Mirrors: org.apache.kafka.image.MetadataImage
          (metadata/src/main/java/org/apache/kafka/image/MetadataImage.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: no ACL or client-quota images (kafka_lite's metadata log has no such records).
+Differs: no client-quota image (kafka_lite's metadata log has no such records).
 
 An image is immutable: a broker's request threads read one while the metadata thread builds the
 next from it with a ``MetadataDelta``, and swap it in with one assignment. The parts a delta does
@@ -12,7 +12,7 @@ not touch are the same objects in the new image, so applying a small delta copie
 
 ``write`` emits the records that rebuild the image from nothing, in an order replay accepts:
 features first (metadata.version says how to read the rest), then brokers, topics with their
-partitions, configs and producer ids. That list is what a metadata snapshot stores.
+partitions, configs, producer ids and ACLs. That list is what a metadata snapshot stores.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from kafka_lite.common.metadata.api_message_and_version import ApiMessageAndVersion
+from kafka_lite.metadata.image.acls_image import AclsImage
 from kafka_lite.metadata.image.cluster_image import ClusterImage
 from kafka_lite.metadata.image.configurations_image import ConfigurationsImage
 from kafka_lite.metadata.image.features_image import FeaturesImage
@@ -39,6 +40,7 @@ class MetadataImage:
     topics: TopicsImage
     configs: ConfigurationsImage
     producer_ids: ProducerIdsImage
+    acls: AclsImage = AclsImage.EMPTY
 
     def is_empty(self) -> bool:
         return (
@@ -47,6 +49,7 @@ class MetadataImage:
             and self.topics.is_empty()
             and self.configs.is_empty()
             and self.producer_ids.is_empty()
+            and self.acls.is_empty()
         )
 
     def write(self, out: list[ApiMessageAndVersion]) -> None:
@@ -55,6 +58,7 @@ class MetadataImage:
         self.topics.write(out)
         self.configs.write(out)
         self.producer_ids.write(out)
+        self.acls.write(out)
 
 
 MetadataImage.EMPTY = MetadataImage(
@@ -64,4 +68,5 @@ MetadataImage.EMPTY = MetadataImage(
     TopicsImage.EMPTY,
     ConfigurationsImage.EMPTY,
     ProducerIdsImage.EMPTY,
+    AclsImage.EMPTY,
 )
