@@ -4,8 +4,8 @@ Mirrors: kafka.server.BrokerServer (core/src/main/scala/kafka/server/BrokerServe
 Book:    beyond the book: chapter 12 (KRaft); the parts are chapter 2's (2.3)
 Differs: the socket server's processors start with its acceptors, and requests wait in the request
          channel until the handler pool is built (Kafka starts the processors at
-         ``enableRequestProcessing``); PLAINTEXT listeners only; no authorizer, metrics, delegation
-         tokens, client-quota or SCRAM records, or broker-side metadata snapshots; the log manager,
+         ``enableRequestProcessing``); PLAINTEXT listeners only; no metrics, delegation tokens,
+         client-quota or SCRAM records, or broker-side metadata snapshots; the log manager,
          replica manager and coordinators start before the first publish (the publisher says why).
 
 What a ZooKeeper broker (``KafkaServer``) reads from and writes to ZooKeeper, a KRaft broker learns
@@ -228,11 +228,16 @@ class BrokerServer:
             # DescribeConfigs is answered here, from the image (Kafka 3.3's ConfigHelper over the
             # KRaftMetadataCache); every admin request that writes is forwarded to the controller.
             self.admin_manager = KRaftAdminManager(c, self.metadata_cache, time)
+            # authorizer.class.name, as the ZooKeeper broker builds it: KRaft's StandardAuthorizer takes
+            # its ACLs from the metadata the publisher hands it (KIP-801).
+            self.authorizer = c.authorizer_class(time=time) if c.authorizer_class is not None else None
+            if self.authorizer is not None:
+                self.authorizer.configure(c.values)
             self.apis = KafkaApis(
                 self.socket_server.request_channel, self.replica_manager, self.admin_manager,
                 self.group_coordinator, self.transaction_coordinator, None, self.metadata_cache,
                 self.producer_id_manager, self.quota_managers, c, self.cluster_id, time,
-                forwarding_manager=self.forwarding_manager,
+                forwarding_manager=self.forwarding_manager, authorizer=self.authorizer,
             )  # fmt: skip
             # Block until the controller says we have replayed the log up to our registration.
             self.lifecycle_manager.initial_catch_up_future.result()
@@ -251,6 +256,7 @@ class BrokerServer:
                     ),
                     "brokers": BrokerConfigHandler(broker_id, self.quota_managers, self.replica_manager),
                 },
+                self.authorizer,
             )  # fmt: skip
             # The first publish: the cache filled, this broker's partitions led and followed.
             self.metadata_listener.start_publishing(self.metadata_publisher).result()

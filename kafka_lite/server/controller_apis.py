@@ -42,6 +42,7 @@ from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0, RESPON
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.protocol.types import ArrayOf, CompactArrayOf, encode
 from kafka_lite.common.record.file_records import FileRecords
+from kafka_lite.common.security.auth.acl import AclBinding, AclBindingFilter, binding_to_wire
 from kafka_lite.common.time import Time
 from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
@@ -99,6 +100,8 @@ class ControllerApis:
             ControllerApiKeys.UNREGISTER_BROKER: self.handle_unregister_broker,
             ControllerApiKeys.ALLOCATE_PRODUCER_IDS: self.handle_allocate_producer_ids_request,
             ApiKeys.CREATE_PARTITIONS: self.handle_create_partitions,
+            ApiKeys.CREATE_ACLS: self.handle_create_acls,
+            ApiKeys.DELETE_ACLS: self.handle_delete_acls,
             ControllerApiKeys.DESCRIBE_CLUSTER: self.handle_describe_cluster,  # a later Kafka's: see its docstring
         }
         # --8<-- [end:handlers]
@@ -309,6 +312,50 @@ class ControllerApis:
 
         self._on_result(request, self.controller.delete_topics(names), to_response)
 
+    # -- ACLs (KIP-801): records the controller writes -------------------------------------------------------
+
+    def handle_create_acls(self, request: Request) -> None:
+        """3.3's ``AclApis.handleCreateAcls`` on the controller: a creation that names no resource, or
+        a cluster other than kafka-cluster (``to_binding`` says which), is refused here; the rest are
+        the quorum controller's."""
+        bindings: list[AclBinding | Exception] = []
+        for creation in request.body["creations"]:
+            try:
+                bindings.append(AclBindingFilter.from_wire(creation).to_binding())
+            except Exception as e:
+                bindings.append(e)
+        valid = [b for b in bindings if isinstance(b, AclBinding)]
+
+        def to_response(results: list) -> dict[str, Any]:
+            answers = iter(results)
+            responses = []
+            for binding in bindings:
+                error = binding if isinstance(binding, Exception) else next(answers).exception
+                responses.append({"error_code": Errors.for_exception(error).code if error else 0,
+                                  "error_message": str(error) if error else None})  # fmt: skip
+            return {"throttle_time_ms": 0, "creation_responses": responses}
+
+        self._on_result(request, self.controller.create_acls(valid), to_response)
+
+    def handle_delete_acls(self, request: Request) -> None:
+        filters = [AclBindingFilter.from_wire(f) for f in request.body["filters"]]
+
+        def to_response(results: list) -> dict[str, Any]:
+            responses = []
+            for result in results:
+                if result.exception is not None:
+                    error = Errors.for_exception(result.exception)
+                    responses.append({"error_code": error.code, "error_message": str(result.exception),
+                                      "matching_acls": []})  # fmt: skip
+                else:
+                    matching = [
+                        {"error_code": 0, "error_message": None, **binding_to_wire(b)} for b in result.deleted
+                    ]
+                    responses.append({"error_code": 0, "error_message": None, "matching_acls": matching})
+            return {"throttle_time_ms": 0, "filter_responses": responses}
+
+        self._on_result(request, self.controller.delete_acls(filters), to_response)
+
     def handle_api_versions_request(self, request: Request) -> None:
         if request.unsupported_version:
             # KIP-35: the v0 layout with UNSUPPORTED_VERSION and the versions we have, so a client can
@@ -425,6 +472,12 @@ class ControllerApis:
             response = {"topic_errors": [_topic_error(t["topic"], error, message) for t in topics]}
         elif key == ApiKeys.ALTER_CONFIGS:
             response = {"resources": [_resource_error(r, error, message) for r in body.get("resources", [])]}
+        elif key == ApiKeys.CREATE_ACLS:
+            answer = {"error_code": error.code, "error_message": message}
+            response = {"creation_responses": [answer] * len(body.get("creations", []))}
+        elif key == ApiKeys.DELETE_ACLS:
+            answer = {"error_code": error.code, "error_message": message, "matching_acls": []}
+            response = {"filter_responses": [answer] * len(body.get("filters", []))}
         else:
             response = _top_level_error(request, error)
         response["throttle_time_ms"] = 0

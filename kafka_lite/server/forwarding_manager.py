@@ -60,6 +60,8 @@ FORWARDED_APIS = (
     ApiKeys.DELETE_TOPICS,
     ApiKeys.CREATE_PARTITIONS,
     ApiKeys.ALTER_CONFIGS,
+    ApiKeys.CREATE_ACLS,
+    ApiKeys.DELETE_ACLS,
 )
 
 # Fields a version newer than the client's added to a forwarded request, with the value the older

@@ -137,7 +137,7 @@ def test_the_controller_table_is_raft_and_controller_rpcs_and_the_forwarded_admi
         {int(a) for a in RaftApiKeys}
         | {int(a) for a in ControllerApiKeys}
         | {ApiKeys.API_VERSIONS, ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.ALTER_CONFIGS,
-           ApiKeys.CREATE_PARTITIONS}
+           ApiKeys.CREATE_PARTITIONS, ApiKeys.CREATE_ACLS, ApiKeys.DELETE_ACLS}
     )  # fmt: skip
     # Api key 1 on this listener is the quorum's Fetch v13, not the client table's Fetch v0-5.
     assert CONTROLLER_APIS[1] is RaftApiKeys.FETCH

@@ -61,6 +61,10 @@ OVERRIDES = [
     "transaction.abort.timed.out.transaction.cleanup.interval.ms=500",
     "transaction.max.timeout.ms=60000",
     "group.initial.rebalance.delay.ms=0", "group.min.session.timeout.ms=1000",
+    # KRaft's authorizer (KIP-801), letting everyone do anything on a resource without ACLs, so that
+    # every compat test runs through it and the ACL tests can refuse on a topic of their own.
+    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "allow.everyone.if.no.acl.found=true",
 ]  # fmt: skip
 
 

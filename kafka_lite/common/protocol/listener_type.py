@@ -116,6 +116,8 @@ CONTROLLER_CLIENT_APIS = (
     ApiKeys.DELETE_TOPICS,
     ApiKeys.ALTER_CONFIGS,
     ApiKeys.CREATE_PARTITIONS,
+    ApiKeys.CREATE_ACLS,
+    ApiKeys.DELETE_ACLS,
 )
 
 # --8<-- [start:controller_table]

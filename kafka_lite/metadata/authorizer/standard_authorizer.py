@@ -44,6 +44,7 @@ from kafka_lite.common.security.auth.acl import (
     Resource,
 )
 from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
+from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.metadata.authorizer.standard_acl import PatternType, StandardAcl
 from kafka_lite.network.request_channel import Session
 from kafka_lite.security.auth.authorizer import Authorizer
@@ -59,7 +60,8 @@ class AuthorizerNotReadyException(KafkaException):
 
 
 class StandardAuthorizer(Authorizer):
-    def __init__(self) -> None:
+    def __init__(self, time: Time = SYSTEM) -> None:
+        """``time``: the broker's clock, which it gives every authorizer; this one keeps no time."""
         self._acls_by_resource: SortedKeyList = SortedKeyList(key=StandardAcl.sort_key)
         self._acls_by_id: dict[uuid.UUID, StandardAcl] = {}
         self._super_users: frozenset[str] = frozenset()

@@ -29,9 +29,13 @@ from kafka_lite.network.request_channel import Session
 SIMPLE_ACL_AUTHORIZER = "kafka_lite.security.auth.simple_acl_authorizer:SimpleAclAuthorizer"
 # The names authorizer.class.name takes for SimpleAclAuthorizer besides its module path: Kafka's own
 # class name (so a real server.properties works as it is) and the short name.
+STANDARD_AUTHORIZER = "kafka_lite.metadata.authorizer.standard_authorizer:StandardAuthorizer"
 ALIASES = {
     "kafka.security.auth.SimpleAclAuthorizer": SIMPLE_ACL_AUTHORIZER,
     "SimpleAclAuthorizer": SIMPLE_ACL_AUTHORIZER,
+    # KRaft's (KIP-801), whose ACLs are metadata records.
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer": STANDARD_AUTHORIZER,
+    "StandardAuthorizer": STANDARD_AUTHORIZER,
 }
 
 

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from kafka_lite.common.topic import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.log_manager import LogManager
+from kafka_lite.metadata.authorizer.standard_authorizer import StandardAuthorizer
 from kafka_lite.metadata.config_resource import ConfigResourceType
 from kafka_lite.metadata.image import (
     LocalReplicaChanges,
@@ -133,6 +134,7 @@ class BrokerMetadataPublisher:
         group_coordinator: GroupCoordinatorElections,
         txn_coordinator: TransactionCoordinatorElections,
         dynamic_config_handlers: Mapping[str, ConfigHandler],
+        authorizer: Any = None,
     ) -> None:
         self.broker_id = broker_id
         self.metadata_cache = metadata_cache
@@ -141,6 +143,8 @@ class BrokerMetadataPublisher:
         self.group_coordinator = group_coordinator
         self.txn_coordinator = txn_coordinator
         self.dynamic_config_handlers = dynamic_config_handlers
+        # The broker's authorizer, if it is the KRaft one (it takes the ACLs from the metadata).
+        self.authorizer = authorizer if isinstance(authorizer, StandardAuthorizer) else None
         self._first_publish = True
         self.published_offset = -1  # set once every part has taken the image
 
@@ -173,6 +177,8 @@ class BrokerMetadataPublisher:
                 )  # fmt: skip
             if delta.configs_delta is not None:
                 self._apply_config_changes(delta, new_image, name)
+            if self.authorizer is not None:
+                self._guarded(f"updating the authorizer's ACLs in {name}", self._apply_acls, delta, new_image)
             if self._first_publish:
                 self._guarded("deleting stray partitions", self._delete_stray_partitions, new_image)
             self.published_offset = offset
@@ -180,6 +186,22 @@ class BrokerMetadataPublisher:
             self._first_publish = False
 
     # --8<-- [end:publish]
+
+    def _apply_acls(self, delta: MetadataDelta, new_image: MetadataImage) -> None:
+        """Kafka 3.3's publisher step for the authorizer: a snapshot's ACLs whole, else each ACL added
+        or removed; then, on the first publish, the authorizer may decide (it has every ACL the
+        broker started from)."""
+        acls_delta = delta.acls_delta
+        if acls_delta is not None and acls_delta.is_snapshot_delta:
+            self.authorizer.load_snapshot(new_image.acls.acls)
+        elif acls_delta is not None:
+            for acl_id, acl in acls_delta.changes.items():
+                if acl is None:
+                    self.authorizer.remove_acl(acl_id)
+                else:
+                    self.authorizer.add_acl(acl_id, acl)
+        if self._first_publish:
+            self.authorizer.complete_initial_load()
 
     @staticmethod
     def _guarded(what: str, step: Callable[..., None], *args: object) -> None:
