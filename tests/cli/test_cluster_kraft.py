@@ -29,6 +29,8 @@ QUICK = [
     "offsets.topic.num.partitions=2",
     "num.network.threads=1",
     "num.io.threads=2",
+    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "allow.everyone.if.no.acl.found=true",
 ]
 
 
@@ -96,6 +98,8 @@ def test_killing_the_active_controller_elects_another_and_restart_brings_it_back
 ):
     monkeypatch.setenv("COLUMNS", "200")
     [killed] = _active(_status(cluster, capsys))
+    # An ACL, created before the kill: it is metadata, so the restarted node has it again.
+    acl_filter = _create_acl(cluster)
     assert main(["cluster", "kill", str(killed), "--dir", str(cluster)]) == 0
     rows = wait_until(
         lambda: (rows := _status(cluster, capsys)) and _active(rows) not in ([], [killed]) and rows,
@@ -107,6 +111,45 @@ def test_killing_the_active_controller_elects_another_and_restart_brings_it_back
     # restart returns once the node is back: registered anew (unfenced) and its voter caught up
     rows = _status(cluster, capsys)
     assert "unfenced" in rows[killed] and "stopped" not in rows[killed]
+    assert _described_acls(cluster, killed, acl_filter) == ["User:alice"], (
+        "the ACL the restarted node replayed"
+    )
+
+
+def _create_acl(directory) -> object:
+    """An ACL for alice on a topic of this test, created with kafka-python; the filter that finds it."""
+    from kafka.admin import ACL, ACLFilter, ACLOperation, ACLPermissionType, KafkaAdminClient, ResourcePattern
+    from kafka.admin import ResourceType as KResourceType
+
+    state = json.loads((directory / "cluster.json").read_text())
+    pattern = ResourcePattern(KResourceType.TOPIC, "kraft-cluster-acl")
+    admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{state['brokers'][0]['port']}")
+    try:
+        acl = ACL("User:alice", "*", ACLOperation.READ, ACLPermissionType.ALLOW, pattern)
+        assert admin.create_acls([acl])["failed"] == []
+    finally:
+        admin.close()
+    return ACLFilter("User:alice", None, ACLOperation.ANY, ACLPermissionType.ANY, pattern)
+
+
+def _described_acls(directory, node_id: int, acl_filter) -> list[str]:
+    """The principals of the ACLs node ``node_id`` itself answers DescribeAcls with (asked on its own
+    port, not whichever broker a client picks), for the topic of ``acl_filter``."""
+    from kafka_lite.common.protocol.api_keys import ApiKeys
+    from tests.support.wire import WireClient
+
+    state = json.loads((directory / "cluster.json").read_text())
+    (node,) = [n for n in state["brokers"] if n["id"] == node_id]
+    client = WireClient(node["port"])
+    try:
+        answer = client.call(ApiKeys.DESCRIBE_ACLS, 0, {
+            "resource_type": 2, "resource_name": acl_filter.resource_pattern.resource_name, "principal": None,
+            "host": None, "operation": 1, "permission_type": 1,
+        })  # fmt: skip
+    finally:
+        client.close()
+    assert answer["error_code"] == 0, answer
+    return [acl["principal"] for resource in answer["resources"] for acl in resource["acls"]]
 
 
 def test_a_paused_broker_is_fenced_after_its_session_and_unfenced_once_resumed(cluster, capsys, monkeypatch):
