@@ -1883,7 +1883,7 @@ CLAIMS: dict[str, list[Claim]] = {
                 tested_by("tests/common/metadata/test_records.py::test_defaults_are_the_specs"),
             ),
         ),
-        holds("**Thirteen record types, not twenty-one.**", lambda: kraft_thirteen_record_types()),
+        holds("**Fifteen record types, not twenty-one.**", lambda: kraft_fifteen_record_types()),
         holds(
             "**Fencing writes `FenceBrokerRecord` and `UnfenceBrokerRecord`**",
             tested_by(
@@ -1947,7 +1947,7 @@ CLAIMS: dict[str, list[Claim]] = {
         holds(
             "**Left out:** leader rebalancing",
             lambda: nowhere_in_package(
-                r"class (AclControlManager|ClientQuotaControlManager|ScramControlManager)",
+                r"class (ClientQuotaControlManager|ScramControlManager)",
                 r"def (elect_leaders|maybe_balance_partition_leaders|alter_partition_reassignments)\(",
             ),
         ),
@@ -2218,11 +2218,14 @@ def kraft_nullable_strings_start_as_none() -> None:
     assert RegisterBrokerRecord().rack is None and ConfigRecord().value is None
 
 
-def kraft_thirteen_record_types() -> None:
+def kraft_fifteen_record_types() -> None:
     from kafka_lite.common.metadata import MetadataRecordType
 
-    assert len(MetadataRecordType) == 13, [t.name for t in MetadataRecordType]
-    assert "ACCESS_CONTROL_ENTRY_RECORD" not in MetadataRecordType.__members__
+    assert len(MetadataRecordType) == 15, [t.name for t in MetadataRecordType]
+    assert "ACCESS_CONTROL_ENTRY_RECORD" in MetadataRecordType.__members__
+    for kept_not in (6, 10, 11, 14):
+        with pytest.raises(ValueError, match="which kafka_lite does not keep"):
+            MetadataRecordType.from_id(kept_not)
 
 
 def assert_param(path: str, name: str) -> None:
