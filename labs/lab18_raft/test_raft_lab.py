@@ -449,6 +449,11 @@ def test_a_fetch_from_before_the_log_start_is_sent_the_latest_snapshot(tmp_path)
         f"the log starts at 10 (a snapshot stands for offsets 0-9); a follower fetching offset 5 must load "
         f"a snapshot, the latest one (15, 2) so it skips as far ahead as it can: got {got}"
     )
+    got = log.validate_offset_and_epoch(10, 2)
+    assert got == ValidOffsetAndEpoch.snapshot(OffsetAndEpoch(15, 2)), (
+        "a follower fetching offset 10, the log start, with its last entry of epoch 2 (the snapshot at the "
+        f"log start ends epoch 1 there, so the follower's entry 9 is not the log's): got {got}"
+    )
 
 
 @pytest.mark.stage(2)

@@ -257,7 +257,7 @@ def test_the_leader_epoch_is_bumped_when_the_isr_shrinks_not_when_it_grows():
         "trigger_leader_epoch_bump_if_needed(a record with isr [1, 2]): broker 3 leaves the ISR, leader 1 "
         "stays", part, got, expected,
         "a replica leaving the ISR bumps the leader epoch, so that it is refused if it fetches with the "
-        "old one: the record names the (same) leader, which is what makes merge bump the epoch",
+        "old one; replayed, this record left the leader epoch where it was",
     )  # fmt: skip
     after = part.merge(got)
     assert (after.leader, after.leader_epoch, after.partition_epoch) == (1, 11, 21), after
@@ -317,7 +317,7 @@ def test_a_session_lasts_the_session_timeout_after_the_last_touch():
     time.sleep(SESSION_MS)
     assert m.has_valid_session(1), (
         f"{SESSION_MS} ms after its last heartbeat, exactly broker.session.timeout.ms, the session is "
-        "still valid: it expires only once the timeout has passed (last contact + timeout >= now)"
+        "still valid: a session lasts up to and including the timeout"
     )
     time.sleep(1)
     assert not m.has_valid_session(1), (
@@ -346,8 +346,8 @@ def test_the_stale_broker_is_the_one_heard_from_longest_ago():
     found = m.find_one_stale_broker()
     assert found == 2, (
         f"at 11 s, broker 2 (last heartbeat at 1 s) is stale; broker 1 heartbeat again at 3 s and broker "
-        f"3 at 2 s is exactly at its timeout: find_one_stale_broker should be 2, got {found}. A touched "
-        "broker goes to the end of the unfenced list (newest contact), so the first one is the oldest"
+        f"3 at 2 s is exactly at its timeout: find_one_stale_broker should be 2, got {found} (the broker "
+        "heard from longest ago)"
     )
     m.fence(2)
     assert m.find_one_stale_broker() is None, (
@@ -431,9 +431,8 @@ def test_a_controlled_shutdown_waits_until_the_broker_leads_nothing_and_the_othe
     )
     got = next_state(m, request, leads=False)
     assert got == (CONTROLLED_SHUTDOWN, SHUTDOWN_NOW), (
-        "broker 1 leads nothing and every active broker has reached offset 100 (the lowest active "
-        f"offset, 100, is at or past its controlled-shutdown offset): SHUTDOWN_NOW; got {got[0].name} -> "
-        f"{got[1].name}"
+        "broker 1 leads nothing and every active broker has reached offset 100, its controlled-shutdown "
+        f"offset: SHUTDOWN_NOW; got {got[0].name} -> {got[1].name}"
     )
 
 

@@ -11,17 +11,12 @@ Labs:    lab 19, stage 1 (``_elect_any_leader``, ``_try_election``,
 Every caller works the same way: an AlterPartition from a leader sets a new ISR, a fenced broker's
 partitions get an ISR without it, a preferred election asks for the first replica. The builder
 starts from the partition's current replicas and ISR, the caller changes the targets, and
-``build`` decides, in this order:
-
-1. complete a reassignment if the target ISR now allows it (kept for the record's sake: kafka_lite
-   starts no reassignment, so ``removing``/``adding`` stay empty);
-2. elect a leader (``_try_election``): keep the current one if it is still acceptable and in the
-   target ISR, else the first replica, in replica order, that is both; an UNCLEAN election, if
-   nobody qualifies, takes any acceptable replica and makes it the whole ISR;
-3. bump the leader epoch when a replica or ISR member was removed, even if the leader stays, so
-   that a follower fetching with the old epoch is fenced (``trigger_leader_epoch_bump_if_needed``);
-4. write each field that differs from the partition, and nothing else: a PartitionChangeRecord
-   with every field at "no change" is no record at all.
+``build`` turns the difference into one record: the leader it elects (from the ISR, in replica
+order, unclean only where the topic allows it), a bumped leader epoch when a replica or ISR member
+goes (so that it is fenced if it fetches with the old epoch), and every field that differs, and
+nothing else. A reassignment the target ISR allows would be completed on the way; kafka_lite
+starts none, so ``removing``/``adding`` stay empty. The methods' docstrings say why each rule is
+there.
 
 The ISR is never emptied by a change: an empty target ISR is not written (Kafka's
 ``!targetIsr.isEmpty()``), so a partition whose last ISR member is fenced keeps that member in its
