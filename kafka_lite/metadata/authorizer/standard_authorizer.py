@@ -24,13 +24,12 @@ the first name that is not a prefix. Then the wildcard ACLs (name ``*``) of the 
 
 from __future__ import annotations
 
+import bisect
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
-
-from sortedcontainers import SortedKeyList
 
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.security.auth.acl import (
@@ -62,7 +61,8 @@ class AuthorizerNotReadyException(KafkaException):
 class StandardAuthorizer(Authorizer):
     def __init__(self, time: Time = SYSTEM) -> None:
         """``time``: the broker's clock, which it gives every authorizer; this one keeps no time."""
-        self._acls_by_resource: SortedKeyList = SortedKeyList(key=StandardAcl.sort_key)
+        # Sorted by StandardAcl.sort_key (Kafka's TreeSet); replaced whole on each change.
+        self._acls_by_resource: list[StandardAcl] = []
         self._acls_by_id: dict[uuid.UUID, StandardAcl] = {}
         self._super_users: frozenset[str] = frozenset()
         self._allow_if_no_acl = False
@@ -84,8 +84,8 @@ class StandardAuthorizer(Authorizer):
         with self._lock:
             if acl_id in self._acls_by_id:
                 raise KafkaException(f"An ACL with ID {acl_id} already exists.")
-            acls = self._acls_by_resource.copy()
-            acls.add(acl)
+            acls = list(self._acls_by_resource)
+            bisect.insort(acls, acl, key=StandardAcl.sort_key)
             self._acls_by_resource = acls
             self._acls_by_id = {**self._acls_by_id, acl_id: acl}
         log.debug("Added ACL %s with ID %s", acl, acl_id)
@@ -96,7 +96,7 @@ class StandardAuthorizer(Authorizer):
             acl = self._acls_by_id.get(acl_id)
             if acl is None:
                 raise KafkaException(f"ID {acl_id} not found in authorizer data.")
-            acls = self._acls_by_resource.copy()
+            acls = list(self._acls_by_resource)
             acls.remove(acl)
             self._acls_by_resource = acls
             self._acls_by_id = {k: v for k, v in self._acls_by_id.items() if k != acl_id}
@@ -105,7 +105,7 @@ class StandardAuthorizer(Authorizer):
     def load_snapshot(self, acls: Mapping[uuid.UUID, StandardAcl]) -> None:
         """A snapshot's ACLs replace every ACL the authorizer had."""
         with self._lock:
-            self._acls_by_resource = SortedKeyList(acls.values(), key=StandardAcl.sort_key)
+            self._acls_by_resource = sorted(acls.values(), key=StandardAcl.sort_key)
             self._acls_by_id = dict(acls)
 
     def complete_initial_load(self) -> None:
@@ -147,7 +147,7 @@ class StandardAuthorizer(Authorizer):
         has_resource_acls = False
         for name, pattern in ((resource.name, PatternType.UNKNOWN), (WILDCARD_RESOURCE, PatternType.LITERAL)):
             key = _exemplar(resource, name, pattern).sort_key()
-            candidates = iter(acls.irange_key(min_key=key))
+            candidates = _from_key(acls, key)
             while (acl := next(candidates, None)) is not None:
                 if acl.resource_type is not resource.resource_type:
                     break  # past the section of this resource type
@@ -160,7 +160,7 @@ class StandardAuthorizer(Authorizer):
                     shorter = _exemplar(resource, name[:common], pattern).sort_key()
                     if shorter == key:
                         break
-                    key, candidates = shorter, iter(acls.irange_key(min_key=shorter))
+                    key, candidates = shorter, _from_key(acls, shorter)
                     continue
                 has_resource_acls = True
                 result = _find_result(operation, principals, host, acl)
@@ -206,6 +206,12 @@ class StandardAuthorizer(Authorizer):
 
     def close(self) -> None:
         """Nothing to release: the ACLs live in the metadata log."""
+
+
+def _from_key(acls: list[StandardAcl], key: tuple) -> Iterator[StandardAcl]:
+    """The ACLs from the first whose sort key is at or after ``key`` (Kafka's ``tailSet``)."""
+    start = bisect.bisect_left(acls, key, key=StandardAcl.sort_key)
+    return iter(acls[start:])
 
 
 def _exemplar(resource: Resource, name: str, pattern: PatternType) -> StandardAcl:
