@@ -7,7 +7,9 @@ Book:    beyond the book: chapter 12 (KRaft), with chapter 11's authorizer
 Differs: chapter 11's ``Authorizer`` interface (``authorize(session, operation, resource)``), not
          Kafka 2.4's (KIP-504), so KafkaApis asks either authorizer the same way; the authorizer's
          state is copied on each change behind a lock, as 3.3 copies its ``StandardAuthorizerData``,
-         and read without one.
+         and read without one. Changes come only from the metadata (3.3's ``AclMutator`` is not
+         needed: a KRaft broker forwards CreateAcls and DeleteAcls whole). The search for the ACLs
+         that apply is Kafka 3.4's, with two fixes of 3.3's (``_kafka_3_4_find_acl_rule``).
 
 What it decides, as chapter 11's ``SimpleAclAuthorizer`` does: a super user may do anything; a DENY
 ACL that matches wins over any ALLOW; an ALLOW for Read, Write, Delete or Alter also allows Describe,
@@ -28,7 +30,7 @@ import bisect
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kafka_lite.common.errors import KafkaException
@@ -68,8 +70,6 @@ class StandardAuthorizer(Authorizer):
         self._allow_if_no_acl = False
         self._loading_complete = False
         self._lock = threading.Lock()  # one writer at a time; readers take the current copy
-        # How a change reaches the controller: set by the broker (forwarding) or the controller.
-        self.acl_mutator: Callable[..., Any] | None = None
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         super_users = str(configs.get(SUPER_USERS_CONFIG) or "")
