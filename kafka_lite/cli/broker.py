@@ -17,12 +17,11 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
-import signal
-import threading
 from pathlib import Path
 
 from kafka_lite.cli import CliError
 from kafka_lite.common.errors import ConfigException, KafkaException
+from kafka_lite.utils.shutdown_signals import ShutdownSignals
 
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
 
@@ -60,9 +59,7 @@ def run(args: argparse.Namespace, console) -> int:
         server = build_server(config)
     except KafkaException as e:  # a KRaft node's directories not formatted, or for another node
         raise CliError(f"node {config.node_id} failed to start: {e}") from None
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = ShutdownSignals()
     try:
         server.startup()
     except (KafkaException, OSError) as e:
@@ -78,11 +75,8 @@ def run(args: argparse.Namespace, console) -> int:
     # the process: frozen, they are left out of every later collection, and a full collection walks
     # only what the broker made since.
     gc.freeze()
-    # A wait with a timeout, in a loop: the kernel may hand SIGTERM to any of the broker's threads,
-    # and Python runs the handler only when the main thread next runs Python code; a wait without a
-    # timeout would then never wake (seen after SIGSTOP/SIGCONT, `kafka-lite cluster pause`).
-    while not stop.wait(1):
-        pass
+    stop.wait()
+    stop.close()
     server.shutdown()
     return 0
 

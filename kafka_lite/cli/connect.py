@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import threading
 import urllib.parse
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import Any
 from rich.console import Console
 
 from kafka_lite.cli import CliError, properties_file, with_causes
+from kafka_lite.utils.shutdown_signals import ShutdownSignals
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "connect" / "config"
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
@@ -73,19 +73,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     distributed.set_defaults(handler=run_distributed)
 
 
-def worker_logging_and_stop_signals() -> threading.Event:
-    """A worker's log lines (Connect's at INFO), and the event SIGTERM and Ctrl-C set."""
+def worker_logging_and_stop_signals() -> ShutdownSignals:
+    """A worker's log lines (Connect's at INFO), and what waits for SIGTERM and Ctrl-C."""
     logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)
     logging.getLogger("kafka_lite.connect").setLevel(logging.INFO)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    return stop
+    return ShutdownSignals()
 
 
-def wait_for(stop: threading.Event, worker_thread: threading.Thread | None = None) -> None:
+def wait_for(stop: ShutdownSignals, worker_thread: threading.Thread | None = None) -> None:
     """Until a signal, or until ``worker_thread`` (the distributed herder's) ends by itself."""
-    # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
     while not stop.wait(1):
         if worker_thread is not None and not worker_thread.is_alive():
             return

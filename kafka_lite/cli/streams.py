@@ -32,8 +32,6 @@ from __future__ import annotations
 import argparse
 import logging
 import shlex
-import signal
-import threading
 
 from rich.console import Console
 
@@ -41,6 +39,7 @@ from kafka_lite.cli import CliError, admin_client, properties_file, with_causes
 from kafka_lite.cli.security import add_command_config
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.common.topic import validate_topic_name
+from kafka_lite.utils.shutdown_signals import ShutdownSignals
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -141,9 +140,7 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
     try:
         streams = KafkaStreams(build_wordcount(KStreamBuilder(), args.input_topic, args.output_topic), props)
         streams.set_state_listener(lambda new, old: console.print(f"state {old.value} -> {new.value}"))
-        stop = threading.Event()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
+        stop = ShutdownSignals()
         try:
             streams.start()
         except KafkaException as e:
@@ -152,7 +149,6 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
         console.print(
             f"word count {args.application_id}: {args.input_topic} -> {args.output_topic}; Ctrl-C or SIGTERM stops it"
         )
-        # A wait with a timeout, in a loop: the handler runs only when the main thread next runs Python.
         while not stop.wait(1):
             if not any(thread.is_alive() for thread in streams.threads):
                 break  # every stream thread died: its error is in the log

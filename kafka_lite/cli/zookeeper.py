@@ -10,11 +10,10 @@ The config file takes ZooKeeper's own keys: ``dataDir``, ``clientPort`` (0 picks
 from __future__ import annotations
 
 import argparse
-import signal
-import threading
 from pathlib import Path
 
 from kafka_lite.cli import CliError
+from kafka_lite.utils.shutdown_signals import ShutdownSignals
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,9 +42,7 @@ def run(args: argparse.Namespace, console) -> int:
     except ValueError as e:
         raise CliError(f"{args.config}: {e}", exit_code=2) from None
     zk = EmbeddedZooKeeper(Path(props["dataDir"]), port=port, tick_time=tick)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = ShutdownSignals()
     try:
         zk.start()
     except Exception as e:  # the launcher's errors name the port, the package or the log file

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.raft.raft_client import Batch, LeaderAndEpoch, Listener
 from kafka_lite.raft.raft_config import RaftConfig
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
+from kafka_lite.utils.shutdown_signals import ShutdownSignals
 
 log = logging.getLogger(__name__)
 
@@ -229,15 +229,13 @@ def run_test_server(
     manager = KafkaRaftManager(node_id, data_dir, raft_config, ByteArraySerde(), time)
     workload = RaftWorkloadGenerator(manager, throughput, record_size, time, committed_file, out)
     manager.client.register(workload)
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
+    stop = ShutdownSignals()
     start_ms = time.milliseconds()
     manager.startup()
     workload.say({"event": "started", "node_id": node_id, "port": manager.socket_server.port})
     workload.start()
     try:
-        while not stop.is_set() and manager.io_thread.is_alive():
+        while stop.received is None and manager.io_thread.is_alive():
             if duration_s is not None and time.milliseconds() - start_ms >= duration_s * 1000:
                 break
             stop.wait(0.05)
