@@ -1,6 +1,6 @@
 """What the notebook ``metadata_records.ipynb`` steps: a broker's requests to the quorum controllers of
-a ``QuorumControllerTestEnv``, and tables of the metadata log, the controllers, the brokers and a
-topic's partitions as the controllers hold them.
+a ``QuorumControllerTestEnv``, tables of the metadata log, the controllers, the brokers and a
+topic's partitions as the controllers hold them, and one broker's ACLs as it replays the log.
 
 No Kafka twin: notebook tooling over ``kafka_lite.testing.quorum_controller_test_env`` (Kafka's
 ``QuorumControllerTest`` asserts on the same state; it prints none).
@@ -12,16 +12,26 @@ from rich.console import Console
 from rich.table import Table
 
 from kafka_lite.common.metadata import (
+    AccessControlEntryRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
     PartitionChangeRecord,
     PartitionRecord,
     RegisterBrokerRecord,
+    RemoveAccessControlEntryRecord,
     TopicRecord,
     UnfenceBrokerRecord,
 )
+from kafka_lite.common.security.auth.acl import Operation, Resource, ResourceType
+from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
+from kafka_lite.metadata.authorizer.standard_acl import StandardAcl
+from kafka_lite.metadata.authorizer.standard_authorizer import StandardAuthorizer
+from kafka_lite.metadata.image.metadata_delta import MetadataDelta
+from kafka_lite.metadata.image.metadata_image import MetadataImage
 from kafka_lite.metadata.leader_constants import NO_LEADER, NO_LEADER_CHANGE
+from kafka_lite.network.request_channel import Session
+from kafka_lite.server.metadata.broker_metadata_publisher import publish_acls
 from kafka_lite.testing.quorum_controller_test_env import QuorumControllerTestEnv
 
 console = Console(width=100, force_jupyter=False, force_terminal=True, color_system="standard")
@@ -89,6 +99,12 @@ class ControllerSteps:
             elif m.leader != NO_LEADER_CHANGE:
                 changes.append(f"leader -> {m.leader}")
             return f"{self.topic_names[m.topic_id]}-{m.partition_id}: " + ", ".join(changes)
+        if isinstance(m, AccessControlEntryRecord):
+            acl = StandardAcl.from_record(m)
+            return (f"id {str(m.id)[:8]}: {acl.principal} {acl.permission_type.name} {acl.operation.name} "
+                    f"on {acl.resource_type.name} {acl.resource_name}")  # fmt: skip
+        if isinstance(m, RemoveAccessControlEntryRecord):
+            return f"id {str(m.id)[:8]}"
         return repr(m)
 
     def log_rows(self, start: int = 0) -> list[tuple]:
@@ -156,3 +172,43 @@ class ControllerSteps:
             table.add_row(str(p), str(list(part.replicas)), str(list(part.isr)), leader, str(part.leader_epoch),
                           str(part.partition_epoch))  # fmt: skip
         console.print(table)
+
+
+class BrokerAcls:
+    """One KRaft broker's side of the ACLs: the metadata image it has published and the
+    ``StandardAuthorizer`` it hands them to (super user ``User:admin``), fed the shared log's
+    committed records as ``BrokerMetadataListener`` replays them into a ``MetadataDelta`` and
+    ``BrokerMetadataPublisher`` publishes the image (``publish_acls``)."""
+
+    def __init__(self, env: QuorumControllerTestEnv) -> None:
+        self.env = env
+        self.image = MetadataImage.EMPTY
+        self.next_offset = 0
+        self.authorizer = StandardAuthorizer()
+        self.authorizer.configure({"super.users": "User:admin"})
+        self.first_publish = True
+
+    def catch_up(self) -> int:
+        """Replay and publish every committed record not yet seen; how many there were."""
+        shared = self.env.shared
+        delta = MetadataDelta(self.image)
+        if self.first_publish and shared.log_start_offset > 0:  # the log before it is gone: the snapshot
+            snapshot = shared.latest_snapshot()
+            for records in snapshot.batches:
+                for record in records:
+                    delta.replay(snapshot.snapshot_id.offset, snapshot.snapshot_id.epoch, record.message)
+            delta.finish_snapshot()
+            self.next_offset = snapshot.snapshot_id.offset  # the snapshot holds the offsets before it
+        new = [(o, e, m) for o, e, m in shared.entries(self.next_offset) if o < shared.high_watermark]
+        for offset, epoch, record in new:
+            delta.replay(offset, epoch, record)
+        self.image = delta.apply()
+        publish_acls(self.authorizer, delta, self.image, self.first_publish)
+        self.first_publish = False
+        self.next_offset = new[-1][0] + 1 if new else self.next_offset
+        return len(new)
+
+    def may(self, user: str, operation: Operation, topic: str) -> bool:
+        """What the broker's authorizer answers ``User:<user>`` asking ``operation`` on ``topic``."""
+        session = Session(KafkaPrincipal("User", user), "127.0.0.1")
+        return self.authorizer.authorize(session, operation, Resource(ResourceType.TOPIC, topic))

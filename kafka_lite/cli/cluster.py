@@ -22,10 +22,12 @@ leaves it off, as Kafka's brokers are by default.
 into the other on one machine: its state lives in ``<dir>-NAME`` (``.kafka-lite-NAME``), its brokers
 listen from port 9192 (``--base-port``), and its metadata sits under the ZooKeeper chroot ``/NAME``.
 It shares the first cluster's ZooKeeper when that one runs (one ZooKeeper, several Kafka clusters
-under chroots, as Kafka's operations guide sets them up), else it starts its own, on port 2182
-(``--zookeeper-port``). ``down --name NAME`` never stops a shared ZooKeeper; ``down`` of the first
-cluster refuses while a named cluster still uses its ZooKeeper (a foreground ``up`` stopped with
-Ctrl-C stops its ZooKeeper all the same: down the named clusters first).
+under chroots, as Kafka's operations guide sets them up), else (none running, or the first cluster a
+KRaft one) it starts its own, on port 2182 (``--zookeeper-port``). ``down --name NAME`` never stops a
+shared ZooKeeper; ``down`` of the first cluster refuses while a named cluster still uses its
+ZooKeeper (a foreground ``up`` stopped with Ctrl-C stops its ZooKeeper all the same: down the named
+clusters first). With ``--kraft``, the named cluster is a KRaft one, with no ZooKeeper: its own
+quorum and cluster id (``cli/cluster_kraft.py``), beside a first cluster of either mode.
 
 ``up --lab N`` runs the brokers on a learner's lab workspace, as the grader does: the package is
 copied to ``<dir>/lab-overlay/`` with lab N's files taken from the workspace, and the brokers start
@@ -39,11 +41,12 @@ named ``INTERNAL`` for the brokers' own traffic on a free port of its own, bound
 (``inter.broker.listener.name``, Kafka 0.10.2), which the status table's caption lists; ``SimpleAclAuthorizer``
 allows ``User:admin`` everything and anyone else only what an ACL grants (see ``cli/security.py``
 for the users and files). The tool's own requests to the brokers (``status``, the health waits) log
-in as admin. The request metrics reporter stays off on it: its producer has no login.
+in as admin. The request metrics reporter sends on the INTERNAL listener, as the brokers do.
 
 ``up --kraft`` starts a KRaft cluster instead (Kafka 3.3, beyond the book): no ZooKeeper, nodes
 formatted with one cluster id, combined nodes or, with ``--controllers C``, controller-only nodes
-beside broker-only ones. What KRaft adds lives in ``cli/cluster_kraft.py``; every action works on
+beside broker-only ones. ``--kraft --secure`` has the same users, files and client listeners, PLAIN
+only, ``StandardAuthorizer``, and SASL on the controllers' listener as well. What KRaft adds lives in ``cli/cluster_kraft.py``; every action works on
 either, told apart by the state's ``kraft`` key.
 """
 
@@ -182,7 +185,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _name_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--name",
-        help="a second, named cluster beside the first: state in <dir>-NAME, ZooKeeper chroot /NAME",
+        help="a second, named cluster beside the first: state in <dir>-NAME, ZooKeeper chroot /NAME "
+        "(with --kraft, no ZooKeeper: a quorum of its own)",
     )
 
 
@@ -355,8 +359,9 @@ def start_cluster(
     """Write the configs, start ZooKeeper and the brokers, and return the state (not yet waited on).
     With ``lab``, the brokers run on that lab's files from the workspace under ``lab_dir``. With
     ``metrics_reporter``, every broker publishes its request metrics (``metric.reporters``). A
-    ``name``d cluster keeps its metadata under the chroot ``/name``; with ``shared_zookeeper`` (the
-    first cluster's state entry for it) it uses that ZooKeeper instead of starting one. ``secure``
+    ``name``d ZooKeeper-mode cluster keeps its metadata under the chroot ``/name``; with
+    ``shared_zookeeper`` (the first cluster's state entry for it) it uses that ZooKeeper instead of
+    starting one. A named KRaft cluster needs neither: its metadata is its own quorum's. ``secure``
     gives the brokers SASL listeners and the authorizer (``cli/security.py``). ``kraft`` starts KRaft
     nodes instead, and no ZooKeeper: ``brokers`` combined nodes, or with ``controllers`` that many
     controller-only nodes and ``brokers`` broker-only ones (``cli/cluster_kraft.py``).
@@ -391,9 +396,16 @@ def start_cluster(
 
         _check_ports_free(ports, name)
         state = {"dir": str(directory), "brokers": [], "overrides": list(overrides)}
+        if name is not None:
+            state["name"] = name
         if lab_state is not None:
             state["lab"] = lab_state
-        return cluster_kraft.start_nodes(state, brokers, controllers, base_port, fronts)
+        reporter = _metrics_reporter_settings(brokers) if metrics_reporter else []
+        users = None
+        if secure:  # PLAIN alone: its passwords in the nodes' configs, none in a quorum to write
+            users = security.new_users()
+            state["secure"] = {"users": security.write_client_properties(directory, users)}
+        return cluster_kraft.start_nodes(state, brokers, controllers, base_port, fronts, reporter, users)
     # a secure cluster's brokers also listen on INTERNAL, on free ports beyond the brokers'
     internal_ports = (
         _internal_ports(brokers, {base_port + i for i in range(brokers)} | {zk_port}) if secure else []
@@ -719,7 +731,8 @@ def run_up(args: argparse.Namespace, console) -> int:
         from kafka_lite.cli import cluster_kraft
 
         cluster_kraft.check_flags(args)
-    shared = _shared_zookeeper(args) if args.name is not None else None
+    # A named KRaft cluster has no ZooKeeper to share (nor a chroot): only a ZooKeeper one looks.
+    shared = _shared_zookeeper(args) if args.name is not None and not args.kraft else None
     if args.name is None:
         zk_port, base_port = (
             args.zookeeper_port or DEFAULT_ZOOKEEPER_PORT,
@@ -962,7 +975,8 @@ def stop_cluster(state: dict) -> None:
 
 
 def clusters_sharing_zookeeper(state: dict) -> list[dict]:
-    """The named clusters beside this one whose brokers run on its ZooKeeper."""
+    """The named clusters beside this one whose brokers run on its ZooKeeper. A named KRaft cluster
+    is never one: its state has no ``zookeeper`` entry, so nothing of it says ``shared_with``."""
     directory = Path(state["dir"])
     users = []
     for candidate in sorted(directory.parent.glob(f"{directory.name}-*/{STATE_FILE}")):

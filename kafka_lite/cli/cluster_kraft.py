@@ -18,12 +18,21 @@ Broker ids are 0 to N - 1 in both, so ``cluster kill 0`` names the same node eit
 CONTROLLER listeners take free ports, recorded in ``cluster.json`` with ``controller.quorum.voters``
 and the cluster id that ``storage format`` wrote into every node's directories.
 
+``--kraft --name NAME`` starts a second KRaft cluster beside the first (of either mode), as chapter
+8's mirroring runs need: its state in ``<dir>-NAME``, its brokers from port 9192, and a cluster id,
+CONTROLLER ports and quorum of its own. It shares nothing with the first cluster, so the first's
+``down`` never waits for it (a named ZooKeeper-mode cluster may share the first's ZooKeeper; a
+KRaft one has none to share).
+
 Two facts of Kafka 3.3 shape the status table. A Metadata response lists only the registered,
 unfenced brokers, so a client sees a fenced broker only as a live process it is not told about; and
 its ``controller_id`` is a random live broker (brokers cannot reach the active controller's id
 through their metadata), so the active controller is asked of the quorum: DescribeQuorum, which
-only the Raft leader answers. The request metrics reporter stays off: a KRaft broker
-(``BrokerServer``) loads no ``metric.reporters``.
+only the Raft leader answers.
+
+The request metrics reporter is on, as ``cluster up`` has it (``--no-metrics-reporter`` leaves it
+off): every broker-role node loads it (``metric.reporters``), sized for the N brokers; a
+controller-only node serves no clients' requests and has none.
 """
 
 from __future__ import annotations
@@ -38,10 +47,12 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from kafka_lite.cli import CliError
+from kafka_lite.cli import CliError, security
 from kafka_lite.cli import cluster as base
 
 if TYPE_CHECKING:  # imported where used, to keep the CLI's start-up light
+    from collections.abc import Sequence
+
     from kafka_lite.tools.metadata_quorum_command import QuorumInfo
 
 BROKER_ROLE, CONTROLLER_ROLE = "broker", "controller"
@@ -57,19 +68,9 @@ LOST_MAJORITY_GRACE_S = 3
 
 
 def check_flags(args: argparse.Namespace) -> None:
-    """What ``up --kraft`` refuses (``--controllers`` without ``--kraft`` is start_cluster's to refuse)."""
-    if args.secure:
-        raise CliError(
-            "--kraft does not go with --secure: KRaft at Kafka 3.3 has no SCRAM, whose credentials "
-            "live in ZooKeeper",
-            exit_code=2,
-        )
-    if args.name is not None:
-        raise CliError(
-            "--kraft does not go with --name: a named cluster shares the first cluster's ZooKeeper, "
-            "and a KRaft cluster has none",
-            exit_code=2,
-        )
+    """What ``up --kraft`` refuses (``--controllers`` without ``--kraft`` is start_cluster's to refuse).
+    ``--name`` it takes: a named KRaft cluster is a quorum of its own, sharing nothing with the first;
+    and ``--secure``, with PLAIN alone (``security.kraft_node_settings``)."""
     if args.zookeeper_port is not None:
         raise CliError(
             "--kraft does not go with --zookeeper-port: a KRaft cluster has no ZooKeeper", exit_code=2
@@ -121,31 +122,48 @@ def quorum_voters(nodes: list[dict]) -> str:
     )
 
 
-def node_properties(node: dict, voters: str, node_dir: Path) -> str:
+def node_properties(
+    node: dict,
+    voters: str,
+    node_dir: Path,
+    reporter: Sequence[str] = (),
+    users: dict[str, str] | None = None,
+) -> str:
     """A node's ``server.properties`` in Kafka 3.3's names. ``broker.session.timeout.ms`` and
     ``broker.heartbeat.interval.ms`` stay at Kafka's defaults (9 s, 2 s): ``--override`` shortens them
-    for a test that wants fencing within a second or two."""
-    listeners = [f"PLAINTEXT://127.0.0.1:{node['port']}"] if is_broker(node) else []
-    if is_controller(node):
-        listeners.append(f"CONTROLLER://127.0.0.1:{node['controller_port']}")
+    for a test that wants fencing within a second or two. ``reporter`` is the request metrics
+    reporter's settings (``cluster._metrics_reporter_settings``), for a broker-role node. With
+    ``users`` (a secure cluster's passwords) the listeners are ``security.kraft_node_settings``'."""
+    if users is not None:
+        listener_lines = security.kraft_node_settings(
+            users, node.get("port"), node.get("internal_port"), node.get("controller_port")
+        )
+    else:
+        listeners = [f"PLAINTEXT://127.0.0.1:{node['port']}"] if is_broker(node) else []
+        if is_controller(node):
+            listeners.append(f"CONTROLLER://127.0.0.1:{node['controller_port']}")
+        listener_lines = [
+            f"listeners={','.join(listeners)}",
+            *(
+                [f"advertised.listeners=PLAINTEXT://127.0.0.1:{node['advertised_port']}"]
+                if "advertised_port" in node
+                else []
+            ),
+            "controller.listener.names=CONTROLLER",
+            *(["inter.broker.listener.name=PLAINTEXT"] if is_broker(node) else []),
+        ]
     lines = [
         f"process.roles={','.join(node['roles'])}",
         f"node.id={node['id']}",
         f"controller.quorum.voters={voters}",
-        f"listeners={','.join(listeners)}",
-        *(
-            [f"advertised.listeners=PLAINTEXT://127.0.0.1:{node['advertised_port']}"]
-            if "advertised_port" in node
-            else []
-        ),
-        "controller.listener.names=CONTROLLER",
-        *(["inter.broker.listener.name=PLAINTEXT"] if is_broker(node) else []),
+        *listener_lines,
         f"log.dirs={node_dir / 'data'}",
         # the metadata log apart from the partitions' data, so that `dump-log` finds it by name
         f"metadata.log.dir={node_dir / 'metadata'}",
         "num.network.threads=2",
         "num.io.threads=4",
         "delete.topic.enable=true",
+        *(reporter if is_broker(node) else []),
     ]
     return "\n".join(lines) + "\n"
 
@@ -166,12 +184,17 @@ def start_nodes(
     controllers: int,
     base_port: int,
     fronts: dict[str, dict[int, int]] | None = None,
+    reporter: Sequence[str] = (),
+    users: dict[str, str] | None = None,
 ) -> dict:
     """Format every node's directories with one new cluster id (or keep the cluster an earlier ``up``
     left there: ``kept_cluster_id``), then start the nodes: the voters
     first, so that the brokers find a quorum to register with. Returns the state, written to disk.
     ``fronts`` (see ``cluster.start_cluster``) gives each node the ports a proxy takes in front of its
-    listeners: its PLAINTEXT listener is advertised there, and the voters reach its CONTROLLER there."""
+    listeners: its PLAINTEXT listener is advertised there, and the voters reach its CONTROLLER there.
+    ``reporter``: the request metrics reporter's settings for the broker-role nodes, or none.
+    ``users``: a secure cluster's passwords; each broker-role node then also has an INTERNAL
+    listener on a free port of its own, and its config is readable by its owner only."""
     from kafka_lite.server.storage_tool import random_uuid
 
     nodes = plan_nodes(brokers, controllers, base_port, set())
@@ -180,6 +203,11 @@ def start_nodes(
             node["advertised_port"] = fronts["broker"][node["id"]]
         if is_controller(node):
             node["voter_port"] = fronts["controller"][node["id"]]
+    if users is not None:
+        broker_nodes = [n for n in nodes if is_broker(n)]
+        taken = {n.get("port") for n in nodes} | {n.get("controller_port") for n in nodes}
+        for node, port in zip(broker_nodes, base._internal_ports(len(broker_nodes), taken), strict=True):
+            node["internal_port"] = port
     voters = quorum_voters(nodes)
     kept = kept_cluster_id(state, nodes)
     state["kraft"] = {"cluster_id": kept or random_uuid(), "voters": voters}
@@ -187,7 +215,8 @@ def start_nodes(
         node_dir = node_directory(state, node)
         node_dir.mkdir(exist_ok=True)
         config = node_dir / "server.properties"
-        config.write_text(node_properties(node, voters, node_dir))
+        write = security.write_private if users is not None else Path.write_text  # passwords inside
+        write(config, node_properties(node, voters, node_dir, reporter, users))
         if kept is None:
             format_storage(config, state["kraft"]["cluster_id"])
     for node in nodes:
@@ -239,8 +268,23 @@ def describe_quorum(state: dict) -> QuorumInfo | None:
         for n in state["brokers"]
         if is_controller(n) and base._alive(n["pid"]) and not base._stopped(n["pid"])
     }
-    answer = find_leader(addresses)
+    answer = find_leader(addresses, login=controller_login(state))
     return None if answer is None else QuorumInfo.from_partition(answer)
+
+
+def controller_login(state: dict) -> tuple[str, str] | None:
+    """The username and password the nodes log in to the controllers with, when their CONTROLLER
+    listener is SASL_PLAINTEXT (PLAIN), read from a node's ``server.properties`` and the cluster's
+    ``--override``s, as the node itself reads them; None on a PLAINTEXT one."""
+    from kafka_lite.cli.broker import parse_overrides
+    from kafka_lite.server.kafka_config import KafkaConfig
+
+    node = state["brokers"][0]
+    config = KafkaConfig.from_file(
+        node_directory(state, node) / "server.properties", parse_overrides(state.get("overrides", []))
+    )
+    login = config.controller_login()
+    return None if login is None else (login[1], login[2])
 
 
 def answering_brokers(state: dict, excluding: int | None = None) -> list[dict]:
@@ -318,15 +362,20 @@ def node_state(node: dict, health: dict) -> str:
 
 def status_table(state: dict, health: dict) -> Table:
     """One row per node, as ``kafka-metadata-quorum --status`` and the brokers' metadata see it."""
-    table = Table(title=f"kafka_lite KRaft cluster in {state['dir']}")
+    named = f" {state['name']!r}" if state.get("name") else ""
+    table = Table(title=f"kafka_lite KRaft cluster{named} in {state['dir']}")
     leaders = health.get("leaders")
     # An address is what the next command needs (a controller's port is random): each listener's
     # name and address on lines of their own, so that in a narrow terminal the columns around it
     # wrap and the address stays whole.
     for col in ("process", "pid", "address", "roles", "state", *(["leads"] if leaders is not None else [])):
         table.add_column(col)
+    secure = state.get("secure")
     for node in state["brokers"]:
-        addresses = [f"PLAINTEXT\n127.0.0.1:{node['port']}"] if is_broker(node) else []
+        client_listener = security.SASL_PLAINTEXT if secure else "PLAINTEXT"
+        addresses = [f"{client_listener}\n127.0.0.1:{node['port']}"] if is_broker(node) else []
+        if is_broker(node) and secure:
+            addresses.append(f"{security.INTERNAL_LISTENER}\n127.0.0.1:{node['internal_port']}")
         if is_controller(node):
             addresses.append(f"CONTROLLER\n127.0.0.1:{node['controller_port']}")
         alive = health["brokers_alive"][node["id"]]
@@ -340,10 +389,12 @@ def status_table(state: dict, health: dict) -> Table:
             node_state(node, health),
             *leads,
         )
-    table.caption = (
-        f"{quorum_caption(health)}\n{base.topics_caption(state, health, 'nodes')}"
-        "\nno request metrics reporter: a KRaft broker loads no metric.reporters"
-    )
+    table.caption = f"{quorum_caption(health)}\n{base.topics_caption(state, health, 'nodes')}"
+    if secure:
+        table.caption += (
+            f"\nclients: SASL_PLAINTEXT (PLAIN) with ACLs, on the brokers' and the controllers' listeners; "
+            f"admin's login in {secure['users'][security.ADMIN_USER]}"
+        )
     return table
 
 

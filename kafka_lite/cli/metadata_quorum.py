@@ -14,14 +14,20 @@ addresses), of which only the leader answers DescribeQuorum. Either way the tool
 in turn until one answers as the leader would, so a voters' list works after either option (as it
 does for ``raft test-server``'s quorum, which has no brokers). A ZooKeeper broker knows no quorum
 and closes the connection. Like Kafka's, every bad argument is one line on stderr and exit code 1.
+
+``--command-config FILE`` logs in as Kafka's tools do (``security.protocol=SASL_PLAINTEXT``,
+``sasl.mechanism=PLAIN``, ``sasl.jaas.config``): on a secure KRaft cluster the brokers' and the
+controllers' listeners take only clients that authenticate, and a controller answers DescribeQuorum
+only to a principal with DESCRIBE on the cluster.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
-from kafka_lite.cli import CliError
+from kafka_lite.cli import CliError, security
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--bootstrap-controller", metavar="HOST:PORT,...",
                         help="A comma-separated list of host:port pairs to use for establishing the connection "
                              "to the Kafka controllers (Kafka 3.7 added this option; 3.3 has only --bootstrap-server)")  # fmt: skip
+    security.add_command_config(parser, "the brokers' or the controllers' ")
     commands = parser.add_subparsers(dest="quorum_command", metavar="COMMAND")
     describe = commands.add_parser("describe", help="Describe the metadata quorum info")
     status = describe.add_argument_group("Status")
@@ -70,6 +77,20 @@ def bootstrap_addresses(args: argparse.Namespace) -> list[tuple[str, int]]:
     return addresses
 
 
+def plain_login(client: dict[str, str]) -> tuple[str, str] | None:
+    """The username and password of a ``--command-config`` that logs in with SASL/PLAIN, or None for
+    PLAINTEXT. This tool sends its one request over a plain socket, which speaks PLAIN only."""
+    if not client:
+        return None
+    if client["sasl_mechanism"] != "PLAIN":
+        raise CliError(
+            f"--command-config: sasl.mechanism {client['sasl_mechanism']}: metadata-quorum logs in with "
+            "PLAIN only (a KRaft cluster has no SCRAM credentials before Kafka 3.5)",
+            exit_code=2,
+        )
+    return client["sasl_plain_username"], client["sasl_plain_password"]
+
+
 def run(args: argparse.Namespace, console) -> int:
     from kafka_lite.raft.tools.quorum_client import (
         describe_cluster,
@@ -81,9 +102,12 @@ def run(args: argparse.Namespace, console) -> int:
     addresses = bootstrap_addresses(args)
     if args.quorum_command != "describe":
         raise CliError("a command is required: describe --status | --replication")
+    login = plain_login(security.command_config(args.command_config))
     # The cluster id: a controller answers DescribeCluster (Kafka 3.7), a broker its Metadata.
     cluster = describe_cluster if args.bootstrap_controller is not None else describe_cluster_of_broker
-    admin = QuorumAdmin(addresses, describe_quorum, cluster)
+    admin = QuorumAdmin(
+        addresses, functools.partial(describe_quorum, login=login), functools.partial(cluster, login=login)
+    )
     try:
         lines = describe(admin, args.status, args.replication)
     except TerseFailure as e:

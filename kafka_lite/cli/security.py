@@ -129,6 +129,51 @@ def broker_settings(port: int, users: dict[str, str], internal_port: int) -> lis
     ]  # fmt: skip
 
 
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+CONTROLLER_LISTENER = "CONTROLLER"
+
+
+def kraft_node_settings(
+    users: dict[str, str],
+    port: int | None = None,
+    internal_port: int | None = None,
+    controller_port: int | None = None,
+) -> list[str]:
+    """A secure KRaft node's ``server.properties`` lines, by the roles its ports say it has: a broker
+    (``port``, ``internal_port``) listens as a secure ZooKeeper-mode broker does (the clients'
+    SASL_PLAINTEXT listener, the brokers' PLAINTEXT ``INTERNAL`` one); a controller
+    (``controller_port``) takes SASL_PLAINTEXT on ``CONTROLLER``, with every user's PLAIN password,
+    so that any user may log in and only a super user is let do anything there. Every node logs in
+    to the controllers as admin (``sasl.mechanism.controller.protocol``), and the voters must be a
+    super user: they vote before their StandardAuthorizer has read an ACL (KIP-801). PLAIN only:
+    Kafka 3.3's KRaft keeps no SCRAM credentials (``KafkaConfig`` says why)."""
+    admin = users[ADMIN_USER]
+    listeners, protocols = [], []
+    if port is not None:
+        listeners += [
+            f"{SASL_PLAINTEXT}://127.0.0.1:{port}",
+            f"{INTERNAL_LISTENER}://127.0.0.1:{internal_port}",
+        ]
+        protocols += [f"{SASL_PLAINTEXT}:{SASL_PLAINTEXT}", f"{INTERNAL_LISTENER}:PLAINTEXT"]
+    if controller_port is not None:
+        listeners.append(f"{CONTROLLER_LISTENER}://127.0.0.1:{controller_port}")
+    protocols.append(f"{CONTROLLER_LISTENER}:{SASL_PLAINTEXT}")
+    controller_jaas = jaas_line(PLAIN, ADMIN_USER, admin, users if controller_port is not None else None)
+    return [
+        f"listeners={','.join(listeners)}",
+        f"listener.security.protocol.map={','.join(protocols)}",
+        f"controller.listener.names={CONTROLLER_LISTENER}",
+        *([f"inter.broker.listener.name={INTERNAL_LISTENER}"] if port is not None else []),
+        f"sasl.enabled.mechanisms={PLAIN}",
+        f"sasl.mechanism.controller.protocol={PLAIN}",
+        *([f"listener.name.sasl_plaintext.plain.{SASL_JAAS_CONFIG}={jaas_line(PLAIN, ADMIN_USER, admin, users)}"]
+          if port is not None else []),
+        f"listener.name.controller.plain.{SASL_JAAS_CONFIG}={controller_jaas}",
+        f"authorizer.class.name={STANDARD_AUTHORIZER}",
+        f"super.users=User:{ADMIN_USER};User:ANONYMOUS",  # ANONYMOUS: the brokers, on INTERNAL
+    ]  # fmt: skip
+
+
 def write_private(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` readable by its owner only: created 0600, never briefly wider, and
     a file left by an earlier cluster narrowed too."""
@@ -182,8 +227,11 @@ def how_to_connect(state: dict, bootstrap: str) -> str:
     files = state["secure"]["users"]
     alice, admin = files[ORDINARY_USER], files[ADMIN_USER]
     password = f"<the password in {alice}>"
+    # KRaft (Kafka 3.3): PLAIN only, and the ACLs are metadata records (KIP-801)
+    mechanisms, authorizer = (PLAIN, "StandardAuthorizer") if state.get("kraft") else (
+        f"PLAIN or {SCRAM_SHA_256}", "SimpleAclAuthorizer")  # fmt: skip
     return "\n".join([
-        f"secure: {SASL_PLAINTEXT} (PLAIN or {SCRAM_SHA_256}), SimpleAclAuthorizer, super user User:{ADMIN_USER}",
+        f"secure: {SASL_PLAINTEXT} ({mechanisms}), {authorizer}, super user User:{ADMIN_USER}",
         f"  {ADMIN_USER}'s client properties: {admin}",
         f"  {ORDINARY_USER}'s client properties: {alice} (allowed nothing until an ACL says so)",
         "kafka-python:",

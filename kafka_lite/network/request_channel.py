@@ -74,6 +74,9 @@ class Request:
     # controller's processor passes the member of the table it parsed with (see listener_type.py),
     # since api key 1 there is Raft's Fetch v13, and 62 is BrokerRegistration, which ApiKeys lacks.
     api: Any = None
+    # A request a broker forwarded (KIP-590) is handled as the client's: this is the Envelope that
+    # carried it, on whose connection the answer goes back, inside an Envelope answer.
+    envelope: Request | None = None
     session: Session = field(init=False)
 
     def __post_init__(self) -> None:

@@ -33,6 +33,7 @@ from kafka_lite.clients.network_client import ClientRequest, ClientResponse, Net
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys, encode_raft_request, parse_raft_response
 from kafka_lite.common.protocol.requests import RequestHeader
 from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.network.channel_builders import PLAINTEXT_CHANNEL_BUILDER, ChannelBuilder
 from kafka_lite.network.selector import Selector
 from kafka_lite.raft import raft_util
 from kafka_lite.raft.network_channel import NetworkChannel
@@ -155,13 +156,16 @@ class KafkaNetworkChannel(NetworkChannel):
         thread_name_prefix: str = "raft",
         client_id: str = "raft-client",
         reconnect_backoff_ms: int = 50,
+        channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
     ) -> None:
+        """``channel_builder``: how a connection to a voter logs in (the controller listener's
+        protocol and ``sasl.mechanism.controller.protocol``; see ``KafkaConfig.controller_channel_builder``)."""
         self._correlation_id_counter = itertools.count()
         self._endpoints: dict[int, tuple[str, int]] = {}
         # One request in flight per connection is what RequestManager sends anyway; allowing a few
         # more keeps a late answer to a timed-out request from blocking the next one.
         self._client = _RaftNetworkClient(
-            Selector(time=time), client_id, max_in_flight_requests_per_connection=5,
+            Selector(time=time, channel_builder=channel_builder), client_id, max_in_flight_requests_per_connection=5,
             reconnect_backoff_ms=reconnect_backoff_ms, request_timeout_ms=request_timeout_ms, time=time,
         )  # fmt: skip
         self._request_thread = RaftSendThread(

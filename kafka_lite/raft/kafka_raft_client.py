@@ -253,6 +253,10 @@ class KafkaRaftClient(RaftClient):
     def leader_and_epoch(self) -> LeaderAndEpoch:
         return LeaderAndEpoch(self._quorum.leader_id(), self._quorum.epoch())
 
+    def high_watermark(self) -> int | None:
+        high_watermark = self._quorum.high_watermark()
+        return None if high_watermark is None else high_watermark.offset
+
     def quorum(self) -> QuorumState:
         return self._quorum
 

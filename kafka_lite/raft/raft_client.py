@@ -91,6 +91,10 @@ class RaftClient(ABC):
     @abstractmethod
     def leader_and_epoch(self) -> LeaderAndEpoch: ...
 
+    def high_watermark(self) -> int | None:
+        """The high watermark this node knows, None before it knows one (Kafka's ``OptionalLong``)."""
+        return None
+
     @abstractmethod
     def schedule_append(self, epoch: int, records: list[Any]) -> int: ...
 

@@ -4,9 +4,12 @@ Mirrors: kafka.server.BrokerServer (core/src/main/scala/kafka/server/BrokerServe
 Book:    beyond the book: chapter 12 (KRaft); the parts are chapter 2's (2.3)
 Differs: the socket server's processors start with its acceptors, and requests wait in the request
          channel until the handler pool is built (Kafka starts the processors at
-         ``enableRequestProcessing``); PLAINTEXT listeners only; no metrics, delegation tokens,
-         client-quota or SCRAM records, or broker-side metadata snapshots; the log manager,
-         replica manager and coordinators start before the first publish (the publisher says why).
+         ``enableRequestProcessing``); SASL PLAIN only (no SCRAM: ``KafkaConfig`` says why);
+         ``metric.reporters`` hear of the
+         broker's requests only (Kafka's one ``Metrics`` per node also holds the controller's and
+         the Raft client's); no delegation tokens, client-quota or SCRAM records, or broker-side
+         metadata snapshots; the log manager, replica manager and coordinators start before the
+         first publish (the publisher says why).
 
 What a ZooKeeper broker (``KafkaServer``) reads from and writes to ZooKeeper, a KRaft broker learns
 from the metadata log and asks the active controller for. The parts it builds are chapter 2's log
@@ -25,7 +28,8 @@ chapter 12's in the places ZooKeeper had:
 
     lifecycle manager (built)      scheduler, quotas, KRaftMetadataCache, log manager (built)
     forwarding channel started     -> ForwardingManager
-    socket server                  its ports bound, so the registration can name them
+    socket server                  its ports bound, so the registration can name them; the
+                                   metric.reporters added to its request metrics
     AlterPartitionManager started  -> ReplicaManager
     group and transaction coordinators (producer ids from the controller)
     BrokerMetadataListener         the lifecycle manager started (registration, heartbeats), the
@@ -47,7 +51,9 @@ from __future__ import annotations
 
 import logging
 
+from kafka_lite.common.protocol.api_keys import api_versions
 from kafka_lite.common.protocol.listener_type import ListenerType
+from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.utils import LONG_MAX
 from kafka_lite.log.log_config import LogConfig
@@ -58,7 +64,8 @@ from kafka_lite.metadata.metadata_version import (
     MINIMUM_KRAFT_VERSION,
 )
 from kafka_lite.metadata.version_range import VersionRange
-from kafka_lite.network.socket_server import Listener, SocketServer
+from kafka_lite.network.sasl_server_authenticator import AuthenticationStats
+from kafka_lite.network.socket_server import SocketServer
 from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
 from kafka_lite.server import quota_factory
@@ -76,6 +83,7 @@ from kafka_lite.server.kafka_apis import KafkaApis
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafka_lite.server.kafka_server import (
+    add_metric_reporters,
     build_add_partitions_to_txn_manager,
     build_group_coordinator,
     build_transaction_coordinator,
@@ -88,6 +96,7 @@ from kafka_lite.server.process_status import ProcessStatus, ProcessStatusHolder
 from kafka_lite.server.producer_id_manager import RPCProducerIdManager
 from kafka_lite.server.quota_factory import QuotaManagers
 from kafka_lite.server.replica_manager import ReplicaManager
+from kafka_lite.server.server_channel_builder import listeners_with_channel_builders
 from kafka_lite.utils.scheduler import KafkaScheduler
 
 log = logging.getLogger(__name__)
@@ -131,6 +140,7 @@ class BrokerServer:
         self.admin_manager: KRaftAdminManager | None = None
         self.apis: KafkaApis | None = None
         self.request_handler_pool: KafkaRequestHandlerPool | None = None
+        self.authentication_stats = AuthenticationStats()  # SASL authentications, by framing and outcome
 
     @property
     def cluster_id(self) -> str:
@@ -163,18 +173,21 @@ class BrokerServer:
             controller_node_provider = RaftControllerNodeProvider(
                 self.raft_manager.client, controller_nodes, c.controller_listener_names[0]
             )
+            # Every channel to the controllers logs in as controller.listener.names' first listener asks.
+            to_controller = c.controller_channel_builder()
             self.client_to_controller_channel_manager = ForwardingChannelManager(
-                controller_node_provider, time, broker_id, FORWARDING_RETRY_TIMEOUT_MS
-            )
+                controller_node_provider, time, broker_id, FORWARDING_RETRY_TIMEOUT_MS,
+                channel_builder=to_controller,
+            )  # fmt: skip
             self.client_to_controller_channel_manager.start()
             self.forwarding_manager = ForwardingManager(self.client_to_controller_channel_manager)
             # Bound now, so that the registration names the ports; requests wait for the handlers.
             self.socket_server = SocketServer(
-                listeners=[
-                    Listener(e.listener_name, e.security_protocol, e.host, e.port)
-                    for e in c.listeners
-                    if e.listener_name not in c.controller_listener_names
-                ],
+                listeners=listeners_with_channel_builders(
+                    c, [e for e in c.listeners if e.listener_name not in c.controller_listener_names],
+                    api_versions((*KafkaApis.HANDLED, RaftApiKeys.DESCRIBE_QUORUM)),
+                    self.authentication_stats,
+                ),
                 num_network_threads=c["num.network.threads"],
                 queued_max_requests=c["queued.max.requests"],
                 socket_request_max_bytes=c["socket.request.max.bytes"],
@@ -182,9 +195,20 @@ class BrokerServer:
                 listener_type=ListenerType.BROKER,
             )  # fmt: skip
             self.socket_server.startup()
+            # metric.reporters. Kafka 3.3's KafkaRaftServer builds one Metrics for the whole node, its
+            # reporters in it, and hands it to each role's socket server; kafka_lite's reporters hang
+            # off the broker's socket server's request metrics, so they are added here, once it is
+            # bound, as KafkaServer adds them. The reporter's producer sends to this broker's own
+            # inter-broker listener, whose requests wait in the channel until the handlers start.
+            add_metric_reporters(
+                c, self.socket_server.metrics,
+                {listener["name"]: f"{listener['host']}:{listener['port']}"
+                 for listener in self._registration_listeners()},
+            )  # fmt: skip
             self.alter_partition_manager = AlterPartitionManager(
                 BrokerToControllerChannelManager(
-                    controller_node_provider, time, broker_id, "alterPartition", retry_timeout_ms=LONG_MAX
+                    controller_node_provider, time, broker_id, "alterPartition", retry_timeout_ms=LONG_MAX,
+                    channel_builder=to_controller,
                 ),
                 self.scheduler, time, broker_id, lambda: self.lifecycle_manager.broker_epoch,
             )  # fmt: skip
@@ -216,7 +240,9 @@ class BrokerServer:
             )
             self.lifecycle_manager.start(
                 self.metadata_listener.highest_metadata_offset,
-                BrokerToControllerChannelManager(controller_node_provider, time, broker_id, "heartbeat"),
+                BrokerToControllerChannelManager(
+                    controller_node_provider, time, broker_id, "heartbeat", channel_builder=to_controller
+                ),
                 self.cluster_id,
                 self._registration_listeners(),
                 {METADATA_VERSION_FEATURE_NAME: VersionRange(
@@ -305,6 +331,11 @@ class BrokerServer:
             return
         try:
             log.info("[BrokerServer id=%d] shutting down", self.broker_id)
+            if self.socket_server is not None:
+                # The reporters first, as KafkaServer closes them (Kafka closes its Metrics last): a
+                # reporter that publishes through the brokers sends its last samples while this
+                # broker still answers, and before the controlled shutdown moves its leaderships.
+                self.socket_server.metrics.close()
             lifecycle = self.lifecycle_manager
             if self.config["controlled.shutdown.enable"] and lifecycle is not None:
                 if self.replica_manager is not None:

@@ -63,6 +63,7 @@ from kafka_lite.common.protocol.controller_messages import (
 from kafka_lite.common.protocol.requests import RequestHeader
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.utils import LONG_MAX
+from kafka_lite.network.channel_builders import PLAINTEXT_CHANNEL_BUILDER, ChannelBuilder
 from kafka_lite.network.selector import Selector
 from kafka_lite.raft.raft_client import RaftClient
 from kafka_lite.raft.raft_config import quorum_voter_strings_to_nodes
@@ -152,12 +153,14 @@ class BrokerToControllerChannelManager:
         retry_timeout_ms: int = 60_000,
         request_timeout_ms: int = 30_000,
         reconnect_backoff_ms: int = 50,
+        channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
     ) -> None:
+        """``channel_builder``: how a connection to a controller logs in (``KafkaConfig.controller_channel_builder``)."""
         self._channel_name = channel_name
         self._broker_id = broker_id
         # One request in flight, so that the controller answers in the order requests were sent.
         network_client = _ControllerNetworkClient(
-            Selector(time=time), str(broker_id), max_in_flight_requests_per_connection=1,
+            Selector(time=time, channel_builder=channel_builder), str(broker_id), max_in_flight_requests_per_connection=1,
             reconnect_backoff_ms=reconnect_backoff_ms, request_timeout_ms=request_timeout_ms, time=time,
         )  # fmt: skip
         self.request_thread = BrokerToControllerRequestThread(
@@ -300,7 +303,7 @@ class BrokerToControllerRequestThread(threading.Thread):
         if response.disconnected:
             self._update_controller_address(None)
             self._put_first(queue_item)
-        elif Errors.NOT_CONTROLLER.code in _error_codes(response.body):
+        elif Errors.NOT_CONTROLLER.code in error_codes(response.body):
             # Close the connection and look for the new controller in do_work.
             controller = self.active_controller_address()
             if controller is not None:
@@ -356,7 +359,7 @@ class BrokerToControllerRequestThread(threading.Thread):
             request.callback(ClientResponse(request, now, disconnected=True))
 
 
-def _error_codes(body: Any) -> set[int]:
+def error_codes(body: Any) -> set[int]:
     """Every ``error_code`` in an answer, at the top and in its nested entries (Kafka's
     ``AbstractResponse.errorCounts``): AlterPartition's NOT_CONTROLLER is at the top, but an API may
     answer per partition."""
@@ -365,6 +368,6 @@ def _error_codes(body: Any) -> set[int]:
         for value in body.values():
             if isinstance(value, list):
                 for entry in value:
-                    codes |= _error_codes(entry)
+                    codes |= error_codes(entry)
         return codes
     return set()

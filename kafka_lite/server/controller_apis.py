@@ -2,9 +2,10 @@
 
 Mirrors: kafka.server.ControllerApis (core/src/main/scala/kafka/server/ControllerApis.scala, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: no authorizer, quotas or throttling (every answer says 0 ms); DeleteTopics names topics
-         only (kafka_lite's DeleteTopics is v0-1, before topic ids), so the controller deletes by
-         name; no Envelope, SASL, ACL, client-quota, reassignment, ElectLeaders or UpdateFeatures
+Differs: no quotas or throttling (every answer says 0 ms); DeleteTopics names topics only
+         (kafka_lite's DeleteTopics is v0-1, before topic ids), so the controller deletes by name,
+         and a topic the client may describe but not delete is TOPIC_AUTHORIZATION_FAILED whether
+         or not it exists; no client-quota, SCRAM, reassignment, ElectLeaders or UpdateFeatures
          handlers, since the controller's table (listener_type.py) has none of those APIs;
          DescribeCluster is answered as Kafka 3.7 answers it (``handle_describe_cluster``).
 
@@ -29,27 +30,51 @@ handler threads serve a whole cluster's heartbeats.
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from kafka_lite.common.errors import Errors
+from kafka_lite.common.errors import ApiException, Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
-from kafka_lite.common.protocol.controller_messages import ENDPOINT_TYPE_CONTROLLERS, ControllerApiKeys
-from kafka_lite.common.protocol.listener_type import SimpleApiVersionManager, encode_listener_response
+from kafka_lite.common.protocol.controller_messages import (
+    ENDPOINT_TYPE_CONTROLLERS,
+    ControllerApiKeys,
+    deserialize_principal,
+)
+from kafka_lite.common.protocol.listener_type import (
+    ListenerType,
+    SimpleApiVersionManager,
+    encode_listener_response,
+    parse_listener_request_body,
+    parse_listener_request_header,
+)
 from kafka_lite.common.protocol.messages import API_VERSIONS_RESPONSE_V0, RESPONSE_HEADER
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
-from kafka_lite.common.protocol.types import ArrayOf, CompactArrayOf, encode
+from kafka_lite.common.protocol.requests import UnknownApiKeyException
+from kafka_lite.common.protocol.types import ArrayOf, CompactArrayOf, SchemaException, encode
 from kafka_lite.common.record.file_records import FileRecords
-from kafka_lite.common.security.auth.acl import AclBinding, AclBindingFilter, binding_to_wire
+from kafka_lite.common.security.auth.acl import (
+    CLUSTER_RESOURCE,
+    AclBinding,
+    AclBindingFilter,
+    Operation,
+    Resource,
+    ResourceType,
+    binding_to_wire,
+)
 from kafka_lite.common.time import Time
 from kafka_lite.metadata.config_resource import ConfigResource, ConfigResourceType
 from kafka_lite.network.request_channel import Request, RequestChannel, Response, ResponseAction
+from kafka_lite.server.broker_to_controller_channel_manager import error_codes
+from kafka_lite.server.forwarding_manager import FORWARDED_APIS
 
 if TYPE_CHECKING:
     from kafka_lite.metadata.controller.quorum_controller import QuorumController
     from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
+    from kafka_lite.security.auth.authorizer import Authorizer
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +94,11 @@ class ControllerApis:
         *,
         cluster_id: str,
         controller_nodes: Sequence[tuple[int, str, int]],
+        authorizer: Authorizer | None = None,
     ) -> None:
         """``controller_nodes``: each voter's ``(id, host, port)`` on the controller listener, from
-        ``controller.quorum.voters``."""
+        ``controller.quorum.voters``. ``authorizer``: the controller's (``authorizer.class.name``),
+        asked of every request but ApiVersions; None allows everything."""
         self.request_channel = request_channel
         self.time = time
         self.controller = controller
@@ -81,6 +108,7 @@ class ControllerApis:
         self.api_version_manager = api_version_manager
         self.cluster_id = cluster_id
         self.controller_nodes = list(controller_nodes)
+        self.authorizer = authorizer
         # --8<-- [start:handlers]
         # In the order of 3.3's ``handle`` match, keeping only the APIs the table has.
         self._handlers: dict[int, Callable[[Request], None]] = {
@@ -103,6 +131,7 @@ class ControllerApis:
             ApiKeys.CREATE_ACLS: self.handle_create_acls,
             ApiKeys.DELETE_ACLS: self.handle_delete_acls,
             ControllerApiKeys.DESCRIBE_CLUSTER: self.handle_describe_cluster,  # a later Kafka's: see its docstring
+            ControllerApiKeys.ENVELOPE: self.handle_envelope_request,
         }
         # --8<-- [end:handlers]
 
@@ -113,6 +142,8 @@ class ControllerApis:
             if handler is None:  # the socket server parses only the table's APIs: a bug if reached
                 raise Errors.UNSUPPORTED_VERSION.exception(f"Unsupported ApiKey {request.header.api_key}")
             handler(request)
+        except ApiException as e:  # a refusal the client is told of (an authorization failed, ...)
+            self.handle_error(request, e)
         except Exception as e:  # a failure on the handler thread itself, before any future
             log.error("[ControllerApis nodeId=%d] Unexpected error handling request %s", self.node_id,
                       request.header, exc_info=e)  # fmt: skip
@@ -123,24 +154,58 @@ class ControllerApis:
 
     # --8<-- [end:handle]
 
+    # --8<-- [start:envelope]
+    def handle_envelope_request(self, request: Request) -> None:
+        """A client's request a broker forwarded (KIP-590, 3.3's ``handleEnvelopeRequest``): the
+        broker must have CLUSTER_ACTION; the request inside is then handled as the client's, whose
+        principal the Envelope carries, and its answer goes back inside an Envelope answer."""
+        self._authorize_cluster_operation(request, Operation.CLUSTER_ACTION)
+        body = request.body
+        frame = body["request_data"]
+        try:
+            header, api, body_start = parse_listener_request_header(ListenerType.CONTROLLER, frame)
+            if header.api_key not in _FORWARDABLE_APIS:
+                raise Errors.INVALID_REQUEST.exception(f"{api.api_name} is not an API a broker forwards")
+            inner_body = parse_listener_request_body(api, header, frame, body_start)
+            principal = deserialize_principal(body["request_principal"] or b"")
+            client_address = str(ipaddress.ip_address(body["client_host_address"]))
+        except (SchemaException, UnknownApiKeyException, ValueError) as e:
+            raise Errors.INVALID_REQUEST.exception(f"The Envelope's request does not parse: {e}") from None
+        forwarded = dataclasses.replace(
+            request, header=header, body=inner_body, size=len(frame), client_address=client_address,
+            principal=principal, api=api, envelope=request,
+        )  # fmt: skip
+        self.handle(forwarded)
+
+    # --8<-- [end:envelope]
+
     # -- Raft's RPCs ---------------------------------------------------------------------------------------
 
+    # A voter's RPCs are the cluster's own (CLUSTER_ACTION: the voters' and brokers' principal);
+    # DescribeQuorum is an operator's question (DESCRIBE on the cluster).
+
     def handle_fetch(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.CLUSTER_ACTION)
         self._handle_raft_request(request)
 
     def handle_fetch_snapshot(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.CLUSTER_ACTION)
         self._handle_raft_request(request)
 
     def handle_vote(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.CLUSTER_ACTION)
         self._handle_raft_request(request)
 
     def handle_begin_quorum_epoch(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.CLUSTER_ACTION)
         self._handle_raft_request(request)
 
     def handle_end_quorum_epoch(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.CLUSTER_ACTION)
         self._handle_raft_request(request)
 
     def handle_describe_quorum(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.DESCRIBE)
         self._handle_raft_request(request)
 
     # --8<-- [start:raft]
@@ -171,6 +236,7 @@ class ControllerApis:
         lists ``controller.quorum.voters``. A request for the brokers is refused with INVALID_REQUEST
         (3.7: MISMATCHED_ENDPOINT_TYPE, an error code kafka_lite's table does not have): a
         controller knows the brokers only as registrations, and a broker answers for them."""
+        self._authorize_cluster_operation(request, Operation.DESCRIBE)
         if request.body["endpoint_type"] != ENDPOINT_TYPE_CONTROLLERS:
             message = (
                 f"DescribeCluster on a controller listener describes the controllers (endpoint type "
@@ -198,6 +264,8 @@ class ControllerApis:
 
     # --8<-- [start:registration]
     def handle_broker_registration(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.CLUSTER_ACTION)
+
         def done(f: Future) -> None:
             exception = f.exception()
             if exception is not None:
@@ -213,6 +281,8 @@ class ControllerApis:
         self.controller.register_broker(request.body).add_done_callback(self._guarded(request, done))
 
     def handle_broker_heartbeat_request(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.CLUSTER_ACTION)
+
         def done(f: Future) -> None:
             exception = f.exception()
             if exception is not None:
@@ -230,6 +300,8 @@ class ControllerApis:
     # --8<-- [end:registration]
 
     def handle_unregister_broker(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.ALTER)
+
         def done(f: Future) -> None:
             exception = f.exception()
             code = Errors.NONE.code if exception is None else Errors.for_exception(exception).code
@@ -240,6 +312,8 @@ class ControllerApis:
         )
 
     def handle_alter_partition_request(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.CLUSTER_ACTION)
+
         def done(f: Future) -> None:
             exception = f.exception()
             if exception is not None:
@@ -255,14 +329,17 @@ class ControllerApis:
         self.controller.alter_partition(request.body).add_done_callback(self._guarded(request, done))
 
     def handle_allocate_producer_ids_request(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.CLUSTER_ACTION)
         self._on_result(request, self.controller.allocate_producer_ids(request.body), lambda body: body)
 
     # -- the admin APIs a broker forwards ------------------------------------------------------------------
 
     # --8<-- [start:create_topics]
     def handle_create_topics(self, request: Request) -> None:
-        """3.3's ``createTopics``: a name given twice is refused (INVALID_REQUEST) and left out of
-        what the controller sees; every other topic is the controller's to create or refuse."""
+        """3.3's ``createTopics``: a name given twice is refused (INVALID_REQUEST), and a topic the
+        principal may not create (CREATE on the cluster, or on the topic) is refused
+        (TOPIC_AUTHORIZATION_FAILED); both are left out of what the controller sees, and every other
+        topic is the controller's to create or refuse."""
         body = request.body
         names: set[str] = set()
         duplicates: set[str] = set()
@@ -270,9 +347,14 @@ class ControllerApis:
             if topic["topic"] in names:
                 duplicates.add(topic["topic"])
             names.add(topic["topic"])
+        names -= duplicates
+        if self._authorize(request, Operation.CREATE, CLUSTER_RESOURCE):
+            authorized = names
+        else:
+            authorized = {n for n in names if self._authorize(request, Operation.CREATE, _topic(n))}
         effective = dict(body)
         effective["create_topic_requests"] = [
-            t for t in body["create_topic_requests"] if t["topic"] not in duplicates
+            t for t in body["create_topic_requests"] if t["topic"] in authorized
         ]
 
         def with_duplicates(response: dict[str, Any]) -> dict[str, Any]:
@@ -284,6 +366,8 @@ class ControllerApis:
                         "error_message": "Duplicate topic name.",
                     }
                 )
+            for name in sorted(names - authorized):
+                response["topic_errors"].append(_topic_error(name, Errors.TOPIC_AUTHORIZATION_FAILED, None))
             return response
 
         self._on_result(request, self.controller.create_topics(effective), with_duplicates)
@@ -302,11 +386,24 @@ class ControllerApis:
             else:
                 provided.append(name)
         names = [n for n in provided if n not in duplicates]
+        # 3.3 asks DELETE on the cluster, else DESCRIBE and DELETE on each topic; a topic the principal
+        # may not delete is TOPIC_AUTHORIZATION_FAILED (3.3 says UNKNOWN_TOPIC_OR_PARTITION instead for
+        # a topic it may describe but not delete that does not exist; here the existence is the
+        # controller's to check, after).
+        refused: list[str] = []
+        if not self._authorize(request, Operation.DELETE, CLUSTER_RESOURCE):
+            refused = [
+                n for n in names
+                if not (self._authorize(request, Operation.DESCRIBE, _topic(n))
+                        and self._authorize(request, Operation.DELETE, _topic(n)))
+            ]  # fmt: skip
+            names = [n for n in names if n not in refused]
 
         def to_response(results: dict[str, Any]) -> dict[str, Any]:
             errors = [
                 {"topic": name, "error_code": Errors.INVALID_REQUEST.code} for name in sorted(duplicates)
             ]
+            errors += [{"topic": n, "error_code": Errors.TOPIC_AUTHORIZATION_FAILED.code} for n in refused]
             errors += [{"topic": name, "error_code": error.error.code} for name, error in results.items()]
             return {"throttle_time_ms": 0, "topic_error_codes": errors}
 
@@ -317,7 +414,8 @@ class ControllerApis:
     def handle_create_acls(self, request: Request) -> None:
         """3.3's ``AclApis.handleCreateAcls`` on the controller: a creation that names no resource, or
         a cluster other than kafka-cluster (``to_binding`` says which), is refused here; the rest are
-        the quorum controller's."""
+        the quorum controller's. It takes ALTER on the cluster."""
+        self._authorize_cluster_operation(request, Operation.ALTER)
         bindings: list[AclBinding | Exception] = []
         for creation in request.body["creations"]:
             try:
@@ -338,6 +436,7 @@ class ControllerApis:
         self._on_result(request, self.controller.create_acls(valid), to_response)
 
     def handle_delete_acls(self, request: Request) -> None:
+        self._authorize_cluster_operation(request, Operation.ALTER)
         filters = [AclBindingFilter.from_wire(f) for f in request.body["filters"]]
 
         def to_response(results: list) -> dict[str, Any]:
@@ -382,6 +481,9 @@ class ControllerApis:
             config_resource = ConfigResource(kind, resource["resource_name"])
             if config_resource in duplicates:
                 continue
+            if not self._may_alter_configs(request, config_resource):
+                responses.append(_resource_error(resource, _CONFIG_AUTHORIZATION_ERRORS[kind], None))
+                continue
             configs = {c["config_name"]: c["config_value"] for c in resource["config_entries"]}
             if changes.pop(config_resource, None) is not None:
                 duplicates.add(config_resource)
@@ -407,6 +509,10 @@ class ControllerApis:
         for topic in body["topic_partitions"]:
             (duplicates if topic["topic"] in seen else seen).add(topic["topic"])
         topics = [t for t in body["topic_partitions"] if t["topic"] not in duplicates]
+        refused = [
+            t["topic"] for t in topics if not self._authorize(request, Operation.ALTER, _topic(t["topic"]))
+        ]
+        topics = [t for t in topics if t["topic"] not in refused]
 
         def to_response(results: list[dict[str, Any]]) -> dict[str, Any]:
             errors = [
@@ -417,11 +523,36 @@ class ControllerApis:
                 }
                 for name in sorted(duplicates)
             ]
+            errors += [_topic_error(name, Errors.TOPIC_AUTHORIZATION_FAILED, None) for name in refused]
             return {"throttle_time_ms": 0, "topic_errors": errors + list(results)}
 
         self._on_result(
             request, self.controller.create_partitions(topics, body["validate_only"]), to_response
         )
+
+    # -- authorization (3.3's AuthHelper) ------------------------------------------------------------------
+
+    def _authorize(self, request: Request, operation: Operation, resource: Resource) -> bool:
+        """May the request's principal do ``operation`` on ``resource``? A forwarded request's
+        principal is the client's the broker authenticated, which its Envelope carried."""
+        return self.authorizer is None or self.authorizer.authorize(request.session, operation, resource)
+
+    def _authorize_cluster_operation(self, request: Request, operation: Operation) -> None:
+        """3.3's ``authorizeClusterOperation``: the whole request refused, as ``handle_error``
+        answers a CLUSTER_AUTHORIZATION_FAILED."""
+        if not self._authorize(request, operation, CLUSTER_RESOURCE):
+            raise Errors.CLUSTER_AUTHORIZATION_FAILED.exception(
+                f"Request {request.api.api_name} needs {operation.name} on the cluster, which "
+                f"{request.principal} does not have"
+            )
+
+    def _may_alter_configs(self, request: Request, resource: ConfigResource) -> bool:
+        """ALTER_CONFIGS on the cluster for a broker's configs, on the topic for a topic's."""
+        if resource.type in (ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER):
+            return self._authorize(request, Operation.ALTER_CONFIGS, CLUSTER_RESOURCE)
+        if resource.type == ConfigResourceType.TOPIC:
+            return self._authorize(request, Operation.ALTER_CONFIGS, _topic(resource.name))
+        return False
 
     # -- answering -----------------------------------------------------------------------------------------
 
@@ -460,6 +591,9 @@ class ControllerApis:
         message = str(exception) if error is not Errors.UNKNOWN else None
         body = request.body
         key = request.header.api_key
+        if request.api is ControllerApiKeys.ENVELOPE:  # the Envelope itself refused: no answer inside
+            self._send_response(request, {"response_data": None, "error_code": error.code})
+            return
         if key == ApiKeys.CREATE_TOPICS:
             topics = body.get("create_topic_requests", [])
             response = {"topic_errors": [_topic_error(t["topic"], error, message) for t in topics]}
@@ -485,16 +619,29 @@ class ControllerApis:
 
     def _send_response(self, request: Request, body: dict[str, Any]) -> None:
         header = request.header
-        self._send_frame(
-            request, encode_listener_response(request.api, header.api_version, header.correlation_id, body)
-        )
+        frame = encode_listener_response(request.api, header.api_version, header.correlation_id, body)
+        if request.envelope is not None and Errors.NOT_CONTROLLER.code in error_codes(body):
+            # The broker's channel looks for NOT_CONTROLLER in the Envelope's own answer, to send
+            # the request again to the new controller (3.3's RequestChannel.buildResponseSend).
+            self._send_enveloped(request, None, Errors.NOT_CONTROLLER)
+            return
+        self._send_frame(request, frame)
 
     def _send_frame(self, request: Request, frame: bytes) -> None:
+        if request.envelope is not None:
+            self._send_enveloped(request, frame, Errors.NONE)
+            return
         now = self.time.nanoseconds()
         if not request.api_local_complete_ns:
             request.api_local_complete_ns = now
         request.api_remote_complete_ns = now
         self.request_channel.send_response(Response(request.processor, request, ResponseAction.SEND, [frame]))
+
+    def _send_enveloped(self, request: Request, frame: bytes | None, error: Errors) -> None:
+        """A forwarded request's answer, inside the answer to the Envelope that carried it."""
+        envelope = request.envelope
+        assert envelope is not None
+        self._send_response(envelope, {"response_data": frame, "error_code": error.code})
 
 
 def _top_level_error(request: Request, error: Errors) -> dict[str, Any]:
@@ -509,6 +656,22 @@ def _top_level_error(request: Request, error: Errors) -> dict[str, Any]:
         elif field.default is None:
             body[field.name] = 0
     return body
+
+
+# What an Envelope may carry: the client APIs a broker forwards, and DescribeQuorum.
+_FORWARDABLE_APIS = frozenset({*(int(api) for api in FORWARDED_APIS), int(RaftApiKeys.DESCRIBE_QUORUM)})
+
+
+def _topic(name: str) -> Resource:
+    return Resource(ResourceType.TOPIC, name)
+
+
+# What an AlterConfigs refused for want of ALTER_CONFIGS says, by the resource's type.
+_CONFIG_AUTHORIZATION_ERRORS = {
+    ConfigResourceType.BROKER: Errors.CLUSTER_AUTHORIZATION_FAILED,
+    ConfigResourceType.BROKER_LOGGER: Errors.CLUSTER_AUTHORIZATION_FAILED,
+    ConfigResourceType.TOPIC: Errors.TOPIC_AUTHORIZATION_FAILED,
+}
 
 
 def _topic_error(topic: str, error: Errors, message: str | None) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 Mirrors: kafka.server.ControllerServer (core/src/main/scala/kafka/server/ControllerServer.scala,
          Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: no authorizer, metrics, quotas, create-topic or alter-config policies; the socket server
+Differs: no metrics, quotas, create-topic or alter-config policies; the socket server
          binds its ports when its processing starts (``SocketServer.startup``), where Kafka's binds
          them when it is built and starts processing at ``enableRequestProcessing``; of the
          bootstrap metadata the controller takes the metadata.version (the file holds no other
@@ -14,6 +14,7 @@ The Raft manager is built and started by ``KafkaRaftServer`` before this, so tha
 controller can register with its client as it is built. ``startup`` then builds, in Kafka's order::
 
     SocketServer(controller listeners, ListenerType.CONTROLLER)
+      ──▶ the authorizer (authorizer.class.name: StandardAuthorizer)
       ──▶ QuorumController(raft_manager.client, on its own KafkaEventQueue)
       ──▶ ControllerApis(request channel, controller, raft manager)
       ──▶ KafkaRequestHandlerPool(num.io.threads)
@@ -33,7 +34,8 @@ from kafka_lite.common.time import Time
 from kafka_lite.metadata.bootstrap_directory import BootstrapMetadata
 from kafka_lite.metadata.controller.quorum_controller import QuorumController
 from kafka_lite.metadata.fault_handler import ProcessExitingFaultHandler
-from kafka_lite.network.socket_server import Listener, SocketServer
+from kafka_lite.network.sasl_server_authenticator import AuthenticationStats
+from kafka_lite.network.socket_server import SocketServer
 from kafka_lite.queue.kafka_event_queue import KafkaEventQueue
 from kafka_lite.raft.raft_config import quorum_voter_strings_to_nodes
 from kafka_lite.raft.tools.raft_manager import KafkaRaftManager
@@ -42,6 +44,7 @@ from kafka_lite.server.controller_apis import ControllerApis
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafka_lite.server.process_status import ProcessStatus, ProcessStatusHolder
+from kafka_lite.server.server_channel_builder import listeners_with_channel_builders
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +68,8 @@ class ControllerServer:
         self.controller: QuorumController | None = None
         self.controller_apis: ControllerApis | None = None
         self.handler_pool: KafkaRequestHandlerPool | None = None
+        self.authorizer = None
+        self.authentication_stats = AuthenticationStats()  # SASL authentications, by framing and outcome
 
     @property
     def cluster_id(self) -> str:
@@ -84,13 +89,20 @@ class ControllerServer:
             self.socket_server = SocketServer(
                 num_network_threads=config.values["num.network.threads"],
                 queued_max_requests=config.values["queued.max.requests"],
-                listeners=[
-                    Listener(e.listener_name, e.security_protocol, e.host, e.port)
-                    for e in config.controller_listeners
-                ],
+                listeners=listeners_with_channel_builders(
+                    config,
+                    config.controller_listeners,
+                    api_version_manager.api_versions,
+                    self.authentication_stats,
+                ),
                 listener_type=ListenerType.CONTROLLER,
                 time=self.time,
             )
+            # authorizer.class.name, as a broker builds it: the quorum controller replays the ACL
+            # records into it as it commits them, and ControllerApis asks it of every request.
+            self.authorizer = config.authorizer_class(time=self.time) if config.authorizer_class else None
+            if self.authorizer is not None:
+                self.authorizer.configure(config.values)
             self.controller = QuorumController(
                 config.node_id, self.cluster_id, self.time,
                 KafkaEventQueue(self.time, f"quorum-controller-{config.node_id}-"),
@@ -100,12 +112,14 @@ class ControllerServer:
                 default_replication_factor=config.values["default.replication.factor"],
                 default_num_partitions=config.values["num.partitions"],
                 bootstrap_metadata_version=self.bootstrap_metadata.metadata_version,
+                authorizer=self.authorizer,
             )  # fmt: skip
             self.controller_apis = ControllerApis(
                 self.socket_server.request_channel, self.time, self.controller, self.raft_manager,
                 config.node_id, config.values["delete.topic.enable"], api_version_manager,
                 cluster_id=self.cluster_id,
                 controller_nodes=quorum_voter_strings_to_nodes(config.quorum_voters),
+                authorizer=self.authorizer,
             )  # fmt: skip
             self.handler_pool = KafkaRequestHandlerPool(
                 self.socket_server.request_channel, self.controller_apis, config.values["num.io.threads"]

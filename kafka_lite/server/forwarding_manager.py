@@ -5,18 +5,24 @@ Mirrors: kafka.server.ForwardingManager and ForwardingManagerImpl
          kafka.server.DefaultAutoTopicCreationManager (AutoTopicCreationManager.scala) that sends
          the CreateTopics of an auto-created topic
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: the client's request is sent as it is, not wrapped in an Envelope (KIP-590): kafka_lite has
-         no principals to carry and its controller serves these APIs at the client table's
-         versions; a request is sent at the table's latest version, an older one's missing fields
-         filled with their defaults; no ApiVersions exchange with the controller.
+Differs: the Envelope embeds the request re-encoded at the table's latest version (an older
+         one's missing fields filled with their defaults), where Kafka embeds the client's bytes;
+         an Envelope the controller refuses closes the client's connection, where Kafka answers
+         with the request's error response; no ApiVersions exchange with the controller.
 
 In KRaft mode a broker never changes metadata itself. A CreateTopics, DeleteTopics,
-CreatePartitions or AlterConfigs that a client sends to any broker is *forwarded*, and so is a
-DescribeQuorum (which only the quorum's leader can answer): the broker hands
+CreatePartitions, AlterConfigs, CreateAcls or DeleteAcls that a client sends to any broker is
+*forwarded*, and so is a DescribeQuorum (which only the quorum's leader can answer): the broker hands
 it to the active controller through a ``BrokerToControllerChannelManager`` of its own (the
 "forwarding" channel), and when the controller answers, the broker sends that answer to the client
 as its own. The client never learns which node is the controller; it never needed to in chapter 7
 either, where the ZooKeeper broker wrote znodes the controller watched.
+
+Who asked travels with the request (KIP-590): the broker wraps it in an **Envelope** with the
+principal it authenticated on the client's connection, and the controller authorizes that
+principal, not the broker's (which needs only CLUSTER_ACTION, to send Envelopes at all). So the
+ACLs are checked in one place, against the controller's own copy of them, and a broker cannot be
+used to do what its client may not.
 
 The channel follows the controller from node to node (NOT_CONTROLLER sends the request again to the
 next one), so a forwarded request fails only when no controller answered within the channel's
@@ -29,20 +35,30 @@ requests and the broker's AllocateProducerIds: a client API in the client table'
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse, NetworkClient
+from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.controller_messages import (
     ControllerApiKeys,
     encode_controller_request,
     parse_controller_response,
+    serialize_principal,
+)
+from kafka_lite.common.protocol.listener_type import (
+    ListenerType,
+    encode_listener_request,
+    parse_listener_response,
 )
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.protocol.requests import RequestHeader
 from kafka_lite.common.time import Time
+from kafka_lite.network.channel_builders import PLAINTEXT_CHANNEL_BUILDER, ChannelBuilder
+from kafka_lite.network.request_channel import Request
 from kafka_lite.network.selector import Selector
 from kafka_lite.server.broker_to_controller_channel_manager import (
     BrokerToControllerChannelManager,
@@ -95,11 +111,12 @@ class ForwardingChannelManager(BrokerToControllerChannelManager):
         broker_id: int,
         retry_timeout_ms: int,
         request_timeout_ms: int = 30_000,
+        channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
     ) -> None:
         self._channel_name = "forwarding"
         self._broker_id = broker_id
         network_client = _ForwardingNetworkClient(
-            Selector(time=time), str(broker_id), max_in_flight_requests_per_connection=1,
+            Selector(time=time, channel_builder=channel_builder), str(broker_id), max_in_flight_requests_per_connection=1,
             request_timeout_ms=request_timeout_ms, time=time,
         )  # fmt: skip
         self.request_thread = BrokerToControllerRequestThread(
@@ -120,29 +137,49 @@ class ForwardingManager:
         self.channel_manager.shutdown()
 
     # --8<-- [start:forward_request]
-    def forward_request(
-        self,
-        api: ApiKeys | RaftApiKeys,
-        version: int,
-        body: dict[str, Any],
-        response_callback: Callable[[dict | None], None],
-    ) -> None:
-        """Send a client's request (``body``, decoded at ``version``) to the active controller;
-        ``response_callback`` gets the controller's answer, or ``None`` if none came in time.
+    def forward_request(self, request: Request, response_callback: Callable[[dict | None], None]) -> None:
+        """Send a client's request to the active controller inside an Envelope (KIP-590), with the
+        principal this broker authenticated and the client's address, so that the controller
+        authorizes the client; ``response_callback`` gets the controller's answer to it, or
+        ``None`` if none came in time or the controller refused the Envelope itself.
 
-        The answer is at the table's latest version; the caller encodes it at the client's, which
-        leaves out the fields the client's version does not have."""
-        forwarded = {**_ADDED_REQUEST_FIELDS.get(api, {}), **body} if version < api.latest_version else body
+        The request is re-encoded at the table's latest version (its older version's missing
+        fields filled with their defaults) and answered at it; the caller encodes the answer at the
+        client's version, which leaves out the fields that version does not have."""
+        api, version = request.api, request.header.api_version
+        body = (
+            {**_ADDED_REQUEST_FIELDS.get(api, {}), **request.body}
+            if version < api.latest_version
+            else request.body
+        )
+        header = RequestHeader(
+            int(api), api.latest_version, request.header.correlation_id, request.header.client_id
+        )
+        envelope = {
+            "request_data": encode_listener_request(ListenerType.CONTROLLER, header, body),
+            "request_principal": serialize_principal(request.principal),
+            "client_host_address": ipaddress.ip_address(request.client_address or "0.0.0.0").packed,
+        }
 
         def on_complete(response: ClientResponse) -> None:
-            response_callback(response.body)
+            error = Errors.for_code(response.body["error_code"])
+            if error is not Errors.NONE:
+                log.warning(
+                    "The controller refused the Envelope of a forwarded %s: %s", api.api_name, error.name
+                )
+                response_callback(None)
+                return
+            _, answer = parse_listener_response(
+                ListenerType.CONTROLLER, int(api), api.latest_version, response.body["response_data"]
+            )
+            response_callback(answer)
 
         def on_timeout() -> None:
             log.warning("Forwarded %s v%d timed out: no active controller answered", api.api_name, version)
             response_callback(None)
 
         self.channel_manager.send_request(
-            api, forwarded, ControllerRequestCompletionHandler(on_complete, on_timeout)
+            ControllerApiKeys.ENVELOPE, envelope, ControllerRequestCompletionHandler(on_complete, on_timeout)
         )
 
     # --8<-- [end:forward_request]
@@ -154,6 +191,13 @@ class ForwardingManager:
         auto-topic-creation manager sends it: the broker answers its own client at once (a topic
         being created is LEADER_NOT_AVAILABLE) and does not wait for this answer."""
         body = {"create_topic_requests": topics, "timeout": 0, "validate_only": False}
-        self.forward_request(
-            ApiKeys.CREATE_TOPICS, ApiKeys.CREATE_TOPICS.latest_version, body, response_callback
-        )
+
+        def on_timeout() -> None:
+            log.warning("An auto-created topic's CreateTopics timed out: no active controller answered")
+            response_callback(None)
+
+        # Not in an Envelope: the broker asks as itself, having checked the client's CREATE already.
+        self.channel_manager.send_request(
+            ApiKeys.CREATE_TOPICS, body,
+            ControllerRequestCompletionHandler(lambda response: response_callback(response.body), on_timeout),
+        )  # fmt: skip

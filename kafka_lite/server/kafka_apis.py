@@ -331,9 +331,9 @@ class KafkaApis:
 
     # --8<-- [start:forward_to_controller]
     def forward_to_controller(self, request: Request) -> None:
-        """A KRaft broker's CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs or
-        DescribeQuorum: sent to the active controller as it came, and the controller's answer sent
-        back to the client as this broker's (Kafka 3.3's ``maybeForwardToController`` and
+        """A KRaft broker's CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs, CreateAcls,
+        DeleteAcls or DescribeQuorum: sent to the active controller in an Envelope with the client's
+        principal, and the controller's answer sent back to the client as this broker's (Kafka 3.3's ``maybeForwardToController`` and
         ``forwardToControllerOrFail``). If no controller answered within the channel's retry time
         the connection is closed, and the client retries on another."""
         assert self.forwarding_manager is not None
@@ -344,9 +344,7 @@ class KafkaApis:
             else:
                 self._send_response(request, body)
 
-        self.forwarding_manager.forward_request(
-            request.api, request.header.api_version, request.body, response_callback
-        )
+        self.forwarding_manager.forward_request(request, response_callback)
 
     # --8<-- [end:forward_to_controller]
 

@@ -66,6 +66,7 @@ from kafka_lite.common.security.jaas_config import (
     load_server_context,
 )
 from kafka_lite.common.security.sasl import MECHANISMS as SASL_MECHANISMS
+from kafka_lite.common.security.sasl import SCRAM_SHA_256
 from kafka_lite.common.utils import INT32_MAX, LONG_MAX
 from kafka_lite.log.log_config import CONFIG_DEF as LOG_CONFIG_DEF
 from kafka_lite.log.log_config import SERVER_DEFAULT_NAMES
@@ -77,7 +78,7 @@ from kafka_lite.network.channel_builders import (
 )
 from kafka_lite.raft.raft_config import CONFIG_DEF as RAFT_CONFIG_DEF
 from kafka_lite.raft.raft_config import QUORUM_VOTERS_CONFIG, parse_voter_connections
-from kafka_lite.security.auth.authorizer import authorizer_class
+from kafka_lite.security.auth.authorizer import STANDARD_AUTHORIZER, authorizer_class
 from kafka_lite.server.api_version import (
     LATEST_VERSION,
     ApiVersion,
@@ -179,6 +180,9 @@ CONFIG_DEF = (
     .define("sasl.mechanism.inter.broker.protocol", Type.STRING, "PLAIN", ValidString.in_(*SASL_MECHANISMS), M,
             "The SASL mechanism of the broker's own connections (Kafka's default is GSSAPI, which "
             "kafka_lite does not have).")
+    .define("sasl.mechanism.controller.protocol", Type.STRING, "PLAIN", ValidString.in_(*SASL_MECHANISMS), M,
+            "KRaft: the SASL mechanism of the connections to the controllers' listener, the "
+            "Raft voters' and the brokers' (Kafka's default is GSSAPI, which kafka_lite does not have).")
     .define("sasl.enabled.mechanisms", Type.LIST, ["PLAIN"], None, M,
             "The SASL mechanisms a SASL listener accepts: PLAIN, SCRAM-SHA-256 (Kafka's default is GSSAPI).")
     .define(JAVA_LOGIN_CONFIG_PARAM, Type.STRING, None, None, M,
@@ -455,6 +459,18 @@ class KafkaConfig:
         self.authorizer_class = (
             authorizer_class(v["authorizer.class.name"]) if v["authorizer.class.name"] else None
         )
+        cls = self.authorizer_class
+        if (
+            self.process_roles
+            and cls is not None
+            and f"{cls.__module__}:{cls.__qualname__}" != STANDARD_AUTHORIZER
+        ):
+            # Kafka refuses it too, as its AclAuthorizer finds no zookeeper.connect; this says why.
+            raise ConfigException(
+                "authorizer.class.name", v["authorizer.class.name"],
+                "a KRaft node has no ZooKeeper to keep ACLs in: its ACLs are metadata records, which "
+                "org.apache.kafka.metadata.authorizer.StandardAuthorizer reads (KIP-801)",
+            )  # fmt: skip
 
     # -- KRaft (chapter 12) -----------------------------------------------------------------------------
 
@@ -646,16 +662,6 @@ class KafkaConfig:
         self.security_protocol, self.host, self.port = first.security_protocol, first.host, first.port
         self.inter_broker_listener_name, self.inter_broker_security_protocol = self._inter_broker_listener()
         self._validate_kraft()
-        if self.process_roles:
-            # Ours, not Kafka's: a KRaft node here builds its socket servers with no channel builder
-            # or authorizer, so a secure listener would speak PLAINTEXT with no authentication at all.
-            for endpoint in self.listeners:
-                if endpoint.security_protocol != "PLAINTEXT":
-                    raise ConfigException(
-                        f"Listener {endpoint.listener_name} uses {endpoint.security_protocol}, but a KRaft "
-                        "node (process.roles set) serves PLAINTEXT listeners only: security on KRaft is "
-                        "not built yet"
-                    )
         if self.process_roles and BROKER_ROLE not in self.process_roles:
             return  # a KRaft controller alone serves no clients and no replicas: it advertises nothing
         if not self.advertised_listeners:
@@ -710,7 +716,9 @@ class KafkaConfig:
     def _sasl_server_contexts(self) -> dict[str, dict[str, list[AppConfigurationEntry]]]:
         """The JAAS entries of each enabled mechanism on each SASL listener, by listener name, read now
         so that a missing or malformed JAAS configuration stops the broker at start-up with a message
-        naming it. Each listener reads its own ``listener.name.<name>.<mechanism>.sasl.jaas.config``."""
+        naming it. Each listener reads its own ``listener.name.<name>.<mechanism>.sasl.jaas.config``.
+        A KRaft node refuses SCRAM: Kafka 3.3 keeps SCRAM credentials in ZooKeeper only, and nothing
+        writes a ``UserScramCredentialRecord`` before Kafka 3.5."""
         v = self.values
         sasl_listeners = [e.listener_name for e in self.listeners if e.security_protocol == SASL_PLAINTEXT]
         if not sasl_listeners:
@@ -731,6 +739,14 @@ class KafkaConfig:
                 f"sasl.mechanism.inter.broker.protocol ({v['sasl.mechanism.inter.broker.protocol']}) must be "
                 f"included in sasl.enabled.mechanisms ({','.join(v['sasl.enabled.mechanisms'])})"
             )
+        if self.process_roles and SCRAM_SHA_256 in mechanisms:
+            # Ours, not Kafka's: a 3.3 KRaft node starts with SCRAM enabled, and refuses every login.
+            raise ConfigException(
+                "sasl.enabled.mechanisms", ",".join(mechanisms),
+                f"{SCRAM_SHA_256} on a KRaft node: Kafka 3.3 keeps SCRAM credentials in ZooKeeper only "
+                "(UserScramCredentialRecord has no writer before Kafka 3.5's KIP-554), so no login "
+                "could succeed; use PLAIN",
+            )  # fmt: skip
         configs = {**self.listener_configs, JAVA_LOGIN_CONFIG_PARAM: v[JAVA_LOGIN_CONFIG_PARAM]}
         contexts = {
             name: {mechanism: load_server_context(name, mechanism, configs) for mechanism in mechanisms}
@@ -745,6 +761,44 @@ class KafkaConfig:
                     f'{mechanism} mechanism needs the broker\'s own username="..." and password="..."'
                 )
         return contexts
+
+    def controller_login(self) -> tuple[str, str, str] | None:
+        """How this node logs in to the controllers (the Raft client to the other voters, a broker's
+        heartbeats and forwarded requests), as ``(mechanism, username, password)``, or None on a
+        PLAINTEXT controller listener: the first of ``controller.listener.names``, its protocol
+        from ``listener.security.protocol.map``, and on SASL_PLAINTEXT
+        ``sasl.mechanism.controller.protocol`` with the ``username``/``password`` of that listener's
+        JAAS entry (Kafka 3.3's ``RaftManager`` and ``BrokerToControllerChannelManager`` log in
+        alike). A broker-only node reads the entry though it does not listen there. SCRAM is refused:
+        a Kafka 3.3 controller has no SCRAM credentials (Kafka 3.5 writes them into the metadata log)."""
+        name = self.controller_listener_names[0]
+        if self.listener_security_protocol_map.get(name, "PLAINTEXT") != SASL_PLAINTEXT:
+            return None
+        mechanism = self.values["sasl.mechanism.controller.protocol"]
+        if mechanism == SCRAM_SHA_256:
+            raise ConfigException(
+                "sasl.mechanism.controller.protocol", mechanism,
+                "a KRaft controller has no SCRAM credentials before Kafka 3.5: use PLAIN",
+            )  # fmt: skip
+        configs = {**self.listener_configs, JAVA_LOGIN_CONFIG_PARAM: self.values[JAVA_LOGIN_CONFIG_PARAM]}
+        entries = load_server_context(name, mechanism, configs)
+        username = next((e.options["username"] for e in entries if "username" in e.options), None)
+        password = next((e.options["password"] for e in entries if "password" in e.options), None)
+        if username is None or password is None:
+            raise ConfigException(
+                f"listener.name.{name.lower()}.{mechanism.lower()}.sasl.jaas.config",
+                None,
+                f"the controller listener {name} is SASL_PLAINTEXT: its {mechanism} JAAS entry needs this "
+                'node\'s own username="..." and password="..." to log in to the controllers',
+            )
+        return mechanism, username, password
+
+    def controller_channel_builder(self) -> ChannelBuilder:
+        """The channel builder of this node's connections to the controllers (``controller_login``)."""
+        login = self.controller_login()
+        if login is None:
+            return PLAINTEXT_CHANNEL_BUILDER
+        return client_channel_builder(SASL_PLAINTEXT, *login, f"node-{self.node_id}")
 
     def inter_broker_channel_builder(self) -> ChannelBuilder:
         """How this broker's own connections to brokers authenticate: the inter-broker listener's

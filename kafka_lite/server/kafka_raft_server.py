@@ -3,8 +3,8 @@
 Mirrors: kafka.server.KafkaRaftServer (core/src/main/scala/kafka/server/KafkaRaftServer.scala,
          Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: no metrics; shutdown stops the broker, then the Raft manager, then the controller (the
-         reasons below).
+Differs: a broker role's request metrics only (no controller or Raft metrics); shutdown stops
+         the broker, then the Raft manager, then the controller (the reasons below).
 
 What ``kafka-lite broker start`` runs when ``process.roles`` is set, as Kafka's ``kafka.Kafka``
 builds a ``KafkaRaftServer`` instead of a ``KafkaServer``. Building it does what must hold before
@@ -62,6 +62,7 @@ class KafkaRaftServer:
         self.raft_manager = KafkaRaftManager(
             config.node_id, config.metadata_log_dir, RaftConfig.from_config(config.values),
             MetadataRecordSerde(), time, serve_own_listener=False,
+            channel_builder=config.controller_channel_builder(),
         )  # fmt: skip
         self.broker = (
             BrokerServer(self.meta_properties, config, self.raft_manager, time)

@@ -53,6 +53,7 @@ from kafka_lite.coordinator.transaction.transaction_state_manager import (
 )
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.log.log_manager import LogManager
+from kafka_lite.network.request_metrics import RequestMetrics
 from kafka_lite.network.sasl_server_authenticator import AuthenticationStats
 from kafka_lite.network.selector import Selector
 from kafka_lite.network.socket_server import Listener, SocketServer
@@ -80,7 +81,7 @@ from kafka_lite.server.kafka_request_handler import KafkaRequestHandlerPool
 from kafka_lite.server.metadata_cache import MetadataCache
 from kafka_lite.server.producer_id_manager import ProducerIdManager
 from kafka_lite.server.replica_manager import ReplicaManager
-from kafka_lite.server.server_channel_builder import server_channel_builder
+from kafka_lite.server.server_channel_builder import listeners_with_channel_builders
 from kafka_lite.utils.delayed_operation import DelayedOperationPurgatory
 from kafka_lite.utils.scheduler import KafkaScheduler
 from kafka_lite.zk.zk_utils import (
@@ -167,7 +168,11 @@ class KafkaServer:
             time=self.time,
         )
         self.socket_server.startup()
-        self._add_metric_reporters()
+        add_metric_reporters(
+            c,
+            self.socket_server.metrics,
+            {e.listener_name: f"{e.host}:{e.port}" for e in self.advertised_endpoints()},
+        )
         self.quota_managers = quota_factory.instantiate(c, self.time)
         self.replica_manager = ReplicaManager(
             c,
@@ -257,18 +262,13 @@ class KafkaServer:
     def _listeners(self) -> list[Listener]:
         """Each of ``listeners`` with the channel builder of its security protocol (Kafka 0.10.2's
         ``SocketServer.startup`` builds one per end point)."""
-        c = self.config
-        listeners = []
-        for e in c.listeners:
-            builder = server_channel_builder(
-                c,
-                api_versions(KafkaApis.HANDLED),
-                self.authentication_stats,
-                scram_server=lambda: ScramSaslServer(self.credential_cache.get),
-                listener=e,
-            )
-            listeners.append(Listener(e.listener_name, e.security_protocol, e.host, e.port, builder))
-        return listeners
+        return listeners_with_channel_builders(
+            self.config,
+            self.config.listeners,
+            api_versions(KafkaApis.HANDLED),
+            self.authentication_stats,
+            scram_server=lambda: ScramSaslServer(self.credential_cache.get),
+        )
 
     def advertised_endpoints(self) -> list[EndPoint]:
         """``advertised.listeners`` (or ``listeners``) as registered: port 0 becomes the port the
@@ -306,25 +306,6 @@ class KafkaServer:
                 except KafkaException as e:
                     log.error("Ignoring the config overrides of topic %s in ZooKeeper: %s", topic, e)
         return configs
-
-    def _add_metric_reporters(self) -> None:
-        """An instance of each class in ``metric.reporters``, configured with the broker's settings
-        and added to the socket server's request metrics (Kafka's ``getConfiguredInstances`` and
-        ``new Metrics(metricConfig, reporters, time)``). A reporter that sends somewhere is told this
-        broker's own address, unless ``request.metrics.reporter.bootstrap.servers`` names another."""
-        c = self.config
-        configs = dict(c.values)
-        if not configs["request.metrics.reporter.bootstrap.servers"]:
-            # it logs in as the broker's own connections do: the inter-broker listener's address
-            endpoints = self.advertised_endpoints()
-            own = next(
-                (e for e in endpoints if e.listener_name == c.inter_broker_listener_name), endpoints[0]
-            )
-            configs["request.metrics.reporter.bootstrap.servers"] = f"{own.host}:{own.port}"
-        for cls in c.metric_reporter_classes:
-            reporter = cls()
-            reporter.configure(configs)
-            self.socket_server.metrics.add_reporter(reporter)
 
     # --8<-- [start:new_session]
     def _on_zk_state(self, state) -> None:
@@ -551,6 +532,27 @@ class KafkaServer:
         log.info("Broker %d shut down", self.broker_id)
 
     # --8<-- [end:shutdown]
+
+
+def add_metric_reporters(config: KafkaConfig, metrics: RequestMetrics, own_addresses: dict[str, str]) -> None:
+    """An instance of each class in ``metric.reporters``, configured with the broker's settings and
+    added to the socket server's request ``metrics`` (Kafka's ``getConfiguredInstances`` and
+    ``new Metrics(metricConfig, reporters, time)``). A reporter that sends somewhere is told this
+    broker's own address, unless ``request.metrics.reporter.bootstrap.servers`` names another: the
+    inter-broker listener's, from ``own_addresses`` (listener name -> ``host:port``, as advertised),
+    since the reporter logs in as the broker's own connections do.
+
+    A ZooKeeper broker and a KRaft broker load their reporters alike; Kafka 3.3 shares this step
+    between its two servers as ``Server.initializeMetrics``."""
+    configs = dict(config.values)
+    if not configs["request.metrics.reporter.bootstrap.servers"]:
+        configs["request.metrics.reporter.bootstrap.servers"] = own_addresses.get(
+            config.inter_broker_listener_name, next(iter(own_addresses.values()))
+        )
+    for cls in config.metric_reporter_classes:
+        reporter = cls()
+        reporter.configure(configs)
+        metrics.add_reporter(reporter)
 
 
 # --8<-- [start:group_coordinator]

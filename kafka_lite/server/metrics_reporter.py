@@ -3,7 +3,8 @@ them to an internal topic.
 
 Mirrors: org.apache.kafka.common.metrics.MetricsReporter (clients/src/main/java/.../metrics/
          MetricsReporter.java, Kafka 0.10.1) and the broker's ``metric.reporters`` setting, whose
-         classes ``KafkaServer`` instantiates and configures (``getConfiguredInstances``)
+         classes the broker instantiates and configures (``getConfiguredInstances``; kafka_lite's
+         ``add_metric_reporters``, which ``KafkaServer`` and a KRaft node's ``BrokerServer`` call)
 Book:    chapter 2, 2.3.3 (the request's phases that ``RequestMetrics`` times)
 Differs: Kafka tells a reporter of each metric that is added or changes (``metricChange``) and the
          reporter reads the values itself; ours gets one ``RequestSample`` per completed request
@@ -55,8 +56,8 @@ credentials the broker's own connections to other brokers use, as Confluent's me
 reuses them; on a PLAINTEXT inter-broker listener (``cluster up --secure``'s ``INTERNAL``) there is
 nothing to log in with. Its principal is then the brokers' (``User:admin``, or ``User:ANONYMOUS`` on
 that PLAINTEXT listener), which the authorizer must allow everything anyway, as a super user, so
-creating its topic and writing to it need no ACL of their own. ``KafkaServer`` gives it the
-inter-broker listener's address.
+creating its topic and writing to it need no ACL of their own. The broker gives it its
+inter-broker listener's address (``add_metric_reporters``), on ZooKeeper and on KRaft alike.
 
 Threads: ``request_completed`` runs on a processor thread, which serves every connection it owns, so
 it only appends the sample to a bounded buffer; when the buffer is full it drops the sample and
@@ -269,7 +270,7 @@ class RequestMetricsTopicReporter(MetricsReporter):
             raise ConfigException(
                 "request.metrics.reporter.bootstrap.servers",
                 self.bootstrap_servers,
-                "The reporter needs a broker to send to (KafkaServer sets its own listener)",
+                "The reporter needs a broker to send to (the broker sets its own listener)",
             )
         self.time = metrics.time
         self.producer = KafkaProducer(

@@ -28,6 +28,7 @@ from kafka_lite.network.channel_builders import (
     SaslChannelBuilder,
 )
 from kafka_lite.network.sasl_server_authenticator import AuthenticationStats, SaslServerAuthenticator
+from kafka_lite.network.socket_server import Listener
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.zk.zk_utils import EndPoint
 
@@ -72,3 +73,20 @@ def server_channel_builder(
         return SaslServerAuthenticator(channel_id, mechanisms, servers, api_versions, client_address, stats)
 
     return SaslChannelBuilder(new_authenticator)
+
+
+def listeners_with_channel_builders(
+    config: KafkaConfig,
+    endpoints: list[EndPoint],
+    api_versions: list[dict[str, int]],
+    stats: AuthenticationStats,
+    scram_server: Callable[[], SaslServer] | None = None,
+) -> list[Listener]:
+    """The socket server's listeners for ``endpoints``, each with the channel builder of its security
+    protocol (Kafka 0.10.2's ``SocketServer.startup`` builds one per end point; a KRaft node's
+    broker and controller socket servers do the same for their own end points)."""
+    listeners = []
+    for e in endpoints:
+        builder = server_channel_builder(config, api_versions, stats, scram_server=scram_server, listener=e)
+        listeners.append(Listener(e.listener_name, e.security_protocol, e.host, e.port, builder))
+    return listeners

@@ -13,6 +13,7 @@ import pytest
 from kafka import KafkaProducer
 
 from kafka_lite.cli.main import main
+from tests.support.kraft_cluster import STANDARD_AUTHORIZER, controller_command_config
 from tests.support.processes import alive, base_port
 from tests.support.waiting import wait_until
 
@@ -29,8 +30,7 @@ QUICK = [
     "offsets.topic.num.partitions=2",
     "num.network.threads=1",
     "num.io.threads=2",
-    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    "allow.everyone.if.no.acl.found=true",
+    *STANDARD_AUTHORIZER,
 ]
 
 
@@ -79,7 +79,9 @@ def _quorum_leader(directory, capsys) -> int:
     state = json.loads((directory / "cluster.json").read_text())
     voters = ",".join(address.split("@")[1] for address in state["kraft"]["voters"].split(","))
     capsys.readouterr()
-    assert main(["metadata-quorum", "--bootstrap-controller", voters, "describe", "--status"]) == 0
+    login = controller_command_config(directory.parent)
+    assert main(["metadata-quorum", "--bootstrap-controller", voters, "--command-config", login, "describe",
+                 "--status"]) == 0  # fmt: skip
     return int(re.search(r"LeaderId:\s+(\d+)", capsys.readouterr().out).group(1))
 
 
@@ -209,8 +211,7 @@ def test_a_controller_only_node_and_a_broker_only_node_take_records_and_again_af
     "flags, message",
     [
         (["--controllers", "1"], "--controllers needs --kraft"),
-        (["--kraft", "--secure"], "KRaft at Kafka 3.3 has no SCRAM"),
-        (["--kraft", "--name", "other"], "a KRaft cluster has none"),
+        (["--kraft", "--zookeeper-port", "2181"], "a KRaft cluster has no ZooKeeper"),
         (["--kraft", "--controllers", "-1"], "--controllers must be at least 0"),
     ],
 )

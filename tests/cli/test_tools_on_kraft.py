@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from kafka_lite.cli.main import main
+from tests.support.kraft_cluster import controller_command_config
 from tests.support.topics import topic_name
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("cluster")]
@@ -69,26 +70,43 @@ def _status(out: str) -> dict[str, str]:
     return {name: value.strip() for name, _, value in (line.partition(":") for line in out.splitlines())}
 
 
-def test_metadata_quorum_through_any_one_controller_finds_the_leader(kraft_cluster, capsys):
+@pytest.fixture
+def controller_login(tmp_path) -> str:
+    """A ``--command-config`` file logging in to the test cluster's SASL_PLAINTEXT CONTROLLER listener."""
+    return controller_command_config(tmp_path)
+
+
+def test_metadata_quorum_through_any_one_controller_finds_the_leader(kraft_cluster, capsys, controller_login):
     """``--bootstrap-controller`` with one controller's address, as chapter 12's page writes it: a
-    follower's DescribeCluster names the active controller, which is asked (Kafka 3.7's Admin)."""
+    follower's DescribeCluster names the active controller, which is asked (Kafka 3.7's Admin). The
+    controllers' listener takes only a client that logs in."""
     addresses = [a.split("@")[1] for a in kraft_cluster.state["kraft"]["voters"].split(",")]
     leaders = {
-        _status(run(capsys, "metadata-quorum", "--bootstrap-controller", address, "describe", "--status"))[
-            "LeaderId"
-        ]
+        _status(run(capsys, "metadata-quorum", "--bootstrap-controller", address,
+                    "--command-config", controller_login, "describe", "--status"))["LeaderId"]
         for address in addresses
-    }
+    }  # fmt: skip
     assert len(leaders) == 1 and leaders != {"-1"}, leaders
+    code = main(["metadata-quorum", "--bootstrap-controller", addresses[0], "describe", "--status"])
+    assert code != 0 and "closed the connection" in capsys.readouterr().err
 
 
-def test_metadata_quorum_through_each_broker_as_kafka_3_3s_tool_asks(kraft_cluster, capsys):
+def test_metadata_quorum_through_each_broker_as_kafka_3_3s_tool_asks(kraft_cluster, capsys, controller_login):
     """``kafka-metadata-quorum.sh --bootstrap-server <a broker> describe --status``: each broker on
     its own forwards DescribeQuorum to the active controller, and the answer is the one the voters
     give (a broker that did not forward would close the connection: the tool would fail)."""
     voters = ",".join(a.split("@")[1] for a in kraft_cluster.state["kraft"]["voters"].split(","))
     from_voters = _status(
-        run(capsys, "metadata-quorum", "--bootstrap-controller", voters, "describe", "--status")
+        run(
+            capsys,
+            "metadata-quorum",
+            "--bootstrap-controller",
+            voters,
+            "--command-config",
+            controller_login,
+            "describe",
+            "--status",
+        )
     )
     for port in kraft_cluster.ports.values():
         status = _status(

@@ -867,16 +867,12 @@ def session_stores_keep_every_session_in_memory() -> None:
         assert_equal([entry.key for entry in found], [old, new])
 
 
-def kraft_refuses_secure_and_named_clusters() -> None:
-    """``cluster up --kraft`` refuses ``--secure`` and ``--name``, each with a one-line error."""
-    from kafka_lite.cli import CliError
+def kraft_takes_secure_and_named_clusters_but_not_scram() -> None:
+    """``cluster up --kraft`` takes ``--secure`` and ``--name``; SCRAM is what a KRaft node refuses."""
     from kafka_lite.cli.cluster_kraft import check_flags
 
-    for flag, args in (("--secure", {"secure": True}), ("--name", {"name": "second"})):
-        namespace = argparse.Namespace(**{"secure": False, "name": None, "zookeeper_port": None, **args})
-        with pytest.raises(CliError, match=f"--kraft does not go with {flag}"):
-            check_flags(namespace)
-    check_flags(argparse.Namespace(secure=False, name=None, zookeeper_port=None))
+    check_flags(argparse.Namespace(secure=True, name="second", zookeeper_port=None))
+    a_kraft_node_refuses_scram_and_the_zookeeper_authorizer()
 
 
 def a_kraft_record_is_a_schema_table_and_a_small_class() -> None:
@@ -926,34 +922,28 @@ def topic_configs_are_log_configs_names() -> None:
         assert answer.error is error, f"{key}: {answer}"
 
 
-def a_kraft_broker_config_refuses_a_sasl_listener() -> None:
-    """The configuration refuses a SASL_PLAINTEXT listener in KRaft mode, naming it, and takes the
-    same listener in ZooKeeper mode: a KRaft broker's socket server has no channel builder of its
-    own, so it could serve the listener only as PLAINTEXT."""
+def a_kraft_node_refuses_scram_and_the_zookeeper_authorizer() -> None:
+    """SCRAM on a KRaft node is refused naming Kafka 3.3's reason; so is SimpleAclAuthorizer; PLAIN
+    on a SASL_PLAINTEXT listener is taken."""
     from kafka_lite.common.errors import ConfigException
     from kafka_lite.server.kafka_config import KafkaConfig
 
     jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="a" user_a="a";'
-    sasl = {
-        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-        "listeners": "SASL_PLAINTEXT://localhost:9092",
-        "security.inter.broker.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanism.inter.broker.protocol": "PLAIN",
-        "sasl.enabled.mechanisms": "PLAIN",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
-    }
     kraft = {
-        "process.roles": "broker",
-        "node.id": 1,
-        "controller.quorum.voters": "0@localhost:9093",
+        "process.roles": "broker", "node.id": 1, "controller.quorum.voters": "0@localhost:9093",
         "controller.listener.names": "CONTROLLER",
-    }
-    with pytest.raises(
-        ConfigException, match=r"Listener SASL_PLAINTEXT uses SASL_PLAINTEXT.*PLAINTEXT listeners only"
-    ):
-        KafkaConfig({**kraft, **sasl})
-    zookeeper = KafkaConfig({"broker.id": 1, "zookeeper.connect": "localhost:2181", **sasl})
-    assert_equal([e.security_protocol for e in zookeeper.listeners], ["SASL_PLAINTEXT"])
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "listeners": "SASL_PLAINTEXT://localhost:9092", "security.inter.broker.protocol": "SASL_PLAINTEXT",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+    }  # fmt: skip
+    assert_equal([e.security_protocol for e in KafkaConfig(kraft).listeners], ["SASL_PLAINTEXT"])
+    scram = {**kraft, "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
+             "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config":
+                 "org.apache.kafka.common.security.scram.ScramLoginModule required;"}  # fmt: skip
+    with pytest.raises(ConfigException, match=r"UserScramCredentialRecord has no writer before Kafka 3\.5"):
+        KafkaConfig(scram)
+    with pytest.raises(ConfigException, match="a KRaft node has no ZooKeeper to keep ACLs in"):
+        KafkaConfig({**kraft, "authorizer.class.name": "SimpleAclAuthorizer"})
 
 
 def the_next_producer_id_block_is_asked_for_when_the_block_runs_out() -> None:
@@ -1866,12 +1856,10 @@ CLAIMS: dict[str, list[Claim]] = {
             tested_by("tests/raft/test_raft_simulation.py::test_snapshot_install"),
         ),
         holds(
-            "**A secure KRaft cluster, a named one, and its request metrics.**",
+            "**SCRAM on a KRaft cluster.**",
             all_of(
-                kraft_refuses_secure_and_named_clusters,
-                lambda: not_in_source(
-                    "kafka_lite.server.broker_server", "metric_reporters", "metric.reporters"
-                ),
+                kraft_takes_secure_and_named_clusters_but_not_scram,
+                tested_by("tests/cli/test_cluster_kraft_secure.py::test_a_wrong_password_is_refused"),
             ),
         ),
     ],
@@ -2032,14 +2020,11 @@ CLAIMS: dict[str, list[Claim]] = {
             lambda: kraft_metadata_cache_has_the_caches_interface(),
         ),
         holds(
-            "**A forwarded request is sent as it came, not in an `Envelope`**",
-            all_of(
-                lambda: assert_not_in(
-                    "ENVELOPE", obj("kafka_lite.common.protocol.api_keys:ApiKeys").__members__
-                ),
-                tested_by(
-                    "tests/kraft/test_forwarding.py::test_a_v0_create_topics_is_forwarded_and_the_controllers_answer_handed_back"
-                ),
+            "**A forwarded request is re-encoded inside its `Envelope`**",
+            tested_by(
+                "tests/kraft/test_forwarding.py::test_a_v0_create_topics_is_forwarded_in_an_envelope_and_the_controllers_answer_handed_back",
+                "tests/server/test_controller_apis.py::test_a_forwarded_request_is_authorized_as_the_client_the_envelope_names",
+                "tests/server/test_controller_apis.py::test_an_envelope_from_a_principal_without_cluster_action_is_refused_whole",
             ),
         ),
         holds(
@@ -2051,12 +2036,13 @@ CLAIMS: dict[str, list[Claim]] = {
             ),
         ),
         holds(
-            "**A KRaft broker listens on PLAINTEXT only.**",
+            "**SCRAM is refused on a KRaft node**",
             all_of(
-                a_kraft_broker_config_refuses_a_sasl_listener,
+                a_kraft_node_refuses_scram_and_the_zookeeper_authorizer,
                 tested_by(
                     "tests/kraft/test_combined_node.py::test_kafka_python_describes_configs_from_the_image",
                     "tests/compat/test_admin_clients.py::test_confluent_kafka_describes_a_topic_that_does_not_exist_as_each_mode_answers",
+                    "tests/cli/test_cluster_kraft_secure.py::test_alice_reads_and_deletes_nothing_until_an_acl_then_reads_every_record",
                 ),
             ),
         ),
@@ -2236,11 +2222,14 @@ def kraft_controller_listener_apis() -> None:
     from kafka_lite.common.protocol.listener_type import ListenerType, apis_for_listener
 
     keys = set(apis_for_listener(ListenerType.CONTROLLER))
-    assert {19, 20, 33, 37, 52, 62, 63} <= keys, sorted(keys)  # CreateTopics ... BrokerHeartbeat
-    assert not keys & {17, 36, 43, 44, 58}, sorted(
+    assert {19, 20, 33, 37, 52, 58, 62, 63} <= keys, sorted(
         keys
-    )  # SASL, ElectLeaders, IncrementalAlterConfigs, Envelope
-    not_in_source("kafka_lite.server.controller_apis", "self.authorizer", "authorize(")
+    )  # CreateTopics ... Envelope ... BrokerHeartbeat
+    assert not keys & {43, 44}, sorted(keys)  # ElectLeaders, IncrementalAlterConfigs
+    tested_by(
+        "tests/server/test_controller_apis.py::test_the_quorums_and_the_brokers_rpcs_need_the_cluster_principal",
+        "tests/server/test_controller_apis.py::test_a_standbys_not_controller_is_the_envelopes_own_error_so_the_broker_looks_again",
+    )()
 
 
 def kraft_metadata_cache_has_the_caches_interface() -> None:

@@ -1,6 +1,7 @@
 """A KRaft broker's forwarding to a real QuorumController (LocalLogManager, stepped on MockTime): a
-client's CreateTopics at v0 forwarded, encoded and parsed as the forwarding channel carries it, and
-answered with the controller's result; producer id blocks from AllocateProducerIds."""
+client's CreateTopics at v0 forwarded inside an Envelope with the client's principal, encoded and
+parsed as the forwarding channel carries it, and answered with the controller's result; producer id
+blocks from AllocateProducerIds."""
 
 from __future__ import annotations
 
@@ -15,8 +16,18 @@ from kafka_lite.common.errors import Errors, KafkaException
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.controller_messages import (
     ControllerApiKeys,
+    deserialize_principal,
+    encode_controller_request,
     encode_controller_response,
+    parse_controller_request,
     parse_controller_response,
+)
+from kafka_lite.common.protocol.listener_type import (
+    ListenerType,
+    encode_listener_response,
+    listener_api,
+    parse_listener_request_body,
+    parse_listener_request_header,
 )
 from kafka_lite.common.protocol.requests import (
     RequestHeader,
@@ -25,6 +36,8 @@ from kafka_lite.common.protocol.requests import (
     parse_request,
     parse_response,
 )
+from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
+from kafka_lite.network.request_channel import Request
 from kafka_lite.server.forwarding_manager import ForwardingManager
 from kafka_lite.server.producer_id_manager import RPCProducerIdManager
 from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID, QuorumControllerTestEnv
@@ -34,18 +47,31 @@ pytestmark = pytest.mark.unit
 
 class WireChannel:
     """The channel without sockets: each request is encoded and parsed as the network carries it,
-    handed to the active controller, and its answer encoded and parsed back on ``deliver``."""
+    handed to the active controller, and its answer encoded and parsed back on ``deliver``. An
+    Envelope is opened as the controller's listener opens it: the request inside is the controller's
+    to answer, the principal beside it is recorded in ``principals``."""
 
     def __init__(self, env: QuorumControllerTestEnv) -> None:
         self.env = env
         self.correlation_ids = itertools.count()
         self.in_flight = []
+        self.principals = []
 
     def send_request(self, api, body, callback) -> None:
         header = RequestHeader(int(api), api.latest_version, next(self.correlation_ids), "broker")
         controller = self.env.active()
         if api is ControllerApiKeys.ALLOCATE_PRODUCER_IDS:
             future = controller.allocate_producer_ids(body)
+        elif api is ControllerApiKeys.ENVELOPE:
+            _, envelope = parse_controller_request(encode_controller_request(header, body))
+            self.principals.append(deserialize_principal(envelope["request_principal"]))
+            inner = envelope["request_data"]
+            inner_header, inner_api, start = parse_listener_request_header(ListenerType.CONTROLLER, inner)
+            assert inner_header.api_key == ApiKeys.CREATE_TOPICS
+            future = controller.create_topics(
+                parse_listener_request_body(inner_api, inner_header, inner, start)
+            )
+            header = (header, inner_header)
         else:
             _, parsed = parse_request(encode_request(header, body))
             assert api is ApiKeys.CREATE_TOPICS
@@ -69,6 +95,15 @@ class WireChannel:
                 result = future.result()
             if api is ControllerApiKeys.ALLOCATE_PRODUCER_IDS:
                 payload = encode_controller_response(int(api), 0, header.correlation_id, result)
+                _, answer = parse_controller_response(int(api), 0, payload)
+            elif api is ControllerApiKeys.ENVELOPE:
+                header, inner_header = header
+                inner_api = listener_api(ListenerType.CONTROLLER, inner_header.api_key)
+                inner = encode_listener_response(
+                    inner_api, inner_header.api_version, inner_header.correlation_id, result
+                )
+                enveloped = {"response_data": inner, "error_code": 0}
+                payload = encode_controller_response(int(api), 0, header.correlation_id, enveloped)
                 _, answer = parse_controller_response(int(api), 0, payload)
             else:
                 payload = encode_response(api, header.api_version, header.correlation_id, result)
@@ -110,7 +145,7 @@ def register(env, broker_id: int) -> int:
     return epoch
 
 
-def test_a_v0_create_topics_is_forwarded_and_the_controllers_answer_handed_back(env):
+def test_a_v0_create_topics_is_forwarded_in_an_envelope_and_the_controllers_answer_handed_back(env):
     register(env, 1)
     channel = WireChannel(env)
     answers = []
@@ -123,7 +158,13 @@ def test_a_v0_create_topics_is_forwarded_and_the_controllers_answer_handed_back(
         ],
         "timeout": 1000,
     }  # fmt: skip
-    ForwardingManager(channel).forward_request(ApiKeys.CREATE_TOPICS, 0, v0_body, answers.append)
+    alice = KafkaPrincipal("User", "alice")
+    request = Request(
+        0, "client", RequestHeader(int(ApiKeys.CREATE_TOPICS), 0, 5, "admin"), v0_body, 0, "127.0.0.1", 0,
+        principal=alice,
+    )  # fmt: skip
+    ForwardingManager(channel).forward_request(request, answers.append)
+    assert channel.principals == [alice], "the Envelope carries the client's principal"
     assert answers == [], "answered only when the controller's records commit"
     step(env, channel)
     errors = {t["topic"]: t["error_code"] for t in answers[0]["topic_errors"]}

@@ -1,4 +1,7 @@
-"""Streams, Connect, MirrorMaker and the request metrics reporter on ``kafka-lite cluster up --secure``.
+"""Streams, Connect, MirrorMaker and the request metrics reporter on ``kafka-lite cluster up --secure``,
+on the KRaft cluster a user runs today (``--kraft``): its brokers' listeners are the ZooKeeper
+cluster's (tests/cli/test_cluster_secure.py runs that one), and every admin request a tool sends goes
+on to the controller in an Envelope that names the tool's user.
 
 Each tool logs in with the user's client properties as the CLI wrote them, and the ACLs are granted
 with ``kafka-lite acls`` as chapter 11's guide lists them. With its ACLs a tool runs and loses
@@ -40,7 +43,6 @@ from kafka_lite.connect.util.kafka_based_log import client_configs
 from kafka_lite.producer.kafka_producer import KafkaProducer
 from kafka_lite.server.metrics_reporter import REQUEST_METRICS_TOPIC, inter_broker_login
 from kafka_lite.streams.streams_config import StreamsConfig
-from kafka_lite.utils.ports import free_port
 from tests.support.herder import call
 from tests.support.processes import base_port, terminate
 from tests.support.topics import read_topic, topic_name
@@ -75,8 +77,8 @@ def secure(tmp_path_factory):
     directory = tmp_path_factory.mktemp("secure-tools") / "state"
     where = ["--dir", str(directory)]
     # No initial rebalance delay: each tool's group forms as soon as its one member joins.
-    up = ["cluster", "up", "--secure", "--detach", "--brokers", "1", "--zookeeper-port", str(free_port()),
-          "--base-port", str(base_port(1)), "--override", "group.initial.rebalance.delay.ms=0", *where]  # fmt: skip
+    up = ["cluster", "up", "--kraft", "--secure", "--detach", "--brokers", "1", "--base-port", str(base_port(1)),
+          "--override", "group.initial.rebalance.delay.ms=0", *where]  # fmt: skip
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         started = main(up)
@@ -278,7 +280,9 @@ def wordcount_commands(
 
 
 @on_the_secure_cluster
-def test_streams_without_create_on_the_cluster_stops_with_cluster_authorization_failed(secure, tmp_path):
+def test_streams_without_create_stops_with_the_topic_authorization_failure_kafka_3_3_answers(
+    secure, tmp_path
+):
     app = topic_name("wc-denied")
     grants, wordcount = wordcount_commands(secure, app, topic_name("lines"), topic_name("counts"))
     # All but Create on the cluster, which another test may have granted: taken away first.
@@ -288,9 +292,11 @@ def test_streams_without_create_on_the_cluster_stops_with_cluster_authorization_
     run_acls([grant for grant in grants if "--cluster" not in grant])
     code, out = exits_by_itself(cli(*wordcount, "--state-dir", str(tmp_path)))
     assert code == 1, out
-    # the command's last line: the thread's error, named as Kafka's would be
-    assert re.search(rf"StreamThread-1 stopped on an error: ClusterAuthorizationException: {app}-Counts-"
-                     r"(repartition|changelog): Not authorized for this cluster operation", out), out  # fmt: skip
+    # the command's last line: the thread's error, named as Kafka's would be. A KRaft controller asks
+    # CREATE on the cluster or on the topic, and refuses the topic (Kafka 3.3's ControllerApis),
+    # where a 0.11 broker asked the cluster alone and answered CLUSTER_AUTHORIZATION_FAILED.
+    assert re.search(rf"StreamThread-1 stopped on an error: TopicAuthorizationException: {app}-Counts-"
+                     r"(repartition|changelog): Not authorized to access the topic", out), out  # fmt: skip
 
 
 @on_the_secure_cluster

@@ -5,6 +5,7 @@ ControllerApisTest, and ApiVersions as SimpleApiVersionManager(CONTROLLER) answe
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 import pytest
@@ -16,6 +17,7 @@ from kafka_lite.common.protocol.controller_messages import (
     ControllerApiKeys,
     encode_controller_request,
     parse_controller_response,
+    serialize_principal,
 )
 from kafka_lite.common.protocol.listener_type import (
     CONTROLLER_APIS,
@@ -32,7 +34,9 @@ from kafka_lite.common.protocol.requests import (
     parse_request,
     parse_response,
 )
+from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
 from kafka_lite.common.time import SYSTEM
+from kafka_lite.metadata.authorizer.standard_authorizer import StandardAuthorizer
 from kafka_lite.metadata.metadata_version import METADATA_VERSION_FEATURE_NAME, MetadataVersion
 from kafka_lite.network.request_channel import Request, RequestChannel
 from kafka_lite.network.socket_server import Listener, SocketServer
@@ -48,6 +52,8 @@ from tests.support.wire import WireClient
 
 CONTROLLER = ListenerType.CONTROLLER
 VOTERS = [(0, "127.0.0.1", 9093), (1, "127.0.0.1", 9094), (2, "127.0.0.1", 9095)]
+ADMIN = KafkaPrincipal("User", "admin")  # the brokers' principal, a super user
+ALICE = KafkaPrincipal("User", "alice")
 FEATURES = [
     {
         "name": METADATA_VERSION_FEATURE_NAME,
@@ -78,17 +84,26 @@ class Harness:
     """ControllerApis over the controllers of a test env, answering into a request channel."""
 
     def __init__(
-        self, env: QuorumControllerTestEnv, node_id: int, raft_manager=None, delete_topic_enable=True
-    ):
+        self, env: QuorumControllerTestEnv, node_id: int, raft_manager=None, delete_topic_enable=True,
+        authorizer=None,
+    ):  # fmt: skip
         self.env = env
+        # who sends the harness's requests: with an authorizer, the brokers' super user
+        self.principal = ADMIN if authorizer is not None else None
         self.channel = RequestChannel(1, 10)
         self.apis = ControllerApis(
             self.channel, env.time, env.controllers[node_id], raft_manager, node_id, delete_topic_enable,
             SimpleApiVersionManager(CONTROLLER), cluster_id=CLUSTER_ID, controller_nodes=VOTERS,
+            authorizer=authorizer,
         )  # fmt: skip
 
-    def send(self, api_key: int, version: int, body: dict) -> Request:
+    def send(
+        self, api_key: int, version: int, body: dict, principal: KafkaPrincipal | None = None
+    ) -> Request:
         request = request_of(frame_of(api_key, version, body))
+        principal = principal or self.principal
+        if principal is not None:
+            request = dataclasses.replace(request, principal=principal)
         self.apis.handle(request)
         return request
 
@@ -101,14 +116,29 @@ class Harness:
         frame = b"".join(response.pieces)
         if api_key in ControllerApiKeys._value2member_map_:
             correlation_id, body = parse_controller_response(api_key, version, frame)
+        elif api_key not in ApiKeys._value2member_map_:  # a Raft RPC the client table lacks
+            correlation_id, body = parse_raft_response(RaftApiKeys(api_key), version, frame)
         else:
             correlation_id, body = parse_response(ApiKeys(api_key), version, frame)
         assert correlation_id == 7
         return body
 
-    def call(self, api_key: int, version: int, body: dict) -> dict:
-        self.send(api_key, version, body)
+    def call(self, api_key: int, version: int, body: dict, principal: KafkaPrincipal | None = None) -> dict:
+        self.send(api_key, version, body, principal)
         return self.answer(api_key, version)
+
+    def enveloped(self, api_key: int, version: int, body: dict, client: KafkaPrincipal, broker=ADMIN) -> dict:
+        """``body`` forwarded by a broker (as ``broker``) for ``client``: the Envelope's answer, and
+        inside it, decoded, the answer to the request (under ``"inside"``)."""
+        envelope = {
+            "request_data": frame_of(api_key, version, body, correlation_id=3),
+            "request_principal": serialize_principal(client),
+            "client_host_address": bytes([10, 0, 0, 7]),
+        }
+        answer = self.call(ControllerApiKeys.ENVELOPE, 0, envelope, broker)
+        if answer["response_data"] is not None:
+            _, answer["inside"] = parse_response(ApiKeys(api_key), version, answer["response_data"])
+        return answer
 
 
 def registration(broker_id: int) -> dict:
@@ -119,6 +149,14 @@ def registration(broker_id: int) -> dict:
         ],
         "features": FEATURES, "rack": None,
     }  # fmt: skip
+
+
+def standard_authorizer() -> StandardAuthorizer:
+    """KRaft's authorizer, loaded with no ACLs: admin may do anything, everyone else nothing."""
+    authorizer = StandardAuthorizer()
+    authorizer.configure({"super.users": "User:admin"})
+    authorizer.complete_initial_load()
+    return authorizer
 
 
 @pytest.fixture
@@ -390,3 +428,54 @@ def test_a_controller_listener_answers_api_versions_and_closes_on_a_client_only_
         assert wait_until(client.closed_by_peer, 5, "the controller to close the connection")
     finally:
         client.close()
+
+
+# -- authorization, and the client's principal in a broker's Envelope (KIP-590) --------------------------------
+
+
+@pytest.mark.unit
+def test_a_forwarded_request_is_authorized_as_the_client_the_envelope_names(env):
+    harness = Harness(env, 0, authorizer=standard_authorizer())
+    _unfenced_brokers(harness, [1, 2])
+    request = {"create_topic_requests": [_topic("mine")], "timeout": 1000, "validate_only": False}
+    answer = harness.enveloped(ApiKeys.CREATE_TOPICS, 2, request, client=ALICE)
+    assert answer["error_code"] == 0
+    assert [(t["topic"], t["error_code"]) for t in answer["inside"]["topic_errors"]] == [
+        ("mine", Errors.TOPIC_AUTHORIZATION_FAILED.code)
+    ], "alice has no CREATE: the broker that forwarded it (a super user) does not lend her its rights"
+    assert env.controllers[0].replication_control.get_topic_id("mine") is None
+    answer = harness.enveloped(ApiKeys.CREATE_TOPICS, 2, request, client=ADMIN)
+    assert [(t["topic"], t["error_code"]) for t in answer["inside"]["topic_errors"]] == [("mine", 0)]
+
+
+@pytest.mark.unit
+def test_an_envelope_from_a_principal_without_cluster_action_is_refused_whole(env):
+    harness = Harness(env, 0, authorizer=standard_authorizer())
+    request = {"topics": ["mine"], "timeout": 1000}
+    answer = harness.enveloped(ApiKeys.DELETE_TOPICS, 1, request, client=ADMIN, broker=ALICE)
+    assert answer == {"response_data": None, "error_code": Errors.CLUSTER_AUTHORIZATION_FAILED.code}
+
+
+@pytest.mark.unit
+def test_a_standbys_not_controller_is_the_envelopes_own_error_so_the_broker_looks_again(env):
+    standby = Harness(env, 2, authorizer=standard_authorizer())
+    request = {"create_topic_requests": [_topic("c")], "timeout": 1000, "validate_only": False}
+    answer = standby.enveloped(ApiKeys.CREATE_TOPICS, 2, request, client=ADMIN)
+    assert answer == {"response_data": None, "error_code": Errors.NOT_CONTROLLER.code}
+
+
+@pytest.mark.unit
+def test_the_quorums_and_the_brokers_rpcs_need_the_cluster_principal(env):
+    harness = Harness(env, 0, authorizer=standard_authorizer())
+    refused = Errors.CLUSTER_AUTHORIZATION_FAILED.code
+    assert (
+        harness.call(ControllerApiKeys.BROKER_REGISTRATION, 0, registration(1), ALICE)["error_code"]
+        == refused
+    )
+    describe = raft_util.describe_quorum_request(METADATA_PARTITION)
+    assert harness.call(RaftApiKeys.DESCRIBE_QUORUM, 0, describe, ALICE)["error_code"] == refused
+    acl = {"resource_type": 2, "resource_name": "t", "resource_pattern_type": 3, "principal": "User:alice",
+           "host": "*", "operation": 4, "permission_type": 3}  # fmt: skip
+    created = harness.call(ApiKeys.CREATE_ACLS, 0, {"creations": [acl]}, ALICE)
+    assert [r["error_code"] for r in created["creation_responses"]] == [refused]
+    assert harness.call(ControllerApiKeys.BROKER_REGISTRATION, 0, registration(1), ADMIN)["error_code"] == 0

@@ -14,8 +14,16 @@ from types import SimpleNamespace
 import pytest
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.controller_messages import ControllerApiKeys, deserialize_principal
+from kafka_lite.common.protocol.listener_type import (
+    ListenerType,
+    encode_listener_response,
+    parse_listener_request_body,
+    parse_listener_request_header,
+)
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys, parse_raft_response
 from kafka_lite.common.protocol.requests import RequestHeader, parse_response
+from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
 from kafka_lite.common.time import MockTime
 from kafka_lite.network.request_channel import Request, RequestChannel, ResponseAction
 from kafka_lite.server import quota_factory
@@ -71,9 +79,16 @@ def test_a_kraft_broker_forwards_describe_quorum_and_answers_behind_header_v1():
     body = {"topics": [{"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]}
     apis.handle(_request(RaftApiKeys.DESCRIBE_QUORUM, 1, body))
     [(api, sent, handler)] = controller.sent
-    assert (api, sent) == (RaftApiKeys.DESCRIBE_QUORUM, body), "sent on to the controller as it came"
+    assert api is ControllerApiKeys.ENVELOPE, "sent on to the controller in an Envelope"
+    header, inner_api, start = parse_listener_request_header(ListenerType.CONTROLLER, sent["request_data"])
+    assert (inner_api, parse_listener_request_body(inner_api, header, sent["request_data"], start)) == (
+        RaftApiKeys.DESCRIBE_QUORUM,
+        body,
+    ), "the request inside as it came"
+    assert deserialize_principal(sent["request_principal"]) == KafkaPrincipal.ANONYMOUS
 
-    handler.on_complete(SimpleNamespace(body=QUORUM_ANSWER))
+    inner = encode_listener_response(inner_api, header.api_version, header.correlation_id, QUORUM_ANSWER)
+    handler.on_complete(SimpleNamespace(body={"response_data": inner, "error_code": 0}))
     response = channel.receive_response(0)
     assert response.action is ResponseAction.SEND
     correlation_id, answer = parse_raft_response(RaftApiKeys.DESCRIBE_QUORUM, 1, b"".join(response.pieces))

@@ -224,23 +224,68 @@ def test_an_unset_map_gives_controller_listeners_plaintext_only_without_sasl():
     )
 
 
-def test_a_kraft_node_refuses_a_sasl_listener():
-    # a KRaft node's socket server has no SASL: the listener would serve without authentication
+PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+SECURE_COMBINED = {
+    **COMBINED,
+    "listeners": "SASL_PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093",
+    "listener.security.protocol.map": "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+    "inter.broker.listener.name": "SASL_PLAINTEXT",
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+        f'{PLAIN_MODULE} required username="admin" password="a" user_admin="a" user_alice="b";',
+    "listener.name.controller.plain.sasl.jaas.config":
+        f'{PLAIN_MODULE} required username="admin" password="a" user_admin="a";',
+}  # fmt: skip
+
+
+def test_a_kraft_node_takes_sasl_plain_listeners_and_logs_in_to_the_controllers_with_their_jaas():
+    config = KafkaConfig(SECURE_COMBINED)
+    assert {e.listener_name: e.security_protocol for e in config.listeners} == {
+        "SASL_PLAINTEXT": "SASL_PLAINTEXT", "CONTROLLER": "SASL_PLAINTEXT",
+    }  # fmt: skip
+    assert config.controller_login() == ("PLAIN", "admin", "a")
+    # a broker-only node does not listen on CONTROLLER, and still reads how to log in to it
+    broker = {**SECURE_COMBINED, "process.roles": "broker", "node.id": "4",
+              "listeners": "SASL_PLAINTEXT://127.0.0.1:9092"}  # fmt: skip
+    assert KafkaConfig(broker).controller_login() == ("PLAIN", "admin", "a")
+    assert KafkaConfig(COMBINED).controller_login() is None  # PLAINTEXT: no login
+
+
+def test_a_controller_login_without_a_username_is_refused_naming_the_jaas_setting():
+    no_login = {
+        **SECURE_COMBINED,
+        "listener.name.controller.plain.sasl.jaas.config": f'{PLAIN_MODULE} required user_admin="a";',
+    }
+    with pytest.raises(
+        ConfigException, match=r"listener\.name\.controller\.plain\.sasl\.jaas\.config.*username"
+    ):
+        KafkaConfig(no_login).controller_login()
+
+
+def test_scram_on_a_kraft_node_is_refused_with_the_reason():
+    # Kafka 3.3 would start and refuse every SCRAM login: its credentials live in ZooKeeper only
     refused(
-        {
-            **BROKER,
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-            "listeners": "SASL_PLAINTEXT://127.0.0.1:9092",
-            "security.inter.broker.protocol": "SASL_PLAINTEXT",
-        },
-        r"Listener SASL_PLAINTEXT uses SASL_PLAINTEXT, but a KRaft node \(process\.roles set\) serves "
-        r"PLAINTEXT listeners only: security on KRaft is not built yet",
-    )
+        {**SECURE_COMBINED, "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
+         "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config":
+             "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+         "listener.name.controller.scram-sha-256.sasl.jaas.config":
+             "org.apache.kafka.common.security.scram.ScramLoginModule required;"},
+        r"SCRAM-SHA-256 on a KRaft node: Kafka 3\.3 keeps SCRAM credentials in ZooKeeper only",
+    )  # fmt: skip
+    config = KafkaConfig({**SECURE_COMBINED, "sasl.mechanism.controller.protocol": "SCRAM-SHA-256"})
+    with pytest.raises(ConfigException, match=r"no SCRAM credentials before Kafka 3\.5"):
+        config.controller_login()
+
+
+def test_a_kraft_node_refuses_the_zookeeper_authorizer_and_takes_the_standard_one():
     refused(
-        {**COMBINED, "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT"},
-        r"Listener CONTROLLER uses SASL_PLAINTEXT, but a KRaft node",
+        {**COMBINED, "authorizer.class.name": "kafka.security.auth.SimpleAclAuthorizer"},
+        r"a KRaft node has no ZooKeeper to keep ACLs in: its ACLs are metadata records",
     )
-    assert KafkaConfig(BROKER).listeners[0].security_protocol == "PLAINTEXT"
+    name = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    assert (
+        KafkaConfig({**COMBINED, "authorizer.class.name": name}).authorizer_class.__name__
+        == "StandardAuthorizer"
+    )
 
 
 def test_a_controller_only_node_listens_on_controller_listeners_only():

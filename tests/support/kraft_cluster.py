@@ -42,6 +42,35 @@ def codec_and_acks_sweep(acks: list, codecs: list, on_kraft: tuple) -> pytest.Ma
     return pytest.mark.parametrize(("cluster", "acks", "codec"), cases, indirect=["cluster"])
 
 
+CONTROLLER_PASSWORD = "controller-secret"  # a test cluster's, on loopback: not a secret worth drawing
+# KRaft's authorizer (KIP-801), letting everyone do anything on a resource without ACLs, so that every
+# test runs through it and the ACL tests can refuse on a topic of their own. The voters vote before
+# their authorizer has read the ACLs, so the principal they talk as must be a super user; on
+# PLAINTEXT that would be User:ANONYMOUS, every client here too. So the CONTROLLER listener is
+# SASL_PLAINTEXT, and the nodes log in to it as User:controller, the one super user.
+STANDARD_AUTHORIZER = [
+    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "allow.everyone.if.no.acl.found=true",
+    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+    "sasl.enabled.mechanisms=PLAIN", "sasl.mechanism.controller.protocol=PLAIN",
+    "listener.name.controller.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
+    f'required username="controller" password="{CONTROLLER_PASSWORD}" user_controller="{CONTROLLER_PASSWORD}";',
+    "super.users=User:controller",
+]  # fmt: skip
+
+
+def controller_command_config(directory: Path) -> str:
+    """A ``--command-config`` file in ``directory`` that logs in to a cluster's CONTROLLER listener
+    as ``STANDARD_AUTHORIZER`` sets it up (User:controller, the super user)."""
+    path = Path(directory) / "controller.properties"
+    path.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="controller" password="{CONTROLLER_PASSWORD}";\n'
+    )
+    return str(path)
+
+
 # ``--override``s: a quick first election, and heartbeats every 200 ms so that a starting broker is
 # unfenced soon; but Kafka's broker session (9 s) and a long quorum fetch timeout, since nothing here
 # kills a node, and on a busy machine a short one fences a live broker or unseats a live leader,
@@ -61,10 +90,7 @@ OVERRIDES = [
     "transaction.abort.timed.out.transaction.cleanup.interval.ms=500",
     "transaction.max.timeout.ms=60000",
     "group.initial.rebalance.delay.ms=0", "group.min.session.timeout.ms=1000",
-    # KRaft's authorizer (KIP-801), letting everyone do anything on a resource without ACLs, so that
-    # every compat test runs through it and the ACL tests can refuse on a topic of their own.
-    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    "allow.everyone.if.no.acl.found=true",
+    *STANDARD_AUTHORIZER,
 ]  # fmt: skip
 
 

@@ -25,6 +25,8 @@ What each RPC does, in the order a broker's life uses them:
 - AllocateProducerIds (67): a broker's transaction coordinator asks for a block of producer ids
   (KIP-730), which the controller records (ProducerIdsRecord) instead of a znode.
 - UnregisterBroker (64): an admin removes a broker that will not come back.
+- Envelope (58): a client's admin request a broker forwards (KIP-590), with the principal the
+  broker authenticated, so that the controller authorizes the client and not the broker.
 - DescribeCluster (60), v1: not a broker's but an admin's, asked of a controller directly (Kafka
   3.7's ``--bootstrap-controller``, KIP-919): the cluster id, the active controller and the
   controllers. Kafka 3.3's controllers do not answer it.
@@ -55,6 +57,8 @@ from kafka_lite.common.protocol.requests import (
 )
 from kafka_lite.common.protocol.types import (
     BOOLEAN,
+    COMPACT_BYTES,
+    COMPACT_NULLABLE_BYTES,
     COMPACT_NULLABLE_STRING,
     COMPACT_STRING,
     INT8,
@@ -73,6 +77,7 @@ from kafka_lite.common.protocol.types import (
     decode,
     encode,
 )
+from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
 
 F = Field
 FS = FlexibleSchema
@@ -227,11 +232,54 @@ DESCRIBE_CLUSTER_RESPONSE_V1 = FS(
 )  # fmt: skip
 
 
+# --- Envelope (58), v0 (Kafka 2.8, KIP-590) -----------------------------------------------------------------
+# A broker forwards a client's admin request inside an Envelope: the request's own bytes (header
+# and body, as the client table encodes them), the principal the broker authenticated, and the
+# client's address; the controller handles the inner request as that principal's and answers with
+# the inner response's bytes.
+ENVELOPE_REQUEST_V0 = FS(
+    F("request_data", COMPACT_BYTES, "The embedded request header and data.", b""),
+    F("request_principal", COMPACT_NULLABLE_BYTES, "The serialized principal of the client.", None),
+    F("client_host_address", COMPACT_BYTES, "The client's address: 4 bytes (IPv4) or 16 (IPv6).", b""),
+)
+ENVELOPE_RESPONSE_V0 = FS(
+    F("response_data", COMPACT_NULLABLE_BYTES, "The embedded response header and data.", None),
+    F("error_code", INT16, "The error code, or 0 if there was no error.", 0),
+)
+# How an Envelope carries the principal (Kafka's DefaultPrincipalData v0, behind its version as
+# MessageUtil.toVersionPrefixedBytes writes it).
+DEFAULT_PRINCIPAL_DATA_V0 = FS(
+    F("type", COMPACT_STRING, "The principal type.", ""),
+    F("name", COMPACT_STRING, "The principal name.", ""),
+    F("token_authenticated", BOOLEAN, "Whether the principal was authenticated by a delegation token.", False),
+)  # fmt: skip
+_PRINCIPAL_DATA_VERSION = Schema(F("version", INT16))
+
+
+def serialize_principal(principal: KafkaPrincipal) -> bytes:
+    """Kafka's ``DefaultKafkaPrincipalBuilder.serialize``: the principal as an Envelope carries it."""
+    return encode(_PRINCIPAL_DATA_VERSION, {"version": 0}) + encode(
+        DEFAULT_PRINCIPAL_DATA_V0,
+        {"type": principal.principal_type, "name": principal.name, "token_authenticated": False},
+    )
+
+
+def deserialize_principal(data: bytes) -> KafkaPrincipal:
+    """Kafka's ``DefaultKafkaPrincipalBuilder.deserialize``; a version it does not know is a
+    ``SchemaException``."""
+    version = _PRINCIPAL_DATA_VERSION.read(Reader(data))["version"]
+    if version != 0:
+        raise SchemaException(f"principal data version {version} is not supported (0 only)", field="version")
+    value = decode(DEFAULT_PRINCIPAL_DATA_V0, data, 2)
+    return KafkaPrincipal(value["type"], value["name"])
+
+
 # --8<-- [start:tables]
 class ControllerApiKeys(SchemaTableApi, enum.IntEnum):
     """The controller's APIs a broker calls, with Kafka's ids (``ApiKeys`` in Kafka 3.3)."""
 
     ALTER_PARTITION = 56
+    ENVELOPE = 58  # a broker's forwarded request, with its client's principal
     DESCRIBE_CLUSTER = 60  # an admin's, not a broker's: Kafka 3.7's --bootstrap-controller asks it
     BROKER_REGISTRATION = 62
     BROKER_HEARTBEAT = 63
@@ -246,6 +294,7 @@ CONTROLLER_REQUESTS: dict[int, list[Schema | None]] = {
     ControllerApiKeys.ALTER_PARTITION: [
         ALTER_PARTITION_REQUEST_V0, ALTER_PARTITION_REQUEST_V1, ALTER_PARTITION_REQUEST_V2,
     ],
+    ControllerApiKeys.ENVELOPE: [ENVELOPE_REQUEST_V0],
     ControllerApiKeys.DESCRIBE_CLUSTER: [None, DESCRIBE_CLUSTER_REQUEST_V1],
     ControllerApiKeys.BROKER_REGISTRATION: [BROKER_REGISTRATION_REQUEST_V0],
     ControllerApiKeys.BROKER_HEARTBEAT: [BROKER_HEARTBEAT_REQUEST_V0],
@@ -256,6 +305,7 @@ CONTROLLER_RESPONSES: dict[int, list[Schema | None]] = {
     ControllerApiKeys.ALTER_PARTITION: [
         ALTER_PARTITION_RESPONSE_V0, ALTER_PARTITION_RESPONSE_V1, ALTER_PARTITION_RESPONSE_V2,
     ],
+    ControllerApiKeys.ENVELOPE: [ENVELOPE_RESPONSE_V0],
     ControllerApiKeys.DESCRIBE_CLUSTER: [None, DESCRIBE_CLUSTER_RESPONSE_V1],
     ControllerApiKeys.BROKER_REGISTRATION: [BROKER_REGISTRATION_RESPONSE_V0],
     ControllerApiKeys.BROKER_HEARTBEAT: [BROKER_HEARTBEAT_RESPONSE_V0],

@@ -29,11 +29,11 @@ versions, which schema, which header):
 
 - ``RaftApiKeys`` (raft_messages.py): Fetch v13, Vote, BeginQuorumEpoch, EndQuorumEpoch,
   DescribeQuorum, FetchSnapshot;
-- ``ControllerApiKeys`` (controller_messages.py): AlterPartition, BrokerRegistration,
+- ``ControllerApiKeys`` (controller_messages.py): AlterPartition, Envelope, BrokerRegistration,
   BrokerHeartbeat, UnregisterBroker, AllocateProducerIds;
-- ``ApiKeys`` (the client table): ApiVersions, CreateTopics, DeleteTopics, AlterConfigs and
-  CreatePartitions at the versions kafka_lite's broker speaks, so that a broker can forward a
-  client's request to the controller as it came.
+- ``ApiKeys`` (the client table): ApiVersions, CreateTopics, DeleteTopics, AlterConfigs,
+  CreatePartitions, CreateAcls and DeleteAcls at the versions kafka_lite's broker speaks, so that
+  a broker can forward a client's request to the controller, inside an Envelope.
 
 ``ClientApi`` gives an ``ApiKeys`` member the two header questions the other tables answer
 themselves; none of the client table's versions is flexible, so they are the book's headers.
@@ -54,9 +54,10 @@ from kafka_lite.common.protocol.requests import (
     UnknownApiKeyException,
     client_response_header_version,
     decode_request_body,
+    parse_response_header,
     request_header_version,
 )
-from kafka_lite.common.protocol.types import INT16, Field, Reader, Schema, encode
+from kafka_lite.common.protocol.types import INT16, Field, Reader, Schema, decode, encode
 
 
 class ListenerType(enum.Enum):
@@ -191,6 +192,26 @@ def parse_listener_request_header(
 def parse_listener_request_body(api: Any, header: RequestHeader, frame, body_start: int) -> dict[str, Any]:
     """The body after ``header``, decoded with its API's schema at its version."""
     return decode_request_body(api, header, frame, body_start)
+
+
+def encode_listener_request(
+    listener_type: ListenerType, header: RequestHeader, body: dict[str, Any]
+) -> bytes:
+    """A request as a listener of this type reads it, header and body, without the size: what an
+    Envelope embeds (a broker forwarding a client's request to a controller)."""
+    api = listener_api(listener_type, header.api_key)
+    version = header.api_version
+    return header.encode(api.request_header_version(version)) + encode(api.request_schema(version), body)
+
+
+def parse_listener_response(
+    listener_type: ListenerType, api_key: int, version: int, frame: bytes | bytearray | memoryview
+) -> tuple[int, dict[str, Any]]:
+    """Correlation id and body of a response from a listener of this type (an Envelope's embedded
+    response)."""
+    api = listener_api(listener_type, api_key)
+    correlation_id, body_start = parse_response_header(frame, api.response_header_version(version))
+    return correlation_id, decode(api.response_schema(version), frame, body_start)
 
 
 def encode_listener_response(api: Any, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:

@@ -178,6 +178,10 @@ class QuorumController:
         )  # fmt: skip
         self.producer_id_control = ProducerIdControlManager(self.cluster_control, self.snapshot_registry)
         self.acl_control = AclControlManager(self.snapshot_registry, authorizer, rng)
+        self._authorizer = authorizer
+        # The authorizer answers once this node has replayed the log as far as it was committed when
+        # it looked (3.3's needToCompleteAuthorizerLoad): before, it would miss ACLs (a DENY above all).
+        self._need_to_complete_authorizer_load = authorizer is not None
 
         # The epoch this node leads in, or -1 while it is a standby.
         self._cur_claim_epoch = -1
@@ -379,6 +383,28 @@ class QuorumController:
 
     def _append_control_event(self, name: str, handler: Callable[[], None]) -> None:
         self._queue.append(QuorumController.ControlEvent(self, name, handler))
+
+    def _append_raft_event(self, name: str, handler: Callable[[], None]) -> None:
+        """A Raft callback as a control event, after which the authorizer may be ready (3.3's
+        ``QuorumMetaLogListener.appendRaftEvent``)."""
+
+        def run() -> None:
+            try:
+                handler()
+            finally:
+                self._maybe_complete_authorizer_initial_load()
+
+        self._append_control_event(name, run)
+
+    def _maybe_complete_authorizer_initial_load(self) -> None:
+        if not self._need_to_complete_authorizer_load:
+            return
+        high_watermark = self._raft_client.high_watermark()
+        if high_watermark is not None and self._last_committed_offset + 1 >= high_watermark:
+            log.info("maybeCompleteAuthorizerInitialLoad: completing authorizer initial load at last "
+                     "committed offset %d.", self._last_committed_offset)  # fmt: skip
+            self._authorizer.complete_initial_load()
+            self._need_to_complete_authorizer_load = False
 
     # ======================================================================================================
     # Replay: the one way the managers' state changes
@@ -852,15 +878,15 @@ class QuorumMetaLogListener(Listener):
 
     def handle_commit(self, batches: list[Batch]) -> None:
         name = f"handleCommit[baseOffset={batches[0].base_offset if batches else -1}]"
-        self._controller._append_control_event(name, lambda: self._controller._handle_commit(batches))
+        self._controller._append_raft_event(name, lambda: self._controller._handle_commit(batches))
 
     def handle_snapshot(self, reader: Any) -> None:
         name = f"handleSnapshot[snapshotId={reader.snapshot_id()}]"
-        self._controller._append_control_event(name, lambda: self._controller._handle_snapshot(reader))
+        self._controller._append_raft_event(name, lambda: self._controller._handle_snapshot(reader))
 
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
         name = f"handleLeaderChange[{leader.epoch}]"
-        self._controller._append_control_event(name, lambda: self._controller._handle_leader_change(leader))
+        self._controller._append_raft_event(name, lambda: self._controller._handle_leader_change(leader))
 
     def begin_shutdown(self) -> None:
         self._controller._queue.begin_shutdown("MetaLogManager.Listener")

@@ -33,6 +33,7 @@ from typing import Any
 
 from kafka_lite.common.time import SYSTEM, Time
 from kafka_lite.common.topic_partition import TopicPartition
+from kafka_lite.network.channel_builders import PLAINTEXT_CHANNEL_BUILDER, ChannelBuilder
 from kafka_lite.raft.file_based_state_store import FileBasedStateStore
 from kafka_lite.raft.kafka_metadata_log import KafkaMetadataLog
 from kafka_lite.raft.kafka_network_channel import KafkaNetworkChannel
@@ -88,6 +89,7 @@ class KafkaRaftManager:
         time: Time = SYSTEM,
         fetch_max_wait_ms: int = FETCH_MAX_WAIT_MS,
         serve_own_listener: bool = True,
+        channel_builder: ChannelBuilder = PLAINTEXT_CHANNEL_BUILDER,
     ) -> None:
         self.node_id = node_id
         self.data_dir = Path(data_dir)
@@ -98,7 +100,9 @@ class KafkaRaftManager:
             self.data_dir / f"{METADATA_PARTITION.topic}-{METADATA_PARTITION.partition}",
             time,
         )
-        self.channel = KafkaNetworkChannel(time, raft_config.request_timeout_ms(), f"raft-{node_id}")
+        self.channel = KafkaNetworkChannel(
+            time, raft_config.request_timeout_ms(), f"raft-{node_id}", channel_builder=channel_builder
+        )
         for voter_id, spec in raft_config.quorum_voter_connections().items():
             if isinstance(spec, InetAddressSpec):
                 self.channel.update_endpoint(voter_id, (spec.host, spec.port))

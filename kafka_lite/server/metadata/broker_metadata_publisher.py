@@ -188,20 +188,7 @@ class BrokerMetadataPublisher:
     # --8<-- [end:publish]
 
     def _apply_acls(self, delta: MetadataDelta, new_image: MetadataImage) -> None:
-        """Kafka 3.3's publisher step for the authorizer: a snapshot's ACLs whole, else each ACL added
-        or removed; then, on the first publish, the authorizer may decide (it has every ACL the
-        broker started from)."""
-        acls_delta = delta.acls_delta
-        if acls_delta is not None and acls_delta.is_snapshot_delta:
-            self.authorizer.load_snapshot(new_image.acls.acls)
-        elif acls_delta is not None:
-            for acl_id, acl in acls_delta.changes.items():
-                if acl is None:
-                    self.authorizer.remove_acl(acl_id)
-                else:
-                    self.authorizer.add_acl(acl_id, acl)
-        if self._first_publish:
-            self.authorizer.complete_initial_load()
+        publish_acls(self.authorizer, delta, new_image, self._first_publish)
 
     @staticmethod
     def _guarded(what: str, step: Callable[..., None], *args: object) -> None:
@@ -293,3 +280,20 @@ class BrokerMetadataPublisher:
         stray = find_stray_partitions(self.broker_id, new_image.topics, [TopicPartition(*tp) for tp in tps])
         if stray:
             self.replica_manager.delete_stray_replicas(stray)
+
+
+def publish_acls(authorizer, delta: MetadataDelta, new_image: MetadataImage, first_publish: bool) -> None:
+    """Kafka 3.3's publisher step for the authorizer: a snapshot's ACLs whole, else each ACL added
+    or removed; then, on the first publish, the authorizer may decide (it has every ACL the broker
+    started from)."""
+    acls_delta = delta.acls_delta
+    if acls_delta is not None and acls_delta.is_snapshot_delta:
+        authorizer.load_snapshot(new_image.acls.acls)
+    elif acls_delta is not None:
+        for acl_id, acl in acls_delta.changes.items():
+            if acl is None:
+                authorizer.remove_acl(acl_id)
+            else:
+                authorizer.add_acl(acl_id, acl)
+    if first_publish:
+        authorizer.complete_initial_load()
