@@ -277,13 +277,17 @@ def controller_login(state: dict) -> tuple[str, str] | None:
     listener is SASL_PLAINTEXT (PLAIN), read from a node's ``server.properties`` and the cluster's
     ``--override``s, as the node itself reads them; None on a PLAINTEXT one."""
     from kafka_lite.cli.broker import parse_overrides
+    from kafka_lite.common.errors import ConfigException
     from kafka_lite.server.kafka_config import KafkaConfig
 
     node = state["brokers"][0]
-    config = KafkaConfig.from_file(
-        node_directory(state, node) / "server.properties", parse_overrides(state.get("overrides", []))
-    )
-    login = config.controller_login()
+    try:
+        config = KafkaConfig.from_file(
+            node_directory(state, node) / "server.properties", parse_overrides(state.get("overrides", []))
+        )
+        login = config.controller_login()
+    except ConfigException:  # the nodes refuse it too, and exit saying why: the health check reports that
+        return None
     return None if login is None else (login[1], login[2])
 
 

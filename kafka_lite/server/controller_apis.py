@@ -154,7 +154,6 @@ class ControllerApis:
 
     # --8<-- [end:handle]
 
-    # --8<-- [start:envelope]
     def handle_envelope_request(self, request: Request) -> None:
         """A client's request a broker forwarded (KIP-590, 3.3's ``handleEnvelopeRequest``): the
         broker must have CLUSTER_ACTION; the request inside is then handled as the client's, whose
@@ -176,8 +175,6 @@ class ControllerApis:
             principal=principal, api=api, envelope=request,
         )  # fmt: skip
         self.handle(forwarded)
-
-    # --8<-- [end:envelope]
 
     # -- Raft's RPCs ---------------------------------------------------------------------------------------
 

@@ -5,11 +5,13 @@ nothing decided before the first load."""
 
 from __future__ import annotations
 
+import importlib.util
 import uuid
+from pathlib import Path
 
 import pytest
 
-from kafka_lite.common.security.auth.acl import Operation, PermissionType, Resource, ResourceType
+from kafka_lite.common.security.auth.acl import AclBinding, Operation, PermissionType, Resource, ResourceType
 from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
 from kafka_lite.metadata.authorizer.standard_acl import PatternType, StandardAcl, StandardAclWithId
 from kafka_lite.metadata.authorizer.standard_authorizer import AuthorizerNotReadyException, StandardAuthorizer
@@ -107,3 +109,38 @@ def test_removing_and_loading_a_snapshot_change_what_is_allowed():
 def test_an_acl_goes_through_its_record_unchanged():
     with_id = StandardAclWithId(uuid.uuid4(), acl("foo", pattern=PatternType.PREFIXED, permission=DENY))
     assert StandardAclWithId.from_record(with_id.to_record()) == with_id
+
+
+# -- chapter 11's decision tables, asked of KRaft's authorizer ---------------------------------------------
+
+LAB_17 = Path(__file__).resolve().parents[2] / "labs" / "lab17_security" / "test_security_lab.py"
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "test_a_deny_wins_over_an_allow_through_each_wildcard",
+        "test_read_write_delete_or_alter_implies_describe_and_a_deny_implies_nothing",
+        "test_a_super_user_beats_a_deny",
+        "test_a_resource_without_acls_follows_allow_everyone_if_no_acl_found",
+    ],
+)
+def test_chapter_11s_decision_tables_hold_for_the_kraft_authorizer(table):
+    """Lab 17's tables of questions and answers for ``SimpleAclAuthorizer``, on its ACLs, asked of
+    ``StandardAuthorizer``: the same decision, wherever the ACLs are kept."""
+    spec = importlib.util.spec_from_file_location("lab17_decision_tables", LAB_17)
+    lab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lab)
+
+    def loaded(**configs: str) -> StandardAuthorizer:
+        a = StandardAuthorizer()
+        a.configure({"super.users": "User:admin", **configs})
+        for resource, acls in lab.ACLS.items():
+            for each in acls:
+                a.add_acl(uuid.uuid4(), StandardAcl.from_acl_binding(AclBinding(resource, each)))
+        a.complete_initial_load()
+        return a
+
+    getattr(lab, table)(
+        {"strict": loaded(), "allow everyone": loaded(**{"allow.everyone.if.no.acl.found": "true"})}
+    )

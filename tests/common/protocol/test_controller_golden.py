@@ -270,6 +270,25 @@ DESCRIBE_CLUSTER_RESPONSE_V1 = (
         "00",  # tagged fields
     ),
 )  # fmt: skip
+# Envelope v0 (KIP-590): a forwarded request's bytes, the client's principal, its address.
+ENVELOPE_REQUEST = (
+    {"request_data": bytes.fromhex("0013000500000007"), "request_principal": bytes.fromhex(
+        "0000" "05 55736572" "06 616c696365" "00" "00"), "client_host_address": bytes([127, 0, 0, 1])},
+    h(
+        "09 0013000500000007",  # request_data: compact bytes, 8 + 1 (an embedded header's start)
+        "10 0000 0555736572 06616c696365 00 00",  # request_principal: 15 + 1, DefaultPrincipalData v0
+        "05 7f000001",  # client_host_address: 4 + 1, 127.0.0.1
+        "00",  # tagged fields
+    ),
+)  # fmt: skip
+ENVELOPE_RESPONSE = (
+    {"response_data": None, "error_code": 41},
+    h(
+        "00",  # response_data: compact nullable bytes, null
+        "0029",  # error_code 41: NOT_CONTROLLER
+        "00",  # tagged fields
+    ),
+)
 
 A = ControllerApiKeys
 RPC_CASES = [
@@ -289,7 +308,20 @@ RPC_CASES = [
     (A.ALLOCATE_PRODUCER_IDS, 0, "response", *ALLOCATE_PRODUCER_IDS_RESPONSE),
     (A.DESCRIBE_CLUSTER, 1, "request", *DESCRIBE_CLUSTER_REQUEST_V1),
     (A.DESCRIBE_CLUSTER, 1, "response", *DESCRIBE_CLUSTER_RESPONSE_V1),
+    (A.ENVELOPE, 0, "request", *ENVELOPE_REQUEST),
+    (A.ENVELOPE, 0, "response", *ENVELOPE_RESPONSE),
 ]
+
+
+def test_an_envelopes_principal_is_kafkas_default_principal_data_behind_its_version():
+    from kafka_lite.common.protocol.controller_messages import deserialize_principal, serialize_principal
+    from kafka_lite.common.security.auth.kafka_principal import KafkaPrincipal
+
+    golden = ENVELOPE_REQUEST[0]["request_principal"]
+    assert serialize_principal(KafkaPrincipal("User", "alice")) == golden
+    assert deserialize_principal(golden) == KafkaPrincipal("User", "alice")
+    with pytest.raises(SchemaException, match="principal data version 1 is not supported"):
+        deserialize_principal(b"\x00\x01" + golden[2:])
 
 
 @pytest.mark.parametrize(
