@@ -84,7 +84,8 @@ def wait_for(stop: ShutdownSignals, worker_thread: threading.Thread | None = Non
     """Until a signal, or until ``worker_thread`` (the distributed herder's) ends by itself."""
     while not stop.wait(1):
         if worker_thread is not None and not worker_thread.is_alive():
-            return
+            break
+    stop.close()
 
 
 def run_standalone(args: argparse.Namespace, console: Console) -> int:

@@ -152,6 +152,7 @@ def run_wordcount(args: argparse.Namespace, console: Console) -> int:
         while not stop.wait(1):
             if not any(thread.is_alive() for thread in streams.threads):
                 break  # every stream thread died: its error is in the log
+        stop.close()
         streams.close()
         console.print("closed")
         failed = [t for t in streams.threads if t.uncaught_exception is not None]

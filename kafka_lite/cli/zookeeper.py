@@ -50,5 +50,6 @@ def run(args: argparse.Namespace, console) -> int:
         raise CliError(str(e)) from None
     console.print(f"ZooKeeper running at {zk.connect_string} (pid {zk.pid})", highlight=False)
     stop.wait()
+    stop.close()
     zk.stop()
     return 0

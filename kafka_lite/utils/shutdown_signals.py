@@ -42,6 +42,7 @@ class ShutdownSignals:
         self._previous_wakeup_fd = signal.set_wakeup_fd(
             self._wakeup_writer.fileno(), warn_on_full_buffer=False
         )
+        self._signals = signals
         for signum in signals:
             signal.signal(signum, self._record)
 
@@ -66,8 +67,12 @@ class ShutdownSignals:
         return True
 
     def close(self) -> None:
-        """Give the wake-up descriptor back (the handlers stay: a second Ctrl-C during the shutdown is
-        recorded, not a KeyboardInterrupt in the middle of it)."""
+        """Once the shutdown begins: the signals are ignored from here, so that a second one (a second
+        Ctrl-C, a service manager's repeated SIGTERM) cuts no shutdown short and, arriving as the
+        interpreter exits (whose last act is to restore the default actions), does not turn a clean
+        exit into a death by signal; and the wake-up descriptor is given back."""
+        for signum in self._signals:
+            signal.signal(signum, signal.SIG_IGN)
         signal.set_wakeup_fd(self._previous_wakeup_fd)
         self._wakeup.close()
         self._wakeup_writer.close()

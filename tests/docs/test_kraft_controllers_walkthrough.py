@@ -108,9 +108,12 @@ def test_the_controller_processes_run_as_written_twice(tmp_path):
             for node in nodes:  # Ctrl-C in each terminal
                 node.send_signal(signal.SIGTERM)
             said = [terminate(node) for node in nodes]
-        assert all(node.returncode == 0 for node in nodes), [
-            (node.returncode, out[-3000:]) for node, out in zip(nodes, said, strict=True)
+        failed = [
+            f"node {n} ({attempt} round) exited {node.returncode}:\n{out[-4000:]}"
+            for n, (node, out) in enumerate(zip(nodes, said, strict=True), start=1)
+            if node.returncode != 0
         ]
+        assert not failed, "\n\n".join(failed)
         dumped = subprocess.run(["bash", "-c", ours(dump)], capture_output=True, text=True, timeout=60)
         assert dumped.returncode == 0, dumped.stderr
         assert "LEADER_CHANGE" in dumped.stdout, dumped.stdout

@@ -93,18 +93,21 @@ def test_without_a_signal_the_wait_times_out(signals):
     assert not signals().wait(0.01)
 
 
-def test_a_process_waiting_exits_on_sigterm_with_its_threads_running(tmp_path):
+def test_a_process_waiting_exits_on_sigterm_and_a_second_one_during_its_shutdown_is_ignored(tmp_path):
     waiting = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import signal, threading\n"
+            "import os, signal, threading\n"
             "from kafka_lite.utils.shutdown_signals import ShutdownSignals\n"
             "stop = ShutdownSignals()\n"
             "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
             "print('waiting', flush=True)\n"
             "stop.wait()\n"
-            "print('stopped by', signal.Signals(stop.received).name, flush=True)\n",
+            "print('stopped by', signal.Signals(stop.received).name, flush=True)\n"
+            "stop.close()\n"
+            "os.kill(os.getpid(), signal.SIGTERM)  # a second one, as the shutdown runs\n"
+            "print('shut down', flush=True)\n",
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -112,7 +115,7 @@ def test_a_process_waiting_exits_on_sigterm_with_its_threads_running(tmp_path):
     assert waiting.stdout.readline() == "waiting\n"
     waiting.send_signal(signal.SIGTERM)
     out, _ = waiting.communicate(timeout=30)
-    assert waiting.returncode == 0 and out == "stopped by SIGTERM\n", (waiting.returncode, out)
+    assert waiting.returncode == 0 and out == "stopped by SIGTERM\nshut down\n", (waiting.returncode, out)
 
 
 def test_only_the_main_thread_can_wait_for_signals():

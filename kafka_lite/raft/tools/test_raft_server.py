@@ -240,6 +240,7 @@ def run_test_server(
                 break
             stop.wait(0.05)
     finally:
+        stop.close()
         workload.stop()
         manager.shutdown()
         workload.close()
