@@ -189,8 +189,8 @@ def test_offset_out_of_range_resets_the_position_by_auto_offset_reset():
     _check_poll(fetcher, {}, "an out-of-range fetch has no records")
     s = fetcher.subscriptions
     assert s.is_offset_reset_needed(T0) and s.reset_strategy(T0) is OffsetResetStrategy.LATEST, (
-        f"OFFSET_OUT_OF_RANGE at the position: the partition waits for a reset by auto.offset.reset "
-        f"(latest here): need_offset_reset(tp)\n{describe_positions(fetcher)}"
+        f"OFFSET_OUT_OF_RANGE at the position: the partition should wait for a reset by auto.offset.reset "
+        f"(latest here), and it does not\n{describe_positions(fetcher)}"
     )
     assert s.position(T0) is None
 
@@ -211,7 +211,8 @@ def test_offset_out_of_range_without_a_reset_policy_raises():
     with pytest.raises(OffsetOutOfRangeException) as raised:
         fetcher.fetched_records()
     assert raised.value.offset_out_of_range_partitions == {T0: 500}, (
-        "the exception names the partition and the fetch offset: OffsetOutOfRangeException({tp: offset})"
+        "the exception should tell the application which partition's offset is out of range, and which "
+        f"offset ({{('orders', 0): 500}}); it names {raised.value.offset_out_of_range_partitions}"
     )
 
 
@@ -226,11 +227,12 @@ def test_a_leader_error_asks_for_metadata_and_the_partition_goes_last():
     complete_fetch(fetcher, T0, 0, error=Errors.NOT_LEADER_FOR_PARTITION)
     _check_poll(fetcher, {}, "NOT_LEADER_FOR_PARTITION: no records")
     assert fetcher.metadata.need_update, (
-        "the broker no longer leads the partition: ask for a metadata update (metadata.request_update())"
+        "after NOT_LEADER_FOR_PARTITION no metadata update is pending: the consumer would go on fetching "
+        "orders-0 from a broker that no longer leads it"
     )
     assert fetcher.subscriptions.fetchable_partitions() == [T1, T0], (
-        f"a partition whose fetch answered an error goes to the end of the fetch order "
-        f"(move_partition_to_end)\n{describe_positions(fetcher)}"
+        f"orders-0's fetch answered an error, and orders-0 is still first in the fetch order: it would "
+        f"take the next response's bytes before orders-1 again\n{describe_positions(fetcher)}"
     )
     assert fetcher.subscriptions.position(T0) == 0, "an error moves no position"
 
@@ -250,8 +252,8 @@ def test_a_partition_goes_last_only_when_it_kept_records():
     complete_fetch(fetcher, T0, 3, record_batch(0, 5))
     _check_poll(fetcher, {T0: [3, 4]}, "the records at or past the position")
     assert fetcher.subscriptions.fetchable_partitions() == [T1, T0], (
-        f"a partition that kept records goes to the end of the fetch order (move_partition_to_end)\n"
-        f"{describe_positions(fetcher)}"
+        f"orders-0 kept records and is still first in the fetch order: a busy partition would keep "
+        f"orders-1 out of size-limited responses\n{describe_positions(fetcher)}"
     )
 
 
@@ -515,12 +517,11 @@ def test_the_assignment_is_taken_and_the_listener_told(make):
     c.on_join_complete(1, MEMBER, "range", _assignment(T0, (TOPIC, 2)))
     s = c.subscriptions
     assert s.assigned_partitions() == {T0, (TOPIC, 2)}, (
-        f"the SyncGroup's assignment goes into the subscription state (assign_from_subscribed); "
-        f"assigned now: {sorted(s.assigned_partitions())}"
+        f"the SyncGroup assigned orders-0 and orders-2; the consumer has {sorted(s.assigned_partitions())}"
     )
     assert s.position(T0) is None and s.refresh_commits_needed(), (
-        "new partitions start without positions, and their committed offsets are to be fetched again "
-        "(need_refresh_commits)"
+        f"new partitions should start without a position (orders-0's is {s.position(T0)}) and from committed "
+        f"offsets fetched again (a refresh pending: {s.refresh_commits_needed()})"
     )
     assert listener.events == [("assigned", {T0, (TOPIC, 2)})], (
         f"the listener hears of the new partitions once: {listener.events}"
@@ -549,8 +550,8 @@ def test_the_next_auto_commit_is_a_full_interval_after_the_join(make):
     time.sleep(12_345)
     c.on_join_complete(1, MEMBER, "range", _assignment(T0))
     assert c.next_auto_commit_deadline == time.milliseconds() + AUTO_COMMIT_INTERVAL, (
-        f"next_auto_commit_deadline should be now + auto.commit.interval.ms = "
-        f"{time.milliseconds() + AUTO_COMMIT_INTERVAL}, is {c.next_auto_commit_deadline}"
+        f"joined at {time.milliseconds()} with auto.commit.interval.ms {AUTO_COMMIT_INTERVAL}: the next "
+        f"auto-commit is due at {c.next_auto_commit_deadline}"
     )
 
 
@@ -576,7 +577,8 @@ def test_a_follower_forgets_the_partition_count_snapshot_and_a_wrong_protocol_is
     c.is_leader = False
     c.on_join_complete(2, MEMBER, "range", _assignment(T0))
     assert c.assignment_snapshot is None, (
-        "a follower sets assignment_snapshot to None: partition counts are the leader's business"
+        "a follower still holds the leader's metadata snapshot (assignment_snapshot): partition counts "
+        "are the leader's to watch"
     )
     with pytest.raises(IllegalStateException, match="invalid assignment protocol: sticky"):
         c.on_join_complete(3, MEMBER, "sticky", _assignment(T1))
@@ -596,9 +598,10 @@ def test_before_a_rejoin_the_partitions_are_revoked_and_leadership_given_up(make
     assert listener.events[-1] == ("revoked", {T0, T1}), (
         f"the listener hears that every assigned partition is revoked: {listener.events}"
     )
-    assert not c.is_leader, "before the join, nobody knows who leads: is_leader is False"
+    assert not c.is_leader, "before the join, nobody knows who leads, yet the member still says it leads"
     assert c.subscriptions.group_subscription() == {TOPIC}, (
-        "the group subscription shrinks back to this member's own topics (reset_group_subscription)"
+        f"the group subscription is still the leader's {sorted(c.subscriptions.group_subscription())}, "
+        f"not this member's own topics ['{TOPIC}']"
     )
     c = make(Listener(fail=WakeupException("woken")))
     with pytest.raises(WakeupException):
