@@ -52,6 +52,11 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
+def _groups_value(data: bytes) -> int:
+    """The number ``data``'s 7-bit groups hold, lowest group first (continuation bits ignored)."""
+    return sum((b & 0x7F) << (7 * i) for i, b in enumerate(data))
+
+
 def _bits(data: bytes) -> str:
     """Each byte as ``d8 = 1 1011000 (more)``: the continuation bit, then the 7 payload bits."""
     parts = []
@@ -187,7 +192,7 @@ def _position_of(layout, field: str) -> int:
     return next(pos for pos, name, _ in layout if name == field)
 
 
-def _corrupt_position(buf: bytes) -> int | None:
+def _corrupt_position(buf: bytes, case: str) -> int | None:
     """Decode every record of ``buf``; return the ``position`` of the CorruptRecordException raised."""
     try:
         records = list(MemoryRecords(buf).records())
@@ -197,10 +202,10 @@ def _corrupt_position(buf: bytes) -> int | None:
         raise
     except Exception as e:
         pytest.fail(
-            f"malformed bytes must raise CorruptRecordException (with position=...), not "
-            f"{type(e).__name__}: {e}"
+            f"{case}: reading these bytes raised {type(e).__name__}: {e}; a reader reports damage as a "
+            f"CorruptRecordException that gives the byte (position=...)"
         )
-    pytest.fail(f"these bytes are malformed, but they decoded to {records}")
+    pytest.fail(f"{case}: these bytes are malformed, but they decoded to {records}")
 
 
 def _explain_position(case: str, buf: bytes, layout, expected: int, got: int | None) -> str:
@@ -242,11 +247,14 @@ def test_write_varint_known_bytes():
             f"write_varint({value}) wrote {got.hex() or 'nothing'}, Kafka writes {encoded}.\n"
             f"  Kafka's bytes: {_bits(bytes.fromhex(encoded))}\n"
             f"  yours:         {_bits(got)}\n"
-            "Zig-zag first (value << 1, or ~(value << 1) for negatives), then 7 bits a byte, lowest first."
+            f"Zig-zag first, {value} is {_groups_value(bytes.fromhex(encoded))}: Kafka's 7-bit groups, "
+            f"lowest first, hold that number; yours hold {_groups_value(got)}."
         )
     out = bytearray(b"\xaa")
     write_varint(300, out)
-    assert out == b"\xaa\xd8\x04", f"write_varint must append to out, keeping what is there; got {out.hex()}"
+    assert out == b"\xaa\xd8\x04", (
+        f"out held aa before write_varint(300, out) and should then hold aa d8 04; it holds {out.hex() or 'nothing'}"
+    )
 
 
 @pytest.mark.stage(1)
@@ -276,7 +284,10 @@ def test_varint_round_trip_matches_kafka_python(value, prefix, suffix):
     data = prefix + ours + suffix
     decoded, pos = read_varlong(data, len(prefix))
     assert decoded == value, f"read_varlong of {ours.hex()} gave {decoded}, not {value}"
-    assert pos == len(prefix) + len(ours), "read_varint must return the position just after the number"
+    assert pos == len(prefix) + len(ours), (
+        f"read_varlong of {ours.hex()} at byte {len(prefix)} returned next position {pos}; the number ends "
+        f"before byte {len(prefix) + len(ours)}"
+    )
 
 
 @pytest.mark.stage(1)
@@ -353,8 +364,12 @@ def test_write_to_known_records():
             if len(got) > pos:
                 lines.append(f"  (and {len(got) - pos} extra bytes: {got[pos:].hex()})")
             pytest.fail("\n".join(lines))
-        assert out[:2] == b"\xaa\xbb", "write_to must append, not overwrite what out already holds"
-        assert size == len(expected), f"write_to must return the bytes it wrote ({len(expected)}), got {size}"
+        assert out[:2] == b"\xaa\xbb", (
+            f"out began aa bb before write_to and then began {bytes(out[:2]).hex()}: the bytes already there changed"
+        )
+        assert size == len(expected), (
+            f"record with {what}: write_to wrote {len(expected)} bytes (its length field included) and returned {size}"
+        )
 
 
 # The sample batch: keys, a null key, a null value, headers (one with a null value, one with a
@@ -417,14 +432,14 @@ def test_read_from_decodes_kafka_python_batches():
             + _tree_text(_kafka_python_batch(producer_id=42, base_sequence=10), 61)
         )
         assert [r.sequence for r in records] == [10, 11, 12, 13, 17], (
-            f"{codec.config_name}: a record's sequence is baseSequence (10) + offsetDelta; got "
-            f"{[r.sequence for r in records]}"
+            f"{codec.config_name}: the records at offset deltas 0, 1, 2, 3 and 7 of a batch whose baseSequence "
+            f"is 10 have sequences [10, 11, 12, 13, 17]; yours decoded {[r.sequence for r in records]}"
         )
         # kafka-python's size_in_bytes leaves out the length varint; Kafka's (and ours) includes it.
         sizes = [kp_size_of_varint(r.size_in_bytes) + r.size_in_bytes for r in KpBatch(theirs)]
         assert [r.size_in_bytes for r in records] == sizes, (
-            f"{codec.config_name}: size_in_bytes is a record's encoded size, its length varint included: "
-            f"expected {sizes}, got {[r.size_in_bytes for r in records]}"
+            f"{codec.config_name}: the records take {sizes} bytes each (their length varints included); "
+            f"yours decoded sizes {[r.size_in_bytes for r in records]}"
         )
 
 
@@ -475,7 +490,9 @@ def test_record_round_trip(
     size = DefaultRecord.write_to(out, offset_delta, timestamp_delta, key, value, headers)
     out += b"\x00next record"
     record, end = DefaultRecord.read_from(out, 3, 1000, TS, base_sequence, log_append_time)
-    assert end == 3 + size, f"read_from must return the position after the record ({3 + size}), got {end}"
+    assert end == 3 + size, (
+        f"the record written at byte 3 ends before byte {3 + size}; read_from returned next position {end}"
+    )
     expected_ts = TS + timestamp_delta if log_append_time is None else log_append_time
     assert (record.offset, record.timestamp, record.key, record.value, record.headers) == (
         1000 + offset_delta, expected_ts, key, value, tuple(headers)
@@ -483,9 +500,12 @@ def test_record_round_trip(
     # Sequences wrap from 2**31 - 1 to 0, as Kafka's DefaultRecordBatch.incrementSequence does.
     expected_sequence = -1 if base_sequence < 0 else (base_sequence + offset_delta) % 2**31
     assert record.sequence == expected_sequence, (
-        f"sequence: expected {expected_sequence}, got {record.sequence}"
+        f"offsetDelta {offset_delta} in a batch with baseSequence {base_sequence}: sequence {record.sequence}, "
+        f"expected {expected_sequence}"
     )
-    assert record.size_in_bytes == size, "size_in_bytes is the record's encoded size, length included"
+    assert record.size_in_bytes == size, (
+        f"the record took {size} bytes (its length field included); size_in_bytes says {record.size_in_bytes}"
+    )
 
 
 GOOD = [("length", "10"), ("attributes", "00"), ("timestampDelta", "00"), ("offsetDelta", "02"),
@@ -495,7 +515,7 @@ GOOD = [("length", "10"), ("attributes", "00"), ("timestampDelta", "00"), ("offs
 def _check_corrupt_at(case: str, records: list[Fields], field: str) -> None:
     buf, layout = _batch_around(records)
     expected = _position_of(layout, field)
-    got = _corrupt_position(buf)
+    got = _corrupt_position(buf, case)
     assert got == expected, _explain_position(case, buf, layout, expected, got)
 
 
@@ -525,6 +545,11 @@ def test_cut_records_and_varints_are_corrupt_at_the_right_byte():
     _check_corrupt_at(
         "a record length that runs past the end of the batch",
         [GOOD, [("length", "7e"), *GOOD[1:]]],
+        "record 1 > length",
+    )
+    _check_corrupt_at(
+        "a negative record length (-2)",
+        [GOOD, [("length", "03"), *GOOD[1:]]],
         "record 1 > length",
     )
 
@@ -562,5 +587,12 @@ def test_lying_lengths_are_corrupt_at_the_right_byte():
         [[("length", "12"), ("attributes", "00"), ("timestampDelta", "00"), ("offsetDelta", "00"),
           ("keyLength", "01"), ("valueLength", "01"), ("headersCount", "02"), ("header 0 keyLength", "02"),
           ("header 0 key", "ff"), ("header 0 valueLength", "01")], GOOD],
+        "record 0 > header 0 keyLength",
+    )  # fmt: skip
+    _check_corrupt_at(
+        "a null header key (keyLength -1)",
+        [[("length", "10"), ("attributes", "00"), ("timestampDelta", "00"), ("offsetDelta", "00"),
+          ("keyLength", "01"), ("valueLength", "01"), ("headersCount", "02"), ("header 0 keyLength", "01"),
+          ("header 0 valueLength", "01")], GOOD],
         "record 0 > header 0 keyLength",
     )  # fmt: skip

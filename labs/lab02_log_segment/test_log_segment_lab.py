@@ -179,6 +179,33 @@ def test_index_slot_for_matches_a_simple_model(tmp_path_factory, gaps, target):
     )
 
 
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_index_slot_for_reads_a_logarithmic_number_of_keys(tmp_path):
+    entries = 1000
+    index = OffsetIndex(tmp_path / "x.index", 0, max_index_size=8 * entries)
+    for slot in range(entries):
+        index.append(3 * slot + 1, 10 * slot)
+    read, parse_key = [], index._parse_key
+
+    def counting_parse_key(n: int) -> int:
+        read.append(n)
+        return parse_key(n)
+
+    index._parse_key = counting_parse_key  # every key the search reads comes through here
+    bound = 2 * entries.bit_length() + 2  # a binary search reads about log2(1000) = 10 keys
+    for target in (0, 1, 2, 700, 1500, 2996, 2997, 2998, 5000):
+        read.clear()
+        slot = index._index_slot_for(target)
+        expected = max((n for n in range(entries) if 3 * n + 1 <= target), default=-1)
+        assert slot == expected, f"target {target}: slot {slot}, expected {expected} (key of slot n: 3n + 1)"
+        assert len(read) <= bound, (
+            f"finding target {target} among {entries} entries read {len(read)} keys "
+            f"(slots {read[:12]}{' ...' if len(read) > 12 else ''}); a binary search reads about "
+            f"{entries.bit_length()}, and this test allows {bound}"
+        )
+
+
 # -- append ------------------------------------------------------------------------------------------------
 
 
@@ -206,13 +233,23 @@ def test_the_first_append_adds_no_entry_and_entries_need_more_than_the_interval(
             )
         offset += count
     entries = [tuple(segment.index.entry(i)) for i in range(segment.index.entries)]
+
+    def gaps(found):  # the bytes of log before each entry's batch since the last entry (or position 0)
+        positions = [position for _, position in found]
+        return [b - a for a, b in zip([0, *positions], positions, strict=False)]
+
     assert entries == expected, (
-        f"an entry (first offset, position) is added when MORE than {INTERVAL} bytes were appended since "
-        f"the last one, checked before counting the new batch.\n  expected entries {expected}\n"
-        f"  got              {entries}\n" + _layout(segment)
+        f"{size}-byte batches, index.interval.bytes {INTERVAL}: expected entries (offset, position) "
+        f"{expected}, each after {gaps(expected)} bytes since the last entry;\n"
+        f"  got {entries}, after {gaps(entries)} bytes\n" + _layout(segment)
+    )
+    assert segment.rolling_based_timestamp == TS, (
+        f"rolling_based_timestamp was {TS} after the first append, and is {segment.rolling_based_timestamp} "
+        "after 22: it moved with later appends"
     )
     assert segment.bytes_since_last_index_entry == since_last, (
-        f"bytes_since_last_index_entry should be {since_last} (bytes appended since the last entry)"
+        f"bytes_since_last_index_entry is {segment.bytes_since_last_index_entry}, but {since_last} bytes "
+        "were appended since the last entry"
     )
 
 
@@ -251,8 +288,8 @@ def test_entries_point_at_batch_starts_and_the_time_index_keeps_the_largest_time
     )
     time_entries = [tuple(segment.time_index.entry(i)) for i in range(segment.time_index.entries)]
     assert time_entries == expected_time_entries, (
-        "with each offset index entry, append offers the time index (max_timestamp_so_far, "
-        "offset_of_max_timestamp) as of that append (time_index.maybe_append keeps it if it grew)\n"
+        "the time index should hold, as each offset index entry was added, the largest timestamp "
+        "appended so far and its offset, whenever that had grown since its last entry\n"
         f"  expected {expected_time_entries}\n  got      {time_entries}"
     )
 
@@ -274,8 +311,8 @@ def test_read_starts_at_the_batch_holding_each_offset_and_none_past_the_end(segm
             f"  {_returned(info)}\n" + _layout(segment)
         )
         assert tuple(info.fetch_offset_metadata) == (offset, BASE, position), (
-            "fetch_offset_metadata = (the offset asked for, the segment's base offset, the batch's position)\n"
-            f"  {_returned(info)}"
+            f"read({offset}): fetch_offset_metadata should be {(offset, BASE, position)} (the offset asked "
+            f"for, the segment's base offset, where its batch starts)\n  {_returned(info)}"
         )
         assert info.records.size_in_bytes() == segment.size_in_bytes() - position, (
             "with room to spare, the read runs to the end of the file\n  " + _returned(info)
@@ -305,8 +342,15 @@ def test_read_respects_max_size_and_min_one_message(segment):
     )
     empty = segment.read(BASE, None, max_size=0)
     assert empty is not None and empty.records.size_in_bytes() == 0, "max_size 0: an empty read, not None"
-    with pytest.raises(ValueError):
-        segment.read(BASE, None, max_size=-1)
+    for min_one_message in (False, True):
+        try:
+            got = segment.read(BASE, None, max_size=-1, min_one_message=min_one_message)
+        except ValueError:
+            continue
+        pytest.fail(
+            f"read with max_size -1 (min_one_message={min_one_message}) should raise ValueError\n  "
+            + _returned(got)
+        )
 
 
 @pytest.mark.stage(3)
