@@ -113,8 +113,8 @@ def test_a_token_without_three_fields_or_not_utf8_is_refused():
     for token, what in cases.items():
         e = refused(token)
         assert "Invalid SASL/PLAIN response" in str(e), (
-            f"{token!r} ({what}): the message should start as Kafka's, 'Invalid SASL/PLAIN response: ...'; "
-            f"got {str(e)!r}"
+            f"{token!r} ({what}) is malformed, but the refusal does not say so (Kafka's refusals of a "
+            f"malformed message read 'Invalid SASL/PLAIN response: ...'): {str(e)!r}"
         )
 
 
@@ -137,15 +137,15 @@ def test_a_missing_user_or_password_and_a_wrong_one_are_refused_with_kafkas_mess
     ]
     for token, message, username in cases:
         e = refused(token)
-        assert str(e) == message, f"{token!r}: expected the message {message!r}, got {str(e)!r}"
+        assert str(e) == message, f"{token!r} was refused with {str(e)!r}; Kafka's client is told {message!r}"
         if username:
             assert e.username == username, (
-                f"{token!r}: the SaslException should carry the user the client claimed, for the broker's "
-                f"log: SaslException(message, {username!r}); its username is {e.username!r}"
+                f"{token!r} was refused, but the broker's log would not say who tried: the refusal names "
+                f"the user {e.username!r}, the client claimed {username!r}"
             )
     assert compared, (
-        "a wrong password must be compared with hmac.compare_digest (constant time), not ==: the time "
-        "== takes tells an attacker how many leading characters were right"
+        "alice's password and the guesses were checked, and hmac.compare_digest was never called: the "
+        "comparison's time may depend on how much of a guess was right"
     )
 
 
@@ -154,8 +154,13 @@ def test_a_missing_user_or_password_and_a_wrong_one_are_refused_with_kafkas_mess
 def test_an_authzid_naming_someone_else_and_a_second_token_are_refused():
     e = refused(b"admin\x00alice\x00alice-secret")
     assert "authorization id" in str(e), (
-        f"alice, with her own password, asking to act as admin is refused with a message about the "
-        f"authorization id; got {str(e)!r}"
+        f"alice, with her own password, asked to act as admin; the refusal does not name the authorization "
+        f"id: {str(e)!r}"
+    )
+    e = refused(b"admin\x00alice\x00guess")
+    assert str(e) == "Authentication failed: Invalid username or password", (
+        f"a client with a wrong password asked to act as admin, and the refusal tells it about more than "
+        f"the failed login: {str(e)!r}"
     )
     server = PlainSaslServer(USERS)
     server.evaluate_response(b"\x00alice\x00alice-secret")
@@ -233,27 +238,31 @@ class Connection:
 def test_saslhandshake_v1_logs_alice_in_and_answers_a_wrong_password_with_error_58():
     good = Connection("alice-secret", API_VERSIONS).run()
     assert good.client.handshake_version == 1, good.told()
-    assert good.client.complete() and good.server.complete(), f"alice's login should complete\n{good.told()}"
+    assert good.client.complete() and good.server.complete(), (
+        f"alice's login with her password did not complete\n{good.told()}"
+    )
     assert good.server.principal() == KafkaPrincipal("User", "alice"), (
-        f"the connection's principal is User:alice\n{good.told()}"
+        f"alice logged in, and the connection's principal is not User:alice\n{good.told()}"
     )
     assert good.client.answers == [{"error_code": 0, "error_message": None, "sasl_auth_bytes": b""}], (
-        good.told()
+        f"the broker's answer to alice's token is not a success with nothing more to say\n{good.told()}"
     )
-    assert good.stats.get("v1", "ok") == 1
+    assert good.stats.get("v1", "ok") == 1, f"the broker did not count alice's v1 login\n{good.told()}"
 
     bad = Connection("guess", API_VERSIONS).run()
     answer = bad.client.answers[-1] if bad.client.answers else {}
     assert answer.get("error_code") == 58, (
-        f"a wrong password over SaslAuthenticate is answered SASL_AUTHENTICATION_FAILED (58) with the "
-        f"SaslException's message\n{bad.told()}"
+        f"the broker's answer to a wrong password over SaslAuthenticate is not SASL_AUTHENTICATION_FAILED "
+        f"(58): {answer or 'no answer'}\n{bad.told()}"
     )
-    assert "Invalid username or password" in (answer.get("error_message") or ""), bad.told()
+    assert "Invalid username or password" in (answer.get("error_message") or ""), (
+        f"the client was not told why its login failed\n{bad.told()}"
+    )
     assert isinstance(bad.client_error, SaslAuthenticationException), (
-        f"the client fails with the broker's message\n{bad.told()}"
+        f"the client's end did not fail with the broker's refusal\n{bad.told()}"
     )
     assert bad.server.state is SaslState.FAILED and bad.server.principal() == KafkaPrincipal.ANONYMOUS, (
-        f"the broker's side fails, and the connection is closed\n{bad.told()}"
+        f"after a wrong password the broker's end is not failed and anonymous\n{bad.told()}"
     )
 
 
@@ -263,21 +272,26 @@ def test_saslhandshake_v0_raw_tokens_log_alice_in_and_a_wrong_password_closes_th
     good = Connection("alice-secret", OLD_BROKER_API_VERSIONS).run()
     assert good.client.handshake_version == 0, good.told()
     assert good.client.complete() and str(good.server.principal()) == "User:alice", (
-        f"alice's raw PLAIN token logs her in; the success is an empty frame\n{good.told()}"
+        f"alice's raw PLAIN token with her password did not log her in\n{good.told()}"
     )
-    assert good.client.answers == [b""] and good.stats.get("v0", "ok") == 1, good.told()
+    assert good.client.answers == [b""] and good.stats.get("v0", "ok") == 1, (
+        f"the broker's answer to alice's raw token is not an empty frame, or her login was not counted\n"
+        f"{good.told()}"
+    )
 
     bad = Connection("guess", OLD_BROKER_API_VERSIONS).run()
     assert isinstance(bad.server_error, SaslAuthenticationException), (
-        f"the broker refuses the raw token: SaslAuthenticationException, and the connection is closed\n"
-        f"{bad.told()}"
+        f"the broker's end did not refuse a raw token with a wrong password\n{bad.told()}"
     )
-    assert "Invalid username or password" in str(bad.server_error), bad.told()
+    assert "Invalid username or password" in str(bad.server_error), (
+        f"the broker's end failed for another reason than the password\n{bad.told()}"
+    )
     assert bad.client.answers == [] and isinstance(bad.client_error, EOFError), (
-        f"0.10's framing has no way to say why: the client gets no answer, only the closed connection\n"
-        f"{bad.told()}"
+        f"after a refused raw token the client got an answer, or its connection stayed open\n{bad.told()}"
     )
-    assert bad.stats.get("v0", "failed") == 1 and bad.stats.get("v0", "ok") == 0, bad.told()
+    assert bad.stats.get("v0", "failed") == 1 and bad.stats.get("v0", "ok") == 0, (
+        f"the broker did not count the refused raw token as a failed login\n{bad.told()}"
+    )
 
 
 # -- stage 2: the ACL decision ------------------------------------------------------------------------
@@ -478,8 +492,8 @@ def test_each_decision_goes_to_the_audit_log(authorizers, caplog):
         ("DEBUG", "Principal = User:alice is Allowed Operation = Read from host = 10.0.0.66 on resource = Topic:plain"),
     ]  # fmt: skip
     assert [e for e in expected if e in logged] == expected, (
-        "each decision is logged on kafka.authorizer.logger, through _log_audit_message (a denial at "
-        f"INFO, an allowed request at DEBUG):\nexpected {expected}\nlogged   {logged}"
+        "the audit log (kafka.authorizer.logger) misses a decision, or has it at another level or in other "
+        f"words:\nexpected {expected}\nlogged   {logged}"
     )
 
 
