@@ -77,7 +77,14 @@ class Rig:
         self.processor.process_completed_receives()
 
     def respond(self, request) -> None:
-        """Play the handler: answer ``request`` through the channel, as KafkaApis would."""
+        """Play the handler: answer ``request`` through the channel, as KafkaApis would; the processor
+        writes the response and then deals with the completed send."""
+        self.write_response(request)
+        self.processor.process_completed_sends()
+
+    def write_response(self, request) -> None:
+        """Answer ``request`` and poll until the processor has written the response, before it deals
+        with the completed send."""
         payload = encode_response(
             ApiKeys.API_VERSIONS, 0, request.header.correlation_id, {"error_code": 0, "api_versions": []}
         )
@@ -85,7 +92,6 @@ class Rig:
         self.channel.send_response(Response(0, request, ResponseAction.SEND, [payload]))
         self.processor.process_new_responses()
         self.poll_until(lambda: self.processor.selector.completed_sends, "the response to be written")
-        self.processor.process_completed_sends()
 
     def read_response(self) -> int:
         size = struct.unpack(">i", self._recv(4))[0]
@@ -118,12 +124,23 @@ def test_a_complete_request_is_parsed_and_handed_over(rig):
     rig.send(41)
     rig.receive_one()
     request = rig.channel.receive_request(1000)
-    assert request is not None, "the request should be on the request channel"
-    assert (request.header.api_key, request.header.api_version, request.header.correlation_id) == (18, 0, 41)
-    assert request.header.client_id == "lab4"
-    assert request.processor == 0 and request.connection_id == rig.connection_id
+    assert request is not None, (
+        "a whole ApiVersions request (correlation id 41) was read, and after process_completed_receives "
+        "the request channel holds no request"
+    )
+    header = request.header
+    assert (header.api_key, header.api_version, header.correlation_id, header.client_id) == (
+        18,
+        0,
+        41,
+        "lab4",
+    ), f"the request sent was ApiVersions v0, correlation id 41, client lab4; the one handed over is {header}"
+    assert request.processor == 0 and request.connection_id == rig.connection_id, (
+        f"the request handed over names processor {request.processor} and connection "
+        f"{request.connection_id}; it came to processor 0 on {rig.connection_id}"
+    )
     assert request.body == {} and not request.unsupported_version
-    assert request.start_ns > 0, "start_ns: when the processor received it (metrics start there)"
+    assert request.start_ns > 0, "the request handed over has no arrival time (start_ns)"
     assert request.size == len(encode_request(RequestHeader(18, 0, 41, "lab4"), {}))
 
 
@@ -133,11 +150,16 @@ def test_the_connection_is_muted_while_its_request_is_in_flight(rig):
     rig.send(1)
     rig.send(2)  # pipelined: already in the socket buffer
     rig.receive_one()
-    assert rig.processor.selector.channels[rig.connection_id].muted, "mute after handing the request over"
     for _ in range(5):
         rig.processor.selector.poll(20)
-        assert not rig.processor.selector.completed_receives, "a muted connection must not be read"
-    assert rig.channel.request_queue.qsize() == 1
+        assert not rig.processor.selector.completed_receives, (
+            "two requests were pipelined on one connection; while the first is with the handlers, "
+            "unanswered, the processor's selector read the second"
+        )
+    in_flight = rig.channel.request_queue.qsize()
+    assert in_flight == 1, (
+        f"two requests were pipelined on one connection, and {in_flight} are with the handlers at once"
+    )
 
 
 @pytest.mark.stage(1)
@@ -155,17 +177,25 @@ def test_a_frame_that_does_not_parse_closes_the_connection_with_one_warning(rig,
     with caplog.at_level(logging.WARNING):
         rig.processor.process_completed_receives()
     other.close()
-    assert rig.connection_id not in rig.processor.selector.channels, "the connection should be closed"
+    assert rig.connection_id not in rig.processor.selector.channels, (
+        "a frame with api key 1000 (no such API) arrived, and its connection is still open"
+    )
     handed = rig.channel.receive_request(0)
     assert handed is not None and handed.connection_id == other_id, (
         "the bad frame closes its own connection only: the other connection's request, after it in the "
         "same poll, is handed over as usual"
     )
-    assert rig.channel.request_queue.qsize() == 0, "nothing of the bad frame is handed over"
+    assert rig.channel.request_queue.qsize() == 0, "a request was handed over for the bad frame"
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert len(warnings) == 1 and warnings[0].exc_info is None, "one warning line, no traceback"
+    assert len(warnings) == 1 and warnings[0].exc_info is None, (
+        f"the bad frame logged {len(warnings)} warning line(s)"
+        + (" with a traceback" if any(r.exc_info for r in warnings) else "")
+        + ": "
+        + "; ".join(r.getMessage() for r in warnings)
+    )
     assert rig.quotas.get(rig.ip) == 1, (
-        "closing gives the address's connection slot back (the other keeps its)"
+        f"after the bad frame's connection went, its address holds {rig.quotas.get(rig.ip)} connection "
+        "slots; one connection (the other client's) is open"
     )
     assert rig.client.recv(1) == b""
 
@@ -177,9 +207,14 @@ def test_api_versions_at_an_unknown_version_is_handed_over_marked(rig):
     rig.client.sendall(struct.pack(">i", len(payload)) + payload)
     rig.receive_one()
     request = rig.channel.receive_request(1000)
-    assert request is not None, "ApiVersions is answered at any version (KIP-35): hand it over"
+    assert request is not None, (
+        "an ApiVersions request at version 3 (one the broker does not speak) was not handed over"
+        + ("; its connection was closed" if rig.connection_id not in rig.processor.selector.channels else "")
+    )
     assert request.unsupported_version and request.body == {} and request.header.api_version == 3
-    assert rig.processor.selector.channels[rig.connection_id].muted
+    assert rig.processor.selector.channels[rig.connection_id].muted, (
+        "the ApiVersions request is with the handlers, and its connection is not muted"
+    )
 
 
 @pytest.mark.stage(2)
@@ -189,11 +224,36 @@ def test_a_completed_response_unmutes_and_records_metrics(rig):
     rig.receive_one()
     request = rig.channel.receive_request(1000)
     rig.respond(request)
-    assert not rig.processor.selector.channels[rig.connection_id].muted, "unmute once the response is written"
+    assert not rig.processor.selector.channels[rig.connection_id].muted, (
+        "the response was written, and its connection is still muted: the client's next request will "
+        "never be read"
+    )
     assert rig.read_response() == 7
-    (row,) = rig.metrics.snapshot()
-    assert (row["api"], row["version"], row["requests"]) == ("ApiVersions", 0, 1)
-    assert row["bytes_out_per_sec"] > 0, "the response's size is recorded"
+    rows = rig.metrics.snapshot()
+    assert len(rows) == 1, f"one request was answered; the request metrics hold {len(rows)} rows: {rows}"
+    (row,) = rows
+    assert (row["api"], row["version"], row["requests"]) == ("ApiVersions", 0, 1), f"request metrics: {row}"
+    assert row["bytes_out_per_sec"] > 0, f"a response was written, and the metrics show no bytes out: {row}"
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_a_response_for_a_connection_gone_is_dropped(rig):
+    rig.send(8)
+    rig.receive_one()
+    request = rig.channel.receive_request(1000)
+    rig.write_response(request)
+    rig.processor._close(rig.connection_id)  # the connection goes before its completed send is dealt with
+    try:
+        rig.processor.process_completed_sends()
+    except Exception as e:
+        pytest.fail(
+            "a response was written and its connection then closed; process_completed_sends raised "
+            f"{type(e).__name__}: {e}"
+        )
+    assert rig.metrics.snapshot() == [], (
+        f"the response's connection had closed; the request metrics recorded {rig.metrics.snapshot()}"
+    )
 
 
 @pytest.mark.stage(2)
@@ -205,7 +265,9 @@ def test_pipelined_requests_are_answered_one_at_a_time_in_order(rig):
     for _ in range(3):
         rig.receive_one()
         request = rig.channel.receive_request(1000)
-        assert rig.channel.request_queue.qsize() == 0, "never two requests of one connection in flight"
+        assert rig.channel.request_queue.qsize() == 0, (
+            "three requests were pipelined on one connection, and two are with the handlers at once"
+        )
         rig.respond(request)
         answered.append(rig.read_response())
-    assert answered == [1, 2, 3]
+    assert answered == [1, 2, 3], f"requests 1, 2, 3 were answered as {answered}"
