@@ -67,16 +67,16 @@ def test_grade_one_stage_verbose_and_the_score_lab_list_shows(tmp_path, capsys, 
     assert main(["lab", "grade", "4", "--dir", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "stage 1: hand over and mute  11/11 done" in out
-    assert "stage 2: unmute when the response is written  0/5" in out and "total 11/16" in out
+    assert "stage 2: unmute when the response is written  0/7" in out and "total 11/18" in out
     assert "Next: stage 2, unmute when the response is written" in out
     assert f"lab grade 4 --stage 2 --dir {tmp_path}" in out, "the hint names the workspace it graded"
     scores = json.loads((tmp_path / ".scores.json").read_text())
-    assert scores["4"]["earned"] == 11 and scores["4"]["total"] == 16
-    assert scores["4"]["stages"] == {"1": [11, 11], "2": [0, 5]}
+    assert scores["4"]["earned"] == 11 and scores["4"]["total"] == 18
+    assert scores["4"]["stages"] == {"1": [11, 11], "2": [0, 7]}
 
     assert main(["lab", "list", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "Lab 4: The broker's processor" in out and "your last score 11/16" in out
+    assert "Lab 4: The broker's processor" in out and "your last score 11/18" in out
     assert "stage 1: hand over and mute  11/11" in out
     assert "Lab 1: Encode and decode a record batch v2  (2 to 3 hours; not started)" in out
     assert "builds on: chapter 6 guide" in out
