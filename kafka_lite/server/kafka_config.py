@@ -782,8 +782,7 @@ class KafkaConfig:
             )  # fmt: skip
         configs = {**self.listener_configs, JAVA_LOGIN_CONFIG_PARAM: self.values[JAVA_LOGIN_CONFIG_PARAM]}
         entries = load_server_context(name, mechanism, configs)
-        username = next((e.options["username"] for e in entries if "username" in e.options), None)
-        password = next((e.options["password"] for e in entries if "password" in e.options), None)
+        username, password = _own_login(entries)
         if username is None or password is None:
             raise ConfigException(
                 f"listener.name.{name.lower()}.{mechanism.lower()}.sasl.jaas.config",
@@ -809,8 +808,7 @@ class KafkaConfig:
             return PLAINTEXT_CHANNEL_BUILDER
         mechanism = v["sasl.mechanism.inter.broker.protocol"]
         entries = self.sasl_jaas_entries_by_listener[self.inter_broker_listener_name][mechanism]
-        username = next((e.options["username"] for e in entries if "username" in e.options), None)
-        password = next((e.options["password"] for e in entries if "password" in e.options), None)
+        username, password = _own_login(entries)
         return client_channel_builder(
             SASL_PLAINTEXT, mechanism, username, password, f"broker-{self.broker_id}"
         )
@@ -961,3 +959,11 @@ def read_properties(path: str | Path) -> dict[str, str]:
             raise ConfigException(f"{path}:{number}: cannot read {raw!r} as key=value")
         props[m[1]] = m[2]
     return props
+
+
+def _own_login(entries: list[AppConfigurationEntry]) -> tuple[str | None, str | None]:
+    """The ``username`` and ``password`` options of a listener's JAAS entries: the node's own login
+    when it connects out (Kafka's broker logs in with its KafkaServer entry); None where unset."""
+    username = next((e.options["username"] for e in entries if "username" in e.options), None)
+    password = next((e.options["password"] for e in entries if "password" in e.options), None)
+    return username, password
