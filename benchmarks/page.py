@@ -42,6 +42,7 @@ SECTIONS = {
     "bench_timer": "timer",
     "bench_replication": "replication",
     "bench_request_cost": "request cost",
+    "bench_request_hops": "request hops",
     "bench_controller": "controller",
     "bench_kraft_controller": "KRaft controller",
     "bench_streams": "Streams",

@@ -58,6 +58,7 @@ SHORT: dict[str, list[str]] = {
     "bench_timer": ["--sizes", "1000", "1000000", "--ops", "10000"],
     "bench_replication": ["--records", "200000", "--rounds", "5", "--seconds", "5"],
     "bench_request_cost": ["--requests", "2000", "--rounds", "5"],
+    "bench_request_hops": ["--requests", "2000", "--rounds", "3"],
     "bench_controller": ["--rounds", "3"],
     "bench_kraft_controller": ["--rounds", "3"],
     "bench_streams": ["--rounds", "5", "--lines", "5000", "--records", "20000", "--restore-records", "50000"],

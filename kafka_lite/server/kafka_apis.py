@@ -289,6 +289,7 @@ class KafkaApis:
         if forwarding_manager is not None:
             handled += self._forward_to_controller_in_kraft_mode()
         self._api_versions = api_versions(handled)
+        self._api_versions_bodies: dict[int, bytes] = {}
 
     def _forward_to_controller_in_kraft_mode(self) -> tuple:
         """A KRaft broker's handlers, as Kafka 3.3's: the admin requests go to the controller
@@ -386,13 +387,15 @@ class KafkaApis:
         out = PieceWriter()
         _response_header(request).write(out, {"correlation_id": request.header.correlation_id})
         (schema or request.api.response_schema(request.header.api_version)).write(out, body)
+        self._send_pieces(request, out.finish())
+
+    def _send_pieces(self, request: Request, pieces: list) -> None:
+        """Hand an encoded response (its header first) to the request's processor."""
         now = self.time.nanoseconds()
         if not request.api_local_complete_ns:  # answered by the handler itself: no remote phase
             request.api_local_complete_ns = now
         request.api_remote_complete_ns = now
-        self.request_channel.send_response(
-            Response(request.processor, request, ResponseAction.SEND, out.finish())
-        )
+        self.request_channel.send_response(Response(request.processor, request, ResponseAction.SEND, pieces))
 
     # --8<-- [start:authorize]
     def _authorize(self, session: Session, operation: Operation, resource: Resource) -> bool:
@@ -451,9 +454,21 @@ class KafkaApis:
             body = {"error_code": Errors.UNSUPPORTED_VERSION.code, "api_versions": self._api_versions}
             self._send_response(request, body, API_VERSIONS_RESPONSE_V0)
             return
-        self._send_response(
-            request, {"error_code": 0, "api_versions": self._api_versions, "throttle_time_ms": 0}
-        )
+        out = PieceWriter()
+        _response_header(request).write(out, {"correlation_id": request.header.correlation_id})
+        self._send_pieces(request, [*out.finish(), self._api_versions_body(request.header.api_version)])
+
+    def _api_versions_body(self, version: int) -> bytes:
+        """ApiVersions' answer at ``version``, encoded the first time it is asked for and kept: what a
+        broker handles is fixed when it starts, so the answer never changes (Kafka builds it once too,
+        ``ApiVersionsResponse.API_VERSIONS_RESPONSE``). Every client asks on every connection."""
+        body = self._api_versions_bodies.get(version)
+        if body is None:
+            out = PieceWriter()
+            value = {"error_code": 0, "api_versions": self._api_versions, "throttle_time_ms": 0}
+            ApiKeys.API_VERSIONS.response_schema(version).write(out, value)
+            body = self._api_versions_bodies[version] = b"".join(out.finish())
+        return body
 
     # -- Metadata ---------------------------------------------------------------------------------------------
 

@@ -58,7 +58,7 @@ class FileRecords:
     """The records in ``path`` between byte ``start`` and ``end`` (the whole file unless a slice)."""
 
     def __init__(self, path: Path, channel: _FileChannel, start: int, end: int, is_slice: bool) -> None:
-        self.path = Path(path)
+        self.path = path  # a Path already: a fetch makes a slice per partition read, path and all
         self._channel: _FileChannel | None = channel
         self.start = start
         self._end = end
