@@ -224,7 +224,7 @@ def main() -> None:
                 if proc.stdout.readline().strip() != "ready":
                     raise RuntimeError(f"the {kind} client did not start")
 
-                def one_round(proc=proc) -> int:
+                def one_round(proc=proc, kind=kind) -> int:
                     before = process_cpu_ns()
                     proc.stdin.write("go\n")
                     proc.stdin.flush()
