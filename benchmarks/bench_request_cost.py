@@ -21,7 +21,9 @@ baselines, each a process of its own answering the same frames with responses of
 a bare server (one thread, a blocking socket: the interpreter's and the kernel's floor for a
 request-response round trip), and a relay that adds only the broker's thread hand-offs (a network
 thread that mutes the connection and queues the frame, a handler thread that queues the response
-and wakes the network thread through a socket pair). The table gives the medians over ``--rounds``
+and wakes the network thread through a socket pair). A baseline costs a few µs a request, and
+``/proc`` counts CPU in ticks of 10 ms, so each baseline answers 20 times as many of each kind's
+requests as the broker does (``FLOOR_REPEAT``), for a count of ticks like the broker's. The table gives the medians over ``--rounds``
 rounds (the kinds of request take turns in each round), in µs of CPU per request, and the broker's
 cost as a multiple of the floor.
 """
@@ -53,6 +55,7 @@ from kafka_lite.zk.embedded import EmbeddedZooKeeper
 PORT = 19092  # where bench_broker.start_broker listens
 FILL = 100_000  # records in partition 0 before the rounds, for the fetches to read
 KINDS = ("ApiVersions", "Produce", "Fetch")
+FLOOR_REPEAT = 20  # how many times over the baselines answer each kind's requests
 
 
 # -- the client: one request at a time -------------------------------------------------------------------
@@ -237,7 +240,9 @@ def main() -> None:
                     for kind in order:
                         payloads = requests(kind, args.requests)
                         us, size = measure(PORT, broker.pid, payloads)
-                        asks = floor_payloads(payloads, size)
+                        # The baselines cost a few µs a request, which /proc counts in 10 ms ticks:
+                        # they answer FLOOR_REPEAT times as many requests, for as many ticks as the broker.
+                        asks = floor_payloads(payloads, size) * FLOOR_REPEAT
                         bare, _ = measure(ports["bare"], peers["bare"][0].pid, asks)
                         relay, _ = measure(ports["relay"], peers["relay"][0].pid, asks)
                         broker_us[kind].append(us)
