@@ -148,6 +148,27 @@ def process_cpu_ns() -> int:
     return int((usage.ru_utime + usage.ru_stime) * 1e9)
 
 
+THREADS = {"kafka-network-thread": "the network thread", "kafka-request-handler": "the request handlers"}
+
+
+def threads_cpu_ns() -> dict[str, int]:
+    """CPU so far of the broker's network thread, of its request handlers together, and of every
+    other thread of this process (``/proc``'s per-thread counts, in ticks of the kernel's clock)."""
+    spent = dict.fromkeys([*THREADS.values(), "the other threads"], 0)
+    tick_ns = 1e9 / os.sysconf("SC_CLK_TCK")
+    for thread in threading.enumerate():
+        try:
+            stat = Path(f"/proc/self/task/{thread.native_id}/stat").read_text()
+        except OSError:
+            continue  # ended meanwhile
+        fields = stat.rsplit(")", 1)[1].split()
+        group = next(
+            (g for prefix, g in THREADS.items() if thread.name.startswith(prefix)), "the other threads"
+        )
+        spent[group] += int((int(fields[11]) + int(fields[12])) * tick_ns)
+    return spent
+
+
 # -- the client, a process of its own ----------------------------------------------------------------------
 
 
@@ -212,7 +233,7 @@ def main() -> None:
                 f"127.0.0.1:{PORT}", FILL, os.urandom(100), {"batch.size": 4096}, partition=0
             )
             producer.flush(30)
-            results = {kind: {"bare": [], "hops": [], "wrapped": []} for kind in KINDS}
+            results = {kind: {"bare": [], "threads": [], "hops": [], "wrapped": []} for kind in KINDS}
             for kind in KINDS:
                 proc = subprocess.Popen(
                     [sys.executable, __file__, "--client", kind, "--requests", str(args.requests)],
@@ -224,22 +245,25 @@ def main() -> None:
                 if proc.stdout.readline().strip() != "ready":
                     raise RuntimeError(f"the {kind} client did not start")
 
-                def one_round(proc=proc, kind=kind) -> int:
-                    before = process_cpu_ns()
+                def one_round(proc=proc, kind=kind) -> tuple[int, dict[str, int]]:
+                    before, threads_before = process_cpu_ns(), threads_cpu_ns()
                     proc.stdin.write("go\n")
                     proc.stdin.flush()
                     if proc.stdout.readline().strip() != "done":
                         raise RuntimeError(f"the {kind} client stopped")
-                    return process_cpu_ns() - before
+                    threads = {t: ns - threads_before[t] for t, ns in threads_cpu_ns().items()}
+                    return process_cpu_ns() - before, threads
 
                 for _ in range(args.rounds):
-                    results[kind]["bare"].append(one_round() / args.requests)
+                    spent, threads = one_round()
+                    results[kind]["bare"].append(spent / args.requests)
+                    results[kind]["threads"].append({t: ns / args.requests for t, ns in threads.items()})
                     for hop, methods in HOPS:
                         for module, owner, name in methods:
                             clock.wrap(hop, getattr(sys.modules[module], owner), name)
                     clock.wrap_item("the handler's work", server.apis._handlers, API_KEYS[kind])
                     clock.reset()
-                    spent = one_round()
+                    spent, _ = one_round()
                     clock.unwrap()
                     results[kind]["wrapped"].append(spent / args.requests)
                     results[kind]["hops"].append({h: ns / args.requests for h, ns in clock.ns.items()})
@@ -262,6 +286,13 @@ def main() -> None:
         medians[kind]["total, without them"] = statistics.median(results[kind]["bare"]) / 1000
     for row in [*hops, "the rest", "total, with the wrappers", "total, without them"]:
         print(f"{row:28}" + "".join(f"{medians[kind][row]:13.0f}" for kind in KINDS))
+    print(
+        f"\nThe same, without the wrappers, by thread, µs (per-thread counts in {1000 // os.sysconf('SC_CLK_TCK')} ms ticks)"
+    )
+    print(f"{'thread':28}" + "".join(f"{kind:>13}" for kind in KINDS))
+    for group in results[KINDS[0]]["threads"][0]:
+        cells = [statistics.median(r[group] for r in results[kind]["threads"]) / 1000 for kind in KINDS]
+        print(f"{group:28}" + "".join(f"{c:13.0f}" for c in cells))
     figures = []
     for kind in KINDS:
         row = medians[kind]

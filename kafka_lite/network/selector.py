@@ -1,7 +1,7 @@
 """The selector: many non-blocking connections, one thread, one ``poll`` at a time.
 
 Mirrors: org.apache.kafka.common.network.Selector (clients/.../common/network/Selector.java,
-         Kafka 0.10.1), over Python's ``selectors`` (epoll on Linux) instead of Java NIO
+         Kafka 0.10.1), over Linux's epoll (``select.epoll``), as Java NIO's selector is on Linux
 Book:    chapter 2, 2.1.4 (the selector handling network requests)
 Differs: no staged receives: Kafka 0.10.1 hands out at most one receive per channel per poll and
          keeps the rest staged; here a channel's read returns at most one complete frame per poll
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import select
 import selectors
 import socket
 
@@ -36,6 +37,20 @@ from kafka_lite.network.transfer import (
 )
 
 log = logging.getLogger(__name__)
+
+# A channel's interest (``selectors.EVENT_READ``/``EVENT_WRITE``, as KafkaChannel keeps it) as epoll's
+# event bits. The selector talks to epoll itself rather than through ``selectors``, which would
+# build a key object for every registration and look one up for every event, on every request's way.
+_EPOLL_EVENTS = {
+    selectors.EVENT_READ: select.EPOLLIN,
+    selectors.EVENT_WRITE: select.EPOLLOUT,
+    selectors.EVENT_READ | selectors.EVENT_WRITE: select.EPOLLIN | select.EPOLLOUT,
+}
+# An event is a read for every bit but EPOLLOUT and a write for every bit but EPOLLIN (as ``selectors``
+# reads them): a hang-up or an error wakes a channel for whatever it waits for, and its read or write
+# then meets it.
+_NOT_READ = ~select.EPOLLOUT
+_NOT_WRITE = ~select.EPOLLIN
 
 
 class Selector:
@@ -56,7 +71,9 @@ class Selector:
         self.channel_builder = channel_builder
         self.connections_max_idle_ms = connections_max_idle_ms
         self.time = time
-        self._selector = selectors.DefaultSelector()
+        self._epoll = select.epoll()
+        self._by_fd: dict[int, KafkaChannel] = {}  # the channels epoll watches, by socket descriptor
+        self._fds: dict[str, int] = {}  # channel id -> its descriptor, kept for after its socket closes
         self.channels: dict[str, KafkaChannel] = {}
         self._last_active: dict[str, int] = {}  # insertion order = least recently active first
         self._next_idle_close_check_ms = 0  # no connection can have been idle long enough before this
@@ -74,7 +91,7 @@ class Selector:
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
-        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        self._epoll.register(self._wake_r.fileno(), select.EPOLLIN)
         self._wakeup_pending = False  # a wakeup byte is written and not yet drained
 
     # -- connections ----------------------------------------------------------------------------------------
@@ -121,13 +138,13 @@ class Selector:
         self._last_active.pop(channel_id, None)
         if channel is not None:
             if self._registered.pop(channel_id, 0):
-                self._selector.unregister(channel.socket)
+                self._unwatch(channel)
             channel.close()
 
     def close_all(self) -> None:
         for channel_id in list(self.channels):
             self.close(channel_id)
-        self._selector.close()
+        self._epoll.close()
         self._wake_r.close()
         self._wake_w.close()
 
@@ -181,12 +198,15 @@ class Selector:
         if self._delayed_closes:  # wake for the first close that falls due
             first = min(deadline for deadline, _ in self._delayed_closes.values())
             timeout_ms = min(timeout_ms, max(first - self.time.milliseconds(), 0))
-        events = self._selector.select(max(timeout_ms, 0) / 1000.0)
-        for key, mask in events:
-            channel: KafkaChannel | None = key.data
+        events = self._epoll.poll(max(timeout_ms, 0) / 1000.0)
+        for fd, event in events:
+            channel = self._by_fd.get(fd)
             if channel is None:  # the wakeup socket
                 self._drain_wakeups()
                 continue
+            mask = (selectors.EVENT_READ if event & _NOT_READ else 0) | (
+                selectors.EVENT_WRITE if event & _NOT_WRITE else 0
+            )
             try:
                 self._handle(channel, mask)
             except (OSError, EOFError, InvalidReceiveException) as e:
@@ -301,12 +321,22 @@ class Selector:
         if channel.interest == registered:
             return
         if channel.interest and registered:
-            self._selector.modify(channel.socket, channel.interest, channel)
+            self._epoll.modify(self._fds[channel.id], _EPOLL_EVENTS[channel.interest])
         elif channel.interest:
-            self._selector.register(channel.socket, channel.interest, channel)
+            fd = self._fds[channel.id] = channel.socket.fileno()
+            self._epoll.register(fd, _EPOLL_EVENTS[channel.interest])
+            self._by_fd[fd] = channel
         else:
-            self._selector.unregister(channel.socket)
+            self._unwatch(channel)
         self._registered[channel.id] = channel.interest
+
+    def _unwatch(self, channel: KafkaChannel) -> None:
+        """Stop watching ``channel``'s socket (Java's key cancelled). A socket already closed has left
+        epoll by itself, and its number may belong to another socket by now: only the record goes."""
+        fd = self._fds.pop(channel.id)
+        del self._by_fd[fd]
+        if channel.socket.fileno() == fd:
+            self._epoll.unregister(fd)
 
     def _drain_wakeups(self) -> None:
         # One read: ``wakeup`` writes a byte only when none is pending, so there is one byte here, or
