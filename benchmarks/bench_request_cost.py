@@ -273,6 +273,7 @@ def main() -> None:
                 f"broker CPU per request, {kind}, over a bare one-thread server's",
                 b / o,
                 "x",
+                at_most=5.0,
                 detail=f"{b:,.0f} µs against {o:,.0f} µs (two threads alone: {t:,.0f} µs)",
             )
         )
