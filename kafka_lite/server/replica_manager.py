@@ -1000,10 +1000,15 @@ class ReplicaManager:
         results = {}
         remaining = fetch.max_bytes
         first = True
+        # Decided once for the whole fetch, from who sent it (Kafka's readFromLocalLog takes them as
+        # its arguments): a follower fetch names every partition its fetcher follows here.
+        fetch_only_from_leader = fetch.fetch_only_from_leader
+        fetch_only_committed = fetch.fetch_only_committed
+        read_committed = fetch.read_committed
         for tp, request in fetch.partitions.items():
             fetch_time_ms = self.time.milliseconds()
             try:
-                if fetch.fetch_only_from_leader:
+                if fetch_only_from_leader:
                     partition = self.get_leader_partition(tp)
                 else:  # a debugging consumer (replica id -2) may read a follower's replica
                     partition = self.get_replica_partition(tp)
@@ -1011,16 +1016,16 @@ class ReplicaManager:
                 hw = replica.high_watermark
                 # the LEO before the read: a follower that reads up to it has caught up
                 initial_log_end_offset = replica.log_end_offset
-                max_offset = hw if fetch.fetch_only_committed else None
-                lso = partition.last_stable_offset(hw) if fetch.read_committed else -1
-                if fetch.read_committed:
+                max_offset = hw if fetch_only_committed else None
+                lso = partition.last_stable_offset(hw) if read_committed else -1
+                if read_committed:
                     max_offset = lso  # read_committed: only what no open transaction may still abort
                 limit = max(min(request.max_bytes, remaining), 0)  # a negative max_bytes reads nothing
                 info = replica.log.read(request.offset, limit, max_offset=max_offset, min_one_message=first)
                 records = info.records
                 aborted = (
                     self._aborted_transactions(replica.log, request.offset, records)
-                    if fetch.read_committed
+                    if read_committed
                     else None
                 )
                 if self.should_leader_throttle(quota, tp, fetch.replica_id):
@@ -1064,9 +1069,11 @@ class ReplicaManager:
         """Kafka 0.10.1.1's ``shouldLeaderThrottle``: a throttled partition, over the quota, read for
         a follower outside the ISR. A follower in the ISR is never held back: 0.10.1.0 throttled it
         too, and then dropped it from the ISR for lagging."""
+        if not quota.is_throttled(tp):  # most partitions: asked first, as it settles the answer
+            return False
         partition = self._partitions.get(tp)
         is_replica_in_sync = partition is not None and replica_id in partition.isr
-        return quota.is_throttled(tp) and quota.is_quota_exceeded() and not is_replica_in_sync
+        return quota.is_quota_exceeded() and not is_replica_in_sync
 
     # --8<-- [end:should_leader_throttle]
 
