@@ -328,7 +328,7 @@ def test_delays_per_airport_and_hour_over_the_replayed_days(spark, flights):
     types = dict(got_df.dtypes)
     assert (types["avg_dep_delay"], types["p90_dep_delay"]) == ("double", "int"), (
         f"avg_dep_delay is {types['avg_dep_delay']} and p90_dep_delay {types['p90_dep_delay']}: expected "
-        "double (avg) and int (percentile_approx of an int column)"
+        "a double (a mean of whole minutes) and an int (a percentile that is one of the flights' delays)"
     )
     expected = expected_delays(flights)
     assert_rows(
