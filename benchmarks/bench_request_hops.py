@@ -38,11 +38,13 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import importlib
 import logging
 import os
 import resource
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -50,11 +52,13 @@ import threading
 import time
 from pathlib import Path
 
-from bench_broker import produce
+from bench_broker import TOPIC, produce
 from bench_request_cost import FILL, KINDS, PORT, requests, round_trip
+from bench_security import SECURED_SETTINGS
 from headline import add_argument, figure, write
 
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.protocol.requests import RequestHeader, encode_request
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
 HOPS = [
@@ -72,6 +76,10 @@ HOPS = [
         [("kafka_lite.server.kafka_apis", "KafkaApis", name) for name in ("handle", "_handle_request")],
     ),
     ("the handler's work", []),  # the API's handler, wrapped per kind in ``main``
+    (
+        "the authorizer",
+        [("kafka_lite.security.auth.simple_acl_authorizer", "SimpleAclAuthorizer", "authorize")],
+    ),
     ("response encode", [("kafka_lite.server.kafka_apis", "KafkaApis", "_send_response")]),
     ("the send", [("kafka_lite.network.kafka_channel", "KafkaChannel", "write")]),
     (
@@ -80,6 +88,11 @@ HOPS = [
         + [("kafka_lite.network.socket_server", "Processor", "_record")],
     ),
 ]
+MODES = ("plain", "secured")
+USER, PASSWORD = "bench", "bench-secret"
+# The secured broker: bench_security's (SASL/PLAIN on the one listener, the brokers' own traffic on it,
+# SimpleAclAuthorizer with admin as the super user), on this benchmark's port.
+SECURED = {**SECURED_SETTINGS, "listeners": f"SASL_PLAINTEXT://127.0.0.1:{PORT}"}
 API_KEYS = {"ApiVersions": ApiKeys.API_VERSIONS, "Produce": ApiKeys.PRODUCE, "Fetch": ApiKeys.FETCH}
 
 
@@ -172,12 +185,30 @@ def threads_cpu_ns() -> dict[str, int]:
 # -- the client, a process of its own ----------------------------------------------------------------------
 
 
-def client(kind: str, n: int) -> None:
-    """Warm up, say "ready", wait for a line on stdin, send ``n`` requests of ``kind`` one at a time,
-    say "done"; again for every further line, until stdin closes."""
+def login(sock: socket.socket, buf: bytearray) -> None:
+    """SASL/PLAIN as ``bench`` on a SASL_PLAINTEXT listener: SaslHandshake v1, then the PLAIN message
+    in a SaslAuthenticate v0 (KIP-152)."""
+    handshake = encode_request(RequestHeader(ApiKeys.SASL_HANDSHAKE, 1, 0, "bench"), {"mechanism": "PLAIN"})
+    token = b"\0" + USER.encode() + b"\0" + PASSWORD.encode()
+    authenticate = encode_request(
+        RequestHeader(ApiKeys.SASL_AUTHENTICATE, 0, 1, "bench"), {"sasl_auth_bytes": token}
+    )
+    for request in (handshake, authenticate):
+        size = round_trip(sock, request, buf)
+        # Both answers start with the correlation id and an error code; 0 is success.
+        (error,) = struct.unpack_from(">h", buf, 4)
+        if error:
+            raise RuntimeError(f"the benchmark's login failed with error code {error} ({size} bytes)")
+
+
+def client(kind: str, n: int, secured: bool) -> None:
+    """Log in (secured), warm up, say "ready", wait for a line on stdin, send ``n`` requests of
+    ``kind`` one at a time, say "done"; again for every further line, until stdin closes."""
     payloads = requests(kind, n)
     buf = bytearray(1 << 20)
     with socket.create_connection(("127.0.0.1", PORT)) as sock:
+        if secured:
+            login(sock, buf)
         for payload in payloads[:200]:
             round_trip(sock, payload, buf)
         print("ready", flush=True)
@@ -187,56 +218,56 @@ def client(kind: str, n: int) -> None:
             print("done", flush=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=3000, help="requests of each kind per round")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--client", help=argparse.SUPPRESS)  # the client's process: the kind it sends
-    add_argument(parser)
-    args = parser.parse_args()
-    if args.client:
-        client(args.client, args.requests)
-        return
-    for name in ("requests", "rounds"):
-        if getattr(args, name) <= 0:
-            parser.error(f"--{name} must be positive, not {getattr(args, name)}")
+# -- one broker, every kind of request ---------------------------------------------------------------------
 
+
+def measure(mode: str, requests_per_round: int, rounds: int) -> dict:
+    """Each kind's rounds against a broker set up as ``mode`` says: its CPU per request unwrapped,
+    by thread, and with the hops wrapped."""
     from kafka_lite.cli.broker import build_server
+    from kafka_lite.cli.main import main as cli
     from kafka_lite.server.kafka_config import KafkaConfig
 
-    logging.basicConfig(level=logging.WARNING)
+    secured = mode == "secured"
     clock = HopClock()
+    results = {kind: {"bare": [], "threads": [], "hops": [], "wrapped": []} for kind in KINDS}
     with tempfile.TemporaryDirectory(prefix="kafka-lite-bench-") as d:
         zk = EmbeddedZooKeeper(Path(d) / "zookeeper")
         zk.start()
+        settings = {
+            "broker.id": "0",
+            "listeners": f"PLAINTEXT://127.0.0.1:{PORT}",
+            "log.dirs": str(Path(d) / "data"),
+            "zookeeper.connect": zk.connect_string,
+            "fetch.sendfile.enable": "false",
+            "num.network.threads": "1",
+            "num.io.threads": "2",
+            "num.partitions": "4",
+            **(SECURED if secured else {}),
+        }
         config_file = Path(d) / "server.properties"
-        config_file.write_text(
-            "\n".join(
-                [
-                    "broker.id=0",
-                    f"listeners=PLAINTEXT://127.0.0.1:{PORT}",
-                    f"log.dirs={Path(d) / 'data'}",
-                    f"zookeeper.connect={zk.connect_string}",
-                    "fetch.sendfile.enable=false",
-                    "num.network.threads=1",
-                    "num.io.threads=2",
-                    "num.partitions=4",
-                ]
-            )
-            + "\n"
-        )
+        config_file.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         server = build_server(KafkaConfig.from_file(str(config_file), {}))
         server.startup()
         gc.freeze()  # as ``broker start`` does once the broker is up
         try:
-            _, producer = produce(
-                f"127.0.0.1:{PORT}", FILL, os.urandom(100), {"batch.size": 4096}, partition=0
-            )
+            fill_settings = {"batch.size": 4096}
+            if secured:  # the super user fills the partition; bench may write and read the topic
+                fill_settings.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
+                                      "sasl.username": "admin", "sasl.password": "admin-secret"})  # fmt: skip
+                for operation in ("Write", "Read"):
+                    status = cli(["acls", "--authorizer-properties", f"zookeeper.connect={zk.connect_string}",
+                                  "--add", "--allow-principal", f"User:{USER}", "--operation", operation,
+                                  "--topic", TOPIC])  # fmt: skip
+                    if status:
+                        raise SystemExit(f"could not add the benchmark's ACL (exit {status})")
+            _, producer = produce(f"127.0.0.1:{PORT}", FILL, os.urandom(100), fill_settings, partition=0)
             producer.flush(30)
-            results = {kind: {"bare": [], "threads": [], "hops": [], "wrapped": []} for kind in KINDS}
+            del producer  # librdkafka's handle goes before the broker does
             for kind in KINDS:
+                command = [sys.executable, __file__, "--client", kind, "--requests", str(requests_per_round)]
                 proc = subprocess.Popen(
-                    [sys.executable, __file__, "--client", kind, "--requests", str(args.requests)],
+                    [*command, *(["--secured"] if secured else [])],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     text=True,
@@ -254,27 +285,33 @@ def main() -> None:
                     threads = {t: ns - threads_before[t] for t, ns in threads_cpu_ns().items()}
                     return process_cpu_ns() - before, threads
 
-                for _ in range(args.rounds):
+                for _ in range(rounds):
                     spent, threads = one_round()
-                    results[kind]["bare"].append(spent / args.requests)
-                    results[kind]["threads"].append({t: ns / args.requests for t, ns in threads.items()})
+                    results[kind]["bare"].append(spent / requests_per_round)
+                    results[kind]["threads"].append({t: ns / requests_per_round for t, ns in threads.items()})
                     for hop, methods in HOPS:
                         for module, owner, name in methods:
-                            clock.wrap(hop, getattr(sys.modules[module], owner), name)
+                            clock.wrap(hop, getattr(importlib.import_module(module), owner), name)
                     clock.wrap_item("the handler's work", server.apis._handlers, API_KEYS[kind])
                     clock.reset()
                     spent, _ = one_round()
                     clock.unwrap()
-                    results[kind]["wrapped"].append(spent / args.requests)
-                    results[kind]["hops"].append({h: ns / args.requests for h, ns in clock.ns.items()})
+                    results[kind]["wrapped"].append(spent / requests_per_round)
+                    results[kind]["hops"].append({h: ns / requests_per_round for h, ns in clock.ns.items()})
                 proc.stdin.close()
                 proc.wait()
         finally:
             server.shutdown()
             zk.stop()
+    return results
 
+
+def report(mode: str, results: dict, requests_per_round: int, rounds: int) -> dict:
+    """Print one mode's tables; its medians, hop by hop."""
     hops = [hop for hop, _ in HOPS]
-    print(f"\nThe broker's CPU per request by hop, µs, median of {args.rounds} rounds of {args.requests:,}")
+    print(
+        f"\n{mode}: the broker's CPU per request by hop, µs, median of {rounds} rounds of {requests_per_round:,}"
+    )
     print(f"{'hop':28}" + "".join(f"{kind:>13}" for kind in KINDS))
     medians = {kind: {} for kind in KINDS}
     for kind in KINDS:
@@ -286,16 +323,38 @@ def main() -> None:
         medians[kind]["total, without them"] = statistics.median(results[kind]["bare"]) / 1000
     for row in [*hops, "the rest", "total, with the wrappers", "total, without them"]:
         print(f"{row:28}" + "".join(f"{medians[kind][row]:13.0f}" for kind in KINDS))
+    tick_ms = 1000 // os.sysconf("SC_CLK_TCK")
     print(
-        f"\nThe same, without the wrappers, by thread, µs (per-thread counts in {1000 // os.sysconf('SC_CLK_TCK')} ms ticks)"
+        f"\n{mode}: the same, without the wrappers, by thread, µs (per-thread counts in {tick_ms} ms ticks)"
     )
     print(f"{'thread':28}" + "".join(f"{kind:>13}" for kind in KINDS))
     for group in results[KINDS[0]]["threads"][0]:
         cells = [statistics.median(r[group] for r in results[kind]["threads"]) / 1000 for kind in KINDS]
         print(f"{group:28}" + "".join(f"{c:13.0f}" for c in cells))
+    return medians
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=3000, help="requests of each kind per round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--client", help=argparse.SUPPRESS)  # the client's process: the kind it sends
+    parser.add_argument("--secured", action="store_true", help=argparse.SUPPRESS)  # the client logs in
+    add_argument(parser)
+    args = parser.parse_args()
+    if args.client:
+        client(args.client, args.requests, args.secured)
+        return
+    for name in ("requests", "rounds"):
+        if getattr(args, name) <= 0:
+            parser.error(f"--{name} must be positive, not {getattr(args, name)}")
+    logging.basicConfig(level=logging.WARNING)
+    medians = {}
+    for mode in MODES:
+        medians[mode] = report(mode, measure(mode, args.requests, args.rounds), args.requests, args.rounds)
     figures = []
     for kind in KINDS:
-        row = medians[kind]
+        row = medians["plain"][kind]
         work = row["the handler's work"] + row["KafkaApis dispatch"]
         whole = row["total, with the wrappers"]
         figures.append(
@@ -304,6 +363,17 @@ def main() -> None:
                 (whole - work) / whole,
                 "%",
                 detail=f"{whole - work:,.0f} of {whole:,.0f} µs with the wrappers ({row['total, without them']:,.0f} µs without)",
+            )
+        )
+    for kind in ("Produce", "Fetch"):
+        plain, secured = (medians[m][kind]["total, without them"] for m in MODES)
+        figures.append(
+            figure(
+                f"{kind}: the broker's CPU per request on SASL/PLAIN with ACLs, over PLAINTEXT's",
+                secured / plain,
+                "x",
+                detail=f"{secured:,.0f} against {plain:,.0f} µs; the authorizer "
+                f"{medians['secured'][kind]['the authorizer']:,.0f} µs",
             )
         )
     write(args.json, "bench_request_hops", figures)
