@@ -202,7 +202,7 @@ class FileRegion:
         return os.pread(self.fd, self.length, self.position)
 
 
-_OWN_PIECE = 64 * 1024  # a buffer this large is sent as it is, never copied into the response
+OWN_PIECE = 64 * 1024  # records this large are sent as they are, never copied into the response
 
 
 class PieceWriter(RecordsWriter):
@@ -220,7 +220,7 @@ class PieceWriter(RecordsWriter):
         self.pieces: list[bytes | FileRegion] = []
 
     def write_records(self, records: bytes | bytearray | memoryview | FileRegion) -> None:
-        if isinstance(records, FileRegion) or len(records) >= _OWN_PIECE:
+        if isinstance(records, FileRegion) or len(records) >= OWN_PIECE:
             self.pieces.append(bytes(self))
             self.pieces.append(records)
             del self[:]
@@ -247,7 +247,9 @@ class ResponseSend(NetworkSend):
         self._pieces: list = [memoryview(_SIZE.pack(payload))]
         for piece in pieces:
             if isinstance(piece, FileRegion):
-                self._pieces.append(FileRegion(piece.fd, piece.position, piece.length))
+                # A copy to advance as it is sent, holding what keeps the descriptor open: the
+                # quorum's listener lets go of its answer once the send is made.
+                self._pieces.append(FileRegion(piece.fd, piece.position, piece.length, piece.owner))
             elif len(piece):
                 self._pieces.append(memoryview(piece))
 

@@ -414,6 +414,16 @@ def encode_raft_response(api_key: int, version: int, correlation_id: int, body: 
     return head + encode(api.response_schema(version), body)
 
 
+def write_raft_response(
+    out: bytearray, api_key: int, version: int, correlation_id: int, body: dict[str, Any]
+) -> None:
+    """``encode_raft_response`` into ``out``: a ``RecordsWriter`` there is handed each records field
+    whole (the quorum's listener sends a Fetch answer's file slice that way, as the broker does)."""
+    api = _api(api_key, version)
+    RESPONSE_HEADERS[api.response_header_version(version)].write(out, {"correlation_id": correlation_id})
+    api.response_schema(version).write(out, body)
+
+
 def parse_raft_response(
     api_key: int, version: int, frame: bytes | bytearray | memoryview
 ) -> tuple[int, dict[str, Any]]:
