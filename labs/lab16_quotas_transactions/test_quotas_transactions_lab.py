@@ -108,19 +108,22 @@ def client_at(time):
 @pytest.mark.points(3)
 def test_a_new_clients_first_burst_is_measured_over_ten_whole_windows(client_at, time):
     client = client_at(500)
-    assert client.produce(400) == 0, client.told()
+    assert client.produce(400) == 0, (
+        f"a new client's 400 B at once, against a quota of 500 B/s, was throttled\n{client.told()}"
+    )
     assert client.window_size() == 10_000, (
-        "a new client has 0 ms of history; Rate divides by at least samples - 1 = 10 whole windows "
-        f"(10000 ms), got {client.window_size()} ms\n{client.told()}"
+        f"a new client's first request is measured over {client.window_size()} ms; expected 10000 ms "
+        f"(11 windows of a second)\n{client.told()}"
     )
     assert client.manager.rate("client-a") == pytest.approx(40.0), (
-        f"400 B over 10 windows is 40 B/s, not 400 B over 1 ms\n{client.told()}"
+        f"a new client's 400 B at once reads as {client.manager.rate('client-a'):.1f} B/s; expected 40 B/s\n"
+        f"{client.told()}"
     )
-    assert client.sent == [0], f"within its quota, the response goes at once\n{client.told()}"
+    assert client.sent == [0], f"a response within the quota was not sent at once\n{client.told()}"
     time.sleep(300)
     assert client.window_size() == 10_300, (
-        f"0.3 s into the first window: the 10 whole windows plus 300 ms, got {client.window_size()}\n"
-        f"{client.told()}"
+        f"0.3 s into a new client's first window its rate is measured over {client.window_size()} ms; "
+        f"expected 10300 ms\n{client.told()}"
     )
     # Then the live windows' own span, once it is more than ten windows: one request a second from
     # t=1.3 s to t=14.3 s opens a window each; the ring holds 11, so at t=14.5 s the oldest live
@@ -130,7 +133,16 @@ def test_a_new_clients_first_burst_is_measured_over_ten_whole_windows(client_at,
         client.produce(100)
     time.sleep(200)
     assert client.window_size() == 10_200, (
-        f"at t=14.5 s the live windows began at t=4.3 s: 10200 ms, got {client.window_size()}\n{client.told()}"
+        f"at t=14.5 s, the oldest live window opened at t=4.3 s, the rate is measured over "
+        f"{client.window_size()} ms; expected 10200 ms\n{client.told()}"
+    )
+    # Then idle for 20 s, longer than the 11 windows together: every window has aged out, and the
+    # client is measured as a new one again.
+    time.sleep(20_000)
+    client.story.append(f"t={time.milliseconds() - client.start:>6} ms  (idle for 20 s)")
+    assert client.window_size() == 10_000, (
+        f"after 20 s idle (the 11 windows span 11 s) the rate is measured over {client.window_size()} ms; "
+        f"expected 10000 ms, as for a new client\n{client.told()}"
     )
 
 
@@ -141,17 +153,19 @@ def test_a_client_at_twice_its_quota_is_held_for_one_window(client_at, time):
     client = client_at(1000, num_quota_samples=2, quota_window_size_seconds=1)
     throttle = client.produce(2000)
     assert throttle == 1000, (
-        f"2000 B/s against 1000 B/s: X = (2000 - 1000) / 1000 * 1000 ms = 1000 ms, got {throttle}\n"
-        f"{client.told()}"
+        f"a client measured at 2000 B/s over 1000 ms, against a quota of 1000 B/s, was held {throttle} ms; "
+        f"expected 1000 ms\n{client.told()}"
     )
-    assert client.sent == [], f"the response is held, not sent\n{client.told()}"
-    assert len(client.manager.delay_queue) == 1
-    assert client.manager.throttle_time_sensor("client-a").max == 1000
+    assert client.sent == [], f"a response over the quota was sent at once\n{client.told()}"
+    assert len(client.manager.delay_queue) == 1, f"the held response is not queued\n{client.told()}"
+    assert client.manager.throttle_time_sensor("client-a").max == 1000, client.told()
     time.sleep(999)
-    assert client.manager.delay_queue.poll(0) is None, "the response is not due 1 ms early"
+    assert client.manager.delay_queue.poll(0) is None, (
+        f"the held response was due 1 ms early\n{client.told()}"
+    )
     time.sleep(1)
     client.manager.throttled_request_reaper.do_work()
-    assert client.sent == [1000], f"due after one window, sent with its throttle time\n{client.told()}"
+    assert client.sent == [1000], f"after 1000 ms the held response was not sent\n{client.told()}"
 
 
 @pytest.mark.stage(1)
@@ -164,15 +178,19 @@ def test_the_throttle_time_is_kafkas_formula_rounded_to_the_millisecond(client_a
         assert client.produce(400) == 0, client.told()
         time.sleep(1000)
     time.sleep(500)
-    assert client.produce(2300) == 2100, f"Kafka's own case: 2100 ms\n{client.told()}"
+    got = client.produce(2300)
+    assert got == 2100, (
+        f"6300 B over 10.5 s against 500 B/s (Kafka's own case) was held {got} ms; expected 2100 ms\n"
+        f"{client.told()}"
+    )
     # Rounded to the nearest millisecond (Scala's Math.round), not truncated nor always up: over one
     # window of 1000 ms against 1000 B/s, 2.4 ms over gives 2 ms and 2.6 ms over gives 3 ms.
     for size, expected in ((1002.4, 2), (1002.6, 3)):
         other = client_at(1000, num_quota_samples=2, quota_window_size_seconds=1)
         got = other.produce(size)
         assert got == expected, (
-            f"X = ({size:g} - 1000) / 1000 * 1000 ms = {size - 1000:.1f} ms, rounded: {expected}, got {got}\n"
-            f"{other.told()}"
+            f"{size:g} B over one window of 1000 ms against 1000 B/s was held {got} ms; expected {expected} ms, "
+            f"the nearest millisecond\n{other.told()}"
         )
 
 
@@ -192,10 +210,13 @@ def test_a_client_that_waits_out_its_throttle_settles_at_its_quota(client_at, ti
         sum(100 for t in sent_at if start <= t < start + 10_000) / 10 for start in range(0, 60_000, 10_000)
     ]
     story = f"bytes per second in each 10 s: {per_ten_seconds}\n{client.told()}"
-    assert any(throttles), f"a client sending as fast as it may must be held at times\n{story}"
+    assert any(throttles), f"a client sending as fast as it may was never held\n{story}"
     for rate in per_ten_seconds[1:]:
         # Kafka's rate runs about a window's worth over the quota (the oldest window is dropped whole)
-        assert 900 <= rate <= 1150, f"after the first 10 s the client should send about 1000 B/s\n{story}"
+        assert 900 <= rate <= 1150, (
+            f"after the first 10 s a client held as told sent {rate:g} B/s over 10 s; expected about its "
+            f"quota, 1000 B/s (900 to 1150)\n{story}"
+        )
 
 
 # -- stage 2: the transaction state machine ------------------------------------------------------------
@@ -225,20 +246,56 @@ def table_row(target: T) -> str:
     return f"VALID_PREVIOUS_STATES[{target}] = {sorted(str(s) for s in VALID_PREVIOUS_STATES[target])}"
 
 
+def snapshot(m: TransactionMetadata) -> dict:
+    """Every field a transition may change, to compare before and after."""
+    return dict(state=m.state, pending_state=m.pending_state, producer_id=m.producer_id,
+                producer_epoch=m.producer_epoch, txn_timeout_ms=m.txn_timeout_ms,
+                topic_partitions=sorted(m.topic_partitions), txn_start_timestamp=m.txn_start_timestamp,
+                txn_last_update_timestamp=m.txn_last_update_timestamp)  # fmt: skip
+
+
+def changed(before: dict, after: dict) -> str:
+    return ", ".join(f"{k} {before[k]} -> {after[k]}" for k in before if before[k] != after[k])
+
+
+def must_refuse(call, error: type[Exception], what: str, m: TransactionMetadata) -> Exception:
+    """``call()`` must raise ``error`` and leave ``m`` as it was; the message says what was done."""
+    before = snapshot(m)
+    try:
+        call()
+    except error as e:
+        refused = e
+    except NotImplementedError:
+        raise
+    except Exception as e:
+        raise AssertionError(
+            f"{what}: refused with {type(e).__name__} ({e}); expected {error.__name__}"
+        ) from e
+    else:
+        raise AssertionError(f"{what}: accepted; expected {error.__name__}, and the metadata unchanged\n"
+                             f"the metadata now: {m!r}")  # fmt: skip
+    after = snapshot(m)
+    if after != before:
+        raise AssertionError(f"{what}: refused, but the metadata changed: {changed(before, after)}")
+    return refused
+
+
 @pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_every_edge_of_the_table_is_accepted():
     for old, new in LEGAL:
         assert is_valid_transition(old, new), (
-            f"is_valid_transition({old}, {new}) should be True: {table_row(new)}"
+            f"is_valid_transition({old}, {new}) returned False; the table allows it: {table_row(new)}"
         )
         m = metadata_in(old)
         transit = prepare_to(m, new)
         assert transit.txn_state is new and m.pending_state is new, (
-            f"{old} -> {new} is in the table: prepare should return a transit to {new} and set pending_state "
-            f"to it; got transit {transit}, pending_state {m.pending_state}"
+            f"preparing {old} -> {new} (in the table) gave a transit to {transit.txn_state} and pending state "
+            f"{m.pending_state}; expected {new} for both"
         )
-        assert m.state is old, f"{old} -> {new}: prepare must not change the state yet (it is {m.state})"
+        assert m.state is old, (
+            f"after preparing {old} -> {new}, before the log holds it, the state is already {m.state}"
+        )
 
 
 @pytest.mark.stage(2)
@@ -246,43 +303,146 @@ def test_every_edge_of_the_table_is_accepted():
 def test_every_edge_not_in_the_table_is_refused():
     for old, new in ILLEGAL:
         assert not is_valid_transition(old, new), (
-            f"is_valid_transition({old}, {new}) should be False: {table_row(new)}"
+            f"is_valid_transition({old}, {new}) returned True; the table does not allow it: {table_row(new)}"
         )
         m = metadata_in(old)
-        with pytest.raises(IllegalStateException) as refused:
-            prepare_to(m, new)
-        message = str(refused.value)
+        refused = must_refuse(
+            lambda m=m, new=new: prepare_to(m, new), IllegalStateException, f"preparing {old} -> {new}", m
+        )
+        message = str(refused)
         assert str(old) in message and str(new) in message, (
-            f"refusing {old} -> {new}, the message should name both states in Kafka's names; got {message!r}"
+            f"preparing {old} -> {new} was refused with {message!r}, which does not name both states in "
+            "Kafka's names"
         )
-        assert m.state is old and m.pending_state is None, (
-            f"a refused {old} -> {new} leaves the metadata as it was; state {m.state}, pending {m.pending_state}"
-        )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_an_id_without_a_producer_id_or_epoch_is_never_prepared():
+    # An AddPartitionsToTxn reaching an id that never had its InitProducerId: -1 is "no producer id"
+    # and "no epoch" (RecordBatch.NO_PRODUCER_ID, NO_PRODUCER_EPOCH), and must not be logged as a producer's.
+    no_id = TransactionMetadata("txn-a", -1, 0, 60_000, T.EMPTY, txn_last_update_timestamp=0)
+    must_refuse(lambda: no_id.prepare_add_partitions({TP0}, 10), ValueError,
+                "preparing Empty -> Ongoing for producer id -1", no_id)  # fmt: skip
+    no_epoch = TransactionMetadata(
+        "txn-a", 1000, NO_PRODUCER_EPOCH, 60_000, T.EMPTY, txn_last_update_timestamp=0
+    )
+    must_refuse(lambda: no_epoch.prepare_add_partitions({TP0}, 10), ValueError,
+                "preparing Empty -> Ongoing for producer epoch -1", no_epoch)  # fmt: skip
 
 
 @pytest.mark.stage(2)
 @pytest.mark.points(2)
 def test_a_pending_transition_blocks_a_second_one_until_it_completes():
     m = metadata_in(T.ONGOING)
-    assert not m.pending_transition_in_progress()
+    assert not m.pending_transition_in_progress(), f"nothing prepared yet, a transition is in progress: {m!r}"
     transit = m.prepare_abort_or_commit(T.PREPARE_COMMIT, 200)
     assert m.pending_transition_in_progress() and m.state is T.ONGOING, (
-        f"after prepare, before the log append: pending {m.pending_state}, state still {m.state}"
+        f"after preparing Ongoing -> PrepareCommit, before the log append: in progress "
+        f"{m.pending_transition_in_progress()}, pending {m.pending_state}, state {m.state}; expected in "
+        "progress, pending PrepareCommit, state Ongoing"
     )
-    with pytest.raises(IllegalStateException, match="pending"):
-        m.prepare_abort_or_commit(T.PREPARE_ABORT, 201)  # a second change while the first is in flight
-    assert m.pending_state is T.PREPARE_COMMIT, "the refused second change must not replace the first"
+    refused = must_refuse(lambda: m.prepare_abort_or_commit(T.PREPARE_ABORT, 201), IllegalStateException,
+                          "preparing PrepareAbort while PrepareCommit is pending", m)  # fmt: skip
+    assert "PrepareCommit" in str(refused), (
+        f"a second change refused while PrepareCommit is pending, with {str(refused)!r}, which does not "
+        "name the pending state"
+    )
     # complete_transition_to applies only the transit that was prepared
-    wrong_epoch = dataclasses.replace(transit, producer_epoch=4)
-    with pytest.raises(IllegalStateException):
-        m.complete_transition_to(wrong_epoch)
-    wrong_state = dataclasses.replace(transit, txn_state=T.PREPARE_ABORT)
-    with pytest.raises(IllegalStateException):
-        m.complete_transition_to(wrong_state)
+    must_refuse(lambda: m.complete_transition_to(dataclasses.replace(transit, producer_epoch=4)),
+                IllegalStateException, "completing PrepareCommit with epoch 4 where the id has epoch 3", m)  # fmt: skip
+    must_refuse(lambda: m.complete_transition_to(dataclasses.replace(transit, txn_state=T.PREPARE_ABORT)),
+                IllegalStateException, "completing a transit to PrepareAbort while PrepareCommit is pending", m)  # fmt: skip
     m.complete_transition_to(transit)
-    assert (m.state, m.pending_state, m.txn_last_update_timestamp) == (T.PREPARE_COMMIT, None, 200)
-    with pytest.raises(IllegalStateException, match="pending state"):
-        m.complete_transition_to(transit)  # nothing is pending any more
+    got = (m.state, m.pending_state, m.txn_last_update_timestamp)
+    assert got == (T.PREPARE_COMMIT, None, 200), (
+        f"completing the prepared PrepareCommit (updated at 200) left state, pending state and last update "
+        f"{got}; expected (PrepareCommit, None, 200)"
+    )
+    assert not m.pending_transition_in_progress(), f"after the completion a transition is in progress: {m!r}"
+    must_refuse(lambda: m.complete_transition_to(transit), IllegalStateException,
+                "completing PrepareCommit a second time, with nothing pending", m)  # fmt: skip
+
+
+def completes(m: TransactionMetadata, transit, what: str) -> None:
+    try:
+        m.complete_transition_to(transit)
+    except NotImplementedError:
+        raise
+    except Exception as e:
+        raise AssertionError(f"{what}: the prepared transit was refused: {type(e).__name__}: {e}") from e
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(2)
+def test_a_completion_that_is_not_the_prepared_change_is_refused_and_changes_nothing():
+    """Each transition prepared by the method the coordinator calls, then completed with one field of
+    its transit changed: refused, the metadata untouched, its pending state kept; then the transit as
+    prepared completes."""
+
+    def tampered(m, transit, **fields):
+        def shown(v):
+            return sorted(v) if isinstance(v, frozenset) else v
+
+        what = ", ".join(
+            f"{k}={shown(v)} (prepared: {shown(getattr(transit, k))})" for k, v in fields.items()
+        )
+        must_refuse(lambda: m.complete_transition_to(dataclasses.replace(transit, **fields)),
+                    IllegalStateException, f"{m.state} -> {transit.txn_state}, the transit changed to {what}", m)  # fmt: skip
+
+    # InitProducerId after a commit: the next epoch and the new timeout; no partitions, no start
+    m = TransactionMetadata("txn-a", 7, 3, 60_000, T.COMPLETE_COMMIT, (), 100, 100)
+    transit = m.prepare_increment_producer_epoch(30_000, 200)
+    tampered(m, transit, producer_epoch=6)
+    tampered(m, transit, topic_partitions=frozenset({TP0}))
+    tampered(m, transit, txn_start_timestamp=100)
+    completes(m, transit, "InitProducerId after a commit")
+    got = (m.producer_id, m.producer_epoch, m.txn_timeout_ms, m.state)
+    assert got == (7, 4, 30_000, T.EMPTY), (
+        f"InitProducerId (timeout 30000) after a commit at epoch 3 left producer id, epoch, timeout, state "
+        f"{got}; expected (7, 4, 30000, Empty)"
+    )
+    # its epochs ran out: a new producer id, at epoch 0
+    m = TransactionMetadata("txn-a", 7, 3, 60_000, T.COMPLETE_ABORT, (), 100, 100)
+    completes(m, m.prepare_producer_id_rotation(8, 60_000, 200), "InitProducerId with a new producer id")
+    got = (m.producer_id, m.producer_epoch, m.state)
+    assert got == (8, 0, T.EMPTY), (
+        f"InitProducerId giving producer id 8 at epoch 0 left producer id, epoch, state {got}; "
+        "expected (8, 0, Empty)"
+    )
+
+    # AddPartitionsToTxn in an open transaction: partitions only added, the rest unchanged
+    m = TransactionMetadata("txn-a", 7, 3, 60_000, T.ONGOING, (TP0,), 100, 100)
+    transit = m.prepare_add_partitions({TP1}, 200)
+    tampered(m, transit, topic_partitions=frozenset({TP1}))
+    tampered(m, transit, producer_epoch=4)
+    tampered(m, transit, producer_id=8)
+    tampered(m, transit, txn_timeout_ms=30_000)
+    tampered(m, transit, txn_start_timestamp=50)
+    completes(m, transit, "AddPartitionsToTxn in an open transaction")
+
+    # EndTxn: the decision changes nothing but the state
+    m = TransactionMetadata("txn-a", 7, 3, 60_000, T.ONGOING, (TP0, TP1), 100, 100)
+    transit = m.prepare_abort_or_commit(T.PREPARE_COMMIT, 200)
+    tampered(m, transit, topic_partitions=frozenset({TP0}))
+    tampered(m, transit, txn_timeout_ms=30_000)
+    tampered(m, transit, txn_start_timestamp=150)
+    tampered(m, transit, producer_id=8)
+    completes(m, transit, "EndTxn(commit)")
+
+    # every marker written: the partitions cleared, the transaction's start kept
+    m = TransactionMetadata("txn-a", 7, 3, 60_000, T.PREPARE_ABORT, (TP0,), 100, 100)
+    transit = m.prepare_complete(200)
+    tampered(m, transit, txn_start_timestamp=-1)
+    tampered(m, transit, txn_timeout_ms=30_000)
+    tampered(m, transit, producer_epoch=4)
+    completes(m, transit, "the abort markers written")
+
+    # an expired id leaves the cache: its Dead is never completed
+    m = TransactionMetadata("txn-a", 7, 3, 60_000, T.EMPTY, (), -1, 100)
+    transit = m.prepare_dead()
+    must_refuse(lambda: m.complete_transition_to(transit), IllegalStateException,
+                "completing Empty -> Dead (an expired id)", m)  # fmt: skip
 
 
 @pytest.mark.stage(2)
@@ -295,36 +455,52 @@ def test_a_commit_goes_empty_ongoing_prepare_commit_complete_commit():
         before = m.state
         m.complete_transition_to(transit)
         steps.append(
-            f"{before} -> {m.state} (epoch {m.producer_epoch}, partitions {sorted(m.topic_partitions)})"
+            f"{before} -> {m.state} (epoch {m.producer_epoch}, partitions {sorted(m.topic_partitions)}, "
+            f"start {m.txn_start_timestamp}, pending {m.pending_state})"
         )
-        assert m.state is expected and m.pending_state is None, "\n".join(steps)
+        assert m.state is expected and m.pending_state is None, (
+            f"expected {expected}, nothing pending\n" + "\n".join(steps)
+        )
 
     step(m.prepare_increment_producer_epoch(60_000, 10), T.EMPTY)
-    assert m.producer_epoch == 0, "InitProducerId gives the first epoch, 0\n" + "\n".join(steps)
+    assert m.producer_epoch == 0, "the first InitProducerId did not give epoch 0\n" + "\n".join(steps)
     step(m.prepare_add_partitions({TP0}, 20), T.ONGOING)
-    assert m.txn_start_timestamp == 20, "the transaction starts with its first partition\n" + "\n".join(steps)
+    assert m.txn_start_timestamp == 20, (
+        "the transaction's first partition, added at 20, did not start it at 20\n" + "\n".join(steps)
+    )
     step(m.prepare_add_partitions({TP1}, 30), T.ONGOING)
-    assert m.topic_partitions == {TP0, TP1} and m.txn_start_timestamp == 20, "\n".join(steps)
+    assert m.topic_partitions == {TP0, TP1} and m.txn_start_timestamp == 20, (
+        "after adding orders-0 at 20 and orders-1 at 30: expected both partitions, start 20\n"
+        + "\n".join(steps)
+    )
     step(m.prepare_abort_or_commit(T.PREPARE_COMMIT, 40), T.PREPARE_COMMIT)
-    assert m.topic_partitions == {TP0, TP1}, "the markers still have to go to both\n" + "\n".join(steps)
+    assert m.topic_partitions == {TP0, TP1}, (
+        "the commit is decided, its markers not yet written, and the partitions are gone\n" + "\n".join(steps)
+    )
     step(m.prepare_complete(50), T.COMPLETE_COMMIT)
-    assert m.topic_partitions == set() and m.txn_last_update_timestamp == 50, "\n".join(steps)
+    assert m.topic_partitions == set() and m.txn_last_update_timestamp == 50, (
+        "every marker written at 50: expected no partitions left, last update 50\n" + "\n".join(steps)
+    )
 
 
 @pytest.mark.stage(2)
 @pytest.mark.points(1)
 def test_an_abort_goes_through_prepare_abort_and_the_id_starts_again():
     m = metadata_in(T.ONGOING)
-    with pytest.raises(IllegalStateException):
-        m.prepare_complete(150)  # Ongoing -> CompleteAbort skips PrepareAbort: refused
+    must_refuse(lambda: m.prepare_complete(150), IllegalStateException,
+                "completing an abort (Ongoing -> CompleteAbort) that was never decided", m)  # fmt: skip
     m.complete_transition_to(m.prepare_abort_or_commit(T.PREPARE_ABORT, 200))
-    assert m.state is T.PREPARE_ABORT
-    with pytest.raises(IllegalStateException):
-        m.prepare_abort_or_commit(T.PREPARE_COMMIT, 250)  # the abort is decided
+    assert m.state is T.PREPARE_ABORT, f"EndTxn(abort) completed, the state is {m.state}"
+    must_refuse(lambda: m.prepare_abort_or_commit(T.PREPARE_COMMIT, 250), IllegalStateException,
+                "a commit (PrepareAbort -> PrepareCommit) after the abort was decided", m)  # fmt: skip
     m.complete_transition_to(m.prepare_complete(300))
-    assert (m.state, m.topic_partitions) == (T.COMPLETE_ABORT, set())
+    got = (m.state, m.topic_partitions)
+    assert got == (T.COMPLETE_ABORT, set()), f"the abort markers written: state, partitions {got}"
     m.complete_transition_to(m.prepare_increment_producer_epoch(60_000, 400))
-    assert (m.state, m.producer_epoch) == (T.EMPTY, 4), "InitProducerId after the abort bumps the epoch"
+    got = (m.state, m.producer_epoch)
+    assert got == (T.EMPTY, 4), (
+        f"InitProducerId after the abort at epoch 3: state, epoch {got}; expected (Empty, 4)"
+    )
 
 
 # -- stage 2, the real coordinator ----------------------------------------------------------------------
