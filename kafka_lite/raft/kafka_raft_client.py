@@ -70,7 +70,7 @@ from kafka_lite.common.errors import (
     NotLeaderForPartitionException,
 )
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
-from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record import MemoryRecords, codec
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.common.time import Time
 from kafka_lite.common.topic_partition import TopicPartition
@@ -1443,7 +1443,12 @@ class KafkaRaftClient(RaftClient):
             records = MemoryRecords(records.read_bytes())
         batches = []
         for batch in records.batches():
-            values = [] if batch.is_control_batch else [self._serde.deserialize(r.value) for r in batch]
+            # Each record decoded by the clients' codec (common/record/codec.py), as a consumer's are.
+            values = (
+                []
+                if batch.is_control_batch
+                else [self._serde.deserialize(r.value) for r in codec.records(batch)]
+            )
             batches.append(Batch(batch.base_offset, batch.partition_leader_epoch, batch.max_timestamp,
                                  batch.last_offset, values, batch.is_control_batch))  # fmt: skip
         return batches

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_lite.common.errors import IllegalStateException
-from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record import MemoryRecords, codec
 from kafka_lite.common.record.file_records import FileRecords
 from kafka_lite.raft.offset_and_epoch import OffsetAndEpoch
 from kafka_lite.raft.raft_client import Batch, RecordSerde
@@ -37,7 +37,11 @@ class RecordsSnapshotReader:
             if isinstance(records, FileRecords):  # a snapshot file, read into memory to decode
                 records = MemoryRecords(records.read_bytes())
             for batch in records.batches():
-                values = [] if batch.is_control_batch else [serde.deserialize(r.value) for r in batch]
+                values = (
+                    []
+                    if batch.is_control_batch
+                    else [serde.deserialize(r.value) for r in codec.records(batch)]
+                )
                 yield Batch(batch.base_offset, batch.partition_leader_epoch, batch.max_timestamp,
                             batch.last_offset, values, batch.is_control_batch)  # fmt: skip
 

@@ -10,9 +10,11 @@ The reference is ``MemoryRecordsBuilder`` (memory_records_builder.py), ``Default
 (default_record_batch.py), ``DefaultRecord`` (default_record.py) and the two size bounds. The
 accelerator is ``compiled.py``: the same names over aiokafka's Cython codec, each per-record method
 replaced whole (as ``_json.make_encoder`` replaces the encoder), held to the same bytes, records and
-errors by a property test. The producer (``ProducerBatch``), the consumer's fetcher and
-the Spark source's Arrow rows take the codec from here, at each call, so a switch takes effect at
-the next batch; the broker always runs the reference.
+errors by a property test. The producer (``ProducerBatch``), the consumer's fetcher, the Raft
+leader's batches and the records its listeners and snapshots read (``raft/internals/batch_builder.py``,
+``kafka_raft_client.py``, ``records_snapshot_reader.py``: the quorum encodes and decodes every record,
+as a client does) and the Spark source's Arrow rows take the codec from here, at each call, so a
+switch takes effect at the next batch; the broker's log always runs the reference.
 
 How to choose:
 

@@ -4,8 +4,9 @@ stamped with the leader's epoch.
 Mirrors: org.apache.kafka.raft.internals.BatchBuilder
          (raft/src/main/java/org/apache/kafka/raft/internals/BatchBuilder.java, Kafka 3.3.0)
 Book:    beyond the book: chapter 12 (KRaft)
-Differs: the bytes are written by ``MemoryRecordsBuilder`` (the producer's), not a builder of its own;
-         no compression; the buffer is not pooled.
+Differs: the bytes are written by ``MemoryRecordsBuilder`` (the producer's, through the codec the
+         clients choose, ``common/record/codec.py``), not a builder of its own; no compression; the
+         buffer is not pooled.
 
 The leader writes its batches itself, so the offsets are known when a record is appended: the batch
 starts at the accumulator's next offset, and each record takes the next. The batch header carries
@@ -18,9 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafka_lite.common.record import MemoryRecords
+from kafka_lite.common.record import MemoryRecords, codec
 from kafka_lite.common.record.default_record_batch import set_partition_leader_epoch
-from kafka_lite.common.record.memory_records_builder import MemoryRecordsBuilder
 
 # A record's framing in a v2 batch is at most this many bytes besides its value (length, attributes,
 # deltas, key and header counts as varints): enough to keep the estimate an upper bound.
@@ -79,7 +79,11 @@ class BatchBuilder:
         return offset
 
     def build(self) -> MemoryRecords:
-        builder = MemoryRecordsBuilder(base_offset=self._base_offset, partition_leader_epoch=self._epoch)
+        # The producer's builder, as the clients' codec chooses it: the leader encodes every record
+        # it commits, a client's per-byte cost (the reference unless the compiled codec is chosen).
+        builder = codec.MemoryRecordsBuilder(
+            base_offset=self._base_offset, partition_leader_epoch=self._epoch
+        )
         for value in self._values:
             builder.append(self._append_time_ms, None, value)
         data = bytearray(builder.build().buffer())
