@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from kafka_lite.common.time import MockTime
-from kafka_lite.connect.errors import DataException
+from kafka_lite.connect.errors import ConnectException, DataException
 from kafka_lite.connect.json.json_converter import JsonConverter
 from kafka_lite.connect.runtime.worker_source_task import WorkerSourceTaskContext
 from kafka_lite.connect.sink.sink_record import SinkRecord
@@ -85,11 +85,21 @@ class Sink:
 
     def put(self, *records: SinkRecord) -> None:
         self.story.append(f"  put({[f'{r.topic}-{r.kafka_partition}@{r.kafka_offset}' for r in records]})")
-        self.task.put(list(records))
+        self._call(self.task.put, list(records))
 
     def flush(self) -> None:
         self.story.append("  flush()  (the worker commits the offsets put so far next)")
-        self.task.flush({})
+        self._call(self.task.flush, {})
+
+    def _call(self, method, argument) -> None:
+        """``method(argument)``; an exception other than the lab's stub reported with the calls so far."""
+        try:
+            method(argument)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            self.story.append(f"    -> {type(error).__name__}: {error}")
+            raise _Raised(error, self.story) from error
 
     def rows(self, sql: str = 'SELECT * FROM "readings" ORDER BY rowid') -> list[tuple]:
         """What another connection sees: only committed rows."""
@@ -103,6 +113,30 @@ class Sink:
         return f"{what}:\n  got      {got!r}\n  expected {expected!r}\nthe calls, in order:\n" + "\n".join(
             self.story
         )
+
+    def refused(self, *records: SinkRecord) -> DataException:
+        """The DataException ``put(records)`` raises; a failure saying what it did instead."""
+        try:
+            self.put(*records)
+        except _Raised as raised:
+            if isinstance(raised.error, DataException):
+                return raised.error
+            pytest.fail(
+                self.told(
+                    "what put raised", f"{type(raised.error).__name__}: {raised.error}", "a DataException"
+                )
+            )
+        pytest.fail(self.told("what put did", "it returned, and raised nothing", "a DataException"))
+
+
+class _Raised(AssertionError):
+    """A sink task's call raised: the exception, with the calls that led to it."""
+
+    def __init__(self, error: Exception, story: list[str]) -> None:
+        super().__init__(
+            f"the sink task raised {type(error).__name__}: {error}\nthe calls, in order:\n" + "\n".join(story)
+        )
+        self.error = error
 
 
 @pytest.fixture
@@ -132,17 +166,20 @@ def test_the_value_schema_makes_the_tables_columns(sink):
         ("raw", "BLOB", 0),
     ]  # fmt: skip
     assert columns == expected, s.told(
-        "the table's columns (name, SQLite type, NOT NULL) from the schema's fields (INT8..INT64 and "
-        "BOOLEAN are INTEGER, FLOAT32/64 REAL, STRING TEXT, BYTES BLOB; an optional field may be NULL)",
+        "the table's columns (name, SQLite type, NOT NULL) made from a value schema of int8, int16, "
+        "int32, int64, float, double, boolean, string and bytes fields, some optional",
         columns, expected,
     )  # fmt: skip
     nested = as_worker_converts(
         b'{"schema":{"type":"struct","fields":[{"type":"array","items":{"type":"int32","optional":false},'
         b'"optional":false,"field":"xs"}],"optional":false},"payload":{"xs":[1]}}', 1, topic="arrays",
     )  # fmt: skip
-    with pytest.raises(DataException, match="ARRAY") as refused:
-        s.put(nested)
-    assert "SQLite column type" in str(refused.value), str(refused.value)
+    message = str(s.refused(nested))
+    assert "ARRAY" in message and "SQLite column type" in message, s.told(
+        "the refusal of a value with an array field (topic arrays): its message should say there is no "
+        "SQLite column type for it, and name the type",
+        message, "a message with 'SQLite column type' and 'ARRAY'",
+    )  # fmt: skip
 
 
 @pytest.mark.stage(1)
@@ -154,8 +191,8 @@ def test_rows_are_committed_by_flush_not_by_put(sink):
     before = s.rows("SELECT count(*) FROM readings")
     nothing = (["(no such table: readings)"], [(0,)])
     assert before in nothing, s.told(
-        "what another connection sees before flush: put must write inside a transaction that flush "
-        "commits, or the table runs ahead of the offsets the worker has committed",
+        "what another connection sees after two puts and no flush: the rows are visible before the "
+        "worker has committed their offsets",
         before, " or ".join(map(repr, nothing)),
     )  # fmt: skip
     s.flush()
@@ -164,7 +201,9 @@ def test_rows_are_committed_by_flush_not_by_put(sink):
         (2, 7, 2, 120, 21.5, None, 1, None, b"\x01\x02\xff"),
     ]
     assert s.rows() == expected, s.told(
-        "the rows after flush (a boolean as 0 or 1, bytes as a BLOB)", s.rows(), expected
+        "the rows another connection sees after flush (a boolean as 0 or 1, bytes as a BLOB)",
+        s.rows(),
+        expected,
     )
     s.put(as_worker_converts(reading(3, 180), 2))
     s.task.stop()  # a crash before the next flush: offset 2 was never committed, and comes again
@@ -196,18 +235,14 @@ def test_redelivered_records_replace_their_rows_with_pk_mode_kafka(sink):
 def test_a_schemaless_value_is_refused_naming_the_record(sink):
     s = sink()
     schemaless = as_worker_converts(b'{"sensor":1,"at":60}', 42, topic="readings", partition=3, schemas=False)
-    with pytest.raises(DataException) as refused:
-        s.put(schemaless)
-    message = str(refused.value)
+    message = str(s.refused(schemaless))
     for part in ("readings-3", "42", "schemas.enable=true"):
         assert part in message, (
             f"the DataException for a schemaless dict value should name the topic-partition (readings-3), "
             f"the offset (42) and the fix (value.converter.schemas.enable=true); it says: {message}"
         )
     a_string = as_worker_converts(b'{"schema":{"type":"string","optional":false},"payload":"x"}', 43)
-    with pytest.raises(DataException) as refused:
-        s.put(a_string)
-    message = str(refused.value)
+    message = str(s.refused(a_string))
     for part in ("readings-0", "43", "schemas.enable=true"):
         assert part in message, (
             f"a string value with a string schema is no Struct either: its DataException should name "
@@ -220,12 +255,12 @@ def test_a_schemaless_value_is_refused_naming_the_record(sink):
 def test_a_refused_record_undoes_its_own_batch_only(sink):
     s = sink()
     s.put(as_worker_converts(reading(1, 60), 0))  # the worker moved its offsets past this batch
-    with pytest.raises(DataException):
-        s.put(as_worker_converts(reading(2, 60), 1), as_worker_converts(b'"no schema"', 2, schemas=False))
-    s.flush()  # the worker flushes before it commits offset 1 (the batch before the failed one)
+    s.refused(as_worker_converts(reading(2, 60), 1), as_worker_converts(b'"no schema"', 2, schemas=False))
+    s.flush()  # the worker flushes before it commits offset 0 (the batch before the failed one)
     got = [row[0] for row in s.rows()]
     assert got == [1], s.told(
-        "the sensors in the table: the failed put's rows undone (a savepoint), the batch before kept",
+        "the sensors in the table after a put of sensor 1, a refused put of sensor 2 and a record "
+        "without a schema, then flush: the worker will commit offset 0 and not offset 1",
         got, [1],
     )  # fmt: skip
 
@@ -341,10 +376,16 @@ def test_each_row_is_a_record_with_its_table_and_id(tmp_path):
     assert got == want, told(
         "the first record's source partition, source offset, topic and item", got, want, story
     )
-    assert first.value_schema == first.value.schema and first.value_schema.name == "orders", (
-        "a record's value schema is the schema of its Struct, the table's (new_rows returns it)"
+    got = (first.kafka_partition, first.key_schema, first.key)
+    assert got == (None, None, None), told(
+        "the first record's Kafka partition, key schema and key", got, (None, None, None), story
     )
-    assert ids(run.poll()) == [("orders", 3)], told("the second poll", ids(records), [("orders", 3)], story)
+    assert first.value_schema == first.value.schema and first.value_schema.name == "orders", told(
+        "the first record's value schema, and the schema of its value",
+        (first.value_schema, first.value.schema), "both the table's schema, named orders", story,
+    )  # fmt: skip
+    second = ids(run.poll())
+    assert second == [("orders", 3)], told("the second poll's (table, id)", second, [("orders", 3)], story)
     assert run.poll() == [], told("a third poll, with nothing new", "records", "None", story)
     run.stop()
 
@@ -370,8 +411,8 @@ def test_a_restarted_task_goes_on_after_the_last_committed_id(tmp_path):
     second.stop()
     expected = [("orders", 4), ("orders", 5)]
     assert ids(again) == expected, told(
-        "the restarted task's records: start must read the committed offset through "
-        "context.offset_storage_reader() and poll only the rows after it", ids(again), expected, story,
+        "the restarted task's records, when the first run had committed up to id 3 and rows 4 and 5 "
+        "were inserted since", ids(again), expected, story,
     )  # fmt: skip
     assert sorted(ids(seen + again)) == [("orders", i) for i in range(1, 6)], "every row once over both runs"
 
@@ -417,7 +458,10 @@ def test_an_empty_poll_waits_the_poll_interval_unless_the_task_is_stopped(tmp_pa
             "a wait of poll.interval.ms",
             story,
         )
-        assert clock.waiting.is_set(), "poll waits on the task's clock: self.wait_poll_interval()"
+        assert clock.waiting.is_set(), told(
+            "a poll of an empty table", "it ended without waiting on the task's clock (self.time)",
+            "a wait of poll.interval.ms on it", story,
+        )  # fmt: skip
         clock.advance(59_999)
         poller.join(0.2)  # time for a poll that returned too early to be seen doing so
         assert not answers, told(
@@ -433,3 +477,36 @@ def test_an_empty_poll_waits_the_poll_interval_unless_the_task_is_stopped(tmp_pa
         run.task.stop()
         poller.join(10)
         run.stop()
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_an_offset_that_is_not_an_id_is_refused(tmp_path):
+    db, offsets, story = tmp_path / "in.db", tmp_path / "connect.offsets", []
+    table(db, "orders", ["tea", "cake", "jam"])
+    # The offsets file, edited by hand: the id written as a string.
+    offsets.write_text(json.dumps({'["sqlite-source",{"table":"orders"}]': '{"incrementing":"2"}'}))
+    try:
+        run = SourceRun(db, offsets, story)
+    except ConnectException as error:
+        story.append(f"    -> ConnectException: {error}")
+        return
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        pytest.fail(
+            told("what start raised", f"{type(error).__name__}: {error}", "a ConnectException", story)
+        )
+    try:
+        emitted = ids(run.poll_all())
+    finally:
+        run.stop()
+    pytest.fail(
+        told(
+            "a task whose committed offset for orders is {'incrementing': '2'} (a string) started, and "
+            "its polls emitted",
+            emitted,
+            "a ConnectException from start",
+            story,
+        )
+    )
