@@ -71,8 +71,10 @@ def round_trip(sock: socket.socket, payload: bytes, buf: bytearray) -> int:
     return size
 
 
-def requests(kind: str, n: int) -> list[bytes]:
-    """``n`` encoded requests of ``kind``, correlation ids 0..n-1."""
+def requests(kind: str, n: int, idle_partitions: int = 0) -> list[bytes]:
+    """``n`` encoded requests of ``kind``, correlation ids 0..n-1; each Fetch also names
+    ``idle_partitions`` partitions from 2 on, which nothing writes to, at their end (offset 0), as a
+    follower's fetch names every partition it follows, most of them idle."""
     if kind == "ApiVersions":
         return [encode_request(RequestHeader(ApiKeys.API_VERSIONS, 0, i, "bench"), {}) for i in range(n)]
     if kind == "Produce":
@@ -91,9 +93,13 @@ def requests(kind: str, n: int) -> list[bytes]:
             "log_start_offset": -1,
             "max_bytes": 4096,
         }
+        idle = [
+            {"partition": p, "fetch_offset": 0, "log_start_offset": -1, "max_bytes": 4096}
+            for p in range(2, 2 + idle_partitions)
+        ]
         body = {
             "replica_id": -1, "max_wait_time": 0, "min_bytes": 0, "max_bytes": 52_428_800,
-            "isolation_level": 0, "topics": [{"topic": TOPIC, "partitions": [partition]}],
+            "isolation_level": 0, "topics": [{"topic": TOPIC, "partitions": [partition, *idle]}],
         }  # fmt: skip
         out.append(encode_request(RequestHeader(ApiKeys.FETCH, 5, i, "bench"), body))
     return out

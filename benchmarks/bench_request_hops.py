@@ -201,10 +201,10 @@ def login(sock: socket.socket, buf: bytearray) -> None:
             raise RuntimeError(f"the benchmark's login failed with error code {error} ({size} bytes)")
 
 
-def client(kind: str, n: int, secured: bool) -> None:
+def client(kind: str, n: int, secured: bool, idle_partitions: int) -> None:
     """Log in (secured), warm up, say "ready", wait for a line on stdin, send ``n`` requests of
     ``kind`` one at a time, say "done"; again for every further line, until stdin closes."""
-    payloads = requests(kind, n)
+    payloads = requests(kind, n, idle_partitions)
     buf = bytearray(1 << 20)
     with socket.create_connection(("127.0.0.1", PORT)) as sock:
         if secured:
@@ -221,7 +221,7 @@ def client(kind: str, n: int, secured: bool) -> None:
 # -- one broker, every kind of request ---------------------------------------------------------------------
 
 
-def measure(mode: str, requests_per_round: int, rounds: int) -> dict:
+def measure(mode: str, requests_per_round: int, rounds: int, idle_partitions: int) -> dict:
     """Each kind's rounds against a broker set up as ``mode`` says: its CPU per request unwrapped,
     by thread, and with the hops wrapped."""
     from kafka_lite.cli.broker import build_server
@@ -242,7 +242,7 @@ def measure(mode: str, requests_per_round: int, rounds: int) -> dict:
             "fetch.sendfile.enable": "false",
             "num.network.threads": "1",
             "num.io.threads": "2",
-            "num.partitions": "4",
+            "num.partitions": str(max(4, 2 + idle_partitions)),
             **(SECURED if secured else {}),
         }
         config_file = Path(d) / "server.properties"
@@ -265,7 +265,10 @@ def measure(mode: str, requests_per_round: int, rounds: int) -> dict:
             producer.flush(30)
             del producer  # librdkafka's handle goes before the broker does
             for kind in KINDS:
-                command = [sys.executable, __file__, "--client", kind, "--requests", str(requests_per_round)]
+                command = [
+                    sys.executable, __file__, "--client", kind, "--requests", str(requests_per_round),
+                    "--idle-partitions", str(idle_partitions),
+                ]  # fmt: skip
                 proc = subprocess.Popen(
                     [*command, *(["--secured"] if secured else [])],
                     stdin=subprocess.PIPE,
@@ -338,20 +341,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=3000, help="requests of each kind per round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--idle-partitions", type=int, default=0,
+        help="partitions each Fetch also names, which nothing writes to (a follower's fetch names many)",
+    )  # fmt: skip
     parser.add_argument("--client", help=argparse.SUPPRESS)  # the client's process: the kind it sends
     parser.add_argument("--secured", action="store_true", help=argparse.SUPPRESS)  # the client logs in
     add_argument(parser)
     args = parser.parse_args()
     if args.client:
-        client(args.client, args.requests, args.secured)
+        client(args.client, args.requests, args.secured, args.idle_partitions)
         return
     for name in ("requests", "rounds"):
         if getattr(args, name) <= 0:
             parser.error(f"--{name} must be positive, not {getattr(args, name)}")
+    if args.idle_partitions < 0:
+        parser.error(f"--idle-partitions must not be negative, not {args.idle_partitions}")
     logging.basicConfig(level=logging.WARNING)
     medians = {}
     for mode in MODES:
-        medians[mode] = report(mode, measure(mode, args.requests, args.rounds), args.requests, args.rounds)
+        medians[mode] = report(
+            mode, measure(mode, args.requests, args.rounds, args.idle_partitions), args.requests, args.rounds
+        )
     figures = []
     for kind in KINDS:
         row = medians["plain"][kind]
