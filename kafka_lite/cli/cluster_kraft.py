@@ -38,6 +38,7 @@ controller-only node serves no clients' requests and has none.
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import os
 import signal
@@ -276,16 +277,24 @@ def controller_login(state: dict) -> tuple[str, str] | None:
     """The username and password the nodes log in to the controllers with, when their CONTROLLER
     listener is SASL_PLAINTEXT (PLAIN), read from a node's ``server.properties`` and the cluster's
     ``--override``s, as the node itself reads them; None on a PLAINTEXT one."""
+    path = node_directory(state, state["brokers"][0]) / "server.properties"
+    try:
+        modified = path.stat().st_mtime_ns
+    except OSError:  # the health check reports a node without its config
+        return None
+    return _controller_login(str(path), modified, tuple(state.get("overrides", [])))
+
+
+@functools.lru_cache(maxsize=8)
+def _controller_login(path: str, modified_ns: int, overrides: tuple[str, ...]) -> tuple[str, str] | None:
+    """``controller_login`` for one version of one node's file: read once, though a health check asks
+    on every poll while the cluster comes up."""
     from kafka_lite.cli.broker import parse_overrides
     from kafka_lite.common.errors import ConfigException
     from kafka_lite.server.kafka_config import KafkaConfig
 
-    node = state["brokers"][0]
     try:
-        config = KafkaConfig.from_file(
-            node_directory(state, node) / "server.properties", parse_overrides(state.get("overrides", []))
-        )
-        login = config.controller_login()
+        login = KafkaConfig.from_file(path, parse_overrides(list(overrides))).controller_login()
     except ConfigException:  # the nodes refuse it too, and exit saying why: the health check reports that
         return None
     return None if login is None else (login[1], login[2])
