@@ -140,6 +140,8 @@ class ControllerApis:
         try:
             handler = self._handlers.get(request.header.api_key)
             if handler is None:  # the socket server parses only the table's APIs: a bug if reached
+                log.error("[ControllerApis nodeId=%d] Unsupported ApiKey %d in %s", self.node_id,
+                          request.header.api_key, request.header)  # fmt: skip
                 raise Errors.UNSUPPORTED_VERSION.exception(f"Unsupported ApiKey {request.header.api_key}")
             handler(request)
         except ApiException as e:  # a refusal the client is told of (an authorization failed, ...)

@@ -6,6 +6,7 @@ ControllerApisTest, and ApiVersions as SimpleApiVersionManager(CONTROLLER) answe
 from __future__ import annotations
 
 import dataclasses
+import logging
 import uuid
 
 import pytest
@@ -203,6 +204,18 @@ def test_api_versions_lists_exactly_the_controller_table(env):
     assert listed == {key: (api.oldest_version, api.latest_version) for key, api in CONTROLLER_APIS.items()}
     assert listed[RaftApiKeys.FETCH] == (13, 13) and listed[ControllerApiKeys.ALTER_PARTITION] == (0, 2)
     assert ApiKeys.PRODUCE not in listed
+
+
+@pytest.mark.unit
+def test_a_parsed_request_with_no_handler_is_an_error_in_the_log_and_unsupported_to_the_client(env, caplog):
+    """The processor parses only the table's APIs, so a request with no handler is the controller's
+    own bug: logged as an error, and the client told UNSUPPORTED_VERSION rather than left waiting."""
+    harness = Harness(env, 0)
+    del harness.apis._handlers[ApiKeys.API_VERSIONS]  # the bug: a table entry without its handler
+    with caplog.at_level(logging.ERROR, logger="kafka_lite.server.controller_apis"):
+        body = harness.call(ApiKeys.API_VERSIONS, 1, {})
+    assert body["error_code"] == Errors.UNSUPPORTED_VERSION.code
+    assert [r.levelno for r in caplog.records if "Unsupported ApiKey" in r.getMessage()] == [logging.ERROR]
 
 
 # -- the controller's RPCs ----------------------------------------------------------------------------------
