@@ -138,6 +138,16 @@ def save_score(workspace_root: Path, report: GradeReport, stage: int | None = No
         _save_score(workspace_root, report, stage)
 
 
+def forget_score(workspace_root: Path, lab_number: int) -> None:
+    """Drop lab ``lab_number``'s remembered grade (its workspace was started afresh)."""
+    if not (workspace_root / SCORES_FILE).exists():
+        return
+    with _locked(workspace_root / SCORES_FILE):
+        scores = load_scores(workspace_root)
+        if scores.pop(str(lab_number), None) is not None:
+            _replace_json(workspace_root / SCORES_FILE, scores)
+
+
 def _save_score(workspace_root: Path, report: GradeReport, stage: int | None) -> None:
     scores = load_scores(workspace_root)
     now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -261,6 +271,7 @@ def run_start(args: argparse.Namespace, console: Console) -> int:
         written = write_starter(lab, REPO_ROOT, workspace)
     except RegionError as e:
         raise CliError(f"cannot make the starter: {e}") from None
+    forget_score(args.dir, lab.number)  # the work it graded is gone: neither list nor solution may use it
     readme, hints = workspace_handout(lab.handout, workspace)
     (workspace / "README.md").write_text(readme, encoding="utf-8")
     if hints:

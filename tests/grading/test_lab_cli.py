@@ -104,6 +104,12 @@ def test_start_then_the_hints_name_a_workspace_that_is_not_the_default(tmp_path,
     assert (workspace / "lab03_network_receive" / "README.md").is_file()
     assert main(["lab", "start", "3", "--dir", str(workspace)]) == 2
     assert "already exists (your work?); pass --force to overwrite it" in capsys.readouterr().err
+    # Started afresh, the lab's remembered grade goes with the work it graded (it would show the
+    # reference); another lab's stays.
+    graded = {"earned": 1, "total": 1, "stages": {"1": [1, 1]}, "graded_at": "2026-01-01T00:00:00+00:00"}
+    (workspace / ".scores.json").write_text(json.dumps({"3": graded, "4": graded}))
+    assert main(["lab", "start", "3", "--dir", str(workspace), "--force"]) == 0
+    assert json.loads((workspace / ".scores.json").read_text()) == {"4": graded}
 
 
 def test_solution_refuses_before_full_marks_says_how_anyway_and_shows_after(tmp_path, capsys):
