@@ -180,11 +180,11 @@ class PartitionChangeBuilder:
 
         A new leader always bumps it (replaying a record whose ``leader`` is not NO_LEADER_CHANGE
         does). Otherwise a shrunk ISR or replica set must too, so that the removed replica, still
-        fetching with the old epoch, is refused; writing the current leader into the record is
-        what asks ``PartitionRegistration.merge`` for the bump. Growing the ISR bumps only the
-        partition epoch.
+        fetching with the old epoch, is refused. Growing the ISR bumps only the partition epoch.
         """
         # BEGIN SOLUTION
+        # Writing the current leader into the record is what asks PartitionRegistration.merge for
+        # the bump.
         if record.leader == NO_LEADER_CHANGE:
             if not set(self.partition.isr) <= set(self.target_isr) or not set(self.partition.replicas) <= set(
                 self.target_replicas
