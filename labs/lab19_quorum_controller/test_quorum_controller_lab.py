@@ -51,7 +51,7 @@ from kafka_lite.common.metadata import (
 from kafka_lite.common.record import FileRecords
 from kafka_lite.common.time import MockTime
 from kafka_lite.metadata.controller.broker_control_states import BrokerControlState
-from kafka_lite.metadata.controller.broker_heartbeat_manager import BrokerHeartbeatManager
+from kafka_lite.metadata.controller.broker_heartbeat_manager import LONG_MAX, BrokerHeartbeatManager
 from kafka_lite.metadata.controller.partition_change_builder import (
     Election,
     ElectionResult,
@@ -282,6 +282,46 @@ def test_the_leader_epoch_is_bumped_when_the_isr_shrinks_not_when_it_grows():
     assert (after.leader, after.leader_epoch, after.partition_epoch) == (1, 10, 21), after
 
 
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_an_isr_or_replica_list_only_reordered_does_not_bump_the_leader_epoch():
+    part = partition(replicas=(1, 2, 3), isr=(1, 2, 3), leader=1, leader_epoch=10, partition_epoch=20)
+
+    def builder():
+        return PartitionChangeBuilder(part, TOPIC_ID, 0, may_lead(1, 2, 3))
+
+    cases = [
+        ("set_target_isr([3, 1, 2])", builder().set_target_isr([3, 1, 2]), change(isr=[3, 1, 2])),
+        ("set_target_replicas([3, 1, 2])", builder().set_target_replicas([3, 1, 2]), change(replicas=[3, 1, 2])),
+    ]  # fmt: skip
+    for setter, reordered, expected in cases:
+        record = reordered.build()
+        got = None if record is None else record.message
+        epoch = None if got is None else part.merge(got).leader_epoch
+        assert got == expected, explain(
+            f"build() after {setter}: the same brokers in another order, leader 1 stays", part, got,
+            expected,
+            "nobody left, so there is nobody to fence: the record carries the new order, and replayed it "
+            f"should leave the leader epoch at 10; this one leaves it at {epoch}, and a bumped epoch has "
+            "the leader refuse every follower's fetch until that follower has replayed the change",
+        )  # fmt: skip
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_an_empty_target_replica_list_is_never_written():
+    part = partition(replicas=(1, 2, 3), isr=(1, 2, 3), leader=1)
+    builder = PartitionChangeBuilder(part, TOPIC_ID, 0, may_lead(1, 2, 3)).set_target_replicas([])
+    record = builder.build()
+    got = None if record is None else record.message
+    assert got is None or got.replicas is None, explain(
+        "build() after set_target_replicas([]), the ISR unchanged", part, got,
+        "a record whose replicas field is None (no change), or no record",
+        "a partition's replicas are never emptied: replayed, a record with replicas [] leaves it no broker "
+        "to hold its data and nobody ever again to elect",
+    )  # fmt: skip
+
+
 # -- stage 2: the session and fencing ----------------------------------------------------------------------
 
 SESSION_MS = 9000
@@ -434,6 +474,57 @@ def test_a_controlled_shutdown_waits_until_the_broker_leads_nothing_and_the_othe
         "broker 1 leads nothing and every active broker has reached offset 100, its controlled-shutdown "
         f"offset: SHUTDOWN_NOW; got {got[0].name} -> {got[1].name}"
     )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_a_broker_touched_as_fenced_is_no_longer_in_controlled_shutdown():
+    m = manager()
+    for broker_id in (1, 2, 3):
+        m.touch(broker_id, False, 90)
+    m.update_controlled_shutdown_offset(1, 100)  # broker 1 in controlled shutdown, brokers 2 and 3 at 90
+    m.touch(1, True, 100)  # then a contact leaves it fenced (the heartbeat that let it go, say)
+    cases = [
+        (heartbeat(offset=100, want_shut_down=True), SHUTDOWN_NOW,
+         "fenced, it leads nothing and is in no ISR: asking to shut down, it may go at once"),
+        (heartbeat(offset=100), UNFENCED,
+         "caught up with its registration (offset 50) and not asking to stay fenced, it is unfenced"),
+    ]  # fmt: skip
+    for request, expected, why in cases:
+        got = next_state(m, request)
+        assert got == (FENCED, expected), (
+            f"broker 1 was in controlled shutdown (offset 100, brokers 2 and 3 still at 90), then touched as "
+            f"fenced; heartbeat {request}: expected FENCED -> {expected.name} ({why}); got {got[0].name} -> "
+            f"{got[1].name}"
+        )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_a_broker_the_manager_has_no_state_for_is_answered_as_a_fenced_one():
+    m = manager()
+    m.touch(1, False, 60)
+    cases = [
+        (heartbeat(broker_id=4, offset=49), FENCED, "it has not replayed its registration record (offset 50)"),
+        (heartbeat(broker_id=4, offset=50), UNFENCED, "it has caught up with its registration record"),
+        (heartbeat(broker_id=4, offset=60, want_shut_down=True), SHUTDOWN_NOW,
+         "a fenced broker that wants to shut down may go at once"),
+    ]  # fmt: skip
+    for request, expected, why in cases:
+        try:
+            got = next_state(m, request)
+        except NotImplementedError:
+            raise
+        except Exception as exc:
+            pytest.fail(
+                f"broker 4, never touched by this manager (only broker 1 was), heartbeat {request}: "
+                f"calculate_next_broker_state raised {exc!r}; the controller would answer the heartbeat "
+                f"with an error. Expected FENCED -> {expected.name} ({why})"
+            )
+        assert got == (FENCED, expected), (
+            f"broker 4, never touched by this manager (only broker 1 was), heartbeat {request}: expected "
+            f"FENCED -> {expected.name} ({why}); got {got[0].name} -> {got[1].name}"
+        )
 
 
 # -- stage 3: the controller at work ---------------------------------------------------------------------
@@ -691,6 +782,29 @@ def test_a_controlled_shutdown_moves_the_leaders_away_before_the_broker_may_go()
         f"(should_shut_down) and is fenced; got {reply}.\n  the records since the set-up:\n"
         f"{cluster.timeline(cluster.mark)}"
     )
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(1)
+def test_with_no_unfenced_broker_there_is_no_check_to_schedule():
+    time = MockTime()
+    m = manager(time)
+
+    def check(case):
+        got = m.next_check_time_ns()
+        assert got == LONG_MAX, (
+            f"every broker the manager knows is fenced ({case}), so no session can expire: expected "
+            f"next_check_time_ns() to be LONG_MAX ({LONG_MAX}, never); got {got!r}, a fencing check the "
+            f"controller would schedule with nothing to check (the clock is at {time.nanoseconds()} ns)"
+        )
+
+    check("no broker has been heard from yet")
+    m.touch(1, False, 10)
+    time.sleep(SESSION_MS + 1)
+    m.fence(1)
+    check("broker 1's session expired and it was fenced")
+    m.touch(2, True, 10)
+    check("broker 2 heartbeat and stays fenced: a fenced broker has no session")
 
 
 # -- stage 4: the controller on a real cluster -----------------------------------------------------------
