@@ -29,7 +29,7 @@ import random
 
 import pytest
 
-from kafka_lite.common.errors import OffsetOutOfRangeException
+from kafka_lite.common.errors import KafkaException, OffsetOutOfRangeException
 from kafka_lite.common.protocol.raft_messages import RaftApiKeys
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.default_record_batch import set_partition_leader_epoch
@@ -149,7 +149,14 @@ def vote(ctx: RaftClientTestContext, candidate: int, epoch: int, last_epoch: int
     ``last_offset``) delivered to the node; the partition of the node's answer."""
     request = ctx.deliver_vote_request(candidate, epoch, last_epoch, last_offset)
     ctx.poll()
-    return ctx.partition_of(ctx.response_of(request))
+    data = ctx.response_of(request)
+    assert data["error_code"] == RaftErrors.NONE, (
+        f"the answer to candidate {candidate}'s Vote request of epoch {epoch} (last entry ({last_epoch}, ending "
+        f"at {last_offset})) carries the top-level error {RaftErrors(data['error_code']).name}: the candidate "
+        "then reads nothing of its partition's answer, neither the refusal's reason nor the voter's epoch "
+        "and leader"
+    )
+    return ctx.partition_of(data)
 
 
 def voted_for(ctx: RaftClientTestContext) -> tuple[int, int | None]:
@@ -273,6 +280,31 @@ def test_a_candidate_whose_last_entry_is_not_of_an_earlier_epoch_is_refused_as_m
         )
         assert (ctx.state_name(), ctx.quorum().epoch()) == ("Follower", 5), (
             f"a malformed Vote request moved the voter to {ctx.state_name()} in epoch {ctx.quorum().epoch()}"
+        )
+
+
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_a_non_voter_is_refused_and_a_vote_request_is_judged_on_its_form_then_its_epoch():
+    ctx = node(ElectionState.with_elected_leader(5, 1, VOTERS), log=[(1, 2)])
+    cases = [
+        # (candidate, epoch, last entry's epoch, its end offset), the answer's error, why
+        (7, 6, 1, 2, RaftErrors.INCONSISTENT_VOTER_SET, "node 7 is not one of the voters {0, 1, 2}"),
+        (2, 4, 4, 2, RaftErrors.INVALID_REQUEST, "its last entry is of epoch 4, not before its own epoch 4"),
+        (7, 4, 1, 2, RaftErrors.FENCED_LEADER_EPOCH, "its epoch 4 is behind the voter's 5"),
+    ]
+    for candidate, epoch, last_epoch, last_offset, want, why in cases:
+        answer_ = vote(ctx, candidate=candidate, epoch=epoch, last_epoch=last_epoch, last_offset=last_offset)
+        got = RaftErrors(answer_["error_code"])
+        assert (got, answer_["vote_granted"]) == (want, False), (
+            f"node {candidate}'s Vote request of epoch {epoch}, its last entry ({last_epoch}, ending at "
+            f"{last_offset}), to a follower of epoch 5 ({why}) was answered {got.name}, "
+            f"granted={answer_['vote_granted']}"
+        )
+        assert (ctx.state_name(), ctx.quorum().epoch(), voted_for(ctx)) == ("Follower", 5, (5, None)), (
+            f"after refusing node {candidate}'s Vote request of epoch {epoch} the voter is {ctx.state_name()} "
+            f"in epoch {ctx.quorum().epoch()}, its quorum-state file (epoch, voted for) = {voted_for(ctx)}: "
+            "a refused request changes nothing"
         )
 
 
@@ -568,6 +600,10 @@ def test_the_leader_answers_a_fetch_with_its_entries_or_with_where_the_logs_part
     ctx = node(log=[(1, 3)])  # epoch 1 at 0-2; as leader of epoch 2 it writes its LeaderChange at 3
     epoch = ctx.become_leader()
     agreeing = fetch(ctx, replica=1, epoch=epoch, offset=3, last_epoch=1)
+    assert isinstance(agreeing["records"], (bytes, bytearray)), (
+        f"the answer's records field is a {type(agreeing['records']).__name__}, not bytes: the Fetch "
+        "response carries its entries as the bytes of their batches"
+    )
     assert agreeing["diverging_epoch"]["epoch"] == -1 and agreeing["records"], (
         "follower 1, whose log is the leader's up to offset 3, fetched from 3 and got no entries "
         f"(diverging epoch {agreeing['diverging_epoch']})"
@@ -598,6 +634,32 @@ def test_a_follower_told_it_diverged_truncates_and_fetches_from_where_the_logs_a
     )
     _, position = next_fetch(ctx)
     assert position == (2, 1), f"after the truncation the follower fetched from (offset, epoch) {position}"
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_a_follower_told_to_truncate_below_its_high_watermark_stops():
+    leader_5 = ElectionState.with_elected_leader(5, 1, VOTERS)
+    ctx = node(leader_5, log=[(1, 2), (1, 2), (1, 2)])  # epoch 1 at 0-5
+    request, _ = next_fetch(ctx)
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, high_watermark=4))
+    ctx.poll()
+    assert ctx.quorum().follower_state_or_throw().high_watermark().offset == 4
+    request, _ = next_fetch(ctx)
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, diverging_epoch=(1, 2)))
+    try:
+        ctx.poll()
+    except KafkaException:
+        stopped = True
+    else:
+        stopped = False
+    end = ctx.log.end_offset().offset
+    assert stopped and end == 6, (
+        "the follower's high watermark is 4 (offsets 0-3 are committed) and the leader of epoch 5 said "
+        f"its log parts from ours at offset 2, inside the committed entries; the follower "
+        f"{'stopped' if stopped else 'went on without a KafkaException'}, its log now ending at {end} "
+        "(it ended at 6)"
+    )
 
 
 @pytest.mark.stage(2)
@@ -756,6 +818,33 @@ def test_the_log_start_moves_to_a_snapshot_and_the_older_snapshots_go():
     )
     assert log.delete_before_snapshot(OffsetAndEpoch(17, 2)) is False, "no snapshot (17, 2): False"
     assert log.start_offset() == 15, "a snapshot the log does not hold moves nothing"
+    try:
+        moved_back = log.delete_before_snapshot(OffsetAndEpoch(10, 1))
+    except OffsetOutOfRangeException:
+        moved_back = "refused"
+    assert moved_back == "refused" and log.start_offset() == 15, (
+        f"asked to move the log start back from 15 to snapshot (10, 1), the log answered {moved_back} and "
+        f"now starts at {log.start_offset()}: the entries below 15 are gone, the log start never moves back"
+    )
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(1)
+def test_after_the_log_start_moves_each_epoch_the_log_holds_still_ends_where_it_did():
+    log = MockLog(TP)
+    append(log, 10, 1)
+    append(log, 10, 2)
+    log.update_high_watermark(LogOffsetMetadata(16))
+    # (10, 1) ends epoch 1: entry 10, the new log start, is epoch 2's first; (15, 2) ends inside epoch 2.
+    for snapshot_id in (OffsetAndEpoch(10, 1), OffsetAndEpoch(15, 2)):
+        snapshot(log, snapshot_id, snapshot_id.offset)
+        assert log.delete_before_snapshot(snapshot_id) is True, f"the log holds snapshot {snapshot_id}: True"
+        got = log.end_offset_for_epoch(2)
+        assert got == OffsetAndEpoch(20, 2), (
+            f"the log holds epoch 2 at offsets 10-19; after its start moved to snapshot {snapshot_id} "
+            f"(it now starts at {log.start_offset()}), end_offset_for_epoch(2) says {got}: a follower fetching "
+            "from inside epoch 2 would be told its log parts from the leader's"
+        )
 
 
 @pytest.mark.stage(4)
