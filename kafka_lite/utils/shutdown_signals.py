@@ -42,6 +42,8 @@ class ShutdownSignals:
         self._previous_wakeup_fd = signal.set_wakeup_fd(
             self._wakeup_writer.fileno(), warn_on_full_buffer=False
         )
+        self._poller = select.poll()
+        self._poller.register(self._wakeup, select.POLLIN)
         self._signals = signals
         for signum in signals:
             signal.signal(signum, self._record)
@@ -58,7 +60,9 @@ class ShutdownSignals:
                 return False
             # At most a second at a time: the byte wakes the select, and the handler that records
             # the signal runs at the main thread's next bytecode, which may be after the check above.
-            ready, _, _ = select.select([self._wakeup], [], [], min(remaining, 1.0))
+            # poll, not select: a broker holding a thousand segment files and sockets has
+            # descriptor numbers past select's limit of 1024.
+            ready = self._poller.poll(min(remaining, 1.0) * 1000)
             if ready:
                 try:
                     self._wakeup.recv(4096)

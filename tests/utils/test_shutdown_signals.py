@@ -93,6 +93,21 @@ def test_without_a_signal_the_wait_times_out(signals):
     assert not signals().wait(0.01)
 
 
+def test_the_wait_works_when_the_process_holds_more_than_a_thousand_descriptors(signals):
+    """A broker holds a descriptor per segment file and per connection: the wake-up socket's number
+    may be past 1024, where ``select.select`` refuses it."""
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        stop = signals()
+        assert stop._wakeup.fileno() > 1024
+        assert not stop.wait(0.01)
+        signal.raise_signal(signal.SIGUSR1)
+        assert stop.wait(5)
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
 def test_a_process_waiting_exits_on_sigterm_and_a_second_one_during_its_shutdown_is_ignored(tmp_path):
     waiting = subprocess.Popen(
         [
