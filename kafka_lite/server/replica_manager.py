@@ -1069,11 +1069,9 @@ class ReplicaManager:
         """Kafka 0.10.1.1's ``shouldLeaderThrottle``: a throttled partition, over the quota, read for
         a follower outside the ISR. A follower in the ISR is never held back: 0.10.1.0 throttled it
         too, and then dropped it from the ISR for lagging."""
-        if not quota.is_throttled(tp):  # most partitions: asked first, as it settles the answer
-            return False
         partition = self._partitions.get(tp)
         is_replica_in_sync = partition is not None and replica_id in partition.isr
-        return quota.is_quota_exceeded() and not is_replica_in_sync
+        return quota.is_throttled(tp) and quota.is_quota_exceeded() and not is_replica_in_sync
 
     # --8<-- [end:should_leader_throttle]
 
