@@ -91,7 +91,8 @@ class Selector:
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
-        self._epoll.register(self._wake_r.fileno(), select.EPOLLIN)
+        self._wake_fd = self._wake_r.fileno()
+        self._epoll.register(self._wake_fd, select.EPOLLIN)
         self._wakeup_pending = False  # a wakeup byte is written and not yet drained
 
     # -- connections ----------------------------------------------------------------------------------------
@@ -200,9 +201,11 @@ class Selector:
             timeout_ms = min(timeout_ms, max(first - self.time.milliseconds(), 0))
         events = self._epoll.poll(max(timeout_ms, 0) / 1000.0)
         for fd, event in events:
-            channel = self._by_fd.get(fd)
-            if channel is None:  # the wakeup socket
+            if fd == self._wake_fd:
                 self._drain_wakeups()
+                continue
+            channel = self._by_fd.get(fd)
+            if channel is None:  # closed by an earlier event of this poll
                 continue
             mask = (selectors.EVENT_READ if event & _NOT_READ else 0) | (
                 selectors.EVENT_WRITE if event & _NOT_WRITE else 0
@@ -334,7 +337,8 @@ class Selector:
         """Stop watching ``channel``'s socket (Java's key cancelled). A socket already closed has left
         epoll by itself, and its number may belong to another socket by now: only the record goes."""
         fd = self._fds.pop(channel.id)
-        del self._by_fd[fd]
+        if self._by_fd.get(fd) is channel:  # the number may name a newer socket by now
+            del self._by_fd[fd]
         if channel.socket.fileno() == fd:
             self._epoll.unregister(fd)
 
