@@ -409,9 +409,9 @@ def parse_raft_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHe
 
 
 def encode_raft_response(api_key: int, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
-    api = _api(api_key, version)
-    head = encode(RESPONSE_HEADERS[api.response_header_version(version)], {"correlation_id": correlation_id})
-    return head + encode(api.response_schema(version), body)
+    out = bytearray()
+    write_raft_response(out, api_key, version, correlation_id, body)
+    return bytes(out)
 
 
 def write_raft_response(
