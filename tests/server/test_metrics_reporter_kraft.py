@@ -71,7 +71,10 @@ def measured_records(reporting_node):
         admin.create_topics([NewTopic(topic, 1, 1)])
     finally:
         admin.close()
-    with KafkaProducer(bootstrap_servers=reporting_node, client_id=MEASURED) as producer:
+    # A KRaft broker updates its metadata cache before its replica manager makes the partition (3.3's
+    # BrokerMetadataPublisher), so a send right after the topic is created may meet
+    # NOT_LEADER_FOR_PARTITION: retriable, and Kafka's clients retry it.
+    with KafkaProducer(bootstrap_servers=reporting_node, client_id=MEASURED, retries=5) as producer:
         for i in range(5):
             producer.send(topic, f"v{i}".encode()).get(10)
     read_topic(reporting_node, topic, "metrics-reader")  # Metadata, ListOffsets, Fetch
