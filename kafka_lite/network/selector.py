@@ -73,11 +73,12 @@ class Selector:
         self.time = time
         self._epoll = select.epoll()
         self._by_fd: dict[int, KafkaChannel] = {}  # the channels epoll watches, by socket descriptor
-        self._fds: dict[str, int] = {}  # channel id -> its descriptor, kept for after its socket closes
+        # channel id -> (its socket's descriptor, the events epoll watches for): Java's SelectionKey,
+        # the descriptor kept for after the socket closes
+        self._watched: dict[str, tuple[int, int]] = {}
         self.channels: dict[str, KafkaChannel] = {}
         self._last_active: dict[str, int] = {}  # insertion order = least recently active first
         self._next_idle_close_check_ms = 0  # no connection can have been idle long enough before this
-        self._registered: dict[str, int] = {}  # channel id -> the events the OS selector watches for it
         self.completed_sends: list[NetworkSend] = []
         self.completed_receives: list[NetworkReceive] = []
         self.connected: list[str] = []
@@ -138,7 +139,7 @@ class Selector:
         channel = self.channels.pop(channel_id, None)
         self._last_active.pop(channel_id, None)
         if channel is not None:
-            if self._registered.pop(channel_id, 0):
+            if channel_id in self._watched:
                 self._unwatch(channel)
             channel.close()
 
@@ -315,28 +316,29 @@ class Selector:
 
     def _update_interest(self, channel: KafkaChannel) -> None:
         """Tell the OS what this channel now waits for, if that changed (after most reads and writes
-        it has not). ``selectors`` cannot watch a socket for no events at all (a muted channel with
-        nothing to send), so such a channel is unregistered until it wants something again, as Java's
-        epoll selector removes a key whose interest set is empty."""
+        it has not). A channel that wants nothing (muted, with nothing to send) leaves epoll until it
+        wants something again, as Java's epoll selector removes a key whose interest set is empty."""
         if channel.id not in self.channels:
             return
-        registered = self._registered.get(channel.id, 0)
-        if channel.interest == registered:
+        fd, watched = self._watched.get(channel.id, (None, 0))
+        interest = channel.interest
+        if interest == watched:
             return
-        if channel.interest and registered:
-            self._epoll.modify(self._fds[channel.id], _EPOLL_EVENTS[channel.interest])
-        elif channel.interest:
-            fd = self._fds[channel.id] = channel.socket.fileno()
-            self._epoll.register(fd, _EPOLL_EVENTS[channel.interest])
+        if not interest:
+            self._unwatch(channel)
+            return
+        if fd is None:
+            fd = channel.socket.fileno()
+            self._epoll.register(fd, _EPOLL_EVENTS[interest])
             self._by_fd[fd] = channel
         else:
-            self._unwatch(channel)
-        self._registered[channel.id] = channel.interest
+            self._epoll.modify(fd, _EPOLL_EVENTS[interest])
+        self._watched[channel.id] = (fd, interest)
 
     def _unwatch(self, channel: KafkaChannel) -> None:
         """Stop watching ``channel``'s socket (Java's key cancelled). A socket already closed has left
         epoll by itself, and its number may belong to another socket by now: only the record goes."""
-        fd = self._fds.pop(channel.id)
+        fd, _ = self._watched.pop(channel.id)
         if self._by_fd.get(fd) is channel:  # the number may name a newer socket by now
             del self._by_fd[fd]
         if channel.socket.fileno() == fd:
