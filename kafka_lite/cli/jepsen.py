@@ -71,6 +71,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="how long the workload runs before the final phase (default 60)")  # fmt: skip
     run.add_argument("--seed", type=whole_number("seed"), default=0,
                      help="the generator's and the nemesis's random seed (default 0)")  # fmt: skip
+    run.add_argument("--nemesis-interval", type=whole_number("seconds"), default=10, metavar="SECONDS",
+                     help="the nemesis's quiet time before each fault and after each healing "
+                          "(default 10)")  # fmt: skip
     run.add_argument("--txn", action="store_true", help="transactions of up to 4 sends and polls")
     run.add_argument("--kip-890", action="store_true",
                      help="both parts of KIP-890: the brokers verify a transactional write's partition, "
@@ -152,7 +155,7 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
     try:
         config = jepsen_run.RunConfig(mode=args.mode, faults=args.faults, seconds=args.seconds, seed=args.seed,
                                       txn=args.txn, client=args.client, directory=args.dir,
-                                      kip_890=args.kip_890)  # fmt: skip
+                                      kip_890=args.kip_890, nemesis_interval_s=args.nemesis_interval)  # fmt: skip
     except ValueError as e:
         raise CliError(str(e), exit_code=2) from None
     faults = ", ".join(sorted(args.faults)) or "no faults"

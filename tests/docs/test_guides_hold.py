@@ -1642,7 +1642,7 @@ CLAIMS: dict[str, list[Claim]] = {
                     ("timestamp", "verification_guard"),
                 ),
                 tested_by(
-                    "tests/jepsen/test_hanging_transaction.py::test_kip_890_part_1_refuses_the_delayed_produce_and_nothing_hangs",
+                    "tests/jepsen/test_hanging_transaction.py::test_kip_890_refuses_the_delayed_produce_and_nothing_hangs",
                     "tests/log/test_transactions.py::test_an_abort_marker_between_verification_and_append_voids_the_guard",
                 ),
             ),

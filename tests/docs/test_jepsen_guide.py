@@ -164,8 +164,9 @@ def test_the_run_command_parses_as_written_and_writes_where_check_reads():
 
     run, check, _ = commands()
     args = build_parser().parse_args(shlex.split(run)[1:])
+    # tests/jepsen/test_run.py runs it as written, on the Jepsen tests' ZooKeeper-mode cluster
     assert (args.jepsen_command, args.mode, sorted(args.faults), args.seconds, args.seed) == (
-        "run", "zookeeper", ["kill"], 10, 1
+        "run", "zookeeper", ["kill", "pause"], 16, 13
     )  # fmt: skip
     checked = build_parser().parse_args(shlex.split(check)[1:])
     assert checked.history == args.dir / "history.jsonl"

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from kafka_lite.jepsen.nemesis import FaultyCluster
+from kafka_lite.jepsen.run import VERIFICATION
 
 # A follower out of the ISR after 2.5 s: the hold of a kill or a pause (1.5 times the longest
 # timeout) is then under 4 s, so a short run has room for several faults.
@@ -29,6 +30,10 @@ KEEP_HISTORIES = "KAFKA_LITE_KEEP_HISTORIES"
 
 @pytest.fixture(scope="package", params=[ZOOKEEPER, KRAFT])
 def faulty_cluster(request, tmp_path_factory) -> Iterator[FaultyCluster]:
+    """The KRaft cluster verifies transactional writes (KIP-890 part 1, a static setting there: its
+    run is transactional with KIP-890 on); the ZooKeeper cluster's tests set it for themselves, as
+    a dynamic broker setting."""
     directory = tmp_path_factory.mktemp("faulty-kraft" if request.param else "faulty-zookeeper")
-    with FaultyCluster(directory, kraft=request.param, overrides=OVERRIDES) as cluster:
+    overrides = [*OVERRIDES, f"{VERIFICATION}=true"] if request.param else OVERRIDES
+    with FaultyCluster(directory, kraft=request.param, overrides=overrides) as cluster:
         yield cluster

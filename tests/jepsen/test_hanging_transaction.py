@@ -16,6 +16,8 @@ moves on with the high watermark."""
 
 from __future__ import annotations
 
+import pytest
+
 from kafka_lite.cli.main import main
 from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
@@ -27,16 +29,20 @@ from tests.jepsen.transactions import end_offset, page_commands, produce_errors,
 from tests.support.waiting import wait_until
 
 
-def run_the_script(cluster, topic: str) -> tuple[TopicPartition, bool, list[Errors]]:
+def run_the_script(
+    cluster, topic: str, transaction_version: int = 0
+) -> tuple[TopicPartition, bool, list[Errors]]:
     """The transactional Produce and its retry held until the transaction has been aborted, then let
     go; three plain records after it. Returns the partition, whether the late Produce landed, and
-    the leader's answers to the held Produce requests."""
+    the leader's answers to the held Produce requests. ``transaction_version`` is the producer's (2:
+    KIP-890 part 2, an epoch bump at every transaction's end)."""
     tp = TopicPartition(topic, 0)
     cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "2"})
     leader = cluster.leader_of(topic, 0)
     producer = KafkaProducer(
         bootstrap_servers=cluster.bootstrap_servers, transactional_id=topic, acks="all",
         request_timeout_ms=2000, transaction_timeout_ms=10_000, reconnect_backoff_ms=50, retries=1,
+        transaction_version=transaction_version,
     )  # fmt: skip
     hold = cluster.proxy.hold(
         lambda source, target, api_key, frame: (
@@ -113,11 +119,16 @@ def test_a_produce_delayed_past_its_transactions_abort_leaves_the_partition_hang
 
 
 @ZOOKEEPER_MODE
-def test_kip_890_part_1_refuses_the_delayed_produce_and_nothing_hangs(faulty_cluster):
+@pytest.mark.parametrize("transaction_version", [0, 2], ids=["part-1", "both-parts"])
+def test_kip_890_refuses_the_delayed_produce_and_nothing_hangs(faulty_cluster, transaction_version):
+    """Part 1 alone closes this flaw; with part 2 as well, the abort's EndTxn bumps the epoch, and the
+    late Produce is refused as an older epoch's."""
     cluster = faulty_cluster
     set_verification(cluster, True)
     try:
-        tp, landed, late_errors = run_the_script(cluster, "verified-transaction")
+        tp, landed, late_errors = run_the_script(
+            cluster, f"verified-transaction-v{transaction_version}", transaction_version
+        )
     finally:
         set_verification(cluster, False)
     assert not landed, "the leader asked the coordinator, and the partition was in no transaction"
@@ -127,7 +138,10 @@ def test_kip_890_part_1_refuses_the_delayed_produce_and_nothing_hangs(faulty_clu
     # question comes while the abort's CompleteAbort is still being written (a loaded machine),
     # CONCURRENT_TRANSACTIONS, which the leader passes on as NOT_ENOUGH_REPLICAS (Kafka 3.6's
     # retriable answer). Either way the write is refused.
-    refused = (Errors.INVALID_TXN_STATE, Errors.NOT_ENOUGH_REPLICAS)
+    # With part 2 the abort's marker carries the bumped epoch, so the late Produce is an older epoch's:
+    # INVALID_PRODUCER_EPOCH, from the partition's producer state or from the coordinator's answer.
+    fenced = Errors.INVALID_TXN_STATE if transaction_version == 0 else Errors.INVALID_PRODUCER_EPOCH
+    refused = (fenced, Errors.NOT_ENOUGH_REPLICAS)
     assert late_errors[-1] in refused and Errors.NONE not in late_errors, late_errors
     assert end_offset(cluster.bootstrap_servers, tp, "read_uncommitted") == 4
     assert end_offset(cluster.bootstrap_servers, tp, "read_committed") == 4, "the last stable offset moved on"

@@ -1,44 +1,88 @@
 """A short run in each mode with kills and pauses, on the package's cluster of that mode
-(``conftest.py``; kafka_lite's clients against the ZooKeeper cluster, librdkafka's against the KRaft
-one): the checker's verdict valid, every acknowledged send read back at its offset in the final
-phase, both faults struck and healed (a killed node restarted as a new process, each fault held
-past the timeouts). The run's test comes after the nemesis's tests of its mode, and before the
-planted bugs' (``test_run_with_planted_bugs.py``), whose brokers keep their planted module until
-the stop test (``test_stop.py``) ends the shared cluster."""
+(``conftest.py``): the checker's verdict valid, every acknowledged send read back at its offset in
+the final phase, both faults struck and healed (a killed node restarted as a new process, each fault
+held past the timeouts). In ZooKeeper mode the run is chapter 13's command, as its page writes it,
+with kafka_lite's clients; in KRaft mode, librdkafka's transactional producers and read_committed
+consumers with both parts of KIP-890 on (the package's KRaft cluster verifies transactional writes),
+at whatever versions their ApiVersions exchange picks. The run's test comes after the nemesis's tests
+of its mode, and before the planted bugs' (``test_run_with_planted_bugs.py``), whose brokers keep
+their planted module until the stop test (``test_stop.py``) ends the shared cluster."""
 
 from __future__ import annotations
 
 import pprint
+import re
+import shlex
 import threading
+from pathlib import Path
 
 import pytest
 
+from kafka_lite.cli.main import main
+from kafka_lite.jepsen import run as jepsen_run
 from kafka_lite.jepsen.history import NEMESIS, pairs, read_history
-from kafka_lite.jepsen.run import RunConfig, run
+from kafka_lite.jepsen.run import RunConfig, RunResult, run
 from kafka_lite.jepsen.workload import WorkloadConfig
 
+GUIDE = Path(__file__).resolve().parents[2] / "chapters" / "ch13_jepsen" / "index.md"
 # Of workload: a few hundred operations, a key or two rotated, a crash or two. The nemesis strikes
-# NEMESIS_INTERVAL_S after each healing and holds a fault under 4 s (the conftest's settings): seed
-# 7's pauses a node other than the controller at about 2 s, resumes it, then kills the controller
-# at about 8 s and restarts it, both held to their end within the run.
+# NEMESIS_INTERVAL_S after each healing and holds a fault under 4 s (the conftest's settings), so a
+# run of SECONDS has room for three faults: seed 13's kills a partition's leader at about 2 s,
+# restarts it, then pauses a node other than the controller at about 8 s and resumes it.
 SECONDS = 16
-NEMESIS_INTERVAL_S = 2.0
-SEED = 7
+NEMESIS_INTERVAL_S = 2
+SEED = 13
 # The final phase reads everything back within a round or two; a run whose reads never reach the
 # offsets acknowledged gives up after this, and the test then says which were not read.
 FINAL_LIMIT_S = 30
 HEALED_BY = {"kill": "restart", "pause": "resume"}
 
 
-def test_a_short_run_with_kills_and_pauses_is_valid(faulty_cluster, tmp_path):
+def page_run_command() -> list[str]:
+    """Chapter 13's ``kafka-lite jepsen run`` command, the first of its "Running it" section."""
+    running = GUIDE.read_text(encoding="utf-8").split("\n## Running it\n", 1)[1]
+    return shlex.split(re.search(r"```sh\n(.*?)\n```", running, re.S).group(1))[1:]
+
+
+def run_the_pages_command(faulty, tmp_path, monkeypatch, phases: list[str]) -> RunResult:
+    """``kafka-lite jepsen run`` as the page writes it, from a directory of the test's, on the
+    package's cluster in place of the one the command would start (``run`` takes a started one)."""
+    monkeypatch.chdir(tmp_path)
+    real_run, done = jepsen_run.run, []
+
+    def on_the_packages_cluster(config: RunConfig, progress=None) -> RunResult:
+        def recorded(phase: str, fraction: float) -> None:
+            phases.append(phase)
+            progress(phase, fraction)
+
+        done.append(real_run(config, recorded, cluster=faulty))
+        return done[-1]
+
+    monkeypatch.setattr(jepsen_run, "run", on_the_packages_cluster)
+    command = page_run_command()
+    assert command == ["jepsen", "run", "--mode", "zookeeper", "--faults", "kill,pause", "--seconds",
+                       str(SECONDS), "--nemesis-interval", str(NEMESIS_INTERVAL_S), "--seed", str(SEED)], (
+        "the page's command is the run this test checks"
+    )  # fmt: skip
+    assert main(command) == 0, "the command exits 0: the history is valid"
+    (outcome,) = done
+    assert outcome.history_path.resolve() == tmp_path / ".kafka-lite-jepsen" / "history.jsonl"
+    assert (outcome.history_path.parent / "pictures.html").exists()
+    return RunResult(outcome.history_path.resolve(), outcome.ops, outcome.faults, outcome.result)
+
+
+def test_a_short_run_with_kills_and_pauses_is_valid(faulty_cluster, tmp_path, monkeypatch):
     faulty = faulty_cluster
-    mode, client = ("kraft", "confluent") if faulty.kraft else ("zookeeper", "kafka_lite")
     pids = {n: faulty.node(n)["pid"] for n in faulty.node_ids}
     phases: list[str] = []
-    config = RunConfig(mode=mode, client=client, faults=frozenset({"kill", "pause"}), seconds=SECONDS,
-                       seed=SEED, directory=tmp_path, processes=3, final_limit_s=FINAL_LIMIT_S,
-                       nemesis_interval_s=NEMESIS_INTERVAL_S)  # fmt: skip
-    result = run(config, progress=lambda phase, fraction: phases.append(phase), cluster=faulty)
+    if faulty.kraft:
+        config = RunConfig(mode="kraft", client="confluent", txn=True, kip_890=True,
+                           faults=frozenset({"kill", "pause"}), seconds=SECONDS, seed=SEED,
+                           directory=tmp_path, final_limit_s=FINAL_LIMIT_S,
+                           nemesis_interval_s=NEMESIS_INTERVAL_S)  # fmt: skip
+        result = run(config, progress=lambda phase, fraction: phases.append(phase), cluster=faulty)
+    else:
+        result = run_the_pages_command(faulty, tmp_path, monkeypatch, phases)
     assert list(dict.fromkeys(phases)) == ["cluster", "workload", "final", "check"]
     assert result.result["valid"], pprint.pformat(result.result, sort_dicts=False)
 
