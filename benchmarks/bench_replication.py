@@ -10,6 +10,7 @@ at a time; here the producer holds a steady rate instead, which a goal at a fixe
         [--value-bytes 100] [--rounds 3] [--seconds 10] [--rate 10000] [--partitions 3]
         [--max-in-flight 1] [--network-threads 3] [--io-threads 8] [--offsets-partitions 50]
         [--replica-fetchers 1] [--clients confluent-kafka|kafka_lite|both] [--consumer CLIENT]
+        [--count-requests]
 
 Part a, throughput: confluent-kafka produces ``--records`` records (no key, a ``--value-bytes`` value)
 to a topic with replication factor 1 with acks=1, and to a topic with replication factor 3 with
@@ -66,7 +67,13 @@ from each leader with N threads, and each partition goes to one of them by a has
 Kafka's ``AbstractFetcherManager.getFetcherId``), so the latency topic's partition shares its fetch
 with only the idle partitions that hash alongside it; which, and how many, depends on the
 leaders the cluster gave them. ``--consumer`` pairs the producer of ``--clients`` with the other
-client's consumer, to tell which of the two sets the pace. The broker logs are deleted
+client's consumer, to tell which of the two sets the pace. ``--count-requests`` runs each broker's
+request metrics reporter (``metric.reporters``, as ``cluster up`` does unless told not to) and, after
+part b, reads its samples back: for each broker, the requests a second of each kind in the timed
+stretch (the producer's Produce, a follower's Fetch, the consumer's Fetch, anything else, the
+reporters' own requests among them) with their median times in purgatory and in all, and the records
+each Produce carried; a Produce is a round of replication, so this is what the rounds cost each
+leader. The broker logs are deleted
 after a successful run and kept (their directory is printed) after a failure. Each part also counts the
 brokers' "Shrinking ISR" and ERROR log lines: an ISR that shrank means acks=all waited for fewer
 replicas. A new topic's first records, one with acks=all to each partition, go before any clock
@@ -76,6 +83,7 @@ starts (see ``create_topics``).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import shutil
@@ -91,13 +99,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bench_broker import cpu_seconds, produce, produce_one, retained
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from headline import add_argument, figure, write
 
 from kafka_lite.cli.cluster import start_cluster, stop_cluster, wait_healthy
 from kafka_lite.common.time import SYSTEM
 from kafka_lite.server.kafka_config import CONFIG_DEF
+from kafka_lite.server.metrics_reporter import CLIENT_ID_PREFIX as REPORTER_CLIENT_PREFIX
+from kafka_lite.server.metrics_reporter import REQUEST_METRICS_TOPIC
 from kafka_lite.server.replica_fetcher_manager import fetcher_id
 from kafka_lite.tools.throughput_throttler import ThroughputThrottler
 from kafka_lite.utils.ports import free_port, port_free
@@ -131,7 +141,12 @@ def base_port() -> int:
 
 @contextmanager
 def cluster(
-    directory: Path, offsets_partitions: int, network_threads: int, io_threads: int, replica_fetchers: int
+    directory: Path,
+    offsets_partitions: int,
+    network_threads: int,
+    io_threads: int,
+    replica_fetchers: int,
+    metrics_reporter: bool = False,
 ) -> Iterator[dict]:
     """ZooKeeper and three brokers as processes, healthy; all stopped on the way out, whatever happens."""
     overrides = [
@@ -140,7 +155,9 @@ def cluster(
         f"offsets.topic.num.partitions={offsets_partitions}",
         f"num.replica.fetchers={replica_fetchers}",
     ]
-    state = start_cluster(directory, BROKERS, free_port(), base_port(), overrides)
+    state = start_cluster(
+        directory, BROKERS, free_port(), base_port(), overrides, metrics_reporter=metrics_reporter
+    )
     try:
         wait_healthy(state)
         yield state
@@ -304,11 +321,13 @@ class Phase:
 
     def __enter__(self) -> Phase:
         self.brokers_start, self.client_start = broker_cpu(self.state), time.process_time()
+        self.start_ms = time.time() * 1000
         return self
 
     def __exit__(self, *exc) -> None:
         self.brokers = [end - start for start, end in zip(self.brokers_start, broker_cpu(self.state))]
         self.client = time.process_time() - self.client_start
+        self.end_ms = time.time() * 1000
 
     def cpu(self) -> list[float]:
         """Broker 0, 1, 2, then the client."""
@@ -637,7 +656,91 @@ def part_b(
         "lost": total - distinct,
         "duplicates": len(consumer.sequences) - distinct,
         "cpu": phase.cpu(),
+        "window_ms": (phase.start_ms, phase.end_ms),
     }
+
+
+# -- the requests of a round ---------------------------------------------------------------------------
+
+# What each broker's request metrics reporter names a request by: the API, and who sent it.
+KINDS = ("the producer's Produce", "a follower's Fetch", "the consumer's Fetch", "anything else")
+
+
+def kind_of(sample: dict) -> str:
+    client = sample["client_id"]
+    if sample["api"] == "Produce" and not client.startswith(REPORTER_CLIENT_PREFIX):
+        return KINDS[0]
+    if sample["api"] == "Fetch":
+        return KINDS[1] if client.startswith("replica-fetcher-") else KINDS[2]
+    return KINDS[3]  # the reporters' own Produce, Metadata, OffsetCommit, heartbeats
+
+
+def request_samples(bootstrap: str) -> list[dict]:
+    """Every sample in the reporters' topic so far, read from the beginning to each partition's end."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-request-counts",
+                         "enable.auto.commit": False})  # fmt: skip
+    try:
+        metadata = consumer.list_topics(REQUEST_METRICS_TOPIC, timeout=DEADLINE_S)
+        partitions = [TopicPartition(REQUEST_METRICS_TOPIC, p, OFFSET_BEGINNING)
+                      for p in metadata.topics[REQUEST_METRICS_TOPIC].partitions]  # fmt: skip
+        ends = {tp.partition: consumer.get_watermark_offsets(tp, timeout=DEADLINE_S)[1] for tp in partitions}
+        consumer.assign(partitions)
+        positions = dict.fromkeys(ends, 0)
+        samples, deadline = [], time.monotonic() + DEADLINE_S
+        while any(positions[p] < ends[p] for p in ends) and time.monotonic() < deadline:
+            for message in consumer.consume(10_000, timeout=1):
+                if message.error() is None:
+                    samples.append(json.loads(message.value()))
+                    positions[message.partition()] = message.offset() + 1
+        return samples
+    finally:
+        consumer.close()
+
+
+def reported_past(bootstrap: str, end_ms: float) -> list[dict]:
+    """The samples once every broker's reporter has sent one of a request completed after ``end_ms``
+    (each sends what it holds every second), so that none of the stretch before it is still held."""
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        samples = request_samples(bootstrap)
+        if len({s["broker_id"] for s in samples if s["time_ms"] > end_ms}) == BROKERS:
+            return samples
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the brokers' reporters sent nothing past the run's end within {DEADLINE_S} s"
+            )
+
+
+def request_counts(samples: list[dict], b: dict) -> dict:
+    """Part b's timed stretch, request by request: per broker and kind, how many a second, and the
+    median of each's time in purgatory (remote) and in all (total), in ms."""
+    start_ms, end_ms = b["window_ms"]
+    seconds = (end_ms - start_ms) / 1000
+    by: dict[tuple[int, str], list[dict]] = {}
+    for sample in samples:
+        if start_ms <= sample["time_ms"] <= end_ms:
+            by.setdefault((sample["broker_id"], kind_of(sample)), []).append(sample)
+    rows = {}
+    for (broker, kind), found in sorted(by.items(), key=lambda item: (item[0][0], KINDS.index(item[0][1]))):
+        rows[(broker, kind)] = {
+            "per_s": len(found) / seconds,
+            "remote_ms": statistics.median(s["remote_time_ms"] for s in found),
+            "total_ms": statistics.median(s["total_time_ms"] for s in found),
+        }
+    produces = sum(len(v) for (_, kind), v in by.items() if kind == KINDS[0])
+    return {"rows": rows, "seconds": seconds, "records_per_produce": b["sent"] / produces if produces else 0}
+
+
+def report_counts(counts: dict, b: dict) -> None:
+    print(
+        f"\nrequests a second at each broker during {b['client']}'s {counts['seconds']:.1f} s, from the brokers' "
+        "request metrics reporters (median ms in purgatory / in all):"
+    )
+    for (broker, kind), row in counts["rows"].items():
+        print(
+            f"  broker {broker}  {kind:<24} {row['per_s']:8.1f}/s   {row['remote_ms']:6.2f} / {row['total_ms']:6.2f}"
+        )
+    print(f"records per Produce request (a round each): {counts['records_per_produce']:.1f}")
 
 
 def report_b(b: dict, rate: int, seconds: float, value_bytes: int) -> None:
@@ -718,6 +821,12 @@ def main() -> None:
             metavar="N",
             help=f"the brokers' {name} (default: Kafka's)",
         )
+    parser.add_argument(
+        "--count-requests",
+        action="store_true",
+        help="part b: the brokers run their request metrics reporters, and each run's requests are "
+        "counted by broker and kind (the reporters' own requests add a little load)",
+    )
     add_argument(parser)
     args = parser.parse_args()
     for name in (
@@ -752,7 +861,12 @@ def main() -> None:
     clients = list(CLIENT_PAIRS) if args.clients == "both" else [args.clients]
     try:
         with cluster(
-            directory, args.offsets_partitions, args.network_threads, args.io_threads, args.replica_fetchers
+            directory,
+            args.offsets_partitions,
+            args.network_threads,
+            args.io_threads,
+            args.replica_fetchers,
+            args.count_requests,
         ) as state:
             if args.part in ("a", "both"):
                 before = log_signs(state)
@@ -774,6 +888,10 @@ def main() -> None:
                     )
                     b["log signs"] = signs_text(before, log_signs(state))
                     bs.append(b)
+                if args.count_requests:
+                    samples = reported_past(bootstrap_of(state), bs[-1]["window_ms"][1])
+                    for b in bs:
+                        b["counts"] = request_counts(samples, b)
     except BaseException:
         print(f"the cluster's logs are kept in {directory / 'logs'}")
         raise
@@ -781,6 +899,8 @@ def main() -> None:
         report_a(a, args.records, args.value_bytes, args.rounds)
     for b in bs:
         report_b(b, args.rate, args.seconds, args.value_bytes)
+        if "counts" in b:
+            report_counts(b["counts"], b)
     lost = sum(b["lost"] for b in bs)
     if lost:
         print(f"the cluster's logs are kept in {directory / 'logs'}")

@@ -50,7 +50,7 @@ TIMEOUT_S = 900
 SHORT: dict[str, list[str]] = {
     "bench_log_append": ["--mib", "32", "--repeat", "5"],
     "bench_protocol": ["--repeat", "50"],
-    "bench_broker": ["--records", "200000"],
+    "bench_broker": ["--records", "1000000"],
     "bench_producer": ["--records", "50000", "--rounds", "5", "--codec", "both"],
     "bench_consumer": ["--records", "50000", "--rounds", "5"],
     "bench_fetch_hold_back": ["--rounds", "5"],
