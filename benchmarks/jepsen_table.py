@@ -29,6 +29,18 @@ The pages (``chapters/ch13_jepsen/index.md`` and ``docs/benchmarks.md``) hold th
 ``jepsen-table`` markers, one line per mode, nemesis and workload, written from the JSON file alone
 (``--page-only`` writes them again without running anything); a unit test checks both pages against
 the committed file.
+
+Two choices are outside the matrix, for chapter 13's finding "Kafka's own transactions, delayed":
+the ``delay`` nemesis (a partition's leader's Produce requests held past the transaction timeout, then
+let go) and the ``txn-kip-890`` workload (``txn`` with both parts of KIP-890 on). The matrix never
+runs them; they are asked for by name, into a JSON file of their own:
+
+    .venv/bin/python benchmarks/jepsen_table.py --modes zookeeper kraft --nemeses delay \\
+        --workloads txn txn-kip-890 --seeds 3 --seconds 35 --json benchmarks/results/jepsen_delay.json
+
+Each JSON file has its own markers, named after it (``jepsen-delay`` for ``jepsen_delay.json``), and
+its table goes on each page that holds them (the matrix's on both pages, which must hold them). Each
+row also records the ``kafka-lite jepsen run`` command that makes the same run on its own.
 """
 
 from __future__ import annotations
@@ -51,6 +63,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from run_all import commit, machine
 
 from kafka_lite.cli import positive_int
+from kafka_lite.jepsen.nemesis import DELAY_S
 from kafka_lite.jepsen.run import MODES, RunConfig, run
 
 HERE = Path(__file__).resolve().parent
@@ -58,9 +71,8 @@ ROOT = HERE.parent
 RESULTS = HERE / "results" / "jepsen_table.json"
 RUNS = HERE / "results" / "jepsen"  # one directory per run, its history kept (not in git)
 PAGES = [ROOT / "chapters" / "ch13_jepsen" / "index.md", ROOT / "docs" / "benchmarks.md"]
-BEGIN = "<!-- jepsen-table:start: written by benchmarks/jepsen_table.py from benchmarks/results/jepsen_table.json -->"
-END = "<!-- jepsen-table:end -->"
 
+# The matrix: every mode, these nemeses and these workloads.
 NEMESES = {
     "kill": frozenset({"kill"}),
     "pause": frozenset({"pause"}),
@@ -68,6 +80,25 @@ NEMESES = {
     "mixed": frozenset({"kill", "pause", "partition"}),
 }
 WORKLOADS = ("plain", "txn")
+# Outside the matrix, run only when named: chapter 13's finding "Kafka's own transactions, delayed".
+OTHER_NEMESES = {"delay": frozenset({"delay"})}
+OTHER_WORKLOADS = ("txn-kip-890",)
+ALL_NEMESES = {**NEMESES, **OTHER_NEMESES}
+ALL_WORKLOADS = (*WORKLOADS, *OTHER_WORKLOADS)
+# Each workload's RunConfig settings, and the ``kafka-lite jepsen run`` options that ask for them.
+WORKLOAD_CONFIGS = {
+    "plain": {"txn": False, "kip_890": False},
+    "txn": {"txn": True, "kip_890": False},
+    "txn-kip-890": {"txn": True, "kip_890": True},
+}
+NEMESIS_WORDS = {
+    "delay": f"the delay nemesis (a partition's leader's Produce requests held {DELAY_S:g} s, then let go)"
+}
+WORKLOAD_WORDS = {
+    "plain": "plain (no transactions)",
+    "txn": "txn (transactions under Kafka 0.11's protocol, kafka_lite's default)",
+    "txn-kip-890": "txn-kip-890 (the same with both parts of KIP-890 on)",
+}
 MODE_NAMES = {"zookeeper": "ZooKeeper", "kraft": "KRaft"}
 # The matrix the project's table states: anything less is called a trial on the pages.
 FULL_SEEDS = 5
@@ -86,6 +117,18 @@ def shown(path: Path) -> str:
 
 def run_name(mode: str, nemesis: str, workload: str, seed: int) -> str:
     return f"{mode}-{nemesis}-{workload}-{seed}"
+
+
+def markers(path: Path) -> tuple[str, str]:
+    """The markers a JSON file's table sits between on a page, named after the file."""
+    name = path.stem.replace("_", "-")
+    return (
+        f"<!-- {name}:start: written by benchmarks/jepsen_table.py from {shown(path.resolve())} -->",
+        f"<!-- {name}:end -->",
+    )
+
+
+BEGIN, END = markers(RESULTS)
 
 
 # -- the options -------------------------------------------------------------------------------------
@@ -110,8 +153,18 @@ def parser() -> argparse.ArgumentParser:
         help=f"how long each run's workload runs (default {FULL_SECONDS})",
     )
     p.add_argument("--modes", nargs="+", choices=MODES, help="default: both")
-    p.add_argument("--nemeses", nargs="+", choices=list(NEMESES), help="default: all four")
-    p.add_argument("--workloads", nargs="+", choices=WORKLOADS, help="default: both")
+    p.add_argument(
+        "--nemeses",
+        nargs="+",
+        choices=list(ALL_NEMESES),
+        help=f"default: the matrix's {', '.join(NEMESES)} ({', '.join(OTHER_NEMESES)} only when named)",
+    )
+    p.add_argument(
+        "--workloads",
+        nargs="+",
+        choices=ALL_WORKLOADS,
+        help=f"default: the matrix's {', '.join(WORKLOADS)} ({', '.join(OTHER_WORKLOADS)} only when named)",
+    )
     p.add_argument(
         "--nemesis-interval",
         type=non_negative_seconds,
@@ -170,12 +223,23 @@ def matrix(args: argparse.Namespace) -> list[tuple[str, str, str, int]]:
         (mode, nemesis, workload, seed)
         for mode in MODES
         if mode in args.modes
-        for nemesis in NEMESES
+        for nemesis in ALL_NEMESES
         if nemesis in args.nemeses
-        for workload in WORKLOADS
+        for workload in ALL_WORKLOADS
         if workload in args.workloads
         for seed in range(1, args.seeds + 1)
     ]
+
+
+def run_command(config: RunConfig) -> str:
+    """The ``kafka-lite jepsen run`` command that makes the same run as ``config`` on its own."""
+    words = ["kafka-lite", "jepsen", "run", "--mode", config.mode]
+    words += ["--txn"] if config.txn else []
+    words += ["--faults", ",".join(sorted(config.faults))] if config.faults else []
+    words += ["--seconds", f"{config.seconds:g}", "--seed", str(config.seed)]
+    words += ["--nemesis-interval", f"{config.nemesis_interval_s:g}"]
+    words += ["--kip-890"] if config.kip_890 else []
+    return shlex.join([*words, "--dir", shown(config.directory)])
 
 
 def run_row(key: tuple, args: argparse.Namespace, progress) -> dict:
@@ -185,12 +249,12 @@ def run_row(key: tuple, args: argparse.Namespace, progress) -> dict:
     shutil.rmtree(directory, ignore_errors=True)  # an earlier run's history would be mixed with this one's
     config = RunConfig(
         mode=mode,
-        faults=NEMESES[nemesis],
+        faults=ALL_NEMESES[nemesis],
         seconds=args.seconds,
         seed=seed,
-        txn=workload == "txn",
         directory=directory,
         nemesis_interval_s=args.nemesis_interval,
+        **WORKLOAD_CONFIGS[workload],
     )
     row = {
         "mode": mode,
@@ -200,6 +264,7 @@ def run_row(key: tuple, args: argparse.Namespace, progress) -> dict:
         "seconds": args.seconds,
         "nemesis_interval_s": args.nemesis_interval,
         "history": shown(directory / "history.jsonl"),
+        "command": run_command(config),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
     start = time.monotonic()
@@ -239,7 +304,7 @@ def merge(earlier: list[dict], done: list[dict]) -> list[dict]:
     rows = {key_of(r): r for r in earlier}
     for row in done:
         rows[key_of(row)] = {**row, "note": notes.get(key_of(row), "")}
-    order = {name: i for i, name in enumerate([*MODES, *NEMESES, *WORKLOADS])}
+    order = {name: i for i, name in enumerate([*MODES, *ALL_NEMESES, *ALL_WORKLOADS])}
     return sorted(
         rows.values(), key=lambda r: (order[r["mode"]], order[r["nemesis"]], order[r["workload"]], r["seed"])
     )
@@ -319,7 +384,13 @@ def table(rows: list[dict]) -> str:
         groups.setdefault(key_of(row)[:3], []).append(row)
     for (mode, nemesis, workload), group in groups.items():
         ok = [r for r in group if r["status"] == "ok"]
-        notes = "; ".join(f"seed {r['seed']}: {r['note']}" for r in group if r.get("note"))
+        noted: dict[str, list[str]] = {}  # a note several seeds share is written once
+        for r in group:
+            if r.get("note"):
+                noted.setdefault(r["note"], []).append(str(r["seed"]))
+        notes = "; ".join(
+            f"seed{'s' if len(seeds) > 1 else ''} {', '.join(seeds)}: {note}" for note, seeds in noted.items()
+        )
         lines.append(
             f"| {MODE_NAMES[mode]} | {nemesis} | {workload} | {len(group)} | {sum(1 for r in ok if r['valid'])} "
             f"| {sum(r['operations'] for r in ok):,} | {sum(r['faults'] for r in ok)} | {cell(classes_text(group))} "
@@ -334,11 +405,72 @@ def spread(values: set[float]) -> str:
     return f"{low:g}" if low == high else f"{low:g} to {high:g}"
 
 
-def preamble(results: dict) -> str:
+def words(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def seeds_text(seeds: set[int]) -> str:
+    ordered = sorted(seeds)
+    if len(ordered) == 1:
+        return f"seed {ordered[0]}"
+    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"seeds {ordered[0]} to {ordered[-1]}"
+    return f"seeds {words([str(s) for s in ordered])}"
+
+
+def in_matrix(rows: list[dict]) -> bool:
+    return all(r["nemesis"] in NEMESES and r["workload"] in WORKLOADS for r in rows)
+
+
+def machine_text(results: dict) -> str:
+    m = results["machine"]
+    return (
+        f"on {m['cores']} cores, {m['memory_gib']} GiB of memory, {m['cpu']}, Python {m['python']} (load average "
+        f"{', '.join(str(x) for x in m['load_average'])} when it started)"
+    )
+
+
+def finding_preamble(results: dict, path: Path) -> str:
+    """What a table of runs outside the matrix is: its nemeses, workloads, modes, seeds and seconds."""
+    rows = results["rows"]
+    nemeses = [
+        NEMESIS_WORDS.get(n, f"the {n} nemesis") for n in ALL_NEMESES if any(r["nemesis"] == n for r in rows)
+    ]
+    workloads = [WORKLOAD_WORDS[w] for w in ALL_WORKLOADS if any(r["workload"] == w for r in rows)]
+    modes = [m for m in MODES if any(r["mode"] == m for r in rows)]
+    modes_text = "both modes" if len(modes) == len(MODES) else f"{MODE_NAMES[modes[0]]} mode"
+    seconds = {r["seconds"] for r in rows}
+    intervals = {r["nemesis_interval_s"] for r in rows}
+    took = results.get("seconds", 0)
+    took_text = f"{took / 60:.0f} minutes" if took >= 90 else f"{took:.0f} seconds"
+    return (
+        f"{words(nemeses)[0].upper()}{words(nemeses)[1:]}, striking {spread(intervals)} s after each healing, on the "
+        f"workload{'s' if len(workloads) > 1 else ''} {words(workloads)}: {seeds_text({r['seed'] for r in rows})} "
+        f"of {spread(seconds)} s in {modes_text}, {len(rows)} run{'s' if len(rows) > 1 else ''} one after "
+        f"another on {results['date']} (commit {results['commit']}), in {took_text}, with\n\n"
+        f"```sh\n{results['command']}\n```\n\n"
+        f"{machine_text(results)}. A class in bold is outside Jepsen's allowed set. Each run's row (its "
+        f"classes, history and `kafka-lite jepsen run` command) is in `{shown(path.resolve())}`."
+    )
+
+
+def preamble(results: dict, path: Path = RESULTS) -> str:
     rows = results["rows"]
     if not rows:
         return f"No run has finished yet (`{results['command']}` was stopped before its first run ended)."
-    m = results["machine"]
+    text = matrix_preamble(results, path) if in_matrix(rows) else finding_preamble(results, path)
+    earlier = sum(1 for r in rows if r.get("from_earlier_run"))
+    if earlier:
+        text += f"\n\n{earlier} of the rows were kept from an earlier run (the file gives each row's date)."
+    return "\n\n".join(
+        part if part.startswith("```") else textwrap.fill(part, 100, break_on_hyphens=False)
+        for part in text.split("\n\n")
+    )
+
+
+def matrix_preamble(results: dict, path: Path) -> str:
+    rows = results["rows"]
     seeds: dict[tuple, set] = {}
     for row in rows:
         seeds.setdefault(key_of(row)[:3], set()).add(row["seed"])
@@ -360,39 +492,47 @@ def preamble(results: dict) -> str:
     )
     took = results.get("seconds", 0)
     took_text = f"{took / 60:.0f} minutes" if took >= 90 else f"{took:.0f} seconds"
-    text = (
+    return (
         f"{kind}, one after another, on {results['date']} (commit {results['commit']}), in "
         f"{took_text}, with\n\n```sh\n{results['command']}\n```\n\n"
-        f"on {m['cores']} cores, {m['memory_gib']} GiB of memory, {m['cpu']}, Python {m['python']} (load average "
-        f"{', '.join(str(x) for x in m['load_average'])} when it started). Each run starts a cluster of its own "
+        f"{machine_text(results)}. Each run starts a cluster of its own "
         f"(ZooKeeper and three brokers, or three combined KRaft nodes), runs the workload with kafka_lite's clients "
         f"for {spread(seconds)} s with the nemesis striking {spread(intervals)} s after each "
         "healing, heals, runs the final phase and checks the history. A line adds up its seeds' runs; a class in "
         "bold is outside Jepsen's allowed set. Each run's row (its seed, operations, faults, classes, history) "
-        "is in `benchmarks/results/jepsen_table.json`, and the table is written from that file alone."
-    )
-    earlier = sum(1 for r in rows if r.get("from_earlier_run"))
-    if earlier:
-        text += f"\n\n{earlier} of the rows were kept from an earlier run (the file gives each row's date)."
-    return "\n\n".join(
-        part if part.startswith("```") else textwrap.fill(part, 100, break_on_hyphens=False)
-        for part in text.split("\n\n")
+        f"is in `{shown(path.resolve())}`, and the table is written from that file alone."
     )
 
 
-def table_section(results: dict) -> str:
-    """What both pages hold between the markers."""
-    return f"{BEGIN}\n{preamble(results)}\n\n{table(results['rows'])}\n{END}"
+def table_section(results: dict, path: Path = RESULTS) -> str:
+    """What the pages hold between the markers of ``path``, the JSON file ``results`` was read from."""
+    begin, end = markers(path)
+    return f"{begin}\n{preamble(results, path)}\n\n{table(results['rows'])}\n{end}"
 
 
-def write_pages(results: dict) -> None:
-    section = table_section(results)
-    for path in PAGES:
-        text = path.read_text(encoding="utf-8")
-        if BEGIN not in text or END not in text:
-            raise SystemExit(f"{path} has no jepsen-table markers ({BEGIN!r} ... {END!r})")
-        start, end = text.index(BEGIN), text.index(END) + len(END)
-        path.write_text(text[:start] + section + text[end:], encoding="utf-8")
+def write_pages(results: dict, path: Path = RESULTS) -> list[Path]:
+    """The table into each page that holds ``path``'s markers (the matrix's file: every page must);
+    the pages written."""
+    begin, end = markers(path)
+    section = table_section(results, path)
+    written = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        if begin not in text or end not in text:
+            if path.resolve() == RESULTS:
+                raise SystemExit(f"{page} has no jepsen-table markers ({begin!r} ... {end!r})")
+            continue
+        start, stop = text.index(begin), text.index(end) + len(end)
+        page.write_text(text[:start] + section + text[stop:], encoding="utf-8")
+        written.append(page)
+    return written
+
+
+def pages_text(written: list[Path], path: Path) -> str:
+    if written:
+        return f"the table on {', '.join(shown(p) for p in written)}"
+    begin, end = markers(path)
+    return f"no page holds its markers ({begin} ... {end}), so no page was written"
 
 
 # -- the command --------------------------------------------------------------------------------------
@@ -403,8 +543,8 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     earlier = json.loads(args.json.read_text()) if args.json.exists() else None
     if args.page_only:
-        write_pages(earlier)
-        console.print(f"wrote the table into {', '.join(shown(p) for p in PAGES)}", highlight=False)
+        written = write_pages(earlier, args.json)
+        console.print(f"{shown(args.json)}: {pages_text(written, args.json)}", highlight=False)
         return 0
     started = time.monotonic()
     results = {
@@ -425,12 +565,13 @@ def main(argv: list[str] | None = None) -> int:
 
     done, interrupted = run_matrix(args, console, save)
     save(done)
-    write_pages(results)
+    written = write_pages(results, args.json)
     failed = [run_name(*key_of(r)) for r in done if r["valid"] is not True]
     runs = f"{len(done)} run{'' if len(done) == 1 else 's'}"
     named = f": {', '.join(failed)}" if failed else ""
     console.print(
-        f"{runs}, {len(failed)} not valid or failed{named}; rows in {shown(args.json)}, the table on the pages",
+        f"{runs}, {len(failed)} not valid or failed{named}; rows in {shown(args.json)}, "
+        f"{pages_text(written, args.json)}",
         highlight=False,
     )
     if interrupted:
