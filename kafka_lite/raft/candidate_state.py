@@ -99,16 +99,18 @@ class CandidateState(EpochState):
         return self._retries
 
     def is_vote_granted(self) -> bool:
-        """A majority has granted: the election is won."""
+        """True once the election is won."""
         # BEGIN SOLUTION
-        # The candidate's own vote is already among the granted ones (see __init__).
+        # A majority of all the voters granted. The candidate's own vote is already among the
+        # granted ones (see __init__): it counts once.
         granted = self._num_in(_State.GRANTED)
         return granted >= self.majority_size()
         # END SOLUTION
 
     def is_vote_rejected(self) -> bool:
-        """Even if every voter yet to answer granted, there would be no majority: the election is lost."""
+        """True once the election can no longer be won."""
         # BEGIN SOLUTION
+        # Even if every voter yet to answer granted, there would be no majority: the election is lost.
         granted = self._num_in(_State.GRANTED)
         still_possible = self._num_in(_State.UNRECORDED)
         return granted + still_possible < self.majority_size()

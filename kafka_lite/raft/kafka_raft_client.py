@@ -13,7 +13,8 @@ Differs: no append purgatory: committed records reach the listener from the log,
          handed to it, not when it closes Kafka's ``BatchReader`` (see ``raft_client.py``: no
          back-pressure, and the new leader's ``handle_leader_change`` waits for batches handed
          over, not acknowledged).
-Labs:    lab 18, stage 4 (``_ListenerContext.fire_handle_snapshot``)
+Labs:    lab 18, stage 1 (``handle_vote_request``, ``_on_vote``), stage 2 (``_complete_fetch_request``,
+         ``handle_fetch_response``), stage 4 (``_ListenerContext.fire_handle_snapshot``)
 
 One module for one class, as Kafka's KafkaRaftClient is one file: its handlers share the quorum,
 the log and the request manager, and reading one next to another (a request and its response, a
@@ -944,6 +945,8 @@ class KafkaRaftClient(RaftClient):
         elif self._quorum.is_candidate():
             state = self._quorum.candidate_state_or_throw()
             if partition["vote_granted"]:
+                # Recorded during a backoff too: the tally is who answered what in this epoch (a voter
+                # that answers both ways is caught), though a lost election stays lost.
                 state.record_granted_vote(response.source_id)
                 self._maybe_transition_to_leader(state, current_time_ms)
             else:
@@ -1224,6 +1227,9 @@ class KafkaRaftClient(RaftClient):
             # The leader's log differs from ours past this point: drop our tail and fetch again.
             diverging = OffsetAndEpoch(diverging_epoch["end_offset"], diverging_epoch["epoch"])
             high_watermark = state.high_watermark()
+            # The leader's own offset is judged, before the log is touched: a leader that says its
+            # log parts from ours below our high watermark lacks a committed entry, whatever our
+            # truncation would work out to.
             if high_watermark is not None and diverging.offset < high_watermark.offset:
                 # Committed entries never change: a leader asking this is a bug, not a divergence.
                 raise KafkaException(

@@ -15,14 +15,10 @@ acknowledged this leader (answered BeginQuorumEpoch or sent a Fetch). Observers 
 their first fetch and forgotten after five minutes of silence; they never count towards the high
 watermark.
 
-The high watermark is the offset a majority of voters has reached: sort the voters' end offsets
-from the highest, and take the one at index ``len(voters) // 2`` (the leader counts itself). With
-one rule more, Raft's "commit only entries of the current term" (the paper's 5.4.2 and Figure 8):
-the value counts only once it is past ``epoch_start_offset``, the leader's log end when it was
-elected. An entry of an earlier epoch held by a majority may still be overwritten by a future
-leader that never saw it, unless an entry of this epoch is committed on top of it; Kafka's leader
-writes a LeaderChange record at ``epoch_start_offset`` for exactly this, so the high watermark moves
-as soon as a majority has that record.
+The high watermark is the leader's commit point, worked out from the voters' end offsets each
+time one of them moves (``_maybe_update_high_watermark``): Raft's commit rule, with its rule for the
+entries of earlier epochs (the paper's 5.4.2 and Figure 8). ``epoch_start_offset`` is the leader's
+log end when it was elected, where it writes its LeaderChange record, the first entry of its epoch.
 
 A new leader also starts with no high watermark, even if it knew one as a follower: the value it
 reports must never go back, and only the majority rule above can promise that.
@@ -154,7 +150,7 @@ class LeaderState(EpochState):
     # --8<-- [start:append_leader_change_message]
     def append_leader_change_message(self, current_time_ms: int) -> None:
         """The leader's first entry in its epoch: who leads, the voters, and who voted for it (Raft's
-        no-op entry, which lets the leader commit its predecessors' entries; see the header)."""
+        no-op entry, which lets the leader commit its predecessors' entries: the paper's 5.4.2)."""
         message = {
             "version": 0,
             "leader_id": self._local_id,
@@ -195,16 +191,23 @@ class LeaderState(EpochState):
         return {s.node_id for s in self._voter_states.values() if not s.has_acknowledged_leader}
 
     def _maybe_update_high_watermark(self) -> bool:
-        """Move the high watermark to the offset a majority of voters has reached, if that is past
-        the epoch start offset and ahead of the current one; True when it moved."""
+        """The leader's commit rule, asked whenever a voter's end offset (the leader's own among them)
+        may have moved: advance the high watermark to what the voters' progress now commits. It never
+        moves back. True when it moved."""
         # BEGIN SOLUTION
-        # The largest offset a majority of voters (the leader among them) has reached.
+        # The largest offset a majority of voters (the leader among them) has reached: sort the
+        # voters' end offsets from the highest, and take the one at index len(voters) // 2 (the
+        # leader is in the list once; observers are not in it).
         followers = self._followers_by_descending_fetch_offset()
         index_of_hw = len(self._voter_states) // 2
         update = followers[index_of_hw].end_offset
         if update is None:
             return False
-        # Raft's rule: nothing counts as committed until an entry of this epoch is (see the header).
+        # Raft's "commit only entries of the current term" (the paper's 5.4.2 and Figure 8): an entry
+        # of an earlier epoch held by a majority may still be overwritten by a future leader that
+        # never saw it, unless an entry of this epoch is committed on top of it. Kafka's leader writes
+        # a LeaderChange record at epoch_start_offset for exactly this, so the value counts only once
+        # it is past epoch_start_offset: as soon as a majority has that record.
         if update.offset <= self._epoch_start_offset:
             return False
         current = self._high_watermark

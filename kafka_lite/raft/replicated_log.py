@@ -12,14 +12,10 @@ leader epoch cache), and ``MockLog``, in memory, for the simulator. Everything t
 about its log goes through these methods, so the two are interchangeable under it.
 
 Kafka replicates a Raft log the way it replicates a partition: followers pull. A follower's Fetch
-names its next offset and the epoch of its last entry; the leader answers with
+names its next offset and the epoch of its last entry; the leader judges that position with
 ``validate_offset_and_epoch``, the heart of Kafka's log reconciliation (Raft's AppendEntries
-consistency check, asked by the follower instead of pushed by the leader):
-
-    leader   epochs (1 @ 0) (3 @ 4)   end 7          follower  epochs (1 @ 0) (2 @ 4)   end 6
-    follower fetches offset 6, last epoch 2
-    leader's end_offset_for_epoch(2) = (4, 1): epoch 2 is not in its log; epoch 1 ends at 4
-    answer DIVERGING (4, 1): the follower truncates to offset 4 and fetches again from there
+consistency check, asked by the follower instead of pushed by the leader), and a follower told that
+its log parts from the leader's truncates with ``truncate_to_end_offset``.
 """
 
 from __future__ import annotations
@@ -112,6 +108,11 @@ class ReplicatedLog(ABC):
         """Check a follower's fetch position, ``offset`` and the ``epoch`` of the entry before it,
         against this log: VALID, DIVERGING with where to truncate, or SNAPSHOT with what to fetch."""
         # BEGIN SOLUTION
+        # For example:
+        #     leader   epochs (1 @ 0) (3 @ 4)   end 7          follower  epochs (1 @ 0) (2 @ 4)   end 6
+        #     follower fetches offset 6, last epoch 2
+        #     leader's end_offset_for_epoch(2) = (4, 1): epoch 2 is not in its log; epoch 1 ends at 4
+        #     answer DIVERGING (4, 1): the follower truncates to offset 4 and fetches again from there
         if self.start_offset() == 0 and offset == 0:
             # an empty follower against a log that still begins at 0: nothing can disagree yet
             return ValidOffsetAndEpoch.valid(OffsetAndEpoch(0, 0))
@@ -230,7 +231,9 @@ class ReplicatedLog(ABC):
     @abstractmethod
     def delete_before_snapshot(self, snapshot_id: OffsetAndEpoch) -> bool:
         """Move the log start to ``snapshot_id``'s end offset, drop the entries below it and the older
-        snapshots: the snapshot now stands for them. True when the log start moved."""
+        snapshots: the snapshot now stands for them. True when the log now starts at that snapshot
+        (``KafkaMetadataLog``, as Kafka's: only when the start moved now; the simulator's ``MockLog``,
+        as Kafka's: whenever it holds the snapshot, its start already there or not)."""
 
     def close(self) -> None:  # noqa: B027 - Kafka's default close does nothing
         pass

@@ -6,9 +6,9 @@ Book:    beyond the book: chapter 12 (KRaft)
 Labs:    lab 18, stage 1 (``UnattachedState.can_grant_vote``)
 
 A voter lands here when it sees a higher epoch than its own (a Vote or a Fetch carrying it) before it
-learns who leads that epoch; and on a fresh start. It votes for the first candidate whose log is at
-least as up to date as its own (Raft's election restriction, the paper's 5.4.1). If no leader shows
-up before the election timer expires, it stands as a candidate itself. An observer waits here
+learns who leads that epoch; and on a fresh start. It has not voted in this epoch, so it is the state
+in which a voter may still give its vote (``can_grant_vote``). If no leader shows up before the
+election timer expires, it stands as a candidate itself. An observer waits here
 forever (its timeout is ``LONG_MAX``): it never stands, it only learns of a leader.
 """
 
@@ -68,6 +68,9 @@ class UnattachedState(EpochState):
 
     def can_grant_vote(self, candidate_id: int, is_log_up_to_date: bool) -> bool:
         # BEGIN SOLUTION
+        # No vote cast yet in this epoch: the first candidate whose log is at least as up to date as
+        # ours gets it (Raft's election restriction, the paper's 5.4.1); the client then moves this
+        # node to Voted.
         if not is_log_up_to_date:
             log.debug(
                 "Rejecting vote request from candidate %d since candidate epoch/offset is not up to date with us",

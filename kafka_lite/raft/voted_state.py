@@ -5,11 +5,10 @@ Mirrors: org.apache.kafka.raft.VotedState
 Book:    beyond the book: chapter 12 (KRaft)
 Labs:    lab 18, stage 1 (``VotedState.can_grant_vote``)
 
-One vote per epoch is what makes a Raft leader unique: two candidates cannot both gather a majority
-when no voter votes twice. So in this state the node grants its vote again only to the same
-candidate (its Vote request may have been retried after a lost response), and refuses every other.
-The vote is on disk before this state exists (``QuorumState`` persists first). If the election
-timer expires with no leader heard, the node becomes a candidate of the next epoch.
+The node has cast its one vote of the epoch, the vote Raft's election safety rests on (the paper's
+5.2); ``can_grant_vote`` answers any further Vote request of the epoch. The vote is on disk before
+this state exists (``QuorumState`` persists first). If the election timer expires with no leader
+heard, the node becomes a candidate of the next epoch.
 """
 
 from __future__ import annotations
@@ -72,6 +71,9 @@ class VotedState(EpochState):
 
     def can_grant_vote(self, candidate_id: int, is_log_up_to_date: bool) -> bool:
         # BEGIN SOLUTION
+        # One vote per epoch is what makes a Raft leader unique: two candidates cannot both gather a
+        # majority when no voter votes twice. So the vote goes again only to the same candidate (its
+        # Vote request may have been retried after a lost response), and to no other.
         if self._voted_id == candidate_id:
             return True
         log.debug(

@@ -330,8 +330,10 @@ def test_a_candidate_leads_once_a_majority_of_voters_granted_its_own_vote_counte
 
 @pytest.mark.stage(1)
 @pytest.mark.points(2)
-def test_a_candidate_gives_up_and_backs_off_once_the_rejections_leave_no_majority():
+def test_a_candidate_gives_up_and_backs_off_once_the_rejections_leave_no_majority(monkeypatch):
     ctx, requests = candidate_of({0, 1, 2, 3, 4})
+    # A backoff of a second (the drawn one may be 0 ms): the late grant below arrives during it.
+    monkeypatch.setattr(ctx.client, "_binary_exponential_election_backoff_ms", lambda retries: 1_000)
     answer(ctx, requests[0], granted=False)
     answer(ctx, requests[1], granted=False)
     state = ctx.quorum().candidate_state_or_throw()
@@ -347,6 +349,11 @@ def test_a_candidate_gives_up_and_backs_off_once_the_rejections_leave_no_majorit
     answer(ctx, requests[3], granted=True)
     assert ctx.state_name() == "Candidate", (
         f"after 3 refusals of 5, one late grant made the candidate {ctx.state_name()}"
+    )
+    granting = ctx.quorum().candidate_state_or_throw().granting_voters()
+    assert granting == {0, 4}, (
+        f"voter 4 granted while the candidate was backing off, and the candidate's tally of grants is "
+        f"{sorted(granting)}: an answer that arrives during the backoff is still an answer of this epoch"
     )
 
 
@@ -660,6 +667,27 @@ def test_a_follower_told_to_truncate_below_its_high_watermark_stops():
         f"{'stopped' if stopped else 'went on without a KafkaException'}, its log now ending at {end} "
         "(it ended at 6)"
     )
+    # The leader's offset is below the high watermark, though this log would truncate above it.
+    ctx = node(leader_5, log=[(1, 4), (1, 4), (1, 2), (4, 1)])  # epoch 1 at 0-9, epoch 4 at 10
+    request, _ = next_fetch(ctx)
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, high_watermark=8))
+    ctx.poll()
+    request, _ = next_fetch(ctx)
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, diverging_epoch=(3, 7)))
+    try:
+        ctx.poll()
+    except KafkaException:
+        stopped = True
+    else:
+        stopped = False
+    end = ctx.log.end_offset().offset
+    assert stopped and end == 11, (
+        "the follower's high watermark is 8 (offsets 0-7 are committed) and the leader of epoch 5 said its "
+        "epoch 3 ends at offset 7 in its log: the leader holds nothing of the follower's epochs past 7, so "
+        "it lacks committed entry 7, though this log (no epoch 3; epoch 1 ending at 10) alone would keep "
+        f"0-9; the follower {'stopped' if stopped else 'went on without a KafkaException'}, its log now "
+        f"ending at {end} (it ended at 11)"
+    )
 
 
 @pytest.mark.stage(2)
@@ -795,7 +823,14 @@ def test_the_log_start_moves_to_a_snapshot_and_the_older_snapshots_go():
     log.update_high_watermark(LogOffsetMetadata(16))
     snapshot(log, OffsetAndEpoch(10, 1), 10)
     snapshot(log, OffsetAndEpoch(15, 2), 15)
-    assert log.delete_before_snapshot(OffsetAndEpoch(15, 2)) is True, "the log holds snapshot (15, 2): True"
+    assert log.delete_before_snapshot(OffsetAndEpoch(15, 2)) is True, (
+        "delete_before_snapshot((15, 2)) on a log that holds snapshot (15, 2) answered False"
+    )
+    again = log.delete_before_snapshot(OffsetAndEpoch(15, 2))
+    assert again is True and log.start_offset() == 15, (
+        f"asked again for snapshot (15, 2), where the log already starts, the log answered {again} and now "
+        f"starts at {log.start_offset()}: it holds the snapshot and starts at it, as after the first call"
+    )
     got = (log.start_offset(), log.earliest_snapshot_id(), log.latest_snapshot_id())
     assert got == (15, OffsetAndEpoch(15, 2), OffsetAndEpoch(15, 2)), (
         "after delete_before_snapshot((15, 2)) the log starts at 15, where the snapshot ends, and the older "
@@ -810,13 +845,19 @@ def test_the_log_start_moves_to_a_snapshot_and_the_older_snapshots_go():
     snapshot(
         log, OffsetAndEpoch(20, 2), 20
     )  # a follower's copy of the leader's snapshot, past our high watermark
-    with pytest.raises(OffsetOutOfRangeException, match="greater than the high watermark"):
-        log.delete_before_snapshot(OffsetAndEpoch(20, 2))
-    assert log.start_offset() == 15, (
-        "the log start never moves past the high watermark: entries above it are not committed, and a "
-        "snapshot must only stand for committed ones"
+    try:
+        past = log.delete_before_snapshot(OffsetAndEpoch(20, 2))
+    except OffsetOutOfRangeException:
+        past = "refused"
+    assert past == "refused" and log.start_offset() == 15, (
+        f"asked to move the log start from 15 to snapshot (20, 2), past the high watermark 18, the log "
+        f"answered {past} (not OffsetOutOfRangeException) and now starts at {log.start_offset()}: entries "
+        "above the high watermark are not committed, and a snapshot stands only for committed ones"
     )
-    assert log.delete_before_snapshot(OffsetAndEpoch(17, 2)) is False, "no snapshot (17, 2): False"
+    missing = log.delete_before_snapshot(OffsetAndEpoch(17, 2))
+    assert missing is False, (
+        f"delete_before_snapshot((17, 2)), a snapshot the log does not hold, answered {missing}"
+    )
     assert log.start_offset() == 15, "a snapshot the log does not hold moves nothing"
     try:
         moved_back = log.delete_before_snapshot(OffsetAndEpoch(10, 1))

@@ -366,6 +366,9 @@ class MockLog(ReplicatedLog):
 
     def delete_before_snapshot(self, snapshot_id: OffsetAndEpoch) -> bool:
         # BEGIN SOLUTION
+        # Never back (the entries below the start are gone) and never past the high watermark (a
+        # snapshot stands for committed entries only). A snapshot the log holds answers True, even
+        # one already at the start, as Kafka's MockLog does.
         if self.start_offset() > snapshot_id.offset:
             raise OffsetOutOfRangeException(
                 f"New log start ({snapshot_id}) is less than the current log start offset ({self.start_offset()})"
