@@ -402,7 +402,11 @@ class BrokerLifecycleManager:
         self._schedule_next_communication(STARTING_HEARTBEAT_MS * NS_PER_MS)
 
     def _answer_in_recovery(self, body: dict) -> None:
+        """A successful heartbeat answer while the broker is caught up but not yet serving: the
+        broker serves once the controller has unfenced it, and keeps heartbeating either way."""
         # BEGIN SOLUTION
+        # Unfenced: RUNNING, and initial_unfence_future completed, which the broker's start-up waits
+        # on before it serves. Still fenced: stay, and ask again at the heartbeat interval.
         if not body["is_fenced"]:
             log.info("%sThe broker has been unfenced. Transitioning from RECOVERY to RUNNING.", self._prefix)
             _complete(self.initial_unfence_future)
@@ -417,7 +421,15 @@ class BrokerLifecycleManager:
         self._schedule_next_communication_after_success()
 
     def _answer_in_pending_controlled_shutdown(self, body: dict) -> None:
+        """A successful heartbeat answer while the broker waits to be let go: it stops only when
+        the controller says it should, and until then keeps asking."""
         # BEGIN SOLUTION
+        # Kafka 3.3: the first "not yet" in this state comes from the heartbeat that made the
+        # controller move the broker's leaderships; those records are often committed and replayed
+        # within milliseconds, so the next heartbeat goes after 50 ms rather than a whole interval.
+        # Any later "not yet" means a slower wait (a broker behind on the metadata log): the usual
+        # interval. _got_controlled_shutdown_response marks that an answer in this state has come,
+        # whatever it said.
         if not body["should_shut_down"]:
             log.info("%sThe broker is in PENDING_CONTROLLED_SHUTDOWN state, still waiting for the active "
                      "controller.", self._prefix)  # fmt: skip

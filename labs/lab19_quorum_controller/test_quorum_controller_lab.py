@@ -19,6 +19,7 @@ NotImplementedError naming the function to write.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import time
 import uuid
@@ -39,6 +40,7 @@ from kafka_lite.cli.cluster import (
 )
 from kafka_lite.cli.main import main
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
+from kafka_lite.clients.network_client import ClientRequest, ClientResponse
 from kafka_lite.common.metadata import (
     FenceBrokerRecord,
     MetadataRecordSerde,
@@ -48,8 +50,10 @@ from kafka_lite.common.metadata import (
     TopicRecord,
     UnfenceBrokerRecord,
 )
+from kafka_lite.common.protocol.controller_messages import ControllerApiKeys
 from kafka_lite.common.record import FileRecords
 from kafka_lite.common.time import MockTime
+from kafka_lite.metadata.broker_state import BrokerState
 from kafka_lite.metadata.controller.broker_control_states import BrokerControlState
 from kafka_lite.metadata.controller.broker_heartbeat_manager import LONG_MAX, BrokerHeartbeatManager
 from kafka_lite.metadata.controller.partition_change_builder import (
@@ -61,6 +65,8 @@ from kafka_lite.metadata.leader_constants import NO_LEADER, NO_LEADER_CHANGE
 from kafka_lite.metadata.leader_recovery_state import LeaderRecoveryState
 from kafka_lite.metadata.partition_registration import PartitionRegistration
 from kafka_lite.server.broker_lifecycle_manager import BrokerLifecycleManager
+from kafka_lite.server.kafka_config import KafkaConfig
+from kafka_lite.testing.deterministic_event_queue import DeterministicEventQueue
 from kafka_lite.testing.lab_stubs import written
 from kafka_lite.testing.quorum_controller_test_env import CLUSTER_ID, QuorumControllerTestEnv
 from kafka_lite.utils.ports import free_ports
@@ -322,6 +328,50 @@ def test_an_empty_target_replica_list_is_never_written():
     )  # fmt: skip
 
 
+@pytest.mark.stage(1)
+@pytest.mark.points(1)
+def test_the_record_carries_every_target_that_changed():
+    # An unclean leader (broker 1) has settled its log: the caller sets the recovery state back.
+    part = partition(replicas=(1, 2, 3), isr=(1,), leader=1, state=LeaderRecoveryState.RECOVERING)
+    builder = PartitionChangeBuilder(part, TOPIC_ID, 0, may_lead(1, 2, 3))
+    record = builder.set_target_leader_recovery_state(LeaderRecoveryState.RECOVERED).build()
+    got = None if record is None else record.message
+    expected = change(leader_recovery_state=int(LeaderRecoveryState.RECOVERED))
+    assert got == expected, explain(
+        "build() after set_target_leader_recovery_state(RECOVERED), the partition RECOVERING, nothing "
+        "else asked", part, got, expected,
+        "the record carries every target that differs from the partition: replayed without the recovery "
+        "state, the partition would stay RECOVERING, and no follower would be let back into its ISR",
+    )  # fmt: skip
+
+    def reassigning(replicas, isr, removing, adding):
+        return PartitionRegistration(
+            replicas=replicas, isr=isr, removing_replicas=removing, adding_replicas=adding, leader=1,
+            leader_recovery_state=LeaderRecoveryState.RECOVERED, leader_epoch=10, partition_epoch=20,
+        )  # fmt: skip
+
+    cases = [
+        ("a reassignment moving broker 4 out: replicas [1, 2, 3, 4], removing [4], ISR [1, 2, 3]",
+         reassigning((1, 2, 3, 4), (1, 2, 3), (4,), ()),
+         change(leader=1, replicas=[1, 2, 3], removing_replicas=[]),
+         "once the replicas that stay are all in the ISR the reassignment completes: broker 4 leaves the "
+         "replicas (a replica removed: the leader epoch goes up) and the removing list empties"),
+        ("a reassignment moving broker 4 in: replicas [1, 2, 3, 4], adding [4], ISR [1, 2, 3, 4]",
+         reassigning((1, 2, 3, 4), (1, 2, 3, 4), (), (4,)),
+         change(adding_replicas=[]),
+         "once the replica being added is in the ISR the reassignment completes: the adding list empties, "
+         "and nobody is removed"),
+    ]  # fmt: skip
+    for case, part, expected, rule in cases:
+        record = PartitionChangeBuilder(part, TOPIC_ID, 0, may_lead(1, 2, 3, 4)).build()
+        got = None if record is None else record.message
+        assert got == expected, explain(
+            f"build(), nothing asked, {case}", part, got, expected,
+            f"{rule}; replayed without that list, every controller and broker would go on thinking the "
+            "reassignment still under way",
+        )  # fmt: skip
+
+
 # -- stage 2: the session and fencing ----------------------------------------------------------------------
 
 SESSION_MS = 9000
@@ -474,6 +524,31 @@ def test_a_controlled_shutdown_waits_until_the_broker_leads_nothing_and_the_othe
         "broker 1 leads nothing and every active broker has reached offset 100, its controlled-shutdown "
         f"offset: SHUTDOWN_NOW; got {got[0].name} -> {got[1].name}"
     )
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_a_controlled_shutdown_with_no_active_broker_left_is_held_back_by_nobody():
+    cases = []
+    m = manager()
+    m.touch(1, False, 90)
+    m.update_controlled_shutdown_offset(1, 100)
+    cases.append(("broker 1 is the only broker", m))
+    m = manager()
+    for broker_id in (1, 2, 3):
+        m.touch(broker_id, False, 90)
+    m.update_controlled_shutdown_offset(1, 100)
+    m.update_controlled_shutdown_offset(2, 100)
+    m.fence(3)
+    cases.append(("broker 2 is in controlled shutdown too, broker 3 fenced, each last at offset 90", m))
+    request = heartbeat(offset=100, want_shut_down=True)
+    for case, m in cases:
+        got = next_state(m, request, leads=False)
+        assert got == (CONTROLLED_SHUTDOWN, SHUTDOWN_NOW), (
+            f"broker 1 in controlled shutdown (offset 100) leads nothing; {case}, so no broker is active: "
+            "nobody is left who could send clients to it on older metadata, and nothing holds it back. "
+            f"Expected CONTROLLED_SHUTDOWN -> SHUTDOWN_NOW; got {got[0].name} -> {got[1].name}"
+        )
 
 
 @pytest.mark.stage(2)
@@ -832,6 +907,162 @@ STAGE4 = (
     BrokerLifecycleManager._answer_in_recovery,
     BrokerLifecycleManager._answer_in_pending_controlled_shutdown,
 )
+HEARTBEAT_INTERVAL_MS = 2000  # the broker's side, alone: Kafka's default broker.heartbeat.interval.ms
+QUICK_ASK_MS = 50  # FIRST_CONTROLLED_SHUTDOWN_HEARTBEAT_MS
+
+
+class ControllerChannel:
+    """The broker's channel to the controller: it keeps each request the broker sends, for the test to
+    answer (Kafka's MockBrokerToControllerChannelManager)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[object, dict, object]] = []
+        self.shut_down = False
+
+    def start(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        self.shut_down = True
+
+    def send_request(self, api, body: dict, handler) -> None:
+        self.sent.append((api, body, handler))
+
+
+class LifecycleBroker:
+    """One broker's BrokerLifecycleManager on a MockTime and a deterministic event queue, registered
+    (epoch 1000), its heartbeats answered as each test says."""
+
+    def __init__(self) -> None:
+        written(*STAGE4)
+        self.time = MockTime()
+        self.queue = DeterministicEventQueue(self.time)
+        self.channel = ControllerChannel()
+        config = KafkaConfig({
+            "process.roles": "broker", "node.id": 1, "log.dirs": "/tmp/lab19-unused",
+            "controller.quorum.voters": "2@localhost:9093", "controller.listener.names": "CONTROLLER",
+            "listeners": "PLAINTEXT://localhost:9092",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "broker.heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS, "broker.session.timeout.ms": SESSION_MS,
+        })  # fmt: skip
+        self.manager = BrokerLifecycleManager(config, self.time, self.queue, random.Random(7))
+        listeners = [{"name": "PLAINTEXT", "host": "localhost", "port": 9092, "security_protocol": 0}]
+        self.manager.start(lambda: 0, self.channel, CLUSTER_ID, listeners, {})
+        self.queue.run_pending()
+        self.answer(broker_epoch=1000)  # the registration; the first heartbeat goes at once
+
+    def answer(self, **body) -> dict:
+        """Answer the one request waiting; return what it asked."""
+        assert len(self.channel.sent) == 1, (
+            f"expected one request waiting, the broker sent {self.channel.sent}"
+        )
+        api, request, handler = self.channel.sent.pop(0)
+        handler.on_complete(
+            ClientResponse(ClientRequest("3000", api, 0, request), 0, {"throttle_time_ms": 0, "error_code": 0, **body})
+        )  # fmt: skip
+        self.queue.run_pending()
+        return request
+
+    def heartbeat(self, **answer) -> dict:
+        body = {"is_caught_up": True, "is_fenced": True, "should_shut_down": False, **answer}
+        assert self.channel.sent and self.channel.sent[0][0] == ControllerApiKeys.BROKER_HEARTBEAT, (
+            f"expected a heartbeat waiting for its answer, the broker sent {self.channel.sent}"
+        )
+        return self.answer(**body)
+
+    def next_heartbeat_ms(self, limit_ms: int) -> int | None:
+        """Milliseconds from now until the broker's next request goes out (None if none within
+        ``limit_ms``), the clock moved a millisecond at a time."""
+        for ms in range(limit_ms + 1):
+            if self.channel.sent:
+                return ms
+            self.time.sleep(1)
+            self.queue.run_pending()
+        return None
+
+    def in_recovery(self) -> None:
+        self.heartbeat(is_caught_up=True)  # STARTING -> RECOVERY (given), the next heartbeat in 10 ms
+        assert self.manager.state == BrokerState.RECOVERY, self.manager.state
+        assert self.next_heartbeat_ms(10) is not None
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(2)
+def test_a_broker_in_recovery_serves_only_once_the_controller_unfences_it():
+    broker = LifecycleBroker()
+    broker.in_recovery()
+    broker.heartbeat(is_fenced=True)
+    scenario = "a broker in RECOVERY (caught up with the metadata log), its heartbeat answered is_fenced=True"
+    assert (
+        broker.manager.state == BrokerState.RECOVERY and not broker.manager.initial_unfence_future.done()
+    ), (
+        f"{scenario}: it must not serve yet, since no client may be sent to a broker the others do not know "
+        f"as live; it is {broker.manager.state.name}, initial_unfence_future "
+        f"{'completed' if broker.manager.initial_unfence_future.done() else 'waiting'} (its start-up waits on it)"
+    )
+    got = broker.next_heartbeat_ms(3 * HEARTBEAT_INTERVAL_MS)
+    assert got == HEARTBEAT_INTERVAL_MS, (
+        f"{scenario}: it should heartbeat again after broker.heartbeat.interval.ms ({HEARTBEAT_INTERVAL_MS} "
+        f"ms), to be unfenced once the controller agrees; the next heartbeat went "
+        f"{'never (within 6000 ms)' if got is None else f'after {got} ms'}"
+    )
+    broker.heartbeat(is_fenced=False)
+    scenario = "a broker in RECOVERY, its heartbeat answered is_fenced=False"
+    assert broker.manager.state == BrokerState.RUNNING and broker.manager.initial_unfence_future.done(), (
+        f"{scenario}: the controller has unfenced it, so it serves: RUNNING, with initial_unfence_future "
+        f"completed (the broker's start-up waits on it before it serves); it is {broker.manager.state.name}, "
+        f"initial_unfence_future {'completed' if broker.manager.initial_unfence_future.done() else 'waiting'}"
+    )
+    got = broker.next_heartbeat_ms(3 * HEARTBEAT_INTERVAL_MS)
+    assert got == HEARTBEAT_INTERVAL_MS, (
+        f"{scenario}: a running broker keeps its session with a heartbeat every {HEARTBEAT_INTERVAL_MS} ms; "
+        f"the next heartbeat went {'never (within 6000 ms)' if got is None else f'after {got} ms'}"
+    )
+
+
+@pytest.mark.stage(4)
+@pytest.mark.points(2)
+def test_a_broker_waiting_to_shut_down_asks_again_and_stops_only_when_told():
+    broker = LifecycleBroker()
+    broker.in_recovery()
+    broker.heartbeat(is_fenced=False)
+    assert broker.manager.state == BrokerState.RUNNING, (
+        f"a broker in RECOVERY whose heartbeat is answered is_fenced=False should be RUNNING (the test "
+        f"above); it is {broker.manager.state.name}"
+    )
+    broker.manager.begin_controlled_shutdown()
+    broker.queue.run_pending()  # PENDING_CONTROLLED_SHUTDOWN (given): a heartbeat at once, want_shut_down
+    timeline = []
+    expected_waits = [QUICK_ASK_MS, HEARTBEAT_INTERVAL_MS, HEARTBEAT_INTERVAL_MS]
+    for expected in expected_waits:
+        asked = broker.heartbeat(is_fenced=False, should_shut_down=False)
+        state = broker.manager.state
+        got = broker.next_heartbeat_ms(3 * HEARTBEAT_INTERVAL_MS)
+        timeline.append(
+            f"heartbeat (want_shut_down={asked['want_shut_down']}) answered should_shut_down=False: "
+            f"{state.name}, the next heartbeat {'never (within 6000 ms)' if got is None else f'after {got} ms'}"
+        )
+        assert state == BrokerState.PENDING_CONTROLLED_SHUTDOWN and got == expected, (
+            "a broker in PENDING_CONTROLLED_SHUTDOWN keeps asking until the controller lets it go: after the "
+            f"first 'not yet' again after {QUICK_ASK_MS} ms (its leaderships have just been moved, and the "
+            "controller often lets it go within milliseconds), after any later one at the heartbeat interval "
+            f"({HEARTBEAT_INTERVAL_MS} ms). Expected waits {expected_waits}; what happened:\n    "
+            + "\n    ".join(timeline)
+        )
+    broker.heartbeat(is_fenced=True, should_shut_down=True)
+    assert (
+        broker.manager.state == BrokerState.SHUTTING_DOWN and broker.manager.controlled_shutdown_future.done()
+    ), (
+        "a broker in PENDING_CONTROLLED_SHUTDOWN whose heartbeat is answered should_shut_down=True stops: "
+        f"SHUTTING_DOWN, controlled_shutdown_future completed (the broker's shutdown waits on it); it is "
+        f"{broker.manager.state.name}, controlled_shutdown_future "
+        f"{'completed' if broker.manager.controlled_shutdown_future.done() else 'waiting'}"
+    )
+    assert broker.next_heartbeat_ms(3 * HEARTBEAT_INTERVAL_MS) is None, (
+        f"a broker let go sends nothing more; it sent {broker.channel.sent}"
+    )
+
+
 STEP_S = 30  # each wait: an election, a fence, a restart
 # A test's backstop, over the module's 60 s for the in-process stages: the first test also starts the
 # cluster, and a restart waits out a session, then a node's start-up; each step has its own deadline.

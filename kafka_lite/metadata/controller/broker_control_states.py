@@ -6,16 +6,10 @@ Mirrors: org.apache.kafka.controller.BrokerControlState and BrokerControlStates
 Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.4 reads the ZooKeeper controller's
          controlled shutdown, which CONTROLLED_SHUTDOWN replaces
 
-    FENCED              -> UNFENCED             its heartbeat's metadata offset reaches its registration
-    FENCED              -> SHUTDOWN_NOW         it wants to shut down
-    UNFENCED            -> FENCED               it asks to be fenced, or its session expires
-    UNFENCED            -> CONTROLLED_SHUTDOWN  it wants to shut down and still leads partitions
-    UNFENCED            -> SHUTDOWN_NOW         it wants to shut down and leads nothing
-    CONTROLLED_SHUTDOWN -> SHUTDOWN_NOW         it leads nothing any more, and the others have seen so
-
 Each state answers the three questions a heartbeat reply carries: is the broker fenced, is it in
-controlled shutdown, should it shut down now. The decision table that moves between them is
-``BrokerHeartbeatManager.calculate_next_broker_state``.
+controlled shutdown, should it shut down now. Which heartbeat moves a broker from one state to
+another is ``BrokerHeartbeatManager.calculate_next_broker_state``'s to decide; it is lab 19's
+stage 2, and its transition table is written out inside it, in the lab's answer.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ Mirrors: org.apache.kafka.controller.BrokerHeartbeatManager
 Book:    beyond the book: chapter 12 (KRaft); chapter 7, 7.1.1-7.1.2 has the ZooKeeper controller learn a
          broker died from its ephemeral znode, whose ZooKeeper session is what this replaces
 Differs: the unfenced brokers are a dict kept in last-contact order, where Kafka keeps a
-         doubly linked list sorted by last contact: every touch happens "now", on a monotonic clock,
-         so putting a touched broker at the end keeps the order, and a dict removes and appends
-         in O(1) as the list does. The active brokers are a set whose lowest offset is found by a
-         scan (Kafka: a TreeSet), since it is asked only while a broker is shutting down.
+         doubly linked list sorted by last contact: every contact happens "now", on a monotonic
+         clock, so the order of contacts is the order by contact time. The active brokers are a
+         set whose lowest offset is found by a scan (Kafka: a TreeSet), since it is asked only
+         while a broker is shutting down.
 Labs:    lab 19, stage 2 (``touch``, ``_has_valid_session``, ``find_one_stale_broker``,
          ``calculate_next_broker_state``) and stage 3 (``next_check_time_ns``)
 
@@ -19,9 +19,10 @@ cluster control manager makes one in ``activate``); a newly active controller st
 registered broker with a fresh session, so after a failover a dead broker takes up to one more
 session timeout to be fenced. That is the price of a metadata log without heartbeats in it.
 
-A broker's session is valid while it is unfenced and heartbeat within ``broker.session.timeout.ms``.
-The unfenced brokers are kept oldest contact first, so the one broker that may have expired is
-the first: ``find_one_stale_broker`` looks at it alone.
+A broker's session is what keeps it unfenced: it lasts ``broker.session.timeout.ms`` from the
+broker's last contact, and a broker whose session has expired is fenced by the controller. Each
+heartbeat also moves the broker between the states of ``broker_control_states``; which heartbeat
+moves it where is ``calculate_next_broker_state``'s to decide.
 """
 
 from __future__ import annotations
@@ -96,8 +97,12 @@ class BrokerHeartbeatManager:
         return broker is not None and self._has_valid_session(broker)
 
     def _has_valid_session(self, broker: BrokerHeartbeatState) -> bool:
-        """True if the broker is unfenced and its last contact is within the session timeout."""
+        """Whether the broker still has a session: it is unfenced, and its last contact is no longer
+        ago than ``broker.session.timeout.ms``."""
         # BEGIN SOLUTION
+        # Up to and including the timeout, as Kafka 3.3's hasValidSession compares (>=): the
+        # timeout is the silence a broker is allowed, and at exactly the timeout it has not yet been
+        # silent for longer. A fenced broker has no session to keep.
         if broker.fenced:
             return False
         return broker.last_contact_ns + self.session_timeout_ns >= self.time.nanoseconds()
@@ -116,8 +121,13 @@ class BrokerHeartbeatManager:
             self.touch(broker_id, fenced, broker.metadata_offset)
 
     def touch(self, broker_id: int, fenced: bool, metadata_offset: int) -> None:
-        """A heartbeat (or a registration): contact is now, at ``metadata_offset``."""
+        """A heartbeat (or a registration): contact is now, at ``metadata_offset``, and the broker
+        is ``fenced`` or not from now on. Afterwards ``unfenced`` and ``active`` hold the broker as
+        they say, ``unfenced`` still in last-contact order."""
         # BEGIN SOLUTION
+        # The unfenced dict's order is the order of contacts: a broker touched again is taken out
+        # (_untrack) and put back at the end, which a dict does in O(1); setting an existing key
+        # would leave it where it was.
         broker = self.brokers.get(broker_id)
         if broker is None:
             broker = self.brokers[broker_id] = BrokerHeartbeatState(broker_id)
@@ -128,7 +138,10 @@ class BrokerHeartbeatManager:
         broker.last_contact_ns = self.time.nanoseconds()
         broker.metadata_offset = metadata_offset
         if fenced:
-            # A fenced broker leaves controlled shutdown; its next heartbeat shuts it down at once.
+            # A fenced broker leads nothing and is in no ISR: there is nothing left for a controlled
+            # shutdown to wait for, so it leaves it. Its next heartbeat is answered as a fenced
+            # broker's (going at once if it asks to shut down, unfenced once caught up), where a
+            # broker still counted as shutting down could only ever shut down.
             broker.controlled_shut_down_offset = -1
         else:
             self.unfenced[broker_id] = broker
@@ -160,8 +173,13 @@ class BrokerHeartbeatManager:
         )
 
     def next_check_time_ns(self) -> int:
-        """When the oldest unfenced session expires, if nobody hears from it first."""
+        """When the controller must next look for a stale broker: the last instant the oldest
+        unfenced session is still valid (the controller checks one nanosecond later), or LONG_MAX
+        (never) when no session can expire."""
         # BEGIN SOLUTION
+        # The first unfenced broker is the oldest contact: its session ends first. With nobody
+        # unfenced, LONG_MAX makes the controller cancel its check; the heartbeat or registration
+        # that unfences a broker schedules it again.
         first = next(iter(self.unfenced.values()), None)
         if first is None:
             return LONG_MAX
@@ -169,8 +187,9 @@ class BrokerHeartbeatManager:
         # END SOLUTION
 
     def find_one_stale_broker(self) -> int | None:
-        """The broker whose session has expired, if any: only the oldest contact can be."""
+        """A broker whose session has expired, if any, found without looking at every broker."""
         # BEGIN SOLUTION
+        # Only the oldest contact, the first unfenced broker, can have expired first.
         first = next(iter(self.unfenced.values()), None)
         if first is not None and not self._has_valid_session(first):
             return first.id
@@ -197,13 +216,36 @@ class BrokerHeartbeatManager:
         register_broker_record_offset: int,
         has_leaderships: Callable[[], bool],
     ) -> BrokerControlStates:
-        """Where a heartbeat moves its broker: Kafka 3.3's decision table, case by case.
+        """Where a heartbeat moves its broker, from the state it is in (``current_broker_state``)
+        to the state KIP-631's rules say: ``BrokerControlStates(current, next)``.
 
         ``request`` is a BrokerHeartbeat request (``want_fence``, ``want_shut_down``,
         ``current_metadata_offset``); ``register_broker_record_offset`` the offset of the broker's
-        registration record, which it must have replayed before it serves anything.
+        registration record, which it must have replayed before it serves anything;
+        ``has_leaderships()`` whether the broker still leads a partition. A broker this manager
+        holds no state for gets an answer too.
         """
         # BEGIN SOLUTION
+        # Kafka 3.3's calculateNextBrokerState, one block per current state:
+        #
+        #   FENCED              -> SHUTDOWN_NOW         it wants to shut down (it leads nothing)
+        #   FENCED              -> UNFENCED             it does not want to be fenced, and its
+        #                                               offset has reached its registration record's
+        #   FENCED              -> FENCED               otherwise
+        #   UNFENCED            -> SHUTDOWN_NOW         it wants to be fenced and to shut down
+        #   UNFENCED            -> FENCED               it wants to be fenced
+        #                                               (or, elsewhere, its session expires)
+        #   UNFENCED            -> CONTROLLED_SHUTDOWN  it wants to shut down and still leads
+        #   UNFENCED            -> SHUTDOWN_NOW         it wants to shut down and leads nothing
+        #   UNFENCED            -> UNFENCED             otherwise
+        #   CONTROLLED_SHUTDOWN -> SHUTDOWN_NOW         it leads nothing any more, and every active
+        #                                               broker has reached its controlled shutdown
+        #                                               offset (with none active, nothing holds it:
+        #                                               lowest_active_offset() is LONG_MAX)
+        #   CONTROLLED_SHUTDOWN -> CONTROLLED_SHUTDOWN  otherwise
+        #
+        # A broker with no state here (sessions are soft state: one this controller never touched)
+        # is a fresh one, fenced and not shutting down: it is answered by the FENCED rows.
         broker = self.brokers.get(broker_id) or BrokerHeartbeatState(broker_id)
         current = self.current_broker_state(broker)
         if current is BrokerControlState.FENCED:

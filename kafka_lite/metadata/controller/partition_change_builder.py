@@ -11,17 +11,11 @@ Labs:    lab 19, stage 1 (``_elect_any_leader``, ``_try_election``,
 Every caller works the same way: an AlterPartition from a leader sets a new ISR, a fenced broker's
 partitions get an ISR without it, a preferred election asks for the first replica. The builder
 starts from the partition's current replicas and ISR, the caller changes the targets, and
-``build`` turns the difference into one record: the leader it elects (from the ISR, in replica
-order, unclean only where the topic allows it), a bumped leader epoch when a replica or ISR member
-goes (so that it is fenced if it fetches with the old epoch), and every field that differs, and
-nothing else. A reassignment the target ISR allows would be completed on the way; kafka_lite
-starts none, so ``removing``/``adding`` stay empty. The methods' docstrings say why each rule is
-there.
-
-The ISR is never emptied by a change: an empty target ISR is not written (Kafka's
-``!targetIsr.isEmpty()``), so a partition whose last ISR member is fenced keeps that member in its
-ISR with no leader (-1), and the member is elected again once it comes back. That is KIP-841's
-rule: the last replica known to have every committed record must stay known.
+``build`` turns the difference into one record, electing a leader on the way, or into nothing when
+nothing changes. Every controller and broker replays that record (``PartitionRegistration.merge``),
+so the record alone must carry the whole change: the leader, the ISR, the epochs that fence a
+replica that left, and the rest. KIP-631 and KIP-841 give the rules it keeps (lab 19's handout
+states them); the comments inside the methods say how each is kept, and where Kafka keeps it.
 """
 
 from __future__ import annotations
@@ -133,6 +127,9 @@ class PartitionChangeBuilder:
     def _elect_any_leader(self) -> ElectionResult:
         """The leader of an ONLINE or UNCLEAN election, and whether it was chosen uncleanly."""
         # BEGIN SOLUTION
+        # Kafka 3.3's electAnyLeader: the current leader if it still qualifies, then the first
+        # replica in replica order that is in the target ISR and may lead, then (only for UNCLEAN)
+        # the first replica that may lead at all, then nobody.
         if self._is_valid_new_leader(self.partition.leader):
             # The current leader still qualifies: no reason to move it.
             return ElectionResult(self.partition.leader, False)
@@ -150,8 +147,10 @@ class PartitionChangeBuilder:
         return replica in self.target_isr and self.is_acceptable_leader(replica)
 
     def _try_election(self, record: PartitionChangeRecord) -> None:
-        """Elect, and write the winner into ``record`` if it is not the current leader."""
+        """Elect a leader, and write into ``record`` what the election changes."""
         # BEGIN SOLUTION
+        # Only a leader that differs from the current one is written: the same leader written would
+        # bump the leader epoch, which is trigger_leader_epoch_bump_if_needed's decision.
         result = self.elect_leader()
         if result.node != self.partition.leader:
             log.debug(
@@ -176,15 +175,17 @@ class PartitionChangeBuilder:
         # END SOLUTION
 
     def trigger_leader_epoch_bump_if_needed(self, record: PartitionChangeRecord) -> None:
-        """Bump the leader epoch when the leader stays but a replica or an ISR member goes.
-
-        A new leader always bumps it (replaying a record whose ``leader`` is not NO_LEADER_CHANGE
-        does). Otherwise a shrunk ISR or replica set must too, so that the removed replica, still
-        fetching with the old epoch, is refused. Growing the ISR bumps only the partition epoch.
-        """
+        """Make sure that replaying ``record`` raises the leader epoch when a replica or an ISR
+        member is removed (so that the removed one, still fetching with the old epoch, is refused),
+        and leaves it alone when nobody is."""
         # BEGIN SOLUTION
-        # Writing the current leader into the record is what asks PartitionRegistration.merge for
-        # the bump.
+        # A record whose leader is not NO_LEADER_CHANGE bumps the leader epoch when it is replayed
+        # (PartitionRegistration.merge), even if it names the current leader: a record that elects
+        # a new leader bumps it already, and for one that keeps its leader, writing the current
+        # leader into it is how it asks for the bump. Compared as sets: an ISR or replica list that
+        # only grows or changes order removes nobody, so it bumps only the partition epoch (a leader
+        # epoch bump has the leader refuse every follower's fetch until the follower has replayed
+        # the change, an interruption with nobody to fence).
         if record.leader == NO_LEADER_CHANGE:
             if not set(self.partition.isr) <= set(self.target_isr) or not set(self.partition.replicas) <= set(
                 self.target_replicas
@@ -222,7 +223,14 @@ class PartitionChangeBuilder:
 
         self.trigger_leader_epoch_bump_if_needed(record)
 
-        # The ISR, unless the unclean election already set it, and never to empty.
+        # Every target that differs from the partition is written, and nothing else. The ISR is not
+        # written if the unclean election already set it, and never as empty (Kafka's
+        # !targetIsr.isEmpty()): KIP-841 keeps a partition's last ISR member in its ISR when it is
+        # fenced, with no leader, so that it is elected again when it comes back. The replicas are
+        # never written empty either: replayed, the partition would have nowhere to live. The
+        # reassignment's lists (kafka_lite starts no reassignment, but a partition may be created
+        # with them) and the leader recovery state (set back to RECOVERED once an unclean leader has
+        # settled its log) are written like any other field.
         if record.isr is None and self.target_isr and self.target_isr != list(self.partition.isr):
             record.isr = list(self.target_isr)
         if self.target_replicas and self.target_replicas != list(self.partition.replicas):
