@@ -643,24 +643,30 @@ def test_a_follower_told_it_diverged_truncates_and_fetches_from_where_the_logs_a
     assert position == (2, 1), f"after the truncation the follower fetched from (offset, epoch) {position}"
 
 
-@pytest.mark.stage(2)
-@pytest.mark.points(1)
-def test_a_follower_told_to_truncate_below_its_high_watermark_stops():
-    leader_5 = ElectionState.with_elected_leader(5, 1, VOTERS)
-    ctx = node(leader_5, log=[(1, 2), (1, 2), (1, 2)])  # epoch 1 at 0-5
+def told_to_part_below_the_high_watermark(log, high_watermark: int, diverging_epoch) -> tuple[bool, int]:
+    """A follower with ``log`` (epoch, records) batches, told by the leader of epoch 5 that its
+    high watermark is ``high_watermark``, then that their logs part at ``diverging_epoch``: whether
+    the follower stopped with a KafkaException, and where its log ends."""
+    ctx = node(ElectionState.with_elected_leader(5, 1, VOTERS), log=log)
     request, _ = next_fetch(ctx)
-    ctx.deliver_response(request, ctx.fetch_response(5, 1, high_watermark=4))
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, high_watermark=high_watermark))
     ctx.poll()
-    assert ctx.quorum().follower_state_or_throw().high_watermark().offset == 4
+    assert ctx.quorum().follower_state_or_throw().high_watermark().offset == high_watermark
     request, _ = next_fetch(ctx)
-    ctx.deliver_response(request, ctx.fetch_response(5, 1, diverging_epoch=(1, 2)))
+    ctx.deliver_response(request, ctx.fetch_response(5, 1, diverging_epoch=diverging_epoch))
     try:
         ctx.poll()
     except KafkaException:
-        stopped = True
-    else:
-        stopped = False
-    end = ctx.log.end_offset().offset
+        return True, ctx.log.end_offset().offset
+    return False, ctx.log.end_offset().offset
+
+
+@pytest.mark.stage(2)
+@pytest.mark.points(1)
+def test_a_follower_told_to_truncate_below_its_high_watermark_stops():
+    stopped, end = told_to_part_below_the_high_watermark(
+        [(1, 2), (1, 2), (1, 2)], 4, (1, 2)
+    )  # epoch 1 at 0-5
     assert stopped and end == 6, (
         "the follower's high watermark is 4 (offsets 0-3 are committed) and the leader of epoch 5 said "
         f"its log parts from ours at offset 2, inside the committed entries; the follower "
@@ -668,19 +674,8 @@ def test_a_follower_told_to_truncate_below_its_high_watermark_stops():
         "(it ended at 6)"
     )
     # The leader's offset is below the high watermark, though this log would truncate above it.
-    ctx = node(leader_5, log=[(1, 4), (1, 4), (1, 2), (4, 1)])  # epoch 1 at 0-9, epoch 4 at 10
-    request, _ = next_fetch(ctx)
-    ctx.deliver_response(request, ctx.fetch_response(5, 1, high_watermark=8))
-    ctx.poll()
-    request, _ = next_fetch(ctx)
-    ctx.deliver_response(request, ctx.fetch_response(5, 1, diverging_epoch=(3, 7)))
-    try:
-        ctx.poll()
-    except KafkaException:
-        stopped = True
-    else:
-        stopped = False
-    end = ctx.log.end_offset().offset
+    log = [(1, 4), (1, 4), (1, 2), (4, 1)]  # epoch 1 at 0-9, epoch 4 at 10
+    stopped, end = told_to_part_below_the_high_watermark(log, 8, (3, 7))
     assert stopped and end == 11, (
         "the follower's high watermark is 8 (offsets 0-7 are committed) and the leader of epoch 5 said its "
         "epoch 3 ends at offset 7 in its log: the leader holds nothing of the follower's epochs past 7, so "
