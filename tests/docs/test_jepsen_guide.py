@@ -144,14 +144,21 @@ def test_the_client_id_table_is_the_proxys():
 
 
 def test_the_delay_findings_commands_parse_as_written():
-    """The commands of the delay's finding: the same run, under 0.11's protocol and with KIP-890."""
+    """The commands of the delay's finding: the same run, under 0.11's protocol and with KIP-890, each
+    the command a row of the finding's table records, with the verdict the page gives it."""
+    import json
+
     from kafka_lite.cli.main import build_parser
 
     blocks = re.findall(r"```sh\n(.*?)```", section("### A finding: Kafka's own transactions, delayed"), re.S)
-    old, kip_890 = (build_parser().parse_args(shlex.split(block.strip())[1:]) for block in blocks)
+    commands = [block.strip() for block in blocks if block.startswith("kafka-lite jepsen run")]
+    old, kip_890 = (build_parser().parse_args(shlex.split(command)[1:]) for command in commands)
     for args in (old, kip_890):
         assert (args.jepsen_command, args.txn, sorted(args.faults), args.seed) == ("run", True, ["delay"], 1)
     assert (old.kip_890, kip_890.kip_890) == (False, True)
+    rows = json.loads((ROOT / "benchmarks" / "results" / "jepsen_delay.json").read_text())["rows"]
+    verdicts = {row["command"]: (row["valid"], row["bad_error_types"]) for row in rows}
+    assert [verdicts[command] for command in commands] == [(False, ["G1a"]), (True, [])]
 
 
 def commands() -> list[str]:
