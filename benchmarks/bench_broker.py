@@ -38,6 +38,9 @@ from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
 TOPIC = "bench"
 PARTITIONS = [0, 1, 2, 3]
+# The broker should take records as fast as the client can send them to a broker that does nothing:
+# librdkafka's mock cluster, in the client's own process, is that ceiling.
+RECORDS_IN_GOAL = 1.0
 # batch.size 1,000,000 is librdkafka's default, stated so that --batch-size can change it.
 PRODUCER = {"acks": "1", "linger.ms": 5, "batch.size": 1_000_000, "queue.buffering.max.messages": 2_000_000}
 
@@ -388,6 +391,7 @@ def main() -> None:
                 "records in, share of librdkafka's mock cluster",
                 rate_in / mock_in,
                 "%",
+                at_least=RECORDS_IN_GOAL,
                 detail=f"{rate_in:,.0f} against {mock_in:,.0f} records/s",
             ),
             figure(
