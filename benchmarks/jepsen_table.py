@@ -442,8 +442,7 @@ def finding_preamble(results: dict, path: Path) -> str:
     modes_text = "both modes" if len(modes) == len(MODES) else f"{MODE_NAMES[modes[0]]} mode"
     seconds = {r["seconds"] for r in rows}
     intervals = {r["nemesis_interval_s"] for r in rows}
-    took = results.get("seconds", 0)
-    took_text = f"{took / 60:.0f} minutes" if took >= 90 else f"{took:.0f} seconds"
+    took_text = took_words(results)
     return (
         f"{words(nemeses)[0].upper()}{words(nemeses)[1:]}, striking {spread(intervals)} s after each healing, on the "
         f"workload{'s' if len(workloads) > 1 else ''} {words(workloads)}: {seeds_text({r['seed'] for r in rows})} "
@@ -453,6 +452,12 @@ def finding_preamble(results: dict, path: Path) -> str:
         f"{machine_text(results)}. A class in bold is outside Jepsen's allowed set. Each run's row (its "
         f"classes, history and `kafka-lite jepsen run` command) is in `{shown(path.resolve())}`."
     )
+
+
+def took_words(results: dict) -> str:
+    """How long the whole run took, in the unit that reads best."""
+    took = results.get("seconds", 0)
+    return f"{took / 60:.0f} minutes" if took >= 90 else f"{took:.0f} seconds"
 
 
 def preamble(results: dict, path: Path = RESULTS) -> str:
@@ -490,8 +495,7 @@ def matrix_preamble(results: dict, path: Path) -> str:
         f"({FULL_SEEDS} seeds of {FULL_SECONDS} s for each line of both modes, every nemesis and both workloads): "
         f"{len(rows)} runs"
     )
-    took = results.get("seconds", 0)
-    took_text = f"{took / 60:.0f} minutes" if took >= 90 else f"{took:.0f} seconds"
+    took_text = took_words(results)
     return (
         f"{kind}, one after another, on {results['date']} (commit {results['commit']}), in "
         f"{took_text}, with\n\n```sh\n{results['command']}\n```\n\n"
