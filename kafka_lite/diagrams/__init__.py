@@ -53,6 +53,8 @@ from kafka_lite.diagrams.timer import timer_diagram, timing_wheel
 from kafka_lite.diagrams.transaction_timeline import (
     aborted_read_0_11,
     aborted_read_kip_890,
+    hanging_0_11,
+    hanging_kip_890,
     timeline_diagram,
 )
 
@@ -69,6 +71,8 @@ __all__ = [
     "connect_workers_from_status",
     "describe_cluster",
     "group_state_machine",
+    "hanging_0_11",
+    "hanging_kip_890",
     "kraft_fencing",
     "log_diagram",
     "micro_batch",
@@ -106,6 +110,8 @@ DIAGRAMS: dict[str, Callable[[], graphviz.Digraph]] = {
     "cluster": concepts,
     "connect_cluster": connect_cluster,
     "group_state_machine": group_state_machine,
+    "hanging_0_11": hanging_0_11,
+    "hanging_kip_890": hanging_kip_890,
     "kraft_fencing": kraft_fencing,
     "micro_batch": micro_batch,
     "mirror_maker": mirror_maker,

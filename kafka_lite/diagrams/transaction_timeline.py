@@ -5,9 +5,10 @@ order the network carried them.
 No Kafka twin: the timelines of the 2024 analysis of Kafka's transactions, drawn for chapter 10.
 Book:    beyond the book (Kafka 0.11's transactions; KIP-890)
 
-Nothing here is drawn by hand. ``tests/jepsen/test_aborted_read.py`` runs the aborted read on a
-cluster behind the fault proxy, twice (Kafka 0.11's epoch rule, then both parts of KIP-890), taps
-the transaction's requests (``FaultProxy.tap``) and keeps each run's timeline
+Nothing here is drawn by hand. ``tests/jepsen/test_hanging_transaction.py`` and
+``tests/jepsen/test_aborted_read.py`` run the hanging transaction and the aborted read on a cluster
+behind the fault proxy, each twice (Kafka 0.11's protocol, then both parts of KIP-890), tap the
+transaction's requests (``FaultProxy.tap``) and keep each run's timeline
 (``kafka_lite.jepsen.timeline``) in ``chapters/ch10_advanced/timelines/``; this module draws one.
 A row is one request (blue; red when it was held in the network) or one answer (green; orange when
 it is an error), its arrow spanning the lanes from the sender to the receiver. ``timeline_diagram``
@@ -72,6 +73,16 @@ def timeline_diagram(
     g.attr("node", shape="plain")
     g.node("timeline", TABLE.format("".join(rows)))
     return g
+
+
+def hanging_0_11() -> graphviz.Digraph:
+    """The docs' picture: the hanging transaction under Kafka 0.11's protocol."""
+    return timeline_diagram(read_timeline(TIMELINES / "hanging_0_11.json"))
+
+
+def hanging_kip_890() -> graphviz.Digraph:
+    """The docs' picture: the same script with both parts of KIP-890."""
+    return timeline_diagram(read_timeline(TIMELINES / "hanging_kip_890.json"))
 
 
 def aborted_read_0_11() -> graphviz.Digraph:

@@ -25,15 +25,22 @@ from kafka_lite.common.errors import Errors
 from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer
-from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
-from kafka_lite.coordinator.transaction.transaction_state_manager import partition_for
 from kafka_lite.jepsen.checker import check
 from kafka_lite.jepsen.fault_proxy import CLIENTS
 from kafka_lite.jepsen.history import Op, write_history
-from kafka_lite.jepsen.timeline import timeline, write_timeline
 from kafka_lite.producer.kafka_producer import KafkaProducer
 from tests.jepsen.conftest import KEEP_HISTORIES, ZOOKEEPER_MODE
-from tests.jepsen.transactions import end_offset, produce_errors, set_verification
+from tests.jepsen.transactions import (
+    abort_marker,
+    elsewhere,
+    end_offset,
+    keep_timeline,
+    late_answer,
+    produce_errors,
+    recorded,
+    set_verification,
+    tapping,
+)
 from tests.support.waiting import wait_until
 
 KEY = 0  # the history's key: the partition
@@ -79,43 +86,6 @@ def holding(cluster, leader: int, value: bytes):
     )
 
 
-TRANSACTION_APIS = {ApiKeys.INIT_PRODUCER_ID, ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.PRODUCE, ApiKeys.END_TXN,
-                    ApiKeys.WRITE_TXN_MARKERS}  # fmt: skip
-TIMELINES = Path(__file__).parents[2] / "chapters/ch10_advanced/timelines"
-# Set to write the chapter's timelines from this run (``KAFKA_LITE_WRITE_TIMELINES=1 pytest <this file>``).
-WRITE_TIMELINES = "KAFKA_LITE_WRITE_TIMELINES"
-
-
-def elsewhere(cluster, topic: str, leader: int) -> str:
-    """A transactional id whose coordinator is not ``leader`` (so that the timeline shows the two
-    apart): ``topic``, or ``topic-1``, ``topic-2``... The id's ``__transaction_state`` partition is
-    Kafka's ``partitionFor``; the topic is there once a first transactional producer has looked for
-    its coordinator."""
-    partitions = 50  # transaction.state.log.num.partitions
-    if (
-        cluster.leader_of(TRANSACTION_STATE_TOPIC_NAME, 0) is None
-    ):  # a first transactional producer creates it
-        warm_up = KafkaProducer(
-            bootstrap_servers=cluster.bootstrap_servers, transactional_id=f"{topic}-warm-up"
-        )
-        try:
-            warm_up.init_transactions()
-        finally:
-            warm_up.close(0)
-        wait_until(
-            lambda: all(
-                cluster.leader_of(TRANSACTION_STATE_TOPIC_NAME, p) is not None for p in range(partitions)
-            ),
-            what=f"{TRANSACTION_STATE_TOPIC_NAME}'s leaders",
-        )
-    for n in range(20):
-        candidate = topic if n == 0 else f"{topic}-{n}"
-        coordinator = cluster.leader_of(TRANSACTION_STATE_TOPIC_NAME, partition_for(candidate, partitions))
-        if coordinator not in (None, leader):
-            return candidate
-    return topic
-
-
 def the_script(cluster, topic: str, transaction_version: int):
     """Run the script above; return the producer's history, what a read_committed consumer reads,
     the leader's answers to the late Produce, and the timeline of the transaction's requests."""
@@ -128,8 +98,7 @@ def the_script(cluster, topic: str, transaction_version: int):
         transaction_version=transaction_version,
     )  # fmt: skip
     first, second = holding(cluster, leader, record(1)), holding(cluster, leader, record(2))
-    tap = cluster.proxy.tap(lambda source, target, api_key, frame: api_key in TRANSACTION_APIS and (
-        source != CLIENTS or api_key != ApiKeys.WRITE_TXN_MARKERS))  # fmt: skip
+    tap = tapping(cluster)
     history = []
     try:
         producer.init_transactions()
@@ -162,32 +131,8 @@ def the_script(cluster, topic: str, transaction_version: int):
         coordinator = producer.transaction_manager.transaction_coordinator
         producer.close(0)
         tap.close()
-    parties = {CLIENTS: "producer", leader: f"leader (broker {leader})"}
-    if coordinator is not None and coordinator.id != leader:
-        parties[coordinator.id] = f"coordinator (broker {coordinator.id})"
-    elif coordinator is not None:
-        parties[leader] = f"leader and coordinator (broker {leader})"
-    rows = timeline(tap.exchanges, parties)
+    parties, rows = recorded(tap, leader, coordinator)
     return history, read_committed(cluster.bootstrap_servers, tp), produce_errors(first), (parties, rows)
-
-
-def late_answer(rows) -> tuple[int, str]:
-    """The leader's last answer to the late Produce of record 1 and its retry (each is answered in
-    turn, once both have arrived), with its row's index."""
-    arrived = [i for i, r in enumerate(rows) if "arriving late" in r["text"] and "value-1" in r["text"]]
-    answers = [
-        (i, r["text"]) for i, r in enumerate(rows) if i > arrived[-1] and r["text"].startswith("Produce:")
-    ]
-    return answers[len(arrived) - 1]
-
-
-def abort_marker(rows) -> int:
-    return next(i for i, r in enumerate(rows) if "ABORT marker" in r["text"])
-
-
-def keep_timeline(name: str, title: str, parties: dict, rows) -> None:
-    if os.environ.get(WRITE_TIMELINES):
-        write_timeline(TIMELINES / f"{name}.json", title, list(dict.fromkeys(parties.values())), rows)
 
 
 def checked(history, polled, name: str):
@@ -214,7 +159,7 @@ def test_a_late_write_of_an_aborted_transaction_is_committed_by_the_next(faulty_
     finally:
         set_verification(faulty_cluster, False)
     assert Errors.NONE in late, f"the late Produce was appended: {late}"
-    index, answer = late_answer(rows)
+    index, answer = late_answer(rows, record(1))
     assert index > abort_marker(rows) and answer.startswith("Produce: offset"), rows
     keep_timeline(
         "aborted_read_0_11", "An aborted read: Kafka 0.11's epoch rule, with KIP-890 part 1", parties, rows
@@ -234,7 +179,7 @@ def test_with_both_parts_of_kip_890_the_late_write_is_fenced_and_the_history_is_
         )
     finally:
         set_verification(faulty_cluster, False)
-    index, answer = late_answer(rows)
+    index, answer = late_answer(rows, record(1))
     assert index > abort_marker(rows) and answer == "Produce: INVALID_PRODUCER_EPOCH", rows
     keep_timeline("aborted_read_kip_890", "The same script with both parts of KIP-890", parties, rows)
     # The Produce and its retry arrive together; the leader asks about the second only (the first is

@@ -1,8 +1,10 @@
-"""What the transaction reproductions share: a partition's end as each isolation level sees it, and
-KIP-890 part 1's setting switched on every broker of a running cluster."""
+"""What the transaction reproductions share: a partition's end as each isolation level sees it,
+KIP-890 part 1's setting switched on every broker of a running cluster, and the timeline of a
+transaction's requests, tapped at the fault proxy and kept for chapter 10's pictures."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from pathlib import Path
@@ -14,6 +16,11 @@ from kafka_lite.common.protocol.api_keys import ApiKeys
 from kafka_lite.common.protocol.requests import parse_response
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.consumer.kafka_consumer import KafkaConsumer
+from kafka_lite.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC_NAME
+from kafka_lite.coordinator.transaction.transaction_state_manager import partition_for
+from kafka_lite.jepsen.fault_proxy import CLIENTS
+from kafka_lite.jepsen.timeline import timeline, write_timeline
+from kafka_lite.producer.kafka_producer import KafkaProducer
 from tests.support.waiting import wait_until
 
 GUIDE = Path(__file__).resolve().parents[2] / "chapters/ch10_advanced/transactions.md"
@@ -84,3 +91,83 @@ def produce_errors(hold) -> list[Errors]:
         (partition,) = topic["partition_responses"]
         errors.append(Errors.for_code(partition["error_code"]))
     return errors
+
+
+# -- timelines --------------------------------------------------------------------------------------
+
+TRANSACTION_APIS = {ApiKeys.INIT_PRODUCER_ID, ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.PRODUCE, ApiKeys.END_TXN,
+                    ApiKeys.WRITE_TXN_MARKERS}  # fmt: skip
+TIMELINES = Path(__file__).parents[2] / "chapters/ch10_advanced/timelines"
+# Set to write the chapter's timelines from a run (``KAFKA_LITE_WRITE_TIMELINES=1 pytest <test file>``).
+WRITE_TIMELINES = "KAFKA_LITE_WRITE_TIMELINES"
+
+
+def tapping(cluster):
+    """A tap of the transaction protocol's requests at the fault proxy: the producer's, and the
+    brokers' to one another (WriteTxnMarkers from a client, the admin tool's, left out)."""
+    return cluster.proxy.tap(lambda source, target, api_key, frame: api_key in TRANSACTION_APIS and (
+        source != CLIENTS or api_key != ApiKeys.WRITE_TXN_MARKERS))  # fmt: skip
+
+
+def elsewhere(cluster, topic: str, leader: int) -> str:
+    """A transactional id whose coordinator is not ``leader`` (so that the timeline shows the two
+    apart): ``topic``, or ``topic-1``, ``topic-2``... The id's ``__transaction_state`` partition is
+    Kafka's ``partitionFor``; the topic is there once a first transactional producer has looked for
+    its coordinator."""
+    partitions = 50  # transaction.state.log.num.partitions
+    if (
+        cluster.leader_of(TRANSACTION_STATE_TOPIC_NAME, 0) is None
+    ):  # a first transactional producer creates it
+        warm_up = KafkaProducer(
+            bootstrap_servers=cluster.bootstrap_servers, transactional_id=f"{topic}-warm-up"
+        )
+        try:
+            warm_up.init_transactions()
+        finally:
+            warm_up.close(0)
+        wait_until(
+            lambda: all(
+                cluster.leader_of(TRANSACTION_STATE_TOPIC_NAME, p) is not None for p in range(partitions)
+            ),
+            what=f"{TRANSACTION_STATE_TOPIC_NAME}'s leaders",
+        )
+    for n in range(20):
+        candidate = topic if n == 0 else f"{topic}-{n}"
+        coordinator = cluster.leader_of(TRANSACTION_STATE_TOPIC_NAME, partition_for(candidate, partitions))
+        if coordinator not in (None, leader):
+            return candidate
+    return topic
+
+
+def recorded(tap, leader: int, coordinator) -> tuple[dict, list[dict]]:
+    """The lanes (the producer, the partition's leader, the producer's coordinator) and the rows of
+    what ``tap`` recorded between them."""
+    parties = {CLIENTS: "producer", leader: f"leader (broker {leader})"}
+    if coordinator is not None and coordinator.id != leader:
+        parties[coordinator.id] = f"coordinator (broker {coordinator.id})"
+    elif coordinator is not None:
+        parties[leader] = f"leader and coordinator (broker {leader})"
+    return parties, timeline(tap.exchanges, parties)
+
+
+def late_answer(rows, value: bytes) -> tuple[int, str]:
+    """The leader's last answer to the late Produce of the record ``value`` and its retry (each is
+    answered in turn, once both have arrived), with its row's index."""
+    arrived = [
+        i for i, r in enumerate(rows) if "arriving late" in r["text"] and f"[{value.decode()}]" in r["text"]
+    ]
+    answers = [
+        (i, r["text"]) for i, r in enumerate(rows) if i > arrived[-1] and r["text"].startswith("Produce:")
+    ]
+    return answers[len(arrived) - 1]
+
+
+def abort_marker(rows) -> int:
+    """The row of the first ABORT marker the coordinator sent."""
+    return next(i for i, r in enumerate(rows) if "ABORT marker" in r["text"])
+
+
+def keep_timeline(name: str, title: str, parties: dict, rows) -> None:
+    """Write the timeline to the chapter's ``name``.json when ``KAFKA_LITE_WRITE_TIMELINES`` is set."""
+    if os.environ.get(WRITE_TIMELINES):
+        write_timeline(TIMELINES / f"{name}.json", title, list(dict.fromkeys(parties.values())), rows)
