@@ -151,9 +151,12 @@ class Sender:
             if not tm.is_transactional():
                 # An idempotent producer numbers its batches under a producer id: nothing is sent without one.
                 self._maybe_send_init_producer_id(now)
-            elif tm.has_in_flight_request() or self._maybe_send_transactional_request(now):
+            elif tm.has_in_flight_request():
                 # A transactional request goes alone: no batch is drained until it is answered.
                 self.client.poll(self.retry_backoff_ms, now)
+                return
+            elif (wait_ms := self._maybe_send_transactional_request(now)) is not None:
+                self.client.poll(wait_ms, now)
                 return
             if tm.fatal_error is not None or not tm.has_producer_id():
                 if tm.fatal_error is not None and self.accumulator.has_incomplete():
@@ -211,12 +214,15 @@ class Sender:
     # -- transactional requests --------------------------------------------------------------------------
 
     # --8<-- [start:maybe_send_transactional_request]
-    def _maybe_send_transactional_request(self, now: int) -> bool:
-        """Send the transaction manager's next request if it can go now; whether one went (or waits).
+    def _maybe_send_transactional_request(self, now: int) -> int | None:
+        """Send the transaction manager's next request if it can go now; None when there is none,
+        else how long the round's poll may wait (one went, or waits).
 
         Kafka's sender blocks here until the coordinator's connection is ready, and sleeps through a
-        retry's back-off. This one returns instead, with the request back at the head of the queue,
-        and the next round tries again; meanwhile no batch is drained (the caller returns).
+        retry's back-off, the handler's own (``retryBackoffMs()``: 20 ms for a transaction's first
+        AddPartitionsToTxn refused while the last one completes). This one returns instead, with the
+        request back at the head of the queue, and the poll wakes when its back-off ends; meanwhile no
+        batch is drained (the caller returns).
         """
         tm = self.transaction_manager
         if tm.is_completing() and self.accumulator.has_incomplete():
@@ -234,16 +240,16 @@ class Sender:
             self.accumulator.end_flush()
             self._flushing_for_transaction = False
         if handler is None:
-            return False
+            return None
         if handler.is_retry and now < handler.ready_at:
             tm.enqueue(handler)  # still backing off
-            return True
+            return handler.ready_at - now
         if handler.needs_coordinator():
             target = tm.coordinator(handler.coordinator_type)
             if target is None:
                 tm.lookup_coordinator(handler.coordinator_type, handler.coordinator_key)
                 tm.enqueue(handler)
-                return True
+                return self.retry_backoff_ms
             node = target.id_string
             self.client.set_node(node, target.host, target.port)
         else:
@@ -253,14 +259,14 @@ class Sender:
                 # The coordinator cannot be reached: find it again (it may have moved).
                 tm.lookup_coordinator(handler.coordinator_type, handler.coordinator_key)
             tm.enqueue(handler)  # connecting: try again next round
-            return True
+            return self.retry_backoff_ms
         request = ClientRequest(
             node, handler.api_key, handler.version, handler.request_body(), callback=handler.on_complete
         )
         self.client.send(request, now)
         tm.set_in_flight_request_correlation_id(request.correlation_id)
         log.debug("%sSending transactional request %s to node %s", tm.log_prefix, handler, node)
-        return True
+        return self.retry_backoff_ms
 
     # --8<-- [end:maybe_send_transactional_request]
 

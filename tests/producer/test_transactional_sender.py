@@ -146,6 +146,30 @@ def test_end_txn_waits_for_the_last_batch_to_be_answered(broker):
     s.close()
 
 
+def test_a_first_add_partitions_refused_while_the_last_transaction_completes_goes_again_after_20_ms(broker):
+    """Kafka 0.11's sender sleeps a retried request's own back-off (``retryBackoffMs()``): for a
+    transaction's first AddPartitionsToTxn refused with CONCURRENT_TRANSACTIONS, 20 ms, not
+    retry.backoff.ms (100 here); so the round's poll must not wait longer than that."""
+    s, tm = in_transaction(broker)
+    broker.errors[ApiKeys.ADD_PARTITIONS_TO_TXN] = Errors.CONCURRENT_TRANSACTIONS.code
+    waits: list[int] = []
+    poll = s.client.poll
+
+    def recorded_poll(timeout_ms: int, now: int | None = None):
+        waits.append(timeout_ms)
+        return poll(timeout_ms, now)
+
+    s.client.poll = recorded_poll
+    adds = lambda: broker.apis().count(ApiKeys.ADD_PARTITIONS_TO_TXN)  # noqa: E731
+    s.run_until(lambda: adds() == 1 and not tm.has_in_flight_request(), "the refusal")
+    waits.clear()
+    s.step()
+    assert adds() == 1 and waits == [20], f"backing off, the sender's poll waited up to {waits} ms"
+    s.clock.advance(20)
+    s.run_until(lambda: adds() == 2, "the AddPartitionsToTxn again, 20 ms later")
+    s.close()
+
+
 def test_abort_fails_the_batches_not_yet_sent_and_ends_the_transaction(broker):
     s, tm = in_transaction(broker)
     s.sender._maybe_send_transactional_request(s.clock.milliseconds())  # AddPartitionsToTxn only
