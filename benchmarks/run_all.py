@@ -63,7 +63,7 @@ SHORT: dict[str, list[str]] = {
     "bench_kraft_controller": ["--rounds", "3"],
     "bench_streams": ["--rounds", "5", "--lines", "5000", "--records", "20000", "--restore-records", "50000"],
     "bench_mirror_maker": ["--records", "50000", "--rounds", "5", "--part", "a"],
-    "bench_transactions": ["--records", "10000", "--rounds", "5"],
+    "bench_transactions": ["--records", "30000", "--rounds", "5"],
     "bench_security": ["--records", "20000", "--rounds", "5"],
     "bench_raft": ["--rounds", "5", "--seconds", "3"],
     "bench_jepsen_checker": ["--rounds", "5"],
