@@ -182,7 +182,8 @@ def test_kip_890_refuses_the_delayed_produce_and_nothing_hangs(faulty_cluster, t
     marker = abort_marker(rows)
     assert index > marker and answer == f"Produce: {late_errors[-1].name}", rows
     if transaction_version == 2:
-        assert "EndTxn: NONE, next epoch 1" in [r["text"] for r in rows[:marker]], rows
+        # (the EndTxn's answer and the marker's request race through the proxy: either may come first)
+        assert "EndTxn: NONE, next epoch 1" in [r["text"] for r in rows], rows
         assert rows[marker]["text"].endswith("epoch 1"), rows[marker]
         assert late_errors[-1] is Errors.INVALID_PRODUCER_EPOCH or not os.environ.get(WRITE_TIMELINES), (
             "a timeline kept for the chapter shows the fencing, not a loaded machine's retriable answer"
