@@ -58,8 +58,10 @@ class RecordMetadata(NamedTuple):
 class ProduceRequestResult:
     """The outcome of one batch: base offset, log append time or error; a latch for ``get``."""
 
-    def __init__(self, topic_partition: TopicPartition) -> None:
-        self.topic_partition = topic_partition
+    def __init__(self, topic_partition: tuple[str, int]) -> None:
+        # Built once for the batch, as Kafka's batch keeps one TopicPartition: every record's
+        # RecordMetadata refers to it.
+        self.topic_partition = TopicPartition(*topic_partition)
         self.base_offset = INVALID_OFFSET
         self.log_append_time = NO_TIMESTAMP
         self.error: BaseException | None = None
@@ -203,11 +205,11 @@ class FutureRecordMetadata:
         timestamp = (
             self.create_timestamp if result.log_append_time == NO_TIMESTAMP else result.log_append_time
         )
-        topic, partition = result.topic_partition
+        topic_partition = result.topic_partition
         return RecordMetadata(
-            topic,
-            partition,
-            TopicPartition(topic, partition),
+            topic_partition.topic,
+            topic_partition.partition,
+            topic_partition,
             offset,
             timestamp,
             self.checksum,

@@ -9,6 +9,7 @@ import pytest
 from kafka_lite.common.errors import KafkaException, NotLeaderForPartitionException, TimeoutException
 from kafka_lite.common.record import MemoryRecordsBuilder
 from kafka_lite.common.record.default_record import Header, record_size_upper_bound, size_in_bytes
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.producer.producer_batch import ProducerBatch
 
 pytestmark = pytest.mark.unit
@@ -95,6 +96,22 @@ def test_done_completes_every_future_with_its_own_offset_and_runs_the_callbacks(
     # A callback added after completion runs at once.
     futures[0].add_callback(lambda md: seen.append(("late", md.offset)))
     assert seen[-1] == ("late", 100)
+
+
+def test_every_records_metadata_refers_to_the_batchs_one_topic_partition():
+    # Kafka's batch builds one TopicPartition and each RecordMetadata refers to it: a callback on
+    # every record (MirrorMaker's) costs no TopicPartition per record. The batch is made here from
+    # a plain (topic, partition) pair, as the accumulator makes it.
+    batch = new_batch()
+    answers = []
+    futures = [
+        batch.try_append(T0, None, b"v", (), T0, callback=lambda md, e: answers.append(md)) for _ in range(3)
+    ]
+    batch.done(0, -1, None)
+    assert len(answers) == 3
+    first = futures[0].get(0).topic_partition
+    assert isinstance(first, TopicPartition) and first == TopicPartition("orders", 3)
+    assert all(md.topic_partition is first for md in answers + [f.get(0) for f in futures])
 
 
 def test_log_append_time_replaces_the_create_time_in_the_metadata():
