@@ -39,6 +39,8 @@ counted in ``num_dropped_messages`` and copying goes on: that record is lost.
 from __future__ import annotations
 
 import abc
+import functools
+import itertools
 import logging
 import pkgutil
 import re
@@ -133,7 +135,8 @@ class DefaultMirrorMakerMessageHandler(MirrorMakerMessageHandler):
 
     def handle(self, record: ConsumerRecord) -> list[ProducerRecord]:
         timestamp = None if record.timestamp == NO_TIMESTAMP else record.timestamp
-        headers = [(h.key, h.value) for h in record.headers] or None
+        # Each header is already a (key, value) pair, as the producer takes them.
+        headers = list(record.headers) if record.headers else None
         return [ProducerRecord(record.topic, record.value, record.key, None, timestamp, headers)]
 
 
@@ -224,8 +227,9 @@ class MirrorMakerProducer:
 
     # --8<-- [start:producer_callback]
     def send(self, record: ProducerRecord) -> None:
-        # Kafka's producer.send(record, new MirrorMakerProducerCallback(...)): the callback is kept
-        # with the record in its batch.
+        # Kafka's producer.send(record, new MirrorMakerProducerCallback(topic, key, value)): the
+        # callback, here on_completion with this record bound to it, is kept with the record in its
+        # batch.
         self.producer.send(
             record.topic,
             record.value,
@@ -233,7 +237,7 @@ class MirrorMakerProducer:
             record.partition,
             record.timestamp_ms,
             record.headers,
-            callback=lambda metadata, exception: self.on_completion(record, metadata, exception),
+            callback=functools.partial(self.on_completion, record),
         )
 
     def on_completion(self, record: ProducerRecord, metadata: Any, exception: BaseException | None) -> None:
@@ -302,7 +306,8 @@ class MirrorMakerNewConsumer:
         out, so a subclass may change the assignment here without a record of a partition it gives
         up still waiting to be sent (the controller-assigned workers of ``ureplicator.py`` do)."""
         batches = self.consumer.poll(POLL_TIMEOUT_MS)
-        return (r for records in batches.values() for r in records)
+        # Kafka's ConsumerRecords.iterator(): each partition's records, one partition after another.
+        return itertools.chain.from_iterable(batches.values())
 
     def stop(self) -> None:
         self.consumer.wakeup()
@@ -384,9 +389,6 @@ class MirrorMakerThread(threading.Thread):
         self.last_offset_commit_ms = time.milliseconds()
         self.shutting_down = False
 
-    def _running(self) -> bool:
-        return not self.state.exiting_on_send_failure and not self.shutting_down
-
     # --8<-- [start:mirror_maker_thread_run]
     def run(self) -> None:
         log.info("Starting mirror maker thread %s", self.name)
@@ -396,9 +398,13 @@ class MirrorMakerThread(threading.Thread):
             )
             # Two loops, as Kafka's: the inner one copies, the outer one commits even when the
             # source is quiet (a poll that returns nothing ends the inner loop).
-            while self._running():
+            while not self.state.exiting_on_send_failure and not self.shutting_down:
                 try:
-                    while self._running() and self.consumer.has_data():
+                    while (
+                        not self.state.exiting_on_send_failure
+                        and not self.shutting_down
+                        and self.consumer.has_data()
+                    ):
                         record = self.consumer.receive()
                         for produced in self.message_handler.handle(record):
                             self.producer.send(produced)
