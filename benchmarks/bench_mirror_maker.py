@@ -14,13 +14,16 @@ own chroot. Every client runs in a fresh process of its own for each measurement
 kafka_lite's ``KafkaConsumer`` reads them all from the beginning (partitions assigned, no group); the
 clock runs from the first record to the last. MirrorMaker (one stream, a fresh group, the producer
 at MirrorMaker's no-data-loss defaults, acks=all and one request in flight, with linger.ms=50 and
-batch.size=256 KiB) copies the same records to the target; the clock runs from the first record
-handed to the message handler until a producer flush after the last one returns, so every record
-counted is on the target. Between the two, the same copy as a bare loop (poll, send key and value,
+batch.size=256 KiB) copies the same records to the target; the clock runs from the poll that returns
+the first records until a producer flush after the last one is sent returns, so every record
+counted is on the target (the records are counted per poll, so that counting costs the copy
+nothing per record). Between the two, the same copy as a bare loop (poll, send key and value,
 one flush at the end; the producer configured as MirrorMaker's, its no-data-loss defaults and the
-same batching) shows what the two clients in one process cost before MirrorMaker's own work. The three take turns in
-every round, in an order that rotates; medians, and each one's share of the consumer's rate
-(MirrorMaker's goal: at least 50 %).
+same batching) shows what the two clients in one process cost before MirrorMaker's own work. The
+three take turns in every round, in an order that rotates; medians, and each one's share of the
+consumer's rate (MirrorMaker's goal: at least 50 %). The loop's and MirrorMaker's rounds also print
+the process's CPU time per record over the same span, which the other work of a shared machine
+disturbs less than the rate.
 
 (b) A loader process writes 100-byte records at a fixed rate to an 8-partition source topic, and four
 mirror workers (threads of one process) copy it to the target, whose topic stamps every record with
@@ -38,6 +41,11 @@ second before the stop to three seconds after the restart: how many partitions p
 or more, and the longest pause. MirrorMaker's group uses the
 consumer's defaults, session.timeout.ms 10 s and heartbeat.interval.ms 3 s (``--heartbeat-ms``);
 both variants commit every second.
+
+With ``BENCH_MIRROR_PROFILE=DIR`` in the environment, part a's loop and MirrorMaker run every thread
+of their process (the copying thread, the producer's sender, the consumer's heartbeat) under cProfile
+with a CPU-time clock, and write one file of statistics per thread into DIR, named by role,
+thread and thread id (``mirror-mirrormaker-thread-0-<id>.prof``, ...): ``pstats`` adds them up.
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ import argparse
 import itertools
 import json
 import logging
+import os
 import statistics
 import subprocess
 import sys
@@ -112,51 +121,62 @@ def child_loop(source: str, target: str, topic: str, records: int) -> dict:
     while count < records and time.perf_counter() < deadline:
         for batch in consumer.poll(timeout_ms=1000).values():
             if start is None:
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
             for record in batch:
                 producer.send(topic, record.value, record.key)
             count += len(batch)
     producer.flush()
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     producer.close()
     consumer.close()
     assert count >= records, f"copied {count} of {records}"
-    return {"rate": count / elapsed}
+    return {"rate": count / elapsed, "cpu_us": cpu / count * 1e6}
 
 
 def child_mirror(source: str, target: str, topic: str, records: int, group: str) -> dict:
-    from kafka_lite.tools.mirror_maker import DefaultMirrorMakerMessageHandler, MirrorMaker
+    from kafka_lite.tools.mirror_maker import POLL_TIMEOUT_MS, MirrorMaker, MirrorMakerNewConsumer
 
     done = threading.Event()
-    first: list[float] = []
+    first: list[float] = []  # the wall clock and the process's CPU time at the first records
 
-    class Counting(DefaultMirrorMakerMessageHandler):
-        count = 0
+    class Counting(MirrorMakerNewConsumer):
+        """MirrorMaker's consumer wrapper, counting per poll rather than per record, so that the
+        copy's own per-record work is all that is measured. ``receive`` polls again only once every
+        record of the last poll has been handed to the handler and sent: when it does so after the
+        last record, the copy is done but for the flush."""
 
-        def handle(self, record):
-            if not first:
-                first.append(time.perf_counter())
-            Counting.count += 1
-            if Counting.count >= records:
+        def __init__(self, consumer, whitelist: str) -> None:
+            super().__init__(consumer, whitelist)
+            self.count = 0
+
+        def poll(self):
+            if self.count >= records:
                 done.set()
-            return super().handle(record)
+            batches = self.consumer.poll(POLL_TIMEOUT_MS)
+            if batches and not first:
+                first.extend((time.perf_counter(), time.process_time()))
+            self.count += sum(len(batch) for batch in batches.values())
+            return itertools.chain.from_iterable(batches.values())
 
     mm = MirrorMaker.from_configs(
         {"bootstrap.servers": source, "group.id": group, "auto.offset.reset": "earliest"},
         {"bootstrap.servers": target, **PRODUCER},
         whitelist=topic,
-        message_handler=Counting(),
     )
+    (thread,) = mm.threads
+    counting = thread.consumer = Counting(thread.consumer.consumer, topic)
     runner = threading.Thread(target=mm.run)
     runner.start()
     try:
-        assert done.wait(300), f"copied {Counting.count} of {records}"
-        mm.producer.flush()  # every record handled is now acknowledged by the target
+        assert done.wait(300), f"copied {counting.count} of {records}"
+        mm.producer.flush()  # every record sent is now acknowledged by the target
         elapsed = time.perf_counter() - first[0]
+        cpu = time.process_time() - first[1]
     finally:
         mm.shutdown()
         runner.join(60)
-    return {"rate": records / elapsed}
+    return {"rate": records / elapsed, "cpu_us": cpu / records * 1e6}
 
 
 def child_load(source: str, topic: str, seconds: float) -> dict:
@@ -266,6 +286,44 @@ CHILDREN = {
     "load": child_load,
     "workers": child_workers,
 }
+
+
+def profile_threads(directory: str, role: str) -> None:
+    """Run every thread started from now on, and the rest of the main thread's work, under cProfile
+    with a CPU-time clock (a thread waiting on a socket costs nothing); each thread's statistics go
+    to ``directory/<role>-<thread name>.prof`` when it ends."""
+    import atexit
+    import cProfile
+
+    def path(thread: threading.Thread) -> str:
+        name = "".join(c if c.isalnum() or c in "-_" else "_" for c in thread.name)
+        return os.path.join(directory, f"{role}-{name}-{thread.ident}.prof")
+
+    start = threading.Thread.start
+
+    def start_profiled(self) -> None:
+        # Wrapped per instance at start, so that a subclass's own run (MirrorMakerThread's) is too.
+        run = self.run
+
+        def profiled_run() -> None:
+            profiler = cProfile.Profile(time.thread_time)
+            try:
+                profiler.runcall(run)
+            finally:
+                profiler.dump_stats(path(self))
+
+        self.run = profiled_run
+        start(self)
+
+    threading.Thread.start = start_profiled
+    main = cProfile.Profile(time.thread_time)
+    main.enable()
+
+    def dump_main() -> None:
+        main.disable()
+        main.dump_stats(path(threading.main_thread()))
+
+    atexit.register(dump_main)
 
 
 # -- the orchestrator --------------------------------------------------------------------------------
@@ -394,7 +452,8 @@ def part_a(source: dict, target: dict, records: int, rounds: int) -> dict:
             else:
                 result = run_child("mirror", src, tgt, "bench-copy", records, f"bench-mm-{r}")
             rates[who].append(result["rate"])
-            print(f"  round {r + 1}: {who:<13} {result['rate']:>10,.0f} records/s", flush=True)
+            cpu = f", {result['cpu_us']:.1f} µs of CPU a record" if "cpu_us" in result else ""
+            print(f"  round {r + 1}: {who:<13} {result['rate']:>10,.0f} records/s{cpu}", flush=True)
     return rates
 
 
@@ -437,6 +496,8 @@ def main() -> None:
     add_argument(parser)
     args = parser.parse_args()
     if args.child:
+        if os.environ.get("BENCH_MIRROR_PROFILE") and args.child in ("loop", "mirror"):
+            profile_threads(os.environ["BENCH_MIRROR_PROFILE"], args.child)
         print(json.dumps(CHILDREN[args.child](*json.loads(args.args))))
         return
 
