@@ -397,6 +397,19 @@ def _title(page: str) -> str:
     return (ROOT / page).read_text(encoding="utf-8").splitlines()[0].lstrip("# ")
 
 
+READING_TIME = re.compile(r"<!-- reading-time: (.+?) -->")
+
+
+def reading_time(page: str, root: Path = ROOT) -> str:
+    """The time a chapter's guide gives for reading it, its notebooks and the methods it names
+    first, from its ``<!-- reading-time: ... -->`` line. Every chapter guide has one, so the plan
+    never shows a chapter without its time."""
+    found = READING_TIME.search((root / page).read_text(encoding="utf-8"))
+    if found is None:
+        raise ValueError(f"{page}: no <!-- reading-time: ... --> line; the book map's plan needs one")
+    return found.group(1)
+
+
 def _cell(items: list[str]) -> str:
     return "<br>".join(items) if items else ""
 
@@ -482,7 +495,7 @@ def render_chapter_plan(book_map: BookMap, base: str = "", root: Path = ROOT) ->
     has its own row too, and the rest of Kafka after 0.10 one more."""
     last = max(s.chapter for s in book_map.book.sections.values())
     later = sorted(c for c in book_map.guides if c > last)
-    rows: list[tuple[str, list[str], list[Notebook], list[Lab]]] = []
+    rows: list[tuple[str, str, list[str], list[Notebook], list[Lab]]] = []
     for section in book_map.book.sections.values():
         if "." in section.number:
             continue
@@ -496,7 +509,7 @@ def render_chapter_plan(book_map: BookMap, base: str = "", root: Path = ROOT) ->
         name = f"[{chapter} · {section.en}]({base}{guide})" if guide else f"{chapter} · {section.en}"
         notebooks = [n for n in book_map.notebooks if n.chapter == chapter]
         labs = [lab for lab in book_map.labs if lab.home_chapter == chapter]
-        rows.append((name, modules, notebooks, labs))
+        rows.append((name, reading_time(guide, root) if guide else "", modules, notebooks, labs))
     # Each chapter after the book's last has a row of its own: the modules whose Book line puts
     # them in it, its notebooks and labs; the rest of Kafka after 0.10 (0.11's transactions and
     # idempotence, read in chapter 10's guide) shares one row.
@@ -505,6 +518,7 @@ def render_chapter_plan(book_map: BookMap, base: str = "", root: Path = ROOT) ->
         rows.append(
             (
                 f"[{chapter} · {_title(guide).split(': ', 1)[1]}]({base}{guide})",  # "Chapter 12: KRaft..."
+                reading_time(guide, root),
                 [m.path for m in book_map.beyond if own_chapter(m.book) == chapter],
                 [n for n in book_map.notebooks if n.chapter == chapter],
                 [lab for lab in book_map.labs if lab.home_chapter == chapter],
@@ -515,18 +529,19 @@ def render_chapter_plan(book_map: BookMap, base: str = "", root: Path = ROOT) ->
         rows.append(
             (
                 f"[Beyond the book]({base}book_map.md#beyond): Kafka after 0.10 in no chapter of its own",
+                "in chapter 10's",
                 rest,
                 [],
                 [lab for lab in book_map.labs if lab.home_chapter is None],
             )
         )
-    out = ["| chapter | modules | lines | notebooks | labs |", "|---|---:|---:|---|---|"]
-    for name, modules, notebooks, labs in rows:
+    out = ["| chapter | reading | modules | lines | notebooks | labs |", "|---|---|---:|---:|---|---|"]
+    for name, reading, modules, notebooks, labs in rows:
         lines = sum(module_lines(root, m) for m in modules)
         shown_notebooks = [f"[{n.name}]({base}{n.path})" for n in notebooks]
         shown_labs = [f"[lab {lab.number}]({base}{lab.readme}) ({lab.time})" for lab in labs]
         out.append(
-            f"| {name} | {len(modules)} | {lines:,} | {_cell(shown_notebooks)} | {_cell(shown_labs)} |"
+            f"| {name} | {reading} | {len(modules)} | {lines:,} | {_cell(shown_notebooks)} | {_cell(shown_labs)} |"
         )
     shared = sum(module_lines(root, m.path) for m in book_map.throughout)
     out.append("")

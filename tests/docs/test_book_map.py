@@ -315,6 +315,7 @@ def test_the_chapter_plan_counts_each_chapters_lines_and_lists_each_lab_once_wit
     assert f"| {len(modules)} | {lines:,} |" in storage
     assert "[log_segments](chapters/ch06_storage/log_segments.ipynb)" in storage
     assert "[lab 2](labs/lab02_log_segment/README.md) (2 to 3 hours)" in storage
+    assert storage.startswith("| [6 · Storage](chapters/ch06_storage/index.md) | a day | ")
     for lab in book_map.labs:
         assert plan.count(f"[lab {lab.number}](") == 1, f"lab {lab.number} should be in exactly one row"
         assert lab.time and f"({lab.time})" in plan
@@ -329,3 +330,18 @@ def test_the_chapter_plan_counts_each_chapters_lines_and_lists_each_lab_once_wit
     ]
     lines = sum(len((ROOT / m).read_text(encoding="utf-8").splitlines()) for m in kraft)
     assert f"| {len(kraft)} | {lines:,} |" in by_chapter["12"]
+
+
+def test_every_chapter_guide_gives_its_reading_time_and_the_plan_shows_it(book_map, tmp_path):
+    from mkdocs_hooks.book_map import reading_time, render_chapter_plan
+
+    plan = render_chapter_plan(book_map)
+    for chapter, guide in book_map.guides.items():
+        time = reading_time(guide)
+        row = next(line for line in plan.splitlines() if line.startswith(f"| [{chapter} · "))
+        assert row.split(" | ")[1] == time, row
+    # chapter 12 is the long one, and its row says so
+    assert reading_time(book_map.guides[12]) == "two to three days"
+    (tmp_path / "guide.md").write_text("# Chapter 99: Nothing\n\nNo time given.\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"guide\.md: no <!-- reading-time"):
+        reading_time("guide.md", root=tmp_path)
