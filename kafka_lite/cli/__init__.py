@@ -22,22 +22,47 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """The errors under ``error``, nearest first, as Python's own traceback follows them: the
+    explicit cause (``raise ... from e``), else the error being handled when it was raised, unless
+    ``from None`` suppressed it."""
+    seen = {id(error)}
+    while True:
+        error = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
+        if error is None or id(error) in seen:
+            return
+        seen.add(id(error))
+        yield error
+
+
 def with_causes(error: BaseException) -> str:
     """``Type: message``, then a ``Caused by: Type: message`` line for each error under it, as a
     Java stack trace names its causes: an application that stops on a wrapper ("Failed to
     rebalance") shows what went wrong underneath."""
-    lines, seen = [f"{type(error).__name__}: {error}"], {id(error)}
-    cause = error.__cause__ or error.__context__
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        lines.append(f"Caused by: {type(cause).__name__}: {cause}")
-        cause = cause.__cause__ or cause.__context__
-    return "\n".join(lines)
+    return "\n".join([f"{type(error).__name__}: {error}", *causes_under(error)])
+
+
+def causes_under(error: BaseException) -> list[str]:
+    """A ``Caused by: Type: message`` line for each error under ``error``: what a command prints
+    below its one-line message when the client's error wraps another."""
+    return [f"Caused by: {type(cause).__name__}: {cause}" for cause in _causes(error)]
+
+
+def message_with_causes(error: BaseException) -> str:
+    """The error's own message, then its causes' lines (none for an error that wraps nothing)."""
+    return "\n".join([str(error), *causes_under(error)])
 
 
 def brokers_not_answering(error: Exception, bootstrap_server: str) -> CliError:
     """A client's timeout, as the one line that says which brokers did not answer."""
-    return CliError(f"{error} (from --bootstrap-server {bootstrap_server}: are the brokers up?)")
+    return CliError(
+        "\n".join(
+            [
+                f"{error} (from --bootstrap-server {bootstrap_server}: are the brokers up?)",
+                *causes_under(error),
+            ]
+        )
+    )
 
 
 @contextmanager
@@ -57,13 +82,13 @@ def admin_client(
     try:
         admin = KafkaAdminClient(bootstrap_server, **configs)
     except KafkaException as e:
-        raise CliError(f"{option} {bootstrap_server!r}: {e}", exit_code=2) from None
+        raise CliError(f"{option} {bootstrap_server!r}: {message_with_causes(e)}", exit_code=2) from None
     try:
         yield admin
     except TimeoutException as e:
         raise brokers_not_answering(e, bootstrap_server) from None
     except KafkaException as e:
-        raise CliError(str(e)) from None
+        raise CliError(message_with_causes(e)) from None
     finally:
         admin.close()
 

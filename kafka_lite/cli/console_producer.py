@@ -29,7 +29,7 @@ from typing import BinaryIO
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, key_values, properties_file
+from kafka_lite.cli import CliError, key_values, message_with_causes, properties_file
 from kafka_lite.cli.serde_classes import DEFAULT_ENCODER, SerializingReader, UnknownClassException
 from kafka_lite.common.errors import KafkaException
 from kafka_lite.tools.console_producer import (
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace, console: Console, stdin: BinaryIO | None = Non
         lines = LineMessageReader(sys.stdin.buffer if stdin is None else stdin, reader_props)
         reader = SerializingReader(lines, args.key_serializer, args.value_serializer)
     except (ReaderException, UnknownClassException) as e:
-        raise CliError(str(e), exit_code=2) from None
+        raise CliError(message_with_causes(e), exit_code=2) from None
     options = {name: getattr(args, name) for name in OPTION_SETTINGS}
     try:
         # The settings go in by Kafka's dotted names, which the producer's ConfigDef takes beside
@@ -111,11 +111,11 @@ def run(args: argparse.Namespace, console: Console, stdin: BinaryIO | None = Non
             **producer_props(args.bootstrap_server, options, file_props, extra, sync=args.sync)
         )
     except KafkaException as e:
-        raise CliError(str(e), exit_code=2) from None
+        raise CliError(message_with_causes(e), exit_code=2) from None
     try:
         sent, failures = produce(reader, producer, args.topic, sync=args.sync)
     except ReaderException as e:
-        raise CliError(str(e)) from None
+        raise CliError(message_with_causes(e)) from None
     finally:
         producer.close()  # sends what the accumulator still holds, as Kafka's shutdown hook does
     if failures.first is not None:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from kafka_lite.cli import CliError, positive_int, properties_file, whole_number
+from kafka_lite.cli import CliError, message_with_causes, positive_int, properties_file, whole_number
 
 
 def _boolean(text: str) -> bool:
@@ -91,8 +91,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     except MirrorMakerException as e:
         if e.config is not None:  # a setting that is missing or refused: name the file it is in
             path = args.consumer_config if e.config == "consumer" else args.producer_config
-            raise CliError(f"--{e.config}.config {path}: {e}", exit_code=2) from None
-        raise CliError(str(e), exit_code=2) from None
+            raise CliError(f"--{e.config}.config {path}: {message_with_causes(e)}", exit_code=2) from None
+        raise CliError(message_with_causes(e), exit_code=2) from None
 
     received: list[int] = []
     restore = _shutdown_on_signals(mirror_maker, received)

@@ -21,7 +21,7 @@ import sys
 
 from rich.table import Table
 
-from kafka_lite.cli import CliError, admin_client
+from kafka_lite.cli import CliError, admin_client, message_with_causes
 from kafka_lite.cli.security import add_command_config
 from kafka_lite.common.errors import KafkaException
 
@@ -206,7 +206,7 @@ def _add_partitions_in_zookeeper(
     try:
         zk = ZkUtils(zk_connect)
     except KafkaException as e:
-        raise CliError(f"--zookeeper {zk_connect!r}: {e}") from None
+        raise CliError(f"--zookeeper {zk_connect!r}: {message_with_causes(e)}") from None
     try:
         existing = zk.get_partition_assignment(topic)
         if not existing:
@@ -214,7 +214,7 @@ def _add_partitions_in_zookeeper(
         new = add_partitions_assignment(topic, existing, zk.get_all_broker_ids(), total, new_assignments)
         zk.update_partition_assignment(topic, {**existing, **new})
     except KafkaException as e:
-        raise CliError(str(e)) from None
+        raise CliError(message_with_causes(e)) from None
     finally:
         zk.close()
 
@@ -257,7 +257,7 @@ def _delete_in_zookeeper(args, console) -> int:
     try:
         zk = ZkUtils(args.zookeeper)
     except (KafkaException, ValueError) as e:
-        raise CliError(f"--zookeeper {args.zookeeper!r}: {e}") from None
+        raise CliError(f"--zookeeper {args.zookeeper!r}: {message_with_causes(e)}") from None
     try:
         zk.create_delete_topic_path(args.topic)
     except TopicAlreadyMarkedForDeletionException:
