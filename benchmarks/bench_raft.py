@@ -87,28 +87,35 @@ def main() -> None:
     args = parser.parse_args()
 
     throughput: dict[int, list[float]] = {1: [], 3: []}
+    per_batch: dict[int, list[float]] = {1: [], 3: []}  # records in a committed batch, under the offered load
     latency: dict[int, dict[str, list[float]]] = {n: {"p50": [], "p99": [], "max": []} for n in (1, 3)}
     for round_ in range(args.rounds):
         order = (1, 3) if round_ % 2 == 0 else (3, 1)
         for voters in order:
             saturated = run_quorum(voters, args.offered, args.seconds, args.linger_ms)
             throughput[voters].append(saturated["throughput"])
+            per_batch[voters].append(saturated["records_per_batch"])
             paced = run_quorum(voters, args.rate, args.seconds, args.linger_ms)
             for key in ("p50", "p99", "max"):
                 latency[voters][key].append(paced[f"latency_{key}_ms"])
-            print(f"round {round_ + 1}, {voters} voter(s): {saturated['throughput']:>9,.0f} records/s committed; "
+            print(f"round {round_ + 1}, {voters} voter(s): {saturated['throughput']:>9,.0f} records/s committed, "
+                  f"{saturated['records_per_batch']:,.0f} a batch; "
                   f"at {args.rate:,}/s p50 {paced['latency_p50_ms']:.0f} ms, p99 {paced['latency_p99_ms']:.0f} ms, "
                   f"max {paced['latency_max_ms']:.0f} ms", flush=True)  # fmt: skip
 
     median = {n: statistics.median(throughput[n]) for n in (1, 3)}
     lat = {n: {k: statistics.median(v) for k, v in latency[n].items()} for n in (1, 3)}
+    batch = {n: statistics.median(per_batch[n]) for n in (1, 3)}
     ratio = median[3] / median[1]
     bound = args.linger_ms + LATENCY_SLACK_MS
     print()
     print(f"medians of {args.rounds} rounds, {RECORD_SIZE}-byte records, linger {args.linger_ms} ms")
-    print(f"{'voters':>6} {'committed records/s':>20} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7}")
+    print(
+        f"{'voters':>6} {'committed records/s':>20} {'records a batch':>16} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7}"
+    )
     for n in (1, 3):
-        print(f"{n:>6} {median[n]:>20,.0f} {lat[n]['p50']:>7.0f} {lat[n]['p99']:>7.0f} {lat[n]['max']:>7.0f}")
+        print(f"{n:>6} {median[n]:>20,.0f} {batch[n]:>16,.0f} "
+              f"{lat[n]['p50']:>7.0f} {lat[n]['p99']:>7.0f} {lat[n]['max']:>7.0f}")  # fmt: skip
     print(f"3 voters' throughput as a share of 1 voter's: {ratio:.0%} (goal: at least {GOAL_RATIO:.0%})")
     print(
         f"3 voters' p99 commit latency: {lat[3]['p99']:.0f} ms (goal: at most linger + {LATENCY_SLACK_MS} = {bound} ms)"
@@ -121,6 +128,8 @@ def main() -> None:
                detail=f"at {args.rate:,} records/s, linger {args.linger_ms} ms; p50 {lat[3]['p50']:.0f} ms"),
         figure("1 voter's p99 commit latency", lat[1]["p99"], "ms",
                detail=f"p50 {lat[1]['p50']:.0f} ms"),
+        figure("3 voters' records in a committed batch, under the offered load", batch[3], "records",
+               detail=f"1 voter's: {batch[1]:,.0f}; offered {args.offered:,} records/s, linger {args.linger_ms} ms"),
     ])  # fmt: skip
 
 

@@ -68,7 +68,25 @@ def number(value: float, unit: str) -> str:
         return f"{value:.1f} ms"
     if unit == "s":
         return f"{value:.2f} s"
+    if unit == "records":
+        return f"{value:,.0f} records"
     return f"{value:,.3g} {unit}"
+
+
+def shown(fig: dict) -> str:
+    """The figure as the page writes it; a figure that misses its goal by less than the rounding
+    gets the digits that show the miss (0.996x is not the 1x it would round to)."""
+    text = number(fig["value"], fig["unit"])
+    goal = fig.get("goal")
+    if goal and met(fig) is False:
+        ((_, bound),) = goal.items()
+        if text == number(bound, fig["unit"]) and fig["unit"] in ("x", "%"):
+            scale, suffix = (100, " %") if fig["unit"] == "%" else (1, "x")
+            for digits in range(1, 6):
+                text = f"{fig['value'] * scale:.{digits}f}{suffix}"
+                if text != f"{bound * scale:.{digits}f}{suffix}":
+                    break
+    return text
 
 
 def goal_text(fig: dict) -> str:
@@ -145,7 +163,7 @@ def tables(results: dict) -> str:
             goals.append(f"| {link} | **failed** (`{cell(bench['command'])}`): {error} | | | | |")
             continue
         for fig in bench["figures"]:
-            value = number(fig["value"], fig["unit"])
+            value = shown(fig)
             if fig.get("goal"):
                 verdict = "met" if met(fig) else "**not met**"
                 goals.append(
@@ -220,7 +238,7 @@ def chart_svg(results: dict) -> str:
             f'<rect x="{LABEL_W}" y="{y + 5}" width="{x_of(share) - LABEL_W:.1f}" height="{ROW_H - 10}" '
             f'fill="{colour}"/>'
         )
-        words = f"{number(fig['value'], fig['unit'])} ({goal_text(fig)})"
+        words = f"{shown(fig)} ({goal_text(fig)})"
         out.append(f'<text x="{LABEL_W + PLOT_W + 8}" y="{y + 16}">{escape(words)}</text>')
     axis_y = TOP + ROW_H * max(len(figs), 1)
     goal_x = x_of(1.0)

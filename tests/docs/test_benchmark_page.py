@@ -159,3 +159,14 @@ def test_a_failed_script_is_recorded_with_the_exception_it_ended_with(monkeypatc
     )
     assert run_all.error_of(stderr) == "RuntimeError: the Parquet copy has 400004 rows, expected 200000"
     assert run_all.error_of("killed\n\n") == "killed"
+
+
+def test_a_figure_just_short_of_its_goal_shows_the_digits_that_show_the_miss(page):
+    """0.996x rounds to the goal's 1.00x; written so, the row would say "1.00x, not met"."""
+    assert page.shown({"value": 0.996, "unit": "x", "goal": {"at_least": 1.0}}) == "0.996x"
+    assert page.shown({"value": 0.8996, "unit": "%", "goal": {"at_least": 0.9}}) == "89.96 %"
+    assert page.shown({"value": 0.896, "unit": "%", "goal": {"at_least": 0.9}}) == "89.6 %"
+    # a miss the rounding does not hide, a figure that meets its goal, and one with none: as before
+    assert page.shown({"value": 1.2, "unit": "x", "goal": {"at_least": 1.4}}) == "1.20x"
+    assert page.shown({"value": 1.004, "unit": "x", "goal": {"at_least": 1.0}}) == "1.00x"
+    assert page.shown({"value": 22_600, "unit": "records", "goal": None}) == "22,600 records"

@@ -63,6 +63,7 @@ class WorkloadReport:
     latencies_ms: list[float]
     leader_epochs: list[int]
     error: str | None = None
+    batches: int = 0  # committed batches holding this workload's records: how full the leader's batches ran
 
     def as_dict(self) -> dict[str, Any]:
         latencies = sorted(self.latencies_ms)
@@ -70,6 +71,8 @@ class WorkloadReport:
             "node_id": self.node_id,
             "committed": self.committed,
             "throughput": round(self.committed / self.duration_s, 1) if self.duration_s > 0 else 0.0,
+            "batches": self.batches,
+            "records_per_batch": round(self.committed / self.batches, 1) if self.batches else 0.0,
             "latency_p50_ms": round(percentile(latencies, 50), 2),
             "latency_p99_ms": round(percentile(latencies, 99), 2),
             "latency_max_ms": round(latencies[-1], 2) if latencies else 0.0,
@@ -104,6 +107,7 @@ class RaftWorkloadGenerator(Listener):
         self._append_times_ms: dict[bytes, int] = {}
         self.latencies_ms: list[float] = []
         self.committed = 0
+        self.batches = 0
         self.leader_epochs: list[int] = []
         self.first_append_ms: int | None = None
         self._committed_fd = (
@@ -121,6 +125,7 @@ class RaftWorkloadGenerator(Listener):
         with self._lock:
             leading = self._leading_epoch is not None
             for batch in batches:
+                committed_before = self.committed
                 for i, value in enumerate(batch.records):
                     key = value.split(b" ", 1)[0]
                     appended = self._append_times_ms.pop(key, None)
@@ -129,6 +134,8 @@ class RaftWorkloadGenerator(Listener):
                         self.committed += 1
                     if leading:
                         lines.append(f"{batch.base_offset + i} {key.decode()}\n")
+                if self.committed > committed_before:
+                    self.batches += 1
         if lines and self._committed_fd is not None:
             # One write per commit: the OS keeps it even if this process is SIGKILLed next.
             os.write(self._committed_fd, "".join(lines).encode())
@@ -248,5 +255,5 @@ def run_test_server(
     error = repr(manager.io_thread.error) if manager.io_thread.error is not None else None
     return WorkloadReport(
         node_id, workload.committed, (time.milliseconds() - measured_from) / 1000, workload.latencies_ms,
-        workload.leader_epochs, error,
+        workload.leader_epochs, error, workload.batches,
     )  # fmt: skip
