@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import textwrap
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -188,6 +189,26 @@ def replace_section(page: str, section: str) -> str:
     return page[:start] + section + page[end:]
 
 
+SHORT_FORM = re.compile(r"(<!-- short-form: (\w+) -->\n)(.*?)(<!-- end short-form -->)", re.DOTALL)
+
+
+def short_forms(page: str, results: dict) -> str:
+    """Under each section's command, the command that measured its figures at a glance: the
+    section's command is the script's full form, and ``run_all.py`` runs a shorter one."""
+    commands = {bench["name"]: bench["command"] for bench in results["benchmarks"]}
+
+    def line(m: re.Match) -> str:
+        command = commands.get(m.group(2))
+        said = (
+            f"The figures [at a glance](#at-a-glance) are from `{command}`, as `run_all.py` ran it.\n"
+            if command
+            else "Not in the run [at a glance](#at-a-glance).\n"
+        )
+        return m.group(1) + said + m.group(4)
+
+    return SHORT_FORM.sub(line, page)
+
+
 # -- the chart ---------------------------------------------------------------------------------------
 
 WIDTH, LABEL_W, ROW_H, TOP, BOTTOM = 960, 470, 24, 44, 40
@@ -267,7 +288,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     results = json.loads(args.results.read_text())
-    PAGE.write_text(replace_section(PAGE.read_text(), glance_section(results)))
+    PAGE.write_text(short_forms(replace_section(PAGE.read_text(), glance_section(results)), results))
     CHART.parent.mkdir(parents=True, exist_ok=True)
     CHART.write_text(chart_svg(results))
     print(f"wrote {PAGE.relative_to(ROOT)} (at a glance) and {CHART.relative_to(ROOT)}")

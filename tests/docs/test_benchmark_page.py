@@ -141,6 +141,15 @@ def test_the_page_and_the_chart_are_what_the_committed_results_make(page):
         "docs/benchmarks.md's At a glance differs from benchmarks/results/latest.json: "
         "run .venv/bin/python benchmarks/page.py"
     )
+    assert page.short_forms(text, results) == text, (
+        "a section's short-form line differs from benchmarks/results/latest.json: run .venv/bin/python benchmarks/page.py"
+    )
+    # every script the run ran has its short form under its section's command
+    for bench in results["benchmarks"]:
+        assert (
+            f"<!-- short-form: {bench['name']} -->\nThe figures [at a glance](#at-a-glance) are from `{bench['command']}`"
+            in text
+        )
     chart = (ROOT / "docs" / "images" / "benchmarks_at_a_glance.svg").read_text()
     assert chart == page.chart_svg(results), "the chart differs: run .venv/bin/python benchmarks/page.py"
     ET.fromstring(chart.encode())
