@@ -71,7 +71,10 @@ def run_quorum(voters: int, throughput: int, seconds: int, linger_ms: int) -> di
     led = max(summaries, key=lambda s: s["committed"])
     if led["committed"] == 0:
         raise RuntimeError(f"no voter committed anything with {voters} voter(s): {summaries}")
-    return led
+    # Each voter's CPU as a share of one core over the run, the leader's first: three processes on a
+    # machine of two cores share them.
+    others = [s for s in summaries if s is not led]
+    return {**led, "cores": [s["cpu_s"] / seconds for s in [led, *others]]}
 
 
 def main() -> None:
@@ -88,6 +91,7 @@ def main() -> None:
 
     throughput: dict[int, list[float]] = {1: [], 3: []}
     per_batch: dict[int, list[float]] = {1: [], 3: []}  # records in a committed batch, under the offered load
+    cores: dict[int, list[list[float]]] = {1: [], 3: []}  # each voter's share of a core, the leader's first
     latency: dict[int, dict[str, list[float]]] = {n: {"p50": [], "p99": [], "max": []} for n in (1, 3)}
     for round_ in range(args.rounds):
         order = (1, 3) if round_ % 2 == 0 else (3, 1)
@@ -95,11 +99,13 @@ def main() -> None:
             saturated = run_quorum(voters, args.offered, args.seconds, args.linger_ms)
             throughput[voters].append(saturated["throughput"])
             per_batch[voters].append(saturated["records_per_batch"])
+            cores[voters].append(saturated["cores"])
             paced = run_quorum(voters, args.rate, args.seconds, args.linger_ms)
             for key in ("p50", "p99", "max"):
                 latency[voters][key].append(paced[f"latency_{key}_ms"])
             print(f"round {round_ + 1}, {voters} voter(s): {saturated['throughput']:>9,.0f} records/s committed, "
-                  f"{saturated['records_per_batch']:,.0f} a batch; "
+                  f"{saturated['records_per_batch']:,.0f} a batch, "
+                  f"CPU {' + '.join(f'{c:.0%}' for c in saturated['cores'])} of a core; "
                   f"at {args.rate:,}/s p50 {paced['latency_p50_ms']:.0f} ms, p99 {paced['latency_p99_ms']:.0f} ms, "
                   f"max {paced['latency_max_ms']:.0f} ms", flush=True)  # fmt: skip
 
@@ -116,6 +122,11 @@ def main() -> None:
     for n in (1, 3):
         print(f"{n:>6} {median[n]:>20,.0f} {batch[n]:>16,.0f} "
               f"{lat[n]['p50']:>7.0f} {lat[n]['p99']:>7.0f} {lat[n]['max']:>7.0f}")  # fmt: skip
+    busy = {n: [statistics.median(c) for c in zip(*cores[n], strict=True)] for n in (1, 3)}
+    print(
+        "CPU under the offered load, each voter's share of a core, the leader's first: "
+        + "; ".join(f"{n} voter(s) {' + '.join(f'{c:.0%}' for c in busy[n])}" for n in (1, 3))
+    )
     print(f"3 voters' throughput as a share of 1 voter's: {ratio:.0%} (goal: at least {GOAL_RATIO:.0%})")
     print(
         f"3 voters' p99 commit latency: {lat[3]['p99']:.0f} ms (goal: at most linger + {LATENCY_SLACK_MS} = {bound} ms)"
@@ -123,7 +134,8 @@ def main() -> None:
 
     write(args.json, "bench_raft", [
         figure("3 voters' committed throughput / 1 voter's", ratio, "%", at_least=GOAL_RATIO,
-               detail=f"{median[3]:,.0f} records/s against {median[1]:,.0f}"),
+               detail=f"{median[3]:,.0f} records/s against {median[1]:,.0f}; CPU, shares of a core, "
+                      f"leader first: {' + '.join(f'{c:.0%}' for c in busy[3])} against {busy[1][0]:.0%}"),
         figure("3 voters' p99 commit latency", lat[3]["p99"], "ms", at_most=bound,
                detail=f"at {args.rate:,} records/s, linger {args.linger_ms} ms; p50 {lat[3]['p50']:.0f} ms"),
         figure("1 voter's p99 commit latency", lat[1]["p99"], "ms",

@@ -20,3 +20,5 @@ def test_a_single_voter_reports_its_committed_records_and_how_many_batches_held_
     assert report["records_per_batch"] == round(report["committed"] / report["batches"], 1)
     # one record per batch would mean the linger gathered nothing; every record in one, no batching at all
     assert 5 <= report["records_per_batch"] < report["committed"], report
+    # the process's CPU over the run: some, and no more than its two threads could spend
+    assert 0 < report["cpu_s"] < 2 * 1.5 + 1, report

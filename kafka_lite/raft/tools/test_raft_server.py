@@ -29,6 +29,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from time import process_time
 from typing import Any
 
 from kafka_lite.common.time import SYSTEM, Time
@@ -64,6 +65,7 @@ class WorkloadReport:
     leader_epochs: list[int]
     error: str | None = None
     batches: int = 0  # committed batches holding this workload's records: how full the leader's batches ran
+    cpu_s: float = 0.0  # the process's CPU time over the run, every thread: what the node cost its machine
 
     def as_dict(self) -> dict[str, Any]:
         latencies = sorted(self.latencies_ms)
@@ -73,6 +75,7 @@ class WorkloadReport:
             "throughput": round(self.committed / self.duration_s, 1) if self.duration_s > 0 else 0.0,
             "batches": self.batches,
             "records_per_batch": round(self.committed / self.batches, 1) if self.batches else 0.0,
+            "cpu_s": round(self.cpu_s, 3),
             "latency_p50_ms": round(percentile(latencies, 50), 2),
             "latency_p99_ms": round(percentile(latencies, 99), 2),
             "latency_max_ms": round(latencies[-1], 2) if latencies else 0.0,
@@ -238,6 +241,7 @@ def run_test_server(
     manager.client.register(workload)
     stop = ShutdownSignals()
     start_ms = time.milliseconds()
+    start_cpu_s = process_time()
     manager.startup()
     workload.say({"event": "started", "node_id": node_id, "port": manager.socket_server.port})
     workload.start()
@@ -255,5 +259,5 @@ def run_test_server(
     error = repr(manager.io_thread.error) if manager.io_thread.error is not None else None
     return WorkloadReport(
         node_id, workload.committed, (time.milliseconds() - measured_from) / 1000, workload.latencies_ms,
-        workload.leader_epochs, error, workload.batches,
+        workload.leader_epochs, error, workload.batches, process_time() - start_cpu_s,
     )  # fmt: skip
