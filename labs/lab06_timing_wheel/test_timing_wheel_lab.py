@@ -433,7 +433,8 @@ def test_two_threads_that_both_find_no_overflow_wheel_make_one(monkeypatch):
         raise raised[0]
     assert len(made) == 1, (
         f"two threads that both found no overflow wheel made {len(made)} wheels: the second to "
-        "finish replaced the first, and every task a thread had added to the first meanwhile is lost"
+        "finish replaced the first, which is left off the chain of wheels advance_clock walks, its "
+        "clock never advanced again while a thread may already have filed tasks in it"
     )
     assert wheel.overflow_wheel is made[0]
 
