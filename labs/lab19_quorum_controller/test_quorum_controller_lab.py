@@ -5,10 +5,13 @@ Stage 1 drives ``PartitionChangeBuilder`` directly: a partition as it is, the ta
 for, and the record ``build`` returns, compared field by field with the one Kafka 3.3 writes (and
 ``PartitionRegistration.merge``, given, shows what the partition becomes). Stage 2 drives
 ``BrokerHeartbeatManager`` on a MockTime clock: sessions, the stale broker, the decision table of a
-heartbeat. Stage 3 runs the learner's two pieces where they live: three ``QuorumController``s over
-one ``LocalLogManager`` log, each on a deterministic event queue (``QuorumControllerTestEnv``), with
-brokers that register, heartbeat, stop heartbeating or shut down, and checks what the controller
-wrote to the log; a failure shows the scenario and the records, offset by offset.
+heartbeat. Stage 3 is the controller's fencing event: first its pieces on one controller's managers
+without the controller (``ClusterControlManager`` and ``ReplicationControlManager`` on a MockTime, the
+records each call returns replayed only when the test says), then everything where it lives: three
+``QuorumController``s over one ``LocalLogManager`` log, each on a deterministic event queue
+(``QuorumControllerTestEnv``), with brokers that register, heartbeat, stop heartbeating or shut down,
+and checks what the controller wrote to the log; a failure shows the scenario and the records, offset
+by offset.
 
 Before a controller runs, the stage's function, then stages 1 and 2's, are checked to be written:
 the controller turns an exception inside an event into an error reply (and a renounce), so the
@@ -42,6 +45,7 @@ from kafka_lite.cli.main import main
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.clients.network_client import ClientRequest, ClientResponse
 from kafka_lite.common.metadata import (
+    ConfigRecord,
     FenceBrokerRecord,
     MetadataRecordSerde,
     PartitionChangeRecord,
@@ -56,14 +60,21 @@ from kafka_lite.common.time import MockTime
 from kafka_lite.metadata.broker_state import BrokerState
 from kafka_lite.metadata.controller.broker_control_states import BrokerControlState
 from kafka_lite.metadata.controller.broker_heartbeat_manager import LONG_MAX, BrokerHeartbeatManager
+from kafka_lite.metadata.controller.cluster_control_manager import ClusterControlManager
+from kafka_lite.metadata.controller.configuration_control_manager import ConfigurationControlManager
+from kafka_lite.metadata.controller.feature_control_manager import FeatureControlManager
 from kafka_lite.metadata.controller.partition_change_builder import (
     Election,
     ElectionResult,
     PartitionChangeBuilder,
 )
+from kafka_lite.metadata.controller.quorum_controller import MAYBE_FENCE_REPLICAS, QuorumController
+from kafka_lite.metadata.controller.replication_control_manager import ReplicationControlManager
 from kafka_lite.metadata.leader_constants import NO_LEADER, NO_LEADER_CHANGE
 from kafka_lite.metadata.leader_recovery_state import LeaderRecoveryState
 from kafka_lite.metadata.partition_registration import PartitionRegistration
+from kafka_lite.metadata.placement import StripedReplicaPlacer
+from kafka_lite.metadata.timeline import SnapshotRegistry
 from kafka_lite.server.broker_lifecycle_manager import BrokerLifecycleManager
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.testing.deterministic_event_queue import DeterministicEventQueue
@@ -85,7 +96,12 @@ STAGE2 = (
     BrokerHeartbeatManager.find_one_stale_broker,
     BrokerHeartbeatManager.calculate_next_broker_state,
 )
-STAGE3 = (BrokerHeartbeatManager.next_check_time_ns,)
+STAGE3 = (
+    ReplicationControlManager.maybe_fence_one_stale_broker,
+    ReplicationControlManager.handle_broker_fenced,
+    QuorumController._reschedule_maybe_fence_stale_brokers,
+    BrokerHeartbeatManager.next_check_time_ns,
+)
 
 FENCED = BrokerControlState.FENCED
 UNFENCED = BrokerControlState.UNFENCED
@@ -608,6 +624,10 @@ BROKERS = (1, 2, 3)
 # Partition -> replicas: every broker leads one partition and broker 1 two (partitions 0 and 3).
 ASSIGNMENT = {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2], 3: [1, 3, 2]}
 HEARTBEAT_MS = 1500
+# Fencing checks scheduled for a time already come, at one instant of the clock, beyond which the
+# controller is taken to be rescheduling its check forever: two stale brokers make two, a hundred
+# would be a hundred brokers' sessions ending at once.
+CHECKS_DUE_AT_ONCE = 100
 
 
 def registration(broker_id):
@@ -623,6 +643,110 @@ def registration(broker_id):
     }
 
 
+def topic_request(name, assignment):
+    return {
+        "topic": name, "num_partitions": -1, "replication_factor": -1, "config_entries": [],
+        "replica_assignment": [{"partition_id": p, "replicas": r} for p, r in assignment.items()],
+    }  # fmt: skip
+
+
+def heartbeat_request(broker_id, epoch, offset, want_fence=False, want_shut_down=False):
+    return {
+        "broker_id": broker_id,
+        "broker_epoch": epoch,
+        "current_metadata_offset": offset,
+        "want_fence": want_fence,
+        "want_shut_down": want_shut_down,
+    }
+
+
+def show_records(records) -> str:
+    return "\n".join(f"    {n}: {r!r}" for n, r in enumerate(records)) or "    (no records)"
+
+
+class Managers:
+    """One active controller's managers without the controller, its queue or its log: brokers 1, 2
+    and 3 registered and unfenced at time 0 (heartbeats at time 0, in that order), topic foo created
+    with ASSIGNMENT. Registrations, heartbeats and the topic have their records replayed at once, as
+    the controller replays an event's; what ``maybe_fence_one_stale_broker`` returns is replayed only
+    when the test calls ``replay``."""
+
+    def __init__(self):
+        written(*STAGE3, *STAGE1, *STAGE2)
+        self.time = MockTime()
+        registry = SnapshotRegistry()
+        self.features = FeatureControlManager(registry)
+        self.configs = ConfigurationControlManager(registry)
+        self.cluster_control = ClusterControlManager(
+            self.time, registry, SESSION_MS, StripedReplicaPlacer(random.Random(0)), self.features, CLUSTER_ID
+        )
+        self.cluster_control.activate()
+        self.replication_control = ReplicationControlManager(
+            registry, 3, 1, self.configs, self.cluster_control
+        )
+        self.offset = 0  # the next record's offset
+        self.epochs = {}
+        for broker_id in BROKERS:
+            result = self.cluster_control.register_broker(
+                registration(broker_id), self.offset, self.features.finalized_features()
+            )
+            self.replay(result.records)
+            self.epochs[broker_id] = result.response.epoch
+        for broker_id in BROKERS:
+            assert not self.heartbeat(broker_id).is_fenced, f"broker {broker_id} caught up: unfenced"
+        created = self.replication_control.create_topics(
+            {
+                "create_topic_requests": [topic_request("foo", ASSIGNMENT)],
+                "timeout": 30_000,
+                "validate_only": False,
+            }
+        )
+        self.replay(created.records)
+        self.foo = self.replication_control.get_topic_id("foo")
+
+    def replay(self, records) -> None:
+        for record in records:
+            message = getattr(record, "message", record)  # an ApiMessageAndVersion, or its record
+            if isinstance(message, RegisterBrokerRecord):
+                self.cluster_control.replay(message, self.offset)
+            elif isinstance(message, FenceBrokerRecord | UnfenceBrokerRecord):
+                self.cluster_control.replay(message)
+            elif isinstance(message, TopicRecord | PartitionRecord | PartitionChangeRecord):
+                self.replication_control.replay(message)
+            elif isinstance(message, ConfigRecord):
+                self.configs.replay(message)
+            else:
+                raise AssertionError(f"a record these tests do not expect: {message!r}")
+            self.offset += 1
+
+    def heartbeat(self, broker_id):
+        request = heartbeat_request(broker_id, self.epochs[broker_id], self.offset - 1)
+        result = self.replication_control.process_broker_heartbeat(request)
+        self.replay(result.records)
+        return result.response
+
+    def advance(self, ms, beating=()):
+        """Let ``ms`` pass, the brokers in ``beating`` heartbeating every HEARTBEAT_MS."""
+        while ms > 0:
+            step = min(ms, HEARTBEAT_MS)
+            self.time.sleep(step)
+            ms -= step
+            if ms > 0 or step == HEARTBEAT_MS:
+                for broker_id in beating:
+                    self.heartbeat(broker_id)
+
+    def check(self):
+        """One fencing check, as the controller's event runs it: its records, not yet replayed."""
+        return [r.message for r in self.replication_control.maybe_fence_one_stale_broker().records]
+
+    def partitions(self):
+        return {p: self.replication_control.get_partition(self.foo, p) for p in ASSIGNMENT}
+
+
+def fenced_ids(records):
+    return [r.id for r in records if isinstance(r, FenceBrokerRecord)]
+
+
 class Cluster:
     """Three controllers over one log, three brokers registered and unfenced, topic foo created with
     ASSIGNMENT (and, if asked, a topic bar of one replica on broker 1)."""
@@ -630,49 +754,75 @@ class Cluster:
     def __init__(self, with_bar=False):
         written(*STAGE3, *STAGE1, *STAGE2)
         self.env = QuorumControllerTestEnv(num_controllers=3, session_timeout_ms=SESSION_MS)
+        self.looping = None  # (clock ns, the deadline asked) once the check was due at once too often
+        self.due_at_once: dict[int, int] = {}
+        for controller in self.env.controllers.values():
+            self._count_checks_due_at_once(controller)
+        self.start_ms = self.env.time.milliseconds()
         self.active = self.env.elect(0)
         self.epochs = {}
         for broker_id in BROKERS:
             future = self.active.register_broker(registration(broker_id))
-            self.env.poll()
+            self.poll()
             self.epochs[broker_id] = future.result(timeout=0).epoch
         for broker_id in BROKERS:
             reply = self.heartbeat(broker_id)
             assert not reply.is_fenced, f"broker {broker_id} caught up with its registration: {reply}"
-        topics = [self._topic("foo", ASSIGNMENT)] + ([self._topic("bar", {0: [1]})] if with_bar else [])
+        topics = [topic_request("foo", ASSIGNMENT)] + ([topic_request("bar", {0: [1]})] if with_bar else [])
         created = self.active.create_topics(
             {"create_topic_requests": topics, "timeout": 30_000, "validate_only": False}
         )
-        self.env.poll()
+        self.poll()
         errors = [t["error_code"] for t in created.result(timeout=0)["topic_errors"]]
         assert errors == [0] * len(topics), f"CreateTopics failed: {created.result(timeout=0)}"
         self.mark = self.end()
         self.start_ms = self.env.time.milliseconds()  # the scenarios' time 0
 
-    @staticmethod
-    def _topic(name, assignment):
-        return {
-            "topic": name, "num_partitions": -1, "replication_factor": -1, "config_entries": [],
-            "replica_assignment": [{"partition_id": p, "replicas": r} for p, r in assignment.items()],
-        }  # fmt: skip
+    def _count_checks_due_at_once(self, controller):
+        """Count the deferred events the controller schedules for a time already come; past
+        CHECKS_DUE_AT_ONCE at one instant, schedule no more and say so at the next ``poll``: an event
+        that reschedules itself for a time already come would otherwise run forever, the MockTime
+        never moving."""
+        schedule = controller._schedule_deferred_write_event
 
-    def heartbeat(self, broker_id, want_shut_down=False, offset=None):
-        request = {
-            "broker_id": broker_id,
-            "broker_epoch": self.epochs[broker_id],
-            "current_metadata_offset": self.active.last_committed_offset() if offset is None else offset,
-            "want_fence": False,
-            "want_shut_down": want_shut_down,
-        }
-        future = self.active.process_broker_heartbeat(request)
+        def counted(name, deadline_ns, op):
+            now = self.env.time.nanoseconds()
+            if deadline_ns <= now:
+                self.due_at_once[now] = self.due_at_once.get(now, 0) + 1
+                if self.due_at_once[now] > CHECKS_DUE_AT_ONCE:
+                    self.looping = self.looping or (now, deadline_ns)
+                    return
+            schedule(name, deadline_ns, op)
+
+        controller._schedule_deferred_write_event = counted
+
+    def poll(self):
         self.env.poll()
+        if self.looping:
+            now, deadline = self.looping
+            ms = self.env.time.milliseconds() - self.start_ms
+            raise AssertionError(
+                f"at {ms} ms (clock {now} ns) the controller had scheduled its fencing check "
+                f"{CHECKS_DUE_AT_ONCE} times for a time already come, the clock standing still: each "
+                f"check scheduled the next for a time no later than the one it ran at (the last asked "
+                f"for {deadline} ns), so it would run forever without the clock moving. "
+                f"next_check_time_ns() is now {self.active.cluster_control.heartbeat_manager().next_check_time_ns()} "
+                f"ns. The records since the set-up:\n{self.timeline(self.mark if hasattr(self, 'mark') else 0)}"
+            )
+
+    def heartbeat(self, broker_id, want_shut_down=False, offset=None, want_fence=False):
+        offset = self.active.last_committed_offset() if offset is None else offset
+        request = heartbeat_request(broker_id, self.epochs[broker_id], offset, want_fence, want_shut_down)
+        future = self.active.process_broker_heartbeat(request)
+        self.poll()
         return future.result(timeout=0)
 
     def advance(self, ms, beating=()):
         """Let ``ms`` pass, the brokers in ``beating`` heartbeating every HEARTBEAT_MS."""
         while ms > 0:
             step = min(ms, HEARTBEAT_MS)
-            self.env.advance(step)
+            self.env.time.sleep(step)
+            self.poll()
             ms -= step
             if ms > 0 or step == HEARTBEAT_MS:
                 for broker_id in beating:
@@ -693,12 +843,22 @@ class Cluster:
             if batch.base_offset + i >= since
         ]
 
+    def batches(self, since=0):
+        """(base offset, ms since the set-up, records) of every batch from offset ``since``: one
+        batch is one event's records."""
+        return [
+            (batch.base_offset, batch.append_timestamp - self.start_ms, [r.message for r in batch.records])
+            for batch in self.env.shared.batches
+            if batch.base_offset >= since
+        ]
+
     def timeline(self, since=0):
         lines = []
-        for offset, ms, record in self.records(since, with_time=True):
-            if isinstance(record, RegisterBrokerRecord | PartitionRecord):
-                continue  # the set-up, the same in every run
-            lines.append(f"    offset {offset:>3}, written at {ms:>5} ms: {record!r}")
+        for base, ms, records in self.batches(since):
+            shown = [r for r in records if not isinstance(r, RegisterBrokerRecord | PartitionRecord)]
+            if shown:  # the set-up's, the same in every run, are left out
+                lines.append(f"    batch at offset {base}, written at {ms} ms:")
+                lines += [f"      offset {base + i:>3}: {r!r}" for i, r in enumerate(records) if r in shown]
         return "\n".join(lines) or "    (nothing)"
 
     def partitions(self, topic="foo"):
@@ -729,6 +889,109 @@ def show(parts):
     )
 
 
+# The partitions of foo once broker 1 is fenced with 2 and 3 alive: out of every ISR, its two
+# leaderships (partitions 0 and 3) moved to the first replica in replica order left in the ISR.
+WITHOUT_BROKER_1 = {0: (2, (2, 3)), 1: (2, (2, 3)), 2: (3, (3, 2)), 3: (3, (3, 2))}
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(2)
+def test_a_fence_takes_the_broker_out_of_every_isr_and_leadership_before_its_fence_record():
+    m = Managers()
+    m.advance(SESSION_MS + 1, beating=(2, 3))
+    before = m.partitions()
+    records = m.check()
+    case = (
+        f"one controller's managers: brokers 1, 2, 3 heartbeat at 0 ms, then only 2 and 3, every "
+        f"{HEARTBEAT_MS} ms; at {SESSION_MS + 1} ms (broker.session.timeout.ms={SESSION_MS}) "
+        f"maybe_fence_one_stale_broker() returned these records:\n{show_records(records)}"
+    )
+    epoch = m.epochs[1]
+    assert fenced_ids(records) == [1] and FenceBrokerRecord(id=1, epoch=epoch) in records, (
+        f"{case}\n  broker 1's session is over: expected one FenceBrokerRecord, for broker 1 with its "
+        f"registration's epoch {epoch}"
+    )
+    changes = [r for r in records if isinstance(r, PartitionChangeRecord)]
+    assert len(changes) + 1 == len(records) and records[-1] == FenceBrokerRecord(id=1, epoch=epoch), (
+        f"{case}\n  the FenceBrokerRecord is record {records.index(FenceBrokerRecord(id=1, epoch=epoch))} "
+        f"of {len(records)}: a broker replaying them in order would see broker 1 fenced while partitions "
+        "whose changes come after it still name it leader or in their ISR"
+    )
+    from_records = dict(before)
+    for change in changes:
+        from_records[change.partition_id] = from_records[change.partition_id].merge(change)
+    got = {p: (part.leader, part.isr) for p, part in from_records.items()}
+    assert got == WITHOUT_BROKER_1 and all(
+        from_records[p].leader_epoch == before[p].leader_epoch + 1 for p in before
+    ), (
+        f"{case}\n  every partition of foo holds broker 1 in its ISR: each needs a change taking it out, "
+        "and the two it leads (0 and 3) a new leader, the first replica in replica order left in the "
+        "ISR; each leader epoch bumped once.\n  expected (leader, isr): "
+        f"{WITHOUT_BROKER_1}\n  the partitions before:\n{show(before)}\n  as the records make them:\n"
+        f"{show(from_records)}"
+    )
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(1)
+def test_a_broker_is_not_fenced_before_the_last_valid_instant_of_its_session():
+    m = Managers()
+    m.advance(SESSION_MS, beating=(2, 3))
+    records = m.check()
+    heartbeats = m.cluster_control.heartbeat_manager()
+    assert records == [] and heartbeats.is_broker_unfenced(1), (
+        f"one controller's managers: brokers 1, 2, 3 heartbeat at 0 ms, then only 2 and 3; at "
+        f"{SESSION_MS} ms, the last instant broker 1's session is valid (broker.session.timeout.ms="
+        f"{SESSION_MS}), maybe_fence_one_stale_broker() returned:\n{show_records(records)}\n  and the "
+        f"heartbeat manager holds broker 1 {'unfenced' if heartbeats.is_broker_unfenced(1) else 'fenced'}; "
+        "expected no records and broker 1 still unfenced"
+    )
+    m.time.sleep(1)
+    records = m.check()
+    assert fenced_ids(records) == [1], (
+        f"one controller's managers: brokers 1, 2, 3 heartbeat at 0 ms, then only 2 and 3; at "
+        f"{SESSION_MS + 1} ms broker 1's session is over, and only broker 1's: maybe_fence_one_stale_broker() "
+        f"should fence it, and returned:\n{show_records(records)}"
+    )
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(2)
+def test_two_stale_brokers_are_fenced_one_per_check_each_from_the_partitions_the_last_left():
+    m = Managers()
+    m.advance(1000)
+    m.heartbeat(2)
+    m.advance(SESSION_MS + 1, beating=(3,))  # broker 1's session over at 9000 ms, broker 2's at 10000
+    case = (
+        "one controller's managers: brokers 1, 2, 3 heartbeat at 0 ms, broker 2 once more at 1000 ms, "
+        f"broker 3 every {HEARTBEAT_MS} ms after; at {SESSION_MS + 1001} ms both broker 1's and broker "
+        "2's sessions are over"
+    )
+    first = m.check()
+    assert fenced_ids(first) == [1], (
+        f"{case}. The first check should fence broker 1 alone (heard from longest ago), and returned:\n"
+        f"{show_records(first)}\n  records for two brokers built in one check come from the same "
+        "partitions, none of them replayed: the second broker's changes still see the first in the "
+        "ISRs and as a leader, and replaying them would put it back"
+    )
+    m.replay(first)
+    second = m.check()
+    m.replay(second)
+    parts = m.partitions()
+    got = {p: (part.leader, part.isr) for p, part in parts.items()}
+    expected = {p: (3, (3,)) for p in ASSIGNMENT}
+    assert fenced_ids(second) == [2] and got == expected, (
+        f"{case}. The first check's records replayed, the second check should fence broker 2, from "
+        "the partitions as the first left them, leaving broker 3 the leader of every partition, alone "
+        f"in its ISR.\n  the first check's records:\n{show_records(first)}\n  the second's:\n"
+        f"{show_records(second)}\n  the partitions once both are replayed:\n{show(parts)}"
+    )
+    third = m.check()
+    assert third == [], (
+        f"{case}. Both fenced, a third check has nobody to fence; it returned:\n{show_records(third)}"
+    )
+
+
 @pytest.mark.stage(3)
 @pytest.mark.points(3)
 def test_a_broker_that_stops_heartbeating_is_fenced_after_the_session_timeout():
@@ -746,11 +1009,11 @@ def test_a_broker_that_stops_heartbeating_is_fenced_after_the_session_timeout():
     cluster.advance(1, beating=(2, 3))
     assert cluster.fences(1) and not cluster.fences(2) and not cluster.fences(3), (
         f"{scenario}\n  at {SESSION_MS + 1} ms broker 1's session has expired and only broker 1's: the "
-        "fencing check runs when the oldest session expires and fences its broker, writing a "
-        f"FenceBrokerRecord. The records since the set-up:\n{cluster.timeline(cluster.mark)}"
+        "controller should have fenced it by then, writing a FenceBrokerRecord. The records since the "
+        f"set-up:\n{cluster.timeline(cluster.mark)}"
     )
     after = cluster.partitions()
-    expected = {0: (2, (2, 3)), 1: (2, (2, 3)), 2: (3, (3, 2)), 3: (3, (3, 2))}
+    expected = WITHOUT_BROKER_1
     got = {p: (part.leader, part.isr) for p, part in after.items()}
     assert got == expected and all(after[p].leader_epoch == before[p].leader_epoch + 1 for p in after), (
         f"{scenario}\n  after the fencing, each partition of foo (replicas as assigned) should have "
@@ -776,9 +1039,8 @@ def test_brokers_that_stop_one_after_the_other_are_fenced_each_at_its_own_timeou
     fence1 = cluster.end()
     cluster.advance(SESSION_MS - 2 * HEARTBEAT_MS + 1, beating=(3,))
     assert cluster.fences(1, cluster.mark) and not cluster.fences(2, cluster.mark), (
-        f"{scenario}\n  at {SESSION_MS + 1} ms broker 1 should be fenced and broker 2 not yet. The "
-        "controller checks when the oldest session (the first unfenced broker's) expires: "
-        f"next_check_time_ns.\n  the records since the set-up:\n{cluster.timeline(cluster.mark)}"
+        f"{scenario}\n  at {SESSION_MS + 1} ms broker 1 should be fenced and broker 2 not yet.\n  the "
+        f"records since the set-up:\n{cluster.timeline(cluster.mark)}"
     )
     cluster.advance(2 * HEARTBEAT_MS - 1, beating=(3,))
     assert cluster.fences(2, fence1) == [], (
@@ -787,13 +1049,49 @@ def test_brokers_that_stop_one_after_the_other_are_fenced_each_at_its_own_timeou
     )
     cluster.advance(1, beating=(3,))
     assert cluster.fences(2, fence1) and not cluster.fences(3), (
-        f"{scenario}\n  at {SESSION_MS + 2 * HEARTBEAT_MS + 1} ms broker 2's session has expired: once "
-        "broker 1 is fenced the next check is due when broker 2's session expires.\n  the records since "
-        f"the set-up:\n{cluster.timeline(cluster.mark)}"
+        f"{scenario}\n  at {SESSION_MS + 2 * HEARTBEAT_MS + 1} ms broker 2's session has expired, and "
+        f"the controller should have fenced it by then.\n  the records since the set-up:\n"
+        f"{cluster.timeline(cluster.mark)}"
     )
     parts = cluster.partitions()
     assert all(part.leader == 3 and part.isr == (3,) for part in parts.values()), (
         f"{scenario}\n  only broker 3 is left: it leads every partition, alone in its ISR:\n{show(parts)}"
+    )
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(2)
+def test_brokers_whose_sessions_end_together_are_fenced_by_one_event_each():
+    cluster = Cluster()
+    scenario = (
+        f"scenario: brokers 1 and 2 stop heartbeating at time 0, broker 3 goes on every {HEARTBEAT_MS} "
+        f"ms; broker.session.timeout.ms={SESSION_MS}"
+    )
+    cluster.advance(SESSION_MS, beating=(3,))
+    assert not cluster.fences(1) and not cluster.fences(2), (
+        f"{scenario}\n  at {SESSION_MS} ms both sessions are still valid, but the controller fenced:\n"
+        f"{cluster.timeline(cluster.mark)}"
+    )
+    cluster.advance(1, beating=(3,))
+    fencing = [(base, fenced_ids(records), records) for base, _, records in cluster.batches(cluster.mark)]
+    fencing = [(base, ids, records) for base, ids, records in fencing if ids]
+    assert [ids for _, ids, _ in fencing] == [[1], [2]], (
+        f"{scenario}\n  at {SESSION_MS + 1} ms both sessions are over: expected broker 1 fenced by one "
+        "event (one batch), then broker 2 by the next, each batch's records built once the one before "
+        f"was replayed; the batches that fence, by the brokers they fence: "
+        f"{[ids for _, ids, _ in fencing]}.\n  the records since the set-up:\n"
+        f"{cluster.timeline(cluster.mark)}"
+    )
+    last = [base for base, _, records in fencing if not isinstance(records[-1], FenceBrokerRecord)]
+    assert not last, (
+        f"{scenario}\n  the batch at offset {last[0]} has partition changes after its FenceBrokerRecord: "
+        "a broker replaying it would see the broker fenced while those partitions still name it.\n  "
+        f"the records since the set-up:\n{cluster.timeline(cluster.mark)}"
+    )
+    parts = cluster.partitions()
+    assert all((part.leader, part.isr) == (3, (3,)) for part in parts.values()), (
+        f"{scenario}\n  with brokers 1 and 2 fenced, broker 3 should lead every partition, alone in its "
+        f"ISR:\n{show(parts)}\n  the records since the set-up:\n{cluster.timeline(cluster.mark)}"
     )
 
 
@@ -809,7 +1107,8 @@ def test_a_partition_whose_last_isr_member_is_fenced_waits_for_it_to_come_back()
     assert cluster.fences(1) and (bar.leader, bar.isr) == (NO_LEADER, (1,)), (
         f"{scenario}\n  once broker 1 is fenced, bar-0 has no leader (-1) and keeps broker 1 in its ISR "
         f"(the ISR is never emptied: it is the last replica known to hold every committed record); "
-        f"got leader {bar.leader}, isr {list(bar.isr)}.\n  the records since the set-up:\n"
+        f"got leader {bar.leader}, isr {list(bar.isr)}, FenceBrokerRecords for broker 1 at offsets "
+        f"{cluster.fences(1)}.\n  the records since the set-up:\n"
         f"{cluster.timeline(cluster.mark)}"
     )
     back = cluster.end()
@@ -834,7 +1133,7 @@ def test_a_controlled_shutdown_moves_the_leaders_away_before_the_broker_may_go()
         f"{scenario}\n  broker 1 leads partitions: it enters controlled shutdown (in_controlled_shutdown, "
         f"not should_shut_down, not fenced: it still serves while its leaders move); got {reply}"
     )
-    expected = {0: (2, (2, 3)), 1: (2, (2, 3)), 2: (3, (3, 2)), 3: (3, (3, 2))}
+    expected = WITHOUT_BROKER_1
     got = {p: (part.leader, part.isr) for p, part in parts.items()}
     assert got == expected and not cluster.fences(1), (
         f"{scenario}\n  entering controlled shutdown moves broker 1's leaderships to the first replica "
@@ -880,6 +1179,27 @@ def test_with_no_unfenced_broker_there_is_no_check_to_schedule():
     check("broker 1's session expired and it was fenced")
     m.touch(2, True, 10)
     check("broker 2 heartbeat and stays fenced: a fenced broker has no session")
+
+
+@pytest.mark.stage(3)
+@pytest.mark.points(1)
+def test_once_every_broker_is_fenced_the_controller_has_no_fencing_check_pending():
+    cluster = Cluster()
+    queue = cluster.env.queues[0]
+    assert MAYBE_FENCE_REPLICAS in queue.deferred_tags(), (
+        "scenario: brokers 1, 2, 3 registered and unfenced at time 0: three sessions that can expire, "
+        f"yet the active controller has no fencing check ({MAYBE_FENCE_REPLICAS!r}) pending; its "
+        f"deferred events: {queue.deferred_tags()}"
+    )
+    for broker_id in BROKERS:
+        reply = cluster.heartbeat(broker_id, want_fence=True)
+        assert reply.is_fenced, f"broker {broker_id} asked to be fenced: {reply}"
+    assert MAYBE_FENCE_REPLICAS not in queue.deferred_tags(), (
+        "scenario: brokers 1, 2, 3 registered and unfenced at time 0, then each heartbeats asking to be "
+        "fenced, and is: no session is left to expire, yet the active controller still has a fencing "
+        f"check ({MAYBE_FENCE_REPLICAS!r}) pending; its queue's next deadline is {queue.next_deadline_ns()} "
+        f"ns, the clock {cluster.env.time.nanoseconds()} ns"
+    )
 
 
 # -- stage 4: the controller on a real cluster -----------------------------------------------------------

@@ -604,13 +604,21 @@ class QuorumController:
         """Run the fencing check when the oldest session expires. It fences one broker and
         reschedules itself, so several stale brokers are fenced one event each, with requests in
         between."""
+        # BEGIN SOLUTION
+        # Kafka 3.3's rescheduleMaybeFenceStaleBrokers. One deferred event under one tag: scheduling
+        # it again replaces the one pending, so there is never more than one check waiting.
         next_check_time_ns = self.cluster_control.heartbeat_manager().next_check_time_ns()
         if next_check_time_ns == LONG_MAX:
+            # Nobody is unfenced, so no session can expire: no check at all, until a heartbeat or a
+            # registration unfences a broker and schedules one.
             self._cancel_maybe_fence_replicas()
             return
 
         def maybe_fence_one_stale_broker() -> ControllerResult:
             result = self.replication_control.maybe_fence_one_stale_broker()
+            # Scheduled from inside the event, after the fence: the next check, due at once if
+            # another session is already over, runs as an event of its own, after this one's
+            # records are replayed.
             self._reschedule_maybe_fence_stale_brokers()
             return result
 
@@ -620,6 +628,7 @@ class QuorumController:
         self._schedule_deferred_write_event(
             MAYBE_FENCE_REPLICAS, next_check_time_ns + 1, maybe_fence_one_stale_broker
         )
+        # END SOLUTION
 
     # --8<-- [end:fencing]
 

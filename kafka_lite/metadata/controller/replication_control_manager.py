@@ -884,9 +884,16 @@ class ReplicationControlManager:
         The partition changes come before the FenceBrokerRecord, in the same batch: a broker
         replaying the log never sees a fenced broker still leading, even for one record.
         """
+        # BEGIN SOLUTION
+        # Kafka 3.3's handleBrokerFenced. The FenceBrokerRecord carries the registration's epoch, so
+        # a fence meant for one incarnation of the broker never fences the next.
         registration = self.cluster_control.broker_registrations().get(broker_id)
         if registration is None:
             raise RuntimeError(f"Can't find broker registration for broker {broker_id}")
+        # Every partition whose ISR holds the broker (those it leads included): the builder takes it
+        # out of the ISR and, where it led, elects within what is left. None of these records is
+        # replayed yet, so the broker still looks active here; generate_leader_and_isr_updates
+        # refuses it as a leader all the same.
         self.generate_leader_and_isr_updates(
             "handleBrokerFenced",
             broker_id,
@@ -894,7 +901,10 @@ class ReplicationControlManager:
             records,
             self.brokers_to_isrs.partitions_with_broker_in_isr(broker_id),
         )
+        # Last: the whole list is one atomic batch, and a broker replaying it meets the partitions
+        # without the broker before it meets the broker fenced.
         records.append(ApiMessageAndVersion(FenceBrokerRecord(id=broker_id, epoch=registration.epoch), 0))
+        # END SOLUTION
 
     def handle_broker_unregistered(
         self, broker_id: int, broker_epoch: int, records: list[ApiMessageAndVersion]
@@ -1050,11 +1060,20 @@ class ReplicationControlManager:
         event each, and each broker's records are built from partitions that already show the one
         before it gone. Building a second broker's records from the same, not yet replayed, state
         would undo the first one's ISR change."""
+        # BEGIN SOLUTION
+        # Kafka 3.3's maybeFenceOneStaleBroker. Only a broker whose session has expired
+        # (find_one_stale_broker: the oldest contact, if its session is over) is fenced; with none,
+        # no records. Kafka's own comment gives a second reason for one at a time: no single event
+        # floods the controller's queue with the records of many brokers.
         records: list[ApiMessageAndVersion] = []
         heartbeat_manager = self.cluster_control.heartbeat_manager()
         broker_id = heartbeat_manager.find_one_stale_broker()
         if broker_id is not None:
             log.info("Fencing broker %d because its session has timed out.", broker_id)
             self.handle_broker_fenced(broker_id, records)
+            # Out of the unfenced list now, so the check this event reschedules looks at the next
+            # oldest session (replaying the FenceBrokerRecord would do it too, but only once the
+            # records are appended).
             heartbeat_manager.fence(broker_id)
         return ControllerResult.of(records, None)
+        # END SOLUTION
