@@ -7,6 +7,7 @@ Differs: no leader rebalancing, NoOpRecord heartbeats, ACLs, quotas or reassignm
          also schedules the fencing check (3.3 waits for the first heartbeat); the snapshot is
          written from a MetadataImage of the committed records; a standby counts Raft's
          LeaderChange batches as committed, as Kafka 3.6 does (``_handle_raft_control_batch``).
+Labs:    lab 19, stage 3 (``_reschedule_maybe_fence_stale_brokers``)
 
 In ZooKeeper mode the controller (chapter 7) keeps the cluster's state in ZooKeeper and a cache, and
 pushes changes to the brokers. In KRaft the state *is* a log: the active controller is the Raft

@@ -13,6 +13,7 @@ Differs: fencing writes FenceBrokerRecord/UnfenceBrokerRecord and controlled shu
          a topic's ``unclean.leader.election.enable=true`` allows unclean elections (3.3 never
          elects uncleanly); no reassignment, ElectLeaders, leader balancing, create-topic policy or
          metrics.
+Labs:    lab 19, stage 3 (``maybe_fence_one_stale_broker``, ``handle_broker_fenced``)
 
 Every operation here reads the state and returns a ``ControllerResult`` of records and a reply; it
 changes nothing. The quorum controller appends the records and hands each to ``replay``, the only
