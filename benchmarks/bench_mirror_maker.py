@@ -46,6 +46,10 @@ With ``BENCH_MIRROR_PROFILE=DIR`` in the environment, part a's loop and MirrorMa
 of their process (the copying thread, the producer's sender, the consumer's heartbeat) under cProfile
 with a CPU-time clock, and write one file of statistics per thread into DIR, named by role,
 thread and thread id (``mirror-mirrormaker-thread-0-<id>.prof``, ...): ``pstats`` adds them up.
+cProfile names a function by file, line and name, and the ``__init__`` of every dataclass and the
+``__new__`` of every named tuple are all ``<string>``'s, so one of them stands for all in a
+thread's statistics: read what ``ProducerRecord`` or ``TopicPartition`` costs from the cumulative
+time of the function that builds it.
 """
 
 from __future__ import annotations
@@ -291,7 +295,7 @@ CHILDREN = {
 def profile_threads(directory: str, role: str) -> None:
     """Run every thread started from now on, and the rest of the main thread's work, under cProfile
     with a CPU-time clock (a thread waiting on a socket costs nothing); each thread's statistics go
-    to ``directory/<role>-<thread name>.prof`` when it ends."""
+    to ``directory/<role>-<thread name>-<thread id>.prof`` when it ends."""
     import atexit
     import cProfile
 
