@@ -19,8 +19,18 @@ from tests.support.waiting import wait_until
 REPO = Path(__file__).resolve().parents[2]
 
 
-def process_gone(pid: int) -> bool:
-    """No such process, or only a zombie waiting for a parent (in a container, PID 1 may never reap)."""
+def started_at(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat's 22nd field), None if gone:
+    with the pid, it names one process, where a pid alone may be a new process's on a busy machine."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except OSError:
+        return None
+
+
+def process_gone(pid: int, started: str | None = None) -> bool:
+    """No such process, or only a zombie waiting for a parent (in a container, PID 1 may never reap),
+    or (given ``started``) another process that has since been given the same pid."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -29,7 +39,7 @@ def process_gone(pid: int) -> bool:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return True
-    return "State:\tZ" in status
+    return "State:\tZ" in status or (started is not None and started_at(pid) != started)
 
 
 # -- without a server -----------------------------------------------------------------------------------------
@@ -149,11 +159,15 @@ def test_a_killed_owner_takes_zookeeper_with_it(tmp_path):
     )
     try:
         pid, port = map(int, owner.stdout.readline().split())
-        assert not process_gone(pid)
+        started = started_at(pid)
+        assert not process_gone(pid, started)
         os.kill(owner.pid, signal.SIGKILL)
         owner.wait(10)
+        # SIGTERM reaches the JVM at once; its shutdown can take a while on a loaded machine
         wait_until(
-            lambda: process_gone(pid), timeout_s=20, what=f"ZooKeeper (pid {pid}) to die with its owner"
+            lambda: process_gone(pid, started),
+            timeout_s=40,
+            what=f"ZooKeeper (pid {pid}) to die with its owner",
         )
         wait_until(lambda: embedded.port_free(port), timeout_s=10, what=f"port {port} to be released")
     finally:
