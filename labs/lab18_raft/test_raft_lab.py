@@ -734,6 +734,13 @@ def test_the_high_watermark_is_the_offset_a_majority_of_voters_has_reached():
     )
     five.update_replica_state(9, 0, LogOffsetMetadata(20))  # an observer
     assert hw(five) == 16, "an observer's fetch never counts toward the high watermark"
+    four = leader({0, 1, 2, 3}, epoch_start_offset=10, log_end=20)
+    for voter, offset in [(1, 18), (2, 14), (3, 11)]:
+        four.update_replica_state(voter, 0, LogOffsetMetadata(offset))
+    assert hw(four) == 14, (
+        f"end offsets 20, 18, 14, 11: a majority of four voters is three, and three have reached 14 "
+        f"(two of four, at 18, are no majority), got {hw(four)}"
+    )
 
 
 @pytest.mark.stage(3)
