@@ -8,10 +8,11 @@ import threading
 
 import pytest
 
-from kafka_lite import KafkaProducer
+from kafka_lite import KafkaConsumer, KafkaProducer
 from kafka_lite.cli.main import main
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.time import MockTime
+from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.log.log import Log
 from kafka_lite.log.log_config import LogConfig
 from kafka_lite.testing.logs import read_all
@@ -87,6 +88,12 @@ def kill_restart_and_compare(tmp_path, version: str, kill_the_leader: bool):
             lambda: state() is not None and len(state().leader_and_isr.isr) == 3, what="the ISR of three"
         )
         leader = state().leader_and_isr.leader
+        # ZooKeeper holds the ISR before the leader has had its LeaderAndIsr: until it has, a write is
+        # answered UNKNOWN_TOPIC_OR_PARTITION, and the producer here does not retry (0.10's default).
+        # The leader's answer to ListOffsets says it serves the partition.
+        with KafkaConsumer(bootstrap_servers=bootstrap) as probe:
+            tp = TopicPartition(TOPIC, 0)
+            wait_until(lambda: probe.end_offsets([tp])[tp] == 0, what=f"broker {leader} to lead {TOPIC}-0")
         victim = leader if kill_the_leader else next(b for b in range(3) if b != leader)
         sent: list[bytes] = []
         # At 0.10.1 the topic's message.format.version is 0.10.1's v1, which has no producer id:
