@@ -59,9 +59,13 @@ def test_a_config_written_by_one_store_is_read_by_a_second(cluster):
         writer.put_connector_config("src", config)
         writer.put_task_configs("src", [{"topic": "t", "n": "0"}, {"topic": "t", "n": "1"}])
         writer.put_target_state("src", TargetState.PAUSED)
-        wait_until(
-            lambda: reader.snapshot().target_state("src") is TargetState.PAUSED, what="the paused state"
-        )
+        # Each store learns even its own writes by reading them back from the topic (Kafka's
+        # KafkaConfigBackingStore updates its state only in the log's callback), so both wait.
+        for store in (reader, writer):
+            wait_until(
+                lambda store=store: store.snapshot().target_state("src") is TargetState.PAUSED,
+                what="the paused state",
+            )
         snapshot = reader.snapshot()
         assert snapshot.connector_config("src") == config
         assert snapshot.tasks("src") == [Id("src", 0), Id("src", 1)]
