@@ -352,8 +352,10 @@ def test_create_topics_with_an_explicit_assignment_answers_when_leaders_exist(cl
         ],
     )
     assert result[t] == (0, None)
-    # answered only once the leaders were known: the metadata cache already has them
-    states = cluster.servers[0].metadata_cache.partitions(t)
+    # answered only once the leaders were known: the answering broker's metadata cache already has
+    # them (Kafka's DelayedCreateTopics asks the cache of the broker that holds the request; the
+    # others learn of the topic from their own UpdateMetadata, maybe later)
+    states = cluster.server(cluster.controller().broker_id).metadata_cache.partitions(t)
     assert {p: (s.leader, list(s.replicas)) for p, s in states.items()} == {0: (2, [2, 0]), 1: (1, [1, 2])}
 
 
