@@ -30,11 +30,14 @@ console = Console(width=100)
 
 
 def wait_until(condition, timeout_s=30, what="the condition", interval_s=0.02):
+    """Poll ``condition`` until it is true, and return what it returned (chapter 8's notebooks both
+    use it: distributed_connect's waits read that value)."""
     deadline = time.monotonic() + timeout_s
-    while not condition():
+    while not (result := condition()):
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out waiting for {what}")
         time.sleep(interval_s)  # polling; bounded by the deadline
+    return result
 
 
 class TwoClusters:
