@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -16,6 +17,24 @@ from tests.docs.site import build_site, execute_notebooks
 from tests.support.cluster import LiteCluster
 
 SITE_BUILD_DEADLINE = 1200  # seconds a worker waits for another's build of the docs site
+
+
+# A test that leaves one of these ignored in its worker passes the ignore on to every process the
+# worker starts after it (an ignored signal stays ignored across exec): a ZooKeeper JVM or a broker
+# started later would not hear the SIGTERM that stops it, and Ctrl-C would not reach a child.
+SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True)
+def no_shutdown_signal_left_ignored():
+    """Fails a test that leaves SIGTERM, SIGINT or SIGHUP ignored (as a foreground command's
+    ``ShutdownSignals.close`` does, rightly, in a process about to exit), and puts them back."""
+    before = {signum: signal.getsignal(signum) for signum in SHUTDOWN_SIGNALS}
+    yield
+    left = [s for s in SHUTDOWN_SIGNALS if signal.getsignal(s) == signal.SIG_IGN != before[s]]
+    for signum in left:
+        signal.signal(signum, before[signum])
+    assert not left, f"the test left {', '.join(signal.Signals(s).name for s in left)} ignored in its worker"
 
 
 @pytest.fixture(scope="session")

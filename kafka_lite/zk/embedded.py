@@ -77,9 +77,15 @@ def zookeeper_classpath() -> str:
 def _die_with_parent(parent_pid: int) -> None:
     """Runs in the child between fork and exec: ask the kernel for SIGTERM when the parent goes.
 
+    SIGTERM's action is set back to the default first. An ignored signal stays ignored across exec,
+    and the JVM keeps ignoring a shutdown signal it was started ignoring (as ``nohup`` relies on), so
+    a parent that ignores SIGTERM, as a foreground command does once its shutdown has begun, would
+    start a ZooKeeper that neither ``stop()`` nor its parent's death could end but by SIGKILL.
+
     If the parent died before the prctl took effect, the signal will never come: exit at once.
     Linux only; elsewhere the child simply does not follow its parent (``stop()`` still works).
     """
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):

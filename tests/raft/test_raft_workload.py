@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from kafka_lite.raft.raft_config import InetAddressSpec, RaftConfig
@@ -11,7 +13,19 @@ from kafka_lite.utils.ports import free_ports
 pytestmark = pytest.mark.integration
 
 
-def test_a_single_voter_reports_its_committed_records_and_how_many_batches_held_them(tmp_path):
+@pytest.fixture
+def signals_put_back():
+    """The server waits on ShutdownSignals, whose close leaves SIGTERM and SIGINT ignored, as the
+    command's process, about to exit, wants; this worker goes on, so their actions are put back."""
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+    yield
+    for signum, action in before.items():
+        signal.signal(signum, action)
+
+
+def test_a_single_voter_reports_its_committed_records_and_how_many_batches_held_them(
+    tmp_path, signals_put_back
+):
     # linger 20 ms at 2,000 records/s: the accumulator should gather about 40 records a batch
     config = RaftConfig({1: InetAddressSpec("127.0.0.1", free_ports(1))}, 2_000, 20, 1_000, 1_000, 2_000, 20)
     report = run_test_server(1, config, tmp_path / "voter-1", 2_000, 50, 1.5).as_dict()

@@ -140,12 +140,15 @@ def test_a_server_that_exits_is_reported_with_its_log(tmp_path, monkeypatch):
 
 @pytest.mark.integration
 def test_a_killed_owner_takes_zookeeper_with_it(tmp_path):
-    """PR_SET_PDEATHSIG: SIGKILL the Python process that started ZooKeeper; the JVM goes too."""
+    """PR_SET_PDEATHSIG: SIGKILL the Python process that started ZooKeeper; the JVM goes too. The owner
+    ignores SIGTERM, as a foreground command does once its shutdown has begun, and the JVM must not
+    inherit that (it would then ignore the SIGTERM its owner's death sends)."""
     owner = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import sys, time\n"
+            "import signal, sys\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
             "from kafka_lite.zk.embedded import EmbeddedZooKeeper\n"
             f"zk = EmbeddedZooKeeper({str(tmp_path / 'zk')!r})\n"
             "zk.start()\n"
