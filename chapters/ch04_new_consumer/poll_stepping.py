@@ -15,22 +15,14 @@ import atexit
 import logging
 import shutil
 import tempfile
-import time
 
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.protocol.api_keys import ApiKeys
+from kafka_lite.common.time import wait_until
 from kafka_lite.producer.kafka_producer import KafkaProducer
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_server import KafkaServer
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
-
-
-def wait_until(condition, timeout_s=30, what="the condition"):
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.02)  # polling; bounded by the deadline
 
 
 class OneBroker:

@@ -14,30 +14,19 @@ import atexit
 import logging
 import shutil
 import tempfile
-import time
 
 from rich.console import Console
 from rich.table import Table
 
 from kafka_lite import KafkaConsumer, KafkaProducer
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
+from kafka_lite.common.time import wait_until
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_server import KafkaServer
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
 console = Console(width=100)
-
-
-def wait_until(condition, timeout_s=30, what="the condition", interval_s=0.02):
-    """Poll ``condition`` until it is true, and return what it returned (chapter 8's notebooks both
-    use it: distributed_connect's waits read that value)."""
-    deadline = time.monotonic() + timeout_s
-    while not (result := condition()):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(interval_s)  # polling; bounded by the deadline
-    return result
 
 
 class TwoClusters:

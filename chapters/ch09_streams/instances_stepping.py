@@ -13,13 +13,13 @@ import atexit
 import logging
 import shutil
 import tempfile
-import time
 
 from rich.console import Console
 from rich.table import Table
 
 from kafka_lite import KafkaConsumer, KafkaProducer
 from kafka_lite.clients.admin import KafkaAdminClient
+from kafka_lite.common.time import wait_until
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_server import KafkaServer
 from kafka_lite.streams.examples.wordcount import STORE_NAME
@@ -27,14 +27,6 @@ from kafka_lite.streams.kafka_streams import KafkaStreams
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
 console = Console(width=100)
-
-
-def wait_until(condition, timeout_s=30, what="the condition"):
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.02)  # polling; bounded by the deadline
 
 
 class ThreeBrokers:

@@ -14,7 +14,6 @@ import atexit
 import logging
 import shutil
 import tempfile
-import time
 
 from rich.console import Console
 from rich.table import Table
@@ -24,6 +23,7 @@ from kafka_lite.cli.main import main as kafka_lite
 from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.end_transaction_marker import EndTransactionMarker
+from kafka_lite.common.time import wait_until
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.jepsen.fault_proxy import FaultProxy
 from kafka_lite.server.kafka_config import KafkaConfig
@@ -42,14 +42,6 @@ EXPECTED_WARNINGS = (
     "kafka_lite.producer",
     "kafka_lite.server.broker_metadata_checkpoint",
 )
-
-
-def wait_until(condition, timeout_s=30, what="the condition"):
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.02)  # polling; bounded by the deadline
 
 
 class ProxiedBroker:

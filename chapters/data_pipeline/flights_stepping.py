@@ -17,20 +17,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 from kafka_lite.clients.admin import KafkaAdminClient
+from kafka_lite.common.time import wait_until
 from kafka_lite.server.kafka_config import KafkaConfig
 from kafka_lite.server.kafka_server import KafkaServer
 from kafka_lite.zk.embedded import EmbeddedZooKeeper
-
-
-def wait_until(condition, timeout_s=60, what="the condition"):
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.1)  # polling; bounded by the deadline
 
 
 class FlightsBroker:

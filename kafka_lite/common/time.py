@@ -20,6 +20,8 @@ from __future__ import annotations
 import threading
 import time as _time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
 
 
 class Time(ABC):
@@ -77,6 +79,37 @@ class SystemTime(Time):
 
 
 SYSTEM = SystemTime()
+
+
+def wait_until(
+    condition: Callable[[], Any],
+    what: str = "the condition",
+    timeout_s: float = 30.0,
+    time: Time = SYSTEM,
+    poll_ms: int = 20,
+) -> Any:
+    """Call ``condition`` until it returns something truthy and return that, or raise
+    ``TimeoutError`` naming ``what`` once ``timeout_s`` of ``time`` has passed. An exception from
+    ``condition`` counts as not yet (a node restarting, a request timing out) and is named if time
+    runs out.
+
+    No Kafka twin in the broker or the clients: Kafka's own tests poll this way
+    (``TestUtils.waitUntilTrue``). Here it is how the Jepsen nemesis waits for a cluster it has
+    harmed, and how the chapters' notebooks wait for the clusters they start, on real time.
+    """
+    deadline = time.hi_res_clock_ms() + timeout_s * 1000
+    last_error: Exception | None = None
+    while True:
+        try:
+            result = condition()
+        except Exception as e:
+            result, last_error = None, e
+        if result:
+            return result
+        if time.hi_res_clock_ms() > deadline:
+            suffix = f" (last error: {last_error!r})" if last_error else ""
+            raise TimeoutError(f"timed out after {timeout_s:g} s waiting for {what}{suffix}")
+        time.sleep(poll_ms)  # polling, bounded by the deadline
 
 
 class MockTime(Time):

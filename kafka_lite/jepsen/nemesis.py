@@ -54,7 +54,7 @@ from typing import Any
 from kafka_lite.cli import cluster as launcher
 from kafka_lite.cli import cluster_kraft
 from kafka_lite.common.protocol.api_keys import ApiKeys
-from kafka_lite.common.time import SYSTEM, Time
+from kafka_lite.common.time import SYSTEM, Time, wait_until
 from kafka_lite.jepsen import FAULTS
 from kafka_lite.jepsen.fault_proxy import CLIENTS, FaultProxy
 from kafka_lite.jepsen.history import NEMESIS, HistoryWriter
@@ -96,25 +96,6 @@ def cut_between(components: Iterable[Iterable[int | str]]) -> set[frozenset]:
     """The pairs that cannot talk when only members of one component can: every pair across two."""
     groups = [set(c) for c in components]
     return {frozenset((a, b)) for i, g in enumerate(groups) for h in groups[i + 1 :] for a in g for b in h}
-
-
-def wait_until(time: Time, condition: Callable[[], Any], what: str, timeout_s: float = STEP_TIMEOUT_S) -> Any:
-    """Call ``condition`` until it returns something truthy and return that, or raise
-    ``TimeoutError`` naming ``what`` after ``timeout_s`` of ``time``. An exception from ``condition``
-    counts as not yet (a node restarting, a request timing out) and is named if time runs out."""
-    deadline = time.hi_res_clock_ms() + timeout_s * 1000
-    last_error: Exception | None = None
-    while True:
-        try:
-            result = condition()
-        except Exception as e:
-            result, last_error = None, e
-        if result:
-            return result
-        if time.hi_res_clock_ms() > deadline:
-            suffix = f" (last error: {last_error!r})" if last_error else ""
-            raise TimeoutError(f"timed out after {timeout_s:.0f} s waiting for {what}{suffix}")
-        time.sleep(POLL_MS)  # polling, bounded by the deadline
 
 
 # -- the cluster ------------------------------------------------------------------------------------------
@@ -221,7 +202,11 @@ class FaultyCluster:
                 launcher._wait_gone(pid, 10)
             pids, self._pids = self._pids, set()
             wait_until(
-                self.time, lambda: not _groups_running(pids), f"the process groups {sorted(pids)} to end", 10
+                lambda: not _groups_running(pids),
+                f"the process groups {sorted(pids)} to end",
+                10,
+                self.time,
+                POLL_MS,
             )
             (self.directory / launcher.STATE_FILE).unlink(missing_ok=True)
             if self.proxy is not None:
@@ -404,7 +389,11 @@ class FaultyCluster:
         from kafka_lite.common.errors import TopicExistsException
 
         wait_until(
-            self.time, lambda: self._brokers_unknown() is None, "every node's metadata to name every node"
+            lambda: self._brokers_unknown() is None,
+            "every node's metadata to name every node",
+            STEP_TIMEOUT_S,
+            self.time,
+            POLL_MS,
         )
         admin = KafkaAdminClient(bootstrap_servers=launcher.bootstrap_servers(self.state))
         try:
@@ -420,9 +409,11 @@ class FaultyCluster:
         self.topics[topic] = partitions
         self._replication[topic] = replication_factor
         wait_until(
-            self.time,
             lambda: self._topics_not_whole() is None,
             f"{topic}'s {partitions} partitions led, their ISRs full",
+            STEP_TIMEOUT_S,
+            self.time,
+            POLL_MS,
         )
 
     def _brokers_unknown(self) -> str | None:
@@ -484,7 +475,7 @@ class FaultyCluster:
             return reason[0] is None
 
         try:
-            wait_until(self.time, whole, "the cluster to be whole", timeout_s)
+            wait_until(whole, "the cluster to be whole", timeout_s, self.time, POLL_MS)
         except TimeoutError as e:
             raise TimeoutError(f"{e}; at the end: {reason[0]}") from None
 
@@ -514,7 +505,7 @@ class FaultyCluster:
         with self._lock:
             os.kill(node["pid"], signal.SIGKILL)
             self.killed.add(node_id)
-        wait_until(self.time, lambda: not launcher._alive(node["pid"]), f"node {node_id} to die", 10)
+        wait_until(lambda: not launcher._alive(node["pid"]), f"node {node_id} to die", 10, self.time, POLL_MS)
 
     def restart(self, node_id: int) -> None:
         """Start a killed node again and wait until the cluster has it back (``cluster restart``)."""
@@ -535,7 +526,7 @@ class FaultyCluster:
         pid = self.node(node_id)["pid"]
         os.kill(pid, signum)
         what = f"node {node_id} to {'stop' if stopped else 'run again'}"
-        wait_until(self.time, lambda: launcher._stopped(pid) == stopped, what, 10)
+        wait_until(lambda: launcher._stopped(pid) == stopped, what, 10, self.time, POLL_MS)
 
     def partition(self, pairs: Iterable[frozenset]) -> None:
         """Cut the ``pairs`` (node ids, ``ZOOKEEPER``, ``CLIENTS``), on top of any cut in force."""

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from kafka_lite.common.time import SYSTEM, MockTime
+from kafka_lite.common.time import SYSTEM, MockTime, wait_until
 
 pytestmark = pytest.mark.unit
 
@@ -70,3 +70,23 @@ def test_system_time_is_monotonic():
     b = SYSTEM.nanoseconds()
     assert b >= a
     assert SYSTEM.milliseconds() > 1_500_000_000_000
+
+
+def test_wait_until_returns_what_the_condition_returned_once_it_is_truthy():
+    time = MockTime()
+    answers = iter([None, 0, [], "led by 2"])
+    assert wait_until(lambda: next(answers), "a leader", 1, time) == "led by 2"
+    assert time.milliseconds() == 1_500_000_000_000 + 3 * 20  # three polls apart, on the mock clock
+
+
+def test_wait_until_counts_an_exception_as_not_yet_and_names_the_last_one_when_time_runs_out():
+    time = MockTime()
+    calls = []
+
+    def refused():
+        calls.append(time.milliseconds())
+        raise ConnectionRefusedError("node 3 restarting")
+
+    with pytest.raises(TimeoutError, match=r"after 0.1 s waiting for node 3 .*ConnectionRefusedError"):
+        wait_until(refused, "node 3", 0.1, time, poll_ms=40)
+    assert len(calls) == 4  # at 0, 40, 80 and 120 ms: the deadline (100 ms) is passed after the fourth

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from kafka_lite.cli import cluster as launcher
-from kafka_lite.common.time import MockTime
+from kafka_lite.common.time import MockTime, wait_until
 from kafka_lite.jepsen.fault_proxy import CLIENTS, client_id_of, node_of_client_id
 from kafka_lite.jepsen.history import HistoryWriter, read_history
 from kafka_lite.jepsen.nemesis import (
@@ -27,7 +27,6 @@ from kafka_lite.jepsen.nemesis import (
     FaultyCluster,
     Nemesis,
     cut_between,
-    wait_until,
 )
 from kafka_lite.utils.ports import port_free
 from tests.jepsen.leftovers import processes_under
@@ -164,7 +163,12 @@ def test_a_partition_stops_traffic_across_the_cut_and_healing_restores_it(faulty
                     return True
             return False
 
-        wait_until(faulty.time, dropped, f"a partition led by {others} to drop node {leader} from its ISR")
+        wait_until(
+            dropped,
+            f"a partition led by {others} to drop node {leader} from its ISR",
+            STEP_TIMEOUT_S,
+            faulty.time,
+        )
     finally:
         faulty.heal()
     assert api_versions_answered(front[leader])
@@ -195,7 +199,7 @@ def test_the_schedule_strikes_and_stop_heals_whatever_is_in_force(faulty, tmp_pa
     with HistoryWriter(tmp_path / "history.jsonl", faulty.time) as history:
         nemesis = Nemesis(faulty, {"partition"}, history, random.Random(3), faulty.time, interval_s=0)
         nemesis.start()
-        wait_until(faulty.time, lambda: faulty.cut, "the nemesis to cut the network", STEP_TIMEOUT_S)
+        wait_until(lambda: faulty.cut, "the nemesis to cut the network", STEP_TIMEOUT_S, faulty.time)
         nemesis.stop()  # cuts the hold short: heals, then waits until the cluster is whole
     ops = read_history(tmp_path / "history.jsonl")
     assert [(op.f, op.type) for op in ops] == [

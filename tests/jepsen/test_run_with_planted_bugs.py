@@ -28,9 +28,10 @@ import pytest
 
 from kafka_lite.cli import cluster as launcher
 from kafka_lite.cli.main import main
+from kafka_lite.common.time import wait_until
 from kafka_lite.jepsen import nemesis
 from kafka_lite.jepsen.fault_proxy import CLIENTS
-from kafka_lite.jepsen.nemesis import ZOOKEEPER, Nemesis, wait_until
+from kafka_lite.jepsen.nemesis import STEP_TIMEOUT_S, ZOOKEEPER, Nemesis
 from kafka_lite.jepsen.run import RunConfig, run
 from kafka_lite.jepsen.workload import WorkloadConfig
 from kafka_lite.server.replica_manager import FetchMetadata
@@ -107,9 +108,10 @@ class ScriptedCut(Nemesis):
         self._record("partition", value, lambda: c.partition(cut))
         self._heal = lambda: self._record("heal", value, c.heal)
         wait_until(
-            self.time,
             lambda: c.leader_of(topic, partition) not in (None, node),
             f"the controller to move {topic}-{partition} from node {node}",
+            STEP_TIMEOUT_S,
+            self.time,
         )
 
 
@@ -147,16 +149,17 @@ class ScriptedReturn(ScriptedIsolation):
         self._record("partition", {"shape": "cut-from-the-clients", "cut": nemesis._pairs_value(alone)},
                      lambda: c.partition(alone))  # fmt: skip
         ahead = c.log_end_offset(node, topic, partition)
-        wait_until(self.time, lambda: (c.log_end_offset(c.leader_of(topic, partition), topic, partition) or 0) > ahead,
-                   f"the new leader of {topic}-{partition} past offset {ahead}, node {node}'s log end")  # fmt: skip
+        wait_until(lambda: (c.log_end_offset(c.leader_of(topic, partition), topic, partition) or 0) > ahead,
+                   f"the new leader of {topic}-{partition} past offset {ahead}, node {node}'s log end",
+                   STEP_TIMEOUT_S, self.time)  # fmt: skip
         self._heal_now()
         self.faults_done += 1
-        wait_until(self.time, lambda: node in c.leader_and_isr(topic, partition)[1],
-                   f"node {node} back in the ISR of {topic}-{partition}")  # fmt: skip
+        wait_until(lambda: node in c.leader_and_isr(topic, partition)[1],
+                   f"node {node} back in the ISR of {topic}-{partition}", STEP_TIMEOUT_S, self.time)  # fmt: skip
         value = {"topic": topic, "partition": partition, "preferred": node}
         self._record("elect-preferred", value, lambda: self._elect_preferred(topic, partition))
-        wait_until(self.time, lambda: c.leader_of(topic, partition) == node,
-                   f"node {node} to lead {topic}-{partition} again")  # fmt: skip
+        wait_until(lambda: c.leader_of(topic, partition) == node,
+                   f"node {node} to lead {topic}-{partition} again", STEP_TIMEOUT_S, self.time)  # fmt: skip
         self.time.sleep(int(HOLD_S * 1000))  # the workload reads and writes where it leads
 
     def _elect_preferred(self, topic: str, partition: int) -> None:
