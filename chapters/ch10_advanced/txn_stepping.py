@@ -2,17 +2,13 @@
 brokers in this process, set up for transactions, and what reads a partition on its leader (its
 ``Partition``, its batches, its high watermark and last stable offset) as tables.
 
-No Kafka twin: notebook tooling over ``kafka_lite.server.kafka_server`` and
-``kafka_lite.server.partition`` (Kafka's ``KafkaServer``, and the ``Partition`` whose log and last
-stable offset the tables read). Book: chapter 10, 10.3 (transactions).
+No Kafka twin: notebook tooling over ``kafka_lite.testing.embedded_kafka_cluster`` and
+``kafka_lite.server.partition`` (Kafka's ``KafkaServer``s in Streams' ``EmbeddedKafkaCluster``, and
+the ``Partition`` whose log and last stable offset the tables read). Book: chapter 10, 10.3
+(transactions).
 """
 
 from __future__ import annotations
-
-import atexit
-import logging
-import shutil
-import tempfile
 
 from rich.console import Console
 from rich.table import Table
@@ -20,79 +16,44 @@ from rich.table import Table
 from kafka_lite.clients.admin import KafkaAdminClient
 from kafka_lite.common.record import MemoryRecords
 from kafka_lite.common.record.end_transaction_marker import EndTransactionMarker
-from kafka_lite.common.time import wait_until
+
+# The notebook takes its wait from here, with the cluster.
+from kafka_lite.common.time import wait_until  # noqa: F401
 from kafka_lite.common.topic_partition import TopicPartition
-from kafka_lite.server.kafka_config import KafkaConfig
-from kafka_lite.server.kafka_server import KafkaServer
-from kafka_lite.zk.embedded import EmbeddedZooKeeper
+from kafka_lite.testing.embedded_kafka_cluster import EmbeddedKafkaCluster
 
 console = Console(width=100)
 
 
 class ThreeBrokers:
-    """ZooKeeper and brokers 0, 1 and 2, started, with an admin client. ``closers`` holds the close
-    of every client the notebook starts; ``stop`` calls them, stops the brokers and ZooKeeper and
-    removes their files; if a cell fails before the notebook's last cell calls it, the kernel's exit
-    does (atexit)."""
+    """ZooKeeper and brokers 0, 1 and 2 (an ``EmbeddedKafkaCluster``), started, with an admin client.
+    ``closers`` holds the close of every client the notebook starts; ``stop`` calls them, then stops
+    the cluster (its brokers, ZooKeeper and files); if a cell fails before the notebook's last cell
+    calls it, the kernel's exit does (atexit)."""
 
     def __init__(self) -> None:
-        logging.getLogger("kazoo").setLevel(logging.ERROR)
-        # The brokers' selectors warn of each connection a closing client resets: no news here.
-        logging.getLogger("kafka_lite.network.selector").setLevel(logging.ERROR)
-        self.workdir = tempfile.mkdtemp(prefix="transactions-notebook-")
-        self.zookeeper = EmbeddedZooKeeper(f"{self.workdir}/zookeeper")
-        self.zookeeper.start()
-        self.brokers = [self.start_broker(i) for i in range(3)]
-        wait_until(
-            lambda: all(len(b.metadata_cache.alive_brokers()) == 3 for b in self.brokers), what="3 brokers"
-        )
-        self.bootstrap = ",".join(f"127.0.0.1:{b.port}" for b in self.brokers)
-        self.closers = []
-        self.stopped = False
-        atexit.register(self.stop)
-        self.admin = KafkaAdminClient(self.bootstrap)
-        self.closers.append(self.admin.close)
-
-    def start_broker(self, broker_id: int) -> KafkaServer:
-        config = KafkaConfig(
+        self.cluster = EmbeddedKafkaCluster(
+            3,
             {
-                "broker.id": broker_id,
-                "listeners": "PLAINTEXT://127.0.0.1:0",
-                "log.dirs": f"{self.workdir}/broker-{broker_id}",
-                "zookeeper.connect": self.zookeeper.connect_string + "/notebook",
-                "num.network.threads": 1,
-                "num.io.threads": 2,
                 # No compaction: __transaction_state keeps every state the coordinator wrote, to read.
                 "log.cleaner.enable": False,
-                "offsets.topic.num.partitions": 1,
-                "offsets.topic.replication.factor": 1,
                 # Three partitions of __transaction_state, one replica each (Kafka's defaults are 50,
                 # 3 replicas and a min ISR of 2): fewer partitions to create, and no follower to wait for.
                 "transaction.state.log.num.partitions": 3,
                 "transaction.state.log.replication.factor": 1,
                 "transaction.state.log.min.isr": 1,
-                # The notebook stops the whole cluster at the end: no leadership has anywhere to move.
-                "controlled.shutdown.enable": False,
-            }
+            },
+            prefix="transactions-notebook-",
         )
-        server = KafkaServer(config)
-        server.startup()
-        return server
+        self.zookeeper, self.brokers = self.cluster.zookeeper, self.cluster.brokers
+        self.bootstrap = self.cluster.bootstrap_servers
+        self.closers = self.cluster.closers  # closed first by the cluster's stop, its atexit's too
+        self.admin = KafkaAdminClient(self.bootstrap)
+        self.closers.append(self.admin.close)
 
     def stop(self) -> None:
-        """Close the clients, stop the brokers and ZooKeeper, remove their files."""
-        if self.stopped:
-            return
-        self.stopped = True
-        for close in reversed(self.closers):
-            close()
-        # The brokers going down one by one see each other leave, and the controller logs, as errors,
-        # each partition left with no live replica to lead it: expected here, and not worth a line each.
-        logging.getLogger("kafka_lite").setLevel(logging.CRITICAL)
-        for broker in reversed(self.brokers):
-            broker.shutdown()
-        self.zookeeper.stop()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        """Close the clients, then stop the cluster."""
+        self.cluster.stop()
 
     def partition(self, tp: TopicPartition):
         """The leader's Partition of ``tp`` (one replica each: the only broker that has a log for it)."""
