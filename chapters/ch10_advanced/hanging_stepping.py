@@ -2,7 +2,7 @@
 in this process behind chapter 13's fault proxy, and what reads a partition of it (its batches, its
 high watermark and last stable offset, a ``read_committed`` consumer) or runs Kafka's tools on it.
 
-No Kafka twin: notebook tooling over ``kafka_lite.server.kafka_server`` and
+No Kafka twin: notebook tooling over ``kafka_lite.testing.embedded_kafka_cluster`` and
 ``kafka_lite.jepsen.fault_proxy`` (Kafka's ``KafkaServer``, whose ``ReplicaManager`` the reads look
 into; the proxy is the slow network of KIP-890's hanging transaction). Book: chapter 10, 10.3
 (transactions).
@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import atexit
 import logging
-import shutil
-import tempfile
 
 from rich.console import Console
 from rich.table import Table
@@ -26,18 +24,15 @@ from kafka_lite.common.record.end_transaction_marker import EndTransactionMarker
 from kafka_lite.common.time import wait_until
 from kafka_lite.common.topic_partition import TopicPartition
 from kafka_lite.jepsen.fault_proxy import FaultProxy
-from kafka_lite.server.kafka_config import KafkaConfig
-from kafka_lite.server.kafka_server import KafkaServer
+from kafka_lite.testing.embedded_kafka_cluster import EmbeddedKafkaCluster
 from kafka_lite.utils.ports import free_ports
-from kafka_lite.zk.embedded import EmbeddedZooKeeper
 
 console = Console(width=100)
 
-# The broker's selector warns of each connection a closing client resets, the producer's network
-# client of each request that times out in the proxy (the point of the script), and a new broker of
-# its empty log directory: expected here.
+# The producer's network client warns of each request that times out in the proxy (the point of the
+# script), and a new broker of its empty log directory: expected here. (The cluster quiets the
+# broker's selector, which warns of each connection a closing client resets.)
 EXPECTED_WARNINGS = (
-    "kafka_lite.network.selector",
     "kafka_lite.clients.network_client",
     "kafka_lite.producer",
     "kafka_lite.server.broker_metadata_checkpoint",
@@ -51,64 +46,51 @@ class ProxiedBroker:
     the notebook's last cell calls it, the kernel's exit does (atexit)."""
 
     def __init__(self) -> None:
-        logging.getLogger("kazoo").setLevel(logging.ERROR)  # ZooKeeper's client
         for name in EXPECTED_WARNINGS:
             logging.getLogger(name).setLevel(logging.ERROR)
-        self.workdir = tempfile.mkdtemp(prefix="hanging-notebook-")
-        self.zookeeper = EmbeddedZooKeeper(f"{self.workdir}/zookeeper")
-        self.zookeeper.start()
-        self.zk_connect = self.zookeeper.connect_string + "/notebook"
         self.listener = free_ports(2)
         proxy_port = self.listener + 1
-        self.broker = KafkaServer(
-            KafkaConfig(
+        # The proxy listens first: the broker's own controller reaches the broker through it.
+        self.proxy = FaultProxy()
+        self.proxy.listen(proxy_port, self.listener, target=0)
+        try:
+            self.cluster = EmbeddedKafkaCluster(
+                1,
                 {
-                    "broker.id": 0,
+                    # The broker binds one port and registers the proxy's, so every client goes
+                    # through the proxy.
                     "listeners": f"PLAINTEXT://127.0.0.1:{self.listener}",
                     "advertised.listeners": f"PLAINTEXT://127.0.0.1:{proxy_port}",
-                    "log.dirs": f"{self.workdir}/broker-0",
-                    "zookeeper.connect": self.zk_connect,
-                    "num.network.threads": 1,
-                    "num.io.threads": 2,
-                    "offsets.topic.num.partitions": 1,
-                    "offsets.topic.replication.factor": 1,
+                    # One partition of __transaction_state, one replica (Kafka's defaults are 50, 3
+                    # replicas and a min ISR of 2, more than one broker can hold).
                     "transaction.state.log.num.partitions": 1,
                     "transaction.state.log.replication.factor": 1,
                     "transaction.state.log.min.isr": 1,
-                    "controlled.shutdown.enable": False,
-                }
+                },
+                prefix="hanging-notebook-",
             )
-        )
-        self.proxy = FaultProxy()
-        self.proxy.listen(proxy_port, self.listener, target=0)
-        self.broker.startup()
-        self.bootstrap = f"127.0.0.1:{proxy_port}"
-        self.closers = []  # every client started, so that stop can close what is left
-        self.stopped = False
+        except BaseException:
+            self.proxy.close()
+            raise
+        self.zookeeper, self.broker = self.cluster.zookeeper, self.cluster.brokers[0]
+        self.zk_connect = self.cluster.zk_connect
+        self.bootstrap = self.cluster.bootstrap_servers  # the proxy's port, as the broker registered it
+        self.closers = self.cluster.closers  # every client started, closed by the cluster's stop
         self.admin = KafkaAdminClient(self.bootstrap)
         self.closers.append(self.admin.close)
         atexit.register(self.stop)
 
     def stop(self) -> None:
-        """Close the clients, the proxy, the broker and ZooKeeper, remove their files."""
-        if self.stopped:
-            return
-        self.stopped = True
-        for close in reversed(self.closers):
-            close()
-        logging.getLogger("kafka_lite").setLevel(logging.CRITICAL)
-        self.broker.shutdown()
-        self.proxy.close()
-        self.zookeeper.stop()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        """Close the clients, stop the cluster (its broker, ZooKeeper and files), then the proxy."""
+        try:
+            self.cluster.stop()
+        finally:
+            self.proxy.close()
 
     def create(self, topic: str) -> TopicPartition:
         """``topic`` with one partition, once its leader (the one broker) has it."""
         self.admin.create_topics([NewTopic(topic, 1, 1)])
-        wait_until(
-            lambda: self.broker.replica_manager.get_partition((topic, 0)) is not None,
-            what=f"{topic}'s partition",
-        )
+        self.cluster.wait_for_leaders(topic, 1)
         return TopicPartition(topic, 0)
 
     def batches(self, tp: TopicPartition) -> list[tuple]:
