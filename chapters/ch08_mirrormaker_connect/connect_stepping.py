@@ -2,32 +2,24 @@
 this process, the topics its connectors use, one HTTP request to a Connect worker's REST API as
 ``curl`` would send it, and a table of the connectors' and tasks' statuses.
 
-No Kafka twin: notebook tooling over ``kafka_lite.server.kafka_server`` (Kafka's ``KafkaServer``) and
-the REST API of the notebook's distributed workers (Kafka's ``ConnectDistributed``, whose
-``RestServer`` answers in front of the ``DistributedHerder``). Book: chapter 8, 8.3.3-8.3.6 (the
-herder, the worker, the REST server and the stores).
+No Kafka twin: notebook tooling over ``kafka_lite.testing.embedded_kafka_cluster`` (Kafka's
+``KafkaServer``) and the REST API of the notebook's distributed workers (Kafka's
+``ConnectDistributed``, whose ``RestServer`` answers in front of the ``DistributedHerder``). Book:
+chapter 8, 8.3.3-8.3.6 (the herder, the worker, the REST server and the stores).
 """
 
 from __future__ import annotations
 
-import atexit
 import json
-import logging
-import shutil
 import socket
 import subprocess
-import tempfile
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from kafka_lite.clients.admin import KafkaAdminClient, NewTopic
-from kafka_lite.server.kafka_config import KafkaConfig
-from kafka_lite.server.kafka_server import KafkaServer
-from kafka_lite.zk.embedded import EmbeddedZooKeeper
+from kafka_lite.testing.embedded_kafka_cluster import EmbeddedKafkaCluster
 
 console = Console(width=100)
 
@@ -40,60 +32,38 @@ class OneBroker:
     kernel's exit does (atexit)."""
 
     def __init__(self) -> None:
-        logging.getLogger("kazoo").setLevel(logging.ERROR)
-        # The broker's selector warns of each connection a closing client resets: no news here.
-        logging.getLogger("kafka_lite.network.selector").setLevel(logging.ERROR)
-        self.workdir = Path(tempfile.mkdtemp(prefix="connect-notebook-"))
-        self.zookeeper = EmbeddedZooKeeper(self.workdir / "zookeeper")
-        self.zookeeper.start()
-        self.broker = KafkaServer(
-            KafkaConfig(
-                {
-                    "broker.id": 0,
-                    "listeners": "PLAINTEXT://127.0.0.1:0",
-                    "log.dirs": str(self.workdir / "broker-0"),
-                    "zookeeper.connect": self.zookeeper.connect_string + "/notebook",
-                    "num.network.threads": 1,
-                    "num.io.threads": 2,
-                    "offsets.topic.num.partitions": 2,
-                    "offsets.topic.replication.factor": 1,
-                    # The workers' group forms at once, and a dead worker is noticed in 4 s (the
-                    # broker's floor for a session is 6 s by default).
-                    "group.initial.rebalance.delay.ms": 0,
-                    "group.min.session.timeout.ms": 1000,
-                    "controlled.shutdown.enable": False,
-                }
-            )
+        self.cluster = EmbeddedKafkaCluster(
+            1,
+            {
+                # The workers' group forms at once (the cluster's default), and a dead worker is
+                # noticed in 4 s (the broker's floor for a session is 6 s by default).
+                "group.min.session.timeout.ms": 1000,
+            },
+            prefix="connect-notebook-",
         )
-        self.broker.startup()
-        self.bootstrap = f"127.0.0.1:{self.broker.port}"
+        self.zookeeper, self.broker = self.cluster.zookeeper, self.cluster.brokers[0]
+        self.workdir = self.cluster.workdir
+        self.bootstrap = self.cluster.bootstrap_servers
         self.workers = {}
-        self.stopped = False
-        atexit.register(self.stop)
+        self.cluster.closers.append(self.stop_workers)  # by the cluster's stop, its atexit's too
         self.create_topic("connect-test")
 
     def create_topic(self, topic: str) -> None:
-        """``topic``, one partition and one replica, made by an admin client."""
-        admin = KafkaAdminClient(self.bootstrap)
-        admin.create_topics([NewTopic(topic, 1, 1, {}, {})])
-        admin.close()
+        """``topic``, one partition and one replica, made by an admin client, once its leader has it."""
+        self.cluster.create_topic(topic)
 
-    def stop(self) -> None:
-        """Stop the workers (a worker process is killed), the broker and ZooKeeper, and remove their
-        files."""
-        if self.stopped:
-            return
-        self.stopped = True
+    def stop_workers(self) -> None:
+        """Stop the workers: a worker in this process stops, a worker process is killed."""
         for worker in self.workers.values():
             if isinstance(worker, subprocess.Popen):
                 worker.kill()
                 worker.wait()
             else:
                 worker.stop()
-        logging.getLogger("kafka_lite").setLevel(logging.CRITICAL)
-        self.broker.shutdown()
-        self.zookeeper.stop()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def stop(self) -> None:
+        """Stop the workers, then the cluster (its broker, ZooKeeper and files)."""
+        self.cluster.stop()
 
 
 def free_port() -> int:
