@@ -4,7 +4,9 @@ Mirrors: org.apache.kafka.streams.integration.utils.EmbeddedKafkaCluster and Kaf
          (streams/src/test/java/org/apache/kafka/streams/integration/utils/, Kafka 0.10.1 and later)
 Differs: ZooKeeper is a child JVM (``EmbeddedZooKeeper``), not a server inside this process. The
          defaults are the chapter notebooks' (one network thread, no log cleaner, no controlled
-         shutdown); Kafka's are a test suite's (topic deletion and auto-creation on). A cluster may
+         shutdown); Kafka 0.10.1's are its Streams tests' (topic deletion on, auto-creation off, a
+         2 MiB dedupe buffer for the cleaner, no floor on a group's session timeout), and its brokers
+         share a MockTime, where these run on real time: a notebook's clients do. A cluster may
          use another's ZooKeeper under a chroot of its own. ``stop`` also runs when the interpreter
          exits, and it removes the cluster's files.
 
