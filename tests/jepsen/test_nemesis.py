@@ -29,7 +29,7 @@ from kafka_lite.jepsen.nemesis import (
     cut_between,
 )
 from kafka_lite.utils.ports import port_free
-from tests.jepsen.leftovers import processes_under
+from tests.support.processes import processes_under
 from tests.support.topics import read_topic
 
 TOPIC = "nemesis"  # not the run's "jepsen", which the run creates on the same cluster

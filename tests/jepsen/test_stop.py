@@ -7,7 +7,7 @@ import contextlib
 
 from kafka_lite.common.time import wait_until
 from kafka_lite.utils.ports import port_free
-from tests.jepsen.leftovers import processes_under
+from tests.support.processes import processes_under
 
 
 def test_stop_leaves_no_process_and_no_listening_port(faulty_cluster):

@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from kafka_lite.cli import cluster as launcher
 from kafka_lite.cli.main import main
 from kafka_lite.utils.ports import free_ports
 
@@ -54,3 +56,18 @@ def alive(pid: int) -> bool:
         return False
     with open(f"/proc/{pid}/stat") as f:
         return f.read().split(") ", 1)[1][0] != "Z"
+
+
+def processes_under(directory: Path) -> list[str]:
+    """The running processes (zombies left out) whose command line names ``directory``: what a
+    cluster started there and has not stopped (its nodes, its ZooKeeper JVM), as "pid: command line"."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue  # gone meanwhile
+            if str(directory) in cmdline and launcher._alive(int(entry.name)):
+                pids.append(f"{entry.name}: {cmdline}")
+    return pids

@@ -15,23 +15,9 @@ from kafka_lite import KafkaProducer
 from kafka_lite.clients.admin import KafkaAdminClient
 from kafka_lite.common.errors import ConfigException
 from kafka_lite.testing.embedded_kafka_cluster import EmbeddedKafkaCluster
+from tests.support.processes import processes_under
 
 pytestmark = pytest.mark.integration
-
-
-def processes_naming(path: Path) -> list[int]:
-    """The live processes (zombies left out) whose command line names ``path``: here, the ZooKeeper
-    JVM the cluster started, whose data directory is inside the cluster's."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (proc / "status").read_text()
-        except OSError:
-            continue  # gone meanwhile
-        if str(path) in cmdline and "State:\tZ" not in state:
-            found.append(int(proc.name))
-    return found
 
 
 def test_brokers_start_answer_and_stop_twice_leaving_nothing():
@@ -39,7 +25,7 @@ def test_brokers_start_answer_and_stop_twice_leaving_nothing():
     try:
         workdir = cluster.workdir
         assert workdir.name.startswith("embedded-cluster-test-") and workdir.is_dir()
-        assert processes_naming(workdir) == [cluster.zookeeper.pid]
+        assert [p.split(":")[0] for p in processes_under(workdir)] == [str(cluster.zookeeper.pid)]
         assert cluster.bootstrap_servers == ",".join(f"127.0.0.1:{b.port}" for b in cluster.brokers)
 
         admin = KafkaAdminClient(cluster.bootstrap_servers)
@@ -63,7 +49,7 @@ def test_brokers_start_answer_and_stop_twice_leaving_nothing():
 
     assert closed_while_up == [True]
     assert cluster.stopped and not workdir.exists()
-    assert processes_naming(workdir) == []
+    assert processes_under(workdir) == []
     assert not any(b.running for b in cluster.brokers)
 
 
@@ -101,4 +87,4 @@ def test_a_broker_that_fails_to_start_leaves_no_zookeeper_and_no_files():
         EmbeddedKafkaCluster(1, {"num.io.threads": 0}, prefix=prefix)
     left = glob.glob(f"{tempfile.gettempdir()}/{prefix}*")
     assert left == []
-    assert processes_naming(Path(tempfile.gettempdir()) / prefix) == []
+    assert processes_under(Path(tempfile.gettempdir()) / prefix) == []
