@@ -205,8 +205,8 @@ class FaultyCluster:
                 lambda: not _groups_running(pids),
                 f"the process groups {sorted(pids)} to end",
                 10,
-                self.time,
-                POLL_MS,
+                time=self.time,
+                poll_ms=POLL_MS,
             )
             (self.directory / launcher.STATE_FILE).unlink(missing_ok=True)
             if self.proxy is not None:
@@ -392,8 +392,8 @@ class FaultyCluster:
             lambda: self._brokers_unknown() is None,
             "every node's metadata to name every node",
             STEP_TIMEOUT_S,
-            self.time,
-            POLL_MS,
+            time=self.time,
+            poll_ms=POLL_MS,
         )
         admin = KafkaAdminClient(bootstrap_servers=launcher.bootstrap_servers(self.state))
         try:
@@ -412,8 +412,8 @@ class FaultyCluster:
             lambda: self._topics_not_whole() is None,
             f"{topic}'s {partitions} partitions led, their ISRs full",
             STEP_TIMEOUT_S,
-            self.time,
-            POLL_MS,
+            time=self.time,
+            poll_ms=POLL_MS,
         )
 
     def _brokers_unknown(self) -> str | None:
@@ -475,7 +475,7 @@ class FaultyCluster:
             return reason[0] is None
 
         try:
-            wait_until(whole, "the cluster to be whole", timeout_s, self.time, POLL_MS)
+            wait_until(whole, "the cluster to be whole", timeout_s, time=self.time, poll_ms=POLL_MS)
         except TimeoutError as e:
             raise TimeoutError(f"{e}; at the end: {reason[0]}") from None
 
@@ -505,7 +505,13 @@ class FaultyCluster:
         with self._lock:
             os.kill(node["pid"], signal.SIGKILL)
             self.killed.add(node_id)
-        wait_until(lambda: not launcher._alive(node["pid"]), f"node {node_id} to die", 10, self.time, POLL_MS)
+        wait_until(
+            lambda: not launcher._alive(node["pid"]),
+            f"node {node_id} to die",
+            10,
+            time=self.time,
+            poll_ms=POLL_MS,
+        )
 
     def restart(self, node_id: int) -> None:
         """Start a killed node again and wait until the cluster has it back (``cluster restart``)."""
@@ -526,7 +532,7 @@ class FaultyCluster:
         pid = self.node(node_id)["pid"]
         os.kill(pid, signum)
         what = f"node {node_id} to {'stop' if stopped else 'run again'}"
-        wait_until(lambda: launcher._stopped(pid) == stopped, what, 10, self.time, POLL_MS)
+        wait_until(lambda: launcher._stopped(pid) == stopped, what, 10, time=self.time, poll_ms=POLL_MS)
 
     def partition(self, pairs: Iterable[frozenset]) -> None:
         """Cut the ``pairs`` (node ids, ``ZOOKEEPER``, ``CLIENTS``), on top of any cut in force."""

@@ -167,7 +167,7 @@ def test_a_partition_stops_traffic_across_the_cut_and_healing_restores_it(faulty
             dropped,
             f"a partition led by {others} to drop node {leader} from its ISR",
             STEP_TIMEOUT_S,
-            faulty.time,
+            time=faulty.time,
         )
     finally:
         faulty.heal()
@@ -199,7 +199,7 @@ def test_the_schedule_strikes_and_stop_heals_whatever_is_in_force(faulty, tmp_pa
     with HistoryWriter(tmp_path / "history.jsonl", faulty.time) as history:
         nemesis = Nemesis(faulty, {"partition"}, history, random.Random(3), faulty.time, interval_s=0)
         nemesis.start()
-        wait_until(lambda: faulty.cut, "the nemesis to cut the network", STEP_TIMEOUT_S, faulty.time)
+        wait_until(lambda: faulty.cut, "the nemesis to cut the network", STEP_TIMEOUT_S, time=faulty.time)
         nemesis.stop()  # cuts the hold short: heals, then waits until the cluster is whole
     ops = read_history(tmp_path / "history.jsonl")
     assert [(op.f, op.type) for op in ops] == [

@@ -111,7 +111,7 @@ class ScriptedCut(Nemesis):
             lambda: c.leader_of(topic, partition) not in (None, node),
             f"the controller to move {topic}-{partition} from node {node}",
             STEP_TIMEOUT_S,
-            self.time,
+            time=self.time,
         )
 
 
@@ -151,15 +151,15 @@ class ScriptedReturn(ScriptedIsolation):
         ahead = c.log_end_offset(node, topic, partition)
         wait_until(lambda: (c.log_end_offset(c.leader_of(topic, partition), topic, partition) or 0) > ahead,
                    f"the new leader of {topic}-{partition} past offset {ahead}, node {node}'s log end",
-                   STEP_TIMEOUT_S, self.time)  # fmt: skip
+                   STEP_TIMEOUT_S, time=self.time)  # fmt: skip
         self._heal_now()
         self.faults_done += 1
         wait_until(lambda: node in c.leader_and_isr(topic, partition)[1],
-                   f"node {node} back in the ISR of {topic}-{partition}", STEP_TIMEOUT_S, self.time)  # fmt: skip
+                   f"node {node} back in the ISR of {topic}-{partition}", STEP_TIMEOUT_S, time=self.time)  # fmt: skip
         value = {"topic": topic, "partition": partition, "preferred": node}
         self._record("elect-preferred", value, lambda: self._elect_preferred(topic, partition))
         wait_until(lambda: c.leader_of(topic, partition) == node,
-                   f"node {node} to lead {topic}-{partition} again", STEP_TIMEOUT_S, self.time)  # fmt: skip
+                   f"node {node} to lead {topic}-{partition} again", STEP_TIMEOUT_S, time=self.time)  # fmt: skip
         self.time.sleep(int(HOLD_S * 1000))  # the workload reads and writes where it leads
 
     def _elect_preferred(self, topic: str, partition: int) -> None:

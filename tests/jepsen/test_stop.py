@@ -26,7 +26,7 @@ def test_stop_leaves_no_process_and_no_listening_port(faulty_cluster):
     # peer's end (the proxy's, the tool's) is gone too: a leftover listener would never free its port.
     busy = lambda: [p for p in ports if not port_free(p)]  # noqa: E731
     with contextlib.suppress(TimeoutError):
-        wait_until(lambda: not busy(), "the cluster's ports to be free", 10, faulty.time)
+        wait_until(lambda: not busy(), "the cluster's ports to be free", 10, time=faulty.time)
     assert busy() == []
     assert faulty.proxy.closed
     faulty.stop()  # a second stop (the fixture's) is harmless
