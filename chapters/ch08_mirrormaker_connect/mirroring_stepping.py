@@ -26,7 +26,7 @@ console = Console(width=100)
 
 class TwoClusters:
     """ZooKeeper, the source's broker 0 and the target's broker 0, started, with an admin client on
-    each, a producer on the source (client id ``orders-writer``) and a consumer that only reads the
+    the source, a producer on the source (client id ``orders-writer``) and a consumer that only reads the
     source's end offsets. ``closers`` holds the close of every client and tool the notebook starts;
     ``stop`` calls them, stops the brokers and ZooKeeper and removes their files; if a cell fails
     before the notebook's last cell calls it, the kernel's exit does (atexit)."""
@@ -38,18 +38,15 @@ class TwoClusters:
             1, chroot="/target", zookeeper=self.source_cluster.zookeeper, prefix="mirroring-target-"
         )
         self.zookeeper = self.source_cluster.zookeeper
-        self.source_brokers, self.target_brokers = self.source_cluster.brokers, self.target_cluster.brokers
         self.source = self.source_cluster.bootstrap_servers
         self.target = self.target_cluster.bootstrap_servers
         # Closed first by the target's stop (its atexit's too, which runs before the source's).
         self.closers = self.target_cluster.closers
         self.source_admin = KafkaAdminClient(self.source)
-        self.target_admin = KafkaAdminClient(self.target)
         self.producer = KafkaProducer(bootstrap_servers=self.source, client_id="orders-writer")
         self.reader = KafkaConsumer(bootstrap_servers=self.source, client_id="offsets-reader")
         self.closers += [
             self.source_admin.close,
-            self.target_admin.close,
             self.producer.close,
             self.reader.close,
         ]
