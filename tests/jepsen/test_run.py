@@ -113,7 +113,10 @@ def test_a_short_run_with_kills_and_pauses_is_valid(faulty_cluster, tmp_path, mo
         (fault, done), (heal, _) = actions[i], actions[i + 1]
         assert (heal.f, heal.value["nodes"]) == (HEALED_BY[fault.f], fault.value["nodes"])
         if n < len(struck) - 1:
-            assert (heal.time - done.time) / 1e9 >= faulty.hold_s(), (fault, heal)
+            # Less a millisecond: the hold is a wait on a Time, whose deadline is in whole
+            # milliseconds of a clock read down to the millisecond, as Kafka's ``time.milliseconds()``;
+            # the history's times are nanoseconds (a hold measured 3.7492 s of 3.75 once).
+            assert (heal.time - done.time) / 1e9 >= faulty.hold_s() - 0.001, (fault, heal)
     killed = {actions[i][0].value["nodes"][0] for i in struck if actions[i][0].f == "kill"}
     assert all(faulty.node(n)["pid"] != pids[n] for n in killed)  # killed, then restarted
     # Serving again: every node's metadata names each partition's leader. A broker hears of the last
